@@ -1,0 +1,38 @@
+package backends
+
+import (
+	"io"
+
+	"github.com/ralph-loop/ralph/events"
+)
+
+// cliSpec describes how to run one agent CLI headlessly and read what it
+// prints. There is one file per CLI (claude.go, codex.go, …), each defining
+// its spec and registering it in clis.
+type cliSpec struct {
+	// name is what users write in cli.backend: "claude", "codex", …
+	name string
+	// binary is the executable looked up on PATH unless Options.Command is set.
+	binary string
+	// install tells a user how to get the binary, for the "not found" error.
+	install string
+	// args builds the argument list for one run. When the prompt goes on
+	// stdin, args returns promptOnStdin true and leaves it out of the list.
+	args func(o Options, prompt string) (args []string, promptOnStdin bool)
+	// env returns extra KEY=VALUE pairs the CLI needs to run unattended.
+	env func(o Options) []string
+	// parse reads the CLI's stdout until EOF, reports activity as it goes
+	// and returns what it learned: final text, usage, cost, tool counts, and
+	// any failure the output itself shows (API error, is_error, rate limit).
+	// It never fails on a line it does not understand.
+	parse func(stdout io.Reader, report func(events.Activity)) events.AgentResult
+	// verdict settles the failure kind once the exit code and the tail of
+	// stderr are known; the output's own verdict from parse comes first,
+	// because several CLIs exit 0 on an API error.
+	verdict func(res *events.AgentResult, exitCode int, stderrTail string)
+}
+
+// clis holds every known CLI by name; each CLI's file adds itself in init.
+var clis = map[string]*cliSpec{}
+
+func register(s *cliSpec) { clis[s.name] = s }

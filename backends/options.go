@@ -1,0 +1,26 @@
+package backends
+
+import "time"
+
+// Options configure one backend: the cli: section of ralph.yml, or a hat's
+// backend: override.
+type Options struct {
+	// Name is the CLI: claude, codex, gemini, opencode, pi, qwen, copilot,
+	// kiro, amp, cursor, command (custom is an alias), or auto.
+	Name string
+	// Command overrides the binary (for command, it is the program to run).
+	Command string
+	// Args are appended to the CLI's own arguments.
+	Args []string
+	// Model maps to the CLI's model flag; empty keeps the CLI's default.
+	Model string
+	// PromptMode is "arg" or "stdin"; empty means the CLI's default.
+	PromptMode string
+	// PromptFlag goes before the prompt when it is passed as an argument.
+	PromptFlag string
+	// Env is added to the agent's environment.
+	Env map[string]string
+	// KillGrace is how long the agent's process group has between SIGTERM
+	// and SIGKILL; zero means 10 seconds.
+	KillGrace time.Duration
+}

@@ -1,0 +1,135 @@
+package events
+
+import (
+	"io"
+	"time"
+)
+
+// This file holds the vocabulary shared by backends (which produce it) and the
+// engine (which consumes it), so neither has to import the other.
+
+// ActivityKind says what an Activity reports.
+type ActivityKind string
+
+const (
+	ActivityText      ActivityKind = "text"       // assistant text
+	ActivityTool      ActivityKind = "tool"       // a tool use
+	ActivityUsage     ActivityKind = "usage"      // token usage or cost became known
+	ActivityRateLimit ActivityKind = "rate_limit" // the provider refused for a rate or usage limit
+	ActivityError     ActivityKind = "error"      // the agent reported an error
+)
+
+// ToolKind classifies a tool use.
+type ToolKind string
+
+const (
+	ToolRead  ToolKind = "read"
+	ToolWrite ToolKind = "write"
+	ToolShell ToolKind = "shell"
+	ToolOther ToolKind = "other"
+)
+
+// Activity is one normalized thing an agent did while it ran, streamed to
+// the engine as it happens.
+type Activity struct {
+	Kind     ActivityKind
+	Text     string    // assistant text (ActivityText) or error message (ActivityError)
+	Tool     ToolKind  // ActivityTool
+	ToolName string    // the CLI's own tool name, e.g. "Bash"
+	Path     string    // file path of a read or write, when known
+	Command  string    // shell command, when known
+	Usage    Usage     // ActivityUsage
+	CostUSD  float64   // ActivityUsage, when the CLI reports cost
+	ResetAt  time.Time // ActivityRateLimit: when the limit lifts, zero if unknown
+}
+
+// Usage counts tokens.
+type Usage struct {
+	InputTokens      int64 `json:"input_tokens"`
+	OutputTokens     int64 `json:"output_tokens"`
+	CacheReadTokens  int64 `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int64 `json:"cache_write_tokens,omitempty"`
+}
+
+// Total is input plus output tokens, the figure budgets are counted in.
+func (u Usage) Total() int64 { return u.InputTokens + u.OutputTokens }
+
+// Add sums two usages.
+func (u Usage) Add(o Usage) Usage {
+	return Usage{
+		InputTokens:      u.InputTokens + o.InputTokens,
+		OutputTokens:     u.OutputTokens + o.OutputTokens,
+		CacheReadTokens:  u.CacheReadTokens + o.CacheReadTokens,
+		CacheWriteTokens: u.CacheWriteTokens + o.CacheWriteTokens,
+	}
+}
+
+// ToolCounts counts tool uses by kind.
+type ToolCounts struct {
+	Read  int `json:"read"`
+	Write int `json:"write"`
+	Shell int `json:"shell"`
+	Other int `json:"other,omitempty"`
+}
+
+// Count adds one use of kind k.
+func (c *ToolCounts) Count(k ToolKind) {
+	switch k {
+	case ToolRead:
+		c.Read++
+	case ToolWrite:
+		c.Write++
+	case ToolShell:
+		c.Shell++
+	default:
+		c.Other++
+	}
+}
+
+// AgentRun is what a backend needs to run one agent process for one prompt.
+type AgentRun struct {
+	Prompt string
+	Dir    string   // the workspace; the agent's working directory
+	Env    []string // KEY=VALUE added to ralph's own environment
+	// RawOutput receives the agent's stdout and stderr unchanged, for
+	// .ralph/runs/<run-id>/iter-NNNN.jsonl. May be nil.
+	RawOutput io.Writer
+	// Timeout bounds the whole run, IdleTimeout the time without any output.
+	// Zero means no limit.
+	Timeout     time.Duration
+	IdleTimeout time.Duration
+}
+
+// Failure kinds of an AgentResult.
+const (
+	FailureNone      = ""
+	FailureExit      = "exit"       // non-zero exit status
+	FailureAgent     = "agent"      // the agent reported an error (API error, is_error, …)
+	FailureTimeout   = "timeout"    // the iteration time limit
+	FailureIdle      = "idle"       // no output for the idle time limit
+	FailureAuth      = "auth"       // missing or expired credentials: fatal, never retried
+	FailureRateLimit = "rate_limit" // a rate or usage limit: wait and repeat, not a failure
+)
+
+// AgentResult is the verdict on one agent run.
+type AgentResult struct {
+	ExitCode  int
+	Duration  time.Duration
+	FinalText string // where <event> tags are searched for
+	Usage     Usage
+	CostUSD   float64
+	Tools     ToolCounts
+	// Failure is one of the Failure* kinds; FailureNone means success.
+	Failure string
+	// FailureMessage explains the failure in a line.
+	FailureMessage string
+	// RateLimitResetAt is when a rate limit lifts, zero if the provider did
+	// not say. Set only with FailureRateLimit.
+	RateLimitResetAt time.Time
+}
+
+// Failed reports whether the run counts as a failed iteration. A rate limit
+// does not: the iteration is repeated after the wait.
+func (r AgentResult) Failed() bool {
+	return r.Failure != FailureNone && r.Failure != FailureRateLimit
+}

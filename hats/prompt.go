@@ -1,0 +1,39 @@
+package hats
+
+import "github.com/ralph-loop/ralph/events"
+
+// PromptInput is everything one iteration's prompt is built from.
+type PromptInput struct {
+	Objective string
+	Hat       Hat
+	// Events are the pending events this hat must handle, oldest first.
+	Events []events.Event
+	// Routes say, for each topic the hat may publish, which hats receive it.
+	Routes []Route
+	// CompletionTopic is the topic that claims the whole objective is done.
+	CompletionTopic string
+	// EmitCommand is the absolute path of the ralph binary, so the agent can
+	// run `<EmitCommand> emit TOPIC PAYLOAD` even from a login shell.
+	EmitCommand string
+	// Iteration is the 1-based iteration number.
+	Iteration int
+	// LastIteration says what happened in the previous iteration: rejected
+	// events, failures, failed criteria with their evidence. Empty on the
+	// first iteration.
+	LastIteration string
+	// Confirming is set on the confirmation iteration: a fresh agent is shown
+	// the objective and the claim and must publish the completion topic again
+	// only if the work is really done.
+	Confirming bool
+	// Claim is the completion payload being confirmed (with Confirming).
+	Claim string
+	// Scratchpad and Memories are injected as given; the caller trims them.
+	Scratchpad string
+	Memories   string
+}
+
+// Route is one topic a hat may publish and the hats that receive it.
+type Route struct {
+	Topic     string
+	Receivers []string // hat IDs; empty when nobody triggers on it
+}
