@@ -23,13 +23,18 @@ type PromptInput struct {
 	LastIteration string
 	// Confirming is set on the confirmation iteration: a fresh agent is shown
 	// the objective and the claim and must publish the completion topic again
-	// only if the work is really done.
+	// only if the work is really done. A verifier that rejects the claim
+	// publishes nothing and says what is missing in its final message (see
+	// BuildPrompt); Hat and Events are not shown.
 	Confirming bool
 	// Claim is the completion payload being confirmed (with Confirming).
 	Claim string
 	// Scratchpad and Memories are injected as given; the caller trims them.
 	Scratchpad string
 	Memories   string
+	// ScratchpadPath is where the agent keeps notes for later iterations,
+	// relative to the workspace; empty means DefaultScratchpadPath.
+	ScratchpadPath string
 }
 
 // Route is one topic a hat may publish and the hats that receive it.

@@ -1,0 +1,107 @@
+package hats
+
+import (
+	"bytes"
+
+	"github.com/ralph-loop/ralph/events"
+)
+
+// Selection is the hat that runs next and the pending events it handles.
+type Selection struct {
+	Hat Hat
+	// Events are the pending events this hat handles, oldest first (in the
+	// order they were pending).
+	Events []events.Event
+}
+
+// Choose picks the hat for the next iteration from pending, which must be in
+// log order, oldest first.
+//
+// Every event has one owner: the hat its Target names, if that is a known
+// hat (a configured hat or the coordinator); otherwise its first receiver in
+// config order (see [Registry.Route]); otherwise the coordinator. Then:
+//
+//  1. Targeted events first: the oldest event with a Target naming a known
+//     hat picks that hat.
+//  2. Otherwise the oldest pending event picks its owner.
+//  3. The chosen hat takes every pending event it owns, oldest first.
+//
+// So the chosen hat always takes the event that picked it, and only a
+// targeted event jumps the queue. Step 2 is strict on purpose:
+// skipping an unrouted oldest event for a later routed one would starve the
+// coordinator for as long as the other hats keep handing work to each other.
+//
+// Ownership, rather than "every event routed to the chosen hat", decides
+// step 3 so that an event two hats trigger on (say "build.done" and
+// "build.*") always goes to the same hat, the first in config order, however
+// the other pending events happen to fall. Events are not fanned out: one
+// hat handles each.
+//
+// Choose depends only on the order of pending and of the configuration,
+// never on timestamps, map order or time, so the same log always yields the
+// same choice. No pending events at all gives the coordinator with none; the
+// engine then injects [ReservedResumeTopic].
+func (r *Registry) Choose(pending []events.Event) Selection {
+	id := r.pick(pending)
+	h, _ := r.Get(id) // pick returns only known IDs
+	return Selection{Hat: h, Events: r.ownedBy(id, pending)}
+}
+
+// pick returns the ID of the hat that runs next.
+func (r *Registry) pick(pending []events.Event) string {
+	for _, ev := range pending {
+		if ev.Target != "" && r.known(ev.Target) {
+			return ev.Target
+		}
+	}
+	if len(pending) == 0 {
+		return CoordinatorID
+	}
+	return r.owner(pending[0])
+}
+
+// owner returns the ID of the one hat that handles ev.
+func (r *Registry) owner(ev events.Event) string {
+	if ev.Target != "" && r.known(ev.Target) {
+		return ev.Target
+	}
+	if to := r.Route(ev); len(to) > 0 {
+		return to[0]
+	}
+	return CoordinatorID
+}
+
+// ownedBy returns the events of pending that hat id owns, in order.
+func (r *Registry) ownedBy(id string, pending []events.Event) []events.Event {
+	var out []events.Event
+	for _, ev := range pending {
+		if r.owner(ev) == id {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// Remaining returns pending without the events sel took, in order: what is
+// still pending after the selected hat's iteration. sel.Events are matched
+// against pending as a subsequence, so events appended to pending after
+// Choose stay pending even when they are routed to the selected hat.
+func (r *Registry) Remaining(pending []events.Event, sel Selection) []events.Event {
+	var out []events.Event
+	taken := sel.Events
+	for _, ev := range pending {
+		if len(taken) > 0 && sameEvent(ev, taken[0]) {
+			taken = taken[1:]
+			continue
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+// sameEvent compares every field; Event holds a RawMessage and so is not
+// comparable with ==.
+func sameEvent(a, b events.Event) bool {
+	return a.TS.Equal(b.TS) && a.Topic == b.Topic && bytes.Equal(a.Payload, b.Payload) &&
+		a.Iteration == b.Iteration && a.Hat == b.Hat && a.Source == b.Source && a.Target == b.Target
+}
