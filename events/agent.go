@@ -98,6 +98,10 @@ type AgentRun struct {
 	// Zero means no limit.
 	Timeout     time.Duration
 	IdleTimeout time.Duration
+	// ForceKill, when closed, kills the agent's process group at once
+	// instead of waiting out the grace period after SIGTERM (a second
+	// Ctrl-C). May be nil.
+	ForceKill <-chan struct{}
 }
 
 // Failure kinds of an AgentResult.

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/events"
+)
+
+type emitCmd struct {
+	Topic   string `arg:"" help:"Event topic, e.g. build.done."`
+	Payload string `arg:"" optional:"" help:"Payload text; - reads it from stdin. Omit for none."`
+	JSON    bool   `name:"json" help:"The payload is JSON; it is checked and stored as JSON."`
+	File    string `placeholder:"FILE" help:"Event log to append to (default: $RALPH_EVENTS_FILE, then the log named in .ralph/current-events)."`
+	Target  string `placeholder:"HAT" help:"Deliver the event to this hat only."`
+}
+
+func (emitCmd) Help() string {
+	return `Appends one event to the event log of the running loop. Agents run this from
+their shell tool; ralph sets RALPH_EVENTS_FILE, RALPH_ITERATION and RALPH_HAT in
+the agent's environment so the event lands in the right log, tagged with the
+iteration and hat. The line is written with a single append, so any number of
+emits at once never interleave.
+
+Examples:
+  ralph emit build.done "tests: pass, lint: pass"
+  ralph emit review.rejected --target builder "The parser ignores empty input."
+  ralph emit plan.ready --json '{"steps": 3, "files": ["a.go", "b.go"]}'
+  go test ./... 2>&1 | tail -20 | ralph emit build.failed -`
+}
+
+func (c *emitCmd) Run(g *globals) error {
+	if err := events.ValidateTopic(c.Topic); err != nil {
+		return withHint(err, "a topic is dot-separated words without spaces, like build.done")
+	}
+	payload, err := c.payload(g.stdin)
+	if err != nil {
+		return err
+	}
+	path, err := c.logPath(g.Dir)
+	if err != nil {
+		return err
+	}
+	ev := events.Event{Topic: c.Topic, Payload: payload, Source: events.SourceAgent,
+		Hat: os.Getenv("RALPH_HAT"), Target: c.Target}
+	if n, err := strconv.Atoi(os.Getenv("RALPH_ITERATION")); err == nil {
+		ev.Iteration = n
+	}
+	return events.AppendTo(path, ev)
+}
+
+func (c *emitCmd) payload(stdin io.Reader) (json.RawMessage, error) {
+	text := c.Payload
+	if text == "-" {
+		data, err := io.ReadAll(stdin)
+		if err != nil {
+			return nil, fmt.Errorf("read payload from stdin: %w", err)
+		}
+		text = string(data)
+	}
+	if !c.JSON {
+		if text == "" && c.Payload == "" {
+			return json.RawMessage("null"), nil
+		}
+		return events.StringPayload(text), nil
+	}
+	if !json.Valid([]byte(text)) {
+		return nil, withHint(errors.New("the payload is not valid JSON"),
+			`quote it for the shell, e.g. --json '{"ok": true}', or drop --json to send text`)
+	}
+	return json.RawMessage(strings.TrimSpace(text)), nil
+}
+
+// logPath finds the log: --file, then $RALPH_EVENTS_FILE, then the log named
+// in .ralph/current-events.
+func (c *emitCmd) logPath(dir string) (string, error) {
+	if c.File != "" {
+		return c.File, nil
+	}
+	if env := os.Getenv("RALPH_EVENTS_FILE"); env != "" {
+		return env, nil
+	}
+	data, err := os.ReadFile(filepath.Join(dir, engine.DirName, engine.CurrentEventsFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", withHint(errors.New("no event log to append to: no --file, no $RALPH_EVENTS_FILE, and no .ralph/current-events here"),
+			"run this inside a loop, from the workspace of a run, or pass --file")
+	}
+	if err != nil {
+		return "", fmt.Errorf("read current-events: %w", err)
+	}
+	rel := strings.TrimSpace(string(data))
+	if filepath.IsAbs(rel) {
+		return rel, nil
+	}
+	return filepath.Join(dir, rel), nil
+}

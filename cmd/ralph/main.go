@@ -1,0 +1,139 @@
+// Command ralph runs a coding agent in a loop until a task is verifiably
+// done. This package is the command line: one file per command, and the only
+// place where concrete backends, hats and the engine are wired together.
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/alecthomas/kong"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// globals are the flags every command shares, and what main hands to them.
+type globals struct {
+	Dir     string `short:"C" placeholder:"DIR" help:"Run as if ralph was started in DIR (the workspace)." type:"existingdir"`
+	Debug   bool   `help:"Log ralph's own decisions to stderr."`
+	stdin   io.Reader
+	stdout  io.Writer
+	stderr  io.Writer
+	signals *signalState
+}
+
+type cli struct {
+	globals
+
+	Loop     loopCmd     `cmd:"" aliases:"run" help:"Run the agent in a loop until the objective is done."`
+	Emit     emitCmd     `cmd:"" help:"Publish an event to the running loop's event log."`
+	Events   eventsCmd   `cmd:"" help:"List the events of the current or an earlier run."`
+	Validate validateCmd `cmd:"" help:"Check a ralph.yml and report every problem."`
+	Status   statusCmd   `cmd:"" help:"Say whether a loop is running here and how the last run went."`
+	Stop     stopCmd     `cmd:"" help:"Ask the running loop to stop."`
+	Version  versionCmd  `cmd:"" help:"Print ralph's version."`
+}
+
+// exitRequest carries kong's exit status (after --help) out of kong.Parse.
+type exitRequest struct{ code int }
+
+// run is main without os.Exit, so tests can call it.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	sig := newSignalState()
+	defer sig.stop()
+	var c cli
+	c.stdin, c.stdout, c.stderr, c.signals = stdin, stdout, stderr, sig
+	parser, err := kong.New(&c,
+		kong.Name("ralph"),
+		kong.Description("ralph runs a coding agent in a loop until a task is verifiably done."),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) { panic(exitRequest{code}) }),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true, Summary: true}),
+	)
+	if err != nil {
+		return reportError(stderr, err)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			req, ok := r.(exitRequest)
+			if !ok {
+				panic(r)
+			}
+			code = req.code
+		}
+	}()
+	kctx, err := parser.Parse(args)
+	if err != nil {
+		return usageError(stderr, parser, kctx, err)
+	}
+	if c.Dir == "" {
+		if c.Dir, err = os.Getwd(); err != nil {
+			return reportError(stderr, err)
+		}
+	}
+	logger := newLogger(stderr, c.Debug)
+	kctx.BindTo(sig.ctx, (*context.Context)(nil))
+	err = kctx.Run(&c.globals, logger)
+	return reportError(stderr, err)
+}
+
+func newLogger(w io.Writer, debug bool) *slog.Logger {
+	level := slog.LevelWarn
+	if debug {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+// signalState turns SIGINT and SIGTERM into cancellation: the first cancels
+// the context (the agent gets SIGTERM, then SIGKILL after the grace period),
+// the second closes force so the agent is killed at once.
+type signalState struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	force  chan struct{}
+	ch     chan os.Signal
+	done   chan struct{}
+}
+
+func newSignalState() *signalState {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &signalState{ctx: ctx, cancel: cancel, force: make(chan struct{}),
+		ch: make(chan os.Signal, 2), done: make(chan struct{})}
+	signal.Notify(s.ch, syscall.SIGINT, syscall.SIGTERM)
+	go s.watch()
+	return s
+}
+
+func (s *signalState) watch() {
+	count := 0
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-s.ch:
+			count++
+			switch count {
+			case 1:
+				s.cancel()
+			case 2:
+				close(s.force)
+			}
+		}
+	}
+}
+
+func (s *signalState) stop() {
+	signal.Stop(s.ch)
+	close(s.done)
+	s.cancel()
+}

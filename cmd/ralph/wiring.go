@@ -1,0 +1,188 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ralph-loop/ralph/backends"
+	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/engine/config"
+	"github.com/ralph-loop/ralph/hats"
+)
+
+// The concrete backend must satisfy what the engine asks of one.
+var _ engine.Backend = (*backends.Backend)(nil)
+
+// loopInputs are the command-line choices that shape a run.
+type loopInputs struct {
+	configs       []string
+	prompt        string
+	promptFile    string
+	backend       string
+	maxIterations int
+	resume        bool
+}
+
+// loopSetup is a loaded configuration turned into what the engine needs.
+type loopSetup struct {
+	cfg        *config.Config
+	configPath string
+	objective  string
+	source     string
+	registry   *hats.Registry
+	backend    *backends.Backend
+	perHat     map[string]engine.Backend
+	ralphBin   string
+}
+
+func prepareLoop(g *globals, in loopInputs) (*loopSetup, error) {
+	cfg, path, err := loadConfig(g.Dir, in.configs)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range cfg.Warnings {
+		fmt.Fprintf(g.stderr, "ralph: warning: %s\n", w)
+	}
+	if in.maxIterations > 0 {
+		cfg.EventLoop.MaxIterations = in.maxIterations
+	}
+	s := &loopSetup{cfg: cfg, configPath: path}
+	s.objective, s.source, err = cfg.Objective(g.Dir, in.prompt, in.promptFile)
+	if err != nil && !in.resume {
+		return nil, err
+	}
+	if s.registry, err = hats.NewRegistry(cfg.HatList(), hats.WithCompletionTopic(cfg.EventLoop.CompletionPromise)); err != nil {
+		return nil, withHint(err, "fix the hats: section of "+path)
+	}
+	if err := s.buildBackends(cfg, in.backend); err != nil {
+		return nil, err
+	}
+	s.ralphBin, err = ralphBinary()
+	return s, err
+}
+
+// loadConfig loads the -c files, or ./ralph.yml when none is given.
+func loadConfig(dir string, paths []string) (*config.Config, string, error) {
+	if len(paths) == 0 {
+		found, err := config.Find(dir)
+		if err != nil {
+			return nil, "", err
+		}
+		paths = []string{found}
+	}
+	for i, p := range paths {
+		if !filepath.IsAbs(p) {
+			paths[i] = filepath.Join(dir, p)
+		}
+	}
+	cfg, err := config.Load(paths...)
+	if err != nil {
+		return nil, "", err
+	}
+	return cfg, paths[len(paths)-1], nil
+}
+
+func (s *loopSetup) buildBackends(cfg *config.Config, override string) error {
+	grace := time.Duration(cfg.EventLoop.KillGraceSeconds) * time.Second
+	opts := backendOptions(cfg.CLI, grace)
+	if override != "" {
+		opts = backends.Options{Name: override, KillGrace: grace}
+	}
+	b, err := newCheckedBackend(opts)
+	if err != nil {
+		return err
+	}
+	s.backend = b
+	s.perHat = map[string]engine.Backend{}
+	for _, h := range cfg.Hats {
+		if h.Backend == nil {
+			continue
+		}
+		hb, err := newCheckedBackend(backendOptions(*h.Backend, grace))
+		if err != nil {
+			return fmt.Errorf("hat %s: %w", h.ID, err)
+		}
+		s.perHat[h.ID] = hb
+	}
+	return nil
+}
+
+func backendOptions(c config.CLI, grace time.Duration) backends.Options {
+	return backends.Options{Name: c.Backend, Command: c.Command, Args: c.Args, Model: c.Model,
+		PromptMode: c.PromptMode, PromptFlag: c.PromptFlag, Env: c.Env, KillGrace: grace}
+}
+
+// newCheckedBackend makes a backend and checks its binary is there, so a
+// missing agent is a fatal error before the run starts, not a failed
+// iteration after it.
+func newCheckedBackend(opts backends.Options) (*backends.Backend, error) {
+	b, err := backends.New(opts)
+	if err != nil {
+		return nil, withHint(err, "set cli.backend in ralph.yml or pass --backend; `ralph doctor` lists what is installed")
+	}
+	if err := b.Check(); err != nil {
+		var missing *backends.MissingBinaryError
+		if errors.As(err, &missing) {
+			return nil, withHint(err, missing.Install)
+		}
+		return nil, err
+	}
+	return b, nil
+}
+
+// ralphBinary is the absolute path of this executable, which agents call
+// for `ralph emit`.
+func ralphBinary() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("find the ralph binary: %w", err)
+	}
+	if resolved, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = resolved
+	}
+	return exe, nil
+}
+
+func (s *loopSetup) options(g *globals, log *slog.Logger, rep engine.Reporter, c *loopCmd) engine.Options {
+	el := s.cfg.EventLoop
+	return engine.Options{
+		Workspace: g.Dir,
+		Objective: s.objective,
+		Source:    s.source,
+		Config:    s.configPath,
+		Settings: engine.Settings{
+			CompletionTopic:        el.CompletionPromise,
+			StartingEvent:          el.StartingEvent,
+			CancellationTopic:      el.CancellationPromise,
+			RequiredEvents:         el.RequiredEvents,
+			MaxIterations:          el.MaxIterations,
+			MaxRuntime:             seconds(el.MaxRuntimeSeconds),
+			MaxCostUSD:             el.MaxCostUSD,
+			MaxTokens:              int64(el.MaxTokens),
+			MaxConsecutiveFailures: el.MaxConsecutiveFailures,
+			Cooldown:               seconds(el.CooldownDelaySeconds),
+			EnforceHatScope:        el.EnforceHatScope,
+			Confirmations:          el.CompletionConfirmations,
+			IterationTimeout:       seconds(el.IterationTimeoutSeconds),
+			IdleTimeout:            seconds(el.IdleTimeoutSeconds),
+			RateLimitMaxWait:       seconds(el.RateLimitMaxWaitSeconds),
+		},
+		Hats:      s.registry,
+		Backend:   s.backend,
+		PerHat:    s.perHat,
+		RalphBin:  s.ralphBin,
+		AgentEnv:  []string{"PATH=" + filepath.Dir(s.ralphBin) + string(os.PathListSeparator) + os.Getenv("PATH")},
+		Logger:    log,
+		Reporter:  rep,
+		Resume:    c.Resume,
+		Fresh:     c.Fresh,
+		Wait:      c.Wait,
+		ForceKill: g.signals.force,
+	}
+}
+
+func seconds(n int) time.Duration { return time.Duration(n) * time.Second }

@@ -1,0 +1,99 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// checking applies the termination rules in the order of the exit-code
+// table. Completion comes first, so a run that completed on its last allowed
+// iteration succeeds.
+func (e *Engine) checking(ctx context.Context) (State, error) {
+	if t := e.termination(ctx); t != nil {
+		e.ending = t
+		return StateTerminating, nil
+	}
+	if err := e.cooldown(ctx); err != nil {
+		e.ending = e.terminate(ReasonInterrupted, "interrupted during the cooldown")
+		return StateTerminating, nil
+	}
+	return StateSelecting, nil
+}
+
+func (e *Engine) termination(ctx context.Context) *Termination {
+	s, st := e.opts.Settings, e.st
+	switch {
+	case st.Completed:
+		return e.terminate(ReasonCompleted, "the completion topic "+s.CompletionTopic+" was accepted")
+	case st.Cancelled:
+		return e.terminate(ReasonCancelled, "the cancellation topic "+s.CancellationTopic+" was published")
+	case ctx.Err() != nil:
+		return e.terminate(ReasonInterrupted, "interrupted by a signal")
+	case e.stop.Requested():
+		return e.terminate(ReasonStopped, "`ralph stop` asked the loop to stop")
+	case s.MaxConsecutiveFailures > 0 && st.ConsecutiveFailures >= s.MaxConsecutiveFailures:
+		return e.terminate(ReasonConsecutiveFailures, fmt.Sprintf("%d agent failures in a row; the last: %s",
+			st.ConsecutiveFailures, e.lastFailure()))
+	}
+	if key, n := st.MaxBlocked(); n >= thrashLimit {
+		return e.terminate(ReasonLoopThrashing, fmt.Sprintf("the same blocked event came back %d times: %s", n, key))
+	}
+	if st.ConsecutiveMalformed >= malformedLimit {
+		return e.terminate(ReasonValidationFailure, fmt.Sprintf("%d malformed event lines in a row", st.ConsecutiveMalformed))
+	}
+	return e.limitReached()
+}
+
+// Thresholds fixed by design: three of the same is a pattern, not bad luck.
+const (
+	thrashLimit    = 3
+	malformedLimit = 3
+)
+
+func (e *Engine) limitReached() *Termination {
+	s, st := e.opts.Settings, e.st
+	switch {
+	case s.MaxIterations > 0 && st.Iteration >= s.MaxIterations:
+		return e.terminate(ReasonMaxIterations, fmt.Sprintf("reached max_iterations (%d)", s.MaxIterations))
+	case s.MaxRuntime > 0 && st.Runtime(e.now()) >= s.MaxRuntime:
+		return e.terminate(ReasonMaxRuntime, fmt.Sprintf("reached max_runtime_seconds (%s)", s.MaxRuntime))
+	case s.MaxCostUSD > 0 && st.CostUSD >= s.MaxCostUSD:
+		return e.terminate(ReasonMaxCost, fmt.Sprintf("spent $%.4f of max_cost_usd $%.2f", st.CostUSD, s.MaxCostUSD))
+	case s.MaxTokens > 0 && st.Usage.Total() >= s.MaxTokens:
+		return e.terminate(ReasonBudgetExhausted, fmt.Sprintf("used %d of max_tokens %d", st.Usage.Total(), s.MaxTokens))
+	}
+	return nil
+}
+
+func (e *Engine) terminate(r Reason, msg string) *Termination {
+	return &Termination{Reason: r, ExitCode: r.ExitCode(), Message: msg, At: e.now()}
+}
+
+func (e *Engine) lastFailure() string {
+	if e.st.LastFinished != nil && e.st.LastFinished.Message != "" {
+		return e.st.LastFinished.Message
+	}
+	return "no message"
+}
+
+// cooldown waits cooldown_delay_seconds between iterations run by this
+// process.
+func (e *Engine) cooldown(ctx context.Context) error {
+	if e.opts.Settings.Cooldown <= 0 || e.iter.N == 0 {
+		return nil
+	}
+	return sleep(ctx, e.opts.Settings.Cooldown)
+}
+
+// sleep waits d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,117 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/google/renameio/v2"
+)
+
+// ErrNoState means there is no checkpoint: no run has started here.
+var ErrNoState = errors.New("no run state")
+
+// CorruptStateError means state.json exists but cannot be used.
+type CorruptStateError struct {
+	Path string
+	Err  error
+}
+
+func (e *CorruptStateError) Error() string {
+	return fmt.Sprintf("corrupt state %s: %v", e.Path, e.Err)
+}
+
+func (e *CorruptStateError) Unwrap() error { return e.Err }
+
+// wireState is the JSON of state.json. The version comes first so a reader
+// can refuse a file from a newer ralph before trusting anything else in it.
+type wireState struct {
+	SchemaVersion int    `json:"schema_version"`
+	Phase         State  `json:"phase"`
+	SavedAt       string `json:"saved_at"`
+	*RunState
+}
+
+// Checkpoint reads and writes .ralph/state.json.
+type Checkpoint struct {
+	Path string
+}
+
+// Load reads the checkpoint. It returns ErrNoState when there is none and a
+// *CorruptStateError when it cannot be used.
+func (c Checkpoint) Load() (*RunState, State, error) {
+	data, err := os.ReadFile(c.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, "", ErrNoState
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("read state: %w", err)
+	}
+	var probe struct {
+		SchemaVersion int `json:"schema_version"`
+	}
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return nil, "", &CorruptStateError{Path: c.Path, Err: err}
+	}
+	if probe.SchemaVersion != SchemaVersion {
+		return nil, "", &CorruptStateError{Path: c.Path,
+			Err: fmt.Errorf("schema version %d, this ralph reads %d", probe.SchemaVersion, SchemaVersion)}
+	}
+	w := wireState{RunState: NewRunState()}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&w); err != nil {
+		return nil, "", &CorruptStateError{Path: c.Path, Err: err}
+	}
+	if err := w.RunState.validate(); err != nil {
+		return nil, "", &CorruptStateError{Path: c.Path, Err: err}
+	}
+	return w.RunState, w.Phase, nil
+}
+
+// Save writes the checkpoint atomically: a reader sees the old file or the
+// new one, never a mix, whenever the process dies.
+func (c Checkpoint) Save(s *RunState, phase State, now time.Time) error {
+	data, err := json.MarshalIndent(wireState{SchemaVersion: SchemaVersion, Phase: phase,
+		SavedAt: now.UTC().Format(time.RFC3339Nano), RunState: s}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode state: %w", err)
+	}
+	if err := renameio.WriteFile(c.Path, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write state: %w", err)
+	}
+	return nil
+}
+
+// MoveAside renames an unusable state file to state.corrupt.<time>.json so
+// it is kept for inspection and never overwritten.
+func (c Checkpoint) MoveAside(now time.Time) (string, error) {
+	dest := filepath.Join(filepath.Dir(c.Path),
+		"state.corrupt."+now.UTC().Format("20060102T150405.000000000Z")+".json")
+	if err := os.Rename(c.Path, dest); err != nil {
+		return "", fmt.Errorf("move corrupt state aside: %w", err)
+	}
+	return dest, nil
+}
+
+func (s *RunState) validate() error {
+	switch {
+	case s.RunID == "":
+		return errors.New("no run_id")
+	case s.EventsFile == "":
+		return errors.New("no events_file")
+	case s.Offset < 0:
+		return fmt.Errorf("negative offset %d", s.Offset)
+	}
+	if s.Activations == nil {
+		s.Activations = map[string]int{}
+	}
+	if s.Blocked == nil {
+		s.Blocked = map[string]int{}
+	}
+	return nil
+}

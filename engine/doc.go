@@ -1,0 +1,54 @@
+// Package engine owns the loop: an explicit state machine that runs one hat
+// per iteration over the event log until a termination condition holds, and
+// the run's durable state (the checkpoint in .ralph/state.json and the lock
+// in .ralph/loop.lock).
+//
+// # The log is the truth
+//
+// Everything that changes a run's state is a line in the event log. The
+// checkpoint is a fold of the log up to a byte offset ([RunState.Apply] over
+// every line), written atomically after each step, so it is a cache: with the
+// checkpoint gone, folding the whole log rebuilds it. ralph's own bookkeeping
+// lines carry what the fold needs:
+//
+//   - loop.started, loop.resumed: a run (or a resumed segment of it) begins.
+//   - iteration.started {iteration, hat, events, confirming}: the offsets of
+//     the pending events handed to the hat.
+//   - iteration.finished {iteration, hat, outcome, tokens, cost, …}: the
+//     agent's verdict. A success consumes the hat's events; a failure,
+//     rate limit or interruption leaves them pending, so the hat runs again.
+//   - event.routed {offset, topic, to} and event.rejected {offset, topic,
+//     reason}: the decision on a line the agent wrote (with `ralph emit` or as
+//     a tag). A line with no decision yet is undecided; it is decided exactly
+//     once, in the next settle step.
+//   - iteration.settled {iteration}: the consequences of an iteration
+//     (default publishes, completion, confirmation) have been published.
+//   - loop.terminate {reason, exit_code}: the run ended.
+//
+// Events ralph publishes for hats to act on (task.start, task.resume,
+// <hat>.exhausted, <topic>.blocked, …) are routed when they are folded; only
+// agent-written events need a decision line, because only their acceptance can
+// depend on something outside the log (a gate's criteria).
+//
+// Each step writes its lines with a single write, so a run killed at any
+// instant has either written a step or not. On --resume the log past the
+// checkpoint offset is folded, events the agent wrote while ralph was down
+// are decided, and an iteration that had started but not finished is recorded
+// as interrupted and run again with the same pending events.
+//
+// # States
+//
+// The loop ([Engine.Run]) moves through these states, one method each:
+//
+//	starting    → settling                 open or resume the run
+//	settling    → checking | terminating   decide undecided events, publish an iteration's consequences
+//	checking    → selecting | terminating  termination conditions, in the order of the exit-code table
+//	selecting   → running                  choose the hat, build the prompt, append iteration.started
+//	running     → collecting | waiting     run the agent
+//	waiting     → checking                 a rate limit: wait for the reset, then repeat the iteration
+//	collecting  → settling                 append tag events and iteration.finished
+//	terminating → done                     append loop.terminate
+//
+// Completion is judged in settling, before limits are checked, so a run that
+// completes on its last allowed iteration succeeds.
+package engine

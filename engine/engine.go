@@ -1,0 +1,219 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/hats"
+)
+
+// Paths under the workspace.
+const (
+	DirName           = ".ralph"
+	LockFile          = "loop.lock"
+	StateFile         = "state.json"
+	CurrentEventsFile = "current-events"
+	RunsDir           = "runs"
+	StopFile          = "stop"
+)
+
+// Outcome is how a run ended.
+type Outcome struct {
+	Summary
+}
+
+// Engine runs one loop. Make one with New; Run it once.
+type Engine struct {
+	opts Options
+	log  *slog.Logger
+	now  func() time.Time
+
+	dir        string // .ralph
+	checkpoint Checkpoint
+	lock       *Lock
+
+	st     *RunState
+	state  State
+	events *events.Log
+	reader *events.Reader
+
+	// The iteration in flight.
+	iter        IterationInfo
+	iterEvents  []int64
+	result      events.AgentResult
+	interrupted bool
+	rateWaits   int
+
+	// Why the loop is about to end, set before entering terminating.
+	ending *Termination
+	// started is when this process began the run or resumed it.
+	started time.Time
+	stop    *stopWatcher
+	// fatal is the error that ended the run as fatal, returned by Run.
+	fatal error
+}
+
+// New checks the options and makes an engine.
+func New(opts Options) (*Engine, error) {
+	switch {
+	case opts.Workspace == "":
+		return nil, errors.New("engine: no workspace")
+	case opts.Hats == nil:
+		return nil, errors.New("engine: no hats")
+	case opts.Backend == nil:
+		return nil, errors.New("engine: no backend")
+	case opts.Reporter == nil:
+		return nil, errors.New("engine: no reporter")
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	dir := filepath.Join(opts.Workspace, DirName)
+	return &Engine{
+		opts:       opts,
+		log:        opts.Logger,
+		now:        opts.Now,
+		dir:        dir,
+		checkpoint: Checkpoint{Path: filepath.Join(dir, StateFile)},
+		state:      StateStarting,
+	}, nil
+}
+
+// Run runs the loop until it terminates. It returns the outcome of a run
+// that ended by one of the termination rules (completion, a limit,
+// interruption, …), and an error only for a fatal problem that kept the loop
+// from running: the lock held, no run to resume, a backend missing.
+func (e *Engine) Run(ctx context.Context) (Outcome, error) {
+	lock, err := AcquireLock(ctx, filepath.Join(e.dir, LockFile), e.lockInfo(""), e.opts.Wait)
+	if err != nil {
+		return Outcome{}, err
+	}
+	e.lock = lock
+	defer func() { _ = e.lock.Release() }()
+	if prev := lock.Previous; prev.PID != 0 && !processAlive(prev.PID) {
+		e.opts.Reporter.Warn(fmt.Sprintf("took over the lock left by pid %d (run %s, started %s), which is no longer running",
+			prev.PID, prev.RunID, prev.StartedAt.Local().Format(time.DateTime)))
+	}
+	e.stop, err = watchStop(filepath.Join(e.dir, StopFile), e.log)
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer e.stop.Close()
+	defer func() {
+		if e.events != nil {
+			_ = e.events.Close()
+		}
+	}()
+	return e.loop(ctx)
+}
+
+func (e *Engine) loop(ctx context.Context) (Outcome, error) {
+	for !e.state.IsTerminal() {
+		next, err := e.step(ctx)
+		if err != nil {
+			return Outcome{}, err
+		}
+		e.setState(next)
+	}
+	return Outcome{Summary: e.summary()}, e.fatal
+}
+
+// step runs the method of the current state and returns the next state.
+func (e *Engine) step(ctx context.Context) (State, error) {
+	switch e.state {
+	case StateStarting:
+		return e.starting(ctx)
+	case StateSettling:
+		return e.settling()
+	case StateChecking:
+		return e.checking(ctx)
+	case StateSelecting:
+		return e.selecting()
+	case StateRunning:
+		return e.running(ctx)
+	case StateCollecting:
+		return e.collecting()
+	case StateWaiting:
+		return e.waiting(ctx)
+	case StateTerminating:
+		return e.terminating()
+	case StateDone:
+		return StateDone, nil
+	}
+	return "", fmt.Errorf("engine: unknown state %q", e.state)
+}
+
+func (e *Engine) setState(next State) {
+	if next != e.state {
+		e.log.Debug("entering state", "state", next, "from", e.state)
+	}
+	e.state = next
+}
+
+func (e *Engine) lockInfo(runID string) LockInfo {
+	host, _ := os.Hostname()
+	return LockInfo{RunID: runID, PID: os.Getpid(), Host: host, StartedAt: e.now().UTC()}
+}
+
+// append writes lines to the log in one write and folds everything the log
+// now holds past the checkpoint, including lines other processes appended.
+func (e *Engine) append(lines ...events.Event) error {
+	if len(lines) > 0 {
+		now := e.now().UTC()
+		for i := range lines {
+			if lines[i].TS.IsZero() {
+				lines[i].TS = now
+			}
+		}
+		if err := e.events.AppendBatch(lines); err != nil {
+			return err
+		}
+	}
+	return e.fold()
+}
+
+// fold applies every complete line past the checkpoint offset.
+func (e *Engine) fold() error {
+	recs, err := e.reader.Read()
+	if err != nil {
+		return fmt.Errorf("read event log: %w", err)
+	}
+	for _, rec := range recs {
+		e.st.Apply(rec, e.opts.Hats)
+	}
+	// Blank lines produce no record but are consumed all the same.
+	e.st.Offset = e.reader.Offset()
+	return nil
+}
+
+// save writes the checkpoint.
+func (e *Engine) save() error {
+	return e.checkpoint.Save(e.st, e.state, e.now())
+}
+
+// saveAs writes the checkpoint recording the state about to be entered.
+func (e *Engine) saveAs(next State) error {
+	return e.checkpoint.Save(e.st, next, e.now())
+}
+
+// hat returns a configured hat or the coordinator.
+func (e *Engine) hat(id string) hats.Hat {
+	h, _ := e.opts.Hats.Get(id)
+	return h
+}
+
+func (e *Engine) backendFor(hatID string) Backend {
+	if b, ok := e.opts.PerHat[hatID]; ok && b != nil {
+		return b
+	}
+	return e.opts.Backend
+}

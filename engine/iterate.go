@@ -1,0 +1,352 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/hats"
+)
+
+// selecting chooses the hat, builds its prompt and records the start of the
+// iteration.
+func (e *Engine) selecting() (State, error) {
+	hat, offsets, evs := e.choose()
+	confirming := e.st.Confirming != nil
+	if !confirming && e.exhausted(hat) {
+		return e.dropExhausted(hat, offsets)
+	}
+	n := e.st.Iteration + 1
+	backend := e.backendFor(hat.ID)
+	prompt := hats.BuildPrompt(e.promptInput(hat, evs, n))
+	if err := e.append(ralphEvent(TopicIterationStarted, iterationStartedRecord{
+		Iteration: n, Hat: hat.ID, Events: offsets, Confirming: confirming, Backend: backend.Name()})); err != nil {
+		return "", err
+	}
+	e.iter = IterationInfo{N: n, Max: e.opts.Settings.MaxIterations, Hat: hat, Backend: backend.Name(),
+		Confirming: confirming, Prompt: prompt, Started: e.now()}
+	e.iterEvents = offsets
+	if err := e.saveAs(StateRunning); err != nil {
+		return "", err
+	}
+	e.opts.Reporter.IterationStarted(e.iter)
+	return StateRunning, nil
+}
+
+// choose picks the hat for the pending events. A confirmation iteration is
+// the coordinator's, with no events: it judges the claim afresh.
+func (e *Engine) choose() (hats.Hat, []int64, []events.Event) {
+	if e.st.Confirming != nil {
+		return e.hat(hats.CoordinatorID), []int64{}, nil
+	}
+	all := make([]events.Event, len(e.st.Pending))
+	for i, p := range e.st.Pending {
+		all[i] = p.Event
+	}
+	hat := e.opts.Hats.Choose(all).Hat
+	offsets, evs := []int64{}, []events.Event{}
+	for _, p := range e.st.Pending {
+		if routesTo(p, hat.ID) {
+			offsets = append(offsets, p.Offset)
+			evs = append(evs, p.Event)
+		}
+	}
+	return hat, offsets, evs
+}
+
+// routesTo reports whether hatID owns the pending event: its first
+// receiver, or the coordinator when nobody receives it. Each event is
+// handled by one hat, as hats.Registry.Choose decides.
+func routesTo(p PendingEvent, hatID string) bool {
+	if len(p.To) == 0 {
+		return hatID == hats.CoordinatorID
+	}
+	return p.To[0] == hatID
+}
+
+func (e *Engine) exhausted(h hats.Hat) bool {
+	return h.MaxActivations > 0 && e.st.Activations[h.ID] >= h.MaxActivations
+}
+
+// dropExhausted drops the events of a hat that has used up its activations
+// and publishes <hat>.exhausted the first time.
+func (e *Engine) dropExhausted(h hats.Hat, offsets []int64) (State, error) {
+	lines := []events.Event{ralphEvent(TopicEventDropped, droppedRecord{Offsets: offsets, Hat: h.ID, Reason: "exhausted"})}
+	if !containsString(e.st.Exhausted, h.ID) {
+		lines = append(lines, ralphEvent(h.ID+suffixExhausted, fmt.Sprintf(
+			"Hat %s reached max_activations (%d); its pending events were dropped.", h.ID, h.MaxActivations)))
+	}
+	e.opts.Reporter.Warn(fmt.Sprintf("hat %s reached max_activations (%d); dropped %d pending events", h.ID, h.MaxActivations, len(offsets)))
+	if err := e.append(lines...); err != nil {
+		return "", err
+	}
+	return StateSettling, e.saveAs(StateSettling)
+}
+
+func (e *Engine) promptInput(h hats.Hat, evs []events.Event, n int) hats.PromptInput {
+	in := hats.PromptInput{
+		Objective:       e.objective(),
+		Hat:             h,
+		Events:          evs,
+		Routes:          e.opts.Hats.Routes(h),
+		CompletionTopic: e.opts.Settings.CompletionTopic,
+		EmitCommand:     e.opts.RalphBin,
+		Iteration:       n,
+		LastIteration:   e.st.LastNote,
+		Scratchpad:      e.scratchpad(),
+	}
+	if e.st.Confirming != nil {
+		in.Confirming, in.Claim = true, *e.st.Confirming
+	}
+	return in
+}
+
+func (e *Engine) objective() string {
+	if e.st != nil && e.st.Objective != "" {
+		return e.st.Objective
+	}
+	return e.opts.Objective
+}
+
+// scratchpadLimit bounds the scratchpad injected into a prompt; the newest
+// part is kept because that is what the agent wrote last.
+const scratchpadLimit = 16 * 1024
+
+func (e *Engine) scratchpad() string {
+	data, err := os.ReadFile(filepath.Join(e.dir, "agent", "scratchpad.md"))
+	if err != nil || len(data) == 0 {
+		return ""
+	}
+	if len(data) <= scratchpadLimit {
+		return string(data)
+	}
+	cut := len(data) - scratchpadLimit
+	return fmt.Sprintf("[the first %d bytes are cut; the whole file is .ralph/agent/scratchpad.md]\n%s", cut, data[cut:])
+}
+
+// running runs the agent for the iteration.
+func (e *Engine) running(ctx context.Context) (State, error) {
+	iterCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stopNow := e.stop.OnNow(cancel)
+	defer stopNow()
+
+	raw, closeRaw := e.rawOutput()
+	defer closeRaw()
+	run := events.AgentRun{
+		Prompt:      e.iter.Prompt,
+		Dir:         e.opts.Workspace,
+		Env:         e.agentEnv(),
+		RawOutput:   raw,
+		Timeout:     e.opts.Settings.IterationTimeout,
+		IdleTimeout: e.opts.Settings.IdleTimeout,
+		ForceKill:   e.opts.ForceKill,
+	}
+	it := e.iter
+	res, err := e.backendFor(it.Hat.ID).Run(iterCtx, run, func(a events.Activity) {
+		e.opts.Reporter.Activity(it, a)
+	})
+	e.result, e.interrupted = res, false
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		e.interrupted = true
+		e.ending = e.terminate(ReasonInterrupted, "interrupted by a signal while hat "+it.Hat.ID+" was running")
+	case iterCtx.Err() != nil:
+		e.interrupted = true
+		e.ending = e.terminate(ReasonStopped, "`ralph stop --now` interrupted the running iteration")
+	default:
+		e.interrupted = true
+		e.ending = e.terminate(ReasonFatal, err.Error())
+		e.fatal = err
+	}
+	return StateCollecting, nil
+}
+
+func (e *Engine) agentEnv() []string {
+	abs := filepath.Join(e.opts.Workspace, e.st.EventsFile)
+	env := append([]string{}, e.opts.AgentEnv...)
+	return append(env,
+		"RALPH_EVENTS_FILE="+abs,
+		"RALPH_ITERATION="+strconv.Itoa(e.iter.N),
+		"RALPH_HAT="+e.iter.Hat.ID,
+		"RALPH_RUN_ID="+e.st.RunID,
+		"RALPH_BIN="+e.opts.RalphBin,
+		"RALPH_WORKSPACE="+e.opts.Workspace,
+	)
+}
+
+// rawOutput opens runs/<run-id>/iter-NNNN.jsonl for the agent's raw output.
+// A repeated iteration (after an interruption or a rate limit) gets its own
+// file, so no attempt's output is lost.
+func (e *Engine) rawOutput() (*os.File, func()) {
+	dir := filepath.Join(e.dir, RunsDir, e.st.RunID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		e.opts.Reporter.Warn("cannot keep the agent's raw output: " + err.Error())
+		return nil, func() {}
+	}
+	base := fmt.Sprintf("iter-%04d", e.iter.N)
+	for attempt := 1; ; attempt++ {
+		name := base + ".jsonl"
+		if attempt > 1 {
+			name = fmt.Sprintf("%s.attempt%d.jsonl", base, attempt)
+		}
+		f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			e.opts.Reporter.Warn("cannot keep the agent's raw output: " + err.Error())
+			return nil, func() {}
+		}
+		return f, func() { _ = f.Close() }
+	}
+}
+
+// collecting records what the agent did: the events it wrote as tags in
+// its final text, then iteration.finished, in one write.
+func (e *Engine) collecting() (State, error) {
+	res, it := e.result, e.iter
+	outcome := e.outcome()
+	var lines []events.Event
+	if outcome == OutcomeSuccess || outcome == OutcomeFailure {
+		if err := e.fold(); err != nil {
+			return "", err
+		}
+		lines = append(lines, e.tagEvents(res.FinalText)...)
+	}
+	if outcome == OutcomeRateLimited {
+		lines = append(lines, ralphEvent(TopicRateLimited, e.rateLimitRecord()))
+	}
+	lines = append(lines, ralphEvent(TopicIterationFinished, iterationFinishedRecord{
+		Iteration: it.N, Hat: it.Hat.ID, Outcome: outcome, ExitCode: res.ExitCode,
+		Failure: res.Failure, Message: res.FailureMessage, DurationMS: res.Duration.Milliseconds(),
+		Usage: res.Usage, CostUSD: res.CostUSD, Tools: res.Tools, Confirming: it.Confirming,
+	}))
+	if err := e.append(lines...); err != nil {
+		return "", err
+	}
+	e.opts.Reporter.IterationFinished(it, res)
+	switch {
+	case e.interrupted:
+		return StateTerminating, e.saveAs(StateTerminating)
+	case outcome == OutcomeRateLimited:
+		return StateWaiting, e.saveAs(StateWaiting)
+	}
+	e.rateWaits = 0
+	return StateSettling, e.saveAs(StateSettling)
+}
+
+func (e *Engine) outcome() string {
+	switch {
+	case e.interrupted:
+		return OutcomeInterrupted
+	case e.result.Failure == events.FailureRateLimit:
+		return OutcomeRateLimited
+	case e.result.Failed():
+		return OutcomeFailure
+	}
+	return OutcomeSuccess
+}
+
+// tagEvents turns the <event> tags of the agent's final text into events.
+// A tag that repeats an event the agent already wrote with `ralph emit`
+// (same topic and payload) is the fallback the prompt asked for, not a
+// second event.
+func (e *Engine) tagEvents(text string) []events.Event {
+	var out []events.Event
+	for _, tag := range events.ParseTags(text) {
+		if e.emitted(tag) {
+			continue
+		}
+		out = append(out, events.Event{Topic: tag.Topic, Payload: events.StringPayload(tag.Payload),
+			Iteration: e.iter.N, Hat: e.iter.Hat.ID, Source: events.SourceTag, Target: tag.Target})
+	}
+	return out
+}
+
+func (e *Engine) emitted(tag events.Tag) bool {
+	for _, u := range e.st.Undecided {
+		if u.Event.Iteration == e.iter.N && u.Event.Topic == tag.Topic &&
+			strings.TrimSpace(u.Event.PayloadText()) == strings.TrimSpace(tag.Payload) {
+			return true
+		}
+	}
+	return false
+}
+
+// rateLimitBackoff is the first wait when the provider gives no reset time;
+// it doubles with each limit in a row.
+const rateLimitBackoff = 30 * time.Second
+
+func (e *Engine) rateLimitWait() time.Duration {
+	maxWait := e.opts.Settings.RateLimitMaxWait
+	if maxWait <= 0 {
+		maxWait = time.Hour
+	}
+	var wait time.Duration
+	if reset := e.result.RateLimitResetAt; !reset.IsZero() {
+		wait = reset.Sub(e.now()) + time.Second
+	} else {
+		wait = rateLimitBackoff << min(e.rateWaits, 10)
+	}
+	return max(min(wait, maxWait), time.Second)
+}
+
+func (e *Engine) rateLimitRecord() rateLimitedRecord {
+	r := rateLimitedRecord{Iteration: e.iter.N, Hat: e.iter.Hat.ID, Message: e.result.FailureMessage,
+		WaitMS: e.rateLimitWait().Milliseconds()}
+	if !e.result.RateLimitResetAt.IsZero() {
+		r.ResetAt = e.result.RateLimitResetAt.UTC().Format(time.RFC3339)
+	}
+	return r
+}
+
+// waiting sleeps until the rate limit lifts, then repeats the iteration.
+func (e *Engine) waiting(ctx context.Context) (State, error) {
+	wait := e.rateLimitWait()
+	e.rateWaits++
+	e.opts.Reporter.RateLimited(e.iter, wait)
+	if err := sleep(ctx, wait); err != nil {
+		e.ending = e.terminate(ReasonInterrupted, "interrupted while waiting for a rate limit to lift")
+		return StateTerminating, nil
+	}
+	return StateChecking, nil
+}
+
+// terminating records the end of the run.
+func (e *Engine) terminating() (State, error) {
+	t := e.ending
+	if t == nil {
+		t = e.terminate(ReasonFatal, "the loop ended without a reason")
+	}
+	st := e.st
+	if err := e.append(ralphEvent(TopicLoopTerminate, terminateRecord{
+		Reason: t.Reason, ExitCode: t.ExitCode, Message: t.Message, Iterations: st.Iteration,
+		CostUSD: st.CostUSD, Tokens: st.Usage.Total(), RuntimeMS: st.Runtime(e.now()).Milliseconds(),
+	})); err != nil {
+		return "", err
+	}
+	if err := e.saveAs(StateDone); err != nil {
+		return "", err
+	}
+	sum := e.summary()
+	e.writeSummary(sum)
+	e.opts.Reporter.LoopFinished(sum)
+	return StateDone, nil
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

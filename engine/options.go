@@ -1,0 +1,111 @@
+package engine
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/hats"
+)
+
+// Backend runs one agent process for one prompt.
+//
+// Run blocks until the agent has exited and every process it started is
+// gone. A failed agent (non-zero exit, time-out, an error it reported, a rate
+// limit) is described by the result, not by an error. Run returns an error
+// only when the agent could not run at all — a missing binary, which ends the
+// loop as fatal — or when ctx was cancelled, in which case it returns ctx's
+// error along with whatever result it had.
+type Backend interface {
+	Name() string
+	Run(ctx context.Context, run events.AgentRun, report func(events.Activity)) (events.AgentResult, error)
+}
+
+// Settings are the loop's rules: the event_loop section of ralph.yml.
+type Settings struct {
+	CompletionTopic        string
+	StartingEvent          string
+	CancellationTopic      string
+	RequiredEvents         []string
+	MaxIterations          int
+	MaxRuntime             time.Duration
+	MaxCostUSD             float64
+	MaxTokens              int64
+	MaxConsecutiveFailures int
+	Cooldown               time.Duration
+	EnforceHatScope        bool
+	// Confirmations is 2 when a claimed completion must be confirmed by a
+	// second, fresh agent; 1 accepts the first claim.
+	Confirmations    int
+	IterationTimeout time.Duration
+	IdleTimeout      time.Duration
+	RateLimitMaxWait time.Duration
+}
+
+// Options configure a run. Fields marked required must be set.
+type Options struct {
+	Workspace string         // required: the repository the agent works in
+	Objective string         // required
+	Source    string         // where the objective came from, for the log
+	Config    string         // the config file path, for the log
+	Settings  Settings       // required
+	Hats      *hats.Registry // required
+	Backend   Backend        // required: the default backend
+	PerHat    map[string]Backend
+	RalphBin  string // absolute path of the ralph binary, for `ralph emit`
+	// AgentEnv is added to every agent's environment (PATH with ralph's
+	// directory first, for one).
+	AgentEnv []string
+	Logger   *slog.Logger     // required
+	Reporter Reporter         // required: progress for people or programs
+	Now      func() time.Time // defaults to time.Now
+
+	Resume bool // continue the run in .ralph instead of starting one
+	Fresh  bool // archive an unfinished run and start a new one
+	Wait   bool // wait for the workspace lock instead of failing
+
+	// ForceKill is closed when the user asks a second time to stop: the
+	// running agent is killed without its grace period.
+	ForceKill <-chan struct{}
+	// Stdout, when set, receives a copy of each agent's raw output.
+	Stdout io.Writer
+}
+
+// Reporter is told what the loop does, as it happens. Implementations
+// render it for a terminal, as JSON lines, or not at all.
+type Reporter interface {
+	LoopStarted(run RunInfo)
+	IterationStarted(it IterationInfo)
+	Activity(it IterationInfo, a events.Activity)
+	EventAccepted(ev events.Event, to []string)
+	EventRejected(ev events.Event, reason string)
+	IterationFinished(it IterationInfo, res events.AgentResult)
+	RateLimited(it IterationInfo, wait time.Duration)
+	Warn(msg string)
+	LoopFinished(sum Summary)
+}
+
+// RunInfo describes a run as it starts or resumes.
+type RunInfo struct {
+	RunID      string
+	Resumed    bool
+	Objective  string
+	Source     string
+	Config     string
+	Hats       []string
+	EventsFile string
+	MaxIter    int
+}
+
+// IterationInfo identifies an iteration.
+type IterationInfo struct {
+	N          int
+	Max        int
+	Hat        hats.Hat
+	Backend    string
+	Confirming bool
+	Prompt     string
+	Started    time.Time
+}

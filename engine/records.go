@@ -1,0 +1,174 @@
+package engine
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/ralph-loop/ralph/events"
+)
+
+// Topics of ralph's own bookkeeping lines. They are never routed to hats,
+// and an agent may not publish them.
+const (
+	TopicLoopStarted         = "loop.started"
+	TopicLoopResumed         = "loop.resumed"
+	TopicLoopTerminate       = "loop.terminate"
+	TopicIterationStarted    = "iteration.started"
+	TopicIterationFinished   = "iteration.finished"
+	TopicIterationSettled    = "iteration.settled"
+	TopicEventRouted         = "event.routed"
+	TopicEventRejected       = "event.rejected"
+	TopicEventDropped        = "event.dropped"
+	TopicCompletionConfirm   = "completion.confirming"
+	TopicRateLimited         = "agent.rate_limited"
+	TopicTaskResume          = "task.resume"
+	TopicCompletionRejected  = "completion.rejected"
+	suffixExhausted          = ".exhausted"
+	suffixScopeViolation     = ".scope_violation"
+	suffixBlocked            = ".blocked"
+	defaultStartPayload      = "Begin work on the objective."
+	rejectReserved           = "reserved"
+	rejectInvalidTopic       = "invalid_topic"
+	rejectScope              = "scope_violation"
+	rejectRequiredEventsMiss = "required_events_missing"
+)
+
+// isBookkeeping reports whether topic is one of ralph's own lines that the
+// fold interprets instead of routing.
+func isBookkeeping(topic string) bool {
+	switch topic {
+	case TopicLoopStarted, TopicLoopResumed, TopicLoopTerminate,
+		TopicIterationStarted, TopicIterationFinished, TopicIterationSettled,
+		TopicEventRouted, TopicEventRejected, TopicEventDropped,
+		TopicCompletionConfirm, TopicRateLimited:
+		return true
+	}
+	return false
+}
+
+// isReservedForRalph reports whether an agent may not publish topic.
+func isReservedForRalph(topic string) bool {
+	return isBookkeeping(topic) || topic == TopicTaskResume ||
+		strings.HasPrefix(topic, "loop.") || strings.HasPrefix(topic, "iteration.") ||
+		strings.HasPrefix(topic, "event.")
+}
+
+// Outcomes of an iteration, in iteration.finished.
+const (
+	OutcomeSuccess     = "success"
+	OutcomeFailure     = "failure"
+	OutcomeRateLimited = "rate_limited"
+	OutcomeInterrupted = "interrupted"
+)
+
+// Dispositions of an accepted agent event, in event.routed.
+const (
+	AsRoute        = ""             // routed to hats
+	AsClaim        = "claim"        // a completion claim that needs confirming
+	AsCompletion   = "completion"   // completion accepted: the run is complete
+	AsCancellation = "cancellation" // the cancellation topic: the run is cancelled
+)
+
+type loopStartedRecord struct {
+	RunID      string   `json:"run_id"`
+	Objective  string   `json:"objective"`
+	Source     string   `json:"objective_source,omitempty"`
+	Config     string   `json:"config,omitempty"`
+	Hats       []string `json:"hats"`
+	Completion string   `json:"completion_promise"`
+	MaxIter    int      `json:"max_iterations,omitempty"`
+}
+
+type loopResumedRecord struct {
+	Iteration int `json:"iteration"`
+	MaxIter   int `json:"max_iterations,omitempty"`
+}
+
+type iterationStartedRecord struct {
+	Iteration  int     `json:"iteration"`
+	Hat        string  `json:"hat"`
+	Events     []int64 `json:"events"`
+	Confirming bool    `json:"confirming,omitempty"`
+	Backend    string  `json:"backend,omitempty"`
+}
+
+type iterationFinishedRecord struct {
+	Iteration  int               `json:"iteration"`
+	Hat        string            `json:"hat"`
+	Outcome    string            `json:"outcome"`
+	ExitCode   int               `json:"exit_code"`
+	Failure    string            `json:"failure,omitempty"`
+	Message    string            `json:"message,omitempty"`
+	DurationMS int64             `json:"duration_ms"`
+	Usage      events.Usage      `json:"tokens"`
+	CostUSD    float64           `json:"cost_usd"`
+	Tools      events.ToolCounts `json:"tools"`
+	Confirming bool              `json:"confirming,omitempty"`
+}
+
+type iterationSettledRecord struct {
+	Iteration int    `json:"iteration"`
+	Note      string `json:"note,omitempty"`
+}
+
+type routedRecord struct {
+	Offset int64    `json:"offset"`
+	Topic  string   `json:"topic"`
+	To     []string `json:"to"`
+	As     string   `json:"as,omitempty"`
+}
+
+type rejectedRecord struct {
+	Offset int64  `json:"offset"`
+	Topic  string `json:"topic"`
+	Reason string `json:"reason"`
+	Detail string `json:"detail,omitempty"`
+}
+
+type droppedRecord struct {
+	Offsets []int64 `json:"offsets"`
+	Hat     string  `json:"hat"`
+	Reason  string  `json:"reason"`
+}
+
+type confirmingRecord struct {
+	Claim string `json:"claim"`
+}
+
+type terminateRecord struct {
+	Reason     Reason  `json:"reason"`
+	ExitCode   int     `json:"exit_code"`
+	Message    string  `json:"message,omitempty"`
+	Iterations int     `json:"iterations"`
+	CostUSD    float64 `json:"cost_usd"`
+	Tokens     int64   `json:"tokens"`
+	RuntimeMS  int64   `json:"runtime_ms"`
+}
+
+type rateLimitedRecord struct {
+	Iteration int    `json:"iteration"`
+	Hat       string `json:"hat"`
+	Message   string `json:"message,omitempty"`
+	ResetAt   string `json:"reset_at,omitempty"`
+	WaitMS    int64  `json:"wait_ms"`
+}
+
+// ralphEvent builds one of ralph's own lines.
+func ralphEvent(topic string, payload any) events.Event {
+	var raw json.RawMessage
+	switch p := payload.(type) {
+	case nil:
+		raw = json.RawMessage("null")
+	case string:
+		raw = events.StringPayload(p)
+	default:
+		raw = events.ObjectPayload(p)
+	}
+	return events.Event{Topic: topic, Payload: raw, Source: events.SourceRalph}
+}
+
+// decode reads a bookkeeping payload; a payload that does not decode leaves v
+// at its zero value, because a damaged line must not stop a resume.
+func decode(ev events.Event, v any) bool {
+	return json.Unmarshal(ev.Payload, v) == nil
+}

@@ -1,0 +1,274 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/renameio/v2"
+
+	"github.com/ralph-loop/ralph/events"
+)
+
+// NoRunError means --resume found nothing to resume.
+type NoRunError struct{ Why string }
+
+func (e *NoRunError) Error() string { return "no run to resume: " + e.Why }
+
+// Hint says what to do instead.
+func (e *NoRunError) Hint() string { return "start a new run with `ralph loop`" }
+
+// ExitCode makes it a fatal error.
+func (e *NoRunError) ExitCode() int { return ExitFatal }
+
+// UnfinishedRunError means a plain `ralph loop` found a run that was cut off.
+type UnfinishedRunError struct {
+	RunID     string
+	Iteration int
+	Why       string
+}
+
+func (e *UnfinishedRunError) Error() string {
+	return fmt.Sprintf("run %s is unfinished (%s after %d iterations)", e.RunID, e.Why, e.Iteration)
+}
+
+// Hint says how to go on.
+func (e *UnfinishedRunError) Hint() string {
+	return "continue it with `ralph loop --resume`, or start over with `ralph loop --fresh` (the old run is archived, not deleted)"
+}
+
+// ExitCode makes it a fatal error.
+func (e *UnfinishedRunError) ExitCode() int { return ExitFatal }
+
+func (e *Engine) starting(ctx context.Context) (State, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	e.started = e.now()
+	prev, err := e.loadPrevious()
+	if err != nil {
+		return "", err
+	}
+	if e.opts.Resume {
+		if err := e.resume(prev); err != nil {
+			return "", err
+		}
+	} else if err := e.begin(prev); err != nil {
+		return "", err
+	}
+	if err := e.lock.Update(e.lockInfo(e.st.RunID)); err != nil {
+		return "", err
+	}
+	return StateSettling, e.saveAs(StateSettling)
+}
+
+// loadPrevious reads the checkpoint of the previous run, if any. A state
+// file that cannot be used is moved aside and the run rebuilt from its log.
+func (e *Engine) loadPrevious() (*RunState, error) {
+	st, _, err := e.checkpoint.Load()
+	var corrupt *CorruptStateError
+	switch {
+	case err == nil:
+		return st, nil
+	case errors.Is(err, ErrNoState):
+		return e.rebuildFromLog(nil)
+	case errors.As(err, &corrupt):
+		dest, mvErr := e.checkpoint.MoveAside(e.now())
+		if mvErr != nil {
+			return nil, mvErr
+		}
+		e.opts.Reporter.Warn(fmt.Sprintf("%v; moved it to %s and rebuilding the run from its event log", err, dest))
+		return e.rebuildFromLog(nil)
+	default:
+		return nil, err
+	}
+}
+
+// rebuildFromLog folds the current run's log from its first line. It
+// returns nil when there is no log to rebuild from.
+func (e *Engine) rebuildFromLog(_ *RunState) (*RunState, error) {
+	rel, err := e.currentEventsFile()
+	if err != nil || rel == "" {
+		return nil, err
+	}
+	st := NewRunState()
+	st.EventsFile = rel
+	r := events.NewReader(filepath.Join(e.opts.Workspace, rel), 0)
+	recs, err := r.Read()
+	if err != nil {
+		return nil, fmt.Errorf("rebuild state from %s: %w", rel, err)
+	}
+	for _, rec := range recs {
+		st.Apply(rec, e.opts.Hats)
+	}
+	if st.RunID == "" {
+		return nil, nil // a log without loop.started is not a run
+	}
+	return st, nil
+}
+
+// currentEventsFile is the log named by .ralph/current-events, or else the
+// newest events-*.jsonl, relative to the workspace.
+func (e *Engine) currentEventsFile() (string, error) {
+	data, err := os.ReadFile(filepath.Join(e.dir, CurrentEventsFile))
+	if err == nil && strings.TrimSpace(string(data)) != "" {
+		return strings.TrimSpace(string(data)), nil
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("read %s: %w", CurrentEventsFile, err)
+	}
+	logs, _ := filepath.Glob(filepath.Join(e.dir, "events-*.jsonl"))
+	if len(logs) == 0 {
+		return "", nil
+	}
+	sort.Strings(logs)
+	return filepath.Join(DirName, filepath.Base(logs[len(logs)-1])), nil
+}
+
+func (e *Engine) resume(prev *RunState) error {
+	switch {
+	case prev == nil:
+		return &NoRunError{Why: "no state or event log in " + e.dir}
+	case prev.Terminated != nil && !prev.Terminated.Reason.Resumable():
+		return &NoRunError{Why: fmt.Sprintf("run %s already ended: %s", prev.RunID, prev.Terminated.Reason)}
+	}
+	e.st = prev
+	if err := e.openLog(prev.EventsFile, prev.Offset); err != nil {
+		return err
+	}
+	// Lines written while ralph was down (the agent's last events, a
+	// half-finished step) are folded before anything else happens.
+	if err := e.fold(); err != nil {
+		return err
+	}
+	lines := []events.Event{ralphEvent(TopicLoopResumed, loopResumedRecord{Iteration: e.st.Iteration, MaxIter: e.opts.Settings.MaxIterations})}
+	if r := e.st.Running; r != nil {
+		lines = append(lines, ralphEvent(TopicIterationFinished, iterationFinishedRecord{
+			Iteration: r.Iteration, Hat: r.Hat, Outcome: OutcomeInterrupted,
+			Message: "ralph stopped while the agent was running", Confirming: r.Confirming}))
+	}
+	if err := e.append(lines...); err != nil {
+		return err
+	}
+	e.opts.Reporter.LoopStarted(e.runInfo(true))
+	return nil
+}
+
+func (e *Engine) begin(prev *RunState) error {
+	if prev != nil && (prev.Terminated == nil || prev.Terminated.Reason.Unfinished()) && !e.opts.Fresh {
+		why := "it was still running"
+		if prev.Terminated != nil {
+			why = string(prev.Terminated.Reason)
+		}
+		return &UnfinishedRunError{RunID: prev.RunID, Iteration: prev.Iteration, Why: why}
+	}
+	if prev != nil {
+		if err := e.archive(prev); err != nil {
+			return err
+		}
+	}
+	runID := newRunID(e.now())
+	rel, err := e.newEventsFile()
+	if err != nil {
+		return err
+	}
+	e.st = NewRunState()
+	e.st.EventsFile = rel
+	if err := e.openLog(rel, 0); err != nil {
+		return err
+	}
+	if err := renameio.WriteFile(filepath.Join(e.dir, CurrentEventsFile), []byte(rel+"\n"), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", CurrentEventsFile, err)
+	}
+	start := ralphEvent(e.opts.Settings.StartingEvent, defaultStartPayload)
+	if err := e.append(ralphEvent(TopicLoopStarted, e.loopStartedRecord(runID)), start); err != nil {
+		return err
+	}
+	e.opts.Reporter.LoopStarted(e.runInfo(false))
+	return nil
+}
+
+func (e *Engine) loopStartedRecord(runID string) loopStartedRecord {
+	ids := []string{}
+	for _, h := range e.opts.Hats.Hats() {
+		ids = append(ids, h.ID)
+	}
+	return loopStartedRecord{RunID: runID, Objective: e.opts.Objective, Source: e.opts.Source,
+		Config: e.opts.Config, Hats: ids, Completion: e.opts.Settings.CompletionTopic,
+		MaxIter: e.opts.Settings.MaxIterations}
+}
+
+// archive keeps the previous run's checkpoint under runs/<id>/ before a new
+// run replaces it. Its event log stays where it is.
+func (e *Engine) archive(prev *RunState) error {
+	dir := filepath.Join(e.dir, RunsDir, prev.RunID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("archive run %s: %w", prev.RunID, err)
+	}
+	data, err := os.ReadFile(e.checkpoint.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("archive run %s: %w", prev.RunID, err)
+	}
+	if err := renameio.WriteFile(filepath.Join(dir, StateFile), data, 0o644); err != nil {
+		return fmt.Errorf("archive run %s: %w", prev.RunID, err)
+	}
+	if prev.Terminated == nil || prev.Terminated.Reason.Unfinished() {
+		e.opts.Reporter.Warn(fmt.Sprintf("archived unfinished run %s to %s", prev.RunID, dir))
+	}
+	return nil
+}
+
+// newEventsFile picks events-YYYYMMDD-HHMMSS.jsonl, adding a suffix when a
+// run already used that second.
+func (e *Engine) newEventsFile() (string, error) {
+	if err := os.MkdirAll(e.dir, 0o755); err != nil {
+		return "", fmt.Errorf("create %s: %w", e.dir, err)
+	}
+	base := "events-" + e.now().UTC().Format("20060102-150405")
+	for i := 0; ; i++ {
+		name := base + ".jsonl"
+		if i > 0 {
+			name = fmt.Sprintf("%s-%d.jsonl", base, i)
+		}
+		if _, err := os.Stat(filepath.Join(e.dir, name)); errors.Is(err, fs.ErrNotExist) {
+			return filepath.Join(DirName, name), nil
+		}
+	}
+}
+
+func (e *Engine) openLog(rel string, offset int64) error {
+	path := filepath.Join(e.opts.Workspace, rel)
+	l, err := events.OpenLog(path)
+	if err != nil {
+		return err
+	}
+	e.events = l
+	e.reader = events.NewReader(path, offset)
+	return nil
+}
+
+func (e *Engine) runInfo(resumed bool) RunInfo {
+	ids := []string{}
+	for _, h := range e.opts.Hats.Hats() {
+		ids = append(ids, h.ID)
+	}
+	return RunInfo{RunID: e.st.RunID, Resumed: resumed, Objective: e.opts.Objective, Source: e.opts.Source,
+		Config: e.opts.Config, Hats: ids, EventsFile: e.st.EventsFile, MaxIter: e.opts.Settings.MaxIterations}
+}
+
+func newRunID(now time.Time) string {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b)
+}

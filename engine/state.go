@@ -1,0 +1,332 @@
+package engine
+
+import (
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/ralph-loop/ralph/events"
+)
+
+// SchemaVersion is the version of state.json this ralph writes and reads.
+const SchemaVersion = 1
+
+// Router decides which hats receive a routable event. An empty result means
+// the coordinator takes it.
+type Router interface {
+	Route(ev events.Event) []string
+}
+
+// PendingEvent is an event waiting for a hat.
+type PendingEvent struct {
+	Offset int64        `json:"offset"`
+	Event  events.Event `json:"event"`
+	// To are the hats it was routed to; empty means the coordinator.
+	To []string `json:"to"`
+}
+
+// UndecidedEvent is an agent-written line not yet accepted or rejected.
+type UndecidedEvent struct {
+	Offset int64        `json:"offset"`
+	Event  events.Event `json:"event"`
+}
+
+// RunningIteration is an iteration that has started and not finished.
+type RunningIteration struct {
+	Iteration  int       `json:"iteration"`
+	Hat        string    `json:"hat"`
+	Events     []int64   `json:"events"`
+	Confirming bool      `json:"confirming,omitempty"`
+	StartedAt  time.Time `json:"started_at"`
+	// Offset is where iteration.started begins; the agent's lines follow it.
+	Offset int64 `json:"offset"`
+}
+
+// FinishedIteration summarises the last finished iteration.
+type FinishedIteration struct {
+	Iteration  int    `json:"iteration"`
+	Hat        string `json:"hat"`
+	Outcome    string `json:"outcome"`
+	Message    string `json:"message,omitempty"`
+	Confirming bool   `json:"confirming,omitempty"`
+}
+
+// Termination records how a run ended.
+type Termination struct {
+	Reason   Reason    `json:"reason"`
+	ExitCode int       `json:"exit_code"`
+	Message  string    `json:"message,omitempty"`
+	At       time.Time `json:"at"`
+}
+
+// RunState is everything ralph knows about a run: the fold of its event log
+// up to Offset. It is what state.json holds.
+type RunState struct {
+	RunID      string `json:"run_id"`
+	EventsFile string `json:"events_file"` // relative to the workspace
+	Offset     int64  `json:"offset"`
+	Objective  string `json:"objective,omitempty"`
+	// MaxIterations is the limit in force, for status displays.
+	MaxIterations int `json:"max_iterations,omitempty"`
+
+	// Iteration counts iterations that ran to an end (success or failure).
+	Iteration int               `json:"iteration"`
+	Running   *RunningIteration `json:"running,omitempty"`
+	// LastFinished is the last iteration that finished; Settled is the last
+	// iteration whose consequences were published.
+	LastFinished *FinishedIteration `json:"last_finished,omitempty"`
+	Settled      int                `json:"settled"`
+	LastNote     string             `json:"last_note,omitempty"`
+
+	Pending     []PendingEvent   `json:"pending"`
+	Undecided   []UndecidedEvent `json:"undecided,omitempty"`
+	Activations map[string]int   `json:"activations"`
+	Exhausted   []string         `json:"exhausted,omitempty"`
+	SeenTopics  []string         `json:"seen_topics"`
+
+	ConsecutiveFailures  int            `json:"consecutive_failures"`
+	ConsecutiveMalformed int            `json:"consecutive_malformed"`
+	MalformedTotal       int            `json:"malformed_total"`
+	Blocked              map[string]int `json:"blocked,omitempty"`
+	Rejected             int            `json:"rejected"`
+	Accepted             int            `json:"accepted"`
+
+	Usage   events.Usage `json:"tokens"`
+	CostUSD float64      `json:"cost_usd"`
+
+	StartedAt    time.Time     `json:"started_at"`
+	SegmentStart time.Time     `json:"segment_start"`
+	LastEventAt  time.Time     `json:"last_event_at"`
+	PriorRuntime time.Duration `json:"prior_runtime_ns"`
+
+	// Confirming holds the completion claim a confirmation iteration checks.
+	Confirming *string `json:"confirming,omitempty"`
+	Completed  bool    `json:"completed,omitempty"`
+	Cancelled  bool    `json:"cancelled,omitempty"`
+
+	Terminated *Termination `json:"terminated,omitempty"`
+}
+
+// NewRunState is the state of a run before its first line.
+func NewRunState() *RunState {
+	return &RunState{Activations: map[string]int{}, Blocked: map[string]int{}}
+}
+
+// Runtime is how long the run has been active: earlier segments plus the
+// current one up to now.
+func (s *RunState) Runtime(now time.Time) time.Duration {
+	if s.SegmentStart.IsZero() {
+		return s.PriorRuntime
+	}
+	return s.PriorRuntime + now.Sub(s.SegmentStart)
+}
+
+// Apply folds one log record into the state. It is the only place run state
+// changes, so folding a whole log rebuilds the checkpoint.
+func (s *RunState) Apply(rec events.Record, router Router) {
+	s.Offset = rec.End()
+	if rec.Err != nil {
+		s.ConsecutiveMalformed++
+		s.MalformedTotal++
+		return
+	}
+	ev := rec.Event
+	if !ev.TS.IsZero() {
+		s.LastEventAt = ev.TS
+	}
+	if ev.Source != events.SourceRalph {
+		s.applyAgentLine(rec)
+		return
+	}
+	if isBookkeeping(ev.Topic) {
+		s.applyBookkeeping(rec)
+		return
+	}
+	s.enqueue(rec.Offset, ev, router.Route(ev))
+	if hasSuffix(ev.Topic, suffixBlocked) {
+		s.Blocked[blockKey(ev)]++
+	}
+}
+
+func (s *RunState) applyAgentLine(rec events.Record) {
+	if events.ValidateTopic(rec.Event.Topic) != nil {
+		// A line whose topic cannot be routed is as broken as one that is
+		// not JSON; it still gets a decision so it is reported once.
+		s.ConsecutiveMalformed++
+		s.MalformedTotal++
+	} else {
+		s.ConsecutiveMalformed = 0
+	}
+	s.Undecided = append(s.Undecided, UndecidedEvent{Offset: rec.Offset, Event: rec.Event})
+}
+
+func (s *RunState) applyBookkeeping(rec events.Record) {
+	ev := rec.Event
+	switch ev.Topic {
+	case TopicLoopStarted:
+		var r loopStartedRecord
+		decode(ev, &r)
+		s.RunID, s.Objective, s.MaxIterations = r.RunID, r.Objective, r.MaxIter
+		s.StartedAt, s.SegmentStart = ev.TS, ev.TS
+	case TopicLoopResumed:
+		var r loopResumedRecord
+		decode(ev, &r)
+		if r.MaxIter > 0 {
+			s.MaxIterations = r.MaxIter
+		}
+		s.closeSegment()
+		s.SegmentStart = ev.TS
+		s.Terminated = nil
+	case TopicIterationStarted:
+		var r iterationStartedRecord
+		decode(ev, &r)
+		s.Running = &RunningIteration{Iteration: r.Iteration, Hat: r.Hat, Events: r.Events,
+			Confirming: r.Confirming, StartedAt: ev.TS, Offset: rec.Offset}
+	case TopicIterationFinished:
+		var r iterationFinishedRecord
+		decode(ev, &r)
+		s.finishIteration(r)
+	case TopicIterationSettled:
+		var r iterationSettledRecord
+		decode(ev, &r)
+		s.settle(r)
+	case TopicEventRouted:
+		var r routedRecord
+		decode(ev, &r)
+		s.route(r)
+	case TopicEventRejected:
+		var r rejectedRecord
+		decode(ev, &r)
+		if _, ok := s.takeUndecided(r.Offset); ok {
+			s.Rejected++
+		}
+	case TopicEventDropped:
+		var r droppedRecord
+		decode(ev, &r)
+		s.dropPending(r.Offsets)
+		if r.Reason == "exhausted" && !slices.Contains(s.Exhausted, r.Hat) {
+			s.Exhausted = append(s.Exhausted, r.Hat)
+		}
+	case TopicCompletionConfirm:
+		var r confirmingRecord
+		decode(ev, &r)
+		s.Confirming = &r.Claim
+	case TopicLoopTerminate:
+		var r terminateRecord
+		decode(ev, &r)
+		s.Terminated = &Termination{Reason: r.Reason, ExitCode: r.ExitCode, Message: r.Message, At: ev.TS}
+		s.closeSegment()
+	}
+}
+
+// closeSegment adds the active time of the segment that just ended.
+func (s *RunState) closeSegment() {
+	if !s.SegmentStart.IsZero() && s.LastEventAt.After(s.SegmentStart) {
+		s.PriorRuntime += s.LastEventAt.Sub(s.SegmentStart)
+	}
+	s.SegmentStart = time.Time{}
+}
+
+func (s *RunState) finishIteration(r iterationFinishedRecord) {
+	running := s.Running
+	s.Running = nil
+	s.Usage = s.Usage.Add(r.Usage)
+	s.CostUSD += r.CostUSD
+	switch r.Outcome {
+	case OutcomeRateLimited, OutcomeInterrupted:
+		// The iteration is repeated with the same number and events.
+		return
+	case OutcomeSuccess:
+		s.ConsecutiveFailures = 0
+		s.Activations[r.Hat]++
+		if running != nil && !running.Confirming {
+			s.dropPending(running.Events)
+		}
+	default:
+		s.ConsecutiveFailures++
+	}
+	s.Iteration = r.Iteration
+	s.LastFinished = &FinishedIteration{Iteration: r.Iteration, Hat: r.Hat, Outcome: r.Outcome,
+		Message: r.Message, Confirming: r.Confirming}
+}
+
+func (s *RunState) settle(r iterationSettledRecord) {
+	if r.Iteration > s.Settled {
+		s.Settled = r.Iteration
+	}
+	s.LastNote = r.Note
+	if s.LastFinished != nil && s.LastFinished.Iteration == r.Iteration && s.LastFinished.Confirming && !s.Completed {
+		s.Confirming = nil
+	}
+}
+
+func (s *RunState) route(r routedRecord) {
+	u, ok := s.takeUndecided(r.Offset)
+	if !ok {
+		return // decided already: a decision is applied once
+	}
+	s.Accepted++
+	s.see(u.Event.Topic)
+	switch r.As {
+	case AsCompletion:
+		s.Completed = true
+	case AsCancellation:
+		s.Cancelled = true
+	case AsClaim:
+		// The claim itself is recorded by completion.confirming.
+	default:
+		s.Pending = append(s.Pending, PendingEvent{Offset: r.Offset, Event: u.Event, To: r.To})
+	}
+}
+
+func (s *RunState) enqueue(offset int64, ev events.Event, to []string) {
+	s.Pending = append(s.Pending, PendingEvent{Offset: offset, Event: ev, To: to})
+}
+
+func (s *RunState) takeUndecided(offset int64) (UndecidedEvent, bool) {
+	for i, u := range s.Undecided {
+		if u.Offset == offset {
+			s.Undecided = slices.Delete(s.Undecided, i, i+1)
+			return u, true
+		}
+	}
+	return UndecidedEvent{}, false
+}
+
+func (s *RunState) dropPending(offsets []int64) {
+	s.Pending = slices.DeleteFunc(s.Pending, func(p PendingEvent) bool {
+		return slices.Contains(offsets, p.Offset)
+	})
+}
+
+func (s *RunState) see(topic string) {
+	i := sort.SearchStrings(s.SeenTopics, topic)
+	if i < len(s.SeenTopics) && s.SeenTopics[i] == topic {
+		return
+	}
+	s.SeenTopics = slices.Insert(s.SeenTopics, i, topic)
+}
+
+// Seen reports whether an accepted event had this topic.
+func (s *RunState) Seen(topic string) bool {
+	_, ok := slices.BinarySearch(s.SeenTopics, topic)
+	return ok
+}
+
+// MaxBlocked is the highest count of one blocked event (topic and first
+// payload line), and that event's key.
+func (s *RunState) MaxBlocked() (string, int) {
+	key, n := "", 0
+	for k, c := range s.Blocked {
+		if c > n || (c == n && k < key) {
+			key, n = k, c
+		}
+	}
+	return key, n
+}
+
+func blockKey(ev events.Event) string { return ev.Topic + ": " + ev.FirstLine() }
+
+func hasSuffix(topic, suffix string) bool {
+	return len(topic) > len(suffix) && topic[len(topic)-len(suffix):] == suffix
+}

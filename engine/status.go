@@ -1,0 +1,80 @@
+package engine
+
+import (
+	"errors"
+	"path/filepath"
+	"time"
+
+	"github.com/ralph-loop/ralph/events"
+)
+
+// Status is what `ralph status` reports about a workspace.
+type Status struct {
+	Running    bool           `json:"running"`
+	PID        int            `json:"pid,omitempty"`
+	RunID      string         `json:"run_id,omitempty"`
+	Iteration  int            `json:"iteration"`
+	MaxIter    int            `json:"max_iterations,omitempty"`
+	Hat        string         `json:"hat,omitempty"`
+	Phase      State          `json:"phase,omitempty"`
+	Elapsed    string         `json:"elapsed,omitempty"`
+	CostUSD    float64        `json:"cost_usd"`
+	Tokens     int64          `json:"tokens"`
+	Pending    int            `json:"pending"`
+	EventsFile string         `json:"events_file,omitempty"`
+	Ended      *Termination   `json:"ended,omitempty"`
+	Recent     []events.Event `json:"recent_events,omitempty"`
+}
+
+// ReadStatus reads the lock and the checkpoint of workspace without
+// changing either. recent bounds how many of the last events it includes.
+func ReadStatus(workspace string, recent int, now time.Time) (Status, error) {
+	dir := filepath.Join(workspace, DirName)
+	var s Status
+	held, info := LockHeld(filepath.Join(dir, LockFile))
+	s.Running = held
+	if held {
+		s.PID = info.PID
+	}
+	st, phase, err := Checkpoint{Path: filepath.Join(dir, StateFile)}.Load()
+	if errors.Is(err, ErrNoState) {
+		return s, nil
+	}
+	if err != nil {
+		return s, err
+	}
+	s.RunID, s.Iteration, s.MaxIter, s.Phase = st.RunID, st.Iteration, st.MaxIterations, phase
+	s.CostUSD, s.Tokens, s.Pending, s.EventsFile = st.CostUSD, st.Usage.Total(), len(st.Pending), st.EventsFile
+	s.Ended = st.Terminated
+	if st.Running != nil {
+		s.Hat = st.Running.Hat
+	}
+	runtime := st.PriorRuntime
+	if held && !st.SegmentStart.IsZero() {
+		runtime = st.Runtime(now)
+	}
+	s.Elapsed = runtime.Round(time.Second).String()
+	s.Recent = lastEvents(filepath.Join(workspace, st.EventsFile), recent)
+	return s, nil
+}
+
+// lastEvents returns the last n events of a log, reading it once.
+func lastEvents(path string, n int) []events.Event {
+	if n <= 0 {
+		return nil
+	}
+	recs, err := events.NewReader(path, 0).Read()
+	if err != nil {
+		return nil
+	}
+	var out []events.Event
+	for _, r := range recs {
+		if r.Err == nil {
+			out = append(out, r.Event)
+		}
+	}
+	if len(out) > n {
+		out = out[len(out)-n:]
+	}
+	return out
+}

@@ -1,0 +1,138 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Stop requests written into .ralph/stop by `ralph stop`.
+const (
+	StopAtBoundary = "next" // stop before the next iteration
+	StopNow        = "now"  // interrupt the running iteration
+)
+
+// RequestStop asks the loop running in workspace to stop.
+func RequestStop(workspace, mode string) error {
+	dir := filepath.Join(workspace, DirName)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("request stop: %w", err)
+	}
+	// Written in place, not renamed, so the watcher sees one write event
+	// on the file it watches for.
+	return os.WriteFile(filepath.Join(dir, StopFile), []byte(mode+"\n"), 0o644)
+}
+
+// stopWatcher watches .ralph/stop with fsnotify, so a stop request reaches
+// the loop at once without polling.
+type stopWatcher struct {
+	path    string
+	watcher *fsnotify.Watcher
+	log     *slog.Logger
+
+	mu        sync.Mutex
+	requested string
+	onNow     func()
+	done      chan struct{}
+}
+
+func watchStop(path string, log *slog.Logger) (*stopWatcher, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("watch %s: %w", path, err)
+	}
+	// A stop file from before this process started is stale: it was meant
+	// for the loop that has ended.
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("clear stale stop request: %w", err)
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, fmt.Errorf("watch %s: %w", path, err)
+	}
+	if err := w.Add(filepath.Dir(path)); err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("watch %s: %w", filepath.Dir(path), err)
+	}
+	s := &stopWatcher{path: path, watcher: w, log: log, done: make(chan struct{})}
+	go s.watch()
+	return s, nil
+}
+
+func (s *stopWatcher) watch() {
+	defer close(s.done)
+	for {
+		select {
+		case ev, ok := <-s.watcher.Events:
+			if !ok {
+				return
+			}
+			if filepath.Clean(ev.Name) == filepath.Clean(s.path) && ev.Has(fsnotify.Write|fsnotify.Create) {
+				s.read()
+			}
+		case err, ok := <-s.watcher.Errors:
+			if !ok {
+				return
+			}
+			s.log.Warn("watching for stop requests", "err", err)
+		}
+	}
+}
+
+func (s *stopWatcher) read() {
+	data, err := os.ReadFile(s.path)
+	if err != nil {
+		return
+	}
+	mode := strings.TrimSpace(string(data))
+	if mode == "" {
+		return // the create event comes before the write
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if mode != StopNow {
+		mode = StopAtBoundary
+	}
+	if s.requested != StopNow {
+		s.requested = mode
+	}
+	if mode == StopNow && s.onNow != nil {
+		s.onNow()
+	}
+}
+
+// Requested reports whether a stop was asked for.
+func (s *stopWatcher) Requested() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.requested != ""
+}
+
+// OnNow calls cancel when `ralph stop --now` arrives (or has already
+// arrived) while an iteration runs; the returned func unregisters it.
+func (s *stopWatcher) OnNow(cancel func()) func() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onNow = cancel
+	if s.requested == StopNow {
+		cancel()
+	}
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.onNow = nil
+	}
+}
+
+// Close stops watching and removes the stop file, which has been acted on.
+func (s *stopWatcher) Close() {
+	_ = s.watcher.Close()
+	<-s.done
+	_ = os.Remove(s.path)
+}

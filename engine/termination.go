@@ -1,0 +1,62 @@
+package engine
+
+// Reason says why a run ended.
+type Reason string
+
+// Termination reasons, in the order they are checked.
+const (
+	ReasonCompleted           Reason = "completed"
+	ReasonCancelled           Reason = "cancelled"
+	ReasonInterrupted         Reason = "interrupted"
+	ReasonStopped             Reason = "stopped"
+	ReasonConsecutiveFailures Reason = "consecutive_failures"
+	ReasonLoopThrashing       Reason = "loop_thrashing"
+	ReasonValidationFailure   Reason = "validation_failure"
+	ReasonStuck               Reason = "stuck"
+	ReasonMaxIterations       Reason = "max_iterations"
+	ReasonMaxRuntime          Reason = "max_runtime"
+	ReasonMaxCost             Reason = "max_cost"
+	ReasonBudgetExhausted     Reason = "budget_exhausted"
+	ReasonFatal               Reason = "fatal"
+)
+
+// Exit codes, one table for the whole program.
+const (
+	ExitSuccess     = 0
+	ExitFailure     = 1
+	ExitLimit       = 2
+	ExitFatal       = 3
+	ExitInterrupted = 130
+)
+
+// ExitCode maps a termination reason to the process exit status.
+func (r Reason) ExitCode() int {
+	switch r {
+	case ReasonCompleted, ReasonCancelled:
+		return ExitSuccess
+	case ReasonInterrupted:
+		return ExitInterrupted
+	case ReasonMaxIterations, ReasonMaxRuntime, ReasonMaxCost, ReasonBudgetExhausted:
+		return ExitLimit
+	case ReasonFatal:
+		return ExitFatal
+	case ReasonStopped, ReasonConsecutiveFailures, ReasonLoopThrashing,
+		ReasonValidationFailure, ReasonStuck:
+		return ExitFailure
+	}
+	return ExitFailure
+}
+
+// Resumable reports whether `ralph loop --resume` may continue a run that
+// ended this way. A completed or cancelled run is over; one that hit a limit
+// or failed may go on once the user has raised the limit or fixed the cause.
+func (r Reason) Resumable() bool {
+	return r != ReasonCompleted && r != ReasonCancelled
+}
+
+// Unfinished reports whether a run that ended this way should block a plain
+// `ralph loop` until the user says --resume or --fresh: it was cut off rather
+// than judged.
+func (r Reason) Unfinished() bool {
+	return r == ReasonInterrupted || r == ReasonStopped
+}
