@@ -267,6 +267,9 @@ func (s *RunState) route(r routedRecord) {
 	}
 	s.Accepted++
 	s.see(u.Event.Topic)
+	if hasSuffix(u.Event.Topic, suffixBlocked) {
+		s.Blocked[blockKey(u.Event)]++
+	}
 	switch r.As {
 	case AsCompletion:
 		s.Completed = true

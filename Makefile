@@ -1,0 +1,61 @@
+# ralph — build, test and demo. `make help` lists the targets.
+
+GO        ?= go
+BIN       := bin/ralph
+AGENTS    ?= $(CURDIR)/.cache/agents
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -X main.version=$(VERSION)
+FUZZTIME  ?= 15s
+
+.PHONY: all help build test unit e2e vet demo bench lint agents fuzz golden clean
+
+all: lint test build
+
+help:
+	@echo "make demo    run the bundled two-hat example with a scripted agent (no API key)"
+	@echo "make test    go vet, unit tests with -race, end-to-end tests (installs the agent CLIs)"
+	@echo "make build   build $(BIN)"
+	@echo "make bench   run the benchmarks"
+	@echo "make lint    gofmt, go vet and the layering rules"
+	@echo "make agents  install the pinned agent CLIs from npm into $(AGENTS)"
+	@echo "make fuzz    fuzz the tag parser and the event reader for $(FUZZTIME) each"
+	@echo "make golden  rewrite golden files from the current output"
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/ralph
+
+vet:
+	$(GO) vet ./...
+
+unit:
+	$(GO) test -race -count=1 ./...
+
+# The end-to-end tests drive the real agent CLIs; RALPH_AGENTS_DIR tells them
+# where `make agents` put them (without it they skip).
+e2e: agents
+	RALPH_AGENTS_DIR=$(AGENTS) $(GO) test -count=1 -run 'E2E' ./...
+
+test: vet unit e2e
+
+agents:
+	bash internal/agents/install.sh $(AGENTS)
+
+demo: build
+	@bash examples/demo/run.sh $(CURDIR)/$(BIN)
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+lint: vet
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) test -count=1 -run TestLayering ./internal/layering/
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzParseTags -fuzztime $(FUZZTIME) ./events/
+	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime $(FUZZTIME) ./events/
+
+golden:
+	$(GO) test ./... -update
+
+clean:
+	rm -rf bin

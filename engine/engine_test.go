@@ -1,0 +1,433 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/hats"
+)
+
+// turn is what the fake agent does in one iteration.
+type turn struct {
+	emit    []events.Event // written to the log as `ralph emit` would
+	raw     []string       // written to the log as-is
+	text    string         // final text (tags go here)
+	result  events.AgentResult
+	err     error
+	block   bool // wait for ctx to be cancelled
+	onStart func()
+}
+
+// fakeBackend plays one turn per call, by hat when byHat has the hat and
+// otherwise in order; the last turn repeats.
+type fakeBackend struct {
+	mu      sync.Mutex
+	turns   []turn
+	byHat   map[string][]turn
+	calls   int
+	hatRuns map[string]int
+	prompts []string
+	hats    []string
+}
+
+func (f *fakeBackend) Name() string { return "fake" }
+
+func (f *fakeBackend) Run(ctx context.Context, run events.AgentRun, report func(events.Activity)) (events.AgentResult, error) {
+	f.mu.Lock()
+	hat, iter, logPath := envOf(run.Env, "RALPH_HAT"), envOf(run.Env, "RALPH_ITERATION"), envOf(run.Env, "RALPH_EVENTS_FILE")
+	f.prompts = append(f.prompts, run.Prompt)
+	f.hats = append(f.hats, hat)
+	t := f.next(hat)
+	f.mu.Unlock()
+	if t.onStart != nil {
+		t.onStart()
+	}
+	n := atoi(iter)
+	for _, ev := range t.emit {
+		ev.Source, ev.Hat, ev.Iteration = events.SourceAgent, hat, n
+		if ev.Payload == nil {
+			ev.Payload = events.StringPayload("")
+		}
+		if err := events.AppendTo(logPath, ev); err != nil {
+			return events.AgentResult{}, err
+		}
+	}
+	if len(t.raw) > 0 {
+		f, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return events.AgentResult{}, err
+		}
+		for _, l := range t.raw {
+			_, _ = f.WriteString(l + "\n")
+		}
+		_ = f.Close()
+	}
+	if t.block {
+		<-ctx.Done()
+		return events.AgentResult{ExitCode: -1}, ctx.Err()
+	}
+	res := t.result
+	res.FinalText = t.text
+	if res.Duration == 0 {
+		res.Duration = time.Millisecond
+	}
+	return res, t.err
+}
+
+func (f *fakeBackend) next(hat string) turn {
+	if ts, ok := f.byHat[hat]; ok && len(ts) > 0 {
+		if f.hatRuns == nil {
+			f.hatRuns = map[string]int{}
+		}
+		i := min(f.hatRuns[hat], len(ts)-1)
+		f.hatRuns[hat]++
+		return ts[i]
+	}
+	if len(f.turns) == 0 {
+		return turn{}
+	}
+	i := min(f.calls, len(f.turns)-1)
+	f.calls++
+	return f.turns[i]
+}
+
+func envOf(env []string, key string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+func atoi(s string) int {
+	n := 0
+	for _, c := range s {
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
+// nopReporter discards progress.
+type nopReporter struct{}
+
+func (nopReporter) LoopStarted(RunInfo)                                {}
+func (nopReporter) IterationStarted(IterationInfo)                     {}
+func (nopReporter) Activity(IterationInfo, events.Activity)            {}
+func (nopReporter) EventAccepted(events.Event, []string)               {}
+func (nopReporter) EventRejected(events.Event, string)                 {}
+func (nopReporter) IterationFinished(IterationInfo, events.AgentResult) {}
+func (nopReporter) RateLimited(IterationInfo, time.Duration)           {}
+func (nopReporter) Warn(string)                                        {}
+func (nopReporter) LoopFinished(Summary)                               {}
+
+func twoHats(t *testing.T) *hats.Registry {
+	t.Helper()
+	reg, err := hats.NewRegistry([]hats.Hat{
+		{ID: "builder", Name: "Builder", Triggers: []string{"build.task"}, Publishes: []string{"build.done", "build.blocked"}},
+		{ID: "reviewer", Name: "Reviewer", Triggers: []string{"build.done"}, Publishes: []string{"review.approved", "LOOP_COMPLETE"}},
+	}, hats.WithCompletionTopic("LOOP_COMPLETE"))
+	require.NoError(t, err)
+	return reg
+}
+
+func settings() Settings {
+	return Settings{CompletionTopic: "LOOP_COMPLETE", StartingEvent: "task.start", MaxIterations: 20,
+		MaxConsecutiveFailures: 3, Confirmations: 1}
+}
+
+func newTestEngine(t *testing.T, dir string, b Backend, s Settings, mod ...func(*Options)) *Engine {
+	t.Helper()
+	opts := Options{Workspace: dir, Objective: "Build the thing.", Settings: s, Hats: twoHats(t),
+		Backend: b, RalphBin: "/usr/local/bin/ralph", Reporter: nopReporter{}}
+	for _, m := range mod {
+		m(&opts)
+	}
+	e, err := New(opts)
+	require.NoError(t, err)
+	return e
+}
+
+func tagged(topic, payload string) string {
+	return `<event topic="` + topic + `">` + payload + `</event>`
+}
+
+func ev(topic, payload string) events.Event {
+	return events.Event{Topic: topic, Payload: events.StringPayload(payload)}
+}
+
+// happy is the two-hat path: coordinator → builder → reviewer → complete.
+func happy() *fakeBackend {
+	return &fakeBackend{byHat: map[string][]turn{
+		"ralph":    {{text: tagged("build.task", "build it")}},
+		"builder":  {{emit: []events.Event{ev("build.done", "tests: pass")}}},
+		"reviewer": {{text: "Approved. " + tagged("LOOP_COMPLETE", "done")}},
+	}}
+}
+
+func failing() events.AgentResult {
+	return events.AgentResult{ExitCode: 1, Failure: events.FailureExit, FailureMessage: "exit status 1"}
+}
+
+func TestTermination(t *testing.T) {
+	cases := []struct {
+		name     string
+		backend  *fakeBackend
+		settings func(*Settings)
+		reason   Reason
+		code     int
+		iters    int
+	}{
+		{name: "completed", backend: happy(), reason: ReasonCompleted, code: 0, iters: 3},
+		{name: "completed on the last allowed iteration", backend: happy(),
+			settings: func(s *Settings) { s.MaxIterations = 3 }, reason: ReasonCompleted, code: 0, iters: 3},
+		{name: "max iterations one short of completion", backend: happy(),
+			settings: func(s *Settings) { s.MaxIterations = 2 }, reason: ReasonMaxIterations, code: 2, iters: 2},
+		{name: "cancelled", backend: &fakeBackend{turns: []turn{{text: tagged("task.cancel", "not worth it")}}},
+			settings: func(s *Settings) { s.CancellationTopic = "task.cancel" }, reason: ReasonCancelled, code: 0, iters: 1},
+		{name: "consecutive failures", backend: &fakeBackend{turns: []turn{{result: failing()}}},
+			reason: ReasonConsecutiveFailures, code: 1, iters: 3},
+		{name: "agent-reported error counts as a failure",
+			backend: &fakeBackend{turns: []turn{{result: events.AgentResult{Failure: events.FailureAgent, FailureMessage: "API Error: 400"}}}},
+			reason:  ReasonConsecutiveFailures, code: 1, iters: 3},
+		{name: "timeout counts as a failure",
+			backend: &fakeBackend{turns: []turn{{result: events.AgentResult{ExitCode: -1, Failure: events.FailureTimeout, FailureMessage: "iteration timeout"}}}},
+			reason:  ReasonConsecutiveFailures, code: 1, iters: 3},
+		{name: "a success resets the failure count",
+			backend: &fakeBackend{turns: []turn{{result: failing()}, {result: failing()}, {}, {result: failing()}, {result: failing()}, {result: failing()}}},
+			reason:  ReasonConsecutiveFailures, code: 1, iters: 6},
+		{name: "thrashing on the same blocked event",
+			backend: &fakeBackend{byHat: map[string][]turn{
+				"ralph":   {{text: tagged("build.task", "build")}},
+				"builder": {{emit: []events.Event{ev("build.blocked", "cannot compile\ndetails vary 1")}}},
+			}},
+			// ralph, builder (blocked 1), ralph, builder (2), ralph, builder (3)
+			reason: ReasonLoopThrashing, code: 1, iters: 6},
+		{name: "malformed lines", backend: &fakeBackend{turns: []turn{{raw: []string{"not json", `{"payload":"no topic"}`, "{broken"}}}},
+			reason: ReasonValidationFailure, code: 1, iters: 1},
+		{name: "max cost", backend: &fakeBackend{turns: []turn{{result: events.AgentResult{CostUSD: 0.6}}}},
+			settings: func(s *Settings) { s.MaxCostUSD = 1 }, reason: ReasonMaxCost, code: 2, iters: 2},
+		{name: "max tokens", backend: &fakeBackend{turns: []turn{{result: events.AgentResult{Usage: events.Usage{InputTokens: 400, OutputTokens: 200}}}}},
+			settings: func(s *Settings) { s.MaxTokens = 1000 }, reason: ReasonBudgetExhausted, code: 2, iters: 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := settings()
+			if tc.settings != nil {
+				tc.settings(&s)
+			}
+			out, err := newTestEngine(t, t.TempDir(), tc.backend, s).Run(t.Context())
+			require.NoError(t, err)
+			assert.Equal(t, tc.reason, out.Reason)
+			assert.Equal(t, tc.code, out.ExitCode)
+			assert.Equal(t, tc.iters, out.Iterations)
+		})
+	}
+}
+
+// stepClock advances a minute each time an agent runs.
+type stepClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *stepClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *stepClock) advance() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(time.Minute)
+}
+
+func TestMaxRuntime(t *testing.T) {
+	clock := &stepClock{now: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
+	b := &fakeBackend{turns: []turn{{onStart: clock.advance}}}
+	s := settings()
+	s.MaxRuntime = 150 * time.Second
+	out, err := newTestEngine(t, t.TempDir(), b, s, func(o *Options) { o.Now = clock.Now }).Run(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, ReasonMaxRuntime, out.Reason)
+	assert.Equal(t, ExitLimit, out.ExitCode)
+	assert.Equal(t, 3, out.Iterations, "after 3 one-minute iterations the runtime is past 150s")
+}
+
+func TestInterruptedRunExits130AndResumes(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(t.Context())
+	b := &fakeBackend{byHat: map[string][]turn{
+		"ralph":   {{text: tagged("build.task", "build it")}},
+		"builder": {{block: true, emit: []events.Event{ev("build.progress", "half way")}, onStart: cancel}},
+	}}
+	out, err := newTestEngine(t, dir, b, settings()).Run(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, ReasonInterrupted, out.Reason)
+	assert.Equal(t, ExitInterrupted, out.ExitCode)
+
+	// On resume the builder runs again with the same event, and the event
+	// it wrote before the interruption is routed exactly once.
+	b2 := happy()
+	out, err = newTestEngine(t, dir, b2, settings(), func(o *Options) { o.Resume = true }).Run(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, ReasonCompleted, out.Reason)
+	// build.progress, written before the interruption, went to the
+	// coordinator, which runs once build.task (older) has been handled.
+	assert.Equal(t, []string{"builder", "ralph", "reviewer"}, b2.hats)
+	assert.Contains(t, b2.prompts[0], "build it")
+	recs := readLog(t, dir)
+	assert.Equal(t, 1, countDecisions(recs, "build.progress"), "the interrupted iteration's event is decided once")
+}
+
+func TestConfirmationIteration(t *testing.T) {
+	t.Run("on by default", func(t *testing.T) {
+		s := settings()
+		s.Confirmations = 2
+		b := happy()
+		b.byHat["ralph"] = []turn{{text: tagged("build.task", "build it")}, {text: "Verified. " + tagged("LOOP_COMPLETE", "confirmed")}}
+		out, err := newTestEngine(t, t.TempDir(), b, s).Run(t.Context())
+		require.NoError(t, err)
+		assert.Equal(t, ReasonCompleted, out.Reason)
+		assert.Equal(t, []string{"ralph", "builder", "reviewer", "ralph"}, b.hats)
+		assert.Contains(t, b.prompts[3], "done", "the confirming agent sees the claim")
+	})
+	t.Run("an unconfirmed claim goes back to work", func(t *testing.T) {
+		s := settings()
+		s.Confirmations = 2
+		b := happy()
+		b.byHat["ralph"] = []turn{{text: tagged("build.task", "build it")}, {text: "Not done: tests missing."},
+			{text: tagged("build.task", "add tests")}, {text: tagged("LOOP_COMPLETE", "ok")}}
+		out, err := newTestEngine(t, t.TempDir(), b, s).Run(t.Context())
+		require.NoError(t, err)
+		assert.Equal(t, ReasonCompleted, out.Reason)
+		assert.Equal(t, []string{"ralph", "builder", "reviewer", "ralph", "ralph", "builder", "reviewer", "ralph"}, b.hats)
+	})
+}
+
+func TestRequiredEventsHoldCompletion(t *testing.T) {
+	s := settings()
+	s.RequiredEvents = []string{"review.approved"}
+	b := &fakeBackend{byHat: map[string][]turn{
+		"ralph":    {{text: tagged("LOOP_COMPLETE", "done early")}, {text: tagged("build.task", "build")}, {text: tagged("LOOP_COMPLETE", "done")}},
+		"builder":  {{emit: []events.Event{ev("build.done", "ok")}}},
+		"reviewer": {{text: tagged("review.approved", "lgtm")}},
+	}}
+	out, err := newTestEngine(t, t.TempDir(), b, s).Run(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, ReasonCompleted, out.Reason)
+	assert.Equal(t, []string{"ralph", "ralph", "builder", "reviewer", "ralph"}, b.hats)
+	assert.Contains(t, b.prompts[1], "review.approved", "the coordinator is told what is missing")
+}
+
+func TestDefaultPublishes(t *testing.T) {
+	reg, err := hats.NewRegistry([]hats.Hat{
+		{ID: "builder", Triggers: []string{"task.start"}, DefaultPublishes: "build.done"},
+		{ID: "finisher", Triggers: []string{"build.done"}, DefaultPublishes: "LOOP_COMPLETE"},
+	})
+	require.NoError(t, err)
+	b := &fakeBackend{byHat: map[string][]turn{"ralph": {{text: tagged("LOOP_COMPLETE", "verified")}}}}
+	out, err := newTestEngine(t, t.TempDir(), b, settings(), func(o *Options) { o.Hats = reg }).Run(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, ReasonCompleted, out.Reason)
+	// The finisher's default is the completion topic, which is never
+	// published for it: the coordinator gets task.resume and completes.
+	assert.Equal(t, []string{"builder", "finisher", "ralph"}, b.hats)
+}
+
+func TestMaxActivationsExhaustsHat(t *testing.T) {
+	reg, err := hats.NewRegistry([]hats.Hat{
+		{ID: "builder", Triggers: []string{"build.task"}, MaxActivations: 2},
+	})
+	require.NoError(t, err)
+	b := &fakeBackend{byHat: map[string][]turn{
+		"ralph":   {{text: tagged("build.task", "1")}, {text: tagged("build.task", "2")}, {text: tagged("build.task", "3")}, {text: tagged("LOOP_COMPLETE", "stop")}},
+		"builder": {{}},
+	}}
+	dir := t.TempDir()
+	out, err := newTestEngine(t, dir, b, settings(), func(o *Options) { o.Hats = reg }).Run(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, ReasonCompleted, out.Reason)
+	assert.Equal(t, []string{"ralph", "builder", "ralph", "builder", "ralph", "ralph"}, b.hats)
+	assert.Equal(t, 1, countTopic(readLog(t, dir), "builder.exhausted"))
+}
+
+func TestHatScope(t *testing.T) {
+	s := settings()
+	s.EnforceHatScope = true
+	b := &fakeBackend{byHat: map[string][]turn{
+		"ralph":   {{text: tagged("build.task", "go")}, {text: tagged("LOOP_COMPLETE", "ok")}},
+		"builder": {{emit: []events.Event{ev("deploy.prod", "oops")}}},
+	}}
+	dir := t.TempDir()
+	out, err := newTestEngine(t, dir, b, s).Run(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, ReasonCompleted, out.Reason)
+	recs := readLog(t, dir)
+	assert.Equal(t, 1, countTopic(recs, "builder.scope_violation"))
+	assert.Equal(t, 0, countTopic(recs, "event.routed", "deploy.prod"))
+}
+
+func TestCheckpointIsTheFoldOfTheLog(t *testing.T) {
+	dir := t.TempDir()
+	s := settings()
+	s.Confirmations = 2
+	b := happy()
+	b.byHat["ralph"] = []turn{{text: tagged("build.task", "build it")}, {text: tagged("LOOP_COMPLETE", "confirmed")}}
+	_, err := newTestEngine(t, dir, b, s).Run(t.Context())
+	require.NoError(t, err)
+	saved, _, err := Checkpoint{Path: filepath.Join(dir, DirName, StateFile)}.Load()
+	require.NoError(t, err)
+	rebuilt := NewRunState()
+	rebuilt.EventsFile = saved.EventsFile
+	for _, rec := range readLog(t, dir) {
+		rebuilt.Apply(rec, twoHats(t))
+	}
+	assert.Equal(t, jsonOf(t, saved), jsonOf(t, rebuilt))
+}
+
+func jsonOf(t *testing.T, v any) string {
+	b, err := json.MarshalIndent(v, "", " ")
+	require.NoError(t, err)
+	return string(b)
+}
+
+func readLog(t *testing.T, dir string) []events.Record {
+	t.Helper()
+	rel, err := os.ReadFile(filepath.Join(dir, DirName, CurrentEventsFile))
+	require.NoError(t, err)
+	recs, err := events.NewReader(filepath.Join(dir, strings.TrimSpace(string(rel))), 0).Read()
+	require.NoError(t, err)
+	return recs
+}
+
+// countTopic counts lines with topic; with a payload topic given, only
+// decision lines about that topic.
+func countTopic(recs []events.Record, topic string, about ...string) int {
+	n := 0
+	for _, r := range recs {
+		if r.Err != nil || r.Event.Topic != topic {
+			continue
+		}
+		if len(about) > 0 && !strings.Contains(string(r.Event.Payload), `"topic":"`+about[0]+`"`) {
+			continue
+		}
+		n++
+	}
+	return n
+}
+
+func countDecisions(recs []events.Record, topic string) int {
+	return countTopic(recs, TopicEventRouted, topic) + countTopic(recs, TopicEventRejected, topic)
+}

@@ -1,0 +1,296 @@
+// Command scriptagent is a fake coding agent for ralph's end-to-end tests.
+// ralph runs it through the generic command backend like any agent CLI; what
+// it does each time is read from a JSON script, so a test decides exactly
+// which files it edits, which events it publishes and how it exits.
+//
+// # Environment
+//
+//	SCRIPTAGENT_SCRIPT  path of the script (required)
+//	SCRIPTAGENT_STATE   directory for its counters and logs (default: the
+//	                    script's directory); it records each prompt it gets
+//	                    as prompt-<run>.txt and appends one line per event it
+//	                    publishes to emitted.jsonl
+//	RALPH_ITERATION, RALPH_HAT, RALPH_BIN, RALPH_EVENTS_FILE: set by ralph
+//
+// The prompt arrives as the last argument, or on stdin when there is none.
+//
+// # Script
+//
+//	{"steps": [STEP, …], "by_hat": {"builder": [STEP, …]}}
+//
+// A run uses by_hat[$RALPH_HAT] when present, indexed by how many times that
+// hat has run before; otherwise steps[$RALPH_ITERATION-1]. The last step
+// repeats when the list runs out. A STEP is an object with any of:
+//
+//	write    {"path": "content"}   create or replace files
+//	append   {"path": "content"}   append to files
+//	emit     [{"topic", "payload", "target", "json"}]  via `$RALPH_BIN emit`
+//	raw      ["line", …]           appended as-is to $RALPH_EVENTS_FILE
+//	say      "text"                printed on stdout (the final text: tags go here)
+//	stderr   "text"                printed on stderr
+//	sleep_ms N                     sleep before exiting (after everything else)
+//	exit     N                     exit status
+//	ignore_sigterm true            ignore SIGTERM (for group-kill tests)
+//	spawn_child true               start a long-sleeping child in the same
+//	                               process group, writing its pid to child.pid
+//	when_file {"path": "text"}     run only if the file contains text; else
+//	                               the step's "else" step runs
+//	else     STEP
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+type emit struct {
+	Topic   string `json:"topic"`
+	Payload string `json:"payload"`
+	Target  string `json:"target"`
+	JSON    bool   `json:"json"`
+}
+
+type step struct {
+	Write         map[string]string `json:"write"`
+	Append        map[string]string `json:"append"`
+	Emit          []emit            `json:"emit"`
+	Raw           []string          `json:"raw"`
+	Say           string            `json:"say"`
+	Stderr        string            `json:"stderr"`
+	SleepMS       int               `json:"sleep_ms"`
+	Exit          int               `json:"exit"`
+	IgnoreSIGTERM bool              `json:"ignore_sigterm"`
+	SpawnChild    bool              `json:"spawn_child"`
+	WhenFile      map[string]string `json:"when_file"`
+	Else          *step             `json:"else"`
+}
+
+type script struct {
+	Steps []step            `json:"steps"`
+	ByHat map[string][]step `json:"by_hat"`
+}
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "-child" {
+		signal.Ignore(syscall.SIGTERM)
+		time.Sleep(time.Hour)
+		return
+	}
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "scriptagent:", err)
+		os.Exit(97)
+	}
+}
+
+func run() error {
+	path := os.Getenv("SCRIPTAGENT_SCRIPT")
+	if path == "" {
+		return fmt.Errorf("SCRIPTAGENT_SCRIPT is not set")
+	}
+	var sc script
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, &sc); err != nil {
+		return fmt.Errorf("parse %s: %w", path, err)
+	}
+	state := os.Getenv("SCRIPTAGENT_STATE")
+	if state == "" {
+		state = filepath.Dir(path)
+	}
+	runNo := bump(filepath.Join(state, "runs.count"))
+	if err := recordPrompt(state, runNo); err != nil {
+		return err
+	}
+	st := pick(sc, state)
+	for st.WhenFile != nil && !fileHas(st.WhenFile) {
+		if st.Else == nil {
+			return nil
+		}
+		st = *st.Else
+	}
+	return perform(st, state)
+}
+
+func pick(sc script, state string) step {
+	hat := os.Getenv("RALPH_HAT")
+	if steps, ok := sc.ByHat[hat]; ok && len(steps) > 0 {
+		n := bump(filepath.Join(state, "hat-"+hat+".count"))
+		return nth(steps, n)
+	}
+	n, _ := strconv.Atoi(os.Getenv("RALPH_ITERATION"))
+	return nth(sc.Steps, max(n, 1))
+}
+
+func nth(steps []step, n int) step {
+	if len(steps) == 0 {
+		return step{}
+	}
+	return steps[min(n, len(steps))-1]
+}
+
+// bump increments a counter file and returns the new value.
+func bump(path string) int {
+	data, _ := os.ReadFile(path)
+	n, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	n++
+	_ = os.WriteFile(path, []byte(strconv.Itoa(n)), 0o644)
+	return n
+}
+
+func recordPrompt(state string, runNo int) error {
+	prompt := ""
+	if len(os.Args) > 1 {
+		prompt = os.Args[len(os.Args)-1]
+	} else {
+		data, _ := io.ReadAll(os.Stdin)
+		prompt = string(data)
+	}
+	return os.WriteFile(filepath.Join(state, fmt.Sprintf("prompt-%d.txt", runNo)), []byte(prompt), 0o644)
+}
+
+func fileHas(cond map[string]string) bool {
+	for path, text := range cond {
+		data, err := os.ReadFile(path)
+		if err != nil || !strings.Contains(string(data), text) {
+			return false
+		}
+	}
+	return true
+}
+
+func perform(st step, state string) error {
+	if st.IgnoreSIGTERM {
+		signal.Ignore(syscall.SIGTERM)
+	}
+	if st.SpawnChild {
+		if err := spawnChild(state); err != nil {
+			return err
+		}
+	}
+	if err := writeFiles(st.Write, os.O_TRUNC); err != nil {
+		return err
+	}
+	if err := writeFiles(st.Append, os.O_APPEND); err != nil {
+		return err
+	}
+	if err := appendRaw(st.Raw); err != nil {
+		return err
+	}
+	for _, e := range st.Emit {
+		if err := publish(e, state); err != nil {
+			return err
+		}
+	}
+	if st.Say != "" {
+		fmt.Println(st.Say)
+	}
+	if st.Stderr != "" {
+		fmt.Fprintln(os.Stderr, st.Stderr)
+	}
+	time.Sleep(time.Duration(st.SleepMS) * time.Millisecond)
+	if st.Exit != 0 {
+		os.Exit(st.Exit)
+	}
+	return nil
+}
+
+func writeFiles(files map[string]string, mode int) error {
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if dir := filepath.Dir(name); dir != "." {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+		}
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|mode, 0o644)
+		if err != nil {
+			return err
+		}
+		_, err = f.WriteString(files[name])
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func appendRaw(lines []string) error {
+	if len(lines) == 0 {
+		return nil
+	}
+	f, err := os.OpenFile(os.Getenv("RALPH_EVENTS_FILE"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for _, l := range lines {
+		if _, err := f.WriteString(l + "\n"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// publish runs `ralph emit` the way an agent's shell tool would, and notes
+// the event so tests can check it was logged and routed exactly once.
+func publish(e emit, state string) error {
+	args := []string{"emit", e.Topic}
+	if e.Payload != "" {
+		args = append(args, e.Payload)
+	}
+	if e.Target != "" {
+		args = append(args, "--target", e.Target)
+	}
+	if e.JSON {
+		args = append(args, "--json")
+	}
+	bin := os.Getenv("RALPH_BIN")
+	if bin == "" {
+		bin = "ralph"
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("ralph emit %s: %w", e.Topic, err)
+	}
+	line, _ := json.Marshal(map[string]any{"topic": e.Topic, "payload": e.Payload,
+		"iteration": os.Getenv("RALPH_ITERATION"), "hat": os.Getenv("RALPH_HAT")})
+	f, err := os.OpenFile(filepath.Join(state, "emitted.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = f.Write(append(line, '\n'))
+	return err
+}
+
+func spawnChild(state string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(self, "-child")
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(state, "child.pid"), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644)
+}
