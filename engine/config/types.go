@@ -1,44 +1,94 @@
 package config
 
+import "gopkg.in/yaml.v3"
+
 // Config is a loaded ralph.yml (or ralph.json), defaults applied.
+//
+// The yaml tags name the keys of the file; decoding does not use them (see
+// decode.go, which reads yaml.Node so that every problem has a line), but a
+// test keeps them and the decoder's key tables in step.
 type Config struct {
 	EventLoop EventLoop
 	CLI       CLI
-	// Hats in the order they appear in the file.
+	// Hats in the order they appear in the file (with several files, the
+	// first file's hats first, then hats only later files add).
 	Hats []Hat
+	// Raw holds top-level sections that ralph accepts but does not type yet
+	// (acceptance_criteria, gates), as written, by key.
+	Raw map[string]RawNode
 	// Path is the file the config came from (the last, when merged).
 	Path string
 	// Warnings are things a user should know but that do not stop a run,
 	// such as keys ralph accepts without implementing.
 	Warnings []string
+
+	// promptSource says where event_loop.prompt was set, for Objective.
+	promptSource string
+	// promptFileAt is where event_loop.prompt_file was set (zero when it is
+	// the default), for the "not found" problem.
+	promptFileAt pos
+	// promptDir is the directory of the file that set event_loop.prompt_file
+	// (or of Path when it was not set): a relative prompt_file is looked up
+	// there first.
+	promptDir string
+}
+
+// pos is a place in a config file.
+type pos struct {
+	file string
+	line int
+}
+
+// RawNode is a section kept as YAML until ralph types it, with the file it
+// came from so that later validation can still say file:line.
+type RawNode struct {
+	File string
+	Node *yaml.Node
 }
 
 // EventLoop is the event_loop: section.
+//
+// For the limits, 0 means "no limit" unless the comment says otherwise;
+// negative values are rejected.
 type EventLoop struct {
 	Prompt                  string   `yaml:"prompt"`
 	PromptFile              string   `yaml:"prompt_file"`              // default PROMPT.md
 	CompletionPromise       string   `yaml:"completion_promise"`       // default LOOP_COMPLETE
 	StartingEvent           string   `yaml:"starting_event"`           // default task.start
-	MaxIterations           int      `yaml:"max_iterations"`           // default 100
+	MaxIterations           int      `yaml:"max_iterations"`           // default 100; at least 1
 	MaxRuntimeSeconds       int      `yaml:"max_runtime_seconds"`      // default 14400
 	MaxCostUSD              float64  `yaml:"max_cost_usd"`             // 0: none
 	MaxConsecutiveFailures  int      `yaml:"max_consecutive_failures"` // default 5
 	CooldownDelaySeconds    int      `yaml:"cooldown_delay_seconds"`   // default 0
 	RequiredEvents          []string `yaml:"required_events"`
-	CancellationPromise     string   `yaml:"cancellation_promise"`
+	CancellationPromise     string   `yaml:"cancellation_promise"` // "": none
 	EnforceHatScope         bool     `yaml:"enforce_hat_scope"`
-	CompletionConfirmations int      `yaml:"completion_confirmations"`  // default 2
+	CompletionConfirmations int      `yaml:"completion_confirmations"`  // default 2; 1 or 2
 	IterationTimeoutSeconds int      `yaml:"iteration_timeout_seconds"` // default 1800
 	IdleTimeoutSeconds      int      `yaml:"idle_timeout_seconds"`      // default 600
 	KillGraceSeconds        int      `yaml:"kill_grace_seconds"`        // default 10
+
+	// Accepted and stored now for work that is coming; nothing reads them yet.
+
+	// MaxTokens bounds input plus output tokens over the run (the unit of
+	// events.Usage.Total); 0: none. ralph.json's budget.max_tokens lands here.
+	MaxTokens int64 `yaml:"max_tokens"`
+	// StuckThreshold is how many iterations without progress count as stuck;
+	// default 3, 0 disables the check.
+	StuckThreshold int `yaml:"stuck_threshold"`
+	// RateLimitMaxWaitSeconds bounds how long ralph waits for a rate limit to
+	// lift before giving up; default 3600, 0 means do not wait.
+	RateLimitMaxWaitSeconds int `yaml:"rate_limit_max_wait_seconds"`
 }
 
 // CLI is the cli: section, and the shape of a hat's backend: override.
 type CLI struct {
-	Backend    string            `yaml:"backend"` // claude | command (custom is an alias of command)
-	Command    string            `yaml:"command"`
+	// Backend is a CLI name from backends (claude, codex, …), "command" for
+	// any program ("custom" is read as "command"), or "auto".
+	Backend    string            `yaml:"backend"`
+	Command    string            `yaml:"command"` // required for command
 	Args       []string          `yaml:"args"`
-	PromptMode string            `yaml:"prompt_mode"` // arg | stdin
+	PromptMode string            `yaml:"prompt_mode"` // arg | stdin; "": the CLI's default
 	PromptFlag string            `yaml:"prompt_flag"`
 	Env        map[string]string `yaml:"env"`
 	Model      string            `yaml:"model"`
@@ -46,15 +96,24 @@ type CLI struct {
 
 // Hat is one entry under hats:.
 type Hat struct {
-	ID               string   `yaml:"-"`
-	Name             string   `yaml:"name"`
-	Description      string   `yaml:"description"`
+	ID string `yaml:"-"`
+	// Name defaults to ID.
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	// Triggers are topic patterns; a single string in the file is read as a
+	// one-element list.
 	Triggers         []string `yaml:"triggers"`
 	Publishes        []string `yaml:"publishes"`
 	Instructions     string   `yaml:"instructions"`
 	DefaultPublishes string   `yaml:"default_publishes"`
-	MaxActivations   int      `yaml:"max_activations"`
-	Backend          *CLI     `yaml:"backend"`
+	MaxActivations   int      `yaml:"max_activations"` // 0: no bound
+	// Backend is nil when the hat uses cli:. Written as a name it is that CLI
+	// with nothing else set; written as a mapping with backend: it is used as
+	// written; written as a mapping without backend: it is cli: with the
+	// mapping's keys laid over it (env merged key by key).
+	Backend *CLI `yaml:"backend"`
 	// Line is where the hat is defined, for messages.
 	Line int `yaml:"-"`
+	// File is the config file that defines the hat, for messages.
+	File string `yaml:"-"`
 }

@@ -1,0 +1,62 @@
+package config_test
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
+
+	"github.com/ralph-loop/ralph/engine/config"
+)
+
+// update rewrites the golden files: go test ./engine/config/ -update
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+// golden compares got with testdata/<name>.golden, or writes it with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run go test ./engine/config/ -update to create it")
+	require.Equal(t, string(want), got)
+}
+
+// dump renders a loaded config for a golden file: the typed sections as
+// JSON, raw sections re-encoded as YAML, temp dirs replaced by $DIR.
+func dump(t *testing.T, c *config.Config, dir string) string {
+	t.Helper()
+	raw := map[string]string{}
+	for k, r := range c.Raw {
+		b, err := yaml.Marshal(r.Node)
+		require.NoError(t, err)
+		raw[k] = r.File + ":\n" + string(b)
+	}
+	b, err := json.MarshalIndent(struct {
+		EventLoop config.EventLoop
+		CLI       config.CLI
+		Hats      []config.Hat
+		Raw       map[string]string
+		Path      string
+		Warnings  []string
+	}{c.EventLoop, c.CLI, c.Hats, raw, c.Path, c.Warnings}, "", "  ")
+	require.NoError(t, err)
+	s := string(b) + "\n"
+	if dir != "" {
+		s = strings.ReplaceAll(s, dir, "$DIR")
+	}
+	return s
+}
+
+// replaceDir replaces a temp dir in s with $DIR.
+func replaceDir(s, dir string) string {
+	return strings.ReplaceAll(s, dir, "$DIR")
+}

@@ -1,0 +1,136 @@
+package config
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
+)
+
+// The yaml tags on the types document the keys; the decoder's tables are
+// what is accepted. They must say the same.
+func TestKeyTablesMatchTags(t *testing.T) {
+	l, c, h := newLoader(), Default(), Hat{}
+	var at *yaml.Node
+	tests := []struct {
+		name   string
+		typ    any
+		fields []field
+	}{
+		{"event_loop", EventLoop{}, l.eventLoopFields(c)},
+		{"cli", CLI{}, l.cliFields(&c.CLI, map[string]bool{}, &at, false)},
+		{"hat", Hat{}, l.hatFields(&h, c.CLI)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, yamlTags(tt.typ), fieldKeys(tt.fields))
+		})
+	}
+}
+
+func yamlTags(v any) []string {
+	var tags []string
+	typ := reflect.TypeOf(v)
+	for i := range typ.NumField() {
+		tag, _, _ := strings.Cut(typ.Field(i).Tag.Get("yaml"), ",")
+		if tag != "" && tag != "-" {
+			tags = append(tags, tag)
+		}
+	}
+	return tags
+}
+
+// A key is either implemented or ignored, never both.
+func TestOrchestratorKeysAreNotImplemented(t *testing.T) {
+	l, c, h := newLoader(), Default(), Hat{}
+	var at *yaml.Node
+	top := []string{"event_loop", "cli", "hats", "acceptance_criteria", "gates", "budget"}
+	for _, f := range flatKeys {
+		top = append(top, f.name)
+	}
+	tests := []struct {
+		name        string
+		implemented []string
+		ignored     []string
+	}{
+		{"top", top, orchestratorTopKeys},
+		{"event_loop", fieldKeys(l.eventLoopFields(c)), orchestratorEventLoopKeys},
+		{"cli", fieldKeys(l.cliFields(&c.CLI, map[string]bool{}, &at, false)), orchestratorCLIKeys},
+		{"hat", fieldKeys(l.hatFields(&h, c.CLI)), orchestratorHatKeys},
+		{"hat backend", fieldKeys(l.cliFields(&c.CLI, map[string]bool{}, &at, true)), orchestratorHatBackendKeys},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, k := range tt.ignored {
+				assert.NotContains(t, tt.implemented, k)
+			}
+		})
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	keys := []string{"max_iterations", "max_runtime_seconds", "prompt", "prompt_file"}
+	tests := []struct {
+		word string
+		want string
+	}{
+		{"max_iteration", "max_iterations"},
+		{"max_iterashuns", "max_iterations"},
+		{"MAX_ITERATIONS", "max_iterations"},
+		{"promt", "prompt"},
+		{"prompt_fil", "prompt_file"},
+		{"runtime", ""},
+		{"flavour", ""},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.word, func(t *testing.T) {
+			assert.Equal(t, tt.want, suggest(tt.word, keys))
+		})
+	}
+}
+
+func TestLevenshtein(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0},
+		{"abc", "", 3},
+		{"", "abc", 3},
+		{"claude", "claude", 0},
+		{"cladue", "claude", 2},
+		{"kitten", "sitting", 3},
+		{"héllo", "hello", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.a+"/"+tt.b, func(t *testing.T) {
+			assert.Equal(t, tt.want, levenshtein(tt.a, tt.b))
+			assert.Equal(t, tt.want, levenshtein(tt.b, tt.a))
+		})
+	}
+}
+
+// Nested aliases that would expand to millions of values stop with a
+// problem instead of exhausting memory.
+func TestAliasBomb(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n")
+	for i := 1; i <= 6; i++ {
+		prev := "*a" + string(rune('0'+i-1))
+		b.WriteString("a" + string(rune('0'+i)) + ": &a" + string(rune('0'+i)) + " [")
+		for j := range 10 {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(prev)
+		}
+		b.WriteString("]\n")
+	}
+	_, err := LoadBytes("ralph.yml", []byte(b.String()))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the file expands to more than 100000 values (hint: use fewer nested aliases)")
+}

@@ -1,0 +1,302 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// maxNodes bounds the nodes one file may expand to once its aliases are
+// resolved, so that a file of nested aliases cannot exhaust memory.
+const maxNodes = 100_000
+
+// loader holds the state of one Load: which file every node came from, and
+// the problems and ignored keys found so far.
+//
+// Files are parsed into yaml.Node trees, copied with aliases resolved, their
+// flat keys moved into sections (normalize.go), merged, and only then
+// decoded (decode.go). origin remembers each node's file across those steps,
+// because yaml.Node only knows its line.
+type loader struct {
+	files    []string
+	origin   map[*yaml.Node]string
+	aliasOf  map[*yaml.Node]string // key node moved by normalize → the name the user wrote
+	problems []Problem
+	ignored  []ignoredKey
+	triggers []triggerSite
+	cause    error // first error worth errors.Is, see Error.cause
+	copied   int   // nodes copied from the current file, see maxNodes
+}
+
+// ignoredKey is a ralph-orchestrator key ralph accepts without implementing.
+type ignoredKey struct {
+	file string
+	path string
+	line int
+}
+
+func newLoader() *loader {
+	return &loader{
+		origin:  map[*yaml.Node]string{},
+		aliasOf: map[*yaml.Node]string{},
+	}
+}
+
+// at is the position of n.
+func (l *loader) at(n *yaml.Node) pos { return pos{file: l.origin[n], line: n.Line} }
+
+// problem records a problem at node n.
+func (l *loader) problem(n *yaml.Node, hint, format string, args ...any) {
+	l.problems = append(l.problems, Problem{
+		File: l.origin[n], Line: n.Line, Msg: fmt.Sprintf(format, args...), Hint: hint,
+	})
+}
+
+// parse reads one file into its top-level mapping, copied so that it holds
+// no aliases and every node is in origin. It returns nil when the file has
+// nothing to merge; the reason is recorded as a problem.
+func (l *loader) parse(name string, data []byte) *yaml.Node {
+	l.files = append(l.files, name)
+	l.copied = 0
+	isJSON := strings.EqualFold(filepath.Ext(name), ".json")
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+		l.problems = append(l.problems, syntaxProblem(name, err, isJSON))
+		return nil
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Tag == "!!null" {
+		l.problems = append(l.problems, Problem{
+			File: name, Msg: "the file is empty",
+			Hint: "write at least the objective, e.g. event_loop: {prompt: \"…\"}, or run `ralph init`",
+		})
+		return nil
+	}
+	l.checkOneDocument(name, dec)
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		l.problems = append(l.problems, Problem{
+			File: name, Line: root.Line, Msg: "expected keys such as event_loop: and hats: at the top, got " + describe(root),
+			Hint: "start the file with `event_loop:`, `cli:` or `hats:` at the beginning of a line",
+		})
+		return nil
+	}
+	return l.normalize(l.copyNode(name, root))
+}
+
+// checkOneDocument reports a second YAML document: ralph would otherwise
+// ignore it without a word.
+func (l *loader) checkOneDocument(name string, dec *yaml.Decoder) {
+	var next yaml.Node
+	err := dec.Decode(&next)
+	switch {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		l.problems = append(l.problems, syntaxProblem(name, err, false))
+	default:
+		l.problems = append(l.problems, Problem{
+			File: name, Line: next.Line, Msg: "a second YAML document starts here",
+			Hint: "ralph reads one document per file: remove the `---` line, or split it into files and pass each with -c",
+		})
+	}
+}
+
+// syntaxProblem turns a yaml.v3 parse error into a problem. yaml.v3 has no
+// typed syntax error; its text is "yaml: line N: what", the only place the
+// line is, so it is taken apart here.
+func syntaxProblem(name string, err error, isJSON bool) Problem {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 0
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		if num, what, ok := strings.Cut(rest, ": "); ok {
+			if n, err := strconv.Atoi(num); err == nil {
+				line, msg = n, what
+			}
+		}
+	}
+	if line > 0 && slices.Contains(yamlParserProblems, msg) {
+		// yaml.v3 (decode.go, parser.fail) counts lines from 0 for the
+		// parser's errors and from 1 for the scanner's.
+		line++
+	}
+	p := Problem{File: name, Line: line, Msg: "invalid YAML: " + msg,
+		Hint: "check the indentation (spaces, not tabs) and the quoting on this line and the one before"}
+	if isJSON {
+		p.Msg = "invalid JSON: " + msg
+		p.Hint = "check for a missing comma, quote or brace on this line or the one before"
+	}
+	return p
+}
+
+// yamlParserProblems are the messages of yaml.v3's parser (parserc.go), as
+// opposed to its scanner; see syntaxProblem.
+var yamlParserProblems = []string{
+	"did not find expected <stream-start>",
+	"did not find expected <document start>",
+	"found undefined tag handle",
+	"did not find expected node content",
+	"did not find expected '-' indicator",
+	"did not find expected key",
+	"did not find expected ',' or ']'",
+	"did not find expected ',' or '}'",
+	"found duplicate %YAML directive",
+	"found incompatible YAML document",
+	"found duplicate %TAG directive",
+}
+
+// copyNode copies n deeply, resolving aliases and merge keys (<<), and
+// records each copy's file. Copying means later steps can build new trees
+// without ever changing a node that an alias shares.
+func (l *loader) copyNode(file string, n *yaml.Node) *yaml.Node {
+	l.copied++
+	if l.copied == maxNodes {
+		l.problem(n, "use fewer nested aliases", "the file expands to more than %d values", maxNodes)
+	}
+	if l.copied >= maxNodes {
+		return l.null(file, n)
+	}
+	var c *yaml.Node
+	switch n.Kind {
+	case yaml.AliasNode:
+		return l.copyNode(file, n.Alias)
+	case yaml.MappingNode:
+		c = l.copyMapping(file, n)
+	case yaml.SequenceNode:
+		c = &yaml.Node{Kind: n.Kind, Tag: n.Tag, Style: n.Style, Line: n.Line, Column: n.Column}
+		for _, item := range n.Content {
+			c.Content = append(c.Content, l.copyNode(file, item))
+		}
+	default:
+		cc := *n
+		cc.Content, cc.Anchor, cc.Alias = nil, "", nil
+		cc.HeadComment, cc.LineComment, cc.FootComment = "", "", ""
+		c = &cc
+	}
+	l.origin[c] = file
+	return c
+}
+
+// null is an empty value standing in for n.
+func (l *loader) null(file string, n *yaml.Node) *yaml.Node {
+	c := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Line: n.Line, Column: n.Column}
+	l.origin[c] = file
+	return c
+}
+
+// copyMapping copies a mapping, reporting keys that appear twice (yaml.v3
+// only does so when decoding into Go values) and laying merge keys under
+// the mapping's own keys, as YAML's << means.
+func (l *loader) copyMapping(file string, n *yaml.Node) *yaml.Node {
+	c := &yaml.Node{Kind: n.Kind, Tag: n.Tag, Style: n.Style, Line: n.Line, Column: n.Column}
+	l.origin[c] = file
+	seen := map[string]*yaml.Node{}
+	var merged []*yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Tag == "!!merge" {
+			merged = append(merged, l.mergeSources(file, v)...)
+			continue
+		}
+		kc := l.copyNode(file, k)
+		if kc.Kind != yaml.ScalarNode {
+			l.problem(kc, "use a plain word as the key", "a key must be a plain word, got %s", describe(kc))
+			continue
+		}
+		if first, dup := seen[kc.Value]; dup {
+			l.problem(kc, "remove one of them", "key %q appears twice, on lines %d and %d", kc.Value, first.Line, kc.Line)
+			continue
+		}
+		seen[kc.Value] = kc
+		c.Content = append(c.Content, kc, l.copyNode(file, v))
+	}
+	for i := 0; i+1 < len(merged); i += 2 {
+		if _, own := seen[merged[i].Value]; !own {
+			seen[merged[i].Value] = merged[i]
+			c.Content = append(c.Content, merged[i], merged[i+1])
+		}
+	}
+	return c
+}
+
+// mergeSources copies the key/value pairs a << merge key brings in: one
+// mapping, or a list of them, earlier ones winning.
+func (l *loader) mergeSources(file string, v *yaml.Node) []*yaml.Node {
+	src := []*yaml.Node{v}
+	if v.Kind == yaml.SequenceNode {
+		src = v.Content
+	}
+	var pairs []*yaml.Node
+	seen := map[string]bool{}
+	for _, s := range src {
+		m := l.copyNode(file, s)
+		if m.Kind != yaml.MappingNode {
+			l.problem(m, "merge a mapping, e.g. <<: *defaults", "<< expects a mapping, got %s", describe(m))
+			continue
+		}
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if !seen[m.Content[i].Value] {
+				seen[m.Content[i].Value] = true
+				pairs = append(pairs, m.Content[i], m.Content[i+1])
+			}
+		}
+	}
+	return pairs
+}
+
+// merge lays b over a: mappings merge key by key, anything else in b
+// replaces a. An empty (null) b leaves a alone, so that a later file's bare
+// `event_loop:` with everything commented out does not wipe the section.
+// Neither tree is changed; merged mappings are new nodes.
+func (l *loader) merge(a, b *yaml.Node) *yaml.Node {
+	switch {
+	case a == nil:
+		return b
+	case b == nil || isNull(b):
+		return a
+	case a.Kind != yaml.MappingNode || b.Kind != yaml.MappingNode:
+		return b
+	}
+	c := &yaml.Node{Kind: yaml.MappingNode, Tag: a.Tag, Line: a.Line, Column: a.Column}
+	l.origin[c] = l.origin[a]
+	index := map[string]int{}
+	for i := 0; i+1 < len(a.Content); i += 2 {
+		index[a.Content[i].Value] = i + 1
+		c.Content = append(c.Content, a.Content[i], a.Content[i+1])
+	}
+	for i := 0; i+1 < len(b.Content); i += 2 {
+		if j, ok := index[b.Content[i].Value]; ok {
+			c.Content[j] = l.merge(c.Content[j], b.Content[i+1])
+			continue
+		}
+		c.Content = append(c.Content, b.Content[i], b.Content[i+1])
+	}
+	return c
+}
+
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
+}
+
+// describe names what a node holds, for "expected X, got Y".
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	}
+	switch n.Tag {
+	case "!!str":
+		return strconv.Quote(n.Value)
+	case "!!null":
+		return "nothing"
+	}
+	return n.Value
+}

@@ -1,0 +1,378 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/ralph-loop/ralph/hats"
+)
+
+// decode fills c from the merged tree. Sections are decoded in a fixed
+// order, whatever their order in the file, because hats need cli.
+func (l *loader) decode(root *yaml.Node, c *Config) {
+	var eventLoop, cli, hatsNode *yaml.Node
+	l.section(root, "", []field{
+		{"event_loop", keep(&eventLoop)},
+		{"cli", keep(&cli)},
+		{"hats", keep(&hatsNode)},
+		{"acceptance_criteria", l.setRaw(c, "acceptance_criteria")},
+		{"gates", l.setRaw(c, "gates")},
+	}, orchestratorTopKeys)
+	l.section(eventLoop, "event_loop", l.eventLoopFields(c), orchestratorEventLoopKeys)
+	c.CLI = l.topCLI(cli, c.CLI)
+	c.Hats = l.hats(hatsNode, c.CLI)
+	l.checkTriggers()
+}
+
+func keep(dst **yaml.Node) func(*yaml.Node, string) {
+	return func(n *yaml.Node, _ string) { *dst = n }
+}
+
+// setRaw stores a section ralph does not type yet.
+func (l *loader) setRaw(c *Config, key string) func(*yaml.Node, string) {
+	return func(n *yaml.Node, _ string) {
+		if c.Raw == nil {
+			c.Raw = map[string]RawNode{}
+		}
+		c.Raw[key] = RawNode{File: l.origin[n], Node: n}
+	}
+}
+
+func (l *loader) eventLoopFields(c *Config) []field {
+	el := &c.EventLoop
+	return []field{
+		{"prompt", func(n *yaml.Node, path string) {
+			if v, ok := l.str(n, path); ok {
+				el.Prompt = v
+				c.promptSource = fmt.Sprintf("%s (%s:%d)", path, l.origin[n], n.Line)
+			}
+		}},
+		{"prompt_file", func(n *yaml.Node, path string) {
+			if v, ok := l.str(n, path); ok {
+				el.PromptFile, c.promptFileAt = v, l.at(n)
+			}
+		}},
+		{"completion_promise", l.setTopic(&el.CompletionPromise, false)},
+		{"starting_event", l.setTopic(&el.StartingEvent, false)},
+		{"max_iterations", l.setIterations(&el.MaxIterations)},
+		{"max_runtime_seconds", l.setCount(&el.MaxRuntimeSeconds, "no limit")},
+		{"max_cost_usd", l.setCost(&el.MaxCostUSD)},
+		{"max_consecutive_failures", l.setCount(&el.MaxConsecutiveFailures, "no limit")},
+		{"cooldown_delay_seconds", l.setCount(&el.CooldownDelaySeconds, "no delay")},
+		{"required_events", l.setTopics(&el.RequiredEvents, "topic", true)},
+		{"cancellation_promise", l.setTopic(&el.CancellationPromise, true)},
+		{"enforce_hat_scope", l.setBool(&el.EnforceHatScope)},
+		{"completion_confirmations", l.setConfirmations(&el.CompletionConfirmations)},
+		{"iteration_timeout_seconds", l.setCount(&el.IterationTimeoutSeconds, "no limit")},
+		{"idle_timeout_seconds", l.setCount(&el.IdleTimeoutSeconds, "no limit")},
+		{"kill_grace_seconds", l.setCount(&el.KillGraceSeconds, "SIGKILL at once")},
+		{"max_tokens", l.setCount64(&el.MaxTokens, "no limit")},
+		{"stuck_threshold", l.setCount(&el.StuckThreshold, "no stuck check")},
+		{"rate_limit_max_wait_seconds", l.setCount(&el.RateLimitMaxWaitSeconds, "not waiting")},
+	}
+}
+
+// setIterations decodes max_iterations, which must allow at least one
+// iteration: there is no "unlimited", because a runaway loop costs money.
+func (l *loader) setIterations(dst *int) func(*yaml.Node, string) {
+	return func(n *yaml.Node, path string) {
+		v, ok := l.integer(n, path)
+		if ok && v < 1 {
+			l.problem(n, "set how many iterations a run may take, e.g. max_iterations: 100",
+				"%s must be at least 1, got %d", path, v)
+			return
+		}
+		if ok {
+			*dst = int(v)
+		}
+	}
+}
+
+func (l *loader) setCost(dst *float64) func(*yaml.Node, string) {
+	return func(n *yaml.Node, path string) {
+		v, ok := l.number(n, path)
+		if ok && v < 0 {
+			l.problem(n, "use a positive amount in US dollars, or 0 for no limit", "%s must not be negative, got %g", path, v)
+			return
+		}
+		if ok {
+			*dst = v
+		}
+	}
+}
+
+func (l *loader) setConfirmations(dst *int) func(*yaml.Node, string) {
+	return func(n *yaml.Node, path string) {
+		v, ok := l.integer(n, path)
+		if ok && v != 1 && v != 2 {
+			l.problem(n, "use 1 to accept the first completion claim, or 2 to have a fresh agent confirm it",
+				"%s must be 1 or 2, got %d", path, v)
+			return
+		}
+		if ok {
+			*dst = int(v)
+		}
+	}
+}
+
+// topCLI decodes the cli: section over the default.
+func (l *loader) topCLI(n *yaml.Node, def CLI) CLI {
+	c, set, at := def, map[string]bool{}, (*yaml.Node)(nil)
+	l.section(n, "cli", l.cliFields(&c, set, &at, false), orchestratorCLIKeys)
+	l.checkCommand(c, at, "cli")
+	return c
+}
+
+// cliFields are the keys of a cli: mapping. set collects the keys present
+// and at the node of backend:. A hat's backend mapping also takes
+// ralph-orchestrator's name for backend:, type:.
+func (l *loader) cliFields(c *CLI, set map[string]bool, at **yaml.Node, hat bool) []field {
+	mark := func(key string, decode func(*yaml.Node, string)) field {
+		return field{key, func(n *yaml.Node, path string) { set[key] = true; decode(n, path) }}
+	}
+	backend := func(n *yaml.Node, path string) {
+		if v, ok := l.str(n, path); ok {
+			c.Backend, *at = l.backendName(n, path, v), n
+		}
+	}
+	fields := []field{
+		mark("backend", backend),
+		mark("command", l.setString(&c.Command)),
+		mark("args", func(n *yaml.Node, path string) { c.Args, _ = l.stringList(n, path, false) }),
+		mark("prompt_mode", l.setPromptMode(&c.PromptMode)),
+		mark("prompt_flag", l.setString(&c.PromptFlag)),
+		mark("env", func(n *yaml.Node, path string) { c.Env = l.stringMap(n, path) }),
+		mark("model", l.setString(&c.Model)),
+	}
+	if hat {
+		fields = append(fields, field{"type", func(n *yaml.Node, path string) { set["backend"] = true; backend(n, path) }})
+	}
+	return fields
+}
+
+// backendName checks a backend name and returns ralph's name for it ("" if
+// there is none).
+func (l *loader) backendName(n *yaml.Node, path, name string) string {
+	if alias, ok := backendAliases[name]; ok {
+		return alias
+	}
+	if slices.Contains(backendNames, name) {
+		return name
+	}
+	hint := "use one of: " + strings.Join(backendNames, ", ") + "; command runs the program given in command:"
+	if s := suggest(name, backendNames); s != "" {
+		l.problem(n, hint, "%s: unknown backend %q; did you mean %q?", path, name, s)
+	} else {
+		l.problem(n, hint, "%s: unknown backend %q", path, name)
+	}
+	return ""
+}
+
+func (l *loader) setPromptMode(dst *string) func(*yaml.Node, string) {
+	return func(n *yaml.Node, path string) {
+		v, ok := l.str(n, path)
+		if ok && v != "arg" && v != "stdin" {
+			l.problem(n, `use "arg" to pass the prompt as an argument after prompt_flag, or "stdin" to write it to the agent's standard input`,
+				`%s must be "arg" or "stdin", got %q`, path, v)
+			return
+		}
+		if ok {
+			*dst = v
+		}
+	}
+}
+
+// checkCommand reports a command backend without a program to run; at is
+// where the backend was named (nil when it was not named here).
+func (l *loader) checkCommand(c CLI, at *yaml.Node, path string) {
+	if at == nil || c.Backend != "command" || c.Command != "" {
+		return
+	}
+	l.problem(at, "set "+path+".command to the program to run, e.g. command: ./agent.sh",
+		"%s.backend is \"command\" but %s.command is not set", path, path)
+}
+
+// hats decodes the hats: mapping, in file order.
+func (l *loader) hats(n *yaml.Node, cli CLI) []Hat {
+	if n == nil {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		l.problem(n, "write each hat under its id, e.g. hats: {builder: {triggers: [build.start]}}",
+			"hats: expected a mapping of hat ids to hats, got %s", describe(n))
+		return nil
+	}
+	var list []Hat
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		list = append(list, l.hat(n.Content[i], n.Content[i+1], cli))
+	}
+	return list
+}
+
+func (l *loader) hat(k, v *yaml.Node, cli CLI) Hat {
+	h := Hat{ID: k.Value, Line: k.Line, File: l.origin[k]}
+	l.checkHatID(k)
+	l.section(v, "hats."+h.ID, l.hatFields(&h, cli), orchestratorHatKeys)
+	if h.Name == "" {
+		h.Name = h.ID
+	}
+	return h
+}
+
+func (l *loader) hatFields(h *Hat, cli CLI) []field {
+	return []field{
+		{"name", l.setString(&h.Name)},
+		{"description", l.setString(&h.Description)},
+		{"triggers", l.setTriggers(h)},
+		{"publishes", l.setTopics(&h.Publishes, "topic", true)},
+		{"instructions", l.setString(&h.Instructions)},
+		{"default_publishes", l.setTopic(&h.DefaultPublishes, true)},
+		{"max_activations", l.setCount(&h.MaxActivations, "no bound")},
+		{"backend", func(n *yaml.Node, path string) { h.Backend = l.hatBackend(n, path, cli) }},
+	}
+}
+
+// triggerSite is one trigger of one hat, for the check that no two hats
+// claim the same topic.
+type triggerSite struct {
+	hat   string
+	topic string
+	node  *yaml.Node
+}
+
+func (l *loader) setTriggers(h *Hat) func(*yaml.Node, string) {
+	return func(n *yaml.Node, path string) {
+		vals, nodes := l.stringList(n, path, true)
+		for i, v := range vals {
+			if !l.checkTopic(nodes[i], path, v, "topic pattern") {
+				continue
+			}
+			if v == hats.ReservedResumeTopic {
+				l.problem(nodes[i], "ralph publishes "+v+" to hand control back to its coordinator; trigger on a topic of your own",
+					"%s: %q is reserved for ralph", path, v)
+				continue
+			}
+			l.triggers = append(l.triggers, triggerSite{hat: h.ID, topic: v, node: nodes[i]})
+		}
+		h.Triggers = vals
+	}
+}
+
+// checkTriggers reports a topic that two hats trigger on: an event must go
+// to one hat, or the choice of hat would depend on file order.
+func (l *loader) checkTriggers() {
+	first := map[string]triggerSite{}
+	for _, s := range l.triggers {
+		f, seen := first[s.topic]
+		if !seen {
+			first[s.topic] = s
+			continue
+		}
+		if f.hat == s.hat {
+			continue
+		}
+		here := l.origin[s.node]
+		l.problem(s.node, "an event goes to one hat: keep the trigger on one of them, or have one publish a new topic for the other",
+			"hats %q (%s) and %q (%s) both trigger on %q",
+			f.hat, l.ref(f.node, here), s.hat, l.ref(s.node, here), s.topic)
+	}
+}
+
+// ref is "line N" for a node in file here, "file:N" for one elsewhere.
+func (l *loader) ref(n *yaml.Node, here string) string {
+	if file := l.origin[n]; file != here {
+		return fmt.Sprintf("%s:%d", file, n.Line)
+	}
+	return fmt.Sprintf("line %d", n.Line)
+}
+
+// checkHatID reports an id that cannot name a hat. Ids appear in event
+// records, in RALPH_HAT and in topics such as <id>.exhausted, so they are
+// kept to letters, digits, - and _.
+func (l *loader) checkHatID(k *yaml.Node) {
+	id := k.Value
+	switch {
+	case id == hats.CoordinatorID:
+		l.problem(k, "choose another id for this hat", "hat id %q is taken by ralph's built-in coordinator", id)
+	case !validHatID(id):
+		l.problem(k, "use letters, digits, - and _, starting with a letter or digit; the id names the hat in events and in RALPH_HAT",
+			"hat id %q has characters ralph does not allow", id)
+	}
+}
+
+func validHatID(id string) bool {
+	if id == "" || !isAlnum(rune(id[0])) {
+		return false
+	}
+	for _, r := range id {
+		if !isAlnum(r) && r != '-' && r != '_' {
+			return false
+		}
+	}
+	return true
+}
+
+func isAlnum(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+}
+
+// hatBackend decodes a hat's backend: a name, or a mapping shaped like cli:.
+func (l *loader) hatBackend(n *yaml.Node, path string, cli CLI) *CLI {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		name := l.backendName(n, path, n.Value)
+		if name == "command" {
+			l.problem(n, "write the backend as a mapping: backend: {backend: command, command: ./agent.sh}",
+				"%s is \"command\", which needs a command to run", path)
+		}
+		if name == "" {
+			return nil
+		}
+		return &CLI{Backend: name}
+	case yaml.MappingNode:
+		var c CLI
+		set, at := map[string]bool{}, (*yaml.Node)(nil)
+		l.section(n, path, l.cliFields(&c, set, &at, true), orchestratorHatBackendKeys)
+		if !set["backend"] {
+			c = overlay(cli, c, set)
+		}
+		l.checkCommand(c, at, path)
+		return &c
+	}
+	l.problem(n, "write a backend name, e.g. backend: codex, or a mapping like cli:",
+		"%s: expected a backend name or a mapping, got %s", path, describe(n))
+	return nil
+}
+
+// overlay is base with the keys set in over laid on it; env merges key by
+// key, as maps do when files merge.
+func overlay(base, over CLI, set map[string]bool) CLI {
+	c := base
+	c.Args = slices.Clone(base.Args)
+	if set["command"] {
+		c.Command = over.Command
+	}
+	if set["args"] {
+		c.Args = over.Args
+	}
+	if set["prompt_mode"] {
+		c.PromptMode = over.PromptMode
+	}
+	if set["prompt_flag"] {
+		c.PromptFlag = over.PromptFlag
+	}
+	if set["model"] {
+		c.Model = over.Model
+	}
+	c.Env = nil
+	if len(base.Env)+len(over.Env) > 0 {
+		c.Env = make(map[string]string, len(base.Env)+len(over.Env))
+		maps.Copy(c.Env, base.Env)
+		maps.Copy(c.Env, over.Env)
+	}
+	return c
+}
