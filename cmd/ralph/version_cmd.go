@@ -9,7 +9,7 @@ import (
 type versionCmd struct{}
 
 func (versionCmd) Help() string {
-	return "Prints the version of this ralph binary and the Go it was built with.\n\nExample:\n  ralph version"
+	return "Prints the version of this ralph binary and the Go it was built with.\n\nExamples:\n  ralph version"
 }
 
 func (versionCmd) Run(g *globals) error {

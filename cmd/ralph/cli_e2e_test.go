@@ -1,0 +1,157 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/events"
+)
+
+func TestFlagErrorsExit3WithUsage(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown flag", []string{"loop", "--max-iteration", "3"}, "unknown flag --max-iteration"},
+		{"bad number", []string{"loop", "--max-iterations", "ten"}, "--max-iterations"},
+		{"prompt and prompt file", []string{"loop", "-p", "x", "-P", "y"}, "can't be used together"},
+		{"resume and fresh", []string{"loop", "--resume", "--fresh"}, "can't be used together"},
+		{"unknown command", []string{"lopo"}, "unexpected argument lopo"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newWorkspace(t).ralph(tc.args...)
+			assert.Equal(t, 3, r.code)
+			assert.Contains(t, r.stderr, "ralph: error:")
+			assert.Contains(t, r.stderr, tc.want)
+			assert.Contains(t, r.stderr, "Usage: ralph")
+			assert.Empty(t, r.stdout, "stdout stays clean for JSON consumers")
+		})
+	}
+}
+
+func TestHelpShowsExamples(t *testing.T) {
+	for _, cmd := range []string{"loop", "run", "emit", "events", "validate", "status", "stop", "version"} {
+		t.Run(cmd, func(t *testing.T) {
+			r := newWorkspace(t).ralph(cmd, "--help")
+			assert.Equal(t, 0, r.code)
+			assert.Contains(t, r.stdout, "Examples:")
+			assert.Contains(t, r.stdout, "ralph "+cmd)
+		})
+	}
+}
+
+func TestLoopConfigErrors(t *testing.T) {
+	t.Run("no ralph.yml says how to create one", func(t *testing.T) {
+		r := newWorkspace(t).ralph("loop")
+		assert.Equal(t, 3, r.code)
+		assert.Contains(t, r.stderr, "ralph.yml")
+		assert.Contains(t, r.stderr, "hint:")
+	})
+	t.Run("unknown key names file, line and the nearest key", func(t *testing.T) {
+		w := newWorkspace(t)
+		w.write("ralph.yml", "event_loop:\n  prompt: x\n  max_iteration: 3\n")
+		r := w.ralph("loop")
+		assert.Equal(t, 3, r.code)
+		assert.Contains(t, r.stderr, "ralph.yml:3")
+		assert.Contains(t, r.stderr, `did you mean "max_iterations"`)
+	})
+	t.Run("validate reports every problem", func(t *testing.T) {
+		w := newWorkspace(t)
+		w.write("ralph.yml", "event_loop:\n  max_iterations: ten\nhats:\n  a:\n    triggers: [task.resume]\n")
+		r := w.ralph("validate")
+		assert.Equal(t, 3, r.code)
+		assert.Contains(t, r.stderr, "ralph.yml:2")
+		assert.Contains(t, r.stderr, "ralph.yml:5")
+	})
+	t.Run("missing backend binary is fatal with an install hint", func(t *testing.T) {
+		w := newWorkspace(t)
+		w.write("ralph.yml", "event_loop:\n  prompt: x\ncli:\n  backend: command\n  command: /nonexistent/agent\n")
+		r := w.ralph("loop")
+		assert.Equal(t, 3, r.code, r.stderr)
+		assert.Contains(t, r.stderr, "/nonexistent/agent")
+	})
+	t.Run("validate accepts a good config", func(t *testing.T) {
+		w := newWorkspace(t)
+		w.write("ralph.yml", twoHatConfig+agentCLI())
+		r := w.ralph("validate")
+		assert.Equal(t, 0, r.code, r.stderr)
+		assert.Contains(t, r.stdout, "ok (2 hats")
+	})
+}
+
+func TestEmit(t *testing.T) {
+	w := newWorkspace(t)
+	log := filepath.Join(w.dir, "events.jsonl")
+	env := []string{"RALPH_EVENTS_FILE=" + log, "RALPH_ITERATION=4", "RALPH_HAT=builder"}
+
+	require.Equal(t, 0, w.ralphEnv(env, "emit", "build.done", "tests: pass").code)
+	require.Equal(t, 0, w.ralphEnv(env, "emit", "plan.ready", "--json", `{"steps": 2}`).code)
+	require.Equal(t, 0, w.ralphEnv(env, "emit", "note", "--target", "reviewer").code)
+
+	bad := w.ralphEnv(env, "emit", "has space", "x")
+	assert.Equal(t, 3, bad.code)
+	assert.Contains(t, bad.stderr, "ralph: error:")
+	badJSON := w.ralphEnv(env, "emit", "plan.ready", "--json", "{nope")
+	assert.Equal(t, 3, badJSON.code)
+	assert.Contains(t, badJSON.stderr, "not valid JSON")
+
+	recs, err := events.NewReader(log, 0).Read()
+	require.NoError(t, err)
+	require.Len(t, recs, 3)
+	assert.Equal(t, "tests: pass", recs[0].Event.PayloadText())
+	assert.Equal(t, 4, recs[0].Event.Iteration)
+	assert.Equal(t, "builder", recs[0].Event.Hat)
+	assert.Equal(t, "agent", recs[0].Event.Source)
+	assert.JSONEq(t, `{"steps": 2}`, string(recs[1].Event.Payload))
+	assert.Equal(t, "reviewer", recs[2].Event.Target)
+	assert.Equal(t, "", recs[2].Event.PayloadText())
+	assert.Contains(t, string(recs[2].Line), `"payload":null`)
+}
+
+func TestEmitWithoutALogSaysWhere(t *testing.T) {
+	r := newWorkspace(t).ralphEnv([]string{"RALPH_EVENTS_FILE="}, "emit", "x.y")
+	assert.Equal(t, 3, r.code)
+	assert.Contains(t, r.stderr, "no event log")
+}
+
+// TestE2EEmitConcurrentProcesses: 8 processes × 5,000 emits give 40,000
+// whole lines, none interleaved. It starts 40,000 processes, so it runs with
+// the end-to-end tests (make e2e), not the race-enabled unit pass.
+func TestE2EEmitConcurrentProcesses(t *testing.T) {
+	w := newWorkspace(t)
+	log := filepath.Join(w.dir, "events.jsonl")
+	// One shell per writer runs its 5,000 emits in sequence, so eight run at
+	// once for the whole test.
+	var wg sync.WaitGroup
+	for p := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			script := `for i in $(seq 1 5000); do "$RALPH" emit load.test "writer ` + string(rune('a'+p)) + ` line $i with some padding to make the line longer than a few bytes" || exit 1; done`
+			r := w.ralphShell(script, "RALPH_EVENTS_FILE="+log)
+			assert.Equal(t, 0, r.code, r.stderr)
+		}()
+	}
+	wg.Wait()
+	data, err := os.ReadFile(log)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	require.Len(t, lines, 40000)
+	seen := map[string]bool{}
+	for _, l := range lines {
+		var ev struct{ Topic, Payload string }
+		require.NoError(t, json.Unmarshal([]byte(l), &ev), "line %q", l)
+		require.Equal(t, "load.test", ev.Topic)
+		require.False(t, seen[ev.Payload], "duplicate %q", ev.Payload)
+		seen[ev.Payload] = true
+	}
+}

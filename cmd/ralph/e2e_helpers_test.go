@@ -1,0 +1,205 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/events"
+)
+
+// Binaries built once for the end-to-end tests.
+var (
+	ralphBin string
+	agentBin string
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ralph-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	ralphBin = filepath.Join(dir, "ralph")
+	agentBin = filepath.Join(dir, "scriptagent")
+	for pkg, out := range map[string]string{".": ralphBin, "../../internal/scriptagent": agentBin} {
+		cmd := exec.Command("go", "build", "-o", out, pkg)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintf(os.Stderr, "build %s: %v\n", pkg, err)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// workspace is a temporary git repository for one end-to-end test.
+type workspace struct {
+	t     *testing.T
+	dir   string
+	state string // the scripted agent's counters and recorded prompts
+}
+
+func newWorkspace(t *testing.T) *workspace {
+	t.Helper()
+	w := &workspace{t: t, dir: t.TempDir(), state: t.TempDir()}
+	git(t, w.dir, "init", "-q", ".")
+	return w
+}
+
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=ralph-test", "-c", "user.email=test@example.com"}, args...)...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "git %v: %s", args, out)
+	return string(out)
+}
+
+func (w *workspace) write(name, content string) {
+	w.t.Helper()
+	path := filepath.Join(w.dir, name)
+	require.NoError(w.t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(w.t, os.WriteFile(path, []byte(content), 0o644))
+}
+
+func (w *workspace) read(name string) string {
+	w.t.Helper()
+	data, err := os.ReadFile(filepath.Join(w.dir, name))
+	require.NoError(w.t, err)
+	return string(data)
+}
+
+// script writes the scripted agent's script and returns its path.
+func (w *workspace) script(v any) string {
+	w.t.Helper()
+	data, err := json.Marshal(v)
+	require.NoError(w.t, err)
+	path := filepath.Join(w.state, "script.json")
+	require.NoError(w.t, os.WriteFile(path, data, 0o644))
+	return path
+}
+
+// agentCLI is the cli: section that runs the scripted agent.
+func agentCLI() string {
+	return fmt.Sprintf("cli:\n  backend: command\n  command: %s\n", agentBin)
+}
+
+type result struct {
+	code   int
+	stdout string
+	stderr string
+}
+
+func (w *workspace) ralph(args ...string) result {
+	w.t.Helper()
+	return w.ralphEnv(nil, args...)
+}
+
+func (w *workspace) ralphEnv(env []string, args ...string) result {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(w.t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, ralphBin, args...)
+	cmd.Dir = w.dir
+	cmd.Env = append(os.Environ(), "SCRIPTAGENT_SCRIPT="+filepath.Join(w.state, "script.json"),
+		"SCRIPTAGENT_STATE="+w.state)
+	cmd.Env = append(cmd.Env, env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if exit, ok := err.(*exec.ExitError); ok {
+		code = exit.ExitCode()
+	} else {
+		require.NoError(w.t, err)
+	}
+	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// events reads the current run's log.
+func (w *workspace) events() []events.Record {
+	w.t.Helper()
+	rel, err := os.ReadFile(filepath.Join(w.dir, ".ralph", "current-events"))
+	require.NoError(w.t, err)
+	recs, err := events.NewReader(filepath.Join(w.dir, strings.TrimSpace(string(rel))), 0).Read()
+	require.NoError(w.t, err)
+	return recs
+}
+
+// flow is the run's story without bookkeeping: each routable event as
+// "source topic", plus "finished hat outcome" per iteration.
+func (w *workspace) flow() []string {
+	var out []string
+	for _, r := range w.events() {
+		if r.Err != nil {
+			out = append(out, "malformed")
+			continue
+		}
+		ev := r.Event
+		switch ev.Topic {
+		case "iteration.finished":
+			var p struct{ Hat, Outcome string }
+			_ = json.Unmarshal(ev.Payload, &p)
+			out = append(out, "finished "+p.Hat+" "+p.Outcome)
+		case "loop.terminate":
+			var p struct{ Reason string }
+			_ = json.Unmarshal(ev.Payload, &p)
+			out = append(out, "terminate "+p.Reason)
+		case "loop.started", "iteration.started", "iteration.settled", "event.routed", "completion.confirming":
+		default:
+			out = append(out, ev.Source+" "+ev.Topic)
+		}
+	}
+	return out
+}
+
+// prompt returns the prompt the scripted agent got on its n-th run.
+func (w *workspace) prompt(n int) string {
+	w.t.Helper()
+	data, err := os.ReadFile(filepath.Join(w.state, fmt.Sprintf("prompt-%d.txt", n)))
+	require.NoError(w.t, err)
+	return string(data)
+}
+
+// Script building helpers.
+type step = map[string]any
+
+func say(text string) step { return step{"say": text} }
+
+func tag(topic, payload string) string {
+	return fmt.Sprintf(`<event topic="%s">%s</event>`, topic, payload)
+}
+
+func emitStep(topic, payload string) step {
+	return step{"emit": []map[string]any{{"topic": topic, "payload": payload}}}
+}
+
+// ralphShell runs a shell script with $RALPH set to the ralph binary.
+func (w *workspace) ralphShell(script string, env ...string) result {
+	w.t.Helper()
+	cmd := exec.CommandContext(w.t.Context(), "sh", "-c", script)
+	cmd.Dir = w.dir
+	cmd.Env = append(append(os.Environ(), "RALPH="+ralphBin), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if exit, ok := err.(*exec.ExitError); ok {
+		code = exit.ExitCode()
+	} else if err != nil {
+		w.t.Fatal(err)
+	}
+	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
