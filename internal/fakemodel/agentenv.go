@@ -148,7 +148,11 @@ func opencodeEnv(base, home string) ([]string, error) {
 	if err := writeJSONFile(filepath.Join(home, ".config", "opencode", "opencode.json"), config); err != nil {
 		return nil, err
 	}
-	return []string{"OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1"}, nil
+	return []string{"OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1",
+		// Each start runs a background `npm install @opencode-ai/plugin` into
+		// the config folder (seen); with a fresh HOME that is a registry
+		// download per run. Offline, it fails at once and harmlessly.
+		"npm_config_offline=true"}, nil
 }
 
 func piEnv(base, home string) ([]string, error) {

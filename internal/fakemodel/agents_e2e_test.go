@@ -50,7 +50,7 @@ func TestAgentsToolLoop(t *testing.T) {
 			srv := startServer(t, helloScript())
 			run := runAgent(t, bin, cli, srv.url, helloPrompt)
 			t.Logf("%s: exit %d in %s", cli, run.exit, run.elapsed.Round(100*time.Millisecond))
-			dumpOnFailure(t, srv.Server, run)
+			dumpOnFailure(t, run)
 
 			assert.Equal(t, 0, run.exit, "exit code")
 			assert.Equal(t, "hello\nhi\n", readFile(t, filepath.Join(run.workdir, "hello.txt")))
@@ -63,35 +63,39 @@ func TestAgentsToolLoop(t *testing.T) {
 	}
 }
 
-// TestAgentsContinueAcrossProcesses runs two fresh pi sessions against one
-// server, as ralph's loop does: the second continues the script where the
-// first stopped.
+// TestAgentsContinueAcrossProcesses runs two fresh sessions of one CLI
+// against one server, as ralph's loop does: the second continues the script
+// where the first stopped. Claude Code and pi are the fastest CLIs (about a
+// second a run) and cover the Anthropic and Chat Completions APIs.
 func TestAgentsContinueAcrossProcesses(t *testing.T) {
 	dir := agentsDir(t)
-	const cli = "pi"
-	bin := agentBinary(t, dir, cli)
-	srv := startServer(t, fakemodel.Script{Turns: []fakemodel.Turn{
-		{Tools: []fakemodel.ToolCall{{Write: &fakemodel.WriteCall{Path: "step1.txt", Content: "one\n"}}}},
-		{Text: "Step 1 done. <event topic=\"build.task\">step 2</event>"},
-		{Tools: []fakemodel.ToolCall{{Shell: &fakemodel.ShellCall{Command: "cat step1.txt > step2.txt && echo two >> step2.txt"}}}},
-		{Text: "Step 2 done. LOOP_COMPLETE"},
-	}})
-	workdir := t.TempDir()
+	for _, cli := range []string{"claude", "pi"} {
+		t.Run(cli, func(t *testing.T) {
+			bin := agentBinary(t, dir, cli)
+			srv := startServer(t, fakemodel.Script{Turns: []fakemodel.Turn{
+				{Tools: []fakemodel.ToolCall{{Write: &fakemodel.WriteCall{Path: "step1.txt", Content: "one\n"}}}},
+				{Text: "Step 1 done. <event topic=\"build.task\">step 2</event>"},
+				{Tools: []fakemodel.ToolCall{{Shell: &fakemodel.ShellCall{Command: "cat step1.txt > step2.txt && echo two >> step2.txt"}}}},
+				{Text: "Step 2 done. LOOP_COMPLETE"},
+			}})
+			workdir := t.TempDir()
 
-	first := runAgentIn(t, bin, cli, srv.url, workdir, "Do the next task.")
-	dumpOnFailure(t, srv.Server, first)
-	require.Equal(t, 0, first.exit)
-	assert.Contains(t, first.stdout, "build.task")
-	assert.Equal(t, "one\n", readFile(t, filepath.Join(workdir, "step1.txt")))
-	require.Equal(t, 2, srv.TurnsUsed(), "first run uses turns 1-2")
+			first := runAgentIn(t, bin, cli, srv.url, workdir, "Do the next task.")
+			dumpOnFailure(t, first)
+			require.Equal(t, 0, first.exit)
+			assert.Contains(t, first.stdout, "build.task")
+			assert.Equal(t, "one\n", readFile(t, filepath.Join(workdir, "step1.txt")))
+			require.Equal(t, 2, srv.TurnsUsed(), "the first run uses turns 1-2")
 
-	second := runAgentIn(t, bin, cli, srv.url, workdir, "Do the next task.")
-	dumpOnFailure(t, srv.Server, second)
-	require.Equal(t, 0, second.exit)
-	assert.Contains(t, second.stdout, "LOOP_COMPLETE")
-	assert.Equal(t, "one\ntwo\n", readFile(t, filepath.Join(workdir, "step2.txt")))
-	assert.Equal(t, 4, srv.TurnsUsed(), "second run uses turns 3-4")
-	t.Logf("%s runs took %s and %s", cli, first.elapsed.Round(100*time.Millisecond), second.elapsed.Round(100*time.Millisecond))
+			second := runAgentIn(t, bin, cli, srv.url, workdir, "Do the next task.")
+			dumpOnFailure(t, second)
+			require.Equal(t, 0, second.exit)
+			assert.Contains(t, second.stdout, "LOOP_COMPLETE")
+			assert.Equal(t, "one\ntwo\n", readFile(t, filepath.Join(workdir, "step2.txt")))
+			assert.Equal(t, 4, srv.TurnsUsed(), "the second run uses turns 3-4")
+			t.Logf("%s: runs took %s and %s", cli, first.elapsed.Round(100*time.Millisecond), second.elapsed.Round(100*time.Millisecond))
+		})
+	}
 }
 
 func agentsDir(t *testing.T) string {
@@ -122,7 +126,10 @@ func startServer(t *testing.T, script fakemodel.Script) testServer {
 	srv := fakemodel.New(script)
 	url, err := srv.Start()
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = srv.Close() })
+	t.Cleanup(func() {
+		logRequests(t, srv)
+		_ = srv.Close()
+	})
 	return testServer{Server: srv, url: url}
 }
 
@@ -183,9 +190,9 @@ func runAgentIn(t *testing.T, bin, cli, baseURL, workdir, prompt string) agentRu
 	return run
 }
 
-// dumpOnFailure shows what the CLI printed and what it asked the server, the
-// two things needed to see why a run went wrong.
-func dumpOnFailure(t *testing.T, srv *fakemodel.Server, run agentRun) {
+// dumpOnFailure shows what the CLI printed when the test fails; with the
+// request log (logged by startServer) that is what it takes to see why.
+func dumpOnFailure(t *testing.T, run agentRun) {
 	t.Helper()
 	t.Cleanup(func() {
 		if !t.Failed() {
@@ -193,11 +200,17 @@ func dumpOnFailure(t *testing.T, srv *fakemodel.Server, run agentRun) {
 		}
 		t.Logf("stdout:\n%s", tail(run.stdout, 6000))
 		t.Logf("stderr:\n%s", tail(run.stderr, 4000))
-		for _, r := range srv.Requests() {
-			line, _ := json.Marshal(r)
-			t.Logf("request: %s", line)
-		}
 	})
+}
+
+// logRequests shows the request log (with -v, or on failure): which
+// endpoint, model, main or side, turn and tool calls each request got.
+func logRequests(t *testing.T, srv *fakemodel.Server) {
+	for _, r := range srv.Requests() {
+		answer, _ := json.Marshal(r.Answer)
+		t.Logf("request %d: %s %s model=%s kind=%s turn=%d tools=%d workdir=%s answer=%s",
+			r.Seq, r.Method, r.Path, r.Model, r.Kind, r.Turn, r.Tools, r.Workdir, answer)
+	}
 }
 
 func tail(s string, n int) string {

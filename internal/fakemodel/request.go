@@ -94,14 +94,16 @@ func walkStrings(v any, out []string) []string {
 }
 
 // workdirPatterns find the agent's working directory in its prompt. Each CLI
-// words it differently: Claude Code and OpenCode "Working directory: /x",
-// Codex "<cwd>/x</cwd>", pi "Current working directory: /x", Gemini CLI and
-// Qwen Code "I'm currently working in the directory: /x", Copilot
-// "<current_working_directory>", among others.
+// words it differently (seen): Claude Code "Primary working directory: /x",
+// OpenCode "Working directory: /x", pi and Copilot "Current working
+// directory: /x", Qwen Code "I'm currently working in the directory: /x",
+// Gemini CLI "Workspace Directories:** - /x", Codex "<cwd>/x</cwd>". The
+// path must follow the phrase closely, so prose such as "the current
+// directory, then read docs/x" does not count.
 var workdirPatterns = []*regexp.Regexp{
 	regexp.MustCompile(`<cwd>\s*(/[^<\n]*?)\s*</cwd>`),
 	regexp.MustCompile(`<current_working_directory>\s*(/[^<\n]*?)\s*</current_working_directory>`),
-	regexp.MustCompile("(?i)(?:working[ _-]?director(?:y|ies)|working in the directory|current directory|\\bcwd\\b)[^/\\n]{0,40}?(/[^\\s'\"<>`,;)]*)"),
+	regexp.MustCompile("(?i)(?:working[ _-]?director(?:y|ies)|working in the directory|workspace director(?:y|ies)|\\bcwd\\b)(?:\\s+is)?[\\s:*=-]{0,12}(/[^\\s'\"<>`,;)]*)"),
 }
 
 // findWorkdir returns the agent's working directory named in the prompt, or

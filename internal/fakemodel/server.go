@@ -89,7 +89,10 @@ func WithSideModels(patterns ...string) Option {
 // RepeatIdenticalRetries makes a main request whose conversation is identical
 // to the previous main request's get the previous answer again, so a CLI that
 // retries does not skip a turn. Off by default: a fresh agent session with the
-// same prompt looks identical too, and must get the next turn.
+// same prompt looks identical too, and must get the next turn. Error turns are
+// repeated like any other, so with this option a scripted error persists
+// through the CLI's retries; leave it off to script a transient error whose
+// retry gets the next turn.
 func RepeatIdenticalRetries() Option { return func(o *options) { o.repeatRetry = true } }
 
 // WithLog writes every [RequestLog] to w as one JSON line, as it happens.
@@ -201,6 +204,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.handleGenerate(w, r, parseGemini, writeGemini)
 	case r.Method == http.MethodGet && strings.Contains(p, "/models"):
 		s.handleModels(w, r)
+	case (r.Method == http.MethodGet || r.Method == http.MethodHead) && p == "/":
+		// Claude Code probes the base URL with HEAD / before its first request.
+		s.logOther(r, http.StatusOK)
+		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "server": "fakemodel"})
 	default:
 		s.logOther(r, http.StatusNotFound)
 		writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]any{
