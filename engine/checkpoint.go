@@ -40,6 +40,9 @@ type wireState struct {
 // Checkpoint reads and writes .ralph/state.json.
 type Checkpoint struct {
 	Path string
+	// beforeRename, when set, runs once the new contents are in the
+	// temporary file and before it replaces state.json (a crash-test hook).
+	beforeRename func()
 }
 
 // Load reads the checkpoint. It returns ErrNoState when there is none and a
@@ -81,7 +84,18 @@ func (c Checkpoint) Save(s *RunState, phase State, now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("encode state: %w", err)
 	}
-	if err := renameio.WriteFile(c.Path, append(data, '\n'), 0o644); err != nil {
+	t, err := renameio.NewPendingFile(c.Path, renameio.WithTempDir(filepath.Dir(c.Path)), renameio.WithPermissions(0o644))
+	if err != nil {
+		return fmt.Errorf("write state: %w", err)
+	}
+	defer func() { _ = t.Cleanup() }()
+	if _, err := t.Write(append(data, '\n')); err != nil {
+		return fmt.Errorf("write state: %w", err)
+	}
+	if c.beforeRename != nil {
+		c.beforeRename()
+	}
+	if err := t.CloseAtomicallyReplace(); err != nil {
 		return fmt.Errorf("write state: %w", err)
 	}
 	return nil
@@ -114,4 +128,12 @@ func (s *RunState) validate() error {
 		s.Blocked = map[string]int{}
 	}
 	return nil
+}
+
+// writeFileAtomic replaces path with data so that readers see the old file
+// or the new one, never a mix. The temporary file lives beside path: the
+// rename must not cross file systems, and probing for a shared temp dir on
+// every write would cost more than the write.
+func writeFileAtomic(path string, data []byte) error {
+	return renameio.WriteFile(path, data, 0o644, renameio.WithTempDir(filepath.Dir(path)))
 }

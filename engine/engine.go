@@ -74,6 +74,9 @@ func New(opts Options) (*Engine, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.KillGrace <= 0 {
+		opts.KillGrace = 10 * time.Second
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -174,11 +177,37 @@ func (e *Engine) append(lines ...events.Event) error {
 				lines[i].TS = now
 			}
 		}
+		e.fault(FaultAppendBefore)
+		if e.fault(FaultAppendTorn) {
+			e.tearWrite(lines)
+		}
 		if err := e.events.AppendBatch(lines); err != nil {
 			return err
 		}
+		e.fault(FaultAppendAfter)
 	}
 	return e.fold()
+}
+
+// fault calls the crash-test hook, if any.
+func (e *Engine) fault(point string) bool {
+	return e.opts.Fault != nil && e.opts.Fault(point)
+}
+
+// tearWrite writes the first half of a step's bytes and then dies, as a
+// power cut in the middle of a write would leave the log.
+func (e *Engine) tearWrite(lines []events.Event) {
+	var buf []byte
+	for _, l := range lines {
+		b, _ := events.EncodeLine(l)
+		buf = append(buf, b...)
+	}
+	f, err := os.OpenFile(e.events.Path(), os.O_WRONLY|os.O_APPEND, 0)
+	if err == nil {
+		_, _ = f.Write(buf[:len(buf)/2])
+		_ = f.Close()
+	}
+	e.fault(FaultDie)
 }
 
 // fold applies every complete line past the checkpoint offset.
@@ -195,14 +224,14 @@ func (e *Engine) fold() error {
 	return nil
 }
 
-// save writes the checkpoint.
-func (e *Engine) save() error {
-	return e.checkpoint.Save(e.st, e.state, e.now())
-}
-
 // saveAs writes the checkpoint recording the state about to be entered.
 func (e *Engine) saveAs(next State) error {
-	return e.checkpoint.Save(e.st, next, e.now())
+	e.checkpoint.beforeRename = func() { e.fault(FaultCheckpointTemp) }
+	if err := e.checkpoint.Save(e.st, next, e.now()); err != nil {
+		return err
+	}
+	e.fault(FaultCheckpointAfter)
+	return nil
 }
 
 // hat returns a configured hat or the coordinator.

@@ -121,15 +121,15 @@ func atoi(s string) int {
 // nopReporter discards progress.
 type nopReporter struct{}
 
-func (nopReporter) LoopStarted(RunInfo)                                {}
-func (nopReporter) IterationStarted(IterationInfo)                     {}
-func (nopReporter) Activity(IterationInfo, events.Activity)            {}
-func (nopReporter) EventAccepted(events.Event, []string)               {}
-func (nopReporter) EventRejected(events.Event, string)                 {}
+func (nopReporter) LoopStarted(RunInfo)                                 {}
+func (nopReporter) IterationStarted(IterationInfo)                      {}
+func (nopReporter) Activity(IterationInfo, events.Activity)             {}
+func (nopReporter) EventAccepted(events.Event, []string)                {}
+func (nopReporter) EventRejected(events.Event, string)                  {}
 func (nopReporter) IterationFinished(IterationInfo, events.AgentResult) {}
-func (nopReporter) RateLimited(IterationInfo, time.Duration)           {}
-func (nopReporter) Warn(string)                                        {}
-func (nopReporter) LoopFinished(Summary)                               {}
+func (nopReporter) RateLimited(IterationInfo, time.Duration)            {}
+func (nopReporter) Warn(string)                                         {}
+func (nopReporter) LoopFinished(Summary)                                {}
 
 func twoHats(t *testing.T) *hats.Registry {
 	t.Helper()

@@ -147,7 +147,12 @@ func (e *Engine) running(ctx context.Context) (State, error) {
 		Timeout:     e.opts.Settings.IterationTimeout,
 		IdleTimeout: e.opts.Settings.IdleTimeout,
 		ForceKill:   e.opts.ForceKill,
+		Started: func(pid int) {
+			e.recordAgent(pid)
+			e.fault(FaultAgentStarted)
+		},
 	}
+	defer e.forgetAgent()
 	it := e.iter
 	res, err := e.backendFor(it.Hat.ID).Run(iterCtx, run, func(a events.Activity) {
 		e.opts.Reporter.Activity(it, a)

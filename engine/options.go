@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"time"
 
@@ -66,12 +65,30 @@ type Options struct {
 	Fresh  bool // archive an unfinished run and start a new one
 	Wait   bool // wait for the workspace lock instead of failing
 
+	// KillGrace is how long an orphaned agent found on resume gets between
+	// SIGTERM and SIGKILL; zero means 10 seconds.
+	KillGrace time.Duration
+
 	// ForceKill is closed when the user asks a second time to stop: the
 	// running agent is killed without its grace period.
 	ForceKill <-chan struct{}
-	// Stdout, when set, receives a copy of each agent's raw output.
-	Stdout io.Writer
+	// Fault is called at named points of each step (see the Fault*
+	// constants) so crash tests can kill the process exactly there. A true
+	// return at FaultAppendTorn asks for a torn write: half the step's
+	// bytes are written before FaultDie is called. Nil in normal runs.
+	Fault func(point string) bool
 }
+
+// Fault points.
+const (
+	FaultAppendBefore    = "append.before"    // a step's lines are about to be written
+	FaultAppendTorn      = "append.torn"      // the write may be torn here
+	FaultAppendAfter     = "append.after"     // the lines are written, not yet folded
+	FaultCheckpointTemp  = "checkpoint.temp"  // the new state.json is written to its temp file, not yet renamed
+	FaultCheckpointAfter = "checkpoint.after" // state.json is replaced
+	FaultAgentStarted    = "agent.started"    // the agent process is running
+	FaultDie             = "die"              // the torn write is done: die now
+)
 
 // Reporter is told what the loop does, as it happens. Implementations
 // render it for a terminal, as JSON lines, or not at all.

@@ -13,6 +13,7 @@ const (
 	TopicLoopStarted         = "loop.started"
 	TopicLoopResumed         = "loop.resumed"
 	TopicLoopTerminate       = "loop.terminate"
+	TopicLoopRepaired        = "loop.repaired"
 	TopicIterationStarted    = "iteration.started"
 	TopicIterationFinished   = "iteration.finished"
 	TopicIterationSettled    = "iteration.settled"
@@ -37,7 +38,7 @@ const (
 // fold interprets instead of routing.
 func isBookkeeping(topic string) bool {
 	switch topic {
-	case TopicLoopStarted, TopicLoopResumed, TopicLoopTerminate,
+	case TopicLoopStarted, TopicLoopResumed, TopicLoopTerminate, TopicLoopRepaired,
 		TopicIterationStarted, TopicIterationFinished, TopicIterationSettled,
 		TopicEventRouted, TopicEventRejected, TopicEventDropped,
 		TopicCompletionConfirm, TopicRateLimited:
@@ -129,6 +130,13 @@ type droppedRecord struct {
 	Offsets []int64 `json:"offsets"`
 	Hat     string  `json:"hat"`
 	Reason  string  `json:"reason"`
+}
+
+// repairedRecord notes that the line at Offset was cut off by a crash in the
+// middle of a write and has been closed with a newline.
+type repairedRecord struct {
+	Offset int64 `json:"offset"`
+	Bytes  int64 `json:"bytes"`
 }
 
 type confirmingRecord struct {

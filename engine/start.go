@@ -13,8 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/renameio/v2"
-
 	"github.com/ralph-loop/ralph/events"
 )
 
@@ -53,6 +51,9 @@ func (e *Engine) starting(ctx context.Context) (State, error) {
 		return "", err
 	}
 	e.started = e.now()
+	if err := e.stopOrphanedAgent(); err != nil {
+		return "", err
+	}
 	prev, err := e.loadPrevious()
 	if err != nil {
 		return "", err
@@ -144,6 +145,9 @@ func (e *Engine) resume(prev *RunState) error {
 	if err := e.openLog(prev.EventsFile, prev.Offset); err != nil {
 		return err
 	}
+	if err := e.repairTornTail(); err != nil {
+		return err
+	}
 	// Lines written while ralph was down (the agent's last events, a
 	// half-finished step) are folded before anything else happens.
 	if err := e.fold(); err != nil {
@@ -185,7 +189,7 @@ func (e *Engine) begin(prev *RunState) error {
 	if err := e.openLog(rel, 0); err != nil {
 		return err
 	}
-	if err := renameio.WriteFile(filepath.Join(e.dir, CurrentEventsFile), []byte(rel+"\n"), 0o644); err != nil {
+	if err := writeFileAtomic(filepath.Join(e.dir, CurrentEventsFile), []byte(rel+"\n")); err != nil {
 		return fmt.Errorf("write %s: %w", CurrentEventsFile, err)
 	}
 	start := ralphEvent(e.opts.Settings.StartingEvent, defaultStartPayload)
@@ -220,7 +224,7 @@ func (e *Engine) archive(prev *RunState) error {
 	if err != nil {
 		return fmt.Errorf("archive run %s: %w", prev.RunID, err)
 	}
-	if err := renameio.WriteFile(filepath.Join(dir, StateFile), data, 0o644); err != nil {
+	if err := writeFileAtomic(filepath.Join(dir, StateFile), data); err != nil {
 		return fmt.Errorf("archive run %s: %w", prev.RunID, err)
 	}
 	if prev.Terminated == nil || prev.Terminated.Reason.Unfinished() {
@@ -256,6 +260,65 @@ func (e *Engine) openLog(rel string, offset int64) error {
 	e.events = l
 	e.reader = events.NewReader(path, offset)
 	return nil
+}
+
+// repairTornTail closes a last line that a crash cut off in the middle of a
+// write. The bytes are kept (the log is append-only); the newline makes the
+// line complete, so it is read once as malformed, and loop.repaired says why.
+func (e *Engine) repairTornTail() error {
+	start, size, err := tornTail(e.events.Path())
+	if err != nil || start < 0 {
+		return err
+	}
+	rec := ralphEvent(TopicLoopRepaired, repairedRecord{Offset: start, Bytes: size - start})
+	rec.TS = e.now().UTC()
+	line, err := events.EncodeLine(rec)
+	if err != nil {
+		return err
+	}
+	e.opts.Reporter.Warn(fmt.Sprintf("the event log ended in a partial line at byte %d (a write cut off by a crash); closed it", start))
+	return e.events.AppendRaw(append([]byte("\n"), line...))
+}
+
+// tornTail returns where the log's unterminated last line starts, or -1.
+func tornTail(path string) (start, size int64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return -1, 0, fmt.Errorf("check event log: %w", err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil || info.Size() == 0 {
+		return -1, 0, err
+	}
+	size = info.Size()
+	const chunk = 64 * 1024
+	buf := make([]byte, chunk)
+	end := size
+	for end > 0 {
+		from := max(end-chunk, 0)
+		n, err := f.ReadAt(buf[:end-from], from)
+		if err != nil && n < int(end-from) {
+			return -1, 0, fmt.Errorf("check event log: %w", err)
+		}
+		if end == size && buf[n-1] == '\n' {
+			return -1, size, nil
+		}
+		if i := lastIndexByte(buf[:n], '\n'); i >= 0 {
+			return from + int64(i) + 1, size, nil
+		}
+		end = from
+	}
+	return 0, size, nil
+}
+
+func lastIndexByte(b []byte, c byte) int {
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] == c {
+			return i
+		}
+	}
+	return -1
 }
 
 func (e *Engine) runInfo(resumed bool) RunInfo {

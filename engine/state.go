@@ -87,6 +87,7 @@ type RunState struct {
 	ConsecutiveFailures  int            `json:"consecutive_failures"`
 	ConsecutiveMalformed int            `json:"consecutive_malformed"`
 	MalformedTotal       int            `json:"malformed_total"`
+	LastMalformed        int64          `json:"last_malformed_offset,omitempty"`
 	Blocked              map[string]int `json:"blocked,omitempty"`
 	Rejected             int            `json:"rejected"`
 	Accepted             int            `json:"accepted"`
@@ -128,6 +129,7 @@ func (s *RunState) Apply(rec events.Record, router Router) {
 	if rec.Err != nil {
 		s.ConsecutiveMalformed++
 		s.MalformedTotal++
+		s.LastMalformed = rec.Offset
 		return
 	}
 	ev := rec.Event
@@ -206,6 +208,15 @@ func (s *RunState) applyBookkeeping(rec events.Record) {
 		s.dropPending(r.Offsets)
 		if r.Reason == "exhausted" && !slices.Contains(s.Exhausted, r.Hat) {
 			s.Exhausted = append(s.Exhausted, r.Hat)
+		}
+	case TopicLoopRepaired:
+		var r repairedRecord
+		decode(ev, &r)
+		// A line torn by a crash is ralph's own lost write, not an agent's
+		// malformed event: it must not count towards validation_failure.
+		if r.Offset == s.LastMalformed && s.ConsecutiveMalformed > 0 {
+			s.ConsecutiveMalformed--
+			s.MalformedTotal--
 		}
 	case TopicCompletionConfirm:
 		var r confirmingRecord

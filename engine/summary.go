@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/renameio/v2"
 	"github.com/ralph-loop/ralph/events"
 )
 
@@ -106,7 +105,7 @@ func (s Summary) Markdown() string {
 func (e *Engine) writeSummary(s Summary) {
 	dir := filepath.Join(e.dir, RunsDir, s.RunID)
 	if err := os.MkdirAll(dir, 0o755); err == nil {
-		err = renameio.WriteFile(filepath.Join(dir, "summary.md"), []byte(s.Markdown()), 0o644)
+		err = writeFileAtomic(filepath.Join(dir, "summary.md"), []byte(s.Markdown()))
 		if err != nil {
 			e.opts.Reporter.Warn("cannot write the run summary: " + err.Error())
 		}

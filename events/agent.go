@@ -102,6 +102,10 @@ type AgentRun struct {
 	// instead of waiting out the grace period after SIGTERM (a second
 	// Ctrl-C). May be nil.
 	ForceKill <-chan struct{}
+	// Started, when set, is called with the agent's process id, which is
+	// also its process group id, as soon as it runs. ralph records it so a
+	// ralph that was killed outright can stop the orphaned agent on resume.
+	Started func(pid int)
 }
 
 // Failure kinds of an AgentResult.

@@ -44,7 +44,11 @@ func (c *loopCmd) Run(g *globals, log *slog.Logger, ctx context.Context) error {
 		return err
 	}
 	rep := newTextReporter(g.stderr)
-	eng, err := engine.New(setup.options(g, log, rep, c))
+	opts := setup.options(g, log, rep, c)
+	if opts.Fault, err = crashHook(); err != nil {
+		return err
+	}
+	eng, err := engine.New(opts)
 	if err != nil {
 		return err
 	}

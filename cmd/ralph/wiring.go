@@ -178,6 +178,7 @@ func (s *loopSetup) options(g *globals, log *slog.Logger, rep engine.Reporter, c
 		AgentEnv:  []string{"PATH=" + filepath.Dir(s.ralphBin) + string(os.PathListSeparator) + os.Getenv("PATH")},
 		Logger:    log,
 		Reporter:  rep,
+		KillGrace: seconds(el.KillGraceSeconds),
 		Resume:    c.Resume,
 		Fresh:     c.Fresh,
 		Wait:      c.Wait,

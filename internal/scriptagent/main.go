@@ -35,7 +35,11 @@
 //	                               process group, writing its pid to child.pid
 //	when_file {"path": "text"}     run only if the file contains text; else
 //	                               the step's "else" step runs
+//	when_lines {"path": N}         run only if the file has at least N lines
 //	else     STEP
+//
+// In payloads and in say, {{run}} becomes the number of this run of the
+// agent (1, 2, …), so every event it publishes can be told apart.
 package main
 
 import (
@@ -72,6 +76,7 @@ type step struct {
 	IgnoreSIGTERM bool              `json:"ignore_sigterm"`
 	SpawnChild    bool              `json:"spawn_child"`
 	WhenFile      map[string]string `json:"when_file"`
+	WhenLines     map[string]int    `json:"when_lines"`
 	Else          *step             `json:"else"`
 }
 
@@ -114,13 +119,13 @@ func run() error {
 		return err
 	}
 	st := pick(sc, state)
-	for st.WhenFile != nil && !fileHas(st.WhenFile) {
+	for !conditionsHold(st) {
 		if st.Else == nil {
 			return nil
 		}
 		st = *st.Else
 	}
-	return perform(st, state)
+	return perform(st, state, strconv.Itoa(runNo))
 }
 
 func pick(sc script, state string) step {
@@ -160,6 +165,20 @@ func recordPrompt(state string, runNo int) error {
 	return os.WriteFile(filepath.Join(state, fmt.Sprintf("prompt-%d.txt", runNo)), []byte(prompt), 0o644)
 }
 
+func conditionsHold(st step) bool {
+	return fileHas(st.WhenFile) && fileHasLines(st.WhenLines)
+}
+
+func fileHasLines(cond map[string]int) bool {
+	for path, n := range cond {
+		data, _ := os.ReadFile(path)
+		if strings.Count(string(data), "\n") < n {
+			return false
+		}
+	}
+	return true
+}
+
 func fileHas(cond map[string]string) bool {
 	for path, text := range cond {
 		data, err := os.ReadFile(path)
@@ -170,7 +189,8 @@ func fileHas(cond map[string]string) bool {
 	return true
 }
 
-func perform(st step, state string) error {
+func perform(st step, state, runNo string) error {
+	expand := func(s string) string { return strings.ReplaceAll(s, "{{run}}", runNo) }
 	if st.IgnoreSIGTERM {
 		signal.Ignore(syscall.SIGTERM)
 	}
@@ -189,12 +209,13 @@ func perform(st step, state string) error {
 		return err
 	}
 	for _, e := range st.Emit {
+		e.Payload = expand(e.Payload)
 		if err := publish(e, state); err != nil {
 			return err
 		}
 	}
 	if st.Say != "" {
-		fmt.Println(st.Say)
+		fmt.Println(expand(st.Say))
 	}
 	if st.Stderr != "" {
 		fmt.Fprintln(os.Stderr, st.Stderr)
