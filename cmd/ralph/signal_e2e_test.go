@@ -1,0 +1,78 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// stubbornScript: the agent ignores SIGTERM, starts a child that ignores it
+// too, and would run for a minute.
+func stubbornScript() map[string]any {
+	return map[string]any{"steps": []step{{"ignore_sigterm": true, "spawn_child": true, "sleep_ms": 60000}}}
+}
+
+func (w *workspace) pidFile(path string) int {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	return n
+}
+
+func processGone(pid int) bool {
+	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+}
+
+func TestSignalsLeaveNoAgentBehind(t *testing.T) {
+	cases := []struct {
+		name    string
+		signals []syscall.Signal
+		grace   string
+	}{
+		{"SIGINT waits out the grace period, then kills", []syscall.Signal{syscall.SIGINT}, "1"},
+		{"SIGTERM behaves like SIGINT", []syscall.Signal{syscall.SIGTERM}, "1"},
+		{"a second Ctrl-C skips the grace period", []syscall.Signal{syscall.SIGINT, syscall.SIGINT}, "600"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorkspace(t)
+			w.write("ralph.yml", "event_loop:\n  kill_grace_seconds: "+tc.grace+"\n"+twoHatConfig[len("event_loop:\n"):]+agentCLI())
+			w.script(stubbornScript())
+			loop, stderr := w.startRalph("loop")
+			childPid := filepath.Join(w.state, "child.pid")
+			waitFor(t, "the agent's child", func() bool { return w.pidFile(childPid) > 0 })
+			pgid := w.pidFile(filepath.Join(w.dir, ".ralph", "agent.pgid"))
+			require.Positive(t, pgid)
+
+			for i, sig := range tc.signals {
+				if i > 0 {
+					time.Sleep(200 * time.Millisecond)
+				}
+				require.NoError(t, loop.Process.Signal(sig))
+			}
+			done := make(chan error, 1)
+			go func() { done <- loop.Wait() }()
+			select {
+			case err := <-done:
+				assert.Equal(t, 130, exitCodeOf(err), stderr.String())
+			case <-time.After(60 * time.Second):
+				t.Fatalf("ralph did not exit; with a 600s grace only the second signal ends it:\n%s", stderr.String())
+			}
+			assert.True(t, processGone(-pgid), "the agent's process group is gone")
+			assert.True(t, processGone(w.pidFile(childPid)), "the agent's child is gone")
+			assert.Contains(t, stderr.String(), "interrupted")
+			assert.Equal(t, []string{"ralph task.start", "finished ralph interrupted", "terminate interrupted"}, w.flow())
+			assert.Contains(t, w.read(".ralph/state.json"), `"reason": "interrupted"`)
+		})
+	}
+}

@@ -1,0 +1,104 @@
+package layering
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const module = "github.com/ralph-loop/ralph/"
+
+// allowed lists, for each package, the ralph packages it may import, with
+// the reason. cmd/ralph may import everything and is not listed.
+var allowed = map[string]struct {
+	imports []string
+	why     string
+}{
+	"events":        {nil, "the vocabulary everything else speaks; a leaf"},
+	"hats":          {[]string{"events"}, "hat choice and prompts need events only"},
+	"criteria":      {[]string{"events"}, "checks are independent of the loop"},
+	"backends":      {[]string{"events"}, "agents produce activity; they never see the engine"},
+	"engine/config": {[]string{"events", "hats", "criteria"}, "the loader turns files into domain types"},
+	"engine":        {[]string{"events", "hats", "criteria", "engine/config"}, "the engine declares the interfaces it needs of backends"},
+}
+
+// execAllowed are the packages that may start processes.
+var execAllowed = []string{"backends", "criteria", "internal/", "cmd/", "engine/autopilot"}
+
+func TestLayering(t *testing.T) {
+	root := repoRoot(t)
+	for pkg, imports := range packageImports(t, root) {
+		rule, ok := allowed[pkg]
+		if ok {
+			for _, imp := range imports {
+				if dep, isRalph := strings.CutPrefix(imp, module); isRalph {
+					assert.Contains(t, rule.imports, dep, "%s imports %s, but %s (%s)", pkg, dep, pkg, rule.why)
+				}
+			}
+		}
+		for _, imp := range imports {
+			if imp == "os/exec" && !hasAnyPrefix(pkg, execAllowed) {
+				t.Errorf("%s imports os/exec; only backends, criteria, internal helpers and cmd start processes", pkg)
+			}
+		}
+	}
+}
+
+func hasAnyPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if s == strings.TrimSuffix(p, "/") || strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func repoRoot(t *testing.T) string {
+	dir, err := os.Getwd()
+	require.NoError(t, err)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		require.NotEqual(t, parent, dir, "go.mod not found")
+		dir = parent
+	}
+}
+
+// packageImports maps each package directory (relative to root) to the
+// imports of its non-test files.
+func packageImports(t *testing.T, root string) map[string][]string {
+	out := map[string][]string{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") && path != root {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			out[filepath.ToSlash(rel)] = append(out[filepath.ToSlash(rel)], p)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	return out
+}
