@@ -1,0 +1,199 @@
+package backends
+
+import (
+	"encoding/json"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/ralph-loop/ralph/events"
+)
+
+// Codex: `codex exec --json` prints JSON lines thread.started, turn.started,
+// item.started/updated/completed {item:{id,type,…}}, turn.completed {usage},
+// turn.failed {error:{message}} and error {message}; see AGENT-CLIS.md.
+
+const codexAuthHint = "run `codex login`, or set OPENAI_API_KEY (or the env_key of your model provider)"
+
+func init() {
+	register(&cliSpec{
+		name:    "codex",
+		binary:  "codex",
+		install: "install it with: npm install -g @openai/codex",
+		args:    codexArgs,
+		env:     func(Options) []string { return nil },
+		parse:   parseCodex,
+		verdict: func(res *events.AgentResult, exitCode int, stderrTail string) {
+			exitVerdict(res, "codex", exitCode, stderrTail, codexAuthHint)
+		},
+	})
+}
+
+// codexArgs builds `codex exec --json --skip-git-repo-check
+// --dangerously-bypass-approvals-and-sandbox [-m M] [args…] -- PROMPT`. The
+// "--" keeps a prompt that starts with "-" or reads like a subcommand
+// ("resume") a prompt. With PromptMode "stdin" the prompt is "-", which
+// codex exec reads from stdin; otherwise the runner gives it /dev/null,
+// because codex reads a piped stdin too.
+func codexArgs(o Options, prompt string) ([]string, bool) {
+	args := []string{"exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"}
+	args = append(args, modelArgs("-m", o.Model)...)
+	args = append(args, o.Args...)
+	if o.PromptMode == "stdin" {
+		return append(args, "-"), true
+	}
+	return append(args, "--", prompt), false
+}
+
+type codexLine struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+	Error   *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+	Item  *codexItem `json:"item"`
+	Usage *struct {
+		InputTokens           int64 `json:"input_tokens"`
+		CachedInputTokens     int64 `json:"cached_input_tokens"`
+		CacheWriteInputTokens int64 `json:"cache_write_input_tokens"`
+		OutputTokens          int64 `json:"output_tokens"`
+	} `json:"usage"`
+}
+
+type codexItem struct {
+	ID      string          `json:"id"`
+	Type    string          `json:"type"`
+	Text    string          `json:"text"`
+	Command json.RawMessage `json:"command"` // a string; an argv array in old versions
+	Changes []struct {
+		Path string `json:"path"`
+	} `json:"changes"`
+	Server string `json:"server"`
+	Tool   string `json:"tool"`
+}
+
+// parseCodex reads `codex exec --json` output.
+//
+//   - Final text: the text of the last completed agent_message item.
+//   - Tools: one use per item id, whether it shows up in item.started,
+//     item.updated or only item.completed: command_execution is shell,
+//     file_change (apply_patch) is write, mcp_tool_call, web_search and
+//     collab_tool_call are other. A command that fails (status "failed",
+//     exit_code 1) is still just a tool use. Reasoning, todo_list (the
+//     plan) and error items are not tool uses; error items are warnings
+//     such as "Model metadata for `X` not found" and never fail the run.
+//   - Usage: summed over turn.completed; input_tokens includes
+//     cached_input_tokens (OpenAI convention), so the cached part is
+//     counted as cache reads. Codex reports no cost.
+//   - Failure: a turn.failed line, or an error line that no turn.completed
+//     follows (codex may report errors it then recovers from).
+func parseCodex(stdout io.Reader, report func(events.Activity)) events.AgentResult {
+	return readCodex(stdout, report, time.Now)
+}
+
+// readCodex is parseCodex reading rate-limit reset times against now.
+func readCodex(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
+	var res events.AgentResult
+	seen := map[string]bool{}
+	var pending *cliFailure
+	forEachJSONLine(stdout, func(line []byte) {
+		var l codexLine
+		if !decodeJSONLine(line, &l) {
+			return
+		}
+		switch l.Type {
+		case "item.started", "item.updated", "item.completed":
+			if l.Item != nil {
+				codexItemEvent(&res, report, seen, l.Type, l.Item)
+			}
+		case "turn.completed":
+			pending = nil
+			if l.Usage == nil {
+				return
+			}
+			u := events.Usage{
+				InputTokens:      max(l.Usage.InputTokens-l.Usage.CachedInputTokens, 0),
+				OutputTokens:     l.Usage.OutputTokens,
+				CacheReadTokens:  l.Usage.CachedInputTokens,
+				CacheWriteTokens: l.Usage.CacheWriteInputTokens,
+			}
+			res.Usage = res.Usage.Add(u)
+			report(events.Activity{Kind: events.ActivityUsage, Usage: u})
+		case "turn.failed":
+			msg := l.Message
+			if l.Error != nil {
+				msg = l.Error.Message
+			}
+			f := newFailure(msg, 0, now())
+			// Keep an earlier, more specific error line of the same turn.
+			if pending == nil || pending.kind == events.FailureAgent || f.kind != events.FailureAgent {
+				pending = f
+			}
+		case "error":
+			pending = newFailure(l.Message, 0, now())
+		}
+	})
+	if pending != nil {
+		pending.apply(&res, "codex", codexAuthHint)
+		pending.report(report)
+	}
+	return res
+}
+
+func codexItemEvent(res *events.AgentResult, report func(events.Activity), seen map[string]bool, typ string, it *codexItem) {
+	var u toolUse
+	switch it.Type {
+	case "agent_message":
+		if typ == "item.completed" {
+			res.FinalText = it.Text
+			if it.Text != "" {
+				report(events.Activity{Kind: events.ActivityText, Text: it.Text})
+			}
+		}
+		return
+	case "command_execution":
+		u = toolUse{kind: events.ToolShell, name: it.Type, command: unwrapShell(codexCommand(it.Command))}
+	case "file_change":
+		u = toolUse{kind: events.ToolWrite, name: it.Type}
+		if len(it.Changes) > 0 {
+			u.path = it.Changes[0].Path
+		}
+	case "mcp_tool_call":
+		u = toolUse{kind: events.ToolOther, name: it.Tool}
+		if it.Server != "" {
+			u.name = it.Server + "/" + it.Tool
+		}
+	case "web_search", "collab_tool_call":
+		u = toolUse{kind: events.ToolOther, name: it.Type}
+	default:
+		return
+	}
+	key := it.ID
+	if key == "" { // no id to match started and completed: count completions only
+		if typ != "item.completed" {
+			return
+		}
+	} else {
+		if seen[key] {
+			return
+		}
+		seen[key] = true
+	}
+	u.record(res, report)
+}
+
+// codexCommand reads a command given as a string or as an argv array.
+func codexCommand(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var argv []string
+	if json.Unmarshal(raw, &argv) == nil {
+		if len(argv) == 3 && (argv[1] == "-lc" || argv[1] == "-c") {
+			return argv[2]
+		}
+		return strings.Join(argv, " ")
+	}
+	return ""
+}

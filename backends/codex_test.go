@@ -1,0 +1,98 @@
+package backends
+
+// testdata/codex/exec-json-{tool-loop,tool-error,api-error-400}.jsonl were
+// captured with (fixtures/agents/README.md):
+//
+//	CODEX_HOME=$HOME/.codex FAKE_API_KEY=sk-test \
+//	codex exec --json --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox PROMPT </dev/null
+//
+// (@openai/codex 0.169.0; config.toml model "gpt-5.5", a "fake" provider
+// with wire_api "responses"). Exit statuses: 0, 0, 1.
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/ralph-loop/ralph/events"
+)
+
+// The recordings also run through the conformance suite, end to end.
+func init() {
+	conformanceCases["codex"] = conformanceCase{
+		Normal:       "codex/exec-json-tool-loop.jsonl",
+		NormalTools:  true,
+		Error:        "codex/exec-json-api-error-400.jsonl",
+		ErrorStderr:  "codex/exec-json-api-error-400.stderr.txt",
+		ErrorExit:    1,
+		ErrorFailure: events.FailureAgent,
+	}
+}
+
+func TestParseCodex(t *testing.T) {
+	runParserCases(t, readCodex, map[string]parserCase{
+		"tool loop: apply_patch write, shell append, final message": {
+			file:  "codex/exec-json-tool-loop.jsonl",
+			final: "Created hello.txt and appended a line.\n<event topic=\"build.done\">tests: pass</event>\nLOOP_COMPLETE",
+			tools: events.ToolCounts{Write: 1, Shell: 1},
+			usage: events.Usage{InputTokens: 28995, OutputTokens: 56},
+			toolActs: []toolAct{
+				{kind: events.ToolWrite, name: "file_change", path: "/workspace/hello.txt"},
+				{kind: events.ToolShell, name: "command_execution", command: "echo hi >> hello.txt"},
+			},
+			texts: []string{
+				"I will create hello.txt.",
+				"Created hello.txt and appended a line.\n<event topic=\"build.done\">tests: pass</event>\nLOOP_COMPLETE",
+			},
+		},
+		"tool error: a failing command is only a tool use": {
+			file:     "codex/exec-json-tool-error.jsonl",
+			final:    "The file is missing.\n<event topic=\"build.failed\">missing file</event>",
+			tools:    events.ToolCounts{Shell: 1},
+			usage:    events.Usage{InputTokens: 19159, OutputTokens: 25},
+			toolActs: []toolAct{{kind: events.ToolShell, name: "command_execution", command: "cat does-not-exist.txt"}},
+		},
+		"API error 400: error and turn.failed lines": {
+			file:       "codex/exec-json-api-error-400.jsonl",
+			failure:    events.FailureAgent,
+			messageHas: "codex reported an error: {\"error\": {\"message\": \"fakemodel scripted failure\"",
+		},
+		"usage limit (synthesized)": {
+			file:        "codex/exec-json-rate-limit.jsonl",
+			failure:     events.FailureRateLimit,
+			messageHas:  "codex hit a rate or usage limit: You've hit your usage limit.",
+			resetAt:     time.Date(2026, 11, 22, 15, 28, 0, 0, time.UTC),
+			rateLimitAt: []time.Time{time.Date(2026, 11, 22, 15, 28, 0, 0, time.UTC)},
+		},
+		"wrong API key (synthesized)": {
+			file:       "codex/exec-json-auth.jsonl",
+			failure:    events.FailureAuth,
+			messageHas: "codex could not authenticate: unexpected status 401 Unauthorized",
+		},
+		"warning item and a recovered error (synthesized)": {
+			file:  "codex/exec-json-recovered.jsonl",
+			final: "Done.\nLOOP_COMPLETE",
+			usage: events.Usage{InputTokens: 200, OutputTokens: 10, CacheReadTokens: 1000},
+		},
+	})
+}
+
+func TestCodexArgs(t *testing.T) {
+	base := []string{"exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"}
+	runArgsCases(t, "codex", map[string]argsCase{
+		"defaults":        {want: append(base[:4:4], "--", "PROMPT")},
+		"model":           {opts: Options{Model: "gpt-5.5"}, want: append(base[:4:4], "-m", "gpt-5.5", "--", "PROMPT")},
+		"extra arguments": {opts: Options{Model: "o3", Args: []string{"-c", "model_reasoning_effort=high"}}, want: append(base[:4:4], "-m", "o3", "-c", "model_reasoning_effort=high", "--", "PROMPT")},
+		"prompt on stdin": {opts: Options{PromptMode: "stdin"}, want: append(base[:4:4], "-"), onStdin: true},
+	})
+}
+
+func TestCodexEnvAndVerdict(t *testing.T) {
+	assert.Empty(t, clis["codex"].env(Options{}))
+
+	res := events.AgentResult{}
+	clis["codex"].verdict(&res, 1, "Reading additional input from stdin...\n")
+	assert.Equal(t, events.FailureExit, res.Failure)
+	assert.Equal(t, "codex exited with status 1: Reading additional input from stdin...", res.FailureMessage)
+}

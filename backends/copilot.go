@@ -1,0 +1,167 @@
+package backends
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/ralph-loop/ralph/events"
+)
+
+// GitHub Copilot CLI: `copilot -p PROMPT --output-format json` prints
+// session events as JSON lines {type, data, id, timestamp, parentId,
+// ephemeral, agentId}: assistant.message {content, toolRequests},
+// tool.execution_start {toolCallId, toolName, arguments},
+// tool.execution_complete, assistant.usage, session.error {errorType,
+// errorCode, message, statusCode}, and a final result {exitCode, usage}; see
+// AGENT-CLIS.md and the session-events schema of github/copilot-sdk
+// (nodejs/src/generated/session-events.ts).
+
+const copilotAuthHint = "run `copilot` and /login, or set COPILOT_GITHUB_TOKEN (or GH_TOKEN)"
+
+func init() {
+	register(&cliSpec{
+		name:    "copilot",
+		binary:  "copilot",
+		install: "install it with: npm install -g @github/copilot",
+		args:    copilotArgs,
+		// No self-update in the middle of a loop (the flag says the same).
+		env:   func(Options) []string { return []string{"COPILOT_AUTO_UPDATE=false"} },
+		parse: parseCopilot,
+		verdict: func(res *events.AgentResult, exitCode int, stderrTail string) {
+			exitVerdict(res, "copilot", exitCode, stderrTail, copilotAuthHint)
+		},
+	})
+}
+
+// copilotArgs builds `copilot -p PROMPT --output-format json
+// --allow-all-tools --disable-client-telemetry --no-auto-update [--model M]
+// [args…]`. The prompt is the value of -p, so extra arguments cannot be
+// taken for it; copilot documents no stdin prompt, so PromptMode "stdin" is
+// ignored.
+func copilotArgs(o Options, prompt string) ([]string, bool) {
+	args := []string{"-p", prompt, "--output-format", "json", "--allow-all-tools", "--disable-client-telemetry", "--no-auto-update"}
+	args = append(args, modelArgs("--model", o.Model)...)
+	return append(args, o.Args...), false
+}
+
+var copilotTools = map[string]events.ToolKind{
+	"create": events.ToolWrite, "edit": events.ToolWrite, "apply_patch": events.ToolWrite,
+	"view": events.ToolRead, "grep": events.ToolRead, "glob": events.ToolRead,
+	"bash": events.ToolShell, "read_bash": events.ToolShell, "stop_bash": events.ToolShell,
+}
+
+type copilotLine struct {
+	Type    string `json:"type"`
+	AgentID string `json:"agentId"` // set on a sub-agent's events
+	Data    struct {
+		Content          string          `json:"content"`
+		ParentToolCallID string          `json:"parentToolCallId"`
+		ToolCallID       string          `json:"toolCallId"`
+		ToolName         string          `json:"toolName"`
+		RawArguments     json.RawMessage `json:"arguments"`
+		ErrorType        string          `json:"errorType"`
+		Message          string          `json:"message"`
+		StatusCode       int             `json:"statusCode"`
+		InputTokens      int64           `json:"inputTokens"`
+		OutputTokens     int64           `json:"outputTokens"`
+		CacheReadTokens  int64           `json:"cacheReadTokens"`
+		CacheWriteTokens int64           `json:"cacheWriteTokens"`
+	} `json:"data"`
+	ExitCode *int `json:"exitCode"` // result
+}
+
+// parseCopilot reads `copilot --output-format json` output.
+//
+//   - Final text: the content of the main agent's last assistant.message
+//     (a sub-agent's messages carry agentId or parentToolCallId).
+//   - Tools: one use per tool.execution_start (by toolCallId), classified
+//     by toolName (copilotTools). A shell command that exits 1 completes
+//     with success true and shellExecution.exitCode 1: only a tool use.
+//   - Usage: summed over assistant.usage events when copilot prints them
+//     (their "cost" is a premium-request multiplier, not dollars, and is not
+//     used); a run with a custom provider prints none.
+//   - Failure: session.error, classified by errorType ("rate_limit",
+//     "quota", "authentication", "authorization", …), statusCode and
+//     message; or result.exitCode other than 0. A result with exitCode 0
+//     means copilot recovered from an earlier session.error.
+func parseCopilot(stdout io.Reader, report func(events.Activity)) events.AgentResult {
+	return readCopilot(stdout, report, time.Now)
+}
+
+// readCopilot is parseCopilot reading rate-limit reset times against now.
+func readCopilot(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
+	var res events.AgentResult
+	seen := map[string]bool{}
+	var pending *cliFailure
+	forEachJSONLine(stdout, func(line []byte) {
+		var l copilotLine
+		if !decodeJSONLine(line, &l) {
+			return
+		}
+		switch l.Type {
+		case "assistant.message":
+			if l.AgentID != "" || l.Data.ParentToolCallID != "" {
+				return
+			}
+			res.FinalText = l.Data.Content
+			if l.Data.Content != "" {
+				report(events.Activity{Kind: events.ActivityText, Text: l.Data.Content})
+			}
+		case "tool.execution_start":
+			if id := l.Data.ToolCallID; id != "" {
+				if seen[id] {
+					return
+				}
+				seen[id] = true
+			}
+			var args map[string]any
+			_ = json.Unmarshal(l.Data.RawArguments, &args) // apply_patch's arguments are a plain string
+			newToolUse(copilotTools, l.Data.ToolName, args).record(&res, report)
+		case "assistant.usage":
+			u := events.Usage{
+				InputTokens:      l.Data.InputTokens,
+				OutputTokens:     l.Data.OutputTokens,
+				CacheReadTokens:  l.Data.CacheReadTokens,
+				CacheWriteTokens: l.Data.CacheWriteTokens,
+			}
+			if u != (events.Usage{}) {
+				res.Usage = res.Usage.Add(u)
+				report(events.Activity{Kind: events.ActivityUsage, Usage: u})
+			}
+		case "session.error":
+			pending = copilotFailure(l.Data.ErrorType, l.Data.Message, l.Data.StatusCode, now())
+		case "result":
+			switch {
+			case l.ExitCode == nil:
+			case *l.ExitCode == 0:
+				pending = nil
+			case pending == nil:
+				pending = &cliFailure{kind: events.FailureAgent, message: fmt.Sprintf("the session ended with exit code %d", *l.ExitCode)}
+			}
+		}
+	})
+	if pending != nil {
+		pending.apply(&res, "copilot", copilotAuthHint)
+		pending.report(report)
+	}
+	return res
+}
+
+// copilotFailure classifies a session.error.
+func copilotFailure(errorType, message string, status int, now time.Time) *cliFailure {
+	msg := message
+	if msg == "" {
+		msg = errorType
+	}
+	f := newFailure(msg, status, now)
+	switch errorType {
+	case "rate_limit", "quota":
+		f.kind = events.FailureRateLimit
+		f.resetAt = resetAtIn(msg, now)
+	case "authentication", "authorization":
+		f.kind = events.FailureAuth
+	}
+	return f
+}

@@ -1,0 +1,134 @@
+package backends
+
+// testdata/copilot/output-json-{tool-loop,tool-error,api-error-400}.jsonl
+// were captured with (fixtures/agents/README.md):
+//
+//	COPILOT_OFFLINE=true COPILOT_PROVIDER_BASE_URL=$BASE/v1 COPILOT_PROVIDER_TYPE=openai \
+//	COPILOT_PROVIDER_API_KEY=sk-test COPILOT_MODEL=fake-model COPILOT_AUTO_UPDATE=false \
+//	copilot -p PROMPT --output-format json --allow-all-tools --disable-client-telemetry --no-auto-update
+//
+// (@github/copilot 1.0.102, BYOK mode: no token counts are printed). Exit
+// statuses: 0, 0, 1.
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/ralph-loop/ralph/events"
+)
+
+// The recordings also run through the conformance suite, end to end.
+func init() {
+	conformanceCases["copilot"] = conformanceCase{
+		Normal:       "copilot/output-json-tool-loop.jsonl",
+		NormalTools:  true,
+		Error:        "copilot/output-json-api-error-400.jsonl",
+		ErrorExit:    1,
+		ErrorFailure: events.FailureAgent,
+	}
+}
+
+func TestParseCopilot(t *testing.T) {
+	runParserCases(t, readCopilot, map[string]parserCase{
+		"tool loop: create, bash, last assistant.message": {
+			file:  "copilot/output-json-tool-loop.jsonl",
+			final: "Created hello.txt and appended a line.\n<event topic=\"build.done\">tests: pass</event>\nLOOP_COMPLETE",
+			tools: events.ToolCounts{Write: 1, Shell: 1},
+			toolActs: []toolAct{
+				{kind: events.ToolWrite, name: "create", path: "/workspace/hello.txt"},
+				{kind: events.ToolShell, name: "bash", command: "echo hi >> hello.txt"},
+			},
+			texts: []string{
+				"I will create hello.txt.",
+				"Created hello.txt and appended a line.\n<event topic=\"build.done\">tests: pass</event>\nLOOP_COMPLETE",
+			},
+		},
+		"tool error: exit code 1 with success true is only a tool use": {
+			file:     "copilot/output-json-tool-error.jsonl",
+			final:    "The file is missing.\n<event topic=\"build.failed\">missing file</event>",
+			tools:    events.ToolCounts{Shell: 1},
+			toolActs: []toolAct{{kind: events.ToolShell, name: "bash", command: "cat does-not-exist.txt"}},
+		},
+		"API error 400: session.error and result exitCode 1": {
+			file:    "copilot/output-json-api-error-400.jsonl",
+			failure: events.FailureAgent,
+			message: "copilot reported an error: 400 fakemodel scripted failure",
+		},
+		"rate_limit session.error (synthesized)": {
+			file:        "copilot/output-json-rate-limit.jsonl",
+			failure:     events.FailureRateLimit,
+			messageHas:  "copilot hit a rate or usage limit: Sorry, you've hit a rate limit",
+			resetAt:     testNow.Add(2 * time.Hour),
+			rateLimitAt: []time.Time{testNow.Add(2 * time.Hour)},
+		},
+		"authentication session.error (synthesized)": {
+			file:       "copilot/output-json-auth.jsonl",
+			failure:    events.FailureAuth,
+			messageHas: "copilot could not authenticate: Authentication failed",
+		},
+	})
+}
+
+func TestParseCopilotStreams(t *testing.T) {
+	cases := map[string]struct {
+		in      string
+		final   string
+		usage   events.Usage
+		failure string
+	}{
+		"a sub-agent's message is not the final text": {
+			in: `{"type":"assistant.message","data":{"content":"main answer"}}
+{"type":"assistant.message","agentId":"sub-1","data":{"content":"sub-agent answer"}}
+{"type":"assistant.message","data":{"content":"old sub-agent answer","parentToolCallId":"call_9"}}
+{"type":"result","exitCode":0}`,
+			final: "main answer",
+		},
+		"assistant.usage is summed": {
+			in: `{"type":"assistant.usage","ephemeral":true,"data":{"model":"m","inputTokens":100,"outputTokens":7,"cacheReadTokens":50,"cost":1}}
+{"type":"assistant.usage","ephemeral":true,"data":{"model":"m","inputTokens":10,"outputTokens":3,"cacheWriteTokens":5}}`,
+			usage: events.Usage{InputTokens: 110, OutputTokens: 10, CacheReadTokens: 50, CacheWriteTokens: 5},
+		},
+		"recovered from a session.error": {
+			in: `{"type":"session.error","data":{"errorType":"rate_limit","message":"Please try again in 1 minute.","statusCode":429}}
+{"type":"assistant.message","data":{"content":"done"}}
+{"type":"result","exitCode":0}`,
+			final: "done",
+		},
+		"non-zero exitCode without a session.error": {
+			in:      `{"type":"result","exitCode":2}`,
+			failure: events.FailureAgent,
+		},
+		"quota errorType": {
+			in:      `{"type":"session.error","data":{"errorType":"quota","errorCode":"quota_exceeded","message":"You have no premium requests left."}}`,
+			failure: events.FailureRateLimit,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			res := readCopilot(strings.NewReader(tc.in), func(events.Activity) {}, fixedClock)
+			assert.Equal(t, tc.final, res.FinalText)
+			assert.Equal(t, tc.usage, res.Usage)
+			assert.Equal(t, tc.failure, res.Failure)
+		})
+	}
+}
+
+func TestCopilotArgs(t *testing.T) {
+	base := []string{"-p", "PROMPT", "--output-format", "json", "--allow-all-tools", "--disable-client-telemetry", "--no-auto-update"}
+	runArgsCases(t, "copilot", map[string]argsCase{
+		"defaults": {want: base},
+		"model":    {opts: Options{Model: "gpt-5.5"}, want: append(base[:7:7], "--model", "gpt-5.5")},
+		"extra arguments after the prompt's flag": {
+			opts: Options{Model: "claude-sonnet-4.5", Args: []string{"--add-dir", "/tmp"}},
+			want: append(base[:7:7], "--model", "claude-sonnet-4.5", "--add-dir", "/tmp"),
+		},
+		"stdin is not supported: the prompt stays an argument": {opts: Options{PromptMode: "stdin"}, want: base},
+	})
+}
+
+func TestCopilotEnv(t *testing.T) {
+	assert.Equal(t, []string{"COPILOT_AUTO_UPDATE=false"}, clis["copilot"].env(Options{}))
+}

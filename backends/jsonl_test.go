@@ -1,0 +1,395 @@
+package backends
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/events"
+)
+
+// Shared by the parser tests of codex, gemini, opencode, pi, qwen and
+// copilot. The recorded streams in testdata/<cli>/ are copies of
+// /work/shared/fixtures/agents/<cli>/ (captured against a scripted fake
+// model, see its README.md for the exact commands). Files named
+// *-rate-limit.jsonl, *-auth.jsonl, *-recovered.jsonl and *-retried.jsonl
+// are synthesized: their first line, which the parsers skip as non-JSON,
+// says so and names the source of their shape and wording.
+
+// testNow is the clock rate-limit reset times are read against in tests.
+var testNow = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+
+func fixedClock() time.Time { return testNow }
+
+// toolAct is an expected tool activity.
+type toolAct struct {
+	kind    events.ToolKind
+	name    string
+	path    string
+	command string
+}
+
+// parserCase is what one recorded stream must parse to.
+type parserCase struct {
+	file        string // under testdata/
+	final       string
+	tools       events.ToolCounts
+	usage       events.Usage
+	cost        float64
+	failure     string
+	message     string // exact FailureMessage, when set
+	messageHas  string // a part of FailureMessage, when set
+	resetAt     time.Time
+	toolActs    []toolAct // when set, the tool activities in order
+	texts       []string  // when set, the text activities in order
+	rateLimitAt []time.Time
+}
+
+type readFunc func(io.Reader, func(events.Activity), func() time.Time) events.AgentResult
+
+// runParserCases runs every case through read as a named subtest.
+func runParserCases(t *testing.T, read readFunc, cases map[string]parserCase) {
+	t.Helper()
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			f, err := os.Open(filepath.Join("testdata", tc.file))
+			require.NoError(t, err)
+			defer f.Close()
+			var acts []events.Activity
+			res := read(f, func(a events.Activity) { acts = append(acts, a) }, fixedClock)
+			assertParsed(t, tc, res, acts)
+		})
+	}
+}
+
+func assertParsed(t *testing.T, tc parserCase, res events.AgentResult, acts []events.Activity) {
+	t.Helper()
+	assert.Equal(t, tc.final, res.FinalText, "final text")
+	assert.Equal(t, tc.tools, res.Tools, "tool counts")
+	assert.Equal(t, tc.usage, res.Usage, "usage")
+	assert.InDelta(t, tc.cost, res.CostUSD, 1e-9, "cost")
+	assert.Equal(t, tc.failure, res.Failure, "failure kind (message %q)", res.FailureMessage)
+	if tc.message != "" {
+		assert.Equal(t, tc.message, res.FailureMessage)
+	}
+	if tc.messageHas != "" {
+		assert.Contains(t, res.FailureMessage, tc.messageHas)
+	}
+	if tc.failure == events.FailureNone {
+		assert.Empty(t, res.FailureMessage)
+	} else {
+		assert.NotContains(t, res.FailureMessage, "\n", "a failure message is one line")
+	}
+	assert.True(t, tc.resetAt.Equal(res.RateLimitResetAt), "reset at: want %v, got %v", tc.resetAt, res.RateLimitResetAt)
+
+	// The activities agree with the result: usage increments add up, every
+	// counted tool use was reported once.
+	var usage events.Usage
+	var cost float64
+	var tools []toolAct
+	var texts []string
+	var limits []time.Time
+	var counted events.ToolCounts
+	for _, a := range acts {
+		switch a.Kind {
+		case events.ActivityUsage:
+			usage = usage.Add(a.Usage)
+			cost += a.CostUSD
+		case events.ActivityTool:
+			counted.Count(a.Tool)
+			tools = append(tools, toolAct{kind: a.Tool, name: a.ToolName, path: a.Path, command: a.Command})
+		case events.ActivityText:
+			texts = append(texts, a.Text)
+		case events.ActivityRateLimit:
+			limits = append(limits, a.ResetAt)
+		}
+	}
+	assert.Equal(t, res.Usage, usage, "usage activities add up to the usage")
+	assert.InDelta(t, res.CostUSD, cost, 1e-9, "cost activities add up to the cost")
+	assert.Equal(t, res.Tools, counted, "one tool activity per counted use")
+	if tc.toolActs != nil {
+		assert.Equal(t, tc.toolActs, tools, "tool activities")
+	}
+	if tc.texts != nil {
+		assert.Equal(t, tc.texts, texts, "text activities")
+	}
+	if tc.rateLimitAt != nil {
+		require.Len(t, limits, len(tc.rateLimitAt), "rate-limit activities")
+		for i := range limits {
+			assert.True(t, tc.rateLimitAt[i].Equal(limits[i]), "rate-limit activity %d: want %v, got %v", i, tc.rateLimitAt[i], limits[i])
+		}
+	}
+}
+
+// argsCase is one expected command line.
+type argsCase struct {
+	opts    Options
+	want    []string
+	onStdin bool
+}
+
+func runArgsCases(t *testing.T, name string, cases map[string]argsCase) {
+	t.Helper()
+	spec := clis[name]
+	require.NotNil(t, spec, "%s is registered", name)
+	for desc, tc := range cases {
+		t.Run(desc, func(t *testing.T) {
+			args, onStdin := spec.args(tc.opts, "PROMPT")
+			assert.Equal(t, tc.want, args)
+			assert.Equal(t, tc.onStdin, onStdin)
+		})
+	}
+}
+
+func TestForEachLine(t *testing.T) {
+	long := strings.Repeat("x", 3<<20) // far past bufio's buffer and Scanner's 64 KiB
+	cases := map[string]struct {
+		in   string
+		want []string
+	}{
+		"a line of megabytes":               {in: "a\n" + long + "\nb\n", want: []string{"a", long, "b"}},
+		"last line without a newline":       {in: "a\nb", want: []string{"a", "b"}},
+		"CRLF endings":                      {in: "a\r\nb\r\n", want: []string{"a", "b"}},
+		"blank lines are lines":             {in: "a\n\nb\n", want: []string{"a", "", "b"}},
+		"empty input":                       {in: "", want: nil},
+		"long last line without a newline":  {in: long, want: []string{long}},
+		"long line then a short final line": {in: long + "\nz", want: []string{long, "z"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var got []string
+			require.NoError(t, forEachLine(strings.NewReader(tc.in), func(line []byte) {
+				got = append(got, string(line))
+			}))
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestForEachJSONLineSkipsWhatIsNotAnObject(t *testing.T) {
+	in := "Warning: 256-color support not detected.\n{\"a\":1}\n  {\"a\":2}  \n[1,2]\n# note\n{\"a\":3"
+	var got []string
+	forEachJSONLine(strings.NewReader(in), func(line []byte) { got = append(got, string(line)) })
+	assert.Equal(t, []string{`{"a":1}`, `{"a":2}`, `{"a":3`}, got, "objects only; a cut-off object still reaches the decoder, which drops it")
+}
+
+func TestDecodeJSONLine(t *testing.T) {
+	var v struct {
+		A string `json:"a"`
+		B int    `json:"b"`
+	}
+	assert.True(t, decodeJSONLine([]byte(`{"a":"x","b":"not a number"}`), &v), "a field of the wrong type costs only that field")
+	assert.Equal(t, "x", v.A)
+	assert.False(t, decodeJSONLine([]byte(`{"a":"x"`), &v), "a cut-off line is dropped")
+}
+
+func TestStatusIn(t *testing.T) {
+	cases := map[string]struct {
+		msg  string
+		want int
+	}{
+		"codex unexpected status":   {"unexpected status 401 Unauthorized: {}", 401},
+		"codex retry limit":         {"exceeded retry limit, last status: 429 Too Many Requests", 429},
+		"qwen API error":            {"[API Error: 400 fakemodel scripted failure]", 400},
+		"gemini JSON code":          {`[API Error: {"error":{"code":400,"message":"x"}}]`, 400},
+		"pi status first":           {"429 Rate limit reached", 429},
+		"gemini got status":         {"[API Error: got status: 429 Too Many Requests. {}]", 429},
+		"HTTP status line":          {"upstream answered HTTP/1.1 503", 503},
+		"error code":                {"Error code: 401 - invalid key", 401},
+		"API error in parentheses":  {"OpenAI API error (429): rate_limit_exceeded", 429},
+		"no status":                 {"fakemodel scripted failure", 0},
+		"a number that is no error": {"wrote 429 bytes", 0},
+		"2xx is no error":           {"status 200", 0},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			assert.Equal(t, tc.want, statusIn(tc.msg))
+		})
+	}
+}
+
+func TestFailureKind(t *testing.T) {
+	cases := map[string]struct {
+		msg    string
+		status int
+		want   string
+	}{
+		"codex usage limit":          {"You've hit your usage limit. Try again later.", 0, events.FailureRateLimit},
+		"codex retry limit on 429":   {"exceeded retry limit, last status: 429 Too Many Requests", 0, events.FailureRateLimit},
+		"codex quota exceeded":       {"Quota exceeded. Check your plan and billing details.", 0, events.FailureRateLimit},
+		"gemini resource exhausted":  {`{"error":{"code":429,"status":"RESOURCE_EXHAUSTED"}}`, 0, events.FailureRateLimit},
+		"gemini daily quota":         {"You have exhausted your daily quota on this model.", 0, events.FailureRateLimit},
+		"copilot rate limit":         {"Sorry, you've hit a rate limit that restricts the number of Copilot model requests", 0, events.FailureRateLimit},
+		"qwen oauth quota":           {"Qwen OAuth quota exceeded: Your free daily quota has been reached.", 0, events.FailureRateLimit},
+		"status field 429":           {"provider unavailable", 429, events.FailureRateLimit},
+		"codex 401":                  {"unexpected status 401 Unauthorized: {}", 0, events.FailureAuth},
+		"status field 403":           {"denied", 403, events.FailureAuth},
+		"gemini bad key is HTTP 400": {`{"error":{"code":400,"message":"API key not valid. Please pass a valid API key."}}`, 0, events.FailureAuth},
+		"anthropic bad key":          {`401 {"type":"authentication_error","message":"invalid x-api-key"}`, 0, events.FailureAuth},
+		"openai bad key":             {"Incorrect API key provided: sk-test.", 0, events.FailureAuth},
+		"not logged in":              {"Not logged in. Please run /login", 0, events.FailureAuth},
+		"gemini auth method":         {"Invalid auth method selected.", 0, events.FailureAuth},
+		"qwen oauth discontinued":    {"Qwen OAuth free tier has been discontinued as of 2026-04-15.", 0, events.FailureAuth},
+		"bad request":                {"400 fakemodel scripted failure", 0, events.FailureAgent},
+		"server error":               {"We're currently experiencing high demand, which may cause temporary errors.", 0, events.FailureAgent},
+		"context window":             {"Codex ran out of room in the model's context window.", 0, events.FailureAgent},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			assert.Equal(t, tc.want, failureKind(tc.msg, tc.status))
+		})
+	}
+}
+
+func TestResetAtIn(t *testing.T) {
+	cases := map[string]struct {
+		msg  string
+		want time.Time
+	}{
+		"codex same day":            {"You've hit your usage limit. Visit https://chatgpt.com/codex/settings/usage to purchase more credits or try again at 3:28 PM.", time.Date(2026, 11, 22, 15, 28, 0, 0, time.UTC)},
+		"codex morning":             {"You've hit your usage limit. Try again at 9:05 AM.", time.Date(2026, 11, 22, 9, 5, 0, 0, time.UTC)},
+		"codex noon":                {"try again at 12:30 PM.", time.Date(2026, 11, 22, 12, 30, 0, 0, time.UTC)},
+		"codex midnight":            {"try again at 12:10 AM.", time.Date(2026, 11, 22, 0, 10, 0, 0, time.UTC)},
+		"codex other day":           {"You've hit your usage limit. Upgrade to Plus to continue using Codex (https://chatgpt.com/explore/plus), or try again at Apr 28th, 2026 10:03 PM.", time.Date(2026, 4, 28, 22, 3, 0, 0, time.UTC)},
+		"codex old relative form":   {"You've hit your usage limit. Upgrade to Pro (https://openai.com/chatgpt/pricing) or try again in 2 days 17 hours 14 minutes.", testNow.Add(65*time.Hour + 14*time.Minute)},
+		"codex model at capacity":   {"Model gpt-5.5 is at capacity. Please try a different model. Try again in 5m.", testNow.Add(5 * time.Minute)},
+		"codex capacity in days":    {"Model gpt-5.5 is at capacity. Please try a different model. Try again in 1d.", testNow.Add(24 * time.Hour)},
+		"less than a minute":        {"Try again in less than a minute.", testNow.Add(time.Minute)},
+		"gemini retry in":           {"Quota exceeded for metric: x, limit: 20\nPlease retry in 58.821668433s.", testNow.Add(58821668433 * time.Nanosecond)},
+		"gemini suggested":          {"Resource has been exhausted\nSuggested retry after 60s.", testNow.Add(time.Minute)},
+		"gemini quota reset":        {"[API Error: You have exhausted your capacity on this model. Your quota will reset after 12h22m45s.]", testNow.Add(12*time.Hour + 22*time.Minute + 45*time.Second)},
+		"gemini retryDelay field":   {`{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"43s"}`, testNow.Add(43 * time.Second)},
+		"pi chatgpt limit":          {"You have hit your ChatGPT usage limit (plus plan). Try again in ~91 min.", testNow.Add(91 * time.Minute)},
+		"pi in hours":               {"You have hit your ChatGPT usage limit (Plus plan). Try again in ~3 hr.", testNow.Add(3 * time.Hour)},
+		"copilot hours":             {"Please try again in 2 hours. Please review our Terms of Service", testNow.Add(2 * time.Hour)},
+		"copilot retry after":       {"Sorry, you've exceeded your 5 hour session limits. Please retry after 2733 seconds. (user_global_rate_limited:pro)", testNow.Add(2733 * time.Second)},
+		"copilot wait":              {"You've hit your global rate limit. Please upgrade your plan or wait 6 seconds for your limit to reset.", testNow.Add(6 * time.Second)},
+		"copilot wait minutes":      {"Sorry, you have been rate-limited. Please wait 2 minutes before trying again.", testNow.Add(2 * time.Minute)},
+		"openai seconds":            {"Rate limit reached for gpt-4o. Please try again in 1.2s.", testNow.Add(1200 * time.Millisecond)},
+		"openai milliseconds":       {"Rate limit reached. Please try again in 120ms.", testNow.Add(120 * time.Millisecond)},
+		"openai minutes and secs":   {"Please try again in 6m0s.", testNow.Add(6 * time.Minute)},
+		"codex body resets_at":      {`{"error":{"type":"usage_limit_reached","resets_at":1795338000,"resets_in_seconds":25200}}`, time.Unix(1795338000, 0)},
+		"codex body seconds only":   {`{"type":"usage_limit_reached","resets_in_seconds":13872}`, testNow.Add(13872 * time.Second)},
+		"retrying is no duration":   {"Attempt 1 failed with status 429. Retrying with backoff...", time.Time{}},
+		"a brief wait is no time":   {"Rate limit exceeded. Please retry after a brief wait.", time.Time{}},
+		"try again later":           {"You've hit your usage limit. Try again later.", time.Time{}},
+		"no reset at all":           {"429 status code (no body)", time.Time{}},
+		"first usable lead-in wins": {"Retrying... then try again in 30 seconds", testNow.Add(30 * time.Second)},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := resetAtIn(tc.msg, testNow)
+			assert.True(t, tc.want.Equal(got), "want %v, got %v", tc.want, got)
+		})
+	}
+}
+
+func TestResetAtInUsesTheClockZone(t *testing.T) {
+	zone := time.FixedZone("UTC+2", 2*3600)
+	got := resetAtIn("or try again at 3:28 PM.", testNow.In(zone))
+	assert.True(t, time.Date(2026, 11, 22, 15, 28, 0, 0, zone).Equal(got), "codex prints local time; got %v", got)
+}
+
+func TestUnwrapShell(t *testing.T) {
+	cases := map[string]struct{ in, want string }{
+		"codex bash -lc":       {"/bin/bash -lc 'echo hi >> hello.txt'", "echo hi >> hello.txt"},
+		"escaped single quote": {`/bin/bash -lc 'echo '"'"'hi'"'"''`, "echo 'hi'"},
+		"shlex quote escape":   {`/bin/bash -lc 'echo it'\''s'`, "echo it's"},
+		"plain word":           {"/bin/bash -lc ls", "ls"},
+		"zsh":                  {"/bin/zsh -lc 'cat a.txt'", "cat a.txt"},
+		"not wrapped":          {"cat does-not-exist.txt", "cat does-not-exist.txt"},
+		"two words stay":       {"/bin/bash -lc 'echo' hi", "/bin/bash -lc 'echo' hi"},
+		"unterminated stays":   {"/bin/bash -lc 'echo", "/bin/bash -lc 'echo"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			assert.Equal(t, tc.want, unwrapShell(tc.in))
+		})
+	}
+}
+
+func TestExitVerdict(t *testing.T) {
+	cases := map[string]struct {
+		res        events.AgentResult
+		exit       int
+		stderr     string
+		failure    string
+		message    string
+		messageHas string
+	}{
+		"the output's verdict stands": {
+			res:  events.AgentResult{Failure: events.FailureAgent, FailureMessage: "x reported an error: boom"},
+			exit: 1, failure: events.FailureAgent, message: "x reported an error: boom",
+		},
+		"exit 0 is success": {exit: 0, stderr: "Reading additional input from stdin...\n"},
+		"non-zero exit quotes stderr": {
+			exit: 2, stderr: "Reading additional input from stdin...\nError: unknown flag --bogus\n",
+			failure: events.FailureExit, message: "x exited with status 2: Error: unknown flag --bogus",
+		},
+		"non-zero exit without stderr": {exit: 1, failure: events.FailureExit, message: "x exited with status 1"},
+		"rate limit on stderr": {
+			exit: 1, stderr: "ERROR: You've hit your usage limit. Try again later.\n",
+			failure: events.FailureRateLimit, messageHas: "x hit a rate or usage limit: ERROR: You've hit your usage limit",
+		},
+		"credentials on stderr": {
+			exit: 1, stderr: "Error: Not logged in. Run `x login` first.\n",
+			failure: events.FailureAuth, message: "x could not authenticate: Error: Not logged in. Run `x login` first.; log in",
+		},
+		"an old retry warning does not decide": {
+			exit:    1,
+			stderr:  "Attempt 1 failed with status 429. Retrying...\n" + strings.Repeat("working\n", 12) + "fatal: disk full\n",
+			failure: events.FailureExit, message: "x exited with status 1: fatal: disk full",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			res := tc.res
+			exitVerdict(&res, "x", tc.exit, tc.stderr, "log in")
+			assert.Equal(t, tc.failure, res.Failure)
+			if tc.message != "" {
+				assert.Equal(t, tc.message, res.FailureMessage)
+			}
+			if tc.messageHas != "" {
+				assert.Contains(t, res.FailureMessage, tc.messageHas)
+			}
+		})
+	}
+}
+
+func TestEveryCLIHasAnInstallHint(t *testing.T) {
+	for name, spec := range clis {
+		t.Run(name, func(t *testing.T) {
+			assert.NotEmpty(t, strings.TrimSpace(spec.install))
+		})
+	}
+}
+
+// TestParsersSurviveOddInput feeds every parser of this file's CLIs input no
+// CLI would print whole: it must not panic and must not invent a result.
+func TestParsersSurviveOddInput(t *testing.T) {
+	inputs := map[string]string{
+		"empty":                "",
+		"banner only":          "Loading...\nDone\n",
+		"truncated JSON":       `{"type":"result","status":"err`,
+		"wrong field types":    `{"type":7,"item":"x","message":{"content":5},"part":[],"data":null}` + "\n",
+		"binary noise":         "\x00\x01\xff{\n",
+		"JSON array and nulls": "[]\nnull\n{}\n",
+	}
+	for _, name := range []string{"codex", "gemini", "opencode", "pi", "qwen", "copilot"} {
+		for desc, in := range inputs {
+			t.Run(name+"/"+desc, func(t *testing.T) {
+				var acts []events.Activity
+				res := clis[name].parse(bytes.NewBufferString(in), func(a events.Activity) { acts = append(acts, a) })
+				assert.Equal(t, events.AgentResult{}, res)
+				assert.Empty(t, acts)
+			})
+		}
+	}
+}

@@ -1,0 +1,208 @@
+package backends
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ralph-loop/ralph/events"
+)
+
+// OpenCode: `opencode run --format json` prints JSON lines {type,
+// timestamp, sessionID, part}: step_start, text (a whole text part),
+// tool_use (once the tool has finished), step_finish {part.tokens,
+// part.cost}, reasoning, and error {error:{name, data}}; see AGENT-CLIS.md.
+
+const opencodeAuthHint = "run `opencode auth login`, or set the provider's API key"
+
+func init() {
+	register(&cliSpec{
+		name:    "opencode",
+		binary:  "opencode",
+		install: "install it with: npm install -g opencode-ai",
+		args:    opencodeArgs,
+		// No self-update in the middle of a loop.
+		env:   func(Options) []string { return []string{"OPENCODE_DISABLE_AUTOUPDATE=1"} },
+		parse: parseOpenCode,
+		verdict: func(res *events.AgentResult, exitCode int, stderrTail string) {
+			exitVerdict(res, "opencode", exitCode, stderrTail, opencodeAuthHint)
+		},
+	})
+}
+
+// opencodeArgs builds `opencode run --format json --auto [-m PROVIDER/MODEL]
+// [args…] PROMPT`. The prompt is the last positional argument, after the
+// user's arguments, so they are parsed as flags. opencode has no documented
+// stdin prompt, so PromptMode "stdin" is ignored.
+func opencodeArgs(o Options, prompt string) ([]string, bool) {
+	args := []string{"run", "--format", "json", "--auto"}
+	args = append(args, modelArgs("-m", o.Model)...)
+	args = append(args, o.Args...)
+	return append(args, prompt), false
+}
+
+var opencodeTools = map[string]events.ToolKind{
+	"write": events.ToolWrite, "edit": events.ToolWrite, "patch": events.ToolWrite,
+	"multiedit": events.ToolWrite, "apply_patch": events.ToolWrite,
+	"read": events.ToolRead, "glob": events.ToolRead, "grep": events.ToolRead, "list": events.ToolRead,
+	"bash": events.ToolShell,
+}
+
+type opencodeLine struct {
+	Type string `json:"type"`
+	Part *struct {
+		Type   string `json:"type"`
+		Text   string `json:"text"`
+		Tool   string `json:"tool"`
+		CallID string `json:"callID"`
+		State  *struct {
+			Input map[string]any `json:"input"`
+		} `json:"state"`
+		Tokens *struct {
+			Input  int64 `json:"input"`
+			Output int64 `json:"output"`
+			Cache  struct {
+				Read  int64 `json:"read"`
+				Write int64 `json:"write"`
+			} `json:"cache"`
+		} `json:"tokens"`
+		Cost float64 `json:"cost"`
+	} `json:"part"`
+	Error *struct {
+		Name string `json:"name"`
+		Data struct {
+			Message         string            `json:"message"`
+			StatusCode      int               `json:"statusCode"`
+			ResponseHeaders map[string]string `json:"responseHeaders"`
+			ResponseBody    string            `json:"responseBody"`
+		} `json:"data"`
+	} `json:"error"`
+}
+
+// parseOpenCode reads `opencode run --format json` output.
+//
+//   - Final text: the last non-empty text part.
+//   - Tools: one use per tool_use line (by callID), classified by part.tool
+//     (opencodeTools). A shell command that exits 1 is reported with status
+//     "completed" and metadata.exit 1: only a tool use.
+//   - Usage and cost: summed over step_finish (part.tokens.input excludes
+//     cache reads and writes, which come separately; part.cost is 0 for a
+//     model without prices).
+//   - Failure: an error line. ProviderAuthError and HTTP 401/403 are
+//     credentials problems; HTTP 429 or rate-limit wording is a rate limit,
+//     its reset read from the retry-after headers or the message.
+func parseOpenCode(stdout io.Reader, report func(events.Activity)) events.AgentResult {
+	return readOpenCode(stdout, report, time.Now)
+}
+
+// readOpenCode is parseOpenCode reading rate-limit reset times against now.
+func readOpenCode(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
+	var res events.AgentResult
+	seen := map[string]bool{}
+	var failure *cliFailure
+	forEachJSONLine(stdout, func(line []byte) {
+		var l opencodeLine
+		if !decodeJSONLine(line, &l) {
+			return
+		}
+		switch l.Type {
+		case "text":
+			if l.Part != nil && strings.TrimSpace(l.Part.Text) != "" {
+				res.FinalText = l.Part.Text
+				report(events.Activity{Kind: events.ActivityText, Text: l.Part.Text})
+			}
+		case "tool_use":
+			if l.Part == nil {
+				return
+			}
+			if l.Part.CallID != "" {
+				if seen[l.Part.CallID] {
+					return
+				}
+				seen[l.Part.CallID] = true
+			}
+			var input map[string]any
+			if l.Part.State != nil {
+				input = l.Part.State.Input
+			}
+			newToolUse(opencodeTools, l.Part.Tool, input).record(&res, report)
+		case "step_finish":
+			if l.Part == nil || l.Part.Tokens == nil {
+				return
+			}
+			t := l.Part.Tokens
+			u := events.Usage{InputTokens: t.Input, OutputTokens: t.Output, CacheReadTokens: t.Cache.Read, CacheWriteTokens: t.Cache.Write}
+			res.Usage = res.Usage.Add(u)
+			res.CostUSD += l.Part.Cost
+			report(events.Activity{Kind: events.ActivityUsage, Usage: u, CostUSD: l.Part.Cost})
+		case "error":
+			if l.Error != nil {
+				failure = opencodeFailure(l.Error.Name, l.Error.Data.Message, l.Error.Data.StatusCode,
+					l.Error.Data.ResponseHeaders, l.Error.Data.ResponseBody, now())
+			}
+		}
+	})
+	if failure != nil {
+		failure.apply(&res, "opencode", opencodeAuthHint)
+		failure.report(report)
+	}
+	return res
+}
+
+// opencodeFailure classifies an opencode error line.
+func opencodeFailure(name, message string, status int, headers map[string]string, body string, now time.Time) *cliFailure {
+	msg := message
+	if msg == "" {
+		msg = name
+	}
+	if status != 0 {
+		msg = fmt.Sprintf("%s (HTTP %d)", msg, status)
+	}
+	f := newFailure(msg, status, now)
+	if f.kind == events.FailureAgent {
+		if k := failureKind(body, 0); k != events.FailureAgent {
+			f.kind = k
+		}
+	}
+	if name == "ProviderAuthError" {
+		f.kind = events.FailureAuth
+	}
+	if f.kind == events.FailureRateLimit {
+		if t := retryAfter(headers, now); !t.IsZero() {
+			f.resetAt = t
+		} else if f.resetAt.IsZero() {
+			f.resetAt = resetAtIn(body, now)
+		}
+	}
+	return f
+}
+
+// retryAfter reads the retry-after-ms and retry-after response headers
+// (seconds, or an HTTP date).
+func retryAfter(headers map[string]string, now time.Time) time.Time {
+	get := func(name string) string {
+		for k, v := range headers {
+			if strings.EqualFold(k, name) {
+				return strings.TrimSpace(v)
+			}
+		}
+		return ""
+	}
+	if v := get("retry-after-ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil {
+			return now.Add(scaled(ms, time.Millisecond))
+		}
+	}
+	if v := get("retry-after"); v != "" {
+		if s, err := strconv.ParseFloat(v, 64); err == nil {
+			return now.Add(scaled(s, time.Second))
+		}
+		if t, err := http.ParseTime(v); err == nil {
+			return t
+		}
+	}
+	return time.Time{}
+}

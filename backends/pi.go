@@ -1,0 +1,176 @@
+package backends
+
+import (
+	"io"
+	"strings"
+	"time"
+
+	"github.com/ralph-loop/ralph/events"
+)
+
+// pi: `pi -p --mode json` prints its agent events as JSON lines: session,
+// agent_start, turn_start, message_start/update/end (user, assistant and
+// toolResult messages), tool_execution_start/update/end, turn_end,
+// agent_end, auto_retry_start/end; see AGENT-CLIS.md. pi exits 0 even when
+// the model API fails: the failure is only in the output.
+
+const piAuthHint = "set the provider's API key (e.g. ANTHROPIC_API_KEY or OPENAI_API_KEY), or run `pi` and /login"
+
+func init() {
+	register(&cliSpec{
+		name:    "pi",
+		binary:  "pi",
+		install: "install it with: npm install -g @mariozechner/pi-coding-agent",
+		args:    piArgs,
+		// Skip the start-up check for a newer version; nothing else changes.
+		env:   func(Options) []string { return []string{"PI_SKIP_VERSION_CHECK=1"} },
+		parse: parsePi,
+		verdict: func(res *events.AgentResult, exitCode int, stderrTail string) {
+			exitVerdict(res, "pi", exitCode, stderrTail, piAuthHint)
+		},
+	})
+}
+
+// piArgs builds `pi -p --mode json --no-session [--model M] [args…] PROMPT`.
+// -p is a switch (print mode) and the prompt is the last positional
+// argument, after the user's arguments. pi documents no way to take the
+// prompt itself from stdin in print mode, so PromptMode "stdin" is ignored.
+func piArgs(o Options, prompt string) ([]string, bool) {
+	args := []string{"-p", "--mode", "json", "--no-session"}
+	args = append(args, modelArgs("--model", o.Model)...)
+	args = append(args, o.Args...)
+	return append(args, prompt), false
+}
+
+var piTools = map[string]events.ToolKind{
+	"write": events.ToolWrite, "edit": events.ToolWrite,
+	"read": events.ToolRead, "grep": events.ToolRead, "find": events.ToolRead, "ls": events.ToolRead,
+	"bash": events.ToolShell,
+}
+
+type piMessage struct {
+	Role    string `json:"role"`
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+	Usage *struct {
+		Input      int64 `json:"input"`
+		Output     int64 `json:"output"`
+		CacheRead  int64 `json:"cacheRead"`
+		CacheWrite int64 `json:"cacheWrite"`
+		Cost       struct {
+			Total float64 `json:"total"`
+		} `json:"cost"`
+	} `json:"usage"`
+	StopReason   string `json:"stopReason"`
+	ErrorMessage string `json:"errorMessage"`
+}
+
+type piLine struct {
+	Type         string         `json:"type"`
+	Message      *piMessage     `json:"message"`
+	ToolCallID   string         `json:"toolCallId"`
+	ToolName     string         `json:"toolName"`
+	Args         map[string]any `json:"args"`
+	ErrorMessage string         `json:"errorMessage"` // auto_retry_start
+	Success      *bool          `json:"success"`      // auto_retry_end
+	FinalError   string         `json:"finalError"`   // auto_retry_end
+}
+
+// parsePi reads `pi --mode json` output.
+//
+//   - Final text: the text of the last assistant message_end (empty when
+//     that message has only tool calls or failed).
+//   - Tools: one use per tool_execution_start (by toolCallId), classified
+//     by toolName (piTools). A failing command ends with isError true: only
+//     a tool use.
+//   - Usage and cost: summed over assistant message_end (usage.input
+//     excludes cache reads; usage.cost.total is from the model's prices).
+//   - Failure: the last assistant message has stopReason "error" (its
+//     errorMessage says why, e.g. "400 …" or "You have hit your ChatGPT usage
+//     limit … Try again in ~91 min.") or "aborted", or an auto-retry ends
+//     without success. A later successful message (pi retries on its own)
+//     clears an earlier error.
+func parsePi(stdout io.Reader, report func(events.Activity)) events.AgentResult {
+	return readPi(stdout, report, time.Now)
+}
+
+// readPi is parsePi reading rate-limit reset times against now.
+func readPi(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
+	var res events.AgentResult
+	seen := map[string]bool{}
+	var pending *cliFailure
+	forEachJSONLine(stdout, func(line []byte) {
+		var l piLine
+		if !decodeJSONLine(line, &l) {
+			return
+		}
+		switch l.Type {
+		case "message_end":
+			if l.Message != nil && l.Message.Role == "assistant" {
+				pending = piAssistantEnd(&res, report, l.Message, now)
+			}
+		case "tool_execution_start":
+			if l.ToolCallID != "" {
+				if seen[l.ToolCallID] {
+					return
+				}
+				seen[l.ToolCallID] = true
+			}
+			newToolUse(piTools, l.ToolName, l.Args).record(&res, report)
+		case "auto_retry_start":
+			// pi retries by itself; say so when the reason is a limit.
+			if f := newFailure(l.ErrorMessage, 0, now()); f.kind == events.FailureRateLimit {
+				f.report(report)
+			}
+		case "auto_retry_end":
+			if l.Success != nil && !*l.Success {
+				msg := l.FinalError
+				if msg == "" && pending != nil {
+					msg = pending.message
+				}
+				pending = newFailure(msg, 0, now())
+			}
+		}
+	})
+	if pending != nil {
+		pending.apply(&res, "pi", piAuthHint)
+		pending.report(report)
+	}
+	return res
+}
+
+// piAssistantEnd takes in one finished assistant message and returns the
+// failure it shows, if any.
+func piAssistantEnd(res *events.AgentResult, report func(events.Activity), m *piMessage, now func() time.Time) *cliFailure {
+	var text strings.Builder
+	for _, c := range m.Content {
+		if c.Type == "text" {
+			text.WriteString(c.Text)
+		}
+	}
+	res.FinalText = text.String()
+	if res.FinalText != "" {
+		report(events.Activity{Kind: events.ActivityText, Text: res.FinalText})
+	}
+	if u := m.Usage; u != nil {
+		usage := events.Usage{InputTokens: u.Input, OutputTokens: u.Output, CacheReadTokens: u.CacheRead, CacheWriteTokens: u.CacheWrite}
+		res.Usage = res.Usage.Add(usage)
+		res.CostUSD += u.Cost.Total
+		if usage != (events.Usage{}) || u.Cost.Total != 0 {
+			report(events.Activity{Kind: events.ActivityUsage, Usage: usage, CostUSD: u.Cost.Total})
+		}
+	}
+	switch m.StopReason {
+	case "error":
+		msg := m.ErrorMessage
+		if msg == "" {
+			msg = "the model request failed"
+		}
+		return newFailure(msg, 0, now())
+	case "aborted":
+		return &cliFailure{kind: events.FailureAgent, message: "the request was aborted"}
+	}
+	return nil
+}

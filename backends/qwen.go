@@ -1,0 +1,186 @@
+package backends
+
+import (
+	"encoding/json"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/ralph-loop/ralph/events"
+)
+
+// Qwen Code: `qwen --output-format stream-json PROMPT` prints Claude-Code
+// shaped JSON lines: system/init, assistant {message:{content:[text|
+// tool_use], usage}}, user {message:{content:[tool_result]}} and a final
+// result {subtype, is_error, result, usage}; see AGENT-CLIS.md. An API
+// error does not change the exit code (0) nor is_error (false): the result
+// text starts with "[API Error:".
+
+const qwenAuthHint = "run `qwen` once to sign in, or set OPENAI_API_KEY (with OPENAI_BASE_URL and OPENAI_MODEL)"
+
+func init() {
+	register(&cliSpec{
+		name:    "qwen",
+		binary:  "qwen",
+		install: "install it with: npm install -g @qwen-code/qwen-code",
+		args:    qwenArgs,
+		env:     func(Options) []string { return nil },
+		parse:   parseQwen,
+		verdict: func(res *events.AgentResult, exitCode int, stderrTail string) {
+			exitVerdict(res, "qwen", exitCode, stderrTail, qwenAuthHint)
+		},
+	})
+}
+
+// qwenArgs builds `qwen --output-format stream-json --yolo [-m M] [args…]
+// PROMPT`: the prompt is positional (-p is deprecated) and goes last, after
+// the user's arguments. With PromptMode "stdin" it is left out: like the
+// Gemini CLI it derives from, qwen takes a piped stdin as the prompt.
+func qwenArgs(o Options, prompt string) ([]string, bool) {
+	args := []string{"--output-format", "stream-json", "--yolo"}
+	args = append(args, modelArgs("-m", o.Model)...)
+	args = append(args, o.Args...)
+	if o.PromptMode == "stdin" {
+		return args, true
+	}
+	return append(args, prompt), false
+}
+
+var qwenTools = map[string]events.ToolKind{
+	"write_file": events.ToolWrite, "edit": events.ToolWrite, "replace": events.ToolWrite,
+	"read_file": events.ToolRead, "read_many_files": events.ToolRead, "glob": events.ToolRead,
+	"grep_search": events.ToolRead, "list_directory": events.ToolRead,
+	"run_shell_command": events.ToolShell,
+}
+
+type qwenUsage struct {
+	InputTokens              int64 `json:"input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+}
+
+func (u *qwenUsage) usage() events.Usage {
+	if u == nil {
+		return events.Usage{}
+	}
+	return events.Usage{
+		InputTokens:      u.InputTokens,
+		OutputTokens:     u.OutputTokens,
+		CacheReadTokens:  u.CacheReadInputTokens,
+		CacheWriteTokens: u.CacheCreationInputTokens,
+	}
+}
+
+type qwenLine struct {
+	Type            string  `json:"type"`
+	Subtype         string  `json:"subtype"`
+	ParentToolUseID *string `json:"parent_tool_use_id"`
+	Message         *struct {
+		Content []struct {
+			Type  string         `json:"type"`
+			Text  string         `json:"text"`
+			ID    string         `json:"id"`
+			Name  string         `json:"name"`
+			Input map[string]any `json:"input"`
+		} `json:"content"`
+		Usage *qwenUsage `json:"usage"`
+	} `json:"message"`
+	IsError      bool            `json:"is_error"`
+	Result       json.RawMessage `json:"result"`
+	Usage        *qwenUsage      `json:"usage"`
+	TotalCostUSD float64         `json:"total_cost_usd"`
+}
+
+// parseQwen reads `qwen --output-format stream-json` output.
+//
+//   - Final text: result.result; without a result line (the run was cut
+//     short), the last text block of the main agent.
+//   - Tools: one use per tool_use block (by id), classified by name
+//     (qwenTools), sub-agents' included. A failing shell command comes back
+//     with is_error false and stderr as content: only a tool use.
+//   - Usage: result.usage (the whole run); without a result line, the sum
+//     of the assistant messages' usage. Cost when total_cost_usd is given.
+//   - Failure: a result text starting with "[API Error:", is_error true, or
+//     an error_* subtype (error_max_turns, …).
+func parseQwen(stdout io.Reader, report func(events.Activity)) events.AgentResult {
+	return readQwen(stdout, report, time.Now)
+}
+
+// readQwen is parseQwen reading rate-limit reset times against now.
+func readQwen(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
+	var res events.AgentResult
+	seen := map[string]bool{}
+	var lastText string
+	var summed events.Usage
+	var result *qwenLine
+	forEachJSONLine(stdout, func(line []byte) {
+		var l qwenLine
+		if !decodeJSONLine(line, &l) {
+			return
+		}
+		switch l.Type {
+		case "assistant":
+			if l.Message == nil {
+				return
+			}
+			main := l.ParentToolUseID == nil || *l.ParentToolUseID == ""
+			for _, c := range l.Message.Content {
+				switch c.Type {
+				case "text":
+					if c.Text == "" {
+						continue
+					}
+					report(events.Activity{Kind: events.ActivityText, Text: c.Text})
+					if main {
+						lastText = c.Text
+					}
+				case "tool_use":
+					if c.ID != "" {
+						if seen[c.ID] {
+							continue
+						}
+						seen[c.ID] = true
+					}
+					newToolUse(qwenTools, c.Name, c.Input).record(&res, report)
+				}
+			}
+			summed = summed.Add(l.Message.Usage.usage())
+		case "result":
+			result = &l
+		}
+	})
+
+	res.FinalText, res.Usage = lastText, summed
+	if result != nil {
+		var text string
+		if json.Unmarshal(result.Result, &text) == nil {
+			res.FinalText = text
+		}
+		if result.Usage != nil {
+			res.Usage = result.Usage.usage()
+		}
+		res.CostUSD = result.TotalCostUSD
+	}
+	if res.Usage != (events.Usage{}) || res.CostUSD != 0 {
+		report(events.Activity{Kind: events.ActivityUsage, Usage: res.Usage, CostUSD: res.CostUSD})
+	}
+
+	var failure *cliFailure
+	final := strings.TrimSpace(res.FinalText)
+	switch {
+	case strings.HasPrefix(final, "[API Error:"):
+		failure = newFailure(strings.TrimSuffix(strings.TrimPrefix(final, "["), "]"), 0, now())
+	case result != nil && (result.IsError || strings.HasPrefix(result.Subtype, "error")):
+		msg := final
+		if msg == "" {
+			msg = "the run ended with " + result.Subtype
+		}
+		failure = newFailure(msg, 0, now())
+	}
+	if failure != nil {
+		failure.apply(&res, "qwen", qwenAuthHint)
+		failure.report(report)
+	}
+	return res
+}

@@ -1,0 +1,168 @@
+package backends
+
+import (
+	"bufio"
+	"io"
+	"strings"
+
+	"github.com/ralph-loop/ralph/events"
+)
+
+// CLIs driven in plain-text mode: their stdout is the agent's answer, with
+// no tool, usage or error structure to read. None could be run here
+// (AGENT-CLIS.md: Kiro and Cursor's agent are not on npm, Amp talks only to
+// its own service), so the commands follow their vendors' documentation:
+//
+//   - Kiro, https://kiro.dev/docs/cli/headless/: "Pass --no-interactive with
+//     your initial instruction. The instruction can be a positional argument
+//     or supplied through piped stdin"; --trust-all-tools approves every
+//     tool for the session; KIRO_API_KEY authenticates. Exit codes,
+//     https://kiro.dev/docs/reference/exit-codes/: 1 failure, 3 a server
+//     required by --require-mcp-startup did not start, 4 the requested agent
+//     was not found. The docs suggest pinning the agent harness with --v3
+//     or --v2 (cli.args). Install: https://kiro.dev/docs/cli.
+//   - Amp, ampcode.com manual (flag reference as summarised at
+//     https://www.developersdigest.tech/reference/amp/cli-flags): "-x,
+//     --execute: sends the given message to the agent, waits until the agent
+//     ends its turn, prints its final message, and exits", the prompt being
+//     optional when input is piped; --dangerously-allow-all approves tool
+//     calls (https://developer.sufy.com/compute-service/sandbox/agents/amp,
+//     which also names AMP_API_KEY; current Amp runs tools without approval
+//     anyway and keeps the flag as a legacy one, per
+//     https://ralph-tui.com/docs/plugins/agents/ampcode). Amp picks the
+//     model itself, so Options.Model is not passed.
+//   - Cursor, https://cursor.com/docs/cli/cookbook/code-review: "Use print
+//     mode (-p, --print) for non-interactive scripting", "Combine --print
+//     with --force (or --yolo) to modify files in scripts", text is the
+//     default print format ("clean, final-answer-only responses"),
+//     CURSOR_API_KEY authenticates. Newer installs call the binary `agent`;
+//     set the command to use that name.
+
+func init() {
+	register(&cliSpec{
+		name:    "kiro",
+		binary:  "kiro-cli",
+		install: "install it with: curl -fsSL https://cli.kiro.dev/install | bash",
+		args:    kiroArgs,
+		env:     func(Options) []string { return nil },
+		parse:   parseText,
+		verdict: textVerdict("kiro", "run `kiro-cli login`, or set KIRO_API_KEY", map[int]string{
+			3: "kiro: an MCP server required by --require-mcp-startup did not start (exit 3)",
+			4: "kiro: the agent this run names was not found (exit 4); check --agent and the chat.defaultAgent setting",
+		}),
+	})
+	register(&cliSpec{
+		name:    "amp",
+		binary:  "amp",
+		install: "install it with: npm install -g @ampcode/cli",
+		args:    ampArgs,
+		env:     func(Options) []string { return nil },
+		parse:   parseText,
+		verdict: textVerdict("amp", "run `amp login`, or set AMP_API_KEY", nil),
+	})
+	register(&cliSpec{
+		name:    "cursor",
+		binary:  "cursor-agent",
+		install: "install it with: curl https://cursor.com/install -fsS | bash",
+		args:    cursorArgs,
+		env:     func(Options) []string { return nil },
+		parse:   parseText,
+		verdict: textVerdict("cursor", "run `cursor-agent login`, or set CURSOR_API_KEY", nil),
+	})
+}
+
+// kiroArgs builds `kiro-cli chat --no-interactive --trust-all-tools [--model
+// M] [args…] PROMPT`; with PromptMode "stdin" the prompt is left out and
+// piped instead.
+func kiroArgs(o Options, prompt string) ([]string, bool) {
+	args := []string{"chat", "--no-interactive", "--trust-all-tools"}
+	args = append(args, modelArgs("--model", o.Model)...)
+	args = append(args, o.Args...)
+	if o.PromptMode == "stdin" {
+		return args, true
+	}
+	return append(args, prompt), false
+}
+
+// ampArgs builds `amp -x PROMPT --dangerously-allow-all [args…]`. With
+// PromptMode "stdin" it is `amp --dangerously-allow-all [args…] -x`, -x last
+// so that it cannot take a flag for its prompt.
+func ampArgs(o Options, prompt string) ([]string, bool) {
+	if o.PromptMode == "stdin" {
+		args := append([]string{"--dangerously-allow-all"}, o.Args...)
+		return append(args, "-x"), true
+	}
+	args := []string{"-x", prompt, "--dangerously-allow-all"}
+	return append(args, o.Args...), false
+}
+
+// cursorArgs builds `cursor-agent -p --output-format text --force [--model
+// M] [args…] PROMPT`: -p is a switch and the prompt the last positional
+// argument. Cursor documents no stdin prompt; PromptMode "stdin" is ignored.
+func cursorArgs(o Options, prompt string) ([]string, bool) {
+	args := []string{"-p", "--output-format", "text", "--force"}
+	args = append(args, modelArgs("--model", o.Model)...)
+	args = append(args, o.Args...)
+	return append(args, prompt), false
+}
+
+// maxTextOutput bounds the final text kept from a plain-text CLI; past it
+// the start is dropped, because completion markers come at the end.
+const maxTextOutput = 8 << 20
+
+// parseText reads a plain-text CLI's stdout: every line is reported as
+// assistant text as it arrives, and the final text is all of stdout. There
+// is nothing to read tools, usage or failures from; the exit code decides
+// (textVerdict).
+func parseText(stdout io.Reader, report func(events.Activity)) events.AgentResult {
+	var all strings.Builder
+	br := bufio.NewReader(stdout)
+	for {
+		line, err := br.ReadString('\n')
+		if line != "" {
+			if all.Len()+len(line) > maxTextOutput {
+				kept := all.String()
+				cut := len(kept) / 2
+				if i := strings.IndexByte(kept[cut:], '\n'); i >= 0 {
+					cut += i + 1
+				}
+				all.Reset()
+				all.WriteString(kept[cut:])
+			}
+			all.WriteString(line)
+			if text := strings.TrimRight(line, "\r\n"); strings.TrimSpace(text) != "" {
+				report(events.Activity{Kind: events.ActivityText, Text: text})
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	return events.AgentResult{FinalText: all.String()}
+}
+
+// textVerdict returns the verdict of a plain-text CLI: exit 0 is success;
+// another exit is a rate limit or a credentials problem when the last lines
+// of stderr or stdout say so, the message in exits when the code is one the
+// CLI documents, and FailureExit otherwise.
+func textVerdict(cli, authHint string, exits map[int]string) func(*events.AgentResult, int, string) {
+	return func(res *events.AgentResult, exitCode int, stderrTail string) {
+		if res.Failure != events.FailureNone || exitCode == 0 {
+			return
+		}
+		if msg, ok := exits[exitCode]; ok {
+			res.Failure = events.FailureExit
+			res.FailureMessage = msg
+			return
+		}
+		// The failure is certain now, so the answer's last lines may be read
+		// for its cause too; stderr's come last and are looked at first.
+		out := lastLines(res.FinalText, 5)
+		var tail strings.Builder
+		for i := len(out) - 1; i >= 0; i-- {
+			tail.WriteString(out[i] + "\n")
+		}
+		tail.WriteString(stderrTail)
+		exitVerdict(res, cli, exitCode, tail.String(), authHint)
+	}
+}
