@@ -233,6 +233,7 @@ func (e *Engine) collecting() (State, error) {
 		Iteration: it.N, Hat: it.Hat.ID, Outcome: outcome, ExitCode: res.ExitCode,
 		Failure: res.Failure, Message: res.FailureMessage, DurationMS: res.Duration.Milliseconds(),
 		Usage: res.Usage, CostUSD: res.CostUSD, Tools: res.Tools, Confirming: it.Confirming,
+		Said: tail(res.FinalText, saidLimit),
 	}))
 	if err := e.append(lines...); err != nil {
 		return "", err
@@ -345,6 +346,23 @@ func (e *Engine) terminating() (State, error) {
 	e.writeSummary(sum)
 	e.opts.Reporter.LoopFinished(sum)
 	return StateDone, nil
+}
+
+// saidLimit bounds how much of an agent's final message is kept for the
+// next prompt: enough for a verdict and its reasons.
+const saidLimit = 1500
+
+// tail returns the last n bytes of s, starting at a line when it can.
+func tail(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= n {
+		return s
+	}
+	cut := s[len(s)-n:]
+	if i := strings.IndexByte(cut, '\n'); i >= 0 && i < len(cut)-1 {
+		cut = cut[i+1:]
+	}
+	return "…" + cut
 }
 
 func containsString(list []string, s string) bool {

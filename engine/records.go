@@ -105,6 +105,8 @@ type iterationFinishedRecord struct {
 	CostUSD    float64           `json:"cost_usd"`
 	Tools      events.ToolCounts `json:"tools"`
 	Confirming bool              `json:"confirming,omitempty"`
+	// Said is the end of the agent's final message, for the next prompt.
+	Said string `json:"said,omitempty"`
 }
 
 type iterationSettledRecord struct {

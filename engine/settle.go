@@ -155,13 +155,28 @@ func (e *Engine) consequences(b *batch) {
 		b.note("The previous attempt (iteration %d, hat %s) failed: %s. Its events are still pending; try again, differently if the cause is in your approach.",
 			last.Iteration, last.Hat, last.Message)
 	case last.Confirming && !b.completed:
-		b.add(ralphEvent(TopicTaskResume, "A fresh agent checked the completion claim and did not confirm it. "+
-			"Find what is still missing, finish it, and claim completion again only when all of it is done."))
+		verdict := "A fresh agent checked the completion claim and did not confirm it."
+		if last.Said != "" {
+			verdict += " It said:\n\n" + last.Said + "\n\n"
+		}
+		b.add(ralphEvent(TopicTaskResume, verdict+"Find what is still missing, finish it, and claim completion again only when all of it is done."))
 		b.note("The completion claim was not confirmed by the confirmation iteration.")
 	case !last.Confirming && !e.publishedIn(b, last.Iteration):
 		e.defaultPublish(b, last)
+	default:
+		b.note("Iteration %d (hat %s) published %s.", last.Iteration, last.Hat, e.publishedTopics(b, last.Iteration))
 	}
 	b.add(ralphEvent(TopicIterationSettled, iterationSettledRecord{Iteration: last.Iteration, Note: strings.Join(b.notes, "\n")}))
+}
+
+func (e *Engine) publishedTopics(b *batch, n int) string {
+	var topics []string
+	for _, ev := range b.accepted {
+		if ev.Iteration == n {
+			topics = append(topics, ev.Topic)
+		}
+	}
+	return strings.Join(topics, ", ")
 }
 
 // publishedIn reports whether an event the agent wrote in iteration n was

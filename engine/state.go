@@ -49,6 +49,7 @@ type FinishedIteration struct {
 	Outcome    string `json:"outcome"`
 	Message    string `json:"message,omitempty"`
 	Confirming bool   `json:"confirming,omitempty"`
+	Said       string `json:"said,omitempty"`
 }
 
 // Termination records how a run ended.
@@ -258,7 +259,7 @@ func (s *RunState) finishIteration(r iterationFinishedRecord) {
 	}
 	s.Iteration = r.Iteration
 	s.LastFinished = &FinishedIteration{Iteration: r.Iteration, Hat: r.Hat, Outcome: r.Outcome,
-		Message: r.Message, Confirming: r.Confirming}
+		Message: r.Message, Confirming: r.Confirming, Said: r.Said}
 }
 
 func (s *RunState) settle(r iterationSettledRecord) {
