@@ -3,6 +3,8 @@ package events
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"time"
 )
 
@@ -15,9 +17,10 @@ const (
 
 // Event is one line of the event log.
 //
-// Payload holds the raw JSON of the "payload" field: a JSON string, an
-// object, or null. Keeping it raw means a line that is read and written back
-// renders the same, whatever its payload was.
+// Payload holds the raw JSON of the "payload" field: usually a JSON string,
+// an object, or null (nil), though any JSON value is kept. Keeping it raw
+// means a line that is read and written back renders the same, whatever its
+// payload was.
 type Event struct {
 	TS        time.Time       `json:"ts"`
 	Topic     string          `json:"topic"`
@@ -30,17 +33,30 @@ type Event struct {
 
 // StringPayload encodes s as a JSON string payload.
 func StringPayload(s string) json.RawMessage {
-	b, _ := json.Marshal(s) // a string always marshals
+	b, _ := marshalPayload(s) // a string always marshals
 	return b
 }
 
-// ObjectPayload encodes v (a struct or map) as a JSON payload.
+// ObjectPayload encodes v (a struct or map) as a JSON payload, or null if v
+// cannot be encoded.
 func ObjectPayload(v any) json.RawMessage {
-	b, err := json.Marshal(v)
+	b, err := marshalPayload(v)
 	if err != nil {
 		return json.RawMessage("null")
 	}
 	return b
+}
+
+// marshalPayload is json.Marshal without HTML escaping, so payloads that
+// quote tags or shell commands (<, >, &) stay readable in the log.
+func marshalPayload(v any) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // PayloadText is the payload as a person reads it: a string payload
@@ -63,8 +79,90 @@ func (e Event) PayloadText() string {
 // same blocked event coming back.
 func (e Event) FirstLine() string {
 	t := e.PayloadText()
-	if i := bytes.IndexByte([]byte(t), '\n'); i >= 0 {
+	if i := strings.IndexByte(t, '\n'); i >= 0 {
 		return t[:i]
+	}
+	return t
+}
+
+// UnmarshalJSON decodes one event object leniently, so that lines written by
+// other Ralph implementations load: a missing, empty or unparseable "ts"
+// leaves TS zero instead of failing the line, and any RFC 3339 form is
+// accepted (lower-case 't'/'z', a space for 'T'). The payload is compacted,
+// and null or a missing payload become a nil Payload, so an event that is
+// read and written back renders the same. It does not require a topic;
+// ParseLine does.
+func (e *Event) UnmarshalJSON(data []byte) error {
+	// eventFields has Event's fields but not its methods, so decoding into
+	// it does not recurse back here.
+	type eventFields Event
+	var w struct {
+		eventFields
+		// These shadow the embedded fields of the same JSON name.
+		TS      json.RawMessage `json:"ts"`
+		Payload json.RawMessage `json:"payload"`
+	}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	payload, err := normalizePayload(w.Payload)
+	if err != nil {
+		return err
+	}
+	*e = Event(w.eventFields)
+	e.TS = parseTS(w.TS)
+	e.Payload = payload
+	return nil
+}
+
+// normalizePayload compacts raw JSON and maps null to nil.
+func normalizePayload(raw json.RawMessage) (json.RawMessage, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	if bytes.Equal(raw, []byte("null")) {
+		return nil, nil
+	}
+	if !bytes.ContainsAny(raw, " \t\r\n") {
+		return raw, nil // already compact; raw is a copy, so it may be kept
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return nil, fmt.Errorf("payload: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// jsonString decodes raw if it is a JSON string. Timestamps rarely hold
+// escapes, so those skip the decoder.
+func jsonString(raw json.RawMessage) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1]), true
+	}
+	var s string
+	return s, json.Unmarshal(raw, &s) == nil
+}
+
+// parseTS reads a JSON timestamp that may be any RFC 3339 form, or zero when
+// it is absent or not a time.
+func parseTS(raw json.RawMessage) time.Time {
+	s, ok := jsonString(raw)
+	if !ok {
+		return time.Time{}
+	}
+	s = strings.TrimSpace(s)
+	if len(s) > len("2006-01-02") && (s[10] == ' ' || s[10] == 't') {
+		s = s[:10] + "T" + s[11:]
+	}
+	if strings.HasSuffix(s, "z") {
+		s = s[:len(s)-1] + "Z"
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}
 	}
 	return t
 }

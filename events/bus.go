@@ -1,0 +1,78 @@
+package events
+
+import "slices"
+
+// Subscription is one hat's interest in topics: the hat's ID and its trigger
+// patterns (see Match).
+type Subscription struct {
+	Hat      string
+	Triggers []string
+}
+
+// Bus decides which hats receive an event. It is immutable after NewBus and
+// safe for concurrent use.
+//
+// The rule, in order:
+//  1. An event whose Target names a subscribed hat goes to that hat only.
+//  2. Otherwise it goes to every hat with a specific trigger (any pattern but
+//     "*") that matches its topic.
+//  3. If no hat takes it that way, it goes to every hat subscribed to "*".
+//
+// Hats come back in subscription (configuration) order, so the same log
+// always routes the same way.
+type Bus struct {
+	subs []Subscription
+	hats map[string]bool
+}
+
+// NewBus returns a Bus for subs, given in configuration order. A hat listed
+// twice keeps its first position.
+func NewBus(subs []Subscription) *Bus {
+	b := &Bus{hats: make(map[string]bool, len(subs))}
+	for _, s := range subs {
+		b.hats[s.Hat] = true
+		b.subs = append(b.subs, Subscription{Hat: s.Hat, Triggers: slices.Clone(s.Triggers)})
+	}
+	return b
+}
+
+// HasHat reports whether id is a subscribed hat. Route ignores a Target that
+// names no subscribed hat; the caller uses HasHat to report such a target.
+func (b *Bus) HasHat(id string) bool { return b.hats[id] }
+
+// Route returns the hats that receive ev, in subscription order, or nil if
+// none does. See Bus for the rule.
+func (b *Bus) Route(ev Event) []string {
+	if ev.Target != "" && b.HasHat(ev.Target) {
+		return []string{ev.Target}
+	}
+	return b.Receivers(ev.Topic)
+}
+
+// Receivers returns the hats that receive an untargeted event on topic, in
+// subscription order, or nil if none does. Prompts use it to tell a hat who
+// will hear what it publishes.
+func (b *Bus) Receivers(topic string) []string {
+	if hats := b.matching(topic, Specific); len(hats) > 0 {
+		return hats
+	}
+	return b.matching(topic, func(p string) bool { return !Specific(p) })
+}
+
+// matching lists, once each, the hats with a trigger that passes keep and
+// matches topic.
+func (b *Bus) matching(topic string, keep func(pattern string) bool) []string {
+	var hats []string
+	for _, s := range b.subs {
+		if slices.Contains(hats, s.Hat) {
+			continue
+		}
+		for _, p := range s.Triggers {
+			if keep(p) && Match(p, topic) {
+				hats = append(hats, s.Hat)
+				break
+			}
+		}
+	}
+	return hats
+}

@@ -1,0 +1,187 @@
+package events_test
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/events"
+)
+
+// addSeeds adds every file matching glob as a seed.
+func addSeeds(f *testing.F, glob string, add func(data []byte)) {
+	f.Helper()
+	paths, err := filepath.Glob(glob)
+	require.NoError(f, err)
+	require.NotEmpty(f, paths, "no seeds in %s", glob)
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		require.NoError(f, err)
+		add(data)
+	}
+}
+
+func FuzzParseTags(f *testing.F) {
+	addSeeds(f, "testdata/tags/*.txt", func(b []byte) { f.Add(string(b)) })
+	for _, s := range []string{
+		`<event topic="a">x</event>`,
+		`<event topic='a"b' target="h">  y  </event>`,
+		"<event topic=\"a\">\n\n  code\n\n</event>",
+		`<event topic="a"/>`,
+		"```\n<event topic=\"a\">x</event>\n```",
+		`<event topic="a"><event topic="b">x</event>`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, tag := range events.ParseTags(text) {
+			require.NotEmpty(t, tag.Topic, "a tag without a topic is never returned")
+			rendered := tag.Render()
+			require.Equal(t, []events.Tag{tag}, events.ParseTags(rendered), "round trip of %q", rendered)
+		}
+	})
+}
+
+func FuzzReader(f *testing.F) {
+	addBytes := func(b []byte) { f.Add(b) }
+	addSeeds(f, "testdata/logs/*.jsonl", addBytes)
+	addSeeds(f, "testdata/*.golden", addBytes)
+	f.Add([]byte("{\"topic\":\"a\",\"ts\":\"2024-01-01 00:00:00z\"}\n\n{\"topic\""))
+
+	// Every run appends its input to one growing log and reads from where the
+	// input starts, as the engine reads from a checkpoint offset. Writing a
+	// fresh file per run would cost more than the run itself (ext4 flushes a
+	// truncated-and-rewritten file on close).
+	log := &growingLog{path: filepath.Join(f.TempDir(), "events.jsonl")}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		base := log.end(t)
+
+		// Append in two parts, reading after each: a line cut by the first
+		// part must come back whole, once, after the second.
+		half := len(data) / 2
+		appendRaw(t, log.path, string(data[:half]))
+		r := events.NewReader(log.path, base)
+		first, err := r.Read()
+		require.NoError(t, err)
+		appendRaw(t, log.path, string(data[half:]))
+		second, err := r.Read()
+		require.NoError(t, err)
+		assert.Equal(t, base+int64(bytes.LastIndexByte(data, '\n')+1), r.Offset(),
+			"every complete line is consumed, the partial one is not")
+
+		recs, err := events.NewReader(log.path, base).Read()
+		require.NoError(t, err)
+		require.Equal(t, recs, append(first, second...), "split reads give what one read gives")
+		checkRecords(t, data, base, recs)
+		requireScanMatches(t, data, base, recs)
+	})
+}
+
+// growingLog is the log FuzzReader appends to, started afresh now and then
+// so that it stays small.
+type growingLog struct {
+	path string
+}
+
+// end returns the offset where the next input will start.
+func (g *growingLog) end(t *testing.T) int64 {
+	info, err := os.Stat(g.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0
+	}
+	require.NoError(t, err)
+	if info.Size() > 16<<20 {
+		require.NoError(t, os.Remove(g.path))
+		return 0
+	}
+	return info.Size()
+}
+
+// checkRecords checks each record against the input bytes, which start at
+// offset base in the log, and that each valid event survives being written
+// and read again.
+func checkRecords(t *testing.T, data []byte, base int64, recs []events.Record) {
+	t.Helper()
+	prevEnd := base
+	for _, rec := range recs {
+		require.GreaterOrEqual(t, rec.Offset, prevEnd, "offsets increase")
+		at := rec.Offset - base
+		require.Equal(t, data[at:at+int64(len(rec.Line))], rec.Line, "Line is the bytes at Offset")
+		require.Equal(t, byte('\n'), data[rec.End()-base-1], "a record is a complete line")
+		require.NotEmpty(t, bytes.TrimSpace(rec.Line), "blank lines are skipped")
+		prevEnd = rec.End()
+		if rec.Err != nil {
+			require.ErrorIs(t, rec.Err, events.ErrMalformed)
+			require.Equal(t, events.Event{}, rec.Event, "no half-built event with an error")
+			continue
+		}
+		require.NotEmpty(t, rec.Event.Topic)
+		line, err := events.EncodeLine(rec.Event)
+		require.NoError(t, err, "re-marshal %s", rec.Line)
+		again, err := events.ParseLine(line)
+		require.NoError(t, err, "re-parse %s", line)
+		requireSameEvent(t, rec.Event, again)
+		line2, err := events.EncodeLine(again)
+		require.NoError(t, err)
+		require.Equal(t, string(line), string(line2), "encoding is stable")
+	}
+}
+
+// requireScanMatches checks that Scan of the input alone gives the records
+// Read gave, with offsets counted from the input's start.
+func requireScanMatches(t *testing.T, data []byte, base int64, recs []events.Record) {
+	t.Helper()
+	var scanned []events.Record
+	require.NoError(t, events.Scan(bytes.NewReader(data), func(rec events.Record) error {
+		rec.Offset += base
+		scanned = append(scanned, rec)
+		return nil
+	}))
+	require.Equal(t, recs, scanned)
+}
+
+// requireSameEvent compares events, times by instant rather than by
+// location pointer.
+func requireSameEvent(t *testing.T, want, got events.Event) {
+	t.Helper()
+	require.True(t, want.TS.Equal(got.TS), "ts %v != %v", want.TS, got.TS)
+	want.TS, got.TS = want.TS.UTC(), got.TS.UTC()
+	require.Equal(t, want, got)
+}
+
+// FuzzTagRender checks the round-trip promise Tag.Render makes for tags
+// built by hand.
+func FuzzTagRender(f *testing.F) {
+	f.Add("build.done", "", "tests: pass")
+	f.Add(`say"hi"`, "h", "  indented\ncode")
+	f.Add("a", "it's", "x\r\ny")
+	f.Fuzz(func(t *testing.T, topic, target, payload string) {
+		tag := events.Tag{Topic: topic, Target: target, Payload: payload}
+		if !renderable(tag) {
+			t.Skip()
+		}
+		require.Equal(t, []events.Tag{tag}, events.ParseTags(tag.Render()))
+	})
+}
+
+// renderable is the condition in Tag.Render's documentation.
+func renderable(tag events.Tag) bool {
+	attrOK := func(v string) bool {
+		return v == strings.TrimSpace(v) && len(v) < 1024 &&
+			!(strings.Contains(v, `"`) && strings.Contains(v, `'`))
+	}
+	firstLine, _, _ := strings.Cut(tag.Payload, "\n")
+	payloadOK := tag.Payload == "" ||
+		(strings.TrimRight(tag.Payload, " \t\r\n") == tag.Payload &&
+			strings.TrimLeft(firstLine, " \t\r") != "" &&
+			!strings.Contains(tag.Payload, "<event") &&
+			!strings.Contains(tag.Payload, "</event>"))
+	return tag.Topic != "" && attrOK(tag.Topic) && attrOK(tag.Target) && payloadOK
+}

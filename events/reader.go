@@ -1,0 +1,161 @@
+package events
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+)
+
+// ErrMalformed is matched (with errors.Is) by the Err of every malformed
+// Record and by ParseLine's errors.
+var ErrMalformed = errors.New("malformed event")
+
+// ErrTruncated is matched by Reader.Read's error when the log is shorter than
+// the offset to read from: the file was truncated or replaced, and reading on
+// would skip or repeat events.
+var ErrTruncated = errors.New("event log is shorter than the read offset")
+
+// Record is one complete line of an event log.
+//
+// Blank lines (only whitespace) are skipped and produce no Record. Every
+// other line does: Err is nil and Event is decoded, or Err (matching
+// ErrMalformed) says why the line is not an event and Event is zero. A
+// malformed line is data, not a failure of the read: the caller counts it.
+type Record struct {
+	Offset int64  // byte offset in the file where the line starts
+	Line   []byte // the line without its trailing newline; owned by the caller
+	Event  Event
+	Err    error
+}
+
+// End is the offset just past the line's newline, where the next line starts.
+func (r Record) End() int64 { return r.Offset + int64(len(r.Line)) + 1 }
+
+// ParseLine decodes one log line (with or without its newline). The line must
+// be a JSON object with a non-empty string "topic"; everything else is
+// lenient, as Event.UnmarshalJSON describes. Errors match ErrMalformed.
+func ParseLine(line []byte) (Event, error) {
+	var ev Event
+	if err := ev.UnmarshalJSON(line); err != nil {
+		return Event{}, fmt.Errorf("%w: not a JSON event object: %w", ErrMalformed, err)
+	}
+	if ev.Topic == "" {
+		return Event{}, fmt.Errorf(`%w: no "topic"; a line needs at least {"topic":"some.topic"}`, ErrMalformed)
+	}
+	return ev, nil
+}
+
+// Reader reads an event log from a byte offset, returning only complete
+// lines, so it can follow a log that other processes are appending to. It
+// opens the file on each Read: a log that does not exist yet reads as empty.
+// A Reader is not safe for concurrent use.
+type Reader struct {
+	path   string
+	offset int64
+}
+
+// NewReader returns a Reader of the log at path that starts at offset, which
+// must be the start of a line (0, or a Record's End, or a saved Offset).
+func NewReader(path string, offset int64) *Reader {
+	return &Reader{path: path, offset: offset}
+}
+
+// Offset is where the next Read starts: just past the last complete line
+// read so far.
+func (r *Reader) Offset() int64 { return r.offset }
+
+// Read returns every complete line after the offset and moves the offset past
+// them. A final line without its newline is still being written: it is left
+// for a later Read. On error nothing is consumed and the offset stays.
+func (r *Reader) Read() ([]Record, error) {
+	f, err := os.Open(r.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read event log %s: %w", r.path, err)
+	}
+	defer f.Close()
+
+	unread, err := r.unreadBytes(f)
+	if err != nil {
+		return nil, err
+	}
+	var recs []Record
+	// A Read that follows a live log usually finds a line or two: size the
+	// buffer to what is there rather than always allocating 64 KiB.
+	bufSize := int(min(unread+1, readBufferSize))
+	section := io.NewSectionReader(f, r.offset, math.MaxInt64-r.offset)
+	end, err := scanLines(section, bufSize, r.offset, func(rec Record) error {
+		recs = append(recs, rec)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read event log %s: %w", r.path, err)
+	}
+	r.offset = end
+	return recs, nil
+}
+
+// unreadBytes is how many bytes the file holds past the offset.
+func (r *Reader) unreadBytes(f *os.File) (int64, error) {
+	if r.offset < 0 {
+		return 0, fmt.Errorf("read event log %s: negative offset %d", r.path, r.offset)
+	}
+	info, err := f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("read event log %s: %w", r.path, err)
+	}
+	if info.Size() < r.offset {
+		return 0, fmt.Errorf("read event log %s: %w (%d bytes, offset %d); it was truncated or replaced",
+			r.path, ErrTruncated, info.Size(), r.offset)
+	}
+	return info.Size() - r.offset, nil
+}
+
+// Scan calls fn for each Record of the log read from rd, from its start, in
+// constant memory (one line at a time, however long), and stops at the first
+// error fn returns, which Scan returns. A final line without a newline is
+// not a Record, as for Reader.
+func Scan(rd io.Reader, fn func(Record) error) error {
+	_, err := scanLines(rd, readBufferSize, 0, fn)
+	return err
+}
+
+// readBufferSize is the largest bufio buffer for scanning logs. Longer lines
+// are still read whole; this only sets the size of each read(2).
+const readBufferSize = 64 << 10
+
+// scanLines calls fn for each complete non-blank line of rd, whose first byte
+// is at offset start, reading bufSize bytes at a time. It returns the offset
+// just past the last complete line.
+func scanLines(rd io.Reader, bufSize int, start int64, fn func(Record) error) (int64, error) {
+	br := bufio.NewReaderSize(rd, bufSize)
+	offset := start
+	for {
+		// ReadBytes gathers a line of any length, unlike bufio.Scanner with
+		// its 64 KiB default limit: agent payloads can be megabytes.
+		line, err := br.ReadBytes('\n')
+		if errors.Is(err, io.EOF) {
+			return offset, nil // any bytes read are an incomplete line
+		}
+		if err != nil {
+			return offset, err
+		}
+		n := len(line) - 1
+		rec := Record{Offset: offset, Line: line[:n:n]}
+		offset += int64(len(line))
+		if len(bytes.TrimSpace(rec.Line)) == 0 {
+			continue
+		}
+		rec.Event, rec.Err = ParseLine(rec.Line)
+		if err := fn(rec); err != nil {
+			return offset, err
+		}
+	}
+}
