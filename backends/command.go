@@ -1,0 +1,58 @@
+package backends
+
+// The command backend (alias custom) runs any program as the agent:
+//
+//	<Options.Command> [Options.Args…] [Options.PromptFlag] <prompt>
+//
+// or with the prompt on stdin when PromptMode is "stdin". Its stdout is
+// plain text: all of it is the final text, where ralph looks for <event>
+// tags. A line that happens to look like some CLI's JSON is still just text;
+// to read a CLI's JSON, use that CLI's backend with Options.Command.
+
+import (
+	"io"
+	"strings"
+
+	"github.com/ralph-loop/ralph/events"
+)
+
+func init() {
+	register(&cliSpec{
+		name:    nameCommand,
+		install: "cli.command must name an installed program (a name on PATH or a path)",
+		args:    commandArgs,
+		parse:   parsePlainText,
+		verdict: commandVerdict,
+	})
+}
+
+// commandArgs passes the prompt as the last argument unless PromptMode is
+// "stdin".
+func commandArgs(o Options, prompt string) ([]string, bool) {
+	args := append([]string(nil), o.Args...)
+	if o.PromptMode == "stdin" {
+		return args, true
+	}
+	if o.PromptFlag != "" {
+		args = append(args, o.PromptFlag)
+	}
+	return append(args, prompt), false
+}
+
+// parsePlainText takes all of stdout as the final text and reports each
+// non-blank line as assistant text as it arrives.
+func parsePlainText(stdout io.Reader, report func(events.Activity)) events.AgentResult {
+	var all strings.Builder
+	r := io.TeeReader(stdout, &all)
+	eachLine(r, func(line []byte) {
+		if strings.TrimSpace(string(line)) != "" {
+			report(events.Activity{Kind: events.ActivityText, Text: string(line)})
+		}
+	})
+	return events.AgentResult{FinalText: all.String()}
+}
+
+// commandVerdict fails a non-zero exit, quoting the last line of stderr.
+func commandVerdict(res *events.AgentResult, exitCode int, stderrTail string) {
+	exitFailure(res, nameCommand, exitCode, stderrTail)
+}
