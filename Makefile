@@ -53,6 +53,7 @@ lint: vet
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseTags -fuzztime $(FUZZTIME) ./events/
 	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime $(FUZZTIME) ./events/
+	$(GO) test -run '^$$' -fuzz FuzzTagRender -fuzztime $(FUZZTIME) ./events/
 
 golden:
 	$(GO) test ./... -update
