@@ -29,7 +29,8 @@ import (
 
 const (
 	helloPrompt = "Create hello.txt containing hello, then append a line hi."
-	// agentTimeout bounds one CLI run; the slowest take ~20s on 2 cores.
+	// agentTimeout bounds one CLI run: most take 1-10s on 2 idle cores, but
+	// over a minute was seen when the machine was busy.
 	agentTimeout = 4 * time.Minute
 )
 
@@ -59,6 +60,30 @@ func TestAgentsToolLoop(t *testing.T) {
 			for _, r := range srv.Requests() {
 				assert.False(t, r.Exhausted, "request %d got past the end of the script", r.Seq)
 			}
+		})
+	}
+}
+
+// TestAgentsAPIError checks that every CLI understands the server's error
+// shape for its API: the scripted message reaches its output, and the exit
+// code is what AGENT-CLIS.md records (pi and Qwen Code exit 0 on API errors;
+// Gemini CLI exits with the HTTP status modulo 256).
+func TestAgentsAPIError(t *testing.T) {
+	dir := agentsDir(t)
+	wantExit := map[string]int{"claude": 1, "codex": 1, "gemini": 400 % 256, "opencode": 1, "pi": 0, "qwen": 0, "copilot": 1}
+	for _, cli := range fakemodel.Agents {
+		t.Run(cli, func(t *testing.T) {
+			bin := agentBinary(t, dir, cli)
+			srv := startServer(t, fakemodel.Script{Turns: []fakemodel.Turn{
+				{Error: &fakemodel.ErrorTurn{Status: 400, Message: "fakemodel scripted failure"}},
+			}})
+			run := runAgent(t, bin, cli, srv.url, "Say hello.")
+			t.Logf("%s: exit %d in %s", cli, run.exit, run.elapsed.Round(100*time.Millisecond))
+			dumpOnFailure(t, run)
+
+			assert.Equal(t, wantExit[cli], run.exit, "exit code")
+			assert.Contains(t, run.stdout+run.stderr, "fakemodel scripted failure")
+			assert.Equal(t, 1, srv.TurnsUsed(), "a 400 is not retried")
 		})
 	}
 }

@@ -69,7 +69,7 @@ func anthropicContent(rep reply) []map[string]any {
 		blocks = append(blocks, map[string]any{"type": "text", "text": rep.text})
 	}
 	for i, c := range rep.calls {
-		blocks = append(blocks, map[string]any{"type": "tool_use", "id": rep.ids[i], "name": c.name, "input": c.input})
+		blocks = append(blocks, map[string]any{"type": "tool_use", "id": rep.ids[i], "name": c.name, "input": objectInput(c)})
 	}
 	if blocks == nil {
 		// An empty content list upsets some clients; an empty text block is
@@ -77,6 +77,15 @@ func anthropicContent(rep reply) []map[string]any {
 		blocks = []map[string]any{{"type": "text", "text": ""}}
 	}
 	return blocks
+}
+
+// objectInput is a call's input as a JSON object: Anthropic tool inputs are
+// always objects, so raw text from a "call" turn is wrapped as {"input": …}.
+func objectInput(c toolUse) any {
+	if s, ok := c.input.(string); ok {
+		return map[string]any{"input": s}
+	}
+	return c.input
 }
 
 func anthropicStop(rep reply) string {
@@ -135,7 +144,7 @@ func streamAnthropic(sse *sseWriter, req *request, rep reply) {
 	for i, c := range rep.calls {
 		sse.event("content_block_start", map[string]any{"type": "content_block_start", "index": index,
 			"content_block": map[string]any{"type": "tool_use", "id": rep.ids[i], "name": c.name, "input": map[string]any{}}})
-		for _, piece := range chunks(encodeInput(c), chunkSize) {
+		for _, piece := range chunks(mustJSON(objectInput(c)), chunkSize) {
 			sse.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": index,
 				"delta": map[string]any{"type": "input_json_delta", "partial_json": piece}})
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -63,11 +64,11 @@ func countItems(raw json.RawMessage) int {
 func responsesItems(rep reply) []map[string]any {
 	var items []map[string]any
 	if rep.text != "" || len(rep.calls) == 0 {
-		items = append(items, map[string]any{"id": "msg_" + rep.msgID, "type": "message", "status": "completed",
+		items = append(items, map[string]any{"id": rep.msgID, "type": "message", "status": "completed",
 			"role": "assistant", "content": []any{outputText(rep.text)}})
 	}
 	for i, c := range rep.calls {
-		id := fmt.Sprintf("fc_%s_%d", rep.msgID, i)
+		id := fmt.Sprintf("fc_%s_%d", strings.TrimPrefix(rep.msgID, "msg_"), i)
 		if c.freeform {
 			items = append(items, map[string]any{"id": id, "type": "custom_tool_call", "status": "completed",
 				"call_id": rep.ids[i], "name": c.name, "input": encodeInput(c)})

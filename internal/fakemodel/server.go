@@ -14,89 +14,12 @@ import (
 	"time"
 )
 
-// Request kinds in [RequestLog].Kind.
-const (
-	KindMain  = "main"  // consumed (or repeated) a script turn
-	KindSide  = "side"  // a generation request that consumes nothing
-	KindOther = "other" // model lists, token counts, unknown paths
-)
-
 // ExhaustedText is the answer to main requests after the last turn.
 const ExhaustedText = "script exhausted"
 
 // DefaultSideModels are the model-name patterns whose requests never consume a
 // turn: the small models CLIs use for titles, routing and summaries.
 var DefaultSideModels = []string{"*haiku*", "*flash-lite*"}
-
-// RequestLog records one request and how it was answered.
-type RequestLog struct {
-	Seq       int       `json:"seq"`
-	Time      time.Time `json:"ts"`
-	Method    string    `json:"method"`
-	Path      string    `json:"path"`
-	API       string    `json:"api,omitempty"`
-	Model     string    `json:"model,omitempty"`
-	Stream    bool      `json:"stream"`
-	Messages  int       `json:"messages"`
-	Tools     int       `json:"tools"`
-	ToolNames []string  `json:"tool_names"`
-	Kind      string    `json:"kind"`
-	// Turn is the 1-based script turn answered; 0 for side and other requests
-	// and once the script is exhausted.
-	Turn      int        `json:"turn,omitempty"`
-	Exhausted bool       `json:"exhausted,omitempty"`
-	Repeat    bool       `json:"repeat,omitempty"` // answered again as a retry
-	Workdir   string     `json:"workdir,omitempty"`
-	Status    int        `json:"status"`
-	Answer    *AnswerLog `json:"answer,omitempty"`
-}
-
-// AnswerLog is what the server answered, in the request's own tool names.
-type AnswerLog struct {
-	Text      string        `json:"text,omitempty"`
-	ToolCalls []ToolCallLog `json:"tool_calls,omitempty"`
-	Error     *ErrorTurn    `json:"error,omitempty"`
-}
-
-// ToolCallLog is one tool call as sent: Input is an object, or the raw text
-// of a freeform tool call.
-type ToolCallLog struct {
-	Name  string `json:"name"`
-	Input any    `json:"input"`
-}
-
-// Option configures a [Server].
-type Option func(*options)
-
-type options struct {
-	addr         string
-	sideModels   []string
-	repeatRetry  bool
-	log          io.Writer
-	now          func() time.Time
-	exhaustedMsg string
-}
-
-// WithAddr sets the listen address (default 127.0.0.1:0, a free port).
-func WithAddr(addr string) Option { return func(o *options) { o.addr = addr } }
-
-// WithSideModels replaces [DefaultSideModels]. Patterns are matched against
-// the whole model name, case-insensitively; * matches any run of characters.
-func WithSideModels(patterns ...string) Option {
-	return func(o *options) { o.sideModels = patterns }
-}
-
-// RepeatIdenticalRetries makes a main request whose conversation is identical
-// to the previous main request's get the previous answer again, so a CLI that
-// retries does not skip a turn. Off by default: a fresh agent session with the
-// same prompt looks identical too, and must get the next turn. Error turns are
-// repeated like any other, so with this option a scripted error persists
-// through the CLI's retries; leave it off to script a transient error whose
-// retry gets the next turn.
-func RepeatIdenticalRetries() Option { return func(o *options) { o.repeatRetry = true } }
-
-// WithLog writes every [RequestLog] to w as one JSON line, as it happens.
-func WithLog(w io.Writer) Option { return func(o *options) { o.log = w } }
 
 // Server is a scripted fake model that speaks the Anthropic Messages, OpenAI
 // Chat Completions, OpenAI Responses and Gemini APIs. It is safe for
@@ -345,32 +268,6 @@ func (s *Server) newID(prefix string) string {
 	return fmt.Sprintf("%s_fake%06d", prefix, s.ids)
 }
 
-func (s *Server) newEntry(r *http.Request) RequestLog {
-	s.seq++
-	p := r.URL.Path
-	if r.URL.RawQuery != "" {
-		p += "?" + r.URL.RawQuery
-	}
-	return RequestLog{Seq: s.seq, Time: s.opts.now(), Method: r.Method, Path: p, ToolNames: []string{}}
-}
-
-// record appends to the log; the caller holds s.mu.
-func (s *Server) record(e RequestLog) {
-	s.logs = append(s.logs, e)
-	if s.opts.log != nil {
-		line, _ := json.Marshal(e)
-		_, _ = s.opts.log.Write(append(line, '\n')) // a broken log must not break the agent under test
-	}
-}
-
-func (s *Server) logOther(r *http.Request, status int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e := s.newEntry(r)
-	e.Kind, e.Status = KindOther, status
-	s.record(e)
-}
-
 func (s *Server) noteModel(m string) {
 	if m == "" {
 		return
@@ -381,14 +278,6 @@ func (s *Server) noteModel(m string) {
 		}
 	}
 	s.models = append(s.models, m)
-}
-
-func answerLog(a answer) *AnswerLog {
-	l := &AnswerLog{Text: a.text, Error: a.err}
-	for _, c := range a.calls {
-		l.ToolCalls = append(l.ToolCalls, ToolCallLog{Name: c.name, Input: c.input})
-	}
-	return l
 }
 
 // encodeInput is a call's arguments as sent on the wire: JSON for function

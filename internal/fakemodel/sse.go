@@ -83,7 +83,11 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 
 	if i := strings.Index(r.URL.Path, "/models/"); i >= 0 {
 		name := strings.TrimPrefix(r.URL.Path[i:], "/models/")
-		writeJSON(w, http.StatusOK, modelInfo(name))
+		info := modelInfo(name)
+		for k, v := range geminiModelInfo(name) {
+			info[k] = v // one object that reads as either API's model
+		}
+		writeJSON(w, http.StatusOK, info)
 		return
 	}
 	var data, models []any
