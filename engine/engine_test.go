@@ -206,6 +206,9 @@ func TestTermination(t *testing.T) {
 		{name: "a success resets the failure count",
 			backend: &fakeBackend{turns: []turn{{result: failing()}, {result: failing()}, {}, {result: failing()}, {result: failing()}, {result: failing()}}},
 			reason:  ReasonConsecutiveFailures, code: 1, iters: 6},
+		{name: "expired credentials are fatal, never retried",
+			backend: &fakeBackend{turns: []turn{{result: events.AgentResult{ExitCode: 1, Failure: events.FailureAuth, FailureMessage: "invalid api key"}}}},
+			reason:  ReasonFatal, code: 3, iters: 1},
 		{name: "thrashing on the same blocked event",
 			backend: &fakeBackend{byHat: map[string][]turn{
 				"ralph":   {{text: tagged("build.task", "build")}},
@@ -227,7 +230,12 @@ func TestTermination(t *testing.T) {
 				tc.settings(&s)
 			}
 			out, err := newTestEngine(t, t.TempDir(), tc.backend, s).Run(t.Context())
-			require.NoError(t, err)
+			if tc.reason == ReasonFatal {
+				var auth *AgentAuthError
+				require.ErrorAs(t, err, &auth)
+			} else {
+				require.NoError(t, err)
+			}
 			assert.Equal(t, tc.reason, out.Reason)
 			assert.Equal(t, tc.code, out.ExitCode)
 			assert.Equal(t, tc.iters, out.Iterations)

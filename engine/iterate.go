@@ -159,6 +159,9 @@ func (e *Engine) running(ctx context.Context) (State, error) {
 	})
 	e.result, e.interrupted = res, false
 	switch {
+	case err == nil && res.Failure == events.FailureAuth:
+		e.ending = e.terminate(ReasonFatal, res.FailureMessage)
+		e.fatal = &AgentAuthError{Backend: e.iter.Backend, Message: res.FailureMessage}
 	case err == nil:
 	case ctx.Err() != nil:
 		e.interrupted = true
@@ -240,7 +243,7 @@ func (e *Engine) collecting() (State, error) {
 	}
 	e.opts.Reporter.IterationFinished(it, res)
 	switch {
-	case e.interrupted:
+	case e.ending != nil:
 		return StateTerminating, e.saveAs(StateTerminating)
 	case outcome == OutcomeRateLimited:
 		return StateWaiting, e.saveAs(StateWaiting)
@@ -347,6 +350,23 @@ func (e *Engine) terminating() (State, error) {
 	e.opts.Reporter.LoopFinished(sum)
 	return StateDone, nil
 }
+
+// AgentAuthError means the agent could not authenticate: retrying cannot
+// help until a person logs in or sets a key, so the run ends as fatal.
+type AgentAuthError struct {
+	Backend string
+	Message string
+}
+
+func (e *AgentAuthError) Error() string { return e.Message }
+
+// Hint says how to fix it.
+func (e *AgentAuthError) Hint() string {
+	return "log in with the " + e.Backend + " CLI or set its API key, check with `ralph doctor`, then `ralph loop --resume`"
+}
+
+// ExitCode makes it fatal.
+func (e *AgentAuthError) ExitCode() int { return ExitFatal }
 
 // saidLimit bounds how much of an agent's final message is kept for the
 // next prompt: enough for a verdict and its reasons.

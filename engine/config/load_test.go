@@ -220,6 +220,11 @@ func TestLoadBytesHatBackend(t *testing.T) {
 				Env: map[string]string{"A": "a", "B": "bb", "C": "c"}},
 		},
 		{
+			name: "name: names the CLI",
+			hat:  "backend: {name: pi, model: fake-model, args: [--thinking, low]}",
+			want: &config.CLI{Backend: "pi", Model: "fake-model", Args: []string{"--thinking", "low"}},
+		},
+		{
 			name: "a custom command",
 			hat:  "backend: {backend: custom, command: ./review.sh, prompt_mode: stdin}",
 			want: &config.CLI{Backend: "command", Command: "./review.sh", PromptMode: "stdin"},
@@ -233,6 +238,18 @@ func TestLoadBytesHatBackend(t *testing.T) {
 			assert.Equal(t, tt.want, c.Hats[0].Backend)
 		})
 	}
+}
+
+func TestLoadBytesCLIBackendMapping(t *testing.T) {
+	c, err := config.LoadBytes("ralph.yml", []byte(
+		"cli:\n  backend: {name: codex, model: gpt-5.5, args: [--x], env: {K: v}, command: /opt/codex}\n"))
+	require.NoError(t, err)
+	assert.Equal(t, config.CLI{Backend: "codex", Model: "gpt-5.5", Args: []string{"--x"},
+		Env: map[string]string{"K": "v"}, Command: "/opt/codex"}, c.CLI)
+
+	_, err = config.LoadBytes("ralph.yml", []byte("cli:\n  backend: {name: codx}\n"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `ralph.yml:2: cli.backend.name: unknown backend "codx"; did you mean "codex"?`)
 }
 
 // A hat's overriding backend must not share cli's slices or map.

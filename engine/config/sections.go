@@ -134,7 +134,13 @@ func (l *loader) cliFields(c *CLI, set map[string]bool, at **yaml.Node, hat bool
 	mark := func(key string, decode func(*yaml.Node, string)) field {
 		return field{key, func(n *yaml.Node, path string) { set[key] = true; decode(n, path) }}
 	}
-	backend := func(n *yaml.Node, path string) {
+	var backend func(n *yaml.Node, path string)
+	backend = func(n *yaml.Node, path string) {
+		if n.Kind == yaml.MappingNode {
+			// backend: {name: codex, model: …, args: …, env: …, command: …}
+			l.section(n, path, l.cliFields(c, set, at, true), nil)
+			return
+		}
 		if v, ok := l.str(n, path); ok {
 			c.Backend, *at = l.backendName(n, path, v), n
 		}
@@ -149,7 +155,16 @@ func (l *loader) cliFields(c *CLI, set map[string]bool, at **yaml.Node, hat bool
 		mark("model", l.setString(&c.Model)),
 	}
 	if hat {
-		fields = append(fields, field{"type", func(n *yaml.Node, path string) { set["backend"] = true; backend(n, path) }})
+		// A backend mapping names its CLI with name:, or with
+		// ralph-orchestrator's type:.
+		for _, key := range []string{"name", "type"} {
+			fields = append(fields, field{key, func(n *yaml.Node, path string) {
+				set["backend"] = true
+				if v, ok := l.str(n, path); ok {
+					c.Backend, *at = l.backendName(n, path, v), n
+				}
+			}})
+		}
 	}
 	return fields
 }
