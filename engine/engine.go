@@ -57,6 +57,8 @@ type Engine struct {
 	stop    *stopWatcher
 	// fatal is the error that ended the run as fatal, returned by Run.
 	fatal error
+	// head is the workspace's commit when the iteration started.
+	head string
 }
 
 // New checks the options and makes an engine.

@@ -127,6 +127,7 @@ func (nopReporter) Activity(IterationInfo, events.Activity)             {}
 func (nopReporter) EventAccepted(events.Event, []string)                {}
 func (nopReporter) EventRejected(events.Event, string)                  {}
 func (nopReporter) IterationFinished(IterationInfo, events.AgentResult) {}
+func (nopReporter) Commit(IterationInfo, Commit)                        {}
 func (nopReporter) RateLimited(IterationInfo, time.Duration)            {}
 func (nopReporter) Warn(string)                                         {}
 func (nopReporter) LoopFinished(Summary)                                {}

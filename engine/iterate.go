@@ -154,6 +154,7 @@ func (e *Engine) running(ctx context.Context) (State, error) {
 	}
 	defer e.forgetAgent()
 	it := e.iter
+	e.head = e.repoHead(ctx)
 	res, err := e.backendFor(it.Hat.ID).Run(iterCtx, run, func(a events.Activity) {
 		e.opts.Reporter.Activity(it, a)
 	})
@@ -232,6 +233,7 @@ func (e *Engine) collecting() (State, error) {
 	if outcome == OutcomeRateLimited {
 		lines = append(lines, ralphEvent(TopicRateLimited, e.rateLimitRecord()))
 	}
+	lines = append(lines, e.commitEvents()...)
 	lines = append(lines, ralphEvent(TopicIterationFinished, iterationFinishedRecord{
 		Iteration: it.N, Hat: it.Hat.ID, Outcome: outcome, ExitCode: res.ExitCode,
 		Failure: res.Failure, Message: res.FailureMessage, DurationMS: res.Duration.Milliseconds(),

@@ -53,7 +53,9 @@ type Options struct {
 	Hats      *hats.Registry // required
 	Backend   Backend        // required: the default backend
 	PerHat    map[string]Backend
-	RalphBin  string // absolute path of the ralph binary, for `ralph emit`
+	// Repo, when set, reports the commits each iteration makes.
+	Repo     Repo
+	RalphBin string // absolute path of the ralph binary, for `ralph emit`
 	// AgentEnv is added to every agent's environment (PATH with ralph's
 	// directory first, for one).
 	AgentEnv []string
@@ -99,6 +101,7 @@ type Reporter interface {
 	EventAccepted(ev events.Event, to []string)
 	EventRejected(ev events.Event, reason string)
 	IterationFinished(it IterationInfo, res events.AgentResult)
+	Commit(it IterationInfo, c Commit)
 	RateLimited(it IterationInfo, wait time.Duration)
 	Warn(msg string)
 	LoopFinished(sum Summary)

@@ -22,6 +22,7 @@ const (
 	TopicEventDropped        = "event.dropped"
 	TopicCompletionConfirm   = "completion.confirming"
 	TopicRateLimited         = "agent.rate_limited"
+	TopicCommit              = "git.commit"
 	TopicTaskResume          = "task.resume"
 	TopicCompletionRejected  = "completion.rejected"
 	suffixExhausted          = ".exhausted"
@@ -41,7 +42,7 @@ func isBookkeeping(topic string) bool {
 	case TopicLoopStarted, TopicLoopResumed, TopicLoopTerminate, TopicLoopRepaired,
 		TopicIterationStarted, TopicIterationFinished, TopicIterationSettled,
 		TopicEventRouted, TopicEventRejected, TopicEventDropped,
-		TopicCompletionConfirm, TopicRateLimited:
+		TopicCompletionConfirm, TopicRateLimited, TopicCommit:
 		return true
 	}
 	return false
@@ -153,6 +154,13 @@ type terminateRecord struct {
 	CostUSD    float64 `json:"cost_usd"`
 	Tokens     int64   `json:"tokens"`
 	RuntimeMS  int64   `json:"runtime_ms"`
+}
+
+type commitRecord struct {
+	Iteration int    `json:"iteration"`
+	Hat       string `json:"hat"`
+	Hash      string `json:"hash"`
+	Subject   string `json:"subject"`
 }
 
 type rateLimitedRecord struct {

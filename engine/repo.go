@@ -1,6 +1,10 @@
 package engine
 
-import "context"
+import (
+	"context"
+
+	"github.com/ralph-loop/ralph/events"
+)
 
 // Commit is one commit made in the workspace.
 type Commit struct {
@@ -22,4 +26,36 @@ type Repo interface {
 	// HEAD and the untracked files), so two calls return the same value
 	// exactly when nothing changed.
 	Fingerprint(ctx context.Context) (string, error)
+}
+
+func (e *Engine) repoHead(ctx context.Context) string {
+	if e.opts.Repo == nil {
+		return ""
+	}
+	head, err := e.opts.Repo.Head(ctx)
+	if err != nil {
+		e.log.Debug("read the workspace's HEAD", "err", err)
+	}
+	return head
+}
+
+// commitEvents lists, as git.commit lines, the commits made since the
+// iteration started: what git says, not what the agent claims.
+func (e *Engine) commitEvents() []events.Event {
+	if e.opts.Repo == nil {
+		return nil
+	}
+	// The iteration's context may be cancelled; reading git is quick and
+	// must still happen so the commits are recorded.
+	commits, err := e.opts.Repo.CommitsSince(context.Background(), e.head)
+	if err != nil {
+		e.opts.Reporter.Warn("cannot list the iteration's commits: " + err.Error())
+		return nil
+	}
+	var out []events.Event
+	for _, c := range commits {
+		e.opts.Reporter.Commit(e.iter, c)
+		out = append(out, ralphEvent(TopicCommit, commitRecord{Iteration: e.iter.N, Hat: e.iter.Hat.ID, Hash: c.Hash, Subject: c.Subject}))
+	}
+	return out
 }

@@ -91,6 +91,7 @@ type RunState struct {
 	LastMalformed        int64          `json:"last_malformed_offset,omitempty"`
 	Blocked              map[string]int `json:"blocked,omitempty"`
 	Rejected             int            `json:"rejected"`
+	Commits              int            `json:"commits"`
 	Accepted             int            `json:"accepted"`
 
 	Usage   events.Usage `json:"tokens"`
@@ -210,6 +211,8 @@ func (s *RunState) applyBookkeeping(rec events.Record) {
 		if r.Reason == "exhausted" && !slices.Contains(s.Exhausted, r.Hat) {
 			s.Exhausted = append(s.Exhausted, r.Hat)
 		}
+	case TopicCommit:
+		s.Commits++
 	case TopicLoopRepaired:
 		var r repairedRecord
 		decode(ev, &r)

@@ -99,6 +99,17 @@ func (r *textReporter) IterationFinished(it engine.IterationInfo, res events.Age
 		res.Tools.Read, res.Tools.Write, res.Tools.Shell)
 }
 
+func (r *textReporter) Commit(_ engine.IterationInfo, c engine.Commit) {
+	r.printf("  commit %s %s", shortHash(c.Hash), c.Subject)
+}
+
+func shortHash(h string) string {
+	if len(h) > 10 {
+		return h[:10]
+	}
+	return h
+}
+
 func (r *textReporter) RateLimited(it engine.IterationInfo, wait time.Duration) {
 	r.printf("rate limited in iteration %d; waiting %s, then repeating it", it.N, wait.Round(time.Second))
 }
