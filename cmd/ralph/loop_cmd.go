@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"io"
 	"log/slog"
+	"os"
+	"time"
 
 	"github.com/ralph-loop/ralph/engine"
 )
@@ -16,6 +19,9 @@ type loopCmd struct {
 	Resume        bool     `xor:"mode" help:"Continue the run in .ralph/ where it stopped."`
 	Fresh         bool     `xor:"mode" help:"Archive an unfinished run and start a new one."`
 	Wait          bool     `help:"If another loop holds this workspace, wait for it instead of failing."`
+	Headless      bool     `help:"Print one JSON event per line on stdout (started, iteration, tool, commit, event, iteration_done, complete, failed, …) for programs; people get warnings and the summary on stderr."`
+	Quiet         bool     `short:"q" xor:"verbosity" help:"Do not show the agent's own text, only what ralph does."`
+	Verbose       bool     `short:"v" xor:"verbosity" help:"Also show each prompt (with --headless: the progress lines on stderr)."`
 }
 
 func (loopCmd) Help() string {
@@ -35,15 +41,30 @@ Examples:
   ralph loop -c ralph.yml -p "Add a --json flag to the export command"
   ralph run -P task.md --backend codex --max-iterations 20
   ralph loop --resume                 # after Ctrl-C, a crash or a reboot
-  ralph loop --fresh                  # archive the unfinished run, start over`
+  ralph loop --fresh                  # archive the unfinished run, start over
+  ralph run --headless | jq -c 'select(.event == "commit")'
+
+On a terminal a status panel stays at the bottom of the screen (iteration,
+hat, elapsed time, cost, tokens, tool counts, last commit, last event) below
+the agent's text; elsewhere ralph prints plain timestamped lines. --headless
+prints the JSON events described in README.md on stdout instead.`
 }
 
 func (c *loopCmd) Run(g *globals, log *slog.Logger, ctx context.Context) error {
+	rep, log := c.reporter(g, log)
+	err := c.loop(ctx, g, log, rep)
+	rep.Close(err)
+	return err
+}
+
+func (c *loopCmd) loop(ctx context.Context, g *globals, log *slog.Logger, rep loopReporter) error {
 	setup, err := c.prepare(g)
 	if err != nil {
 		return err
 	}
-	rep := newTextReporter(g.stderr)
+	if h, ok := rep.(*headlessReporter); ok {
+		h.configured(setup.cfg.Warnings, setup.cfg.EventLoop.StuckThreshold)
+	}
 	opts := setup.options(g, log, rep, c)
 	if opts.Fault, err = crashHook(); err != nil {
 		return err
@@ -57,6 +78,54 @@ func (c *loopCmd) Run(g *globals, log *slog.Logger, ctx context.Context) error {
 		return err
 	}
 	return exitError{code: out.ExitCode}
+}
+
+// loopReporter is a Reporter the loop command owns. It lives longer than
+// the engine: Close gets the command's error, so a failure before the loop
+// starts (a bad config, a held lock) still reaches the headless stream, and
+// the live view takes its panel down before the error is printed.
+type loopReporter interface {
+	engine.Reporter
+	Close(err error)
+}
+
+// reporter picks the output: JSON lines with --headless, the live view when
+// stderr is a terminal, plain lines otherwise. The live view also gets the
+// logger, so a log line cannot land in the middle of its panel.
+func (c *loopCmd) reporter(g *globals, log *slog.Logger) (loopReporter, *slog.Logger) {
+	view := viewOptions{quiet: c.Quiet, verbose: c.Verbose}
+	if c.Headless {
+		text := newTextReporter(g.stderr, time.Now, view)
+		return newHeadlessReporter(g.stdout, text, time.Now, c.Verbose), log
+	}
+	if fd, ok := terminalFd(g.stderr); ok && os.Getenv("TERM") != "dumb" {
+		tty := newTTYReporter(g.stderr, func() int { return terminalWidth(fd) }, time.Now, view)
+		return tty, newLogger(tty.screen, g.Debug)
+	}
+	return plainReporter{newTextReporter(g.stderr, time.Now, view)}, log
+}
+
+// plainReporter is the text reporter as a loopReporter: it has nothing to
+// close.
+type plainReporter struct{ *textReporter }
+
+func (plainReporter) Close(error) {}
+
+// The reporters for SPEC mode report checked boxes and a stuck run too.
+var (
+	_ specReporter = (*textReporter)(nil)
+	_ specReporter = (*ttyReporter)(nil)
+	_ specReporter = (*headlessReporter)(nil)
+	_ io.Writer    = (*liveScreen)(nil)
+)
+
+// specReporter is what SPEC mode tells a reporter beyond engine.Reporter:
+// TaskComplete when a checkbox becomes checked (index counts the spec's
+// boxes from 0, in file order), Stuck when the run ends because N
+// iterations checked no new box.
+type specReporter interface {
+	TaskComplete(index int, text string)
+	Stuck(reason string, withoutProgress int)
 }
 
 func (c *loopCmd) prepare(g *globals) (*loopSetup, error) {

@@ -6,27 +6,46 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 )
 
-// textReporter prints plain timestamped lines: what a log file or a
-// terminal without a live view shows.
-type textReporter struct {
-	mu  sync.Mutex
-	w   io.Writer
-	now func() time.Time
+// viewOptions are the loop command's choices about how much to show.
+type viewOptions struct {
+	quiet   bool // hide the agent's own text
+	verbose bool // also show each prompt
 }
 
-func newTextReporter(w io.Writer) *textReporter {
-	return &textReporter{w: w, now: time.Now}
+// textReporter prints plain timestamped lines: what a log file or a
+// terminal without a live view shows. Every line is one Write, so a writer
+// that redraws a panel around each line (the live view) sees whole lines.
+type textReporter struct {
+	mu   sync.Mutex
+	w    io.Writer
+	now  func() time.Time
+	view viewOptions
+	// commits made during this process's part of the run, for the end.
+	commits []engine.Commit
+}
+
+func newTextReporter(w io.Writer, now func() time.Time, view viewOptions) *textReporter {
+	return &textReporter{w: w, now: now, view: view}
 }
 
 func (r *textReporter) printf(format string, args ...any) {
+	line := sanitize(fmt.Sprintf(format, args...))
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	fmt.Fprintf(r.w, "%s "+format+"\n", append([]any{r.now().Format("15:04:05")}, args...)...)
+	fmt.Fprintf(r.w, "%s %s\n", r.now().Format("15:04:05"), line)
+}
+
+// raw prints a line without a timestamp (warnings, the summary).
+func (r *textReporter) raw(line string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fmt.Fprintln(r.w, sanitize(line))
 }
 
 func (r *textReporter) LoopStarted(run engine.RunInfo) {
@@ -47,15 +66,26 @@ func (r *textReporter) IterationStarted(it engine.IterationInfo) {
 		what = "confirming the completion claim"
 	}
 	r.printf("iteration %d/%d: %s (%s)", it.N, it.Max, what, it.Backend)
+	if r.view.verbose {
+		r.printf("  prompt:")
+		r.lines("  > ", it.Prompt)
+	}
+}
+
+// lines prints each non-blank line of text with a prefix.
+func (r *textReporter) lines(prefix, text string) {
+	for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		if strings.TrimSpace(line) != "" {
+			r.printf("%s%s", prefix, line)
+		}
+	}
 }
 
 func (r *textReporter) Activity(_ engine.IterationInfo, a events.Activity) {
 	switch a.Kind {
 	case events.ActivityText:
-		for _, line := range strings.Split(strings.TrimRight(a.Text, "\n"), "\n") {
-			if strings.TrimSpace(line) != "" {
-				r.printf("  | %s", line)
-			}
+		if !r.view.quiet {
+			r.lines("  | ", a.Text)
 		}
 	case events.ActivityTool:
 		r.printf("  %s %s", a.Tool, toolTarget(a))
@@ -78,11 +108,16 @@ func toolTarget(a events.Activity) string {
 }
 
 func (r *textReporter) EventAccepted(ev events.Event, to []string) {
+	r.printf("  event %s", routeText(ev.Topic, to))
+}
+
+// routeText is "topic → hat, hat", the way every view shows a routing.
+func routeText(topic string, to []string) string {
 	dest := "coordinator"
 	if len(to) > 0 {
 		dest = strings.Join(to, ", ")
 	}
-	r.printf("  event %s -> %s", ev.Topic, dest)
+	return topic + " → " + dest
 }
 
 func (r *textReporter) EventRejected(ev events.Event, reason string) {
@@ -100,7 +135,15 @@ func (r *textReporter) IterationFinished(it engine.IterationInfo, res events.Age
 }
 
 func (r *textReporter) Commit(_ engine.IterationInfo, c engine.Commit) {
+	r.noteCommit(c)
 	r.printf("  commit %s %s", shortHash(c.Hash), c.Subject)
+}
+
+// noteCommit remembers a commit for the summary without printing it.
+func (r *textReporter) noteCommit(c engine.Commit) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.commits = append(r.commits, c)
 }
 
 func shortHash(h string) string {
@@ -114,16 +157,54 @@ func (r *textReporter) RateLimited(it engine.IterationInfo, wait time.Duration) 
 	r.printf("rate limited in iteration %d; waiting %s, then repeating it", it.N, wait.Round(time.Second))
 }
 
+// TaskComplete reports a SPEC.md checkbox the agent checked; index counts
+// the spec's boxes from 0.
+func (r *textReporter) TaskComplete(index int, text string) {
+	r.printf("task %d done: %s", index+1, text)
+}
+
+// Stuck reports that iterations stopped making progress.
+func (r *textReporter) Stuck(reason string, withoutProgress int) {
+	r.printf("stuck after %d iterations without progress: %s", withoutProgress, reason)
+}
+
 func (r *textReporter) Warn(msg string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	fmt.Fprintf(r.w, "ralph: warning: %s\n", msg)
+	r.raw("ralph: warning: " + msg)
 }
 
 func (r *textReporter) LoopFinished(sum engine.Summary) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	fmt.Fprintln(r.w, sum.Paragraph())
+	commits := r.commits
+	r.mu.Unlock()
+	r.raw(sum.Paragraph())
+	if line := commitsLine(commits); line != "" {
+		r.raw(line)
+	}
+}
+
+// commitsLine lists the commits this process saw, for the end of a run: the
+// engine's summary counts what happened, this says what was committed.
+func commitsLine(commits []engine.Commit) string {
+	if len(commits) == 0 {
+		return ""
+	}
+	const show = 5
+	parts := make([]string, 0, show)
+	for i, c := range commits {
+		if i == show {
+			parts = append(parts, fmt.Sprintf("and %d more", len(commits)-show))
+			break
+		}
+		parts = append(parts, shortHash(c.Hash)+" "+clip(c.Subject, 50))
+	}
+	return fmt.Sprintf("ralph: %d %s: %s", len(commits), plural(len(commits), "commit", "commits"), strings.Join(parts, "; "))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func orDash(s string) string {
@@ -138,4 +219,61 @@ func firstLine(s string) string {
 		return s[:i] + " …"
 	}
 	return s
+}
+
+// sanitize makes text from an agent safe to print on one line: control
+// characters (escape sequences, carriage returns, bells) could move the
+// cursor, recolour the terminal or corrupt the live view, and a log file
+// should hold none. Tabs become spaces.
+func sanitize(s string) string {
+	clean := true
+	for _, c := range s {
+		if unicode.IsControl(c) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	return strings.Map(func(c rune) rune {
+		switch {
+		case c == '\t' || c == '\n':
+			return ' '
+		case unicode.IsControl(c):
+			return -1
+		}
+		return c
+	}, s)
+}
+
+// humanCount renders a token count the way the views show it: 950, 1.2k,
+// 3.4M.
+func humanCount(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprint(n)
+	case n < 1_000_000:
+		return trimZero(fmt.Sprintf("%.1f", float64(n)/1e3)) + "k"
+	default:
+		return trimZero(fmt.Sprintf("%.1f", float64(n)/1e6)) + "M"
+	}
+}
+
+func trimZero(s string) string { return strings.TrimSuffix(s, ".0") }
+
+// humanDuration is a duration rounded for people: 850ms, 12s, 3m04s, 1h02m.
+func humanDuration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(time.Second).String()
+	case d < time.Hour:
+		d = d.Round(time.Second)
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	default:
+		d = d.Round(time.Minute)
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	}
 }

@@ -1,0 +1,442 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/events"
+)
+
+// The --headless stream: one JSON object per line on stdout, each with
+// "event" (its kind) and "ts" (RFC 3339, UTC, nanoseconds) first. The types
+// below are the schema; README.md documents every field, and a change here
+// must change it too. Fields are only ever added, never renamed, so a
+// program that reads the stream keeps working.
+
+// headStarted: the run started or resumed.
+type headStarted struct {
+	RunID           string   `json:"run_id"`
+	Resumed         bool     `json:"resumed"`
+	Config          string   `json:"config"`
+	ObjectiveSource string   `json:"objective_source"`
+	Hats            []string `json:"hats"`
+	MaxIterations   int      `json:"max_iterations"`
+	EventsFile      string   `json:"events_file"`
+}
+
+// headIteration: an iteration started.
+type headIteration struct {
+	N       int    `json:"n"`
+	Max     int    `json:"max"`
+	Hat     string `json:"hat"`
+	Backend string `json:"backend"`
+	Phase   string `json:"phase"` // working, confirming
+}
+
+// headTool: the agent used a tool.
+type headTool struct {
+	Iteration int    `json:"iteration"`
+	Hat       string `json:"hat"`
+	Type      string `json:"type"` // read, write, shell, other
+	Name      string `json:"name"`
+	Path      string `json:"path,omitempty"`
+	Command   string `json:"command,omitempty"`
+}
+
+// headCommit: a commit appeared in the workspace during an iteration.
+type headCommit struct {
+	Iteration int    `json:"iteration"`
+	Hat       string `json:"hat"`
+	Hash      string `json:"hash"`
+	Message   string `json:"message"`
+}
+
+// headEvent: an event the agent published was accepted and routed.
+type headEvent struct {
+	Topic     string          `json:"topic"`
+	Hat       string          `json:"hat"`
+	Iteration int             `json:"iteration"`
+	Source    string          `json:"source"`
+	To        []string        `json:"to"`
+	Payload   json.RawMessage `json:"payload"`
+}
+
+// headRejected: an event the agent published was not accepted.
+type headRejected struct {
+	Topic     string `json:"topic"`
+	Hat       string `json:"hat"`
+	Iteration int    `json:"iteration"`
+	Reason    string `json:"reason"`
+	Detail    string `json:"detail,omitempty"`
+}
+
+// headTaskComplete: SPEC mode saw a checkbox become checked.
+type headTaskComplete struct {
+	Index int    `json:"index"`
+	Text  string `json:"text"`
+}
+
+// headTokens counts tokens; cache figures appear when the agent reports them.
+type headTokens struct {
+	Input      int64 `json:"input"`
+	Output     int64 `json:"output"`
+	CacheRead  int64 `json:"cache_read,omitempty"`
+	CacheWrite int64 `json:"cache_write,omitempty"`
+	Total      int64 `json:"total"`
+}
+
+func tokensOf(u events.Usage) headTokens {
+	return headTokens{Input: u.InputTokens, Output: u.OutputTokens, CacheRead: u.CacheReadTokens,
+		CacheWrite: u.CacheWriteTokens, Total: u.Total()}
+}
+
+type headStats struct {
+	Reads  int `json:"reads"`
+	Writes int `json:"writes"`
+	Shell  int `json:"shell"`
+	Other  int `json:"other"`
+}
+
+// headIterationDone: an iteration's agent exited.
+type headIterationDone struct {
+	N          int        `json:"n"`
+	Hat        string     `json:"hat"`
+	DurationMS int64      `json:"duration_ms"`
+	Tokens     headTokens `json:"tokens"`
+	Cost       float64    `json:"cost"`
+	Stats      headStats  `json:"stats"`
+	Outcome    string     `json:"outcome"` // success, failure, rate_limited
+	Failure    string     `json:"failure,omitempty"`
+	Message    string     `json:"message,omitempty"`
+	ExitCode   int        `json:"exit_code"`
+}
+
+// headStuck: iterations stopped making progress.
+type headStuck struct {
+	Reason                    string `json:"reason"`
+	IterationsWithoutProgress int    `json:"iterations_without_progress"`
+}
+
+// headRateLimited: the agent hit a rate limit; the iteration repeats after
+// the wait.
+type headRateLimited struct {
+	N      int    `json:"n"`
+	Hat    string `json:"hat"`
+	WaitMS int64  `json:"wait_ms"`
+}
+
+// headComplete: the loop ended, however it ended; reason and exit_code say
+// how. A run that ends as fatal gets `failed` instead.
+type headComplete struct {
+	RunID           string         `json:"run_id"`
+	Reason          string         `json:"reason"`
+	ExitCode        int            `json:"exit_code"`
+	Message         string         `json:"message,omitempty"`
+	Iterations      int            `json:"iterations"`
+	TotalDurationMS int64          `json:"total_duration_ms"`
+	Cost            float64        `json:"cost"`
+	Tokens          headTokens     `json:"tokens"`
+	Activations     map[string]int `json:"activations"`
+	EventsAccepted  int            `json:"events_accepted"`
+	EventsRejected  int            `json:"events_rejected"`
+	Commits         int            `json:"commits"`
+	EventsFile      string         `json:"events_file"`
+}
+
+// headFailed: ralph could not run the loop or hit an error it cannot
+// recover from (exit 3). When the loop had started, the run's figures so far
+// come with it.
+type headFailed struct {
+	Error    string        `json:"error"`
+	Hint     string        `json:"hint,omitempty"`
+	ExitCode int           `json:"exit_code"`
+	Run      *headComplete `json:"run,omitempty"`
+}
+
+type headWarning struct {
+	Message string `json:"message"`
+}
+
+// headlessReporter writes the --headless stream. People still get the
+// warnings, the end-of-run summary and errors on stderr; with --verbose the
+// plain progress lines too. The default is kept short on purpose: a program
+// that runs ralph often pipes stderr without reading it, and a full pipe
+// would stall the loop.
+type headlessReporter struct {
+	mu    sync.Mutex
+	out   io.Writer
+	now   func() time.Time
+	human *textReporter // stderr
+	// verbose mirrors every report to human, not only warnings and the end.
+	verbose bool
+
+	commits int
+	// stuckThreshold is the config's stuck_threshold: how many iterations
+	// without progress a run that ended stuck went through.
+	stuckThreshold int
+	// stuckSent is set once a `stuck` event is written.
+	stuckSent bool
+	// ended is set once complete or failed is written: exactly one of them
+	// ends every stream.
+	ended bool
+	// fatal holds a run that ended as fatal until Close writes `failed`
+	// with the error that ended it.
+	fatal *headComplete
+}
+
+func newHeadlessReporter(out io.Writer, human *textReporter, now func() time.Time, verbose bool) *headlessReporter {
+	return &headlessReporter{out: out, now: now, human: human, verbose: verbose}
+}
+
+// emit writes one line. Write errors are ignored: the reader of stdout has
+// gone, and the loop must still finish and checkpoint.
+func (r *headlessReporter) emit(kind string, body any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.emitLocked(kind, body)
+}
+
+func (r *headlessReporter) emitLocked(kind string, body any) {
+	line, err := headlessLine(kind, r.now(), body)
+	if err != nil {
+		line, _ = headlessLine("warning", r.now(), headWarning{Message: "cannot encode a " + kind + " event: " + err.Error()})
+	}
+	_, _ = r.out.Write(line)
+}
+
+// headlessLine renders {"event":kind,"ts":…,<body's fields>}\n. The body's
+// fields are spliced in after the two common ones, so every line starts the
+// same way and each event type stays a plain struct.
+func headlessLine(kind string, ts time.Time, body any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // keep <, > and & in commands readable
+	if err := enc.Encode(body); err != nil {
+		return nil, err
+	}
+	fields := bytes.TrimSpace(buf.Bytes())
+	if len(fields) < 2 || fields[0] != '{' {
+		return nil, errors.New("a headless event body must be a JSON object")
+	}
+	head, _ := json.Marshal(struct {
+		Event string `json:"event"`
+		TS    string `json:"ts"`
+	}{kind, ts.UTC().Format(time.RFC3339Nano)})
+	line := head[:len(head)-1] // without its closing brace
+	if len(fields) > 2 {
+		line = append(append(line, ','), fields[1:]...)
+	} else {
+		line = append(line, '}')
+	}
+	return append(line, '\n'), nil
+}
+
+func (r *headlessReporter) LoopStarted(run engine.RunInfo) {
+	hats := run.Hats
+	if hats == nil {
+		hats = []string{}
+	}
+	r.emit("started", headStarted{RunID: run.RunID, Resumed: run.Resumed, Config: run.Config,
+		ObjectiveSource: run.Source, Hats: hats, MaxIterations: run.MaxIter, EventsFile: run.EventsFile})
+	if r.verbose {
+		r.human.LoopStarted(run)
+	}
+}
+
+func (r *headlessReporter) IterationStarted(it engine.IterationInfo) {
+	phase := "working"
+	if it.Confirming {
+		phase = "confirming"
+	}
+	r.emit("iteration", headIteration{N: it.N, Max: it.Max, Hat: it.Hat.ID, Backend: it.Backend, Phase: phase})
+	if r.verbose {
+		r.human.IterationStarted(it)
+	}
+}
+
+func (r *headlessReporter) Activity(it engine.IterationInfo, a events.Activity) {
+	if a.Kind == events.ActivityTool {
+		kind := a.Tool
+		if kind == "" {
+			kind = events.ToolOther
+		}
+		r.emit("tool", headTool{Iteration: it.N, Hat: it.Hat.ID, Type: string(kind), Name: a.ToolName,
+			Path: a.Path, Command: a.Command})
+	}
+	if r.verbose {
+		r.human.Activity(it, a)
+	}
+}
+
+func (r *headlessReporter) EventAccepted(ev events.Event, to []string) {
+	if to == nil {
+		to = []string{}
+	}
+	payload := ev.Payload
+	if len(payload) == 0 {
+		payload = json.RawMessage("null")
+	}
+	r.emit("event", headEvent{Topic: ev.Topic, Hat: ev.Hat, Iteration: ev.Iteration, Source: ev.Source,
+		To: to, Payload: payload})
+	if r.verbose {
+		r.human.EventAccepted(ev, to)
+	}
+}
+
+func (r *headlessReporter) EventRejected(ev events.Event, reason string) {
+	code, detail := splitReason(reason)
+	r.emit("rejected", headRejected{Topic: ev.Topic, Hat: ev.Hat, Iteration: ev.Iteration, Reason: code, Detail: detail})
+	if r.verbose {
+		r.human.EventRejected(ev, reason)
+	}
+}
+
+// splitReason separates the engine's "code: detail" rejection text, so a
+// program can switch on the code (scope_violation, reserved, …).
+func splitReason(reason string) (code, detail string) {
+	c, d, ok := strings.Cut(reason, ": ")
+	if !ok || strings.ContainsAny(c, " \t") {
+		return reason, ""
+	}
+	return c, d
+}
+
+// outcomeOf names an iteration's result the way iteration.finished does.
+func outcomeOf(res events.AgentResult) string {
+	switch {
+	case res.Failure == events.FailureRateLimit:
+		return engine.OutcomeRateLimited
+	case res.Failed():
+		return engine.OutcomeFailure
+	}
+	return engine.OutcomeSuccess
+}
+
+func (r *headlessReporter) IterationFinished(it engine.IterationInfo, res events.AgentResult) {
+	r.emit("iteration_done", headIterationDone{N: it.N, Hat: it.Hat.ID, DurationMS: res.Duration.Milliseconds(),
+		Tokens: tokensOf(res.Usage), Cost: res.CostUSD,
+		Stats:   headStats{Reads: res.Tools.Read, Writes: res.Tools.Write, Shell: res.Tools.Shell, Other: res.Tools.Other},
+		Outcome: outcomeOf(res), Failure: res.Failure, Message: res.FailureMessage, ExitCode: res.ExitCode})
+	if r.verbose {
+		r.human.IterationFinished(it, res)
+	}
+}
+
+func (r *headlessReporter) Commit(it engine.IterationInfo, c engine.Commit) {
+	r.mu.Lock()
+	r.commits++
+	r.emitLocked("commit", headCommit{Iteration: it.N, Hat: it.Hat.ID, Hash: c.Hash, Message: c.Subject})
+	r.mu.Unlock()
+	if r.verbose {
+		r.human.Commit(it, c)
+	} else {
+		r.human.noteCommit(c) // for the summary's list of commits
+	}
+}
+
+func (r *headlessReporter) RateLimited(it engine.IterationInfo, wait time.Duration) {
+	r.emit("rate_limited", headRateLimited{N: it.N, Hat: it.Hat.ID, WaitMS: wait.Milliseconds()})
+	if r.verbose {
+		r.human.RateLimited(it, wait)
+	}
+}
+
+// TaskComplete reports a SPEC.md checkbox that became checked; index counts
+// the spec's boxes from 0, in file order.
+func (r *headlessReporter) TaskComplete(index int, text string) {
+	r.emit("task_complete", headTaskComplete{Index: index, Text: text})
+	if r.verbose {
+		r.human.TaskComplete(index, text)
+	}
+}
+
+// Stuck reports that the run is ending because iterations stopped making
+// progress; `complete` (reason stuck, exit 1) follows.
+func (r *headlessReporter) Stuck(reason string, withoutProgress int) {
+	r.mu.Lock()
+	r.stuckSent = true
+	r.emitLocked("stuck", headStuck{Reason: reason, IterationsWithoutProgress: withoutProgress})
+	r.mu.Unlock()
+	r.human.Stuck(reason, withoutProgress)
+}
+
+func (r *headlessReporter) Warn(msg string) {
+	r.emit("warning", headWarning{Message: msg})
+	r.human.Warn(msg)
+}
+
+// configured tells the reporter about the loaded config: its warnings,
+// which the loader has already printed on stderr, go into the stream too.
+func (r *headlessReporter) configured(warnings []string, stuckThreshold int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stuckThreshold = stuckThreshold
+	for _, m := range warnings {
+		r.emitLocked("warning", headWarning{Message: m})
+	}
+}
+
+func (r *headlessReporter) LoopFinished(sum engine.Summary) {
+	r.mu.Lock()
+	if sum.Reason == engine.ReasonStuck && !r.stuckSent {
+		// The engine ended the run on its stuck check without calling
+		// Stuck; a program waiting for `stuck` still gets it.
+		r.stuckSent = true
+		r.emitLocked("stuck", headStuck{Reason: sum.Message, IterationsWithoutProgress: r.stuckThreshold})
+	}
+	c := completeOf(sum, r.commits)
+	if sum.Reason == engine.ReasonFatal {
+		r.fatal = &c
+	} else if !r.ended {
+		r.ended = true
+		r.emitLocked("complete", c)
+	}
+	r.mu.Unlock()
+	r.human.LoopFinished(sum)
+}
+
+func completeOf(sum engine.Summary, commits int) headComplete {
+	act := sum.Activations
+	if act == nil {
+		act = map[string]int{}
+	}
+	return headComplete{RunID: sum.RunID, Reason: string(sum.Reason), ExitCode: sum.ExitCode, Message: sum.Message,
+		Iterations: sum.Iterations, TotalDurationMS: sum.Runtime.Milliseconds(), Cost: sum.CostUSD,
+		Tokens: tokensOf(sum.Usage), Activations: act, EventsAccepted: sum.Accepted, EventsRejected: sum.Rejected,
+		Commits: commits, EventsFile: sum.EventsFile}
+}
+
+// Close ends the stream with `failed` when the loop command fails: err is
+// what it returns (nil or exitError when the loop ended on its own). A run
+// that ended as fatal without an error of its own fails with its message.
+func (r *headlessReporter) Close(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ended {
+		return
+	}
+	var quiet exitError
+	if err == nil || errors.As(err, &quiet) {
+		if r.fatal == nil {
+			return
+		}
+		err = errors.New(r.fatal.Message)
+	}
+	f := headFailed{Error: err.Error(), ExitCode: exitFatal, Run: r.fatal}
+	var h hinter
+	if errors.As(err, &h) {
+		f.Hint = h.Hint()
+	}
+	var c exitCoder
+	if errors.As(err, &c) {
+		f.ExitCode = c.ExitCode()
+	}
+	r.ended = true
+	r.emitLocked("failed", f)
+}
