@@ -152,7 +152,18 @@ func (b *Backend) Run(ctx context.Context, run events.AgentRun, report func(even
 	if err != nil {
 		return events.AgentResult{}, err
 	}
-	return runProcess(ctx, b.invocation(path, run.Prompt), run, report)
+	if report == nil {
+		report = func(events.Activity) {}
+	}
+	inv := b.invocation(path, run.Prompt)
+	usage, args, err := newUsageFile(b.spec.usageFile, inv.args)
+	if err != nil {
+		return events.AgentResult{}, fmt.Errorf("start %s: %w", b.spec.name, err)
+	}
+	inv.args = args
+	res, err := runProcess(ctx, inv, run, report)
+	usage.apply(&res, report)
+	return res, err
 }
 
 // invocation builds the command line and environment for one run.

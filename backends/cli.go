@@ -30,6 +30,9 @@ type cliSpec struct {
 	// stderr are known; the output's own verdict from parse comes first,
 	// because several CLIs exit 0 on an API error.
 	verdict func(res *events.AgentResult, exitCode int, stderrTail string)
+	// usageFile is set for a CLI that writes its token counts to a file
+	// rather than on stdout (see usagefile.go); nil for the others.
+	usageFile *usageFileSpec
 }
 
 // clis holds every known CLI by name; each CLI's file adds itself in init.

@@ -29,6 +29,10 @@ func init() {
 		// No self-update in the middle of a loop (the flag says the same).
 		env:   func(Options) []string { return []string{"COPILOT_AUTO_UPDATE=false"} },
 		parse: parseCopilot,
+		// Token counts reach stdout in no event: --output-format json
+		// leaves out assistant.usage and session.shutdown (see
+		// readCopilotUsage), so they are read from this file.
+		usageFile: &usageFileSpec{flag: "--usage-output-file", read: readCopilotUsage},
 		verdict: func(res *events.AgentResult, exitCode int, stderrTail string) {
 			exitVerdict(res, "copilot", exitCode, stderrTail, copilotAuthHint)
 		},
@@ -81,7 +85,8 @@ type copilotLine struct {
 //     with success true and shellExecution.exitCode 1: only a tool use.
 //   - Usage: summed over assistant.usage events when copilot prints them
 //     (their "cost" is a premium-request multiplier, not dollars, and is not
-//     used); a run with a custom provider prints none.
+//     used). Copilot CLI 1.0.102 prints none, whatever the provider sends:
+//     see readCopilotUsage for where the tokens come from instead.
 //   - Failure: session.error, classified by errorType ("rate_limit",
 //     "quota", "authentication", "authorization", …), statusCode and
 //     message; or result.exitCode other than 0. A result with exitCode 0
@@ -164,4 +169,49 @@ func copilotFailure(errorType, message string, status int, now time.Time) *cliFa
 		f.kind = events.FailureAuth
 	}
 	return f
+}
+
+// copilotUsageFile is the part of the file `copilot --usage-output-file F`
+// writes as it exits that holds tokens: per model, the session's totals.
+//
+// Why a file: Copilot CLI 1.0.102 does track tokens (the server's usage
+// chunk, e.g. Chat Completions' stream_options.include_usage, becomes
+// assistant.usage and session.usage_record events, and ~/.copilot/
+// session-state/<id>/events.jsonl holds them), but the JSON-lines writer of
+// -p --output-format json drops assistant.usage, session.shutdown and
+// session.usage_info by name before printing (its bundled cli-main.js keeps
+// a set of event types it never prints), and the final result line carries
+// only premiumRequests, durations and code changes. --usage-output-file
+// ("Write final usage statistics as JSON to the specified file", in
+// `copilot --help`) is the one documented place the counts come out. Seen:
+// {"modelMetrics":{"fake-model":{"requests":{"count":2,"cost":0},
+// "usage":{"inputTokens":24052,"outputTokens":18,"cacheReadTokens":0,
+// "cacheWriteTokens":0}}}, …}; recorded in testdata/copilot/usage-output.json.
+type copilotUsageFile struct {
+	ModelMetrics map[string]struct {
+		Usage struct {
+			InputTokens      int64 `json:"inputTokens"`
+			OutputTokens     int64 `json:"outputTokens"`
+			CacheReadTokens  int64 `json:"cacheReadTokens"`
+			CacheWriteTokens int64 `json:"cacheWriteTokens"`
+		} `json:"usage"`
+	} `json:"modelMetrics"`
+}
+
+// readCopilotUsage sums the usage of every model in a usage-output file.
+func readCopilotUsage(data []byte) (events.Usage, error) {
+	var f copilotUsageFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return events.Usage{}, err
+	}
+	var u events.Usage
+	for _, m := range f.ModelMetrics {
+		u = u.Add(events.Usage{
+			InputTokens:      m.Usage.InputTokens,
+			OutputTokens:     m.Usage.OutputTokens,
+			CacheReadTokens:  m.Usage.CacheReadTokens,
+			CacheWriteTokens: m.Usage.CacheWriteTokens,
+		})
+	}
+	return u, nil
 }

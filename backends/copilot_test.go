@@ -11,11 +11,15 @@ package backends
 // statuses: 0, 0, 1.
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/events"
 )
@@ -131,4 +135,94 @@ func TestCopilotArgs(t *testing.T) {
 
 func TestCopilotEnv(t *testing.T) {
 	assert.Equal(t, []string{"COPILOT_AUTO_UPDATE=false"}, clis["copilot"].env(Options{}))
+}
+
+// testdata/copilot/usage-output.json is what `copilot … --usage-output-file F`
+// wrote after a two-request BYOK session against the fake model (only the
+// file path edited): the tokens its stdout leaves out.
+func TestReadCopilotUsage(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "copilot", "usage-output.json"))
+	require.NoError(t, err)
+	u, err := readCopilotUsage(data)
+	require.NoError(t, err)
+	assert.Equal(t, events.Usage{InputTokens: 24052, OutputTokens: 18}, u)
+
+	u, err = readCopilotUsage([]byte(`{"modelMetrics":{"a":{"usage":{"inputTokens":10,"outputTokens":2,"cacheReadTokens":4}},"b":{"usage":{"inputTokens":1,"outputTokens":1,"cacheWriteTokens":3}}}}`))
+	require.NoError(t, err)
+	assert.Equal(t, events.Usage{InputTokens: 11, OutputTokens: 3, CacheReadTokens: 4, CacheWriteTokens: 3}, u, "summed over models")
+
+	_, err = readCopilotUsage([]byte("not json"))
+	assert.Error(t, err)
+}
+
+// TestCopilotRunReadsUsageFile runs the copilot backend against the fake
+// agent, which replays a recorded stream (no token counts) and writes the
+// recorded usage file where --usage-output-file says.
+func TestCopilotRunReadsUsageFile(t *testing.T) {
+	record := filepath.Join(t.TempDir(), "record.json")
+	var acts activities
+	b, err := New(Options{Name: "copilot", Command: fakeAgentPath(t), KillGrace: fakeGrace})
+	require.NoError(t, err)
+	res, err := b.Run(t.Context(), events.AgentRun{Prompt: "p", Dir: t.TempDir(), Env: fakeEnv(
+		"STDOUT", absTestdata(t, "copilot/output-json-tool-loop.jsonl"),
+		"ARG_FILE", "--usage-output-file="+absTestdata(t, "copilot/usage-output.json"),
+		"RECORD", record)}, acts.report)
+	require.NoError(t, err)
+	assert.Equal(t, events.Usage{InputTokens: 24052, OutputTokens: 18}, res.Usage)
+	assert.Equal(t, 1, acts.count(events.ActivityUsage), "usage reported once")
+
+	args := readFakeRecord(t, record).Args
+	i := slices.Index(args, "--usage-output-file")
+	require.GreaterOrEqual(t, i, 0, "args %q", args)
+	require.Less(t, i+1, len(args))
+	assert.NoFileExists(t, args[i+1], "the usage file is removed after the run")
+	assert.NoDirExists(t, filepath.Dir(args[i+1]))
+}
+
+func TestCopilotUsageFileCases(t *testing.T) {
+	t.Run("the user's own --usage-output-file is read and kept", func(t *testing.T) {
+		own := filepath.Join(t.TempDir(), "mine.json")
+		b, err := New(Options{Name: "copilot", Command: fakeAgentPath(t), Args: []string{"--usage-output-file", own}})
+		require.NoError(t, err)
+		record := filepath.Join(t.TempDir(), "record.json")
+		res, err := b.Run(t.Context(), events.AgentRun{Prompt: "p", Dir: t.TempDir(), Env: fakeEnv(
+			"ARG_FILE", "--usage-output-file="+absTestdata(t, "copilot/usage-output.json"), "RECORD", record)}, nil)
+		require.NoError(t, err)
+		assert.Equal(t, int64(24052), res.Usage.InputTokens)
+		assert.FileExists(t, own)
+		args := readFakeRecord(t, record).Args
+		n := 0
+		for _, a := range args {
+			if a == "--usage-output-file" {
+				n++
+			}
+		}
+		assert.Equal(t, 1, n, "the flag is not given twice: %q", args)
+	})
+	t.Run("no file written: no usage, no error", func(t *testing.T) {
+		var acts activities
+		b, err := New(Options{Name: "copilot", Command: fakeAgentPath(t)})
+		require.NoError(t, err)
+		res, err := b.Run(t.Context(), events.AgentRun{Prompt: "p", Dir: t.TempDir(), Env: fakeEnv(
+			"STDOUT", absTestdata(t, "copilot/output-json-tool-loop.jsonl"))}, acts.report)
+		require.NoError(t, err)
+		assert.Equal(t, events.Usage{}, res.Usage)
+		assert.Zero(t, acts.count(events.ActivityError))
+	})
+	t.Run("usage printed on stdout is not counted twice", func(t *testing.T) {
+		f := &usageFile{spec: clis["copilot"].usageFile, path: absTestdata(t, "copilot/usage-output.json"), cleanup: func() {}}
+		res := events.AgentResult{Usage: events.Usage{InputTokens: 5, OutputTokens: 1}}
+		f.apply(&res, func(events.Activity) { t.Error("nothing to report") })
+		assert.Equal(t, events.Usage{InputTokens: 5, OutputTokens: 1}, res.Usage)
+	})
+	t.Run("a file that does not parse is reported, not fatal", func(t *testing.T) {
+		bad := filepath.Join(t.TempDir(), "usage.json")
+		require.NoError(t, os.WriteFile(bad, []byte("{"), 0o644))
+		var acts activities
+		f := &usageFile{spec: clis["copilot"].usageFile, path: bad, cleanup: func() {}}
+		var res events.AgentResult
+		f.apply(&res, acts.report)
+		assert.Equal(t, events.Usage{}, res.Usage)
+		assert.Equal(t, 1, acts.count(events.ActivityError))
+	})
 }

@@ -18,6 +18,9 @@ package backends
 //	                            here (atomically, so a poller never sees half)
 //	FAKE_AGENT_STDOUT=<file>    then copy this file to stdout (a canned stream)
 //	FAKE_AGENT_STDERR=<file>    then copy this file to stderr
+//	FAKE_AGENT_ARG_FILE=<flag>=<file>  then copy this file to the path that
+//	                            follows <flag> in the arguments (a CLI that
+//	                            writes a side file, such as Copilot's usage)
 //	FAKE_AGENT_IGNORE_TERM=1    ignore SIGTERM (set up before anything else)
 //	FAKE_AGENT_SLEEP=<duration> then sleep this long (time.ParseDuration)
 //	FAKE_AGENT_TICK=<duration>  while sleeping, print "tick" to stderr this often
@@ -34,6 +37,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -104,7 +108,28 @@ func fakeAgentSteps() error {
 	if err := copyFileTo(os.Stderr, os.Getenv("FAKE_AGENT_STDERR")); err != nil {
 		return fmt.Errorf("stderr: %w", err)
 	}
+	if spec := os.Getenv("FAKE_AGENT_ARG_FILE"); spec != "" {
+		if err := writeArgFile(spec); err != nil {
+			return fmt.Errorf("arg file: %w", err)
+		}
+	}
 	return nil
+}
+
+// writeArgFile copies <file> to the argument after <flag>, for a spec
+// "<flag>=<file>".
+func writeArgFile(spec string) error {
+	flag, src, _ := strings.Cut(spec, "=")
+	args := os.Args[1:]
+	i := slices.Index(args, flag)
+	if i < 0 || i+1 >= len(args) {
+		return fmt.Errorf("no %s argument in %q", flag, args)
+	}
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(args[i+1], data, 0o644)
 }
 
 func writeFakeRecord(path string) error {
