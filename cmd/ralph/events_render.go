@@ -1,0 +1,307 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/events"
+)
+
+// What `ralph events` reads of ralph's own bookkeeping payloads. These
+// mirror the engine's records (engine/records.go) field by field, for the
+// fields a person wants to see; a field the engine drops reads as zero.
+type (
+	viewLoopStarted struct {
+		RunID     string `json:"run_id"`
+		Objective string `json:"objective"`
+		Source    string `json:"objective_source"`
+	}
+	viewLoopResumed struct {
+		Iteration int `json:"iteration"`
+	}
+	viewIterationStarted struct {
+		Hat        string  `json:"hat"`
+		Events     []int64 `json:"events"`
+		Confirming bool    `json:"confirming"`
+		Backend    string  `json:"backend"`
+	}
+	viewIterationFinished struct {
+		Hat        string       `json:"hat"`
+		Outcome    string       `json:"outcome"`
+		Failure    string       `json:"failure"`
+		Message    string       `json:"message"`
+		DurationMS int64        `json:"duration_ms"`
+		Tokens     events.Usage `json:"tokens"`
+		CostUSD    float64      `json:"cost_usd"`
+	}
+	viewSettled struct {
+		Note string `json:"note"`
+	}
+	viewRouted struct {
+		Topic string   `json:"topic"`
+		To    []string `json:"to"`
+		As    string   `json:"as"`
+	}
+	viewRejected struct {
+		Topic  string `json:"topic"`
+		Reason string `json:"reason"`
+		Detail string `json:"detail"`
+	}
+	viewDropped struct {
+		Offsets []int64 `json:"offsets"`
+		Hat     string  `json:"hat"`
+		Reason  string  `json:"reason"`
+	}
+	viewRepaired struct {
+		Offset int64 `json:"offset"`
+	}
+	viewTerminate struct {
+		Reason     string  `json:"reason"`
+		ExitCode   int     `json:"exit_code"`
+		Message    string  `json:"message"`
+		Iterations int     `json:"iterations"`
+		CostUSD    float64 `json:"cost_usd"`
+		Tokens     int64   `json:"tokens"`
+		RuntimeMS  int64   `json:"runtime_ms"`
+	}
+	viewCommit struct {
+		Hash    string `json:"hash"`
+		Subject string `json:"subject"`
+	}
+	viewRateLimited struct {
+		Message string `json:"message"`
+		WaitMS  int64  `json:"wait_ms"`
+	}
+	viewConfirming struct {
+		Claim string `json:"claim"`
+	}
+	// viewWho is the iteration and hat a bookkeeping line is about.
+	viewWho struct {
+		Iteration int    `json:"iteration"`
+		Hat       string `json:"hat"`
+	}
+)
+
+// describe renders an event's payload for the table: ralph's own lines as a
+// short sentence (event.routed as "build.done → reviewer"), anything else
+// as its text.
+func describe(ev events.Event) string {
+	if ev.Source != events.SourceRalph || !isObject(ev.Payload) {
+		return ev.PayloadText()
+	}
+	switch ev.Topic {
+	case engine.TopicLoopStarted:
+		var p viewLoopStarted
+		if decodeView(ev, &p) {
+			return fmt.Sprintf("run %s · objective from %s: %s", p.RunID, orDash(p.Source), firstLine(p.Objective))
+		}
+	case engine.TopicLoopResumed:
+		var p viewLoopResumed
+		if decodeView(ev, &p) {
+			return fmt.Sprintf("resumed after iteration %d", p.Iteration)
+		}
+	case engine.TopicIterationStarted:
+		var p viewIterationStarted
+		if decodeView(ev, &p) {
+			return describeStarted(p)
+		}
+	case engine.TopicIterationFinished:
+		var p viewIterationFinished
+		if decodeView(ev, &p) {
+			return describeFinished(p)
+		}
+	case engine.TopicIterationSettled:
+		var p viewSettled
+		if decodeView(ev, &p) {
+			return p.Note
+		}
+	case engine.TopicEventRouted:
+		var p viewRouted
+		if decodeView(ev, &p) {
+			return describeRouted(p)
+		}
+	case engine.TopicEventRejected:
+		var p viewRejected
+		if decodeView(ev, &p) {
+			return strings.TrimSuffix(fmt.Sprintf("%s ✗ %s: %s", p.Topic, p.Reason, p.Detail), ": ")
+		}
+	case engine.TopicEventDropped:
+		var p viewDropped
+		if decodeView(ev, &p) {
+			return fmt.Sprintf("%d %s for %s dropped: %s", len(p.Offsets), plural(len(p.Offsets), "event", "events"), p.Hat, p.Reason)
+		}
+	case engine.TopicLoopRepaired:
+		var p viewRepaired
+		if decodeView(ev, &p) {
+			return fmt.Sprintf("closed a line cut off at byte %d", p.Offset)
+		}
+	case engine.TopicLoopTerminate:
+		var p viewTerminate
+		if decodeView(ev, &p) {
+			return describeTerminate(p)
+		}
+	case engine.TopicCommit:
+		var p viewCommit
+		if decodeView(ev, &p) {
+			return shortHash(p.Hash) + " " + p.Subject
+		}
+	case engine.TopicRateLimited:
+		var p viewRateLimited
+		if decodeView(ev, &p) {
+			return strings.TrimSuffix("waiting "+humanDuration(time.Duration(p.WaitMS)*time.Millisecond)+": "+p.Message, ": ")
+		}
+	case engine.TopicCompletionConfirm:
+		var p viewConfirming
+		if decodeView(ev, &p) {
+			return "confirming the claim: " + p.Claim
+		}
+	}
+	return ev.PayloadText()
+}
+
+func describeStarted(p viewIterationStarted) string {
+	s := p.Hat
+	if p.Backend != "" {
+		s += " (" + p.Backend + ")"
+	}
+	if p.Confirming {
+		return s + " · confirming the completion claim"
+	}
+	return fmt.Sprintf("%s · %d %s", s, len(p.Events), plural(len(p.Events), "event", "events"))
+}
+
+// describeFinished is "builder success 12s 1.2k tok $0.0100", with the
+// failure's message when there is one.
+func describeFinished(p viewIterationFinished) string {
+	s := fmt.Sprintf("%s %s %s %s tok $%.4f", p.Hat, p.Outcome,
+		humanDuration(time.Duration(p.DurationMS)*time.Millisecond), humanCount(p.Tokens.Total()), p.CostUSD)
+	if p.Failure != "" {
+		s += " · " + p.Failure
+		if p.Message != "" {
+			s += ": " + p.Message
+		}
+	}
+	return s
+}
+
+func describeRouted(p viewRouted) string {
+	switch p.As {
+	case engine.AsClaim:
+		return p.Topic + " → claim (to be confirmed)"
+	case engine.AsCompletion:
+		return p.Topic + " → completion"
+	case engine.AsCancellation:
+		return p.Topic + " → cancellation"
+	}
+	return routeText(p.Topic, p.To)
+}
+
+func describeTerminate(p viewTerminate) string {
+	s := fmt.Sprintf("%s (exit %d) · %d %s · %s · %s tok · $%.4f", p.Reason, p.ExitCode, p.Iterations,
+		plural(p.Iterations, "iteration", "iterations"), humanDuration(time.Duration(p.RuntimeMS)*time.Millisecond),
+		humanCount(p.Tokens), p.CostUSD)
+	if p.Message != "" {
+		s += " · " + p.Message
+	}
+	return s
+}
+
+func isObject(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) > 0 && raw[0] == '{'
+}
+
+func decodeView(ev events.Event, v any) bool {
+	return json.Unmarshal(ev.Payload, v) == nil
+}
+
+// who is the iteration and hat an event belongs to: its own fields, or for
+// ralph's bookkeeping lines (which have none) the ones in its payload.
+func who(ev events.Event) (iteration int, hat string) {
+	iteration, hat = ev.Iteration, ev.Hat
+	if (iteration == 0 || hat == "") && ev.Source == events.SourceRalph && isObject(ev.Payload) {
+		var p viewWho
+		if decodeView(ev, &p) {
+			if iteration == 0 {
+				iteration = p.Iteration
+			}
+			if hat == "" {
+				hat = p.Hat
+			}
+		}
+	}
+	return iteration, hat
+}
+
+// eventPrinter writes records as the table or as raw JSON lines.
+type eventPrinter struct {
+	w    io.Writer
+	json bool
+	loc  *time.Location
+	// malformed counts lines that are not events, which --json leaves out
+	// so its output stays valid for jq.
+	malformed int
+}
+
+// Table columns. Fixed widths instead of text/tabwriter, which holds every
+// row until it is flushed: the table must stream (a log of a million lines,
+// or --follow, where rows arrive over hours). A wider value pushes its row
+// along rather than being cut.
+const tableFormat = "%-8s  %4s  %-12s  %-6s  %-24s  %s\n"
+
+func (p *eventPrinter) header() error {
+	if p.json {
+		return nil
+	}
+	_, err := fmt.Fprintf(p.w, tableFormat, "TIME", "ITER", "HAT", "SOURCE", "TOPIC", "PAYLOAD")
+	return err
+}
+
+func (p *eventPrinter) print(rec events.Record) error {
+	if p.json {
+		if rec.Err != nil {
+			p.malformed++
+			return nil
+		}
+		if _, err := p.w.Write(rec.Line); err != nil {
+			return err
+		}
+		_, err := io.WriteString(p.w, "\n")
+		return err
+	}
+	if rec.Err != nil {
+		_, err := fmt.Fprintf(p.w, tableFormat, "-", "-", "-", "-", "(malformed)", clip(sanitize(string(rec.Line)), 80))
+		return err
+	}
+	ev := rec.Event
+	iteration, hat := who(ev)
+	ts := "-"
+	if !ev.TS.IsZero() {
+		ts = ev.TS.In(p.loc).Format("15:04:05")
+	}
+	_, err := fmt.Fprintf(p.w, tableFormat, ts, intOrDash(iteration), orDash(hat), orDash(ev.Source),
+		sanitize(ev.Topic), clip(sanitize(describe(ev)), 100))
+	return err
+}
+
+func intOrDash(n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprint(n)
+}
+
+// clip shortens s to one line of at most n runes for a table cell.
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
