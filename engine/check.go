@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -38,6 +39,10 @@ func (e *Engine) termination(ctx context.Context) *Termination {
 	}
 	if key, n := st.MaxBlocked(); n >= thrashLimit {
 		return e.terminate(ReasonLoopThrashing, fmt.Sprintf("the same blocked event came back %d times: %s", n, key))
+	}
+	if s.StuckThreshold > 0 && st.NoProgress >= s.StuckThreshold {
+		return e.terminate(ReasonStuck, fmt.Sprintf("%d iterations in a row made no progress (no accepted event, no file changed, no commit); hats tried: %s",
+			st.NoProgress, strings.Join(st.Tried, ", ")))
 	}
 	if st.ConsecutiveMalformed >= malformedLimit {
 		return e.terminate(ReasonValidationFailure, fmt.Sprintf("%d malformed event lines in a row", st.ConsecutiveMalformed))

@@ -57,8 +57,10 @@ type Engine struct {
 	stop    *stopWatcher
 	// fatal is the error that ended the run as fatal, returned by Run.
 	fatal error
-	// head is the workspace's commit when the iteration started.
-	head string
+	// head and fingerprint describe the workspace when the iteration
+	// started, to tell what it changed.
+	head        string
+	fingerprint string
 }
 
 // New checks the options and makes an engine.
@@ -138,7 +140,7 @@ func (e *Engine) step(ctx context.Context) (State, error) {
 	case StateStarting:
 		return e.starting(ctx)
 	case StateSettling:
-		return e.settling()
+		return e.settling(ctx)
 	case StateChecking:
 		return e.checking(ctx)
 	case StateSelecting:

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ralph-loop/ralph/engine/memory"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
 )
@@ -100,6 +101,7 @@ func (e *Engine) promptInput(h hats.Hat, evs []events.Event, n int) hats.PromptI
 		Iteration:       n,
 		LastIteration:   e.st.LastNote,
 		Scratchpad:      e.scratchpad(),
+		Memories:        e.memories(h, evs),
 	}
 	if e.st.Confirming != nil {
 		in.Confirming, in.Claim = true, *e.st.Confirming
@@ -112,6 +114,25 @@ func (e *Engine) objective() string {
 		return e.st.Objective
 	}
 	return e.opts.Objective
+}
+
+// memories picks the long-term memories most relevant to this iteration's
+// objective, hat and events, within the configured budget.
+func (e *Engine) memories(h hats.Hat, evs []events.Event) string {
+	budget := e.opts.Settings.MemoriesBudget
+	if budget <= 0 {
+		return ""
+	}
+	ms, err := memory.Store{Path: filepath.Join(e.dir, "agent", "memories.md")}.List()
+	if err != nil {
+		e.opts.Reporter.Warn("cannot read memories: " + err.Error())
+		return ""
+	}
+	query := []string{e.objective(), h.Name, h.Instructions}
+	for _, ev := range evs {
+		query = append(query, ev.Topic, ev.PayloadText())
+	}
+	return memory.Select(ms, strings.Join(query, " "), budget)
 }
 
 // scratchpadLimit bounds the scratchpad injected into a prompt; the newest
@@ -155,6 +176,7 @@ func (e *Engine) running(ctx context.Context) (State, error) {
 	defer e.forgetAgent()
 	it := e.iter
 	e.head = e.repoHead(ctx)
+	e.fingerprint = e.repoFingerprint(ctx)
 	res, err := e.backendFor(it.Hat.ID).Run(iterCtx, run, func(a events.Activity) {
 		e.opts.Reporter.Activity(it, a)
 	})
@@ -233,12 +255,14 @@ func (e *Engine) collecting() (State, error) {
 	if outcome == OutcomeRateLimited {
 		lines = append(lines, ralphEvent(TopicRateLimited, e.rateLimitRecord()))
 	}
-	lines = append(lines, e.commitEvents()...)
+	commits := e.commitEvents()
+	lines = append(lines, commits...)
 	lines = append(lines, ralphEvent(TopicIterationFinished, iterationFinishedRecord{
 		Iteration: it.N, Hat: it.Hat.ID, Outcome: outcome, ExitCode: res.ExitCode,
 		Failure: res.Failure, Message: res.FailureMessage, DurationMS: res.Duration.Milliseconds(),
 		Usage: res.Usage, CostUSD: res.CostUSD, Tools: res.Tools, Confirming: it.Confirming,
-		Said: tail(res.FinalText, saidLimit),
+		Said: tail(res.FinalText, saidLimit), Commits: len(commits),
+		Changed: e.fingerprint != e.repoFingerprint(context.Background()),
 	}))
 	if err := e.append(lines...); err != nil {
 		return "", err

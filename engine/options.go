@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/ralph-loop/ralph/criteria"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
 )
@@ -41,6 +42,19 @@ type Settings struct {
 	IterationTimeout time.Duration
 	IdleTimeout      time.Duration
 	RateLimitMaxWait time.Duration
+
+	// AcceptanceCriteria must pass for a completion claim to count; with
+	// VerifyEveryIteration they are checked after every iteration and
+	// complete the run by themselves (a seed-004 ralph.json).
+	AcceptanceCriteria   []criteria.Spec
+	VerifyEveryIteration bool
+	Gates                []Gate
+	// StuckThreshold is how many iterations in a row without progress end
+	// the run as stuck; 0 turns the check off.
+	StuckThreshold int
+	// MemoriesBudget bounds the characters of memories in a prompt; 0
+	// injects none.
+	MemoriesBudget int
 }
 
 // Options configure a run. Fields marked required must be set.
@@ -54,7 +68,9 @@ type Options struct {
 	Backend   Backend        // required: the default backend
 	PerHat    map[string]Backend
 	// Repo, when set, reports the commits each iteration makes.
-	Repo     Repo
+	Repo Repo
+	// Verify runs criteria; nil means criteria.CheckAll.
+	Verify   Verifier
 	RalphBin string // absolute path of the ralph binary, for `ralph emit`
 	// AgentEnv is added to every agent's environment (PATH with ralph's
 	// directory first, for one).

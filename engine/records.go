@@ -23,6 +23,8 @@ const (
 	TopicCompletionConfirm   = "completion.confirming"
 	TopicRateLimited         = "agent.rate_limited"
 	TopicCommit              = "git.commit"
+	TopicCriteriaBaseline    = "criteria.baseline"
+	TopicCompletionVerified  = "completion.verified"
 	TopicTaskResume          = "task.resume"
 	TopicCompletionRejected  = "completion.rejected"
 	suffixExhausted          = ".exhausted"
@@ -33,6 +35,8 @@ const (
 	rejectInvalidTopic       = "invalid_topic"
 	rejectScope              = "scope_violation"
 	rejectRequiredEventsMiss = "required_events_missing"
+	rejectCriteriaFailed     = "criteria_failed"
+	rejectGateFailed         = "gate_failed"
 )
 
 // isBookkeeping reports whether topic is one of ralph's own lines that the
@@ -42,7 +46,7 @@ func isBookkeeping(topic string) bool {
 	case TopicLoopStarted, TopicLoopResumed, TopicLoopTerminate, TopicLoopRepaired,
 		TopicIterationStarted, TopicIterationFinished, TopicIterationSettled,
 		TopicEventRouted, TopicEventRejected, TopicEventDropped,
-		TopicCompletionConfirm, TopicRateLimited, TopicCommit:
+		TopicCompletionConfirm, TopicRateLimited, TopicCommit, TopicCriteriaBaseline, TopicCompletionVerified:
 		return true
 	}
 	return false
@@ -79,6 +83,8 @@ type loopStartedRecord struct {
 	Hats       []string `json:"hats"`
 	Completion string   `json:"completion_promise"`
 	MaxIter    int      `json:"max_iterations,omitempty"`
+	// Head is the workspace's commit when the run started, for commit_made.
+	Head string `json:"head,omitempty"`
 }
 
 type loopResumedRecord struct {
@@ -108,11 +114,17 @@ type iterationFinishedRecord struct {
 	Confirming bool              `json:"confirming,omitempty"`
 	// Said is the end of the agent's final message, for the next prompt.
 	Said string `json:"said,omitempty"`
+	// Changed says the iteration changed tracked or untracked files.
+	Changed bool `json:"changed,omitempty"`
+	Commits int  `json:"commits,omitempty"`
 }
 
 type iterationSettledRecord struct {
 	Iteration int    `json:"iteration"`
 	Note      string `json:"note,omitempty"`
+	// Progress: the iteration had an event accepted, changed a file or
+	// made a commit. Iterations without it in a row mean the run is stuck.
+	Progress bool `json:"progress"`
 }
 
 type routedRecord struct {

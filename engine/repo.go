@@ -59,3 +59,14 @@ func (e *Engine) commitEvents() []events.Event {
 	}
 	return out
 }
+
+func (e *Engine) repoFingerprint(ctx context.Context) string {
+	if e.opts.Repo == nil {
+		return ""
+	}
+	fp, err := e.opts.Repo.Fingerprint(ctx)
+	if err != nil {
+		e.log.Debug("fingerprint the workspace", "err", err)
+	}
+	return fp
+}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,8 +13,10 @@ import (
 // batch collects the lines one settle step appends in a single write.
 type batch struct {
 	lines []events.Event
-	// accepted are the agent events accepted in this batch.
+	// accepted are the agent events accepted in this batch; decided are
+	// all agent events decided in it, accepted or not.
 	accepted []events.Event
+	decided  []events.Event
 	// completed is set when a completion or cancellation was accepted.
 	completed bool
 	notes     []string
@@ -27,15 +30,20 @@ func (b *batch) note(format string, args ...any) {
 
 // settling decides every undecided agent event and publishes the
 // consequences of the last finished iteration, in one write.
-func (e *Engine) settling() (State, error) {
+func (e *Engine) settling(ctx context.Context) (State, error) {
 	if err := e.fold(); err != nil {
 		return "", err
 	}
 	var b batch
 	for _, u := range slices.Clone(e.st.Undecided) {
-		e.decide(&b, u)
+		e.decide(ctx, &b, u)
 	}
-	e.consequences(&b)
+	e.consequences(ctx, &b)
+	if ctx.Err() != nil {
+		// Criteria cut short by an interrupt prove nothing: write no
+		// decision, so the events are decided on resume.
+		return StateChecking, nil
+	}
 	if err := e.append(b.lines...); err != nil {
 		return "", err
 	}
@@ -43,7 +51,7 @@ func (e *Engine) settling() (State, error) {
 }
 
 // decide accepts or rejects one agent event.
-func (e *Engine) decide(b *batch, u UndecidedEvent) {
+func (e *Engine) decide(ctx context.Context, b *batch, u UndecidedEvent) {
 	ev := u.Event
 	s := e.opts.Settings
 	if err := events.ValidateTopic(ev.Topic); err != nil {
@@ -62,14 +70,32 @@ func (e *Engine) decide(b *batch, u UndecidedEvent) {
 			ev.Hat, ev.Topic, strings.Join(h.Publishes, ", "))))
 		return
 	}
+	if failed := e.checkGates(ctx, ev); failed != "" {
+		e.block(b, u, failed)
+		return
+	}
 	switch ev.Topic {
 	case s.CancellationTopic:
 		e.accept(b, u, nil, AsCancellation)
 	case s.CompletionTopic:
-		e.decideCompletion(b, u)
+		e.decideCompletion(ctx, b, u)
 	default:
 		e.accept(b, u, e.opts.Hats.Route(ev), AsRoute)
 	}
+}
+
+// block rejects an event that failed its gate and sends <topic>.blocked,
+// with the evidence, back to the hat that published it.
+func (e *Engine) block(b *batch, u UndecidedEvent, report string) {
+	first, _, _ := strings.Cut(report, "\n")
+	e.reject(b, u, rejectGateFailed, first)
+	blocked := ralphEvent(u.Event.Topic+suffixBlocked, report)
+	if _, ok := e.opts.Hats.Get(u.Event.Hat); ok && u.Event.Hat != "" {
+		blocked.Target = u.Event.Hat
+	}
+	// The blocked event carries the evidence to the hat; the note only
+	// says that it happened.
+	b.add(blocked)
 }
 
 // outOfScope reports whether hat scope is enforced and the event's hat may
@@ -92,12 +118,25 @@ func (e *Engine) outOfScope(ev events.Event) bool {
 
 // decideCompletion judges a completion claim: required events first, then
 // the confirmation rule.
-func (e *Engine) decideCompletion(b *batch, u UndecidedEvent) {
+func (e *Engine) decideCompletion(ctx context.Context, b *batch, u UndecidedEvent) {
 	if missing := e.missingRequired(b); len(missing) > 0 {
 		e.reject(b, u, rejectRequiredEventsMiss, strings.Join(missing, ", "))
 		b.add(ralphEvent(TopicTaskResume, fmt.Sprintf(
 			"Completion was claimed, but these required events have not been published yet: %s. "+
 				"Do the work that produces them before claiming completion again.", strings.Join(missing, ", "))))
+		return
+	}
+	if specs := e.opts.Settings.AcceptanceCriteria; len(specs) > 0 {
+		// ralph's own check of the criteria is the second confirmation.
+		if v := e.judge(ctx, specs); !v.passed() {
+			report := v.report("completion rejected")
+			first, _, _ := strings.Cut(report, "\n")
+			e.reject(b, u, rejectCriteriaFailed, first)
+			b.add(ralphEvent(TopicCompletionRejected, report))
+			b.note("%s", report)
+			return
+		}
+		e.accept(b, u, nil, AsCompletion)
 		return
 	}
 	if e.opts.Settings.Confirmations <= 1 || e.isConfirmation(u.Event) {
@@ -132,6 +171,7 @@ func (e *Engine) accept(b *batch, u UndecidedEvent, to []string, as string) {
 	}
 	b.add(ralphEvent(TopicEventRouted, routedRecord{Offset: u.Offset, Topic: u.Event.Topic, To: to, As: as}))
 	b.accepted = append(b.accepted, u.Event)
+	b.decided = append(b.decided, u.Event)
 	if as == AsCompletion || as == AsCancellation {
 		b.completed = true
 	}
@@ -140,15 +180,19 @@ func (e *Engine) accept(b *batch, u UndecidedEvent, to []string, as string) {
 
 func (e *Engine) reject(b *batch, u UndecidedEvent, reason, detail string) {
 	b.add(ralphEvent(TopicEventRejected, rejectedRecord{Offset: u.Offset, Topic: u.Event.Topic, Reason: reason, Detail: detail}))
+	b.decided = append(b.decided, u.Event)
 	b.note("Your event %q was rejected (%s): %s", u.Event.Topic, reason, detail)
 	e.opts.Reporter.EventRejected(u.Event, reason+": "+detail)
 }
 
 // consequences publishes what follows from the last finished iteration, once.
-func (e *Engine) consequences(b *batch) {
+func (e *Engine) consequences(ctx context.Context, b *batch) {
 	last := e.st.LastFinished
 	if last == nil || last.Iteration <= e.st.Settled {
 		return
+	}
+	if e.opts.Settings.VerifyEveryIteration && last.Outcome == OutcomeSuccess && !b.completed {
+		e.verifyIteration(ctx, b, last)
 	}
 	switch {
 	case last.Outcome != OutcomeSuccess:
@@ -161,12 +205,33 @@ func (e *Engine) consequences(b *batch) {
 		}
 		b.add(ralphEvent(TopicTaskResume, verdict+"Find what is still missing, finish it, and claim completion again only when all of it is done."))
 		b.note("The completion claim was not confirmed by the confirmation iteration.")
+	case !last.Confirming && !e.wroteIn(b, last.Iteration):
+		e.defaultPublish(ctx, b, last)
 	case !last.Confirming && !e.publishedIn(b, last.Iteration):
-		e.defaultPublish(b, last)
+		b.note("Iteration %d (hat %s) had no event accepted.", last.Iteration, last.Hat)
 	default:
 		b.note("Iteration %d (hat %s) published %s.", last.Iteration, last.Hat, e.publishedTopics(b, last.Iteration))
 	}
-	b.add(ralphEvent(TopicIterationSettled, iterationSettledRecord{Iteration: last.Iteration, Note: strings.Join(b.notes, "\n")}))
+	b.add(ralphEvent(TopicIterationSettled, iterationSettledRecord{Iteration: last.Iteration,
+		Note: strings.Join(b.notes, "\n"), Progress: e.progressed(b, last)}))
+}
+
+// progressed reports whether an iteration moved the run forward: an event
+// of its was accepted, it changed a file, or it made a commit.
+func (e *Engine) progressed(b *batch, last *FinishedIteration) bool {
+	return e.publishedIn(b, last.Iteration) || last.Changed || last.Commits > 0 || b.completed
+}
+
+// verifyIteration checks the acceptance criteria after an iteration when
+// they, not a claim, decide completion (a seed-004 ralph.json task).
+func (e *Engine) verifyIteration(ctx context.Context, b *batch, last *FinishedIteration) {
+	v := e.judge(ctx, e.opts.Settings.AcceptanceCriteria)
+	if v.passed() {
+		b.add(ralphEvent(TopicCompletionVerified, verifiedRecord{Iteration: last.Iteration}))
+		b.completed = true
+		return
+	}
+	b.note("%s", v.report("acceptance criteria not met yet"))
 }
 
 func (e *Engine) publishedTopics(b *batch, n int) string {
@@ -179,6 +244,12 @@ func (e *Engine) publishedTopics(b *batch, n int) string {
 	return strings.Join(topics, ", ")
 }
 
+// wroteIn reports whether the agent of iteration n wrote any event, accepted
+// or not.
+func (e *Engine) wroteIn(b *batch, n int) bool {
+	return slices.ContainsFunc(b.decided, func(ev events.Event) bool { return ev.Iteration == n })
+}
+
 // publishedIn reports whether an event the agent wrote in iteration n was
 // accepted in this batch.
 func (e *Engine) publishedIn(b *batch, n int) bool {
@@ -188,7 +259,7 @@ func (e *Engine) publishedIn(b *batch, n int) bool {
 // defaultPublish publishes a hat's default_publishes when its agent
 // published nothing. A default never completes a run: when the default is
 // the completion topic, control goes back to the coordinator instead.
-func (e *Engine) defaultPublish(b *batch, last *FinishedIteration) {
+func (e *Engine) defaultPublish(ctx context.Context, b *batch, last *FinishedIteration) {
 	h := e.hat(last.Hat)
 	if h.DefaultPublishes == "" {
 		b.note("Iteration %d (hat %s) published no event.", last.Iteration, last.Hat)
@@ -203,5 +274,12 @@ func (e *Engine) defaultPublish(b *batch, last *FinishedIteration) {
 	ev := ralphEvent(h.DefaultPublishes, fmt.Sprintf("Published by default for hat %s, whose agent published nothing.", h.ID))
 	ev.Hat = h.ID
 	ev.Iteration = last.Iteration
+	// A default passes the same gates as the event it stands for.
+	if failed := e.checkGates(ctx, ev); failed != "" {
+		blocked := ralphEvent(ev.Topic+suffixBlocked, failed)
+		blocked.Target = h.ID
+		b.add(blocked)
+		return
+	}
 	b.add(ev)
 }

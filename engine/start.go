@@ -62,7 +62,7 @@ func (e *Engine) starting(ctx context.Context) (State, error) {
 		if err := e.resume(prev); err != nil {
 			return "", err
 		}
-	} else if err := e.begin(prev); err != nil {
+	} else if err := e.begin(ctx, prev); err != nil {
 		return "", err
 	}
 	if err := e.lock.Update(e.lockInfo(e.st.RunID)); err != nil {
@@ -166,7 +166,7 @@ func (e *Engine) resume(prev *RunState) error {
 	return nil
 }
 
-func (e *Engine) begin(prev *RunState) error {
+func (e *Engine) begin(ctx context.Context, prev *RunState) error {
 	if prev != nil && (prev.Terminated == nil || prev.Terminated.Reason.Unfinished()) && !e.opts.Fresh {
 		why := "it was still running"
 		if prev.Terminated != nil {
@@ -192,8 +192,24 @@ func (e *Engine) begin(prev *RunState) error {
 	if err := writeFileAtomic(filepath.Join(e.dir, CurrentEventsFile), []byte(rel+"\n")); err != nil {
 		return fmt.Errorf("write %s: %w", CurrentEventsFile, err)
 	}
-	start := ralphEvent(e.opts.Settings.StartingEvent, defaultStartPayload)
-	if err := e.append(ralphEvent(TopicLoopStarted, e.loopStartedRecord(runID)), start); err != nil {
+	// The baseline is taken before the first line is written, so the run
+	// either starts with it or has not started at all.
+	head := e.repoHead(ctx)
+	started := e.loopStartedRecord(runID)
+	started.Head = head
+	lines := []events.Event{ralphEvent(TopicLoopStarted, started)}
+	if len(e.opts.Settings.AcceptanceCriteria) > 0 {
+		e.opts.Reporter.Warn(fmt.Sprintf("checking the %d acceptance criteria once before the first iteration (the baseline)",
+			len(e.opts.Settings.AcceptanceCriteria)))
+	}
+	if base, ok := e.baseline(ctx, head); ok {
+		lines = append(lines, base)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	lines = append(lines, ralphEvent(e.opts.Settings.StartingEvent, defaultStartPayload))
+	if err := e.append(lines...); err != nil {
 		return err
 	}
 	e.opts.Reporter.LoopStarted(e.runInfo(false))

@@ -50,6 +50,8 @@ type FinishedIteration struct {
 	Message    string `json:"message,omitempty"`
 	Confirming bool   `json:"confirming,omitempty"`
 	Said       string `json:"said,omitempty"`
+	Changed    bool   `json:"changed,omitempty"`
+	Commits    int    `json:"commits,omitempty"`
 }
 
 // Termination records how a run ended.
@@ -101,6 +103,15 @@ type RunState struct {
 	SegmentStart time.Time     `json:"segment_start"`
 	LastEventAt  time.Time     `json:"last_event_at"`
 	PriorRuntime time.Duration `json:"prior_runtime_ns"`
+
+	// StartCommit is HEAD when the run started; Baseline says which
+	// acceptance criteria passed before the first iteration.
+	StartCommit string          `json:"start_commit,omitempty"`
+	Baseline    map[string]bool `json:"baseline,omitempty"`
+	// NoProgress counts successful iterations in a row that made no
+	// progress; Tried names their hats, for the stuck summary.
+	NoProgress int      `json:"no_progress"`
+	Tried      []string `json:"tried,omitempty"`
 
 	// Confirming holds the completion claim a confirmation iteration checks.
 	Confirming *string `json:"confirming,omitempty"`
@@ -170,7 +181,7 @@ func (s *RunState) applyBookkeeping(rec events.Record) {
 	case TopicLoopStarted:
 		var r loopStartedRecord
 		decode(ev, &r)
-		s.RunID, s.Objective, s.MaxIterations = r.RunID, r.Objective, r.MaxIter
+		s.RunID, s.Objective, s.MaxIterations, s.StartCommit = r.RunID, r.Objective, r.MaxIter, r.Head
 		s.StartedAt, s.SegmentStart = ev.TS, ev.TS
 	case TopicLoopResumed:
 		var r loopResumedRecord
@@ -213,6 +224,15 @@ func (s *RunState) applyBookkeeping(rec events.Record) {
 		}
 	case TopicCommit:
 		s.Commits++
+	case TopicCriteriaBaseline:
+		var r baselineRecord
+		decode(ev, &r)
+		s.Baseline = map[string]bool{}
+		for _, b := range r.Results {
+			s.Baseline[b.Name] = b.Passed
+		}
+	case TopicCompletionVerified:
+		s.Completed = true
 	case TopicLoopRepaired:
 		var r repairedRecord
 		decode(ev, &r)
@@ -262,12 +282,20 @@ func (s *RunState) finishIteration(r iterationFinishedRecord) {
 	}
 	s.Iteration = r.Iteration
 	s.LastFinished = &FinishedIteration{Iteration: r.Iteration, Hat: r.Hat, Outcome: r.Outcome,
-		Message: r.Message, Confirming: r.Confirming, Said: r.Said}
+		Message: r.Message, Confirming: r.Confirming, Said: r.Said, Changed: r.Changed, Commits: r.Commits}
 }
 
 func (s *RunState) settle(r iterationSettledRecord) {
 	if r.Iteration > s.Settled {
 		s.Settled = r.Iteration
+	}
+	if last := s.LastFinished; last != nil && last.Iteration == r.Iteration && last.Outcome == OutcomeSuccess {
+		if r.Progress {
+			s.NoProgress, s.Tried = 0, nil
+		} else {
+			s.NoProgress++
+			s.Tried = append(s.Tried, last.Hat)
+		}
 	}
 	s.LastNote = r.Note
 	if s.LastFinished != nil && s.LastFinished.Iteration == r.Iteration && s.LastFinished.Confirming && !s.Completed {
@@ -323,6 +351,12 @@ func (s *RunState) see(topic string) {
 		return
 	}
 	s.SeenTopics = slices.Insert(s.SeenTopics, i, topic)
+}
+
+// failedAtBaseline reports whether the criterion failed before the run.
+func (s *RunState) failedAtBaseline(name string) bool {
+	passed, ok := s.Baseline[name]
+	return ok && !passed
 }
 
 // Seen reports whether an accepted event had this topic.

@@ -40,6 +40,7 @@ type cli struct {
 	Validate validateCmd `cmd:"" help:"Check a ralph.yml and report every problem."`
 	Status   statusCmd   `cmd:"" help:"Say whether a loop is running here and how the last run went."`
 	Stop     stopCmd     `cmd:"" help:"Ask the running loop to stop."`
+	Memory   memoryCmd   `cmd:"" help:"Add, list, search and remove long-term memories."`
 	Version  versionCmd  `cmd:"" help:"Print ralph's version."`
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/backends"
+	"github.com/ralph-loop/ralph/criteria"
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/engine/config"
 	"github.com/ralph-loop/ralph/hats"
@@ -170,7 +171,13 @@ func (s *loopSetup) options(g *globals, log *slog.Logger, rep engine.Reporter, c
 			IterationTimeout:       seconds(el.IterationTimeoutSeconds),
 			IdleTimeout:            seconds(el.IdleTimeoutSeconds),
 			RateLimitMaxWait:       seconds(el.RateLimitMaxWaitSeconds),
+			AcceptanceCriteria:     s.cfg.AcceptanceCriteria,
+			VerifyEveryIteration:   el.VerifyEveryIteration,
+			Gates:                  gates(s.cfg),
+			StuckThreshold:         el.StuckThreshold,
+			MemoriesBudget:         memoriesBudget(s.cfg.Memories),
 		},
+		Repo:      gitRepo{criteria.Git{Dir: g.Dir}},
 		Hats:      s.registry,
 		Backend:   s.backend,
 		PerHat:    s.perHat,
@@ -187,3 +194,24 @@ func (s *loopSetup) options(g *globals, log *slog.Logger, rep engine.Reporter, c
 }
 
 func seconds(n int) time.Duration { return time.Duration(n) * time.Second }
+
+// gates lists each hat's gates, then the top-level ones.
+func gates(cfg *config.Config) []engine.Gate {
+	var out []engine.Gate
+	for _, h := range cfg.Hats {
+		for _, g := range h.Gates {
+			out = append(out, engine.Gate{Hat: h.ID, Topic: g.Topic, Criteria: g.Criteria, Evidence: g.Evidence})
+		}
+	}
+	for _, g := range cfg.Gates {
+		out = append(out, engine.Gate{Topic: g.Topic, Criteria: g.Criteria, Evidence: g.Evidence})
+	}
+	return out
+}
+
+func memoriesBudget(m config.Memories) int {
+	if !m.Enabled {
+		return 0
+	}
+	return m.Budget
+}

@@ -48,7 +48,8 @@ func Default() *Config {
 			StuckThreshold:          3,
 			RateLimitMaxWaitSeconds: 3600,
 		},
-		CLI: CLI{Backend: "claude"},
+		CLI:      CLI{Backend: "claude"},
+		Memories: Memories{Enabled: true, Budget: 4000},
 	}
 }
 

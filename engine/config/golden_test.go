@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"gopkg.in/yaml.v3"
 
+	"github.com/ralph-loop/ralph/criteria"
 	"github.com/ralph-loop/ralph/engine/config"
 )
 
@@ -34,20 +34,16 @@ func golden(t *testing.T, name, got string) {
 // JSON, raw sections re-encoded as YAML, temp dirs replaced by $DIR.
 func dump(t *testing.T, c *config.Config, dir string) string {
 	t.Helper()
-	raw := map[string]string{}
-	for k, r := range c.Raw {
-		b, err := yaml.Marshal(r.Node)
-		require.NoError(t, err)
-		raw[k] = r.File + ":\n" + string(b)
-	}
 	b, err := json.MarshalIndent(struct {
-		EventLoop config.EventLoop
-		CLI       config.CLI
-		Hats      []config.Hat
-		Raw       map[string]string
-		Path      string
-		Warnings  []string
-	}{c.EventLoop, c.CLI, c.Hats, raw, c.Path, c.Warnings}, "", "  ")
+		EventLoop          config.EventLoop
+		CLI                config.CLI
+		Hats               []config.Hat
+		AcceptanceCriteria []criteria.Spec
+		Gates              []config.Gate
+		Memories           config.Memories
+		Path               string
+		Warnings           []string
+	}{c.EventLoop, c.CLI, c.Hats, c.AcceptanceCriteria, c.Gates, c.Memories, c.Path, c.Warnings}, "", "  ")
 	require.NoError(t, err)
 	s := string(b) + "\n"
 	if dir != "" {

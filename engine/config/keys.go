@@ -28,7 +28,7 @@ var (
 	orchestratorTopKeys = []string{
 		"core", "events", "agent_priority", "verbose", "archive_prompts",
 		"enable_metrics", "max_tokens", "retry_delay", "adapters",
-		"_suppress_warnings", "tui", "memories", "tasks", "hooks", "skills",
+		"_suppress_warnings", "tui", "tasks", "hooks", "skills",
 		"features", "RObot",
 	}
 	orchestratorEventLoopKeys = []string{
@@ -40,6 +40,9 @@ var (
 		"extra_instructions", "backend_args", "args", "scratchpad",
 		"disallowed_tools", "timeout", "concurrency", "aggregate",
 	}
+	// orchestratorMemoriesKeys: ralph injects memories by relevance within
+	// budget; it has no modes or filters.
+	orchestratorMemoriesKeys = []string{"inject", "filter"}
 	// orchestratorHatBackendKeys: a hat's backend may name a Kiro agent.
 	orchestratorHatBackendKeys = []string{"agent"}
 )

@@ -327,6 +327,7 @@ func TestLoadSeed004JSON(t *testing.T) {
 		el.Prompt = "Create a hello.txt file with content 'Hello from Ralph'"
 		el.MaxIterations = 3
 		el.MaxTokens = 10000
+		el.VerifyEveryIteration = true
 	}), c.EventLoop)
 	assert.Empty(t, c.Warnings)
 	golden(t, "seed004", dump(t, c, ""))
@@ -345,7 +346,7 @@ func TestLoadOrchestratorConfig(t *testing.T) {
 	require.Len(t, c.Warnings, 1)
 	assert.Equal(t, "testdata/orchestrator.yml: ignoring keys ralph does not implement: "+
 		"event_loop.checkpoint_interval (line 15), event_loop.persistent (line 16), cli.default_mode (line 21), "+
-		"core (line 23), memories (line 30), tasks (line 35), hooks (line 38), hats.critic.extra_instructions (line 80), "+
+		"core (line 23), memories.inject (line 32), tasks (line 35), hooks (line 38), hats.critic.extra_instructions (line 80), "+
 		"hats.critic.disallowed_tools (line 82), RObot (line 84), features (line 87), verbose (line 90)", c.Warnings[0])
 	golden(t, "orchestrator", dump(t, c, ""))
 }
@@ -362,7 +363,7 @@ retry_delay: 2
 adapters: {}
 _suppress_warnings: true
 tui: {}
-memories: {}
+memories: {inject: auto, filter: {}}
 tasks: {}
 hooks: {}
 skills: {}

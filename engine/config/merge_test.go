@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ralph-loop/ralph/criteria"
 	"github.com/ralph-loop/ralph/engine/config"
 )
 
@@ -110,8 +111,8 @@ func TestLoadMergesYAMLAndJSON(t *testing.T) {
 	assert.Equal(t, 4, c.EventLoop.MaxIterations)
 	assert.Equal(t, int64(99), c.EventLoop.MaxTokens)
 	assert.Equal(t, []string{"a.done", "b.done"}, c.EventLoop.RequiredEvents)
-	require.Contains(t, c.Raw, "acceptance_criteria")
-	assert.Equal(t, task, c.Raw["acceptance_criteria"].File)
+	assert.Equal(t, []criteria.Spec{{Type: "file_exists", Path: "x"}}, c.AcceptanceCriteria)
+	assert.True(t, c.EventLoop.VerifyEveryIteration, "a seed-004 task is done when its criteria pass")
 	assert.Len(t, c.Hats, 2)
 }
 
@@ -130,11 +131,11 @@ func TestLoadProblemsAcrossFiles(t *testing.T) {
 func TestLoadWarnsPerFile(t *testing.T) {
 	dir := t.TempDir()
 	base := writeFile(t, dir, "ralph.yml", "core:\n  specs_dir: specs\nevent_loop:\n  persistent: true\n")
-	over := writeFile(t, dir, "local.yml", "memories:\n  enabled: false\n")
+	over := writeFile(t, dir, "local.yml", "tasks:\n  enabled: false\n")
 	c, err := config.Load(base, over)
 	require.NoError(t, err)
 	assert.Equal(t, []string{
 		base + ": ignoring keys ralph does not implement: core (line 1), event_loop.persistent (line 4)",
-		over + ": ignoring keys ralph does not implement: memories (line 1)",
+		over + ": ignoring keys ralph does not implement: tasks (line 1)",
 	}, c.Warnings)
 }

@@ -47,6 +47,11 @@ func (l *loader) normalize(root *yaml.Node) *yaml.Node {
 		k, v := root.Content[i], root.Content[i+1]
 		if f, ok := findFlatKey(k.Value); ok {
 			moved[f.section] = append(moved[f.section], l.renamed(k, f.key, f.name), v)
+			if k.Value == "task" {
+				// A seed-004 task is done when its criteria pass, claimed
+				// or not: check them after every iteration.
+				moved["event_loop"] = append(moved["event_loop"], l.implied(k, "verify_every_iteration", "true", "!!bool")...)
+			}
 			continue
 		}
 		if k.Value == "budget" {
@@ -70,6 +75,15 @@ func findFlatKey(name string) (flatKey, bool) {
 		}
 	}
 	return flatKey{}, false
+}
+
+// implied makes a key: value pair that a file means without saying it, at
+// the line of the key that implies it.
+func (l *loader) implied(at *yaml.Node, key, value, tag string) []*yaml.Node {
+	k := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key, Line: at.Line, Column: at.Column}
+	v := &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: value, Line: at.Line, Column: at.Column}
+	l.origin[k], l.origin[v] = l.origin[at], l.origin[at]
+	return []*yaml.Node{k, v}
 }
 
 // normalizeBudget turns ralph.json's budget: {max_tokens: N} into the

@@ -19,8 +19,9 @@ func (l *loader) decode(root *yaml.Node, c *Config) {
 		{"event_loop", keep(&eventLoop)},
 		{"cli", keep(&cli)},
 		{"hats", keep(&hatsNode)},
-		{"acceptance_criteria", l.setRaw(c, "acceptance_criteria")},
-		{"gates", l.setRaw(c, "gates")},
+		{"acceptance_criteria", l.acceptanceCriteria(c)},
+		{"gates", l.gates(&c.Gates)},
+		{"memories", l.memories(c)},
 	}, orchestratorTopKeys)
 	l.section(eventLoop, "event_loop", l.eventLoopFields(c), orchestratorEventLoopKeys)
 	c.CLI = l.topCLI(cli, c.CLI)
@@ -30,16 +31,6 @@ func (l *loader) decode(root *yaml.Node, c *Config) {
 
 func keep(dst **yaml.Node) func(*yaml.Node, string) {
 	return func(n *yaml.Node, _ string) { *dst = n }
-}
-
-// setRaw stores a section ralph does not type yet.
-func (l *loader) setRaw(c *Config, key string) func(*yaml.Node, string) {
-	return func(n *yaml.Node, _ string) {
-		if c.Raw == nil {
-			c.Raw = map[string]RawNode{}
-		}
-		c.Raw[key] = RawNode{File: l.origin[n], Node: n}
-	}
 }
 
 func (l *loader) eventLoopFields(c *Config) []field {
@@ -73,6 +64,7 @@ func (l *loader) eventLoopFields(c *Config) []field {
 		{"max_tokens", l.setCount64(&el.MaxTokens, "no limit")},
 		{"stuck_threshold", l.setCount(&el.StuckThreshold, "no stuck check")},
 		{"rate_limit_max_wait_seconds", l.setCount(&el.RateLimitMaxWaitSeconds, "not waiting")},
+		{"verify_every_iteration", l.setBool(&el.VerifyEveryIteration)},
 	}
 }
 
@@ -248,6 +240,7 @@ func (l *loader) hatFields(h *Hat, cli CLI) []field {
 		{"default_publishes", l.setTopic(&h.DefaultPublishes, true)},
 		{"max_activations", l.setCount(&h.MaxActivations, "no bound")},
 		{"backend", func(n *yaml.Node, path string) { h.Backend = l.hatBackend(n, path, cli) }},
+		{"gates", l.gates(&h.Gates)},
 	}
 }
 

@@ -1,6 +1,6 @@
 package config
 
-import "gopkg.in/yaml.v3"
+import "github.com/ralph-loop/ralph/criteria"
 
 // Config is a loaded ralph.yml (or ralph.json), defaults applied.
 //
@@ -13,9 +13,11 @@ type Config struct {
 	// Hats in the order they appear in the file (with several files, the
 	// first file's hats first, then hats only later files add).
 	Hats []Hat
-	// Raw holds top-level sections that ralph accepts but does not type yet
-	// (acceptance_criteria, gates), as written, by key.
-	Raw map[string]RawNode
+	// AcceptanceCriteria must all pass for a completion claim to count.
+	AcceptanceCriteria []criteria.Spec
+	// Gates apply to events of every hat; a hat's own gates come first.
+	Gates    []Gate
+	Memories Memories
 	// Path is the file the config came from (the last, when merged).
 	Path string
 	// Warnings are things a user should know but that do not stop a run,
@@ -37,13 +39,6 @@ type Config struct {
 type pos struct {
 	file string
 	line int
-}
-
-// RawNode is a section kept as YAML until ralph types it, with the file it
-// came from so that later validation can still say file:line.
-type RawNode struct {
-	File string
-	Node *yaml.Node
 }
 
 // EventLoop is the event_loop: section.
@@ -79,6 +74,10 @@ type EventLoop struct {
 	// RateLimitMaxWaitSeconds bounds how long ralph waits for a rate limit to
 	// lift before giving up; default 3600, 0 means do not wait.
 	RateLimitMaxWaitSeconds int `yaml:"rate_limit_max_wait_seconds"`
+	// VerifyEveryIteration checks acceptance_criteria after every iteration
+	// and completes the run as soon as they pass, without a claim (set for
+	// a seed-004 ralph.json, whose task is done when its criteria pass).
+	VerifyEveryIteration bool `yaml:"verify_every_iteration"`
 }
 
 // CLI is the cli: section, and the shape of a hat's backend: override.
@@ -112,6 +111,8 @@ type Hat struct {
 	// written; written as a mapping without backend: it is cli: with the
 	// mapping's keys laid over it (env merged key by key).
 	Backend *CLI `yaml:"backend"`
+	// Gates apply to this hat's events, before the top-level gates.
+	Gates []Gate `yaml:"gates"`
 	// Line is where the hat is defined, for messages.
 	Line int `yaml:"-"`
 	// File is the config file that defines the hat, for messages.

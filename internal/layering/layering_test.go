@@ -26,7 +26,8 @@ var allowed = map[string]struct {
 	"criteria":      {[]string{"events"}, "checks are independent of the loop"},
 	"backends":      {[]string{"events"}, "agents produce activity; they never see the engine"},
 	"engine/config": {[]string{"events", "hats", "criteria"}, "the loader turns files into domain types"},
-	"engine":        {[]string{"events", "hats", "criteria", "engine/config"}, "the engine declares the interfaces it needs of backends"},
+	"engine/memory": {nil, "memories are files and text; a leaf"},
+	"engine":        {[]string{"events", "hats", "criteria", "engine/memory"}, "the engine declares the interfaces it needs of backends; configuration reaches it as Options"},
 }
 
 // execAllowed are the packages that may start processes.
