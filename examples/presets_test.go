@@ -1,0 +1,49 @@
+package examples_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/engine/config"
+	"github.com/ralph-loop/ralph/examples"
+	"github.com/ralph-loop/ralph/hats"
+)
+
+func TestPresetList(t *testing.T) {
+	assert.Equal(t, []string{"solo", "code-assist", "tdd", "debug", "review", "research", "spec-driven"}, examples.Names())
+	_, ok := examples.Lookup(examples.DefaultPreset)
+	assert.True(t, ok, "the default preset exists")
+	for _, name := range []string{"", "nope", "../demo/ralph", "presets/solo", "solo.yml"} {
+		_, ok := examples.Lookup(name)
+		assert.False(t, ok, name)
+	}
+}
+
+// Every preset is a complete config that loads without a warning, has a
+// sound topology, and says what it is for.
+func TestPresetsAreSound(t *testing.T) {
+	for _, p := range examples.Presets() {
+		t.Run(p.Name, func(t *testing.T) {
+			first, _, _ := strings.Cut(string(p.Data), "\n")
+			assert.Equal(t, "# yaml-language-server: $schema="+examples.SchemaURL, first)
+			assert.NotEmpty(t, p.Description, "a # description: line")
+			assert.LessOrEqual(t, len(p.Description), 120, "one line in ralph init --list")
+
+			cfg, err := config.LoadBytes(p.Path(), p.Data)
+			require.NoError(t, err)
+			assert.Empty(t, cfg.Warnings)
+			assert.Equal(t, "claude", cfg.CLI.Backend)
+			assert.NotEmpty(t, cfg.Hats)
+			for _, h := range cfg.Hats {
+				assert.NotEmpty(t, h.Description, "hat %s", h.ID)
+				assert.NotEmpty(t, h.Instructions, "hat %s", h.ID)
+			}
+			reg, err := hats.NewRegistry(cfg.HatList(), hats.WithCompletionTopic(cfg.EventLoop.CompletionPromise))
+			require.NoError(t, err)
+			assert.Empty(t, hats.Check(reg, cfg.Topology()), "static checks")
+		})
+	}
+}
