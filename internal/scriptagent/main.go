@@ -26,6 +26,9 @@
 //	append   {"path": "content"}   append to files
 //	emit     [{"topic", "payload", "target", "json"}]  via `$RALPH_BIN emit`
 //	raw      ["line", …]           appended as-is to $RALPH_EVENTS_FILE
+//	print_file "path"              the file's contents printed on stdout, with
+//	                               the templates below expanded: a canned
+//	                               stream in some CLI's own output format
 //	say      "text"                printed on stdout (the final text: tags go here)
 //	stderr   "text"                printed on stderr
 //	sleep_ms N                     sleep before exiting (after everything else)
@@ -38,8 +41,10 @@
 //	when_lines {"path": N}         run only if the file has at least N lines
 //	else     STEP
 //
-// In payloads and in say, {{run}} becomes the number of this run of the
-// agent (1, 2, …), so every event it publishes can be told apart.
+// In payloads, say, stderr and print_file, {{run}} becomes the number of
+// this run of the agent (1, 2, …), so every event it publishes can be told
+// apart, and {{now+N}} the Unix time in seconds N seconds from now (N may be
+// 0 or negative: {{now+0}}, {{now+-5}}), for reset times of rate limits.
 package main
 
 import (
@@ -50,6 +55,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -69,6 +75,7 @@ type step struct {
 	Append        map[string]string `json:"append"`
 	Emit          []emit            `json:"emit"`
 	Raw           []string          `json:"raw"`
+	PrintFile     string            `json:"print_file"`
 	Say           string            `json:"say"`
 	Stderr        string            `json:"stderr"`
 	SleepMS       int               `json:"sleep_ms"`
@@ -190,7 +197,8 @@ func fileHas(cond map[string]string) bool {
 }
 
 func perform(st step, state, runNo string) error {
-	expand := func(s string) string { return strings.ReplaceAll(s, "{{run}}", runNo) }
+	now := time.Now()
+	expand := func(s string) string { return expandTemplates(s, runNo, now) }
 	if st.IgnoreSIGTERM {
 		signal.Ignore(syscall.SIGTERM)
 	}
@@ -214,17 +222,36 @@ func perform(st step, state, runNo string) error {
 			return err
 		}
 	}
+	if st.PrintFile != "" {
+		data, err := os.ReadFile(st.PrintFile)
+		if err != nil {
+			return fmt.Errorf("print_file: %w", err)
+		}
+		fmt.Print(expand(string(data)))
+	}
 	if st.Say != "" {
 		fmt.Println(expand(st.Say))
 	}
 	if st.Stderr != "" {
-		fmt.Fprintln(os.Stderr, st.Stderr)
+		fmt.Fprintln(os.Stderr, expand(st.Stderr))
 	}
 	time.Sleep(time.Duration(st.SleepMS) * time.Millisecond)
 	if st.Exit != 0 {
 		os.Exit(st.Exit)
 	}
 	return nil
+}
+
+// nowTemplate is {{now+N}}: Unix seconds N seconds from now.
+var nowTemplate = regexp.MustCompile(`\{\{now\+(-?\d+)\}\}`)
+
+// expandTemplates replaces {{run}} and {{now+N}} in s.
+func expandTemplates(s, runNo string, now time.Time) string {
+	s = strings.ReplaceAll(s, "{{run}}", runNo)
+	return nowTemplate.ReplaceAllStringFunc(s, func(m string) string {
+		n, _ := strconv.Atoi(nowTemplate.FindStringSubmatch(m)[1]) // digits only; out of range counts as 0
+		return strconv.FormatInt(now.Unix()+int64(n), 10)
+	})
 }
 
 func writeFiles(files map[string]string, mode int) error {
