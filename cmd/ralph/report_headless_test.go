@@ -1,0 +1,353 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/hats"
+)
+
+// stepClock is a clock that moves one millisecond each time it is read, so
+// output with times is deterministic and still ordered.
+func stepClock() func() time.Time {
+	t := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	return func() time.Time {
+		t = t.Add(time.Millisecond)
+		return t
+	}
+}
+
+// headlessLines checks the stream's contract, line by line: each is one
+// JSON object with "event" and an RFC 3339 UTC "ts" first, and exactly one
+// complete or failed ends it. It returns the event kinds in order.
+func headlessLines(t *testing.T, stream string) []string {
+	t.Helper()
+	require.True(t, strings.HasSuffix(stream, "\n"), "the stream ends with a newline")
+	var kinds []string
+	for i, line := range strings.Split(strings.TrimSuffix(stream, "\n"), "\n") {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &m), "line %d is not a JSON object: %s", i+1, line)
+		kind, ok := m["event"].(string)
+		require.True(t, ok && kind != "", "line %d has no event: %s", i+1, line)
+		require.True(t, strings.HasPrefix(line, `{"event":"`+kind+`","ts":"`), "line %d starts with event and ts: %s", i+1, line)
+		ts, err := time.Parse(time.RFC3339Nano, m["ts"].(string))
+		require.NoError(t, err, "line %d: ts", i+1)
+		require.Equal(t, time.UTC, ts.Location(), "line %d: ts in UTC", i+1)
+		kinds = append(kinds, kind)
+	}
+	ends := 0
+	for _, k := range kinds {
+		if k == "complete" || k == "failed" {
+			ends++
+		}
+	}
+	require.Equal(t, 1, ends, "exactly one complete or failed: %v", kinds)
+	require.Contains(t, []string{"complete", "failed"}, kinds[len(kinds)-1], "the stream ends with complete or failed")
+	return kinds
+}
+
+func testIteration(n int, hat string) engine.IterationInfo {
+	return engine.IterationInfo{N: n, Max: 10, Hat: hats.Hat{ID: hat}, Backend: "claude",
+		Started: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
+}
+
+// TestHeadlessReporterGolden calls every reporter method once, in the order
+// a run would, and compares the stream with the golden file.
+func TestHeadlessReporterGolden(t *testing.T) {
+	var out, human bytes.Buffer
+	now := stepClock()
+	r := newHeadlessReporter(&out, newTextReporter(&human, now, viewOptions{}), now, false)
+	r.configured([]string{"ralph.yml: keys of ralph-orchestrator that ralph does not implement: core"}, 3)
+
+	r.LoopStarted(engine.RunInfo{RunID: "20261122-100000-abcdef", Objective: "Add a --json flag", Source: "-p",
+		Config: "ralph.yml", Hats: []string{"builder", "reviewer"}, EventsFile: ".ralph/events-20261122-100000.jsonl", MaxIter: 10})
+	it := testIteration(1, "builder")
+	r.IterationStarted(it)
+	r.Activity(it, events.Activity{Kind: events.ActivityText, Text: "Reading the code."})
+	r.Activity(it, events.Activity{Kind: events.ActivityTool, Tool: events.ToolRead, ToolName: "Read", Path: "cmd/export.go"})
+	r.Activity(it, events.Activity{Kind: events.ActivityTool, Tool: events.ToolWrite, ToolName: "Edit", Path: "cmd/export.go"})
+	r.Activity(it, events.Activity{Kind: events.ActivityTool, Tool: events.ToolShell, ToolName: "Bash", Command: "go test ./... && echo <ok>"})
+	r.Activity(it, events.Activity{Kind: events.ActivityTool, ToolName: "WebFetch"})
+	r.Activity(it, events.Activity{Kind: events.ActivityUsage, Usage: events.Usage{InputTokens: 10}})
+	r.Commit(it, engine.Commit{Hash: "0123456789abcdef0123456789abcdef01234567", Subject: "export: add --json"})
+	r.TaskComplete(0, "Add the --json flag")
+	r.IterationFinished(it, events.AgentResult{Duration: 12345 * time.Millisecond, CostUSD: 0.0123,
+		Usage: events.Usage{InputTokens: 1200, OutputTokens: 300, CacheReadTokens: 5000},
+		Tools: events.ToolCounts{Read: 1, Write: 1, Shell: 1, Other: 1}})
+	r.EventAccepted(events.Event{Topic: "build.done", Payload: events.StringPayload("tests: pass"), Iteration: 1,
+		Hat: "builder", Source: events.SourceAgent}, []string{"reviewer"})
+	r.EventRejected(events.Event{Topic: "deploy.now", Iteration: 1, Hat: "builder", Source: events.SourceTag},
+		"scope_violation: hat builder may publish build.done only")
+	it2 := testIteration(2, "reviewer")
+	it2.Confirming = true
+	r.IterationStarted(it2)
+	r.RateLimited(it2, 90*time.Second)
+	r.IterationFinished(it2, events.AgentResult{Duration: time.Second, Failure: events.FailureRateLimit,
+		FailureMessage: "429 Too Many Requests", ExitCode: 1})
+	r.Warn("cannot keep the agent's raw output: disk full")
+	r.Stuck("3 iterations checked no box", 3)
+	r.LoopFinished(engine.Summary{RunID: "20261122-100000-abcdef", Reason: engine.ReasonStuck, ExitCode: 1,
+		Message: "3 iterations in a row made no progress", Iterations: 2, Runtime: 75 * time.Second, CostUSD: 0.0123,
+		Usage: events.Usage{InputTokens: 1200, OutputTokens: 300}, Activations: map[string]int{"builder": 1, "reviewer": 1},
+		Accepted: 1, Rejected: 1, EventsFile: ".ralph/events-20261122-100000.jsonl"})
+	r.Close(exitError{code: 1})
+
+	headlessLines(t, out.String())
+	assertGolden(t, "headless/reporter.golden", out.String())
+	assert.NotContains(t, human.String(), "Reading the code", "without --verbose, stderr gets no progress lines")
+	assert.Contains(t, human.String(), "ralph: warning: cannot keep")
+	assert.Contains(t, human.String(), "ended: stuck (exit 1)")
+	assert.Contains(t, human.String(), "ralph: 1 commit: 0123456789 export: add --json")
+}
+
+func TestHeadlessVerboseMirrorsProgressToStderr(t *testing.T) {
+	var out, human bytes.Buffer
+	now := stepClock()
+	r := newHeadlessReporter(&out, newTextReporter(&human, now, viewOptions{verbose: true}), now, true)
+	it := testIteration(1, "builder")
+	r.IterationStarted(it)
+	r.Activity(it, events.Activity{Kind: events.ActivityText, Text: "Reading the code."})
+	assert.Contains(t, human.String(), "iteration 1/10: hat builder (claude)")
+	assert.Contains(t, human.String(), "| Reading the code.")
+	assert.NotContains(t, out.String(), "Reading the code", "agent text is not a headless event")
+}
+
+// TestHeadlessEnd covers how a stream ends: one complete or failed line,
+// whatever mix of summary and error the loop command has.
+func TestHeadlessEnd(t *testing.T) {
+	fatal := engine.Summary{RunID: "r1", Reason: engine.ReasonFatal, ExitCode: 3, Message: "claude: not logged in", Iterations: 1}
+	done := engine.Summary{RunID: "r1", Reason: engine.ReasonCompleted, ExitCode: 0, Iterations: 4}
+	cases := []struct {
+		name    string
+		summary *engine.Summary
+		err     error
+		want    string // the last line's event
+		fields  map[string]any
+	}{
+		{"completed", &done, exitError{code: 0}, "complete", map[string]any{"reason": "completed", "exit_code": 0.0}},
+		{"a config error before the loop", nil, withHint(errors.New("ralph.yml:3: unknown key"), "did you mean hats?"),
+			"failed", map[string]any{"error": "ralph.yml:3: unknown key", "hint": "did you mean hats?", "exit_code": 3.0}},
+		{"a fatal end with the engine's error", &fatal, errors.New("claude: not logged in; run claude /login"),
+			"failed", map[string]any{"error": "claude: not logged in; run claude /login", "exit_code": 3.0}},
+		{"a fatal end without an error of its own", &fatal, exitError{code: 3},
+			"failed", map[string]any{"error": "claude: not logged in", "exit_code": 3.0}},
+		{"an error that carries its code", nil, &hintError{err: errors.New("lock held"), code: 3}, "failed", map[string]any{"exit_code": 3.0}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			now := stepClock()
+			r := newHeadlessReporter(&out, newTextReporter(&bytes.Buffer{}, now, viewOptions{}), now, false)
+			if tc.summary != nil {
+				r.LoopFinished(*tc.summary)
+			}
+			r.Close(tc.err)
+			r.Close(tc.err) // a second Close adds nothing
+			kinds := headlessLines(t, out.String())
+			require.Equal(t, tc.want, kinds[len(kinds)-1])
+			var last map[string]any
+			lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+			require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &last))
+			for k, v := range tc.fields {
+				assert.Equal(t, v, last[k], k)
+			}
+			if tc.summary != nil && tc.want == "failed" {
+				assert.NotNil(t, last["run"], "a run that had started reports its figures")
+			}
+		})
+	}
+}
+
+func TestHeadlessStuckFromTheEngine(t *testing.T) {
+	var out bytes.Buffer
+	now := stepClock()
+	r := newHeadlessReporter(&out, newTextReporter(&bytes.Buffer{}, now, viewOptions{}), now, false)
+	r.configured(nil, 4)
+	r.LoopFinished(engine.Summary{Reason: engine.ReasonStuck, ExitCode: 1, Message: "4 iterations in a row made no progress"})
+	assert.Equal(t, []string{"stuck", "complete"}, headlessLines(t, out.String()))
+	assert.Contains(t, out.String(), `"reason":"4 iterations in a row made no progress","iterations_without_progress":4`)
+}
+
+// normalizeHeadless replaces what differs between runs: times, durations,
+// run ids, log names and the workspace path.
+func normalizeHeadless(stream, workspace string) string {
+	for _, r := range []struct{ re, with string }{
+		{`"ts":"[^"]*"`, `"ts":"TS"`},
+		{`"(total_)?duration_ms":\d+`, `"${1}duration_ms":0`},
+		{`\d{8}-\d{6}-[0-9a-f]{6}`, "RUN-ID"},
+		{`events-\d{8}-\d{6}(-\d+)?\.jsonl`, "events-TIME.jsonl"},
+	} {
+		stream = regexp.MustCompile(r.re).ReplaceAllString(stream, r.with)
+	}
+	return strings.ReplaceAll(stream, workspace, "$WORK")
+}
+
+// claudeTurn is what a scripted agent prints to pass for Claude Code: the
+// tool uses, a text line, and the result (with <event> tags, tokens and
+// cost) in stream-json.
+type claudeTurn struct {
+	tools  []claudeToolUse
+	text   string
+	result string
+	in     int64
+	out    int64
+	cost   float64
+}
+
+type claudeToolUse struct {
+	name  string
+	input map[string]string
+}
+
+func (c claudeTurn) String() string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	for i, tu := range c.tools {
+		_ = enc.Encode(map[string]any{"type": "assistant", "parent_tool_use_id": nil, "message": map[string]any{
+			"id": fmt.Sprintf("msg_%d", i), "content": []any{map[string]any{"type": "tool_use", "name": tu.name, "input": tu.input}}}})
+	}
+	if c.text != "" {
+		_ = enc.Encode(map[string]any{"type": "assistant", "parent_tool_use_id": nil, "message": map[string]any{
+			"id": "msg_text", "content": []any{map[string]any{"type": "text", "text": c.text}}}})
+	}
+	_ = enc.Encode(map[string]any{"type": "result", "subtype": "success", "is_error": false, "result": c.result,
+		"total_cost_usd": c.cost, "usage": map[string]any{"input_tokens": c.in, "output_tokens": c.out}})
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// claudeCLI is the cli: section that runs the scripted agent as if it were
+// Claude Code, so its stream-json is parsed into tools, tokens and cost.
+func claudeCLI() string {
+	return fmt.Sprintf("cli:\n  backend: claude\n  command: %s\n", agentBin)
+}
+
+const headlessConfig = `event_loop:
+  prompt: Create hello.txt and have it reviewed.
+  max_iterations: 10
+  completion_confirmations: 1
+  enforce_hat_scope: true
+  checkpoint_interval: 5
+hats:
+  builder:
+    name: Builder
+    triggers: [build.task]
+    publishes: [build.done]
+    instructions: Build it.
+  reviewer:
+    name: Reviewer
+    triggers: [build.done]
+    publishes: [review.approved]
+    instructions: Review it.
+`
+
+// headlessScript: the coordinator hands out the task; the builder reads,
+// writes and tests, and emits build.done; the reviewer approves and also
+// tries a topic outside its scope (rejected); the coordinator completes.
+func headlessScript() map[string]any {
+	builder := claudeTurn{
+		tools: []claudeToolUse{
+			{"Read", map[string]string{"file_path": "README.md"}},
+			{"Write", map[string]string{"file_path": "hello.txt"}},
+			{"Bash", map[string]string{"command": "cat hello.txt"}},
+		},
+		text: "Wrote hello.txt.", result: "Wrote hello.txt.", in: 1200, out: 300, cost: 0.0123,
+	}
+	return map[string]any{"by_hat": map[string]any{
+		"ralph": []step{
+			{"when_file": map[string]string{"hello.txt": "hello"},
+				"say":  claudeTurn{result: "Verified. " + tag("LOOP_COMPLETE", "hello.txt exists and was reviewed"), in: 400, out: 50, cost: 0.002}.String(),
+				"else": step{"say": claudeTurn{result: tag("build.task", "create hello.txt"), in: 500, out: 80, cost: 0.003}.String()}},
+		},
+		"builder": []step{{"write": map[string]string{"hello.txt": "hello\n"},
+			"emit": []map[string]any{{"topic": "build.done", "payload": "wrote hello.txt"}}, "say": builder.String()}},
+		"reviewer": []step{{"say": claudeTurn{
+			tools:  []claudeToolUse{{"Read", map[string]string{"file_path": "hello.txt"}}},
+			result: "Looks right. " + tag("review.approved", "hello.txt is correct") + "\n" + tag("deploy.now", "ship it"),
+			in:     800, out: 120, cost: 0.004}.String()}},
+	}}
+}
+
+// TestHeadlessRunGolden runs a scripted two-hat loop with --headless and
+// compares its stdout, normalised, with the golden file.
+func TestHeadlessRunGolden(t *testing.T) {
+	w := newWorkspace(t)
+	w.write("ralph.yml", headlessConfig+claudeCLI())
+	w.script(headlessScript())
+
+	r := w.ralph("run", "--headless")
+
+	require.Equal(t, 0, r.code, r.stderr)
+	kinds := headlessLines(t, r.stdout)
+	assert.Equal(t, []string{"warning", "started"}, kinds[:2], "the config's warning, then the run")
+	assertGolden(t, "headless/two_hats.golden", normalizeHeadless(r.stdout, w.dir))
+	assert.Contains(t, r.stderr, "ended: completed (exit 0)", "the summary goes to stderr")
+	assert.NotContains(t, r.stderr, `"event"`, "no JSON on stderr")
+	assert.NotContains(t, r.stderr, "Wrote hello.txt", "the agent's text is not on stderr without --verbose")
+}
+
+// TestHeadlessFailedBeforeTheLoop: a config error still produces a JSON
+// line, so a program reading stdout learns why ralph stopped.
+func TestHeadlessFailedBeforeTheLoop(t *testing.T) {
+	w := newWorkspace(t)
+	w.write("ralph.yml", "event_loop:\n  prompt: x\n  max_iteration: 3\n"+agentCLI())
+
+	r := w.ralph("loop", "--headless")
+
+	assert.Equal(t, 3, r.code)
+	assert.Equal(t, []string{"failed"}, headlessLines(t, r.stdout))
+	var f struct {
+		Error    string `json:"error"`
+		Hint     string `json:"hint"`
+		ExitCode int    `json:"exit_code"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &f))
+	assert.Contains(t, f.Error, "max_iteration")
+	assert.Equal(t, 3, f.ExitCode)
+	assert.Contains(t, r.stderr, "ralph: error:", "people still get the error on stderr")
+}
+
+// TestPlainOutputHasNoControlCharacters: without a terminal, stderr is plain
+// lines, even when the agent prints escape sequences.
+func TestPlainOutputHasNoControlCharacters(t *testing.T) {
+	w := newWorkspace(t)
+	w.write("ralph.yml", "event_loop:\n  prompt: x\n  max_iterations: 2\n  completion_confirmations: 1\n"+agentCLI())
+	w.script(map[string]any{"steps": []step{say("\x1b[31mred\x1b[0m\rover\a " + tag("LOOP_COMPLETE", "done"))}})
+
+	r := w.ralph("loop")
+
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "| [31mred[0mover")
+	for _, c := range r.stderr {
+		if c != '\n' && (c < 0x20 || c == 0x7f) {
+			t.Fatalf("stderr holds control character %q:\n%s", c, r.stderr)
+		}
+	}
+}
+
+func TestQuietHidesAgentTextVerboseShowsPrompt(t *testing.T) {
+	w := newWorkspace(t)
+	w.write("ralph.yml", "event_loop:\n  prompt: Say the magic word.\n  max_iterations: 2\n  completion_confirmations: 1\n"+agentCLI())
+	w.script(map[string]any{"steps": []step{say("abracadabra " + tag("LOOP_COMPLETE", "done"))}})
+
+	quiet := w.ralph("loop", "--quiet")
+	require.Equal(t, 0, quiet.code, quiet.stderr)
+	assert.NotContains(t, quiet.stderr, "abracadabra")
+	assert.Contains(t, quiet.stderr, "iteration 1/2")
+
+	verbose := w.ralph("loop", "--fresh", "-v")
+	require.Equal(t, 0, verbose.code, verbose.stderr)
+	assert.Contains(t, verbose.stderr, "abracadabra")
+	assert.Contains(t, verbose.stderr, "> Say the magic word.", "the prompt is shown")
+}
