@@ -40,6 +40,9 @@ func (e *Engine) termination(ctx context.Context) *Termination {
 	if key, n := st.MaxBlocked(); n >= thrashLimit {
 		return e.terminate(ReasonLoopThrashing, fmt.Sprintf("the same blocked event came back %d times: %s", n, key))
 	}
+	if s.StuckThreshold > 0 && st.NoProgress >= s.StuckThreshold && s.SpecFile != "" {
+		return e.terminate(ReasonStuck, fmt.Sprintf("%d iterations in a row checked no new box of %s", st.NoProgress, s.SpecFile))
+	}
 	if s.StuckThreshold > 0 && st.NoProgress >= s.StuckThreshold {
 		return e.terminate(ReasonStuck, fmt.Sprintf("%d iterations in a row made no progress (no accepted event, no file changed, no commit); hats tried: %s",
 			st.NoProgress, strings.Join(st.Tried, ", ")))

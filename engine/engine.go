@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/ralph-loop/ralph/engine/checklist"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
 )
@@ -61,6 +62,7 @@ type Engine struct {
 	// started, to tell what it changed.
 	head        string
 	fingerprint string
+	specBefore  []checklist.Item
 }
 
 // New checks the options and makes an engine.

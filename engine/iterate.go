@@ -177,6 +177,7 @@ func (e *Engine) running(ctx context.Context) (State, error) {
 	it := e.iter
 	e.head = e.repoHead(ctx)
 	e.fingerprint = e.repoFingerprint(ctx)
+	e.specBefore = e.specItems()
 	res, err := e.backendFor(it.Hat.ID).Run(iterCtx, run, func(a events.Activity) {
 		e.opts.Reporter.Activity(it, a)
 	})
@@ -257,11 +258,13 @@ func (e *Engine) collecting() (State, error) {
 	}
 	commits := e.commitEvents()
 	lines = append(lines, commits...)
+	tasks := e.taskEvents()
+	lines = append(lines, tasks...)
 	lines = append(lines, ralphEvent(TopicIterationFinished, iterationFinishedRecord{
 		Iteration: it.N, Hat: it.Hat.ID, Outcome: outcome, ExitCode: res.ExitCode,
 		Failure: res.Failure, Message: res.FailureMessage, DurationMS: res.Duration.Milliseconds(),
 		Usage: res.Usage, CostUSD: res.CostUSD, Tools: res.Tools, Confirming: it.Confirming,
-		Said: tail(res.FinalText, saidLimit), Commits: len(commits),
+		Said: tail(res.FinalText, saidLimit), Commits: len(commits), TasksDone: len(tasks),
 		Changed: e.fingerprint != e.repoFingerprint(context.Background()),
 	}))
 	if err := e.append(lines...); err != nil {

@@ -52,6 +52,9 @@ type Settings struct {
 	// StuckThreshold is how many iterations in a row without progress end
 	// the run as stuck; 0 turns the check off.
 	StuckThreshold int
+	// SpecFile turns on SPEC mode: the agent works through the file's
+	// checkboxes; a checked box is progress and all checked completes.
+	SpecFile string
 	// MemoriesBudget bounds the characters of memories in a prompt; 0
 	// injects none.
 	MemoriesBudget int

@@ -25,6 +25,7 @@ const (
 	TopicCommit              = "git.commit"
 	TopicCriteriaBaseline    = "criteria.baseline"
 	TopicCompletionVerified  = "completion.verified"
+	TopicTaskComplete        = "task.complete"
 	TopicTaskResume          = "task.resume"
 	TopicCompletionRejected  = "completion.rejected"
 	suffixExhausted          = ".exhausted"
@@ -46,7 +47,7 @@ func isBookkeeping(topic string) bool {
 	case TopicLoopStarted, TopicLoopResumed, TopicLoopTerminate, TopicLoopRepaired,
 		TopicIterationStarted, TopicIterationFinished, TopicIterationSettled,
 		TopicEventRouted, TopicEventRejected, TopicEventDropped,
-		TopicCompletionConfirm, TopicRateLimited, TopicCommit, TopicCriteriaBaseline, TopicCompletionVerified:
+		TopicCompletionConfirm, TopicRateLimited, TopicCommit, TopicCriteriaBaseline, TopicCompletionVerified, TopicTaskComplete:
 		return true
 	}
 	return false
@@ -117,6 +118,8 @@ type iterationFinishedRecord struct {
 	// Changed says the iteration changed tracked or untracked files.
 	Changed bool `json:"changed,omitempty"`
 	Commits int  `json:"commits,omitempty"`
+	// TasksDone counts the SPEC boxes the iteration checked.
+	TasksDone int `json:"tasks_done,omitempty"`
 }
 
 type iterationSettledRecord struct {

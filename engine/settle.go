@@ -194,6 +194,10 @@ func (e *Engine) consequences(ctx context.Context, b *batch) {
 	if e.opts.Settings.VerifyEveryIteration && last.Outcome == OutcomeSuccess && !b.completed {
 		e.verifyIteration(ctx, b, last)
 	}
+	if e.specPath() != "" && !b.completed && e.specDone() {
+		b.add(ralphEvent(TopicCompletionVerified, verifiedRecord{Iteration: last.Iteration}))
+		b.completed = true
+	}
 	switch {
 	case last.Outcome != OutcomeSuccess:
 		b.note("The previous attempt (iteration %d, hat %s) failed: %s. Its events are still pending; try again, differently if the cause is in your approach.",
@@ -219,6 +223,10 @@ func (e *Engine) consequences(ctx context.Context, b *batch) {
 // progressed reports whether an iteration moved the run forward: an event
 // of its was accepted, it changed a file, or it made a commit.
 func (e *Engine) progressed(b *batch, last *FinishedIteration) bool {
+	if e.specPath() != "" {
+		// In SPEC mode only a newly checked box is progress.
+		return last.TasksDone > 0 || b.completed
+	}
 	return e.publishedIn(b, last.Iteration) || last.Changed || last.Commits > 0 || b.completed
 }
 

@@ -52,6 +52,7 @@ type FinishedIteration struct {
 	Said       string `json:"said,omitempty"`
 	Changed    bool   `json:"changed,omitempty"`
 	Commits    int    `json:"commits,omitempty"`
+	TasksDone  int    `json:"tasks_done,omitempty"`
 }
 
 // Termination records how a run ended.
@@ -94,6 +95,7 @@ type RunState struct {
 	Blocked              map[string]int `json:"blocked,omitempty"`
 	Rejected             int            `json:"rejected"`
 	Commits              int            `json:"commits"`
+	TasksDone            int            `json:"tasks_done,omitempty"`
 	Accepted             int            `json:"accepted"`
 
 	Usage   events.Usage `json:"tokens"`
@@ -224,6 +226,8 @@ func (s *RunState) applyBookkeeping(rec events.Record) {
 		}
 	case TopicCommit:
 		s.Commits++
+	case TopicTaskComplete:
+		s.TasksDone++
 	case TopicCriteriaBaseline:
 		var r baselineRecord
 		decode(ev, &r)
@@ -282,7 +286,7 @@ func (s *RunState) finishIteration(r iterationFinishedRecord) {
 	}
 	s.Iteration = r.Iteration
 	s.LastFinished = &FinishedIteration{Iteration: r.Iteration, Hat: r.Hat, Outcome: r.Outcome,
-		Message: r.Message, Confirming: r.Confirming, Said: r.Said, Changed: r.Changed, Commits: r.Commits}
+		Message: r.Message, Confirming: r.Confirming, Said: r.Said, Changed: r.Changed, Commits: r.Commits, TasksDone: r.TasksDone}
 }
 
 func (s *RunState) settle(r iterationSettledRecord) {

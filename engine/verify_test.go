@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -155,4 +156,38 @@ func TestDefaultPublishPassesTheGateToo(t *testing.T) {
 	recs := readLog(t, dir)
 	assert.Zero(t, countTopic(recs, "build.done"))
 	assert.Equal(t, 3, countTopic(recs, "build.done.blocked"))
+}
+
+func TestSpecMode(t *testing.T) {
+	spec := "# Spec\n- [ ] one\n- [ ] two\n- [ ] three\n"
+	check := func(dir string, box string) func() {
+		return func() {
+			path := filepath.Join(dir, "SPEC.md")
+			data, _ := os.ReadFile(path)
+			_ = os.WriteFile(path, []byte(strings.Replace(string(data), "- [ ] "+box, "- [x] "+box, 1)), 0o644)
+		}
+	}
+	t.Run("a box an iteration until all are checked", func(t *testing.T) {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "SPEC.md"), []byte(spec), 0o644))
+		s := settings()
+		s.SpecFile, s.StuckThreshold, s.MaxIterations = "SPEC.md", 3, 10
+		b := &fakeBackend{turns: []turn{{onStart: check(dir, "one")}, {onStart: check(dir, "two")}, {onStart: check(dir, "three")}}}
+		out, err := newTestEngine(t, dir, b, s).Run(t.Context())
+		require.NoError(t, err)
+		assert.Equal(t, ReasonCompleted, out.Reason)
+		assert.Equal(t, 3, out.Iterations)
+		assert.Equal(t, 3, countTopic(readLog(t, dir), TopicTaskComplete))
+	})
+	t.Run("no box checked is stuck", func(t *testing.T) {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "SPEC.md"), []byte(spec), 0o644))
+		s := settings()
+		s.SpecFile, s.StuckThreshold, s.MaxIterations = "SPEC.md", 3, 10
+		b := &fakeBackend{turns: []turn{{emit: []events.Event{ev("note", "busy")}}}}
+		out, err := newTestEngine(t, dir, b, s).Run(t.Context())
+		require.NoError(t, err)
+		assert.Equal(t, ReasonStuck, out.Reason, "an accepted event is no progress in SPEC mode")
+		assert.Equal(t, 3, out.Iterations)
+	})
 }

@@ -21,13 +21,14 @@ var allowed = map[string]struct {
 	imports []string
 	why     string
 }{
-	"events":        {nil, "the vocabulary everything else speaks; a leaf"},
-	"hats":          {[]string{"events"}, "hat choice and prompts need events only"},
-	"criteria":      {[]string{"events"}, "checks are independent of the loop"},
-	"backends":      {[]string{"events"}, "agents produce activity; they never see the engine"},
-	"engine/config": {[]string{"events", "hats", "criteria"}, "the loader turns files into domain types"},
-	"engine/memory": {nil, "memories are files and text; a leaf"},
-	"engine":        {[]string{"events", "hats", "criteria", "engine/memory"}, "the engine declares the interfaces it needs of backends; configuration reaches it as Options"},
+	"events":           {nil, "the vocabulary everything else speaks; a leaf"},
+	"hats":             {[]string{"events"}, "hat choice and prompts need events only"},
+	"criteria":         {[]string{"events"}, "checks are independent of the loop"},
+	"backends":         {[]string{"events"}, "agents produce activity; they never see the engine"},
+	"engine/config":    {[]string{"events", "hats", "criteria"}, "the loader turns files into domain types"},
+	"engine/memory":    {nil, "memories are files and text; a leaf"},
+	"engine/checklist": {nil, "a markdown checklist parser; a leaf"},
+	"engine":           {[]string{"events", "hats", "criteria", "engine/memory", "engine/checklist"}, "the engine declares the interfaces it needs of backends; configuration reaches it as Options"},
 }
 
 // execAllowed are the packages that may start processes.
