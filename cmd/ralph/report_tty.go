@@ -260,7 +260,7 @@ func panelHeader(s panelState, now time.Time, width int) string {
 	if s.runID != "" {
 		title += "· run " + s.runID + " "
 	}
-	title += "· " + humanDuration(now.Sub(s.started)) + " "
+	title += "· " + clockDuration(now.Sub(s.started)) + " "
 	if fill := width - 1 - len([]rune(title)); fill > 0 {
 		title += strings.Repeat("─", fill)
 	}
@@ -278,11 +278,17 @@ func iterationLine(s panelState, now time.Time) string {
 	line := fmt.Sprintf("iteration %d/%d · %s (%s) · ", s.n, s.max, who, s.backend)
 	switch s.phase {
 	case phaseRunning:
-		return line + "working " + humanDuration(now.Sub(s.phaseSince))
+		return line + "working " + clockDuration(now.Sub(s.phaseSince))
 	case phaseWaiting:
-		return line + "rate limited, retrying in " + humanDuration(max(s.waitUntil.Sub(now), 0))
+		return line + "rate limited, retrying in " + clockDuration(max(s.waitUntil.Sub(now), 0))
 	}
 	return line + s.lastOutcome + ", deciding what next"
+}
+
+// clockDuration is a duration in whole seconds, for clocks that tick once
+// a second: 0s, 12s, 1m23s.
+func clockDuration(d time.Duration) string {
+	return humanDuration(d.Truncate(time.Second))
 }
 
 // truncateCols cuts s to n runes, marking the cut with "…". Runes stand in
