@@ -226,7 +226,9 @@ type logPrinter struct {
 
 func (s *logPrinter) record(rec events.Record) error {
 	s.offset = rec.End()
-	if rec.Err == nil {
+	// Only ralph's own lines say where a run is: an agent may write any
+	// topic (the engine rejects it, but the line is in the log).
+	if src := rec.Event.Source; rec.Err == nil && src != events.SourceAgent && src != events.SourceTag {
 		switch rec.Event.Topic {
 		case engine.TopicLoopTerminate:
 			s.ended = true

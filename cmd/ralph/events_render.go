@@ -80,6 +80,10 @@ type (
 	viewConfirming struct {
 		Claim string `json:"claim"`
 	}
+	viewTaskComplete struct {
+		Index int    `json:"index"`
+		Text  string `json:"text"`
+	}
 	// viewWho is the iteration and hat a bookkeeping line is about.
 	viewWho struct {
 		Iteration int    `json:"iteration"`
@@ -159,6 +163,11 @@ func describe(ev events.Event) string {
 		var p viewConfirming
 		if decodeView(ev, &p) {
 			return "confirming the claim: " + p.Claim
+		}
+	case engine.TopicTaskComplete:
+		var p viewTaskComplete
+		if decodeView(ev, &p) {
+			return fmt.Sprintf("box %d checked: %s", p.Index+1, p.Text)
 		}
 	}
 	return ev.PayloadText()

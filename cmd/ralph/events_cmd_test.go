@@ -1,0 +1,498 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/events"
+)
+
+// logLine is one line of a hand-written log: what a two-hat run writes.
+type logLine struct {
+	at      time.Duration // after the log's start
+	topic   string
+	source  string
+	iter    int
+	hat     string
+	payload string // raw JSON
+}
+
+// sampleLog is a short run: the coordinator hands out a task, the builder
+// builds (and writes a malformed line), the reviewer approves, the run
+// completes. Times are minutes apart so --since can cut it.
+var sampleLog = []logLine{
+	{0, "loop.started", "ralph", 0, "", `{"run_id":"20261122-100000-abcdef","objective":"Add a --json flag","objective_source":"-p","hats":["builder","reviewer"]}`},
+	{0, "task.start", "ralph", 0, "", `"Begin work on the objective."`},
+	{1 * time.Minute, "iteration.started", "ralph", 0, "", `{"iteration":1,"hat":"ralph","events":[250],"backend":"claude"}`},
+	{2 * time.Minute, "build.task", "tag", 1, "ralph", `"create hello.txt"`},
+	{2 * time.Minute, "iteration.finished", "ralph", 0, "", `{"iteration":1,"hat":"ralph","outcome":"success","duration_ms":61000,"tokens":{"input_tokens":900,"output_tokens":300},"cost_usd":0.01}`},
+	{2 * time.Minute, "event.routed", "ralph", 0, "", `{"offset":600,"topic":"build.task","to":["builder"]}`},
+	{3 * time.Minute, "iteration.started", "ralph", 0, "", `{"iteration":2,"hat":"builder","events":[600],"backend":"claude"}`},
+	{10 * time.Minute, "build.done", "agent", 2, "builder", `"tests: pass"`},
+	{10 * time.Minute, "git.commit", "ralph", 0, "", `{"iteration":2,"hat":"builder","hash":"0123456789abcdef","subject":"add hello.txt"}`},
+	{10 * time.Minute, "iteration.finished", "ralph", 0, "", `{"iteration":2,"hat":"builder","outcome":"failure","failure":"exit","message":"exit status 1","duration_ms":420000,"tokens":{"input_tokens":12000,"output_tokens":3000},"cost_usd":0.2}`},
+	{-1, "", "", 0, "", ""}, // a malformed line
+	{11 * time.Minute, "event.routed", "ralph", 0, "", `{"offset":900,"topic":"build.done","to":["reviewer"]}`},
+	{11 * time.Minute, "event.rejected", "ralph", 0, "", `{"offset":950,"topic":"deploy.now","reason":"scope_violation","detail":"builder may publish only build.done"}`},
+	{12 * time.Minute, "iteration.started", "ralph", 0, "", `{"iteration":3,"hat":"reviewer","events":[900],"backend":"claude"}`},
+	{13 * time.Minute, "review.approved", "tag", 3, "reviewer", `{"score":9}`},
+	{13 * time.Minute, "agent.rate_limited", "ralph", 0, "", `{"iteration":3,"hat":"reviewer","message":"429","wait_ms":30000}`},
+	{14 * time.Minute, "task.complete", "ralph", 0, "", `{"iteration":3,"index":0,"text":"Add the flag"}`},
+	{15 * time.Minute, "loop.terminate", "ralph", 0, "", `{"reason":"completed","exit_code":0,"message":"done","iterations":3,"cost_usd":0.21,"tokens":16200,"runtime_ms":900000}`},
+}
+
+// writeSampleLog writes sampleLog starting at start and returns its path,
+// .ralph/events-….jsonl, named in .ralph/current-events.
+func writeSampleLog(t *testing.T, dir string, start time.Time) string {
+	t.Helper()
+	var b strings.Builder
+	for _, l := range sampleLog {
+		if l.at < 0 {
+			b.WriteString("{not json\n")
+			continue
+		}
+		ev := events.Event{TS: start.Add(l.at), Topic: l.topic, Payload: json.RawMessage(l.payload), Iteration: l.iter,
+			Hat: l.hat, Source: l.source}
+		line, err := events.EncodeLine(ev)
+		require.NoError(t, err)
+		b.Write(line)
+	}
+	rel := filepath.Join(".ralph", "events-"+start.UTC().Format("20060102-150405")+".jsonl")
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, ".ralph"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, rel), []byte(b.String()), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".ralph", "current-events"), []byte(rel+"\n"), 0o644))
+	return filepath.Join(dir, rel)
+}
+
+// runInProcess runs ralph's main in this process.
+func runInProcess(args ...string) result {
+	var stdout, stderr bytes.Buffer
+	code := run(args, strings.NewReader(""), &stdout, &stderr)
+	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+func jsonTopics(t *testing.T, out string) []string {
+	t.Helper()
+	topics := []string{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if line == "" {
+			continue
+		}
+		ev, err := events.ParseLine([]byte(line))
+		require.NoError(t, err, "--json prints event lines: %s", line)
+		topics = append(topics, ev.Topic)
+	}
+	return topics
+}
+
+func TestEventsFilters(t *testing.T) {
+	dir := t.TempDir()
+	writeSampleLog(t, dir, time.Now().Add(-20*time.Minute).Truncate(time.Second))
+	cases := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"exact topic", []string{"--topic", "build.done"}, []string{"build.done"}},
+		{"topic glob", []string{"--topic", "iteration.*"}, []string{"iteration.started", "iteration.finished",
+			"iteration.started", "iteration.finished", "iteration.started"}},
+		{"suffix glob", []string{"--topic", "*.done"}, []string{"build.done"}},
+		{"hat: its events and ralph's lines about it", []string{"--hat", "builder"},
+			[]string{"iteration.started", "build.done", "git.commit", "iteration.finished"}},
+		{"iteration", []string{"--iteration", "3"}, []string{"iteration.started", "review.approved", "agent.rate_limited", "task.complete"}},
+		{"hat and topic", []string{"--hat", "reviewer", "--topic", "review.*"}, []string{"review.approved"}},
+		{"since a duration", []string{"--since", "8m30s"}, []string{"iteration.started", "review.approved", "agent.rate_limited",
+			"task.complete", "loop.terminate"}},
+		{"last", []string{"--last", "2"}, []string{"task.complete", "loop.terminate"}},
+		{"last of a filter", []string{"--topic", "iteration.started", "--last", "2"}, []string{"iteration.started", "iteration.started"}},
+		{"last larger than the log", []string{"--topic", "build.*", "--last", "50"}, []string{"build.task", "build.done"}},
+		{"nothing matches", []string{"--topic", "nope"}, []string{}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runInProcess(append([]string{"-C", dir, "events", "--json"}, tc.args...)...)
+			require.Equal(t, 0, r.code, r.stderr)
+			assert.Equal(t, tc.want, jsonTopics(t, r.stdout))
+		})
+	}
+}
+
+func TestEventsJSONLeavesOutMalformedLines(t *testing.T) {
+	dir := t.TempDir()
+	writeSampleLog(t, dir, time.Now())
+	r := runInProcess("-C", dir, "events", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Len(t, jsonTopics(t, r.stdout), len(sampleLog)-1)
+	assert.Contains(t, r.stderr, "left out 1 malformed line")
+}
+
+func TestEventsFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	writeSampleLog(t, dir, time.Now())
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"bad pattern", []string{"--topic", "build..done"}, "--topic"},
+		{"bad since", []string{"--since", "yesterday"}, "neither a duration nor a time"},
+		{"negative since", []string{"--since=-5m"}, "negative"},
+		{"negative last", []string{"--last=-1"}, "positive"},
+		{"unknown run", []string{"--run", "19990101"}, `no run "19990101"`},
+		{"run and file", []string{"--run", "x", "--file", "y"}, "can't be used together"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runInProcess(append([]string{"-C", dir, "events"}, tc.args...)...)
+			assert.Equal(t, 3, r.code)
+			assert.Contains(t, r.stderr, tc.want)
+			assert.Empty(t, r.stdout)
+		})
+	}
+}
+
+// TestEventsTableGolden renders the sample log as the table, in UTC.
+func TestEventsTableGolden(t *testing.T) {
+	dir := t.TempDir()
+	path := writeSampleLog(t, dir, time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	var out bytes.Buffer
+	p := &eventPrinter{w: &out, loc: time.UTC}
+	require.NoError(t, p.header())
+	require.NoError(t, events.Scan(f, p.print))
+	assertGolden(t, "events/table.golden", out.String())
+}
+
+func TestParseSince(t *testing.T) {
+	now := time.Date(2026, 11, 22, 15, 30, 0, 0, time.UTC)
+	cases := []struct {
+		in   string
+		want time.Time
+	}{
+		{"10m", now.Add(-10 * time.Minute)},
+		{"1h30m", now.Add(-90 * time.Minute)},
+		{"2026-11-22T10:00:00Z", time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)},
+		{"2026-11-22T12:00:00+02:00", time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)},
+		{"2026-11-22 10:00", time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)},
+		{"2026-11-21", time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)},
+		{"09:15", time.Date(2026, 11, 22, 9, 15, 0, 0, time.UTC)},
+		{"09:15:30", time.Date(2026, 11, 22, 9, 15, 30, 0, time.UTC)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := parseSince(tc.in, now)
+			require.NoError(t, err)
+			assert.True(t, tc.want.Equal(got), "got %s, want %s", got, tc.want)
+		})
+	}
+}
+
+func TestRingKeepsTheLastN(t *testing.T) {
+	r := newRing(3)
+	for i := range 7 {
+		r.push(events.Record{Offset: int64(i)})
+	}
+	var got []int64
+	for _, rec := range r.drain() {
+		got = append(got, rec.Offset)
+	}
+	assert.Equal(t, []int64{4, 5, 6}, got)
+	short := newRing(5)
+	short.push(events.Record{Offset: 1})
+	assert.Len(t, short.drain(), 1)
+	assert.Nil(t, newRing(0), "no --last, no ring")
+}
+
+func TestReadLastLine(t *testing.T) {
+	long := strings.Repeat("x", 40_000) // longer than a block
+	cases := []struct {
+		name, content, want string
+	}{
+		{"empty", "", ""},
+		{"one line", "a\n", "a"},
+		{"two lines", "a\nb\n", "b"},
+		{"a line still being written", "a\nb\npart", "b"},
+		{"blank lines at the end", "a\nb\n\n  \n", "b"},
+		{"a long last line", "a\n" + long + "\n", long},
+		{"a long line before a torn one", long + "\n" + strings.Repeat("y", 20_000), long},
+		{"only a partial line", "partial", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "log.jsonl")
+			require.NoError(t, os.WriteFile(path, []byte(tc.content), 0o644))
+			got, err := readLastLine(path)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, string(got))
+		})
+	}
+}
+
+// TestEventsRuns runs two loops in one workspace, then lists the runs and
+// reads the first one's log by its id.
+func TestEventsRuns(t *testing.T) {
+	w := newWorkspace(t)
+	w.write("ralph.yml", "event_loop:\n  prompt: x\n  max_iterations: 3\n  completion_confirmations: 1\n"+agentCLI())
+	w.script(map[string]any{"steps": []step{say("done " + tag("LOOP_COMPLETE", "run {{run}}"))}})
+	require.Equal(t, 0, w.ralph("loop").code)
+	time.Sleep(time.Second) // the second run's log gets its own second in its name
+	require.Equal(t, 0, w.ralph("loop").code)
+	// A third log, cut off by a crash: no loop.terminate.
+	require.NoError(t, os.WriteFile(filepath.Join(w.dir, ".ralph", "events-20990101-000000.jsonl"),
+		[]byte(`{"ts":"2099-01-01T00:00:00Z","topic":"loop.started","payload":{"run_id":"20990101-000000-aaaaaa","objective":"later"},"source":"ralph"}`+"\n"), 0o644))
+
+	r := w.ralph("events", "--runs", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var runs []runEntry
+	dec := json.NewDecoder(strings.NewReader(r.stdout))
+	for dec.More() {
+		var e runEntry
+		require.NoError(t, dec.Decode(&e))
+		runs = append(runs, e)
+	}
+	require.Len(t, runs, 3)
+	assert.Equal(t, "completed", runs[0].Ended)
+	require.NotNil(t, runs[0].ExitCode)
+	assert.Equal(t, 0, *runs[0].ExitCode)
+	assert.Equal(t, 1, runs[0].Iterations)
+	assert.False(t, runs[0].Current)
+	assert.True(t, runs[1].Current, "current-events names the second run")
+	assert.Equal(t, "unfinished", runs[2].Ended)
+	assert.Equal(t, "20990101-000000-aaaaaa", runs[2].RunID)
+
+	table := w.ralph("events", "--runs")
+	require.Equal(t, 0, table.code, table.stderr)
+	assert.Contains(t, table.stdout, "* "+runs[1].RunID)
+	assert.Contains(t, table.stdout, "completed (exit 0)")
+
+	for _, id := range []string{runs[0].RunID, runs[0].RunID[:len(runs[0].RunID)-3]} {
+		first := w.ralph("events", "--run", id, "--json", "--topic", "LOOP_COMPLETE")
+		require.Equal(t, 0, first.code, first.stderr)
+		assert.Contains(t, first.stdout, `"payload":"run 1"`, "--run %s reads the first run's log", id)
+		assert.NotContains(t, first.stdout, `"run 2"`)
+	}
+	// The archived checkpoint names the first run's log too.
+	path, ok := archivedLog(w.dir, runs[0].RunID)
+	require.True(t, ok, "the second run archived the first one's state")
+	assert.Equal(t, filepath.Join(w.dir, runs[0].Log), path)
+}
+
+// followOutput starts `ralph events -f` and streams its stdout lines.
+func startFollow(t *testing.T, dir string, args ...string) (*exec.Cmd, <-chan string) {
+	t.Helper()
+	cmd := exec.Command(ralphBin, append([]string{"events", "-f"}, args...)...)
+	cmd.Dir = dir
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	lines := make(chan string, 100)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	return cmd, lines
+}
+
+// nextLine waits at most d for a line.
+func nextLine(t *testing.T, lines <-chan string, d time.Duration) string {
+	t.Helper()
+	select {
+	case l, ok := <-lines:
+		require.True(t, ok, "ralph events -f ended early")
+		return l
+	case <-time.After(d):
+		t.Fatalf("no line within %s", d)
+	}
+	return ""
+}
+
+// waitExit waits at most d for the process to exit and returns its status.
+func waitExit(t *testing.T, cmd *exec.Cmd, lines <-chan string, d time.Duration) int {
+	t.Helper()
+	deadline := time.After(d)
+	for {
+		select {
+		case _, ok := <-lines:
+			if ok {
+				continue
+			}
+			err := cmd.Wait()
+			if exit, ok := err.(*exec.ExitError); ok {
+				return exit.ExitCode()
+			}
+			require.NoError(t, err)
+			return 0
+		case <-deadline:
+			t.Fatalf("ralph events -f still running after %s", d)
+		}
+	}
+}
+
+// TestEventsFollow: a line another process appends (ralph emit) is printed
+// within a second, and the follow ends by itself at loop.terminate.
+func TestEventsFollow(t *testing.T) {
+	dir := t.TempDir()
+	path := writeSampleLog(t, dir, time.Now())
+	// Cut the sample before its terminate line, so the run is still going.
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	cut := bytes.LastIndex(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+	require.NoError(t, os.WriteFile(path, data[:cut+1], 0o644))
+
+	cmd, lines := startFollow(t, dir, "--json", "--last", "1")
+	assert.Contains(t, nextLine(t, lines, 5*time.Second), `"topic":"task.complete"`, "--last 1 shows the last line first")
+
+	emit := exec.Command(ralphBin, "emit", "build.done", "from another process")
+	emit.Dir = dir
+	out, err := emit.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	line := nextLine(t, lines, time.Second)
+	assert.Contains(t, line, `"topic":"build.done","payload":"from another process"`)
+
+	// An agent's loop.terminate does not end the run; ralph's does.
+	require.NoError(t, events.AppendTo(path, events.Event{Topic: "loop.terminate", Source: events.SourceAgent}))
+	assert.Contains(t, nextLine(t, lines, time.Second), `"source":"agent"`)
+	require.NoError(t, events.AppendTo(path, events.Event{Topic: "loop.terminate", Source: events.SourceRalph,
+		Payload: json.RawMessage(`{"reason":"completed","exit_code":0}`)}))
+	assert.Contains(t, nextLine(t, lines, time.Second), `"source":"ralph"`)
+	assert.Equal(t, 0, waitExit(t, cmd, lines, 2*time.Second), "the follow ends with the run")
+}
+
+func TestEventsFollowStopsOnCtrlC(t *testing.T) {
+	dir := t.TempDir()
+	path := writeSampleLog(t, dir, time.Now())
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	cut := bytes.LastIndex(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+	require.NoError(t, os.WriteFile(path, data[:cut+1], 0o644))
+
+	cmd, lines := startFollow(t, dir, "--topic", "task.complete")
+	assert.Contains(t, nextLine(t, lines, 5*time.Second), "TOPIC", "the table's header")
+	assert.Contains(t, nextLine(t, lines, time.Second), "box 1 checked: Add the flag")
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	assert.Equal(t, 0, waitExit(t, cmd, lines, 2*time.Second))
+}
+
+func TestEventsFollowAnEndedRunReturns(t *testing.T) {
+	dir := t.TempDir()
+	writeSampleLog(t, dir, time.Now())
+	r := runInProcess("-C", dir, "events", "-f", "--json", "--topic", "loop.*")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, []string{"loop.started", "loop.terminate"}, jsonTopics(t, r.stdout))
+}
+
+// maxRSS runs ralph with args in dir and returns its peak resident memory.
+func maxRSS(t testing.TB, dir string, stdout io.Writer, args ...string) int64 {
+	t.Helper()
+	cmd := exec.Command(ralphBin, args...)
+	cmd.Dir = dir
+	cmd.Stdout = stdout
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("ralph %v: %v\n%s", args, err, stderr.String())
+	}
+	return cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss * 1024 // kilobytes on Linux
+}
+
+// TestEventsMemoryStaysFlat lists a log several times larger than the
+// memory ralph may use: it must stream.
+func TestEventsMemoryStaysFlat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a 60 MB log")
+	}
+	dir := t.TempDir()
+	size := writeBigLog(t, dir, 300_000)
+	const limit = 32 << 20 // the log is 53 MB
+	for _, args := range [][]string{
+		{"events", "--topic", "build.done", "--json"},
+		{"events"},
+		{"events", "--hat", "reviewer", "--last", "1000"},
+	} {
+		var out countingWriter
+		rss := maxRSS(t, dir, &out, args...)
+		t.Logf("ralph %s: %d lines out, peak RSS %.1f MB on a %.1f MB log", strings.Join(args, " "), out.lines, float64(rss)/(1<<20), float64(size)/(1<<20))
+		assert.Less(t, rss, int64(limit), "ralph %v holds %d MB", args, rss>>20)
+		assert.Positive(t, out.lines)
+	}
+}
+
+// countingWriter counts the lines written to it and keeps none.
+type countingWriter struct{ lines int }
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	c.lines += bytes.Count(p, []byte("\n"))
+	return len(p), nil
+}
+
+// bigLogTopics cycle through a generated log: one iteration of a two-hat
+// run every 8 lines.
+var bigLogTopics = []struct{ topic, source, hat string }{
+	{"iteration.started", "ralph", ""},
+	{"build.done", "agent", "builder"},
+	{"iteration.finished", "ralph", ""},
+	{"event.routed", "ralph", ""},
+	{"iteration.started", "ralph", ""},
+	{"review.approved", "tag", "reviewer"},
+	{"iteration.finished", "ralph", ""},
+	{"event.routed", "ralph", ""},
+}
+
+// writeBigLog writes a log of n lines shaped like a long run, names it the
+// current run's, and returns its size.
+func writeBigLog(t testing.TB, dir string, n int) int64 {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, ".ralph"), 0o755))
+	rel := filepath.Join(".ralph", "events-20261122-100000.jsonl")
+	f, err := os.Create(filepath.Join(dir, rel))
+	require.NoError(t, err)
+	bw := bufio.NewWriterSize(f, 1<<20)
+	start := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	for i := range n {
+		k := bigLogTopics[i%len(bigLogTopics)]
+		iter := i/4 + 1
+		ts := start.Add(time.Duration(i) * 100 * time.Millisecond).Format(time.RFC3339Nano)
+		var payload string
+		switch k.topic {
+		case "iteration.started":
+			payload = fmt.Sprintf(`{"iteration":%d,"hat":"builder","events":[%d],"backend":"claude"}`, iter, i*180)
+		case "iteration.finished":
+			payload = fmt.Sprintf(`{"iteration":%d,"hat":"builder","outcome":"success","exit_code":0,"duration_ms":%d,"tokens":{"input_tokens":%d,"output_tokens":%d},"cost_usd":0.0123,"tools":{"read":3,"write":1,"shell":2}}`, iter, 1000+i%5000, 1000+i%777, 200+i%99)
+		case "event.routed":
+			payload = fmt.Sprintf(`{"offset":%d,"topic":"build.done","to":["reviewer"]}`, i*180)
+		default:
+			payload = fmt.Sprintf(`"tests: pass, lint: pass, run %d"`, i)
+		}
+		hat := ""
+		if k.hat != "" {
+			hat = fmt.Sprintf(`,"iteration":%d,"hat":%q`, iter, k.hat)
+		}
+		fmt.Fprintf(bw, `{"ts":%q,"topic":%q,"payload":%s%s,"source":%q}`+"\n", ts, k.topic, payload, hat, k.source)
+	}
+	require.NoError(t, bw.Flush())
+	info, err := f.Stat()
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".ralph", "current-events"), []byte(rel+"\n"), 0o644))
+	return info.Size()
+}
