@@ -1,6 +1,45 @@
 package criteria
 
-import "time"
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// The criterion types. contains_text is seed 004's name for file_contains.
+const (
+	TypeFileExists      = "file_exists"
+	TypeFileContains    = "file_contains"
+	TypeContainsText    = "contains_text"
+	TypeCommandSucceeds = "command_succeeds"
+	TypeTestsPass       = "tests_pass"
+	TypeNoTypeErrors    = "no_type_errors"
+	TypeLintClean       = "lint_clean"
+	TypeGitClean        = "git_clean"
+	TypeCommitMade      = "commit_made"
+)
+
+// BaselineIgnore is the one value Spec.Baseline may take besides "".
+const BaselineIgnore = "ignore"
+
+// DefaultTimeout bounds a check whose Spec.Timeout is zero. Test suites
+// are the slow case; five minutes fits most and still ends a hung one.
+const DefaultTimeout = 5 * time.Minute
+
+// Types lists the criterion types, sorted.
+func Types() []string {
+	return []string{
+		TypeCommandSucceeds,
+		TypeCommitMade,
+		TypeContainsText,
+		TypeFileContains,
+		TypeFileExists,
+		TypeGitClean,
+		TypeLintClean,
+		TypeNoTypeErrors,
+		TypeTestsPass,
+	}
+}
 
 // Spec is one criterion as configured: in acceptance_criteria, in a gate,
 // or in a seed-004 ralph.json. Type selects the check; the other fields are
@@ -29,11 +68,108 @@ type Spec struct {
 
 // Result is the outcome of checking one criterion.
 type Result struct {
-	Spec   Spec
+	Spec Spec
+	// Name is Spec.Label(): the criterion as configured, so it stays the
+	// same from check to check (the engine matches baseline results by it)
+	// even when a detected command changes.
 	Name   string
 	Passed bool
 	// Evidence is what shows why: the tail of the command's output, the
 	// missing file, the pattern not found.
 	Evidence string
 	Duration time.Duration
+	// Interrupted is set when the caller's context ended before the check
+	// could finish (or start): the failure says nothing about the
+	// workspace. A check that exceeded its own Timeout is not interrupted;
+	// it failed.
+	Interrupted bool
+}
+
+// labelParamMax bounds how much of a parameter a label shows, so a long
+// script does not swamp a list of criteria.
+const labelParamMax = 60
+
+// Label names the criterion for people: Name when set, else the type and
+// its main parameter, e.g. "file_exists hello.txt" or
+// "tests_pass (go test ./...)".
+func (s Spec) Label() string {
+	if s.Name != "" {
+		return s.Name
+	}
+	if s.Type == "" {
+		return "criterion"
+	}
+	switch s.Type {
+	case TypeFileExists:
+		return joinNonEmpty(s.Type, short(s.Path))
+	case TypeFileContains, TypeContainsText:
+		return joinNonEmpty(s.Type, short(s.Path), s.pattern())
+	case TypeGitClean, TypeCommitMade:
+		return s.Type
+	}
+	if s.Command == "" {
+		return s.Type
+	}
+	label := s.Type + " (" + short(s.Command) + ")"
+	if s.ExitCode != nil && *s.ExitCode != 0 {
+		label += fmt.Sprintf(" exits %d", *s.ExitCode)
+	}
+	return label
+}
+
+// pattern is file_contains' pattern as a label shows it: text quoted,
+// a regex between slashes.
+func (s Spec) pattern() string {
+	switch {
+	case s.Regex != "":
+		return "/" + short(s.Regex) + "/"
+	case s.Text != "":
+		return fmt.Sprintf("%q", short(s.Text))
+	}
+	return ""
+}
+
+func (s Spec) timeout() time.Duration {
+	if s.Timeout > 0 {
+		return s.Timeout
+	}
+	return DefaultTimeout
+}
+
+// expectedExit is the status command_succeeds wants.
+func (s Spec) expectedExit() int {
+	if s.ExitCode != nil {
+		return *s.ExitCode
+	}
+	return 0
+}
+
+// short puts s on one line and cuts it to labelParamMax runes.
+func short(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) <= labelParamMax {
+		return s
+	}
+	return string(r[:labelParamMax-1]) + "…"
+}
+
+func joinNonEmpty(parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// Env is what a check needs to know about the run, beyond the workspace.
+type Env struct {
+	// RunStartCommit is HEAD when the run started, for commit_made; ""
+	// when the workspace had no commit (or is not a repository).
+	RunStartCommit string
+	// ExtraEnv is added to ralph's own environment for commands
+	// ("KEY=value"; later entries win).
+	ExtraEnv []string
 }

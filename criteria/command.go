@@ -1,0 +1,96 @@
+package criteria
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"syscall"
+	"time"
+)
+
+// killGrace is the time a check's process group gets between SIGTERM and
+// SIGKILL: enough for a test runner to clean up its temporary files.
+const killGrace = 2 * time.Second
+
+// pipeGrace bounds how long output is still read once the group is gone.
+// Only a process that left the group (setsid) can still hold the pipe, and
+// the check must not wait for it.
+const pipeGrace = time.Second
+
+// tailLimit is how much of a command's output a Result keeps: the end is
+// where test runners and compilers summarise.
+const tailLimit = 4 << 10
+
+// cmdResult is how a command ended.
+type cmdResult struct {
+	exitCode int            // -1 when killed by a signal or never started
+	signal   syscall.Signal // the signal that killed it, if one did
+	stopped  bool           // ralph stopped it because the context ended
+	startErr error
+	output   string // the tail of stdout and stderr, interleaved
+	leftover error  // the group outlived SIGKILL (a process stuck in the kernel)
+}
+
+// runCommand runs script with sh -c in dir, in its own process group, with
+// stdin from /dev/null and ralph's environment plus extraEnv. When ctx ends
+// the group gets SIGTERM, then SIGKILL after killGrace. Whatever the
+// command leaves running in its group (background jobs) is stopped the same
+// way once it exits, so a check never leaves a process behind.
+func runCommand(ctx context.Context, dir, script string, extraEnv []string) cmdResult {
+	becomeSubreaper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		return cmdResult{exitCode: -1, startErr: fmt.Errorf("create output pipe: %w", err)}
+	}
+	defer r.Close()
+	// The child gets *os.File ends, so exec.Cmd starts no copying goroutine
+	// and Wait returns when sh exits even if a background job still holds
+	// the pipe; ralph reads the pipe itself and bounds that read.
+	cmd := exec.Command("sh", "-c", script)
+	cmd.Dir = dir
+	cmd.Env = slices.Concat(os.Environ(), extraEnv)
+	cmd.Stdout, cmd.Stderr = w, w
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		return cmdResult{exitCode: -1, startErr: err}
+	}
+
+	out := &tailBuffer{limit: tailLimit}
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		_, _ = io.Copy(out, r) // ends at EOF, or at the deadline set below
+	}()
+
+	g := procGroup{pgid: cmd.Process.Pid}
+	stopped, waitErr := g.waitLeader(ctx, cmd)
+	leftover := g.ensureGone()
+	_ = r.SetReadDeadline(time.Now().Add(pipeGrace))
+	<-drained
+
+	res := exitOf(waitErr)
+	res.stopped, res.output, res.leftover = stopped, out.String(), leftover
+	return res
+}
+
+// exitOf reads the exit status out of cmd.Wait's error.
+func exitOf(waitErr error) cmdResult {
+	if waitErr == nil {
+		return cmdResult{}
+	}
+	var ee *exec.ExitError
+	if !errors.As(waitErr, &ee) {
+		return cmdResult{exitCode: -1, startErr: waitErr}
+	}
+	res := cmdResult{exitCode: ee.ExitCode()}
+	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		res.signal = ws.Signal()
+	}
+	return res
+}

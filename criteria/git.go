@@ -1,0 +1,326 @@
+package criteria
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Git reads the git repository of a workspace. Its methods treat a
+// directory that is not inside a repository as one with nothing to report
+// (no commits, no changes) rather than as an error; a missing directory or
+// a broken git is an error.
+type Git struct{ Dir string }
+
+// Commit is one commit.
+type Commit struct {
+	Hash    string
+	Subject string
+}
+
+// stateDir is ralph's own directory in the workspace. Status and diffs
+// leave it out: ralph writes its event log there every iteration, which
+// would otherwise make every workspace dirty and every iteration look like
+// progress.
+const stateDir = ".ralph"
+
+// scope limits status and diffs to the workspace, without stateDir.
+func scope() []string { return []string{"--", ".", ":(exclude)" + stateDir} }
+
+// gitWaitDelay bounds the wait for git's output once git exits or its
+// context ends (a hook or credential helper could hold the pipes).
+const gitWaitDelay = time.Second
+
+// Head is the commit HEAD points to; "" when there is no commit yet or Dir
+// is not in a repository.
+func (g Git) Head(ctx context.Context) (string, error) {
+	out, err := g.run(ctx, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+	var ge *gitError
+	switch {
+	case err == nil:
+		return strings.TrimSpace(string(out)), nil
+	case errors.As(err, &ge) && (ge.exitCode == 1 || ge.notRepo()):
+		// --verify --quiet exits 1, silently, for an unborn HEAD.
+		return "", nil
+	}
+	return "", err
+}
+
+// IsRepo reports whether Dir is inside a git work tree.
+func (g Git) IsRepo(ctx context.Context) (bool, error) {
+	_, err := g.run(ctx, "rev-parse", "--git-dir")
+	if err == nil {
+		return true, nil
+	}
+	if isNotRepo(err) {
+		return false, nil
+	}
+	return false, err
+}
+
+// CommitsSince lists the commits reachable from HEAD and not from base,
+// oldest first; with base "", every commit reachable from HEAD. No commit
+// yet, or not a repository: nil and no error.
+func (g Git) CommitsSince(ctx context.Context, base string) ([]Commit, error) {
+	head, err := g.Head(ctx)
+	if err != nil || head == "" {
+		return nil, err
+	}
+	return g.log(ctx, revRange(base), 0)
+}
+
+// countSince is how many commits CommitsSince would list, without listing
+// them (a repository's whole history can be long).
+func (g Git) countSince(ctx context.Context, base string) (int, error) {
+	head, err := g.Head(ctx)
+	if err != nil || head == "" {
+		return 0, err
+	}
+	out, err := g.run(ctx, "rev-list", "--count", revRange(base), "--")
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		return 0, fmt.Errorf("git rev-list --count: %w", err)
+	}
+	return n, nil
+}
+
+func revRange(base string) string {
+	if base == "" {
+		return "HEAD"
+	}
+	return base + "..HEAD"
+}
+
+// log lists the commits of rng, oldest first; limit > 0 keeps only the
+// newest limit of them.
+func (g Git) log(ctx context.Context, rng string, limit int) ([]Commit, error) {
+	args := []string{"log", "--reverse", "--format=%H %s"}
+	if limit > 0 {
+		args = append(args, "-n", strconv.Itoa(limit))
+	}
+	out, err := g.run(ctx, append(args, rng, "--")...)
+	if err != nil {
+		return nil, err
+	}
+	var commits []Commit
+	for line := range strings.Lines(string(out)) {
+		hash, subject, _ := strings.Cut(strings.TrimSuffix(line, "\n"), " ")
+		commits = append(commits, Commit{Hash: hash, Subject: subject})
+	}
+	return commits, nil
+}
+
+// Fingerprint is a sha256 (hex) of the workspace's state as git sees it:
+// HEAD, `git status --porcelain=v1 -z --untracked-files=all`, the diff
+// against HEAD (staged and unstaged, binary included), and the content of
+// untracked files. It changes exactly when a tracked or untracked (not
+// ignored) file changes or a commit is made, so two equal fingerprints
+// mean an iteration changed nothing. .ralph/ is left out. Not a
+// repository: "" and no error.
+func (g Git) Fingerprint(ctx context.Context) (string, error) {
+	status, err := g.run(ctx, append([]string{"status", "--porcelain=v1", "-z", "--untracked-files=all"}, scope()...)...)
+	if isNotRepo(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	head, err := g.Head(ctx)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	section(h, "head", []byte(head))
+	section(h, "status", status)
+	if err := g.hashDiffs(ctx, h, head); err != nil {
+		return "", err
+	}
+	if err := g.hashUntracked(ctx, h); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// hashDiffs adds the diff of the work tree against HEAD; before the first
+// commit, against the index and of the index against nothing.
+func (g Git) hashDiffs(ctx context.Context, h hash.Hash, head string) error {
+	diff := []string{"diff", "--binary", "--no-color", "--no-ext-diff", "--no-textconv"}
+	var variants [][]string
+	if head != "" {
+		variants = [][]string{{"HEAD"}}
+	} else {
+		variants = [][]string{{"--cached"}, {}}
+	}
+	for _, v := range variants {
+		args := append(append(append([]string{}, diff...), v...), scope()...)
+		out, err := g.run(ctx, args...)
+		if err != nil {
+			return err
+		}
+		section(h, "diff", out)
+	}
+	return nil
+}
+
+// hashUntracked adds the content of every untracked, not ignored file:
+// status shows only their names, and an edit to one is progress too.
+func (g Git) hashUntracked(ctx context.Context, h hash.Hash) error {
+	out, err := g.run(ctx, append([]string{"ls-files", "--others", "--exclude-standard", "-z"}, scope()...)...)
+	if err != nil {
+		return err
+	}
+	for _, name := range strings.Split(string(out), "\x00") {
+		if name == "" {
+			continue
+		}
+		section(h, "untracked", []byte(name))
+		if err := hashFile(h, filepath.Join(g.Dir, name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hashFile adds a file's content, or a symlink's target. A file removed
+// since git listed it adds a marker instead: it is a change either way.
+func hashFile(h hash.Hash, path string) error {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		section(h, "gone", nil)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("fingerprint %s: %w", path, err)
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		target, err := os.Readlink(path)
+		if err != nil {
+			return fmt.Errorf("fingerprint %s: %w", path, err)
+		}
+		section(h, "symlink", []byte(target))
+		return nil
+	}
+	if !fi.Mode().IsRegular() {
+		section(h, "special", []byte(fi.Mode().String()))
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("fingerprint %s: %w", path, err)
+	}
+	defer f.Close()
+	fmt.Fprintf(h, "content %d\n", fi.Size())
+	if _, err := io.Copy(h, f); err != nil {
+		return fmt.Errorf("fingerprint %s: %w", path, err)
+	}
+	return nil
+}
+
+// section writes a labelled, length-prefixed part, so that parts cannot
+// run into each other and collide.
+func section(h hash.Hash, label string, data []byte) {
+	fmt.Fprintf(h, "%s %d\n", label, len(data))
+	h.Write(data)
+}
+
+// dirty lists the uncommitted changes `git status --porcelain` shows,
+// without .ralph/.
+func (g Git) dirty(ctx context.Context) ([]string, error) {
+	out, err := g.run(ctx, append([]string{"status", "--porcelain"}, scope()...)...)
+	if err != nil {
+		return nil, err
+	}
+	var lines []string
+	for line := range strings.Lines(string(out)) {
+		lines = append(lines, strings.TrimSuffix(line, "\n"))
+	}
+	return lines, nil
+}
+
+// run runs one git command in Dir and returns its stdout. The
+// configuration keeps output stable whatever the user's settings are.
+func (g Git) run(ctx context.Context, args ...string) ([]byte, error) {
+	full := append([]string{"-C", g.Dir,
+		"-c", "core.quotepath=off", "-c", "log.showSignature=false", "-c", "color.ui=false"}, args...)
+	cmd := exec.CommandContext(ctx, "git", full...)
+	cmd.Env = gitEnv()
+	cmd.WaitDelay = gitWaitDelay
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if err == nil {
+		return stdout.Bytes(), nil
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("git %s: %w", args[0], context.Cause(ctx))
+	}
+	ge := &gitError{sub: args[0], err: err, stderr: strings.TrimSpace(stderr.String())}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		ge.exitCode = ee.ExitCode()
+	}
+	return nil, ge
+}
+
+// gitEnv is ralph's environment for git: without the variables that would
+// point git at another repository than Dir's (set when ralph itself runs
+// from a git hook), with no optional locks (reading must not block a
+// commit the agent makes at the same moment) and with messages in English
+// (notRepo reads them).
+func gitEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		key, _, _ := strings.Cut(kv, "=")
+		switch key {
+		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+			"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_PREFIX":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C", "GIT_TERMINAL_PROMPT=0")
+}
+
+// gitError is a git command that exited unsuccessfully.
+type gitError struct {
+	sub      string // the subcommand, e.g. "status"
+	exitCode int
+	stderr   string
+	err      error
+}
+
+func (e *gitError) Error() string {
+	if e.stderr == "" {
+		return fmt.Sprintf("git %s: %v", e.sub, e.err)
+	}
+	return fmt.Sprintf("git %s: %v: %s", e.sub, e.err, e.stderr)
+}
+
+func (e *gitError) Unwrap() error { return e.err }
+
+// notRepo recognises git's refusal to work outside a repository (exit 128
+// and its message; LC_ALL=C keeps that in English). Other exit-128 errors,
+// such as a repository owned by another user, stay errors.
+func (e *gitError) notRepo() bool {
+	return e.exitCode == 128 && strings.Contains(e.stderr, "not a git repository")
+}
+
+func isNotRepo(err error) bool {
+	var ge *gitError
+	return errors.As(err, &ge) && ge.notRepo()
+}
