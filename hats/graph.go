@@ -89,8 +89,8 @@ type Edge struct {
 // Graph is the hat topology: who takes the starting event, which topics
 // each hat hands to which other, and who reaches the completion topic.
 //
-// Nodes come in flow order: the start, the hats in the order a walk from
-// the starting event reaches them, the unreachable hats in config order,
+// Nodes come in flow order: the start, the hats in the order a depth-first
+// walk from the starting event reaches them, the unreachable hats in config order,
 // the coordinator when an edge leads to it, then done (and cancel when an
 // edge leads there). Edges come grouped by their source, in node order.
 type Graph struct {
@@ -146,29 +146,31 @@ type analysis struct {
 
 func analyze(r *Registry, t Topology) *analysis {
 	a := &analysis{r: r, t: t, entry: r.owner(events.Event{Topic: t.StartingEvent}), reached: map[string]bool{}}
-	queue := []string{a.entry}
-	for len(queue) > 0 {
-		id := queue[0]
-		queue = queue[1:]
-		if a.reached[id] {
-			continue
-		}
-		a.reached[id] = true
-		a.order = append(a.order, id)
-		for _, e := range a.handOffs(id) {
-			switch {
-			case e.To == DoneNode:
-				a.completes = true
-			case e.Kind == EdgeUnhandled || e.To == CancelNode:
-				// An unhandled topic does reach the coordinator at run time,
-				// but counting that would let one stray topic make every
-				// hat reachable; it is reported on its own instead.
-			default:
-				queue = append(queue, e.To)
-			}
+	a.visit(a.entry)
+	return a
+}
+
+// visit walks the hand-offs depth first, so that the order follows each
+// chain to its end: planner, builder, reviewer, then the planner's other
+// hand-offs, which reads like the flow it is.
+func (a *analysis) visit(id string) {
+	if a.reached[id] {
+		return
+	}
+	a.reached[id] = true
+	a.order = append(a.order, id)
+	for _, e := range a.handOffs(id) {
+		switch {
+		case e.To == DoneNode:
+			a.completes = true
+		case e.Kind == EdgeUnhandled || e.To == CancelNode:
+			// An unhandled topic does reach the coordinator at run time,
+			// but counting that would let one stray topic make every hat
+			// reachable; it is reported on its own instead.
+		default:
+			a.visit(e.To)
 		}
 	}
-	return a
 }
 
 // nodeOrder is the reached nodes, then the configured hats not reached.

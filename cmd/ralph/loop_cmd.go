@@ -12,6 +12,7 @@ import (
 
 type loopCmd struct {
 	Config        []string `short:"c" placeholder:"FILE" help:"Config file (default ./ralph.yml). Repeat to merge: later files win."`
+	Hats          string   `short:"H" placeholder:"FILE|NAME" help:"Hat collection laid over the config: a preset name (ralph init --list) or a file with hats: and optionally event_loop:."`
 	Prompt        string   `short:"p" placeholder:"TEXT" xor:"objective" help:"The objective, overriding event_loop.prompt."`
 	PromptFile    string   `short:"P" placeholder:"FILE" xor:"objective" help:"Read the objective from FILE."`
 	Backend       string   `placeholder:"NAME" help:"Agent backend, overriding cli.backend (claude, codex, gemini, opencode, pi, qwen, copilot, command, …)."`
@@ -40,6 +41,7 @@ Examples:
   ralph loop                          # ./ralph.yml, objective from PROMPT.md
   ralph loop -c ralph.yml -p "Add a --json flag to the export command"
   ralph run -P task.md --backend codex --max-iterations 20
+  ralph loop -H tdd -p "Add ISO week numbers"   # the tdd preset's hats
   ralph loop --resume                 # after Ctrl-C, a crash or a reboot
   ralph loop --fresh                  # archive the unfinished run, start over
   ralph run --headless | jq -c 'select(.event == "commit")'
@@ -130,7 +132,7 @@ type specReporter interface {
 
 func (c *loopCmd) prepare(g *globals) (*loopSetup, error) {
 	return prepareLoop(g, loopInputs{
-		configs: c.Config, prompt: c.Prompt, promptFile: c.PromptFile,
+		configs: c.Config, hats: c.Hats, prompt: c.Prompt, promptFile: c.PromptFile,
 		backend: c.Backend, maxIterations: c.MaxIterations, resume: c.Resume,
 	})
 }

@@ -38,6 +38,8 @@ type cli struct {
 	Emit     emitCmd     `cmd:"" help:"Publish an event to the running loop's event log."`
 	Events   eventsCmd   `cmd:"" help:"List the events of the current or an earlier run."`
 	Validate validateCmd `cmd:"" help:"Check a ralph.yml and report every problem."`
+	Hats     hatsCmd     `cmd:"" help:"List, show and graph the hats and their hand-offs."`
+	Init     initCmd     `cmd:"" help:"Write a ralph.yml from a preset, and a PROMPT.md for the task."`
 	Status   statusCmd   `cmd:"" help:"Say whether a loop is running here and how the last run went."`
 	Stop     stopCmd     `cmd:"" help:"Ask the running loop to stop."`
 	Memory   memoryCmd   `cmd:"" help:"Add, list, search and remove long-term memories."`

@@ -3,34 +3,56 @@ package main
 import (
 	"fmt"
 
-	"github.com/ralph-loop/ralph/hats"
+	"github.com/ralph-loop/ralph/engine/config"
 )
 
 type validateCmd struct {
 	Config []string `short:"c" placeholder:"FILE" help:"Config file (default ./ralph.yml). Repeat to merge."`
+	Hats   string   `short:"H" placeholder:"FILE|NAME" help:"Hat collection laid over the config: a preset name (ralph init --list) or a file with hats: and optionally event_loop:."`
 }
 
 func (validateCmd) Help() string {
 	return `Loads a config the way ralph loop does and reports every problem it finds,
-each with file:line and how to fix it. Exits 0 when the config is usable, 3
-when it is not.
+each with file:line and how to fix it. Then it checks the hat topology, the
+hand-offs from the starting event to the completion topic:
+
+  errors (exit 3)   a hat no hand-off from the starting event reaches; no
+                    path to the completion topic; a required event no hat
+                    publishes; a gate naming an unknown criterion
+  warnings          a published topic no hat triggers on; two hats whose
+                    triggers overlap; a gate no published topic matches
+
+A hand-off is a topic in a hat's publishes (or default_publishes) going to
+the first hat that triggers on it. The coordinator, which may publish any
+topic, counts only when it takes the starting event. ralph hats graph draws
+the same hand-offs.
+
+Exits 0 when the config is usable, 3 when it is not.
 
 Examples:
   ralph validate
-  ralph validate -c ralph.yml -c local.yml`
+  ralph validate -c ralph.yml -c local.yml
+  ralph validate -H tdd                  # ralph.yml with the tdd preset's hats`
 }
 
 func (c *validateCmd) Run(g *globals) error {
-	cfg, path, err := loadConfig(g.Dir, c.Config)
+	cfg, path, err := loadConfigWith(g.Dir, c.Config, c.Hats)
 	if err != nil {
 		return err
 	}
 	for _, w := range cfg.Warnings {
 		fmt.Fprintf(g.stderr, "ralph: warning: %s\n", w)
 	}
-	reg, err := hats.NewRegistry(cfg.HatList(), hats.WithCompletionTopic(cfg.EventLoop.CompletionPromise))
+	reg, err := newRegistry(cfg, path)
 	if err != nil {
-		return withHint(err, "fix the hats: section of "+path)
+		return err
+	}
+	errs, warnings := topologyProblems(cfg, reg, path)
+	for _, w := range warnings {
+		fmt.Fprintf(g.stderr, "ralph: warning: %s\n", w)
+	}
+	if len(errs) > 0 {
+		return &config.Error{Problems: errs}
 	}
 	if _, _, err := cfg.Objective(g.Dir, "", ""); err != nil {
 		fmt.Fprintf(g.stderr, "ralph: warning: %v (pass -p or -P to ralph loop)\n", err)

@@ -21,6 +21,7 @@ var _ engine.Backend = (*backends.Backend)(nil)
 // loopInputs are the command-line choices that shape a run.
 type loopInputs struct {
 	configs       []string
+	hats          string // -H: a hat collection laid over the config
 	prompt        string
 	promptFile    string
 	backend       string
@@ -41,7 +42,7 @@ type loopSetup struct {
 }
 
 func prepareLoop(g *globals, in loopInputs) (*loopSetup, error) {
-	cfg, path, err := loadConfig(g.Dir, in.configs)
+	cfg, path, err := loadConfigWith(g.Dir, in.configs, in.hats)
 	if err != nil {
 		return nil, err
 	}

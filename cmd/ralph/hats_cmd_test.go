@@ -1,0 +1,78 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestHatsGraphMermaidGolden(t *testing.T) {
+	r := newWorkspace(t).ralph("hats", "graph", "--format", "mermaid", "-H", "code-assist")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Empty(t, r.stderr)
+	assertGolden(t, "hats/code-assist.mermaid.golden", r.stdout)
+}
+
+func TestHatsGraphFormats(t *testing.T) {
+	w := newWorkspace(t)
+	w.write("ralph.yml", twoHatConfig)
+	ascii := w.ralph("hats", "graph")
+	require.Equal(t, 0, ascii.code, ascii.stderr)
+	assert.Equal(t, `start
+  task.start -> ralph
+ralph (coordinator)
+  build.task -> builder  (offered)
+  build.done -> reviewer  (offered)
+  LOOP_COMPLETE -> done  (offered)
+builder (Builder)
+  build.done -> reviewer
+reviewer (Reviewer)
+  review.approved -> ralph  (no hat triggers on it)
+`, ascii.stdout)
+	dot := w.ralph("hats", "graph", "-f", "dot")
+	require.Equal(t, 0, dot.code, dot.stderr)
+	assert.Contains(t, dot.stdout, `"reviewer" -> "ralph" [label="review.approved", style=dashed];`)
+	bad := w.ralph("hats", "graph", "-f", "svg")
+	assert.Equal(t, 3, bad.code)
+	assert.Contains(t, bad.stderr, `--format must be one of "ascii","mermaid","dot" but got "svg"`)
+}
+
+func TestHatsList(t *testing.T) {
+	r := newWorkspace(t).ralph("hats", "list", "-H", "tdd")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, `HAT       NAME           TRIGGERS                   PUBLISHES
+red       Test writer    task.start, refactor.done  test.red, LOOP_COMPLETE
+green     Implementer    test.red                   test.green
+refactor  Refactorer     test.green                 refactor.done
+ralph     (coordinator)  what no hat takes          (anything)
+`, r.stdout)
+}
+
+func TestHatsShow(t *testing.T) {
+	w := newWorkspace(t)
+	r := w.ralph("hats", "show", "reviewer", "-H", "code-assist")
+	require.Equal(t, 0, r.code, r.stderr)
+	for _, want := range []string{
+		"reviewer (Reviewer)\n  Reviews each step before the next one starts.\n",
+		"  build.done               <- builder (build.done)\n",
+		"  review.approved          -> planner\n",
+		"  review.rejected          -> builder\n",
+		"backend:           claude (cli:)\n",
+		"instructions:\n  Review the builder's last commit",
+	} {
+		assert.Contains(t, r.stdout, want)
+	}
+
+	r = w.ralph("hats", "show", "reviwer", "-H", "code-assist")
+	assert.Equal(t, 3, r.code)
+	assert.Equal(t, "ralph: error: no hat \"reviwer\"; did you mean \"reviewer\"?\n"+
+		"ralph: hint: the hats are: ralph, planner, builder, reviewer, finalizer\n", r.stderr)
+}
+
+func TestHatsUnknownCollection(t *testing.T) {
+	r := newWorkspace(t).ralph("hats", "list", "-H", "tdd2")
+	assert.Equal(t, 3, r.code)
+	assert.Contains(t, r.stderr, `no preset called "tdd2"`)
+	assert.Contains(t, r.stderr, "ralph: hint: name a preset (solo, code-assist, tdd, debug, review, research, spec-driven) or a file with hats:")
+}

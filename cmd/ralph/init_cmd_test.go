@@ -1,0 +1,110 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/examples"
+)
+
+func TestInitWritesThePresetAndAPrompt(t *testing.T) {
+	w := newWorkspace(t)
+	r := w.ralph("init")
+	require.Equal(t, 0, r.code, r.stderr)
+	def, _ := examples.Lookup(examples.DefaultPreset)
+	assert.Equal(t, string(def.Data), w.read("ralph.yml"), "the default preset, byte for byte")
+	assert.Equal(t, promptTemplate, w.read("PROMPT.md"))
+	assert.Equal(t, "wrote "+w.dir+"/ralph.yml (preset code-assist, backend claude)\n"+
+		"wrote "+w.dir+"/PROMPT.md: replace its text with the task\n"+
+		"next: ralph validate, ralph hats graph, then ralph loop\n", r.stdout)
+}
+
+func TestInitRefusesToOverwrite(t *testing.T) {
+	w := newWorkspace(t)
+	w.write("ralph.json", `{"task": "x"}`)
+	w.write("PROMPT.md", "My task.\n")
+
+	r := w.ralph("init", "--preset", "tdd")
+	assert.Equal(t, 3, r.code)
+	assert.Equal(t, "ralph: error: "+w.dir+"/ralph.json already exists\n"+
+		"ralph: hint: pass --force to replace it, or use the preset without writing it: ralph loop -H tdd\n", r.stderr)
+
+	r = w.ralph("init", "--preset", "tdd", "--force")
+	require.Equal(t, 0, r.code, r.stderr)
+	tdd, _ := examples.Lookup("tdd")
+	assert.Equal(t, string(tdd.Data), w.read("ralph.yml"))
+	assert.Equal(t, "My task.\n", w.read("PROMPT.md"), "an existing PROMPT.md is kept")
+	assert.Contains(t, r.stdout, "kept "+w.dir+"/PROMPT.md")
+}
+
+// --backend changes the one value and nothing else: comments, blank lines
+// and layout stay as the preset has them.
+func TestInitBackend(t *testing.T) {
+	w := newWorkspace(t)
+	r := w.ralph("init", "--preset", "review", "--backend", "codex")
+	require.Equal(t, 0, r.code, r.stderr)
+	review, _ := examples.Lookup("review")
+	want := strings.Replace(string(review.Data), "cli:\n  backend: claude\n", "cli:\n  backend: codex\n", 1)
+	assert.Equal(t, want, w.read("ralph.yml"))
+	v := w.ralph("validate")
+	require.Equal(t, 0, v.code, v.stderr)
+	assert.Contains(t, v.stdout, "backend codex")
+}
+
+func TestInitErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown preset", []string{"--preset", "tdd2"},
+			"ralph: error: no preset called \"tdd2\"\nralph: hint: choose one of: solo, code-assist, tdd, debug, review, research, spec-driven (ralph init --list says what each is for)\n"},
+		{"misspelt backend", []string{"--backend", "cluade"},
+			"ralph: error: --backend cluade: cli.backend: unknown backend \"cluade\"; did you mean \"claude\"?\n"},
+		{"a backend that needs a command", []string{"--backend", "command"},
+			"ralph: error: --backend command: cli.backend is \"command\" but cli.command is not set\nralph: hint: set cli.command to the program to run, e.g. command: ./agent.sh\n"},
+		{"not a name", []string{"--backend", "claude\n  model: x"},
+			"ralph: error: --backend \"claude\\n  model: x\": not a backend name\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorkspace(t)
+			r := w.ralph(append([]string{"init"}, tt.args...)...)
+			assert.Equal(t, 3, r.code)
+			assert.True(t, strings.HasPrefix(r.stderr, tt.want), r.stderr)
+			r = w.ralph("validate")
+			assert.Equal(t, 3, r.code, "nothing was written")
+		})
+	}
+}
+
+func TestInitList(t *testing.T) {
+	r := newWorkspace(t).ralph("init", "--list")
+	require.Equal(t, 0, r.code, r.stderr)
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	require.Len(t, lines, len(examples.Names()))
+	for i, p := range examples.Presets() {
+		assert.True(t, strings.HasPrefix(lines[i], p.Name+" "), lines[i])
+		assert.Contains(t, lines[i], p.Description)
+	}
+	assert.Contains(t, r.stdout, "code-assist  Change an existing codebase step by step: planner -> builder -> reviewer -> finalizer. [default]\n")
+}
+
+func TestSetBackendQuoted(t *testing.T) {
+	for _, in := range []string{
+		"cli:\n  backend: \"claude\"   # the agent\n",
+		"cli:\n  backend: 'claude'\n",
+		"cli: {backend: claude}\n",
+		"# é\ncli:\n  backend: claude\n",
+	} {
+		out, err := setBackend([]byte(in), "gemini")
+		require.NoError(t, err, in)
+		assert.Equal(t, strings.NewReplacer(`"claude"`, "gemini", "'claude'", "gemini", "claude", "gemini").Replace(in), string(out))
+	}
+	out, err := setBackend([]byte("event_loop:\n  prompt: x\n"), "codex")
+	require.NoError(t, err)
+	assert.Equal(t, "event_loop:\n  prompt: x\n\ncli:\n  backend: codex\n", string(out), "a preset without cli: gets one")
+}
