@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -350,4 +352,45 @@ func TestQuietHidesAgentTextVerboseShowsPrompt(t *testing.T) {
 	require.Equal(t, 0, verbose.code, verbose.stderr)
 	assert.Contains(t, verbose.stderr, "abracadabra")
 	assert.Contains(t, verbose.stderr, "> Say the magic word.", "the prompt is shown")
+}
+
+// TestHeadlessCommit: an agent that commits produces a `commit` line with
+// git's hash and subject, and the run's counts and summary include it.
+func TestHeadlessCommit(t *testing.T) {
+	w := newWorkspace(t)
+	agent := filepath.Join(w.state, "commit-agent.sh")
+	require.NoError(t, os.WriteFile(agent, []byte(`#!/bin/sh
+if [ ! -f hello.txt ]; then
+  echo hello > hello.txt
+  git add hello.txt
+  git -c user.name=agent -c user.email=agent@example.com commit -q -m "feat: add hello.txt"
+  echo "Committed."
+fi
+echo '<event topic="LOOP_COMPLETE">hello.txt is committed</event>'
+`), 0o755))
+	w.write("ralph.yml", "event_loop:\n  prompt: Commit hello.txt.\n  max_iterations: 3\n  completion_confirmations: 1\n"+
+		"cli:\n  backend: command\n  command: "+agent+"\n")
+
+	r := w.ralph("run", "--headless")
+
+	require.Equal(t, 0, r.code, r.stderr)
+	headlessLines(t, r.stdout)
+	head := strings.TrimSpace(git(t, w.dir, "rev-parse", "HEAD"))
+	var commit, complete map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &m))
+		switch m["event"] {
+		case "commit":
+			commit = m
+		case "complete":
+			complete = m
+		}
+	}
+	require.NotNil(t, commit, "a commit line:\n%s", r.stdout)
+	assert.Equal(t, head, commit["hash"])
+	assert.Equal(t, "feat: add hello.txt", commit["message"])
+	assert.Equal(t, 1.0, commit["iteration"])
+	assert.Equal(t, 1.0, complete["commits"])
+	assert.Contains(t, r.stderr, "ralph: 1 commit: "+head[:10]+" feat: add hello.txt")
 }
