@@ -64,10 +64,10 @@ func (c *loopCmd) loop(ctx context.Context, g *globals, log *slog.Logger, rep lo
 	if err != nil {
 		return err
 	}
-	if h, ok := rep.(*headlessReporter); ok {
-		h.configured(setup.cfg.Warnings, setup.cfg.EventLoop.StuckThreshold)
-	}
 	opts := setup.options(g, log, rep, c)
+	if h, ok := rep.(*headlessReporter); ok {
+		h.configured(setup.cfg.Warnings, opts.Settings.StuckThreshold)
+	}
 	if opts.Fault, err = crashHook(); err != nil {
 		return err
 	}
