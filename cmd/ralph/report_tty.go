@@ -111,6 +111,7 @@ func (r *ttyReporter) LoopStarted(run engine.RunInfo) {
 	r.update(func(s *panelState) {
 		s.runID, s.max, s.started = run.RunID, run.MaxIter, r.now()
 	})
+	r.screen.show()
 	r.text.LoopStarted(run)
 }
 
@@ -315,7 +316,19 @@ type liveScreen struct {
 	width func() int
 	panel func(width int) []string
 	shown int  // panel lines on the screen now
-	gone  bool // the panel was removed for good
+	// visible is set once the run has started: before, the config is
+	// loaded and the lock taken, and what prints then goes straight to
+	// the terminal.
+	visible bool
+	gone    bool // the panel was removed for good
+}
+
+// show starts drawing the panel.
+func (s *liveScreen) show() {
+	s.mu.Lock()
+	s.visible = true
+	s.mu.Unlock()
+	s.redraw()
 }
 
 // Write prints text above the panel.
@@ -339,7 +352,7 @@ func (s *liveScreen) Write(p []byte) (int, error) {
 func (s *liveScreen) redraw() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.gone {
+	if s.gone || !s.visible {
 		return
 	}
 	var buf strings.Builder
@@ -374,7 +387,7 @@ func (s *liveScreen) erase(buf *strings.Builder) {
 }
 
 func (s *liveScreen) draw(buf *strings.Builder) {
-	if s.gone {
+	if s.gone || !s.visible {
 		return
 	}
 	lines := s.panel(s.width())

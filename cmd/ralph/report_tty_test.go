@@ -68,7 +68,14 @@ func TestLiveScreenKeepsThePanelBelowText(t *testing.T) {
 		return []string{fmt.Sprintf("panel %d", frame), "second line"}
 	}}
 
-	_, err := s.Write([]byte("hello\n"))
+	_, err := s.Write([]byte("before the run\n"))
+	require.NoError(t, err)
+	s.redraw()
+	assert.Equal(t, "before the run\n", out.String(), "no panel before the run starts")
+	s.visible = true
+	out.Reset()
+
+	_, err = s.Write([]byte("hello\n"))
 	require.NoError(t, err)
 	assert.Equal(t, "hello\n\x1b[1mpanel 1\x1b[0m\nsecond line", out.String(), "no panel yet: text, then the panel")
 
