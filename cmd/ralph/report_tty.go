@@ -315,7 +315,7 @@ type liveScreen struct {
 	w     io.Writer
 	width func() int
 	panel func(width int) []string
-	shown int  // panel lines on the screen now
+	shown int // panel lines on the screen now
 	// visible is set once the run has started: before, the config is
 	// loaded and the lock taken, and what prints then goes straight to
 	// the terminal.
