@@ -1,0 +1,75 @@
+package config
+
+import (
+	"encoding/json"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
+
+	"github.com/ralph-loop/ralph/criteria"
+)
+
+// The schema's properties are exactly the keys the loader accepts, each
+// implemented one described, so the schema cannot drift from the loader.
+func TestSchemaKeysMatchLoader(t *testing.T) {
+	var s struct {
+		Properties map[string]json.RawMessage
+		Defs       map[string]struct {
+			Properties map[string]struct {
+				Description string
+				Deprecated  bool
+			}
+		} `json:"$defs"`
+	}
+	require.NoError(t, json.Unmarshal(JSONSchema(), &s))
+
+	l, c, h := newLoader(), Default(), Hat{}
+	var at *yaml.Node
+	spec := criterionKeys(l)
+	top := []string{"event_loop", "cli", "hats", "acceptance_criteria", "gates", "memories", "budget"}
+	for _, f := range flatKeys {
+		top = append(top, f.name)
+	}
+	tests := []struct {
+		def     string
+		keys    []string
+		ignored []string
+	}{
+		{"event_loop", fieldKeys(l.eventLoopFields(c)), orchestratorEventLoopKeys},
+		{"cli", fieldKeys(l.cliFields(&c.CLI, map[string]bool{}, &at, false)), orchestratorCLIKeys},
+		{"hatBackend", fieldKeys(l.cliFields(&c.CLI, map[string]bool{}, &at, true)), orchestratorHatBackendKeys},
+		{"hat", fieldKeys(l.hatFields(&h, c.CLI)), orchestratorHatKeys},
+		{"criterion", spec, nil},
+		{"memories", []string{"enabled", "budget"}, orchestratorMemoriesKeys},
+	}
+	for _, tt := range tests {
+		t.Run(tt.def, func(t *testing.T) {
+			props := s.Defs[tt.def].Properties
+			var got, implemented []string
+			for k, p := range props {
+				got = append(got, k)
+				if !p.Deprecated {
+					implemented = append(implemented, k)
+					assert.NotEmpty(t, p.Description, "add a description of %s.%s to schemaDocs", tt.def, k)
+				}
+			}
+			assert.ElementsMatch(t, append(append([]string{}, tt.keys...), tt.ignored...), got)
+			assert.ElementsMatch(t, tt.keys, implemented)
+		})
+	}
+	t.Run("top", func(t *testing.T) {
+		var got []string
+		for k := range s.Properties {
+			got = append(got, k)
+		}
+		sort.Strings(got)
+		assert.ElementsMatch(t, append(top, orchestratorTopKeys...), got)
+	})
+}
+
+func criterionKeys(l *loader) []string {
+	return fieldKeys(l.criterionFields(new(criteria.Spec)))
+}
