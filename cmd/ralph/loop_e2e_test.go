@@ -81,7 +81,9 @@ func TestLoopWithoutConfirmation(t *testing.T) {
 func TestLoopMaxIterationsExits2(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("ralph.yml", twoHatConfig+agentCLI())
-	w.script(map[string]any{"steps": []step{say("thinking, publishing nothing")}})
+	// The agent makes progress (it changes a file) but never finishes, so
+	// the limit, not stuck detection, ends the run.
+	w.script(map[string]any{"steps": []step{{"append": map[string]string{"notes.txt": "more\n"}, "say": "still working"}}})
 
 	r := w.ralph("run", "--max-iterations", "3")
 
