@@ -41,6 +41,7 @@ type cli struct {
 	Hats     hatsCmd     `cmd:"" help:"List, show and graph the hats and their hand-offs."`
 	Init     initCmd     `cmd:"" help:"Write a ralph.yml from a preset, and a PROMPT.md for the task."`
 	Schema   schemaCmd   `cmd:"" help:"Print the JSON Schema of ralph.yml, for editors."`
+	Complete completeCmd `cmd:"" name:"completion" help:"Print shell completions for bash, zsh or fish."`
 	Status   statusCmd   `cmd:"" help:"Say whether a loop is running here and how the last run went."`
 	Stop     stopCmd     `cmd:"" help:"Ask the running loop to stop."`
 	Memory   memoryCmd   `cmd:"" help:"Add, list, search and remove long-term memories."`
