@@ -199,6 +199,13 @@ func TestCopilotUsageFileCases(t *testing.T) {
 		}
 		assert.Equal(t, 1, n, "the flag is not given twice: %q", args)
 	})
+	t.Run("--usage-output-file=PATH is the user's too", func(t *testing.T) {
+		own := filepath.Join(t.TempDir(), "mine.json")
+		f, args, err := newUsageFile(clis["copilot"].usageFile, []string{"-p", "x", "--usage-output-file=" + own})
+		require.NoError(t, err)
+		assert.Equal(t, own, f.path)
+		assert.Equal(t, []string{"-p", "x", "--usage-output-file=" + own}, args)
+	})
 	t.Run("no file written: no usage, no error", func(t *testing.T) {
 		var acts activities
 		b, err := New(Options{Name: "copilot", Command: fakeAgentPath(t)})

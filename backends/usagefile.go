@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/ralph-loop/ralph/events"
 )
@@ -35,8 +36,8 @@ func newUsageFile(spec *usageFileSpec, args []string) (*usageFile, []string, err
 	if spec == nil {
 		return nil, args, nil
 	}
-	if i := slices.Index(args, spec.flag); i >= 0 && i+1 < len(args) {
-		return &usageFile{spec: spec, path: args[i+1], cleanup: func() {}}, args, nil
+	if path, ok := flagValue(args, spec.flag); ok {
+		return &usageFile{spec: spec, path: path, cleanup: func() {}}, args, nil
 	}
 	dir, err := os.MkdirTemp("", "ralph-usage-")
 	if err != nil {
@@ -44,6 +45,19 @@ func newUsageFile(spec *usageFileSpec, args []string) (*usageFile, []string, err
 	}
 	f := &usageFile{spec: spec, path: filepath.Join(dir, "usage.json"), cleanup: func() { _ = os.RemoveAll(dir) }}
 	return f, append(slices.Clip(args), spec.flag, f.path), nil
+}
+
+// flagValue finds "--flag VALUE" or "--flag=VALUE" in args.
+func flagValue(args []string, flag string) (string, bool) {
+	for i, a := range args {
+		if a == flag && i+1 < len(args) {
+			return args[i+1], true
+		}
+		if v, ok := strings.CutPrefix(a, flag+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
 }
 
 // apply adds the file's usage to res when stdout reported none (a later
