@@ -107,8 +107,10 @@ func TestE2EAgent(t *testing.T) {
 	for _, cli := range fakemodel.Agents {
 		t.Run(cli, func(t *testing.T) {
 			// Two at a time on a 2-core machine (go test's default
-			// -parallel is GOMAXPROCS): each CLI is mostly waiting on
-			// Node start-up and the loop's own bookkeeping.
+			// -parallel is GOMAXPROCS): much of each run is the CLI's own
+			// waiting (Qwen Code takes 2-3 s per shell command and ~2 s
+			// to exit, OpenCode ~7 s an iteration), so the seven finish
+			// in about 35 s rather than 60.
 			t.Parallel()
 			testAgentLoop(t, cli, agentBinary(t, dir, cli))
 		})
