@@ -402,23 +402,17 @@ func TestEventsFollowAnEndedRunReturns(t *testing.T) {
 	assert.Equal(t, []string{"loop.started", "loop.terminate"}, jsonTopics(t, r.stdout))
 }
 
-// maxRSS runs ralph with args in dir and returns its peak resident memory.
-func maxRSS(t testing.TB, dir string, stdout io.Writer, args ...string) int64 {
-	t.Helper()
-	return runMeasured(t, dir, stdout, ralphBin, args...)
-}
-
 // runMeasured runs a program to completion and returns its peak resident
-// memory.
+// memory; exact is false when that figure is only an upper bound.
 //
 // The kernel's figure for a child (ru_maxrss from wait4) is not enough on
 // its own: Go starts children with vfork, so until exec the child shares
 // this test process's memory, and exec folds that memory's peak into the
 // child's ru_maxrss. Every child would then seem to use at least what the
-// test process does. GNU time forks a fresh, small process for the program
-// and reports that one's peak, so it is used when it is installed; without
-// it the inflated figure is still an upper bound.
-func runMeasured(t testing.TB, dir string, stdout io.Writer, name string, args ...string) int64 {
+// test process does (a lot, under -race). GNU time forks a fresh, small
+// process for the program and reports that one's peak, so it is used when
+// it is installed.
+func runMeasured(t testing.TB, dir string, stdout io.Writer, name string, args ...string) (rss int64, exact bool) {
 	t.Helper()
 	report := filepath.Join(t.TempDir(), "maxrss")
 	timeBin, err := exec.LookPath("/usr/bin/time")
@@ -435,31 +429,34 @@ func runMeasured(t testing.TB, dir string, stdout io.Writer, name string, args .
 	}
 	if data, err := os.ReadFile(report); err == nil {
 		if kb, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64); err == nil {
-			return kb * 1024
+			return kb * 1024, true
 		}
 	}
-	return cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss * 1024 // kilobytes on Linux
+	return cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss * 1024, false // kilobytes on Linux
 }
 
 // TestEventsMemoryStaysFlat lists a log several times larger than the
 // memory ralph may use: it must stream.
 func TestEventsMemoryStaysFlat(t *testing.T) {
 	if testing.Short() {
-		t.Skip("writes a 60 MB log")
+		t.Skip("writes a 53 MB log")
 	}
 	dir := t.TempDir()
 	size := writeBigLog(t, dir, 300_000)
-	const limit = 24 << 20 // the log is 53 MB
+	const limit = 32 << 20 // well under the log's size; ralph needs about 16 MB
 	for _, args := range [][]string{
 		{"events", "--topic", "build.done", "--json"},
 		{"events"},
 		{"events", "--hat", "reviewer", "--last", "1000"},
 	} {
 		var out countingWriter
-		rss := maxRSS(t, dir, &out, args...)
+		rss, exact := runMeasured(t, dir, &out, ralphBin, args...)
 		t.Logf("ralph %s: %d lines out, peak RSS %.1f MB on a %.1f MB log", strings.Join(args, " "), out.lines, float64(rss)/(1<<20), float64(size)/(1<<20))
-		assert.Less(t, rss, int64(limit), "ralph %v holds %d MB", args, rss>>20)
 		assert.Positive(t, out.lines)
+		if !exact {
+			t.Skip("GNU time (/usr/bin/time) is not installed: a child's own peak memory cannot be told from this process's")
+		}
+		assert.Less(t, rss, int64(limit), "ralph %v holds %d MB", args, rss>>20)
 	}
 }
 
