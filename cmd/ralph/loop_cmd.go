@@ -113,12 +113,16 @@ type plainReporter struct{ *textReporter }
 
 func (plainReporter) Close(error) {}
 
-// The reporters for SPEC mode report checked boxes and a stuck run too.
+// The reporters for SPEC mode report checked boxes and a stuck run too; the
+// engine finds TaskComplete through engine.TaskReporter.
 var (
-	_ specReporter = (*textReporter)(nil)
-	_ specReporter = (*ttyReporter)(nil)
-	_ specReporter = (*headlessReporter)(nil)
-	_ io.Writer    = (*liveScreen)(nil)
+	_ specReporter        = plainReporter{}
+	_ specReporter        = (*ttyReporter)(nil)
+	_ specReporter        = (*headlessReporter)(nil)
+	_ engine.TaskReporter = plainReporter{}
+	_ engine.TaskReporter = (*ttyReporter)(nil)
+	_ engine.TaskReporter = (*headlessReporter)(nil)
+	_ io.Writer           = (*liveScreen)(nil)
 )
 
 // specReporter is what SPEC mode tells a reporter beyond engine.Reporter:
