@@ -239,8 +239,8 @@ func TestOrchestratorCollectionRuns(t *testing.T) {
 	r := w.ralph("validate", "-H", "feature.yml")
 	require.Equal(t, 0, r.code, r.stderr)
 	warning := "ralph: warning: " + w.dir + "/feature.yml: ignoring keys ralph does not implement: " +
-		"event_loop.checkpoint_interval (line 7), core (line 8), hats.builder.extra_instructions (line 23)\n"
-	assert.Equal(t, warning+"ralph: warning: "+w.dir+`/feature.yml:25: hat "validator" publishes "validation.passed", but no hat triggers on it: the coordinator would take it (hint: add validation.passed to the triggers of the hat that should act on it, or remove it from validator's publishes)`+"\n", r.stderr)
+		"event_loop.checkpoint_interval (line 7), core (line 8), hats.builder.extra_instructions (line 22)\n"
+	assert.Equal(t, warning+"ralph: warning: "+w.dir+`/feature.yml:23: hat "validator" publishes "validation.passed", but no hat triggers on it: the coordinator would take it (hint: add validation.passed to the triggers of the hat that should act on it, or remove it from validator's publishes)`+"\n", r.stderr)
 
 	r = w.ralph("loop", "-H", "feature.yml")
 
