@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -75,4 +76,13 @@ func TestHatsUnknownCollection(t *testing.T) {
 	assert.Equal(t, 3, r.code)
 	assert.Contains(t, r.stderr, `no preset called "tdd2"`)
 	assert.Contains(t, r.stderr, "ralph: hint: name a preset (solo, code-assist, tdd, debug, review, research, spec-driven) or a file with hats:")
+}
+
+// The README shows the same graph.
+func TestReadmeShowsTheCodeAssistGraph(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	golden, err := os.ReadFile("testdata/hats/code-assist.mermaid.golden")
+	require.NoError(t, err)
+	assert.Contains(t, string(readme), "```mermaid\n"+string(golden)+"```\n")
 }
