@@ -143,6 +143,11 @@ func (c *hatsShowCmd) Run(g *globals) error {
 // showTriggers lists each trigger with the hand-offs that arrive on it.
 func (t *topology) showTriggers(w io.Writer, h hats.Hat) {
 	fmt.Fprintln(w, "\ntriggers:")
+	if h.ID == hats.CoordinatorID {
+		fmt.Fprintf(w, "  %-24s <- ralph, when nothing else is pending\n", hats.ReservedResumeTopic)
+		fmt.Fprintf(w, "  %-24s <- any hat, for a topic no hat triggers on\n", "(anything else)")
+		return
+	}
 	for _, trig := range h.Triggers {
 		var from []string
 		for _, e := range t.graph.Edges {

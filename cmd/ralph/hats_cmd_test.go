@@ -86,3 +86,11 @@ func TestReadmeShowsTheCodeAssistGraph(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(readme), "```mermaid\n"+string(golden)+"```\n")
 }
+
+func TestHatsShowCoordinator(t *testing.T) {
+	r := newWorkspace(t).ralph("hats", "show", "ralph", "-H", "solo")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "triggers:\n  task.resume              <- ralph, when nothing else is pending\n"+
+		"  (anything else)          <- any hat, for a topic no hat triggers on\n")
+	assert.Contains(t, r.stdout, "publishes:\n  anything; ralph offers it every exact trigger and the completion topic\n")
+}
