@@ -270,6 +270,7 @@ func (e *Engine) collecting() (State, error) {
 	if err := e.append(lines...); err != nil {
 		return "", err
 	}
+	it.Outcome = outcome
 	e.opts.Reporter.IterationFinished(it, res)
 	switch {
 	case e.ending != nil:
@@ -373,6 +374,9 @@ func (e *Engine) terminating() (State, error) {
 	}
 	if err := e.saveAs(StateDone); err != nil {
 		return "", err
+	}
+	if sr, ok := e.opts.Reporter.(StuckReporter); ok && t.Reason == ReasonStuck {
+		sr.Stuck(t.Message, st.NoProgress)
 	}
 	sum := e.summary()
 	e.writeSummary(sum)

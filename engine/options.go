@@ -136,6 +136,12 @@ type RunInfo struct {
 	Hats       []string
 	EventsFile string
 	MaxIter    int
+	// On resume, what the run had done before: iterations, cost, tokens
+	// and commits, so a display can carry on from there.
+	Iterations int
+	CostUSD    float64
+	Usage      events.Usage
+	Commits    int
 }
 
 // IterationInfo identifies an iteration.
@@ -147,4 +153,13 @@ type IterationInfo struct {
 	Confirming bool
 	Prompt     string
 	Started    time.Time
+	// Outcome is set for IterationFinished: success, failure,
+	// rate_limited or interrupted.
+	Outcome string
+}
+
+// StuckReporter is a Reporter that wants to hear, before LoopFinished, that
+// the run is ending because it made no progress.
+type StuckReporter interface {
+	Stuck(reason string, withoutProgress int)
 }

@@ -342,8 +342,9 @@ func (e *Engine) runInfo(resumed bool) RunInfo {
 	for _, h := range e.opts.Hats.Hats() {
 		ids = append(ids, h.ID)
 	}
-	return RunInfo{RunID: e.st.RunID, Resumed: resumed, Objective: e.opts.Objective, Source: e.opts.Source,
-		Config: e.opts.Config, Hats: ids, EventsFile: e.st.EventsFile, MaxIter: e.opts.Settings.MaxIterations}
+	return RunInfo{RunID: e.st.RunID, Resumed: resumed, Objective: e.objective(), Source: e.opts.Source,
+		Config: e.opts.Config, Hats: ids, EventsFile: e.st.EventsFile, MaxIter: e.opts.Settings.MaxIterations,
+		Iterations: e.st.Iteration, CostUSD: e.st.CostUSD, Usage: e.st.Usage, Commits: e.st.Commits}
 }
 
 func newRunID(now time.Time) string {

@@ -25,6 +25,7 @@ type Summary struct {
 	Accepted    int
 	Rejected    int
 	Malformed   int
+	Commits     int
 	EventsFile  string
 	Workspace   string
 }
@@ -36,7 +37,7 @@ func (e *Engine) summary() Summary {
 	}
 	sum := Summary{RunID: st.RunID, Iterations: st.Iteration, Runtime: st.Runtime(e.now()),
 		CostUSD: st.CostUSD, Usage: st.Usage, Activations: st.Activations, Accepted: st.Accepted,
-		Rejected: st.Rejected, Malformed: st.MalformedTotal, EventsFile: st.EventsFile, Workspace: e.opts.Workspace}
+		Rejected: st.Rejected, Malformed: st.MalformedTotal, Commits: st.Commits, EventsFile: st.EventsFile, Workspace: e.opts.Workspace}
 	if t := st.Terminated; t != nil {
 		sum.Reason, sum.ExitCode, sum.Message = t.Reason, t.ExitCode, t.Message
 	}
@@ -55,7 +56,7 @@ func (s Summary) Paragraph() string {
 	if hats := s.hatList(); hats != "" {
 		fmt.Fprintf(&b, "; hats: %s", hats)
 	}
-	fmt.Fprintf(&b, "; events accepted %d, rejected %d", s.Accepted, s.Rejected)
+	fmt.Fprintf(&b, "; events accepted %d, rejected %d; commits %d", s.Accepted, s.Rejected, s.Commits)
 	if s.Malformed > 0 {
 		fmt.Fprintf(&b, ", malformed lines %d", s.Malformed)
 	}
@@ -93,6 +94,7 @@ func (s Summary) Markdown() string {
 	fmt.Fprintf(&b, "| tokens | %d in, %d out |\n| cost | $%.4f |\n", s.Usage.InputTokens, s.Usage.OutputTokens, s.CostUSD)
 	fmt.Fprintf(&b, "| hat activations | %s |\n", s.hatList())
 	fmt.Fprintf(&b, "| events | %d accepted, %d rejected, %d malformed |\n", s.Accepted, s.Rejected, s.Malformed)
+	fmt.Fprintf(&b, "| commits | %d |\n", s.Commits)
 	fmt.Fprintf(&b, "| event log | `%s` |\n\n", s.EventsFile)
 	b.WriteString("Inspect: `ralph events`")
 	if s.Reason.Resumable() {

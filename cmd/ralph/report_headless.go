@@ -308,7 +308,10 @@ func splitReason(reason string) (code, detail string) {
 }
 
 // outcomeOf names an iteration's result the way iteration.finished does.
-func outcomeOf(res events.AgentResult) string {
+func outcomeOf(it engine.IterationInfo, res events.AgentResult) string {
+	if it.Outcome != "" {
+		return it.Outcome
+	}
 	switch {
 	case res.Failure == events.FailureRateLimit:
 		return engine.OutcomeRateLimited
@@ -322,7 +325,7 @@ func (r *headlessReporter) IterationFinished(it engine.IterationInfo, res events
 	r.emit("iteration_done", headIterationDone{N: it.N, Hat: it.Hat.ID, DurationMS: res.Duration.Milliseconds(),
 		Tokens: tokensOf(res.Usage), Cost: res.CostUSD,
 		Stats:   headStats{Reads: res.Tools.Read, Writes: res.Tools.Write, Shell: res.Tools.Shell, Other: res.Tools.Other},
-		Outcome: outcomeOf(res), Failure: res.Failure, Message: res.FailureMessage, ExitCode: res.ExitCode})
+		Outcome: outcomeOf(it, res), Failure: res.Failure, Message: res.FailureMessage, ExitCode: res.ExitCode})
 	if r.verbose {
 		r.human.IterationFinished(it, res)
 	}
@@ -390,7 +393,7 @@ func (r *headlessReporter) LoopFinished(sum engine.Summary) {
 		r.stuckSent = true
 		r.emitLocked("stuck", headStuck{Reason: sum.Message, IterationsWithoutProgress: r.stuckThreshold})
 	}
-	c := completeOf(sum, r.commits)
+	c := completeOf(sum, max(r.commits, sum.Commits))
 	if sum.Reason == engine.ReasonFatal {
 		r.fatal = &c
 	} else if !r.ended {

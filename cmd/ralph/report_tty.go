@@ -162,7 +162,7 @@ func (r *ttyReporter) IterationFinished(it engine.IterationInfo, res events.Agen
 		s.doneCost += res.CostUSD
 		s.doneTools = addTools(s.doneTools, res.Tools)
 		s.liveUsage, s.liveCost, s.liveTools = events.Usage{}, 0, events.ToolCounts{}
-		s.phase, s.phaseSince, s.lastOutcome = phaseBetween, r.now(), outcomeOf(res)
+		s.phase, s.phaseSince, s.lastOutcome = phaseBetween, r.now(), outcomeOf(it, res)
 	})
 	r.text.IterationFinished(it, res)
 }
