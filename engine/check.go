@@ -19,7 +19,23 @@ func (e *Engine) checking(ctx context.Context) (State, error) {
 		e.ending = e.terminate(ReasonInterrupted, "interrupted during the cooldown")
 		return StateTerminating, nil
 	}
+	if err := e.awaitRateLimit(ctx); err != nil {
+		e.ending = e.terminate(ReasonInterrupted, "interrupted while waiting for a rate limit to lift")
+		return StateTerminating, nil
+	}
 	return StateSelecting, nil
+}
+
+// awaitRateLimit waits out a rate limit recorded in the log that has not
+// lifted yet: a run resumed in the middle of a wait must not spend an agent
+// call on a limit it already knows about.
+func (e *Engine) awaitRateLimit(ctx context.Context) error {
+	wait := e.st.RateLimitedUntil.Sub(e.now())
+	if e.st.RateLimitedUntil.IsZero() || wait <= 0 {
+		return nil
+	}
+	e.opts.Reporter.RateLimited(e.iter, wait)
+	return sleep(ctx, wait)
 }
 
 func (e *Engine) termination(ctx context.Context) *Termination {

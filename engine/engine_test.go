@@ -440,3 +440,40 @@ func countTopic(recs []events.Record, topic string, about ...string) int {
 func countDecisions(recs []events.Record, topic string) int {
 	return countTopic(recs, TopicEventRouted, topic) + countTopic(recs, TopicEventRejected, topic)
 }
+
+func TestResumeWaitsOutARecordedRateLimit(t *testing.T) {
+	dir := t.TempDir()
+	clock := &stepClock{now: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
+	ctx, cancel := context.WithCancel(t.Context())
+	limited := events.AgentResult{ExitCode: 1, Failure: events.FailureRateLimit, FailureMessage: "usage limit",
+		RateLimitResetAt: clock.Now().Add(time.Hour)}
+	b := &fakeBackend{turns: []turn{{result: limited, onStart: func() {}}}}
+	reporter := &waitRecorder{onWait: cancel}
+	out, err := newTestEngine(t, dir, b, settings(), func(o *Options) { o.Now = clock.Now; o.Reporter = reporter }).Run(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, ReasonInterrupted, out.Reason, "interrupted during the wait")
+
+	// Resumed before the reset: ralph waits again before calling the agent.
+	ctx2, cancel2 := context.WithCancel(t.Context())
+	b2 := happy()
+	reporter2 := &waitRecorder{onWait: cancel2}
+	out, err = newTestEngine(t, dir, b2, settings(), func(o *Options) {
+		o.Now, o.Reporter, o.Resume = clock.Now, reporter2, true
+	}).Run(ctx2)
+	require.NoError(t, err)
+	assert.Equal(t, ReasonInterrupted, out.Reason)
+	assert.Empty(t, b2.hats, "no agent call while the recorded limit holds")
+	require.Len(t, reporter2.waits, 1)
+	assert.InDelta(t, time.Hour.Seconds(), reporter2.waits[0].Seconds(), 2)
+}
+
+type waitRecorder struct {
+	nopReporter
+	waits  []time.Duration
+	onWait func()
+}
+
+func (w *waitRecorder) RateLimited(_ IterationInfo, d time.Duration) {
+	w.waits = append(w.waits, d)
+	w.onWait()
+}

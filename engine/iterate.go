@@ -356,6 +356,8 @@ func (e *Engine) waiting(ctx context.Context) (State, error) {
 		e.ending = e.terminate(ReasonInterrupted, "interrupted while waiting for a rate limit to lift")
 		return StateTerminating, nil
 	}
+	// The wait is over even if the clock says a moment is left.
+	e.st.RateLimitedUntil = time.Time{}
 	return StateChecking, nil
 }
 

@@ -39,6 +39,9 @@ func (e *LockHeldError) Error() string {
 
 // Hint tells the user what to do about it.
 func (e *LockHeldError) Hint() string {
+	if e.Holder.PID == 0 {
+		return "wait for it to finish (ralph loop --wait), or stop it with `ralph stop`"
+	}
 	return fmt.Sprintf("wait for it to finish (ralph loop --wait), or stop it with `ralph stop` or `kill %d`", e.Holder.PID)
 }
 
@@ -74,8 +77,7 @@ func AcquireLock(ctx context.Context, path string, info LockInfo, wait bool) (*L
 		}
 	}
 	if !locked {
-		holder, _ := ReadLockInfo(path)
-		return nil, &LockHeldError{Path: path, Holder: holder}
+		return nil, &LockHeldError{Path: path, Holder: holderInfo(ctx, path)}
 	}
 	l := &Lock{fl: fl, path: path}
 	if prev, err := ReadLockInfo(path); err == nil && prev.PID != 0 && prev.PID != os.Getpid() {
@@ -118,6 +120,24 @@ func (l *Lock) Update(info LockInfo) error { return l.write(info) }
 func (l *Lock) Release() error {
 	_ = os.Truncate(l.path, 0)
 	return l.fl.Unlock()
+}
+
+// holderInfo reads who holds the lock. The holder writes its details just
+// after it takes the lock, so a refusal that lands in between waits a
+// moment for them rather than report an unknown holder.
+func holderInfo(ctx context.Context, path string) LockInfo {
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		info, err := ReadLockInfo(path)
+		if (err == nil && info.PID != 0) || time.Now().After(deadline) {
+			return info
+		}
+		select {
+		case <-ctx.Done():
+			return info
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // ReadLockInfo reads the holder information from a lock file.

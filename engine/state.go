@@ -115,6 +115,10 @@ type RunState struct {
 	NoProgress int      `json:"no_progress"`
 	Tried      []string `json:"tried,omitempty"`
 
+	// RateLimitedUntil is when the last rate limit lifts; an iteration
+	// that ends clears it. A run resumed before then waits first.
+	RateLimitedUntil time.Time `json:"rate_limited_until,omitempty"`
+
 	// Confirming holds the completion claim a confirmation iteration checks.
 	Confirming *string `json:"confirming,omitempty"`
 	Completed  bool    `json:"completed,omitempty"`
@@ -224,6 +228,10 @@ func (s *RunState) applyBookkeeping(rec events.Record) {
 		if r.Reason == "exhausted" && !slices.Contains(s.Exhausted, r.Hat) {
 			s.Exhausted = append(s.Exhausted, r.Hat)
 		}
+	case TopicRateLimited:
+		var r rateLimitedRecord
+		decode(ev, &r)
+		s.RateLimitedUntil = ev.TS.Add(time.Duration(r.WaitMS) * time.Millisecond)
 	case TopicCommit:
 		s.Commits++
 	case TopicTaskComplete:
@@ -269,6 +277,9 @@ func (s *RunState) closeSegment() {
 func (s *RunState) finishIteration(r iterationFinishedRecord) {
 	running := s.Running
 	s.Running = nil
+	if r.Outcome != OutcomeRateLimited && r.Outcome != OutcomeInterrupted {
+		s.RateLimitedUntil = time.Time{}
+	}
 	s.Usage = s.Usage.Add(r.Usage)
 	s.CostUSD += r.CostUSD
 	switch r.Outcome {
