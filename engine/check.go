@@ -43,6 +43,8 @@ func (e *Engine) termination(ctx context.Context) *Termination {
 	switch {
 	case st.Completed:
 		return e.terminate(ReasonCompleted, "the completion topic "+s.CompletionTopic+" was accepted")
+	case s.SpecFile != "" && e.specDone():
+		return e.terminate(ReasonCompleted, "every box of "+s.SpecFile+" is checked")
 	case st.Cancelled:
 		return e.terminate(ReasonCancelled, "the cancellation topic "+s.CancellationTopic+" was published")
 	case ctx.Err() != nil:

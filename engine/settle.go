@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ralph-loop/ralph/engine/checklist"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
 )
@@ -124,6 +125,13 @@ func (e *Engine) decideCompletion(ctx context.Context, b *batch, u UndecidedEven
 		b.add(ralphEvent(TopicTaskResume, fmt.Sprintf(
 			"Completion was claimed, but these required events have not been published yet: %s. "+
 				"Do the work that produces them before claiming completion again.", strings.Join(missing, ", "))))
+		return
+	}
+	if e.specPath() != "" && !e.specDone() {
+		done, total := checklist.Counts(e.specItems())
+		e.reject(b, u, rejectCriteriaFailed, fmt.Sprintf("%d of %d boxes of the spec are still open", total-done, total))
+		b.add(ralphEvent(TopicTaskResume, fmt.Sprintf("Completion was claimed, but %d of %d boxes of %s are still open. "+
+			"The run ends when every box is checked.", total-done, total, e.opts.Settings.SpecFile)))
 		return
 	}
 	if specs := e.opts.Settings.AcceptanceCriteria; len(specs) > 0 {

@@ -179,6 +179,17 @@ func TestSpecMode(t *testing.T) {
 		assert.Equal(t, 3, out.Iterations)
 		assert.Equal(t, 3, countTopic(readLog(t, dir), TopicTaskComplete))
 	})
+	t.Run("a claim with open boxes is rejected", func(t *testing.T) {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "SPEC.md"), []byte(spec), 0o644))
+		s := settings()
+		s.SpecFile, s.MaxIterations = "SPEC.md", 2
+		b := &fakeBackend{turns: []turn{{text: tagged("LOOP_COMPLETE", "all done")}}}
+		out, err := newTestEngine(t, dir, b, s).Run(t.Context())
+		require.NoError(t, err)
+		assert.Equal(t, ReasonMaxIterations, out.Reason)
+		assert.Contains(t, b.prompts[1], "3 of 3 boxes of SPEC.md are still open")
+	})
 	t.Run("no box checked is stuck", func(t *testing.T) {
 		dir := t.TempDir()
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "SPEC.md"), []byte(spec), 0o644))

@@ -11,18 +11,22 @@ import (
 )
 
 type loopCmd struct {
-	Config        []string `short:"c" placeholder:"FILE" help:"Config file (default ./ralph.yml). Repeat to merge: later files win."`
-	Hats          string   `short:"H" placeholder:"FILE|NAME" help:"Hat collection laid over the config: a preset name (ralph init --list) or a file with hats: and optionally event_loop:."`
-	Prompt        string   `short:"p" placeholder:"TEXT" xor:"objective" help:"The objective, overriding event_loop.prompt."`
-	PromptFile    string   `short:"P" placeholder:"FILE" xor:"objective" help:"Read the objective from FILE."`
-	Backend       string   `placeholder:"NAME" help:"Agent backend, overriding cli.backend (claude, codex, gemini, opencode, pi, qwen, copilot, command, …)."`
-	MaxIterations int      `placeholder:"N" help:"Stop after N iterations, overriding event_loop.max_iterations."`
-	Resume        bool     `xor:"mode" help:"Continue the run in .ralph/ where it stopped."`
-	Fresh         bool     `xor:"mode" help:"Archive an unfinished run and start a new one."`
-	Wait          bool     `help:"If another loop holds this workspace, wait for it instead of failing."`
-	Headless      bool     `help:"Print one JSON event per line on stdout (started, iteration, tool, commit, event, iteration_done, complete, failed, …) for programs; people get warnings and the summary on stderr."`
-	Quiet         bool     `short:"q" xor:"verbosity" help:"Do not show the agent's own text, only what ralph does."`
-	Verbose       bool     `short:"v" xor:"verbosity" help:"Also show each prompt (with --headless: the progress lines on stderr)."`
+	Config         []string `short:"c" placeholder:"FILE" help:"Config file (default ./ralph.yml). Repeat to merge: later files win."`
+	Hats           string   `short:"H" placeholder:"FILE|NAME" help:"Hat collection laid over the config: a preset name (ralph init --list) or a file with hats: and optionally event_loop:."`
+	Prompt         string   `short:"p" placeholder:"TEXT" xor:"objective" help:"The objective, overriding event_loop.prompt."`
+	PromptFile     string   `short:"P" placeholder:"FILE" xor:"objective" help:"Read the objective from FILE."`
+	Backend        string   `placeholder:"NAME" help:"Agent backend, overriding cli.backend (claude, codex, gemini, opencode, pi, qwen, copilot, command, …)."`
+	MaxIterations  int      `placeholder:"N" help:"Stop after N iterations, overriding event_loop.max_iterations."`
+	Spec           string   `placeholder:"FILE" help:"Work through the checkboxes of FILE (SPEC mode; SPEC.md is used by itself when the config has no hats and no objective)."`
+	N              int      `short:"n" name:"n" placeholder:"N" help:"SPEC mode: run N iterations (default 1)."`
+	All            bool     `help:"SPEC mode: run until every box is checked (at most 100 iterations)."`
+	StuckThreshold int      `placeholder:"N" help:"End as stuck after N iterations without progress (in SPEC mode: without a newly checked box); default 3."`
+	Resume         bool     `xor:"mode" help:"Continue the run in .ralph/ where it stopped."`
+	Fresh          bool     `xor:"mode" help:"Archive an unfinished run and start a new one."`
+	Wait           bool     `help:"If another loop holds this workspace, wait for it instead of failing."`
+	Headless       bool     `help:"Print one JSON event per line on stdout (started, iteration, tool, commit, event, iteration_done, complete, failed, …) for programs; people get warnings and the summary on stderr."`
+	Quiet          bool     `short:"q" xor:"verbosity" help:"Do not show the agent's own text, only what ralph does."`
+	Verbose        bool     `short:"v" xor:"verbosity" help:"Also show each prompt (with --headless: the progress lines on stderr)."`
 }
 
 func (loopCmd) Help() string {
@@ -45,6 +49,8 @@ Examples:
   ralph loop --resume                 # after Ctrl-C, a crash or a reboot
   ralph loop --fresh                  # archive the unfinished run, start over
   ralph run --headless | jq -c 'select(.event == "commit")'
+  ralph run --all                     # SPEC mode: work through SPEC.md's boxes
+  ralph run --spec TODO.md -n 5 --backend codex --stuck-threshold 2
 
 On a terminal a status panel stays at the bottom of the screen (iteration,
 hat, elapsed time, cost, tokens, tool counts, last commit, last event) below
@@ -138,5 +144,6 @@ func (c *loopCmd) prepare(g *globals) (*loopSetup, error) {
 	return prepareLoop(g, loopInputs{
 		configs: c.Config, hats: c.Hats, prompt: c.Prompt, promptFile: c.PromptFile,
 		backend: c.Backend, maxIterations: c.MaxIterations, resume: c.Resume,
+		spec: specInputs{file: c.Spec, n: c.N, all: c.All, stuckThreshold: c.StuckThreshold},
 	})
 }

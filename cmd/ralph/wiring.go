@@ -27,6 +27,7 @@ type loopInputs struct {
 	backend       string
 	maxIterations int
 	resume        bool
+	spec          specInputs
 }
 
 // loopSetup is a loaded configuration turned into what the engine needs.
@@ -39,23 +40,35 @@ type loopSetup struct {
 	backend    *backends.Backend
 	perHat     map[string]engine.Backend
 	ralphBin   string
+	specFile   string // SPEC mode: the checklist the run works through
 }
 
 func prepareLoop(g *globals, in loopInputs) (*loopSetup, error) {
-	cfg, path, err := loadConfigWith(g.Dir, in.configs, in.hats)
+	cfg, path, err := loadConfigOrDefault(g.Dir, in)
 	if err != nil {
 		return nil, err
 	}
 	for _, w := range cfg.Warnings {
 		fmt.Fprintf(g.stderr, "ralph: warning: %s\n", w)
 	}
+	s := &loopSetup{cfg: cfg, configPath: path}
+	s.objective, s.source, err = cfg.Objective(g.Dir, in.prompt, in.promptFile)
+	spec, specErr := specFile(g.Dir, in, cfg, err)
+	switch {
+	case specErr != nil:
+		return nil, specErr
+	case spec != "":
+		if err := s.applySpec(spec, in.spec); err != nil {
+			return nil, err
+		}
+	case err != nil && !in.resume:
+		return nil, err
+	}
 	if in.maxIterations > 0 {
 		cfg.EventLoop.MaxIterations = in.maxIterations
 	}
-	s := &loopSetup{cfg: cfg, configPath: path}
-	s.objective, s.source, err = cfg.Objective(g.Dir, in.prompt, in.promptFile)
-	if err != nil && !in.resume {
-		return nil, err
+	if in.spec.stuckThreshold > 0 {
+		cfg.EventLoop.StuckThreshold = in.spec.stuckThreshold
 	}
 	if s.registry, err = hats.NewRegistry(cfg.HatList(), hats.WithCompletionTopic(cfg.EventLoop.CompletionPromise)); err != nil {
 		return nil, withHint(err, "fix the hats: section of "+path)
@@ -177,6 +190,7 @@ func (s *loopSetup) options(g *globals, log *slog.Logger, rep engine.Reporter, c
 			Gates:                  gates(s.cfg),
 			StuckThreshold:         el.StuckThreshold,
 			MemoriesBudget:         memoriesBudget(s.cfg.Memories),
+			SpecFile:               s.specFile,
 		},
 		Repo:      gitRepo{criteria.Git{Dir: g.Dir}},
 		Hats:      s.registry,

@@ -24,6 +24,7 @@
 //
 //	write    {"path": "content"}   create or replace files
 //	append   {"path": "content"}   append to files
+//	replace  {"path": ["old", "new"]}  replace the first old with new in files
 //	emit     [{"topic", "payload", "target", "json"}]  via `$RALPH_BIN emit`
 //	raw      ["line", …]           appended as-is to $RALPH_EVENTS_FILE
 //	print_file "path"              the file's contents printed on stdout, with
@@ -71,20 +72,21 @@ type emit struct {
 }
 
 type step struct {
-	Write         map[string]string `json:"write"`
-	Append        map[string]string `json:"append"`
-	Emit          []emit            `json:"emit"`
-	Raw           []string          `json:"raw"`
-	PrintFile     string            `json:"print_file"`
-	Say           string            `json:"say"`
-	Stderr        string            `json:"stderr"`
-	SleepMS       int               `json:"sleep_ms"`
-	Exit          int               `json:"exit"`
-	IgnoreSIGTERM bool              `json:"ignore_sigterm"`
-	SpawnChild    bool              `json:"spawn_child"`
-	WhenFile      map[string]string `json:"when_file"`
-	WhenLines     map[string]int    `json:"when_lines"`
-	Else          *step             `json:"else"`
+	Write         map[string]string   `json:"write"`
+	Append        map[string]string   `json:"append"`
+	Replace       map[string][]string `json:"replace"`
+	Emit          []emit              `json:"emit"`
+	Raw           []string            `json:"raw"`
+	PrintFile     string              `json:"print_file"`
+	Say           string              `json:"say"`
+	Stderr        string              `json:"stderr"`
+	SleepMS       int                 `json:"sleep_ms"`
+	Exit          int                 `json:"exit"`
+	IgnoreSIGTERM bool                `json:"ignore_sigterm"`
+	SpawnChild    bool                `json:"spawn_child"`
+	WhenFile      map[string]string   `json:"when_file"`
+	WhenLines     map[string]int      `json:"when_lines"`
+	Else          *step               `json:"else"`
 }
 
 type script struct {
@@ -213,6 +215,9 @@ func perform(st step, state, runNo string) error {
 	if err := writeFiles(st.Append, os.O_APPEND); err != nil {
 		return err
 	}
+	if err := replaceInFiles(st.Replace); err != nil {
+		return err
+	}
 	if err := appendRaw(st.Raw); err != nil {
 		return err
 	}
@@ -275,6 +280,22 @@ func writeFiles(files map[string]string, mode int) error {
 			err = cerr
 		}
 		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func replaceInFiles(edits map[string][]string) error {
+	for path, pair := range edits {
+		if len(pair) != 2 {
+			return fmt.Errorf("replace %s: want [old, new]", path)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, []byte(strings.Replace(string(data), pair[0], pair[1], 1)), 0o644); err != nil {
 			return err
 		}
 	}
