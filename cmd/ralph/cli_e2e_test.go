@@ -155,3 +155,21 @@ func TestE2EEmitConcurrentProcesses(t *testing.T) {
 		seen[ev.Payload] = true
 	}
 }
+
+// The ralph.yml example in README.md is a config a user may copy: it must
+// pass ralph validate.
+func TestReadmeExampleConfigValidates(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	require.NoError(t, err)
+	text := string(readme)
+	start := strings.Index(text, "## ralph.yml")
+	require.GreaterOrEqual(t, start, 0)
+	open := strings.Index(text[start:], "```yaml\n")
+	require.GreaterOrEqual(t, open, 0)
+	body := text[start+open+len("```yaml\n"):]
+	body = body[:strings.Index(body, "```")]
+	w := newWorkspace(t)
+	w.write("ralph.yml", body)
+	r := w.ralph("validate")
+	assert.Equal(t, 0, r.code, r.stderr)
+}
