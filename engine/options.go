@@ -117,7 +117,9 @@ type Reporter interface {
 	LoopStarted(run RunInfo)
 	IterationStarted(it IterationInfo)
 	Activity(it IterationInfo, a events.Activity)
-	EventAccepted(ev events.Event, to []string)
+	// EventAccepted: as is "" for a routed event, or claim, completion or
+	// cancellation for the topics that end a run.
+	EventAccepted(ev events.Event, to []string, as string)
 	EventRejected(ev events.Event, reason string)
 	IterationFinished(it IterationInfo, res events.AgentResult)
 	Commit(it IterationInfo, c Commit)

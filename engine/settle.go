@@ -183,7 +183,7 @@ func (e *Engine) accept(b *batch, u UndecidedEvent, to []string, as string) {
 	if as == AsCompletion || as == AsCancellation {
 		b.completed = true
 	}
-	e.opts.Reporter.EventAccepted(u.Event, to)
+	e.opts.Reporter.EventAccepted(u.Event, to, as)
 }
 
 func (e *Engine) reject(b *batch, u UndecidedEvent, reason, detail string) {

@@ -199,15 +199,7 @@ func describeFinished(p viewIterationFinished) string {
 }
 
 func describeRouted(p viewRouted) string {
-	switch p.As {
-	case engine.AsClaim:
-		return p.Topic + " → claim (to be confirmed)"
-	case engine.AsCompletion:
-		return p.Topic + " → completion"
-	case engine.AsCancellation:
-		return p.Topic + " → cancellation"
-	}
-	return routeText(p.Topic, p.To)
+	return routeText(p.Topic, p.To, p.As)
 }
 
 func describeTerminate(p viewTerminate) string {

@@ -59,12 +59,15 @@ type headCommit struct {
 
 // headEvent: an event the agent published was accepted and routed.
 type headEvent struct {
-	Topic     string          `json:"topic"`
-	Hat       string          `json:"hat"`
-	Iteration int             `json:"iteration"`
-	Source    string          `json:"source"`
-	To        []string        `json:"to"`
-	Payload   json.RawMessage `json:"payload"`
+	Topic     string   `json:"topic"`
+	Hat       string   `json:"hat"`
+	Iteration int      `json:"iteration"`
+	Source    string   `json:"source"`
+	To        []string `json:"to"`
+	// As is claim, completion or cancellation for the topics that end a
+	// run, absent for a routed event.
+	As      string          `json:"as,omitempty"`
+	Payload json.RawMessage `json:"payload"`
 }
 
 // headRejected: an event the agent published was not accepted.
@@ -274,7 +277,7 @@ func (r *headlessReporter) Activity(it engine.IterationInfo, a events.Activity) 
 	}
 }
 
-func (r *headlessReporter) EventAccepted(ev events.Event, to []string) {
+func (r *headlessReporter) EventAccepted(ev events.Event, to []string, as string) {
 	if to == nil {
 		to = []string{}
 	}
@@ -283,9 +286,9 @@ func (r *headlessReporter) EventAccepted(ev events.Event, to []string) {
 		payload = json.RawMessage("null")
 	}
 	r.emit("event", headEvent{Topic: ev.Topic, Hat: ev.Hat, Iteration: ev.Iteration, Source: ev.Source,
-		To: to, Payload: payload})
+		To: to, As: as, Payload: payload})
 	if r.verbose {
-		r.human.EventAccepted(ev, to)
+		r.human.EventAccepted(ev, to, as)
 	}
 }
 

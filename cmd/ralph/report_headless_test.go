@@ -88,7 +88,7 @@ func TestHeadlessReporterGolden(t *testing.T) {
 		Usage: events.Usage{InputTokens: 1200, OutputTokens: 300, CacheReadTokens: 5000},
 		Tools: events.ToolCounts{Read: 1, Write: 1, Shell: 1, Other: 1}})
 	r.EventAccepted(events.Event{Topic: "build.done", Payload: events.StringPayload("tests: pass"), Iteration: 1,
-		Hat: "builder", Source: events.SourceAgent}, []string{"reviewer"})
+		Hat: "builder", Source: events.SourceAgent}, []string{"reviewer"}, "")
 	r.EventRejected(events.Event{Topic: "deploy.now", Iteration: 1, Hat: "builder", Source: events.SourceTag},
 		"scope_violation: hat builder may publish build.done only")
 	it2 := testIteration(2, "reviewer")

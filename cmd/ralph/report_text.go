@@ -107,12 +107,21 @@ func toolTarget(a events.Activity) string {
 	return a.ToolName
 }
 
-func (r *textReporter) EventAccepted(ev events.Event, to []string) {
-	r.printf("  event %s", routeText(ev.Topic, to))
+func (r *textReporter) EventAccepted(ev events.Event, to []string, as string) {
+	r.printf("  event %s", routeText(ev.Topic, to, as))
 }
 
-// routeText is "topic → hat, hat", the way every view shows a routing.
-func routeText(topic string, to []string) string {
+// routeText is "topic → hat, hat", the way every view shows a routing, or
+// what a topic that ends the run did.
+func routeText(topic string, to []string, as string) string {
+	switch as {
+	case engine.AsClaim:
+		return topic + ": completion claimed; a fresh agent will check it"
+	case engine.AsCompletion:
+		return topic + ": completion accepted"
+	case engine.AsCancellation:
+		return topic + ": run cancelled"
+	}
 	dest := "coordinator"
 	if len(to) > 0 {
 		dest = strings.Join(to, ", ")

@@ -145,9 +145,9 @@ func (r *ttyReporter) Activity(it engine.IterationInfo, a events.Activity) {
 	r.text.Activity(it, a)
 }
 
-func (r *ttyReporter) EventAccepted(ev events.Event, to []string) {
-	r.update(func(s *panelState) { s.lastEvent = routeText(ev.Topic, to) })
-	r.text.EventAccepted(ev, to)
+func (r *ttyReporter) EventAccepted(ev events.Event, to []string, as string) {
+	r.update(func(s *panelState) { s.lastEvent = routeText(ev.Topic, to, as) })
+	r.text.EventAccepted(ev, to, as)
 }
 
 func (r *ttyReporter) EventRejected(ev events.Event, reason string) {

@@ -108,7 +108,7 @@ func TestTTYReporterFollowsTheRun(t *testing.T) {
 	r.Activity(it, events.Activity{Kind: events.ActivityTool, Tool: events.ToolRead, Path: "a.go"})
 	r.Activity(it, events.Activity{Kind: events.ActivityUsage, Usage: events.Usage{InputTokens: 1500, OutputTokens: 10}, CostUSD: 0.5})
 	r.Commit(it, engine.Commit{Hash: "abcdef0123456789", Subject: "add a"})
-	r.EventAccepted(events.Event{Topic: "build.done"}, []string{"reviewer"})
+	r.EventAccepted(events.Event{Topic: "build.done"}, []string{"reviewer"}, "")
 
 	panel := strings.Join(r.panel(100), "\n")
 	assert.Contains(t, panel, "iteration 1/10 · builder (claude) · working")

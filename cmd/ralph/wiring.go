@@ -73,11 +73,24 @@ func prepareLoop(g *globals, in loopInputs) (*loopSetup, error) {
 	if s.registry, err = hats.NewRegistry(cfg.HatList(), hats.WithCompletionTopic(cfg.EventLoop.CompletionPromise)); err != nil {
 		return nil, withHint(err, "fix the hats: section of "+path)
 	}
+	if s.specFile == "" {
+		warnTopology(g, cfg, s.registry, path)
+	}
 	if err := s.buildBackends(cfg, in.backend); err != nil {
 		return nil, err
 	}
 	s.ralphBin, err = ralphBinary()
 	return s, err
+}
+
+// warnTopology prints what ralph validate finds wrong with the hats'
+// hand-offs, as warnings: a run may still be what the user wants, but a
+// hat nothing reaches is better known before the run spends money.
+func warnTopology(g *globals, cfg *config.Config, reg *hats.Registry, path string) {
+	errs, warnings := topologyProblems(cfg, reg, path)
+	for _, p := range append(errs, warnings...) {
+		fmt.Fprintf(g.stderr, "ralph: warning: %s\n", p.String())
+	}
 }
 
 // loadConfig loads the -c files, or ./ralph.yml when none is given.

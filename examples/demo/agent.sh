@@ -19,15 +19,15 @@ writer)
 	;;
 reviewer)
 	if grep -q "world" greeting.txt; then
-		echo 'The greeting greets the world. <event topic="review.approved">greeting.txt is right</event>'
+		echo 'The greeting greets the world. <event topic="LOOP_COMPLETE">greeting.txt is written and reviewed</event>'
 	else
 		echo '<event topic="write.task">greeting.txt must greet the world</event>'
 	fi
 	;;
 *)
-	# The coordinator: start the work, or claim completion once the review
-	# passed. A confirmation iteration is asked to check the claim afresh.
-	if echo "$prompt" | grep -q "review.approved" || echo "$prompt" | grep -qi "claimed"; then
+	# The coordinator: start the work, or, in the confirmation iteration
+	# that checks the reviewer's claim afresh, confirm it.
+	if echo "$prompt" | grep -qi "claimed"; then
 		if grep -q "world" greeting.txt 2>/dev/null; then
 			echo 'Verified greeting.txt. <event topic="LOOP_COMPLETE">greeting written and reviewed</event>'
 			exit 0
