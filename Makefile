@@ -33,7 +33,7 @@ unit:
 # The end-to-end tests drive the real agent CLIs; RALPH_AGENTS_DIR tells them
 # where `make agents` put them (without it they skip).
 e2e: agents
-	RALPH_AGENTS_DIR=$(AGENTS) $(GO) test -count=1 -run 'E2E|TestAgents' ./...
+	RALPH_AGENTS_DIR=$(AGENTS) $(GO) test -count=1 -run 'E2E|TestAgents' ./cmd/ralph/ ./internal/fakemodel/
 
 test: vet unit e2e
 
