@@ -96,7 +96,7 @@ func (e *Engine) loadPrevious() (*RunState, error) {
 // rebuildFromLog folds the current run's log from its first line. It
 // returns nil when there is no log to rebuild from.
 func (e *Engine) rebuildFromLog(_ *RunState) (*RunState, error) {
-	rel, err := e.currentEventsFile()
+	rel, err := currentEventsFile(e.dir)
 	if err != nil || rel == "" {
 		return nil, err
 	}
@@ -116,17 +116,36 @@ func (e *Engine) rebuildFromLog(_ *RunState) (*RunState, error) {
 	return st, nil
 }
 
-// currentEventsFile is the log named by .ralph/current-events, or else the
-// newest events-*.jsonl, relative to the workspace.
-func (e *Engine) currentEventsFile() (string, error) {
-	data, err := os.ReadFile(filepath.Join(e.dir, CurrentEventsFile))
+// ErrNoLog means a workspace has no event log yet: no run has started.
+var ErrNoLog = errors.New("no event log")
+
+// CurrentLog is the absolute path of the current run's event log in
+// workspace: the one .ralph/current-events names, or else the newest
+// events-*.jsonl. It returns ErrNoLog when there is none.
+func CurrentLog(workspace string) (string, error) {
+	rel, err := currentEventsFile(filepath.Join(workspace, DirName))
+	switch {
+	case err != nil:
+		return "", err
+	case rel == "":
+		return "", ErrNoLog
+	case filepath.IsAbs(rel):
+		return rel, nil
+	}
+	return filepath.Join(workspace, rel), nil
+}
+
+// currentEventsFile is the log named by dir/current-events, or else the
+// newest events-*.jsonl, relative to the workspace; "" when there is none.
+func currentEventsFile(dir string) (string, error) {
+	data, err := os.ReadFile(filepath.Join(dir, CurrentEventsFile))
 	if err == nil && strings.TrimSpace(string(data)) != "" {
 		return strings.TrimSpace(string(data)), nil
 	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("read %s: %w", CurrentEventsFile, err)
 	}
-	logs, _ := filepath.Glob(filepath.Join(e.dir, "events-*.jsonl"))
+	logs, _ := filepath.Glob(filepath.Join(dir, "events-*.jsonl"))
 	if len(logs) == 0 {
 		return "", nil
 	}

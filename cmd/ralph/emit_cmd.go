@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -88,17 +86,10 @@ func (c *emitCmd) logPath(dir string) (string, error) {
 	if env := os.Getenv("RALPH_EVENTS_FILE"); env != "" {
 		return env, nil
 	}
-	data, err := os.ReadFile(filepath.Join(dir, engine.DirName, engine.CurrentEventsFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", withHint(errors.New("no event log to append to: no --file, no $RALPH_EVENTS_FILE, and no .ralph/current-events here"),
+	path, err := engine.CurrentLog(dir)
+	if errors.Is(err, engine.ErrNoLog) {
+		return "", withHint(errors.New("no event log to append to: no --file, no $RALPH_EVENTS_FILE, and no run in "+dir),
 			"run this inside a loop, from the workspace of a run, or pass --file")
 	}
-	if err != nil {
-		return "", fmt.Errorf("read current-events: %w", err)
-	}
-	rel := strings.TrimSpace(string(data))
-	if filepath.IsAbs(rel) {
-		return rel, nil
-	}
-	return filepath.Join(dir, rel), nil
+	return path, err
 }

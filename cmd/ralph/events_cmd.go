@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -196,19 +195,12 @@ func (c *eventsCmd) logPath(dir string) (string, error) {
 	case c.RunID != "":
 		return findRun(dir, c.RunID)
 	}
-	data, err := os.ReadFile(filepath.Join(dir, engine.DirName, engine.CurrentEventsFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", withHint(errors.New("no run here: .ralph/current-events does not exist"),
+	path, err := engine.CurrentLog(dir)
+	if errors.Is(err, engine.ErrNoLog) {
+		return "", withHint(errors.New("no run here: no event log in "+filepath.Join(dir, engine.DirName)),
 			"start one with `ralph loop`, or pass --file or --run")
 	}
-	if err != nil {
-		return "", fmt.Errorf("read current-events: %w", err)
-	}
-	rel := strings.TrimSpace(string(data))
-	if filepath.IsAbs(rel) {
-		return rel, nil
-	}
-	return filepath.Join(dir, rel), nil
+	return path, err
 }
 
 // logPrinter prints a log's matching records, keeping the last N when
