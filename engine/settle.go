@@ -21,6 +21,10 @@ type batch struct {
 	// completed is set when a completion or cancellation was accepted.
 	completed bool
 	notes     []string
+	// reports tell the reporter what was decided, once the batch is
+	// written: a batch abandoned on interrupt is decided again on resume
+	// and must not be reported twice.
+	reports []func()
 }
 
 func (b *batch) add(ev events.Event) { b.lines = append(b.lines, ev) }
@@ -47,6 +51,9 @@ func (e *Engine) settling(ctx context.Context) (State, error) {
 	}
 	if err := e.append(b.lines...); err != nil {
 		return "", err
+	}
+	for _, report := range b.reports {
+		report()
 	}
 	return StateChecking, e.saveAs(StateChecking)
 }
@@ -183,14 +190,14 @@ func (e *Engine) accept(b *batch, u UndecidedEvent, to []string, as string) {
 	if as == AsCompletion || as == AsCancellation {
 		b.completed = true
 	}
-	e.opts.Reporter.EventAccepted(u.Event, to, as)
+	b.reports = append(b.reports, func() { e.opts.Reporter.EventAccepted(u.Event, to, as) })
 }
 
 func (e *Engine) reject(b *batch, u UndecidedEvent, reason, detail string) {
 	b.add(ralphEvent(TopicEventRejected, rejectedRecord{Offset: u.Offset, Topic: u.Event.Topic, Reason: reason, Detail: detail}))
 	b.decided = append(b.decided, u.Event)
 	b.note("Your event %q was rejected (%s): %s", u.Event.Topic, reason, detail)
-	e.opts.Reporter.EventRejected(u.Event, reason+": "+detail)
+	b.reports = append(b.reports, func() { e.opts.Reporter.EventRejected(u.Event, reason+": "+detail) })
 }
 
 // consequences publishes what follows from the last finished iteration, once.

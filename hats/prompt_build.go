@@ -161,7 +161,9 @@ func fenced(s, info string) string {
 
 func publishingText(in PromptInput) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Each iteration is a fresh process that remembers nothing of this one. You hand off by publishing events; anything else the next iteration needs belongs in the workspace or in `%s`.\n\n", scratchpadPath(in))
+	fmt.Fprintf(&b, "Each iteration is a fresh process that remembers nothing of this one. You hand off by publishing events; anything else the next iteration needs belongs in the workspace or in `%s`. "+
+		"A lesson that should outlive this run (a pattern, a decision, a fix) can be saved with `%s memory add \"<what to remember>\" --type pattern|decision|fix|context`.\n\n",
+		scratchpadPath(in), emitCommand(in))
 	b.WriteString(topicsText(in))
 	fmt.Fprintf(&b, "\nTo publish, run:\n\n    %s emit <topic> \"<payload>\"\n\n", emitCommand(in))
 	b.WriteString("If you cannot run commands, end your final message with one tag per event instead, outside any code block:\n\n    <event topic=\"<topic>\">payload</event>\n\n")
