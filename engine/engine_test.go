@@ -132,7 +132,7 @@ func (nopReporter) RateLimited(IterationInfo, time.Duration)            {}
 func (nopReporter) Warn(string)                                         {}
 func (nopReporter) LoopFinished(Summary)                                {}
 
-func twoHats(t *testing.T) *hats.Registry {
+func twoHats(t testing.TB) *hats.Registry {
 	t.Helper()
 	reg, err := hats.NewRegistry([]hats.Hat{
 		{ID: "builder", Name: "Builder", Triggers: []string{"build.task"}, Publishes: []string{"build.done", "build.blocked"}},
