@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/suggest"
 )
 
 // Names of backends that are not CLIs of their own.
@@ -64,7 +65,7 @@ func New(opts Options) (*Backend, error) {
 	if !ok {
 		known := append(Names(), nameAuto, nameCustom)
 		slices.Sort(known)
-		return nil, &UnknownBackendError{Name: opts.Name, Known: known, Suggestion: closest(name, known)}
+		return nil, &UnknownBackendError{Name: opts.Name, Known: known, Suggestion: suggest.Closest(name, known)}
 	}
 	if name == nameCommand && strings.TrimSpace(opts.Command) == "" {
 		return nil, errors.New("backend command needs the program to run; set cli.command")

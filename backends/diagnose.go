@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ralph-loop/ralph/internal/suggest"
 )
 
 // DiagnoseOptions say how to look at one backend; the zero value looks at
@@ -102,7 +104,7 @@ func Diagnose(name string, opts DiagnoseOptions) (Diagnosis, error) {
 func unknownBackend(name string) error {
 	known := append(Names(), nameAuto, nameCustom)
 	slices.Sort(known)
-	return &UnknownBackendError{Name: name, Known: known, Suggestion: closest(strings.ToLower(name), known)}
+	return &UnknownBackendError{Name: name, Known: known, Suggestion: suggest.Closest(name, known)}
 }
 
 // versionEnv is the environment a real run would add (the CLI's own

@@ -50,7 +50,8 @@
 // orphaned children are reparented to ralph and reaped, rather than left to
 // an init that may never reap them (as in many containers). A process that
 // leaves the group (setsid) is out of reach; ralph stops reading its output
-// one second after the group is gone.
+// one second after the group is gone. The group handling itself lives in
+// internal/procgroup, which criteria uses too.
 //
 // # Adding a CLI
 //

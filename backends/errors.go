@@ -45,37 +45,3 @@ func (e *UnknownBackendError) Error() string {
 	fmt.Fprintf(&b, "; known backends: %s", strings.Join(e.Known, ", "))
 	return b.String()
 }
-
-// closest returns the candidate nearest to name by edit distance, or "" when
-// none is within a third of the name's length (at least 1 edit), so that a
-// wild guess gets no suggestion.
-func closest(name string, candidates []string) string {
-	best, bestDist := "", len(name)/3+1
-	for _, c := range candidates {
-		if d := editDistance(name, c); d <= bestDist && (best == "" || d < bestDist) {
-			best, bestDist = c, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/procgroup"
 )
 
 // defaultKillGrace is the time between SIGTERM and SIGKILL when
@@ -57,7 +58,7 @@ type agentProc struct {
 	run     events.AgentRun
 	report  func(events.Activity)
 	cmd     *exec.Cmd
-	group   *procGroup
+	group   *procgroup.Group
 	started time.Time
 
 	// lastOutput is when stdout or stderr last produced bytes, as an
@@ -88,7 +89,6 @@ func runProcess(ctx context.Context, inv invocation, run events.AgentRun, report
 	if err := checkWorkspace(run.Dir); err != nil {
 		return events.AgentResult{}, fmt.Errorf("start %s: %w", inv.backend, err)
 	}
-	becomeSubreaper()
 	p := &agentProc{inv: inv, run: run, report: report}
 	if err := p.start(); err != nil {
 		return events.AgentResult{}, err
@@ -119,7 +119,7 @@ func checkWorkspace(dir string) error {
 // *os.File pipes (rather than io.Writers) means exec.Cmd starts no copying
 // goroutines, so Wait returns as soon as the agent itself exits even if a
 // grandchild still holds the pipes; ralph then stops the rest of the group
-// and bounds the pipe reads itself (ensureGone, drain). And watch knows
+// and bounds the pipe reads itself (EnsureGone, drain). And watch knows
 // which limit fired, which a Cancel func would have to be told.
 func (p *agentProc) start() error {
 	cmd := exec.Command(p.inv.path, p.inv.args...)
@@ -127,14 +127,13 @@ func (p *agentProc) start() error {
 	// Later entries win (exec.Cmd keeps the last of duplicate keys):
 	// ralph's environment, the CLI's, Options.Env, then AgentRun.Env.
 	cmd.Env = slices.Concat(os.Environ(), p.inv.env, p.run.Env)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 
 	childEnds, err := p.openPipes(cmd)
 	if err != nil {
 		return fmt.Errorf("start %s: %w", p.inv.backend, err)
 	}
 	p.started = time.Now()
-	err = cmd.Start()
+	group, err := procgroup.Start(cmd, p.inv.grace)
 	for _, f := range childEnds {
 		f.Close()
 	}
@@ -145,8 +144,7 @@ func (p *agentProc) start() error {
 		}
 		return fmt.Errorf("start %s: %w", p.inv.backend, err)
 	}
-	p.cmd = cmd
-	p.group = &procGroup{pgid: cmd.Process.Pid, grace: p.inv.grace}
+	p.cmd, p.group = cmd, group
 	p.serve()
 	if p.run.Started != nil {
 		p.run.Started(cmd.Process.Pid)
@@ -267,7 +265,7 @@ func (p *agentProc) wait(ctx context.Context) (events.AgentResult, error) {
 	close(exited)
 	<-watched
 
-	groupErr := p.group.ensureGone(p.run.ForceKill)
+	groupErr := p.group.EnsureGone(p.run.ForceKill)
 	p.drain()
 	res := <-p.parsed
 	res.Duration = time.Since(p.started)
@@ -339,7 +337,7 @@ func (p *agentProc) watch(ctx context.Context, exited <-chan struct{}) {
 			}
 			p.reason = stopIdle
 		}
-		p.group.stop(exited, p.run.ForceKill)
+		p.group.Stop(exited, p.run.ForceKill)
 		return
 	}
 }

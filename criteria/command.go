@@ -10,6 +10,8 @@ import (
 	"slices"
 	"syscall"
 	"time"
+
+	"github.com/ralph-loop/ralph/internal/procgroup"
 )
 
 // killGrace is the time a check's process group gets between SIGTERM and
@@ -41,7 +43,6 @@ type cmdResult struct {
 // command leaves running in its group (background jobs) is stopped the same
 // way once it exits, so a check never leaves a process behind.
 func runCommand(ctx context.Context, dir, script string, extraEnv []string) cmdResult {
-	becomeSubreaper()
 	r, w, err := os.Pipe()
 	if err != nil {
 		return cmdResult{exitCode: -1, startErr: fmt.Errorf("create output pipe: %w", err)}
@@ -54,8 +55,7 @@ func runCommand(ctx context.Context, dir, script string, extraEnv []string) cmdR
 	cmd.Dir = dir
 	cmd.Env = slices.Concat(os.Environ(), extraEnv)
 	cmd.Stdout, cmd.Stderr = w, w
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	err = cmd.Start()
+	g, err := procgroup.Start(cmd, killGrace)
 	w.Close()
 	if err != nil {
 		return cmdResult{exitCode: -1, startErr: err}
@@ -68,9 +68,8 @@ func runCommand(ctx context.Context, dir, script string, extraEnv []string) cmdR
 		_, _ = io.Copy(out, r) // ends at EOF, or at the deadline set below
 	}()
 
-	g := procGroup{pgid: cmd.Process.Pid}
-	stopped, waitErr := g.waitLeader(ctx, cmd)
-	leftover := g.ensureGone()
+	stopped, waitErr := g.Wait(ctx)
+	leftover := g.EnsureGone(nil)
 	_ = r.SetReadDeadline(time.Now().Add(pipeGrace))
 	<-drained
 

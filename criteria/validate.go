@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/ralph-loop/ralph/internal/suggest"
 )
 
 // SpecError is a criterion configured wrongly: what is wrong and how to
@@ -80,7 +82,7 @@ func validateType(spec Spec) error {
 
 // unknownHint offers the nearest known type, or lists them all.
 func unknownHint(name string) string {
-	if s := suggest(name, Types()); s != "" {
+	if s := suggest.Closest(name, Types()); s != "" {
 		return fmt.Sprintf("did you mean %q?", s)
 	}
 	return "the types are: " + strings.Join(Types(), ", ")
@@ -199,41 +201,4 @@ func example(typ string) string {
 		return "{type: file_exists, path: hello.txt}"
 	}
 	return fmt.Sprintf("{type: %s, path: hello.txt, text: Hello}", typ)
-}
-
-// suggest is the candidate nearest to word by edit distance, or "" when
-// none is close enough to be what the user meant. Ties go to the earlier
-// candidate.
-func suggest(word string, candidates []string) string {
-	best, bestDist := "", 1+len(word)/4+1
-	lw := strings.ToLower(word)
-	for _, c := range candidates {
-		if d := levenshtein(lw, c); d < bestDist {
-			best, bestDist = c, d
-		}
-	}
-	return best
-}
-
-// levenshtein is the number of single-character insertions, deletions and
-// substitutions that turn a into b.
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

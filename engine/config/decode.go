@@ -7,6 +7,8 @@ import (
 	"unicode"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/ralph-loop/ralph/internal/suggest"
 )
 
 // Decoding walks yaml.Node trees by hand rather than calling Node.Decode
@@ -93,7 +95,7 @@ func (l *loader) unknownKey(k *yaml.Node, path string, known []string) {
 		}
 		candidates = append(candidates, "budget")
 	}
-	if s := suggest(k.Value, candidates); s != "" {
+	if s := suggest.Closest(k.Value, candidates); s != "" {
 		l.problem(k, fmt.Sprintf("rename it to %q, or remove it", s),
 			"unknown key %q %s; did you mean %q?", k.Value, where, s)
 		return

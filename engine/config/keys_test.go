@@ -71,49 +71,6 @@ func TestOrchestratorKeysAreNotImplemented(t *testing.T) {
 	}
 }
 
-func TestSuggest(t *testing.T) {
-	keys := []string{"max_iterations", "max_runtime_seconds", "prompt", "prompt_file"}
-	tests := []struct {
-		word string
-		want string
-	}{
-		{"max_iteration", "max_iterations"},
-		{"max_iterashuns", "max_iterations"},
-		{"MAX_ITERATIONS", "max_iterations"},
-		{"promt", "prompt"},
-		{"prompt_fil", "prompt_file"},
-		{"runtime", ""},
-		{"flavour", ""},
-		{"", ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.word, func(t *testing.T) {
-			assert.Equal(t, tt.want, suggest(tt.word, keys))
-		})
-	}
-}
-
-func TestLevenshtein(t *testing.T) {
-	tests := []struct {
-		a, b string
-		want int
-	}{
-		{"", "", 0},
-		{"abc", "", 3},
-		{"", "abc", 3},
-		{"claude", "claude", 0},
-		{"cladue", "claude", 2},
-		{"kitten", "sitting", 3},
-		{"héllo", "hello", 1},
-	}
-	for _, tt := range tests {
-		t.Run(tt.a+"/"+tt.b, func(t *testing.T) {
-			assert.Equal(t, tt.want, levenshtein(tt.a, tt.b))
-			assert.Equal(t, tt.want, levenshtein(tt.b, tt.a))
-		})
-	}
-}
-
 // Nested aliases that would expand to millions of values stop with a
 // problem instead of exhausting memory.
 func TestAliasBomb(t *testing.T) {

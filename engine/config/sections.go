@@ -9,6 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/ralph-loop/ralph/hats"
+	"github.com/ralph-loop/ralph/internal/suggest"
 )
 
 // decode fills c from the merged tree. Sections are decoded in a fixed
@@ -171,7 +172,7 @@ func (l *loader) backendName(n *yaml.Node, path, name string) string {
 		return name
 	}
 	hint := "use one of: " + strings.Join(backendNames, ", ") + "; command runs the program given in command:"
-	if s := suggest(name, backendNames); s != "" {
+	if s := suggest.Closest(name, backendNames); s != "" {
 		l.problem(n, hint, "%s: unknown backend %q; did you mean %q?", path, name, s)
 	} else {
 		l.problem(n, hint, "%s: unknown backend %q", path, name)

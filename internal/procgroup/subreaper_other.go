@@ -1,7 +1,7 @@
 //go:build !linux
 
-package criteria
+package procgroup
 
 // becomeSubreaper does nothing where there is no child subreaper: orphaned
-// group members are left to init.
+// group members are left to init to reap.
 func becomeSubreaper() {}

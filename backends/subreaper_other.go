@@ -1,7 +1,0 @@
-//go:build !linux
-
-package backends
-
-// becomeSubreaper does nothing where there is no child subreaper: orphaned
-// group members are left to init.
-func becomeSubreaper() {}

@@ -1,0 +1,28 @@
+package procgroup
+
+import (
+	"sync"
+	"syscall"
+)
+
+// prSetChildSubreaper is PR_SET_CHILD_SUBREAPER from <linux/prctl.h>; the
+// syscall package does not name it, and golang.org/x/sys is not needed for
+// one constant.
+const prSetChildSubreaper = 36
+
+var subreaperOnce sync.Once
+
+// becomeSubreaper makes the calling process the reaper of its orphaned
+// descendants. When a group's leader exits, the members it leaves behind
+// are reparented to the nearest subreaper instead of to PID 1; Group.reap
+// can then collect them, and kill(-pgid, 0) reports ESRCH once they are
+// gone. Without it, a PID 1 that does not reap (common in containers)
+// would leave them as zombies, and the group would look alive forever.
+// The attribute belongs to the whole process and setting it is
+// idempotent, so it is set once; a failure only costs that guarantee, so
+// it is ignored.
+func becomeSubreaper() {
+	subreaperOnce.Do(func() {
+		_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0)
+	})
+}
