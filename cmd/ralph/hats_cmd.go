@@ -10,6 +10,7 @@ import (
 	"github.com/ralph-loop/ralph/engine/config"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
+	"github.com/ralph-loop/ralph/internal/suggest"
 )
 
 type hatsCmd struct {
@@ -238,41 +239,10 @@ func unknownHatError(id string, reg *hats.Registry) error {
 		ids = append(ids, h.ID)
 	}
 	msg := fmt.Sprintf("no hat %q", id)
-	if s := nearest(id, ids); s != "" {
+	if s := suggest.Closest(id, ids); s != "" {
 		msg += fmt.Sprintf("; did you mean %q?", s)
 	}
 	return withHint(fmt.Errorf("%s", msg), "the hats are: "+strings.Join(ids, ", "))
-}
-
-// nearest is the candidate within a couple of edits of word, or "".
-func nearest(word string, candidates []string) string {
-	best, bestDist := "", 3
-	for _, c := range candidates {
-		if d := editDistance(strings.ToLower(word), strings.ToLower(c)); d < bestDist {
-			best, bestDist = c, d
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 type hatsGraphCmd struct {
