@@ -46,7 +46,10 @@ demo: build
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
 lint: vet
+	$(GO) run $(STATICCHECK) ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) test -count=1 -run TestLayering ./internal/layering/
 

@@ -95,7 +95,7 @@ func checkID(id string, seen map[string]bool) []error {
 
 func checkTriggers(triggers []string) []error {
 	if len(triggers) == 0 {
-		return []error{errors.New("no triggers; list the topics that start this hat under triggers:")}
+		return []error{errors.New("no triggers; list the topics that start this hat under triggers")}
 	}
 	var errs []error
 	for _, t := range triggers {

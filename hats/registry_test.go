@@ -62,7 +62,7 @@ func TestNewRegistryErrors(t *testing.T) {
 		{
 			name: "no triggers",
 			hats: []Hat{{ID: "b"}},
-			want: `hat "b": no triggers; list the topics that start this hat under triggers:`,
+			want: `hat "b": no triggers; list the topics that start this hat under triggers`,
 		},
 		{
 			name: "empty trigger",
@@ -83,7 +83,7 @@ func TestNewRegistryErrors(t *testing.T) {
 			name: "every problem reported",
 			hats: []Hat{{ID: "ralph"}, {ID: "x", Triggers: []string{"task.resume"}}},
 			want: `hat "ralph": the id "ralph" is reserved for the built-in coordinator; rename the hat` + "\n" +
-				`hat "ralph": no triggers; list the topics that start this hat under triggers:` + "\n" +
+				`hat "ralph": no triggers; list the topics that start this hat under triggers` + "\n" +
 				`hat "x": trigger "task.resume" is reserved: ralph publishes it to hand control back to the coordinator; remove it`,
 		},
 	}

@@ -282,14 +282,15 @@ _ralph_args() {
     case "$1" in
 `)
 	root.walk(func(c *compNode) {
-		for _, a := range c.args {
-			switch {
-			case len(a.values) > 0:
-				fmt.Fprintf(&b, "        %s) COMPREPLY+=($(compgen -W %s -- \"$2\")) ;;\n", bashQuote(strings.Join(c.path, " ")), bashQuote(strings.Join(a.values, " ")))
-			case a.hats:
-				fmt.Fprintf(&b, "        %s) COMPREPLY+=($(compgen -W \"$(%s)\" -- \"$2\")) ;;\n", bashQuote(strings.Join(c.path, " ")), hatIDsCommand)
-			}
-			break // only the first argument has known choices
+		// Only the first argument has known choices.
+		if len(c.args) == 0 {
+			return
+		}
+		switch a := c.args[0]; {
+		case len(a.values) > 0:
+			fmt.Fprintf(&b, "        %s) COMPREPLY+=($(compgen -W %s -- \"$2\")) ;;\n", bashQuote(strings.Join(c.path, " ")), bashQuote(strings.Join(a.values, " ")))
+		case a.hats:
+			fmt.Fprintf(&b, "        %s) COMPREPLY+=($(compgen -W \"$(%s)\" -- \"$2\")) ;;\n", bashQuote(strings.Join(c.path, " ")), hatIDsCommand)
 		}
 	})
 	b.WriteString(`    esac

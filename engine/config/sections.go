@@ -127,8 +127,7 @@ func (l *loader) cliFields(c *CLI, set map[string]bool, at **yaml.Node, hat bool
 	mark := func(key string, decode func(*yaml.Node, string)) field {
 		return field{key, func(n *yaml.Node, path string) { set[key] = true; decode(n, path) }}
 	}
-	var backend func(n *yaml.Node, path string)
-	backend = func(n *yaml.Node, path string) {
+	backend := func(n *yaml.Node, path string) {
 		if n.Kind == yaml.MappingNode {
 			// backend: {name: codex, model: …, args: …, env: …, command: …}
 			l.section(n, path, l.cliFields(c, set, at, true), nil)

@@ -147,15 +147,3 @@ const (
 func normName(s string) string {
 	return strings.ToLower(strings.NewReplacer("_", "", "-", "", " ", "").Replace(s))
 }
-
-var roleByName = map[string]paramRole{
-	"filepath": rolePath, "path": rolePath, "filename": rolePath, "file": rolePath,
-	"absolutepath": rolePath, "targetfile": rolePath, "targetpath": rolePath, "filepathabsolute": rolePath,
-	"content": roleContent, "contents": roleContent, "filetext": roleContent, "text": roleContent,
-	"data": roleContent, "body": roleContent, "newcontent": roleContent, "filecontent": roleContent,
-	"command": roleCommand, "cmd": roleCommand, "script": roleCommand, "commandline": roleCommand,
-	"shellcommand": roleCommand,
-	"patch":        rolePatch, "input": rolePatch,
-}
-
-func roleOf(param string) paramRole { return roleByName[normName(param)] }
