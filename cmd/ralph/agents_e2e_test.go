@@ -272,11 +272,7 @@ func logAgentRun(t *testing.T, w *workspace, srv *fakemodel.Server, r agentResul
 		data, _ := os.ReadFile(raw)
 		t.Logf("%s:\n%s", filepath.Base(raw), tailString(string(data), 6000))
 	}
-	for _, req := range srv.Requests() {
-		answer, _ := json.Marshal(req.Answer)
-		t.Logf("request %d: %s %s model=%s kind=%s turn=%d tools=%d workdir=%s answer=%s",
-			req.Seq, req.Method, req.Path, req.Model, req.Kind, req.Turn, req.Tools, req.Workdir, answer)
-	}
+	t.Logf("requests:\n%s", srv.Transcript())
 }
 
 func tailString(s string, n int) string {

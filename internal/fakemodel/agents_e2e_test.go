@@ -11,7 +11,6 @@ package fakemodel_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -152,7 +151,7 @@ func startServer(t *testing.T, script fakemodel.Script) testServer {
 	url, err := srv.Start()
 	require.NoError(t, err)
 	t.Cleanup(func() {
-		logRequests(t, srv)
+		t.Logf("requests:\n%s", srv.Transcript())
 		_ = srv.Close()
 	})
 	return testServer{Server: srv, url: url}
@@ -226,16 +225,6 @@ func dumpOnFailure(t *testing.T, run agentRun) {
 		t.Logf("stdout:\n%s", tail(run.stdout, 6000))
 		t.Logf("stderr:\n%s", tail(run.stderr, 4000))
 	})
-}
-
-// logRequests shows the request log (with -v, or on failure): which
-// endpoint, model, main or side, turn and tool calls each request got.
-func logRequests(t *testing.T, srv *fakemodel.Server) {
-	for _, r := range srv.Requests() {
-		answer, _ := json.Marshal(r.Answer)
-		t.Logf("request %d: %s %s model=%s kind=%s turn=%d tools=%d workdir=%s answer=%s",
-			r.Seq, r.Method, r.Path, r.Model, r.Kind, r.Turn, r.Tools, r.Workdir, answer)
-	}
 }
 
 func tail(s string, n int) string {

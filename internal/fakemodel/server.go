@@ -101,6 +101,20 @@ func (s *Server) Requests() []RequestLog {
 	return append([]RequestLog(nil), s.logs...)
 }
 
+// Transcript renders the request log one line a request — endpoint,
+// model, main or side, turn, tools offered, working directory and the
+// answer — for a test to print when an agent did not do what its script
+// said.
+func (s *Server) Transcript() string {
+	var b strings.Builder
+	for _, r := range s.Requests() {
+		answer, _ := json.Marshal(r.Answer)
+		fmt.Fprintf(&b, "request %d: %s %s model=%s kind=%s turn=%d tools=%d workdir=%s answer=%s\n",
+			r.Seq, r.Method, r.Path, r.Model, r.Kind, r.Turn, r.Tools, r.Workdir, answer)
+	}
+	return b.String()
+}
+
 // TurnsUsed is how many script turns have been answered (at most len(Turns)).
 func (s *Server) TurnsUsed() int {
 	s.mu.Lock()
