@@ -477,3 +477,41 @@ func (w *waitRecorder) RateLimited(_ IterationInfo, d time.Duration) {
 	w.waits = append(w.waits, d)
 	w.onWait()
 }
+
+// A run killed after its first log line and before its first checkpoint
+// leaves the previous run's state.json beside its own log; --resume goes on
+// with the run in the log, not the finished run in the checkpoint.
+func TestResumeRunKilledBeforeItsFirstCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	out, err := newTestEngine(t, dir, happy(), settings()).Run(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, ReasonCompleted, out.Reason)
+	statePath := filepath.Join(dir, DirName, StateFile)
+	finished, err := os.ReadFile(statePath)
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithCancel(t.Context())
+	b := &fakeBackend{byHat: map[string][]turn{"ralph": {{block: true, onStart: cancel}}}}
+	_, err = newTestEngine(t, dir, b, settings(), func(o *Options) { o.Fresh = true }).Run(ctx)
+	require.NoError(t, err)
+	second, _, err := Checkpoint{Path: statePath}.Load()
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(statePath, finished, 0o644))
+
+	w := &warnRecorder{}
+	b2 := happy()
+	out, err = newTestEngine(t, dir, b2, settings(), func(o *Options) { o.Resume = true; o.Reporter = w }).Run(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, ReasonCompleted, out.Reason)
+	assert.Equal(t, second.RunID, out.RunID)
+	assert.Equal(t, []string{"ralph", "builder", "reviewer"}, b2.hats)
+	require.NotEmpty(t, w.warnings)
+	assert.Contains(t, w.warnings[0], "rebuilding run "+second.RunID)
+}
+
+type warnRecorder struct {
+	nopReporter
+	warnings []string
+}
+
+func (w *warnRecorder) Warn(msg string) { w.warnings = append(w.warnings, msg) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -78,24 +79,42 @@ func (e *Engine) loadPrevious() (*RunState, error) {
 	var corrupt *CorruptStateError
 	switch {
 	case err == nil:
-		return st, nil
+		return e.newerRunThan(st)
 	case errors.Is(err, ErrNoState):
-		return e.rebuildFromLog(nil)
+		return e.rebuildFromLog()
 	case errors.As(err, &corrupt):
 		dest, mvErr := e.checkpoint.MoveAside(e.now())
 		if mvErr != nil {
 			return nil, mvErr
 		}
 		e.opts.Reporter.Warn(fmt.Sprintf("%v; moved it to %s and rebuilding the run from its event log", err, dest))
-		return e.rebuildFromLog(nil)
+		return e.rebuildFromLog()
 	default:
 		return nil, err
 	}
 }
 
+// newerRunThan returns the run that .ralph/current-events names when it is
+// not the checkpoint's: a new run writes its log before its first
+// checkpoint, so a ralph killed in between leaves the previous run's
+// state.json beside the new run's log. The log is the source of truth.
+func (e *Engine) newerRunThan(st *RunState) (*RunState, error) {
+	rel, err := currentEventsFile(e.dir)
+	if err != nil || rel == "" || filepath.Clean(rel) == filepath.Clean(st.EventsFile) {
+		return st, err
+	}
+	rebuilt, err := e.rebuildFromLog()
+	if err != nil || rebuilt == nil {
+		return st, err
+	}
+	e.opts.Reporter.Warn(fmt.Sprintf("%s is of run %s, but run %s in %s started after it; rebuilding run %s from its event log",
+		StateFile, st.RunID, rebuilt.RunID, rel, rebuilt.RunID))
+	return rebuilt, nil
+}
+
 // rebuildFromLog folds the current run's log from its first line. It
 // returns nil when there is no log to rebuild from.
-func (e *Engine) rebuildFromLog(_ *RunState) (*RunState, error) {
+func (e *Engine) rebuildFromLog() (*RunState, error) {
 	rel, err := currentEventsFile(e.dir)
 	if err != nil || rel == "" {
 		return nil, err
@@ -259,6 +278,11 @@ func (e *Engine) archive(prev *RunState) error {
 	if err != nil {
 		return fmt.Errorf("archive run %s: %w", prev.RunID, err)
 	}
+	if checkpointRunID(data) != prev.RunID {
+		// prev was rebuilt from its log because ralph died before its
+		// first checkpoint; the file is an older run's, archived already.
+		return nil
+	}
 	if err := writeFileAtomic(filepath.Join(dir, StateFile), data); err != nil {
 		return fmt.Errorf("archive run %s: %w", prev.RunID, err)
 	}
@@ -266,6 +290,15 @@ func (e *Engine) archive(prev *RunState) error {
 		e.opts.Reporter.Warn(fmt.Sprintf("archived unfinished run %s to %s", prev.RunID, dir))
 	}
 	return nil
+}
+
+// checkpointRunID is the run id a state file's contents name, "" if none.
+func checkpointRunID(data []byte) string {
+	var probe struct {
+		RunID string `json:"run_id"`
+	}
+	_ = json.Unmarshal(data, &probe)
+	return probe.RunID
 }
 
 // newEventsFile picks events-YYYYMMDD-HHMMSS.jsonl, adding a suffix when a
