@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+
+	"github.com/ralph-loop/ralph/internal/fileholders"
 )
 
 // LockInfo says who holds the workspace lock. It is written into the lock
@@ -22,14 +24,27 @@ type LockInfo struct {
 	StartedAt time.Time `json:"started_at"`
 }
 
-// LockHeldError means another live ralph holds the workspace.
+// LockHeldError means the workspace lock is held by another process.
 type LockHeldError struct {
-	Path   string
+	Path string
+	// Holder is what the lock file says about its holder.
 	Holder LockInfo
+	// HolderGone says the recorded holder is no longer running, so the
+	// lock is held by some other process: Holders, when they could be
+	// found.
+	HolderGone bool
+	Holders    []fileholders.Process
 }
 
 func (e *LockHeldError) Error() string {
-	if e.Holder.PID == 0 {
+	switch {
+	case e.HolderGone && len(e.Holders) > 0:
+		return fmt.Sprintf("the workspace lock %s is held by %s; the ralph it names, pid %d, is no longer running",
+			e.Path, fileholders.Describe(e.Holders), e.Holder.PID)
+	case e.HolderGone:
+		return fmt.Sprintf("the workspace lock %s is held by another process; the ralph it names, pid %d, is no longer running",
+			e.Path, e.Holder.PID)
+	case e.Holder.PID == 0:
 		return fmt.Sprintf("another ralph is running in this workspace (lock %s)", e.Path)
 	}
 	return fmt.Sprintf("another ralph is running in this workspace: pid %d on %s, run %s, started %s (lock %s)",
@@ -39,7 +54,12 @@ func (e *LockHeldError) Error() string {
 
 // Hint tells the user what to do about it.
 func (e *LockHeldError) Hint() string {
-	if e.Holder.PID == 0 {
+	switch {
+	case e.HolderGone && len(e.Holders) > 0:
+		return fmt.Sprintf("a process started by the dead ralph may still have the lock file open; stop it (kill %d) and run again", e.Holders[0].PID)
+	case e.HolderGone:
+		return fmt.Sprintf("find what has it open with `fuser -v %s` or `lsof %s`, stop it, and run again", e.Path, e.Path)
+	case e.Holder.PID == 0:
 		return "wait for it to finish (ralph loop --wait), or stop it with `ralph stop`"
 	}
 	return fmt.Sprintf("wait for it to finish (ralph loop --wait), or stop it with `ralph stop` or `kill %d`", e.Holder.PID)
@@ -57,11 +77,47 @@ type Lock struct {
 	Previous LockInfo
 }
 
-// AcquireLock takes .ralph/loop.lock for this process. Without wait it fails
-// at once with *LockHeldError; with wait it blocks until the lock is free or
-// ctx is done. A lock file left by a process that died is taken over, and
-// the previous holder is reported in Lock.Previous.
-func AcquireLock(ctx context.Context, path string, info LockInfo, wait bool) (*Lock, error) {
+// DefaultOrphanLockWait is how long AcquireLock waits for a lock whose
+// recorded holder is dead. Such a lock is held by a copy of the dead
+// ralph's descriptor: a child it forked just before it died keeps one
+// until it execs, which under load can take a while.
+const DefaultOrphanLockWait = 10 * time.Second
+
+// LockOptions say how AcquireLock behaves when the lock is held.
+type LockOptions struct {
+	// Wait blocks until a running holder finishes, instead of failing.
+	Wait bool
+	// OrphanWait bounds the wait for a lock whose recorded holder is no
+	// longer running; DefaultOrphanLockWait when zero.
+	OrphanWait time.Duration
+	// Notify is told what AcquireLock is waiting for; nil discards it.
+	Notify func(string)
+}
+
+func (o LockOptions) notify(msg string) {
+	if o.Notify != nil {
+		o.Notify(msg)
+	}
+}
+
+func (o LockOptions) orphanWait() time.Duration {
+	if o.OrphanWait > 0 {
+		return o.OrphanWait
+	}
+	return DefaultOrphanLockWait
+}
+
+// lockRetry is how often a held lock is tried again.
+const lockRetry = 20 * time.Millisecond
+
+// AcquireLock takes .ralph/loop.lock for this process. A lock held by a
+// running ralph fails at once with *LockHeldError, or, with opts.Wait, is
+// waited for until it is free or ctx is done. A lock whose recorded holder
+// is no longer running is waited for a moment (opts.OrphanWait) and then
+// refused, naming the processes that really hold it. A lock file left by
+// a process that died is taken over, and the previous holder is reported
+// in Lock.Previous.
+func AcquireLock(ctx context.Context, path string, info LockInfo, opts LockOptions) (*Lock, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", filepath.Dir(path), err)
 	}
@@ -70,14 +126,10 @@ func AcquireLock(ctx context.Context, path string, info LockInfo, wait bool) (*L
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	if !locked && wait {
-		locked, err = fl.TryLockContext(ctx, 200*time.Millisecond)
-		if err != nil {
-			return nil, fmt.Errorf("wait for lock %s: %w", path, err)
-		}
-	}
 	if !locked {
-		return nil, &LockHeldError{Path: path, Holder: holderInfo(ctx, path)}
+		if err := waitForLock(ctx, fl, path, opts); err != nil {
+			return nil, err
+		}
 	}
 	l := &Lock{fl: fl, path: path}
 	if prev, err := ReadLockInfo(path); err == nil && prev.PID != 0 && prev.PID != os.Getpid() {
@@ -88,6 +140,99 @@ func AcquireLock(ctx context.Context, path string, info LockInfo, wait bool) (*L
 		return nil, err
 	}
 	return l, nil
+}
+
+// waitForLock decides what a held lock means and returns once fl is
+// locked, or with the reason it is not.
+func waitForLock(ctx context.Context, fl *flock.Flock, path string, opts LockOptions) error {
+	holder, locked, err := holderInfo(ctx, fl, path)
+	if locked || err != nil {
+		return err
+	}
+	if holderRunning(path, holder) {
+		if !opts.Wait {
+			return &LockHeldError{Path: path, Holder: holder}
+		}
+		opts.notify(fmt.Sprintf("waiting for the ralph running in this workspace (pid %d, run %s) to finish", holder.PID, holder.RunID))
+		return lockWithin(ctx, fl, path, 0)
+	}
+	opts.notify(orphanWaitMessage(path, holder, opts.orphanWait()))
+	err = lockWithin(ctx, fl, path, opts.orphanWait())
+	if !errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+		return err
+	}
+	holders, _ := lockHolders(path)
+	if opts.Wait {
+		opts.notify(fmt.Sprintf("still held by %s; waiting for it", describeHolders(holders)))
+		return lockWithin(ctx, fl, path, 0)
+	}
+	return &LockHeldError{Path: path, Holder: holder, HolderGone: true, Holders: holders}
+}
+
+// lockWithin tries fl until it is locked, ctx is done or limit has passed
+// (no limit when zero); running out of time is context.DeadlineExceeded.
+func lockWithin(ctx context.Context, fl *flock.Flock, path string, limit time.Duration) error {
+	if limit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, limit)
+		defer cancel()
+	}
+	locked, err := fl.TryLockContext(ctx, lockRetry)
+	switch {
+	case locked:
+		return nil
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
+		return err
+	}
+	return fmt.Errorf("wait for lock %s: %w", path, err)
+}
+
+func orphanWaitMessage(path string, holder LockInfo, limit time.Duration) string {
+	who := "no ralph"
+	if holder.PID != 0 {
+		who = fmt.Sprintf("pid %d, which is no longer running", holder.PID)
+	}
+	holders, _ := lockHolders(path)
+	return fmt.Sprintf("the workspace lock names %s, yet %s still holds it; waiting up to %s for it to come free",
+		who, describeHolders(holders), limit)
+}
+
+func describeHolders(procs []fileholders.Process) string {
+	if len(procs) == 0 {
+		return "another process"
+	}
+	return fileholders.Describe(procs)
+}
+
+// lockHolders returns the processes that hold the lock on path: those the
+// kernel lists a lock for, or, when it lists none (the lock was released
+// meanwhile, or fdinfo could not be read), every process that has the file
+// open, which includes ralphs merely reading it.
+func lockHolders(path string) ([]fileholders.Process, error) {
+	procs, err := fileholders.Find(path)
+	if lockers := fileholders.Lockers(procs); len(lockers) > 0 {
+		return lockers, nil
+	}
+	return procs, err
+}
+
+// holderRunning reports whether the recorded holder is alive and, where
+// the open files of processes can be read, really has the lock file open:
+// a recorded pid that was reused by an unrelated process does not count.
+func holderRunning(path string, holder LockInfo) bool {
+	if !processAlive(holder.PID) {
+		return false
+	}
+	holders, err := lockHolders(path)
+	if err != nil {
+		return true
+	}
+	for _, p := range holders {
+		if p.PID == holder.PID {
+			return true
+		}
+	}
+	return false
 }
 
 // write replaces the lock file's contents in place. Renaming a new file over
@@ -124,18 +269,22 @@ func (l *Lock) Release() error {
 
 // holderInfo reads who holds the lock. The holder writes its details just
 // after it takes the lock, so a refusal that lands in between waits a
-// moment for them rather than report an unknown holder.
-func holderInfo(ctx context.Context, path string) LockInfo {
+// moment for them rather than report an unknown holder; if the lock comes
+// free meanwhile, it is taken and locked says so.
+func holderInfo(ctx context.Context, fl *flock.Flock, path string) (info LockInfo, locked bool, err error) {
 	deadline := time.Now().Add(2 * time.Second)
 	for {
-		info, err := ReadLockInfo(path)
-		if (err == nil && info.PID != 0) || time.Now().After(deadline) {
-			return info
+		info, readErr := ReadLockInfo(path)
+		if (readErr == nil && info.PID != 0) || time.Now().After(deadline) {
+			return info, false, nil
 		}
 		select {
 		case <-ctx.Done():
-			return info
-		case <-time.After(20 * time.Millisecond):
+			return info, false, ctx.Err()
+		case <-time.After(lockRetry):
+		}
+		if locked, err := fl.TryLock(); locked || err != nil {
+			return info, locked, err
 		}
 	}
 }

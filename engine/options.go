@@ -85,6 +85,9 @@ type Options struct {
 	Resume bool // continue the run in .ralph instead of starting one
 	Fresh  bool // archive an unfinished run and start a new one
 	Wait   bool // wait for the workspace lock instead of failing
+	// OrphanLockWait bounds the wait for a lock whose recorded holder is
+	// dead; zero means DefaultOrphanLockWait.
+	OrphanLockWait time.Duration
 
 	// KillGrace is how long an orphaned agent found on resume gets between
 	// SIGTERM and SIGKILL; zero means 10 seconds.
