@@ -2,7 +2,7 @@
 // and makes sure that, when ralph is done with it, nothing of the group is
 // left: not the command, and not what it started in the background.
 //
-// It owns four things:
+// It owns five things:
 //
 //   - Starting a command in a new process group that it leads (Setpgid),
 //     so that one signal to -pgid reaches everything it spawned ([Start]).
@@ -12,6 +12,10 @@
 //   - Waiting, after the leader has exited, until kill(-pgid, 0) reports
 //     ESRCH, that is until no member is left, zombies included
 //     ([Group.EnsureGone]).
+//   - Not outliving ralph. On Linux the leader is started with a parent
+//     death signal (SIGKILL), so a ralph killed outright takes the leader
+//     with it, even one it was still forking: without it such a child
+//     would run the agent unrecorded, beside the ralph that resumes.
 //   - Reaping orphans. On Linux, [Start] makes ralph a child subreaper
 //     (PR_SET_CHILD_SUBREAPER), so members orphaned by the leader's exit
 //     are reparented to ralph rather than to PID 1, and ralph collects
@@ -69,6 +73,7 @@ func Start(cmd *exec.Cmd, grace time.Duration) (*Group, error) {
 	}
 	cmd.SysProcAttr.Setpgid = true
 	cmd.SysProcAttr.Pgid = 0 // a group of its own, led by the command
+	dieWithParent(cmd.SysProcAttr)
 	becomeSubreaper()
 	if err := cmd.Start(); err != nil {
 		return nil, err

@@ -26,3 +26,13 @@ func becomeSubreaper() {
 		_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0)
 	})
 }
+
+// dieWithParent asks the kernel to SIGKILL the leader when ralph dies. The
+// signal is tied to the thread that forked the leader; the Go runtime
+// ends threads only for goroutines that lock one and exit, which ralph's
+// process starters do not do. The runtime also checks, in the child, that
+// the parent is still alive once the signal is set, so a child forked an
+// instant before ralph died kills itself instead of exec'ing.
+func dieWithParent(attr *syscall.SysProcAttr) {
+	attr.Pdeathsig = syscall.SIGKILL
+}
