@@ -515,3 +515,31 @@ type warnRecorder struct {
 }
 
 func (w *warnRecorder) Warn(msg string) { w.warnings = append(w.warnings, msg) }
+
+// A ralph killed after appending loop.terminate and before the checkpoint
+// that records it: the log says the run ended, and it did.
+func TestRunEndedInTheLogButNotInTheCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	out, err := newTestEngine(t, dir, happy(), settings()).Run(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, ReasonCompleted, out.Reason)
+
+	cp := Checkpoint{Path: filepath.Join(dir, DirName, StateFile)}
+	st, _, err := cp.Load()
+	require.NoError(t, err)
+	recs := readLog(t, dir)
+	terminate := recs[len(recs)-1]
+	require.Equal(t, TopicLoopTerminate, terminate.Event.Topic)
+	st.Terminated, st.Offset = nil, terminate.Offset
+	require.NoError(t, cp.Save(st, StateTerminating, time.Now()))
+
+	_, err = newTestEngine(t, dir, happy(), settings(), func(o *Options) { o.Resume = true }).Run(t.Context())
+	var noRun *NoRunError
+	require.ErrorAs(t, err, &noRun)
+	assert.Contains(t, err.Error(), "already ended: completed")
+
+	out, err = newTestEngine(t, dir, happy(), settings()).Run(t.Context())
+	require.NoError(t, err, "a new run starts: the previous one is not unfinished")
+	assert.Equal(t, ReasonCompleted, out.Reason)
+	assert.NotEqual(t, st.RunID, out.RunID)
+}

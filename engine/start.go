@@ -100,8 +100,11 @@ func (e *Engine) loadPrevious() (*RunState, error) {
 // state.json beside the new run's log. The log is the source of truth.
 func (e *Engine) newerRunThan(st *RunState) (*RunState, error) {
 	rel, err := currentEventsFile(e.dir)
-	if err != nil || rel == "" || filepath.Clean(rel) == filepath.Clean(st.EventsFile) {
-		return st, err
+	if err != nil {
+		return nil, err
+	}
+	if rel == "" || filepath.Clean(rel) == filepath.Clean(st.EventsFile) {
+		return e.catchUp(st)
 	}
 	rebuilt, err := e.rebuildFromLog()
 	if err != nil || rebuilt == nil {
@@ -110,6 +113,22 @@ func (e *Engine) newerRunThan(st *RunState) (*RunState, error) {
 	e.opts.Reporter.Warn(fmt.Sprintf("%s is of run %s, but run %s in %s started after it; rebuilding run %s from its event log",
 		StateFile, st.RunID, rebuilt.RunID, rel, rebuilt.RunID))
 	return rebuilt, nil
+}
+
+// catchUp folds the lines the log has past the checkpoint: a ralph killed
+// between a step's append and its checkpoint leaves them there, and whether
+// the run ended (loop.terminate) can be among them.
+func (e *Engine) catchUp(st *RunState) (*RunState, error) {
+	r := events.NewReader(filepath.Join(e.opts.Workspace, st.EventsFile), st.Offset)
+	recs, err := r.Read()
+	if err != nil {
+		return nil, err
+	}
+	for _, rec := range recs {
+		st.Apply(rec, e.opts.Hats)
+	}
+	st.Offset = max(st.Offset, r.Offset())
+	return st, nil
 }
 
 // rebuildFromLog folds the current run's log from its first line. It
