@@ -102,6 +102,9 @@ func New(opts Options) (*Engine, error) {
 // interruption, …), and an error only for a fatal problem that kept the loop
 // from running: the lock held, no run to resume, a backend missing.
 func (e *Engine) Run(ctx context.Context) (Outcome, error) {
+	if err := IgnoreOwnFiles(e.dir, e.opts.Settings.ShareMemories); err != nil {
+		return Outcome{}, err
+	}
 	lock, err := AcquireLock(ctx, filepath.Join(e.dir, LockFile), e.lockInfo(""),
 		LockOptions{Wait: e.opts.Wait, OrphanWait: e.opts.OrphanLockWait, Notify: e.opts.Reporter.Warn})
 	if err != nil {

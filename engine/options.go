@@ -58,6 +58,9 @@ type Settings struct {
 	// MemoriesBudget bounds the characters of memories in a prompt; 0
 	// injects none.
 	MemoriesBudget int
+	// ShareMemories keeps .ralph/agent/memories.md visible to git, so it
+	// can be committed; the rest of .ralph/ is always ignored.
+	ShareMemories bool
 }
 
 // Options configure a run. Fields marked required must be set.

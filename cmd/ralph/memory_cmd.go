@@ -46,6 +46,9 @@ func (memoryAddCmd) Help() string {
 }
 
 func (c *memoryAddCmd) Run(g *globals) error {
+	if err := engine.IgnoreOwnFilesIfMissing(filepath.Join(g.Dir, engine.DirName)); err != nil {
+		return err
+	}
 	m, err := memoryStore(g.Dir).Add(c.Text, c.Type, c.Tag)
 	if err != nil {
 		return withHint(err, "ralph memory add TEXT [--type pattern|decision|fix|context] [--tag T]")

@@ -203,6 +203,7 @@ func (s *loopSetup) options(g *globals, log *slog.Logger, rep engine.Reporter, c
 			Gates:                  gates(s.cfg),
 			StuckThreshold:         el.StuckThreshold,
 			MemoriesBudget:         memoriesBudget(s.cfg.Memories),
+			ShareMemories:          s.cfg.Memories.Shared,
 			SpecFile:               s.specFile,
 		},
 		Repo:      gitRepo{criteria.Git{Dir: g.Dir}},

@@ -26,6 +26,9 @@ type Memories struct {
 	Enabled bool `yaml:"enabled"`
 	// Budget bounds the characters of memories injected into one prompt.
 	Budget int `yaml:"budget"`
+	// Shared keeps .ralph/agent/memories.md visible to git so a team can
+	// commit it; default false: all of .ralph/ is ignored.
+	Shared bool `yaml:"shared"`
 }
 
 // acceptanceCriteria decodes acceptance_criteria: a list of criteria.
@@ -154,6 +157,7 @@ func (l *loader) memories(c *Config) func(*yaml.Node, string) {
 		l.section(n, path, []field{
 			{"enabled", l.setBool(&c.Memories.Enabled)},
 			{"budget", l.setCount(&c.Memories.Budget, "no memories injected")},
+			{"shared", l.setBool(&c.Memories.Shared)},
 		}, orchestratorMemoriesKeys)
 	}
 }

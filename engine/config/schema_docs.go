@@ -57,6 +57,7 @@ var schemaDocs = map[string]string{
 
 	"memories.enabled": "Inject memories into prompts.",
 	"memories.budget":  "Most characters of memories injected into one prompt.",
+	"memories.shared":  "Keep .ralph/agent/memories.md visible to git so it can be committed; the rest of .ralph/ is always ignored.",
 
 	"criterion":                 "One check ralph runs itself.",
 	"criterion.type":            "What to check: file_exists, file_contains, contains_text, command_succeeds, tests_pass, no_type_errors, lint_clean, git_clean, commit_made.",

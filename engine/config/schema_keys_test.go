@@ -43,7 +43,7 @@ func TestSchemaKeysMatchLoader(t *testing.T) {
 		{"hatBackend", fieldKeys(l.cliFields(&c.CLI, map[string]bool{}, &at, true)), orchestratorHatBackendKeys},
 		{"hat", fieldKeys(l.hatFields(&h, c.CLI)), orchestratorHatKeys},
 		{"criterion", spec, nil},
-		{"memories", []string{"enabled", "budget"}, orchestratorMemoriesKeys},
+		{"memories", []string{"enabled", "budget", "shared"}, orchestratorMemoriesKeys},
 	}
 	for _, tt := range tests {
 		t.Run(tt.def, func(t *testing.T) {
