@@ -191,8 +191,11 @@ func (e *Engine) append(lines ...events.Event) error {
 		if e.fault(FaultAppendTorn) {
 			e.tearWrite(lines)
 		}
+		if err := e.writeFault(FileEventLog); err != nil {
+			return storageError(OpAppendLog, e.events.Path(), err)
+		}
 		if err := e.events.AppendBatch(lines); err != nil {
-			return err
+			return storageError(OpAppendLog, e.events.Path(), err)
 		}
 		e.fault(FaultAppendAfter)
 	}
@@ -202,6 +205,15 @@ func (e *Engine) append(lines ...events.Event) error {
 // fault calls the crash-test hook, if any.
 func (e *Engine) fault(point string) bool {
 	return e.opts.Fault != nil && e.opts.Fault(point)
+}
+
+// writeFault calls the test hook that fails writes to one of ralph's
+// files, if any.
+func (e *Engine) writeFault(file string) error {
+	if e.opts.WriteFault == nil {
+		return nil
+	}
+	return e.opts.WriteFault(file)
 }
 
 // tearWrite writes the first half of a step's bytes and then dies, as a
@@ -237,8 +249,11 @@ func (e *Engine) fold() error {
 // saveAs writes the checkpoint recording the state about to be entered.
 func (e *Engine) saveAs(next State) error {
 	e.checkpoint.beforeRename = func() { e.fault(FaultCheckpointTemp) }
+	if err := e.writeFault(FileCheckpoint); err != nil {
+		return storageError(OpCheckpoint, e.checkpoint.Path, err)
+	}
 	if err := e.checkpoint.Save(e.st, next, e.now()); err != nil {
-		return err
+		return storageError(OpCheckpoint, e.checkpoint.Path, err)
 	}
 	e.fault(FaultCheckpointAfter)
 	return nil

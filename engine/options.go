@@ -104,7 +104,18 @@ type Options struct {
 	// return at FaultAppendTorn asks for a torn write: half the step's
 	// bytes are written before FaultDie is called. Nil in normal runs.
 	Fault func(point string) bool
+	// WriteFault, when set, is asked before each write to one of ralph's
+	// files (see the File* names) and may fail it with an error such as
+	// syscall.ENOSPC, as a full or broken disk would. Nil in normal runs.
+	WriteFault func(file string) error
 }
+
+// Files whose writes WriteFault can fail.
+const (
+	FileEventLog   = "eventlog"
+	FileCheckpoint = "checkpoint"
+	FileRawOutput  = "rawoutput"
+)
 
 // Fault points.
 const (

@@ -364,7 +364,7 @@ func (e *Engine) repairTornTail() error {
 		return err
 	}
 	e.opts.Reporter.Warn(fmt.Sprintf("the event log ended in a partial line at byte %d (a write cut off by a crash); closed it", start))
-	return e.events.AppendRaw(append([]byte("\n"), line...))
+	return storageError(OpAppendLog, e.events.Path(), e.events.AppendRaw(append([]byte("\n"), line...)))
 }
 
 // tornTail returns where the log's unterminated last line starts, or -1.

@@ -53,3 +53,52 @@ func die() {
 	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 	select {} // SIGKILL is not deliverable late; wait for it
 }
+
+// writeFaultEnv names the disk-failure test hook: "file:n:ERRNO[,…]" fails
+// the n-th and every later write to one of ralph's files (engine.File*)
+// with that errno, as a disk that filled up or broke would, until ralph
+// exits. Only tests set it.
+const writeFaultEnv = "RALPH_TEST_WRITE_ERROR"
+
+// writeFaultErrnos are the errors a disk gives that the hook can play.
+var writeFaultErrnos = map[string]syscall.Errno{
+	"ENOSPC": syscall.ENOSPC, "EIO": syscall.EIO, "EFBIG": syscall.EFBIG,
+	"EROFS": syscall.EROFS, "EDQUOT": syscall.EDQUOT,
+}
+
+// writeFaultHook returns the engine's write-fault hook for
+// $RALPH_TEST_WRITE_ERROR, or nil.
+func writeFaultHook() (func(string) error, error) {
+	spec := os.Getenv(writeFaultEnv)
+	if spec == "" {
+		return nil, nil
+	}
+	type fault struct {
+		from  int
+		errno syscall.Errno
+	}
+	faults := map[string]fault{}
+	for _, part := range strings.Split(spec, ",") {
+		fields := strings.Split(part, ":")
+		if len(fields) != 3 {
+			return nil, fmt.Errorf("%s: want file:n:ERRNO, got %q", writeFaultEnv, part)
+		}
+		n, err := strconv.Atoi(fields[1])
+		errno, ok := writeFaultErrnos[fields[2]]
+		if err != nil || n < 1 || !ok {
+			return nil, fmt.Errorf("%s: want file:n:ERRNO with n ≥ 1 and ERRNO one of ENOSPC, EIO, EFBIG, EROFS, EDQUOT, got %q", writeFaultEnv, part)
+		}
+		faults[fields[0]] = fault{from: n, errno: errno}
+	}
+	var mu sync.Mutex
+	writes := map[string]int{}
+	return func(file string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		writes[file]++
+		if f, ok := faults[file]; ok && writes[file] >= f.from {
+			return f.errno
+		}
+		return nil
+	}, nil
+}

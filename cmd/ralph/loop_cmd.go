@@ -77,6 +77,9 @@ func (c *loopCmd) loop(ctx context.Context, g *globals, log *slog.Logger, rep lo
 	if opts.Fault, err = crashHook(); err != nil {
 		return err
 	}
+	if opts.WriteFault, err = writeFaultHook(); err != nil {
+		return err
+	}
 	eng, err := engine.New(opts)
 	if err != nil {
 		return err
