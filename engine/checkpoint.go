@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/google/renameio/v2"
@@ -136,4 +137,19 @@ func (s *RunState) validate() error {
 // every write would cost more than the write.
 func writeFileAtomic(path string, data []byte) error {
 	return renameio.WriteFile(path, data, 0o644, renameio.WithTempDir(filepath.Dir(path)))
+}
+
+// removeStaleTempFiles deletes the temporary files of atomic writes to
+// dir/<name> that a ralph killed between write and rename left behind
+// (renameio names them "." + name + digits). Only the lock holder writes
+// these files, so under the lock every such file is stale.
+func removeStaleTempFiles(dir string, names ...string) {
+	for _, name := range names {
+		matches, _ := filepath.Glob(filepath.Join(dir, "."+name+"*"))
+		for _, m := range matches {
+			if digits := strings.TrimPrefix(filepath.Base(m), "."+name); digits != "" && strings.Trim(digits, "0123456789") == "" {
+				_ = os.Remove(m)
+			}
+		}
+	}
 }

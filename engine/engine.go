@@ -112,6 +112,7 @@ func (e *Engine) Run(ctx context.Context) (Outcome, error) {
 	}
 	e.lock = lock
 	defer func() { _ = e.lock.Release() }()
+	removeStaleTempFiles(e.dir, StateFile, CurrentEventsFile, IgnoreFile)
 	if prev := lock.Previous; prev.PID != 0 && !processAlive(prev.PID) {
 		e.opts.Reporter.Warn(fmt.Sprintf("took over the lock left by pid %d (run %s, started %s), which is no longer running",
 			prev.PID, prev.RunID, prev.StartedAt.Local().Format(time.DateTime)))

@@ -83,6 +83,12 @@ func TestE2ECrashAnywhereAndResume(t *testing.T) {
 		case r.killed:
 			fired++
 			w.assertStateReadable()
+			if w.completedInLog() {
+				// Killed after loop.terminate: the run ended all the same.
+				runs++
+				w.assertRunIntact()
+				w.startOver()
+			}
 		case r.code == 0:
 			runs++
 			w.assertRunIntact()
@@ -210,6 +216,15 @@ func (w *workspace) emittedByAgent() []string {
 		out = append(out, e.Topic+" "+e.Payload)
 	}
 	return out
+}
+
+// completedInLog reports whether the current run's log says it completed.
+func (w *workspace) completedInLog() bool {
+	w.t.Helper()
+	if _, err := os.Stat(filepath.Join(w.dir, ".ralph", "current-events")); err != nil {
+		return false
+	}
+	return last(w.flow()) == "terminate completed"
 }
 
 // hasRun reports whether an unfinished run exists to resume: a kill before

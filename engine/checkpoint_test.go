@@ -1,0 +1,25 @@
+package engine
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestStaleTempFilesOfAtomicWritesAreRemoved(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{".state.json112773492084274147", ".current-events42", ".state.json.keep", "state.json"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), nil, 0o644))
+	}
+	removeStaleTempFiles(dir, StateFile, CurrentEventsFile)
+	left, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range left {
+		names = append(names, e.Name())
+	}
+	assert.ElementsMatch(t, []string{".state.json.keep", "state.json"}, names)
+}
