@@ -7,7 +7,7 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -X main.version=$(VERSION)
 FUZZTIME  ?= 15s
 
-.PHONY: all help build test unit e2e vet demo bench lint agents fuzz golden clean
+.PHONY: all help build test unit e2e vet demo bench lint agents fuzz golden clean soak stress
 
 all: lint test build
 
@@ -20,6 +20,8 @@ help:
 	@echo "make agents  install the pinned agent CLIs from npm into $(AGENTS)"
 	@echo "make fuzz    fuzz the tag parser and the event reader for $(FUZZTIME) each"
 	@echo "make golden  rewrite golden files from the current output"
+	@echo "make soak    a $(SOAK_ITERATIONS)-iteration run with 8 followers and a status poller; checks for leaks"
+	@echo "make stress  make test $(STRESS_RUNS) times in a row beside 2 CPU-bound processes and an fsync writer"
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/ralph
@@ -57,6 +59,18 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseTags -fuzztime $(FUZZTIME) ./events/
 	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime $(FUZZTIME) ./events/
 	$(GO) test -run '^$$' -fuzz FuzzTagRender -fuzztime $(FUZZTIME) ./events/
+
+# The soak test: one long run with a tiny agent while 8 `ralph events -f`
+# and a `ralph status --json` poller run beside it (cmd/ralph/soak_test.go).
+SOAK_ITERATIONS ?= 2000
+soak:
+	RALPH_SOAK_ITERATIONS=$(SOAK_ITERATIONS) $(GO) test -count=1 -timeout 2h -run '^TestSoak$$' -v ./cmd/ralph/
+
+# The suite must pass on a busy machine: make test, STRESS_RUNS times in a
+# row, under load (internal/stress/stress.sh).
+STRESS_RUNS ?= 5
+stress: agents
+	bash internal/stress/stress.sh $(STRESS_RUNS) $(MAKE) test
 
 # Only these packages keep golden files (and define -update).
 golden:

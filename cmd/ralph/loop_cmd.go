@@ -80,6 +80,7 @@ func (c *loopCmd) loop(ctx context.Context, g *globals, log *slog.Logger, rep lo
 	if opts.WriteFault, err = writeFaultHook(); err != nil {
 		return err
 	}
+	opts.Reporter = withStats(opts.Reporter)
 	eng, err := engine.New(opts)
 	if err != nil {
 		return err

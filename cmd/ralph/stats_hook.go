@@ -1,0 +1,89 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/events"
+)
+
+// statsEnv names the soak-test hook: a file to which ralph appends its own
+// resource use (goroutines, open descriptors, live heap, resident memory)
+// after the first iteration and every statsEvery-th, so a long run can be
+// checked for leaks from outside. Only tests set it.
+const statsEnv = "RALPH_TEST_STATS_FILE"
+
+const statsEvery = 50
+
+// ResourceSample is one line of the stats file.
+type ResourceSample struct {
+	Iteration  int    `json:"iteration"`
+	Goroutines int    `json:"goroutines"`
+	FDs        int    `json:"fds"`
+	HeapInUse  uint64 `json:"heap_inuse"` // after a GC: live heap
+	RSSKiB     int    `json:"rss_kib"`
+}
+
+// statsReporter passes everything on to the reporter it wraps and samples
+// ralph's resource use as iterations finish.
+type statsReporter struct {
+	engine.Reporter
+	path string
+}
+
+// withStats wraps rep when $RALPH_TEST_STATS_FILE is set.
+func withStats(rep engine.Reporter) engine.Reporter {
+	if path := os.Getenv(statsEnv); path != "" {
+		return &statsReporter{Reporter: rep, path: path}
+	}
+	return rep
+}
+
+// TaskComplete keeps SPEC mode's checked boxes reaching the wrapped view.
+func (s *statsReporter) TaskComplete(index int, text string) {
+	if tr, ok := s.Reporter.(engine.TaskReporter); ok {
+		tr.TaskComplete(index, text)
+	}
+}
+
+func (s *statsReporter) IterationFinished(it engine.IterationInfo, res events.AgentResult) {
+	s.Reporter.IterationFinished(it, res)
+	if it.N != 1 && it.N%statsEvery != 0 {
+		return
+	}
+	line, _ := json.Marshal(sampleResources(it.N))
+	f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_, _ = f.Write(append(line, '\n'))
+}
+
+func sampleResources(iteration int) ResourceSample {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	fds, _ := os.ReadDir("/proc/self/fd")
+	return ResourceSample{Iteration: iteration, Goroutines: runtime.NumGoroutine(),
+		FDs: len(fds) - 1, HeapInUse: ms.HeapInuse, RSSKiB: rssKiB()} // -1: the directory read itself
+}
+
+// rssKiB is VmRSS from /proc/self/status, 0 where there is none.
+func rssKiB() int {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			return n
+		}
+	}
+	return 0
+}
