@@ -30,12 +30,12 @@ vet:
 	$(GO) vet ./...
 
 unit:
-	$(GO) test -race -count=1 -skip E2E ./...
+	$(GO) test -race -count=1 -timeout 30m -skip E2E ./...
 
 # The end-to-end tests drive the real agent CLIs; RALPH_AGENTS_DIR tells them
 # where `make agents` put them (without it they skip).
 e2e: agents
-	RALPH_AGENTS_DIR=$(AGENTS) $(GO) test -count=1 -run 'E2E|TestAgents' ./cmd/ralph/ ./internal/fakemodel/
+	RALPH_AGENTS_DIR=$(AGENTS) $(GO) test -count=1 -timeout 30m -run 'E2E|TestAgents' ./cmd/ralph/ ./internal/fakemodel/
 
 test: vet unit e2e
 

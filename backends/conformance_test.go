@@ -268,10 +268,10 @@ func (s conformanceSuite) cancellation(t *testing.T) {
 	var got outcome
 	select {
 	case got = <-done:
-	case <-time.After(fakeGrace + 10*time.Second):
-		t.Fatal("Run did not return after cancellation")
+	case <-time.After(fakeGrace + time.Minute):
+		t.Fatal("Run did not return after cancellation (the agent sleeps an hour)")
 	}
-	assert.Less(t, time.Since(stopped), fakeGrace+5*time.Second)
+	assert.Less(t, time.Since(stopped), fakeGrace+time.Minute)
 	require.ErrorIs(t, got.err, context.Canceled)
 	assert.Equal(t, 128+int(syscall.SIGKILL), got.res.ExitCode, "the agent ignores SIGTERM, so SIGKILL ends it")
 	assertGone(t, -agent, "the agent's process group")
@@ -319,7 +319,7 @@ func (s conformanceSuite) iterationTimeout(t *testing.T) {
 	// SIGKILL, unless a loaded machine started the fake so slowly that
 	// SIGTERM came before it could ignore it.
 	assert.Contains(t, []int{128 + int(syscall.SIGKILL), 128 + int(syscall.SIGTERM)}, res.ExitCode)
-	assert.Less(t, res.Duration, 700*time.Millisecond+fakeGrace+5*time.Second)
+	assert.Less(t, res.Duration, 700*time.Millisecond+fakeGrace+time.Minute, "the agent sleeps an hour")
 }
 
 func (s conformanceSuite) envAndCwd(t *testing.T) {

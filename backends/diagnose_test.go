@@ -77,7 +77,7 @@ func TestDiagnoseBinaryAndVersion(t *testing.T) {
 		start := time.Now()
 		d, err := Diagnose("gemini", DiagnoseOptions{Command: bin, VersionTimeout: 300 * time.Millisecond, Getenv: noEnv, Home: t.TempDir()})
 		require.NoError(t, err)
-		assert.Less(t, time.Since(start), 5*time.Second)
+		assert.Less(t, time.Since(start), 20*time.Second, "the sleeps (30s) were cut short")
 		assert.Contains(t, d.VersionError, "did not answer within 300ms")
 	})
 	t.Run("missing binary", func(t *testing.T) {

@@ -48,7 +48,7 @@ echo done`
 		Dir: t.TempDir(), Env: []string{"PIDS=" + pids},
 	}, nil)
 	require.NoError(t, err)
-	assert.Less(t, time.Since(start), 5*time.Second, "Run must not wait for the leftover")
+	assert.Less(t, time.Since(start), time.Minute, "Run must not wait for the leftover (1000s)")
 	assert.Equal(t, events.FailureNone, res.Failure, res.FailureMessage)
 	assert.Equal(t, "done\n", res.FinalText)
 
@@ -78,7 +78,7 @@ echo done`
 		_, _ = syscall.Wait4(escaped, &ws, 0, nil)
 	})
 	require.NoError(t, err)
-	assert.Less(t, time.Since(start), pipeGrace+5*time.Second)
+	assert.Less(t, time.Since(start), pipeGrace+20*time.Second, "Run must not wait for the escaped sleep (30s)")
 	assert.Equal(t, "done\n", res.FinalText)
 }
 
@@ -177,9 +177,12 @@ func TestRunOutputKeepsTheAgentActive(t *testing.T) {
 			if stream == "stderr" {
 				redirect = ">&2"
 			}
-			script := fmt.Sprintf(`i=0; while [ $i -lt 12 ]; do echo tick %s; sleep 0.1; i=$((i+1)); done`, redirect)
+			// It runs for twice the idle limit, printing far more often than
+			// the limit, so that only a limit blind to this stream ends it
+			// (a loaded machine can delay a tick by a second or two).
+			script := fmt.Sprintf(`i=0; while [ $i -lt 30 ]; do echo tick %s; sleep 0.2; i=$((i+1)); done`, redirect)
 			res, err := shell(t, script, Options{}).Run(t.Context(), events.AgentRun{
-				Dir: t.TempDir(), IdleTimeout: 700 * time.Millisecond,
+				Dir: t.TempDir(), IdleTimeout: 3 * time.Second,
 			}, nil)
 			require.NoError(t, err)
 			assert.Equal(t, events.FailureNone, res.Failure, res.FailureMessage)
@@ -300,7 +303,7 @@ func TestRunForceKillSkipsTheGrace(t *testing.T) {
 	start := time.Now()
 	res, err := b.Run(ctx, events.AgentRun{Dir: t.TempDir(), ForceKill: force}, report)
 	require.ErrorIs(t, err, context.Canceled)
-	assert.Less(t, time.Since(start), 10*time.Second, "ForceKill must not wait out an hour's grace")
+	assert.Less(t, time.Since(start), time.Minute, "ForceKill must not wait out an hour's grace")
 	assert.Equal(t, 128+int(syscall.SIGKILL), res.ExitCode)
 }
 

@@ -114,7 +114,7 @@ func TestCheckTimeoutKillsTheGroup(t *testing.T) {
 			assert.False(t, r.Interrupted, "its own time limit is a failure, not an interruption")
 			assert.Contains(t, r.Evidence, "stopped: the check timed out after 300ms; its process group was killed")
 			assert.GreaterOrEqual(t, r.Duration, 300*time.Millisecond+tc.minTime)
-			assert.Less(t, r.Duration, 300*time.Millisecond+tc.minTime+3*time.Second)
+			assert.Less(t, r.Duration, 300*time.Millisecond+tc.minTime+20*time.Second, "the sleeps (30s) were cut short")
 			assertGroupGone(t, readPgid(t, ws))
 		})
 	}
@@ -135,7 +135,7 @@ func TestCheckStopsWhatTheCommandLeavesBehind(t *testing.T) {
 			ws := t.TempDir()
 			r := Check(t.Context(), ws, Spec{Type: TypeCommandSucceeds, Command: tc.command}, Env{})
 			assert.True(t, r.Passed, r.Evidence)
-			assert.Less(t, r.Duration, 5*time.Second, "the check must not wait for the background job")
+			assert.Less(t, r.Duration, 20*time.Second, "the check must not wait for the background job (30s)")
 			assertGroupGone(t, readPgid(t, ws))
 		})
 	}

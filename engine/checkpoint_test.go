@@ -23,3 +23,19 @@ func TestStaleTempFilesOfAtomicWritesAreRemoved(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{".state.json.keep", "state.json"}, names)
 }
+
+func TestEventLogsAreInTheOrderTheRunsStarted(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"events-20261122-100001.jsonl", "events-20261122-100000-2.jsonl",
+		"events-20261122-100000.jsonl", "events-20261122-100000-10.jsonl", "events-20261122-100000-1.jsonl"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), nil, 0o644))
+	}
+	logs, err := EventLogs(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, l := range logs {
+		names = append(names, filepath.Base(l))
+	}
+	assert.Equal(t, []string{"events-20261122-100000.jsonl", "events-20261122-100000-1.jsonl", "events-20261122-100000-2.jsonl",
+		"events-20261122-100000-10.jsonl", "events-20261122-100001.jsonl"}, names)
+}

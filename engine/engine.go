@@ -102,9 +102,6 @@ func New(opts Options) (*Engine, error) {
 // interruption, …), and an error only for a fatal problem that kept the loop
 // from running: the lock held, no run to resume, a backend missing.
 func (e *Engine) Run(ctx context.Context) (Outcome, error) {
-	if err := IgnoreOwnFiles(e.dir, e.opts.Settings.ShareMemories); err != nil {
-		return Outcome{}, err
-	}
 	lock, err := AcquireLock(ctx, filepath.Join(e.dir, LockFile), e.lockInfo(""),
 		LockOptions{Wait: e.opts.Wait, OrphanWait: e.opts.OrphanLockWait, Notify: e.opts.Reporter.Warn})
 	if err != nil {
@@ -112,7 +109,12 @@ func (e *Engine) Run(ctx context.Context) (Outcome, error) {
 	}
 	e.lock = lock
 	defer func() { _ = e.lock.Release() }()
-	removeStaleTempFiles(e.dir, StateFile, CurrentEventsFile, IgnoreFile)
+	// .gitignore is not among them: ralph memory add writes it without
+	// the lock.
+	removeStaleTempFiles(e.dir, StateFile, CurrentEventsFile)
+	if err := IgnoreOwnFiles(e.dir, e.opts.Settings.ShareMemories); err != nil {
+		return Outcome{}, err
+	}
 	if prev := lock.Previous; prev.PID != 0 && !processAlive(prev.PID) {
 		e.opts.Reporter.Warn(fmt.Sprintf("took over the lock left by pid %d (run %s, started %s), which is no longer running",
 			prev.PID, prev.RunID, prev.StartedAt.Local().Format(time.DateTime)))

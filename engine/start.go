@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -10,7 +11,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -183,12 +185,43 @@ func currentEventsFile(dir string) (string, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("read %s: %w", CurrentEventsFile, err)
 	}
-	logs, _ := filepath.Glob(filepath.Join(dir, "events-*.jsonl"))
-	if len(logs) == 0 {
-		return "", nil
+	logs, err := EventLogs(dir)
+	if err != nil || len(logs) == 0 {
+		return "", err
 	}
-	sort.Strings(logs)
 	return filepath.Join(DirName, filepath.Base(logs[len(logs)-1])), nil
+}
+
+// EventLogs lists the event logs in the .ralph directory dir, oldest run
+// first. Their names carry their start time to the second, and a run that
+// started in the same second as another gets a suffix (-1, -2, …), which
+// plain string order would put before the unsuffixed one.
+func EventLogs(dir string) ([]string, error) {
+	logs, err := filepath.Glob(filepath.Join(dir, "events-*.jsonl"))
+	if err != nil {
+		return nil, fmt.Errorf("list event logs in %s: %w", dir, err)
+	}
+	slices.SortFunc(logs, func(a, b string) int {
+		aStart, aSeq := logNameOrder(a)
+		bStart, bSeq := logNameOrder(b)
+		return cmp.Or(strings.Compare(aStart, bStart), cmp.Compare(aSeq, bSeq), strings.Compare(a, b))
+	})
+	return logs, nil
+}
+
+// logNameOrder splits events-YYYYMMDD-HHMMSS[-N].jsonl into its start time
+// and N (0 when there is none).
+func logNameOrder(path string) (start string, seq int) {
+	name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(path), "events-"), ".jsonl")
+	const stamp = len("20060102-150405")
+	if len(name) <= stamp || name[stamp] != '-' {
+		return name, 0
+	}
+	n, err := strconv.Atoi(name[stamp+1:])
+	if err != nil {
+		return name, 0
+	}
+	return name[:stamp], n
 }
 
 func (e *Engine) resume(prev *RunState) error {

@@ -32,34 +32,41 @@ func slowScript(ms int) map[string]any {
 
 // startRalph starts ralph in the background and returns it with its
 // captured stderr.
-func (w *workspace) startRalph(args ...string) (*exec.Cmd, *strings.Builder) {
+func (w *workspace) startRalph(args ...string) (*exec.Cmd, *lockedWriter) {
 	w.t.Helper()
 	cmd := exec.Command(ralphBin, args...)
 	cmd.Dir = w.dir
 	cmd.Env = append(os.Environ(), "SCRIPTAGENT_SCRIPT="+filepath.Join(w.state, "script.json"), "SCRIPTAGENT_STATE="+w.state)
-	var stderr strings.Builder
-	cmd.Stderr = &lockedWriter{w: &stderr}
+	stderr := &lockedWriter{}
+	cmd.Stderr = stderr
 	require.NoError(w.t, cmd.Start())
 	w.t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	return cmd, &stderr
+	return cmd, stderr
 }
 
+// lockedWriter collects a process's output while a test reads it.
 type lockedWriter struct {
 	mu sync.Mutex
-	w  *strings.Builder
+	b  strings.Builder
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	return l.b.Write(p)
+}
+
+func (l *lockedWriter) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // waitFor polls cond (a file the loop writes) up to a deadline; the loop is
 // another process, so there is nothing to subscribe to.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -39,11 +38,10 @@ type runEntry struct {
 // the log. Logs come oldest first: their names carry their start time.
 func listRuns(workspace string) ([]runEntry, error) {
 	dir := filepath.Join(workspace, engine.DirName)
-	paths, err := filepath.Glob(filepath.Join(dir, "events-*.jsonl"))
+	paths, err := engine.EventLogs(dir)
 	if err != nil {
-		return nil, fmt.Errorf("list event logs in %s: %w", dir, err)
+		return nil, err
 	}
-	sort.Strings(paths)
 	current := currentLog(workspace)
 	held, holder := engine.LockHeld(filepath.Join(dir, engine.LockFile))
 	runs := make([]runEntry, 0, len(paths))

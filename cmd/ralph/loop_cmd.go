@@ -81,6 +81,11 @@ func (c *loopCmd) loop(ctx context.Context, g *globals, log *slog.Logger, rep lo
 		return err
 	}
 	opts.Reporter = withStats(opts.Reporter)
+	if g.signals != nil {
+		g.signals.notifyInterrupt(func() {
+			rep.Warn("interrupted: stopping the agent (SIGTERM, then SIGKILL once kill_grace_seconds have passed); interrupt again to kill it at once")
+		})
+	}
 	eng, err := engine.New(opts)
 	if err != nil {
 		return err

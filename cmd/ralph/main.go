@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 
 	"github.com/alecthomas/kong"
@@ -109,6 +110,26 @@ type signalState struct {
 	force  chan struct{}
 	ch     chan os.Signal
 	done   chan struct{}
+
+	mu          sync.Mutex
+	onInterrupt func() // told of the first signal; nil: nobody to tell
+}
+
+// notifyInterrupt makes the first signal call f, so the user hears that
+// ralph is stopping and how to make it stop at once.
+func (s *signalState) notifyInterrupt(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onInterrupt = f
+}
+
+func (s *signalState) interrupted() {
+	s.mu.Lock()
+	f := s.onInterrupt
+	s.mu.Unlock()
+	if f != nil {
+		f()
+	}
 }
 
 func newSignalState() *signalState {
@@ -131,6 +152,7 @@ func (s *signalState) watch() {
 			switch count {
 			case 1:
 				s.cancel()
+				s.interrupted()
 			case 2:
 				close(s.force)
 			}

@@ -55,13 +55,19 @@ func startWithJob(t *testing.T, script string, grace time.Duration) (g *Group, j
 	return g, job
 }
 
+// slack bounds how much longer than its grace stopping a group may take.
+// It only has to tell "stopped" from "ran on": the scripts' jobs sleep 30s
+// and the long graces are an hour, while a machine under load can delay a
+// signal or a reap by seconds.
+const slack = 20 * time.Second
+
 // assertTook checks that what began at start took at least least, and
 // not much longer.
 func assertTook(t *testing.T, start time.Time, least time.Duration) {
 	t.Helper()
 	took := time.Since(start)
 	assert.GreaterOrEqual(t, took, least)
-	assert.Less(t, took, least+3*time.Second)
+	assert.Less(t, took, least+slack)
 }
 
 // assertGone checks that pid (a process, or -pgid for a group) no longer
@@ -122,9 +128,7 @@ func TestWaitReportsTheExit(t *testing.T) {
 	require.ErrorAs(t, err, &ee)
 	assert.Equal(t, 3, ee.ExitCode())
 
-	start := time.Now()
 	require.NoError(t, g.EnsureGone(nil))
-	assert.Less(t, time.Since(start), time.Second)
 	assert.True(t, g.termAt.IsZero(), "nothing was left, so nothing was signalled")
 }
 
@@ -210,7 +214,7 @@ func TestStopForceSkipsTheGrace(t *testing.T) {
 	g.Stop(done, force)
 	<-done
 	require.NoError(t, g.EnsureGone(force))
-	assert.Less(t, time.Since(start), 5*time.Second, "force must not wait out an hour's grace")
+	assert.Less(t, time.Since(start), slack, "force must not wait out an hour's grace")
 	var ee *exec.ExitError
 	require.ErrorAs(t, waitErr, &ee)
 	assert.Equal(t, syscall.SIGKILL, ee.Sys().(syscall.WaitStatus).Signal())
@@ -227,7 +231,7 @@ func TestStopReturnsWhenTheLeaderExits(t *testing.T) {
 	}()
 	start := time.Now()
 	g.Stop(done, nil)
-	assert.Less(t, time.Since(start), 5*time.Second)
+	assert.Less(t, time.Since(start), slack)
 	_, killedAt := g.deadlines()
 	assert.True(t, killedAt.IsZero(), "SIGTERM sufficed")
 	require.NoError(t, g.EnsureGone(nil))
@@ -243,7 +247,7 @@ func TestEnsureGoneForceSkipsTheGrace(t *testing.T) {
 	time.AfterFunc(100*time.Millisecond, func() { close(force) })
 	start := time.Now()
 	require.NoError(t, g.EnsureGone(force))
-	assert.Less(t, time.Since(start), 5*time.Second, "force must not wait out an hour's grace")
+	assert.Less(t, time.Since(start), slack, "force must not wait out an hour's grace")
 	assertGone(t, job, "the background job")
 }
 
@@ -261,8 +265,10 @@ func TestEnsureGoneKeepsTheGraceOfTheFirstSIGTERM(t *testing.T) {
 	cancel()
 	stopped, _ := g.Wait(ctx)
 	require.True(t, stopped)
-	time.Sleep(grace / 2)
+	firstTerm := g.termAt
+	require.False(t, firstTerm.IsZero())
 	require.NoError(t, g.EnsureGone(nil))
-	assert.Less(t, time.Since(start), grace+grace/2, "EnsureGone started no new grace")
+	assert.Equal(t, firstTerm, g.termAt, "EnsureGone sent no second SIGTERM, so started no new grace")
+	assert.Less(t, g.killedAt.Sub(firstTerm), grace+slack, "SIGKILL came when the first grace ran out")
 	assertTook(t, start, grace)
 }
