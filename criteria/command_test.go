@@ -108,13 +108,15 @@ func TestCheckTimeoutKillsTheGroup(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ws := t.TempDir()
-			spec := Spec{Type: TypeCommandSucceeds, Command: tc.command, Timeout: 300 * time.Millisecond}
+			// The limit leaves the shell time to record its pgid even on a
+			// loaded machine.
+			spec := Spec{Type: TypeCommandSucceeds, Command: tc.command, Timeout: 2 * time.Second}
 			r := Check(t.Context(), ws, spec, Env{})
 			assert.False(t, r.Passed)
 			assert.False(t, r.Interrupted, "its own time limit is a failure, not an interruption")
-			assert.Contains(t, r.Evidence, "stopped: the check timed out after 300ms; its process group was killed")
-			assert.GreaterOrEqual(t, r.Duration, 300*time.Millisecond+tc.minTime)
-			assert.Less(t, r.Duration, 300*time.Millisecond+tc.minTime+20*time.Second, "the sleeps (30s) were cut short")
+			assert.Contains(t, r.Evidence, "stopped: the check timed out after 2s; its process group was killed")
+			assert.GreaterOrEqual(t, r.Duration, 2*time.Second+tc.minTime)
+			assert.Less(t, r.Duration, 2*time.Second+tc.minTime+20*time.Second, "the sleeps (30s) were cut short")
 			assertGroupGone(t, readPgid(t, ws))
 		})
 	}
@@ -145,9 +147,18 @@ func TestCheckInterrupted(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
 	ctx, cancel := context.WithCancel(t.Context())
-	timer := time.AfterFunc(300*time.Millisecond, cancel)
-	defer timer.Stop()
-	r := Check(ctx, ws, Spec{Type: TypeCommandSucceeds, Command: "echo $$ > pgid; sleep 30"}, Env{})
+	defer cancel()
+	go func() {
+		// Interrupt once the command is running: it has recorded its pgid.
+		for ctx.Err() == nil {
+			if _, err := os.Stat(filepath.Join(ws, "pgid")); err == nil {
+				cancel()
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	r := Check(ctx, ws, Spec{Type: TypeCommandSucceeds, Command: "echo $$ > pgid.tmp && mv pgid.tmp pgid; sleep 30"}, Env{})
 	assert.False(t, r.Passed)
 	assert.True(t, r.Interrupted)
 	assert.Contains(t, r.Evidence, "stopped: interrupted (context canceled)")
