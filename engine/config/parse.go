@@ -157,7 +157,9 @@ var yamlParserProblems = []string{
 func (l *loader) copyNode(file string, n *yaml.Node) *yaml.Node {
 	l.copied++
 	if l.copied == maxNodes {
-		l.problem(n, "use fewer nested aliases", "the file expands to more than %d values", maxNodes)
+		// n is the file's own node, not a copy, so origin does not know it.
+		l.problems = append(l.problems, Problem{File: file, Line: n.Line,
+			Msg: fmt.Sprintf("the file expands to more than %d values", maxNodes), Hint: "use fewer nested aliases"})
 	}
 	if l.copied >= maxNodes {
 		return l.null(file, n)
