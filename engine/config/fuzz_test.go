@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"unicode"
 
 	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
 
 	"github.com/ralph-loop/ralph/engine/config"
 	"github.com/ralph-loop/ralph/hats"
@@ -53,6 +55,74 @@ func FuzzLoadYAML(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkLoad(t, "ralph.yml", data)
 	})
+}
+
+// FuzzLoadJSON loads a ralph.json: seed 004's {task, acceptance_criteria,
+// max_iterations, budget} form, and the presets written as JSON. Beyond
+// what FuzzLoadYAML checks, valid JSON is never called invalid.
+func FuzzLoadJSON(f *testing.F) {
+	for _, data := range yamlSeeds(f) {
+		var v any
+		if yaml.Unmarshal(data, &v) != nil {
+			continue
+		}
+		asJSON, err := json.MarshalIndent(v, "", "  ")
+		if err == nil {
+			f.Add(asJSON)
+		}
+	}
+	f.Add([]byte(`{"task":"t","acceptance_criteria":[{"type":"file_exists","path":"a"}],"max_iterations":3,"budget":{"max_tokens":1e4}}`))
+	f.Add([]byte(`{"task":"caf\u00e9 \ud83d\ude00","max_iterations":3,"budget":{"max_tokens":-1,"x":1}}`))
+	// JSON that YAML reads differently, or not at all: surrogate pairs as
+	// Python writes them, a lone surrogate, DEL, a C1 control, a byte that
+	// is not UTF-8.
+	f.Add([]byte(`{"task":"caf\u00e9 \ud83d\ude00 \udead \\ud83d\\ude00","max_iterations":3}`))
+	f.Add([]byte("{\"task\":\"\x7f \u0080 \xff \xef\xbf\xbf\"}"))
+	f.Add([]byte("{\"task\":\t\"tabs\",\r\n\"hats\":{}}"))
+	f.Add([]byte(`{"event_loop":{"prompt":"p"},"event_loop":{"max_iterations":2}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := checkLoad(t, "ralph.json", data)
+		if !json.Valid(data) {
+			return
+		}
+		if err != nil {
+			for _, p := range err.Problems {
+				require.False(t, strings.HasPrefix(p.Msg, "invalid JSON"), "valid JSON reported as invalid: %s", p)
+			}
+			return
+		}
+		// The objective reads as any JSON reader reads it.
+		var top struct {
+			Task      json.RawMessage `json:"task"`
+			EventLoop json.RawMessage `json:"event_loop"`
+		}
+		var loop struct {
+			Prompt json.RawMessage `json:"prompt"`
+		}
+		if exactKeys(data, &top) && (top.EventLoop == nil || exactKeys(top.EventLoop, &loop)) {
+			for _, raw := range []json.RawMessage{top.Task, loop.Prompt} {
+				if s := ""; json.Unmarshal(raw, &s) == nil {
+					require.Equal(t, s, c.EventLoop.Prompt)
+				}
+			}
+		}
+	})
+}
+
+// exactKeys decodes a JSON object into v, reporting false unless its keys
+// match v's field tags exactly: encoding/json matches them ignoring case,
+// and ralph does not.
+func exactKeys(data []byte, v any) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(data, &m) != nil {
+		return false
+	}
+	for k := range m {
+		if k != strings.ToLower(k) {
+			return false
+		}
+	}
+	return json.Unmarshal(data, v) == nil
 }
 
 // checkLoad loads data as the file name and checks what any load promises:

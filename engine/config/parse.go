@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -66,6 +69,9 @@ func (l *loader) parse(name string, data []byte) *yaml.Node {
 	l.files = append(l.files, name)
 	l.copied = 0
 	isJSON := strings.EqualFold(filepath.Ext(name), ".json")
+	if isJSON {
+		data = yamlSafeJSON(data)
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
@@ -89,6 +95,89 @@ func (l *loader) parse(name string, data []byte) *yaml.Node {
 		return nil
 	}
 	return l.normalize(l.copyNode(name, root))
+}
+
+// yamlSafeJSON rewrites, in the strings of a valid JSON file, what JSON
+// allows and YAML does not, so that a ralph.json reads as any JSON reader
+// reads it:
+//
+//   - UTF-16 surrogate escapes. JSON writers escape characters outside the
+//     Basic Multilingual Plane as a pair, "\ud83d\ude00" for 😀 (Python's
+//     json.dump does so by default), which yaml.v3 rejects; YAML writes it
+//     "\U0001F600". A lone surrogate becomes "\uFFFD", as encoding/json
+//     reads it.
+//   - Characters YAML does not allow in a file (DEL, the C1 controls but
+//     NEL, U+FFFE, U+FFFF), which JSON allows unescaped: they are escaped.
+//   - Bytes that are not UTF-8: "\uFFFD", as encoding/json reads them.
+//
+// Anything that is not valid JSON is returned as is, to be reported as YAML
+// would; no line changes, so every problem stays where it was.
+func yamlSafeJSON(data []byte) []byte {
+	if !json.Valid(data) {
+		return data
+	}
+	var out []byte // nil until something needs rewriting
+	inString := false
+	for i := 0; i < len(data); {
+		c, size := data[i], 1
+		var repl []byte
+		switch {
+		case c == '"':
+			inString = !inString
+		case !inString:
+		case c == '\\' && data[i+1] == 'u': // valid JSON: four hex digits follow
+			size = 6
+			r := hex4(data[i+2 : i+6])
+			switch {
+			case utf16.IsSurrogate(r) && i+12 <= len(data) && data[i+6] == '\\' && data[i+7] == 'u' &&
+				utf16.DecodeRune(r, hex4(data[i+8:i+12])) != utf8.RuneError:
+				size = 12
+				repl = fmt.Appendf(nil, `\U%08X`, utf16.DecodeRune(r, hex4(data[i+8:i+12])))
+			case utf16.IsSurrogate(r):
+				repl = []byte(`\uFFFD`)
+			}
+		case c == '\\':
+			size = 2
+		case c >= utf8.RuneSelf:
+			r, n := utf8.DecodeRune(data[i:])
+			size = n
+			switch {
+			case r == utf8.RuneError && n == 1:
+				repl = []byte(`\uFFFD`)
+			case !yamlAllows(r):
+				repl = fmt.Appendf(nil, `\u%04X`, r)
+			}
+		case c == 0x7f:
+			repl = []byte(`\u007F`)
+		}
+		if repl != nil && out == nil {
+			out = append(make([]byte, 0, len(data)+16), data[:i]...)
+		}
+		switch {
+		case repl != nil:
+			out = append(out, repl...)
+		case out != nil:
+			out = append(out, data[i:i+size]...)
+		}
+		i += size
+	}
+	if out == nil {
+		return data
+	}
+	return out
+}
+
+// yamlAllows reports whether a YAML file may hold r as it is (YAML 1.2,
+// 5.1; yaml.v3's reader checks the same set).
+func yamlAllows(r rune) bool {
+	return r == 0x09 || r == 0x0a || r == 0x0d || r >= 0x20 && r <= 0x7e || r == 0x85 ||
+		r >= 0xa0 && r <= 0xd7ff || r >= 0xe000 && r <= 0xfffd || r >= 0x10000 && r <= utf8.MaxRune
+}
+
+// hex4 reads the four hex digits of a JSON \u escape.
+func hex4(b []byte) rune {
+	n, _ := strconv.ParseUint(string(b), 16, 32)
+	return rune(n)
 }
 
 // checkOneDocument reports a second YAML document: ralph would otherwise
