@@ -185,3 +185,46 @@ func renderable(tag events.Tag) bool {
 			!strings.Contains(tag.Payload, "</event>"))
 	return tag.Topic != "" && attrOK(tag.Topic) && attrOK(tag.Target) && payloadOK
 }
+
+// FuzzParseLine checks one log line on its own, without FuzzReader's file:
+// a line is an event or an ErrMalformed error with no event, the newline
+// makes no difference, and an event survives being written and read back,
+// written on one line, the same way every time.
+func FuzzParseLine(f *testing.F) {
+	addSeeds(f, "testdata/logs/*.jsonl", func(b []byte) {
+		for _, line := range bytes.Split(b, []byte("\n")) {
+			f.Add(line)
+		}
+	})
+	for _, s := range []string{
+		`{"ts":"2024-01-01 00:00:00z","topic":"a","payload":{ "k" : [1, 2] }}`,
+		`{"topic":"a","payload":"<event topic=\"x\">y</event> & \u2028","iteration":3,"hat":"h","source":"agent","target":"t"}`,
+		`{"topic":"a","ts":17,"payload":null,"extra":true}`,
+		`{"topic":"","payload":"x"}`,
+		`{"topic":"a","ts":"2024-02-30T00:00:00+25:00"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		ev, err := events.ParseLine(line)
+		withNewline, errNL := events.ParseLine(append(bytes.Clone(line), '\n'))
+		require.Equal(t, err == nil, errNL == nil, "a trailing newline does not change whether %q parses", line)
+		if err != nil {
+			require.ErrorIs(t, err, events.ErrMalformed)
+			require.Equal(t, events.Event{}, ev, "no half-built event with an error")
+			return
+		}
+		requireSameEvent(t, ev, withNewline)
+		require.NotEmpty(t, ev.Topic)
+
+		encoded, err := events.EncodeLine(ev)
+		require.NoError(t, err, "re-encode %q", line)
+		require.Equal(t, len(encoded)-1, bytes.IndexByte(encoded, '\n'), "an event is written on one line: %q", encoded)
+		again, err := events.ParseLine(encoded)
+		require.NoError(t, err, "re-parse %q", encoded)
+		requireSameEvent(t, ev, again)
+		reencoded, err := events.EncodeLine(again)
+		require.NoError(t, err)
+		require.Equal(t, string(encoded), string(reencoded), "encoding is stable")
+	})
+}
