@@ -289,7 +289,9 @@ func holderInfo(ctx context.Context, fl *flock.Flock, path string) (info LockInf
 	}
 }
 
-// ReadLockInfo reads the holder information from a lock file.
+// ReadLockInfo reads the holder information from a lock file. With an
+// error the information is zero: a file that does not decode whole (a
+// field of the wrong type, a bad time) must not name a pid to kill.
 func ReadLockInfo(path string) (LockInfo, error) {
 	var info LockInfo
 	data, err := os.ReadFile(path)
@@ -299,8 +301,10 @@ func ReadLockInfo(path string) (LockInfo, error) {
 	if len(data) == 0 {
 		return info, errors.New("lock file empty")
 	}
-	err = json.Unmarshal(data, &info)
-	return info, err
+	if err := json.Unmarshal(data, &info); err != nil {
+		return LockInfo{}, err
+	}
+	return info, nil
 }
 
 // LockHeld reports whether a live process holds the lock at path, without
