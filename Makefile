@@ -18,7 +18,7 @@ help:
 	@echo "make bench   run the benchmarks"
 	@echo "make lint    gofmt, go vet and the layering rules"
 	@echo "make agents  install the pinned agent CLIs from npm into $(AGENTS)"
-	@echo "make fuzz    fuzz the tag parser and the event reader for $(FUZZTIME) each"
+	@echo "make fuzz    run every fuzz target (parsers, loaders, state files) for $(FUZZTIME) each"
 	@echo "make golden  rewrite golden files from the current output"
 	@echo "make soak    a $(SOAK_ITERATIONS)-iteration run with 8 followers and a status poller; checks for leaks"
 	@echo "make stress  make test $(STRESS_RUNS) times in a row beside 2 CPU-bound processes and an fsync writer"
@@ -56,9 +56,7 @@ lint: vet
 	$(GO) test -count=1 -run TestLayering ./internal/layering/
 
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzParseTags -fuzztime $(FUZZTIME) ./events/
-	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime $(FUZZTIME) ./events/
-	$(GO) test -run '^$$' -fuzz FuzzTagRender -fuzztime $(FUZZTIME) ./events/
+	GO=$(GO) internal/fuzz/fuzz.sh $(FUZZTIME)
 
 # The soak test: one long run with a tiny agent while 8 `ralph events -f`
 # and a `ralph status --json` poller run beside it (cmd/ralph/soak_test.go).
