@@ -144,6 +144,9 @@ func (b *Backend) resolve() (string, error) {
 // may be nil; it is called from one goroutine, and never after Run
 // returns).
 //
+// Secret values (Options.Redactor) are hidden in the raw output, the
+// activity and the result.
+//
 // It returns ctx.Err() with the partial result when ctx ended before the
 // agent exited by itself; a *MissingBinaryError when the executable is
 // gone; another error when the agent could not be started; and otherwise a
@@ -192,5 +195,6 @@ func (b *Backend) invocation(path, prompt string) invocation {
 		grace:         grace,
 		parse:         b.spec.parse,
 		verdict:       b.spec.verdict,
+		redactor:      b.opts.Redactor,
 	}
 }

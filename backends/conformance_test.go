@@ -142,6 +142,8 @@ func TestConformance(t *testing.T) {
 			t.Run("env and cwd reach the agent", s.envAndCwd)
 			t.Run("prompt as argument, stdin closed", s.promptAsArg)
 			t.Run("prompt on stdin", s.promptOnStdin)
+			t.Run("secrets are redacted in a normal turn", s.secretsRedactedNormal)
+			t.Run("secrets are redacted in an error turn", s.secretsRedactedError)
 		})
 	}
 }

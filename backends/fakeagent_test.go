@@ -18,6 +18,8 @@ package backends
 //	                            here (atomically, so a poller never sees half)
 //	FAKE_AGENT_STDOUT=<file>    then copy this file to stdout (a canned stream)
 //	FAKE_AGENT_STDERR=<file>    then copy this file to stderr
+//	FAKE_AGENT_PRINT_ENV=1      then print its environment on stderr, as an
+//	                            agent's `env` tool call or a crash dump would
 //	FAKE_AGENT_ARG_FILE=<flag>=<file>  then copy this file to the path that
 //	                            follows <flag> in the arguments (a CLI that
 //	                            writes a side file, such as Copilot's usage)
@@ -107,6 +109,9 @@ func fakeAgentSteps() error {
 	}
 	if err := copyFileTo(os.Stderr, os.Getenv("FAKE_AGENT_STDERR")); err != nil {
 		return fmt.Errorf("stderr: %w", err)
+	}
+	if os.Getenv("FAKE_AGENT_PRINT_ENV") == "1" {
+		fmt.Fprintln(os.Stderr, strings.Join(os.Environ(), "\n"))
 	}
 	if spec := os.Getenv("FAKE_AGENT_ARG_FILE"); spec != "" {
 		if err := writeArgFile(spec); err != nil {

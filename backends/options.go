@@ -1,6 +1,10 @@
 package backends
 
-import "time"
+import (
+	"time"
+
+	"github.com/ralph-loop/ralph/internal/redact"
+)
 
 // Options configure one backend: the cli: section of ralph.yml, or a hat's
 // backend: override.
@@ -23,4 +27,8 @@ type Options struct {
 	// KillGrace is how long the agent's process group has between SIGTERM
 	// and SIGKILL; zero means 10 seconds.
 	KillGrace time.Duration
+	// Redactor hides secret values in everything the agent produces before
+	// Run passes it on: the raw output, the activity and the result. Build
+	// it from the environment the agent gets. Nil hides nothing.
+	Redactor *redact.Redactor
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"io"
 	"sync"
+
+	"github.com/ralph-loop/ralph/internal/redact"
 )
 
 // feed carries stdout from the pipe reader to the parser. Writes never
@@ -69,10 +71,33 @@ func (f *feed) drop() {
 // Each stream writes whole lines under the lock, so a stderr warning never
 // lands in the middle of a JSON line in the iteration's raw log. A write
 // error stops the raw log but not the run: it is a debugging aid.
+//
+// Secret values are redacted on the way, over the file's bytes as they are
+// interleaved, so a value split across two writes is still hidden.
 type rawLog struct {
 	mu  sync.Mutex
-	w   io.Writer // nil: no raw log
-	err error     // the first write error; later writes are skipped
+	w   *redact.Writer // nil: no raw log
+	err error          // the first write error; later writes are skipped
+}
+
+// open sends the log to w (nil: nowhere), redacted by r.
+func (r *rawLog) open(w io.Writer, red *redact.Redactor) {
+	if w != nil {
+		r.w = red.NewWriter(w)
+	}
+}
+
+// close writes what the redactor held back at the end of the output. The
+// copiers must be done.
+func (r *rawLog) close() {
+	if r.w == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err == nil {
+		r.err = r.w.Close()
+	}
 }
 
 func (r *rawLog) write(p []byte) {

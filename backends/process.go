@@ -15,6 +15,7 @@ import (
 
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/procgroup"
+	"github.com/ralph-loop/ralph/internal/redact"
 )
 
 // defaultKillGrace is the time between SIGTERM and SIGKILL when
@@ -39,6 +40,7 @@ type invocation struct {
 	grace         time.Duration
 	parse         func(io.Reader, func(events.Activity)) events.AgentResult
 	verdict       func(*events.AgentResult, int, string)
+	redactor      *redact.Redactor // hides secrets in all of the above's output
 }
 
 // stopReason says why ralph stopped an agent, if it did.
@@ -78,7 +80,9 @@ type agentProc struct {
 }
 
 // runProcess runs one agent process to completion and returns its result;
-// see the package documentation for what the error means.
+// see the package documentation for what the error means. Everything the
+// agent produced leaves it redacted: this is where the agent's bytes enter
+// ralph, so nothing downstream sees a secret value.
 func runProcess(ctx context.Context, inv invocation, run events.AgentRun, report func(events.Activity)) (events.AgentResult, error) {
 	if err := ctx.Err(); err != nil {
 		return events.AgentResult{}, err
@@ -89,11 +93,12 @@ func runProcess(ctx context.Context, inv invocation, run events.AgentRun, report
 	if err := checkWorkspace(run.Dir); err != nil {
 		return events.AgentResult{}, fmt.Errorf("start %s: %w", inv.backend, err)
 	}
-	p := &agentProc{inv: inv, run: run, report: report}
+	p := &agentProc{inv: inv, run: run, report: redactingReport(inv.redactor, report)}
 	if err := p.start(); err != nil {
 		return events.AgentResult{}, err
 	}
-	return p.wait(ctx)
+	res, err := p.wait(ctx)
+	return redactResult(inv.redactor, res), err
 }
 
 // checkWorkspace reports a missing working directory by name; otherwise the
@@ -210,7 +215,7 @@ func (p *agentProc) serve() {
 	p.feed = newFeed()
 	stdoutTee := &lineTee{log: &p.raw}
 	stderrTee := &lineTee{log: &p.raw}
-	p.raw.w = p.run.RawOutput
+	p.raw.open(p.run.RawOutput, p.inv.redactor)
 	p.copiers.Add(2)
 	go p.copyOutput(p.stdoutR, stdoutTee, p.feed.Write)
 	go p.copyOutput(p.stderrR, stderrTee, p.stderrTail.Write)
@@ -267,6 +272,7 @@ func (p *agentProc) wait(ctx context.Context) (events.AgentResult, error) {
 
 	groupErr := p.group.EnsureGone(p.run.ForceKill)
 	p.drain()
+	p.raw.close()
 	res := <-p.parsed
 	res.Duration = time.Since(p.started)
 	if p.cmd.ProcessState == nil {

@@ -91,8 +91,9 @@ type AgentRun struct {
 	Prompt string
 	Dir    string   // the workspace; the agent's working directory
 	Env    []string // KEY=VALUE added to ralph's own environment
-	// RawOutput receives the agent's stdout and stderr unchanged, for
-	// .ralph/runs/<run-id>/iter-NNNN.jsonl. May be nil.
+	// RawOutput receives the agent's stdout and stderr, line by line and
+	// otherwise unchanged but for the secret values the backend is told to
+	// redact, for .ralph/runs/<run-id>/iter-NNNN.jsonl. May be nil.
 	RawOutput io.Writer
 	// Timeout bounds the whole run, IdleTimeout the time without any output.
 	// Zero means no limit.
