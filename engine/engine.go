@@ -86,6 +86,9 @@ func New(opts Options) (*Engine, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if !opts.Redactor.Empty() {
+		opts.Reporter = redactingReporter{to: opts.Reporter, r: opts.Redactor}
+	}
 	dir := filepath.Join(opts.Workspace, DirName)
 	return &Engine{
 		opts:       opts,
@@ -190,6 +193,7 @@ func (e *Engine) append(lines ...events.Event) error {
 				lines[i].TS = now
 			}
 		}
+		e.redactEvents(lines)
 		e.fault(FaultAppendBefore)
 		if e.fault(FaultAppendTorn) {
 			e.tearWrite(lines)
@@ -242,7 +246,7 @@ func (e *Engine) fold() error {
 		return fmt.Errorf("read event log: %w", err)
 	}
 	for _, rec := range recs {
-		e.st.Apply(rec, e.opts.Hats)
+		e.st.Apply(e.redactRecord(rec), e.opts.Hats)
 	}
 	// Blank lines produce no record but are consumed all the same.
 	e.st.Offset = e.reader.Offset()

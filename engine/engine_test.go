@@ -22,6 +22,7 @@ type turn struct {
 	emit    []events.Event // written to the log as `ralph emit` would
 	raw     []string       // written to the log as-is
 	text    string         // final text (tags go here)
+	acts    []events.Activity
 	result  events.AgentResult
 	err     error
 	block   bool // wait for ctx to be cancelled
@@ -71,6 +72,9 @@ func (f *fakeBackend) Run(ctx context.Context, run events.AgentRun, report func(
 			_, _ = f.WriteString(l + "\n")
 		}
 		_ = f.Close()
+	}
+	for _, a := range t.acts {
+		report(a)
 	}
 	if t.block {
 		<-ctx.Done()

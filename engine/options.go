@@ -8,6 +8,7 @@ import (
 	"github.com/ralph-loop/ralph/criteria"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
+	"github.com/ralph-loop/ralph/internal/redact"
 )
 
 // Backend runs one agent process for one prompt.
@@ -81,6 +82,10 @@ type Options struct {
 	// AgentEnv is added to every agent's environment (PATH with ralph's
 	// directory first, for one).
 	AgentEnv []string
+	// Redactor hides secret values in the lines the engine appends and
+	// reads, the summary and everything it reports (see redact.go). Build
+	// it from the environment agents get; nil hides nothing.
+	Redactor *redact.Redactor
 	Logger   *slog.Logger     // required
 	Reporter Reporter         // required: progress for people or programs
 	Now      func() time.Time // defaults to time.Now

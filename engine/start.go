@@ -148,7 +148,7 @@ func (e *Engine) rebuildFromLog() (*RunState, error) {
 		return nil, fmt.Errorf("rebuild state from %s: %w", rel, err)
 	}
 	for _, rec := range recs {
-		st.Apply(rec, e.opts.Hats)
+		st.Apply(e.redactRecord(rec), e.opts.Hats)
 	}
 	if st.RunID == "" {
 		return nil, nil // a log without loop.started is not a run

@@ -39,7 +39,7 @@ func (e *Engine) summary() Summary {
 		CostUSD: st.CostUSD, Usage: st.Usage, Activations: st.Activations, Accepted: st.Accepted,
 		Rejected: st.Rejected, Malformed: st.MalformedTotal, Commits: st.Commits, EventsFile: st.EventsFile, Workspace: e.opts.Workspace}
 	if t := st.Terminated; t != nil {
-		sum.Reason, sum.ExitCode, sum.Message = t.Reason, t.ExitCode, t.Message
+		sum.Reason, sum.ExitCode, sum.Message = t.Reason, t.ExitCode, e.opts.Redactor.String(t.Message)
 	}
 	return sum
 }
