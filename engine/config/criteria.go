@@ -1,6 +1,7 @@
 package config
 
 import (
+	"regexp"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -159,6 +160,24 @@ func (l *loader) memories(c *Config) func(*yaml.Node, string) {
 			{"budget", l.setCount(&c.Memories.Budget, "no memories injected")},
 			{"shared", l.setBool(&c.Memories.Shared)},
 		}, orchestratorMemoriesKeys)
+	}
+}
+
+// envName is what a shell accepts as a variable name.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// redactNames decodes redact:, a list of environment variable names.
+func (l *loader) redactNames(c *Config) func(*yaml.Node, string) {
+	return func(n *yaml.Node, path string) {
+		names, nodes := l.stringList(n, path, true)
+		for i, name := range names {
+			if !envName.MatchString(name) {
+				l.problem(nodes[i], "list variable names without $ or a value, e.g. redact: [STRIPE_LIVE, DATABASE_URL]",
+					"%s: %q is not an environment variable name", path, name)
+				continue
+			}
+			c.Redact = append(c.Redact, name)
+		}
 	}
 }
 

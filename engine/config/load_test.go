@@ -420,3 +420,21 @@ func writeFile(t *testing.T, dir, name, data string) string {
 	require.NoError(t, os.WriteFile(path, []byte(data), 0o644))
 	return path
 }
+
+func TestLoadBytesRedact(t *testing.T) {
+	c, err := config.LoadBytes("ralph.yml", []byte("redact: [STRIPE_LIVE, DATABASE_URL]\n"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"STRIPE_LIVE", "DATABASE_URL"}, c.Redact)
+
+	c, err = config.LoadBytes("ralph.yml", []byte("redact: DATABASE_URL\n"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"DATABASE_URL"}, c.Redact, "one name alone")
+
+	_, err = config.LoadBytes("ralph.yml", []byte("memories: {enabled: true}\nredact:\n  - OK_NAME\n  - $DATABASE_URL\n"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "ralph.yml:4")
+	assert.Contains(t, err.Error(), `redact: "$DATABASE_URL" is not an environment variable name`)
+	var list *config.Error
+	require.ErrorAs(t, err, &list)
+	assert.Contains(t, list.Hint(), "without $")
+}

@@ -75,6 +75,7 @@ func topProperties() schema {
 		"acceptance_criteria": withDoc(ref("criteria"), "acceptance_criteria"),
 		"gates":               withDoc(ref("gates"), "gates"),
 		"memories":            withDoc(ref("memories"), "memories"),
+		"redact":              withDoc(schema{"type": "array", "items": schema{"type": "string", "pattern": envName.String()}}, "redact"),
 		"budget": schema{"type": "object", "additionalProperties": false,
 			"description": "ralph.json's budget; budget.max_tokens is event_loop.max_tokens.",
 			"properties":  schema{"max_tokens": schema{"type": "integer", "minimum": 0}}},

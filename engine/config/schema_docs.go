@@ -11,6 +11,7 @@ var schemaDocs = map[string]string{
 	"acceptance_criteria": "Checks ralph runs itself before a completion claim counts: a criterion name (tests_pass) or a mapping ({type: file_exists, path: REPORT.md}), or a list of them.",
 	"gates":               "Topic pattern → the criteria its events must pass before ralph accepts them; a failing event becomes <topic>.blocked, sent back to the hat that published it with the evidence.",
 	"memories":            "Long-term memories (ralph memory) injected into prompts.",
+	"redact":              "Environment variables whose values ralph replaces with [redacted:NAME] in everything it writes, besides those whose names contain KEY, TOKEN, SECRET or PASSWORD.",
 
 	"event_loop.prompt":                      "The objective, inline. Overrides prompt_file; -p and -P override both.",
 	"event_loop.prompt_file":                 "File holding the objective, relative to the config file (then to the workspace).",

@@ -29,7 +29,7 @@ func TestSchemaKeysMatchLoader(t *testing.T) {
 	l, c, h := newLoader(), Default(), Hat{}
 	var at *yaml.Node
 	spec := criterionKeys(l)
-	top := []string{"event_loop", "cli", "hats", "acceptance_criteria", "gates", "memories", "budget"}
+	top := []string{"event_loop", "cli", "hats", "acceptance_criteria", "gates", "memories", "redact", "budget"}
 	for _, f := range flatKeys {
 		top = append(top, f.name)
 	}

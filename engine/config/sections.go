@@ -23,6 +23,7 @@ func (l *loader) decode(root *yaml.Node, c *Config) {
 		{"acceptance_criteria", l.acceptanceCriteria(c)},
 		{"gates", l.gates(&c.Gates)},
 		{"memories", l.memories(c)},
+		{"redact", l.redactNames(c)},
 	}, orchestratorTopKeys)
 	l.section(eventLoop, "event_loop", l.eventLoopFields(c), orchestratorEventLoopKeys)
 	c.CLI = l.topCLI(cli, c.CLI)

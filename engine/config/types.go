@@ -18,6 +18,10 @@ type Config struct {
 	// Gates apply to events of every hat; a hat's own gates come first.
 	Gates    []Gate
 	Memories Memories
+	// Redact names environment variables whose values ralph hides in
+	// everything it writes, beyond those whose names already look secret
+	// (*KEY*, *TOKEN*, *SECRET*, *PASSWORD*).
+	Redact []string
 	// Path is the file the config came from (the last, when merged).
 	Path string
 	// Warnings are things a user should know but that do not stop a run,
