@@ -11,6 +11,7 @@ import (
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/redact"
 )
 
 type emitCmd struct {
@@ -26,7 +27,8 @@ func (emitCmd) Help() string {
 their shell tool; ralph sets RALPH_EVENTS_FILE, RALPH_ITERATION and RALPH_HAT in
 the agent's environment so the event lands in the right log, tagged with the
 iteration and hat. The line is written with a single append, so any number of
-emits at once never interleave.
+emits at once never interleave. The values of secret variables (names with KEY,
+TOKEN, SECRET or PASSWORD, and those under redact:) become [redacted:NAME].
 
 Examples:
   ralph emit build.done "tests: pass, lint: pass"
@@ -47,12 +49,27 @@ func (c *emitCmd) Run(g *globals) error {
 	if err != nil {
 		return err
 	}
-	ev := events.Event{Topic: c.Topic, Payload: payload, Source: events.SourceAgent,
+	ev := events.Event{Topic: c.Topic, Payload: emitRedactor().JSON(payload), Source: events.SourceAgent,
 		Hat: os.Getenv("RALPH_HAT"), Target: c.Target}
 	if n, err := strconv.Atoi(os.Getenv("RALPH_ITERATION")); err == nil {
 		ev.Iteration = n
 	}
 	return events.AppendTo(path, ev)
+}
+
+// redactEnv names the variable in which ralph tells `ralph emit` the
+// variables listed under redact:.
+const redactEnv = "RALPH_REDACT"
+
+// emitRedactor hides the secrets of the agent's environment, which emit
+// runs in, so that an agent piping its output into an event does not put a
+// key in the log.
+func emitRedactor() *redact.Redactor {
+	var names []string
+	if v := os.Getenv(redactEnv); v != "" {
+		names = strings.Split(v, ",")
+	}
+	return redact.New(os.Environ(), names)
 }
 
 func (c *emitCmd) payload(stdin io.Reader) (json.RawMessage, error) {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/ralph-loop/ralph/backends"
@@ -13,6 +14,7 @@ import (
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/engine/config"
 	"github.com/ralph-loop/ralph/hats"
+	"github.com/ralph-loop/ralph/internal/redact"
 )
 
 // The concrete backend must satisfy what the engine asks of one.
@@ -41,6 +43,9 @@ type loopSetup struct {
 	perHat     map[string]engine.Backend
 	ralphBin   string
 	specFile   string // SPEC mode: the checklist the run works through
+	// redactor hides the secret values of every environment an agent of
+	// this run may get, in everything ralph writes.
+	redactor *redact.Redactor
 }
 
 func prepareLoop(g *globals, in loopInputs) (*loopSetup, error) {
@@ -76,6 +81,7 @@ func prepareLoop(g *globals, in loopInputs) (*loopSetup, error) {
 	if s.specFile == "" {
 		warnTopology(g, cfg, s.registry, path)
 	}
+	s.redactor = newRedactor(g, cfg)
 	if err := s.buildBackends(cfg, in.backend); err != nil {
 		return nil, err
 	}
@@ -114,12 +120,36 @@ func loadConfig(dir string, paths []string) (*config.Config, string, error) {
 	return cfg, paths[len(paths)-1], nil
 }
 
+// newRedactor hides the values of ralph's own secret-looking variables and
+// of those in any backend's env:, plus the variables listed under redact:.
+func newRedactor(g *globals, cfg *config.Config) *redact.Redactor {
+	env := os.Environ()
+	add := func(c config.CLI) {
+		for name, value := range c.Env {
+			env = append(env, name+"="+value)
+		}
+	}
+	add(cfg.CLI)
+	for _, h := range cfg.Hats {
+		if h.Backend != nil {
+			add(*h.Backend)
+		}
+	}
+	r := redact.New(env, cfg.Redact)
+	for _, name := range r.TooShort() {
+		fmt.Fprintf(g.stderr, "ralph: warning: redact: %s is shorter than %d bytes, so ralph does not hide it (it would hide every occurrence of so short a string)\n",
+			name, redact.MinLength)
+	}
+	return r
+}
+
 func (s *loopSetup) buildBackends(cfg *config.Config, override string) error {
 	grace := time.Duration(cfg.EventLoop.KillGraceSeconds) * time.Second
 	opts := backendOptions(cfg.CLI, grace)
 	if override != "" {
 		opts = backends.Options{Name: override, KillGrace: grace}
 	}
+	opts.Redactor = s.redactor
 	b, err := newCheckedBackend(opts)
 	if err != nil {
 		return err
@@ -130,7 +160,9 @@ func (s *loopSetup) buildBackends(cfg *config.Config, override string) error {
 		if h.Backend == nil {
 			continue
 		}
-		hb, err := newCheckedBackend(backendOptions(*h.Backend, grace))
+		hopts := backendOptions(*h.Backend, grace)
+		hopts.Redactor = s.redactor
+		hb, err := newCheckedBackend(hopts)
 		if err != nil {
 			return fmt.Errorf("hat %s: %w", h.ID, err)
 		}
@@ -211,7 +243,8 @@ func (s *loopSetup) options(g *globals, log *slog.Logger, rep engine.Reporter, c
 		Backend:   s.backend,
 		PerHat:    s.perHat,
 		RalphBin:  s.ralphBin,
-		AgentEnv:  []string{"PATH=" + filepath.Dir(s.ralphBin) + string(os.PathListSeparator) + os.Getenv("PATH")},
+		AgentEnv:  s.agentEnv(),
+		Redactor:  s.redactor,
 		Logger:    log,
 		Reporter:  rep,
 		KillGrace: seconds(el.KillGraceSeconds),
@@ -220,6 +253,17 @@ func (s *loopSetup) options(g *globals, log *slog.Logger, rep engine.Reporter, c
 		Wait:      c.Wait,
 		ForceKill: g.signals.force,
 	}
+}
+
+// agentEnv is added to every agent's environment: ralph first on PATH, and
+// the names under redact: for `ralph emit`, which redacts with the
+// environment it runs in.
+func (s *loopSetup) agentEnv() []string {
+	env := []string{"PATH=" + filepath.Dir(s.ralphBin) + string(os.PathListSeparator) + os.Getenv("PATH")}
+	if len(s.cfg.Redact) > 0 {
+		env = append(env, redactEnv+"="+strings.Join(s.cfg.Redact, ","))
+	}
+	return env
 }
 
 func seconds(n int) time.Duration { return time.Duration(n) * time.Second }

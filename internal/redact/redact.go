@@ -123,11 +123,13 @@ type pattern struct {
 	mask  []byte // [redacted:NAME]
 }
 
-// New builds a Redactor from env, KEY=VALUE entries in which a later entry
-// of the same name wins (as for exec.Cmd.Env), hiding the values of the
-// variables whose names look secret and of those listed in names.
+// New builds a Redactor from env, KEY=VALUE entries, hiding the values of
+// the variables whose names look secret and of those listed in names. A
+// name given twice has both its values hidden: env is usually the union of
+// several environments (ralph's own, each backend's env:), and a value one
+// agent does not see is still a secret of the user's.
 func New(env []string, names []string) *Redactor {
-	vars := lastValues(env)
+	vars := allValues(env)
 	listed := map[string]bool{}
 	for _, n := range names {
 		listed[n] = true
@@ -137,23 +139,29 @@ func New(env []string, names []string) *Redactor {
 	// Sorted, so that a value shared by two variables always gets the
 	// same name.
 	for _, name := range slices.Sorted(maps.Keys(vars)) {
-		value := vars[name]
 		if !listed[name] && !IsSecretName(name) {
 			continue
 		}
-		if len(value) < MinLength {
-			if listed[name] && value != "" {
-				r.short = append(r.short, name)
-			}
-			continue
-		}
-		r.names = append(r.names, name)
+		hidden, short := false, false
 		mask := []byte("[redacted:" + name + "]")
-		for _, form := range forms(value) {
-			if !masked[form] {
-				masked[form] = true
-				r.patterns = append(r.patterns, pattern{value: []byte(form), mask: mask})
+		for _, value := range vars[name] {
+			if len(value) < MinLength {
+				short = short || value != ""
+				continue
 			}
+			hidden = true
+			for _, form := range forms(value) {
+				if !masked[form] {
+					masked[form] = true
+					r.patterns = append(r.patterns, pattern{value: []byte(form), mask: mask})
+				}
+			}
+		}
+		switch {
+		case hidden:
+			r.names = append(r.names, name)
+		case short && listed[name]:
+			r.short = append(r.short, name)
 		}
 	}
 	slices.SortStableFunc(r.patterns, func(a, b pattern) int { return cmp.Compare(len(b.value), len(a.value)) })
@@ -163,11 +171,12 @@ func New(env []string, names []string) *Redactor {
 	return r
 }
 
-func lastValues(env []string) map[string]string {
-	vars := map[string]string{}
+// allValues maps each name in env to its distinct values, in order.
+func allValues(env []string) map[string][]string {
+	vars := map[string][]string{}
 	for _, kv := range env {
-		if name, value, ok := strings.Cut(kv, "="); ok && name != "" {
-			vars[name] = value
+		if name, value, ok := strings.Cut(kv, "="); ok && name != "" && !slices.Contains(vars[name], value) {
+			vars[name] = append(vars[name], value)
 		}
 	}
 	return vars

@@ -32,8 +32,8 @@ func TestIsSecretName(t *testing.T) {
 
 func TestNewChoosesVariables(t *testing.T) {
 	r := New([]string{
-		"ANTHROPIC_API_KEY=old-value-overridden",
-		"ANTHROPIC_API_KEY=" + key, // a later entry wins, as in exec.Cmd.Env
+		"ANTHROPIC_API_KEY=other-value-for-another-agent",
+		"ANTHROPIC_API_KEY=" + key, // both values are hidden
 		"DEBUG_TOKEN=1",            // too short to be a secret
 		"EMPTY_SECRET=",
 		"DATABASE_URL=postgres://u:hunter2hunter2@db/x", // listed below
@@ -44,8 +44,8 @@ func TestNewChoosesVariables(t *testing.T) {
 
 	assert.Equal(t, []string{"ANTHROPIC_API_KEY", "DATABASE_URL"}, r.Names())
 	assert.Equal(t, []string{"SHORT_LISTED"}, r.TooShort(), "a listed value too short to hide deserves a warning")
-	assert.Equal(t, "key [redacted:ANTHROPIC_API_KEY], old old-value-overridden, home /home/somebody-long, 1 abc",
-		r.String("key "+key+", old old-value-overridden, home /home/somebody-long, 1 abc"))
+	assert.Equal(t, "key [redacted:ANTHROPIC_API_KEY], other [redacted:ANTHROPIC_API_KEY], home /home/somebody-long, 1 abc",
+		r.String("key "+key+", other other-value-for-another-agent, home /home/somebody-long, 1 abc"))
 	assert.Equal(t, "[redacted:DATABASE_URL]", r.String("postgres://u:hunter2hunter2@db/x"))
 }
 
