@@ -3,6 +3,8 @@ package redact
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -204,4 +206,29 @@ func TestWriterKeepsTheFirstError(t *testing.T) {
 	require.ErrorIs(t, err, assert.AnError)
 	require.ErrorIs(t, w.Close(), assert.AnError)
 	assert.Equal(t, 1, fw.n, "nothing is written after the first failure")
+}
+
+// BenchmarkWriter measures the cost of redacting an agent's output on its
+// way to the raw log: a stream of JSON lines with a typical environment's
+// worth of secrets to look for, against the same stream copied as is.
+func BenchmarkWriter(b *testing.B) {
+	var env []string
+	for i := range 20 {
+		env = append(env, fmt.Sprintf("SERVICE_%d_TOKEN=tok-%d-%s", i, i, strings.Repeat("x", 30)))
+	}
+	line := []byte(`{"type":"assistant","message":{"content":[{"type":"text","text":"` + strings.Repeat("ran the tests; all pass. ", 20) + `"}]}}` + "\n")
+	for _, bc := range []struct {
+		name string
+		r    *Redactor
+	}{{"none", nil}, {"20 secrets", New(env, nil)}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(line)))
+			w := bc.r.NewWriter(io.Discard)
+			for b.Loop() {
+				if _, err := w.Write(line); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
