@@ -47,6 +47,8 @@ func (e *Engine) termination(ctx context.Context) *Termination {
 		return e.terminate(ReasonCompleted, "every box of "+s.SpecFile+" is checked")
 	case st.Cancelled:
 		return e.terminate(ReasonCancelled, "the cancellation topic "+s.CancellationTopic+" was published")
+	case e.dirLost:
+		return e.terminate(ReasonFatal, lostDirMessage)
 	case ctx.Err() != nil:
 		return e.terminate(ReasonInterrupted, "interrupted by a signal")
 	case e.stop.Requested():

@@ -47,6 +47,10 @@ type Engine struct {
 	// The iteration in flight.
 	iter        IterationInfo
 	iterEvents  []int64
+	// dirID is .ralph/ as the run locked it; dirLost says it was deleted
+	// under the run and recreated (lostdir.go).
+	dirID   *dirIdentity
+	dirLost bool
 	result      events.AgentResult
 	interrupted bool
 	rateWaits   int
@@ -118,6 +122,7 @@ func (e *Engine) Run(ctx context.Context) (Outcome, error) {
 	if err := IgnoreOwnFiles(e.dir, e.opts.Settings.ShareMemories); err != nil {
 		return Outcome{}, err
 	}
+	e.rememberDir()
 	if prev := lock.Previous; prev.PID != 0 && !processAlive(prev.PID) {
 		e.opts.Reporter.Warn(fmt.Sprintf("took over the lock left by pid %d (run %s, started %s), which is no longer running",
 			prev.PID, prev.RunID, prev.StartedAt.Local().Format(time.DateTime)))
@@ -137,6 +142,9 @@ func (e *Engine) Run(ctx context.Context) (Outcome, error) {
 
 func (e *Engine) loop(ctx context.Context) (Outcome, error) {
 	for !e.state.IsTerminal() {
+		if err := e.checkDir(ctx); err != nil {
+			return Outcome{}, err
+		}
 		next, err := e.step(ctx)
 		if err != nil {
 			return Outcome{}, err

@@ -37,8 +37,15 @@ esac
 
 func (w *workspace) committingAgentConfig(extra string) {
 	w.t.Helper()
+	w.agentConfig(committingAgent, extra)
+}
+
+// agentConfig makes script the agent of the two-hat config, and commits
+// the config.
+func (w *workspace) agentConfig(script, extra string) {
+	w.t.Helper()
 	agent := filepath.Join(w.state, "agent.sh")
-	require.NoError(w.t, os.WriteFile(agent, []byte(committingAgent), 0o755))
+	require.NoError(w.t, os.WriteFile(agent, []byte(script), 0o755))
 	w.write("ralph.yml", twoHatConfig+extra+"cli:\n  backend: command\n  command: "+agent+"\n")
 	git(w.t, w.dir, "add", "ralph.yml")
 	git(w.t, w.dir, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "config")
@@ -77,4 +84,29 @@ func TestE2ESharedMemoriesAreTheOnlyFileGitSees(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{".ralph/agent/memories.md"}, ralphs, "only the shared memories were committed")
+}
+
+// An agent may delete .ralph/ anyway: git clean -x cleans ignored files too,
+// and rm -rf needs no reason. The run says so, keeps what it holds in
+// memory, ends as fatal, and resumes from there.
+func TestE2EAgentDeletesRalphDir(t *testing.T) {
+	for name, how := range map[string]string{"git clean -fdx": "git clean -fdxq", "rm -rf": "rm -rf .ralph"} {
+		t.Run(name, func(t *testing.T) {
+			w := newWorkspace(t)
+			// Only the first builder iteration deletes it.
+			w.agentConfig(strings.Replace(committingAgent, "\tgit clean -fdq\n",
+				"\tif [ ! -f \"$SCRIPTAGENT_STATE/cleaned\" ]; then touch \"$SCRIPTAGENT_STATE/cleaned\"; "+how+"; fi\n", 1), "")
+
+			r := w.ralph("loop")
+			require.Equal(t, 3, r.code, r.stderr)
+			assert.Contains(t, r.stderr, ".ralph/ was deleted while the run was going")
+			assert.Contains(t, r.stderr, "ralph loop --resume")
+			assert.NotContains(t, r.stderr, "no such file or directory", "no raw file error")
+			assert.Equal(t, "terminate fatal", last(w.flow()))
+
+			r = w.ralph("loop", "--resume")
+			require.Equal(t, 0, r.code, r.stderr)
+			assert.Equal(t, "terminate completed", last(w.flow()))
+		})
+	}
 }
