@@ -42,9 +42,9 @@ func (e *Engine) termination(ctx context.Context) *Termination {
 	s, st := e.opts.Settings, e.st
 	switch {
 	case st.Completed:
-		return e.terminate(ReasonCompleted, "the completion topic "+s.CompletionTopic+" was accepted")
+		return e.terminate(ReasonCompleted, e.completedBecause())
 	case s.SpecFile != "" && e.specDone():
-		return e.terminate(ReasonCompleted, "every box of "+s.SpecFile+" is checked")
+		return e.terminate(ReasonCompleted, "every box of "+e.specName()+" is checked")
 	case st.Cancelled:
 		return e.terminate(ReasonCancelled, "the cancellation topic "+s.CancellationTopic+" was published")
 	case e.dirLost:
@@ -61,7 +61,7 @@ func (e *Engine) termination(ctx context.Context) *Termination {
 		return e.terminate(ReasonLoopThrashing, fmt.Sprintf("the same blocked event came back %d times: %s", n, key))
 	}
 	if s.StuckThreshold > 0 && st.NoProgress >= s.StuckThreshold && s.SpecFile != "" {
-		return e.terminate(ReasonStuck, fmt.Sprintf("%d iterations in a row checked no new box of %s", st.NoProgress, s.SpecFile))
+		return e.terminate(ReasonStuck, fmt.Sprintf("%d iterations in a row checked no new box of %s", st.NoProgress, e.specName()))
 	}
 	if s.StuckThreshold > 0 && st.NoProgress >= s.StuckThreshold {
 		return e.terminate(ReasonStuck, fmt.Sprintf("%d iterations in a row made no progress (no accepted event, no file changed, no commit); hats tried: %s",
@@ -124,4 +124,16 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// completedBecause says what completed the run: ralph's own check, or an
+// agent's claim.
+func (e *Engine) completedBecause() string {
+	switch e.st.CompletedBy {
+	case VerifiedBySpec:
+		return "every box of " + e.specName() + " is checked"
+	case VerifiedByCriteria:
+		return "the acceptance criteria passed"
+	}
+	return "the completion topic " + e.opts.Settings.CompletionTopic + " was accepted"
 }

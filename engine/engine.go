@@ -45,12 +45,12 @@ type Engine struct {
 	reader *events.Reader
 
 	// The iteration in flight.
-	iter        IterationInfo
-	iterEvents  []int64
+	iter       IterationInfo
+	iterEvents []int64
 	// dirID is .ralph/ as the run locked it; dirLost says it was deleted
 	// under the run and recreated (lostdir.go).
-	dirID   *dirIdentity
-	dirLost bool
+	dirID       *dirIdentity
+	dirLost     bool
 	result      events.AgentResult
 	interrupted bool
 	rateWaits   int

@@ -51,7 +51,7 @@ func fullRunState() *RunState {
 		StartCommit:  "0123abcd", Baseline: map[string]bool{"tests pass": false},
 		NoProgress: 1, Tried: []string{"builder"},
 		RateLimitedUntil: fuzzNow.Add(2 * time.Hour),
-		Confirming:       &claim, Completed: true, Cancelled: true,
+		Confirming:       &claim, Completed: true, CompletedBy: VerifiedBySpec, Cancelled: true,
 		Terminated: &Termination{Reason: ReasonMaxIterations, ExitCode: 2, Message: "max", At: fuzzNow},
 	}
 	return s

@@ -210,7 +210,7 @@ func (e *Engine) consequences(ctx context.Context, b *batch) {
 		e.verifyIteration(ctx, b, last)
 	}
 	if e.specPath() != "" && !b.completed && e.specDone() {
-		b.add(ralphEvent(TopicCompletionVerified, verifiedRecord{Iteration: last.Iteration}))
+		b.add(ralphEvent(TopicCompletionVerified, verifiedRecord{Iteration: last.Iteration, By: VerifiedBySpec}))
 		b.completed = true
 	}
 	switch {
@@ -250,7 +250,7 @@ func (e *Engine) progressed(b *batch, last *FinishedIteration) bool {
 func (e *Engine) verifyIteration(ctx context.Context, b *batch, last *FinishedIteration) {
 	v := e.judge(ctx, e.opts.Settings.AcceptanceCriteria)
 	if v.passed() {
-		b.add(ralphEvent(TopicCompletionVerified, verifiedRecord{Iteration: last.Iteration}))
+		b.add(ralphEvent(TopicCompletionVerified, verifiedRecord{Iteration: last.Iteration, By: VerifiedByCriteria}))
 		b.completed = true
 		return
 	}

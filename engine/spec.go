@@ -28,6 +28,15 @@ func (e *Engine) specPath() string {
 	return filepath.Join(e.opts.Workspace, p)
 }
 
+// specName is the SPEC's path as a person in the workspace would write it.
+func (e *Engine) specName() string {
+	p := e.specPath()
+	if rel, err := filepath.Rel(e.opts.Workspace, p); err == nil && filepath.IsLocal(rel) {
+		return rel
+	}
+	return p
+}
+
 // specItems reads the SPEC's boxes; nil outside SPEC mode or when the file
 // cannot be read (the agent may be rewriting it).
 func (e *Engine) specItems() []checklist.Item {

@@ -122,7 +122,10 @@ type RunState struct {
 	// Confirming holds the completion claim a confirmation iteration checks.
 	Confirming *string `json:"confirming,omitempty"`
 	Completed  bool    `json:"completed,omitempty"`
-	Cancelled  bool    `json:"cancelled,omitempty"`
+	// CompletedBy says what ralph checked when it, not a claim, completed
+	// the run (VerifiedBySpec, VerifiedByCriteria); "" for a claim.
+	CompletedBy string `json:"completed_by,omitempty"`
+	Cancelled   bool   `json:"cancelled,omitempty"`
 
 	Terminated *Termination `json:"terminated,omitempty"`
 }
@@ -244,7 +247,9 @@ func (s *RunState) applyBookkeeping(rec events.Record) {
 			s.Baseline[b.Name] = b.Passed
 		}
 	case TopicCompletionVerified:
-		s.Completed = true
+		var r verifiedRecord
+		decode(ev, &r)
+		s.Completed, s.CompletedBy = true, r.By
 	case TopicLoopRepaired:
 		var r repairedRecord
 		decode(ev, &r)

@@ -35,7 +35,16 @@ type baselineResult struct {
 
 type verifiedRecord struct {
 	Iteration int `json:"iteration"`
+	// By says what ralph checked: VerifiedBySpec or VerifiedByCriteria.
+	By string `json:"by,omitempty"`
 }
+
+// What completed a run that no agent claimed complete, for
+// RunState.CompletedBy.
+const (
+	VerifiedBySpec     = "spec"
+	VerifiedByCriteria = "acceptance_criteria"
+)
 
 // baseline runs the acceptance criteria once before the first iteration,
 // so that a failure the run did not cause can be told apart from one it did.

@@ -51,6 +51,7 @@ func TestSpecModeChecksEveryBox(t *testing.T) {
 	assert.Equal(t, 3, countEvents(evs, "task_complete"))
 	assert.Equal(t, "complete", evs[len(evs)-1]["event"])
 	assert.Equal(t, "completed", evs[len(evs)-1]["reason"])
+	assert.Equal(t, "every box of SPEC.md is checked", evs[len(evs)-1]["message"], "no agent published a completion topic")
 	assert.NotContains(t, w.read("SPEC.md"), "- [ ]")
 	assert.Contains(t, w.prompt(1), "SPEC.md", "the agent is told to work through the spec")
 }

@@ -108,6 +108,7 @@ func TestSeed004RalphJSON(t *testing.T) {
 	assert.Equal(t, "Hello from Ralph", w.read("hello.txt"))
 	assert.Equal(t, []string{"ralph criteria.baseline", "ralph task.start", "finished ralph success",
 		"finished ralph success", "ralph completion.verified", "terminate completed"}, w.flow())
+	assert.Contains(t, r.stderr, "completed (exit 0) — the acceptance criteria passed", "no agent published a completion topic")
 }
 
 // (d) max_tokens exhausted ends the run with exit 2. The agent reports its
