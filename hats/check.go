@@ -21,13 +21,14 @@ const (
 
 // The rules [Check] applies, named in each [Finding].
 const (
-	RuleUnreachableHat   = "unreachable-hat"
-	RuleNoCompletionPath = "no-completion-path"
-	RuleRequiredEvent    = "required-event-unpublished"
-	RuleUnknownCriterion = "unknown-criterion"
-	RuleUnhandledTopic   = "unhandled-topic"
-	RuleAmbiguousTrigger = "ambiguous-triggers"
-	RuleGateNeverApplies = "gate-never-applies"
+	RuleUnreachableHat    = "unreachable-hat"
+	RuleNoCompletionPath  = "no-completion-path"
+	RuleRequiredEvent     = "required-event-unpublished"
+	RuleUnknownCriterion  = "unknown-criterion"
+	RuleUnhandledTopic    = "unhandled-topic"
+	RuleAmbiguousTrigger  = "ambiguous-triggers"
+	RuleGateNeverApplies  = "gate-never-applies"
+	RuleDefaultCompletion = "default-publishes-completion"
 )
 
 // Finding is one problem with a hat topology.
@@ -78,7 +79,9 @@ func (f Finding) String() string { return f.Message }
 // the completion nor the cancellation topic ([RuleUnhandledTopic]); two
 // hats trigger on overlapping patterns, so one of them never gets the
 // topics both match ([RuleAmbiguousTrigger]); a gate matches no topic that
-// could be published, so it never applies ([RuleGateNeverApplies]).
+// could be published, so it never applies ([RuleGateNeverApplies]); a
+// hat's default_publishes is the completion topic, which ralph never
+// publishes for an agent ([RuleDefaultCompletion]).
 func Check(r *Registry, t Topology) []Finding {
 	a := analyze(r, t)
 	var out []Finding
@@ -89,6 +92,24 @@ func Check(r *Registry, t Topology) []Finding {
 	out = append(out, a.unhandled()...)
 	out = append(out, a.ambiguous()...)
 	out = append(out, a.idleGates()...)
+	out = append(out, a.defaultCompletion()...)
+	return out
+}
+
+// defaultCompletion warns of a default_publishes that is the completion
+// topic: ralph never claims completion for an agent that said nothing, so
+// the default is never published.
+func (a *analysis) defaultCompletion() []Finding {
+	var out []Finding
+	for _, h := range a.r.hats {
+		if h.DefaultPublishes == "" || h.DefaultPublishes != a.t.CompletionTopic {
+			continue
+		}
+		out = append(out, Finding{Severity: SeverityWarning, Rule: RuleDefaultCompletion, Hat: h.ID, Topic: h.DefaultPublishes,
+			Message: fmt.Sprintf("hat %q has default_publishes: %s, the completion topic, which ralph never publishes on an agent's behalf: "+
+				"when its agent publishes nothing, the coordinator is asked to check the objective instead", h.ID, h.DefaultPublishes),
+			Hint: fmt.Sprintf("have the agent publish %s itself; set default_publishes to a topic another hat takes, or remove it", h.DefaultPublishes)})
+	}
 	return out
 }
 

@@ -158,6 +158,20 @@ func TestCheck(t *testing.T) {
 			want: []string{},
 		},
 		{
+			name: "default_publishes is the completion topic",
+			hats: []Hat{planner, func() Hat { b := builder; b.DefaultPublishes = "LOOP_COMPLETE"; return b }()},
+			want: []string{`warning default-publishes-completion builder LOOP_COMPLETE: hat "builder" has default_publishes: LOOP_COMPLETE, the completion topic, which ralph never publishes on an agent's behalf: when its agent publishes nothing, the coordinator is asked to check the objective instead`},
+		},
+		{
+			name: "a default completion topic is no path to completion",
+			hats: []Hat{hat("planner", l("task.start", "build.done"), l("build.task")),
+				func() Hat { b := builder; b.DefaultPublishes = "LOOP_COMPLETE"; return b }()},
+			want: []string{
+				`error no-completion-path  LOOP_COMPLETE: no path from the starting event "task.start" to the completion topic "LOOP_COMPLETE": it reaches planner, builder, and none of them publishes "LOOP_COMPLETE"`,
+				`warning default-publishes-completion builder LOOP_COMPLETE: hat "builder" has default_publishes: LOOP_COMPLETE, the completion topic, which ralph never publishes on an agent's behalf: when its agent publishes nothing, the coordinator is asked to check the objective instead`,
+			},
+		},
+		{
 			name: "the cancellation topic is not unhandled",
 			hats: []Hat{hat("planner", l("task.start"), l("LOOP_COMPLETE", "LOOP_CANCEL"))},
 			topo: func(t *Topology) { t.CancellationTopic = "LOOP_CANCEL" },

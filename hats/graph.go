@@ -245,7 +245,11 @@ func (a *analysis) published(h Hat) []publication {
 			add(a.t.CompletionTopic, EdgeOffered) // a registry built without WithCompletionTopic
 		}
 	}
-	add(h.DefaultPublishes, EdgePublish)
+	// ralph never publishes the completion topic on an agent's behalf, so
+	// such a default is no hand-off (see RuleDefaultCompletion).
+	if h.DefaultPublishes != a.t.CompletionTopic {
+		add(h.DefaultPublishes, EdgePublish)
+	}
 	return out
 }
 
