@@ -24,9 +24,11 @@ type Collection struct {
 // collection's completion topic, starting event, required events and
 // limits are kept (ralph-orchestrator's overlay drops them, and its
 // collections stall); the gates replace the config's when the collection
-// has some, since they name the collection's topics; acceptance_criteria
-// is a list, which replaces as in any merge.
-var collectionKeys = []string{"hats", "event_loop", "gates", "acceptance_criteria"}
+// has some, since they name the collection's topics. acceptance_criteria
+// is not among them: it is about the project (its tests, its files), not
+// the hats, so the config's criteria stay and a collection's apply only
+// when the config has none.
+var collectionKeys = []string{"hats", "event_loop", "gates"}
 
 // LoadWithCollection is [Load] with a hat collection laid over the merged
 // files; with no paths it lays the collection over the defaults.

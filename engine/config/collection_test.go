@@ -171,3 +171,24 @@ hats:
 	assert.Equal(t, []string{"feature.yml: ignoring keys ralph does not implement: " +
 		"event_loop.checkpoint_interval (line 7), core (line 8), hats.builder.extra_instructions (line 23)"}, c.Warnings)
 }
+
+// The project's acceptance criteria are the config's: a preset's apply
+// only when the config has none.
+func TestCollectionKeepsTheConfigsAcceptanceCriteria(t *testing.T) {
+	col := config.Collection{Name: "c.yml", Data: []byte(`acceptance_criteria: [tests_pass]
+hats:
+  solo:
+    triggers: [task.start]
+    publishes: [LOOP_COMPLETE]
+`)}
+	base := writeFile(t, t.TempDir(), "ralph.yml", collectionBase+"acceptance_criteria:\n  - {type: file_exists, path: REPORT.md}\n")
+	c, err := config.LoadWithCollection([]string{base}, col)
+	require.NoError(t, err)
+	require.Len(t, c.AcceptanceCriteria, 1)
+	assert.Equal(t, "file_exists", c.AcceptanceCriteria[0].Type, "the config's criteria stay")
+
+	c, err = config.LoadWithCollection([]string{writeFile(t, t.TempDir(), "ralph.yml", collectionBase)}, col)
+	require.NoError(t, err)
+	require.Len(t, c.AcceptanceCriteria, 1)
+	assert.Equal(t, "tests_pass", c.AcceptanceCriteria[0].Type, "a config without criteria takes the collection's")
+}
