@@ -129,11 +129,15 @@ func sleep(ctx context.Context, d time.Duration) error {
 // completedBecause says what completed the run: ralph's own check, or an
 // agent's claim.
 func (e *Engine) completedBecause() string {
+	why := "the completion topic " + e.opts.Settings.CompletionTopic + " was accepted"
 	switch e.st.CompletedBy {
 	case VerifiedBySpec:
-		return "every box of " + e.specName() + " is checked"
+		why = "every box of " + e.specName() + " is checked"
 	case VerifiedByCriteria:
-		return "the acceptance criteria passed"
+		why = "the acceptance criteria passed"
 	}
-	return "the completion topic " + e.opts.Settings.CompletionTopic + " was accepted"
+	if failing := e.st.StillFailing; len(failing) > 0 {
+		why += "; still failing, as before the run (baseline: ignore): " + strings.Join(failing, ", ")
+	}
+	return why
 }

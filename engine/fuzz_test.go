@@ -52,7 +52,8 @@ func fullRunState() *RunState {
 		NoProgress: 1, Tried: []string{"builder"},
 		RateLimitedUntil: fuzzNow.Add(2 * time.Hour),
 		Confirming:       &claim, Completed: true, CompletedBy: VerifiedBySpec, Cancelled: true,
-		Terminated: &Termination{Reason: ReasonMaxIterations, ExitCode: 2, Message: "max", At: fuzzNow},
+		StillFailing: []string{"lint_clean"},
+		Terminated:   &Termination{Reason: ReasonMaxIterations, ExitCode: 2, Message: "max", At: fuzzNow},
 	}
 	return s
 }

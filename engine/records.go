@@ -25,6 +25,7 @@ const (
 	TopicCommit              = "git.commit"
 	TopicCriteriaBaseline    = "criteria.baseline"
 	TopicCompletionVerified  = "completion.verified"
+	TopicCriteriaIgnored     = "criteria.ignored"
 	TopicTaskComplete        = "task.complete"
 	TopicTaskResume          = "task.resume"
 	TopicCompletionRejected  = "completion.rejected"
@@ -47,7 +48,8 @@ func isBookkeeping(topic string) bool {
 	case TopicLoopStarted, TopicLoopResumed, TopicLoopTerminate, TopicLoopRepaired,
 		TopicIterationStarted, TopicIterationFinished, TopicIterationSettled,
 		TopicEventRouted, TopicEventRejected, TopicEventDropped,
-		TopicCompletionConfirm, TopicRateLimited, TopicCommit, TopicCriteriaBaseline, TopicCompletionVerified, TopicTaskComplete:
+		TopicCompletionConfirm, TopicRateLimited, TopicCommit, TopicCriteriaBaseline, TopicCompletionVerified, TopicTaskComplete,
+		TopicCriteriaIgnored:
 		return true
 	}
 	return false

@@ -143,7 +143,8 @@ func (e *Engine) decideCompletion(ctx context.Context, b *batch, u UndecidedEven
 	}
 	if specs := e.opts.Settings.AcceptanceCriteria; len(specs) > 0 {
 		// ralph's own check of the criteria is the second confirmation.
-		if v := e.judge(ctx, specs); !v.passed() {
+		v := e.judge(ctx, specs)
+		if !v.passed() {
 			report := v.report("completion rejected")
 			first, _, _ := strings.Cut(report, "\n")
 			e.reject(b, u, rejectCriteriaFailed, first)
@@ -151,6 +152,7 @@ func (e *Engine) decideCompletion(ctx context.Context, b *batch, u UndecidedEven
 			b.note("%s", report)
 			return
 		}
+		v.ignored(b)
 		e.accept(b, u, nil, AsCompletion)
 		return
 	}
@@ -250,6 +252,7 @@ func (e *Engine) progressed(b *batch, last *FinishedIteration) bool {
 func (e *Engine) verifyIteration(ctx context.Context, b *batch, last *FinishedIteration) {
 	v := e.judge(ctx, e.opts.Settings.AcceptanceCriteria)
 	if v.passed() {
+		v.ignored(b)
 		b.add(ralphEvent(TopicCompletionVerified, verifiedRecord{Iteration: last.Iteration, By: VerifiedByCriteria}))
 		b.completed = true
 		return

@@ -126,6 +126,9 @@ type RunState struct {
 	// the run (VerifiedBySpec, VerifiedByCriteria); "" for a claim.
 	CompletedBy string `json:"completed_by,omitempty"`
 	Cancelled   bool   `json:"cancelled,omitempty"`
+	// StillFailing names the criteria that failed when the completion was
+	// accepted, let through because they failed before the run too.
+	StillFailing []string `json:"still_failing,omitempty"`
 
 	Terminated *Termination `json:"terminated,omitempty"`
 }
@@ -246,6 +249,10 @@ func (s *RunState) applyBookkeeping(rec events.Record) {
 		for _, b := range r.Results {
 			s.Baseline[b.Name] = b.Passed
 		}
+	case TopicCriteriaIgnored:
+		var r ignoredRecord
+		decode(ev, &r)
+		s.StillFailing = r.Criteria
 	case TopicCompletionVerified:
 		var r verifiedRecord
 		decode(ev, &r)

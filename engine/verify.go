@@ -46,6 +46,25 @@ const (
 	VerifiedByCriteria = "acceptance_criteria"
 )
 
+// ignoredRecord names the criteria still failing when a completion was
+// accepted, because they failed before the run too (baseline: ignore).
+type ignoredRecord struct {
+	Criteria []string `json:"criteria"`
+}
+
+// ignored records v's pre-existing failures, if any, with a completion it
+// let through.
+func (v verdict) ignored(b *batch) {
+	if len(v.preExisting) == 0 {
+		return
+	}
+	var rec ignoredRecord
+	for _, r := range v.preExisting {
+		rec.Criteria = append(rec.Criteria, r.Name)
+	}
+	b.add(ralphEvent(TopicCriteriaIgnored, rec))
+}
+
 // baseline runs the acceptance criteria once before the first iteration,
 // so that a failure the run did not cause can be told apart from one it did.
 func (e *Engine) baseline(ctx context.Context, startCommit string) (events.Event, bool) {

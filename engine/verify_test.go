@@ -102,6 +102,8 @@ func TestBaselineIgnoreLetsPreExistingFailuresPass(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, ReasonCompleted, out.Reason)
 	assert.Equal(t, 1, countTopic(readLog(t, dir), TopicCriteriaBaseline))
+	assert.Equal(t, "the completion topic LOOP_COMPLETE was accepted; still failing, as before the run (baseline: ignore): file_exists legacy.ok",
+		out.Message, "the summary does not hide what still fails")
 }
 
 func TestBaselineWithoutIgnoreStillBlocks(t *testing.T) {

@@ -167,4 +167,6 @@ acceptance_criteria:
 
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Equal(t, "terminate completed", last(w.flow()))
+	assert.Contains(t, r.stderr, "still failing, as before the run (baseline: ignore): tests_pass")
+	assert.Contains(t, w.read(filepath.Join(".ralph", "runs", runID(t, w), "summary.md")), "still failing")
 }
