@@ -140,8 +140,14 @@ func (e *Engine) memories(h hats.Hat, evs []events.Event) string {
 // part is kept because that is what the agent wrote last.
 const scratchpadLimit = 16 * 1024
 
+// ScratchpadFile is the name of the agent's working notes, under .ralph/agent/
+// during a run and under .ralph/runs/<id>/ once the next run started.
+const ScratchpadFile = "scratchpad.md"
+
+func (e *Engine) scratchpadPath() string { return filepath.Join(e.dir, "agent", ScratchpadFile) }
+
 func (e *Engine) scratchpad() string {
-	data, err := os.ReadFile(filepath.Join(e.dir, "agent", "scratchpad.md"))
+	data, err := os.ReadFile(e.scratchpadPath())
 	if err != nil || len(data) == 0 {
 		return ""
 	}

@@ -316,11 +316,17 @@ func (e *Engine) loopStartedRecord(runID string) loopStartedRecord {
 		MaxIter: e.opts.Settings.MaxIterations}
 }
 
-// archive keeps the previous run's checkpoint under runs/<id>/ before a new
-// run replaces it. Its event log stays where it is.
+// archive keeps the previous run's checkpoint and scratchpad under
+// runs/<id>/ before a new run replaces them. Its event log stays where it
+// is.
 func (e *Engine) archive(prev *RunState) error {
 	dir := filepath.Join(e.dir, RunsDir, prev.RunID)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("archive run %s: %w", prev.RunID, err)
+	}
+	// The scratchpad is a run's working notes: the next run's agent would
+	// take the old run's "next: step 3" for its own.
+	if err := os.Rename(e.scratchpadPath(), filepath.Join(dir, ScratchpadFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("archive run %s: %w", prev.RunID, err)
 	}
 	data, err := os.ReadFile(e.checkpoint.Path)
