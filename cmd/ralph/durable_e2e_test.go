@@ -138,6 +138,30 @@ func TestLockWaitBlocksUntilFree(t *testing.T) {
 	assert.Equal(t, 0, r.code, r.stderr, "the second loop ran after the first released the lock")
 }
 
+// A loop started with --wait says what it waits for, and runs once the
+// other loop is done.
+func TestLockWaitSaysWhatItWaitsFor(t *testing.T) {
+	w := newWorkspace(t)
+	release := filepath.Join(w.state, "release")
+	w.agentConfig(`#!/bin/sh
+while [ ! -f "`+release+`" ]; do sleep 0.05; done
+echo '<event topic="LOOP_COMPLETE">done</event>'
+`, "")
+	first, _ := w.startRalph("loop")
+	waitFor(t, "the first loop's lock", func() bool {
+		info, err := engine.ReadLockInfo(filepath.Join(w.dir, ".ralph", engine.LockFile))
+		return err == nil && info.PID == first.Process.Pid
+	})
+
+	second, stderr := w.startRalph("loop", "--wait")
+	waitFor(t, "the second loop to say it waits", func() bool {
+		return strings.Contains(stderr.String(), fmt.Sprintf("waiting for the ralph running in this workspace (pid %d", first.Process.Pid))
+	})
+	require.NoError(t, os.WriteFile(release, nil, 0o644))
+	require.NoError(t, first.Wait())
+	require.NoError(t, second.Wait(), stderr.String())
+}
+
 func TestStaleLockIsTakenOver(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("ralph.yml", twoHatConfig+agentCLI())
