@@ -135,7 +135,12 @@ func (r *textReporter) EventRejected(ev events.Event, reason string) {
 
 func (r *textReporter) IterationFinished(it engine.IterationInfo, res events.AgentResult) {
 	status := "done"
-	if res.Failure != events.FailureNone {
+	switch outcomeOf(it, res) {
+	case engine.OutcomeInterrupted:
+		status = "interrupted"
+	case engine.OutcomeRateLimited:
+		status = "rate-limited"
+	case engine.OutcomeFailure:
 		status = res.Failure + ": " + res.FailureMessage
 	}
 	r.printf("iteration %d %s in %s; %d tokens, $%.4f; %d reads, %d writes, %d shell",

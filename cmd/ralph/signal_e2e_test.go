@@ -74,7 +74,7 @@ func TestSignalsLeaveNoAgentBehind(t *testing.T) {
 			}
 			assert.True(t, processGone(-pgid), "the agent's process group is gone")
 			assert.True(t, processGone(w.pidFile(childPid)), "the agent's child is gone")
-			assert.Contains(t, stderr.String(), "interrupted")
+			assert.Contains(t, stderr.String(), "iteration 1 interrupted in", "not \"done\"")
 			assert.Equal(t, []string{"ralph task.start", "finished ralph interrupted", "terminate interrupted"}, w.flow())
 			assert.Contains(t, w.read(".ralph/state.json"), `"reason": "interrupted"`)
 		})
