@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -61,6 +62,12 @@ func (c *eventsCmd) Run(g *globals, ctx context.Context) error {
 		return err
 	}
 	path, err := c.logPath(g.Dir)
+	if errors.Is(err, engine.ErrNoLog) && c.Follow {
+		path, err = awaitRun(ctx, g.Dir, g.stderr)
+		if path == "" && err == nil {
+			return nil // Ctrl-C before any run started
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -197,10 +204,44 @@ func (c *eventsCmd) logPath(dir string) (string, error) {
 	}
 	path, err := engine.CurrentLog(dir)
 	if errors.Is(err, engine.ErrNoLog) {
-		return "", withHint(errors.New("no run here: no event log in "+filepath.Join(dir, engine.DirName)),
+		return "", withHint(fmt.Errorf("no run here: %w in %s", err, filepath.Join(dir, engine.DirName)),
 			"start one with `ralph loop`, or pass --file or --run")
 	}
 	return path, err
+}
+
+// awaitRun waits, for --follow, until a run starts in dir and returns its
+// log; "" when ctx ends first. It makes .ralph/ (ignored by git, as ralph
+// makes it) so that there is a directory to watch.
+func awaitRun(ctx context.Context, dir string, stderr io.Writer) (string, error) {
+	ralphDir := filepath.Join(dir, engine.DirName)
+	if err := engine.IgnoreOwnFilesIfMissing(ralphDir); err != nil {
+		return "", err
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return "", fmt.Errorf("wait for a run in %s: %w", ralphDir, err)
+	}
+	defer w.Close()
+	if err := w.Add(ralphDir); err != nil {
+		return "", fmt.Errorf("wait for a run in %s: %w", ralphDir, err)
+	}
+	fmt.Fprintln(stderr, "ralph: no run here yet; waiting for one to start (Ctrl-C to stop)")
+	for {
+		// Checked after the watch began, so a run that starts in between
+		// is not missed.
+		path, err := engine.CurrentLog(dir)
+		if !errors.Is(err, engine.ErrNoLog) {
+			return path, err
+		}
+		select {
+		case <-ctx.Done():
+			return "", nil
+		case <-w.Events:
+		case err := <-w.Errors:
+			return "", fmt.Errorf("wait for a run in %s: %w", ralphDir, err)
+		}
+	}
 }
 
 // logPrinter prints a log's matching records, keeping the last N when

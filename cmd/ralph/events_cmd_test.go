@@ -523,3 +523,31 @@ func writeBigLog(t testing.TB, dir string, n int) int64 {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, ".ralph", "current-events"), []byte(rel+"\n"), 0o644))
 	return info.Size()
 }
+
+// Following before any run waits for one, then follows it to its end.
+func TestEventsFollowWaitsForARun(t *testing.T) {
+	w := newWorkspace(t)
+	w.write("ralph.yml", twoHatConfig+agentCLI())
+	w.script(twoHatScript())
+
+	follow := exec.Command(ralphBin, "events", "-f", "--json")
+	follow.Dir = w.dir
+	stdout, err := follow.StdoutPipe()
+	require.NoError(t, err)
+	stderr := &lockedWriter{}
+	follow.Stderr = stderr
+	require.NoError(t, follow.Start())
+	t.Cleanup(func() { _ = follow.Process.Kill(); _ = follow.Wait() })
+	waitFor(t, "the follower to say it waits", func() bool { return strings.Contains(stderr.String(), "waiting for one to start") })
+
+	r := w.ralph("loop")
+	require.Equal(t, 0, r.code, r.stderr)
+	out, err := io.ReadAll(stdout)
+	require.NoError(t, err)
+	require.NoError(t, follow.Wait(), stderr.String())
+	topics := jsonTopics(t, string(out))
+	require.NotEmpty(t, topics)
+	assert.Equal(t, "loop.started", topics[0])
+	assert.Equal(t, "loop.terminate", topics[len(topics)-1], "the follow ends with the run")
+	assert.Empty(t, strings.TrimSpace(git(t, w.dir, "status", "--porcelain", "--untracked-files=all", ".ralph")), "the .ralph/ it made is ignored")
+}
