@@ -20,4 +20,6 @@ cat greeting.txt
 echo
 echo "== the event log (ralph events --topic '*'):"
 "$ralph" events
+echo
+echo "== the demo's workspace is kept for you to look at: $work (rm -rf it when done)"
 exit "$code"
