@@ -152,17 +152,19 @@ func (s *RunState) Apply(rec events.Record, router Router) {
 		return
 	}
 	ev := rec.Event
-	if !ev.TS.IsZero() {
-		s.LastEventAt = ev.TS
-	}
 	if ev.Source != events.SourceRalph {
+		s.noteTime(ev.TS)
 		s.applyAgentLine(rec)
 		return
 	}
 	if isBookkeeping(ev.Topic) {
+		// Bookkeeping reads LastEventAt as it was before this line: a
+		// resume closes the segment at the last line of the one before.
 		s.applyBookkeeping(rec)
+		s.noteTime(ev.TS)
 		return
 	}
+	s.noteTime(ev.TS)
 	s.enqueue(rec.Offset, ev, router.Route(ev))
 	if hasSuffix(ev.Topic, suffixBlocked) {
 		s.Blocked[blockKey(ev)]++
@@ -195,7 +197,10 @@ func (s *RunState) applyBookkeeping(rec events.Record) {
 		if r.MaxIter > 0 {
 			s.MaxIterations = r.MaxIter
 		}
-		s.closeSegment()
+		// A segment still open here was cut off by a crash: nothing
+		// recorded its end, and the time ralph was dead is not runtime,
+		// so it ends at its last line.
+		s.closeSegment(s.LastEventAt)
 		s.SegmentStart = ev.TS
 		s.Terminated = nil
 	case TopicIterationStarted:
@@ -262,14 +267,21 @@ func (s *RunState) applyBookkeeping(rec events.Record) {
 		var r terminateRecord
 		decode(ev, &r)
 		s.Terminated = &Termination{Reason: r.Reason, ExitCode: r.ExitCode, Message: r.Message, At: ev.TS}
-		s.closeSegment()
+		s.closeSegment(ev.TS)
 	}
 }
 
-// closeSegment adds the active time of the segment that just ended.
-func (s *RunState) closeSegment() {
-	if !s.SegmentStart.IsZero() && s.LastEventAt.After(s.SegmentStart) {
-		s.PriorRuntime += s.LastEventAt.Sub(s.SegmentStart)
+// noteTime records when the latest line was written.
+func (s *RunState) noteTime(ts time.Time) {
+	if !ts.IsZero() {
+		s.LastEventAt = ts
+	}
+}
+
+// closeSegment adds the active time of the segment that ended at end.
+func (s *RunState) closeSegment(end time.Time) {
+	if !s.SegmentStart.IsZero() && end.After(s.SegmentStart) {
+		s.PriorRuntime += end.Sub(s.SegmentStart)
 	}
 	s.SegmentStart = time.Time{}
 }

@@ -49,13 +49,24 @@ func ReadStatus(workspace string, recent int, now time.Time) (Status, error) {
 	if st.Running != nil {
 		s.Hat = st.Running.Hat
 	}
-	runtime := st.PriorRuntime
-	if held && !st.SegmentStart.IsZero() {
-		runtime = st.Runtime(now)
-	}
-	s.Elapsed = runtime.Round(time.Second).String()
+	s.Elapsed = elapsed(st, held, now).Round(time.Second).String()
 	s.Recent = lastEvents(filepath.Join(workspace, st.EventsFile), recent)
 	return s, nil
+}
+
+// elapsed is the run's runtime: up to now while it runs, and for a run
+// that was killed (its segment open, nobody holding the lock) up to its
+// last line, as a resume will count it.
+func elapsed(st *RunState, held bool, now time.Time) time.Duration {
+	switch {
+	case st.SegmentStart.IsZero():
+		return st.PriorRuntime
+	case held:
+		return st.Runtime(now)
+	case st.LastEventAt.Before(st.SegmentStart):
+		return st.PriorRuntime
+	}
+	return st.Runtime(st.LastEventAt)
 }
 
 // lastEvents returns the last n events of a log, reading it once.
