@@ -8,7 +8,8 @@ import (
 	"github.com/ralph-loop/ralph/events"
 )
 
-// Status is what `ralph status` reports about a workspace.
+// Status is what `ralph status` reports about a workspace. Iteration is
+// the iteration running now, else how many iterations finished.
 type Status struct {
 	Running    bool           `json:"running"`
 	PID        int            `json:"pid,omitempty"`
@@ -46,8 +47,14 @@ func ReadStatus(workspace string, recent int, now time.Time) (Status, error) {
 	s.RunID, s.Iteration, s.MaxIter, s.Phase = st.RunID, st.Iteration, st.MaxIterations, phase
 	s.CostUSD, s.Tokens, s.Pending, s.EventsFile = st.CostUSD, st.Usage.Total(), len(st.Pending), st.EventsFile
 	s.Ended = st.Terminated
-	if st.Running != nil {
-		s.Hat = st.Running.Hat
+	if r := st.Running; r != nil {
+		s.Hat = r.Hat
+		if held {
+			// st.Iteration counts finished iterations; the one running
+			// is the next. A run killed mid-iteration shows what it
+			// finished: that iteration runs again on resume.
+			s.Iteration = r.Iteration
+		}
 	}
 	s.Elapsed = elapsed(st, held, now).Round(time.Second).String()
 	s.Recent = lastEvents(filepath.Join(workspace, st.EventsFile), recent)
