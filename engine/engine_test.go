@@ -198,6 +198,18 @@ func TestTermination(t *testing.T) {
 			settings: func(s *Settings) { s.MaxIterations = 3 }, reason: ReasonCompleted, code: 0, iters: 3},
 		{name: "max iterations one short of completion", backend: happy(),
 			settings: func(s *Settings) { s.MaxIterations = 2 }, reason: ReasonMaxIterations, code: 2, iters: 2},
+		{name: "a claim on the last allowed iteration is confirmed after it",
+			backend:  &fakeBackend{turns: []turn{{text: tagged("LOOP_COMPLETE", "done")}}},
+			settings: func(s *Settings) { s.MaxIterations, s.Confirmations = 1, 2 }, reason: ReasonCompleted, code: 0, iters: 2},
+		{name: "an unconfirmed claim on the last allowed iteration ends at the limit",
+			backend:  &fakeBackend{turns: []turn{{text: tagged("LOOP_COMPLETE", "done")}, {text: "not done"}}},
+			settings: func(s *Settings) { s.MaxIterations, s.Confirmations = 1, 2 }, reason: ReasonMaxIterations, code: 2, iters: 2},
+		{name: "confirmations do not use up the iterations allowed",
+			// claim (1), not confirmed (2), claim (3), confirmed (4):
+			// two iterations count against the limit of two.
+			backend: &fakeBackend{turns: []turn{{text: tagged("LOOP_COMPLETE", "done")}, {text: "not done"},
+				{text: tagged("LOOP_COMPLETE", "done now")}, {text: tagged("LOOP_COMPLETE", "confirmed")}}},
+			settings: func(s *Settings) { s.MaxIterations, s.Confirmations = 2, 2 }, reason: ReasonCompleted, code: 0, iters: 4},
 		{name: "cancelled", backend: &fakeBackend{turns: []turn{{text: tagged("task.cancel", "not worth it")}}},
 			settings: func(s *Settings) { s.CancellationTopic = "task.cancel" }, reason: ReasonCancelled, code: 0, iters: 1},
 		{name: "consecutive failures", backend: &fakeBackend{turns: []turn{{result: failing()}}},

@@ -73,9 +73,12 @@ type RunState struct {
 	// MaxIterations is the limit in force, for status displays.
 	MaxIterations int `json:"max_iterations,omitempty"`
 
-	// Iteration counts iterations that ran to an end (success or failure).
-	Iteration int               `json:"iteration"`
-	Running   *RunningIteration `json:"running,omitempty"`
+	// Iteration counts iterations that ran to an end (success or failure);
+	// ConfirmationIterations counts those among them that checked a
+	// completion claim, which max_iterations does not count.
+	Iteration              int               `json:"iteration"`
+	ConfirmationIterations int               `json:"confirmation_iterations,omitempty"`
+	Running                *RunningIteration `json:"running,omitempty"`
 	// LastFinished is the last iteration that finished; Settled is the last
 	// iteration whose consequences were published.
 	LastFinished *FinishedIteration `json:"last_finished,omitempty"`
@@ -139,6 +142,14 @@ func (s *RunState) Runtime(now time.Time) time.Duration {
 		return s.PriorRuntime
 	}
 	return s.PriorRuntime + now.Sub(s.SegmentStart)
+}
+
+// CountedIterations is how many finished iterations count against
+// max_iterations: all but those that confirmed a completion claim. The
+// confirmation is ralph's check of work already done, so a task finished on
+// the last allowed iteration succeeds whatever completion_confirmations is.
+func (s *RunState) CountedIterations() int {
+	return s.Iteration - s.ConfirmationIterations
 }
 
 // Apply folds one log record into the state. It is the only place run state
@@ -306,6 +317,9 @@ func (s *RunState) finishIteration(r iterationFinishedRecord) {
 		}
 	default:
 		s.ConsecutiveFailures++
+	}
+	if r.Confirming {
+		s.ConfirmationIterations++
 	}
 	s.Iteration = r.Iteration
 	s.LastFinished = &FinishedIteration{Iteration: r.Iteration, Hat: r.Hat, Outcome: r.Outcome,

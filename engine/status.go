@@ -9,22 +9,26 @@ import (
 )
 
 // Status is what `ralph status` reports about a workspace. Iteration is
-// the iteration running now, else how many iterations finished.
+// the iteration running now, else how many iterations finished;
+// Confirming says the running one checks a completion claim, and
+// Confirmations how many finished ones did: max_iterations counts neither.
 type Status struct {
-	Running    bool           `json:"running"`
-	PID        int            `json:"pid,omitempty"`
-	RunID      string         `json:"run_id,omitempty"`
-	Iteration  int            `json:"iteration"`
-	MaxIter    int            `json:"max_iterations,omitempty"`
-	Hat        string         `json:"hat,omitempty"`
-	Phase      State          `json:"phase,omitempty"`
-	Elapsed    string         `json:"elapsed,omitempty"`
-	CostUSD    float64        `json:"cost_usd"`
-	Tokens     int64          `json:"tokens"`
-	Pending    int            `json:"pending"`
-	EventsFile string         `json:"events_file,omitempty"`
-	Ended      *Termination   `json:"ended,omitempty"`
-	Recent     []events.Event `json:"recent_events,omitempty"`
+	Running       bool           `json:"running"`
+	PID           int            `json:"pid,omitempty"`
+	RunID         string         `json:"run_id,omitempty"`
+	Iteration     int            `json:"iteration"`
+	MaxIter       int            `json:"max_iterations,omitempty"`
+	Confirming    bool           `json:"confirming,omitempty"`
+	Confirmations int            `json:"confirmation_iterations,omitempty"`
+	Hat           string         `json:"hat,omitempty"`
+	Phase         State          `json:"phase,omitempty"`
+	Elapsed       string         `json:"elapsed,omitempty"`
+	CostUSD       float64        `json:"cost_usd"`
+	Tokens        int64          `json:"tokens"`
+	Pending       int            `json:"pending"`
+	EventsFile    string         `json:"events_file,omitempty"`
+	Ended         *Termination   `json:"ended,omitempty"`
+	Recent        []events.Event `json:"recent_events,omitempty"`
 }
 
 // ReadStatus reads the lock and the checkpoint of workspace without
@@ -46,14 +50,14 @@ func ReadStatus(workspace string, recent int, now time.Time) (Status, error) {
 	}
 	s.RunID, s.Iteration, s.MaxIter, s.Phase = st.RunID, st.Iteration, st.MaxIterations, phase
 	s.CostUSD, s.Tokens, s.Pending, s.EventsFile = st.CostUSD, st.Usage.Total(), len(st.Pending), st.EventsFile
-	s.Ended = st.Terminated
+	s.Ended, s.Confirmations = st.Terminated, st.ConfirmationIterations
 	if r := st.Running; r != nil {
 		s.Hat = r.Hat
 		if held {
 			// st.Iteration counts finished iterations; the one running
 			// is the next. A run killed mid-iteration shows what it
 			// finished: that iteration runs again on resume.
-			s.Iteration = r.Iteration
+			s.Iteration, s.Confirming = r.Iteration, r.Confirming
 		}
 	}
 	s.Elapsed = elapsed(st, held, now).Round(time.Second).String()
