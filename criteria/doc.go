@@ -27,6 +27,7 @@
 //
 // [Git] reads the workspace's repository for commit_made and git_clean,
 // and for the engine: the commits an iteration made and a fingerprint of
-// the work tree for progress detection. Both leave ralph's own .ralph/
-// directory out.
+// the work tree for progress detection. [Tree] fingerprints a workspace
+// that is not a repository by walking its files, within bounds. Both leave
+// ralph's own .ralph/ directory out.
 package criteria

@@ -82,7 +82,9 @@ const (
 func (e *Engine) limitReached() *Termination {
 	s, st := e.opts.Settings, e.st
 	switch {
-	case s.MaxIterations > 0 && st.Iteration >= s.MaxIterations:
+	case s.MaxIterations > 0 && st.Confirming == nil && st.CountedIterations() >= s.MaxIterations:
+		// A claim waiting for its confirmation gets it even at the limit;
+		// if the confirmation fails, the next check ends the run here.
 		return e.terminate(ReasonMaxIterations, fmt.Sprintf("reached max_iterations (%d)", s.MaxIterations))
 	case s.MaxRuntime > 0 && st.Runtime(e.now()) >= s.MaxRuntime:
 		return e.terminate(ReasonMaxRuntime, fmt.Sprintf("reached max_runtime_seconds (%s)", s.MaxRuntime))

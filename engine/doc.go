@@ -12,6 +12,9 @@
 // lines carry what the fold needs:
 //
 //   - loop.started, loop.resumed: a run (or a resumed segment of it) begins.
+//     Runtime is the sum of segments; a segment ends at loop.terminate or,
+//     for a ralph that was killed, at the last line it wrote, so the time
+//     before --resume is not counted.
 //   - iteration.started {iteration, hat, events, confirming}: the offsets of
 //     the pending events handed to the hat.
 //   - iteration.finished {iteration, hat, outcome, tokens, cost, …}: the
@@ -50,5 +53,8 @@
 //	terminating → done                     append loop.terminate
 //
 // Completion is judged in settling, before limits are checked, so a run that
-// completes on its last allowed iteration succeeds.
+// completes on its last allowed iteration succeeds. Iterations that confirm a
+// completion claim are not counted against max_iterations
+// ([RunState.CountedIterations]), and a pending confirmation runs even at
+// the limit, so that holds with completion_confirmations: 2 as well.
 package engine

@@ -198,6 +198,18 @@ func TestTermination(t *testing.T) {
 			settings: func(s *Settings) { s.MaxIterations = 3 }, reason: ReasonCompleted, code: 0, iters: 3},
 		{name: "max iterations one short of completion", backend: happy(),
 			settings: func(s *Settings) { s.MaxIterations = 2 }, reason: ReasonMaxIterations, code: 2, iters: 2},
+		{name: "a claim on the last allowed iteration is confirmed after it",
+			backend:  &fakeBackend{turns: []turn{{text: tagged("LOOP_COMPLETE", "done")}}},
+			settings: func(s *Settings) { s.MaxIterations, s.Confirmations = 1, 2 }, reason: ReasonCompleted, code: 0, iters: 2},
+		{name: "an unconfirmed claim on the last allowed iteration ends at the limit",
+			backend:  &fakeBackend{turns: []turn{{text: tagged("LOOP_COMPLETE", "done")}, {text: "not done"}}},
+			settings: func(s *Settings) { s.MaxIterations, s.Confirmations = 1, 2 }, reason: ReasonMaxIterations, code: 2, iters: 2},
+		{name: "confirmations do not use up the iterations allowed",
+			// claim (1), not confirmed (2), claim (3), confirmed (4):
+			// two iterations count against the limit of two.
+			backend: &fakeBackend{turns: []turn{{text: tagged("LOOP_COMPLETE", "done")}, {text: "not done"},
+				{text: tagged("LOOP_COMPLETE", "done now")}, {text: tagged("LOOP_COMPLETE", "confirmed")}}},
+			settings: func(s *Settings) { s.MaxIterations, s.Confirmations = 2, 2 }, reason: ReasonCompleted, code: 0, iters: 4},
 		{name: "cancelled", backend: &fakeBackend{turns: []turn{{text: tagged("task.cancel", "not worth it")}}},
 			settings: func(s *Settings) { s.CancellationTopic = "task.cancel" }, reason: ReasonCancelled, code: 0, iters: 1},
 		{name: "consecutive failures", backend: &fakeBackend{turns: []turn{{result: failing()}}},
@@ -546,4 +558,66 @@ func TestRunEndedInTheLogButNotInTheCheckpoint(t *testing.T) {
 	require.NoError(t, err, "a new run starts: the previous one is not unfinished")
 	assert.Equal(t, ReasonCompleted, out.Reason)
 	assert.NotEqual(t, st.RunID, out.RunID)
+}
+
+// crashed stands for a SIGKILL: a backend panics with it, and the engine
+// dies without writing another line, as a killed ralph would.
+type crashed struct{}
+
+// runUntilCrash runs e and returns once it has died of a crashed panic.
+func runUntilCrash(t *testing.T, e *Engine) {
+	t.Helper()
+	defer func() {
+		r := recover()
+		require.IsType(t, crashed{}, r, "the run was to die of a simulated crash")
+	}()
+	_, _ = e.Run(t.Context())
+}
+
+// The time ralph was dead is not runtime: a run killed outright ends its
+// segment at its last recorded event, as one stopped with Ctrl-C ends it at
+// loop.terminate.
+func TestRuntimeExcludesTheTimeRalphWasDeadAfterACrash(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	clock := &stepClock{now: t0}
+	set := func(d time.Duration) func() {
+		return func() {
+			clock.mu.Lock()
+			defer clock.mu.Unlock()
+			clock.now = t0.Add(d)
+		}
+	}
+	s := settings()
+	s.MaxRuntime = 12 * time.Second
+	b := &fakeBackend{byHat: map[string][]turn{
+		"ralph": {{text: tagged("build.task", "build it"), onStart: set(time.Second)}},
+		"builder": {{onStart: func() {
+			set(1500 * time.Millisecond)()
+			panic(crashed{})
+		}}},
+	}}
+	runUntilCrash(t, newTestEngine(t, dir, b, s, func(o *Options) { o.Now = clock.Now }))
+	status, err := ReadStatus(dir, 0, t0.Add(time.Hour))
+	require.NoError(t, err)
+	assert.False(t, status.Running)
+	assert.Equal(t, "1s", status.Elapsed, "status counts a killed run's time as a resume will")
+
+	// Resumed 13 seconds after the kill: one second of runtime was used.
+	set(14500 * time.Millisecond)()
+	b2 := happy()
+	out, err := newTestEngine(t, dir, b2, s, func(o *Options) { o.Now = clock.Now; o.Resume = true }).Run(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, ReasonCompleted, out.Reason, out.Message)
+	assert.Equal(t, []string{"builder", "reviewer"}, b2.hats)
+	assert.Equal(t, time.Second, out.Runtime, "from loop.started to the last line before the kill, then no time")
+
+	st, _, err := Checkpoint{Path: filepath.Join(dir, DirName, StateFile)}.Load()
+	require.NoError(t, err)
+	rebuilt := NewRunState()
+	for _, rec := range readLog(t, dir) {
+		rebuilt.Apply(rec, twoHats(t))
+	}
+	assert.Equal(t, time.Second, rebuilt.PriorRuntime, "the log alone gives the same runtime")
+	assert.Equal(t, st.PriorRuntime, rebuilt.PriorRuntime)
 }

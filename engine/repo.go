@@ -14,17 +14,20 @@ type Commit struct {
 
 // Repo is what the engine needs to know about the workspace's version
 // control: which commits an iteration made, and whether it changed any
-// tracked file (progress, for stuck detection). Implementations read git;
-// a workspace that is not a repository reports nothing and no error.
+// file (progress, for stuck detection). Implementations read git; a
+// workspace that is not a repository has no commits and no error, but its
+// files must still be fingerprinted, or no iteration there would ever
+// count as progress.
 type Repo interface {
 	// Head is the current commit, "" when there is none.
 	Head(ctx context.Context) (string, error)
 	// CommitsSince lists commits reachable from HEAD and not from base,
 	// oldest first.
 	CommitsSince(ctx context.Context, base string) ([]Commit, error)
-	// Fingerprint summarises the state of tracked files (the diff against
-	// HEAD and the untracked files), so two calls return the same value
-	// exactly when nothing changed.
+	// Fingerprint summarises the state of the workspace's files (in a git
+	// repository: HEAD, the diff against it and the untracked, not ignored
+	// files; elsewhere: the files themselves), leaving .ralph/ out, so two
+	// calls return the same value exactly when nothing changed.
 	Fingerprint(ctx context.Context) (string, error)
 }
 

@@ -73,9 +73,12 @@ type RunState struct {
 	// MaxIterations is the limit in force, for status displays.
 	MaxIterations int `json:"max_iterations,omitempty"`
 
-	// Iteration counts iterations that ran to an end (success or failure).
-	Iteration int               `json:"iteration"`
-	Running   *RunningIteration `json:"running,omitempty"`
+	// Iteration counts iterations that ran to an end (success or failure);
+	// ConfirmationIterations counts those among them that checked a
+	// completion claim, which max_iterations does not count.
+	Iteration              int               `json:"iteration"`
+	ConfirmationIterations int               `json:"confirmation_iterations,omitempty"`
+	Running                *RunningIteration `json:"running,omitempty"`
 	// LastFinished is the last iteration that finished; Settled is the last
 	// iteration whose consequences were published.
 	LastFinished *FinishedIteration `json:"last_finished,omitempty"`
@@ -147,6 +150,14 @@ func (s *RunState) Runtime(now time.Time) time.Duration {
 	return s.PriorRuntime + now.Sub(s.SegmentStart)
 }
 
+// CountedIterations is how many finished iterations count against
+// max_iterations: all but those that confirmed a completion claim. The
+// confirmation is ralph's check of work already done, so a task finished on
+// the last allowed iteration succeeds whatever completion_confirmations is.
+func (s *RunState) CountedIterations() int {
+	return s.Iteration - s.ConfirmationIterations
+}
+
 // Apply folds one log record into the state. It is the only place run state
 // changes, so folding a whole log rebuilds the checkpoint.
 func (s *RunState) Apply(rec events.Record, router Router) {
@@ -158,17 +169,19 @@ func (s *RunState) Apply(rec events.Record, router Router) {
 		return
 	}
 	ev := rec.Event
-	if !ev.TS.IsZero() {
-		s.LastEventAt = ev.TS
-	}
 	if ev.Source != events.SourceRalph {
+		s.noteTime(ev.TS)
 		s.applyAgentLine(rec)
 		return
 	}
 	if isBookkeeping(ev.Topic) {
+		// Bookkeeping reads LastEventAt as it was before this line: a
+		// resume closes the segment at the last line of the one before.
 		s.applyBookkeeping(rec)
+		s.noteTime(ev.TS)
 		return
 	}
+	s.noteTime(ev.TS)
 	s.enqueue(rec.Offset, ev, router.Route(ev))
 	if hasSuffix(ev.Topic, suffixBlocked) {
 		s.Blocked[blockKey(ev)]++
@@ -201,7 +214,10 @@ func (s *RunState) applyBookkeeping(rec events.Record) {
 		if r.MaxIter > 0 {
 			s.MaxIterations = r.MaxIter
 		}
-		s.closeSegment()
+		// A segment still open here was cut off by a crash: nothing
+		// recorded its end, and the time ralph was dead is not runtime,
+		// so it ends at its last line.
+		s.closeSegment(s.LastEventAt)
 		s.SegmentStart = ev.TS
 		s.Terminated = nil
 	case TopicIterationStarted:
@@ -274,14 +290,21 @@ func (s *RunState) applyBookkeeping(rec events.Record) {
 		var r terminateRecord
 		decode(ev, &r)
 		s.Terminated = &Termination{Reason: r.Reason, ExitCode: r.ExitCode, Message: r.Message, At: ev.TS}
-		s.closeSegment()
+		s.closeSegment(ev.TS)
 	}
 }
 
-// closeSegment adds the active time of the segment that just ended.
-func (s *RunState) closeSegment() {
-	if !s.SegmentStart.IsZero() && s.LastEventAt.After(s.SegmentStart) {
-		s.PriorRuntime += s.LastEventAt.Sub(s.SegmentStart)
+// noteTime records when the latest line was written.
+func (s *RunState) noteTime(ts time.Time) {
+	if !ts.IsZero() {
+		s.LastEventAt = ts
+	}
+}
+
+// closeSegment adds the active time of the segment that ended at end.
+func (s *RunState) closeSegment(end time.Time) {
+	if !s.SegmentStart.IsZero() && end.After(s.SegmentStart) {
+		s.PriorRuntime += end.Sub(s.SegmentStart)
 	}
 	s.SegmentStart = time.Time{}
 }
@@ -306,6 +329,9 @@ func (s *RunState) finishIteration(r iterationFinishedRecord) {
 		}
 	default:
 		s.ConsecutiveFailures++
+	}
+	if r.Confirming {
+		s.ConfirmationIterations++
 	}
 	s.Iteration = r.Iteration
 	s.LastFinished = &FinishedIteration{Iteration: r.Iteration, Hat: r.Hat, Outcome: r.Outcome,

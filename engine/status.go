@@ -8,22 +8,27 @@ import (
 	"github.com/ralph-loop/ralph/events"
 )
 
-// Status is what `ralph status` reports about a workspace.
+// Status is what `ralph status` reports about a workspace. Iteration is
+// the iteration running now, else how many iterations finished;
+// Confirming says the running one checks a completion claim, and
+// Confirmations how many finished ones did: max_iterations counts neither.
 type Status struct {
-	Running    bool           `json:"running"`
-	PID        int            `json:"pid,omitempty"`
-	RunID      string         `json:"run_id,omitempty"`
-	Iteration  int            `json:"iteration"`
-	MaxIter    int            `json:"max_iterations,omitempty"`
-	Hat        string         `json:"hat,omitempty"`
-	Phase      State          `json:"phase,omitempty"`
-	Elapsed    string         `json:"elapsed,omitempty"`
-	CostUSD    float64        `json:"cost_usd"`
-	Tokens     int64          `json:"tokens"`
-	Pending    int            `json:"pending"`
-	EventsFile string         `json:"events_file,omitempty"`
-	Ended      *Termination   `json:"ended,omitempty"`
-	Recent     []events.Event `json:"recent_events,omitempty"`
+	Running       bool           `json:"running"`
+	PID           int            `json:"pid,omitempty"`
+	RunID         string         `json:"run_id,omitempty"`
+	Iteration     int            `json:"iteration"`
+	MaxIter       int            `json:"max_iterations,omitempty"`
+	Confirming    bool           `json:"confirming,omitempty"`
+	Confirmations int            `json:"confirmation_iterations,omitempty"`
+	Hat           string         `json:"hat,omitempty"`
+	Phase         State          `json:"phase,omitempty"`
+	Elapsed       string         `json:"elapsed,omitempty"`
+	CostUSD       float64        `json:"cost_usd"`
+	Tokens        int64          `json:"tokens"`
+	Pending       int            `json:"pending"`
+	EventsFile    string         `json:"events_file,omitempty"`
+	Ended         *Termination   `json:"ended,omitempty"`
+	Recent        []events.Event `json:"recent_events,omitempty"`
 }
 
 // ReadStatus reads the lock and the checkpoint of workspace without
@@ -45,17 +50,34 @@ func ReadStatus(workspace string, recent int, now time.Time) (Status, error) {
 	}
 	s.RunID, s.Iteration, s.MaxIter, s.Phase = st.RunID, st.Iteration, st.MaxIterations, phase
 	s.CostUSD, s.Tokens, s.Pending, s.EventsFile = st.CostUSD, st.Usage.Total(), len(st.Pending), st.EventsFile
-	s.Ended = st.Terminated
-	if st.Running != nil {
-		s.Hat = st.Running.Hat
+	s.Ended, s.Confirmations = st.Terminated, st.ConfirmationIterations
+	if r := st.Running; r != nil {
+		s.Hat = r.Hat
+		if held {
+			// st.Iteration counts finished iterations; the one running
+			// is the next. A run killed mid-iteration shows what it
+			// finished: that iteration runs again on resume.
+			s.Iteration, s.Confirming = r.Iteration, r.Confirming
+		}
 	}
-	runtime := st.PriorRuntime
-	if held && !st.SegmentStart.IsZero() {
-		runtime = st.Runtime(now)
-	}
-	s.Elapsed = runtime.Round(time.Second).String()
+	s.Elapsed = elapsed(st, held, now).Round(time.Second).String()
 	s.Recent = lastEvents(filepath.Join(workspace, st.EventsFile), recent)
 	return s, nil
+}
+
+// elapsed is the run's runtime: up to now while it runs, and for a run
+// that was killed (its segment open, nobody holding the lock) up to its
+// last line, as a resume will count it.
+func elapsed(st *RunState, held bool, now time.Time) time.Duration {
+	switch {
+	case st.SegmentStart.IsZero():
+		return st.PriorRuntime
+	case held:
+		return st.Runtime(now)
+	case st.LastEventAt.Before(st.SegmentStart):
+		return st.PriorRuntime
+	}
+	return st.Runtime(st.LastEventAt)
 }
 
 // lastEvents returns the last n events of a log, reading it once.

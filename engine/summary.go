@@ -13,21 +13,24 @@ import (
 
 // Summary describes a finished run.
 type Summary struct {
-	RunID       string
-	Reason      Reason
-	ExitCode    int
-	Message     string
-	Iterations  int
-	Runtime     time.Duration
-	CostUSD     float64
-	Usage       events.Usage
-	Activations map[string]int
-	Accepted    int
-	Rejected    int
-	Malformed   int
-	Commits     int
-	EventsFile  string
-	Workspace   string
+	RunID      string
+	Reason     Reason
+	ExitCode   int
+	Message    string
+	Iterations int
+	// Confirmations is how many of the iterations confirmed a completion
+	// claim; max_iterations does not count them.
+	Confirmations int
+	Runtime       time.Duration
+	CostUSD       float64
+	Usage         events.Usage
+	Activations   map[string]int
+	Accepted      int
+	Rejected      int
+	Malformed     int
+	Commits       int
+	EventsFile    string
+	Workspace     string
 }
 
 func (e *Engine) summary() Summary {
@@ -35,7 +38,7 @@ func (e *Engine) summary() Summary {
 	if st == nil {
 		return Summary{}
 	}
-	sum := Summary{RunID: st.RunID, Iterations: st.Iteration, Runtime: st.Runtime(e.now()),
+	sum := Summary{RunID: st.RunID, Iterations: st.Iteration, Confirmations: st.ConfirmationIterations, Runtime: st.Runtime(e.now()),
 		CostUSD: st.CostUSD, Usage: st.Usage, Activations: st.Activations, Accepted: st.Accepted,
 		Rejected: st.Rejected, Malformed: st.MalformedTotal, Commits: st.Commits, EventsFile: st.EventsFile, Workspace: e.opts.Workspace}
 	if t := st.Terminated; t != nil {
@@ -51,7 +54,7 @@ func (s Summary) Paragraph() string {
 	if s.Message != "" {
 		fmt.Fprintf(&b, " — %s", s.Message)
 	}
-	fmt.Fprintf(&b, ". %d iterations in %s", s.Iterations, s.Runtime.Round(time.Second))
+	fmt.Fprintf(&b, ". %d iterations%s in %s", s.Iterations, s.confirmationNote(), s.Runtime.Round(time.Second))
 	fmt.Fprintf(&b, ", %d tokens, $%.4f", s.Usage.Total(), s.CostUSD)
 	if hats := s.hatList(); hats != "" {
 		fmt.Fprintf(&b, "; hats: %s", hats)
@@ -66,6 +69,16 @@ func (s Summary) Paragraph() string {
 	}
 	fmt.Fprintf(&b, " inspect with `ralph events` (log: %s).", s.EventsFile)
 	return b.String()
+}
+
+// confirmationNote says how many iterations confirmed a claim, if any:
+// without it, a run that ran more iterations than max_iterations allows
+// would look like a bug.
+func (s Summary) confirmationNote() string {
+	if s.Confirmations == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d confirming a completion claim, not counted against max_iterations)", s.Confirmations)
 }
 
 func (s Summary) hatList() string {
@@ -90,7 +103,7 @@ func (s Summary) Markdown() string {
 	if s.Message != "" {
 		fmt.Fprintf(&b, "| why | %s |\n", strings.ReplaceAll(s.Message, "|", "\\|"))
 	}
-	fmt.Fprintf(&b, "| iterations | %d |\n| runtime | %s |\n", s.Iterations, s.Runtime.Round(time.Second))
+	fmt.Fprintf(&b, "| iterations | %d%s |\n| runtime | %s |\n", s.Iterations, s.confirmationNote(), s.Runtime.Round(time.Second))
 	fmt.Fprintf(&b, "| tokens | %d in, %d out |\n| cost | $%.4f |\n", s.Usage.InputTokens, s.Usage.OutputTokens, s.CostUSD)
 	fmt.Fprintf(&b, "| hat activations | %s |\n", s.hatList())
 	fmt.Fprintf(&b, "| events | %d accepted, %d rejected, %d malformed |\n", s.Accepted, s.Rejected, s.Malformed)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // faultEnv names the crash-test hook: "point:n[,point:n…]" kills ralph with
@@ -101,4 +102,23 @@ func writeFaultHook() (func(string) error, error) {
 		}
 		return nil
 	}, nil
+}
+
+// clockOffsetEnv names the clock test hook: a Go duration ("13s") added to
+// the engine's clock, so a test can resume a run as if it came back that
+// much later, without waiting for it. Only tests set it.
+const clockOffsetEnv = "RALPH_TEST_CLOCK_OFFSET"
+
+// testClock returns the engine's clock for $RALPH_TEST_CLOCK_OFFSET, or
+// nil for the real one.
+func testClock() (func() time.Time, error) {
+	spec := os.Getenv(clockOffsetEnv)
+	if spec == "" {
+		return nil, nil
+	}
+	offset, err := time.ParseDuration(spec)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", clockOffsetEnv, err)
+	}
+	return func() time.Time { return time.Now().Add(offset) }, nil
 }

@@ -80,6 +80,9 @@ func (c *loopCmd) loop(ctx context.Context, g *globals, log *slog.Logger, rep lo
 	if opts.WriteFault, err = writeFaultHook(); err != nil {
 		return err
 	}
+	if opts.Now, err = testClock(); err != nil {
+		return err
+	}
 	opts.Reporter = withStats(opts.Reporter)
 	if g.signals != nil {
 		g.signals.notifyInterrupt(func() {

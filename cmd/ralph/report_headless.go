@@ -142,6 +142,7 @@ type headComplete struct {
 	ExitCode        int            `json:"exit_code"`
 	Message         string         `json:"message,omitempty"`
 	Iterations      int            `json:"iterations"`
+	Confirmations   int            `json:"confirmation_iterations,omitempty"`
 	TotalDurationMS int64          `json:"total_duration_ms"`
 	Cost            float64        `json:"cost"`
 	Tokens          headTokens     `json:"tokens"`
@@ -413,7 +414,7 @@ func completeOf(sum engine.Summary, commits int) headComplete {
 		act = map[string]int{}
 	}
 	return headComplete{RunID: sum.RunID, Reason: string(sum.Reason), ExitCode: sum.ExitCode, Message: sum.Message,
-		Iterations: sum.Iterations, TotalDurationMS: sum.Runtime.Milliseconds(), Cost: sum.CostUSD,
+		Iterations: sum.Iterations, Confirmations: sum.Confirmations, TotalDurationMS: sum.Runtime.Milliseconds(), Cost: sum.CostUSD,
 		Tokens: tokensOf(sum.Usage), Activations: act, EventsAccepted: sum.Accepted, EventsRejected: sum.Rejected,
 		Commits: commits, EventsFile: sum.EventsFile}
 }

@@ -394,3 +394,11 @@ echo '<event topic="LOOP_COMPLETE">hello.txt is committed</event>'
 	assert.Equal(t, 1.0, complete["commits"])
 	assert.Contains(t, r.stderr, "ralph: 1 commit: "+head[:10]+" feat: add hello.txt")
 }
+
+func TestHeadlessCompleteCountsConfirmations(t *testing.T) {
+	var out bytes.Buffer
+	now := stepClock()
+	r := newHeadlessReporter(&out, newTextReporter(&bytes.Buffer{}, now, viewOptions{}), now, false)
+	r.LoopFinished(engine.Summary{Reason: engine.ReasonCompleted, Iterations: 2, Confirmations: 1})
+	assert.Contains(t, out.String(), `"iterations":2,"confirmation_iterations":1,`)
+}

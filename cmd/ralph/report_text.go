@@ -61,11 +61,13 @@ func (r *textReporter) LoopStarted(run engine.RunInfo) {
 }
 
 func (r *textReporter) IterationStarted(it engine.IterationInfo) {
-	what := "hat " + it.Hat.ID
 	if it.Confirming {
-		what = "confirming the completion claim"
+		// It may run past max_iterations, which does not count it: "2/1"
+		// would read as a bug.
+		r.printf("iteration %d: confirming the completion claim, not counted against max_iterations (%s)", it.N, it.Backend)
+	} else {
+		r.printf("iteration %d/%d: hat %s (%s)", it.N, it.Max, it.Hat.ID, it.Backend)
 	}
-	r.printf("iteration %d/%d: %s (%s)", it.N, it.Max, what, it.Backend)
 	if r.view.verbose {
 		r.printf("  prompt:")
 		r.lines("  > ", it.Prompt)

@@ -45,7 +45,7 @@ func (c *statusCmd) Run(g *globals) error {
 		fmt.Fprintln(w, "no run in this workspace yet; start one with `ralph loop`")
 		return nil
 	}
-	fmt.Fprintf(w, "run: %s\niteration: %d/%d\n", s.RunID, s.Iteration, s.MaxIter)
+	fmt.Fprintf(w, "run: %s\niteration: %d/%d%s\n", s.RunID, s.Iteration, s.MaxIter, confirmationNote(s))
 	if s.Hat != "" {
 		fmt.Fprintf(w, "hat: %s\n", s.Hat)
 	}
@@ -60,4 +60,16 @@ func (c *statusCmd) Run(g *globals) error {
 		}
 	}
 	return nil
+}
+
+// confirmationNote explains an iteration count past max_iterations: the
+// iterations that confirm a completion claim are not counted against it.
+func confirmationNote(s engine.Status) string {
+	switch {
+	case s.Confirming:
+		return " (confirming the completion claim, not counted against max_iterations)"
+	case s.Confirmations > 0:
+		return fmt.Sprintf(" (%d confirming a completion claim, not counted against max_iterations)", s.Confirmations)
+	}
+	return ""
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/backends"
-	"github.com/ralph-loop/ralph/criteria"
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/engine/config"
 	"github.com/ralph-loop/ralph/hats"
@@ -238,7 +237,7 @@ func (s *loopSetup) options(g *globals, log *slog.Logger, rep engine.Reporter, c
 			ShareMemories:          s.cfg.Memories.Shared,
 			SpecFile:               s.specFile,
 		},
-		Repo:      gitRepo{criteria.Git{Dir: g.Dir}},
+		Repo:      newGitRepo(g.Dir),
 		Hats:      s.registry,
 		Backend:   s.backend,
 		PerHat:    s.perHat,
