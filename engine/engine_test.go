@@ -151,7 +151,7 @@ func settings() Settings {
 		MaxConsecutiveFailures: 3, Confirmations: 1}
 }
 
-func newTestEngine(t *testing.T, dir string, b Backend, s Settings, mod ...func(*Options)) *Engine {
+func newTestEngine(t testing.TB, dir string, b Backend, s Settings, mod ...func(*Options)) *Engine {
 	t.Helper()
 	opts := Options{Workspace: dir, Objective: "Build the thing.", Settings: s, Hats: twoHats(t),
 		Backend: b, RalphBin: "/usr/local/bin/ralph", Reporter: nopReporter{}}

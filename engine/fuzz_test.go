@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -160,4 +162,72 @@ func FuzzReadLockInfo(f *testing.F) {
 		info.StartedAt, again.StartedAt = time.Time{}, time.Time{}
 		require.Equal(t, info, again)
 	})
+}
+
+// FuzzTagsReachTheLog drives an agent's final text down the path its tags
+// take: tagEvents turns them into events, which are appended in one batch
+// with ralph's iteration.finished as collecting does, read back and decided
+// as settling does. Whatever a tag holds, nothing on that path fails; every
+// tag comes back as one event to decide; and its topic either validates and
+// comes back unchanged, or is rejected as invalid_topic and counted as
+// malformed.
+func FuzzTagsReachTheLog(f *testing.F) {
+	for _, s := range []string{
+		`<event topic="build.done">tests pass</event>`,
+		`<event topic="bad topic">p</event> <event topic="a..b">p</event> <event topic="build.*">p</event>`,
+		`<event topic="über.done">p</event><event topic="a[1]"/>`,
+		"<event topic=\"tab\there\" target=\"Builder\">\n  x\n</event>",
+		"<event topic=\"\xff\xfe\">invalid UTF-8</event>",
+		`<event topic='say"hi"' target="reviewer">x</event>`,
+		`<event topic="loop.terminate">not yours</event><event topic="LOOP_COMPLETE">done</event>`,
+		`<event topic="` + strings.Repeat("a", events.MaxTopicLen+1) + `">long</event>`,
+	} {
+		f.Add(s)
+	}
+	e := fuzzEngine(f)
+	n := 0
+	f.Fuzz(func(t *testing.T, text string) {
+		n++
+		e.iter = IterationInfo{N: n, Hat: e.hat("builder")}
+		tags := events.ParseTags(text)
+		lines := append(e.tagEvents(text), ralphEvent(TopicIterationFinished,
+			iterationFinishedRecord{Iteration: n, Hat: "builder", Outcome: OutcomeSuccess}))
+		malformed := e.st.MalformedTotal
+		require.NoError(t, e.append(lines...), "appending an agent's tags never fails")
+		require.Len(t, e.st.Undecided, len(tags), "each tag is read back as one event to decide")
+
+		var b batch
+		invalid := 0
+		for i, u := range slices.Clone(e.st.Undecided) {
+			require.Equal(t, events.SourceTag, u.Event.Source)
+			valid := events.ValidateTopic(u.Event.Topic) == nil
+			if valid {
+				require.Equal(t, tags[i].Topic, u.Event.Topic, "a valid topic comes back as written")
+			} else {
+				invalid++
+			}
+			first := len(b.lines)
+			e.decide(t.Context(), &b, u)
+			require.Greater(t, len(b.lines), first, "every event gets a decision")
+			var rej rejectedRecord
+			asInvalid := b.lines[first].Topic == TopicEventRejected && decode(b.lines[first], &rej) &&
+				rej.Reason == rejectInvalidTopic
+			require.Equal(t, !valid, asInvalid, "topic %q is rejected as invalid_topic exactly when it is invalid", u.Event.Topic)
+		}
+		require.Equal(t, malformed+invalid, e.st.MalformedTotal, "each invalid topic counts as malformed once")
+		require.NoError(t, e.append(b.lines...))
+		require.Empty(t, e.st.Undecided, "each decision is applied")
+		e.st.Pending = e.st.Pending[:0] // accepted events are not the subject here
+	})
+}
+
+// fuzzEngine is an engine with a run's log open and nothing else: enough
+// to append, fold and decide without running agents or saving checkpoints.
+func fuzzEngine(f *testing.F) *Engine {
+	f.Helper()
+	e := newTestEngine(f, f.TempDir(), &fakeBackend{}, settings())
+	e.st = NewRunState()
+	e.st.EventsFile = filepath.Join(DirName, "events-fuzz.jsonl")
+	require.NoError(f, e.openLog(e.st.EventsFile, 0))
+	return e
 }

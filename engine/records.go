@@ -35,6 +35,7 @@ const (
 	defaultStartPayload      = "Begin work on the objective."
 	rejectReserved           = "reserved"
 	rejectInvalidTopic       = "invalid_topic"
+	rejectUnknownTarget      = "unknown_target"
 	rejectScope              = "scope_violation"
 	rejectRequiredEventsMiss = "required_events_missing"
 	rejectCriteriaFailed     = "criteria_failed"
@@ -93,6 +94,9 @@ type loopStartedRecord struct {
 type loopResumedRecord struct {
 	Iteration int `json:"iteration"`
 	MaxIter   int `json:"max_iterations,omitempty"`
+	// Hats are the configured hats from here on: a run may be resumed with
+	// an edited configuration, and `ralph emit --target` checks these.
+	Hats []string `json:"hats"`
 }
 
 type iterationStartedRecord struct {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -70,6 +71,10 @@ func (e *Engine) decide(ctx context.Context, b *batch, u UndecidedEvent) {
 		e.reject(b, u, rejectReserved, "topics under loop., iteration. and event., and task.resume, are ralph's own")
 		return
 	}
+	if problem := e.unknownTarget(ev); problem != "" {
+		e.reject(b, u, rejectUnknownTarget, problem)
+		return
+	}
 	if e.outOfScope(ev) {
 		h := e.hat(ev.Hat)
 		e.reject(b, u, rejectScope, fmt.Sprintf("%s may publish only %s", h.ID, strings.Join(h.Publishes, ", ")))
@@ -90,6 +95,21 @@ func (e *Engine) decide(ctx context.Context, b *batch, u UndecidedEvent) {
 	default:
 		e.accept(b, u, e.opts.Hats.Route(ev), AsRoute)
 	}
+}
+
+// unknownTarget says what is wrong with an event's target, or "" when it
+// has none or names a hat. A target naming no hat is a typo or the wrong
+// case; routing the event by its topic instead would hand it to a hat the
+// agent did not choose.
+func (e *Engine) unknownTarget(ev events.Event) string {
+	if ev.Target == "" {
+		return ""
+	}
+	var unknown *hats.UnknownHatError
+	if !errors.As(e.opts.Hats.CheckHatID(ev.Target), &unknown) {
+		return ""
+	}
+	return unknown.Error() + " (" + unknown.Hint() + ")"
 }
 
 // block rejects an event that failed its gate and sends <topic>.blocked,

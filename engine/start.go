@@ -243,7 +243,8 @@ func (e *Engine) resume(prev *RunState) error {
 	if err := e.fold(); err != nil {
 		return err
 	}
-	lines := []events.Event{ralphEvent(TopicLoopResumed, loopResumedRecord{Iteration: e.st.Iteration, MaxIter: e.opts.Settings.MaxIterations})}
+	lines := []events.Event{ralphEvent(TopicLoopResumed, loopResumedRecord{Iteration: e.st.Iteration,
+		MaxIter: e.opts.Settings.MaxIterations, Hats: e.hatIDs()})}
 	if r := e.st.Running; r != nil {
 		lines = append(lines, ralphEvent(TopicIterationFinished, iterationFinishedRecord{
 			Iteration: r.Iteration, Hat: r.Hat, Outcome: OutcomeInterrupted,
@@ -307,13 +308,19 @@ func (e *Engine) begin(ctx context.Context, prev *RunState) error {
 }
 
 func (e *Engine) loopStartedRecord(runID string) loopStartedRecord {
+	return loopStartedRecord{RunID: runID, Objective: e.opts.Objective, Source: e.opts.Source,
+		Config: e.opts.Config, Hats: e.hatIDs(), Completion: e.opts.Settings.CompletionTopic,
+		MaxIter: e.opts.Settings.MaxIterations}
+}
+
+// hatIDs lists the configured hats' IDs in config order, never nil, so that
+// the log records an empty list rather than no list.
+func (e *Engine) hatIDs() []string {
 	ids := []string{}
 	for _, h := range e.opts.Hats.Hats() {
 		ids = append(ids, h.ID)
 	}
-	return loopStartedRecord{RunID: runID, Objective: e.opts.Objective, Source: e.opts.Source,
-		Config: e.opts.Config, Hats: ids, Completion: e.opts.Settings.CompletionTopic,
-		MaxIter: e.opts.Settings.MaxIterations}
+	return ids
 }
 
 // archive keeps the previous run's checkpoint and scratchpad under
@@ -448,12 +455,8 @@ func lastIndexByte(b []byte, c byte) int {
 }
 
 func (e *Engine) runInfo(resumed bool) RunInfo {
-	ids := []string{}
-	for _, h := range e.opts.Hats.Hats() {
-		ids = append(ids, h.ID)
-	}
 	return RunInfo{RunID: e.st.RunID, Resumed: resumed, Objective: e.objective(), Source: e.opts.Source,
-		Config: e.opts.Config, Hats: ids, EventsFile: e.st.EventsFile, MaxIter: e.opts.Settings.MaxIterations,
+		Config: e.opts.Config, Hats: e.hatIDs(), EventsFile: e.st.EventsFile, MaxIter: e.opts.Settings.MaxIterations,
 		Iterations: e.st.Iteration, CostUSD: e.st.CostUSD, Usage: e.st.Usage, Commits: e.st.Commits}
 }
 

@@ -18,8 +18,11 @@
 // are ignored.
 //
 // [Log.Append] writes each line with a single write(2) on an O_APPEND file,
-// so several processes may append at once without interleaving; it refuses a
-// topic that fails [ValidateTopic]. [EncodeLine] gives the exact bytes.
+// so several processes may append at once without interleaving. It refuses
+// a topic that fails [ValidateTopic] in ralph's own lines, but records an
+// event an agent published whatever its topic ([Event.Published]): that is
+// what the agent said, and ralph rejects it when it reads the line back.
+// [EncodeLine] gives the exact bytes.
 //
 // # Reading
 //
@@ -63,7 +66,8 @@
 //   - anything that is not a well-formed tag (an unquoted value, <events>).
 //
 // Topics and targets in tags are not validated here; the caller checks them
-// with [ValidateTopic] and [Bus.HasHat]. [Tag.Event] makes the event to
-// append; [Tag.Render] writes the canonical form, which ParseTags reads back
-// unchanged.
+// with [ValidateTopic] and [Bus.HasHat] (ralph does when it reads the
+// appended event back, and rejects a bad one as it would any agent's line).
+// [Tag.Event] makes the event to append; [Tag.Render] writes the canonical
+// form, which ParseTags reads back unchanged.
 package events

@@ -31,6 +31,16 @@ type Event struct {
 	Target    string          `json:"target,omitempty"`
 }
 
+// Published reports whether ev is one an agent published (with `ralph emit`
+// or as a tag) rather than one of ralph's own lines. The log records such an
+// event whatever its topic, as long as it has one: the log is the record of
+// what the agent said, and the reader of the line judges it, as it judges a
+// line the agent appended to the file itself. Refusing it instead would lose
+// the agent's mistake, and ralph could not tell the agent what it was.
+func (e Event) Published() bool {
+	return e.Source == SourceAgent || e.Source == SourceTag
+}
+
 // StringPayload encodes s as a JSON string payload.
 func StringPayload(s string) json.RawMessage {
 	b, _ := marshalPayload(s) // a string always marshals

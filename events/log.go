@@ -40,8 +40,9 @@ func OpenLog(path string) (*Log, error) {
 func (l *Log) Path() string { return l.path }
 
 // Append writes ev as one line. A zero TS is set to the current UTC time.
-// The topic must pass ValidateTopic, so ralph never writes a line that it
-// would not route.
+// The topic must pass ValidateTopic, so ralph never writes a line of its own
+// that it would not route, unless the event is one an agent published (see
+// [Published]).
 func (l *Log) Append(ev Event) error {
 	line, err := prepareLine(ev)
 	if err != nil {
@@ -86,9 +87,18 @@ func AppendTo(path string, ev Event) (err error) {
 	return l.Append(ev)
 }
 
-// prepareLine validates ev, stamps it and encodes it.
+// checkTopic is Append's rule for topics. An empty topic is refused for
+// every event, because the line would not read back as an event at all.
+func checkTopic(ev Event) error {
+	if ev.Topic != "" && ev.Published() {
+		return nil
+	}
+	return ValidateTopic(ev.Topic)
+}
+
+// prepareLine checks ev's topic, stamps it and encodes it.
 func prepareLine(ev Event) ([]byte, error) {
-	if err := ValidateTopic(ev.Topic); err != nil {
+	if err := checkTopic(ev); err != nil {
 		return nil, err
 	}
 	if ev.TS.IsZero() {

@@ -243,6 +243,8 @@ func TestLogAppendRejects(t *testing.T) {
 		{"empty topic", events.Event{}, "it is empty"},
 		{"invalid topic", events.Event{Topic: "build done"}, `invalid topic "build done"`},
 		{"wildcard topic", events.Event{Topic: "task.*"}, "wildcard"},
+		{"invalid topic of ralph's own", events.Event{Topic: "a..b", Source: events.SourceRalph}, "empty segment"},
+		{"empty topic from an agent", events.Event{Source: events.SourceTag}, "it is empty"},
 		{"invalid payload", events.Event{Topic: "a", Payload: json.RawMessage(`{not json`)}, `encode event "a"`},
 	}
 	for _, tt := range tests {
@@ -256,6 +258,30 @@ func TestLogAppendRejects(t *testing.T) {
 			require.NoError(t, err)
 			assert.Empty(t, data, "nothing written")
 		})
+	}
+}
+
+// An agent's event is the record of what it said: a topic ralph cannot
+// route is written as given, in a line that reads back as that event, for
+// the engine to reject. Losing it would lose the agent's mistake.
+func TestLogAppendRecordsAnAgentsInvalidTopic(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	var want []events.Event
+	for _, src := range []string{events.SourceTag, events.SourceAgent} {
+		for _, topic := range []string{"bad topic", "a..b", "build.*", "über.done", "a[1]", "tab\there"} {
+			ev := events.Event{TS: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Topic: topic,
+				Payload: events.StringPayload("p"), Source: src}
+			require.NoError(t, events.AppendTo(path, ev), "%s %q", src, topic)
+			want = append(want, ev)
+		}
+	}
+	recs, err := events.NewReader(path, 0).Read()
+	require.NoError(t, err)
+	require.Len(t, recs, len(want))
+	for i, rec := range recs {
+		require.NoError(t, rec.Err)
+		assert.Equal(t, want[i], rec.Event)
+		assert.ErrorIs(t, events.ValidateTopic(rec.Event.Topic), events.ErrInvalidTopic)
 	}
 }
 

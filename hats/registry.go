@@ -144,8 +144,10 @@ func (r *Registry) known(id string) bool {
 // an event targeted at the coordinator goes to the coordinator, and
 // [ReservedResumeTopic] goes to the coordinator even past a wildcard trigger
 // such as "task.*" or "*", because it exists to hand control back there. A
-// Target naming no known hat is ignored and the event is routed by topic, so
-// a typo in a target does not strand the event.
+// Target naming no known hat is ignored and the event is routed by topic;
+// the engine rejects an agent's event with such a target before it gets
+// here (see [Registry.CheckHatID]), so a typo does not send it to a hat the
+// agent did not choose.
 func (r *Registry) Route(ev events.Event) []string {
 	switch {
 	case ev.Target == CoordinatorID:

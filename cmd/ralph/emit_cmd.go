@@ -11,6 +11,7 @@ import (
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/hats"
 	"github.com/ralph-loop/ralph/internal/redact"
 )
 
@@ -29,6 +30,9 @@ the agent's environment so the event lands in the right log, tagged with the
 iteration and hat. The line is written with a single append, so any number of
 emits at once never interleave. The values of secret variables (names with KEY,
 TOKEN, SECRET or PASSWORD, and those under redact:) become [redacted:NAME].
+
+--target must name one of the run's hats, or ralph (the coordinator), exactly
+as configured: an unknown one is refused, with the nearest hat named.
 
 Examples:
   ralph emit build.done "tests: pass, lint: pass"
@@ -49,12 +53,33 @@ func (c *emitCmd) Run(g *globals) error {
 	if err != nil {
 		return err
 	}
+	if err := checkTarget(c.Target, path); err != nil {
+		return err
+	}
 	ev := events.Event{Topic: c.Topic, Payload: emitRedactor().JSON(payload), Source: events.SourceAgent,
 		Hat: os.Getenv("RALPH_HAT"), Target: c.Target}
 	if n, err := strconv.Atoi(os.Getenv("RALPH_ITERATION")); err == nil {
 		ev.Iteration = n
 	}
 	return events.AppendTo(path, ev)
+}
+
+// checkTarget refuses a --target that names no hat of the run whose log
+// the event goes to, so the agent learns of its typo while it can still fix
+// it. A log that does not say which hats its run has is not refused here:
+// the loop rejects an unknown target when it reads the event.
+func checkTarget(target, logPath string) error {
+	if target == "" {
+		return nil
+	}
+	ids, ok, err := engine.RunHats(logPath)
+	if err != nil || !ok {
+		return err
+	}
+	if err := hats.CheckHatID(target, ids); err != nil {
+		return fmt.Errorf("--target: %w", err) // the hint lists the hats
+	}
+	return nil
 }
 
 // redactEnv names the variable in which ralph tells `ralph emit` the

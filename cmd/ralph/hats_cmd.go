@@ -10,7 +10,6 @@ import (
 	"github.com/ralph-loop/ralph/engine/config"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
-	"github.com/ralph-loop/ralph/internal/suggest"
 )
 
 type hatsCmd struct {
@@ -122,10 +121,10 @@ func (c *hatsShowCmd) Run(g *globals) error {
 	if err != nil {
 		return err
 	}
-	h, ok := t.reg.Get(c.Hat)
-	if !ok {
-		return unknownHatError(c.Hat, t.reg)
+	if err := t.reg.CheckHatID(c.Hat); err != nil {
+		return err // it names the hats there are, and the nearest one
 	}
+	h, _ := t.reg.Get(c.Hat)
 	w := g.stdout
 	fmt.Fprintf(w, "%s (%s)\n", h.ID, h.Name)
 	if h.Description != "" {
@@ -230,19 +229,6 @@ func indent(s, prefix string) string {
 		}
 	}
 	return strings.Join(lines, "\n")
-}
-
-// unknownHatError names the hats there are, and the nearest one.
-func unknownHatError(id string, reg *hats.Registry) error {
-	ids := []string{hats.CoordinatorID}
-	for _, h := range reg.Hats() {
-		ids = append(ids, h.ID)
-	}
-	msg := fmt.Sprintf("no hat %q", id)
-	if s := suggest.Closest(id, ids); s != "" {
-		msg += fmt.Sprintf("; did you mean %q?", s)
-	}
-	return withHint(fmt.Errorf("%s", msg), "the hats are: "+strings.Join(ids, ", "))
 }
 
 type hatsGraphCmd struct {

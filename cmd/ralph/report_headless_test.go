@@ -320,21 +320,30 @@ func TestHeadlessFailedBeforeTheLoop(t *testing.T) {
 	assert.Contains(t, r.stderr, "ralph: error:", "people still get the error on stderr")
 }
 
-// TestPlainOutputHasNoControlCharacters: without a terminal, stderr is plain
-// lines, even when the agent prints escape sequences.
+// TestPlainOutputHasNoControlCharacters: without a terminal, or with
+// TERM=dumb, stderr is plain lines, even when the agent prints escape
+// sequences: each is dropped whole, not just its ESC.
 func TestPlainOutputHasNoControlCharacters(t *testing.T) {
-	w := newWorkspace(t)
-	w.write("ralph.yml", "event_loop:\n  prompt: x\n  max_iterations: 2\n  completion_confirmations: 1\n"+agentCLI())
-	w.script(map[string]any{"steps": []step{say("\x1b[31mred\x1b[0m\rover\a " + tag("LOOP_COMPLETE", "done"))}})
+	for _, term := range []string{"xterm-256color", "dumb"} {
+		t.Run(term, func(t *testing.T) {
+			w := newWorkspace(t)
+			w.write("ralph.yml", "event_loop:\n  prompt: x\n  max_iterations: 2\n  completion_confirmations: 1\n"+agentCLI())
+			w.script(map[string]any{"steps": []step{say("\x1b[31mred\x1b[0m\rover\a \x1b[?25lhidden\x1b[?25h " +
+				"\x1b]0;a title\a\x1b]8;;https://example.com\x1b\\link\x1b]8;;\x1b\\ " + tag("LOOP_COMPLETE", "done"))}})
 
-	r := w.ralph("loop")
+			r := w.ralphEnv([]string{"TERM=" + term}, "loop")
 
-	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stderr, "| [31mred[0mover")
-	for _, c := range r.stderr {
-		if c != '\n' && (c < 0x20 || c == 0x7f) {
-			t.Fatalf("stderr holds control character %q:\n%s", c, r.stderr)
-		}
+			require.Equal(t, 0, r.code, r.stderr)
+			assert.Contains(t, r.stderr, "| redover hidden link <event")
+			for _, litter := range []string{"[31m", "[0m", "[?25", "]0;", "a title", "example.com", "]8;;"} {
+				assert.NotContains(t, r.stderr, litter, "a piece of an escape sequence was printed")
+			}
+			for _, c := range r.stderr {
+				if c != '\n' && (c < 0x20 || (c >= 0x7f && c < 0xa0)) {
+					t.Fatalf("stderr holds control character %q:\n%s", c, r.stderr)
+				}
+			}
+		})
 	}
 }
 

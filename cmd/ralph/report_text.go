@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
@@ -235,32 +234,6 @@ func firstLine(s string) string {
 		return s[:i] + " …"
 	}
 	return s
-}
-
-// sanitize makes text from an agent safe to print on one line: control
-// characters (escape sequences, carriage returns, bells) could move the
-// cursor, recolour the terminal or corrupt the live view, and a log file
-// should hold none. Tabs become spaces.
-func sanitize(s string) string {
-	clean := true
-	for _, c := range s {
-		if unicode.IsControl(c) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	return strings.Map(func(c rune) rune {
-		switch {
-		case c == '\t' || c == '\n':
-			return ' '
-		case unicode.IsControl(c):
-			return -1
-		}
-		return c
-	}, s)
 }
 
 // humanCount renders a token count the way the views show it: 950, 1.2k,

@@ -51,12 +51,14 @@ func (c *statusCmd) Run(g *globals) error {
 	}
 	fmt.Fprintf(w, "elapsed: %s\ncost: $%.4f\ntokens: %d\npending events: %d\n", s.Elapsed, s.CostUSD, s.Tokens, s.Pending)
 	if s.Ended != nil {
-		fmt.Fprintf(w, "ended: %s (exit %d) %s\n", s.Ended.Reason, s.Ended.ExitCode, s.Ended.Message)
+		fmt.Fprintf(w, "ended: %s (exit %d) %s\n", s.Ended.Reason, s.Ended.ExitCode, sanitize(s.Ended.Message))
 	}
 	if len(s.Recent) > 0 {
 		fmt.Fprintln(w, "recent events:")
 		for _, ev := range s.Recent {
-			fmt.Fprintf(w, "  %s  %-24s %s\n", ev.TS.Local().Format("15:04:05"), ev.Topic, clip(ev.PayloadText(), 60))
+			// Topics and payloads are the agent's text, which may hold
+			// escape sequences and newlines.
+			fmt.Fprintf(w, "  %s  %-24s %s\n", ev.TS.Local().Format("15:04:05"), sanitize(ev.Topic), clip(sanitize(ev.PayloadText()), 60))
 		}
 	}
 	return nil
