@@ -21,6 +21,7 @@ type emitCmd struct {
 	JSON    bool   `name:"json" help:"The payload is JSON; it is checked and stored as JSON."`
 	File    string `placeholder:"FILE" help:"Event log to append to (default: $RALPH_EVENTS_FILE, then the log named in .ralph/current-events)."`
 	Target  string `placeholder:"HAT" help:"Deliver the event to this hat only."`
+	Force   bool   `help:"Append even to the log of a run that has ended for good (completed or cancelled), which no loop will read."`
 }
 
 func (emitCmd) Help() string {
@@ -56,6 +57,9 @@ func (c *emitCmd) Run(g *globals) error {
 	if err := checkTarget(c.Target, path); err != nil {
 		return err
 	}
+	if err := c.checkRunGoing(path, g.stderr); err != nil {
+		return err
+	}
 	ev := events.Event{Topic: c.Topic, Payload: emitRedactor().JSON(payload), Source: events.SourceAgent,
 		Hat: os.Getenv("RALPH_HAT"), Target: c.Target}
 	if n, err := strconv.Atoi(os.Getenv("RALPH_ITERATION")); err == nil {
@@ -78,6 +82,24 @@ func checkTarget(target, logPath string) error {
 	}
 	if err := hats.CheckHatID(target, ids); err != nil {
 		return fmt.Errorf("--target: %w", err) // the hint lists the hats
+	}
+	return nil
+}
+
+// checkRunGoing refuses an event for a run that has ended for good: no loop
+// would ever read it, and exit 0 would tell a person steering the run that
+// it was heard. A run that can be resumed reads it when it is.
+func (c *emitCmd) checkRunGoing(path string, stderr io.Writer) error {
+	reason, ended, err := engine.RunEnded(path)
+	if err != nil || !ended {
+		return err
+	}
+	switch {
+	case reason.Resumable():
+		fmt.Fprintf(stderr, "ralph: warning: the run of %s has ended (%s); the event will be read when the run is resumed with `ralph loop --resume`\n", path, reason)
+	case !c.Force:
+		return withHint(fmt.Errorf("the run of %s has ended (%s): no loop will read this event", path, reason),
+			"start a new run with `ralph loop` and publish to it, or pass --force to append to the ended run's log anyway")
 	}
 	return nil
 }
