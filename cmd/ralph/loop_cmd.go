@@ -2,31 +2,34 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/ralph-loop/ralph/engine"
 )
 
 type loopCmd struct {
-	Config         []string `short:"c" placeholder:"FILE" help:"Config file (default ./ralph.yml). Repeat to merge: later files win."`
-	Hats           string   `short:"H" placeholder:"FILE|NAME" help:"Hat collection laid over the config: a preset name (ralph init --list) or a file with hats: and optionally event_loop:."`
-	Prompt         string   `short:"p" placeholder:"TEXT" xor:"objective" help:"The objective, overriding event_loop.prompt."`
-	PromptFile     string   `short:"P" placeholder:"FILE" xor:"objective" help:"Read the objective from FILE."`
-	Backend        string   `placeholder:"NAME" help:"Agent backend, overriding cli.backend (claude, codex, gemini, opencode, pi, qwen, copilot, command, …)."`
-	MaxIterations  int      `placeholder:"N" help:"Stop after N iterations, overriding event_loop.max_iterations."`
-	Spec           string   `placeholder:"FILE" help:"Work through the checkboxes of FILE (SPEC mode; SPEC.md is used by itself when the config has no hats and no objective)."`
-	N              int      `short:"n" name:"n" placeholder:"N" help:"SPEC mode: run N iterations (default 1)."`
-	All            bool     `help:"SPEC mode: run until every box is checked (at most 100 iterations)."`
-	StuckThreshold int      `placeholder:"N" help:"End as stuck after N iterations without progress (in SPEC mode: without a newly checked box); default 3."`
-	Resume         bool     `xor:"mode" help:"Continue the run in .ralph/ where it stopped."`
-	Fresh          bool     `xor:"mode" help:"Archive an unfinished run and start a new one."`
-	Wait           bool     `help:"If another loop holds this workspace, wait for it instead of failing."`
-	Headless       bool     `help:"Print one JSON event per line on stdout (started, iteration, tool, commit, event, iteration_done, complete, failed, …) for programs; people get warnings and the summary on stderr."`
-	Quiet          bool     `short:"q" xor:"verbosity" help:"Do not show the agent's own text, only what ralph does."`
-	Verbose        bool     `short:"v" xor:"verbosity" help:"Also show each prompt (with --headless: the progress lines on stderr)."`
+	Config         []string   `short:"c" placeholder:"FILE" help:"Config file (default ./ralph.yml). Repeat to merge: later files win."`
+	Hats           string     `short:"H" placeholder:"FILE|NAME" help:"Hat collection laid over the config: a preset name (ralph init --list) or a file with hats: and optionally event_loop:."`
+	Prompt         string     `short:"p" placeholder:"TEXT" xor:"objective" help:"The objective, overriding event_loop.prompt."`
+	PromptFile     string     `short:"P" placeholder:"FILE" xor:"objective" help:"Read the objective from FILE."`
+	Backend        string     `placeholder:"NAME" help:"Agent backend, overriding cli.backend (claude, codex, gemini, opencode, pi, qwen, copilot, command, …)."`
+	MaxIterations  atLeastOne `placeholder:"N" help:"Stop after N iterations, overriding event_loop.max_iterations."`
+	Spec           string     `placeholder:"FILE" help:"Work through the checkboxes of FILE (SPEC mode; SPEC.md is used by itself when the config has no hats and no objective)."`
+	N              atLeastOne `short:"n" name:"n" placeholder:"N" help:"SPEC mode: run N iterations (default 1)."`
+	All            bool       `help:"SPEC mode: run until every box is checked (at most 100 iterations)."`
+	StuckThreshold zeroOrMore `placeholder:"N" help:"End as stuck after N iterations without progress (in SPEC mode: without a newly checked box); default 3, 0 turns the check off."`
+	Resume         bool       `xor:"mode" help:"Continue the run in .ralph/ where it stopped."`
+	Fresh          bool       `xor:"mode" help:"Archive an unfinished run and start a new one."`
+	Wait           bool       `help:"If another loop holds this workspace, wait for it instead of failing."`
+	Headless       bool       `help:"Print one JSON event per line on stdout (started, iteration, tool, commit, event, iteration_done, complete, failed, …) for programs; people get warnings and the summary on stderr."`
+	Quiet          bool       `short:"q" xor:"verbosity" help:"Do not show the agent's own text, only what ralph does."`
+	Verbose        bool       `short:"v" xor:"verbosity" help:"Also show each prompt (with --headless: the progress lines on stderr)."`
 }
 
 func (loopCmd) Help() string {
@@ -56,6 +59,28 @@ On a terminal a status panel stays at the bottom of the screen (iteration,
 hat, elapsed time, cost, tokens, tool counts, last commit, last event) below
 the agent's text; elsewhere ralph prints plain timestamped lines. --headless
 prints the JSON events described in README.md on stdout instead.`
+}
+
+// Validate rejects flags that contradict each other, before anything is
+// read: kong turns the error into a usage error (exit 3).
+func (c *loopCmd) Validate() error {
+	var limits []string
+	if c.N > 0 {
+		limits = append(limits, "-n")
+	}
+	if c.All {
+		limits = append(limits, "--all")
+	}
+	if c.MaxIterations > 0 {
+		limits = append(limits, "--max-iterations")
+	}
+	if len(limits) > 1 {
+		return fmt.Errorf("%s can't be used together: each sets how many iterations the run may take; give one", strings.Join(limits, " and "))
+	}
+	if c.Resume && (c.Prompt != "" || c.PromptFile != "") {
+		return errors.New("--resume can't be used with -p or -P: a resumed run keeps the objective it started with; drop -p/-P, or start a new run with --fresh")
+	}
+	return nil
 }
 
 func (c *loopCmd) Run(g *globals, log *slog.Logger, ctx context.Context) error {
@@ -152,7 +177,8 @@ type specReporter interface {
 func (c *loopCmd) prepare(g *globals) (*loopSetup, error) {
 	return prepareLoop(g, loopInputs{
 		configs: c.Config, hats: c.Hats, prompt: c.Prompt, promptFile: c.PromptFile,
-		backend: c.Backend, maxIterations: c.MaxIterations, resume: c.Resume,
-		spec: specInputs{file: c.Spec, n: c.N, all: c.All, stuckThreshold: c.StuckThreshold},
+		backend: c.Backend, maxIterations: int(c.MaxIterations), resume: c.Resume,
+		stuckThreshold: c.StuckThreshold.value(),
+		spec:           specInputs{file: c.Spec, n: int(c.N), all: c.All},
 	})
 }

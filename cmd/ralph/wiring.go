@@ -22,14 +22,15 @@ var _ engine.Backend = (*backends.Backend)(nil)
 
 // loopInputs are the command-line choices that shape a run.
 type loopInputs struct {
-	configs       []string
-	hats          string // -H: a hat collection laid over the config
-	prompt        string
-	promptFile    string
-	backend       string
-	maxIterations int
-	resume        bool
-	spec          specInputs
+	configs        []string
+	hats           string // -H: a hat collection laid over the config
+	prompt         string
+	promptFile     string
+	backend        string
+	maxIterations  int  // 0: not given
+	stuckThreshold *int // nil: not given; 0 turns the check off
+	resume         bool
+	spec           specInputs
 }
 
 // loopSetup is a loaded configuration turned into what the engine needs.
@@ -66,14 +67,16 @@ func prepareLoop(g *globals, in loopInputs) (*loopSetup, error) {
 		if err := s.applySpec(spec, in.spec); err != nil {
 			return nil, err
 		}
+	case in.spec.given():
+		return nil, notSpecMode(in.spec)
 	case err != nil && !in.resume:
 		return nil, err
 	}
 	if in.maxIterations > 0 {
 		cfg.EventLoop.MaxIterations = in.maxIterations
 	}
-	if in.spec.stuckThreshold > 0 {
-		cfg.EventLoop.StuckThreshold = in.spec.stuckThreshold
+	if in.stuckThreshold != nil {
+		cfg.EventLoop.StuckThreshold = *in.stuckThreshold
 	}
 	if s.registry, err = hats.NewRegistry(cfg.HatList(), hats.WithCompletionTopic(cfg.EventLoop.CompletionPromise)); err != nil {
 		return nil, withHint(err, "fix the hats: section of "+path)
