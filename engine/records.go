@@ -85,12 +85,14 @@ type loopStartedRecord struct {
 	Completion string   `json:"completion_promise"`
 	MaxIter    int      `json:"max_iterations,omitempty"`
 	// Head is the workspace's commit when the run started, for commit_made.
-	Head string `json:"head,omitempty"`
+	Head   string  `json:"head,omitempty"`
+	Launch *Launch `json:"launch,omitempty"`
 }
 
 type loopResumedRecord struct {
-	Iteration int `json:"iteration"`
-	MaxIter   int `json:"max_iterations,omitempty"`
+	Iteration int     `json:"iteration"`
+	MaxIter   int     `json:"max_iterations,omitempty"`
+	Launch    *Launch `json:"launch,omitempty"`
 }
 
 type iterationStartedRecord struct {

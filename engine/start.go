@@ -243,7 +243,8 @@ func (e *Engine) resume(prev *RunState) error {
 	if err := e.fold(); err != nil {
 		return err
 	}
-	lines := []events.Event{ralphEvent(TopicLoopResumed, loopResumedRecord{Iteration: e.st.Iteration, MaxIter: e.opts.Settings.MaxIterations})}
+	lines := []events.Event{ralphEvent(TopicLoopResumed, loopResumedRecord{Iteration: e.st.Iteration,
+		MaxIter: e.opts.Settings.MaxIterations, Launch: e.opts.Launch})}
 	if r := e.st.Running; r != nil {
 		lines = append(lines, ralphEvent(TopicIterationFinished, iterationFinishedRecord{
 			Iteration: r.Iteration, Hat: r.Hat, Outcome: OutcomeInterrupted,
@@ -313,7 +314,7 @@ func (e *Engine) loopStartedRecord(runID string) loopStartedRecord {
 	}
 	return loopStartedRecord{RunID: runID, Objective: e.opts.Objective, Source: e.opts.Source,
 		Config: e.opts.Config, Hats: ids, Completion: e.opts.Settings.CompletionTopic,
-		MaxIter: e.opts.Settings.MaxIterations}
+		MaxIter: e.opts.Settings.MaxIterations, Launch: e.opts.Launch}
 }
 
 // archive keeps the previous run's checkpoint under runs/<id>/ before a new
@@ -446,7 +447,7 @@ func (e *Engine) runInfo(resumed bool) RunInfo {
 	for _, h := range e.opts.Hats.Hats() {
 		ids = append(ids, h.ID)
 	}
-	return RunInfo{RunID: e.st.RunID, Resumed: resumed, Objective: e.objective(), Source: e.opts.Source,
+	return RunInfo{RunID: e.st.RunID, Resumed: resumed, Objective: e.objective(), Source: e.source(),
 		Config: e.opts.Config, Hats: ids, EventsFile: e.st.EventsFile, MaxIter: e.opts.Settings.MaxIterations,
 		Iterations: e.st.Iteration, CostUSD: e.st.CostUSD, Usage: e.st.Usage, Commits: e.st.Commits}
 }

@@ -70,6 +70,10 @@ type RunState struct {
 	EventsFile string `json:"events_file"` // relative to the workspace
 	Offset     int64  `json:"offset"`
 	Objective  string `json:"objective,omitempty"`
+	Source     string `json:"objective_source,omitempty"`
+	// Launch is how the command line started the run, as its last
+	// loop.started or loop.resumed recorded it.
+	Launch *Launch `json:"launch,omitempty"`
 	// MaxIterations is the limit in force, for status displays.
 	MaxIterations int `json:"max_iterations,omitempty"`
 
@@ -188,12 +192,16 @@ func (s *RunState) applyBookkeeping(rec events.Record) {
 		var r loopStartedRecord
 		decode(ev, &r)
 		s.RunID, s.Objective, s.MaxIterations, s.StartCommit = r.RunID, r.Objective, r.MaxIter, r.Head
+		s.Source, s.Launch = r.Source, r.Launch
 		s.StartedAt, s.SegmentStart = ev.TS, ev.TS
 	case TopicLoopResumed:
 		var r loopResumedRecord
 		decode(ev, &r)
 		if r.MaxIter > 0 {
 			s.MaxIterations = r.MaxIter
+		}
+		if r.Launch != nil {
+			s.Launch = r.Launch
 		}
 		s.closeSegment()
 		s.SegmentStart = ev.TS

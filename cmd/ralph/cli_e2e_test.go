@@ -31,6 +31,8 @@ func TestFlagErrorsExit3WithUsage(t *testing.T) {
 		{"negative iterations", []string{"loop", "--max-iterations=-1"}, "--max-iterations: must be 1 or more, got -1"},
 		{"zero spec iterations", []string{"run", "-n", "0"}, "must be 1 or more, got 0"},
 		{"negative stuck threshold", []string{"run", "--stuck-threshold=-1"}, "--stuck-threshold: must be 0 or more, got -1"},
+		{"negative runtime", []string{"loop", "--max-runtime=-5"}, "--max-runtime: must be 0 (no limit) or more, got -5"},
+		{"runtime that is no duration", []string{"loop", "--max-runtime", "soon"}, `"soon" is neither a number of seconds nor a duration`},
 		{"n and all", []string{"run", "-n", "3", "--all"}, "-n and --all can't be used together"},
 		{"all and max iterations", []string{"run", "--all", "--max-iterations", "5"}, "--all and --max-iterations can't be used together"},
 		{"resume with a new objective", []string{"loop", "--resume", "-p", "x"}, "--resume can't be used with -p or -P"},

@@ -27,8 +27,9 @@ type loopInputs struct {
 	prompt         string
 	promptFile     string
 	backend        string
-	maxIterations  int  // 0: not given
-	stuckThreshold *int // nil: not given; 0 turns the check off
+	maxIterations  int            // 0: not given
+	maxRuntime     *time.Duration // nil: not given; 0 means no limit
+	stuckThreshold *int           // nil: not given; 0 turns the check off
 	resume         bool
 	spec           specInputs
 }
@@ -44,6 +45,8 @@ type loopSetup struct {
 	perHat     map[string]engine.Backend
 	ralphBin   string
 	specFile   string // SPEC mode: the checklist the run works through
+	maxRuntime time.Duration
+	launch     *engine.Launch // what the run records of its command line
 	// redactor hides the secret values of every environment an agent of
 	// this run may get, in everything ralph writes.
 	redactor *redact.Redactor
@@ -78,6 +81,10 @@ func prepareLoop(g *globals, in loopInputs) (*loopSetup, error) {
 	if in.stuckThreshold != nil {
 		cfg.EventLoop.StuckThreshold = *in.stuckThreshold
 	}
+	s.maxRuntime = seconds(cfg.EventLoop.MaxRuntimeSeconds)
+	if in.maxRuntime != nil {
+		s.maxRuntime = *in.maxRuntime
+	}
 	if s.registry, err = hats.NewRegistry(cfg.HatList(), hats.WithCompletionTopic(cfg.EventLoop.CompletionPromise)); err != nil {
 		return nil, withHint(err, "fix the hats: section of "+path)
 	}
@@ -88,6 +95,7 @@ func prepareLoop(g *globals, in loopInputs) (*loopSetup, error) {
 	if err := s.buildBackends(cfg, in.backend); err != nil {
 		return nil, err
 	}
+	s.launch = in.launch(g.Dir, s)
 	s.ralphBin, err = ralphBinary()
 	return s, err
 }
@@ -223,7 +231,7 @@ func (s *loopSetup) options(g *globals, log *slog.Logger, rep engine.Reporter, c
 			CancellationTopic:      el.CancellationPromise,
 			RequiredEvents:         el.RequiredEvents,
 			MaxIterations:          el.MaxIterations,
-			MaxRuntime:             seconds(el.MaxRuntimeSeconds),
+			MaxRuntime:             s.maxRuntime,
 			MaxCostUSD:             el.MaxCostUSD,
 			MaxTokens:              int64(el.MaxTokens),
 			MaxConsecutiveFailures: el.MaxConsecutiveFailures,
@@ -251,6 +259,7 @@ func (s *loopSetup) options(g *globals, log *slog.Logger, rep engine.Reporter, c
 		Logger:    log,
 		Reporter:  rep,
 		KillGrace: seconds(el.KillGraceSeconds),
+		Launch:    s.launch,
 		Resume:    c.Resume,
 		Fresh:     c.Fresh,
 		Wait:      c.Wait,
