@@ -90,6 +90,27 @@ func TestShortDuration(t *testing.T) {
 	}
 }
 
+// A resume after a failure ending starts that count afresh — the user fixed
+// the cause — while the counts behind limits stay for the raised limit to
+// judge.
+func TestResumeForgivesTheFailuresThatEndedTheRun(t *testing.T) {
+	for _, reason := range []Reason{ReasonConsecutiveFailures, ReasonLoopThrashing, ReasonValidationFailure, ReasonStuck} {
+		t.Run(string(reason), func(t *testing.T) {
+			st := NewRunState()
+			st.ConsecutiveFailures, st.ConsecutiveMalformed, st.NoProgress = 5, 3, 4
+			st.Blocked["build.blocked: x"] = 3
+			st.Apply(record(TopicLoopTerminate, terminateRecord{Reason: reason, ExitCode: reason.ExitCode()}), twoHats(t))
+			st.Apply(record(TopicLoopResumed, loopResumedRecord{Iteration: 4}), twoHats(t))
+
+			assert.Nil(t, st.Terminated)
+			assert.Equal(t, reason == ReasonConsecutiveFailures, st.ConsecutiveFailures == 0, "consecutive failures")
+			assert.Equal(t, reason == ReasonLoopThrashing, len(st.Blocked) == 0, "blocked counts")
+			assert.Equal(t, reason == ReasonValidationFailure, st.ConsecutiveMalformed == 0, "malformed lines")
+			assert.Equal(t, 4, st.NoProgress, "stuck is a limit: --stuck-threshold raises it")
+		})
+	}
+}
+
 func record(topic string, payload any) events.Record {
 	ev := ralphEvent(topic, payload)
 	ev.TS = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)

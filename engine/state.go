@@ -205,6 +205,7 @@ func (s *RunState) applyBookkeeping(rec events.Record) {
 		}
 		s.closeSegment()
 		s.SegmentStart = ev.TS
+		s.forgiveFailures()
 		s.Terminated = nil
 	case TopicIterationStarted:
 		var r iterationStartedRecord
@@ -271,6 +272,25 @@ func (s *RunState) applyBookkeeping(rec events.Record) {
 		decode(ev, &r)
 		s.Terminated = &Termination{Reason: r.Reason, ExitCode: r.ExitCode, Message: r.Message, At: ev.TS}
 		s.closeSegment()
+	}
+}
+
+// forgiveFailures starts afresh the count that ended the run, when a run
+// that stopped on failure is resumed: the user resumes it because they
+// fixed the cause, and the old count would end it again before a single
+// iteration could show that. A run ended by a limit keeps its counts; the
+// limit is what a resume raises.
+func (s *RunState) forgiveFailures() {
+	if s.Terminated == nil {
+		return
+	}
+	switch s.Terminated.Reason {
+	case ReasonConsecutiveFailures:
+		s.ConsecutiveFailures = 0
+	case ReasonLoopThrashing:
+		s.Blocked = map[string]int{}
+	case ReasonValidationFailure:
+		s.ConsecutiveMalformed = 0
 	}
 }
 

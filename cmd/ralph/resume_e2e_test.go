@@ -132,3 +132,21 @@ func TestResumeRefusesAnotherSpec(t *testing.T) {
 	r = w.ralph("run", "--resume", "--spec", "TODO.md", "-n", "2")
 	assert.Equal(t, 2, r.code, "naming the run's own spec is fine: %s", r.stderr)
 }
+
+// A run that stopped on failures goes on when resumed: the user resumes
+// it because the cause is fixed, and the old count must not end it again
+// before one iteration could show that.
+func TestResumeAfterConsecutiveFailuresStartsTheCountAfresh(t *testing.T) {
+	w := newWorkspace(t)
+	w.write("ralph.yml", "event_loop:\n  prompt: build\n  completion_confirmations: 1\n  max_consecutive_failures: 2\n"+agentCLI())
+	w.script(map[string]any{"steps": []step{
+		{"stderr": "model overloaded", "exit": 1}, {"stderr": "model overloaded", "exit": 1},
+		say(tag("LOOP_COMPLETE", "built")),
+	}})
+
+	require.Equal(t, 1, w.ralph("loop").code)
+
+	r := w.ralph("loop", "--resume")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "terminate completed", last(w.flow()))
+}
