@@ -19,7 +19,7 @@ import (
 func init() {
 	register(&cliSpec{
 		name:    nameCommand,
-		install: "cli.command must name an installed program (a name on PATH or a path)",
+		install: "cli.command must name an installed program: a name on PATH, or a path (a relative one is relative to the config file that sets it)",
 		args:    commandArgs,
 		parse:   parsePlainText,
 		verdict: commandVerdict,

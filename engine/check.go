@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -60,12 +61,8 @@ func (e *Engine) termination(ctx context.Context) *Termination {
 	if key, n := st.MaxBlocked(); n >= thrashLimit {
 		return e.terminate(ReasonLoopThrashing, fmt.Sprintf("the same blocked event came back %d times: %s", n, key))
 	}
-	if s.StuckThreshold > 0 && st.NoProgress >= s.StuckThreshold && s.SpecFile != "" {
-		return e.terminate(ReasonStuck, fmt.Sprintf("%d iterations in a row checked no new box of %s", st.NoProgress, e.specName()))
-	}
 	if s.StuckThreshold > 0 && st.NoProgress >= s.StuckThreshold {
-		return e.terminate(ReasonStuck, fmt.Sprintf("%d iterations in a row made no progress (no accepted event, no file changed, no commit); hats tried: %s",
-			st.NoProgress, strings.Join(st.Tried, ", ")))
+		return e.terminate(ReasonStuck, e.stuckMessage()+"; "+e.raiseOnResume("--stuck-threshold", strconv.Itoa(2*s.StuckThreshold)))
 	}
 	if st.ConsecutiveMalformed >= malformedLimit {
 		return e.terminate(ReasonValidationFailure, fmt.Sprintf("%d malformed event lines in a row", st.ConsecutiveMalformed))
@@ -85,15 +82,76 @@ func (e *Engine) limitReached() *Termination {
 	case s.MaxIterations > 0 && st.Confirming == nil && st.CountedIterations() >= s.MaxIterations:
 		// A claim waiting for its confirmation gets it even at the limit;
 		// if the confirmation fails, the next check ends the run here.
-		return e.terminate(ReasonMaxIterations, fmt.Sprintf("reached max_iterations (%d)", s.MaxIterations))
+		return e.terminate(ReasonMaxIterations, fmt.Sprintf("reached max_iterations (%d); %s",
+			s.MaxIterations, e.raiseOnResume(e.iterationsFlag(), strconv.Itoa(2*s.MaxIterations))))
 	case s.MaxRuntime > 0 && st.Runtime(e.now()) >= s.MaxRuntime:
-		return e.terminate(ReasonMaxRuntime, fmt.Sprintf("reached max_runtime_seconds (%s)", s.MaxRuntime))
+		return e.terminate(ReasonMaxRuntime, fmt.Sprintf("reached max_runtime_seconds (%s); %s",
+			s.MaxRuntime, e.raiseOnResume("--max-runtime", shortDuration(2*s.MaxRuntime))))
 	case s.MaxCostUSD > 0 && st.CostUSD >= s.MaxCostUSD:
-		return e.terminate(ReasonMaxCost, fmt.Sprintf("spent $%.4f of max_cost_usd $%.2f", st.CostUSD, s.MaxCostUSD))
+		return e.terminate(ReasonMaxCost, fmt.Sprintf("spent $%.4f of max_cost_usd $%.2f; %s",
+			st.CostUSD, s.MaxCostUSD, e.raiseInConfig("event_loop.max_cost_usd")))
 	case s.MaxTokens > 0 && st.Usage.Total() >= s.MaxTokens:
-		return e.terminate(ReasonBudgetExhausted, fmt.Sprintf("used %d of max_tokens %d", st.Usage.Total(), s.MaxTokens))
+		return e.terminate(ReasonBudgetExhausted, fmt.Sprintf("used %d of max_tokens %d; %s",
+			st.Usage.Total(), s.MaxTokens, e.raiseInConfig("event_loop.max_tokens")))
 	}
 	return nil
+}
+
+func (e *Engine) stuckMessage() string {
+	s, st := e.opts.Settings, e.st
+	if s.SpecFile != "" {
+		return fmt.Sprintf("%d iterations in a row checked no new box of %s", st.NoProgress, e.specName())
+	}
+	return fmt.Sprintf("%d iterations in a row made no progress (no accepted event, no file changed, no commit); hats tried: %s",
+		st.NoProgress, strings.Join(st.Tried, ", "))
+}
+
+// A run that ends on a limit can go on, but a plain resume would end again
+// at once for the same reason: its message says what to raise. The number
+// suggested is twice the limit, a round step the user can adjust.
+
+// raiseOnResume says which flag of the resume raises a limit, as the
+// command to type. In SPEC mode the command is `ralph run`, as there.
+func (e *Engine) raiseOnResume(flag, value string) string {
+	return fmt.Sprintf("to go on, raise it on the resume: `%s %s %s`", e.resumeCommand(), flag, value)
+}
+
+// raiseInConfig says how to go on past a limit that only ralph.yml sets.
+func (e *Engine) raiseInConfig(key string) string {
+	return fmt.Sprintf("to go on, raise %s in the config (0: no limit), then `%s`", key, e.resumeCommand())
+}
+
+func (e *Engine) resumeCommand() string {
+	if e.opts.Settings.SpecFile != "" {
+		return "ralph run --resume"
+	}
+	return "ralph loop --resume"
+}
+
+// iterationsFlag is the flag that sets the iteration limit: SPEC mode's -n,
+// else --max-iterations.
+func (e *Engine) iterationsFlag() string {
+	if e.opts.Settings.SpecFile != "" {
+		return "-n"
+	}
+	return "--max-iterations"
+}
+
+// shortDuration renders d as a flag value a person would type: 8h, 1h30m,
+// 90s, without the zero units time.Duration.String adds.
+func shortDuration(d time.Duration) string {
+	d = d.Round(time.Second)
+	if d < time.Second {
+		return "1s"
+	}
+	out := d.String()
+	if strings.HasSuffix(out, "m0s") {
+		out = strings.TrimSuffix(out, "0s")
+	}
+	if strings.HasSuffix(out, "h0m") {
+		out = strings.TrimSuffix(out, "0m")
+	}
+	return out
 }
 
 func (e *Engine) terminate(r Reason, msg string) *Termination {

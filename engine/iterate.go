@@ -117,6 +117,15 @@ func (e *Engine) objective() string {
 	return e.opts.Objective
 }
 
+// source is where the run's objective came from: as recorded when it
+// started, since a resume keeps that objective whatever its flags say.
+func (e *Engine) source() string {
+	if e.st != nil && e.st.Source != "" {
+		return e.st.Source
+	}
+	return e.opts.Source
+}
+
 // memories picks the long-term memories most relevant to this iteration's
 // objective, hat and events, within the configured budget.
 func (e *Engine) memories(h hats.Hat, evs []events.Event) string {

@@ -90,6 +90,11 @@ type Options struct {
 	Reporter Reporter         // required: progress for people or programs
 	Now      func() time.Time // defaults to time.Now
 
+	// Launch is how the command line started the run, recorded in
+	// loop.started and, on resume, loop.resumed (see Launch); nil records
+	// nothing.
+	Launch *Launch
+
 	Resume bool // continue the run in .ralph instead of starting one
 	Fresh  bool // archive an unfinished run and start a new one
 	Wait   bool // wait for the workspace lock instead of failing

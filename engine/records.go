@@ -88,12 +88,14 @@ type loopStartedRecord struct {
 	Completion string   `json:"completion_promise"`
 	MaxIter    int      `json:"max_iterations,omitempty"`
 	// Head is the workspace's commit when the run started, for commit_made.
-	Head string `json:"head,omitempty"`
+	Head   string  `json:"head,omitempty"`
+	Launch *Launch `json:"launch,omitempty"`
 }
 
 type loopResumedRecord struct {
-	Iteration int `json:"iteration"`
-	MaxIter   int `json:"max_iterations,omitempty"`
+	Iteration int     `json:"iteration"`
+	MaxIter   int     `json:"max_iterations,omitempty"`
+	Launch    *Launch `json:"launch,omitempty"`
 	// Hats are the configured hats from here on: a run may be resumed with
 	// an edited configuration, and `ralph emit --target` checks these.
 	Hats []string `json:"hats"`

@@ -244,7 +244,7 @@ func (e *Engine) resume(prev *RunState) error {
 		return err
 	}
 	lines := []events.Event{ralphEvent(TopicLoopResumed, loopResumedRecord{Iteration: e.st.Iteration,
-		MaxIter: e.opts.Settings.MaxIterations, Hats: e.hatIDs()})}
+		MaxIter: e.opts.Settings.MaxIterations, Hats: e.hatIDs(), Launch: e.opts.Launch})}
 	if r := e.st.Running; r != nil {
 		lines = append(lines, ralphEvent(TopicIterationFinished, iterationFinishedRecord{
 			Iteration: r.Iteration, Hat: r.Hat, Outcome: OutcomeInterrupted,
@@ -310,7 +310,7 @@ func (e *Engine) begin(ctx context.Context, prev *RunState) error {
 func (e *Engine) loopStartedRecord(runID string) loopStartedRecord {
 	return loopStartedRecord{RunID: runID, Objective: e.opts.Objective, Source: e.opts.Source,
 		Config: e.opts.Config, Hats: e.hatIDs(), Completion: e.opts.Settings.CompletionTopic,
-		MaxIter: e.opts.Settings.MaxIterations}
+		MaxIter: e.opts.Settings.MaxIterations, Launch: e.opts.Launch}
 }
 
 // hatIDs lists the configured hats' IDs in config order, never nil, so that
@@ -455,7 +455,7 @@ func lastIndexByte(b []byte, c byte) int {
 }
 
 func (e *Engine) runInfo(resumed bool) RunInfo {
-	return RunInfo{RunID: e.st.RunID, Resumed: resumed, Objective: e.objective(), Source: e.opts.Source,
+	return RunInfo{RunID: e.st.RunID, Resumed: resumed, Objective: e.objective(), Source: e.source(),
 		Config: e.opts.Config, Hats: e.hatIDs(), EventsFile: e.st.EventsFile, MaxIter: e.opts.Settings.MaxIterations,
 		Iterations: e.st.Iteration, CostUSD: e.st.CostUSD, Usage: e.st.Usage, Commits: e.st.Commits}
 }

@@ -70,6 +70,10 @@ type RunState struct {
 	EventsFile string `json:"events_file"` // relative to the workspace
 	Offset     int64  `json:"offset"`
 	Objective  string `json:"objective,omitempty"`
+	Source     string `json:"objective_source,omitempty"`
+	// Launch is how the command line started the run, as its last
+	// loop.started or loop.resumed recorded it.
+	Launch *Launch `json:"launch,omitempty"`
 	// MaxIterations is the limit in force, for status displays.
 	MaxIterations int `json:"max_iterations,omitempty"`
 
@@ -207,6 +211,7 @@ func (s *RunState) applyBookkeeping(rec events.Record) {
 		var r loopStartedRecord
 		decode(ev, &r)
 		s.RunID, s.Objective, s.MaxIterations, s.StartCommit = r.RunID, r.Objective, r.MaxIter, r.Head
+		s.Source, s.Launch = r.Source, r.Launch
 		s.StartedAt, s.SegmentStart = ev.TS, ev.TS
 	case TopicLoopResumed:
 		var r loopResumedRecord
@@ -214,11 +219,15 @@ func (s *RunState) applyBookkeeping(rec events.Record) {
 		if r.MaxIter > 0 {
 			s.MaxIterations = r.MaxIter
 		}
+		if r.Launch != nil {
+			s.Launch = r.Launch
+		}
 		// A segment still open here was cut off by a crash: nothing
 		// recorded its end, and the time ralph was dead is not runtime,
 		// so it ends at its last line.
 		s.closeSegment(s.LastEventAt)
 		s.SegmentStart = ev.TS
+		s.forgiveFailures()
 		s.Terminated = nil
 	case TopicIterationStarted:
 		var r iterationStartedRecord
@@ -298,6 +307,25 @@ func (s *RunState) applyBookkeeping(rec events.Record) {
 func (s *RunState) noteTime(ts time.Time) {
 	if !ts.IsZero() {
 		s.LastEventAt = ts
+	}
+}
+
+// forgiveFailures starts afresh the count that ended the run, when a run
+// that stopped on failure is resumed: the user resumes it because they
+// fixed the cause, and the old count would end it again before a single
+// iteration could show that. A run ended by a limit keeps its counts; the
+// limit is what a resume raises.
+func (s *RunState) forgiveFailures() {
+	if s.Terminated == nil {
+		return
+	}
+	switch s.Terminated.Reason {
+	case ReasonConsecutiveFailures:
+		s.ConsecutiveFailures = 0
+	case ReasonLoopThrashing:
+		s.Blocked = map[string]int{}
+	case ReasonValidationFailure:
+		s.ConsecutiveMalformed = 0
 	}
 }
 

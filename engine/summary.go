@@ -64,10 +64,11 @@ func (s Summary) Paragraph() string {
 		fmt.Fprintf(&b, ", malformed lines %d", s.Malformed)
 	}
 	b.WriteString(".")
-	if s.Reason.Resumable() {
-		b.WriteString(" Resume with `ralph loop --resume`;")
+	if s.Reason.Resumable() && !s.Reason.SaysHowToGoOn() {
+		fmt.Fprintf(&b, " Resume with `ralph loop --resume`; inspect with `ralph events` (log: %s).", s.EventsFile)
+	} else {
+		fmt.Fprintf(&b, " Inspect with `ralph events` (log: %s).", s.EventsFile)
 	}
-	fmt.Fprintf(&b, " inspect with `ralph events` (log: %s).", s.EventsFile)
 	return b.String()
 }
 
@@ -110,7 +111,7 @@ func (s Summary) Markdown() string {
 	fmt.Fprintf(&b, "| commits | %d |\n", s.Commits)
 	fmt.Fprintf(&b, "| event log | `%s` |\n\n", s.EventsFile)
 	b.WriteString("Inspect: `ralph events`")
-	if s.Reason.Resumable() {
+	if s.Reason.Resumable() && !s.Reason.SaysHowToGoOn() {
 		b.WriteString(" · resume: `ralph loop --resume`")
 	}
 	b.WriteString("\n")

@@ -54,6 +54,17 @@ func (r Reason) Resumable() bool {
 	return r != ReasonCompleted && r != ReasonCancelled
 }
 
+// SaysHowToGoOn reports whether the message of a run that ended this way
+// names the limit to raise and the resume command that raises it: a plain
+// `ralph loop --resume` would end such a run again at once.
+func (r Reason) SaysHowToGoOn() bool {
+	switch r {
+	case ReasonStuck, ReasonMaxIterations, ReasonMaxRuntime, ReasonMaxCost, ReasonBudgetExhausted:
+		return true
+	}
+	return false
+}
+
 // Unfinished reports whether a run that ended this way should block a plain
 // `ralph loop` until the user says --resume or --fresh: it was cut off rather
 // than judged.

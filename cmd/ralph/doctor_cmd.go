@@ -13,8 +13,10 @@ import (
 )
 
 type doctorCmd struct {
-	Config  []string `short:"c" placeholder:"FILE" help:"Config file (default ./ralph.yml). Repeat to merge."`
-	Backend string   `placeholder:"NAME" help:"Judge this backend instead of the configured one."`
+	// --backend judges one backend without reading any config, so the two
+	// cannot go together.
+	Config  []string `short:"c" placeholder:"FILE" xor:"judge" help:"Config file (default ./ralph.yml). Repeat to merge."`
+	Backend string   `placeholder:"NAME" xor:"judge" help:"Judge this backend instead of the configured one."`
 	JSON    bool     `name:"json" help:"Print one JSON object."`
 }
 

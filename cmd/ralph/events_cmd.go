@@ -18,16 +18,16 @@ import (
 )
 
 type eventsCmd struct {
-	Topic     string `placeholder:"GLOB" help:"Only events whose topic matches GLOB (e.g. 'build.*', '*.done')."`
-	Hat       string `placeholder:"HAT" help:"Only events of this hat (published by it, or ralph's lines about its iterations)."`
-	Iteration int    `placeholder:"N" help:"Only events of iteration N."`
-	Since     string `placeholder:"DURATION|TIME" help:"Only events from the last DURATION (10m, 2h) or since TIME (2026-11-22T10:00:00Z, '2026-11-22 10:00', 10:00 today)."`
-	Last      int    `placeholder:"N" help:"Only the last N matching events (then, with -f, the new ones)."`
-	RunID     string `name:"run" placeholder:"ID" xor:"log" help:"Read the log of an earlier run (an id or a unique prefix; --runs lists them)."`
-	File      string `placeholder:"FILE" xor:"log" help:"Read this event log instead of the current run's."`
-	Runs      bool   `help:"List the runs of this workspace: id, start, how each ended, its log."`
-	JSON      bool   `name:"json" help:"Print the raw JSON lines, ready for jq."`
-	Follow    bool   `short:"f" help:"Keep printing events as they are appended, until the run ends or Ctrl-C."`
+	Topic     string     `placeholder:"GLOB" help:"Only events whose topic matches GLOB (e.g. 'build.*', '*.done')."`
+	Hat       string     `placeholder:"HAT" help:"Only events of this hat (published by it, or ralph's lines about its iterations)."`
+	Iteration atLeastOne `placeholder:"N" help:"Only events of iteration N."`
+	Since     string     `placeholder:"DURATION|TIME" help:"Only events from the last DURATION (10m, 2h) or since TIME (2026-11-22T10:00:00Z, '2026-11-22 10:00', 10:00 today)."`
+	Last      atLeastOne `placeholder:"N" help:"Only the last N matching events (then, with -f, the new ones)."`
+	RunID     string     `name:"run" placeholder:"ID" xor:"log" help:"Read the log of an earlier run (an id or a unique prefix; --runs lists them)."`
+	File      string     `placeholder:"FILE" xor:"log" help:"Read this event log instead of the current run's."`
+	Runs      bool       `help:"List the runs of this workspace: id, start, how each ended, its log."`
+	JSON      bool       `name:"json" help:"Print the raw JSON lines, ready for jq."`
+	Follow    bool       `short:"f" help:"Keep printing events as they are appended, until the run ends or Ctrl-C."`
 }
 
 func (eventsCmd) Help() string {
@@ -45,6 +45,28 @@ Examples:
   ralph events --runs                              # the runs of this workspace
   ralph events --run 20261122-1000 --iteration 3
   ralph events --json | jq -c 'select(.topic == "iteration.finished") | .payload'`
+}
+
+// Validate rejects the flags --runs would ignore: it lists runs, not
+// events, so a filter or a log to read says the user meant something else.
+func (c *eventsCmd) Validate() error {
+	if !c.Runs {
+		return nil
+	}
+	given := []struct {
+		set  bool
+		flag string
+	}{
+		{c.Topic != "", "--topic"}, {c.Hat != "", "--hat"}, {c.Iteration > 0, "--iteration"},
+		{c.Since != "", "--since"}, {c.Last > 0, "--last"}, {c.RunID != "", "--run"},
+		{c.File != "", "--file"}, {c.Follow, "--follow"},
+	}
+	for _, g := range given {
+		if g.set {
+			return fmt.Errorf("--runs and %s can't be used together: --runs lists the runs, not their events; drop --runs to list events, or pick a run with --run ID", g.flag)
+		}
+	}
+	return nil
 }
 
 func (c *eventsCmd) Run(g *globals, ctx context.Context) error {
@@ -99,7 +121,7 @@ func (c *eventsCmd) list(ctx context.Context, path string, keep func(events.Reco
 	if err := p.header(); err != nil {
 		return err
 	}
-	s := &logPrinter{keep: keep, p: p, last: newRing(c.Last)}
+	s := &logPrinter{keep: keep, p: p, last: newRing(int(c.Last))}
 	if err := s.printExisting(path, c.Follow); err != nil {
 		return err
 	}
@@ -119,9 +141,6 @@ func (c *eventsCmd) filter(now time.Time) (func(events.Record) bool, error) {
 			return nil, withHint(fmt.Errorf("--topic: %w", err), "a pattern is a topic with * for any segment: build.done, build.*, *.done, *")
 		}
 	}
-	if c.Last < 0 || c.Iteration < 0 {
-		return nil, withHint(errors.New("--last and --iteration take a positive number"), "e.g. --last 20, --iteration 3")
-	}
 	var since time.Time
 	if c.Since != "" {
 		t, err := parseSince(c.Since, now)
@@ -130,7 +149,7 @@ func (c *eventsCmd) filter(now time.Time) (func(events.Record) bool, error) {
 		}
 		since = t
 	}
-	f := recordFilter{topic: c.Topic, hat: c.Hat, iteration: c.Iteration, since: since}
+	f := recordFilter{topic: c.Topic, hat: c.Hat, iteration: int(c.Iteration), since: since}
 	return f.keep, nil
 }
 

@@ -151,7 +151,7 @@ func TestEventsFlagErrors(t *testing.T) {
 		{"bad pattern", []string{"--topic", "build..done"}, "--topic"},
 		{"bad since", []string{"--since", "yesterday"}, "neither a duration nor a time"},
 		{"negative since", []string{"--since=-5m"}, "negative"},
-		{"negative last", []string{"--last=-1"}, "positive"},
+		{"negative last", []string{"--last=-1"}, "--last: must be 1 or more, got -1"},
 		{"unknown run", []string{"--run", "19990101"}, `no run "19990101"`},
 		{"run and file", []string{"--run", "x", "--file", "y"}, "can't be used together"},
 	}

@@ -18,10 +18,14 @@ import (
 )
 
 type initCmd struct {
-	Preset  string `placeholder:"NAME" default:"code-assist" help:"The preset to start from (see --list)."`
-	Backend string `placeholder:"NAME" help:"Agent backend to write into cli.backend (claude, codex, gemini, opencode, pi, qwen, copilot, …); default: the preset's."`
-	Force   bool   `help:"Replace an existing ralph.yml."`
-	List    bool   `help:"List the presets, one line each, and write nothing."`
+	// Preset has no default: tag, because kong counts a default as given
+	// and --list would then always clash with it; Run fills it in.
+	Preset  string `placeholder:"NAME" xor:"list-preset" help:"The preset to start from (see --list); default code-assist."`
+	Backend string `placeholder:"NAME" xor:"list-backend" help:"Agent backend to write into cli.backend (claude, codex, gemini, opencode, pi, qwen, copilot, …); default: the preset's."`
+	Force   bool   `xor:"list-force" help:"Replace an existing ralph.yml."`
+	// --list writes nothing, so the flags that shape what is written
+	// cannot go with it.
+	List bool `xor:"list-preset,list-backend,list-force" help:"List the presets, one line each, and write nothing."`
 }
 
 func (initCmd) Help() string {
@@ -58,6 +62,9 @@ belongs, and why. ralph gives this file to every hat as the objective.
 func (c *initCmd) Run(g *globals) error {
 	if c.List {
 		return listPresets(g)
+	}
+	if c.Preset == "" {
+		c.Preset = examples.DefaultPreset
 	}
 	p, ok := examples.Lookup(c.Preset)
 	if !ok {

@@ -2,31 +2,35 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/ralph-loop/ralph/engine"
 )
 
 type loopCmd struct {
-	Config         []string `short:"c" placeholder:"FILE" help:"Config file (default ./ralph.yml). Repeat to merge: later files win."`
-	Hats           string   `short:"H" placeholder:"FILE|NAME" help:"Hat collection laid over the config: a preset name (ralph init --list) or a file with hats: and optionally event_loop:."`
-	Prompt         string   `short:"p" placeholder:"TEXT" xor:"objective" help:"The objective, overriding event_loop.prompt."`
-	PromptFile     string   `short:"P" placeholder:"FILE" xor:"objective" help:"Read the objective from FILE."`
-	Backend        string   `placeholder:"NAME" help:"Agent backend, overriding cli.backend (claude, codex, gemini, opencode, pi, qwen, copilot, command, …)."`
-	MaxIterations  int      `placeholder:"N" help:"Stop after N iterations, overriding event_loop.max_iterations."`
-	Spec           string   `placeholder:"FILE" help:"Work through the checkboxes of FILE (SPEC mode; SPEC.md is used by itself when the config has no hats and no objective)."`
-	N              int      `short:"n" name:"n" placeholder:"N" help:"SPEC mode: run N iterations (default 1)."`
-	All            bool     `help:"SPEC mode: run until every box is checked (at most 100 iterations)."`
-	StuckThreshold int      `placeholder:"N" help:"End as stuck after N iterations without progress (in SPEC mode: without a newly checked box); default 3."`
-	Resume         bool     `xor:"mode" help:"Continue the run in .ralph/ where it stopped."`
-	Fresh          bool     `xor:"mode" help:"Archive an unfinished run and start a new one."`
-	Wait           bool     `help:"If another loop holds this workspace, wait for it instead of failing."`
-	Headless       bool     `help:"Print one JSON event per line on stdout (started, iteration, tool, commit, event, iteration_done, complete, failed, …) for programs; people get warnings and the summary on stderr."`
-	Quiet          bool     `short:"q" xor:"verbosity" help:"Do not show the agent's own text, only what ralph does."`
-	Verbose        bool     `short:"v" xor:"verbosity" help:"Also show each prompt (with --headless: the progress lines on stderr)."`
+	Config         []string     `short:"c" placeholder:"FILE" help:"Config file (default ./ralph.yml). Repeat to merge: later files win."`
+	Hats           string       `short:"H" placeholder:"FILE|NAME" help:"Hat collection laid over the config: a preset name (ralph init --list) or a file with hats: and optionally event_loop:."`
+	Prompt         string       `short:"p" placeholder:"TEXT" xor:"objective" help:"The objective, overriding event_loop.prompt."`
+	PromptFile     string       `short:"P" placeholder:"FILE" xor:"objective" help:"Read the objective from FILE."`
+	Backend        string       `placeholder:"NAME" help:"Agent backend, overriding cli.backend (claude, codex, gemini, opencode, pi, qwen, copilot, command, …)."`
+	MaxIterations  atLeastOne   `placeholder:"N" help:"Stop after N iterations, overriding event_loop.max_iterations."`
+	Spec           string       `placeholder:"FILE" help:"Work through the checkboxes of FILE (SPEC mode; SPEC.md is used by itself when the config has no hats and no objective)."`
+	N              atLeastOne   `short:"n" name:"n" placeholder:"N" help:"SPEC mode: run N iterations (default 1)."`
+	All            bool         `help:"SPEC mode: run until every box is checked (at most 100 iterations)."`
+	MaxRuntime     runtimeLimit `placeholder:"DURATION" help:"Stop once the run has taken this long (90m, 2h30m, or seconds), overriding event_loop.max_runtime_seconds; 0 for no limit."`
+	StuckThreshold zeroOrMore   `placeholder:"N" help:"End as stuck after N iterations without progress (in SPEC mode: without a newly checked box); default 3, 0 turns the check off."`
+	Resume         bool         `xor:"mode" help:"Continue the run in .ralph/ where it stopped, as it was started (mode, spec, -c, -H, --backend, limit flags); flags given now win, so a run that hit a limit goes on with a higher one."`
+	Fresh          bool         `xor:"mode" help:"Archive an unfinished run and start a new one."`
+	Wait           bool         `help:"If another loop holds this workspace, wait for it instead of failing."`
+	Headless       bool         `help:"Print one JSON event per line on stdout (started, iteration, tool, commit, event, iteration_done, complete, failed, …) for programs; people get warnings and the summary on stderr."`
+	Quiet          bool         `short:"q" xor:"verbosity" help:"Do not show the agent's own text, only what ralph does."`
+	Verbose        bool         `short:"v" xor:"verbosity" help:"Also show each prompt (with --headless: the progress lines on stderr)."`
 }
 
 func (loopCmd) Help() string {
@@ -34,7 +38,10 @@ func (loopCmd) Help() string {
 on the pending events, builds its prompt, runs the agent, reads the events it
 published (ralph emit, or <event topic="…"> tags in its last message), and
 decides whether to stop. The run's state lives in .ralph/; a run cut off at any
-point continues with --resume.
+point continues with --resume, as it was started (SPEC mode and its spec, -c,
+-H, --backend, limit flags); one that reached a limit goes on when the resume
+raises it (--max-iterations, --max-runtime, --stuck-threshold, or -n in SPEC
+mode), as its last message says.
 
 Exit status: 0 completed or cancelled; 1 stopped on failure (consecutive
 failures, thrashing, malformed events, stuck, ralph stop); 2 a limit reached
@@ -47,6 +54,7 @@ Examples:
   ralph run -P task.md --backend codex --max-iterations 20
   ralph loop -H tdd -p "Add ISO week numbers"   # the tdd preset's hats
   ralph loop --resume                 # after Ctrl-C, a crash or a reboot
+  ralph loop --resume --max-iterations 40   # after reaching the limit
   ralph loop --fresh                  # archive the unfinished run, start over
   ralph run --headless | jq -c 'select(.event == "commit")'
   ralph run --all                     # SPEC mode: work through SPEC.md's boxes
@@ -56,6 +64,28 @@ On a terminal a status panel stays at the bottom of the screen (iteration,
 hat, elapsed time, cost, tokens, tool counts, last commit, last event) below
 the agent's text; elsewhere ralph prints plain timestamped lines. --headless
 prints the JSON events described in README.md on stdout instead.`
+}
+
+// Validate rejects flags that contradict each other, before anything is
+// read: kong turns the error into a usage error (exit 3).
+func (c *loopCmd) Validate() error {
+	var limits []string
+	if c.N > 0 {
+		limits = append(limits, "-n")
+	}
+	if c.All {
+		limits = append(limits, "--all")
+	}
+	if c.MaxIterations > 0 {
+		limits = append(limits, "--max-iterations")
+	}
+	if len(limits) > 1 {
+		return fmt.Errorf("%s can't be used together: each sets how many iterations the run may take; give one", strings.Join(limits, " and "))
+	}
+	if c.Resume && (c.Prompt != "" || c.PromptFile != "") {
+		return errors.New("--resume can't be used with -p or -P: a resumed run keeps the objective it started with; drop -p/-P, or start a new run with --fresh")
+	}
+	return nil
 }
 
 func (c *loopCmd) Run(g *globals, log *slog.Logger, ctx context.Context) error {
@@ -153,9 +183,20 @@ type specReporter interface {
 }
 
 func (c *loopCmd) prepare(g *globals) (*loopSetup, error) {
-	return prepareLoop(g, loopInputs{
+	in := loopInputs{
 		configs: c.Config, hats: c.Hats, prompt: c.Prompt, promptFile: c.PromptFile,
-		backend: c.Backend, maxIterations: c.MaxIterations, resume: c.Resume,
-		spec: specInputs{file: c.Spec, n: c.N, all: c.All, stuckThreshold: c.StuckThreshold},
-	})
+		backend: c.Backend, maxIterations: int(c.MaxIterations), resume: c.Resume,
+		maxRuntime: c.MaxRuntime.value(), stuckThreshold: c.StuckThreshold.value(),
+		spec: specInputs{file: c.Spec, n: int(c.N), all: c.All},
+	}
+	if c.Resume {
+		prev, err := engine.PreviousLaunch(g.Dir)
+		if err != nil {
+			return nil, err
+		}
+		if err := in.resumeFrom(prev, g.Dir); err != nil {
+			return nil, err
+		}
+	}
+	return prepareLoop(g, in)
 }

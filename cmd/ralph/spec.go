@@ -20,11 +20,13 @@ const specLimit = 100
 
 // specInputs are the SPEC-mode flags.
 type specInputs struct {
-	file           string // --spec
-	n              int    // -n
-	all            bool   // --all
-	stuckThreshold int    // --stuck-threshold
+	file string // --spec
+	n    int    // -n
+	all  bool   // --all
 }
+
+// given reports whether -n or --all was given, which only SPEC mode reads.
+func (in specInputs) given() bool { return in.n > 0 || in.all }
 
 // loadConfigOrDefault loads the config; in SPEC mode a missing ralph.yml is
 // fine, because the spec is the whole task and only the backend is needed.
@@ -99,4 +101,15 @@ Do one task per iteration, then stop. ralph counts a checked box as progress and
 func fileExists(path string) bool {
 	info, err := os.Stat(path)
 	return err == nil && !info.IsDir()
+}
+
+// notSpecMode refuses -n and --all in a run that has an objective of its
+// own: they would be ignored, and the run would take the config's limit.
+func notSpecMode(in specInputs) error {
+	flag := "-n"
+	if in.all {
+		flag = "--all"
+	}
+	return withHint(fmt.Errorf("%s is for SPEC mode, and this run is not one: it has an objective or hats of its own", flag),
+		"set the limit with --max-iterations N, or work through a checklist with --spec FILE")
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -82,4 +83,20 @@ func TestSpecModeIterationLimits(t *testing.T) {
 
 	r = w.ralph("run", "-c", "agent.yml", "-n", "5", "--fresh")
 	assert.Equal(t, 0, r.code, "the other two boxes within 5 iterations: %s", r.stderr)
+}
+
+// -n and --all set SPEC mode's limit; in a run with an objective of its own
+// they would be ignored, and the config's limit taken instead.
+func TestSpecFlagsOutsideSpecModeAreRefused(t *testing.T) {
+	for _, flag := range [][]string{{"-n", "2"}, {"--all"}} {
+		t.Run(flag[0], func(t *testing.T) {
+			w := newWorkspace(t)
+			w.write("ralph.yml", "event_loop:\n  prompt: do it\n"+agentCLI())
+			r := w.ralph(append([]string{"run"}, flag...)...)
+			assert.Equal(t, 3, r.code, r.stderr)
+			assert.Contains(t, r.stderr, "ralph: error: "+flag[0]+" is for SPEC mode")
+			assert.Contains(t, r.stderr, "--max-iterations N")
+			assert.NoDirExists(t, filepath.Join(w.dir, ".ralph"), "nothing ran")
+		})
+	}
 }

@@ -9,8 +9,8 @@ import (
 )
 
 type statusCmd struct {
-	JSON bool `name:"json" help:"Print the status as one JSON object."`
-	Last int  `default:"5" placeholder:"N" help:"How many recent events to show."`
+	JSON bool       `name:"json" help:"Print the status as one JSON object."`
+	Last zeroOrMore `default:"5" placeholder:"N" help:"How many recent events to show (0 for none)."`
 }
 
 func (statusCmd) Help() string {
@@ -25,7 +25,7 @@ Examples:
 }
 
 func (c *statusCmd) Run(g *globals) error {
-	s, err := engine.ReadStatus(g.Dir, c.Last, time.Now())
+	s, err := engine.ReadStatus(g.Dir, c.Last.n, time.Now())
 	if err != nil {
 		return err
 	}

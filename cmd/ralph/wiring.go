@@ -21,14 +21,16 @@ var _ engine.Backend = (*backends.Backend)(nil)
 
 // loopInputs are the command-line choices that shape a run.
 type loopInputs struct {
-	configs       []string
-	hats          string // -H: a hat collection laid over the config
-	prompt        string
-	promptFile    string
-	backend       string
-	maxIterations int
-	resume        bool
-	spec          specInputs
+	configs        []string
+	hats           string // -H: a hat collection laid over the config
+	prompt         string
+	promptFile     string
+	backend        string
+	maxIterations  int            // 0: not given
+	maxRuntime     *time.Duration // nil: not given; 0 means no limit
+	stuckThreshold *int           // nil: not given; 0 turns the check off
+	resume         bool
+	spec           specInputs
 }
 
 // loopSetup is a loaded configuration turned into what the engine needs.
@@ -42,6 +44,8 @@ type loopSetup struct {
 	perHat     map[string]engine.Backend
 	ralphBin   string
 	specFile   string // SPEC mode: the checklist the run works through
+	maxRuntime time.Duration
+	launch     *engine.Launch // what the run records of its command line
 	// redactor hides the secret values of every environment an agent of
 	// this run may get, in everything ralph writes.
 	redactor *redact.Redactor
@@ -65,14 +69,20 @@ func prepareLoop(g *globals, in loopInputs) (*loopSetup, error) {
 		if err := s.applySpec(spec, in.spec); err != nil {
 			return nil, err
 		}
+	case in.spec.given():
+		return nil, notSpecMode(in.spec)
 	case err != nil && !in.resume:
 		return nil, err
 	}
 	if in.maxIterations > 0 {
 		cfg.EventLoop.MaxIterations = in.maxIterations
 	}
-	if in.spec.stuckThreshold > 0 {
-		cfg.EventLoop.StuckThreshold = in.spec.stuckThreshold
+	if in.stuckThreshold != nil {
+		cfg.EventLoop.StuckThreshold = *in.stuckThreshold
+	}
+	s.maxRuntime = seconds(cfg.EventLoop.MaxRuntimeSeconds)
+	if in.maxRuntime != nil {
+		s.maxRuntime = *in.maxRuntime
 	}
 	if s.registry, err = hats.NewRegistry(cfg.HatList(), hats.WithCompletionTopic(cfg.EventLoop.CompletionPromise)); err != nil {
 		return nil, withHint(err, "fix the hats: section of "+path)
@@ -84,6 +94,7 @@ func prepareLoop(g *globals, in loopInputs) (*loopSetup, error) {
 	if err := s.buildBackends(cfg, in.backend); err != nil {
 		return nil, err
 	}
+	s.launch = in.launch(g.Dir, s)
 	s.ralphBin, err = ralphBinary()
 	return s, err
 }
@@ -219,7 +230,7 @@ func (s *loopSetup) options(g *globals, log *slog.Logger, rep engine.Reporter, c
 			CancellationTopic:      el.CancellationPromise,
 			RequiredEvents:         el.RequiredEvents,
 			MaxIterations:          el.MaxIterations,
-			MaxRuntime:             seconds(el.MaxRuntimeSeconds),
+			MaxRuntime:             s.maxRuntime,
 			MaxCostUSD:             el.MaxCostUSD,
 			MaxTokens:              int64(el.MaxTokens),
 			MaxConsecutiveFailures: el.MaxConsecutiveFailures,
@@ -247,6 +258,7 @@ func (s *loopSetup) options(g *globals, log *slog.Logger, rep engine.Reporter, c
 		Logger:    log,
 		Reporter:  rep,
 		KillGrace: seconds(el.KillGraceSeconds),
+		Launch:    s.launch,
 		Resume:    c.Resume,
 		Fresh:     c.Fresh,
 		Wait:      c.Wait,

@@ -14,8 +14,8 @@ type Collection struct {
 	// Name is how messages name it: the file's path, or "preset:NAME".
 	Name string
 	Data []byte
-	// Dir is where a relative event_loop.prompt_file set by the collection
-	// is looked for; "" means next to Name, which suits a file.
+	// Dir is where a relative event_loop.prompt_file or command set by the
+	// collection is looked for; "" means next to Name, which suits a file.
 	Dir string
 }
 
@@ -47,8 +47,10 @@ func LoadWithCollection(paths []string, col Collection) (*Config, error) {
 			l.readProblem(path, err)
 			continue
 		}
+		l.onDisk(path, "")
 		base = l.merge(base, l.parse(path, data))
 	}
+	l.onDisk(col.Name, col.Dir)
 	root := l.overlayCollection(base, l.parse(col.Name, col.Data), col.Name)
 	last := col.Name
 	if len(paths) > 0 {

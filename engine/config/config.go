@@ -56,6 +56,12 @@ func Default() *Config {
 // Load reads and merges the files at paths, in order, and validates the
 // result. The error, if any, is an *Error listing every problem found.
 //
+// A relative command (cli.command, a hat's backend command) that has a
+// slash in it, such as ./agent.sh, names a file next to the config that set
+// it, so it is made absolute against that file's directory: it then means
+// the same whatever directory ralph runs in. A bare name (claude) is left
+// for the PATH lookup.
+//
 // What is checked is the merged result, so a value that a later file
 // replaces is not checked; checking each file alone would instead reject a
 // command backend whose command comes from another file.
@@ -72,13 +78,15 @@ func Load(paths ...string) (*Config, error) {
 			l.readProblem(path, err)
 			continue
 		}
+		l.onDisk(path, "")
 		root = l.merge(root, l.parse(path, data))
 	}
 	return l.finish(root, paths[len(paths)-1])
 }
 
 // LoadBytes loads one file's content; name is how messages call it, and its
-// extension says whether it is JSON.
+// extension says whether it is JSON. The content need not be on disk, so a
+// relative command in it is left as written (see [Load]).
 func LoadBytes(name string, data []byte) (*Config, error) {
 	l := newLoader()
 	return l.finish(l.parse(name, data), name)

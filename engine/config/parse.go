@@ -36,6 +36,10 @@ type loader struct {
 	triggers []triggerSite
 	cause    error // first error worth errors.Is, see Error.cause
 	copied   int   // nodes copied from the current file, see maxNodes
+	// dirs maps a file on disk to the directory its relative commands
+	// resolve against; content with no file behind it (LoadBytes) is not
+	// in it, and its commands are left as written.
+	dirs map[string]string
 }
 
 // ignoredKey is a ralph-orchestrator key ralph accepts without implementing.
@@ -49,7 +53,20 @@ func newLoader() *loader {
 	return &loader{
 		origin:  map[*yaml.Node]string{},
 		aliasOf: map[*yaml.Node]string{},
+		dirs:    map[string]string{},
 	}
+}
+
+// onDisk records that file name is on disk in dir, or next to name when
+// dir is "".
+func (l *loader) onDisk(name, dir string) {
+	if dir == "" {
+		dir = filepath.Dir(name)
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	l.dirs[name] = dir
 }
 
 // at is the position of n.

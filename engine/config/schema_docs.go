@@ -35,7 +35,7 @@ var schemaDocs = map[string]string{
 	"event_loop.verify_every_iteration":      "Check acceptance_criteria after every iteration and complete as soon as they pass, without a claim.",
 
 	"cli.backend":     "The agent CLI: claude, codex, gemini, opencode, pi, qwen, copilot, kiro, amp, cursor; command (alias custom) for any program; auto for the first one installed.",
-	"cli.command":     "The program to run, for backend command.",
+	"cli.command":     "The program to run, for backend command, or the binary of a named CLI. A relative path (./agent.sh) is relative to this config file's directory; a bare name is looked up on PATH.",
 	"cli.args":        "Extra arguments for the agent CLI.",
 	"cli.prompt_mode": "How the prompt reaches a command backend: as an argument (after prompt_flag) or on stdin.",
 	"cli.prompt_flag": "The flag before the prompt argument, for prompt_mode arg.",

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -140,7 +141,7 @@ func (l *loader) cliFields(c *CLI, set map[string]bool, at **yaml.Node, hat bool
 	}
 	fields := []field{
 		mark("backend", backend),
-		mark("command", l.setString(&c.Command)),
+		mark("command", l.setCommand(&c.Command)),
 		mark("args", func(n *yaml.Node, path string) { c.Args, _ = l.stringList(n, path, false) }),
 		mark("prompt_mode", l.setPromptMode(&c.PromptMode)),
 		mark("prompt_flag", l.setString(&c.PromptFlag)),
@@ -160,6 +161,31 @@ func (l *loader) cliFields(c *CLI, set map[string]bool, at **yaml.Node, hat bool
 		}
 	}
 	return fields
+}
+
+// setCommand decodes a backend's command, resolving a relative path
+// against the directory of the file that set it (see [Load]): with -C DIR,
+// or run from a subdirectory, ./agent.sh still means the one beside
+// ralph.yml, and with several -c files each command means the file next to
+// its own config.
+func (l *loader) setCommand(dst *string) func(*yaml.Node, string) {
+	return func(n *yaml.Node, path string) {
+		v, ok := l.str(n, path)
+		if !ok {
+			return
+		}
+		dir, onDisk := l.dirs[l.origin[n]]
+		if onDisk && isRelativePath(v) {
+			v = filepath.Join(dir, v)
+		}
+		*dst = v
+	}
+}
+
+// isRelativePath reports whether a command names a file by a relative
+// path; a bare name has no separator and is looked up on PATH.
+func isRelativePath(cmd string) bool {
+	return !filepath.IsAbs(cmd) && strings.ContainsAny(cmd, "/"+string(filepath.Separator))
 }
 
 // backendName checks a backend name and returns ralph's name for it ("" if

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// iterationsRun counts the iterations that ran to an end in the run's log.
+func (w *workspace) iterationsRun() int {
+	n := 0
+	for _, line := range w.flow() {
+		if strings.HasPrefix(line, "finished ") {
+			n++
+		}
+	}
+	return n
+}
+
+// A run that hit max_iterations says how to go on; a plain resume keeps
+// the limit it was started with (so it ends again at once, saying the same),
+// and a resume with a higher --max-iterations continues and completes.
+func TestResumeWithHigherMaxIterationsCompletes(t *testing.T) {
+	w := newWorkspace(t)
+	w.write("loop.yml", twoHatConfig+agentCLI()) // not ralph.yml: the resume must remember -c
+	w.script(twoHatScript())
+
+	r := w.ralph("loop", "-c", "loop.yml", "--max-iterations", "2")
+	require.Equal(t, 2, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "reached max_iterations (2); to go on, raise it on the resume: `ralph loop --resume --max-iterations 4`")
+	assert.NotContains(t, r.stderr, "Resume with `ralph loop --resume`;", "no advice that leads nowhere")
+
+	r = w.ralph("loop", "--resume")
+	assert.Equal(t, 2, r.code, "the --max-iterations 2 of the start still holds, not the config's 12: %s", r.stderr)
+	assert.Equal(t, 2, w.iterationsRun())
+	assert.Contains(t, r.stderr, "--max-iterations 4")
+
+	r = w.ralph("loop", "--resume", "--max-iterations", "10")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "terminate completed", last(w.flow()))
+	assert.Equal(t, 5, w.iterationsRun(), "the run went on from iteration 3")
+	assert.Equal(t, "hello\n", w.read("hello.txt"))
+}
+
+// An agent that needs a few quiet iterations before it finishes: the run
+// ends as stuck, and a resume with a higher --stuck-threshold lets it finish.
+func TestResumeWithHigherStuckThresholdCompletes(t *testing.T) {
+	w := newWorkspace(t)
+	w.write("ralph.yml", "event_loop:\n  prompt: think hard\n  completion_confirmations: 1\n  stuck_threshold: 2\n"+agentCLI())
+	w.script(map[string]any{"steps": []step{say("thinking"), say("still thinking"), say("done " + tag("LOOP_COMPLETE", "thought it through"))}})
+
+	r := w.ralph("loop")
+	require.Equal(t, 1, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "to go on, raise it on the resume: `ralph loop --resume --stuck-threshold 4`")
+
+	r = w.ralph("loop", "--resume")
+	assert.Equal(t, 1, r.code, "a plain resume is still stuck: %s", r.stderr)
+	assert.Equal(t, 2, w.iterationsRun())
+
+	r = w.ralph("loop", "--resume", "--stuck-threshold", "4")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "terminate completed", last(w.flow()))
+	assert.Equal(t, 3, w.iterationsRun())
+}
+
+// --max-runtime raises event_loop.max_runtime_seconds on a resume. The
+// agent's first iteration takes longer than the one second allowed.
+func TestResumeWithHigherMaxRuntimeCompletes(t *testing.T) {
+	w := newWorkspace(t)
+	w.write("ralph.yml", "event_loop:\n  prompt: take your time\n  completion_confirmations: 1\n  max_runtime_seconds: 1\n"+agentCLI())
+	w.script(map[string]any{"steps": []step{
+		{"append": map[string]string{"notes.txt": "slow work\n"}, "sleep_ms": 1100},
+		say(tag("LOOP_COMPLETE", "finished")),
+	}})
+
+	r := w.ralph("loop")
+	require.Equal(t, 2, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "reached max_runtime_seconds (1s); to go on, raise it on the resume: `ralph loop --resume --max-runtime 2s`")
+
+	r = w.ralph("loop", "--resume", "--max-runtime", "1h")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "terminate completed", last(w.flow()))
+}
+
+// tickBox checks the box with text in TODO.md, as an agent working through
+// that spec would.
+func tickBox(text string) step {
+	return step{"replace": map[string][]string{"TODO.md": {"- [ ] " + text, "- [x] " + text}}, "say": "Done: " + text}
+}
+
+// A SPEC-mode run resumes in SPEC mode, on its own spec and with its -c
+// file, without --spec or -c on the resume: a TODO.md is no SPEC.md that
+// ralph would find by itself.
+func TestResumeKeepsSpecMode(t *testing.T) {
+	w := newWorkspace(t)
+	w.write("TODO.md", threeBoxes)
+	w.write("agent.yml", agentCLI())
+	w.script(map[string]any{"steps": []step{tickBox("Add the greeting"), tickBox("Add the farewell"), tickBox("Add the README line")}})
+
+	r := w.ralph("run", "-c", "agent.yml", "--spec", "TODO.md")
+	require.Equal(t, 2, r.code, "one iteration by default: %s", r.stderr)
+	assert.Contains(t, r.stderr, "to go on, raise it on the resume: `ralph run --resume -n 2`")
+
+	r = w.ralph("run", "--resume", "-n", "3", "--headless")
+
+	require.Equal(t, 0, r.code, r.stderr)
+	evs := headlessEvents(t, r.stdout)
+	assert.Equal(t, true, evs[0]["resumed"])
+	assert.Equal(t, filepath.Join(w.dir, "TODO.md"), evs[0]["objective_source"], "not an objective from -")
+	assert.Equal(t, 2, countEvents(evs, "task_complete"), "the two boxes left")
+	assert.Equal(t, "completed", evs[len(evs)-1]["reason"])
+	assert.NotContains(t, w.read("TODO.md"), "- [ ]")
+}
+
+// The spec of a run cannot change on resume: its objective was written
+// for its own spec.
+func TestResumeRefusesAnotherSpec(t *testing.T) {
+	w := newWorkspace(t)
+	w.write("TODO.md", threeBoxes)
+	w.write("OTHER.md", threeBoxes)
+	w.write("agent.yml", agentCLI())
+	w.script(map[string]any{"steps": []step{tickBox("Add the greeting")}})
+	require.Equal(t, 2, w.ralph("run", "-c", "agent.yml", "--spec", "TODO.md").code)
+
+	r := w.ralph("run", "--resume", "--spec", "OTHER.md", "-n", "3")
+	assert.Equal(t, 3, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "--spec OTHER.md: the run to resume works through TODO.md")
+
+	r = w.ralph("run", "--resume", "--spec", "TODO.md", "-n", "2")
+	assert.Equal(t, 2, r.code, "naming the run's own spec is fine: %s", r.stderr)
+}
+
+// A run that stopped on failures goes on when resumed: the user resumes
+// it because the cause is fixed, and the old count must not end it again
+// before one iteration could show that.
+func TestResumeAfterConsecutiveFailuresStartsTheCountAfresh(t *testing.T) {
+	w := newWorkspace(t)
+	w.write("ralph.yml", "event_loop:\n  prompt: build\n  completion_confirmations: 1\n  max_consecutive_failures: 2\n"+agentCLI())
+	w.script(map[string]any{"steps": []step{
+		{"stderr": "model overloaded", "exit": 1}, {"stderr": "model overloaded", "exit": 1},
+		say(tag("LOOP_COMPLETE", "built")),
+	}})
+
+	require.Equal(t, 1, w.ralph("loop").code)
+
+	r := w.ralph("loop", "--resume")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "terminate completed", last(w.flow()))
+}

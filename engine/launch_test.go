@@ -1,0 +1,118 @@
+package engine
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/events"
+)
+
+// The command line's choices survive in the log: loop.started records
+// them, a resume records what it changed, and PreviousLaunch reads back the
+// latest without touching the workspace.
+func TestLaunchIsRecordedAndReadBack(t *testing.T) {
+	dir := t.TempDir()
+	l, err := PreviousLaunch(dir)
+	require.NoError(t, err)
+	assert.Nil(t, l, "no run yet")
+
+	s := settings()
+	s.MaxIterations = 1
+	threshold := 2
+	started := &Launch{Mode: ModeSpec, SpecFile: "TODO.md", Configs: []string{"agent.yml"}, MaxIterations: 1, StuckThreshold: &threshold}
+	_, err = newTestEngine(t, dir, happy(), s, func(o *Options) { o.Launch = started }).Run(t.Context())
+	require.NoError(t, err)
+	l, err = PreviousLaunch(dir)
+	require.NoError(t, err)
+	assert.Equal(t, started, l)
+
+	s.MaxIterations = 5
+	resumed := *started
+	resumed.MaxIterations = 5
+	_, err = newTestEngine(t, dir, happy(), s, func(o *Options) { o.Launch, o.Resume = &resumed, true }).Run(t.Context())
+	require.NoError(t, err)
+	l, err = PreviousLaunch(dir)
+	require.NoError(t, err)
+	assert.Equal(t, &resumed, l)
+}
+
+// A run that ends on a limit says which flag raises it, with a value, so a
+// resume does not end again at once for the same reason.
+func TestLimitEndingsSayHowToGoOn(t *testing.T) {
+	noProgress := &fakeBackend{turns: []turn{{text: "thinking"}}}
+	costly := &fakeBackend{turns: []turn{{text: tagged("build.task", "go"), result: events.AgentResult{CostUSD: 0.6}}}}
+	cases := []struct {
+		name     string
+		backend  *fakeBackend
+		settings func(*Settings)
+		want     string
+	}{
+		{"max iterations", happy(), func(s *Settings) { s.MaxIterations = 2 },
+			"reached max_iterations (2); to go on, raise it on the resume: `ralph loop --resume --max-iterations 4`"},
+		{"stuck", noProgress, func(s *Settings) { s.StuckThreshold = 3 },
+			"hats tried: ralph, ralph, ralph; to go on, raise it on the resume: `ralph loop --resume --stuck-threshold 6`"},
+		{"max cost", costly, func(s *Settings) { s.MaxCostUSD = 1 },
+			"spent $1.2000 of max_cost_usd $1.00; to go on, raise event_loop.max_cost_usd in the config (0: no limit), then `ralph loop --resume`"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := settings()
+			tc.settings(&s)
+			out, err := newTestEngine(t, t.TempDir(), tc.backend, s).Run(t.Context())
+			require.NoError(t, err)
+			assert.Contains(t, out.Message, tc.want)
+			assert.True(t, out.Reason.SaysHowToGoOn())
+			assert.NotContains(t, out.Paragraph(), "Resume with `ralph loop --resume`", "no advice that would end the run again")
+		})
+	}
+}
+
+func TestMaxRuntimeEndingNamesTheFlag(t *testing.T) {
+	clock := &stepClock{now: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
+	s := settings()
+	s.MaxRuntime = 150 * time.Second
+	out, err := newTestEngine(t, t.TempDir(), &fakeBackend{turns: []turn{{onStart: clock.advance}}}, s,
+		func(o *Options) { o.Now = clock.Now }).Run(t.Context())
+	require.NoError(t, err)
+	assert.Contains(t, out.Message, "reached max_runtime_seconds (2m30s); to go on, raise it on the resume: `ralph loop --resume --max-runtime 5m`")
+}
+
+func TestShortDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		8 * time.Hour: "8h", 90 * time.Minute: "1h30m", 5 * time.Minute: "5m", 90 * time.Second: "1m30s",
+		2 * time.Second: "2s", 1500 * time.Millisecond: "2s", 10 * time.Millisecond: "1s",
+		time.Hour + time.Second: "1h0m1s",
+	} {
+		assert.Equal(t, want, shortDuration(d), "%s", d)
+	}
+}
+
+// A resume after a failure ending starts that count afresh — the user fixed
+// the cause — while the counts behind limits stay for the raised limit to
+// judge.
+func TestResumeForgivesTheFailuresThatEndedTheRun(t *testing.T) {
+	for _, reason := range []Reason{ReasonConsecutiveFailures, ReasonLoopThrashing, ReasonValidationFailure, ReasonStuck} {
+		t.Run(string(reason), func(t *testing.T) {
+			st := NewRunState()
+			st.ConsecutiveFailures, st.ConsecutiveMalformed, st.NoProgress = 5, 3, 4
+			st.Blocked["build.blocked: x"] = 3
+			st.Apply(record(TopicLoopTerminate, terminateRecord{Reason: reason, ExitCode: reason.ExitCode()}), twoHats(t))
+			st.Apply(record(TopicLoopResumed, loopResumedRecord{Iteration: 4}), twoHats(t))
+
+			assert.Nil(t, st.Terminated)
+			assert.Equal(t, reason == ReasonConsecutiveFailures, st.ConsecutiveFailures == 0, "consecutive failures")
+			assert.Equal(t, reason == ReasonLoopThrashing, len(st.Blocked) == 0, "blocked counts")
+			assert.Equal(t, reason == ReasonValidationFailure, st.ConsecutiveMalformed == 0, "malformed lines")
+			assert.Equal(t, 4, st.NoProgress, "stuck is a limit: --stuck-threshold raises it")
+		})
+	}
+}
+
+func record(topic string, payload any) events.Record {
+	ev := ralphEvent(topic, payload)
+	ev.TS = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	return events.Record{Event: ev}
+}
