@@ -131,7 +131,9 @@ func (b *Backend) resolve() (string, error) {
 	}
 	path, err := exec.LookPath(bin)
 	if err != nil {
-		return "", missing(err)
+		e := &MissingBinaryError{Backend: b.spec.name, Binary: bin, Install: b.spec.install, Err: err}
+		e.Reason, e.Fix = whyNotFound(bin, b.spec.name == nameCommand)
+		return "", e
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {

@@ -187,12 +187,19 @@ func newCheckedBackend(opts backends.Options) (*backends.Backend, error) {
 	if err := b.Check(); err != nil {
 		var missing *backends.MissingBinaryError
 		if errors.As(err, &missing) {
-			return nil, withHint(err, missing.Install)
+			return nil, withHint(missingProblem{missing}, missing.Hint())
 		}
 		return nil, err
 	}
 	return b, nil
 }
+
+// missingProblem shows only what is wrong on the error line, since the
+// hint line says how to fix it.
+type missingProblem struct{ *backends.MissingBinaryError }
+
+func (m missingProblem) Error() string { return m.Problem() }
+func (m missingProblem) Unwrap() error { return m.MissingBinaryError }
 
 // ralphBinary is the absolute path of this executable, which agents call
 // for `ralph emit`.
