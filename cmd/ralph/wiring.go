@@ -75,8 +75,8 @@ func prepareLoop(g *globals, in loopInputs) (*loopSetup, error) {
 	if in.spec.stuckThreshold > 0 {
 		cfg.EventLoop.StuckThreshold = in.spec.stuckThreshold
 	}
-	if s.registry, err = hats.NewRegistry(cfg.HatList(), hats.WithCompletionTopic(cfg.EventLoop.CompletionPromise)); err != nil {
-		return nil, withHint(err, "fix the hats: section of "+path)
+	if s.registry, err = newRegistry(cfg, path); err != nil {
+		return nil, err
 	}
 	if s.specFile == "" {
 		warnTopology(g, cfg, s.registry, path)
