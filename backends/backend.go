@@ -40,6 +40,12 @@ func Names() []string {
 	return slices.Sorted(maps.Keys(clis))
 }
 
+// Choices are the names to offer a user choosing a backend: the known CLIs
+// and auto, sorted. custom is left out: it is only command's other name.
+func Choices() []string {
+	return slices.Sorted(slices.Values(append(Names(), nameAuto)))
+}
+
 // New returns the backend opts.Name names. An unknown name is an
 // *UnknownBackendError; "auto" with no CLI installed is a
 // *MissingBinaryError. New checks no binary otherwise: see Check.
