@@ -3,8 +3,9 @@ package engine
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
+
+	"github.com/ralph-loop/ralph/internal/plural"
 )
 
 // checking applies the termination rules in the order of the exit-code
@@ -52,21 +53,23 @@ func (e *Engine) termination(ctx context.Context) *Termination {
 	case e.stop.Requested():
 		return e.terminate(ReasonStopped, "`ralph stop` asked the loop to stop")
 	case s.MaxConsecutiveFailures > 0 && st.ConsecutiveFailures >= s.MaxConsecutiveFailures:
-		return e.terminate(ReasonConsecutiveFailures, fmt.Sprintf("%d agent failures in a row; the last: %s",
-			st.ConsecutiveFailures, e.lastFailure()))
+		return e.terminate(ReasonConsecutiveFailures, fmt.Sprintf("%s in a row; the last: %s",
+			plural.Count(st.ConsecutiveFailures, "agent failure", "agent failures"), e.lastFailure()))
 	}
 	if key, n := st.MaxBlocked(); n >= thrashLimit {
 		return e.terminate(ReasonLoopThrashing, fmt.Sprintf("the same blocked event came back %d times: %s", n, key))
 	}
 	if s.StuckThreshold > 0 && st.NoProgress >= s.StuckThreshold && s.SpecFile != "" {
-		return e.terminate(ReasonStuck, fmt.Sprintf("%d iterations in a row checked no new box of %s", st.NoProgress, s.SpecFile))
+		return e.terminate(ReasonStuck, fmt.Sprintf("%s in a row checked no new box of %s",
+			plural.Count(st.NoProgress, "iteration", "iterations"), s.SpecFile))
 	}
 	if s.StuckThreshold > 0 && st.NoProgress >= s.StuckThreshold {
-		return e.terminate(ReasonStuck, fmt.Sprintf("%d iterations in a row made no progress (no accepted event, no file changed, no commit); hats tried: %s",
-			st.NoProgress, strings.Join(st.Tried, ", ")))
+		return e.terminate(ReasonStuck, fmt.Sprintf("%s in a row made no progress (no accepted event, no file changed, no commit); hats tried: %s",
+			plural.Count(st.NoProgress, "iteration", "iterations"), plural.Tally(st.Tried)))
 	}
 	if st.ConsecutiveMalformed >= malformedLimit {
-		return e.terminate(ReasonValidationFailure, fmt.Sprintf("%d malformed event lines in a row", st.ConsecutiveMalformed))
+		return e.terminate(ReasonValidationFailure, fmt.Sprintf("%s in a row",
+			plural.Count(st.ConsecutiveMalformed, "malformed event line", "malformed event lines")))
 	}
 	return e.limitReached()
 }

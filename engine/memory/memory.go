@@ -21,6 +21,8 @@ import (
 
 	"github.com/gofrs/flock"
 	"github.com/google/renameio/v2"
+
+	"github.com/ralph-loop/ralph/internal/plural"
 )
 
 // Types of memory.
@@ -330,7 +332,8 @@ func Select(ms []Memory, query string, budget int) string {
 		b.WriteString(line)
 	}
 	if left > 0 {
-		fmt.Fprintf(&b, "(%d more memories did not fit; `ralph memory search WORDS` finds them)\n", left)
+		fmt.Fprintf(&b, "(%s did not fit; `ralph memory search WORDS` finds %s)\n",
+			plural.Count(left, "more memory", "more memories"), plural.Word(left, "it", "them"))
 	}
 	return b.String()
 }

@@ -92,6 +92,7 @@ func TestSearchAndSelect(t *testing.T) {
 	small := Select(ms, "migrations", 80)
 	assert.Contains(t, small, "Migrations")
 	assert.Contains(t, small, "2 more memories did not fit")
+	assert.Contains(t, Select(ms, "migrations", 125), "(1 more memory did not fit; `ralph memory search WORDS` finds it)")
 	assert.Empty(t, Select(ms, "x", 0))
 }
 
