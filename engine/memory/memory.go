@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,6 +19,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/gofrs/flock"
 	"github.com/google/renameio/v2"
@@ -243,19 +245,20 @@ func score(m Memory, query []string) match {
 	return mt
 }
 
+// termWeight is the weight of the best place query term q matches: 0 when
+// it matches nowhere.
 func termWeight(q string, tags, have map[string]bool, text []string) int {
 	switch {
 	case tags[q]:
 		return weightTag
 	case have[q]:
 		return weightWord
-	case len([]rune(q)) >= minSubstring && slices.ContainsFunc(text, func(w string) bool { return strings.Contains(w, q) }):
-		return weightSubstring
+	case utf8.RuneCountInString(q) < minSubstring:
+		return 0
 	}
-	for t := range tags {
-		if len([]rune(q)) >= minSubstring && strings.Contains(t, q) {
-			return weightSubstring
-		}
+	inside := func(w string) bool { return strings.Contains(w, q) }
+	if slices.ContainsFunc(text, inside) || slices.ContainsFunc(slices.Collect(maps.Keys(tags)), inside) {
+		return weightSubstring
 	}
 	return 0
 }
