@@ -132,12 +132,12 @@ func (b *Backend) resolve() (string, error) {
 	if bin == "" {
 		bin = b.spec.binary
 	}
-	missing := func(err error) error {
+	missing := func(err error) *MissingBinaryError {
 		return &MissingBinaryError{Backend: b.spec.name, Binary: bin, Install: b.spec.install, Err: err}
 	}
 	path, err := exec.LookPath(bin)
 	if err != nil {
-		e := &MissingBinaryError{Backend: b.spec.name, Binary: bin, Install: b.spec.install, Err: err}
+		e := missing(err)
 		e.Reason, e.Fix = whyNotFound(bin, b.spec.name == nameCommand)
 		return "", e
 	}
