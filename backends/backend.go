@@ -40,6 +40,12 @@ func Names() []string {
 	return slices.Sorted(maps.Keys(clis))
 }
 
+// Choices are the names to offer a user choosing a backend: the known CLIs
+// and auto, sorted. custom is left out: it is only command's other name.
+func Choices() []string {
+	return slices.Sorted(slices.Values(append(Names(), nameAuto)))
+}
+
 // New returns the backend opts.Name names. An unknown name is an
 // *UnknownBackendError; "auto" with no CLI installed is a
 // *MissingBinaryError. New checks no binary otherwise: see Check.
@@ -126,12 +132,14 @@ func (b *Backend) resolve() (string, error) {
 	if bin == "" {
 		bin = b.spec.binary
 	}
-	missing := func(err error) error {
+	missing := func(err error) *MissingBinaryError {
 		return &MissingBinaryError{Backend: b.spec.name, Binary: bin, Install: b.spec.install, Err: err}
 	}
 	path, err := exec.LookPath(bin)
 	if err != nil {
-		return "", missing(err)
+		e := missing(err)
+		e.Reason, e.Fix = whyNotFound(bin, b.spec.name == nameCommand)
+		return "", e
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {

@@ -156,3 +156,11 @@ func TestInvocationEnvOrder(t *testing.T) {
 	assert.Equal(t, []string{"A=1", "B=2"}, inv.env, "Options.Env sorted, for a stable command line")
 	assert.Equal(t, defaultKillGrace, inv.grace)
 }
+
+func TestChoicesOfferAutoNotCustom(t *testing.T) {
+	got := Choices()
+	assert.Contains(t, got, "auto")
+	assert.Contains(t, got, "command")
+	assert.NotContains(t, got, "custom")
+	assert.True(t, slices.IsSorted(got), "%v", got)
+}

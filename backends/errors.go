@@ -13,14 +13,36 @@ type MissingBinaryError struct {
 	Binary  string // what was looked up: a name on PATH or a path
 	Install string // how to get it, for the user
 	Err     error  // the lookup error, if any
+	// Reason says what is wrong when ralph can tell more than "not found"
+	// (e.g. "exists but is not executable"); Fix then says what to do
+	// instead of Install.
+	Reason string
+	Fix    string
 }
 
-func (e *MissingBinaryError) Error() string {
-	msg := fmt.Sprintf("%s backend: executable %q not found", e.Backend, e.Binary)
-	if e.Install != "" {
-		msg += "; " + e.Install
+// Problem is what is wrong, without how to fix it.
+func (e *MissingBinaryError) Problem() string {
+	if e.Reason != "" {
+		return fmt.Sprintf("%s backend: %q %s", e.Backend, e.Binary, e.Reason)
 	}
-	return msg
+	return fmt.Sprintf("%s backend: executable %q not found", e.Backend, e.Binary)
+}
+
+// Hint is how to fix it.
+func (e *MissingBinaryError) Hint() string {
+	if e.Fix != "" {
+		return e.Fix
+	}
+	return e.Install
+}
+
+// Error says both, for places that show no separate hint (ralph doctor, a
+// failed iteration).
+func (e *MissingBinaryError) Error() string {
+	if h := e.Hint(); h != "" {
+		return e.Problem() + "; " + h
+	}
+	return e.Problem()
 }
 
 func (e *MissingBinaryError) Unwrap() error { return e.Err }

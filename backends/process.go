@@ -145,7 +145,9 @@ func (p *agentProc) start() error {
 	if err != nil {
 		p.closeParentEnds()
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
-			return &MissingBinaryError{Backend: p.inv.backend, Binary: p.inv.path, Install: p.inv.install, Err: err}
+			e := &MissingBinaryError{Backend: p.inv.backend, Binary: p.inv.path, Install: p.inv.install, Err: err}
+			e.Reason, e.Fix = missingInterpreter(p.inv.path)
+			return e
 		}
 		return fmt.Errorf("start %s: %w", p.inv.backend, err)
 	}

@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 	"syscall"
+
+	"github.com/ralph-loop/ralph/internal/plural"
 )
 
 // maxScan bounds how much of a file file_contains reads: enough for any
@@ -34,7 +36,7 @@ func (c checker) fileExists() outcome {
 	case fi.IsDir():
 		return passed(fmt.Sprintf("%s exists (a directory)", c.spec.Path))
 	}
-	return passed(fmt.Sprintf("%s exists (%d bytes)", c.spec.Path, fi.Size()))
+	return passed(fmt.Sprintf("%s exists (%s)", c.spec.Path, plural.Count(int(fi.Size()), "byte", "bytes")))
 }
 
 func (c checker) fileContains() outcome {

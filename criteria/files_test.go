@@ -17,6 +17,7 @@ func fileFixture(t *testing.T) (ws, outside string) {
 	writeFile(t, ws, "hello.txt", "Hello from Ralph\nsecond line\n")
 	writeFile(t, ws, "sub/deep.txt", "deep")
 	writeFile(t, ws, "empty.txt", "")
+	writeFile(t, ws, "one.txt", "x")
 	writeFile(t, outside, "secret.txt", "Hello from outside\n")
 	require.NoError(t, os.Symlink("hello.txt", filepath.Join(ws, "link-in")))
 	require.NoError(t, os.Symlink(filepath.Join(outside, "secret.txt"), filepath.Join(ws, "link-out")))
@@ -33,6 +34,7 @@ func TestCheckFileExists(t *testing.T) {
 		evidence string
 	}{
 		{"exists", "hello.txt", true, "hello.txt exists (29 bytes)"},
+		{"one byte", "one.txt", true, "one.txt exists (1 byte)"},
 		{"nested", "sub/deep.txt", true, "sub/deep.txt exists (4 bytes)"},
 		{"directory", "sub", true, "sub exists (a directory)"},
 		{"symlink inside", "link-in", true, "link-in exists (29 bytes)"},

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/ralph-loop/ralph/internal/plural"
 )
 
 // evidenceListMax bounds the files or commits evidence lists one by one.
@@ -24,7 +26,7 @@ func (c checker) gitClean(ctx context.Context) outcome {
 		return passed("no uncommitted changes (ralph's own " + stateDir + "/ is not counted)")
 	}
 	return failed(fmt.Sprintf("%d uncommitted %s (git status --porcelain):\n%s\n"+
-		"commit them, or add generated files to .gitignore", len(lines), plural(len(lines), "change"), listCapped(lines)))
+		"commit them, or add generated files to .gitignore", len(lines), plural.Word(len(lines), "change", "changes"), listCapped(lines)))
 }
 
 func (c checker) commitMade(ctx context.Context) outcome {
@@ -51,7 +53,7 @@ func (c checker) commitMade(ctx context.Context) outcome {
 	if n > len(commits) {
 		lines = append([]string{fmt.Sprintf("… %d earlier", n-len(commits))}, lines...)
 	}
-	return passed(fmt.Sprintf("%d %s since %s:\n%s", n, plural(n, "commit"), since(base), strings.Join(lines, "\n")))
+	return passed(fmt.Sprintf("%s since %s:\n%s", plural.Count(n, "commit", "commits"), since(base), strings.Join(lines, "\n")))
 }
 
 // requireRepo fails the check when the workspace is not a repository.
@@ -78,13 +80,6 @@ func shortHash(h string) string {
 		return h[:12]
 	}
 	return h
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
 }
 
 // listCapped joins lines, keeping the first evidenceListMax of them.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/ralph-loop/ralph/internal/plural"
 )
 
 // tailBuffer keeps the last limit bytes written to it. It is written by one
@@ -36,7 +38,7 @@ func (t *tailBuffer) String() string {
 	if t.buf[len(t.buf)-t.limit-1] != '\n' {
 		b = fromLineStart(b)
 	}
-	return fmt.Sprintf("[%d earlier bytes of output omitted]\n%s", t.total-len(b), b)
+	return fmt.Sprintf("[%s of output omitted]\n%s", plural.Count(t.total-len(b), "earlier byte", "earlier bytes"), b)
 }
 
 // fromLineStart drops the cut line at the start of b; when b is all one

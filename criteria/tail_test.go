@@ -20,6 +20,7 @@ func TestTailBuffer(t *testing.T) {
 			"[6 earlier bytes of output omitted]\nd\ne\nf\ng\n"},
 		{"cut just after a newline", 4, []string{"abc\ndef\n"}, "[4 earlier bytes of output omitted]\ndef\n"},
 		{"one long line", 4, []string{"abcdefgh"}, "[4 earlier bytes of output omitted]\nefgh"},
+		{"one byte cut", 4, []string{"abcde"}, "[1 earlier byte of output omitted]\nbcde"},
 		{"partial character dropped", 4, []string{"xxxxé€"}, "[6 earlier bytes of output omitted]\n€"},
 	}
 	for _, tc := range cases {

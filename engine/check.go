@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ralph-loop/ralph/internal/plural"
 )
 
 // checking applies the termination rules in the order of the exit-code
@@ -55,8 +57,8 @@ func (e *Engine) termination(ctx context.Context) *Termination {
 	case e.stop.Requested():
 		return e.terminate(ReasonStopped, "`ralph stop` asked the loop to stop")
 	case s.MaxConsecutiveFailures > 0 && st.ConsecutiveFailures >= s.MaxConsecutiveFailures:
-		return e.terminate(ReasonConsecutiveFailures, fmt.Sprintf("%d agent failures in a row; the last: %s",
-			st.ConsecutiveFailures, e.lastFailure()))
+		return e.terminate(ReasonConsecutiveFailures, fmt.Sprintf("%s in a row; the last: %s",
+			plural.Count(st.ConsecutiveFailures, "agent failure", "agent failures"), e.lastFailure()))
 	}
 	if key, n := st.MaxBlocked(); n >= thrashLimit {
 		return e.terminate(ReasonLoopThrashing, fmt.Sprintf("the same blocked event came back %d times: %s", n, key))
@@ -65,7 +67,8 @@ func (e *Engine) termination(ctx context.Context) *Termination {
 		return e.terminate(ReasonStuck, e.stuckMessage()+"; "+e.raiseOnResume("--stuck-threshold", strconv.Itoa(2*s.StuckThreshold)))
 	}
 	if st.ConsecutiveMalformed >= malformedLimit {
-		return e.terminate(ReasonValidationFailure, fmt.Sprintf("%d malformed event lines in a row", st.ConsecutiveMalformed))
+		return e.terminate(ReasonValidationFailure, fmt.Sprintf("%s in a row",
+			plural.Count(st.ConsecutiveMalformed, "malformed event line", "malformed event lines")))
 	}
 	return e.limitReached()
 }
@@ -100,10 +103,11 @@ func (e *Engine) limitReached() *Termination {
 func (e *Engine) stuckMessage() string {
 	s, st := e.opts.Settings, e.st
 	if s.SpecFile != "" {
-		return fmt.Sprintf("%d iterations in a row checked no new box of %s", st.NoProgress, e.specName())
+		return fmt.Sprintf("%s in a row checked no new box of %s",
+			plural.Count(st.NoProgress, "iteration", "iterations"), e.specName())
 	}
-	return fmt.Sprintf("%d iterations in a row made no progress (no accepted event, no file changed, no commit); hats tried: %s",
-		st.NoProgress, strings.Join(st.Tried, ", "))
+	return fmt.Sprintf("%s in a row made no progress (no accepted event, no file changed, no commit); hats tried: %s",
+		plural.Count(st.NoProgress, "iteration", "iterations"), plural.Tally(st.Tried))
 }
 
 // A run that ends on a limit can go on, but a plain resume would end again

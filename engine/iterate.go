@@ -14,6 +14,7 @@ import (
 	"github.com/ralph-loop/ralph/engine/memory"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
+	"github.com/ralph-loop/ralph/internal/plural"
 )
 
 // selecting chooses the hat, builds its prompt and records the start of the
@@ -84,7 +85,8 @@ func (e *Engine) dropExhausted(h hats.Hat, offsets []int64) (State, error) {
 		lines = append(lines, ralphEvent(h.ID+suffixExhausted, fmt.Sprintf(
 			"Hat %s reached max_activations (%d); its pending events were dropped.", h.ID, h.MaxActivations)))
 	}
-	e.opts.Reporter.Warn(fmt.Sprintf("hat %s reached max_activations (%d); dropped %d pending events", h.ID, h.MaxActivations, len(offsets)))
+	e.opts.Reporter.Warn(fmt.Sprintf("hat %s reached max_activations (%d); dropped %s", h.ID, h.MaxActivations,
+		plural.Count(len(offsets), "pending event", "pending events")))
 	if err := e.append(lines...); err != nil {
 		return "", err
 	}

@@ -53,7 +53,7 @@ func TestLimitEndingsSayHowToGoOn(t *testing.T) {
 		{"max iterations", happy(), func(s *Settings) { s.MaxIterations = 2 },
 			"reached max_iterations (2); to go on, raise it on the resume: `ralph loop --resume --max-iterations 4`"},
 		{"stuck", noProgress, func(s *Settings) { s.StuckThreshold = 3 },
-			"hats tried: ralph, ralph, ralph; to go on, raise it on the resume: `ralph loop --resume --stuck-threshold 6`"},
+			"hats tried: ralph ×3; to go on, raise it on the resume: `ralph loop --resume --stuck-threshold 6`"},
 		{"max cost", costly, func(s *Settings) { s.MaxCostUSD = 1 },
 			"spent $1.2000 of max_cost_usd $1.00; to go on, raise event_loop.max_cost_usd in the config (0: no limit), then `ralph loop --resume`"},
 	}

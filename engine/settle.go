@@ -10,6 +10,7 @@ import (
 	"github.com/ralph-loop/ralph/engine/checklist"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
+	"github.com/ralph-loop/ralph/internal/plural"
 )
 
 // batch collects the lines one settle step appends in a single write.
@@ -156,9 +157,11 @@ func (e *Engine) decideCompletion(ctx context.Context, b *batch, u UndecidedEven
 	}
 	if e.specPath() != "" && !e.specDone() {
 		done, total := checklist.Counts(e.specItems())
-		e.reject(b, u, rejectCriteriaFailed, fmt.Sprintf("%d of %d boxes of the spec are still open", total-done, total))
-		b.add(ralphEvent(TopicTaskResume, fmt.Sprintf("Completion was claimed, but %d of %d boxes of %s are still open. "+
-			"The run ends when every box is checked.", total-done, total, e.opts.Settings.SpecFile)))
+		open := fmt.Sprintf("%d of %s", total-done, plural.Count(total, "box", "boxes"))
+		isAre := plural.Word(total-done, "is", "are")
+		e.reject(b, u, rejectCriteriaFailed, fmt.Sprintf("%s of the spec %s still open", open, isAre))
+		b.add(ralphEvent(TopicTaskResume, fmt.Sprintf("Completion was claimed, but %s of %s %s still open. "+
+			"The run ends when every box is checked.", open, e.opts.Settings.SpecFile, isAre)))
 		return
 	}
 	if specs := e.opts.Settings.AcceptanceCriteria; len(specs) > 0 {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/plural"
 )
 
 // NoRunError means --resume found nothing to resume.
@@ -38,7 +39,7 @@ type UnfinishedRunError struct {
 }
 
 func (e *UnfinishedRunError) Error() string {
-	return fmt.Sprintf("run %s is unfinished (%s after %d iterations)", e.RunID, e.Why, e.Iteration)
+	return fmt.Sprintf("run %s is unfinished (%s after %s)", e.RunID, e.Why, plural.Count(e.Iteration, "iteration", "iterations"))
 }
 
 // Hint says how to go on.
@@ -290,8 +291,8 @@ func (e *Engine) begin(ctx context.Context, prev *RunState) error {
 	started.Head = head
 	lines := []events.Event{ralphEvent(TopicLoopStarted, started)}
 	if len(e.opts.Settings.AcceptanceCriteria) > 0 {
-		e.opts.Reporter.Warn(fmt.Sprintf("checking the %d acceptance criteria once before the first iteration (the baseline)",
-			len(e.opts.Settings.AcceptanceCriteria)))
+		e.opts.Reporter.Warn(fmt.Sprintf("checking the %s once before the first iteration (the baseline)",
+			plural.Count(len(e.opts.Settings.AcceptanceCriteria), "acceptance criterion", "acceptance criteria")))
 	}
 	if base, ok := e.baseline(ctx, head); ok {
 		lines = append(lines, base)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/plural"
 )
 
 // Summary describes a finished run.
@@ -54,8 +55,8 @@ func (s Summary) Paragraph() string {
 	if s.Message != "" {
 		fmt.Fprintf(&b, " — %s", s.Message)
 	}
-	fmt.Fprintf(&b, ". %d iterations%s in %s", s.Iterations, s.confirmationNote(), s.Runtime.Round(time.Second))
-	fmt.Fprintf(&b, ", %d tokens, $%.4f", s.Usage.Total(), s.CostUSD)
+	fmt.Fprintf(&b, ". %s%s in %s", plural.Count(s.Iterations, "iteration", "iterations"), s.confirmationNote(), s.Runtime.Round(time.Second))
+	fmt.Fprintf(&b, ", %s, $%.4f", plural.Count(int(s.Usage.Total()), "token", "tokens"), s.CostUSD)
 	if hats := s.hatList(); hats != "" {
 		fmt.Fprintf(&b, "; hats: %s", hats)
 	}

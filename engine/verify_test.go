@@ -126,7 +126,7 @@ func TestStuckAfterIterationsWithoutProgress(t *testing.T) {
 	assert.Equal(t, ReasonStuck, out.Reason)
 	assert.Equal(t, ExitFailure, out.ExitCode)
 	assert.Equal(t, 3, out.Iterations)
-	assert.Contains(t, out.Message, "hats tried: ralph, ralph, ralph")
+	assert.Contains(t, out.Message, "hats tried: ralph ×3", "the same hat is counted, not repeated")
 }
 
 func TestVerifyEveryIterationCompletesWithoutAClaim(t *testing.T) {
@@ -191,6 +191,17 @@ func TestSpecMode(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, ReasonMaxIterations, out.Reason)
 		assert.Contains(t, b.prompts[1], "3 of 3 boxes of SPEC.md are still open")
+	})
+	t.Run("one open box is one", func(t *testing.T) {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "SPEC.md"), []byte(spec), 0o644))
+		s := settings()
+		s.SpecFile, s.MaxIterations = "SPEC.md", 2
+		b := &fakeBackend{turns: []turn{{onStart: func() { check(dir, "one")(); check(dir, "two")() },
+			text: tagged("LOOP_COMPLETE", "all done")}}}
+		_, err := newTestEngine(t, dir, b, s).Run(t.Context())
+		require.NoError(t, err)
+		assert.Contains(t, b.prompts[1], "1 of 3 boxes of SPEC.md is still open")
 	})
 	t.Run("no box checked is stuck", func(t *testing.T) {
 		dir := t.TempDir()

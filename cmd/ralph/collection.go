@@ -68,13 +68,39 @@ func resolveCollection(dir, arg string) (config.Collection, error) {
 		"name a preset ("+strings.Join(examples.Names(), ", ")+") or a file with hats:")
 }
 
-// newRegistry builds the hat registry of a loaded config.
+// newRegistry builds the hat registry of a loaded config. Its problems
+// (a hat without triggers, a bad trigger) become config problems at the
+// hat's file:line, so the user knows where to look.
 func newRegistry(cfg *config.Config, path string) (*hats.Registry, error) {
 	reg, err := hats.NewRegistry(cfg.HatList(), hats.WithCompletionTopic(cfg.EventLoop.CompletionPromise))
 	if err != nil {
-		return nil, withHint(err, "fix the hats: section of "+path)
+		return nil, hatProblems(cfg, path, err)
 	}
 	return reg, nil
+}
+
+// hatProblems places each *hats.HatError in err at its hat's definition.
+func hatProblems(cfg *config.Config, path string, err error) error {
+	var problems []config.Problem
+	for _, e := range joinedErrors(err) {
+		p := config.Problem{File: path, Msg: e.Error()}
+		var he *hats.HatError
+		if errors.As(e, &he) && he.Index >= 0 && he.Index < len(cfg.Hats) {
+			if h := cfg.Hats[he.Index]; h.File != "" {
+				p.File, p.Line = h.File, h.Line
+			}
+		}
+		problems = append(problems, p)
+	}
+	return &config.Error{Problems: problems}
+}
+
+// joinedErrors takes apart an errors.Join.
+func joinedErrors(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }
 
 // topologyProblems runs the static checks of the hat topology and turns

@@ -104,7 +104,7 @@ func completionTreePath(n *kong.Node) []string {
 var flagValues = map[string]func() []string{
 	"preset":  examples.Names,
 	"hats":    examples.Names,
-	"backend": backends.Names,
+	"backend": backends.Choices,
 }
 
 func newCompFlag(f *kong.Flag) *compFlag {

@@ -71,6 +71,8 @@ func TestCompletionBash(t *testing.T) {
 		{"ralph -C . hats show ", "builder reviewer ralph"},
 		{"ralph loop --hea", "--headless"},
 		{"ralph validate -H code", "code-assist"},
+		{"ralph loop --backend a", "amp auto"},
+		{"ralph init --backend co", "codex command copilot"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.line, func(t *testing.T) {

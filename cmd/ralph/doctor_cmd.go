@@ -205,9 +205,12 @@ func renderDiagnosis(w io.Writer, d backends.Diagnosis) {
 	switch {
 	case d.Found:
 		fmt.Fprintf(w, "%-10s  found    %s\n", d.Name, d.Path)
-		if d.Version != "" {
+		// No version and no reason: none was asked for (the command
+		// backend's program need not know --version).
+		switch {
+		case d.Version != "":
 			fmt.Fprintf(w, "%sversion  %s\n", indent, d.Version)
-		} else {
+		case d.VersionError != "":
 			fmt.Fprintf(w, "%sversion  unknown: %s\n", indent, d.VersionError)
 		}
 	case d.Binary == "":
@@ -216,7 +219,10 @@ func renderDiagnosis(w io.Writer, d backends.Diagnosis) {
 	default:
 		fmt.Fprintf(w, "%-10s  missing  %s\n", d.Name, d.Problem)
 	}
-	if len(d.Auth) == 0 {
+	switch {
+	case len(d.Auth) == 0 && d.AuthHint == "":
+		return // ralph does not know where this program keeps credentials
+	case len(d.Auth) == 0:
 		fmt.Fprintf(w, "%sauth     none found; %s\n", indent, d.AuthHint)
 		return
 	}

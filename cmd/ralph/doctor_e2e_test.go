@@ -200,3 +200,24 @@ func TestDoctorHelp(t *testing.T) {
 	assert.Contains(t, r.stdout, "Examples:")
 	assert.Contains(t, r.stdout, "ralph doctor --backend codex")
 }
+
+// The command backend's program is asked no version and has no known auth
+// settings: ralph doctor says nothing about either rather than print
+// "version unknown: " and "auth none found; " with nothing after.
+func TestDoctorCommandBackendHasNoEmptyLines(t *testing.T) {
+	e := newDoctorEnv(t)
+	agent := e.fakeCLI("my-agent", "1.0")
+	e.writeConfig("cli:\n  backend: command\n  command: " + agent + "\n")
+
+	r := e.doctor()
+
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "command     found    "+agent+"\n")
+	assert.NotRegexp(t, `(?m)(: |; )$`, r.stdout, "no line ends in a label with nothing after it")
+	assert.NotContains(t, r.stdout, "version  unknown")
+
+	e.writeConfig("cli:\n  backend: command\n  command: /nonexistent/agent\n")
+	r = e.doctor()
+	assert.Equal(t, 1, r.code)
+	assert.NotRegexp(t, `(?m)(: |; )$`, r.stdout)
+}

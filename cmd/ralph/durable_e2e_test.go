@@ -235,6 +235,13 @@ func TestCorruptStateIsMovedAsideAndRebuilt(t *testing.T) {
 			state := w.read(".ralph/state.json")
 			w.write(".ralph/state.json", damage(state))
 
+			r = w.ralph("status")
+			assert.Equal(t, 3, r.code)
+			assert.Contains(t, r.stderr, "ralph: error: corrupt state "+w.dir+"/.ralph/state.json: ")
+			assert.Contains(t, r.stderr, "ralph: hint: state.json is only a checkpoint of the event log: `ralph loop --resume` moves it aside",
+				"status says how to recover, which the resume below does")
+			assert.Equal(t, damage(state), w.read(".ralph/state.json"), "status only reads")
+
 			r = w.ralph("loop", "--resume")
 
 			require.Equal(t, 0, r.code, r.stderr)

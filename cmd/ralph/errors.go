@@ -77,13 +77,17 @@ func usageError(w io.Writer, parser *kong.Kong, kctx *kong.Context, err error) i
 	if errors.As(err, &perr) && perr.Context != nil {
 		kctx = perr.Context
 	}
-	if kctx != nil {
-		// Usage goes to stderr with the error: stdout may be a JSON stream.
-		parser.Stdout = w
-		_ = kctx.PrintUsage(true)
-	} else {
-		parser.Errorf("see ralph --help")
+	if kctx == nil {
+		fmt.Fprintln(w, "ralph: hint: run `ralph --help` for usage and examples")
+		return exitFatal
 	}
-	fmt.Fprintln(w, "ralph: hint: run `ralph --help` or `ralph <command> --help` for usage and examples")
+	// Usage goes to stderr with the error: stdout may be a JSON stream.
+	parser.Stdout = w
+	_ = kctx.PrintUsage(true)
+	if kctx.Selected() == nil {
+		fmt.Fprintln(w, "ralph: hint: run `ralph --help` or `ralph <command> --help` for usage and examples")
+	} else {
+		fmt.Fprintf(w, "ralph: hint: run `%s --help` for usage and examples\n", commandPath(kctx))
+	}
 	return exitFatal
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/plural"
 )
 
 type eventsCmd struct {
@@ -98,8 +99,8 @@ func (c *eventsCmd) Run(g *globals, ctx context.Context) error {
 		return err
 	}
 	if p.malformed > 0 {
-		fmt.Fprintf(g.stderr, "ralph: warning: left out %d malformed %s of %s (not JSON events)\n",
-			p.malformed, plural(p.malformed, "line", "lines"), path)
+		fmt.Fprintf(g.stderr, "ralph: warning: left out %s of %s (not JSON events)\n",
+			plural.Count(p.malformed, "malformed line", "malformed lines"), path)
 	}
 	return nil
 }

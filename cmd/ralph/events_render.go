@@ -10,6 +10,7 @@ import (
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/plural"
 )
 
 // What `ralph events` reads of ralph's own bookkeeping payloads. These
@@ -137,7 +138,7 @@ func describe(ev events.Event) string {
 	case engine.TopicEventDropped:
 		var p viewDropped
 		if decodeView(ev, &p) {
-			return fmt.Sprintf("%d %s for %s dropped: %s", len(p.Offsets), plural(len(p.Offsets), "event", "events"), p.Hat, p.Reason)
+			return fmt.Sprintf("%s for %s dropped: %s", plural.Count(len(p.Offsets), "event", "events"), p.Hat, p.Reason)
 		}
 	case engine.TopicLoopRepaired:
 		var p viewRepaired
@@ -181,7 +182,7 @@ func describeStarted(p viewIterationStarted) string {
 	if p.Confirming {
 		return s + " · confirming the completion claim"
 	}
-	return fmt.Sprintf("%s · %d %s", s, len(p.Events), plural(len(p.Events), "event", "events"))
+	return fmt.Sprintf("%s · %s", s, plural.Count(len(p.Events), "event", "events"))
 }
 
 // describeFinished is "builder success 12s 1.2k tok $0.0100", with the
@@ -203,8 +204,8 @@ func describeRouted(p viewRouted) string {
 }
 
 func describeTerminate(p viewTerminate) string {
-	s := fmt.Sprintf("%s (exit %d) · %d %s · %s · %s tok · $%.4f", p.Reason, p.ExitCode, p.Iterations,
-		plural(p.Iterations, "iteration", "iterations"), humanDuration(time.Duration(p.RuntimeMS)*time.Millisecond),
+	s := fmt.Sprintf("%s (exit %d) · %s · %s · %s tok · $%.4f", p.Reason, p.ExitCode,
+		plural.Count(p.Iterations, "iteration", "iterations"), humanDuration(time.Duration(p.RuntimeMS)*time.Millisecond),
 		humanCount(p.Tokens), p.CostUSD)
 	if p.Message != "" {
 		s += " · " + p.Message

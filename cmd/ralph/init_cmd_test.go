@@ -60,12 +60,18 @@ func TestInitErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"unknown preset", []string{"--preset", "tdd2"},
-			"ralph: error: no preset called \"tdd2\"\nralph: hint: choose one of: solo, code-assist, tdd, debug, review, research, spec-driven (ralph init --list says what each is for)\n"},
+		{"unknown preset", []string{"--preset", "nosuch"},
+			"ralph: error: no preset called \"nosuch\"\nralph: hint: choose one of: solo, code-assist, tdd, debug, review, research, spec-driven (ralph init --list says what each is for)\n"},
+		{"misspelt preset", []string{"--preset", "code-asist"},
+			"ralph: error: no preset called \"code-asist\" (did you mean \"code-assist\"?)\nralph: hint: choose one of:"},
 		{"misspelt backend", []string{"--backend", "cluade"},
 			"ralph: error: --backend cluade: cli.backend: unknown backend \"cluade\"; did you mean \"claude\"?\n"},
 		{"a backend that needs a command", []string{"--backend", "command"},
-			"ralph: error: --backend command: cli.backend is \"command\" but cli.command is not set\nralph: hint: set cli.command to the program to run, e.g. command: ./agent.sh\n"},
+			"ralph: error: --backend command needs the program to run\nralph: hint: name it with --command, and its arguments with --arg: ralph init --backend command --command ./agent.sh\n"},
+		{"custom is command", []string{"--backend", "custom"},
+			"ralph: error: --backend custom needs the program to run\n"},
+		{"a command without a backend", []string{"--command", "./agent.sh"},
+			"ralph: error: --command and --arg need --backend\nralph: hint: run the program as the agent: ralph init --backend command --command ./agent.sh\n"},
 		{"not a name", []string{"--backend", "claude\n  model: x"},
 			"ralph: error: --backend \"claude\\n  model: x\": not a backend name\n"},
 	}
@@ -79,6 +85,48 @@ func TestInitErrors(t *testing.T) {
 			assert.Equal(t, 3, r.code, "nothing was written")
 		})
 	}
+}
+
+// ralph init --backend command --command PATH writes a config that runs
+// PATH as the agent: validate accepts it and a loop runs it.
+func TestInitCommandBackend(t *testing.T) {
+	w := newWorkspace(t)
+	r := w.ralph("init", "--preset", "solo", "--backend", "command", "--command", agentBin, "--arg=--quiet mode", "--arg", "true")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Empty(t, r.stderr, "the program is there: no warning")
+	solo, _ := examples.Lookup("solo")
+	want := strings.Replace(string(solo.Data), "cli:\n  backend: claude\n",
+		"cli:\n  backend: command\n  command: "+agentBin+"\n  args: [\"--quiet mode\", \"true\"]\n", 1)
+	assert.Equal(t, want, w.read("ralph.yml"), "only the cli: section changes; args that YAML would not read as strings are quoted")
+	assert.Contains(t, r.stdout, "(preset solo, backend command)")
+	v := w.ralph("validate")
+	require.Equal(t, 0, v.code, v.stderr)
+
+	// Run it: ralph starts the program, which gets the prompt after its
+	// arguments.
+	w.write("PROMPT.md", "Say done.\n")
+	w.script(map[string]any{"steps": []step{say("working")}})
+	r = w.ralph("loop", "--max-iterations", "1")
+	assert.Equal(t, 2, r.code, "the one iteration ran, and the limit ended the run: %s", r.stderr)
+	assert.Contains(t, w.prompt(1), "Say done.")
+}
+
+func TestInitCommandNotRunnableYetWarns(t *testing.T) {
+	w := newWorkspace(t)
+	w.write("agent.sh", "#!/bin/sh\n") // not executable
+	r := w.ralph("init", "--backend", "command", "--command", "./agent.sh")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, w.read("ralph.yml"), "  backend: command\n  command: ./agent.sh\n")
+	assert.Contains(t, r.stderr, "ralph: warning: command backend: \"./agent.sh\" exists but is not executable; make it executable: chmod +x ./agent.sh\n")
+}
+
+func TestSetCLIFlowMapping(t *testing.T) {
+	out, err := setCLI([]byte("cli: {backend: claude}   # agent\n"), cliSettings{backend: "command", command: "./a b.sh", args: []string{"x"}})
+	require.NoError(t, err)
+	assert.Equal(t, "cli: {backend: command, command: \"./a b.sh\", args: [x]}   # agent\n", string(out))
+	out, err = setCLI([]byte("cli:\n  backend: claude"), cliSettings{backend: "command", command: "./a.sh"})
+	require.NoError(t, err)
+	assert.Equal(t, "cli:\n  backend: command\n  command: ./a.sh", string(out), "no newline at the end")
 }
 
 func TestInitList(t *testing.T) {
@@ -100,11 +148,11 @@ func TestSetBackendQuoted(t *testing.T) {
 		"cli: {backend: claude}\n",
 		"# é\ncli:\n  backend: claude\n",
 	} {
-		out, err := setBackend([]byte(in), "gemini")
+		out, err := setCLI([]byte(in), cliSettings{backend: "gemini"})
 		require.NoError(t, err, in)
 		assert.Equal(t, strings.NewReplacer(`"claude"`, "gemini", "'claude'", "gemini", "claude", "gemini").Replace(in), string(out))
 	}
-	out, err := setBackend([]byte("event_loop:\n  prompt: x\n"), "codex")
+	out, err := setCLI([]byte("event_loop:\n  prompt: x\n"), cliSettings{backend: "codex"})
 	require.NoError(t, err)
 	assert.Equal(t, "event_loop:\n  prompt: x\n\ncli:\n  backend: codex\n", string(out), "a preset without cli: gets one")
 }

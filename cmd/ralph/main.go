@@ -65,6 +65,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(code int) { panic(exitRequest{code}) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, Summary: true}),
+		kong.Help(usagePrinter),
 	)
 	if err != nil {
 		return reportError(stderr, err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -85,7 +86,14 @@ func (c *memorySearchCmd) Run(g *globals) error {
 	if err != nil {
 		return err
 	}
-	return printMemories(g, memory.Search(ms, strings.Join(c.Query, " ")), c.JSON)
+	found, err := memory.Search(ms, strings.Join(c.Query, " "))
+	if errors.Is(err, memory.ErrEmptyQuery) {
+		return withHint(err, "name what to look for, e.g. `ralph memory search db migrations`; `ralph memory list` shows them all")
+	}
+	if err != nil {
+		return err
+	}
+	return printMemories(g, found, c.JSON)
 }
 
 type memoryRmCmd struct {
@@ -95,7 +103,20 @@ type memoryRmCmd struct {
 func (memoryRmCmd) Help() string { return "Examples:\n  ralph memory rm m-20261122-101500-3f2a" }
 
 func (c *memoryRmCmd) Run(g *globals) error {
-	return memoryStore(g.Dir).Remove(c.ID)
+	m, err := memoryStore(g.Dir).Remove(c.ID)
+	if err != nil {
+		return err
+	}
+	// Say what was forgotten: an id alone does not show it was the right one.
+	fmt.Fprintf(g.stdout, "removed %s (%s%s): %s\n", m.ID, m.Type, tagSuffix(m.Tags), firstLine(m.Text))
+	return nil
+}
+
+func tagSuffix(tags []string) string {
+	if len(tags) == 0 {
+		return ""
+	}
+	return " #" + strings.Join(tags, " #")
 }
 
 func printMemories(g *globals, ms []memory.Memory, asJSON bool) error {
@@ -110,11 +131,7 @@ func printMemories(g *globals, ms []memory.Memory, asJSON bool) error {
 		return nil
 	}
 	for _, m := range ms {
-		tags := ""
-		if len(m.Tags) > 0 {
-			tags = " #" + strings.Join(m.Tags, " #")
-		}
-		fmt.Fprintf(g.stdout, "%s  %s  %s%s\n  %s\n", m.ID, m.At.Local().Format("2006-01-02 15:04"), m.Type, tags,
+		fmt.Fprintf(g.stdout, "%s  %s  %s%s\n  %s\n", m.ID, m.At.Local().Format("2006-01-02 15:04"), m.Type, tagSuffix(m.Tags),
 			strings.ReplaceAll(m.Text, "\n", "\n  "))
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/plural"
 )
 
 // viewOptions are the loop command's choices about how much to show.
@@ -144,9 +145,9 @@ func (r *textReporter) IterationFinished(it engine.IterationInfo, res events.Age
 	case engine.OutcomeFailure:
 		status = res.Failure + ": " + res.FailureMessage
 	}
-	r.printf("iteration %d %s in %s; %d tokens, $%.4f; %d reads, %d writes, %d shell",
-		it.N, status, res.Duration.Round(time.Millisecond), res.Usage.Total(), res.CostUSD,
-		res.Tools.Read, res.Tools.Write, res.Tools.Shell)
+	r.printf("iteration %d %s in %s; %s, $%.4f; %s, %s, %d shell",
+		it.N, status, res.Duration.Round(time.Millisecond), plural.Count(int(res.Usage.Total()), "token", "tokens"), res.CostUSD,
+		plural.Count(res.Tools.Read, "read", "reads"), plural.Count(res.Tools.Write, "write", "writes"), res.Tools.Shell)
 }
 
 func (r *textReporter) Commit(_ engine.IterationInfo, c engine.Commit) {
@@ -180,7 +181,7 @@ func (r *textReporter) TaskComplete(index int, text string) {
 
 // Stuck reports that iterations stopped making progress.
 func (r *textReporter) Stuck(reason string, withoutProgress int) {
-	r.printf("stuck after %d iterations without progress: %s", withoutProgress, reason)
+	r.printf("stuck after %s without progress: %s", plural.Count(withoutProgress, "iteration", "iterations"), reason)
 }
 
 func (r *textReporter) Warn(msg string) {
@@ -212,14 +213,7 @@ func commitsLine(commits []engine.Commit) string {
 		}
 		parts = append(parts, shortHash(c.Hash)+" "+clip(c.Subject, 50))
 	}
-	return fmt.Sprintf("ralph: %d %s: %s", len(commits), plural(len(commits), "commit", "commits"), strings.Join(parts, "; "))
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
+	return fmt.Sprintf("ralph: %s: %s", plural.Count(len(commits), "commit", "commits"), strings.Join(parts, "; "))
 }
 
 func orDash(s string) string {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -26,6 +27,10 @@ Examples:
 
 func (c *statusCmd) Run(g *globals) error {
 	s, err := engine.ReadStatus(g.Dir, c.Last.n, time.Now())
+	var corrupt *engine.CorruptStateError
+	if errors.As(err, &corrupt) {
+		return withHint(err, corruptStateHint)
+	}
 	if err != nil {
 		return err
 	}
@@ -75,3 +80,10 @@ func confirmationNote(s engine.Status) string {
 	}
 	return ""
 }
+
+// corruptStateHint says how to recover from a state.json ralph cannot read.
+// The event log is the source of truth and the checkpoint can be rebuilt
+// from it, which ralph loop does; status only reads, so it must not.
+const corruptStateHint = "state.json is only a checkpoint of the event log: `ralph loop --resume` moves it aside to .ralph/state.corrupt.<time>.json and rebuilds the run from the log\n" +
+	"`ralph loop --fresh` starts a new run instead, and `ralph events` shows the log meanwhile\n" +
+	"or remove .ralph/state.json yourself: the next `ralph loop --resume` rebuilds it the same way"

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ralph-loop/ralph/engine/config"
+	"github.com/ralph-loop/ralph/internal/plural"
 )
 
 type validateCmd struct {
@@ -57,7 +58,7 @@ func (c *validateCmd) Run(g *globals) error {
 	if _, _, err := cfg.Objective(g.Dir, "", ""); err != nil {
 		fmt.Fprintf(g.stderr, "ralph: warning: %v (pass -p or -P to ralph loop)\n", err)
 	}
-	fmt.Fprintf(g.stdout, "%s: ok (%d hats, backend %s, completion topic %s)\n",
-		path, len(reg.Hats()), cfg.CLI.Backend, cfg.EventLoop.CompletionPromise)
+	fmt.Fprintf(g.stdout, "%s: ok (%s, backend %s, completion topic %s)\n",
+		path, plural.Count(len(reg.Hats()), "hat", "hats"), cfg.CLI.Backend, cfg.EventLoop.CompletionPromise)
 	return nil
 }

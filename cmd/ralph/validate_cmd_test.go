@@ -93,3 +93,24 @@ hats:
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Equal(t, w.dir+"/ralph.yml: ok (2 hats, backend codex, completion topic PAIR_DONE)\n", r.stdout)
 }
+
+// A hat the registry refuses (here: no triggers) is reported at its
+// file:line, by ralph validate and ralph loop alike.
+func TestHatWithoutTriggersNamesFileAndLine(t *testing.T) {
+	w := newWorkspace(t)
+	w.write("ralph.yml", `event_loop:
+  prompt: x
+hats:
+  builder:
+    triggers: [build.task]
+    publishes: [build.done]
+  reviewer:
+    publishes: [review.done]
+`)
+	want := "ralph: error: " + w.dir + `/ralph.yml:7: hat "reviewer": no triggers; list the topics that start this hat under triggers` + "\n"
+	for _, cmd := range []string{"validate", "loop"} {
+		r := w.ralph(cmd)
+		assert.Equal(t, 3, r.code, cmd)
+		assert.Equal(t, want, r.stderr, cmd)
+	}
+}

@@ -84,8 +84,8 @@ func prepareLoop(g *globals, in loopInputs) (*loopSetup, error) {
 	if in.maxRuntime != nil {
 		s.maxRuntime = *in.maxRuntime
 	}
-	if s.registry, err = hats.NewRegistry(cfg.HatList(), hats.WithCompletionTopic(cfg.EventLoop.CompletionPromise)); err != nil {
-		return nil, withHint(err, "fix the hats: section of "+path)
+	if s.registry, err = newRegistry(cfg, path); err != nil {
+		return nil, err
 	}
 	if s.specFile == "" {
 		warnTopology(g, cfg, s.registry, path)
@@ -197,12 +197,19 @@ func newCheckedBackend(opts backends.Options) (*backends.Backend, error) {
 	if err := b.Check(); err != nil {
 		var missing *backends.MissingBinaryError
 		if errors.As(err, &missing) {
-			return nil, withHint(err, missing.Install)
+			return nil, withHint(missingProblem{missing}, missing.Hint())
 		}
 		return nil, err
 	}
 	return b, nil
 }
+
+// missingProblem shows only what is wrong on the error line, since the
+// hint line says how to fix it.
+type missingProblem struct{ *backends.MissingBinaryError }
+
+func (m missingProblem) Error() string { return m.Problem() }
+func (m missingProblem) Unwrap() error { return m.MissingBinaryError }
 
 // ralphBinary is the absolute path of this executable, which agents call
 // for `ralph emit`.

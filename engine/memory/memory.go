@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -17,9 +18,13 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/gofrs/flock"
 	"github.com/google/renameio/v2"
+
+	"github.com/ralph-loop/ralph/internal/plural"
 )
 
 // Types of memory.
@@ -106,15 +111,19 @@ func (s Store) Add(text, typ string, tags []string) (Memory, error) {
 	return m, err
 }
 
-// Remove deletes the memory with id.
-func (s Store) Remove(id string) error {
-	return s.update(func(ms []Memory) ([]Memory, error) {
+// Remove deletes the memory with id and returns it, so the caller can say
+// what was forgotten.
+func (s Store) Remove(id string) (Memory, error) {
+	var gone Memory
+	err := s.update(func(ms []Memory) ([]Memory, error) {
 		i := slices.IndexFunc(ms, func(m Memory) bool { return m.ID == id })
 		if i < 0 {
 			return nil, fmt.Errorf("no memory %q; `ralph memory list` shows the ids", id)
 		}
+		gone = ms[i]
 		return slices.Delete(ms, i, i+1), nil
 	})
+	return gone, err
 }
 
 // update rewrites the file under a lock, atomically, so two agents adding
@@ -154,64 +163,145 @@ func (s Store) newID() string {
 	return "m-" + s.now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b)
 }
 
-// Search ranks memories by how many of query's words they contain (text,
-// tags and type), newest first among equals; memories with no match are
-// left out unless the query is empty.
-func Search(ms []Memory, query string) []Memory {
-	words := terms(query)
-	type scored struct {
-		m     Memory
-		score int
+// ErrEmptyQuery is returned by Search for a query with no words to look
+// for: matching everything would rank nothing.
+var ErrEmptyQuery = errors.New("the search query has no words to look for")
+
+// Search returns the memories that match query, best match first.
+//
+// Each query term is weighed by where it matches: a tag or the type (3), a
+// whole word of the text (2), or part of a word (1; only for terms of three
+// or more characters, since "go" is inside "algorithm" by accident).
+// Memories that match more of the terms come first, then those with the
+// higher weight, then the newest. Memories that match no term are left out.
+// A query without words is ErrEmptyQuery.
+func Search(ms []Memory, query string) ([]Memory, error) {
+	words := queryTerms(query)
+	if len(words) == 0 {
+		return nil, ErrEmptyQuery
 	}
-	var list []scored
+	var list []match
 	for _, m := range ms {
-		sc := score(m, words)
-		if sc > 0 || len(words) == 0 {
-			list = append(list, scored{m, sc})
+		if mt := score(m, words); mt.terms > 0 {
+			list = append(list, mt)
 		}
 	}
-	sort.SliceStable(list, func(i, j int) bool {
-		if list[i].score != list[j].score {
-			return list[i].score > list[j].score
-		}
-		return list[i].m.At.After(list[j].m.At)
-	})
+	sort.SliceStable(list, func(i, j int) bool { return list[i].better(list[j]) })
 	out := make([]Memory, len(list))
-	for i, s := range list {
-		out[i] = s.m
+	for i, mt := range list {
+		out[i] = mt.m
 	}
-	return out
+	return out, nil
 }
 
-func score(m Memory, words map[string]bool) int {
-	n := 0
-	have := terms(m.Text + " " + strings.Join(m.Tags, " ") + " " + m.Type)
-	for w := range words {
-		if have[w] {
-			n++
+// Weights of where a query term matches a memory.
+const (
+	weightTag       = 3
+	weightWord      = 2
+	weightSubstring = 1
+	// minSubstring is the shortest term that may match inside a word.
+	minSubstring = 3
+)
+
+// match is how well one memory matches a query.
+type match struct {
+	m      Memory
+	terms  int // how many query terms match at all
+	weight int // the sum of each matching term's best weight
+}
+
+func (a match) better(b match) bool {
+	if a.terms != b.terms {
+		return a.terms > b.terms
+	}
+	if a.weight != b.weight {
+		return a.weight > b.weight
+	}
+	return a.m.At.After(b.m.At)
+}
+
+func score(m Memory, query []string) match {
+	tags := map[string]bool{strings.ToLower(m.Type): true}
+	for _, t := range m.Tags {
+		// A tag counts whole ("db-migrations") and by its words ("db").
+		tags[strings.ToLower(t)] = true
+		for _, w := range words(t) {
+			tags[w] = true
 		}
 	}
-	return n
+	text := words(m.Text)
+	have := map[string]bool{}
+	for _, w := range text {
+		have[w] = true
+	}
+	mt := match{m: m}
+	for _, q := range query {
+		w := termWeight(q, tags, have, text)
+		if w > 0 {
+			mt.terms++
+			mt.weight += w
+		}
+	}
+	return mt
+}
+
+// termWeight is the weight of the best place query term q matches: 0 when
+// it matches nowhere.
+func termWeight(q string, tags, have map[string]bool, text []string) int {
+	switch {
+	case tags[q]:
+		return weightTag
+	case have[q]:
+		return weightWord
+	case utf8.RuneCountInString(q) < minSubstring:
+		return 0
+	}
+	inside := func(w string) bool { return strings.Contains(w, q) }
+	if slices.ContainsFunc(text, inside) || slices.ContainsFunc(slices.Collect(maps.Keys(tags)), inside) {
+		return weightSubstring
+	}
+	return 0
 }
 
 // stopWords match almost everything, so they say nothing about relevance.
-var stopWords = map[string]bool{"the": true, "and": true, "for": true, "with": true, "how": true,
-	"what": true, "this": true, "that": true, "are": true, "was": true, "you": true, "can": true,
-	"not": true, "but": true, "all": true, "any": true, "from": true, "into": true, "its": true,
-	"has": true, "have": true, "use": true, "when": true, "then": true, "should": true}
+// The engine's query is a whole objective and a hat's instructions, where
+// they abound.
+var stopWords = map[string]bool{"a": true, "an": true, "the": true, "and": true, "or": true,
+	"for": true, "with": true, "how": true, "what": true, "this": true, "that": true, "are": true,
+	"was": true, "you": true, "can": true, "not": true, "but": true, "all": true, "any": true,
+	"from": true, "into": true, "its": true, "has": true, "have": true, "use": true, "when": true,
+	"then": true, "should": true, "i": true, "is": true, "it": true, "in": true, "on": true,
+	"of": true, "to": true, "at": true, "by": true, "as": true, "be": true, "do": true, "if": true,
+	"so": true, "we": true, "my": true, "me": true}
 
-// terms are the lower-case words of s longer than two letters, without
-// stop words.
-func terms(s string) map[string]bool {
-	out := map[string]bool{}
-	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-')
-	}) {
-		if len(w) > 2 && !stopWords[w] {
-			out[w] = true
+// queryTerms are the distinct lower-case words of query, short ones
+// included ("db"), in order. Stop words are dropped unless the query has
+// nothing else, so that a search for "the" still finds "the".
+func queryTerms(query string) []string {
+	var all, kept []string
+	seen := map[string]bool{}
+	for _, w := range words(query) {
+		if seen[w] {
+			continue
+		}
+		seen[w] = true
+		all = append(all, w)
+		if !stopWords[w] {
+			kept = append(kept, w)
 		}
 	}
-	return out
+	if len(kept) == 0 {
+		return all
+	}
+	return kept
+}
+
+// words splits s into lower-case words of letters and digits: "db/migrations"
+// and "cache_test.go" are two and three words.
+func words(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
 }
 
 // Select renders the memories most relevant to query, then the newest of
@@ -220,7 +310,8 @@ func Select(ms []Memory, query string, budget int) string {
 	if budget <= 0 || len(ms) == 0 {
 		return ""
 	}
-	relevant := Search(ms, query)
+	// An objective with no words selects by recency alone.
+	relevant, _ := Search(ms, query)
 	seen := map[string]bool{}
 	for _, m := range relevant {
 		seen[m.ID] = true
@@ -244,7 +335,8 @@ func Select(ms []Memory, query string, budget int) string {
 		b.WriteString(line)
 	}
 	if left > 0 {
-		fmt.Fprintf(&b, "(%d more memories did not fit; `ralph memory search WORDS` finds them)\n", left)
+		fmt.Fprintf(&b, "(%s did not fit; `ralph memory search WORDS` finds %s)\n",
+			plural.Count(left, "more memory", "more memories"), plural.Word(left, "it", "them"))
 	}
 	return b.String()
 }

@@ -18,8 +18,8 @@ const module = "github.com/ralph-loop/ralph/"
 // allowed lists, for each package, the ralph packages it may import, with
 // the reason. cmd/ralph may import everything and is not listed.
 //
-// internal/procgroup, internal/suggest, internal/fileholders and
-// internal/redact are helpers, not domain: leaves that import nothing of
+// internal/procgroup, internal/suggest, internal/fileholders,
+// internal/redact and internal/plural are helpers, not domain: leaves that import nothing of
 // ralph's, shared by the domain packages that need them. events is not
 // among those: it stays a leaf with no ralph imports.
 var allowed = map[string]struct {
@@ -28,16 +28,17 @@ var allowed = map[string]struct {
 }{
 	"events":               {nil, "the vocabulary everything else speaks; a leaf"},
 	"hats":                 {[]string{"events", "internal/suggest"}, "hat choice and prompts need events only (and a did-you-mean helper)"},
-	"criteria":             {[]string{"events", "internal/procgroup", "internal/suggest"}, "checks are independent of the loop; commands run in a process group"},
+	"criteria":             {[]string{"events", "internal/procgroup", "internal/suggest", "internal/plural"}, "checks are independent of the loop; commands run in a process group"},
 	"backends":             {[]string{"events", "internal/procgroup", "internal/suggest", "internal/redact"}, "agents produce activity; they never see the engine; agents run in a process group; what agents print is redacted where it enters ralph"},
 	"engine/config":        {[]string{"events", "hats", "criteria", "internal/suggest"}, "the loader turns files into domain types"},
-	"engine/memory":        {nil, "memories are files and text; a leaf"},
+	"engine/memory":        {[]string{"internal/plural"}, "memories are files and text; a leaf but for a wording helper"},
 	"engine/checklist":     {nil, "a markdown checklist parser; a leaf"},
-	"engine":               {[]string{"events", "hats", "criteria", "engine/memory", "engine/checklist", "internal/fileholders", "internal/redact"}, "the engine declares the interfaces it needs of backends; configuration reaches it as Options; a refused lock names who really holds it; it redacts what it writes and reports"},
+	"engine":               {[]string{"events", "hats", "criteria", "engine/memory", "engine/checklist", "internal/fileholders", "internal/redact", "internal/plural"}, "the engine declares the interfaces it needs of backends; configuration reaches it as Options; a refused lock names who really holds it; it redacts what it writes and reports"},
 	"internal/procgroup":   {nil, "starting, stopping and reaping a process group; a leaf helper"},
 	"internal/suggest":     {nil, "did-you-mean by edit distance; a leaf helper"},
 	"internal/fileholders": {nil, "which processes have a file open; a leaf helper"},
 	"internal/redact":      {nil, "hiding secret values in text and streams; a leaf helper"},
+	"internal/plural":      {nil, "counts of things in words (1 hat, 2 hats); a leaf helper"},
 }
 
 // execAllowed are the packages that may start processes. internal/ covers

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/alecthomas/kong"
+)
+
+// usagePrinter is kong's help printer, except for the short usage printed
+// with a command-line mistake. kong's ends with `Run "ralph loop (run)
+// --help"`, which names the alias in a way no shell runs; ralph prints the
+// usage line with the command's own path instead, and its own hint after
+// (see usageError).
+func usagePrinter(options kong.HelpOptions, ctx *kong.Context) error {
+	cmd := ctx.Selected()
+	if !options.Summary || cmd == nil {
+		return kong.DefaultHelpPrinter(options, ctx)
+	}
+	summary := strings.TrimPrefix(cmd.Summary(), cmd.Path())
+	fmt.Fprintf(ctx.Stdout, "Usage: %s%s\n", commandPath(ctx), summary)
+	if cmd.Help != "" {
+		fmt.Fprintf(ctx.Stdout, "\n%s\n", cmd.Help)
+	}
+	return nil
+}
+
+// commandPath is the command line that selects ctx's command, e.g.
+// "ralph memory search": names only, without aliases or arguments, so that
+// `<path> --help` runs.
+func commandPath(ctx *kong.Context) string {
+	var names []string
+	for n := ctx.Selected(); n != nil && n.Type == kong.CommandNode; n = n.Parent {
+		names = append(names, n.Name)
+	}
+	names = append(names, ctx.Model.Name)
+	for i, j := 0, len(names)-1; i < j; i, j = i+1, j-1 {
+		names[i], names[j] = names[j], names[i]
+	}
+	return strings.Join(names, " ")
+}
