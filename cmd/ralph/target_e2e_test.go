@@ -61,12 +61,13 @@ func TestE2EEmitRefusesATargetTheRunHasNot(t *testing.T) {
 }
 
 // `ralph emit --target` by hand, in the workspace of a run, knows the
-// run's hats from its log; the coordinator is one of them.
+// run's hats from its log; the coordinator is one of them. (The run ended
+// by its limit, so a resume would read what is emitted.)
 func TestEmitChecksTheTargetAgainstTheRunsHats(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("ralph.yml", twoHatConfig+agentCLI())
 	w.script(twoHatScript())
-	require.Equal(t, 0, w.ralph("loop").code)
+	require.Equal(t, 2, w.ralph("loop", "--max-iterations", "1").code)
 	before := len(w.events())
 
 	for _, target := range []string{"reviwer", "Reviewer", "deployer"} {
