@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -13,8 +14,10 @@ func TestLoopSaysWhyTheCommandCannotRun(t *testing.T) {
 		w.write("ralph.yml", "cli:\n  backend: command\n  command: ./agent.sh\nevent_loop:\n  prompt: hi\n")
 		r := w.ralph("loop")
 		assert.Equal(t, 3, r.code)
-		assert.Contains(t, r.stderr, `ralph: error: command backend: "./agent.sh" exists but is not executable`+"\n")
-		assert.Contains(t, r.stderr, "ralph: hint: make it executable: chmod +x ./agent.sh\n")
+		// The relative path is resolved against the config's directory.
+		script := filepath.Join(w.dir, "agent.sh")
+		assert.Contains(t, r.stderr, `ralph: error: command backend: "`+script+`" exists but is not executable`+"\n")
+		assert.Contains(t, r.stderr, "ralph: hint: make it executable: chmod +x "+script+"\n")
 		assert.NotContains(t, r.stderr, "not found")
 	})
 	t.Run("a program and its arguments in cli.command", func(t *testing.T) {
@@ -32,6 +35,6 @@ func TestLoopSaysWhyTheCommandCannotRun(t *testing.T) {
 		r := w.ralph("loop")
 		assert.Equal(t, 3, r.code)
 		assert.Equal(t, "ralph: error: command backend: executable \"/nonexistent/agent\" not found\n"+
-			"ralph: hint: cli.command must name an installed program (a name on PATH or a path)\n", r.stderr)
+			"ralph: hint: cli.command must name an installed program: a name on PATH, or a path (a relative one is relative to the config file that sets it)\n", r.stderr)
 	})
 }

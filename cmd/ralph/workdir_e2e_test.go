@@ -82,5 +82,5 @@ func TestE2EBareCommandIsLookedUpOnPath(t *testing.T) {
 	r := w.ralph("loop")
 
 	assert.Equal(t, 3, r.code, r.stderr)
-	assert.Contains(t, r.stderr, `"agent-not-on-path" not found`)
+	assert.Contains(t, r.stderr, `"agent-not-on-path" is not on PATH`)
 }

@@ -80,3 +80,12 @@ func TestLoadWithCollectionResolvesItsCommands(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Join(root, "build.sh"), c.Hats[0].Backend.Command)
 }
+
+// A program and its arguments written as one command are left as written,
+// so that the error about them can point at cli.args.
+func TestLoadLeavesACommandWithArgumentsAsWritten(t *testing.T) {
+	path := writeConfig(t, t.TempDir(), "ralph.yml", "cli:\n  backend: command\n  command: sh ./x.sh\n")
+	c, err := config.Load(path)
+	require.NoError(t, err)
+	assert.Equal(t, "sh ./x.sh", c.CLI.Command)
+}

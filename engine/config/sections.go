@@ -183,9 +183,13 @@ func (l *loader) setCommand(dst *string) func(*yaml.Node, string) {
 }
 
 // isRelativePath reports whether a command names a file by a relative
-// path; a bare name has no separator and is looked up on PATH.
+// path; a bare name has no separator and is looked up on PATH. A command
+// with a space ("sh ./x.sh") is a program and its arguments written as one
+// string: left as written, so that the error about it can say to move the
+// arguments to cli.args.
 func isRelativePath(cmd string) bool {
-	return !filepath.IsAbs(cmd) && strings.ContainsAny(cmd, "/"+string(filepath.Separator))
+	return !filepath.IsAbs(cmd) && strings.ContainsAny(cmd, "/"+string(filepath.Separator)) &&
+		!strings.ContainsAny(cmd, " \t")
 }
 
 // backendName checks a backend name and returns ralph's name for it ("" if
