@@ -138,6 +138,19 @@ func TestEventsJSONLeavesOutMalformedLines(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Len(t, jsonTopics(t, r.stdout), len(sampleLog)-1)
 	assert.Contains(t, r.stderr, "left out 1 malformed line")
+
+	// --last N counts the lines --json prints: a malformed line left out
+	// takes none of the N.
+	log := writeSampleLog(t, dir, time.Now())
+	f, err := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("{not json either\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	last := runInProcess("-C", dir, "events", "--json", "--last", "2")
+	require.Equal(t, 0, last.code, last.stderr)
+	assert.Equal(t, []string{"task.complete", "loop.terminate"}, jsonTopics(t, last.stdout))
+	assert.Contains(t, last.stderr, "left out 2 malformed lines")
 }
 
 func TestEventsFlagErrors(t *testing.T) {
