@@ -21,55 +21,64 @@ const endScan = 1 << 20
 // missing log, or one whose end holds none of those lines, has not ended
 // as far as this can tell.
 func RunEnded(path string) (Reason, bool, error) {
+	ev, ended, err := RunEnd(path)
+	if err != nil || !ended {
+		return "", false, err
+	}
+	var r terminateRecord
+	decode(ev, &r)
+	return r.Reason, r.Reason != "", nil
+}
+
+// RunEnd is RunEnded's loop.terminate line itself, for its figures: the
+// events published into an ended run, which wait for its resume, come
+// after it.
+func RunEnd(path string) (events.Event, bool, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", false, nil
+		return events.Event{}, false, nil
 	}
 	if err != nil {
-		return "", false, fmt.Errorf("read the end of %s: %w", path, err)
+		return events.Event{}, false, fmt.Errorf("read the end of %s: %w", path, err)
 	}
 	defer f.Close()
 	size, err := f.Seek(0, io.SeekEnd)
 	if err != nil {
-		return "", false, fmt.Errorf("read the end of %s: %w", path, err)
+		return events.Event{}, false, fmt.Errorf("read the end of %s: %w", path, err)
 	}
 	start := max(0, size-endScan)
 	buf := make([]byte, size-start)
 	if _, err := f.ReadAt(buf, start); err != nil && !errors.Is(err, io.EOF) {
-		return "", false, fmt.Errorf("read the end of %s: %w", path, err)
+		return events.Event{}, false, fmt.Errorf("read the end of %s: %w", path, err)
 	}
 	for len(buf) > 0 {
 		i := bytes.LastIndexByte(bytes.TrimSuffix(buf, []byte("\n")), '\n')
 		line := buf[i+1:]
 		buf = buf[:max(i, 0)]
-		if reason, decided := runBoundary(line); decided {
-			return reason, reason != "", nil
+		if ev, decided := runBoundary(line); decided {
+			return ev, ev.Topic == TopicLoopTerminate, nil
 		}
 		if i < 0 {
 			break
 		}
 	}
-	return "", false, nil
+	return events.Event{}, false, nil
 }
 
-// runBoundary reads a line of ralph's that starts or ends a run: the
-// reason of a loop.terminate, "" for a start or a resume; decided is false
-// for any other line.
-func runBoundary(line []byte) (reason Reason, decided bool) {
+// runBoundary reads a line of ralph's that starts or ends a run
+// (loop.started, loop.resumed, loop.terminate); decided is false for any
+// other line.
+func runBoundary(line []byte) (ev events.Event, decided bool) {
 	if !bytes.Contains(line, []byte(`"topic":"loop.`)) {
-		return "", false
+		return events.Event{}, false
 	}
 	ev, err := events.ParseLine(line)
 	if err != nil || ev.Source != events.SourceRalph {
-		return "", false
+		return events.Event{}, false
 	}
 	switch ev.Topic {
-	case TopicLoopStarted, TopicLoopResumed:
-		return "", true
-	case TopicLoopTerminate:
-		var r terminateRecord
-		decode(ev, &r)
-		return r.Reason, true
+	case TopicLoopStarted, TopicLoopResumed, TopicLoopTerminate:
+		return ev, true
 	}
-	return "", false
+	return events.Event{}, false
 }

@@ -292,6 +292,12 @@ func (s *logPrinter) record(rec events.Record) error {
 	if !s.keep(rec) {
 		return nil
 	}
+	if rec.Err != nil && s.p.json {
+		// --json leaves a malformed line out, so it is not one of the
+		// --last N either.
+		s.p.malformed++
+		return nil
+	}
 	if s.last != nil {
 		s.last.push(rec)
 		return nil

@@ -138,6 +138,19 @@ func TestEventsJSONLeavesOutMalformedLines(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Len(t, jsonTopics(t, r.stdout), len(sampleLog)-1)
 	assert.Contains(t, r.stderr, "left out 1 malformed line")
+
+	// --last N counts the lines --json prints: a malformed line left out
+	// takes none of the N.
+	log := writeSampleLog(t, dir, time.Now())
+	f, err := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("{not json either\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	last := runInProcess("-C", dir, "events", "--json", "--last", "2")
+	require.Equal(t, 0, last.code, last.stderr)
+	assert.Equal(t, []string{"task.complete", "loop.terminate"}, jsonTopics(t, last.stdout))
+	assert.Contains(t, last.stderr, "left out 2 malformed lines")
 }
 
 func TestEventsFlagErrors(t *testing.T) {
@@ -219,31 +232,6 @@ func TestRingKeepsTheLastN(t *testing.T) {
 	assert.Nil(t, newRing(0), "no --last, no ring")
 }
 
-func TestReadLastLine(t *testing.T) {
-	long := strings.Repeat("x", 40_000) // longer than a block
-	cases := []struct {
-		name, content, want string
-	}{
-		{"empty", "", ""},
-		{"one line", "a\n", "a"},
-		{"two lines", "a\nb\n", "b"},
-		{"a line still being written", "a\nb\npart", "b"},
-		{"blank lines at the end", "a\nb\n\n  \n", "b"},
-		{"a long last line", "a\n" + long + "\n", long},
-		{"a long line before a torn one", long + "\n" + strings.Repeat("y", 20_000), long},
-		{"only a partial line", "partial", ""},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "log.jsonl")
-			require.NoError(t, os.WriteFile(path, []byte(tc.content), 0o644))
-			got, err := readLastLine(path)
-			require.NoError(t, err)
-			assert.Equal(t, tc.want, string(got))
-		})
-	}
-}
-
 // TestEventsRuns runs two loops in one workspace, then lists the runs and
 // reads the first one's log by its id.
 func TestEventsRuns(t *testing.T) {
@@ -290,6 +278,27 @@ func TestEventsRuns(t *testing.T) {
 	path, ok := archivedLog(w.dir, runs[0].RunID)
 	require.True(t, ok, "the second run archived the first one's state")
 	assert.Equal(t, filepath.Join(w.dir, runs[0].Log), path)
+}
+
+// TestEventsRunsAfterAnEmitIntoAnEndedRun: an event published into a run
+// that ended on a limit waits for its resume; the run has still ended, and
+// --runs says how, not "unfinished".
+func TestEventsRunsAfterAnEmitIntoAnEndedRun(t *testing.T) {
+	w := newWorkspace(t)
+	w.write("ralph.yml", "event_loop:\n  prompt: x\n  max_iterations: 1\n"+agentCLI())
+	w.script(map[string]any{"steps": []step{say("still working")}})
+	require.Equal(t, 2, w.ralph("loop").code)
+	emit := w.ralph("emit", "build.task", "next time, the parser")
+	require.Equal(t, 0, emit.code, emit.stderr)
+
+	r := w.ralph("events", "--runs", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var run runEntry
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &run))
+	assert.Equal(t, "max_iterations", run.Ended)
+	require.NotNil(t, run.ExitCode)
+	assert.Equal(t, 2, *run.ExitCode)
+	assert.Equal(t, 1, run.Iterations)
 }
 
 // followOutput starts `ralph events -f` and streams its stdout lines.

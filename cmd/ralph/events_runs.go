@@ -34,8 +34,8 @@ type runEntry struct {
 
 // listRuns finds every run of the workspace from its event logs. Each log
 // says who it is in its first line (loop.started) and how it ended in its
-// last (loop.terminate), so only those two lines are read, however long
-// the log. Logs come oldest first: their names carry their start time.
+// last loop.terminate (events published into the ended run may follow it),
+// so only its first line and its end are read, however long the log. Logs come oldest first: their names carry their start time.
 func listRuns(workspace string) ([]runEntry, error) {
 	dir := filepath.Join(workspace, engine.DirName)
 	paths, err := engine.EventLogs(dir)
@@ -87,13 +87,13 @@ func readRunEntry(path string) (runEntry, error) {
 		// it is still listed, under its file name.
 		r.RunID = strings.TrimSuffix(strings.TrimPrefix(filepath.Base(path), "events-"), ".jsonl")
 	}
-	last, err := readLastLine(path)
+	end, ended, err := engine.RunEnd(path)
 	if err != nil {
 		return r, err
 	}
-	if ev, err := events.ParseLine(last); err == nil && ev.Topic == engine.TopicLoopTerminate {
+	if ended {
 		var p viewTerminate
-		if decodeView(ev, &p) {
+		if decodeView(end, &p) {
 			code := p.ExitCode
 			r.Ended, r.ExitCode, r.Iterations, r.CostUSD = p.Reason, &code, p.Iterations, p.CostUSD
 		}
@@ -124,67 +124,6 @@ func readFirstLine(path string) ([]byte, error) {
 		return nil, fmt.Errorf("read event log %s: %w", path, err)
 	}
 	return line[:len(line)-1], nil
-}
-
-// readLastLine reads a file's last complete line (without its newline) by
-// reading backwards from the end in blocks; nil when it has none. Bytes
-// after the last newline are a line still being written and are skipped.
-func readLastLine(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read event log: %w", err)
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("read event log %s: %w", path, err)
-	}
-	const block = 16 << 10
-	var tail []byte // the file's bytes from some offset to its end
-	end := info.Size()
-	for end > 0 {
-		from := max(end-block, 0)
-		buf := make([]byte, end-from)
-		if _, err := f.ReadAt(buf, from); err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("read event log %s: %w", path, err)
-		}
-		tail = append(buf, tail...)
-		end = from
-		if line, ok := lastCompleteLine(tail, from == 0); ok {
-			return line, nil
-		}
-	}
-	return nil, nil
-}
-
-// lastCompleteLine finds the last newline-terminated non-blank line in
-// tail; whole says tail starts at the beginning of the file, so a line
-// without a newline before it is complete at its start.
-func lastCompleteLine(tail []byte, whole bool) ([]byte, bool) {
-	end := len(tail)
-	for {
-		nl := lastIndexOf(tail[:end], '\n')
-		if nl < 0 {
-			return nil, whole
-		}
-		start := lastIndexOf(tail[:nl], '\n') + 1
-		if start == 0 && !whole {
-			return nil, false // the line may begin before tail does
-		}
-		if line := tail[start:nl]; strings.TrimSpace(string(line)) != "" {
-			return line, true
-		}
-		end = nl
-	}
-}
-
-func lastIndexOf(b []byte, c byte) int {
-	for i := len(b) - 1; i >= 0; i-- {
-		if b[i] == c {
-			return i
-		}
-	}
-	return -1
 }
 
 // findRun finds the event log of run id (or of the one run whose id starts

@@ -102,7 +102,7 @@ func (c *loopCmd) loop(ctx context.Context, g *globals, log *slog.Logger, rep lo
 	}
 	opts := setup.options(g, log, rep, c)
 	if h, ok := rep.(*headlessReporter); ok {
-		h.configured(setup.cfg.Warnings, opts.Settings.StuckThreshold)
+		h.configured(setup.warnings, opts.Settings.StuckThreshold)
 	}
 	if opts.Fault, err = crashHook(); err != nil {
 		return err

@@ -292,11 +292,37 @@ func TestHeadlessRunGolden(t *testing.T) {
 
 	require.Equal(t, 0, r.code, r.stderr)
 	kinds := headlessLines(t, r.stdout)
-	assert.Equal(t, []string{"warning", "started"}, kinds[:2], "the config's warning, then the run")
+	assert.Equal(t, []string{"warning", "warning", "started"}, kinds[:3], "the config's warning and its topology's, then the run")
 	assertGolden(t, "headless/two_hats.golden", normalizeHeadless(r.stdout, w.dir))
 	assert.Contains(t, r.stderr, "ended: completed (exit 0)", "the summary goes to stderr")
 	assert.NotContains(t, r.stderr, `"event"`, "no JSON on stderr")
 	assert.NotContains(t, r.stderr, "Wrote hello.txt", "the agent's text is not on stderr without --verbose")
+}
+
+// TestHeadlessTopologyWarning: what ralph validate would warn about the
+// hats' hand-offs is printed on stderr before a run, and a program reading
+// the stream gets it too, as a warning line.
+func TestHeadlessTopologyWarning(t *testing.T) {
+	w := newWorkspace(t)
+	w.write("ralph.yml", "event_loop:\n  prompt: x\n  max_iterations: 1\n"+agentCLI()+
+		"hats:\n  builder:\n    triggers: [task.start]\n    publishes: [build.done, LOOP_COMPLETE]\n")
+	w.script(map[string]any{"steps": []step{say("working")}})
+
+	r := w.ralph("loop", "--headless")
+
+	require.Equal(t, 2, r.code, r.stderr)
+	assert.Contains(t, r.stderr, `publishes "build.done", but no hat triggers on it`)
+	var warnings []string
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &m))
+		if m["event"] == "warning" {
+			warnings = append(warnings, m["message"].(string))
+		}
+	}
+	require.Len(t, warnings, 1, r.stdout)
+	assert.Contains(t, warnings[0], `publishes "build.done", but no hat triggers on it`)
+	assert.Contains(t, warnings[0], "ralph.yml:", "the warning names the file and line")
 }
 
 // TestHeadlessFailedBeforeTheLoop: a config error still produces a JSON

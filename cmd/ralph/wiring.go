@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,6 +38,9 @@ type loopInputs struct {
 type loopSetup struct {
 	cfg        *config.Config
 	configPath string
+	// warnings are the config's and its topology's, already printed on
+	// stderr; the headless stream repeats them.
+	warnings   []string
 	objective  string
 	source     string
 	registry   *hats.Registry
@@ -59,7 +63,7 @@ func prepareLoop(g *globals, in loopInputs) (*loopSetup, error) {
 	for _, w := range cfg.Warnings {
 		fmt.Fprintf(g.stderr, "ralph: warning: %s\n", w)
 	}
-	s := &loopSetup{cfg: cfg, configPath: path}
+	s := &loopSetup{cfg: cfg, configPath: path, warnings: slices.Clone(cfg.Warnings)}
 	s.objective, s.source, err = cfg.Objective(g.Dir, in.prompt, in.promptFile)
 	spec, specErr := specFile(g.Dir, in, cfg, err)
 	switch {
@@ -88,7 +92,7 @@ func prepareLoop(g *globals, in loopInputs) (*loopSetup, error) {
 		return nil, err
 	}
 	if s.specFile == "" {
-		warnTopology(g, cfg, s.registry, path)
+		s.warnings = append(s.warnings, warnTopology(g, cfg, s.registry, path)...)
 	}
 	s.redactor = newRedactor(g, cfg)
 	if err := s.buildBackends(cfg, in.backend); err != nil {
@@ -100,13 +104,17 @@ func prepareLoop(g *globals, in loopInputs) (*loopSetup, error) {
 }
 
 // warnTopology prints what ralph validate finds wrong with the hats'
-// hand-offs, as warnings: a run may still be what the user wants, but a
-// hat nothing reaches is better known before the run spends money.
-func warnTopology(g *globals, cfg *config.Config, reg *hats.Registry, path string) {
+// hand-offs, as warnings, and returns them: a run may still be what the
+// user wants, but a hat nothing reaches is better known before the run
+// spends money.
+func warnTopology(g *globals, cfg *config.Config, reg *hats.Registry, path string) []string {
 	errs, warnings := topologyProblems(cfg, reg, path)
+	var msgs []string
 	for _, p := range append(errs, warnings...) {
 		fmt.Fprintf(g.stderr, "ralph: warning: %s\n", p.String())
+		msgs = append(msgs, p.String())
 	}
+	return msgs
 }
 
 // loadConfig loads the -c files, or ./ralph.yml when none is given.
