@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
+	"github.com/ralph-loop/ralph/internal/exitcode"
 )
 
 // turn is what the fake agent does in one iteration.
@@ -53,7 +55,7 @@ func (f *fakeBackend) Run(ctx context.Context, run events.AgentRun, report func(
 	if t.onStart != nil {
 		t.onStart()
 	}
-	n := atoi(iter)
+	n, _ := strconv.Atoi(iter)
 	for _, ev := range t.emit {
 		ev.Source, ev.Hat, ev.Iteration = events.SourceAgent, hat, n
 		if ev.Payload == nil {
@@ -112,14 +114,6 @@ func envOf(env []string, key string) string {
 		}
 	}
 	return ""
-}
-
-func atoi(s string) int {
-	n := 0
-	for _, c := range s {
-		n = n*10 + int(c-'0')
-	}
-	return n
 }
 
 // nopReporter discards progress.
@@ -286,7 +280,7 @@ func TestMaxRuntime(t *testing.T) {
 	out, err := newTestEngine(t, t.TempDir(), b, s, func(o *Options) { o.Now = clock.Now }).Run(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, ReasonMaxRuntime, out.Reason)
-	assert.Equal(t, ExitLimit, out.ExitCode)
+	assert.Equal(t, exitcode.Limit, out.ExitCode)
 	assert.Equal(t, 3, out.Iterations, "after 3 one-minute iterations the runtime is past 150s")
 }
 
@@ -300,7 +294,7 @@ func TestInterruptedRunExits130AndResumes(t *testing.T) {
 	out, err := newTestEngine(t, dir, b, settings()).Run(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, ReasonInterrupted, out.Reason)
-	assert.Equal(t, ExitInterrupted, out.ExitCode)
+	assert.Equal(t, exitcode.Interrupted, out.ExitCode)
 
 	// On resume the builder runs again with the same event, and the event
 	// it wrote before the interruption is routed exactly once.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/ralph-loop/ralph/engine/memory"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
+	"github.com/ralph-loop/ralph/internal/exitcode"
 	"github.com/ralph-loop/ralph/internal/plural"
 )
 
@@ -81,7 +83,7 @@ func (e *Engine) exhausted(h hats.Hat) bool {
 // and publishes <hat>.exhausted the first time.
 func (e *Engine) dropExhausted(h hats.Hat, offsets []int64) (State, error) {
 	lines := []events.Event{ralphEvent(TopicEventDropped, droppedRecord{Offsets: offsets, Hat: h.ID, Reason: "exhausted"})}
-	if !containsString(e.st.Exhausted, h.ID) {
+	if !slices.Contains(e.st.Exhausted, h.ID) {
 		lines = append(lines, ralphEvent(h.ID+suffixExhausted, fmt.Sprintf(
 			"Hat %s reached max_activations (%d); its pending events were dropped.", h.ID, h.MaxActivations)))
 	}
@@ -477,7 +479,7 @@ func (e *AgentAuthError) Hint() string {
 }
 
 // ExitCode makes it fatal.
-func (e *AgentAuthError) ExitCode() int { return ExitFatal }
+func (e *AgentAuthError) ExitCode() int { return exitcode.Fatal }
 
 // saidLimit bounds how much of an agent's final message is kept for the
 // next prompt: enough for a verdict and its reasons.
@@ -494,13 +496,4 @@ func tail(s string, n int) string {
 		cut = cut[i+1:]
 	}
 	return "…" + cut
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gofrs/flock"
 
+	"github.com/ralph-loop/ralph/internal/exitcode"
 	"github.com/ralph-loop/ralph/internal/fileholders"
 )
 
@@ -66,7 +67,7 @@ func (e *LockHeldError) Hint() string {
 }
 
 // ExitCode makes a held lock a fatal error.
-func (e *LockHeldError) ExitCode() int { return ExitFatal }
+func (e *LockHeldError) ExitCode() int { return exitcode.Fatal }
 
 // Lock is the held workspace lock.
 type Lock struct {

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/internal/exitcode"
 )
 
 // An agent deletes .ralph/ in the middle of its iteration. The run records
@@ -26,7 +28,7 @@ func TestDeletedRalphDirIsRecreatedAndTheRunResumes(t *testing.T) {
 	out, err := newTestEngine(t, dir, b, settings(), func(o *Options) { o.Reporter = rep }).Run(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, ReasonFatal, out.Reason)
-	assert.Equal(t, ExitFatal, out.ExitCode)
+	assert.Equal(t, exitcode.Fatal, out.ExitCode)
 	assert.Contains(t, out.Message, ".ralph/ was deleted while the run was going")
 	assert.Contains(t, out.Message, "ralph loop --resume")
 	assert.Contains(t, rep.all(), "recreating the run's state from memory", "said as it happened")

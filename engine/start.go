@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/rand"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/exitcode"
 	"github.com/ralph-loop/ralph/internal/plural"
 )
 
@@ -29,7 +31,7 @@ func (e *NoRunError) Error() string { return "no run to resume: " + e.Why }
 func (e *NoRunError) Hint() string { return "start a new run with `ralph loop`" }
 
 // ExitCode makes it a fatal error.
-func (e *NoRunError) ExitCode() int { return ExitFatal }
+func (e *NoRunError) ExitCode() int { return exitcode.Fatal }
 
 // UnfinishedRunError means a plain `ralph loop` found a run that was cut off.
 type UnfinishedRunError struct {
@@ -48,7 +50,7 @@ func (e *UnfinishedRunError) Hint() string {
 }
 
 // ExitCode makes it a fatal error.
-func (e *UnfinishedRunError) ExitCode() int { return ExitFatal }
+func (e *UnfinishedRunError) ExitCode() int { return exitcode.Fatal }
 
 func (e *Engine) starting(ctx context.Context) (State, error) {
 	if err := ctx.Err(); err != nil {
@@ -438,21 +440,12 @@ func tornTail(path string) (start, size int64, err error) {
 		if end == size && buf[n-1] == '\n' {
 			return -1, size, nil
 		}
-		if i := lastIndexByte(buf[:n], '\n'); i >= 0 {
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
 			return from + int64(i) + 1, size, nil
 		}
 		end = from
 	}
 	return 0, size, nil
-}
-
-func lastIndexByte(b []byte, c byte) int {
-	for i := len(b) - 1; i >= 0; i-- {
-		if b[i] == c {
-			return i
-		}
-	}
-	return -1
 }
 
 func (e *Engine) runInfo(resumed bool) RunInfo {

@@ -3,6 +3,7 @@ package engine
 import (
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/ralph-loop/ralph/events"
@@ -187,7 +188,7 @@ func (s *RunState) Apply(rec events.Record, router Router) {
 	}
 	s.noteTime(ev.TS)
 	s.enqueue(rec.Offset, ev, router.Route(ev))
-	if hasSuffix(ev.Topic, suffixBlocked) {
+	if strings.HasSuffix(ev.Topic, suffixBlocked) {
 		s.Blocked[blockKey(ev)]++
 	}
 }
@@ -391,7 +392,7 @@ func (s *RunState) route(r routedRecord) {
 	}
 	s.Accepted++
 	s.see(u.Event.Topic)
-	if hasSuffix(u.Event.Topic, suffixBlocked) {
+	if strings.HasSuffix(u.Event.Topic, suffixBlocked) {
 		s.Blocked[blockKey(u.Event)]++
 	}
 	switch r.As {
@@ -459,7 +460,3 @@ func (s *RunState) MaxBlocked() (string, int) {
 }
 
 func blockKey(ev events.Event) string { return ev.Topic + ": " + ev.FirstLine() }
-
-func hasSuffix(topic, suffix string) bool {
-	return len(topic) > len(suffix) && topic[len(topic)-len(suffix):] == suffix
-}

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"path/filepath"
 	"syscall"
+
+	"github.com/ralph-loop/ralph/internal/exitcode"
 )
 
 // StorageError means ralph could not write one of its files under .ralph/:
@@ -63,7 +65,7 @@ func (e *StorageError) Hint() string {
 }
 
 // ExitCode makes it a fatal error.
-func (e *StorageError) ExitCode() int { return ExitFatal }
+func (e *StorageError) ExitCode() int { return exitcode.Fatal }
 
 // storageError wraps err when the file system refused a write; other
 // errors (nil, an event that cannot be encoded, a StorageError already)

@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/ralph-loop/ralph/internal/exitcode"
+
 // Reason says why a run ended.
 type Reason string
 
@@ -20,31 +22,22 @@ const (
 	ReasonFatal               Reason = "fatal"
 )
 
-// Exit codes, one table for the whole program.
-const (
-	ExitSuccess     = 0
-	ExitFailure     = 1
-	ExitLimit       = 2
-	ExitFatal       = 3
-	ExitInterrupted = 130
-)
-
 // ExitCode maps a termination reason to the process exit status.
 func (r Reason) ExitCode() int {
 	switch r {
 	case ReasonCompleted, ReasonCancelled:
-		return ExitSuccess
+		return exitcode.OK
 	case ReasonInterrupted:
-		return ExitInterrupted
+		return exitcode.Interrupted
 	case ReasonMaxIterations, ReasonMaxRuntime, ReasonMaxCost, ReasonBudgetExhausted:
-		return ExitLimit
+		return exitcode.Limit
 	case ReasonFatal:
-		return ExitFatal
+		return exitcode.Fatal
 	case ReasonStopped, ReasonConsecutiveFailures, ReasonLoopThrashing,
 		ReasonValidationFailure, ReasonStuck:
-		return ExitFailure
+		return exitcode.Failure
 	}
-	return ExitFailure
+	return exitcode.Failure
 }
 
 // Resumable reports whether `ralph loop --resume` may continue a run that

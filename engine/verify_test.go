@@ -13,6 +13,7 @@ import (
 	"github.com/ralph-loop/ralph/criteria"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
+	"github.com/ralph-loop/ralph/internal/exitcode"
 )
 
 // fileVerifier passes a criterion when the file its Path names exists in
@@ -124,7 +125,7 @@ func TestStuckAfterIterationsWithoutProgress(t *testing.T) {
 	out, err := newTestEngine(t, t.TempDir(), b, s).Run(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, ReasonStuck, out.Reason)
-	assert.Equal(t, ExitFailure, out.ExitCode)
+	assert.Equal(t, exitcode.Failure, out.ExitCode)
 	assert.Equal(t, 3, out.Iterations)
 	assert.Contains(t, out.Message, "hats tried: ralph ×3", "the same hat is counted, not repeated")
 }

@@ -7,12 +7,8 @@ import (
 	"strings"
 
 	"github.com/alecthomas/kong"
-)
 
-// Exit statuses not tied to a run's termination reason.
-const (
-	exitOK    = 0
-	exitFatal = 3
+	"github.com/ralph-loop/ralph/internal/exitcode"
 )
 
 // hinter is an error that knows how the user can fix it.
@@ -41,14 +37,14 @@ func (e *hintError) Hint() string  { return e.hint }
 func (e *hintError) ExitCode() int { return e.code }
 
 func withHint(err error, hint string) error {
-	return &hintError{err: err, hint: hint, code: exitFatal}
+	return &hintError{err: err, hint: hint, code: exitcode.Fatal}
 }
 
 // reportError prints err as "ralph: error: …" with its hints and returns the
 // exit status it carries (3 by default).
 func reportError(w io.Writer, err error) int {
 	if err == nil {
-		return exitOK
+		return exitcode.OK
 	}
 	var quiet exitError
 	if errors.As(err, &quiet) {
@@ -67,7 +63,7 @@ func reportError(w io.Writer, err error) int {
 	if errors.As(err, &c) {
 		return c.ExitCode()
 	}
-	return exitFatal
+	return exitcode.Fatal
 }
 
 // usageError reports a command-line mistake with the usage line and exits 3.
@@ -79,7 +75,7 @@ func usageError(w io.Writer, parser *kong.Kong, kctx *kong.Context, err error) i
 	}
 	if kctx == nil {
 		fmt.Fprintln(w, "ralph: hint: run `ralph --help` for usage and examples")
-		return exitFatal
+		return exitcode.Fatal
 	}
 	// Usage goes to stderr with the error: stdout may be a JSON stream.
 	parser.Stdout = w
@@ -89,5 +85,5 @@ func usageError(w io.Writer, parser *kong.Kong, kctx *kong.Context, err error) i
 	} else {
 		fmt.Fprintf(w, "ralph: hint: run `%s --help` for usage and examples\n", commandPath(kctx))
 	}
-	return exitFatal
+	return exitcode.Fatal
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/exitcode"
 )
 
 // The --headless stream: one JSON object per line on stdout, each with
@@ -435,7 +436,7 @@ func (r *headlessReporter) Close(err error) {
 		}
 		err = errors.New(r.fatal.Message)
 	}
-	f := headFailed{Error: err.Error(), ExitCode: exitFatal, Run: r.fatal}
+	f := headFailed{Error: err.Error(), ExitCode: exitcode.Fatal, Run: r.fatal}
 	var h hinter
 	if errors.As(err, &h) {
 		f.Hint = h.Hint()

@@ -2,6 +2,8 @@ package config
 
 import (
 	"regexp"
+	"strconv"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -51,7 +53,7 @@ func (l *loader) criteriaList(n *yaml.Node, path string) []criteria.Spec {
 	for i, item := range items {
 		p := path
 		if n.Kind == yaml.SequenceNode {
-			p = path + "[" + itoa(i) + "]"
+			p = path + "[" + strconv.Itoa(i) + "]"
 		}
 		if s, ok := l.criterion(item, p); ok {
 			specs = append(specs, s)
@@ -66,7 +68,7 @@ func (l *loader) criterion(n *yaml.Node, path string) (criteria.Spec, bool) {
 	case yaml.ScalarNode:
 		spec, err := criteria.FromName(n.Value)
 		if err != nil {
-			l.problem(n, "name a criterion ("+joinTypes()+") or write a mapping with type:", "%s: %v", path, err)
+			l.problem(n, "name a criterion ("+strings.Join(criteria.Types(), ", ")+") or write a mapping with type:", "%s: %v", path, err)
 			return s, false
 		}
 		return spec, true
@@ -179,23 +181,4 @@ func (l *loader) redactNames(c *Config) func(*yaml.Node, string) {
 			c.Redact = append(c.Redact, name)
 		}
 	}
-}
-
-func joinTypes() string {
-	out := ""
-	for i, t := range criteria.Types() {
-		if i > 0 {
-			out += ", "
-		}
-		out += t
-	}
-	return out
-}
-
-func itoa(i int) string {
-	const digits = "0123456789"
-	if i < 10 {
-		return digits[i : i+1]
-	}
-	return itoa(i/10) + digits[i%10:i%10+1]
 }

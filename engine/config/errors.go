@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"strconv"
 	"strings"
+
+	"github.com/ralph-loop/ralph/internal/exitcode"
 )
 
 // ErrNotFound is wrapped by the error Find returns when a directory has no
@@ -90,7 +92,7 @@ func (e *Error) Unwrap() error { return e.cause }
 
 // ExitCode is 3, "fatal error: bad config or flags" in DESIGN.md's table,
 // for kong's ExitCoder.
-func (e *Error) ExitCode() int { return 3 }
+func (e *Error) ExitCode() int { return exitcode.Fatal }
 
 // problemError wraps a single problem.
 func problemError(p Problem, cause error) *Error {
