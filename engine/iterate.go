@@ -473,11 +473,6 @@ type AgentAuthError struct {
 
 func (e *AgentAuthError) Error() string { return e.Message }
 
-// Hint says how to fix it.
-func (e *AgentAuthError) Hint() string {
-	return "log in with the " + e.Backend + " CLI or set its API key, check with `ralph doctor`, then `ralph loop --resume`"
-}
-
 // ExitCode makes it fatal.
 func (e *AgentAuthError) ExitCode() int { return exitcode.Fatal }
 

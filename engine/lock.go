@@ -53,19 +53,6 @@ func (e *LockHeldError) Error() string {
 		e.Holder.StartedAt.Local().Format(time.DateTime), e.Path)
 }
 
-// Hint tells the user what to do about it.
-func (e *LockHeldError) Hint() string {
-	switch {
-	case e.HolderGone && len(e.Holders) > 0:
-		return fmt.Sprintf("a process started by the dead ralph may still have the lock file open; stop it (kill %d) and run again", e.Holders[0].PID)
-	case e.HolderGone:
-		return fmt.Sprintf("find what has it open with `fuser -v %s` or `lsof %s`, stop it, and run again", e.Path, e.Path)
-	case e.Holder.PID == 0:
-		return "wait for it to finish (ralph loop --wait), or stop it with `ralph stop`"
-	}
-	return fmt.Sprintf("wait for it to finish (ralph loop --wait), or stop it with `ralph stop` or `kill %d`", e.Holder.PID)
-}
-
 // ExitCode makes a held lock a fatal error.
 func (e *LockHeldError) ExitCode() int { return exitcode.Fatal }
 

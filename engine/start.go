@@ -27,9 +27,6 @@ type NoRunError struct{ Why string }
 
 func (e *NoRunError) Error() string { return "no run to resume: " + e.Why }
 
-// Hint says what to do instead.
-func (e *NoRunError) Hint() string { return "start a new run with `ralph loop`" }
-
 // ExitCode makes it a fatal error.
 func (e *NoRunError) ExitCode() int { return exitcode.Fatal }
 
@@ -42,11 +39,6 @@ type UnfinishedRunError struct {
 
 func (e *UnfinishedRunError) Error() string {
 	return fmt.Sprintf("run %s is unfinished (%s after %s)", e.RunID, e.Why, plural.Count(e.Iteration, "iteration", "iterations"))
-}
-
-// Hint says how to go on.
-func (e *UnfinishedRunError) Hint() string {
-	return "continue it with `ralph loop --resume`, or start over with `ralph loop --fresh` (the old run is archived, not deleted)"
 }
 
 // ExitCode makes it a fatal error.

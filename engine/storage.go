@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"syscall"
 
 	"github.com/ralph-loop/ralph/internal/exitcode"
@@ -45,25 +44,6 @@ func (e *StorageError) cause() string {
 	return e.Err.Error()
 }
 
-// Hint says what to do about it, by cause.
-func (e *StorageError) Hint() string {
-	dir := ralphDirOf(e.Path)
-	resume := "then continue the run with `ralph loop --resume`; nothing written before this is lost"
-	var errno syscall.Errno
-	errors.As(e.Err, &errno)
-	switch errno {
-	case syscall.ENOSPC, syscall.EDQUOT:
-		return fmt.Sprintf("free space on the file system that holds %s (see `df -h %s`), %s", dir, dir, resume)
-	case syscall.EROFS:
-		return fmt.Sprintf("the file system that holds %s is read-only; make it writable, %s", dir, resume)
-	case syscall.EFBIG:
-		return fmt.Sprintf("the file is larger than the file system or `ulimit -f` allows; raise the limit, %s", resume)
-	case syscall.EIO:
-		return fmt.Sprintf("the disk reported an I/O error; check it (dmesg, smartctl), %s", resume)
-	}
-	return "fix the cause, " + resume
-}
-
 // ExitCode makes it a fatal error.
 func (e *StorageError) ExitCode() int { return exitcode.Fatal }
 
@@ -80,14 +60,4 @@ func storageError(op, path string, err error) error {
 		return err
 	}
 	return &StorageError{Op: op, Path: path, Err: err}
-}
-
-// ralphDirOf is the .ralph directory path lies in, or path's directory.
-func ralphDirOf(path string) string {
-	for dir := filepath.Dir(path); dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
-		if filepath.Base(dir) == DirName {
-			return dir
-		}
-	}
-	return filepath.Dir(path)
 }

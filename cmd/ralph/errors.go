@@ -40,6 +40,16 @@ func withHint(err error, hint string) error {
 	return &hintError{err: err, hint: hint, code: exitcode.Fatal}
 }
 
+// hintFor is how the user can fix err: the hint attached to it on its way
+// here, else the one for the engine error it wraps.
+func hintFor(err error) string {
+	var h hinter
+	if errors.As(err, &h) && h.Hint() != "" {
+		return h.Hint()
+	}
+	return engineHint(err)
+}
+
 // reportError prints err as "ralph: error: …" with its hints and returns the
 // exit status it carries (3 by default).
 func reportError(w io.Writer, err error) int {
@@ -53,9 +63,8 @@ func reportError(w io.Writer, err error) int {
 	for _, line := range strings.Split(strings.TrimRight(err.Error(), "\n"), "\n") {
 		fmt.Fprintf(w, "ralph: error: %s\n", line)
 	}
-	var h hinter
-	if errors.As(err, &h) && h.Hint() != "" {
-		for _, line := range strings.Split(h.Hint(), "\n") {
+	if hint := hintFor(err); hint != "" {
+		for _, line := range strings.Split(hint, "\n") {
 			fmt.Fprintf(w, "ralph: hint: %s\n", line)
 		}
 	}

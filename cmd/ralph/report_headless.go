@@ -437,10 +437,7 @@ func (r *headlessReporter) Close(err error) {
 		err = errors.New(r.fatal.Message)
 	}
 	f := headFailed{Error: err.Error(), ExitCode: exitcode.Fatal, Run: r.fatal}
-	var h hinter
-	if errors.As(err, &h) {
-		f.Hint = h.Hint()
-	}
+	f.Hint = hintFor(err)
 	var c exitCoder
 	if errors.As(err, &c) {
 		f.ExitCode = c.ExitCode()

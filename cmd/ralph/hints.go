@@ -1,0 +1,78 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"syscall"
+
+	"github.com/ralph-loop/ralph/engine"
+)
+
+// engineHint says what a user can do about an error of the engine's. The
+// engine's errors carry the facts (the holder of the lock, the file, the
+// errno); which command to type is the CLI's to say, here in one place.
+func engineHint(err error) string {
+	var (
+		lock       *engine.LockHeldError
+		storage    *engine.StorageError
+		noRun      *engine.NoRunError
+		unfinished *engine.UnfinishedRunError
+		auth       *engine.AgentAuthError
+	)
+	switch {
+	case errors.As(err, &lock):
+		return lockHint(lock)
+	case errors.As(err, &storage):
+		return storageHint(storage)
+	case errors.As(err, &noRun):
+		return "start a new run with `ralph loop`"
+	case errors.As(err, &unfinished):
+		return "continue it with `ralph loop --resume`, or start over with `ralph loop --fresh` (the old run is archived, not deleted)"
+	case errors.As(err, &auth):
+		return "log in with the " + auth.Backend + " CLI or set its API key, check with `ralph doctor`, then `ralph loop --resume`"
+	}
+	return ""
+}
+
+func lockHint(e *engine.LockHeldError) string {
+	switch {
+	case e.HolderGone && len(e.Holders) > 0:
+		return fmt.Sprintf("a process started by the dead ralph may still have the lock file open; stop it (kill %d) and run again", e.Holders[0].PID)
+	case e.HolderGone:
+		return fmt.Sprintf("find what has it open with `fuser -v %s` or `lsof %s`, stop it, and run again", e.Path, e.Path)
+	case e.Holder.PID == 0:
+		return "wait for it to finish (ralph loop --wait), or stop it with `ralph stop`"
+	}
+	return fmt.Sprintf("wait for it to finish (ralph loop --wait), or stop it with `ralph stop` or `kill %d`", e.Holder.PID)
+}
+
+// storageHint says what to do about a file ralph could not write, by
+// cause.
+func storageHint(e *engine.StorageError) string {
+	dir := ralphDirOf(e.Path)
+	resume := "then continue the run with `ralph loop --resume`; nothing written before this is lost"
+	var errno syscall.Errno
+	errors.As(e.Err, &errno)
+	switch errno {
+	case syscall.ENOSPC, syscall.EDQUOT:
+		return fmt.Sprintf("free space on the file system that holds %s (see `df -h %s`), %s", dir, dir, resume)
+	case syscall.EROFS:
+		return fmt.Sprintf("the file system that holds %s is read-only; make it writable, %s", dir, resume)
+	case syscall.EFBIG:
+		return fmt.Sprintf("the file is larger than the file system or `ulimit -f` allows; raise the limit, %s", resume)
+	case syscall.EIO:
+		return fmt.Sprintf("the disk reported an I/O error; check it (dmesg, smartctl), %s", resume)
+	}
+	return "fix the cause, " + resume
+}
+
+// ralphDirOf is the .ralph directory path lies in, or path's directory.
+func ralphDirOf(path string) string {
+	for dir := filepath.Dir(path); dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
+		if filepath.Base(dir) == engine.DirName {
+			return dir
+		}
+	}
+	return filepath.Dir(path)
+}
