@@ -91,7 +91,7 @@ func TestCompletionBash(t *testing.T) {
 func bashWords(words []string) string {
 	quoted := make([]string, len(words))
 	for i, w := range words {
-		quoted[i] = bashQuote(w)
+		quoted[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
 	}
 	return strings.Join(quoted, " ")
 }
@@ -129,7 +129,7 @@ func TestCompletionFish(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.line, func(t *testing.T) {
-			cmd := exec.Command("fish", "-c", "source "+path+"; complete -C "+fishQuote(tt.line))
+			cmd := exec.Command("fish", "-c", "source "+path+"; complete -C "+strconv.Quote(tt.line))
 			cmd.Dir, cmd.Env = dir, shellEnv()
 			out, err := cmd.CombinedOutput()
 			require.NoError(t, err, "%s", out)

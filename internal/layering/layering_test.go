@@ -39,6 +39,7 @@ var allowed = map[string]struct {
 	"internal/fileholders": {nil, "which processes have a file open; a leaf helper"},
 	"internal/redact":      {nil, "hiding secret values in text and streams; a leaf helper"},
 	"internal/exitcode":    {nil, "the one table of exit statuses; a leaf"},
+	"internal/completion":  {nil, "shell completion scripts from kong's model; a leaf helper"},
 	"internal/plural":      {nil, "counts of things in words (1 hat, 2 hats); a leaf helper"},
 }
 
