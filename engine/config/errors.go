@@ -88,8 +88,8 @@ func (e *Error) Hint() string {
 // Unwrap exposes the cause, if any.
 func (e *Error) Unwrap() error { return e.cause }
 
-// ExitCode is 3, "fatal error: bad config or flags" in DESIGN.md's table,
-// for kong's ExitCoder.
+// ExitCode is 3, "fatal: bad config or flags" in the table of
+// docs/architecture.md#exit-codes, for kong's ExitCoder.
 func (e *Error) ExitCode() int { return 3 }
 
 // problemError wraps a single problem.
