@@ -59,7 +59,7 @@ var authSpecs = map[string]authSpec{
 	// key or Vertex AI. Sources: geminicli.com/docs/get-started/
 	// authentication, google-gemini/gemini-cli#1122 (credentials in
 	// <home>/.gemini/oauth_creds.json), ai-sdk-provider-gemini-cli's notes
-	// on AuthType, AGENT-CLIS.md (selectedType).
+	// on AuthType, docs/agent-clis.md#gemini (selectedType).
 	"gemini": {
 		env: []authVar{
 			{"GEMINI_API_KEY", "Gemini API key"},

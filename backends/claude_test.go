@@ -1,10 +1,9 @@
 package backends
 
-// testdata/claude/stream-json-*.jsonl are real Claude Code output, copied
-// unchanged from the shared fixtures (fixtures/agents/claude/, see
-// fixtures/agents/README.md): @anthropic-ai/claude-code 2.1.197, Node
-// 20.20.2, linux-x64, 2026-11-22, pointed at a scripted fake model server,
-// captured with
+// testdata/claude/stream-json-*.jsonl are real Claude Code output
+// (backends/testdata/README.md#recorded-files): @anthropic-ai/claude-code
+// 2.1.197, Node 20.20.2, linux-x64, 2026-11-22, pointed at a scripted fake
+// model server, captured with
 //
 //	IS_SANDBOX=1 ANTHROPIC_API_KEY=sk-test ANTHROPIC_BASE_URL=$BASE DISABLE_TELEMETRY=1 \
 //	CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 \

@@ -11,7 +11,8 @@ import (
 
 // Codex: `codex exec --json` prints JSON lines thread.started, turn.started,
 // item.started/updated/completed {item:{id,type,…}}, turn.completed {usage},
-// turn.failed {error:{message}} and error {message}; see AGENT-CLIS.md.
+// turn.failed {error:{message}} and error {message}; see
+// docs/agent-clis.md#codex.
 
 const codexAuthHint = "run `codex login`, or set OPENAI_API_KEY (or the env_key of your model provider)"
 

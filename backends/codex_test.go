@@ -1,7 +1,7 @@
 package backends
 
 // testdata/codex/exec-json-{tool-loop,tool-error,api-error-400}.jsonl were
-// captured with (fixtures/agents/README.md):
+// captured with (backends/testdata/README.md#recording):
 //
 //	CODEX_HOME=$HOME/.codex FAKE_API_KEY=sk-test \
 //	codex exec --json --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox PROMPT </dev/null

@@ -10,7 +10,7 @@ package backends
 // # How a CLI joins
 //
 // Either drop its recorded output into testdata/<name>/ under the names the
-// shared fixtures use — <format>-tool-loop.jsonl for a successful turn (it
+// other recordings use (backends/testdata/README.md#recorded-files) — <format>-tool-loop.jsonl for a successful turn (it
 // writes a file, runs a shell command and ends with LOOP_COMPLETE) and
 // <format>-api-error-400.jsonl for a failed one, with an optional
 // <format>-api-error-400.stderr.txt — or, to say more (a different exit
@@ -77,8 +77,8 @@ var conformanceCases = map[string]conformanceCase{
 	},
 }
 
-// recordedErrorExit is the exit status each CLI gave in the shared
-// api-error-400 recordings (fixtures/agents/README.md), for CLIs that join
+// recordedErrorExit is the exit status each CLI gave in the api-error-400
+// recordings (backends/testdata/README.md#scenarios), for CLIs that join
 // by file name alone. Others are assumed to exit 1.
 var recordedErrorExit = map[string]int{
 	"claude": 1, "codex": 1, "gemini": 144, "opencode": 1, "pi": 0, "qwen": 0, "copilot": 1,

@@ -15,7 +15,7 @@ import (
 // tool.execution_start {toolCallId, toolName, arguments},
 // tool.execution_complete, assistant.usage, session.error {errorType,
 // errorCode, message, statusCode}, and a final result {exitCode, usage}; see
-// AGENT-CLIS.md and the session-events schema of github/copilot-sdk
+// docs/agent-clis.md#copilot and the session-events schema of github/copilot-sdk
 // (nodejs/src/generated/session-events.ts).
 
 const copilotAuthHint = "run `copilot` and /login, or set COPILOT_GITHUB_TOKEN (or GH_TOKEN)"

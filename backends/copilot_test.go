@@ -1,7 +1,7 @@
 package backends
 
 // testdata/copilot/output-json-{tool-loop,tool-error,api-error-400}.jsonl
-// were captured with (fixtures/agents/README.md):
+// were captured with (backends/testdata/README.md#recording):
 //
 //	COPILOT_OFFLINE=true COPILOT_PROVIDER_BASE_URL=$BASE/v1 COPILOT_PROVIDER_TYPE=openai \
 //	COPILOT_PROVIDER_API_KEY=sk-test COPILOT_MODEL=fake-model COPILOT_AUTO_UPDATE=false \

@@ -12,7 +12,7 @@ import (
 // Gemini CLI: `gemini -p PROMPT --output-format stream-json` prints JSON
 // lines init, message {role, content, delta}, tool_use, tool_result, error
 // {severity, message} and a final result {status, error, stats}; see
-// AGENT-CLIS.md. Its exit codes are listed at geminiVerdict.
+// docs/agent-clis.md#gemini. Its exit codes are listed at geminiVerdict.
 
 const geminiAuthHint = "run `gemini` once to log in, or set GEMINI_API_KEY"
 
@@ -23,7 +23,8 @@ func init() {
 		install: "install it with: npm install -g @google/gemini-cli",
 		args:    geminiArgs,
 		// Like --skip-trust, this lets gemini run in a folder the user has
-		// not trusted; without either it exits 55 (AGENT-CLIS.md).
+		// not trusted; without either it exits 55
+		// (docs/agent-clis.md#gemini).
 		env:     func(Options) []string { return []string{"GEMINI_CLI_TRUST_WORKSPACE=true"} },
 		parse:   parseGemini,
 		verdict: geminiVerdict,

@@ -1,7 +1,7 @@
 package backends
 
 // testdata/gemini/stream-json-{tool-loop,tool-error,api-error-400}.jsonl
-// were captured with (fixtures/agents/README.md):
+// were captured with (backends/testdata/README.md#recording):
 //
 //	GEMINI_API_KEY=sk-test GOOGLE_GEMINI_BASE_URL=$BASE \
 //	gemini -p PROMPT --output-format stream-json --yolo --skip-trust

@@ -16,12 +16,12 @@ import (
 )
 
 // Shared by the parser tests of codex, gemini, opencode, pi, qwen and
-// copilot. The recorded streams in testdata/<cli>/ are copies of
-// /work/shared/fixtures/agents/<cli>/ (captured against a scripted fake
-// model, see its README.md for the exact commands). Files named
-// *-rate-limit.jsonl, *-auth.jsonl, *-recovered.jsonl and *-retried.jsonl
-// are synthesized: their first line, which the parsers skip as non-JSON,
-// says so and names the source of their shape and wording.
+// copilot. The recorded streams in testdata/<cli>/ were captured against
+// ralph's scripted fake model (backends/testdata/README.md#recording says
+// how, and with which commands). Files named *-rate-limit.jsonl,
+// *-auth.jsonl, *-recovered.jsonl and *-retried.jsonl are synthesized:
+// their first line, which the parsers skip as non-JSON, says so and names
+// the source of their shape and wording.
 
 // testNow is the clock rate-limit reset times are read against in tests.
 var testNow = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)

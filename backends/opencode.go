@@ -14,7 +14,8 @@ import (
 // OpenCode: `opencode run --format json` prints JSON lines {type,
 // timestamp, sessionID, part}: step_start, text (a whole text part),
 // tool_use (once the tool has finished), step_finish {part.tokens,
-// part.cost}, reasoning, and error {error:{name, data}}; see AGENT-CLIS.md.
+// part.cost}, reasoning, and error {error:{name, data}}; see
+// docs/agent-clis.md#opencode.
 
 const opencodeAuthHint = "run `opencode auth login`, or set the provider's API key"
 

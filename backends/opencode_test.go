@@ -1,7 +1,7 @@
 package backends
 
 // testdata/opencode/run-json-{tool-loop,tool-error,api-error-400}.jsonl
-// were captured with (fixtures/agents/README.md):
+// were captured with (backends/testdata/README.md#recording):
 //
 //	OPENCODE_DISABLE_MODELS_FETCH=1 OPENCODE_DISABLE_AUTOUPDATE=1 \
 //	opencode run --format json --auto PROMPT

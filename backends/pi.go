@@ -11,7 +11,7 @@ import (
 // pi: `pi -p --mode json` prints its agent events as JSON lines: session,
 // agent_start, turn_start, message_start/update/end (user, assistant and
 // toolResult messages), tool_execution_start/update/end, turn_end,
-// agent_end, auto_retry_start/end; see AGENT-CLIS.md. pi exits 0 even when
+// agent_end, auto_retry_start/end; see docs/agent-clis.md#pi. pi exits 0 even when
 // the model API fails: the failure is only in the output.
 
 const piAuthHint = "set the provider's API key (e.g. ANTHROPIC_API_KEY or OPENAI_API_KEY), or run `pi` and /login"

@@ -1,7 +1,7 @@
 package backends
 
 // testdata/pi/mode-json-{tool-loop,tool-error,api-error-400}.jsonl were
-// captured with (fixtures/agents/README.md):
+// captured with (backends/testdata/README.md#recording):
 //
 //	PI_CODING_AGENT_DIR=$HOME/.pi/agent PI_OFFLINE=1 PI_TELEMETRY=0 \
 //	pi -p --mode json --provider fake --model fake-model --no-session PROMPT

@@ -12,9 +12,9 @@ import (
 // Qwen Code: `qwen --output-format stream-json PROMPT` prints Claude-Code
 // shaped JSON lines: system/init, assistant {message:{content:[text|
 // tool_use], usage}}, user {message:{content:[tool_result]}} and a final
-// result {subtype, is_error, result, usage}; see AGENT-CLIS.md. An API
-// error does not change the exit code (0) nor is_error (false): the result
-// text starts with "[API Error:".
+// result {subtype, is_error, result, usage}; see docs/agent-clis.md#qwen.
+// An API error does not change the exit code (0) nor is_error (false): the
+// result text starts with "[API Error:".
 
 const qwenAuthHint = "run `qwen` once to sign in, or set OPENAI_API_KEY (with OPENAI_BASE_URL and OPENAI_MODEL)"
 

@@ -1,7 +1,7 @@
 package backends
 
 // testdata/qwen/stream-json-{tool-loop,tool-error,api-error-400}.jsonl were
-// captured with (fixtures/agents/README.md):
+// captured with (backends/testdata/README.md#recording):
 //
 //	OPENAI_API_KEY=sk-test OPENAI_BASE_URL=$BASE/v1 OPENAI_MODEL=fake-model \
 //	qwen --auth-type openai -m fake-model --output-format stream-json --yolo PROMPT

@@ -10,8 +10,8 @@ import (
 
 // CLIs driven in plain-text mode: their stdout is the agent's answer, with
 // no tool, usage or error structure to read. None could be run here
-// (AGENT-CLIS.md: Kiro and Cursor's agent are not on npm, Amp talks only to
-// its own service), so the commands follow their vendors' documentation:
+// (docs/agent-clis.md#testing-against-the-fake-model: Kiro and Cursor's
+// agent are not on npm, Amp talks only to its own service), so the commands follow their vendors' documentation:
 //
 //   - Kiro, https://kiro.dev/docs/cli/headless/: "Pass --no-interactive with
 //     your initial instruction. The instruction can be a positional argument

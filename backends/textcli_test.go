@@ -1,8 +1,8 @@
 package backends
 
 // kiro, amp and cursor could not be installed where the other CLIs were
-// recorded (AGENT-CLIS.md), so there are no recordings; their plain-text
-// output is made up here.
+// recorded (backends/testdata/README.md#made-up-files), so there are no
+// recordings; their plain-text output is made up here.
 
 import (
 	"strings"

@@ -6,7 +6,8 @@ import (
 	"time"
 )
 
-// The criterion types. contains_text is seed 004's name for file_contains.
+// The criterion types. contains_text is the ralph.json task file's name for
+// file_contains (docs/architecture.md#ralphjson-task-files).
 const (
 	TypeFileExists      = "file_exists"
 	TypeFileContains    = "file_contains"
@@ -42,7 +43,7 @@ func Types() []string {
 }
 
 // Spec is one criterion as configured: in acceptance_criteria, in a gate,
-// or in a seed-004 ralph.json. Type selects the check; the other fields are
+// or in a ralph.json task file. Type selects the check; the other fields are
 // its parameters, each used by the types that say so.
 type Spec struct {
 	Type string `json:"type" yaml:"type"`

@@ -46,7 +46,7 @@ type Settings struct {
 
 	// AcceptanceCriteria must pass for a completion claim to count; with
 	// VerifyEveryIteration they are checked after every iteration and
-	// complete the run by themselves (a seed-004 ralph.json).
+	// complete the run by themselves (a ralph.json task file).
 	AcceptanceCriteria   []criteria.Spec
 	VerifyEveryIteration bool
 	Gates                []Gate

@@ -271,7 +271,8 @@ func (e *Engine) progressed(b *batch, last *FinishedIteration) bool {
 }
 
 // verifyIteration checks the acceptance criteria after an iteration when
-// they, not a claim, decide completion (a seed-004 ralph.json task).
+// they, not a claim, decide completion (a ralph.json task file; see
+// docs/architecture.md#ralphjson-task-files).
 func (e *Engine) verifyIteration(ctx context.Context, b *batch, last *FinishedIteration) {
 	v := e.judge(ctx, e.opts.Settings.AcceptanceCriteria)
 	if v.passed() {

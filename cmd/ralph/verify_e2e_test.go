@@ -90,8 +90,9 @@ hats:
 	assert.Contains(t, w.prompt(2), "Add(2, 3) = -1, want 5", "with the test output as evidence")
 }
 
-// (c) A seed-004 ralph.json runs to success.
-func TestSeed004RalphJSON(t *testing.T) {
+// (c) A ralph.json task file, whose acceptance criteria decide completion,
+// runs to success.
+func TestRalphJSONTaskFileCompletesOnItsCriteria(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("ralph.json", `{
 	"task": "Create a hello.txt file with content 'Hello from Ralph'",

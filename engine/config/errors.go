@@ -90,8 +90,8 @@ func (e *Error) Hint() string {
 // Unwrap exposes the cause, if any.
 func (e *Error) Unwrap() error { return e.cause }
 
-// ExitCode is 3, "fatal error: bad config or flags" in DESIGN.md's table,
-// for kong's ExitCoder.
+// ExitCode is exitcode.Fatal, "fatal: bad config or flags" in the table of
+// docs/architecture.md#exit-codes, for kong's ExitCoder.
 func (e *Error) ExitCode() int { return exitcode.Fatal }
 
 // problemError wraps a single problem.

@@ -469,7 +469,7 @@ func TestErrorExitCode(t *testing.T) {
 	_, err := config.LoadBytes("ralph.yml", nil)
 	var coder interface{ ExitCode() int }
 	require.ErrorAs(t, err, &coder)
-	assert.Equal(t, 3, coder.ExitCode(), "DESIGN.md: 3 is a fatal error such as a bad config")
+	assert.Equal(t, 3, coder.ExitCode(), "docs/architecture.md#exit-codes: 3 is a fatal error such as a bad config")
 }
 
 func TestLoadMissingFile(t *testing.T) {

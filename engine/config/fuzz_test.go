@@ -57,7 +57,7 @@ func FuzzLoadYAML(f *testing.F) {
 	})
 }
 
-// FuzzLoadJSON loads a ralph.json: seed 004's {task, acceptance_criteria,
+// FuzzLoadJSON loads a ralph.json: a task file's {task, acceptance_criteria,
 // max_iterations, budget} form, and the presets written as JSON. Beyond
 // what FuzzLoadYAML checks, valid JSON is never called invalid.
 func FuzzLoadJSON(f *testing.F) {

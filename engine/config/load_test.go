@@ -318,10 +318,10 @@ func withEventLoop(set func(*config.EventLoop)) config.EventLoop {
 	return el
 }
 
-// A ralph.json in seed 004's shape: task is the objective, budget.max_tokens
+// A ralph.json task file: task is the objective, budget.max_tokens
 // the token limit, acceptance_criteria kept raw for the criteria work.
-func TestLoadSeed004JSON(t *testing.T) {
-	c, err := config.Load(filepath.Join("testdata", "seed004.json"))
+func TestLoadRalphJSONTaskFile(t *testing.T) {
+	c, err := config.Load(filepath.Join("testdata", "ralph_task.json"))
 	require.NoError(t, err)
 	assert.Equal(t, withEventLoop(func(el *config.EventLoop) {
 		el.Prompt = "Create a hello.txt file with content 'Hello from Ralph'"
@@ -330,12 +330,12 @@ func TestLoadSeed004JSON(t *testing.T) {
 		el.VerifyEveryIteration = true
 	}), c.EventLoop)
 	assert.Empty(t, c.Warnings)
-	golden(t, "seed004", dump(t, c, ""))
+	golden(t, "ralph_task", dump(t, c, ""))
 
 	text, source, err := c.Objective(t.TempDir(), "", "")
 	require.NoError(t, err)
 	assert.Equal(t, "Create a hello.txt file with content 'Hello from Ralph'", text)
-	assert.Equal(t, "task (testdata/seed004.json:2)", source)
+	assert.Equal(t, "task (testdata/ralph_task.json:2)", source)
 }
 
 // A ralph-orchestrator config in the shape of its presets loads, with one

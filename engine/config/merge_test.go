@@ -112,7 +112,7 @@ func TestLoadMergesYAMLAndJSON(t *testing.T) {
 	assert.Equal(t, int64(99), c.EventLoop.MaxTokens)
 	assert.Equal(t, []string{"a.done", "b.done"}, c.EventLoop.RequiredEvents)
 	assert.Equal(t, []criteria.Spec{{Type: "file_exists", Path: "x"}}, c.AcceptanceCriteria)
-	assert.True(t, c.EventLoop.VerifyEveryIteration, "a seed-004 task is done when its criteria pass")
+	assert.True(t, c.EventLoop.VerifyEveryIteration, "a ralph.json task is done when its criteria pass")
 	assert.Len(t, c.Hats, 2)
 }
 

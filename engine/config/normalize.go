@@ -17,8 +17,9 @@ type flatKey struct {
 // ralph.json, a ralph-orchestrator v1 file and a ralph.yml say the same
 // thing the same way and merge with each other.
 //
-// A ralph.json (seed 004: {task, acceptance_criteria, max_iterations,
-// budget: {max_tokens}}) is recognised by its top-level task: key; its
+// A ralph.json task file ({task, acceptance_criteria, max_iterations,
+// budget: {max_tokens}}; see docs/architecture.md#ralphjson-task-files)
+// is recognised by its top-level task: key; its
 // budget: is handled by normalizeBudget and its acceptance_criteria is a
 // top-level key of ralph.yml too. ralph-orchestrator's v1 flat keys map
 // the way its RalphConfig::normalize maps them.
@@ -48,7 +49,7 @@ func (l *loader) normalize(root *yaml.Node) *yaml.Node {
 		if f, ok := findFlatKey(k.Value); ok {
 			moved[f.section] = append(moved[f.section], l.renamed(k, f.key, f.name), v)
 			if k.Value == "task" {
-				// A seed-004 task is done when its criteria pass, claimed
+				// A ralph.json task is done when its criteria pass, claimed
 				// or not: check them after every iteration.
 				moved["event_loop"] = append(moved["event_loop"], l.implied(k, "verify_every_iteration", "true", "!!bool")...)
 			}

@@ -49,7 +49,7 @@ func TestSchemaValidatesShippedConfigs(t *testing.T) {
 			assert.Empty(t, schemaErrors(t, p.Data))
 		})
 	}
-	for _, path := range []string{"../../ralph.yml", "../../examples/demo/ralph.yml", "testdata/orchestrator.yml", "testdata/seed004.json"} {
+	for _, path := range []string{"../../ralph.yml", "../../examples/demo/ralph.yml", "testdata/orchestrator.yml", "testdata/ralph_task.json"} {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			data, err := os.ReadFile(path)
 			require.NoError(t, err)

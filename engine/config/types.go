@@ -80,7 +80,7 @@ type EventLoop struct {
 	RateLimitMaxWaitSeconds int `yaml:"rate_limit_max_wait_seconds"`
 	// VerifyEveryIteration checks acceptance_criteria after every iteration
 	// and completes the run as soon as they pass, without a claim (set for
-	// a seed-004 ralph.json, whose task is done when its criteria pass).
+	// a ralph.json task file, whose task is done when its criteria pass).
 	VerifyEveryIteration bool `yaml:"verify_every_iteration"`
 }
 

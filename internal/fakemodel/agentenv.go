@@ -29,7 +29,8 @@ const (
 // TMPDIR, …); later entries win in os/exec, but a base that already holds
 // provider variables such as ANTHROPIC_AUTH_TOKEN or CLAUDE_CODE_USE_BEDROCK
 // could still redirect a CLI, so do not start from a developer's full
-// environment. Settings follow AGENT-CLIS.md; telemetry, update checks and
+// environment. Settings follow
+// docs/agent-clis.md#testing-against-the-fake-model; telemetry, update checks and
 // usage statistics are switched off where the CLI allows, because this
 // machine has no internet and the calls only add delays.
 func AgentEnv(cli, baseURL, home string) ([]string, error) {
@@ -57,7 +58,8 @@ func AgentEnv(cli, baseURL, home string) ([]string, error) {
 
 // AgentArgs is the headless command line (after the binary name) that runs
 // one CLI unattended on prompt with machine-readable output, as described in
-// AGENT-CLIS.md. It matches the configuration [AgentEnv] writes.
+// docs/agent-clis.md#testing-against-the-fake-model. It matches the
+// configuration [AgentEnv] writes.
 func AgentArgs(cli, prompt string) ([]string, error) {
 	switch cli {
 	case "claude":

@@ -65,7 +65,7 @@ func TestAgentsToolLoop(t *testing.T) {
 
 // TestAgentsAPIError checks that every CLI understands the server's error
 // shape for its API: the scripted message reaches its output, and the exit
-// code is what AGENT-CLIS.md records (pi and Qwen Code exit 0 on API errors;
+// code is what docs/agent-clis.md#testing-against-the-fake-model records (pi and Qwen Code exit 0 on API errors;
 // Gemini CLI exits with the HTTP status modulo 256).
 func TestAgentsAPIError(t *testing.T) {
 	dir := agentsDir(t)

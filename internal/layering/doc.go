@@ -1,3 +1,3 @@
 // Package layering holds the test that keeps ralph's packages pointing
-// inward, as DESIGN.md lays them out. It has no code of its own.
+// inward, as docs/architecture.md#packages lays them out. It has no code of its own.
 package layering
