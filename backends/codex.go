@@ -87,12 +87,7 @@ type codexItem struct {
 //     counted as cache reads. Codex reports no cost.
 //   - Failure: a turn.failed line, or an error line that no turn.completed
 //     follows (codex may report errors it then recovers from).
-func parseCodex(stdout io.Reader, report func(events.Activity)) events.AgentResult {
-	return readCodex(stdout, report, time.Now)
-}
-
-// readCodex is parseCodex reading rate-limit reset times against now.
-func readCodex(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
+func parseCodex(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
 	var res events.AgentResult
 	seen := map[string]bool{}
 	var pending *cliFailure

@@ -91,12 +91,7 @@ type copilotLine struct {
 //     "quota", "authentication", "authorization", …), statusCode and
 //     message; or result.exitCode other than 0. A result with exitCode 0
 //     means copilot recovered from an earlier session.error.
-func parseCopilot(stdout io.Reader, report func(events.Activity)) events.AgentResult {
-	return readCopilot(stdout, report, time.Now)
-}
-
-// readCopilot is parseCopilot reading rate-limit reset times against now.
-func readCopilot(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
+func parseCopilot(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
 	var res events.AgentResult
 	seen := map[string]bool{}
 	var pending *cliFailure

@@ -88,12 +88,7 @@ type geminiLine struct {
 //   - Failure: result status "error", read from result.error.message; an
 //     error line of severity "error" (such as a quota notice while gemini
 //     retries) counts only if no successful result follows.
-func parseGemini(stdout io.Reader, report func(events.Activity)) events.AgentResult {
-	return readGemini(stdout, report, time.Now)
-}
-
-// readGemini is parseGemini reading rate-limit reset times against now.
-func readGemini(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
+func parseGemini(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
 	var res events.AgentResult
 	var final, segment strings.Builder
 	seen := map[string]bool{}

@@ -94,12 +94,7 @@ type opencodeLine struct {
 //   - Failure: an error line. ProviderAuthError and HTTP 401/403 are
 //     credentials problems; HTTP 429 or rate-limit wording is a rate limit,
 //     its reset read from the retry-after headers or the message.
-func parseOpenCode(stdout io.Reader, report func(events.Activity)) events.AgentResult {
-	return readOpenCode(stdout, report, time.Now)
-}
-
-// readOpenCode is parseOpenCode reading rate-limit reset times against now.
-func readOpenCode(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
+func parseOpenCode(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
 	var res events.AgentResult
 	seen := map[string]bool{}
 	var failure *cliFailure

@@ -92,12 +92,7 @@ type piLine struct {
 //     limit … Try again in ~91 min.") or "aborted", or an auto-retry ends
 //     without success. A later successful message (pi retries on its own)
 //     clears an earlier error.
-func parsePi(stdout io.Reader, report func(events.Activity)) events.AgentResult {
-	return readPi(stdout, report, time.Now)
-}
-
-// readPi is parsePi reading rate-limit reset times against now.
-func readPi(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
+func parsePi(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
 	var res events.AgentResult
 	seen := map[string]bool{}
 	var pending *cliFailure

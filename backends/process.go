@@ -38,7 +38,7 @@ type invocation struct {
 	prompt        string
 	promptOnStdin bool
 	grace         time.Duration
-	parse         func(io.Reader, func(events.Activity)) events.AgentResult
+	parse         parseFunc
 	verdict       func(*events.AgentResult, int, string)
 	redactor      *redact.Redactor // hides secrets in all of the above's output
 }
@@ -256,7 +256,7 @@ func (p *agentProc) parse() (res events.AgentResult) {
 			res.FailureMessage = fmt.Sprintf("parse %s output: panic: %v", p.inv.backend, r)
 		}
 	}()
-	return p.inv.parse(p.feed, p.report)
+	return p.inv.parse(p.feed, p.report, time.Now)
 }
 
 // wait waits for the agent, enforces the limits meanwhile, clears up its

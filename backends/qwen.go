@@ -103,12 +103,7 @@ type qwenLine struct {
 //     of the assistant messages' usage. Cost when total_cost_usd is given.
 //   - Failure: a result text starting with "[API Error:", is_error true, or
 //     an error_* subtype (error_max_turns, …).
-func parseQwen(stdout io.Reader, report func(events.Activity)) events.AgentResult {
-	return readQwen(stdout, report, time.Now)
-}
-
-// readQwen is parseQwen reading rate-limit reset times against now.
-func readQwen(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
+func parseQwen(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
 	var res events.AgentResult
 	seen := map[string]bool{}
 	var lastText string
