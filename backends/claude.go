@@ -205,12 +205,7 @@ type claudeParser struct {
 // Its reset times are absolute (Unix seconds), so it has no use for now.
 func parseClaude(stdout io.Reader, report func(events.Activity), _ func() time.Time) events.AgentResult {
 	p := &claudeParser{report: report, msgUsage: map[string]events.Usage{}}
-	forEachJSONLine(stdout, func(line []byte) {
-		var l claudeLine
-		if decodeJSONLine(line, &l) {
-			p.line(&l)
-		}
-	})
+	forEachJSONObject(stdout, p.line)
 	return p.finish()
 }
 

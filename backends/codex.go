@@ -89,13 +89,9 @@ type codexItem struct {
 //     follows (codex may report errors it then recovers from).
 func parseCodex(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
 	var res events.AgentResult
-	seen := map[string]bool{}
+	seen := toolIDs{}
 	var pending *cliFailure
-	forEachJSONLine(stdout, func(line []byte) {
-		var l codexLine
-		if !decodeJSONLine(line, &l) {
-			return
-		}
+	forEachJSONObject(stdout, func(l *codexLine) {
 		switch l.Type {
 		case "item.started", "item.updated", "item.completed":
 			if l.Item != nil {
@@ -135,7 +131,7 @@ func parseCodex(stdout io.Reader, report func(events.Activity), now func() time.
 	return res
 }
 
-func codexItemEvent(res *events.AgentResult, report func(events.Activity), seen map[string]bool, typ string, it *codexItem) {
+func codexItemEvent(res *events.AgentResult, report func(events.Activity), seen toolIDs, typ string, it *codexItem) {
 	var u toolUse
 	switch it.Type {
 	case "agent_message":
@@ -163,16 +159,9 @@ func codexItemEvent(res *events.AgentResult, report func(events.Activity), seen 
 	default:
 		return
 	}
-	key := it.ID
-	if key == "" { // no id to match started and completed: count completions only
-		if typ != "item.completed" {
-			return
-		}
-	} else {
-		if seen[key] {
-			return
-		}
-		seen[key] = true
+	// Without an id to match started and completed, count completions only.
+	if (it.ID == "" && typ != "item.completed") || !seen.first(it.ID) {
+		return
 	}
 	u.record(res, report)
 }

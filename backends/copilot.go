@@ -93,13 +93,9 @@ type copilotLine struct {
 //     means copilot recovered from an earlier session.error.
 func parseCopilot(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
 	var res events.AgentResult
-	seen := map[string]bool{}
+	seen := toolIDs{}
 	var pending *cliFailure
-	forEachJSONLine(stdout, func(line []byte) {
-		var l copilotLine
-		if !decodeJSONLine(line, &l) {
-			return
-		}
+	forEachJSONObject(stdout, func(l *copilotLine) {
 		switch l.Type {
 		case "assistant.message":
 			if l.AgentID != "" || l.Data.ParentToolCallID != "" {
@@ -110,11 +106,8 @@ func parseCopilot(stdout io.Reader, report func(events.Activity), now func() tim
 				report(events.Activity{Kind: events.ActivityText, Text: l.Data.Content})
 			}
 		case "tool.execution_start":
-			if id := l.Data.ToolCallID; id != "" {
-				if seen[id] {
-					return
-				}
-				seen[id] = true
+			if !seen.first(l.Data.ToolCallID) {
+				return
 			}
 			var args map[string]any
 			_ = json.Unmarshal(l.Data.RawArguments, &args) // apply_patch's arguments are a plain string

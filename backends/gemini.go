@@ -91,7 +91,7 @@ type geminiLine struct {
 func parseGemini(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
 	var res events.AgentResult
 	var final, segment strings.Builder
-	seen := map[string]bool{}
+	seen := toolIDs{}
 	var pending *cliFailure
 	flush := func() {
 		if segment.Len() > 0 {
@@ -99,11 +99,7 @@ func parseGemini(stdout io.Reader, report func(events.Activity), now func() time
 			segment.Reset()
 		}
 	}
-	forEachJSONLine(stdout, func(line []byte) {
-		var l geminiLine
-		if !decodeJSONLine(line, &l) {
-			return
-		}
+	forEachJSONObject(stdout, func(l *geminiLine) {
 		switch l.Type {
 		case "message":
 			if l.Role == "assistant" {
@@ -112,11 +108,8 @@ func parseGemini(stdout io.Reader, report func(events.Activity), now func() time
 			}
 		case "tool_use":
 			flush()
-			if l.ToolID != "" {
-				if seen[l.ToolID] {
-					return
-				}
-				seen[l.ToolID] = true
+			if !seen.first(l.ToolID) {
+				return
 			}
 			newToolUse(geminiTools, l.ToolName, l.Parameters).record(&res, report)
 		case "tool_result":

@@ -104,6 +104,35 @@ func decodeJSONLine(line []byte, v any) bool {
 	return err == nil || errors.As(err, &typeErr)
 }
 
+// forEachJSONObject decodes every JSON object line of r into a fresh T
+// (decodeJSONLine) and calls fn with it; lines that do not decode are
+// skipped. It is how every JSON-lines parser reads its stream.
+func forEachJSONObject[T any](r io.Reader, fn func(l *T)) {
+	forEachJSONLine(r, func(line []byte) {
+		var l T
+		if decodeJSONLine(line, &l) {
+			fn(&l)
+		}
+	})
+}
+
+// toolIDs holds the ids of the tool uses a parser has counted: CLIs mention
+// one use in several lines (started, updated, completed).
+type toolIDs map[string]bool
+
+// first reports whether the use id is new, and remembers it. A use without
+// an id cannot be matched with another line, so it is always new.
+func (s toolIDs) first(id string) bool {
+	if id == "" {
+		return true
+	}
+	if s[id] {
+		return false
+	}
+	s[id] = true
+	return true
+}
+
 // singleLine collapses whitespace and cuts s to at most limit runes, so an
 // error body of several kilobytes fits in a one-line failure message.
 func singleLine(s string, limit int) string {

@@ -96,13 +96,9 @@ type opencodeLine struct {
 //     its reset read from the retry-after headers or the message.
 func parseOpenCode(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
 	var res events.AgentResult
-	seen := map[string]bool{}
+	seen := toolIDs{}
 	var failure *cliFailure
-	forEachJSONLine(stdout, func(line []byte) {
-		var l opencodeLine
-		if !decodeJSONLine(line, &l) {
-			return
-		}
+	forEachJSONObject(stdout, func(l *opencodeLine) {
 		switch l.Type {
 		case "text":
 			if l.Part != nil && strings.TrimSpace(l.Part.Text) != "" {
@@ -113,11 +109,8 @@ func parseOpenCode(stdout io.Reader, report func(events.Activity), now func() ti
 			if l.Part == nil {
 				return
 			}
-			if l.Part.CallID != "" {
-				if seen[l.Part.CallID] {
-					return
-				}
-				seen[l.Part.CallID] = true
+			if !seen.first(l.Part.CallID) {
+				return
 			}
 			var input map[string]any
 			if l.Part.State != nil {

@@ -105,15 +105,11 @@ type qwenLine struct {
 //     an error_* subtype (error_max_turns, …).
 func parseQwen(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
 	var res events.AgentResult
-	seen := map[string]bool{}
+	seen := toolIDs{}
 	var lastText string
 	var summed events.Usage
 	var result *qwenLine
-	forEachJSONLine(stdout, func(line []byte) {
-		var l qwenLine
-		if !decodeJSONLine(line, &l) {
-			return
-		}
+	forEachJSONObject(stdout, func(l *qwenLine) {
 		switch l.Type {
 		case "assistant":
 			if l.Message == nil {
@@ -131,18 +127,15 @@ func parseQwen(stdout io.Reader, report func(events.Activity), now func() time.T
 						lastText = c.Text
 					}
 				case "tool_use":
-					if c.ID != "" {
-						if seen[c.ID] {
-							continue
-						}
-						seen[c.ID] = true
+					if !seen.first(c.ID) {
+						continue
 					}
 					newToolUse(qwenTools, c.Name, c.Input).record(&res, report)
 				}
 			}
 			summed = summed.Add(l.Message.Usage.usage())
 		case "result":
-			result = &l
+			result = l
 		}
 	})
 
