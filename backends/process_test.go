@@ -113,15 +113,6 @@ func TestRunFailureQuotesStderrTail(t *testing.T) {
 	assert.Equal(t, "command exited with status 3: final words", res.FailureMessage)
 }
 
-func TestTailKeepsTheEnd(t *testing.T) {
-	var tl tail
-	_, _ = tl.Write(bytes.Repeat([]byte("a"), 3*stderrTailSize))
-	_, _ = tl.Write([]byte("the end"))
-	s := tl.String()
-	assert.Len(t, s, stderrTailSize)
-	assert.True(t, strings.HasSuffix(s, "the end"))
-}
-
 func TestRunMissingBinary(t *testing.T) {
 	t.Parallel()
 	b, err := New(Options{Name: "command", Command: "/nonexistent/agent"})
