@@ -199,36 +199,24 @@ type claudeParser struct {
 	rateLimited bool                    // a rate_limit_event said rejected
 	limitSent   bool                    // an ActivityRateLimit was reported
 	resetAt     time.Time
-	nonJSON     int // lines ignored because they were not JSON objects
 }
 
 // parseClaude reads Claude Code's stream-json output; see the file comment.
-func parseClaude(stdout io.Reader, report func(events.Activity)) events.AgentResult {
-	p := newClaudeParser(report)
-	eachLine(stdout, p.line)
+// Its reset times are absolute (Unix seconds), so it has no use for now.
+func parseClaude(stdout io.Reader, report func(events.Activity), _ func() time.Time) events.AgentResult {
+	p := &claudeParser{report: report, msgUsage: map[string]events.Usage{}}
+	forEachJSONObject(stdout, p.line)
 	return p.finish()
 }
 
-func newClaudeParser(report func(events.Activity)) *claudeParser {
-	return &claudeParser{report: report, msgUsage: map[string]events.Usage{}}
-}
-
-func (p *claudeParser) line(b []byte) {
-	if len(b) == 0 {
-		return
-	}
-	var l claudeLine
-	if !decodeObject(b, &l) {
-		p.nonJSON++
-		return
-	}
+func (p *claudeParser) line(l *claudeLine) {
 	switch l.Type {
 	case "assistant":
-		p.assistant(&l)
+		p.assistant(l)
 	case "result":
-		p.result(&l)
+		p.result(l)
 	case "rate_limit_event":
-		p.rateLimit(&l)
+		p.rateLimit(l)
 	}
 }
 
@@ -319,38 +307,25 @@ func (p *claudeParser) rateLimit(l *claudeLine) {
 // fail records the output's own verdict: a rate limit, missing
 // credentials, or another agent error. msg is the agent's own words.
 func (p *claudeParser) fail(msg string, status int) {
-	kind := claudeFailureKind(p.lastError, status, msg, p.rateLimited)
-	p.res.Failure = kind
-	p.res.FailureMessage = claudeFailureMessage(kind, msg)
-	if kind != events.FailureRateLimit {
-		p.report(events.Activity{Kind: events.ActivityError, Text: msg})
-		return
+	f := &cliFailure{kind: claudeFailureKind(p.lastError, status, msg, p.rateLimited), message: msg}
+	if f.kind == events.FailureRateLimit {
+		if p.resetAt.IsZero() {
+			p.resetAt = claudeLegacyReset(msg)
+		}
+		f.resetAt = p.resetAt
 	}
-	if p.resetAt.IsZero() {
-		p.resetAt = claudeLegacyReset(msg)
-	}
-	p.res.RateLimitResetAt = p.resetAt
-	if !p.limitSent {
+	f.apply(&p.res, "claude", claudeAuthHint)
+	switch {
+	case f.kind != events.FailureRateLimit:
+		f.report(p.report)
+	case !p.limitSent: // else a rejected rate_limit_event said so already
 		p.limitSent = true
-		p.report(events.Activity{Kind: events.ActivityRateLimit, Text: msg, ResetAt: p.resetAt})
+		f.report(p.report)
 	}
 }
 
 // claudeAuthHint is how to fix a credentials problem.
 const claudeAuthHint = "run `claude /login`, or set ANTHROPIC_API_KEY"
-
-// claudeFailureMessage says in a line what failed, naming the CLI, in the
-// words the other backends use.
-func claudeFailureMessage(kind, msg string) string {
-	switch kind {
-	case events.FailureRateLimit:
-		return "claude hit a rate or usage limit: " + msg
-	case events.FailureAuth:
-		return "claude could not authenticate: " + msg + "; " + claudeAuthHint
-	default:
-		return "claude reported an error: " + msg
-	}
-}
 
 // claudeFailureKind classifies an error the output reports. Billing errors
 // count as auth failures: like missing credentials, retrying cannot help
@@ -417,15 +392,14 @@ func claudeVerdict(res *events.AgentResult, exitCode int, stderrTail string) {
 	if res.Failure != events.FailureNone || exitCode == 0 {
 		return
 	}
-	msg := withStderr(fmt.Sprintf("exited with status %d", exitCode), stderrTail)
+	f := &cliFailure{message: withStderr(fmt.Sprintf("exited with status %d", exitCode), stderrTail)}
 	switch {
 	case claudeAuthText.MatchString(stderrTail):
-		res.Failure = events.FailureAuth
-		res.FailureMessage = claudeFailureMessage(res.Failure, msg)
+		f.kind = events.FailureAuth
+		f.apply(res, "claude", claudeAuthHint)
 	case claudeRateLimitText.MatchString(stderrTail):
-		res.Failure = events.FailureRateLimit
-		res.FailureMessage = claudeFailureMessage(res.Failure, msg)
-		res.RateLimitResetAt = claudeLegacyReset(stderrTail)
+		f.kind, f.resetAt = events.FailureRateLimit, claudeLegacyReset(stderrTail)
+		f.apply(res, "claude", claudeAuthHint)
 	default:
 		exitFailure(res, "claude", exitCode, stderrTail)
 	}

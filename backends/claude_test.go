@@ -15,6 +15,7 @@ package backends
 // covers: rate limits, auth failures, odd lines.
 
 import (
+	"bytes"
 	"os"
 	"strings"
 	"testing"
@@ -27,12 +28,26 @@ import (
 )
 
 // parseClaudeString parses a stream and returns the result, the reported
-// activity and the number of non-JSON lines.
+// activity and the number of lines the parser skips because they are not
+// JSON objects (see the line policy in jsonl.go).
 func parseClaudeString(stream string) (events.AgentResult, []events.Activity, int) {
 	var acts []events.Activity
-	p := newClaudeParser(func(a events.Activity) { acts = append(acts, a) })
-	eachLine(strings.NewReader(stream), p.line)
-	return p.finish(), acts, p.nonJSON
+	res := parseClaude(strings.NewReader(stream), func(a events.Activity) { acts = append(acts, a) }, fixedClock)
+	return res, acts, undecodedLines(stream)
+}
+
+// undecodedLines counts the non-blank lines of stream that are not JSON
+// objects, or do not decode as one.
+func undecodedLines(stream string) int {
+	n := 0
+	_ = forEachLine(strings.NewReader(stream), func(line []byte) {
+		line = bytes.TrimSpace(line)
+		var v map[string]any
+		if len(line) > 0 && (line[0] != '{' || !decodeJSONLine(line, &v)) {
+			n++
+		}
+	})
+	return n
 }
 
 func parseClaudeFile(t *testing.T, name string) (events.AgentResult, []events.Activity, int) {

@@ -2,6 +2,7 @@ package backends
 
 import (
 	"io"
+	"time"
 
 	"github.com/ralph-loop/ralph/events"
 )
@@ -21,11 +22,8 @@ type cliSpec struct {
 	args func(o Options, prompt string) (args []string, promptOnStdin bool)
 	// env returns extra KEY=VALUE pairs the CLI needs to run unattended.
 	env func(o Options) []string
-	// parse reads the CLI's stdout until EOF, reports activity as it goes
-	// and returns what it learned: final text, usage, cost, tool counts, and
-	// any failure the output itself shows (API error, is_error, rate limit).
-	// It never fails on a line it does not understand.
-	parse func(stdout io.Reader, report func(events.Activity)) events.AgentResult
+	// parse reads the CLI's stdout; see parseFunc.
+	parse parseFunc
 	// verdict settles the failure kind once the exit code and the tail of
 	// stderr are known; the output's own verdict from parse comes first,
 	// because several CLIs exit 0 on an API error.
@@ -34,6 +32,16 @@ type cliSpec struct {
 	// rather than on stdout (see usagefile.go); nil for the others.
 	usageFile *usageFileSpec
 }
+
+// parseFunc reads a CLI's stdout until EOF, reports activity as it goes
+// and returns what it learned: final text, usage, cost, tool counts, and any
+// failure the output itself shows (API error, is_error, rate limit). It
+// never fails on a line it does not understand. now is the clock that
+// relative reset times ("try again in 5m") are read against: time.Now in a
+// run, a fixed time in tests. Every CLI's parser has this signature,
+// whether it reads JSON lines (jsonl.go's helpers) or plain text
+// (textParser), so the fuzzer and the benchmarks take them all from clis.
+type parseFunc func(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult
 
 // clis holds every known CLI by name; each CLI's file adds itself in init.
 var clis = map[string]*cliSpec{}

@@ -88,20 +88,11 @@ type codexItem struct {
 //     counted as cache reads. Codex reports no cost.
 //   - Failure: a turn.failed line, or an error line that no turn.completed
 //     follows (codex may report errors it then recovers from).
-func parseCodex(stdout io.Reader, report func(events.Activity)) events.AgentResult {
-	return readCodex(stdout, report, time.Now)
-}
-
-// readCodex is parseCodex reading rate-limit reset times against now.
-func readCodex(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
+func parseCodex(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
 	var res events.AgentResult
-	seen := map[string]bool{}
+	seen := toolIDs{}
 	var pending *cliFailure
-	forEachJSONLine(stdout, func(line []byte) {
-		var l codexLine
-		if !decodeJSONLine(line, &l) {
-			return
-		}
+	forEachJSONObject(stdout, func(l *codexLine) {
 		switch l.Type {
 		case "item.started", "item.updated", "item.completed":
 			if l.Item != nil {
@@ -141,7 +132,7 @@ func readCodex(stdout io.Reader, report func(events.Activity), now func() time.T
 	return res
 }
 
-func codexItemEvent(res *events.AgentResult, report func(events.Activity), seen map[string]bool, typ string, it *codexItem) {
+func codexItemEvent(res *events.AgentResult, report func(events.Activity), seen toolIDs, typ string, it *codexItem) {
 	var u toolUse
 	switch it.Type {
 	case "agent_message":
@@ -169,16 +160,9 @@ func codexItemEvent(res *events.AgentResult, report func(events.Activity), seen 
 	default:
 		return
 	}
-	key := it.ID
-	if key == "" { // no id to match started and completed: count completions only
-		if typ != "item.completed" {
-			return
-		}
-	} else {
-		if seen[key] {
-			return
-		}
-		seen[key] = true
+	// Without an id to match started and completed, count completions only.
+	if (it.ID == "" && typ != "item.completed") || !seen.first(it.ID) {
+		return
 	}
 	u.record(res, report)
 }

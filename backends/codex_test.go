@@ -31,7 +31,7 @@ func init() {
 }
 
 func TestParseCodex(t *testing.T) {
-	runParserCases(t, readCodex, map[string]parserCase{
+	runParserCases(t, parseCodex, map[string]parserCase{
 		"tool loop: apply_patch write, shell append, final message": {
 			file:  "codex/exec-json-tool-loop.jsonl",
 			final: "Created hello.txt and appended a line.\n<event topic=\"build.done\">tests: pass</event>\nLOOP_COMPLETE",

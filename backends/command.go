@@ -10,9 +10,6 @@ package backends
 // to read a CLI's JSON, use that CLI's backend with Options.Command.
 
 import (
-	"io"
-	"strings"
-
 	"github.com/ralph-loop/ralph/events"
 )
 
@@ -21,7 +18,7 @@ func init() {
 		name:    nameCommand,
 		install: "cli.command must name an installed program: a name on PATH, or a path (a relative one is relative to the config file that sets it)",
 		args:    commandArgs,
-		parse:   parsePlainText,
+		parse:   textParser(0), // all of stdout: a custom command is trusted to bound its own output
 		verdict: commandVerdict,
 	})
 }
@@ -37,19 +34,6 @@ func commandArgs(o Options, prompt string) ([]string, bool) {
 		args = append(args, o.PromptFlag)
 	}
 	return append(args, prompt), false
-}
-
-// parsePlainText takes all of stdout as the final text and reports each
-// non-blank line as assistant text as it arrives.
-func parsePlainText(stdout io.Reader, report func(events.Activity)) events.AgentResult {
-	var all strings.Builder
-	r := io.TeeReader(stdout, &all)
-	eachLine(r, func(line []byte) {
-		if strings.TrimSpace(string(line)) != "" {
-			report(events.Activity{Kind: events.ActivityText, Text: string(line)})
-		}
-	})
-	return events.AgentResult{FinalText: all.String()}
 }
 
 // commandVerdict fails a non-zero exit, quoting the last line of stderr.

@@ -91,20 +91,11 @@ type copilotLine struct {
 //     "quota", "authentication", "authorization", …), statusCode and
 //     message; or result.exitCode other than 0. A result with exitCode 0
 //     means copilot recovered from an earlier session.error.
-func parseCopilot(stdout io.Reader, report func(events.Activity)) events.AgentResult {
-	return readCopilot(stdout, report, time.Now)
-}
-
-// readCopilot is parseCopilot reading rate-limit reset times against now.
-func readCopilot(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
+func parseCopilot(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
 	var res events.AgentResult
-	seen := map[string]bool{}
+	seen := toolIDs{}
 	var pending *cliFailure
-	forEachJSONLine(stdout, func(line []byte) {
-		var l copilotLine
-		if !decodeJSONLine(line, &l) {
-			return
-		}
+	forEachJSONObject(stdout, func(l *copilotLine) {
 		switch l.Type {
 		case "assistant.message":
 			if l.AgentID != "" || l.Data.ParentToolCallID != "" {
@@ -115,11 +106,8 @@ func readCopilot(stdout io.Reader, report func(events.Activity), now func() time
 				report(events.Activity{Kind: events.ActivityText, Text: l.Data.Content})
 			}
 		case "tool.execution_start":
-			if id := l.Data.ToolCallID; id != "" {
-				if seen[id] {
-					return
-				}
-				seen[id] = true
+			if !seen.first(l.Data.ToolCallID) {
+				return
 			}
 			var args map[string]any
 			_ = json.Unmarshal(l.Data.RawArguments, &args) // apply_patch's arguments are a plain string

@@ -36,7 +36,7 @@ func init() {
 }
 
 func TestParseCopilot(t *testing.T) {
-	runParserCases(t, readCopilot, map[string]parserCase{
+	runParserCases(t, parseCopilot, map[string]parserCase{
 		"tool loop: create, bash, last assistant.message": {
 			file:  "copilot/output-json-tool-loop.jsonl",
 			final: "Created hello.txt and appended a line.\n<event topic=\"build.done\">tests: pass</event>\nLOOP_COMPLETE",
@@ -112,7 +112,7 @@ func TestParseCopilotStreams(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			res := readCopilot(strings.NewReader(tc.in), func(events.Activity) {}, fixedClock)
+			res := parseCopilot(strings.NewReader(tc.in), func(events.Activity) {}, fixedClock)
 			assert.Equal(t, tc.final, res.FinalText)
 			assert.Equal(t, tc.usage, res.Usage)
 			assert.Equal(t, tc.failure, res.Failure)

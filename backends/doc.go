@@ -56,8 +56,13 @@
 // # Adding a CLI
 //
 // A CLI is a cliSpec registered from its file's init: how to build the
-// arguments and environment, a parser that reads stdout from an io.Reader,
-// and a verdict that settles the failure kind from the exit code and the
-// stderr tail. Record its real output under testdata/<name>/ and it joins the
-// conformance suite (see conformance_test.go).
+// arguments and environment, a parser (a parseFunc) that reads stdout from
+// an io.Reader, and a verdict that settles the failure kind from the exit
+// code and the stderr tail. Any CLI's file is the template: a JSON-lines
+// parser decodes its lines with forEachJSONObject, switches on the line
+// type, counts tools with toolUse and toolIDs and reports failures through
+// cliFailure (all in jsonl.go); a plain-text CLI uses textParser. Once
+// registered, its parser is fuzzed (fuzz_test.go) and benchmarked
+// (BenchmarkParsers). Record its real output under testdata/<name>/ and it
+// joins the conformance suite (see conformance_test.go).
 package backends

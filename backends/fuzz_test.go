@@ -18,52 +18,47 @@ import (
 	"github.com/ralph-loop/ralph/events"
 )
 
-// streamParser is a cliSpec.parse.
-type streamParser func(io.Reader, func(events.Activity)) events.AgentResult
-
-// fuzzParsers holds the stdout parser of every registered CLI, keyed like
-// clis. Parsers that read rate-limit reset times relative to now get the
-// fixed clock, so that two parses of the same bytes can be compared.
-var fuzzParsers = map[string]streamParser{
-	"claude":    parseClaude,
-	"codex":     withClock(readCodex),
-	"gemini":    withClock(readGemini),
-	"opencode":  withClock(readOpenCode),
-	"pi":        withClock(readPi),
-	"qwen":      withClock(readQwen),
-	"copilot":   withClock(readCopilot),
-	"kiro":      parseText,
-	"amp":       parseText,
-	"cursor":    parseText,
-	nameCommand: parsePlainText,
-}
-
 // plainTextCLIs are the CLIs whose whole stdout is the answer.
 var plainTextCLIs = []string{"kiro", "amp", "cursor", nameCommand}
 
-func withClock(read readFunc) streamParser {
-	return func(r io.Reader, report func(events.Activity)) events.AgentResult {
-		return read(r, report, fixedClock)
-	}
-}
-
-// A CLI added to clis without a parser here would escape the fuzzer.
-func TestFuzzParsersCoverEveryCLI(t *testing.T) {
-	require.Equal(t, slices.Sorted(maps.Keys(clis)), slices.Sorted(maps.Keys(fuzzParsers)))
-}
-
-// fuzzCLIs are the keys of fuzzParsers in a fixed order, so that the
-// fuzzer's which byte always names the same parser.
-var fuzzCLIs = slices.Sorted(maps.Keys(fuzzParsers))
+// fuzzCLIs are the names in clis in a fixed order, so that the fuzzer's
+// which byte always names the same parser. Every CLI's parser is fuzzed:
+// one added to clis is in by being registered. (A function, because clis
+// is filled by the init functions, after package variables are set.)
+func fuzzCLIs() []string { return slices.Sorted(maps.Keys(clis)) }
 
 // fuzzSeed is the first argument that makes FuzzStreamParsers use cli's
 // parser.
 func fuzzSeed(cli string) uint8 {
-	i := slices.Index(fuzzCLIs, cli)
+	i := slices.Index(fuzzCLIs(), cli)
 	if i < 0 {
 		panic("no parser for " + cli)
 	}
 	return uint8(i)
+}
+
+// stdoutFixtures returns the recorded stdout streams of cli, by file name.
+// The plain-text CLIs share the command backend's, as no recordings of
+// kiro, amp or cursor exist.
+func stdoutFixtures(tb testing.TB, cli string) map[string][]byte {
+	tb.Helper()
+	dir := cli
+	if slices.Contains(plainTextCLIs, cli) {
+		dir = nameCommand
+	}
+	paths, err := filepath.Glob(filepath.Join("testdata", dir, "*"))
+	require.NoError(tb, err)
+	out := map[string][]byte{}
+	for _, p := range paths {
+		if strings.HasSuffix(p, ".requests.jsonl") || strings.HasSuffix(p, ".stderr.txt") || strings.HasSuffix(p, ".json") {
+			continue // what the CLI sent its model, its stderr, its usage file: not its stdout
+		}
+		data, err := os.ReadFile(p)
+		require.NoError(tb, err)
+		out[filepath.Base(p)] = data
+	}
+	require.NotEmpty(tb, out, "no recorded stdout for %s", cli)
+	return out
 }
 
 // maxFuzzStream bounds the inputs FuzzStreamParsers tries. The mutator
@@ -76,19 +71,8 @@ const maxFuzzStream = 256 << 10
 // other parsers: the streams share shapes (qwen's is claude's), and every
 // JSON-lines parser must skip the others' lines.
 func FuzzStreamParsers(f *testing.F) {
-	for _, cli := range fuzzCLIs {
-		dir := cli
-		if slices.Contains(plainTextCLIs, cli) {
-			dir = nameCommand // no recordings of kiro, amp or cursor exist
-		}
-		paths, err := filepath.Glob(filepath.Join("testdata", dir, "*"))
-		require.NoError(f, err)
-		for _, p := range paths {
-			if strings.HasSuffix(p, ".requests.jsonl") || strings.HasSuffix(p, ".stderr.txt") || strings.HasSuffix(p, ".json") {
-				continue // what the CLI sent its model, its stderr, its usage file: not its stdout
-			}
-			data, err := os.ReadFile(p)
-			require.NoError(f, err)
+	for _, cli := range fuzzCLIs() {
+		for _, data := range stdoutFixtures(f, cli) {
 			f.Add(fuzzSeed(cli), data)
 			// Lines alone too: small inputs mutate faster, and a mutation
 			// that copies a line into itself builds the odd streams (two
@@ -120,26 +104,27 @@ func FuzzStreamParsers(f *testing.F) {
 		if len(data) > maxFuzzStream {
 			t.Skip("the mutator grew the input past what is worth parsing")
 		}
-		cli := fuzzCLIs[int(which)%len(fuzzCLIs)]
-		checkStreamParser(t, cli, fuzzParsers[cli], data)
+		names := fuzzCLIs()
+		cli := names[int(which)%len(names)]
+		checkStreamParser(t, cli, clis[cli].parse, data)
 	})
 }
 
 // checkStreamParser checks what every parser promises, whatever the bytes:
 // it reads to EOF, the way the pipe splits the stream changes nothing, and
 // the activity it reports agrees with the result it returns.
-func checkStreamParser(t *testing.T, name string, parse streamParser, data []byte) {
+func checkStreamParser(t *testing.T, name string, parse parseFunc, data []byte) {
 	t.Helper()
 	r := &eofReader{r: bytes.NewReader(data)}
 	var acts []events.Activity
-	res := parse(r, func(a events.Activity) { acts = append(acts, a) })
+	res := parse(r, func(a events.Activity) { acts = append(acts, a) }, fixedClock)
 	require.True(t, r.sawEOF, "%s: parse returned before EOF; the agent would block on a full pipe", name)
 
 	// A pipe may hand over any number of bytes at a time, and the last ones
 	// with EOF.
 	var split []events.Activity
 	splitRes := parse(iotest.DataErrReader(&choppyReader{data: data}),
-		func(a events.Activity) { split = append(split, a) })
+		func(a events.Activity) { split = append(split, a) }, fixedClock)
 	require.Equal(t, res, splitRes, "%s: result depends on how reads split the stream", name)
 	require.Equal(t, acts, split, "%s: activity depends on how reads split the stream", name)
 

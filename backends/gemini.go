@@ -89,15 +89,10 @@ type geminiLine struct {
 //   - Failure: result status "error", read from result.error.message; an
 //     error line of severity "error" (such as a quota notice while gemini
 //     retries) counts only if no successful result follows.
-func parseGemini(stdout io.Reader, report func(events.Activity)) events.AgentResult {
-	return readGemini(stdout, report, time.Now)
-}
-
-// readGemini is parseGemini reading rate-limit reset times against now.
-func readGemini(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
+func parseGemini(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
 	var res events.AgentResult
 	var final, segment strings.Builder
-	seen := map[string]bool{}
+	seen := toolIDs{}
 	var pending *cliFailure
 	flush := func() {
 		if segment.Len() > 0 {
@@ -105,11 +100,7 @@ func readGemini(stdout io.Reader, report func(events.Activity), now func() time.
 			segment.Reset()
 		}
 	}
-	forEachJSONLine(stdout, func(line []byte) {
-		var l geminiLine
-		if !decodeJSONLine(line, &l) {
-			return
-		}
+	forEachJSONObject(stdout, func(l *geminiLine) {
 		switch l.Type {
 		case "message":
 			if l.Role == "assistant" {
@@ -118,11 +109,8 @@ func readGemini(stdout io.Reader, report func(events.Activity), now func() time.
 			}
 		case "tool_use":
 			flush()
-			if l.ToolID != "" {
-				if seen[l.ToolID] {
-					return
-				}
-				seen[l.ToolID] = true
+			if !seen.first(l.ToolID) {
+				return
 			}
 			newToolUse(geminiTools, l.ToolName, l.Parameters).record(&res, report)
 		case "tool_result":

@@ -32,7 +32,7 @@ func init() {
 }
 
 func TestParseGemini(t *testing.T) {
-	runParserCases(t, readGemini, map[string]parserCase{
+	runParserCases(t, parseGemini, map[string]parserCase{
 		"tool loop: write_file, run_shell_command, final deltas": {
 			file:  "gemini/stream-json-tool-loop.jsonl",
 			final: "Created hello.txt and appended a line.\n<event topic=\"build.done\">tests: pass</event>\nLOOP_COMPLETE",
@@ -108,7 +108,7 @@ func TestParseGeminiStreams(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			res := readGemini(strings.NewReader(tc.in), func(events.Activity) {}, fixedClock)
+			res := parseGemini(strings.NewReader(tc.in), func(events.Activity) {}, fixedClock)
 			assert.Equal(t, tc.final, res.FinalText)
 			assert.Equal(t, tc.failure, res.Failure)
 		})

@@ -1,7 +1,10 @@
 package backends
 
-// Helpers shared by the JSON-lines parsers of codex, gemini, opencode, pi,
-// qwen and copilot, and by the plain-text CLIs (kiro, amp, cursor).
+// Helpers shared by the parsers and verdicts of every CLI: the JSON-lines
+// ones (claude, codex, gemini, opencode, pi, qwen, copilot) and the
+// plain-text ones (kiro, amp, cursor, command). A parser is a parseFunc
+// (cli.go); a JSON-lines one reads with forEachJSONLine and decodeJSONLine
+// and reports a failure found in the output through cliFailure.
 //
 // # Line policy
 //
@@ -42,6 +45,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/ralph-loop/ralph/events"
 )
@@ -98,6 +102,35 @@ func decodeJSONLine(line []byte, v any) bool {
 	err := json.Unmarshal(line, v)
 	var typeErr *json.UnmarshalTypeError
 	return err == nil || errors.As(err, &typeErr)
+}
+
+// forEachJSONObject decodes every JSON object line of r into a fresh T
+// (decodeJSONLine) and calls fn with it; lines that do not decode are
+// skipped. It is how every JSON-lines parser reads its stream.
+func forEachJSONObject[T any](r io.Reader, fn func(l *T)) {
+	forEachJSONLine(r, func(line []byte) {
+		var l T
+		if decodeJSONLine(line, &l) {
+			fn(&l)
+		}
+	})
+}
+
+// toolIDs holds the ids of the tool uses a parser has counted: CLIs mention
+// one use in several lines (started, updated, completed).
+type toolIDs map[string]bool
+
+// first reports whether the use id is new, and remembers it. A use without
+// an id cannot be matched with another line, so it is always new.
+func (s toolIDs) first(id string) bool {
+	if id == "" {
+		return true
+	}
+	if s[id] {
+		return false
+	}
+	s[id] = true
+	return true
 }
 
 // singleLine collapses whitespace and cuts s to at most limit runes, so an
@@ -339,6 +372,57 @@ func lastLines(s string, n int) []string {
 		}
 	}
 	return out
+}
+
+// unixTime converts a reset time given in Unix seconds; values too large to
+// be seconds are taken as milliseconds.
+func unixTime(v float64) time.Time {
+	if v <= 0 {
+		return time.Time{}
+	}
+	if v > 1e12 {
+		return time.UnixMilli(int64(v)).UTC()
+	}
+	return time.Unix(int64(v), 0).UTC()
+}
+
+// exitFailure fails a run that exited non-zero without a verdict of its
+// own output, quoting the last line of stderr, which is where CLIs say why.
+func exitFailure(res *events.AgentResult, cli string, exitCode int, stderrTail string) {
+	if res.Failure != events.FailureNone || exitCode == 0 {
+		return
+	}
+	res.Failure = events.FailureExit
+	res.FailureMessage = withStderr(fmt.Sprintf("%s exited with status %d", cli, exitCode), stderrTail)
+}
+
+// withStderr appends the last line of stderr to msg, when there is one.
+func withStderr(msg, stderrTail string) string {
+	if line := lastLine(stderrTail); line != "" {
+		return msg + ": " + line
+	}
+	return msg
+}
+
+// maxMessageLine bounds a quoted line in a failure message.
+const maxMessageLine = 300
+
+// lastLine is the last non-blank line of s, trimmed and shortened to
+// maxMessageLine bytes.
+func lastLine(s string) string {
+	s = strings.TrimRight(s, " \t\r\n")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	s = strings.TrimSpace(s)
+	if len(s) > maxMessageLine {
+		cut := maxMessageLine
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
 }
 
 // stderrFailure looks at the last lines of stderr (newest first) for a rate

@@ -2,7 +2,6 @@ package backends
 
 import (
 	"bytes"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,10 +51,8 @@ type parserCase struct {
 	rateLimitAt []time.Time
 }
 
-type readFunc func(io.Reader, func(events.Activity), func() time.Time) events.AgentResult
-
-// runParserCases runs every case through read as a named subtest.
-func runParserCases(t *testing.T, read readFunc, cases map[string]parserCase) {
+// runParserCases runs every case through parse as a named subtest.
+func runParserCases(t *testing.T, parse parseFunc, cases map[string]parserCase) {
 	t.Helper()
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -63,7 +60,7 @@ func runParserCases(t *testing.T, read readFunc, cases map[string]parserCase) {
 			require.NoError(t, err)
 			defer f.Close()
 			var acts []events.Activity
-			res := read(f, func(a events.Activity) { acts = append(acts, a) }, fixedClock)
+			res := parse(f, func(a events.Activity) { acts = append(acts, a) }, fixedClock)
 			assertParsed(t, tc, res, acts)
 		})
 	}
@@ -382,11 +379,11 @@ func TestParsersSurviveOddInput(t *testing.T) {
 		"binary noise":         "\x00\x01\xff{\n",
 		"JSON array and nulls": "[]\nnull\n{}\n",
 	}
-	for _, name := range []string{"codex", "gemini", "opencode", "pi", "qwen", "copilot"} {
+	for _, name := range []string{"claude", "codex", "gemini", "opencode", "pi", "qwen", "copilot"} {
 		for desc, in := range inputs {
 			t.Run(name+"/"+desc, func(t *testing.T) {
 				var acts []events.Activity
-				res := clis[name].parse(bytes.NewBufferString(in), func(a events.Activity) { acts = append(acts, a) })
+				res := clis[name].parse(bytes.NewBufferString(in), func(a events.Activity) { acts = append(acts, a) }, fixedClock)
 				assert.Equal(t, events.AgentResult{}, res)
 				assert.Empty(t, acts)
 			})

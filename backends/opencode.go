@@ -95,20 +95,11 @@ type opencodeLine struct {
 //   - Failure: an error line. ProviderAuthError and HTTP 401/403 are
 //     credentials problems; HTTP 429 or rate-limit wording is a rate limit,
 //     its reset read from the retry-after headers or the message.
-func parseOpenCode(stdout io.Reader, report func(events.Activity)) events.AgentResult {
-	return readOpenCode(stdout, report, time.Now)
-}
-
-// readOpenCode is parseOpenCode reading rate-limit reset times against now.
-func readOpenCode(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
+func parseOpenCode(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
 	var res events.AgentResult
-	seen := map[string]bool{}
+	seen := toolIDs{}
 	var failure *cliFailure
-	forEachJSONLine(stdout, func(line []byte) {
-		var l opencodeLine
-		if !decodeJSONLine(line, &l) {
-			return
-		}
+	forEachJSONObject(stdout, func(l *opencodeLine) {
 		switch l.Type {
 		case "text":
 			if l.Part != nil && strings.TrimSpace(l.Part.Text) != "" {
@@ -119,11 +110,8 @@ func readOpenCode(stdout io.Reader, report func(events.Activity), now func() tim
 			if l.Part == nil {
 				return
 			}
-			if l.Part.CallID != "" {
-				if seen[l.Part.CallID] {
-					return
-				}
-				seen[l.Part.CallID] = true
+			if !seen.first(l.Part.CallID) {
+				return
 			}
 			var input map[string]any
 			if l.Part.State != nil {

@@ -30,7 +30,7 @@ func init() {
 }
 
 func TestParseOpenCode(t *testing.T) {
-	runParserCases(t, readOpenCode, map[string]parserCase{
+	runParserCases(t, parseOpenCode, map[string]parserCase{
 		"tool loop: usage summed over three steps": {
 			file:  "opencode/run-json-tool-loop.jsonl",
 			final: "Created hello.txt and appended a line.\n<event topic=\"build.done\">tests: pass</event>\nLOOP_COMPLETE",

@@ -147,25 +147,3 @@ func (t *lineTee) flush() {
 // stderrTailSize is how much of the end of stderr is kept for the verdict
 // and failure messages.
 const stderrTailSize = 8 << 10
-
-// tail keeps the last stderrTailSize bytes written to it.
-type tail struct {
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - stderrTailSize; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.buf)
-}

@@ -92,31 +92,19 @@ type piLine struct {
 //     limit … Try again in ~91 min.") or "aborted", or an auto-retry ends
 //     without success. A later successful message (pi retries on its own)
 //     clears an earlier error.
-func parsePi(stdout io.Reader, report func(events.Activity)) events.AgentResult {
-	return readPi(stdout, report, time.Now)
-}
-
-// readPi is parsePi reading rate-limit reset times against now.
-func readPi(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
+func parsePi(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
 	var res events.AgentResult
-	seen := map[string]bool{}
+	seen := toolIDs{}
 	var pending *cliFailure
-	forEachJSONLine(stdout, func(line []byte) {
-		var l piLine
-		if !decodeJSONLine(line, &l) {
-			return
-		}
+	forEachJSONObject(stdout, func(l *piLine) {
 		switch l.Type {
 		case "message_end":
 			if l.Message != nil && l.Message.Role == "assistant" {
 				pending = piAssistantEnd(&res, report, l.Message, now)
 			}
 		case "tool_execution_start":
-			if l.ToolCallID != "" {
-				if seen[l.ToolCallID] {
-					return
-				}
-				seen[l.ToolCallID] = true
+			if !seen.first(l.ToolCallID) {
+				return
 			}
 			newToolUse(piTools, l.ToolName, l.Args).record(&res, report)
 		case "auto_retry_start":

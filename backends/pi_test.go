@@ -32,7 +32,7 @@ func init() {
 }
 
 func TestParsePi(t *testing.T) {
-	runParserCases(t, readPi, map[string]parserCase{
+	runParserCases(t, parsePi, map[string]parserCase{
 		"tool loop: usage summed over assistant messages": {
 			file:  "pi/mode-json-tool-loop.jsonl",
 			final: "Created hello.txt and appended a line.\n<event topic=\"build.done\">tests: pass</event>\nLOOP_COMPLETE",
@@ -85,7 +85,7 @@ func TestParsePiRetryGivesUp(t *testing.T) {
 	in := `{"type":"message_end","message":{"role":"assistant","content":[],"stopReason":"error","errorMessage":"503 overloaded"}}
 {"type":"auto_retry_start","attempt":1,"maxAttempts":1,"delayMs":10,"errorMessage":"503 overloaded"}
 {"type":"auto_retry_end","success":false,"attempt":1,"finalError":"503 still overloaded"}`
-	res := readPi(strings.NewReader(in), func(events.Activity) {}, fixedClock)
+	res := parsePi(strings.NewReader(in), func(events.Activity) {}, fixedClock)
 	assert.Equal(t, events.FailureAgent, res.Failure)
 	assert.Equal(t, "pi reported an error: 503 still overloaded", res.FailureMessage)
 }

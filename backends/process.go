@@ -16,6 +16,7 @@ import (
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/procgroup"
 	"github.com/ralph-loop/ralph/internal/redact"
+	"github.com/ralph-loop/ralph/internal/tail"
 )
 
 // defaultKillGrace is the time between SIGTERM and SIGKILL when
@@ -38,7 +39,7 @@ type invocation struct {
 	prompt        string
 	promptOnStdin bool
 	grace         time.Duration
-	parse         func(io.Reader, func(events.Activity)) events.AgentResult
+	parse         parseFunc
 	verdict       func(*events.AgentResult, int, string)
 	redactor      *redact.Redactor // hides secrets in all of the above's output
 }
@@ -70,7 +71,7 @@ type agentProc struct {
 	stdoutR, stderrR *os.File
 	stdinW           *os.File // nil when stdin is /dev/null
 	raw              rawLog
-	stderrTail       tail
+	stderrTail       *tail.Buffer // the last stderrTailSize bytes of stderr
 	feed             *feed
 	copiers          sync.WaitGroup
 	stdinDone        chan struct{}
@@ -93,7 +94,7 @@ func runProcess(ctx context.Context, inv invocation, run events.AgentRun, report
 	if err := checkWorkspace(run.Dir); err != nil {
 		return events.AgentResult{}, fmt.Errorf("start %s: %w", inv.backend, err)
 	}
-	p := &agentProc{inv: inv, run: run, report: redactingReport(inv.redactor, report)}
+	p := &agentProc{inv: inv, run: run, report: redactingReport(inv.redactor, report), stderrTail: tail.New(stderrTailSize)}
 	if err := p.start(); err != nil {
 		return events.AgentResult{}, err
 	}
@@ -256,7 +257,7 @@ func (p *agentProc) parse() (res events.AgentResult) {
 			res.FailureMessage = fmt.Sprintf("parse %s output: panic: %v", p.inv.backend, r)
 		}
 	}()
-	return p.inv.parse(p.feed, p.report)
+	return p.inv.parse(p.feed, p.report, time.Now)
 }
 
 // wait waits for the agent, enforces the limits meanwhile, clears up its

@@ -113,15 +113,6 @@ func TestRunFailureQuotesStderrTail(t *testing.T) {
 	assert.Equal(t, "command exited with status 3: final words", res.FailureMessage)
 }
 
-func TestTailKeepsTheEnd(t *testing.T) {
-	var tl tail
-	_, _ = tl.Write(bytes.Repeat([]byte("a"), 3*stderrTailSize))
-	_, _ = tl.Write([]byte("the end"))
-	s := tl.String()
-	assert.Len(t, s, stderrTailSize)
-	assert.True(t, strings.HasSuffix(s, "the end"))
-}
-
 func TestRunMissingBinary(t *testing.T) {
 	t.Parallel()
 	b, err := New(Options{Name: "command", Command: "/nonexistent/agent"})
@@ -211,7 +202,7 @@ func TestRunPromptOnStdin(t *testing.T) {
 }
 
 // testInvocation runs /bin/sh -c script with a parser of the test's choice.
-func testInvocation(script string, parse func(io.Reader, func(events.Activity)) events.AgentResult) invocation {
+func testInvocation(script string, parse parseFunc) invocation {
 	return invocation{
 		backend: "test", path: "/bin/sh", args: []string{"-c", script},
 		grace: 200 * time.Millisecond, parse: parse, verdict: commandVerdict,
@@ -220,7 +211,7 @@ func testInvocation(script string, parse func(io.Reader, func(events.Activity)) 
 
 func TestRunSurvivesParserPanic(t *testing.T) {
 	t.Parallel()
-	inv := testInvocation(`echo hi`, func(io.Reader, func(events.Activity)) events.AgentResult { panic("odd input") })
+	inv := testInvocation(`echo hi`, func(io.Reader, func(events.Activity), func() time.Time) events.AgentResult { panic("odd input") })
 	res, err := runProcess(t.Context(), inv, events.AgentRun{Dir: t.TempDir()}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, events.FailureAgent, res.Failure)
@@ -230,7 +221,7 @@ func TestRunSurvivesParserPanic(t *testing.T) {
 func TestRunParserThatStopsEarlyDoesNotBlockTheAgent(t *testing.T) {
 	t.Parallel()
 	inv := testInvocation(`head -c 5000000 /dev/zero; echo; echo finished >&2`,
-		func(io.Reader, func(events.Activity)) events.AgentResult {
+		func(io.Reader, func(events.Activity), func() time.Time) events.AgentResult {
 			return events.AgentResult{FinalText: "early"}
 		})
 	var raw bytes.Buffer

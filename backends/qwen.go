@@ -103,22 +103,13 @@ type qwenLine struct {
 //     of the assistant messages' usage. Cost when total_cost_usd is given.
 //   - Failure: a result text starting with "[API Error:", is_error true, or
 //     an error_* subtype (error_max_turns, …).
-func parseQwen(stdout io.Reader, report func(events.Activity)) events.AgentResult {
-	return readQwen(stdout, report, time.Now)
-}
-
-// readQwen is parseQwen reading rate-limit reset times against now.
-func readQwen(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
+func parseQwen(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
 	var res events.AgentResult
-	seen := map[string]bool{}
+	seen := toolIDs{}
 	var lastText string
 	var summed events.Usage
 	var result *qwenLine
-	forEachJSONLine(stdout, func(line []byte) {
-		var l qwenLine
-		if !decodeJSONLine(line, &l) {
-			return
-		}
+	forEachJSONObject(stdout, func(l *qwenLine) {
 		switch l.Type {
 		case "assistant":
 			if l.Message == nil {
@@ -136,18 +127,15 @@ func readQwen(stdout io.Reader, report func(events.Activity), now func() time.Ti
 						lastText = c.Text
 					}
 				case "tool_use":
-					if c.ID != "" {
-						if seen[c.ID] {
-							continue
-						}
-						seen[c.ID] = true
+					if !seen.first(c.ID) {
+						continue
 					}
 					newToolUse(qwenTools, c.Name, c.Input).record(&res, report)
 				}
 			}
 			summed = summed.Add(l.Message.Usage.usage())
 		case "result":
-			result = &l
+			result = l
 		}
 	})
 

@@ -30,7 +30,7 @@ func init() {
 }
 
 func TestParseQwen(t *testing.T) {
-	runParserCases(t, readQwen, map[string]parserCase{
+	runParserCases(t, parseQwen, map[string]parserCase{
 		"tool loop: final text and usage from the result line": {
 			file:  "qwen/stream-json-tool-loop.jsonl",
 			final: "Created hello.txt and appended a line.\n<event topic=\"build.done\">tests: pass</event>\nLOOP_COMPLETE",
@@ -100,7 +100,7 @@ func TestParseQwenStreams(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			res := readQwen(strings.NewReader(tc.in), func(events.Activity) {}, fixedClock)
+			res := parseQwen(strings.NewReader(tc.in), func(events.Activity) {}, fixedClock)
 			assert.Equal(t, tc.final, res.FinalText)
 			assert.Equal(t, tc.usage, res.Usage)
 			assert.Equal(t, tc.failure, res.Failure)

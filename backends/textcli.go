@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/ralph-loop/ralph/events"
 )
@@ -45,7 +46,7 @@ func init() {
 		install: "install it with: curl -fsSL https://cli.kiro.dev/install | bash",
 		args:    kiroArgs,
 		env:     func(Options) []string { return nil },
-		parse:   parseText,
+		parse:   textParser(maxTextOutput),
 		verdict: textVerdict("kiro", "run `kiro-cli login`, or set KIRO_API_KEY", map[int]string{
 			3: "kiro: an MCP server required by --require-mcp-startup did not start (exit 3)",
 			4: "kiro: the agent this run names was not found (exit 4); check --agent and the chat.defaultAgent setting",
@@ -57,7 +58,7 @@ func init() {
 		install: "install it with: npm install -g @ampcode/cli",
 		args:    ampArgs,
 		env:     func(Options) []string { return nil },
-		parse:   parseText,
+		parse:   textParser(maxTextOutput),
 		verdict: textVerdict("amp", "run `amp login`, or set AMP_API_KEY", nil),
 	})
 	register(&cliSpec{
@@ -66,7 +67,7 @@ func init() {
 		install: "install it with: curl https://cursor.com/install -fsS | bash",
 		args:    cursorArgs,
 		env:     func(Options) []string { return nil },
-		parse:   parseText,
+		parse:   textParser(maxTextOutput),
 		verdict: textVerdict("cursor", "run `cursor-agent login`, or set CURSOR_API_KEY", nil),
 	})
 }
@@ -110,35 +111,38 @@ func cursorArgs(o Options, prompt string) ([]string, bool) {
 // the start is dropped, because completion markers come at the end.
 const maxTextOutput = 8 << 20
 
-// parseText reads a plain-text CLI's stdout: every line is reported as
-// assistant text as it arrives, and the final text is all of stdout. There
-// is nothing to read tools, usage or failures from; the exit code decides
-// (textVerdict).
-func parseText(stdout io.Reader, report func(events.Activity)) events.AgentResult {
-	var all strings.Builder
-	br := bufio.NewReader(stdout)
-	for {
-		line, err := br.ReadString('\n')
-		if line != "" {
-			if all.Len()+len(line) > maxTextOutput {
-				kept := all.String()
-				cut := len(kept) / 2
-				if i := strings.IndexByte(kept[cut:], '\n'); i >= 0 {
-					cut += i + 1
+// textParser returns the parser of a CLI whose stdout is plain text: every
+// non-blank line is reported as assistant text as it arrives, and the final
+// text is all of stdout. There is nothing to read tools, usage or failures
+// from; the exit code decides (textVerdict, commandVerdict). With a limit
+// above zero, output past limit bytes loses its start, cut at a line.
+func textParser(limit int) parseFunc {
+	return func(stdout io.Reader, report func(events.Activity), _ func() time.Time) events.AgentResult {
+		var all strings.Builder
+		br := bufio.NewReader(stdout)
+		for {
+			line, err := br.ReadString('\n')
+			if line != "" {
+				if limit > 0 && all.Len()+len(line) > limit {
+					kept := all.String()
+					cut := len(kept) / 2
+					if i := strings.IndexByte(kept[cut:], '\n'); i >= 0 {
+						cut += i + 1
+					}
+					all.Reset()
+					all.WriteString(kept[cut:])
 				}
-				all.Reset()
-				all.WriteString(kept[cut:])
+				all.WriteString(line)
+				if text := strings.TrimRight(line, "\r\n"); strings.TrimSpace(text) != "" {
+					report(events.Activity{Kind: events.ActivityText, Text: text})
+				}
 			}
-			all.WriteString(line)
-			if text := strings.TrimRight(line, "\r\n"); strings.TrimSpace(text) != "" {
-				report(events.Activity{Kind: events.ActivityText, Text: text})
+			if err != nil {
+				break
 			}
 		}
-		if err != nil {
-			break
-		}
+		return events.AgentResult{FinalText: all.String()}
 	}
-	return events.AgentResult{FinalText: all.String()}
 }
 
 // textVerdict returns the verdict of a plain-text CLI: exit 0 is success;

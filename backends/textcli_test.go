@@ -45,10 +45,10 @@ func TestTextCLIArgs(t *testing.T) {
 func TestParseText(t *testing.T) {
 	out := "Reading the repository…\n\nDone.\n<event topic=\"build.done\">ok</event>\nLOOP_COMPLETE\n"
 	var texts []string
-	res := parseText(strings.NewReader(out), func(a events.Activity) {
+	res := clis["kiro"].parse(strings.NewReader(out), func(a events.Activity) {
 		assert.Equal(t, events.ActivityText, a.Kind)
 		texts = append(texts, a.Text)
-	})
+	}, fixedClock)
 	assert.Equal(t, events.AgentResult{FinalText: out}, res, "all of stdout, nothing else")
 	assert.Equal(t, []string{"Reading the repository…", "Done.", "<event topic=\"build.done\">ok</event>", "LOOP_COMPLETE"}, texts)
 }
@@ -56,7 +56,7 @@ func TestParseText(t *testing.T) {
 func TestParseTextKeepsTheEndOfHugeOutput(t *testing.T) {
 	line := strings.Repeat("x", 1023) + "\n"
 	out := strings.Repeat(line, maxTextOutput/len(line)+100) + "LOOP_COMPLETE\n"
-	res := parseText(strings.NewReader(out), func(events.Activity) {})
+	res := clis["cursor"].parse(strings.NewReader(out), func(events.Activity) {}, fixedClock)
 	assert.LessOrEqual(t, len(res.FinalText), maxTextOutput)
 	assert.True(t, strings.HasSuffix(res.FinalText, "LOOP_COMPLETE\n"))
 	assert.True(t, strings.HasPrefix(res.FinalText, "x"), "cut at a line start")

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/internal/procgroup"
+	"github.com/ralph-loop/ralph/internal/tail"
 )
 
 // killGrace is the time a check's process group gets between SIGTERM and
@@ -61,7 +62,7 @@ func runCommand(ctx context.Context, dir, script string, extraEnv []string) cmdR
 		return cmdResult{exitCode: -1, startErr: err}
 	}
 
-	out := &tailBuffer{limit: tailLimit}
+	out := tail.New(tailLimit)
 	drained := make(chan struct{})
 	go func() {
 		defer close(drained)
@@ -74,7 +75,7 @@ func runCommand(ctx context.Context, dir, script string, extraEnv []string) cmdR
 	<-drained
 
 	res := exitOf(waitErr)
-	res.stopped, res.output, res.leftover = stopped, out.String(), leftover
+	res.stopped, res.output, res.leftover = stopped, outputTail(out), leftover
 	return res
 }
 

@@ -1,13 +1,14 @@
 package criteria
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/ralph-loop/ralph/internal/tail"
 )
 
-func TestTailBuffer(t *testing.T) {
+func TestOutputTail(t *testing.T) {
 	cases := []struct {
 		name   string
 		limit  int
@@ -25,21 +26,13 @@ func TestTailBuffer(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			b := &tailBuffer{limit: tc.limit}
+			b := tail.New(tc.limit)
 			for _, w := range tc.writes {
 				n, err := b.Write([]byte(w))
 				assert.NoError(t, err)
 				assert.Equal(t, len(w), n)
 			}
-			assert.Equal(t, tc.want, b.String())
+			assert.Equal(t, tc.want, outputTail(b))
 		})
 	}
-}
-
-func TestTailBufferStaysBounded(t *testing.T) {
-	b := &tailBuffer{limit: 100}
-	for range 1000 {
-		_, _ = b.Write([]byte(strings.Repeat("x", 37) + "\n"))
-	}
-	assert.LessOrEqual(t, len(b.buf), 2*100+38)
 }

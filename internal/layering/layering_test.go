@@ -19,7 +19,7 @@ const module = "github.com/ralph-loop/ralph/"
 // the reason. cmd/ralph may import everything and is not listed.
 //
 // internal/procgroup, internal/suggest, internal/fileholders,
-// internal/redact and internal/plural are helpers, not domain: leaves that import nothing of
+// internal/redact, internal/plural and internal/tail are helpers, not domain: leaves that import nothing of
 // ralph's, shared by the domain packages that need them. events is not
 // among those: it stays a leaf with no ralph imports.
 var allowed = map[string]struct {
@@ -28,8 +28,8 @@ var allowed = map[string]struct {
 }{
 	"events":               {nil, "the vocabulary everything else speaks; a leaf"},
 	"hats":                 {[]string{"events", "internal/suggest"}, "hat choice and prompts need events only (and a did-you-mean helper)"},
-	"criteria":             {[]string{"events", "internal/procgroup", "internal/suggest", "internal/plural"}, "checks are independent of the loop; commands run in a process group"},
-	"backends":             {[]string{"events", "internal/procgroup", "internal/suggest", "internal/redact"}, "agents produce activity; they never see the engine; agents run in a process group; what agents print is redacted where it enters ralph"},
+	"criteria":             {[]string{"events", "internal/procgroup", "internal/suggest", "internal/plural", "internal/tail"}, "checks are independent of the loop; commands run in a process group"},
+	"backends":             {[]string{"events", "internal/procgroup", "internal/suggest", "internal/redact", "internal/tail"}, "agents produce activity; they never see the engine; agents run in a process group; what agents print is redacted where it enters ralph"},
 	"engine/config":        {[]string{"events", "hats", "criteria", "internal/suggest", "internal/exitcode"}, "the loader turns files into domain types"},
 	"engine/memory":        {[]string{"internal/plural"}, "memories are files and text; a leaf but for a wording helper"},
 	"engine/checklist":     {nil, "a markdown checklist parser; a leaf"},
@@ -41,6 +41,7 @@ var allowed = map[string]struct {
 	"internal/exitcode":    {nil, "the one table of exit statuses; a leaf"},
 	"internal/completion":  {nil, "shell completion scripts from kong's model; a leaf helper"},
 	"internal/plural":      {nil, "counts of things in words (1 hat, 2 hats); a leaf helper"},
+	"internal/tail":        {nil, "the last bytes of a stream in bounded memory; a leaf helper"},
 }
 
 // execAllowed are the packages that may start processes. internal/ covers
