@@ -49,6 +49,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -116,7 +117,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	if err := json.Unmarshal(data, &sc); err != nil {
+	if err := parseScript(data, &sc); err != nil {
 		return fmt.Errorf("parse %s: %w", path, err)
 	}
 	state := os.Getenv("SCRIPTAGENT_STATE")
@@ -362,4 +363,19 @@ func spawnChild(state string) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(state, "child.pid"), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644)
+}
+
+// parseScript decodes a script, refusing keys it does not know: a test
+// whose step says "sleep" for "sleep_ms" would otherwise pass while testing
+// nothing.
+func parseScript(data []byte, sc *script) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(sc); err != nil {
+		return err
+	}
+	if dec.More() {
+		return fmt.Errorf("more than one JSON value")
+	}
+	return nil
 }

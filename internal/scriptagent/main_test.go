@@ -3,6 +3,8 @@ package main
 import (
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestExpandTemplates(t *testing.T) {
@@ -18,4 +20,14 @@ func TestExpandTemplates(t *testing.T) {
 			t.Errorf("expandTemplates(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+func TestParseScriptRefusesUnknownKeys(t *testing.T) {
+	var sc script
+	require.NoError(t, parseScript([]byte(`{"steps":[{"say":"hi","sleep_ms":5}]}`), &sc))
+	require.Len(t, sc.Steps, 1)
+
+	err := parseScript([]byte(`{"steps":[{"say":"hi","sleep":5}]}`), &script{})
+	require.ErrorContains(t, err, `unknown field "sleep"`)
+	require.Error(t, parseScript([]byte(`{"step":[]}`), &script{}), "a misspelt top-level key")
 }
