@@ -14,21 +14,6 @@ import (
 	"github.com/google/renameio/v2"
 )
 
-// ErrNoState means there is no checkpoint: no run has started here.
-var ErrNoState = errors.New("no run state")
-
-// CorruptStateError means state.json exists but cannot be used.
-type CorruptStateError struct {
-	Path string
-	Err  error
-}
-
-func (e *CorruptStateError) Error() string {
-	return fmt.Sprintf("corrupt state %s: %v", e.Path, e.Err)
-}
-
-func (e *CorruptStateError) Unwrap() error { return e.Err }
-
 // wireState is the JSON of state.json. The version comes first so a reader
 // can refuse a file from a newer ralph before trusting anything else in it.
 type wireState struct {

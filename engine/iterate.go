@@ -15,7 +15,6 @@ import (
 	"github.com/ralph-loop/ralph/engine/memory"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
-	"github.com/ralph-loop/ralph/internal/exitcode"
 	"github.com/ralph-loop/ralph/internal/plural"
 )
 
@@ -463,18 +462,6 @@ func (e *Engine) terminating() (State, error) {
 	e.opts.Reporter.LoopFinished(sum)
 	return StateDone, nil
 }
-
-// AgentAuthError means the agent could not authenticate: retrying cannot
-// help until a person logs in or sets a key, so the run ends as fatal.
-type AgentAuthError struct {
-	Backend string
-	Message string
-}
-
-func (e *AgentAuthError) Error() string { return e.Message }
-
-// ExitCode makes it fatal.
-func (e *AgentAuthError) ExitCode() int { return exitcode.Fatal }
 
 // saidLimit bounds how much of an agent's final message is kept for the
 // next prompt: enough for a verdict and its reasons.

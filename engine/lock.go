@@ -12,7 +12,6 @@ import (
 
 	"github.com/gofrs/flock"
 
-	"github.com/ralph-loop/ralph/internal/exitcode"
 	"github.com/ralph-loop/ralph/internal/fileholders"
 )
 
@@ -24,37 +23,6 @@ type LockInfo struct {
 	Host      string    `json:"host"`
 	StartedAt time.Time `json:"started_at"`
 }
-
-// LockHeldError means the workspace lock is held by another process.
-type LockHeldError struct {
-	Path string
-	// Holder is what the lock file says about its holder.
-	Holder LockInfo
-	// HolderGone says the recorded holder is no longer running, so the
-	// lock is held by some other process: Holders, when they could be
-	// found.
-	HolderGone bool
-	Holders    []fileholders.Process
-}
-
-func (e *LockHeldError) Error() string {
-	switch {
-	case e.HolderGone && len(e.Holders) > 0:
-		return fmt.Sprintf("the workspace lock %s is held by %s; the ralph it names, pid %d, is no longer running",
-			e.Path, fileholders.Describe(e.Holders), e.Holder.PID)
-	case e.HolderGone:
-		return fmt.Sprintf("the workspace lock %s is held by another process; the ralph it names, pid %d, is no longer running",
-			e.Path, e.Holder.PID)
-	case e.Holder.PID == 0:
-		return fmt.Sprintf("another ralph is running in this workspace (lock %s)", e.Path)
-	}
-	return fmt.Sprintf("another ralph is running in this workspace: pid %d on %s, run %s, started %s (lock %s)",
-		e.Holder.PID, e.Holder.Host, e.Holder.RunID,
-		e.Holder.StartedAt.Local().Format(time.DateTime), e.Path)
-}
-
-// ExitCode makes a held lock a fatal error.
-func (e *LockHeldError) ExitCode() int { return exitcode.Fatal }
 
 // Lock is the held workspace lock.
 type Lock struct {

@@ -18,31 +18,8 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/events"
-	"github.com/ralph-loop/ralph/internal/exitcode"
 	"github.com/ralph-loop/ralph/internal/plural"
 )
-
-// NoRunError means --resume found nothing to resume.
-type NoRunError struct{ Why string }
-
-func (e *NoRunError) Error() string { return "no run to resume: " + e.Why }
-
-// ExitCode makes it a fatal error.
-func (e *NoRunError) ExitCode() int { return exitcode.Fatal }
-
-// UnfinishedRunError means a plain `ralph loop` found a run that was cut off.
-type UnfinishedRunError struct {
-	RunID     string
-	Iteration int
-	Why       string
-}
-
-func (e *UnfinishedRunError) Error() string {
-	return fmt.Sprintf("run %s is unfinished (%s after %s)", e.RunID, e.Why, plural.Count(e.Iteration, "iteration", "iterations"))
-}
-
-// ExitCode makes it a fatal error.
-func (e *UnfinishedRunError) ExitCode() int { return exitcode.Fatal }
 
 func (e *Engine) starting(ctx context.Context) (State, error) {
 	if err := ctx.Err(); err != nil {
@@ -150,9 +127,6 @@ func (e *Engine) rebuildFromLog() (*RunState, error) {
 	}
 	return st, nil
 }
-
-// ErrNoLog means a workspace has no event log yet: no run has started.
-var ErrNoLog = errors.New("no event log")
 
 // CurrentLog is the absolute path of the current run's event log in
 // workspace: the one .ralph/current-events names, or else the newest

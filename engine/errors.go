@@ -1,0 +1,131 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+	"time"
+
+	"github.com/ralph-loop/ralph/internal/exitcode"
+	"github.com/ralph-loop/ralph/internal/fileholders"
+	"github.com/ralph-loop/ralph/internal/plural"
+)
+
+// The errors the engine returns, in one place. Each carries the facts a
+// caller needs (the lock's holders, the file and its errno, the run) and
+// its exit status; what to tell the user to do is the caller's to choose
+// (cmd/ralph/hints.go).
+
+// ErrNoState means there is no checkpoint: no run has started here.
+var ErrNoState = errors.New("no run state")
+
+// CorruptStateError means state.json exists but cannot be used.
+type CorruptStateError struct {
+	Path string
+	Err  error
+}
+
+func (e *CorruptStateError) Error() string {
+	return fmt.Sprintf("corrupt state %s: %v", e.Path, e.Err)
+}
+
+func (e *CorruptStateError) Unwrap() error { return e.Err }
+
+// AgentAuthError means the agent could not authenticate: retrying cannot
+// help until a person logs in or sets a key, so the run ends as fatal.
+type AgentAuthError struct {
+	Backend string
+	Message string
+}
+
+func (e *AgentAuthError) Error() string { return e.Message }
+
+// ExitCode makes it fatal.
+func (e *AgentAuthError) ExitCode() int { return exitcode.Fatal }
+
+// LockHeldError means the workspace lock is held by another process.
+type LockHeldError struct {
+	Path string
+	// Holder is what the lock file says about its holder.
+	Holder LockInfo
+	// HolderGone says the recorded holder is no longer running, so the
+	// lock is held by some other process: Holders, when they could be
+	// found.
+	HolderGone bool
+	Holders    []fileholders.Process
+}
+
+func (e *LockHeldError) Error() string {
+	switch {
+	case e.HolderGone && len(e.Holders) > 0:
+		return fmt.Sprintf("the workspace lock %s is held by %s; the ralph it names, pid %d, is no longer running",
+			e.Path, fileholders.Describe(e.Holders), e.Holder.PID)
+	case e.HolderGone:
+		return fmt.Sprintf("the workspace lock %s is held by another process; the ralph it names, pid %d, is no longer running",
+			e.Path, e.Holder.PID)
+	case e.Holder.PID == 0:
+		return fmt.Sprintf("another ralph is running in this workspace (lock %s)", e.Path)
+	}
+	return fmt.Sprintf("another ralph is running in this workspace: pid %d on %s, run %s, started %s (lock %s)",
+		e.Holder.PID, e.Holder.Host, e.Holder.RunID,
+		e.Holder.StartedAt.Local().Format(time.DateTime), e.Path)
+}
+
+// ExitCode makes a held lock a fatal error.
+func (e *LockHeldError) ExitCode() int { return exitcode.Fatal }
+
+// NoRunError means --resume found nothing to resume.
+type NoRunError struct{ Why string }
+
+func (e *NoRunError) Error() string { return "no run to resume: " + e.Why }
+
+// ExitCode makes it a fatal error.
+func (e *NoRunError) ExitCode() int { return exitcode.Fatal }
+
+// UnfinishedRunError means a plain `ralph loop` found a run that was cut off.
+type UnfinishedRunError struct {
+	RunID     string
+	Iteration int
+	Why       string
+}
+
+func (e *UnfinishedRunError) Error() string {
+	return fmt.Sprintf("run %s is unfinished (%s after %s)", e.RunID, e.Why, plural.Count(e.Iteration, "iteration", "iterations"))
+}
+
+// ExitCode makes it a fatal error.
+func (e *UnfinishedRunError) ExitCode() int { return exitcode.Fatal }
+
+// ErrNoLog means a workspace has no event log yet: no run has started.
+var ErrNoLog = errors.New("no event log")
+
+// StorageError means ralph could not write one of its files under .ralph/:
+// the disk is full, read-only or failing. It ends the run as fatal. What
+// was written before stays consistent (the log is append-only and the
+// checkpoint is replaced atomically), so once the cause is fixed the run
+// continues with `ralph loop --resume`.
+type StorageError struct {
+	// Op says what ralph was doing: "append to the event log", …
+	Op   string
+	Path string
+	Err  error
+}
+
+func (e *StorageError) Error() string {
+	return fmt.Sprintf("cannot %s %s: %s", e.Op, e.Path, e.cause())
+}
+
+func (e *StorageError) Unwrap() error { return e.Err }
+
+// cause is the system's own words for the error when it is an errno (the
+// temporary file renameio used is no use to the reader), else the error.
+func (e *StorageError) cause() string {
+	var errno syscall.Errno
+	if errors.As(e.Err, &errno) {
+		return errno.Error()
+	}
+	return e.Err.Error()
+}
+
+// ExitCode makes it a fatal error.
+func (e *StorageError) ExitCode() int { return exitcode.Fatal }
