@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/internal/exitcode"
+	"github.com/ralph-loop/ralph/view"
 )
 
 type loopCmd struct {
@@ -101,8 +102,8 @@ func (c *loopCmd) loop(ctx context.Context, g *globals, log *slog.Logger, rep lo
 		return err
 	}
 	opts := setup.options(g, log, rep, c)
-	if h, ok := rep.(*headlessReporter); ok {
-		h.configured(setup.warnings, opts.Settings.StuckThreshold)
+	if h, ok := rep.(headlessReporter); ok {
+		h.Configured(setup.warnings, opts.Settings.StuckThreshold)
 	}
 	if opts.Fault, err = crashHook(); err != nil {
 		return err
@@ -143,34 +144,53 @@ type loopReporter interface {
 // stderr is a terminal, plain lines otherwise. The live view also gets the
 // logger, so a log line cannot land in the middle of its panel.
 func (c *loopCmd) reporter(g *globals, log *slog.Logger) (loopReporter, *slog.Logger) {
-	view := viewOptions{quiet: c.Quiet, verbose: c.Verbose}
+	opts := view.Options{Quiet: c.Quiet, Verbose: c.Verbose}
 	if c.Headless {
-		text := newTextReporter(g.stderr, time.Now, view)
-		return newHeadlessReporter(g.stdout, text, time.Now, c.Verbose), log
+		text := view.NewText(g.stderr, time.Now, opts)
+		return headlessReporter{view.NewHeadless(g.stdout, text, time.Now, c.Verbose)}, log
 	}
-	if fd, ok := terminalFd(g.stderr); ok && os.Getenv("TERM") != "dumb" {
-		tty := newTTYReporter(g.stderr, func() int { return terminalWidth(fd) }, time.Now, view)
-		return tty, newLogger(tty.screen, g.Debug)
+	if fd, ok := view.TerminalFd(g.stderr); ok && os.Getenv("TERM") != "dumb" {
+		live := view.NewLive(g.stderr, func() int { return view.TerminalWidth(fd) }, time.Now, opts)
+		return live, newLogger(live.Screen(), g.Debug)
 	}
-	return plainReporter{newTextReporter(g.stderr, time.Now, view)}, log
+	return plainReporter{view.NewText(g.stderr, time.Now, opts)}, log
 }
 
 // plainReporter is the text reporter as a loopReporter: it has nothing to
 // close.
-type plainReporter struct{ *textReporter }
+type plainReporter struct{ *view.Text }
 
 func (plainReporter) Close(error) {}
+
+// headlessReporter ends the headless stream with the loop command's error.
+type headlessReporter struct{ *view.Headless }
+
+func (h headlessReporter) Close(err error) { h.End(failureOf(err)) }
+
+// failureOf is what the headless stream says of the loop command's error:
+// nil when there is none, or when the loop ended on its own (exitError).
+func failureOf(err error) *view.Failure {
+	var quiet exitError
+	if err == nil || errors.As(err, &quiet) {
+		return nil
+	}
+	f := &view.Failure{Error: err.Error(), Hint: hintFor(err), ExitCode: exitcode.Fatal}
+	var c exitCoder
+	if errors.As(err, &c) {
+		f.ExitCode = c.ExitCode()
+	}
+	return f
+}
 
 // The reporters for SPEC mode report checked boxes and a stuck run too; the
 // engine finds TaskComplete through engine.TaskReporter.
 var (
 	_ specReporter        = plainReporter{}
-	_ specReporter        = (*ttyReporter)(nil)
-	_ specReporter        = (*headlessReporter)(nil)
+	_ specReporter        = (*view.Live)(nil)
+	_ specReporter        = headlessReporter{}
 	_ engine.TaskReporter = plainReporter{}
-	_ engine.TaskReporter = (*ttyReporter)(nil)
-	_ engine.TaskReporter = (*headlessReporter)(nil)
-	_ io.Writer           = (*liveScreen)(nil)
+	_ engine.TaskReporter = (*view.Live)(nil)
+	_ engine.TaskReporter = headlessReporter{}
 )
 
 // specReporter is what SPEC mode tells a reporter beyond engine.Reporter:

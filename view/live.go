@@ -1,4 +1,4 @@
-package main
+package view
 
 import (
 	"fmt"
@@ -14,10 +14,10 @@ import (
 	"github.com/ralph-loop/ralph/events"
 )
 
-// terminalFd returns the file descriptor behind w when w is a terminal.
+// TerminalFd returns the file descriptor behind w when w is a terminal.
 // A terminal is what answers the termios ioctl; a pipe, a file or /dev/null
 // does not.
-func terminalFd(w io.Writer) (int, bool) {
+func TerminalFd(w io.Writer) (int, bool) {
 	f, ok := w.(*os.File)
 	if !ok {
 		return 0, false
@@ -29,9 +29,9 @@ func terminalFd(w io.Writer) (int, bool) {
 	return fd, true
 }
 
-// terminalWidth is the terminal's width in columns, read anew each time so
+// TerminalWidth is the terminal's width in columns, read anew each time so
 // a resized window is drawn to its new size; 80 when it cannot be read.
-func terminalWidth(fd int) int {
+func TerminalWidth(fd int) int {
 	ws, err := unix.IoctlGetWinsize(fd, unix.TIOCGWINSZ)
 	if err != nil || ws.Col == 0 {
 		return 80
@@ -39,11 +39,11 @@ func terminalWidth(fd int) int {
 	return int(ws.Col)
 }
 
-// ttyReporter is the live view: the same lines as the plain reporter scroll
+// Live is the live view: the same lines as the plain reporter scroll
 // by, and a status panel stays at the bottom of the terminal, redrawn in
 // place when something changes and once a second for the clocks.
-type ttyReporter struct {
-	text   *textReporter // writes its lines through screen
+type Live struct {
+	text   *Text // writes its lines through screen
 	screen *liveScreen
 	now    func() time.Time
 
@@ -55,20 +55,24 @@ type ttyReporter struct {
 	stopOnce sync.Once
 }
 
-// newTTYReporter starts the live view on w, a terminal whose width width
+// NewLive starts the live view on w, a terminal whose width width
 // reports. Close must be called to stop its clock and remove the panel.
-func newTTYReporter(w io.Writer, width func() int, now func() time.Time, view viewOptions) *ttyReporter {
-	r := &ttyReporter{now: now, stop: make(chan struct{}), stopped: make(chan struct{})}
+func NewLive(w io.Writer, width func() int, now func() time.Time, opts Options) *Live {
+	r := &Live{now: now, stop: make(chan struct{}), stopped: make(chan struct{})}
 	r.st.started = now()
 	r.screen = &liveScreen{w: w, width: width, panel: r.panel}
-	r.text = newTextReporter(r.screen, now, view)
+	r.text = NewText(r.screen, now, opts)
 	go r.tick(time.Second)
 	return r
 }
 
+// Screen is where other output (the log) must go while the live view is
+// on: each line it is written is printed above the panel.
+func (r *Live) Screen() io.Writer { return r.screen }
+
 // tick redraws the panel every interval so the elapsed times move while
 // nothing else happens, until Close.
-func (r *ttyReporter) tick(interval time.Duration) {
+func (r *Live) tick(interval time.Duration) {
 	defer close(r.stopped)
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -84,7 +88,7 @@ func (r *ttyReporter) tick(interval time.Duration) {
 
 // Close stops the clock and removes the panel, so what follows (an error,
 // the shell prompt) is printed on a clean line. It may be called twice.
-func (r *ttyReporter) Close(error) {
+func (r *Live) Close(error) {
 	r.stopOnce.Do(func() {
 		close(r.stop)
 		<-r.stopped
@@ -93,7 +97,7 @@ func (r *ttyReporter) Close(error) {
 }
 
 // panel renders the current state for the screen.
-func (r *ttyReporter) panel(width int) []string {
+func (r *Live) panel(width int) []string {
 	r.mu.Lock()
 	st := r.st
 	r.mu.Unlock()
@@ -101,13 +105,13 @@ func (r *ttyReporter) panel(width int) []string {
 }
 
 // update changes the panel state under the lock.
-func (r *ttyReporter) update(f func(*panelState)) {
+func (r *Live) update(f func(*panelState)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	f(&r.st)
 }
 
-func (r *ttyReporter) LoopStarted(run engine.RunInfo) {
+func (r *Live) LoopStarted(run engine.RunInfo) {
 	r.update(func(s *panelState) {
 		s.runID, s.max, s.started = run.RunID, run.MaxIter, r.now()
 	})
@@ -115,7 +119,7 @@ func (r *ttyReporter) LoopStarted(run engine.RunInfo) {
 	r.text.LoopStarted(run)
 }
 
-func (r *ttyReporter) IterationStarted(it engine.IterationInfo) {
+func (r *Live) IterationStarted(it engine.IterationInfo) {
 	r.update(func(s *panelState) {
 		s.n, s.max, s.hat, s.backend, s.confirming = it.N, it.Max, it.Hat.ID, it.Backend, it.Confirming
 		s.phase, s.phaseSince = phaseRunning, it.Started
@@ -127,7 +131,7 @@ func (r *ttyReporter) IterationStarted(it engine.IterationInfo) {
 	r.text.IterationStarted(it)
 }
 
-func (r *ttyReporter) Activity(it engine.IterationInfo, a events.Activity) {
+func (r *Live) Activity(it engine.IterationInfo, a events.Activity) {
 	switch a.Kind {
 	case events.ActivityUsage:
 		// Usage activities are increments (see backends/jsonl.go); the
@@ -145,18 +149,18 @@ func (r *ttyReporter) Activity(it engine.IterationInfo, a events.Activity) {
 	r.text.Activity(it, a)
 }
 
-func (r *ttyReporter) EventAccepted(ev events.Event, to []string, as string) {
+func (r *Live) EventAccepted(ev events.Event, to []string, as string) {
 	r.update(func(s *panelState) { s.lastEvent = routeText(ev.Topic, to, as) })
 	r.text.EventAccepted(ev, to, as)
 }
 
-func (r *ttyReporter) EventRejected(ev events.Event, reason string) {
+func (r *Live) EventRejected(ev events.Event, reason string) {
 	code, _ := splitReason(reason)
 	r.update(func(s *panelState) { s.lastEvent = ev.Topic + " rejected (" + code + ")" })
 	r.text.EventRejected(ev, reason)
 }
 
-func (r *ttyReporter) IterationFinished(it engine.IterationInfo, res events.AgentResult) {
+func (r *Live) IterationFinished(it engine.IterationInfo, res events.AgentResult) {
 	r.update(func(s *panelState) {
 		s.doneUsage = s.doneUsage.Add(res.Usage)
 		s.doneCost += res.CostUSD
@@ -171,12 +175,12 @@ func addTools(a, b events.ToolCounts) events.ToolCounts {
 	return events.ToolCounts{Read: a.Read + b.Read, Write: a.Write + b.Write, Shell: a.Shell + b.Shell, Other: a.Other + b.Other}
 }
 
-func (r *ttyReporter) Commit(it engine.IterationInfo, c engine.Commit) {
+func (r *Live) Commit(it engine.IterationInfo, c engine.Commit) {
 	r.update(func(s *panelState) { s.lastCommit = shortHash(c.Hash) + " " + c.Subject })
 	r.text.Commit(it, c)
 }
 
-func (r *ttyReporter) RateLimited(it engine.IterationInfo, wait time.Duration) {
+func (r *Live) RateLimited(it engine.IterationInfo, wait time.Duration) {
 	r.update(func(s *panelState) {
 		s.phase, s.phaseSince, s.waitUntil = phaseWaiting, r.now(), r.now().Add(wait)
 	})
@@ -184,22 +188,22 @@ func (r *ttyReporter) RateLimited(it engine.IterationInfo, wait time.Duration) {
 }
 
 // TaskComplete reports a SPEC.md checkbox that became checked.
-func (r *ttyReporter) TaskComplete(index int, text string) {
+func (r *Live) TaskComplete(index int, text string) {
 	r.update(func(s *panelState) { s.lastEvent = fmt.Sprintf("task %d done: %s", index+1, text) })
 	r.text.TaskComplete(index, text)
 }
 
 // Stuck reports that iterations stopped making progress.
-func (r *ttyReporter) Stuck(reason string, withoutProgress int) {
+func (r *Live) Stuck(reason string, withoutProgress int) {
 	r.update(func(s *panelState) { s.lastEvent = "stuck: " + reason })
 	r.text.Stuck(reason, withoutProgress)
 }
 
-func (r *ttyReporter) Warn(msg string) { r.text.Warn(msg) }
+func (r *Live) Warn(msg string) { r.text.Warn(msg) }
 
 // LoopFinished takes the panel down for good before the summary, so the
 // summary is the last thing on the screen and is not drawn over.
-func (r *ttyReporter) LoopFinished(sum engine.Summary) {
+func (r *Live) LoopFinished(sum engine.Summary) {
 	r.Close(nil)
 	r.text.LoopFinished(sum)
 }
@@ -251,7 +255,7 @@ func renderPanel(s panelState, now time.Time, width int) []string {
 		" last event   " + orDash(s.lastEvent),
 	}
 	for i, l := range lines {
-		lines[i] = truncateCols(sanitize(l), width-1)
+		lines[i] = truncateCols(Sanitize(l), width-1)
 	}
 	return lines
 }
@@ -401,3 +405,5 @@ func (s *liveScreen) draw(buf *strings.Builder) {
 	}
 	s.shown = len(lines)
 }
+
+var _ io.Writer = (*liveScreen)(nil)

@@ -1,4 +1,4 @@
-package main
+package view
 
 import (
 	"bytes"
@@ -168,16 +168,16 @@ type headWarning struct {
 	Message string `json:"message"`
 }
 
-// headlessReporter writes the --headless stream. People still get the
+// Headless writes the --headless stream. People still get the
 // warnings, the end-of-run summary and errors on stderr; with --verbose the
 // plain progress lines too. The default is kept short on purpose: a program
 // that runs ralph often pipes stderr without reading it, and a full pipe
 // would stall the loop.
-type headlessReporter struct {
+type Headless struct {
 	mu    sync.Mutex
 	out   io.Writer
 	now   func() time.Time
-	human *textReporter // stderr
+	human *Text // stderr
 	// verbose mirrors every report to human, not only warnings and the end.
 	verbose bool
 
@@ -195,19 +195,19 @@ type headlessReporter struct {
 	fatal *headComplete
 }
 
-func newHeadlessReporter(out io.Writer, human *textReporter, now func() time.Time, verbose bool) *headlessReporter {
-	return &headlessReporter{out: out, now: now, human: human, verbose: verbose}
+func NewHeadless(out io.Writer, human *Text, now func() time.Time, verbose bool) *Headless {
+	return &Headless{out: out, now: now, human: human, verbose: verbose}
 }
 
 // emit writes one line. Write errors are ignored: the reader of stdout has
 // gone, and the loop must still finish and checkpoint.
-func (r *headlessReporter) emit(kind string, body any) {
+func (r *Headless) emit(kind string, body any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.emitLocked(kind, body)
 }
 
-func (r *headlessReporter) emitLocked(kind string, body any) {
+func (r *Headless) emitLocked(kind string, body any) {
 	line, err := headlessLine(kind, r.now(), body)
 	if err != nil {
 		line, _ = headlessLine("warning", r.now(), headWarning{Message: "cannot encode a " + kind + " event: " + err.Error()})
@@ -242,7 +242,7 @@ func headlessLine(kind string, ts time.Time, body any) ([]byte, error) {
 	return append(line, '\n'), nil
 }
 
-func (r *headlessReporter) LoopStarted(run engine.RunInfo) {
+func (r *Headless) LoopStarted(run engine.RunInfo) {
 	hats := run.Hats
 	if hats == nil {
 		hats = []string{}
@@ -254,7 +254,7 @@ func (r *headlessReporter) LoopStarted(run engine.RunInfo) {
 	}
 }
 
-func (r *headlessReporter) IterationStarted(it engine.IterationInfo) {
+func (r *Headless) IterationStarted(it engine.IterationInfo) {
 	phase := "working"
 	if it.Confirming {
 		phase = "confirming"
@@ -265,7 +265,7 @@ func (r *headlessReporter) IterationStarted(it engine.IterationInfo) {
 	}
 }
 
-func (r *headlessReporter) Activity(it engine.IterationInfo, a events.Activity) {
+func (r *Headless) Activity(it engine.IterationInfo, a events.Activity) {
 	if a.Kind == events.ActivityTool {
 		kind := a.Tool
 		if kind == "" {
@@ -279,7 +279,7 @@ func (r *headlessReporter) Activity(it engine.IterationInfo, a events.Activity) 
 	}
 }
 
-func (r *headlessReporter) EventAccepted(ev events.Event, to []string, as string) {
+func (r *Headless) EventAccepted(ev events.Event, to []string, as string) {
 	if to == nil {
 		to = []string{}
 	}
@@ -294,7 +294,7 @@ func (r *headlessReporter) EventAccepted(ev events.Event, to []string, as string
 	}
 }
 
-func (r *headlessReporter) EventRejected(ev events.Event, reason string) {
+func (r *Headless) EventRejected(ev events.Event, reason string) {
 	code, detail := splitReason(reason)
 	r.emit("rejected", headRejected{Topic: ev.Topic, Hat: ev.Hat, Iteration: ev.Iteration, Reason: code, Detail: detail})
 	if r.verbose {
@@ -326,7 +326,7 @@ func outcomeOf(it engine.IterationInfo, res events.AgentResult) string {
 	return engine.OutcomeSuccess
 }
 
-func (r *headlessReporter) IterationFinished(it engine.IterationInfo, res events.AgentResult) {
+func (r *Headless) IterationFinished(it engine.IterationInfo, res events.AgentResult) {
 	r.emit("iteration_done", headIterationDone{N: it.N, Hat: it.Hat.ID, DurationMS: res.Duration.Milliseconds(),
 		Tokens: tokensOf(res.Usage), Cost: res.CostUSD,
 		Stats:   headStats{Reads: res.Tools.Read, Writes: res.Tools.Write, Shell: res.Tools.Shell, Other: res.Tools.Other},
@@ -336,7 +336,7 @@ func (r *headlessReporter) IterationFinished(it engine.IterationInfo, res events
 	}
 }
 
-func (r *headlessReporter) Commit(it engine.IterationInfo, c engine.Commit) {
+func (r *Headless) Commit(it engine.IterationInfo, c engine.Commit) {
 	r.mu.Lock()
 	r.commits++
 	r.emitLocked("commit", headCommit{Iteration: it.N, Hat: it.Hat.ID, Hash: c.Hash, Message: c.Subject})
@@ -348,7 +348,7 @@ func (r *headlessReporter) Commit(it engine.IterationInfo, c engine.Commit) {
 	}
 }
 
-func (r *headlessReporter) RateLimited(it engine.IterationInfo, wait time.Duration) {
+func (r *Headless) RateLimited(it engine.IterationInfo, wait time.Duration) {
 	r.emit("rate_limited", headRateLimited{N: it.N, Hat: it.Hat.ID, WaitMS: wait.Milliseconds()})
 	if r.verbose {
 		r.human.RateLimited(it, wait)
@@ -357,7 +357,7 @@ func (r *headlessReporter) RateLimited(it engine.IterationInfo, wait time.Durati
 
 // TaskComplete reports a SPEC.md checkbox that became checked; index counts
 // the spec's boxes from 0, in file order.
-func (r *headlessReporter) TaskComplete(index int, text string) {
+func (r *Headless) TaskComplete(index int, text string) {
 	r.emit("task_complete", headTaskComplete{Index: index, Text: text})
 	if r.verbose {
 		r.human.TaskComplete(index, text)
@@ -366,7 +366,7 @@ func (r *headlessReporter) TaskComplete(index int, text string) {
 
 // Stuck reports that the run is ending because iterations stopped making
 // progress; `complete` (reason stuck, exit 1) follows.
-func (r *headlessReporter) Stuck(reason string, withoutProgress int) {
+func (r *Headless) Stuck(reason string, withoutProgress int) {
 	r.mu.Lock()
 	r.stuckSent = true
 	r.emitLocked("stuck", headStuck{Reason: reason, IterationsWithoutProgress: withoutProgress})
@@ -374,14 +374,14 @@ func (r *headlessReporter) Stuck(reason string, withoutProgress int) {
 	r.human.Stuck(reason, withoutProgress)
 }
 
-func (r *headlessReporter) Warn(msg string) {
+func (r *Headless) Warn(msg string) {
 	r.emit("warning", headWarning{Message: msg})
 	r.human.Warn(msg)
 }
 
 // configured tells the reporter about the loaded config: its warnings,
 // which the loader has already printed on stderr, go into the stream too.
-func (r *headlessReporter) configured(warnings []string, stuckThreshold int) {
+func (r *Headless) Configured(warnings []string, stuckThreshold int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.stuckThreshold = stuckThreshold
@@ -390,7 +390,7 @@ func (r *headlessReporter) configured(warnings []string, stuckThreshold int) {
 	}
 }
 
-func (r *headlessReporter) LoopFinished(sum engine.Summary) {
+func (r *Headless) LoopFinished(sum engine.Summary) {
 	r.mu.Lock()
 	if sum.Reason == engine.ReasonStuck && !r.stuckSent {
 		// The engine ended the run on its stuck check without calling
@@ -420,28 +420,30 @@ func completeOf(sum engine.Summary, commits int) headComplete {
 		Commits: commits, EventsFile: sum.EventsFile}
 }
 
-// Close ends the stream with `failed` when the loop command fails: err is
-// what it returns (nil or exitError when the loop ended on its own). A run
-// that ended as fatal without an error of its own fails with its message.
-func (r *headlessReporter) Close(err error) {
+// Failure is what the stream's `failed` line says of the error a command
+// ended with: its text, how to fix it, and the exit status.
+type Failure struct {
+	Error    string
+	Hint     string
+	ExitCode int
+}
+
+// End ends the stream when the loop command is done: with `failed` for f,
+// the command's error, when it has one. A run that ended as fatal without
+// an error of its own fails with its message. Only the first End that
+// writes a line counts.
+func (r *Headless) End(f *Failure) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.ended {
 		return
 	}
-	var quiet exitError
-	if err == nil || errors.As(err, &quiet) {
+	if f == nil {
 		if r.fatal == nil {
 			return
 		}
-		err = errors.New(r.fatal.Message)
-	}
-	f := headFailed{Error: err.Error(), ExitCode: exitcode.Fatal, Run: r.fatal}
-	f.Hint = hintFor(err)
-	var c exitCoder
-	if errors.As(err, &c) {
-		f.ExitCode = c.ExitCode()
+		f = &Failure{Error: r.fatal.Message, ExitCode: exitcode.Fatal}
 	}
 	r.ended = true
-	r.emitLocked("failed", f)
+	r.emitLocked("failed", headFailed{Error: f.Error, Hint: f.Hint, ExitCode: f.ExitCode, Run: r.fatal})
 }
