@@ -168,25 +168,21 @@ type headWarning struct {
 	Message string `json:"message"`
 }
 
-// Headless writes the --headless stream. People still get the
-// warnings, the end-of-run summary and errors on stderr; with --verbose the
-// plain progress lines too. The default is kept short on purpose: a program
-// that runs ralph often pipes stderr without reading it, and a full pipe
-// would stall the loop.
+// Headless writes the --headless stream. It writes JSON only: people
+// still get the warnings, the end-of-run summary and errors on stderr from a
+// Text view beside it, the plain progress lines too with --verbose (see
+// Essentials). The default is kept short on purpose: a program that runs
+// ralph often pipes stderr without reading it, and a full pipe would stall
+// the loop.
 type Headless struct {
 	mu    sync.Mutex
 	out   io.Writer
+	model *Model // for the commits and whether `stuck` was written
 	now   func() time.Time
-	human *Text // stderr
-	// verbose mirrors every report to human, not only warnings and the end.
-	verbose bool
 
-	commits int
 	// stuckThreshold is the config's stuck_threshold: how many iterations
 	// without progress a run that ended stuck went through.
 	stuckThreshold int
-	// stuckSent is set once a `stuck` event is written.
-	stuckSent bool
 	// ended is set once complete or failed is written: exactly one of them
 	// ends every stream.
 	ended bool
@@ -195,8 +191,10 @@ type Headless struct {
 	fatal *headComplete
 }
 
-func NewHeadless(out io.Writer, human *Text, now func() time.Time, verbose bool) *Headless {
-	return &Headless{out: out, now: now, human: human, verbose: verbose}
+// NewHeadless writes the stream of m's run on out; m must be fed the same
+// reports first (see Tee).
+func NewHeadless(out io.Writer, m *Model, now func() time.Time) *Headless {
+	return &Headless{out: out, model: m, now: now}
 }
 
 // emit writes one line. Write errors are ignored: the reader of stdout has
@@ -249,9 +247,6 @@ func (r *Headless) LoopStarted(run engine.RunInfo) {
 	}
 	r.emit("started", headStarted{RunID: run.RunID, Resumed: run.Resumed, Config: run.Config,
 		ObjectiveSource: run.Source, Hats: hats, MaxIterations: run.MaxIter, EventsFile: run.EventsFile})
-	if r.verbose {
-		r.human.LoopStarted(run)
-	}
 }
 
 func (r *Headless) IterationStarted(it engine.IterationInfo) {
@@ -260,9 +255,6 @@ func (r *Headless) IterationStarted(it engine.IterationInfo) {
 		phase = "confirming"
 	}
 	r.emit("iteration", headIteration{N: it.N, Max: it.Max, Hat: it.Hat.ID, Backend: it.Backend, Phase: phase})
-	if r.verbose {
-		r.human.IterationStarted(it)
-	}
 }
 
 func (r *Headless) Activity(it engine.IterationInfo, a events.Activity) {
@@ -273,9 +265,6 @@ func (r *Headless) Activity(it engine.IterationInfo, a events.Activity) {
 		}
 		r.emit("tool", headTool{Iteration: it.N, Hat: it.Hat.ID, Type: string(kind), Name: a.ToolName,
 			Path: a.Path, Command: a.Command})
-	}
-	if r.verbose {
-		r.human.Activity(it, a)
 	}
 }
 
@@ -289,17 +278,11 @@ func (r *Headless) EventAccepted(ev events.Event, to []string, as string) {
 	}
 	r.emit("event", headEvent{Topic: ev.Topic, Hat: ev.Hat, Iteration: ev.Iteration, Source: ev.Source,
 		To: to, As: as, Payload: payload})
-	if r.verbose {
-		r.human.EventAccepted(ev, to, as)
-	}
 }
 
 func (r *Headless) EventRejected(ev events.Event, reason string) {
 	code, detail := splitReason(reason)
 	r.emit("rejected", headRejected{Topic: ev.Topic, Hat: ev.Hat, Iteration: ev.Iteration, Reason: code, Detail: detail})
-	if r.verbose {
-		r.human.EventRejected(ev, reason)
-	}
 }
 
 // splitReason separates the engine's "code: detail" rejection text, so a
@@ -331,52 +314,30 @@ func (r *Headless) IterationFinished(it engine.IterationInfo, res events.AgentRe
 		Tokens: tokensOf(res.Usage), Cost: res.CostUSD,
 		Stats:   headStats{Reads: res.Tools.Read, Writes: res.Tools.Write, Shell: res.Tools.Shell, Other: res.Tools.Other},
 		Outcome: outcomeOf(it, res), Failure: res.Failure, Message: res.FailureMessage, ExitCode: res.ExitCode})
-	if r.verbose {
-		r.human.IterationFinished(it, res)
-	}
 }
 
 func (r *Headless) Commit(it engine.IterationInfo, c engine.Commit) {
-	r.mu.Lock()
-	r.commits++
-	r.emitLocked("commit", headCommit{Iteration: it.N, Hat: it.Hat.ID, Hash: c.Hash, Message: c.Subject})
-	r.mu.Unlock()
-	if r.verbose {
-		r.human.Commit(it, c)
-	} else {
-		r.human.noteCommit(c) // for the summary's list of commits
-	}
+	r.emit("commit", headCommit{Iteration: it.N, Hat: it.Hat.ID, Hash: c.Hash, Message: c.Subject})
 }
 
 func (r *Headless) RateLimited(it engine.IterationInfo, wait time.Duration) {
 	r.emit("rate_limited", headRateLimited{N: it.N, Hat: it.Hat.ID, WaitMS: wait.Milliseconds()})
-	if r.verbose {
-		r.human.RateLimited(it, wait)
-	}
 }
 
 // TaskComplete reports a SPEC.md checkbox that became checked; index counts
 // the spec's boxes from 0, in file order.
 func (r *Headless) TaskComplete(index int, text string) {
 	r.emit("task_complete", headTaskComplete{Index: index, Text: text})
-	if r.verbose {
-		r.human.TaskComplete(index, text)
-	}
 }
 
 // Stuck reports that the run is ending because iterations stopped making
 // progress; `complete` (reason stuck, exit 1) follows.
 func (r *Headless) Stuck(reason string, withoutProgress int) {
-	r.mu.Lock()
-	r.stuckSent = true
-	r.emitLocked("stuck", headStuck{Reason: reason, IterationsWithoutProgress: withoutProgress})
-	r.mu.Unlock()
-	r.human.Stuck(reason, withoutProgress)
+	r.emit("stuck", headStuck{Reason: reason, IterationsWithoutProgress: withoutProgress})
 }
 
 func (r *Headless) Warn(msg string) {
 	r.emit("warning", headWarning{Message: msg})
-	r.human.Warn(msg)
 }
 
 // configured tells the reporter about the loaded config: its warnings,
@@ -391,22 +352,21 @@ func (r *Headless) Configured(warnings []string, stuckThreshold int) {
 }
 
 func (r *Headless) LoopFinished(sum engine.Summary) {
+	run := r.model.Run()
 	r.mu.Lock()
-	if sum.Reason == engine.ReasonStuck && !r.stuckSent {
+	defer r.mu.Unlock()
+	if sum.Reason == engine.ReasonStuck && !run.Stuck {
 		// The engine ended the run on its stuck check without calling
 		// Stuck; a program waiting for `stuck` still gets it.
-		r.stuckSent = true
 		r.emitLocked("stuck", headStuck{Reason: sum.Message, IterationsWithoutProgress: r.stuckThreshold})
 	}
-	c := completeOf(sum, max(r.commits, sum.Commits))
+	c := completeOf(sum, max(len(run.Commits), sum.Commits))
 	if sum.Reason == engine.ReasonFatal {
 		r.fatal = &c
 	} else if !r.ended {
 		r.ended = true
 		r.emitLocked("complete", c)
 	}
-	r.mu.Unlock()
-	r.human.LoopFinished(sum)
 }
 
 func completeOf(sum engine.Summary, commits int) headComplete {

@@ -3,6 +3,7 @@ package view
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +55,20 @@ func headlessLines(t *testing.T, stream string) []string {
 	return kinds
 }
 
+// headlessRun wires the views the way ralph run --headless does: the model,
+// the stream on out, and on human the essentials, or with verbose every
+// progress line. The model has a clock of its own, so the stream's times
+// are the stream's clock's.
+func headlessRun(out, human io.Writer, now func() time.Time, verbose bool) (Reporter, *Headless) {
+	m := NewModel(stepClock())
+	h := NewHeadless(out, m, now)
+	var text Reporter = NewText(human, m, now, Options{Verbose: verbose})
+	if !verbose {
+		text = Essentials(text)
+	}
+	return Tee(m, h, text), h
+}
+
 func testIteration(n int, hat string) engine.IterationInfo {
 	return engine.IterationInfo{N: n, Max: 10, Hat: hats.Hat{ID: hat}, Backend: "claude",
 		Started: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
@@ -64,8 +79,8 @@ func testIteration(n int, hat string) engine.IterationInfo {
 func TestHeadlessReporterGolden(t *testing.T) {
 	var out, human bytes.Buffer
 	now := stepClock()
-	r := NewHeadless(&out, NewText(&human, now, Options{}), now, false)
-	r.Configured([]string{"ralph.yml: keys of ralph-orchestrator that ralph does not implement: core"}, 3)
+	r, h := headlessRun(&out, &human, now, false)
+	h.Configured([]string{"ralph.yml: keys of ralph-orchestrator that ralph does not implement: core"}, 3)
 
 	r.LoopStarted(engine.RunInfo{RunID: "20261122-100000-abcdef", Objective: "Add a --json flag", Source: "-p",
 		Config: "ralph.yml", Hats: []string{"builder", "reviewer"}, EventsFile: ".ralph/events-20261122-100000.jsonl", MaxIter: 10})
@@ -98,7 +113,7 @@ func TestHeadlessReporterGolden(t *testing.T) {
 		Message: "3 iterations in a row made no progress", Iterations: 2, Runtime: 75 * time.Second, CostUSD: 0.0123,
 		Usage: events.Usage{InputTokens: 1200, OutputTokens: 300}, Activations: map[string]int{"builder": 1, "reviewer": 1},
 		Accepted: 1, Rejected: 1, EventsFile: ".ralph/events-20261122-100000.jsonl"})
-	r.End(nil)
+	h.End(nil)
 
 	headlessLines(t, out.String())
 	assertGolden(t, "headless/reporter.golden", out.String())
@@ -111,7 +126,7 @@ func TestHeadlessReporterGolden(t *testing.T) {
 func TestHeadlessVerboseMirrorsProgressToStderr(t *testing.T) {
 	var out, human bytes.Buffer
 	now := stepClock()
-	r := NewHeadless(&out, NewText(&human, now, Options{Verbose: true}), now, true)
+	r, _ := headlessRun(&out, &human, now, true)
 	it := testIteration(1, "builder")
 	r.IterationStarted(it)
 	r.Activity(it, events.Activity{Kind: events.ActivityText, Text: "Reading the code."})
@@ -123,8 +138,8 @@ func TestHeadlessVerboseMirrorsProgressToStderr(t *testing.T) {
 func TestHeadlessStuckFromTheEngine(t *testing.T) {
 	var out bytes.Buffer
 	now := stepClock()
-	r := NewHeadless(&out, NewText(&bytes.Buffer{}, now, Options{}), now, false)
-	r.Configured(nil, 4)
+	r, h := headlessRun(&out, &bytes.Buffer{}, now, false)
+	h.Configured(nil, 4)
 	r.LoopFinished(engine.Summary{Reason: engine.ReasonStuck, ExitCode: 1, Message: "4 iterations in a row made no progress"})
 	assert.Equal(t, []string{"stuck", "complete"}, headlessLines(t, out.String()))
 	assert.Contains(t, out.String(), `"reason":"4 iterations in a row made no progress","iterations_without_progress":4`)
@@ -133,7 +148,7 @@ func TestHeadlessStuckFromTheEngine(t *testing.T) {
 func TestHeadlessCompleteCountsConfirmations(t *testing.T) {
 	var out bytes.Buffer
 	now := stepClock()
-	r := NewHeadless(&out, NewText(&bytes.Buffer{}, now, Options{}), now, false)
+	r, _ := headlessRun(&out, &bytes.Buffer{}, now, false)
 	r.LoopFinished(engine.Summary{Reason: engine.ReasonCompleted, Iterations: 2, Confirmations: 1})
 	assert.Contains(t, out.String(), `"iterations":2,"confirmation_iterations":1,`)
 }

@@ -41,27 +41,27 @@ func TerminalWidth(fd int) int {
 
 // Live is the live view: the same lines as the plain reporter scroll
 // by, and a status panel stays at the bottom of the terminal, redrawn in
-// place when something changes and once a second for the clocks.
+// place when something changes and once a second for the clocks. The panel
+// shows the model; the lines are a Text view written through the screen,
+// which redraws the panel below each one.
 type Live struct {
-	text   *Text // writes its lines through screen
+	*Text  // writes its lines through screen
 	screen *liveScreen
+	model  *Model
 	now    func() time.Time
-
-	mu sync.Mutex
-	st panelState
 
 	stop     chan struct{}
 	stopped  chan struct{}
 	stopOnce sync.Once
 }
 
-// NewLive starts the live view on w, a terminal whose width width
-// reports. Close must be called to stop its clock and remove the panel.
-func NewLive(w io.Writer, width func() int, now func() time.Time, opts Options) *Live {
-	r := &Live{now: now, stop: make(chan struct{}), stopped: make(chan struct{})}
-	r.st.started = now()
+// NewLive starts the live view of m on w, a terminal whose width width
+// reports; m must be fed the same reports first (see Tee). Close must be
+// called to stop its clock and remove the panel.
+func NewLive(w io.Writer, width func() int, m *Model, now func() time.Time, opts Options) *Live {
+	r := &Live{model: m, now: now, stop: make(chan struct{}), stopped: make(chan struct{})}
 	r.screen = &liveScreen{w: w, width: width, panel: r.panel}
-	r.text = NewText(r.screen, now, opts)
+	r.Text = NewText(r.screen, m, now, opts)
 	go r.tick(time.Second)
 	return r
 }
@@ -96,163 +96,44 @@ func (r *Live) Close(error) {
 	})
 }
 
-// panel renders the current state for the screen.
+// panel renders the model for the screen.
 func (r *Live) panel(width int) []string {
-	r.mu.Lock()
-	st := r.st
-	r.mu.Unlock()
-	return renderPanel(st, r.now(), width)
-}
-
-// update changes the panel state under the lock.
-func (r *Live) update(f func(*panelState)) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	f(&r.st)
+	return renderPanel(r.model.Run(), r.now(), width)
 }
 
 func (r *Live) LoopStarted(run engine.RunInfo) {
-	r.update(func(s *panelState) {
-		s.runID, s.max, s.started = run.RunID, run.MaxIter, r.now()
-	})
 	r.screen.show()
-	r.text.LoopStarted(run)
-}
-
-func (r *Live) IterationStarted(it engine.IterationInfo) {
-	r.update(func(s *panelState) {
-		s.n, s.max, s.hat, s.backend, s.confirming = it.N, it.Max, it.Hat.ID, it.Backend, it.Confirming
-		s.phase, s.phaseSince = phaseRunning, it.Started
-		if s.phaseSince.IsZero() {
-			s.phaseSince = r.now()
-		}
-		s.liveUsage, s.liveCost, s.liveTools = events.Usage{}, 0, events.ToolCounts{}
-	})
-	r.text.IterationStarted(it)
+	r.Text.LoopStarted(run)
 }
 
 func (r *Live) Activity(it engine.IterationInfo, a events.Activity) {
-	switch a.Kind {
-	case events.ActivityUsage:
-		// Usage activities are increments (see backends/jsonl.go); the
-		// iteration's result replaces their sum when it finishes.
-		r.update(func(s *panelState) {
-			s.liveUsage = s.liveUsage.Add(a.Usage)
-			s.liveCost += a.CostUSD
-		})
-		r.screen.redraw()
+	if a.Kind == events.ActivityUsage {
+		r.screen.redraw() // fresh figures, no line
 		return
-	case events.ActivityTool:
-		r.update(func(s *panelState) { s.liveTools.Count(a.Tool) })
-	case events.ActivityText, events.ActivityRateLimit, events.ActivityError:
 	}
-	r.text.Activity(it, a)
+	r.Text.Activity(it, a)
 }
-
-func (r *Live) EventAccepted(ev events.Event, to []string, as string) {
-	r.update(func(s *panelState) { s.lastEvent = routeText(ev.Topic, to, as) })
-	r.text.EventAccepted(ev, to, as)
-}
-
-func (r *Live) EventRejected(ev events.Event, reason string) {
-	code, _ := splitReason(reason)
-	r.update(func(s *panelState) { s.lastEvent = ev.Topic + " rejected (" + code + ")" })
-	r.text.EventRejected(ev, reason)
-}
-
-func (r *Live) IterationFinished(it engine.IterationInfo, res events.AgentResult) {
-	r.update(func(s *panelState) {
-		s.doneUsage = s.doneUsage.Add(res.Usage)
-		s.doneCost += res.CostUSD
-		s.doneTools = addTools(s.doneTools, res.Tools)
-		s.liveUsage, s.liveCost, s.liveTools = events.Usage{}, 0, events.ToolCounts{}
-		s.phase, s.phaseSince, s.lastOutcome = phaseBetween, r.now(), outcomeOf(it, res)
-	})
-	r.text.IterationFinished(it, res)
-}
-
-func addTools(a, b events.ToolCounts) events.ToolCounts {
-	return events.ToolCounts{Read: a.Read + b.Read, Write: a.Write + b.Write, Shell: a.Shell + b.Shell, Other: a.Other + b.Other}
-}
-
-func (r *Live) Commit(it engine.IterationInfo, c engine.Commit) {
-	r.update(func(s *panelState) { s.lastCommit = shortHash(c.Hash) + " " + c.Subject })
-	r.text.Commit(it, c)
-}
-
-func (r *Live) RateLimited(it engine.IterationInfo, wait time.Duration) {
-	r.update(func(s *panelState) {
-		s.phase, s.phaseSince, s.waitUntil = phaseWaiting, r.now(), r.now().Add(wait)
-	})
-	r.text.RateLimited(it, wait)
-}
-
-// TaskComplete reports a SPEC.md checkbox that became checked.
-func (r *Live) TaskComplete(index int, text string) {
-	r.update(func(s *panelState) { s.lastEvent = fmt.Sprintf("task %d done: %s", index+1, text) })
-	r.text.TaskComplete(index, text)
-}
-
-// Stuck reports that iterations stopped making progress.
-func (r *Live) Stuck(reason string, withoutProgress int) {
-	r.update(func(s *panelState) { s.lastEvent = "stuck: " + reason })
-	r.text.Stuck(reason, withoutProgress)
-}
-
-func (r *Live) Warn(msg string) { r.text.Warn(msg) }
 
 // LoopFinished takes the panel down for good before the summary, so the
 // summary is the last thing on the screen and is not drawn over.
 func (r *Live) LoopFinished(sum engine.Summary) {
 	r.Close(nil)
-	r.text.LoopFinished(sum)
-}
-
-// Phases of the panel's iteration line.
-const (
-	phaseStarting = ""        // before the first iteration
-	phaseRunning  = "running" // an agent is running
-	phaseBetween  = "between" // the agent exited; ralph decides what next
-	phaseWaiting  = "waiting" // a rate limit: waiting to repeat the iteration
-)
-
-// panelState is everything the panel shows. Figures are split into the
-// finished iterations ("done") and the one running ("live"), because the
-// running agent's figures are replaced by its result when it ends.
-type panelState struct {
-	runID       string
-	started     time.Time
-	n, max      int
-	hat         string
-	backend     string
-	confirming  bool
-	phase       string
-	phaseSince  time.Time
-	waitUntil   time.Time
-	lastOutcome string
-	doneUsage   events.Usage
-	doneCost    float64
-	doneTools   events.ToolCounts
-	liveUsage   events.Usage
-	liveCost    float64
-	liveTools   events.ToolCounts
-	lastCommit  string
-	lastEvent   string
+	r.Text.LoopFinished(sum)
 }
 
 // renderPanel draws the panel as lines of at most width-1 columns (the
 // last column is left free so no terminal wraps a full line).
-func renderPanel(s panelState, now time.Time, width int) []string {
-	usage := s.doneUsage.Add(s.liveUsage)
-	tools := addTools(s.doneTools, s.liveTools)
+func renderPanel(s Run, now time.Time, width int) []string {
+	total := s.Total()
+	usage, tools := total.Usage, total.Tools
 	lines := []string{
 		panelHeader(s, now, width),
 		" " + iterationLine(s, now),
 		fmt.Sprintf(" cost $%.4f · tokens %s (%s in, %s out) · reads %d · writes %d · shell %d",
-			s.doneCost+s.liveCost, humanCount(usage.Total()), humanCount(usage.InputTokens),
+			total.CostUSD, humanCount(usage.Total()), humanCount(usage.InputTokens),
 			humanCount(usage.OutputTokens), tools.Read, tools.Write, tools.Shell),
-		" last commit  " + orDash(s.lastCommit),
-		" last event   " + orDash(s.lastEvent),
+		" last commit  " + orDash(s.LastCommit()),
+		" last event   " + orDash(s.LastEvent),
 	}
 	for i, l := range lines {
 		lines[i] = truncateCols(Sanitize(l), width-1)
@@ -260,34 +141,35 @@ func renderPanel(s panelState, now time.Time, width int) []string {
 	return lines
 }
 
-func panelHeader(s panelState, now time.Time, width int) string {
+func panelHeader(s Run, now time.Time, width int) string {
 	title := "── ralph "
-	if s.runID != "" {
-		title += "· run " + s.runID + " "
+	if s.ID != "" {
+		title += "· run " + s.ID + " "
 	}
-	title += "· " + clockDuration(now.Sub(s.started)) + " "
+	title += "· " + clockDuration(now.Sub(s.Started)) + " "
 	if fill := width - 1 - len([]rune(title)); fill > 0 {
 		title += strings.Repeat("─", fill)
 	}
 	return title
 }
 
-func iterationLine(s panelState, now time.Time) string {
-	if s.phase == phaseStarting {
-		return fmt.Sprintf("iteration 0/%d · starting", s.max)
+func iterationLine(s Run, now time.Time) string {
+	if s.Phase == PhaseStarting {
+		return fmt.Sprintf("iteration 0/%d · starting", s.Max)
 	}
-	who := s.hat
-	if s.confirming {
+	who := s.Hat
+	if s.Confirming {
 		who += ", confirming the completion claim"
 	}
-	line := fmt.Sprintf("iteration %d/%d · %s (%s) · ", s.n, s.max, who, s.backend)
-	switch s.phase {
-	case phaseRunning:
-		return line + "working " + clockDuration(now.Sub(s.phaseSince))
-	case phaseWaiting:
-		return line + "rate limited, retrying in " + clockDuration(max(s.waitUntil.Sub(now), 0))
+	line := fmt.Sprintf("iteration %d/%d · %s (%s) · ", s.N, s.Max, who, s.Backend)
+	switch s.Phase {
+	case PhaseRunning:
+		return line + "working " + clockDuration(now.Sub(s.PhaseSince))
+	case PhaseWaiting:
+		return line + "rate limited, retrying in " + clockDuration(max(s.WaitUntil.Sub(now), 0))
+	case PhaseStarting, PhaseBetween:
 	}
-	return line + s.lastOutcome + ", deciding what next"
+	return line + s.LastOutcome + ", deciding what next"
 }
 
 // clockDuration is a duration in whole seconds, for clocks that tick once

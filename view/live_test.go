@@ -19,26 +19,27 @@ import (
 func TestRenderPanelGolden(t *testing.T) {
 	start := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	now := start.Add(83 * time.Second)
-	running := panelState{runID: "20261122-100000-abcdef", started: start, n: 3, max: 12, hat: "builder", backend: "claude",
-		phase: phaseRunning, phaseSince: now.Add(-12 * time.Second),
-		doneUsage: events.Usage{InputTokens: 10_100, OutputTokens: 2_150}, doneCost: 0.0123,
-		doneTools: events.ToolCounts{Read: 3, Write: 1, Shell: 2}, liveUsage: events.Usage{InputTokens: 900},
-		liveCost: 0.001, liveTools: events.ToolCounts{Read: 1, Write: 1, Shell: 1},
-		lastCommit: "0123456789 export: add --json", lastEvent: "build.done → reviewer"}
+	running := Run{ID: "20261122-100000-abcdef", Started: start, N: 3, Max: 12, Hat: "builder", Backend: "claude",
+		Phase: PhaseRunning, PhaseSince: now.Add(-12 * time.Second),
+		Done: Figures{Usage: events.Usage{InputTokens: 10_100, OutputTokens: 2_150}, CostUSD: 0.0123,
+			Tools: events.ToolCounts{Read: 3, Write: 1, Shell: 2}},
+		Live:      Figures{Usage: events.Usage{InputTokens: 900}, CostUSD: 0.001, Tools: events.ToolCounts{Read: 1, Write: 1, Shell: 1}},
+		Commits:   []engine.Commit{{Hash: "0123456789abcdef", Subject: "export: add --json"}},
+		LastEvent: "build.done → reviewer"}
 	waiting := running
-	waiting.phase, waiting.waitUntil = phaseWaiting, now.Add(95*time.Second)
+	waiting.Phase, waiting.WaitUntil = PhaseWaiting, now.Add(95*time.Second)
 	between := running
-	between.phase, between.lastOutcome = phaseBetween, "failure"
+	between.Phase, between.LastOutcome = PhaseBetween, "failure"
 	confirming := running
-	confirming.hat, confirming.confirming = "ralph", true
+	confirming.Hat, confirming.Confirming = "ralph", true
 
 	var b strings.Builder
 	for _, tc := range []struct {
 		name  string
-		st    panelState
+		st    Run
 		width int
 	}{
-		{"before the first iteration", panelState{started: start, max: 12}, 100},
+		{"before the first iteration", Run{Started: start, Max: 12}, 100},
 		{"an agent running", running, 100},
 		{"confirming a completion claim", confirming, 100},
 		{"waiting for a rate limit", waiting, 100},
@@ -97,7 +98,9 @@ func TestLiveScreenKeepsThePanelBelowText(t *testing.T) {
 func TestTTYReporterFollowsTheRun(t *testing.T) {
 	var out bytes.Buffer
 	now := stepClock()
-	r := NewLive(&out, func() int { return 100 }, now, Options{Quiet: true})
+	m := NewModel(now)
+	live := NewLive(&out, func() int { return 100 }, m, now, Options{Quiet: true})
+	r := Tee(m, live)
 	r.LoopStarted(engine.RunInfo{RunID: "run-1", MaxIter: 5})
 	it := testIteration(1, "builder")
 	r.IterationStarted(it)
@@ -107,7 +110,7 @@ func TestTTYReporterFollowsTheRun(t *testing.T) {
 	r.Commit(it, engine.Commit{Hash: "abcdef0123456789", Subject: "add a"})
 	r.EventAccepted(events.Event{Topic: "build.done"}, []string{"reviewer"}, "")
 
-	panel := strings.Join(r.panel(100), "\n")
+	panel := strings.Join(live.panel(100), "\n")
 	assert.Contains(t, panel, "iteration 1/10 · builder (claude) · working")
 	assert.Contains(t, panel, "cost $0.5000 · tokens 1.5k (1.5k in, 10 out) · reads 1 · writes 0 · shell 0")
 	assert.Contains(t, panel, "last commit  abcdef0123 add a")
@@ -115,11 +118,11 @@ func TestTTYReporterFollowsTheRun(t *testing.T) {
 
 	r.IterationFinished(it, events.AgentResult{Usage: events.Usage{InputTokens: 2000, OutputTokens: 20}, CostUSD: 0.25,
 		Tools: events.ToolCounts{Read: 1}})
-	panel = strings.Join(r.panel(100), "\n")
+	panel = strings.Join(live.panel(100), "\n")
 	assert.Contains(t, panel, "cost $0.2500 · tokens 2k (2k in, 20 out) · reads 1", "the result replaces the live figures")
 
 	r.LoopFinished(engine.Summary{RunID: "run-1", Reason: engine.ReasonCompleted})
-	r.Close(nil)
+	live.Close(nil)
 	screen := out.String()
 	assert.NotContains(t, screen, "secret agent text", "--quiet hides the agent's text")
 	assert.True(t, strings.HasSuffix(screen, "ralph: 1 commit: abcdef0123 add a\n"), "the summary comes last, after the panel is gone:\n%q", screen)

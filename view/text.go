@@ -22,16 +22,17 @@ type Options struct {
 // terminal without a live view shows. Every line is one Write, so a writer
 // that redraws a panel around each line (the live view) sees whole lines.
 type Text struct {
-	mu   sync.Mutex
-	w    io.Writer
-	now  func() time.Time
-	opts Options
-	// commits made during this process's part of the run, for the end.
-	commits []engine.Commit
+	mu    sync.Mutex
+	w     io.Writer
+	model *Model // for the commits listed at the end
+	now   func() time.Time
+	opts  Options
 }
 
-func NewText(w io.Writer, now func() time.Time, opts Options) *Text {
-	return &Text{w: w, now: now, opts: opts}
+// NewText prints a run's lines on w, as a view of m: m must be fed the
+// same reports first (see Tee).
+func NewText(w io.Writer, m *Model, now func() time.Time, opts Options) *Text {
+	return &Text{w: w, model: m, now: now, opts: opts}
 }
 
 func (r *Text) printf(format string, args ...any) {
@@ -151,15 +152,7 @@ func (r *Text) IterationFinished(it engine.IterationInfo, res events.AgentResult
 }
 
 func (r *Text) Commit(_ engine.IterationInfo, c engine.Commit) {
-	r.noteCommit(c)
 	r.printf("  commit %s %s", shortHash(c.Hash), c.Subject)
-}
-
-// noteCommit remembers a commit for the summary without printing it.
-func (r *Text) noteCommit(c engine.Commit) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.commits = append(r.commits, c)
 }
 
 func shortHash(h string) string {
@@ -189,11 +182,8 @@ func (r *Text) Warn(msg string) {
 }
 
 func (r *Text) LoopFinished(sum engine.Summary) {
-	r.mu.Lock()
-	commits := r.commits
-	r.mu.Unlock()
 	r.raw(sum.Paragraph())
-	if line := commitsLine(commits); line != "" {
+	if line := commitsLine(r.model.Run().Commits); line != "" {
 		r.raw(line)
 	}
 }

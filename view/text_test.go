@@ -16,7 +16,8 @@ import (
 func TestTextReporterSaysOneInTheSingular(t *testing.T) {
 	var out bytes.Buffer
 	now := stepClock()
-	r := NewText(&out, now, Options{Verbose: true})
+	m := NewModel(now)
+	r := Tee(m, NewText(&out, m, now, Options{Verbose: true}))
 	it := testIteration(1, "builder")
 	r.IterationFinished(it, events.AgentResult{Duration: time.Second, Usage: events.Usage{OutputTokens: 1},
 		Tools: events.ToolCounts{Read: 1, Write: 1}})

@@ -72,12 +72,15 @@ func TestHeadlessEnd(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
-			r := headlessReporter{view.NewHeadless(&out, view.NewText(&bytes.Buffer{}, time.Now, view.Options{}), time.Now, false)}
+			m := view.NewModel(time.Now)
+			h := view.NewHeadless(&out, m, time.Now)
+			r := view.Tee(m, h)
+			closeWith := func(err error) { h.End(failureOf(err)) }
 			if tc.summary != nil {
 				r.LoopFinished(*tc.summary)
 			}
-			r.Close(tc.err)
-			r.Close(tc.err) // a second Close adds nothing
+			closeWith(tc.err)
+			closeWith(tc.err) // a second Close adds nothing
 			kinds := headlessLines(t, out.String())
 			require.Equal(t, tc.want, kinds[len(kinds)-1])
 			var last map[string]any
