@@ -72,7 +72,7 @@ stress: agents
 
 # Only these packages keep golden files (and define -update).
 golden:
-	$(GO) test ./cmd/ralph/ ./engine/config/ ./events/ ./hats/ -update
+	$(GO) test ./cmd/ralph/ ./engine/config/ ./events/ ./hats/ ./view/ -update
 
 clean:
 	rm -rf bin

@@ -16,6 +16,7 @@ import (
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/plural"
+	"github.com/ralph-loop/ralph/view"
 )
 
 type eventsCmd struct {
@@ -94,20 +95,20 @@ func (c *eventsCmd) Run(g *globals, ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p := &eventPrinter{w: out, json: c.JSON, loc: time.Local}
+	p := &view.EventPrinter{W: out, JSON: c.JSON, Loc: time.Local}
 	if err := c.list(ctx, path, keep, p, out); err != nil {
 		return err
 	}
-	if p.malformed > 0 {
+	if p.Malformed > 0 {
 		fmt.Fprintf(g.stderr, "ralph: warning: left out %s of %s (not JSON events)\n",
-			plural.Count(p.malformed, "malformed line", "malformed lines"), path)
+			plural.Count(p.Malformed, "malformed line", "malformed lines"), path)
 	}
 	return nil
 }
 
 // list prints the log's matching events and, with --follow, those appended
 // after, until the run ends or ctx is cancelled.
-func (c *eventsCmd) list(ctx context.Context, path string, keep func(events.Record) bool, p *eventPrinter, out *bufio.Writer) error {
+func (c *eventsCmd) list(ctx context.Context, path string, keep func(events.Record) bool, p *view.EventPrinter, out *bufio.Writer) error {
 	// The watch starts before the log is read, so a line appended in
 	// between is announced to it rather than lost.
 	var watch *fsnotify.Watcher
@@ -119,7 +120,7 @@ func (c *eventsCmd) list(ctx context.Context, path string, keep func(events.Reco
 		defer w.Close()
 		watch = w
 	}
-	if err := p.header(); err != nil {
+	if err := p.Header(); err != nil {
 		return err
 	}
 	s := &logPrinter{keep: keep, p: p, last: newRing(int(c.Last))}
@@ -177,7 +178,7 @@ func (f recordFilter) keep(rec events.Record) bool {
 		return false // a line without a time is before any time
 	}
 	if f.hat != "" || f.iteration != 0 {
-		iteration, hat := who(ev)
+		iteration, hat := view.Who(ev)
 		if (f.hat != "" && hat != f.hat) || (f.iteration != 0 && iteration != f.iteration) {
 			return false
 		}
@@ -268,7 +269,7 @@ func awaitRun(ctx context.Context, dir string, stderr io.Writer) (string, error)
 // --last asks, and notices where the run ended.
 type logPrinter struct {
 	keep func(events.Record) bool
-	p    *eventPrinter
+	p    *view.EventPrinter
 	last *ring // nil without --last
 	// offset is just past the last complete line read.
 	offset int64
@@ -292,17 +293,17 @@ func (s *logPrinter) record(rec events.Record) error {
 	if !s.keep(rec) {
 		return nil
 	}
-	if rec.Err != nil && s.p.json {
+	if rec.Err != nil && s.p.JSON {
 		// --json leaves a malformed line out, so it is not one of the
 		// --last N either.
-		s.p.malformed++
+		s.p.Malformed++
 		return nil
 	}
 	if s.last != nil {
 		s.last.push(rec)
 		return nil
 	}
-	return s.p.print(rec)
+	return s.p.Print(rec)
 }
 
 // printExisting streams the log as it is now. A log that does not exist
@@ -321,7 +322,7 @@ func (s *logPrinter) printExisting(path string, follow bool) error {
 	}
 	if s.last != nil {
 		for _, rec := range s.last.drain() {
-			if err := s.p.print(rec); err != nil {
+			if err := s.p.Print(rec); err != nil {
 				return err
 			}
 		}

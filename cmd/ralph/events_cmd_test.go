@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/view"
 )
 
 // logLine is one line of a hand-written log: what a two-hat run writes.
@@ -186,9 +187,9 @@ func TestEventsTableGolden(t *testing.T) {
 	require.NoError(t, err)
 	defer f.Close()
 	var out bytes.Buffer
-	p := &eventPrinter{w: &out, loc: time.UTC}
-	require.NoError(t, p.header())
-	require.NoError(t, events.Scan(f, p.print))
+	p := &view.EventPrinter{W: &out, Loc: time.UTC}
+	require.NoError(t, p.Header())
+	require.NoError(t, events.Scan(f, p.Print))
 	assertGolden(t, "events/table.golden", out.String())
 }
 

@@ -77,8 +77,11 @@ func readRunEntry(path string) (runEntry, error) {
 	}
 	if ev, err := events.ParseLine(first); err == nil {
 		r.Started = ev.TS
-		var p viewLoopStarted
-		if ev.Topic == engine.TopicLoopStarted && decodeView(ev, &p) {
+		var p struct {
+			RunID     string `json:"run_id"`
+			Objective string `json:"objective"`
+		}
+		if ev.Topic == engine.TopicLoopStarted && json.Unmarshal(ev.Payload, &p) == nil {
 			r.RunID, r.Objective = p.RunID, firstLineOf(p.Objective)
 		}
 	}
@@ -92,8 +95,13 @@ func readRunEntry(path string) (runEntry, error) {
 		return r, err
 	}
 	if ended {
-		var p viewTerminate
-		if decodeView(end, &p) {
+		var p struct {
+			Reason     string  `json:"reason"`
+			ExitCode   int     `json:"exit_code"`
+			Iterations int     `json:"iterations"`
+			CostUSD    float64 `json:"cost_usd"`
+		}
+		if json.Unmarshal(end.Payload, &p) == nil {
 			code := p.ExitCode
 			r.Ended, r.ExitCode, r.Iterations, r.CostUSD = p.Reason, &code, p.Iterations, p.CostUSD
 		}

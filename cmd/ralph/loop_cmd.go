@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/internal/exitcode"
+	"github.com/ralph-loop/ralph/view"
 )
 
 type loopCmd struct {
@@ -101,8 +102,8 @@ func (c *loopCmd) loop(ctx context.Context, g *globals, log *slog.Logger, rep lo
 		return err
 	}
 	opts := setup.options(g, log, rep, c)
-	if h, ok := rep.(*headlessReporter); ok {
-		h.configured(setup.warnings, opts.Settings.StuckThreshold)
+	if h := rep.headless; h != nil {
+		h.Configured(setup.warnings, opts.Settings.StuckThreshold)
 	}
 	if opts.Fault, err = crashHook(); err != nil {
 		return err
@@ -130,56 +131,60 @@ func (c *loopCmd) loop(ctx context.Context, g *globals, log *slog.Logger, rep lo
 	return exitError{code: out.ExitCode}
 }
 
-// loopReporter is a Reporter the loop command owns. It lives longer than
-// the engine: Close gets the command's error, so a failure before the loop
-// starts (a bad config, a held lock) still reaches the headless stream, and
-// the live view takes its panel down before the error is printed.
-type loopReporter interface {
-	engine.Reporter
-	Close(err error)
+// loopReporter is the loop command's output: the views of the run, fed
+// through one model. It lives longer than the engine: Close gets the
+// command's error, so a failure before the loop starts (a bad config, a held
+// lock) still reaches the headless stream, and the live view takes its
+// panel down before the error is printed.
+type loopReporter struct {
+	view.Reporter
+	close    func(err error) // nil when there is nothing to close
+	headless *view.Headless  // with --headless
+}
+
+func (r loopReporter) Close(err error) {
+	if r.close != nil {
+		r.close(err)
+	}
 }
 
 // reporter picks the output: JSON lines with --headless, the live view when
 // stderr is a terminal, plain lines otherwise. The live view also gets the
 // logger, so a log line cannot land in the middle of its panel.
 func (c *loopCmd) reporter(g *globals, log *slog.Logger) (loopReporter, *slog.Logger) {
-	view := viewOptions{quiet: c.Quiet, verbose: c.Verbose}
+	opts := view.Options{Quiet: c.Quiet, Verbose: c.Verbose}
+	m := view.NewModel(time.Now)
 	if c.Headless {
-		text := newTextReporter(g.stderr, time.Now, view)
-		return newHeadlessReporter(g.stdout, text, time.Now, c.Verbose), log
+		// stderr gets the progress lines with -v, else only the warnings,
+		// a stuck run and the summary.
+		var human view.Reporter = view.NewText(g.stderr, m, time.Now, opts)
+		if !c.Verbose {
+			human = view.Essentials(human)
+		}
+		h := view.NewHeadless(g.stdout, m, time.Now)
+		return loopReporter{Reporter: view.Tee(m, h, human), headless: h,
+			close: func(err error) { h.End(failureOf(err)) }}, log
 	}
-	if fd, ok := terminalFd(g.stderr); ok && os.Getenv("TERM") != "dumb" {
-		tty := newTTYReporter(g.stderr, func() int { return terminalWidth(fd) }, time.Now, view)
-		return tty, newLogger(tty.screen, g.Debug)
+	if fd, ok := view.TerminalFd(g.stderr); ok && os.Getenv("TERM") != "dumb" {
+		live := view.NewLive(g.stderr, func() int { return view.TerminalWidth(fd) }, m, time.Now, opts)
+		return loopReporter{Reporter: view.Tee(m, live), close: live.Close}, newLogger(live.Screen(), g.Debug)
 	}
-	return plainReporter{newTextReporter(g.stderr, time.Now, view)}, log
+	return loopReporter{Reporter: view.Tee(m, view.NewText(g.stderr, m, time.Now, opts))}, log
 }
 
-// plainReporter is the text reporter as a loopReporter: it has nothing to
-// close.
-type plainReporter struct{ *textReporter }
-
-func (plainReporter) Close(error) {}
-
-// The reporters for SPEC mode report checked boxes and a stuck run too; the
-// engine finds TaskComplete through engine.TaskReporter.
-var (
-	_ specReporter        = plainReporter{}
-	_ specReporter        = (*ttyReporter)(nil)
-	_ specReporter        = (*headlessReporter)(nil)
-	_ engine.TaskReporter = plainReporter{}
-	_ engine.TaskReporter = (*ttyReporter)(nil)
-	_ engine.TaskReporter = (*headlessReporter)(nil)
-	_ io.Writer           = (*liveScreen)(nil)
-)
-
-// specReporter is what SPEC mode tells a reporter beyond engine.Reporter:
-// TaskComplete when a checkbox becomes checked (index counts the spec's
-// boxes from 0, in file order), Stuck when the run ends because N
-// iterations checked no new box.
-type specReporter interface {
-	TaskComplete(index int, text string)
-	Stuck(reason string, withoutProgress int)
+// failureOf is what the headless stream says of the loop command's error:
+// nil when there is none, or when the loop ended on its own (exitError).
+func failureOf(err error) *view.Failure {
+	var quiet exitError
+	if err == nil || errors.As(err, &quiet) {
+		return nil
+	}
+	f := &view.Failure{Error: err.Error(), Hint: hintFor(err), ExitCode: exitcode.Fatal}
+	var c exitCoder
+	if errors.As(err, &c) {
+		f.ExitCode = c.ExitCode()
+	}
+	return f
 }
 
 func (c *loopCmd) prepare(g *globals) (*loopSetup, error) {

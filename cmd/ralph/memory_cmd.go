@@ -9,6 +9,7 @@ import (
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/engine/memory"
+	"github.com/ralph-loop/ralph/view"
 )
 
 type memoryCmd struct {
@@ -108,7 +109,7 @@ func (c *memoryRmCmd) Run(g *globals) error {
 		return err
 	}
 	// Say what was forgotten: an id alone does not show it was the right one.
-	fmt.Fprintf(g.stdout, "removed %s (%s%s): %s\n", m.ID, m.Type, tagSuffix(m.Tags), firstLine(m.Text))
+	fmt.Fprintf(g.stdout, "removed %s (%s%s): %s\n", m.ID, m.Type, tagSuffix(m.Tags), view.FirstLine(m.Text))
 	return nil
 }
 

@@ -16,19 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/engine"
-	"github.com/ralph-loop/ralph/events"
-	"github.com/ralph-loop/ralph/hats"
+	"github.com/ralph-loop/ralph/view"
 )
-
-// stepClock is a clock that moves one millisecond each time it is read, so
-// output with times is deterministic and still ordered.
-func stepClock() func() time.Time {
-	t := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	return func() time.Time {
-		t = t.Add(time.Millisecond)
-		return t
-	}
-}
 
 // headlessLines checks the stream's contract, line by line: each is one
 // JSON object with "event" and an RFC 3339 UTC "ts" first, and exactly one
@@ -59,72 +48,6 @@ func headlessLines(t *testing.T, stream string) []string {
 	return kinds
 }
 
-func testIteration(n int, hat string) engine.IterationInfo {
-	return engine.IterationInfo{N: n, Max: 10, Hat: hats.Hat{ID: hat}, Backend: "claude",
-		Started: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
-}
-
-// TestHeadlessReporterGolden calls every reporter method once, in the order
-// a run would, and compares the stream with the golden file.
-func TestHeadlessReporterGolden(t *testing.T) {
-	var out, human bytes.Buffer
-	now := stepClock()
-	r := newHeadlessReporter(&out, newTextReporter(&human, now, viewOptions{}), now, false)
-	r.configured([]string{"ralph.yml: keys of ralph-orchestrator that ralph does not implement: core"}, 3)
-
-	r.LoopStarted(engine.RunInfo{RunID: "20261122-100000-abcdef", Objective: "Add a --json flag", Source: "-p",
-		Config: "ralph.yml", Hats: []string{"builder", "reviewer"}, EventsFile: ".ralph/events-20261122-100000.jsonl", MaxIter: 10})
-	it := testIteration(1, "builder")
-	r.IterationStarted(it)
-	r.Activity(it, events.Activity{Kind: events.ActivityText, Text: "Reading the code."})
-	r.Activity(it, events.Activity{Kind: events.ActivityTool, Tool: events.ToolRead, ToolName: "Read", Path: "cmd/export.go"})
-	r.Activity(it, events.Activity{Kind: events.ActivityTool, Tool: events.ToolWrite, ToolName: "Edit", Path: "cmd/export.go"})
-	r.Activity(it, events.Activity{Kind: events.ActivityTool, Tool: events.ToolShell, ToolName: "Bash", Command: "go test ./... && echo <ok>"})
-	r.Activity(it, events.Activity{Kind: events.ActivityTool, ToolName: "WebFetch"})
-	r.Activity(it, events.Activity{Kind: events.ActivityUsage, Usage: events.Usage{InputTokens: 10}})
-	r.Commit(it, engine.Commit{Hash: "0123456789abcdef0123456789abcdef01234567", Subject: "export: add --json"})
-	r.TaskComplete(0, "Add the --json flag")
-	r.IterationFinished(it, events.AgentResult{Duration: 12345 * time.Millisecond, CostUSD: 0.0123,
-		Usage: events.Usage{InputTokens: 1200, OutputTokens: 300, CacheReadTokens: 5000},
-		Tools: events.ToolCounts{Read: 1, Write: 1, Shell: 1, Other: 1}})
-	r.EventAccepted(events.Event{Topic: "build.done", Payload: events.StringPayload("tests: pass"), Iteration: 1,
-		Hat: "builder", Source: events.SourceAgent}, []string{"reviewer"}, "")
-	r.EventRejected(events.Event{Topic: "deploy.now", Iteration: 1, Hat: "builder", Source: events.SourceTag},
-		"scope_violation: hat builder may publish build.done only")
-	it2 := testIteration(2, "reviewer")
-	it2.Confirming = true
-	r.IterationStarted(it2)
-	r.RateLimited(it2, 90*time.Second)
-	r.IterationFinished(it2, events.AgentResult{Duration: time.Second, Failure: events.FailureRateLimit,
-		FailureMessage: "429 Too Many Requests", ExitCode: 1})
-	r.Warn("cannot keep the agent's raw output: disk full")
-	r.Stuck("3 iterations checked no box", 3)
-	r.LoopFinished(engine.Summary{RunID: "20261122-100000-abcdef", Reason: engine.ReasonStuck, ExitCode: 1,
-		Message: "3 iterations in a row made no progress", Iterations: 2, Runtime: 75 * time.Second, CostUSD: 0.0123,
-		Usage: events.Usage{InputTokens: 1200, OutputTokens: 300}, Activations: map[string]int{"builder": 1, "reviewer": 1},
-		Accepted: 1, Rejected: 1, EventsFile: ".ralph/events-20261122-100000.jsonl"})
-	r.Close(exitError{code: 1})
-
-	headlessLines(t, out.String())
-	assertGolden(t, "headless/reporter.golden", out.String())
-	assert.NotContains(t, human.String(), "Reading the code", "without --verbose, stderr gets no progress lines")
-	assert.Contains(t, human.String(), "ralph: warning: cannot keep")
-	assert.Contains(t, human.String(), "ended: stuck (exit 1)")
-	assert.Contains(t, human.String(), "ralph: 1 commit: 0123456789 export: add --json")
-}
-
-func TestHeadlessVerboseMirrorsProgressToStderr(t *testing.T) {
-	var out, human bytes.Buffer
-	now := stepClock()
-	r := newHeadlessReporter(&out, newTextReporter(&human, now, viewOptions{verbose: true}), now, true)
-	it := testIteration(1, "builder")
-	r.IterationStarted(it)
-	r.Activity(it, events.Activity{Kind: events.ActivityText, Text: "Reading the code."})
-	assert.Contains(t, human.String(), "iteration 1/10: hat builder (claude)")
-	assert.Contains(t, human.String(), "| Reading the code.")
-	assert.NotContains(t, out.String(), "Reading the code", "agent text is not a headless event")
-}
-
 // TestHeadlessEnd covers how a stream ends: one complete or failed line,
 // whatever mix of summary and error the loop command has.
 func TestHeadlessEnd(t *testing.T) {
@@ -149,13 +72,15 @@ func TestHeadlessEnd(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
-			now := stepClock()
-			r := newHeadlessReporter(&out, newTextReporter(&bytes.Buffer{}, now, viewOptions{}), now, false)
+			m := view.NewModel(time.Now)
+			h := view.NewHeadless(&out, m, time.Now)
+			r := view.Tee(m, h)
+			closeWith := func(err error) { h.End(failureOf(err)) }
 			if tc.summary != nil {
 				r.LoopFinished(*tc.summary)
 			}
-			r.Close(tc.err)
-			r.Close(tc.err) // a second Close adds nothing
+			closeWith(tc.err)
+			closeWith(tc.err) // a second Close adds nothing
 			kinds := headlessLines(t, out.String())
 			require.Equal(t, tc.want, kinds[len(kinds)-1])
 			var last map[string]any
@@ -169,16 +94,6 @@ func TestHeadlessEnd(t *testing.T) {
 			}
 		})
 	}
-}
-
-func TestHeadlessStuckFromTheEngine(t *testing.T) {
-	var out bytes.Buffer
-	now := stepClock()
-	r := newHeadlessReporter(&out, newTextReporter(&bytes.Buffer{}, now, viewOptions{}), now, false)
-	r.configured(nil, 4)
-	r.LoopFinished(engine.Summary{Reason: engine.ReasonStuck, ExitCode: 1, Message: "4 iterations in a row made no progress"})
-	assert.Equal(t, []string{"stuck", "complete"}, headlessLines(t, out.String()))
-	assert.Contains(t, out.String(), `"reason":"4 iterations in a row made no progress","iterations_without_progress":4`)
 }
 
 // normalizeHeadless replaces what differs between runs: times, durations,
@@ -428,12 +343,4 @@ echo '<event topic="LOOP_COMPLETE">hello.txt is committed</event>'
 	assert.Equal(t, 1.0, commit["iteration"])
 	assert.Equal(t, 1.0, complete["commits"])
 	assert.Contains(t, r.stderr, "ralph: 1 commit: "+head[:10]+" feat: add hello.txt")
-}
-
-func TestHeadlessCompleteCountsConfirmations(t *testing.T) {
-	var out bytes.Buffer
-	now := stepClock()
-	r := newHeadlessReporter(&out, newTextReporter(&bytes.Buffer{}, now, viewOptions{}), now, false)
-	r.LoopFinished(engine.Summary{Reason: engine.ReasonCompleted, Iterations: 2, Confirmations: 1})
-	assert.Contains(t, out.String(), `"iterations":2,"confirmation_iterations":1,`)
 }

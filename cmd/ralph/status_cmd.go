@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/view"
 )
 
 type statusCmd struct {
@@ -56,14 +57,14 @@ func (c *statusCmd) Run(g *globals) error {
 	}
 	fmt.Fprintf(w, "elapsed: %s\ncost: $%.4f\ntokens: %d\npending events: %d\n", s.Elapsed, s.CostUSD, s.Tokens, s.Pending)
 	if s.Ended != nil {
-		fmt.Fprintf(w, "ended: %s (exit %d) %s\n", s.Ended.Reason, s.Ended.ExitCode, sanitize(s.Ended.Message))
+		fmt.Fprintf(w, "ended: %s (exit %d) %s\n", s.Ended.Reason, s.Ended.ExitCode, view.Sanitize(s.Ended.Message))
 	}
 	if len(s.Recent) > 0 {
 		fmt.Fprintln(w, "recent events:")
 		for _, ev := range s.Recent {
 			// Topics and payloads are the agent's text, which may hold
 			// escape sequences and newlines.
-			fmt.Fprintf(w, "  %s  %-24s %s\n", ev.TS.Local().Format("15:04:05"), sanitize(ev.Topic), clip(sanitize(ev.PayloadText()), 60))
+			fmt.Fprintf(w, "  %s  %-24s %s\n", ev.TS.Local().Format("15:04:05"), view.Sanitize(ev.Topic), view.Clip(view.Sanitize(ev.PayloadText()), 60))
 		}
 	}
 	return nil

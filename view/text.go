@@ -1,4 +1,4 @@
-package main
+package view
 
 import (
 	"fmt"
@@ -12,43 +12,44 @@ import (
 	"github.com/ralph-loop/ralph/internal/plural"
 )
 
-// viewOptions are the loop command's choices about how much to show.
-type viewOptions struct {
-	quiet   bool // hide the agent's own text
-	verbose bool // also show each prompt
+// Options are the loop command's choices about how much to show.
+type Options struct {
+	Quiet   bool // hide the agent's own text
+	Verbose bool // also show each prompt
 }
 
-// textReporter prints plain timestamped lines: what a log file or a
+// Text prints plain timestamped lines: what a log file or a
 // terminal without a live view shows. Every line is one Write, so a writer
 // that redraws a panel around each line (the live view) sees whole lines.
-type textReporter struct {
-	mu   sync.Mutex
-	w    io.Writer
-	now  func() time.Time
-	view viewOptions
-	// commits made during this process's part of the run, for the end.
-	commits []engine.Commit
+type Text struct {
+	mu    sync.Mutex
+	w     io.Writer
+	model *Model // for the commits listed at the end
+	now   func() time.Time
+	opts  Options
 }
 
-func newTextReporter(w io.Writer, now func() time.Time, view viewOptions) *textReporter {
-	return &textReporter{w: w, now: now, view: view}
+// NewText prints a run's lines on w, as a view of m: m must be fed the
+// same reports first (see Tee).
+func NewText(w io.Writer, m *Model, now func() time.Time, opts Options) *Text {
+	return &Text{w: w, model: m, now: now, opts: opts}
 }
 
-func (r *textReporter) printf(format string, args ...any) {
-	line := sanitize(fmt.Sprintf(format, args...))
+func (r *Text) printf(format string, args ...any) {
+	line := Sanitize(fmt.Sprintf(format, args...))
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	fmt.Fprintf(r.w, "%s %s\n", r.now().Format("15:04:05"), line)
 }
 
 // raw prints a line without a timestamp (warnings, the summary).
-func (r *textReporter) raw(line string) {
+func (r *Text) raw(line string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	fmt.Fprintln(r.w, sanitize(line))
+	fmt.Fprintln(r.w, Sanitize(line))
 }
 
-func (r *textReporter) LoopStarted(run engine.RunInfo) {
+func (r *Text) LoopStarted(run engine.RunInfo) {
 	verb := "started"
 	if run.Resumed {
 		verb = "resumed"
@@ -60,7 +61,7 @@ func (r *textReporter) LoopStarted(run engine.RunInfo) {
 	r.printf("run %s %s; objective from %s; hats: %s; log %s", run.RunID, verb, orDash(run.Source), hats, run.EventsFile)
 }
 
-func (r *textReporter) IterationStarted(it engine.IterationInfo) {
+func (r *Text) IterationStarted(it engine.IterationInfo) {
 	if it.Confirming {
 		// It may run past max_iterations, which does not count it: "2/1"
 		// would read as a bug.
@@ -68,14 +69,14 @@ func (r *textReporter) IterationStarted(it engine.IterationInfo) {
 	} else {
 		r.printf("iteration %d/%d: hat %s (%s)", it.N, it.Max, it.Hat.ID, it.Backend)
 	}
-	if r.view.verbose {
+	if r.opts.Verbose {
 		r.printf("  prompt:")
 		r.lines("  > ", it.Prompt)
 	}
 }
 
 // lines prints each non-blank line of text with a prefix.
-func (r *textReporter) lines(prefix, text string) {
+func (r *Text) lines(prefix, text string) {
 	for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
 		if strings.TrimSpace(line) != "" {
 			r.printf("%s%s", prefix, line)
@@ -83,10 +84,10 @@ func (r *textReporter) lines(prefix, text string) {
 	}
 }
 
-func (r *textReporter) Activity(_ engine.IterationInfo, a events.Activity) {
+func (r *Text) Activity(_ engine.IterationInfo, a events.Activity) {
 	switch a.Kind {
 	case events.ActivityText:
-		if !r.view.quiet {
+		if !r.opts.Quiet {
 			r.lines("  | ", a.Text)
 		}
 	case events.ActivityTool:
@@ -102,14 +103,14 @@ func (r *textReporter) Activity(_ engine.IterationInfo, a events.Activity) {
 func toolTarget(a events.Activity) string {
 	switch {
 	case a.Command != "":
-		return firstLine(a.Command)
+		return FirstLine(a.Command)
 	case a.Path != "":
 		return a.Path
 	}
 	return a.ToolName
 }
 
-func (r *textReporter) EventAccepted(ev events.Event, to []string, as string) {
+func (r *Text) EventAccepted(ev events.Event, to []string, as string) {
 	r.printf("  event %s", routeText(ev.Topic, to, as))
 }
 
@@ -131,11 +132,11 @@ func routeText(topic string, to []string, as string) string {
 	return topic + " → " + dest
 }
 
-func (r *textReporter) EventRejected(ev events.Event, reason string) {
+func (r *Text) EventRejected(ev events.Event, reason string) {
 	r.printf("  event %s rejected: %s", ev.Topic, reason)
 }
 
-func (r *textReporter) IterationFinished(it engine.IterationInfo, res events.AgentResult) {
+func (r *Text) IterationFinished(it engine.IterationInfo, res events.AgentResult) {
 	status := "done"
 	switch outcomeOf(it, res) {
 	case engine.OutcomeInterrupted:
@@ -150,16 +151,8 @@ func (r *textReporter) IterationFinished(it engine.IterationInfo, res events.Age
 		plural.Count(res.Tools.Read, "read", "reads"), plural.Count(res.Tools.Write, "write", "writes"), res.Tools.Shell)
 }
 
-func (r *textReporter) Commit(_ engine.IterationInfo, c engine.Commit) {
-	r.noteCommit(c)
+func (r *Text) Commit(_ engine.IterationInfo, c engine.Commit) {
 	r.printf("  commit %s %s", shortHash(c.Hash), c.Subject)
-}
-
-// noteCommit remembers a commit for the summary without printing it.
-func (r *textReporter) noteCommit(c engine.Commit) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.commits = append(r.commits, c)
 }
 
 func shortHash(h string) string {
@@ -169,31 +162,28 @@ func shortHash(h string) string {
 	return h
 }
 
-func (r *textReporter) RateLimited(it engine.IterationInfo, wait time.Duration) {
+func (r *Text) RateLimited(it engine.IterationInfo, wait time.Duration) {
 	r.printf("rate limited in iteration %d; waiting %s, then repeating it", it.N, wait.Round(time.Second))
 }
 
 // TaskComplete reports a SPEC.md checkbox the agent checked; index counts
 // the spec's boxes from 0.
-func (r *textReporter) TaskComplete(index int, text string) {
+func (r *Text) TaskComplete(index int, text string) {
 	r.printf("task %d done: %s", index+1, text)
 }
 
 // Stuck reports that iterations stopped making progress.
-func (r *textReporter) Stuck(reason string, withoutProgress int) {
+func (r *Text) Stuck(reason string, withoutProgress int) {
 	r.printf("stuck after %s without progress: %s", plural.Count(withoutProgress, "iteration", "iterations"), reason)
 }
 
-func (r *textReporter) Warn(msg string) {
+func (r *Text) Warn(msg string) {
 	r.raw("ralph: warning: " + msg)
 }
 
-func (r *textReporter) LoopFinished(sum engine.Summary) {
-	r.mu.Lock()
-	commits := r.commits
-	r.mu.Unlock()
+func (r *Text) LoopFinished(sum engine.Summary) {
 	r.raw(sum.Paragraph())
-	if line := commitsLine(commits); line != "" {
+	if line := commitsLine(r.model.Run().Commits); line != "" {
 		r.raw(line)
 	}
 }
@@ -211,7 +201,7 @@ func commitsLine(commits []engine.Commit) string {
 			parts = append(parts, fmt.Sprintf("and %d more", len(commits)-show))
 			break
 		}
-		parts = append(parts, shortHash(c.Hash)+" "+clip(c.Subject, 50))
+		parts = append(parts, shortHash(c.Hash)+" "+Clip(c.Subject, 50))
 	}
 	return fmt.Sprintf("ralph: %s: %s", plural.Count(len(commits), "commit", "commits"), strings.Join(parts, "; "))
 }
@@ -223,7 +213,7 @@ func orDash(s string) string {
 	return s
 }
 
-func firstLine(s string) string {
+func FirstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		return s[:i] + " …"
 	}

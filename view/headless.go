@@ -1,4 +1,4 @@
-package main
+package view
 
 import (
 	"bytes"
@@ -168,25 +168,21 @@ type headWarning struct {
 	Message string `json:"message"`
 }
 
-// headlessReporter writes the --headless stream. People still get the
-// warnings, the end-of-run summary and errors on stderr; with --verbose the
-// plain progress lines too. The default is kept short on purpose: a program
-// that runs ralph often pipes stderr without reading it, and a full pipe
-// would stall the loop.
-type headlessReporter struct {
+// Headless writes the --headless stream. It writes JSON only: people
+// still get the warnings, the end-of-run summary and errors on stderr from a
+// Text view beside it, the plain progress lines too with --verbose (see
+// Essentials). The default is kept short on purpose: a program that runs
+// ralph often pipes stderr without reading it, and a full pipe would stall
+// the loop.
+type Headless struct {
 	mu    sync.Mutex
 	out   io.Writer
+	model *Model // for the commits and whether `stuck` was written
 	now   func() time.Time
-	human *textReporter // stderr
-	// verbose mirrors every report to human, not only warnings and the end.
-	verbose bool
 
-	commits int
 	// stuckThreshold is the config's stuck_threshold: how many iterations
 	// without progress a run that ended stuck went through.
 	stuckThreshold int
-	// stuckSent is set once a `stuck` event is written.
-	stuckSent bool
 	// ended is set once complete or failed is written: exactly one of them
 	// ends every stream.
 	ended bool
@@ -195,19 +191,21 @@ type headlessReporter struct {
 	fatal *headComplete
 }
 
-func newHeadlessReporter(out io.Writer, human *textReporter, now func() time.Time, verbose bool) *headlessReporter {
-	return &headlessReporter{out: out, now: now, human: human, verbose: verbose}
+// NewHeadless writes the stream of m's run on out; m must be fed the same
+// reports first (see Tee).
+func NewHeadless(out io.Writer, m *Model, now func() time.Time) *Headless {
+	return &Headless{out: out, model: m, now: now}
 }
 
 // emit writes one line. Write errors are ignored: the reader of stdout has
 // gone, and the loop must still finish and checkpoint.
-func (r *headlessReporter) emit(kind string, body any) {
+func (r *Headless) emit(kind string, body any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.emitLocked(kind, body)
 }
 
-func (r *headlessReporter) emitLocked(kind string, body any) {
+func (r *Headless) emitLocked(kind string, body any) {
 	line, err := headlessLine(kind, r.now(), body)
 	if err != nil {
 		line, _ = headlessLine("warning", r.now(), headWarning{Message: "cannot encode a " + kind + " event: " + err.Error()})
@@ -242,30 +240,24 @@ func headlessLine(kind string, ts time.Time, body any) ([]byte, error) {
 	return append(line, '\n'), nil
 }
 
-func (r *headlessReporter) LoopStarted(run engine.RunInfo) {
+func (r *Headless) LoopStarted(run engine.RunInfo) {
 	hats := run.Hats
 	if hats == nil {
 		hats = []string{}
 	}
 	r.emit("started", headStarted{RunID: run.RunID, Resumed: run.Resumed, Config: run.Config,
 		ObjectiveSource: run.Source, Hats: hats, MaxIterations: run.MaxIter, EventsFile: run.EventsFile})
-	if r.verbose {
-		r.human.LoopStarted(run)
-	}
 }
 
-func (r *headlessReporter) IterationStarted(it engine.IterationInfo) {
+func (r *Headless) IterationStarted(it engine.IterationInfo) {
 	phase := "working"
 	if it.Confirming {
 		phase = "confirming"
 	}
 	r.emit("iteration", headIteration{N: it.N, Max: it.Max, Hat: it.Hat.ID, Backend: it.Backend, Phase: phase})
-	if r.verbose {
-		r.human.IterationStarted(it)
-	}
 }
 
-func (r *headlessReporter) Activity(it engine.IterationInfo, a events.Activity) {
+func (r *Headless) Activity(it engine.IterationInfo, a events.Activity) {
 	if a.Kind == events.ActivityTool {
 		kind := a.Tool
 		if kind == "" {
@@ -274,12 +266,9 @@ func (r *headlessReporter) Activity(it engine.IterationInfo, a events.Activity) 
 		r.emit("tool", headTool{Iteration: it.N, Hat: it.Hat.ID, Type: string(kind), Name: a.ToolName,
 			Path: a.Path, Command: a.Command})
 	}
-	if r.verbose {
-		r.human.Activity(it, a)
-	}
 }
 
-func (r *headlessReporter) EventAccepted(ev events.Event, to []string, as string) {
+func (r *Headless) EventAccepted(ev events.Event, to []string, as string) {
 	if to == nil {
 		to = []string{}
 	}
@@ -289,17 +278,11 @@ func (r *headlessReporter) EventAccepted(ev events.Event, to []string, as string
 	}
 	r.emit("event", headEvent{Topic: ev.Topic, Hat: ev.Hat, Iteration: ev.Iteration, Source: ev.Source,
 		To: to, As: as, Payload: payload})
-	if r.verbose {
-		r.human.EventAccepted(ev, to, as)
-	}
 }
 
-func (r *headlessReporter) EventRejected(ev events.Event, reason string) {
+func (r *Headless) EventRejected(ev events.Event, reason string) {
 	code, detail := splitReason(reason)
 	r.emit("rejected", headRejected{Topic: ev.Topic, Hat: ev.Hat, Iteration: ev.Iteration, Reason: code, Detail: detail})
-	if r.verbose {
-		r.human.EventRejected(ev, reason)
-	}
 }
 
 // splitReason separates the engine's "code: detail" rejection text, so a
@@ -326,62 +309,40 @@ func outcomeOf(it engine.IterationInfo, res events.AgentResult) string {
 	return engine.OutcomeSuccess
 }
 
-func (r *headlessReporter) IterationFinished(it engine.IterationInfo, res events.AgentResult) {
+func (r *Headless) IterationFinished(it engine.IterationInfo, res events.AgentResult) {
 	r.emit("iteration_done", headIterationDone{N: it.N, Hat: it.Hat.ID, DurationMS: res.Duration.Milliseconds(),
 		Tokens: tokensOf(res.Usage), Cost: res.CostUSD,
 		Stats:   headStats{Reads: res.Tools.Read, Writes: res.Tools.Write, Shell: res.Tools.Shell, Other: res.Tools.Other},
 		Outcome: outcomeOf(it, res), Failure: res.Failure, Message: res.FailureMessage, ExitCode: res.ExitCode})
-	if r.verbose {
-		r.human.IterationFinished(it, res)
-	}
 }
 
-func (r *headlessReporter) Commit(it engine.IterationInfo, c engine.Commit) {
-	r.mu.Lock()
-	r.commits++
-	r.emitLocked("commit", headCommit{Iteration: it.N, Hat: it.Hat.ID, Hash: c.Hash, Message: c.Subject})
-	r.mu.Unlock()
-	if r.verbose {
-		r.human.Commit(it, c)
-	} else {
-		r.human.noteCommit(c) // for the summary's list of commits
-	}
+func (r *Headless) Commit(it engine.IterationInfo, c engine.Commit) {
+	r.emit("commit", headCommit{Iteration: it.N, Hat: it.Hat.ID, Hash: c.Hash, Message: c.Subject})
 }
 
-func (r *headlessReporter) RateLimited(it engine.IterationInfo, wait time.Duration) {
+func (r *Headless) RateLimited(it engine.IterationInfo, wait time.Duration) {
 	r.emit("rate_limited", headRateLimited{N: it.N, Hat: it.Hat.ID, WaitMS: wait.Milliseconds()})
-	if r.verbose {
-		r.human.RateLimited(it, wait)
-	}
 }
 
 // TaskComplete reports a SPEC.md checkbox that became checked; index counts
 // the spec's boxes from 0, in file order.
-func (r *headlessReporter) TaskComplete(index int, text string) {
+func (r *Headless) TaskComplete(index int, text string) {
 	r.emit("task_complete", headTaskComplete{Index: index, Text: text})
-	if r.verbose {
-		r.human.TaskComplete(index, text)
-	}
 }
 
 // Stuck reports that the run is ending because iterations stopped making
 // progress; `complete` (reason stuck, exit 1) follows.
-func (r *headlessReporter) Stuck(reason string, withoutProgress int) {
-	r.mu.Lock()
-	r.stuckSent = true
-	r.emitLocked("stuck", headStuck{Reason: reason, IterationsWithoutProgress: withoutProgress})
-	r.mu.Unlock()
-	r.human.Stuck(reason, withoutProgress)
+func (r *Headless) Stuck(reason string, withoutProgress int) {
+	r.emit("stuck", headStuck{Reason: reason, IterationsWithoutProgress: withoutProgress})
 }
 
-func (r *headlessReporter) Warn(msg string) {
+func (r *Headless) Warn(msg string) {
 	r.emit("warning", headWarning{Message: msg})
-	r.human.Warn(msg)
 }
 
 // configured tells the reporter about the loaded config: its warnings,
 // which the loader has already printed on stderr, go into the stream too.
-func (r *headlessReporter) configured(warnings []string, stuckThreshold int) {
+func (r *Headless) Configured(warnings []string, stuckThreshold int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.stuckThreshold = stuckThreshold
@@ -390,23 +351,22 @@ func (r *headlessReporter) configured(warnings []string, stuckThreshold int) {
 	}
 }
 
-func (r *headlessReporter) LoopFinished(sum engine.Summary) {
+func (r *Headless) LoopFinished(sum engine.Summary) {
+	run := r.model.Run()
 	r.mu.Lock()
-	if sum.Reason == engine.ReasonStuck && !r.stuckSent {
+	defer r.mu.Unlock()
+	if sum.Reason == engine.ReasonStuck && !run.Stuck {
 		// The engine ended the run on its stuck check without calling
 		// Stuck; a program waiting for `stuck` still gets it.
-		r.stuckSent = true
 		r.emitLocked("stuck", headStuck{Reason: sum.Message, IterationsWithoutProgress: r.stuckThreshold})
 	}
-	c := completeOf(sum, max(r.commits, sum.Commits))
+	c := completeOf(sum, max(len(run.Commits), sum.Commits))
 	if sum.Reason == engine.ReasonFatal {
 		r.fatal = &c
 	} else if !r.ended {
 		r.ended = true
 		r.emitLocked("complete", c)
 	}
-	r.mu.Unlock()
-	r.human.LoopFinished(sum)
 }
 
 func completeOf(sum engine.Summary, commits int) headComplete {
@@ -420,28 +380,30 @@ func completeOf(sum engine.Summary, commits int) headComplete {
 		Commits: commits, EventsFile: sum.EventsFile}
 }
 
-// Close ends the stream with `failed` when the loop command fails: err is
-// what it returns (nil or exitError when the loop ended on its own). A run
-// that ended as fatal without an error of its own fails with its message.
-func (r *headlessReporter) Close(err error) {
+// Failure is what the stream's `failed` line says of the error a command
+// ended with: its text, how to fix it, and the exit status.
+type Failure struct {
+	Error    string
+	Hint     string
+	ExitCode int
+}
+
+// End ends the stream when the loop command is done: with `failed` for f,
+// the command's error, when it has one. A run that ended as fatal without
+// an error of its own fails with its message. Only the first End that
+// writes a line counts.
+func (r *Headless) End(f *Failure) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.ended {
 		return
 	}
-	var quiet exitError
-	if err == nil || errors.As(err, &quiet) {
+	if f == nil {
 		if r.fatal == nil {
 			return
 		}
-		err = errors.New(r.fatal.Message)
-	}
-	f := headFailed{Error: err.Error(), ExitCode: exitcode.Fatal, Run: r.fatal}
-	f.Hint = hintFor(err)
-	var c exitCoder
-	if errors.As(err, &c) {
-		f.ExitCode = c.ExitCode()
+		f = &Failure{Error: r.fatal.Message, ExitCode: exitcode.Fatal}
 	}
 	r.ended = true
-	r.emitLocked("failed", f)
+	r.emitLocked("failed", headFailed{Error: f.Error, Hint: f.Hint, ExitCode: f.ExitCode, Run: r.fatal})
 }

@@ -1,4 +1,4 @@
-package main
+package view
 
 import (
 	"strings"
@@ -48,7 +48,7 @@ var sanitizeCases = []struct {
 func TestSanitize(t *testing.T) {
 	for _, tt := range sanitizeCases {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, sanitize(tt.in))
+			assert.Equal(t, tt.want, Sanitize(tt.in))
 		})
 	}
 }
@@ -66,7 +66,7 @@ func FuzzSanitize(f *testing.F) {
 	}
 	f.Add(every.String())
 	f.Fuzz(func(t *testing.T, s string) {
-		out := sanitize(s)
+		out := Sanitize(s)
 		require.True(t, utf8.ValidString(out), "%q is not UTF-8", out)
 		for _, c := range out {
 			require.False(t, c < 0x20 || (c >= 0x7f && c < 0xa0), "control character %U in %q", c, out)
@@ -75,23 +75,4 @@ func FuzzSanitize(f *testing.F) {
 			require.Equal(t, s, out)
 		}
 	})
-}
-
-// ralph status shows the last events, whose topics and payloads are the
-// agent's text: printed plain, like every other view of it.
-func TestStatusPrintsAgentTextPlain(t *testing.T) {
-	w := newWorkspace(t)
-	w.write("ralph.yml", "event_loop:\n  prompt: x\n  max_iterations: 3\n  completion_confirmations: 1\n"+agentCLI())
-	w.script(map[string]any{"steps": []step{
-		say(tag("note\x1b[2J", "line one\nline \x1b[31mtwo\x1b[0m")),
-		say(tag("LOOP_COMPLETE", "done")),
-	}})
-	require.Equal(t, 0, w.ralph("loop").code)
-
-	r := w.ralph("status", "--last", "20")
-
-	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, "line one line two")
-	assert.Contains(t, r.stdout, "  note  ")
-	assert.NotContains(t, r.stdout, "\x1b")
 }

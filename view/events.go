@@ -1,4 +1,4 @@
-package main
+package view
 
 import (
 	"bytes"
@@ -103,7 +103,7 @@ func describe(ev events.Event) string {
 	case engine.TopicLoopStarted:
 		var p viewLoopStarted
 		if decodeView(ev, &p) {
-			return fmt.Sprintf("run %s · objective from %s: %s", p.RunID, orDash(p.Source), firstLine(p.Objective))
+			return fmt.Sprintf("run %s · objective from %s: %s", p.RunID, orDash(p.Source), FirstLine(p.Objective))
 		}
 	case engine.TopicLoopResumed:
 		var p viewLoopResumed
@@ -224,7 +224,7 @@ func decodeView(ev events.Event, v any) bool {
 
 // who is the iteration and hat an event belongs to: its own fields, or for
 // ralph's bookkeeping lines (which have none) the ones in its payload.
-func who(ev events.Event) (iteration int, hat string) {
+func Who(ev events.Event) (iteration int, hat string) {
 	iteration, hat = ev.Iteration, ev.Hat
 	if (iteration == 0 || hat == "") && ev.Source == events.SourceRalph && isObject(ev.Payload) {
 		var p viewWho
@@ -240,14 +240,15 @@ func who(ev events.Event) (iteration int, hat string) {
 	return iteration, hat
 }
 
-// eventPrinter writes records as the table or as raw JSON lines.
-type eventPrinter struct {
-	w    io.Writer
-	json bool
-	loc  *time.Location
-	// malformed counts lines that are not events, which --json leaves out
+// EventPrinter writes records as the `ralph events` table or as raw JSON
+// lines.
+type EventPrinter struct {
+	W    io.Writer
+	JSON bool           // raw JSON lines instead of the table
+	Loc  *time.Location // the table's times are in Loc
+	// Malformed counts lines that are not events, which JSON leaves out
 	// so its output stays valid for jq.
-	malformed int
+	Malformed int
 }
 
 // Table columns. Fixed widths instead of text/tabwriter, which holds every
@@ -256,38 +257,38 @@ type eventPrinter struct {
 // along rather than being cut.
 const tableFormat = "%-8s  %4s  %-12s  %-6s  %-24s  %s\n"
 
-func (p *eventPrinter) header() error {
-	if p.json {
+func (p *EventPrinter) Header() error {
+	if p.JSON {
 		return nil
 	}
-	_, err := fmt.Fprintf(p.w, tableFormat, "TIME", "ITER", "HAT", "SOURCE", "TOPIC", "PAYLOAD")
+	_, err := fmt.Fprintf(p.W, tableFormat, "TIME", "ITER", "HAT", "SOURCE", "TOPIC", "PAYLOAD")
 	return err
 }
 
-func (p *eventPrinter) print(rec events.Record) error {
-	if p.json {
+func (p *EventPrinter) Print(rec events.Record) error {
+	if p.JSON {
 		if rec.Err != nil {
-			p.malformed++
+			p.Malformed++
 			return nil
 		}
-		if _, err := p.w.Write(rec.Line); err != nil {
+		if _, err := p.W.Write(rec.Line); err != nil {
 			return err
 		}
-		_, err := io.WriteString(p.w, "\n")
+		_, err := io.WriteString(p.W, "\n")
 		return err
 	}
 	if rec.Err != nil {
-		_, err := fmt.Fprintf(p.w, tableFormat, "-", "-", "-", "-", "(malformed)", clip(sanitize(string(rec.Line)), 80))
+		_, err := fmt.Fprintf(p.W, tableFormat, "-", "-", "-", "-", "(malformed)", Clip(Sanitize(string(rec.Line)), 80))
 		return err
 	}
 	ev := rec.Event
-	iteration, hat := who(ev)
+	iteration, hat := Who(ev)
 	ts := "-"
 	if !ev.TS.IsZero() {
-		ts = ev.TS.In(p.loc).Format("15:04:05")
+		ts = ev.TS.In(p.Loc).Format("15:04:05")
 	}
-	_, err := fmt.Fprintf(p.w, tableFormat, ts, intOrDash(iteration), orDash(hat), orDash(ev.Source),
-		sanitize(ev.Topic), clip(sanitize(describe(ev)), 100))
+	_, err := fmt.Fprintf(p.W, tableFormat, ts, intOrDash(iteration), orDash(hat), orDash(ev.Source),
+		Sanitize(ev.Topic), Clip(Sanitize(describe(ev)), 100))
 	return err
 }
 
@@ -299,7 +300,7 @@ func intOrDash(n int) string {
 }
 
 // clip shortens s to one line of at most n runes for a table cell.
-func clip(s string, n int) string {
+func Clip(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	r := []rune(s)
 	if len(r) <= n {

@@ -1,4 +1,4 @@
-package main
+package view
 
 import (
 	"strings"
@@ -18,7 +18,7 @@ import (
 // (OSC titles and hyperlinks, DCS, SOS, PM, APC) up to BEL or ST, and the
 // short escapes (ESC 7, ESC (B). A string left unterminated ends at the end
 // of its line, so that a stray ESC ] does not hide the rest of the text.
-func sanitize(s string) string {
+func Sanitize(s string) string {
 	if clean(s) {
 		return s
 	}

@@ -1,0 +1,283 @@
+package view
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/events"
+)
+
+// Reporter is what a view is told: the engine's reports, and SPEC mode's
+// checked boxes and stuck runs.
+type Reporter interface {
+	engine.Reporter
+	engine.TaskReporter
+	engine.StuckReporter
+}
+
+// Phase is where the current iteration is.
+type Phase string
+
+// The phases of an iteration.
+const (
+	PhaseStarting Phase = ""        // before the first iteration
+	PhaseRunning  Phase = "running" // an agent is running
+	PhaseBetween  Phase = "between" // the agent exited; ralph decides what next
+	PhaseWaiting  Phase = "waiting" // a rate limit: waiting to repeat the iteration
+)
+
+// Figures are what agents spent: tokens, dollars and tool uses.
+type Figures struct {
+	Usage   events.Usage
+	CostUSD float64
+	Tools   events.ToolCounts
+}
+
+// Add is f and g together.
+func (f Figures) Add(g Figures) Figures {
+	return Figures{Usage: f.Usage.Add(g.Usage), CostUSD: f.CostUSD + g.CostUSD, Tools: addTools(f.Tools, g.Tools)}
+}
+
+func addTools(a, b events.ToolCounts) events.ToolCounts {
+	return events.ToolCounts{Read: a.Read + b.Read, Write: a.Write + b.Write, Shell: a.Shell + b.Shell, Other: a.Other + b.Other}
+}
+
+// Run is a run as the views know it at one moment. Figures are split into
+// the finished iterations (Done) and the one running (Live), because the
+// running agent's figures are replaced by its result when it ends.
+type Run struct {
+	ID          string
+	Started     time.Time
+	N, Max      int
+	Hat         string
+	Backend     string
+	Confirming  bool
+	Phase       Phase
+	PhaseSince  time.Time
+	WaitUntil   time.Time // while waiting for a rate limit
+	LastOutcome string    // of the last iteration that finished
+	Done, Live  Figures
+	// Commits are those made during this process's part of the run.
+	Commits   []engine.Commit
+	LastEvent string
+	// Stuck is set once the run was reported stuck.
+	Stuck bool
+	// Summary is the run's end, nil until it ends.
+	Summary *engine.Summary
+}
+
+// Total is what the run's agents spent so far, the running one included.
+func (r Run) Total() Figures { return r.Done.Add(r.Live) }
+
+// LastCommit is the latest commit as "hash subject", "" before the first.
+func (r Run) LastCommit() string {
+	if len(r.Commits) == 0 {
+		return ""
+	}
+	c := r.Commits[len(r.Commits)-1]
+	return shortHash(c.Hash) + " " + c.Subject
+}
+
+// Model keeps one Run up to date from the engine's reports. It is a
+// Reporter: put it first in a Tee, and the views after it read it.
+type Model struct {
+	now func() time.Time
+	mu  sync.Mutex
+	run Run
+}
+
+// NewModel starts a model whose clock is now.
+func NewModel(now func() time.Time) *Model {
+	m := &Model{now: now}
+	m.run.Started = now()
+	return m
+}
+
+// Run returns the run as it is now.
+func (m *Model) Run() Run {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.run
+	r.Commits = slices.Clip(r.Commits)
+	return r
+}
+
+func (m *Model) update(f func(*Run)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	f(&m.run)
+}
+
+func (m *Model) LoopStarted(run engine.RunInfo) {
+	m.update(func(r *Run) { r.ID, r.Max, r.Started = run.RunID, run.MaxIter, m.now() })
+}
+
+func (m *Model) IterationStarted(it engine.IterationInfo) {
+	m.update(func(r *Run) {
+		r.N, r.Max, r.Hat, r.Backend, r.Confirming = it.N, it.Max, it.Hat.ID, it.Backend, it.Confirming
+		r.Phase, r.PhaseSince = PhaseRunning, it.Started
+		if r.PhaseSince.IsZero() {
+			r.PhaseSince = m.now()
+		}
+		r.Live = Figures{}
+	})
+}
+
+func (m *Model) Activity(_ engine.IterationInfo, a events.Activity) {
+	switch a.Kind {
+	case events.ActivityUsage:
+		// Usage activities are increments (see backends/jsonl.go); the
+		// iteration's result replaces their sum when it finishes.
+		m.update(func(r *Run) {
+			r.Live.Usage = r.Live.Usage.Add(a.Usage)
+			r.Live.CostUSD += a.CostUSD
+		})
+	case events.ActivityTool:
+		m.update(func(r *Run) { r.Live.Tools.Count(a.Tool) })
+	case events.ActivityText, events.ActivityRateLimit, events.ActivityError:
+	}
+}
+
+func (m *Model) EventAccepted(ev events.Event, to []string, as string) {
+	m.update(func(r *Run) { r.LastEvent = routeText(ev.Topic, to, as) })
+}
+
+func (m *Model) EventRejected(ev events.Event, reason string) {
+	code, _ := splitReason(reason)
+	m.update(func(r *Run) { r.LastEvent = ev.Topic + " rejected (" + code + ")" })
+}
+
+func (m *Model) IterationFinished(it engine.IterationInfo, res events.AgentResult) {
+	m.update(func(r *Run) {
+		r.Done = r.Done.Add(Figures{Usage: res.Usage, CostUSD: res.CostUSD, Tools: res.Tools})
+		r.Live = Figures{}
+		r.Phase, r.PhaseSince, r.LastOutcome = PhaseBetween, m.now(), outcomeOf(it, res)
+	})
+}
+
+func (m *Model) Commit(_ engine.IterationInfo, c engine.Commit) {
+	m.update(func(r *Run) { r.Commits = append(r.Commits, c) })
+}
+
+func (m *Model) RateLimited(_ engine.IterationInfo, wait time.Duration) {
+	m.update(func(r *Run) {
+		r.Phase, r.PhaseSince, r.WaitUntil = PhaseWaiting, m.now(), m.now().Add(wait)
+	})
+}
+
+// TaskComplete notes a SPEC.md checkbox that became checked.
+func (m *Model) TaskComplete(index int, text string) {
+	m.update(func(r *Run) { r.LastEvent = fmt.Sprintf("task %d done: %s", index+1, text) })
+}
+
+// Stuck notes that iterations stopped making progress.
+func (m *Model) Stuck(reason string, _ int) {
+	m.update(func(r *Run) { r.LastEvent, r.Stuck = "stuck: "+reason, true })
+}
+
+func (m *Model) Warn(string) {}
+
+func (m *Model) LoopFinished(sum engine.Summary) {
+	m.update(func(r *Run) { r.Summary = &sum })
+}
+
+// Tee passes every report to each reporter in turn: the model first, then
+// the views that read it.
+func Tee(rs ...Reporter) Reporter { return tee(rs) }
+
+type tee []Reporter
+
+func (t tee) LoopStarted(run engine.RunInfo) {
+	for _, r := range t {
+		r.LoopStarted(run)
+	}
+}
+
+func (t tee) IterationStarted(it engine.IterationInfo) {
+	for _, r := range t {
+		r.IterationStarted(it)
+	}
+}
+
+func (t tee) Activity(it engine.IterationInfo, a events.Activity) {
+	for _, r := range t {
+		r.Activity(it, a)
+	}
+}
+
+func (t tee) EventAccepted(ev events.Event, to []string, as string) {
+	for _, r := range t {
+		r.EventAccepted(ev, to, as)
+	}
+}
+
+func (t tee) EventRejected(ev events.Event, reason string) {
+	for _, r := range t {
+		r.EventRejected(ev, reason)
+	}
+}
+
+func (t tee) IterationFinished(it engine.IterationInfo, res events.AgentResult) {
+	for _, r := range t {
+		r.IterationFinished(it, res)
+	}
+}
+
+func (t tee) Commit(it engine.IterationInfo, c engine.Commit) {
+	for _, r := range t {
+		r.Commit(it, c)
+	}
+}
+
+func (t tee) RateLimited(it engine.IterationInfo, wait time.Duration) {
+	for _, r := range t {
+		r.RateLimited(it, wait)
+	}
+}
+
+func (t tee) TaskComplete(index int, text string) {
+	for _, r := range t {
+		r.TaskComplete(index, text)
+	}
+}
+
+func (t tee) Stuck(reason string, withoutProgress int) {
+	for _, r := range t {
+		r.Stuck(reason, withoutProgress)
+	}
+}
+
+func (t tee) Warn(msg string) {
+	for _, r := range t {
+		r.Warn(msg)
+	}
+}
+
+func (t tee) LoopFinished(sum engine.Summary) {
+	for _, r := range t {
+		r.LoopFinished(sum)
+	}
+}
+
+// Essentials passes on to r only what people must see even when the
+// progress lines are off: warnings, a stuck run and the end. The headless
+// stream's stderr gets these; with --verbose it gets everything.
+func Essentials(r Reporter) Reporter { return essentials{r} }
+
+type essentials struct{ r Reporter }
+
+func (essentials) LoopStarted(engine.RunInfo)                                 {}
+func (essentials) IterationStarted(engine.IterationInfo)                      {}
+func (essentials) Activity(engine.IterationInfo, events.Activity)             {}
+func (essentials) EventAccepted(events.Event, []string, string)               {}
+func (essentials) EventRejected(events.Event, string)                         {}
+func (essentials) IterationFinished(engine.IterationInfo, events.AgentResult) {}
+func (essentials) Commit(engine.IterationInfo, engine.Commit)                 {}
+func (essentials) RateLimited(engine.IterationInfo, time.Duration)            {}
+func (essentials) TaskComplete(int, string)                                   {}
+func (e essentials) Stuck(reason string, withoutProgress int)                 { e.r.Stuck(reason, withoutProgress) }
+func (e essentials) Warn(msg string)                                          { e.r.Warn(msg) }
+func (e essentials) LoopFinished(sum engine.Summary)                          { e.r.LoopFinished(sum) }
