@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -346,7 +347,8 @@ func waitExit(t *testing.T, cmd *exec.Cmd, lines <-chan string, d time.Duration)
 				continue
 			}
 			err := cmd.Wait()
-			if exit, ok := err.(*exec.ExitError); ok {
+			var exit *exec.ExitError
+			if errors.As(err, &exit) {
 				return exit.ExitCode()
 			}
 			require.NoError(t, err)
