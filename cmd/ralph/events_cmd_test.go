@@ -154,6 +154,21 @@ func TestEventsJSONLeavesOutMalformedLines(t *testing.T) {
 	assert.Contains(t, last.stderr, "left out 2 malformed lines")
 }
 
+// failingWriter refuses every write, like stdout on a full disk.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// A listing that could not be written out is a failure, not exit 0.
+func TestEventsReportsAFailedWrite(t *testing.T) {
+	dir := t.TempDir()
+	writeSampleLog(t, dir, time.Now())
+	var stderr bytes.Buffer
+	code := run([]string{"-C", dir, "events", "--json"}, strings.NewReader(""), failingWriter{}, &stderr)
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, stderr.String(), "no space left on device")
+}
+
 func TestEventsFlagErrors(t *testing.T) {
 	dir := t.TempDir()
 	writeSampleLog(t, dir, time.Now())
