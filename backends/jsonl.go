@@ -497,6 +497,8 @@ func newToolUse(table map[string]events.ToolKind, name string, args map[string]a
 		u.command = firstString(args, "command", "cmd")
 	case events.ToolRead, events.ToolWrite:
 		u.path = firstString(args, "file_path", "filePath", "path", "absolute_path", "dir_path")
+	case events.ToolOther:
+		// Known by its name alone.
 	}
 	return u
 }

@@ -106,6 +106,8 @@ func assertParsed(t *testing.T, tc parserCase, res events.AgentResult, acts []ev
 			texts = append(texts, a.Text)
 		case events.ActivityRateLimit:
 			limits = append(limits, a.ResetAt)
+		case events.ActivityError:
+			// Not part of the result's totals.
 		}
 	}
 	assert.Equal(t, res.Usage, usage, "usage activities add up to the usage")

@@ -141,7 +141,7 @@ func (p *agentProc) start() error {
 	p.started = time.Now()
 	group, err := procgroup.Start(cmd, p.inv.grace)
 	for _, f := range childEnds {
-		f.Close()
+		_ = f.Close()
 	}
 	if err != nil {
 		p.closeParentEnds()
@@ -167,7 +167,7 @@ func (p *agentProc) openPipes(cmd *exec.Cmd) (childEnds []*os.File, err error) {
 	defer func() {
 		if err != nil {
 			for _, f := range childEnds {
-				f.Close()
+				_ = f.Close()
 			}
 			p.closeParentEnds()
 		}
@@ -196,7 +196,7 @@ func (p *agentProc) openPipes(cmd *exec.Cmd) (childEnds []*os.File, err error) {
 func (p *agentProc) closeParentEnds() {
 	for _, f := range []*os.File{p.stdoutR, p.stderrR, p.stdinW} {
 		if f != nil {
-			f.Close()
+			_ = f.Close()
 		}
 	}
 }
@@ -211,7 +211,7 @@ func (p *agentProc) serve() {
 			// An agent that exits without reading makes this fail with
 			// EPIPE; that is its business, not an error of the run.
 			_, _ = io.WriteString(p.stdinW, p.inv.prompt)
-			p.stdinW.Close()
+			_ = p.stdinW.Close()
 		}
 	}()
 
@@ -368,14 +368,14 @@ func (p *agentProc) drain() {
 		_ = p.stderrR.SetReadDeadline(now)
 		<-copied
 	}
-	p.stdoutR.Close()
-	p.stderrR.Close()
+	_ = p.stdoutR.Close()
+	_ = p.stderrR.Close()
 	if p.stdinW != nil {
 		// Unblocks a prompt write that nobody will ever read.
-		p.stdinW.Close()
+		_ = p.stdinW.Close()
 	}
 	<-p.stdinDone
-	p.feed.Close()
+	_ = p.feed.Close()
 }
 
 // exitCode is the agent's exit status, or 128+signal when a signal ended

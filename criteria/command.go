@@ -57,7 +57,7 @@ func runCommand(ctx context.Context, dir, script string, extraEnv []string) cmdR
 	cmd.Env = slices.Concat(os.Environ(), extraEnv)
 	cmd.Stdout, cmd.Stderr = w, w
 	g, err := procgroup.Start(cmd, killGrace)
-	w.Close()
+	_ = w.Close()
 	if err != nil {
 		return cmdResult{exitCode: -1, startErr: err}
 	}

@@ -56,7 +56,7 @@ func (c Checkpoint) Load() (*RunState, State, error) {
 	if err := dec.Decode(&w); err != nil {
 		return nil, "", &CorruptStateError{Path: c.Path, Err: err}
 	}
-	if err := w.RunState.validate(); err != nil {
+	if err := w.validate(); err != nil {
 		return nil, "", &CorruptStateError{Path: c.Path, Err: err}
 	}
 	return w.RunState, w.Phase, nil

@@ -92,7 +92,7 @@ func FuzzCheckpointLoad(f *testing.F) {
 		n++
 		path := filepath.Join(dir, fmt.Sprintf("state-%d.json", n))
 		require.NoError(t, os.WriteFile(path, data, 0o644))
-		defer os.Remove(path)
+		defer func() { _ = os.Remove(path) }()
 
 		st, phase, err := Checkpoint{Path: path}.Load()
 		if err != nil {
@@ -111,7 +111,7 @@ func FuzzCheckpointLoad(f *testing.F) {
 		require.NotNil(t, st.Blocked, "Apply counts into it")
 
 		saved := Checkpoint{Path: path + ".saved"}
-		defer os.Remove(saved.Path)
+		defer func() { _ = os.Remove(saved.Path) }()
 		require.NoError(t, saved.Save(st, phase, fuzzNow), "a state that loads saves")
 		first, err := os.ReadFile(saved.Path)
 		require.NoError(t, err)
@@ -146,7 +146,7 @@ func FuzzReadLockInfo(f *testing.F) {
 		n++
 		path := filepath.Join(dir, fmt.Sprintf("loop-%d.lock", n))
 		require.NoError(t, os.WriteFile(path, data, 0o644))
-		defer os.Remove(path)
+		defer func() { _ = os.Remove(path) }()
 
 		info, err := ReadLockInfo(path)
 		if err != nil {

@@ -209,6 +209,9 @@ func (l *Lock) write(info LockInfo) error {
 	if _, err := f.WriteAt(append(data, '\n'), 0); err != nil {
 		return fmt.Errorf("write lock: %w", err)
 	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write lock: %w", err)
+	}
 	return nil
 }
 

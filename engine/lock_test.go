@@ -31,7 +31,9 @@ func holdLock(path string) {
 	if err != nil || syscall.Flock(int(f.Fd()), syscall.LOCK_EX) != nil {
 		os.Exit(2)
 	}
-	os.Stdout.WriteString("locked\n")
+	if _, err := os.Stdout.WriteString("locked\n"); err != nil {
+		os.Exit(3)
+	}
 	_, _ = bufio.NewReader(os.Stdin).ReadString('\n') // until told
 }
 

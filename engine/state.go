@@ -327,6 +327,9 @@ func (s *RunState) forgiveFailures() {
 		s.Blocked = map[string]int{}
 	case ReasonValidationFailure:
 		s.ConsecutiveMalformed = 0
+	case ReasonCompleted, ReasonCancelled, ReasonInterrupted, ReasonStopped, ReasonStuck,
+		ReasonMaxIterations, ReasonMaxRuntime, ReasonMaxCost, ReasonBudgetExhausted, ReasonFatal:
+		// No failure count ended the run; the counts stand.
 	}
 }
 

@@ -54,6 +54,9 @@ func (r Reason) SaysHowToGoOn() bool {
 	switch r {
 	case ReasonStuck, ReasonMaxIterations, ReasonMaxRuntime, ReasonMaxCost, ReasonBudgetExhausted:
 		return true
+	case ReasonCompleted, ReasonCancelled, ReasonInterrupted, ReasonStopped,
+		ReasonConsecutiveFailures, ReasonLoopThrashing, ReasonValidationFailure, ReasonFatal:
+		return false
 	}
 	return false
 }

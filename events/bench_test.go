@@ -61,7 +61,7 @@ func BenchmarkScan(b *testing.B) {
 		require.NoError(b, err)
 		n := 0
 		err = events.Scan(f, func(events.Record) error { n++; return nil })
-		f.Close()
+		_ = f.Close()
 		if err != nil || n != lines {
 			b.Fatalf("scanned %d records: %v", n, err)
 		}

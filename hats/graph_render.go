@@ -63,6 +63,8 @@ func asciiNote(e Edge) string {
 		return "  (no hat triggers on it)"
 	case EdgeOffered:
 		return "  (offered)"
+	case EdgeStart, EdgePublish:
+		// An ordinary route needs no note.
 	}
 	return ""
 }
@@ -113,6 +115,8 @@ func mermaidShape(n Node) string {
 		return `(["cancelled"])`
 	case NodeCoordinator:
 		return `{{"ralph (coordinator)"}}`
+	case NodeHat:
+		// A box with the hat's label, below.
 	}
 	return `["` + mermaidText(n.Label) + `"]`
 }
@@ -175,6 +179,8 @@ func dotNodeAttrs(n Node) string {
 		return `label="cancelled", shape=oval`
 	case NodeCoordinator:
 		return `label="ralph (coordinator)", shape=hexagon`
+	case NodeHat:
+		// The hat's label, dashed when unreachable, below.
 	}
 	attrs := "label=" + dotQuote(n.Label)
 	if !n.Reachable {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -142,7 +143,8 @@ func (w *workspace) ralphKilledAt(spec string, resume bool) killResult {
 	}
 	err := cmd.Wait()
 	r := killResult{result: result{stderr: stderr.String()}}
-	if exit, ok := err.(*exec.ExitError); ok {
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
 		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
 			r.killed = true
 			return r
@@ -155,12 +157,10 @@ func (w *workspace) ralphKilledAt(spec string, resume bool) killResult {
 func (w *workspace) assertStateReadable() {
 	w.t.Helper()
 	_, _, err := engine.Checkpoint{Path: filepath.Join(w.dir, ".ralph", "state.json")}.Load()
-	if err != nil && !errorsIsNoState(err) {
+	if err != nil && !errors.Is(err, engine.ErrNoState) {
 		w.t.Fatalf("state.json unreadable after a kill: %v", err)
 	}
 }
-
-func errorsIsNoState(err error) bool { return err == engine.ErrNoState }
 
 // assertRunIntact checks the completed run's log: every event the agent
 // wrote is there once and was decided (routed or rejected) exactly once,

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -85,7 +86,8 @@ func (w *workspace) agentRuns() int {
 }
 
 func exitCodeOf(err error) int {
-	if exit, ok := err.(*exec.ExitError); ok {
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
 		return exit.ExitCode()
 	}
 	if err != nil {

@@ -71,9 +71,15 @@ func (c *eventsCmd) Validate() error {
 	return nil
 }
 
-func (c *eventsCmd) Run(g *globals, ctx context.Context) error {
+func (c *eventsCmd) Run(g *globals, ctx context.Context) (err error) {
 	out := bufio.NewWriter(g.stdout)
-	defer out.Flush()
+	defer func() {
+		// What is still buffered when the listing ends: a failure to write
+		// it is the command's failure, unless it already has one.
+		if ferr := out.Flush(); err == nil {
+			err = ferr
+		}
+	}()
 	if c.Runs {
 		runs, err := listRuns(g.Dir)
 		if err != nil {

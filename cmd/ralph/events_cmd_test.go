@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -152,6 +153,21 @@ func TestEventsJSONLeavesOutMalformedLines(t *testing.T) {
 	require.Equal(t, 0, last.code, last.stderr)
 	assert.Equal(t, []string{"task.complete", "loop.terminate"}, jsonTopics(t, last.stdout))
 	assert.Contains(t, last.stderr, "left out 2 malformed lines")
+}
+
+// failingWriter refuses every write, like stdout on a full disk.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// A listing that could not be written out is a failure, not exit 0.
+func TestEventsReportsAFailedWrite(t *testing.T) {
+	dir := t.TempDir()
+	writeSampleLog(t, dir, time.Now())
+	var stderr bytes.Buffer
+	code := run([]string{"-C", dir, "events", "--json"}, strings.NewReader(""), failingWriter{}, &stderr)
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, stderr.String(), "no space left on device")
 }
 
 func TestEventsFlagErrors(t *testing.T) {
@@ -347,7 +363,8 @@ func waitExit(t *testing.T, cmd *exec.Cmd, lines <-chan string, d time.Duration)
 				continue
 			}
 			err := cmd.Wait()
-			if exit, ok := err.(*exec.ExitError); ok {
+			var exit *exec.ExitError
+			if errors.As(err, &exit) {
 				return exit.ExitCode()
 			}
 			require.NoError(t, err)

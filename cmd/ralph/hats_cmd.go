@@ -174,6 +174,8 @@ func (t *topology) showPublishes(w io.Writer, h hats.Hat) {
 			note = "  (sent back when its gate fails)"
 		case hats.EdgeUnhandled:
 			note = "  (no hat triggers on it)"
+		case hats.EdgeStart, hats.EdgePublish, hats.EdgeOffered:
+			// An ordinary route needs no note.
 		}
 		fmt.Fprintf(w, "  %-24s -> %s%s\n", e.Topic, nodeName(e.To), note)
 	}

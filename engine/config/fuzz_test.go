@@ -53,7 +53,7 @@ func FuzzLoadYAML(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		checkLoad(t, "ralph.yml", data)
+		_, _ = checkLoad(t, "ralph.yml", data)
 	})
 }
 

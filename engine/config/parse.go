@@ -399,6 +399,8 @@ func describe(n *yaml.Node) string {
 		return "a mapping"
 	case yaml.SequenceNode:
 		return "a list"
+	case yaml.DocumentNode, yaml.ScalarNode, yaml.AliasNode:
+		// Described by its tag and value, below.
 	}
 	switch n.Tag {
 	case "!!str":

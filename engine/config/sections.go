@@ -381,6 +381,8 @@ func (l *loader) hatBackend(n *yaml.Node, path string, cli CLI) *CLI {
 		}
 		l.checkCommand(c, at, path)
 		return &c
+	case yaml.DocumentNode, yaml.SequenceNode, yaml.AliasNode:
+		// Not a backend: reported below.
 	}
 	l.problem(n, "write a backend name, e.g. backend: codex, or a mapping like cli:",
 		"%s: expected a backend name or a mapping, got %s", path, describe(n))

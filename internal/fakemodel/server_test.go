@@ -603,7 +603,7 @@ func TestTranscriptHasALinePerRequest(t *testing.T) {
 	body := `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"x"}],"tools":[{"name":"Bash","input_schema":{"type":"object","properties":{"command":{"type":"string"}}}}]}`
 	resp, err := http.Post(base+"/v1/messages", "application/json", strings.NewReader(body))
 	require.NoError(t, err)
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	lines := strings.Split(strings.TrimSpace(srv.Transcript()), "\n")
 	require.Len(t, lines, 1)
 	assert.Contains(t, lines[0], "request 1: POST /v1/messages model=m kind=main turn=1")

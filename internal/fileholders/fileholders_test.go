@@ -25,7 +25,9 @@ func TestMain(m *testing.M) {
 		if os.Getenv("FILEHOLDERS_LOCK") != "" && syscall.Flock(int(f.Fd()), syscall.LOCK_EX) != nil {
 			os.Exit(3)
 		}
-		os.Stdout.WriteString("open\n")
+		if _, err := os.Stdout.WriteString("open\n"); err != nil {
+			os.Exit(4)
+		}
 		_, _ = bufio.NewReader(os.Stdin).ReadString('\n') // hold until told
 		return
 	}

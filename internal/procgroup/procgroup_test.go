@@ -30,11 +30,11 @@ func startShell(t *testing.T, script string, grace time.Duration) (g *Group, fir
 	t.Helper()
 	r, w, err := os.Pipe()
 	require.NoError(t, err)
-	t.Cleanup(func() { r.Close() })
+	t.Cleanup(func() { _ = r.Close() })
 	cmd := exec.Command("/bin/sh", "-c", script)
 	cmd.Stdout = w
 	g, err = Start(cmd, grace)
-	w.Close()
+	_ = w.Close()
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		// A failed test must not leave its processes behind.

@@ -317,7 +317,7 @@ func appendRaw(lines []string) error {
 			return err
 		}
 	}
-	return nil
+	return f.Close()
 }
 
 // publish runs `ralph emit` the way an agent's shell tool would, and notes
@@ -349,8 +349,10 @@ func publish(e emit, state string) error {
 		return err
 	}
 	defer f.Close()
-	_, err = f.Write(append(line, '\n'))
-	return err
+	if _, err := f.Write(append(line, '\n')); err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 func spawnChild(state string) error {
