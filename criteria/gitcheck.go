@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ralph-loop/ralph/internal/git"
 	"github.com/ralph-loop/ralph/internal/plural"
 )
 
@@ -14,35 +15,35 @@ const evidenceListMax = 20
 const notRepoEvidence = "the workspace is not a git repository; run git init there, or drop this criterion"
 
 func (c checker) gitClean(ctx context.Context) outcome {
-	g := Git{Dir: c.ws}
+	g := git.Repo{Dir: c.ws}
 	if o, ok := requireRepo(ctx, g); !ok {
 		return o
 	}
-	lines, err := g.dirty(ctx)
+	lines, err := g.Dirty(ctx)
 	if err != nil {
 		return failed(err.Error())
 	}
 	if len(lines) == 0 {
-		return passed("no uncommitted changes (ralph's own " + stateDir + "/ is not counted)")
+		return passed("no uncommitted changes (ralph's own " + git.StateDir + "/ is not counted)")
 	}
 	return failed(fmt.Sprintf("%d uncommitted %s (git status --porcelain):\n%s\n"+
 		"commit them, or add generated files to .gitignore", len(lines), plural.Word(len(lines), "change", "changes"), listCapped(lines)))
 }
 
 func (c checker) commitMade(ctx context.Context) outcome {
-	g := Git{Dir: c.ws}
+	g := git.Repo{Dir: c.ws}
 	if o, ok := requireRepo(ctx, g); !ok {
 		return o
 	}
 	base := c.env.RunStartCommit
-	n, err := g.countSince(ctx, base)
+	n, err := g.CountSince(ctx, base)
 	if err != nil {
 		return failed(fmt.Sprintf("count the commits since %s: %v", since(base), err))
 	}
 	if n == 0 {
 		return failed(fmt.Sprintf("no commit since %s; commit the work with git commit", since(base)))
 	}
-	commits, err := g.log(ctx, revRange(base), evidenceListMax)
+	commits, err := g.Log(ctx, base, evidenceListMax)
 	if err != nil {
 		return failed(fmt.Sprintf("list the commits since %s: %v", since(base), err))
 	}
@@ -57,7 +58,7 @@ func (c checker) commitMade(ctx context.Context) outcome {
 }
 
 // requireRepo fails the check when the workspace is not a repository.
-func requireRepo(ctx context.Context, g Git) (outcome, bool) {
+func requireRepo(ctx context.Context, g git.Repo) (outcome, bool) {
 	ok, err := g.IsRepo(ctx)
 	switch {
 	case err != nil:

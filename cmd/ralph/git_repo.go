@@ -5,24 +5,24 @@ import (
 	"errors"
 	"os/exec"
 
-	"github.com/ralph-loop/ralph/criteria"
 	"github.com/ralph-loop/ralph/engine"
+	workspacegit "github.com/ralph-loop/ralph/internal/git"
 )
 
-// gitRepo gives the engine criteria's view of git, and of the files
+// gitRepo gives the engine ralph's view of git, and of the files
 // themselves where git has nothing to say.
 type gitRepo struct {
-	git criteria.Git
+	git workspacegit.Repo
 	// tree fingerprints a workspace that is not a git repository (or a
 	// machine without git): without it progress would never be seen
 	// there, and every run would end as stuck.
-	tree *criteria.Tree
+	tree *workspacegit.Tree
 }
 
 var _ engine.Repo = gitRepo{}
 
 func newGitRepo(dir string) gitRepo {
-	return gitRepo{git: criteria.Git{Dir: dir}, tree: &criteria.Tree{Dir: dir}}
+	return gitRepo{git: workspacegit.Repo{Dir: dir}, tree: &workspacegit.Tree{Dir: dir}}
 }
 
 func (r gitRepo) Head(ctx context.Context) (string, error) { return r.git.Head(ctx) }

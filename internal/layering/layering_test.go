@@ -28,7 +28,7 @@ var allowed = map[string]struct {
 }{
 	"events":               {nil, "the vocabulary everything else speaks; a leaf"},
 	"hats":                 {[]string{"events", "internal/suggest"}, "hat choice and prompts need events only (and a did-you-mean helper)"},
-	"criteria":             {[]string{"events", "internal/procgroup", "internal/suggest", "internal/plural", "internal/tail"}, "checks are independent of the loop; commands run in a process group"},
+	"criteria":             {[]string{"events", "internal/procgroup", "internal/suggest", "internal/plural", "internal/tail", "internal/git"}, "checks are independent of the loop; commands run in a process group"},
 	"backends":             {[]string{"events", "internal/procgroup", "internal/suggest", "internal/redact", "internal/tail"}, "agents produce activity; they never see the engine; agents run in a process group; what agents print is redacted where it enters ralph"},
 	"engine/config":        {[]string{"events", "hats", "criteria", "internal/suggest", "internal/exitcode"}, "the loader turns files into domain types"},
 	"engine/memory":        {[]string{"internal/plural"}, "memories are files and text; a leaf but for a wording helper"},
@@ -40,6 +40,8 @@ var allowed = map[string]struct {
 	"internal/fileholders": {nil, "which processes have a file open; a leaf helper"},
 	"internal/redact":      {nil, "hiding secret values in text and streams; a leaf helper"},
 	"internal/exitcode":    {nil, "the one table of exit statuses; a leaf"},
+	"internal/git":         {nil, "a workspace's git repository, and its files where there is none; a leaf helper"},
+	"internal/gittest":     {nil, "real git repositories for tests; a leaf helper"},
 	"internal/completion":  {nil, "shell completion scripts from kong's model; a leaf helper"},
 	"internal/plural":      {nil, "counts of things in words (1 hat, 2 hats); a leaf helper"},
 	"internal/tail":        {nil, "the last bytes of a stream in bounded memory; a leaf helper"},

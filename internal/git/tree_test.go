@@ -1,4 +1,4 @@
-package criteria
+package git
 
 import (
 	"context"
@@ -10,12 +10,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/internal/gittest"
 )
 
 func TestTreeFingerprint(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	writeFile(t, dir, "notes.txt", "one\n")
+	gittest.WriteFile(t, dir, "notes.txt", "one\n")
 	tree := &Tree{Dir: dir}
 	// Each step changes the workspace (or not) from the previous step's
 	// state; change says whether the fingerprint must differ. Writes come
@@ -27,15 +29,15 @@ func TestTreeFingerprint(t *testing.T) {
 		change bool
 	}{
 		{"no-op", func() {}, false},
-		{"rewrite with the same content", func() { writeFile(t, dir, "notes.txt", "one\n") }, false},
-		{"edit, same size", func() { writeFile(t, dir, "notes.txt", "two\n") }, true},
-		{"edit again, same size", func() { writeFile(t, dir, "notes.txt", "six\n") }, true},
-		{"new file in a new directory", func() { writeFile(t, dir, "src/deep/a.go", "package a\n") }, true},
+		{"rewrite with the same content", func() { gittest.WriteFile(t, dir, "notes.txt", "one\n") }, false},
+		{"edit, same size", func() { gittest.WriteFile(t, dir, "notes.txt", "two\n") }, true},
+		{"edit again, same size", func() { gittest.WriteFile(t, dir, "notes.txt", "six\n") }, true},
+		{"new file in a new directory", func() { gittest.WriteFile(t, dir, "src/deep/a.go", "package a\n") }, true},
 		{"empty directory", func() { require.NoError(t, os.Mkdir(filepath.Join(dir, "empty"), 0o755)) }, false},
-		{"ralph's own files", func() { writeFile(t, dir, ".ralph/events-1.jsonl", "{}\n") }, false},
-		{"a .git directory", func() { writeFile(t, dir, ".git/index", "x") }, false},
-		{"a nested .hg directory", func() { writeFile(t, dir, "vendor/lib/.hg/store", "x") }, false},
-		{"a file called .ralph below the top", func() { writeFile(t, dir, "sub/.ralph/x", "x") }, true},
+		{"ralph's own files", func() { gittest.WriteFile(t, dir, ".ralph/events-1.jsonl", "{}\n") }, false},
+		{"a .git directory", func() { gittest.WriteFile(t, dir, ".git/index", "x") }, false},
+		{"a nested .hg directory", func() { gittest.WriteFile(t, dir, "vendor/lib/.hg/store", "x") }, false},
+		{"a file called .ralph below the top", func() { gittest.WriteFile(t, dir, "sub/.ralph/x", "x") }, true},
 		{"mode change", func() { require.NoError(t, os.Chmod(filepath.Join(dir, "notes.txt"), 0o755)) }, true},
 		{"symlink", func() { require.NoError(t, os.Symlink("notes.txt", filepath.Join(dir, "link"))) }, true},
 		{"rename", func() {
@@ -69,14 +71,14 @@ func TestTreeFingerprint(t *testing.T) {
 func TestTreeFingerprintRacyFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	writeFile(t, dir, "a.txt", "one")
+	gittest.WriteFile(t, dir, "a.txt", "one")
 	path := filepath.Join(dir, "a.txt")
 	mtime := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
 	require.NoError(t, os.Chtimes(path, mtime, mtime))
 	// The scan runs within the racy window of the file's mtime.
 	tree := &Tree{Dir: dir, Now: func() time.Time { return mtime.Add(time.Second) }}
 	before := treeFingerprint(t, tree)
-	writeFile(t, dir, "a.txt", "two")
+	gittest.WriteFile(t, dir, "a.txt", "two")
 	require.NoError(t, os.Chtimes(path, mtime, mtime))
 	assert.NotEqual(t, before, treeFingerprint(t, tree), "an edit that kept size and mtime was seen")
 
@@ -91,7 +93,7 @@ func TestTreeFingerprintLimits(t *testing.T) {
 	t.Parallel()
 	t.Run("large files count by size and mtime", func(t *testing.T) {
 		dir := t.TempDir()
-		writeFile(t, dir, "big.bin", "0123456789")
+		gittest.WriteFile(t, dir, "big.bin", "0123456789")
 		tree := &Tree{Dir: dir, MaxFileBytes: 4}
 		before := treeFingerprint(t, tree)
 		old := time.Now().Add(-time.Hour)
@@ -101,29 +103,29 @@ func TestTreeFingerprintLimits(t *testing.T) {
 	t.Run("past the read budget files count by size and mtime, consistently", func(t *testing.T) {
 		dir := t.TempDir()
 		for i := range 10 {
-			writeFile(t, dir, fmt.Sprintf("f%d.txt", i), "0123456789")
+			gittest.WriteFile(t, dir, fmt.Sprintf("f%d.txt", i), "0123456789")
 		}
 		tree := &Tree{Dir: dir, ReadBudget: 35}
 		first := treeFingerprint(t, tree)
 		assert.Equal(t, first, treeFingerprint(t, tree), "no change, same fingerprint")
-		writeFile(t, dir, "f9.txt", "9876543210")
+		gittest.WriteFile(t, dir, "f9.txt", "9876543210")
 		assert.NotEqual(t, first, treeFingerprint(t, tree))
 	})
 	t.Run("entries past MaxEntries are not visited", func(t *testing.T) {
 		dir := t.TempDir()
 		for i := range 5 {
-			writeFile(t, dir, fmt.Sprintf("f%d.txt", i), "x")
+			gittest.WriteFile(t, dir, fmt.Sprintf("f%d.txt", i), "x")
 		}
 		tree := &Tree{Dir: dir, MaxEntries: 3}
 		before := treeFingerprint(t, tree)
-		writeFile(t, dir, "f4.txt", "changed past the limit")
+		gittest.WriteFile(t, dir, "f4.txt", "changed past the limit")
 		assert.Equal(t, before, treeFingerprint(t, tree))
-		writeFile(t, dir, "f0.txt", "changed within it")
+		gittest.WriteFile(t, dir, "f0.txt", "changed within it")
 		assert.NotEqual(t, before, treeFingerprint(t, tree))
 	})
 	t.Run("cancelled", func(t *testing.T) {
 		dir := t.TempDir()
-		writeFile(t, dir, "a.txt", "x")
+		gittest.WriteFile(t, dir, "a.txt", "x")
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
 		_, err := (&Tree{Dir: dir}).Fingerprint(ctx)

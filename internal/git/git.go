@@ -1,4 +1,8 @@
-package criteria
+// Package git is ralph's one way into a workspace's git repository: its
+// HEAD, the commits since a base, what is uncommitted, and a fingerprint of
+// everything git sees, always leaving ralph's own .ralph/ out. Criteria,
+// the engine's adapter and the autopilot use it.
+package git
 
 import (
 	"bytes"
@@ -18,11 +22,11 @@ import (
 	"time"
 )
 
-// Git reads the git repository of a workspace. Its methods treat a
+// Repo reads the git repository of a workspace. Its methods treat a
 // directory that is not inside a repository as one with nothing to report
 // (no commits, no changes) rather than as an error; a missing directory or
 // a broken git is an error.
-type Git struct{ Dir string }
+type Repo struct{ Dir string }
 
 // Commit is one commit.
 type Commit struct {
@@ -30,14 +34,14 @@ type Commit struct {
 	Subject string
 }
 
-// stateDir is ralph's own directory in the workspace. Status and diffs
+// StateDir is ralph's own directory in the workspace. Status and diffs
 // leave it out: ralph writes its event log there every iteration, which
 // would otherwise make every workspace dirty and every iteration look like
 // progress.
-const stateDir = ".ralph"
+const StateDir = ".ralph"
 
-// scope limits status and diffs to the workspace, without stateDir.
-func scope() []string { return []string{"--", ".", ":(exclude)" + stateDir} }
+// scope limits status and diffs to the workspace, without StateDir.
+func scope() []string { return []string{"--", ".", ":(exclude)" + StateDir} }
 
 // gitWaitDelay bounds the wait for git's output once git exits or its
 // context ends (a hook or credential helper could hold the pipes).
@@ -45,7 +49,7 @@ const gitWaitDelay = time.Second
 
 // Head is the commit HEAD points to; "" when there is no commit yet or Dir
 // is not in a repository.
-func (g Git) Head(ctx context.Context) (string, error) {
+func (g Repo) Head(ctx context.Context) (string, error) {
 	out, err := g.run(ctx, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
 	var ge *gitError
 	switch {
@@ -59,7 +63,7 @@ func (g Git) Head(ctx context.Context) (string, error) {
 }
 
 // IsRepo reports whether Dir is inside a git work tree.
-func (g Git) IsRepo(ctx context.Context) (bool, error) {
+func (g Repo) IsRepo(ctx context.Context) (bool, error) {
 	_, err := g.run(ctx, "rev-parse", "--git-dir")
 	if err == nil {
 		return true, nil
@@ -73,7 +77,7 @@ func (g Git) IsRepo(ctx context.Context) (bool, error) {
 // CommitsSince lists the commits reachable from HEAD and not from base,
 // oldest first; with base "", every commit reachable from HEAD. No commit
 // yet, or not a repository: nil and no error.
-func (g Git) CommitsSince(ctx context.Context, base string) ([]Commit, error) {
+func (g Repo) CommitsSince(ctx context.Context, base string) ([]Commit, error) {
 	head, err := g.Head(ctx)
 	if err != nil || head == "" {
 		return nil, err
@@ -81,9 +85,9 @@ func (g Git) CommitsSince(ctx context.Context, base string) ([]Commit, error) {
 	return g.log(ctx, revRange(base), 0)
 }
 
-// countSince is how many commits CommitsSince would list, without listing
+// CountSince is how many commits CommitsSince would list, without listing
 // them (a repository's whole history can be long).
-func (g Git) countSince(ctx context.Context, base string) (int, error) {
+func (g Repo) CountSince(ctx context.Context, base string) (int, error) {
 	head, err := g.Head(ctx)
 	if err != nil || head == "" {
 		return 0, err
@@ -106,9 +110,13 @@ func revRange(base string) string {
 	return base + "..HEAD"
 }
 
-// log lists the commits of rng, oldest first; limit > 0 keeps only the
-// newest limit of them.
-func (g Git) log(ctx context.Context, rng string, limit int) ([]Commit, error) {
+// Log lists the commits since base (as CommitsSince) oldest first; limit >
+// 0 keeps only the newest limit of them.
+func (g Repo) Log(ctx context.Context, base string, limit int) ([]Commit, error) {
+	return g.log(ctx, revRange(base), limit)
+}
+
+func (g Repo) log(ctx context.Context, rng string, limit int) ([]Commit, error) {
 	args := []string{"log", "--reverse", "--format=%H %s"}
 	if limit > 0 {
 		args = append(args, "-n", strconv.Itoa(limit))
@@ -132,7 +140,7 @@ func (g Git) log(ctx context.Context, rng string, limit int) ([]Commit, error) {
 // ignored) file changes or a commit is made, so two equal fingerprints
 // mean an iteration changed nothing. .ralph/ is left out. Not a
 // repository: "" and no error.
-func (g Git) Fingerprint(ctx context.Context) (string, error) {
+func (g Repo) Fingerprint(ctx context.Context) (string, error) {
 	status, err := g.run(ctx, append([]string{"status", "--porcelain=v1", "-z", "--untracked-files=all"}, scope()...)...)
 	if isNotRepo(err) {
 		return "", nil
@@ -158,7 +166,7 @@ func (g Git) Fingerprint(ctx context.Context) (string, error) {
 
 // hashDiffs adds the diff of the work tree against HEAD; before the first
 // commit, against the index and of the index against nothing.
-func (g Git) hashDiffs(ctx context.Context, h hash.Hash, head string) error {
+func (g Repo) hashDiffs(ctx context.Context, h hash.Hash, head string) error {
 	diff := []string{"diff", "--binary", "--no-color", "--no-ext-diff", "--no-textconv"}
 	var variants [][]string
 	if head != "" {
@@ -179,7 +187,7 @@ func (g Git) hashDiffs(ctx context.Context, h hash.Hash, head string) error {
 
 // hashUntracked adds the content of every untracked, not ignored file:
 // status shows only their names, and an edit to one is progress too.
-func (g Git) hashUntracked(ctx context.Context, h hash.Hash) error {
+func (g Repo) hashUntracked(ctx context.Context, h hash.Hash) error {
 	out, err := g.run(ctx, append([]string{"ls-files", "--others", "--exclude-standard", "-z"}, scope()...)...)
 	if err != nil {
 		return err
@@ -238,9 +246,9 @@ func section(h hash.Hash, label string, data []byte) {
 	h.Write(data)
 }
 
-// dirty lists the uncommitted changes `git status --porcelain` shows,
+// Dirty lists the uncommitted changes `git status --porcelain` shows,
 // without .ralph/.
-func (g Git) dirty(ctx context.Context) ([]string, error) {
+func (g Repo) Dirty(ctx context.Context) ([]string, error) {
 	out, err := g.run(ctx, append([]string{"status", "--porcelain"}, scope()...)...)
 	if err != nil {
 		return nil, err
@@ -254,7 +262,7 @@ func (g Git) dirty(ctx context.Context) ([]string, error) {
 
 // run runs one git command in Dir and returns its stdout. The
 // configuration keeps output stable whatever the user's settings are.
-func (g Git) run(ctx context.Context, args ...string) ([]byte, error) {
+func (g Repo) run(ctx context.Context, args ...string) ([]byte, error) {
 	full := append([]string{"-C", g.Dir,
 		"-c", "core.quotepath=off", "-c", "log.showSignature=false", "-c", "color.ui=false"}, args...)
 	cmd := exec.CommandContext(ctx, "git", full...)

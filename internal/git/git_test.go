@@ -1,4 +1,4 @@
-package criteria
+package git
 
 import (
 	"os"
@@ -7,30 +7,32 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/internal/gittest"
 )
 
 func TestGitHead(t *testing.T) {
 	t.Parallel()
 	t.Run("empty repository", func(t *testing.T) {
-		head, err := Git{Dir: newRepo(t)}.Head(t.Context())
+		head, err := Repo{Dir: gittest.NewRepo(t)}.Head(t.Context())
 		require.NoError(t, err)
 		assert.Empty(t, head)
 	})
 	t.Run("not a repository", func(t *testing.T) {
-		head, err := Git{Dir: t.TempDir()}.Head(t.Context())
+		head, err := Repo{Dir: t.TempDir()}.Head(t.Context())
 		require.NoError(t, err)
 		assert.Empty(t, head)
 	})
 	t.Run("missing directory", func(t *testing.T) {
-		_, err := Git{Dir: filepath.Join(t.TempDir(), "gone")}.Head(t.Context())
+		_, err := Repo{Dir: filepath.Join(t.TempDir(), "gone")}.Head(t.Context())
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "git rev-parse: exit status 128: fatal: cannot change to")
 	})
 	t.Run("after commits", func(t *testing.T) {
-		dir := newRepo(t)
-		commitFile(t, dir, "a.txt", "a", "first")
-		want := commitFile(t, dir, "b.txt", "b", "second")
-		head, err := Git{Dir: dir}.Head(t.Context())
+		dir := gittest.NewRepo(t)
+		gittest.CommitFile(t, dir, "a.txt", "a", "first")
+		want := gittest.CommitFile(t, dir, "b.txt", "b", "second")
+		head, err := Repo{Dir: dir}.Head(t.Context())
 		require.NoError(t, err)
 		assert.Equal(t, want, head)
 		assert.Len(t, head, 40)
@@ -39,8 +41,8 @@ func TestGitHead(t *testing.T) {
 
 func TestGitIsRepo(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t)
-	writeFile(t, dir, "sub/x", "x")
+	dir := gittest.NewRepo(t)
+	gittest.WriteFile(t, dir, "sub/x", "x")
 	cases := []struct {
 		name string
 		dir  string
@@ -52,7 +54,7 @@ func TestGitIsRepo(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ok, err := Git{Dir: tc.dir}.IsRepo(t.Context())
+			ok, err := Repo{Dir: tc.dir}.IsRepo(t.Context())
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, ok)
 		})
@@ -61,10 +63,10 @@ func TestGitIsRepo(t *testing.T) {
 
 func TestGitCommitsSince(t *testing.T) {
 	t.Parallel()
-	dir := newRepo(t)
-	c1 := commitFile(t, dir, "a.txt", "a", "first: add a")
-	c2 := commitFile(t, dir, "b.txt", "b", "second: add b")
-	c3 := commitFile(t, dir, "c.txt", "c", "third: add c")
+	dir := gittest.NewRepo(t)
+	c1 := gittest.CommitFile(t, dir, "a.txt", "a", "first: add a")
+	c2 := gittest.CommitFile(t, dir, "b.txt", "b", "second: add b")
+	c3 := gittest.CommitFile(t, dir, "c.txt", "c", "third: add c")
 	cases := []struct {
 		name string
 		base string
@@ -76,23 +78,23 @@ func TestGitCommitsSince(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Git{Dir: dir}.CommitsSince(t.Context(), tc.base)
+			got, err := Repo{Dir: dir}.CommitsSince(t.Context(), tc.base)
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, got)
 		})
 	}
 	t.Run("empty repository", func(t *testing.T) {
-		got, err := Git{Dir: newRepo(t)}.CommitsSince(t.Context(), "")
+		got, err := Repo{Dir: gittest.NewRepo(t)}.CommitsSince(t.Context(), "")
 		require.NoError(t, err)
 		assert.Nil(t, got)
 	})
 	t.Run("not a repository", func(t *testing.T) {
-		got, err := Git{Dir: t.TempDir()}.CommitsSince(t.Context(), "")
+		got, err := Repo{Dir: t.TempDir()}.CommitsSince(t.Context(), "")
 		require.NoError(t, err)
 		assert.Nil(t, got)
 	})
 	t.Run("unknown base", func(t *testing.T) {
-		_, err := Git{Dir: dir}.CommitsSince(t.Context(), "0123456789abcdef0123456789abcdef01234567")
+		_, err := Repo{Dir: dir}.CommitsSince(t.Context(), "0123456789abcdef0123456789abcdef01234567")
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "git log: exit status 128")
 	})
@@ -101,24 +103,24 @@ func TestGitCommitsSince(t *testing.T) {
 func TestGitFingerprint(t *testing.T) {
 	t.Parallel()
 	t.Run("not a repository", func(t *testing.T) {
-		fp, err := Git{Dir: t.TempDir()}.Fingerprint(t.Context())
+		fp, err := Repo{Dir: t.TempDir()}.Fingerprint(t.Context())
 		require.NoError(t, err)
 		assert.Empty(t, fp)
 	})
 	t.Run("empty repository", func(t *testing.T) {
-		dir := newRepo(t)
-		g := Git{Dir: dir}
+		dir := gittest.NewRepo(t)
+		g := Repo{Dir: dir}
 		before := fingerprint(t, g)
 		assert.Len(t, before, 64)
-		writeFile(t, dir, "new.txt", "new")
+		gittest.WriteFile(t, dir, "new.txt", "new")
 		assert.NotEqual(t, before, fingerprint(t, g))
 	})
 
 	// Each step changes the workspace (or not) from the previous step's
 	// state; change says whether the fingerprint must differ.
-	dir := newRepo(t)
-	commitFile(t, dir, "tracked.txt", "one\n", "initial")
-	g := Git{Dir: dir}
+	dir := gittest.NewRepo(t)
+	gittest.CommitFile(t, dir, "tracked.txt", "one\n", "initial")
+	g := Repo{Dir: dir}
 	steps := []struct {
 		name   string
 		file   string // written relative to dir, unless empty
@@ -143,10 +145,10 @@ func TestGitFingerprint(t *testing.T) {
 	prev := fingerprint(t, g)
 	for _, st := range steps {
 		if st.file != "" {
-			writeFile(t, dir, st.file, st.data)
+			gittest.WriteFile(t, dir, st.file, st.data)
 		}
 		if st.git != nil {
-			runGit(t, dir, st.git...)
+			gittest.Run(t, dir, st.git...)
 		}
 		got := fingerprint(t, g)
 		if st.change {
@@ -159,9 +161,9 @@ func TestGitFingerprint(t *testing.T) {
 
 	t.Run("reverting an edit restores it", func(t *testing.T) {
 		before := fingerprint(t, g)
-		writeFile(t, dir, "tracked.txt", "changed\n")
+		gittest.WriteFile(t, dir, "tracked.txt", "changed\n")
 		assert.NotEqual(t, before, fingerprint(t, g))
-		writeFile(t, dir, "tracked.txt", "three\n")
+		gittest.WriteFile(t, dir, "tracked.txt", "three\n")
 		assert.Equal(t, before, fingerprint(t, g))
 	})
 	t.Run("deleting a tracked file", func(t *testing.T) {
@@ -171,7 +173,7 @@ func TestGitFingerprint(t *testing.T) {
 	})
 }
 
-func fingerprint(t *testing.T, g Git) string {
+func fingerprint(t *testing.T, g Repo) string {
 	t.Helper()
 	fp, err := g.Fingerprint(t.Context())
 	require.NoError(t, err)

@@ -1,4 +1,4 @@
-package criteria
+package git
 
 import (
 	"context"
@@ -152,7 +152,7 @@ func (s *treeScan) visit(path string, d fs.DirEntry, err error) error {
 	if err := s.ctx.Err(); err != nil {
 		return err
 	}
-	if d.IsDir() && (vcsDirs[d.Name()] || rel == stateDir) {
+	if d.IsDir() && (vcsDirs[d.Name()] || rel == StateDir) {
 		return filepath.SkipDir
 	}
 	s.entries++
