@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/golden"
 	"github.com/ralph-loop/ralph/view"
 )
 
@@ -206,7 +207,7 @@ func TestEventsTableGolden(t *testing.T) {
 	p := &view.EventPrinter{W: &out, Loc: time.UTC}
 	require.NoError(t, p.Header())
 	require.NoError(t, events.Scan(f, p.Print))
-	assertGolden(t, "events/table.golden", out.String())
+	golden.Assert(t, "testdata/events/table.golden", out.String())
 }
 
 func TestParseSince(t *testing.T) {

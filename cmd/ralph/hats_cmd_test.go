@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/ralph-loop/ralph/internal/golden"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -12,7 +13,7 @@ func TestHatsGraphMermaidGolden(t *testing.T) {
 	r := newWorkspace(t).ralph("hats", "graph", "--format", "mermaid", "-H", "code-assist")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Empty(t, r.stderr)
-	assertGolden(t, "hats/code-assist.mermaid.golden", r.stdout)
+	golden.Assert(t, "testdata/hats/code-assist.mermaid.golden", r.stdout)
 }
 
 func TestHatsGraphFormats(t *testing.T) {
