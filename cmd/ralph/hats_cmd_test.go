@@ -4,9 +4,10 @@ import (
 	"os"
 	"testing"
 
-	"github.com/ralph-loop/ralph/internal/golden"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/internal/golden"
 )
 
 func TestHatsGraphMermaidGolden(t *testing.T) {
