@@ -72,7 +72,7 @@ STRESS_RUNS ?= 5
 stress: agents
 	bash internal/stress/stress.sh $(STRESS_RUNS) $(MAKE) test
 
-# Only these packages keep golden files (and define -update).
+# Only these packages keep golden files; -update comes from internal/golden.
 golden:
 	$(GO) test ./cmd/ralph/ ./engine/config/ ./events/ ./hats/ ./view/ -update
 

@@ -2,7 +2,6 @@ package events_test
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,9 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
 
 // The subprocess variant of the concurrency test re-executes the test binary
 // with these variables set; TestMain then runs appendMany instead of tests.
@@ -191,13 +189,7 @@ func TestLogAppendGolden(t *testing.T) {
 	got, err := os.ReadFile(path)
 	require.NoError(t, err)
 
-	golden := filepath.Join("testdata", "append.golden")
-	if *update {
-		require.NoError(t, os.WriteFile(golden, got, 0o644))
-	}
-	want, err := os.ReadFile(golden)
-	require.NoError(t, err, "run go test ./events -run TestLogAppendGolden -update to create it")
-	assert.Equal(t, string(want), string(got))
+	golden.Assert(t, filepath.Join("testdata", "append.golden"), string(got))
 }
 
 func TestLogAppendStampsZeroTS(t *testing.T) {

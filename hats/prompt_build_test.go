@@ -1,8 +1,6 @@
 package hats
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,9 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 const (
 	testObjective = "Add a `--json` flag to `todo list` that prints the todos as a JSON array.\nKeep the text output unchanged."
@@ -92,20 +89,9 @@ func TestBuildPromptGolden(t *testing.T) {
 	}
 	for name, in := range tests {
 		t.Run(name, func(t *testing.T) {
-			assertGolden(t, filepath.Join("testdata", "prompts", name+".golden"), BuildPrompt(in))
+			golden.Assert(t, filepath.Join("testdata", "prompts", name+".golden"), BuildPrompt(in))
 		})
 	}
-}
-
-func assertGolden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test ./hats/ -update to create it")
-	assert.Equal(t, string(want), got)
 }
 
 func TestBuildPromptSectionOrder(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
+	"github.com/ralph-loop/ralph/internal/golden"
 )
 
 // stepClock is a clock that moves one millisecond each time it is read, so
@@ -116,7 +117,7 @@ func TestHeadlessReporterGolden(t *testing.T) {
 	h.End(nil)
 
 	headlessLines(t, out.String())
-	assertGolden(t, "headless/reporter.golden", out.String())
+	golden.Assert(t, "testdata/headless/reporter.golden", out.String())
 	assert.NotContains(t, human.String(), "Reading the code", "without --verbose, stderr gets no progress lines")
 	assert.Contains(t, human.String(), "ralph: warning: cannot keep")
 	assert.Contains(t, human.String(), "ended: stuck (exit 1)")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/golden"
 )
 
 // TestRenderPanelGolden renders the panel in each phase, and cut to a
@@ -52,7 +53,7 @@ func TestRenderPanelGolden(t *testing.T) {
 			b.WriteString(line + "\n")
 		}
 	}
-	assertGolden(t, "tty/panel.golden", b.String())
+	golden.Assert(t, "testdata/tty/panel.golden", b.String())
 }
 
 // TestLiveScreenKeepsThePanelBelowText checks the escape sequences: text

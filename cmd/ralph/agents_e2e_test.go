@@ -11,10 +11,8 @@ package main
 // installed is a failure, so CI cannot pass by testing nothing.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -195,18 +193,9 @@ func (w *workspace) ralphAgent(cli, baseURL string, args ...string) agentResult 
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
-	err = cmd.Run()
-	r := agentResult{result: result{stdout: stdout.String(), stderr: stderr.String()}, elapsed: time.Since(start)}
-	var exitErr *exec.ExitError
-	switch {
-	case errors.As(err, &exitErr):
-		r.code = exitErr.ExitCode()
-	case err != nil:
-		w.t.Fatalf("run ralph: %v", err)
-	}
+	r := agentResult{result: runProcess(w.t, cmd)}
+	r.elapsed = time.Since(start)
 	if ctx.Err() != nil {
 		w.t.Errorf("ralph loop with %s did not finish within %s", cli, agentLoopTimeout)
 	}

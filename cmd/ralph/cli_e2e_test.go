@@ -14,59 +14,6 @@ import (
 	"github.com/ralph-loop/ralph/events"
 )
 
-func TestFlagErrorsExit3WithUsage(t *testing.T) {
-	cases := []struct {
-		name string
-		args []string
-		want string
-	}{
-		{"unknown flag", []string{"loop", "--max-iteration", "3"}, "unknown flag --max-iteration"},
-		{"bad number", []string{"loop", "--max-iterations", "ten"}, "--max-iterations"},
-		{"prompt and prompt file", []string{"loop", "-p", "x", "-P", "y"}, "can't be used together"},
-		{"resume and fresh", []string{"loop", "--resume", "--fresh"}, "can't be used together"},
-		{"unknown command", []string{"lopo"}, "unexpected argument lopo"},
-		// A value that means nothing is refused, not read as "not given"
-		// and replaced by the config's value.
-		{"zero iterations", []string{"loop", "--max-iterations", "0"}, "--max-iterations: must be 1 or more, got 0"},
-		{"negative iterations", []string{"loop", "--max-iterations=-1"}, "--max-iterations: must be 1 or more, got -1"},
-		{"zero spec iterations", []string{"run", "-n", "0"}, "must be 1 or more, got 0"},
-		{"negative stuck threshold", []string{"run", "--stuck-threshold=-1"}, "--stuck-threshold: must be 0 or more, got -1"},
-		{"negative runtime", []string{"loop", "--max-runtime=-5"}, "--max-runtime: must be 0 (no limit) or more, got -5"},
-		{"runtime that is no duration", []string{"loop", "--max-runtime", "soon"}, `"soon" is neither a number of seconds nor a duration`},
-		{"n and all", []string{"run", "-n", "3", "--all"}, "-n and --all can't be used together"},
-		{"all and max iterations", []string{"run", "--all", "--max-iterations", "5"}, "--all and --max-iterations can't be used together"},
-		{"resume with a new objective", []string{"loop", "--resume", "-p", "x"}, "--resume can't be used with -p or -P"},
-		{"events last zero", []string{"events", "--last", "0"}, "--last: must be 1 or more, got 0"},
-		{"events iteration negative", []string{"events", "--iteration=-2"}, "--iteration: must be 1 or more, got -2"},
-		{"events runs with a filter", []string{"events", "--runs", "--topic", "build.*"}, "--runs and --topic can't be used together"},
-		{"status last negative", []string{"status", "--last=-1"}, "--last: must be 0 or more, got -1"},
-		{"init list and force", []string{"init", "--list", "--force"}, "can't be used together"},
-		{"init list and preset", []string{"init", "--list", "--preset", "tdd"}, "can't be used together"},
-		{"doctor backend and config", []string{"doctor", "-c", "ralph.yml", "--backend", "codex"}, "can't be used together"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			r := newWorkspace(t).ralph(tc.args...)
-			assert.Equal(t, 3, r.code)
-			assert.Contains(t, r.stderr, "ralph: error:")
-			assert.Contains(t, r.stderr, tc.want)
-			assert.Contains(t, r.stderr, "Usage: ralph")
-			assert.Empty(t, r.stdout, "stdout stays clean for JSON consumers")
-		})
-	}
-}
-
-func TestHelpShowsExamples(t *testing.T) {
-	for _, cmd := range []string{"loop", "run", "emit", "events", "validate", "status", "stop", "version"} {
-		t.Run(cmd, func(t *testing.T) {
-			r := newWorkspace(t).ralph(cmd, "--help")
-			assert.Equal(t, 0, r.code)
-			assert.Contains(t, r.stdout, "Examples:")
-			assert.Contains(t, r.stdout, "ralph "+cmd)
-		})
-	}
-}
-
 func TestLoopConfigErrors(t *testing.T) {
 	t.Run("no ralph.yml says how to create one", func(t *testing.T) {
 		r := newWorkspace(t).ralph("loop")

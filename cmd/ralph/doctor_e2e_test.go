@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,18 +42,7 @@ func (e *doctorEnv) doctor(args ...string) result {
 	cmd := exec.CommandContext(e.t.Context(), ralphBin, append([]string{"doctor"}, args...)...)
 	cmd.Dir = e.dir
 	cmd.Env = append([]string{"PATH=" + e.bin, "HOME=" + e.home}, e.vars...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	r := result{stdout: stdout.String(), stderr: stderr.String()}
-	var exitErr *exec.ExitError
-	switch {
-	case errors.As(err, &exitErr):
-		r.code = exitErr.ExitCode()
-	case err != nil:
-		e.t.Fatalf("run ralph doctor: %v", err)
-	}
-	return r
+	return runProcess(e.t, cmd)
 }
 
 func (e *doctorEnv) writeConfig(content string) {

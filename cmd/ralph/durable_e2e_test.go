@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -83,17 +82,6 @@ func (w *workspace) agentRuns() int {
 		n = n*10 + int(c-'0')
 	}
 	return n
-}
-
-func exitCodeOf(err error) int {
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		return exit.ExitCode()
-	}
-	if err != nil {
-		return -2
-	}
-	return 0
 }
 
 func TestLockRace20Starts(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -117,17 +118,52 @@ func (w *workspace) ralphEnv(env []string, args ...string) result {
 	cmd.Env = append(os.Environ(), "SCRIPTAGENT_SCRIPT="+filepath.Join(w.state, "script.json"),
 		"SCRIPTAGENT_STATE="+w.state)
 	cmd.Env = append(cmd.Env, env...)
+	return runProcess(w.t, cmd)
+}
+
+// runRalph runs ralph with args, in this test's working directory (the
+// arguments name the workspace with -C).
+func runRalph(t testing.TB, args ...string) result {
+	t.Helper()
+	return runProcess(t, exec.CommandContext(t.Context(), ralphBin, args...))
+}
+
+// runProcess runs cmd to its end and returns its exit code and what it
+// printed (into cmd.Stdout and cmd.Stderr as well, when the caller set
+// them). A process that cannot be started fails t. Every test that runs a
+// process and reads its exit goes through here; exitCodeOf reads the exit
+// of one started in the background.
+func runProcess(t testing.TB, cmd *exec.Cmd) result {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Stdout = teeTo(&stdout, cmd.Stdout)
+	cmd.Stderr = teeTo(&stderr, cmd.Stderr)
 	err := cmd.Run()
-	code := 0
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		require.NoError(t, err, "%s: %s", cmd.Path, stderr.String())
+	}
+	return result{code: exitCodeOf(err), stdout: stdout.String(), stderr: stderr.String()}
+}
+
+func teeTo(buf *bytes.Buffer, also io.Writer) io.Writer {
+	if also == nil {
+		return buf
+	}
+	return io.MultiWriter(buf, also)
+}
+
+// exitCodeOf is the exit code of a process that ended with err (from Run or
+// Wait): -1 for a signal, -2 when it did not run.
+func exitCodeOf(err error) int {
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
-		code = exit.ExitCode()
-	} else {
-		require.NoError(w.t, err)
+		return exit.ExitCode()
 	}
-	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+	if err != nil {
+		return -2
+	}
+	return 0
 }
 
 // events reads the current run's log.
@@ -194,15 +230,5 @@ func (w *workspace) ralphShell(script string, env ...string) result {
 	cmd := exec.CommandContext(w.t.Context(), "sh", "-c", script)
 	cmd.Dir = w.dir
 	cmd.Env = append(append(os.Environ(), "RALPH="+ralphBin), env...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		code = exit.ExitCode()
-	} else if err != nil {
-		w.t.Fatal(err)
-	}
-	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+	return runProcess(w.t, cmd)
 }

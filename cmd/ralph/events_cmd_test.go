@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/golden"
 	"github.com/ralph-loop/ralph/view"
 )
 
@@ -80,13 +81,6 @@ func writeSampleLog(t *testing.T, dir string, start time.Time) string {
 	return filepath.Join(dir, rel)
 }
 
-// runInProcess runs ralph's main in this process.
-func runInProcess(args ...string) result {
-	var stdout, stderr bytes.Buffer
-	code := run(args, strings.NewReader(""), &stdout, &stderr)
-	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
-}
-
 func jsonTopics(t *testing.T, out string) []string {
 	t.Helper()
 	topics := []string{}
@@ -126,7 +120,7 @@ func TestEventsFilters(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := runInProcess(append([]string{"-C", dir, "events", "--json"}, tc.args...)...)
+			r := runRalph(t, append([]string{"-C", dir, "events", "--json"}, tc.args...)...)
 			require.Equal(t, 0, r.code, r.stderr)
 			assert.Equal(t, tc.want, jsonTopics(t, r.stdout))
 		})
@@ -136,7 +130,7 @@ func TestEventsFilters(t *testing.T) {
 func TestEventsJSONLeavesOutMalformedLines(t *testing.T) {
 	dir := t.TempDir()
 	writeSampleLog(t, dir, time.Now())
-	r := runInProcess("-C", dir, "events", "--json")
+	r := runRalph(t, "-C", dir, "events", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Len(t, jsonTopics(t, r.stdout), len(sampleLog)-1)
 	assert.Contains(t, r.stderr, "left out 1 malformed line")
@@ -149,7 +143,7 @@ func TestEventsJSONLeavesOutMalformedLines(t *testing.T) {
 	_, err = f.WriteString("{not json either\n")
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
-	last := runInProcess("-C", dir, "events", "--json", "--last", "2")
+	last := runRalph(t, "-C", dir, "events", "--json", "--last", "2")
 	require.Equal(t, 0, last.code, last.stderr)
 	assert.Equal(t, []string{"task.complete", "loop.terminate"}, jsonTopics(t, last.stdout))
 	assert.Contains(t, last.stderr, "left out 2 malformed lines")
@@ -187,7 +181,7 @@ func TestEventsFlagErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := runInProcess(append([]string{"-C", dir, "events"}, tc.args...)...)
+			r := runRalph(t, append([]string{"-C", dir, "events"}, tc.args...)...)
 			assert.Equal(t, 3, r.code)
 			assert.Contains(t, r.stderr, tc.want)
 			assert.Empty(t, r.stdout)
@@ -206,7 +200,7 @@ func TestEventsTableGolden(t *testing.T) {
 	p := &view.EventPrinter{W: &out, Loc: time.UTC}
 	require.NoError(t, p.Header())
 	require.NoError(t, events.Scan(f, p.Print))
-	assertGolden(t, "events/table.golden", out.String())
+	golden.Assert(t, "testdata/events/table.golden", out.String())
 }
 
 func TestParseSince(t *testing.T) {
@@ -428,7 +422,7 @@ func TestEventsFollowStopsOnCtrlC(t *testing.T) {
 func TestEventsFollowAnEndedRunReturns(t *testing.T) {
 	dir := t.TempDir()
 	writeSampleLog(t, dir, time.Now())
-	r := runInProcess("-C", dir, "events", "-f", "--json", "--topic", "loop.*")
+	r := runRalph(t, "-C", dir, "events", "-f", "--json", "--topic", "loop.*")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Equal(t, []string{"loop.started", "loop.terminate"}, jsonTopics(t, r.stdout))
 }

@@ -60,18 +60,6 @@ func TestInitErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"unknown preset", []string{"--preset", "nosuch"},
-			"ralph: error: no preset called \"nosuch\"\nralph: hint: choose one of: solo, code-assist, tdd, debug, review, research, spec-driven (ralph init --list says what each is for)\n"},
-		{"misspelt preset", []string{"--preset", "code-asist"},
-			"ralph: error: no preset called \"code-asist\" (did you mean \"code-assist\"?)\nralph: hint: choose one of:"},
-		{"misspelt backend", []string{"--backend", "cluade"},
-			"ralph: error: --backend cluade: cli.backend: unknown backend \"cluade\"; did you mean \"claude\"?\n"},
-		{"a backend that needs a command", []string{"--backend", "command"},
-			"ralph: error: --backend command needs the program to run\nralph: hint: name it with --command, and its arguments with --arg: ralph init --backend command --command ./agent.sh\n"},
-		{"custom is command", []string{"--backend", "custom"},
-			"ralph: error: --backend custom needs the program to run\n"},
-		{"a command without a backend", []string{"--command", "./agent.sh"},
-			"ralph: error: --command and --arg need --backend\nralph: hint: run the program as the agent: ralph init --backend command --command ./agent.sh\n"},
 		{"not a name", []string{"--backend", "claude\n  model: x"},
 			"ralph: error: --backend \"claude\\n  model: x\": not a backend name\n"},
 	}
@@ -109,15 +97,6 @@ func TestInitCommandBackend(t *testing.T) {
 	r = w.ralph("loop", "--max-iterations", "1")
 	assert.Equal(t, 2, r.code, "the one iteration ran, and the limit ended the run: %s", r.stderr)
 	assert.Contains(t, w.prompt(1), "Say done.")
-}
-
-func TestInitCommandNotRunnableYetWarns(t *testing.T) {
-	w := newWorkspace(t)
-	w.write("agent.sh", "#!/bin/sh\n") // not executable
-	r := w.ralph("init", "--backend", "command", "--command", "./agent.sh")
-	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, w.read("ralph.yml"), "  backend: command\n  command: ./agent.sh\n")
-	assert.Contains(t, r.stderr, "ralph: warning: command backend: \"./agent.sh\" exists but is not executable; make it executable: chmod +x ./agent.sh\n")
 }
 
 func TestSetCLIFlowMapping(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/internal/golden"
 	"github.com/ralph-loop/ralph/view"
 )
 
@@ -208,7 +209,7 @@ func TestHeadlessRunGolden(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	kinds := headlessLines(t, r.stdout)
 	assert.Equal(t, []string{"warning", "warning", "started"}, kinds[:3], "the config's warning and its topology's, then the run")
-	assertGolden(t, "headless/two_hats.golden", normalizeHeadless(r.stdout, w.dir))
+	golden.Assert(t, "testdata/headless/two_hats.golden", normalizeHeadless(r.stdout, w.dir))
 	assert.Contains(t, r.stderr, "ended: completed (exit 0)", "the summary goes to stderr")
 	assert.NotContains(t, r.stderr, `"event"`, "no JSON on stderr")
 	assert.NotContains(t, r.stderr, "Wrote hello.txt", "the agent's text is not on stderr without --verbose")

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,17 +16,7 @@ func (w *workspace) ralphFrom(cwd string, args ...string) result {
 	w.t.Helper()
 	cmd := exec.CommandContext(w.t.Context(), ralphBin, args...)
 	cmd.Dir = cwd
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		code = exit.ExitCode()
-	} else {
-		require.NoError(w.t, err)
-	}
-	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+	return runProcess(w.t, cmd)
 }
 
 // executable writes a shell script into the workspace, ready to run.

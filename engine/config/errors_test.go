@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/engine/config"
+	"github.com/ralph-loop/ralph/internal/golden"
 )
 
 // Each case is a file with one mistake and the exact problem it must give.
@@ -444,7 +445,7 @@ hats:
 	var cerr *config.Error
 	require.ErrorAs(t, err, &cerr)
 	assert.Len(t, cerr.Problems, 9)
-	golden(t, "every_problem", err.Error()+"\n")
+	golden.Assert(t, "testdata/every_problem.golden", err.Error()+"\n")
 }
 
 func TestProblemString(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/engine/config"
+	"github.com/ralph-loop/ralph/internal/golden"
 )
 
 func TestFind(t *testing.T) {
@@ -46,5 +47,5 @@ func TestFindNothing(t *testing.T) {
 	require.ErrorAs(t, err, &cerr)
 	require.Len(t, cerr.Problems, 1)
 	assert.Equal(t, "no ralph.yml in "+dir, cerr.Problems[0].Msg)
-	golden(t, "find_hint", cerr.Problems[0].Hint+"\n")
+	golden.Assert(t, "testdata/find_hint.golden", cerr.Problems[0].Hint+"\n")
 }

@@ -2,9 +2,6 @@ package config_test
 
 import (
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,22 +10,6 @@ import (
 	"github.com/ralph-loop/ralph/criteria"
 	"github.com/ralph-loop/ralph/engine/config"
 )
-
-// update rewrites the golden files: go test ./engine/config/ -update
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
-
-// golden compares got with testdata/<name>.golden, or writes it with -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test ./engine/config/ -update to create it")
-	require.Equal(t, string(want), got)
-}
 
 // dump renders a loaded config for a golden file: the typed sections as
 // JSON, raw sections re-encoded as YAML, temp dirs replaced by $DIR.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ralph-loop/ralph/engine/config"
 	"github.com/ralph-loop/ralph/hats"
+	"github.com/ralph-loop/ralph/internal/golden"
 )
 
 func TestDefault(t *testing.T) {
@@ -330,7 +331,7 @@ func TestLoadRalphJSONTaskFile(t *testing.T) {
 		el.VerifyEveryIteration = true
 	}), c.EventLoop)
 	assert.Empty(t, c.Warnings)
-	golden(t, "ralph_task", dump(t, c, ""))
+	golden.Assert(t, "testdata/ralph_task.golden", dump(t, c, ""))
 
 	text, source, err := c.Objective(t.TempDir(), "", "")
 	require.NoError(t, err)
@@ -348,7 +349,7 @@ func TestLoadOrchestratorConfig(t *testing.T) {
 		"event_loop.checkpoint_interval (line 15), event_loop.persistent (line 16), cli.default_mode (line 21), "+
 		"core (line 23), memories.inject (line 32), tasks (line 35), hooks (line 38), hats.critic.extra_instructions (line 80), "+
 		"hats.critic.disallowed_tools (line 82), RObot (line 84), features (line 87), verbose (line 90)", c.Warnings[0])
-	golden(t, "orchestrator", dump(t, c, ""))
+	golden.Assert(t, "testdata/orchestrator.golden", dump(t, c, ""))
 }
 
 func TestLoadBytesWarnsOnEveryOrchestratorKey(t *testing.T) {
@@ -393,7 +394,7 @@ hats:
 `
 	c, err := config.LoadBytes("ralph.yml", []byte(data))
 	require.NoError(t, err)
-	golden(t, "orchestrator_keys", c.Warnings[0]+"\n")
+	golden.Assert(t, "testdata/orchestrator_keys.golden", c.Warnings[0]+"\n")
 	assert.Len(t, c.Warnings, 1)
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ralph-loop/ralph/criteria"
 	"github.com/ralph-loop/ralph/engine/config"
+	"github.com/ralph-loop/ralph/internal/golden"
 )
 
 const mergeBase = `event_loop:
@@ -124,7 +125,7 @@ func TestLoadProblemsAcrossFiles(t *testing.T) {
 	over := writeFile(t, dir, "local.yml", "event_loop:\n  max_iterations: -1\nhats:\n  tester:\n    triggers: [build.start]\n")
 	_, err := config.Load(base, over)
 	require.Error(t, err)
-	golden(t, "across_files", replaceDir(err.Error()+"\n", dir))
+	golden.Assert(t, "testdata/across_files.golden", replaceDir(err.Error()+"\n", dir))
 }
 
 // The warning for ignored keys comes once per file that has them.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ralph-loop/ralph/engine/config"
 	"github.com/ralph-loop/ralph/examples"
+	"github.com/ralph-loop/ralph/internal/golden"
 	"github.com/ralph-loop/ralph/internal/jsonschema"
 )
 
@@ -21,7 +22,7 @@ const schemaFile = "../../ralph.schema.json"
 
 func TestSchemaFileInSync(t *testing.T) {
 	got := config.JSONSchema()
-	if *update {
+	if golden.Updating() {
 		require.NoError(t, os.WriteFile(schemaFile, got, 0o644))
 		return
 	}
