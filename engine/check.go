@@ -13,20 +13,20 @@ import (
 // checking applies the termination rules in the order of the exit-code
 // table. Completion comes first, so a run that completed on its last allowed
 // iteration succeeds.
-func (e *Engine) checking(ctx context.Context) (State, error) {
+func (e *Engine) checking(ctx context.Context) (Phase, error) {
 	if t := e.termination(ctx); t != nil {
 		e.ending = t
-		return StateTerminating, nil
+		return PhaseTerminating, nil
 	}
 	if err := e.cooldown(ctx); err != nil {
 		e.ending = e.terminate(ReasonInterrupted, "interrupted during the cooldown")
-		return StateTerminating, nil
+		return PhaseTerminating, nil
 	}
 	if err := e.awaitRateLimit(ctx); err != nil {
 		e.ending = e.terminate(ReasonInterrupted, "interrupted while waiting for a rate limit to lift")
-		return StateTerminating, nil
+		return PhaseTerminating, nil
 	}
-	return StateSelecting, nil
+	return PhaseSelecting, nil
 }
 
 // awaitRateLimit waits out a rate limit recorded in the log that has not

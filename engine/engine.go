@@ -40,7 +40,7 @@ type Engine struct {
 	lock       *Lock
 
 	st     *RunState
-	state  State
+	phase  Phase
 	events *events.Log
 	reader *events.Reader
 
@@ -100,7 +100,7 @@ func New(opts Options) (*Engine, error) {
 		now:        opts.Now,
 		dir:        dir,
 		checkpoint: Checkpoint{Path: filepath.Join(dir, StateFile)},
-		state:      StateStarting,
+		phase:      PhaseStarting,
 	}, nil
 }
 
@@ -141,7 +141,7 @@ func (e *Engine) Run(ctx context.Context) (Outcome, error) {
 }
 
 func (e *Engine) loop(ctx context.Context) (Outcome, error) {
-	for !e.state.IsTerminal() {
+	for !e.phase.IsTerminal() {
 		if err := e.checkDir(ctx); err != nil {
 			return Outcome{}, err
 		}
@@ -149,41 +149,41 @@ func (e *Engine) loop(ctx context.Context) (Outcome, error) {
 		if err != nil {
 			return Outcome{}, err
 		}
-		e.setState(next)
+		e.setPhase(next)
 	}
 	return Outcome{Summary: e.summary()}, e.fatal
 }
 
-// step runs the method of the current state and returns the next state.
-func (e *Engine) step(ctx context.Context) (State, error) {
-	switch e.state {
-	case StateStarting:
+// step runs the method of the current phase and returns the next phase.
+func (e *Engine) step(ctx context.Context) (Phase, error) {
+	switch e.phase {
+	case PhaseStarting:
 		return e.starting(ctx)
-	case StateSettling:
+	case PhaseSettling:
 		return e.settling(ctx)
-	case StateChecking:
+	case PhaseChecking:
 		return e.checking(ctx)
-	case StateSelecting:
+	case PhaseSelecting:
 		return e.selecting()
-	case StateRunning:
+	case PhaseRunning:
 		return e.running(ctx)
-	case StateCollecting:
+	case PhaseCollecting:
 		return e.collecting()
-	case StateWaiting:
+	case PhaseWaiting:
 		return e.waiting(ctx)
-	case StateTerminating:
+	case PhaseTerminating:
 		return e.terminating()
-	case StateDone:
-		return StateDone, nil
+	case PhaseDone:
+		return PhaseDone, nil
 	}
-	return "", fmt.Errorf("engine: unknown state %q", e.state)
+	return "", fmt.Errorf("engine: unknown phase %q", e.phase)
 }
 
-func (e *Engine) setState(next State) {
-	if next != e.state {
-		e.log.Debug("entering state", "state", next, "from", e.state)
+func (e *Engine) setPhase(next Phase) {
+	if next != e.phase {
+		e.log.Debug("entering phase", "phase", next, "from", e.phase)
 	}
-	e.state = next
+	e.phase = next
 }
 
 func (e *Engine) lockInfo(runID string) LockInfo {
@@ -261,8 +261,8 @@ func (e *Engine) fold() error {
 	return nil
 }
 
-// saveAs writes the checkpoint recording the state about to be entered.
-func (e *Engine) saveAs(next State) error {
+// saveAs writes the checkpoint recording the phase about to be entered.
+func (e *Engine) saveAs(next Phase) error {
 	e.checkpoint.beforeRename = func() { e.fault(FaultCheckpointTemp) }
 	if err := e.writeFault(FileCheckpoint); err != nil {
 		return storageError(OpCheckpoint, e.checkpoint.Path, err)

@@ -68,7 +68,7 @@ func FuzzCheckpointLoad(f *testing.F) {
 	dir := f.TempDir()
 	seed := Checkpoint{Path: filepath.Join(dir, "seed.json")}
 	for _, s := range []*RunState{fullRunState(), {RunID: "r", EventsFile: "e"}} {
-		require.NoError(f, seed.Save(s, StateRunning, fuzzNow))
+		require.NoError(f, seed.Save(s, PhaseRunning, fuzzNow))
 		data, err := os.ReadFile(seed.Path)
 		require.NoError(f, err)
 		f.Add(data)

@@ -20,7 +20,7 @@ import (
 
 // selecting chooses the hat, builds its prompt and records the start of the
 // iteration.
-func (e *Engine) selecting() (State, error) {
+func (e *Engine) selecting() (Phase, error) {
 	hat, offsets, evs := e.choose()
 	confirming := e.st.Confirming != nil
 	if !confirming && e.exhausted(hat) {
@@ -36,11 +36,11 @@ func (e *Engine) selecting() (State, error) {
 	e.iter = IterationInfo{N: n, Max: e.opts.Settings.MaxIterations, Hat: hat, Backend: backend.Name(),
 		Confirming: confirming, Prompt: prompt, Started: e.now()}
 	e.iterEvents = offsets
-	if err := e.saveAs(StateRunning); err != nil {
+	if err := e.saveAs(PhaseRunning); err != nil {
 		return "", err
 	}
 	e.opts.Reporter.IterationStarted(e.iter)
-	return StateRunning, nil
+	return PhaseRunning, nil
 }
 
 // choose picks the hat for the pending events. A confirmation iteration is
@@ -80,7 +80,7 @@ func (e *Engine) exhausted(h hats.Hat) bool {
 
 // dropExhausted drops the events of a hat that has used up its activations
 // and publishes <hat>.exhausted the first time.
-func (e *Engine) dropExhausted(h hats.Hat, offsets []int64) (State, error) {
+func (e *Engine) dropExhausted(h hats.Hat, offsets []int64) (Phase, error) {
 	lines := []events.Event{ralphEvent(TopicEventDropped, droppedRecord{Offsets: offsets, Hat: h.ID, Reason: "exhausted"})}
 	if !slices.Contains(e.st.Exhausted, h.ID) {
 		lines = append(lines, ralphEvent(h.ID+suffixExhausted, fmt.Sprintf(
@@ -91,7 +91,7 @@ func (e *Engine) dropExhausted(h hats.Hat, offsets []int64) (State, error) {
 	if err := e.append(lines...); err != nil {
 		return "", err
 	}
-	return StateSettling, e.saveAs(StateSettling)
+	return PhaseSettling, e.saveAs(PhaseSettling)
 }
 
 func (e *Engine) promptInput(h hats.Hat, evs []events.Event, n int) hats.PromptInput {
@@ -171,7 +171,7 @@ func (e *Engine) scratchpad() string {
 }
 
 // running runs the agent for the iteration.
-func (e *Engine) running(ctx context.Context) (State, error) {
+func (e *Engine) running(ctx context.Context) (Phase, error) {
 	iterCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stopNow := e.stop.OnNow(cancel)
@@ -225,7 +225,7 @@ func (e *Engine) running(ctx context.Context) (State, error) {
 		e.ending = e.terminate(ReasonFatal, err.Error())
 		e.fatal = err
 	}
-	return StateCollecting, nil
+	return PhaseCollecting, nil
 }
 
 func (e *Engine) agentEnv() []string {
@@ -320,7 +320,7 @@ func (r *rawOutput) Close() error {
 
 // collecting records what the agent did: the events it wrote as tags in
 // its final text, then iteration.finished, in one write.
-func (e *Engine) collecting() (State, error) {
+func (e *Engine) collecting() (Phase, error) {
 	res, it := e.result, e.iter
 	outcome := e.outcome()
 	var lines []events.Event
@@ -351,12 +351,12 @@ func (e *Engine) collecting() (State, error) {
 	e.opts.Reporter.IterationFinished(it, res)
 	switch {
 	case e.ending != nil:
-		return StateTerminating, e.saveAs(StateTerminating)
+		return PhaseTerminating, e.saveAs(PhaseTerminating)
 	case outcome == OutcomeRateLimited:
-		return StateWaiting, e.saveAs(StateWaiting)
+		return PhaseWaiting, e.saveAs(PhaseWaiting)
 	}
 	e.rateWaits = 0
-	return StateSettling, e.saveAs(StateSettling)
+	return PhaseSettling, e.saveAs(PhaseSettling)
 }
 
 func (e *Engine) outcome() string {
@@ -425,21 +425,21 @@ func (e *Engine) rateLimitRecord() rateLimitedRecord {
 }
 
 // waiting sleeps until the rate limit lifts, then repeats the iteration.
-func (e *Engine) waiting(ctx context.Context) (State, error) {
+func (e *Engine) waiting(ctx context.Context) (Phase, error) {
 	wait := e.rateLimitWait()
 	e.rateWaits++
 	e.opts.Reporter.RateLimited(e.iter, wait)
 	if err := sleep(ctx, wait); err != nil {
 		e.ending = e.terminate(ReasonInterrupted, "interrupted while waiting for a rate limit to lift")
-		return StateTerminating, nil
+		return PhaseTerminating, nil
 	}
 	// The wait is over even if the clock says a moment is left.
 	e.st.RateLimitedUntil = time.Time{}
-	return StateChecking, nil
+	return PhaseChecking, nil
 }
 
 // terminating records the end of the run.
-func (e *Engine) terminating() (State, error) {
+func (e *Engine) terminating() (Phase, error) {
 	t := e.ending
 	if t == nil {
 		t = e.terminate(ReasonFatal, "the loop ended without a reason")
@@ -451,7 +451,7 @@ func (e *Engine) terminating() (State, error) {
 	})); err != nil {
 		return "", err
 	}
-	if err := e.saveAs(StateDone); err != nil {
+	if err := e.saveAs(PhaseDone); err != nil {
 		return "", err
 	}
 	if sr, ok := e.opts.Reporter.(StuckReporter); ok && t.Reason == ReasonStuck {
@@ -460,7 +460,7 @@ func (e *Engine) terminating() (State, error) {
 	sum := e.summary()
 	e.writeSummary(sum)
 	e.opts.Reporter.LoopFinished(sum)
-	return StateDone, nil
+	return PhaseDone, nil
 }
 
 // saidLimit bounds how much of an agent's final message is kept for the

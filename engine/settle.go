@@ -37,7 +37,7 @@ func (b *batch) note(format string, args ...any) {
 
 // settling decides every undecided agent event and publishes the
 // consequences of the last finished iteration, in one write.
-func (e *Engine) settling(ctx context.Context) (State, error) {
+func (e *Engine) settling(ctx context.Context) (Phase, error) {
 	if err := e.fold(); err != nil {
 		return "", err
 	}
@@ -49,7 +49,7 @@ func (e *Engine) settling(ctx context.Context) (State, error) {
 	if ctx.Err() != nil {
 		// Criteria cut short by an interrupt prove nothing: write no
 		// decision, so the events are decided on resume.
-		return StateChecking, nil
+		return PhaseChecking, nil
 	}
 	if err := e.append(b.lines...); err != nil {
 		return "", err
@@ -57,7 +57,7 @@ func (e *Engine) settling(ctx context.Context) (State, error) {
 	for _, report := range b.reports {
 		report()
 	}
-	return StateChecking, e.saveAs(StateChecking)
+	return PhaseChecking, e.saveAs(PhaseChecking)
 }
 
 // decide accepts or rejects one agent event.
