@@ -24,11 +24,6 @@ const (
 	StopFile          = "stop"
 )
 
-// Outcome is how a run ended.
-type Outcome struct {
-	Summary
-}
-
 // Engine runs one loop. Make one with New; Run it once.
 type Engine struct {
 	opts Options
@@ -104,15 +99,15 @@ func New(opts Options) (*Engine, error) {
 	}, nil
 }
 
-// Run runs the loop until it terminates. It returns the outcome of a run
+// Run runs the loop until it terminates. It returns the summary of a run
 // that ended by one of the termination rules (completion, a limit,
 // interruption, …), and an error only for a fatal problem that kept the loop
 // from running: the lock held, no run to resume, a backend missing.
-func (e *Engine) Run(ctx context.Context) (Outcome, error) {
+func (e *Engine) Run(ctx context.Context) (Summary, error) {
 	lock, err := AcquireLock(ctx, filepath.Join(e.dir, LockFile), e.lockInfo(""),
 		LockOptions{Wait: e.opts.Wait, OrphanWait: e.opts.OrphanLockWait, Notify: e.opts.Reporter.Warn})
 	if err != nil {
-		return Outcome{}, err
+		return Summary{}, err
 	}
 	e.lock = lock
 	defer func() { _ = e.lock.Release() }()
@@ -120,7 +115,7 @@ func (e *Engine) Run(ctx context.Context) (Outcome, error) {
 	// the lock.
 	removeStaleTempFiles(e.dir, StateFile, CurrentEventsFile)
 	if err := IgnoreOwnFiles(e.dir, e.opts.Settings.ShareMemories); err != nil {
-		return Outcome{}, err
+		return Summary{}, err
 	}
 	e.rememberDir()
 	if prev := lock.Previous; prev.PID != 0 && !processAlive(prev.PID) {
@@ -129,7 +124,7 @@ func (e *Engine) Run(ctx context.Context) (Outcome, error) {
 	}
 	e.stop, err = watchStop(filepath.Join(e.dir, StopFile), e.log)
 	if err != nil {
-		return Outcome{}, err
+		return Summary{}, err
 	}
 	defer e.stop.Close()
 	defer func() {
@@ -140,18 +135,18 @@ func (e *Engine) Run(ctx context.Context) (Outcome, error) {
 	return e.loop(ctx)
 }
 
-func (e *Engine) loop(ctx context.Context) (Outcome, error) {
+func (e *Engine) loop(ctx context.Context) (Summary, error) {
 	for !e.phase.IsTerminal() {
 		if err := e.checkDir(ctx); err != nil {
-			return Outcome{}, err
+			return Summary{}, err
 		}
 		next, err := e.step(ctx)
 		if err != nil {
-			return Outcome{}, err
+			return Summary{}, err
 		}
 		e.setPhase(next)
 	}
-	return Outcome{Summary: e.summary()}, e.fatal
+	return e.summary(), e.fatal
 }
 
 // step runs the method of the current phase and returns the next phase.

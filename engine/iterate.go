@@ -359,7 +359,7 @@ func (e *Engine) collecting() (Phase, error) {
 	return PhaseSettling, e.saveAs(PhaseSettling)
 }
 
-func (e *Engine) outcome() string {
+func (e *Engine) outcome() Outcome {
 	switch {
 	case e.interrupted:
 		return OutcomeInterrupted

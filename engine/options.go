@@ -184,7 +184,7 @@ type IterationInfo struct {
 	Started    time.Time
 	// Outcome is set for IterationFinished: success, failure,
 	// rate_limited or interrupted.
-	Outcome string
+	Outcome Outcome
 }
 
 // StuckReporter is a Reporter that wants to hear, before LoopFinished, that

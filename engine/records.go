@@ -63,12 +63,15 @@ func isReservedForRalph(topic string) bool {
 		strings.HasPrefix(topic, "event.")
 }
 
-// Outcomes of an iteration, in iteration.finished.
+// Outcome is how an iteration ended, in iteration.finished.
+type Outcome string
+
+// Outcomes of an iteration.
 const (
-	OutcomeSuccess     = "success"
-	OutcomeFailure     = "failure"
-	OutcomeRateLimited = "rate_limited"
-	OutcomeInterrupted = "interrupted"
+	OutcomeSuccess     Outcome = "success"
+	OutcomeFailure     Outcome = "failure"
+	OutcomeRateLimited Outcome = "rate_limited"
+	OutcomeInterrupted Outcome = "interrupted"
 )
 
 // Dispositions of an accepted agent event, in event.routed.
@@ -112,7 +115,7 @@ type iterationStartedRecord struct {
 type iterationFinishedRecord struct {
 	Iteration  int               `json:"iteration"`
 	Hat        string            `json:"hat"`
-	Outcome    string            `json:"outcome"`
+	Outcome    Outcome            `json:"outcome"`
 	ExitCode   int               `json:"exit_code"`
 	Failure    string            `json:"failure,omitempty"`
 	Message    string            `json:"message,omitempty"`

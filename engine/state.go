@@ -47,7 +47,7 @@ type RunningIteration struct {
 type FinishedIteration struct {
 	Iteration  int    `json:"iteration"`
 	Hat        string `json:"hat"`
-	Outcome    string `json:"outcome"`
+	Outcome    Outcome `json:"outcome"`
 	Message    string `json:"message,omitempty"`
 	Confirming bool   `json:"confirming,omitempty"`
 	Said       string `json:"said,omitempty"`

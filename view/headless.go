@@ -109,16 +109,16 @@ type headStats struct {
 
 // headIterationDone: an iteration's agent exited.
 type headIterationDone struct {
-	N          int        `json:"n"`
-	Hat        string     `json:"hat"`
-	DurationMS int64      `json:"duration_ms"`
-	Tokens     headTokens `json:"tokens"`
-	Cost       float64    `json:"cost"`
-	Stats      headStats  `json:"stats"`
-	Outcome    string     `json:"outcome"` // success, failure, rate_limited
-	Failure    string     `json:"failure,omitempty"`
-	Message    string     `json:"message,omitempty"`
-	ExitCode   int        `json:"exit_code"`
+	N          int            `json:"n"`
+	Hat        string         `json:"hat"`
+	DurationMS int64          `json:"duration_ms"`
+	Tokens     headTokens     `json:"tokens"`
+	Cost       float64        `json:"cost"`
+	Stats      headStats      `json:"stats"`
+	Outcome    engine.Outcome `json:"outcome"` // success, failure, rate_limited
+	Failure    string         `json:"failure,omitempty"`
+	Message    string         `json:"message,omitempty"`
+	ExitCode   int            `json:"exit_code"`
 }
 
 // headStuck: iterations stopped making progress.
@@ -296,7 +296,7 @@ func splitReason(reason string) (code, detail string) {
 }
 
 // outcomeOf names an iteration's result the way iteration.finished does.
-func outcomeOf(it engine.IterationInfo, res events.AgentResult) string {
+func outcomeOf(it engine.IterationInfo, res events.AgentResult) engine.Outcome {
 	if it.Outcome != "" {
 		return it.Outcome
 	}

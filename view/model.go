@@ -57,8 +57,8 @@ type Run struct {
 	Confirming  bool
 	Phase       Phase
 	PhaseSince  time.Time
-	WaitUntil   time.Time // while waiting for a rate limit
-	LastOutcome string    // of the last iteration that finished
+	WaitUntil   time.Time      // while waiting for a rate limit
+	LastOutcome engine.Outcome // of the last iteration that finished
 	Done, Live  Figures
 	// Commits are those made during this process's part of the run.
 	Commits   []engine.Commit

@@ -145,6 +145,7 @@ func (r *Text) IterationFinished(it engine.IterationInfo, res events.AgentResult
 		status = "rate-limited"
 	case engine.OutcomeFailure:
 		status = res.Failure + ": " + res.FailureMessage
+	case engine.OutcomeSuccess:
 	}
 	r.printf("iteration %d %s in %s; %s, $%.4f; %s, %s, %d shell",
 		it.N, status, res.Duration.Round(time.Millisecond), plural.Count(int(res.Usage.Total()), "token", "tokens"), res.CostUSD,
