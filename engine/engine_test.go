@@ -122,7 +122,7 @@ type nopReporter struct{}
 func (nopReporter) LoopStarted(RunInfo)                                 {}
 func (nopReporter) IterationStarted(IterationInfo)                      {}
 func (nopReporter) Activity(IterationInfo, events.Activity)             {}
-func (nopReporter) EventAccepted(events.Event, []string, string)        {}
+func (nopReporter) EventAccepted(events.Event, []string, Disposition)   {}
 func (nopReporter) EventRejected(events.Event, string)                  {}
 func (nopReporter) IterationFinished(IterationInfo, events.AgentResult) {}
 func (nopReporter) Commit(IterationInfo, Commit)                        {}

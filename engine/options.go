@@ -146,7 +146,7 @@ type Reporter interface {
 	Activity(it IterationInfo, a events.Activity)
 	// EventAccepted: as is "" for a routed event, or claim, completion or
 	// cancellation for the topics that end a run.
-	EventAccepted(ev events.Event, to []string, as string)
+	EventAccepted(ev events.Event, to []string, as Disposition)
 	EventRejected(ev events.Event, reason string)
 	IterationFinished(it IterationInfo, res events.AgentResult)
 	Commit(it IterationInfo, c Commit)
