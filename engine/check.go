@@ -37,7 +37,7 @@ func (e *Engine) awaitRateLimit(ctx context.Context) error {
 	if e.st.RateLimitedUntil.IsZero() || wait <= 0 {
 		return nil
 	}
-	e.opts.Reporter.RateLimited(e.iter, wait)
+	e.opts.Reporter.RateLimited(e.iter.info, wait)
 	return sleep(ctx, wait)
 }
 
@@ -172,7 +172,7 @@ func (e *Engine) lastFailure() string {
 // cooldown waits cooldown_delay_seconds between iterations run by this
 // process.
 func (e *Engine) cooldown(ctx context.Context) error {
-	if e.opts.Settings.Cooldown <= 0 || e.iter.N == 0 {
+	if e.opts.Settings.Cooldown <= 0 || e.iter.info.N == 0 {
 		return nil
 	}
 	return sleep(ctx, e.opts.Settings.Cooldown)

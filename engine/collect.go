@@ -10,8 +10,9 @@ import (
 // collecting records what the agent did: the events it wrote as tags in
 // its final text, then iteration.finished, in one write.
 func (e *Engine) collecting() (Phase, error) {
-	res, it := e.result, e.iter
-	outcome := e.outcome()
+	it := &e.iter
+	res, info := it.result, it.info
+	outcome := it.outcome()
 	var lines []events.Event
 	if outcome == OutcomeSuccess || outcome == OutcomeFailure {
 		if err := e.fold(); err != nil {
@@ -27,17 +28,17 @@ func (e *Engine) collecting() (Phase, error) {
 	tasks := e.taskEvents()
 	lines = append(lines, tasks...)
 	lines = append(lines, ralphEvent(TopicIterationFinished, iterationFinishedRecord{
-		Iteration: it.N, Hat: it.Hat.ID, Outcome: outcome, ExitCode: res.ExitCode,
+		Iteration: info.N, Hat: info.Hat.ID, Outcome: outcome, ExitCode: res.ExitCode,
 		Failure: res.Failure, Message: res.FailureMessage, DurationMS: res.Duration.Milliseconds(),
-		Usage: res.Usage, CostUSD: res.CostUSD, Tools: res.Tools, Confirming: it.Confirming,
+		Usage: res.Usage, CostUSD: res.CostUSD, Tools: res.Tools, Confirming: info.Confirming,
 		Said: tail(res.FinalText, saidLimit), Commits: len(commits), TasksDone: len(tasks),
-		Changed: e.fingerprint != e.repoFingerprint(context.Background()),
+		Changed: it.fingerprint != e.repoFingerprint(context.Background()),
 	}))
 	if err := e.append(lines...); err != nil {
 		return "", err
 	}
-	it.Outcome = outcome
-	e.opts.Reporter.IterationFinished(it, res)
+	info.Outcome = outcome
+	e.opts.Reporter.IterationFinished(info, res)
 	switch {
 	case e.ending != nil:
 		return PhaseTerminating, e.saveAs(PhaseTerminating)
@@ -46,18 +47,6 @@ func (e *Engine) collecting() (Phase, error) {
 	}
 	e.rateWaits = 0
 	return PhaseSettling, e.saveAs(PhaseSettling)
-}
-
-func (e *Engine) outcome() Outcome {
-	switch {
-	case e.interrupted:
-		return OutcomeInterrupted
-	case e.result.Failure == events.FailureRateLimit:
-		return OutcomeRateLimited
-	case e.result.Failed():
-		return OutcomeFailure
-	}
-	return OutcomeSuccess
 }
 
 // tagEvents turns the <event> tags of the agent's final text into events.
@@ -71,14 +60,14 @@ func (e *Engine) tagEvents(text string) []events.Event {
 			continue
 		}
 		out = append(out, events.Event{Topic: tag.Topic, Payload: events.StringPayload(tag.Payload),
-			Iteration: e.iter.N, Hat: e.iter.Hat.ID, Source: events.SourceTag, Target: tag.Target})
+			Iteration: e.iter.info.N, Hat: e.iter.info.Hat.ID, Source: events.SourceTag, Target: tag.Target})
 	}
 	return out
 }
 
 func (e *Engine) emitted(tag events.Tag) bool {
 	for _, u := range e.st.Undecided {
-		if u.Event.Iteration == e.iter.N && u.Event.Topic == tag.Topic &&
+		if u.Event.Iteration == e.iter.info.N && u.Event.Topic == tag.Topic &&
 			strings.TrimSpace(u.Event.PayloadText()) == strings.TrimSpace(tag.Payload) {
 			return true
 		}

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/ralph-loop/ralph/engine/checklist"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
 )
@@ -39,16 +38,14 @@ type Engine struct {
 	events *events.Log
 	reader *events.Reader
 
-	// The iteration in flight.
-	iter       IterationInfo
-	iterEvents []int64
+	// iter is the iteration in flight, or the last one run.
+	iter iteration
 	// dirID is .ralph/ as the run locked it; dirLost says it was deleted
 	// under the run and recreated (lostdir.go).
-	dirID       *dirIdentity
-	dirLost     bool
-	result      events.AgentResult
-	interrupted bool
-	rateWaits   int
+	dirID   *dirIdentity
+	dirLost bool
+	// rateWaits counts the rate limits in a row, for the backoff.
+	rateWaits int
 
 	// Why the loop is about to end, set before entering terminating.
 	ending *Termination
@@ -57,11 +54,6 @@ type Engine struct {
 	stop    *stopWatcher
 	// fatal is the error that ended the run as fatal, returned by Run.
 	fatal error
-	// head and fingerprint describe the workspace when the iteration
-	// started, to tell what it changed.
-	head        string
-	fingerprint string
-	specBefore  []checklist.Item
 }
 
 // New checks the options and makes an engine.

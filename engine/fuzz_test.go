@@ -188,7 +188,7 @@ func FuzzTagsReachTheLog(f *testing.F) {
 	n := 0
 	f.Fuzz(func(t *testing.T, text string) {
 		n++
-		e.iter = IterationInfo{N: n, Hat: e.hat("builder")}
+		e.iter.info = IterationInfo{N: n, Hat: e.hat("builder")}
 		tags := events.ParseTags(text)
 		lines := append(e.tagEvents(text), ralphEvent(TopicIterationFinished,
 			iterationFinishedRecord{Iteration: n, Hat: "builder", Outcome: OutcomeSuccess}))

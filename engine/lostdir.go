@@ -174,6 +174,6 @@ func (e *Engine) moveOffsets(moved map[int64]int64) {
 		r.Events = move(r.Events)
 		r.Offset = e.st.Offset
 	}
-	e.iterEvents = move(e.iterEvents)
+	e.iter.events = move(e.iter.events)
 	e.st.LastMalformed = 0
 }

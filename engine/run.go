@@ -25,7 +25,7 @@ func (e *Engine) running(ctx context.Context) (Phase, error) {
 	}
 	defer raw.Close()
 	run := events.AgentRun{
-		Prompt:      e.iter.Prompt,
+		Prompt:      e.iter.info.Prompt,
 		Dir:         e.opts.Workspace,
 		Env:         e.agentEnv(),
 		RawOutput:   raw,
@@ -38,32 +38,33 @@ func (e *Engine) running(ctx context.Context) (Phase, error) {
 		},
 	}
 	defer e.forgetAgent()
-	it := e.iter
-	e.head = e.repoHead(ctx)
-	e.fingerprint = e.repoFingerprint(ctx)
-	e.specBefore = e.specItems()
-	res, err := e.backendFor(it.Hat.ID).Run(iterCtx, run, func(a events.Activity) {
-		e.opts.Reporter.Activity(it, a)
+	it := &e.iter
+	it.head = e.repoHead(ctx)
+	it.fingerprint = e.repoFingerprint(ctx)
+	it.specBefore = e.specItems()
+	info := it.info
+	res, err := e.backendFor(info.Hat.ID).Run(iterCtx, run, func(a events.Activity) {
+		e.opts.Reporter.Activity(info, a)
 	})
 	rawErr := raw.Close()
-	e.result, e.interrupted = res, false
+	it.result, it.interrupted = res, false
 	switch {
 	case rawErr != nil:
-		e.interrupted = true
+		it.interrupted = true
 		e.ending = e.terminate(ReasonFatal, rawErr.Error())
 		e.fatal = rawErr
 	case err == nil && res.Failure == events.FailureAuth:
 		e.ending = e.terminate(ReasonFatal, res.FailureMessage)
-		e.fatal = &AgentAuthError{Backend: e.iter.Backend, Message: res.FailureMessage}
+		e.fatal = &AgentAuthError{Backend: info.Backend, Message: res.FailureMessage}
 	case err == nil:
 	case ctx.Err() != nil:
-		e.interrupted = true
-		e.ending = e.terminate(ReasonInterrupted, "interrupted by a signal while hat "+it.Hat.ID+" was running")
+		it.interrupted = true
+		e.ending = e.terminate(ReasonInterrupted, "interrupted by a signal while hat "+info.Hat.ID+" was running")
 	case iterCtx.Err() != nil:
-		e.interrupted = true
+		it.interrupted = true
 		e.ending = e.terminate(ReasonStopped, "`ralph stop --now` interrupted the running iteration")
 	default:
-		e.interrupted = true
+		it.interrupted = true
 		e.ending = e.terminate(ReasonFatal, err.Error())
 		e.fatal = err
 	}
@@ -75,8 +76,8 @@ func (e *Engine) agentEnv() []string {
 	env := append([]string{}, e.opts.AgentEnv...)
 	return append(env,
 		"RALPH_EVENTS_FILE="+abs,
-		"RALPH_ITERATION="+strconv.Itoa(e.iter.N),
-		"RALPH_HAT="+e.iter.Hat.ID,
+		"RALPH_ITERATION="+strconv.Itoa(e.iter.info.N),
+		"RALPH_HAT="+e.iter.info.Hat.ID,
 		"RALPH_RUN_ID="+e.st.RunID,
 		"RALPH_BIN="+e.opts.RalphBin,
 		"RALPH_WORKSPACE="+e.opts.Workspace,
@@ -91,7 +92,7 @@ func (e *Engine) openRawOutput(stop func()) (*rawOutput, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, storageError(OpRawOutput, dir, err)
 	}
-	base := fmt.Sprintf("iter-%04d", e.iter.N)
+	base := fmt.Sprintf("iter-%04d", e.iter.info.N)
 	for attempt := 1; ; attempt++ {
 		name := base + ".jsonl"
 		if attempt > 1 {

@@ -28,13 +28,15 @@ func (e *Engine) selecting() (Phase, error) {
 		Iteration: n, Hat: hat.ID, Events: offsets, Confirming: confirming, Backend: backend.Name()})); err != nil {
 		return "", err
 	}
-	e.iter = IterationInfo{N: n, Max: e.opts.Settings.MaxIterations, Hat: hat, Backend: backend.Name(),
-		Confirming: confirming, Prompt: prompt, Started: e.now()}
-	e.iterEvents = offsets
+	e.iter = iteration{
+		info: IterationInfo{N: n, Max: e.opts.Settings.MaxIterations, Hat: hat, Backend: backend.Name(),
+			Confirming: confirming, Prompt: prompt, Started: e.now()},
+		events: offsets,
+	}
 	if err := e.saveAs(PhaseRunning); err != nil {
 		return "", err
 	}
-	e.opts.Reporter.IterationStarted(e.iter)
+	e.opts.Reporter.IterationStarted(e.iter.info)
 	return PhaseRunning, nil
 }
 

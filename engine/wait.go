@@ -15,7 +15,7 @@ func (e *Engine) rateLimitWait() time.Duration {
 		maxWait = time.Hour
 	}
 	var wait time.Duration
-	if reset := e.result.RateLimitResetAt; !reset.IsZero() {
+	if reset := e.iter.result.RateLimitResetAt; !reset.IsZero() {
 		wait = reset.Sub(e.now()) + time.Second
 	} else {
 		wait = rateLimitBackoff << min(e.rateWaits, 10)
@@ -24,10 +24,10 @@ func (e *Engine) rateLimitWait() time.Duration {
 }
 
 func (e *Engine) rateLimitRecord() rateLimitedRecord {
-	r := rateLimitedRecord{Iteration: e.iter.N, Hat: e.iter.Hat.ID, Message: e.result.FailureMessage,
+	r := rateLimitedRecord{Iteration: e.iter.info.N, Hat: e.iter.info.Hat.ID, Message: e.iter.result.FailureMessage,
 		WaitMS: e.rateLimitWait().Milliseconds()}
-	if !e.result.RateLimitResetAt.IsZero() {
-		r.ResetAt = e.result.RateLimitResetAt.UTC().Format(time.RFC3339)
+	if !e.iter.result.RateLimitResetAt.IsZero() {
+		r.ResetAt = e.iter.result.RateLimitResetAt.UTC().Format(time.RFC3339)
 	}
 	return r
 }
@@ -36,7 +36,7 @@ func (e *Engine) rateLimitRecord() rateLimitedRecord {
 func (e *Engine) waiting(ctx context.Context) (Phase, error) {
 	wait := e.rateLimitWait()
 	e.rateWaits++
-	e.opts.Reporter.RateLimited(e.iter, wait)
+	e.opts.Reporter.RateLimited(e.iter.info, wait)
 	if err := sleep(ctx, wait); err != nil {
 		e.ending = e.terminate(ReasonInterrupted, "interrupted while waiting for a rate limit to lift")
 		return PhaseTerminating, nil
