@@ -40,8 +40,10 @@ func (e *Engine) selecting() (Phase, error) {
 	return PhaseRunning, nil
 }
 
-// choose picks the hat for the pending events. A confirmation iteration is
-// the coordinator's, with no events: it judges the claim afresh.
+// choose picks the hat for the pending events and takes the ones it owns
+// (hats.Owner of the hats each was routed to when it was decided). A
+// confirmation iteration is the coordinator's, with no events: it judges
+// the claim afresh.
 func (e *Engine) choose() (hats.Hat, []int64, []events.Event) {
 	if e.st.Confirming != nil {
 		return e.hat(hats.CoordinatorID), []int64{}, nil
@@ -53,22 +55,12 @@ func (e *Engine) choose() (hats.Hat, []int64, []events.Event) {
 	hat := e.opts.Hats.Choose(all).Hat
 	offsets, evs := []int64{}, []events.Event{}
 	for _, p := range e.st.Pending {
-		if routesTo(p, hat.ID) {
+		if hats.Owner(p.To) == hat.ID {
 			offsets = append(offsets, p.Offset)
 			evs = append(evs, p.Event)
 		}
 	}
 	return hat, offsets, evs
-}
-
-// routesTo reports whether hatID owns the pending event: its first
-// receiver, or the coordinator when nobody receives it. Each event is
-// handled by one hat, as hats.Registry.Choose decides.
-func routesTo(p PendingEvent, hatID string) bool {
-	if len(p.To) == 0 {
-		return hatID == hats.CoordinatorID
-	}
-	return p.To[0] == hatID
 }
 
 func (e *Engine) exhausted(h hats.Hat) bool {
