@@ -330,7 +330,7 @@ const claudeAuthHint = "run `claude /login`, or set ANTHROPIC_API_KEY"
 // claudeFailureKind classifies an error the output reports. Billing errors
 // count as auth failures: like missing credentials, retrying cannot help
 // until a human acts.
-func claudeFailureKind(assistantErr string, status int, msg string, rejected bool) string {
+func claudeFailureKind(assistantErr string, status int, msg string, rejected bool) events.FailureKind {
 	switch {
 	case rejected, assistantErr == "rate_limit", status == 429, claudeRateLimitText.MatchString(msg):
 		return events.FailureRateLimit

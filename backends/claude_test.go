@@ -64,7 +64,7 @@ func TestParseClaudeFixtures(t *testing.T) {
 		tools     events.ToolCounts
 		usage     events.Usage
 		cost      float64
-		failure   string
+		failure   events.FailureKind
 		message   string
 	}{
 		{
@@ -167,7 +167,7 @@ func TestParseClaudeVerdicts(t *testing.T) {
 	tests := []struct {
 		name    string
 		stream  []string
-		failure string
+		failure events.FailureKind
 		message string // substring
 		resetAt time.Time
 	}{
@@ -369,7 +369,7 @@ func TestClaudeVerdict(t *testing.T) {
 		res      events.AgentResult
 		exit     int
 		stderr   string
-		failure  string
+		failure  events.FailureKind
 		message  string
 		resetSet bool
 	}{

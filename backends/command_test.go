@@ -58,7 +58,7 @@ func TestCommandVerdict(t *testing.T) {
 		name    string
 		exit    int
 		stderr  string
-		failure string
+		failure events.FailureKind
 		message string
 	}{
 		{name: "exit 0 succeeds", exit: 0, stderr: "warning: whatever\n"},

@@ -56,7 +56,7 @@ type conformanceCase struct {
 	ErrorExit   int    // the exit status the CLI gave with Error
 	// ErrorFailure is the Failure kind expected for Error; empty accepts any
 	// failure.
-	ErrorFailure string
+	ErrorFailure events.FailureKind
 }
 
 // conformanceCases holds the explicit entries; see the file comment.

@@ -81,7 +81,7 @@ func TestParseCopilotStreams(t *testing.T) {
 		in      string
 		final   string
 		usage   events.Usage
-		failure string
+		failure events.FailureKind
 	}{
 		"a sub-agent's message is not the final text": {
 			in: `{"type":"assistant.message","data":{"content":"main answer"}}

@@ -80,7 +80,7 @@ func TestParseGeminiStreams(t *testing.T) {
 	cases := map[string]struct {
 		in      string
 		final   string
-		failure string
+		failure events.FailureKind
 	}{
 		"text before and after tools: only the last run counts": {
 			in: `{"type":"message","role":"assistant","content":"one","delta":true}
@@ -136,7 +136,7 @@ func TestGeminiVerdict(t *testing.T) {
 		res        events.AgentResult
 		exit       int
 		stderr     string
-		failure    string
+		failure    events.FailureKind
 		message    string
 		messageHas string
 	}{

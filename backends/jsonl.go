@@ -170,7 +170,7 @@ func statusIn(msg string) int {
 
 // failureKind classifies an error the agent reported. status is the HTTP
 // status when the CLI gives it as a field, 0 when it must be read from msg.
-func failureKind(msg string, status int) string {
+func failureKind(msg string, status int) events.FailureKind {
 	if status == 0 {
 		status = statusIn(msg)
 	}
@@ -187,7 +187,7 @@ func failureKind(msg string, status int) string {
 // cliFailure is a failure found in a CLI's output, before it is written into
 // an AgentResult.
 type cliFailure struct {
-	kind    string
+	kind    events.FailureKind
 	message string // the agent's own words, already one line
 	resetAt time.Time
 }

@@ -42,7 +42,7 @@ type parserCase struct {
 	tools       events.ToolCounts
 	usage       events.Usage
 	cost        float64
-	failure     string
+	failure     events.FailureKind
 	message     string // exact FailureMessage, when set
 	messageHas  string // a part of FailureMessage, when set
 	resetAt     time.Time
@@ -218,7 +218,7 @@ func TestFailureKind(t *testing.T) {
 	cases := map[string]struct {
 		msg    string
 		status int
-		want   string
+		want   events.FailureKind
 	}{
 		"codex usage limit":          {"You've hit your usage limit. Try again later.", 0, events.FailureRateLimit},
 		"codex retry limit on 429":   {"exceeded retry limit, last status: 429 Too Many Requests", 0, events.FailureRateLimit},
@@ -319,7 +319,7 @@ func TestExitVerdict(t *testing.T) {
 		res        events.AgentResult
 		exit       int
 		stderr     string
-		failure    string
+		failure    events.FailureKind
 		message    string
 		messageHas string
 	}{

@@ -77,7 +77,7 @@ func TestOpenCodeFailure(t *testing.T) {
 		name, message, body string
 		status              int
 		headers             map[string]string
-		kind                string
+		kind                events.FailureKind
 		resetAt             time.Time
 	}{
 		"retry-after-ms wins": {

@@ -78,7 +78,7 @@ func TestParseQwenStreams(t *testing.T) {
 		in      string
 		final   string
 		usage   events.Usage
-		failure string
+		failure events.FailureKind
 	}{
 		"no result line: last main-agent text and summed usage": {
 			in: `{"type":"assistant","parent_tool_use_id":null,"message":{"content":[{"type":"text","text":"first"}],"usage":{"input_tokens":10,"output_tokens":2}}}

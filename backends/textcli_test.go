@@ -68,7 +68,7 @@ func TestTextCLIVerdict(t *testing.T) {
 		final      string
 		exit       int
 		stderr     string
-		failure    string
+		failure    events.FailureKind
 		message    string
 		messageHas string
 	}{

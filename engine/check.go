@@ -13,20 +13,20 @@ import (
 // checking applies the termination rules in the order of the exit-code
 // table. Completion comes first, so a run that completed on its last allowed
 // iteration succeeds.
-func (e *Engine) checking(ctx context.Context) (State, error) {
+func (e *Engine) checking(ctx context.Context) (Phase, error) {
 	if t := e.termination(ctx); t != nil {
 		e.ending = t
-		return StateTerminating, nil
+		return PhaseTerminating, nil
 	}
 	if err := e.cooldown(ctx); err != nil {
 		e.ending = e.terminate(ReasonInterrupted, "interrupted during the cooldown")
-		return StateTerminating, nil
+		return PhaseTerminating, nil
 	}
 	if err := e.awaitRateLimit(ctx); err != nil {
 		e.ending = e.terminate(ReasonInterrupted, "interrupted while waiting for a rate limit to lift")
-		return StateTerminating, nil
+		return PhaseTerminating, nil
 	}
-	return StateSelecting, nil
+	return PhaseSelecting, nil
 }
 
 // awaitRateLimit waits out a rate limit recorded in the log that has not
@@ -37,7 +37,7 @@ func (e *Engine) awaitRateLimit(ctx context.Context) error {
 	if e.st.RateLimitedUntil.IsZero() || wait <= 0 {
 		return nil
 	}
-	e.opts.Reporter.RateLimited(e.iter, wait)
+	e.opts.Reporter.RateLimited(e.iter.info, wait)
 	return sleep(ctx, wait)
 }
 
@@ -172,7 +172,7 @@ func (e *Engine) lastFailure() string {
 // cooldown waits cooldown_delay_seconds between iterations run by this
 // process.
 func (e *Engine) cooldown(ctx context.Context) error {
-	if e.opts.Settings.Cooldown <= 0 || e.iter.N == 0 {
+	if e.opts.Settings.Cooldown <= 0 || e.iter.info.N == 0 {
 		return nil
 	}
 	return sleep(ctx, e.opts.Settings.Cooldown)

@@ -18,7 +18,7 @@ import (
 // can refuse a file from a newer ralph before trusting anything else in it.
 type wireState struct {
 	SchemaVersion int    `json:"schema_version"`
-	Phase         State  `json:"phase"`
+	Phase         Phase  `json:"phase"`
 	SavedAt       string `json:"saved_at"`
 	*RunState
 }
@@ -33,7 +33,7 @@ type Checkpoint struct {
 
 // Load reads the checkpoint. It returns ErrNoState when there is none and a
 // *CorruptStateError when it cannot be used.
-func (c Checkpoint) Load() (*RunState, State, error) {
+func (c Checkpoint) Load() (*RunState, Phase, error) {
 	data, err := os.ReadFile(c.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, "", ErrNoState
@@ -64,7 +64,7 @@ func (c Checkpoint) Load() (*RunState, State, error) {
 
 // Save writes the checkpoint atomically: a reader sees the old file or the
 // new one, never a mix, whenever the process dies.
-func (c Checkpoint) Save(s *RunState, phase State, now time.Time) error {
+func (c Checkpoint) Save(s *RunState, phase Phase, now time.Time) error {
 	data, err := json.MarshalIndent(wireState{SchemaVersion: SchemaVersion, Phase: phase,
 		SavedAt: now.UTC().Format(time.RFC3339Nano), RunState: s}, "", "  ")
 	if err != nil {

@@ -26,9 +26,9 @@ func TestDecide(t *testing.T) {
 	tests := []struct {
 		name        string
 		ev          events.Event
-		wantTo      []string // routed to these hats
-		wantAs      string   // routed as
-		wantRejects string   // or rejected for this reason
+		wantTo      []string     // routed to these hats
+		wantAs      Disposition  // routed as
+		wantRejects RejectReason // or rejected for this reason
 	}{
 		{name: "a hat's trigger", ev: agentEvent("builder", "build.done", ""), wantTo: []string{"reviewer"}},
 		{name: "no hat's trigger goes to the coordinator", ev: agentEvent("", "notes.taken", ""), wantTo: []string{}},

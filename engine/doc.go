@@ -39,9 +39,9 @@
 // are decided, and an iteration that had started but not finished is recorded
 // as interrupted and run again with the same pending events.
 //
-// # States
+// # Phases
 //
-// The loop ([Engine.Run]) moves through these states, one method each:
+// The loop ([Engine.Run]) moves through these phases ([Phase]), one method each:
 //
 //	starting    → settling                 open or resume the run
 //	settling    → checking | terminating   decide undecided events, publish an iteration's consequences

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/ralph-loop/ralph/engine/checklist"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
 )
@@ -24,11 +23,6 @@ const (
 	StopFile          = "stop"
 )
 
-// Outcome is how a run ended.
-type Outcome struct {
-	Summary
-}
-
 // Engine runs one loop. Make one with New; Run it once.
 type Engine struct {
 	opts Options
@@ -40,20 +34,18 @@ type Engine struct {
 	lock       *Lock
 
 	st     *RunState
-	state  State
+	phase  Phase
 	events *events.Log
 	reader *events.Reader
 
-	// The iteration in flight.
-	iter       IterationInfo
-	iterEvents []int64
+	// iter is the iteration in flight, or the last one run.
+	iter iteration
 	// dirID is .ralph/ as the run locked it; dirLost says it was deleted
 	// under the run and recreated (lostdir.go).
-	dirID       *dirIdentity
-	dirLost     bool
-	result      events.AgentResult
-	interrupted bool
-	rateWaits   int
+	dirID   *dirIdentity
+	dirLost bool
+	// rateWaits counts the rate limits in a row, for the backoff.
+	rateWaits int
 
 	// Why the loop is about to end, set before entering terminating.
 	ending *Termination
@@ -62,11 +54,6 @@ type Engine struct {
 	stop    *stopWatcher
 	// fatal is the error that ended the run as fatal, returned by Run.
 	fatal error
-	// head and fingerprint describe the workspace when the iteration
-	// started, to tell what it changed.
-	head        string
-	fingerprint string
-	specBefore  []checklist.Item
 }
 
 // New checks the options and makes an engine.
@@ -100,19 +87,19 @@ func New(opts Options) (*Engine, error) {
 		now:        opts.Now,
 		dir:        dir,
 		checkpoint: Checkpoint{Path: filepath.Join(dir, StateFile)},
-		state:      StateStarting,
+		phase:      PhaseStarting,
 	}, nil
 }
 
-// Run runs the loop until it terminates. It returns the outcome of a run
+// Run runs the loop until it terminates. It returns the summary of a run
 // that ended by one of the termination rules (completion, a limit,
 // interruption, …), and an error only for a fatal problem that kept the loop
 // from running: the lock held, no run to resume, a backend missing.
-func (e *Engine) Run(ctx context.Context) (Outcome, error) {
+func (e *Engine) Run(ctx context.Context) (Summary, error) {
 	lock, err := AcquireLock(ctx, filepath.Join(e.dir, LockFile), e.lockInfo(""),
 		LockOptions{Wait: e.opts.Wait, OrphanWait: e.opts.OrphanLockWait, Notify: e.opts.Reporter.Warn})
 	if err != nil {
-		return Outcome{}, err
+		return Summary{}, err
 	}
 	e.lock = lock
 	defer func() { _ = e.lock.Release() }()
@@ -120,7 +107,7 @@ func (e *Engine) Run(ctx context.Context) (Outcome, error) {
 	// the lock.
 	removeStaleTempFiles(e.dir, StateFile, CurrentEventsFile)
 	if err := IgnoreOwnFiles(e.dir, e.opts.Settings.ShareMemories); err != nil {
-		return Outcome{}, err
+		return Summary{}, err
 	}
 	e.rememberDir()
 	if prev := lock.Previous; prev.PID != 0 && !processAlive(prev.PID) {
@@ -129,7 +116,7 @@ func (e *Engine) Run(ctx context.Context) (Outcome, error) {
 	}
 	e.stop, err = watchStop(filepath.Join(e.dir, StopFile), e.log)
 	if err != nil {
-		return Outcome{}, err
+		return Summary{}, err
 	}
 	defer e.stop.Close()
 	defer func() {
@@ -140,50 +127,50 @@ func (e *Engine) Run(ctx context.Context) (Outcome, error) {
 	return e.loop(ctx)
 }
 
-func (e *Engine) loop(ctx context.Context) (Outcome, error) {
-	for !e.state.IsTerminal() {
+func (e *Engine) loop(ctx context.Context) (Summary, error) {
+	for !e.phase.IsTerminal() {
 		if err := e.checkDir(ctx); err != nil {
-			return Outcome{}, err
+			return Summary{}, err
 		}
 		next, err := e.step(ctx)
 		if err != nil {
-			return Outcome{}, err
+			return Summary{}, err
 		}
-		e.setState(next)
+		e.setPhase(next)
 	}
-	return Outcome{Summary: e.summary()}, e.fatal
+	return e.summary(), e.fatal
 }
 
-// step runs the method of the current state and returns the next state.
-func (e *Engine) step(ctx context.Context) (State, error) {
-	switch e.state {
-	case StateStarting:
+// step runs the method of the current phase and returns the next phase.
+func (e *Engine) step(ctx context.Context) (Phase, error) {
+	switch e.phase {
+	case PhaseStarting:
 		return e.starting(ctx)
-	case StateSettling:
+	case PhaseSettling:
 		return e.settling(ctx)
-	case StateChecking:
+	case PhaseChecking:
 		return e.checking(ctx)
-	case StateSelecting:
+	case PhaseSelecting:
 		return e.selecting()
-	case StateRunning:
+	case PhaseRunning:
 		return e.running(ctx)
-	case StateCollecting:
+	case PhaseCollecting:
 		return e.collecting()
-	case StateWaiting:
+	case PhaseWaiting:
 		return e.waiting(ctx)
-	case StateTerminating:
+	case PhaseTerminating:
 		return e.terminating()
-	case StateDone:
-		return StateDone, nil
+	case PhaseDone:
+		return PhaseDone, nil
 	}
-	return "", fmt.Errorf("engine: unknown state %q", e.state)
+	return "", fmt.Errorf("engine: unknown phase %q", e.phase)
 }
 
-func (e *Engine) setState(next State) {
-	if next != e.state {
-		e.log.Debug("entering state", "state", next, "from", e.state)
+func (e *Engine) setPhase(next Phase) {
+	if next != e.phase {
+		e.log.Debug("entering phase", "phase", next, "from", e.phase)
 	}
-	e.state = next
+	e.phase = next
 }
 
 func (e *Engine) lockInfo(runID string) LockInfo {
@@ -261,8 +248,8 @@ func (e *Engine) fold() error {
 	return nil
 }
 
-// saveAs writes the checkpoint recording the state about to be entered.
-func (e *Engine) saveAs(next State) error {
+// saveAs writes the checkpoint recording the phase about to be entered.
+func (e *Engine) saveAs(next Phase) error {
 	e.checkpoint.beforeRename = func() { e.fault(FaultCheckpointTemp) }
 	if err := e.writeFault(FileCheckpoint); err != nil {
 		return storageError(OpCheckpoint, e.checkpoint.Path, err)

@@ -122,7 +122,7 @@ type nopReporter struct{}
 func (nopReporter) LoopStarted(RunInfo)                                 {}
 func (nopReporter) IterationStarted(IterationInfo)                      {}
 func (nopReporter) Activity(IterationInfo, events.Activity)             {}
-func (nopReporter) EventAccepted(events.Event, []string, string)        {}
+func (nopReporter) EventAccepted(events.Event, []string, Disposition)   {}
 func (nopReporter) EventRejected(events.Event, string)                  {}
 func (nopReporter) IterationFinished(IterationInfo, events.AgentResult) {}
 func (nopReporter) Commit(IterationInfo, Commit)                        {}
@@ -541,7 +541,7 @@ func TestRunEndedInTheLogButNotInTheCheckpoint(t *testing.T) {
 	terminate := recs[len(recs)-1]
 	require.Equal(t, TopicLoopTerminate, terminate.Event.Topic)
 	st.Terminated, st.Offset = nil, terminate.Offset
-	require.NoError(t, cp.Save(st, StateTerminating, time.Now()))
+	require.NoError(t, cp.Save(st, PhaseTerminating, time.Now()))
 
 	_, err = newTestEngine(t, dir, happy(), settings(), func(o *Options) { o.Resume = true }).Run(t.Context())
 	var noRun *NoRunError

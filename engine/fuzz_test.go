@@ -68,7 +68,7 @@ func FuzzCheckpointLoad(f *testing.F) {
 	dir := f.TempDir()
 	seed := Checkpoint{Path: filepath.Join(dir, "seed.json")}
 	for _, s := range []*RunState{fullRunState(), {RunID: "r", EventsFile: "e"}} {
-		require.NoError(f, seed.Save(s, StateRunning, fuzzNow))
+		require.NoError(f, seed.Save(s, PhaseRunning, fuzzNow))
 		data, err := os.ReadFile(seed.Path)
 		require.NoError(f, err)
 		f.Add(data)
@@ -188,7 +188,7 @@ func FuzzTagsReachTheLog(f *testing.F) {
 	n := 0
 	f.Fuzz(func(t *testing.T, text string) {
 		n++
-		e.iter = IterationInfo{N: n, Hat: e.hat("builder")}
+		e.iter.info = IterationInfo{N: n, Hat: e.hat("builder")}
 		tags := events.ParseTags(text)
 		lines := append(e.tagEvents(text), ralphEvent(TopicIterationFinished,
 			iterationFinishedRecord{Iteration: n, Hat: "builder", Outcome: OutcomeSuccess}))

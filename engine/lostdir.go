@@ -72,8 +72,8 @@ func (e *Engine) checkDir(ctx context.Context) error {
 		return fmt.Errorf("%s/ was deleted under the run and could not be recreated: %w", DirName, err)
 	}
 	e.dirLost = true
-	if e.state == StateSelecting {
-		e.state = StateChecking
+	if e.phase == PhaseSelecting {
+		e.phase = PhaseChecking
 	}
 	return nil
 }
@@ -99,7 +99,7 @@ func (e *Engine) recreateDir(ctx context.Context) error {
 	if err := writeFileAtomic(filepath.Join(e.dir, CurrentEventsFile), []byte(e.st.EventsFile+"\n")); err != nil {
 		return fmt.Errorf("write %s: %w", CurrentEventsFile, err)
 	}
-	return e.saveAs(e.state)
+	return e.saveAs(e.phase)
 }
 
 // rewriteLog writes a new event log under the old name: the run's start
@@ -174,6 +174,6 @@ func (e *Engine) moveOffsets(moved map[int64]int64) {
 		r.Events = move(r.Events)
 		r.Offset = e.st.Offset
 	}
-	e.iterEvents = move(e.iterEvents)
+	e.iter.events = move(e.iter.events)
 	e.st.LastMalformed = 0
 }

@@ -1,22 +1,22 @@
 package engine
 
-// State is where the loop is. It is written into state.json, so a reader of
+// Phase is where the loop is. It is written into state.json, so a reader of
 // the checkpoint can tell what the run was doing.
-type State string
+type Phase string
 
 const (
-	StateStarting    State = "starting"
-	StateSettling    State = "settling"
-	StateChecking    State = "checking"
-	StateSelecting   State = "selecting"
-	StateRunning     State = "running"
-	StateCollecting  State = "collecting"
-	StateWaiting     State = "waiting"
-	StateTerminating State = "terminating"
-	StateDone        State = "done"
+	PhaseStarting    Phase = "starting"
+	PhaseSettling    Phase = "settling"
+	PhaseChecking    Phase = "checking"
+	PhaseSelecting   Phase = "selecting"
+	PhaseRunning     Phase = "running"
+	PhaseCollecting  Phase = "collecting"
+	PhaseWaiting     Phase = "waiting"
+	PhaseTerminating Phase = "terminating"
+	PhaseDone        Phase = "done"
 )
 
-func (s State) String() string { return string(s) }
+func (p Phase) String() string { return string(p) }
 
 // IsTerminal reports whether the loop has ended.
-func (s State) IsTerminal() bool { return s == StateDone }
+func (p Phase) IsTerminal() bool { return p == PhaseDone }

@@ -146,7 +146,7 @@ type Reporter interface {
 	Activity(it IterationInfo, a events.Activity)
 	// EventAccepted: as is "" for a routed event, or claim, completion or
 	// cancellation for the topics that end a run.
-	EventAccepted(ev events.Event, to []string, as string)
+	EventAccepted(ev events.Event, to []string, as Disposition)
 	EventRejected(ev events.Event, reason string)
 	IterationFinished(it IterationInfo, res events.AgentResult)
 	Commit(it IterationInfo, c Commit)
@@ -184,7 +184,7 @@ type IterationInfo struct {
 	Started    time.Time
 	// Outcome is set for IterationFinished: success, failure,
 	// rate_limited or interrupted.
-	Outcome string
+	Outcome Outcome
 }
 
 // StuckReporter is a Reporter that wants to hear, before LoopFinished, that

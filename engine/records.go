@@ -10,36 +10,44 @@ import (
 // Topics of ralph's own bookkeeping lines. They are never routed to hats,
 // and an agent may not publish them.
 const (
-	TopicLoopStarted         = "loop.started"
-	TopicLoopResumed         = "loop.resumed"
-	TopicLoopTerminate       = "loop.terminate"
-	TopicLoopRepaired        = "loop.repaired"
-	TopicIterationStarted    = "iteration.started"
-	TopicIterationFinished   = "iteration.finished"
-	TopicIterationSettled    = "iteration.settled"
-	TopicEventRouted         = "event.routed"
-	TopicEventRejected       = "event.rejected"
-	TopicEventDropped        = "event.dropped"
-	TopicCompletionConfirm   = "completion.confirming"
-	TopicRateLimited         = "agent.rate_limited"
-	TopicCommit              = "git.commit"
-	TopicCriteriaBaseline    = "criteria.baseline"
-	TopicCompletionVerified  = "completion.verified"
-	TopicCriteriaIgnored     = "criteria.ignored"
-	TopicTaskComplete        = "task.complete"
-	TopicTaskResume          = "task.resume"
-	TopicCompletionRejected  = "completion.rejected"
-	suffixExhausted          = ".exhausted"
-	suffixScopeViolation     = ".scope_violation"
-	suffixBlocked            = ".blocked"
-	defaultStartPayload      = "Begin work on the objective."
-	rejectReserved           = "reserved"
-	rejectInvalidTopic       = "invalid_topic"
-	rejectUnknownTarget      = "unknown_target"
-	rejectScope              = "scope_violation"
-	rejectRequiredEventsMiss = "required_events_missing"
-	rejectCriteriaFailed     = "criteria_failed"
-	rejectGateFailed         = "gate_failed"
+	TopicLoopStarted        = "loop.started"
+	TopicLoopResumed        = "loop.resumed"
+	TopicLoopTerminate      = "loop.terminate"
+	TopicLoopRepaired       = "loop.repaired"
+	TopicIterationStarted   = "iteration.started"
+	TopicIterationFinished  = "iteration.finished"
+	TopicIterationSettled   = "iteration.settled"
+	TopicEventRouted        = "event.routed"
+	TopicEventRejected      = "event.rejected"
+	TopicEventDropped       = "event.dropped"
+	TopicCompletionConfirm  = "completion.confirming"
+	TopicRateLimited        = "agent.rate_limited"
+	TopicCommit             = "git.commit"
+	TopicCriteriaBaseline   = "criteria.baseline"
+	TopicCompletionVerified = "completion.verified"
+	TopicCriteriaIgnored    = "criteria.ignored"
+	TopicTaskComplete       = "task.complete"
+	TopicTaskResume         = "task.resume"
+	TopicCompletionRejected = "completion.rejected"
+	suffixExhausted         = ".exhausted"
+	suffixScopeViolation    = ".scope_violation"
+	suffixBlocked           = ".blocked"
+	defaultStartPayload     = "Begin work on the objective."
+)
+
+// RejectReason is why an agent event was rejected, in event.rejected as
+// "reason".
+type RejectReason string
+
+// Reasons to reject an agent event.
+const (
+	rejectReserved           RejectReason = "reserved"
+	rejectInvalidTopic       RejectReason = "invalid_topic"
+	rejectUnknownTarget      RejectReason = "unknown_target"
+	rejectScope              RejectReason = "scope_violation"
+	rejectRequiredEventsMiss RejectReason = "required_events_missing"
+	rejectCriteriaFailed     RejectReason = "criteria_failed"
+	rejectGateFailed         RejectReason = "gate_failed"
 )
 
 // isBookkeeping reports whether topic is one of ralph's own lines that the
@@ -63,20 +71,27 @@ func isReservedForRalph(topic string) bool {
 		strings.HasPrefix(topic, "event.")
 }
 
-// Outcomes of an iteration, in iteration.finished.
+// Outcome is how an iteration ended, in iteration.finished.
+type Outcome string
+
+// Outcomes of an iteration.
 const (
-	OutcomeSuccess     = "success"
-	OutcomeFailure     = "failure"
-	OutcomeRateLimited = "rate_limited"
-	OutcomeInterrupted = "interrupted"
+	OutcomeSuccess     Outcome = "success"
+	OutcomeFailure     Outcome = "failure"
+	OutcomeRateLimited Outcome = "rate_limited"
+	OutcomeInterrupted Outcome = "interrupted"
 )
 
-// Dispositions of an accepted agent event, in event.routed.
+// Disposition is what accepting an agent event did with it, in
+// event.routed as "as".
+type Disposition string
+
+// Dispositions of an accepted agent event.
 const (
-	AsRoute        = ""             // routed to hats
-	AsClaim        = "claim"        // a completion claim that needs confirming
-	AsCompletion   = "completion"   // completion accepted: the run is complete
-	AsCancellation = "cancellation" // the cancellation topic: the run is cancelled
+	AsRoute        Disposition = ""             // routed to hats
+	AsClaim        Disposition = "claim"        // a completion claim that needs confirming
+	AsCompletion   Disposition = "completion"   // completion accepted: the run is complete
+	AsCancellation Disposition = "cancellation" // the cancellation topic: the run is cancelled
 )
 
 type loopStartedRecord struct {
@@ -110,17 +125,17 @@ type iterationStartedRecord struct {
 }
 
 type iterationFinishedRecord struct {
-	Iteration  int               `json:"iteration"`
-	Hat        string            `json:"hat"`
-	Outcome    string            `json:"outcome"`
-	ExitCode   int               `json:"exit_code"`
-	Failure    string            `json:"failure,omitempty"`
-	Message    string            `json:"message,omitempty"`
-	DurationMS int64             `json:"duration_ms"`
-	Usage      events.Usage      `json:"tokens"`
-	CostUSD    float64           `json:"cost_usd"`
-	Tools      events.ToolCounts `json:"tools"`
-	Confirming bool              `json:"confirming,omitempty"`
+	Iteration  int                `json:"iteration"`
+	Hat        string             `json:"hat"`
+	Outcome    Outcome            `json:"outcome"`
+	ExitCode   int                `json:"exit_code"`
+	Failure    events.FailureKind `json:"failure,omitempty"`
+	Message    string             `json:"message,omitempty"`
+	DurationMS int64              `json:"duration_ms"`
+	Usage      events.Usage       `json:"tokens"`
+	CostUSD    float64            `json:"cost_usd"`
+	Tools      events.ToolCounts  `json:"tools"`
+	Confirming bool               `json:"confirming,omitempty"`
 	// Said is the end of the agent's final message, for the next prompt.
 	Said string `json:"said,omitempty"`
 	// Changed says the iteration changed tracked or untracked files.
@@ -139,17 +154,17 @@ type iterationSettledRecord struct {
 }
 
 type routedRecord struct {
-	Offset int64    `json:"offset"`
-	Topic  string   `json:"topic"`
-	To     []string `json:"to"`
-	As     string   `json:"as,omitempty"`
+	Offset int64       `json:"offset"`
+	Topic  string      `json:"topic"`
+	To     []string    `json:"to"`
+	As     Disposition `json:"as,omitempty"`
 }
 
 type rejectedRecord struct {
-	Offset int64  `json:"offset"`
-	Topic  string `json:"topic"`
-	Reason string `json:"reason"`
-	Detail string `json:"detail,omitempty"`
+	Offset int64        `json:"offset"`
+	Topic  string       `json:"topic"`
+	Reason RejectReason `json:"reason"`
+	Detail string       `json:"detail,omitempty"`
 }
 
 type droppedRecord struct {

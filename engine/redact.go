@@ -74,7 +74,7 @@ func (x redactingReporter) Activity(it IterationInfo, a events.Activity) {
 	x.to.Activity(x.iteration(it), a)
 }
 
-func (x redactingReporter) EventAccepted(ev events.Event, to []string, as string) {
+func (x redactingReporter) EventAccepted(ev events.Event, to []string, as Disposition) {
 	x.to.EventAccepted(redactEvent(x.r, ev), to, as)
 }
 

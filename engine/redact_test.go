@@ -47,7 +47,7 @@ func (r *callRecorder) IterationStarted(it IterationInfo) { r.add(it) }
 func (r *callRecorder) Activity(it IterationInfo, a events.Activity) {
 	r.add(it, a)
 }
-func (r *callRecorder) EventAccepted(ev events.Event, to []string, as string) {
+func (r *callRecorder) EventAccepted(ev events.Event, to []string, as Disposition) {
 	r.add(ev.Topic, ev.PayloadText(), to, as)
 }
 func (r *callRecorder) EventRejected(ev events.Event, reason string) {

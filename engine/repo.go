@@ -50,15 +50,15 @@ func (e *Engine) commitEvents() []events.Event {
 	}
 	// The iteration's context may be cancelled; reading git is quick and
 	// must still happen so the commits are recorded.
-	commits, err := e.opts.Repo.CommitsSince(context.Background(), e.head)
+	commits, err := e.opts.Repo.CommitsSince(context.Background(), e.iter.head)
 	if err != nil {
 		e.opts.Reporter.Warn("cannot list the iteration's commits: " + err.Error())
 		return nil
 	}
 	var out []events.Event
 	for _, c := range commits {
-		e.opts.Reporter.Commit(e.iter, c)
-		out = append(out, ralphEvent(TopicCommit, commitRecord{Iteration: e.iter.N, Hat: e.iter.Hat.ID, Hash: c.Hash, Subject: c.Subject}))
+		e.opts.Reporter.Commit(e.iter.info, c)
+		out = append(out, ralphEvent(TopicCommit, commitRecord{Iteration: e.iter.info.N, Hat: e.iter.info.Hat.ID, Hash: c.Hash, Subject: c.Subject}))
 	}
 	return out
 }

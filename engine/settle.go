@@ -37,7 +37,7 @@ func (b *batch) note(format string, args ...any) {
 
 // settling decides every undecided agent event and publishes the
 // consequences of the last finished iteration, in one write.
-func (e *Engine) settling(ctx context.Context) (State, error) {
+func (e *Engine) settling(ctx context.Context) (Phase, error) {
 	if err := e.fold(); err != nil {
 		return "", err
 	}
@@ -49,7 +49,7 @@ func (e *Engine) settling(ctx context.Context) (State, error) {
 	if ctx.Err() != nil {
 		// Criteria cut short by an interrupt prove nothing: write no
 		// decision, so the events are decided on resume.
-		return StateChecking, nil
+		return PhaseChecking, nil
 	}
 	if err := e.append(b.lines...); err != nil {
 		return "", err
@@ -57,7 +57,7 @@ func (e *Engine) settling(ctx context.Context) (State, error) {
 	for _, report := range b.reports {
 		report()
 	}
-	return StateChecking, e.saveAs(StateChecking)
+	return PhaseChecking, e.saveAs(PhaseChecking)
 }
 
 // decide accepts or rejects one agent event.
@@ -205,7 +205,7 @@ func (e *Engine) missingRequired(b *batch) []string {
 	return missing
 }
 
-func (e *Engine) accept(b *batch, u UndecidedEvent, to []string, as string) {
+func (e *Engine) accept(b *batch, u UndecidedEvent, to []string, as Disposition) {
 	if to == nil {
 		to = []string{}
 	}
@@ -218,11 +218,11 @@ func (e *Engine) accept(b *batch, u UndecidedEvent, to []string, as string) {
 	b.reports = append(b.reports, func() { e.opts.Reporter.EventAccepted(u.Event, to, as) })
 }
 
-func (e *Engine) reject(b *batch, u UndecidedEvent, reason, detail string) {
+func (e *Engine) reject(b *batch, u UndecidedEvent, reason RejectReason, detail string) {
 	b.add(ralphEvent(TopicEventRejected, rejectedRecord{Offset: u.Offset, Topic: u.Event.Topic, Reason: reason, Detail: detail}))
 	b.decided = append(b.decided, u.Event)
 	b.note("Your event %q was rejected (%s): %s", u.Event.Topic, reason, detail)
-	b.reports = append(b.reports, func() { e.opts.Reporter.EventRejected(u.Event, reason+": "+detail) })
+	b.reports = append(b.reports, func() { e.opts.Reporter.EventRejected(u.Event, string(reason)+": "+detail) })
 }
 
 // consequences publishes what follows from the last finished iteration, once.

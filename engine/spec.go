@@ -58,11 +58,11 @@ func (e *Engine) taskEvents() []events.Event {
 		return nil
 	}
 	var out []events.Event
-	for _, it := range checklist.NewlyDone(e.specBefore, e.specItems()) {
+	for _, it := range checklist.NewlyDone(e.iter.specBefore, e.specItems()) {
 		if tr, ok := e.opts.Reporter.(TaskReporter); ok {
 			tr.TaskComplete(it.Index, it.Text)
 		}
-		out = append(out, ralphEvent(TopicTaskComplete, taskCompleteRecord{Iteration: e.iter.N, Index: it.Index, Text: it.Text}))
+		out = append(out, ralphEvent(TopicTaskComplete, taskCompleteRecord{Iteration: e.iter.info.N, Index: it.Index, Text: it.Text}))
 	}
 	return out
 }

@@ -21,7 +21,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/plural"
 )
 
-func (e *Engine) starting(ctx context.Context) (State, error) {
+func (e *Engine) starting(ctx context.Context) (Phase, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
@@ -43,7 +43,7 @@ func (e *Engine) starting(ctx context.Context) (State, error) {
 	if err := e.lock.Update(e.lockInfo(e.st.RunID)); err != nil {
 		return "", err
 	}
-	return StateSettling, e.saveAs(StateSettling)
+	return PhaseSettling, e.saveAs(PhaseSettling)
 }
 
 // loadPrevious reads the checkpoint of the previous run, if any. A state

@@ -45,15 +45,15 @@ type RunningIteration struct {
 
 // FinishedIteration summarises the last finished iteration.
 type FinishedIteration struct {
-	Iteration  int    `json:"iteration"`
-	Hat        string `json:"hat"`
-	Outcome    string `json:"outcome"`
-	Message    string `json:"message,omitempty"`
-	Confirming bool   `json:"confirming,omitempty"`
-	Said       string `json:"said,omitempty"`
-	Changed    bool   `json:"changed,omitempty"`
-	Commits    int    `json:"commits,omitempty"`
-	TasksDone  int    `json:"tasks_done,omitempty"`
+	Iteration  int     `json:"iteration"`
+	Hat        string  `json:"hat"`
+	Outcome    Outcome `json:"outcome"`
+	Message    string  `json:"message,omitempty"`
+	Confirming bool    `json:"confirming,omitempty"`
+	Said       string  `json:"said,omitempty"`
+	Changed    bool    `json:"changed,omitempty"`
+	Commits    int     `json:"commits,omitempty"`
+	TasksDone  int     `json:"tasks_done,omitempty"`
 }
 
 // Termination records how a run ended.

@@ -21,7 +21,7 @@ type Status struct {
 	Confirming    bool           `json:"confirming,omitempty"`
 	Confirmations int            `json:"confirmation_iterations,omitempty"`
 	Hat           string         `json:"hat,omitempty"`
-	Phase         State          `json:"phase,omitempty"`
+	Phase         Phase          `json:"phase,omitempty"`
 	Elapsed       string         `json:"elapsed,omitempty"`
 	CostUSD       float64        `json:"cost_usd"`
 	Tokens        int64          `json:"tokens"`

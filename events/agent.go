@@ -109,15 +109,19 @@ type AgentRun struct {
 	Started func(pid int)
 }
 
+// FailureKind is why an agent run failed, in iteration.finished as
+// "failure".
+type FailureKind string
+
 // Failure kinds of an AgentResult.
 const (
-	FailureNone      = ""
-	FailureExit      = "exit"       // non-zero exit status
-	FailureAgent     = "agent"      // the agent reported an error (API error, is_error, …)
-	FailureTimeout   = "timeout"    // the iteration time limit
-	FailureIdle      = "idle"       // no output for the idle time limit
-	FailureAuth      = "auth"       // missing or expired credentials: fatal, never retried
-	FailureRateLimit = "rate_limit" // a rate or usage limit: wait and repeat, not a failure
+	FailureNone      FailureKind = ""
+	FailureExit      FailureKind = "exit"       // non-zero exit status
+	FailureAgent     FailureKind = "agent"      // the agent reported an error (API error, is_error, …)
+	FailureTimeout   FailureKind = "timeout"    // the iteration time limit
+	FailureIdle      FailureKind = "idle"       // no output for the idle time limit
+	FailureAuth      FailureKind = "auth"       // missing or expired credentials: fatal, never retried
+	FailureRateLimit FailureKind = "rate_limit" // a rate or usage limit: wait and repeat, not a failure
 )
 
 // AgentResult is the verdict on one agent run.
@@ -129,7 +133,7 @@ type AgentResult struct {
 	CostUSD   float64
 	Tools     ToolCounts
 	// Failure is one of the Failure* kinds; FailureNone means success.
-	Failure string
+	Failure FailureKind
 	// FailureMessage explains the failure in a line.
 	FailureMessage string
 	// RateLimitResetAt is when a rate limit lifts, zero if the provider did

@@ -111,7 +111,7 @@ func BenchmarkMatch(b *testing.B) {
 }
 
 func BenchmarkBusRoute(b *testing.B) {
-	bus := events.NewBus([]events.Subscription{
+	router := events.NewRouter([]events.Subscription{
 		{Hat: "planner", Triggers: []string{"task.start", "build.blocked"}},
 		{Hat: "builder", Triggers: []string{"build.task", "review.rejected"}},
 		{Hat: "reviewer", Triggers: []string{"*.done"}},
@@ -120,6 +120,6 @@ func BenchmarkBusRoute(b *testing.B) {
 	ev := events.Event{Topic: "build.done"}
 	b.ReportAllocs()
 	for b.Loop() {
-		bus.Route(ev)
+		router.Route(ev)
 	}
 }

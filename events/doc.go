@@ -1,6 +1,6 @@
 // Package events owns ralph's event vocabulary: the [Event] record, the
 // append-only JSONL [Log] and its offset-tracking [Reader], topic patterns,
-// the [Bus] that routes events to hats, and the parser for <event> tags in
+// the [Router] that routes events to hats, and the parser for <event> tags in
 // an agent's final text. It also defines the normalized agent activity
 // ([Activity], [AgentResult]) that backends produce and the engine consumes.
 // It imports nothing of ralph's.
@@ -39,7 +39,7 @@
 // ':', '/' ("build.done", "LOOP_COMPLETE"). A trigger pattern may use "*" as
 // a whole segment, matching exactly one segment: "task.*" matches
 // "task.start" but not "task" or "task.a.b"; "*.done" matches "build.done".
-// The pattern "*" alone matches everything, but the [Bus] gives a "*"
+// The pattern "*" alone matches everything, but the [Router] gives a "*"
 // subscriber only the events no specific pattern takes. An event with a
 // Target that names a known hat goes to that hat alone.
 //
@@ -66,7 +66,7 @@
 //   - anything that is not a well-formed tag (an unquoted value, <events>).
 //
 // Topics and targets in tags are not validated here; the caller checks them
-// with [ValidateTopic] and [Bus.HasHat] (ralph does when it reads the
+// with [ValidateTopic] and [Router.HasHat] (ralph does when it reads the
 // appended event back, and rejects a bad one as it would any agent's line).
 // [Tag.Event] makes the event to append; [Tag.Render] writes the canonical
 // form, which ParseTags reads back unchanged.

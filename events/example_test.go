@@ -17,16 +17,16 @@ func ExampleParseTags() {
 	// build.done -> reviewer: "tests: pass\nlint: pass"
 }
 
-func ExampleBus_Route() {
-	bus := events.NewBus([]events.Subscription{
+func ExampleRouter_Route() {
+	router := events.NewRouter([]events.Subscription{
 		{Hat: "builder", Triggers: []string{"task.*"}},
 		{Hat: "reviewer", Triggers: []string{"*.done"}},
 		{Hat: "coordinator", Triggers: []string{"*"}},
 	})
-	fmt.Println(bus.Route(events.Event{Topic: "task.start"}))
-	fmt.Println(bus.Route(events.Event{Topic: "build.done"}))
-	fmt.Println(bus.Route(events.Event{Topic: "LOOP_COMPLETE"}))
-	fmt.Println(bus.Route(events.Event{Topic: "build.done", Target: "builder"}))
+	fmt.Println(router.Route(events.Event{Topic: "task.start"}))
+	fmt.Println(router.Route(events.Event{Topic: "build.done"}))
+	fmt.Println(router.Route(events.Event{Topic: "LOOP_COMPLETE"}))
+	fmt.Println(router.Route(events.Event{Topic: "build.done", Target: "builder"}))
 	// Output:
 	// [builder]
 	// [reviewer]

@@ -3,7 +3,7 @@ package events
 import "strings"
 
 // Tag is one <event> tag found in an agent's text. ParseTags does not check
-// Topic or Target: the caller runs ValidateTopic and Bus.HasHat and tells the
+// Topic or Target: the caller runs ValidateTopic and Router.HasHat and tells the
 // agent what was wrong.
 type Tag struct {
 	Topic   string

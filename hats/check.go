@@ -300,7 +300,7 @@ func (a *analysis) overlaps(first, second Hat) []Finding {
 			}
 			out = append(out, Finding{Severity: SeverityWarning, Rule: RuleAmbiguousTrigger, Hat: second.ID, Topic: topic,
 				Message: fmt.Sprintf("hats %q (%s) and %q (%s) both trigger on %q: ralph routes it to %q, the first in config order, and %q never gets it",
-					first.ID, p, second.ID, q, topic, to[0], second.ID),
+					first.ID, p, second.ID, q, topic, Owner(to), second.ID),
 				Hint: "narrow one of the triggers so that each topic has one hat, or move the hat that should get it first"})
 		}
 	}

@@ -60,15 +60,22 @@ func (r *Registry) pick(pending []events.Event) string {
 	return r.owner(pending[0])
 }
 
-// owner returns the ID of the one hat that handles ev.
+// Owner returns the ID of the one hat that handles an event routed to to
+// (what [Registry.Route] returned for it): its first receiver, or the
+// coordinator when nobody receives it. Events are not fanned out: this is
+// the one rule for which hat owns an event, here and in the engine.
+func Owner(to []string) string {
+	if len(to) == 0 {
+		return CoordinatorID
+	}
+	return to[0]
+}
+
+// owner returns the ID of the one hat that handles ev. Route sends an
+// event targeted at a known hat to that hat alone (the coordinator by
+// routing it to nobody), so the target wins.
 func (r *Registry) owner(ev events.Event) string {
-	if ev.Target != "" && r.known(ev.Target) {
-		return ev.Target
-	}
-	if to := r.Route(ev); len(to) > 0 {
-		return to[0]
-	}
-	return CoordinatorID
+	return Owner(r.Route(ev))
 }
 
 // ownedBy returns the events of pending that hat id owns, in order.

@@ -263,10 +263,11 @@ func (a *analysis) edge(from, topic string, kind EdgeKind) Edge {
 		e.To = DoneNode
 	case topic == a.t.CancellationTopic && topic != "":
 		e.To = CancelNode
-	case len(to) > 0:
-		e.To = to[0]
 	default:
-		e.To, e.Kind = CoordinatorID, EdgeUnhandled
+		e.To = Owner(to)
+		if len(to) == 0 {
+			e.Kind = EdgeUnhandled
+		}
 	}
 	return e
 }

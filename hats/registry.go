@@ -15,7 +15,7 @@ import (
 type Registry struct {
 	hats       []Hat          // config order, coordinator excluded
 	index      map[string]int // hat ID → position in hats
-	bus        *events.Bus
+	router     *events.Router
 	completion string
 }
 
@@ -62,7 +62,7 @@ func NewRegistry(hs []Hat, opts ...Option) (*Registry, error) {
 		r.index[h.ID] = i
 		subs[i] = events.Subscription{Hat: h.ID, Triggers: slices.Clone(h.Triggers)}
 	}
-	r.bus = events.NewBus(subs)
+	r.router = events.NewRouter(subs)
 	for _, o := range opts {
 		o(r)
 	}
@@ -137,10 +137,10 @@ func (r *Registry) known(id string) bool {
 }
 
 // Route returns the IDs of the configured hats that receive ev, in config
-// order (see [events.Bus] for the rule); empty means the coordinator
+// order (see [events.Router] for the rule); empty means the coordinator
 // handles it.
 //
-// Two cases come before the bus, because the bus knows only configured hats:
+// Two cases come before the router, because the router knows only configured hats:
 // an event targeted at the coordinator goes to the coordinator, and
 // [ReservedResumeTopic] goes to the coordinator even past a wildcard trigger
 // such as "task.*" or "*", because it exists to hand control back there. A
@@ -152,12 +152,12 @@ func (r *Registry) Route(ev events.Event) []string {
 	switch {
 	case ev.Target == CoordinatorID:
 		return nil
-	case r.bus.HasHat(ev.Target):
+	case r.router.HasHat(ev.Target):
 		return []string{ev.Target}
 	case ev.Topic == ReservedResumeTopic:
 		return nil
 	}
-	return r.bus.Route(ev)
+	return r.router.Route(ev)
 }
 
 // Receivers returns the IDs of the configured hats an untargeted event on
@@ -166,7 +166,7 @@ func (r *Registry) Receivers(topic string) []string {
 	if topic == ReservedResumeTopic {
 		return nil
 	}
-	return r.bus.Receivers(topic)
+	return r.router.Receivers(topic)
 }
 
 // Routes says, for each topic h may publish, which hats receive it. A hat

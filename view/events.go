@@ -32,21 +32,21 @@ type (
 		Backend    string  `json:"backend"`
 	}
 	viewIterationFinished struct {
-		Hat        string       `json:"hat"`
-		Outcome    string       `json:"outcome"`
-		Failure    string       `json:"failure"`
-		Message    string       `json:"message"`
-		DurationMS int64        `json:"duration_ms"`
-		Tokens     events.Usage `json:"tokens"`
-		CostUSD    float64      `json:"cost_usd"`
+		Hat        string             `json:"hat"`
+		Outcome    engine.Outcome     `json:"outcome"`
+		Failure    events.FailureKind `json:"failure"`
+		Message    string             `json:"message"`
+		DurationMS int64              `json:"duration_ms"`
+		Tokens     events.Usage       `json:"tokens"`
+		CostUSD    float64            `json:"cost_usd"`
 	}
 	viewSettled struct {
 		Note string `json:"note"`
 	}
 	viewRouted struct {
-		Topic string   `json:"topic"`
-		To    []string `json:"to"`
-		As    string   `json:"as"`
+		Topic string             `json:"topic"`
+		To    []string           `json:"to"`
+		As    engine.Disposition `json:"as"`
 	}
 	viewRejected struct {
 		Topic  string `json:"topic"`
@@ -191,7 +191,7 @@ func describeFinished(p viewIterationFinished) string {
 	s := fmt.Sprintf("%s %s %s %s tok $%.4f", p.Hat, p.Outcome,
 		humanDuration(time.Duration(p.DurationMS)*time.Millisecond), humanCount(p.Tokens.Total()), p.CostUSD)
 	if p.Failure != "" {
-		s += " · " + p.Failure
+		s += " · " + string(p.Failure)
 		if p.Message != "" {
 			s += ": " + p.Message
 		}

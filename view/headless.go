@@ -67,8 +67,8 @@ type headEvent struct {
 	To        []string `json:"to"`
 	// As is claim, completion or cancellation for the topics that end a
 	// run, absent for a routed event.
-	As      string          `json:"as,omitempty"`
-	Payload json.RawMessage `json:"payload"`
+	As      engine.Disposition `json:"as,omitempty"`
+	Payload json.RawMessage    `json:"payload"`
 }
 
 // headRejected: an event the agent published was not accepted.
@@ -109,16 +109,16 @@ type headStats struct {
 
 // headIterationDone: an iteration's agent exited.
 type headIterationDone struct {
-	N          int        `json:"n"`
-	Hat        string     `json:"hat"`
-	DurationMS int64      `json:"duration_ms"`
-	Tokens     headTokens `json:"tokens"`
-	Cost       float64    `json:"cost"`
-	Stats      headStats  `json:"stats"`
-	Outcome    string     `json:"outcome"` // success, failure, rate_limited
-	Failure    string     `json:"failure,omitempty"`
-	Message    string     `json:"message,omitempty"`
-	ExitCode   int        `json:"exit_code"`
+	N          int                `json:"n"`
+	Hat        string             `json:"hat"`
+	DurationMS int64              `json:"duration_ms"`
+	Tokens     headTokens         `json:"tokens"`
+	Cost       float64            `json:"cost"`
+	Stats      headStats          `json:"stats"`
+	Outcome    engine.Outcome     `json:"outcome"` // success, failure, rate_limited
+	Failure    events.FailureKind `json:"failure,omitempty"`
+	Message    string             `json:"message,omitempty"`
+	ExitCode   int                `json:"exit_code"`
 }
 
 // headStuck: iterations stopped making progress.
@@ -268,7 +268,7 @@ func (r *Headless) Activity(it engine.IterationInfo, a events.Activity) {
 	}
 }
 
-func (r *Headless) EventAccepted(ev events.Event, to []string, as string) {
+func (r *Headless) EventAccepted(ev events.Event, to []string, as engine.Disposition) {
 	if to == nil {
 		to = []string{}
 	}
@@ -296,7 +296,7 @@ func splitReason(reason string) (code, detail string) {
 }
 
 // outcomeOf names an iteration's result the way iteration.finished does.
-func outcomeOf(it engine.IterationInfo, res events.AgentResult) string {
+func outcomeOf(it engine.IterationInfo, res events.AgentResult) engine.Outcome {
 	if it.Outcome != "" {
 		return it.Outcome
 	}

@@ -169,7 +169,7 @@ func iterationLine(s Run, now time.Time) string {
 		return line + "rate limited, retrying in " + clockDuration(max(s.WaitUntil.Sub(now), 0))
 	case PhaseStarting, PhaseBetween:
 	}
-	return line + s.LastOutcome + ", deciding what next"
+	return line + string(s.LastOutcome) + ", deciding what next"
 }
 
 // clockDuration is a duration in whole seconds, for clocks that tick once

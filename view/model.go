@@ -57,8 +57,8 @@ type Run struct {
 	Confirming  bool
 	Phase       Phase
 	PhaseSince  time.Time
-	WaitUntil   time.Time // while waiting for a rate limit
-	LastOutcome string    // of the last iteration that finished
+	WaitUntil   time.Time      // while waiting for a rate limit
+	LastOutcome engine.Outcome // of the last iteration that finished
 	Done, Live  Figures
 	// Commits are those made during this process's part of the run.
 	Commits   []engine.Commit
@@ -141,7 +141,7 @@ func (m *Model) Activity(_ engine.IterationInfo, a events.Activity) {
 	}
 }
 
-func (m *Model) EventAccepted(ev events.Event, to []string, as string) {
+func (m *Model) EventAccepted(ev events.Event, to []string, as engine.Disposition) {
 	m.update(func(r *Run) { r.LastEvent = routeText(ev.Topic, to, as) })
 }
 
@@ -208,7 +208,7 @@ func (t tee) Activity(it engine.IterationInfo, a events.Activity) {
 	}
 }
 
-func (t tee) EventAccepted(ev events.Event, to []string, as string) {
+func (t tee) EventAccepted(ev events.Event, to []string, as engine.Disposition) {
 	for _, r := range t {
 		r.EventAccepted(ev, to, as)
 	}
@@ -272,7 +272,7 @@ type essentials struct{ r Reporter }
 func (essentials) LoopStarted(engine.RunInfo)                                 {}
 func (essentials) IterationStarted(engine.IterationInfo)                      {}
 func (essentials) Activity(engine.IterationInfo, events.Activity)             {}
-func (essentials) EventAccepted(events.Event, []string, string)               {}
+func (essentials) EventAccepted(events.Event, []string, engine.Disposition)   {}
 func (essentials) EventRejected(events.Event, string)                         {}
 func (essentials) IterationFinished(engine.IterationInfo, events.AgentResult) {}
 func (essentials) Commit(engine.IterationInfo, engine.Commit)                 {}

@@ -110,13 +110,13 @@ func toolTarget(a events.Activity) string {
 	return a.ToolName
 }
 
-func (r *Text) EventAccepted(ev events.Event, to []string, as string) {
+func (r *Text) EventAccepted(ev events.Event, to []string, as engine.Disposition) {
 	r.printf("  event %s", routeText(ev.Topic, to, as))
 }
 
 // routeText is "topic → hat, hat", the way every view shows a routing, or
 // what a topic that ends the run did.
-func routeText(topic string, to []string, as string) string {
+func routeText(topic string, to []string, as engine.Disposition) string {
 	switch as {
 	case engine.AsClaim:
 		return topic + ": completion claimed; a fresh agent will check it"
@@ -124,6 +124,7 @@ func routeText(topic string, to []string, as string) string {
 		return topic + ": completion accepted"
 	case engine.AsCancellation:
 		return topic + ": run cancelled"
+	case engine.AsRoute:
 	}
 	dest := "coordinator"
 	if len(to) > 0 {
@@ -144,7 +145,8 @@ func (r *Text) IterationFinished(it engine.IterationInfo, res events.AgentResult
 	case engine.OutcomeRateLimited:
 		status = "rate-limited"
 	case engine.OutcomeFailure:
-		status = res.Failure + ": " + res.FailureMessage
+		status = string(res.Failure) + ": " + res.FailureMessage
+	case engine.OutcomeSuccess:
 	}
 	r.printf("iteration %d %s in %s; %s, $%.4f; %s, %s, %d shell",
 		it.N, status, res.Duration.Round(time.Millisecond), plural.Count(int(res.Usage.Total()), "token", "tokens"), res.CostUSD,

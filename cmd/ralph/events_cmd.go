@@ -71,7 +71,7 @@ func (c *eventsCmd) Validate() error {
 	return nil
 }
 
-func (c *eventsCmd) Run(g *globals, ctx context.Context) (err error) {
+func (c *eventsCmd) Run(ctx context.Context, g *globals) (err error) {
 	out := bufio.NewWriter(g.stdout)
 	defer func() {
 		// What is still buffered when the listing ends: a failure to write

@@ -89,7 +89,7 @@ func (c *loopCmd) Validate() error {
 	return nil
 }
 
-func (c *loopCmd) Run(g *globals, log *slog.Logger, ctx context.Context) error {
+func (c *loopCmd) Run(ctx context.Context, g *globals, log *slog.Logger) error {
 	rep, log := c.reporter(g, log)
 	err := c.loop(ctx, g, log, rep)
 	rep.Close(err)

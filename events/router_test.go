@@ -9,7 +9,7 @@ import (
 )
 
 func TestBusRoute(t *testing.T) {
-	bus := events.NewBus([]events.Subscription{
+	router := events.NewRouter([]events.Subscription{
 		{Hat: "planner", Triggers: []string{"task.start", "build.blocked"}},
 		{Hat: "builder", Triggers: []string{"task.*", "review.rejected"}},
 		{Hat: "reviewer", Triggers: []string{"*.done"}},
@@ -35,38 +35,38 @@ func TestBusRoute(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, bus.Route(tt.ev))
+			assert.Equal(t, tt.want, router.Route(tt.ev))
 		})
 	}
 }
 
 func TestBusNoCatchAll(t *testing.T) {
-	bus := events.NewBus([]events.Subscription{{Hat: "builder", Triggers: []string{"build.*"}}})
-	assert.Nil(t, bus.Route(events.Event{Topic: "review.done"}))
-	assert.Nil(t, bus.Receivers("review.done"))
-	assert.Equal(t, []string{"builder"}, bus.Receivers("build.start"))
+	router := events.NewRouter([]events.Subscription{{Hat: "builder", Triggers: []string{"build.*"}}})
+	assert.Nil(t, router.Route(events.Event{Topic: "review.done"}))
+	assert.Nil(t, router.Receivers("review.done"))
+	assert.Equal(t, []string{"builder"}, router.Receivers("build.start"))
 }
 
 func TestBusHasHat(t *testing.T) {
-	bus := events.NewBus([]events.Subscription{{Hat: "builder", Triggers: []string{"build.*"}}, {Hat: "idle"}})
-	assert.True(t, bus.HasHat("builder"))
-	assert.True(t, bus.HasHat("idle"))
-	assert.False(t, bus.HasHat("ghost"))
-	assert.False(t, bus.HasHat(""))
+	router := events.NewRouter([]events.Subscription{{Hat: "builder", Triggers: []string{"build.*"}}, {Hat: "idle"}})
+	assert.True(t, router.HasHat("builder"))
+	assert.True(t, router.HasHat("idle"))
+	assert.False(t, router.HasHat("ghost"))
+	assert.False(t, router.HasHat(""))
 }
 
 func TestBusDuplicateHatAppearsOnce(t *testing.T) {
-	bus := events.NewBus([]events.Subscription{
+	router := events.NewRouter([]events.Subscription{
 		{Hat: "a", Triggers: []string{"x.*"}},
 		{Hat: "b", Triggers: []string{"x.y"}},
 		{Hat: "a", Triggers: []string{"x.y"}},
 	})
-	assert.Equal(t, []string{"a", "b"}, bus.Receivers("x.y"))
+	assert.Equal(t, []string{"a", "b"}, router.Receivers("x.y"))
 }
 
 func TestBusCopiesSubscriptions(t *testing.T) {
 	triggers := []string{"build.done"}
-	bus := events.NewBus([]events.Subscription{{Hat: "a", Triggers: triggers}})
+	router := events.NewRouter([]events.Subscription{{Hat: "a", Triggers: triggers}})
 	triggers[0] = "other"
-	assert.Equal(t, []string{"a"}, bus.Receivers("build.done"))
+	assert.Equal(t, []string{"a"}, router.Receivers("build.done"))
 }

@@ -9,7 +9,7 @@ type Subscription struct {
 	Triggers []string
 }
 
-// Bus decides which hats receive an event. It is immutable after NewBus and
+// Router decides which hats receive an event. It is immutable after NewRouter and
 // safe for concurrent use.
 //
 // The rule, in order:
@@ -20,50 +20,50 @@ type Subscription struct {
 //
 // Hats come back in subscription (configuration) order, so the same log
 // always routes the same way.
-type Bus struct {
+type Router struct {
 	subs []Subscription
 	hats map[string]bool
 }
 
-// NewBus returns a Bus for subs, given in configuration order. A hat listed
+// NewRouter returns a Router for subs, given in configuration order. A hat listed
 // twice keeps its first position.
-func NewBus(subs []Subscription) *Bus {
-	b := &Bus{hats: make(map[string]bool, len(subs))}
+func NewRouter(subs []Subscription) *Router {
+	r := &Router{hats: make(map[string]bool, len(subs))}
 	for _, s := range subs {
-		b.hats[s.Hat] = true
-		b.subs = append(b.subs, Subscription{Hat: s.Hat, Triggers: slices.Clone(s.Triggers)})
+		r.hats[s.Hat] = true
+		r.subs = append(r.subs, Subscription{Hat: s.Hat, Triggers: slices.Clone(s.Triggers)})
 	}
-	return b
+	return r
 }
 
 // HasHat reports whether id is a subscribed hat. Route ignores a Target that
 // names no subscribed hat; the caller uses HasHat to report such a target.
-func (b *Bus) HasHat(id string) bool { return b.hats[id] }
+func (r *Router) HasHat(id string) bool { return r.hats[id] }
 
 // Route returns the hats that receive ev, in subscription order, or nil if
-// none does. See Bus for the rule.
-func (b *Bus) Route(ev Event) []string {
-	if ev.Target != "" && b.HasHat(ev.Target) {
+// none does. See Router for the rule.
+func (r *Router) Route(ev Event) []string {
+	if ev.Target != "" && r.HasHat(ev.Target) {
 		return []string{ev.Target}
 	}
-	return b.Receivers(ev.Topic)
+	return r.Receivers(ev.Topic)
 }
 
 // Receivers returns the hats that receive an untargeted event on topic, in
 // subscription order, or nil if none does. Prompts use it to tell a hat who
 // will hear what it publishes.
-func (b *Bus) Receivers(topic string) []string {
-	if hats := b.matching(topic, Specific); len(hats) > 0 {
+func (r *Router) Receivers(topic string) []string {
+	if hats := r.matching(topic, Specific); len(hats) > 0 {
 		return hats
 	}
-	return b.matching(topic, func(p string) bool { return !Specific(p) })
+	return r.matching(topic, func(p string) bool { return !Specific(p) })
 }
 
 // matching lists, once each, the hats with a trigger that passes keep and
 // matches topic.
-func (b *Bus) matching(topic string, keep func(pattern string) bool) []string {
+func (r *Router) matching(topic string, keep func(pattern string) bool) []string {
 	var hats []string
-	for _, s := range b.subs {
+	for _, s := range r.subs {
 		if slices.Contains(hats, s.Hat) {
 			continue
 		}

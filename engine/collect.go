@@ -1,0 +1,93 @@
+package engine
+
+import (
+	"context"
+	"strings"
+
+	"github.com/ralph-loop/ralph/events"
+)
+
+// collecting records what the agent did: the events it wrote as tags in
+// its final text, then iteration.finished, in one write.
+func (e *Engine) collecting() (Phase, error) {
+	it := &e.iter
+	res, info := it.result, it.info
+	outcome := it.outcome()
+	var lines []events.Event
+	if outcome == OutcomeSuccess || outcome == OutcomeFailure {
+		if err := e.fold(); err != nil {
+			return "", err
+		}
+		lines = append(lines, e.tagEvents(res.FinalText)...)
+	}
+	if outcome == OutcomeRateLimited {
+		lines = append(lines, ralphEvent(TopicRateLimited, e.rateLimitRecord()))
+	}
+	commits := e.commitEvents()
+	lines = append(lines, commits...)
+	tasks := e.taskEvents()
+	lines = append(lines, tasks...)
+	lines = append(lines, ralphEvent(TopicIterationFinished, iterationFinishedRecord{
+		Iteration: info.N, Hat: info.Hat.ID, Outcome: outcome, ExitCode: res.ExitCode,
+		Failure: res.Failure, Message: res.FailureMessage, DurationMS: res.Duration.Milliseconds(),
+		Usage: res.Usage, CostUSD: res.CostUSD, Tools: res.Tools, Confirming: info.Confirming,
+		Said: tail(res.FinalText, saidLimit), Commits: len(commits), TasksDone: len(tasks),
+		Changed: it.fingerprint != e.repoFingerprint(context.Background()),
+	}))
+	if err := e.append(lines...); err != nil {
+		return "", err
+	}
+	info.Outcome = outcome
+	e.opts.Reporter.IterationFinished(info, res)
+	switch {
+	case e.ending != nil:
+		return PhaseTerminating, e.saveAs(PhaseTerminating)
+	case outcome == OutcomeRateLimited:
+		return PhaseWaiting, e.saveAs(PhaseWaiting)
+	}
+	e.rateWaits = 0
+	return PhaseSettling, e.saveAs(PhaseSettling)
+}
+
+// tagEvents turns the <event> tags of the agent's final text into events.
+// A tag that repeats an event the agent already wrote with `ralph emit`
+// (same topic and payload) is the fallback the prompt asked for, not a
+// second event.
+func (e *Engine) tagEvents(text string) []events.Event {
+	var out []events.Event
+	for _, tag := range events.ParseTags(text) {
+		if e.emitted(tag) {
+			continue
+		}
+		out = append(out, events.Event{Topic: tag.Topic, Payload: events.StringPayload(tag.Payload),
+			Iteration: e.iter.info.N, Hat: e.iter.info.Hat.ID, Source: events.SourceTag, Target: tag.Target})
+	}
+	return out
+}
+
+func (e *Engine) emitted(tag events.Tag) bool {
+	for _, u := range e.st.Undecided {
+		if u.Event.Iteration == e.iter.info.N && u.Event.Topic == tag.Topic &&
+			strings.TrimSpace(u.Event.PayloadText()) == strings.TrimSpace(tag.Payload) {
+			return true
+		}
+	}
+	return false
+}
+
+// saidLimit bounds how much of an agent's final message is kept for the
+// next prompt: enough for a verdict and its reasons.
+const saidLimit = 1500
+
+// tail returns the last n bytes of s, starting at a line when it can.
+func tail(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= n {
+		return s
+	}
+	cut := s[len(s)-n:]
+	if i := strings.IndexByte(cut, '\n'); i >= 0 && i < len(cut)-1 {
+		cut = cut[i+1:]
+	}
+	return "…" + cut
+}

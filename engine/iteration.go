@@ -1,0 +1,39 @@
+package engine
+
+import (
+	"github.com/ralph-loop/ralph/engine/checklist"
+	"github.com/ralph-loop/ralph/events"
+)
+
+// iteration is one hat's turn: made by selecting when it picks the hat,
+// filled in by running, and consumed by collecting, which records it in
+// the log. Waiting reads the last one's rate limit.
+type iteration struct {
+	info IterationInfo
+	// events are the offsets of the pending events the hat handles.
+	events []int64
+
+	// head, fingerprint and specBefore describe the workspace when the
+	// agent started, to tell what it changed.
+	head        string
+	fingerprint string
+	specBefore  []checklist.Item
+
+	// result is what the agent did; interrupted says it was cut off (a
+	// signal, `ralph stop --now`, a failed write) rather than finished.
+	result      events.AgentResult
+	interrupted bool
+}
+
+// outcome is how the iteration ended, as iteration.finished records it.
+func (it *iteration) outcome() Outcome {
+	switch {
+	case it.interrupted:
+		return OutcomeInterrupted
+	case it.result.Failure == events.FailureRateLimit:
+		return OutcomeRateLimited
+	case it.result.Failed():
+		return OutcomeFailure
+	}
+	return OutcomeSuccess
+}

@@ -1,0 +1,162 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+
+	"github.com/ralph-loop/ralph/events"
+)
+
+// running runs the agent for the iteration.
+func (e *Engine) running(ctx context.Context) (Phase, error) {
+	iterCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stopNow := e.stop.OnNow(cancel)
+	defer stopNow()
+
+	raw, err := e.openRawOutput(cancel)
+	if err != nil {
+		return "", err
+	}
+	defer raw.Close()
+	run := events.AgentRun{
+		Prompt:      e.iter.info.Prompt,
+		Dir:         e.opts.Workspace,
+		Env:         e.agentEnv(),
+		RawOutput:   raw,
+		Timeout:     e.opts.Settings.IterationTimeout,
+		IdleTimeout: e.opts.Settings.IdleTimeout,
+		ForceKill:   e.opts.ForceKill,
+		Started: func(pid int) {
+			e.recordAgent(pid)
+			e.fault(FaultAgentStarted)
+		},
+	}
+	defer e.forgetAgent()
+	it := &e.iter
+	it.head = e.repoHead(ctx)
+	it.fingerprint = e.repoFingerprint(ctx)
+	it.specBefore = e.specItems()
+	info := it.info
+	res, err := e.backendFor(info.Hat.ID).Run(iterCtx, run, func(a events.Activity) {
+		e.opts.Reporter.Activity(info, a)
+	})
+	rawErr := raw.Close()
+	it.result, it.interrupted = res, false
+	switch {
+	case rawErr != nil:
+		it.interrupted = true
+		e.ending = e.terminate(ReasonFatal, rawErr.Error())
+		e.fatal = rawErr
+	case err == nil && res.Failure == events.FailureAuth:
+		e.ending = e.terminate(ReasonFatal, res.FailureMessage)
+		e.fatal = &AgentAuthError{Backend: info.Backend, Message: res.FailureMessage}
+	case err == nil:
+	case ctx.Err() != nil:
+		it.interrupted = true
+		e.ending = e.terminate(ReasonInterrupted, "interrupted by a signal while hat "+info.Hat.ID+" was running")
+	case iterCtx.Err() != nil:
+		it.interrupted = true
+		e.ending = e.terminate(ReasonStopped, "`ralph stop --now` interrupted the running iteration")
+	default:
+		it.interrupted = true
+		e.ending = e.terminate(ReasonFatal, err.Error())
+		e.fatal = err
+	}
+	return PhaseCollecting, nil
+}
+
+func (e *Engine) agentEnv() []string {
+	abs := filepath.Join(e.opts.Workspace, e.st.EventsFile)
+	env := append([]string{}, e.opts.AgentEnv...)
+	return append(env,
+		"RALPH_EVENTS_FILE="+abs,
+		"RALPH_ITERATION="+strconv.Itoa(e.iter.info.N),
+		"RALPH_HAT="+e.iter.info.Hat.ID,
+		"RALPH_RUN_ID="+e.st.RunID,
+		"RALPH_BIN="+e.opts.RalphBin,
+		"RALPH_WORKSPACE="+e.opts.Workspace,
+	)
+}
+
+// openRawOutput creates runs/<run-id>/iter-NNNN.jsonl for the agent's raw
+// output. A repeated iteration (after an interruption or a rate limit) gets
+// its own file, so no attempt's output is lost. stop stops the agent.
+func (e *Engine) openRawOutput(stop func()) (*rawOutput, error) {
+	dir := filepath.Join(e.dir, RunsDir, e.st.RunID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, storageError(OpRawOutput, dir, err)
+	}
+	base := fmt.Sprintf("iter-%04d", e.iter.info.N)
+	for attempt := 1; ; attempt++ {
+		name := base + ".jsonl"
+		if attempt > 1 {
+			name = fmt.Sprintf("%s.attempt%d.jsonl", base, attempt)
+		}
+		path := filepath.Join(dir, name)
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return nil, storageError(OpRawOutput, path, err)
+		}
+		return &rawOutput{f: f, stop: stop, fault: func() error { return e.writeFault(FileRawOutput) }}, nil
+	}
+}
+
+// rawOutput keeps one attempt's raw agent output. The first write that
+// fails stops the agent: the disk is full or failing, and an agent left to
+// run would spend money on work ralph could not record.
+type rawOutput struct {
+	f     *os.File
+	stop  func()
+	fault func() error
+
+	mu     sync.Mutex
+	err    error
+	closed bool
+}
+
+func (r *rawOutput) Write(p []byte) (int, error) {
+	err := r.fault()
+	n := 0
+	if err == nil {
+		n, err = r.f.Write(p)
+	}
+	if err != nil {
+		r.fail(err)
+	}
+	return n, err
+}
+
+func (r *rawOutput) fail(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err == nil {
+		r.err = storageError(OpRawOutput, r.f.Name(), err)
+		r.stop()
+	}
+}
+
+// Close closes the file once and returns the first error of its writes
+// or of closing it, as a *StorageError.
+func (r *rawOutput) Close() error {
+	r.mu.Lock()
+	closed := r.closed
+	r.closed = true
+	r.mu.Unlock()
+	if !closed {
+		if err := r.f.Close(); err != nil {
+			r.fail(err)
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}

@@ -1,0 +1,160 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/ralph-loop/ralph/engine/memory"
+	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/hats"
+	"github.com/ralph-loop/ralph/internal/plural"
+)
+
+// selecting chooses the hat, builds its prompt and records the start of the
+// iteration.
+func (e *Engine) selecting() (Phase, error) {
+	hat, offsets, evs := e.choose()
+	confirming := e.st.Confirming != nil
+	if !confirming && e.exhausted(hat) {
+		return e.dropExhausted(hat, offsets)
+	}
+	n := e.st.Iteration + 1
+	backend := e.backendFor(hat.ID)
+	prompt := hats.BuildPrompt(e.promptInput(hat, evs, n))
+	if err := e.append(ralphEvent(TopicIterationStarted, iterationStartedRecord{
+		Iteration: n, Hat: hat.ID, Events: offsets, Confirming: confirming, Backend: backend.Name()})); err != nil {
+		return "", err
+	}
+	e.iter = iteration{
+		info: IterationInfo{N: n, Max: e.opts.Settings.MaxIterations, Hat: hat, Backend: backend.Name(),
+			Confirming: confirming, Prompt: prompt, Started: e.now()},
+		events: offsets,
+	}
+	if err := e.saveAs(PhaseRunning); err != nil {
+		return "", err
+	}
+	e.opts.Reporter.IterationStarted(e.iter.info)
+	return PhaseRunning, nil
+}
+
+// choose picks the hat for the pending events and takes the ones it owns
+// (hats.Owner of the hats each was routed to when it was decided). A
+// confirmation iteration is the coordinator's, with no events: it judges
+// the claim afresh.
+func (e *Engine) choose() (hats.Hat, []int64, []events.Event) {
+	if e.st.Confirming != nil {
+		return e.hat(hats.CoordinatorID), []int64{}, nil
+	}
+	all := make([]events.Event, len(e.st.Pending))
+	for i, p := range e.st.Pending {
+		all[i] = p.Event
+	}
+	hat := e.opts.Hats.Choose(all).Hat
+	offsets, evs := []int64{}, []events.Event{}
+	for _, p := range e.st.Pending {
+		if hats.Owner(p.To) == hat.ID {
+			offsets = append(offsets, p.Offset)
+			evs = append(evs, p.Event)
+		}
+	}
+	return hat, offsets, evs
+}
+
+func (e *Engine) exhausted(h hats.Hat) bool {
+	return h.MaxActivations > 0 && e.st.Activations[h.ID] >= h.MaxActivations
+}
+
+// dropExhausted drops the events of a hat that has used up its activations
+// and publishes <hat>.exhausted the first time.
+func (e *Engine) dropExhausted(h hats.Hat, offsets []int64) (Phase, error) {
+	lines := []events.Event{ralphEvent(TopicEventDropped, droppedRecord{Offsets: offsets, Hat: h.ID, Reason: "exhausted"})}
+	if !slices.Contains(e.st.Exhausted, h.ID) {
+		lines = append(lines, ralphEvent(h.ID+suffixExhausted, fmt.Sprintf(
+			"Hat %s reached max_activations (%d); its pending events were dropped.", h.ID, h.MaxActivations)))
+	}
+	e.opts.Reporter.Warn(fmt.Sprintf("hat %s reached max_activations (%d); dropped %s", h.ID, h.MaxActivations,
+		plural.Count(len(offsets), "pending event", "pending events")))
+	if err := e.append(lines...); err != nil {
+		return "", err
+	}
+	return PhaseSettling, e.saveAs(PhaseSettling)
+}
+
+func (e *Engine) promptInput(h hats.Hat, evs []events.Event, n int) hats.PromptInput {
+	in := hats.PromptInput{
+		Objective:       e.objective(),
+		Hat:             h,
+		Events:          evs,
+		Routes:          e.opts.Hats.Routes(h),
+		CompletionTopic: e.opts.Settings.CompletionTopic,
+		EmitCommand:     e.opts.RalphBin,
+		Iteration:       n,
+		LastIteration:   e.st.LastNote,
+		Scratchpad:      e.scratchpad(),
+		Memories:        e.memories(h, evs),
+	}
+	if e.st.Confirming != nil {
+		in.Confirming, in.Claim = true, *e.st.Confirming
+	}
+	return in
+}
+
+func (e *Engine) objective() string {
+	if e.st != nil && e.st.Objective != "" {
+		return e.st.Objective
+	}
+	return e.opts.Objective
+}
+
+// source is where the run's objective came from: as recorded when it
+// started, since a resume keeps that objective whatever its flags say.
+func (e *Engine) source() string {
+	if e.st != nil && e.st.Source != "" {
+		return e.st.Source
+	}
+	return e.opts.Source
+}
+
+// memories picks the long-term memories most relevant to this iteration's
+// objective, hat and events, within the configured budget.
+func (e *Engine) memories(h hats.Hat, evs []events.Event) string {
+	budget := e.opts.Settings.MemoriesBudget
+	if budget <= 0 {
+		return ""
+	}
+	ms, err := memory.Store{Path: filepath.Join(e.dir, "agent", "memories.md")}.List()
+	if err != nil {
+		e.opts.Reporter.Warn("cannot read memories: " + err.Error())
+		return ""
+	}
+	query := []string{e.objective(), h.Name, h.Instructions}
+	for _, ev := range evs {
+		query = append(query, ev.Topic, ev.PayloadText())
+	}
+	return memory.Select(ms, strings.Join(query, " "), budget)
+}
+
+// scratchpadLimit bounds the scratchpad injected into a prompt; the newest
+// part is kept because that is what the agent wrote last.
+const scratchpadLimit = 16 * 1024
+
+// ScratchpadFile is the name of the agent's working notes, under .ralph/agent/
+// during a run and under .ralph/runs/<id>/ once the next run started.
+const ScratchpadFile = "scratchpad.md"
+
+func (e *Engine) scratchpadPath() string { return filepath.Join(e.dir, "agent", ScratchpadFile) }
+
+func (e *Engine) scratchpad() string {
+	data, err := os.ReadFile(e.scratchpadPath())
+	if err != nil || len(data) == 0 {
+		return ""
+	}
+	if len(data) <= scratchpadLimit {
+		return string(data)
+	}
+	cut := len(data) - scratchpadLimit
+	return fmt.Sprintf("[the first %d bytes are cut; the whole file is .ralph/agent/scratchpad.md]\n%s", cut, data[cut:])
+}

@@ -1,0 +1,47 @@
+package engine
+
+import (
+	"context"
+	"time"
+)
+
+// rateLimitBackoff is the first wait when the provider gives no reset time;
+// it doubles with each limit in a row.
+const rateLimitBackoff = 30 * time.Second
+
+func (e *Engine) rateLimitWait() time.Duration {
+	maxWait := e.opts.Settings.RateLimitMaxWait
+	if maxWait <= 0 {
+		maxWait = time.Hour
+	}
+	var wait time.Duration
+	if reset := e.iter.result.RateLimitResetAt; !reset.IsZero() {
+		wait = reset.Sub(e.now()) + time.Second
+	} else {
+		wait = rateLimitBackoff << min(e.rateWaits, 10)
+	}
+	return max(min(wait, maxWait), time.Second)
+}
+
+func (e *Engine) rateLimitRecord() rateLimitedRecord {
+	r := rateLimitedRecord{Iteration: e.iter.info.N, Hat: e.iter.info.Hat.ID, Message: e.iter.result.FailureMessage,
+		WaitMS: e.rateLimitWait().Milliseconds()}
+	if !e.iter.result.RateLimitResetAt.IsZero() {
+		r.ResetAt = e.iter.result.RateLimitResetAt.UTC().Format(time.RFC3339)
+	}
+	return r
+}
+
+// waiting sleeps until the rate limit lifts, then repeats the iteration.
+func (e *Engine) waiting(ctx context.Context) (Phase, error) {
+	wait := e.rateLimitWait()
+	e.rateWaits++
+	e.opts.Reporter.RateLimited(e.iter.info, wait)
+	if err := sleep(ctx, wait); err != nil {
+		e.ending = e.terminate(ReasonInterrupted, "interrupted while waiting for a rate limit to lift")
+		return PhaseTerminating, nil
+	}
+	// The wait is over even if the clock says a moment is left.
+	e.st.RateLimitedUntil = time.Time{}
+	return PhaseChecking, nil
+}
