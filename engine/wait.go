@@ -33,8 +33,12 @@ func (e *Engine) rateLimitRecord() rateLimitedRecord {
 }
 
 // waiting sleeps until the rate limit lifts, then repeats the iteration.
+// It waits until the moment the log records (agent.rate_limited's time
+// plus its wait_ms, as RunState folds it), not for a wait worked out again
+// now: the checks between the two would shorten the wait the log
+// announces, and a resumed run waits for that same moment.
 func (e *Engine) waiting(ctx context.Context) (Phase, error) {
-	wait := e.rateLimitWait()
+	wait := max(e.st.RateLimitedUntil.Sub(e.now()), 0)
 	e.rateWaits++
 	e.opts.Reporter.RateLimited(e.iter.info, wait)
 	if err := sleep(ctx, wait); err != nil {
