@@ -274,8 +274,7 @@ func (s *loopSetup) options(g *globals, log *slog.Logger, rep engine.Reporter, c
 		Reporter:  rep,
 		KillGrace: seconds(el.KillGraceSeconds),
 		Launch:    s.launch,
-		Resume:    c.Resume,
-		Fresh:     c.Fresh,
+		Start:     c.startMode(),
 		Wait:      c.Wait,
 		ForceKill: g.signals.force,
 	}
@@ -313,4 +312,15 @@ func memoriesBudget(m config.Memories) int {
 		return 0
 	}
 	return m.Budget
+}
+
+// startMode is how the run begins: --resume, --fresh or a new run.
+func (c *loopCmd) startMode() engine.StartMode {
+	switch {
+	case c.Resume:
+		return engine.StartResume
+	case c.Fresh:
+		return engine.StartFresh
+	}
+	return engine.StartNew
 }
