@@ -97,13 +97,17 @@ func (c *loopCmd) Run(g *globals, log *slog.Logger, ctx context.Context) error {
 }
 
 func (c *loopCmd) loop(ctx context.Context, g *globals, log *slog.Logger, rep loopReporter) error {
-	setup, err := c.prepare(g)
+	ch, err := c.choices(g.Dir)
 	if err != nil {
 		return err
 	}
-	opts := setup.options(g, log, rep, c)
+	opts, warnings, err := engineOptions(g, log, ch)
+	if err != nil {
+		return err
+	}
+	opts.Reporter = withStats(rep)
 	if h := rep.headless; h != nil {
-		h.Configured(setup.warnings, opts.Settings.StuckThreshold)
+		h.Configured(warnings, opts.Settings.StuckThreshold)
 	}
 	if opts.Fault, err = crashHook(); err != nil {
 		return err
@@ -114,7 +118,6 @@ func (c *loopCmd) loop(ctx context.Context, g *globals, log *slog.Logger, rep lo
 	if opts.Now, err = testClock(); err != nil {
 		return err
 	}
-	opts.Reporter = withStats(opts.Reporter)
 	if g.signals != nil {
 		g.signals.notifyInterrupt(func() {
 			rep.Warn("interrupted: stopping the agent (SIGTERM, then SIGKILL once kill_grace_seconds have passed); interrupt again to kill it at once")
@@ -185,23 +188,4 @@ func failureOf(err error) *view.Failure {
 		f.ExitCode = c.ExitCode()
 	}
 	return f
-}
-
-func (c *loopCmd) prepare(g *globals) (*loopSetup, error) {
-	in := loopInputs{
-		configs: c.Config, hats: c.Hats, prompt: c.Prompt, promptFile: c.PromptFile,
-		backend: c.Backend, maxIterations: int(c.MaxIterations), resume: c.Resume,
-		maxRuntime: c.MaxRuntime.value(), stuckThreshold: c.StuckThreshold.value(),
-		spec: specInputs{file: c.Spec, n: int(c.N), all: c.All},
-	}
-	if c.Resume {
-		prev, err := engine.PreviousLaunch(g.Dir)
-		if err != nil {
-			return nil, err
-		}
-		if err := in.resumeFrom(prev, g.Dir); err != nil {
-			return nil, err
-		}
-	}
-	return prepareLoop(g, in)
 }
