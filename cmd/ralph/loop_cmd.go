@@ -11,6 +11,7 @@ import (
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/exitcode"
+	"github.com/ralph-loop/ralph/internal/testhook"
 	"github.com/ralph-loop/ralph/view"
 )
 
@@ -105,17 +106,17 @@ func (c *loopCmd) loop(ctx context.Context, g *globals, log *slog.Logger, rep lo
 	if err != nil {
 		return err
 	}
-	opts.Reporter = withStats(rep)
+	opts.Reporter = testhook.WithStats(rep)
 	if h := rep.headless; h != nil {
 		h.Configured(warnings, opts.Settings.StuckThreshold)
 	}
-	if opts.Fault, err = crashHook(); err != nil {
+	if opts.Fault, err = testhook.Crash(); err != nil {
 		return err
 	}
-	if opts.WriteFault, err = writeFaultHook(); err != nil {
+	if opts.WriteFault, err = testhook.WriteFault(); err != nil {
 		return err
 	}
-	if opts.Now, err = testClock(); err != nil {
+	if opts.Now, err = testhook.Clock(); err != nil {
 		return err
 	}
 	if g.signals != nil {
