@@ -12,6 +12,7 @@ import (
 
 	"github.com/ralph-loop/ralph/backends"
 	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/engine/checklist"
 	"github.com/ralph-loop/ralph/engine/config"
 	"github.com/ralph-loop/ralph/hats"
 	"github.com/ralph-loop/ralph/internal/redact"
@@ -46,7 +47,7 @@ func engineOptions(g *globals, log *slog.Logger, ch runChoices) (engine.Options,
 	if mode.kind == engine.ModeSpec {
 		// The spec's boxes are the task, checking them is progress, and
 		// all checked is done.
-		objective, source = specObjective(mode.spec), mode.spec
+		objective, source = checklist.Objective(mode.spec), mode.spec
 		el.CompletionConfirmations = 1
 		el.MaxIterations = specLimitOf(ch)
 	}
