@@ -68,6 +68,16 @@ func New(opts Options) (*Engine, error) {
 	case opts.Reporter == nil:
 		return nil, errors.New("engine: no reporter")
 	}
+	switch opts.Start {
+	case "":
+		opts.Start = StartNew
+	case StartNew, StartResume, StartFresh:
+	default:
+		return nil, fmt.Errorf("engine: unknown start mode %q", opts.Start)
+	}
+	if opts.Objective == "" && opts.Start != StartResume {
+		return nil, errors.New("engine: no objective (a new run needs one)")
+	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}

@@ -299,7 +299,7 @@ func TestInterruptedRunExits130AndResumes(t *testing.T) {
 	// On resume the builder runs again with the same event, and the event
 	// it wrote before the interruption is routed exactly once.
 	b2 := happy()
-	out, err = newTestEngine(t, dir, b2, settings(), func(o *Options) { o.Resume = true }).Run(t.Context())
+	out, err = newTestEngine(t, dir, b2, settings(), func(o *Options) { o.Start = StartResume }).Run(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, ReasonCompleted, out.Reason)
 	// build.progress, written before the interruption, went to the
@@ -468,7 +468,7 @@ func TestResumeWaitsOutARecordedRateLimit(t *testing.T) {
 	b2 := happy()
 	reporter2 := &waitRecorder{onWait: cancel2}
 	out, err = newTestEngine(t, dir, b2, settings(), func(o *Options) {
-		o.Now, o.Reporter, o.Resume = clock.Now, reporter2, true
+		o.Now, o.Reporter, o.Start = clock.Now, reporter2, StartResume
 	}).Run(ctx2)
 	require.NoError(t, err)
 	assert.Equal(t, ReasonInterrupted, out.Reason)
@@ -502,7 +502,7 @@ func TestResumeRunKilledBeforeItsFirstCheckpoint(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(t.Context())
 	b := &fakeBackend{byHat: map[string][]turn{"ralph": {{block: true, onStart: cancel}}}}
-	_, err = newTestEngine(t, dir, b, settings(), func(o *Options) { o.Fresh = true }).Run(ctx)
+	_, err = newTestEngine(t, dir, b, settings(), func(o *Options) { o.Start = StartFresh }).Run(ctx)
 	require.NoError(t, err)
 	second, _, err := Checkpoint{Path: statePath}.Load()
 	require.NoError(t, err)
@@ -510,7 +510,7 @@ func TestResumeRunKilledBeforeItsFirstCheckpoint(t *testing.T) {
 
 	w := &warnRecorder{}
 	b2 := happy()
-	out, err = newTestEngine(t, dir, b2, settings(), func(o *Options) { o.Resume = true; o.Reporter = w }).Run(t.Context())
+	out, err = newTestEngine(t, dir, b2, settings(), func(o *Options) { o.Start = StartResume; o.Reporter = w }).Run(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, ReasonCompleted, out.Reason)
 	assert.Equal(t, second.RunID, out.RunID)
@@ -543,7 +543,7 @@ func TestRunEndedInTheLogButNotInTheCheckpoint(t *testing.T) {
 	st.Terminated, st.Offset = nil, terminate.Offset
 	require.NoError(t, cp.Save(st, PhaseTerminating, time.Now()))
 
-	_, err = newTestEngine(t, dir, happy(), settings(), func(o *Options) { o.Resume = true }).Run(t.Context())
+	_, err = newTestEngine(t, dir, happy(), settings(), func(o *Options) { o.Start = StartResume }).Run(t.Context())
 	var noRun *NoRunError
 	require.ErrorAs(t, err, &noRun)
 	assert.Contains(t, err.Error(), "already ended: completed")
@@ -600,7 +600,7 @@ func TestRuntimeExcludesTheTimeRalphWasDeadAfterACrash(t *testing.T) {
 	// Resumed 13 seconds after the kill: one second of runtime was used.
 	set(14500 * time.Millisecond)()
 	b2 := happy()
-	out, err := newTestEngine(t, dir, b2, s, func(o *Options) { o.Now = clock.Now; o.Resume = true }).Run(t.Context())
+	out, err := newTestEngine(t, dir, b2, s, func(o *Options) { o.Now = clock.Now; o.Start = StartResume }).Run(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, ReasonCompleted, out.Reason, out.Message)
 	assert.Equal(t, []string{"builder", "reviewer"}, b2.hats)

@@ -45,7 +45,7 @@ func TestDeletedRalphDirIsRecreatedAndTheRunResumes(t *testing.T) {
 	assert.FileExists(t, filepath.Join(dir, DirName, StateFile))
 	assert.FileExists(t, filepath.Join(dir, DirName, ".gitignore"))
 
-	resumed := newTestEngine(t, dir, b, settings(), func(o *Options) { o.Resume = true })
+	resumed := newTestEngine(t, dir, b, settings(), func(o *Options) { o.Start = StartResume })
 	out, err = resumed.Run(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, ReasonCompleted, out.Reason)

@@ -64,13 +64,30 @@ type Settings struct {
 	ShareMemories bool
 }
 
-// Options configure a run. Fields marked required must be set.
+// StartMode is how a run begins with respect to the run already in .ralph.
+type StartMode string
+
+const (
+	// StartNew begins a new run; it refuses to replace one that is
+	// unfinished (UnfinishedRunError), and archives one that ended.
+	StartNew StartMode = "new"
+	// StartResume continues the run in .ralph where it stopped.
+	StartResume StartMode = "resume"
+	// StartFresh begins a new run, archiving the previous one even when it
+	// is unfinished.
+	StartFresh StartMode = "fresh"
+)
+
+// Options configure a run. New refuses options without the fields marked
+// required.
 type Options struct {
-	Workspace string         // required: the repository the agent works in
-	Objective string         // required
+	Workspace string // required: the repository the agent works in
+	// Objective is the task; required to start a run, while a resumed run
+	// keeps the one it recorded.
+	Objective string
 	Source    string         // where the objective came from, for the log
 	Config    string         // the config file path, for the log
-	Settings  Settings       // required
+	Settings  Settings       // the loop's rules; the zero value has no limits
 	Hats      *hats.Registry // required
 	Backend   Backend        // required: the default backend
 	PerHat    map[string]Backend
@@ -86,7 +103,7 @@ type Options struct {
 	// reads, the summary and everything it reports (see redact.go). Build
 	// it from the environment agents get; nil hides nothing.
 	Redactor *redact.Redactor
-	Logger   *slog.Logger     // required
+	Logger   *slog.Logger     // nil discards the log
 	Reporter Reporter         // required: progress for people or programs
 	Now      func() time.Time // defaults to time.Now
 
@@ -95,9 +112,9 @@ type Options struct {
 	// nothing.
 	Launch *Launch
 
-	Resume bool // continue the run in .ralph instead of starting one
-	Fresh  bool // archive an unfinished run and start a new one
-	Wait   bool // wait for the workspace lock instead of failing
+	// Start says whether to begin a new run or resume one; "" is StartNew.
+	Start StartMode
+	Wait  bool // wait for the workspace lock instead of failing
 	// OrphanLockWait bounds the wait for a lock whose recorded holder is
 	// dead; zero means DefaultOrphanLockWait.
 	OrphanLockWait time.Duration

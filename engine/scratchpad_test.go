@@ -30,7 +30,7 @@ func TestScratchpadBelongsToItsRun(t *testing.T) {
 
 	s.MaxIterations = 2
 	resumed := &fakeBackend{turns: []turn{{text: tagged("LOOP_COMPLETE", "done")}}}
-	_, err = newTestEngine(t, dir, resumed, s, func(o *Options) { o.Resume = true }).Run(t.Context())
+	_, err = newTestEngine(t, dir, resumed, s, func(o *Options) { o.Start = StartResume }).Run(t.Context())
 	require.NoError(t, err)
 	assert.Contains(t, resumed.prompts[0], "next: step 3 of the old objective", "a resumed run keeps its notes")
 

@@ -33,7 +33,7 @@ func (e *Engine) starting(ctx context.Context) (Phase, error) {
 	if err != nil {
 		return "", err
 	}
-	if e.opts.Resume {
+	if e.opts.Start == StartResume {
 		if err := e.resume(prev); err != nil {
 			return "", err
 		}
@@ -227,7 +227,7 @@ func (e *Engine) resume(prev *RunState) error {
 }
 
 func (e *Engine) begin(ctx context.Context, prev *RunState) error {
-	if prev != nil && (prev.Terminated == nil || prev.Terminated.Reason.Unfinished()) && !e.opts.Fresh {
+	if prev != nil && (prev.Terminated == nil || prev.Terminated.Reason.Unfinished()) && e.opts.Start != StartFresh {
 		why := "it was still running"
 		if prev.Terminated != nil {
 			why = string(prev.Terminated.Reason)

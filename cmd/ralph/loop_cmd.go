@@ -11,6 +11,7 @@ import (
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/exitcode"
+	"github.com/ralph-loop/ralph/internal/testhook"
 	"github.com/ralph-loop/ralph/view"
 )
 
@@ -97,24 +98,27 @@ func (c *loopCmd) Run(ctx context.Context, g *globals, log *slog.Logger) error {
 }
 
 func (c *loopCmd) loop(ctx context.Context, g *globals, log *slog.Logger, rep loopReporter) error {
-	setup, err := c.prepare(g)
+	ch, err := c.choices(g.Dir)
 	if err != nil {
 		return err
 	}
-	opts := setup.options(g, log, rep, c)
+	opts, warnings, err := engineOptions(g, log, ch)
+	if err != nil {
+		return err
+	}
+	opts.Reporter = testhook.WithStats(rep)
 	if h := rep.headless; h != nil {
-		h.Configured(setup.warnings, opts.Settings.StuckThreshold)
+		h.Configured(warnings, opts.Settings.StuckThreshold)
 	}
-	if opts.Fault, err = crashHook(); err != nil {
+	if opts.Fault, err = testhook.Crash(); err != nil {
 		return err
 	}
-	if opts.WriteFault, err = writeFaultHook(); err != nil {
+	if opts.WriteFault, err = testhook.WriteFault(); err != nil {
 		return err
 	}
-	if opts.Now, err = testClock(); err != nil {
+	if opts.Now, err = testhook.Clock(); err != nil {
 		return err
 	}
-	opts.Reporter = withStats(opts.Reporter)
 	if g.signals != nil {
 		g.signals.notifyInterrupt(func() {
 			rep.Warn("interrupted: stopping the agent (SIGTERM, then SIGKILL once kill_grace_seconds have passed); interrupt again to kill it at once")
@@ -185,23 +189,4 @@ func failureOf(err error) *view.Failure {
 		f.ExitCode = c.ExitCode()
 	}
 	return f
-}
-
-func (c *loopCmd) prepare(g *globals) (*loopSetup, error) {
-	in := loopInputs{
-		configs: c.Config, hats: c.Hats, prompt: c.Prompt, promptFile: c.PromptFile,
-		backend: c.Backend, maxIterations: int(c.MaxIterations), resume: c.Resume,
-		maxRuntime: c.MaxRuntime.value(), stuckThreshold: c.StuckThreshold.value(),
-		spec: specInputs{file: c.Spec, n: int(c.N), all: c.All},
-	}
-	if c.Resume {
-		prev, err := engine.PreviousLaunch(g.Dir)
-		if err != nil {
-			return nil, err
-		}
-		if err := in.resumeFrom(prev, g.Dir); err != nil {
-			return nil, err
-		}
-	}
-	return prepareLoop(g, in)
 }

@@ -10,36 +10,79 @@ import (
 	"github.com/ralph-loop/ralph/engine"
 )
 
+// runChoices are the choices that shape a run: the loop command's flags,
+// with what the resumed run's launch record adds. choices fills them once;
+// engineOptions turns them into the engine's Options.
+type runChoices struct {
+	configs        []string
+	hats           string // -H: a hat collection laid over the config
+	prompt         string
+	promptFile     string
+	backend        string
+	maxIterations  int            // 0: not given
+	maxRuntime     *time.Duration // nil: not given; 0 means no limit
+	stuckThreshold *int           // nil: not given; 0 turns the check off
+	spec           string         // --spec, or the resumed run's spec
+	n              int            // SPEC mode's -n
+	all            bool           // SPEC mode's --all
+	start          engine.StartMode
+	wait           bool
+	prev           *engine.Launch // the resumed run's launch record; nil when none
+}
+
+// choices reads the flags and, on --resume, the run's launch record.
+func (c *loopCmd) choices(dir string) (runChoices, error) {
+	ch := runChoices{configs: c.Config, hats: c.Hats, prompt: c.Prompt, promptFile: c.PromptFile,
+		backend: c.Backend, maxIterations: int(c.MaxIterations), maxRuntime: c.MaxRuntime.value(),
+		stuckThreshold: c.StuckThreshold.value(), spec: c.Spec, n: int(c.N), all: c.All,
+		start: engine.StartNew, wait: c.Wait}
+	switch {
+	case c.Fresh:
+		ch.start = engine.StartFresh
+	case c.Resume:
+		ch.start = engine.StartResume
+		prev, err := engine.PreviousLaunch(dir)
+		if err != nil {
+			return ch, err
+		}
+		if err := ch.resumeFrom(prev, dir); err != nil {
+			return ch, err
+		}
+	}
+	return ch, nil
+}
+
 // resumeFrom fills in what the resume's command line leaves out with what
 // the run was started with (prev, nil when the run recorded nothing), so
 // it goes on as it was: in SPEC mode with its spec, with its -c files, -H
 // hats and --backend, and with the limits its flags set. What the resume's
 // flags say wins — that is how a run that hit a limit goes on with a
 // higher one — but not the spec: the run's objective is that spec's.
-func (in *loopInputs) resumeFrom(prev *engine.Launch, dir string) error {
+func (ch *runChoices) resumeFrom(prev *engine.Launch, dir string) error {
 	if prev == nil {
 		return nil
 	}
-	if err := in.checkSameSpec(prev, dir); err != nil {
+	ch.prev = prev
+	if err := ch.checkSameSpec(prev, dir); err != nil {
 		return err
 	}
 	if prev.Mode == engine.ModeSpec {
-		in.spec.file = inWorkspace(dir, prev.SpecFile)
+		ch.spec = inWorkspace(dir, prev.SpecFile)
 	}
-	if len(in.configs) == 0 {
-		in.configs = slices.Clone(prev.Configs)
+	if len(ch.configs) == 0 {
+		ch.configs = slices.Clone(prev.Configs)
 	}
-	in.hats = cmp.Or(in.hats, prev.Hats)
-	in.backend = cmp.Or(in.backend, prev.Backend)
-	if in.maxIterations == 0 && !in.spec.given() {
-		in.maxIterations = prev.MaxIterations
+	ch.hats = cmp.Or(ch.hats, prev.Hats)
+	ch.backend = cmp.Or(ch.backend, prev.Backend)
+	if ch.maxIterations == 0 && ch.n == 0 && !ch.all {
+		ch.maxIterations = prev.MaxIterations
 	}
-	if in.stuckThreshold == nil {
-		in.stuckThreshold = prev.StuckThreshold
+	if ch.stuckThreshold == nil {
+		ch.stuckThreshold = prev.StuckThreshold
 	}
-	if in.maxRuntime == nil && prev.MaxRuntimeMS != nil {
+	if ch.maxRuntime == nil && prev.MaxRuntimeMS != nil {
 		d := time.Duration(*prev.MaxRuntimeMS) * time.Millisecond
-		in.maxRuntime = &d
+		ch.maxRuntime = &d
 	}
 	return nil
 }
@@ -47,17 +90,17 @@ func (in *loopInputs) resumeFrom(prev *engine.Launch, dir string) error {
 // checkSameSpec refuses a --spec on resume that is not the run's own: the
 // run's objective was written for its spec, and a run that was not in
 // SPEC mode cannot become one.
-func (in *loopInputs) checkSameSpec(prev *engine.Launch, dir string) error {
-	if in.spec.file == "" {
+func (ch *runChoices) checkSameSpec(prev *engine.Launch, dir string) error {
+	if ch.spec == "" {
 		return nil
 	}
-	given := inWorkspace(dir, in.spec.file)
+	given := inWorkspace(dir, ch.spec)
 	switch {
 	case prev.Mode != engine.ModeSpec:
-		return withHint(fmt.Errorf("--spec %s: the run to resume is not a SPEC-mode run", in.spec.file),
+		return withHint(fmt.Errorf("--spec %s: the run to resume is not a SPEC-mode run", ch.spec),
 			"resume without --spec, or start a new run on the spec with --fresh")
 	case given != inWorkspace(dir, prev.SpecFile):
-		return withHint(fmt.Errorf("--spec %s: the run to resume works through %s", in.spec.file, prev.SpecFile),
+		return withHint(fmt.Errorf("--spec %s: the run to resume works through %s", ch.spec, prev.SpecFile),
 			"resume without --spec, or start a new run on the other spec with --fresh")
 	}
 	return nil
@@ -66,18 +109,17 @@ func (in *loopInputs) checkSameSpec(prev *engine.Launch, dir string) error {
 // launch is what the run records of its command line (see engine.Launch).
 // In SPEC mode the iteration limit always comes from the command line (-n,
 // --all, or one iteration), so it is recorded whichever way it was set.
-func (in loopInputs) launch(dir string, s *loopSetup) *engine.Launch {
-	l := &engine.Launch{Mode: engine.ModeLoop, Hats: in.hats, Backend: in.backend,
-		MaxIterations: in.maxIterations, StuckThreshold: in.stuckThreshold}
-	for _, c := range in.configs {
+func (ch runChoices) launch(dir string, mode runMode, maxIterations int) *engine.Launch {
+	l := &engine.Launch{Mode: mode.kind, Hats: ch.hats, Backend: ch.backend,
+		MaxIterations: ch.maxIterations, StuckThreshold: ch.stuckThreshold}
+	for _, c := range ch.configs {
 		l.Configs = append(l.Configs, relativeTo(dir, c))
 	}
-	if s.specFile != "" {
-		l.Mode, l.SpecFile = engine.ModeSpec, relativeTo(dir, s.specFile)
-		l.MaxIterations = s.cfg.EventLoop.MaxIterations
+	if mode.kind == engine.ModeSpec {
+		l.SpecFile, l.MaxIterations = relativeTo(dir, mode.spec), maxIterations
 	}
-	if in.maxRuntime != nil {
-		ms := in.maxRuntime.Milliseconds()
+	if ch.maxRuntime != nil {
+		ms := ch.maxRuntime.Milliseconds()
 		l.MaxRuntimeMS = &ms
 	}
 	return l

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/testhook"
 )
 
 // soakEnv sets the soak test's iteration count; without it the test skips.
@@ -46,7 +47,7 @@ func TestSoak(t *testing.T) {
 	loop := exec.Command(ralphBin, "loop", "--quiet")
 	loop.Dir = w.dir
 	loop.Env = append(os.Environ(), "SCRIPTAGENT_SCRIPT="+filepath.Join(w.state, "script.json"),
-		"SCRIPTAGENT_STATE="+w.state, statsEnv+"="+stats)
+		"SCRIPTAGENT_STATE="+w.state, testhook.StatsEnv+"="+stats)
 	var loopErr bytes.Buffer
 	loop.Stderr = &loopErr
 	require.NoError(t, loop.Start())
@@ -179,13 +180,13 @@ func pollStatus(t *testing.T, dir string, done <-chan struct{}) <-chan pollResul
 	return out
 }
 
-func readSamples(t *testing.T, path string) map[int]ResourceSample {
+func readSamples(t *testing.T, path string) map[int]testhook.ResourceSample {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
-	out := map[int]ResourceSample{}
+	out := map[int]testhook.ResourceSample{}
 	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var s ResourceSample
+		var s testhook.ResourceSample
 		require.NoError(t, json.Unmarshal([]byte(line), &s))
 		out[s.Iteration] = s
 	}

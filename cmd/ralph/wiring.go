@@ -12,6 +12,7 @@ import (
 
 	"github.com/ralph-loop/ralph/backends"
 	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/engine/checklist"
 	"github.com/ralph-loop/ralph/engine/config"
 	"github.com/ralph-loop/ralph/hats"
 	"github.com/ralph-loop/ralph/internal/redact"
@@ -20,87 +21,105 @@ import (
 // The concrete backend must satisfy what the engine asks of one.
 var _ engine.Backend = (*backends.Backend)(nil)
 
-// loopInputs are the command-line choices that shape a run.
-type loopInputs struct {
-	configs        []string
-	hats           string // -H: a hat collection laid over the config
-	prompt         string
-	promptFile     string
-	backend        string
-	maxIterations  int            // 0: not given
-	maxRuntime     *time.Duration // nil: not given; 0 means no limit
-	stuckThreshold *int           // nil: not given; 0 turns the check off
-	resume         bool
-	spec           specInputs
-}
-
-// loopSetup is a loaded configuration turned into what the engine needs.
-type loopSetup struct {
-	cfg        *config.Config
-	configPath string
-	// warnings are the config's and its topology's, already printed on
-	// stderr; the headless stream repeats them.
-	warnings   []string
-	objective  string
-	source     string
-	registry   *hats.Registry
-	backend    *backends.Backend
-	perHat     map[string]engine.Backend
-	ralphBin   string
-	specFile   string // SPEC mode: the checklist the run works through
-	maxRuntime time.Duration
-	launch     *engine.Launch // what the run records of its command line
-	// redactor hides the secret values of every environment an agent of
-	// this run may get, in everything ralph writes.
-	redactor *redact.Redactor
-}
-
-func prepareLoop(g *globals, in loopInputs) (*loopSetup, error) {
-	cfg, path, err := loadConfigOrDefault(g.Dir, in)
-	if err != nil {
-		return nil, err
+// engineOptions loads the config, decides the run's mode and turns the
+// choices into the engine's Options, all but the reporter and the test
+// hooks. It returns the warnings it printed on stderr (the config's and its
+// topology's), which the headless stream repeats.
+func engineOptions(g *globals, log *slog.Logger, ch runChoices) (engine.Options, []string, error) {
+	cfg, path, cfgErr := loadConfigWith(g.Dir, ch.configs, ch.hats)
+	switch {
+	case errors.Is(cfgErr, config.ErrNotFound):
+		cfg, path = config.Default(), "" // decideMode says whether that will do
+	case cfgErr != nil:
+		return engine.Options{}, nil, cfgErr
 	}
 	for _, w := range cfg.Warnings {
 		fmt.Fprintf(g.stderr, "ralph: warning: %s\n", w)
 	}
-	s := &loopSetup{cfg: cfg, configPath: path, warnings: slices.Clone(cfg.Warnings)}
-	s.objective, s.source, err = cfg.Objective(g.Dir, in.prompt, in.promptFile)
-	spec, specErr := specFile(g.Dir, in, cfg, err)
-	switch {
-	case specErr != nil:
-		return nil, specErr
-	case spec != "":
-		if err := s.applySpec(spec, in.spec); err != nil {
-			return nil, err
-		}
-	case in.spec.given():
-		return nil, notSpecMode(in.spec)
-	case err != nil && !in.resume:
-		return nil, err
+	warnings := slices.Clone(cfg.Warnings)
+	objective, source, objErr := cfg.Objective(g.Dir, ch.prompt, ch.promptFile)
+	mode, err := decideMode(g.Dir, ch, cfg, cfgErr, objErr)
+	if err != nil {
+		return engine.Options{}, nil, err
 	}
-	if in.maxIterations > 0 {
-		cfg.EventLoop.MaxIterations = in.maxIterations
+	log.Debug("run mode", "mode", mode.kind, "start", mode.start, "why", mode.why)
+	el := &cfg.EventLoop
+	if mode.kind == engine.ModeSpec {
+		// The spec's boxes are the task, checking them is progress, and
+		// all checked is done.
+		objective, source = checklist.Objective(mode.spec), mode.spec
+		el.CompletionConfirmations = 1
+		el.MaxIterations = specLimitOf(ch)
 	}
-	if in.stuckThreshold != nil {
-		cfg.EventLoop.StuckThreshold = *in.stuckThreshold
+	if ch.maxIterations > 0 {
+		el.MaxIterations = ch.maxIterations
 	}
-	s.maxRuntime = seconds(cfg.EventLoop.MaxRuntimeSeconds)
-	if in.maxRuntime != nil {
-		s.maxRuntime = *in.maxRuntime
+	if ch.stuckThreshold != nil {
+		el.StuckThreshold = *ch.stuckThreshold
 	}
-	if s.registry, err = newRegistry(cfg, path); err != nil {
-		return nil, err
+	maxRuntime := seconds(el.MaxRuntimeSeconds)
+	if ch.maxRuntime != nil {
+		maxRuntime = *ch.maxRuntime
 	}
-	if s.specFile == "" {
-		s.warnings = append(s.warnings, warnTopology(g, cfg, s.registry, path)...)
+	reg, err := newRegistry(cfg, path)
+	if err != nil {
+		return engine.Options{}, nil, err
 	}
-	s.redactor = newRedactor(g, cfg)
-	if err := s.buildBackends(cfg, in.backend); err != nil {
-		return nil, err
+	if mode.kind != engine.ModeSpec {
+		warnings = append(warnings, warnTopology(g, cfg, reg, path)...)
 	}
-	s.launch = in.launch(g.Dir, s)
-	s.ralphBin, err = ralphBinary()
-	return s, err
+	redactor := newRedactor(g, cfg)
+	backend, perHat, err := newBackends(cfg, ch.backend, redactor)
+	if err != nil {
+		return engine.Options{}, nil, err
+	}
+	ralphBin, err := ralphBinary()
+	if err != nil {
+		return engine.Options{}, nil, err
+	}
+	return engine.Options{
+		Workspace: g.Dir,
+		Objective: objective,
+		Source:    source,
+		Config:    path,
+		Settings: engine.Settings{
+			CompletionTopic:        el.CompletionPromise,
+			StartingEvent:          el.StartingEvent,
+			CancellationTopic:      el.CancellationPromise,
+			RequiredEvents:         el.RequiredEvents,
+			MaxIterations:          el.MaxIterations,
+			MaxRuntime:             maxRuntime,
+			MaxCostUSD:             el.MaxCostUSD,
+			MaxTokens:              int64(el.MaxTokens),
+			MaxConsecutiveFailures: el.MaxConsecutiveFailures,
+			Cooldown:               seconds(el.CooldownDelaySeconds),
+			EnforceHatScope:        el.EnforceHatScope,
+			Confirmations:          el.CompletionConfirmations,
+			IterationTimeout:       seconds(el.IterationTimeoutSeconds),
+			IdleTimeout:            seconds(el.IdleTimeoutSeconds),
+			RateLimitMaxWait:       seconds(el.RateLimitMaxWaitSeconds),
+			AcceptanceCriteria:     cfg.AcceptanceCriteria,
+			VerifyEveryIteration:   el.VerifyEveryIteration,
+			Gates:                  gates(cfg),
+			StuckThreshold:         el.StuckThreshold,
+			MemoriesBudget:         memoriesBudget(cfg.Memories),
+			ShareMemories:          cfg.Memories.Shared,
+			SpecFile:               mode.spec,
+		},
+		Repo:      newGitRepo(g.Dir),
+		Hats:      reg,
+		Backend:   backend,
+		PerHat:    perHat,
+		RalphBin:  ralphBin,
+		AgentEnv:  agentEnv(ralphBin, cfg.Redact),
+		Redactor:  redactor,
+		Logger:    log,
+		KillGrace: seconds(el.KillGraceSeconds),
+		Launch:    ch.launch(g.Dir, mode, el.MaxIterations),
+		Start:     mode.start,
+		Wait:      ch.wait,
+		ForceKill: g.signals.force,
+	}, warnings, nil
 }
 
 // warnTopology prints what ralph validate finds wrong with the hats'
@@ -161,32 +180,33 @@ func newRedactor(g *globals, cfg *config.Config) *redact.Redactor {
 	return r
 }
 
-func (s *loopSetup) buildBackends(cfg *config.Config, override string) error {
+// newBackends makes the default backend (--backend, else cli:) and each
+// hat's own.
+func newBackends(cfg *config.Config, override string, redactor *redact.Redactor) (*backends.Backend, map[string]engine.Backend, error) {
 	grace := time.Duration(cfg.EventLoop.KillGraceSeconds) * time.Second
 	opts := backendOptions(cfg.CLI, grace)
 	if override != "" {
 		opts = backends.Options{Name: override, KillGrace: grace}
 	}
-	opts.Redactor = s.redactor
+	opts.Redactor = redactor
 	b, err := newCheckedBackend(opts)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	s.backend = b
-	s.perHat = map[string]engine.Backend{}
+	perHat := map[string]engine.Backend{}
 	for _, h := range cfg.Hats {
 		if h.Backend == nil {
 			continue
 		}
 		hopts := backendOptions(*h.Backend, grace)
-		hopts.Redactor = s.redactor
+		hopts.Redactor = redactor
 		hb, err := newCheckedBackend(hopts)
 		if err != nil {
-			return fmt.Errorf("hat %s: %w", h.ID, err)
+			return nil, nil, fmt.Errorf("hat %s: %w", h.ID, err)
 		}
-		s.perHat[h.ID] = hb
+		perHat[h.ID] = hb
 	}
-	return nil
+	return b, perHat, nil
 }
 
 func backendOptions(c config.CLI, grace time.Duration) backends.Options {
@@ -232,62 +252,13 @@ func ralphBinary() (string, error) {
 	return exe, nil
 }
 
-func (s *loopSetup) options(g *globals, log *slog.Logger, rep engine.Reporter, c *loopCmd) engine.Options {
-	el := s.cfg.EventLoop
-	return engine.Options{
-		Workspace: g.Dir,
-		Objective: s.objective,
-		Source:    s.source,
-		Config:    s.configPath,
-		Settings: engine.Settings{
-			CompletionTopic:        el.CompletionPromise,
-			StartingEvent:          el.StartingEvent,
-			CancellationTopic:      el.CancellationPromise,
-			RequiredEvents:         el.RequiredEvents,
-			MaxIterations:          el.MaxIterations,
-			MaxRuntime:             s.maxRuntime,
-			MaxCostUSD:             el.MaxCostUSD,
-			MaxTokens:              int64(el.MaxTokens),
-			MaxConsecutiveFailures: el.MaxConsecutiveFailures,
-			Cooldown:               seconds(el.CooldownDelaySeconds),
-			EnforceHatScope:        el.EnforceHatScope,
-			Confirmations:          el.CompletionConfirmations,
-			IterationTimeout:       seconds(el.IterationTimeoutSeconds),
-			IdleTimeout:            seconds(el.IdleTimeoutSeconds),
-			RateLimitMaxWait:       seconds(el.RateLimitMaxWaitSeconds),
-			AcceptanceCriteria:     s.cfg.AcceptanceCriteria,
-			VerifyEveryIteration:   el.VerifyEveryIteration,
-			Gates:                  gates(s.cfg),
-			StuckThreshold:         el.StuckThreshold,
-			MemoriesBudget:         memoriesBudget(s.cfg.Memories),
-			ShareMemories:          s.cfg.Memories.Shared,
-			SpecFile:               s.specFile,
-		},
-		Repo:      newGitRepo(g.Dir),
-		Hats:      s.registry,
-		Backend:   s.backend,
-		PerHat:    s.perHat,
-		RalphBin:  s.ralphBin,
-		AgentEnv:  s.agentEnv(),
-		Redactor:  s.redactor,
-		Logger:    log,
-		Reporter:  rep,
-		KillGrace: seconds(el.KillGraceSeconds),
-		Launch:    s.launch,
-		Resume:    c.Resume,
-		Fresh:     c.Fresh,
-		Wait:      c.Wait,
-		ForceKill: g.signals.force,
-	}
-}
-
 // agentEnv is added to every agent's environment: ralph first on PATH, and
 // the names under redact: for `ralph emit`, which redacts with the
 // environment it runs in.
-func (s *loopSetup) agentEnv() []string {
-	env := []string{"PATH=" + filepath.Dir(s.ralphBin) + string(os.PathListSeparator) + os.Getenv("PATH")}
-	if len(s.cfg.Redact) > 0 {
-		env = append(env, redactEnv+"="+strings.Join(s.cfg.Redact, ","))
+func agentEnv(ralphBin string, redactNames []string) []string {
+	env := []string{"PATH=" + filepath.Dir(ralphBin) + string(os.PathListSeparator) + os.Getenv("PATH")}
+	if len(redactNames) > 0 {
+		env = append(env, redactEnv+"="+strings.Join(redactNames, ","))
 	}
 	return env
 }

@@ -1,4 +1,8 @@
-package main
+// Package testhook holds the hooks through which ralph's end-to-end tests
+// reach into a running ralph: kill it at a named point, fail its writes,
+// move its clock, sample its resource use. Each is off unless its
+// environment variable is set, and only tests set them.
+package testhook
 
 import (
 	"fmt"
@@ -10,14 +14,14 @@ import (
 	"time"
 )
 
-// faultEnv names the crash-test hook: "point:n[,point:n…]" kills ralph with
+// CrashEnv names the crash-test hook: "point:n[,point:n…]" kills ralph with
 // SIGKILL the n-th time it reaches the named point (see engine.Fault*), or,
 // for append.torn, writes half of that step's bytes first. Only tests set it.
-const faultEnv = "RALPH_TEST_CRASH_AT"
+const CrashEnv = "RALPH_TEST_CRASH_AT"
 
-// crashHook returns the engine's fault hook for $RALPH_TEST_CRASH_AT, or nil.
-func crashHook() (func(string) bool, error) {
-	spec := os.Getenv(faultEnv)
+// Crash returns the engine's fault hook for $RALPH_TEST_CRASH_AT, or nil.
+func Crash() (func(string) bool, error) {
+	spec := os.Getenv(CrashEnv)
 	if spec == "" {
 		return nil, nil
 	}
@@ -26,7 +30,7 @@ func crashHook() (func(string) bool, error) {
 		point, nth, ok := strings.Cut(part, ":")
 		n, err := strconv.Atoi(nth)
 		if !ok || err != nil || n < 1 {
-			return nil, fmt.Errorf("%s: want point:n, got %q", faultEnv, part)
+			return nil, fmt.Errorf("%s: want point:n, got %q", CrashEnv, part)
 		}
 		targets[point] = n
 	}
@@ -55,11 +59,11 @@ func die() {
 	select {} // SIGKILL is not deliverable late; wait for it
 }
 
-// writeFaultEnv names the disk-failure test hook: "file:n:ERRNO[,…]" fails
+// WriteFaultEnv names the disk-failure test hook: "file:n:ERRNO[,…]" fails
 // the n-th and every later write to one of ralph's files (engine.File*)
 // with that errno, as a disk that filled up or broke would, until ralph
 // exits. Only tests set it.
-const writeFaultEnv = "RALPH_TEST_WRITE_ERROR"
+const WriteFaultEnv = "RALPH_TEST_WRITE_ERROR"
 
 // writeFaultErrnos are the errors a disk gives that the hook can play.
 var writeFaultErrnos = map[string]syscall.Errno{
@@ -67,10 +71,10 @@ var writeFaultErrnos = map[string]syscall.Errno{
 	"EROFS": syscall.EROFS, "EDQUOT": syscall.EDQUOT,
 }
 
-// writeFaultHook returns the engine's write-fault hook for
+// WriteFault returns the engine's write-fault hook for
 // $RALPH_TEST_WRITE_ERROR, or nil.
-func writeFaultHook() (func(string) error, error) {
-	spec := os.Getenv(writeFaultEnv)
+func WriteFault() (func(string) error, error) {
+	spec := os.Getenv(WriteFaultEnv)
 	if spec == "" {
 		return nil, nil
 	}
@@ -82,12 +86,12 @@ func writeFaultHook() (func(string) error, error) {
 	for _, part := range strings.Split(spec, ",") {
 		fields := strings.Split(part, ":")
 		if len(fields) != 3 {
-			return nil, fmt.Errorf("%s: want file:n:ERRNO, got %q", writeFaultEnv, part)
+			return nil, fmt.Errorf("%s: want file:n:ERRNO, got %q", WriteFaultEnv, part)
 		}
 		n, err := strconv.Atoi(fields[1])
 		errno, ok := writeFaultErrnos[fields[2]]
 		if err != nil || n < 1 || !ok {
-			return nil, fmt.Errorf("%s: want file:n:ERRNO with n ≥ 1 and ERRNO one of ENOSPC, EIO, EFBIG, EROFS, EDQUOT, got %q", writeFaultEnv, part)
+			return nil, fmt.Errorf("%s: want file:n:ERRNO with n ≥ 1 and ERRNO one of ENOSPC, EIO, EFBIG, EROFS, EDQUOT, got %q", WriteFaultEnv, part)
 		}
 		faults[fields[0]] = fault{from: n, errno: errno}
 	}
@@ -104,21 +108,21 @@ func writeFaultHook() (func(string) error, error) {
 	}, nil
 }
 
-// clockOffsetEnv names the clock test hook: a Go duration ("13s") added to
+// ClockOffsetEnv names the clock test hook: a Go duration ("13s") added to
 // the engine's clock, so a test can resume a run as if it came back that
 // much later, without waiting for it. Only tests set it.
-const clockOffsetEnv = "RALPH_TEST_CLOCK_OFFSET"
+const ClockOffsetEnv = "RALPH_TEST_CLOCK_OFFSET"
 
-// testClock returns the engine's clock for $RALPH_TEST_CLOCK_OFFSET, or
+// Clock returns the engine's clock for $RALPH_TEST_CLOCK_OFFSET, or
 // nil for the real one.
-func testClock() (func() time.Time, error) {
-	spec := os.Getenv(clockOffsetEnv)
+func Clock() (func() time.Time, error) {
+	spec := os.Getenv(ClockOffsetEnv)
 	if spec == "" {
 		return nil, nil
 	}
 	offset, err := time.ParseDuration(spec)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", clockOffsetEnv, err)
+		return nil, fmt.Errorf("%s: %w", ClockOffsetEnv, err)
 	}
 	return func() time.Time { return time.Now().Add(offset) }, nil
 }

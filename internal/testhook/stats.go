@@ -1,4 +1,4 @@
-package main
+package testhook
 
 import (
 	"encoding/json"
@@ -11,11 +11,11 @@ import (
 	"github.com/ralph-loop/ralph/events"
 )
 
-// statsEnv names the soak-test hook: a file to which ralph appends its own
+// StatsEnv names the soak-test hook: a file to which ralph appends its own
 // resource use (goroutines, open descriptors, live heap, resident memory)
 // after the first iteration and every statsEvery-th, so a long run can be
 // checked for leaks from outside. Only tests set it.
-const statsEnv = "RALPH_TEST_STATS_FILE"
+const StatsEnv = "RALPH_TEST_STATS_FILE"
 
 const statsEvery = 50
 
@@ -35,9 +35,9 @@ type statsReporter struct {
 	path string
 }
 
-// withStats wraps rep when $RALPH_TEST_STATS_FILE is set.
-func withStats(rep engine.Reporter) engine.Reporter {
-	if path := os.Getenv(statsEnv); path != "" {
+// WithStats wraps rep when $RALPH_TEST_STATS_FILE is set.
+func WithStats(rep engine.Reporter) engine.Reporter {
+	if path := os.Getenv(StatsEnv); path != "" {
 		return &statsReporter{Reporter: rep, path: path}
 	}
 	return rep
