@@ -74,7 +74,7 @@ stress: agents
 
 # Only these packages keep golden files; -update comes from internal/golden.
 golden:
-	$(GO) test ./cmd/ralph/ ./engine/config/ ./events/ ./hats/ ./view/ -update
+	$(GO) test ./cmd/ralph/ ./config/ ./events/ ./hats/ ./view/ -update
 
 clean:
 	rm -rf bin

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ralph-loop/ralph/engine/config"
+	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/examples"
 	"github.com/ralph-loop/ralph/hats"
 )

@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/ralph-loop/ralph/backends"
-	"github.com/ralph-loop/ralph/engine/config"
+	"github.com/ralph-loop/ralph/config"
 )
 
 type doctorCmd struct {

@@ -17,7 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/ralph-loop/ralph/backends"
-	"github.com/ralph-loop/ralph/engine/config"
+	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/examples"
 	"github.com/ralph-loop/ralph/internal/suggest"
 )

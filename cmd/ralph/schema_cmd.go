@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/ralph-loop/ralph/engine/config"
+	"github.com/ralph-loop/ralph/config"
 )
 
 type schemaCmd struct{}

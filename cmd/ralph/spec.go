@@ -6,9 +6,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/engine/checklist"
-	"github.com/ralph-loop/ralph/engine/config"
 )
 
 // defaultSpec is the file `ralph run` works through when the config gives

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/engine"
-	"github.com/ralph-loop/ralph/engine/config"
 )
 
 // decideMode tells a hats loop from SPEC mode, new from resumed, in one

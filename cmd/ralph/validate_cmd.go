@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"github.com/ralph-loop/ralph/engine/config"
+	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/internal/plural"
 )
 

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/backends"
+	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/engine/checklist"
-	"github.com/ralph-loop/ralph/engine/config"
 	"github.com/ralph-loop/ralph/hats"
 	"github.com/ralph-loop/ralph/internal/redact"
 )

@@ -30,7 +30,7 @@ var allowed = map[string]struct {
 	"hats":                 {[]string{"events", "internal/suggest"}, "hat choice and prompts need events only (and a did-you-mean helper)"},
 	"criteria":             {[]string{"events", "internal/procgroup", "internal/suggest", "internal/plural", "internal/tail", "internal/git"}, "checks are independent of the loop; commands run in a process group"},
 	"backends":             {[]string{"events", "internal/procgroup", "internal/suggest", "internal/redact", "internal/tail"}, "agents produce activity; they never see the engine; agents run in a process group; what agents print is redacted where it enters ralph"},
-	"engine/config":        {[]string{"events", "hats", "criteria", "internal/suggest", "internal/exitcode"}, "the loader turns files into domain types"},
+	"config":               {[]string{"events", "hats", "criteria", "internal/suggest", "internal/exitcode"}, "the loader turns files into domain types"},
 	"engine/memory":        {[]string{"internal/plural"}, "memories are files and text; a leaf but for a wording helper"},
 	"engine/checklist":     {nil, "a markdown checklist parser; a leaf"},
 	"engine":               {[]string{"events", "hats", "criteria", "engine/memory", "engine/checklist", "internal/fileholders", "internal/redact", "internal/exitcode", "internal/plural"}, "the engine declares the interfaces it needs of backends; configuration reaches it as Options; a refused lock names who really holds it; it redacts what it writes and reports"},
@@ -128,4 +128,19 @@ func packageImports(t *testing.T, root string) map[string][]string {
 	})
 	require.NoError(t, err)
 	return out
+}
+
+// docs/architecture.md names every package and what it owns; a package
+// added without a line there leaves a newcomer guessing.
+func TestArchitectureDocListsEveryPackage(t *testing.T) {
+	root := repoRoot(t)
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "architecture.md"))
+	require.NoError(t, err)
+	for pkg := range packageImports(t, root) {
+		if strings.HasPrefix(pkg, "internal/fakemodel/") || pkg == "." {
+			continue // the fake model's command is part of internal/fakemodel
+		}
+		assert.True(t, strings.Contains(string(doc), "`"+pkg+"/`") || strings.Contains(string(doc), "`"+pkg+"`"),
+			"docs/architecture.md does not list %s", pkg)
+	}
 }

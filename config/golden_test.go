@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/criteria"
-	"github.com/ralph-loop/ralph/engine/config"
 )
 
 // dump renders a loaded config for a golden file: the typed sections as

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
-	"github.com/ralph-loop/ralph/engine/config"
+	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/hats"
 )
 
@@ -23,7 +23,7 @@ import (
 func yamlSeeds(f *testing.F) [][]byte {
 	f.Helper()
 	var out [][]byte
-	for _, glob := range []string{"../../examples/presets/*.yml", "../../examples/demo/ralph.yml", "../../ralph.yml", "testdata/*.yml", "testdata/*.json"} {
+	for _, glob := range []string{"../examples/presets/*.yml", "../examples/demo/ralph.yml", "../ralph.yml", "testdata/*.yml", "testdata/*.json"} {
 		paths, err := filepath.Glob(glob)
 		require.NoError(f, err)
 		for _, p := range paths {

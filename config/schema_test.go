@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
-	"github.com/ralph-loop/ralph/engine/config"
+	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/examples"
 	"github.com/ralph-loop/ralph/internal/golden"
 	"github.com/ralph-loop/ralph/internal/jsonschema"
@@ -18,7 +18,7 @@ import (
 
 // schemaFile is the schema committed at the repository root, where the
 // presets' $schema URL points.
-const schemaFile = "../../ralph.schema.json"
+const schemaFile = "../ralph.schema.json"
 
 func TestSchemaFileInSync(t *testing.T) {
 	got := config.JSONSchema()
@@ -29,7 +29,7 @@ func TestSchemaFileInSync(t *testing.T) {
 	want, err := os.ReadFile(schemaFile)
 	require.NoError(t, err)
 	assert.Equal(t, string(want), string(got),
-		"ralph.schema.json is out of date: run go test ./engine/config/ -run TestSchemaFileInSync -update (or make golden)")
+		"ralph.schema.json is out of date: run go test ./config/ -run TestSchemaFileInSync -update (or make golden)")
 	assert.True(t, json.Valid(got))
 	assert.Equal(t, examples.SchemaURL, config.SchemaURL, "the presets point at the published schema")
 }
@@ -50,7 +50,7 @@ func TestSchemaValidatesShippedConfigs(t *testing.T) {
 			assert.Empty(t, schemaErrors(t, p.Data))
 		})
 	}
-	for _, path := range []string{"../../ralph.yml", "../../examples/demo/ralph.yml", "testdata/orchestrator.yml", "testdata/ralph_task.json"} {
+	for _, path := range []string{"../ralph.yml", "../examples/demo/ralph.yml", "testdata/orchestrator.yml", "testdata/ralph_task.json"} {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			data, err := os.ReadFile(path)
 			require.NoError(t, err)

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ralph-loop/ralph/engine/config"
+	"github.com/ralph-loop/ralph/config"
 )
 
 // writeConfig writes content to dir/name and returns its path.
