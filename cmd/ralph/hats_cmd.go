@@ -51,7 +51,7 @@ func (s hatsSource) load(g *globals) (*topology, error) {
 	for _, w := range cfg.Warnings {
 		fmt.Fprintf(g.stderr, "ralph: warning: %s\n", w)
 	}
-	reg, err := newRegistry(cfg, path)
+	reg, err := cfg.Registry(path)
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +205,7 @@ func publishesMatching(h hats.Hat, pattern string) bool {
 }
 
 func (t *topology) backendOf(id string) string {
-	if h, ok := findHat(t.cfg, id); ok && h.Backend != nil {
+	if h, ok := t.cfg.FindHat(id); ok && h.Backend != nil {
 		return h.Backend.Backend
 	}
 	return t.cfg.CLI.Backend + " (cli:)"
