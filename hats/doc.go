@@ -25,4 +25,12 @@
 // and how to publish (`ralph emit`, or an <event> tag as a fallback). On the
 // confirmation iteration a fresh agent verifies the completion claim; it
 // rejects the claim by publishing nothing and saying what is missing.
+//
+// # The topology
+//
+// [BuildGraph] draws the hand-offs from the starting event to the
+// completion topic, [Check] finds what in them cannot work, and the graph
+// renders as text, Mermaid or DOT ([Graph.ASCII], [Graph.Mermaid],
+// [Graph.DOT]); [WriteList] and [Graph.WriteHat] are `ralph hats list` and
+// `ralph hats show`.
 package hats

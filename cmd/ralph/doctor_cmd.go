@@ -100,7 +100,7 @@ func (c *doctorCmd) uses(g *globals) ([]backendUse, error) {
 		}
 		return []backendUse{{where: "--backend", opts: backends.Options{Name: c.Backend}}}, nil
 	}
-	cfg, path, err := loadConfig(g.Dir, c.Config)
+	cfg, path, err := config.LoadIn(g.Dir, c.Config, nil)
 	if errors.Is(err, config.ErrNotFound) && len(c.Config) == 0 {
 		return []backendUse{{where: "default: no ralph.yml here", opts: backends.Options{Name: config.Default().CLI.Backend}}}, nil
 	}

@@ -3,12 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
-	"slices"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/ralph-loop/ralph/config"
-	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
 )
 
@@ -51,7 +47,7 @@ func (s hatsSource) load(g *globals) (*topology, error) {
 	for _, w := range cfg.Warnings {
 		fmt.Fprintf(g.stderr, "ralph: warning: %s\n", w)
 	}
-	reg, err := newRegistry(cfg, path)
+	reg, err := cfg.Registry(path)
 	if err != nil {
 		return nil, err
 	}
@@ -76,30 +72,7 @@ func (c *hatsListCmd) Run(g *globals) error {
 	if err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "HAT\tNAME\tTRIGGERS\tPUBLISHES")
-	for _, h := range t.reg.Hats() {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", h.ID, h.Name, strings.Join(h.Triggers, ", "), listOr(publishesOf(h), "(anything)"))
-	}
-	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", hats.CoordinatorID, "(coordinator)", "what no hat takes", "(anything)")
-	return tw.Flush()
-}
-
-// publishesOf is what a hat may publish: its publishes list and its
-// default_publishes.
-func publishesOf(h hats.Hat) []string {
-	out := slices.Clone(h.Publishes)
-	if h.DefaultPublishes != "" && !slices.Contains(out, h.DefaultPublishes) {
-		out = append(out, h.DefaultPublishes)
-	}
-	return out
-}
-
-func listOr(items []string, none string) string {
-	if len(items) == 0 {
-		return none
-	}
-	return strings.Join(items, ", ")
+	return hats.WriteList(g.stdout, t.reg)
 }
 
 type hatsShowCmd struct {
@@ -125,112 +98,15 @@ func (c *hatsShowCmd) Run(g *globals) error {
 		return err // it names the hats there are, and the nearest one
 	}
 	h, _ := t.reg.Get(c.Hat)
-	w := g.stdout
-	fmt.Fprintf(w, "%s (%s)\n", h.ID, h.Name)
-	if h.Description != "" {
-		fmt.Fprintf(w, "  %s\n", h.Description)
-	}
-	if node, ok := t.graph.Node(h.ID); ok && !node.Reachable && node.Kind == hats.NodeHat {
-		fmt.Fprintln(w, "  unreachable: no hand-off from the starting event leads here (see ralph validate)")
-	}
-	t.showTriggers(w, h)
-	t.showPublishes(w, h)
-	t.showSettings(w, h)
-	fmt.Fprintf(w, "\ninstructions:\n%s\n", indent(strings.TrimRight(h.Instructions, "\n"), "  "))
+	t.graph.WriteHat(g.stdout, h, hats.HatDetails{Gates: t.cfg.Topology().Gates, Backend: t.backendOf(h.ID)})
 	return nil
 }
 
-// showTriggers lists each trigger with the hand-offs that arrive on it.
-func (t *topology) showTriggers(w io.Writer, h hats.Hat) {
-	fmt.Fprintln(w, "\ntriggers:")
-	if h.ID == hats.CoordinatorID {
-		fmt.Fprintf(w, "  %-24s <- ralph, when nothing else is pending\n", hats.ReservedResumeTopic)
-		fmt.Fprintf(w, "  %-24s <- any hat, for a topic no hat triggers on\n", "(anything else)")
-		return
-	}
-	for _, trig := range h.Triggers {
-		var from []string
-		for _, e := range t.graph.Edges {
-			if e.To == h.ID && e.Kind != hats.EdgeBlocked && events.Match(trig, e.Topic) {
-				from = append(from, fmt.Sprintf("%s (%s)", nodeName(e.From), e.Topic))
-			}
-		}
-		fmt.Fprintf(w, "  %-24s <- %s\n", trig, listOr(from, "nothing"))
-	}
-}
-
-// showPublishes lists each topic the hat may publish with its receiver.
-func (t *topology) showPublishes(w io.Writer, h hats.Hat) {
-	fmt.Fprintln(w, "\npublishes:")
-	some := false
-	for _, e := range t.graph.Edges {
-		if e.From != h.ID {
-			continue
-		}
-		some = true
-		note := ""
-		switch e.Kind {
-		case hats.EdgeBlocked:
-			note = "  (sent back when its gate fails)"
-		case hats.EdgeUnhandled:
-			note = "  (no hat triggers on it)"
-		case hats.EdgeStart, hats.EdgePublish, hats.EdgeOffered:
-			// An ordinary route needs no note.
-		}
-		fmt.Fprintf(w, "  %-24s -> %s%s\n", e.Topic, nodeName(e.To), note)
-	}
-	if !some {
-		fmt.Fprintln(w, "  anything; ralph offers it every exact trigger and the completion topic")
-	}
-}
-
-func (t *topology) showSettings(w io.Writer, h hats.Hat) {
-	fmt.Fprintln(w)
-	if h.DefaultPublishes != "" {
-		fmt.Fprintf(w, "default publishes: %s (when the agent publishes nothing)\n", h.DefaultPublishes)
-	}
-	if h.MaxActivations > 0 {
-		fmt.Fprintf(w, "max activations:   %d\n", h.MaxActivations)
-	}
-	fmt.Fprintf(w, "backend:           %s\n", t.backendOf(h.ID))
-	for _, g := range t.cfg.Topology().Gates {
-		if g.Hat == h.ID || (g.Hat == "" && publishesMatching(h, g.Topic)) {
-			fmt.Fprintf(w, "gate:              %s needs %s\n", g.Topic, listOr(g.Criteria, "the evidence it names"))
-		}
-	}
-}
-
-func publishesMatching(h hats.Hat, pattern string) bool {
-	return slices.ContainsFunc(publishesOf(h), func(t string) bool { return events.Match(pattern, t) })
-}
-
 func (t *topology) backendOf(id string) string {
-	if h, ok := findHat(t.cfg, id); ok && h.Backend != nil {
+	if h, ok := t.cfg.FindHat(id); ok && h.Backend != nil {
 		return h.Backend.Backend
 	}
 	return t.cfg.CLI.Backend + " (cli:)"
-}
-
-func nodeName(id string) string {
-	switch id {
-	case hats.StartNode:
-		return "start"
-	case hats.DoneNode:
-		return "done"
-	case hats.CancelNode:
-		return "cancelled"
-	}
-	return id
-}
-
-func indent(s, prefix string) string {
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		if l != "" {
-			lines[i] = prefix + l
-		}
-	}
-	return strings.Join(lines, "\n")
 }
 
 type hatsGraphCmd struct {

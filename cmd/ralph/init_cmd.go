@@ -1,20 +1,14 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
-	"slices"
 	"strings"
 	"text/tabwriter"
-	"unicode/utf8"
 
 	"github.com/google/renameio/v2"
-	"gopkg.in/yaml.v3"
 
 	"github.com/ralph-loop/ralph/backends"
 	"github.com/ralph-loop/ralph/config"
@@ -87,7 +81,7 @@ func (c *initCmd) Run(g *globals) error {
 	}
 	data := p.Data
 	if c.Backend != "" {
-		if data, err = setCLI(data, cliSettings{backend: c.Backend, command: c.Command, args: c.Arg}); err != nil {
+		if data, err = c.presetWithCLI(data); err != nil {
 			return err
 		}
 	}
@@ -97,7 +91,7 @@ func (c *initCmd) Run(g *globals) error {
 	}
 	cfg, err := config.LoadBytes(path, data)
 	if err != nil {
-		return err // cannot happen: the presets are tested, and setBackend checked the result
+		return err // cannot happen: the presets are tested, and presetWithCLI checked the result
 	}
 	fmt.Fprintf(g.stdout, "wrote %s (preset %s, backend %s)\n", path, p.Name, cfg.CLI.Backend)
 	warnUnrunnable(g, cfg)
@@ -219,178 +213,23 @@ func listPresets(g *globals) error {
 	return tw.Flush()
 }
 
-// cliSettings are the cli: values ralph init writes into a preset.
-type cliSettings struct {
-	backend string
-	command string   // cli.command; empty leaves it out
-	args    []string // cli.args; empty leaves it out
-}
-
-// setCLI rewrites the value of cli.backend in a preset and adds cli.command
-// and cli.args after it. It edits the bytes where the YAML node says the
-// value is, rather than re-encoding the tree: yaml.v3's encoder keeps
-// comments but drops the blank lines between sections and realigns trailing
-// comments, and the presets are meant to be read. The result is loaded, so
-// a backend ralph does not know is refused with the loader's reason.
-func setCLI(data []byte, s cliSettings) ([]byte, error) {
-	if !isPlainWord(s.backend) {
-		return nil, withHint(fmt.Errorf("--backend %q: not a backend name", s.backend), "use a name such as claude, codex or gemini")
+// presetWithCLI is the preset with the cli: values of the flags written
+// into it (config.SetCLI). The result is loaded, so a backend ralph does
+// not know is refused with the loader's reason.
+func (c *initCmd) presetWithCLI(data []byte) ([]byte, error) {
+	if !config.IsPlainWord(c.Backend) {
+		return nil, withHint(fmt.Errorf("--backend %q: not a backend name", c.Backend), "use a name such as claude, codex or gemini")
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("parse preset: %w", err)
-	}
-	var out []byte
-	if cli, key, v := backendNode(&doc); v != nil {
-		start, end, err := scalarSpan(data, v)
-		if err != nil {
-			return nil, err
-		}
-		at, extra := s.extraKeys(data, cli, key, end)
-		out = slices.Concat(data[:start], []byte(s.backend), data[end:at], []byte(extra), data[at:])
-	} else {
-		out = append(bytes.TrimRight(data, "\n"), []byte("\n\ncli:\n  backend: "+s.backend+"\n"+s.blockKeys("  "))...)
+	out, err := config.SetCLI(data, config.CLI{Backend: c.Backend, Command: c.Command, Args: c.Arg})
+	if err != nil {
+		return nil, err
 	}
 	if _, err := config.LoadBytes(config.DefaultPath, out); err != nil {
 		var cerr *config.Error
 		if errors.As(err, &cerr) && len(cerr.Problems) == 1 {
-			return nil, withHint(fmt.Errorf("--backend %s: %s", s.backend, cerr.Problems[0].Msg), cerr.Problems[0].Hint)
+			return nil, withHint(fmt.Errorf("--backend %s: %s", c.Backend, cerr.Problems[0].Msg), cerr.Problems[0].Hint)
 		}
-		return nil, fmt.Errorf("--backend %s: %w", s.backend, err)
+		return nil, fmt.Errorf("--backend %s: %w", c.Backend, err)
 	}
 	return out, nil
-}
-
-// extraKeys is where cli.command and cli.args go, and their text: in a
-// block mapping, on the lines after backend's, indented like it; in a flow
-// mapping ({backend: claude}), right after backend's value.
-func (s cliSettings) extraKeys(data []byte, cli, key *yaml.Node, valueEnd int) (int, string) {
-	if cli.Style&yaml.FlowStyle != 0 {
-		var b strings.Builder
-		if s.command != "" {
-			b.WriteString(", command: " + yamlString(s.command))
-		}
-		if len(s.args) > 0 {
-			b.WriteString(", args: " + yamlList(s.args))
-		}
-		return valueEnd, b.String()
-	}
-	at := len(data)
-	if i := bytes.IndexByte(data[valueEnd:], '\n'); i >= 0 {
-		at = valueEnd + i + 1
-	}
-	extra := s.blockKeys(strings.Repeat(" ", key.Column-1))
-	if at == len(data) && !bytes.HasSuffix(data, []byte("\n")) && extra != "" {
-		extra = "\n" + strings.TrimSuffix(extra, "\n")
-	}
-	return at, extra
-}
-
-// blockKeys renders cli.command and cli.args as block mapping lines.
-func (s cliSettings) blockKeys(indent string) string {
-	var b strings.Builder
-	if s.command != "" {
-		b.WriteString(indent + "command: " + yamlString(s.command) + "\n")
-	}
-	if len(s.args) > 0 {
-		b.WriteString(indent + "args: " + yamlList(s.args) + "\n")
-	}
-	return b.String()
-}
-
-// plainScalar is what may go unquoted: a path or a word.
-var plainScalar = regexp.MustCompile(`^[A-Za-z0-9_./~][A-Za-z0-9_./~+-]*$`)
-
-// yamlString renders s as a YAML string: plain when YAML reads it back as
-// that same string ("./agent.sh"), else double-quoted (JSON's quoting is
-// valid YAML), so "true", "1" or "a b" stay strings.
-func yamlString(s string) string {
-	var v any
-	if plainScalar.MatchString(s) && yaml.Unmarshal([]byte(s), &v) == nil && v == s {
-		return s
-	}
-	b, _ := json.Marshal(s)
-	return string(b)
-}
-
-func yamlList(items []string) string {
-	quoted := make([]string, len(items))
-	for i, it := range items {
-		quoted[i] = yamlString(it)
-	}
-	return "[" + strings.Join(quoted, ", ") + "]"
-}
-
-func isPlainWord(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
-			return false
-		}
-	}
-	return true
-}
-
-// backendNode is the cli mapping, the key node of cli.backend and its
-// value node; nil when the preset has no scalar cli.backend.
-func backendNode(doc *yaml.Node) (cli, key, value *yaml.Node) {
-	if len(doc.Content) == 0 {
-		return nil, nil, nil
-	}
-	cli = mappingValue(doc.Content[0], "cli")
-	if cli == nil || cli.Kind != yaml.MappingNode {
-		return nil, nil, nil
-	}
-	for i := 0; i+1 < len(cli.Content); i += 2 {
-		if k, v := cli.Content[i], cli.Content[i+1]; k.Value == "backend" && v.Kind == yaml.ScalarNode {
-			return cli, k, v
-		}
-	}
-	return nil, nil, nil
-}
-
-func mappingValue(m *yaml.Node, key string) *yaml.Node {
-	if m.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i+1]
-		}
-	}
-	return nil
-}
-
-// scalarSpan is the byte range of a one-line scalar in data, quotes
-// included. yaml.v3 gives lines and columns from 1, columns in characters.
-func scalarSpan(data []byte, v *yaml.Node) (int, int, error) {
-	lines := bytes.SplitAfter(data, []byte("\n"))
-	if v.Line < 1 || v.Line > len(lines) {
-		return 0, 0, fmt.Errorf("cli.backend: line %d is outside the preset", v.Line)
-	}
-	offset := 0
-	for _, l := range lines[:v.Line-1] {
-		offset += len(l)
-	}
-	line := lines[v.Line-1]
-	col := 0
-	for i := 1; i < v.Column && col < len(line); i++ {
-		_, size := utf8.DecodeRune(line[col:])
-		col += size
-	}
-	rest := line[col:]
-	n := len(v.Value)
-	if v.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
-		end := bytes.IndexByte(rest[1:], rest[0])
-		if end < 0 {
-			return 0, 0, fmt.Errorf("cli.backend on line %d: unterminated quote", v.Line)
-		}
-		n = end + 2
-	}
-	if !bytes.HasPrefix(rest, []byte(v.Value)) && v.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) == 0 {
-		return 0, 0, fmt.Errorf("cli.backend on line %d: cannot find %q", v.Line, v.Value)
-	}
-	return offset + col, offset + col + n, nil
 }

@@ -99,15 +99,6 @@ func TestInitCommandBackend(t *testing.T) {
 	assert.Contains(t, w.prompt(1), "Say done.")
 }
 
-func TestSetCLIFlowMapping(t *testing.T) {
-	out, err := setCLI([]byte("cli: {backend: claude}   # agent\n"), cliSettings{backend: "command", command: "./a b.sh", args: []string{"x"}})
-	require.NoError(t, err)
-	assert.Equal(t, "cli: {backend: command, command: \"./a b.sh\", args: [x]}   # agent\n", string(out))
-	out, err = setCLI([]byte("cli:\n  backend: claude"), cliSettings{backend: "command", command: "./a.sh"})
-	require.NoError(t, err)
-	assert.Equal(t, "cli:\n  backend: command\n  command: ./a.sh", string(out), "no newline at the end")
-}
-
 func TestInitList(t *testing.T) {
 	r := newWorkspace(t).ralph("init", "--list")
 	require.Equal(t, 0, r.code, r.stderr)
@@ -118,20 +109,4 @@ func TestInitList(t *testing.T) {
 		assert.Contains(t, lines[i], p.Description)
 	}
 	assert.Contains(t, r.stdout, "code-assist  Change an existing codebase step by step: planner -> builder -> reviewer -> finalizer. [default]\n")
-}
-
-func TestSetBackendQuoted(t *testing.T) {
-	for _, in := range []string{
-		"cli:\n  backend: \"claude\"   # the agent\n",
-		"cli:\n  backend: 'claude'\n",
-		"cli: {backend: claude}\n",
-		"# é\ncli:\n  backend: claude\n",
-	} {
-		out, err := setCLI([]byte(in), cliSettings{backend: "gemini"})
-		require.NoError(t, err, in)
-		assert.Equal(t, strings.NewReplacer(`"claude"`, "gemini", "'claude'", "gemini", "claude", "gemini").Replace(in), string(out))
-	}
-	out, err := setCLI([]byte("event_loop:\n  prompt: x\n"), cliSettings{backend: "codex"})
-	require.NoError(t, err)
-	assert.Equal(t, "event_loop:\n  prompt: x\n\ncli:\n  backend: codex\n", string(out), "a preset without cli: gets one")
 }

@@ -44,11 +44,11 @@ func (c *validateCmd) Run(g *globals) error {
 	for _, w := range cfg.Warnings {
 		fmt.Fprintf(g.stderr, "ralph: warning: %s\n", w)
 	}
-	reg, err := newRegistry(cfg, path)
+	reg, err := cfg.Registry(path)
 	if err != nil {
 		return err
 	}
-	errs, warnings := topologyProblems(cfg, reg, path)
+	errs, warnings := cfg.TopologyProblems(reg, path)
 	for _, w := range warnings {
 		fmt.Fprintf(g.stderr, "ralph: warning: %s\n", w)
 	}

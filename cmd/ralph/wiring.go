@@ -61,7 +61,7 @@ func engineOptions(g *globals, log *slog.Logger, ch runChoices) (engine.Options,
 	if ch.maxRuntime != nil {
 		maxRuntime = *ch.maxRuntime
 	}
-	reg, err := newRegistry(cfg, path)
+	reg, err := cfg.Registry(path)
 	if err != nil {
 		return engine.Options{}, nil, err
 	}
@@ -127,34 +127,13 @@ func engineOptions(g *globals, log *slog.Logger, ch runChoices) (engine.Options,
 // user wants, but a hat nothing reaches is better known before the run
 // spends money.
 func warnTopology(g *globals, cfg *config.Config, reg *hats.Registry, path string) []string {
-	errs, warnings := topologyProblems(cfg, reg, path)
+	errs, warnings := cfg.TopologyProblems(reg, path)
 	var msgs []string
 	for _, p := range append(errs, warnings...) {
 		fmt.Fprintf(g.stderr, "ralph: warning: %s\n", p.String())
 		msgs = append(msgs, p.String())
 	}
 	return msgs
-}
-
-// loadConfig loads the -c files, or ./ralph.yml when none is given.
-func loadConfig(dir string, paths []string) (*config.Config, string, error) {
-	if len(paths) == 0 {
-		found, err := config.Find(dir)
-		if err != nil {
-			return nil, "", err
-		}
-		paths = []string{found}
-	}
-	for i, p := range paths {
-		if !filepath.IsAbs(p) {
-			paths[i] = filepath.Join(dir, p)
-		}
-	}
-	cfg, err := config.Load(paths...)
-	if err != nil {
-		return nil, "", err
-	}
-	return cfg, paths[len(paths)-1], nil
 }
 
 // newRedactor hides the values of ralph's own secret-looking variables and
