@@ -125,7 +125,7 @@ func (c *initCmd) checkCLIFlags() error {
 		return withHint(errors.New("--command and --arg need --backend"),
 			"run the program as the agent: ralph init --backend command --command "+orExample(c.Command)+
 				"\nor use it as a CLI's binary: ralph init --backend claude --command /path/to/claude")
-	case canonicalBackend(c.Backend) == "command" && strings.TrimSpace(c.Command) == "":
+	case backends.Canonical(c.Backend) == "command" && strings.TrimSpace(c.Command) == "":
 		return withHint(fmt.Errorf("--backend %s needs the program to run", c.Backend),
 			"name it with --command, and its arguments with --arg: ralph init --backend command --command ./agent.sh")
 	}

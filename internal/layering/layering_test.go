@@ -34,7 +34,7 @@ var allowed = map[string]struct {
 	"engine/memory":        {[]string{"internal/plural"}, "memories are files and text; a leaf but for a wording helper"},
 	"engine/checklist":     {nil, "a markdown checklist parser; a leaf"},
 	"engine":               {[]string{"events", "hats", "criteria", "engine/memory", "engine/checklist", "internal/fileholders", "internal/redact", "internal/exitcode", "internal/plural"}, "the engine declares the interfaces it needs of backends; configuration reaches it as Options; a refused lock names who really holds it; it redacts what it writes and reports"},
-	"view":                 {[]string{"engine", "events", "internal/exitcode", "internal/plural"}, "views render what the engine reports and what its log holds; they never see backends or the commands"},
+	"view":                 {[]string{"engine", "events", "backends", "internal/exitcode", "internal/plural"}, "views render what the engine reports, what its log holds and what backends diagnose; they never see the commands"},
 	"internal/procgroup":   {nil, "starting, stopping and reaping a process group; a leaf helper"},
 	"internal/suggest":     {nil, "did-you-mean by edit distance; a leaf helper"},
 	"internal/fileholders": {nil, "which processes have a file open; a leaf helper"},
