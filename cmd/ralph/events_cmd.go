@@ -81,11 +81,11 @@ func (c *eventsCmd) Run(ctx context.Context, g *globals) (err error) {
 		}
 	}()
 	if c.Runs {
-		runs, err := listRuns(g.Dir)
+		runs, err := engine.Runs(g.Dir)
 		if err != nil {
 			return err
 		}
-		return printRuns(out, runs, c.JSON, time.Local)
+		return view.PrintRuns(out, runs, c.JSON, time.Local)
 	}
 	keep, err := c.filter(time.Now())
 	if err != nil {
@@ -227,7 +227,7 @@ func (c *eventsCmd) logPath(dir string) (string, error) {
 		}
 		return filepath.Join(dir, c.File), nil
 	case c.RunID != "":
-		return findRun(dir, c.RunID)
+		return engine.FindRun(dir, c.RunID)
 	}
 	path, err := engine.CurrentLog(dir)
 	if errors.Is(err, engine.ErrNoLog) {
