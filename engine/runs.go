@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/fsnotify/fsnotify"
 
 	"github.com/ralph-loop/ralph/events"
 )
@@ -189,4 +192,39 @@ func archivedLog(workspace, id string) (string, bool) {
 		return "", false
 	}
 	return path, true
+}
+
+// AwaitRun waits until a run starts in the workspace dir and returns its
+// log; "" when ctx ends first. It makes .ralph/ (ignored by git, as ralph
+// makes it) so that there is a directory to watch, and calls waiting once
+// the watch is in place, before it first looks.
+func AwaitRun(ctx context.Context, dir string, waiting func()) (string, error) {
+	ralphDir := filepath.Join(dir, DirName)
+	if err := IgnoreOwnFilesIfMissing(ralphDir); err != nil {
+		return "", err
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return "", fmt.Errorf("wait for a run in %s: %w", ralphDir, err)
+	}
+	defer w.Close()
+	if err := w.Add(ralphDir); err != nil {
+		return "", fmt.Errorf("wait for a run in %s: %w", ralphDir, err)
+	}
+	waiting()
+	for {
+		// Checked after the watch began, so a run that starts in between
+		// is not missed.
+		path, err := CurrentLog(dir)
+		if !errors.Is(err, ErrNoLog) {
+			return path, err
+		}
+		select {
+		case <-ctx.Done():
+			return "", nil
+		case <-w.Events:
+		case err := <-w.Errors:
+			return "", fmt.Errorf("wait for a run in %s: %w", ralphDir, err)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -43,4 +44,22 @@ func TestFindRun(t *testing.T) {
 	var unknown *UnknownRunError
 	require.ErrorAs(t, err, &unknown)
 	assert.EqualError(t, err, `no run "1999" in `+dir)
+}
+
+// TestAwaitRun returns the log of a run that starts while it waits, and ""
+// when it is cancelled first.
+func TestAwaitRun(t *testing.T) {
+	ws := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	path, err := AwaitRun(ctx, ws, func() {})
+	require.NoError(t, err)
+	assert.Empty(t, path, "cancelled before any run started")
+
+	log := filepath.Join(ws, DirName, "events-20261122-100000.jsonl")
+	path, err = AwaitRun(context.Background(), ws, func() {
+		require.NoError(t, os.WriteFile(log, nil, 0o644))
+	})
+	require.NoError(t, err)
+	assert.Equal(t, log, path)
 }

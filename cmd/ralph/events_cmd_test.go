@@ -228,22 +228,6 @@ func TestParseSince(t *testing.T) {
 	}
 }
 
-func TestRingKeepsTheLastN(t *testing.T) {
-	r := newRing(3)
-	for i := range 7 {
-		r.push(events.Record{Offset: int64(i)})
-	}
-	var got []int64
-	for _, rec := range r.drain() {
-		got = append(got, rec.Offset)
-	}
-	assert.Equal(t, []int64{4, 5, 6}, got)
-	short := newRing(5)
-	short.push(events.Record{Offset: 1})
-	assert.Len(t, short.drain(), 1)
-	assert.Nil(t, newRing(0), "no --last, no ring")
-}
-
 // TestEventsRuns runs two loops in one workspace, then lists the runs and
 // reads the first one's log by its id.
 func TestEventsRuns(t *testing.T) {
