@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"syscall"
 	"time"
 
@@ -129,3 +130,29 @@ func (e *StorageError) cause() string {
 
 // ExitCode makes it a fatal error.
 func (e *StorageError) ExitCode() int { return exitcode.Fatal }
+
+// UnknownRunError means no run of the workspace has the id asked for, nor
+// an id it starts.
+type UnknownRunError struct {
+	ID  string
+	Dir string // the workspace's .ralph directory
+}
+
+func (e *UnknownRunError) Error() string { return fmt.Sprintf("no run %q in %s", e.ID, e.Dir) }
+
+// ExitCode makes it a fatal error.
+func (e *UnknownRunError) ExitCode() int { return exitcode.Fatal }
+
+// AmbiguousRunError means a prefix of a run id that starts several runs'
+// ids.
+type AmbiguousRunError struct {
+	ID      string
+	Matches []string
+}
+
+func (e *AmbiguousRunError) Error() string {
+	return fmt.Sprintf("%q names %d runs: %s", e.ID, len(e.Matches), strings.Join(e.Matches, ", "))
+}
+
+// ExitCode makes it a fatal error.
+func (e *AmbiguousRunError) ExitCode() int { return exitcode.Fatal }

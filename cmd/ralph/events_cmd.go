@@ -5,13 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
-
-	"github.com/fsnotify/fsnotify"
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
@@ -81,19 +76,21 @@ func (c *eventsCmd) Run(ctx context.Context, g *globals) (err error) {
 		}
 	}()
 	if c.Runs {
-		runs, err := listRuns(g.Dir)
+		runs, err := engine.Runs(g.Dir)
 		if err != nil {
 			return err
 		}
-		return printRuns(out, runs, c.JSON, time.Local)
+		return view.PrintRuns(out, runs, c.JSON, time.Local)
 	}
-	keep, err := c.filter(time.Now())
+	filter, err := c.filter(time.Now())
 	if err != nil {
 		return err
 	}
 	path, err := c.logPath(g.Dir)
 	if errors.Is(err, engine.ErrNoLog) && c.Follow {
-		path, err = awaitRun(ctx, g.Dir, g.stderr)
+		path, err = engine.AwaitRun(ctx, g.Dir, func() {
+			fmt.Fprintln(g.stderr, "ralph: no run here yet; waiting for one to start (Ctrl-C to stop)")
+		})
 		if path == "" && err == nil {
 			return nil // Ctrl-C before any run started
 		}
@@ -102,7 +99,8 @@ func (c *eventsCmd) Run(ctx context.Context, g *globals) (err error) {
 		return err
 	}
 	p := &view.EventPrinter{W: out, JSON: c.JSON, Loc: time.Local}
-	if err := c.list(ctx, path, keep, p, out); err != nil {
+	listing := view.EventListing{Printer: p, Filter: filter, Last: int(c.Last), Follow: c.Follow, Flush: out.Flush}
+	if err := listing.List(ctx, path); err != nil {
 		return err
 	}
 	if p.Malformed > 0 {
@@ -112,84 +110,22 @@ func (c *eventsCmd) Run(ctx context.Context, g *globals) (err error) {
 	return nil
 }
 
-// list prints the log's matching events and, with --follow, those appended
-// after, until the run ends or ctx is cancelled.
-func (c *eventsCmd) list(ctx context.Context, path string, keep func(events.Record) bool, p *view.EventPrinter, out *bufio.Writer) error {
-	// The watch starts before the log is read, so a line appended in
-	// between is announced to it rather than lost.
-	var watch *fsnotify.Watcher
-	if c.Follow {
-		w, err := watchLog(path)
-		if err != nil {
-			return err
-		}
-		defer w.Close()
-		watch = w
-	}
-	if err := p.Header(); err != nil {
-		return err
-	}
-	s := &logPrinter{keep: keep, p: p, last: newRing(int(c.Last))}
-	if err := s.printExisting(path, c.Follow); err != nil {
-		return err
-	}
-	if watch == nil || s.ended {
-		return nil
-	}
-	if err := out.Flush(); err != nil {
-		return err
-	}
-	return s.follow(ctx, watch, path, out)
-}
-
-// filter turns the flags into one predicate on records.
-func (c *eventsCmd) filter(now time.Time) (func(events.Record) bool, error) {
+// filter turns the flags into the view's filter on records.
+func (c *eventsCmd) filter(now time.Time) (view.EventFilter, error) {
 	if c.Topic != "" {
 		if err := events.ValidatePattern(c.Topic); err != nil {
-			return nil, withHint(fmt.Errorf("--topic: %w", err), "a pattern is a topic with * for any segment: build.done, build.*, *.done, *")
+			return view.EventFilter{}, withHint(fmt.Errorf("--topic: %w", err), "a pattern is a topic with * for any segment: build.done, build.*, *.done, *")
 		}
 	}
 	var since time.Time
 	if c.Since != "" {
 		t, err := parseSince(c.Since, now)
 		if err != nil {
-			return nil, err
+			return view.EventFilter{}, err
 		}
 		since = t
 	}
-	f := recordFilter{topic: c.Topic, hat: c.Hat, iteration: int(c.Iteration), since: since}
-	return f.keep, nil
-}
-
-// recordFilter is the conjunction of the filter flags; zero fields match
-// everything.
-type recordFilter struct {
-	topic     string
-	hat       string
-	iteration int
-	since     time.Time
-}
-
-func (f recordFilter) keep(rec events.Record) bool {
-	if rec.Err != nil {
-		// A malformed line has no topic, hat or time to match; it is shown
-		// only when nothing is filtered.
-		return f == (recordFilter{})
-	}
-	ev := rec.Event
-	if f.topic != "" && !events.Match(f.topic, ev.Topic) {
-		return false
-	}
-	if !f.since.IsZero() && ev.TS.Before(f.since) {
-		return false // a line without a time is before any time
-	}
-	if f.hat != "" || f.iteration != 0 {
-		iteration, hat := view.Who(ev)
-		if (f.hat != "" && hat != f.hat) || (f.iteration != 0 && iteration != f.iteration) {
-			return false
-		}
-	}
-	return true
+	return view.EventFilter{Topic: c.Topic, Hat: c.Hat, Iteration: int(c.Iteration), Since: since}, nil
 }
 
 // parseSince reads --since: a duration back from now, or a point in time.
@@ -227,7 +163,7 @@ func (c *eventsCmd) logPath(dir string) (string, error) {
 		}
 		return filepath.Join(dir, c.File), nil
 	case c.RunID != "":
-		return findRun(dir, c.RunID)
+		return engine.FindRun(dir, c.RunID)
 	}
 	path, err := engine.CurrentLog(dir)
 	if errors.Is(err, engine.ErrNoLog) {
@@ -235,191 +171,4 @@ func (c *eventsCmd) logPath(dir string) (string, error) {
 			"start one with `ralph loop`, or pass --file or --run")
 	}
 	return path, err
-}
-
-// awaitRun waits, for --follow, until a run starts in dir and returns its
-// log; "" when ctx ends first. It makes .ralph/ (ignored by git, as ralph
-// makes it) so that there is a directory to watch.
-func awaitRun(ctx context.Context, dir string, stderr io.Writer) (string, error) {
-	ralphDir := filepath.Join(dir, engine.DirName)
-	if err := engine.IgnoreOwnFilesIfMissing(ralphDir); err != nil {
-		return "", err
-	}
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return "", fmt.Errorf("wait for a run in %s: %w", ralphDir, err)
-	}
-	defer w.Close()
-	if err := w.Add(ralphDir); err != nil {
-		return "", fmt.Errorf("wait for a run in %s: %w", ralphDir, err)
-	}
-	fmt.Fprintln(stderr, "ralph: no run here yet; waiting for one to start (Ctrl-C to stop)")
-	for {
-		// Checked after the watch began, so a run that starts in between
-		// is not missed.
-		path, err := engine.CurrentLog(dir)
-		if !errors.Is(err, engine.ErrNoLog) {
-			return path, err
-		}
-		select {
-		case <-ctx.Done():
-			return "", nil
-		case <-w.Events:
-		case err := <-w.Errors:
-			return "", fmt.Errorf("wait for a run in %s: %w", ralphDir, err)
-		}
-	}
-}
-
-// logPrinter prints a log's matching records, keeping the last N when
-// --last asks, and notices where the run ended.
-type logPrinter struct {
-	keep func(events.Record) bool
-	p    *view.EventPrinter
-	last *ring // nil without --last
-	// offset is just past the last complete line read.
-	offset int64
-	// ended is set by a loop.terminate line and cleared by a later
-	// loop.resumed: whether the run is over as far as the log says.
-	ended bool
-}
-
-func (s *logPrinter) record(rec events.Record) error {
-	s.offset = rec.End()
-	// Only ralph's own lines say where a run is: an agent may write any
-	// topic (the engine rejects it, but the line is in the log).
-	if src := rec.Event.Source; rec.Err == nil && src != events.SourceAgent && src != events.SourceTag {
-		switch rec.Event.Topic {
-		case engine.TopicLoopTerminate:
-			s.ended = true
-		case engine.TopicLoopResumed, engine.TopicLoopStarted:
-			s.ended = false
-		}
-	}
-	if !s.keep(rec) {
-		return nil
-	}
-	if rec.Err != nil && s.p.JSON {
-		// --json leaves a malformed line out, so it is not one of the
-		// --last N either.
-		s.p.Malformed++
-		return nil
-	}
-	if s.last != nil {
-		s.last.push(rec)
-		return nil
-	}
-	return s.p.Print(rec)
-}
-
-// printExisting streams the log as it is now. A log that does not exist
-// yet is empty when following (it will be created), an error otherwise.
-func (s *logPrinter) printExisting(path string, follow bool) error {
-	f, err := os.Open(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist) && follow:
-	case err != nil:
-		return fmt.Errorf("open event log: %w", err)
-	default:
-		defer f.Close()
-		if err := events.Scan(f, s.record); err != nil {
-			return fmt.Errorf("read event log %s: %w", path, err)
-		}
-	}
-	if s.last != nil {
-		for _, rec := range s.last.drain() {
-			if err := s.p.Print(rec); err != nil {
-				return err
-			}
-		}
-		s.last = nil // what follows is new and printed as it comes
-	}
-	return nil
-}
-
-// watchLog watches the log's directory rather than the file, so the watch
-// works before the file exists and survives an editor replacing it.
-func watchLog(path string) (*fsnotify.Watcher, error) {
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return nil, fmt.Errorf("follow %s: %w", path, err)
-	}
-	if err := w.Add(filepath.Dir(path)); err != nil {
-		_ = w.Close()
-		return nil, fmt.Errorf("follow %s: watch its directory: %w", path, err)
-	}
-	return w, nil
-}
-
-// follow prints what is appended to the log, reading from the offset each
-// time the watcher reports a write, until a loop.terminate line or ctx is
-// done (Ctrl-C, which ends it with status 0).
-func (s *logPrinter) follow(ctx context.Context, w *fsnotify.Watcher, path string, out *bufio.Writer) error {
-	rd := events.NewReader(path, s.offset)
-	target := filepath.Clean(path)
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case err, ok := <-w.Errors:
-			if !ok {
-				return nil
-			}
-			return fmt.Errorf("follow %s: %w", path, err)
-		case ev, ok := <-w.Events:
-			if !ok {
-				return nil
-			}
-			if filepath.Clean(ev.Name) != target || !ev.Has(fsnotify.Write|fsnotify.Create) {
-				continue
-			}
-			recs, err := rd.Read()
-			if err != nil {
-				return err
-			}
-			for _, rec := range recs {
-				if err := s.record(rec); err != nil {
-					return err
-				}
-			}
-			if err := out.Flush(); err != nil {
-				return err
-			}
-			if s.ended {
-				return nil
-			}
-		}
-	}
-}
-
-// ring keeps the last n records pushed, for --last: memory is bounded by n,
-// not by the log.
-type ring struct {
-	buf  []events.Record
-	next int
-	full bool
-}
-
-// newRing returns nil for n == 0, meaning no --last.
-func newRing(n int) *ring {
-	if n <= 0 {
-		return nil
-	}
-	return &ring{buf: make([]events.Record, n)}
-}
-
-func (r *ring) push(rec events.Record) {
-	r.buf[r.next] = rec
-	r.next++
-	if r.next == len(r.buf) {
-		r.next, r.full = 0, true
-	}
-}
-
-// drain returns the records oldest first.
-func (r *ring) drain() []events.Record {
-	if !r.full {
-		return r.buf[:r.next]
-	}
-	return append(r.buf[r.next:len(r.buf):len(r.buf)], r.buf[:r.next]...)
 }

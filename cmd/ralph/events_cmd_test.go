@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/golden"
 	"github.com/ralph-loop/ralph/view"
@@ -227,22 +228,6 @@ func TestParseSince(t *testing.T) {
 	}
 }
 
-func TestRingKeepsTheLastN(t *testing.T) {
-	r := newRing(3)
-	for i := range 7 {
-		r.push(events.Record{Offset: int64(i)})
-	}
-	var got []int64
-	for _, rec := range r.drain() {
-		got = append(got, rec.Offset)
-	}
-	assert.Equal(t, []int64{4, 5, 6}, got)
-	short := newRing(5)
-	short.push(events.Record{Offset: 1})
-	assert.Len(t, short.drain(), 1)
-	assert.Nil(t, newRing(0), "no --last, no ring")
-}
-
 // TestEventsRuns runs two loops in one workspace, then lists the runs and
 // reads the first one's log by its id.
 func TestEventsRuns(t *testing.T) {
@@ -257,10 +242,10 @@ func TestEventsRuns(t *testing.T) {
 
 	r := w.ralph("events", "--runs", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
-	var runs []runEntry
+	var runs []engine.RunListing
 	dec := json.NewDecoder(strings.NewReader(r.stdout))
 	for dec.More() {
-		var e runEntry
+		var e engine.RunListing
 		require.NoError(t, dec.Decode(&e))
 		runs = append(runs, e)
 	}
@@ -286,9 +271,13 @@ func TestEventsRuns(t *testing.T) {
 		assert.NotContains(t, first.stdout, `"run 2"`)
 	}
 	// The archived checkpoint names the first run's log too.
-	path, ok := archivedLog(w.dir, runs[0].RunID)
-	require.True(t, ok, "the second run archived the first one's state")
-	assert.Equal(t, filepath.Join(w.dir, runs[0].Log), path)
+	archived, err := os.ReadFile(filepath.Join(w.dir, ".ralph", "runs", runs[0].RunID, "state.json"))
+	require.NoError(t, err, "the second run archived the first one's state")
+	var st struct {
+		EventsFile string `json:"events_file"`
+	}
+	require.NoError(t, json.Unmarshal(archived, &st))
+	assert.Equal(t, runs[0].Log, st.EventsFile)
 }
 
 // TestEventsRunsAfterAnEmitIntoAnEndedRun: an event published into a run
@@ -304,7 +293,7 @@ func TestEventsRunsAfterAnEmitIntoAnEndedRun(t *testing.T) {
 
 	r := w.ralph("events", "--runs", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
-	var run runEntry
+	var run engine.RunListing
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &run))
 	assert.Equal(t, "max_iterations", run.Ended)
 	require.NotNil(t, run.ExitCode)

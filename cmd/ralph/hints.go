@@ -19,6 +19,8 @@ func engineHint(err error) string {
 		noRun      *engine.NoRunError
 		unfinished *engine.UnfinishedRunError
 		auth       *engine.AgentAuthError
+		unknownRun *engine.UnknownRunError
+		ambiguous  *engine.AmbiguousRunError
 	)
 	switch {
 	case errors.As(err, &lock):
@@ -31,6 +33,10 @@ func engineHint(err error) string {
 		return "continue it with `ralph loop --resume`, or start over with `ralph loop --fresh` (the old run is archived, not deleted)"
 	case errors.As(err, &auth):
 		return "log in with the " + auth.Backend + " CLI or set its API key, check with `ralph doctor`, then `ralph loop --resume`"
+	case errors.As(err, &unknownRun):
+		return "`ralph events --runs` lists the runs of this workspace"
+	case errors.As(err, &ambiguous):
+		return "give more of the run id"
 	}
 	return ""
 }

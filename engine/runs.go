@@ -1,7 +1,8 @@
-package main
+package engine
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,12 +13,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ralph-loop/ralph/engine"
+	"github.com/fsnotify/fsnotify"
+
 	"github.com/ralph-loop/ralph/events"
 )
 
-// runEntry is one run of a workspace, as `ralph events --runs` lists it.
-type runEntry struct {
+// RunListing is one run of a workspace, as `ralph events --runs` lists it.
+type RunListing struct {
 	RunID     string    `json:"run_id"`
 	Started   time.Time `json:"started"`
 	Log       string    `json:"log"` // relative to the workspace
@@ -32,25 +34,26 @@ type runEntry struct {
 	Current    bool    `json:"current"`
 }
 
-// listRuns finds every run of the workspace from its event logs. Each log
+// Runs finds every run of the workspace from its event logs. Each log
 // says who it is in its first line (loop.started) and how it ended in its
 // last loop.terminate (events published into the ended run may follow it),
-// so only its first line and its end are read, however long the log. Logs come oldest first: their names carry their start time.
-func listRuns(workspace string) ([]runEntry, error) {
-	dir := filepath.Join(workspace, engine.DirName)
-	paths, err := engine.EventLogs(dir)
+// so only its first line and its end are read, however long the log. Logs
+// come oldest first: their names carry their start time.
+func Runs(workspace string) ([]RunListing, error) {
+	dir := filepath.Join(workspace, DirName)
+	paths, err := EventLogs(dir)
 	if err != nil {
 		return nil, err
 	}
-	current := currentLog(workspace)
-	held, holder := engine.LockHeld(filepath.Join(dir, engine.LockFile))
-	runs := make([]runEntry, 0, len(paths))
+	current := namedCurrentLog(workspace)
+	held, holder := LockHeld(filepath.Join(dir, LockFile))
+	runs := make([]RunListing, 0, len(paths))
 	for _, p := range paths {
-		r, err := readRunEntry(p)
+		r, err := readRunListing(p)
 		if err != nil {
 			return nil, err
 		}
-		r.Log = filepath.Join(engine.DirName, filepath.Base(p))
+		r.Log = filepath.Join(DirName, filepath.Base(p))
 		r.Current = r.Log == current
 		if r.Ended == "unfinished" && held && (holder.RunID == r.RunID || (holder.RunID == "" && r.Current)) {
 			r.Ended = "running"
@@ -60,17 +63,17 @@ func listRuns(workspace string) ([]runEntry, error) {
 	return runs, nil
 }
 
-// currentLog is the log .ralph/current-events names, "" when none.
-func currentLog(workspace string) string {
-	data, err := os.ReadFile(filepath.Join(workspace, engine.DirName, engine.CurrentEventsFile))
+// namedCurrentLog is the log .ralph/current-events names, "" when none.
+func namedCurrentLog(workspace string) string {
+	data, err := os.ReadFile(filepath.Join(workspace, DirName, CurrentEventsFile))
 	if err != nil {
 		return ""
 	}
 	return filepath.Clean(strings.TrimSpace(string(data)))
 }
 
-func readRunEntry(path string) (runEntry, error) {
-	r := runEntry{Ended: "unfinished"}
+func readRunListing(path string) (RunListing, error) {
+	r := RunListing{Ended: "unfinished"}
 	first, err := readFirstLine(path)
 	if err != nil {
 		return r, err
@@ -81,7 +84,7 @@ func readRunEntry(path string) (runEntry, error) {
 			RunID     string `json:"run_id"`
 			Objective string `json:"objective"`
 		}
-		if ev.Topic == engine.TopicLoopStarted && json.Unmarshal(ev.Payload, &p) == nil {
+		if ev.Topic == TopicLoopStarted && json.Unmarshal(ev.Payload, &p) == nil {
 			r.RunID, r.Objective = p.RunID, firstLineOf(p.Objective)
 		}
 	}
@@ -90,7 +93,7 @@ func readRunEntry(path string) (runEntry, error) {
 		// it is still listed, under its file name.
 		r.RunID = strings.TrimSuffix(strings.TrimPrefix(filepath.Base(path), "events-"), ".jsonl")
 	}
-	end, ended, err := engine.RunEnd(path)
+	end, ended, err := RunEnd(path)
 	if err != nil {
 		return r, err
 	}
@@ -134,18 +137,19 @@ func readFirstLine(path string) ([]byte, error) {
 	return line[:len(line)-1], nil
 }
 
-// findRun finds the event log of run id (or of the one run whose id starts
+// FindRun finds the event log of run id (or of the one run whose id starts
 // with id): the archived checkpoint under .ralph/runs/<id>/ names it; else
-// the logs' first lines are searched.
-func findRun(workspace, id string) (string, error) {
+// the logs' first lines are searched. A run not found is an
+// *UnknownRunError, a prefix of several runs' ids an *AmbiguousRunError.
+func FindRun(workspace, id string) (string, error) {
 	if path, ok := archivedLog(workspace, id); ok {
 		return path, nil
 	}
-	runs, err := listRuns(workspace)
+	runs, err := Runs(workspace)
 	if err != nil {
 		return "", err
 	}
-	var matches []runEntry
+	var matches []RunListing
 	for _, r := range runs {
 		if r.RunID == id {
 			return filepath.Join(workspace, r.Log), nil
@@ -158,15 +162,13 @@ func findRun(workspace, id string) (string, error) {
 	case 1:
 		return filepath.Join(workspace, matches[0].Log), nil
 	case 0:
-		return "", withHint(fmt.Errorf("no run %q in %s", id, filepath.Join(workspace, engine.DirName)),
-			"`ralph events --runs` lists the runs of this workspace")
+		return "", &UnknownRunError{ID: id, Dir: filepath.Join(workspace, DirName)}
 	}
 	ids := make([]string, len(matches))
 	for i, m := range matches {
 		ids[i] = m.RunID
 	}
-	return "", withHint(fmt.Errorf("%q names %d runs: %s", id, len(matches), strings.Join(ids, ", ")),
-		"give more of the run id")
+	return "", &AmbiguousRunError{ID: id, Matches: ids}
 }
 
 // archivedLog reads events_file from .ralph/runs/<id>/state.json, the
@@ -175,7 +177,7 @@ func archivedLog(workspace, id string) (string, bool) {
 	if id == "" || strings.ContainsAny(id, `/\`) || id == "." || id == ".." {
 		return "", false
 	}
-	data, err := os.ReadFile(filepath.Join(workspace, engine.DirName, engine.RunsDir, id, engine.StateFile))
+	data, err := os.ReadFile(filepath.Join(workspace, DirName, RunsDir, id, StateFile))
 	if err != nil {
 		return "", false
 	}
@@ -192,38 +194,37 @@ func archivedLog(workspace, id string) (string, bool) {
 	return path, true
 }
 
-// printRuns writes the run list as a table, or as one JSON object a line.
-func printRuns(w io.Writer, runs []runEntry, asJSON bool, loc *time.Location) error {
-	if asJSON {
-		enc := json.NewEncoder(w)
-		for _, r := range runs {
-			if err := enc.Encode(r); err != nil {
-				return err
-			}
-		}
-		return nil
+// AwaitRun waits until a run starts in the workspace dir and returns its
+// log; "" when ctx ends first. It makes .ralph/ (ignored by git, as ralph
+// makes it) so that there is a directory to watch, and calls waiting once
+// the watch is in place, before it first looks.
+func AwaitRun(ctx context.Context, dir string, waiting func()) (string, error) {
+	ralphDir := filepath.Join(dir, DirName)
+	if err := IgnoreOwnFilesIfMissing(ralphDir); err != nil {
+		return "", err
 	}
-	if len(runs) == 0 {
-		_, err := fmt.Fprintln(w, "no runs here yet; start one with `ralph loop`")
-		return err
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return "", fmt.Errorf("wait for a run in %s: %w", ralphDir, err)
 	}
-	const format = "%-1s %-22s  %-19s  %-24s  %4s  %9s  %s\n"
-	fmt.Fprintf(w, format, "", "RUN", "STARTED", "ENDED", "ITER", "COST", "LOG")
-	for _, r := range runs {
-		mark, started, ended, iter, cost := "", "-", r.Ended, "-", "-"
-		if r.Current {
-			mark = "*"
+	defer w.Close()
+	if err := w.Add(ralphDir); err != nil {
+		return "", fmt.Errorf("wait for a run in %s: %w", ralphDir, err)
+	}
+	waiting()
+	for {
+		// Checked after the watch began, so a run that starts in between
+		// is not missed.
+		path, err := CurrentLog(dir)
+		if !errors.Is(err, ErrNoLog) {
+			return path, err
 		}
-		if !r.Started.IsZero() {
-			started = r.Started.In(loc).Format("2006-01-02 15:04:05")
-		}
-		if r.ExitCode != nil {
-			ended = fmt.Sprintf("%s (exit %d)", r.Ended, *r.ExitCode)
-			iter, cost = fmt.Sprint(r.Iterations), fmt.Sprintf("$%.4f", r.CostUSD)
-		}
-		if _, err := fmt.Fprintf(w, format, mark, r.RunID, started, ended, iter, cost, r.Log); err != nil {
-			return err
+		select {
+		case <-ctx.Done():
+			return "", nil
+		case <-w.Events:
+		case err := <-w.Errors:
+			return "", fmt.Errorf("wait for a run in %s: %w", ralphDir, err)
 		}
 	}
-	return nil
 }
