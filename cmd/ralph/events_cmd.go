@@ -10,21 +10,22 @@ import (
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/flagvalue"
 	"github.com/ralph-loop/ralph/internal/plural"
 	"github.com/ralph-loop/ralph/view"
 )
 
 type eventsCmd struct {
-	Topic     string     `placeholder:"GLOB" help:"Only events whose topic matches GLOB (e.g. 'build.*', '*.done')."`
-	Hat       string     `placeholder:"HAT" help:"Only events of this hat (published by it, or ralph's lines about its iterations)."`
-	Iteration atLeastOne `placeholder:"N" help:"Only events of iteration N."`
-	Since     string     `placeholder:"DURATION|TIME" help:"Only events from the last DURATION (10m, 2h) or since TIME (2026-11-22T10:00:00Z, '2026-11-22 10:00', 10:00 today)."`
-	Last      atLeastOne `placeholder:"N" help:"Only the last N matching events (then, with -f, the new ones)."`
-	RunID     string     `name:"run" placeholder:"ID" xor:"log" help:"Read the log of an earlier run (an id or a unique prefix; --runs lists them)."`
-	File      string     `placeholder:"FILE" xor:"log" help:"Read this event log instead of the current run's."`
-	Runs      bool       `help:"List the runs of this workspace: id, start, how each ended, its log."`
-	JSON      bool       `name:"json" help:"Print the raw JSON lines, ready for jq."`
-	Follow    bool       `short:"f" help:"Keep printing events as they are appended, until the run ends or Ctrl-C."`
+	Topic     string               `placeholder:"GLOB" help:"Only events whose topic matches GLOB (e.g. 'build.*', '*.done')."`
+	Hat       string               `placeholder:"HAT" help:"Only events of this hat (published by it, or ralph's lines about its iterations)."`
+	Iteration flagvalue.AtLeastOne `placeholder:"N" help:"Only events of iteration N."`
+	Since     string               `placeholder:"DURATION|TIME" help:"Only events from the last DURATION (10m, 2h) or since TIME (2026-11-22T10:00:00Z, '2026-11-22 10:00', 10:00 today)."`
+	Last      flagvalue.AtLeastOne `placeholder:"N" help:"Only the last N matching events (then, with -f, the new ones)."`
+	RunID     string               `name:"run" placeholder:"ID" xor:"log" help:"Read the log of an earlier run (an id or a unique prefix; --runs lists them)."`
+	File      string               `placeholder:"FILE" xor:"log" help:"Read this event log instead of the current run's."`
+	Runs      bool                 `help:"List the runs of this workspace: id, start, how each ended, its log."`
+	JSON      bool                 `name:"json" help:"Print the raw JSON lines, ready for jq."`
+	Follow    bool                 `short:"f" help:"Keep printing events as they are appended, until the run ends or Ctrl-C."`
 }
 
 func (eventsCmd) Help() string {

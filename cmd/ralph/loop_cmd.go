@@ -11,28 +11,29 @@ import (
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/exitcode"
+	"github.com/ralph-loop/ralph/internal/flagvalue"
 	"github.com/ralph-loop/ralph/internal/testhook"
 	"github.com/ralph-loop/ralph/view"
 )
 
 type loopCmd struct {
-	Config         []string     `short:"c" placeholder:"FILE" help:"Config file (default ./ralph.yml). Repeat to merge: later files win."`
-	Hats           string       `short:"H" placeholder:"FILE|NAME" help:"Hat collection laid over the config: a preset name (ralph init --list) or a file with hats: and optionally event_loop:."`
-	Prompt         string       `short:"p" placeholder:"TEXT" xor:"objective" help:"The objective, overriding event_loop.prompt."`
-	PromptFile     string       `short:"P" placeholder:"FILE" xor:"objective" help:"Read the objective from FILE."`
-	Backend        string       `placeholder:"NAME" help:"Agent backend, overriding cli.backend (claude, codex, gemini, opencode, pi, qwen, copilot, command, …)."`
-	MaxIterations  atLeastOne   `placeholder:"N" help:"Stop after N iterations, overriding event_loop.max_iterations."`
-	Spec           string       `placeholder:"FILE" help:"Work through the checkboxes of FILE (SPEC mode; SPEC.md is used by itself when the config has no hats and no objective)."`
-	N              atLeastOne   `short:"n" name:"n" placeholder:"N" help:"SPEC mode: run N iterations (default 1)."`
-	All            bool         `help:"SPEC mode: run until every box is checked (at most 100 iterations)."`
-	MaxRuntime     runtimeLimit `placeholder:"DURATION" help:"Stop once the run has taken this long (90m, 2h30m, or seconds), overriding event_loop.max_runtime_seconds; 0 for no limit."`
-	StuckThreshold zeroOrMore   `placeholder:"N" help:"End as stuck after N iterations without progress (in SPEC mode: without a newly checked box); default 3, 0 turns the check off."`
-	Resume         bool         `xor:"mode" help:"Continue the run in .ralph/ where it stopped, as it was started (mode, spec, -c, -H, --backend, limit flags); flags given now win, so a run that hit a limit goes on with a higher one."`
-	Fresh          bool         `xor:"mode" help:"Archive an unfinished run and start a new one."`
-	Wait           bool         `help:"If another loop holds this workspace, wait for it instead of failing."`
-	Headless       bool         `help:"Print one JSON event per line on stdout (started, iteration, tool, commit, event, iteration_done, complete, failed, …) for programs; people get warnings and the summary on stderr."`
-	Quiet          bool         `short:"q" xor:"verbosity" help:"Do not show the agent's own text, only what ralph does."`
-	Verbose        bool         `short:"v" xor:"verbosity" help:"Also show each prompt (with --headless: the progress lines on stderr)."`
+	Config         []string               `short:"c" placeholder:"FILE" help:"Config file (default ./ralph.yml). Repeat to merge: later files win."`
+	Hats           string                 `short:"H" placeholder:"FILE|NAME" help:"Hat collection laid over the config: a preset name (ralph init --list) or a file with hats: and optionally event_loop:."`
+	Prompt         string                 `short:"p" placeholder:"TEXT" xor:"objective" help:"The objective, overriding event_loop.prompt."`
+	PromptFile     string                 `short:"P" placeholder:"FILE" xor:"objective" help:"Read the objective from FILE."`
+	Backend        string                 `placeholder:"NAME" help:"Agent backend, overriding cli.backend (claude, codex, gemini, opencode, pi, qwen, copilot, command, …)."`
+	MaxIterations  flagvalue.AtLeastOne   `placeholder:"N" help:"Stop after N iterations, overriding event_loop.max_iterations."`
+	Spec           string                 `placeholder:"FILE" help:"Work through the checkboxes of FILE (SPEC mode; SPEC.md is used by itself when the config has no hats and no objective)."`
+	N              flagvalue.AtLeastOne   `short:"n" name:"n" placeholder:"N" help:"SPEC mode: run N iterations (default 1)."`
+	All            bool                   `help:"SPEC mode: run until every box is checked (at most 100 iterations)."`
+	MaxRuntime     flagvalue.RuntimeLimit `placeholder:"DURATION" help:"Stop once the run has taken this long (90m, 2h30m, or seconds), overriding event_loop.max_runtime_seconds; 0 for no limit."`
+	StuckThreshold flagvalue.ZeroOrMore   `placeholder:"N" help:"End as stuck after N iterations without progress (in SPEC mode: without a newly checked box); default 3, 0 turns the check off."`
+	Resume         bool                   `xor:"mode" help:"Continue the run in .ralph/ where it stopped, as it was started (mode, spec, -c, -H, --backend, limit flags); flags given now win, so a run that hit a limit goes on with a higher one."`
+	Fresh          bool                   `xor:"mode" help:"Archive an unfinished run and start a new one."`
+	Wait           bool                   `help:"If another loop holds this workspace, wait for it instead of failing."`
+	Headless       bool                   `help:"Print one JSON event per line on stdout (started, iteration, tool, commit, event, iteration_done, complete, failed, …) for programs; people get warnings and the summary on stderr."`
+	Quiet          bool                   `short:"q" xor:"verbosity" help:"Do not show the agent's own text, only what ralph does."`
+	Verbose        bool                   `short:"v" xor:"verbosity" help:"Also show each prompt (with --headless: the progress lines on stderr)."`
 }
 
 func (loopCmd) Help() string {

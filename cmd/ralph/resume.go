@@ -33,8 +33,8 @@ type runChoices struct {
 // choices reads the flags and, on --resume, the run's launch record.
 func (c *loopCmd) choices(dir string) (runChoices, error) {
 	ch := runChoices{configs: c.Config, hats: c.Hats, prompt: c.Prompt, promptFile: c.PromptFile,
-		backend: c.Backend, maxIterations: int(c.MaxIterations), maxRuntime: c.MaxRuntime.value(),
-		stuckThreshold: c.StuckThreshold.value(), spec: c.Spec, n: int(c.N), all: c.All,
+		backend: c.Backend, maxIterations: int(c.MaxIterations), maxRuntime: c.MaxRuntime.Value(),
+		stuckThreshold: c.StuckThreshold.Value(), spec: c.Spec, n: int(c.N), all: c.All,
 		start: engine.StartNew, wait: c.Wait}
 	switch {
 	case c.Fresh:

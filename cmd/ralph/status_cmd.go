@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/internal/flagvalue"
 	"github.com/ralph-loop/ralph/view"
 )
 
 type statusCmd struct {
-	JSON bool       `name:"json" help:"Print the status as one JSON object."`
-	Last zeroOrMore `default:"5" placeholder:"N" help:"How many recent events to show (0 for none)."`
+	JSON bool                 `name:"json" help:"Print the status as one JSON object."`
+	Last flagvalue.ZeroOrMore `default:"5" placeholder:"N" help:"How many recent events to show (0 for none)."`
 }
 
 func (statusCmd) Help() string {
@@ -27,7 +28,7 @@ Examples:
 }
 
 func (c *statusCmd) Run(g *globals) error {
-	s, err := engine.ReadStatus(g.Dir, c.Last.n, time.Now())
+	s, err := engine.ReadStatus(g.Dir, c.Last.Count(), time.Now())
 	var corrupt *engine.CorruptStateError
 	if errors.As(err, &corrupt) {
 		return withHint(err, corruptStateHint)

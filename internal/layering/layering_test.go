@@ -42,6 +42,7 @@ var allowed = map[string]struct {
 	"internal/exitcode":    {nil, "the one table of exit statuses; a leaf"},
 	"internal/git":         {nil, "a workspace's git repository, and its files where there is none; a leaf helper"},
 	"internal/gittest":     {nil, "real git repositories for tests; a leaf helper"},
+	"internal/flagvalue":   {nil, "command-line values that check their range as kong parses them; a leaf helper"},
 	"internal/completion":  {nil, "shell completion scripts from kong's model; a leaf helper"},
 	"internal/plural":      {nil, "counts of things in words (1 hat, 2 hats); a leaf helper"},
 	"internal/tail":        {nil, "the last bytes of a stream in bounded memory; a leaf helper"},

@@ -1,4 +1,4 @@
-package main
+package flagvalue
 
 import (
 	"testing"
@@ -12,12 +12,12 @@ func TestParseRuntime(t *testing.T) {
 	for in, want := range map[string]time.Duration{
 		"5400": 90 * time.Minute, "0": 0, "90m": 90 * time.Minute, "2h30m": 150 * time.Minute, "45s": 45 * time.Second,
 	} {
-		got, err := parseRuntime(in)
+		got, err := ParseRuntime(in)
 		require.NoError(t, err, in)
 		assert.Equal(t, want, got, in)
 	}
 	for _, in := range []string{"-1", "-2h", "soon", ""} {
-		_, err := parseRuntime(in)
+		_, err := ParseRuntime(in)
 		assert.Error(t, err, in)
 	}
 }

@@ -1,4 +1,8 @@
-package main
+// Package flagvalue holds command-line value types that check their range
+// as kong parses them, so a value that means nothing (--max-iterations 0,
+// --last -3) is a usage error with exit 3 instead of being read as "not
+// given" and silently replaced by a default.
+package flagvalue
 
 import (
 	"fmt"
@@ -9,15 +13,11 @@ import (
 	"github.com/alecthomas/kong"
 )
 
-// Flag types that check their range as kong parses them, so a value that
-// means nothing (--max-iterations 0, --last -3) is a usage error with exit 3
-// instead of being read as "not given" and silently replaced by a default.
-
-// atLeastOne is a count that must be 1 or more. Its zero value means the
+// AtLeastOne is a count that must be 1 or more. Its zero value means the
 // flag was not given, which no accepted value can be mistaken for.
-type atLeastOne int
+type AtLeastOne int
 
-func (c *atLeastOne) Decode(ctx *kong.DecodeContext) error {
+func (c *AtLeastOne) Decode(ctx *kong.DecodeContext) error {
 	n, err := popInt(ctx)
 	if err != nil {
 		return err
@@ -25,18 +25,18 @@ func (c *atLeastOne) Decode(ctx *kong.DecodeContext) error {
 	if n < 1 {
 		return fmt.Errorf("must be 1 or more, got %d", n)
 	}
-	*c = atLeastOne(n)
+	*c = AtLeastOne(n)
 	return nil
 }
 
-// zeroOrMore is a count where 0 means something (the check is off, show
+// ZeroOrMore is a count where 0 means something (the check is off, show
 // none). set tells a given 0 from a flag left out.
-type zeroOrMore struct {
+type ZeroOrMore struct {
 	n   int
 	set bool
 }
 
-func (c *zeroOrMore) Decode(ctx *kong.DecodeContext) error {
+func (c *ZeroOrMore) Decode(ctx *kong.DecodeContext) error {
 	n, err := popInt(ctx)
 	if err != nil {
 		return err
@@ -44,12 +44,15 @@ func (c *zeroOrMore) Decode(ctx *kong.DecodeContext) error {
 	if n < 0 {
 		return fmt.Errorf("must be 0 or more, got %d", n)
 	}
-	*c = zeroOrMore{n: n, set: true}
+	*c = ZeroOrMore{n: n, set: true}
 	return nil
 }
 
-// value is the count when the flag was given, nil otherwise.
-func (c zeroOrMore) value() *int {
+// Count is the count given, 0 when the flag was left out.
+func (c ZeroOrMore) Count() int { return c.n }
+
+// Value is the count when the flag was given, nil otherwise.
+func (c ZeroOrMore) Value() *int {
 	if !c.set {
 		return nil
 	}
@@ -57,29 +60,30 @@ func (c zeroOrMore) value() *int {
 	return &n
 }
 
-// runtimeLimit is a length of time given as a Go duration (90m, 2h30m) or a
+// RuntimeLimit is a length of time given as a Go duration (90m, 2h30m) or a
 // number of seconds (5400), as event_loop.max_runtime_seconds counts them;
 // 0 means no limit. set tells a given 0 from a flag left out.
-type runtimeLimit struct {
+type RuntimeLimit struct {
 	d   time.Duration
 	set bool
 }
 
-func (r *runtimeLimit) Decode(ctx *kong.DecodeContext) error {
+func (r *RuntimeLimit) Decode(ctx *kong.DecodeContext) error {
 	t, err := ctx.Scan.PopValue("duration")
 	if err != nil {
 		return err
 	}
 	s := strings.TrimSpace(fmt.Sprint(t.Value))
-	d, err := parseRuntime(s)
+	d, err := ParseRuntime(s)
 	if err != nil {
 		return err
 	}
-	*r = runtimeLimit{d: d, set: true}
+	*r = RuntimeLimit{d: d, set: true}
 	return nil
 }
 
-func parseRuntime(s string) (time.Duration, error) {
+// ParseRuntime reads a Go duration (90m) or a whole number of seconds.
+func ParseRuntime(s string) (time.Duration, error) {
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 		if n < 0 {
 			return 0, fmt.Errorf("must be 0 (no limit) or more, got %d", n)
@@ -96,8 +100,8 @@ func parseRuntime(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// value is the limit when the flag was given, nil otherwise.
-func (r runtimeLimit) value() *time.Duration {
+// Value is the limit when the flag was given, nil otherwise.
+func (r RuntimeLimit) Value() *time.Duration {
 	if !r.set {
 		return nil
 	}
