@@ -1,7 +1,6 @@
 package config
 
 import (
-	"os"
 	"slices"
 
 	"gopkg.in/yaml.v3"
@@ -40,16 +39,7 @@ var collectionKeys = []string{"hats", "event_loop", "gates"}
 // does not implement are reported for the collection as for any file.
 func LoadWithCollection(paths []string, col Collection) (*Config, error) {
 	l := newLoader()
-	var base *yaml.Node
-	for _, path := range paths {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			l.readProblem(path, err)
-			continue
-		}
-		l.onDisk(path, "")
-		base = l.merge(base, l.parse(path, data))
-	}
+	base := l.mergeFiles(paths)
 	l.onDisk(col.Name, col.Dir)
 	root := l.overlayCollection(base, l.parse(col.Name, col.Data), col.Name)
 	last := col.Name

@@ -71,6 +71,12 @@ func Load(paths ...string) (*Config, error) {
 			Hint: "pass -c ralph.yml, or run in a directory that has one"}, nil)
 	}
 	l := newLoader()
+	return l.finish(l.mergeFiles(paths), paths[len(paths)-1])
+}
+
+// mergeFiles reads and merges the files in order, later over earlier;
+// a file that cannot be read is a problem, and the others still merge.
+func (l *loader) mergeFiles(paths []string) *yaml.Node {
 	var root *yaml.Node
 	for _, path := range paths {
 		data, err := os.ReadFile(path)
@@ -81,7 +87,7 @@ func Load(paths ...string) (*Config, error) {
 		l.onDisk(path, "")
 		root = l.merge(root, l.parse(path, data))
 	}
-	return l.finish(root, paths[len(paths)-1])
+	return root
 }
 
 // LoadBytes loads one file's content; name is how messages call it, and its
