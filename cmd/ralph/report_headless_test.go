@@ -20,32 +20,12 @@ import (
 	"github.com/ralph-loop/ralph/view"
 )
 
-// headlessLines checks the stream's contract, line by line: each is one
-// JSON object with "event" and an RFC 3339 UTC "ts" first, and exactly one
-// complete or failed ends it. It returns the event kinds in order.
+// headlessLines checks the stream's contract (see CheckStream) and returns
+// the event kinds in order.
 func headlessLines(t *testing.T, stream string) []string {
 	t.Helper()
-	require.True(t, strings.HasSuffix(stream, "\n"), "the stream ends with a newline")
-	var kinds []string
-	for i, line := range strings.Split(strings.TrimSuffix(stream, "\n"), "\n") {
-		var m map[string]any
-		require.NoError(t, json.Unmarshal([]byte(line), &m), "line %d is not a JSON object: %s", i+1, line)
-		kind, ok := m["event"].(string)
-		require.True(t, ok && kind != "", "line %d has no event: %s", i+1, line)
-		require.True(t, strings.HasPrefix(line, `{"event":"`+kind+`","ts":"`), "line %d starts with event and ts: %s", i+1, line)
-		ts, err := time.Parse(time.RFC3339Nano, m["ts"].(string))
-		require.NoError(t, err, "line %d: ts", i+1)
-		require.Equal(t, time.UTC, ts.Location(), "line %d: ts in UTC", i+1)
-		kinds = append(kinds, kind)
-	}
-	ends := 0
-	for _, k := range kinds {
-		if k == "complete" || k == "failed" {
-			ends++
-		}
-	}
-	require.Equal(t, 1, ends, "exactly one complete or failed: %v", kinds)
-	require.Contains(t, []string{"complete", "failed"}, kinds[len(kinds)-1], "the stream ends with complete or failed")
+	kinds, err := view.CheckStream(stream)
+	require.NoError(t, err)
 	return kinds
 }
 
