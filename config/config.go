@@ -48,8 +48,9 @@ func Default() *Config {
 			StuckThreshold:          3,
 			RateLimitMaxWaitSeconds: 3600,
 		},
-		CLI:      CLI{Backend: "claude"},
-		Memories: Memories{Enabled: true, Budget: 4000},
+		CLI:       CLI{Backend: "claude"},
+		Memories:  Memories{Enabled: true, Budget: 4000},
+		Autopilot: defaultAutopilot(),
 	}
 }
 

@@ -23,6 +23,8 @@ func TestKeyTablesMatchTags(t *testing.T) {
 		{"event_loop", EventLoop{}, l.eventLoopFields(c)},
 		{"cli", CLI{}, l.cliFields(&c.CLI, map[string]bool{}, &at, false)},
 		{"hat", Hat{}, l.hatFields(&h, c.CLI)},
+		{"autopilot", Autopilot{}, l.autopilotFields(&c.Autopilot)},
+		{"autopilot.source", TaskSource{}, l.taskSourceFields(&c.Autopilot.Source)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -75,6 +75,7 @@ func topProperties() schema {
 		"acceptance_criteria": withDoc(ref("criteria"), "acceptance_criteria"),
 		"gates":               withDoc(ref("gates"), "gates"),
 		"memories":            withDoc(ref("memories"), "memories"),
+		"autopilot":           withDoc(ref("autopilot"), "autopilot"),
 		"redact":              withDoc(schema{"type": "array", "items": schema{"type": "string", "pattern": envName.String()}}, "redact"),
 		"budget": schema{"type": "object", "additionalProperties": false,
 			"description": "ralph.json's budget; budget.max_tokens is event_loop.max_tokens.",
@@ -106,7 +107,11 @@ func schemaDefs() schema {
 	memories := sectionProperties("memories", reflect.TypeFor[Memories]())
 	addIgnored(memories, orchestratorMemoriesKeys)
 	criterion := sectionProperties("criterion", reflect.TypeFor[criteria.Spec]())
+	autopilot := sectionProperties("autopilot", reflect.TypeFor[Autopilot]())
+	taskSource := sectionProperties("autopilot.source", reflect.TypeFor[TaskSource]())
 	return schema{
+		"autopilot":  object(autopilot, "autopilot"),
+		"taskSource": object(taskSource, "autopilot.source"),
 		"event_loop": object(eventLoop, "event_loop"),
 		"cli":        object(cli, "cli"),
 		"hatBackend": object(hatBackend, "hat.backend"),
@@ -177,6 +182,10 @@ func sectionDefaults(section string) map[string]any {
 		v = reflect.ValueOf(Default().EventLoop)
 	case "cli":
 		v = reflect.ValueOf(Default().CLI)
+	case "autopilot":
+		a := Default().Autopilot
+		a.Source = TaskSource{}
+		v = reflect.ValueOf(a)
 	default:
 		return nil
 	}
@@ -234,6 +243,12 @@ var schemaShapes = map[string]schema{
 	"criterion.type":                      {"enum": criteria.Types()},
 	"criterion.exit_code":                 {"type": "integer"},
 	"criterion.baseline":                  {"enum": []string{"", "ignore"}},
+	"autopilot.source": {"anyOf": []schema{{"enum": SourceTypes}, ref("taskSource")},
+		"default": "tk"},
+	"autopilot.source.type": {"enum": SourceTypes},
+	"autopilot.parallel":    {"type": "integer", "minimum": 1},
+	"autopilot.merge":       {"enum": MergeModes},
+	"autopilot.verify":      ref("criteria"),
 }
 
 // schemaExtra are keys the loader takes that have no yaml-tagged field.

@@ -25,6 +25,7 @@ func (l *loader) decode(root *yaml.Node, c *Config) {
 		{"gates", l.gates(&c.Gates)},
 		{"memories", l.memories(c)},
 		{"redact", l.redactNames(c)},
+		{"autopilot", l.autopilot(c)},
 	}, orchestratorTopKeys)
 	l.section(eventLoop, "event_loop", l.eventLoopFields(c), orchestratorEventLoopKeys)
 	c.CLI = l.topCLI(cli, c.CLI)

@@ -22,6 +22,8 @@ type Config struct {
 	// everything it writes, beyond those whose names already look secret
 	// (*KEY*, *TOKEN*, *SECRET*, *PASSWORD*).
 	Redact []string
+	// Autopilot says how `ralph autopilot` works through a task tracker.
+	Autopilot Autopilot
 	// Path is the file the config came from (the last, when merged).
 	Path string
 	// Warnings are things a user should know but that do not stop a run,

@@ -1,0 +1,132 @@
+package config
+
+import (
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/ralph-loop/ralph/criteria"
+)
+
+// Autopilot is the autopilot: section: where `ralph autopilot` takes its
+// tasks from and how it runs and merges them. The hats, backend and
+// event_loop of the same config apply to each task's loop.
+type Autopilot struct {
+	Source       TaskSource      `yaml:"source"`
+	Parallel     int             `yaml:"parallel"`            // default 1; at least 1
+	MaxTasks     int             `yaml:"max_tasks"`           // 0: no limit
+	BaseBranch   string          `yaml:"base_branch"`         // default: the current branch
+	Merge        string          `yaml:"merge"`               // merge | rebase | squash
+	Retries      int             `yaml:"retries"`             // default 1
+	Verify       []criteria.Spec `yaml:"verify"`              // run on each merged result
+	WorktreesDir string          `yaml:"worktrees_dir"`       // default .worktrees
+	TrustTasks   bool            `yaml:"trust_task_commands"` // run tasks' command criteria
+}
+
+// TaskSource is autopilot.source: a tracker by name (tk, beads, prd,
+// checklist, command) with its settings.
+type TaskSource struct {
+	Type string `yaml:"type"`
+	// Path is the file of a prd or checklist source.
+	Path string `yaml:"path"`
+	// List, Claim, Close and Fail are the shell commands of a command
+	// source.
+	List  string `yaml:"list"`
+	Claim string `yaml:"claim"`
+	Close string `yaml:"close"`
+	Fail  string `yaml:"fail"`
+}
+
+// SourceTypes are the task sources ralph knows.
+var SourceTypes = []string{"tk", "beads", "prd", "checklist", "command"}
+
+// MergeModes are the ways finished work reaches the base branch.
+var MergeModes = []string{"merge", "rebase", "squash"}
+
+func defaultAutopilot() Autopilot {
+	return Autopilot{Source: TaskSource{Type: "tk"}, Parallel: 1, Merge: "merge", Retries: 1, WorktreesDir: ".worktrees"}
+}
+
+func (l *loader) autopilot(c *Config) func(*yaml.Node, string) {
+	return func(n *yaml.Node, path string) {
+		l.section(n, path, l.autopilotFields(&c.Autopilot), nil)
+	}
+}
+
+func (l *loader) autopilotFields(a *Autopilot) []field {
+	return []field{
+		{"source", l.taskSource(&a.Source)},
+		{"parallel", l.setAtLeastOne(&a.Parallel, "parallel: 3")},
+		{"max_tasks", l.setCount(&a.MaxTasks, "no limit")},
+		{"base_branch", l.setString(&a.BaseBranch)},
+		{"merge", l.setChoice(&a.Merge, MergeModes)},
+		{"retries", l.setCount(&a.Retries, "no retry")},
+		{"verify", func(n *yaml.Node, path string) { a.Verify = l.criteriaList(n, path) }},
+		{"worktrees_dir", l.setString(&a.WorktreesDir)},
+		{"trust_task_commands", l.setBool(&a.TrustTasks)},
+	}
+}
+
+// taskSource decodes autopilot.source: a type name, or a mapping with
+// type: and that type's keys.
+func (l *loader) taskSource(dst *TaskSource) func(*yaml.Node, string) {
+	return func(n *yaml.Node, path string) {
+		if n.Kind == yaml.ScalarNode {
+			*dst = TaskSource{}
+			l.setChoice(&dst.Type, SourceTypes)(n, path)
+			return
+		}
+		src := TaskSource{}
+		l.section(n, path, l.taskSourceFields(&src), nil)
+		if src.Type == "" {
+			l.problem(n, "say which tracker, e.g. source: {type: prd, path: prd.json}", "%s: type is missing", path)
+			return
+		}
+		if src.Type == "command" && (src.List == "" || src.Close == "") {
+			l.problem(n, "give at least list: and close: commands for a command source", "%s: a command source needs list and close", path)
+		}
+		*dst = src
+	}
+}
+
+func (l *loader) taskSourceFields(s *TaskSource) []field {
+	return []field{
+		{"type", l.setChoice(&s.Type, SourceTypes)},
+		{"path", l.setString(&s.Path)},
+		{"list", l.setString(&s.List)},
+		{"claim", l.setString(&s.Claim)},
+		{"close", l.setString(&s.Close)},
+		{"fail", l.setString(&s.Fail)},
+	}
+}
+
+// setChoice decodes a string that must be one of choices.
+func (l *loader) setChoice(dst *string, choices []string) func(*yaml.Node, string) {
+	return func(n *yaml.Node, path string) {
+		v, ok := l.str(n, path)
+		if !ok {
+			return
+		}
+		if !slices.Contains(choices, v) {
+			l.problem(n, "use one of: "+strings.Join(choices, ", "), "%s: unknown value %q", path, v)
+			return
+		}
+		*dst = v
+	}
+}
+
+// setAtLeastOne decodes a whole number that must be 1 or more.
+func (l *loader) setAtLeastOne(dst *int, example string) func(*yaml.Node, string) {
+	return func(n *yaml.Node, path string) {
+		v, ok := l.integer(n, path)
+		if !ok {
+			return
+		}
+		if v < 1 {
+			l.problem(n, "use 1 or more, e.g. "+example, "%s must be at least 1, got %d", path, v)
+			return
+		}
+		*dst = int(v)
+	}
+}

@@ -1,0 +1,96 @@
+package config_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/config"
+	"github.com/ralph-loop/ralph/criteria"
+)
+
+func TestLoadBytesAutopilot(t *testing.T) {
+	tests := []struct {
+		name string
+		data string
+		want config.Autopilot
+	}{
+		{
+			name: "defaults",
+			data: "autopilot:\n",
+			want: config.Autopilot{Source: config.TaskSource{Type: "tk"}, Parallel: 1, Merge: "merge", Retries: 1, WorktreesDir: ".worktrees"},
+		},
+		{
+			name: "every key",
+			data: "autopilot:\n  source: beads\n  parallel: 3\n  max_tasks: 20\n  base_branch: main\n  merge: squash\n  retries: 0\n" +
+				"  verify: [tests_pass]\n  worktrees_dir: wt\n  trust_task_commands: true\n",
+			want: config.Autopilot{Source: config.TaskSource{Type: "beads"}, Parallel: 3, MaxTasks: 20, BaseBranch: "main",
+				Merge: "squash", Verify: []criteria.Spec{{Type: "tests_pass"}}, WorktreesDir: "wt", TrustTasks: true},
+		},
+		{
+			name: "a source mapping",
+			data: "autopilot:\n  source: {type: checklist, path: TODO.md}\n",
+			want: config.Autopilot{Source: config.TaskSource{Type: "checklist", Path: "TODO.md"}, Parallel: 1, Merge: "merge", Retries: 1, WorktreesDir: ".worktrees"},
+		},
+		{
+			name: "a command source",
+			data: "autopilot:\n  source: {type: command, list: ./list.sh, close: ./close.sh}\n",
+			want: config.Autopilot{Source: config.TaskSource{Type: "command", List: "./list.sh", Close: "./close.sh"}, Parallel: 1, Merge: "merge", Retries: 1, WorktreesDir: ".worktrees"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := config.LoadBytes("ralph.yml", []byte(tt.data))
+			require.NoError(t, err)
+			if tt.want.Verify == nil {
+				assert.Empty(t, c.Autopilot.Verify)
+				c.Autopilot.Verify = nil
+			}
+			assert.Equal(t, tt.want, c.Autopilot)
+		})
+	}
+}
+
+func TestLoadBytesAutopilotProblems(t *testing.T) {
+	tests := []struct {
+		name string
+		data string
+		want config.Problem
+	}{
+		{
+			name: "parallel below one",
+			data: "autopilot:\n  parallel: 0\n",
+			want: config.Problem{File: "ralph.yml", Line: 2, Msg: "autopilot.parallel must be at least 1, got 0", Hint: "use 1 or more, e.g. parallel: 3"},
+		},
+		{
+			name: "unknown source",
+			data: "autopilot:\n  source: jira\n",
+			want: config.Problem{File: "ralph.yml", Line: 2, Msg: `autopilot.source: unknown value "jira"`, Hint: "use one of: tk, beads, prd, checklist, command"},
+		},
+		{
+			name: "command source without close",
+			data: "autopilot:\n  source:\n    type: command\n    list: ./list.sh\n",
+			want: config.Problem{File: "ralph.yml", Line: 3, Msg: "autopilot.source: a command source needs list and close", Hint: "give at least list: and close: commands for a command source"},
+		},
+		{
+			name: "unknown merge mode",
+			data: "autopilot:\n  merge: octopus\n",
+			want: config.Problem{File: "ralph.yml", Line: 2, Msg: `autopilot.merge: unknown value "octopus"`, Hint: "use one of: merge, rebase, squash"},
+		},
+		{
+			name: "misspelt key",
+			data: "autopilot:\n  paralel: 2\n",
+			want: config.Problem{File: "ralph.yml", Line: 2, Msg: `unknown key "paralel" in autopilot; did you mean "parallel"?`, Hint: `rename it to "parallel", or remove it`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := config.LoadBytes("ralph.yml", []byte(tt.data))
+			var cerr *config.Error
+			require.ErrorAs(t, err, &cerr)
+			require.Len(t, cerr.Problems, 1, "%v", cerr.Problems)
+			assert.Equal(t, tt.want, cerr.Problems[0])
+		})
+	}
+}

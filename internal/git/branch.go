@@ -1,0 +1,279 @@
+package git
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+)
+
+// The methods in this file change a repository: branches, worktrees,
+// merges and ralph's own commits. The autopilot uses them to give each
+// task a worktree, merge finished work and record tracker changes.
+
+// noHooks runs git without the repository's hooks. ralph's own commits
+// (merges, tracker updates) are bookkeeping: trackers install hooks that
+// rewrite their own tracked files on every commit and merge, which would
+// leave the user's checkout dirty behind ralph's back.
+var noHooks = []string{"-c", "core.hooksPath=" + os.DevNull}
+
+// identity commits as the user when git knows who that is, and as ralph
+// otherwise, so that a machine without user.email set does not stop the
+// merge queue.
+func (g Repo) identity(ctx context.Context) []string {
+	if _, err := g.run(ctx, "var", "GIT_COMMITTER_IDENT"); err == nil {
+		return nil
+	}
+	return []string{"-c", "user.name=ralph", "-c", "user.email=ralph@localhost"}
+}
+
+// CurrentBranch is the branch checked out in Dir; "" for a detached HEAD.
+func (g Repo) CurrentBranch(ctx context.Context) (string, error) {
+	out, err := g.run(ctx, "symbolic-ref", "--quiet", "--short", "HEAD")
+	var ge *gitError
+	if errors.As(err, &ge) && ge.exitCode == 1 {
+		return "", nil
+	}
+	return strings.TrimSpace(string(out)), err
+}
+
+// Root is the top directory of the working tree Dir is in.
+func (g Repo) Root(ctx context.Context) (string, error) {
+	out, err := g.run(ctx, "rev-parse", "--show-toplevel")
+	return strings.TrimSpace(string(out)), err
+}
+
+// Resolve is the commit rev names; an error when it names none.
+func (g Repo) Resolve(ctx context.Context, rev string) (string, error) {
+	out, err := g.run(ctx, "rev-parse", "--verify", "--quiet", rev+"^{commit}")
+	if err != nil {
+		return "", &gitError{sub: "rev-parse", err: err, stderr: "no commit named " + rev}
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// BranchExists reports whether refs/heads/name exists.
+func (g Repo) BranchExists(ctx context.Context, name string) bool {
+	_, err := g.run(ctx, "show-ref", "--verify", "--quiet", "refs/heads/"+name)
+	return err == nil
+}
+
+// IsAncestor reports whether commit a is reachable from commit b.
+func (g Repo) IsAncestor(ctx context.Context, a, b string) (bool, error) {
+	_, err := g.run(ctx, "merge-base", "--is-ancestor", a, b)
+	var ge *gitError
+	if errors.As(err, &ge) && ge.exitCode == 1 {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// AddWorktree checks out a new worktree at path on branch. A branch that
+// does not exist yet is created at base; an existing one is checked out as
+// it is, so that a task's work survives a restart.
+func (g Repo) AddWorktree(ctx context.Context, path, branch, base string) error {
+	if g.BranchExists(ctx, branch) {
+		_, err := g.run(ctx, "worktree", "add", "--quiet", path, branch)
+		return err
+	}
+	_, err := g.run(ctx, "worktree", "add", "--quiet", "-b", branch, path, base)
+	return err
+}
+
+// AddDetachedWorktree checks out commit at path without a branch, for
+// work that must not move any branch until it is known to be good.
+func (g Repo) AddDetachedWorktree(ctx context.Context, path, commit string) error {
+	_, err := g.run(ctx, "worktree", "add", "--quiet", "--detach", path, commit)
+	return err
+}
+
+// RemoveWorktree removes the worktree at path, with whatever it holds,
+// and forgets it. A path that is no worktree is not an error.
+func (g Repo) RemoveWorktree(ctx context.Context, path string) error {
+	_, err := g.run(ctx, "worktree", "remove", "--force", "--force", path)
+	if err != nil {
+		if _, statErr := os.Stat(path); !os.IsNotExist(statErr) {
+			if rmErr := os.RemoveAll(path); rmErr != nil {
+				return err
+			}
+		}
+	}
+	_, err = g.run(ctx, "worktree", "prune")
+	return err
+}
+
+// DeleteBranch deletes a branch whatever it holds; a missing branch is not
+// an error.
+func (g Repo) DeleteBranch(ctx context.Context, name string) error {
+	if !g.BranchExists(ctx, name) {
+		return nil
+	}
+	_, err := g.run(ctx, "branch", "--quiet", "-D", name)
+	return err
+}
+
+// Changed lists the paths whose working-tree state differs from HEAD,
+// limited to paths (all of the tree when none are given), untracked files
+// included; ralph's own directory is never listed.
+func (g Repo) Changed(ctx context.Context, paths ...string) ([]string, error) {
+	args := []string{"status", "--porcelain=v1", "-z", "--untracked-files=all", "--"}
+	if len(paths) == 0 {
+		paths = []string{"."}
+	}
+	args = append(args, paths...)
+	args = append(args, ":(exclude)"+StateDir)
+	out, err := g.run(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	return parseStatusZ(out), nil
+}
+
+// parseStatusZ reads `git status --porcelain=v1 -z`: "XY path\0", with a
+// rename's or copy's source path in the next field.
+func parseStatusZ(out []byte) []string {
+	var paths []string
+	fields := strings.Split(string(out), "\x00")
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		if len(f) < 4 {
+			continue
+		}
+		paths = append(paths, f[3:])
+		if f[0] == 'R' || f[0] == 'C' {
+			i++
+		}
+	}
+	return paths
+}
+
+// CommitPaths commits the current state of paths (added, changed or
+// deleted) with message, and nothing else the index may hold. It reports
+// whether there was anything to commit.
+func (g Repo) CommitPaths(ctx context.Context, message string, paths ...string) (bool, error) {
+	changed, err := g.Changed(ctx, paths...)
+	if err != nil || len(changed) == 0 {
+		return false, err
+	}
+	if _, err := g.run(ctx, append([]string{"add", "--all", "--"}, paths...)...); err != nil {
+		return false, err
+	}
+	args := append(append(noHooks, g.identity(ctx)...), "commit", "--quiet", "--no-verify", "-m", message, "--")
+	_, err = g.run(ctx, append(args, paths...)...)
+	return err == nil, err
+}
+
+// MergeResult is how a merge into Dir's HEAD went.
+type MergeResult struct {
+	// Conflicts are the paths git could not merge; the merge is still in
+	// progress when there are any.
+	Conflicts []string
+}
+
+// MergeNoCommit merges branch into HEAD without committing, so the caller
+// can adjust the result before CommitMerge.
+func (g Repo) MergeNoCommit(ctx context.Context, branch string, squash bool) (MergeResult, error) {
+	args := append(append([]string{}, noHooks...), "merge", "--no-commit", "--quiet")
+	if squash {
+		args = append(args, "--squash")
+	} else {
+		args = append(args, "--no-ff")
+	}
+	_, err := g.run(ctx, append(args, branch)...)
+	if err == nil {
+		return MergeResult{}, nil
+	}
+	conflicts, cerr := g.Conflicts(ctx)
+	if cerr == nil && len(conflicts) > 0 {
+		return MergeResult{Conflicts: conflicts}, nil
+	}
+	return MergeResult{}, err
+}
+
+// Conflicts lists the paths with unresolved merge conflicts.
+func (g Repo) Conflicts(ctx context.Context) ([]string, error) {
+	out, err := g.run(ctx, "diff", "--name-only", "--diff-filter=U", "-z")
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for p := range strings.SplitSeq(string(out), "\x00") {
+		if p != "" {
+			paths = append(paths, p)
+		}
+	}
+	return paths, nil
+}
+
+// TakePaths sets paths, in the index and the working tree, to how they
+// are in commit: present there, they are checked out; absent, they are
+// removed. Resolves conflicts on those paths in commit's favour.
+func (g Repo) TakePaths(ctx context.Context, commit string, paths ...string) error {
+	for _, p := range paths {
+		if _, err := g.run(ctx, "cat-file", "-e", commit+":"+p); err == nil {
+			if _, err := g.run(ctx, "checkout", commit, "--", p); err != nil {
+				return err
+			}
+			continue
+		}
+		if _, err := g.run(ctx, "rm", "-r", "-q", "-f", "--ignore-unmatch", "--", p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CommitAll commits everything staged and changed in Dir with message,
+// without the repository's hooks; it reports whether there was anything
+// to commit.
+func (g Repo) CommitAll(ctx context.Context, message string) (bool, error) {
+	if _, err := g.run(ctx, "add", "--all"); err != nil {
+		return false, err
+	}
+	if _, err := g.run(ctx, "diff", "--cached", "--quiet"); err == nil && !g.merging(ctx) {
+		return false, nil
+	}
+	args := append(append(noHooks, g.identity(ctx)...), "commit", "--quiet", "--no-verify", "-m", message)
+	_, err := g.run(ctx, args...)
+	return err == nil, err
+}
+
+// merging reports whether a merge is in progress (MERGE_HEAD exists).
+func (g Repo) merging(ctx context.Context) bool {
+	_, err := g.run(ctx, "rev-parse", "--verify", "--quiet", "MERGE_HEAD")
+	return err == nil
+}
+
+// AbortMerge abandons a merge in progress; none in progress is no error.
+func (g Repo) AbortMerge(ctx context.Context) error {
+	if !g.merging(ctx) {
+		return nil
+	}
+	_, err := g.run(ctx, "merge", "--abort")
+	return err
+}
+
+// Rebase rebases the branch checked out in Dir onto onto. On a conflict
+// the rebase is abandoned, Dir is as before, and the conflicting paths
+// are returned.
+func (g Repo) Rebase(ctx context.Context, onto string) ([]string, error) {
+	args := append(append(noHooks, g.identity(ctx)...), "rebase", "--quiet", onto)
+	_, err := g.run(ctx, args...)
+	if err == nil {
+		return nil, nil
+	}
+	conflicts, cerr := g.Conflicts(ctx)
+	_, _ = g.run(ctx, "rebase", "--abort")
+	if cerr == nil && len(conflicts) > 0 {
+		return conflicts, nil
+	}
+	return nil, err
+}
+
+// FastForward moves the branch checked out in Dir, and its working tree,
+// to commit, which must descend from it. It fails rather than lose a
+// change: a diverged branch or a local edit in the way is an error.
+func (g Repo) FastForward(ctx context.Context, commit string) error {
+	_, err := g.run(ctx, append(noHooks, "merge", "--ff-only", "--quiet", commit)...)
+	return err
+}
