@@ -1,0 +1,445 @@
+package autopilot
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/ralph-loop/ralph/config"
+	"github.com/ralph-loop/ralph/criteria"
+	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/exitcode"
+	"github.com/ralph-loop/ralph/internal/git"
+	"github.com/ralph-loop/ralph/tasks"
+)
+
+// Options are what an autopilot run needs.
+type Options struct {
+	// Repo is the repository's root: the user's checkout, on the base
+	// branch.
+	Repo string
+	// Configs are the config files every task's loop runs with (absolute).
+	Configs []string
+	// Settings are the config's autopilot section with the flags applied.
+	Settings config.Autopilot
+	// Criteria are the config's acceptance criteria, which every task's
+	// loop keeps.
+	Criteria []criteria.Spec
+	Source   tasks.Source
+	Runner   Runner
+	// OnEvent is told each event once it is recorded; nil for none.
+	OnEvent func(events.Event, *State)
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+	// NewRunID makes a run id; a time-based one when nil.
+	NewRunID func() string
+}
+
+// Result is how an autopilot run ended.
+type Result struct {
+	ExitCode  int
+	Completed int
+	Failed    int
+	// Resumable is set when the run was interrupted and `ralph autopilot`
+	// will go on with it.
+	Resumable bool
+}
+
+// Autopilot is one run of the coordinator: an explicit state machine
+// driven by one goroutine, which alone changes the state, the base branch
+// and the tracker. Loops and merges run in goroutines of their own and
+// report back on channels.
+type Autopilot struct {
+	opts    Options
+	repo    git.Repo
+	base    string
+	journal *journal
+	merger  *merger
+
+	handles  map[string]Handle // task → its running loop
+	slotDone chan slotResult
+	// merging is the task whose merge is being prepared, "".
+	merging   string
+	mergeDone chan mergeDone
+	control   <-chan string
+
+	stopping    bool // no new tasks; finish what runs
+	interrupted bool // loops were interrupted; the run stays resumable
+	// held remembers which task was reported held behind which, so a
+	// hold is reported once.
+	held map[string]string
+	// fatal ends the run with exit 3 once nothing runs.
+	fatal error
+}
+
+type slotResult struct {
+	slot    string
+	task    string
+	attempt int
+	res     LoopResult
+}
+
+type mergeDone struct {
+	task Merge
+	res  mergeResult
+	err  error
+}
+
+func (a *Autopilot) now() time.Time { return a.journal.now() }
+
+func (a *Autopilot) state() *State { return a.journal.state }
+
+// Run runs the autopilot in opts.Repo until no task is ready and nothing
+// runs, max_tasks tasks have finished, a stop request has been honoured,
+// or ctx ends (an interrupt: running loops are interrupted and stay
+// resumable).
+func Run(ctx context.Context, opts Options) (Result, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.NewRunID == nil {
+		opts.NewRunID = func() string { return opts.Now().UTC().Format("20060102-150405") }
+	}
+	a := &Autopilot{opts: opts, repo: git.Repo{Dir: opts.Repo}, handles: map[string]Handle{},
+		slotDone: make(chan slotResult), mergeDone: make(chan mergeDone), held: map[string]string{}}
+	dir := filepath.Join(opts.Repo, ralphDir)
+	runID := opts.NewRunID()
+	lock, err := acquireLock(ctx, dir, runID, opts.Now())
+	if err != nil {
+		return Result{ExitCode: exitcode.Fatal}, err
+	}
+	defer func() { _ = lock.Release() }()
+	if err := a.open(ctx, dir, runID, lock); err != nil {
+		return Result{ExitCode: exitcode.Fatal}, err
+	}
+	defer func() { _ = a.journal.log.Close() }()
+	control, stopWatch, err := watchControl(filepath.Join(dir, ControlDir))
+	if err != nil {
+		return Result{ExitCode: exitcode.Fatal}, err
+	}
+	defer stopWatch()
+	a.control = control
+	if err := a.reconcile(ctx); err != nil {
+		return Result{ExitCode: exitcode.Fatal}, err
+	}
+	return a.loop(ctx)
+}
+
+// loop is the state machine: act on what the state allows, then wait for
+// the next thing to happen.
+func (a *Autopilot) loop(ctx context.Context) (Result, error) {
+	for {
+		if err := a.step(ctx); err != nil {
+			return a.finish(exitcode.Fatal, err)
+		}
+		if done, code := a.done(); done {
+			return a.finish(code, a.fatal)
+		}
+		select {
+		case r := <-a.slotDone:
+			a.check(a.loopEnded(ctx, r))
+		case m := <-a.mergeDone:
+			a.check(a.merged(ctx, m))
+		case req := <-a.control:
+			a.check(a.controlRequest(req))
+		case <-ctx.Done():
+			if !a.interrupted {
+				a.interrupt()
+			}
+			ctx = context.WithoutCancel(ctx)
+		}
+	}
+}
+
+// check keeps the first error that must end the run once nothing runs.
+func (a *Autopilot) check(err error) {
+	if err != nil && a.fatal == nil {
+		a.fatal = err
+		a.stopping = true
+	}
+}
+
+// step starts what can start: retries and new tasks in free slots, and
+// the next merge.
+func (a *Autopilot) step(ctx context.Context) error {
+	if a.fatal != nil || a.interrupted {
+		return nil
+	}
+	a.startRetries(ctx)
+	if !a.stopping && !a.state().Paused {
+		if err := a.fill(ctx); err != nil {
+			return err
+		}
+	}
+	a.nextMerge(ctx)
+	return nil
+}
+
+// startRetries gives free slots to tasks whose merge conflicted: they are
+// running tasks' continuations, so a pause or a stop lets them run too.
+func (a *Autopilot) startRetries(ctx context.Context) {
+	st := a.state()
+	for len(st.Retry) > 0 && st.freeSlot() != "" && a.fatal == nil {
+		a.check(a.startRetry(ctx, st.Retry[0], st.freeSlot()))
+	}
+}
+
+// done reports whether the run is over, and its exit status.
+func (a *Autopilot) done() (bool, int) {
+	st := a.state()
+	switch {
+	case len(a.handles) > 0 || a.merging != "":
+		return false, 0
+	case a.interrupted:
+		return true, exitcode.Interrupted
+	case a.fatal != nil:
+		return true, exitcode.Fatal
+	case !st.Idle():
+		return false, 0
+	case st.Paused && !a.stopping:
+		return false, 0
+	case len(st.Failed) > 0:
+		return true, exitcode.Failure
+	}
+	return true, exitcode.OK
+}
+
+// finish records how the run ended.
+func (a *Autopilot) finish(code int, cause error) (Result, error) {
+	st := a.state()
+	resumable := a.interrupted || cause != nil
+	res := Result{ExitCode: code, Completed: len(st.Completed), Failed: len(st.Failed), Resumable: resumable}
+	p := payload{Completed: res.Completed, Failed: res.Failed, ExitCode: &code, Resumable: resumable}
+	switch {
+	case a.interrupted:
+		p.Reason = "interrupted"
+	case cause != nil:
+		p.Reason, p.Message = "fatal", cause.Error()
+	case a.stopping:
+		p.Reason = "stopped"
+	default:
+		p.Reason = "all done"
+		if err := a.journal.record(TopicAllDone, payload{Completed: res.Completed, Failed: res.Failed}); err != nil {
+			return res, err
+		}
+	}
+	if err := a.journal.record(TopicStopped, p); err != nil {
+		return res, err
+	}
+	return res, cause
+}
+
+// interrupt stops every running loop now; they stay resumable.
+func (a *Autopilot) interrupt() {
+	a.interrupted, a.stopping = true, true
+	for _, h := range a.handles {
+		h.Interrupt()
+	}
+}
+
+func (a *Autopilot) controlRequest(req string) error {
+	switch req {
+	case RequestPause:
+		if !a.state().Paused {
+			return a.journal.record(TopicPaused, payload{})
+		}
+	case RequestResume:
+		if a.state().Paused {
+			return a.journal.record(TopicResumed, payload{})
+		}
+	case RequestStop:
+		if !a.stopping {
+			a.stopping = true
+			return a.journal.record(TopicStopping, payload{Message: "no new tasks; running ones finish and merge"})
+		}
+	case RequestStopNow:
+		if !a.interrupted {
+			a.interrupt()
+			return a.journal.record(TopicStopping, payload{Message: "running loops are interrupted and stay resumable"})
+		}
+	}
+	return nil
+}
+
+// fill starts tasks in free slots: retries first, then ready tasks in
+// priority order, skipping those whose components a running task holds.
+func (a *Autopilot) fill(ctx context.Context) error {
+	st := a.state()
+	if st.freeSlot() == "" || !st.canStart() {
+		return nil
+	}
+	ready, err := a.opts.Source.Ready(ctx)
+	if err != nil {
+		if st.Idle() {
+			return fmt.Errorf("list the ready tasks: %w", err)
+		}
+		return a.notice("listing the ready tasks failed; trying again when a task finishes: " + err.Error())
+	}
+	slices.SortStableFunc(ready, func(x, y tasks.Task) int { return cmp.Compare(x.Priority, y.Priority) })
+	for _, t := range ready {
+		if st.freeSlot() == "" || !st.canStart() {
+			break
+		}
+		if st.Started(t.ID) {
+			continue
+		}
+		if err := a.consider(ctx, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// consider starts task t unless its id is unusable or a running task holds
+// one of its components.
+func (a *Autopilot) consider(ctx context.Context, t tasks.Task) error {
+	if err := tasks.ValidID(t.ID); err != nil {
+		return a.journal.record(TopicTaskFailed, payload{Task: t.ID, Title: t.Title,
+			Reason: fmt.Sprintf("the task id %q cannot name a worktree or a branch: %v", t.ID, err)})
+	}
+	busy := a.state().busyComponents()
+	for _, c := range t.Components() {
+		if holder, ok := busy[c]; ok {
+			if a.held[t.ID] == holder {
+				return nil
+			}
+			a.held[t.ID] = holder
+			return a.journal.record(TopicTaskHeld, payload{Task: t.ID, Title: t.Title, HeldBy: holder, Components: []string{c}})
+		}
+	}
+	delete(a.held, t.ID)
+	return a.start(ctx, t, a.state().freeSlot())
+}
+
+func (a *Autopilot) notice(msg string) error {
+	return a.journal.record(TopicNotice, payload{Message: msg})
+}
+
+// worktree is where task's loop runs.
+func (a *Autopilot) worktree(task string) string {
+	return filepath.Join(a.merger.worktrees, task)
+}
+
+func branchOf(task string) string { return "ralph/" + task }
+
+// start assigns t to slot, claims it, makes its worktree and starts its
+// loop. A failure in any of these fails the task, not the run.
+func (a *Autopilot) start(ctx context.Context, t tasks.Task, slot string) error {
+	if full, err := a.opts.Source.Show(ctx, t.ID); err == nil {
+		t = full
+	}
+	p := payload{Task: t.ID, Title: t.Title, Slot: slot, Worktree: a.relative(a.worktree(t.ID)),
+		Branch: branchOf(t.ID), Attempt: 1, Components: t.Components()}
+	if err := a.journal.record(TopicTaskAssigned, p); err != nil {
+		return err
+	}
+	if err := a.opts.Source.Claim(ctx, t.ID); err != nil {
+		return a.failTask(ctx, t.ID, "claiming it in "+a.opts.Source.Name()+" failed: "+err.Error())
+	}
+	if err := a.commitTracker(ctx, "ralph: claim "+t.ID); err != nil {
+		return err
+	}
+	if err := a.writeTaskFiles(t, ""); err != nil {
+		return a.failTask(ctx, t.ID, err.Error())
+	}
+	return a.launch(ctx, slot, t.ID, 1, StartNew)
+}
+
+// launch makes the task's worktree, when missing, and starts its loop.
+func (a *Autopilot) launch(ctx context.Context, slot, task string, attempt int, mode StartMode) error {
+	dir := a.worktree(task)
+	if _, err := os.Stat(dir); err != nil {
+		baseTip, err := a.repo.Resolve(ctx, "refs/heads/"+a.base)
+		if err == nil {
+			err = a.repo.AddWorktree(ctx, dir, branchOf(task), baseTip)
+		}
+		if err != nil {
+			return a.failTask(ctx, task, "making its worktree failed: "+err.Error())
+		}
+	}
+	h, err := a.opts.Runner.Start(ctx, a.job(task, mode))
+	if err != nil {
+		return a.failTask(ctx, task, err.Error())
+	}
+	a.watch(slot, task, attempt, h)
+	return a.journal.record(TopicTaskRunning, payload{Task: task, Slot: slot, PID: h.PID(), Attempt: attempt})
+}
+
+// watch reports the end of a loop to the state machine.
+func (a *Autopilot) watch(slot, task string, attempt int, h Handle) {
+	a.handles[task] = h
+	go func() {
+		res := h.Wait()
+		a.slotDone <- slotResult{slot: slot, task: task, attempt: attempt, res: res}
+	}()
+}
+
+// loopEnded acts on a finished loop: completed work is queued for merge,
+// an interrupted loop stays for a resume, anything else fails the task.
+func (a *Autopilot) loopEnded(ctx context.Context, r slotResult) error {
+	delete(a.handles, r.task)
+	switch {
+	case r.res.Completed():
+		return a.journal.record(TopicTaskFinished, payload{Task: r.task, Slot: r.slot, Attempt: r.attempt})
+	case r.res.Interrupted() && a.interrupted:
+		return nil
+	}
+	return a.failTask(ctx, r.task, describeLoopEnd(r.res))
+}
+
+func describeLoopEnd(res LoopResult) string {
+	msg := fmt.Sprintf("its loop exited %d", res.ExitCode)
+	if res.Reason != "" {
+		msg += " (" + res.Reason + ")"
+	}
+	if res.Message != "" {
+		msg += ": " + res.Message
+	}
+	return msg
+}
+
+// failTask records the failure, and tells the tracker where it can hold
+// it. The task's worktree and branch are kept for inspection.
+func (a *Autopilot) failTask(ctx context.Context, task, reason string) error {
+	title := ""
+	if slot := a.state().slotOf(task); slot != "" {
+		title = a.state().Active[slot].Title
+	} else if m := a.state().merge(task); m != nil {
+		title = m.Title
+	}
+	if err := a.journal.record(TopicTaskFailed, payload{Task: task, Title: title, Reason: reason}); err != nil {
+		return err
+	}
+	if err := a.opts.Source.Fail(ctx, task, reason); err != nil {
+		return a.notice(fmt.Sprintf("recording the failure of %s in %s failed: %v", task, a.opts.Source.Name(), err))
+	}
+	return a.commitTracker(ctx, "ralph: "+task+" failed")
+}
+
+// commitTracker commits ralph's changes to the tracker's files on the base
+// branch, so they are never left uncommitted in the user's checkout.
+func (a *Autopilot) commitTracker(ctx context.Context, message string) error {
+	files := a.opts.Source.Files()
+	if len(files) == 0 {
+		return nil
+	}
+	if _, err := a.repo.CommitPaths(ctx, message, files...); err != nil {
+		return fmt.Errorf("commit the tracker's changes on %s: %w", a.base, err)
+	}
+	return nil
+}
+
+// relative is path relative to the repository, for events and status.
+func (a *Autopilot) relative(path string) string {
+	if rel, err := filepath.Rel(a.opts.Repo, path); err == nil {
+		return rel
+	}
+	return path
+}
+
+var errNoBase = errors.New("the repository has no commit yet: commit something on the base branch first")

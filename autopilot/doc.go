@@ -1,0 +1,32 @@
+// Package autopilot owns `ralph autopilot`: it takes ready tasks from a
+// tracker (package tasks) in priority order, runs a full `ralph loop` for
+// each in its own git worktree, up to a number of slots at once, merges
+// finished work onto the base branch through a queue that verifies each
+// merged result, closes the task, cleans up, and goes on until nothing is
+// ready.
+//
+// # Files
+//
+// Everything the autopilot keeps is under the repository's .ralph/:
+//
+//	autopilot-events.jsonl   what happened, one event per line, appended
+//	                         before it is acted on; the state is its fold
+//	autopilot-state.json     the fold, written atomically after each event
+//	autopilot.lock           held while an autopilot runs; names its run
+//	autopilot-control/       pause, resume, stop and stop-now requests
+//	progress.md              counters, active slots, latest outcomes
+//	autopilot/<task>/        each task's objective, config overlay and the
+//	                         output of its loop
+//
+// Each task's loop keeps its own .ralph/ inside its worktree, so it is
+// resumable on its own, as any loop is.
+//
+// # Crash safety
+//
+// Every step is an event in the log before its effect, and every effect is
+// either idempotent or checked before it is repeated: a restarted
+// autopilot folds the log, re-attaches to loops still running, resumes the
+// ones that died, and completes or undoes a merge that was in flight. The
+// base branch moves only by one fast-forward to a merge that passed its
+// verification, so a merge is never applied twice.
+package autopilot

@@ -1,0 +1,97 @@
+package autopilot
+
+import (
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/renameio/v2"
+)
+
+// latestOutcomes is how many finished tasks progress.md lists.
+const latestOutcomes = 10
+
+// writeProgress rewrites .ralph/progress.md from the state, atomically.
+func writeProgress(dir string, st *State, now time.Time) error {
+	path := filepath.Join(dir, ProgressFile)
+	if err := renameio.WriteFile(path, []byte(RenderProgress(st, now)), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// RenderProgress is progress.md: the counters, the active slots, the
+// merge queue and the latest outcomes.
+func RenderProgress(st *State, now time.Time) string {
+	var b strings.Builder
+	status := "running"
+	switch {
+	case st.Ended != nil:
+		status = "ended: " + st.Ended.Reason
+	case st.Paused:
+		status = "paused"
+	}
+	fmt.Fprintf(&b, "# Autopilot %s\n\n", st.RunID)
+	fmt.Fprintf(&b, "- Status: %s (updated %s)\n", status, now.UTC().Format(time.RFC3339))
+	fmt.Fprintf(&b, "- Source: %s · parallel %d · max tasks %s\n", st.Source, st.Parallel, limitText(st.MaxTasks))
+	fmt.Fprintf(&b, "- Started: %d · completed: %d · failed: %d · active: %d · waiting to merge: %d\n\n",
+		st.StartedCount, len(st.Completed), len(st.Failed), len(st.Active), len(st.MergeQueue))
+	if len(st.Active) > 0 {
+		b.WriteString("## Active\n\n| slot | task | title | attempt | running for |\n|---|---|---|---|---|\n")
+		for _, k := range slices.Sorted(maps.Keys(st.Active)) {
+			s := st.Active[k]
+			fmt.Fprintf(&b, "| %s | %s | %s | %d | %s |\n", k, s.Task, cell(s.Title), s.Attempt, now.Sub(s.StartedAt).Round(time.Second))
+		}
+		b.WriteString("\n")
+	}
+	if len(st.MergeQueue) > 0 {
+		b.WriteString("## Merge queue\n\n")
+		for _, m := range st.MergeQueue {
+			fmt.Fprintf(&b, "- %s (%s): %s\n", m.Task, m.Title, m.Step)
+		}
+		b.WriteString("\n")
+	}
+	if outcomes := latest(st); len(outcomes) > 0 {
+		b.WriteString("## Latest outcomes\n\n")
+		for _, o := range outcomes {
+			b.WriteString("- " + o + "\n")
+		}
+	}
+	return b.String()
+}
+
+func limitText(n int) string {
+	if n <= 0 {
+		return "no limit"
+	}
+	return fmt.Sprint(n)
+}
+
+func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// latest lists the most recent outcomes, newest first.
+func latest(st *State) []string {
+	type line struct {
+		at   time.Time
+		text string
+	}
+	var lines []line
+	for _, o := range st.Completed {
+		lines = append(lines, line{o.At, fmt.Sprintf("%s completed: %s (%s)", o.At.UTC().Format(time.TimeOnly), o.Task, o.Title)})
+	}
+	for _, o := range st.Failed {
+		lines = append(lines, line{o.At, fmt.Sprintf("%s failed: %s (%s): %s", o.At.UTC().Format(time.TimeOnly), o.Task, o.Title, o.Reason)})
+	}
+	slices.SortStableFunc(lines, func(x, y line) int { return y.at.Compare(x.at) })
+	var out []string
+	for i, l := range lines {
+		if i == latestOutcomes {
+			break
+		}
+		out = append(out, l.text)
+	}
+	return out
+}

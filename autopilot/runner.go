@@ -1,0 +1,227 @@
+package autopilot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/gofrs/flock"
+
+	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/internal/exitcode"
+)
+
+// Job is one task's loop, as a runner starts it.
+type Job struct {
+	Task string
+	// Dir is the task's worktree, where its loop runs and keeps its .ralph/.
+	Dir string
+	// Configs are the -c files of the loop: the user's config, then the
+	// task's overlay.
+	Configs []string
+	// ObjectiveFile holds the task's objective (-P).
+	ObjectiveFile string
+	// Output receives the loop's stdout and stderr.
+	Output string
+	// Mode is how the loop starts: a new run, --resume or --fresh.
+	Mode StartMode
+}
+
+// StartMode is how a task's loop starts.
+type StartMode string
+
+// Start modes.
+const (
+	StartNew    StartMode = "new"    // `ralph loop`
+	StartResume StartMode = "resume" // `ralph loop --resume`: it was cut off
+	StartFresh  StartMode = "fresh"  // `ralph loop --fresh`: a retry after a conflict
+)
+
+// Runner runs tasks' loops. Local slots run `ralph loop` as child
+// processes; other runners may run them elsewhere.
+type Runner interface {
+	// Start starts job's loop.
+	Start(ctx context.Context, job Job) (Handle, error)
+	// Attach watches a loop that a previous autopilot started and that is
+	// still running in dir.
+	Attach(ctx context.Context, dir string) (Handle, error)
+}
+
+// Handle is one running loop.
+type Handle interface {
+	// PID is the loop's process, 0 when it has none here.
+	PID() int
+	// Wait blocks until the loop ends and says how.
+	Wait() LoopResult
+	// Interrupt asks the loop to stop now, leaving it resumable.
+	Interrupt()
+}
+
+// LoopResult is how a task's loop ended.
+type LoopResult struct {
+	// ExitCode is the loop's exit status.
+	ExitCode int
+	// Reason is its termination reason, when its state says one.
+	Reason string
+	// Message says what happened, for the task's failure reason.
+	Message string
+}
+
+// Completed reports whether the loop finished its objective.
+func (r LoopResult) Completed() bool { return r.ExitCode == exitcode.OK }
+
+// Interrupted reports whether the loop was cut off and can be resumed.
+func (r LoopResult) Interrupted() bool { return r.ExitCode == exitcode.Interrupted }
+
+// LocalRunner runs each loop as a `ralph loop` child process.
+type LocalRunner struct {
+	// Ralph is the ralph binary.
+	Ralph string
+	// Env is added to the loops' environment.
+	Env []string
+}
+
+// Start runs `ralph loop` in job.Dir. The loop gets its own process group,
+// so a Ctrl-C meant for the autopilot reaches it only as the autopilot
+// decides, and it outlives an autopilot that is killed: the next one
+// re-attaches to it.
+func (r LocalRunner) Start(ctx context.Context, job Job) (Handle, error) {
+	out, err := os.OpenFile(job.Output, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"loop", "--quiet"}
+	for _, c := range job.Configs {
+		args = append(args, "-c", c)
+	}
+	args = append(args, "-P", job.ObjectiveFile)
+	switch job.Mode {
+	case StartResume:
+		args = append(args, "--resume")
+	case StartFresh:
+		args = append(args, "--fresh")
+	case StartNew:
+	}
+	cmd := exec.Command(r.Ralph, args...) //nolint:gosec // ralph runs itself
+	cmd.Dir = job.Dir
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Env = append(os.Environ(), r.Env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		_ = out.Close()
+		return nil, fmt.Errorf("start the loop of %s: %w", job.Task, err)
+	}
+	h := &childLoop{cmd: cmd, dir: job.Dir, done: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait()
+		_ = out.Close()
+		close(h.done)
+	}()
+	return h, nil
+}
+
+// childLoop is a loop this autopilot started.
+type childLoop struct {
+	cmd  *exec.Cmd
+	dir  string
+	done chan struct{}
+}
+
+func (h *childLoop) PID() int { return h.cmd.Process.Pid }
+
+func (h *childLoop) Wait() LoopResult {
+	<-h.done
+	res := loopResultFromState(h.dir)
+	res.ExitCode = h.cmd.ProcessState.ExitCode()
+	if ws, ok := h.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		res.ExitCode = 128 + int(ws.Signal())
+		res.Message = "the loop was killed by " + ws.Signal().String()
+	}
+	return res
+}
+
+// Interrupt sends SIGTERM, which a loop takes as an interrupt: it stops
+// its agent, checkpoints and exits 130, resumable.
+func (h *childLoop) Interrupt() { _ = h.cmd.Process.Signal(syscall.SIGTERM) }
+
+// Attach watches the loop holding dir's loop lock until it lets go.
+func (r LocalRunner) Attach(ctx context.Context, dir string) (Handle, error) {
+	held, info := engine.LockHeld(filepath.Join(dir, engine.DirName, engine.LockFile))
+	if !held {
+		return nil, errors.New("no loop is running in " + dir)
+	}
+	h := &attachedLoop{pid: info.PID, dir: dir, done: make(chan struct{})}
+	go h.watch(ctx)
+	return h, nil
+}
+
+// attachedLoop is a loop started by an earlier autopilot: not a child, so
+// its end is seen as the release of its lock and read from its state.
+type attachedLoop struct {
+	pid  int
+	dir  string
+	done chan struct{}
+	res  LoopResult
+}
+
+func (h *attachedLoop) PID() int { return h.pid }
+
+// watch waits for the loop's lock to be free. The lock is taken only to
+// learn that; it is let go at once.
+func (h *attachedLoop) watch(ctx context.Context) {
+	defer close(h.done)
+	fl := flock.New(filepath.Join(h.dir, engine.DirName, engine.LockFile))
+	if ok, err := fl.TryLockContext(ctx, 250*time.Millisecond); ok && err == nil {
+		_ = fl.Unlock()
+	}
+	h.res = loopResultFromState(h.dir)
+	if h.res.Reason == "" {
+		h.res = LoopResult{ExitCode: exitcode.Interrupted, Message: "the loop stopped without ending its run"}
+	}
+}
+
+func (h *attachedLoop) Wait() LoopResult {
+	<-h.done
+	return h.res
+}
+
+func (h *attachedLoop) Interrupt() { _ = syscall.Kill(h.pid, syscall.SIGTERM) }
+
+// loopResultFromState reads how the loop in dir ended from its state; the
+// zero result when its run has not ended.
+func loopResultFromState(dir string) LoopResult {
+	st, err := engine.ReadStatus(dir, 0, time.Now())
+	if err != nil || st.Ended == nil {
+		return LoopResult{}
+	}
+	return LoopResult{ExitCode: st.Ended.ExitCode, Reason: string(st.Ended.Reason), Message: st.Ended.Message}
+}
+
+// loopState says what a worktree's loop is doing, for reconciliation.
+type loopState int
+
+const (
+	loopNone    loopState = iota // no run in the worktree
+	loopRunning                  // a live process holds its lock
+	loopEnded                    // its run ended
+	loopCut                      // its run was cut off: resume it
+)
+
+func inspectLoop(dir string) (loopState, LoopResult) {
+	if held, _ := engine.LockHeld(filepath.Join(dir, engine.DirName, engine.LockFile)); held {
+		return loopRunning, LoopResult{}
+	}
+	st, err := engine.ReadStatus(dir, 0, time.Now())
+	switch {
+	case err != nil || st.RunID == "":
+		return loopNone, LoopResult{}
+	case st.Ended != nil && st.Ended.Reason != engine.ReasonInterrupted:
+		return loopEnded, LoopResult{ExitCode: st.Ended.ExitCode, Reason: string(st.Ended.Reason), Message: st.Ended.Message}
+	}
+	return loopCut, LoopResult{}
+}

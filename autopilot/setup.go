@@ -1,0 +1,245 @@
+package autopilot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/git"
+	"github.com/ralph-loop/ralph/tasks"
+)
+
+// ralphDir is ralph's directory in the repository.
+const ralphDir = engine.DirName
+
+// PreconditionError is a reason the autopilot cannot start, found before
+// it changes anything.
+type PreconditionError struct {
+	Problem string
+	Hint    string
+}
+
+func (e *PreconditionError) Error() string { return e.Problem }
+
+// Preflight checks what must hold before anything changes: dir is in a
+// git repository with a commit, the base branch is the one checked out,
+// nothing but the tracker's own files is uncommitted, and the source's
+// tool is on PATH. It returns the repository's root and the base branch.
+func Preflight(ctx context.Context, dir, baseBranch string, source tasks.Source) (root, base string, err error) {
+	repo := git.Repo{Dir: dir}
+	if ok, err := repo.IsRepo(ctx); err != nil || !ok {
+		return "", "", &PreconditionError{Problem: dir + " is not in a git repository",
+			Hint: "the autopilot merges each task's work through git: run it in a repository (git init, and a first commit)"}
+	}
+	if root, err = repo.Root(ctx); err != nil {
+		return "", "", err
+	}
+	repo.Dir = root
+	if head, _ := repo.Head(ctx); head == "" {
+		return "", "", &PreconditionError{Problem: errNoBase.Error(), Hint: "git commit --allow-empty -m 'start' is enough"}
+	}
+	current, err := repo.CurrentBranch(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	base = baseBranch
+	switch {
+	case current == "":
+		return "", "", &PreconditionError{Problem: "HEAD is detached: the autopilot merges onto the branch checked out here",
+			Hint: "check out the branch to merge into, e.g. git switch main"}
+	case base == "":
+		base = current
+	case base != current:
+		return "", "", &PreconditionError{Problem: fmt.Sprintf("autopilot.base_branch is %s but %s is checked out", base, current),
+			Hint: fmt.Sprintf("check out %s (git switch %s), or set base_branch: %s", base, base, current)}
+	}
+	if err := checkClean(ctx, repo, source); err != nil {
+		return "", "", err
+	}
+	if tool := source.Tool(); tool != "" {
+		if _, err := exec.LookPath(tool); err != nil {
+			return "", "", &PreconditionError{Problem: fmt.Sprintf("%s is not on PATH: the %s source runs it", tool, source.Name()),
+				Hint: "install " + tool + ", or choose another autopilot.source (tk, beads, prd, checklist, command)"}
+		}
+	}
+	return root, base, nil
+}
+
+// checkClean refuses uncommitted changes other than the tracker's own
+// files, which the autopilot commits itself.
+func checkClean(ctx context.Context, repo git.Repo, source tasks.Source) error {
+	changed, err := repo.Changed(ctx)
+	if err != nil {
+		return err
+	}
+	var dirty []string
+	for _, p := range changed {
+		if !underAny(p, source.Files()) {
+			dirty = append(dirty, p)
+		}
+	}
+	if len(dirty) == 0 {
+		return nil
+	}
+	shown := dirty
+	if len(shown) > 5 {
+		shown = append(shown[:5:5], fmt.Sprintf("and %d more", len(dirty)-5))
+	}
+	return &PreconditionError{Problem: "the base branch has uncommitted changes: " + strings.Join(shown, ", "),
+		Hint: "commit or stash them first: each task's worktree starts from the base branch's last commit, and merges land in this checkout"}
+}
+
+func underAny(path string, dirs []string) bool {
+	for _, d := range dirs {
+		d = strings.TrimSuffix(d, "/")
+		if path == d || strings.HasPrefix(path, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// acquireLock takes .ralph/autopilot.lock for a run with runID. A lock
+// held by a live autopilot is refused with *engine.LockHeldError.
+func acquireLock(ctx context.Context, dir, runID string, now time.Time) (*engine.Lock, error) {
+	host, _ := os.Hostname()
+	return engine.AcquireLock(ctx, filepath.Join(dir, LockFile),
+		engine.LockInfo{RunID: runID, PID: os.Getpid(), Host: host, StartedAt: now.UTC()}, engine.LockOptions{})
+}
+
+// open loads the state, starts a new run or goes on with an unfinished
+// one, and commits tracker changes left uncommitted.
+func (a *Autopilot) open(ctx context.Context, dir, runID string, lock *engine.Lock) error {
+	opts := a.opts
+	if err := repairLogTail(filepath.Join(dir, EventsFile)); err != nil {
+		return err
+	}
+	st, notice, err := loadState(dir, opts.Now())
+	if err != nil {
+		return err
+	}
+	log, err := events.OpenLog(filepath.Join(dir, EventsFile))
+	if err != nil {
+		return err
+	}
+	a.journal = &journal{dir: dir, log: log, state: st, now: opts.Now, onEvent: opts.OnEvent}
+	if err := a.setUp(ctx); err != nil {
+		return err
+	}
+	if err := a.begin(lock, runID); err != nil {
+		return err
+	}
+	if notice != "" {
+		if err := a.notice(notice); err != nil {
+			return err
+		}
+	}
+	if prev := lock.Previous; prev.PID != 0 && prev.RunID != a.state().RunID {
+		if err := a.notice(fmt.Sprintf("took over the lock of autopilot run %s (pid %d), which is no longer running", prev.RunID, prev.PID)); err != nil {
+			return err
+		}
+	}
+	return a.commitTracker(ctx, "ralph: record the tracker's changes before the autopilot starts")
+}
+
+// setUp fills the git side: the base branch and the merger.
+func (a *Autopilot) setUp(ctx context.Context) error {
+	s := a.opts.Settings
+	a.base = s.BaseBranch
+	if a.base == "" {
+		current, err := a.repo.CurrentBranch(ctx)
+		if err != nil {
+			return err
+		}
+		a.base = current
+	}
+	worktrees := s.WorktreesDir
+	if !filepath.IsAbs(worktrees) {
+		worktrees = filepath.Join(a.opts.Repo, worktrees)
+	}
+	if err := ensureIgnoredDir(worktrees); err != nil {
+		return err
+	}
+	a.merger = &merger{repo: a.repo, base: a.base, worktrees: worktrees, tracker: a.opts.Source.Files(),
+		mode: s.Merge, verify: s.Verify}
+	return nil
+}
+
+// ensureIgnoredDir makes dir with a .gitignore of "*", so the worktrees
+// in it never show up as changes of the user's checkout.
+func ensureIgnoredDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	ignore := filepath.Join(dir, ".gitignore")
+	if _, err := os.Stat(ignore); err == nil {
+		return nil
+	}
+	return os.WriteFile(ignore, []byte("# ralph autopilot's task worktrees\n*\n"), 0o644)
+}
+
+// begin records autopilot.started: a new run, or the unfinished one going
+// on, whose persisted settings win over the flags.
+func (a *Autopilot) begin(lock *engine.Lock, runID string) error {
+	st, s := a.state(), a.opts.Settings
+	if st.RunID != "" && st.Ended == nil {
+		var diffs []string
+		if st.Parallel != s.Parallel {
+			diffs = append(diffs, fmt.Sprintf("parallel %d (asked for %d)", st.Parallel, s.Parallel))
+		}
+		if st.MaxTasks != s.MaxTasks {
+			diffs = append(diffs, fmt.Sprintf("max_tasks %d (asked for %d)", st.MaxTasks, s.MaxTasks))
+		}
+		if err := lock.Update(engine.LockInfo{RunID: st.RunID, PID: os.Getpid(), Host: hostname(), StartedAt: a.now().UTC()}); err != nil {
+			return err
+		}
+		p := payload{RunID: st.RunID, Source: st.Source, MaxTasks: st.MaxTasks, Parallel: st.Parallel, Message: "resuming the unfinished run"}
+		if err := a.journal.record(TopicStarted, p); err != nil {
+			return err
+		}
+		if len(diffs) > 0 {
+			return a.notice("the unfinished run keeps its settings: " + strings.Join(diffs, ", "))
+		}
+		return nil
+	}
+	return a.journal.record(TopicStarted, payload{RunID: runID, Source: a.opts.Source.Name(),
+		MaxTasks: s.MaxTasks, Parallel: s.Parallel})
+}
+
+func hostname() string {
+	h, _ := os.Hostname()
+	return h
+}
+
+// repairLogTail ends a last line cut short by a kill with a newline, so
+// the next event starts a line of its own.
+func repairLogTail(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() == 0 {
+		return err
+	}
+	last := make([]byte, 1)
+	if _, err := f.ReadAt(last, fi.Size()-1); err != nil {
+		return err
+	}
+	if last[0] == '\n' {
+		return nil
+	}
+	_, err = f.WriteAt([]byte("\n"), fi.Size())
+	return err
+}

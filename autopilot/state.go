@@ -1,0 +1,310 @@
+package autopilot
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/ralph-loop/ralph/events"
+)
+
+// stateVersion is the version of autopilot-state.json's schema.
+const stateVersion = 1
+
+// State is what the autopilot knows about its run: the fold of its event
+// log, written to autopilot-state.json after each event.
+type State struct {
+	Version      int       `json:"version"`
+	RunID        string    `json:"runId"`
+	StartedAt    time.Time `json:"startedAt"`
+	Source       string    `json:"source"`
+	MaxTasks     int       `json:"maxTasks"`
+	Parallel     int       `json:"parallel"`
+	StartedCount int       `json:"startedCount"`
+	Completed    []Outcome `json:"completed"`
+	Failed       []Outcome `json:"failed"`
+	// Active maps a slot ("1", "2", …) to the task running in it.
+	Active     map[string]Slot `json:"active"`
+	MergeQueue []Merge         `json:"mergeQueue"`
+	// Retry are tasks whose merge conflicted, waiting for a slot to run
+	// their loop again on the new base.
+	Retry  []Slot `json:"retry,omitempty"`
+	Paused bool   `json:"paused"`
+	// Ended is set when the run is over; a new `ralph autopilot` then
+	// starts a new run.
+	Ended *Ending `json:"ended,omitempty"`
+	// Offset is how much of the event log the state folds.
+	Offset int64 `json:"offset"`
+}
+
+// Outcome is a task the run finished with, completed or failed.
+type Outcome struct {
+	Task   string    `json:"task"`
+	Title  string    `json:"title,omitempty"`
+	Reason string    `json:"reason,omitempty"`
+	Commit string    `json:"commit,omitempty"`
+	At     time.Time `json:"at"`
+}
+
+// Slot is a task whose loop runs (or ran, until the autopilot learns how
+// it ended) in a worktree.
+type Slot struct {
+	Task       string    `json:"task"`
+	Title      string    `json:"title,omitempty"`
+	Worktree   string    `json:"worktree"`
+	Branch     string    `json:"branch"`
+	PID        int       `json:"pid,omitempty"`
+	StartedAt  time.Time `json:"startedAt"`
+	Attempt    int       `json:"attempt"`
+	Components []string  `json:"components,omitempty"`
+}
+
+// Merge steps.
+const (
+	MergeQueued  = "queued"  // waiting for its turn
+	MergeRunning = "merging" // being merged and verified in a scratch worktree
+	MergeDone    = "merged"  // verified; the base branch moves to Commit
+)
+
+// Merge is a finished task waiting for, or going through, the merge queue.
+type Merge struct {
+	Slot
+	Step string `json:"step"`
+	// Base is the base branch's commit the merge was made on.
+	Base string `json:"base,omitempty"`
+	// Commit is the verified merge result the base branch moves to.
+	Commit string `json:"commit,omitempty"`
+}
+
+// Ending says how the run ended.
+type Ending struct {
+	At       time.Time `json:"at"`
+	ExitCode int       `json:"exitCode"`
+	Reason   string    `json:"reason"`
+}
+
+// newState is an empty state.
+func newState() *State {
+	return &State{Version: stateVersion, Active: map[string]Slot{}, Completed: []Outcome{}, Failed: []Outcome{}, MergeQueue: []Merge{}}
+}
+
+// payload is the payload of every autopilot event; each topic uses the
+// fields it needs.
+type payload struct {
+	RunID      string   `json:"runId,omitempty"`
+	Source     string   `json:"source,omitempty"`
+	MaxTasks   int      `json:"maxTasks,omitempty"`
+	Parallel   int      `json:"parallel,omitempty"`
+	Task       string   `json:"task,omitempty"`
+	Title      string   `json:"title,omitempty"`
+	Slot       string   `json:"slot,omitempty"`
+	Worktree   string   `json:"worktree,omitempty"`
+	Branch     string   `json:"branch,omitempty"`
+	PID        int      `json:"pid,omitempty"`
+	Attempt    int      `json:"attempt,omitempty"`
+	Components []string `json:"components,omitempty"`
+	HeldBy     string   `json:"heldBy,omitempty"`
+	Base       string   `json:"base,omitempty"`
+	Commit     string   `json:"commit,omitempty"`
+	Files      []string `json:"files,omitempty"`
+	Reason     string   `json:"reason,omitempty"`
+	ExitCode   *int     `json:"exitCode,omitempty"`
+	Completed  int      `json:"completed,omitempty"`
+	Failed     int      `json:"failed,omitempty"`
+	Message    string   `json:"message,omitempty"`
+	// Resumable marks an autopilot.stopped that left its run to be
+	// resumed (an interrupt), rather than ending it.
+	Resumable bool `json:"resumable,omitempty"`
+}
+
+// Topics of the autopilot's events.
+const (
+	TopicStarted       = "autopilot.started"
+	TopicPaused        = "autopilot.paused"
+	TopicResumed       = "autopilot.resumed"
+	TopicStopping      = "autopilot.stopping"
+	TopicStopped       = "autopilot.stopped"
+	TopicNotice        = "autopilot.notice"
+	TopicTaskAssigned  = "task.assigned"
+	TopicTaskRunning   = "task.running"
+	TopicTaskHeld      = "task.held"
+	TopicTaskFinished  = "task.finished"
+	TopicTaskRetry     = "task.retry"
+	TopicTaskCompleted = "task.completed"
+	TopicTaskFailed    = "task.failed"
+	TopicMergeStarted  = "merge.started"
+	TopicMergeDone     = "merge.done"
+	TopicMergeFailed   = "merge.failed"
+	TopicVerifyFailed  = "verify.failed"
+	TopicAllDone       = "all.done"
+)
+
+// decodePayload reads an autopilot event's payload; a payload that is not
+// the autopilot's is empty.
+func decodePayload(ev events.Event) payload {
+	var p payload
+	_ = json.Unmarshal(ev.Payload, &p)
+	return p
+}
+
+// Apply folds one event of the log into the state.
+func (s *State) Apply(ev events.Event) {
+	p := decodePayload(ev)
+	switch ev.Topic {
+	case TopicStarted:
+		if p.RunID != s.RunID || s.Ended != nil {
+			*s = *newState()
+			s.RunID, s.StartedAt, s.Source, s.MaxTasks, s.Parallel = p.RunID, ev.TS, p.Source, p.MaxTasks, p.Parallel
+		}
+	case TopicPaused:
+		s.Paused = true
+	case TopicResumed:
+		s.Paused = false
+	case TopicTaskAssigned:
+		s.assign(ev, p)
+	case TopicTaskRunning:
+		if slot, ok := s.Active[p.Slot]; ok {
+			slot.PID = p.PID
+			s.Active[p.Slot] = slot
+		}
+	case TopicTaskFinished:
+		if slot, ok := s.Active[p.Slot]; ok {
+			delete(s.Active, p.Slot)
+			s.MergeQueue = append(s.MergeQueue, Merge{Slot: slot, Step: MergeQueued})
+		}
+	case TopicMergeStarted:
+		s.updateMerge(p.Task, func(m *Merge) { m.Step, m.Base, m.Commit = MergeRunning, p.Base, "" })
+	case TopicMergeDone:
+		s.updateMerge(p.Task, func(m *Merge) { m.Step, m.Base, m.Commit = MergeDone, p.Base, p.Commit })
+	case TopicTaskRetry:
+		if m := s.merge(p.Task); m != nil {
+			slot := m.Slot
+			slot.Attempt++
+			s.Retry = append(s.Retry, slot)
+		}
+		s.dropMerge(p.Task)
+	case TopicTaskCompleted:
+		s.dropMerge(p.Task)
+		s.dropActive(p.Task)
+		s.Completed = append(s.Completed, Outcome{Task: p.Task, Title: p.Title, Commit: p.Commit, At: ev.TS})
+	case TopicTaskFailed:
+		s.dropMerge(p.Task)
+		s.dropActive(p.Task)
+		s.Failed = append(s.Failed, Outcome{Task: p.Task, Title: p.Title, Reason: p.Reason, At: ev.TS})
+	case TopicStopped:
+		if p.Resumable {
+			return
+		}
+		code := 0
+		if p.ExitCode != nil {
+			code = *p.ExitCode
+		}
+		s.Ended = &Ending{At: ev.TS, ExitCode: code, Reason: p.Reason}
+	}
+}
+
+// assign puts a task in a slot: a new task counts as started, a retry of
+// one already started does not.
+func (s *State) assign(ev events.Event, p payload) {
+	if p.Attempt <= 1 && !s.Started(p.Task) {
+		s.StartedCount++
+	}
+	s.dropMerge(p.Task)
+	s.Retry = slices.DeleteFunc(s.Retry, func(r Slot) bool { return r.Task == p.Task })
+	s.Active[p.Slot] = Slot{Task: p.Task, Title: p.Title, Worktree: p.Worktree, Branch: p.Branch,
+		StartedAt: ev.TS, Attempt: max(p.Attempt, 1), Components: p.Components}
+}
+
+func (s *State) updateMerge(task string, f func(*Merge)) {
+	for i := range s.MergeQueue {
+		if s.MergeQueue[i].Task == task {
+			f(&s.MergeQueue[i])
+		}
+	}
+}
+
+func (s *State) dropMerge(task string) {
+	s.MergeQueue = slices.DeleteFunc(s.MergeQueue, func(m Merge) bool { return m.Task == task })
+}
+
+func (s *State) dropActive(task string) {
+	for k, slot := range s.Active {
+		if slot.Task == task {
+			delete(s.Active, k)
+		}
+	}
+}
+
+// Started reports whether the run has started task: it is running, waits
+// for its merge, or has finished. A task is never started twice in a run.
+func (s *State) Started(task string) bool {
+	if s.slotOf(task) != "" || s.merge(task) != nil || s.retrying(task) {
+		return true
+	}
+	has := func(o Outcome) bool { return o.Task == task }
+	return slices.ContainsFunc(s.Completed, has) || slices.ContainsFunc(s.Failed, has)
+}
+
+// slotOf is the slot task runs in, or "".
+func (s *State) slotOf(task string) string {
+	for k, slot := range s.Active {
+		if slot.Task == task {
+			return k
+		}
+	}
+	return ""
+}
+
+func (s *State) retrying(task string) bool {
+	return slices.ContainsFunc(s.Retry, func(r Slot) bool { return r.Task == task })
+}
+
+func (s *State) merge(task string) *Merge {
+	for i := range s.MergeQueue {
+		if s.MergeQueue[i].Task == task {
+			return &s.MergeQueue[i]
+		}
+	}
+	return nil
+}
+
+// freeSlot is the lowest-numbered slot with no task, "" when all
+// parallel slots are taken.
+func (s *State) freeSlot() string {
+	for i := 1; i <= s.Parallel; i++ {
+		k := strconv.Itoa(i)
+		if _, taken := s.Active[k]; !taken {
+			return k
+		}
+	}
+	return ""
+}
+
+// busyComponents maps each component to the task holding it: a task
+// running or waiting for its merge holds its components until it is done.
+func (s *State) busyComponents() map[string]string {
+	busy := map[string]string{}
+	for _, slot := range s.Active {
+		for _, c := range slot.Components {
+			busy[c] = slot.Task
+		}
+	}
+	for _, m := range s.MergeQueue {
+		for _, c := range m.Components {
+			busy[c] = m.Task
+		}
+	}
+	for _, r := range s.Retry {
+		for _, c := range r.Components {
+			busy[c] = r.Task
+		}
+	}
+	return busy
+}
+
+// Idle reports whether nothing is running and nothing waits to merge.
+func (s *State) Idle() bool { return len(s.Active) == 0 && len(s.MergeQueue) == 0 && len(s.Retry) == 0 }
+
+// canStart reports whether another task may start under max_tasks.
+func (s *State) canStart() bool { return s.MaxTasks <= 0 || s.StartedCount < s.MaxTasks }

@@ -1,0 +1,114 @@
+package autopilot
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/google/renameio/v2"
+	"gopkg.in/yaml.v3"
+
+	"github.com/ralph-loop/ralph/criteria"
+	"github.com/ralph-loop/ralph/tasks"
+)
+
+// Each task's loop reads its objective and a config overlay from
+// .ralph/autopilot/<task>/ in the repository, and writes its output there:
+// outside the worktree, so none of it can be committed with the task's
+// work.
+const (
+	objectiveFile = "objective.md"
+	overlayFile   = "task.yml"
+	outputFile    = "loop.log"
+)
+
+func (a *Autopilot) taskDir(task string) string {
+	return filepath.Join(a.journal.dir, TasksDir, task)
+}
+
+// job is the loop of task.
+func (a *Autopilot) job(task string, mode StartMode) Job {
+	dir := a.taskDir(task)
+	configs := append(append([]string{}, a.opts.Configs...), filepath.Join(dir, overlayFile))
+	return Job{Task: task, Dir: a.worktree(task), Configs: configs, Mode: mode,
+		ObjectiveFile: filepath.Join(dir, objectiveFile), Output: filepath.Join(dir, outputFile)}
+}
+
+// writeTaskFiles writes the objective and the config overlay of task t.
+// note, when set, is added to the objective: what the previous attempt
+// ran into.
+func (a *Autopilot) writeTaskFiles(t tasks.Task, note string) error {
+	dir := a.taskDir(t.ID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	objective := Objective(t, a.opts.Source.Name(), a.opts.Settings.TrustTasks, note)
+	if err := renameio.WriteFile(filepath.Join(dir, objectiveFile), []byte(objective), 0o644); err != nil {
+		return fmt.Errorf("write the objective of %s: %w", t.ID, err)
+	}
+	overlay, err := a.overlay(t)
+	if err != nil {
+		return err
+	}
+	return renameio.WriteFile(filepath.Join(dir, overlayFile), overlay, 0o644)
+}
+
+// overlay is the config laid over the user's for task t: its acceptance
+// criteria, the config's own followed by the task's commands when the
+// config trusts them. Tracker text is not the config's author, so its
+// commands run only when the config says so.
+func (a *Autopilot) overlay(t tasks.Task) ([]byte, error) {
+	specs := append([]criteria.Spec{}, a.opts.Criteria...)
+	if a.opts.Settings.TrustTasks {
+		for _, c := range t.Criteria {
+			if c.Command != "" {
+				specs = append(specs, criteria.Spec{Type: criteria.TypeCommandSucceeds, Command: c.Command, Name: c.Text})
+			}
+		}
+	}
+	doc := map[string]any{}
+	if len(specs) > 0 {
+		doc["acceptance_criteria"] = specs
+	}
+	head := "# Written by ralph autopilot for task " + t.ID + ": its acceptance criteria.\n"
+	if len(doc) == 0 {
+		return []byte(head + "{}\n"), nil
+	}
+	body, err := yaml.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(head), body...), nil
+}
+
+// Objective is the objective of task t's loop: its title, description and
+// acceptance criteria. Criteria that are commands are requirements here
+// unless trusted, when they also run as criteria.
+func Objective(t tasks.Task, source string, trusted bool, note string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n\n", t.Title)
+	if d := strings.TrimSpace(t.Description); d != "" {
+		b.WriteString(d + "\n\n")
+	}
+	if len(t.Criteria) > 0 {
+		b.WriteString("## Acceptance criteria\n\n")
+		for _, c := range t.Criteria {
+			switch {
+			case c.Command != "" && trusted:
+				fmt.Fprintf(&b, "- %s (ralph runs `%s` to check it)\n", c.Text, c.Command)
+			case c.Command != "":
+				fmt.Fprintf(&b, "- `%s` succeeds\n", c.Command)
+			default:
+				fmt.Fprintf(&b, "- %s\n", c.Text)
+			}
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "This is task %s from %s. Work in this directory, a git worktree on branch %s, and commit your work there: ralph merges the branch once the task is done.\n",
+		t.ID, source, branchOf(t.ID))
+	if note != "" {
+		b.WriteString("\n## Before you go on\n\n" + note + "\n")
+	}
+	return b.String()
+}
