@@ -47,9 +47,10 @@ func (r Reason) Resumable() bool {
 	return r != ReasonCompleted && r != ReasonCancelled
 }
 
-// SaysHowToGoOn reports whether the message of a run that ended this way
-// names the limit to raise and the resume command that raises it: a plain
-// `ralph loop --resume` would end such a run again at once.
+// SaysHowToGoOn reports whether a run that ended this way carries how to
+// go on (Termination.GoOn: the limit to raise, and to what), which the
+// command line turns into the resume to type: a plain `ralph loop
+// --resume` would end such a run again at once.
 func (r Reason) SaysHowToGoOn() bool {
 	switch r {
 	case ReasonStuck, ReasonMaxIterations, ReasonMaxRuntime, ReasonMaxCost, ReasonBudgetExhausted:
