@@ -19,11 +19,11 @@ func (e *Engine) checking(ctx context.Context) (Phase, error) {
 		return PhaseTerminating, nil
 	}
 	if err := e.cooldown(ctx); err != nil {
-		e.ending = e.terminate(ReasonInterrupted, "interrupted during the cooldown")
+		e.ending = e.terminateBy(ReasonInterrupted, CauseSignal, "interrupted during the cooldown")
 		return PhaseTerminating, nil
 	}
 	if err := e.awaitRateLimit(ctx); err != nil {
-		e.ending = e.terminate(ReasonInterrupted, "interrupted while waiting for a rate limit to lift")
+		e.ending = e.terminateBy(ReasonInterrupted, CauseSignal, "interrupted while waiting for a rate limit to lift")
 		return PhaseTerminating, nil
 	}
 	return PhaseSelecting, nil
@@ -51,11 +51,11 @@ func (e *Engine) termination(ctx context.Context) *Termination {
 	case st.Cancelled:
 		return e.terminate(ReasonCancelled, "the cancellation topic "+s.CancellationTopic+" was published")
 	case e.dirLost:
-		return e.terminate(ReasonFatal, lostDirMessage)
+		return e.terminateBy(ReasonFatal, CauseLostDir, lostDirMessage)
 	case ctx.Err() != nil:
-		return e.terminate(ReasonInterrupted, "interrupted by a signal")
+		return e.terminateBy(ReasonInterrupted, CauseSignal, "interrupted by a signal")
 	case e.stop.Requested():
-		return e.terminate(ReasonStopped, "`ralph stop` asked the loop to stop")
+		return e.terminateBy(ReasonStopped, CauseStopRequest, "a stop request asked the loop to stop")
 	case s.MaxConsecutiveFailures > 0 && st.ConsecutiveFailures >= s.MaxConsecutiveFailures:
 		return e.terminate(ReasonConsecutiveFailures, fmt.Sprintf("%s in a row; the last: %s",
 			plural.Count(st.ConsecutiveFailures, "agent failure", "agent failures"), e.lastFailure()))
@@ -64,7 +64,7 @@ func (e *Engine) termination(ctx context.Context) *Termination {
 		return e.terminate(ReasonLoopThrashing, fmt.Sprintf("the same blocked event came back %d times: %s", n, key))
 	}
 	if s.StuckThreshold > 0 && st.NoProgress >= s.StuckThreshold {
-		return e.terminate(ReasonStuck, e.stuckMessage()+"; "+e.raiseOnResume("--stuck-threshold", strconv.Itoa(2*s.StuckThreshold)))
+		return e.goOn(e.terminate(ReasonStuck, e.stuckMessage()), strconv.Itoa(2*s.StuckThreshold))
 	}
 	if st.ConsecutiveMalformed >= malformedLimit {
 		return e.terminate(ReasonValidationFailure, fmt.Sprintf("%s in a row",
@@ -85,17 +85,15 @@ func (e *Engine) limitReached() *Termination {
 	case s.MaxIterations > 0 && st.Confirming == nil && st.CountedIterations() >= s.MaxIterations:
 		// A claim waiting for its confirmation gets it even at the limit;
 		// if the confirmation fails, the next check ends the run here.
-		return e.terminate(ReasonMaxIterations, fmt.Sprintf("reached max_iterations (%d); %s",
-			s.MaxIterations, e.raiseOnResume(e.iterationsFlag(), strconv.Itoa(2*s.MaxIterations))))
+		return e.goOn(e.terminate(ReasonMaxIterations, fmt.Sprintf("reached max_iterations (%d)", s.MaxIterations)),
+			strconv.Itoa(2*s.MaxIterations))
 	case s.MaxRuntime > 0 && st.Runtime(e.now()) >= s.MaxRuntime:
-		return e.terminate(ReasonMaxRuntime, fmt.Sprintf("reached max_runtime_seconds (%s); %s",
-			s.MaxRuntime, e.raiseOnResume("--max-runtime", shortDuration(2*s.MaxRuntime))))
+		return e.goOn(e.terminate(ReasonMaxRuntime, fmt.Sprintf("reached max_runtime_seconds (%s)", s.MaxRuntime)),
+			shortDuration(2*s.MaxRuntime))
 	case s.MaxCostUSD > 0 && st.CostUSD >= s.MaxCostUSD:
-		return e.terminate(ReasonMaxCost, fmt.Sprintf("spent $%.4f of max_cost_usd $%.2f; %s",
-			st.CostUSD, s.MaxCostUSD, e.raiseInConfig("event_loop.max_cost_usd")))
+		return e.goOn(e.terminate(ReasonMaxCost, fmt.Sprintf("spent $%.4f of max_cost_usd $%.2f", st.CostUSD, s.MaxCostUSD)), "")
 	case s.MaxTokens > 0 && st.Usage.Total() >= s.MaxTokens:
-		return e.terminate(ReasonBudgetExhausted, fmt.Sprintf("used %d of max_tokens %d; %s",
-			st.Usage.Total(), s.MaxTokens, e.raiseInConfig("event_loop.max_tokens")))
+		return e.goOn(e.terminate(ReasonBudgetExhausted, fmt.Sprintf("used %d of max_tokens %d", st.Usage.Total(), s.MaxTokens)), "")
 	}
 	return nil
 }
@@ -111,34 +109,20 @@ func (e *Engine) stuckMessage() string {
 }
 
 // A run that ends on a limit can go on, but a plain resume would end again
-// at once for the same reason: its message says what to raise. The number
-// suggested is twice the limit, a round step the user can adjust.
+// at once for the same reason: its termination carries what to raise the
+// limit to, twice the limit, a round step the user can adjust. Which
+// command and flag do that is the command line's to say.
 
-// raiseOnResume says which flag of the resume raises a limit, as the
-// command to type. In SPEC mode the command is `ralph run`, as there.
-func (e *Engine) raiseOnResume(flag, value string) string {
-	return fmt.Sprintf("to go on, raise it on the resume: `%s %s %s`", e.resumeCommand(), flag, value)
-}
-
-// raiseInConfig says how to go on past a limit that only ralph.yml sets.
-func (e *Engine) raiseInConfig(key string) string {
-	return fmt.Sprintf("to go on, raise %s in the config (0: no limit), then `%s`", key, e.resumeCommand())
-}
-
-func (e *Engine) resumeCommand() string {
+// goOn records on t how to go past the limit that ended the run: raise,
+// the new value of a limit a flag sets, or "" for one only the config
+// sets.
+func (e *Engine) goOn(t *Termination, raise string) *Termination {
+	mode := ModeLoop
 	if e.opts.Settings.SpecFile != "" {
-		return "ralph run --resume"
+		mode = ModeSpec
 	}
-	return "ralph loop --resume"
-}
-
-// iterationsFlag is the flag that sets the iteration limit: SPEC mode's -n,
-// else --max-iterations.
-func (e *Engine) iterationsFlag() string {
-	if e.opts.Settings.SpecFile != "" {
-		return "-n"
-	}
-	return "--max-iterations"
+	t.GoOn = &GoOn{Mode: mode, Raise: raise}
+	return t
 }
 
 // shortDuration renders d as a flag value a person would type: 8h, 1h30m,
@@ -160,6 +144,13 @@ func shortDuration(d time.Duration) string {
 
 func (e *Engine) terminate(r Reason, msg string) *Termination {
 	return &Termination{Reason: r, ExitCode: r.ExitCode(), Message: msg, At: e.now()}
+}
+
+// terminateBy is terminate for a run that cause cut off.
+func (e *Engine) terminateBy(r Reason, cause Cause, msg string) *Termination {
+	t := e.terminate(r, msg)
+	t.Cause = cause
+	return t
 }
 
 func (e *Engine) lastFailure() string {

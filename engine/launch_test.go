@@ -1,6 +1,9 @@
 package engine
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,8 +42,9 @@ func TestLaunchIsRecordedAndReadBack(t *testing.T) {
 	assert.Equal(t, &resumed, l)
 }
 
-// A run that ends on a limit says which flag raises it, with a value, so a
-// resume does not end again at once for the same reason.
+// A run that ends on a limit carries what to raise it to, so that the
+// command line can say how a resume does not end again at once for the
+// same reason; its message says what happened and names no command.
 func TestLimitEndingsSayHowToGoOn(t *testing.T) {
 	noProgress := &fakeBackend{turns: []turn{{text: "thinking"}}}
 	costly := &fakeBackend{turns: []turn{{text: tagged("build.task", "go"), result: events.AgentResult{CostUSD: 0.6}}}}
@@ -49,23 +53,41 @@ func TestLimitEndingsSayHowToGoOn(t *testing.T) {
 		backend  *fakeBackend
 		settings func(*Settings)
 		want     string
+		goOn     GoOn
 	}{
 		{"max iterations", happy(), func(s *Settings) { s.MaxIterations = 2 },
-			"reached max_iterations (2); to go on, raise it on the resume: `ralph loop --resume --max-iterations 4`"},
+			"reached max_iterations (2)", GoOn{Mode: ModeLoop, Raise: "4"}},
+		{"max iterations in SPEC mode", &fakeBackend{turns: []turn{{text: "thinking"}}}, func(s *Settings) {
+			s.SpecFile, s.MaxIterations = "SPEC.md", 1
+		}, "reached max_iterations (1)", GoOn{Mode: ModeSpec, Raise: "2"}},
 		{"stuck", noProgress, func(s *Settings) { s.StuckThreshold = 3 },
-			"hats tried: ralph ×3; to go on, raise it on the resume: `ralph loop --resume --stuck-threshold 6`"},
+			"hats tried: ralph ×3", GoOn{Mode: ModeLoop, Raise: "6"}},
 		{"max cost", costly, func(s *Settings) { s.MaxCostUSD = 1 },
-			"spent $1.2000 of max_cost_usd $1.00; to go on, raise event_loop.max_cost_usd in the config (0: no limit), then `ralph loop --resume`"},
+			"spent $1.2000 of max_cost_usd $1.00", GoOn{Mode: ModeLoop}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
 			s := settings()
 			tc.settings(&s)
-			out, err := newTestEngine(t, t.TempDir(), tc.backend, s).Run(t.Context())
+			if s.SpecFile != "" {
+				require.NoError(t, os.WriteFile(filepath.Join(dir, s.SpecFile), []byte("- [ ] one\n"), 0o644))
+			}
+			out, err := newTestEngine(t, dir, tc.backend, s).Run(t.Context())
 			require.NoError(t, err)
-			assert.Contains(t, out.Message, tc.want)
+			assert.True(t, strings.HasSuffix(out.Message, tc.want), "%q ends with %q", out.Message, tc.want)
+			assert.NotContains(t, out.Message, "--", "no command in the message")
+			require.NotNil(t, out.GoOn)
+			assert.Equal(t, tc.goOn, *out.GoOn)
 			assert.True(t, out.Reason.SaysHowToGoOn())
-			assert.NotContains(t, out.Paragraph(), "Resume with `ralph loop --resume`", "no advice that would end the run again")
+
+			var rec terminateRecord
+			for _, r := range readLog(t, dir) {
+				if r.Err == nil && r.Event.Topic == TopicLoopTerminate {
+					require.True(t, decode(r.Event, &rec))
+				}
+			}
+			assert.Equal(t, out.GoOn, rec.GoOn, "loop.terminate records it")
 		})
 	}
 }
@@ -77,7 +99,8 @@ func TestMaxRuntimeEndingNamesTheFlag(t *testing.T) {
 	out, err := newTestEngine(t, t.TempDir(), &fakeBackend{turns: []turn{{onStart: clock.advance}}}, s,
 		func(o *Options) { o.Now = clock.Now }).Run(t.Context())
 	require.NoError(t, err)
-	assert.Contains(t, out.Message, "reached max_runtime_seconds (2m30s); to go on, raise it on the resume: `ralph loop --resume --max-runtime 5m`")
+	assert.Equal(t, "reached max_runtime_seconds (2m30s)", out.Message)
+	assert.Equal(t, &GoOn{Mode: ModeLoop, Raise: "5m"}, out.GoOn)
 }
 
 func TestShortDuration(t *testing.T) {

@@ -20,8 +20,8 @@ import (
 // it locked. When it is not, it recreates what it holds in memory — the
 // lock, the event log (the run's start and the events still pending, at new
 // offsets), the pointer to it and the checkpoint — and ends the run at the
-// next check as fatal, saying what happened. `ralph loop --resume` then
-// continues from there. What only the files held is gone: the raw output
+// next check as fatal, saying what happened (CauseLostDir). `ralph loop
+// --resume` then continues from there. What only the files held is gone: the raw output
 // of earlier iterations, memories and the scratchpad.
 
 // dirIdentity is what .ralph/ and its lock file were when the run took the
@@ -54,11 +54,11 @@ func (e *Engine) dirGone() bool {
 }
 
 // What ralph says when .ralph/ was deleted under the run: as it happens,
-// and as the run's ending.
+// and as the run's ending; the command line adds how to continue.
 const (
 	lostDir        = DirName + "/ was deleted while the run was going (an agent's `git clean -fdx` or `rm -rf` does that)"
 	lostDirWarning = lostDir + "; recreating the run's state from memory (the raw output of earlier iterations, memories and the scratchpad are lost) and stopping after this step"
-	lostDirMessage = lostDir + "; ralph recreated the run's state from memory and stopped; continue with `ralph loop --resume`"
+	lostDirMessage = lostDir + "; ralph recreated the run's state from memory and stopped"
 )
 
 // checkDir recreates .ralph/ if it is gone, once, and makes the loop stop

@@ -30,7 +30,8 @@ func TestDeletedRalphDirIsRecreatedAndTheRunResumes(t *testing.T) {
 	assert.Equal(t, ReasonFatal, out.Reason)
 	assert.Equal(t, exitcode.Fatal, out.ExitCode)
 	assert.Contains(t, out.Message, ".ralph/ was deleted while the run was going")
-	assert.Contains(t, out.Message, "ralph loop --resume")
+	assert.Equal(t, CauseLostDir, out.Cause, "the command line says how to continue")
+	assert.NotContains(t, out.Message, "ralph loop", "and names the command")
 	assert.Contains(t, rep.all(), "recreating the run's state from memory", "said as it happened")
 	assert.Equal(t, []string{"ralph", "builder"}, b.hats, "no iteration after the loss")
 

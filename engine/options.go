@@ -106,6 +106,10 @@ type Options struct {
 	Logger   *slog.Logger     // nil discards the log
 	Reporter Reporter         // required: progress for people or programs
 	Now      func() time.Time // defaults to time.Now
+	// SummaryFile renders the summary a finished run leaves in
+	// .ralph/runs/<run-id>/summary.md; nil writes none. The command line
+	// renders it, with its advice on what to do next.
+	SummaryFile func(Summary) string
 
 	// Launch is how the command line started the run, recorded in
 	// loop.started and, on resume, loop.resumed (see Launch); nil records
@@ -205,7 +209,7 @@ type IterationInfo struct {
 }
 
 // StuckReporter is a Reporter that wants to hear, before LoopFinished, that
-// the run is ending because it made no progress.
+// the run is ending because it made no progress, and how it ends.
 type StuckReporter interface {
-	Stuck(reason string, withoutProgress int)
+	Stuck(end Termination, withoutProgress int)
 }

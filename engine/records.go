@@ -188,6 +188,8 @@ type terminateRecord struct {
 	Reason     Reason  `json:"reason"`
 	ExitCode   int     `json:"exit_code"`
 	Message    string  `json:"message,omitempty"`
+	Cause      Cause   `json:"cause,omitempty"`
+	GoOn       *GoOn   `json:"go_on,omitempty"`
 	Iterations int     `json:"iterations"`
 	CostUSD    float64 `json:"cost_usd"`
 	Tokens     int64   `json:"tokens"`

@@ -105,9 +105,10 @@ func (x redactingReporter) LoopFinished(sum Summary) {
 }
 
 // Stuck and TaskComplete reach the Reporter only if it wants them.
-func (x redactingReporter) Stuck(reason string, withoutProgress int) {
+func (x redactingReporter) Stuck(end Termination, withoutProgress int) {
 	if sr, ok := x.to.(StuckReporter); ok {
-		sr.Stuck(x.r.String(reason), withoutProgress)
+		end.Message = x.r.String(end.Message)
+		sr.Stuck(end, withoutProgress)
 	}
 }
 

@@ -60,7 +60,7 @@ func (r *callRecorder) Commit(it IterationInfo, c Commit)                { r.add
 func (r *callRecorder) RateLimited(it IterationInfo, wait time.Duration) { r.add(it, wait) }
 func (r *callRecorder) Warn(msg string)                                  { r.add(msg) }
 func (r *callRecorder) LoopFinished(sum Summary)                         { r.add(sum) }
-func (r *callRecorder) Stuck(reason string, withoutProgress int)         { r.add(reason, withoutProgress) }
+func (r *callRecorder) Stuck(end Termination, withoutProgress int)       { r.add(end, withoutProgress) }
 func (r *callRecorder) TaskComplete(index int, text string)              { r.add(index, text) }
 
 // leakyVerifier fails every criterion with evidence that quotes the key, as
@@ -102,6 +102,7 @@ func TestSecretsNeverReachWhatTheEngineWritesOrReports(t *testing.T) {
 		o.Verify = leakyVerifier
 		o.Reporter = rec
 		o.Redactor = redact.New([]string{secretName + "=" + secret}, nil)
+		o.SummaryFile = func(s Summary) string { return fmt.Sprintf("%+v", s) }
 	})
 	out, err := e.Run(t.Context())
 	require.NoError(t, err)

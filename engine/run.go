@@ -59,10 +59,10 @@ func (e *Engine) running(ctx context.Context) (Phase, error) {
 	case err == nil:
 	case ctx.Err() != nil:
 		it.interrupted = true
-		e.ending = e.terminate(ReasonInterrupted, "interrupted by a signal while hat "+info.Hat.ID+" was running")
+		e.ending = e.terminateBy(ReasonInterrupted, CauseSignal, "interrupted by a signal while hat "+info.Hat.ID+" was running")
 	case iterCtx.Err() != nil:
 		it.interrupted = true
-		e.ending = e.terminate(ReasonStopped, "`ralph stop --now` interrupted the running iteration")
+		e.ending = e.terminateBy(ReasonStopped, CauseStopNow, "a stop --now request interrupted the running iteration")
 	default:
 		it.interrupted = true
 		e.ending = e.terminate(ReasonFatal, err.Error())

@@ -58,10 +58,15 @@ type FinishedIteration struct {
 
 // Termination records how a run ended.
 type Termination struct {
-	Reason   Reason    `json:"reason"`
-	ExitCode int       `json:"exit_code"`
-	Message  string    `json:"message,omitempty"`
-	At       time.Time `json:"at"`
+	Reason   Reason `json:"reason"`
+	ExitCode int    `json:"exit_code"`
+	Message  string `json:"message,omitempty"`
+	// Cause and GoOn are the facts behind the message that the command
+	// line turns into advice: what cut the run off, how to go past the
+	// limit that ended it.
+	Cause Cause     `json:"cause,omitempty"`
+	GoOn  *GoOn     `json:"go_on,omitempty"`
+	At    time.Time `json:"at"`
 }
 
 // RunState is everything ralph knows about a run: the fold of its event log
@@ -299,7 +304,8 @@ func (s *RunState) applyBookkeeping(rec events.Record) {
 	case TopicLoopTerminate:
 		var r terminateRecord
 		decode(ev, &r)
-		s.Terminated = &Termination{Reason: r.Reason, ExitCode: r.ExitCode, Message: r.Message, At: ev.TS}
+		s.Terminated = &Termination{Reason: r.Reason, ExitCode: r.ExitCode, Message: r.Message,
+			Cause: r.Cause, GoOn: r.GoOn, At: ev.TS}
 		s.closeSegment(ev.TS)
 	}
 }

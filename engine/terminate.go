@@ -8,7 +8,7 @@ func (e *Engine) terminating() (Phase, error) {
 	}
 	st := e.st
 	if err := e.append(ralphEvent(TopicLoopTerminate, terminateRecord{
-		Reason: t.Reason, ExitCode: t.ExitCode, Message: t.Message, Iterations: st.Iteration,
+		Reason: t.Reason, ExitCode: t.ExitCode, Message: t.Message, Cause: t.Cause, GoOn: t.GoOn, Iterations: st.Iteration,
 		CostUSD: st.CostUSD, Tokens: st.Usage.Total(), RuntimeMS: st.Runtime(e.now()).Milliseconds(),
 	})); err != nil {
 		return "", err
@@ -17,7 +17,7 @@ func (e *Engine) terminating() (Phase, error) {
 		return "", err
 	}
 	if sr, ok := e.opts.Reporter.(StuckReporter); ok && t.Reason == ReasonStuck {
-		sr.Stuck(t.Message, st.NoProgress)
+		sr.Stuck(*t, st.NoProgress)
 	}
 	sum := e.summary()
 	e.writeSummary(sum)

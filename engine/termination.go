@@ -47,9 +47,10 @@ func (r Reason) Resumable() bool {
 	return r != ReasonCompleted && r != ReasonCancelled
 }
 
-// SaysHowToGoOn reports whether the message of a run that ended this way
-// names the limit to raise and the resume command that raises it: a plain
-// `ralph loop --resume` would end such a run again at once.
+// SaysHowToGoOn reports whether a run that ended this way carries how to
+// go on (Termination.GoOn: the limit to raise, and to what), which the
+// command line turns into the resume to type: a plain `ralph loop
+// --resume` would end such a run again at once.
 func (r Reason) SaysHowToGoOn() bool {
 	switch r {
 	case ReasonStuck, ReasonMaxIterations, ReasonMaxRuntime, ReasonMaxCost, ReasonBudgetExhausted:
@@ -66,4 +67,28 @@ func (r Reason) SaysHowToGoOn() bool {
 // than judged.
 func (r Reason) Unfinished() bool {
 	return r == ReasonInterrupted || r == ReasonStopped
+}
+
+// Cause says what ended a run that was cut off (stopped, interrupted) or
+// lost its directory, where the Reason alone does not tell.
+type Cause string
+
+// Causes of a run's end.
+const (
+	CauseStopRequest Cause = "stop_request" // a stop request, honoured between iterations
+	CauseStopNow     Cause = "stop_now"     // a stop request that interrupted the running iteration
+	CauseSignal      Cause = "signal"       // a signal (Ctrl-C, SIGTERM)
+	CauseLostDir     Cause = "lost_dir"     // .ralph/ was deleted under the run and recreated from memory
+)
+
+// GoOn is how a run that ended on a limit can go on: a resume that raises
+// the limit, since a plain one would end the run again at once. The
+// command line says which command and flag do that.
+type GoOn struct {
+	// Mode is the run's mode (ModeLoop, ModeSpec): the command that
+	// resumes it and the flag of its iteration limit differ.
+	Mode string `json:"mode"`
+	// Raise is the value to raise the limit to on the resume, twice the
+	// limit; "" when only the config sets the limit.
+	Raise string `json:"raise,omitempty"`
 }

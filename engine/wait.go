@@ -42,7 +42,7 @@ func (e *Engine) waiting(ctx context.Context) (Phase, error) {
 	e.rateWaits++
 	e.opts.Reporter.RateLimited(e.iter.info, wait)
 	if err := sleep(ctx, wait); err != nil {
-		e.ending = e.terminate(ReasonInterrupted, "interrupted while waiting for a rate limit to lift")
+		e.ending = e.terminateBy(ReasonInterrupted, CauseSignal, "interrupted while waiting for a rate limit to lift")
 		return PhaseTerminating, nil
 	}
 	// The wait is over even if the clock says a moment is left.

@@ -62,13 +62,15 @@ type (
 		Offset int64 `json:"offset"`
 	}
 	viewTerminate struct {
-		Reason     string  `json:"reason"`
-		ExitCode   int     `json:"exit_code"`
-		Message    string  `json:"message"`
-		Iterations int     `json:"iterations"`
-		CostUSD    float64 `json:"cost_usd"`
-		Tokens     int64   `json:"tokens"`
-		RuntimeMS  int64   `json:"runtime_ms"`
+		Reason     engine.Reason `json:"reason"`
+		ExitCode   int           `json:"exit_code"`
+		Message    string        `json:"message"`
+		Cause      engine.Cause  `json:"cause"`
+		GoOn       *engine.GoOn  `json:"go_on"`
+		Iterations int           `json:"iterations"`
+		CostUSD    float64       `json:"cost_usd"`
+		Tokens     int64         `json:"tokens"`
+		RuntimeMS  int64         `json:"runtime_ms"`
 	}
 	viewCommit struct {
 		Hash    string `json:"hash"`
@@ -207,8 +209,8 @@ func describeTerminate(p viewTerminate) string {
 	s := fmt.Sprintf("%s (exit %d) · %s · %s · %s tok · $%.4f", p.Reason, p.ExitCode,
 		plural.Count(p.Iterations, "iteration", "iterations"), humanDuration(time.Duration(p.RuntimeMS)*time.Millisecond),
 		humanCount(p.Tokens), p.CostUSD)
-	if p.Message != "" {
-		s += " · " + p.Message
+	if msg := EndMessage(engine.Termination{Reason: p.Reason, Message: p.Message, Cause: p.Cause, GoOn: p.GoOn}); msg != "" {
+		s += " · " + msg
 	}
 	return s
 }

@@ -332,8 +332,8 @@ func (r *Headless) TaskComplete(index int, text string) {
 
 // Stuck reports that the run is ending because iterations stopped making
 // progress; `complete` (reason stuck, exit 1) follows.
-func (r *Headless) Stuck(reason string, withoutProgress int) {
-	r.emit("stuck", headStuck{Reason: reason, IterationsWithoutProgress: withoutProgress})
+func (r *Headless) Stuck(end engine.Termination, withoutProgress int) {
+	r.emit("stuck", headStuck{Reason: EndMessage(end), IterationsWithoutProgress: withoutProgress})
 }
 
 func (r *Headless) Warn(msg string) {
@@ -358,7 +358,7 @@ func (r *Headless) LoopFinished(sum engine.Summary) {
 	if sum.Reason == engine.ReasonStuck && !run.Stuck {
 		// The engine ended the run on its stuck check without calling
 		// Stuck; a program waiting for `stuck` still gets it.
-		r.emitLocked("stuck", headStuck{Reason: sum.Message, IterationsWithoutProgress: r.stuckThreshold})
+		r.emitLocked("stuck", headStuck{Reason: EndMessage(sum.End()), IterationsWithoutProgress: r.stuckThreshold})
 	}
 	c := completeOf(sum, max(len(run.Commits), sum.Commits))
 	if sum.Reason == engine.ReasonFatal {
@@ -374,7 +374,7 @@ func completeOf(sum engine.Summary, commits int) headComplete {
 	if act == nil {
 		act = map[string]int{}
 	}
-	return headComplete{RunID: sum.RunID, Reason: string(sum.Reason), ExitCode: sum.ExitCode, Message: sum.Message,
+	return headComplete{RunID: sum.RunID, Reason: string(sum.Reason), ExitCode: sum.ExitCode, Message: EndMessage(sum.End()),
 		Iterations: sum.Iterations, Confirmations: sum.Confirmations, TotalDurationMS: sum.Runtime.Milliseconds(), Cost: sum.CostUSD,
 		Tokens: tokensOf(sum.Usage), Activations: act, EventsAccepted: sum.Accepted, EventsRejected: sum.Rejected,
 		Commits: commits, EventsFile: sum.EventsFile}

@@ -87,7 +87,7 @@ func TestHeadlessReporterGolden(t *testing.T) {
 	r.IterationFinished(it2, events.AgentResult{Duration: time.Second, Failure: events.FailureRateLimit,
 		FailureMessage: "429 Too Many Requests", ExitCode: 1})
 	r.Warn("cannot keep the agent's raw output: disk full")
-	r.Stuck("3 iterations checked no box", 3)
+	r.Stuck(engine.Termination{Reason: engine.ReasonStuck, Message: "3 iterations checked no box"}, 3)
 	r.LoopFinished(engine.Summary{RunID: "20261122-100000-abcdef", Reason: engine.ReasonStuck, ExitCode: 1,
 		Message: "3 iterations in a row made no progress", Iterations: 2, Runtime: 75 * time.Second, CostUSD: 0.0123,
 		Usage: events.Usage{InputTokens: 1200, OutputTokens: 300}, Activations: map[string]int{"builder": 1, "reviewer": 1},

@@ -174,8 +174,8 @@ func (m *Model) TaskComplete(index int, text string) {
 }
 
 // Stuck notes that iterations stopped making progress.
-func (m *Model) Stuck(reason string, _ int) {
-	m.update(func(r *Run) { r.LastEvent, r.Stuck = "stuck: "+reason, true })
+func (m *Model) Stuck(end engine.Termination, _ int) {
+	m.update(func(r *Run) { r.LastEvent, r.Stuck = "stuck: "+EndMessage(end), true })
 }
 
 func (m *Model) Warn(string) {}
@@ -244,9 +244,9 @@ func (t tee) TaskComplete(index int, text string) {
 	}
 }
 
-func (t tee) Stuck(reason string, withoutProgress int) {
+func (t tee) Stuck(end engine.Termination, withoutProgress int) {
 	for _, r := range t {
-		r.Stuck(reason, withoutProgress)
+		r.Stuck(end, withoutProgress)
 	}
 }
 
@@ -278,6 +278,8 @@ func (essentials) IterationFinished(engine.IterationInfo, events.AgentResult) {}
 func (essentials) Commit(engine.IterationInfo, engine.Commit)                 {}
 func (essentials) RateLimited(engine.IterationInfo, time.Duration)            {}
 func (essentials) TaskComplete(int, string)                                   {}
-func (e essentials) Stuck(reason string, withoutProgress int)                 { e.r.Stuck(reason, withoutProgress) }
-func (e essentials) Warn(msg string)                                          { e.r.Warn(msg) }
-func (e essentials) LoopFinished(sum engine.Summary)                          { e.r.LoopFinished(sum) }
+func (e essentials) Stuck(end engine.Termination, withoutProgress int) {
+	e.r.Stuck(end, withoutProgress)
+}
+func (e essentials) Warn(msg string)                 { e.r.Warn(msg) }
+func (e essentials) LoopFinished(sum engine.Summary) { e.r.LoopFinished(sum) }

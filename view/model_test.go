@@ -26,7 +26,7 @@ func TestModelFollowsTheRun(t *testing.T) {
 
 	m.Commit(it, engine.Commit{Hash: "abcdef0123456789", Subject: "add a"})
 	m.IterationFinished(it, events.AgentResult{Usage: events.Usage{InputTokens: 200}, CostUSD: 0.25})
-	m.Stuck("no box checked", 3)
+	m.Stuck(engine.Termination{Reason: engine.ReasonStuck, Message: "no box checked"}, 3)
 	run = m.Run()
 	assert.Equal(t, Figures{Usage: events.Usage{InputTokens: 200}, CostUSD: 0.25}, run.Total(), "the result replaces the live figures")
 	assert.Equal(t, PhaseBetween, run.Phase)
@@ -47,7 +47,7 @@ func TestEssentials(t *testing.T) {
 	r.Commit(it, engine.Commit{Hash: "abcdef0123456789", Subject: "add a"})
 	r.TaskComplete(0, "a box")
 	r.Warn("disk full")
-	r.Stuck("no box checked", 3)
+	r.Stuck(engine.Termination{Reason: engine.ReasonStuck, Message: "no box checked"}, 3)
 	r.LoopFinished(engine.Summary{RunID: "r", Reason: engine.ReasonStuck, ExitCode: 1, Runtime: time.Second})
 	got := out.String()
 	assert.NotContains(t, got, "iteration 1")

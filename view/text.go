@@ -175,8 +175,8 @@ func (r *Text) TaskComplete(index int, text string) {
 }
 
 // Stuck reports that iterations stopped making progress.
-func (r *Text) Stuck(reason string, withoutProgress int) {
-	r.printf("stuck after %s without progress: %s", plural.Count(withoutProgress, "iteration", "iterations"), reason)
+func (r *Text) Stuck(end engine.Termination, withoutProgress int) {
+	r.printf("stuck after %s without progress: %s", plural.Count(withoutProgress, "iteration", "iterations"), EndMessage(end))
 }
 
 func (r *Text) Warn(msg string) {
@@ -184,7 +184,7 @@ func (r *Text) Warn(msg string) {
 }
 
 func (r *Text) LoopFinished(sum engine.Summary) {
-	r.raw(sum.Paragraph())
+	r.raw(SummaryParagraph(sum))
 	if line := commitsLine(r.model.Run().Commits); line != "" {
 		r.raw(line)
 	}

@@ -21,7 +21,7 @@ func TestTextReporterSaysOneInTheSingular(t *testing.T) {
 	it := testIteration(1, "builder")
 	r.IterationFinished(it, events.AgentResult{Duration: time.Second, Usage: events.Usage{OutputTokens: 1},
 		Tools: events.ToolCounts{Read: 1, Write: 1}})
-	r.Stuck("no progress", 1)
+	r.Stuck(engine.Termination{Reason: engine.ReasonStuck, Message: "no progress"}, 1)
 	r.LoopFinished(engine.Summary{RunID: "r", Reason: engine.ReasonMaxIterations, ExitCode: 2, Iterations: 1,
 		Usage: events.Usage{OutputTokens: 1}})
 

@@ -36,6 +36,12 @@ func (c *statusCmd) Run(g *globals) error {
 	if err != nil {
 		return err
 	}
+	if s.Ended != nil {
+		// The message says what to do next, as the run's summary did.
+		ended := *s.Ended
+		ended.Message = view.EndMessage(ended)
+		s.Ended = &ended
+	}
 	if c.JSON {
 		enc := json.NewEncoder(g.stdout)
 		enc.SetIndent("", "  ")

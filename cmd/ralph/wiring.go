@@ -16,6 +16,7 @@ import (
 	"github.com/ralph-loop/ralph/engine/checklist"
 	"github.com/ralph-loop/ralph/hats"
 	"github.com/ralph-loop/ralph/internal/redact"
+	"github.com/ralph-loop/ralph/view"
 )
 
 // The concrete backend must satisfy what the engine asks of one.
@@ -106,19 +107,20 @@ func engineOptions(g *globals, log *slog.Logger, ch runChoices) (engine.Options,
 			ShareMemories:          cfg.Memories.Shared,
 			SpecFile:               mode.spec,
 		},
-		Repo:      newGitRepo(g.Dir),
-		Hats:      reg,
-		Backend:   backend,
-		PerHat:    perHat,
-		RalphBin:  ralphBin,
-		AgentEnv:  agentEnv(ralphBin, cfg.Redact),
-		Redactor:  redactor,
-		Logger:    log,
-		KillGrace: seconds(el.KillGraceSeconds),
-		Launch:    ch.launch(g.Dir, mode, el.MaxIterations),
-		Start:     mode.start,
-		Wait:      ch.wait,
-		ForceKill: g.signals.force,
+		Repo:        newGitRepo(g.Dir),
+		Hats:        reg,
+		Backend:     backend,
+		PerHat:      perHat,
+		RalphBin:    ralphBin,
+		AgentEnv:    agentEnv(ralphBin, cfg.Redact),
+		Redactor:    redactor,
+		Logger:      log,
+		SummaryFile: view.SummaryMarkdown,
+		KillGrace:   seconds(el.KillGraceSeconds),
+		Launch:      ch.launch(g.Dir, mode, el.MaxIterations),
+		Start:       mode.start,
+		Wait:        ch.wait,
+		ForceKill:   g.signals.force,
 	}, warnings, nil
 }
 

@@ -1,0 +1,77 @@
+package view
+
+import (
+	"fmt"
+
+	"github.com/ralph-loop/ralph/engine"
+)
+
+// The engine says how a run ended in facts: its reason, what cut it off,
+// what to raise the limit that ended it to. What to type next is the
+// command line's to say, here in one place, for every view of a run's end
+// (the summary, the stream, `ralph status`, `ralph events`).
+
+// The commands a run's end points to.
+const (
+	loopResume = "ralph loop --resume"
+	specResume = "ralph run --resume"
+	inspect    = "ralph events"
+)
+
+// EndMessage is the message of a run's end followed, when it needs one, by
+// what to do next: how to go past the limit that ended the run, or how to
+// continue after its directory was lost.
+func EndMessage(t engine.Termination) string {
+	hint := nextStep(t)
+	switch {
+	case hint == "":
+		return t.Message
+	case t.Message == "":
+		return hint
+	}
+	return t.Message + "; " + hint
+}
+
+// nextStep is the advice EndMessage adds to the message of t.
+func nextStep(t engine.Termination) string {
+	if t.Cause == engine.CauseLostDir {
+		return "continue with `" + loopResume + "`"
+	}
+	if t.GoOn == nil {
+		return ""
+	}
+	resume, iterations := loopResume, "--max-iterations"
+	if t.GoOn.Mode == engine.ModeSpec {
+		resume, iterations = specResume, "-n"
+	}
+	var flag string
+	switch t.Reason {
+	case engine.ReasonMaxCost:
+		return raiseInConfig("event_loop.max_cost_usd", resume)
+	case engine.ReasonBudgetExhausted:
+		return raiseInConfig("event_loop.max_tokens", resume)
+	case engine.ReasonMaxIterations:
+		flag = iterations
+	case engine.ReasonMaxRuntime:
+		flag = "--max-runtime"
+	case engine.ReasonStuck:
+		flag = "--stuck-threshold"
+	default:
+		return ""
+	}
+	if t.GoOn.Raise == "" {
+		return "to go on, raise it on the resume: `" + resume + " " + flag + " N`"
+	}
+	return fmt.Sprintf("to go on, raise it on the resume: `%s %s %s`", resume, flag, t.GoOn.Raise)
+}
+
+// raiseInConfig says how to go on past a limit that only ralph.yml sets.
+func raiseInConfig(key, resume string) string {
+	return fmt.Sprintf("to go on, raise %s in the config (0: no limit), then `%s`", key, resume)
+}
+
+// resumeAdvised reports whether a run's summary should suggest a plain
+// resume: the run can go on, and its message does not already say how.
+func resumeAdvised(r engine.Reason) bool {
+	return r.Resumable() && !r.SaysHowToGoOn()
+}

@@ -1,0 +1,84 @@
+package view
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/internal/plural"
+)
+
+// SummaryParagraph renders a finished run's summary as one paragraph for
+// stderr, with what to do next.
+func SummaryParagraph(s engine.Summary) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "ralph: run %s ended: %s (exit %d)", s.RunID, s.Reason, s.ExitCode)
+	if msg := EndMessage(s.End()); msg != "" {
+		fmt.Fprintf(&b, " — %s", msg)
+	}
+	fmt.Fprintf(&b, ". %s%s in %s", plural.Count(s.Iterations, "iteration", "iterations"), confirmationNote(s), s.Runtime.Round(time.Second))
+	fmt.Fprintf(&b, ", %s, $%.4f", plural.Count(int(s.Usage.Total()), "token", "tokens"), s.CostUSD)
+	if hats := hatList(s); hats != "" {
+		fmt.Fprintf(&b, "; hats: %s", hats)
+	}
+	fmt.Fprintf(&b, "; events accepted %d, rejected %d; commits %d", s.Accepted, s.Rejected, s.Commits)
+	if s.Malformed > 0 {
+		fmt.Fprintf(&b, ", malformed lines %d", s.Malformed)
+	}
+	b.WriteString(".")
+	if resumeAdvised(s.Reason) {
+		fmt.Fprintf(&b, " Resume with `%s`; inspect with `%s` (log: %s).", loopResume, inspect, s.EventsFile)
+	} else {
+		fmt.Fprintf(&b, " Inspect with `%s` (log: %s).", inspect, s.EventsFile)
+	}
+	return b.String()
+}
+
+// SummaryMarkdown renders a finished run's summary for
+// .ralph/runs/<run-id>/summary.md.
+func SummaryMarkdown(s engine.Summary) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# ralph run %s\n\n", s.RunID)
+	fmt.Fprintf(&b, "| | |\n|---|---|\n")
+	fmt.Fprintf(&b, "| reason | %s |\n| exit code | %d |\n", s.Reason, s.ExitCode)
+	if msg := EndMessage(s.End()); msg != "" {
+		fmt.Fprintf(&b, "| why | %s |\n", strings.ReplaceAll(msg, "|", "\\|"))
+	}
+	fmt.Fprintf(&b, "| iterations | %d%s |\n| runtime | %s |\n", s.Iterations, confirmationNote(s), s.Runtime.Round(time.Second))
+	fmt.Fprintf(&b, "| tokens | %d in, %d out |\n| cost | $%.4f |\n", s.Usage.InputTokens, s.Usage.OutputTokens, s.CostUSD)
+	fmt.Fprintf(&b, "| hat activations | %s |\n", hatList(s))
+	fmt.Fprintf(&b, "| events | %d accepted, %d rejected, %d malformed |\n", s.Accepted, s.Rejected, s.Malformed)
+	fmt.Fprintf(&b, "| commits | %d |\n", s.Commits)
+	fmt.Fprintf(&b, "| event log | `%s` |\n\n", s.EventsFile)
+	fmt.Fprintf(&b, "Inspect: `%s`", inspect)
+	if resumeAdvised(s.Reason) {
+		fmt.Fprintf(&b, " · resume: `%s`", loopResume)
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// confirmationNote says how many iterations confirmed a claim, if any:
+// without it, a run that ran more iterations than max_iterations allows
+// would look like a bug.
+func confirmationNote(s engine.Summary) string {
+	if s.Confirmations == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d confirming a completion claim, not counted against max_iterations)", s.Confirmations)
+}
+
+func hatList(s engine.Summary) string {
+	ids := make([]string, 0, len(s.Activations))
+	for id := range s.Activations {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = fmt.Sprintf("%s×%d", id, s.Activations[id])
+	}
+	return strings.Join(parts, ", ")
+}
