@@ -35,19 +35,20 @@ type globals struct {
 type cli struct {
 	globals
 
-	Loop     loopCmd     `cmd:"" aliases:"run" help:"Run the agent in a loop until the objective is done."`
-	Emit     emitCmd     `cmd:"" help:"Publish an event to the running loop's event log."`
-	Events   eventsCmd   `cmd:"" help:"List the events of the current or an earlier run."`
-	Validate validateCmd `cmd:"" help:"Check a ralph.yml and report every problem."`
-	Hats     hatsCmd     `cmd:"" help:"List, show and graph the hats and their hand-offs."`
-	Init     initCmd     `cmd:"" help:"Write a ralph.yml from a preset, and a PROMPT.md for the task."`
-	Schema   schemaCmd   `cmd:"" help:"Print the JSON Schema of ralph.yml, for editors."`
-	Complete completeCmd `cmd:"" name:"completion" help:"Print shell completions for bash, zsh or fish."`
-	Status   statusCmd   `cmd:"" help:"Say whether a loop is running here and how the last run went."`
-	Stop     stopCmd     `cmd:"" help:"Ask the running loop to stop."`
-	Memory   memoryCmd   `cmd:"" help:"Add, list, search and remove long-term memories."`
-	Doctor   doctorCmd   `cmd:"" help:"List the agent CLIs: installed or not, version, likely auth; check the configured one."`
-	Version  versionCmd  `cmd:"" help:"Print ralph's version."`
+	Loop      loopCmd      `cmd:"" aliases:"run" help:"Run the agent in a loop until the objective is done."`
+	Emit      emitCmd      `cmd:"" help:"Publish an event to the running loop's event log."`
+	Events    eventsCmd    `cmd:"" help:"List the events of the current or an earlier run."`
+	Validate  validateCmd  `cmd:"" help:"Check a ralph.yml and report every problem."`
+	Hats      hatsCmd      `cmd:"" help:"List, show and graph the hats and their hand-offs."`
+	Init      initCmd      `cmd:"" help:"Write a ralph.yml from a preset, and a PROMPT.md for the task."`
+	Schema    schemaCmd    `cmd:"" help:"Print the JSON Schema of ralph.yml, for editors."`
+	Complete  completeCmd  `cmd:"" name:"completion" help:"Print shell completions for bash, zsh or fish."`
+	Status    statusCmd    `cmd:"" help:"Say whether a loop is running here and how the last run went."`
+	Stop      stopCmd      `cmd:"" help:"Ask the running loop to stop."`
+	Autopilot autopilotCmd `cmd:"" help:"Work through a task tracker: a loop per task in its own worktree, merged when verified."`
+	Memory    memoryCmd    `cmd:"" help:"Add, list, search and remove long-term memories."`
+	Doctor    doctorCmd    `cmd:"" help:"List the agent CLIs: installed or not, version, likely auth; check the configured one."`
+	Version   versionCmd   `cmd:"" help:"Print ralph's version."`
 }
 
 // exitRequest carries kong's exit status (after --help) out of kong.Parse.

@@ -1,0 +1,471 @@
+package autopilot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/config"
+	"github.com/ralph-loop/ralph/criteria"
+	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/exitcode"
+	"github.com/ralph-loop/ralph/internal/gittest"
+	"github.com/ralph-loop/ralph/tasks"
+)
+
+// memSource is a tracker in memory. Its file, tracker.txt, records each
+// change, as trackers that live in the repository do.
+type memSource struct {
+	mu        sync.Mutex
+	dir       string
+	tasks     []tasks.Task
+	closed    map[string]int
+	claimed   map[string]int
+	failed    map[string]string
+	failClaim map[string]bool
+}
+
+func newMemSource(dir string, ts ...tasks.Task) *memSource {
+	return &memSource{dir: dir, tasks: ts, closed: map[string]int{}, claimed: map[string]int{},
+		failed: map[string]string{}, failClaim: map[string]bool{}}
+}
+
+func (s *memSource) Name() string    { return "mem" }
+func (s *memSource) Tool() string    { return "" }
+func (s *memSource) Files() []string { return []string{"tracker.txt"} }
+
+func (s *memSource) Ready(context.Context) ([]tasks.Task, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []tasks.Task
+	for _, t := range s.tasks {
+		if s.closed[t.ID] == 0 {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+func (s *memSource) Show(_ context.Context, id string) (tasks.Task, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range s.tasks {
+		if t.ID == id {
+			t.Closed = s.closed[id] > 0
+			return t, nil
+		}
+	}
+	return tasks.Task{}, fmt.Errorf("no task %s", id)
+}
+
+func (s *memSource) note(line string) {
+	f, err := os.OpenFile(filepath.Join(s.dir, "tracker.txt"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err == nil {
+		_, _ = f.WriteString(line + "\n")
+		_ = f.Close()
+	}
+}
+
+func (s *memSource) Claim(_ context.Context, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failClaim[id] {
+		return errors.New("the tracker refused")
+	}
+	s.claimed[id]++
+	s.note("claim " + id)
+	return nil
+}
+
+func (s *memSource) Close(_ context.Context, id, _ string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed[id]++
+	s.note("close " + id)
+	return nil
+}
+
+func (s *memSource) Fail(_ context.Context, id, reason string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failed[id] = reason
+	s.note("fail " + id)
+	return nil
+}
+
+// fakeRunner runs no process: each loop commits a file named after its
+// task in the worktree and then waits for the test to end it.
+type fakeRunner struct {
+	started chan *fakeLoop
+	mu      sync.Mutex
+	running int
+	most    int
+}
+
+func newFakeRunner() *fakeRunner { return &fakeRunner{started: make(chan *fakeLoop, 100)} }
+
+type fakeLoop struct {
+	job    Job
+	runner *fakeRunner
+	end    chan LoopResult
+	done   chan struct{}
+	res    LoopResult
+}
+
+func (r *fakeRunner) Start(_ context.Context, job Job) (Handle, error) {
+	if err := commitIn(job.Dir, job.Task+".txt", job.Task+"\n"); err != nil {
+		return nil, err
+	}
+	l := &fakeLoop{job: job, runner: r, end: make(chan LoopResult, 1), done: make(chan struct{})}
+	r.mu.Lock()
+	r.running++
+	r.most = max(r.most, r.running)
+	r.mu.Unlock()
+	go func() {
+		l.res = <-l.end
+		r.mu.Lock()
+		r.running--
+		r.mu.Unlock()
+		close(l.done)
+	}()
+	r.started <- l
+	return l, nil
+}
+
+func (r *fakeRunner) Attach(context.Context, string) (Handle, error) {
+	return nil, errors.New("nothing to attach to")
+}
+
+func (r *fakeRunner) mostAtOnce() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.most
+}
+
+func (l *fakeLoop) PID() int         { return 0 }
+func (l *fakeLoop) Wait() LoopResult { <-l.done; return l.res }
+func (l *fakeLoop) Interrupt()       { l.finish(LoopResult{ExitCode: exitcode.Interrupted}) }
+func (l *fakeLoop) complete()        { l.finish(LoopResult{ExitCode: exitcode.OK, Reason: "completed"}) }
+func (l *fakeLoop) finish(r LoopResult) {
+	select {
+	case l.end <- r:
+	default:
+	}
+}
+
+// harness runs an autopilot in a goroutine and lets the test watch its
+// events and drive its loops.
+type harness struct {
+	t      *testing.T
+	repo   string
+	source *memSource
+	runner *fakeRunner
+	events chan events.Event
+	done   chan struct{}
+	res    Result
+	err    error
+}
+
+func newHarness(t *testing.T, ts ...tasks.Task) *harness {
+	repo := gittest.NewRepo(t)
+	gittest.CommitFile(t, repo, "README.md", "hello\n", "start")
+	return &harness{t: t, repo: repo, source: newMemSource(repo, ts...), runner: newFakeRunner(),
+		events: make(chan events.Event, 1000), done: make(chan struct{})}
+}
+
+func (h *harness) settings(parallel int) config.Autopilot {
+	return config.Autopilot{Parallel: parallel, Merge: "merge", Retries: 1, WorktreesDir: ".worktrees"}
+}
+
+func (h *harness) start(ctx context.Context, s config.Autopilot) {
+	go func() {
+		defer close(h.done)
+		h.res, h.err = Run(ctx, Options{Repo: h.repo, Settings: s, Source: h.source, Runner: h.runner,
+			OnEvent: func(ev events.Event, _ *State) { h.events <- ev }})
+	}()
+}
+
+// next waits for the next event with topic, failing on the autopilot's end.
+func (h *harness) next(topic string) events.Event {
+	h.t.Helper()
+	for {
+		select {
+		case ev := <-h.events:
+			if ev.Topic == topic {
+				return ev
+			}
+		case <-h.done:
+			// Events recorded just before the end are still queued.
+			for {
+				select {
+				case ev := <-h.events:
+					if ev.Topic == topic {
+						return ev
+					}
+				default:
+					h.t.Fatalf("the autopilot ended (%+v, %v) before %s", h.res, h.err, topic)
+				}
+			}
+		}
+	}
+}
+
+// loop waits for the next loop to start.
+func (h *harness) loop() *fakeLoop {
+	h.t.Helper()
+	select {
+	case l := <-h.runner.started:
+		return l
+	case <-h.done:
+		h.t.Fatalf("the autopilot ended (%+v, %v) before another loop started", h.res, h.err)
+	}
+	return nil
+}
+
+func (h *harness) wait() Result {
+	h.t.Helper()
+	<-h.done
+	return h.res
+}
+
+func (h *harness) topics() []string {
+	var out []string
+	for {
+		select {
+		case ev := <-h.events:
+			out = append(out, ev.Topic)
+		default:
+			return out
+		}
+	}
+}
+
+func task(id string, prio int, tags ...string) tasks.Task {
+	return tasks.Task{ID: id, Title: "Task " + id, Priority: prio, Tags: tags}
+}
+
+func TestRunWorksThroughTheQueueInPriorityOrder(t *testing.T) {
+	h := newHarness(t, task("c", 3), task("a", 1), task("b", 2))
+	h.start(t.Context(), h.settings(1))
+	assert.Equal(t, "mem", payloadOf(h.next(TopicStarted)).Source)
+	var order []string
+	for range 3 {
+		l := h.loop()
+		order = append(order, l.job.Task)
+		l.complete()
+		h.next(TopicTaskCompleted)
+	}
+	h.next(TopicAllDone)
+	res := h.wait()
+	require.NoError(t, h.err)
+	assert.Equal(t, []string{"a", "b", "c"}, order, "highest priority first")
+	assert.Equal(t, Result{ExitCode: 0, Completed: 3}, res)
+	for _, id := range []string{"a", "b", "c"} {
+		assert.FileExists(t, filepath.Join(h.repo, id+".txt"), "merged into the base branch")
+		assert.Equal(t, 1, h.source.closed[id], "closed once")
+		assert.NoDirExists(t, filepath.Join(h.repo, ".worktrees", id), "worktree removed")
+		assert.Empty(t, strings.TrimSpace(gittest.Run(t, h.repo, "branch", "--list", "ralph/"+id)), "branch removed")
+	}
+	assert.Empty(t, strings.TrimSpace(gittest.Run(t, h.repo, "status", "--porcelain")), "the checkout is left clean")
+	assert.Contains(t, gittest.Run(t, h.repo, "log", "--format=%s"), "ralph: close a", "tracker changes are committed")
+}
+
+func TestRunRespectsParallelAndFillsFreedSlots(t *testing.T) {
+	h := newHarness(t, task("a", 1), task("b", 1), task("c", 1), task("d", 1), task("e", 1))
+	h.start(t.Context(), h.settings(2))
+	first, second := h.loop(), h.loop()
+	assert.Equal(t, []string{"a", "b"}, []string{first.job.Task, second.job.Task})
+	first.complete()
+	third := h.loop()
+	assert.Equal(t, "c", third.job.Task, "a freed slot takes the next task")
+	second.complete()
+	third.complete()
+	for _, l := range []*fakeLoop{h.loop(), h.loop()} {
+		l.complete()
+	}
+	res := h.wait()
+	require.NoError(t, h.err)
+	assert.Equal(t, 5, res.Completed)
+	assert.Equal(t, 2, h.runner.mostAtOnce(), "never more loops than slots")
+}
+
+func TestRunNeverOverlapsTasksSharingAComponent(t *testing.T) {
+	h := newHarness(t, task("a", 1, "component:api"), task("b", 2, "component:api"), task("c", 3, "component:ui"))
+	h.start(t.Context(), h.settings(3))
+	a, c := h.loop(), h.loop()
+	assert.Equal(t, []string{"a", "c"}, []string{a.job.Task, c.job.Task})
+	held := payloadOf(h.next(TopicTaskHeld))
+	assert.Equal(t, "b", held.Task)
+	assert.Equal(t, "a", held.HeldBy)
+	a.complete()
+	h.next(TopicTaskCompleted)
+	b := h.loop()
+	assert.Equal(t, "b", b.job.Task, "starts once the holder is merged")
+	b.complete()
+	c.complete()
+	res := h.wait()
+	assert.Equal(t, 3, res.Completed)
+}
+
+func TestRunFailsATaskWhoseLoopFailsAndGoesOn(t *testing.T) {
+	h := newHarness(t, task("a", 1), task("b", 2))
+	h.start(t.Context(), h.settings(1))
+	a := h.loop()
+	a.finish(LoopResult{ExitCode: exitcode.Limit, Reason: "max_iterations", Message: "reached max_iterations (3)"})
+	failed := payloadOf(h.next(TopicTaskFailed))
+	assert.Equal(t, "a", failed.Task)
+	assert.Contains(t, failed.Reason, "max_iterations")
+	h.loop().complete()
+	res := h.wait()
+	assert.Equal(t, Result{ExitCode: exitcode.Failure, Completed: 1, Failed: 1}, res)
+	assert.Contains(t, h.source.failed["a"], "max_iterations", "the tracker hears why")
+	assert.DirExists(t, filepath.Join(h.repo, ".worktrees", "a"), "a failed task's worktree is kept")
+	assert.Equal(t, 0, h.source.closed["a"])
+}
+
+func TestRunGoesOnAfterAClaimFails(t *testing.T) {
+	h := newHarness(t, task("a", 1), task("b", 2))
+	h.source.failClaim["a"] = true
+	h.start(t.Context(), h.settings(1))
+	failed := payloadOf(h.next(TopicTaskFailed))
+	assert.Equal(t, "a", failed.Task)
+	assert.Contains(t, failed.Reason, "the tracker refused")
+	h.loop().complete()
+	res := h.wait()
+	assert.Equal(t, 1, res.Completed)
+	assert.Equal(t, 1, res.Failed)
+}
+
+func TestRunRefusesAnUnusableTaskID(t *testing.T) {
+	h := newHarness(t, task("../x", 1), task("ok", 2))
+	h.start(t.Context(), h.settings(1))
+	failed := payloadOf(h.next(TopicTaskFailed))
+	assert.Equal(t, "../x", failed.Task)
+	h.loop().complete()
+	res := h.wait()
+	assert.Equal(t, 1, res.Completed)
+	assert.NoDirExists(t, filepath.Join(h.repo, "x"))
+}
+
+func TestPauseStopsNewTasksButNotRunningOnes(t *testing.T) {
+	h := newHarness(t, task("a", 1), task("b", 2), task("c", 3))
+	h.start(t.Context(), h.settings(1))
+	a := h.loop()
+	require.NoError(t, Request(h.repo, RequestPause))
+	h.next(TopicPaused)
+	a.complete()
+	h.next(TopicTaskCompleted)
+	st, err := ReadStatus(h.repo, time.Now())
+	require.NoError(t, err)
+	assert.True(t, st.Paused)
+	assert.Empty(t, st.Active, "nothing new starts while paused")
+	require.NoError(t, Request(h.repo, RequestResume))
+	h.next(TopicResumed)
+	h.loop().complete()
+	h.loop().complete()
+	assert.Equal(t, 3, h.wait().Completed)
+}
+
+func TestStopLetsRunningTasksFinishAndMerge(t *testing.T) {
+	h := newHarness(t, task("a", 1), task("b", 2), task("c", 3))
+	h.start(t.Context(), h.settings(2))
+	a, b := h.loop(), h.loop()
+	require.NoError(t, Request(h.repo, RequestStop))
+	h.next(TopicStopping)
+	a.complete()
+	b.complete()
+	res := h.wait()
+	require.NoError(t, h.err)
+	assert.Equal(t, Result{ExitCode: 0, Completed: 2}, res)
+	assert.NotContains(t, h.topics(), TopicAllDone, "c was never started: not all done")
+	assert.Equal(t, 0, h.source.claimed["c"])
+}
+
+func TestStopNowInterruptsLoopsAndLeavesTheRunResumable(t *testing.T) {
+	h := newHarness(t, task("a", 1), task("b", 2))
+	h.start(t.Context(), h.settings(2))
+	h.loop()
+	h.loop()
+	require.NoError(t, Request(h.repo, RequestStopNow))
+	res := h.wait()
+	assert.Equal(t, Result{ExitCode: exitcode.Interrupted, Resumable: true}, res)
+	st, err := ReadStatus(h.repo, time.Now())
+	require.NoError(t, err)
+	assert.Len(t, st.Active, 2, "both stay in their slots for the next run")
+	assert.Nil(t, st.Ended)
+}
+
+func TestASecondAutopilotIsRefusedWhileOneRuns(t *testing.T) {
+	h := newHarness(t, task("a", 1))
+	h.start(t.Context(), h.settings(1))
+	l := h.loop()
+	_, err := Run(t.Context(), Options{Repo: h.repo, Settings: h.settings(1), Source: h.source, Runner: h.runner})
+	var held *engine.LockHeldError
+	require.ErrorAs(t, err, &held)
+	l.complete()
+	assert.Equal(t, 1, h.wait().Completed)
+}
+
+func TestMaxTasksBoundsHowManyStart(t *testing.T) {
+	h := newHarness(t, task("a", 1), task("b", 2), task("c", 3))
+	s := h.settings(3)
+	s.MaxTasks = 2
+	h.start(t.Context(), s)
+	h.loop().complete()
+	h.loop().complete()
+	res := h.wait()
+	assert.Equal(t, 2, res.Completed)
+	assert.Equal(t, 0, h.source.claimed["c"])
+}
+
+func TestVerifyFailureLeavesTheBaseBranchAsItWas(t *testing.T) {
+	h := newHarness(t, task("a", 1))
+	s := h.settings(1)
+	s.Verify = verifySpecs(t, "test ! -e a.txt")
+	before := gittest.Run(t, h.repo, "rev-parse", "HEAD")
+	h.start(t.Context(), s)
+	h.loop().complete()
+	failed := payloadOf(h.next(TopicTaskFailed))
+	assert.Contains(t, failed.Reason, "verification of the merged result failed")
+	res := h.wait()
+	assert.Equal(t, exitcode.Failure, res.ExitCode)
+	after := gittest.Run(t, h.repo, "rev-parse", "HEAD")
+	assert.Equal(t, strings.TrimSpace(before), strings.TrimSpace(gittest.Run(t, h.repo, "log", "-1", "--format=%H", "--grep=ralph: merge", "--invert-grep")), "no merge landed")
+	assert.NotContains(t, gittest.Run(t, h.repo, "log", "--format=%s", strings.TrimSpace(after)), "ralph: merge a")
+	assert.NoFileExists(t, filepath.Join(h.repo, "a.txt"))
+	assert.True(t, slices.Contains(strings.Fields(gittest.Run(t, h.repo, "branch", "--format=%(refname:short)")), "ralph/a"), "the branch is kept")
+}
+
+func payloadOf(ev events.Event) payload { return decodePayload(ev) }
+
+// commitIn commits a file in dir, as a task's loop would.
+func commitIn(dir, name, content string) error {
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+		return err
+	}
+	for _, args := range [][]string{{"add", name}, {"commit", "-q", "-m", "add " + name}} {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=Agent", "-c", "user.email=agent@example.com"}, args...)...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("git %v: %v: %s", args, err, out)
+		}
+	}
+	return nil
+}
+
+func verifySpecs(t *testing.T, command string) []criteria.Spec {
+	t.Helper()
+	return []criteria.Spec{{Type: criteria.TypeCommandSucceeds, Command: command}}
+}

@@ -1,0 +1,92 @@
+package autopilot
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strconv"
+
+	"github.com/ralph-loop/ralph/tasks"
+)
+
+// Plan is what `ralph autopilot --dry-run` prints: the order tasks would
+// start in, which would start at once and in which slot, which a
+// component conflict would hold back, and which wait on dependencies.
+type Plan struct {
+	Source   string        `json:"source"`
+	Parallel int           `json:"parallel"`
+	MaxTasks int           `json:"max_tasks,omitempty"`
+	Tasks    []PlannedTask `json:"tasks"`
+	Blocked  []tasks.Task  `json:"blocked,omitempty"`
+}
+
+// PlannedTask is one ready task in the plan.
+type PlannedTask struct {
+	Task     tasks.Task `json:"task"`
+	Position int        `json:"position"`
+	// Slot is the slot it would start in at once; "" when it waits for
+	// one.
+	Slot string `json:"slot,omitempty"`
+	// HeldBy is the task whose components it shares, which it would wait
+	// for.
+	HeldBy string `json:"held_by,omitempty"`
+	// Invalid says why its id cannot be used; the task would fail.
+	Invalid string `json:"invalid,omitempty"`
+	// Beyond says it is past max_tasks and would not start in this run.
+	Beyond bool `json:"beyond_max_tasks,omitempty"`
+}
+
+// MakePlan lists the source's ready tasks and plans them, changing
+// nothing.
+func MakePlan(ctx context.Context, source tasks.Source, parallel, maxTasks int) (Plan, error) {
+	ready, err := source.Ready(ctx)
+	if err != nil {
+		return Plan{}, err
+	}
+	slices.SortStableFunc(ready, func(x, y tasks.Task) int { return cmp.Compare(x.Priority, y.Priority) })
+	p := Plan{Source: source.Name(), Parallel: parallel, MaxTasks: maxTasks, Tasks: []PlannedTask{}}
+	busy := map[string]string{}
+	slot, started := 0, 0
+	for i, t := range ready {
+		if full, err := source.Show(ctx, t.ID); err == nil {
+			t = full
+		}
+		pt := PlannedTask{Task: t, Position: i + 1}
+		switch {
+		case tasks.ValidID(t.ID) != nil:
+			pt.Invalid = tasks.ValidID(t.ID).Error()
+		case maxTasks > 0 && started >= maxTasks:
+			pt.Beyond = true
+		default:
+			started++
+			pt.HeldBy = holder(busy, t.Components())
+			if pt.HeldBy == "" && slot < parallel {
+				slot++
+				pt.Slot = slotName(slot)
+			}
+			for _, c := range t.Components() {
+				if _, ok := busy[c]; !ok {
+					busy[c] = t.ID
+				}
+			}
+		}
+		p.Tasks = append(p.Tasks, pt)
+	}
+	if b, ok := source.(tasks.Blocker); ok {
+		if p.Blocked, err = b.Blocked(ctx); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+func holder(busy map[string]string, components []string) string {
+	for _, c := range components {
+		if h, ok := busy[c]; ok {
+			return h
+		}
+	}
+	return ""
+}
+
+func slotName(i int) string { return strconv.Itoa(i) }

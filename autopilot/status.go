@@ -1,0 +1,95 @@
+package autopilot
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/ralph-loop/ralph/engine"
+)
+
+// Status is what `ralph autopilot status` reports.
+type Status struct {
+	Running   bool   `json:"running"`
+	PID       int    `json:"pid,omitempty"`
+	RunID     string `json:"run_id,omitempty"`
+	Paused    bool   `json:"paused"`
+	Source    string `json:"source,omitempty"`
+	Parallel  int    `json:"parallel,omitempty"`
+	MaxTasks  int    `json:"max_tasks,omitempty"`
+	Started   int    `json:"started"`
+	Completed int    `json:"completed"`
+	Failed    int    `json:"failed"`
+	// Pending is how many ready tasks have not started; -1 when unknown.
+	Pending    int          `json:"pending"`
+	Active     []SlotStatus `json:"active"`
+	MergeQueue []Merge      `json:"merge_queue"`
+	// Merging is the merge under way, if any.
+	Merging  *Merge    `json:"merging,omitempty"`
+	Failures []Outcome `json:"failures,omitempty"`
+	Ended    *Ending   `json:"ended,omitempty"`
+}
+
+// SlotStatus is one active slot, with what its loop is doing.
+type SlotStatus struct {
+	Slot      string `json:"slot"`
+	Task      string `json:"task"`
+	Title     string `json:"title,omitempty"`
+	Worktree  string `json:"worktree"`
+	Elapsed   string `json:"elapsed"`
+	Hat       string `json:"hat,omitempty"`
+	Iteration int    `json:"iteration"`
+	Attempt   int    `json:"attempt"`
+	// LoopRunning says whether a live loop holds the worktree's lock.
+	LoopRunning bool `json:"loop_running"`
+}
+
+// ErrNoAutopilot means the repository has no autopilot state.
+var ErrNoAutopilot = errors.New("no autopilot has run here")
+
+// ReadStatus reads the autopilot's lock and state in repo, and each active
+// loop's status, without changing anything.
+func ReadStatus(repo string, now time.Time) (Status, error) {
+	dir := filepath.Join(repo, ralphDir)
+	data, err := os.ReadFile(filepath.Join(dir, StateFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return Status{Pending: -1}, ErrNoAutopilot
+	}
+	if err != nil {
+		return Status{Pending: -1}, err
+	}
+	st := newState()
+	if err := json.Unmarshal(data, st); err != nil {
+		return Status{Pending: -1}, err
+	}
+	s := Status{RunID: st.RunID, Paused: st.Paused, Source: st.Source, Parallel: st.Parallel, MaxTasks: st.MaxTasks,
+		Started: st.StartedCount, Completed: len(st.Completed), Failed: len(st.Failed), Pending: -1,
+		Active: []SlotStatus{}, MergeQueue: st.MergeQueue, Failures: st.Failed, Ended: st.Ended}
+	if held, info := engine.LockHeld(filepath.Join(dir, LockFile)); held {
+		s.Running, s.PID = true, info.PID
+	}
+	for _, m := range st.MergeQueue {
+		if m.Step != MergeQueued {
+			s.Merging = &m
+			break
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(st.Active)) {
+		s.Active = append(s.Active, slotStatus(repo, k, st.Active[k], now))
+	}
+	return s, nil
+}
+
+func slotStatus(repo, slot string, a Slot, now time.Time) SlotStatus {
+	ss := SlotStatus{Slot: slot, Task: a.Task, Title: a.Title, Worktree: a.Worktree, Attempt: a.Attempt,
+		Elapsed: now.Sub(a.StartedAt).Round(time.Second).String()}
+	if loop, err := engine.ReadStatus(filepath.Join(repo, a.Worktree), 0, now); err == nil {
+		ss.Hat, ss.Iteration, ss.LoopRunning = loop.Hat, loop.Iteration, loop.Running
+	}
+	return ss
+}

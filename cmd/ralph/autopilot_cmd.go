@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/ralph-loop/ralph/autopilot"
+	"github.com/ralph-loop/ralph/config"
+	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/internal/exitcode"
+	"github.com/ralph-loop/ralph/internal/flagvalue"
+	"github.com/ralph-loop/ralph/tasks"
+	"github.com/ralph-loop/ralph/view"
+)
+
+type autopilotCmd struct {
+	Run    autopilotRunCmd     `cmd:"" default:"withargs" help:"Work through the task tracker (the default: ralph autopilot [flags])."`
+	Status autopilotStatusCmd  `cmd:"" help:"Say whether an autopilot runs here, its slots, merges and counts."`
+	Pause  autopilotPauseCmd   `cmd:"" help:"Start no new tasks; running ones go on."`
+	Resume autopilotResumeCmd  `cmd:"" help:"Start new tasks again after a pause."`
+	Stop   autopilotStopCmd    `cmd:"" help:"Start no new tasks; running ones finish and merge, then the autopilot exits."`
+}
+
+func (autopilotCmd) Help() string {
+	return `Takes ready tasks from a tracker (tk, beads, a prd.json, a markdown checklist,
+or shell commands) in priority order, runs a full ralph loop for each in its own
+git worktree on branch ralph/<task>, up to --parallel at once, merges finished
+work onto the base branch through a queue that verifies each merged result,
+closes the task, removes its worktree, and goes on until nothing is ready.
+
+Exit status: 0 when every started task completed, 1 when any failed, 3 when
+the autopilot could not run, 130 when interrupted (run it again to go on).
+
+Examples:
+  ralph autopilot --source tk --parallel 3
+  ralph autopilot --dry-run
+  ralph autopilot status
+  ralph autopilot stop --now`
+}
+
+type autopilotRunCmd struct {
+	Config   []string             `short:"c" placeholder:"FILE" help:"Config file (default ./ralph.yml). Repeat to merge: later files win."`
+	Source   string               `placeholder:"TYPE" help:"Task source, overriding autopilot.source: tk, beads, prd, checklist or command."`
+	Parallel flagvalue.AtLeastOne `placeholder:"N" help:"How many tasks run at once, overriding autopilot.parallel."`
+	MaxTasks flagvalue.AtLeastOne `placeholder:"N" help:"Start at most N tasks, overriding autopilot.max_tasks."`
+	DryRun   bool                 `help:"Print the plan (order, slots, held and blocked tasks) and change nothing."`
+	Headless bool                 `help:"Print the autopilot's events as JSON lines on stdout, for programs."`
+	Quiet    bool                 `short:"q" help:"Show only task outcomes, merges and the end."`
+}
+
+func (c *autopilotRunCmd) Run(ctx context.Context, g *globals, log *slog.Logger) error {
+	cfg, configs, err := c.loadConfig(g)
+	if err != nil {
+		return err
+	}
+	settings := cfg.Autopilot
+	if c.Source != "" {
+		settings.Source = config.TaskSource{Type: c.Source}
+	}
+	if c.Parallel > 0 {
+		settings.Parallel = int(c.Parallel)
+	}
+	if c.MaxTasks > 0 {
+		settings.MaxTasks = int(c.MaxTasks)
+	}
+	source, err := tasks.Open(taskSpec(settings.Source), g.Dir)
+	if err != nil {
+		return withHint(err, "set autopilot.source in ralph.yml, or --source")
+	}
+	if c.DryRun {
+		plan, err := autopilot.MakePlan(ctx, source, settings.Parallel, settings.MaxTasks)
+		if err != nil {
+			return err
+		}
+		if c.Headless {
+			return json.NewEncoder(g.stdout).Encode(plan)
+		}
+		view.WriteAutopilotPlan(g.stdout, plan)
+		return nil
+	}
+	root, base, err := autopilot.Preflight(ctx, g.Dir, settings.BaseBranch, source)
+	if err != nil {
+		return err
+	}
+	settings.BaseBranch = base
+	if root != g.Dir {
+		if source, err = tasks.Open(taskSpec(settings.Source), root); err != nil {
+			return err
+		}
+	}
+	ralphBin, err := ralphBinary()
+	if err != nil {
+		return err
+	}
+	out := g.stdout
+	if !c.Headless {
+		out = g.stderr
+	}
+	lines := view.NewAutopilotLines(out, c.Headless, c.Quiet)
+	res, err := autopilot.Run(ctx, autopilot.Options{Repo: root, Configs: configs, Settings: settings,
+		Criteria: cfg.AcceptanceCriteria, Source: source, Runner: autopilot.LocalRunner{Ralph: ralphBin},
+		OnEvent: lines.Event})
+	if err != nil {
+		return err
+	}
+	log.Debug("autopilot ended", "exit", res.ExitCode, "completed", res.Completed, "failed", res.Failed)
+	if res.ExitCode != exitcode.OK {
+		return exitError{code: res.ExitCode}
+	}
+	return nil
+}
+
+// loadConfig loads the config the tasks' loops will use, and returns its
+// files as absolute paths, for their -c.
+func (c *autopilotRunCmd) loadConfig(g *globals) (*config.Config, []string, error) {
+	cfg, path, err := config.LoadIn(g.Dir, c.Config, nil)
+	if err != nil {
+		if errors.Is(err, config.ErrNotFound) {
+			return nil, nil, withHint(err, "each task runs a full ralph loop with its hats: write a ralph.yml (ralph init) or pass -c FILE")
+		}
+		return nil, nil, err
+	}
+	files := c.Config
+	if len(files) == 0 {
+		files = []string{path}
+	}
+	abs := make([]string, len(files))
+	for i, f := range files {
+		if !filepath.IsAbs(f) {
+			f = filepath.Join(g.Dir, f)
+		}
+		abs[i] = f
+	}
+	return cfg, abs, nil
+}
+
+func taskSpec(s config.TaskSource) tasks.Spec {
+	return tasks.Spec{Type: s.Type, Path: s.Path, List: s.List, Claim: s.Claim, Close: s.Close, Fail: s.Fail}
+}
+
+type autopilotStatusCmd struct {
+	JSON bool `name:"json" help:"Print the status as one JSON object."`
+}
+
+func (c *autopilotStatusCmd) Run(g *globals) error {
+	s, err := autopilot.ReadStatus(g.Dir, time.Now())
+	if errors.Is(err, autopilot.ErrNoAutopilot) && !c.JSON {
+		fmt.Fprintln(g.stdout, "no autopilot has run here; start one with `ralph autopilot`")
+		return nil
+	}
+	if err != nil && !errors.Is(err, autopilot.ErrNoAutopilot) {
+		return err
+	}
+	if c.JSON {
+		enc := json.NewEncoder(g.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(s)
+	}
+	view.WriteAutopilotStatus(g.stdout, s)
+	return nil
+}
+
+type autopilotPauseCmd struct{}
+
+func (autopilotPauseCmd) Run(g *globals) error { return requestAutopilot(g, autopilot.RequestPause) }
+
+type autopilotResumeCmd struct{}
+
+func (autopilotResumeCmd) Run(g *globals) error { return requestAutopilot(g, autopilot.RequestResume) }
+
+type autopilotStopCmd struct {
+	Now bool `help:"Interrupt the running loops now; they stay resumable and the next ralph autopilot goes on with them."`
+}
+
+func (c *autopilotStopCmd) Run(g *globals) error {
+	req := autopilot.RequestStop
+	if c.Now {
+		req = autopilot.RequestStopNow
+	}
+	return requestAutopilot(g, req)
+}
+
+// requestAutopilot hands a control request to the running autopilot.
+func requestAutopilot(g *globals, req string) error {
+	held, info := engine.LockHeld(filepath.Join(g.Dir, engine.DirName, autopilot.LockFile))
+	if !held {
+		return withHint(errors.New("no autopilot is running in "+g.Dir), "`ralph autopilot status` shows how the last one ended")
+	}
+	if err := autopilot.Request(g.Dir, req); err != nil {
+		return err
+	}
+	fmt.Fprintf(g.stdout, "asked autopilot %s (pid %d) to %s\n", info.RunID, info.PID, req)
+	return nil
+}

@@ -1,0 +1,221 @@
+package view
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/ralph-loop/ralph/autopilot"
+	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/plural"
+)
+
+// AutopilotLines shows an autopilot's events as they are recorded: one
+// line each for people, or, headless, each event's own JSON line (the line
+// the autopilot's log holds) for programs. quiet keeps only task outcomes,
+// merges and the end.
+type AutopilotLines struct {
+	mu       sync.Mutex
+	out      io.Writer
+	headless bool
+	quiet    bool
+}
+
+// NewAutopilotLines writes to out.
+func NewAutopilotLines(out io.Writer, headless, quiet bool) *AutopilotLines {
+	return &AutopilotLines{out: out, headless: headless, quiet: quiet}
+}
+
+// Event shows one recorded event.
+func (v *AutopilotLines) Event(ev events.Event, _ *autopilot.State) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.headless {
+		if line, err := events.EncodeLine(ev); err == nil {
+			_, _ = v.out.Write(line)
+		}
+		return
+	}
+	if v.quiet && !quietTopics[ev.Topic] {
+		return
+	}
+	if text := AutopilotEventText(ev); text != "" {
+		fmt.Fprintf(v.out, "%s %s\n", ev.TS.Local().Format("15:04:05"), text)
+	}
+}
+
+var quietTopics = map[string]bool{
+	autopilot.TopicTaskCompleted: true, autopilot.TopicTaskFailed: true, autopilot.TopicMergeDone: true,
+	autopilot.TopicAllDone: true, autopilot.TopicStopped: true, autopilot.TopicNotice: true,
+}
+
+// apPayload is the part of an autopilot event's payload people read.
+type apPayload struct {
+	RunID      string   `json:"runId"`
+	Source     string   `json:"source"`
+	MaxTasks   int      `json:"maxTasks"`
+	Parallel   int      `json:"parallel"`
+	Task       string   `json:"task"`
+	Title      string   `json:"title"`
+	Slot       string   `json:"slot"`
+	Worktree   string   `json:"worktree"`
+	Branch     string   `json:"branch"`
+	PID        int      `json:"pid"`
+	Attempt    int      `json:"attempt"`
+	Components []string `json:"components"`
+	HeldBy     string   `json:"heldBy"`
+	Commit     string   `json:"commit"`
+	Files      []string `json:"files"`
+	Reason     string   `json:"reason"`
+	ExitCode   *int     `json:"exitCode"`
+	Completed  int      `json:"completed"`
+	Failed     int      `json:"failed"`
+	Message    string   `json:"message"`
+}
+
+// AutopilotEventText is one autopilot event in words; "" for bookkeeping
+// events people need not see.
+func AutopilotEventText(ev events.Event) string {
+	var p apPayload
+	_ = json.Unmarshal(ev.Payload, &p)
+	task := p.Task
+	if p.Title != "" {
+		task += " (" + p.Title + ")"
+	}
+	switch ev.Topic {
+	case autopilot.TopicStarted:
+		limit := "no task limit"
+		if p.MaxTasks > 0 {
+			limit = "at most " + plural.Count(p.MaxTasks, "task", "tasks")
+		}
+		s := fmt.Sprintf("autopilot %s: tasks from %s, %s at once, %s", p.RunID, p.Source, plural.Count(p.Parallel, "slot", "slots"), limit)
+		if p.Message != "" {
+			s += "; " + p.Message
+		}
+		return s
+	case autopilot.TopicPaused:
+		return "paused: no new tasks start; running ones go on"
+	case autopilot.TopicResumed:
+		return "resumed"
+	case autopilot.TopicStopping:
+		return "stopping: " + p.Message
+	case autopilot.TopicNotice:
+		return "note: " + p.Message
+	case autopilot.TopicTaskAssigned:
+		s := fmt.Sprintf("slot %s: %s → %s", p.Slot, task, p.Worktree)
+		if p.Attempt > 1 {
+			s += fmt.Sprintf(" (attempt %d)", p.Attempt)
+		}
+		return s
+	case autopilot.TopicTaskRunning:
+		return ""
+	case autopilot.TopicTaskHeld:
+		return fmt.Sprintf("held: %s shares component %s with %s; it starts when that one is done", task, strings.Join(p.Components, ", "), p.HeldBy)
+	case autopilot.TopicTaskFinished:
+		return fmt.Sprintf("%s: its loop completed; queued for merge", p.Task)
+	case autopilot.TopicTaskRetry:
+		return fmt.Sprintf("%s: running its loop again on the new base (attempt %d)", p.Task, p.Attempt)
+	case autopilot.TopicTaskCompleted:
+		return fmt.Sprintf("completed: %s, merged as %s", task, short(p.Commit))
+	case autopilot.TopicTaskFailed:
+		return fmt.Sprintf("failed: %s: %s", task, p.Reason)
+	case autopilot.TopicMergeStarted:
+		if p.Message != "" {
+			return fmt.Sprintf("merging %s: %s", p.Task, p.Message)
+		}
+		return fmt.Sprintf("merging %s", task)
+	case autopilot.TopicMergeDone:
+		return fmt.Sprintf("merged %s as %s; verified", p.Task, short(p.Commit))
+	case autopilot.TopicMergeFailed:
+		return fmt.Sprintf("merge of %s failed: %s", p.Task, p.Reason)
+	case autopilot.TopicVerifyFailed:
+		return fmt.Sprintf("verification of %s failed: %s", p.Task, p.Reason)
+	case autopilot.TopicAllDone:
+		return fmt.Sprintf("all done: %s completed, %s failed", plural.Count(p.Completed, "task", "tasks"), plural.Count(p.Failed, "task", "tasks"))
+	case autopilot.TopicStopped:
+		code := 0
+		if p.ExitCode != nil {
+			code = *p.ExitCode
+		}
+		s := fmt.Sprintf("autopilot ended (%s, exit %d): %d completed, %d failed", p.Reason, code, p.Completed, p.Failed)
+		if p.Message != "" {
+			s += ": " + p.Message
+		}
+		return s
+	}
+	return ev.Topic + " " + ev.PayloadText()
+}
+
+func short(hash string) string {
+	if len(hash) > 12 {
+		return hash[:12]
+	}
+	return hash
+}
+
+// WriteAutopilotPlan renders a dry run's plan.
+func WriteAutopilotPlan(w io.Writer, p autopilot.Plan) {
+	fmt.Fprintf(w, "dry run: nothing is changed. %s ready in %s; %s at once.\n",
+		plural.Count(len(p.Tasks), "task", "tasks"), p.Source, plural.Count(p.Parallel, "slot", "slots"))
+	for _, t := range p.Tasks {
+		title := t.Task.Title
+		switch {
+		case t.Invalid != "":
+			fmt.Fprintf(w, "%3d. %s (%s): would fail: %s\n", t.Position, t.Task.ID, title, t.Invalid)
+		case t.Beyond:
+			fmt.Fprintf(w, "%3d. %s (%s): not started in this run (max_tasks %d)\n", t.Position, t.Task.ID, title, p.MaxTasks)
+		case t.Slot != "":
+			fmt.Fprintf(w, "%3d. %s (%s) [P%d]: starts in slot %s\n", t.Position, t.Task.ID, title, t.Task.Priority, t.Slot)
+		case t.HeldBy != "":
+			fmt.Fprintf(w, "%3d. %s (%s) [P%d]: held until %s is done (shared component)\n", t.Position, t.Task.ID, title, t.Task.Priority, t.HeldBy)
+		default:
+			fmt.Fprintf(w, "%3d. %s (%s) [P%d]: starts when a slot is free\n", t.Position, t.Task.ID, title, t.Task.Priority)
+		}
+	}
+	if len(p.Blocked) > 0 {
+		fmt.Fprintf(w, "blocked by dependencies (%d):\n", len(p.Blocked))
+		for _, t := range p.Blocked {
+			fmt.Fprintf(w, "     %s (%s): waits for %s\n", t.ID, t.Title, strings.Join(t.Deps, ", "))
+		}
+	}
+}
+
+// WriteAutopilotStatus renders `ralph autopilot status`.
+func WriteAutopilotStatus(w io.Writer, s autopilot.Status) {
+	switch {
+	case s.Running && s.Paused:
+		fmt.Fprintf(w, "autopilot %s is running (pid %d), paused\n", s.RunID, s.PID)
+	case s.Running:
+		fmt.Fprintf(w, "autopilot %s is running (pid %d)\n", s.RunID, s.PID)
+	case s.Ended != nil:
+		fmt.Fprintf(w, "autopilot %s ended (%s, exit %d)\n", s.RunID, s.Ended.Reason, s.Ended.ExitCode)
+	default:
+		fmt.Fprintf(w, "autopilot %s is not running; `ralph autopilot` goes on with it\n", s.RunID)
+	}
+	pending := "unknown"
+	if s.Pending >= 0 {
+		pending = fmt.Sprint(s.Pending)
+	}
+	fmt.Fprintf(w, "tasks: %d started, %d completed, %d failed, %s pending (source %s, parallel %d)\n",
+		s.Started, s.Completed, s.Failed, pending, s.Source, s.Parallel)
+	for _, a := range s.Active {
+		loop := "loop not running"
+		if a.LoopRunning {
+			loop = fmt.Sprintf("hat %s, iteration %d", orDash(a.Hat), a.Iteration)
+		}
+		fmt.Fprintf(w, "slot %s: %s (%s), %s, %s, in %s\n", a.Slot, a.Task, a.Title, a.Elapsed, loop, a.Worktree)
+	}
+	if s.Merging != nil {
+		fmt.Fprintf(w, "merging: %s (%s)\n", s.Merging.Task, s.Merging.Step)
+	}
+	for _, m := range s.MergeQueue {
+		if s.Merging == nil || m.Task != s.Merging.Task {
+			fmt.Fprintf(w, "waiting to merge: %s\n", m.Task)
+		}
+	}
+	for _, f := range s.Failures {
+		fmt.Fprintf(w, "failed: %s (%s): %s\n", f.Task, f.Title, f.Reason)
+	}
+}
