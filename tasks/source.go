@@ -1,0 +1,166 @@
+// Package tasks owns the task trackers the autopilot works through: one
+// small Source interface, and one file per tracker (tk, beads, prd.json,
+// a markdown checklist, and shell commands for any other tracker). A source
+// lists ready tasks in priority order and records what ralph did with them
+// (claimed, closed, failed); it never decides what to run, which is the
+// autopilot's job.
+package tasks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrNoTask is wrapped by the errors of Show, Claim, Close and Fail when the
+// tracker has no task with the id given.
+var ErrNoTask = errors.New("no such task")
+
+// Task is one unit of work from a tracker, as the autopilot needs it.
+type Task struct {
+	// ID names the task in its tracker; ValidID must accept it before it
+	// names a path or a branch.
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	// Description is the task's body text, without the title and without
+	// the acceptance criteria.
+	Description string `json:"description,omitempty"`
+	// Priority orders ready tasks: lower first (0 is the highest).
+	Priority int `json:"priority"`
+	// Status is the tracker's own word (open, in_progress, closed, …).
+	Status string `json:"status,omitempty"`
+	// Closed reports whether the tracker already counts the task done.
+	Closed bool `json:"closed,omitempty"`
+	// Tags are the tracker's tags or labels, as written ("component:api").
+	Tags []string `json:"tags,omitempty"`
+	// Deps are the ids of tasks this one waits for that are not closed.
+	Deps []string `json:"deps,omitempty"`
+	// Criteria are the task's acceptance criteria, one per item.
+	Criteria []Criterion `json:"criteria,omitempty"`
+}
+
+// Criterion is one acceptance criterion of a task. Command is set when the
+// item is a shell command (the whole item a code span, `go test ./...`, or
+// a line starting with "$ "); the autopilot runs it only when the config
+// trusts task commands.
+type Criterion struct {
+	Text    string `json:"text"`
+	Command string `json:"command,omitempty"`
+}
+
+// Components returns the task's component:* tags without the prefix.
+func (t Task) Components() []string {
+	var out []string
+	for _, tag := range t.Tags {
+		if c, ok := strings.CutPrefix(tag, "component:"); ok && c != "" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Source is a task tracker.
+type Source interface {
+	// Name is the source's type, as written in the config (tk, beads, …).
+	Name() string
+	// Ready lists the tasks that can start now, highest priority first,
+	// ties in the tracker's own order (by id for tk and beads, file order
+	// for a checklist). It may include tasks ralph has claimed: the
+	// autopilot keeps its own record of those.
+	Ready(ctx context.Context) ([]Task, error)
+	// Show returns one task, whatever its status.
+	Show(ctx context.Context, id string) (Task, error)
+	// Claim marks the task as being worked on.
+	Claim(ctx context.Context, id string) error
+	// Close marks the task done; reason says what was merged.
+	Close(ctx context.Context, id, reason string) error
+	// Fail records that ralph gave up on the task and why, where the
+	// tracker can hold it; the task stays open.
+	Fail(ctx context.Context, id, reason string) error
+	// Files are the paths, relative to the repository root, that the
+	// tracker keeps inside the repository (".tickets", "prd.json"). The
+	// autopilot commits ralph's changes to them on the base branch and
+	// never merges a task branch's changes to them.
+	Files() []string
+	// Tool is the program the source runs, which must be on PATH ("tk",
+	// "bd"), or "" when it needs none.
+	Tool() string
+}
+
+// Blocker is implemented by sources that can list open tasks waiting on
+// dependencies, for the dry run's plan.
+type Blocker interface {
+	Blocked(ctx context.Context) ([]Task, error)
+}
+
+// Spec is the config's autopilot.source: a type and that type's settings.
+type Spec struct {
+	Type string // tk, beads, prd, checklist, command
+	Path string // prd (default prd.json), checklist (default TODO.md)
+	// Commands of a command source, run with sh -c in the repository
+	// root; RALPH_TASK_ID and RALPH_TASK_REASON are set for claim, close
+	// and fail.
+	List, Claim, Close, Fail string
+}
+
+// Open returns the source a spec names, working in the repository at dir.
+func Open(spec Spec, dir string) (Source, error) {
+	switch spec.Type {
+	case "tk":
+		return &tkSource{dir: dir}, nil
+	case "beads":
+		return &beadsSource{dir: dir}, nil
+	case "prd":
+		return &prdSource{dir: dir, path: orDefault(spec.Path, "prd.json")}, nil
+	case "checklist":
+		return &checklistSource{dir: dir, path: orDefault(spec.Path, "TODO.md")}, nil
+	case "command":
+		if strings.TrimSpace(spec.List) == "" {
+			return nil, errors.New("autopilot.source command: list is required: a shell command that prints the tasks as JSON")
+		}
+		if strings.TrimSpace(spec.Close) == "" {
+			return nil, errors.New("autopilot.source command: close is required: a shell command that marks $RALPH_TASK_ID done")
+		}
+		return &commandSource{dir: dir, spec: spec}, nil
+	case "":
+		return nil, errors.New("autopilot.source has no type: choose tk, beads, prd, checklist or command")
+	default:
+		return nil, fmt.Errorf("autopilot.source type %q is not one of tk, beads, prd, checklist, command", spec.Type)
+	}
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// ValidID reports whether id can name a worktree directory and a git
+// branch: letters, digits, '.', '_' and '-', not starting with '.' or '-',
+// at most 64 characters, no "..", not ending in '.' or ".lock". The error
+// says what is wrong with the id.
+func ValidID(id string) error {
+	const most = 64
+	switch {
+	case id == "":
+		return errors.New("task id is empty")
+	case len(id) > most:
+		return fmt.Errorf("task id %.20q… is %d bytes long; at most %d can name a branch", id, len(id), most)
+	case id[0] == '.' || id[0] == '-':
+		return fmt.Errorf("task id %q starts with %q, which a directory or branch name must not", id, id[:1])
+	case strings.Contains(id, ".."):
+		return fmt.Errorf("task id %q contains \"..\", which a branch name must not", id)
+	case strings.HasSuffix(id, ".lock"):
+		return fmt.Errorf("task id %q ends in \".lock\", which a branch name must not", id)
+	case strings.HasSuffix(id, "."):
+		return fmt.Errorf("task id %q ends in '.', which a branch name must not", id)
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return fmt.Errorf("task id %q contains %q: only letters, digits, '.', '_' and '-' can name a directory and a branch", id, r)
+		}
+	}
+	return nil
+}
