@@ -46,7 +46,7 @@ type prdStory struct {
 	ID                 string   `json:"id"`
 	Title              string   `json:"title"`
 	Description        string   `json:"description"`
-	Priority           int      `json:"priority"`
+	Priority           float64  `json:"priority"`
 	Passes             bool     `json:"passes"`
 	AcceptanceCriteria []string `json:"acceptanceCriteria"`
 	Notes              string   `json:"notes"`
@@ -59,7 +59,7 @@ func (st prdStory) task() Task {
 		ID:          st.ID,
 		Title:       st.Title,
 		Description: strings.TrimSpace(st.Description),
-		Priority:    st.Priority,
+		Priority:    int(st.Priority),
 		Status:      "open",
 		Closed:      st.Passes,
 		Tags:        append(append([]string(nil), st.Tags...), st.Labels...),
@@ -312,7 +312,8 @@ func jsonProblem(data []byte, err error) string {
 	if off > int64(len(data)) {
 		off = int64(len(data))
 	}
+	// The offset counts the byte the error is at.
 	line := 1 + bytes.Count(data[:off], []byte("\n"))
-	col := int(off) - bytes.LastIndexByte(data[:off], '\n')
+	col := max(int(off)-bytes.LastIndexByte(data[:off], '\n')-1, 1)
 	return fmt.Sprintf("line %d, column %d: %v", line, col, err)
 }
