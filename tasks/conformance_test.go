@@ -3,6 +3,7 @@ package tasks
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,7 +46,8 @@ func run(t *testing.T, dir, name string, args ...string) string {
 	cmd.Dir = dir
 	out, err := cmd.Output()
 	var stderr string
-	if ee, ok := err.(*exec.ExitError); ok {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
 		stderr = string(ee.Stderr)
 	}
 	require.NoError(t, err, "%s %s: %s", name, strings.Join(args, " "), stderr)

@@ -423,7 +423,7 @@ func printJSON(v any, list bool) {
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(v)
-	os.Stdout.Write(b.Bytes())
+	_, _ = os.Stdout.Write(b.Bytes())
 }
 
 func actor() string {
