@@ -106,14 +106,61 @@ type Spec struct {
 
 // Open returns the source a spec names, working in the repository at dir.
 func Open(spec Spec, dir string) (Source, error) {
-	return nil, fmt.Errorf("task source %q is not built in", spec.Type)
+	switch spec.Type {
+	case "tk":
+		return &tkSource{dir: dir}, nil
+	case "beads":
+		return &beadsSource{dir: dir}, nil
+	case "prd":
+		return &prdSource{dir: dir, path: orDefault(spec.Path, "prd.json")}, nil
+	case "checklist":
+		return &checklistSource{dir: dir, path: orDefault(spec.Path, "TODO.md")}, nil
+	case "command":
+		if strings.TrimSpace(spec.List) == "" {
+			return nil, errors.New("autopilot.source command: list is required: a shell command that prints the tasks as JSON")
+		}
+		if strings.TrimSpace(spec.Close) == "" {
+			return nil, errors.New("autopilot.source command: close is required: a shell command that marks $RALPH_TASK_ID done")
+		}
+		return &commandSource{dir: dir, spec: spec}, nil
+	case "":
+		return nil, errors.New("autopilot.source has no type: choose tk, beads, prd, checklist or command")
+	default:
+		return nil, fmt.Errorf("autopilot.source type %q is not one of tk, beads, prd, checklist, command", spec.Type)
+	}
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // ValidID reports whether id can name a worktree directory and a git
-// branch.
+// branch: letters, digits, '.', '_' and '-', not starting with '.' or '-',
+// at most 64 characters, no "..", not ending in '.' or ".lock". The error
+// says what is wrong with the id.
 func ValidID(id string) error {
-	if id == "" {
-		return errors.New("the task id is empty")
+	const most = 64
+	switch {
+	case id == "":
+		return errors.New("task id is empty")
+	case len(id) > most:
+		return fmt.Errorf("task id %.20q… is %d bytes long; at most %d can name a branch", id, len(id), most)
+	case id[0] == '.' || id[0] == '-':
+		return fmt.Errorf("task id %q starts with %q, which a directory or branch name must not", id, id[:1])
+	case strings.Contains(id, ".."):
+		return fmt.Errorf("task id %q contains \"..\", which a branch name must not", id)
+	case strings.HasSuffix(id, ".lock"):
+		return fmt.Errorf("task id %q ends in \".lock\", which a branch name must not", id)
+	case strings.HasSuffix(id, "."):
+		return fmt.Errorf("task id %q ends in '.', which a branch name must not", id)
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return fmt.Errorf("task id %q contains %q: only letters, digits, '.', '_' and '-' can name a directory and a branch", id, r)
+		}
 	}
 	return nil
 }

@@ -1,0 +1,319 @@
+package tasks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/google/renameio/v2"
+)
+
+// prdSource is a prd.json file:
+//
+//	{"project": …, "userStories": [{"id", "title", "description",
+//	  "priority", "passes", "acceptanceCriteria": […], "notes"}, …]}
+//
+// A story is ready while "passes" is false; lower "priority" first, ties in
+// file order. Close sets "passes" to true; Fail writes "ralph: failed: …"
+// to "notes" (after the notes a person wrote, which it keeps). Either
+// rewrites the file atomically with every other field, and the order of
+// every object's keys, as they were; only the layout becomes JSON's usual
+// two-space indentation.
+type prdSource struct {
+	dir, path string
+	mu        sync.Mutex // one read-modify-write at a time
+}
+
+func (s *prdSource) Name() string    { return "prd" }
+func (s *prdSource) Tool() string    { return "" }
+func (s *prdSource) Files() []string { return []string{filepath.ToSlash(s.path)} }
+
+func (s *prdSource) file() string {
+	if filepath.IsAbs(s.path) {
+		return s.path
+	}
+	return filepath.Join(s.dir, s.path)
+}
+
+type prdStory struct {
+	ID                 string   `json:"id"`
+	Title              string   `json:"title"`
+	Description        string   `json:"description"`
+	Priority           float64  `json:"priority"`
+	Passes             bool     `json:"passes"`
+	AcceptanceCriteria []string `json:"acceptanceCriteria"`
+	Notes              string   `json:"notes"`
+	Tags               []string `json:"tags"`
+	Labels             []string `json:"labels"`
+}
+
+func (st prdStory) task() Task {
+	t := Task{
+		ID:          st.ID,
+		Title:       st.Title,
+		Description: strings.TrimSpace(st.Description),
+		Priority:    int(st.Priority),
+		Status:      "open",
+		Closed:      st.Passes,
+		Tags:        append(append([]string(nil), st.Tags...), st.Labels...),
+		Criteria:    criteriaOf(st.AcceptanceCriteria),
+	}
+	if st.Passes {
+		t.Status = "passes"
+	}
+	return t
+}
+
+// read returns the file's text and its stories.
+func (s *prdSource) read() ([]byte, []prdStory, error) {
+	data, err := os.ReadFile(s.file())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, fmt.Errorf("%s does not exist: write one, or set autopilot.source.path", s.path)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var doc struct {
+		UserStories []json.RawMessage `json:"userStories"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, nil, fmt.Errorf("%s: %s", s.path, jsonProblem(data, err))
+	}
+	stories := make([]prdStory, 0, len(doc.UserStories))
+	for i, raw := range doc.UserStories {
+		var st prdStory
+		if err := json.Unmarshal(raw, &st); err != nil {
+			return nil, nil, fmt.Errorf("%s: userStories[%d]: %w", s.path, i, err)
+		}
+		if st.ID == "" {
+			return nil, nil, fmt.Errorf("%s: userStories[%d] has no id", s.path, i)
+		}
+		stories = append(stories, st)
+	}
+	return data, stories, nil
+}
+
+func (s *prdSource) Ready(context.Context) ([]Task, error) {
+	_, stories, err := s.read()
+	if err != nil {
+		return nil, err
+	}
+	var tasks []Task
+	for _, st := range stories {
+		if !st.Passes {
+			tasks = append(tasks, st.task())
+		}
+	}
+	byPriority(tasks)
+	return tasks, nil
+}
+
+func (s *prdSource) Show(_ context.Context, id string) (Task, error) {
+	_, stories, err := s.read()
+	if err != nil {
+		return Task{}, err
+	}
+	for _, st := range stories {
+		if st.ID == id {
+			return st.task(), nil
+		}
+	}
+	return Task{}, fmt.Errorf("%s has no story %q: %w", s.path, id, ErrNoTask)
+}
+
+// Claim changes nothing: prd.json has no field for it.
+func (s *prdSource) Claim(ctx context.Context, id string) error {
+	_, err := s.Show(ctx, id)
+	return err
+}
+
+func (s *prdSource) Close(_ context.Context, id, _ string) error {
+	return s.edit(id, func(story *orderedObject, _ prdStory) error {
+		story.set("passes", json.RawMessage("true"))
+		return nil
+	})
+}
+
+func (s *prdSource) Fail(_ context.Context, id, reason string) error {
+	return s.edit(id, func(story *orderedObject, st prdStory) error {
+		note := "ralph: failed: " + reason
+		if st.Notes != "" && !strings.HasPrefix(st.Notes, "ralph: failed: ") {
+			// Keep what a person wrote; replace only ralph's last verdict.
+			if k := strings.LastIndex(st.Notes, "\nralph: failed: "); k >= 0 {
+				st.Notes = st.Notes[:k]
+			}
+			note = st.Notes + "\n" + note
+		}
+		raw, err := marshalNoEscape(note)
+		if err != nil {
+			return err
+		}
+		story.set("notes", raw)
+		return nil
+	})
+}
+
+// edit rewrites the story with the id through change, keeping the rest of
+// the file as it was.
+func (s *prdSource) edit(id string, change func(*orderedObject, prdStory) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	data, stories, err := s.read()
+	if err != nil {
+		return err
+	}
+	index := -1
+	for i, st := range stories {
+		if st.ID == id {
+			index = i
+			break
+		}
+	}
+	if index < 0 {
+		return fmt.Errorf("%s has no story %q: %w", s.path, id, ErrNoTask)
+	}
+	top, err := parseOrdered(data)
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.path, err)
+	}
+	var list []json.RawMessage
+	if err := json.Unmarshal(top.get("userStories"), &list); err != nil {
+		return fmt.Errorf("%s: userStories: %w", s.path, err)
+	}
+	story, err := parseOrdered(list[index])
+	if err != nil {
+		return fmt.Errorf("%s: userStories[%d]: %w", s.path, index, err)
+	}
+	if err := change(story, stories[index]); err != nil {
+		return err
+	}
+	list[index] = story.marshal()
+	top.set("userStories", marshalList(list))
+	var out bytes.Buffer
+	if err := json.Indent(&out, top.marshal(), "", "  "); err != nil {
+		return fmt.Errorf("%s: %w", s.path, err)
+	}
+	out.WriteByte('\n')
+	mode := fs.FileMode(0o644)
+	if fi, err := os.Stat(s.file()); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	return renameio.WriteFile(s.file(), out.Bytes(), mode)
+}
+
+// orderedObject is a JSON object whose keys keep their order and whose
+// values stay as written.
+type orderedObject struct {
+	keys []string
+	vals map[string]json.RawMessage
+}
+
+func parseOrdered(data []byte) (*orderedObject, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, errors.New("not a JSON object")
+	}
+	o := &orderedObject{vals: map[string]json.RawMessage{}}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, _ := tok.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, err
+		}
+		if _, dup := o.vals[key]; !dup {
+			o.keys = append(o.keys, key)
+		}
+		o.vals[key] = raw
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+func (o *orderedObject) get(key string) json.RawMessage { return o.vals[key] }
+
+func (o *orderedObject) set(key string, val json.RawMessage) {
+	if _, ok := o.vals[key]; !ok {
+		o.keys = append(o.keys, key)
+	}
+	o.vals[key] = val
+}
+
+func (o *orderedObject) marshal() []byte {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range o.keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		kb, _ := marshalNoEscape(k)
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(o.vals[k])
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+func marshalList(items []json.RawMessage) []byte {
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i, it := range items {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(it)
+	}
+	b.WriteByte(']')
+	return b.Bytes()
+}
+
+// marshalNoEscape encodes v as JSON without escaping <, > and &.
+func marshalNoEscape(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+// jsonProblem says where in data a JSON error is, as line:column.
+func jsonProblem(data []byte, err error) string {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	var off int64
+	switch {
+	case errors.As(err, &syn):
+		off = syn.Offset
+	case errors.As(err, &typ):
+		off = typ.Offset
+	default:
+		return err.Error()
+	}
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	// The offset counts the byte the error is at.
+	line := 1 + bytes.Count(data[:off], []byte("\n"))
+	col := max(int(off)-bytes.LastIndexByte(data[:off], '\n')-1, 1)
+	return fmt.Sprintf("line %d, column %d: %v", line, col, err)
+}
