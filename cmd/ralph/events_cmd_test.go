@@ -22,6 +22,7 @@ import (
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/golden"
+	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 	"github.com/ralph-loop/ralph/view"
 )
 
@@ -233,7 +234,7 @@ func TestParseSince(t *testing.T) {
 func TestEventsRuns(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: x\n  max_iterations: 3\n  completion_confirmations: 1\n"+agentCLI())
-	w.script(map[string]any{"steps": []step{say("done " + tag("LOOP_COMPLETE", "run {{run}}"))}})
+	w.script(script.Script{Steps: []step{say("done " + tag("LOOP_COMPLETE", "run {{run}}"))}})
 	require.Equal(t, 0, w.ralph("loop").code)
 	require.Equal(t, 0, w.ralph("loop").code)
 	// A third log, cut off by a crash: no loop.terminate.
@@ -286,7 +287,7 @@ func TestEventsRuns(t *testing.T) {
 func TestEventsRunsAfterAnEmitIntoAnEndedRun(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: x\n  max_iterations: 1\n"+agentCLI())
-	w.script(map[string]any{"steps": []step{say("still working")}})
+	w.script(script.Script{Steps: []step{say("still working")}})
 	require.Equal(t, 2, w.ralph("loop").code)
 	emit := w.ralph("emit", "build.task", "next time, the parser")
 	require.Equal(t, 0, emit.code, emit.stderr)

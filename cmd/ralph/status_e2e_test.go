@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 )
 
 // While an iteration runs, ralph status names that iteration, not the
@@ -15,7 +17,7 @@ import (
 func TestE2EStatusDuringAnIteration(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: Do it.\n  max_iterations: 10\n"+agentCLI())
-	w.script(map[string]any{"steps": []step{{"write": map[string]string{"working.txt": "{{run}}"}, "sleep_ms": 120000}}})
+	w.script(script.Script{Steps: []step{{Write: map[string]string{"working.txt": "{{run}}"}, SleepMS: 120000}}})
 	loop, stderr := w.startRalph("loop")
 	waitFor(t, "the agent to start working", func() bool {
 		_, err := os.Stat(filepath.Join(w.dir, "working.txt"))
@@ -49,7 +51,7 @@ func TestE2EStatusDuringAnIteration(t *testing.T) {
 func TestStatusPrintsAgentTextPlain(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: x\n  max_iterations: 3\n  completion_confirmations: 1\n"+agentCLI())
-	w.script(map[string]any{"steps": []step{
+	w.script(script.Script{Steps: []step{
 		say(tag("note\x1b[2J", "line one\nline \x1b[31mtwo\x1b[0m")),
 		say(tag("LOOP_COMPLETE", "done")),
 	}})
