@@ -10,8 +10,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/ralph-loop/ralph/events"
 )
 
 func TestLoopConfigErrors(t *testing.T) {
@@ -51,41 +49,6 @@ func TestLoopConfigErrors(t *testing.T) {
 		assert.Equal(t, 0, r.code, r.stderr)
 		assert.Contains(t, r.stdout, "ok (2 hats")
 	})
-}
-
-func TestEmit(t *testing.T) {
-	w := newWorkspace(t)
-	log := filepath.Join(w.dir, "events.jsonl")
-	env := []string{"RALPH_EVENTS_FILE=" + log, "RALPH_ITERATION=4", "RALPH_HAT=builder"}
-
-	require.Equal(t, 0, w.ralphEnv(env, "emit", "build.done", "tests: pass").code)
-	require.Equal(t, 0, w.ralphEnv(env, "emit", "plan.ready", "--json", `{"steps": 2}`).code)
-	require.Equal(t, 0, w.ralphEnv(env, "emit", "note", "--target", "reviewer").code)
-
-	bad := w.ralphEnv(env, "emit", "has space", "x")
-	assert.Equal(t, 3, bad.code)
-	assert.Contains(t, bad.stderr, "ralph: error:")
-	badJSON := w.ralphEnv(env, "emit", "plan.ready", "--json", "{nope")
-	assert.Equal(t, 3, badJSON.code)
-	assert.Contains(t, badJSON.stderr, "not valid JSON")
-
-	recs, err := events.NewReader(log, 0).Read()
-	require.NoError(t, err)
-	require.Len(t, recs, 3)
-	assert.Equal(t, "tests: pass", recs[0].Event.PayloadText())
-	assert.Equal(t, 4, recs[0].Event.Iteration)
-	assert.Equal(t, "builder", recs[0].Event.Hat)
-	assert.Equal(t, "agent", recs[0].Event.Source)
-	assert.JSONEq(t, `{"steps": 2}`, string(recs[1].Event.Payload))
-	assert.Equal(t, "reviewer", recs[2].Event.Target)
-	assert.Equal(t, "", recs[2].Event.PayloadText())
-	assert.Contains(t, string(recs[2].Line), `"payload":null`)
-}
-
-func TestEmitWithoutALogSaysWhere(t *testing.T) {
-	r := newWorkspace(t).ralphEnv([]string{"RALPH_EVENTS_FILE="}, "emit", "x.y")
-	assert.Equal(t, 3, r.code)
-	assert.Contains(t, r.stderr, "no event log")
 }
 
 // TestE2EEmitConcurrentProcesses: 8 processes × 5,000 emits give 40,000
