@@ -45,22 +45,3 @@ func TestE2EStatusDuringAnIteration(t *testing.T) {
 	// Stopped during iteration 1, which did not finish: none did.
 	assert.Contains(t, w.ralph("status").stdout, "iteration: 0/10\n")
 }
-
-// ralph status shows the last events, whose topics and payloads are the
-// agent's text: printed plain, like every other view of it.
-func TestStatusPrintsAgentTextPlain(t *testing.T) {
-	w := newWorkspace(t)
-	w.write("ralph.yml", "event_loop:\n  prompt: x\n  max_iterations: 3\n  completion_confirmations: 1\n"+agentCLI())
-	w.script(script.Script{Steps: []step{
-		say(tag("note\x1b[2J", "line one\nline \x1b[31mtwo\x1b[0m")),
-		say(tag("LOOP_COMPLETE", "done")),
-	}})
-	require.Equal(t, 0, w.ralph("loop").code)
-
-	r := w.ralph("status", "--last", "20")
-
-	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, "line one line two")
-	assert.Contains(t, r.stdout, "  note  ")
-	assert.NotContains(t, r.stdout, "\x1b")
-}
