@@ -12,45 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestLoopConfigErrors(t *testing.T) {
-	t.Run("no ralph.yml says how to create one", func(t *testing.T) {
-		r := newWorkspace(t).ralph("loop")
-		assert.Equal(t, 3, r.code)
-		assert.Contains(t, r.stderr, "ralph.yml")
-		assert.Contains(t, r.stderr, "hint:")
-	})
-	t.Run("unknown key names file, line and the nearest key", func(t *testing.T) {
-		w := newWorkspace(t)
-		w.write("ralph.yml", "event_loop:\n  prompt: x\n  max_iteration: 3\n")
-		r := w.ralph("loop")
-		assert.Equal(t, 3, r.code)
-		assert.Contains(t, r.stderr, "ralph.yml:3")
-		assert.Contains(t, r.stderr, `did you mean "max_iterations"`)
-	})
-	t.Run("validate reports every problem", func(t *testing.T) {
-		w := newWorkspace(t)
-		w.write("ralph.yml", "event_loop:\n  max_iterations: ten\nhats:\n  a:\n    triggers: [task.resume]\n")
-		r := w.ralph("validate")
-		assert.Equal(t, 3, r.code)
-		assert.Contains(t, r.stderr, "ralph.yml:2")
-		assert.Contains(t, r.stderr, "ralph.yml:5")
-	})
-	t.Run("missing backend binary is fatal with an install hint", func(t *testing.T) {
-		w := newWorkspace(t)
-		w.write("ralph.yml", "event_loop:\n  prompt: x\ncli:\n  backend: command\n  command: /nonexistent/agent\n")
-		r := w.ralph("loop")
-		assert.Equal(t, 3, r.code, r.stderr)
-		assert.Contains(t, r.stderr, "/nonexistent/agent")
-	})
-	t.Run("validate accepts a good config", func(t *testing.T) {
-		w := newWorkspace(t)
-		w.write("ralph.yml", twoHatConfig+agentCLI())
-		r := w.ralph("validate")
-		assert.Equal(t, 0, r.code, r.stderr)
-		assert.Contains(t, r.stdout, "ok (2 hats")
-	})
-}
-
 // TestE2EEmitConcurrentProcesses: 8 processes × 5,000 emits give 40,000
 // whole lines, none interleaved. It starts 40,000 processes, so it runs with
 // the end-to-end tests (make e2e), not the race-enabled unit pass.
