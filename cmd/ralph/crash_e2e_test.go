@@ -144,16 +144,10 @@ func (w *workspace) ralphKilledAt(spec string, resume bool) killResult {
 		defer timer.Stop()
 	}
 	err := cmd.Wait()
-	r := killResult{result: result{stderr: stderr.String()}}
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
-			r.killed = true
-			return r
-		}
-		r.code = exit.ExitCode()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+		return killResult{result: result{stderr: stderr.String()}, killed: true}
 	}
-	return r
+	return killResult{result: result{code: exitCodeOf(err), stderr: stderr.String()}}
 }
 
 func (w *workspace) assertStateReadable() {

@@ -278,13 +278,9 @@ func waitExit(t *testing.T, cmd *exec.Cmd, lines <-chan string, d time.Duration)
 			if ok {
 				continue
 			}
-			err := cmd.Wait()
-			var exit *exec.ExitError
-			if errors.As(err, &exit) {
-				return exit.ExitCode()
-			}
-			require.NoError(t, err)
-			return 0
+			code := exitCodeOf(cmd.Wait())
+			require.GreaterOrEqual(t, code, 0, "ralph events -f was killed by a signal or did not run")
+			return code
 		case <-deadline:
 			t.Fatalf("ralph events -f still running after %s", d)
 		}
