@@ -2,11 +2,11 @@ package main
 
 import (
 	"os"
-	"slices"
-	"strings"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
