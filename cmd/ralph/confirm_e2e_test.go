@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 )
 
 // A task finished on the last allowed iteration succeeds, with the default
@@ -15,8 +17,8 @@ import (
 func TestE2EClaimOnTheLastAllowedIteration(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("ralph.yml", agentCLI())
-	w.script(map[string]any{"steps": []step{{"write": map[string]string{"hello.txt": "hello\n"},
-		"say": "Done. " + tag("LOOP_COMPLETE", "hello.txt is written")}}})
+	w.script(script.Script{Steps: []step{{Write: map[string]string{"hello.txt": "hello\n"},
+		Say: "Done. " + tag("LOOP_COMPLETE", "hello.txt is written")}}})
 
 	r := w.ralph("loop", "-p", "Write hello.txt.", "--max-iterations", "1")
 
@@ -38,8 +40,8 @@ func TestE2EClaimOnTheLastAllowedIteration(t *testing.T) {
 func TestE2EUnconfirmedClaimOnTheLastAllowedIteration(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("ralph.yml", agentCLI())
-	w.script(map[string]any{"steps": []step{
-		{"write": map[string]string{"hello.txt": "hello\n"}, "say": "Done. " + tag("LOOP_COMPLETE", "hello.txt is written")},
+	w.script(script.Script{Steps: []step{
+		{Write: map[string]string{"hello.txt": "hello\n"}, Say: "Done. " + tag("LOOP_COMPLETE", "hello.txt is written")},
 		say("Not done: hello.txt says hello, not hi."),
 	}})
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 	"github.com/ralph-loop/ralph/internal/testhook"
 )
 
@@ -40,19 +41,19 @@ hats:
 
 // crashScript publishes several events per iteration, some with ralph emit
 // and some as tags, each payload unique to the agent run ({{run}}).
-func crashScript() map[string]any {
-	return map[string]any{"by_hat": map[string]any{
-		"ralph": []step{{"when_file": map[string]string{"review.ok": "yes"},
-			"say":  "All rounds reviewed. " + tag("LOOP_COMPLETE", "complete {{run}}"),
-			"else": step{"say": tag("build.task", "start {{run}}"), "sleep_ms": 20}}},
-		"builder": []step{{"append": map[string]string{"progress.txt": "round\n"},
-			"emit": []map[string]any{{"topic": "build.log", "payload": "log {{run}}"}, {"topic": "build.done", "payload": "done {{run}}"}},
-			"say":  "Built. " + tag("build.metrics", "metrics {{run}}"), "sleep_ms": 30}},
-		"logger": []step{{"say": "noted {{run}}", "sleep_ms": 10}},
-		"reviewer": []step{{"when_lines": map[string]int{"progress.txt": 5},
-			"write": map[string]string{"review.ok": "yes"},
-			"say":   tag("review.approved", "approved {{run}}"),
-			"else":  step{"say": tag("build.task", "again {{run}}"), "sleep_ms": 20}}},
+func crashScript() script.Script {
+	return script.Script{ByHat: map[string][]step{
+		"ralph": {{WhenFile: map[string]string{"review.ok": "yes"},
+			Say:  "All rounds reviewed. " + tag("LOOP_COMPLETE", "complete {{run}}"),
+			Else: &step{Say: tag("build.task", "start {{run}}"), SleepMS: 20}}},
+		"builder": {{Append: map[string]string{"progress.txt": "round\n"},
+			Emit: []script.Emit{{Topic: "build.log", Payload: "log {{run}}"}, {Topic: "build.done", Payload: "done {{run}}"}},
+			Say:  "Built. " + tag("build.metrics", "metrics {{run}}"), SleepMS: 30}},
+		"logger": {{Say: "noted {{run}}", SleepMS: 10}},
+		"reviewer": {{WhenLines: map[string]int{"progress.txt": 5},
+			Write: map[string]string{"review.ok": "yes"},
+			Say:   tag("review.approved", "approved {{run}}"),
+			Else:  &step{Say: tag("build.task", "again {{run}}"), SleepMS: 20}}},
 	}}
 }
 
@@ -143,16 +144,10 @@ func (w *workspace) ralphKilledAt(spec string, resume bool) killResult {
 		defer timer.Stop()
 	}
 	err := cmd.Wait()
-	r := killResult{result: result{stderr: stderr.String()}}
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
-			r.killed = true
-			return r
-		}
-		r.code = exit.ExitCode()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+		return killResult{result: result{stderr: stderr.String()}, killed: true}
 	}
-	return r
+	return killResult{result: result{code: exitCodeOf(err), stderr: stderr.String()}}
 }
 
 func (w *workspace) assertStateReadable() {

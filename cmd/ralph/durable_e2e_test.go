@@ -18,16 +18,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 	"github.com/ralph-loop/ralph/internal/testhook"
 )
 
 // slowScript keeps the first hat busy long enough for other commands to act.
-func slowScript(ms int) map[string]any {
-	return map[string]any{"by_hat": map[string]any{
-		"ralph": []step{{"when_file": map[string]string{"hello.txt": "hello"}, "say": tag("LOOP_COMPLETE", "done"),
-			"else": step{"say": tag("build.task", "go"), "sleep_ms": ms}}},
-		"builder":  []step{{"write": map[string]string{"hello.txt": "hello\n"}, "say": tag("build.done", "ok")}},
-		"reviewer": []step{say(tag("review.approved", "ok"))},
+func slowScript(ms int) script.Script {
+	return script.Script{ByHat: map[string][]step{
+		"ralph": {{WhenFile: map[string]string{"hello.txt": "hello"}, Say: tag("LOOP_COMPLETE", "done"),
+			Else: &step{Say: tag("build.task", "go"), SleepMS: ms}}},
+		"builder":  {{Write: map[string]string{"hello.txt": "hello\n"}, Say: tag("build.done", "ok")}},
+		"reviewer": {say(tag("review.approved", "ok"))},
 	}}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 )
 
 // Binaries built once for the end-to-end tests.
@@ -84,12 +85,10 @@ func (w *workspace) read(name string) string {
 }
 
 // script writes the scripted agent's script and returns its path.
-func (w *workspace) script(v any) string {
+func (w *workspace) script(sc script.Script) string {
 	w.t.Helper()
-	data, err := json.Marshal(v)
-	require.NoError(w.t, err)
 	path := filepath.Join(w.state, "script.json")
-	require.NoError(w.t, os.WriteFile(path, data, 0o644))
+	require.NoError(w.t, sc.WriteFile(path))
 	return path
 }
 
@@ -211,17 +210,18 @@ func (w *workspace) prompt(n int) string {
 	return string(data)
 }
 
-// Script building helpers.
-type step = map[string]any
+// Script building helpers: the scripted agent's steps are typed, so a
+// misspelt key does not compile.
+type step = script.Step
 
-func say(text string) step { return step{"say": text} }
+func say(text string) step { return step{Say: text} }
 
 func tag(topic, payload string) string {
 	return fmt.Sprintf(`<event topic="%s">%s</event>`, topic, payload)
 }
 
 func emitStep(topic, payload string) step {
-	return step{"emit": []map[string]any{{"topic": topic, "payload": payload}}}
+	return step{Emit: []script.Emit{{Topic: topic, Payload: payload}}}
 }
 
 // ralphShell runs a shell script with $RALPH set to the ralph binary.

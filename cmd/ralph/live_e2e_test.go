@@ -24,10 +24,9 @@ func TestLiveViewInTmux(t *testing.T) {
 	}
 	w := newWorkspace(t)
 	w.write("ralph.yml", headlessConfig+claudeCLI())
-	script := headlessScript()
-	builder := script["by_hat"].(map[string]any)["builder"].([]step)
-	builder[0]["sleep_ms"] = 8000 // time to look at the screen, even on a loaded machine
-	w.script(script)
+	sc := headlessScript()
+	sc.ByHat["builder"][0].SleepMS = 8000 // time to look at the screen, even on a loaded machine
+	w.script(sc)
 
 	// A server of our own (-L), so no user's tmux is touched, and killed
 	// at the end.

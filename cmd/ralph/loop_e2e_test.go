@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 )
 
 const twoHatConfig = `event_loop:
@@ -26,14 +28,14 @@ hats:
 // twoHatScript: the coordinator hands out the task, the builder writes the
 // file and emits build.done, the reviewer approves with a tag, and the
 // coordinator claims completion (and confirms it when asked again).
-func twoHatScript() map[string]any {
-	return map[string]any{"by_hat": map[string]any{
-		"ralph": []step{
-			{"when_file": map[string]string{"hello.txt": "hello"}, "say": "Verified. " + tag("LOOP_COMPLETE", "hello.txt exists and was reviewed"),
-				"else": say(tag("build.task", "create hello.txt"))},
+func twoHatScript() script.Script {
+	return script.Script{ByHat: map[string][]step{
+		"ralph": {
+			{WhenFile: map[string]string{"hello.txt": "hello"}, Say: "Verified. " + tag("LOOP_COMPLETE", "hello.txt exists and was reviewed"),
+				Else: &step{Say: tag("build.task", "create hello.txt")}},
 		},
-		"builder":  []step{{"write": map[string]string{"hello.txt": "hello\n"}, "emit": []map[string]any{{"topic": "build.done", "payload": "wrote hello.txt"}}}},
-		"reviewer": []step{say("Looks right. " + tag("review.approved", "hello.txt is correct"))},
+		"builder":  {{Write: map[string]string{"hello.txt": "hello\n"}, Emit: []script.Emit{{Topic: "build.done", Payload: "wrote hello.txt"}}}},
+		"reviewer": {say("Looks right. " + tag("review.approved", "hello.txt is correct"))},
 	}}
 }
 
@@ -83,7 +85,7 @@ func TestLoopMaxIterationsExits2(t *testing.T) {
 	w.write("ralph.yml", twoHatConfig+agentCLI())
 	// The agent makes progress (it changes a file) but never finishes, so
 	// the limit, not stuck detection, ends the run.
-	w.script(map[string]any{"steps": []step{{"append": map[string]string{"notes.txt": "more\n"}, "say": "still working"}}})
+	w.script(script.Script{Steps: []step{{Append: map[string]string{"notes.txt": "more\n"}, Say: "still working"}}})
 
 	r := w.ralph("run", "--max-iterations", "3")
 
@@ -95,7 +97,7 @@ func TestLoopMaxIterationsExits2(t *testing.T) {
 func TestLoopFailingAgentExits1(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  max_consecutive_failures: 3\n"+twoHatConfig[len("event_loop:\n"):]+agentCLI())
-	w.script(map[string]any{"steps": []step{{"stderr": "model overloaded", "exit": 1}}})
+	w.script(script.Script{Steps: []step{{Stderr: "model overloaded", Exit: 1}}})
 
 	r := w.ralph("loop")
 
@@ -111,7 +113,7 @@ func TestLoopFailingAgentExits1(t *testing.T) {
 func TestLoopMalformedEventsExit1(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("ralph.yml", twoHatConfig+agentCLI())
-	w.script(map[string]any{"steps": []step{{"raw": []string{"this is not json", `{"payload": "no topic"}`, `{"topic": "has space"}`}}}})
+	w.script(script.Script{Steps: []step{{Raw: []string{"this is not json", `{"payload": "no topic"}`, `{"topic": "has space"}`}}}})
 
 	r := w.ralph("loop")
 
@@ -123,9 +125,9 @@ func TestLoopMalformedEventsExit1(t *testing.T) {
 func TestLoopRoutesTargetedEvents(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("ralph.yml", twoHatConfig+agentCLI())
-	w.script(map[string]any{"by_hat": map[string]any{
-		"ralph":    []step{say(`<event topic="note.for" target="reviewer">look at this</event>`), say(tag("LOOP_COMPLETE", "done"))},
-		"reviewer": []step{say("noted")},
+	w.script(script.Script{ByHat: map[string][]step{
+		"ralph":    {say(`<event topic="note.for" target="reviewer">look at this</event>`), say(tag("LOOP_COMPLETE", "done"))},
+		"reviewer": {say("noted")},
 	}})
 
 	r := w.ralph("loop", "--max-iterations", "5")

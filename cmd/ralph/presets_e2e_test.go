@@ -11,6 +11,7 @@ import (
 
 	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/examples"
+	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 )
 
 // handOff is one iteration of a preset's happy path: the hat that runs,
@@ -99,7 +100,7 @@ func TestPresetsHappyPath(t *testing.T) {
 // happyScript is the scripted agent's script: per hat, its steps in the
 // order the path visits it, each writing its files and publishing with
 // ralph emit (the completion topic as a tag, the way agents often do).
-func happyScript(path []handOff) map[string]any {
+func happyScript(path []handOff) script.Script {
 	byHat := map[string][]step{}
 	for i, h := range path {
 		payload := fmt.Sprintf("step %d of the happy path", i+1)
@@ -111,11 +112,11 @@ func happyScript(path []handOff) map[string]any {
 			st = say("All done and verified. " + tag(h.topic, payload))
 		}
 		if h.write != nil {
-			st["write"] = h.write
+			st.Write = h.write
 		}
 		byHat[h.hat] = append(byHat[h.hat], st)
 	}
-	return map[string]any{"by_hat": byHat}
+	return script.Script{ByHat: byHat}
 }
 
 func presetHats(t *testing.T, name string) []string {
@@ -169,9 +170,9 @@ func TestCodeAssistGateBlocksFailingTests(t *testing.T) {
 	w.write("Makefile", "test:\n\t@test -f fixed || { echo 'FAIL: fixed is missing'; exit 1; }\n")
 	require.Equal(t, 0, w.ralph("init").code)
 	w.write("agent.yml", "event_loop:\n  completion_confirmations: 1\n  max_iterations: 20\n"+agentCLI())
-	w.script(map[string]any{"by_hat": map[string][]step{
+	w.script(script.Script{ByHat: map[string][]step{
 		"planner":   {emitStep("build.task", "make fixed"), emitStep("plan.complete", "all done")},
-		"builder":   {emitStep("build.done", "done, I think"), {"write": map[string]string{"fixed": "yes\n"}, "emit": []map[string]any{{"topic": "build.done", "payload": "fixed"}}}},
+		"builder":   {emitStep("build.done", "done, I think"), {Write: map[string]string{"fixed": "yes\n"}, Emit: []script.Emit{{Topic: "build.done", Payload: "fixed"}}}},
 		"reviewer":  {emitStep("review.approved", "fine")},
 		"finalizer": {say(tag("LOOP_COMPLETE", "done"))},
 	}})
@@ -229,11 +230,11 @@ func TestOrchestratorCollectionRuns(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("feature.yml", orchestratorCollection)
 	w.write("ralph.yml", "event_loop:\n  prompt: Add a greeting.\n  completion_confirmations: 1\n"+agentCLI())
-	w.script(map[string]any{"by_hat": map[string][]step{
+	w.script(script.Script{ByHat: map[string][]step{
 		"planner": {say("Planned.")}, // default_publishes carries on
 		"builder": {emitStep("implementation.ready", "greeting added")},
-		"validator": {{"emit": []map[string]any{{"topic": "validation.passed", "payload": "tests pass"}},
-			"say": tag("FEATURE_DONE", "validated")}},
+		"validator": {{Emit: []script.Emit{{Topic: "validation.passed", Payload: "tests pass"}},
+			Say: tag("FEATURE_DONE", "validated")}},
 	}})
 
 	r := w.ralph("validate", "-H", "feature.yml")

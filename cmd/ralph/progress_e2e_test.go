@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 )
 
 // newPlainWorkspace is a workspace that is not a git repository, as a
@@ -32,7 +34,7 @@ func TestE2EProgressWithoutGit(t *testing.T) {
 	t.Run("an agent that changes a file each iteration is not stuck", func(t *testing.T) {
 		w := newPlainWorkspace(t)
 		w.write("ralph.yml", plainConfig+agentCLI())
-		w.script(map[string]any{"steps": []step{{"append": map[string]string{"notes.txt": "note {{run}}\n"}, "say": "still working"}}})
+		w.script(script.Script{Steps: []step{{Append: map[string]string{"notes.txt": "note {{run}}\n"}, Say: "still working"}}})
 
 		r := w.ralph("loop")
 
@@ -43,7 +45,7 @@ func TestE2EProgressWithoutGit(t *testing.T) {
 	t.Run("an agent that rewrites the same content is stuck", func(t *testing.T) {
 		w := newPlainWorkspace(t)
 		w.write("ralph.yml", plainConfig+agentCLI())
-		w.script(map[string]any{"steps": []step{{"write": map[string]string{"notes.txt": "the same note\n"}, "say": "still working"}}})
+		w.script(script.Script{Steps: []step{{Write: map[string]string{"notes.txt": "the same note\n"}, Say: "still working"}}})
 
 		r := w.ralph("loop")
 
@@ -55,7 +57,7 @@ func TestE2EProgressWithoutGit(t *testing.T) {
 	t.Run("an agent that changes nothing is stuck", func(t *testing.T) {
 		w := newPlainWorkspace(t)
 		w.write("ralph.yml", plainConfig+agentCLI())
-		w.script(map[string]any{"steps": []step{say("I am not sure what to do.")}})
+		w.script(script.Script{Steps: []step{say("I am not sure what to do.")}})
 
 		r := w.ralph("loop")
 

@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 )
 
 // rateLimitConfig has one hat that completes in one go. A single failure
@@ -89,9 +90,9 @@ func testRateLimit(t *testing.T, tc rateLimitCase) {
 	w := newWorkspace(t)
 	w.write("ralph.yml", fmt.Sprintf(rateLimitConfig, tc.maxWait, tc.backend, agentBin))
 	limited := w.cannedStream(tc.limited, tc.reset)
-	w.script(map[string]any{"by_hat": map[string]any{"builder": []step{
-		{"print_file": limited, "exit": tc.exit},
-		{"write": map[string]string{"hello.txt": "hello\n"}, "print_file": w.cannedStream(tc.done, "")},
+	w.script(script.Script{ByHat: map[string][]step{"builder": {
+		{PrintFile: limited, Exit: tc.exit},
+		{Write: map[string]string{"hello.txt": "hello\n"}, PrintFile: w.cannedStream(tc.done, "")},
 	}}})
 
 	start := time.Now()

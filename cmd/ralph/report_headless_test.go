@@ -17,6 +17,7 @@ import (
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/golden"
+	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 	"github.com/ralph-loop/ralph/view"
 )
 
@@ -153,7 +154,7 @@ hats:
 // headlessScript: the coordinator hands out the task; the builder reads,
 // writes and tests, and emits build.done; the reviewer approves and also
 // tries a topic outside its scope (rejected); the coordinator completes.
-func headlessScript() map[string]any {
+func headlessScript() script.Script {
 	builder := claudeTurn{
 		tools: []claudeToolUse{
 			{"Read", map[string]string{"file_path": "README.md"}},
@@ -162,15 +163,15 @@ func headlessScript() map[string]any {
 		},
 		text: "Wrote hello.txt.", result: "Wrote hello.txt.", in: 1200, out: 300, cost: 0.0123,
 	}
-	return map[string]any{"by_hat": map[string]any{
-		"ralph": []step{
-			{"when_file": map[string]string{"hello.txt": "hello"},
-				"say":  claudeTurn{result: "Verified. " + tag("LOOP_COMPLETE", "hello.txt exists and was reviewed"), in: 400, out: 50, cost: 0.002}.String(),
-				"else": step{"say": claudeTurn{result: tag("build.task", "create hello.txt"), in: 500, out: 80, cost: 0.003}.String()}},
+	return script.Script{ByHat: map[string][]step{
+		"ralph": {
+			{WhenFile: map[string]string{"hello.txt": "hello"},
+				Say:  claudeTurn{result: "Verified. " + tag("LOOP_COMPLETE", "hello.txt exists and was reviewed"), in: 400, out: 50, cost: 0.002}.String(),
+				Else: &step{Say: claudeTurn{result: tag("build.task", "create hello.txt"), in: 500, out: 80, cost: 0.003}.String()}},
 		},
-		"builder": []step{{"write": map[string]string{"hello.txt": "hello\n"},
-			"emit": []map[string]any{{"topic": "build.done", "payload": "wrote hello.txt"}}, "say": builder.String()}},
-		"reviewer": []step{{"say": claudeTurn{
+		"builder": {{Write: map[string]string{"hello.txt": "hello\n"},
+			Emit: []script.Emit{{Topic: "build.done", Payload: "wrote hello.txt"}}, Say: builder.String()}},
+		"reviewer": {{Say: claudeTurn{
 			tools:  []claudeToolUse{{"Read", map[string]string{"file_path": "hello.txt"}}},
 			result: "Looks right. " + tag("review.approved", "hello.txt is correct") + "\n" + tag("deploy.now", "ship it"),
 			in:     800, out: 120, cost: 0.004}.String()}},
@@ -202,7 +203,7 @@ func TestHeadlessTopologyWarning(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: x\n  max_iterations: 1\n"+agentCLI()+
 		"hats:\n  builder:\n    triggers: [task.start]\n    publishes: [build.done, LOOP_COMPLETE]\n")
-	w.script(map[string]any{"steps": []step{say("working")}})
+	w.script(script.Script{Steps: []step{say("working")}})
 
 	r := w.ralph("loop", "--headless")
 
@@ -250,7 +251,7 @@ func TestPlainOutputHasNoControlCharacters(t *testing.T) {
 		t.Run(term, func(t *testing.T) {
 			w := newWorkspace(t)
 			w.write("ralph.yml", "event_loop:\n  prompt: x\n  max_iterations: 2\n  completion_confirmations: 1\n"+agentCLI())
-			w.script(map[string]any{"steps": []step{say("\x1b[31mred\x1b[0m\rover\a \x1b[?25lhidden\x1b[?25h " +
+			w.script(script.Script{Steps: []step{say("\x1b[31mred\x1b[0m\rover\a \x1b[?25lhidden\x1b[?25h " +
 				"\x1b]0;a title\a\x1b]8;;https://example.com\x1b\\link\x1b]8;;\x1b\\ " + tag("LOOP_COMPLETE", "done"))}})
 
 			r := w.ralphEnv([]string{"TERM=" + term}, "loop")
@@ -272,7 +273,7 @@ func TestPlainOutputHasNoControlCharacters(t *testing.T) {
 func TestQuietHidesAgentTextVerboseShowsPrompt(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: Say the magic word.\n  max_iterations: 2\n  completion_confirmations: 1\n"+agentCLI())
-	w.script(map[string]any{"steps": []step{say("abracadabra " + tag("LOOP_COMPLETE", "done"))}})
+	w.script(script.Script{Steps: []step{say("abracadabra " + tag("LOOP_COMPLETE", "done"))}})
 
 	quiet := w.ralph("loop", "--quiet")
 	require.Equal(t, 0, quiet.code, quiet.stderr)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 	"github.com/ralph-loop/ralph/internal/testhook"
 )
 
@@ -25,8 +26,8 @@ func TestE2ERuntimeExcludesTheTimeRalphWasKilled(t *testing.T) {
   completion_confirmations: 1
   kill_grace_seconds: 1
 `+agentCLI())
-	w.script(map[string]any{"by_hat": map[string]any{"ralph": []step{
-		{"write": map[string]string{"working.txt": "yes"}, "sleep_ms": 120000},
+	w.script(script.Script{ByHat: map[string][]step{"ralph": {
+		{Write: map[string]string{"working.txt": "yes"}, SleepMS: 120000},
 		say(tag("LOOP_COMPLETE", "done")),
 	}}})
 	cmd, _ := w.startRalph("loop")

@@ -4,10 +4,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/ralph-loop/ralph/events"
 )
 
 // TestScripts runs the command-line scenarios in testdata/script/*.txtar:
@@ -19,6 +23,9 @@ import (
 //	ralph ARGS...     runs the built ralph binary; it must exit 0
 //	! ralph ARGS...   the same, but it must exit non-zero
 //	exitcode N        the last ralph exited with code N
+//	topics T...       the last command's stdout is event lines (ralph
+//	                  events --json) with exactly these topics, in order;
+//	                  with none, it has no lines
 //
 // $WORK is the workspace; scriptagent (the scripted agent) is on $PATH.
 // Run one script with go test ./cmd/ralph/ -run TestScripts/NAME.
@@ -37,6 +44,7 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"ralph":    scriptRalph,
 			"exitcode": scriptExitCode,
+			"topics":   scriptTopics,
 		},
 	})
 }
@@ -63,5 +71,25 @@ func scriptExitCode(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if got := ts.Getenv("RALPH_TEST_EXIT"); got != args[0] {
 		ts.Fatalf("ralph exited %s, want %s", got, args[0])
+	}
+}
+
+func scriptTopics(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("usage: topics TOPIC...")
+	}
+	got := []string{}
+	for _, line := range strings.Split(strings.TrimSpace(ts.ReadFile("stdout")), "\n") {
+		if line == "" {
+			continue
+		}
+		ev, err := events.ParseLine([]byte(line))
+		if err != nil {
+			ts.Fatalf("not an event line: %s: %v", line, err)
+		}
+		got = append(got, ev.Topic)
+	}
+	if !slices.Equal(got, args) {
+		ts.Fatalf("topics %v, want %v", got, args)
 	}
 }

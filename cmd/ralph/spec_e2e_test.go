@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 )
 
 const threeBoxes = "# Spec\n\n- [ ] Add the greeting\n- [ ] Add the farewell\n- [ ] Add the README line\n"
@@ -15,8 +17,8 @@ const threeBoxes = "# Spec\n\n- [ ] Add the greeting\n- [ ] Add the farewell\n- 
 // checkBox is a step that checks the box with text and changes a file, as
 // an agent working through a spec would.
 func checkBox(text string) step {
-	return step{"replace": map[string][]string{"SPEC.md": {"- [ ] " + text, "- [x] " + text}},
-		"append": map[string]string{"work.txt": text + "\n"}, "say": "Done: " + text}
+	return step{Replace: map[string]script.Replace{"SPEC.md": {Old: "- [ ] " + text, New: "- [x] " + text}},
+		Append: map[string]string{"work.txt": text + "\n"}, Say: "Done: " + text}
 }
 
 func headlessEvents(t *testing.T, stdout string) []map[string]any {
@@ -43,7 +45,7 @@ func TestSpecModeChecksEveryBox(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("SPEC.md", threeBoxes)
 	w.write("agent.yml", agentCLI())
-	w.script(map[string]any{"steps": []step{checkBox("Add the greeting"), checkBox("Add the farewell"), checkBox("Add the README line")}})
+	w.script(script.Script{Steps: []step{checkBox("Add the greeting"), checkBox("Add the farewell"), checkBox("Add the README line")}})
 
 	r := w.ralph("run", "-c", "agent.yml", "--all", "--headless")
 
@@ -61,7 +63,7 @@ func TestSpecModeStuckWhenNoBoxIsChecked(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("SPEC.md", threeBoxes)
 	w.write("agent.yml", agentCLI())
-	w.script(map[string]any{"steps": []step{{"append": map[string]string{"work.txt": "busy\n"}, "say": "working on it"}}})
+	w.script(script.Script{Steps: []step{{Append: map[string]string{"work.txt": "busy\n"}, Say: "working on it"}}})
 
 	r := w.ralph("run", "-c", "agent.yml", "--spec", "SPEC.md", "--all", "--stuck-threshold", "2", "--headless")
 
@@ -76,7 +78,7 @@ func TestSpecModeIterationLimits(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("SPEC.md", threeBoxes)
 	w.write("agent.yml", agentCLI())
-	w.script(map[string]any{"steps": []step{checkBox("Add the greeting"), checkBox("Add the farewell"), checkBox("Add the README line")}})
+	w.script(script.Script{Steps: []step{checkBox("Add the greeting"), checkBox("Add the farewell"), checkBox("Add the README line")}})
 
 	r := w.ralph("run", "-c", "agent.yml")
 	assert.Equal(t, 2, r.code, "one iteration by default, then out of iterations: %s", r.stderr)

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 )
 
 // While an iteration runs, ralph status names that iteration, not the
@@ -15,7 +17,7 @@ import (
 func TestE2EStatusDuringAnIteration(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: Do it.\n  max_iterations: 10\n"+agentCLI())
-	w.script(map[string]any{"steps": []step{{"write": map[string]string{"working.txt": "{{run}}"}, "sleep_ms": 120000}}})
+	w.script(script.Script{Steps: []step{{Write: map[string]string{"working.txt": "{{run}}"}, SleepMS: 120000}}})
 	loop, stderr := w.startRalph("loop")
 	waitFor(t, "the agent to start working", func() bool {
 		_, err := os.Stat(filepath.Join(w.dir, "working.txt"))
@@ -42,23 +44,4 @@ func TestE2EStatusDuringAnIteration(t *testing.T) {
 	assert.Equal(t, 1, exitCodeOf(loop.Wait()), stderr.String())
 	// Stopped during iteration 1, which did not finish: none did.
 	assert.Contains(t, w.ralph("status").stdout, "iteration: 0/10\n")
-}
-
-// ralph status shows the last events, whose topics and payloads are the
-// agent's text: printed plain, like every other view of it.
-func TestStatusPrintsAgentTextPlain(t *testing.T) {
-	w := newWorkspace(t)
-	w.write("ralph.yml", "event_loop:\n  prompt: x\n  max_iterations: 3\n  completion_confirmations: 1\n"+agentCLI())
-	w.script(map[string]any{"steps": []step{
-		say(tag("note\x1b[2J", "line one\nline \x1b[31mtwo\x1b[0m")),
-		say(tag("LOOP_COMPLETE", "done")),
-	}})
-	require.Equal(t, 0, w.ralph("loop").code)
-
-	r := w.ralph("status", "--last", "20")
-
-	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, "line one line two")
-	assert.Contains(t, r.stdout, "  note  ")
-	assert.NotContains(t, r.stdout, "\x1b")
 }

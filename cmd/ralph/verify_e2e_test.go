@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 )
 
 // (a) A claim before the work is done is rejected with the failing
@@ -22,9 +24,9 @@ acceptance_criteria:
     path: hello.txt
     text: hello
 `+agentCLI())
-	w.script(map[string]any{"steps": []step{
+	w.script(script.Script{Steps: []step{
 		say("All done. " + tag("LOOP_COMPLETE", "hello.txt is written")),
-		{"write": map[string]string{"hello.txt": "hello\n"}, "say": "Now it is. " + tag("LOOP_COMPLETE", "hello.txt is written")},
+		{Write: map[string]string{"hello.txt": "hello\n"}, Say: "Now it is. " + tag("LOOP_COMPLETE", "hello.txt is written")},
 	}})
 
 	r := w.ralph("loop")
@@ -69,13 +71,13 @@ hats:
     triggers: [build.done]
     publishes: [LOOP_COMPLETE]
 `+agentCLI())
-	w.script(map[string]any{"by_hat": map[string]any{
-		"builder": []step{
+	w.script(script.Script{ByHat: map[string][]step{
+		"builder": {
 			emitStep("build.done", "tests: pass (I think)"),
-			{"write": map[string]string{"add.go": "package demo\n\nfunc Add(a, b int) int { return a + b }\n"},
-				"emit": []map[string]any{{"topic": "build.done", "payload": "fixed Add"}}},
+			{Write: map[string]string{"add.go": "package demo\n\nfunc Add(a, b int) int { return a + b }\n"},
+				Emit: []script.Emit{{Topic: "build.done", Payload: "fixed Add"}}},
 		},
-		"reviewer": []step{say(tag("LOOP_COMPLETE", "reviewed"))},
+		"reviewer": {say(tag("LOOP_COMPLETE", "reviewed"))},
 	}})
 
 	r := w.ralph("loop")
@@ -101,7 +103,7 @@ func TestRalphJSONTaskFileCompletesOnItsCriteria(t *testing.T) {
 	"budget": {"max_tokens": 10000}
 }`)
 	w.write("agent.yml", agentCLI())
-	w.script(map[string]any{"steps": []step{say("Looking around."), {"write": map[string]string{"hello.txt": "Hello from Ralph"}}}})
+	w.script(script.Script{Steps: []step{say("Looking around."), {Write: map[string]string{"hello.txt": "Hello from Ralph"}}}})
 
 	r := w.ralph("loop", "-c", "ralph.json", "-c", "agent.yml")
 
@@ -126,7 +128,7 @@ cli:
   backend: claude
   command: %s
 `, agentBin))
-	w.script(map[string]any{"steps": []step{{"print_file": stream}}})
+	w.script(script.Script{Steps: []step{{PrintFile: stream}}})
 
 	r := w.ralph("loop")
 
@@ -139,7 +141,7 @@ cli:
 func TestStuckExits1(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: Do it.\n  stuck_threshold: 3\n"+agentCLI())
-	w.script(map[string]any{"steps": []step{say("I am not sure what to do.")}})
+	w.script(script.Script{Steps: []step{say("I am not sure what to do.")}})
 
 	r := w.ralph("loop")
 
@@ -162,7 +164,7 @@ acceptance_criteria:
   - {type: tests_pass, command: ./legacy_test.sh, baseline: ignore}
   - {type: file_exists, path: notes.txt}
 `+agentCLI())
-	w.script(map[string]any{"steps": []step{{"write": map[string]string{"notes.txt": "done\n"}, "say": tag("LOOP_COMPLETE", "notes written")}}})
+	w.script(script.Script{Steps: []step{{Write: map[string]string{"notes.txt": "done\n"}, Say: tag("LOOP_COMPLETE", "notes written")}}})
 
 	r := w.ralph("loop")
 

@@ -18,15 +18,31 @@
 //
 //	{"steps": [STEP, …], "by_hat": {"builder": [STEP, …]}}
 //
+// The format is defined once, by the Go types of package
+// internal/scriptagent/script, with which the tests write their scripts;
+// keys it does not know are refused.
+//
 // A run uses by_hat[$RALPH_HAT] when present, indexed by how many times that
 // hat has run before; otherwise steps[$RALPH_ITERATION-1]. The last step
-// repeats when the list runs out. A STEP is an object with any of:
+// repeats when the list runs out. A STEP is an object with any of the keys
+// below. When its conditions (when_file, when_lines) hold, ignore_sigterm
+// and spawn_child take effect first, then the rest in the order listed:
 //
 //	write    {"path": "content"}   create or replace files
 //	append   {"path": "content"}   append to files
 //	replace  {"path": ["old", "new"]}  replace the first old with new in files
-//	emit     [{"topic", "payload", "target", "json"}]  via `$RALPH_BIN emit`
+//	sh       "command"             run with sh -c in the working directory,
+//	                               its output passing through; a non-zero
+//	                               status becomes the agent's exit status
+//	                               (once the rest of the step is done)
+//	                               unless the step sets exit
+//	commit   "message"             git add -A, then git commit -q -m message
+//	                               in the working directory; nothing to
+//	                               commit is not an error (with no git
+//	                               identity configured it commits as
+//	                               scriptagent)
 //	raw      ["line", …]           appended as-is to $RALPH_EVENTS_FILE
+//	emit     [{"topic", "payload", "target", "json"}]  via `$RALPH_BIN emit`
 //	print_file "path"              the file's contents printed on stdout, with
 //	                               the templates below expanded: a canned
 //	                               stream in some CLI's own output format
@@ -49,8 +65,8 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -63,37 +79,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 )
-
-type emit struct {
-	Topic   string `json:"topic"`
-	Payload string `json:"payload"`
-	Target  string `json:"target"`
-	JSON    bool   `json:"json"`
-}
-
-type step struct {
-	Write         map[string]string   `json:"write"`
-	Append        map[string]string   `json:"append"`
-	Replace       map[string][]string `json:"replace"`
-	Emit          []emit              `json:"emit"`
-	Raw           []string            `json:"raw"`
-	PrintFile     string              `json:"print_file"`
-	Say           string              `json:"say"`
-	Stderr        string              `json:"stderr"`
-	SleepMS       int                 `json:"sleep_ms"`
-	Exit          int                 `json:"exit"`
-	IgnoreSIGTERM bool                `json:"ignore_sigterm"`
-	SpawnChild    bool                `json:"spawn_child"`
-	WhenFile      map[string]string   `json:"when_file"`
-	WhenLines     map[string]int      `json:"when_lines"`
-	Else          *step               `json:"else"`
-}
-
-type script struct {
-	Steps []step            `json:"steps"`
-	ByHat map[string][]step `json:"by_hat"`
-}
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "-child" {
@@ -112,13 +100,9 @@ func run() error {
 	if path == "" {
 		return fmt.Errorf("SCRIPTAGENT_SCRIPT is not set")
 	}
-	var sc script
-	data, err := os.ReadFile(path)
+	sc, err := script.ReadFile(path)
 	if err != nil {
 		return err
-	}
-	if err := parseScript(data, &sc); err != nil {
-		return fmt.Errorf("parse %s: %w", path, err)
 	}
 	state := os.Getenv("SCRIPTAGENT_STATE")
 	if state == "" {
@@ -138,7 +122,7 @@ func run() error {
 	return perform(st, state, strconv.Itoa(runNo))
 }
 
-func pick(sc script, state string) step {
+func pick(sc script.Script, state string) script.Step {
 	hat := os.Getenv("RALPH_HAT")
 	if steps, ok := sc.ByHat[hat]; ok && len(steps) > 0 {
 		n := bump(filepath.Join(state, "hat-"+hat+".count"))
@@ -148,9 +132,9 @@ func pick(sc script, state string) step {
 	return nth(sc.Steps, max(n, 1))
 }
 
-func nth(steps []step, n int) step {
+func nth(steps []script.Step, n int) script.Step {
 	if len(steps) == 0 {
-		return step{}
+		return script.Step{}
 	}
 	return steps[min(n, len(steps))-1]
 }
@@ -175,7 +159,7 @@ func recordPrompt(state string, runNo int) error {
 	return os.WriteFile(filepath.Join(state, fmt.Sprintf("prompt-%d.txt", runNo)), []byte(prompt), 0o644)
 }
 
-func conditionsHold(st step) bool {
+func conditionsHold(st script.Step) bool {
 	return fileHas(st.WhenFile) && fileHasLines(st.WhenLines)
 }
 
@@ -199,7 +183,7 @@ func fileHas(cond map[string]string) bool {
 	return true
 }
 
-func perform(st step, state, runNo string) error {
+func perform(st script.Step, state, runNo string) error {
 	now := time.Now()
 	expand := func(s string) string { return expandTemplates(s, runNo, now) }
 	if st.IgnoreSIGTERM {
@@ -217,6 +201,13 @@ func perform(st step, state, runNo string) error {
 		return err
 	}
 	if err := replaceInFiles(st.Replace); err != nil {
+		return err
+	}
+	shStatus, err := runShell(st.Sh)
+	if err != nil {
+		return err
+	}
+	if err := commitAll(st.Commit); err != nil {
 		return err
 	}
 	if err := appendRaw(st.Raw); err != nil {
@@ -244,6 +235,58 @@ func perform(st step, state, runNo string) error {
 	time.Sleep(time.Duration(st.SleepMS) * time.Millisecond)
 	if st.Exit != 0 {
 		os.Exit(st.Exit)
+	}
+	if shStatus != 0 {
+		os.Exit(shStatus)
+	}
+	return nil
+}
+
+// runShell runs command with sh -c in the working directory, its output
+// passing through, and returns its exit status.
+func runShell(command string) (int, error) {
+	if command == "" {
+		return 0, nil
+	}
+	cmd := exec.Command("sh", "-c", command)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		if exit.ExitCode() < 0 {
+			return 0, fmt.Errorf("sh: %w", err)
+		}
+		return exit.ExitCode(), nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("sh: %w", err)
+	}
+	return 0, nil
+}
+
+// commitAll commits every change in the working directory's repository
+// with message, as an agent that commits its work would; a clean tree is
+// not an error. Without a git identity in the environment it commits as
+// scriptagent.
+func commitAll(message string) error {
+	if message == "" {
+		return nil
+	}
+	if out, err := exec.Command("git", "add", "-A").CombinedOutput(); err != nil {
+		return fmt.Errorf("commit: git add: %w: %s", err, out)
+	}
+	if exec.Command("git", "diff", "--cached", "--quiet").Run() == nil {
+		return nil // nothing staged
+	}
+	var args []string
+	for key, fallback := range map[string]string{"user.name": "scriptagent", "user.email": "scriptagent@example.com"} {
+		if exec.Command("git", "config", key).Run() != nil {
+			args = append(args, "-c", key+"="+fallback)
+		}
+	}
+	args = append(args, "commit", "-q", "-m", message)
+	if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("commit: git commit: %w: %s", err, out)
 	}
 	return nil
 }
@@ -287,16 +330,13 @@ func writeFiles(files map[string]string, mode int) error {
 	return nil
 }
 
-func replaceInFiles(edits map[string][]string) error {
-	for path, pair := range edits {
-		if len(pair) != 2 {
-			return fmt.Errorf("replace %s: want [old, new]", path)
-		}
+func replaceInFiles(edits map[string]script.Replace) error {
+	for path, r := range edits {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(path, []byte(strings.Replace(string(data), pair[0], pair[1], 1)), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(strings.Replace(string(data), r.Old, r.New, 1)), 0o644); err != nil {
 			return err
 		}
 	}
@@ -322,7 +362,7 @@ func appendRaw(lines []string) error {
 
 // publish runs `ralph emit` the way an agent's shell tool would, and notes
 // the event so tests can check it was logged and routed exactly once.
-func publish(e emit, state string) error {
+func publish(e script.Emit, state string) error {
 	args := []string{"emit", e.Topic}
 	if e.Payload != "" {
 		args = append(args, e.Payload)
@@ -365,19 +405,4 @@ func spawnChild(state string) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(state, "child.pid"), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644)
-}
-
-// parseScript decodes a script, refusing keys it does not know: a test
-// whose step says "sleep" for "sleep_ms" would otherwise pass while testing
-// nothing.
-func parseScript(data []byte, sc *script) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(sc); err != nil {
-		return err
-	}
-	if dec.More() {
-		return fmt.Errorf("more than one JSON value")
-	}
-	return nil
 }
