@@ -118,6 +118,9 @@ func acquireLock(ctx context.Context, dir, runID string, now time.Time) (*engine
 // one, and commits tracker changes left uncommitted.
 func (a *Autopilot) open(ctx context.Context, dir, runID string, lock *engine.Lock) error {
 	opts := a.opts
+	if err := engine.IgnoreOwnFilesIfMissing(dir); err != nil {
+		return err
+	}
 	if err := repairLogTail(filepath.Join(dir, EventsFile)); err != nil {
 		return err
 	}
