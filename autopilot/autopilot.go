@@ -38,6 +38,23 @@ type Options struct {
 	Now func() time.Time
 	// NewRunID makes a run id; a time-based one when nil.
 	NewRunID func() string
+	// Fault is called at the named points below, for crash tests: it
+	// returns only if the process is to go on. Nil in normal runs.
+	Fault func(point string) bool
+}
+
+// Fault points, where a crash test may kill the autopilot.
+const (
+	FaultRunning  = "autopilot.running"  // a task's loop started and recorded
+	FaultMerged   = "autopilot.merged"   // merge.done recorded; the base branch not moved yet
+	FaultAdvanced = "autopilot.advanced" // the base branch moved; the task not closed yet
+	FaultClosed   = "autopilot.closed"   // the task closed; task.completed not recorded yet
+)
+
+func (a *Autopilot) fault(point string) {
+	if a.opts.Fault != nil {
+		a.opts.Fault(point)
+	}
 }
 
 // Result is how an autopilot run ended.
@@ -367,7 +384,11 @@ func (a *Autopilot) launch(ctx context.Context, slot, task string, attempt int, 
 		return a.failTask(ctx, task, err.Error())
 	}
 	a.watch(slot, task, attempt, h)
-	return a.journal.record(TopicTaskRunning, payload{Task: task, Slot: slot, PID: h.PID(), Attempt: attempt})
+	if err := a.journal.record(TopicTaskRunning, payload{Task: task, Slot: slot, PID: h.PID(), Attempt: attempt}); err != nil {
+		return err
+	}
+	a.fault(FaultRunning)
+	return nil
 }
 
 // watch reports the end of a loop to the state machine.

@@ -66,6 +66,7 @@ func (a *Autopilot) merged(ctx context.Context, d mergeDone) error {
 		return err
 	}
 	m.Step, m.Base, m.Commit = MergeDone, res.Base, res.Commit
+	a.fault(FaultMerged)
 	return a.land(ctx, m)
 }
 
@@ -81,9 +82,11 @@ func (a *Autopilot) land(ctx context.Context, m Merge) error {
 		// The base branch moved since the merge was made: make it again.
 		return a.journal.record(TopicMergeStarted, payload{Task: m.Task, Message: a.base + " moved; merging again"})
 	}
+	a.fault(FaultAdvanced)
 	if err := a.closeTask(ctx, m); err != nil {
 		return err
 	}
+	a.fault(FaultClosed)
 	a.cleanUp(ctx, m.Task)
 	return a.journal.record(TopicTaskCompleted, payload{Task: m.Task, Title: m.Title, Commit: m.Commit})
 }

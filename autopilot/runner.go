@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -84,6 +86,9 @@ type LocalRunner struct {
 	Ralph string
 	// Env is added to the loops' environment.
 	Env []string
+	// DropEnv names variables of ralph's environment the loops must not
+	// inherit (a crash-test hook meant for the autopilot itself).
+	DropEnv []string
 }
 
 // Start runs `ralph loop` in job.Dir. The loop gets its own process group,
@@ -110,7 +115,7 @@ func (r LocalRunner) Start(ctx context.Context, job Job) (Handle, error) {
 	cmd := exec.Command(r.Ralph, args...) //nolint:gosec // ralph runs itself
 	cmd.Dir = job.Dir
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.Env = append(os.Environ(), r.Env...)
+	cmd.Env = append(r.environ(), r.Env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		_ = out.Close()
@@ -123,6 +128,17 @@ func (r LocalRunner) Start(ctx context.Context, job Job) (Handle, error) {
 		close(h.done)
 	}()
 	return h, nil
+}
+
+func (r LocalRunner) environ() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(r.DropEnv, name) {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
 
 // childLoop is a loop this autopilot started.

@@ -14,6 +14,7 @@ import (
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/exitcode"
 	"github.com/ralph-loop/ralph/internal/flagvalue"
+	"github.com/ralph-loop/ralph/internal/testhook"
 	"github.com/ralph-loop/ralph/tasks"
 	"github.com/ralph-loop/ralph/view"
 )
@@ -101,10 +102,14 @@ func (c *autopilotRunCmd) Run(ctx context.Context, g *globals, log *slog.Logger)
 	if !c.Headless {
 		out = g.stderr
 	}
+	fault, err := testhook.Crash()
+	if err != nil {
+		return err
+	}
 	lines := view.NewAutopilotLines(out, c.Headless, c.Quiet)
+	runner := autopilot.LocalRunner{Ralph: ralphBin, DropEnv: []string{testhook.CrashEnv}}
 	res, err := autopilot.Run(ctx, autopilot.Options{Repo: root, Configs: configs, Settings: settings,
-		Criteria: cfg.AcceptanceCriteria, Source: source, Runner: autopilot.LocalRunner{Ralph: ralphBin},
-		OnEvent: lines.Event})
+		Criteria: cfg.AcceptanceCriteria, Source: source, Runner: runner, OnEvent: lines.Event, Fault: fault})
 	if err != nil {
 		return err
 	}
