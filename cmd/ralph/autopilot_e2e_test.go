@@ -1,0 +1,484 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/autopilot"
+	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/fakes/fakestest"
+	"github.com/ralph-loop/ralph/internal/scriptagent/script"
+)
+
+// The autopilot's end-to-end tests run the real binary on a real git
+// repository, with faithful fakes of tk and bd and the scripted agent,
+// which does each task by writing <task>.txt in its worktree and committing
+// it, and records when it started and ended.
+
+// taskAgent is the scripted agent's script for a task: record the start,
+// take a moment (so that tasks that could overlap would), write the task's
+// file, commit, record the end, and claim completion.
+func taskAgent(sleep string) script.Script {
+	return script.Script{Steps: []script.Step{{
+		Sh: `task=$(basename "$PWD"); echo "start $task $(date +%s%N)" >> "$SCRIPTAGENT_STATE/times"; ` +
+			`sleep ` + sleep + `; echo "$task" > "$task.txt"; echo "end $task $(date +%s%N)" >> "$SCRIPTAGENT_STATE/times"`,
+		Commit: "do the task",
+		Say:    `<event topic="LOOP_COMPLETE">done</event>`,
+	}}}
+}
+
+// newAutopilotRepo is a workspace on branch main with a first commit, a
+// ralph.yml whose autopilot section is section, and the fakes on PATH.
+func newAutopilotRepo(t *testing.T, section string) *workspace {
+	t.Helper()
+	fakestest.UsePath(t)
+	w := newWorkspace(t)
+	git(t, w.dir, "checkout", "-q", "-b", "main")
+	git(t, w.dir, "config", "user.name", "Dev")
+	git(t, w.dir, "config", "user.email", "dev@example.com")
+	w.write("ralph.yml", agentCLI()+"event_loop:\n  max_iterations: 4\n  completion_confirmations: 1\nautopilot:\n"+section)
+	w.write("README.md", "a project\n")
+	git(t, w.dir, "add", "-A")
+	git(t, w.dir, "commit", "-q", "-m", "start")
+	return w
+}
+
+// run runs a command of the repository's tracker and returns its output.
+func (w *workspace) run(name string, args ...string) string {
+	w.t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = w.dir
+	out, err := cmd.CombinedOutput()
+	require.NoError(w.t, err, "%s %v: %s", name, args, out)
+	return strings.TrimSpace(string(out))
+}
+
+// interval is when a task's agent ran, in nanoseconds.
+type interval struct{ start, end int64 }
+
+func (w *workspace) agentTimes() map[string][]interval {
+	w.t.Helper()
+	data, err := os.ReadFile(filepath.Join(w.state, "times"))
+	require.NoError(w.t, err)
+	out := map[string][]interval{}
+	for line := range strings.Lines(string(data)) {
+		f := strings.Fields(line)
+		require.Len(w.t, f, 3, line)
+		ns, err := strconv.ParseInt(f[2], 10, 64)
+		require.NoError(w.t, err)
+		runs := out[f[1]]
+		if f[0] == "start" {
+			out[f[1]] = append(runs, interval{start: ns})
+		} else {
+			runs[len(runs)-1].end = ns
+		}
+	}
+	return out
+}
+
+// mergedOrder lists the tasks merged into main, oldest first.
+func (w *workspace) mergedOrder() []string {
+	w.t.Helper()
+	var order []string
+	for line := range strings.Lines(git(w.t, w.dir, "log", "--first-parent", "--reverse", "--format=%s", "main")) {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "ralph: merge "); ok {
+			order = append(order, strings.Fields(rest)[0])
+		}
+	}
+	return order
+}
+
+// assertCleanAfterRun checks what every successful autopilot run leaves:
+// the checkout clean, no task worktree or branch, and no merge that
+// brought tracker files in from a task branch.
+func (w *workspace) assertCleanAfterRun(tracker ...string) {
+	t := w.t
+	t.Helper()
+	assert.Empty(t, strings.TrimSpace(git(t, w.dir, "status", "--porcelain")), "the checkout is clean")
+	assert.Empty(t, strings.TrimSpace(git(t, w.dir, "branch", "--list", "ralph/*")), "no task branch is left")
+	assert.Len(t, strings.Split(strings.TrimSpace(git(t, w.dir, "worktree", "list")), "\n"), 1, "no task worktree is left")
+	entries, err := os.ReadDir(filepath.Join(w.dir, ".worktrees"))
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "only .worktrees/.gitignore is left")
+	for line := range strings.Lines(git(t, w.dir, "log", "--first-parent", "--format=%H %s", "main")) {
+		hash, subject, _ := strings.Cut(strings.TrimSpace(line), " ")
+		if !strings.HasPrefix(subject, "ralph: merge ") {
+			continue
+		}
+		for changed := range strings.Lines(git(t, w.dir, "diff", "--name-only", hash+"^1", hash)) {
+			for _, p := range tracker {
+				assert.False(t, strings.HasPrefix(strings.TrimSpace(changed), p), "%s brought %s in from a task branch", subject, changed)
+			}
+		}
+	}
+}
+
+func TestAutopilotWorksThroughTkTickets(t *testing.T) {
+	w := newAutopilotRepo(t, "  source: tk\n")
+	w.script(taskAgent("0.3"))
+	id := map[string]string{}
+	create := func(name string, args ...string) {
+		id[name] = w.run("tk", append([]string{"create", "Task " + name, "-d", "Do " + name}, args...)...)
+	}
+	create("api1", "-p", "1", "--tags", "component:api")
+	create("ui", "-p", "1", "--tags", "component:ui")
+	create("api2", "-p", "2", "--tags", "component:api")
+	create("docs", "-p", "2")
+	create("base", "-p", "3")
+	create("after", "-p", "0")
+	w.run("tk", "dep", id["after"], id["base"])
+	// The new tickets are left uncommitted, as after `tk create`: the
+	// autopilot commits its tracker's files itself.
+
+	r := w.ralph("autopilot", "--parallel", "3")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+
+	order := w.mergedOrder()
+	assert.ElementsMatch(t, slices.Collect(mapValues(id)), order, "all six merged")
+	assert.Less(t, slices.Index(order, id["base"]), slices.Index(order, id["after"]), "a dependency is merged before the task that waits for it")
+	for name, tid := range id {
+		assert.Equal(t, tid+"\n", w.read(tid+".txt"), name)
+		assert.Contains(t, w.read(".tickets/"+tid+".md"), "status: closed", "%s is closed in tk", name)
+	}
+	times := w.agentTimes()
+	a, b := times[id["api1"]], times[id["api2"]]
+	require.Len(t, a, 1)
+	require.Len(t, b, 1)
+	assert.True(t, a[0].end < b[0].start || b[0].end < a[0].start, "tasks sharing component:api never ran at once: %v %v", a, b)
+	assert.Contains(t, r.stderr, "held: "+id["api2"], "the hold is reported")
+	w.assertCleanAfterRun(".tickets")
+	log := git(t, w.dir, "log", "--format=%s", "main")
+	assert.Contains(t, log, "ralph: claim "+id["ui"])
+	assert.Contains(t, log, "ralph: close "+id["ui"])
+	assert.Contains(t, log, "ralph: record the tracker's changes before the autopilot starts")
+
+	st := readAutopilotState(t, w)
+	assert.Len(t, st.Completed, 6)
+	assert.Empty(t, st.Failed)
+	assert.NotNil(t, st.Ended)
+	assert.FileExists(t, filepath.Join(w.dir, ".ralph", autopilot.ProgressFile))
+}
+
+func mapValues(m map[string]string) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for _, v := range m {
+			if !yield(v) {
+				return
+			}
+		}
+	}
+}
+
+func readAutopilotState(t *testing.T, w *workspace) autopilot.State {
+	t.Helper()
+	var st autopilot.State
+	require.NoError(t, json.Unmarshal([]byte(w.read(".ralph/"+autopilot.StateFile)), &st))
+	return st
+}
+
+// sourceSetup fills a repository with three tasks, one, two and three, in
+// one tracker, and says how to tell that a task is closed there.
+type sourceSetup struct {
+	name    string
+	section string
+	env     []string
+	tracker []string
+	setUp   func(w *workspace) (ids []string)
+	closed  func(w *workspace, id string) bool
+}
+
+func sourceSetups() []sourceSetup {
+	beads := func(envelope bool) sourceSetup {
+		s := sourceSetup{name: "beads", section: "  source: beads\n", tracker: []string{".beads"},
+			setUp: func(w *workspace) []string {
+				w.run("bd", "init")
+				var ids []string
+				for i, title := range []string{"one", "two", "three"} {
+					var issue struct{ ID string }
+					require.NoError(w.t, json.Unmarshal([]byte(w.run("bd", "create", "Task "+title, "-p", strconv.Itoa(i), "--json")), &issue))
+					ids = append(ids, issue.ID)
+				}
+				return ids
+			},
+			closed: func(w *workspace, id string) bool {
+				return strings.Contains(w.run("bd", "show", id, "--json"), `"status": "closed"`)
+			}}
+		if envelope {
+			s.name, s.env = "beads envelope", []string{"FAKE_BD_ENVELOPE=1"}
+		}
+		return s
+	}
+	return []sourceSetup{
+		beads(false),
+		beads(true),
+		{name: "prd", section: "  source: {type: prd, path: prd.json}\n", tracker: []string{"prd.json"},
+			setUp: func(w *workspace) []string {
+				w.write("prd.json", `{
+  "project": "demo",
+  "userStories": [
+    {"id": "US-002", "title": "Two", "description": "the second", "priority": 2, "passes": false, "acceptanceCriteria": ["it works"]},
+    {"id": "US-001", "title": "One", "description": "the first", "priority": 1, "passes": false, "acceptanceCriteria": []},
+    {"id": "US-003", "title": "Three", "description": "the third", "priority": 3, "passes": false, "acceptanceCriteria": []}
+  ]
+}
+`)
+				return []string{"US-001", "US-002", "US-003"}
+			},
+			closed: func(w *workspace, id string) bool {
+				var prd struct {
+					UserStories []struct {
+						ID     string
+						Passes bool
+					}
+				}
+				require.NoError(w.t, json.Unmarshal([]byte(w.read("prd.json")), &prd))
+				for _, s := range prd.UserStories {
+					if s.ID == id {
+						return s.Passes
+					}
+				}
+				return false
+			}},
+		{name: "checklist", section: "  source: {type: checklist, path: TODO.md}\n", tracker: []string{"TODO.md"},
+			setUp: func(w *workspace) []string {
+				w.write("TODO.md", "# Work\n\n- [ ] One\n- [ ] Two\n  - [ ] it has a test\n- [ ] Three\n")
+				return []string{"one", "two", "three"}
+			},
+			closed: func(w *workspace, id string) bool {
+				return strings.Contains(w.read("TODO.md"), "- [x] "+strings.ToUpper(id[:1])+id[1:])
+			}},
+		{name: "command",
+			setUp: func(w *workspace) []string {
+				dir := filepath.Join(w.state, "tracker")
+				require.NoError(w.t, os.MkdirAll(dir, 0o755))
+				for i, id := range []string{"c-one", "c-two", "c-three"} {
+					line := fmt.Sprintf(`{"id": %q, "title": "Task %s", "priority": %d}`, id, id, i)
+					require.NoError(w.t, os.WriteFile(filepath.Join(dir, id+".json"), []byte(line+"\n"), 0o644))
+				}
+				return []string{"c-one", "c-two", "c-three"}
+			},
+			closed: func(w *workspace, id string) bool {
+				_, err := os.Stat(filepath.Join(w.state, "tracker", "closed-"+id))
+				return err == nil
+			}},
+	}
+}
+
+func TestAutopilotWorksWithEverySource(t *testing.T) {
+	for _, s := range sourceSetups() {
+		t.Run(s.name, func(t *testing.T) {
+			section := s.section
+			if s.name == "command" {
+				section = "" // set below, once the state directory is known
+			}
+			w := newAutopilotRepo(t, section)
+			if s.name == "command" {
+				dir := filepath.Join(w.state, "tracker")
+				w.write("ralph.yml", agentCLI()+"event_loop:\n  max_iterations: 4\n  completion_confirmations: 1\nautopilot:\n"+
+					"  source:\n    type: command\n"+
+					"    list: for f in "+dir+"/*.json; do id=$(basename \"$f\" .json); [ -e "+dir+"/closed-$id ] || cat \"$f\"; done\n"+
+					"    close: touch "+dir+"/closed-$RALPH_TASK_ID\n")
+				git(t, w.dir, "commit", "-q", "-am", "a command source")
+			}
+			w.script(taskAgent("0"))
+			ids := s.setUp(w)
+			r := w.ralphEnv(s.env, "autopilot", "--parallel", "2")
+			require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+			order := w.mergedOrder()
+			assert.ElementsMatch(t, ids, order)
+			for _, id := range ids {
+				assert.FileExists(t, filepath.Join(w.dir, id+".txt"))
+				assert.True(t, s.closed(w, id), "%s is closed in the tracker", id)
+			}
+			w.assertCleanAfterRun(s.tracker...)
+		})
+	}
+}
+
+func TestAutopilotRetriesAConflictingTask(t *testing.T) {
+	w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n  retries: 1\n")
+	w.write("shared.txt", "base\n")
+	w.write("TODO.md", "- [ ] First\n- [ ] Second\n")
+	git(t, w.dir, "add", "-A")
+	git(t, w.dir, "commit", "-q", "-m", "tasks")
+	// Each task rewrites shared.txt with its name; the second to merge
+	// conflicts, and its retry resolves the merge it finds in progress by
+	// keeping both lines. The first waits until the second has committed,
+	// so both really change the same base.
+	w.script(script.Script{Steps: []script.Step{{
+		Sh: `task=$(basename "$PWD"); ` +
+			`if git rev-parse -q --verify MERGE_HEAD >/dev/null; then printf 'first\nsecond\n' > shared.txt; ` +
+			`else echo "$task" > shared.txt; echo "$task" > "$task.txt"; fi; ` +
+			`touch "$SCRIPTAGENT_STATE/done-$task"; ` +
+			`if [ "$task" = first ]; then while [ ! -e "$SCRIPTAGENT_STATE/done-second" ]; do sleep 0.05; done; fi`,
+		Commit: "do the task",
+		Say:    `<event topic="LOOP_COMPLETE">done</event>`,
+	}}})
+	r := w.ralph("autopilot", "--parallel", "2")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stderr, "running its loop again on the new base (attempt 2)")
+	assert.ElementsMatch(t, []string{"first", "second"}, w.mergedOrder())
+	assert.Equal(t, "first\nsecond\n", w.read("shared.txt"))
+	assert.Contains(t, w.read("TODO.md"), "- [x] First\n- [x] Second")
+	w.assertCleanAfterRun("TODO.md")
+}
+
+func TestAutopilotFailedVerificationLeavesTheBaseBranch(t *testing.T) {
+	w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n  verify:\n    - {type: command_succeeds, command: \"test ! -e bad.txt\"}\n")
+	w.write("TODO.md", "- [ ] Good\n- [ ] Bad\n")
+	git(t, w.dir, "add", "-A")
+	git(t, w.dir, "commit", "-q", "-m", "tasks")
+	w.script(taskAgent("0"))
+	r := w.ralph("autopilot")
+	require.Equal(t, 1, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stderr, "verification of the merged result failed")
+	assert.Equal(t, []string{"good"}, w.mergedOrder(), "only the verified task is merged")
+	assert.NoFileExists(t, filepath.Join(w.dir, "bad.txt"))
+	assert.Contains(t, w.read("TODO.md"), "- [ ] Bad", "a failed task stays open")
+	assert.DirExists(t, filepath.Join(w.dir, ".worktrees", "bad"), "its worktree is kept")
+	assert.Contains(t, git(t, w.dir, "branch", "--list", "ralph/bad"), "ralph/bad", "its branch is kept")
+	assert.Empty(t, strings.TrimSpace(git(t, w.dir, "status", "--porcelain")))
+	st := readAutopilotState(t, w)
+	require.Len(t, st.Failed, 1)
+	assert.Equal(t, "bad", st.Failed[0].Task)
+}
+
+func TestAutopilotDryRunChangesNothing(t *testing.T) {
+	w := newAutopilotRepo(t, "  source: tk\n  parallel: 2\n")
+	a := w.run("tk", "create", "Alpha", "-p", "1", "--tags", "component:api")
+	b := w.run("tk", "create", "Beta", "-p", "2", "--tags", "component:api")
+	c := w.run("tk", "create", "Gamma", "-p", "3")
+	d := w.run("tk", "create", "Delta", "-p", "0")
+	w.run("tk", "dep", d, c)
+	before := snapshot(t, w.dir)
+	r := w.ralph("autopilot", "--dry-run")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, before, snapshot(t, w.dir), "the repository and the tracker are byte for byte as they were")
+	assert.Contains(t, r.stdout, a+" (Alpha) [P1]: starts in slot 1")
+	assert.Contains(t, r.stdout, b+" (Beta) [P2]: held until "+a)
+	assert.Contains(t, r.stdout, c+" (Gamma) [P3]: starts in slot 2")
+	assert.Contains(t, r.stdout, d+" (Delta): waits for "+c)
+}
+
+// snapshot maps every file under dir, .git included, to its content.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	require.NoError(t, filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		out[path] = string(data)
+		return err
+	}))
+	return out
+}
+
+func TestAutopilotPreconditions(t *testing.T) {
+	w := newAutopilotRepo(t, "  source: tk\n")
+	w.write("dirty.txt", "uncommitted\n")
+	r := w.ralph("autopilot")
+	assert.Equal(t, 3, r.code)
+	assert.Contains(t, r.stderr, "uncommitted changes: dirty.txt")
+	assert.NoDirExists(t, filepath.Join(w.dir, ".ralph"), "nothing changed")
+
+	r = w.ralph("autopilot", "--parallel", "0")
+	assert.Equal(t, 3, r.code)
+	r = w.ralph("autopilot", "--frobnicate")
+	assert.Equal(t, 3, r.code)
+
+	require.NoError(t, os.Remove(filepath.Join(w.dir, "dirty.txt")))
+	r = w.ralphEnv([]string{"PATH=/usr/bin:/bin"}, "autopilot")
+	assert.Equal(t, 3, r.code)
+	assert.Contains(t, r.stderr, "tk is not on PATH")
+}
+
+// autopilotEvents reads the autopilot's log.
+func autopilotEvents(t *testing.T, w *workspace) []events.Event {
+	t.Helper()
+	recs, err := events.NewReader(filepath.Join(w.dir, ".ralph", autopilot.EventsFile), 0).Read()
+	require.NoError(t, err)
+	var out []events.Event
+	for _, r := range recs {
+		require.NoError(t, r.Err)
+		out = append(out, r.Event)
+	}
+	return out
+}
+
+func countTopic(evs []events.Event, topic string) map[string]int {
+	n := map[string]int{}
+	for _, ev := range evs {
+		if ev.Topic == topic {
+			var p struct{ Task string }
+			_ = json.Unmarshal(ev.Payload, &p)
+			n[p.Task]++
+		}
+	}
+	return n
+}
+
+// The autopilot is killed with SIGKILL at each named point, then run
+// again: it finishes the queue with nothing merged twice, nothing closed
+// twice and nothing lost.
+func TestAutopilotFinishesTheQueueAfterACrash(t *testing.T) {
+	for _, point := range []string{
+		autopilot.FaultRunning + ":2",  // two slots active
+		autopilot.FaultMerged + ":1",   // a verified merge, the base branch not moved yet
+		autopilot.FaultAdvanced + ":1", // merged, not yet closed
+		autopilot.FaultClosed + ":1",   // closed, not yet recorded
+	} {
+		t.Run(point, func(t *testing.T) {
+			w := newAutopilotRepo(t, "  source: tk\n  parallel: 2\n")
+			w.script(taskAgent("0.2"))
+			var ids []string
+			for _, name := range []string{"one", "two", "three"} {
+				ids = append(ids, w.run("tk", "create", "Task "+name, "-p", "1"))
+			}
+			killed := w.ralphEnv([]string{"RALPH_TEST_CRASH_AT=" + point}, "autopilot")
+			require.Equal(t, -1, killed.code, "killed at %s\nstderr:\n%s", point, killed.stderr)
+
+			r := w.ralph("autopilot")
+			require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+			assert.ElementsMatch(t, ids, w.mergedOrder(), "each task merged exactly once")
+			closes := git(t, w.dir, "log", "--format=%s", "main")
+			for _, id := range ids {
+				ticket := w.read(".tickets/" + id + ".md")
+				assert.Contains(t, ticket, "status: closed")
+				assert.Equal(t, 1, strings.Count(ticket, "merged into main by ralph autopilot"), "%s closed once:\n%s", id, ticket)
+				assert.Equal(t, 1, strings.Count(closes, "ralph: close "+id+"\n"), "%s: one close commit", id)
+				assert.Equal(t, id+"\n", w.read(id+".txt"))
+			}
+			evs := autopilotEvents(t, w)
+			completed := countTopic(evs, autopilot.TopicTaskCompleted)
+			assert.Equal(t, ids, sortedKeysOf(ids, completed), "every task completed")
+			for _, id := range ids {
+				assert.Equal(t, 1, completed[id], "%s completed once", id)
+			}
+			assert.Empty(t, countTopic(evs, autopilot.TopicTaskFailed))
+			w.assertCleanAfterRun(".tickets")
+		})
+	}
+}
+
+// sortedKeysOf lists the ids that m has, in the order of ids.
+func sortedKeysOf(ids []string, m map[string]int) []string {
+	var out []string
+	for _, id := range ids {
+		if m[id] > 0 {
+			out = append(out, id)
+		}
+	}
+	return out
+}
