@@ -62,7 +62,7 @@ func (a *Autopilot) merged(ctx context.Context, d mergeDone) error {
 		}
 		return a.failTask(ctx, m.Task, reason)
 	}
-	if err := a.journal.record(TopicMergeDone, payload{Task: m.Task, Base: res.Base, Commit: res.Commit}); err != nil {
+	if err := a.journal.record(TopicMergeDone, payload{Task: m.Task, Base: res.Base, Commit: res.Commit, Checks: len(a.merger.verify)}); err != nil {
 		return err
 	}
 	m.Step, m.Base, m.Commit = MergeDone, res.Base, res.Commit

@@ -3,10 +3,10 @@ package autopilot
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"maps"
 )
 
 // reconcile brings an unfinished run back in step with the world after a

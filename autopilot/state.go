@@ -108,11 +108,13 @@ type payload struct {
 	Base       string   `json:"base,omitempty"`
 	Commit     string   `json:"commit,omitempty"`
 	Files      []string `json:"files,omitempty"`
-	Reason     string   `json:"reason,omitempty"`
-	ExitCode   *int     `json:"exitCode,omitempty"`
-	Completed  int      `json:"completed,omitempty"`
-	Failed     int      `json:"failed,omitempty"`
-	Message    string   `json:"message,omitempty"`
+	// Checks is how many verify criteria a merged result passed.
+	Checks    int    `json:"checks,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	ExitCode  *int   `json:"exitCode,omitempty"`
+	Completed int    `json:"completed,omitempty"`
+	Failed    int    `json:"failed,omitempty"`
+	Message   string `json:"message,omitempty"`
 	// Resumable marks an autopilot.stopped that left its run to be
 	// resumed (an interrupt), rather than ending it.
 	Resumable bool `json:"resumable,omitempty"`

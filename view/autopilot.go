@@ -68,6 +68,7 @@ type apPayload struct {
 	HeldBy     string   `json:"heldBy"`
 	Commit     string   `json:"commit"`
 	Files      []string `json:"files"`
+	Checks     int      `json:"checks"`
 	Reason     string   `json:"reason"`
 	ExitCode   *int     `json:"exitCode"`
 	Completed  int      `json:"completed"`
@@ -127,7 +128,10 @@ func AutopilotEventText(ev events.Event) string {
 		}
 		return fmt.Sprintf("merging %s", task)
 	case autopilot.TopicMergeDone:
-		return fmt.Sprintf("merged %s as %s; verified", p.Task, short(p.Commit))
+		if p.Checks > 0 {
+			return fmt.Sprintf("merged %s as %s; %s passed on the merged result", p.Task, short(p.Commit), plural.Count(p.Checks, "verify check", "verify checks"))
+		}
+		return fmt.Sprintf("merged %s as %s", p.Task, short(p.Commit))
 	case autopilot.TopicMergeFailed:
 		return fmt.Sprintf("merge of %s failed: %s", p.Task, p.Reason)
 	case autopilot.TopicVerifyFailed:

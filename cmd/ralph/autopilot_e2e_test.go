@@ -482,3 +482,56 @@ func sortedKeysOf(ids []string, m map[string]int) []string {
 	}
 	return out
 }
+
+// waitRelease is the scripted agent's way to hold its loop until the
+// test creates $SCRIPTAGENT_STATE/release.
+const waitRelease = `while [ ! -e "$SCRIPTAGENT_STATE/release" ]; do sleep 0.05; done; `
+
+func TestAutopilotStatusPauseAndStop(t *testing.T) {
+	w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n  parallel: 2\n")
+	w.write("TODO.md", "- [ ] One\n- [ ] Two\n- [ ] Three\n")
+	git(t, w.dir, "add", "-A")
+	git(t, w.dir, "commit", "-q", "-m", "tasks")
+	w.script(script.Script{Steps: []script.Step{{
+		Sh:     `task=$(basename "$PWD"); touch "$SCRIPTAGENT_STATE/running-$task"; ` + waitRelease + `echo "$task" > "$task.txt"`,
+		Commit: "do the task",
+		Say:    `<event topic="LOOP_COMPLETE">done</event>`,
+	}}})
+	cmd, stderr := w.startRalph("autopilot")
+	for _, task := range []string{"one", "two"} {
+		waitFor(t, task+"'s agent", func() bool { return fileExists(filepath.Join(w.state, "running-"+task)) })
+	}
+
+	r := w.ralph("autopilot", "status", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var st autopilot.Status
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &st))
+	assert.True(t, st.Running)
+	assert.Equal(t, 2, st.Started)
+	require.Len(t, st.Active, 2)
+	assert.Equal(t, "one", st.Active[0].Task)
+	assert.Equal(t, ".worktrees/one", st.Active[0].Worktree)
+	assert.True(t, st.Active[0].LoopRunning)
+
+	r = w.ralph("autopilot", "pause")
+	require.Equal(t, 0, r.code, r.stderr)
+	waitFor(t, "the pause", func() bool { return strings.Contains(stderr.String(), "paused: no new tasks start") })
+	require.NoError(t, os.WriteFile(filepath.Join(w.state, "release"), nil, 0o644))
+	waitFor(t, "both merges", func() bool { return strings.Count(stderr.String(), "completed: ") == 2 })
+
+	r = w.ralph("autopilot", "status")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "running (pid")
+	assert.Contains(t, r.stdout, "paused")
+	assert.Contains(t, r.stdout, "2 started, 2 completed, 0 failed")
+
+	r = w.ralph("autopilot", "stop")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, 0, exitCodeOf(cmd.Wait()), stderr.String())
+	assert.Contains(t, w.read("TODO.md"), "- [ ] Three", "no task starts after a pause and a stop")
+	assert.NoFileExists(t, filepath.Join(w.state, "running-three"))
+
+	r = w.ralph("autopilot", "stop")
+	assert.Equal(t, 3, r.code, "no autopilot runs any more")
+	assert.Contains(t, r.stderr, "no autopilot is running")
+}
