@@ -39,7 +39,7 @@ func taskAgent(sleep string) script.Script {
 
 // newAutopilotRepo is a workspace on branch main with a first commit, a
 // ralph.yml whose autopilot section is section, and the fakes on PATH.
-func newAutopilotRepo(t *testing.T, section string) *workspace {
+func newAutopilotRepo(t testing.TB, section string) *workspace {
 	t.Helper()
 	fakestest.UsePath(t)
 	w := newWorkspace(t)

@@ -49,19 +49,19 @@ func TestMain(m *testing.M) {
 
 // workspace is a temporary git repository for one end-to-end test.
 type workspace struct {
-	t     *testing.T
+	t     testing.TB
 	dir   string
 	state string // the scripted agent's counters and recorded prompts
 }
 
-func newWorkspace(t *testing.T) *workspace {
+func newWorkspace(t testing.TB) *workspace {
 	t.Helper()
 	w := &workspace{t: t, dir: t.TempDir(), state: t.TempDir()}
 	git(t, w.dir, "init", "-q", ".")
 	return w
 }
 
-func git(t *testing.T, dir string, args ...string) string {
+func git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", append([]string{"-c", "user.name=ralph-test", "-c", "user.email=test@example.com"}, args...)...)
 	cmd.Dir = dir

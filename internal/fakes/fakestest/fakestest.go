@@ -37,7 +37,7 @@ func Install(t testing.TB) string {
 
 // UsePath puts the fakes first on PATH for the test (with t.Setenv, so
 // the test must not be parallel) and returns their directory.
-func UsePath(t *testing.T) string {
+func UsePath(t testing.TB) string {
 	t.Helper()
 	dir := Install(t)
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
