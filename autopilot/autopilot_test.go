@@ -456,7 +456,7 @@ func commitIn(dir, name, content string) error {
 		cmd := exec.Command("git", append([]string{"-c", "user.name=Agent", "-c", "user.email=agent@example.com"}, args...)...)
 		cmd.Dir = dir
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("git %v: %v: %s", args, err, out)
+			return fmt.Errorf("git %v: %w: %s", args, err, out)
 		}
 	}
 	return nil

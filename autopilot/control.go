@@ -78,7 +78,12 @@ func watchControl(dir string) (<-chan string, func(), error) {
 				if !ok || !deliver() {
 					return
 				}
-			case <-w.Errors:
+			case _, ok := <-w.Errors:
+				// An overflow loses events, not requests: the next
+				// event reads every request file again.
+				if !ok {
+					return
+				}
 			case <-done:
 				return
 			}
