@@ -452,7 +452,7 @@ func commitIn(dir, name, content string) error {
 	if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
 		return err
 	}
-	for _, args := range [][]string{{"add", name}, {"commit", "-q", "-m", "add " + name}} {
+	for _, args := range [][]string{{"add", name}, {"commit", "-q", "--allow-empty", "-m", "add " + name}} {
 		cmd := exec.Command("git", append([]string{"-c", "user.name=Agent", "-c", "user.email=agent@example.com"}, args...)...)
 		cmd.Dir = dir
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -465,4 +465,62 @@ func commitIn(dir, name, content string) error {
 func verifySpecs(t *testing.T, command string) []criteria.Spec {
 	t.Helper()
 	return []criteria.Spec{{Type: criteria.TypeCommandSucceeds, Command: command}}
+}
+
+func TestACorruptStateIsMovedAsideAndRebuiltFromTheLog(t *testing.T) {
+	h := newHarness(t, task("a", 1), task("b", 2))
+	h.start(t.Context(), h.settings(1))
+	h.loop()
+	require.NoError(t, Request(h.repo, RequestStopNow))
+	res := h.wait()
+	require.True(t, res.Resumable)
+	statePath := filepath.Join(h.repo, ".ralph", StateFile)
+	require.NoError(t, os.WriteFile(statePath, []byte(`{"version": 1, "runId": "x", "act`), 0o644))
+
+	st, notice, err := loadState(filepath.Join(h.repo, ".ralph"), time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC))
+	require.NoError(t, err)
+	assert.Contains(t, notice, "moved to autopilot-state.corrupt.20261124T120000Z.json")
+	assert.FileExists(t, filepath.Join(h.repo, ".ralph", "autopilot-state.corrupt.20261124T120000Z.json"))
+	require.Len(t, st.Active, 1, "the log still says which task runs")
+	assert.Equal(t, "a", st.Active["1"].Task)
+	assert.Equal(t, 1, st.StartedCount)
+}
+
+func TestAFlagThatDisagreesWithTheUnfinishedRunIsReportedAndIgnored(t *testing.T) {
+	h := newHarness(t, task("a", 1), task("b", 2))
+	h.start(t.Context(), h.settings(1))
+	h.loop()
+	require.NoError(t, Request(h.repo, RequestStopNow))
+	require.True(t, h.wait().Resumable)
+
+	again := &harness{t: t, repo: h.repo, source: h.source, runner: h.runner,
+		events: make(chan events.Event, 1000), done: make(chan struct{})}
+	again.start(t.Context(), h.settings(3))
+	notice := payloadOf(again.next(TopicNotice))
+	assert.Equal(t, "the unfinished run keeps its settings: parallel 1 (asked for 3)", notice.Message)
+	again.loop().complete() // a, resumed
+	again.loop().complete() // b: one slot, as the run began
+	res := again.wait()
+	assert.Equal(t, 2, res.Completed)
+	assert.Equal(t, 1, again.runner.mostAtOnce())
+}
+
+func TestObjectiveAndOverlayTrustTaskCommandsOnlyWhenTold(t *testing.T) {
+	tk := tasks.Task{ID: "t-1", Title: "Add a flag", Description: "Add --json.",
+		Criteria: []tasks.Criterion{{Text: "the help mentions it"}, {Text: "`go test ./...`", Command: "go test ./..."}}}
+	untrusted := Objective(tk, "tk", false, "")
+	assert.Contains(t, untrusted, "# Add a flag\n\nAdd --json.\n\n## Acceptance criteria\n\n- the help mentions it\n- `go test ./...` succeeds\n")
+	assert.Contains(t, untrusted, "task t-1 from tk")
+	assert.Contains(t, Objective(tk, "tk", true, ""), "ralph runs `go test ./...` to check it")
+	assert.Contains(t, Objective(tk, "tk", false, "the merge conflicted"), "## Before you go on\n\nthe merge conflicted\n")
+
+	a := &Autopilot{opts: Options{Criteria: []criteria.Spec{{Type: criteria.TypeTestsPass}}}}
+	overlay, err := a.overlay(tk)
+	require.NoError(t, err)
+	assert.NotContains(t, string(overlay), "go test", "tracker text does not run unless trusted")
+	assert.Contains(t, string(overlay), "tests_pass", "the config's own criteria stay")
+	a.opts.Settings.TrustTasks = true
+	overlay, err = a.overlay(tk)
+	require.NoError(t, err)
+	assert.Contains(t, string(overlay), "command: go test ./...")
 }

@@ -144,8 +144,9 @@ func (a *Autopilot) open(ctx context.Context, dir, runID string, lock *engine.Lo
 			return err
 		}
 	}
-	if prev := lock.Previous; prev.PID != 0 && prev.RunID != a.state().RunID {
-		if err := a.notice(fmt.Sprintf("took over the lock of autopilot run %s (pid %d), which is no longer running", prev.RunID, prev.PID)); err != nil {
+	if prev := lock.Previous; prev.PID != 0 {
+		if err := a.notice(fmt.Sprintf("took over the lock of autopilot run %s (pid %d on %s, started %s), which is no longer running",
+			prev.RunID, prev.PID, prev.Host, prev.StartedAt.Format(time.RFC3339))); err != nil {
 			return err
 		}
 	}
