@@ -1,6 +1,7 @@
 package autopilot
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io/fs"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/tasks"
 )
 
 // Status is what `ralph autopilot status` reports.
@@ -92,4 +94,24 @@ func slotStatus(repo, slot string, a Slot, now time.Time) SlotStatus {
 		ss.Hat, ss.Iteration, ss.LoopRunning = loop.Hat, loop.Iteration, loop.Running
 	}
 	return ss
+}
+
+// CountPending counts the source's ready tasks that the autopilot's run in
+// repo has not started, for status.
+func CountPending(ctx context.Context, repo string, source tasks.Source) (int, error) {
+	st := newState()
+	if data, err := os.ReadFile(filepath.Join(repo, ralphDir, StateFile)); err == nil {
+		_ = json.Unmarshal(data, st)
+	}
+	ready, err := source.Ready(ctx)
+	if err != nil {
+		return -1, err
+	}
+	n := 0
+	for _, t := range ready {
+		if st.Ended != nil || !st.Started(t.ID) {
+			n++
+		}
+	}
+	return n, nil
 }

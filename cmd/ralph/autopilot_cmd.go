@@ -149,11 +149,15 @@ func taskSpec(s config.TaskSource) tasks.Spec {
 }
 
 type autopilotStatusCmd struct {
-	JSON bool `name:"json" help:"Print the status as one JSON object."`
+	Config []string `short:"c" placeholder:"FILE" help:"Config file naming the task source, to count the pending tasks (default ./ralph.yml)."`
+	JSON   bool     `name:"json" help:"Print the status as one JSON object."`
 }
 
-func (c *autopilotStatusCmd) Run(g *globals) error {
+func (c *autopilotStatusCmd) Run(ctx context.Context, g *globals) error {
 	s, err := autopilot.ReadStatus(g.Dir, time.Now())
+	if err == nil {
+		s.Pending = c.pending(ctx, g)
+	}
 	if errors.Is(err, autopilot.ErrNoAutopilot) && !c.JSON {
 		fmt.Fprintln(g.stdout, "no autopilot has run here; start one with `ralph autopilot`")
 		return nil
@@ -168,6 +172,24 @@ func (c *autopilotStatusCmd) Run(g *globals) error {
 	}
 	view.WriteAutopilotStatus(g.stdout, s)
 	return nil
+}
+
+// pending counts the ready tasks not yet started, when the config names a
+// source that can be listed; -1 when it cannot be known.
+func (c *autopilotStatusCmd) pending(ctx context.Context, g *globals) int {
+	cfg, _, err := config.LoadIn(g.Dir, c.Config, nil)
+	if err != nil {
+		return -1
+	}
+	source, err := tasks.Open(taskSpec(cfg.Autopilot.Source), g.Dir)
+	if err != nil {
+		return -1
+	}
+	n, err := autopilot.CountPending(ctx, g.Dir, source)
+	if err != nil {
+		return -1
+	}
+	return n
 }
 
 type autopilotPauseCmd struct{}

@@ -339,9 +339,20 @@ func TestAutopilotFailedVerificationLeavesTheBaseBranch(t *testing.T) {
 	git(t, w.dir, "add", "-A")
 	git(t, w.dir, "commit", "-q", "-m", "tasks")
 	w.script(taskAgent("0"))
-	r := w.ralph("autopilot")
+	r := w.ralph("autopilot", "--headless")
 	require.Equal(t, 1, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
-	assert.Contains(t, r.stderr, "verification of the merged result failed")
+	var topics []string
+	for line := range strings.Lines(r.stdout) {
+		ev, err := events.ParseLine([]byte(strings.TrimSuffix(line, "\n")))
+		require.NoError(t, err, "--headless prints one event per line: %q", line)
+		topics = append(topics, ev.Topic)
+		if ev.Topic == autopilot.TopicTaskFailed {
+			assert.Contains(t, ev.PayloadText(), "verification of the merged result failed")
+		}
+	}
+	assert.Contains(t, topics, autopilot.TopicVerifyFailed)
+	assert.Equal(t, autopilot.TopicStopped, topics[len(topics)-1])
+	assert.Equal(t, r.stdout, w.read(".ralph/"+autopilot.EventsFile), "the same lines as the log")
 	assert.Equal(t, []string{"good"}, w.mergedOrder(), "only the verified task is merged")
 	assert.NoFileExists(t, filepath.Join(w.dir, "bad.txt"))
 	assert.Contains(t, w.read("TODO.md"), "- [ ] Bad", "a failed task stays open")
@@ -512,6 +523,7 @@ func TestAutopilotStatusPauseAndStop(t *testing.T) {
 	assert.Equal(t, "one", st.Active[0].Task)
 	assert.Equal(t, ".worktrees/one", st.Active[0].Worktree)
 	assert.True(t, st.Active[0].LoopRunning)
+	assert.Equal(t, 1, st.Pending, "three is ready and not started")
 
 	r = w.ralph("autopilot", "pause")
 	require.Equal(t, 0, r.code, r.stderr)
@@ -523,7 +535,7 @@ func TestAutopilotStatusPauseAndStop(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "running (pid")
 	assert.Contains(t, r.stdout, "paused")
-	assert.Contains(t, r.stdout, "2 started, 2 completed, 0 failed")
+	assert.Contains(t, r.stdout, "2 started, 2 completed, 0 failed, 1 pending")
 
 	r = w.ralph("autopilot", "stop")
 	require.Equal(t, 0, r.code, r.stderr)
