@@ -20,11 +20,11 @@ import (
 )
 
 type autopilotCmd struct {
-	Run    autopilotRunCmd     `cmd:"" default:"withargs" help:"Work through the task tracker (the default: ralph autopilot [flags])."`
-	Status autopilotStatusCmd  `cmd:"" help:"Say whether an autopilot runs here, its slots, merges and counts."`
-	Pause  autopilotPauseCmd   `cmd:"" help:"Start no new tasks; running ones go on."`
-	Resume autopilotResumeCmd  `cmd:"" help:"Start new tasks again after a pause."`
-	Stop   autopilotStopCmd    `cmd:"" help:"Start no new tasks; running ones finish and merge, then the autopilot exits."`
+	Run    autopilotRunCmd    `cmd:"" default:"withargs" help:"Work through the task tracker (the default: ralph autopilot [flags])."`
+	Status autopilotStatusCmd `cmd:"" help:"Say whether an autopilot runs here, its slots, merges and counts."`
+	Pause  autopilotPauseCmd  `cmd:"" help:"Start no new tasks; running ones go on."`
+	Resume autopilotResumeCmd `cmd:"" help:"Start new tasks again after a pause."`
+	Stop   autopilotStopCmd   `cmd:"" help:"Start no new tasks; running ones finish and merge, then the autopilot exits."`
 }
 
 func (autopilotCmd) Help() string {
