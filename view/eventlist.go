@@ -7,10 +7,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 )
@@ -55,6 +57,9 @@ type EventListing struct {
 	Filter  EventFilter
 	Last    int
 	Follow  bool
+	// Autopilot says the log is an autopilot's (.ralph/autopilot-events.jsonl)
+	// rather than a loop's: a follow ends at its autopilot.stopped.
+	Autopilot bool
 	// Flush pushes out what Printer's writer buffers; it is called before
 	// each wait for more of the log.
 	Flush func() error
@@ -78,7 +83,7 @@ func (l *EventListing) List(ctx context.Context, path string) error {
 	if err := l.Printer.Header(); err != nil {
 		return err
 	}
-	s := &logPrinter{keep: l.Filter.Keep, p: l.Printer, last: newRing(l.Last)}
+	s := &logPrinter{keep: l.Filter.Keep, p: l.Printer, last: newRing(l.Last), autopilot: l.Autopilot}
 	if err := s.printExisting(path, l.Follow); err != nil {
 		return err
 	}
@@ -102,6 +107,9 @@ type logPrinter struct {
 	// ended is set by a loop.terminate line and cleared by a later
 	// loop.resumed: whether the run is over as far as the log says.
 	ended bool
+	// autopilot: the log is an autopilot's, whose runs end with
+	// autopilot.stopped and start (or go on) with autopilot.started.
+	autopilot bool
 }
 
 func (s *logPrinter) record(rec events.Record) error {
@@ -109,12 +117,7 @@ func (s *logPrinter) record(rec events.Record) error {
 	// Only ralph's own lines say where a run is: an agent may write any
 	// topic (the engine rejects it, but the line is in the log).
 	if src := rec.Event.Source; rec.Err == nil && src != events.SourceAgent && src != events.SourceTag {
-		switch rec.Event.Topic {
-		case engine.TopicLoopTerminate:
-			s.ended = true
-		case engine.TopicLoopResumed, engine.TopicLoopStarted:
-			s.ended = false
-		}
+		s.notice(rec.Event.Topic)
 	}
 	if !s.keep(rec) {
 		return nil
@@ -130,6 +133,22 @@ func (s *logPrinter) record(rec events.Record) error {
 		return nil
 	}
 	return s.p.Print(rec)
+}
+
+// notice follows where the run is from one of ralph's own topics.
+func (s *logPrinter) notice(topic string) {
+	end, start := []string{engine.TopicLoopTerminate}, []string{engine.TopicLoopResumed, engine.TopicLoopStarted}
+	if s.autopilot {
+		// An interrupted autopilot ends with autopilot.stopped too: the
+		// process is gone, and the next one starts with autopilot.started.
+		end, start = []string{autopilot.TopicStopped}, []string{autopilot.TopicStarted}
+	}
+	switch {
+	case slices.Contains(end, topic):
+		s.ended = true
+	case slices.Contains(start, topic):
+		s.ended = false
+	}
 }
 
 // printExisting streams the log as it is now. A log that does not exist

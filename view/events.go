@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/plural"
@@ -248,6 +249,9 @@ type EventPrinter struct {
 	W    io.Writer
 	JSON bool           // raw JSON lines instead of the table
 	Loc  *time.Location // the table's times are in Loc
+	// Autopilot says the records are an autopilot's events, which the
+	// table describes as `ralph autopilot` shows them.
+	Autopilot bool
 	// Malformed counts lines that are not events, which JSON leaves out
 	// so its output stays valid for jq.
 	Malformed int
@@ -290,8 +294,25 @@ func (p *EventPrinter) Print(rec events.Record) error {
 		ts = ev.TS.In(p.Loc).Format("15:04:05")
 	}
 	_, err := fmt.Fprintf(p.W, tableFormat, ts, intOrDash(iteration), orDash(hat), orDash(ev.Source),
-		Sanitize(ev.Topic), Clip(Sanitize(describe(ev)), 100))
+		Sanitize(ev.Topic), Clip(Sanitize(p.describe(ev)), 100))
 	return err
+}
+
+// describe is the table's payload cell: an autopilot's events in the
+// words `ralph autopilot` prints, a loop's as describe renders them.
+func (p *EventPrinter) describe(ev events.Event) string {
+	if !p.Autopilot || ev.Source != events.SourceRalph || !isObject(ev.Payload) {
+		return describe(ev)
+	}
+	if text := AutopilotEventText(ev); text != "" {
+		return text
+	}
+	// task.running, which `ralph autopilot` does not show.
+	var r apPayload
+	if ev.Topic == autopilot.TopicTaskRunning && decodeView(ev, &r) {
+		return fmt.Sprintf("slot %s: the loop of %s runs (pid %d)", r.Slot, r.Task, r.PID)
+	}
+	return ev.PayloadText()
 }
 
 func intOrDash(n int) string {

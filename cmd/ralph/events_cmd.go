@@ -5,9 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/flagvalue"
@@ -24,6 +27,7 @@ type eventsCmd struct {
 	RunID     string               `name:"run" placeholder:"ID" xor:"log" help:"Read the log of an earlier run (an id or a unique prefix; --runs lists them)."`
 	File      string               `placeholder:"FILE" xor:"log" help:"Read this event log instead of the current run's."`
 	Runs      bool                 `help:"List the runs of this workspace: id, start, how each ended, its log."`
+	Autopilot bool                 `help:"Read the autopilot's event log (.ralph/autopilot-events.jsonl) instead of a run's."`
 	JSON      bool                 `name:"json" help:"Print the raw JSON lines, ready for jq."`
 	Follow    bool                 `short:"f" help:"Keep printing events as they are appended, until the run ends or Ctrl-C."`
 }
@@ -42,12 +46,17 @@ Examples:
   ralph events -f                                  # follow the running loop
   ralph events --runs                              # the runs of this workspace
   ralph events --run 20261122-1000 --iteration 3
+  ralph events --autopilot --topic 'task.*'        # the autopilot's events
   ralph events --json | jq -c 'select(.topic == "iteration.finished") | .payload'`
 }
 
 // Validate rejects the flags --runs would ignore: it lists runs, not
 // events, so a filter or a log to read says the user meant something else.
+// It rejects with --autopilot what an autopilot's log has no use for.
 func (c *eventsCmd) Validate() error {
+	if c.Autopilot {
+		return c.validateAutopilot()
+	}
 	if !c.Runs {
 		return nil
 	}
@@ -62,6 +71,29 @@ func (c *eventsCmd) Validate() error {
 	for _, g := range given {
 		if g.set {
 			return fmt.Errorf("--runs and %s can't be used together: --runs lists the runs, not their events; drop --runs to list events, or pick a run with --run ID", g.flag)
+		}
+	}
+	return nil
+}
+
+// validateAutopilot rejects the flags that pick another log, or filter on
+// what only a loop's events have: the autopilot's events are about tasks,
+// not hats or iterations.
+func (c *eventsCmd) validateAutopilot() error {
+	other := []struct {
+		set  bool
+		flag string
+		why  string
+	}{
+		{c.Runs, "--runs", "--runs lists the runs of a loop; drop --autopilot to list them"},
+		{c.RunID != "", "--run", "--run reads a loop's log; drop --autopilot to read it"},
+		{c.File != "", "--file", "--file reads the given log; drop --autopilot to read it"},
+		{c.Hat != "", "--hat", "the autopilot's events are about tasks, not hats; read a task's loop with ralph events in its worktree"},
+		{c.Iteration > 0, "--iteration", "the autopilot's events are about tasks, not iterations; read a task's loop with ralph events in its worktree"},
+	}
+	for _, o := range other {
+		if o.set {
+			return fmt.Errorf("--autopilot and %s can't be used together: %s", o.flag, o.why)
 		}
 	}
 	return nil
@@ -88,7 +120,7 @@ func (c *eventsCmd) Run(ctx context.Context, g *globals) (err error) {
 		return err
 	}
 	path, err := c.logPath(g.Dir)
-	if errors.Is(err, engine.ErrNoLog) && c.Follow {
+	if errors.Is(err, engine.ErrNoLog) && c.Follow && !c.Autopilot {
 		path, err = engine.AwaitRun(ctx, g.Dir, func() {
 			fmt.Fprintln(g.stderr, "ralph: no run here yet; waiting for one to start (Ctrl-C to stop)")
 		})
@@ -99,8 +131,8 @@ func (c *eventsCmd) Run(ctx context.Context, g *globals) (err error) {
 	if err != nil {
 		return err
 	}
-	p := &view.EventPrinter{W: out, JSON: c.JSON, Loc: time.Local}
-	listing := view.EventListing{Printer: p, Filter: filter, Last: int(c.Last), Follow: c.Follow, Flush: out.Flush}
+	p := &view.EventPrinter{W: out, JSON: c.JSON, Loc: time.Local, Autopilot: c.Autopilot}
+	listing := view.EventListing{Printer: p, Filter: filter, Last: int(c.Last), Follow: c.Follow, Autopilot: c.Autopilot, Flush: out.Flush}
 	if err := listing.List(ctx, path); err != nil {
 		return err
 	}
@@ -158,6 +190,8 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 
 func (c *eventsCmd) logPath(dir string) (string, error) {
 	switch {
+	case c.Autopilot:
+		return autopilotLog(dir)
 	case c.File != "":
 		if filepath.IsAbs(c.File) {
 			return c.File, nil
@@ -172,4 +206,18 @@ func (c *eventsCmd) logPath(dir string) (string, error) {
 			"start one with `ralph loop`, or pass --file or --run")
 	}
 	return path, err
+}
+
+// autopilotLog is the autopilot's event log in dir's .ralph/, which must
+// exist: an autopilot that has never run has none.
+func autopilotLog(dir string) (string, error) {
+	path := filepath.Join(dir, engine.DirName, autopilot.EventsFile)
+	if _, err := os.Stat(path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", withHint(fmt.Errorf("no autopilot event log: %s does not exist", path),
+				"no autopilot has run here; start one with `ralph autopilot`")
+		}
+		return "", err
+	}
+	return path, nil
 }
