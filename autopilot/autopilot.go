@@ -364,7 +364,13 @@ func (a *Autopilot) start(ctx context.Context, t tasks.Task, slot string) error 
 	if err := a.writeTaskFiles(t, ""); err != nil {
 		return a.failTask(ctx, t.ID, err.Error())
 	}
-	return a.launch(ctx, slot, t.ID, 1, StartNew)
+	mode := StartNew
+	if _, err := os.Stat(a.worktree(t.ID)); err == nil {
+		// An earlier run failed this task and kept its worktree: its work
+		// goes on from there, in a new run of its loop.
+		mode = StartFresh
+	}
+	return a.launch(ctx, slot, t.ID, 1, mode)
 }
 
 // launch makes the task's worktree, when missing, and starts its loop.

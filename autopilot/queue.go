@@ -79,8 +79,10 @@ func (a *Autopilot) land(ctx context.Context, m Merge) error {
 		return a.failTask(ctx, m.Task, err.Error())
 	}
 	if !ok {
-		// The base branch moved since the merge was made: make it again.
-		return a.journal.record(TopicMergeStarted, payload{Task: m.Task, Message: a.base + " moved; merging again"})
+		// The base branch moved since the merge was made: it goes back
+		// to the queue, to be made again on the new tip.
+		return a.journal.record(TopicMergeFailed, payload{Task: m.Task, Base: m.Base, Requeued: true,
+			Reason: a.base + " moved since the merge was made; merging again"})
 	}
 	a.fault(FaultAdvanced)
 	if err := a.closeTask(ctx, m); err != nil {

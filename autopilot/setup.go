@@ -198,13 +198,16 @@ func (a *Autopilot) begin(lock *engine.Lock, runID string) error {
 		if st.Parallel != s.Parallel {
 			diffs = append(diffs, fmt.Sprintf("parallel %d (asked for %d)", st.Parallel, s.Parallel))
 		}
+		if st.Source != a.opts.Source.Name() {
+			diffs = append(diffs, fmt.Sprintf("tasks from %s (asked for %s, which is used from now on)", st.Source, a.opts.Source.Name()))
+		}
 		if st.MaxTasks != s.MaxTasks {
 			diffs = append(diffs, fmt.Sprintf("max_tasks %d (asked for %d)", st.MaxTasks, s.MaxTasks))
 		}
 		if err := lock.Update(engine.LockInfo{RunID: st.RunID, PID: os.Getpid(), Host: hostname(), StartedAt: a.now().UTC()}); err != nil {
 			return err
 		}
-		p := payload{RunID: st.RunID, Source: st.Source, MaxTasks: st.MaxTasks, Parallel: st.Parallel, Message: "resuming the unfinished run"}
+		p := payload{RunID: st.RunID, Source: a.opts.Source.Name(), MaxTasks: st.MaxTasks, Parallel: st.Parallel, Message: "resuming the unfinished run"}
 		if err := a.journal.record(TopicStarted, p); err != nil {
 			return err
 		}

@@ -115,6 +115,9 @@ type payload struct {
 	Completed int    `json:"completed,omitempty"`
 	Failed    int    `json:"failed,omitempty"`
 	Message   string `json:"message,omitempty"`
+	// Requeued marks a merge.failed that sends the merge back to the
+	// queue, to be made again.
+	Requeued bool `json:"requeued,omitempty"`
 	// Resumable marks an autopilot.stopped that left its run to be
 	// resumed (an interrupt), rather than ending it.
 	Resumable bool `json:"resumable,omitempty"`
@@ -157,8 +160,9 @@ func (s *State) Apply(ev events.Event) {
 	case TopicStarted:
 		if p.RunID != s.RunID || s.Ended != nil {
 			*s = *newState()
-			s.RunID, s.StartedAt, s.Source, s.MaxTasks, s.Parallel = p.RunID, ev.TS, p.Source, p.MaxTasks, p.Parallel
+			s.RunID, s.StartedAt, s.MaxTasks, s.Parallel = p.RunID, ev.TS, p.MaxTasks, p.Parallel
 		}
+		s.Source = p.Source
 	case TopicPaused:
 		s.Paused = true
 	case TopicResumed:
@@ -177,6 +181,10 @@ func (s *State) Apply(ev events.Event) {
 		}
 	case TopicMergeStarted:
 		s.updateMerge(p.Task, func(m *Merge) { m.Step, m.Base, m.Commit = MergeRunning, p.Base, "" })
+	case TopicMergeFailed:
+		if p.Requeued {
+			s.updateMerge(p.Task, func(m *Merge) { m.Step, m.Base, m.Commit = MergeQueued, "", "" })
+		}
 	case TopicMergeDone:
 		s.updateMerge(p.Task, func(m *Merge) { m.Step, m.Base, m.Commit = MergeDone, p.Base, p.Commit })
 	case TopicTaskRetry:

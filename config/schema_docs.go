@@ -25,7 +25,7 @@ var schemaDocs = map[string]string{
 	"autopilot.trust_task_commands": "Run a task's acceptance criteria that are shell commands as criteria; otherwise they are only requirements in its prompt.",
 	"autopilot.source.type":         "The tracker: tk, beads, prd, checklist or command.",
 	"autopilot.source.path":         "The file of a prd (default prd.json) or checklist (default TODO.md) source.",
-	"autopilot.source.list":         "command source: prints the ready tasks as JSON lines or one JSON array (id, title, description, priority, tags, acceptance_criteria).",
+	"autopilot.source.list":         "command source: prints the tasks as JSON lines or one JSON array (id, title, description, priority, tags or labels, acceptance_criteria, status, deps); closed tasks and those waiting on open deps are not started.",
 	"autopilot.source.claim":        "command source: marks $RALPH_TASK_ID as in progress.",
 	"autopilot.source.close":        "command source: marks $RALPH_TASK_ID done ($RALPH_TASK_REASON says what was merged).",
 	"autopilot.source.fail":         "command source: records that $RALPH_TASK_ID failed and why ($RALPH_TASK_REASON).",

@@ -123,9 +123,6 @@ func AutopilotEventText(ev events.Event) string {
 	case autopilot.TopicTaskFailed:
 		return fmt.Sprintf("failed: %s: %s", task, p.Reason)
 	case autopilot.TopicMergeStarted:
-		if p.Message != "" {
-			return fmt.Sprintf("merging %s: %s", p.Task, p.Message)
-		}
 		return fmt.Sprintf("merging %s", task)
 	case autopilot.TopicMergeDone:
 		if p.Checks > 0 {
