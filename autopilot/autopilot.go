@@ -92,6 +92,8 @@ type Autopilot struct {
 	held map[string]string
 	// fatal ends the run with exit 3 once nothing runs.
 	fatal error
+	// revived counts the resumes of loops killed from outside, by task.
+	revived map[string]int
 }
 
 type slotResult struct {
@@ -123,7 +125,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		opts.NewRunID = func() string { return opts.Now().UTC().Format("20060102-150405") }
 	}
 	a := &Autopilot{opts: opts, repo: git.Repo{Dir: opts.Repo}, handles: map[string]Handle{},
-		slotDone: make(chan slotResult), mergeDone: make(chan mergeDone), held: map[string]string{}}
+		slotDone: make(chan slotResult), mergeDone: make(chan mergeDone), held: map[string]string{}, revived: map[string]int{}}
 	dir := filepath.Join(opts.Repo, ralphDir)
 	runID := opts.NewRunID()
 	lock, err := acquireLock(ctx, dir, runID, opts.Now())
@@ -415,8 +417,25 @@ func (a *Autopilot) loopEnded(ctx context.Context, r slotResult) error {
 		return a.journal.record(TopicTaskFinished, payload{Task: r.task, Slot: r.slot, Attempt: r.attempt})
 	case r.res.Interrupted() && a.interrupted:
 		return nil
+	case a.cutOff(r):
+		a.revived[r.task]++
+		if err := a.notice(fmt.Sprintf("the loop of %s was cut off (%s); resuming it", r.task, describeLoopEnd(r.res))); err != nil {
+			return err
+		}
+		return a.launch(ctx, r.slot, r.task, r.attempt, StartResume)
 	}
 	return a.failTask(ctx, r.task, describeLoopEnd(r.res))
+}
+
+// maxRevivals bounds how often a loop that something outside ralph killed
+// is resumed before its task fails.
+const maxRevivals = 2
+
+// cutOff reports whether a loop was killed or interrupted from outside
+// (its run did not end; it is resumable), and may be resumed once more.
+func (a *Autopilot) cutOff(r slotResult) bool {
+	killed := r.res.ExitCode >= 128 && (r.res.Reason == "" || r.res.Reason == "interrupted")
+	return killed && !a.stopping && a.revived[r.task] < maxRevivals
 }
 
 func describeLoopEnd(res LoopResult) string {

@@ -524,3 +524,14 @@ func TestObjectiveAndOverlayTrustTaskCommandsOnlyWhenTold(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(overlay), "command: go test ./...")
 }
+
+func TestALoopKilledFromOutsideIsResumed(t *testing.T) {
+	h := newHarness(t, task("a", 1))
+	h.start(t.Context(), h.settings(1))
+	h.loop().finish(LoopResult{ExitCode: 137, Message: "the loop was killed by killed"})
+	assert.Contains(t, payloadOf(h.next(TopicNotice)).Message, "the loop of a was cut off")
+	again := h.loop()
+	assert.Equal(t, StartResume, again.job.Mode)
+	again.complete()
+	assert.Equal(t, Result{Completed: 1}, h.wait())
+}
