@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 )
 
 // BenchmarkAutopilotParallel runs four tasks whose agent takes 2 s each,
@@ -37,7 +35,7 @@ func runFourTasks(b *testing.B, parallel int) time.Duration {
 	w.write("TODO.md", strings.Join(items, "\n")+"\n")
 	git(w.t, w.dir, "add", "-A")
 	git(w.t, w.dir, "commit", "-q", "-m", "tasks")
-	w.script(script.Script{Steps: []script.Step{{
+	w.script(agentScript{Steps: []step{{
 		Sh:     `task=$(basename "$PWD"); sleep 2; echo "$task" > "$task.txt"`,
 		Commit: "do the task",
 		Say:    `<event topic="LOOP_COMPLETE">done</event>`,

@@ -17,7 +17,6 @@ import (
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/fakes/fakestest"
-	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 )
 
 // The autopilot's end-to-end tests run the real binary on a real git
@@ -28,8 +27,8 @@ import (
 // taskAgent is the scripted agent's script for a task: record the start,
 // take a moment (so that tasks that could overlap would), write the task's
 // file, commit, record the end, and claim completion.
-func taskAgent(sleep string) script.Script {
-	return script.Script{Steps: []script.Step{{
+func taskAgent(sleep string) agentScript {
+	return agentScript{Steps: []step{{
 		Sh: `task=$(basename "$PWD"); echo "start $task $(date +%s%N)" >> "$SCRIPTAGENT_STATE/times"; ` +
 			`sleep ` + sleep + `; echo "$task" > "$task.txt"; echo "end $task $(date +%s%N)" >> "$SCRIPTAGENT_STATE/times"`,
 		Commit: "do the task",
@@ -315,7 +314,7 @@ func TestAutopilotRetriesAConflictingTask(t *testing.T) {
 	// conflicts, and its retry resolves the merge it finds in progress by
 	// keeping both lines. The first waits until the second has committed,
 	// so both really change the same base.
-	w.script(script.Script{Steps: []script.Step{{
+	w.script(agentScript{Steps: []step{{
 		Sh: `task=$(basename "$PWD"); ` +
 			`if git rev-parse -q --verify MERGE_HEAD >/dev/null; then printf 'first\nsecond\n' > shared.txt; ` +
 			`else echo "$task" > shared.txt; echo "$task" > "$task.txt"; fi; ` +
@@ -503,7 +502,7 @@ func TestAutopilotStatusPauseAndStop(t *testing.T) {
 	w.write("TODO.md", "- [ ] One\n- [ ] Two\n- [ ] Three\n")
 	git(t, w.dir, "add", "-A")
 	git(t, w.dir, "commit", "-q", "-m", "tasks")
-	w.script(script.Script{Steps: []script.Step{{
+	w.script(agentScript{Steps: []step{{
 		Sh:     `task=$(basename "$PWD"); touch "$SCRIPTAGENT_STATE/running-$task"; ` + waitRelease + `echo "$task" > "$task.txt"`,
 		Commit: "do the task",
 		Say:    `<event topic="LOOP_COMPLETE">done</event>`,

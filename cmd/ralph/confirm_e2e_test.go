@@ -7,8 +7,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 )
 
 // A task finished on the last allowed iteration succeeds, with the default
@@ -17,7 +15,7 @@ import (
 func TestE2EClaimOnTheLastAllowedIteration(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("ralph.yml", agentCLI())
-	w.script(script.Script{Steps: []step{{Write: map[string]string{"hello.txt": "hello\n"},
+	w.script(agentScript{Steps: []step{{Write: map[string]string{"hello.txt": "hello\n"},
 		Say: "Done. " + tag("LOOP_COMPLETE", "hello.txt is written")}}})
 
 	r := w.ralph("loop", "-p", "Write hello.txt.", "--max-iterations", "1")
@@ -40,7 +38,7 @@ func TestE2EClaimOnTheLastAllowedIteration(t *testing.T) {
 func TestE2EUnconfirmedClaimOnTheLastAllowedIteration(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("ralph.yml", agentCLI())
-	w.script(script.Script{Steps: []step{
+	w.script(agentScript{Steps: []step{
 		{Write: map[string]string{"hello.txt": "hello\n"}, Say: "Done. " + tag("LOOP_COMPLETE", "hello.txt is written")},
 		say("Not done: hello.txt says hello, not hi."),
 	}})

@@ -19,7 +19,6 @@ import (
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
-	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 	"github.com/ralph-loop/ralph/internal/testhook"
 )
 
@@ -41,13 +40,13 @@ hats:
 
 // crashScript publishes several events per iteration, some with ralph emit
 // and some as tags, each payload unique to the agent run ({{run}}).
-func crashScript() script.Script {
-	return script.Script{ByHat: map[string][]step{
+func crashScript() agentScript {
+	return agentScript{ByHat: map[string][]step{
 		"ralph": {{WhenFile: map[string]string{"review.ok": "yes"},
 			Say:  "All rounds reviewed. " + tag("LOOP_COMPLETE", "complete {{run}}"),
 			Else: &step{Say: tag("build.task", "start {{run}}"), SleepMS: 20}}},
 		"builder": {{Append: map[string]string{"progress.txt": "round\n"},
-			Emit: []script.Emit{{Topic: "build.log", Payload: "log {{run}}"}, {Topic: "build.done", Payload: "done {{run}}"}},
+			Emit: []scriptEmit{{Topic: "build.log", Payload: "log {{run}}"}, {Topic: "build.done", Payload: "done {{run}}"}},
 			Say:  "Built. " + tag("build.metrics", "metrics {{run}}"), SleepMS: 30}},
 		"logger": {{Say: "noted {{run}}", SleepMS: 10}},
 		"reviewer": {{WhenLines: map[string]int{"progress.txt": 5},

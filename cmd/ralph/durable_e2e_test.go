@@ -18,13 +18,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/engine"
-	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 	"github.com/ralph-loop/ralph/internal/testhook"
 )
 
 // slowScript keeps the first hat busy long enough for other commands to act.
-func slowScript(ms int) script.Script {
-	return script.Script{ByHat: map[string][]step{
+func slowScript(ms int) agentScript {
+	return agentScript{ByHat: map[string][]step{
 		"ralph": {{WhenFile: map[string]string{"hello.txt": "hello"}, Say: tag("LOOP_COMPLETE", "done"),
 			Else: &step{Say: tag("build.task", "go"), SleepMS: ms}}},
 		"builder":  {{Write: map[string]string{"hello.txt": "hello\n"}, Say: tag("build.done", "ok")}},

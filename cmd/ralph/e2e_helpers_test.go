@@ -212,7 +212,12 @@ func (w *workspace) prompt(n int) string {
 
 // Script building helpers: the scripted agent's steps are typed, so a
 // misspelt key does not compile.
-type step = script.Step
+type (
+	agentScript   = script.Script
+	step          = script.Step
+	scriptEmit    = script.Emit
+	scriptReplace = script.Replace
+)
 
 func say(text string) step { return step{Say: text} }
 

@@ -22,7 +22,6 @@ import (
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/golden"
-	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 	"github.com/ralph-loop/ralph/view"
 )
 
@@ -166,7 +165,7 @@ func TestParseSince(t *testing.T) {
 func TestEventsRuns(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: x\n  max_iterations: 3\n  completion_confirmations: 1\n"+agentCLI())
-	w.script(script.Script{Steps: []step{say("done " + tag("LOOP_COMPLETE", "run {{run}}"))}})
+	w.script(agentScript{Steps: []step{say("done " + tag("LOOP_COMPLETE", "run {{run}}"))}})
 	require.Equal(t, 0, w.ralph("loop").code)
 	require.Equal(t, 0, w.ralph("loop").code)
 	// A third log, cut off by a crash: no loop.terminate.
@@ -219,7 +218,7 @@ func TestEventsRuns(t *testing.T) {
 func TestEventsRunsAfterAnEmitIntoAnEndedRun(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: x\n  max_iterations: 1\n"+agentCLI())
-	w.script(script.Script{Steps: []step{say("still working")}})
+	w.script(agentScript{Steps: []step{say("still working")}})
 	require.Equal(t, 2, w.ralph("loop").code)
 	emit := w.ralph("emit", "build.task", "next time, the parser")
 	require.Equal(t, 0, emit.code, emit.stderr)

@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/examples"
-	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 )
 
 func TestInitWritesThePresetAndAPrompt(t *testing.T) {
@@ -94,7 +93,7 @@ func TestInitCommandBackend(t *testing.T) {
 	// Run it: ralph starts the program, which gets the prompt after its
 	// arguments.
 	w.write("PROMPT.md", "Say done.\n")
-	w.script(script.Script{Steps: []step{say("working")}})
+	w.script(agentScript{Steps: []step{say("working")}})
 	r = w.ralph("loop", "--max-iterations", "1")
 	assert.Equal(t, 2, r.code, "the one iteration ran, and the limit ended the run: %s", r.stderr)
 	assert.Contains(t, w.prompt(1), "Say done.")

@@ -5,8 +5,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 )
 
 const twoHatConfig = `event_loop:
@@ -28,13 +26,13 @@ hats:
 // twoHatScript: the coordinator hands out the task, the builder writes the
 // file and emits build.done, the reviewer approves with a tag, and the
 // coordinator claims completion (and confirms it when asked again).
-func twoHatScript() script.Script {
-	return script.Script{ByHat: map[string][]step{
+func twoHatScript() agentScript {
+	return agentScript{ByHat: map[string][]step{
 		"ralph": {
 			{WhenFile: map[string]string{"hello.txt": "hello"}, Say: "Verified. " + tag("LOOP_COMPLETE", "hello.txt exists and was reviewed"),
 				Else: &step{Say: tag("build.task", "create hello.txt")}},
 		},
-		"builder":  {{Write: map[string]string{"hello.txt": "hello\n"}, Emit: []script.Emit{{Topic: "build.done", Payload: "wrote hello.txt"}}}},
+		"builder":  {{Write: map[string]string{"hello.txt": "hello\n"}, Emit: []scriptEmit{{Topic: "build.done", Payload: "wrote hello.txt"}}}},
 		"reviewer": {say("Looks right. " + tag("review.approved", "hello.txt is correct"))},
 	}}
 }
@@ -85,7 +83,7 @@ func TestLoopMaxIterationsExits2(t *testing.T) {
 	w.write("ralph.yml", twoHatConfig+agentCLI())
 	// The agent makes progress (it changes a file) but never finishes, so
 	// the limit, not stuck detection, ends the run.
-	w.script(script.Script{Steps: []step{{Append: map[string]string{"notes.txt": "more\n"}, Say: "still working"}}})
+	w.script(agentScript{Steps: []step{{Append: map[string]string{"notes.txt": "more\n"}, Say: "still working"}}})
 
 	r := w.ralph("run", "--max-iterations", "3")
 
@@ -97,7 +95,7 @@ func TestLoopMaxIterationsExits2(t *testing.T) {
 func TestLoopFailingAgentExits1(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  max_consecutive_failures: 3\n"+twoHatConfig[len("event_loop:\n"):]+agentCLI())
-	w.script(script.Script{Steps: []step{{Stderr: "model overloaded", Exit: 1}}})
+	w.script(agentScript{Steps: []step{{Stderr: "model overloaded", Exit: 1}}})
 
 	r := w.ralph("loop")
 
@@ -113,7 +111,7 @@ func TestLoopFailingAgentExits1(t *testing.T) {
 func TestLoopMalformedEventsExit1(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("ralph.yml", twoHatConfig+agentCLI())
-	w.script(script.Script{Steps: []step{{Raw: []string{"this is not json", `{"payload": "no topic"}`, `{"topic": "has space"}`}}}})
+	w.script(agentScript{Steps: []step{{Raw: []string{"this is not json", `{"payload": "no topic"}`, `{"topic": "has space"}`}}}})
 
 	r := w.ralph("loop")
 
@@ -125,7 +123,7 @@ func TestLoopMalformedEventsExit1(t *testing.T) {
 func TestLoopRoutesTargetedEvents(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("ralph.yml", twoHatConfig+agentCLI())
-	w.script(script.Script{ByHat: map[string][]step{
+	w.script(agentScript{ByHat: map[string][]step{
 		"ralph":    {say(`<event topic="note.for" target="reviewer">look at this</event>`), say(tag("LOOP_COMPLETE", "done"))},
 		"reviewer": {say("noted")},
 	}})

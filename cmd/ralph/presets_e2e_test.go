@@ -11,7 +11,6 @@ import (
 
 	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/examples"
-	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 )
 
 // handOff is one iteration of a preset's happy path: the hat that runs,
@@ -100,7 +99,7 @@ func TestPresetsHappyPath(t *testing.T) {
 // happyScript is the scripted agent's script: per hat, its steps in the
 // order the path visits it, each writing its files and publishing with
 // ralph emit (the completion topic as a tag, the way agents often do).
-func happyScript(path []handOff) script.Script {
+func happyScript(path []handOff) agentScript {
 	byHat := map[string][]step{}
 	for i, h := range path {
 		payload := fmt.Sprintf("step %d of the happy path", i+1)
@@ -116,7 +115,7 @@ func happyScript(path []handOff) script.Script {
 		}
 		byHat[h.hat] = append(byHat[h.hat], st)
 	}
-	return script.Script{ByHat: byHat}
+	return agentScript{ByHat: byHat}
 }
 
 func presetHats(t *testing.T, name string) []string {
@@ -170,9 +169,9 @@ func TestCodeAssistGateBlocksFailingTests(t *testing.T) {
 	w.write("Makefile", "test:\n\t@test -f fixed || { echo 'FAIL: fixed is missing'; exit 1; }\n")
 	require.Equal(t, 0, w.ralph("init").code)
 	w.write("agent.yml", "event_loop:\n  completion_confirmations: 1\n  max_iterations: 20\n"+agentCLI())
-	w.script(script.Script{ByHat: map[string][]step{
+	w.script(agentScript{ByHat: map[string][]step{
 		"planner":   {emitStep("build.task", "make fixed"), emitStep("plan.complete", "all done")},
-		"builder":   {emitStep("build.done", "done, I think"), {Write: map[string]string{"fixed": "yes\n"}, Emit: []script.Emit{{Topic: "build.done", Payload: "fixed"}}}},
+		"builder":   {emitStep("build.done", "done, I think"), {Write: map[string]string{"fixed": "yes\n"}, Emit: []scriptEmit{{Topic: "build.done", Payload: "fixed"}}}},
 		"reviewer":  {emitStep("review.approved", "fine")},
 		"finalizer": {say(tag("LOOP_COMPLETE", "done"))},
 	}})
@@ -230,10 +229,10 @@ func TestOrchestratorCollectionRuns(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("feature.yml", orchestratorCollection)
 	w.write("ralph.yml", "event_loop:\n  prompt: Add a greeting.\n  completion_confirmations: 1\n"+agentCLI())
-	w.script(script.Script{ByHat: map[string][]step{
+	w.script(agentScript{ByHat: map[string][]step{
 		"planner": {say("Planned.")}, // default_publishes carries on
 		"builder": {emitStep("implementation.ready", "greeting added")},
-		"validator": {{Emit: []script.Emit{{Topic: "validation.passed", Payload: "tests pass"}},
+		"validator": {{Emit: []scriptEmit{{Topic: "validation.passed", Payload: "tests pass"}},
 			Say: tag("FEATURE_DONE", "validated")}},
 	}})
 

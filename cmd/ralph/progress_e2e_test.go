@@ -6,8 +6,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 )
 
 // newPlainWorkspace is a workspace that is not a git repository, as a
@@ -34,7 +32,7 @@ func TestE2EProgressWithoutGit(t *testing.T) {
 	t.Run("an agent that changes a file each iteration is not stuck", func(t *testing.T) {
 		w := newPlainWorkspace(t)
 		w.write("ralph.yml", plainConfig+agentCLI())
-		w.script(script.Script{Steps: []step{{Append: map[string]string{"notes.txt": "note {{run}}\n"}, Say: "still working"}}})
+		w.script(agentScript{Steps: []step{{Append: map[string]string{"notes.txt": "note {{run}}\n"}, Say: "still working"}}})
 
 		r := w.ralph("loop")
 
@@ -45,7 +43,7 @@ func TestE2EProgressWithoutGit(t *testing.T) {
 	t.Run("an agent that rewrites the same content is stuck", func(t *testing.T) {
 		w := newPlainWorkspace(t)
 		w.write("ralph.yml", plainConfig+agentCLI())
-		w.script(script.Script{Steps: []step{{Write: map[string]string{"notes.txt": "the same note\n"}, Say: "still working"}}})
+		w.script(agentScript{Steps: []step{{Write: map[string]string{"notes.txt": "the same note\n"}, Say: "still working"}}})
 
 		r := w.ralph("loop")
 
@@ -57,7 +55,7 @@ func TestE2EProgressWithoutGit(t *testing.T) {
 	t.Run("an agent that changes nothing is stuck", func(t *testing.T) {
 		w := newPlainWorkspace(t)
 		w.write("ralph.yml", plainConfig+agentCLI())
-		w.script(script.Script{Steps: []step{say("I am not sure what to do.")}})
+		w.script(agentScript{Steps: []step{say("I am not sure what to do.")}})
 
 		r := w.ralph("loop")
 

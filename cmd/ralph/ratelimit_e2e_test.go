@@ -22,7 +22,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/events"
-	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 )
 
 // rateLimitConfig has one hat that completes in one go. A single failure
@@ -90,7 +89,7 @@ func testRateLimit(t *testing.T, tc rateLimitCase) {
 	w := newWorkspace(t)
 	w.write("ralph.yml", fmt.Sprintf(rateLimitConfig, tc.maxWait, tc.backend, agentBin))
 	limited := w.cannedStream(tc.limited, tc.reset)
-	w.script(script.Script{ByHat: map[string][]step{"builder": {
+	w.script(agentScript{ByHat: map[string][]step{"builder": {
 		{PrintFile: limited, Exit: tc.exit},
 		{Write: map[string]string{"hello.txt": "hello\n"}, PrintFile: w.cannedStream(tc.done, "")},
 	}}})

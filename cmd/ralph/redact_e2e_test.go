@@ -12,8 +12,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 )
 
 // The secrets of TestE2ESecretsNeverReachDisk: one in ralph's environment
@@ -112,7 +110,7 @@ func TestE2ESecretsNeverReachDisk(t *testing.T) {
 func TestE2ERedactWarnsOfAValueTooShortToHide(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("ralph.yml", "redact: [PIN]\n"+agentCLI())
-	w.script(script.Script{Steps: []step{say(tag("LOOP_COMPLETE", "done"))}})
+	w.script(agentScript{Steps: []step{say(tag("LOOP_COMPLETE", "done"))}})
 	r := w.ralphEnv([]string{"PIN=1234"}, "loop", "-p", "x", "--max-iterations", "1")
 	assert.Contains(t, r.stderr, "redact: PIN is shorter than 8 bytes, so ralph does not hide it")
 }

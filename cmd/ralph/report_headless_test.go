@@ -17,7 +17,6 @@ import (
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/golden"
-	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 	"github.com/ralph-loop/ralph/view"
 )
 
@@ -154,7 +153,7 @@ hats:
 // headlessScript: the coordinator hands out the task; the builder reads,
 // writes and tests, and emits build.done; the reviewer approves and also
 // tries a topic outside its scope (rejected); the coordinator completes.
-func headlessScript() script.Script {
+func headlessScript() agentScript {
 	builder := claudeTurn{
 		tools: []claudeToolUse{
 			{"Read", map[string]string{"file_path": "README.md"}},
@@ -163,14 +162,14 @@ func headlessScript() script.Script {
 		},
 		text: "Wrote hello.txt.", result: "Wrote hello.txt.", in: 1200, out: 300, cost: 0.0123,
 	}
-	return script.Script{ByHat: map[string][]step{
+	return agentScript{ByHat: map[string][]step{
 		"ralph": {
 			{WhenFile: map[string]string{"hello.txt": "hello"},
 				Say:  claudeTurn{result: "Verified. " + tag("LOOP_COMPLETE", "hello.txt exists and was reviewed"), in: 400, out: 50, cost: 0.002}.String(),
 				Else: &step{Say: claudeTurn{result: tag("build.task", "create hello.txt"), in: 500, out: 80, cost: 0.003}.String()}},
 		},
 		"builder": {{Write: map[string]string{"hello.txt": "hello\n"},
-			Emit: []script.Emit{{Topic: "build.done", Payload: "wrote hello.txt"}}, Say: builder.String()}},
+			Emit: []scriptEmit{{Topic: "build.done", Payload: "wrote hello.txt"}}, Say: builder.String()}},
 		"reviewer": {{Say: claudeTurn{
 			tools:  []claudeToolUse{{"Read", map[string]string{"file_path": "hello.txt"}}},
 			result: "Looks right. " + tag("review.approved", "hello.txt is correct") + "\n" + tag("deploy.now", "ship it"),
@@ -203,7 +202,7 @@ func TestHeadlessTopologyWarning(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: x\n  max_iterations: 1\n"+agentCLI()+
 		"hats:\n  builder:\n    triggers: [task.start]\n    publishes: [build.done, LOOP_COMPLETE]\n")
-	w.script(script.Script{Steps: []step{say("working")}})
+	w.script(agentScript{Steps: []step{say("working")}})
 
 	r := w.ralph("loop", "--headless")
 
@@ -251,7 +250,7 @@ func TestPlainOutputHasNoControlCharacters(t *testing.T) {
 		t.Run(term, func(t *testing.T) {
 			w := newWorkspace(t)
 			w.write("ralph.yml", "event_loop:\n  prompt: x\n  max_iterations: 2\n  completion_confirmations: 1\n"+agentCLI())
-			w.script(script.Script{Steps: []step{say("\x1b[31mred\x1b[0m\rover\a \x1b[?25lhidden\x1b[?25h " +
+			w.script(agentScript{Steps: []step{say("\x1b[31mred\x1b[0m\rover\a \x1b[?25lhidden\x1b[?25h " +
 				"\x1b]0;a title\a\x1b]8;;https://example.com\x1b\\link\x1b]8;;\x1b\\ " + tag("LOOP_COMPLETE", "done"))}})
 
 			r := w.ralphEnv([]string{"TERM=" + term}, "loop")
@@ -273,7 +272,7 @@ func TestPlainOutputHasNoControlCharacters(t *testing.T) {
 func TestQuietHidesAgentTextVerboseShowsPrompt(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: Say the magic word.\n  max_iterations: 2\n  completion_confirmations: 1\n"+agentCLI())
-	w.script(script.Script{Steps: []step{say("abracadabra " + tag("LOOP_COMPLETE", "done"))}})
+	w.script(agentScript{Steps: []step{say("abracadabra " + tag("LOOP_COMPLETE", "done"))}})
 
 	quiet := w.ralph("loop", "--quiet")
 	require.Equal(t, 0, quiet.code, quiet.stderr)

@@ -7,8 +7,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 )
 
 // iterationsRun counts the iterations that ran to an end in the run's log.
@@ -52,7 +50,7 @@ func TestResumeWithHigherMaxIterationsCompletes(t *testing.T) {
 func TestResumeWithHigherStuckThresholdCompletes(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: think hard\n  completion_confirmations: 1\n  stuck_threshold: 2\n"+agentCLI())
-	w.script(script.Script{Steps: []step{say("thinking"), say("still thinking"), say("done " + tag("LOOP_COMPLETE", "thought it through"))}})
+	w.script(agentScript{Steps: []step{say("thinking"), say("still thinking"), say("done " + tag("LOOP_COMPLETE", "thought it through"))}})
 
 	r := w.ralph("loop")
 	require.Equal(t, 1, r.code, r.stderr)
@@ -73,7 +71,7 @@ func TestResumeWithHigherStuckThresholdCompletes(t *testing.T) {
 func TestResumeWithHigherMaxRuntimeCompletes(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: take your time\n  completion_confirmations: 1\n  max_runtime_seconds: 1\n"+agentCLI())
-	w.script(script.Script{Steps: []step{
+	w.script(agentScript{Steps: []step{
 		{Append: map[string]string{"notes.txt": "slow work\n"}, SleepMS: 1100},
 		say(tag("LOOP_COMPLETE", "finished")),
 	}})
@@ -90,7 +88,7 @@ func TestResumeWithHigherMaxRuntimeCompletes(t *testing.T) {
 // tickBox checks the box with text in TODO.md, as an agent working through
 // that spec would.
 func tickBox(text string) step {
-	return step{Replace: map[string]script.Replace{"TODO.md": {Old: "- [ ] " + text, New: "- [x] " + text}}, Say: "Done: " + text}
+	return step{Replace: map[string]scriptReplace{"TODO.md": {Old: "- [ ] " + text, New: "- [x] " + text}}, Say: "Done: " + text}
 }
 
 // A SPEC-mode run resumes in SPEC mode, on its own spec and with its -c
@@ -100,7 +98,7 @@ func TestResumeKeepsSpecMode(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("TODO.md", threeBoxes)
 	w.write("agent.yml", agentCLI())
-	w.script(script.Script{Steps: []step{tickBox("Add the greeting"), tickBox("Add the farewell"), tickBox("Add the README line")}})
+	w.script(agentScript{Steps: []step{tickBox("Add the greeting"), tickBox("Add the farewell"), tickBox("Add the README line")}})
 
 	r := w.ralph("run", "-c", "agent.yml", "--spec", "TODO.md")
 	require.Equal(t, 2, r.code, "one iteration by default: %s", r.stderr)
@@ -124,7 +122,7 @@ func TestResumeRefusesAnotherSpec(t *testing.T) {
 	w.write("TODO.md", threeBoxes)
 	w.write("OTHER.md", threeBoxes)
 	w.write("agent.yml", agentCLI())
-	w.script(script.Script{Steps: []step{tickBox("Add the greeting")}})
+	w.script(agentScript{Steps: []step{tickBox("Add the greeting")}})
 	require.Equal(t, 2, w.ralph("run", "-c", "agent.yml", "--spec", "TODO.md").code)
 
 	r := w.ralph("run", "--resume", "--spec", "OTHER.md", "-n", "3")
@@ -141,7 +139,7 @@ func TestResumeRefusesAnotherSpec(t *testing.T) {
 func TestResumeAfterConsecutiveFailuresStartsTheCountAfresh(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: build\n  completion_confirmations: 1\n  max_consecutive_failures: 2\n"+agentCLI())
-	w.script(script.Script{Steps: []step{
+	w.script(agentScript{Steps: []step{
 		{Stderr: "model overloaded", Exit: 1}, {Stderr: "model overloaded", Exit: 1},
 		say(tag("LOOP_COMPLETE", "built")),
 	}})

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 	"github.com/ralph-loop/ralph/internal/testhook"
 )
 
@@ -26,7 +25,7 @@ func TestE2ERuntimeExcludesTheTimeRalphWasKilled(t *testing.T) {
   completion_confirmations: 1
   kill_grace_seconds: 1
 `+agentCLI())
-	w.script(script.Script{ByHat: map[string][]step{"ralph": {
+	w.script(agentScript{ByHat: map[string][]step{"ralph": {
 		{Write: map[string]string{"working.txt": "yes"}, SleepMS: 120000},
 		say(tag("LOOP_COMPLETE", "done")),
 	}}})

@@ -12,14 +12,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 )
 
 // stubbornScript: the agent ignores SIGTERM, starts a child that ignores it
 // too, and would run for a minute.
-func stubbornScript() script.Script {
-	return script.Script{Steps: []step{{IgnoreSIGTERM: true, SpawnChild: true, SleepMS: 60000}}}
+func stubbornScript() agentScript {
+	return agentScript{Steps: []step{{IgnoreSIGTERM: true, SpawnChild: true, SleepMS: 60000}}}
 }
 
 func (w *workspace) pidFile(path string) int {

@@ -18,7 +18,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/events"
-	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 	"github.com/ralph-loop/ralph/internal/testhook"
 )
 
@@ -40,7 +39,7 @@ func TestSoak(t *testing.T) {
 	}
 	w := newWorkspace(t)
 	w.write("ralph.yml", fmt.Sprintf("event_loop:\n  prompt: Tick.\n  max_iterations: %d\n", n)+agentCLI())
-	w.script(script.Script{Steps: []step{{Append: map[string]string{"progress.txt": "tick\n"},
+	w.script(agentScript{Steps: []step{{Append: map[string]string{"progress.txt": "tick\n"},
 		Say: tag("work.tick", "tick {{run}}")}}})
 	stats := filepath.Join(w.state, "stats.jsonl")
 

@@ -8,8 +8,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 )
 
 const threeBoxes = "# Spec\n\n- [ ] Add the greeting\n- [ ] Add the farewell\n- [ ] Add the README line\n"
@@ -17,7 +15,7 @@ const threeBoxes = "# Spec\n\n- [ ] Add the greeting\n- [ ] Add the farewell\n- 
 // checkBox is a step that checks the box with text and changes a file, as
 // an agent working through a spec would.
 func checkBox(text string) step {
-	return step{Replace: map[string]script.Replace{"SPEC.md": {Old: "- [ ] " + text, New: "- [x] " + text}},
+	return step{Replace: map[string]scriptReplace{"SPEC.md": {Old: "- [ ] " + text, New: "- [x] " + text}},
 		Append: map[string]string{"work.txt": text + "\n"}, Say: "Done: " + text}
 }
 
@@ -45,7 +43,7 @@ func TestSpecModeChecksEveryBox(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("SPEC.md", threeBoxes)
 	w.write("agent.yml", agentCLI())
-	w.script(script.Script{Steps: []step{checkBox("Add the greeting"), checkBox("Add the farewell"), checkBox("Add the README line")}})
+	w.script(agentScript{Steps: []step{checkBox("Add the greeting"), checkBox("Add the farewell"), checkBox("Add the README line")}})
 
 	r := w.ralph("run", "-c", "agent.yml", "--all", "--headless")
 
@@ -63,7 +61,7 @@ func TestSpecModeStuckWhenNoBoxIsChecked(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("SPEC.md", threeBoxes)
 	w.write("agent.yml", agentCLI())
-	w.script(script.Script{Steps: []step{{Append: map[string]string{"work.txt": "busy\n"}, Say: "working on it"}}})
+	w.script(agentScript{Steps: []step{{Append: map[string]string{"work.txt": "busy\n"}, Say: "working on it"}}})
 
 	r := w.ralph("run", "-c", "agent.yml", "--spec", "SPEC.md", "--all", "--stuck-threshold", "2", "--headless")
 
@@ -78,7 +76,7 @@ func TestSpecModeIterationLimits(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("SPEC.md", threeBoxes)
 	w.write("agent.yml", agentCLI())
-	w.script(script.Script{Steps: []step{checkBox("Add the greeting"), checkBox("Add the farewell"), checkBox("Add the README line")}})
+	w.script(agentScript{Steps: []step{checkBox("Add the greeting"), checkBox("Add the farewell"), checkBox("Add the README line")}})
 
 	r := w.ralph("run", "-c", "agent.yml")
 	assert.Equal(t, 2, r.code, "one iteration by default, then out of iterations: %s", r.stderr)

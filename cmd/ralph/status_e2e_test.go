@@ -8,8 +8,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 )
 
 // While an iteration runs, ralph status names that iteration, not the
@@ -17,7 +15,7 @@ import (
 func TestE2EStatusDuringAnIteration(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: Do it.\n  max_iterations: 10\n"+agentCLI())
-	w.script(script.Script{Steps: []step{{Write: map[string]string{"working.txt": "{{run}}"}, SleepMS: 120000}}})
+	w.script(agentScript{Steps: []step{{Write: map[string]string{"working.txt": "{{run}}"}, SleepMS: 120000}}})
 	loop, stderr := w.startRalph("loop")
 	waitFor(t, "the agent to start working", func() bool {
 		_, err := os.Stat(filepath.Join(w.dir, "working.txt"))

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/events"
-	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 )
 
 // badTagTopics are topics an agent may well write in a tag, each invalid
@@ -19,8 +18,8 @@ var badTagTopics = []string{"bad topic", "a..b", "build.*", "über.done", "a[1]"
 // badTagScript: the first iteration publishes a tag with topic, every later
 // one claims completion. Steps go by iteration number, so an iteration run
 // again after a crash publishes the same tag again.
-func badTagScript(topic string) script.Script {
-	return script.Script{Steps: []step{
+func badTagScript(topic string) agentScript {
+	return agentScript{Steps: []step{
 		say("Done. " + tag(topic, "p")),
 		say(tag("LOOP_COMPLETE", "done {{run}}")),
 	}}

@@ -8,8 +8,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 )
 
 // targetingAgent is a coordinator that first targets "Builder", the wrong
@@ -92,7 +90,7 @@ func TestEmitChecksTheTargetAgainstTheRunsHats(t *testing.T) {
 func TestE2ETagWithUnknownTargetIsRejected(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("ralph.yml", twoHatConfig+agentCLI())
-	w.script(script.Script{Steps: []step{
+	w.script(agentScript{Steps: []step{
 		say(`<event topic="build.task" target="Builder">go</event>`),
 		say(tag("LOOP_COMPLETE", "done {{run}}")),
 	}})

@@ -8,8 +8,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 )
 
 // (a) A claim before the work is done is rejected with the failing
@@ -24,7 +22,7 @@ acceptance_criteria:
     path: hello.txt
     text: hello
 `+agentCLI())
-	w.script(script.Script{Steps: []step{
+	w.script(agentScript{Steps: []step{
 		say("All done. " + tag("LOOP_COMPLETE", "hello.txt is written")),
 		{Write: map[string]string{"hello.txt": "hello\n"}, Say: "Now it is. " + tag("LOOP_COMPLETE", "hello.txt is written")},
 	}})
@@ -71,11 +69,11 @@ hats:
     triggers: [build.done]
     publishes: [LOOP_COMPLETE]
 `+agentCLI())
-	w.script(script.Script{ByHat: map[string][]step{
+	w.script(agentScript{ByHat: map[string][]step{
 		"builder": {
 			emitStep("build.done", "tests: pass (I think)"),
 			{Write: map[string]string{"add.go": "package demo\n\nfunc Add(a, b int) int { return a + b }\n"},
-				Emit: []script.Emit{{Topic: "build.done", Payload: "fixed Add"}}},
+				Emit: []scriptEmit{{Topic: "build.done", Payload: "fixed Add"}}},
 		},
 		"reviewer": {say(tag("LOOP_COMPLETE", "reviewed"))},
 	}})
@@ -103,7 +101,7 @@ func TestRalphJSONTaskFileCompletesOnItsCriteria(t *testing.T) {
 	"budget": {"max_tokens": 10000}
 }`)
 	w.write("agent.yml", agentCLI())
-	w.script(script.Script{Steps: []step{say("Looking around."), {Write: map[string]string{"hello.txt": "Hello from Ralph"}}}})
+	w.script(agentScript{Steps: []step{say("Looking around."), {Write: map[string]string{"hello.txt": "Hello from Ralph"}}}})
 
 	r := w.ralph("loop", "-c", "ralph.json", "-c", "agent.yml")
 
@@ -128,7 +126,7 @@ cli:
   backend: claude
   command: %s
 `, agentBin))
-	w.script(script.Script{Steps: []step{{PrintFile: stream}}})
+	w.script(agentScript{Steps: []step{{PrintFile: stream}}})
 
 	r := w.ralph("loop")
 
@@ -141,7 +139,7 @@ cli:
 func TestStuckExits1(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: Do it.\n  stuck_threshold: 3\n"+agentCLI())
-	w.script(script.Script{Steps: []step{say("I am not sure what to do.")}})
+	w.script(agentScript{Steps: []step{say("I am not sure what to do.")}})
 
 	r := w.ralph("loop")
 
@@ -164,7 +162,7 @@ acceptance_criteria:
   - {type: tests_pass, command: ./legacy_test.sh, baseline: ignore}
   - {type: file_exists, path: notes.txt}
 `+agentCLI())
-	w.script(script.Script{Steps: []step{{Write: map[string]string{"notes.txt": "done\n"}, Say: tag("LOOP_COMPLETE", "notes written")}}})
+	w.script(agentScript{Steps: []step{{Write: map[string]string{"notes.txt": "done\n"}, Say: tag("LOOP_COMPLETE", "notes written")}}})
 
 	r := w.ralph("loop")
 
