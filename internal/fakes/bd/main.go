@@ -276,10 +276,9 @@ func ts(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-// view is an issue as bd prints it in lists and updates, in bd's field
-// order; the counts are printed by ready and list (dependency first) and
-// by show (dependent first).
-type view struct {
+// fields are an issue's fields as bd prints them, in bd's order; the
+// counts follow them.
+type fields struct {
 	ID                 string    `json:"id"`
 	Title              string    `json:"title"`
 	Description        string    `json:"description,omitempty"`
@@ -298,34 +297,23 @@ type view struct {
 	CloseReason        string    `json:"close_reason,omitempty"`
 	Labels             []string  `json:"labels,omitempty"`
 	Dependencies       []depView `json:"dependencies,omitempty"`
-	DependencyCount    *int      `json:"dependency_count,omitempty"`
-	DependentCount     *int      `json:"dependent_count,omitempty"`
-	CommentCount       *int      `json:"comment_count,omitempty"`
 }
 
-// showView is bd show's order of the counts.
+// view is an issue as bd prints it in lists and updates; the counts are
+// printed by ready and list (dependency first).
+type view struct {
+	fields
+	DependencyCount *int `json:"dependency_count,omitempty"`
+	DependentCount  *int `json:"dependent_count,omitempty"`
+	CommentCount    *int `json:"comment_count,omitempty"`
+}
+
+// showView is bd show's order of the counts (dependent first).
 type showView struct {
-	ID                 string    `json:"id"`
-	Title              string    `json:"title"`
-	Description        string    `json:"description,omitempty"`
-	AcceptanceCriteria string    `json:"acceptance_criteria,omitempty"`
-	Notes              string    `json:"notes,omitempty"`
-	Status             string    `json:"status"`
-	Priority           int       `json:"priority"`
-	IssueType          string    `json:"issue_type"`
-	Assignee           string    `json:"assignee,omitempty"`
-	Owner              string    `json:"owner,omitempty"`
-	CreatedAt          string    `json:"created_at"`
-	CreatedBy          string    `json:"created_by,omitempty"`
-	UpdatedAt          string    `json:"updated_at"`
-	StartedAt          string    `json:"started_at,omitempty"`
-	ClosedAt           string    `json:"closed_at,omitempty"`
-	CloseReason        string    `json:"close_reason,omitempty"`
-	Labels             []string  `json:"labels,omitempty"`
-	Dependencies       []depView `json:"dependencies,omitempty"`
-	DependentCount     int       `json:"dependent_count"`
-	DependencyCount    int       `json:"dependency_count"`
-	CommentCount       int       `json:"comment_count"`
+	fields
+	DependentCount  int `json:"dependent_count"`
+	DependencyCount int `json:"dependency_count"`
+	CommentCount    int `json:"comment_count"`
 }
 
 // depView is an issue depended on, as bd show lists it.
@@ -339,13 +327,13 @@ type depView struct {
 }
 
 func (d *database) view(is *issue, counts bool) view {
-	v := view{
+	v := view{fields: fields{
 		ID: is.ID, Title: is.Title, Description: is.Description, AcceptanceCriteria: is.AcceptanceCriteria,
 		Notes: is.Notes, Status: is.Status, Priority: is.Priority, IssueType: is.IssueType,
 		Assignee: is.Assignee, Owner: is.Owner, CreatedAt: ts(is.CreatedAt), CreatedBy: is.CreatedBy,
 		UpdatedAt: ts(is.UpdatedAt), StartedAt: ts(is.StartedAt), ClosedAt: ts(is.ClosedAt),
 		CloseReason: is.CloseReason, Labels: is.Labels,
-	}
+	}}
 	if counts {
 		deps, dependents := d.counts(is.ID)
 		zero := 0
@@ -592,20 +580,14 @@ func (d *database) ready(args []string) int {
 		list = list[:limit]
 	}
 	if bools["--json"] {
-		views := make([]view, 0, len(list))
-		for _, is := range list {
-			views = append(views, d.view(is, true))
-		}
-		printJSON(views, true)
+		d.printList(list, true)
 		return 0
 	}
 	if len(list) == 0 {
 		fmt.Printf("\n✨ No open issues\n\n")
 		return 0
 	}
-	for _, is := range list {
-		fmt.Printf("%s %s ● P%d %s\n", statusIcon[is.Status], is.ID, is.Priority, is.Title)
-	}
+	d.printList(list, false)
 	fmt.Printf("\n%s\nReady: %d issues with no active blockers\n\nStatus: ○ open  ◐ in_progress  ● blocked  ✓ closed  ❄ deferred\n",
 		strings.Repeat("-", 80), len(list))
 	return 0
@@ -621,18 +603,24 @@ func (d *database) list(args []string) int {
 		}
 	}
 	sortIssues(list)
-	if bools["--json"] {
+	d.printList(list, bools["--json"])
+	return 0
+}
+
+// printList prints issues as ready and list do: as views with their
+// counts, or a line each.
+func (d *database) printList(list []*issue, jsonOut bool) {
+	if jsonOut {
 		views := make([]view, 0, len(list))
 		for _, is := range list {
 			views = append(views, d.view(is, true))
 		}
 		printJSON(views, true)
-		return 0
+		return
 	}
 	for _, is := range list {
 		fmt.Printf("%s %s ● P%d %s\n", statusIcon[is.Status], is.ID, is.Priority, is.Title)
 	}
-	return 0
 }
 
 func (d *database) show(args []string) int {
@@ -641,21 +629,8 @@ func (d *database) show(args []string) int {
 		return fail("issue ID required")
 	}
 	var views []showView
-	status := 0
-	for _, id := range pos {
-		is, err := d.resolve(id)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "Error fetching %s: %v\n", id, err)
-			status = 1
-			continue
-		}
-		v := d.view(is, false)
-		sv := showView{
-			ID: v.ID, Title: v.Title, Description: v.Description, AcceptanceCriteria: v.AcceptanceCriteria,
-			Notes: v.Notes, Status: v.Status, Priority: v.Priority, IssueType: v.IssueType, Assignee: v.Assignee,
-			Owner: v.Owner, CreatedAt: v.CreatedAt, CreatedBy: v.CreatedBy, UpdatedAt: v.UpdatedAt,
-			StartedAt: v.StartedAt, ClosedAt: v.ClosedAt, CloseReason: v.CloseReason, Labels: v.Labels,
-		}
+	status := d.each(pos, "fetching", func(_ string, is *issue) bool {
+		sv := showView{fields: d.view(is, false).fields}
 		for _, dep := range d.Deps {
 			if dep.IssueID == is.ID {
 				if t := d.get(dep.DependsOnID); t != nil {
@@ -665,7 +640,8 @@ func (d *database) show(args []string) int {
 		}
 		sv.DependencyCount, sv.DependentCount = d.counts(is.ID)
 		views = append(views, sv)
-	}
+		return true
+	})
 	if len(views) == 0 {
 		return status
 	}
@@ -689,6 +665,25 @@ func (d *database) show(args []string) int {
 	return status
 }
 
+// each calls fn on each id and the issue it resolves to, in order, reporting an id
+// that resolves to none as bd does ("Error <verb> <id>: …"); the status is 1
+// when an id did not resolve or fn returned false.
+func (d *database) each(ids []string, verb string, fn func(id string, is *issue) bool) int {
+	status := 0
+	for _, id := range ids {
+		is, err := d.resolve(id)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "Error %s %s: %v\n", verb, id, err)
+			status = 1
+			continue
+		}
+		if !fn(id, is) {
+			status = 1
+		}
+	}
+	return status
+}
+
 // change applies a status, notes or close to the issues named, printing
 // them as bd does.
 func (d *database) change(ids []string, jsonOut bool, apply func(*issue) error, text func(*issue) string) int {
@@ -696,25 +691,18 @@ func (d *database) change(ids []string, jsonOut bool, apply func(*issue) error, 
 		return fail("no issue ID provided")
 	}
 	var changed []view
-	status := 0
-	for _, id := range ids {
-		is, err := d.resolve(id)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "Error resolving %s: %v\n", id, err)
-			status = 1
-			continue
-		}
+	status := d.each(ids, "resolving", func(id string, is *issue) bool {
 		if err := apply(is); err != nil {
 			fmt.Fprintf(os.Stderr, "Error updating %s: %v\n", id, err)
-			status = 1
-			continue
+			return false
 		}
 		is.UpdatedAt = time.Now().UTC()
 		changed = append(changed, d.view(is, false))
 		if !jsonOut {
 			fmt.Println(text(is))
 		}
-	}
+		return true
+	})
 	if err := d.save(); err != nil {
 		return fail("%v", err)
 	}
