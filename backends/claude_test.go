@@ -69,14 +69,14 @@ func TestParseClaudeFixtures(t *testing.T) {
 	}{
 		{
 			file:      "stream-json-tool-loop.jsonl",
-			finalText: "Created hello.txt and appended a line.\n<event topic=\"build.done\">tests: pass</event>\nLOOP_COMPLETE",
+			finalText: toolLoopFinal,
 			tools:     events.ToolCounts{Write: 1, Shell: 1},
 			usage:     events.Usage{InputTokens: 57407, OutputTokens: 58},
 			cost:      0.288485,
 		},
 		{
 			file:      "stream-json-tool-error.jsonl",
-			finalText: "The file is missing.\n<event topic=\"build.failed\">missing file</event>",
+			finalText: toolErrorFinal,
 			tools:     events.ToolCounts{Shell: 1},
 			usage:     events.Usage{InputTokens: 38075, OutputTokens: 26},
 			cost:      0.191025,
@@ -106,10 +106,10 @@ func TestParseClaudeFixtures(t *testing.T) {
 func TestParseClaudeToolLoopActivity(t *testing.T) {
 	_, acts, _ := parseClaudeFile(t, "stream-json-tool-loop.jsonl")
 	want := []events.Activity{
-		{Kind: events.ActivityText, Text: "I will create hello.txt."},
+		{Kind: events.ActivityText, Text: toolLoopTexts[0]},
 		{Kind: events.ActivityTool, Tool: events.ToolWrite, ToolName: "Write", Path: "/workspace/hello.txt"},
 		{Kind: events.ActivityTool, Tool: events.ToolShell, ToolName: "Bash", Command: "echo hi >> hello.txt"},
-		{Kind: events.ActivityText, Text: "Created hello.txt and appended a line.\n<event topic=\"build.done\">tests: pass</event>\nLOOP_COMPLETE"},
+		{Kind: events.ActivityText, Text: toolLoopFinal},
 		{Kind: events.ActivityUsage, Usage: events.Usage{InputTokens: 57407, OutputTokens: 58}, CostUSD: 0.288485},
 	}
 	assert.Equal(t, want, acts)
@@ -276,7 +276,7 @@ func TestParseClaudeWithoutResultLine(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	res, acts, _ := parseClaudeString(strings.Join(lines[:len(lines)-1], "\n"))
 
-	assert.Equal(t, "Created hello.txt and appended a line.\n<event topic=\"build.done\">tests: pass</event>\nLOOP_COMPLETE", res.FinalText)
+	assert.Equal(t, toolLoopFinal, res.FinalText)
 	// Three messages (msg_14da… spans two lines and counts once).
 	assert.Equal(t, events.Usage{InputTokens: 19000 + 19118 + 19289, OutputTokens: 3}, res.Usage)
 	assert.Zero(t, res.CostUSD)

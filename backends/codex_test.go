@@ -34,21 +34,18 @@ func TestParseCodex(t *testing.T) {
 	runParserCases(t, parseCodex, map[string]parserCase{
 		"tool loop: apply_patch write, shell append, final message": {
 			file:  "codex/exec-json-tool-loop.jsonl",
-			final: "Created hello.txt and appended a line.\n<event topic=\"build.done\">tests: pass</event>\nLOOP_COMPLETE",
+			final: toolLoopFinal,
 			tools: events.ToolCounts{Write: 1, Shell: 1},
 			usage: events.Usage{InputTokens: 28995, OutputTokens: 56},
 			toolActs: []toolAct{
 				{kind: events.ToolWrite, name: "file_change", path: "/workspace/hello.txt"},
 				{kind: events.ToolShell, name: "command_execution", command: "echo hi >> hello.txt"},
 			},
-			texts: []string{
-				"I will create hello.txt.",
-				"Created hello.txt and appended a line.\n<event topic=\"build.done\">tests: pass</event>\nLOOP_COMPLETE",
-			},
+			texts: toolLoopTexts,
 		},
 		"tool error: a failing command is only a tool use": {
 			file:     "codex/exec-json-tool-error.jsonl",
-			final:    "The file is missing.\n<event topic=\"build.failed\">missing file</event>",
+			final:    toolErrorFinal,
 			tools:    events.ToolCounts{Shell: 1},
 			usage:    events.Usage{InputTokens: 19159, OutputTokens: 25},
 			toolActs: []toolAct{{kind: events.ToolShell, name: "command_execution", command: "cat does-not-exist.txt"}},

@@ -39,20 +39,17 @@ func TestParseCopilot(t *testing.T) {
 	runParserCases(t, parseCopilot, map[string]parserCase{
 		"tool loop: create, bash, last assistant.message": {
 			file:  "copilot/output-json-tool-loop.jsonl",
-			final: "Created hello.txt and appended a line.\n<event topic=\"build.done\">tests: pass</event>\nLOOP_COMPLETE",
+			final: toolLoopFinal,
 			tools: events.ToolCounts{Write: 1, Shell: 1},
 			toolActs: []toolAct{
 				{kind: events.ToolWrite, name: "create", path: "/workspace/hello.txt"},
 				{kind: events.ToolShell, name: "bash", command: "echo hi >> hello.txt"},
 			},
-			texts: []string{
-				"I will create hello.txt.",
-				"Created hello.txt and appended a line.\n<event topic=\"build.done\">tests: pass</event>\nLOOP_COMPLETE",
-			},
+			texts: toolLoopTexts,
 		},
 		"tool error: exit code 1 with success true is only a tool use": {
 			file:     "copilot/output-json-tool-error.jsonl",
-			final:    "The file is missing.\n<event topic=\"build.failed\">missing file</event>",
+			final:    toolErrorFinal,
 			tools:    events.ToolCounts{Shell: 1},
 			toolActs: []toolAct{{kind: events.ToolShell, name: "bash", command: "cat does-not-exist.txt"}},
 		},

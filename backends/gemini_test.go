@@ -35,7 +35,7 @@ func TestParseGemini(t *testing.T) {
 	runParserCases(t, parseGemini, map[string]parserCase{
 		"tool loop: write_file, run_shell_command, final deltas": {
 			file:  "gemini/stream-json-tool-loop.jsonl",
-			final: "Created hello.txt and appended a line.\n<event topic=\"build.done\">tests: pass</event>\nLOOP_COMPLETE",
+			final: toolLoopFinal,
 			tools: events.ToolCounts{Write: 1, Shell: 1},
 			// result.stats, which include the router's side request.
 			usage: events.Usage{InputTokens: 35842, OutputTokens: 65},
@@ -43,14 +43,11 @@ func TestParseGemini(t *testing.T) {
 				{kind: events.ToolWrite, name: "write_file", path: "hello.txt"},
 				{kind: events.ToolShell, name: "run_shell_command", command: "echo hi >> hello.txt"},
 			},
-			texts: []string{
-				"I will create hello.txt.",
-				"Created hello.txt and appended a line.\n<event topic=\"build.done\">tests: pass</event>\nLOOP_COMPLETE",
-			},
+			texts: toolLoopTexts,
 		},
 		"tool error: the failing command came back success": {
 			file:     "gemini/stream-json-tool-error.jsonl",
-			final:    "The file is missing.\n<event topic=\"build.failed\">missing file</event>",
+			final:    toolErrorFinal,
 			tools:    events.ToolCounts{Shell: 1},
 			usage:    events.Usage{InputTokens: 24054, OutputTokens: 39},
 			toolActs: []toolAct{{kind: events.ToolShell, name: "run_shell_command", command: "cat does-not-exist.txt"}},
@@ -132,14 +129,7 @@ func TestGeminiEnv(t *testing.T) {
 }
 
 func TestGeminiVerdict(t *testing.T) {
-	cases := map[string]struct {
-		res        events.AgentResult
-		exit       int
-		stderr     string
-		failure    events.FailureKind
-		message    string
-		messageHas string
-	}{
+	runVerdictCases(t, clis["gemini"].verdict, map[string]verdictCase{
 		"the output's verdict stands (the 400 run exits 144)": {
 			res:  events.AgentResult{Failure: events.FailureAgent, FailureMessage: "gemini reported an error: x"},
 			exit: 144, failure: events.FailureAgent, message: "gemini reported an error: x",
@@ -158,18 +148,5 @@ func TestGeminiVerdict(t *testing.T) {
 		"42 bad input":          {exit: 42, failure: events.FailureExit, message: "gemini rejected its input (exit 42)"},
 		"44 sandbox":            {exit: 44, failure: events.FailureExit, messageHas: "(exit 44)"},
 		"54 fatal tool failure": {exit: 54, failure: events.FailureExit, messageHas: "(exit 54)"},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			res := tc.res
-			clis["gemini"].verdict(&res, tc.exit, tc.stderr)
-			assert.Equal(t, tc.failure, res.Failure)
-			if tc.message != "" {
-				assert.Equal(t, tc.message, res.FailureMessage)
-			}
-			if tc.messageHas != "" {
-				assert.Contains(t, res.FailureMessage, tc.messageHas)
-			}
-		})
-	}
+	})
 }

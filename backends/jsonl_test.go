@@ -27,6 +27,16 @@ var testNow = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 
 func fixedClock() time.Time { return testNow }
 
+// What the scripted model says in the recorded tool-loop and tool-error
+// runs, whichever agent CLI carried it.
+const (
+	toolLoopFinal  = "Created hello.txt and appended a line.\n<event topic=\"build.done\">tests: pass</event>\nLOOP_COMPLETE"
+	toolErrorFinal = "The file is missing.\n<event topic=\"build.failed\">missing file</event>"
+)
+
+// toolLoopTexts are the text activities of the tool-loop run.
+var toolLoopTexts = []string{"I will create hello.txt.", toolLoopFinal}
+
 // toolAct is an expected tool activity.
 type toolAct struct {
 	kind    events.ToolKind
@@ -314,15 +324,39 @@ func TestUnwrapShell(t *testing.T) {
 	}
 }
 
+// verdictCase is a result, exit status and stderr, and the verdict they
+// must come to.
+type verdictCase struct {
+	res        events.AgentResult
+	exit       int
+	stderr     string
+	failure    events.FailureKind
+	message    string // exact FailureMessage, when set
+	messageHas string // a part of FailureMessage, when set
+}
+
+// runVerdictCases runs every case through verdict as a named subtest.
+func runVerdictCases(t *testing.T, verdict func(res *events.AgentResult, exit int, stderr string), cases map[string]verdictCase) {
+	t.Helper()
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			res := tc.res
+			verdict(&res, tc.exit, tc.stderr)
+			assert.Equal(t, tc.failure, res.Failure)
+			if tc.message != "" {
+				assert.Equal(t, tc.message, res.FailureMessage)
+			}
+			if tc.messageHas != "" {
+				assert.Contains(t, res.FailureMessage, tc.messageHas)
+			}
+		})
+	}
+}
+
 func TestExitVerdict(t *testing.T) {
-	cases := map[string]struct {
-		res        events.AgentResult
-		exit       int
-		stderr     string
-		failure    events.FailureKind
-		message    string
-		messageHas string
-	}{
+	runVerdictCases(t, func(res *events.AgentResult, exit int, stderr string) {
+		exitVerdict(res, "x", exit, stderr, "log in")
+	}, map[string]verdictCase{
 		"the output's verdict stands": {
 			res:  events.AgentResult{Failure: events.FailureAgent, FailureMessage: "x reported an error: boom"},
 			exit: 1, failure: events.FailureAgent, message: "x reported an error: boom",
@@ -346,20 +380,7 @@ func TestExitVerdict(t *testing.T) {
 			stderr:  "Attempt 1 failed with status 429. Retrying...\n" + strings.Repeat("working\n", 12) + "fatal: disk full\n",
 			failure: events.FailureExit, message: "x exited with status 1: fatal: disk full",
 		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			res := tc.res
-			exitVerdict(&res, "x", tc.exit, tc.stderr, "log in")
-			assert.Equal(t, tc.failure, res.Failure)
-			if tc.message != "" {
-				assert.Equal(t, tc.message, res.FailureMessage)
-			}
-			if tc.messageHas != "" {
-				assert.Contains(t, res.FailureMessage, tc.messageHas)
-			}
-		})
-	}
+	})
 }
 
 func TestEveryCLIHasAnInstallHint(t *testing.T) {

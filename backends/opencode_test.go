@@ -33,21 +33,18 @@ func TestParseOpenCode(t *testing.T) {
 	runParserCases(t, parseOpenCode, map[string]parserCase{
 		"tool loop: usage summed over three steps": {
 			file:  "opencode/run-json-tool-loop.jsonl",
-			final: "Created hello.txt and appended a line.\n<event topic=\"build.done\">tests: pass</event>\nLOOP_COMPLETE",
+			final: toolLoopFinal,
 			tools: events.ToolCounts{Write: 1, Shell: 1},
 			usage: events.Usage{InputTokens: 7692 + 7779 + 7847, OutputTokens: 24 + 9 + 25},
 			toolActs: []toolAct{
 				{kind: events.ToolWrite, name: "write", path: "/workspace/hello.txt"},
 				{kind: events.ToolShell, name: "bash", command: "echo hi >> hello.txt"},
 			},
-			texts: []string{
-				"I will create hello.txt.",
-				"Created hello.txt and appended a line.\n<event topic=\"build.done\">tests: pass</event>\nLOOP_COMPLETE",
-			},
+			texts: toolLoopTexts,
 		},
 		"tool error: exit 1 in metadata is only a tool use": {
 			file:     "opencode/run-json-tool-error.jsonl",
-			final:    "The file is missing.\n<event topic=\"build.failed\">missing file</event>",
+			final:    toolErrorFinal,
 			tools:    events.ToolCounts{Shell: 1},
 			usage:    events.Usage{InputTokens: 7687 + 7766, OutputTokens: 9 + 17},
 			toolActs: []toolAct{{kind: events.ToolShell, name: "bash", command: "cat does-not-exist.txt"}},

@@ -35,21 +35,18 @@ func TestParsePi(t *testing.T) {
 	runParserCases(t, parsePi, map[string]parserCase{
 		"tool loop: usage summed over assistant messages": {
 			file:  "pi/mode-json-tool-loop.jsonl",
-			final: "Created hello.txt and appended a line.\n<event topic=\"build.done\">tests: pass</event>\nLOOP_COMPLETE",
+			final: toolLoopFinal,
 			tools: events.ToolCounts{Write: 1, Shell: 1},
 			usage: events.Usage{InputTokens: 1396 + 1492 + 1561, OutputTokens: 23 + 9 + 25},
 			toolActs: []toolAct{
 				{kind: events.ToolWrite, name: "write", path: "/workspace/hello.txt"},
 				{kind: events.ToolShell, name: "bash", command: "echo hi >> hello.txt"},
 			},
-			texts: []string{
-				"I will create hello.txt.",
-				"Created hello.txt and appended a line.\n<event topic=\"build.done\">tests: pass</event>\nLOOP_COMPLETE",
-			},
+			texts: toolLoopTexts,
 		},
 		"tool error: isError on the tool is only a tool use": {
 			file:     "pi/mode-json-tool-error.jsonl",
-			final:    "The file is missing.\n<event topic=\"build.failed\">missing file</event>",
+			final:    toolErrorFinal,
 			tools:    events.ToolCounts{Shell: 1},
 			usage:    events.Usage{InputTokens: 1392 + 1479, OutputTokens: 9 + 17},
 			toolActs: []toolAct{{kind: events.ToolShell, name: "bash", command: "cat does-not-exist.txt"}},

@@ -33,21 +33,18 @@ func TestParseQwen(t *testing.T) {
 	runParserCases(t, parseQwen, map[string]parserCase{
 		"tool loop: final text and usage from the result line": {
 			file:  "qwen/stream-json-tool-loop.jsonl",
-			final: "Created hello.txt and appended a line.\n<event topic=\"build.done\">tests: pass</event>\nLOOP_COMPLETE",
+			final: toolLoopFinal,
 			tools: events.ToolCounts{Write: 1, Shell: 1},
 			usage: events.Usage{InputTokens: 58248, OutputTokens: 58},
 			toolActs: []toolAct{
 				{kind: events.ToolWrite, name: "write_file", path: "/workspace/hello.txt"},
 				{kind: events.ToolShell, name: "run_shell_command", command: "echo hi >> hello.txt"},
 			},
-			texts: []string{
-				"I will create hello.txt.",
-				"Created hello.txt and appended a line.\n<event topic=\"build.done\">tests: pass</event>\nLOOP_COMPLETE",
-			},
+			texts: toolLoopTexts,
 		},
 		"tool error: is_error false with stderr as content": {
 			file:     "qwen/stream-json-tool-error.jsonl",
-			final:    "The file is missing.\n<event topic=\"build.failed\">missing file</event>",
+			final:    toolErrorFinal,
 			tools:    events.ToolCounts{Shell: 1},
 			usage:    events.Usage{InputTokens: 38728, OutputTokens: 26},
 			toolActs: []toolAct{{kind: events.ToolShell, name: "run_shell_command", command: "cat does-not-exist.txt"}},
