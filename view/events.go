@@ -102,79 +102,65 @@ func describe(ev events.Event) string {
 	if ev.Source != events.SourceRalph || !isObject(ev.Payload) {
 		return ev.PayloadText()
 	}
-	switch ev.Topic {
-	case engine.TopicLoopStarted:
-		var p viewLoopStarted
-		if decodeView(ev, &p) {
-			return fmt.Sprintf("run %s · objective from %s: %s", p.RunID, orDash(p.Source), FirstLine(p.Objective))
-		}
-	case engine.TopicLoopResumed:
-		var p viewLoopResumed
-		if decodeView(ev, &p) {
-			return fmt.Sprintf("resumed after iteration %d", p.Iteration)
-		}
-	case engine.TopicIterationStarted:
-		var p viewIterationStarted
-		if decodeView(ev, &p) {
-			return describeStarted(p)
-		}
-	case engine.TopicIterationFinished:
-		var p viewIterationFinished
-		if decodeView(ev, &p) {
-			return describeFinished(p)
-		}
-	case engine.TopicIterationSettled:
-		var p viewSettled
-		if decodeView(ev, &p) {
-			return p.Note
-		}
-	case engine.TopicEventRouted:
-		var p viewRouted
-		if decodeView(ev, &p) {
-			return describeRouted(p)
-		}
-	case engine.TopicEventRejected:
-		var p viewRejected
-		if decodeView(ev, &p) {
-			return strings.TrimSuffix(fmt.Sprintf("%s ✗ %s: %s", p.Topic, p.Reason, p.Detail), ": ")
-		}
-	case engine.TopicEventDropped:
-		var p viewDropped
-		if decodeView(ev, &p) {
-			return fmt.Sprintf("%s for %s dropped: %s", plural.Count(len(p.Offsets), "event", "events"), p.Hat, p.Reason)
-		}
-	case engine.TopicLoopRepaired:
-		var p viewRepaired
-		if decodeView(ev, &p) {
-			return fmt.Sprintf("closed a line cut off at byte %d", p.Offset)
-		}
-	case engine.TopicLoopTerminate:
-		var p viewTerminate
-		if decodeView(ev, &p) {
-			return describeTerminate(p)
-		}
-	case engine.TopicCommit:
-		var p viewCommit
-		if decodeView(ev, &p) {
-			return shortHash(p.Hash) + " " + p.Subject
-		}
-	case engine.TopicRateLimited:
-		var p viewRateLimited
-		if decodeView(ev, &p) {
-			return strings.TrimSuffix("waiting "+humanDuration(time.Duration(p.WaitMS)*time.Millisecond)+": "+p.Message, ": ")
-		}
-	case engine.TopicCompletionConfirm:
-		var p viewConfirming
-		if decodeView(ev, &p) {
-			return "confirming the claim: " + p.Claim
-		}
-	case engine.TopicTaskComplete:
-		var p viewTaskComplete
-		if decodeView(ev, &p) {
-			return fmt.Sprintf("box %d checked: %s", p.Index+1, p.Text)
+	if d, ok := describers[ev.Topic]; ok {
+		if s, ok := d(ev); ok {
+			return s
 		}
 	}
 	return ev.PayloadText()
+}
+
+// A describer renders one topic of ralph's bookkeeping lines; false when
+// the payload does not decode.
+type describer func(events.Event) (string, bool)
+
+// describeAs is a describer that decodes the payload into P for f.
+func describeAs[P any](f func(P) string) describer {
+	return func(ev events.Event) (string, bool) {
+		var p P
+		if !decodeView(ev, &p) {
+			return "", false
+		}
+		return f(p), true
+	}
+}
+
+// describers are the sentences for ralph's bookkeeping lines, by topic.
+var describers = map[string]describer{
+	engine.TopicLoopStarted: describeAs(func(p viewLoopStarted) string {
+		return fmt.Sprintf("run %s · objective from %s: %s", p.RunID, orDash(p.Source), FirstLine(p.Objective))
+	}),
+	engine.TopicLoopResumed: describeAs(func(p viewLoopResumed) string {
+		return fmt.Sprintf("resumed after iteration %d", p.Iteration)
+	}),
+	engine.TopicIterationStarted:  describeAs(describeStarted),
+	engine.TopicIterationFinished: describeAs(describeFinished),
+	engine.TopicIterationSettled: describeAs(func(p viewSettled) string {
+		return p.Note
+	}),
+	engine.TopicEventRouted: describeAs(describeRouted),
+	engine.TopicEventRejected: describeAs(func(p viewRejected) string {
+		return strings.TrimSuffix(fmt.Sprintf("%s ✗ %s: %s", p.Topic, p.Reason, p.Detail), ": ")
+	}),
+	engine.TopicEventDropped: describeAs(func(p viewDropped) string {
+		return fmt.Sprintf("%s for %s dropped: %s", plural.Count(len(p.Offsets), "event", "events"), p.Hat, p.Reason)
+	}),
+	engine.TopicLoopRepaired: describeAs(func(p viewRepaired) string {
+		return fmt.Sprintf("closed a line cut off at byte %d", p.Offset)
+	}),
+	engine.TopicLoopTerminate: describeAs(describeTerminate),
+	engine.TopicCommit: describeAs(func(p viewCommit) string {
+		return shortHash(p.Hash) + " " + p.Subject
+	}),
+	engine.TopicRateLimited: describeAs(func(p viewRateLimited) string {
+		return strings.TrimSuffix("waiting "+humanDuration(time.Duration(p.WaitMS)*time.Millisecond)+": "+p.Message, ": ")
+	}),
+	engine.TopicCompletionConfirm: describeAs(func(p viewConfirming) string {
+		return "confirming the claim: " + p.Claim
+	}),
+	engine.TopicTaskComplete: describeAs(func(p viewTaskComplete) string {
+		return fmt.Sprintf("box %d checked: %s", p.Index+1, p.Text)
+	}),
 }
 
 func describeStarted(p viewIterationStarted) string {
