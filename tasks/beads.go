@@ -97,40 +97,40 @@ func (s *beadsSource) one(ctx context.Context, id string, args ...string) (beads
 	if _, err := s.resolve(ctx, id); err != nil {
 		return beadsIssue{}, err
 	}
-	out, err := s.bd(ctx, args...)
-	if err != nil {
-		return beadsIssue{}, err
+	is, found, err := s.printed(ctx, id, args)
+	if err == nil && !found {
+		err = fmt.Errorf("%s printed no issue %q: %w", cmdline("bd", args), id, ErrNoTask)
 	}
-	issues, err := parseBeadsList(out)
-	if err != nil {
-		return beadsIssue{}, fmt.Errorf("%s: %w", cmdline("bd", args), err)
-	}
-	for _, is := range issues {
-		if is.ID == id {
-			return is, nil
-		}
-	}
-	return beadsIssue{}, fmt.Errorf("%s printed no issue %q: %w", cmdline("bd", args), id, ErrNoTask)
+	return is, err
 }
 
 // resolve is bd show: the issue whose id is id exactly (bd would also show
 // one that id is a part of). Every change is checked with it first.
 func (s *beadsSource) resolve(ctx context.Context, id string) (beadsIssue, error) {
-	args := []string{"show", id, "--json"}
+	is, found, err := s.printed(ctx, id, []string{"show", id, "--json"})
+	if err == nil && !found {
+		err = fmt.Errorf("bd has no issue %q: %w", id, ErrNoTask)
+	}
+	return is, err
+}
+
+// printed runs bd with args and finds the issue whose id is id exactly
+// among the issues it printed; false when there is none.
+func (s *beadsSource) printed(ctx context.Context, id string, args []string) (beadsIssue, bool, error) {
 	out, err := s.bd(ctx, args...)
 	if err != nil {
-		return beadsIssue{}, err
+		return beadsIssue{}, false, err
 	}
 	issues, err := parseBeadsList(out)
 	if err != nil {
-		return beadsIssue{}, fmt.Errorf("%s: %w", cmdline("bd", args), err)
+		return beadsIssue{}, false, fmt.Errorf("%s: %w", cmdline("bd", args), err)
 	}
 	for _, is := range issues {
 		if is.ID == id {
-			return is, nil
+			return is, true, nil
 		}
 	}
-	return beadsIssue{}, fmt.Errorf("bd has no issue %q: %w", id, ErrNoTask)
+	return beadsIssue{}, false, nil
 }
 
 // beadsIssue is the part of bd's JSON issue that ralph reads.

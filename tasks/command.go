@@ -165,28 +165,22 @@ func orNothing(raw json.RawMessage) string {
 }
 
 func (s *commandSource) Ready(ctx context.Context) ([]Task, error) {
-	all, err := s.list(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var tasks []Task
-	for _, t := range all {
-		if !t.Closed && len(t.Deps) == 0 {
-			tasks = append(tasks, t)
-		}
-	}
-	byPriority(tasks)
-	return tasks, nil
+	return s.open(ctx, func(t Task) bool { return len(t.Deps) == 0 })
 }
 
 func (s *commandSource) Blocked(ctx context.Context) ([]Task, error) {
+	return s.open(ctx, func(t Task) bool { return len(t.Deps) > 0 })
+}
+
+// open is the tasks not closed that keep, by priority.
+func (s *commandSource) open(ctx context.Context, keep func(Task) bool) ([]Task, error) {
 	all, err := s.list(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var tasks []Task
 	for _, t := range all {
-		if !t.Closed && len(t.Deps) > 0 {
+		if !t.Closed && keep(t) {
 			tasks = append(tasks, t)
 		}
 	}

@@ -100,34 +100,32 @@ func (s *tkSource) Show(ctx context.Context, id string) (Task, error) {
 }
 
 func (s *tkSource) Claim(ctx context.Context, id string) error {
-	if _, err := s.Show(ctx, id); err != nil {
-		return err
-	}
-	_, err := s.tk(ctx, "start", id)
-	return err
+	return s.change(ctx, id, "", "start")
 }
 
 func (s *tkSource) Close(ctx context.Context, id, reason string) error {
-	if _, err := s.Show(ctx, id); err != nil {
-		return err
+	if strings.TrimSpace(reason) == "" {
+		reason = "" // a blank reason adds no note
 	}
-	if strings.TrimSpace(reason) != "" {
-		if _, err := s.tk(ctx, "add-note", id, reason); err != nil {
-			return err
-		}
-	}
-	_, err := s.tk(ctx, "close", id)
-	return err
+	return s.change(ctx, id, reason, "close")
 }
 
 func (s *tkSource) Fail(ctx context.Context, id, reason string) error {
+	return s.change(ctx, id, "ralph: failed: "+reason, "reopen")
+}
+
+// change checks that ticket id exists, adds note to it (when there is one)
+// and runs tk verb on it.
+func (s *tkSource) change(ctx context.Context, id, note, verb string) error {
 	if _, err := s.Show(ctx, id); err != nil {
 		return err
 	}
-	if _, err := s.tk(ctx, "add-note", id, "ralph: failed: "+reason); err != nil {
-		return err
+	if note != "" {
+		if _, err := s.tk(ctx, "add-note", id, note); err != nil {
+			return err
+		}
 	}
-	_, err := s.tk(ctx, "reopen", id)
+	_, err := s.tk(ctx, verb, id)
 	return err
 }
 
