@@ -1,7 +1,6 @@
 package config_test
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -11,26 +10,17 @@ import (
 	"github.com/ralph-loop/ralph/config"
 )
 
-// writeConfig writes content to dir/name and returns its path.
-func writeConfig(t *testing.T, dir, name, content string) string {
-	t.Helper()
-	path := filepath.Join(dir, name)
-	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
-	return path
-}
-
 // A relative command names a file beside the config that set it, whatever
 // directory ralph runs in (ralph -C DIR); each of several merged files
 // resolves its own; a bare name stays for the PATH lookup.
 func TestLoadResolvesRelativeCommandsAgainstTheirFile(t *testing.T) {
 	root := t.TempDir()
-	base := writeConfig(t, root, "project/ralph.yml",
+	base := writeFile(t, root, "project/ralph.yml",
 		"cli:\n  backend: command\n  command: ./agent.sh\nhats:\n"+
 			"  builder:\n    triggers: [build.start]\n    backend: {backend: command, command: tools/build.sh}\n"+
 			"  reviewer:\n    triggers: [review.start]\n    backend: {model: m}\n"+
 			"  planner:\n    triggers: [plan.start]\n    backend: {backend: claude, command: claude-beta}\n")
-	over := writeConfig(t, root, "shared/agents.yml",
+	over := writeFile(t, root, "shared/agents.yml",
 		"hats:\n  fixer:\n    triggers: [fix.start]\n    backend: {backend: command, command: ../bin/fix.sh}\n"+
 			"  tester:\n    triggers: [test.start]\n    backend: {backend: command, command: /opt/test.sh}\n")
 	t.Chdir(t.TempDir()) // somewhere that is neither file's directory
@@ -58,8 +48,8 @@ func TestLoadResolvesRelativeCommandsAgainstTheirFile(t *testing.T) {
 // A later file that replaces the command brings its own directory with it.
 func TestLoadResolvesAReplacedCommandAgainstTheFileThatReplacedIt(t *testing.T) {
 	root := t.TempDir()
-	base := writeConfig(t, root, "a/ralph.yml", "cli:\n  backend: command\n  command: ./agent.sh\n")
-	over := writeConfig(t, root, "b/local.yml", "cli:\n  command: ./other.sh\n")
+	base := writeFile(t, root, "a/ralph.yml", "cli:\n  backend: command\n  command: ./agent.sh\n")
+	over := writeFile(t, root, "b/local.yml", "cli:\n  command: ./other.sh\n")
 	c, err := config.Load(base, over)
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Join(root, "b", "other.sh"), c.CLI.Command)
@@ -69,7 +59,7 @@ func TestLoadResolvesAReplacedCommandAgainstTheFileThatReplacedIt(t *testing.T) 
 // which is not a file, against the directory it is given.
 func TestLoadWithCollectionResolvesItsCommands(t *testing.T) {
 	root := t.TempDir()
-	base := writeConfig(t, root, "ralph.yml", "event_loop:\n  prompt: x\n")
+	base := writeFile(t, root, "ralph.yml", "event_loop:\n  prompt: x\n")
 	hatsData := []byte("hats:\n  builder:\n    triggers: [build.start]\n    backend: {backend: command, command: ./build.sh}\n")
 
 	c, err := config.LoadWithCollection([]string{base}, config.Collection{Name: filepath.Join(root, "hats", "team.yml"), Data: hatsData})
@@ -84,7 +74,7 @@ func TestLoadWithCollectionResolvesItsCommands(t *testing.T) {
 // A program and its arguments written as one command are left as written,
 // so that the error about them can point at cli.args.
 func TestLoadLeavesACommandWithArgumentsAsWritten(t *testing.T) {
-	path := writeConfig(t, t.TempDir(), "ralph.yml", "cli:\n  backend: command\n  command: sh ./x.sh\n")
+	path := writeFile(t, t.TempDir(), "ralph.yml", "cli:\n  backend: command\n  command: sh ./x.sh\n")
 	c, err := config.Load(path)
 	require.NoError(t, err)
 	assert.Equal(t, "sh ./x.sh", c.CLI.Command)

@@ -414,6 +414,8 @@ func TestHatList(t *testing.T) {
 	assert.Equal(t, "build.start", c.Hats[0].Triggers[0], "HatList copies the lists")
 }
 
+// writeFile writes data to dir/name, making its directories, and returns
+// its path.
 func writeFile(t *testing.T, dir, name, data string) string {
 	t.Helper()
 	path := filepath.Join(dir, name)
