@@ -53,11 +53,7 @@ func TestLoadBytesAutopilot(t *testing.T) {
 }
 
 func TestLoadBytesAutopilotProblems(t *testing.T) {
-	tests := []struct {
-		name string
-		data string
-		want config.Problem
-	}{
+	runProblemCases(t, []problemCase{
 		{
 			name: "parallel below one",
 			data: "autopilot:\n  parallel: 0\n",
@@ -83,14 +79,5 @@ func TestLoadBytesAutopilotProblems(t *testing.T) {
 			data: "autopilot:\n  paralel: 2\n",
 			want: config.Problem{File: "ralph.yml", Line: 2, Msg: `unknown key "paralel" in autopilot; did you mean "parallel"?`, Hint: `rename it to "parallel", or remove it`},
 		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := config.LoadBytes("ralph.yml", []byte(tt.data))
-			var cerr *config.Error
-			require.ErrorAs(t, err, &cerr)
-			require.Len(t, cerr.Problems, 1, "%v", cerr.Problems)
-			assert.Equal(t, tt.want, cerr.Problems[0])
-		})
-	}
+	})
 }

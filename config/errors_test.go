@@ -13,14 +13,35 @@ import (
 	"github.com/ralph-loop/ralph/internal/golden"
 )
 
-// Each case is a file with one mistake and the exact problem it must give.
+// problemCase is a file with one mistake and the exact problem it must give.
+type problemCase struct {
+	name string
+	file string // defaults to ralph.yml
+	data string
+	want config.Problem
+}
+
+// runProblemCases loads every case's file as a named subtest.
+func runProblemCases(t *testing.T, tests []problemCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			file := tt.file
+			if file == "" {
+				file = "ralph.yml"
+			}
+			c, err := config.LoadBytes(file, []byte(tt.data))
+			require.Error(t, err)
+			assert.Nil(t, c)
+			var cerr *config.Error
+			require.ErrorAs(t, err, &cerr)
+			assert.Equal(t, []config.Problem{tt.want}, cerr.Problems)
+		})
+	}
+}
+
 func TestLoadBytesProblems(t *testing.T) {
-	tests := []struct {
-		name string
-		file string // defaults to ralph.yml
-		data string
-		want config.Problem
-	}{
+	runProblemCases(t, []problemCase{
 		{
 			name: "unknown key close to a known one",
 			data: "event_loop:\n  max_iteration: 10\n",
@@ -404,21 +425,7 @@ func TestLoadBytesProblems(t *testing.T) {
 				Msg:  `budget.max_tokens: expected an integer, got "lots"`,
 				Hint: "write a whole number without quotes, e.g. max_tokens: 10"},
 		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			file := tt.file
-			if file == "" {
-				file = "ralph.yml"
-			}
-			c, err := config.LoadBytes(file, []byte(tt.data))
-			require.Error(t, err)
-			assert.Nil(t, c)
-			var cerr *config.Error
-			require.ErrorAs(t, err, &cerr)
-			assert.Equal(t, []config.Problem{tt.want}, cerr.Problems)
-		})
-	}
+	})
 }
 
 // A file with many mistakes reports all of them, in line order, one per
