@@ -151,11 +151,7 @@ func TestGitFingerprint(t *testing.T) {
 			gittest.Run(t, dir, st.git...)
 		}
 		got := fingerprint(t, g)
-		if st.change {
-			assert.NotEqual(t, prev, got, "step %q must change the fingerprint", st.name)
-		} else {
-			assert.Equal(t, prev, got, "step %q must not change the fingerprint", st.name)
-		}
+		assertStep(t, st.name, st.change, prev, got)
 		prev = got
 	}
 

@@ -50,11 +50,7 @@ func TestTreeFingerprint(t *testing.T) {
 	for _, st := range steps {
 		st.do()
 		got := treeFingerprint(t, tree)
-		if st.change {
-			assert.NotEqual(t, prev, got, "step %q must change the fingerprint", st.name)
-		} else {
-			assert.Equal(t, prev, got, "step %q must not change the fingerprint", st.name)
-		}
+		assertStep(t, st.name, st.change, prev, got)
 		prev = got
 	}
 	t.Run("a fresh Tree agrees with one that has a cache", func(t *testing.T) {
@@ -183,4 +179,15 @@ func BenchmarkTreeFingerprint(b *testing.B) {
 			}
 		}
 	})
+}
+
+// assertStep checks that a step changed the fingerprint from prev to got
+// when it should have, and only then.
+func assertStep(t *testing.T, name string, change bool, prev, got string) {
+	t.Helper()
+	if change {
+		assert.NotEqual(t, prev, got, "step %q must change the fingerprint", name)
+	} else {
+		assert.Equal(t, prev, got, "step %q must not change the fingerprint", name)
+	}
 }
