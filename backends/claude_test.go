@@ -327,31 +327,17 @@ func TestParseClaudeLastTextIgnoresSubAgents(t *testing.T) {
 }
 
 func TestClaudeArgs(t *testing.T) {
-	tests := []struct {
-		name    string
-		opts    Options
-		args    []string
-		onStdin bool
-	}{
-		{
-			name:    "prompt on stdin by default",
-			args:    []string{"-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"},
+	runArgsFunc(t, claudeArgs, map[string]argsCase{
+		"prompt on stdin by default": {
+			want:    []string{"-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"},
 			onStdin: true,
 		},
-		{
-			name: "prompt as argument, model and extra args",
+		"prompt as argument, model and extra args": {
 			opts: Options{PromptMode: "arg", Model: "opus", Args: []string{"--max-turns", "5"}},
-			args: []string{"-p", "PROMPT", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions",
+			want: []string{"-p", "PROMPT", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions",
 				"--model", "opus", "--max-turns", "5"},
 		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			args, onStdin := claudeArgs(tt.opts, "PROMPT")
-			assert.Equal(t, tt.args, args)
-			assert.Equal(t, tt.onStdin, onStdin)
-		})
-	}
+	})
 }
 
 func TestClaudeEnv(t *testing.T) {

@@ -10,23 +10,11 @@ import (
 )
 
 func TestCommandArgs(t *testing.T) {
-	tests := []struct {
-		name    string
-		opts    Options
-		args    []string
-		onStdin bool
-	}{
-		{name: "prompt last by default", opts: Options{Args: []string{"--fast"}}, args: []string{"--fast", "PROMPT"}},
-		{name: "prompt after its flag", opts: Options{Args: []string{"run"}, PromptFlag: "-m"}, args: []string{"run", "-m", "PROMPT"}},
-		{name: "prompt on stdin", opts: Options{Args: []string{"run"}, PromptMode: "stdin", PromptFlag: "-m"}, args: []string{"run"}, onStdin: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			args, onStdin := commandArgs(tt.opts, "PROMPT")
-			assert.Equal(t, tt.args, args)
-			assert.Equal(t, tt.onStdin, onStdin)
-		})
-	}
+	runArgsFunc(t, commandArgs, map[string]argsCase{
+		"prompt last by default": {opts: Options{Args: []string{"--fast"}}, want: []string{"--fast", "PROMPT"}},
+		"prompt after its flag":  {opts: Options{Args: []string{"run"}, PromptFlag: "-m"}, want: []string{"run", "-m", "PROMPT"}},
+		"prompt on stdin":        {opts: Options{Args: []string{"run"}, PromptMode: "stdin", PromptFlag: "-m"}, want: []string{"run"}, onStdin: true},
+	})
 }
 
 func TestCommandArgsDoesNotAliasOptions(t *testing.T) {

@@ -144,14 +144,23 @@ type argsCase struct {
 	onStdin bool
 }
 
+// runArgsCases runs every case through the args of the registered agent
+// CLI name.
 func runArgsCases(t *testing.T, name string, cases map[string]argsCase) {
 	t.Helper()
 	spec := clis[name]
 	require.NotNil(t, spec, "%s is registered", name)
+	runArgsFunc(t, spec.args, cases)
+}
+
+// runArgsFunc runs every case through args as a named subtest, with the
+// prompt "PROMPT".
+func runArgsFunc(t *testing.T, args func(Options, string) ([]string, bool), cases map[string]argsCase) {
+	t.Helper()
 	for desc, tc := range cases {
 		t.Run(desc, func(t *testing.T) {
-			args, onStdin := spec.args(tc.opts, "PROMPT")
-			assert.Equal(t, tc.want, args)
+			got, onStdin := args(tc.opts, "PROMPT")
+			assert.Equal(t, tc.want, got)
 			assert.Equal(t, tc.onStdin, onStdin)
 		})
 	}
