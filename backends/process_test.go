@@ -36,23 +36,32 @@ func shell(t *testing.T, script string, opts Options) *Backend {
 	return b
 }
 
-func TestRunKillsWhatTheAgentLeftBehind(t *testing.T) {
-	t.Parallel()
+// runLeaving runs an agent script that starts job in the background and
+// prints "done", and returns the result with the pids of the agent and
+// the job.
+func runLeaving(t *testing.T, job string) (res events.AgentResult, agent, background int, err error) {
+	t.Helper()
 	pids := filepath.Join(t.TempDir(), "pids")
-	// A background job that ignores SIGTERM and holds stdout open.
-	script := `(trap '' TERM; exec sleep 1000) &
+	script := job + `
 echo "$$ $!" > "$PIDS"
 echo done`
-	start := time.Now()
-	res, err := shell(t, script, Options{}).Run(t.Context(), events.AgentRun{
+	res, err = shell(t, script, Options{}).Run(t.Context(), events.AgentRun{
 		Dir: t.TempDir(), Env: []string{"PIDS=" + pids},
 	}, nil)
+	agent, background = readFakePids(t, pids)
+	return res, agent, background, err
+}
+
+func TestRunKillsWhatTheAgentLeftBehind(t *testing.T) {
+	t.Parallel()
+	start := time.Now()
+	// A background job that ignores SIGTERM and holds stdout open.
+	res, agent, grandchild, err := runLeaving(t, `(trap '' TERM; exec sleep 1000) &`)
 	require.NoError(t, err)
 	assert.Less(t, time.Since(start), time.Minute, "Run must not wait for the leftover (1000s)")
 	assert.Equal(t, events.FailureNone, res.Failure, res.FailureMessage)
 	assert.Equal(t, "done\n", res.FinalText)
 
-	agent, grandchild := readFakePids(t, pids)
 	assertGone(t, -agent, "the agent's process group")
 	assertGone(t, grandchild, "the background job")
 }
@@ -62,15 +71,8 @@ func TestRunStopsReadingPipesHeldOutsideTheGroup(t *testing.T) {
 	if _, err := exec.LookPath("setsid"); err != nil {
 		t.Skip("no setsid here")
 	}
-	pids := filepath.Join(t.TempDir(), "pids")
-	script := `setsid sleep 30 &
-echo "$$ $!" > "$PIDS"
-echo done`
 	start := time.Now()
-	res, err := shell(t, script, Options{}).Run(t.Context(), events.AgentRun{
-		Dir: t.TempDir(), Env: []string{"PIDS=" + pids},
-	}, nil)
-	_, escaped := readFakePids(t, pids)
+	res, _, escaped, err := runLeaving(t, `setsid sleep 30 &`)
 	t.Cleanup(func() {
 		// Out of ralph's reach by design; the test cleans up after itself.
 		_ = syscall.Kill(escaped, syscall.SIGKILL)
