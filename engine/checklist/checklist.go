@@ -32,7 +32,9 @@ func Parse(data []byte) []Item {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
 	for line := 1; sc.Scan(); line++ {
-		text := sc.Text()
+		// A line may end in more than the one \r the scanner drops (a
+		// CRLF file saved again with CRLF); none of them is text.
+		text := strings.TrimRight(sc.Text(), "\r")
 		if f := fenceOf(text); f != "" {
 			switch {
 			case fence == "":
