@@ -233,7 +233,7 @@ func (a *Autopilot) finish(code int, cause error) (Result, error) {
 	st := a.state()
 	resumable := a.interrupted || cause != nil
 	res := Result{ExitCode: code, Completed: len(st.Completed), Failed: len(st.Failed), Resumable: resumable}
-	p := payload{Completed: res.Completed, Failed: res.Failed, ExitCode: &code, Resumable: resumable}
+	p := Payload{Completed: res.Completed, Failed: res.Failed, ExitCode: &code, Resumable: resumable}
 	switch {
 	case a.interrupted:
 		p.Reason = "interrupted"
@@ -243,7 +243,7 @@ func (a *Autopilot) finish(code int, cause error) (Result, error) {
 		p.Reason = "stopped"
 	default:
 		p.Reason = "all done"
-		if err := a.journal.record(TopicAllDone, payload{Completed: res.Completed, Failed: res.Failed}); err != nil {
+		if err := a.journal.record(TopicAllDone, Payload{Completed: res.Completed, Failed: res.Failed}); err != nil {
 			return res, err
 		}
 	}
@@ -265,21 +265,21 @@ func (a *Autopilot) controlRequest(req string) error {
 	switch req {
 	case RequestPause:
 		if !a.state().Paused {
-			return a.journal.record(TopicPaused, payload{})
+			return a.journal.record(TopicPaused, Payload{})
 		}
 	case RequestResume:
 		if a.state().Paused {
-			return a.journal.record(TopicResumed, payload{})
+			return a.journal.record(TopicResumed, Payload{})
 		}
 	case RequestStop:
 		if !a.stopping {
 			a.stopping = true
-			return a.journal.record(TopicStopping, payload{Message: "no new tasks; running ones finish and merge"})
+			return a.journal.record(TopicStopping, Payload{Message: "no new tasks; running ones finish and merge"})
 		}
 	case RequestStopNow:
 		if !a.interrupted {
 			a.interrupt()
-			return a.journal.record(TopicStopping, payload{Message: "running loops are interrupted and stay resumable"})
+			return a.journal.record(TopicStopping, Payload{Message: "running loops are interrupted and stay resumable"})
 		}
 	}
 	return nil
@@ -318,7 +318,7 @@ func (a *Autopilot) fill(ctx context.Context) error {
 // one of its components.
 func (a *Autopilot) consider(ctx context.Context, t tasks.Task) error {
 	if err := tasks.ValidID(t.ID); err != nil {
-		return a.journal.record(TopicTaskFailed, payload{Task: t.ID, Title: t.Title,
+		return a.journal.record(TopicTaskFailed, Payload{Task: t.ID, Title: t.Title,
 			Reason: fmt.Sprintf("the task id %q cannot name a worktree or a branch: %v", t.ID, err)})
 	}
 	busy := a.state().busyComponents()
@@ -328,7 +328,7 @@ func (a *Autopilot) consider(ctx context.Context, t tasks.Task) error {
 				return nil
 			}
 			a.held[t.ID] = holder
-			return a.journal.record(TopicTaskHeld, payload{Task: t.ID, Title: t.Title, HeldBy: holder, Components: []string{c}})
+			return a.journal.record(TopicTaskHeld, Payload{Task: t.ID, Title: t.Title, HeldBy: holder, Components: []string{c}})
 		}
 	}
 	delete(a.held, t.ID)
@@ -336,7 +336,7 @@ func (a *Autopilot) consider(ctx context.Context, t tasks.Task) error {
 }
 
 func (a *Autopilot) notice(msg string) error {
-	return a.journal.record(TopicNotice, payload{Message: msg})
+	return a.journal.record(TopicNotice, Payload{Message: msg})
 }
 
 // worktree is where task's loop runs.
@@ -352,7 +352,7 @@ func (a *Autopilot) start(ctx context.Context, t tasks.Task, slot string) error 
 	if full, err := a.opts.Source.Show(ctx, t.ID); err == nil {
 		t = full
 	}
-	p := payload{Task: t.ID, Title: t.Title, Slot: slot, Worktree: a.relative(a.worktree(t.ID)),
+	p := Payload{Task: t.ID, Title: t.Title, Slot: slot, Worktree: a.relative(a.worktree(t.ID)),
 		Branch: branchOf(t.ID), Attempt: 1, Components: t.Components()}
 	if err := a.journal.record(TopicTaskAssigned, p); err != nil {
 		return err
@@ -392,7 +392,7 @@ func (a *Autopilot) launch(ctx context.Context, slot, task string, attempt int, 
 		return a.failTask(ctx, task, err.Error())
 	}
 	a.watch(slot, task, attempt, h)
-	if err := a.journal.record(TopicTaskRunning, payload{Task: task, Slot: slot, PID: h.PID(), Attempt: attempt}); err != nil {
+	if err := a.journal.record(TopicTaskRunning, Payload{Task: task, Slot: slot, PID: h.PID(), Attempt: attempt}); err != nil {
 		return err
 	}
 	a.fault(FaultRunning)
@@ -414,7 +414,7 @@ func (a *Autopilot) loopEnded(ctx context.Context, r slotResult) error {
 	delete(a.handles, r.task)
 	switch {
 	case r.res.Completed():
-		return a.journal.record(TopicTaskFinished, payload{Task: r.task, Slot: r.slot, Attempt: r.attempt})
+		return a.journal.record(TopicTaskFinished, Payload{Task: r.task, Slot: r.slot, Attempt: r.attempt})
 	case r.res.Interrupted() && a.interrupted:
 		return nil
 	case a.cutOff(r):
@@ -458,7 +458,7 @@ func (a *Autopilot) failTask(ctx context.Context, task, reason string) error {
 	} else if m := a.state().merge(task); m != nil {
 		title = m.Title
 	}
-	if err := a.journal.record(TopicTaskFailed, payload{Task: task, Title: title, Reason: reason}); err != nil {
+	if err := a.journal.record(TopicTaskFailed, Payload{Task: task, Title: title, Reason: reason}); err != nil {
 		return err
 	}
 	if err := a.opts.Source.Fail(ctx, task, reason); err != nil {

@@ -445,7 +445,7 @@ func TestVerifyFailureLeavesTheBaseBranchAsItWas(t *testing.T) {
 	assert.True(t, slices.Contains(strings.Fields(gittest.Run(t, h.repo, "branch", "--format=%(refname:short)")), "ralph/a"), "the branch is kept")
 }
 
-func payloadOf(ev events.Event) payload { return decodePayload(ev) }
+func payloadOf(ev events.Event) Payload { return DecodePayload(ev) }
 
 // commitIn commits a file in dir, as a task's loop would.
 func commitIn(dir, name, content string) error {

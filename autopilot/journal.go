@@ -101,7 +101,7 @@ func foldLog(path string, st *State) error {
 }
 
 // record appends one event, folds it and checkpoints the state.
-func (j *journal) record(topic string, p payload) error {
+func (j *journal) record(topic string, p Payload) error {
 	ev := events.Event{TS: j.now().UTC(), Topic: topic, Payload: events.ObjectPayload(p), Source: events.SourceRalph}
 	line, err := events.EncodeLine(ev)
 	if err != nil {

@@ -120,17 +120,7 @@ func (m *merger) combine(ctx context.Context, scratch git.Repo, task Merge, base
 // withoutTracker drops the tracker's paths from conflicts: those are
 // resolved in the base branch's favour.
 func (m *merger) withoutTracker(conflicts []string) []string {
-	return slices.DeleteFunc(conflicts, func(p string) bool { return m.isTracker(p) })
-}
-
-func (m *merger) isTracker(path string) bool {
-	for _, t := range m.tracker {
-		t = strings.TrimSuffix(t, "/")
-		if path == t || strings.HasPrefix(path, t+"/") {
-			return true
-		}
-	}
-	return false
+	return slices.DeleteFunc(conflicts, func(p string) bool { return underAny(p, m.tracker) })
 }
 
 // advance moves the base branch from base to commit, with the user's

@@ -52,9 +52,10 @@ func MakePlan(ctx context.Context, source tasks.Source, parallel, maxTasks int) 
 			t = full
 		}
 		pt := PlannedTask{Task: t, Position: i + 1}
+		invalid := tasks.ValidID(t.ID)
 		switch {
-		case tasks.ValidID(t.ID) != nil:
-			pt.Invalid = tasks.ValidID(t.ID).Error()
+		case invalid != nil:
+			pt.Invalid = invalid.Error()
 		case maxTasks > 0 && started >= maxTasks:
 			pt.Beyond = true
 		default:

@@ -25,7 +25,7 @@ func (a *Autopilot) nextMerge(ctx context.Context) {
 		return
 	}
 	m := a.state().MergeQueue[0]
-	if err := a.journal.record(TopicMergeStarted, payload{Task: m.Task, Title: m.Title, Branch: m.Branch}); err != nil {
+	if err := a.journal.record(TopicMergeStarted, Payload{Task: m.Task, Title: m.Title, Branch: m.Branch}); err != nil {
 		a.check(err)
 		return
 	}
@@ -47,9 +47,9 @@ func (a *Autopilot) merged(ctx context.Context, d mergeDone) error {
 	switch {
 	case d.err != nil && a.interrupted:
 		// The interrupt cut the merge short; the next run makes it again.
-		return a.journal.record(TopicMergeFailed, payload{Task: m.Task, Reason: "interrupted; it is made again when the autopilot resumes"})
+		return a.journal.record(TopicMergeFailed, Payload{Task: m.Task, Reason: "interrupted; it is made again when the autopilot resumes"})
 	case d.err != nil:
-		if err := a.journal.record(TopicMergeFailed, payload{Task: m.Task, Reason: d.err.Error()}); err != nil {
+		if err := a.journal.record(TopicMergeFailed, Payload{Task: m.Task, Reason: d.err.Error()}); err != nil {
 			return err
 		}
 		return a.failTask(ctx, m.Task, "its merge failed: "+d.err.Error())
@@ -57,12 +57,12 @@ func (a *Autopilot) merged(ctx context.Context, d mergeDone) error {
 		return a.conflicted(ctx, m, res)
 	case len(res.Failed) > 0:
 		reason := "verification of the merged result failed: " + evidence(res.Failed)
-		if err := a.journal.record(TopicVerifyFailed, payload{Task: m.Task, Base: res.Base, Reason: reason}); err != nil {
+		if err := a.journal.record(TopicVerifyFailed, Payload{Task: m.Task, Base: res.Base, Reason: reason}); err != nil {
 			return err
 		}
 		return a.failTask(ctx, m.Task, reason)
 	}
-	if err := a.journal.record(TopicMergeDone, payload{Task: m.Task, Base: res.Base, Commit: res.Commit, Checks: len(a.merger.verify)}); err != nil {
+	if err := a.journal.record(TopicMergeDone, Payload{Task: m.Task, Base: res.Base, Commit: res.Commit, Checks: len(a.merger.verify)}); err != nil {
 		return err
 	}
 	m.Step, m.Base, m.Commit = MergeDone, res.Base, res.Commit
@@ -81,7 +81,7 @@ func (a *Autopilot) land(ctx context.Context, m Merge) error {
 	if !ok {
 		// The base branch moved since the merge was made: it goes back
 		// to the queue, to be made again on the new tip.
-		return a.journal.record(TopicMergeFailed, payload{Task: m.Task, Base: m.Base, Requeued: true,
+		return a.journal.record(TopicMergeFailed, Payload{Task: m.Task, Base: m.Base, Requeued: true,
 			Reason: a.base + " moved since the merge was made; merging again"})
 	}
 	a.fault(FaultAdvanced)
@@ -90,7 +90,7 @@ func (a *Autopilot) land(ctx context.Context, m Merge) error {
 	}
 	a.fault(FaultClosed)
 	a.cleanUp(ctx, m.Task)
-	return a.journal.record(TopicTaskCompleted, payload{Task: m.Task, Title: m.Title, Commit: m.Commit})
+	return a.journal.record(TopicTaskCompleted, Payload{Task: m.Task, Title: m.Title, Commit: m.Commit})
 }
 
 // closeTask closes the task in its source, unless the source already has
@@ -121,7 +121,7 @@ func (a *Autopilot) cleanUp(ctx context.Context, task string) {
 // branch brought up to the new base, while retries remain.
 func (a *Autopilot) conflicted(ctx context.Context, m Merge, res mergeResult) error {
 	files := strings.Join(res.Conflicts, ", ")
-	if err := a.journal.record(TopicMergeFailed, payload{Task: m.Task, Base: res.Base, Files: res.Conflicts,
+	if err := a.journal.record(TopicMergeFailed, Payload{Task: m.Task, Base: res.Base, Files: res.Conflicts,
 		Reason: "conflict in " + files}); err != nil {
 		return err
 	}
@@ -140,7 +140,7 @@ func (a *Autopilot) conflicted(ctx context.Context, m Merge, res mergeResult) er
 	if err := a.writeTaskFiles(t, note); err != nil {
 		return a.failTask(ctx, m.Task, err.Error())
 	}
-	return a.journal.record(TopicTaskRetry, payload{Task: m.Task, Title: m.Title, Attempt: m.Attempt + 1, Files: res.Conflicts})
+	return a.journal.record(TopicTaskRetry, Payload{Task: m.Task, Title: m.Title, Attempt: m.Attempt + 1, Files: res.Conflicts})
 }
 
 // bringUpToDate rebases the task's branch on the base branch. When the
@@ -172,7 +172,7 @@ func (a *Autopilot) bringUpToDate(ctx context.Context, m Merge, conflicts []stri
 // startRetry runs the loop of a task whose merge conflicted again, as a
 // fresh run in its worktree.
 func (a *Autopilot) startRetry(ctx context.Context, r Slot, slot string) error {
-	p := payload{Task: r.Task, Title: r.Title, Slot: slot, Worktree: r.Worktree, Branch: r.Branch,
+	p := Payload{Task: r.Task, Title: r.Title, Slot: slot, Worktree: r.Worktree, Branch: r.Branch,
 		Attempt: r.Attempt, Components: r.Components}
 	if err := a.journal.record(TopicTaskAssigned, p); err != nil {
 		return err

@@ -207,7 +207,7 @@ func (a *Autopilot) begin(lock *engine.Lock, runID string) error {
 		if err := lock.Update(engine.LockInfo{RunID: st.RunID, PID: os.Getpid(), Host: hostname(), StartedAt: a.now().UTC()}); err != nil {
 			return err
 		}
-		p := payload{RunID: st.RunID, Source: a.opts.Source.Name(), MaxTasks: st.MaxTasks, Parallel: st.Parallel, Message: "resuming the unfinished run"}
+		p := Payload{RunID: st.RunID, Source: a.opts.Source.Name(), MaxTasks: st.MaxTasks, Parallel: st.Parallel, Message: "resuming the unfinished run"}
 		if err := a.journal.record(TopicStarted, p); err != nil {
 			return err
 		}
@@ -216,7 +216,7 @@ func (a *Autopilot) begin(lock *engine.Lock, runID string) error {
 		}
 		return nil
 	}
-	return a.journal.record(TopicStarted, payload{RunID: runID, Source: a.opts.Source.Name(),
+	return a.journal.record(TopicStarted, Payload{RunID: runID, Source: a.opts.Source.Name(),
 		MaxTasks: s.MaxTasks, Parallel: s.Parallel})
 }
 

@@ -89,9 +89,9 @@ func newState() *State {
 	return &State{Version: stateVersion, Active: map[string]Slot{}, Completed: []Outcome{}, Failed: []Outcome{}, MergeQueue: []Merge{}}
 }
 
-// payload is the payload of every autopilot event; each topic uses the
-// fields it needs.
-type payload struct {
+// Payload is the payload of every autopilot event; each topic uses the
+// fields it needs. Views decode it with DecodePayload.
+type Payload struct {
 	RunID      string   `json:"runId,omitempty"`
 	Source     string   `json:"source,omitempty"`
 	MaxTasks   int      `json:"maxTasks,omitempty"`
@@ -145,17 +145,17 @@ const (
 	TopicAllDone       = "all.done"
 )
 
-// decodePayload reads an autopilot event's payload; a payload that is not
+// DecodePayload reads an autopilot event's payload; a payload that is not
 // the autopilot's is empty.
-func decodePayload(ev events.Event) payload {
-	var p payload
+func DecodePayload(ev events.Event) Payload {
+	var p Payload
 	_ = json.Unmarshal(ev.Payload, &p)
 	return p
 }
 
 // Apply folds one event of the log into the state.
 func (s *State) Apply(ev events.Event) {
-	p := decodePayload(ev)
+	p := DecodePayload(ev)
 	switch ev.Topic {
 	case TopicStarted:
 		if p.RunID != s.RunID || s.Ended != nil {
@@ -216,7 +216,7 @@ func (s *State) Apply(ev events.Event) {
 
 // assign puts a task in a slot: a new task counts as started, a retry of
 // one already started does not.
-func (s *State) assign(ev events.Event, p payload) {
+func (s *State) assign(ev events.Event, p Payload) {
 	if p.Attempt <= 1 && !s.Started(p.Task) {
 		s.StartedCount++
 	}

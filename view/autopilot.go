@@ -1,7 +1,6 @@
 package view
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -51,36 +50,10 @@ var quietTopics = map[string]bool{
 	autopilot.TopicAllDone: true, autopilot.TopicStopped: true, autopilot.TopicNotice: true,
 }
 
-// apPayload is the part of an autopilot event's payload people read.
-type apPayload struct {
-	RunID      string   `json:"runId"`
-	Source     string   `json:"source"`
-	MaxTasks   int      `json:"maxTasks"`
-	Parallel   int      `json:"parallel"`
-	Task       string   `json:"task"`
-	Title      string   `json:"title"`
-	Slot       string   `json:"slot"`
-	Worktree   string   `json:"worktree"`
-	Branch     string   `json:"branch"`
-	PID        int      `json:"pid"`
-	Attempt    int      `json:"attempt"`
-	Components []string `json:"components"`
-	HeldBy     string   `json:"heldBy"`
-	Commit     string   `json:"commit"`
-	Files      []string `json:"files"`
-	Checks     int      `json:"checks"`
-	Reason     string   `json:"reason"`
-	ExitCode   *int     `json:"exitCode"`
-	Completed  int      `json:"completed"`
-	Failed     int      `json:"failed"`
-	Message    string   `json:"message"`
-}
-
 // AutopilotEventText is one autopilot event in words; "" for bookkeeping
 // events people need not see.
 func AutopilotEventText(ev events.Event) string {
-	var p apPayload
-	_ = json.Unmarshal(ev.Payload, &p)
+	p := autopilot.DecodePayload(ev)
 	task := p.Task
 	if p.Title != "" {
 		task += " (" + p.Title + ")"
@@ -149,13 +122,6 @@ func AutopilotEventText(ev events.Event) string {
 	return ev.Topic + " " + ev.PayloadText()
 }
 
-func short(hash string) string {
-	if len(hash) > 12 {
-		return hash[:12]
-	}
-	return hash
-}
-
 // WriteAutopilotPlan renders a dry run's plan.
 func WriteAutopilotPlan(w io.Writer, p autopilot.Plan) {
 	fmt.Fprintf(w, "dry run: nothing is changed. %s ready in %s; %s at once.\n",
@@ -219,4 +185,13 @@ func WriteAutopilotStatus(w io.Writer, s autopilot.Status) {
 	for _, f := range s.Failures {
 		fmt.Fprintf(w, "failed: %s (%s): %s\n", f.Task, f.Title, f.Reason)
 	}
+}
+
+// short is a merge commit as the autopilot's lines name it: 12 hex
+// digits, which stay unique in a repository that merges many tasks.
+func short(hash string) string {
+	if len(hash) > 12 {
+		return hash[:12]
+	}
+	return hash
 }

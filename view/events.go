@@ -294,8 +294,7 @@ func (p *EventPrinter) describe(ev events.Event) string {
 		return text
 	}
 	// task.running, which `ralph autopilot` does not show.
-	var r apPayload
-	if ev.Topic == autopilot.TopicTaskRunning && decodeView(ev, &r) {
+	if r := autopilot.DecodePayload(ev); ev.Topic == autopilot.TopicTaskRunning && r.Task != "" {
 		return fmt.Sprintf("slot %s: the loop of %s runs (pid %d)", r.Slot, r.Task, r.PID)
 	}
 	return ev.PayloadText()

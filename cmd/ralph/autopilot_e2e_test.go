@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -143,7 +144,7 @@ func TestAutopilotWorksThroughTkTickets(t *testing.T) {
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 
 	order := w.mergedOrder()
-	assert.ElementsMatch(t, slices.Collect(mapValues(id)), order, "all six merged")
+	assert.ElementsMatch(t, slices.Collect(maps.Values(id)), order, "all six merged")
 	assert.Less(t, slices.Index(order, id["base"]), slices.Index(order, id["after"]), "a dependency is merged before the task that waits for it")
 	for name, tid := range id {
 		assert.Equal(t, tid+"\n", w.read(tid+".txt"), name)
@@ -166,16 +167,6 @@ func TestAutopilotWorksThroughTkTickets(t *testing.T) {
 	assert.Empty(t, st.Failed)
 	assert.NotNil(t, st.Ended)
 	assert.FileExists(t, filepath.Join(w.dir, ".ralph", autopilot.ProgressFile))
-}
-
-func mapValues(m map[string]string) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for _, v := range m {
-			if !yield(v) {
-				return
-			}
-		}
-	}
 }
 
 func readAutopilotState(t *testing.T, w *workspace) autopilot.State {
