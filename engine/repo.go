@@ -4,13 +4,14 @@ import (
 	"context"
 
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/git"
 )
 
 // Commit is one commit made in the workspace.
-type Commit struct {
-	Hash    string `json:"hash"`
-	Subject string `json:"subject"`
-}
+type Commit = git.Commit
+
+// git.Workspace is the Repo ralph runs with.
+var _ Repo = git.Workspace{}
 
 // Repo is what the engine needs to know about the workspace's version
 // control: which commits an iteration made, and whether it changed any

@@ -15,6 +15,7 @@ import (
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/engine/checklist"
 	"github.com/ralph-loop/ralph/hats"
+	workspacegit "github.com/ralph-loop/ralph/internal/git"
 	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/view"
 )
@@ -107,7 +108,7 @@ func engineOptions(g *globals, log *slog.Logger, ch runChoices) (engine.Options,
 			ShareMemories:          cfg.Memories.Shared,
 			SpecFile:               mode.spec,
 		},
-		Repo:        newGitRepo(g.Dir),
+		Repo:        workspacegit.NewWorkspace(g.Dir),
 		Hats:        reg,
 		Backend:     backend,
 		PerHat:      perHat,

@@ -30,8 +30,8 @@ type Repo struct{ Dir string }
 
 // Commit is one commit.
 type Commit struct {
-	Hash    string
-	Subject string
+	Hash    string `json:"hash"`
+	Subject string `json:"subject"`
 }
 
 // StateDir is ralph's own directory in the workspace. Status and diffs
