@@ -1,8 +1,9 @@
 // Package examples holds ralph's presets: complete, commented ralph.yml
 // files for common ways of working (presets/<name>.yml), embedded in the
 // binary so that `ralph init --preset NAME` can write one and `ralph loop
-// -H NAME` can use its hats. The demo/ folder is `make demo`'s example and
-// is not a preset.
+// -H NAME` can use its hats, and the PROMPT.md template `ralph init` writes
+// beside a preset. The demo/ folder is `make demo`'s example and is not a
+// preset.
 //
 // Each preset starts with two comment lines: the yaml-language-server
 // $schema line, so that editors complete and check keys, and

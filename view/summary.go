@@ -18,7 +18,7 @@ func SummaryParagraph(s engine.Summary) string {
 	if msg := EndMessage(s.End()); msg != "" {
 		fmt.Fprintf(&b, " — %s", msg)
 	}
-	fmt.Fprintf(&b, ". %s%s in %s", plural.Count(s.Iterations, "iteration", "iterations"), confirmationNote(s), s.Runtime.Round(time.Second))
+	fmt.Fprintf(&b, ". %s%s in %s", plural.Count(s.Iterations, "iteration", "iterations"), confirmationNote(false, s.Confirmations), s.Runtime.Round(time.Second))
 	fmt.Fprintf(&b, ", %s, $%.4f", plural.Count(int(s.Usage.Total()), "token", "tokens"), s.CostUSD)
 	if hats := hatList(s); hats != "" {
 		fmt.Fprintf(&b, "; hats: %s", hats)
@@ -46,7 +46,7 @@ func SummaryMarkdown(s engine.Summary) string {
 	if msg := EndMessage(s.End()); msg != "" {
 		fmt.Fprintf(&b, "| why | %s |\n", strings.ReplaceAll(msg, "|", "\\|"))
 	}
-	fmt.Fprintf(&b, "| iterations | %d%s |\n| runtime | %s |\n", s.Iterations, confirmationNote(s), s.Runtime.Round(time.Second))
+	fmt.Fprintf(&b, "| iterations | %d%s |\n| runtime | %s |\n", s.Iterations, confirmationNote(false, s.Confirmations), s.Runtime.Round(time.Second))
 	fmt.Fprintf(&b, "| tokens | %d in, %d out |\n| cost | $%.4f |\n", s.Usage.InputTokens, s.Usage.OutputTokens, s.CostUSD)
 	fmt.Fprintf(&b, "| hat activations | %s |\n", hatList(s))
 	fmt.Fprintf(&b, "| events | %d accepted, %d rejected, %d malformed |\n", s.Accepted, s.Rejected, s.Malformed)
@@ -58,16 +58,6 @@ func SummaryMarkdown(s engine.Summary) string {
 	}
 	b.WriteString("\n")
 	return b.String()
-}
-
-// confirmationNote says how many iterations confirmed a claim, if any:
-// without it, a run that ran more iterations than max_iterations allows
-// would look like a bug.
-func confirmationNote(s engine.Summary) string {
-	if s.Confirmations == 0 {
-		return ""
-	}
-	return fmt.Sprintf(" (%d confirming a completion claim, not counted against max_iterations)", s.Confirmations)
 }
 
 func hatList(s engine.Summary) string {

@@ -3,10 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/google/renameio/v2"
 
@@ -49,22 +47,9 @@ Examples:
   ralph init --preset review --force`
 }
 
-// promptTemplate is written to PROMPT.md when there is none: ralph gives
-// the file to every hat as the objective, so it says what belongs there.
-const promptTemplate = `# Task
-
-Replace this text with what you want done: the change, where in the code it
-belongs, and why. ralph gives this file to every hat as the objective.
-
-## Done when
-
-- the behaviour that shows it works (a test, or a command and its output)
-- what must not change
-`
-
 func (c *initCmd) Run(g *globals) error {
 	if c.List {
-		return listPresets(g)
+		return examples.WriteList(g.stdout)
 	}
 	if c.Preset == "" {
 		c.Preset = examples.DefaultPreset
@@ -182,35 +167,16 @@ func writePromptTemplate(g *globals, cfg *config.Config) error {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(g.Dir, path)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if errors.Is(err, os.ErrExist) {
+	wrote, err := examples.WritePromptTemplate(path)
+	switch {
+	case err != nil:
+		return err
+	case wrote:
+		fmt.Fprintf(g.stdout, "wrote %s: replace its text with the task\n", path)
+	default:
 		fmt.Fprintf(g.stdout, "kept %s: it holds the task\n", path)
-		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	_, err = f.WriteString(promptTemplate)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	fmt.Fprintf(g.stdout, "wrote %s: replace its text with the task\n", path)
 	return nil
-}
-
-func listPresets(g *globals) error {
-	tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
-	for _, p := range examples.Presets() {
-		desc := p.Description
-		if p.Name == examples.DefaultPreset {
-			desc += " [default]"
-		}
-		fmt.Fprintf(tw, "%s\t%s\n", p.Name, desc)
-	}
-	return tw.Flush()
 }
 
 // presetWithCLI is the preset with the cli: values of the flags written

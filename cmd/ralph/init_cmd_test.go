@@ -16,7 +16,7 @@ func TestInitWritesThePresetAndAPrompt(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	def, _ := examples.Lookup(examples.DefaultPreset)
 	assert.Equal(t, string(def.Data), w.read("ralph.yml"), "the default preset, byte for byte")
-	assert.Equal(t, promptTemplate, w.read("PROMPT.md"))
+	assert.Equal(t, examples.PromptTemplate, w.read("PROMPT.md"))
 	assert.Equal(t, "wrote "+w.dir+"/ralph.yml (preset code-assist, backend claude)\n"+
 		"wrote "+w.dir+"/PROMPT.md: replace its text with the task\n"+
 		"next: ralph validate, ralph hats graph, then ralph loop\n", r.stdout)

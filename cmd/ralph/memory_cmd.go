@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -72,7 +71,7 @@ func (c *memoryListCmd) Run(g *globals) error {
 	if err != nil {
 		return err
 	}
-	return printMemories(g, ms, c.JSON)
+	return view.WriteMemories(g.stdout, ms, c.JSON)
 }
 
 type memorySearchCmd struct {
@@ -94,7 +93,7 @@ func (c *memorySearchCmd) Run(g *globals) error {
 	if err != nil {
 		return err
 	}
-	return printMemories(g, found, c.JSON)
+	return view.WriteMemories(g.stdout, found, c.JSON)
 }
 
 type memoryRmCmd struct {
@@ -108,32 +107,6 @@ func (c *memoryRmCmd) Run(g *globals) error {
 	if err != nil {
 		return err
 	}
-	// Say what was forgotten: an id alone does not show it was the right one.
-	fmt.Fprintf(g.stdout, "removed %s (%s%s): %s\n", m.ID, m.Type, tagSuffix(m.Tags), view.FirstLine(m.Text))
-	return nil
-}
-
-func tagSuffix(tags []string) string {
-	if len(tags) == 0 {
-		return ""
-	}
-	return " #" + strings.Join(tags, " #")
-}
-
-func printMemories(g *globals, ms []memory.Memory, asJSON bool) error {
-	if asJSON {
-		if ms == nil {
-			ms = []memory.Memory{}
-		}
-		return json.NewEncoder(g.stdout).Encode(ms)
-	}
-	if len(ms) == 0 {
-		fmt.Fprintln(g.stdout, "no memories")
-		return nil
-	}
-	for _, m := range ms {
-		fmt.Fprintf(g.stdout, "%s  %s  %s%s\n  %s\n", m.ID, m.At.Local().Format("2006-01-02 15:04"), m.Type, tagSuffix(m.Tags),
-			strings.ReplaceAll(m.Text, "\n", "\n  "))
-	}
+	fmt.Fprintln(g.stdout, view.MemoryRemoved(m))
 	return nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/ralph-loop/ralph/engine"
@@ -47,46 +46,8 @@ func (c *statusCmd) Run(g *globals) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(s)
 	}
-	w := g.stdout
-	switch {
-	case s.Running:
-		fmt.Fprintf(w, "running: yes (pid %d)\n", s.PID)
-	default:
-		fmt.Fprintln(w, "running: no")
-	}
-	if s.RunID == "" {
-		fmt.Fprintln(w, "no run in this workspace yet; start one with `ralph loop`")
-		return nil
-	}
-	fmt.Fprintf(w, "run: %s\niteration: %d/%d%s\n", s.RunID, s.Iteration, s.MaxIter, confirmationNote(s))
-	if s.Hat != "" {
-		fmt.Fprintf(w, "hat: %s\n", s.Hat)
-	}
-	fmt.Fprintf(w, "elapsed: %s\ncost: $%.4f\ntokens: %d\npending events: %d\n", s.Elapsed, s.CostUSD, s.Tokens, s.Pending)
-	if s.Ended != nil {
-		fmt.Fprintf(w, "ended: %s (exit %d) %s\n", s.Ended.Reason, s.Ended.ExitCode, view.Sanitize(s.Ended.Message))
-	}
-	if len(s.Recent) > 0 {
-		fmt.Fprintln(w, "recent events:")
-		for _, ev := range s.Recent {
-			// Topics and payloads are the agent's text, which may hold
-			// escape sequences and newlines.
-			fmt.Fprintf(w, "  %s  %-24s %s\n", ev.TS.Local().Format("15:04:05"), view.Sanitize(ev.Topic), view.Clip(view.Sanitize(ev.PayloadText()), 60))
-		}
-	}
+	view.WriteStatus(g.stdout, s)
 	return nil
-}
-
-// confirmationNote explains an iteration count past max_iterations: the
-// iterations that confirm a completion claim are not counted against it.
-func confirmationNote(s engine.Status) string {
-	switch {
-	case s.Confirming:
-		return " (confirming the completion claim, not counted against max_iterations)"
-	case s.Confirmations > 0:
-		return fmt.Sprintf(" (%d confirming a completion claim, not counted against max_iterations)", s.Confirmations)
-	}
-	return ""
 }
 
 // corruptStateHint says how to recover from a state.json ralph cannot read.

@@ -1,0 +1,51 @@
+package view
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/ralph-loop/ralph/engine"
+)
+
+// WriteStatus writes what `ralph status` says of a workspace's run, one
+// fact per line.
+func WriteStatus(w io.Writer, s engine.Status) {
+	if s.Running {
+		fmt.Fprintf(w, "running: yes (pid %d)\n", s.PID)
+	} else {
+		fmt.Fprintln(w, "running: no")
+	}
+	if s.RunID == "" {
+		fmt.Fprintln(w, "no run in this workspace yet; start one with `ralph loop`")
+		return
+	}
+	fmt.Fprintf(w, "run: %s\niteration: %d/%d%s\n", s.RunID, s.Iteration, s.MaxIter, confirmationNote(s.Confirming, s.Confirmations))
+	if s.Hat != "" {
+		fmt.Fprintf(w, "hat: %s\n", s.Hat)
+	}
+	fmt.Fprintf(w, "elapsed: %s\ncost: $%.4f\ntokens: %d\npending events: %d\n", s.Elapsed, s.CostUSD, s.Tokens, s.Pending)
+	if s.Ended != nil {
+		fmt.Fprintf(w, "ended: %s (exit %d) %s\n", s.Ended.Reason, s.Ended.ExitCode, Sanitize(s.Ended.Message))
+	}
+	if len(s.Recent) > 0 {
+		fmt.Fprintln(w, "recent events:")
+		for _, ev := range s.Recent {
+			// Topics and payloads are the agent's text, which may hold
+			// escape sequences and newlines.
+			fmt.Fprintf(w, "  %s  %-24s %s\n", ev.TS.Local().Format("15:04:05"), Sanitize(ev.Topic), Clip(Sanitize(ev.PayloadText()), 60))
+		}
+	}
+}
+
+// confirmationNote explains an iteration count past max_iterations: the
+// iterations that confirm a completion claim are not counted against it,
+// and without the note a run past its limit would look like a bug.
+func confirmationNote(confirming bool, confirmations int) string {
+	switch {
+	case confirming:
+		return " (confirming the completion claim, not counted against max_iterations)"
+	case confirmations > 0:
+		return fmt.Sprintf(" (%d confirming a completion claim, not counted against max_iterations)", confirmations)
+	}
+	return ""
+}
