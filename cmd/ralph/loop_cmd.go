@@ -121,7 +121,7 @@ func (c *loopCmd) loop(ctx context.Context, g *globals, log *slog.Logger, rep lo
 		return err
 	}
 	if g.signals != nil {
-		g.signals.notifyInterrupt(func() {
+		g.signals.OnInterrupt(func() {
 			rep.Warn("interrupted: stopping the agent (SIGTERM, then SIGKILL once kill_grace_seconds have passed); interrupt again to kill it at once")
 		})
 	}

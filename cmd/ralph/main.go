@@ -8,11 +8,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
-	"sync"
-	"syscall"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/ralph-loop/ralph/internal/interrupt"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -29,7 +28,7 @@ type globals struct {
 	stdin   io.Reader
 	stdout  io.Writer
 	stderr  io.Writer
-	signals *signalState
+	signals *interrupt.Handler
 }
 
 type cli struct {
@@ -56,8 +55,8 @@ type exitRequest struct{ code int }
 
 // run is main without os.Exit, so tests can call it.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
-	sig := newSignalState()
-	defer sig.stop()
+	sig := interrupt.Listen()
+	defer sig.Stop()
 	var c cli
 	c.stdin, c.stdout, c.stderr, c.signals = stdin, stdout, stderr, sig
 	parser, err := kong.New(&c,
@@ -90,7 +89,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		}
 	}
 	logger := newLogger(stderr, c.Debug)
-	kctx.BindTo(sig.ctx, (*context.Context)(nil))
+	kctx.BindTo(sig.Context(), (*context.Context)(nil))
 	err = kctx.Run(&c.globals, logger)
 	return reportError(stderr, err)
 }
@@ -101,69 +100,4 @@ func newLogger(w io.Writer, debug bool) *slog.Logger {
 		level = slog.LevelDebug
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
-}
-
-// signalState turns SIGINT and SIGTERM into cancellation: the first cancels
-// the context (the agent gets SIGTERM, then SIGKILL after the grace period),
-// the second closes force so the agent is killed at once.
-type signalState struct {
-	ctx    context.Context
-	cancel context.CancelFunc
-	force  chan struct{}
-	ch     chan os.Signal
-	done   chan struct{}
-
-	mu          sync.Mutex
-	onInterrupt func() // told of the first signal; nil: nobody to tell
-}
-
-// notifyInterrupt makes the first signal call f, so the user hears that
-// ralph is stopping and how to make it stop at once.
-func (s *signalState) notifyInterrupt(f func()) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.onInterrupt = f
-}
-
-func (s *signalState) interrupted() {
-	s.mu.Lock()
-	f := s.onInterrupt
-	s.mu.Unlock()
-	if f != nil {
-		f()
-	}
-}
-
-func newSignalState() *signalState {
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &signalState{ctx: ctx, cancel: cancel, force: make(chan struct{}),
-		ch: make(chan os.Signal, 2), done: make(chan struct{})}
-	signal.Notify(s.ch, syscall.SIGINT, syscall.SIGTERM)
-	go s.watch()
-	return s
-}
-
-func (s *signalState) watch() {
-	count := 0
-	for {
-		select {
-		case <-s.done:
-			return
-		case <-s.ch:
-			count++
-			switch count {
-			case 1:
-				s.cancel()
-				s.interrupted()
-			case 2:
-				close(s.force)
-			}
-		}
-	}
-}
-
-func (s *signalState) stop() {
-	signal.Stop(s.ch)
-	close(s.done)
-	s.cancel()
 }

@@ -121,7 +121,7 @@ func engineOptions(g *globals, log *slog.Logger, ch runChoices) (engine.Options,
 		Launch:      ch.launch(g.Dir, mode, el.MaxIterations),
 		Start:       mode.start,
 		Wait:        ch.wait,
-		ForceKill:   g.signals.force,
+		ForceKill:   g.signals.Force(),
 	}, warnings, nil
 }
 
