@@ -166,3 +166,11 @@ func TestDiagnoseAuth(t *testing.T) {
 	assert.NotNil(t, none.Auth, "an empty list, not null, in JSON")
 	assert.Contains(t, none.AuthHint, "COPILOT_GITHUB_TOKEN")
 }
+
+func TestCheckName(t *testing.T) {
+	for _, name := range []string{"claude", "Codex", " gemini ", "auto", "command", "custom"} {
+		assert.NoError(t, CheckName(name), name)
+	}
+	var unknown *UnknownBackendError
+	assert.ErrorAs(t, CheckName("claud"), &unknown)
+}

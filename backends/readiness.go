@@ -59,6 +59,19 @@ func Canonical(name string) string {
 	return n
 }
 
+// CheckName reports an unknown backend name as an *UnknownBackendError;
+// auto and command (custom) are names too.
+func CheckName(name string) error {
+	switch Canonical(name) {
+	case "auto", "command":
+		return nil
+	}
+	if _, ok := clis[Canonical(name)]; !ok {
+		return unknownBackend(name)
+	}
+	return nil
+}
+
 // Judge says whether one configured backend can run: its binary must be
 // there (for auto: one of the CLIs must be installed).
 func Judge(u Use) Readiness {

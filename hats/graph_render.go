@@ -5,6 +5,17 @@ import (
 	"strings"
 )
 
+// Render renders the graph in a format: "mermaid", "dot", or else ASCII.
+func (g *Graph) Render(format string) string {
+	switch format {
+	case "mermaid":
+		return g.Mermaid()
+	case "dot":
+		return g.DOT()
+	}
+	return g.ASCII()
+}
+
 // ASCII renders the graph as plain text: each node on its own line, then
 // one indented line per hand-off, "topic -> receiver", with what is
 // special about it in parentheses.

@@ -70,7 +70,7 @@ func (c *doctorCmd) Run(g *globals) error {
 // there is no config at all.
 func (c *doctorCmd) uses(g *globals) ([]backends.Use, error) {
 	if c.Backend != "" {
-		if err := knownBackend(c.Backend); err != nil {
+		if err := backends.CheckName(c.Backend); err != nil {
 			return nil, withHint(err, "pass one of the known backends to --backend")
 		}
 		return []backends.Use{{Where: "--backend", Opts: backends.Options{Name: c.Backend}}}, nil
@@ -89,15 +89,4 @@ func (c *doctorCmd) uses(g *globals) ([]backends.Use, error) {
 		}
 	}
 	return uses, nil
-}
-
-// knownBackend reports an unknown backend name as an
-// *backends.UnknownBackendError; auto and custom are names too.
-func knownBackend(name string) error {
-	switch backends.Canonical(name) {
-	case "auto", "command":
-		return nil
-	}
-	_, err := backends.Diagnose(name, backends.DiagnoseOptions{SkipVersion: true})
-	return err
 }

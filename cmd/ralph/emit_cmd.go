@@ -60,7 +60,7 @@ func (c *emitCmd) Run(g *globals) error {
 	if err := c.checkRunGoing(path, g.stderr); err != nil {
 		return err
 	}
-	ev := events.Event{Topic: c.Topic, Payload: emitRedactor().JSON(payload), Source: events.SourceAgent,
+	ev := events.Event{Topic: c.Topic, Payload: redact.FromEnvironment().JSON(payload), Source: events.SourceAgent,
 		Hat: os.Getenv("RALPH_HAT"), Target: c.Target}
 	if n, err := strconv.Atoi(os.Getenv("RALPH_ITERATION")); err == nil {
 		ev.Iteration = n
@@ -102,21 +102,6 @@ func (c *emitCmd) checkRunGoing(path string, stderr io.Writer) error {
 			"start a new run with `ralph loop` and publish to it, or pass --force to append to the ended run's log anyway")
 	}
 	return nil
-}
-
-// redactEnv names the variable in which ralph tells `ralph emit` the
-// variables listed under redact:.
-const redactEnv = "RALPH_REDACT"
-
-// emitRedactor hides the secrets of the agent's environment, which emit
-// runs in, so that an agent piping its output into an event does not put a
-// key in the log.
-func emitRedactor() *redact.Redactor {
-	var names []string
-	if v := os.Getenv(redactEnv); v != "" {
-		names = strings.Split(v, ",")
-	}
-	return redact.New(os.Environ(), names)
 }
 
 func (c *emitCmd) payload(stdin io.Reader) (json.RawMessage, error) {

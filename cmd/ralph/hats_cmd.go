@@ -132,15 +132,6 @@ func (c *hatsGraphCmd) Run(g *globals) error {
 	if err != nil {
 		return err
 	}
-	var out string
-	switch c.Format {
-	case "mermaid":
-		out = t.graph.Mermaid()
-	case "dot":
-		out = t.graph.DOT()
-	default:
-		out = t.graph.ASCII()
-	}
-	_, err = io.WriteString(g.stdout, out)
+	_, err = io.WriteString(g.stdout, t.graph.Render(c.Format))
 	return err
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/ralph-loop/ralph/backends"
@@ -238,11 +237,8 @@ func ralphBinary() (string, error) {
 // the names under redact: for `ralph emit`, which redacts with the
 // environment it runs in.
 func agentEnv(ralphBin string, redactNames []string) []string {
-	env := []string{"PATH=" + filepath.Dir(ralphBin) + string(os.PathListSeparator) + os.Getenv("PATH")}
-	if len(redactNames) > 0 {
-		env = append(env, redactEnv+"="+strings.Join(redactNames, ","))
-	}
-	return env
+	path := "PATH=" + filepath.Dir(ralphBin) + string(os.PathListSeparator) + os.Getenv("PATH")
+	return append([]string{path}, redact.NamesEnv(redactNames)...)
 }
 
 func seconds(n int) time.Duration { return time.Duration(n) * time.Second }

@@ -232,3 +232,13 @@ func BenchmarkWriter(b *testing.B) {
 		})
 	}
 }
+
+func TestFromEnvironmentHidesTheHandedOnNames(t *testing.T) {
+	t.Setenv("PLAIN_LOOKING", "a-value-long-enough")
+	env := NamesEnv([]string{"PLAIN_LOOKING"})
+	require.Len(t, env, 1)
+	name, value, _ := strings.Cut(env[0], "=")
+	t.Setenv(name, value)
+	assert.Equal(t, "x [redacted:PLAIN_LOOKING] y", FromEnvironment().String("x a-value-long-enough y"))
+	assert.Empty(t, NamesEnv(nil))
+}
