@@ -291,16 +291,23 @@ func waitExit(t *testing.T, cmd *exec.Cmd, lines <-chan string, d time.Duration)
 // missed a line would never print it.
 const followWait = time.Minute
 
-// TestEventsFollow: a line another process appends (ralph emit) is printed,
-// and the follow ends by itself at loop.terminate.
-func TestEventsFollow(t *testing.T) {
-	dir := t.TempDir()
+// writeRunningSampleLog writes the sample log without its terminate line,
+// so the run is still going, and returns its path.
+func writeRunningSampleLog(t *testing.T, dir string) string {
+	t.Helper()
 	path := writeSampleLog(t, dir, time.Now())
-	// Cut the sample before its terminate line, so the run is still going.
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	cut := bytes.LastIndex(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
 	require.NoError(t, os.WriteFile(path, data[:cut+1], 0o644))
+	return path
+}
+
+// TestEventsFollow: a line another process appends (ralph emit) is printed,
+// and the follow ends by itself at loop.terminate.
+func TestEventsFollow(t *testing.T) {
+	dir := t.TempDir()
+	path := writeRunningSampleLog(t, dir)
 
 	cmd, lines := startFollow(t, dir, "--json", "--last", "1")
 	assert.Contains(t, nextLine(t, lines, followWait), `"topic":"task.complete"`, "--last 1 shows the last line first")
@@ -323,12 +330,7 @@ func TestEventsFollow(t *testing.T) {
 
 func TestEventsFollowStopsOnCtrlC(t *testing.T) {
 	dir := t.TempDir()
-	path := writeSampleLog(t, dir, time.Now())
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	cut := bytes.LastIndex(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
-	require.NoError(t, os.WriteFile(path, data[:cut+1], 0o644))
-
+	writeRunningSampleLog(t, dir)
 	cmd, lines := startFollow(t, dir, "--topic", "task.complete")
 	assert.Contains(t, nextLine(t, lines, followWait), "TOPIC", "the table's header")
 	assert.Contains(t, nextLine(t, lines, followWait), "box 1 checked: Add the flag")
