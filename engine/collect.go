@@ -23,7 +23,10 @@ func (e *Engine) collecting() (Phase, error) {
 	if outcome == OutcomeRateLimited {
 		lines = append(lines, ralphEvent(TopicRateLimited, e.rateLimitRecord()))
 	}
-	commits := e.commitEvents()
+	// Read with a context of its own: the run's may be cancelled, and
+	// what the agent changed must still be recorded.
+	after := e.snapshot(context.Background())
+	commits := e.commitEvents(it.before, after)
 	lines = append(lines, commits...)
 	tasks := e.taskEvents()
 	lines = append(lines, tasks...)
@@ -32,11 +35,12 @@ func (e *Engine) collecting() (Phase, error) {
 		Failure: res.Failure, Message: res.FailureMessage, DurationMS: res.Duration.Milliseconds(),
 		Usage: res.Usage, CostUSD: res.CostUSD, Tools: res.Tools, Confirming: info.Confirming,
 		Said: tail(res.FinalText, saidLimit), Commits: len(commits), TasksDone: len(tasks),
-		Changed: it.fingerprint != e.repoFingerprint(context.Background()),
+		Changed: it.before.Fingerprint != after.Fingerprint,
 	}))
 	if err := e.append(lines...); err != nil {
 		return "", err
 	}
+	e.lastSnapshot = &after
 	info.Outcome = outcome
 	e.opts.Reporter.IterationFinished(info, res)
 	switch {

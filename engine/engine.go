@@ -40,6 +40,9 @@ type Engine struct {
 
 	// iter is the iteration in flight, or the last one run.
 	iter iteration
+	// lastSnapshot is the last look at the workspace, while it is still
+	// true: nil once a check's command may have changed the files.
+	lastSnapshot *Snapshot
 	// dirID is .ralph/ as the run locked it; dirLost says it was deleted
 	// under the run and recreated (lostdir.go).
 	dirID   *dirIdentity

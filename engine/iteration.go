@@ -13,11 +13,10 @@ type iteration struct {
 	// events are the offsets of the pending events the hat handles.
 	events []int64
 
-	// head, fingerprint and specBefore describe the workspace when the
-	// agent started, to tell what it changed.
-	head        string
-	fingerprint string
-	specBefore  []checklist.Item
+	// before and specBefore describe the workspace when the agent
+	// started, to tell what it changed.
+	before     Snapshot
+	specBefore []checklist.Item
 
 	// result is what the agent did; interrupted says it was cut off (a
 	// signal, `ralph stop --now`, a failed write) rather than finished.

@@ -13,6 +13,10 @@ type Commit = git.Commit
 // git.Workspace is the Repo ralph runs with.
 var _ Repo = git.Workspace{}
 
+// Snapshot is one look at the workspace: HEAD and a fingerprint of its
+// files.
+type Snapshot = git.Snapshot
+
 // Repo is what the engine needs to know about the workspace's version
 // control: which commits an iteration made, and whether it changed any
 // file (progress, for stuck detection). Implementations read git; a
@@ -20,38 +24,42 @@ var _ Repo = git.Workspace{}
 // files must still be fingerprinted, or no iteration there would ever
 // count as progress.
 type Repo interface {
-	// Head is the current commit, "" when there is none.
-	Head(ctx context.Context) (string, error)
-	// CommitsSince lists commits reachable from HEAD and not from base,
-	// oldest first.
-	CommitsSince(ctx context.Context, base string) ([]Commit, error)
-	// Fingerprint summarises the state of the workspace's files (in a git
-	// repository: HEAD, the diff against it and the untracked, not ignored
-	// files; elsewhere: the files themselves), leaving .ralph/ out, so two
-	// calls return the same value exactly when nothing changed.
-	Fingerprint(ctx context.Context) (string, error)
+	// Snapshot reads HEAD ("" when there is no commit) and fingerprints
+	// the files (leaving .ralph/ out), so two snapshots are equal exactly
+	// when nothing was committed or changed.
+	Snapshot(ctx context.Context) (Snapshot, error)
+	// CommitsBetween lists the commits reachable from head and not from
+	// base, oldest first.
+	CommitsBetween(ctx context.Context, base, head string) ([]Commit, error)
 }
 
-func (e *Engine) repoHead(ctx context.Context) string {
+// snapshot looks at the workspace. The look the last iteration ended with
+// serves as the next one's start when nothing ran in between (a check's
+// command may write files): it saves reading git twice per iteration.
+func (e *Engine) snapshot(ctx context.Context) Snapshot {
 	if e.opts.Repo == nil {
-		return ""
+		return Snapshot{}
 	}
-	head, err := e.opts.Repo.Head(ctx)
+	if s := e.lastSnapshot; s != nil {
+		e.lastSnapshot = nil
+		return *s
+	}
+	s, err := e.opts.Repo.Snapshot(ctx)
 	if err != nil {
-		e.log.Debug("read the workspace's HEAD", "err", err)
+		e.log.Debug("look at the workspace", "err", err)
 	}
-	return head
+	return s
 }
 
-// commitEvents lists, as git.commit lines, the commits made since the
-// iteration started: what git says, not what the agent claims.
-func (e *Engine) commitEvents() []events.Event {
-	if e.opts.Repo == nil {
+// commitEvents lists, as git.commit lines, the commits made between two
+// looks at the workspace: what git says, not what the agent claims.
+func (e *Engine) commitEvents(before, after Snapshot) []events.Event {
+	if e.opts.Repo == nil || after.Head == before.Head {
 		return nil
 	}
 	// The iteration's context may be cancelled; reading git is quick and
 	// must still happen so the commits are recorded.
-	commits, err := e.opts.Repo.CommitsSince(context.Background(), e.iter.head)
+	commits, err := e.opts.Repo.CommitsBetween(context.Background(), before.Head, after.Head)
 	if err != nil {
 		e.opts.Reporter.Warn("cannot list the iteration's commits: " + err.Error())
 		return nil
@@ -62,15 +70,4 @@ func (e *Engine) commitEvents() []events.Event {
 		out = append(out, ralphEvent(TopicCommit, commitRecord{Iteration: e.iter.info.N, Hat: e.iter.info.Hat.ID, Hash: c.Hash, Subject: c.Subject}))
 	}
 	return out
-}
-
-func (e *Engine) repoFingerprint(ctx context.Context) string {
-	if e.opts.Repo == nil {
-		return ""
-	}
-	fp, err := e.opts.Repo.Fingerprint(ctx)
-	if err != nil {
-		e.log.Debug("fingerprint the workspace", "err", err)
-	}
-	return fp
 }

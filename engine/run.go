@@ -39,8 +39,7 @@ func (e *Engine) running(ctx context.Context) (Phase, error) {
 	}
 	defer e.forgetAgent()
 	it := &e.iter
-	it.head = e.repoHead(ctx)
-	it.fingerprint = e.repoFingerprint(ctx)
+	it.before = e.snapshot(ctx)
 	it.specBefore = e.specItems()
 	info := it.info
 	res, err := e.backendFor(info.Hat.ID).Run(iterCtx, run, func(a events.Activity) {

@@ -254,7 +254,9 @@ func (e *Engine) begin(ctx context.Context, prev *RunState) error {
 	}
 	// The baseline is taken before the first line is written, so the run
 	// either starts with it or has not started at all.
-	head := e.repoHead(ctx)
+	look := e.snapshot(ctx)
+	head := look.Head
+	e.lastSnapshot = &look
 	started := e.loopStartedRecord(runID)
 	started.Head = head
 	lines := []events.Event{ralphEvent(TopicLoopStarted, started)}

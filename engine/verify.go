@@ -80,6 +80,7 @@ func (e *Engine) baseline(ctx context.Context, startCommit string) (events.Event
 }
 
 func (e *Engine) verify(ctx context.Context, specs []criteria.Spec, startCommit string) []criteria.Result {
+	e.lastSnapshot = nil // a criterion's command may write files
 	run := e.opts.Verify
 	if run == nil {
 		run = criteria.CheckAll

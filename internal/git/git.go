@@ -7,16 +7,11 @@ package git
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash"
-	"io"
-	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -131,112 +126,6 @@ func (g Repo) log(ctx context.Context, rng string, limit int) ([]Commit, error) 
 		commits = append(commits, Commit{Hash: hash, Subject: subject})
 	}
 	return commits, nil
-}
-
-// Fingerprint is a sha256 (hex) of the workspace's state as git sees it:
-// HEAD, `git status --porcelain=v1 -z --untracked-files=all`, the diff
-// against HEAD (staged and unstaged, binary included), and the content of
-// untracked files. It changes exactly when a tracked or untracked (not
-// ignored) file changes or a commit is made, so two equal fingerprints
-// mean an iteration changed nothing. .ralph/ is left out. Not a
-// repository: "" and no error.
-func (g Repo) Fingerprint(ctx context.Context) (string, error) {
-	status, err := g.run(ctx, append([]string{"status", "--porcelain=v1", "-z", "--untracked-files=all"}, scope()...)...)
-	if isNotRepo(err) {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	head, err := g.Head(ctx)
-	if err != nil {
-		return "", err
-	}
-	h := sha256.New()
-	section(h, "head", []byte(head))
-	section(h, "status", status)
-	if err := g.hashDiffs(ctx, h, head); err != nil {
-		return "", err
-	}
-	if err := g.hashUntracked(ctx, h); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// hashDiffs adds the diff of the work tree against HEAD; before the first
-// commit, against the index and of the index against nothing.
-func (g Repo) hashDiffs(ctx context.Context, h hash.Hash, head string) error {
-	diff := []string{"diff", "--binary", "--no-color", "--no-ext-diff", "--no-textconv"}
-	var variants [][]string
-	if head != "" {
-		variants = [][]string{{"HEAD"}}
-	} else {
-		variants = [][]string{{"--cached"}, {}}
-	}
-	for _, v := range variants {
-		args := append(append(append([]string{}, diff...), v...), scope()...)
-		out, err := g.run(ctx, args...)
-		if err != nil {
-			return err
-		}
-		section(h, "diff", out)
-	}
-	return nil
-}
-
-// hashUntracked adds the content of every untracked, not ignored file:
-// status shows only their names, and an edit to one is progress too.
-func (g Repo) hashUntracked(ctx context.Context, h hash.Hash) error {
-	out, err := g.run(ctx, append([]string{"ls-files", "--others", "--exclude-standard", "-z"}, scope()...)...)
-	if err != nil {
-		return err
-	}
-	for _, name := range strings.Split(string(out), "\x00") {
-		if name == "" {
-			continue
-		}
-		section(h, "untracked", []byte(name))
-		if err := hashFile(h, filepath.Join(g.Dir, name)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// hashFile adds a file's content, or a symlink's target. A file removed
-// since git listed it adds a marker instead: it is a change either way.
-func hashFile(h hash.Hash, path string) error {
-	fi, err := os.Lstat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		section(h, "gone", nil)
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("fingerprint %s: %w", path, err)
-	}
-	if fi.Mode()&fs.ModeSymlink != 0 {
-		target, err := os.Readlink(path)
-		if err != nil {
-			return fmt.Errorf("fingerprint %s: %w", path, err)
-		}
-		section(h, "symlink", []byte(target))
-		return nil
-	}
-	if !fi.Mode().IsRegular() {
-		section(h, "special", []byte(fi.Mode().String()))
-		return nil
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("fingerprint %s: %w", path, err)
-	}
-	defer f.Close()
-	fmt.Fprintf(h, "content %d\n", fi.Size())
-	if _, err := io.Copy(h, f); err != nil {
-		return fmt.Errorf("fingerprint %s: %w", path, err)
-	}
-	return nil
 }
 
 // section writes a labelled, length-prefixed part, so that parts cannot

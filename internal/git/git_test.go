@@ -100,27 +100,30 @@ func TestGitCommitsSince(t *testing.T) {
 	})
 }
 
-func TestGitFingerprint(t *testing.T) {
+func TestWorkspaceSnapshot(t *testing.T) {
 	t.Parallel()
 	t.Run("not a repository", func(t *testing.T) {
-		fp, err := Repo{Dir: t.TempDir()}.Fingerprint(t.Context())
+		s, err := Repo{Dir: t.TempDir()}.snapshot(t.Context(), &Tree{})
 		require.NoError(t, err)
-		assert.Empty(t, fp)
+		assert.Zero(t, s)
 	})
 	t.Run("empty repository", func(t *testing.T) {
 		dir := gittest.NewRepo(t)
-		g := Repo{Dir: dir}
-		before := fingerprint(t, g)
-		assert.Len(t, before, 64)
+		w := NewWorkspace(dir)
+		before := snapshot(t, w)
+		assert.Len(t, before.Fingerprint, 64)
+		assert.Empty(t, before.Head)
 		gittest.WriteFile(t, dir, "new.txt", "new")
-		assert.NotEqual(t, before, fingerprint(t, g))
+		assert.NotEqual(t, before.Fingerprint, snapshot(t, w).Fingerprint)
 	})
 
 	// Each step changes the workspace (or not) from the previous step's
-	// state; change says whether the fingerprint must differ.
+	// state; change says whether the fingerprint must differ. The
+	// reference fingerprint (status, diff against HEAD, every untracked
+	// file read) must agree at every step.
 	dir := gittest.NewRepo(t)
 	gittest.CommitFile(t, dir, "tracked.txt", "one\n", "initial")
-	g := Repo{Dir: dir}
+	w := NewWorkspace(dir)
 	steps := []struct {
 		name   string
 		file   string // written relative to dir, unless empty
@@ -132,17 +135,25 @@ func TestGitFingerprint(t *testing.T) {
 		{"rewrite with the same content", "tracked.txt", "one\n", nil, false},
 		{"edit a tracked file", "tracked.txt", "two\n", nil, true},
 		{"edit it again", "tracked.txt", "three\n", nil, true},
+		{"edit it again, same size", "tracked.txt", "thref\n", nil, true},
 		{"add an untracked file", "untracked.txt", "u1", nil, true},
 		{"edit the untracked file", "untracked.txt", "u2", nil, true},
 		{"untracked file in a new directory", "dir/deep.txt", "d", nil, true},
+		{"a name with spaces", "dir/a b.txt", "s", nil, true},
+		{"edit the file with spaces", "dir/a b.txt", "t", nil, true},
 		{"ralph's own files", ".ralph/events-1.jsonl", "{}\n", nil, false},
 		{"ignored file", ".gitignore", "*.log\n", nil, true},
 		{"write an ignored file", "build.log", "noise", nil, false},
+		{"stage one file", "", "", []string{"add", "untracked.txt"}, true},
+		{"edit the staged file", "untracked.txt", "u3", nil, true},
 		{"commit everything", "", "", []string{"add", "-A"}, true},
 		{"same tree, now committed", "", "", []string{"commit", "-q", "-m", "work"}, true},
 		{"no-op after the commit", "", "", nil, false},
+		{"rename a file", "", "", []string{"mv", "untracked.txt", "renamed.txt"}, true},
+		{"commit the rename", "", "", []string{"commit", "-q", "-m", "rename"}, true},
+		{"make a file executable", "", "", []string{"update-index", "--chmod=+x", "renamed.txt"}, true},
 	}
-	prev := fingerprint(t, g)
+	prev, prevRef := snapshot(t, w), referenceFingerprint(t, dir)
 	for _, st := range steps {
 		if st.file != "" {
 			gittest.WriteFile(t, dir, st.file, st.data)
@@ -150,28 +161,30 @@ func TestGitFingerprint(t *testing.T) {
 		if st.git != nil {
 			gittest.Run(t, dir, st.git...)
 		}
-		got := fingerprint(t, g)
-		assertStep(t, st.name, st.change, prev, got)
-		prev = got
+		got, ref := snapshot(t, w), referenceFingerprint(t, dir)
+		assertStep(t, st.name, st.change, prev.Fingerprint, got.Fingerprint)
+		assertStep(t, st.name+" (reference)", st.change, prevRef, ref)
+		assert.Equal(t, gittest.Run(t, dir, "rev-parse", "HEAD"), got.Head, st.name)
+		prev, prevRef = got, ref
 	}
 
 	t.Run("reverting an edit restores it", func(t *testing.T) {
-		before := fingerprint(t, g)
+		before := snapshot(t, w)
 		gittest.WriteFile(t, dir, "tracked.txt", "changed\n")
-		assert.NotEqual(t, before, fingerprint(t, g))
-		gittest.WriteFile(t, dir, "tracked.txt", "three\n")
-		assert.Equal(t, before, fingerprint(t, g))
+		assert.NotEqual(t, before, snapshot(t, w))
+		gittest.WriteFile(t, dir, "tracked.txt", "thref\n")
+		assert.Equal(t, before, snapshot(t, w))
 	})
 	t.Run("deleting a tracked file", func(t *testing.T) {
-		before := fingerprint(t, g)
+		before := snapshot(t, w)
 		require.NoError(t, os.Remove(filepath.Join(dir, "tracked.txt")))
-		assert.NotEqual(t, before, fingerprint(t, g))
+		assert.NotEqual(t, before, snapshot(t, w))
 	})
 }
 
-func fingerprint(t *testing.T, g Repo) string {
+func snapshot(t *testing.T, w Workspace) Snapshot {
 	t.Helper()
-	fp, err := g.Fingerprint(t.Context())
+	s, err := w.Snapshot(t.Context())
 	require.NoError(t, err)
-	return fp
+	return s
 }

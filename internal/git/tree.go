@@ -111,6 +111,29 @@ func (t *Tree) Fingerprint(ctx context.Context) (string, error) {
 	return hex.EncodeToString(s.h.Sum(nil)), nil
 }
 
+// addFiles adds the files at rels (relative to Dir, as git lists them)
+// to h as a scan would, reading only those whose metadata changed since
+// they were last read. The cache keeps only these files: a workspace in a
+// repository has its files listed by git, not walked.
+func (t *Tree) addFiles(ctx context.Context, h hash.Hash, rels []string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := &treeScan{t: t, root: t.Dir, ctx: ctx, h: h, next: map[string]treeEntry{},
+		started: t.now(), budget: orDefault(t.ReadBudget, DefaultTreeReadBudget)}
+	for _, rel := range rels {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		path := filepath.Join(t.Dir, filepath.FromSlash(rel))
+		fi, err := os.Lstat(path)
+		if err := s.add(path, rel, fi, err); err != nil {
+			return fmt.Errorf("fingerprint %s: %w", path, err)
+		}
+	}
+	t.cache = s.next
+	return nil
+}
+
 func (t *Tree) now() time.Time {
 	if t.Now != nil {
 		return t.Now()
@@ -168,8 +191,13 @@ func (s *treeScan) visit(path string, d fs.DirEntry, err error) error {
 
 // file adds one non-directory entry.
 func (s *treeScan) file(path, rel string, d fs.DirEntry) error {
-	section(s.h, "path", []byte(rel))
 	fi, err := d.Info()
+	return s.add(path, rel, fi, err)
+}
+
+// add adds one file, as lstat saw it.
+func (s *treeScan) add(path, rel string, fi fs.FileInfo, err error) error {
+	section(s.h, "path", []byte(rel))
 	if errors.Is(err, fs.ErrNotExist) {
 		section(s.h, "gone", nil)
 		return nil

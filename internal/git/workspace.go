@@ -9,36 +9,44 @@ import (
 // Workspace is what the loop asks of a workspace's files: git's view of
 // them in a repository, and the files themselves where git has nothing to
 // say (no repository, or no git on the machine), since without a
-// fingerprint there no iteration would ever count as progress.
+// fingerprint there no iteration would ever count as progress. It
+// remembers the content hashes it computed, so a snapshot reads only the
+// files that changed since the last one; copies share that memory.
 type Workspace struct {
-	git  Repo
-	tree *Tree
+	git   Repo
+	files *Tree
 }
 
 // NewWorkspace returns the workspace rooted at dir.
 func NewWorkspace(dir string) Workspace {
-	return Workspace{git: Repo{Dir: dir}, tree: &Tree{Dir: dir}}
+	return Workspace{git: Repo{Dir: dir}, files: &Tree{Dir: dir}}
 }
 
-// Head is the current commit, "" outside a repository.
-func (w Workspace) Head(ctx context.Context) (string, error) { return w.git.Head(ctx) }
-
-// CommitsSince lists the commits reachable from HEAD and not from base,
-// oldest first.
-func (w Workspace) CommitsSince(ctx context.Context, base string) ([]Commit, error) {
-	return w.git.CommitsSince(ctx, base)
-}
-
-// Fingerprint is git's view of the work tree in a repository, and a walk
-// of the files outside one. The choice is made on every call: an agent
-// that runs `git init` changes which applies, and that is a change too.
-func (w Workspace) Fingerprint(ctx context.Context) (string, error) {
-	fp, err := w.git.Fingerprint(ctx)
+// Snapshot is HEAD and a fingerprint of the files, from one `git status`
+// in a repository and a walk of the files outside one. The choice is made
+// on every call: an agent that runs `git init` changes which applies, and
+// that is a change too.
+func (w Workspace) Snapshot(ctx context.Context) (Snapshot, error) {
+	s, err := w.git.snapshot(ctx, w.files)
 	switch {
-	case err == nil && fp != "":
-		return fp, nil
+	case err == nil && s.Fingerprint != "":
+		return s, nil
 	case err != nil && !errors.Is(err, exec.ErrNotFound):
-		return "", err
+		return Snapshot{}, err
 	}
-	return w.tree.Fingerprint(ctx)
+	fp, err := w.files.Fingerprint(ctx)
+	return Snapshot{Fingerprint: fp}, err
+}
+
+// CommitsBetween lists the commits reachable from head and not from base,
+// oldest first; with base "", every commit reachable from head.
+func (w Workspace) CommitsBetween(ctx context.Context, base, head string) ([]Commit, error) {
+	if head == "" || head == base {
+		return nil, nil
+	}
+	rng := head
+	if base != "" {
+		rng = base + ".." + head
+	}
+	return w.git.log(ctx, rng, 0)
 }

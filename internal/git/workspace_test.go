@@ -15,10 +15,9 @@ import (
 func TestWorkspaceFingerprint(t *testing.T) {
 	fingerprint := func(t *testing.T, r Workspace) string {
 		t.Helper()
-		fp, err := r.Fingerprint(t.Context())
-		require.NoError(t, err)
-		require.Len(t, fp, 64)
-		return fp
+		s := snapshot(t, r)
+		require.Len(t, s.Fingerprint, 64)
+		return s.Fingerprint
 	}
 	t.Run("in a git repository ignored files do not count", func(t *testing.T) {
 		dir := t.TempDir()

@@ -1,0 +1,118 @@
+package git
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+)
+
+// Snapshot is one look at a workspace: the commit HEAD points to and a
+// fingerprint of its files, so that two snapshots tell whether anything
+// was committed and whether anything changed.
+type Snapshot struct {
+	// Head is the commit HEAD points to; "" before the first commit and
+	// outside a repository.
+	Head string
+	// Fingerprint is a sha256 (hex) that changes exactly when a file
+	// (tracked, or untracked and not ignored) changes, is staged, or a
+	// commit is made. .ralph/ is left out.
+	Fingerprint string
+}
+
+// statusArgs ask git for the whole state in one process: HEAD (in the
+// branch.oid header), every changed, staged, unmerged or untracked path
+// with the object names of its HEAD and index versions, untracked files
+// one by one.
+var statusArgs = append([]string{"status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all"}, scope()...)
+
+// snapshot looks at a repository with one `git status`: its records give
+// HEAD and what is staged, and the work-tree content of the paths it lists
+// (read through files' cache, so that a file unchanged since the last
+// snapshot is not read again) gives what is not. A path git does not list
+// is identical to its committed version and adds nothing. Not a
+// repository: the zero Snapshot and no error.
+func (g Repo) snapshot(ctx context.Context, files *Tree) (Snapshot, error) {
+	out, err := g.run(ctx, statusArgs...)
+	if isNotRepo(err) {
+		return Snapshot{}, nil
+	}
+	if err != nil {
+		return Snapshot{}, err
+	}
+	st := parseStatusV2(out)
+	h := sha256.New()
+	section(h, "head", []byte(st.head))
+	for _, r := range st.records {
+		section(h, "status", r)
+	}
+	if err := files.addFiles(ctx, h, st.paths); err != nil {
+		return Snapshot{}, err
+	}
+	return Snapshot{Head: st.head, Fingerprint: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// statusV2 is what snapshot reads of `git status --porcelain=v2 -z`.
+type statusV2 struct {
+	head    string   // "" for "(initial)"
+	records [][]byte // the entries, headers left out
+	paths   []string // the work-tree paths the entries name
+}
+
+// parseStatusV2 reads the -z form: NUL-terminated records, "# " headers,
+// then "1" (changed), "2" (renamed or copied: the record is followed by
+// the original path as a record of its own), "u" (unmerged) and "?"
+// (untracked) entries. The headers other than branch.oid (branch name,
+// upstream, ahead/behind) say nothing about the files and are left out.
+func parseStatusV2(out []byte) statusV2 {
+	var st statusV2
+	fields := bytes.Split(out, []byte{0})
+	for i := 0; i < len(fields); i++ {
+		rec := fields[i]
+		if len(rec) < 2 {
+			continue
+		}
+		if oid, ok := bytes.CutPrefix(rec, []byte("# branch.oid ")); ok {
+			if string(oid) != "(initial)" {
+				st.head = string(oid)
+			}
+			continue
+		}
+		if rec[0] == '#' {
+			continue
+		}
+		st.records = append(st.records, rec)
+		if path, ok := entryPath(rec); ok {
+			st.paths = append(st.paths, path)
+		}
+		if rec[0] == '2' && i+1 < len(fields) {
+			i++ // the original path: gone from the work tree, or a copy's source
+			st.records = append(st.records, fields[i])
+		}
+	}
+	return st
+}
+
+// entryPath is the path an entry names: after a fixed number of
+// space-separated fields, which paths (that may hold spaces) never are.
+func entryPath(rec []byte) (string, bool) {
+	var before int
+	switch rec[0] {
+	case '1':
+		before = 8
+	case '2':
+		before = 9
+	case 'u':
+		before = 10
+	case '?':
+		before = 1
+	default:
+		return "", false
+	}
+	parts := strings.SplitN(string(rec), " ", before+1)
+	if len(parts) != before+1 {
+		return "", false
+	}
+	return parts[before], true
+}
