@@ -1,7 +1,6 @@
 package backends
 
 import (
-	"encoding/json"
 	"io"
 	"strings"
 	"time"
@@ -62,10 +61,12 @@ type codexLine struct {
 }
 
 type codexItem struct {
-	ID      string          `json:"id"`
-	Type    string          `json:"type"`
-	Text    string          `json:"text"`
-	Command json.RawMessage `json:"command"` // a string; an argv array in old versions
+	ID   string `json:"id"`
+	Type string `json:"type"`
+	Text string `json:"text"`
+	// A string; an argv array in old versions. Decoded as any rather than
+	// kept raw, which would cost two more passes over it.
+	Command any `json:"command"`
 	Changes []struct {
 		Path string `json:"path"`
 	} `json:"changes"`
@@ -184,14 +185,23 @@ func codexToolUse(it *codexItem) toolUse {
 	}
 }
 
-// codexCommand reads a command given as a string or as an argv array.
-func codexCommand(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var argv []string
-	if json.Unmarshal(raw, &argv) == nil {
+// codexCommand reads a command given as a string or as an argv array of
+// strings (a null element is an empty word); anything else is no command.
+func codexCommand(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case []any:
+		argv := make([]string, len(v))
+		for i, w := range v {
+			switch w := w.(type) {
+			case string:
+				argv[i] = w
+			case nil:
+			default:
+				return ""
+			}
+		}
 		if len(argv) == 3 && (argv[1] == "-lc" || argv[1] == "-c") {
 			return argv[2]
 		}

@@ -155,22 +155,28 @@ func plainNameRune(r rune) bool {
 // the type's value, if it is one of t and the line has no \u, is one of t's
 // quoted names not followed by a colon. A false true costs only a decode.
 func (t lineTypes) mayMatch(line []byte) bool {
-	if bytes.Contains(line, []byte(`\u`)) {
-		return true
-	}
 	for _, quoted := range t {
-		for rest := line; ; {
-			i := bytes.Index(rest, quoted)
-			if i < 0 {
-				break
-			}
-			rest = rest[i+len(quoted):]
-			if !startsWithColon(rest) {
-				return true
-			}
+		if hasValue(line, quoted) {
+			return true
 		}
 	}
-	return false
+	// Looked for last: tool output is full of backslashes, and a line of a
+	// wanted type usually names it first.
+	return bytes.Contains(line, []byte(`\u`))
+}
+
+// hasValue reports whether quoted occurs in line other than as a key.
+func hasValue(line, quoted []byte) bool {
+	for rest := line; ; {
+		i := bytes.Index(rest, quoted)
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+len(quoted):]
+		if !startsWithColon(rest) {
+			return true
+		}
+	}
 }
 
 // startsWithColon reports whether b is JSON whitespace and then a colon.
