@@ -201,11 +201,15 @@ type claudeParser struct {
 	resetAt     time.Time
 }
 
+// claudeTypes has a case of claudeParser.line's switch each; lines of other types
+// are skipped undecoded.
+var claudeTypes = newLineTypes("assistant", "result", "rate_limit_event")
+
 // parseClaude reads Claude Code's stream-json output; see the file comment.
 // Its reset times are absolute (Unix seconds), so it has no use for now.
 func parseClaude(stdout io.Reader, report func(events.Activity), _ func() time.Time) events.AgentResult {
 	p := &claudeParser{report: report, msgUsage: map[string]events.Usage{}}
-	forEachJSONObject(stdout, p.line)
+	forEachJSONObject(stdout, claudeTypes, p.line)
 	return p.finish()
 }
 

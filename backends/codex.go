@@ -1,7 +1,6 @@
 package backends
 
 import (
-	"encoding/json"
 	"io"
 	"strings"
 	"time"
@@ -62,16 +61,22 @@ type codexLine struct {
 }
 
 type codexItem struct {
-	ID      string          `json:"id"`
-	Type    string          `json:"type"`
-	Text    string          `json:"text"`
-	Command json.RawMessage `json:"command"` // a string; an argv array in old versions
+	ID   string `json:"id"`
+	Type string `json:"type"`
+	Text string `json:"text"`
+	// A string; an argv array in old versions. Decoded as any rather than
+	// kept raw, which would cost two more passes over it.
+	Command any `json:"command"`
 	Changes []struct {
 		Path string `json:"path"`
 	} `json:"changes"`
 	Server string `json:"server"`
 	Tool   string `json:"tool"`
 }
+
+// codexTypes has a case of parseCodex's switch each; lines of other types
+// are skipped undecoded.
+var codexTypes = newLineTypes("item.started", "item.updated", "item.completed", "turn.completed", "turn.failed", "error")
 
 // parseCodex reads `codex exec --json` output.
 //
@@ -92,7 +97,7 @@ func parseCodex(stdout io.Reader, report func(events.Activity), now func() time.
 	var res events.AgentResult
 	seen := toolIDs{}
 	var pending *cliFailure
-	forEachJSONObject(stdout, func(l *codexLine) {
+	forEachJSONObject(stdout, codexTypes, func(l *codexLine) {
 		switch l.Type {
 		case "item.started", "item.updated", "item.completed":
 			if l.Item != nil {
@@ -133,9 +138,7 @@ func parseCodex(stdout io.Reader, report func(events.Activity), now func() time.
 }
 
 func codexItemEvent(res *events.AgentResult, report func(events.Activity), seen toolIDs, typ string, it *codexItem) {
-	var u toolUse
-	switch it.Type {
-	case "agent_message":
+	if it.Type == "agent_message" {
 		if typ == "item.completed" {
 			res.FinalText = it.Text
 			if it.Text != "" {
@@ -143,38 +146,62 @@ func codexItemEvent(res *events.AgentResult, report func(events.Activity), seen 
 			}
 		}
 		return
-	case "command_execution":
-		u = toolUse{kind: events.ToolShell, name: it.Type, command: unwrapShell(codexCommand(it.Command))}
-	case "file_change":
-		u = toolUse{kind: events.ToolWrite, name: it.Type}
-		if len(it.Changes) > 0 {
-			u.path = it.Changes[0].Path
-		}
-	case "mcp_tool_call":
-		u = toolUse{kind: events.ToolOther, name: it.Tool}
-		if it.Server != "" {
-			u.name = it.Server + "/" + it.Tool
-		}
-	case "web_search", "collab_tool_call":
-		u = toolUse{kind: events.ToolOther, name: it.Type}
-	default:
+	}
+	if !codexToolItems[it.Type] {
 		return
 	}
 	// Without an id to match started and completed, count completions only.
 	if (it.ID == "" && typ != "item.completed") || !seen.first(it.ID) {
 		return
 	}
-	u.record(res, report)
+	// Built only once per use: started and completed both carry the
+	// command, which can be long.
+	codexToolUse(it).record(res, report)
 }
 
-// codexCommand reads a command given as a string or as an argv array.
-func codexCommand(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
+// codexToolItems are the item types that are tool uses.
+var codexToolItems = map[string]bool{
+	"command_execution": true, "file_change": true, "mcp_tool_call": true, "web_search": true, "collab_tool_call": true,
+}
+
+func codexToolUse(it *codexItem) toolUse {
+	switch it.Type {
+	case "command_execution":
+		return toolUse{kind: events.ToolShell, name: it.Type, command: unwrapShell(codexCommand(it.Command))}
+	case "file_change":
+		u := toolUse{kind: events.ToolWrite, name: it.Type}
+		if len(it.Changes) > 0 {
+			u.path = it.Changes[0].Path
+		}
+		return u
+	case "mcp_tool_call":
+		u := toolUse{kind: events.ToolOther, name: it.Tool}
+		if it.Server != "" {
+			u.name = it.Server + "/" + it.Tool
+		}
+		return u
+	default: // web_search, collab_tool_call
+		return toolUse{kind: events.ToolOther, name: it.Type}
 	}
-	var argv []string
-	if json.Unmarshal(raw, &argv) == nil {
+}
+
+// codexCommand reads a command given as a string or as an argv array of
+// strings (a null element is an empty word); anything else is no command.
+func codexCommand(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case []any:
+		argv := make([]string, len(v))
+		for i, w := range v {
+			switch w := w.(type) {
+			case string:
+				argv[i] = w
+			case nil:
+			default:
+				return ""
+			}
+		}
 		if len(argv) == 3 && (argv[1] == "-lc" || argv[1] == "-c") {
 			return argv[2]
 		}

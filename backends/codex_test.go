@@ -10,10 +10,13 @@ package backends
 // with wire_api "responses"). Exit statuses: 0, 0, 1.
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/events"
 )
@@ -92,4 +95,36 @@ func TestCodexEnvAndVerdict(t *testing.T) {
 	clis["codex"].verdict(&res, 1, "Reading additional input from stdin...\n")
 	assert.Equal(t, events.FailureExit, res.Failure)
 	assert.Equal(t, "codex exited with status 1: Reading additional input from stdin...", res.FailureMessage)
+}
+
+// FuzzCodexCommand checks codexCommand, which reads the command decoded as
+// any, against reading it from the raw JSON value as it once did.
+func FuzzCodexCommand(f *testing.F) {
+	for _, s := range []string{`"/bin/bash -lc 'echo hi'"`, `["bash","-lc","echo hi"]`, `["ls","-la"]`, `["a",null,"b"]`,
+		`["a",1]`, `[]`, `null`, `{}`, `3`, `true`, `"\u00e9\ud800"`, "\"\xff\""} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var v any
+		if json.Unmarshal(raw, &v) != nil {
+			return
+		}
+		require.Equal(t, codexCommandFromRaw(raw), codexCommand(v))
+	})
+}
+
+// codexCommandFromRaw is how codexCommand read a raw command before.
+func codexCommandFromRaw(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var argv []string
+	if json.Unmarshal(raw, &argv) == nil {
+		if len(argv) == 3 && (argv[1] == "-lc" || argv[1] == "-c") {
+			return argv[2]
+		}
+		return strings.Join(argv, " ")
+	}
+	return ""
 }

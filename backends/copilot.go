@@ -76,6 +76,10 @@ type copilotLine struct {
 	ExitCode *int `json:"exitCode"` // result
 }
 
+// copilotTypes has a case of parseCopilot's switch each; lines of other types
+// are skipped undecoded.
+var copilotTypes = newLineTypes("assistant.message", "tool.execution_start", "assistant.usage", "session.error", "result")
+
 // parseCopilot reads `copilot --output-format json` output.
 //
 //   - Final text: the content of the main agent's last assistant.message
@@ -95,7 +99,7 @@ func parseCopilot(stdout io.Reader, report func(events.Activity), now func() tim
 	var res events.AgentResult
 	seen := toolIDs{}
 	var pending *cliFailure
-	forEachJSONObject(stdout, func(l *copilotLine) {
+	forEachJSONObject(stdout, copilotTypes, func(l *copilotLine) {
 		switch l.Type {
 		case "assistant.message":
 			if l.AgentID != "" || l.Data.ParentToolCallID != "" {

@@ -60,9 +60,12 @@
 // an io.Reader, and a verdict that settles the failure kind from the exit
 // code and the stderr tail. Any CLI's file is the template: a JSON-lines
 // parser decodes its lines with forEachJSONObject, switches on the line
-// type, counts tools with toolUse and toolIDs and reports failures through
-// cliFailure (all in jsonl.go); a plain-text CLI uses textParser. Once
+// type (listing the types it has cases for with newLineTypes, since lines
+// of other types are not decoded), counts tools with toolUse and toolIDs
+// and reports failures through cliFailure (all in jsonl.go); a plain-text
+// CLI uses textParser. Once
 // registered, its parser is fuzzed (fuzz_test.go) and benchmarked
-// (BenchmarkParsers). Record its real output under testdata/<name>/ and it
+// (BenchmarkParsers); give it a BenchmarkParse<CLI> on a large stream too
+// (bench_test.go). Record its real output under testdata/<name>/ and it
 // joins the conformance suite (see conformance_test.go).
 package backends

@@ -75,6 +75,10 @@ type geminiLine struct {
 	} `json:"stats"`
 }
 
+// geminiTypes has a case of parseGemini's switch each; lines of other types
+// are skipped undecoded.
+var geminiTypes = newLineTypes("message", "tool_use", "tool_result", "error", "result")
+
 // parseGemini reads `gemini --output-format stream-json` output.
 //
 //   - Final text: the assistant message chunks after the last tool_result,
@@ -100,7 +104,7 @@ func parseGemini(stdout io.Reader, report func(events.Activity), now func() time
 			segment.Reset()
 		}
 	}
-	forEachJSONObject(stdout, func(l *geminiLine) {
+	forEachJSONObject(stdout, geminiTypes, func(l *geminiLine) {
 		switch l.Type {
 		case "message":
 			if l.Role == "assistant" {

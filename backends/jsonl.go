@@ -104,16 +104,85 @@ func decodeJSONLine(line []byte, v any) bool {
 	return err == nil || errors.As(err, &typeErr)
 }
 
-// forEachJSONObject decodes every JSON object line of r into a fresh T
-// (decodeJSONLine) and calls fn with it; lines that do not decode are
-// skipped. It is how every JSON-lines parser reads its stream.
-func forEachJSONObject[T any](r io.Reader, fn func(l *T)) {
+// forEachJSONObject decodes every JSON object line of r that may be of one
+// of types into a fresh T (decodeJSONLine) and calls fn with it; lines that
+// do not decode are skipped. It is how every JSON-lines parser reads its
+// stream.
+func forEachJSONObject[T any](r io.Reader, types lineTypes, fn func(l *T)) {
 	forEachJSONLine(r, func(line []byte) {
+		if !types.mayMatch(line) {
+			return
+		}
 		var l T
 		if decodeJSONLine(line, &l) {
 			fn(&l)
 		}
 	})
+}
+
+// lineTypes are the values of a line's "type" that a parser acts on, each
+// as it appears in JSON, quotes included. Every parser switches on the type
+// and does nothing for the others, so a line that cannot be of one of them
+// need not be decoded: most of a long session's bytes are tool output in
+// lines that no parser reads (claude's and qwen's user lines, pi's
+// message_update, copilot's tool.execution_complete), and decoding is what
+// parsing costs.
+type lineTypes [][]byte
+
+// newLineTypes lists the types a parser's switch has a case for; a case
+// left out would never run. Only letters, digits, '.', '_' and '-' are
+// allowed, which is what makes mayMatch's check sound.
+func newLineTypes(types ...string) lineTypes {
+	t := make(lineTypes, len(types))
+	for i, typ := range types {
+		if typ == "" || strings.TrimFunc(typ, plainNameRune) != "" {
+			panic("line type " + strconv.Quote(typ) + " needs escaping in JSON")
+		}
+		t[i] = []byte(`"` + typ + `"`)
+	}
+	return t
+}
+
+func plainNameRune(r rune) bool {
+	return r < utf8.RuneSelf && (r == '.' || r == '_' || r == '-' || unicode.IsLetter(r) || unicode.IsDigit(r))
+}
+
+// mayMatch is false only when line cannot decode to an object whose type is
+// one of t. A JSON string decodes to a plain name (newLineTypes) only from
+// those very bytes between quotes, unless a \u escape spells them: the
+// other escapes stand for quotes, backslashes, slashes and control
+// characters. And a string followed by a colon is a key, not a value. So
+// the type's value, if it is one of t and the line has no \u, is one of t's
+// quoted names not followed by a colon. A false true costs only a decode.
+func (t lineTypes) mayMatch(line []byte) bool {
+	for _, quoted := range t {
+		if hasValue(line, quoted) {
+			return true
+		}
+	}
+	// Looked for last: tool output is full of backslashes, and a line of a
+	// wanted type usually names it first.
+	return bytes.Contains(line, []byte(`\u`))
+}
+
+// hasValue reports whether quoted occurs in line other than as a key.
+func hasValue(line, quoted []byte) bool {
+	for rest := line; ; {
+		i := bytes.Index(rest, quoted)
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+len(quoted):]
+		if !startsWithColon(rest) {
+			return true
+		}
+	}
+}
+
+// startsWithColon reports whether b is JSON whitespace and then a colon.
+func startsWithColon(b []byte) bool {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	return len(b) > 0 && b[0] == ':'
 }
 
 // toolIDs holds the ids of the tool uses a parser has counted: CLIs mention

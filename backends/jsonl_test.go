@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -421,4 +423,60 @@ func TestParsersSurviveOddInput(t *testing.T) {
 			})
 		}
 	}
+}
+
+// parserLineTypes are the lineTypes of every JSON-lines parser.
+var parserLineTypes = map[string]lineTypes{
+	"claude": claudeTypes, "codex": codexTypes, "copilot": copilotTypes, "gemini": geminiTypes,
+	"opencode": opencodeTypes, "pi": piTypes, "qwen": qwenTypes,
+}
+
+func TestLineTypesMayMatch(t *testing.T) {
+	types := newLineTypes("result", "item.completed")
+	for line, want := range map[string]bool{
+		`{"type":"result","x":1}`:               true,
+		`{ "type" : "result" }`:                 true,
+		`{"TYPE":"item.completed"}`:             true, // keys match without regard to case
+		`{"type":"res\u0075lt"}`:                true, // an escape can spell the name
+		`{"result":{"type":"tool"}}`:            false,
+		`{"result" :1,"type":"user"}`:           false,
+		`{"type":"user","text":"a \"result\""}`: false,
+		`{"type":"user","text":"say \"result"}`: true, // a false true costs a decode only
+		`{"type":"results"}`:                    false,
+		`{"type":"item.started"}`:               false,
+	} {
+		assert.Equal(t, want, types.mayMatch([]byte(line)), line)
+	}
+	assert.Panics(t, func() { newLineTypes(`a"b`) }, "a name that needs escaping in JSON")
+}
+
+// FuzzLineTypes checks that the byte check that lets forEachJSONObject skip
+// a line never skips one whose decoded type a parser acts on: whatever
+// decodeJSONLine reads as the type of a skipped line is in no parser's
+// lineTypes.
+func FuzzLineTypes(f *testing.F) {
+	for _, cli := range fuzzCLIs() {
+		for _, data := range stdoutFixtures(f, cli) {
+			for line := range bytes.Lines(data) {
+				f.Add(line)
+			}
+		}
+	}
+	for _, s := range []string{`{"type":"res\u0075lt"}`, `{"TyPe" :	"result"}`, `{"type":"x","type":"result"}`, `{"result":"type","type":"assistant"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		line = bytes.TrimSpace(line)
+		var l struct {
+			Type string `json:"type"`
+		}
+		if !decodeJSONLine(line, &l) {
+			return
+		}
+		for cli, types := range parserLineTypes {
+			if slices.ContainsFunc(types, func(q []byte) bool { return string(q) == strconv.Quote(l.Type) }) {
+				require.True(t, types.mayMatch(line), "%s would skip a line of type %q", cli, l.Type)
+			}
+		}
+	})
 }

@@ -83,6 +83,10 @@ type opencodeLine struct {
 	} `json:"error"`
 }
 
+// opencodeTypes has a case of parseOpenCode's switch each; lines of other types
+// are skipped undecoded.
+var opencodeTypes = newLineTypes("text", "tool_use", "step_finish", "error")
+
 // parseOpenCode reads `opencode run --format json` output.
 //
 //   - Final text: the last non-empty text part.
@@ -99,7 +103,7 @@ func parseOpenCode(stdout io.Reader, report func(events.Activity), now func() ti
 	var res events.AgentResult
 	seen := toolIDs{}
 	var failure *cliFailure
-	forEachJSONObject(stdout, func(l *opencodeLine) {
+	forEachJSONObject(stdout, opencodeTypes, func(l *opencodeLine) {
 		switch l.Type {
 		case "text":
 			if l.Part != nil && strings.TrimSpace(l.Part.Text) != "" {

@@ -78,6 +78,10 @@ type piLine struct {
 	FinalError   string         `json:"finalError"`   // auto_retry_end
 }
 
+// piTypes has a case of parsePi's switch each; lines of other types
+// are skipped undecoded.
+var piTypes = newLineTypes("message_end", "tool_execution_start", "auto_retry_start", "auto_retry_end")
+
 // parsePi reads `pi --mode json` output.
 //
 //   - Final text: the text of the last assistant message_end (empty when
@@ -96,7 +100,7 @@ func parsePi(stdout io.Reader, report func(events.Activity), now func() time.Tim
 	var res events.AgentResult
 	seen := toolIDs{}
 	var pending *cliFailure
-	forEachJSONObject(stdout, func(l *piLine) {
+	forEachJSONObject(stdout, piTypes, func(l *piLine) {
 		switch l.Type {
 		case "message_end":
 			if l.Message != nil && l.Message.Role == "assistant" {

@@ -92,6 +92,10 @@ type qwenLine struct {
 	TotalCostUSD float64         `json:"total_cost_usd"`
 }
 
+// qwenTypes has a case of parseQwen's switch each; lines of other types
+// are skipped undecoded.
+var qwenTypes = newLineTypes("assistant", "result")
+
 // parseQwen reads `qwen --output-format stream-json` output.
 //
 //   - Final text: result.result; without a result line (the run was cut
@@ -109,7 +113,7 @@ func parseQwen(stdout io.Reader, report func(events.Activity), now func() time.T
 	var lastText string
 	var summed events.Usage
 	var result *qwenLine
-	forEachJSONObject(stdout, func(l *qwenLine) {
+	forEachJSONObject(stdout, qwenTypes, func(l *qwenLine) {
 		switch l.Type {
 		case "assistant":
 			if l.Message == nil {
