@@ -228,3 +228,43 @@ func FuzzParseLine(f *testing.F) {
 		require.Equal(t, string(encoded), string(reencoded), "encoding is stable")
 	})
 }
+
+// FuzzDecodeFast holds ParseLine's fast decoder to encoding/json: on every
+// input it either declines or gives exactly the event encoding/json gives,
+// and ParseLine's result and error are encoding/json's.
+func FuzzDecodeFast(f *testing.F) {
+	addSeeds(f, "testdata/logs/*.jsonl", func(b []byte) {
+		for _, line := range bytes.Split(b, []byte("\n")) {
+			f.Add(line)
+		}
+	})
+	for _, s := range []string{
+		`{"ts":"2026-11-22T10:00:00.123456789Z","topic":"build.done","payload":"tests: pass","iteration":3,"hat":"builder","source":"agent"}`,
+		`{"topic":"a","payload":{ "k" : [1, 2.5e-3, true, null, "x y"] },"iteration":-0}`,
+		`{"topic":"a","topic":null,"hat":"h","hat":"i","payload":null,"payload":"p"}`,
+		`{"Topic":"a"}`, `{"topic":"a","HAT":"h"}`, `{"topic":"a","\u0068at":"h"}`, `{"topic":"a","ſource":"x"}`,
+		`{"topic":"b\u002ed"}`, `{"topic":"é"}`, "{\"topic\":\"\xff\"}", "{\"topic\":\"a\",\"payload\":\"\xff\"}",
+		`{"topic":"a","iteration":3.0}`, `{"topic":"a","iteration":1e2}`, `{"topic":"a","iteration":99999999999999999999}`,
+		`{"topic":"a","iteration":"3"}`, `{"topic":"a","iteration":01}`, `{"topic":5}`, `{"topic":"a"} x`,
+		`{"topic":"a",}`, `{"topic":"a","payload":[1,]}`, `{"topic":"a","x":{"y":[{"z":"\ud800"}]}}`,
+		" \t{\"topic\":\"a\"}\r", `{}`, `null`, `[]`, `{"topic":""}`, `{"topic":"a","ts":17}`,
+		`{"topic":"a","payload":"line\nbreak \"quoted\" \u2028"}`, `{"topic":"a","extra":-}`, `{"topic":"a","e":1.}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		want, wantErr := events.ParseLineJSON(line)
+		got, gotErr := events.ParseLine(line)
+		require.Equal(t, wantErr, gotErr, "ParseLine's error is encoding/json's for %q", line)
+		requireSameEvent(t, want, got)
+		fast, ok := events.DecodeFast(line)
+		if !ok {
+			return
+		}
+		require.NoError(t, wantErr, "the fast path accepted %q, which encoding/json rejects", line)
+		requireSameEvent(t, want, fast)
+		if want.Payload == nil {
+			require.Nil(t, fast.Payload, "a null or missing payload is nil in %q", line)
+		}
+	})
+}
