@@ -2,6 +2,7 @@ package events_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -266,5 +267,24 @@ func FuzzDecodeFast(f *testing.F) {
 		if want.Payload == nil {
 			require.Nil(t, fast.Payload, "a null or missing payload is nil in %q", line)
 		}
+	})
+}
+
+// FuzzPayloadText holds PayloadText's shortcut for plain strings to what
+// encoding/json decodes.
+func FuzzPayloadText(f *testing.F) {
+	for _, s := range []string{`"tests: pass"`, `"a\"b"`, `"é"`, "\"\xff\"", `"a"b"`, `"`, `""`, `null`, `{"k":1}`, "\"tab\there\""} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		want := string(bytes.TrimSpace(payload))
+		var s string
+		switch {
+		case want == "" || want == "null":
+			want = ""
+		case want[0] == '"' && json.Unmarshal([]byte(want), &s) == nil:
+			want = s
+		}
+		require.Equal(t, want, events.Event{Payload: payload}.PayloadText(), "payload %q", payload)
 	})
 }
