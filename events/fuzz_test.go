@@ -288,3 +288,31 @@ func FuzzPayloadText(f *testing.F) {
 		require.Equal(t, want, events.Event{Payload: payload}.PayloadText(), "payload %q", payload)
 	})
 }
+
+// FuzzDecodeFields holds DecodeFields to encoding/json: when it answers,
+// it fills what encoding/json fills, and it never answers for an object
+// encoding/json rejects.
+func FuzzDecodeFields(f *testing.F) {
+	for _, s := range []string{
+		`{"iteration":3,"hat":"builder","outcome":"success","tokens":{"in":1}}`,
+		`{"hat":null,"iteration":null}`, `{"HAT":"x"}`, `{"hat":"a\"b"}`, `{"iteration":1.5}`, `{"hat":5}`,
+		`{}`, `[]`, `{"hat":"x"} y`, "{\"hat\":\"\xff\"}", `{"hat":"é","iteration":-12}`, `{"hat":"x","hat":"y"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var want struct {
+			Iteration int    `json:"iteration"`
+			Hat       string `json:"hat"`
+		}
+		wantErr := json.Unmarshal(data, &want)
+		var iteration int
+		var hat string
+		if !events.DecodeFields(data, events.Field{Key: "iteration", Int: &iteration}, events.Field{Key: "hat", Str: &hat}) {
+			return
+		}
+		require.NoError(t, wantErr, "DecodeFields answered for %q, which encoding/json rejects", data)
+		require.Equal(t, want.Iteration, iteration, "iteration of %q", data)
+		require.Equal(t, want.Hat, hat, "hat of %q", data)
+	})
+}

@@ -43,6 +43,21 @@ func ParseLine(line []byte) (Event, error) {
 	return parseLine(line, nil)
 }
 
+// A Decoder is ParseLine for the lines of one log: it shares the strings
+// lines repeat (topics, hats, sources) instead of allocating them for each
+// line. The zero Decoder is ready for use; it is not safe for concurrent use.
+type Decoder struct {
+	names interner
+}
+
+// ParseLine is the package's ParseLine.
+func (d *Decoder) ParseLine(line []byte) (Event, error) {
+	if d.names == nil {
+		d.names = interner{}
+	}
+	return parseLine(line, d.names)
+}
+
 // parseLine is ParseLine sharing repeated strings through names.
 func parseLine(line []byte, names interner) (Event, error) {
 	if ev, ok := decodeFast(line, names); ok {
@@ -162,11 +177,11 @@ const readBufferSize = 256 << 10
 // is at offset start, reading bufSize bytes at a time. It returns the offset
 // just past the last complete line.
 func scanLines(rd io.Reader, bufSize int, start int64, fn func(Record) error) (int64, error) {
-	names := interner{}
+	var dec Decoder
 	return scanRaw(rd, bufSize, start, func(offset int64, line []byte) error {
 		// The line is the caller's to keep, so it gets its own copy.
 		rec := Record{Offset: offset, Line: bytes.Clone(line)}
-		rec.Event, rec.Err = parseLine(rec.Line, names)
+		rec.Event, rec.Err = dec.ParseLine(rec.Line)
 		return fn(rec)
 	})
 }

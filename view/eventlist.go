@@ -104,6 +104,7 @@ type logPrinter struct {
 	keep   func(events.Record) bool
 	filter *linePrefilter // nil: every line is decoded
 	p      *EventPrinter
+	dec    events.Decoder
 	last   int // --last, or 0
 	// offset is just past the last complete line read.
 	offset int64
@@ -200,7 +201,7 @@ func (s *logPrinter) printAll(f *os.File, follow bool) error {
 		}
 		// Print writes the line before ScanLines reuses it, so the
 		// record may borrow it.
-		rec.Event, rec.Err = events.ParseLine(line)
+		rec.Event, rec.Err = s.dec.ParseLine(line)
 		return s.record(rec)
 	})
 }
@@ -233,7 +234,7 @@ func (s *logPrinter) printLast(f *os.File, follow bool) error {
 			continue
 		}
 		rec := events.Record{Offset: offset, Line: line}
-		rec.Event, rec.Err = events.ParseLine(line)
+		rec.Event, rec.Err = s.dec.ParseLine(line)
 		if !noticed {
 			noticed = s.noticeRecord(rec)
 		}

@@ -219,7 +219,7 @@ func Who(ev events.Event) (iteration int, hat string) {
 	iteration, hat = ev.Iteration, ev.Hat
 	if (iteration == 0 || hat == "") && ev.Source == events.SourceRalph && isObject(ev.Payload) {
 		var p viewWho
-		if decodeView(ev, &p) {
+		if fastWho(ev.Payload, &p) || decodeView(ev, &p) {
 			if iteration == 0 {
 				iteration = p.Iteration
 			}
@@ -229,6 +229,17 @@ func Who(ev events.Event) (iteration int, hat string) {
 		}
 	}
 	return iteration, hat
+}
+
+// fastWho decodes the payload's iteration and hat without reflection when
+// it can (a filter on --hat asks for every line of a long log); false
+// leaves p zero for encoding/json to decode.
+func fastWho(payload []byte, p *viewWho) bool {
+	if events.DecodeFields(payload, events.Field{Key: "iteration", Int: &p.Iteration}, events.Field{Key: "hat", Str: &p.Hat}) {
+		return true
+	}
+	*p = viewWho{}
+	return false
 }
 
 // EventPrinter writes records as the `ralph events` table or as raw JSON
