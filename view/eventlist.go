@@ -85,17 +85,25 @@ func (l *EventListing) List(ctx context.Context, path string) error {
 	if err := l.Printer.Header(); err != nil {
 		return err
 	}
-	s := &logPrinter{keep: l.Filter.Keep, filter: l.Filter.prefilter(), p: l.Printer, last: l.Last, autopilot: l.Autopilot}
+	s := &logPrinter{keep: l.Filter.Keep, filter: l.Filter.prefilter(), p: l.Printer, flush: l.flush, last: l.Last, autopilot: l.Autopilot}
 	if err := s.printExisting(path, l.Follow); err != nil {
 		return err
 	}
 	if watch == nil || s.ended {
 		return nil
 	}
-	if err := l.Flush(); err != nil {
+	if err := l.flush(); err != nil {
 		return err
 	}
-	return s.follow(ctx, watch, path, l.Flush)
+	return s.follow(ctx, watch, path, l.flush)
+}
+
+// flush is Flush, or nothing without one.
+func (l *EventListing) flush() error {
+	if l.Flush == nil {
+		return nil
+	}
+	return l.Flush()
 }
 
 // logPrinter prints a log's matching records, keeping the last N when
@@ -104,6 +112,7 @@ type logPrinter struct {
 	keep   func(events.Record) bool
 	filter *linePrefilter // nil: every line is decoded
 	p      *EventPrinter
+	flush  func() error // pushes out what p's writer buffers
 	dec    events.Decoder
 	last   int // --last, or 0
 	// offset is just past the last complete line read.
@@ -208,9 +217,10 @@ func (s *logPrinter) printAll(f *os.File, follow bool) error {
 
 // printLast prints the last N matching records, read from the end of the
 // log back until it has N, so that it costs the same in a log of any size.
-// When following, it reads on back to the last line that says where the
-// run is. Without a filter, --json counts every malformed line of the log
-// in the warning it prints, as a forward read does, and so reads it all.
+// When following, it then reads on back to the last line that says where
+// the run is (in a live run, its start). Without a filter, --json counts
+// every malformed line of the log in the warning it prints, as a forward
+// read does, and so reads it all. Either way the N are printed first.
 func (s *logPrinter) printLast(f *os.File, follow bool) error {
 	info, err := f.Stat()
 	if err != nil {
@@ -219,9 +229,18 @@ func (s *logPrinter) printLast(f *os.File, follow bool) error {
 	b := events.NewBackwardScanner(f, info.Size())
 	s.offset = b.End()
 	var kept []events.Record // newest first
-	noticed := !follow
+	printed, noticed := false, !follow
 	countMalformed := s.filter == nil && s.p.JSON
-	for len(kept) < s.last || !noticed || countMalformed {
+	for {
+		if !printed && len(kept) == s.last {
+			if err := s.printNewestFirst(kept); err != nil {
+				return err
+			}
+			printed = true
+		}
+		if printed && noticed && !countMalformed {
+			return nil
+		}
 		offset, line, err := b.Prev()
 		if errors.Is(err, io.EOF) {
 			break
@@ -229,7 +248,7 @@ func (s *logPrinter) printLast(f *os.File, follow bool) error {
 		if err != nil {
 			return err
 		}
-		wanted := len(kept) < s.last && s.filter.mayKeep(line)
+		wanted := !printed && s.filter.mayKeep(line)
 		if !wanted && (noticed || !s.mayNotice(line)) && !countMalformed {
 			continue
 		}
@@ -246,12 +265,21 @@ func (s *logPrinter) printLast(f *os.File, follow bool) error {
 			kept = append(kept, rec)
 		}
 	}
-	for _, rec := range slices.Backward(kept) {
+	if printed {
+		return nil
+	}
+	return s.printNewestFirst(kept)
+}
+
+// printNewestFirst prints records gathered backwards, oldest first, and
+// pushes them out: what printLast reads after them may take a while.
+func (s *logPrinter) printNewestFirst(recs []events.Record) error {
+	for _, rec := range slices.Backward(recs) {
 		if err := s.p.Print(rec); err != nil {
 			return err
 		}
 	}
-	return nil
+	return s.flush()
 }
 
 // watchLog watches the log's directory rather than the file, so the watch

@@ -131,7 +131,7 @@ func fastList(t *testing.T, path string, f EventFilter, last int, jsonOut, apilo
 	var out bytes.Buffer
 	p := &EventPrinter{W: &out, JSON: jsonOut, Loc: time.UTC, Autopilot: apilot}
 	require.NoError(t, p.Header())
-	s := &logPrinter{keep: f.Keep, filter: f.prefilter(), p: p, last: last, autopilot: apilot}
+	s := &logPrinter{keep: f.Keep, filter: f.prefilter(), p: p, flush: func() error { return nil }, last: last, autopilot: apilot}
 	require.NoError(t, s.printExisting(path, true))
 	return referenceResult{out: out.String(), malformed: p.Malformed, ended: s.ended, offset: s.offset}
 }
