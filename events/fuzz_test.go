@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -82,6 +83,7 @@ func FuzzReader(f *testing.F) {
 		require.Equal(t, recs, append(first, second...), "split reads give what one read gives")
 		checkRecords(t, data, base, recs)
 		requireScanMatches(t, data, base, recs)
+		requireBackwardMatches(t, data, recs, base)
 	})
 }
 
@@ -146,6 +148,22 @@ func requireScanMatches(t *testing.T, data []byte, base int64, recs []events.Rec
 		return nil
 	}))
 	require.Equal(t, recs, scanned)
+}
+
+// requireBackwardMatches checks that BackwardScanner reads the input's
+// records' lines, last first, at their offsets, and ends where Read ends.
+func requireBackwardMatches(t *testing.T, data []byte, recs []events.Record, base int64) {
+	t.Helper()
+	b := events.NewBackwardScannerBlock(bytes.NewReader(data), int64(len(data)), 7)
+	require.Equal(t, int64(bytes.LastIndexByte(data, '\n')+1), b.End())
+	for i := len(recs) - 1; i >= 0; i-- {
+		offset, line, err := b.Prev()
+		require.NoError(t, err)
+		require.Equal(t, recs[i].Offset-base, offset)
+		require.Equal(t, string(recs[i].Line), string(line))
+	}
+	_, _, err := b.Prev()
+	require.ErrorIs(t, err, io.EOF, "no line before the first")
 }
 
 // requireSameEvent compares events, times by instant rather than by

@@ -60,3 +60,7 @@ func BenchmarkEventsListAllJSON(b *testing.B) {
 func BenchmarkEventsListLastTable(b *testing.B) {
 	benchList(b, EventFilter{Topic: "build.done"}, 5, false)
 }
+
+func BenchmarkEventsListAllTable(b *testing.B) {
+	benchList(b, EventFilter{}, 0, false)
+}
