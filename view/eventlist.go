@@ -63,7 +63,8 @@ type EventListing struct {
 	// rather than a loop's: a follow ends at its autopilot.stopped.
 	Autopilot bool
 	// Flush pushes out what Printer's writer buffers; it is called before
-	// each wait for more of the log.
+	// each wait for more of the log, and once the last N are printed
+	// (reading on to the run's start may follow). Nil flushes nothing.
 	Flush func() error
 }
 

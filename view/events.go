@@ -272,6 +272,8 @@ func (p *EventPrinter) Header() error {
 	return err
 }
 
+// Print writes one record. It keeps nothing of rec once it returns, so a
+// caller may pass a line it is about to reuse.
 func (p *EventPrinter) Print(rec events.Record) error {
 	if p.JSON {
 		if rec.Err != nil {
