@@ -33,6 +33,13 @@
 // that is not a JSON object with a non-empty "topic" comes back as a Record
 // whose Err matches [ErrMalformed]: that is data to count, not a read error.
 //
+// A reader that judges lines by their bytes before decoding them uses
+// [ScanLines] (the lines, borrowed, undecoded) and [ParseLine] or a
+// [Decoder]; [BackwardScanner] reads a log from its end, for its last lines.
+// ParseLine decodes the usual line with a hand-written decoder and falls
+// back to encoding/json for anything it is not sure of, so the two agree
+// on every input (FuzzDecodeFast) and errors come from encoding/json.
+//
 // # Topics and patterns
 //
 // A topic is dot-separated segments of ASCII letters, digits and '_', '-',

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Sources of an event, recorded in its "source" field.
@@ -76,6 +77,9 @@ func (e Event) PayloadText() string {
 	if len(p) == 0 || bytes.Equal(p, []byte("null")) {
 		return ""
 	}
+	if s, ok := plainString(p); ok {
+		return s
+	}
 	if p[0] == '"' {
 		var s string
 		if json.Unmarshal(p, &s) == nil {
@@ -83,6 +87,27 @@ func (e Event) PayloadText() string {
 		}
 	}
 	return string(p)
+}
+
+// plainString is a JSON string that decodes to its own bytes: valid UTF-8
+// (the decoder replaces bad bytes) with no escape, quote or control
+// character. Most payloads are, and skip the decoder.
+func plainString(p []byte) (string, bool) {
+	if len(p) < 2 || p[0] != '"' || p[len(p)-1] != '"' {
+		return "", false
+	}
+	inner := p[1 : len(p)-1]
+	ascii := true
+	for _, c := range inner {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return "", false
+		}
+		ascii = ascii && c < utf8.RuneSelf
+	}
+	if !ascii && !utf8.Valid(inner) {
+		return "", false
+	}
+	return string(inner), true
 }
 
 // FirstLine is the first line of the payload text, used to recognise the

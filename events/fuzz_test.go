@@ -2,7 +2,9 @@ package events_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -81,6 +83,7 @@ func FuzzReader(f *testing.F) {
 		require.Equal(t, recs, append(first, second...), "split reads give what one read gives")
 		checkRecords(t, data, base, recs)
 		requireScanMatches(t, data, base, recs)
+		requireBackwardMatches(t, data, recs, base)
 	})
 }
 
@@ -145,6 +148,22 @@ func requireScanMatches(t *testing.T, data []byte, base int64, recs []events.Rec
 		return nil
 	}))
 	require.Equal(t, recs, scanned)
+}
+
+// requireBackwardMatches checks that BackwardScanner reads the input's
+// records' lines, last first, at their offsets, and ends where Read ends.
+func requireBackwardMatches(t *testing.T, data []byte, recs []events.Record, base int64) {
+	t.Helper()
+	b := events.NewBackwardScannerBlock(bytes.NewReader(data), int64(len(data)), 7)
+	require.Equal(t, int64(bytes.LastIndexByte(data, '\n')+1), b.End())
+	for i := len(recs) - 1; i >= 0; i-- {
+		offset, line, err := b.Prev()
+		require.NoError(t, err)
+		require.Equal(t, recs[i].Offset-base, offset)
+		require.Equal(t, string(recs[i].Line), string(line))
+	}
+	_, _, err := b.Prev()
+	require.ErrorIs(t, err, io.EOF, "no line before the first")
 }
 
 // requireSameEvent compares events, times by instant rather than by
@@ -226,5 +245,92 @@ func FuzzParseLine(f *testing.F) {
 		reencoded, err := events.EncodeLine(again)
 		require.NoError(t, err)
 		require.Equal(t, string(encoded), string(reencoded), "encoding is stable")
+	})
+}
+
+// FuzzDecodeFast holds ParseLine's fast decoder to encoding/json: on every
+// input it either declines or gives exactly the event encoding/json gives,
+// and ParseLine's result and error are encoding/json's.
+func FuzzDecodeFast(f *testing.F) {
+	addSeeds(f, "testdata/logs/*.jsonl", func(b []byte) {
+		for _, line := range bytes.Split(b, []byte("\n")) {
+			f.Add(line)
+		}
+	})
+	for _, s := range []string{
+		`{"ts":"2026-11-22T10:00:00.123456789Z","topic":"build.done","payload":"tests: pass","iteration":3,"hat":"builder","source":"agent"}`,
+		`{"topic":"a","payload":{ "k" : [1, 2.5e-3, true, null, "x y"] },"iteration":-0}`,
+		`{"topic":"a","topic":null,"hat":"h","hat":"i","payload":null,"payload":"p"}`,
+		`{"Topic":"a"}`, `{"topic":"a","HAT":"h"}`, `{"topic":"a","\u0068at":"h"}`, `{"topic":"a","ſource":"x"}`,
+		`{"topic":"b\u002ed"}`, `{"topic":"é"}`, "{\"topic\":\"\xff\"}", "{\"topic\":\"a\",\"payload\":\"\xff\"}",
+		`{"topic":"a","iteration":3.0}`, `{"topic":"a","iteration":1e2}`, `{"topic":"a","iteration":99999999999999999999}`,
+		`{"topic":"a","iteration":"3"}`, `{"topic":"a","iteration":01}`, `{"topic":5}`, `{"topic":"a"} x`,
+		`{"topic":"a",}`, `{"topic":"a","payload":[1,]}`, `{"topic":"a","x":{"y":[{"z":"\ud800"}]}}`,
+		" \t{\"topic\":\"a\"}\r", `{}`, `null`, `[]`, `{"topic":""}`, `{"topic":"a","ts":17}`,
+		`{"topic":"a","payload":"line\nbreak \"quoted\" \u2028"}`, `{"topic":"a","extra":-}`, `{"topic":"a","e":1.}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		want, wantErr := events.ParseLineJSON(line)
+		got, gotErr := events.ParseLine(line)
+		require.Equal(t, wantErr, gotErr, "ParseLine's error is encoding/json's for %q", line)
+		requireSameEvent(t, want, got)
+		fast, ok := events.DecodeFast(line)
+		if !ok {
+			return
+		}
+		require.NoError(t, wantErr, "the fast path accepted %q, which encoding/json rejects", line)
+		requireSameEvent(t, want, fast)
+		if want.Payload == nil {
+			require.Nil(t, fast.Payload, "a null or missing payload is nil in %q", line)
+		}
+	})
+}
+
+// FuzzPayloadText holds PayloadText's shortcut for plain strings to what
+// encoding/json decodes.
+func FuzzPayloadText(f *testing.F) {
+	for _, s := range []string{`"tests: pass"`, `"a\"b"`, `"é"`, "\"\xff\"", `"a"b"`, `"`, `""`, `null`, `{"k":1}`, "\"tab\there\""} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		want := string(bytes.TrimSpace(payload))
+		var s string
+		switch {
+		case want == "" || want == "null":
+			want = ""
+		case want[0] == '"' && json.Unmarshal([]byte(want), &s) == nil:
+			want = s
+		}
+		require.Equal(t, want, events.Event{Payload: payload}.PayloadText(), "payload %q", payload)
+	})
+}
+
+// FuzzDecodeFields holds DecodeFields to encoding/json: when it answers,
+// it fills what encoding/json fills, and it never answers for an object
+// encoding/json rejects.
+func FuzzDecodeFields(f *testing.F) {
+	for _, s := range []string{
+		`{"iteration":3,"hat":"builder","outcome":"success","tokens":{"in":1}}`,
+		`{"hat":null,"iteration":null}`, `{"HAT":"x"}`, `{"hat":"a\"b"}`, `{"iteration":1.5}`, `{"hat":5}`,
+		`{}`, `[]`, `{"hat":"x"} y`, "{\"hat\":\"\xff\"}", `{"hat":"é","iteration":-12}`, `{"hat":"x","hat":"y"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var want struct {
+			Iteration int    `json:"iteration"`
+			Hat       string `json:"hat"`
+		}
+		wantErr := json.Unmarshal(data, &want)
+		var iteration int
+		var hat string
+		if !events.DecodeFields(data, events.Field{Key: "iteration", Int: &iteration}, events.Field{Key: "hat", Str: &hat}) {
+			return
+		}
+		require.NoError(t, wantErr, "DecodeFields answered for %q, which encoding/json rejects", data)
+		require.Equal(t, want.Iteration, iteration, "iteration of %q", data)
+		require.Equal(t, want.Hat, hat, "hat of %q", data)
 	})
 }

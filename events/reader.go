@@ -1,7 +1,6 @@
 package events
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -9,6 +8,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"unicode/utf8"
 )
 
 // ErrMalformed is matched (with errors.Is) by the Err of every malformed
@@ -40,6 +40,36 @@ func (r Record) End() int64 { return r.Offset + int64(len(r.Line)) + 1 }
 // be a JSON object with a non-empty string "topic"; everything else is
 // lenient, as Event.UnmarshalJSON describes. Errors match ErrMalformed.
 func ParseLine(line []byte) (Event, error) {
+	return parseLine(line, nil)
+}
+
+// A Decoder is ParseLine for the lines of one log: it shares the strings
+// lines repeat (topics, hats, sources) instead of allocating them for each
+// line. The zero Decoder is ready for use; it is not safe for concurrent use.
+type Decoder struct {
+	names interner
+}
+
+// ParseLine is the package's ParseLine.
+func (d *Decoder) ParseLine(line []byte) (Event, error) {
+	if d.names == nil {
+		d.names = interner{}
+	}
+	return parseLine(line, d.names)
+}
+
+// parseLine is ParseLine sharing repeated strings through names.
+func parseLine(line []byte, names interner) (Event, error) {
+	if ev, ok := decodeFast(line, names); ok {
+		return ev, nil
+	}
+	return parseLineJSON(line)
+}
+
+// parseLineJSON is ParseLine by encoding/json alone: the reference the fast
+// path must agree with, and the only path that reports why a line is
+// malformed.
+func parseLineJSON(line []byte) (Event, error) {
 	var ev Event
 	if err := ev.UnmarshalJSON(line); err != nil {
 		return Event{}, fmt.Errorf("%w: not a JSON event object: %w", ErrMalformed, err)
@@ -127,35 +157,117 @@ func Scan(rd io.Reader, fn func(Record) error) error {
 	return err
 }
 
-// readBufferSize is the largest bufio buffer for scanning logs. Longer lines
-// are still read whole; this only sets the size of each read(2).
-const readBufferSize = 64 << 10
+// ScanLines calls fn for each complete non-blank line of rd, from its start,
+// with the line's offset, and stops at the first error fn returns, which it
+// returns. It decodes nothing and copies nothing: line (without its newline)
+// is only valid until fn returns. It is Scan for a caller that decides from
+// a line's bytes whether it is worth decoding; ParseLine decodes it as Scan
+// would.
+func ScanLines(rd io.Reader, fn func(offset int64, line []byte) error) error {
+	_, err := scanRaw(rd, readBufferSize, 0, fn)
+	return err
+}
+
+// readBufferSize is the largest buffer for scanning logs. Longer lines are
+// still read whole; this sets the size of each read(2), large enough that
+// system calls cost little next to decoding.
+const readBufferSize = 256 << 10
 
 // scanLines calls fn for each complete non-blank line of rd, whose first byte
 // is at offset start, reading bufSize bytes at a time. It returns the offset
 // just past the last complete line.
 func scanLines(rd io.Reader, bufSize int, start int64, fn func(Record) error) (int64, error) {
-	br := bufio.NewReaderSize(rd, bufSize)
-	offset := start
+	var dec Decoder
+	return scanRaw(rd, bufSize, start, func(offset int64, line []byte) error {
+		// The line is the caller's to keep, so it gets its own copy.
+		rec := Record{Offset: offset, Line: bytes.Clone(line)}
+		rec.Event, rec.Err = dec.ParseLine(rec.Line)
+		return fn(rec)
+	})
+}
+
+// scanRaw is ScanLines from offset start, with the offset just past the last
+// complete line.
+func scanRaw(rd io.Reader, bufSize int, start int64, fn func(offset int64, line []byte) error) (int64, error) {
+	ls := lineScanner{rd: rd, buf: make([]byte, max(bufSize, 1)), offset: start}
 	for {
-		// ReadBytes gathers a line of any length, unlike bufio.Scanner with
-		// its 64 KiB default limit: agent payloads can be megabytes.
-		line, err := br.ReadBytes('\n')
+		offset, line, err := ls.next()
 		if errors.Is(err, io.EOF) {
-			return offset, nil // any bytes read are an incomplete line
+			return ls.offset, nil // any bytes left are an incomplete line
 		}
 		if err != nil {
-			return offset, err
+			return ls.offset, err
 		}
-		n := len(line) - 1
-		rec := Record{Offset: offset, Line: line[:n:n]}
-		offset += int64(len(line))
-		if len(bytes.TrimSpace(rec.Line)) == 0 {
+		if blankLine(line) {
 			continue
 		}
-		rec.Event, rec.Err = ParseLine(rec.Line)
-		if err := fn(rec); err != nil {
-			return offset, err
+		if err := fn(offset, line); err != nil {
+			return ls.offset, err
+		}
+	}
+}
+
+// blankLine reports whether a line holds only whitespace, as bytes.TrimSpace
+// sees it, without scanning a line that starts with its JSON.
+func blankLine(line []byte) bool {
+	return len(line) == 0 || (line[0] <= ' ' || line[0] >= utf8.RuneSelf) && len(bytes.TrimSpace(line)) == 0
+}
+
+// lineScanner splits a reader into lines borrowed from one buffer, which
+// grows only for a line longer than itself: bufio.Reader.ReadBytes would
+// allocate every line.
+type lineScanner struct {
+	rd  io.Reader
+	buf []byte
+	// buf[start:end] is read but not yet returned; buf[start:searched]
+	// holds no newline.
+	start, end, searched int
+	offset               int64 // the offset of buf[start]
+	err                  error // from the last read, returned once the buffer is used up
+	empty                int   // reads in a row that returned nothing
+}
+
+// next returns the next complete line without its newline, valid until the
+// next call, or io.EOF when only an incomplete line (or nothing) is left.
+func (s *lineScanner) next() (int64, []byte, error) {
+	for {
+		if i := bytes.IndexByte(s.buf[s.searched:s.end], '\n'); i >= 0 {
+			end := s.searched + i
+			line, offset := s.buf[s.start:end:end], s.offset
+			s.offset += int64(end + 1 - s.start)
+			s.start, s.searched = end+1, end+1
+			return offset, line, nil
+		}
+		s.searched = s.end
+		if s.err != nil {
+			return s.offset, nil, s.err
+		}
+		s.fill()
+	}
+}
+
+// fill reads more after what is buffered, first moving the unreturned
+// bytes to the front, or growing the buffer when they fill it.
+func (s *lineScanner) fill() {
+	if s.start > 0 {
+		n := copy(s.buf, s.buf[s.start:s.end])
+		s.searched -= s.start
+		s.start, s.end = 0, n
+	}
+	if s.end == len(s.buf) {
+		s.buf = append(s.buf, make([]byte, len(s.buf))...)
+	}
+	n, err := s.rd.Read(s.buf[s.end:])
+	s.end += n
+	switch {
+	case err != nil:
+		s.err = err
+	case n > 0:
+		s.empty = 0
+	default:
+		s.empty++
+		if s.empty == 100 {
+			s.err = io.ErrNoProgress // as bufio gives up on a reader that returns nothing
 		}
 	}
 }

@@ -1,9 +1,11 @@
 package view
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -61,7 +63,8 @@ type EventListing struct {
 	// rather than a loop's: a follow ends at its autopilot.stopped.
 	Autopilot bool
 	// Flush pushes out what Printer's writer buffers; it is called before
-	// each wait for more of the log.
+	// each wait for more of the log, and once the last N are printed
+	// (reading on to the run's start may follow). Nil flushes nothing.
 	Flush func() error
 }
 
@@ -83,25 +86,36 @@ func (l *EventListing) List(ctx context.Context, path string) error {
 	if err := l.Printer.Header(); err != nil {
 		return err
 	}
-	s := &logPrinter{keep: l.Filter.Keep, p: l.Printer, last: newRing(l.Last), autopilot: l.Autopilot}
+	s := &logPrinter{keep: l.Filter.Keep, filter: l.Filter.prefilter(), p: l.Printer, flush: l.flush, last: l.Last, autopilot: l.Autopilot}
 	if err := s.printExisting(path, l.Follow); err != nil {
 		return err
 	}
 	if watch == nil || s.ended {
 		return nil
 	}
-	if err := l.Flush(); err != nil {
+	if err := l.flush(); err != nil {
 		return err
 	}
-	return s.follow(ctx, watch, path, l.Flush)
+	return s.follow(ctx, watch, path, l.flush)
+}
+
+// flush is Flush, or nothing without one.
+func (l *EventListing) flush() error {
+	if l.Flush == nil {
+		return nil
+	}
+	return l.Flush()
 }
 
 // logPrinter prints a log's matching records, keeping the last N when
 // --last asks, and notices where the run ended.
 type logPrinter struct {
-	keep func(events.Record) bool
-	p    *EventPrinter
-	last *ring // nil without --last
+	keep   func(events.Record) bool
+	filter *linePrefilter // nil: every line is decoded
+	p      *EventPrinter
+	flush  func() error // pushes out what p's writer buffers
+	dec    events.Decoder
+	last   int // --last, or 0
 	// offset is just past the last complete line read.
 	offset int64
 	// ended is set by a loop.terminate line and cleared by a later
@@ -114,11 +128,7 @@ type logPrinter struct {
 
 func (s *logPrinter) record(rec events.Record) error {
 	s.offset = rec.End()
-	// Only ralph's own lines say where a run is: an agent may write any
-	// topic (the engine rejects it, but the line is in the log).
-	if src := rec.Event.Source; rec.Err == nil && src != events.SourceAgent && src != events.SourceTag {
-		s.notice(rec.Event.Topic)
-	}
+	s.noticeRecord(rec)
 	if !s.keep(rec) {
 		return nil
 	}
@@ -128,52 +138,149 @@ func (s *logPrinter) record(rec events.Record) error {
 		s.p.Malformed++
 		return nil
 	}
-	if s.last != nil {
-		s.last.push(rec)
-		return nil
-	}
 	return s.p.Print(rec)
 }
 
-// notice follows where the run is from one of ralph's own topics.
-func (s *logPrinter) notice(topic string) {
-	end, start := []string{engine.TopicLoopTerminate}, []string{engine.TopicLoopResumed, engine.TopicLoopStarted}
+// noticeRecord follows where the run is from one of ralph's own lines,
+// and reports whether rec was one that says so. Only ralph's own lines
+// count: an agent may write any topic (the engine rejects it, but the line
+// is in the log).
+func (s *logPrinter) noticeRecord(rec events.Record) bool {
+	if src := rec.Event.Source; rec.Err != nil || src == events.SourceAgent || src == events.SourceTag {
+		return false
+	}
+	end, start := s.boundaries()
+	switch {
+	case slices.Contains(end, rec.Event.Topic):
+		s.ended = true
+	case slices.Contains(start, rec.Event.Topic):
+		s.ended = false
+	default:
+		return false
+	}
+	return true
+}
+
+// boundaries are the topics of ralph's lines that end a run and that start
+// (or resume) one.
+func (s *logPrinter) boundaries() (end, start []string) {
 	if s.autopilot {
 		// An interrupted autopilot ends with autopilot.stopped too: the
 		// process is gone, and the next one starts with autopilot.started.
-		end, start = []string{autopilot.TopicStopped}, []string{autopilot.TopicStarted}
+		return []string{autopilot.TopicStopped}, []string{autopilot.TopicStarted}
 	}
-	switch {
-	case slices.Contains(end, topic):
-		s.ended = true
-	case slices.Contains(start, topic):
-		s.ended = false
-	}
+	return []string{engine.TopicLoopTerminate}, []string{engine.TopicLoopResumed, engine.TopicLoopStarted}
 }
 
-// printExisting streams the log as it is now. A log that does not exist
+// mayNotice reports whether a line may be one noticeRecord acts on.
+func (s *logPrinter) mayNotice(line []byte) bool {
+	end, start := s.boundaries()
+	return s.filter.mayHoldAny(line, end) || s.filter.mayHoldAny(line, start)
+}
+
+// printExisting prints the log as it is now. A log that does not exist
 // yet is empty when following (it will be created), an error otherwise.
 func (s *logPrinter) printExisting(path string, follow bool) error {
 	f, err := os.Open(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && follow:
+		return nil
 	case err != nil:
 		return fmt.Errorf("open event log: %w", err)
-	default:
-		defer f.Close()
-		if err := events.Scan(f, s.record); err != nil {
-			return fmt.Errorf("read event log %s: %w", path, err)
-		}
 	}
-	if s.last != nil {
-		for _, rec := range s.last.drain() {
-			if err := s.p.Print(rec); err != nil {
-				return err
-			}
-		}
-		s.last = nil // what follows is new and printed as it comes
+	defer f.Close()
+	if s.last > 0 {
+		err = s.printLast(f, follow)
+	} else {
+		err = s.printAll(f, follow)
+	}
+	if err != nil {
+		return fmt.Errorf("read event log %s: %w", path, err)
 	}
 	return nil
+}
+
+// printAll streams the whole log, decoding only the lines that may pass
+// the filter or, when following, say where the run is.
+func (s *logPrinter) printAll(f *os.File, follow bool) error {
+	return events.ScanLines(f, func(offset int64, line []byte) error {
+		rec := events.Record{Offset: offset, Line: line}
+		if !s.filter.mayKeep(line) && (!follow || !s.mayNotice(line)) {
+			s.offset = rec.End()
+			return nil
+		}
+		// Print writes the line before ScanLines reuses it, so the
+		// record may borrow it.
+		rec.Event, rec.Err = s.dec.ParseLine(line)
+		return s.record(rec)
+	})
+}
+
+// printLast prints the last N matching records, read from the end of the
+// log back until it has N, so that it costs the same in a log of any size.
+// When following, it then reads on back to the last line that says where
+// the run is (in a live run, its start). Without a filter, --json counts
+// every malformed line of the log in the warning it prints, as a forward
+// read does, and so reads it all. Either way the N are printed first.
+func (s *logPrinter) printLast(f *os.File, follow bool) error {
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	b := events.NewBackwardScanner(f, info.Size())
+	s.offset = b.End()
+	var kept []events.Record // newest first
+	printed, noticed := false, !follow
+	countMalformed := s.filter == nil && s.p.JSON
+	for {
+		if !printed && len(kept) == s.last {
+			if err := s.printNewestFirst(kept); err != nil {
+				return err
+			}
+			printed = true
+		}
+		if printed && noticed && !countMalformed {
+			return nil
+		}
+		offset, line, err := b.Prev()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		wanted := !printed && s.filter.mayKeep(line)
+		if !wanted && (noticed || !s.mayNotice(line)) && !countMalformed {
+			continue
+		}
+		rec := events.Record{Offset: offset, Line: line}
+		rec.Event, rec.Err = s.dec.ParseLine(line)
+		if !noticed {
+			noticed = s.noticeRecord(rec)
+		}
+		switch {
+		case rec.Err != nil && s.p.JSON && s.keep(rec):
+			s.p.Malformed++
+		case wanted && s.keep(rec):
+			rec.Line = bytes.Clone(line) // b reuses its buffer
+			kept = append(kept, rec)
+		}
+	}
+	if printed {
+		return nil
+	}
+	return s.printNewestFirst(kept)
+}
+
+// printNewestFirst prints records gathered backwards, oldest first, and
+// pushes them out: what printLast reads after them may take a while.
+func (s *logPrinter) printNewestFirst(recs []events.Record) error {
+	for _, rec := range slices.Backward(recs) {
+		if err := s.p.Print(rec); err != nil {
+			return err
+		}
+	}
+	return s.flush()
 }
 
 // watchLog watches the log's directory rather than the file, so the watch
@@ -229,36 +336,4 @@ func (s *logPrinter) follow(ctx context.Context, w *fsnotify.Watcher, path strin
 			}
 		}
 	}
-}
-
-// ring keeps the last n records pushed, for --last: memory is bounded by n,
-// not by the log.
-type ring struct {
-	buf  []events.Record
-	next int
-	full bool
-}
-
-// newRing returns nil for n == 0, meaning no --last.
-func newRing(n int) *ring {
-	if n <= 0 {
-		return nil
-	}
-	return &ring{buf: make([]events.Record, n)}
-}
-
-func (r *ring) push(rec events.Record) {
-	r.buf[r.next] = rec
-	r.next++
-	if r.next == len(r.buf) {
-		r.next, r.full = 0, true
-	}
-}
-
-// drain returns the records oldest first.
-func (r *ring) drain() []events.Record {
-	if !r.full {
-		return r.buf[:r.next]
-	}
-	return append(r.buf[r.next:len(r.buf):len(r.buf)], r.buf[:r.next]...)
 }

@@ -16,22 +16,6 @@ import (
 	"github.com/ralph-loop/ralph/events"
 )
 
-func TestRingKeepsTheLastN(t *testing.T) {
-	r := newRing(3)
-	for i := range 7 {
-		r.push(events.Record{Offset: int64(i)})
-	}
-	var got []int64
-	for _, rec := range r.drain() {
-		got = append(got, rec.Offset)
-	}
-	assert.Equal(t, []int64{4, 5, 6}, got)
-	short := newRing(5)
-	short.push(events.Record{Offset: 1})
-	assert.Len(t, short.drain(), 1)
-	assert.Nil(t, newRing(0), "no --last, no ring")
-}
-
 // TestEventListing lists a short log through a filter and --last, and
 // counts the malformed line --json leaves out.
 func TestEventListing(t *testing.T) {

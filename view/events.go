@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/engine"
@@ -217,7 +219,7 @@ func Who(ev events.Event) (iteration int, hat string) {
 	iteration, hat = ev.Iteration, ev.Hat
 	if (iteration == 0 || hat == "") && ev.Source == events.SourceRalph && isObject(ev.Payload) {
 		var p viewWho
-		if decodeView(ev, &p) {
+		if fastWho(ev.Payload, &p) || decodeView(ev, &p) {
 			if iteration == 0 {
 				iteration = p.Iteration
 			}
@@ -227,6 +229,17 @@ func Who(ev events.Event) (iteration int, hat string) {
 		}
 	}
 	return iteration, hat
+}
+
+// fastWho decodes the payload's iteration and hat without reflection when
+// it can (a filter on --hat asks for every line of a long log); false
+// leaves p zero for encoding/json to decode.
+func fastWho(payload []byte, p *viewWho) bool {
+	if events.DecodeFields(payload, events.Field{Key: "iteration", Int: &p.Iteration}, events.Field{Key: "hat", Str: &p.Hat}) {
+		return true
+	}
+	*p = viewWho{}
+	return false
 }
 
 // EventPrinter writes records as the `ralph events` table or as raw JSON
@@ -241,6 +254,8 @@ type EventPrinter struct {
 	// Malformed counts lines that are not events, which JSON leaves out
 	// so its output stays valid for jq.
 	Malformed int
+
+	row []byte // the table row being built, reused
 }
 
 // Table columns. Fixed widths instead of text/tabwriter, which holds every
@@ -257,6 +272,8 @@ func (p *EventPrinter) Header() error {
 	return err
 }
 
+// Print writes one record. It keeps nothing of rec once it returns, so a
+// caller may pass a line it is about to reuse.
 func (p *EventPrinter) Print(rec events.Record) error {
 	if p.JSON {
 		if rec.Err != nil {
@@ -273,15 +290,53 @@ func (p *EventPrinter) Print(rec events.Record) error {
 		_, err := fmt.Fprintf(p.W, tableFormat, "-", "-", "-", "-", "(malformed)", Clip(Sanitize(string(rec.Line)), 80))
 		return err
 	}
-	ev := rec.Event
-	iteration, hat := Who(ev)
-	ts := "-"
-	if !ev.TS.IsZero() {
-		ts = ev.TS.In(p.Loc).Format("15:04:05")
-	}
-	_, err := fmt.Fprintf(p.W, tableFormat, ts, intOrDash(iteration), orDash(hat), orDash(ev.Source),
-		Sanitize(ev.Topic), Clip(Sanitize(p.describe(ev)), 100))
+	p.row = p.appendRow(p.row[:0], rec.Event)
+	_, err := p.W.Write(p.row)
 	return err
+}
+
+// appendRow appends ev's table row as tableFormat lays it out, without fmt
+// and without a string per cell: a listing prints a row for each of
+// possibly millions of lines.
+func (p *EventPrinter) appendRow(row []byte, ev events.Event) []byte {
+	iteration, hat := Who(ev)
+	start := len(row)
+	if ev.TS.IsZero() {
+		row = append(row, '-')
+	} else {
+		row = ev.TS.In(p.Loc).AppendFormat(row, "15:04:05")
+	}
+	row = pad(row, 8-utf8.RuneCount(row[start:]))
+	row = append(row, "  "...)
+	if iteration == 0 {
+		row = append(pad(row, 3), '-')
+	} else {
+		var digits [20]byte
+		n := strconv.AppendInt(digits[:0], int64(iteration), 10)
+		row = append(pad(row, 4-len(n)), n...)
+	}
+	row = appendCell(row, orDash(hat), 12)
+	row = appendCell(row, orDash(ev.Source), 6)
+	row = appendCell(row, Sanitize(ev.Topic), 24)
+	row = append(row, "  "...)
+	row = append(row, Clip(Sanitize(p.describe(ev)), 100)...)
+	return append(row, '\n')
+}
+
+// appendCell appends the column gap and s, left-aligned in width runes as
+// fmt's %-*s pads it.
+func appendCell(row []byte, s string, width int) []byte {
+	row = append(row, "  "...)
+	row = append(row, s...)
+	return pad(row, width-utf8.RuneCountInString(s))
+}
+
+// pad appends n spaces (none when n <= 0).
+func pad(row []byte, n int) []byte {
+	for ; n > 0; n-- {
+		row = append(row, ' ')
+	}
+	return row
 }
 
 // describe is the table's payload cell: an autopilot's events in the
@@ -300,19 +355,35 @@ func (p *EventPrinter) describe(ev events.Event) string {
 	return ev.PayloadText()
 }
 
-func intOrDash(n int) string {
-	if n == 0 {
-		return "-"
-	}
-	return fmt.Sprint(n)
-}
-
 // clip shortens s to one line of at most n runes for a table cell.
 func Clip(s string, n int) string {
+	if spacedOnce(s) && len(s) <= n {
+		return s // ASCII, so its length is its runes
+	}
 	s = strings.Join(strings.Fields(s), " ")
 	r := []rune(s)
 	if len(r) <= n {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// spacedOnce reports whether s is ASCII that strings.Fields and a join
+// would leave as it is: no whitespace but single spaces between words.
+func spacedOnce(s string) bool {
+	prev := byte(' ') // a leading space is not kept
+	for i := range len(s) {
+		c := s[i]
+		switch {
+		case c >= utf8.RuneSelf, c == ' ' && prev == ' ', c != ' ' && c <= ' ' && asciiSpace(c):
+			return false
+		}
+		prev = c
+	}
+	return prev != ' ' || s == ""
+}
+
+// asciiSpace is unicode.IsSpace for an ASCII byte.
+func asciiSpace(c byte) bool {
+	return c == ' ' || ('\t' <= c && c <= '\r')
 }

@@ -4,10 +4,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/ralph-loop/ralph/internal/benchgen"
 )
 
 // BenchmarkEventsTopic measures `ralph events --topic` on a generated log of
-// a million lines (about 180 MB), as a real process, next to jq doing the
+// a million lines (about 186 MB), as a real process, next to jq doing the
 // same selection on the same file. Each iteration is one full scan, so
 // -benchtime=1x gives one measurement of each. Besides ns/op and MB/s it
 // reports the process's peak resident memory (maxrss-MB): ralph streams,
@@ -19,7 +21,7 @@ func BenchmarkEventsTopic(b *testing.B) {
 	dir := b.TempDir()
 	size := writeBigLog(b, dir, lines) // once, before any timer runs
 	log := filepath.Join(dir, ".ralph", "events-20261122-100000.jsonl")
-	want := lines / len(bigLogTopics) // one build.done per cycle
+	want := lines / len(benchgen.Cycle) // one build.done per cycle
 
 	b.Run("ralph-json", func(b *testing.B) {
 		benchProcess(b, dir, size, want, ralphBin, "events", "--topic", "build.done", "--json")

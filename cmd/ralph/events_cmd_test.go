@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/benchgen"
 	"github.com/ralph-loop/ralph/internal/golden"
 	"github.com/ralph-loop/ralph/view"
 )
@@ -409,56 +409,16 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// bigLogTopics cycle through a generated log: one iteration of a two-hat
-// run every 8 lines.
-var bigLogTopics = []struct{ topic, source, hat string }{
-	{"iteration.started", "ralph", ""},
-	{"build.done", "agent", "builder"},
-	{"iteration.finished", "ralph", ""},
-	{"event.routed", "ralph", ""},
-	{"iteration.started", "ralph", ""},
-	{"review.approved", "tag", "reviewer"},
-	{"iteration.finished", "ralph", ""},
-	{"event.routed", "ralph", ""},
-}
-
-// writeBigLog writes a log of n lines shaped like a long run, names it the
-// current run's, and returns its size.
+// writeBigLog writes a log of n lines shaped like a long run (see
+// benchgen), names it the current run's, and returns its size.
 func writeBigLog(t testing.TB, dir string, n int) int64 {
 	t.Helper()
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, ".ralph"), 0o755))
 	rel := filepath.Join(".ralph", "events-20261122-100000.jsonl")
-	f, err := os.Create(filepath.Join(dir, rel))
+	size, err := benchgen.WriteFile(filepath.Join(dir, rel), n)
 	require.NoError(t, err)
-	bw := bufio.NewWriterSize(f, 1<<20)
-	start := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	for i := range n {
-		k := bigLogTopics[i%len(bigLogTopics)]
-		iter := i/4 + 1
-		ts := start.Add(time.Duration(i) * 100 * time.Millisecond).Format(time.RFC3339Nano)
-		var payload string
-		switch k.topic {
-		case "iteration.started":
-			payload = fmt.Sprintf(`{"iteration":%d,"hat":"builder","events":[%d],"backend":"claude"}`, iter, i*180)
-		case "iteration.finished":
-			payload = fmt.Sprintf(`{"iteration":%d,"hat":"builder","outcome":"success","exit_code":0,"duration_ms":%d,"tokens":{"input_tokens":%d,"output_tokens":%d},"cost_usd":0.0123,"tools":{"read":3,"write":1,"shell":2}}`, iter, 1000+i%5000, 1000+i%777, 200+i%99)
-		case "event.routed":
-			payload = fmt.Sprintf(`{"offset":%d,"topic":"build.done","to":["reviewer"]}`, i*180)
-		default:
-			payload = fmt.Sprintf(`"tests: pass, lint: pass, run %d"`, i)
-		}
-		hat := ""
-		if k.hat != "" {
-			hat = fmt.Sprintf(`,"iteration":%d,"hat":%q`, iter, k.hat)
-		}
-		fmt.Fprintf(bw, `{"ts":%q,"topic":%q,"payload":%s%s,"source":%q}`+"\n", ts, k.topic, payload, hat, k.source)
-	}
-	require.NoError(t, bw.Flush())
-	info, err := f.Stat()
-	require.NoError(t, err)
-	require.NoError(t, f.Close())
 	require.NoError(t, os.WriteFile(filepath.Join(dir, ".ralph", "current-events"), []byte(rel+"\n"), 0o644))
-	return info.Size()
+	return size
 }
 
 // Following before any run waits for one, then follows it to its end.

@@ -48,6 +48,7 @@ var allowed = map[string]struct {
 	"internal/interrupt":          {nil, "SIGINT and SIGTERM as cancellation, then force; a leaf helper"},
 	"internal/plural":             {nil, "counts of things in words (1 hat, 2 hats); a leaf helper"},
 	"internal/tail":               {nil, "the last bytes of a stream in bounded memory; a leaf helper"},
+	"internal/benchgen":           {nil, "deterministic synthetic event logs for benchmarks; a leaf helper"},
 	"tasks":                       {nil, "the task trackers run their own programs and read their own files; a leaf"},
 	"internal/scriptagent/script": {nil, "the scripted test agent's script format; a leaf"},
 }
