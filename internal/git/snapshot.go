@@ -5,6 +5,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -34,6 +36,9 @@ var statusArgs = append([]string{"status", "--porcelain=v2", "--branch", "-z", "
 // is identical to its committed version and adds nothing. Not a
 // repository: the zero Snapshot and no error.
 func (g Repo) snapshot(ctx context.Context, files *Tree) (Snapshot, error) {
+	if !g.mayBeRepo() {
+		return Snapshot{}, nil
+	}
 	out, err := g.run(ctx, statusArgs...)
 	if isNotRepo(err) {
 		return Snapshot{}, nil
@@ -51,6 +56,26 @@ func (g Repo) snapshot(ctx context.Context, files *Tree) (Snapshot, error) {
 		return Snapshot{}, err
 	}
 	return Snapshot{Head: st.head, Fingerprint: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// mayBeRepo says whether Dir or a directory above it has a .git, the only
+// way git finds a repository once gitEnv has dropped GIT_DIR: without one,
+// asking git would cost a process to learn that there is none.
+func (g Repo) mayBeRepo() bool {
+	dir, err := filepath.Abs(g.Dir)
+	if err != nil {
+		return true
+	}
+	for {
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			return true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return false
+		}
+		dir = parent
+	}
 }
 
 // statusV2 is what snapshot reads of `git status --porcelain=v2 -z`.

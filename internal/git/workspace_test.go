@@ -47,3 +47,14 @@ func TestWorkspaceFingerprint(t *testing.T) {
 		assert.NotEqual(t, before, fingerprint(t, r))
 	})
 }
+
+// Without a .git above it a directory is not asked about: git would only
+// say it is not a repository. An agent's `git init` makes it one.
+func TestMayBeRepo(t *testing.T) {
+	dir := t.TempDir()
+	assert.False(t, Repo{Dir: dir}.mayBeRepo())
+	gittest.Run(t, dir, "init", "-q", ".")
+	gittest.WriteFile(t, dir, "sub/file.txt", "x")
+	assert.True(t, Repo{Dir: dir}.mayBeRepo())
+	assert.True(t, Repo{Dir: dir + "/sub"}.mayBeRepo())
+}
