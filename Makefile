@@ -15,7 +15,7 @@ help:
 	@echo "make demo    run the bundled two-hat example with a scripted agent (no API key)"
 	@echo "make test    go vet, unit tests with -race, end-to-end tests (installs the agent CLIs)"
 	@echo "make build   build $(BIN)"
-	@echo "make bench   run the benchmarks"
+	@echo "make bench   run the benchmarks and write BENCHMARKS.md (jq, if installed, is timed beside ralph events)"
 	@echo "make lint    gofmt, go vet, golangci-lint and the layering rules"
 	@echo "make agents  install the pinned agent CLIs from npm into $(AGENTS)"
 	@echo "make fuzz    run every fuzz target (parsers, loaders, state files) for $(FUZZTIME) each"
@@ -45,8 +45,13 @@ agents:
 demo: build
 	@bash examples/demo/run.sh $(CURDIR)/$(BIN)
 
-bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+# The Go benchmarks, then the whole-process driver (internal/benchrun), which
+# times the built binary beside a shell loop, jq and grep and writes
+# BENCHMARKS.md with every figure beside its target.
+bench: build
+	@mkdir -p bin
+	$(GO) test -run '^$$' -bench . -benchmem ./... | tee bin/gobench.txt
+	$(GO) run ./internal/benchrun -ralph $(BIN) -gobench bin/gobench.txt -out BENCHMARKS.md
 
 # golangci-lint (configured in .golangci.yml) runs staticcheck among its
 # linters; go run fetches this pinned version through the module proxy.

@@ -49,6 +49,7 @@ var allowed = map[string]struct {
 	"internal/plural":             {nil, "counts of things in words (1 hat, 2 hats); a leaf helper"},
 	"internal/tail":               {nil, "the last bytes of a stream in bounded memory; a leaf helper"},
 	"internal/benchgen":           {nil, "deterministic synthetic event logs for benchmarks; a leaf helper"},
+	"internal/benchrun":           {[]string{"internal/benchgen"}, "the benchmark driver runs ralph as a process; it only generates logs itself"},
 	"tasks":                       {nil, "the task trackers run their own programs and read their own files; a leaf"},
 	"internal/scriptagent/script": {nil, "the scripted test agent's script format; a leaf"},
 }

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// report collects the figures and writes BENCHMARKS.md.
+type report struct {
+	machine  machine
+	command  string
+	sections []section
+	goBench  []goBenchmark
+}
+
+// section is one measurement: what it is, how it was made, its figures.
+type section struct {
+	title    string
+	what     string   // what is measured and how, in prose
+	commands []string // the exact commands, as a user would type them
+	figures  []figure
+}
+
+// figure is one number beside its target.
+type figure struct {
+	name   string
+	value  string
+	target string
+	met    bool
+}
+
+func (r *report) add(s section) { r.sections = append(r.sections, s) }
+
+func (r *report) markdown() string {
+	var b strings.Builder
+	b.WriteString("# Benchmarks\n\n")
+	b.WriteString("What ralph itself costs: per iteration, per listed event, per byte parsed,\n")
+	b.WriteString("per resume, per long run. The agent's time and money dominate a real run;\n")
+	b.WriteString("these figures say how close to nothing ralph adds. `" + r.command + "` writes this file:\n")
+	b.WriteString("the Go benchmarks (`go test -run '^$' -bench . -benchmem ./...`), then\n")
+	b.WriteString("`go run ./internal/benchrun`, which times whole processes side by side. Each\n")
+	b.WriteString("timing is the fastest of " + strconv.Itoa(runs) + " runs.\n\n")
+	fmt.Fprintf(&b, "Measured %s on %d CPUs (%s), %s, %s.\n\n", time.Now().UTC().Format("2006-01-02"),
+		r.machine.cpus, r.machine.model, r.machine.goVer, r.machine.git)
+	b.WriteString("| figure | value | target | met |\n| --- | --- | --- | --- |\n")
+	for _, f := range r.allFigures() {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", f.name, f.value, f.target, yesNo(f.met))
+	}
+	for _, s := range r.sections {
+		fmt.Fprintf(&b, "\n## %s\n\n%s\n\n", s.title, s.what)
+		if len(s.commands) > 0 {
+			b.WriteString("```sh\n" + strings.Join(s.commands, "\n") + "\n```\n\n")
+		}
+		b.WriteString("| figure | value | target |\n| --- | --- | --- |\n")
+		for _, f := range s.figures {
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", f.name, f.value, f.target)
+		}
+	}
+	if len(r.goBench) > 0 {
+		b.WriteString("\n## Go benchmarks\n\n")
+		b.WriteString("In-process costs, from `go test -run '^$' -bench . -benchmem ./...` in the same run.\n\n")
+		b.WriteString("| benchmark | time/op | throughput | allocs/op |\n| --- | --- | --- | --- |\n")
+		for _, g := range r.goBench {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", g.name, g.perOp, g.throughput, g.allocs)
+		}
+	}
+	return b.String()
+}
+
+// allFigures is every figure with a target, the Go benchmarks' included.
+func (r *report) allFigures() []figure {
+	var out []figure
+	for _, s := range r.sections {
+		for _, f := range s.figures {
+			if f.target != "" {
+				out = append(out, f)
+			}
+		}
+	}
+	return append(out, r.throughputFigures()...)
+}
+
+// throughputTargets are the Go benchmarks with a target in MB/s.
+var throughputTargets = []struct {
+	pattern *regexp.Regexp
+	what    string
+	mbps    float64
+}{
+	{regexp.MustCompile(`^BenchmarkScan$`), "event log scan", 300},
+	{regexp.MustCompile(`^BenchmarkReaderRead$`), "event log reader", 300},
+	{regexp.MustCompile(`^BenchmarkParse(\w+)$`), "stream parser", 200},
+}
+
+func (r *report) throughputFigures() []figure {
+	var out []figure
+	for _, g := range r.goBench {
+		for _, t := range throughputTargets {
+			if !t.pattern.MatchString(g.name) || g.mbps == 0 {
+				continue
+			}
+			out = append(out, figure{name: fmt.Sprintf("%s (%s)", t.what, g.name), value: g.throughput,
+				target: fmt.Sprintf("≥ %.0f MB/s", t.mbps), met: g.mbps >= t.mbps})
+		}
+	}
+	return out
+}
+
+// goBenchmark is one line of `go test -bench` output.
+type goBenchmark struct {
+	name       string
+	perOp      string
+	throughput string
+	mbps       float64
+	allocs     string
+}
+
+var benchLine = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
+
+func parseGoBench(out string) []goBenchmark {
+	var list []goBenchmark
+	for line := range strings.Lines(out) {
+		m := benchLine.FindStringSubmatch(strings.TrimSpace(line))
+		if m == nil {
+			continue
+		}
+		g := goBenchmark{name: m[1]}
+		fields := strings.Fields(m[2])
+		for i := 0; i+1 < len(fields); i += 2 {
+			value, unit := fields[i], fields[i+1]
+			switch unit {
+			case "ns/op":
+				g.perOp = perOp(value)
+			case "MB/s":
+				g.throughput = value + " MB/s"
+				g.mbps, _ = strconv.ParseFloat(value, 64)
+			case "allocs/op":
+				g.allocs = value
+			}
+		}
+		list = append(list, g)
+	}
+	return list
+}
+
+// perOp turns ns/op into the unit that reads best.
+func perOp(ns string) string {
+	v, err := strconv.ParseFloat(ns, 64)
+	if err != nil {
+		return ns + " ns"
+	}
+	return time.Duration(v).String()
+}
+
+func yesNo(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "**no**"
+}
