@@ -1,0 +1,28 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseGoBenchAndTargets(t *testing.T) {
+	out := `goos: linux
+BenchmarkScan-2            	      20	  51234567 ns/op	 410.21 MB/s	 1024 B/op	       3 allocs/op
+BenchmarkParseCodex-2      	      10	 160000000 ns/op	 143.90 MB/s	54700000 B/op	  100 allocs/op
+BenchmarkAppend            	  100000	     12345 ns/op	     200 B/op	       2 allocs/op
+PASS
+`
+	got := parseGoBench(out)
+	require.Len(t, got, 3)
+	assert.Equal(t, goBenchmark{name: "BenchmarkScan", perOp: "51.234567ms", throughput: "410.21 MB/s", mbps: 410.21, allocs: "3"}, got[0])
+	assert.Equal(t, "BenchmarkAppend", got[2].name)
+
+	r := &report{goBench: got}
+	figs := r.throughputFigures()
+	require.Len(t, figs, 2, "only the benchmarks with a throughput target")
+	assert.True(t, figs[0].met, "410 MB/s meets 300")
+	assert.False(t, figs[1].met, "144 MB/s misses 200")
+	assert.Contains(t, r.markdown(), "| stream parser (BenchmarkParseCodex) | 143.90 MB/s | ≥ 200 MB/s | **no** |")
+}
