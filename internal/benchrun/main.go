@@ -41,7 +41,7 @@ func run(ralph, goBench, out string, scale float64) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(work)
+	defer func() { _ = os.RemoveAll(work) }()
 	b := &bench{ralph: bin, work: work, scale: scale}
 	r := &report{machine: describeMachine(), command: "make bench"}
 	for _, section := range []func(*report) error{b.overhead, b.eventsList, b.resume, b.memory} {

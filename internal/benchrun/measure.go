@@ -63,7 +63,7 @@ func (p proc) once() (timing, error) {
 	err := cmd.Run()
 	wall := time.Since(start)
 	if code := exitCode(err); !p.accepts(code) {
-		return timing{}, fmt.Errorf("%s: exit %d: %v\n%s", strings.Join(p.args, " "), code, err, tail(stderr.String()))
+		return timing{}, fmt.Errorf("%s: exit %d: %w\n%s", strings.Join(p.args, " "), code, err, tail(stderr.String()))
 	}
 	t := timing{wall: wall}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {

@@ -63,7 +63,7 @@ func (b *bench) workspace(name string, iterations int, files int, git bool) (wor
 		for _, args := range [][]string{{"init", "-q", "."}, {"add", "-A"},
 			{"-c", "user.name=bench", "-c", "user.email=bench@example.com", "commit", "-q", "-m", "start"}} {
 			if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
-				return workspace{}, fmt.Errorf("git %v: %v\n%s", args, err, out)
+				return workspace{}, fmt.Errorf("git %v: %w\n%s", args, err, out)
 			}
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -44,7 +43,7 @@ func referenceFingerprint(t *testing.T, dir string) string {
 		if !errors.Is(err, fs.ErrNotExist) {
 			require.NoError(t, err)
 		}
-		_, _ = io.WriteString(h, string(data))
+		_, _ = h.Write(data)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
