@@ -69,18 +69,21 @@ func (g Repo) IsRepo(ctx context.Context) (bool, error) {
 	return false, err
 }
 
-// CommitsSince lists the commits reachable from HEAD and not from base,
-// oldest first; with base "", every commit reachable from HEAD. No commit
-// yet, or not a repository: nil and no error.
-func (g Repo) CommitsSince(ctx context.Context, base string) ([]Commit, error) {
-	head, err := g.Head(ctx)
-	if err != nil || head == "" {
-		return nil, err
+// CommitsBetween lists the commits reachable from head and not from base,
+// oldest first; with base "", every commit reachable from head. No head
+// (no commit yet, or not a repository), or head at base: nil.
+func (g Repo) CommitsBetween(ctx context.Context, base, head string) ([]Commit, error) {
+	if head == "" || head == base {
+		return nil, nil
 	}
-	return g.log(ctx, revRange(base), 0)
+	rng := head
+	if base != "" {
+		rng = base + ".." + head
+	}
+	return g.log(ctx, rng, 0)
 }
 
-// CountSince is how many commits CommitsSince would list, without listing
+// CountSince is how many commits there are between base and HEAD, without listing
 // them (a repository's whole history can be long).
 func (g Repo) CountSince(ctx context.Context, base string) (int, error) {
 	head, err := g.Head(ctx)
@@ -105,7 +108,7 @@ func revRange(base string) string {
 	return base + "..HEAD"
 }
 
-// Log lists the commits since base (as CommitsSince) oldest first; limit >
+// Log lists the commits between base and HEAD, oldest first; limit >
 // 0 keeps only the newest limit of them.
 func (g Repo) Log(ctx context.Context, base string, limit int) ([]Commit, error) {
 	return g.log(ctx, revRange(base), limit)

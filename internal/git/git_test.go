@@ -61,40 +61,32 @@ func TestGitIsRepo(t *testing.T) {
 	}
 }
 
-func TestGitCommitsSince(t *testing.T) {
+func TestGitCommitsBetween(t *testing.T) {
 	t.Parallel()
 	dir := gittest.NewRepo(t)
 	c1 := gittest.CommitFile(t, dir, "a.txt", "a", "first: add a")
 	c2 := gittest.CommitFile(t, dir, "b.txt", "b", "second: add b")
 	c3 := gittest.CommitFile(t, dir, "c.txt", "c", "third: add c")
 	cases := []struct {
-		name string
-		base string
-		want []Commit
+		name       string
+		base, head string
+		want       []Commit
 	}{
-		{"since the first", c1, []Commit{{c2, "second: add b"}, {c3, "third: add c"}}},
-		{"all", "", []Commit{{c1, "first: add a"}, {c2, "second: add b"}, {c3, "third: add c"}}},
-		{"since HEAD", c3, nil},
+		{"since the first", c1, c3, []Commit{{c2, "second: add b"}, {c3, "third: add c"}}},
+		{"all", "", c3, []Commit{{c1, "first: add a"}, {c2, "second: add b"}, {c3, "third: add c"}}},
+		{"up to a commit before HEAD", c1, c2, []Commit{{c2, "second: add b"}}},
+		{"head at base", c3, c3, nil},
+		{"no head (no commit yet, or not a repository)", "", "", nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Repo{Dir: dir}.CommitsSince(t.Context(), tc.base)
+			got, err := Repo{Dir: dir}.CommitsBetween(t.Context(), tc.base, tc.head)
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, got)
 		})
 	}
-	t.Run("empty repository", func(t *testing.T) {
-		got, err := Repo{Dir: gittest.NewRepo(t)}.CommitsSince(t.Context(), "")
-		require.NoError(t, err)
-		assert.Nil(t, got)
-	})
-	t.Run("not a repository", func(t *testing.T) {
-		got, err := Repo{Dir: t.TempDir()}.CommitsSince(t.Context(), "")
-		require.NoError(t, err)
-		assert.Nil(t, got)
-	})
 	t.Run("unknown base", func(t *testing.T) {
-		_, err := Repo{Dir: dir}.CommitsSince(t.Context(), "0123456789abcdef0123456789abcdef01234567")
+		_, err := Repo{Dir: dir}.CommitsBetween(t.Context(), "0123456789abcdef0123456789abcdef01234567", c3)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "git log: exit status 128")
 	})

@@ -39,14 +39,7 @@ func (w Workspace) Snapshot(ctx context.Context) (Snapshot, error) {
 }
 
 // CommitsBetween lists the commits reachable from head and not from base,
-// oldest first; with base "", every commit reachable from head.
+// oldest first (Repo.CommitsBetween).
 func (w Workspace) CommitsBetween(ctx context.Context, base, head string) ([]Commit, error) {
-	if head == "" || head == base {
-		return nil, nil
-	}
-	rng := head
-	if base != "" {
-		rng = base + ".." + head
-	}
-	return w.git.log(ctx, rng, 0)
+	return w.git.CommitsBetween(ctx, base, head)
 }
