@@ -173,6 +173,16 @@ func plainNameRune(r rune) bool {
 // the type's value, if it is one of t and the line has no \u, is one of t's
 // quoted names not followed by a colon. A false true costs only a decode.
 func (t lineTypes) mayMatch(line []byte) bool {
+	// Every CLI prints the type first: where it is one of t, say so before
+	// searching the whole line (several megabytes, perhaps) for each name.
+	// The answer is the one the search below would give.
+	if rest, ok := bytes.CutPrefix(line, []byte(`{"type":`)); ok {
+		for _, quoted := range t {
+			if after, ok := bytes.CutPrefix(rest, quoted); ok && !startsWithColon(after) {
+				return true
+			}
+		}
+	}
 	for _, quoted := range t {
 		if hasValue(line, quoted) {
 			return true

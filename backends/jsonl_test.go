@@ -448,6 +448,8 @@ func TestLineTypesMayMatch(t *testing.T) {
 		`{"type":"user","text":"say \"result"}`: true, // a false true costs a decode only
 		`{"type":"results"}`:                    false,
 		`{"type":"item.started"}`:               false,
+		`{"type":"x","type":"result"}`:          true, // the last of duplicate names wins
+		`{"type":"result":1}`:                   false,
 	} {
 		assert.Equal(t, want, types.mayMatch([]byte(line)), line)
 	}
