@@ -581,6 +581,8 @@ func sameDecoding[T any](t *testing.T, line []byte) {
 // every parser's line struct, on every recorded line and on lines made to
 // hit the rules where decoders tend to differ.
 func FuzzDecodeJSONLine(f *testing.F) {
+	require.Equal(f, slices.Sorted(maps.Keys(parserLineTypes)), slices.Sorted(maps.Keys(lineDecoders)),
+		"every JSON-lines parser's line struct is in lineDecoders")
 	for _, cli := range slices.Sorted(maps.Keys(lineDecoders)) {
 		for _, data := range stdoutFixtures(f, cli) {
 			for line := range bytes.Lines(data) {
