@@ -63,9 +63,13 @@
 // type (listing the types it has cases for with newLineTypes, since lines
 // of other types are not decoded), counts tools with toolUse and toolIDs
 // and reports failures through cliFailure (all in jsonl.go); a plain-text
-// CLI uses textParser. Once
-// registered, its parser is fuzzed (fuzz_test.go) and benchmarked
-// (BenchmarkParsers); give it a BenchmarkParse<CLI> on a large stream too
-// (bench_test.go). Record its real output under testdata/<name>/ and it
-// joins the conformance suite (see conformance_test.go).
+// CLI uses textParser. A JSON-lines CLI's types and line struct go in
+// parserLineTypes and lineDecoders (jsonl_test.go), which check that
+// skipping lines by type changes nothing and that decodeJSONLine reads its
+// lines as encoding/json would; a type that no recording has needs a line
+// in unrecordedLines. Once registered, its parser is fuzzed (fuzz_test.go)
+// and benchmarked (BenchmarkParsers); give it a BenchmarkParse<CLI> on a
+// large stream too (bench_test.go). Record its real output under
+// testdata/<name>/ and it joins the conformance suite (see
+// conformance_test.go).
 package backends

@@ -107,6 +107,9 @@ func FuzzStreamParsers(f *testing.F) {
 		names := fuzzCLIs()
 		cli := names[int(which)%len(names)]
 		checkStreamParser(t, cli, clis[cli].parse, data)
+		if _, ok := parserLineTypes[cli]; ok {
+			checkLineTypeSkipping(t, cli, clis[cli].parse, data)
+		}
 	})
 }
 

@@ -95,21 +95,24 @@ var geminiTypes = newLineTypes("message", "tool_use", "tool_result", "error", "r
 //     retries) counts only if no successful result follows.
 func parseGemini(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
 	var res events.AgentResult
-	var final, segment strings.Builder
+	// The chunks since the last flush and the text since the last
+	// tool_result, kept as the decoded strings and joined once: copying each
+	// chunk into builders cost more than decoding it.
+	var segment, final []string
 	seen := toolIDs{}
 	var pending *cliFailure
 	flush := func() {
-		if segment.Len() > 0 {
-			report(events.Activity{Kind: events.ActivityText, Text: segment.String()})
-			segment.Reset()
+		if text := strings.Join(segment, ""); text != "" {
+			report(events.Activity{Kind: events.ActivityText, Text: text})
+			final = append(final, text)
 		}
+		segment = nil
 	}
 	forEachJSONObject(stdout, geminiTypes, func(l *geminiLine) {
 		switch l.Type {
 		case "message":
 			if l.Role == "assistant" {
-				segment.WriteString(l.Content)
-				final.WriteString(l.Content)
+				segment = append(segment, l.Content)
 			}
 		case "tool_use":
 			flush()
@@ -119,7 +122,7 @@ func parseGemini(stdout io.Reader, report func(events.Activity), now func() time
 			newToolUse(geminiTools, l.ToolName, l.Parameters).record(&res, report)
 		case "tool_result":
 			flush()
-			final.Reset()
+			final = nil
 		case "error":
 			if l.Severity == "error" {
 				pending = newFailure(l.Message, 0, now())
@@ -154,7 +157,7 @@ func parseGemini(stdout io.Reader, report func(events.Activity), now func() time
 		}
 	})
 	flush()
-	res.FinalText = final.String()
+	res.FinalText = strings.Join(final, "")
 	if pending != nil {
 		pending.apply(&res, "gemini", geminiAuthHint)
 		pending.report(report)

@@ -2,6 +2,10 @@ package backends
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -444,6 +448,8 @@ func TestLineTypesMayMatch(t *testing.T) {
 		`{"type":"user","text":"say \"result"}`: true, // a false true costs a decode only
 		`{"type":"results"}`:                    false,
 		`{"type":"item.started"}`:               false,
+		`{"type":"x","type":"result"}`:          true, // the last of duplicate names wins
+		`{"type":"result":1}`:                   false,
 	} {
 		assert.Equal(t, want, types.mayMatch([]byte(line)), line)
 	}
@@ -477,6 +483,137 @@ func FuzzLineTypes(f *testing.F) {
 			if slices.ContainsFunc(types, func(q []byte) bool { return string(q) == strconv.Quote(l.Type) }) {
 				require.True(t, types.mayMatch(line), "%s would skip a line of type %q", cli, l.Type)
 			}
+		}
+	})
+}
+
+// TestLineTypesSkipNothingUsed parses every recorded stream of each
+// JSON-lines CLI, and each of its lines alone, with and without skipping
+// the lines that lineTypes rule out: a type a parser acts on but left out
+// of its newLineTypes list would make the two differ. FuzzStreamParsers checks the same on fuzzed streams.
+func TestLineTypesSkipNothingUsed(t *testing.T) {
+	for cli := range parserLineTypes {
+		streams := stdoutFixtures(t, cli)
+		// The shared recordings, where this checkout has them beside it.
+		shared, err := filepath.Glob(filepath.Join("..", "..", "shared", "fixtures", "agents", cli, "*.jsonl"))
+		require.NoError(t, err)
+		for _, p := range shared {
+			if strings.HasSuffix(p, ".requests.jsonl") {
+				continue
+			}
+			data, err := os.ReadFile(p)
+			require.NoError(t, err)
+			streams["shared/"+filepath.Base(p)] = data
+		}
+		if line, ok := unrecordedLines[cli]; ok {
+			streams["unrecorded"] = []byte(line)
+		}
+		for name, data := range streams {
+			checkLineTypeSkipping(t, cli+"/"+name, clis[cli].parse, data)
+			// Each line alone too: in a whole stream a later line can hide
+			// a skipped one (codex's turn.failed repeats its error line).
+			for i, line := range slices.Collect(bytes.Lines(data)) {
+				checkLineTypeSkipping(t, fmt.Sprintf("%s/%s line %d", cli, name, i+1), clis[cli].parse, line)
+			}
+		}
+	}
+}
+
+// unrecordedLines have a line of each type in a parser's lineTypes that no
+// recording has, so that TestLineTypesSkipNothingUsed covers every type.
+var unrecordedLines = map[string]string{
+	"claude": `{"type":"result","subtype":"success","is_error":false,"result":"done","total_cost_usd":0.5,"usage":{"input_tokens":3,"output_tokens":4}}` + "\n" +
+		`{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":1778565600}}`,
+	"codex":   `{"type":"item.updated","item":{"id":"u","type":"command_execution","command":"ls"}}`,
+	"copilot": `{"type":"assistant.usage","ephemeral":true,"data":{"model":"m","inputTokens":100,"outputTokens":7,"cacheReadTokens":50,"cost":1}}`,
+	"gemini":  `{"type":"error","severity":"error","message":"Resource exhausted. Please retry in 2s."}`,
+}
+
+// checkLineTypeSkipping requires parse to give the same result and
+// activities on data whether forEachJSONObject skips lines by type or
+// decodes them all. It sets a package variable, so its callers must not
+// run in parallel.
+func checkLineTypeSkipping(t *testing.T, name string, parse parseFunc, data []byte) {
+	t.Helper()
+	run := func(skip bool) (events.AgentResult, []events.Activity) {
+		skipOtherLineTypes = skip
+		defer func() { skipOtherLineTypes = true }()
+		var acts []events.Activity
+		res := parse(bytes.NewReader(data), func(a events.Activity) { acts = append(acts, a) }, fixedClock)
+		return res, acts
+	}
+	res, acts := run(true)
+	allRes, allActs := run(false)
+	require.Equal(t, allRes, res, "%s: skipping lines by type changes the result", name)
+	require.Equal(t, allActs, acts, "%s: skipping lines by type changes the activities", name)
+}
+
+// lineDecoders decode a line into each JSON-lines parser's line struct, the
+// way the parser does (decodeJSONLine) and the way it did before, with
+// encoding/json, and require the same outcome.
+var lineDecoders = map[string]func(t *testing.T, line []byte){
+	"claude":   sameDecoding[claudeLine],
+	"codex":    sameDecoding[codexLine],
+	"copilot":  sameDecoding[copilotLine],
+	"gemini":   sameDecoding[geminiLine],
+	"opencode": sameDecoding[opencodeLine],
+	"pi":       sameDecoding[piLine],
+	"qwen":     sameDecoding[qwenLine],
+}
+
+// sameDecoding requires decodeJSONLine to accept line exactly when
+// encoding/json's Unmarshal does (no error, or only fields of the wrong
+// type), and then to fill a T the same way.
+func sameDecoding[T any](t *testing.T, line []byte) {
+	t.Helper()
+	var want, got T
+	err := json.Unmarshal(line, &want)
+	var typeErr *json.UnmarshalTypeError
+	wantOK := err == nil || errors.As(err, &typeErr)
+	gotOK := decodeJSONLine(line, &got)
+	require.Equal(t, wantOK, gotOK, "%T: encoding/json says %v for %q", want, err, line)
+	if wantOK {
+		require.Equal(t, want, got, "%T from %q", want, line)
+	}
+}
+
+// FuzzDecodeJSONLine holds decodeJSONLine to encoding/json's results for
+// every parser's line struct, on every recorded line and on lines made to
+// hit the rules where decoders tend to differ.
+func FuzzDecodeJSONLine(f *testing.F) {
+	require.Equal(f, slices.Sorted(maps.Keys(parserLineTypes)), slices.Sorted(maps.Keys(lineDecoders)),
+		"every JSON-lines parser's line struct is in lineDecoders")
+	for _, cli := range slices.Sorted(maps.Keys(lineDecoders)) {
+		for _, data := range stdoutFixtures(f, cli) {
+			for line := range bytes.Lines(data) {
+				f.Add(bytes.TrimSpace(line))
+			}
+		}
+	}
+	for _, s := range []string{
+		`{"TYPE":"result","Result":"a","rEsUlT":"b"}`, // names match without regard to case; the last wins
+		`{"type":"result","type":"assistant"}`,        // duplicate names
+		`{"type":"item.completed","item":{"id":"a","type":"command_execution","command":["bash","-lc","x"]}}`,
+		`{"type":"item.completed","item":{"id":1,"text":"kept"}}`, // a field of the wrong type
+		`{"type":"item.completed","item":{"id":"a"},"item":{"text":"b"}}`,
+		`{"type":"item.completed","item":{"id":"a"},"item":null}`,
+		`{"type":"step_finish","part":{"tokens":{"input":1e3,"output":1.5,"cache":{"read":99999999999999999999}}}}`,
+		`{"type":"message","content":"\ud83d\ude00 \ud83d x \u00e9 \xff\xfe"}`, // surrogates, a lone one, invalid UTF-8
+		`{"type":"tool_use","parameters":{"file_path":"a","FILE_PATH":"b","content":null}}`,
+		`{"type":"tool_use","parameters":"not an object"}`,
+		`{"type":"error","error":{"name":"x","data":{"responseHeaders":{"retry-after":"1","retry-after":2}}}}`,
+		`{"type":"result","stats":{"input":null,"cached":-1}}`,
+		`{"type":"result"} trailing`,
+		`{"type":"result",}`,
+		`{"type":"res` + "\x00" + `ult"}`,
+		`[{"type":"result"}]`,
+		`{"ſtatus":"error","K":1}`, // letters that fold to ASCII ones
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		for _, cli := range slices.Sorted(maps.Keys(lineDecoders)) {
+			lineDecoders[cli](t, line)
 		}
 	})
 }
