@@ -50,7 +50,7 @@ func (e *Engine) collecting() (Phase, error) {
 		return PhaseWaiting, e.saveAs(PhaseWaiting)
 	}
 	e.rateWaits = 0
-	return PhaseSettling, e.saveAs(PhaseSettling)
+	return PhaseSettling, nil
 }
 
 // tagEvents turns the <event> tags of the agent's final text into events.

@@ -262,10 +262,19 @@ func (e *Engine) fold() error {
 }
 
 // saveAs writes the checkpoint recording the phase about to be entered.
+// The log is flushed to stable storage first: a checkpoint must never
+// claim lines that a power failure could take back. The checkpoint only
+// saves reading the log again, and a resume folds every line past it, so
+// it is written where the run hands control away (an agent starts, the
+// loop waits or ends), not after every step: one fsync of each per
+// iteration.
 func (e *Engine) saveAs(next Phase) error {
 	e.checkpoint.beforeRename = func() { e.fault(FaultCheckpointTemp) }
 	if err := e.writeFault(FileCheckpoint); err != nil {
 		return storageError(OpCheckpoint, e.checkpoint.Path, err)
+	}
+	if err := e.events.Sync(); err != nil {
+		return storageError(OpAppendLog, e.events.Path(), err)
 	}
 	if err := e.checkpoint.Save(e.st, next, e.now()); err != nil {
 		return storageError(OpCheckpoint, e.checkpoint.Path, err)

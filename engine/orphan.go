@@ -14,17 +14,35 @@ import (
 
 // AgentPIDFile holds the process group id of the running agent, so a ralph
 // killed outright (SIGKILL, a crash) can be followed by one that stops the
-// agent it left behind before running anything else.
+// agent it left behind before running anything else. It is empty while no
+// agent runs. The file is kept and rewritten in place rather than created
+// and removed around every agent: a new inode per iteration is most of
+// what a file system charges a tight loop.
 const AgentPIDFile = "agent.pgid"
 
 func (e *Engine) recordAgent(pid int) {
-	if err := os.WriteFile(filepath.Join(e.dir, AgentPIDFile), []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
+	if err := writeInPlace(filepath.Join(e.dir, AgentPIDFile), strconv.Itoa(pid)+"\n"); err != nil {
 		e.opts.Reporter.Warn("cannot record the agent's pid: " + err.Error())
 	}
 }
 
 func (e *Engine) forgetAgent() {
-	_ = os.Remove(filepath.Join(e.dir, AgentPIDFile))
+	_ = os.Truncate(filepath.Join(e.dir, AgentPIDFile), 0)
+}
+
+// writeInPlace writes text over the start of path, creating it if needed,
+// and cuts what is left of longer old content. A reader that catches it
+// half-way reads the new first line.
+func writeInPlace(path, text string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteAt([]byte(text), 0)
+	if err == nil {
+		err = f.Truncate(int64(len(text)))
+	}
+	return errors.Join(err, f.Close())
 }
 
 // stopOrphanedAgent stops the process group of an agent whose ralph died
@@ -39,7 +57,8 @@ func (e *Engine) stopOrphanedAgent() error {
 		return fmt.Errorf("read %s: %w", AgentPIDFile, err)
 	}
 	defer e.forgetAgent()
-	pgid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	first, _, _ := strings.Cut(string(data), "\n")
+	pgid, err := strconv.Atoi(strings.TrimSpace(first))
 	if err != nil || pgid <= 1 || !groupAlive(pgid) {
 		return nil
 	}

@@ -57,7 +57,7 @@ func (e *Engine) settling(ctx context.Context) (Phase, error) {
 	for _, report := range b.reports {
 		report()
 	}
-	return PhaseChecking, e.saveAs(PhaseChecking)
+	return PhaseChecking, nil
 }
 
 // decide accepts or rejects one agent event.

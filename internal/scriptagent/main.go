@@ -80,6 +80,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/google/renameio/v2"
+
 	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 )
 
@@ -139,12 +141,15 @@ func nth(steps []script.Step, n int) script.Step {
 	return steps[min(n, len(steps))-1]
 }
 
-// bump increments a counter file and returns the new value.
+// bump increments a counter file and returns the new value. The file is
+// replaced atomically: tests kill agents at any instant, and a counter
+// truncated by a kill would start again from 1 and repeat payloads that
+// tests hold to be unique.
 func bump(path string) int {
 	data, _ := os.ReadFile(path)
 	n, _ := strconv.Atoi(strings.TrimSpace(string(data)))
 	n++
-	_ = os.WriteFile(path, []byte(strconv.Itoa(n)), 0o644)
+	_ = renameio.WriteFile(path, []byte(strconv.Itoa(n)), 0o644)
 	return n
 }
 
