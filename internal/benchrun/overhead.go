@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -70,8 +72,22 @@ func (b *bench) workspace(name string, iterations int, files int, git bool) (wor
 	return workspace{dir: dir}, nil
 }
 
-// fresh removes the last run, so each timed run starts a new one.
-func (w workspace) fresh() error { return os.RemoveAll(filepath.Join(w.dir, ".ralph")) }
+// fresh moves the last run out of the way, so each timed run starts a new
+// one. It is moved, not deleted: some file systems (ext4 without a journal)
+// search past recently deleted inodes for every file created in the next
+// seconds, which would charge ralph for the benchmark's own clean-up. The
+// whole work directory goes when the benchmarks end.
+func (w workspace) fresh() error {
+	old := filepath.Join(w.dir, ".ralph")
+	if _, err := os.Stat(old); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	trash, err := os.MkdirTemp(filepath.Dir(w.dir), "old-run-")
+	if err != nil {
+		return err
+	}
+	return os.Rename(old, filepath.Join(trash, ".ralph"))
+}
 
 func (w workspace) loop(ralph string, env ...string) proc {
 	return proc{dir: w.dir, env: env, args: []string{ralph, "loop", "--quiet"}, codes: []int{2}, reset: w.fresh}
