@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/renameio/v2"
+
+	"github.com/ralph-loop/ralph/internal/swapfile"
 )
 
 // wireState is the JSON of state.json. The version comes first so a reader
@@ -27,7 +29,7 @@ type wireState struct {
 type Checkpoint struct {
 	Path string
 	// beforeRename, when set, runs once the new contents are in the
-	// temporary file and before it replaces state.json (a crash-test hook).
+	// spare file and before they replace state.json (a crash-test hook).
 	beforeRename func()
 }
 
@@ -41,6 +43,20 @@ func (c Checkpoint) Load() (*RunState, Phase, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("read state: %w", err)
 	}
+	st, phase, err := c.decode(data)
+	var corrupt *CorruptStateError
+	if errors.As(err, &corrupt) {
+		// A reader beside a running loop that held the file open across
+		// two checkpoints read a spare being rewritten (see swapfile);
+		// the file it opens now is whole.
+		if again, readErr := os.ReadFile(c.Path); readErr == nil && !bytes.Equal(again, data) {
+			return c.decode(again)
+		}
+	}
+	return st, phase, err
+}
+
+func (c Checkpoint) decode(data []byte) (*RunState, Phase, error) {
 	var probe struct {
 		SchemaVersion int `json:"schema_version"`
 	}
@@ -63,25 +79,15 @@ func (c Checkpoint) Load() (*RunState, Phase, error) {
 }
 
 // Save writes the checkpoint atomically: a reader sees the old file or the
-// new one, never a mix, whenever the process dies.
+// new one, never a mix, whenever the process dies. It is swapped in from a
+// spare file (swapfile), so a checkpoint creates and deletes no file.
 func (c Checkpoint) Save(s *RunState, phase Phase, now time.Time) error {
 	data, err := json.MarshalIndent(wireState{SchemaVersion: SchemaVersion, Phase: phase,
 		SavedAt: now.UTC().Format(time.RFC3339Nano), RunState: s}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode state: %w", err)
 	}
-	t, err := renameio.NewPendingFile(c.Path, renameio.WithTempDir(filepath.Dir(c.Path)), renameio.WithPermissions(0o644))
-	if err != nil {
-		return fmt.Errorf("write state: %w", err)
-	}
-	defer func() { _ = t.Cleanup() }()
-	if _, err := t.Write(append(data, '\n')); err != nil {
-		return fmt.Errorf("write state: %w", err)
-	}
-	if c.beforeRename != nil {
-		c.beforeRename()
-	}
-	if err := t.CloseAtomicallyReplace(); err != nil {
+	if err := swapfile.Write(c.Path, append(data, '\n'), c.beforeRename); err != nil {
 		return fmt.Errorf("write state: %w", err)
 	}
 	return nil

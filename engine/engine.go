@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -116,6 +117,9 @@ func (e *Engine) Run(ctx context.Context) (Summary, error) {
 	}
 	e.lock = lock
 	defer func() { _ = e.lock.Release() }()
+	if c, ok := e.opts.Repo.(io.Closer); ok {
+		defer func() { _ = c.Close() }() // a workspace watch
+	}
 	// .gitignore is not among them: ralph memory add writes it without
 	// the lock.
 	removeStaleTempFiles(e.dir, StateFile, CurrentEventsFile)

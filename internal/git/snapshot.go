@@ -66,16 +66,60 @@ func (g Repo) mayBeRepo() bool {
 	if err != nil {
 		return true
 	}
+	_, ok := findDotGit(dir)
+	return ok
+}
+
+// findDotGit returns the .git in dir or the nearest directory above it.
+func findDotGit(dir string) (string, bool) {
 	for {
 		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
-			return true
+			return filepath.Join(dir, ".git"), true
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return false
+			return "", false
 		}
 		dir = parent
 	}
+}
+
+// findGitDirs finds, without running git, the repository directory of the
+// work tree at dir (its HEAD and index) and the common directory (refs and
+// objects), which differ in a linked worktree: there .git is a file that
+// names the first, and the first names the second in its commondir file.
+func findGitDirs(dir string) (gitDir, commonDir string, ok bool) {
+	dotGit, ok := findDotGit(dir)
+	if !ok {
+		return "", "", false
+	}
+	gitDir = dotGit
+	if fi, err := os.Stat(dotGit); err == nil && !fi.IsDir() {
+		data, err := os.ReadFile(dotGit)
+		target, found := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
+		if err != nil || !found {
+			return "", "", false
+		}
+		gitDir = relativeTo(filepath.Dir(dotGit), strings.TrimSpace(target))
+	}
+	commonDir = gitDir
+	if data, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		commonDir = relativeTo(gitDir, strings.TrimSpace(string(data)))
+	}
+	return gitDir, commonDir, true
+}
+
+func relativeTo(base, path string) string {
+	if filepath.IsAbs(path) {
+		return filepath.Clean(path)
+	}
+	return filepath.Join(base, path)
+}
+
+// within reports whether path is dir or lies below it.
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // statusV2 is what snapshot reads of `git status --porcelain=v2 -z`.

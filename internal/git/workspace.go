@@ -4,29 +4,95 @@ import (
 	"context"
 	"errors"
 	"os/exec"
+	"path/filepath"
+	"sync"
+
+	"github.com/ralph-loop/ralph/internal/treewatch"
 )
+
+// WatchBarrier is the file in .ralph/ that a workspace touches to know it
+// has heard of every change made so far (see treewatch.Options.Barrier).
+const WatchBarrier = "watch.barrier"
 
 // Workspace is what the loop asks of a workspace's files: git's view of
 // them in a repository, and the files themselves where git has nothing to
 // say (no repository, or no git on the machine), since without a
 // fingerprint there no iteration would ever count as progress. It
 // remembers the content hashes it computed, so a snapshot reads only the
-// files that changed since the last one; copies share that memory.
+// files that changed since the last one, and, once .ralph/ exists, watches
+// the files, so that a snapshot of a workspace nothing touched costs no
+// look at all. Copies share that memory; Close ends the watch.
 type Workspace struct {
 	git   Repo
 	files *Tree
+	seen  *lastLook
+}
+
+// lastLook is the last snapshot and the watch that says whether it still
+// holds.
+type lastLook struct {
+	start sync.Once
+	watch *treewatch.Watch
+
+	mu   sync.Mutex
+	last *Snapshot
 }
 
 // NewWorkspace returns the workspace rooted at dir.
 func NewWorkspace(dir string) Workspace {
-	return Workspace{git: Repo{Dir: dir}, files: &Tree{Dir: dir}}
+	return Workspace{git: Repo{Dir: dir}, files: &Tree{Dir: dir}, seen: &lastLook{}}
 }
 
-// Snapshot is HEAD and a fingerprint of the files, from one `git status`
-// in a repository and a walk of the files outside one. The choice is made
-// on every call: an agent that runs `git init` changes which applies, and
-// that is a change too.
+// Snapshot is HEAD and a fingerprint of the files: the last snapshot when
+// the watch says nothing changed since, else a new look.
 func (w Workspace) Snapshot(ctx context.Context) (Snapshot, error) {
+	w.seen.start.Do(w.startWatch)
+	// Asked before looking, so that a change made during the look is a
+	// change at the next snapshot.
+	changed := w.seen.watch.Changed()
+	w.seen.mu.Lock()
+	defer w.seen.mu.Unlock()
+	if !changed && w.seen.last != nil {
+		return *w.seen.last, nil
+	}
+	s, err := w.look(ctx)
+	w.seen.last = nil
+	if err == nil {
+		w.seen.last = &s
+	}
+	return s, err
+}
+
+// Close stops watching the files; later snapshots each look.
+func (w Workspace) Close() error { return w.seen.watch.Close() }
+
+// startWatch watches the work tree (without .ralph/) and the repository's
+// git directories (without their objects, which change only with what
+// refs and the index show), wherever they are. Until .ralph/ exists, which
+// holds the barrier, there is no watch.
+func (w Workspace) startWatch() {
+	dir, err := filepath.Abs(w.git.Dir)
+	if err != nil {
+		return
+	}
+	opts := treewatch.Options{Roots: []string{dir}, Skip: []string{filepath.Join(dir, StateDir)},
+		Barrier: filepath.Join(dir, StateDir, WatchBarrier)}
+	if gitDir, commonDir, ok := findGitDirs(dir); ok {
+		for _, d := range []string{gitDir, commonDir} {
+			if !within(d, dir) {
+				opts.Roots = append(opts.Roots, d)
+			}
+		}
+		opts.Skip = append(opts.Skip, filepath.Join(commonDir, "objects"))
+	}
+	w.seen.watch = treewatch.New(opts)
+}
+
+// look is HEAD and a fingerprint of the files, from one `git status`
+// in a repository and a walk of the files outside one. The choice is made
+// on every look: an agent that runs `git init` changes which applies, and
+// that is a change too.
+func (w Workspace) look(ctx context.Context) (Snapshot, error) {
 	s, err := w.git.snapshot(ctx, w.files)
 	switch {
 	case err == nil && s.Fingerprint != "":

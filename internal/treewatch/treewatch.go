@@ -1,0 +1,292 @@
+// Package treewatch tells whether anything in a set of directory trees
+// changed since it was last asked, from the kernel's change notifications
+// (inotify, through fsnotify). The loop asks it before looking at a
+// workspace: when an agent touched nothing, the last look still holds, and
+// ralph spares itself a `git status` or a walk of the files.
+//
+// It errs on the side of "changed". Wherever it cannot be sure — a kernel
+// or file system that does not report every change (anything but Linux,
+// network and FUSE file systems), more directories than it may watch, the
+// kernel's watch limit, a lost notification, a barrier that does not come
+// back — it says "changed" from then on, and the caller looks as it would
+// without it. A write through a shared memory mapping is the one change the
+// kernel does not report on a local file system; it is seen at the next
+// look that happens for another reason.
+package treewatch
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// DefaultMaxDirs bounds the directories one Watch watches: each costs a
+// kernel watch (about 1 KiB of kernel memory) and a lstat when it is added.
+// A tree with more (an unpacked node_modules) is looked at every time.
+const DefaultMaxDirs = 20_000
+
+// barrierTimeout is how long Changed waits for its own barrier to come
+// back through the notification queue. It comes back in microseconds; a
+// watch that misses it is no longer trusted.
+const barrierTimeout = 10 * time.Second
+
+// Options say what to watch.
+type Options struct {
+	// Roots are the directory trees whose changes count.
+	Roots []string
+	// Skip are directories, inside the roots, whose changes do not count
+	// and which are not watched, with everything below them.
+	Skip []string
+	// Barrier is a file, in a directory that is not under a root or is
+	// skipped, that the watch may create and touch: the notification of a
+	// touch, coming back after every notification queued before it, is how
+	// Changed knows it has heard of everything that happened so far.
+	Barrier string
+	// MaxDirs bounds the directories watched; 0 means DefaultMaxDirs.
+	MaxDirs int
+}
+
+// Watch answers Changed. The zero of *Watch (nil) always says "changed".
+type Watch struct {
+	fsw     *fsnotify.Watcher
+	skip    []string
+	barrier string
+	maxDirs int
+
+	mu      sync.Mutex
+	dirs    int
+	changed bool
+	broken  bool
+
+	back     chan struct{} // the barrier's notification came back
+	closed   chan struct{} // closed when the watch is no longer trusted
+	closeOne sync.Once
+}
+
+// New watches the trees. It never fails: a tree it cannot watch gives a
+// Watch that always says "changed".
+func New(opts Options) *Watch {
+	w := &Watch{skip: cleanAll(opts.Skip), barrier: filepath.Clean(opts.Barrier),
+		maxDirs: opts.MaxDirs, back: make(chan struct{}, 1), closed: make(chan struct{})}
+	if w.maxDirs <= 0 {
+		w.maxDirs = DefaultMaxDirs
+	}
+	if opts.Barrier == "" || !reliable(opts.Roots) {
+		w.giveUp()
+		return w
+	}
+	fsw, err := fsnotify.NewWatcher()
+	if err != nil {
+		w.giveUp()
+		return w
+	}
+	w.fsw = fsw
+	if err := w.prepareBarrier(); err != nil {
+		w.giveUp()
+		return w
+	}
+	for _, root := range opts.Roots {
+		if err := w.addTree(filepath.Clean(root)); err != nil {
+			w.giveUp()
+			return w
+		}
+	}
+	go w.listen()
+	return w
+}
+
+// Changed reports whether anything under the roots changed since the last
+// call, or since New for the first. It waits until the watch has heard of
+// everything that happened before the call.
+func (w *Watch) Changed() bool {
+	if w == nil || w.isBroken() {
+		return true
+	}
+	select { // a stale signal must not stand for this barrier
+	case <-w.back:
+	default:
+	}
+	now := time.Now()
+	if err := os.Chtimes(w.barrier, now, now); err != nil {
+		w.giveUp()
+		return true
+	}
+	timer := time.NewTimer(barrierTimeout)
+	defer timer.Stop()
+	select {
+	case <-w.back:
+	case <-w.closed:
+		return true
+	case <-timer.C:
+		w.giveUp()
+		return true
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	changed := w.changed || w.broken
+	w.changed = false
+	return changed
+}
+
+// Close stops watching. Changed says "changed" from then on.
+func (w *Watch) Close() error {
+	if w == nil {
+		return nil
+	}
+	w.closeOne.Do(func() { close(w.closed) })
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.broken = true
+	if w.fsw == nil {
+		return nil
+	}
+	err := w.fsw.Close()
+	w.fsw = nil
+	return err
+}
+
+func (w *Watch) isBroken() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.broken
+}
+
+// giveUp stops trusting the watch and frees its kernel watches.
+func (w *Watch) giveUp() { _ = w.Close() }
+
+func (w *Watch) prepareBarrier() error {
+	f, err := os.OpenFile(w.barrier, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return w.fsw.Add(filepath.Dir(w.barrier))
+}
+
+// listen handles notifications in the order the kernel queued them, so
+// that when the barrier's comes back every earlier one has been handled.
+func (w *Watch) listen() {
+	w.mu.Lock()
+	fsw := w.fsw
+	w.mu.Unlock()
+	if fsw == nil {
+		return
+	}
+	for {
+		select {
+		case ev, ok := <-fsw.Events:
+			if !ok {
+				return
+			}
+			w.handle(ev)
+		case _, ok := <-fsw.Errors:
+			if !ok {
+				return
+			}
+			// A queue overflow (fsnotify.ErrEventOverflow) loses
+			// notifications; any other error leaves the watch unsure.
+			w.giveUp()
+			return
+		}
+	}
+}
+
+func (w *Watch) handle(ev fsnotify.Event) {
+	name := filepath.Clean(ev.Name)
+	if name == w.barrier {
+		w.signalBack()
+		return
+	}
+	if w.skipped(name) {
+		return
+	}
+	w.mu.Lock()
+	w.changed = true
+	w.mu.Unlock()
+	if ev.Has(fsnotify.Create) {
+		// A new directory (made here or moved in) is watched before the
+		// barrier behind this notification comes back.
+		if fi, err := os.Lstat(name); err == nil && fi.IsDir() {
+			if err := w.addTree(name); err != nil {
+				w.giveUp()
+			}
+		}
+	}
+}
+
+func (w *Watch) signalBack() {
+	select {
+	case w.back <- struct{}{}:
+	default:
+	}
+}
+
+// errTooManyDirs ends a watch whose trees hold more than MaxDirs directories.
+var errTooManyDirs = errors.New("too many directories to watch")
+
+// addTree watches dir and every directory below it that is not skipped.
+// Each directory is watched before it is listed, so a subdirectory made
+// in between is either listed or notified.
+func (w *Watch) addTree(dir string) error {
+	if w.skipped(dir) {
+		return nil
+	}
+	w.mu.Lock()
+	fsw := w.fsw
+	w.dirs++
+	tooMany := w.dirs > w.maxDirs
+	w.mu.Unlock()
+	switch {
+	case fsw == nil:
+		return errors.New("watch closed")
+	case tooMany:
+		return errTooManyDirs
+	}
+	if err := fsw.Add(dir); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // gone already; its removal was notified
+		}
+		return err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	for _, e := range entries {
+		if e.IsDir() { // symbolic links are not followed, as git does not
+			if err := w.addTree(filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// skipped reports whether path is a skipped directory or lies below one.
+func (w *Watch) skipped(path string) bool {
+	for _, s := range w.skip {
+		if path == s || strings.HasPrefix(path, s+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
+
+func cleanAll(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = filepath.Clean(p)
+	}
+	return out
+}
