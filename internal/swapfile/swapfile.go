@@ -1,9 +1,14 @@
 // Package swapfile replaces a small file's contents atomically without
 // creating or deleting a file each time. The new contents go into a spare
-// file beside it, which is flushed to stable storage and then exchanged
-// with the file in one rename (Linux's RENAME_EXCHANGE): a reader opening
-// the file sees the old contents or the new, never a mix, and the spare
-// keeps the old ones until the next write reuses it.
+// file beside it, which is then exchanged with the file in one rename
+// (Linux's RENAME_EXCHANGE): a reader opening the file, and a process
+// killed at any instant, see the old contents or the new, never a mix, and
+// the spare keeps the old ones until the next write reuses it.
+//
+// The spare is not flushed to stable storage before the exchange: after a
+// power failure the file may hold older contents or a torn write. That
+// suits a cache its owner can rebuild, as ralph rebuilds its checkpoint
+// from the event log (which it does flush), and saves a flush per write.
 //
 // Creating and deleting a file per write, as a write-then-rename does,
 // is what a file system charges most for in a tight loop: on ext4 without
@@ -35,14 +40,14 @@ func SpareName(name string) string { return "." + name + ".spare" }
 var noExchange atomic.Bool
 
 // Write replaces path's contents with data. beforeSwap, when not nil, runs
-// once the new contents are flushed and before they replace the old (a
+// once the new contents are written and before they replace the old (a
 // crash-test hook).
 func Write(path string, data []byte, beforeSwap func()) error {
 	if noExchange.Load() {
 		return replace(path, data, beforeSwap)
 	}
 	spare := filepath.Join(filepath.Dir(path), SpareName(filepath.Base(path)))
-	if err := writeSynced(spare, data); err != nil {
+	if err := overwrite(spare, data); err != nil {
 		return err
 	}
 	if beforeSwap != nil {
@@ -63,21 +68,17 @@ func Write(path string, data []byte, beforeSwap func()) error {
 	return fmt.Errorf("swap %s into place: %w", filepath.Base(path), err)
 }
 
-// writeSynced writes data over the file at path, creating it if needed,
-// and flushes it to stable storage.
-func writeSynced(path string, data []byte) error {
+// overwrite writes data over the file at path, creating it if needed.
+func overwrite(path string, data []byte) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
 	}
 	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
 	return errors.Join(err, f.Close())
 }
 
-// replace is write-then-rename.
+// replace is write-then-rename (renameio, which also flushes).
 func replace(path string, data []byte, beforeSwap func()) error {
 	t, err := renameio.NewPendingFile(path, renameio.WithTempDir(filepath.Dir(path)), renameio.WithPermissions(0o644))
 	if err != nil {
