@@ -185,3 +185,24 @@ func entryPath(rec []byte) (string, bool) {
 	}
 	return parts[before], true
 }
+
+// ignoredDirs lists, as absolute paths, the directories below Dir that git
+// ignores whole, which nothing in a snapshot depends on; none when git
+// cannot say. A directory holding a tracked file is not ignored whole.
+func (g Repo) ignoredDirs(ctx context.Context) []string {
+	out, err := g.run(ctx, append([]string{"ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"}, scope()...)...)
+	if err != nil {
+		return nil
+	}
+	dir, err := filepath.Abs(g.Dir)
+	if err != nil {
+		return nil
+	}
+	var dirs []string
+	for _, p := range bytes.Split(out, []byte{0}) {
+		if name, ok := bytes.CutSuffix(p, []byte("/")); ok && len(name) > 0 {
+			dirs = append(dirs, filepath.Join(dir, filepath.FromSlash(string(name))))
+		}
+	}
+	return dirs
+}

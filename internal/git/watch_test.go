@@ -141,3 +141,37 @@ func TestFindGitDirs(t *testing.T) {
 	_, _, ok := findGitDirs(t.TempDir())
 	assert.False(t, ok)
 }
+
+// Directories git ignores whole are not watched: what happens there is no
+// change. When a .gitignore changes, what is ignored is asked again.
+func TestWatchedWorkspaceAndIgnoredDirectories(t *testing.T) {
+	gits := countGit(t)
+	dir := gittest.NewRepo(t)
+	gittest.WriteFile(t, dir, "node_modules/left-pad/index.js", "module.exports = 1\n")
+	gittest.WriteFile(t, dir, "vendor/kept.go", "package vendor\n")
+	gittest.Run(t, dir, "add", "vendor/kept.go")
+	gittest.WriteFile(t, dir, ".gitignore", "node_modules/\nvendor/\n")
+	gittest.CommitFile(t, dir, "main.go", "package main\n", "start")
+	w := watched(t, dir)
+	first := snapshot(t, w)
+	if w.seen.watch.Changed() {
+		t.Skip("no file watch here")
+	}
+	looks := gits()
+	gittest.WriteFile(t, dir, "node_modules/left-pad/index.js", "module.exports = 2\n")
+	gittest.WriteFile(t, dir, "node_modules/new-dep/index.js", "module.exports = 3\n")
+	assert.Equal(t, first, snapshot(t, w))
+	assert.Equal(t, looks, gits(), "an ignored directory is not watched")
+
+	gittest.WriteFile(t, dir, "vendor/kept.go", "package vendor // edited\n")
+	edited := snapshot(t, w)
+	assert.NotEqual(t, first, edited, "a tracked file in an ignored directory counts")
+
+	gittest.WriteFile(t, dir, ".gitignore", "vendor/\n")
+	unignored := snapshot(t, w)
+	assert.NotEqual(t, edited, unignored, "node_modules/ is no longer ignored")
+	assert.Equal(t, fresh(t, dir), unignored)
+	gittest.WriteFile(t, dir, "node_modules/new-dep/index.js", "module.exports = 4\n")
+	assert.Equal(t, fresh(t, dir), snapshot(t, w), "and is watched now")
+	assert.NotEqual(t, unignored, snapshot(t, w))
+}

@@ -46,12 +46,16 @@ func NewWorkspace(dir string) Workspace {
 // Snapshot is HEAD and a fingerprint of the files: the last snapshot when
 // the watch says nothing changed since, else a new look.
 func (w Workspace) Snapshot(ctx context.Context) (Snapshot, error) {
-	w.seen.start.Do(w.startWatch)
+	w.seen.mu.Lock()
+	defer w.seen.mu.Unlock()
+	w.seen.start.Do(func() { w.seen.watch = w.newWatch(ctx) })
 	// Asked before looking, so that a change made during the look is a
 	// change at the next snapshot.
 	changed := w.seen.watch.Changed()
-	w.seen.mu.Lock()
-	defer w.seen.mu.Unlock()
+	if w.seen.watch.Stale() {
+		w.seen.watch = w.newWatch(ctx)
+		changed = true
+	}
 	if !changed && w.seen.last != nil {
 		return *w.seen.last, nil
 	}
@@ -64,28 +68,42 @@ func (w Workspace) Snapshot(ctx context.Context) (Snapshot, error) {
 }
 
 // Close stops watching the files; later snapshots each look.
-func (w Workspace) Close() error { return w.seen.watch.Close() }
+func (w Workspace) Close() error {
+	w.seen.mu.Lock()
+	defer w.seen.mu.Unlock()
+	w.seen.start.Do(func() {})
+	return w.seen.watch.Close()
+}
 
-// startWatch watches the work tree (without .ralph/) and the repository's
-// git directories (without their objects, which change only with what
-// refs and the index show), wherever they are. Until .ralph/ exists, which
-// holds the barrier, there is no watch.
-func (w Workspace) startWatch() {
+// newWatch watches the work tree and the repository's git directories,
+// wherever they are. Left out: .ralph/, the objects (they change only with
+// what refs and the index show) and directories git ignores whole (a
+// node_modules would otherwise cost thousands of kernel watches). A
+// .gitignore or info/exclude that changes makes the watch stale, and the
+// next snapshot makes a new one. Until .ralph/ exists, which holds the
+// barrier, there is no watch.
+func (w Workspace) newWatch(ctx context.Context) *treewatch.Watch {
 	dir, err := filepath.Abs(w.git.Dir)
 	if err != nil {
-		return
+		return nil
 	}
 	opts := treewatch.Options{Roots: []string{dir}, Skip: []string{filepath.Join(dir, StateDir)},
 		Barrier: filepath.Join(dir, StateDir, WatchBarrier)}
-	if gitDir, commonDir, ok := findGitDirs(dir); ok {
+	gitDir, commonDir, ok := findGitDirs(dir)
+	if ok {
 		for _, d := range []string{gitDir, commonDir} {
 			if !within(d, dir) {
 				opts.Roots = append(opts.Roots, d)
 			}
 		}
 		opts.Skip = append(opts.Skip, filepath.Join(commonDir, "objects"))
+		opts.Skip = append(opts.Skip, w.git.ignoredDirs(ctx)...)
+		infos := []string{filepath.Join(gitDir, "info"), filepath.Join(commonDir, "info")}
+		opts.Stale = func(path string) bool {
+			return filepath.Base(path) == ".gitignore" || within(path, infos[0]) || within(path, infos[1])
+		}
 	}
-	w.seen.watch = treewatch.New(opts)
+	return treewatch.New(opts)
 }
 
 // look is HEAD and a fingerprint of the files, from one `git status`

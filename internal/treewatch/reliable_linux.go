@@ -1,6 +1,12 @@
 package treewatch
 
-import "golang.org/x/sys/unix"
+import (
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
 
 // localFileSystems are the file systems whose every change through the
 // kernel of this machine reaches inotify. Network and FUSE file systems
@@ -25,4 +31,15 @@ func reliable(roots []string) bool {
 		}
 	}
 	return len(roots) > 0
+}
+
+// watchBudget is how many inotify watches the kernel allows this user in
+// all; 0 when it does not say.
+func watchBudget() int {
+	data, err := os.ReadFile("/proc/sys/fs/inotify/max_user_watches")
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	return n
 }

@@ -28,7 +28,9 @@ import (
 
 // DefaultMaxDirs bounds the directories one Watch watches: each costs a
 // kernel watch (about 1 KiB of kernel memory) and a lstat when it is added.
-// A tree with more (an unpacked node_modules) is looked at every time.
+// A tree with more is looked at every time. Where the kernel allows a user
+// fewer than four times as many watches, a quarter of its limit is the
+// bound, so that an editor or a second loop beside ralph still gets its own.
 const DefaultMaxDirs = 20_000
 
 // barrierTimeout is how long Changed waits for its own barrier to come
@@ -50,6 +52,10 @@ type Options struct {
 	Barrier string
 	// MaxDirs bounds the directories watched; 0 means DefaultMaxDirs.
 	MaxDirs int
+	// Stale, when set, names the paths whose change makes Skip out of date
+	// (a .gitignore, for a caller that skips ignored directories): such a
+	// change is a change, and Stale then says a new Watch is needed.
+	Stale func(path string) bool
 }
 
 // Watch answers Changed. The zero of *Watch (nil) always says "changed".
@@ -58,11 +64,13 @@ type Watch struct {
 	skip    []string
 	barrier string
 	maxDirs int
+	staleOn func(string) bool
 
 	mu      sync.Mutex
 	dirs    int
 	changed bool
 	broken  bool
+	stale   bool
 
 	back     chan struct{} // the barrier's notification came back
 	closed   chan struct{} // closed when the watch is no longer trusted
@@ -72,10 +80,13 @@ type Watch struct {
 // New watches the trees. It never fails: a tree it cannot watch gives a
 // Watch that always says "changed".
 func New(opts Options) *Watch {
-	w := &Watch{skip: cleanAll(opts.Skip), barrier: filepath.Clean(opts.Barrier),
-		maxDirs: opts.MaxDirs, back: make(chan struct{}, 1), closed: make(chan struct{})}
+	w := &Watch{skip: cleanAll(opts.Skip), barrier: filepath.Clean(opts.Barrier), maxDirs: opts.MaxDirs,
+		staleOn: opts.Stale, back: make(chan struct{}, 1), closed: make(chan struct{})}
 	if w.maxDirs <= 0 {
 		w.maxDirs = DefaultMaxDirs
+		if budget := watchBudget() / 4; budget > 0 {
+			w.maxDirs = min(w.maxDirs, budget)
+		}
 	}
 	if opts.Barrier == "" || !reliable(opts.Roots) {
 		w.giveUp()
@@ -132,6 +143,18 @@ func (w *Watch) Changed() bool {
 	changed := w.changed || w.broken
 	w.changed = false
 	return changed
+}
+
+// Stale reports whether the watch can no longer be trusted but a new one
+// could: notifications were lost (the kernel's queue overflowed), or a
+// path the Stale option names changed.
+func (w *Watch) Stale() bool {
+	if w == nil {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.stale
 }
 
 // Close stops watching. Changed says "changed" from then on.
@@ -193,7 +216,7 @@ func (w *Watch) listen() {
 			}
 			// A queue overflow (fsnotify.ErrEventOverflow) loses
 			// notifications; any other error leaves the watch unsure.
-			w.giveUp()
+			w.markStale()
 			return
 		}
 	}
@@ -211,6 +234,10 @@ func (w *Watch) handle(ev fsnotify.Event) {
 	w.mu.Lock()
 	w.changed = true
 	w.mu.Unlock()
+	if w.staleOn != nil && w.staleOn(name) {
+		w.markStale()
+		return
+	}
 	if ev.Has(fsnotify.Create) {
 		// A new directory (made here or moved in) is watched before the
 		// barrier behind this notification comes back.
@@ -220,6 +247,14 @@ func (w *Watch) handle(ev fsnotify.Event) {
 			}
 		}
 	}
+}
+
+// markStale gives the watch up as one a new watch would replace.
+func (w *Watch) markStale() {
+	w.mu.Lock()
+	w.stale = true
+	w.mu.Unlock()
+	w.giveUp()
 }
 
 func (w *Watch) signalBack() {

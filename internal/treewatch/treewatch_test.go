@@ -133,3 +133,17 @@ func TestWhereItCannotBeSureItSaysChanged(t *testing.T) {
 		assert.True(t, w.Changed())
 	})
 }
+
+// A change to a path that the caller's choices rest on (what is skipped)
+// is a change, and makes the watch stale: a new one must be made.
+func TestStalePaths(t *testing.T) {
+	tr := newTree(t)
+	w := tr.watch(func(o *Options) { o.Stale = func(p string) bool { return filepath.Base(p) == ".gitignore" } })
+	tr.write("src/a.txt", "a\n")
+	require.True(t, w.Changed())
+	assert.False(t, w.Stale(), "an ordinary change")
+	tr.write("src/.gitignore", "*.log\n")
+	assert.True(t, w.Changed())
+	assert.True(t, w.Stale())
+	assert.True(t, w.Changed(), "a stale watch says changed until it is replaced")
+}
