@@ -10,6 +10,9 @@ import (
 // (Int), a boolean (Bool), a float64 (Float), an array of strings (Strs),
 // the length of an array of integers (IntCount, for a []int64 whose length
 // alone is wanted), or an object whose members fill the fields Obj lists.
+// Bytes and ByteStrs are Str and Strs without a string made for each
+// value: they borrow the bytes of data (a string without escapes is its
+// bytes), valid as long as data is, and null makes them nil.
 type Field struct {
 	Key      string
 	Str      *string
@@ -19,6 +22,8 @@ type Field struct {
 	Strs     *[]string
 	IntCount *int
 	Obj      []Field
+	Bytes    *[]byte
+	ByteStrs *[][]byte
 }
 
 // DecodeFields fills fields from the JSON object data, as encoding/json
@@ -122,8 +127,34 @@ func (d *fastDecoder) field(f *Field) bool {
 		return d.intCountField(f.IntCount)
 	case f.Obj != nil:
 		return d.literal("null") || d.fields(f.Obj)
+	case f.Bytes != nil:
+		if d.literal("null") {
+			*f.Bytes = nil
+			return true
+		}
+		b, ok := d.plainString()
+		*f.Bytes = b
+		return ok
+	case f.ByteStrs != nil:
+		return d.byteStrsField(f.ByteStrs)
 	}
 	return false
+}
+
+// byteStrsField is stringsField borrowing each string's bytes.
+func (d *fastDecoder) byteStrsField(dst *[][]byte) bool {
+	if d.literal("null") {
+		*dst = nil
+		return true
+	}
+	out := (*dst)[:0]
+	ok := d.array(func() bool {
+		b, ok := d.plainString()
+		out = append(out, b)
+		return ok
+	})
+	*dst = out
+	return ok
 }
 
 // boolField decodes true or false, or null, which leaves *dst as it is.

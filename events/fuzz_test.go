@@ -368,5 +368,16 @@ func FuzzDecodeFields(f *testing.F) {
 		require.Equal(t, want.To, to, "to of %q", data)
 		require.Equal(t, len(want.Events), count, "events of %q", data)
 		require.Equal(t, want.Tokens, tok, "tokens of %q", data)
+
+		// Bytes and ByteStrs answer as Str and Strs do, with the same values.
+		var hatBytes []byte
+		var toBytes [][]byte
+		fields[1], fields[4] = events.Field{Key: "hat", Bytes: &hatBytes}, events.Field{Key: "to", ByteStrs: &toBytes}
+		require.True(t, events.DecodeFields(data, fields...), "Bytes and ByteStrs refuse %q", data)
+		require.Equal(t, want.Hat, string(hatBytes), "hat bytes of %q", data)
+		require.Len(t, toBytes, len(want.To), "to bytes of %q", data)
+		for i, b := range toBytes {
+			require.Equal(t, want.To[i], string(b), "to bytes of %q", data)
+		}
 	})
 }
