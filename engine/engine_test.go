@@ -615,3 +615,123 @@ func TestRuntimeExcludesTheTimeRalphWasDeadAfterACrash(t *testing.T) {
 	assert.Equal(t, time.Second, rebuilt.PriorRuntime, "the log alone gives the same runtime")
 	assert.Equal(t, st.PriorRuntime, rebuilt.PriorRuntime)
 }
+
+// A log truncated after the checkpoint was written (restored from a
+// backup, cut by a tool) leaves state.json claiming lines the log no
+// longer has. The checkpoint cannot be trusted: the resume moves it aside,
+// saying so, rebuilds the run from the log as it is, and goes on from
+// there, deciding each event once and numbering iterations on from the
+// log's.
+func TestResumeRebuildsWhenTheLogIsShorterThanTheCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	b := happy()
+	b.byHat["reviewer"] = []turn{{onStart: func() { panic(crashed{}) }}}
+	runUntilCrash(t, newTestEngine(t, dir, b, settings()))
+
+	statePath := filepath.Join(dir, DirName, StateFile)
+	saved, _, err := Checkpoint{Path: statePath}.Load()
+	require.NoError(t, err)
+	require.NotNil(t, saved.Running, "killed while the reviewer ran")
+	recs := readLog(t, dir)
+	reviewerStart := recs[len(recs)-1]
+	require.Equal(t, TopicIterationStarted, reviewerStart.Event.Topic)
+	require.Equal(t, reviewerStart.End(), saved.Offset, "the checkpoint was written before the reviewer started")
+
+	// The log loses the reviewer's iteration.started: the checkpoint's
+	// offset is now past its end.
+	logPath := filepath.Join(dir, saved.EventsFile)
+	require.NoError(t, os.Truncate(logPath, reviewerStart.Offset))
+
+	w := &warnRecorder{}
+	b2 := happy()
+	out, err := newTestEngine(t, dir, b2, settings(), func(o *Options) { o.Start = StartResume; o.Reporter = w }).Run(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, ReasonCompleted, out.Reason, out.Message)
+	assert.Equal(t, saved.RunID, out.RunID, "the same run goes on")
+	assert.Equal(t, []string{"reviewer"}, b2.hats, "the build.done the builder published is the reviewer's, as the log says")
+
+	require.NotEmpty(t, w.warnings)
+	warning := w.warnings[0]
+	assert.Contains(t, warning, StateFile)
+	assert.Contains(t, warning, strconv.FormatInt(saved.Offset, 10), "the offset it claimed")
+	assert.Contains(t, warning, strconv.FormatInt(reviewerStart.Offset, 10)+" bytes", "the log's size")
+	aside, err := filepath.Glob(filepath.Join(dir, DirName, "state.corrupt.*.json"))
+	require.NoError(t, err)
+	require.Len(t, aside, 1, "the checkpoint was moved aside, not overwritten")
+	assert.Contains(t, warning, aside[0])
+
+	// Nothing lost, nothing twice: every event decided once, iterations
+	// numbered 1, 2, 3 with no trace of the cut one, and the checkpoint is
+	// the fold of the log.
+	recs = readLog(t, dir)
+	for _, r := range recs {
+		require.NoError(t, r.Err, "line at %d", r.Offset)
+	}
+	for _, topic := range []string{"build.task", "build.done", "LOOP_COMPLETE"} {
+		assert.Equal(t, 1, countDecisions(recs, topic), "decisions about %s", topic)
+	}
+	var started []int
+	for _, r := range recs {
+		if r.Event.Topic == TopicIterationStarted {
+			var p iterationStartedRecord
+			require.NoError(t, json.Unmarshal(r.Event.Payload, &p))
+			started = append(started, p.Iteration)
+		}
+	}
+	assert.Equal(t, []int{1, 2, 3}, started)
+	assert.Equal(t, 0, countInterrupted(recs), "no iteration recorded as interrupted: the log never had the cut one")
+	final, _, err := Checkpoint{Path: statePath}.Load()
+	require.NoError(t, err)
+	rebuilt := NewRunState()
+	rebuilt.EventsFile = final.EventsFile
+	for _, rec := range recs {
+		rebuilt.Apply(rec, twoHats(t))
+	}
+	assert.Equal(t, jsonOf(t, final), jsonOf(t, rebuilt))
+}
+
+// countInterrupted counts iteration.finished lines with the interrupted
+// outcome.
+func countInterrupted(recs []events.Record) int {
+	n := 0
+	for _, r := range recs {
+		if r.Event.Topic == TopicIterationFinished && strings.Contains(string(r.Event.Payload), `"outcome":"`+string(OutcomeInterrupted)+`"`) {
+			n++
+		}
+	}
+	return n
+}
+
+// A log replaced by one that runs past the checkpoint's offset but has no
+// line starting there is no more the checkpoint's log than a shorter one:
+// the resume rebuilds from it too, and decides the line that spans the
+// offset once.
+func TestResumeRebuildsWhenTheCheckpointOffsetIsMidLine(t *testing.T) {
+	dir := t.TempDir()
+	b := happy()
+	b.byHat["reviewer"] = []turn{{onStart: func() { panic(crashed{}) }}}
+	runUntilCrash(t, newTestEngine(t, dir, b, settings()))
+	statePath := filepath.Join(dir, DirName, StateFile)
+	saved, _, err := Checkpoint{Path: statePath}.Load()
+	require.NoError(t, err)
+	recs := readLog(t, dir)
+	reviewerStart := recs[len(recs)-1]
+
+	// In place of the reviewer's iteration.started, a longer line of the
+	// builder's, so that the checkpoint's offset falls inside it.
+	logPath := filepath.Join(dir, saved.EventsFile)
+	require.NoError(t, os.Truncate(logPath, reviewerStart.Offset))
+	note := events.Event{Topic: "build.note", Source: events.SourceAgent, Hat: "builder", Iteration: 2,
+		Payload: events.StringPayload(strings.Repeat("n", int(saved.Offset-reviewerStart.Offset)))}
+	require.NoError(t, events.AppendTo(logPath, note))
+
+	w := &warnRecorder{}
+	out, err := newTestEngine(t, dir, happy(), settings(), func(o *Options) { o.Start = StartResume; o.Reporter = w }).Run(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, ReasonCompleted, out.Reason, out.Message)
+	require.NotEmpty(t, w.warnings)
+	assert.Contains(t, w.warnings[0], "has no line starting there")
+	recs = readLog(t, dir)
+	assert.Equal(t, 1, countDecisions(recs, "build.note"), "the line spanning the offset is decided once")
+	assert.Equal(t, 1, countDecisions(recs, "build.done"))
+}

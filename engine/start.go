@@ -91,9 +91,30 @@ func (e *Engine) newerRunThan(st *RunState) (*RunState, error) {
 
 // catchUp folds the lines the log has past the checkpoint: a ralph killed
 // between a step's append and its checkpoint leaves them there, and whether
-// the run ended (loop.terminate) can be among them.
+// the run ended (loop.terminate) can be among them. A checkpoint whose
+// offset the log does not reach, or reaches in the middle of a line, is of
+// a log that has since been truncated or replaced: it cannot be trusted, so
+// it is moved aside and the run rebuilt from the log as it is.
 func (e *Engine) catchUp(st *RunState) (*RunState, error) {
-	r := events.NewReader(filepath.Join(e.opts.Workspace, st.EventsFile), st.Offset)
+	path := filepath.Join(e.opts.Workspace, st.EventsFile)
+	size, atLine, err := offsetInLog(path, st.Offset)
+	if err != nil {
+		return nil, err
+	}
+	if !atLine {
+		dest, err := e.checkpoint.MoveAside(e.now())
+		if err != nil {
+			return nil, err
+		}
+		why := "ends before it"
+		if size >= st.Offset {
+			why = "has no line starting there"
+		}
+		e.opts.Reporter.Warn(fmt.Sprintf("%s has folded %s up to byte %d, but the log is %d bytes and %s (truncated or replaced since); moved %s to %s and rebuilding the run from its event log",
+			StateFile, st.EventsFile, st.Offset, size, why, StateFile, dest))
+		return e.rebuildFromLog()
+	}
+	r := events.NewReader(path, st.Offset)
 	recs, err := r.Read()
 	if err != nil {
 		return nil, err
@@ -103,6 +124,33 @@ func (e *Engine) catchUp(st *RunState) (*RunState, error) {
 	}
 	st.Offset = max(st.Offset, r.Offset())
 	return st, nil
+}
+
+// offsetInLog returns the size of the log at path (0 when it does not
+// exist) and whether offset is where one of its lines starts, or its end:
+// 0, or just past a newline.
+func offsetInLog(path string, offset int64) (size int64, atLine bool, err error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, offset == 0, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("check event log: %w", err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return 0, false, fmt.Errorf("check event log: %w", err)
+	}
+	size = info.Size()
+	if offset == 0 || offset > size {
+		return size, offset == 0, nil
+	}
+	var before [1]byte
+	if _, err := f.ReadAt(before[:], offset-1); err != nil {
+		return size, false, fmt.Errorf("check event log: %w", err)
+	}
+	return size, before[0] == '\n', nil
 }
 
 // rebuildFromLog folds the current run's log from its first line. It

@@ -2,7 +2,10 @@ package engine
 
 import (
 	"errors"
+	"io"
+	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/ralph-loop/ralph/events"
@@ -80,23 +83,40 @@ func elapsed(st *RunState, held bool, now time.Time) time.Duration {
 	return st.Runtime(st.LastEventAt)
 }
 
-// lastEvents returns the last n events of a log, reading it once.
+// lastEvents returns the last n well-formed events of a log, in log order,
+// leaving out malformed and blank lines and a last line still being
+// written. It reads the log backwards from its end, so it costs the n lines
+// (and whatever malformed ones lie among them), whatever the log's size.
 func lastEvents(path string, n int) []events.Event {
 	if n <= 0 {
 		return nil
 	}
-	recs, err := events.NewReader(path, 0).Read()
+	f, err := os.Open(path)
 	if err != nil {
 		return nil
 	}
-	var out []events.Event
-	for _, r := range recs {
-		if r.Err == nil {
-			out = append(out, r.Event)
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	b := events.NewBackwardScanner(f, info.Size())
+	var dec events.Decoder
+	var out []events.Event // newest first
+	for len(out) < n {
+		_, line, err := b.Prev()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil
+		}
+		// The event owns its bytes: it keeps nothing of the line, which
+		// b reuses.
+		if ev, err := dec.ParseLine(line); err == nil {
+			out = append(out, ev)
 		}
 	}
-	if len(out) > n {
-		out = out[len(out)-n:]
-	}
+	slices.Reverse(out)
 	return out
 }

@@ -211,29 +211,38 @@ func (d *fastDecoder) stringField(dst *string) bool {
 	if d.literal("null") {
 		return true
 	}
+	s, ok := d.plainString()
+	if ok {
+		*dst = d.names.get(s)
+	}
+	return ok
+}
+
+// plainString reads a string that needs no unescaping and is valid UTF-8,
+// and returns its contents, borrowed from data (not nil, even when empty).
+func (d *fastDecoder) plainString() ([]byte, bool) {
 	if !d.consume('"') {
-		return false
+		return nil, false
 	}
 	start, ascii := d.i, true
 	for d.i < len(d.data) {
 		c := d.data[d.i]
 		switch {
 		case c == '"':
-			s := d.data[start:d.i]
+			s := d.data[start:d.i:d.i]
 			d.i++
 			if !ascii && !utf8.Valid(s) {
-				return false
+				return nil, false
 			}
-			*dst = d.names.get(s)
-			return true
+			return s, true
 		case c == '\\' || c < 0x20:
-			return false
+			return nil, false
 		case c >= utf8.RuneSelf:
 			ascii = false
 		}
 		d.i++
 	}
-	return false
+	return nil, false
 }
 
 // intField decodes a JSON integer that fits an int, or null, which leaves

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -309,28 +310,74 @@ func FuzzPayloadText(f *testing.F) {
 
 // FuzzDecodeFields holds DecodeFields to encoding/json: when it answers,
 // it fills what encoding/json fills, and it never answers for an object
-// encoding/json rejects.
+// encoding/json rejects. The struct has a field of every kind.
 func FuzzDecodeFields(f *testing.F) {
 	for _, s := range []string{
 		`{"iteration":3,"hat":"builder","outcome":"success","tokens":{"in":1}}`,
 		`{"hat":null,"iteration":null}`, `{"HAT":"x"}`, `{"hat":"a\"b"}`, `{"iteration":1.5}`, `{"hat":5}`,
 		`{}`, `[]`, `{"hat":"x"} y`, "{\"hat\":\"\xff\"}", `{"hat":"é","iteration":-12}`, `{"hat":"x","hat":"y"}`,
+		`{"ok":true,"cost":0.0123,"to":["reviewer","a"],"events":[1,2,3],"tokens":{"in":5,"out":"x"}}`,
+		`{"ok":false,"cost":-1e-3,"to":[],"events":[],"tokens":{}}`, `{"ok":null,"cost":null,"to":null,"events":null,"tokens":null}`,
+		`{"ok":1}`, `{"cost":1e400}`, `{"cost":"1"}`, `{"to":[null]}`, `{"to":["a",1]}`, `{"events":[1.5]}`, `{"events":[null]}`,
+		`{"events":[1,]}`, `{"to":["a" "b"]}`, `{"tokens":{"IN":1}}`, `{"tokens":{"in":1},"tokens":{"out":"y"}}`, `{"tokens":[1]}`,
+		`{"to":["a"],"to":["b","c"]}`, `{ "to" : [ "a" , "b" ] , "tokens" : { "in" : 1 } }`, `{"cost":-0}`, `{"cost":01}`,
 	} {
 		f.Add([]byte(s))
 	}
+	type tokens struct {
+		In  int    `json:"in"`
+		Out string `json:"out"`
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var want struct {
-			Iteration int    `json:"iteration"`
-			Hat       string `json:"hat"`
+			Iteration int      `json:"iteration"`
+			Hat       string   `json:"hat"`
+			OK        bool     `json:"ok"`
+			Cost      float64  `json:"cost"`
+			To        []string `json:"to"`
+			Events    []int64  `json:"events"`
+			Tokens    tokens   `json:"tokens"`
 		}
 		wantErr := json.Unmarshal(data, &want)
-		var iteration int
-		var hat string
-		if !events.DecodeFields(data, events.Field{Key: "iteration", Int: &iteration}, events.Field{Key: "hat", Str: &hat}) {
+		var (
+			iteration, count int
+			hat              string
+			ok               bool
+			cost             float64
+			to               []string
+			tok              tokens
+		)
+		fields := []events.Field{
+			{Key: "iteration", Int: &iteration}, {Key: "hat", Str: &hat}, {Key: "ok", Bool: &ok},
+			{Key: "cost", Float: &cost}, {Key: "to", Strs: &to}, {Key: "events", IntCount: &count},
+			{Key: "tokens", Obj: []events.Field{{Key: "in", Int: &tok.In}, {Key: "out", Str: &tok.Out}}},
+		}
+		var dec events.Decoder
+		answered := events.DecodeFields(data, fields...)
+		if answered != dec.DecodeFields(data, fields...) {
+			t.Fatalf("DecodeFields and Decoder.DecodeFields disagree on %q", data)
+		}
+		if !answered {
 			return
 		}
 		require.NoError(t, wantErr, "DecodeFields answered for %q, which encoding/json rejects", data)
 		require.Equal(t, want.Iteration, iteration, "iteration of %q", data)
 		require.Equal(t, want.Hat, hat, "hat of %q", data)
+		require.Equal(t, want.OK, ok, "ok of %q", data)
+		require.Equal(t, math.Float64bits(want.Cost), math.Float64bits(cost), "cost of %q", data)
+		require.Equal(t, want.To, to, "to of %q", data)
+		require.Equal(t, len(want.Events), count, "events of %q", data)
+		require.Equal(t, want.Tokens, tok, "tokens of %q", data)
+
+		// Bytes and ByteStrs answer as Str and Strs do, with the same values.
+		var hatBytes []byte
+		var toBytes [][]byte
+		fields[1], fields[4] = events.Field{Key: "hat", Bytes: &hatBytes}, events.Field{Key: "to", ByteStrs: &toBytes}
+		require.True(t, events.DecodeFields(data, fields...), "Bytes and ByteStrs refuse %q", data)
+		require.Equal(t, want.Hat, string(hatBytes), "hat bytes of %q", data)
+		require.Len(t, toBytes, len(want.To), "to bytes of %q", data)
+		for i, b := range toBytes {
+			require.Equal(t, want.To[i], string(b), "to bytes of %q", data)
+		}
 	})
 }

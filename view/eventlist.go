@@ -220,8 +220,10 @@ func (s *logPrinter) printAll(f *os.File, follow bool) error {
 // log back until it has N, so that it costs the same in a log of any size.
 // When following, it then reads on back to the last line that says where
 // the run is (in a live run, its start). Without a filter, --json counts
-// every malformed line of the log in the warning it prints, as a forward
-// read does, and so reads it all. Either way the N are printed first.
+// the malformed lines among those it read back for the N, and only those:
+// the lines before them are not looked at, and neither are the ones a
+// follow reads back past them for the run's start. The N are printed as
+// soon as they are found.
 func (s *logPrinter) printLast(f *os.File, follow bool) error {
 	info, err := f.Stat()
 	if err != nil {
@@ -231,7 +233,6 @@ func (s *logPrinter) printLast(f *os.File, follow bool) error {
 	s.offset = b.End()
 	var kept []events.Record // newest first
 	printed, noticed := false, !follow
-	countMalformed := s.filter == nil && s.p.JSON
 	for {
 		if !printed && len(kept) == s.last {
 			if err := s.printNewestFirst(kept); err != nil {
@@ -239,7 +240,7 @@ func (s *logPrinter) printLast(f *os.File, follow bool) error {
 			}
 			printed = true
 		}
-		if printed && noticed && !countMalformed {
+		if printed && noticed {
 			return nil
 		}
 		offset, line, err := b.Prev()
@@ -250,7 +251,7 @@ func (s *logPrinter) printLast(f *os.File, follow bool) error {
 			return err
 		}
 		wanted := !printed && s.filter.mayKeep(line)
-		if !wanted && (noticed || !s.mayNotice(line)) && !countMalformed {
+		if !wanted && (noticed || !s.mayNotice(line)) {
 			continue
 		}
 		rec := events.Record{Offset: offset, Line: line}
@@ -259,9 +260,12 @@ func (s *logPrinter) printLast(f *os.File, follow bool) error {
 			noticed = s.noticeRecord(rec)
 		}
 		switch {
-		case rec.Err != nil && s.p.JSON && s.keep(rec):
+		case !wanted || !s.keep(rec):
+		case rec.Err != nil && s.p.JSON:
+			// --json leaves a malformed line out, so it is not one of
+			// the N: counted, as record counts it.
 			s.p.Malformed++
-		case wanted && s.keep(rec):
+		default:
 			rec.Line = bytes.Clone(line) // b reuses its buffer
 			kept = append(kept, rec)
 		}

@@ -24,7 +24,10 @@ import (
 // lines and read --last from the end: every line decoded, every record
 // through Keep, a ring for --last, rows printed with fmt. The fast listing
 // must print exactly what it prints, count the same malformed lines, and
-// leave a follow at the same offset and run state.
+// leave a follow at the same offset and run state. The one difference is
+// documented: with --last, --json counts only the malformed lines that come
+// after the oldest of the N it prints (all of them when it finds fewer than
+// N), the lines a read from the end looks at.
 
 type referenceResult struct {
 	out       string
@@ -53,6 +56,7 @@ func referenceList(t *testing.T, path string, f EventFilter, last int, jsonOut, 
 		fmt.Fprintf(&out, tableFormat, "TIME", "ITER", "HAT", "SOURCE", "TOPIC", "PAYLOAD")
 	}
 	var ring []events.Record
+	var malformedAt []int64 // with --last, the offsets of the malformed lines --json leaves out
 	file, err := os.Open(path)
 	require.NoError(t, err)
 	defer file.Close()
@@ -74,7 +78,11 @@ func referenceList(t *testing.T, path string, f EventFilter, last int, jsonOut, 
 			return nil
 		}
 		if rec.Err != nil && jsonOut {
-			res.malformed++
+			if last > 0 {
+				malformedAt = append(malformedAt, rec.Offset)
+			} else {
+				res.malformed++
+			}
 			return nil
 		}
 		if last > 0 {
@@ -87,6 +95,11 @@ func referenceList(t *testing.T, path string, f EventFilter, last int, jsonOut, 
 		print(rec)
 		return nil
 	}))
+	for _, offset := range malformedAt {
+		if len(ring) < last || offset > ring[0].Offset {
+			res.malformed++
+		}
+	}
 	for _, rec := range ring {
 		print(rec)
 	}
@@ -128,11 +141,19 @@ func referenceClip(s string, n int) string {
 // fastList is the listing under test, up to where a follow would start.
 func fastList(t *testing.T, path string, f EventFilter, last int, jsonOut, apilot bool) referenceResult {
 	t.Helper()
+	return fastListing(t, path, f, last, jsonOut, apilot, true)
+}
+
+// fastListing is the listing under test, following or not; without
+// follow it does not track where the run is, so only its output and
+// malformed count are to be compared.
+func fastListing(t *testing.T, path string, f EventFilter, last int, jsonOut, apilot, follow bool) referenceResult {
+	t.Helper()
 	var out bytes.Buffer
 	p := &EventPrinter{W: &out, JSON: jsonOut, Loc: time.UTC, Autopilot: apilot}
 	require.NoError(t, p.Header())
 	s := &logPrinter{keep: f.Keep, filter: f.prefilter(), p: p, flush: func() error { return nil }, last: last, autopilot: apilot}
-	require.NoError(t, s.printExisting(path, true))
+	require.NoError(t, s.printExisting(path, follow))
 	return referenceResult{out: out.String(), malformed: p.Malformed, ended: s.ended, offset: s.offset}
 }
 
@@ -214,6 +235,9 @@ func TestFastListingMatchesReference(t *testing.T) {
 						want := referenceList(t, path, f, last, jsonOut, apilot)
 						got := fastList(t, path, f, last, jsonOut, apilot)
 						requireSameListing(t, want, got, "%s log, filter %+v, --last %d, json %v, autopilot %v", name, f, last, jsonOut, apilot)
+						got = fastListing(t, path, f, last, jsonOut, apilot, false)
+						require.Equal(t, want.malformed, got.malformed, "%s log, filter %+v, --last %d, json %v, autopilot %v, no follow: malformed lines", name, f, last, jsonOut, apilot)
+						require.Equal(t, want.out, got.out, "%s log, filter %+v, --last %d, json %v, autopilot %v, no follow", name, f, last, jsonOut, apilot)
 					}
 				}
 			}
@@ -295,5 +319,120 @@ func TestTableRowMatchesFmt(t *testing.T) {
 		referenceRow(&want, events.Record{Event: ev}, false)
 		p := &EventPrinter{Loc: time.UTC}
 		require.Equal(t, want.String(), string(p.appendRow(nil, ev)))
+	}
+}
+
+// The fast path's rows of ralph's bookkeeping lines are the slow path's,
+// for payloads of every shape it decodes and the ones it must leave to
+// encoding/json: wrong kinds, escapes, keys in another case, text to
+// sanitize or clip.
+func TestFastBookkeepingRowsMatchFmt(t *testing.T) {
+	payloads := map[string][]string{
+		engine.TopicIterationStarted: {
+			`{"iteration":1,"hat":"builder","events":[1],"backend":"claude"}`,
+			`{"iteration":2,"hat":"builder","events":[],"backend":""}`,
+			`{"hat":"reviewer","events":null,"confirming":true}`,
+			`{"hat":"reviewer","events":[1,2,3],"confirming":false,"backend":"codex"}`,
+			`{"iteration":"3","hat":"builder","events":[1]}`,
+			`{"iteration":3,"hat":"b\u0075ilder","events":[1]}`,
+			`{"iteration":3,"Hat":"builder","events":[1]}`,
+			`{"iteration":3,"hat":"builder","events":[1.5]}`,
+			`{"iteration":3,"hat":"builder","events":[null,1]}`,
+			`{"iteration":3,"hat":"builder","confirming":"yes"}`,
+			`{"iteration":3,"hat":"héros","events":[1],"backend":"` + strings.Repeat("long ", 30) + `"}`,
+			`{"iteration":3,"hat":"tab	hat","events":[1]}`,
+			`{"iteration":3,"hat":"two  spaces","events":[1]}`,
+			`{"iteration":3,"hat":"builder","events":[1],"extra":{"nested":[1,{"a":null}]}}`,
+			`{}`,
+		},
+		engine.TopicIterationFinished: {
+			`{"iteration":1,"hat":"builder","outcome":"success","exit_code":0,"duration_ms":1200,"tokens":{"input_tokens":900,"output_tokens":300},"cost_usd":0.01}`,
+			`{"iteration":2,"hat":"builder","outcome":"failure","failure":"exit","message":"exit status 1","duration_ms":420000,"tokens":{"input_tokens":12000,"output_tokens":3000},"cost_usd":0.2}`,
+			`{"hat":"builder","outcome":"failure","failure":"timeout","duration_ms":0,"tokens":null,"cost_usd":null}`,
+			`{"hat":"builder","outcome":"success","duration_ms":999,"tokens":{"input_tokens":999999,"output_tokens":1},"cost_usd":1e-9}`,
+			`{"hat":"builder","outcome":"success","duration_ms":999600,"tokens":{"input_tokens":1049999},"cost_usd":-0}`,
+			`{"hat":"builder","outcome":"success","duration_ms":59600,"tokens":{"input_tokens":2500000000},"cost_usd":12345.67891}`,
+			`{"hat":"builder","outcome":"success","duration_ms":3599600,"cost_usd":0.00005}`,
+			`{"hat":"builder","outcome":"success","duration_ms":7260000}`,
+			`{"hat":"builder","outcome":"success","duration_ms":-5}`,
+			`{"hat":"builder","outcome":"success","duration_ms":-5000}`,
+			`{"hat":"builder","outcome":"success","duration_ms":9223372036854}`,
+			`{"hat":"builder","outcome":"success","duration_ms":1.5}`,
+			`{"hat":"builder","outcome":"success","tokens":{"input_tokens":1,"cache_read_tokens":"x"}}`,
+			`{"hat":"builder","outcome":"success","tokens":{"Input_Tokens":1}}`,
+			`{"hat":"builder","outcome":"success","tokens":[1]}`,
+			`{"hat":"builder","outcome":"success","cost_usd":"0.1"}`,
+			`{"hat":"builder","outcome":"success","cost_usd":1e400}`,
+			`{"hat":"builder","outcome":"failure","failure":"exit","message":"line one\nline two\t\u001b[31mred"}`,
+			`{"hat":"builder","outcome":"failure","failure":"exit","message":"` + strings.Repeat("é", 120) + `"}`,
+		},
+		engine.TopicEventRouted: {
+			`{"offset":600,"topic":"build.task","to":["builder"]}`,
+			`{"offset":600,"topic":"build.task","to":["builder","reviewer"]}`,
+			`{"offset":600,"topic":"build.task","to":[]}`,
+			`{"offset":600,"topic":"build.task"}`,
+			`{"offset":600,"topic":"LOOP_COMPLETE","to":["ralph"],"as":"claim"}`,
+			`{"offset":600,"topic":"LOOP_COMPLETE","as":"completion"}`,
+			`{"offset":600,"topic":"LOOP_CANCEL","as":"cancellation"}`,
+			`{"offset":600,"topic":"build.task","to":["builder"],"as":"route"}`,
+			`{"offset":600,"topic":"build.task","to":["builder"],"as":"other"}`,
+			`{"offset":600,"topic":"build.task","to":[null]}`,
+			`{"offset":600,"topic":"build.task","to":"builder"}`,
+			`{"offset":600,"topic":"build.task","to":["a\/b"]}`,
+			`{"offset":600,"topic":"build.task","to":["builder"],"iteration":4,"hat":"builder"}`,
+		},
+	}
+	for topic, list := range payloads {
+		for _, payload := range list {
+			for _, own := range []struct {
+				iteration int
+				hat       string
+			}{{0, ""}, {7, ""}, {0, "own"}, {7, "own"}} {
+				ev := events.Event{TS: benchgen.Start, Topic: topic, Source: events.SourceRalph, Payload: json.RawMessage(payload),
+					Iteration: own.iteration, Hat: own.hat}
+				var want bytes.Buffer
+				referenceRow(&want, events.Record{Event: ev}, false)
+				p := &EventPrinter{Loc: time.UTC}
+				require.Equal(t, want.String(), string(p.appendRow(nil, ev)), "%s %s, own iteration %d and hat %q", topic, payload, own.iteration, own.hat)
+			}
+		}
+	}
+}
+
+// The fast path's pieces are the slow path's functions.
+func TestFastRowPiecesMatch(t *testing.T) {
+	durations := []time.Duration{0, 1, time.Microsecond, 499 * time.Microsecond, 500 * time.Microsecond, time.Millisecond,
+		999*time.Millisecond + 499*time.Microsecond, 999*time.Millisecond + 500*time.Microsecond, time.Second,
+		59*time.Second + 499*time.Millisecond, 59*time.Second + 500*time.Millisecond, time.Minute, 61 * time.Second,
+		time.Hour - 501*time.Millisecond, time.Hour - 500*time.Millisecond, time.Hour, 25*time.Hour + 30*time.Second,
+		-1, -time.Second, -time.Hour, time.Duration(1<<63 - 1), time.Duration(-1 << 63)}
+	for i := range 20000 {
+		durations = append(durations, time.Duration(i)*time.Duration(i)*time.Duration(i)*997*time.Microsecond)
+	}
+	for _, d := range durations {
+		require.Equal(t, humanDuration(d), string(appendHumanDuration(nil, d)), "%d", d)
+	}
+	counts := []int64{0, 1, -1, 999, 1000, 1049, 1050, 999949, 999950, 1_000_000, 1_049_999, -5000, 1<<63 - 1}
+	for i := range 20000 {
+		counts = append(counts, int64(i)*int64(i)*int64(i)*7)
+	}
+	for _, n := range counts {
+		require.Equal(t, humanCount(n), string(appendHumanCount(nil, n)), "%d", n)
+	}
+	cells := []string{"", "a", " a", "a ", "a  b", "a b", "a\tb", "a\nb", "\u00a0a", "a\u2003b", "é", "→", "\x1b[31m", "\x7f", "\u0085",
+		"\ufffd", "\xff", "bad \xc3", strings.Repeat("a", 100), strings.Repeat("a", 101), strings.Repeat("é", 100), strings.Repeat("é", 101)}
+	for _, c := range cells {
+		if plainCell([]byte(c), 100) {
+			require.Equal(t, c, Clip(Sanitize(c), 100), "%q is plain", c)
+		}
+	}
+	for _, c := range []string{"", "a b", "é → b", strings.Repeat("é", 100)} {
+		require.True(t, plainCell([]byte(c), 100), "%q", c)
+	}
+	for _, loc := range []*time.Location{time.UTC, time.FixedZone("x", -3*3600-1800), time.Local} {
+		for i := range 1000 {
+			ts := benchgen.Start.Add(time.Duration(i) * 7919 * time.Second)
+			require.Equal(t, ts.In(loc).Format("15:04:05"), string(appendClock(nil, ts.In(loc))))
+		}
 	}
 }

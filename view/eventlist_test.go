@@ -17,7 +17,8 @@ import (
 )
 
 // TestEventListing lists a short log through a filter and --last, and
-// counts the malformed line --json leaves out.
+// counts the malformed line --json leaves out (with --last, only when it is
+// among the lines read back from the end).
 func TestEventListing(t *testing.T) {
 	start := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	lines := []events.Event{
@@ -54,6 +55,15 @@ func TestEventListing(t *testing.T) {
 	}
 	topics, malformed := list(EventFilter{}, 0, false)
 	assert.Equal(t, []string{"loop.started", "build.task", "build.done", "build.done", "loop.terminate"}, topics)
+	assert.Equal(t, 1, malformed)
+	// --last reads from the end and counts the malformed lines among the
+	// lines it read: none after the last two events, one after the last
+	// three.
+	topics, malformed = list(EventFilter{}, 2, false)
+	assert.Equal(t, []string{"build.done", "loop.terminate"}, topics)
+	assert.Equal(t, 0, malformed)
+	topics, malformed = list(EventFilter{}, 3, false)
+	assert.Equal(t, []string{"build.done", "build.done", "loop.terminate"}, topics)
 	assert.Equal(t, 1, malformed)
 	topics, _ = list(EventFilter{Topic: "build.*", Hat: "builder"}, 1, false)
 	assert.Equal(t, []string{"build.done"}, topics)

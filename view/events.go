@@ -255,7 +255,8 @@ type EventPrinter struct {
 	// so its output stays valid for jq.
 	Malformed int
 
-	row []byte // the table row being built, reused
+	row  []byte    // the table row being built, reused
+	fast *fastRows // the table's fast path, made with the first row
 }
 
 // Table columns. Fixed widths instead of text/tabwriter, which holds every
@@ -299,12 +300,23 @@ func (p *EventPrinter) Print(rec events.Record) error {
 // and without a string per cell: a listing prints a row for each of
 // possibly millions of lines.
 func (p *EventPrinter) appendRow(row []byte, ev events.Event) []byte {
-	iteration, hat := Who(ev)
+	var c rowCells
+	fast := false
+	if !p.Autopilot {
+		if p.fast == nil {
+			p.fast = newFastRows()
+		}
+		c, fast = p.fast.cells(ev)
+	}
+	if !fast {
+		c.iteration, c.hat = Who(ev)
+	}
+	iteration := c.iteration
 	start := len(row)
 	if ev.TS.IsZero() {
 		row = append(row, '-')
 	} else {
-		row = ev.TS.In(p.Loc).AppendFormat(row, "15:04:05")
+		row = appendClock(row, ev.TS.In(p.Loc))
 	}
 	row = pad(row, 8-utf8.RuneCount(row[start:]))
 	row = append(row, "  "...)
@@ -315,20 +327,32 @@ func (p *EventPrinter) appendRow(row []byte, ev events.Event) []byte {
 		n := strconv.AppendInt(digits[:0], int64(iteration), 10)
 		row = append(pad(row, 4-len(n)), n...)
 	}
-	row = appendCell(row, orDash(hat), 12)
+	if c.hat == "" && len(c.payloadHat) > 0 {
+		row = appendCell(row, c.payloadHat, 12)
+	} else {
+		row = appendCell(row, orDash(c.hat), 12)
+	}
 	row = appendCell(row, orDash(ev.Source), 6)
 	row = appendCell(row, Sanitize(ev.Topic), 24)
 	row = append(row, "  "...)
-	row = append(row, Clip(Sanitize(p.describe(ev)), 100)...)
+	switch {
+	case fast && plainCell(c.text, 100):
+		row = append(row, c.text...)
+	case fast:
+		row = append(row, Clip(Sanitize(string(c.text)), 100)...)
+	default:
+		row = append(row, Clip(Sanitize(p.describe(ev)), 100)...)
+	}
 	return append(row, '\n')
 }
 
 // appendCell appends the column gap and s, left-aligned in width runes as
 // fmt's %-*s pads it.
-func appendCell(row []byte, s string, width int) []byte {
+func appendCell[S ~string | ~[]byte](row []byte, s S, width int) []byte {
 	row = append(row, "  "...)
+	start := len(row)
 	row = append(row, s...)
-	return pad(row, width-utf8.RuneCountInString(s))
+	return pad(row, width-utf8.RuneCount(row[start:]))
 }
 
 // pad appends n spaces (none when n <= 0).

@@ -51,7 +51,11 @@ func Sanitize(s string) string {
 // byte such as 0x9b is CSI to a terminal that is not in UTF-8 mode) without
 // control characters.
 func clean(s string) bool {
-	for _, c := range s {
+	i := 0
+	for i < len(s) && ' ' <= s[i] && s[i] < 0x7f {
+		i++ // printable ASCII, the common case, without decoding runes
+	}
+	for _, c := range s[i:] {
 		if unicode.IsControl(c) || c == utf8.RuneError {
 			return false
 		}

@@ -137,8 +137,13 @@ func (c *eventsCmd) Run(ctx context.Context, g *globals) (err error) {
 		return err
 	}
 	if p.Malformed > 0 {
-		fmt.Fprintf(g.stderr, "ralph: warning: left out %s of %s (not JSON events)\n",
-			plural.Count(p.Malformed, "malformed line", "malformed lines"), path)
+		// --last reads only the log's end, and counts only what it read.
+		var scope string
+		if c.Last > 0 {
+			scope = fmt.Sprintf("; --last %d reads only the log's end, so lines before it were not counted", c.Last)
+		}
+		fmt.Fprintf(g.stderr, "ralph: warning: left out %s of %s (not JSON events)%s\n",
+			plural.Count(p.Malformed, "malformed line", "malformed lines"), path, scope)
 	}
 	return nil
 }
