@@ -203,6 +203,7 @@ func appendRoute(t, topic []byte, to [][]byte, as engine.Disposition) []byte {
 		return append(t, ": completion accepted"...)
 	case engine.AsCancellation:
 		return append(t, ": run cancelled"...)
+	case engine.AsRoute: // to the hats, below
 	}
 	t = append(t, " → "...)
 	if len(to) == 0 {
