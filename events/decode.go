@@ -17,6 +17,11 @@ import (
 // reference. FuzzDecodeFast holds the two to agreement.
 func decodeFast(line []byte, names interner) (Event, bool) {
 	d := fastDecoder{data: line, names: names}
+	return d.event()
+}
+
+// event is decodeFast on d's data.
+func (d *fastDecoder) event() (Event, bool) {
 	ev, ok := d.object()
 	if !ok || ev.Topic == "" {
 		return Event{}, false
@@ -29,6 +34,12 @@ type fastDecoder struct {
 	data  []byte
 	i     int
 	names interner // may be nil
+	// payloadFields, when set, are filled from an object payload as it is
+	// read (see Decoder.ParseLineFields); payloads counts the payload keys
+	// and fieldsOK says the last one filled them.
+	payloadFields []Field
+	payloads      int
+	fieldsOK      bool
 }
 
 // interner shares the strings a log repeats on every line (topics, hats,
@@ -89,7 +100,7 @@ func (d *fastDecoder) object() (Event, bool) {
 			ts = d.data[start:d.i]
 		case "payload":
 			start := d.i
-			spaced, ok := d.value(0)
+			spaced, ok := d.payloadValue()
 			if !ok {
 				return ev, false
 			}
@@ -128,6 +139,39 @@ func (d *fastDecoder) object() (Event, bool) {
 	ev.TS = parseTS(ts)
 	ev.Payload = fastPayload(payload, payloadSpaced)
 	return ev, true
+}
+
+// payloadValue is value for the payload, filling payloadFields from it
+// on the way when they are set and it is an object DecodeFields is sure
+// of: a caller that wants a few of its fields then need not read it again.
+func (d *fastDecoder) payloadValue() (spaced, ok bool) {
+	d.payloads++
+	d.fieldsOK = false
+	if d.payloadFields == nil || d.i >= len(d.data) || d.data[d.i] != '{' {
+		return d.value(0)
+	}
+	start := d.i
+	if d.fields(d.payloadFields) {
+		d.fieldsOK = true
+		if !hasSpace(d.data[start:d.i]) {
+			return false, true // valid, as fields checked, and compact
+		}
+	}
+	// Whether the whitespace is between tokens (or, after a refusal, whether
+	// the value is valid) is value's to say.
+	d.i = start
+	return d.value(0)
+}
+
+// hasSpace reports whether b holds a JSON whitespace byte anywhere.
+func hasSpace(b []byte) bool {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			return true
+		}
+	}
+	return false
 }
 
 // fastPayload is normalizePayload for a value already known to be valid:

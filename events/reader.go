@@ -58,6 +58,25 @@ func (d *Decoder) ParseLine(line []byte) (Event, error) {
 	return parseLine(line, d.names)
 }
 
+// ParseLineFields is ParseLine that also fills fields from the line's
+// payload, as DecodeFields would, in the same pass over the line: a view
+// that shows a few fields of each of millions of payloads reads each once.
+// filled reports that it did; when false (the payload is not an object
+// DecodeFields is sure of, the line has more than one payload, or
+// encoding/json decoded the line) the fields hold anything and the caller
+// decodes the payload itself. The event and error are ParseLine's.
+func (d *Decoder) ParseLineFields(line []byte, fields []Field) (ev Event, filled bool, err error) {
+	if d.names == nil {
+		d.names = interner{}
+	}
+	fd := fastDecoder{data: line, names: d.names, payloadFields: fields}
+	if ev, ok := fd.event(); ok {
+		return ev, fd.fieldsOK && fd.payloads == 1, nil
+	}
+	ev, err = parseLineJSON(line)
+	return ev, false, err
+}
+
 // parseLine is ParseLine sharing repeated strings through names.
 func parseLine(line []byte, names interner) (Event, error) {
 	if ev, ok := decodeFast(line, names); ok {

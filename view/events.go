@@ -276,6 +276,30 @@ func (p *EventPrinter) Header() error {
 // Print writes one record. It keeps nothing of rec once it returns, so a
 // caller may pass a line it is about to reuse.
 func (p *EventPrinter) Print(rec events.Record) error {
+	return p.print(rec, false)
+}
+
+// decode is dec.ParseLine for a line about to be printed: the table fills
+// its row's fields from the payload in the same pass, and filled, passed
+// on to print with the record, says it did.
+func (p *EventPrinter) decode(dec *events.Decoder, line []byte) (ev events.Event, filled bool, err error) {
+	if p.JSON || p.Autopilot {
+		ev, err = dec.ParseLine(line)
+		return ev, false, err
+	}
+	return p.fastRows().decode(dec, line)
+}
+
+// fastRows is the table's fast path, made when first needed.
+func (p *EventPrinter) fastRows() *fastRows {
+	if p.fast == nil {
+		p.fast = newFastRows()
+	}
+	return p.fast
+}
+
+// print is Print for a record decode decoded, filled as it said.
+func (p *EventPrinter) print(rec events.Record, filled bool) error {
 	if p.JSON {
 		if rec.Err != nil {
 			p.Malformed++
@@ -291,7 +315,7 @@ func (p *EventPrinter) Print(rec events.Record) error {
 		_, err := fmt.Fprintf(p.W, tableFormat, "-", "-", "-", "-", "(malformed)", Clip(Sanitize(string(rec.Line)), 80))
 		return err
 	}
-	p.row = p.appendRow(p.row[:0], rec.Event)
+	p.row = p.appendDecodedRow(p.row[:0], rec.Event, filled)
 	_, err := p.W.Write(p.row)
 	return err
 }
@@ -300,13 +324,16 @@ func (p *EventPrinter) Print(rec events.Record) error {
 // and without a string per cell: a listing prints a row for each of
 // possibly millions of lines.
 func (p *EventPrinter) appendRow(row []byte, ev events.Event) []byte {
+	return p.appendDecodedRow(row, ev, false)
+}
+
+// appendDecodedRow is appendRow for an event decode decoded, filled as it
+// said.
+func (p *EventPrinter) appendDecodedRow(row []byte, ev events.Event, filled bool) []byte {
 	var c rowCells
 	fast := false
 	if !p.Autopilot {
-		if p.fast == nil {
-			p.fast = newFastRows()
-		}
-		c, fast = p.fast.cells(ev)
+		c, fast = p.fastRows().cells(ev, filled)
 	}
 	if !fast {
 		c.iteration, c.hat = Who(ev)

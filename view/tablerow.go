@@ -2,6 +2,7 @@ package view
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"time"
 	"unicode"
@@ -60,7 +61,13 @@ type rowCells struct {
 type fastRows struct {
 	f                         rowFields
 	started, finished, routed []events.Field
-	text                      []byte
+	// all is the three lists in one, for filling the fields while the line
+	// is decoded, before its topic is known: a key of one topic's payload
+	// that another's names too must then be of that one's kind, which
+	// ralph's payloads are (a payload that is not is read again by its
+	// topic's list alone).
+	all  []events.Field
+	text []byte
 }
 
 func newFastRows() *fastRows {
@@ -87,13 +94,28 @@ func newFastRows() *fastRows {
 		events.Field{Key: "topic", Bytes: &f.topic},
 		events.Field{Key: "to", ByteStrs: &f.to},
 		events.Field{Key: "as", Bytes: &f.as})
+	r.all = append(slices.Clone(r.started), r.finished[2:]...)
+	r.all = append(r.all, r.routed[2:]...)
 	return r
+}
+
+// reset zeroes the fields for the next payload, keeping to's array.
+func (r *fastRows) reset() {
+	r.f = rowFields{to: r.f.to[:0]}
+}
+
+// decode is dec.ParseLineFields filling the row's fields from the line's
+// payload; filled says cells may use them for the event.
+func (r *fastRows) decode(dec *events.Decoder, line []byte) (ev events.Event, filled bool, err error) {
+	r.reset()
+	return dec.ParseLineFields(line, r.all)
 }
 
 // cells returns the row's iteration and hat (as Who) and its payload cell
 // before sanitizing and clipping (as describe), or false when the slow path
-// must say. What it returns is valid until the next call.
-func (r *fastRows) cells(ev events.Event) (rowCells, bool) {
+// must say. filled says decode filled the fields from ev's line. What it
+// returns is valid until the next call.
+func (r *fastRows) cells(ev events.Event, filled bool) (rowCells, bool) {
 	c := rowCells{iteration: ev.Iteration, hat: ev.Hat}
 	if ev.Source != events.SourceRalph || !isObject(ev.Payload) {
 		var ok bool
@@ -111,9 +133,11 @@ func (r *fastRows) cells(ev events.Event) (rowCells, bool) {
 	default:
 		return c, false
 	}
-	r.f = rowFields{to: r.f.to[:0]}
-	if !events.DecodeFields(ev.Payload, fields...) {
-		return c, false
+	if !filled {
+		r.reset()
+		if !events.DecodeFields(ev.Payload, fields...) {
+			return c, false
+		}
 	}
 	f := &r.f
 	if c.iteration == 0 {
