@@ -34,12 +34,16 @@ type fastDecoder struct {
 	data  []byte
 	i     int
 	names interner // may be nil
-	// payloadFields, when set, are filled from an object payload as it is
-	// read (see Decoder.ParseLineFields); payloads counts the payload keys
-	// and fieldsOK says the last one filled them.
-	payloadFields []Field
-	payloads      int
-	fieldsOK      bool
+	// fieldsFor, when set, gives the fields to fill from an object payload
+	// as it is read, by the topic read before it (see
+	// Decoder.ParseLineFields); fieldsTopic is that topic, payloads counts
+	// the payload keys and fieldsOK says the last one filled its fields.
+	fieldsFor   func(topic string) []Field
+	fieldsTopic string
+	payloads    int
+	fieldsOK    bool
+	// sawSpace is set by skipSpace when it skips anything.
+	sawSpace bool
 }
 
 // interner shares the strings a log repeats on every line (topics, hats,
@@ -100,7 +104,7 @@ func (d *fastDecoder) object() (Event, bool) {
 			ts = d.data[start:d.i]
 		case "payload":
 			start := d.i
-			spaced, ok := d.payloadValue()
+			spaced, ok := d.payloadValue(ev.Topic)
 			if !ok {
 				return ev, false
 			}
@@ -137,50 +141,47 @@ func (d *fastDecoder) object() (Event, bool) {
 		return ev, false
 	}
 	ev.TS = parseTS(ts)
-	ev.Payload = fastPayload(payload, payloadSpaced)
+	ev.Payload = fastPayload(payload, payloadSpaced, d.fieldsFor != nil)
 	return ev, true
 }
 
-// payloadValue is value for the payload, filling payloadFields from it
-// on the way when they are set and it is an object DecodeFields is sure
-// of: a caller that wants a few of its fields then need not read it again.
-func (d *fastDecoder) payloadValue() (spaced, ok bool) {
+// payloadValue is value for the payload, filling the fields fieldsFor
+// gives for topic from it on the way when it is an object DecodeFields is
+// sure of: a caller that wants a few of its fields then need not read it
+// again.
+func (d *fastDecoder) payloadValue(topic string) (spaced, ok bool) {
 	d.payloads++
 	d.fieldsOK = false
-	if d.payloadFields == nil || d.i >= len(d.data) || d.data[d.i] != '{' {
+	if d.fieldsFor == nil || d.i >= len(d.data) || d.data[d.i] != '{' {
+		return d.value(0)
+	}
+	fields := d.fieldsFor(topic)
+	if fields == nil {
 		return d.value(0)
 	}
 	start := d.i
-	if d.fields(d.payloadFields) {
-		d.fieldsOK = true
-		if !hasSpace(d.data[start:d.i]) {
-			return false, true // valid, as fields checked, and compact
-		}
+	d.sawSpace = false
+	if d.fields(fields) {
+		// Whitespace between tokens is skipped by skipSpace, which the
+		// fields' decoding calls between every two.
+		d.fieldsOK, d.fieldsTopic = true, topic
+		return d.sawSpace, true
 	}
-	// Whether the whitespace is between tokens (or, after a refusal, whether
-	// the value is valid) is value's to say.
-	d.i = start
+	d.i = start // the value's validity is value's to say
 	return d.value(0)
 }
 
-// hasSpace reports whether b holds a JSON whitespace byte anywhere.
-func hasSpace(b []byte) bool {
-	for _, c := range b {
-		switch c {
-		case ' ', '\t', '\r', '\n':
-			return true
-		}
-	}
-	return false
-}
-
 // fastPayload is normalizePayload for a value already known to be valid:
-// only one with whitespace between its tokens needs compacting.
-func fastPayload(raw []byte, spaced bool) json.RawMessage {
+// only one with whitespace between its tokens needs compacting. borrow
+// returns a compact one as the line's own bytes rather than a copy.
+func fastPayload(raw []byte, spaced, borrow bool) json.RawMessage {
 	if raw == nil || bytes.Equal(raw, []byte("null")) {
 		return nil
 	}
 	if !spaced {
+		if borrow {
+			return raw[:len(raw):len(raw)]
+		}
 		return bytes.Clone(raw)
 	}
 	var buf bytes.Buffer
@@ -222,6 +223,7 @@ func (d *fastDecoder) skipSpace() {
 		switch d.data[d.i] {
 		case ' ', '\t', '\r', '\n':
 			d.i++
+			d.sawSpace = true
 		default:
 			return
 		}

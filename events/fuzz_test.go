@@ -399,7 +399,8 @@ func FuzzParseLineFields(f *testing.F) {
 		`{"topic":"a","payload":{"HAT":"x"}}`, `{"topic":"a","payload":{"hat":"a\"b"}}`, `{"topic":"a","payload":null}`,
 		`{"topic":"a","payload":{"to":["a",1]}}`, `{"topic":"a","payload":{"x":[[[1]]]}}`, `{"topic":"","payload":{}}`,
 		`{"topic":"a","payload":{"hat":"x"} ,"iteration":1.5}`, `{"topic":"a","payload":{"events":[1,2],"ok":null}}`,
-		`{"topic":"a","payload":{"hat":"x"}`, `{"topic":"a","payload":{"hat":"x",}}`, "{\"topic\":\"a\",\"payload\":{\"hat\":\"\xff\"}}",
+		`{"topic":"a","payload":{"hat":"x"}`, `{"topic":"none","payload":{"hat":"x"}}`, `{"payload":{"hat":"x"},"topic":"a"}`,
+		`{"topic":"a","payload":{"hat":"x"},"topic":"b"}`, `{"topic":"a","payload":{"hat":"x"},"topic":null}`, `{"topic":"a","payload":{"hat":"x",}}`, "{\"topic\":\"a\",\"payload\":{\"hat\":\"\xff\"}}",
 	} {
 		f.Add([]byte(s))
 	}
@@ -423,12 +424,22 @@ func FuzzParseLineFields(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line []byte) {
 		want, wantErr := events.ParseLine(line)
 		var got values
-		ev, filled, err := dec.ParseLineFields(line, fieldsOf(&got))
+		var asked []string
+		fieldsFor := func(topic string) []events.Field {
+			asked = append(asked, topic)
+			if topic == "none" {
+				return nil
+			}
+			return fieldsOf(&got)
+		}
+		ev, filled, err := dec.ParseLineFields(line, fieldsFor)
 		require.Equal(t, wantErr, err, "ParseLineFields' error is ParseLine's for %q", line)
 		requireSameEvent(t, want, ev)
 		if !filled {
 			return
 		}
+		require.Equal(t, ev.Topic, asked[len(asked)-1], "filled for the line's topic in %q", line)
+		require.NotEqual(t, "none", ev.Topic, "filled without fields in %q", line)
 		var again values
 		require.True(t, events.DecodeFields(ev.Payload, fieldsOf(&again)...), "filled from %q, which DecodeFields refuses", line)
 		require.Equal(t, math.Float64bits(again.cost), math.Float64bits(got.cost), "cost of %q", line)

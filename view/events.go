@@ -281,7 +281,9 @@ func (p *EventPrinter) Print(rec events.Record) error {
 
 // decode is dec.ParseLine for a line about to be printed: the table fills
 // its row's fields from the payload in the same pass, and filled, passed
-// on to print with the record, says it did.
+// on to print with the record, says it did. The event may borrow line
+// (see events.Decoder.ParseLineFields): it is to be printed before line is
+// reused, and not kept.
 func (p *EventPrinter) decode(dec *events.Decoder, line []byte) (ev events.Event, filled bool, err error) {
 	if p.JSON || p.Autopilot {
 		ev, err = dec.ParseLine(line)
@@ -382,13 +384,21 @@ func appendCell[S ~string | ~[]byte](row []byte, s S, width int) []byte {
 	return pad(row, width-utf8.RuneCount(row[start:]))
 }
 
-// pad appends n spaces (none when n <= 0).
+// pad appends n spaces (none when n <= 0), a cell's width at a time
+// rather than a byte at a time: every row pads four cells.
 func pad(row []byte, n int) []byte {
-	for ; n > 0; n-- {
-		row = append(row, ' ')
+	for n > len(spaces) {
+		row = append(row, spaces...)
+		n -= len(spaces)
+	}
+	if n > 0 {
+		row = append(row, spaces[:n]...)
 	}
 	return row
 }
+
+// spaces is what pad appends, as wide as the widest column.
+const spaces = "                        "
 
 // describe is the table's payload cell: an autopilot's events in the
 // words `ralph autopilot` prints, a loop's as describe renders them.

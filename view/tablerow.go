@@ -2,7 +2,6 @@ package view
 
 import (
 	"bytes"
-	"slices"
 	"strconv"
 	"time"
 	"unicode"
@@ -61,13 +60,9 @@ type rowCells struct {
 type fastRows struct {
 	f                         rowFields
 	started, finished, routed []events.Field
-	// all is the three lists in one, for filling the fields while the line
-	// is decoded, before its topic is known: a key of one topic's payload
-	// that another's names too must then be of that one's kind, which
-	// ralph's payloads are (a payload that is not is read again by its
-	// topic's list alone).
-	all  []events.Field
-	text []byte
+	// fieldsFor is the method value, made once rather than for each line.
+	fieldsFor func(topic string) []events.Field
+	text      []byte
 }
 
 func newFastRows() *fastRows {
@@ -94,9 +89,21 @@ func newFastRows() *fastRows {
 		events.Field{Key: "topic", Bytes: &f.topic},
 		events.Field{Key: "to", ByteStrs: &f.to},
 		events.Field{Key: "as", Bytes: &f.as})
-	r.all = append(slices.Clone(r.started), r.finished[2:]...)
-	r.all = append(r.all, r.routed[2:]...)
+	r.fieldsFor = r.topicFields
 	return r
+}
+
+// topicFields is the field list of a topic the fast path describes, or nil.
+func (r *fastRows) topicFields(topic string) []events.Field {
+	switch topic {
+	case engine.TopicIterationStarted:
+		return r.started
+	case engine.TopicIterationFinished:
+		return r.finished
+	case engine.TopicEventRouted:
+		return r.routed
+	}
+	return nil
 }
 
 // reset zeroes the fields for the next payload, keeping to's array.
@@ -108,7 +115,7 @@ func (r *fastRows) reset() {
 // payload; filled says cells may use them for the event.
 func (r *fastRows) decode(dec *events.Decoder, line []byte) (ev events.Event, filled bool, err error) {
 	r.reset()
-	return dec.ParseLineFields(line, r.all)
+	return dec.ParseLineFields(line, r.fieldsFor)
 }
 
 // cells returns the row's iteration and hat (as Who) and its payload cell
@@ -122,15 +129,8 @@ func (r *fastRows) cells(ev events.Event, filled bool) (rowCells, bool) {
 		c.text, ok = payloadBytes(ev.Payload)
 		return c, ok
 	}
-	var fields []events.Field
-	switch ev.Topic {
-	case engine.TopicIterationStarted:
-		fields = r.started
-	case engine.TopicIterationFinished:
-		fields = r.finished
-	case engine.TopicEventRouted:
-		fields = r.routed
-	default:
+	fields := r.topicFields(ev.Topic)
+	if fields == nil {
 		return c, false
 	}
 	if !filled {
