@@ -255,8 +255,94 @@ type EventPrinter struct {
 	// so its output stays valid for jq.
 	Malformed int
 
-	row  []byte    // the table row being built, reused
-	fast *fastRows // the table's fast path, made with the first row
+	row   []byte     // the table row being built, reused
+	fast  *fastRows  // the table's fast path, made with the first row
+	clock clockCache // the time of day of the last row's second
+	cells cellCache  // the hat, source and topic cells of recent rows
+}
+
+// A column is one of the table's text columns whose cells cellCache keeps.
+type column struct {
+	width    int
+	sanitize bool // the cell is Sanitize of the value
+}
+
+var (
+	hatColumn    = column{width: 12}
+	sourceColumn = column{width: 6}
+	topicColumn  = column{width: 24, sanitize: true}
+)
+
+// cellCache keeps the cells of the values a log repeats on every line (a
+// few sources, topics and hats), padded, so that a row copies each rather
+// than checking, measuring and padding it again. It is direct-mapped: a
+// value that collides with another is made again.
+type cellCache [64]cachedCell
+
+// cachedCell is value's cell in col.
+type cachedCell struct {
+	value string
+	col   column
+	cell  []byte
+}
+
+// appendCell is appendCell(row, value, col.width), of Sanitize(value) for
+// a column that sanitizes.
+func (c *cellCache) appendCell(row []byte, value string, col column) []byte {
+	e := &c[cellSlot(value, col)%len(c)]
+	// Values are mostly the decoder's shared strings, which compare equal
+	// by their address, without reading their bytes.
+	if e.cell == nil || e.col != col || e.value != value {
+		e.fill(value, col)
+	}
+	return append(row, e.cell...)
+}
+
+// appendBytesCell is appendCell for a value borrowed from a payload.
+func (c *cellCache) appendBytesCell(row []byte, value []byte, col column) []byte {
+	e := &c[cellSlot(value, col)%len(c)]
+	if e.cell == nil || e.col != col || e.value != string(value) {
+		e.fill(string(value), col)
+	}
+	return append(row, e.cell...)
+}
+
+// cellSlot spreads values over the cache by their length and ends.
+func cellSlot[S ~string | ~[]byte](value S, col column) int {
+	h := col.width
+	if n := len(value); n > 0 {
+		h += n*7 + int(value[0]) + 3*int(value[n-1])
+	}
+	return h
+}
+
+// fill makes e value's cell in col.
+func (e *cachedCell) fill(value string, col column) {
+	text := value
+	if col.sanitize {
+		text = Sanitize(value)
+	}
+	e.value, e.col, e.cell = value, col, appendCell(e.cell[:0], text, col.width)
+}
+
+// clockCache is the time of day of one second in one location: a log's
+// lines come many to a second, and each time of day would otherwise look
+// up its location's zone again.
+type clockCache struct {
+	sec  int64
+	loc  *time.Location
+	text []byte
+}
+
+// appendClock is appendClock(row, t.In(p.Loc)), from the cache when t is
+// in the same second as the last time.
+func (p *EventPrinter) appendClock(row []byte, t time.Time) []byte {
+	c := &p.clock
+	if sec := t.Unix(); c.text == nil || sec != c.sec || c.loc != p.Loc {
+		c.text = appendClock(c.text[:0], t.In(p.Loc))
+		c.sec, c.loc = sec, p.Loc
+	}
+	return append(row, c.text...)
 }
 
 // Table columns. Fixed widths instead of text/tabwriter, which holds every
@@ -345,7 +431,7 @@ func (p *EventPrinter) appendDecodedRow(row []byte, ev events.Event, filled bool
 	if ev.TS.IsZero() {
 		row = append(row, '-')
 	} else {
-		row = appendClock(row, ev.TS.In(p.Loc))
+		row = p.appendClock(row, ev.TS)
 	}
 	row = pad(row, 8-utf8.RuneCount(row[start:]))
 	row = append(row, "  "...)
@@ -357,12 +443,12 @@ func (p *EventPrinter) appendDecodedRow(row []byte, ev events.Event, filled bool
 		row = append(pad(row, 4-len(n)), n...)
 	}
 	if c.hat == "" && len(c.payloadHat) > 0 {
-		row = appendCell(row, c.payloadHat, 12)
+		row = p.cells.appendBytesCell(row, c.payloadHat, hatColumn)
 	} else {
-		row = appendCell(row, orDash(c.hat), 12)
+		row = p.cells.appendCell(row, orDash(c.hat), hatColumn)
 	}
-	row = appendCell(row, orDash(ev.Source), 6)
-	row = appendCell(row, Sanitize(ev.Topic), 24)
+	row = p.cells.appendCell(row, orDash(ev.Source), sourceColumn)
+	row = p.cells.appendCell(row, ev.Topic, topicColumn)
 	row = append(row, "  "...)
 	switch {
 	case fast && plainCell(c.text, 100):

@@ -2,6 +2,7 @@ package view
 
 import (
 	"bytes"
+	"encoding/binary"
 	"strconv"
 	"time"
 	"unicode"
@@ -302,8 +303,13 @@ func appendTwoDigits(t []byte, n int) []byte {
 // but single spaces between words (what strings.Fields and a join keep),
 // and at most n runes.
 func plainCell(s []byte, n int) bool {
-	prev, runes := byte(' '), 0 // a leading space is not kept
-	for i := 0; i < len(s); runes++ {
+	i := plainASCIIPrefix(s)
+	prev, runes := byte(' '), i // a leading space is not kept
+	if i > 0 {
+		prev = s[i-1]
+	}
+	for i < len(s) {
+		runes++
 		c := s[i]
 		if ' ' < c && c < 0x7f {
 			prev = c // printable ASCII but a space, the common case
@@ -326,6 +332,35 @@ func plainCell(s []byte, n int) bool {
 		i += size
 	}
 	return (prev != ' ' || len(s) == 0) && runes <= n
+}
+
+// Masks for testing the eight bytes of a word at once.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+	lows  = 0x7f7f7f7f7f7f7f7f
+	blank = 0x2020202020202020
+)
+
+// plainASCIIPrefix is how many bytes of s, a multiple of eight, plainCell
+// would pass byte by byte as printable ASCII without two spaces in a row
+// or a leading one, taken eight at a time: the cells are mostly such
+// text, and this is most of their cost.
+func plainASCIIPrefix(s []byte) int {
+	i, prevSpace := 0, true
+	for ; i+8 <= len(s); i += 8 {
+		x := binary.LittleEndian.Uint64(s[i:])
+		low := x & lows
+		above := ((low + ones) | x) & highs            // a byte of 0x7f or more
+		below := ^(low + (highs - blank)) & ^x & highs // a byte under 0x20
+		y := x ^ blank
+		space := ^(((y & lows) + lows) | y) & highs // a byte that is a space
+		if above|below != 0 || space&(space<<8) != 0 || (prevSpace && s[i] == ' ') {
+			break
+		}
+		prevSpace = s[i+7] == ' '
+	}
+	return i
 }
 
 // appendClock appends t's time of day as "15:04:05" lays it out.

@@ -3,6 +3,9 @@ package view
 import (
 	"bytes"
 	"testing"
+	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
@@ -11,8 +14,9 @@ import (
 )
 
 // FuzzDecodedRow holds the table's row for a line whose fields were
-// filled while it was decoded to the row for the same line decoded alone,
-// whose payload the row reads again: the same bytes, or the same error.
+// filled while it was decoded, by a printer that has printed the lines
+// before, to the row a new printer prints of the same line decoded alone,
+// whose payload it reads again: the same bytes, or the same error.
 func FuzzDecodedRow(f *testing.F) {
 	for i := range 2 * len(benchgen.Cycle) {
 		f.Add([]byte(benchgen.Line(i)))
@@ -28,8 +32,10 @@ func FuzzDecodedRow(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	filledPrinter := &EventPrinter{Loc: benchgen.Start.Location()}
-	alonePrinter := &EventPrinter{Loc: benchgen.Start.Location()}
+	// The filled printer lives across inputs, as a listing's does, with
+	// whatever it caches; the other is new for each.
+	loc := time.FixedZone("odd", -(3*3600 + 30*60 + 7))
+	filledPrinter := &EventPrinter{Loc: loc}
 	var filledDec, aloneDec events.Decoder
 	f.Fuzz(func(t *testing.T, line []byte) {
 		if bytes.IndexByte(line, '\n') >= 0 {
@@ -42,6 +48,56 @@ func FuzzDecodedRow(f *testing.F) {
 			return
 		}
 		got := string(filledPrinter.appendDecodedRow(nil, ev, filled))
+		alonePrinter := &EventPrinter{Loc: loc}
 		require.Equal(t, string(alonePrinter.appendRow(nil, want)), got, "row of %q (filled %v)", line, filled)
 	})
+}
+
+// FuzzPlainCell holds plainCell, which takes eight bytes at a time, to the
+// same test taken a byte at a time, and to what it stands for: Clip and
+// Sanitize leave a plain cell as it is.
+func FuzzPlainCell(f *testing.F) {
+	for _, s := range []string{
+		"", " ", "a", "builder success 1s 1.3k tok $0.0123", "tests: pass, lint: pass, run 5",
+		"12345678 12345678", "1234567  abcdefgh", "abcdefg  bcdefgh", "abcdefgh ", " abcdefgh",
+		"abcdefg\x7fabc", "abcdefgh\tabc", "héros à l'œuvre", "abcdefgh\xffabcdefgh", "abc\u2028defghij",
+	} {
+		f.Add([]byte(s), 100)
+		f.Add([]byte(s), 8)
+	}
+	f.Fuzz(func(t *testing.T, s []byte, n int) {
+		got := plainCell(s, n)
+		require.Equal(t, plainCellBytewise(s, n), got, "%q, %d", s, n)
+		if got && n > 0 {
+			require.Equal(t, string(s), Clip(Sanitize(string(s)), n), "%q, %d", s, n)
+		}
+	})
+}
+
+// plainCellBytewise is plainCell a byte at a time, as it was.
+func plainCellBytewise(s []byte, n int) bool {
+	prev, runes := byte(' '), 0
+	for i := 0; i < len(s); runes++ {
+		c := s[i]
+		if ' ' < c && c < 0x7f {
+			prev = c
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			if c != ' ' || prev == ' ' {
+				return false
+			}
+			prev = c
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		if r == utf8.RuneError || unicode.IsControl(r) || unicode.IsSpace(r) {
+			return false
+		}
+		prev = 'x'
+		i += size
+	}
+	return (prev != ' ' || len(s) == 0) && runes <= n
 }
