@@ -17,6 +17,11 @@ import (
 // reference. FuzzDecodeFast holds the two to agreement.
 func decodeFast(line []byte, names interner) (Event, bool) {
 	d := fastDecoder{data: line, names: names}
+	return d.event()
+}
+
+// event is decodeFast on d's data.
+func (d *fastDecoder) event() (Event, bool) {
 	ev, ok := d.object()
 	if !ok || ev.Topic == "" {
 		return Event{}, false
@@ -29,6 +34,16 @@ type fastDecoder struct {
 	data  []byte
 	i     int
 	names interner // may be nil
+	// fieldsFor, when set, gives the fields to fill from an object payload
+	// as it is read, by the topic read before it (see
+	// Decoder.ParseLineFields); fieldsTopic is that topic, payloads counts
+	// the payload keys and fieldsOK says the last one filled its fields.
+	fieldsFor   func(topic string) []Field
+	fieldsTopic string
+	payloads    int
+	fieldsOK    bool
+	// sawSpace is set by skipSpace when it skips anything.
+	sawSpace bool
 }
 
 // interner shares the strings a log repeats on every line (topics, hats,
@@ -89,7 +104,7 @@ func (d *fastDecoder) object() (Event, bool) {
 			ts = d.data[start:d.i]
 		case "payload":
 			start := d.i
-			spaced, ok := d.value(0)
+			spaced, ok := d.payloadValue(ev.Topic)
 			if !ok {
 				return ev, false
 			}
@@ -126,17 +141,47 @@ func (d *fastDecoder) object() (Event, bool) {
 		return ev, false
 	}
 	ev.TS = parseTS(ts)
-	ev.Payload = fastPayload(payload, payloadSpaced)
+	ev.Payload = fastPayload(payload, payloadSpaced, d.fieldsFor != nil)
 	return ev, true
 }
 
+// payloadValue is value for the payload, filling the fields fieldsFor
+// gives for topic from it on the way when it is an object DecodeFields is
+// sure of: a caller that wants a few of its fields then need not read it
+// again.
+func (d *fastDecoder) payloadValue(topic string) (spaced, ok bool) {
+	d.payloads++
+	d.fieldsOK = false
+	if d.fieldsFor == nil || d.i >= len(d.data) || d.data[d.i] != '{' {
+		return d.value(0)
+	}
+	fields := d.fieldsFor(topic)
+	if fields == nil {
+		return d.value(0)
+	}
+	start := d.i
+	d.sawSpace = false
+	if d.fields(fields) {
+		// Whitespace between tokens is skipped by skipSpace, which the
+		// fields' decoding calls between every two.
+		d.fieldsOK, d.fieldsTopic = true, topic
+		return d.sawSpace, true
+	}
+	d.i = start // the value's validity is value's to say
+	return d.value(0)
+}
+
 // fastPayload is normalizePayload for a value already known to be valid:
-// only one with whitespace between its tokens needs compacting.
-func fastPayload(raw []byte, spaced bool) json.RawMessage {
+// only one with whitespace between its tokens needs compacting. borrow
+// returns a compact one as the line's own bytes rather than a copy.
+func fastPayload(raw []byte, spaced, borrow bool) json.RawMessage {
 	if raw == nil || bytes.Equal(raw, []byte("null")) {
 		return nil
 	}
 	if !spaced {
+		if borrow {
+			return raw[:len(raw):len(raw)]
+		}
 		return bytes.Clone(raw)
 	}
 	var buf bytes.Buffer
@@ -178,6 +223,7 @@ func (d *fastDecoder) skipSpace() {
 		switch d.data[d.i] {
 		case ' ', '\t', '\r', '\n':
 			d.i++
+			d.sawSpace = true
 		default:
 			return
 		}

@@ -1,7 +1,6 @@
 package events
 
 import (
-	"bytes"
 	"strconv"
 )
 
@@ -40,6 +39,7 @@ type Field struct {
 //
 // A struct's fields must all be listed, each with its kind: a field left
 // out is not checked, where encoding/json fails on a value of another kind.
+// Their keys must differ, even ignoring case, as a struct's JSON names do.
 func DecodeFields(data []byte, fields ...Field) bool {
 	d := fastDecoder{data: data}
 	return d.topFields(fields)
@@ -70,6 +70,7 @@ func (d *fastDecoder) fields(fields []Field) bool {
 	if d.consume('}') {
 		return true
 	}
+	next := 0 // the field after the last one filled, likely the next key's
 	for {
 		key, ok := d.key()
 		if !ok {
@@ -80,7 +81,7 @@ func (d *fastDecoder) fields(fields []Field) bool {
 			return false
 		}
 		d.skipSpace()
-		if !d.member(key, fields) {
+		if next, ok = d.member(key, fields, next); !ok {
 			return false
 		}
 		d.skipSpace()
@@ -95,19 +96,40 @@ func (d *fastDecoder) fields(fields []Field) bool {
 }
 
 // member decodes the value of key into its field, or checks and skips it
-// when key names none.
-func (d *fastDecoder) member(key []byte, fields []Field) bool {
+// when key names none, and returns the index after the field's (hint when
+// none). Payloads list their keys in the fields' order, so the field at
+// hint is tried first: a key spelt exactly as one field's is that field's,
+// unless another field's key is the same but for case, which no list has.
+func (d *fastDecoder) member(key []byte, fields []Field, hint int) (next int, ok bool) {
+	if hint < len(fields) && string(key) == fields[hint].Key {
+		return hint + 1, d.field(&fields[hint])
+	}
 	for i := range fields {
 		f := &fields[i]
 		switch {
 		case string(key) == f.Key:
-			return d.field(f)
-		case len(key) == len(f.Key) && bytes.EqualFold(key, []byte(f.Key)):
-			return false // encoding/json matches keys case-insensitively
+			return i + 1, d.field(f)
+		case len(key) == len(f.Key) && asciiEqualFold(key, f.Key):
+			return hint, false // encoding/json matches keys case-insensitively
 		}
 	}
-	_, ok := d.value(0)
-	return ok
+	_, ok = d.value(0)
+	return hint, ok
+}
+
+// asciiEqualFold is bytes.EqualFold for ASCII a and b of the same length
+// (key refuses any other byte in a key), without its Unicode tables.
+func asciiEqualFold(a []byte, b string) bool {
+	for i := range a {
+		x, y := a[i], b[i]
+		if x == y {
+			continue
+		}
+		if x|0x20 != y|0x20 || x|0x20 < 'a' || x|0x20 > 'z' {
+			return false
+		}
+	}
+	return true
 }
 
 // field decodes the value at d.i into f's destination.

@@ -381,3 +381,71 @@ func FuzzDecodeFields(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseLineFields holds ParseLineFields to ParseLine and DecodeFields
+// apart: its event and error are ParseLine's, and when it says it filled
+// the fields, DecodeFields on the event's payload answers too, with the
+// same values.
+func FuzzParseLineFields(f *testing.F) {
+	addSeeds(f, "testdata/logs/*.jsonl", func(b []byte) {
+		for _, line := range bytes.Split(b, []byte("\n")) {
+			f.Add(line)
+		}
+	})
+	for _, s := range []string{
+		`{"ts":"2026-11-22T10:00:00Z","topic":"iteration.finished","payload":{"iteration":3,"hat":"builder","ok":true,"cost":0.0123,"tokens":{"in":1,"out":"x"}},"source":"ralph"}`,
+		`{"topic":"a","payload":{ "hat" : "x", "to" : [ "a" ] }}`, `{"topic":"a","payload":{"hat":"x y"}}`,
+		`{"topic":"a","payload":{"hat":"x"},"payload":{"iteration":2}}`, `{"topic":"a","payload":{"hat":5}}`,
+		`{"topic":"a","payload":{"HAT":"x"}}`, `{"topic":"a","payload":{"hat":"a\"b"}}`, `{"topic":"a","payload":null}`,
+		`{"topic":"a","payload":{"to":["a",1]}}`, `{"topic":"a","payload":{"x":[[[1]]]}}`, `{"topic":"","payload":{}}`,
+		`{"topic":"a","payload":{"hat":"x"} ,"iteration":1.5}`, `{"topic":"a","payload":{"events":[1,2],"ok":null}}`,
+		`{"topic":"a","payload":{"hat":"x"}`, `{"topic":"none","payload":{"hat":"x"}}`, `{"payload":{"hat":"x"},"topic":"a"}`,
+		`{"topic":"a","payload":{"hat":"x"},"topic":"b"}`, `{"topic":"a","payload":{"hat":"x"},"topic":null}`, `{"topic":"a","payload":{"hat":"x",}}`, "{\"topic\":\"a\",\"payload\":{\"hat\":\"\xff\"}}",
+	} {
+		f.Add([]byte(s))
+	}
+	type values struct {
+		iteration, count int
+		hat              string
+		ok               bool
+		cost             float64
+		to               [][]byte
+		in               int
+		out              []byte
+	}
+	fieldsOf := func(v *values) []events.Field {
+		return []events.Field{
+			{Key: "iteration", Int: &v.iteration}, {Key: "hat", Str: &v.hat}, {Key: "ok", Bool: &v.ok},
+			{Key: "cost", Float: &v.cost}, {Key: "to", ByteStrs: &v.to}, {Key: "events", IntCount: &v.count},
+			{Key: "tokens", Obj: []events.Field{{Key: "in", Int: &v.in}, {Key: "out", Bytes: &v.out}}},
+		}
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		// A new decoder each time, so that what a run covers does not
+		// depend on the strings the runs before it shared.
+		var dec events.Decoder
+		want, wantErr := events.ParseLine(line)
+		var got values
+		var asked []string
+		fieldsFor := func(topic string) []events.Field {
+			asked = append(asked, topic)
+			if topic == "none" {
+				return nil
+			}
+			return fieldsOf(&got)
+		}
+		ev, filled, err := dec.ParseLineFields(line, fieldsFor)
+		require.Equal(t, wantErr, err, "ParseLineFields' error is ParseLine's for %q", line)
+		requireSameEvent(t, want, ev)
+		if !filled {
+			return
+		}
+		require.Equal(t, ev.Topic, asked[len(asked)-1], "filled for the line's topic in %q", line)
+		require.NotEqual(t, "none", ev.Topic, "filled without fields in %q", line)
+		var again values
+		require.True(t, events.DecodeFields(ev.Payload, fieldsOf(&again)...), "filled from %q, which DecodeFields refuses", line)
+		require.Equal(t, math.Float64bits(again.cost), math.Float64bits(got.cost), "cost of %q", line)
+		again.cost, got.cost = 0, 0
+		require.Equal(t, again, got, "fields of %q", line)
+	})
+}

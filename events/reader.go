@@ -58,6 +58,30 @@ func (d *Decoder) ParseLine(line []byte) (Event, error) {
 	return parseLine(line, d.names)
 }
 
+// ParseLineFields is ParseLine that also fills fields from the line's
+// payload, as DecodeFields would, in the same pass over the line: a view
+// that shows a few fields of each of millions of payloads reads each once.
+// The fields are fieldsFor's for the topic read before the payload ("" when
+// none is), or none when it returns nil. filled reports that they were
+// filled, and for the line's topic; when false (fieldsFor had none, the
+// payload is not an object DecodeFields is sure of, the line has more than
+// one payload or another topic after it, or encoding/json decoded it) the
+// fields hold anything and the caller decodes the payload itself. The event
+// and error are ParseLine's, but for this: the event's payload may borrow
+// line, as the fields' Bytes do, so the event is good only as long as line
+// is (ParseLine copies).
+func (d *Decoder) ParseLineFields(line []byte, fieldsFor func(topic string) []Field) (ev Event, filled bool, err error) {
+	if d.names == nil {
+		d.names = interner{}
+	}
+	fd := fastDecoder{data: line, names: d.names, fieldsFor: fieldsFor}
+	if ev, ok := fd.event(); ok {
+		return ev, fd.fieldsOK && fd.payloads == 1 && fd.fieldsTopic == ev.Topic, nil
+	}
+	ev, err = parseLineJSON(line)
+	return ev, false, err
+}
+
 // parseLine is ParseLine sharing repeated strings through names.
 func parseLine(line []byte, names interner) (Event, error) {
 	if ev, ok := decodeFast(line, names); ok {

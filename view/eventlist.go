@@ -127,6 +127,11 @@ type logPrinter struct {
 }
 
 func (s *logPrinter) record(rec events.Record) error {
+	return s.recordFilled(rec, false)
+}
+
+// recordFilled is record for a line p.decode decoded, filled as it said.
+func (s *logPrinter) recordFilled(rec events.Record, filled bool) error {
 	s.offset = rec.End()
 	s.noticeRecord(rec)
 	if !s.keep(rec) {
@@ -138,7 +143,7 @@ func (s *logPrinter) record(rec events.Record) error {
 		s.p.Malformed++
 		return nil
 	}
-	return s.p.Print(rec)
+	return s.p.print(rec, filled)
 }
 
 // noticeRecord follows where the run is from one of ralph's own lines,
@@ -211,8 +216,9 @@ func (s *logPrinter) printAll(f *os.File, follow bool) error {
 		}
 		// Print writes the line before ScanLines reuses it, so the
 		// record may borrow it.
-		rec.Event, rec.Err = s.dec.ParseLine(line)
-		return s.record(rec)
+		var filled bool
+		rec.Event, filled, rec.Err = s.p.decode(&s.dec, line)
+		return s.recordFilled(rec, filled)
 	})
 }
 

@@ -255,8 +255,94 @@ type EventPrinter struct {
 	// so its output stays valid for jq.
 	Malformed int
 
-	row  []byte    // the table row being built, reused
-	fast *fastRows // the table's fast path, made with the first row
+	row   []byte     // the table row being built, reused
+	fast  *fastRows  // the table's fast path, made with the first row
+	clock clockCache // the time of day of the last row's second
+	cells cellCache  // the hat, source and topic cells of recent rows
+}
+
+// A column is one of the table's text columns whose cells cellCache keeps.
+type column struct {
+	width    int
+	sanitize bool // the cell is Sanitize of the value
+}
+
+var (
+	hatColumn    = column{width: 12}
+	sourceColumn = column{width: 6}
+	topicColumn  = column{width: 24, sanitize: true}
+)
+
+// cellCache keeps the cells of the values a log repeats on every line (a
+// few sources, topics and hats), padded, so that a row copies each rather
+// than checking, measuring and padding it again. It is direct-mapped: a
+// value that collides with another is made again.
+type cellCache [64]cachedCell
+
+// cachedCell is value's cell in col.
+type cachedCell struct {
+	value string
+	col   column
+	cell  []byte
+}
+
+// appendCell is appendCell(row, value, col.width), of Sanitize(value) for
+// a column that sanitizes.
+func (c *cellCache) appendCell(row []byte, value string, col column) []byte {
+	e := &c[cellSlot(value, col)%len(c)]
+	// Values are mostly the decoder's shared strings, which compare equal
+	// by their address, without reading their bytes.
+	if e.cell == nil || e.col != col || e.value != value {
+		e.fill(value, col)
+	}
+	return append(row, e.cell...)
+}
+
+// appendBytesCell is appendCell for a value borrowed from a payload.
+func (c *cellCache) appendBytesCell(row []byte, value []byte, col column) []byte {
+	e := &c[cellSlot(value, col)%len(c)]
+	if e.cell == nil || e.col != col || e.value != string(value) {
+		e.fill(string(value), col)
+	}
+	return append(row, e.cell...)
+}
+
+// cellSlot spreads values over the cache by their length and ends.
+func cellSlot[S ~string | ~[]byte](value S, col column) int {
+	h := col.width
+	if n := len(value); n > 0 {
+		h += n*7 + int(value[0]) + 3*int(value[n-1])
+	}
+	return h
+}
+
+// fill makes e value's cell in col.
+func (e *cachedCell) fill(value string, col column) {
+	text := value
+	if col.sanitize {
+		text = Sanitize(value)
+	}
+	e.value, e.col, e.cell = value, col, appendCell(e.cell[:0], text, col.width)
+}
+
+// clockCache is the time of day of one second in one location: a log's
+// lines come many to a second, and each time of day would otherwise look
+// up its location's zone again.
+type clockCache struct {
+	sec  int64
+	loc  *time.Location
+	text []byte
+}
+
+// appendClock is appendClock(row, t.In(p.Loc)), from the cache when t is
+// in the same second as the last time.
+func (p *EventPrinter) appendClock(row []byte, t time.Time) []byte {
+	c := &p.clock
+	if sec := t.Unix(); c.text == nil || sec != c.sec || c.loc != p.Loc {
+		c.text = appendClock(c.text[:0], t.In(p.Loc))
+		c.sec, c.loc = sec, p.Loc
+	}
+	return append(row, c.text...)
 }
 
 // Table columns. Fixed widths instead of text/tabwriter, which holds every
@@ -276,6 +362,32 @@ func (p *EventPrinter) Header() error {
 // Print writes one record. It keeps nothing of rec once it returns, so a
 // caller may pass a line it is about to reuse.
 func (p *EventPrinter) Print(rec events.Record) error {
+	return p.print(rec, false)
+}
+
+// decode is dec.ParseLine for a line about to be printed: the table fills
+// its row's fields from the payload in the same pass, and filled, passed
+// on to print with the record, says it did. The event may borrow line
+// (see events.Decoder.ParseLineFields): it is to be printed before line is
+// reused, and not kept.
+func (p *EventPrinter) decode(dec *events.Decoder, line []byte) (ev events.Event, filled bool, err error) {
+	if p.JSON || p.Autopilot {
+		ev, err = dec.ParseLine(line)
+		return ev, false, err
+	}
+	return p.fastRows().decode(dec, line)
+}
+
+// fastRows is the table's fast path, made when first needed.
+func (p *EventPrinter) fastRows() *fastRows {
+	if p.fast == nil {
+		p.fast = newFastRows()
+	}
+	return p.fast
+}
+
+// print is Print for a record decode decoded, filled as it said.
+func (p *EventPrinter) print(rec events.Record, filled bool) error {
 	if p.JSON {
 		if rec.Err != nil {
 			p.Malformed++
@@ -291,7 +403,7 @@ func (p *EventPrinter) Print(rec events.Record) error {
 		_, err := fmt.Fprintf(p.W, tableFormat, "-", "-", "-", "-", "(malformed)", Clip(Sanitize(string(rec.Line)), 80))
 		return err
 	}
-	p.row = p.appendRow(p.row[:0], rec.Event)
+	p.row = p.appendDecodedRow(p.row[:0], rec.Event, filled)
 	_, err := p.W.Write(p.row)
 	return err
 }
@@ -300,13 +412,16 @@ func (p *EventPrinter) Print(rec events.Record) error {
 // and without a string per cell: a listing prints a row for each of
 // possibly millions of lines.
 func (p *EventPrinter) appendRow(row []byte, ev events.Event) []byte {
+	return p.appendDecodedRow(row, ev, false)
+}
+
+// appendDecodedRow is appendRow for an event decode decoded, filled as it
+// said.
+func (p *EventPrinter) appendDecodedRow(row []byte, ev events.Event, filled bool) []byte {
 	var c rowCells
 	fast := false
 	if !p.Autopilot {
-		if p.fast == nil {
-			p.fast = newFastRows()
-		}
-		c, fast = p.fast.cells(ev)
+		c, fast = p.fastRows().cells(ev, filled)
 	}
 	if !fast {
 		c.iteration, c.hat = Who(ev)
@@ -316,7 +431,7 @@ func (p *EventPrinter) appendRow(row []byte, ev events.Event) []byte {
 	if ev.TS.IsZero() {
 		row = append(row, '-')
 	} else {
-		row = appendClock(row, ev.TS.In(p.Loc))
+		row = p.appendClock(row, ev.TS)
 	}
 	row = pad(row, 8-utf8.RuneCount(row[start:]))
 	row = append(row, "  "...)
@@ -328,12 +443,12 @@ func (p *EventPrinter) appendRow(row []byte, ev events.Event) []byte {
 		row = append(pad(row, 4-len(n)), n...)
 	}
 	if c.hat == "" && len(c.payloadHat) > 0 {
-		row = appendCell(row, c.payloadHat, 12)
+		row = p.cells.appendBytesCell(row, c.payloadHat, hatColumn)
 	} else {
-		row = appendCell(row, orDash(c.hat), 12)
+		row = p.cells.appendCell(row, orDash(c.hat), hatColumn)
 	}
-	row = appendCell(row, orDash(ev.Source), 6)
-	row = appendCell(row, Sanitize(ev.Topic), 24)
+	row = p.cells.appendCell(row, orDash(ev.Source), sourceColumn)
+	row = p.cells.appendCell(row, ev.Topic, topicColumn)
 	row = append(row, "  "...)
 	switch {
 	case fast && plainCell(c.text, 100):
@@ -355,13 +470,21 @@ func appendCell[S ~string | ~[]byte](row []byte, s S, width int) []byte {
 	return pad(row, width-utf8.RuneCount(row[start:]))
 }
 
-// pad appends n spaces (none when n <= 0).
+// pad appends n spaces (none when n <= 0), a cell's width at a time
+// rather than a byte at a time: every row pads four cells.
 func pad(row []byte, n int) []byte {
-	for ; n > 0; n-- {
-		row = append(row, ' ')
+	for n > len(spaces) {
+		row = append(row, spaces...)
+		n -= len(spaces)
+	}
+	if n > 0 {
+		row = append(row, spaces[:n]...)
 	}
 	return row
 }
+
+// spaces is what pad appends, as wide as the widest column.
+const spaces = "                        "
 
 // describe is the table's payload cell: an autopilot's events in the
 // words `ralph autopilot` prints, a loop's as describe renders them.

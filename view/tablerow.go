@@ -2,6 +2,7 @@ package view
 
 import (
 	"bytes"
+	"encoding/binary"
 	"strconv"
 	"time"
 	"unicode"
@@ -60,7 +61,9 @@ type rowCells struct {
 type fastRows struct {
 	f                         rowFields
 	started, finished, routed []events.Field
-	text                      []byte
+	// fieldsFor is the method value, made once rather than for each line.
+	fieldsFor func(topic string) []events.Field
+	text      []byte
 }
 
 func newFastRows() *fastRows {
@@ -87,33 +90,55 @@ func newFastRows() *fastRows {
 		events.Field{Key: "topic", Bytes: &f.topic},
 		events.Field{Key: "to", ByteStrs: &f.to},
 		events.Field{Key: "as", Bytes: &f.as})
+	r.fieldsFor = r.topicFields
 	return r
+}
+
+// topicFields is the field list of a topic the fast path describes, or nil.
+func (r *fastRows) topicFields(topic string) []events.Field {
+	switch topic {
+	case engine.TopicIterationStarted:
+		return r.started
+	case engine.TopicIterationFinished:
+		return r.finished
+	case engine.TopicEventRouted:
+		return r.routed
+	}
+	return nil
+}
+
+// reset zeroes the fields for the next payload, keeping to's array.
+func (r *fastRows) reset() {
+	r.f = rowFields{to: r.f.to[:0]}
+}
+
+// decode is dec.ParseLineFields filling the row's fields from the line's
+// payload; filled says cells may use them for the event.
+func (r *fastRows) decode(dec *events.Decoder, line []byte) (ev events.Event, filled bool, err error) {
+	r.reset()
+	return dec.ParseLineFields(line, r.fieldsFor)
 }
 
 // cells returns the row's iteration and hat (as Who) and its payload cell
 // before sanitizing and clipping (as describe), or false when the slow path
-// must say. What it returns is valid until the next call.
-func (r *fastRows) cells(ev events.Event) (rowCells, bool) {
+// must say. filled says decode filled the fields from ev's line. What it
+// returns is valid until the next call.
+func (r *fastRows) cells(ev events.Event, filled bool) (rowCells, bool) {
 	c := rowCells{iteration: ev.Iteration, hat: ev.Hat}
 	if ev.Source != events.SourceRalph || !isObject(ev.Payload) {
 		var ok bool
 		c.text, ok = payloadBytes(ev.Payload)
 		return c, ok
 	}
-	var fields []events.Field
-	switch ev.Topic {
-	case engine.TopicIterationStarted:
-		fields = r.started
-	case engine.TopicIterationFinished:
-		fields = r.finished
-	case engine.TopicEventRouted:
-		fields = r.routed
-	default:
+	fields := r.topicFields(ev.Topic)
+	if fields == nil {
 		return c, false
 	}
-	r.f = rowFields{to: r.f.to[:0]}
-	if !events.DecodeFields(ev.Payload, fields...) {
-		return c, false
+	if !filled {
+		r.reset()
+		if !events.DecodeFields(ev.Payload, fields...) {
+			return c, false
+		}
 	}
 	f := &r.f
 	if c.iteration == 0 {
@@ -279,8 +304,13 @@ func appendTwoDigits(t []byte, n int) []byte {
 // but single spaces between words (what strings.Fields and a join keep),
 // and at most n runes.
 func plainCell(s []byte, n int) bool {
-	prev, runes := byte(' '), 0 // a leading space is not kept
-	for i := 0; i < len(s); runes++ {
+	i := plainASCIIPrefix(s)
+	prev, runes := byte(' '), i // a leading space is not kept
+	if i > 0 {
+		prev = s[i-1]
+	}
+	for i < len(s) {
+		runes++
 		c := s[i]
 		if ' ' < c && c < 0x7f {
 			prev = c // printable ASCII but a space, the common case
@@ -303,6 +333,35 @@ func plainCell(s []byte, n int) bool {
 		i += size
 	}
 	return (prev != ' ' || len(s) == 0) && runes <= n
+}
+
+// Masks for testing the eight bytes of a word at once.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+	lows  = 0x7f7f7f7f7f7f7f7f
+	blank = 0x2020202020202020
+)
+
+// plainASCIIPrefix is how many bytes of s, a multiple of eight, plainCell
+// would pass byte by byte as printable ASCII without two spaces in a row
+// or a leading one, taken eight at a time: the cells are mostly such
+// text, and this is most of their cost.
+func plainASCIIPrefix(s []byte) int {
+	i, prevSpace := 0, true
+	for ; i+8 <= len(s); i += 8 {
+		x := binary.LittleEndian.Uint64(s[i:])
+		low := x & lows
+		above := ((low + ones) | x) & highs            // a byte of 0x7f or more
+		below := ^(low + (highs - blank)) & ^x & highs // a byte under 0x20
+		y := x ^ blank
+		space := ^(((y & lows) + lows) | y) & highs // a byte that is a space
+		if above|below != 0 || space&(space<<8) != 0 || (prevSpace && s[i] == ' ') {
+			break
+		}
+		prevSpace = s[i+7] == ' '
+	}
+	return i
 }
 
 // appendClock appends t's time of day as "15:04:05" lays it out.
