@@ -123,6 +123,13 @@ func NewReader(path string, offset int64) *Reader {
 // read so far.
 func (r *Reader) Offset() int64 { return r.offset }
 
+// minLineEstimate and maxRecordsEstimate bound Read's first guess at how
+// many records it will return (a guess of 1M records is 168 MB).
+const (
+	minLineEstimate    = 128
+	maxRecordsEstimate = 1 << 20
+)
+
 // Read returns every complete line after the offset and moves the offset past
 // them. A final line without its newline is still being written: it is left
 // for a later Read. On error nothing is consumed and the offset stays.
@@ -140,7 +147,10 @@ func (r *Reader) Read() ([]Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	var recs []Record
+	// Sized from the bytes to read, so that a long log is not copied over
+	// and over as the slice grows: most lines are longer than
+	// minLineEstimate, so the estimate rarely falls short and wastes little.
+	recs := make([]Record, 0, min(unread/minLineEstimate+1, maxRecordsEstimate))
 	// A Read that follows a live log usually finds a line or two: size the
 	// buffer to what is there rather than always allocating 64 KiB.
 	bufSize := int(min(unread+1, readBufferSize))
