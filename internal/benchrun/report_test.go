@@ -26,3 +26,21 @@ PASS
 	assert.False(t, figs[1].met, "144 MB/s misses 200")
 	assert.Contains(t, r.markdown(), "| stream parser (BenchmarkParseCodex) | 143.90 MB/s | ≥ 200 MB/s | **no** |")
 }
+
+// A missed target is listed with why, from the profile recorded for it; a
+// met one and a figure shown for comparison are not.
+func TestMissedTargetsAreExplained(t *testing.T) {
+	r := &report{sections: []section{{title: "events", figures: []figure{
+		{name: "ralph events (table), every line", value: "1.53×", target: "≤ 1.25×"},
+		{name: "ralph events peak memory", value: "16 MiB", target: "< 64 MiB", met: true},
+		{name: "something new", value: "3", target: "≤ 2"},
+		{name: "system calls per iteration", value: "1 fsync", target: "what is needed", info: true},
+	}}}}
+	md := r.markdown()
+	assert.Contains(t, md, "## Targets missed")
+	assert.Contains(t, md, "- **ralph events (table), every line** (1.53×; target ≤ 1.25×). Profiled with")
+	assert.Contains(t, md, "- **something new** (3; target ≤ 2). No profile recorded")
+	assert.NotContains(t, md, "- **ralph events peak memory**")
+	assert.NotContains(t, md, "- **system calls per iteration**")
+	assert.Contains(t, md, "| system calls per iteration | 1 fsync | what is needed | — |")
+}
