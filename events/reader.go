@@ -163,6 +163,9 @@ func (r *Reader) Read() ([]Record, error) {
 		return nil, fmt.Errorf("read event log %s: %w", r.path, err)
 	}
 	r.offset = end
+	if len(recs) == 0 {
+		return nil, nil // none, as before any line was read
+	}
 	return recs, nil
 }
 
