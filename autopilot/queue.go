@@ -30,7 +30,7 @@ func (a *Autopilot) nextMerge(ctx context.Context) {
 		return
 	}
 	a.merging = m.Task
-	msg := fmt.Sprintf("ralph: merge %s (%s)", m.Task, m.Title)
+	msg := git.WithTaskTrailer(fmt.Sprintf("ralph: merge %s (%s)", m.Task, m.Title), m.Task)
 	go func() {
 		res, err := a.merger.prepare(ctx, m, msg)
 		a.mergeDone <- mergeDone{task: m, res: res, err: err}

@@ -86,15 +86,22 @@ func (w *workspace) agentTimes() map[string][]interval {
 	return out
 }
 
-// mergedOrder lists the tasks merged into main, oldest first.
+// mergedOrder lists the tasks merged into main, oldest first, and checks
+// that each merge names its task in a Ralph-Task trailer.
 func (w *workspace) mergedOrder() []string {
 	w.t.Helper()
-	var order []string
+	var order, trailers []string
 	for line := range strings.Lines(git(w.t, w.dir, "log", "--first-parent", "--reverse", "--format=%s", "main")) {
 		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "ralph: merge "); ok {
 			order = append(order, strings.Fields(rest)[0])
 		}
 	}
+	for line := range strings.Lines(git(w.t, w.dir, "log", "--first-parent", "--reverse", "--format=%(trailers:key=Ralph-Task,valueonly)", "main")) {
+		if task := strings.TrimSpace(line); task != "" {
+			trailers = append(trailers, task)
+		}
+	}
+	assert.Equal(w.t, order, trailers, "each merge names its task in a Ralph-Task trailer")
 	return order
 }
 
