@@ -77,3 +77,27 @@ func (g Repo) CloneBare(ctx context.Context, url string) error {
 	_, err := Repo{Dir: "."}.run(ctx, "clone", "--quiet", "--bare", "--no-tags", url, g.Dir)
 	return err
 }
+
+// RemoteRef is the commit ref names on remote (a name or a URL); "" when
+// the remote has no such ref.
+func (g Repo) RemoteRef(ctx context.Context, remote, ref string) (string, error) {
+	out, err := g.run(ctx, "ls-remote", "--refs", remote, ref)
+	if err != nil {
+		return "", err
+	}
+	for line := range strings.Lines(string(out)) {
+		hash, name, ok := strings.Cut(strings.TrimSpace(line), "\t")
+		if ok && name == ref {
+			return hash, nil
+		}
+	}
+	return "", nil
+}
+
+// AddWorktreeAt checks out a new worktree at path on branch, which is
+// created at start or moved there if it exists: for work that continues
+// from a commit made elsewhere, whatever this repository had on branch.
+func (g Repo) AddWorktreeAt(ctx context.Context, path, branch, start string) error {
+	_, err := g.run(ctx, "worktree", "add", "--quiet", "-B", branch, path, start)
+	return err
+}

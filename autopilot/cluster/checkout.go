@@ -1,0 +1,138 @@
+package cluster
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/ralph-loop/ralph/internal/git"
+	"github.com/ralph-loop/ralph/tasks"
+)
+
+// TaskBranch is the branch a worker pushes task id's result to when its
+// loop ends.
+func TaskBranch(id string) string { return "ralph/" + id }
+
+// WIPRef is task id's work in progress on the shared remote, pushed after
+// every iteration: another worker continues from it when this one dies.
+func WIPRef(id string) string { return "refs/ralph/wip/" + id }
+
+// Checkouts are a worker's copies of the repositories it works on: under
+// Dir, one bare clone per repository URL (repos/), and one worktree per
+// task it runs (tasks/). A worker works only on repositories in Allow.
+type Checkouts struct {
+	Dir   string
+	Allow []string
+}
+
+// ErrNotAllowed is a task for a repository outside the worker's allow list.
+var ErrNotAllowed = errors.New("repository not in this worker's allow list")
+
+// Allowed says whether the worker may work on the repository at url.
+func (c Checkouts) Allowed(url string) error {
+	if slices.Contains(c.Allow, strings.TrimRight(url, "/")) || slices.Contains(c.Allow, url) {
+		return nil
+	}
+	return fmt.Errorf("%w: %s (allowed: %s; add it with --allow-remote)", ErrNotAllowed, url, allowList(c.Allow))
+}
+
+func allowList(urls []string) string {
+	if len(urls) == 0 {
+		return "none"
+	}
+	return strings.Join(urls, ", ")
+}
+
+// Checkout is one task's worktree, ready for its loop.
+type Checkout struct {
+	Dir string
+	// Start is the commit the worktree starts at: the task's base commit,
+	// or the last work in progress a worker pushed for it.
+	Start string
+	// Continued says Start is pushed work in progress, not the base.
+	Continued bool
+}
+
+// Prepare makes task id's worktree from the repository at url: the
+// repository's clone is fetched (made on first use), and the worktree
+// starts at the last work in progress pushed for the task, or else at
+// base. A worktree a previous worker process left for the task is
+// replaced: what was not pushed is not trusted.
+func (c Checkouts) Prepare(ctx context.Context, id, url, base string) (Checkout, error) {
+	if err := tasks.ValidID(id); err != nil {
+		return Checkout{}, err
+	}
+	if err := c.Allowed(url); err != nil {
+		return Checkout{}, err
+	}
+	repo, err := c.clone(ctx, url)
+	if err != nil {
+		return Checkout{}, err
+	}
+	start, continued := base, false
+	wip, err := repo.RemoteRef(ctx, url, WIPRef(id))
+	if err != nil {
+		return Checkout{}, fmt.Errorf("look for task %s's work in progress: %w", id, err)
+	}
+	if wip != "" {
+		if err := repo.Fetch(ctx, url, "+"+WIPRef(id)+":"+WIPRef(id)); err != nil {
+			return Checkout{}, fmt.Errorf("fetch task %s's work in progress: %w", id, err)
+		}
+		start, continued = wip, true
+	}
+	if _, err := repo.Resolve(ctx, start); err != nil {
+		return Checkout{}, fmt.Errorf("task %s starts at %s, which %s does not have: %w", id, start, url, err)
+	}
+	dir := filepath.Join(c.Dir, "tasks", id)
+	if err := repo.RemoveWorktree(ctx, dir); err != nil {
+		return Checkout{}, err
+	}
+	if err := repo.AddWorktreeAt(ctx, dir, TaskBranch(id), start); err != nil {
+		return Checkout{}, err
+	}
+	return Checkout{Dir: dir, Start: start, Continued: continued}, nil
+}
+
+// clone is the worker's bare clone of url, fetched up to date.
+func (c Checkouts) clone(ctx context.Context, url string) (git.Repo, error) {
+	sum := sha256.Sum256([]byte(url))
+	repo := git.Repo{Dir: filepath.Join(c.Dir, "repos", hex.EncodeToString(sum[:8])+".git")}
+	if _, err := os.Stat(repo.Dir); errors.Is(err, os.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Dir(repo.Dir), 0o755); err != nil {
+			return repo, err
+		}
+		if err := repo.CloneBare(ctx, url); err != nil {
+			return repo, fmt.Errorf("clone %s: %w", url, err)
+		}
+		return repo, nil
+	}
+	if err := repo.Fetch(ctx, url, "+refs/heads/*:refs/heads/*"); err != nil {
+		return repo, fmt.Errorf("fetch %s: %w", url, err)
+	}
+	return repo, nil
+}
+
+// PushProgress pushes the worktree's HEAD as task id's work in progress.
+func PushProgress(ctx context.Context, worktree, url, id string) error {
+	return git.Repo{Dir: worktree}.Push(ctx, url, "+HEAD:"+WIPRef(id))
+}
+
+// PushResult pushes the worktree's HEAD as task id's branch, for the
+// coordinator to merge, and returns the commit pushed.
+func PushResult(ctx context.Context, worktree, url, id string) (string, error) {
+	repo := git.Repo{Dir: worktree}
+	head, err := repo.Resolve(ctx, "HEAD")
+	if err != nil {
+		return "", err
+	}
+	if err := repo.Push(ctx, url, "+HEAD:refs/heads/"+TaskBranch(id)); err != nil {
+		return "", err
+	}
+	return head, nil
+}

@@ -1,0 +1,77 @@
+package cluster
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/internal/gittest"
+)
+
+// sharedRemote is a bare repository with one commit on main, as a team's
+// shared remote; it returns its URL and that commit.
+func sharedRemote(t *testing.T) (url, base string) {
+	t.Helper()
+	url = filepath.Join(t.TempDir(), "shared.git")
+	gittest.Run(t, t.TempDir(), "init", "-q", "--bare", url)
+	src := gittest.NewRepo(t)
+	base = gittest.CommitFile(t, src, "README.md", "hi\n", "start")
+	gittest.Run(t, src, "push", "-q", url, "HEAD:refs/heads/main")
+	return url, base
+}
+
+// A task starts at its base; a second worker, after the first pushed work
+// in progress and died, continues from that work.
+func TestCheckoutsPrepareContinuesFromWorkInProgress(t *testing.T) {
+	ctx := t.Context()
+	url, base := sharedRemote(t)
+	first := Checkouts{Dir: t.TempDir(), Allow: []string{url}}
+	co, err := first.Prepare(ctx, "t-1", url, base)
+	require.NoError(t, err)
+	assert.Equal(t, Checkout{Dir: filepath.Join(first.Dir, "tasks", "t-1"), Start: base}, co)
+	assert.Equal(t, "ralph/t-1", gittest.Run(t, co.Dir, "branch", "--show-current"))
+
+	wip := gittest.CommitFile(t, co.Dir, "a.txt", "iteration 1\n", "iteration 1")
+	require.NoError(t, PushProgress(ctx, co.Dir, url, "t-1"))
+
+	second := Checkouts{Dir: t.TempDir(), Allow: []string{url}}
+	co2, err := second.Prepare(ctx, "t-1", url, base)
+	require.NoError(t, err)
+	assert.True(t, co2.Continued)
+	assert.Equal(t, wip, co2.Start)
+	assert.Equal(t, wip, gittest.Run(t, co2.Dir, "rev-parse", "HEAD"))
+
+	// The first worker, restarted, takes the task back: its own leftover
+	// worktree gives way to what was pushed since.
+	later := gittest.CommitFile(t, co2.Dir, "b.txt", "iteration 2\n", "iteration 2")
+	require.NoError(t, PushProgress(ctx, co2.Dir, url, "t-1"))
+	gittest.WriteFile(t, co.Dir, "unpushed.txt", "lost\n")
+	co3, err := first.Prepare(ctx, "t-1", url, base)
+	require.NoError(t, err)
+	assert.Equal(t, later, gittest.Run(t, co3.Dir, "rev-parse", "HEAD"))
+	assert.NoFileExists(t, filepath.Join(co3.Dir, "unpushed.txt"))
+
+	head, err := PushResult(ctx, co3.Dir, url, "t-1")
+	require.NoError(t, err)
+	assert.Equal(t, later, head)
+	assert.Equal(t, later, gittest.Run(t, t.TempDir(), "ls-remote", url, "refs/heads/ralph/t-1")[:40])
+}
+
+func TestCheckoutsRefuse(t *testing.T) {
+	ctx := t.Context()
+	url, base := sharedRemote(t)
+	c := Checkouts{Dir: t.TempDir(), Allow: []string{"https://example.com/other.git"}}
+	_, err := c.Prepare(ctx, "t-1", url, base)
+	require.ErrorIs(t, err, ErrNotAllowed)
+	assert.Contains(t, err.Error(), url)
+	assert.Contains(t, err.Error(), "--allow-remote")
+
+	c.Allow = []string{url}
+	_, err = c.Prepare(ctx, "../escape", url, base)
+	require.Error(t, err, "a task id that is no valid id is refused before any path is made of it")
+	_, err = c.Prepare(ctx, "t-2", url, "0123456789012345678901234567890123456789")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "does not have")
+}
