@@ -21,6 +21,7 @@ import (
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/exitcode"
+	"github.com/ralph-loop/ralph/internal/git"
 	"github.com/ralph-loop/ralph/internal/gittest"
 	"github.com/ralph-loop/ralph/tasks"
 )
@@ -534,4 +535,36 @@ func TestALoopKilledFromOutsideIsResumed(t *testing.T) {
 	assert.Equal(t, StartResume, again.job.Mode)
 	again.complete()
 	assert.Equal(t, Result{Completed: 1}, h.wait())
+}
+
+// Each merge mode leaves the task named on the base branch by a Ralph-Task
+// trailer: on the merge commit, the squashed commit, or the last replayed
+// commit.
+func TestEveryMergeModeNamesTheTask(t *testing.T) {
+	for _, mode := range []string{"merge", "squash", "rebase"} {
+		t.Run(mode, func(t *testing.T) {
+			h := newHarness(t, task("a", 1), task("b", 2))
+			s := h.settings(1)
+			s.Merge = mode
+			h.start(t.Context(), s)
+			for range 2 {
+				h.loop().complete()
+				h.next(TopicTaskCompleted)
+			}
+			h.next(TopicAllDone)
+			h.wait()
+			require.NoError(t, h.err)
+			merged, err := git.Repo{Dir: h.repo}.MergedTasks(t.Context(), "", "HEAD")
+			require.NoError(t, err)
+			assert.Len(t, merged, 2)
+			for _, id := range []string{"a", "b"} {
+				require.Contains(t, merged, id)
+				assert.Contains(t, gittest.Run(t, h.repo, "show", "--name-only", "--format=", merged[id]+"^{tree}", "--"), id+".txt",
+					"the commit naming %s holds its work", id)
+			}
+			if mode == "rebase" {
+				assert.Empty(t, gittest.Run(t, h.repo, "rev-list", "--merges", "HEAD"), "no merge commit")
+			}
+		})
+	}
 }

@@ -99,8 +99,10 @@ func (m *merger) combine(ctx context.Context, scratch git.Repo, task Merge, base
 		if err := scratch.TakePaths(ctx, baseTip, m.tracker...); err != nil {
 			return nil, err
 		}
-		_, err = scratch.CommitAll(ctx, "ralph: keep the tracker's files of "+m.base)
-		return nil, err
+		if _, err := scratch.CommitAll(ctx, "ralph: keep the tracker's files of "+m.base); err != nil {
+			return nil, err
+		}
+		return nil, m.nameTask(ctx, scratch, task, baseTip)
 	}
 	res, err := scratch.MergeNoCommit(ctx, task.Branch, m.mode == "squash")
 	if err != nil {
@@ -115,6 +117,17 @@ func (m *merger) combine(ctx context.Context, scratch git.Repo, task Merge, base
 	}
 	_, err = scratch.CommitAll(ctx, message)
 	return nil, err
+}
+
+// nameTask adds the Ralph-Task trailer to the last replayed commit, so
+// that the base branch says the task is merged as a merge commit would;
+// a task that brought no commit has nothing to name it on.
+func (m *merger) nameTask(ctx context.Context, scratch git.Repo, task Merge, baseTip string) error {
+	head, err := scratch.Resolve(ctx, "HEAD")
+	if err != nil || head == baseTip {
+		return err
+	}
+	return scratch.AddTaskTrailer(ctx, task.Task)
 }
 
 // withoutTracker drops the tracker's paths from conflicts: those are

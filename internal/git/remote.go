@@ -101,3 +101,13 @@ func (g Repo) AddWorktreeAt(ctx context.Context, path, branch, start string) err
 	_, err := g.run(ctx, "worktree", "add", "--quiet", "-B", branch, path, start)
 	return err
 }
+
+// AddTaskTrailer amends HEAD's message with the TaskTrailer naming task,
+// without the repository's hooks: for a result whose commits were replayed
+// (a rebase) rather than merged by a commit of ralph's own.
+func (g Repo) AddTaskTrailer(ctx context.Context, task string) error {
+	args := append(append(noHooks, g.identity(ctx)...),
+		"commit", "--quiet", "--no-verify", "--amend", "--no-edit", "--trailer", TaskTrailer+": "+task)
+	_, err := g.run(ctx, args...)
+	return err
+}
