@@ -45,6 +45,7 @@ var allowed = map[string]struct {
 	"internal/treewatch":          {nil, "whether a directory tree changed, from the kernel's notifications; a leaf helper"},
 	"internal/swapfile":           {nil, "atomic replacement of a small file without creating one; a leaf helper"},
 	"internal/gittest":            {nil, "real git repositories for tests; a leaf helper"},
+	"internal/natstest":           {nil, "real NATS servers with JetStream for tests; a leaf helper"},
 	"internal/flagvalue":          {nil, "command-line values that check their range as kong parses them; a leaf helper"},
 	"internal/completion":         {nil, "shell completion scripts from kong's model; a leaf helper"},
 	"internal/interrupt":          {nil, "SIGINT and SIGTERM as cancellation, then force; a leaf helper"},
