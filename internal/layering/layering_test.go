@@ -36,6 +36,7 @@ var allowed = map[string]struct {
 	"engine":                      {[]string{"events", "hats", "criteria", "engine/memory", "engine/checklist", "internal/fileholders", "internal/redact", "internal/exitcode", "internal/plural", "internal/git", "internal/swapfile"}, "the engine declares the interfaces it needs of backends; configuration reaches it as Options; a refused lock names who really holds it; it redacts what it writes and reports"},
 	"view":                        {[]string{"engine", "engine/memory", "events", "backends", "autopilot", "tasks", "internal/exitcode", "internal/plural"}, "views render what the engine and the autopilot report, what their logs hold and what backends diagnose; they never see the commands"},
 	"autopilot":                   {[]string{"config", "criteria", "engine", "events", "tasks", "internal/git", "internal/exitcode"}, "the coordinator runs loops through the engine's files and ralph's own binary, tasks come from trackers, merges go through git"},
+	"autopilot/cluster":           {[]string{"tasks"}, "the wire between a coordinator and its workers over NATS JetStream; task ids are the trackers'"},
 	"internal/procgroup":          {nil, "starting, stopping and reaping a process group; a leaf helper"},
 	"internal/suggest":            {nil, "did-you-mean by edit distance; a leaf helper"},
 	"internal/fileholders":        {nil, "which processes have a file open; a leaf helper"},
