@@ -121,16 +121,18 @@ func (c *Claim) InProgress(ctx context.Context) error {
 	if err := c.msg.InProgress(); err != nil {
 		return fmt.Errorf("task %s in progress: %w", c.Task.ID, err)
 	}
-	if err := c.nc.FlushWithContext(ctx); err != nil {
+	if err := flush(ctx, c.nc); err != nil {
 		return fmt.Errorf("task %s in progress: %w", c.Task.ID, err)
 	}
 	return nil
 }
 
 // Done ends the claim and removes the task from the queue, once its result
-// is published. It returns once the server confirms.
+// is published. It returns once the server confirms, or with an error if
+// no server did after a few tries; the task then comes again after the
+// AckWait, and its result, published again, is stored once.
 func (c *Claim) Done(ctx context.Context) error {
-	if err := c.msg.DoubleAck(ctx); err != nil {
+	if err := ackSync(ctx, c.msg); err != nil {
 		return fmt.Errorf("task %s done: %w", c.Task.ID, err)
 	}
 	return nil
@@ -142,10 +144,44 @@ func (c *Claim) Release(ctx context.Context) error {
 	if err := c.msg.Nak(); err != nil {
 		return fmt.Errorf("handing back task %s: %w", c.Task.ID, err)
 	}
-	if err := c.nc.FlushWithContext(ctx); err != nil {
+	if err := flush(ctx, c.nc); err != nil {
 		return fmt.Errorf("handing back task %s: %w", c.Task.ID, err)
 	}
 	return nil
+}
+
+// flush waits until the server has what was sent, for one try: a server
+// that went away meanwhile never answers.
+func flush(ctx context.Context, nc *nats.Conn) error {
+	ctx, cancel := context.WithTimeout(ctx, publishTry)
+	defer cancel()
+	return nc.FlushWithContext(ctx)
+}
+
+// ackTries bounds how often ackSync asks before it gives up.
+const ackTries = 4
+
+// ackSync acknowledges msg and waits for the server to confirm. An
+// acknowledgement sent just before its server went away is never
+// confirmed; it is sent again, a bounded number of times, since a message
+// whose delivery has expired may never be confirmed at all.
+func ackSync(ctx context.Context, msg jetstream.Msg) error {
+	var err error
+	for range ackTries {
+		tctx, cancel := context.WithTimeout(ctx, publishTry)
+		err = msg.DoubleAck(tctx)
+		cancel()
+		if err == nil || errors.Is(err, jetstream.ErrMsgAlreadyAckd) {
+			return nil
+		}
+		if ctx.Err() != nil || !retryable(err) {
+			break
+		}
+		if !sleep(ctx, 100*time.Millisecond) {
+			break
+		}
+	}
+	return err
 }
 
 // fetchWait is how long one pull request waits at the server for a

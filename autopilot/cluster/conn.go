@@ -74,6 +74,9 @@ func Connect(ctx context.Context, opts Options) (*Conn, error) {
 		nats.MaxPingsOutstanding(maxPingsOut),
 		nats.Timeout(timeout),
 		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
+			if nc.IsClosed() {
+				return // by Close
+			}
 			if err != nil {
 				logf("lost the NATS server: %v; reconnecting", err)
 			} else {

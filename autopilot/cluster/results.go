@@ -64,7 +64,7 @@ func Results(ctx context.Context, js jetstream.JetStream, opts ResultsOptions, h
 		}
 		// Should the acknowledgement be lost, the result comes again;
 		// handle is idempotent.
-		_ = msg.DoubleAck(ctx)
+		_ = ackSync(ctx, msg)
 	}
 }
 
