@@ -392,6 +392,17 @@ func TestConnectTakesListsAndCommaSeparatedURLs(t *testing.T) {
 	assert.Equal(t, c.URL(0), conn.NATS().ConnectedUrl())
 }
 
+func TestConnectWithUserInURL(t *testing.T) {
+	c := natstest.StartCluster(t, 1, natstest.WithUser("ralph", "secret"))
+	_, err := cluster.Connect(t.Context(), cluster.Options{URLs: []string{c.URL(0)}})
+	require.ErrorContains(t, err, "uthorization")
+	withUser := strings.Replace(c.URL(0), "nats://", "nats://ralph:secret@", 1)
+	conn, err := cluster.Connect(t.Context(), cluster.Options{URLs: []string{withUser}})
+	require.NoError(t, err)
+	defer conn.Close()
+	require.NoError(t, cluster.EnsureStreams(testContext(t), conn.JetStream(), 1))
+}
+
 func TestValidate(t *testing.T) {
 	require.NoError(t, task("t-1.a_b", 1).Validate())
 	for _, tc := range []struct {

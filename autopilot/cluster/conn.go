@@ -24,7 +24,7 @@ type Options struct {
 	// "ralph worker on host".
 	Name string
 	// Log, when set, is told when the connection is lost and when it is
-	// back.
+	// back, from the connection's own goroutine, until Close.
 	Log func(msg string)
 }
 

@@ -15,6 +15,10 @@ import (
 // PublishTask queues t for the workers. Its message id is its id and
 // attempt, so publishing the same attempt again, after a coordinator
 // restarted, queues it once.
+//
+// The Publish functions validate the message first, and then try until a
+// server stores it or ctx ends: through lost servers, leader elections and
+// a cluster not yet formed (or streams not yet created).
 func PublishTask(ctx context.Context, js jetstream.JetStream, t Task) error {
 	if err := t.Validate(); err != nil {
 		return err
