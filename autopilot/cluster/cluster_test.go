@@ -284,7 +284,7 @@ func (c *collector) waitFor(ctx context.Context, t *testing.T, taskID string) {
 	}
 }
 
-func runResults(t *testing.T, ctx context.Context, conn *cluster.Conn, opts cluster.ResultsOptions, handle func(context.Context, cluster.Result) error) {
+func runResults(t *testing.T, ctx context.Context, conn *cluster.Conn, opts cluster.ConsumeOptions, handle func(context.Context, cluster.Result) error) {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		err := cluster.Results(ctx, conn.JetStream(), opts, handle)
@@ -303,7 +303,7 @@ func TestResultPublishedTwiceIsSeenOnce(t *testing.T) {
 	col := newCollector()
 	rctx, stop := context.WithCancel(ctx)
 	t.Cleanup(stop)
-	runResults(t, rctx, connect(t, c.URLs()), cluster.ResultsOptions{}, col.handle)
+	runResults(t, rctx, connect(t, c.URLs()), cluster.ConsumeOptions{}, col.handle)
 	// A later result marks that everything before it was delivered.
 	require.NoError(t, cluster.PublishResult(ctx, worker, result("t2", 1, "w1")))
 	col.waitFor(ctx, t, "t2")
@@ -320,7 +320,7 @@ func TestRestartedCoordinatorSeesUnacknowledgedResult(t *testing.T) {
 	first := connect(t, c.URLs())
 	got := make(chan cluster.Result, 1)
 	fctx, kill := context.WithCancel(ctx)
-	runResults(t, fctx, first, cluster.ResultsOptions{AckWait: shortAckWait}, func(_ context.Context, r cluster.Result) error {
+	runResults(t, fctx, first, cluster.ConsumeOptions{AckWait: shortAckWait}, func(_ context.Context, r cluster.Result) error {
 		got <- r
 		kill()
 		first.Close()
@@ -334,7 +334,7 @@ func TestRestartedCoordinatorSeesUnacknowledgedResult(t *testing.T) {
 	}
 
 	col := newCollector()
-	runResults(t, ctx, connect(t, c.URLs()), cluster.ResultsOptions{AckWait: shortAckWait}, col.handle)
+	runResults(t, ctx, connect(t, c.URLs()), cluster.ConsumeOptions{AckWait: shortAckWait}, col.handle)
 	col.waitFor(ctx, t, "t1")
 	assert.Equal(t, 1, col.count("t1"))
 }
@@ -346,7 +346,7 @@ func TestWorkGoesOnWhenAServerGoesDown(t *testing.T) {
 	workerConn := connect(t, c.URLs())
 	worker := claimer(t, workerConn, 0)
 	col := newCollector()
-	runResults(t, ctx, coord, cluster.ResultsOptions{}, col.handle)
+	runResults(t, ctx, coord, cluster.ConsumeOptions{}, col.handle)
 
 	roundTrip := func(id string) {
 		t.Helper()
@@ -461,4 +461,69 @@ func TestEventsArePublishedOncePerOffset(t *testing.T) {
 	msg, err := s.GetLastMsgForSubject(ctx, cluster.EventsSubject("t1"))
 	require.NoError(t, err)
 	assert.Contains(t, string(msg.Data), `"offset":14`)
+}
+
+func TestEventsReachTheCoordinatorInOrder(t *testing.T) {
+	c := start(t, 1)
+	ctx := testContext(t)
+	js := connect(t, c.URLs()).JetStream()
+	first := cluster.Events{TaskID: "t1", Attempt: 1, Worker: "w", Lines: []byte("{\"n\":1}\n")}
+	second := first
+	second.Offset, second.Lines = int64(len(first.Lines)), []byte("{\"n\":2}\n{\"n\":3}\n")
+	require.NoError(t, cluster.PublishEvents(ctx, js, first))
+	require.NoError(t, cluster.PublishEvents(ctx, js, first))
+	_, err := js.Publish(ctx, cluster.EventsSubject("t1"), []byte("not json"))
+	require.NoError(t, err)
+	require.NoError(t, cluster.PublishEvents(ctx, js, second))
+
+	got := make(chan cluster.Events, 10)
+	invalid := make(chan string, 10)
+	rctx, stop := context.WithCancel(ctx)
+	t.Cleanup(stop)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		err := cluster.EventsOf(rctx, connect(t, c.URLs()).JetStream(), cluster.ConsumeOptions{
+			Invalid: func(subject string, _ error) { invalid <- subject },
+		}, func(_ context.Context, e cluster.Events) error {
+			got <- e
+			return nil
+		})
+		assert.ErrorIs(t, err, context.Canceled)
+	})
+	t.Cleanup(wg.Wait)
+	for _, want := range []cluster.Events{first, second} {
+		select {
+		case e := <-got:
+			assert.Equal(t, want, e)
+		case <-ctx.Done():
+			require.FailNow(t, "no events")
+		}
+	}
+	select {
+	case subject := <-invalid:
+		assert.Equal(t, cluster.EventsSubject("t1"), subject)
+	case <-ctx.Done():
+		require.FailNow(t, "the message that is no batch was not reported")
+	}
+	assert.Empty(t, got)
+}
+
+func TestClaimDropsWhatIsNotATask(t *testing.T) {
+	c := start(t, 1)
+	ctx := testContext(t)
+	conn := connect(t, c.URLs())
+	_, err := conn.JetStream().Publish(ctx, cluster.TaskSubject("junk"), []byte("{"))
+	require.NoError(t, err)
+	require.NoError(t, cluster.PublishTask(ctx, conn.JetStream(), task("t1", 1)))
+	var dropped []string
+	cl, err := cluster.NewClaimer(ctx, conn.JetStream(), cluster.ClaimerOptions{
+		Invalid: func(subject string, _ error) { dropped = append(dropped, subject) },
+	})
+	require.NoError(t, err)
+	claim, err := cl.Claim(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "t1", claim.Task.ID)
+	assert.Equal(t, []string{cluster.TaskSubject("junk")}, dropped)
+	require.NoError(t, claim.Done(ctx))
+	assert.EqualValues(t, 0, queued(t, conn))
 }
