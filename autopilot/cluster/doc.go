@@ -32,6 +32,7 @@
 // acknowledges it (Done), hands it back (Release), or stops keeping it alive
 // with InProgress for longer than the consumer's AckWait, after which the
 // servers give the task to another worker. The coordinator reads results
-// through its own durable consumer (CoordinatorConsumer), so a result it
-// has not acknowledged is delivered again after it restarts.
+// (Results) and event batches (EventsOf) through durable consumers of its
+// own (CoordinatorConsumer, EventsConsumer), so one it has not
+// acknowledged is delivered again after it restarts.
 package cluster
