@@ -1,0 +1,168 @@
+package cluster
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ralph-loop/ralph/tasks"
+)
+
+// Task is what the coordinator sends a worker: everything it needs to run
+// the task's loop, but no credentials; the worker uses its own.
+type Task struct {
+	// ID names the task; tasks.ValidID accepts it.
+	ID string `json:"id"`
+	// Attempt counts the coordinator's attempts at the task from 1. A retry
+	// (after a conflict, say) is a new attempt, and a new message; a
+	// redelivery of the same message to another worker is not.
+	Attempt int `json:"attempt"`
+	// Objective is the loop's objective (-P).
+	Objective string `json:"objective"`
+	// RepoURL is the shared remote the worker fetches from and pushes
+	// ralph/<task-id> to.
+	RepoURL string `json:"repoUrl"`
+	// BaseCommit is the commit the task's work starts from.
+	BaseCommit string `json:"baseCommit"`
+	// Config is the loop's configuration (YAML), validated by the worker as
+	// a local config is.
+	Config []byte `json:"config,omitempty"`
+	// Coordinator names the coordinator's host, for the worker's logs.
+	Coordinator string `json:"coordinator,omitempty"`
+}
+
+// Validate says what is wrong with t, naming each field, or nil.
+func (t Task) Validate() error {
+	var errs []error
+	if err := tasks.ValidID(t.ID); err != nil {
+		errs = append(errs, fmt.Errorf("id: %w", err))
+	}
+	if t.Attempt < 1 {
+		errs = append(errs, fmt.Errorf("attempt: %d; attempts count from 1", t.Attempt))
+	}
+	if t.Objective == "" {
+		errs = append(errs, errors.New("objective: empty"))
+	}
+	if t.RepoURL == "" {
+		errs = append(errs, errors.New("repoUrl: empty; a worker needs the repository to fetch from"))
+	}
+	if err := validCommit(t.BaseCommit); err != nil {
+		errs = append(errs, fmt.Errorf("baseCommit: %w", err))
+	}
+	return invalid("task", t.ID, errs)
+}
+
+// Result is what became of one attempt at a task on a worker.
+type Result struct {
+	TaskID  string `json:"taskId"`
+	Attempt int    `json:"attempt"`
+	// Worker names the worker's host.
+	Worker string `json:"worker"`
+	// Branch and Head are the branch the worker pushed (ralph/<task-id>)
+	// and its commit; both empty when it pushed nothing.
+	Branch string `json:"branch,omitempty"`
+	Head   string `json:"head,omitempty"`
+	// ExitCode, Reason and Message are how the loop ended, as a local
+	// slot's (autopilot.LoopResult); a task the worker refused has the
+	// reason for it in Message.
+	ExitCode int    `json:"exitCode"`
+	Reason   string `json:"reason,omitempty"`
+	Message  string `json:"message,omitempty"`
+}
+
+// Validate says what is wrong with r, naming each field, or nil.
+func (r Result) Validate() error {
+	var errs []error
+	if err := tasks.ValidID(r.TaskID); err != nil {
+		errs = append(errs, fmt.Errorf("taskId: %w", err))
+	}
+	if r.Attempt < 1 {
+		errs = append(errs, fmt.Errorf("attempt: %d; attempts count from 1", r.Attempt))
+	}
+	if r.Worker == "" {
+		errs = append(errs, errors.New("worker: empty"))
+	}
+	switch {
+	case r.Branch != "" && r.Head == "":
+		errs = append(errs, fmt.Errorf("head: empty, but branch %q was pushed", r.Branch))
+	case r.Branch == "" && r.Head != "":
+		errs = append(errs, fmt.Errorf("branch: empty, but head %q was given", r.Head))
+	case r.Head != "":
+		if err := validCommit(r.Head); err != nil {
+			errs = append(errs, fmt.Errorf("head: %w", err))
+		}
+	}
+	return invalid("result", r.TaskID, errs)
+}
+
+// Events is a batch of a task's loop's event lines, as its events.jsonl
+// holds them, from byte Offset of that file on. The coordinator appends a
+// batch to its copy when the copy is Offset bytes long and skips one it
+// already has, so batches sent twice or out of order do no harm.
+type Events struct {
+	TaskID  string `json:"taskId"`
+	Attempt int    `json:"attempt"`
+	Worker  string `json:"worker"`
+	Offset  int64  `json:"offset"`
+	// Lines are whole lines, each ending in '\n'. A batch must fit in a
+	// NATS message (1 MB by default) with its envelope.
+	Lines []byte `json:"lines"`
+}
+
+// Validate says what is wrong with e, naming each field, or nil.
+func (e Events) Validate() error {
+	var errs []error
+	if err := tasks.ValidID(e.TaskID); err != nil {
+		errs = append(errs, fmt.Errorf("taskId: %w", err))
+	}
+	if e.Attempt < 1 {
+		errs = append(errs, fmt.Errorf("attempt: %d; attempts count from 1", e.Attempt))
+	}
+	if e.Worker == "" {
+		errs = append(errs, errors.New("worker: empty"))
+	}
+	if e.Offset < 0 {
+		errs = append(errs, fmt.Errorf("offset: %d is negative", e.Offset))
+	}
+	if len(e.Lines) == 0 || !bytes.HasSuffix(e.Lines, []byte("\n")) {
+		errs = append(errs, errors.New("lines: a batch is one or more whole lines, each ending in a newline"))
+	}
+	return invalid("events", e.TaskID, errs)
+}
+
+// validCommit accepts a full SHA-1 or SHA-256 object name in lower-case
+// hexadecimal.
+func validCommit(c string) error {
+	if c == "" {
+		return errors.New("empty")
+	}
+	if len(c) != 40 && len(c) != 64 {
+		return fmt.Errorf("%q is not a full commit hash (40 or 64 hexadecimal digits)", c)
+	}
+	for _, r := range c {
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f') {
+			return fmt.Errorf("%q is not a full commit hash (40 or 64 hexadecimal digits)", c)
+		}
+	}
+	return nil
+}
+
+func invalid(what, id string, errs []error) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	name := what
+	if tasks.ValidID(id) == nil {
+		name += " " + strconv.Quote(id)
+	}
+	msgs := make([]string, len(errs))
+	for i, err := range errs {
+		msgs[i] = err.Error()
+	}
+	return fmt.Errorf("invalid %s: %s", name, strings.Join(msgs, "; "))
+}
+
+// msgID is the Nats-Msg-Id of a task's or result's attempt.
+func msgID(id string, attempt int) string { return id + "/" + strconv.Itoa(attempt) }

@@ -1,0 +1,108 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// PublishTask queues t for the workers. Its message id is its id and
+// attempt, so publishing the same attempt again, after a coordinator
+// restarted, queues it once.
+//
+// The Publish functions validate the message first, and then try until a
+// server stores it or ctx ends: through lost servers, leader elections and
+// a cluster not yet formed (or streams not yet created).
+func PublishTask(ctx context.Context, js jetstream.JetStream, t Task) error {
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	return publishJSON(ctx, js, TaskSubject(t.ID), msgID(t.ID, t.Attempt), t)
+}
+
+// PublishResult reports r to the coordinator. Its message id is its task's
+// id and attempt, so a result published twice is stored once.
+func PublishResult(ctx context.Context, js jetstream.JetStream, r Result) error {
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	return publishJSON(ctx, js, ResultSubject(r.TaskID), msgID(r.TaskID, r.Attempt), r)
+}
+
+// PublishEvents sends a batch of a loop's event lines to the coordinator.
+// Its message id is its task's id, attempt and offset.
+func PublishEvents(ctx context.Context, js jetstream.JetStream, e Events) error {
+	if err := e.Validate(); err != nil {
+		return err
+	}
+	id := msgID(e.TaskID, e.Attempt) + "/" + strconv.FormatInt(e.Offset, 10)
+	return publishJSON(ctx, js, EventsSubject(e.TaskID), id, e)
+}
+
+// publishTry bounds one try at publishing: a message sent just before its
+// server went away is never acknowledged, and is sent again.
+const publishTry = 5 * time.Second
+
+// publishJSON publishes v until a server acknowledges it (a duplicate is
+// acknowledged too) or ctx ends. Tries after the first are safe because
+// the message id makes the stream store it once.
+func publishJSON(ctx context.Context, js jetstream.JetStream, subject, id string, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	wait := 100 * time.Millisecond
+	for {
+		tctx, cancel := context.WithTimeout(ctx, publishTry)
+		_, err = js.Publish(tctx, subject, data, jetstream.WithMsgID(id))
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if !retryable(err) {
+			return fmt.Errorf("publishing %s: %w", subject, err)
+		}
+		if !sleep(ctx, wait) {
+			return fmt.Errorf("publishing %s: %w (last try: %v)", subject, ctx.Err(), err)
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
+}
+
+// retryable reports whether err may go away by itself: a server that went
+// away, a stream or consumer electing a new leader. A closed connection, a
+// refused permission or a message too large stay as they are.
+func retryable(err error) bool {
+	var apiErr *jetstream.APIError
+	switch {
+	case errors.Is(err, nats.ErrConnectionClosed),
+		errors.Is(err, nats.ErrBadSubject),
+		errors.Is(err, nats.ErrMaxPayload),
+		errors.Is(err, nats.ErrPermissionViolation),
+		errors.Is(err, nats.ErrAuthorization):
+		return false
+	case errors.As(err, &apiErr):
+		// 503 and 504: JetStream is not available or did not answer yet.
+		return apiErr.Code >= 500
+	}
+	return true
+}
+
+// sleep waits d, or less if ctx ends, and reports whether ctx is still
+// alive.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,88 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Streams, subjects and consumers; see the package documentation.
+const (
+	TasksStream   = "RALPH_TASKS"
+	ResultsStream = "RALPH_RESULTS"
+	EventsStream  = "RALPH_EVENTS"
+
+	taskPrefix   = "ralph.task."
+	resultPrefix = "ralph.result."
+	eventsPrefix = "ralph.events."
+
+	// WorkersConsumer is the durable consumer on RALPH_TASKS that all
+	// workers share.
+	WorkersConsumer = "ralph-workers"
+	// CoordinatorConsumer is the coordinator's durable consumer on
+	// RALPH_RESULTS.
+	CoordinatorConsumer = "ralph-coordinator"
+
+	// DedupWindow is how long the streams remember a message's id: the
+	// same message published again within it is stored once.
+	DedupWindow = 24 * time.Hour
+	// EventsMaxAge is how long RALPH_EVENTS keeps a batch; the coordinator
+	// keeps its own copy.
+	EventsMaxAge = 7 * 24 * time.Hour
+)
+
+// TaskSubject is the subject task id is published on.
+func TaskSubject(id string) string { return taskPrefix + id }
+
+// ResultSubject is the subject task id's results are published on.
+func ResultSubject(id string) string { return resultPrefix + id }
+
+// EventsSubject is the subject task id's event batches are published on.
+func EventsSubject(id string) string { return eventsPrefix + id }
+
+// EnsureStreams creates ralph's streams, or updates them to the wanted
+// configuration, with file storage replicated on replicas servers (1 for a
+// single server; 3 keeps every message through the loss of one server of
+// three). It is idempotent: coordinators and workers may all call it.
+func EnsureStreams(ctx context.Context, js jetstream.JetStream, replicas int) error {
+	if replicas < 1 {
+		return fmt.Errorf("replicas is %d; at least 1", replicas)
+	}
+	for _, cfg := range streamConfigs(replicas) {
+		if _, err := js.CreateOrUpdateStream(ctx, cfg); err != nil {
+			return fmt.Errorf("stream %s with %d replicas: %w", cfg.Name, replicas, err)
+		}
+	}
+	return nil
+}
+
+func streamConfigs(replicas int) []jetstream.StreamConfig {
+	return []jetstream.StreamConfig{{
+		Name:        TasksStream,
+		Description: "ralph autopilot: tasks waiting for a worker",
+		Subjects:    []string{taskPrefix + ">"},
+		Retention:   jetstream.WorkQueuePolicy,
+		Storage:     jetstream.FileStorage,
+		Replicas:    replicas,
+		Duplicates:  DedupWindow,
+	}, {
+		Name:        ResultsStream,
+		Description: "ralph autopilot: what became of each task's attempt",
+		Subjects:    []string{resultPrefix + ">"},
+		Retention:   jetstream.LimitsPolicy,
+		Storage:     jetstream.FileStorage,
+		Replicas:    replicas,
+		Duplicates:  DedupWindow,
+	}, {
+		Name:        EventsStream,
+		Description: "ralph autopilot: the event lines of the workers' loops",
+		Subjects:    []string{eventsPrefix + ">"},
+		Retention:   jetstream.LimitsPolicy,
+		Storage:     jetstream.FileStorage,
+		Replicas:    replicas,
+		Duplicates:  DedupWindow,
+		MaxAge:      EventsMaxAge,
+	}}
+}
