@@ -69,7 +69,7 @@ func publishJSON(ctx context.Context, js jetstream.JetStream, subject, id string
 			return fmt.Errorf("publishing %s: %w", subject, err)
 		}
 		if !sleep(ctx, wait) {
-			return fmt.Errorf("publishing %s: %w (last try: %v)", subject, ctx.Err(), err)
+			return fmt.Errorf("publishing %s: %w (last try: %w)", subject, ctx.Err(), err)
 		}
 		wait = min(2*wait, 2*time.Second)
 	}
