@@ -70,7 +70,13 @@ func StartCluster(t testing.TB, n int, opts ...Option) *Cluster {
 	for _, o := range opts {
 		o(&c.settings)
 	}
-	ports := freePorts(t, 2*n)
+	// A single server binds a port the kernel chooses as it binds, which
+	// no other process can take first; servers of a cluster need each
+	// other's route ports before any starts, so theirs are chosen up front.
+	ports := []int{server.RANDOM_PORT, server.RANDOM_PORT}
+	if n > 1 {
+		ports = freePorts(t, 2*n)
+	}
 	for i := range n {
 		c.nodes = append(c.nodes, &node{
 			name:       "ralph-test-" + strconv.Itoa(i),
@@ -180,6 +186,7 @@ func (c *Cluster) start(i int) {
 		require.FailNow(c.t, "NATS server did not start", "%s: see its log below", nd.name)
 	}
 	nd.srv = srv
+	nd.clientPort = srv.Addr().(*net.TCPAddr).Port // a restart keeps it
 }
 
 // waitReady polls until every running server's JetStream is current with
