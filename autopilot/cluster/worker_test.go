@@ -203,6 +203,7 @@ type workerSetup struct {
 	runner    *fakeRunner
 	validate  func([]byte) error
 	keepAlive time.Duration
+	batch     int
 }
 
 // startWorker runs a worker until the returned cancel is called; wait
@@ -210,16 +211,17 @@ type workerSetup struct {
 func startWorker(t *testing.T, s workerSetup) (cancel func(), wait func() error) {
 	t.Helper()
 	w, err := cluster.NewWorker(cluster.WorkerOptions{
-		JetStream: s.conn.JetStream(),
-		Claimer:   claimer(t, s.conn, s.ackWait),
-		Checkouts: cluster.Checkouts{Dir: t.TempDir(), Allow: []string{s.url}},
-		Slots:     2,
-		Host:      s.host,
-		Run:       s.runner.Run,
-		Validate:  s.validate,
-		KeepAlive: s.keepAlive,
-		Poll:      50 * time.Millisecond,
-		Log:       func(msg string) { t.Logf("%s: %s", s.host, msg) },
+		JetStream:  s.conn.JetStream(),
+		Claimer:    claimer(t, s.conn, s.ackWait),
+		Checkouts:  cluster.Checkouts{Dir: t.TempDir(), Allow: []string{s.url}},
+		Slots:      2,
+		Host:       s.host,
+		Run:        s.runner.Run,
+		Validate:   s.validate,
+		KeepAlive:  s.keepAlive,
+		BatchBytes: s.batch,
+		Poll:       50 * time.Millisecond,
+		Log:        func(msg string) { t.Logf("%s: %s", s.host, msg) },
 	})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(testContext(t))
@@ -354,8 +356,9 @@ func TestWorkerRunsATask(t *testing.T) {
 	evs := followEvents(t, conn)
 	gate := make(chan struct{})
 	runner := newFakeRunner("w1", 3, gate)
-	// A keep-alive far shorter than the ack wait, so it runs many times.
-	startWorker(t, workerSetup{conn: conn, ackWait: 30 * time.Second, url: url, host: "host-1", runner: runner, keepAlive: 100 * time.Millisecond})
+	// Batches of about two lines, so that iterations' lines are cut in
+	// several.
+	startWorker(t, workerSetup{conn: conn, ackWait: 30 * time.Second, url: url, host: "host-1", runner: runner, batch: 300})
 
 	require.NoError(t, cluster.PublishTask(ctx, conn.JetStream(), workerTask("t-1", url, base)))
 	loop := nextLoop(t, runner)
@@ -384,7 +387,9 @@ func TestWorkerRunsATask(t *testing.T) {
 	evs.mu.Lock()
 	defer evs.mu.Unlock()
 	var off int64
+	assert.Greater(t, len(evs.batches["t-1"]), 3)
 	for _, b := range evs.batches["t-1"] {
+		assert.LessOrEqual(t, len(b.Lines), 300)
 		assert.Equal(t, off, b.Offset, "batches in order, each where the last ended")
 		assert.Equal(t, "host-1", b.Worker)
 		off += int64(len(b.Lines))
@@ -494,6 +499,37 @@ func TestWorkerRefusesTasks(t *testing.T) {
 	assert.EqualValues(t, 3, streamMsgs(t, conn, cluster.ResultsStream))
 	assert.Len(t, runner.started, 1, "only the good task ran")
 	assert.Empty(t, remoteRef(t, otherURL, "refs/heads/ralph/elsewhere"))
+}
+
+// A claim is kept alive while its loop runs, past the ack wait: the task
+// is not given to another slot meanwhile.
+func TestWorkerKeepsItsClaimAlive(t *testing.T) {
+	c := start(t, 1)
+	conn := connect(t, c.URLs())
+	ctx := testContext(t)
+	url, base := remote(t)
+	res := results(t, conn)
+	const ackWait = 3 * time.Second
+	gate := make(chan struct{})
+	runner := newFakeRunner("w", 1, gate)
+	startWorker(t, workerSetup{conn: conn, ackWait: ackWait, url: url, host: "host-1", runner: runner, keepAlive: 200 * time.Millisecond})
+	require.NoError(t, cluster.PublishTask(ctx, conn.JetStream(), workerTask("t-1", url, base)))
+	loop := nextLoop(t, runner)
+
+	// Twice the ack wait: without InProgress the task would have been
+	// delivered again, to the worker's other slot.
+	time.Sleep(2 * ackWait)
+	cons, err := conn.JetStream().Consumer(ctx, cluster.TasksStream, cluster.WorkersConsumer)
+	require.NoError(t, err)
+	info, err := cons.Info(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, info.NumRedelivered)
+	assert.Empty(t, runner.started, "no second loop of the task")
+
+	gate <- struct{}{}
+	r := nextResult(t, res)
+	assert.Equal(t, 0, r.ExitCode)
+	assert.Equal(t, loop.Commits()[0], r.Head)
 }
 
 func must[T any](v T, err error) T {
