@@ -1,9 +1,11 @@
 // Package cluster is the wire between an autopilot coordinator and the
 // workers that run its tasks on other machines, over NATS JetStream. It
 // owns the connection to the servers, ralph's streams and consumers, the
-// messages sent through them and their validation, and the claim a worker
-// holds on a task while it runs. It runs no loops and merges nothing: the
-// coordinator and `ralph worker` do that with what it delivers.
+// messages sent through them and their validation, the claim a worker
+// holds on a task while it runs, a worker's checkouts, and the Worker that
+// claims tasks and sees their loops through. It merges nothing and starts
+// no process itself: the coordinator merges what it delivers, and `ralph
+// worker` gives the Worker the way to start a loop and to check a config.
 //
 // # Streams and subjects
 //
@@ -35,4 +37,20 @@
 // (Results) and event batches (EventsOf) through durable consumers of its
 // own (CoordinatorConsumer, EventsConsumer), so one it has not
 // acknowledged is delivered again after it restarts.
+//
+// # The worker
+//
+// A Worker runs Slots claims at once. It fails a task it will not run (an
+// invalid task, a repository outside its allow list, a config its
+// validator refuses) with a Result saying why, and acknowledges it, so it
+// is not offered again. Otherwise it prepares the task's worktree, writes
+// the config and objective beside it and starts the loop; while the loop
+// runs it keeps the claim alive, pushes work in progress after every
+// iteration (an iteration.finished line of ralph's in the loop's event
+// log) and sends the log's new lines as Events batches at their byte
+// offsets. When the loop ends it pushes the task's branch, publishes the
+// Result and then acknowledges the claim. When its context ends it
+// interrupts the loops, pushes their work in progress and releases the
+// claims. A loop continued from work in progress writes a new log; its
+// batches go on from the end of the attempt's last batch in RALPH_EVENTS.
 package cluster

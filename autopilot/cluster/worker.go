@@ -1,0 +1,489 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/exitcode"
+)
+
+// LoopJob is one task's loop, as a worker starts it.
+type LoopJob struct {
+	TaskID  string
+	Attempt int
+	// Dir is the task's worktree, where the loop runs and keeps its .ralph/.
+	Dir string
+	// ConfigFile holds the task's config (-c), ObjectiveFile its objective
+	// (-P); both are outside the worktree.
+	ConfigFile    string
+	ObjectiveFile string
+	// Output is a file for the loop's stdout and stderr.
+	Output string
+	// Continued says the worktree starts at work in progress that another
+	// worker (or an earlier run of this one) pushed, not at the base commit.
+	Continued bool
+}
+
+// LoopHandle is one running loop.
+type LoopHandle interface {
+	// Wait blocks until the loop ends and says how.
+	Wait() LoopResult
+	// Interrupt asks the loop to stop as `ralph loop` does on SIGINT: it
+	// ends its iteration, checkpoints and exits 130.
+	Interrupt()
+}
+
+// LoopResult is how a task's loop ended, as the autopilot's local slots
+// read it.
+type LoopResult struct {
+	ExitCode int
+	Reason   string
+	Message  string
+}
+
+// WorkerOptions configure a Worker.
+type WorkerOptions struct {
+	// JetStream publishes results and events.
+	JetStream jetstream.JetStream
+	// Claimer takes tasks off the queue.
+	Claimer *Claimer
+	// Checkouts are the worker's clones and worktrees, and its allow list.
+	Checkouts Checkouts
+	// Slots is how many tasks the worker runs at once; at least 1.
+	Slots int
+	// Host names the worker in its results and event batches.
+	Host string
+	// Run starts a task's loop in job.Dir.
+	Run func(ctx context.Context, job LoopJob) (LoopHandle, error)
+	// Validate says what is wrong with a task's config, or nil; a task
+	// whose config it refuses is failed with its message. Nil accepts any.
+	Validate func(config []byte) error
+	// KeepAlive is how often a running task's claim is kept alive; a third
+	// of the claimer's AckWait if zero.
+	KeepAlive time.Duration
+	// Poll is how often a running loop's event log is read; 500 ms if zero.
+	Poll time.Duration
+	// BatchBytes bounds the lines of one event batch; 256 KiB if zero. A
+	// single longer line goes in a batch of its own.
+	BatchBytes int
+	// HandOff bounds what the worker does for a task after its context
+	// ends or its loop ends: pushing, publishing, acknowledging; 2 minutes
+	// if zero.
+	HandOff time.Duration
+	// Log, when set, is told what the worker does and what went wrong,
+	// from any of its goroutines.
+	Log func(msg string)
+}
+
+// Worker runs the tasks it claims, each in its own worktree, Slots at a
+// time.
+type Worker struct {
+	opts WorkerOptions
+}
+
+// NewWorker checks opts and fills in their defaults.
+func NewWorker(opts WorkerOptions) (*Worker, error) {
+	var errs []error
+	if opts.JetStream == nil {
+		errs = append(errs, errors.New("no JetStream"))
+	}
+	if opts.Claimer == nil {
+		errs = append(errs, errors.New("no claimer"))
+	}
+	if opts.Checkouts.Dir == "" {
+		errs = append(errs, errors.New("no directory for the checkouts"))
+	}
+	if opts.Slots < 1 {
+		errs = append(errs, fmt.Errorf("slots is %d; at least 1", opts.Slots))
+	}
+	if opts.Host == "" {
+		errs = append(errs, errors.New("no host name"))
+	}
+	if opts.Run == nil {
+		errs = append(errs, errors.New("no way to run a loop"))
+	}
+	if opts.KeepAlive < 0 || opts.Poll < 0 || opts.BatchBytes < 0 || opts.HandOff < 0 {
+		errs = append(errs, errors.New("a negative timing or size"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("worker: %w", err)
+	}
+	if opts.KeepAlive == 0 {
+		opts.KeepAlive = opts.Claimer.AckWait() / 3
+	}
+	opts.Poll = orDefault(opts.Poll, 500*time.Millisecond)
+	opts.HandOff = orDefault(opts.HandOff, 2*time.Minute)
+	if opts.BatchBytes == 0 {
+		opts.BatchBytes = 256 << 10
+	}
+	if opts.Validate == nil {
+		opts.Validate = func([]byte) error { return nil }
+	}
+	if opts.Log == nil {
+		opts.Log = func(string) {}
+	}
+	return &Worker{opts: opts}, nil
+}
+
+// Run claims tasks and runs them, Slots at a time, until ctx ends. Then it
+// interrupts the running loops, pushes their work in progress and hands
+// their tasks back for another worker to continue at once, and returns
+// ctx's error once every slot is free.
+func (w *Worker) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	for range w.opts.Slots {
+		wg.Go(func() { w.slot(ctx) })
+	}
+	wg.Wait()
+	return ctx.Err()
+}
+
+// slot claims one task after another until ctx ends.
+func (w *Worker) slot(ctx context.Context) {
+	wait := time.Second
+	for {
+		claim, err := w.opts.Claimer.Claim(ctx)
+		if ctx.Err() != nil {
+			if claim != nil {
+				w.release(ctx, claim)
+			}
+			return
+		}
+		if err != nil {
+			w.logf("claiming a task: %v", err)
+			if !sleep(ctx, wait) {
+				return
+			}
+			wait = min(2*wait, 30*time.Second)
+			continue
+		}
+		wait = time.Second
+		w.runTask(ctx, claim)
+	}
+}
+
+func (w *Worker) logf(format string, v ...any) { w.opts.Log(fmt.Sprintf(format, v...)) }
+
+// handOffContext outlives ctx, for what a worker does with a task after
+// ctx ended, within HandOff.
+func (w *Worker) handOffContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), w.opts.HandOff)
+}
+
+// refusal says why the worker will not run t, or nil.
+func (w *Worker) refusal(t Task) error {
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	if err := w.opts.Checkouts.Allowed(t.RepoURL); err != nil {
+		return err
+	}
+	if err := w.opts.Validate(t.Config); err != nil {
+		return fmt.Errorf("invalid config: %w", err)
+	}
+	return nil
+}
+
+// runTask runs claim's task to its end, or until ctx ends, and then
+// reports it or hands it back.
+func (w *Worker) runTask(ctx context.Context, claim *Claim) {
+	t := claim.Task
+	keep := w.keepAlive(ctx, claim)
+	defer keep()
+	if err := w.refusal(t); err != nil {
+		w.logf("task %s refused: %v", t.ID, err)
+		w.finish(ctx, claim, Result{ExitCode: exitcode.Fatal, Message: err.Error()})
+		return
+	}
+	co, err := w.opts.Checkouts.Prepare(ctx, t.ID, t.RepoURL, t.BaseCommit)
+	if err != nil {
+		if ctx.Err() != nil {
+			w.release(ctx, claim)
+			return
+		}
+		w.logf("task %s: %v", t.ID, err)
+		w.finish(ctx, claim, Result{ExitCode: exitcode.Fatal, Message: "preparing the checkout: " + err.Error()})
+		return
+	}
+	job, err := w.writeJob(t, co)
+	if err != nil {
+		w.finish(ctx, claim, Result{ExitCode: exitcode.Fatal, Message: err.Error()})
+		return
+	}
+	fw := &forwarder{w: w, task: t, dir: co.Dir}
+	fw.base, err = eventsBase(ctx, w.opts.JetStream, t)
+	if err != nil {
+		if ctx.Err() != nil {
+			w.release(ctx, claim)
+			return
+		}
+		w.logf("task %s: %v; its events are sent from offset 0", t.ID, err)
+	}
+	h, err := w.opts.Run(ctx, job)
+	if err != nil {
+		if ctx.Err() != nil {
+			w.release(ctx, claim)
+			return
+		}
+		w.finish(ctx, claim, Result{ExitCode: exitcode.Fatal, Message: "starting the loop: " + err.Error()})
+		return
+	}
+	w.logf("task %s: loop started in %s (attempt %d, delivery %d, from %s)", t.ID, co.Dir, t.Attempt, claim.Delivered, co.Start)
+
+	ended := make(chan LoopResult, 1)
+	go func() { ended <- h.Wait() }()
+	tick := time.NewTicker(w.opts.Poll)
+	defer tick.Stop()
+	interrupted := false
+	stopping := ctx.Done()
+	var res LoopResult
+	for done := false; !done; {
+		select {
+		case <-tick.C:
+			fw.forward(ctx)
+		case <-stopping:
+			interrupted, stopping = true, nil
+			w.logf("task %s: interrupting its loop", t.ID)
+			h.Interrupt()
+		case res = <-ended:
+			done = true
+		}
+	}
+	hctx, cancel := w.handOffContext(ctx)
+	defer cancel()
+	fw.forward(hctx)
+	if interrupted && res.ExitCode == exitcode.Interrupted {
+		if err := PushProgress(hctx, co.Dir, t.RepoURL, t.ID); err != nil {
+			w.logf("task %s: pushing its work in progress: %v", t.ID, err)
+		}
+		w.release(ctx, claim)
+		return
+	}
+	r := Result{ExitCode: res.ExitCode, Reason: res.Reason, Message: res.Message}
+	head, err := PushResult(hctx, co.Dir, t.RepoURL, t.ID)
+	if err != nil {
+		w.logf("task %s: pushing its branch: %v", t.ID, err)
+		r.ExitCode = exitcode.Fatal
+		r.Message = fmt.Sprintf("the loop ended (exit %d%s) but its branch could not be pushed: %v", res.ExitCode, prefixed(": ", res.Message), err)
+	} else {
+		r.Branch, r.Head = TaskBranch(t.ID), head
+	}
+	w.finish(ctx, claim, r)
+}
+
+func prefixed(prefix, s string) string {
+	if s == "" {
+		return ""
+	}
+	return prefix + s
+}
+
+// keepAlive keeps claim alive until the returned function is called.
+func (w *Worker) keepAlive(ctx context.Context, claim *Claim) (stop func()) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(w.opts.KeepAlive)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				if err := claim.InProgress(ctx); err != nil && ctx.Err() == nil {
+					w.logf("keeping task %s: %v", claim.Task.ID, err)
+				}
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+// finish publishes r as the result of claim's task and then acknowledges
+// the claim: in that order, so that a worker that dies in between runs the
+// task again into a result stored once.
+func (w *Worker) finish(ctx context.Context, claim *Claim, r Result) {
+	ctx, cancel := w.handOffContext(ctx)
+	defer cancel()
+	r.TaskID, r.Attempt, r.Worker = claim.Task.ID, claim.Task.Attempt, w.opts.Host
+	if err := r.Validate(); err != nil {
+		// A task with no valid id or attempt cannot have a result; it is
+		// dropped, since no worker could run it.
+		w.logf("dropping task %q: %v", claim.Task.ID, err)
+	} else if err := PublishResult(ctx, w.opts.JetStream, r); err != nil {
+		// Not acknowledged: the task comes again after the AckWait.
+		w.logf("task %s: publishing its result: %v", r.TaskID, err)
+		return
+	}
+	if err := claim.Done(ctx); err != nil {
+		w.logf("%v", err)
+		return
+	}
+	w.logf("task %s: done (exit %d%s)", r.TaskID, r.ExitCode, prefixed(": ", r.Message))
+}
+
+// release hands claim's task back for another worker to continue.
+func (w *Worker) release(ctx context.Context, claim *Claim) {
+	ctx, cancel := w.handOffContext(ctx)
+	defer cancel()
+	if err := claim.Release(ctx); err != nil {
+		w.logf("%v", err)
+		return
+	}
+	w.logf("task %s: handed back", claim.Task.ID)
+}
+
+// writeJob writes t's config and objective next to its worktree, outside
+// it, where the loop reads them.
+func (w *Worker) writeJob(t Task, co Checkout) (LoopJob, error) {
+	dir := filepath.Join(w.opts.Checkouts.Dir, "jobs", t.ID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return LoopJob{}, fmt.Errorf("task %s's files: %w", t.ID, err)
+	}
+	job := LoopJob{
+		TaskID:        t.ID,
+		Attempt:       t.Attempt,
+		Dir:           co.Dir,
+		ConfigFile:    filepath.Join(dir, "ralph.yml"),
+		ObjectiveFile: filepath.Join(dir, "objective.md"),
+		Output:        filepath.Join(dir, "output.log"),
+		Continued:     co.Continued,
+	}
+	if err := os.WriteFile(job.ConfigFile, t.Config, 0o600); err != nil {
+		return LoopJob{}, fmt.Errorf("task %s's config: %w", t.ID, err)
+	}
+	if err := os.WriteFile(job.ObjectiveFile, []byte(t.Objective), 0o600); err != nil {
+		return LoopJob{}, fmt.Errorf("task %s's objective: %w", t.ID, err)
+	}
+	return job, nil
+}
+
+// eventsBase is where t's attempt's event lines already sent end: 0 for a
+// new attempt, or the end of the last batch a previous worker sent for it.
+// A loop continued from work in progress starts a new log; its lines are
+// sent after those, so the coordinator's copy of the attempt's events
+// grows on and no batch's id is one already taken.
+func eventsBase(ctx context.Context, js jetstream.JetStream, t Task) (int64, error) {
+	s, err := js.Stream(ctx, EventsStream)
+	if err != nil {
+		return 0, fmt.Errorf("stream %s: %w", EventsStream, err)
+	}
+	msg, err := s.GetLastMsgForSubject(ctx, EventsSubject(t.ID))
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("the last event batch of task %s: %w", t.ID, err)
+	}
+	var e Events
+	if err := json.Unmarshal(msg.Data, &e); err != nil || e.Attempt != t.Attempt {
+		return 0, nil //nolint:nilerr // not this attempt's: start at 0
+	}
+	return e.Offset + int64(len(e.Lines)), nil
+}
+
+// forwarder follows a task's loop's event log: it sends new lines to the
+// coordinator and pushes work in progress after each iteration.
+type forwarder struct {
+	w    *Worker
+	task Task
+	dir  string
+	base int64
+
+	path   string
+	rd     *events.Reader
+	failed bool // the log cannot be followed any more
+}
+
+// forward sends the lines appended since the last call, in batches, and
+// pushes work in progress if an iteration finished among them. A batch
+// that cannot be published is read again next time.
+func (f *forwarder) forward(ctx context.Context) {
+	if f.failed {
+		return
+	}
+	if f.rd == nil {
+		path, err := engine.CurrentLog(f.dir)
+		if err != nil {
+			return // none yet
+		}
+		f.path, f.rd = path, events.NewReader(path, 0)
+	}
+	start := f.rd.Offset()
+	recs, err := f.rd.Read()
+	if err != nil {
+		f.w.logf("task %s: following its event log: %v", f.task.ID, err)
+		f.failed = true
+		return
+	}
+	if len(recs) == 0 {
+		return
+	}
+	// Work in progress first: it is what another worker continues from.
+	for _, rec := range recs {
+		if ev, err := events.ParseLine(rec.Line); err == nil && ev.Source == events.SourceRalph && ev.Topic == engine.TopicIterationFinished {
+			if err := PushProgress(ctx, f.dir, f.task.RepoURL, f.task.ID); err != nil {
+				f.w.logf("task %s: pushing its work in progress: %v", f.task.ID, err)
+			}
+			break
+		}
+	}
+	// The batches are the file's bytes from start to the end of the last
+	// line read, cut after whole lines: exactly what the log holds.
+	from := start
+	for i, rec := range recs {
+		last := i == len(recs)-1
+		if !last && recs[i+1].End()-from <= int64(f.w.opts.BatchBytes) {
+			continue
+		}
+		if !f.publish(ctx, from, rec.End()) {
+			f.rd = events.NewReader(f.path, from) // again next time
+			return
+		}
+		from = rec.End()
+	}
+}
+
+// publish sends the log's bytes from offset from to offset to as one
+// batch, and reports whether it was stored.
+func (f *forwarder) publish(ctx context.Context, from, to int64) bool {
+	lines, err := readRange(f.path, from, to)
+	if err == nil {
+		err = PublishEvents(ctx, f.w.opts.JetStream, Events{
+			TaskID: f.task.ID, Attempt: f.task.Attempt, Worker: f.w.opts.Host,
+			Offset: f.base + from, Lines: lines,
+		})
+	}
+	if err != nil {
+		f.w.logf("task %s: sending its events: %v", f.task.ID, err)
+		return false
+	}
+	return true
+}
+
+func readRange(path string, from, to int64) ([]byte, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	buf := make([]byte, to-from)
+	if _, err := file.ReadAt(buf, from); err != nil {
+		return nil, fmt.Errorf("read event log %s: %w", path, err)
+	}
+	return buf, nil
+}

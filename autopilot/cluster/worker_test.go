@@ -1,0 +1,540 @@
+package cluster_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/autopilot/cluster"
+	"github.com/ralph-loop/ralph/internal/gittest"
+)
+
+// remote is a bare repository with one commit on main, as a team's shared
+// remote; it returns its URL and that commit.
+func remote(t *testing.T) (url, base string) {
+	t.Helper()
+	url = filepath.Join(t.TempDir(), "shared.git")
+	gittest.Run(t, t.TempDir(), "init", "-q", "--bare", url)
+	src := gittest.NewRepo(t)
+	base = gittest.CommitFile(t, src, "README.md", "hi\n", "start")
+	gittest.Run(t, src, "push", "-q", url, "HEAD:refs/heads/main")
+	return url, base
+}
+
+// remoteRef is ref's commit on the remote at url, "" when there is none.
+func remoteRef(t *testing.T, url, ref string) string {
+	t.Helper()
+	out := gittest.Run(t, t.TempDir(), "ls-remote", url, ref)
+	if out == "" {
+		return ""
+	}
+	return out[:40]
+}
+
+// fakeLoop is a scripted `ralph loop`: each iteration commits a file and
+// appends an agent's line and ralph's iteration.finished to the event log
+// in the worktree's .ralph/, as a loop does.
+type fakeLoop struct {
+	job        cluster.LoopJob
+	iterations int
+	// gate, when set, holds each iteration until it receives.
+	gate chan struct{}
+
+	mu          sync.Mutex
+	commits     []string
+	interrupted chan struct{}
+	once        sync.Once
+	done        chan cluster.LoopResult
+	res         cluster.LoopResult
+}
+
+func (f *fakeLoop) Interrupt() { f.once.Do(func() { close(f.interrupted) }) }
+
+func (f *fakeLoop) Wait() cluster.LoopResult {
+	r, ok := <-f.done
+	if ok {
+		f.res = r
+	}
+	return f.res
+}
+
+func (f *fakeLoop) Commits() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.commits...)
+}
+
+func (f *fakeLoop) log() string {
+	return filepath.Join(f.job.Dir, ".ralph", "events-20260101-000000.jsonl")
+}
+
+func (f *fakeLoop) appendEvents(lines ...string) error {
+	file, err := os.OpenFile(f.log(), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	_, err = file.WriteString(strings.Join(lines, "\n") + "\n")
+	return err
+}
+
+func git(dir string, args ...string) (string, error) {
+	full := append([]string{"-C", dir, "-c", "user.name=Ralph Test", "-c", "user.email=ralph@example.com",
+		"-c", "commit.gpgsign=false"}, args...)
+	cmd := exec.Command("git", full...)
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+func (f *fakeLoop) run(name string) {
+	defer close(f.done)
+	fail := func(err error) { f.done <- cluster.LoopResult{ExitCode: 3, Reason: "fatal", Message: err.Error()} }
+	if err := os.MkdirAll(filepath.Join(f.job.Dir, ".ralph"), 0o755); err != nil {
+		fail(err)
+		return
+	}
+	if err := os.WriteFile(filepath.Join(f.job.Dir, ".ralph", "current-events"), []byte(".ralph/events-20260101-000000.jsonl\n"), 0o644); err != nil {
+		fail(err)
+		return
+	}
+	if err := f.appendEvents(`{"ts":"2026-01-01T00:00:00Z","topic":"loop.started","payload":null,"source":"ralph"}`); err != nil {
+		fail(err)
+		return
+	}
+	for i := 1; i <= f.iterations; i++ {
+		if f.gate != nil {
+			select {
+			case <-f.gate:
+			case <-f.interrupted:
+				f.done <- cluster.LoopResult{ExitCode: 130, Reason: "interrupted", Message: "interrupted"}
+				return
+			}
+		}
+		file := fmt.Sprintf("%s-%d.txt", name, i)
+		if err := os.WriteFile(filepath.Join(f.job.Dir, file), []byte("work\n"), 0o644); err != nil {
+			fail(err)
+			return
+		}
+		if _, err := git(f.job.Dir, "add", file); err != nil {
+			fail(err)
+			return
+		}
+		if _, err := git(f.job.Dir, "commit", "-q", "-m", file); err != nil {
+			fail(err)
+			return
+		}
+		head, err := git(f.job.Dir, "rev-parse", "HEAD")
+		if err != nil {
+			fail(err)
+			return
+		}
+		f.mu.Lock()
+		f.commits = append(f.commits, head)
+		f.mu.Unlock()
+		err = f.appendEvents(
+			fmt.Sprintf(`{"ts":"2026-01-01T00:00:0%dZ","topic":"work.done","payload":"%s","iteration":%d,"source":"agent"}`, i, file, i),
+			fmt.Sprintf(`{"ts":"2026-01-01T00:00:0%dZ","topic":"iteration.finished","payload":{"iteration":%d,"outcome":"success"},"iteration":%d,"source":"ralph"}`, i, i, i))
+		if err != nil {
+			fail(err)
+			return
+		}
+		select {
+		case <-f.interrupted:
+			f.done <- cluster.LoopResult{ExitCode: 130, Reason: "interrupted", Message: "interrupted"}
+			return
+		default:
+		}
+	}
+	if err := f.appendEvents(`{"ts":"2026-01-01T00:01:00Z","topic":"loop.terminate","payload":{"reason":"completed"},"source":"ralph"}`); err != nil {
+		fail(err)
+		return
+	}
+	f.done <- cluster.LoopResult{ExitCode: 0, Reason: "completed", Message: "the objective is met"}
+}
+
+// fakeRunner starts fake loops and hands each to the test.
+type fakeRunner struct {
+	name       string
+	iterations int
+	gate       chan struct{}
+	started    chan *fakeLoop
+}
+
+func newFakeRunner(name string, iterations int, gate chan struct{}) *fakeRunner {
+	return &fakeRunner{name: name, iterations: iterations, gate: gate, started: make(chan *fakeLoop, 16)}
+}
+
+func (r *fakeRunner) Run(_ context.Context, job cluster.LoopJob) (cluster.LoopHandle, error) {
+	for _, f := range []string{job.ConfigFile, job.ObjectiveFile} {
+		if _, err := os.Stat(f); err != nil {
+			return nil, err
+		}
+		if strings.HasPrefix(f, job.Dir+string(filepath.Separator)) {
+			return nil, fmt.Errorf("%s is inside the worktree", f)
+		}
+	}
+	f := &fakeLoop{job: job, iterations: r.iterations, gate: r.gate,
+		interrupted: make(chan struct{}), done: make(chan cluster.LoopResult, 1)}
+	go f.run(r.name)
+	r.started <- f
+	return f, nil
+}
+
+type workerSetup struct {
+	conn      *cluster.Conn
+	ackWait   time.Duration
+	url       string
+	host      string
+	runner    *fakeRunner
+	validate  func([]byte) error
+	keepAlive time.Duration
+	batch     int
+}
+
+// startWorker runs a worker until the returned cancel is called; wait
+// returns once its Run has.
+func startWorker(t *testing.T, s workerSetup) (cancel func(), wait func() error) {
+	t.Helper()
+	w, err := cluster.NewWorker(cluster.WorkerOptions{
+		JetStream:  s.conn.JetStream(),
+		Claimer:    claimer(t, s.conn, s.ackWait),
+		Checkouts:  cluster.Checkouts{Dir: t.TempDir(), Allow: []string{s.url}},
+		Slots:      2,
+		Host:       s.host,
+		Run:        s.runner.Run,
+		Validate:   s.validate,
+		KeepAlive:  s.keepAlive,
+		BatchBytes: s.batch,
+		Poll:       50 * time.Millisecond,
+		Log:        func(msg string) { t.Logf("%s: %s", s.host, msg) },
+	})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(testContext(t))
+	errc := make(chan error, 1)
+	go func() { errc <- w.Run(ctx) }()
+	var once sync.Once
+	var runErr error
+	wait = func() error {
+		once.Do(func() {
+			select {
+			case runErr = <-errc:
+			case <-time.After(long):
+				runErr = errors.New("the worker did not return")
+			}
+		})
+		return runErr
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = wait()
+	})
+	return cancel, wait
+}
+
+// results collects the results published, as the coordinator reads them.
+func results(t *testing.T, conn *cluster.Conn) <-chan cluster.Result {
+	t.Helper()
+	ch := make(chan cluster.Result, 16)
+	ctx, cancel := context.WithCancel(testContext(t))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = cluster.Results(ctx, conn.JetStream(), cluster.ConsumeOptions{}, func(_ context.Context, r cluster.Result) error {
+			ch <- r
+			return nil
+		})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return ch
+}
+
+func nextResult(t *testing.T, ch <-chan cluster.Result) cluster.Result {
+	t.Helper()
+	select {
+	case r := <-ch:
+		return r
+	case <-time.After(long):
+		require.FailNow(t, "no result")
+		return cluster.Result{}
+	}
+}
+
+func streamMsgs(t *testing.T, conn *cluster.Conn, stream string) uint64 {
+	t.Helper()
+	s, err := conn.JetStream().Stream(testContext(t), stream)
+	require.NoError(t, err)
+	info, err := s.Info(testContext(t))
+	require.NoError(t, err)
+	return info.State.Msgs
+}
+
+// eventsCopy keeps the coordinator's copy of each task's events, appending
+// a batch at its offset as the coordinator does.
+type eventsCopy struct {
+	mu      sync.Mutex
+	logs    map[string][]byte
+	batches map[string][]cluster.Events
+}
+
+func followEvents(t *testing.T, conn *cluster.Conn) *eventsCopy {
+	t.Helper()
+	c := &eventsCopy{logs: map[string][]byte{}, batches: map[string][]cluster.Events{}}
+	ctx, cancel := context.WithCancel(testContext(t))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = cluster.EventsOf(ctx, conn.JetStream(), cluster.ConsumeOptions{}, func(_ context.Context, e cluster.Events) error {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			c.batches[e.TaskID] = append(c.batches[e.TaskID], e)
+			have := int64(len(c.logs[e.TaskID]))
+			switch {
+			case e.Offset+int64(len(e.Lines)) <= have:
+				return nil // had it
+			case e.Offset != have:
+				return fmt.Errorf("batch at %d, but the copy has %d bytes", e.Offset, have)
+			}
+			c.logs[e.TaskID] = append(c.logs[e.TaskID], e.Lines...)
+			return nil
+		})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return c
+}
+
+func (c *eventsCopy) log(id string) []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]byte(nil), c.logs[id]...)
+}
+
+func (c *eventsCopy) waitFor(t *testing.T, id string, want []byte) {
+	t.Helper()
+	require.Eventually(t, func() bool { return bytes.Equal(c.log(id), want) }, long, 20*time.Millisecond,
+		"the coordinator's copy of %s's events", id)
+}
+
+func workerTask(id, url, base string) cluster.Task {
+	return cluster.Task{ID: id, Attempt: 1, Objective: "do " + id, RepoURL: url, BaseCommit: base, Config: []byte("max_iterations: 3\n")}
+}
+
+func nextLoop(t *testing.T, r *fakeRunner) *fakeLoop {
+	t.Helper()
+	select {
+	case f := <-r.started:
+		return f
+	case <-time.After(long):
+		require.FailNow(t, "no loop started")
+		return nil
+	}
+}
+
+// A task runs: its work in progress is pushed after each iteration, its
+// branch with the loop's commits is pushed, its result published once and
+// its claim acknowledged, and its events reach the coordinator exactly.
+func TestWorkerRunsATask(t *testing.T) {
+	c := start(t, 1)
+	conn := connect(t, c.URLs())
+	ctx := testContext(t)
+	url, base := remote(t)
+	res := results(t, conn)
+	evs := followEvents(t, conn)
+	gate := make(chan struct{})
+	runner := newFakeRunner("w1", 3, gate)
+	// Batches of about two lines, so that iterations' lines are cut in
+	// several.
+	startWorker(t, workerSetup{conn: conn, ackWait: 30 * time.Second, url: url, host: "host-1", runner: runner, batch: 300})
+
+	require.NoError(t, cluster.PublishTask(ctx, conn.JetStream(), workerTask("t-1", url, base)))
+	loop := nextLoop(t, runner)
+	assert.False(t, loop.job.Continued)
+	assert.Equal(t, "do t-1", string(must(os.ReadFile(loop.job.ObjectiveFile))))
+	assert.Equal(t, "max_iterations: 3\n", string(must(os.ReadFile(loop.job.ConfigFile))))
+	assert.Equal(t, base, gittest.Run(t, loop.job.Dir, "rev-parse", "HEAD"))
+
+	for i := range 3 {
+		gate <- struct{}{}
+		require.Eventually(t, func() bool { return len(loop.Commits()) == i+1 }, long, 10*time.Millisecond)
+		want := loop.Commits()[i]
+		require.Eventually(t, func() bool { return remoteRef(t, url, cluster.WIPRef("t-1")) == want }, long, 20*time.Millisecond,
+			"work in progress after iteration %d", i+1)
+	}
+
+	r := nextResult(t, res)
+	commits := loop.Commits()
+	assert.Equal(t, cluster.Result{TaskID: "t-1", Attempt: 1, Worker: "host-1", Branch: "ralph/t-1", Head: commits[2],
+		ExitCode: 0, Reason: "completed", Message: "the objective is met"}, r)
+	assert.Equal(t, commits[2], remoteRef(t, url, "refs/heads/ralph/t-1"))
+	require.Eventually(t, func() bool { return queued(t, conn) == 0 }, long, 20*time.Millisecond, "the claim is acknowledged")
+	assert.EqualValues(t, 1, streamMsgs(t, conn, cluster.ResultsStream), "one result")
+
+	evs.waitFor(t, "t-1", must(os.ReadFile(loop.log())))
+	evs.mu.Lock()
+	defer evs.mu.Unlock()
+	var off int64
+	assert.Greater(t, len(evs.batches["t-1"]), 3)
+	for _, b := range evs.batches["t-1"] {
+		assert.LessOrEqual(t, len(b.Lines), 300)
+		assert.Equal(t, off, b.Offset, "batches in order, each where the last ended")
+		assert.Equal(t, "host-1", b.Worker)
+		off += int64(len(b.Lines))
+	}
+}
+
+// A worker whose context ends mid-task interrupts the loop, pushes its work
+// in progress and hands the task back; another worker continues from that
+// work at once, long before the claim's ack wait, and the coordinator's
+// copy of the events goes on from where the first worker's ended.
+func TestWorkerHandsBackAndAnotherContinues(t *testing.T) {
+	c := start(t, 1)
+	conn := connect(t, c.URLs())
+	ctx := testContext(t)
+	url, base := remote(t)
+	res := results(t, conn)
+	evs := followEvents(t, conn)
+	// An ack wait longer than the test's bound: only a release lets the
+	// second worker have the task in time.
+	const ackWait = 10 * time.Minute
+
+	gate := make(chan struct{})
+	first := newFakeRunner("a", 3, gate)
+	cancelFirst, waitFirst := startWorker(t, workerSetup{conn: conn, ackWait: ackWait, url: url, host: "host-a", runner: first})
+	require.NoError(t, cluster.PublishTask(ctx, conn.JetStream(), workerTask("t-1", url, base)))
+	loopA := nextLoop(t, first)
+	gate <- struct{}{}
+	require.Eventually(t, func() bool { return len(loopA.Commits()) == 1 }, long, 10*time.Millisecond)
+	wip := loopA.Commits()[0]
+	require.Eventually(t, func() bool { return remoteRef(t, url, cluster.WIPRef("t-1")) == wip }, long, 20*time.Millisecond)
+	logA := must(os.ReadFile(loopA.log()))
+	evs.waitFor(t, "t-1", logA)
+
+	began := time.Now()
+	cancelFirst()
+	require.ErrorIs(t, waitFirst(), context.Canceled)
+	select {
+	case <-loopA.interrupted:
+	default:
+		t.Fatal("the first worker did not interrupt its loop")
+	}
+	assert.Equal(t, wip, remoteRef(t, url, cluster.WIPRef("t-1")))
+	assert.EqualValues(t, 1, queued(t, conn), "the task is back in the queue")
+
+	second := newFakeRunner("b", 1, nil)
+	startWorker(t, workerSetup{conn: conn, ackWait: ackWait, url: url, host: "host-b", runner: second})
+	loopB := nextLoop(t, second)
+	assert.True(t, loopB.job.Continued)
+	assert.Equal(t, wip, gittest.Run(t, loopB.job.Dir, "rev-parse", "HEAD"))
+
+	r := nextResult(t, res)
+	assert.Less(t, time.Since(began), ackWait)
+	assert.Equal(t, "host-b", r.Worker)
+	assert.Equal(t, 0, r.ExitCode)
+	require.Len(t, loopB.Commits(), 1)
+	assert.Equal(t, loopB.Commits()[0], r.Head)
+	assert.Equal(t, wip, gittest.Run(t, loopB.job.Dir, "rev-parse", r.Head+"^"), "the second worker's commit is on the first's")
+	assert.Equal(t, r.Head, remoteRef(t, url, "refs/heads/ralph/t-1"))
+	require.Eventually(t, func() bool { return queued(t, conn) == 0 }, long, 20*time.Millisecond)
+	assert.EqualValues(t, 1, streamMsgs(t, conn, cluster.ResultsStream))
+
+	evs.waitFor(t, "t-1", append(logA, must(os.ReadFile(loopB.log()))...))
+}
+
+// A task the worker refuses, for a repository outside its allow list or a
+// config its validator refuses, is failed with the reason, and not run or
+// retried.
+func TestWorkerRefusesTasks(t *testing.T) {
+	c := start(t, 1)
+	conn := connect(t, c.URLs())
+	ctx := testContext(t)
+	url, base := remote(t)
+	otherURL, otherBase := remote(t)
+	res := results(t, conn)
+	runner := newFakeRunner("w", 1, nil)
+	startWorker(t, workerSetup{conn: conn, ackWait: 30 * time.Second, url: url, host: "host-1", runner: runner,
+		validate: func(config []byte) error {
+			if bytes.Contains(config, []byte("bogus")) {
+				return errors.New(`unknown key "bogus"`)
+			}
+			return nil
+		}})
+
+	require.NoError(t, cluster.PublishTask(ctx, conn.JetStream(), workerTask("elsewhere", otherURL, otherBase)))
+	r := nextResult(t, res)
+	assert.Equal(t, "elsewhere", r.TaskID)
+	assert.Equal(t, 3, r.ExitCode)
+	assert.Contains(t, r.Message, "repository not in this worker's allow list")
+	assert.Contains(t, r.Message, otherURL)
+	assert.Empty(t, r.Branch)
+
+	bad := workerTask("bad-config", url, base)
+	bad.Config = []byte("bogus: 1\n")
+	require.NoError(t, cluster.PublishTask(ctx, conn.JetStream(), bad))
+	r = nextResult(t, res)
+	assert.Equal(t, "bad-config", r.TaskID)
+	assert.Equal(t, 3, r.ExitCode)
+	assert.Contains(t, r.Message, `unknown key "bogus"`)
+
+	require.Eventually(t, func() bool { return queued(t, conn) == 0 }, long, 20*time.Millisecond, "refused tasks leave the queue")
+	// A good task after them runs: by then the refused ones would have come
+	// again, had they not been acknowledged.
+	require.NoError(t, cluster.PublishTask(ctx, conn.JetStream(), workerTask("good", url, base)))
+	r = nextResult(t, res)
+	assert.Equal(t, "good", r.TaskID)
+	assert.Equal(t, 0, r.ExitCode)
+	assert.EqualValues(t, 3, streamMsgs(t, conn, cluster.ResultsStream))
+	assert.Len(t, runner.started, 1, "only the good task ran")
+	assert.Empty(t, remoteRef(t, otherURL, "refs/heads/ralph/elsewhere"))
+}
+
+// A claim is kept alive while its loop runs, past the ack wait: the task
+// is not given to another slot meanwhile.
+func TestWorkerKeepsItsClaimAlive(t *testing.T) {
+	c := start(t, 1)
+	conn := connect(t, c.URLs())
+	ctx := testContext(t)
+	url, base := remote(t)
+	res := results(t, conn)
+	const ackWait = 3 * time.Second
+	gate := make(chan struct{})
+	runner := newFakeRunner("w", 1, gate)
+	startWorker(t, workerSetup{conn: conn, ackWait: ackWait, url: url, host: "host-1", runner: runner, keepAlive: 200 * time.Millisecond})
+	require.NoError(t, cluster.PublishTask(ctx, conn.JetStream(), workerTask("t-1", url, base)))
+	loop := nextLoop(t, runner)
+
+	// Twice the ack wait: without InProgress the task would have been
+	// delivered again, to the worker's other slot.
+	time.Sleep(2 * ackWait)
+	cons, err := conn.JetStream().Consumer(ctx, cluster.TasksStream, cluster.WorkersConsumer)
+	require.NoError(t, err)
+	info, err := cons.Info(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, info.NumRedelivered)
+	assert.Empty(t, runner.started, "no second loop of the task")
+
+	gate <- struct{}{}
+	r := nextResult(t, res)
+	assert.Equal(t, 0, r.ExitCode)
+	assert.Equal(t, loop.Commits()[0], r.Head)
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
