@@ -10,23 +10,11 @@ import (
 	"github.com/ralph-loop/ralph/internal/gittest"
 )
 
-// sharedRemote is a bare repository with one commit on main, as a team's
-// shared remote; it returns its URL and that commit.
-func sharedRemote(t *testing.T) (url, base string) {
-	t.Helper()
-	url = filepath.Join(t.TempDir(), "shared.git")
-	gittest.Run(t, t.TempDir(), "init", "-q", "--bare", url)
-	src := gittest.NewRepo(t)
-	base = gittest.CommitFile(t, src, "README.md", "hi\n", "start")
-	gittest.Run(t, src, "push", "-q", url, "HEAD:refs/heads/main")
-	return url, base
-}
-
 // A task starts at its base; a second worker, after the first pushed work
 // in progress and died, continues from that work.
 func TestCheckoutsPrepareContinuesFromWorkInProgress(t *testing.T) {
 	ctx := t.Context()
-	url, base := sharedRemote(t)
+	url, base := gittest.SharedRemote(t)
 	first := Checkouts{Dir: t.TempDir(), Allow: []string{url}}
 	co, err := first.Prepare(ctx, "t-1", url, base)
 	require.NoError(t, err)
@@ -61,7 +49,7 @@ func TestCheckoutsPrepareContinuesFromWorkInProgress(t *testing.T) {
 
 func TestCheckoutsRefuse(t *testing.T) {
 	ctx := t.Context()
-	url, base := sharedRemote(t)
+	url, base := gittest.SharedRemote(t)
 	c := Checkouts{Dir: t.TempDir(), Allow: []string{"https://example.com/other.git"}}
 	_, err := c.Prepare(ctx, "t-1", url, base)
 	require.ErrorIs(t, err, ErrNotAllowed)

@@ -20,18 +20,6 @@ import (
 	"github.com/ralph-loop/ralph/internal/gittest"
 )
 
-// remote is a bare repository with one commit on main, as a team's shared
-// remote; it returns its URL and that commit.
-func remote(t *testing.T) (url, base string) {
-	t.Helper()
-	url = filepath.Join(t.TempDir(), "shared.git")
-	gittest.Run(t, t.TempDir(), "init", "-q", "--bare", url)
-	src := gittest.NewRepo(t)
-	base = gittest.CommitFile(t, src, "README.md", "hi\n", "start")
-	gittest.Run(t, src, "push", "-q", url, "HEAD:refs/heads/main")
-	return url, base
-}
-
 // remoteRef is ref's commit on the remote at url, "" when there is none.
 func remoteRef(t *testing.T, url, ref string) string {
 	t.Helper()
@@ -351,7 +339,7 @@ func TestWorkerRunsATask(t *testing.T) {
 	c := start(t, 1)
 	conn := connect(t, c.URLs())
 	ctx := testContext(t)
-	url, base := remote(t)
+	url, base := gittest.SharedRemote(t)
 	res := results(t, conn)
 	evs := followEvents(t, conn)
 	gate := make(chan struct{})
@@ -404,7 +392,7 @@ func TestWorkerHandsBackAndAnotherContinues(t *testing.T) {
 	c := start(t, 1)
 	conn := connect(t, c.URLs())
 	ctx := testContext(t)
-	url, base := remote(t)
+	url, base := gittest.SharedRemote(t)
 	res := results(t, conn)
 	evs := followEvents(t, conn)
 	// An ack wait longer than the test's bound: only a release lets the
@@ -461,8 +449,8 @@ func TestWorkerRefusesTasks(t *testing.T) {
 	c := start(t, 1)
 	conn := connect(t, c.URLs())
 	ctx := testContext(t)
-	url, base := remote(t)
-	otherURL, otherBase := remote(t)
+	url, base := gittest.SharedRemote(t)
+	otherURL, otherBase := gittest.SharedRemote(t)
 	res := results(t, conn)
 	runner := newFakeRunner("w", 1, nil)
 	startWorker(t, workerSetup{conn: conn, ackWait: 30 * time.Second, url: url, host: "host-1", runner: runner,
@@ -507,7 +495,7 @@ func TestWorkerKeepsItsClaimAlive(t *testing.T) {
 	c := start(t, 1)
 	conn := connect(t, c.URLs())
 	ctx := testContext(t)
-	url, base := remote(t)
+	url, base := gittest.SharedRemote(t)
 	res := results(t, conn)
 	const ackWait = 3 * time.Second
 	gate := make(chan struct{})

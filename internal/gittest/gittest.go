@@ -51,3 +51,15 @@ func CommitFile(t testing.TB, dir, name, content, subject string) string {
 	Run(t, dir, "commit", "-q", "-m", subject)
 	return Run(t, dir, "rev-parse", "HEAD")
 }
+
+// SharedRemote is a bare repository with one commit on main, as a team's
+// shared remote; it returns its path (a URL git accepts) and that commit.
+func SharedRemote(t testing.TB) (url, base string) {
+	t.Helper()
+	url = filepath.Join(t.TempDir(), "shared.git")
+	Run(t, t.TempDir(), "init", "-q", "--bare", url)
+	src := NewRepo(t)
+	base = CommitFile(t, src, "README.md", "hi\n", "start")
+	Run(t, src, "push", "-q", url, "HEAD:refs/heads/main")
+	return url, base
+}
