@@ -622,20 +622,27 @@ func TestRuntimeExcludesTheTimeRalphWasDeadAfterACrash(t *testing.T) {
 // saying so, rebuilds the run from the log as it is, and goes on from
 // there, deciding each event once and numbering iterations on from the
 // log's.
-func TestResumeRebuildsWhenTheLogIsShorterThanTheCheckpoint(t *testing.T) {
-	dir := t.TempDir()
+// killedWhileTheReviewerRuns runs the two-hat path in dir until the
+// reviewer starts, and returns the checkpoint then and the reviewer's
+// iteration.started, the log's last line.
+func killedWhileTheReviewerRuns(t *testing.T, dir string) (*RunState, events.Record) {
+	t.Helper()
 	b := happy()
 	b.byHat["reviewer"] = []turn{{onStart: func() { panic(crashed{}) }}}
 	runUntilCrash(t, newTestEngine(t, dir, b, settings()))
-
-	statePath := filepath.Join(dir, DirName, StateFile)
-	saved, _, err := Checkpoint{Path: statePath}.Load()
+	saved, _, err := Checkpoint{Path: filepath.Join(dir, DirName, StateFile)}.Load()
 	require.NoError(t, err)
 	require.NotNil(t, saved.Running, "killed while the reviewer ran")
 	recs := readLog(t, dir)
 	reviewerStart := recs[len(recs)-1]
 	require.Equal(t, TopicIterationStarted, reviewerStart.Event.Topic)
 	require.Equal(t, reviewerStart.End(), saved.Offset, "the checkpoint was written before the reviewer started")
+	return saved, reviewerStart
+}
+
+func TestResumeRebuildsWhenTheLogIsShorterThanTheCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	saved, reviewerStart := killedWhileTheReviewerRuns(t, dir)
 
 	// The log loses the reviewer's iteration.started: the checkpoint's
 	// offset is now past its end.
@@ -663,7 +670,7 @@ func TestResumeRebuildsWhenTheLogIsShorterThanTheCheckpoint(t *testing.T) {
 	// Nothing lost, nothing twice: every event decided once, iterations
 	// numbered 1, 2, 3 with no trace of the cut one, and the checkpoint is
 	// the fold of the log.
-	recs = readLog(t, dir)
+	recs := readLog(t, dir)
 	for _, r := range recs {
 		require.NoError(t, r.Err, "line at %d", r.Offset)
 	}
@@ -680,7 +687,7 @@ func TestResumeRebuildsWhenTheLogIsShorterThanTheCheckpoint(t *testing.T) {
 	}
 	assert.Equal(t, []int{1, 2, 3}, started)
 	assert.Equal(t, 0, countInterrupted(recs), "no iteration recorded as interrupted: the log never had the cut one")
-	final, _, err := Checkpoint{Path: statePath}.Load()
+	final, _, err := Checkpoint{Path: filepath.Join(dir, DirName, StateFile)}.Load()
 	require.NoError(t, err)
 	rebuilt := NewRunState()
 	rebuilt.EventsFile = final.EventsFile
@@ -708,14 +715,7 @@ func countInterrupted(recs []events.Record) int {
 // offset once.
 func TestResumeRebuildsWhenTheCheckpointOffsetIsMidLine(t *testing.T) {
 	dir := t.TempDir()
-	b := happy()
-	b.byHat["reviewer"] = []turn{{onStart: func() { panic(crashed{}) }}}
-	runUntilCrash(t, newTestEngine(t, dir, b, settings()))
-	statePath := filepath.Join(dir, DirName, StateFile)
-	saved, _, err := Checkpoint{Path: statePath}.Load()
-	require.NoError(t, err)
-	recs := readLog(t, dir)
-	reviewerStart := recs[len(recs)-1]
+	saved, reviewerStart := killedWhileTheReviewerRuns(t, dir)
 
 	// In place of the reviewer's iteration.started, a longer line of the
 	// builder's, so that the checkpoint's offset falls inside it.
@@ -731,7 +731,7 @@ func TestResumeRebuildsWhenTheCheckpointOffsetIsMidLine(t *testing.T) {
 	assert.Equal(t, ReasonCompleted, out.Reason, out.Message)
 	require.NotEmpty(t, w.warnings)
 	assert.Contains(t, w.warnings[0], "has no line starting there")
-	recs = readLog(t, dir)
+	recs := readLog(t, dir)
 	assert.Equal(t, 1, countDecisions(recs, "build.note"), "the line spanning the offset is decided once")
 	assert.Equal(t, 1, countDecisions(recs, "build.done"))
 }

@@ -41,7 +41,6 @@ func lastEventsByReadingAll(path string, n int) []events.Event {
 // scanner's block) and the given ending after its last complete line.
 func statusLog(t *testing.T, generated int, ending string) string {
 	t.Helper()
-	var b strings.Builder
 	odd := []string{
 		`{not json`,
 		``,
@@ -52,18 +51,8 @@ func statusLog(t *testing.T, generated int, ending string) string {
 		`{"topic":"build.done","payload":` + strings.Repeat(" ", 70<<10) + `"long"}`,
 		`{"topic":"x","payload":"` + strings.Repeat("é", 40<<10),
 	}
-	for i := range generated {
-		b.WriteString(benchgen.Line(i) + "\n")
-		if i%7 == 3 {
-			b.WriteString(odd[(i/7)%len(odd)] + "\n")
-		}
-	}
-	for _, line := range odd {
-		b.WriteString(line + "\n")
-	}
-	b.WriteString(ending)
 	path := filepath.Join(t.TempDir(), "events.jsonl")
-	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+	require.NoError(t, os.WriteFile(path, benchgen.Interleave(generated, 7, odd, ending), 0o644))
 	return path
 }
 

@@ -190,19 +190,8 @@ var trickyLines = []string{
 // them; the last line has no newline, as one still being written.
 func writeEquivLog(t *testing.T, generated int, ending string) string {
 	t.Helper()
-	var b strings.Builder
-	for i := range generated {
-		b.WriteString(benchgen.Line(i) + "\n")
-		if i%37 == 0 {
-			b.WriteString(trickyLines[(i/37)%len(trickyLines)] + "\n")
-		}
-	}
-	for _, line := range trickyLines {
-		b.WriteString(line + "\n")
-	}
-	b.WriteString(ending)
 	path := filepath.Join(t.TempDir(), "events.jsonl")
-	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+	require.NoError(t, os.WriteFile(path, benchgen.Interleave(generated, 37, trickyLines, ending), 0o644))
 	return path
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -83,4 +84,23 @@ func Line(i int) string {
 		hat = fmt.Sprintf(`,"iteration":%d,"hat":%q`, iter, k.Hat)
 	}
 	return fmt.Sprintf(`{"ts":%q,"topic":%q,"payload":%s%s,"source":%q}`, ts, k.Topic, payload, hat, k.Source)
+}
+
+// Interleave is a generated log of n lines with extra lines among them
+// (malformed, blank, oversized: whatever a reader must cope with): extra[k]
+// after every every-th generated line in turn, then all of extra, then
+// ending, a last line without its newline or "".
+func Interleave(n, every int, extra []string, ending string) []byte {
+	var b strings.Builder
+	for i := range n {
+		b.WriteString(Line(i) + "\n")
+		if len(extra) > 0 && i%every == every/2 {
+			b.WriteString(extra[(i/every)%len(extra)] + "\n")
+		}
+	}
+	for _, line := range extra {
+		b.WriteString(line + "\n")
+	}
+	b.WriteString(ending)
+	return []byte(b.String())
 }
