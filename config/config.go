@@ -99,6 +99,47 @@ func LoadBytes(name string, data []byte) (*Config, error) {
 	return l.finish(l.parse(name, data), name)
 }
 
+// Layer is the content of one config file that is not on disk, such as
+// one an autopilot coordinator sends a worker.
+type Layer struct {
+	// Name is how messages call the file; its extension says whether it
+	// is JSON.
+	Name string
+	Data []byte
+}
+
+// LoadLayers loads layers as Load loads files, later over earlier. None is
+// on disk, so a relative command in them is left as written (see
+// [Config.RelativeCommands]).
+func LoadLayers(layers ...Layer) (*Config, error) {
+	if len(layers) == 0 {
+		return nil, problemError(Problem{Msg: "load config: no file given"}, nil)
+	}
+	l := newLoader()
+	var root *yaml.Node
+	for _, layer := range layers {
+		root = l.merge(root, l.parse(layer.Name, layer.Data))
+	}
+	return l.finish(root, layers[len(layers)-1].Name)
+}
+
+// RelativeCommands lists the backend commands of c (cli.command and the
+// hats' backend commands) that name a file by a relative path, such as
+// ./agent.sh. Load makes these absolute against their file's directory;
+// in a config that was not on disk they mean nothing certain.
+func (c *Config) RelativeCommands() []string {
+	var cmds []string
+	if isRelativePath(c.CLI.Command) {
+		cmds = append(cmds, c.CLI.Command)
+	}
+	for _, h := range c.Hats {
+		if h.Backend != nil && isRelativePath(h.Backend.Command) && !slices.Contains(cmds, h.Backend.Command) {
+			cmds = append(cmds, h.Backend.Command)
+		}
+	}
+	return cmds
+}
+
 // readProblem reports a file that cannot be read.
 func (l *loader) readProblem(path string, err error) {
 	l.files = append(l.files, path)

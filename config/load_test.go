@@ -429,3 +429,17 @@ func TestLoadBytesRedact(t *testing.T) {
 	require.ErrorAs(t, err, &list)
 	assert.Contains(t, list.Hint(), "without $")
 }
+func TestLoadLayersMergesLikeFilesAndKeepsRelativeCommands(t *testing.T) {
+	base := config.Layer{Name: "ralph.yml", Data: []byte("cli:\n  backend: command\n  command: ./agent.sh\nevent_loop:\n  max_iterations: 7\n")}
+	over := config.Layer{Name: "task.yml", Data: []byte("acceptance_criteria:\n  - {type: command_succeeds, command: 'true'}\n")}
+	cfg, err := config.LoadLayers(base, over)
+	require.NoError(t, err)
+	assert.Equal(t, 7, cfg.EventLoop.MaxIterations)
+	assert.Len(t, cfg.AcceptanceCriteria, 1)
+	assert.Equal(t, []string{"./agent.sh"}, cfg.RelativeCommands())
+
+	_, err = config.LoadLayers(base, config.Layer{Name: "task.yml", Data: []byte("bogus: 1\n")})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "task.yml:1")
+	assert.Contains(t, err.Error(), "bogus")
+}

@@ -22,19 +22,25 @@ const long = 90 * time.Second
 
 const commit = "0123456789abcdef0123456789abcdef01234567"
 
+// run is the autopilot run the tests' messages belong to.
+const run = "20261125-100000"
+
+var loopConfig = []cluster.ConfigFile{{Name: "ralph.yml", Data: []byte("event_loop:\n  max_iterations: 3\n")}}
+
 func task(id string, attempt int) cluster.Task {
 	return cluster.Task{
+		Run:        run,
 		ID:         id,
 		Attempt:    attempt,
 		Objective:  "do " + id,
 		RepoURL:    "https://example.com/repo.git",
 		BaseCommit: commit,
-		Config:     []byte("max_iterations: 3\n"),
+		Configs:    loopConfig,
 	}
 }
 
 func result(id string, attempt int, worker string) cluster.Result {
-	return cluster.Result{TaskID: id, Attempt: attempt, Worker: worker, Branch: "ralph/" + id, Head: commit}
+	return cluster.Result{Run: run, TaskID: id, Attempt: attempt, Worker: worker, Branch: "ralph/" + id, Head: commit}
 }
 
 // start starts n servers with ralph's streams replicated on all of them.
@@ -110,7 +116,7 @@ func TestPublishRefusesInvalid(t *testing.T) {
 	bad := task("t1", 1)
 	bad.RepoURL = ""
 	require.ErrorContains(t, cluster.PublishTask(ctx, conn.JetStream(), bad), "repoUrl")
-	require.ErrorContains(t, cluster.PublishResult(ctx, conn.JetStream(), cluster.Result{TaskID: "t1", Attempt: 1}), "worker")
+	require.ErrorContains(t, cluster.PublishResult(ctx, conn.JetStream(), cluster.Result{Run: run, TaskID: "t1", Attempt: 1}), "worker")
 	assert.EqualValues(t, 0, queued(t, conn))
 }
 
@@ -433,11 +439,11 @@ func TestValidate(t *testing.T) {
 	assert.True(t, strings.HasPrefix(err.Error(), `invalid task "t1": `), err.Error())
 
 	require.NoError(t, result("t1", 1, "w").Validate())
-	require.NoError(t, cluster.Result{TaskID: "t1", Attempt: 1, Worker: "w", ExitCode: 1, Message: "refused"}.Validate())
-	assert.ErrorContains(t, cluster.Result{TaskID: "t1", Attempt: 1, Worker: "w", Branch: "ralph/t1"}.Validate(), "head: empty")
-	assert.ErrorContains(t, cluster.Result{TaskID: "t 1", Attempt: 1, Worker: "w"}.Validate(), "taskId: ")
+	require.NoError(t, cluster.Result{Run: run, TaskID: "t1", Attempt: 1, Worker: "w", ExitCode: 1, Message: "refused"}.Validate())
+	assert.ErrorContains(t, cluster.Result{Run: run, TaskID: "t1", Attempt: 1, Worker: "w", Branch: "ralph/t1"}.Validate(), "head: empty")
+	assert.ErrorContains(t, cluster.Result{Run: run, TaskID: "t 1", Attempt: 1, Worker: "w"}.Validate(), "taskId: ")
 
-	good := cluster.Events{TaskID: "t1", Attempt: 1, Worker: "w", Lines: []byte("{}\n")}
+	good := cluster.Events{Run: run, TaskID: "t1", Attempt: 1, Worker: "w", Lines: []byte("{}\n")}
 	require.NoError(t, good.Validate())
 	partial := good
 	partial.Lines = []byte("{}\n{")
@@ -448,7 +454,7 @@ func TestEventsArePublishedOncePerOffset(t *testing.T) {
 	c := start(t, 1)
 	ctx := testContext(t)
 	js := connect(t, c.URLs()).JetStream()
-	e := cluster.Events{TaskID: "t1", Attempt: 1, Worker: "w", Lines: []byte("{\"topic\":\"a\"}\n")}
+	e := cluster.Events{Run: run, TaskID: "t1", Attempt: 1, Worker: "w", Lines: []byte("{\"topic\":\"a\"}\n")}
 	require.NoError(t, cluster.PublishEvents(ctx, js, e))
 	require.NoError(t, cluster.PublishEvents(ctx, js, e))
 	e.Offset = int64(len(e.Lines))
@@ -467,7 +473,7 @@ func TestEventsReachTheCoordinatorInOrder(t *testing.T) {
 	c := start(t, 1)
 	ctx := testContext(t)
 	js := connect(t, c.URLs()).JetStream()
-	first := cluster.Events{TaskID: "t1", Attempt: 1, Worker: "w", Lines: []byte("{\"n\":1}\n")}
+	first := cluster.Events{Run: run, TaskID: "t1", Attempt: 1, Worker: "w", Lines: []byte("{\"n\":1}\n")}
 	second := first
 	second.Offset, second.Lines = int64(len(first.Lines)), []byte("{\"n\":2}\n{\"n\":3}\n")
 	require.NoError(t, cluster.PublishEvents(ctx, js, first))

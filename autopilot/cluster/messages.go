@@ -13,6 +13,10 @@ import (
 // Task is what the coordinator sends a worker: everything it needs to run
 // the task's loop, but no credentials; the worker uses its own.
 type Task struct {
+	// Run is the coordinator's autopilot run the task belongs to. With ID
+	// and Attempt it names the message, so a task run again in a later
+	// autopilot run is a new message, not a duplicate of the earlier one.
+	Run string `json:"run"`
 	// ID names the task; tasks.ValidID accepts it.
 	ID string `json:"id"`
 	// Attempt counts the coordinator's attempts at the task from 1. A retry
@@ -26,16 +30,42 @@ type Task struct {
 	RepoURL string `json:"repoUrl"`
 	// BaseCommit is the commit the task's work starts from.
 	BaseCommit string `json:"baseCommit"`
-	// Config is the loop's configuration (YAML), validated by the worker as
-	// a local config is.
-	Config []byte `json:"config,omitempty"`
+	// Configs are the loop's config files, later over earlier, as the
+	// coordinator's loops get them with -c. The worker validates them as a
+	// local config is validated.
+	Configs []ConfigFile `json:"configs"`
+	// TaskCommands are the task's own acceptance commands, which the
+	// coordinator trusts (autopilot.trust_task_commands). A worker runs
+	// them as acceptance criteria only if its own flags trust them too.
+	TaskCommands []TaskCommand `json:"taskCommands,omitempty"`
+	// EventsOffset is where the coordinator's copy of the task's events
+	// ended when it sent the task: the loop's lines are sent from there on.
+	EventsOffset int64 `json:"eventsOffset,omitempty"`
 	// Coordinator names the coordinator's host, for the worker's logs.
 	Coordinator string `json:"coordinator,omitempty"`
+}
+
+// ConfigFile is one config file of a task's loop.
+type ConfigFile struct {
+	// Name is the file's name as the coordinator knows it (ralph.yml), for
+	// messages; its extension says whether it is JSON.
+	Name string `json:"name"`
+	Data []byte `json:"data"`
+}
+
+// TaskCommand is an acceptance command of the task itself.
+type TaskCommand struct {
+	// Name is the criterion's text in the task.
+	Name    string `json:"name,omitempty"`
+	Command string `json:"command"`
 }
 
 // Validate says what is wrong with t, naming each field, or nil.
 func (t Task) Validate() error {
 	var errs []error
+	if err := validRun(t.Run); err != nil {
+		errs = append(errs, err)
+	}
 	if err := tasks.ValidID(t.ID); err != nil {
 		errs = append(errs, fmt.Errorf("id: %w", err))
 	}
@@ -51,11 +81,28 @@ func (t Task) Validate() error {
 	if err := validCommit(t.BaseCommit); err != nil {
 		errs = append(errs, fmt.Errorf("baseCommit: %w", err))
 	}
+	if len(t.Configs) == 0 {
+		errs = append(errs, errors.New("configs: none; a loop needs its config"))
+	}
+	for i, c := range t.Configs {
+		if c.Name == "" || strings.ContainsAny(c.Name, `/\`) || c.Name == "." || c.Name == ".." {
+			errs = append(errs, fmt.Errorf("configs[%d].name: %q is not a file name", i, c.Name))
+		}
+	}
+	for i, c := range t.TaskCommands {
+		if strings.TrimSpace(c.Command) == "" {
+			errs = append(errs, fmt.Errorf("taskCommands[%d].command: empty", i))
+		}
+	}
+	if t.EventsOffset < 0 {
+		errs = append(errs, fmt.Errorf("eventsOffset: %d is negative", t.EventsOffset))
+	}
 	return invalid("task", t.ID, errs)
 }
 
 // Result is what became of one attempt at a task on a worker.
 type Result struct {
+	Run     string `json:"run"`
 	TaskID  string `json:"taskId"`
 	Attempt int    `json:"attempt"`
 	// Worker names the worker's host.
@@ -75,6 +122,9 @@ type Result struct {
 // Validate says what is wrong with r, naming each field, or nil.
 func (r Result) Validate() error {
 	var errs []error
+	if err := validRun(r.Run); err != nil {
+		errs = append(errs, err)
+	}
 	if err := tasks.ValidID(r.TaskID); err != nil {
 		errs = append(errs, fmt.Errorf("taskId: %w", err))
 	}
@@ -102,6 +152,7 @@ func (r Result) Validate() error {
 // batch to its copy when the copy is Offset bytes long and skips one it
 // already has, so batches sent twice or out of order do no harm.
 type Events struct {
+	Run     string `json:"run"`
 	TaskID  string `json:"taskId"`
 	Attempt int    `json:"attempt"`
 	Worker  string `json:"worker"`
@@ -114,6 +165,9 @@ type Events struct {
 // Validate says what is wrong with e, naming each field, or nil.
 func (e Events) Validate() error {
 	var errs []error
+	if err := validRun(e.Run); err != nil {
+		errs = append(errs, err)
+	}
 	if err := tasks.ValidID(e.TaskID); err != nil {
 		errs = append(errs, fmt.Errorf("taskId: %w", err))
 	}
@@ -164,5 +218,14 @@ func invalid(what, id string, errs []error) error {
 	return fmt.Errorf("invalid %s: %s", name, strings.Join(msgs, "; "))
 }
 
-// msgID is the Nats-Msg-Id of a task's or result's attempt.
-func msgID(id string, attempt int) string { return id + "/" + strconv.Itoa(attempt) }
+// validRun accepts an autopilot run id: a non-empty name without '/',
+// which separates the parts of a message id.
+func validRun(run string) error {
+	if run == "" || strings.ContainsAny(run, "/ \t\n") {
+		return fmt.Errorf("run: %q is not an autopilot run id", run)
+	}
+	return nil
+}
+
+// msgID is the Nats-Msg-Id of a task's or result's attempt in a run.
+func msgID(run, id string, attempt int) string { return run + "/" + id + "/" + strconv.Itoa(attempt) }

@@ -12,7 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// PublishTask queues t for the workers. Its message id is its id and
+// PublishTask queues t for the workers. Its message id is its run, id and
 // attempt, so publishing the same attempt again, after a coordinator
 // restarted, queues it once.
 //
@@ -23,25 +23,25 @@ func PublishTask(ctx context.Context, js jetstream.JetStream, t Task) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
-	return publishJSON(ctx, js, TaskSubject(t.ID), msgID(t.ID, t.Attempt), t)
+	return publishJSON(ctx, js, TaskSubject(t.ID), msgID(t.Run, t.ID, t.Attempt), t)
 }
 
 // PublishResult reports r to the coordinator. Its message id is its task's
-// id and attempt, so a result published twice is stored once.
+// run, id and attempt, so a result published twice is stored once.
 func PublishResult(ctx context.Context, js jetstream.JetStream, r Result) error {
 	if err := r.Validate(); err != nil {
 		return err
 	}
-	return publishJSON(ctx, js, ResultSubject(r.TaskID), msgID(r.TaskID, r.Attempt), r)
+	return publishJSON(ctx, js, ResultSubject(r.TaskID), msgID(r.Run, r.TaskID, r.Attempt), r)
 }
 
 // PublishEvents sends a batch of a loop's event lines to the coordinator.
-// Its message id is its task's id, attempt and offset.
+// Its message id is its task's run, id and attempt, and its offset.
 func PublishEvents(ctx context.Context, js jetstream.JetStream, e Events) error {
 	if err := e.Validate(); err != nil {
 		return err
 	}
-	id := msgID(e.TaskID, e.Attempt) + "/" + strconv.FormatInt(e.Offset, 10)
+	id := msgID(e.Run, e.TaskID, e.Attempt) + "/" + strconv.FormatInt(e.Offset, 10)
 	return publishJSON(ctx, js, EventsSubject(e.TaskID), id, e)
 }
 

@@ -23,9 +23,9 @@ type LoopJob struct {
 	Attempt int
 	// Dir is the task's worktree, where the loop runs and keeps its .ralph/.
 	Dir string
-	// ConfigFile holds the task's config (-c), ObjectiveFile its objective
-	// (-P); both are outside the worktree.
-	ConfigFile    string
+	// ConfigFiles are the task's config files (-c), later over earlier,
+	// and ObjectiveFile its objective (-P); all are outside the worktree.
+	ConfigFiles   []string
 	ObjectiveFile string
 	// Output is a file for the loop's stdout and stderr.
 	Output string
@@ -66,8 +66,13 @@ type WorkerOptions struct {
 	// Run starts a task's loop in job.Dir.
 	Run func(ctx context.Context, job LoopJob) (LoopHandle, error)
 	// Validate says what is wrong with a task's config, or nil; a task
-	// whose config it refuses is failed with its message. Nil accepts any.
-	Validate func(config []byte) error
+	// whose config it refuses is failed with its message. Nil is
+	// ValidateConfigs.
+	Validate func(configs []ConfigFile) error
+	// TrustTaskCommands lets the task's own acceptance commands run as
+	// criteria of its loop; without it they are dropped, whatever the
+	// coordinator trusts.
+	TrustTaskCommands bool
 	// KeepAlive is how often a running task's claim is kept alive; a third
 	// of the claimer's AckWait if zero.
 	KeepAlive time.Duration
@@ -127,7 +132,7 @@ func NewWorker(opts WorkerOptions) (*Worker, error) {
 		opts.BatchBytes = 256 << 10
 	}
 	if opts.Validate == nil {
-		opts.Validate = func([]byte) error { return nil }
+		opts.Validate = ValidateConfigs
 	}
 	if opts.Log == nil {
 		opts.Log = func(string) {}
@@ -188,7 +193,7 @@ func (w *Worker) refusal(t Task) error {
 	if err := w.opts.Checkouts.Allowed(t.RepoURL); err != nil {
 		return err
 	}
-	if err := w.opts.Validate(t.Config); err != nil {
+	if err := w.opts.Validate(t.Configs); err != nil {
 		return fmt.Errorf("invalid config: %w", err)
 	}
 	return nil
@@ -216,6 +221,9 @@ func (w *Worker) runTask(ctx context.Context, claim *Claim) {
 		return
 	}
 	job, err := w.writeJob(t, co)
+	if err == nil && len(t.TaskCommands) > 0 && !w.opts.TrustTaskCommands {
+		w.logf("task %s: its %d acceptance command(s) are not run: this worker does not trust task commands (--trust-task-commands)", t.ID, len(t.TaskCommands))
+	}
 	if err != nil {
 		w.finish(ctx, claim, Result{ExitCode: exitcode.Fatal, Message: err.Error()})
 		return
@@ -227,7 +235,7 @@ func (w *Worker) runTask(ctx context.Context, claim *Claim) {
 			w.release(ctx, claim)
 			return
 		}
-		w.logf("task %s: %v; its events are sent from offset 0", t.ID, err)
+		w.logf("task %s: %v; its events are sent from offset %d", t.ID, err, fw.base)
 	}
 	h, err := w.opts.Run(ctx, job)
 	if err != nil {
@@ -319,7 +327,7 @@ func (w *Worker) keepAlive(ctx context.Context, claim *Claim) (stop func()) {
 func (w *Worker) finish(ctx context.Context, claim *Claim, r Result) {
 	ctx, cancel := w.handOffContext(ctx)
 	defer cancel()
-	r.TaskID, r.Attempt, r.Worker = claim.Task.ID, claim.Task.Attempt, w.opts.Host
+	r.Run, r.TaskID, r.Attempt, r.Worker = claim.Task.Run, claim.Task.ID, claim.Task.Attempt, w.opts.Host
 	if err := r.Validate(); err != nil {
 		// A task with no valid id or attempt cannot have a result; it is
 		// dropped, since no worker could run it.
@@ -347,10 +355,15 @@ func (w *Worker) release(ctx context.Context, claim *Claim) {
 	w.logf("task %s: handed back", claim.Task.ID)
 }
 
-// writeJob writes t's config and objective next to its worktree, outside
-// it, where the loop reads them.
+// writeJob writes t's config files and objective next to its worktree,
+// outside it, where the loop reads them; and, when the worker trusts them,
+// a last config file that adds the task's commands to the acceptance
+// criteria.
 func (w *Worker) writeJob(t Task, co Checkout) (LoopJob, error) {
 	dir := filepath.Join(w.opts.Checkouts.Dir, "jobs", t.ID)
+	if err := os.RemoveAll(dir); err != nil {
+		return LoopJob{}, fmt.Errorf("task %s's files: %w", t.ID, err)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return LoopJob{}, fmt.Errorf("task %s's files: %w", t.ID, err)
 	}
@@ -358,13 +371,28 @@ func (w *Worker) writeJob(t Task, co Checkout) (LoopJob, error) {
 		TaskID:        t.ID,
 		Attempt:       t.Attempt,
 		Dir:           co.Dir,
-		ConfigFile:    filepath.Join(dir, "ralph.yml"),
 		ObjectiveFile: filepath.Join(dir, "objective.md"),
 		Output:        filepath.Join(dir, "output.log"),
 		Continued:     co.Continued,
 	}
-	if err := os.WriteFile(job.ConfigFile, t.Config, 0o600); err != nil {
-		return LoopJob{}, fmt.Errorf("task %s's config: %w", t.ID, err)
+	for i, c := range t.Configs {
+		// Numbered, as two files may have one name.
+		path := filepath.Join(dir, fmt.Sprintf("%d-%s", i+1, c.Name))
+		if err := os.WriteFile(path, c.Data, 0o600); err != nil {
+			return LoopJob{}, fmt.Errorf("task %s's config: %w", t.ID, err)
+		}
+		job.ConfigFiles = append(job.ConfigFiles, path)
+	}
+	if len(t.TaskCommands) > 0 && w.opts.TrustTaskCommands {
+		overlay, err := taskCommandsOverlay(t)
+		if err != nil {
+			return LoopJob{}, err
+		}
+		path := filepath.Join(dir, fmt.Sprintf("%d-task-commands.yml", len(t.Configs)+1))
+		if err := os.WriteFile(path, overlay, 0o600); err != nil {
+			return LoopJob{}, fmt.Errorf("task %s's config: %w", t.ID, err)
+		}
+		job.ConfigFiles = append(job.ConfigFiles, path)
 	}
 	if err := os.WriteFile(job.ObjectiveFile, []byte(t.Objective), 0o600); err != nil {
 		return LoopJob{}, fmt.Errorf("task %s's objective: %w", t.ID, err)
@@ -372,28 +400,29 @@ func (w *Worker) writeJob(t Task, co Checkout) (LoopJob, error) {
 	return job, nil
 }
 
-// eventsBase is where t's attempt's event lines already sent end: 0 for a
-// new attempt, or the end of the last batch a previous worker sent for it.
-// A loop continued from work in progress starts a new log; its lines are
-// sent after those, so the coordinator's copy of the attempt's events
+// eventsBase is where the task's event lines already sent end: where the
+// coordinator's copy ended when it sent the task, or, when a worker has
+// sent more since (an earlier worker on this attempt), the end of the last
+// batch. A loop continued from work in progress starts a new log; its lines
+// are sent after those, so the coordinator's copy of the task's events
 // grows on and no batch's id is one already taken.
 func eventsBase(ctx context.Context, js jetstream.JetStream, t Task) (int64, error) {
 	s, err := js.Stream(ctx, EventsStream)
 	if err != nil {
-		return 0, fmt.Errorf("stream %s: %w", EventsStream, err)
+		return t.EventsOffset, fmt.Errorf("stream %s: %w", EventsStream, err)
 	}
 	msg, err := s.GetLastMsgForSubject(ctx, EventsSubject(t.ID))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return 0, nil
+		return t.EventsOffset, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("the last event batch of task %s: %w", t.ID, err)
+		return t.EventsOffset, fmt.Errorf("the last event batch of task %s: %w", t.ID, err)
 	}
 	var e Events
-	if err := json.Unmarshal(msg.Data, &e); err != nil || e.Attempt != t.Attempt {
-		return 0, nil //nolint:nilerr // not this attempt's: start at 0
+	if err := json.Unmarshal(msg.Data, &e); err != nil {
+		return t.EventsOffset, nil //nolint:nilerr // an invalid batch is not the coordinator's
 	}
-	return e.Offset + int64(len(e.Lines)), nil
+	return max(t.EventsOffset, e.Offset+int64(len(e.Lines))), nil
 }
 
 // forwarder follows a task's loop's event log: it sends new lines to the
@@ -464,7 +493,7 @@ func (f *forwarder) publish(ctx context.Context, from, to int64) bool {
 	lines, err := readRange(f.path, from, to)
 	if err == nil {
 		err = PublishEvents(ctx, f.w.opts.JetStream, Events{
-			TaskID: f.task.ID, Attempt: f.task.Attempt, Worker: f.w.opts.Host,
+			Run: f.task.Run, TaskID: f.task.ID, Attempt: f.task.Attempt, Worker: f.w.opts.Host,
 			Offset: f.base + from, Lines: lines,
 		})
 	}

@@ -168,7 +168,7 @@ func newFakeRunner(name string, iterations int, gate chan struct{}) *fakeRunner 
 }
 
 func (r *fakeRunner) Run(_ context.Context, job cluster.LoopJob) (cluster.LoopHandle, error) {
-	for _, f := range []string{job.ConfigFile, job.ObjectiveFile} {
+	for _, f := range append([]string{job.ObjectiveFile}, job.ConfigFiles...) {
 		if _, err := os.Stat(f); err != nil {
 			return nil, err
 		}
@@ -189,7 +189,7 @@ type workerSetup struct {
 	url       string
 	host      string
 	runner    *fakeRunner
-	validate  func([]byte) error
+	validate  func([]cluster.ConfigFile) error
 	keepAlive time.Duration
 	batch     int
 }
@@ -318,7 +318,7 @@ func (c *eventsCopy) waitFor(t *testing.T, id string, want []byte) {
 }
 
 func workerTask(id, url, base string) cluster.Task {
-	return cluster.Task{ID: id, Attempt: 1, Objective: "do " + id, RepoURL: url, BaseCommit: base, Config: []byte("max_iterations: 3\n")}
+	return cluster.Task{Run: run, ID: id, Attempt: 1, Objective: "do " + id, RepoURL: url, BaseCommit: base, Configs: loopConfig}
 }
 
 func nextLoop(t *testing.T, r *fakeRunner) *fakeLoop {
@@ -352,7 +352,8 @@ func TestWorkerRunsATask(t *testing.T) {
 	loop := nextLoop(t, runner)
 	assert.False(t, loop.job.Continued)
 	assert.Equal(t, "do t-1", string(must(os.ReadFile(loop.job.ObjectiveFile))))
-	assert.Equal(t, "max_iterations: 3\n", string(must(os.ReadFile(loop.job.ConfigFile))))
+	require.Len(t, loop.job.ConfigFiles, 1)
+	assert.Equal(t, string(loopConfig[0].Data), string(must(os.ReadFile(loop.job.ConfigFiles[0]))))
 	assert.Equal(t, base, gittest.Run(t, loop.job.Dir, "rev-parse", "HEAD"))
 
 	for i := range 3 {
@@ -365,7 +366,7 @@ func TestWorkerRunsATask(t *testing.T) {
 
 	r := nextResult(t, res)
 	commits := loop.Commits()
-	assert.Equal(t, cluster.Result{TaskID: "t-1", Attempt: 1, Worker: "host-1", Branch: "ralph/t-1", Head: commits[2],
+	assert.Equal(t, cluster.Result{Run: run, TaskID: "t-1", Attempt: 1, Worker: "host-1", Branch: "ralph/t-1", Head: commits[2],
 		ExitCode: 0, Reason: "completed", Message: "the objective is met"}, r)
 	assert.Equal(t, commits[2], remoteRef(t, url, "refs/heads/ralph/t-1"))
 	require.Eventually(t, func() bool { return queued(t, conn) == 0 }, long, 20*time.Millisecond, "the claim is acknowledged")
@@ -453,13 +454,7 @@ func TestWorkerRefusesTasks(t *testing.T) {
 	otherURL, otherBase := gittest.SharedRemote(t)
 	res := results(t, conn)
 	runner := newFakeRunner("w", 1, nil)
-	startWorker(t, workerSetup{conn: conn, ackWait: 30 * time.Second, url: url, host: "host-1", runner: runner,
-		validate: func(config []byte) error {
-			if bytes.Contains(config, []byte("bogus")) {
-				return errors.New(`unknown key "bogus"`)
-			}
-			return nil
-		}})
+	startWorker(t, workerSetup{conn: conn, ackWait: 30 * time.Second, url: url, host: "host-1", runner: runner})
 
 	require.NoError(t, cluster.PublishTask(ctx, conn.JetStream(), workerTask("elsewhere", otherURL, otherBase)))
 	r := nextResult(t, res)
@@ -470,12 +465,20 @@ func TestWorkerRefusesTasks(t *testing.T) {
 	assert.Empty(t, r.Branch)
 
 	bad := workerTask("bad-config", url, base)
-	bad.Config = []byte("bogus: 1\n")
+	bad.Configs = []cluster.ConfigFile{{Name: "ralph.yml", Data: []byte("event_loop:\n  max_iterations: 3\nbogus: 1\n")}}
 	require.NoError(t, cluster.PublishTask(ctx, conn.JetStream(), bad))
 	r = nextResult(t, res)
 	assert.Equal(t, "bad-config", r.TaskID)
 	assert.Equal(t, 3, r.ExitCode)
 	assert.Contains(t, r.Message, `unknown key "bogus"`)
+	assert.Contains(t, r.Message, "ralph.yml:3", "the refusal names the file and line")
+
+	relative := workerTask("relative-command", url, base)
+	relative.Configs = []cluster.ConfigFile{{Name: "ralph.yml", Data: []byte("cli:\n  backend: command\n  command: ./agent.sh\n")}}
+	require.NoError(t, cluster.PublishTask(ctx, conn.JetStream(), relative))
+	r = nextResult(t, res)
+	assert.Equal(t, "relative-command", r.TaskID)
+	assert.Contains(t, r.Message, "./agent.sh is a path relative to the coordinator's config")
 
 	require.Eventually(t, func() bool { return queued(t, conn) == 0 }, long, 20*time.Millisecond, "refused tasks leave the queue")
 	// A good task after them runs: by then the refused ones would have come
@@ -484,7 +487,7 @@ func TestWorkerRefusesTasks(t *testing.T) {
 	r = nextResult(t, res)
 	assert.Equal(t, "good", r.TaskID)
 	assert.Equal(t, 0, r.ExitCode)
-	assert.EqualValues(t, 3, streamMsgs(t, conn, cluster.ResultsStream))
+	assert.EqualValues(t, 4, streamMsgs(t, conn, cluster.ResultsStream))
 	assert.Len(t, runner.started, 1, "only the good task ran")
 	assert.Empty(t, remoteRef(t, otherURL, "refs/heads/ralph/elsewhere"))
 }
