@@ -387,7 +387,11 @@ func (a *Autopilot) launch(ctx context.Context, slot, task string, attempt int, 
 			return a.failTask(ctx, task, "making its worktree failed: "+err.Error())
 		}
 	}
-	h, err := a.opts.Runner.Start(ctx, a.job(task, mode))
+	job, err := a.job(task, attempt, mode)
+	if err != nil {
+		return a.failTask(ctx, task, err.Error())
+	}
+	h, err := a.opts.Runner.Start(ctx, job)
 	if err != nil {
 		return a.failTask(ctx, task, err.Error())
 	}

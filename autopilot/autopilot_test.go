@@ -568,3 +568,27 @@ func TestEveryMergeModeNamesTheTask(t *testing.T) {
 		})
 	}
 }
+
+// A task whose work the base branch already names in a Ralph-Task trailer
+// (a result delivered twice, a coordinator that restarted after landing
+// it) completes without a second merge.
+func TestRunNeverMergesATaskTwice(t *testing.T) {
+	h := newHarness(t, task("a", 1))
+	h.start(t.Context(), h.settings(1))
+	l := h.loop()
+	// Someone lands the task's work on the base branch, named, before the
+	// autopilot merges it.
+	gittest.Run(t, h.repo, "merge", "--no-ff", "-q", "-m", git.WithTaskTrailer("land a", "a"), "ralph/a")
+	landed := strings.TrimSpace(gittest.Run(t, h.repo, "rev-parse", "HEAD"))
+	l.complete()
+	notice := h.next(TopicNotice)
+	assert.Contains(t, payloadOf(notice).Message, "a is already merged into")
+	done := h.next(TopicTaskCompleted)
+	assert.Equal(t, landed, payloadOf(done).Commit)
+	res := h.wait()
+	require.NoError(t, h.err)
+	assert.Equal(t, 1, res.Completed)
+	merges := gittest.Run(t, h.repo, "log", "--format=%H", "--grep", git.TaskTrailer+": a")
+	assert.Equal(t, landed, strings.TrimSpace(merges), "no second merge")
+	assert.Equal(t, 1, h.source.closed["a"])
+}

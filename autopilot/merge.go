@@ -38,6 +38,9 @@ type mergeResult struct {
 	Conflicts []string
 	// Failed are the verify criteria that did not pass.
 	Failed []criteria.Result
+	// Already is the commit on the base branch that already names the task
+	// in its Ralph-Task trailer; Commit is then Base, and nothing is merged.
+	Already string
 }
 
 func (m *merger) scratchDir(task string) string {
@@ -52,6 +55,16 @@ func (m *merger) prepare(ctx context.Context, task Merge, message string) (merge
 		return mergeResult{}, err
 	}
 	res := mergeResult{Base: baseTip}
+	// A merge of this task can only be among the base branch's commits
+	// that its branch does not have.
+	named, err := m.repo.MergedTasks(ctx, task.Branch, baseTip)
+	if err != nil {
+		return res, err
+	}
+	if c := named[task.Task]; c != "" {
+		res.Commit, res.Already = baseTip, c
+		return res, nil
+	}
 	dir := m.scratchDir(task.Task)
 	if err := m.repo.RemoveWorktree(ctx, dir); err != nil {
 		return res, err

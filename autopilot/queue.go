@@ -62,6 +62,12 @@ func (a *Autopilot) merged(ctx context.Context, d mergeDone) error {
 		}
 		return a.failTask(ctx, m.Task, reason)
 	}
+	if res.Already != "" {
+		msg := fmt.Sprintf("%s is already merged into %s by %s (its %s trailer); it is not merged again", m.Task, a.base, shortHash(res.Already), git.TaskTrailer)
+		if err := a.notice(msg); err != nil {
+			return err
+		}
+	}
 	if err := a.journal.record(TopicMergeDone, Payload{Task: m.Task, Base: res.Base, Commit: res.Commit, Checks: len(a.merger.verify)}); err != nil {
 		return err
 	}
@@ -115,6 +121,11 @@ func (a *Autopilot) cleanUp(ctx context.Context, task string) {
 	if err := a.repo.DeleteBranch(ctx, branchOf(task)); err != nil {
 		_ = a.notice(fmt.Sprintf("deleting %s failed: %v", branchOf(task), err))
 	}
+	if c, ok := a.opts.Runner.(TaskCleaner); ok {
+		if err := c.CleanUp(ctx, task); err != nil {
+			_ = a.notice(fmt.Sprintf("cleaning up after %s failed: %v", task, err))
+		}
+	}
 }
 
 // conflicted sends a task whose merge conflicted back to its loop, on its
@@ -164,8 +175,8 @@ func (a *Autopilot) bringUpToDate(ctx context.Context, m Merge, conflicts []stri
 		return "", err
 	}
 	return fmt.Sprintf("This task's work was done, but merging it into %s conflicted with work merged since. "+
-		"A merge of %s into this branch is in progress and conflicts in: %s. Resolve the conflict markers in those files, "+
-		"keeping what both sides meant, make sure the task is still done, and commit the merge.",
+		"%s has been merged into this branch, with conflicts in: %s. Resolve the conflict markers in those files, "+
+		"keeping what both sides meant, make sure the task is still done, and commit.",
 		a.base, a.base, strings.Join(res.Conflicts, ", ")), nil
 }
 

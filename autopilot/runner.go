@@ -14,18 +14,28 @@ import (
 
 	"github.com/gofrs/flock"
 
+	"github.com/ralph-loop/ralph/criteria"
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/exitcode"
 )
 
 // Job is one task's loop, as a runner starts it.
 type Job struct {
+	// Run is the autopilot run the job belongs to.
+	Run  string
 	Task string
+	// Attempt counts the task's attempts in the run from 1: a retry after a
+	// conflict is the next one.
+	Attempt int
 	// Dir is the task's worktree, where its loop runs and keeps its .ralph/.
 	Dir string
-	// Configs are the -c files of the loop: the user's config, then the
-	// task's overlay.
+	// Configs are the user's config files; Overlay is the task's config
+	// file, laid over them: its acceptance criteria.
 	Configs []string
+	Overlay string
+	// TaskCommands are the task's own acceptance commands when the config
+	// trusts them (autopilot.trust_task_commands); Overlay has them too.
+	TaskCommands []criteria.Spec
 	// ObjectiveFile holds the task's objective (-P).
 	ObjectiveFile string
 	// Output receives the loop's stdout and stderr.
@@ -52,6 +62,13 @@ type Runner interface {
 	// Attach watches a loop that a previous autopilot started and that is
 	// still running in dir.
 	Attach(ctx context.Context, dir string) (Handle, error)
+}
+
+// TaskCleaner is a Runner that keeps something of its own for a task,
+// beyond its worktree and branch (a remote's refs): CleanUp removes it once
+// the task is merged.
+type TaskCleaner interface {
+	CleanUp(ctx context.Context, task string) error
 }
 
 // Handle is one running loop.
@@ -101,7 +118,7 @@ func (r LocalRunner) Start(ctx context.Context, job Job) (Handle, error) {
 		return nil, err
 	}
 	args := []string{"loop", "--quiet"}
-	for _, c := range job.Configs {
+	for _, c := range append(slices.Clone(job.Configs), job.Overlay) {
 		args = append(args, "-c", c)
 	}
 	args = append(args, "-P", job.ObjectiveFile)

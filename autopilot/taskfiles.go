@@ -1,7 +1,10 @@
 package autopilot
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,18 +24,33 @@ const (
 	objectiveFile = "objective.md"
 	overlayFile   = "task.yml"
 	outputFile    = "loop.log"
+	// commandsFile holds the task's trusted acceptance commands apart from
+	// the overlay's criteria, for runners that must tell them apart.
+	commandsFile = "commands.json"
 )
 
 func (a *Autopilot) taskDir(task string) string {
 	return filepath.Join(a.journal.dir, TasksDir, task)
 }
 
-// job is the loop of task.
-func (a *Autopilot) job(task string, mode StartMode) Job {
+// job is the loop of task's attempt.
+func (a *Autopilot) job(task string, attempt int, mode StartMode) (Job, error) {
 	dir := a.taskDir(task)
-	configs := append(append([]string{}, a.opts.Configs...), filepath.Join(dir, overlayFile))
-	return Job{Task: task, Dir: a.worktree(task), Configs: configs, Mode: mode,
+	job := Job{Run: a.state().RunID, Task: task, Attempt: attempt, Dir: a.worktree(task), Mode: mode,
+		Configs: a.opts.Configs, Overlay: filepath.Join(dir, overlayFile),
 		ObjectiveFile: filepath.Join(dir, objectiveFile), Output: filepath.Join(dir, outputFile)}
+	data, err := os.ReadFile(filepath.Join(dir, commandsFile))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// Task files of an earlier version of ralph: no command is trusted.
+	case err != nil:
+		return job, err
+	default:
+		if err := json.Unmarshal(data, &job.TaskCommands); err != nil {
+			return job, fmt.Errorf("read %s: %w", filepath.Join(dir, commandsFile), err)
+		}
+	}
+	return job, nil
 }
 
 // writeTaskFiles writes the objective and the config overlay of task t.
@@ -47,6 +65,13 @@ func (a *Autopilot) writeTaskFiles(t tasks.Task, note string) error {
 	if err := renameio.WriteFile(filepath.Join(dir, objectiveFile), []byte(objective), 0o644); err != nil {
 		return fmt.Errorf("write the objective of %s: %w", t.ID, err)
 	}
+	commands, err := json.Marshal(a.trustedCommands(t))
+	if err != nil {
+		return err
+	}
+	if err := renameio.WriteFile(filepath.Join(dir, commandsFile), commands, 0o644); err != nil {
+		return fmt.Errorf("write the commands of %s: %w", t.ID, err)
+	}
 	overlay, err := a.overlay(t)
 	if err != nil {
 		return err
@@ -54,19 +79,26 @@ func (a *Autopilot) writeTaskFiles(t tasks.Task, note string) error {
 	return renameio.WriteFile(filepath.Join(dir, overlayFile), overlay, 0o644)
 }
 
-// overlay is the config laid over the user's for task t: its acceptance
-// criteria, the config's own followed by the task's commands when the
-// config trusts them. Tracker text is not the config's author, so its
-// commands run only when the config says so.
-func (a *Autopilot) overlay(t tasks.Task) ([]byte, error) {
-	specs := append([]criteria.Spec{}, a.opts.Criteria...)
-	if a.opts.Settings.TrustTasks {
-		for _, c := range t.Criteria {
-			if c.Command != "" {
-				specs = append(specs, criteria.Spec{Type: criteria.TypeCommandSucceeds, Command: c.Command, Name: c.Text})
-			}
+// trustedCommands are t's acceptance commands as criteria, when the config
+// trusts them; none otherwise. Tracker text is not the config's author,
+// so its commands run only when the config says so.
+func (a *Autopilot) trustedCommands(t tasks.Task) []criteria.Spec {
+	specs := []criteria.Spec{}
+	if !a.opts.Settings.TrustTasks {
+		return specs
+	}
+	for _, c := range t.Criteria {
+		if c.Command != "" {
+			specs = append(specs, criteria.Spec{Type: criteria.TypeCommandSucceeds, Command: c.Command, Name: c.Text})
 		}
 	}
+	return specs
+}
+
+// overlay is the config laid over the user's for task t: its acceptance
+// criteria, the config's own followed by the task's trusted commands.
+func (a *Autopilot) overlay(t tasks.Task) ([]byte, error) {
+	specs := append(append([]criteria.Spec{}, a.opts.Criteria...), a.trustedCommands(t)...)
 	doc := map[string]any{}
 	if len(specs) > 0 {
 		doc["acceptance_criteria"] = specs
