@@ -22,6 +22,22 @@ type Autopilot struct {
 	Verify       []criteria.Spec `yaml:"verify"`              // run on each merged result
 	WorktreesDir string          `yaml:"worktrees_dir"`       // default .worktrees
 	TrustTasks   bool            `yaml:"trust_task_commands"` // run tasks' command criteria
+	Cluster      Cluster         `yaml:"cluster"`             // slots as workers on other machines
+}
+
+// Cluster is autopilot.cluster: where the autopilot's slots are workers
+// (`ralph worker`) on other machines, coordinated through NATS JetStream.
+type Cluster struct {
+	// NATS lists the servers' URLs, comma-separated (nats://h1:4222,…;
+	// tls:// for TLS); empty runs the slots locally.
+	NATS string `yaml:"nats"`
+	// Creds is a NATS credentials file, for servers that want one.
+	Creds string `yaml:"creds"`
+	// Replicas is how many servers keep each of ralph's streams; default 1.
+	Replicas int `yaml:"replicas"`
+	// Remote is the git remote the coordinator and the workers share;
+	// default origin.
+	Remote string `yaml:"remote"`
 }
 
 // TaskSource is autopilot.source: a tracker by name (tk, beads, prd,
@@ -45,7 +61,8 @@ var SourceTypes = []string{"tk", "beads", "prd", "checklist", "command"}
 var MergeModes = []string{"merge", "rebase", "squash"}
 
 func defaultAutopilot() Autopilot {
-	return Autopilot{Source: TaskSource{Type: "tk"}, Parallel: 1, Merge: "merge", Retries: 1, WorktreesDir: ".worktrees"}
+	return Autopilot{Source: TaskSource{Type: "tk"}, Parallel: 1, Merge: "merge", Retries: 1, WorktreesDir: ".worktrees",
+		Cluster: Cluster{Replicas: 1, Remote: "origin"}}
 }
 
 func (l *loader) autopilot(c *Config) func(*yaml.Node, string) {
@@ -65,6 +82,16 @@ func (l *loader) autopilotFields(a *Autopilot) []field {
 		{"verify", func(n *yaml.Node, path string) { a.Verify = l.criteriaList(n, path) }},
 		{"worktrees_dir", l.setString(&a.WorktreesDir)},
 		{"trust_task_commands", l.setBool(&a.TrustTasks)},
+		{"cluster", func(n *yaml.Node, path string) { l.section(n, path, l.clusterFields(&a.Cluster), nil) }},
+	}
+}
+
+func (l *loader) clusterFields(c *Cluster) []field {
+	return []field{
+		{"nats", l.setString(&c.NATS)},
+		{"creds", l.setString(&c.Creds)},
+		{"replicas", l.setAtLeastOne(&c.Replicas, "replicas: 3")},
+		{"remote", l.setString(&c.Remote)},
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"github.com/ralph-loop/ralph/criteria"
 )
 
+var defaultCluster = config.Cluster{Replicas: 1, Remote: "origin"}
+
 func TestLoadBytesAutopilot(t *testing.T) {
 	tests := []struct {
 		name string
@@ -19,24 +21,30 @@ func TestLoadBytesAutopilot(t *testing.T) {
 		{
 			name: "defaults",
 			data: "autopilot:\n",
-			want: config.Autopilot{Source: config.TaskSource{Type: "tk"}, Parallel: 1, Merge: "merge", Retries: 1, WorktreesDir: ".worktrees"},
+			want: config.Autopilot{Source: config.TaskSource{Type: "tk"}, Parallel: 1, Merge: "merge", Retries: 1, WorktreesDir: ".worktrees", Cluster: defaultCluster},
 		},
 		{
 			name: "every key",
 			data: "autopilot:\n  source: beads\n  parallel: 3\n  max_tasks: 20\n  base_branch: main\n  merge: squash\n  retries: 0\n" +
 				"  verify: [tests_pass]\n  worktrees_dir: wt\n  trust_task_commands: true\n",
 			want: config.Autopilot{Source: config.TaskSource{Type: "beads"}, Parallel: 3, MaxTasks: 20, BaseBranch: "main",
-				Merge: "squash", Verify: []criteria.Spec{{Type: "tests_pass"}}, WorktreesDir: "wt", TrustTasks: true},
+				Merge: "squash", Verify: []criteria.Spec{{Type: "tests_pass"}}, WorktreesDir: "wt", TrustTasks: true, Cluster: defaultCluster},
+		},
+		{
+			name: "a cluster",
+			data: "autopilot:\n  cluster:\n    nats: nats://h1:4222,nats://h2:4222\n    creds: ~/w.creds\n    replicas: 3\n    remote: shared\n",
+			want: config.Autopilot{Source: config.TaskSource{Type: "tk"}, Parallel: 1, Merge: "merge", Retries: 1, WorktreesDir: ".worktrees",
+				Cluster: config.Cluster{NATS: "nats://h1:4222,nats://h2:4222", Creds: "~/w.creds", Replicas: 3, Remote: "shared"}},
 		},
 		{
 			name: "a source mapping",
 			data: "autopilot:\n  source: {type: checklist, path: TODO.md}\n",
-			want: config.Autopilot{Source: config.TaskSource{Type: "checklist", Path: "TODO.md"}, Parallel: 1, Merge: "merge", Retries: 1, WorktreesDir: ".worktrees"},
+			want: config.Autopilot{Source: config.TaskSource{Type: "checklist", Path: "TODO.md"}, Parallel: 1, Merge: "merge", Retries: 1, WorktreesDir: ".worktrees", Cluster: defaultCluster},
 		},
 		{
 			name: "a command source",
 			data: "autopilot:\n  source: {type: command, list: ./list.sh, close: ./close.sh}\n",
-			want: config.Autopilot{Source: config.TaskSource{Type: "command", List: "./list.sh", Close: "./close.sh"}, Parallel: 1, Merge: "merge", Retries: 1, WorktreesDir: ".worktrees"},
+			want: config.Autopilot{Source: config.TaskSource{Type: "command", List: "./list.sh", Close: "./close.sh"}, Parallel: 1, Merge: "merge", Retries: 1, WorktreesDir: ".worktrees", Cluster: defaultCluster},
 		},
 	}
 	for _, tt := range tests {
@@ -78,6 +86,16 @@ func TestLoadBytesAutopilotProblems(t *testing.T) {
 			name: "misspelt key",
 			data: "autopilot:\n  paralel: 2\n",
 			want: config.Problem{File: "ralph.yml", Line: 2, Msg: `unknown key "paralel" in autopilot; did you mean "parallel"?`, Hint: `rename it to "parallel", or remove it`},
+		},
+		{
+			name: "no replica",
+			data: "autopilot:\n  cluster:\n    replicas: 0\n",
+			want: config.Problem{File: "ralph.yml", Line: 3, Msg: "autopilot.cluster.replicas must be at least 1, got 0", Hint: "use 1 or more, e.g. replicas: 3"},
+		},
+		{
+			name: "misspelt cluster key",
+			data: "autopilot:\n  cluster:\n    nat: nats://h1:4222\n",
+			want: config.Problem{File: "ralph.yml", Line: 3, Msg: `unknown key "nat" in autopilot.cluster; did you mean "nats"?`, Hint: `rename it to "nats", or remove it`},
 		},
 	})
 }

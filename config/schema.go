@@ -109,7 +109,9 @@ func schemaDefs() schema {
 	criterion := sectionProperties("criterion", reflect.TypeFor[criteria.Spec]())
 	autopilot := sectionProperties("autopilot", reflect.TypeFor[Autopilot]())
 	taskSource := sectionProperties("autopilot.source", reflect.TypeFor[TaskSource]())
+	cluster := sectionProperties("autopilot.cluster", reflect.TypeFor[Cluster]())
 	return schema{
+		"cluster":    object(cluster, "autopilot.cluster"),
 		"autopilot":  object(autopilot, "autopilot"),
 		"taskSource": object(taskSource, "autopilot.source"),
 		"event_loop": object(eventLoop, "event_loop"),
@@ -245,10 +247,13 @@ var schemaShapes = map[string]schema{
 	"criterion.baseline":                  {"enum": []string{"", "ignore"}},
 	"autopilot.source": {"anyOf": []schema{{"enum": SourceTypes}, ref("taskSource")},
 		"default": "tk"},
-	"autopilot.source.type": {"enum": SourceTypes},
-	"autopilot.parallel":    {"type": "integer", "minimum": 1},
-	"autopilot.merge":       {"enum": MergeModes},
-	"autopilot.verify":      ref("criteria"),
+	"autopilot.source.type":      {"enum": SourceTypes},
+	"autopilot.parallel":         {"type": "integer", "minimum": 1},
+	"autopilot.merge":            {"enum": MergeModes},
+	"autopilot.verify":           ref("criteria"),
+	"autopilot.cluster":          ref("cluster"),
+	"autopilot.cluster.replicas": {"type": "integer", "minimum": 1, "default": 1},
+	"autopilot.cluster.remote":   {"type": "string", "default": "origin"},
 }
 
 // schemaExtra are keys the loader takes that have no yaml-tagged field.

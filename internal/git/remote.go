@@ -111,3 +111,36 @@ func (g Repo) AddTaskTrailer(ctx context.Context, task string) error {
 	_, err := g.run(ctx, args...)
 	return err
 }
+
+// ResetHard moves the checked-out branch, the index and the work tree to
+// commit, dropping whatever was there: for a worktree whose work was done
+// elsewhere and arrives as a commit.
+func (g Repo) ResetHard(ctx context.Context, commit string) error {
+	_, err := g.run(ctx, append(noHooks, "reset", "--hard", "--quiet", commit)...)
+	return err
+}
+
+// DeleteRemoteRefs deletes those of refs that remote (a name or a URL)
+// has; deleting one it lacks is no error.
+func (g Repo) DeleteRemoteRefs(ctx context.Context, remote string, refs ...string) error {
+	var specs []string
+	for _, ref := range refs {
+		hash, err := g.RemoteRef(ctx, remote, ref)
+		if err != nil {
+			return err
+		}
+		if hash != "" {
+			specs = append(specs, ":"+ref)
+		}
+	}
+	if len(specs) == 0 {
+		return nil
+	}
+	return g.Push(ctx, remote, specs...)
+}
+
+// DeleteRef deletes ref (a full name, refs/…).
+func (g Repo) DeleteRef(ctx context.Context, ref string) error {
+	_, err := g.run(ctx, "update-ref", "-d", ref)
+	return err
+}

@@ -1,0 +1,441 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/google/renameio/v2"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ralph-loop/ralph/autopilot"
+	"github.com/ralph-loop/ralph/internal/exitcode"
+	"github.com/ralph-loop/ralph/internal/git"
+)
+
+// CoordinatorOptions configure a Coordinator.
+type CoordinatorOptions struct {
+	JetStream jetstream.JetStream
+	// Repo is the autopilot's repository: the user's checkout.
+	Repo string
+	// RemoteURL is the shared remote: the coordinator pushes each task's
+	// start there, and the workers fetch it and push their work back.
+	RemoteURL string
+	// Host names the coordinator in the tasks it sends.
+	Host string
+	// AckWait is how long a result or event batch being handled stays the
+	// coordinator's before it is delivered again; DefaultAckWait if zero.
+	AckWait time.Duration
+	// Log, when set, is told what went wrong, from any goroutine.
+	Log func(msg string)
+}
+
+// Coordinator is the autopilot's Runner when its slots are workers: it
+// sends each task's loop to the workers as a Task and waits for its Result,
+// and keeps a copy of the loop's events beside the autopilot's files.
+//
+// What it knows is on disk under .ralph/tasks/<task-id>/ before it is
+// acknowledged to the servers, so a coordinator killed at any moment picks
+// up where it was: the task it sent (dispatch-<run>-<attempt>.json, written
+// before the task is published, so it is published again, as the same
+// message, after a restart), the result (result-<run>-<attempt>.json), the
+// loop's events (events.jsonl) and the worker that runs it (worker.json).
+type Coordinator struct {
+	opts CoordinatorOptions
+
+	mu      sync.Mutex
+	waiting map[string]*remoteLoop // by message id
+	workers map[string]string      // task → the worker its events came from last
+}
+
+// NewCoordinator checks opts.
+func NewCoordinator(opts CoordinatorOptions) (*Coordinator, error) {
+	var errs []error
+	if opts.JetStream == nil {
+		errs = append(errs, errors.New("no JetStream"))
+	}
+	if opts.Repo == "" {
+		errs = append(errs, errors.New("no repository"))
+	}
+	if opts.RemoteURL == "" {
+		errs = append(errs, errors.New("no shared remote: set autopilot.cluster.remote to a git remote the workers can reach"))
+	}
+	if opts.Host == "" {
+		errs = append(errs, errors.New("no host name"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("coordinator: %w", err)
+	}
+	if opts.Log == nil {
+		opts.Log = func(string) {}
+	}
+	return &Coordinator{opts: opts, waiting: map[string]*remoteLoop{}, workers: map[string]string{}}, nil
+}
+
+func (c *Coordinator) logf(format string, v ...any) { c.opts.Log(fmt.Sprintf(format, v...)) }
+
+// Serve takes results and event batches from the workers until ctx ends.
+func (c *Coordinator) Serve(ctx context.Context) error {
+	copts := ConsumeOptions{AckWait: c.opts.AckWait, Invalid: func(subject string, err error) {
+		c.logf("dropping an invalid message on %s: %v", subject, err)
+	}}
+	errc := make(chan error, 2)
+	go func() { errc <- Results(ctx, c.opts.JetStream, copts, c.handleResult) }()
+	go func() { errc <- EventsOf(ctx, c.opts.JetStream, copts, c.handleEvents) }()
+	err := <-errc
+	if ctx.Err() == nil {
+		// One consumer failed: stop the other one too.
+		return err
+	}
+	<-errc
+	return ctx.Err()
+}
+
+// taskDir holds what the coordinator keeps of task.
+func (c *Coordinator) taskDir(task string) string {
+	return filepath.Join(c.opts.Repo, autopilot.RalphDir, autopilot.RemoteDir, task)
+}
+
+func (c *Coordinator) dispatchFile(run, task string, attempt int) string {
+	return filepath.Join(c.taskDir(task), "dispatch-"+run+"-"+strconv.Itoa(attempt)+".json")
+}
+
+func (c *Coordinator) resultFile(run, task string, attempt int) string {
+	return filepath.Join(c.taskDir(task), "result-"+run+"-"+strconv.Itoa(attempt)+".json")
+}
+
+// dispatch is a task the coordinator sends: recorded before it is pushed
+// and published, so that a restart sends the same message again.
+type dispatch struct {
+	Task Task `json:"task"`
+	// Pushed says the task's start is on the shared remote.
+	Pushed bool `json:"pushed"`
+}
+
+// Start sends job's loop to the workers, unless it was sent before (the
+// same message is then published again, which the servers store once),
+// and returns a handle that waits for its result; one already received
+// ends it at once.
+func (c *Coordinator) Start(ctx context.Context, job autopilot.Job) (autopilot.Handle, error) {
+	h := c.register(job)
+	if r, ok, err := readJSON[Result](c.resultFile(job.Run, job.Task, job.Attempt)); err != nil {
+		c.unregister(h)
+		return nil, err
+	} else if ok {
+		h.deliver(r)
+		return h, nil
+	}
+	d, err := c.prepare(ctx, job)
+	if err != nil {
+		c.unregister(h)
+		return nil, err
+	}
+	go h.send(ctx, d)
+	return h, nil
+}
+
+// Attach is never needed: a remote loop holds no lock here, so a restarted
+// autopilot starts it again, which finds what was sent.
+func (c *Coordinator) Attach(context.Context, string) (autopilot.Handle, error) {
+	return nil, errors.New("a task on a worker is not attached to; it is started again")
+}
+
+// prepare makes, or reads back, the task that carries job.
+func (c *Coordinator) prepare(ctx context.Context, job autopilot.Job) (dispatch, error) {
+	path := c.dispatchFile(job.Run, job.Task, job.Attempt)
+	d, ok, err := readJSON[dispatch](path)
+	if err != nil || ok {
+		return d, err
+	}
+	t, err := c.task(ctx, job)
+	if err != nil {
+		return d, err
+	}
+	d = dispatch{Task: t}
+	return d, writeJSON(path, d)
+}
+
+// task is the message for job: its objective, its config files, and its
+// start, which is what the task's worktree here has committed.
+func (c *Coordinator) task(ctx context.Context, job autopilot.Job) (Task, error) {
+	objective, err := os.ReadFile(job.ObjectiveFile)
+	if err != nil {
+		return Task{}, fmt.Errorf("read the objective of %s: %w", job.Task, err)
+	}
+	t := Task{Run: job.Run, ID: job.Task, Attempt: job.Attempt, Objective: string(objective),
+		RepoURL: c.opts.RemoteURL, Coordinator: c.opts.Host}
+	for _, path := range job.Configs {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return Task{}, fmt.Errorf("read config %s: %w", path, err)
+		}
+		t.Configs = append(t.Configs, ConfigFile{Name: filepath.Base(path), Data: data})
+	}
+	for _, s := range job.TaskCommands {
+		t.TaskCommands = append(t.TaskCommands, TaskCommand{Name: s.Name, Command: s.Command})
+	}
+	if info, err := os.Stat(filepath.Join(c.taskDir(job.Task), autopilot.RemoteEventsFile)); err == nil {
+		t.EventsOffset = info.Size()
+	}
+	wt := git.Repo{Dir: job.Dir}
+	// A retry after a conflict may leave a merge of the base branch in
+	// progress here, for the loop to resolve: it travels as a commit.
+	if _, err := wt.CommitAll(ctx, "ralph: the start of "+job.Task+"'s attempt "+strconv.Itoa(job.Attempt)); err != nil {
+		return Task{}, fmt.Errorf("commit the start of %s: %w", job.Task, err)
+	}
+	if t.BaseCommit, err = wt.Head(ctx); err != nil {
+		return Task{}, err
+	}
+	return t, nil
+}
+
+func (c *Coordinator) register(job autopilot.Job) *remoteLoop {
+	h := &remoteLoop{c: c, job: job, key: msgID(job.Run, job.Task, job.Attempt),
+		ended: make(chan autopilot.LoopResult, 1), interrupted: make(chan struct{})}
+	c.mu.Lock()
+	c.waiting[h.key] = h
+	c.mu.Unlock()
+	return h
+}
+
+func (c *Coordinator) unregister(h *remoteLoop) {
+	c.mu.Lock()
+	if c.waiting[h.key] == h {
+		delete(c.waiting, h.key)
+	}
+	c.mu.Unlock()
+}
+
+// handleResult keeps a worker's result, and the work it names, before the
+// result is acknowledged, and hands it to the loop waiting for it.
+func (c *Coordinator) handleResult(ctx context.Context, r Result) error {
+	if r.Head != "" {
+		if err := c.fetchResult(ctx, r); err != nil {
+			return err
+		}
+	}
+	if err := writeJSON(c.resultFile(r.Run, r.TaskID, r.Attempt), r); err != nil {
+		return err
+	}
+	if err := c.noteWorker(r.TaskID, r.Worker, r.Run, r.Attempt); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	h := c.waiting[msgID(r.Run, r.TaskID, r.Attempt)]
+	c.mu.Unlock()
+	if h != nil {
+		h.deliver(r)
+	}
+	return nil
+}
+
+// fetchResult fetches the branch r names into refs/ralph/results/<id>.
+// A head the remote no longer has (a later attempt replaced the branch)
+// turns r into a failure that says so.
+func (c *Coordinator) fetchResult(ctx context.Context, r Result) error {
+	repo := git.Repo{Dir: c.opts.Repo}
+	ref := "refs/ralph/results/" + r.TaskID
+	if _, err := repo.Resolve(ctx, r.Head+"^{commit}"); err == nil {
+		return nil
+	}
+	if err := repo.Fetch(ctx, c.opts.RemoteURL, "+refs/heads/"+r.Branch+":"+ref); err != nil {
+		return fmt.Errorf("fetch %s of %s from %s: %w", r.Branch, r.TaskID, c.opts.RemoteURL, err)
+	}
+	return nil
+}
+
+// handleEvents appends a batch to the task's copy of its loop's events
+// when the copy ends where the batch starts; a batch it already has is
+// skipped, and one that would leave a gap is refused, to come again after
+// the batches before it.
+func (c *Coordinator) handleEvents(_ context.Context, e Events) error {
+	path := filepath.Join(c.taskDir(e.TaskID), autopilot.RemoteEventsFile)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	size, end := info.Size(), e.Offset+int64(len(e.Lines))
+	switch {
+	case end <= size:
+		return nil
+	case e.Offset > size:
+		return fmt.Errorf("the events of %s from offset %d come before those from %d", e.TaskID, size, e.Offset)
+	case e.Offset < size && e.Lines[size-e.Offset-1] != '\n':
+		// Batches cut elsewhere, by two workers running the task at once:
+		// the one whose lines are here already wins.
+		c.logf("task %s: an event batch from %s overlaps lines already copied; skipped", e.TaskID, e.Worker)
+		return nil
+	}
+	if _, err := f.WriteAt(e.Lines[size-e.Offset:], size); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	return c.noteWorker(e.TaskID, e.Worker, e.Run, e.Attempt)
+}
+
+// noteWorker records which worker runs task, when that changed.
+func (c *Coordinator) noteWorker(task, worker, run string, attempt int) error {
+	c.mu.Lock()
+	same := c.workers[task] == worker+"/"+run+"/"+strconv.Itoa(attempt)
+	c.workers[task] = worker + "/" + run + "/" + strconv.Itoa(attempt)
+	c.mu.Unlock()
+	if same {
+		return nil
+	}
+	return autopilot.WriteWorkerInfo(c.opts.Repo, task, autopilot.WorkerInfo{Worker: worker, Run: run, Attempt: attempt, Since: time.Now().UTC()})
+}
+
+// CleanUp deletes a merged task's refs on the shared remote and here.
+func (c *Coordinator) CleanUp(ctx context.Context, task string) error {
+	repo := git.Repo{Dir: c.opts.Repo}
+	if err := repo.DeleteRemoteRefs(ctx, c.opts.RemoteURL, "refs/heads/"+TaskBranch(task), WIPRef(task)); err != nil {
+		return err
+	}
+	_, err := repo.Resolve(ctx, "refs/ralph/results/"+task)
+	if err != nil {
+		return nil //nolint:nilerr // none fetched
+	}
+	return repo.DeleteRef(ctx, "refs/ralph/results/"+task)
+}
+
+// remoteLoop is a task's loop on a worker, as the autopilot waits for it.
+type remoteLoop struct {
+	c           *Coordinator
+	job         autopilot.Job
+	key         string
+	ended       chan autopilot.LoopResult
+	interrupted chan struct{}
+	once        sync.Once
+}
+
+func (h *remoteLoop) PID() int { return 0 }
+
+// send pushes the task's start to the shared remote and publishes it,
+// trying until it is stored or the autopilot stops.
+func (h *remoteLoop) send(ctx context.Context, d dispatch) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-h.interrupted:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	t := d.Task
+	if !d.Pushed {
+		wt := git.Repo{Dir: h.job.Dir}
+		if err := wt.Push(ctx, t.RepoURL, "+"+t.BaseCommit+":"+WIPRef(t.ID)); err != nil {
+			h.fail(ctx, fmt.Sprintf("pushing its start to %s failed: %v", t.RepoURL, err))
+			return
+		}
+		d.Pushed = true
+		if err := writeJSON(h.c.dispatchFile(t.Run, t.ID, t.Attempt), d); err != nil {
+			h.fail(ctx, err.Error())
+			return
+		}
+	}
+	if err := PublishTask(ctx, h.c.opts.JetStream, t); err != nil {
+		h.fail(ctx, "sending it to the workers failed: "+err.Error())
+	}
+}
+
+// fail ends the loop as failed, unless the autopilot stopped waiting.
+func (h *remoteLoop) fail(ctx context.Context, msg string) {
+	if ctx.Err() != nil {
+		return
+	}
+	h.end(autopilot.LoopResult{ExitCode: exitcode.Fatal, Message: msg})
+}
+
+func (h *remoteLoop) deliver(r Result) {
+	h.end(h.c.land(h.job, r))
+}
+
+func (h *remoteLoop) end(res autopilot.LoopResult) {
+	select {
+	case h.ended <- res:
+	default:
+	}
+}
+
+// Wait blocks until the worker's result arrives, or the autopilot stops
+// waiting; the task then goes on on the workers, and its result waits in
+// the streams for the autopilot's next run.
+func (h *remoteLoop) Wait() autopilot.LoopResult {
+	defer h.c.unregister(h)
+	select {
+	case res := <-h.ended:
+		return res
+	case <-h.interrupted:
+		return autopilot.LoopResult{ExitCode: exitcode.Interrupted, Reason: "interrupted",
+			Message: "the autopilot stopped waiting; the task goes on on the workers"}
+	}
+}
+
+func (h *remoteLoop) Interrupt() { h.once.Do(func() { close(h.interrupted) }) }
+
+// land brings a worker's work into the task's worktree here, where the
+// merge queue takes its branch from, and says how the loop ended.
+func (c *Coordinator) land(job autopilot.Job, r Result) autopilot.LoopResult {
+	res := autopilot.LoopResult{ExitCode: r.ExitCode, Reason: r.Reason, Message: r.Message}
+	if res.ExitCode >= 128 {
+		// Killed on the worker: not a loop this autopilot can resume.
+		res.ExitCode = exitcode.Fatal
+		res.Message = fmt.Sprintf("the loop was killed (exit %d)%s", r.ExitCode, prefixed(": ", r.Message))
+	}
+	if !res.Completed() {
+		res.Message += " (on worker " + r.Worker + ")"
+	}
+	if r.Head != "" {
+		if err := (git.Repo{Dir: job.Dir}).ResetHard(context.Background(), r.Head); err != nil {
+			return autopilot.LoopResult{ExitCode: exitcode.Fatal,
+				Message: fmt.Sprintf("taking the work of worker %s (%s) failed: %v", r.Worker, r.Head, err)}
+		}
+	}
+	return res
+}
+
+// readJSON reads a JSON file; ok is false when there is none.
+func readJSON[T any](path string) (v T, ok bool, err error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return v, false, nil
+	}
+	if err == nil {
+		err = json.Unmarshal(data, &v)
+	}
+	if err != nil {
+		return v, false, fmt.Errorf("read %s: %w", path, err)
+	}
+	return v, true, nil
+}
+
+// writeJSON replaces path with v, atomically and durably.
+func writeJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return renameio.WriteFile(path, append(data, '\n'), 0o644)
+}
