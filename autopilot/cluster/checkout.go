@@ -112,7 +112,9 @@ func (c Checkouts) clone(ctx context.Context, url string) (git.Repo, error) {
 		}
 		return repo, nil
 	}
-	if err := repo.Fetch(ctx, url, "+refs/heads/*:refs/heads/*"); err != nil {
+	// Into remote-tracking refs: the clone's own branches are the tasks'
+	// worktrees', which a fetch may not move.
+	if err := repo.Fetch(ctx, url, "+refs/heads/*:refs/remotes/origin/*"); err != nil {
 		return repo, fmt.Errorf("fetch %s: %w", url, err)
 	}
 	return repo, nil

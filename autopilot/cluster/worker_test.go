@@ -178,7 +178,11 @@ func (r *fakeRunner) Run(_ context.Context, job cluster.LoopJob) (cluster.LoopHa
 	}
 	f := &fakeLoop{job: job, iterations: r.iterations, gate: r.gate,
 		interrupted: make(chan struct{}), done: make(chan cluster.LoopResult, 1)}
-	go f.run(r.name)
+	name := r.name
+	if name == "" {
+		name = job.TaskID // a file of its own per task, so tasks merge cleanly
+	}
+	go f.run(name)
 	r.started <- f
 	return f, nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/autopilot"
+	"github.com/ralph-loop/ralph/autopilot/cluster"
 	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/exitcode"
@@ -52,6 +53,7 @@ type autopilotRunCmd struct {
 	DryRun   bool                 `help:"Print the plan (order, slots, held and blocked tasks) and change nothing."`
 	Headless bool                 `help:"Print the autopilot's events as JSON lines on stdout, for programs."`
 	Quiet    bool                 `short:"q" help:"Show only task outcomes, merges and the end."`
+	Cluster  string               `placeholder:"URLS" help:"Run the tasks on ralph workers through these NATS servers (nats://h1:4222,…), overriding autopilot.cluster.nats."`
 }
 
 func (c *autopilotRunCmd) Run(ctx context.Context, g *globals, log *slog.Logger) error {
@@ -68,6 +70,9 @@ func (c *autopilotRunCmd) Run(ctx context.Context, g *globals, log *slog.Logger)
 	}
 	if c.MaxTasks > 0 {
 		settings.MaxTasks = int(c.MaxTasks)
+	}
+	if c.Cluster != "" {
+		settings.Cluster.NATS = c.Cluster
 	}
 	source, err := tasks.Open(taskSpec(settings.Source), g.Dir)
 	if err != nil {
@@ -107,7 +112,15 @@ func (c *autopilotRunCmd) Run(ctx context.Context, g *globals, log *slog.Logger)
 		return err
 	}
 	lines := view.NewAutopilotLines(out, c.Headless, c.Quiet)
-	runner := autopilot.LocalRunner{Ralph: ralphBin, DropEnv: []string{testhook.CrashEnv}}
+	var runner autopilot.Runner = autopilot.LocalRunner{Ralph: ralphBin, DropEnv: []string{testhook.CrashEnv}}
+	if settings.Cluster.NATS != "" {
+		coordinator, closeCluster, err := cluster.OpenCoordinator(ctx, root, settings.Cluster, func(msg string) { log.Warn(msg) })
+		if err != nil {
+			return err
+		}
+		defer closeCluster()
+		runner = coordinator
+	}
 	res, err := autopilot.Run(ctx, autopilot.Options{Repo: root, Configs: configs, Settings: settings,
 		Criteria: cfg.AcceptanceCriteria, Source: source, Runner: runner, OnEvent: lines.Event, Fault: fault})
 	if err != nil {
