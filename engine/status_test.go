@@ -13,9 +13,9 @@ import (
 	"github.com/ralph-loop/ralph/internal/benchgen"
 )
 
-// lastEventsByReadingAll is lastEvents as it was before it read the log
+// lastEventsByReadingAll is LastEvents as it was before it read the log
 // backwards: every line read forwards, the last n well-formed events kept.
-// lastEvents must return exactly what it returns.
+// LastEvents must return exactly what it returns.
 func lastEventsByReadingAll(path string, n int) []events.Event {
 	if n <= 0 {
 		return nil
@@ -56,7 +56,7 @@ func statusLog(t *testing.T, generated int, ending string) string {
 	return path
 }
 
-// TestLastEventsMatchesReadingAll holds lastEvents to the whole-log read on
+// TestLastEventsMatchesReadingAll holds LastEvents to the whole-log read on
 // generated logs: malformed and blank lines skipped, a torn last line left
 // out, for every n up to past the number of events.
 func TestLastEventsMatchesReadingAll(t *testing.T) {
@@ -71,12 +71,12 @@ func TestLastEventsMatchesReadingAll(t *testing.T) {
 			path := statusLog(t, generated, ending)
 			for _, n := range []int{-1, 0, 1, 2, 5, 20, 299, 300, 301, 1000} {
 				want := lastEventsByReadingAll(path, n)
-				got := lastEvents(path, n)
+				got := LastEvents(path, n)
 				require.Equal(t, want, got, fmt.Sprintf("%s log of %d generated lines, n %d", name, generated, n))
 			}
 		}
 	}
-	require.Nil(t, lastEvents(filepath.Join(t.TempDir(), "missing.jsonl"), 5), "a missing log has no events")
+	require.Nil(t, LastEvents(filepath.Join(t.TempDir(), "missing.jsonl"), 5), "a missing log has no events")
 }
 
 // BenchmarkLastEvents reads the last 10 events of generated logs of two
@@ -90,7 +90,7 @@ func BenchmarkLastEvents(b *testing.B) {
 		b.Run(fmt.Sprintf("lines=%d", lines), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if got := lastEvents(path, 10); len(got) != 10 {
+				if got := LastEvents(path, 10); len(got) != 10 {
 					b.Fatalf("%d events, want 10", len(got))
 				}
 			}
