@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/events"
@@ -94,6 +95,40 @@ func BenchmarkLastEvents(b *testing.B) {
 					b.Fatalf("%d events, want 10", len(got))
 				}
 			}
+		})
+	}
+}
+
+func TestReadLogProgressStopsAtTheLastRunsStart(t *testing.T) {
+	const (
+		started    = `{"ts":"2026-11-22T10:00:00Z","topic":"loop.started","payload":{},"source":"ralph"}` + "\n"
+		resumed    = `{"ts":"2026-11-22T10:10:00Z","topic":"loop.resumed","payload":{},"source":"ralph"}` + "\n"
+		iteration1 = `{"ts":"2026-11-22T10:00:01Z","topic":"iteration.started","payload":{"iteration":1,"hat":"builder"},"source":"ralph"}` + "\n"
+		finished1  = `{"ts":"2026-11-22T10:02:00Z","topic":"iteration.finished","payload":{"iteration":1,"hat":"builder","outcome":"success"},"source":"ralph"}` + "\n"
+		fake       = `{"ts":"2026-11-22T10:02:01Z","topic":"iteration.started","payload":{"iteration":9,"hat":"liar"},"source":"agent"}` + "\n"
+		completed  = `{"ts":"2026-11-22T10:20:00Z","topic":"loop.terminate","payload":{"reason":"completed","exit_code":0},"source":"ralph"}` + "\n"
+	)
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	cases := []struct {
+		name, log string
+		want      LogProgress
+	}{
+		{"a missing log", "", LogProgress{}},
+		{"a run without iterations", started, LogProgress{}},
+		{"an iteration running", started + iteration1 + fake + "{not json\n", LogProgress{Hat: "builder", Iteration: 1}},
+		{"an ended run", started + iteration1 + finished1 + completed, LogProgress{Hat: "builder", Iteration: 1, Ended: ReasonCompleted}},
+		{"a resumed run goes on from its iterations", started + iteration1 + finished1 + completed + resumed, LogProgress{Hat: "builder", Iteration: 1}},
+		{"a new run has none of the last run's", started + iteration1 + completed + started, LogProgress{}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_ = os.Remove(path)
+			if c.log != "" {
+				require.NoError(t, os.WriteFile(path, []byte(c.log), 0o644))
+			}
+			got, err := ReadLogProgress(path)
+			require.NoError(t, err)
+			assert.Equal(t, c.want, got)
 		})
 	}
 }
