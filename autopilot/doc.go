@@ -17,6 +17,9 @@
 //	progress.md              counters, active slots, latest outcomes
 //	autopilot/<task>/        each task's objective, config overlay and the
 //	                         output of its loop
+//	tasks/<task>/            a task run by a remote worker: the copy of its
+//	                         loop's events (events.jsonl) and its worker
+//	                         (worker.json); see [RemoteDir]
 //
 // Each task's loop keeps its own .ralph/ inside its worktree, so it is
 // resumable on its own, as any loop is.

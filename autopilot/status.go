@@ -47,8 +47,12 @@ type SlotStatus struct {
 	Hat       string `json:"hat,omitempty"`
 	Iteration int    `json:"iteration"`
 	Attempt   int    `json:"attempt"`
-	// LoopRunning says whether a live loop holds the worktree's lock.
+	// LoopRunning says whether a live loop holds the worktree's lock; for
+	// a remote task, whether its log's last run has not ended.
 	LoopRunning bool `json:"loop_running"`
+	// Worker is the host of the worker that runs a remote task; "" for a
+	// task run here.
+	Worker string `json:"worker,omitempty"`
 }
 
 // ErrNoAutopilot means the repository has no autopilot state.
@@ -90,10 +94,27 @@ func ReadStatus(repo string, now time.Time) (Status, error) {
 func slotStatus(repo, slot string, a Slot, now time.Time) SlotStatus {
 	ss := SlotStatus{Slot: slot, Task: a.Task, Title: a.Title, Worktree: a.Worktree, Attempt: a.Attempt,
 		Elapsed: now.Sub(a.StartedAt).Round(time.Second).String()}
+	if info, err := ReadWorkerInfo(repo, a.Task); err == nil {
+		ss.Worker = info.Worker
+	}
+	if mirror := RemoteEventsPath(repo, a.Task); fileExists(mirror) {
+		// A remote loop's lock is on another machine: its log's copy is
+		// all there is to go by. A run cut off by a worker that died
+		// without a word looks running until the autopilot learns of it.
+		if loop, err := engine.ReadLogProgress(mirror); err == nil {
+			ss.Hat, ss.Iteration, ss.LoopRunning = loop.Hat, loop.Iteration, loop.Ended == ""
+		}
+		return ss
+	}
 	if loop, err := engine.ReadStatus(filepath.Join(repo, a.Worktree), 0, now); err == nil {
 		ss.Hat, ss.Iteration, ss.LoopRunning = loop.Hat, loop.Iteration, loop.Running
 	}
 	return ss
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // CountPending counts the source's ready tasks that the autopilot's run in

@@ -2,7 +2,9 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -64,7 +66,7 @@ func ReadStatus(workspace string, recent int, now time.Time) (Status, error) {
 		}
 	}
 	s.Elapsed = elapsed(st, held, now).Round(time.Second).String()
-	s.Recent = lastEvents(filepath.Join(workspace, st.EventsFile), recent)
+	s.Recent = LastEvents(filepath.Join(workspace, st.EventsFile), recent)
 	return s, nil
 }
 
@@ -83,40 +85,104 @@ func elapsed(st *RunState, held bool, now time.Time) time.Duration {
 	return st.Runtime(st.LastEventAt)
 }
 
-// lastEvents returns the last n well-formed events of a log, in log order,
+// LastEvents returns the last n well-formed events of a log, in log order,
 // leaving out malformed and blank lines and a last line still being
 // written. It reads the log backwards from its end, so it costs the n lines
 // (and whatever malformed ones lie among them), whatever the log's size.
-func lastEvents(path string, n int) []events.Event {
+func LastEvents(path string, n int) []events.Event {
 	if n <= 0 {
 		return nil
 	}
-	f, err := os.Open(path)
+	var out []events.Event // newest first
+	err := scanBack(path, func(ev events.Event) bool {
+		out = append(out, ev)
+		return len(out) == n
+	})
 	if err != nil {
 		return nil
+	}
+	slices.Reverse(out)
+	return out
+}
+
+// scanBack calls visit with the well-formed events of the log at path,
+// newest first, until visit says it is done or the log's start. The event
+// owns its bytes: it keeps nothing of the line, which the scanner reuses.
+func scanBack(path string, visit func(events.Event) (done bool)) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return nil
+		return err
 	}
 	b := events.NewBackwardScanner(f, info.Size())
 	var dec events.Decoder
-	var out []events.Event // newest first
-	for len(out) < n {
+	for {
 		_, line, err := b.Prev()
 		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
 			return nil
 		}
-		// The event owns its bytes: it keeps nothing of the line, which
-		// b reuses.
-		if ev, err := dec.ParseLine(line); err == nil {
-			out = append(out, ev)
+		if err != nil {
+			return err
+		}
+		if ev, err := dec.ParseLine(line); err == nil && visit(ev) {
+			return nil
 		}
 	}
-	slices.Reverse(out)
-	return out
+}
+
+// LogProgress is where a loop is as the end of its event log says, for a
+// loop whose workspace is not at hand (a remote task's copy of its log).
+type LogProgress struct {
+	// Hat and Iteration are those of the log's last iteration.started or
+	// iteration.finished line; zero before the first iteration.
+	Hat       string
+	Iteration int
+	// Ended is the reason of the loop.terminate that ends the log's last
+	// run; "" while it runs, or when it died before it could say.
+	Ended Reason
+}
+
+// ReadLogProgress reads the log at path backwards, as `ralph status` reads
+// its recent events, to the last iteration line and the last of ralph's
+// run boundaries, and no further than the last run's loop.started: an
+// earlier run's iterations are not this run's. A missing log has made no
+// progress.
+func ReadLogProgress(path string) (LogProgress, error) {
+	var p LogProgress
+	var sawIteration, sawBoundary bool
+	err := scanBack(path, func(ev events.Event) bool {
+		if ev.Source != events.SourceRalph {
+			return false
+		}
+		switch ev.Topic {
+		case TopicIterationStarted, TopicIterationFinished:
+			if !sawIteration {
+				var r iterationStartedRecord
+				decode(ev, &r)
+				p.Hat, p.Iteration, sawIteration = r.Hat, r.Iteration, true
+			}
+		case TopicLoopTerminate:
+			if !sawBoundary {
+				var r terminateRecord
+				decode(ev, &r)
+				p.Ended, sawBoundary = r.Reason, true
+			}
+		case TopicLoopResumed:
+			sawBoundary = true
+		case TopicLoopStarted:
+			return true
+		}
+		return sawIteration && sawBoundary
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return LogProgress{}, nil
+	}
+	if err != nil {
+		return LogProgress{}, fmt.Errorf("read the end of %s: %w", path, err)
+	}
+	return p, nil
 }

@@ -7,15 +7,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/benchgen"
 )
 
-// lastEventsByReadingAll is lastEvents as it was before it read the log
+// lastEventsByReadingAll is LastEvents as it was before it read the log
 // backwards: every line read forwards, the last n well-formed events kept.
-// lastEvents must return exactly what it returns.
+// LastEvents must return exactly what it returns.
 func lastEventsByReadingAll(path string, n int) []events.Event {
 	if n <= 0 {
 		return nil
@@ -56,7 +57,7 @@ func statusLog(t *testing.T, generated int, ending string) string {
 	return path
 }
 
-// TestLastEventsMatchesReadingAll holds lastEvents to the whole-log read on
+// TestLastEventsMatchesReadingAll holds LastEvents to the whole-log read on
 // generated logs: malformed and blank lines skipped, a torn last line left
 // out, for every n up to past the number of events.
 func TestLastEventsMatchesReadingAll(t *testing.T) {
@@ -71,12 +72,12 @@ func TestLastEventsMatchesReadingAll(t *testing.T) {
 			path := statusLog(t, generated, ending)
 			for _, n := range []int{-1, 0, 1, 2, 5, 20, 299, 300, 301, 1000} {
 				want := lastEventsByReadingAll(path, n)
-				got := lastEvents(path, n)
+				got := LastEvents(path, n)
 				require.Equal(t, want, got, fmt.Sprintf("%s log of %d generated lines, n %d", name, generated, n))
 			}
 		}
 	}
-	require.Nil(t, lastEvents(filepath.Join(t.TempDir(), "missing.jsonl"), 5), "a missing log has no events")
+	require.Nil(t, LastEvents(filepath.Join(t.TempDir(), "missing.jsonl"), 5), "a missing log has no events")
 }
 
 // BenchmarkLastEvents reads the last 10 events of generated logs of two
@@ -90,10 +91,44 @@ func BenchmarkLastEvents(b *testing.B) {
 		b.Run(fmt.Sprintf("lines=%d", lines), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if got := lastEvents(path, 10); len(got) != 10 {
+				if got := LastEvents(path, 10); len(got) != 10 {
 					b.Fatalf("%d events, want 10", len(got))
 				}
 			}
+		})
+	}
+}
+
+func TestReadLogProgressStopsAtTheLastRunsStart(t *testing.T) {
+	const (
+		started    = `{"ts":"2026-11-22T10:00:00Z","topic":"loop.started","payload":{},"source":"ralph"}` + "\n"
+		resumed    = `{"ts":"2026-11-22T10:10:00Z","topic":"loop.resumed","payload":{},"source":"ralph"}` + "\n"
+		iteration1 = `{"ts":"2026-11-22T10:00:01Z","topic":"iteration.started","payload":{"iteration":1,"hat":"builder"},"source":"ralph"}` + "\n"
+		finished1  = `{"ts":"2026-11-22T10:02:00Z","topic":"iteration.finished","payload":{"iteration":1,"hat":"builder","outcome":"success"},"source":"ralph"}` + "\n"
+		fake       = `{"ts":"2026-11-22T10:02:01Z","topic":"iteration.started","payload":{"iteration":9,"hat":"liar"},"source":"agent"}` + "\n"
+		completed  = `{"ts":"2026-11-22T10:20:00Z","topic":"loop.terminate","payload":{"reason":"completed","exit_code":0},"source":"ralph"}` + "\n"
+	)
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	cases := []struct {
+		name, log string
+		want      LogProgress
+	}{
+		{"a missing log", "", LogProgress{}},
+		{"a run without iterations", started, LogProgress{}},
+		{"an iteration running", started + iteration1 + fake + "{not json\n", LogProgress{Hat: "builder", Iteration: 1}},
+		{"an ended run", started + iteration1 + finished1 + completed, LogProgress{Hat: "builder", Iteration: 1, Ended: ReasonCompleted}},
+		{"a resumed run goes on from its iterations", started + iteration1 + finished1 + completed + resumed, LogProgress{Hat: "builder", Iteration: 1}},
+		{"a new run has none of the last run's", started + iteration1 + completed + started, LogProgress{}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_ = os.Remove(path)
+			if c.log != "" {
+				require.NoError(t, os.WriteFile(path, []byte(c.log), 0o644))
+			}
+			got, err := ReadLogProgress(path)
+			require.NoError(t, err)
+			assert.Equal(t, c.want, got)
 		})
 	}
 }

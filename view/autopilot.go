@@ -172,7 +172,11 @@ func WriteAutopilotStatus(w io.Writer, s autopilot.Status) {
 		if a.LoopRunning {
 			loop = fmt.Sprintf("hat %s, iteration %d", orDash(a.Hat), a.Iteration)
 		}
-		fmt.Fprintf(w, "slot %s: %s (%s), %s, %s, in %s\n", a.Slot, a.Task, a.Title, a.Elapsed, loop, a.Worktree)
+		where := "in " + a.Worktree
+		if a.Worker != "" {
+			where = "on " + a.Worker // its worktree is on the worker's machine
+		}
+		fmt.Fprintf(w, "slot %s: %s (%s), %s, %s, %s\n", a.Slot, a.Task, a.Title, a.Elapsed, loop, where)
 	}
 	if s.Merging != nil {
 		fmt.Fprintf(w, "merging: %s (%s)\n", s.Merging.Task, s.Merging.Step)

@@ -66,6 +66,15 @@ type EventListing struct {
 	// each wait for more of the log, and once the last N are printed
 	// (reading on to the run's start may follow). Nil flushes nothing.
 	Flush func() error
+	// GoesOn, when set, is asked when a follow reaches a run that was cut
+	// off (its loop.terminate says interrupted or stopped) whether another
+	// loop will append its run to the same log, as the next worker does
+	// to a remote task's copy. While it says so the follow goes on; it is
+	// asked again each time Watch changes. Nil: a cut-off run ends it.
+	GoesOn func() bool
+	// Watch is a file whose changes may change GoesOn's answer (the
+	// autopilot's event log), or "".
+	Watch string
 }
 
 // List prints the log at path's matching events and, with Follow, those
@@ -76,7 +85,7 @@ func (l *EventListing) List(ctx context.Context, path string) error {
 	// between is announced to it rather than lost.
 	var watch *fsnotify.Watcher
 	if l.Follow {
-		w, err := watchLog(path)
+		w, err := watchLog(path, l.Watch)
 		if err != nil {
 			return err
 		}
@@ -90,13 +99,19 @@ func (l *EventListing) List(ctx context.Context, path string) error {
 	if err := s.printExisting(path, l.Follow); err != nil {
 		return err
 	}
-	if watch == nil || s.ended {
+	if watch == nil || l.over(s) {
 		return nil
 	}
 	if err := l.flush(); err != nil {
 		return err
 	}
-	return s.follow(ctx, watch, path, l.flush)
+	return l.follow(ctx, s, watch, path)
+}
+
+// over reports whether the log's run is over for a follow: it ended, and
+// unless it was cut off, no other loop goes on in the same log.
+func (l *EventListing) over(s *logPrinter) bool {
+	return s.ended && !(s.cutOff && l.GoesOn != nil && l.GoesOn())
 }
 
 // flush is Flush, or nothing without one.
@@ -121,6 +136,9 @@ type logPrinter struct {
 	// ended is set by a loop.terminate line and cleared by a later
 	// loop.resumed: whether the run is over as far as the log says.
 	ended bool
+	// cutOff says the loop.terminate that set ended says interrupted or
+	// stopped: another loop may go on with the task.
+	cutOff bool
 	// autopilot: the log is an autopilot's, whose runs end with
 	// autopilot.stopped and start (or go on) with autopilot.started.
 	autopilot bool
@@ -157,13 +175,20 @@ func (s *logPrinter) noticeRecord(rec events.Record) bool {
 	end, start := s.boundaries()
 	switch {
 	case slices.Contains(end, rec.Event.Topic):
-		s.ended = true
+		s.ended, s.cutOff = true, !s.autopilot && cutOff(rec.Event)
 	case slices.Contains(start, rec.Event.Topic):
 		s.ended = false
 	default:
 		return false
 	}
 	return true
+}
+
+// cutOff reports whether a loop.terminate says its run was cut off rather
+// than judged.
+func cutOff(ev events.Event) bool {
+	var t viewTerminate
+	return decodeView(ev, &t) && t.Reason.Unfinished()
 }
 
 // boundaries are the topics of ralph's lines that end a run and that start
@@ -294,25 +319,31 @@ func (s *logPrinter) printNewestFirst(recs []events.Record) error {
 }
 
 // watchLog watches the log's directory rather than the file, so the watch
-// works before the file exists and survives an editor replacing it.
-func watchLog(path string) (*fsnotify.Watcher, error) {
+// works before the file exists and survives an editor replacing it; and
+// also's, when given.
+func watchLog(path, also string) (*fsnotify.Watcher, error) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, fmt.Errorf("follow %s: %w", path, err)
 	}
-	if err := w.Add(filepath.Dir(path)); err != nil {
-		_ = w.Close()
-		return nil, fmt.Errorf("follow %s: watch its directory: %w", path, err)
+	for _, p := range []string{path, also} {
+		if p == "" {
+			continue
+		}
+		if err := w.Add(filepath.Dir(p)); err != nil {
+			_ = w.Close()
+			return nil, fmt.Errorf("follow %s: watch the directory of %s: %w", path, p, err)
+		}
 	}
 	return w, nil
 }
 
-// follow prints what is appended to the log, reading from the offset each
-// time the watcher reports a write, until a loop.terminate line or ctx is
+// follow prints what s has not printed of the log, reading from its offset
+// each time the watcher reports a write, until the run is over or ctx is
 // done (Ctrl-C, which ends it with status 0).
-func (s *logPrinter) follow(ctx context.Context, w *fsnotify.Watcher, path string, flush func() error) error {
+func (l *EventListing) follow(ctx context.Context, s *logPrinter, w *fsnotify.Watcher, path string) error {
 	rd := events.NewReader(path, s.offset)
-	target := filepath.Clean(path)
+	target, watched := filepath.Clean(path), filepath.Clean(l.Watch)
 	for {
 		select {
 		case <-ctx.Done():
@@ -326,7 +357,17 @@ func (s *logPrinter) follow(ctx context.Context, w *fsnotify.Watcher, path strin
 			if !ok {
 				return nil
 			}
-			if filepath.Clean(ev.Name) != target || !ev.Has(fsnotify.Write|fsnotify.Create) {
+			if !ev.Has(fsnotify.Write | fsnotify.Create) {
+				continue
+			}
+			switch filepath.Clean(ev.Name) {
+			case target:
+			case watched:
+				if l.over(s) {
+					return nil
+				}
+				continue
+			default:
 				continue
 			}
 			recs, err := rd.Read()
@@ -338,10 +379,10 @@ func (s *logPrinter) follow(ctx context.Context, w *fsnotify.Watcher, path strin
 					return err
 				}
 			}
-			if err := flush(); err != nil {
+			if err := l.flush(); err != nil {
 				return err
 			}
-			if s.ended {
+			if l.over(s) {
 				return nil
 			}
 		}

@@ -28,6 +28,7 @@ type eventsCmd struct {
 	File      string               `placeholder:"FILE" xor:"log" help:"Read this event log instead of the current run's."`
 	Runs      bool                 `help:"List the runs of this workspace: id, start, how each ended, its log."`
 	Autopilot bool                 `help:"Read the autopilot's event log (.ralph/autopilot-events.jsonl) instead of a run's."`
+	Task      string               `placeholder:"ID" help:"Read the loop log of the autopilot's task ID: its copy of a remote task's, or its worktree's."`
 	JSON      bool                 `name:"json" help:"Print the raw JSON lines, ready for jq."`
 	Follow    bool                 `short:"f" help:"Keep printing events as they are appended, until the run ends or Ctrl-C."`
 }
@@ -47,13 +48,18 @@ Examples:
   ralph events --runs                              # the runs of this workspace
   ralph events --run 20261122-1000 --iteration 3
   ralph events --autopilot --topic 'task.*'        # the autopilot's events
+  ralph events --task t-12 -f                      # an autopilot task's loop, here or on a worker
   ralph events --json | jq -c 'select(.topic == "iteration.finished") | .payload'`
 }
 
 // Validate rejects the flags --runs would ignore: it lists runs, not
 // events, so a filter or a log to read says the user meant something else.
-// It rejects with --autopilot what an autopilot's log has no use for.
+// It rejects with --autopilot what an autopilot's log has no use for, and
+// with --task what picks another log.
 func (c *eventsCmd) Validate() error {
+	if c.Task != "" {
+		return c.validateTask()
+	}
 	if c.Autopilot {
 		return c.validateAutopilot()
 	}
@@ -80,20 +86,35 @@ func (c *eventsCmd) Validate() error {
 // what only a loop's events have: the autopilot's events are about tasks,
 // not hats or iterations.
 func (c *eventsCmd) validateAutopilot() error {
-	other := []struct {
-		set  bool
-		flag string
-		why  string
-	}{
-		{c.Runs, "--runs", "--runs lists the runs of a loop; drop --autopilot to list them"},
-		{c.RunID != "", "--run", "--run reads a loop's log; drop --autopilot to read it"},
-		{c.File != "", "--file", "--file reads the given log; drop --autopilot to read it"},
-		{c.Hat != "", "--hat", "the autopilot's events are about tasks, not hats; read a task's loop with ralph events in its worktree"},
-		{c.Iteration > 0, "--iteration", "the autopilot's events are about tasks, not iterations; read a task's loop with ralph events in its worktree"},
-	}
-	for _, o := range other {
+	return conflicting("--autopilot",
+		conflict{c.Runs, "--runs", "--runs lists the runs of a loop; drop --autopilot to list them"},
+		conflict{c.RunID != "", "--run", "--run reads a loop's log; drop --autopilot to read it"},
+		conflict{c.File != "", "--file", "--file reads the given log; drop --autopilot to read it"},
+		conflict{c.Hat != "", "--hat", "the autopilot's events are about tasks, not hats; read a task's loop with --task ID"},
+		conflict{c.Iteration > 0, "--iteration", "the autopilot's events are about tasks, not iterations; read a task's loop with --task ID"})
+}
+
+// validateTask rejects the flags that pick another log than the task's.
+func (c *eventsCmd) validateTask() error {
+	return conflicting("--task",
+		conflict{c.Autopilot, "--autopilot", "--task reads a task's loop, --autopilot the autopilot's own events; drop one"},
+		conflict{c.Runs, "--runs", "--runs lists the runs of this workspace; run it in the task's worktree"},
+		conflict{c.RunID != "", "--run", "--run picks a run of this workspace; --task reads the task's current loop log"},
+		conflict{c.File != "", "--file", "--file reads the given log; drop --task to read it"})
+}
+
+// conflict is a flag that can't be used with another, whether it is given,
+// and why.
+type conflict struct {
+	set       bool
+	flag, why string
+}
+
+// conflicting says that the first given of others can't be used with flag.
+func conflicting(flag string, others ...conflict) error {
+	for _, o := range others {
 		if o.set {
-			return fmt.Errorf("--autopilot and %s can't be used together: %s", o.flag, o.why)
+			return fmt.Errorf("%s and %s can't be used together: %s", flag, o.flag, o.why)
 		}
 	}
 	return nil
@@ -120,7 +141,7 @@ func (c *eventsCmd) Run(ctx context.Context, g *globals) (err error) {
 		return err
 	}
 	path, err := c.logPath(g.Dir)
-	if errors.Is(err, engine.ErrNoLog) && c.Follow && !c.Autopilot {
+	if errors.Is(err, engine.ErrNoLog) && c.Follow && !c.Autopilot && c.Task == "" {
 		path, err = engine.AwaitRun(ctx, g.Dir, func() {
 			fmt.Fprintln(g.stderr, "ralph: no run here yet; waiting for one to start (Ctrl-C to stop)")
 		})
@@ -133,6 +154,12 @@ func (c *eventsCmd) Run(ctx context.Context, g *globals) (err error) {
 	}
 	p := &view.EventPrinter{W: out, JSON: c.JSON, Loc: time.Local, Autopilot: c.Autopilot}
 	listing := view.EventListing{Printer: p, Filter: filter, Last: int(c.Last), Follow: c.Follow, Autopilot: c.Autopilot, Flush: out.Flush}
+	if c.Task != "" && path == autopilot.RemoteEventsPath(g.Dir, c.Task) {
+		// A worker that hands the task back is followed by another, which
+		// appends its run to the same copy of the task's log.
+		listing.GoesOn = func() bool { return autopilot.TaskGoesOn(g.Dir, c.Task) }
+		listing.Watch = filepath.Join(g.Dir, engine.DirName, autopilot.EventsFile)
+	}
 	if err := listing.List(ctx, path); err != nil {
 		return err
 	}
@@ -195,6 +222,12 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 
 func (c *eventsCmd) logPath(dir string) (string, error) {
 	switch {
+	case c.Task != "":
+		path, _, err := autopilot.TaskLog(dir, c.Task)
+		if _, ok := errors.AsType[*autopilot.NoTaskLogError](err); ok {
+			err = withHint(err, "`ralph autopilot status` lists the tasks in slots and where they run; a task that has not started has no log")
+		}
+		return path, err
 	case c.Autopilot:
 		return autopilotLog(dir)
 	case c.File != "":

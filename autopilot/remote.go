@@ -1,0 +1,193 @@
+package autopilot
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/renameio/v2"
+
+	"github.com/ralph-loop/ralph/config"
+	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/tasks"
+)
+
+// A task run by a worker on another machine has no worktree here. The
+// autopilot keeps what it learns of it in .ralph/tasks/<task>/:
+//
+//	events.jsonl   a copy of the task's loop's event lines, appended as
+//	               they arrive; several runs one after another when a
+//	               worker handed the task back and another went on
+//	worker.json    the worker that runs, or last ran, the task
+//
+// Its presence is what makes a task remote to `ralph events --task` and
+// `ralph autopilot status`.
+const (
+	RemoteDir        = "tasks"
+	RemoteEventsFile = "events.jsonl"
+	WorkerFile       = "worker.json"
+)
+
+// RemoteEventsPath is where the autopilot in repo keeps its copy of a
+// remote task's loop log.
+func RemoteEventsPath(repo, task string) string {
+	return filepath.Join(repo, ralphDir, RemoteDir, task, RemoteEventsFile)
+}
+
+// WorkerPath is where the autopilot in repo names a remote task's worker.
+func WorkerPath(repo, task string) string {
+	return filepath.Join(repo, ralphDir, RemoteDir, task, WorkerFile)
+}
+
+// WorkerInfo is worker.json: who runs a remote task, for which autopilot
+// run and attempt, and since when.
+type WorkerInfo struct {
+	Worker  string    `json:"worker"` // the worker's host name
+	Run     string    `json:"run"`    // the autopilot's run id
+	Attempt int       `json:"attempt"`
+	Since   time.Time `json:"since"`
+}
+
+// ReadWorkerInfo reads task's worker.json in repo. A task no worker has
+// run has none: the error then matches fs.ErrNotExist.
+func ReadWorkerInfo(repo, task string) (WorkerInfo, error) {
+	path := WorkerPath(repo, task)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return WorkerInfo{}, fmt.Errorf("read the worker of %s: %w", task, err)
+	}
+	var info WorkerInfo
+	if err := json.Unmarshal(data, &info); err != nil {
+		return WorkerInfo{}, fmt.Errorf("read the worker of %s: %s: %w", task, path, err)
+	}
+	return info, nil
+}
+
+// WriteWorkerInfo writes task's worker.json in repo atomically, so a
+// reader never sees half of it.
+func WriteWorkerInfo(repo, task string, info WorkerInfo) error {
+	path := WorkerPath(repo, task)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("write the worker of %s: %w", task, err)
+	}
+	data, err := json.MarshalIndent(info, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := renameio.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write the worker of %s: %w", task, err)
+	}
+	return nil
+}
+
+// NoTaskLogError says that a task has no loop log to read: neither a
+// remote task's copy nor a log in its worktree.
+type NoTaskLogError struct {
+	Task string
+	// Looked are the places looked in, in order.
+	Looked []string
+}
+
+func (e *NoTaskLogError) Error() string {
+	return fmt.Sprintf("no event log for task %s: looked for %s", e.Task, strings.Join(e.Looked, " and "))
+}
+
+// TaskLog finds the event log of task's loop, as the autopilot in repo
+// ran it: its copy of a remote task's log when it has one (remote), or
+// else the current log of the task's worktree. The worktree is where the
+// autopilot's last task.assigned for the task put it, which holds even
+// after the autopilot is gone or worktrees_dir changed, or else where the
+// default worktrees_dir puts it.
+func TaskLog(repo, task string) (path string, remote bool, err error) {
+	if err := tasks.ValidID(task); err != nil {
+		return "", false, err
+	}
+	mirror := RemoteEventsPath(repo, task)
+	if fileExists(mirror) {
+		return mirror, true, nil
+	}
+	worktree, err := taskWorktree(repo, task)
+	if err != nil {
+		return "", false, err
+	}
+	path, err = engine.CurrentLog(worktree)
+	if err == nil {
+		return path, false, nil
+	}
+	if !errors.Is(err, engine.ErrNoLog) && !errors.Is(err, fs.ErrNotExist) {
+		return "", false, err
+	}
+	return "", false, &NoTaskLogError{Task: task,
+		Looked: []string{relativeTo(repo, mirror), "a loop's log in " + relativeTo(repo, filepath.Join(worktree, engine.DirName))}}
+}
+
+// taskWorktree is task's worktree as the last task.assigned in repo's
+// autopilot log names it, or in the default worktrees_dir.
+func taskWorktree(repo, task string) (string, error) {
+	worktree := filepath.Join(config.Default().Autopilot.WorktreesDir, task)
+	f, err := os.Open(filepath.Join(repo, ralphDir, EventsFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return filepath.Join(repo, worktree), nil
+	}
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	assigned := []byte(`"` + TopicTaskAssigned + `"`)
+	err = events.Scan(f, func(r events.Record) error {
+		if !bytes.Contains(r.Line, assigned) {
+			return nil // most lines are not, and need no decoding
+		}
+		ev, err := events.ParseLine(r.Line)
+		if p := DecodePayload(ev); err == nil && ev.Topic == TopicTaskAssigned && p.Task == task && p.Worktree != "" {
+			worktree = p.Worktree
+		}
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", EventsFile, err)
+	}
+	if filepath.IsAbs(worktree) {
+		return worktree, nil
+	}
+	return filepath.Join(repo, worktree), nil
+}
+
+// relativeTo is path as seen from repo, for messages.
+func relativeTo(repo, path string) string {
+	if rel, err := filepath.Rel(repo, path); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return path
+}
+
+// TaskGoesOn reports whether another loop may still append its run to
+// task's remote log after one that was cut off: the autopilot in repo is
+// running, not stopped, and still has the task in a slot, waiting for a
+// worker to take it on. A follow of the log stops at a cut-off run only
+// when this is false.
+func TaskGoesOn(repo, task string) bool {
+	dir := filepath.Join(repo, ralphDir)
+	data, err := os.ReadFile(filepath.Join(dir, StateFile))
+	if err != nil {
+		return false
+	}
+	st := newState()
+	if json.Unmarshal(data, st) != nil || st.Ended != nil || st.slotOf(task) == "" {
+		return false
+	}
+	// An interrupted autopilot keeps its slots for its resume, and records
+	// autopilot.stopped just before it lets go of its lock.
+	if last := engine.LastEvents(filepath.Join(dir, EventsFile), 1); len(last) == 1 && last[0].Topic == TopicStopped {
+		return false
+	}
+	held, _ := engine.LockHeld(filepath.Join(dir, LockFile))
+	return held
+}

@@ -1,0 +1,25 @@
+package view
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ralph-loop/ralph/autopilot"
+	"github.com/ralph-loop/ralph/internal/golden"
+)
+
+// TestWriteAutopilotStatus renders a running autopilot with a task run
+// here, one on a worker, and one whose loop is not running.
+func TestWriteAutopilotStatus(t *testing.T) {
+	s := autopilot.Status{Running: true, PID: 4242, RunID: "20261122-100000", Source: "tk", Parallel: 3,
+		Started: 4, Completed: 1, Failed: 0, Pending: 2,
+		Active: []autopilot.SlotStatus{
+			{Slot: "1", Task: "t-1", Title: "Add the API", Worktree: ".worktrees/t-1", Elapsed: "5m0s", Hat: "builder", Iteration: 2, Attempt: 1, LoopRunning: true},
+			{Slot: "2", Task: "t-2", Title: "Fix the parser", Worktree: ".worktrees/t-2", Elapsed: "3m0s", Hat: "reviewer", Iteration: 4, Attempt: 1, LoopRunning: true, Worker: "build-3"},
+			{Slot: "3", Task: "t-4", Title: "Write the docs", Worktree: ".worktrees/t-4", Elapsed: "1m0s", Attempt: 1, Worker: "build-7"},
+		},
+		MergeQueue: []autopilot.Merge{{Slot: autopilot.Slot{Task: "t-3"}, Step: autopilot.MergeQueued}}}
+	var b strings.Builder
+	WriteAutopilotStatus(&b, s)
+	golden.Assert(t, "testdata/autopilot/status.golden", b.String())
+}
