@@ -100,7 +100,7 @@ func (c *Coordinator) Serve(ctx context.Context) error {
 
 // taskDir holds what the coordinator keeps of task.
 func (c *Coordinator) taskDir(task string) string {
-	return filepath.Join(c.opts.Repo, autopilot.RalphDir, autopilot.RemoteDir, task)
+	return filepath.Dir(autopilot.RemoteEventsPath(c.opts.Repo, task))
 }
 
 func (c *Coordinator) dispatchFile(run, task string, attempt int) string {
@@ -181,7 +181,7 @@ func (c *Coordinator) task(ctx context.Context, job autopilot.Job) (Task, error)
 	for _, s := range job.TaskCommands {
 		t.TaskCommands = append(t.TaskCommands, TaskCommand{Name: s.Name, Command: s.Command})
 	}
-	if info, err := os.Stat(filepath.Join(c.taskDir(job.Task), autopilot.RemoteEventsFile)); err == nil {
+	if info, err := os.Stat(autopilot.RemoteEventsPath(c.opts.Repo, job.Task)); err == nil {
 		t.EventsOffset = info.Size()
 	}
 	wt := git.Repo{Dir: job.Dir}
@@ -256,7 +256,7 @@ func (c *Coordinator) fetchResult(ctx context.Context, r Result) error {
 // skipped, and one that would leave a gap is refused, to come again after
 // the batches before it.
 func (c *Coordinator) handleEvents(_ context.Context, e Events) error {
-	path := filepath.Join(c.taskDir(e.TaskID), autopilot.RemoteEventsFile)
+	path := autopilot.RemoteEventsPath(c.opts.Repo, e.TaskID)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
