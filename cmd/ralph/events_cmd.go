@@ -184,40 +184,13 @@ func (c *eventsCmd) filter(now time.Time) (view.EventFilter, error) {
 	}
 	var since time.Time
 	if c.Since != "" {
-		t, err := parseSince(c.Since, now)
+		t, err := flagvalue.ParseSince(c.Since, now)
 		if err != nil {
 			return view.EventFilter{}, err
 		}
 		since = t
 	}
 	return view.EventFilter{Topic: c.Topic, Hat: c.Hat, Iteration: int(c.Iteration), Since: since}, nil
-}
-
-// parseSince reads --since: a duration back from now, or a point in time.
-// Times without a zone are local; a time of day alone means today.
-func parseSince(s string, now time.Time) (time.Time, error) {
-	if d, err := time.ParseDuration(s); err == nil {
-		if d < 0 {
-			return time.Time{}, withHint(fmt.Errorf("--since %s: the duration is negative", s), "give how far back to look, e.g. --since 10m")
-		}
-		return now.Add(-d), nil
-	}
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t, nil
-	}
-	for _, layout := range []string{"2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02T15:04", "2006-01-02 15:04", "2006-01-02"} {
-		if t, err := time.ParseInLocation(layout, s, now.Location()); err == nil {
-			return t, nil
-		}
-	}
-	for _, layout := range []string{"15:04:05", "15:04"} {
-		if t, err := time.ParseInLocation(layout, s, now.Location()); err == nil {
-			y, m, d := now.Date()
-			return time.Date(y, m, d, t.Hour(), t.Minute(), t.Second(), 0, now.Location()), nil
-		}
-	}
-	return time.Time{}, withHint(fmt.Errorf("--since %q is neither a duration nor a time", s),
-		"use a duration (10m, 1h30m) or a time (2026-11-22T10:00:00Z, '2026-11-22 10:00', 10:00)")
 }
 
 func (c *eventsCmd) logPath(dir string) (string, error) {

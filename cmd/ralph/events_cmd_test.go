@@ -136,30 +136,6 @@ func TestEventsTableGolden(t *testing.T) {
 	golden.Assert(t, "testdata/events/table.golden", out.String())
 }
 
-func TestParseSince(t *testing.T) {
-	now := time.Date(2026, 11, 22, 15, 30, 0, 0, time.UTC)
-	cases := []struct {
-		in   string
-		want time.Time
-	}{
-		{"10m", now.Add(-10 * time.Minute)},
-		{"1h30m", now.Add(-90 * time.Minute)},
-		{"2026-11-22T10:00:00Z", time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)},
-		{"2026-11-22T12:00:00+02:00", time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)},
-		{"2026-11-22 10:00", time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)},
-		{"2026-11-21", time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)},
-		{"09:15", time.Date(2026, 11, 22, 9, 15, 0, 0, time.UTC)},
-		{"09:15:30", time.Date(2026, 11, 22, 9, 15, 30, 0, time.UTC)},
-	}
-	for _, tc := range cases {
-		t.Run(tc.in, func(t *testing.T) {
-			got, err := parseSince(tc.in, now)
-			require.NoError(t, err)
-			assert.True(t, tc.want.Equal(got), "got %s, want %s", got, tc.want)
-		})
-	}
-}
-
 // TestEventsRuns runs two loops in one workspace, then lists the runs and
 // reads the first one's log by its id.
 func TestEventsRuns(t *testing.T) {

@@ -127,3 +127,38 @@ func popInt(ctx *kong.DecodeContext) (int, error) {
 	}
 	return 0, fmt.Errorf("expected a whole number but got %v", t.Value)
 }
+
+// ParseSince reads a --since value: a duration back from now (10m), or a
+// point in time. Times without a zone are in now's location; a time of
+// day alone means today.
+func ParseSince(s string, now time.Time) (time.Time, error) {
+	if d, err := time.ParseDuration(s); err == nil {
+		if d < 0 {
+			return time.Time{}, hinted{fmt.Sprintf("--since %s: the duration is negative", s), "give how far back to look, e.g. --since 10m"}
+		}
+		return now.Add(-d), nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	for _, layout := range []string{"2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02T15:04", "2006-01-02 15:04", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, s, now.Location()); err == nil {
+			return t, nil
+		}
+	}
+	for _, layout := range []string{"15:04:05", "15:04"} {
+		if t, err := time.ParseInLocation(layout, s, now.Location()); err == nil {
+			y, m, d := now.Date()
+			return time.Date(y, m, d, t.Hour(), t.Minute(), t.Second(), 0, now.Location()), nil
+		}
+	}
+	return time.Time{}, hinted{fmt.Sprintf("--since %q is neither a duration nor a time", s),
+		"use a duration (10m, 1h30m) or a time (2026-11-22T10:00:00Z, '2026-11-22 10:00', 10:00)"}
+}
+
+// hinted is an error that says how to fix it; ralph prints the hint below
+// the error.
+type hinted struct{ msg, hint string }
+
+func (e hinted) Error() string { return e.msg }
+func (e hinted) Hint() string  { return e.hint }
