@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/autopilot"
+	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/internal/natstest"
+)
+
+// The cluster's end-to-end test runs the real binary as a coordinator and
+// as three workers on one machine, over an embedded three-server JetStream
+// cluster, with a bare repository as the shared remote.
+
+// clusterAgent does a task in two iterations, whichever worker runs them:
+// the first commits <task>-1.txt; the next, seeing it, waits for the test's
+// go file, commits <task>-2.txt and claims completion. A loop continued from
+// work in progress thus goes on with the second part.
+func clusterAgent(goFile string) agentScript {
+	commit := `git -c user.name=agent -c user.email=agent@example.com commit -q -m`
+	return agentScript{Steps: []step{{Sh: `task=$(basename "$PWD"); ` +
+		`if [ -f "$task-1.txt" ]; then ` +
+		`while [ ! -f ` + goFile + ` ]; do sleep 0.05; done; ` +
+		`echo two > "$task-2.txt"; git add -A; ` + commit + ` "$task part 2"; ` +
+		`echo '<event topic="LOOP_COMPLETE">done</event>'; ` +
+		`else echo one > "$task-1.txt"; git add -A; ` + commit + ` "$task part 1"; fi`}}}
+}
+
+type clusterWorker struct {
+	name string
+	dir  string
+	cmd  *exec.Cmd
+	log  *lockedWriter
+}
+
+// startWorker starts `ralph worker` in its own process group.
+func (w *workspace) startWorker(name, urls, remote string) *clusterWorker {
+	w.t.Helper()
+	cw := &clusterWorker{name: name, dir: filepath.Join(w.t.TempDir(), name), log: &lockedWriter{}}
+	cw.cmd = exec.Command(ralphBin, "worker", "--cluster", urls, "--replicas", "3", "--slots", "1",
+		"--dir", cw.dir, "--name", name, "--allow-remote", remote, "--ack-wait", "3s")
+	cw.cmd.Env = append(os.Environ(), "SCRIPTAGENT_SCRIPT="+filepath.Join(w.state, "script.json"), "SCRIPTAGENT_STATE="+w.state)
+	cw.cmd.Stderr = cw.log
+	require.NoError(w.t, cw.cmd.Start())
+	w.t.Cleanup(func() {
+		_ = cw.cmd.Process.Signal(syscall.SIGTERM)
+		_ = cw.cmd.Wait()
+		cw.killLoops(w.t)
+	})
+	return cw
+}
+
+// killLoops kills what the worker's loops left running, as a machine that
+// died would: each loop and its agent's process group.
+func (cw *clusterWorker) killLoops(t testing.TB) {
+	t.Helper()
+	loops, _ := filepath.Glob(filepath.Join(cw.dir, "tasks", "*"))
+	for _, dir := range loops {
+		if held, info := engine.LockHeld(filepath.Join(dir, engine.DirName, engine.LockFile)); held {
+			_ = syscall.Kill(info.PID, syscall.SIGKILL)
+		}
+		data, _ := os.ReadFile(filepath.Join(dir, engine.DirName, "agent.pgid"))
+		if pgid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && pgid > 1 {
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		}
+	}
+}
+
+// remoteSubjects are the subjects of the commits on ref in the bare
+// repository at remote, newest first.
+func remoteSubjects(t *testing.T, remote, ref string) []string {
+	cmd := exec.Command("git", "--git-dir", remote, "log", "--format=%s", ref, "--")
+	out, err := cmd.Output()
+	if err != nil {
+		return nil
+	}
+	return strings.Split(strings.TrimSpace(string(out)), "\n")
+}
+
+func TestClusterRunsEightTasksThroughAKilledWorkerAndALostServer(t *testing.T) {
+	servers := natstest.StartCluster(t, 3)
+	urls := servers.URLs()
+	remote := filepath.Join(t.TempDir(), "shared.git")
+	git(t, t.TempDir(), "init", "-q", "--bare", remote)
+
+	ids := []string{"T1", "T2", "T3", "T4", "T5", "T6", "T7", "T8"}
+	w := newAutopilotRepo(t, "  source: {type: prd, path: prd.json}\n  parallel: 4\n  cluster:\n    replicas: 3\n")
+	var stories []string
+	for i, id := range ids {
+		stories = append(stories, fmt.Sprintf(`{"id": %q, "title": "Task %s", "priority": %d, "passes": false}`, id, id, i+1))
+	}
+	w.write("prd.json", `{"userStories": [`+strings.Join(stories, ", ")+"]}\n")
+	git(t, w.dir, "add", "-A")
+	git(t, w.dir, "commit", "-q", "-m", "tasks")
+	git(t, w.dir, "remote", "add", "origin", remote)
+	git(t, w.dir, "push", "-q", "origin", "main")
+	goFile := filepath.Join(w.state, "go")
+	w.script(clusterAgent(goFile))
+
+	workers := map[string]*clusterWorker{}
+	for _, name := range []string{"w1", "w2", "w3"} {
+		workers[name] = w.startWorker(name, urls, remote)
+	}
+	coordinator, coordinatorLog := w.startRalph("autopilot", "--cluster", urls)
+
+	// A task whose first part a worker has pushed as work in progress, and
+	// whose second part it is running.
+	var victim string
+	var killed *clusterWorker
+	waitFor(t, "a task's first part pushed as work in progress", func() bool {
+		for _, id := range ids {
+			info, err := autopilot.ReadWorkerInfo(w.dir, id)
+			subjects := remoteSubjects(t, remote, "refs/ralph/wip/"+id)
+			if err == nil && len(subjects) > 0 && subjects[0] == id+" part 1" {
+				victim, killed = id, workers[info.Worker]
+				return killed != nil
+			}
+		}
+		return false
+	})
+	require.NoError(t, killed.cmd.Process.Signal(syscall.SIGKILL))
+	_ = killed.cmd.Wait()
+	killed.killLoops(t)
+	t.Logf("killed %s, which ran %s", killed.name, victim)
+
+	servers.Shutdown(1)
+	require.NoError(t, os.WriteFile(goFile, nil, 0o644))
+
+	ended := make(chan error, 1)
+	go func() { ended <- coordinator.Wait() }()
+	select {
+	case err := <-ended:
+		require.Equal(t, 0, exitCodeOf(err), "the coordinator's output:\n%s", coordinatorLog.String())
+	case <-time.After(4 * time.Minute):
+		for _, cw := range workers {
+			t.Logf("%s:\n%s", cw.name, cw.log.String())
+		}
+		t.Fatalf("the coordinator did not end; its output:\n%s", coordinatorLog.String())
+	}
+
+	var prd struct {
+		UserStories []struct {
+			ID     string
+			Passes bool
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(w.read("prd.json")), &prd))
+	history := git(t, w.dir, "log", "--format=%B", "main")
+	for _, id := range ids {
+		assert.Equal(t, 1, strings.Count(history, "Ralph-Task: "+id+"\n"), "%s is merged once", id)
+		assert.Equal(t, 1, strings.Count(history, id+" part 1\n"), "%s's first part is done once", id)
+		assert.FileExists(t, filepath.Join(w.dir, id+"-2.txt"))
+		events, err := os.ReadFile(autopilot.RemoteEventsPath(w.dir, id))
+		require.NoError(t, err, "%s's events are copied", id)
+		assert.True(t, bytes.HasSuffix(bytes.TrimSpace(events), []byte(`"source":"ralph"}`)))
+		assert.Contains(t, lastLine(events), `"topic":"loop.terminate"`)
+		assert.Contains(t, lastLine(events), `"reason":"completed"`)
+	}
+	for _, s := range prd.UserStories {
+		assert.True(t, s.Passes, "%s is closed in prd.json", s.ID)
+	}
+	info, err := autopilot.ReadWorkerInfo(w.dir, victim)
+	require.NoError(t, err)
+	assert.NotEqual(t, killed.name, info.Worker, "another worker finished %s", victim)
+	events, err := os.ReadFile(autopilot.RemoteEventsPath(w.dir, victim))
+	require.NoError(t, err)
+	assert.Equal(t, 2, bytes.Count(events, []byte(`"topic":"loop.started"`)),
+		"%s's copy holds the killed worker's run and the one that continued it", victim)
+}
+
+func lastLine(data []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	return lines[len(lines)-1]
+}
