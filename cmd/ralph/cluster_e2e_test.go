@@ -47,10 +47,10 @@ type clusterWorker struct {
 }
 
 // startWorker starts `ralph worker` in its own process group.
-func (w *workspace) startWorker(name, urls, remote string) *clusterWorker {
+func (w *workspace) startWorker(name, urls, remote string, replicas int) *clusterWorker {
 	w.t.Helper()
 	cw := &clusterWorker{name: name, dir: filepath.Join(w.t.TempDir(), name), log: &lockedWriter{}}
-	cw.cmd = exec.Command(ralphBin, "worker", "--cluster", urls, "--replicas", "3", "--slots", "1",
+	cw.cmd = exec.Command(ralphBin, "worker", "--cluster", urls, "--replicas", strconv.Itoa(replicas), "--slots", "1",
 		"--dir", cw.dir, "--name", name, "--allow-remote", remote, "--ack-wait", "3s")
 	cw.cmd.Env = append(os.Environ(), "SCRIPTAGENT_SCRIPT="+filepath.Join(w.state, "script.json"), "SCRIPTAGENT_STATE="+w.state)
 	cw.cmd.Stderr = cw.log
@@ -93,26 +93,14 @@ func remoteSubjects(t *testing.T, remote, ref string) []string {
 func TestClusterRunsEightTasksThroughAKilledWorkerAndALostServer(t *testing.T) {
 	servers := natstest.StartCluster(t, 3)
 	urls := servers.URLs()
-	remote := filepath.Join(t.TempDir(), "shared.git")
-	git(t, t.TempDir(), "init", "-q", "--bare", remote)
-
 	ids := []string{"T1", "T2", "T3", "T4", "T5", "T6", "T7", "T8"}
-	w := newAutopilotRepo(t, "  source: {type: prd, path: prd.json}\n  parallel: 4\n  cluster:\n    replicas: 3\n")
-	var stories []string
-	for i, id := range ids {
-		stories = append(stories, fmt.Sprintf(`{"id": %q, "title": "Task %s", "priority": %d, "passes": false}`, id, id, i+1))
-	}
-	w.write("prd.json", `{"userStories": [`+strings.Join(stories, ", ")+"]}\n")
-	git(t, w.dir, "add", "-A")
-	git(t, w.dir, "commit", "-q", "-m", "tasks")
-	git(t, w.dir, "remote", "add", "origin", remote)
-	git(t, w.dir, "push", "-q", "origin", "main")
+	w, remote := newClusterRepo(t, "  parallel: 4\n  cluster:\n    replicas: 3\n", ids)
 	goFile := filepath.Join(w.state, "go")
 	w.script(clusterAgent(goFile))
 
 	workers := map[string]*clusterWorker{}
 	for _, name := range []string{"w1", "w2", "w3"} {
-		workers[name] = w.startWorker(name, urls, remote)
+		workers[name] = w.startWorker(name, urls, remote, 3)
 	}
 	coordinator, coordinatorLog := w.startRalph("autopilot", "--cluster", urls)
 
@@ -179,6 +167,25 @@ func TestClusterRunsEightTasksThroughAKilledWorkerAndALostServer(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 2, bytes.Count(events, []byte(`"topic":"loop.started"`)),
 		"%s's copy holds the killed worker's run and the one that continued it", victim)
+}
+
+// newClusterRepo is an autopilot repository whose prd.json has tasks ids,
+// with a bare repository as its origin, the shared remote.
+func newClusterRepo(t testing.TB, section string, ids []string) (w *workspace, remote string) {
+	t.Helper()
+	remote = filepath.Join(t.TempDir(), "shared.git")
+	git(t, t.TempDir(), "init", "-q", "--bare", remote)
+	w = newAutopilotRepo(t, "  source: {type: prd, path: prd.json}\n"+section)
+	var stories []string
+	for i, id := range ids {
+		stories = append(stories, fmt.Sprintf(`{"id": %q, "title": "Task %s", "priority": %d, "passes": false}`, id, id, i+1))
+	}
+	w.write("prd.json", `{"userStories": [`+strings.Join(stories, ", ")+"]}\n")
+	git(t, w.dir, "add", "-A")
+	git(t, w.dir, "commit", "-q", "-m", "tasks")
+	git(t, w.dir, "remote", "add", "origin", remote)
+	git(t, w.dir, "push", "-q", "origin", "main")
+	return w, remote
 }
 
 func lastLine(data []byte) string {

@@ -68,9 +68,9 @@ func (r *report) markdown() string {
 	if len(r.goBench) > 0 {
 		b.WriteString("\n## Go benchmarks\n\n")
 		b.WriteString("In-process costs, from `go test -run '^$' -bench . -benchmem ./...` in the same run.\n\n")
-		b.WriteString("| benchmark | time/op | throughput | allocs/op |\n| --- | --- | --- | --- |\n")
+		b.WriteString("| benchmark | time/op | throughput | allocs/op | its own figures |\n| --- | --- | --- | --- | --- |\n")
 		for _, g := range r.goBench {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", g.name, g.perOp, g.throughput, g.allocs)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", g.name, g.perOp, g.throughput, g.allocs, strings.Join(g.metrics, ", "))
 		}
 	}
 	return b.String()
@@ -156,6 +156,8 @@ type goBenchmark struct {
 	throughput string
 	mbps       float64
 	allocs     string
+	// metrics are those the benchmark reports itself (b.ReportMetric).
+	metrics []string
 }
 
 var benchLine = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
@@ -179,6 +181,9 @@ func parseGoBench(out string) []goBenchmark {
 				g.mbps, _ = strconv.ParseFloat(value, 64)
 			case "allocs/op":
 				g.allocs = value
+			case "B/op":
+			default:
+				g.metrics = append(g.metrics, value+" "+unit)
 			}
 		}
 		list = append(list, g)

@@ -44,3 +44,9 @@ func TestMissedTargetsAreExplained(t *testing.T) {
 	assert.NotContains(t, md, "- **system calls per iteration**")
 	assert.Contains(t, md, "| system calls per iteration | 1 fsync | what is needed | — |")
 }
+
+func TestParseGoBenchKeepsABenchmarksOwnFigures(t *testing.T) {
+	got := parseGoBench("BenchmarkClusterThroughput-2   1   30000000000 ns/op   20.10 s-1worker/op   7.50 s-3workers/op   2.68 speedup   5000 B/op   100 allocs/op\n")
+	require.Len(t, got, 1)
+	assert.Equal(t, []string{"20.10 s-1worker/op", "7.50 s-3workers/op", "2.68 speedup"}, got[0].metrics)
+}
