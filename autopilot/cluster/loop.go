@@ -95,7 +95,7 @@ func (l *loopProcess) result() LoopResult {
 	res.ExitCode = ps.ExitCode()
 	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		res.ExitCode = 128 + int(ws.Signal())
-		res.Message = "the loop was killed by " + ws.Signal().String()
+		res.Message = fmt.Sprintf("the loop was killed by signal %d (%s)", int(ws.Signal()), ws.Signal())
 	}
 	if res.Message == "" && res.ExitCode != 0 {
 		// It ended before its run did (a config it refused, say): its
