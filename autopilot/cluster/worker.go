@@ -318,6 +318,7 @@ func (w *Worker) runTask(ctx context.Context, claim *Claim) {
 	defer cancel()
 	fw.forward(hctx)
 	if ctx.Err() != nil && stoppedEarly(res) {
+		w.logf("task %s: its loop stopped (exit %d%s); handing the task back", t.ID, res.ExitCode, prefixed(": ", res.Message))
 		w.handBack(hctx, claim, co.Dir)
 		return
 	}
