@@ -135,6 +135,9 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 
 func (cfg *WorkerConfig) defaults() error {
 	opts := &cfg.Worker
+	if opts.Slots < 1 || cfg.Replicas < 1 {
+		return fmt.Errorf("slots %d and replicas %d: each is at least 1 (--slots, --replicas)", opts.Slots, cfg.Replicas)
+	}
 	if opts.Checkouts.Dir == "" {
 		cache, err := os.UserCacheDir()
 		if err != nil {
