@@ -116,7 +116,7 @@ func (c *workerCluster) startWorker(name string) *workerProc {
 			_ = p.cmd.Process.Kill()
 			<-p.exited
 		}
-		if c.t.Failed() || os.Getenv("E2E_SHOW") != "" {
+		if c.t.Failed() {
 			c.t.Logf("%s's stderr:\n%s", name, p.stderr.String())
 		}
 	})
