@@ -191,3 +191,16 @@ func TaskGoesOn(repo, task string) bool {
 	held, _ := engine.LockHeld(filepath.Join(dir, LockFile))
 	return held
 }
+
+// EventLog is the autopilot's event log in repo's .ralph/, which exists
+// once an autopilot has run there; ErrNoAutopilot when none has.
+func EventLog(repo string) (string, error) {
+	path := filepath.Join(repo, ralphDir, EventsFile)
+	if _, err := os.Stat(path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("%w: %s does not exist", ErrNoAutopilot, path)
+		}
+		return "", err
+	}
+	return path, nil
+}

@@ -49,8 +49,21 @@
 // iteration (an iteration.finished line of ralph's in the loop's event
 // log) and sends the log's new lines as Events batches at their byte
 // offsets. When the loop ends it pushes the task's branch, publishes the
-// Result and then acknowledges the claim. When its context ends it
-// interrupts the loops, pushes their work in progress and releases the
-// claims. A loop continued from work in progress writes a new log; its
-// batches go on from the end of the attempt's last batch in RALPH_EVENTS.
+// Result and then acknowledges the claim. When its context ends it asks
+// the loops to stop at the end of their iteration (Hurry stops them at
+// once), and when a loop has stopped it commits what the loop left
+// uncommitted, pushes that as the work in progress and releases the
+// claim, for another worker to continue from. A loop continued from work
+// in progress writes a new log; its batches go on from the end of the
+// attempt's last batch in RALPH_EVENTS.
+//
+// # ralph worker
+//
+// RunWorker is `ralph worker`: it connects, ensures the streams, makes the
+// claimer and runs a Worker whose loops LoopRunner starts as `ralph loop`
+// child processes, each leading its own process group and dying with the
+// worker. A LoopRunner loop's first Interrupt writes a stop request
+// (engine.RequestStop: the run ends with reason "stopped" at the end of
+// its iteration), its second sends SIGTERM (the loop stops its agent and
+// exits 130). The worker returns only once every loop has ended.
 package cluster

@@ -9,9 +9,20 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/internal/git"
 )
+
+// RunnerFor is the runner of an autopilot in repo: local when settings
+// name no server, else a coordinator (see OpenCoordinator). close releases
+// it.
+func RunnerFor(ctx context.Context, repo string, settings config.Cluster, local autopilot.Runner, log func(string)) (r autopilot.Runner, close func(), err error) {
+	if strings.TrimSpace(settings.NATS) == "" {
+		return local, func() {}, nil
+	}
+	return OpenCoordinator(ctx, repo, settings, log)
+}
 
 // OpenCoordinator connects the autopilot in repo to the servers that
 // settings name, makes ralph's streams, and starts taking the workers'

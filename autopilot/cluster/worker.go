@@ -15,6 +15,7 @@ import (
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/exitcode"
+	"github.com/ralph-loop/ralph/internal/git"
 )
 
 // LoopJob is one task's loop, as a worker starts it.
@@ -38,8 +39,10 @@ type LoopJob struct {
 type LoopHandle interface {
 	// Wait blocks until the loop ends and says how.
 	Wait() LoopResult
-	// Interrupt asks the loop to stop as `ralph loop` does on SIGINT: it
-	// ends its iteration, checkpoints and exits 130.
+	// Interrupt asks the loop to stop. The first call lets it finish its
+	// iteration (it ends with reason "stopped", or exits 130 like a loop
+	// that got SIGINT); a second makes it stop its agent now (exit 130).
+	// Either way its work can be continued from what it committed.
 	Interrupt()
 }
 
@@ -94,6 +97,17 @@ type WorkerOptions struct {
 // time.
 type Worker struct {
 	opts WorkerOptions
+
+	mu      sync.Mutex
+	loops   map[*runningLoop]struct{}
+	hurried bool
+}
+
+// runningLoop is a loop a slot runs, and how often it was interrupted.
+type runningLoop struct {
+	task       string
+	h          LoopHandle
+	interrupts int
 }
 
 // NewWorker checks opts and fills in their defaults.
@@ -137,13 +151,14 @@ func NewWorker(opts WorkerOptions) (*Worker, error) {
 	if opts.Log == nil {
 		opts.Log = func(string) {}
 	}
-	return &Worker{opts: opts}, nil
+	return &Worker{opts: opts, loops: map[*runningLoop]struct{}{}}, nil
 }
 
 // Run claims tasks and runs them, Slots at a time, until ctx ends. Then it
-// interrupts the running loops, pushes their work in progress and hands
-// their tasks back for another worker to continue at once, and returns
-// ctx's error once every slot is free.
+// asks the running loops to stop once their iteration is done (Hurry
+// makes them stop now), commits and pushes their work in progress and
+// hands their tasks back for another worker to continue at once, and
+// returns ctx's error once every slot is free and every loop has ended.
 func (w *Worker) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	for range w.opts.Slots {
@@ -151,6 +166,56 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	wg.Wait()
 	return ctx.Err()
+}
+
+// Hurry interrupts again every loop that Run's ending context asked to
+// stop, so that it stops its agent now instead of at the end of its
+// iteration: for a second Ctrl-C. Loops interrupted later are interrupted
+// twice at once. Call it only once Run's context has ended: a loop
+// interrupted while the context lives ends as a failed task.
+func (w *Worker) Hurry() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.hurried = true
+	for rl := range w.loops {
+		w.logf("task %s: interrupting its loop now", rl.task)
+		w.interruptTo(rl, 2)
+	}
+}
+
+// track adds a started loop to those Hurry reaches; the returned function
+// removes it.
+func (w *Worker) track(task string, h LoopHandle) (*runningLoop, func()) {
+	rl := &runningLoop{task: task, h: h}
+	w.mu.Lock()
+	w.loops[rl] = struct{}{}
+	w.mu.Unlock()
+	return rl, func() {
+		w.mu.Lock()
+		delete(w.loops, rl)
+		w.mu.Unlock()
+	}
+}
+
+// stopLoop interrupts rl once Run's context has ended: once, or twice
+// after Hurry.
+func (w *Worker) stopLoop(rl *runningLoop) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 1
+	if w.hurried {
+		n = 2
+	}
+	w.interruptTo(rl, n)
+}
+
+// interruptTo interrupts rl's loop until it has been interrupted n times;
+// w.mu is held.
+func (w *Worker) interruptTo(rl *runningLoop, n int) {
+	for rl.interrupts < n {
+		rl.interrupts++
+		rl.h.Interrupt()
+	}
 }
 
 // slot claims one task after another until ctx ends.
@@ -248,33 +313,13 @@ func (w *Worker) runTask(ctx context.Context, claim *Claim) {
 	}
 	w.logf("task %s: loop started in %s (attempt %d, delivery %d, from %s)", t.ID, co.Dir, t.Attempt, claim.Delivered, co.Start)
 
-	ended := make(chan LoopResult, 1)
-	go func() { ended <- h.Wait() }()
-	tick := time.NewTicker(w.opts.Poll)
-	defer tick.Stop()
-	interrupted := false
-	stopping := ctx.Done()
-	var res LoopResult
-	for done := false; !done; {
-		select {
-		case <-tick.C:
-			fw.forward(ctx)
-		case <-stopping:
-			interrupted, stopping = true, nil
-			w.logf("task %s: interrupting its loop", t.ID)
-			h.Interrupt()
-		case res = <-ended:
-			done = true
-		}
-	}
+	res := w.follow(ctx, t, h, fw)
 	hctx, cancel := w.handOffContext(ctx)
 	defer cancel()
 	fw.forward(hctx)
-	if interrupted && res.ExitCode == exitcode.Interrupted {
-		if err := PushProgress(hctx, co.Dir, t.RepoURL, t.ID); err != nil {
-			w.logf("task %s: pushing its work in progress: %v", t.ID, err)
-		}
-		w.release(ctx, claim)
+	if ctx.Err() != nil && stoppedEarly(res) {
+		w.logf("task %s: its loop stopped (exit %d%s); handing the task back", t.ID, res.ExitCode, prefixed(": ", res.Message))
+		w.handBack(hctx, claim, co.Dir)
 		return
 	}
 	r := Result{ExitCode: res.ExitCode, Reason: res.Reason, Message: res.Message}
@@ -287,6 +332,64 @@ func (w *Worker) runTask(ctx context.Context, claim *Claim) {
 		r.Branch, r.Head = TaskBranch(t.ID), head
 	}
 	w.finish(ctx, claim, r)
+}
+
+// follow waits for h's loop to end, forwarding its event log meanwhile,
+// and asks it to stop when ctx ends.
+func (w *Worker) follow(ctx context.Context, t Task, h LoopHandle, fw *forwarder) LoopResult {
+	rl, untrack := w.track(t.ID, h)
+	defer untrack()
+	ended := make(chan LoopResult, 1)
+	go func() { ended <- h.Wait() }()
+	tick := time.NewTicker(w.opts.Poll)
+	defer tick.Stop()
+	stopping := ctx.Done()
+	for {
+		select {
+		case <-tick.C:
+			if stopping != nil {
+				fw.forward(ctx)
+				break
+			}
+			// The loop may take a while to finish its iteration once ctx
+			// has ended; its events and work in progress are still sent
+			// meanwhile, each forward within its own bound.
+			tctx, cancel := w.handOffContext(ctx)
+			fw.forward(tctx)
+			cancel()
+		case <-stopping:
+			stopping = nil
+			w.logf("task %s: asking its loop to stop after its iteration", t.ID)
+			w.stopLoop(rl)
+		case res := <-ended:
+			return res
+		}
+	}
+}
+
+// stoppedEarly reports whether a loop ended because it was asked to stop
+// (at the end of its iteration, or at once), not on its own.
+func stoppedEarly(res LoopResult) bool {
+	return res.ExitCode == exitcode.Interrupted || res.Reason == string(engine.ReasonStopped) ||
+		res.Reason == string(engine.ReasonInterrupted)
+}
+
+// handBack commits what the loop left uncommitted in dir (nothing races
+// with its agent: the loop has ended), pushes it as the task's work in
+// progress and releases the claim, for another worker to go on from there.
+func (w *Worker) handBack(ctx context.Context, claim *Claim, dir string) {
+	t := claim.Task
+	msg := fmt.Sprintf("ralph: work in progress of %s, handed back by %s", t.ID, w.opts.Host)
+	repo := git.Repo{Dir: dir}
+	if committed, err := repo.CommitPaths(ctx, msg, ".", ":(exclude)"+git.StateDir); err != nil {
+		w.logf("task %s: committing its uncommitted work: %v", t.ID, err)
+	} else if committed {
+		w.logf("task %s: committed its uncommitted work", t.ID)
+	}
+	if err := PushProgress(ctx, dir, t.RepoURL, t.ID); err != nil {
+		w.logf("task %s: pushing its work in progress: %v", t.ID, err)
+	}
+	w.release(ctx, claim)
 }
 
 func prefixed(prefix, s string) string {

@@ -38,6 +38,11 @@ type fakeLoop struct {
 	iterations int
 	// gate, when set, holds each iteration until it receives.
 	gate chan struct{}
+	// stops ends an interrupted loop as a stop request does (reason
+	// "stopped", exit 1) rather than as SIGINT does (exit 130).
+	stops bool
+	// dirty, when set, is a file an interrupted loop leaves uncommitted.
+	dirty string
 
 	mu          sync.Mutex
 	commits     []string
@@ -109,7 +114,7 @@ func (f *fakeLoop) run(name string) {
 			select {
 			case <-f.gate:
 			case <-f.interrupted:
-				f.done <- cluster.LoopResult{ExitCode: 130, Reason: "interrupted", Message: "interrupted"}
+				f.done <- f.interruptedResult()
 				return
 			}
 		}
@@ -143,7 +148,7 @@ func (f *fakeLoop) run(name string) {
 		}
 		select {
 		case <-f.interrupted:
-			f.done <- cluster.LoopResult{ExitCode: 130, Reason: "interrupted", Message: "interrupted"}
+			f.done <- f.interruptedResult()
 			return
 		default:
 		}
@@ -155,11 +160,27 @@ func (f *fakeLoop) run(name string) {
 	f.done <- cluster.LoopResult{ExitCode: 0, Reason: "completed", Message: "the objective is met"}
 }
 
+// interruptedResult leaves the loop's dirty file and says how an
+// interrupted loop ended.
+func (f *fakeLoop) interruptedResult() cluster.LoopResult {
+	if f.dirty != "" {
+		if err := os.WriteFile(filepath.Join(f.job.Dir, f.dirty), []byte("half done\n"), 0o644); err != nil {
+			return cluster.LoopResult{ExitCode: 3, Reason: "fatal", Message: err.Error()}
+		}
+	}
+	if f.stops {
+		return cluster.LoopResult{ExitCode: 1, Reason: "stopped", Message: "a stop request asked the loop to stop"}
+	}
+	return cluster.LoopResult{ExitCode: 130, Reason: "interrupted", Message: "interrupted"}
+}
+
 // fakeRunner starts fake loops and hands each to the test.
 type fakeRunner struct {
 	name       string
 	iterations int
 	gate       chan struct{}
+	stops      bool
+	dirty      string
 	started    chan *fakeLoop
 }
 
@@ -176,7 +197,7 @@ func (r *fakeRunner) Run(_ context.Context, job cluster.LoopJob) (cluster.LoopHa
 			return nil, fmt.Errorf("%s is inside the worktree", f)
 		}
 	}
-	f := &fakeLoop{job: job, iterations: r.iterations, gate: r.gate,
+	f := &fakeLoop{job: job, iterations: r.iterations, gate: r.gate, stops: r.stops, dirty: r.dirty,
 		interrupted: make(chan struct{}), done: make(chan cluster.LoopResult, 1)}
 	name := r.name
 	if name == "" {
@@ -196,24 +217,38 @@ type workerSetup struct {
 	validate  func([]cluster.ConfigFile) error
 	keepAlive time.Duration
 	batch     int
+	trust     bool
+	run       func(context.Context, cluster.LoopJob) (cluster.LoopHandle, error)
 }
 
 // startWorker runs a worker until the returned cancel is called; wait
 // returns once its Run has.
 func startWorker(t *testing.T, s workerSetup) (cancel func(), wait func() error) {
+	_, cancel, wait = startWorkerHandle(t, s)
+	return cancel, wait
+}
+
+// startWorkerHandle is startWorker that also returns the Worker.
+func startWorkerHandle(t *testing.T, s workerSetup) (w *cluster.Worker, cancel func(), wait func() error) {
 	t.Helper()
-	w, err := cluster.NewWorker(cluster.WorkerOptions{
-		JetStream:  s.conn.JetStream(),
-		Claimer:    claimer(t, s.conn, s.ackWait),
-		Checkouts:  cluster.Checkouts{Dir: t.TempDir(), Allow: []string{s.url}},
-		Slots:      2,
-		Host:       s.host,
-		Run:        s.runner.Run,
-		Validate:   s.validate,
-		KeepAlive:  s.keepAlive,
-		BatchBytes: s.batch,
-		Poll:       50 * time.Millisecond,
-		Log:        func(msg string) { t.Logf("%s: %s", s.host, msg) },
+	run := s.run
+	if run == nil {
+		run = s.runner.Run
+	}
+	var err error
+	w, err = cluster.NewWorker(cluster.WorkerOptions{
+		JetStream:         s.conn.JetStream(),
+		Claimer:           claimer(t, s.conn, s.ackWait),
+		Checkouts:         cluster.Checkouts{Dir: t.TempDir(), Allow: []string{s.url}},
+		Slots:             2,
+		Host:              s.host,
+		Run:               run,
+		Validate:          s.validate,
+		TrustTaskCommands: s.trust,
+		KeepAlive:         s.keepAlive,
+		BatchBytes:        s.batch,
+		Poll:              50 * time.Millisecond,
+		Log:               func(msg string) { t.Logf("%s: %s", s.host, msg) },
 	})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(testContext(t))
@@ -235,7 +270,7 @@ func startWorker(t *testing.T, s workerSetup) (cancel func(), wait func() error)
 		cancel()
 		_ = wait()
 	})
-	return cancel, wait
+	return w, cancel, wait
 }
 
 // results collects the results published, as the coordinator reads them.

@@ -112,15 +112,12 @@ func (c *autopilotRunCmd) Run(ctx context.Context, g *globals, log *slog.Logger)
 		return err
 	}
 	lines := view.NewAutopilotLines(out, c.Headless, c.Quiet)
-	var runner autopilot.Runner = autopilot.LocalRunner{Ralph: ralphBin, DropEnv: []string{testhook.CrashEnv}}
-	if settings.Cluster.NATS != "" {
-		coordinator, closeCluster, err := cluster.OpenCoordinator(ctx, root, settings.Cluster, func(msg string) { log.Warn(msg) })
-		if err != nil {
-			return err
-		}
-		defer closeCluster()
-		runner = coordinator
+	local := autopilot.LocalRunner{Ralph: ralphBin, DropEnv: []string{testhook.CrashEnv}}
+	runner, closeRunner, err := cluster.RunnerFor(ctx, root, settings.Cluster, local, func(msg string) { log.Warn(msg) })
+	if err != nil {
+		return err
 	}
+	defer closeRunner()
 	res, err := autopilot.Run(ctx, autopilot.Options{Repo: root, Configs: configs, Settings: settings,
 		Criteria: cfg.AcceptanceCriteria, Source: source, Runner: runner, OnEvent: lines.Event, Fault: fault})
 	if err != nil {

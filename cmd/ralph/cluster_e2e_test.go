@@ -51,7 +51,7 @@ func (w *workspace) startWorker(name, urls, remote string, replicas int) *cluste
 	w.t.Helper()
 	cw := &clusterWorker{name: name, dir: filepath.Join(w.t.TempDir(), name), log: &lockedWriter{}}
 	cw.cmd = exec.Command(ralphBin, "worker", "--cluster", urls, "--replicas", strconv.Itoa(replicas), "--slots", "1",
-		"--dir", cw.dir, "--name", name, "--allow-remote", remote, "--ack-wait", "3s")
+		"--checkouts", cw.dir, "--name", name, "--allow-remote", remote, "--ack-wait", "3s")
 	cw.cmd.Env = append(os.Environ(), "SCRIPTAGENT_SCRIPT="+filepath.Join(w.state, "script.json"), "SCRIPTAGENT_STATE="+w.state)
 	cw.cmd.Stderr = cw.log
 	require.NoError(w.t, cw.cmd.Start())

@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -202,7 +200,11 @@ func (c *eventsCmd) logPath(dir string) (string, error) {
 		}
 		return path, err
 	case c.Autopilot:
-		return autopilotLog(dir)
+		path, err := autopilot.EventLog(dir)
+		if errors.Is(err, autopilot.ErrNoAutopilot) {
+			err = withHint(err, "no autopilot has run here; start one with `ralph autopilot`")
+		}
+		return path, err
 	case c.File != "":
 		if filepath.IsAbs(c.File) {
 			return c.File, nil
@@ -217,18 +219,4 @@ func (c *eventsCmd) logPath(dir string) (string, error) {
 			"start one with `ralph loop`, or pass --file or --run")
 	}
 	return path, err
-}
-
-// autopilotLog is the autopilot's event log in dir's .ralph/, which must
-// exist: an autopilot that has never run has none.
-func autopilotLog(dir string) (string, error) {
-	path := filepath.Join(dir, engine.DirName, autopilot.EventsFile)
-	if _, err := os.Stat(path); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", withHint(fmt.Errorf("no autopilot event log: %s does not exist", path),
-				"no autopilot has run here; start one with `ralph autopilot`")
-		}
-		return "", err
-	}
-	return path, nil
 }

@@ -45,6 +45,7 @@ type cli struct {
 	Status    statusCmd    `cmd:"" help:"Say whether a loop is running here and how the last run went."`
 	Stop      stopCmd      `cmd:"" help:"Ask the running loop to stop."`
 	Autopilot autopilotCmd `cmd:"" help:"Work through a task tracker: a loop per task in its own worktree, merged when verified."`
+	Worker    workerCmd    `cmd:"" help:"Run an autopilot coordinator's tasks on this machine, taken over NATS JetStream."`
 	Memory    memoryCmd    `cmd:"" help:"Add, list, search and remove long-term memories."`
 	Doctor    doctorCmd    `cmd:"" help:"List the agent CLIs: installed or not, version, likely auth; check the configured one."`
 	Version   versionCmd   `cmd:"" help:"Print ralph's version."`

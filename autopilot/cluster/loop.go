@@ -1,0 +1,159 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/internal/procgroup"
+)
+
+// LoopRunner starts each task's loop as a `ralph loop` child process; its
+// Run is a WorkerOptions.Run.
+type LoopRunner struct {
+	// Ralph is the ralph binary.
+	Ralph string
+	// Env is added to the loops' environment.
+	Env []string
+}
+
+// loopGrace is how long what a loop leaves behind in its process group
+// gets between SIGTERM and SIGKILL once the loop has exited.
+const loopGrace = 10 * time.Second
+
+// stopEvery is how often a stop request is written again until the loop
+// ends: a loop that was still starting when the first was written removes
+// it as stale.
+const stopEvery = 500 * time.Millisecond
+
+// Run starts `ralph loop --quiet -c … -P OBJECTIVE` in job.Dir, its output
+// appended to job.Output. The loop leads a process group of its own, so a
+// Ctrl-C meant for the worker reaches it only as the worker decides; and
+// it dies with the worker (on Linux), so a worker killed outright leaves
+// no loop behind to work on a task another worker now has. ctx is not
+// used to stop the loop: the worker ends its loops with Interrupt, which
+// lets them finish their iteration.
+func (r LoopRunner) Run(_ context.Context, job LoopJob) (LoopHandle, error) {
+	out, err := os.OpenFile(job.Output, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("the loop's output file: %w", err)
+	}
+	args := []string{"loop", "--quiet"}
+	for _, c := range job.ConfigFiles {
+		args = append(args, "-c", c)
+	}
+	args = append(args, "-P", job.ObjectiveFile)
+	cmd := exec.Command(r.Ralph, args...) //nolint:gosec // ralph runs itself
+	cmd.Dir = job.Dir
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Env = append(os.Environ(), r.Env...)
+	g, err := procgroup.Start(cmd, loopGrace)
+	if err != nil {
+		_ = out.Close()
+		return nil, fmt.Errorf("start `%s loop` for task %s: %w", r.Ralph, job.TaskID, err)
+	}
+	l := &loopProcess{cmd: cmd, group: g, dir: job.Dir, output: job.Output, done: make(chan struct{})}
+	go l.wait(out)
+	return l, nil
+}
+
+// loopProcess is a `ralph loop` a worker started.
+type loopProcess struct {
+	cmd    *exec.Cmd
+	group  *procgroup.Group
+	dir    string
+	output string
+	done   chan struct{}
+	res    LoopResult
+
+	mu         sync.Mutex
+	interrupts int
+}
+
+// wait reaps the loop and whatever it left in its group, and reads how it
+// ended.
+func (l *loopProcess) wait(out *os.File) {
+	defer close(l.done)
+	_ = l.cmd.Wait()
+	_ = l.group.EnsureGone(nil)
+	_ = out.Close()
+	l.res = l.result()
+}
+
+func (l *loopProcess) result() LoopResult {
+	res := LoopResult{}
+	if st, err := engine.ReadStatus(l.dir, 0, time.Now()); err == nil && st.Ended != nil {
+		res = LoopResult{Reason: string(st.Ended.Reason), Message: st.Ended.Message}
+	}
+	ps := l.cmd.ProcessState
+	res.ExitCode = ps.ExitCode()
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		res.ExitCode = 128 + int(ws.Signal())
+		res.Message = fmt.Sprintf("the loop was killed by signal %d (%s)", int(ws.Signal()), ws.Signal())
+	}
+	if res.Message == "" && res.ExitCode != 0 {
+		// It ended before its run did (a config it refused, say): its
+		// output says why.
+		res.Message = fmt.Sprintf("ralph loop exited %d: %s", res.ExitCode, lastLine(l.output))
+	}
+	return res
+}
+
+// lastLine is the last non-empty line of the file at path, or a pointer
+// to the file when it has none.
+func lastLine(path string) string {
+	data, err := os.ReadFile(path)
+	if err == nil {
+		lines := bytes.Split(bytes.TrimSpace(data), []byte("\n"))
+		if last := bytes.TrimSpace(lines[len(lines)-1]); len(last) > 0 {
+			return string(last)
+		}
+	}
+	return "see " + path
+}
+
+// Wait blocks until the loop has ended and its process group is gone.
+func (l *loopProcess) Wait() LoopResult {
+	<-l.done
+	return l.res
+}
+
+// Interrupt asks the loop to stop. The first call asks it to stop at the
+// end of its iteration, as `ralph stop` does: the agent finishes what it
+// is doing and the run ends with reason "stopped" (exit 1). The second
+// sends SIGTERM, as Ctrl-C would: the loop stops its agent now and exits
+// 130, reason "interrupted".
+func (l *loopProcess) Interrupt() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.interrupts++
+	switch l.interrupts {
+	case 1:
+		go l.requestStop()
+	case 2:
+		_ = l.cmd.Process.Signal(syscall.SIGTERM)
+	}
+}
+
+// requestStop writes the stop request, and again every stopEvery until
+// the loop ends.
+func (l *loopProcess) requestStop() {
+	tick := time.NewTicker(stopEvery)
+	defer tick.Stop()
+	for {
+		// One written after the loop ended is harmless: the next loop in
+		// the worktree removes it as stale when it starts.
+		_ = engine.RequestStop(l.dir, engine.StopAtBoundary)
+		select {
+		case <-l.done:
+			return
+		case <-tick.C:
+		}
+	}
+}

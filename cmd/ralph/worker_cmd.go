@@ -1,0 +1,34 @@
+package main
+
+import (
+	"context"
+
+	"github.com/ralph-loop/ralph/autopilot/cluster"
+	"github.com/ralph-loop/ralph/internal/exitcode"
+)
+
+type workerCmd struct {
+	cluster.WorkerFlags `embed:""`
+}
+
+func (workerCmd) Help() string {
+	return `Runs an autopilot coordinator's tasks, taken over NATS JetStream, each as a ralph
+loop in a worktree under --checkouts: it pushes refs/ralph/wip/<task> after each
+iteration and ralph/<task> at the end, and reports how the loop ended. A first
+SIGINT or SIGTERM lets the loops end their iteration and hands their tasks back;
+a second stops them now (exit 130). Example:
+  ralph worker --cluster nats://h1:4222,nats://h2:4222 --allow-remote git@github.com:acme/app.git --slots 2`
+}
+
+func (c *workerCmd) Run(ctx context.Context, g *globals) error {
+	ralphBin, err := ralphBinary()
+	if err != nil {
+		return err
+	}
+	cfg := c.Config(ralphBin, cluster.LogLines(g.stderr))
+	cfg.Hurry = g.signals.Force()
+	if err := cluster.RunWorker(ctx, cfg); ctx.Err() == nil {
+		return err
+	}
+	return exitError{code: exitcode.Interrupted}
+}
