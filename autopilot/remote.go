@@ -198,9 +198,15 @@ func EventLog(repo string) (string, error) {
 	path := filepath.Join(repo, ralphDir, EventsFile)
 	if _, err := os.Stat(path); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return "", fmt.Errorf("%w: %s does not exist", ErrNoAutopilot, path)
+			return "", noEventLog(path)
 		}
 		return "", err
 	}
 	return path, nil
 }
+
+// noEventLog is the missing event log at its path; it is ErrNoAutopilot.
+type noEventLog string
+
+func (e noEventLog) Error() string        { return "no autopilot event log: " + string(e) + " does not exist" }
+func (e noEventLog) Is(target error) bool { return target == ErrNoAutopilot }

@@ -53,6 +53,8 @@ type Coordinator struct {
 	mu      sync.Mutex
 	waiting map[string]*remoteLoop // by message id
 	workers map[string]string      // task → the worker its events came from last
+	// copied is closed, and replaced, whenever a batch is copied.
+	copied chan struct{}
 }
 
 // NewCoordinator checks opts.
@@ -76,7 +78,7 @@ func NewCoordinator(opts CoordinatorOptions) (*Coordinator, error) {
 	if opts.Log == nil {
 		opts.Log = func(string) {}
 	}
-	return &Coordinator{opts: opts, waiting: map[string]*remoteLoop{}, workers: map[string]string{}}, nil
+	return &Coordinator{opts: opts, waiting: map[string]*remoteLoop{}, workers: map[string]string{}, copied: make(chan struct{})}, nil
 }
 
 func (c *Coordinator) logf(format string, v ...any) { c.opts.Log(fmt.Sprintf(format, v...)) }
@@ -216,6 +218,7 @@ func (c *Coordinator) unregister(h *remoteLoop) {
 // handleResult keeps a worker's result, and the work it names, before the
 // result is acknowledged, and hands it to the loop waiting for it.
 func (c *Coordinator) handleResult(ctx context.Context, r Result) error {
+	c.awaitEvents(ctx, r.TaskID)
 	if r.Head != "" {
 		if err := c.fetchResult(ctx, r); err != nil {
 			return err
@@ -234,6 +237,57 @@ func (c *Coordinator) handleResult(ctx context.Context, r Result) error {
 		h.deliver(r)
 	}
 	return nil
+}
+
+// eventsWait bounds how long a result waits for its loop's last events.
+const eventsWait = 30 * time.Second
+
+// awaitEvents waits until the copy of task's events holds every batch the
+// stream has of it: a worker sends its loop's last lines before its
+// result, and a task taken as done has its events complete here.
+func (c *Coordinator) awaitEvents(ctx context.Context, task string) {
+	end, err := c.eventsEnd(ctx, task)
+	if err != nil {
+		c.logf("task %s: the end of its events: %v", task, err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, eventsWait)
+	defer cancel()
+	for {
+		c.mu.Lock()
+		copied := c.copied
+		c.mu.Unlock()
+		info, err := os.Stat(autopilot.RemoteEventsPath(c.opts.Repo, task))
+		if end == 0 || err == nil && info.Size() >= end {
+			return
+		}
+		select {
+		case <-copied:
+		case <-ctx.Done():
+			c.logf("task %s: its result came before the last of its events, which are still missing", task)
+			return
+		}
+	}
+}
+
+// eventsEnd is where the last batch of task's events in the stream ends.
+func (c *Coordinator) eventsEnd(ctx context.Context, task string) (int64, error) {
+	s, err := c.opts.JetStream.Stream(ctx, EventsStream)
+	if err != nil {
+		return 0, err
+	}
+	msg, err := s.GetLastMsgForSubject(ctx, EventsSubject(task))
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	var e Events
+	if err := json.Unmarshal(msg.Data, &e); err != nil {
+		return 0, nil //nolint:nilerr // not a batch: nothing to wait for
+	}
+	return e.Offset + int64(len(e.Lines)), nil
 }
 
 // fetchResult fetches the branch r names into refs/ralph/results/<id>.
@@ -287,6 +341,10 @@ func (c *Coordinator) handleEvents(_ context.Context, e Events) error {
 	if err := f.Sync(); err != nil {
 		return err
 	}
+	c.mu.Lock()
+	close(c.copied)
+	c.copied = make(chan struct{})
+	c.mu.Unlock()
 	return c.noteWorker(e.TaskID, e.Worker, e.Run, e.Attempt)
 }
 

@@ -46,16 +46,41 @@ func EventsSubject(id string) string { return eventsPrefix + id }
 // configuration, with file storage replicated on replicas servers (1 for a
 // single server; 3 keeps every message through the loss of one server of
 // three). It is idempotent: coordinators and workers may all call it.
+//
+// A cluster that has just formed, or several workers starting at once,
+// may keep a request waiting past its timeout: it is tried again for up to
+// ensureTime, then given up with the last error.
 func EnsureStreams(ctx context.Context, js jetstream.JetStream, replicas int) error {
 	if replicas < 1 {
 		return fmt.Errorf("replicas is %d; at least 1", replicas)
 	}
+	ctx, cancel := context.WithTimeout(ctx, ensureTime)
+	defer cancel()
 	for _, cfg := range streamConfigs(replicas) {
-		if _, err := js.CreateOrUpdateStream(ctx, cfg); err != nil {
+		if err := ensureStream(ctx, js, cfg); err != nil {
 			return fmt.Errorf("stream %s with %d replicas: %w", cfg.Name, replicas, err)
 		}
 	}
 	return nil
+}
+
+// ensureTime bounds EnsureStreams' tries.
+const ensureTime = time.Minute
+
+func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) error {
+	wait := 200 * time.Millisecond
+	for {
+		tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		_, err := js.CreateOrUpdateStream(tctx, cfg)
+		cancel()
+		if err == nil || !retryable(err) {
+			return err
+		}
+		if !sleep(ctx, wait) {
+			return err
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
 }
 
 func streamConfigs(replicas int) []jetstream.StreamConfig {

@@ -103,6 +103,14 @@ func TestClusterRunsEightTasksThroughAKilledWorkerAndALostServer(t *testing.T) {
 		workers[name] = w.startWorker(name, urls, remote, 3)
 	}
 	coordinator, coordinatorLog := w.startRalph("autopilot", "--cluster", urls)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the coordinator's output:\n%s", coordinatorLog.String())
+			for _, cw := range workers {
+				t.Logf("%s's output:\n%s", cw.name, cw.log.String())
+			}
+		}
+	})
 
 	// A task whose first part a worker has pushed as work in progress, and
 	// whose second part it is running.
@@ -153,9 +161,8 @@ func TestClusterRunsEightTasksThroughAKilledWorkerAndALostServer(t *testing.T) {
 		assert.FileExists(t, filepath.Join(w.dir, id+"-2.txt"))
 		events, err := os.ReadFile(autopilot.RemoteEventsPath(w.dir, id))
 		require.NoError(t, err, "%s's events are copied", id)
-		assert.True(t, bytes.HasSuffix(bytes.TrimSpace(events), []byte(`"source":"ralph"}`)))
-		assert.Contains(t, lastLine(events), `"topic":"loop.terminate"`)
-		assert.Contains(t, lastLine(events), `"reason":"completed"`)
+		assert.Contains(t, lastLine(events), `"topic":"loop.terminate"`, "%s's events end with its loop's end", id)
+		assert.Contains(t, lastLine(events), `"reason":"completed"`, id)
 	}
 	for _, s := range prd.UserStories {
 		assert.True(t, s.Passes, "%s is closed in prd.json", s.ID)
