@@ -35,12 +35,8 @@ func OpenCoordinator(ctx context.Context, repo string, settings config.Cluster, 
 			"add it with git remote add %s URL, a repository every worker can fetch from and push to", remote, repo, remote)
 	}
 	host, _ := os.Hostname()
-	conn, err := Dial(ctx, settings.NATS, settings.Creds, "ralph autopilot on "+host, log)
+	conn, err := dial(ctx, Options{URLs: []string{settings.NATS}, CredsFile: settings.Creds, Name: "ralph autopilot on " + host, Log: log}, settings.Replicas)
 	if err != nil {
-		return nil, nil, err
-	}
-	if err := EnsureStreams(ctx, conn.JetStream(), settings.Replicas); err != nil {
-		conn.Close()
 		return nil, nil, err
 	}
 	c, err = NewCoordinator(CoordinatorOptions{JetStream: conn.JetStream(), Repo: repo, RemoteURL: url, Host: host, Log: log})
@@ -64,28 +60,32 @@ func OpenCoordinator(ctx context.Context, repo string, settings config.Cluster, 
 	}, nil
 }
 
-// Dial connects to the servers in urls (comma-separated) with the
-// credentials file creds, if any (~ is the home directory), and says how
-// to fix a failure.
-func Dial(ctx context.Context, urls, creds, name string, log func(string)) (*Conn, error) {
-	if strings.TrimSpace(urls) == "" {
+// dial connects as opts say (~ in the credentials file is the home
+// directory) and makes sure ralph's streams exist with replicas, saying
+// how to fix what fails.
+func dial(ctx context.Context, opts Options, replicas int) (*Conn, error) {
+	if strings.TrimSpace(strings.Join(opts.URLs, "")) == "" {
 		return nil, errors.New("no NATS server: give --cluster nats://HOST:4222 or set autopilot.cluster.nats")
 	}
-	if rest, ok := strings.CutPrefix(creds, "~/"); ok {
+	if rest, ok := strings.CutPrefix(opts.CredsFile, "~/"); ok {
 		home, err := os.UserHomeDir()
 		if err != nil {
-			return nil, fmt.Errorf("the credentials file %s: %w", creds, err)
+			return nil, fmt.Errorf("the credentials file %s: %w", opts.CredsFile, err)
 		}
-		creds = filepath.Join(home, rest)
+		opts.CredsFile = filepath.Join(home, rest)
 	}
-	if creds != "" {
-		if _, err := os.Stat(creds); err != nil {
+	if opts.CredsFile != "" {
+		if _, err := os.Stat(opts.CredsFile); err != nil {
 			return nil, fmt.Errorf("the NATS credentials file: %w", err)
 		}
 	}
-	conn, err := Connect(ctx, Options{URLs: []string{urls}, CredsFile: creds, Name: name, Log: log})
+	conn, err := Connect(ctx, opts)
 	if err != nil {
-		return nil, fmt.Errorf("%w (is a JetStream server running there? nats-server -js starts one)", err)
+		return nil, fmt.Errorf("%w; is a NATS server with JetStream (nats-server -js) running there, and are the URLs (--cluster) right?", err)
+	}
+	if err := EnsureStreams(ctx, conn.JetStream(), replicas); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("%w: the servers need JetStream enabled (nats-server -js), and replicas no more than the servers of the cluster", err)
 	}
 	return conn, nil
 }

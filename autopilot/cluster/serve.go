@@ -85,15 +85,12 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 		return err
 	}
 	cfg.Conn.Log = cfg.Log
-	conn, err := Connect(ctx, cfg.Conn)
+	conn, err := dial(ctx, cfg.Conn, cfg.Replicas)
 	if err != nil {
-		return fmt.Errorf("%w; is a NATS server with JetStream (nats-server -js) running there, and are the URLs (--cluster) right?", err)
+		return err
 	}
 	defer conn.Close()
 	js := conn.JetStream()
-	if err := EnsureStreams(ctx, js, cfg.Replicas); err != nil {
-		return fmt.Errorf("%w: the servers need JetStream enabled (nats-server -js), and --replicas no more than the servers of the cluster", err)
-	}
 	claimer, err := NewClaimer(ctx, js, ClaimerOptions{AckWait: cfg.AckWait, Invalid: func(subject string, err error) {
 		cfg.Log(fmt.Sprintf("dropped %s, which is not a task: %v", subject, err))
 	}})
