@@ -175,7 +175,7 @@ func TestTaskGoesOnWhileARunningAutopilotHoldsItsSlot(t *testing.T) {
 
 	lock, err := engine.AcquireLock(t.Context(), filepath.Join(repo, ralphDir, LockFile), engine.LockInfo{PID: os.Getpid()}, engine.LockOptions{})
 	require.NoError(t, err)
-	defer lock.Release()
+	defer func() { _ = lock.Release() }()
 	writeFile(t, filepath.Join(repo, ralphDir, EventsFile),
 		`{"ts":"2026-11-22T10:00:00Z","topic":"autopilot.started","payload":{"runId":"20261122-100000"},"source":"ralph"}`+"\n")
 	assert.True(t, TaskGoesOn(repo, "t-1"))

@@ -83,21 +83,27 @@ func NewCoordinator(opts CoordinatorOptions) (*Coordinator, error) {
 
 func (c *Coordinator) logf(format string, v ...any) { c.opts.Log(fmt.Sprintf(format, v...)) }
 
-// Serve takes results and event batches from the workers until ctx ends.
+// Serve takes results and event batches from the workers until ctx ends,
+// and returns ctx's error; or, when one of its consumers fails, stops the
+// other and returns that failure.
 func (c *Coordinator) Serve(ctx context.Context) error {
 	copts := ConsumeOptions{AckWait: c.opts.AckWait, Invalid: func(subject string, err error) {
 		c.logf("dropping an invalid message on %s: %v", subject, err)
 	}}
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	errc := make(chan error, 2)
-	go func() { errc <- Results(ctx, c.opts.JetStream, copts, c.handleResult) }()
-	go func() { errc <- EventsOf(ctx, c.opts.JetStream, copts, c.handleEvents) }()
-	err := <-errc
-	if ctx.Err() == nil {
-		// One consumer failed: stop the other one too.
-		return err
+	go func() { errc <- Results(cctx, c.opts.JetStream, copts, c.handleResult) }()
+	go func() { errc <- EventsOf(cctx, c.opts.JetStream, copts, c.handleEvents) }()
+	first := <-errc
+	cancel()
+	if second := <-errc; ctx.Err() == nil && first == nil {
+		first = second
 	}
-	<-errc
-	return ctx.Err()
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return first
 }
 
 // taskDir holds what the coordinator keeps of task.

@@ -97,7 +97,7 @@ func TestEventsTaskFollowsARemoteTaskAcrossWorkers(t *testing.T) {
 	// This test stands in for the running autopilot.
 	lock, err := engine.AcquireLock(t.Context(), filepath.Join(ralphDir, autopilot.LockFile), engine.LockInfo{PID: os.Getpid()}, engine.LockOptions{})
 	require.NoError(t, err)
-	defer lock.Release()
+	defer func() { _ = lock.Release() }()
 
 	r := w.ralph("autopilot", "status")
 	require.Equal(t, 0, r.code, r.stderr)
