@@ -21,11 +21,7 @@ import (
 // failure; what it left uncommitted is committed on top of its work and
 // pushed as the work in progress another worker continues from.
 func TestWorkerHandsBackAStoppedLoopWithItsUncommittedWork(t *testing.T) {
-	c := start(t, 1)
-	conn := connect(t, c.URLs())
-	ctx := testContext(t)
-	url, base := gittest.SharedRemote(t)
-	res := results(t, conn)
+	conn, ctx, url, base, res := workerFixture(t)
 	const ackWait = 10 * time.Minute
 
 	gate := make(chan struct{})
@@ -67,11 +63,7 @@ func TestWorkerHandsBackAStoppedLoopWithItsUncommittedWork(t *testing.T) {
 // A loop that ends on its own as the worker stops (it failed, say) is
 // reported with its result, not handed back.
 func TestWorkerReportsALoopThatEndedOnItsOwnWhileStopping(t *testing.T) {
-	c := start(t, 1)
-	conn := connect(t, c.URLs())
-	ctx := testContext(t)
-	url, base := gittest.SharedRemote(t)
-	res := results(t, conn)
+	conn, ctx, url, base, res := workerFixture(t)
 	loops := make(chan *stubLoop, 1)
 	run := func(_ context.Context, job cluster.LoopJob) (cluster.LoopHandle, error) {
 		l := newStubLoop(cluster.LoopResult{ExitCode: 1, Reason: "consecutive_failures", Message: "3 agent failures in a row"}, 1)

@@ -30,6 +30,16 @@ func remoteRef(t *testing.T, url, ref string) string {
 	return out[:40]
 }
 
+// workerFixture is what a worker test starts from: one server, a connection
+// to it, the test's context, a shared remote with its base commit, and the
+// results the workers publish.
+func workerFixture(t *testing.T) (conn *cluster.Conn, ctx context.Context, url, base string, res <-chan cluster.Result) {
+	t.Helper()
+	conn = connect(t, start(t, 1).URLs())
+	url, base = gittest.SharedRemote(t)
+	return conn, testContext(t), url, base, results(t, conn)
+}
+
 // fakeLoop is a scripted `ralph loop`: each iteration commits a file and
 // appends an agent's line and ralph's iteration.finished to the event log
 // in the worktree's .ralph/, as a loop does.
@@ -375,11 +385,7 @@ func nextLoop(t *testing.T, r *fakeRunner) *fakeLoop {
 // branch with the loop's commits is pushed, its result published once and
 // its claim acknowledged, and its events reach the coordinator exactly.
 func TestWorkerRunsATask(t *testing.T) {
-	c := start(t, 1)
-	conn := connect(t, c.URLs())
-	ctx := testContext(t)
-	url, base := gittest.SharedRemote(t)
-	res := results(t, conn)
+	conn, ctx, url, base, res := workerFixture(t)
 	evs := followEvents(t, conn)
 	gate := make(chan struct{})
 	runner := newFakeRunner("w1", 3, gate)
@@ -429,11 +435,7 @@ func TestWorkerRunsATask(t *testing.T) {
 // work at once, long before the claim's ack wait, and the coordinator's
 // copy of the events goes on from where the first worker's ended.
 func TestWorkerHandsBackAndAnotherContinues(t *testing.T) {
-	c := start(t, 1)
-	conn := connect(t, c.URLs())
-	ctx := testContext(t)
-	url, base := gittest.SharedRemote(t)
-	res := results(t, conn)
+	conn, ctx, url, base, res := workerFixture(t)
 	evs := followEvents(t, conn)
 	// An ack wait longer than the test's bound: only a release lets the
 	// second worker have the task in time.
@@ -534,11 +536,7 @@ func TestWorkerRefusesTasks(t *testing.T) {
 // A claim is kept alive while its loop runs, past the ack wait: the task
 // is not given to another slot meanwhile.
 func TestWorkerKeepsItsClaimAlive(t *testing.T) {
-	c := start(t, 1)
-	conn := connect(t, c.URLs())
-	ctx := testContext(t)
-	url, base := gittest.SharedRemote(t)
-	res := results(t, conn)
+	conn, ctx, url, base, res := workerFixture(t)
 	const ackWait = 3 * time.Second
 	gate := make(chan struct{})
 	runner := newFakeRunner("w", 1, gate)
