@@ -533,3 +533,33 @@ func TestClaimDropsWhatIsNotATask(t *testing.T) {
 	require.NoError(t, claim.Done(ctx))
 	assert.EqualValues(t, 0, queued(t, conn))
 }
+
+// A batch handed to a coordinator that stopped before it acknowledged it
+// holds back the later batches of its task; it must come again well before
+// the task's result gives up waiting for its events (30 s).
+func TestEventsLostInFlightComeAgainSoon(t *testing.T) {
+	c := start(t, 1)
+	ctx := testContext(t)
+	js := connect(t, c.URLs()).JetStream()
+	first := cluster.Events{Run: run, TaskID: "t1", Attempt: 1, Worker: "w", Lines: []byte("{\"n\":1}\n")}
+	require.NoError(t, cluster.PublishEvents(ctx, js, first))
+
+	lost, stop := context.WithCancel(ctx)
+	handed := make(chan struct{})
+	err := cluster.EventsOf(lost, js, cluster.ConsumeOptions{}, func(ctx context.Context, _ cluster.Events) error {
+		close(handed)
+		stop()
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	require.ErrorIs(t, err, context.Canceled)
+	<-handed
+
+	second := first
+	second.Offset, second.Lines = int64(len(first.Lines)), []byte("{\"n\":2}\n")
+	require.NoError(t, cluster.PublishEvents(ctx, js, second))
+	copied := followEvents(t, connect(t, c.URLs()))
+	start := time.Now()
+	copied.waitFor(t, "t1", append(append([]byte(nil), first.Lines...), second.Lines...))
+	assert.Less(t, time.Since(start), 20*time.Second, "the lost batch came again too late for its task's result")
+}

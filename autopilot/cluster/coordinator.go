@@ -30,8 +30,9 @@ type CoordinatorOptions struct {
 	RemoteURL string
 	// Host names the coordinator in the tasks it sends.
 	Host string
-	// AckWait is how long a result or event batch being handled stays the
-	// coordinator's before it is delivered again; DefaultAckWait if zero.
+	// AckWait is how long a result being handled stays the coordinator's
+	// before it is delivered again, DefaultAckWait if zero; an event batch
+	// stays it no longer than 5 s (EventsOf).
 	AckWait time.Duration
 	// Log, when set, is told what went wrong, from any goroutine.
 	Log func(msg string)

@@ -23,6 +23,13 @@ type ConsumeOptions struct {
 // EventsConsumer is the coordinator's durable consumer on RALPH_EVENTS.
 const EventsConsumer = "ralph-coordinator-events"
 
+// eventsAckWait caps how long a batch handed out stays unacknowledged
+// before it comes again. Handling a batch is a quick append, and a batch
+// lost in flight (with its server, or with a coordinator that stopped)
+// holds back every later batch of its task, and the task's result with
+// them, until it comes again: well within eventsWait.
+const eventsAckWait = 5 * time.Second
+
 // Results hands each new result to handle, one at a time, until ctx ends,
 // and then returns ctx's error. A result is acknowledged once handle
 // returns nil; when it returns an error, or the coordinator stops before it
@@ -41,8 +48,12 @@ func Results(ctx context.Context, js jetstream.JetStream, opts ConsumeOptions, h
 // as Results does results: in the order published, each acknowledged once
 // handle returns nil, again after an error or a restart. A batch may come
 // more than once: handle appends a batch whose Offset is where its copy of
-// the task's log ends and skips one it already has.
+// the task's log ends and skips one it already has. A batch stays handed
+// out at most 5 s (less when opts.AckWait is less).
 func EventsOf(ctx context.Context, js jetstream.JetStream, opts ConsumeOptions, handle func(context.Context, Events) error) error {
+	if opts.AckWait == 0 || opts.AckWait > eventsAckWait {
+		opts.AckWait = eventsAckWait
+	}
 	return consume(ctx, js, opts, EventsStream, jetstream.ConsumerConfig{
 		Durable:       EventsConsumer,
 		Description:   "ralph autopilot coordinator: the workers' loops' events",
