@@ -80,6 +80,24 @@ func New(opts Options) (*Backend, error) {
 	return &Backend{spec: spec, opts: opts}, nil
 }
 
+// NewChecked makes a backend as New does and checks its binary is there,
+// so a missing agent is a fatal error before a run starts, not a failed
+// iteration after it. Its errors are *SetupError.
+func NewChecked(opts Options) (*Backend, error) {
+	b, err := New(opts)
+	if err != nil {
+		return nil, &SetupError{Err: err, Fix: "set cli.backend in ralph.yml or pass --backend; `ralph doctor` lists what is installed"}
+	}
+	if err := b.Check(); err != nil {
+		var missing *MissingBinaryError
+		if errors.As(err, &missing) {
+			return nil, &SetupError{Err: err, Problem: missing.Problem(), Fix: missing.Hint()}
+		}
+		return nil, err
+	}
+	return b, nil
+}
+
 // validate checks the options that do not depend on the CLI.
 func validate(opts Options) error {
 	switch opts.PromptMode {

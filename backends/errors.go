@@ -67,3 +67,22 @@ func (e *UnknownBackendError) Error() string {
 	fmt.Fprintf(&b, "; known backends: %s", strings.Join(e.Known, ", "))
 	return b.String()
 }
+
+// SetupError is a backend that cannot be made or run as configured, with
+// what is wrong and how to fix it kept apart, so the command line can show
+// them on lines of their own.
+type SetupError struct {
+	Err     error
+	Problem string // what is wrong; Err's message when empty
+	Fix     string
+}
+
+func (e *SetupError) Error() string {
+	if e.Problem != "" {
+		return e.Problem
+	}
+	return e.Err.Error()
+}
+
+func (e *SetupError) Hint() string  { return e.Fix }
+func (e *SetupError) Unwrap() error { return e.Err }

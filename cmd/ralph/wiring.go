@@ -170,7 +170,7 @@ func newBackends(cfg *config.Config, override string, redactor *redact.Redactor)
 		opts = backends.Options{Name: override, KillGrace: grace}
 	}
 	opts.Redactor = redactor
-	b, err := newCheckedBackend(opts)
+	b, err := backends.NewChecked(opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -181,7 +181,7 @@ func newBackends(cfg *config.Config, override string, redactor *redact.Redactor)
 		}
 		hopts := backendOptions(*h.Backend, grace)
 		hopts.Redactor = redactor
-		hb, err := newCheckedBackend(hopts)
+		hb, err := backends.NewChecked(hopts)
 		if err != nil {
 			return nil, nil, fmt.Errorf("hat %s: %w", h.ID, err)
 		}
@@ -194,31 +194,6 @@ func backendOptions(c config.CLI, grace time.Duration) backends.Options {
 	return backends.Options{Name: c.Backend, Command: c.Command, Args: c.Args, Model: c.Model,
 		PromptMode: c.PromptMode, PromptFlag: c.PromptFlag, Env: c.Env, KillGrace: grace}
 }
-
-// newCheckedBackend makes a backend and checks its binary is there, so a
-// missing agent is a fatal error before the run starts, not a failed
-// iteration after it.
-func newCheckedBackend(opts backends.Options) (*backends.Backend, error) {
-	b, err := backends.New(opts)
-	if err != nil {
-		return nil, withHint(err, "set cli.backend in ralph.yml or pass --backend; `ralph doctor` lists what is installed")
-	}
-	if err := b.Check(); err != nil {
-		var missing *backends.MissingBinaryError
-		if errors.As(err, &missing) {
-			return nil, withHint(missingProblem{missing}, missing.Hint())
-		}
-		return nil, err
-	}
-	return b, nil
-}
-
-// missingProblem shows only what is wrong on the error line, since the
-// hint line says how to fix it.
-type missingProblem struct{ *backends.MissingBinaryError }
-
-func (m missingProblem) Error() string { return m.Problem() }
-func (m missingProblem) Unwrap() error { return m.MissingBinaryError }
 
 // ralphBinary is the absolute path of this executable, which agents call
 // for `ralph emit`.
