@@ -1,0 +1,151 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/internal/golden"
+)
+
+// The tests of `ralph watch` run a loop or an autopilot with the scripted
+// agent, whose steps wait for a file the test creates, so the run is at a
+// known point while `ralph watch` shows it in a tmux session of 80×24.
+
+// waitingBuilder is headlessScript with a builder that prints its tools
+// and text, then waits for release before it reports build.done.
+func waitingBuilder(t *testing.T, w *workspace) agentScript {
+	sc := headlessScript()
+	turn := claudeTurn{
+		tools: []claudeToolUse{
+			{"Read", map[string]string{"file_path": "README.md"}},
+			{"Write", map[string]string{"file_path": "hello.txt"}},
+			{"Bash", map[string]string{"command": "cat hello.txt"}},
+		},
+		text: "Wrote hello.txt.", result: "Wrote hello.txt.", in: 1200, out: 300, cost: 0.0123,
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(w.state, "builder-turn.jsonl"), []byte(turn.String()+"\n"), 0o644))
+	sc.ByHat["builder"] = []step{{Write: map[string]string{"hello.txt": "hello\n"},
+		Sh: `cat "$SCRIPTAGENT_STATE/builder-turn.jsonl"; touch "$SCRIPTAGENT_STATE/builder-working"; ` +
+			`while [ ! -e "$SCRIPTAGENT_STATE/release" ]; do sleep 0.05; done`,
+		Emit: []scriptEmit{{Topic: "build.done", Payload: "wrote hello.txt"}}}}
+	return sc
+}
+
+// watchShell runs ralph watch in dir, then says how it ended.
+func watchShell(dir string, args ...string) string {
+	return fmt.Sprintf("cd %q && %q watch %s; echo WATCH-EXIT=$?; sleep 120", dir, ralphBin, strings.Join(args, " "))
+}
+
+// maskScreen takes out of a captured screen what changes from run to run:
+// clocks, durations, run ids, the temporary directory and blank line ends.
+func maskScreen(screen, dir string) string {
+	for _, m := range []struct {
+		re   *regexp.Regexp
+		with string
+	}{
+		{regexp.MustCompile(regexp.QuoteMeta(dir)), "$DIR"},
+		{regexp.MustCompile(`\d{8}-\d{6}-[0-9a-f]{6}`), "RUN-ID"},
+		{regexp.MustCompile(`\b\d\d:\d\d:\d\d\b`), "HH:MM:SS"},
+		{regexp.MustCompile(`\b(\d+h)?(\d+m)?\d+(\.\d+)?(ms|s)\b`), "Ns"},
+		{regexp.MustCompile(`\bpid \d+`), "pid N"},
+		{regexp.MustCompile(`offset \d+`), "offset N"},
+		// A title's rule is as long as the clock in it leaves it.
+		{regexp.MustCompile(`(?m)^(── .*·.*) ─+$`), "$1 ───"},
+	} {
+		screen = m.re.ReplaceAllString(screen, m.with)
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimRight(screen, "\n"), "\n") {
+		lines = append(lines, strings.TrimRight(l, " "))
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// ruleOf matches the rule above a pane on a screen width columns wide.
+func ruleOf(title string, width int) *regexp.Regexp {
+	return regexp.MustCompile(fmt.Sprintf(`(?m)^── %s ─{%d}$`, regexp.QuoteMeta(title), width-1-len([]rune(title))-4))
+}
+
+// assertFits checks that a screen has at most height lines of at most
+// width columns.
+func assertFits(t *testing.T, screen string, width, height int) {
+	t.Helper()
+	lines := strings.Split(strings.TrimRight(screen, "\n"), "\n")
+	assert.LessOrEqual(t, len(lines), height, "the screen has at most %d lines", height)
+	for _, l := range lines {
+		assert.LessOrEqual(t, len([]rune(l)), width, "a line fits in %d columns: %q", width, l)
+	}
+}
+
+func TestWatchALoop(t *testing.T) {
+	tm := newTmux(t)
+	w := newWorkspace(t)
+	w.write("ralph.yml", headlessConfig+claudeCLI())
+	w.script(waitingBuilder(t, w))
+	loop, stderr := w.startRalph("loop")
+	waitFor(t, "the builder at work", func() bool { return fileExists(filepath.Join(w.state, "builder-working")) })
+
+	ts := tm.session("watch", 80, 24, nil, watchShell(w.dir))
+	screen := ts.waitFor("| Wrote hello.txt.")
+	screen = ts.waitFor("last event   build.task → builder")
+	t.Logf("attached:\n%s", screen)
+	assertFits(t, screen, 80, 24)
+	golden.Assert(t, "testdata/watch/loop-attached.golden", maskScreen(screen, w.dir))
+
+	// Three events up is the coordinator's iteration.finished; its
+	// payload opens full-screen.
+	ts.keys("Up")
+	ts.waitFor("events (f follows)")
+	ts.keys("k", "k", "Enter")
+	screen = ts.waitFor("esc closes")
+	t.Logf("a payload:\n%s", screen)
+	assert.Contains(t, screen, "── event iteration.finished · offset")
+	assert.Contains(t, screen, `"outcome": "success",`)
+	assert.Contains(t, screen, `"input_tokens": 500,`)
+	ts.keys("Escape")
+	ts.waitFor("events (f follows)")
+	ts.keys("f")
+	ts.waitFor("events (following)")
+
+	ts.keys("p")
+	ts.waitFor("a lone loop cannot pause: s stops it")
+
+	// Resized, it redraws to the new size, and back.
+	ts.resize(100, 30)
+	screen = ts.waitForMatch(ruleOf("agent activity", 100))
+	assertFits(t, screen, 100, 30)
+	assert.Len(t, []rune(nonBlankLines(screen)[0]), 99, "the header spans the new width but its last column")
+	ts.resize(80, 24)
+	screen = ts.waitForMatch(ruleOf("agent activity", 80))
+	assertFits(t, screen, 80, 24)
+
+	// Quit, and attach again mid-run: the run did not notice.
+	ts.keys("q")
+	ts.waitFor("WATCH-EXIT=0")
+	again := tm.session("again", 80, 24, nil, watchShell(w.dir))
+	again.waitFor("| Wrote hello.txt.")
+
+	// s, s stops the loop, as ralph stop does.
+	again.keys("s")
+	again.waitFor("press s again to stop")
+	again.keys("s")
+	again.waitFor("asked the loop to stop before its next iteration")
+	require.NoError(t, os.WriteFile(filepath.Join(w.state, "release"), nil, 0o644))
+	screen = again.waitFor("ended: stopped (exit 1)")
+	t.Logf("stopped:\n%s", screen)
+	assert.Equal(t, 1, exitCodeOf(loop.Wait()), stderr.String())
+	var reason string
+	for _, rec := range w.events() {
+		if rec.Event.Topic == "loop.terminate" {
+			reason = string(rec.Event.Payload)
+		}
+	}
+	assert.Contains(t, reason, `"reason":"stopped"`)
+}
