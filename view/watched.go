@@ -204,6 +204,9 @@ func (r *WorkspaceReader) readAutopilot(now time.Time) (*AutopilotRun, []SlotVie
 		if s.Log != "" {
 			t := r.tail(s.Log, false)
 			s.Hat, s.Iteration, s.LastEvent = t.hat, t.iteration, t.lastEvent
+			if n := len(t.lines); n > 0 && s.LastEvent == "" {
+				s.LastEvent = t.lines[n-1].Event.Topic
+			}
 		}
 		slots = append(slots, s)
 	}
@@ -366,7 +369,7 @@ func (t *logTail) add(rec events.Record) {
 	}
 	ev := rec.Event
 	if t.autopilot {
-		line.Text = AutopilotEventText(ev)
+		line.Text = (&EventPrinter{Autopilot: true}).describe(ev)
 	} else {
 		line.Text = describe(ev)
 		t.note(ev)

@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ralph-loop/ralph/autopilot"
+	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/golden"
 )
 
@@ -51,7 +53,7 @@ func maskScreen(screen, dir string) string {
 		with string
 	}{
 		{regexp.MustCompile(regexp.QuoteMeta(dir)), "$DIR"},
-		{regexp.MustCompile(`\d{8}-\d{6}-[0-9a-f]{6}`), "RUN-ID"},
+		{regexp.MustCompile(`\d{8}-\d{6}(-[0-9a-f]{6})?`), "RUN-ID"},
 		{regexp.MustCompile(`\b\d\d:\d\d:\d\d\b`), "HH:MM:SS"},
 		{regexp.MustCompile(`\b(\d+h)?(\d+m)?\d+(\.\d+)?(ms|s)\b`), "Ns"},
 		{regexp.MustCompile(`\bpid \d+`), "pid N"},
@@ -148,4 +150,90 @@ func TestWatchALoop(t *testing.T) {
 		}
 	}
 	assert.Contains(t, reason, `"reason":"stopped"`)
+}
+
+func TestWatchAThreeSlotAutopilot(t *testing.T) {
+	tm := newTmux(t)
+	w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n  parallel: 3\n")
+	w.write("TODO.md", "- [ ] One\n- [ ] Two\n- [ ] Three\n")
+	git(t, w.dir, "add", "-A")
+	git(t, w.dir, "commit", "-q", "-m", "tasks")
+	w.script(agentScript{Steps: []step{{
+		Sh: `task=$(basename "$PWD"); echo "working on $task"; touch "$SCRIPTAGENT_STATE/running-$task"; ` +
+			waitRelease + `echo "$task" > "$task.txt"`,
+		Commit: "do the task",
+		Say:    `<event topic="LOOP_COMPLETE">done</event>`,
+	}}})
+	cmd, stderr := w.startRalph("autopilot")
+	for _, task := range []string{"one", "two", "three"} {
+		waitFor(t, task+"'s agent", func() bool { return fileExists(filepath.Join(w.state, "running-"+task)) })
+	}
+
+	ts := tm.session("watch", 80, 24, nil, watchShell(w.dir))
+	ts.waitFor("3 started")
+	screen := ts.waitFor("| working on one")
+	t.Logf("attached:\n%s", screen)
+	assertFits(t, screen, 80, 24)
+	golden.Assert(t, "testdata/watch/autopilot-attached.golden", maskAutopilotScreen(screen, w.dir))
+
+	ts.keys("Tab")
+	screen = ts.waitFor("| working on two")
+	assert.Contains(t, screen, "> slot 2  two")
+	ts.keys("Tab")
+	ts.waitFor("| working on three")
+	ts.keys("Tab")
+	screen = ts.waitFor("| working on one")
+	assert.Contains(t, screen, "> slot 1  one", "Tab goes round")
+	ts.keys("BTab")
+	ts.waitFor("| working on three")
+
+	// p pauses the autopilot and p resumes it, as ralph autopilot
+	// pause|resume do.
+	ts.keys("p")
+	ts.waitFor("asked the autopilot to pause")
+	ts.waitFor("· paused ·")
+	waitFor(t, "autopilot.paused", func() bool { return autopilotLogHas(t, w, autopilot.TopicPaused) })
+	ts.keys("p")
+	ts.waitFor("asked the autopilot to resume")
+	ts.waitFor("· running ·")
+	waitFor(t, "autopilot.resumed", func() bool { return autopilotLogHas(t, w, autopilot.TopicResumed) })
+
+	// Quit, and attach again to one task's slot.
+	ts.keys("q")
+	ts.waitFor("WATCH-EXIT=0")
+	again := tm.session("again", 80, 24, nil, watchShell(w.dir, "--task", "two"))
+	screen = again.waitFor("| working on two")
+	assert.Contains(t, screen, "> slot 2  two")
+
+	require.NoError(t, os.WriteFile(filepath.Join(w.state, "release"), nil, 0o644))
+	screen = again.waitFor("ended: all done (exit 0)")
+	t.Logf("ended:\n%s", screen)
+	require.Equal(t, 0, exitCodeOf(cmd.Wait()), stderr.String())
+
+	// Without a terminal, the same as lines, and the autopilot's events
+	// until its end, which has come.
+	r := runRalph(t, "-C", w.dir, "watch")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "ralph autopilot · run")
+	assert.Contains(t, r.stdout, "ended: all done (exit 0)")
+	assert.Contains(t, r.stdout, "autopilot.stopped")
+}
+
+// autopilotLogHas says whether the autopilot's log has a line of topic.
+func autopilotLogHas(t *testing.T, w *workspace, topic string) bool {
+	recs, err := events.NewReader(filepath.Join(w.dir, ".ralph", autopilot.EventsFile), 0).Read()
+	require.NoError(t, err)
+	for _, r := range recs {
+		if r.Event.Topic == topic {
+			return true
+		}
+	}
+	return false
+}
+
+// maskAutopilotScreen is maskScreen, and the autopilot's last event,
+// which is whichever slot's loop started last.
+func maskAutopilotScreen(screen, dir string) string {
+	screen = maskScreen(screen, dir)
+	return regexp.MustCompile(`(?m)^ last         task\.running.*$`).ReplaceAllString(screen, " last         task.running (the slot that started last)")
 }

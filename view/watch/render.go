@@ -61,7 +61,7 @@ func (m *model) mainLines(now time.Time, width, height int) []string {
 		return append(top, "", "  "+m.waiting())
 	}
 	top = append(top, view.RunPanel(l.Run, now, width)...)
-	top = append(top, " objective    "+view.FirstLine(view.Sanitize(orDash(l.Objective))),
+	top = append(top, " objective    "+view.Sanitize(view.FirstLine(orDash(l.Objective))),
 		" hats         "+hatPath(l.Hats, l.Run.Hat))
 	rest := height - len(top) - 2 // the two panes' titles
 	if rest < 2 {
@@ -126,7 +126,7 @@ func autopilotLines(ap *view.AutopilotRun, now time.Time, width int) []string {
 		titleStyle.Render(rule(joinWords("ralph autopilot", "run "+ap.RunID, state, elapsed), width)),
 		fmt.Sprintf(" source %s · %d slots · %d started · %d completed · %d failed · %d to merge",
 			orDash(ap.Source), ap.Parallel, ap.Started, ap.Completed, ap.Failed, ap.Queued),
-		" last         " + view.FirstLine(view.Sanitize(last)),
+		" last         " + view.Sanitize(view.FirstLine(last)),
 	}
 }
 
@@ -216,7 +216,7 @@ func eventLine(e view.EventLine) string {
 	if !e.Event.TS.IsZero() {
 		ts = e.Event.TS.Local().Format("15:04:05")
 	}
-	return fmt.Sprintf("%s %-20s %s", ts, e.Event.Topic, view.FirstLine(view.Sanitize(e.Text)))
+	return fmt.Sprintf("%s %-20s %s", ts, e.Event.Topic, view.Sanitize(view.FirstLine(e.Text)))
 }
 
 // payloadLines show the open event as indented JSON.
@@ -258,9 +258,9 @@ func (m *model) footer() string {
 	case m.payload != nil:
 		return dimStyle.Render("↑/↓ scroll · esc close · q quit")
 	}
-	keys := "tab slot · ↑/↓ event · enter payload · f follow · p pause · s stop · ? help · q quit"
+	keys := "tab slot · ↑↓ event · enter open · f follow · p pause · s stop · ? · q quit"
 	if m.w.Autopilot == nil {
-		keys = "↑/↓ event · enter payload · f follow · s stop · ? help · q quit"
+		keys = "↑↓ event · enter payload · f follow · s stop · ? help · q quit"
 	}
 	return dimStyle.Render(keys)
 }

@@ -80,7 +80,7 @@ func plainHeader(w view.Watched, now time.Time) []string {
 	}
 	if l := w.Loop; l != nil {
 		lines = append(lines, view.RunPanel(l.Run, now, plainWidth)...)
-		lines = append(lines, " objective    "+view.FirstLine(view.Sanitize(orDash(l.Objective))),
+		lines = append(lines, " objective    "+view.Sanitize(view.FirstLine(orDash(l.Objective))),
 			" hats         "+hatPath(l.Hats, l.Run.Hat))
 	}
 	return lines
