@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,21 +40,27 @@ type ActivityRecord struct {
 	CostUSD   float64             `json:"cost_usd,omitempty"`
 }
 
-// Line is the record as one line of the activity pane: the same words the
-// plain lines use.
-func (a ActivityRecord) Line() string {
+// Lines are the record as lines of the activity pane, in the words the
+// plain lines use: each line of an agent's text after "| ".
+func (a ActivityRecord) Lines() []string {
 	switch a.Kind {
 	case events.ActivityText:
-		return "| " + a.Text
+		var out []string
+		for _, line := range strings.Split(strings.TrimRight(a.Text, "\n"), "\n") {
+			if strings.TrimSpace(line) != "" {
+				out = append(out, "| "+line)
+			}
+		}
+		return out
 	case events.ActivityTool:
-		return fmt.Sprintf("%s %s", a.Tool, toolTarget(events.Activity{ToolName: a.ToolName, Path: a.Path, Command: a.Command}))
+		return []string{fmt.Sprintf("%s %s", a.Tool, toolTarget(events.Activity{ToolName: a.ToolName, Path: a.Path, Command: a.Command}))}
 	case events.ActivityError:
-		return "agent error: " + a.Text
+		return []string{"agent error: " + a.Text}
 	case events.ActivityRateLimit:
-		return "rate limited: " + a.Text
+		return []string{"rate limited: " + a.Text}
 	case events.ActivityUsage:
 	}
-	return ""
+	return nil
 }
 
 // ActivityLog is a Reporter that appends each activity of a run's agents

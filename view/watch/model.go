@@ -17,8 +17,21 @@ type Options struct {
 	Dir  string // the workspace
 	Task string // the slot to select first: a task id or slot; "" for the first
 	Now  func() time.Time
+	// Loc is the time zone of the events' times; nil is the local one.
+	Loc *time.Location
 	// Term is $TERM: "dumb" (or none) gets plain lines.
 	Term string
+}
+
+// withDefaults fills in the clock and the time zone when not given.
+func (o Options) withDefaults() Options {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Loc == nil {
+		o.Loc = time.Local
+	}
+	return o
 }
 
 // model is the Bubble Tea model: what was last read of the workspace, and
@@ -43,6 +56,7 @@ type model struct {
 }
 
 func newModel(opts Options, files *fileWatch) *model {
+	opts = opts.withDefaults()
 	m := &model{opts: opts, reader: view.NewWorkspaceReader(opts.Dir), files: files,
 		width: 80, height: 24, task: opts.Task, follow: true}
 	m.refresh()

@@ -175,12 +175,9 @@ func activityLines(l *view.LoopView) []string {
 	}
 	var out []string
 	for _, a := range l.Activity {
-		text := view.Sanitize(a.Line())
 		prefix := fmt.Sprintf("  #%d %s ", a.Iteration, a.Hat)
-		for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
-			if strings.TrimSpace(line) != "" {
-				out = append(out, prefix+line)
-			}
+		for _, line := range a.Lines() {
+			out = append(out, prefix+view.Sanitize(line))
 		}
 	}
 	return out
@@ -199,22 +196,22 @@ func (m *model) eventLines(n int) []string {
 	var out []string
 	for i := start; i < end; i++ {
 		e := l.Events[i]
-		line := "  " + eventLine(e)
+		line := "  " + eventLine(e, m.opts.Loc)
 		if i == sel {
-			line = selectedStyle.Render("> " + eventLine(e))
+			line = selectedStyle.Render("> " + eventLine(e, m.opts.Loc))
 		}
 		out = append(out, line)
 	}
 	return out
 }
 
-func eventLine(e view.EventLine) string {
+func eventLine(e view.EventLine, loc *time.Location) string {
 	if e.Err != nil {
 		return "malformed line: " + view.FirstLine(e.Text)
 	}
 	ts := "--:--:--"
 	if !e.Event.TS.IsZero() {
-		ts = e.Event.TS.Local().Format("15:04:05")
+		ts = e.Event.TS.In(loc).Format("15:04:05")
 	}
 	return fmt.Sprintf("%s %-20s %s", ts, e.Event.Topic, view.Sanitize(view.FirstLine(e.Text)))
 }

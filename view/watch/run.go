@@ -19,9 +19,7 @@ import (
 // Start shows the workspace on out: full-screen when out is a terminal
 // that can draw one, else as plain lines (Lines).
 func Start(ctx context.Context, in io.Reader, out io.Writer, opts Options) error {
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
+	opts = opts.withDefaults()
 	if _, tty := view.TerminalFd(out); !tty || opts.Term == "dumb" || opts.Term == "" {
 		return Lines(ctx, out, opts)
 	}
@@ -53,6 +51,7 @@ const plainWidth = 100
 // or of the loop as they come, as `ralph events -f` prints them, until the
 // run ends or ctx does.
 func Lines(ctx context.Context, out io.Writer, opts Options) error {
+	opts = opts.withDefaults()
 	now := opts.Now()
 	w := view.NewWorkspaceReader(opts.Dir).Read(opts.Task, now)
 	bw := bufio.NewWriter(out)
@@ -65,7 +64,7 @@ func Lines(ctx context.Context, out io.Writer, opts Options) error {
 		return err
 	}
 	fmt.Fprintln(bw)
-	listing := view.EventListing{Printer: &view.EventPrinter{W: bw, Loc: time.Local, Autopilot: isAutopilot},
+	listing := view.EventListing{Printer: &view.EventPrinter{W: bw, Loc: opts.Loc, Autopilot: isAutopilot},
 		Last: 20, Follow: true, Autopilot: isAutopilot, Flush: bw.Flush}
 	return listing.List(ctx, path)
 }
