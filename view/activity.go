@@ -38,6 +38,7 @@ type ActivityRecord struct {
 	Command   string              `json:"command,omitempty"`
 	Tokens    *events.Usage       `json:"tokens,omitempty"`
 	CostUSD   float64             `json:"cost_usd,omitempty"`
+	ResetAt   time.Time           `json:"reset_at,omitzero"` // when a rate limit lifts, if known
 }
 
 // Lines are the record as lines of the activity pane, in the words the
@@ -97,7 +98,7 @@ func (l *ActivityLog) LoopStarted(run engine.RunInfo) {
 
 func (l *ActivityLog) Activity(it engine.IterationInfo, a events.Activity) {
 	rec := ActivityRecord{TS: l.now(), Iteration: it.N, Hat: it.Hat.ID, Kind: a.Kind, Text: a.Text,
-		Tool: a.Tool, ToolName: a.ToolName, Path: a.Path, Command: a.Command, CostUSD: a.CostUSD}
+		Tool: a.Tool, ToolName: a.ToolName, Path: a.Path, Command: a.Command, CostUSD: a.CostUSD, ResetAt: a.ResetAt}
 	if a.Kind == events.ActivityUsage {
 		rec.Tokens = &a.Usage
 	}
