@@ -128,11 +128,17 @@ func TestWatchALoop(t *testing.T) {
 	screen = ts.waitForMatch(ruleOf("agent activity", 80))
 	assertFits(t, screen, 80, 24)
 
-	// Quit, and attach again mid-run: the run did not notice.
-	ts.keys("q")
-	ts.waitFor("WATCH-EXIT=0")
+	// A second watcher beside the first; the first quits; the run did
+	// not notice either. A third on a dumb terminal prints lines.
 	again := tm.session("again", 80, 24, nil, watchShell(w.dir))
 	again.waitFor("| Wrote hello.txt.")
+	ts.keys("q")
+	ts.waitFor("WATCH-EXIT=0")
+	// (tmux sets TERM in its panes itself.)
+	dumb := tm.session("dumb", 160, 60, nil, strings.Replace(watchShell(w.dir), " && ", " && TERM=dumb ", 1))
+	screen = dumb.waitFor("iteration.started")
+	assert.Contains(t, screen, "iteration 2/10 · builder (claude) · working")
+	assert.Contains(t, screen, "TIME", "the events' table, as ralph events prints it")
 
 	// s, s stops the loop, as ralph stop does.
 	again.keys("s")
@@ -150,6 +156,8 @@ func TestWatchALoop(t *testing.T) {
 		}
 	}
 	assert.Contains(t, reason, `"reason":"stopped"`)
+	screen = dumb.waitFor("WATCH-EXIT=0")
+	assert.Contains(t, screen, "loop.terminate", "the lines follow the run to its end, as ralph events -f does")
 }
 
 func TestWatchAThreeSlotAutopilot(t *testing.T) {
