@@ -95,8 +95,9 @@ func TestWatchALoop(t *testing.T) {
 	waitFor(t, "the builder at work", func() bool { return fileExists(filepath.Join(w.state, "builder-working")) })
 
 	ts := tm.session("watch", 80, 24, nil, watchShell(w.dir))
-	screen := ts.waitFor("| Wrote hello.txt.")
-	screen = ts.waitFor("last event   build.task → builder")
+	ts.waitFor("| Wrote hello.txt.")
+	// The usage comes with the agent's result, its last line.
+	screen := ts.waitFor("tokens 2.1k (1.7k in, 380 out) · reads 1 · writes 1 · shell 1")
 	t.Logf("attached:\n%s", screen)
 	assertFits(t, screen, 80, 24)
 	golden.Assert(t, "testdata/watch/loop-attached.golden", maskScreen(screen, w.dir))
