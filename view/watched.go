@@ -68,6 +68,10 @@ type SlotView struct {
 // LoopView is one loop: its checkpoint, the end of its event log and its
 // agents' activity.
 type LoopView struct {
+	// Workspace is where the loop runs, "" for a remote one; Launch is how
+	// it was started (its config files and -H), nil when unknown.
+	Workspace string
+	Launch    *engine.Launch
 	// Run is what the run's header shows, as the live view of `ralph loop`
 	// shows it (RenderRunPanel).
 	Run       Run
@@ -255,7 +259,7 @@ func (r *WorkspaceReader) readLoop(ws, logPath, worker string, now time.Time) *L
 	if err != nil {
 		return nil
 	}
-	l := &LoopView{Objective: st.Objective, Running: r.loopRunning(ws)}
+	l := &LoopView{Workspace: ws, Launch: st.Launch, Objective: st.Objective, Running: r.loopRunning(ws)}
 	path := filepath.Join(ws, st.EventsFile)
 	t := r.tail(path, false)
 	l.Events, l.Hats = t.lines, r.runHats(path)

@@ -40,6 +40,7 @@ type model struct {
 	opts   Options
 	reader *view.WorkspaceReader
 	files  *fileWatch
+	graphs graphs
 	w      view.Watched
 
 	width, height int
@@ -57,7 +58,7 @@ type model struct {
 
 func newModel(opts Options, files *fileWatch) *model {
 	opts = opts.withDefaults()
-	m := &model{opts: opts, reader: view.NewWorkspaceReader(opts.Dir), files: files,
+	m := &model{opts: opts, reader: view.NewWorkspaceReader(opts.Dir), files: files, graphs: graphs{},
 		width: 80, height: 24, task: opts.Task, follow: true}
 	m.refresh()
 	return m

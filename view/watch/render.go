@@ -62,7 +62,7 @@ func (m *model) mainLines(now time.Time, width, height int) []string {
 	}
 	top = append(top, view.RunPanel(l.Run, now, width)...)
 	top = append(top, " objective    "+view.Sanitize(view.FirstLine(orDash(l.Objective))),
-		" hats         "+hatPath(l.Hats, l.Run.Hat))
+		" hats         "+m.hatLine(l))
 	rest := height - len(top) - 2 // the two panes' titles
 	if rest < 2 {
 		return top
@@ -150,6 +150,15 @@ func (m *model) slotLines(now time.Time) []string {
 		out = append(out, line)
 	}
 	return out
+}
+
+// hatLine is where the loop is among its hats: its place in the hats'
+// graph when the config loads, else the run's hats in config order.
+func (m *model) hatLine(l *view.LoopView) string {
+	if g := m.graphs.of(l); g != nil && l.Run.Hat != "" {
+		return position(g, l.Run.Hat)
+	}
+	return hatPath(l.Hats, l.Run.Hat)
 }
 
 // hatPath is the run's hats with the current one bracketed.

@@ -71,7 +71,7 @@ func Lines(ctx context.Context, out io.Writer, opts Options) error {
 
 // plainHeader is the top of the screen as lines.
 func plainHeader(w view.Watched, now time.Time) []string {
-	m := &model{w: w, width: plainWidth}
+	m := &model{w: w, width: plainWidth, graphs: graphs{}}
 	var lines []string
 	if ap := w.Autopilot; ap != nil {
 		lines = append(lines, autopilotLines(ap, now, plainWidth)...)
@@ -80,7 +80,7 @@ func plainHeader(w view.Watched, now time.Time) []string {
 	if l := w.Loop; l != nil {
 		lines = append(lines, view.RunPanel(l.Run, now, plainWidth)...)
 		lines = append(lines, " objective    "+view.Sanitize(view.FirstLine(orDash(l.Objective))),
-			" hats         "+hatPath(l.Hats, l.Run.Hat))
+			" hats         "+m.hatLine(l))
 	}
 	return lines
 }

@@ -241,3 +241,28 @@ func TestNothingRunsYet(t *testing.T) {
 	assert.Contains(t, screen(t, m), "no run here yet: waiting for `ralph loop` or `ralph autopilot` to start")
 	assert.NoDirExists(t, filepath.Join(dir, engine.DirName), "watching writes nothing")
 }
+
+func TestTheHatLineIsThePlaceInTheGraph(t *testing.T) {
+	ws := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "ralph.yml"), []byte(`event_loop:
+  prompt: Add a flag.
+hats:
+  planner:
+    triggers: [task.start]
+    publishes: [plan.ready]
+  builder:
+    triggers: [plan.ready, review.rejected]
+    publishes: [build.done]
+  reviewer:
+    triggers: [build.done]
+    publishes: [review.rejected, LOOP_COMPLETE]
+`), 0o644))
+	g := loadGraph(ws, &engine.Launch{})
+	require.NotNil(t, g)
+	assert.Equal(t, "planner ─plan.ready→, reviewer ─review.rejected→ [builder] ─build.done→ reviewer", position(g, "builder"))
+	assert.Equal(t, "builder ─build.done→ [reviewer] ─review.rejected→ builder, ─LOOP_COMPLETE→ done", position(g, "reviewer"))
+	assert.Equal(t, "start ─task.start→ [planner] ─plan.ready→ builder", position(g, "planner"))
+
+	assert.Nil(t, loadGraph(ws, &engine.Launch{Configs: []string{"missing.yml"}}), "a config that does not load has no graph")
+	assert.NotNil(t, loadGraph(ws, &engine.Launch{Hats: "tdd"}), "-H names a preset")
+}
