@@ -102,12 +102,11 @@ const keepLines = 500
 // WorkspaceReader reads what runs in a workspace, again and again: it keeps
 // its place in each log, so a read costs what was appended since.
 type WorkspaceReader struct {
-	dir   string
-	host  string
-	logs  map[string]*logTail
-	acts  map[string]*activityTail
-	hats  map[string][]string // log path → hats
-	cache map[string]time.Time
+	dir  string
+	host string
+	logs map[string]*logTail
+	acts map[string]*activityTail
+	hats map[string][]string // log path → hats
 }
 
 // NewWorkspaceReader reads the workspace dir.

@@ -50,12 +50,17 @@ const plainWidth = 100
 // header, then the events of the autopilot (or, with a task, of its loop)
 // or of the loop as they come, as `ralph events -f` prints them, until the
 // run ends or ctx does.
-func Lines(ctx context.Context, out io.Writer, opts Options) error {
+func Lines(ctx context.Context, out io.Writer, opts Options) (err error) {
 	opts = opts.withDefaults()
 	now := opts.Now()
 	w := view.NewWorkspaceReader(opts.Dir).Read(opts.Task, now)
 	bw := bufio.NewWriter(out)
-	defer bw.Flush()
+	defer func() {
+		// What is still buffered: failing to write it is Lines' failure.
+		if ferr := bw.Flush(); err == nil {
+			err = ferr
+		}
+	}()
 	for _, l := range plainHeader(w, now) {
 		fmt.Fprintln(bw, ansi.Strip(l))
 	}
