@@ -12,6 +12,8 @@ const (
 	PhaseRunning     Phase = "running"
 	PhaseCollecting  Phase = "collecting"
 	PhaseWaiting     Phase = "waiting"
+	// PhaseAwaitingHuman: a question an agent asked waits for a person.
+	PhaseAwaitingHuman Phase = "awaiting_human"
 	PhaseTerminating Phase = "terminating"
 	PhaseDone        Phase = "done"
 )

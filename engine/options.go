@@ -43,6 +43,11 @@ type Settings struct {
 	IterationTimeout time.Duration
 	IdleTimeout      time.Duration
 	RateLimitMaxWait time.Duration
+	// HumanTimeout is how long a question waits for its answer when
+	// `ralph ask` gave no --timeout; 0 waits until answered.
+	// HumanOnTimeout is OnTimeoutContinue or OnTimeoutStop ("" continues).
+	HumanTimeout   time.Duration
+	HumanOnTimeout string
 
 	// AcceptanceCriteria must pass for a completion claim to count; with
 	// VerifyEveryIteration they are checked after every iteration and

@@ -33,6 +33,8 @@ type Status struct {
 	Pending       int            `json:"pending"`
 	EventsFile    string         `json:"events_file,omitempty"`
 	Ended         *Termination   `json:"ended,omitempty"`
+	// Waiting is the question the run waits on a person to answer.
+	Waiting *Question `json:"waiting_for_human,omitempty"`
 	Recent        []events.Event `json:"recent_events,omitempty"`
 }
 
@@ -63,6 +65,12 @@ func ReadStatus(workspace string, recent int, now time.Time) (Status, error) {
 			// is the next. A run killed mid-iteration shows what it
 			// finished: that iteration runs again on resume.
 			s.Iteration, s.Confirming = r.Iteration, r.Confirming
+		}
+	}
+	if st.Terminated == nil {
+		// The log past the checkpoint may hold the question, or its answer.
+		if cur, _, err := readRunState(workspace); err == nil && cur != nil {
+			s.Waiting = cur.Question
 		}
 	}
 	s.Elapsed = elapsed(st, held, now).Round(time.Second).String()
