@@ -79,11 +79,11 @@ var schemaDocs = map[string]string{
 	"hat.backend.name": "The backend's name, as backend:.",
 	"hat.backend.type": "The backend's name, as backend: (ralph-orchestrator's spelling).",
 
-	"memories.enabled": "Inject memories into prompts.",
+	"memories.enabled":      "Inject memories into prompts.",
 	"human.timeout_seconds": "How long a question waits for its answer when `ralph ask` has no --timeout; 0: until answered. Waiting does not count against max_runtime_seconds.",
 	"human.on_timeout":      "What happens when a question's wait ends unanswered: continue (the next prompt says no answer came) or stop (the run ends, reason no_answer, exit 1).",
-	"memories.budget":  "Most characters of memories injected into one prompt.",
-	"memories.shared":  "Keep .ralph/agent/memories.md visible to git so it can be committed; the rest of .ralph/ is always ignored.",
+	"memories.budget":       "Most characters of memories injected into one prompt.",
+	"memories.shared":       "Keep .ralph/agent/memories.md visible to git so it can be committed; the rest of .ralph/ is always ignored.",
 
 	"criterion":                 "One check ralph runs itself.",
 	"criterion.type":            "What to check: file_exists, file_contains, contains_text, command_succeeds, tests_pass, no_type_errors, lint_clean, git_clean, commit_made.",

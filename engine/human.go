@@ -87,17 +87,31 @@ type timedOutRecord struct {
 	Note      string `json:"note"`
 }
 
-// AskLine is the human.asked line `ralph ask` appends for the agent of
-// iteration wearing hat, with a new question id. A timeout of 0 leaves the
-// wait to the run's human.timeout_seconds.
-func AskLine(text string, options []string, timeout time.Duration, hat string, iteration int) (events.Event, string) {
-	var b [2]byte
+// AskLine is the human.asked line `ralph ask` appends, with a new
+// question id; the command tags it with the agent's hat and iteration. A
+// timeout of 0 leaves the wait to the run's human.timeout_seconds.
+func AskLine(text string, options []string, timeout time.Duration) (events.Event, string, error) {
+	if strings.TrimSpace(text) == "" {
+		return events.Event{}, "", &QuestionError{Problem: "the question is empty",
+			Fix: `ask something a person can answer, e.g. ralph ask "Keep the old API?"`}
+	}
+	if timeout < 0 {
+		return events.Event{}, "", &QuestionError{Problem: "--timeout must not be negative", Fix: "give a wait such as 30m, or leave it out"}
+	}
+	var b [3]byte
 	_, _ = rand.Read(b[:])
-	id := fmt.Sprintf("q%d-%s", iteration, hex.EncodeToString(b[:]))
+	id := "q-" + hex.EncodeToString(b[:])
 	rec := askedRecord{ID: id, Text: text, Options: options, TimeoutSeconds: int64(timeout.Round(time.Second) / time.Second)}
-	return events.Event{Topic: TopicHumanAsked, Payload: events.ObjectPayload(rec), Source: events.SourceAgent,
-		Hat: hat, Iteration: iteration}, id
+	return events.Event{Topic: TopicHumanAsked, Payload: events.ObjectPayload(rec), Source: events.SourceAgent}, id, nil
 }
+
+// QuestionError is a question `ralph ask` refuses, and how to fix it.
+type QuestionError struct{ Problem, Fix string }
+
+func (e *QuestionError) Error() string { return e.Problem }
+
+// Hint says how to fix it.
+func (e *QuestionError) Hint() string { return e.Fix }
 
 // isQuestion reports whether ev is an agent's question.
 func isQuestion(ev events.Event) bool {

@@ -18,24 +18,24 @@ import (
 // Confirming says the running one checks a completion claim, and
 // Confirmations how many finished ones did: max_iterations counts neither.
 type Status struct {
-	Running       bool           `json:"running"`
-	PID           int            `json:"pid,omitempty"`
-	RunID         string         `json:"run_id,omitempty"`
-	Iteration     int            `json:"iteration"`
-	MaxIter       int            `json:"max_iterations,omitempty"`
-	Confirming    bool           `json:"confirming,omitempty"`
-	Confirmations int            `json:"confirmation_iterations,omitempty"`
-	Hat           string         `json:"hat,omitempty"`
-	Phase         Phase          `json:"phase,omitempty"`
-	Elapsed       string         `json:"elapsed,omitempty"`
-	CostUSD       float64        `json:"cost_usd"`
-	Tokens        int64          `json:"tokens"`
-	Pending       int            `json:"pending"`
-	EventsFile    string         `json:"events_file,omitempty"`
-	Ended         *Termination   `json:"ended,omitempty"`
+	Running       bool         `json:"running"`
+	PID           int          `json:"pid,omitempty"`
+	RunID         string       `json:"run_id,omitempty"`
+	Iteration     int          `json:"iteration"`
+	MaxIter       int          `json:"max_iterations,omitempty"`
+	Confirming    bool         `json:"confirming,omitempty"`
+	Confirmations int          `json:"confirmation_iterations,omitempty"`
+	Hat           string       `json:"hat,omitempty"`
+	Phase         Phase        `json:"phase,omitempty"`
+	Elapsed       string       `json:"elapsed,omitempty"`
+	CostUSD       float64      `json:"cost_usd"`
+	Tokens        int64        `json:"tokens"`
+	Pending       int          `json:"pending"`
+	EventsFile    string       `json:"events_file,omitempty"`
+	Ended         *Termination `json:"ended,omitempty"`
 	// Waiting is the question the run waits on a person to answer.
-	Waiting *Question `json:"waiting_for_human,omitempty"`
-	Recent        []events.Event `json:"recent_events,omitempty"`
+	Waiting *Question      `json:"waiting_for_human,omitempty"`
+	Recent  []events.Event `json:"recent_events,omitempty"`
 }
 
 // ReadStatus reads the lock and the checkpoint of workspace without

@@ -53,18 +53,18 @@ func addTools(a, b events.ToolCounts) events.ToolCounts {
 // the finished iterations (Done) and the one running (Live), because the
 // running agent's figures are replaced by its result when it ends.
 type Run struct {
-	ID          string
-	Started     time.Time
-	N, Max      int
-	Hat         string
-	Backend     string
-	Confirming  bool
-	Phase       Phase
-	PhaseSince  time.Time
-	WaitUntil   time.Time      // while waiting for a rate limit
+	ID         string
+	Started    time.Time
+	N, Max     int
+	Hat        string
+	Backend    string
+	Confirming bool
+	Phase      Phase
+	PhaseSince time.Time
+	WaitUntil  time.Time // while waiting for a rate limit
 	// Question is the question the run waits on a person to answer, nil
 	// when it waits for none.
-	Question *engine.Question
+	Question    *engine.Question
 	LastOutcome engine.Outcome // of the last iteration that finished
 	Done, Live  Figures
 	// Commits are those made during this process's part of the run.
