@@ -50,7 +50,7 @@ func (e *Engine) awaitingHuman(ctx context.Context) (Phase, error) {
 // timedOut records that the deadline passed, in one write: the line
 // closes the question and tells the hat that asked, as an answer would.
 func (e *Engine) timedOut(q Question) (Phase, error) {
-	onTimeout := e.opts.Settings.HumanOnTimeout
+	onTimeout := e.opts.Settings.Human.OnTimeout
 	if onTimeout == "" {
 		onTimeout = OnTimeoutContinue
 	}

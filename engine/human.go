@@ -151,7 +151,7 @@ func (e *Engine) questionTimeout(ev events.Event) time.Duration {
 	if decode(ev, &r) && r.TimeoutSeconds > 0 {
 		return time.Duration(r.TimeoutSeconds) * time.Second
 	}
-	return e.opts.Settings.HumanTimeout
+	return e.opts.Settings.Human.Timeout
 }
 
 // decideQuestions decides the questions of a settle step, after the other
