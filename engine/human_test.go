@@ -16,10 +16,9 @@ import (
 // them, as a person (or a hook) would.
 type humanRecorder struct {
 	nopReporter
-	waiting  []Question
-	replies  []Reply
-	onWait   func(q Question)
-	finished Summary
+	waiting []Question
+	replies []Reply
+	onWait  func(q Question)
 }
 
 func (h *humanRecorder) WaitingForHuman(q Question) {
