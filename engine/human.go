@@ -269,6 +269,9 @@ func PendingQuestion(workspace string) (*Question, error) {
 // pending), by says who answered ("cli", "watch", "hook NAME", "api"). A
 // run killed while it waited finds the answer when it is resumed.
 func Answer(workspace, id, text, by string) error {
+	if strings.TrimSpace(text) == "" {
+		return &QuestionError{Problem: "the answer is empty", Fix: `say what the agent should do, e.g. ralph answer "keep the old API"`}
+	}
 	st, path, err := readRunState(workspace)
 	if err != nil {
 		return err

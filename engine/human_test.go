@@ -207,6 +207,8 @@ func TestQuestionDecisions(t *testing.T) {
 func TestAnswerRefusesWhatIsNotPending(t *testing.T) {
 	dir := t.TempDir()
 	var notPending *NotPendingError
+	var empty *QuestionError
+	require.ErrorAs(t, Answer(dir, "", " ", "test"), &empty)
 	err := Answer(dir, "", "yes", "test")
 	require.ErrorAs(t, err, &notPending, "no run at all")
 
