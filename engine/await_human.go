@@ -61,6 +61,11 @@ func (e *Engine) timedOut(q Question) (Phase, error) {
 	if err := e.append(line); err != nil {
 		return "", err
 	}
+	if e.reportAnswer(q) {
+		// An answer written just before the time-out line: the fold
+		// takes the first line that closes a question, so it stands.
+		return PhaseChecking, nil
+	}
 	e.reportHuman(func(r HumanReporter) { r.HumanAnswered(q, Reply{TimedOut: true}) })
 	if onTimeout == OnTimeoutStop {
 		e.ending = e.terminate(ReasonNoAnswer, fmt.Sprintf("no answer to question %s (%s) by its deadline %s",
@@ -70,17 +75,18 @@ func (e *Engine) timedOut(q Question) (Phase, error) {
 	return PhaseChecking, nil
 }
 
-// reportAnswer tells the reporter how the question was closed, as the
-// pending line that closed it says.
-func (e *Engine) reportAnswer(q Question) {
+// reportAnswer tells the reporter the answer to q, when the pending line
+// that closed q is a person's answer, and reports whether it is.
+func (e *Engine) reportAnswer(q Question) bool {
 	for i := len(e.st.Pending) - 1; i >= 0; i-- {
 		ev := e.st.Pending[i].Event
 		var r answeredRecord
 		if ev.Topic == TopicHumanAnswered && decode(ev, &r) && r.ID == q.ID {
 			e.reportHuman(func(rep HumanReporter) { rep.HumanAnswered(q, Reply{Text: r.Answer, By: r.By}) })
-			return
+			return true
 		}
 	}
+	return false
 }
 
 func (e *Engine) reportHuman(f func(HumanReporter)) {

@@ -292,3 +292,29 @@ func TestRuntimeExcludesWaitingForAPerson(t *testing.T) {
 		assert.Equal(t, 10*time.Second, s.Runtime(at(3*time.Hour)))
 	})
 }
+
+// An answer that lands between the last look at the log and the time-out
+// line wins, as the fold has it: the run goes on with it, even with
+// on_timeout: stop.
+func TestAnAnswerJustBeforeTheTimeOutWins(t *testing.T) {
+	dir := t.TempDir()
+	b := askingBuilder(asks("Which database?", time.Minute, time.Now().Add(-time.Hour)))
+	s := settings()
+	s.Human.OnTimeout = OnTimeoutStop
+	armed := false
+	rec := &humanRecorder{onWait: func(Question) { armed = true }}
+	fault := func(point string) bool {
+		if armed && point == FaultAppendBefore {
+			armed = false
+			require.NoError(t, Answer(dir, "", "postgres", "test"))
+		}
+		return false
+	}
+	out, err := newTestEngine(t, dir, b, s, func(o *Options) { o.Reporter, o.Fault = rec, fault }).Run(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, ReasonCompleted, out.Reason, out.Message)
+	assert.Equal(t, []Reply{{Text: "postgres", By: "test"}}, rec.replies)
+	assert.Contains(t, b.prompts[2], `"answer": "postgres"`)
+	assert.NotContains(t, b.prompts[2], "No answer came")
+	assert.Equal(t, 1, countTopic(readLog(t, dir), TopicHumanTimedOut), "the time-out line was written, second")
+}

@@ -67,11 +67,9 @@ func ReadStatus(workspace string, recent int, now time.Time) (Status, error) {
 			s.Iteration, s.Confirming = r.Iteration, r.Confirming
 		}
 	}
-	if st.Terminated == nil {
-		// The log past the checkpoint may hold the question, or its answer.
-		if cur, _, err := readRunState(workspace); err == nil && cur != nil {
-			s.Waiting = cur.Question
-		}
+	// The log past the checkpoint may hold the question, or its answer.
+	if cur, _, err := readRunState(workspace); err == nil && cur != nil && cur.Terminated == nil {
+		s.Waiting = cur.Question
 	}
 	s.Elapsed = elapsed(st, held, now).Round(time.Second).String()
 	s.Recent = LastEvents(filepath.Join(workspace, st.EventsFile), recent)
