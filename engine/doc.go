@@ -50,15 +50,15 @@
 //
 // The loop ([Engine.Run]) moves through these phases ([Phase]), one method each:
 //
-//	starting    → settling                 open or resume the run
-//	settling    → checking | terminating   decide undecided events, publish an iteration's consequences
-//	checking    → selecting | awaiting_human | terminating  termination conditions, in the order of the exit-code table
-//	awaiting_human → checking | terminating  a question waits for a person: its answer, a stop or signal, or the deadline
-//	selecting   → running                  choose the hat, build the prompt, append iteration.started
-//	running     → collecting | waiting     run the agent
-//	waiting     → checking                 a rate limit: wait for the reset, then repeat the iteration
-//	collecting  → settling                 append tag events and iteration.finished
-//	terminating → done                     append loop.terminate
+//	starting       → settling                                  open or resume the run
+//	settling       → checking | terminating                    decide undecided events, publish an iteration's consequences
+//	checking       → selecting | awaiting_human | terminating  termination conditions, in the order of the exit-code table
+//	awaiting_human → checking | terminating                    a question waits for a person: the answer, a stop, a signal or the deadline
+//	selecting      → running                                   choose the hat, build the prompt, append iteration.started
+//	running        → collecting | waiting                      run the agent
+//	waiting        → checking                                  a rate limit: wait for the reset, then repeat the iteration
+//	collecting     → settling                                  append tag events and iteration.finished
+//	terminating    → done                                      append loop.terminate
 //
 // Completion is judged in settling, before limits are checked, so a run that
 // completes on its last allowed iteration succeeds. Iterations that confirm a

@@ -9,7 +9,7 @@ import (
 
 type askCmd struct {
 	Question string        `arg:"" help:"The question, for a person."`
-	Option   []string      `placeholder:"CHOICE" help:"A choice to offer; repeat for more."`
+	Option   []string      `sep:"none" placeholder:"CHOICE" help:"A choice to offer; repeat for more."`
 	Timeout  time.Duration `placeholder:"DURATION" help:"How long the run waits for the answer, e.g. 30m (default: human.timeout_seconds)."`
 }
 
