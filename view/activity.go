@@ -151,5 +151,7 @@ func (*ActivityLog) RateLimited(engine.IterationInfo, time.Duration)            
 func (*ActivityLog) TaskComplete(int, string)                                   {}
 func (*ActivityLog) Stuck(engine.Termination, int)                              {}
 func (*ActivityLog) Warn(string)                                                {}
+func (*ActivityLog) WaitingForHuman(engine.Question)                            {}
+func (*ActivityLog) HumanAnswered(engine.Question, engine.Reply)                {}
 
 var _ Reporter = (*ActivityLog)(nil)

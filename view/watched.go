@@ -265,6 +265,13 @@ func (r *WorkspaceReader) readLoop(ws, logPath, worker string, now time.Time) *L
 	acts := r.activity(ActivityPath(ws, st.RunID))
 	l.Activity = acts.records
 	l.Run = runOf(st, phase, l.Running, now)
+	if q, err := engine.PendingQuestion(ws); err == nil && q != nil && st.Terminated == nil {
+		// The checkpoint lags the log: the log past it says whether the
+		// question is still open.
+		l.Run.Phase, l.Run.Question = PhaseAwaitingHuman, q
+	} else if l.Run.Phase == PhaseAwaitingHuman {
+		l.Run.Phase, l.Run.Question = PhaseBetween, nil
+	}
 	l.Run.Backend, l.Run.LastEvent = t.backend, t.lastEvent
 	if t.lastCommit != nil {
 		l.Run.Commits = []engine.Commit{*t.lastCommit}

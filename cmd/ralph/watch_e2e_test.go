@@ -246,3 +246,24 @@ func maskAutopilotScreen(screen, dir string) string {
 	screen = maskScreen(screen, dir)
 	return regexp.MustCompile(`(?m)^ last         task\.running.*$`).ReplaceAllString(screen, " last         task.running (the slot that started last)")
 }
+
+func TestWatchAnswersAQuestion(t *testing.T) {
+	tm := newTmux(t)
+	w := newWorkspace(t)
+	w.askWorkspace("", "")
+	loop, stderr := w.startRalph("loop")
+	waitForQuestion(t, stderr)
+
+	ts := tm.session("watch", 80, 24, nil, watchShell(w.dir))
+	screen := ts.waitFor("the loop waits for an answer: press a to answer")
+	assert.Contains(t, screen, "waiting for an answer: Which database?")
+	ts.keys("a")
+	screen = ts.waitFor("answer: █")
+	t.Logf("answering:\n%s", screen)
+	assert.Contains(t, screen, "   2) sqlite")
+	ts.keys("2", "Enter")
+	ts.waitFor(": sqlite")
+	require.NoError(t, loop.Wait(), stderr.String())
+	assert.Contains(t, stderr.String(), "answered by watch: sqlite", "a number picks that option")
+	assert.Contains(t, w.prompt(3), `"answer": "sqlite"`)
+}

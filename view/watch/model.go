@@ -53,7 +53,10 @@ type model struct {
 	scroll  int             // the payload's first line shown
 	help    bool
 	confirm string // a request waiting for its key to be pressed again
-	notice  string // one line for the person: what a key did, or why not
+	// answer is the answer being typed to the selected loop's question,
+	// nil when none is.
+	answer *answerInput
+	notice string // one line for the person: what a key did, or why not
 }
 
 func newModel(opts Options, files *fileWatch) *model {
@@ -138,6 +141,10 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 	if key == "ctrl+c" {
 		return tea.Quit
 	}
+	if m.answer != nil {
+		m.answerKey(k)
+		return nil
+	}
 	if confirm := m.confirm; confirm != "" {
 		m.confirm = ""
 		if key == "s" {
@@ -196,6 +203,8 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 		m.notice = m.pauseOrResume()
 	case "s":
 		m.confirm = "stop"
+	case "a":
+		m.startAnswer()
 	}
 	return nil
 }
@@ -294,6 +303,7 @@ const helpText = `keys
   enter    open the event's payload (esc closes it)
   f        follow the newest event, or stop following
   p        pause or resume the autopilot (a lone loop has stop only)
+  a        answer the question the loop waits on (enter sends it)
   s s      stop: the autopilot finishes its running loops and starts no
            task; a loop stops before its next iteration (press s twice)
   ?        this help           q              quit (the run goes on)

@@ -37,6 +37,9 @@ func (m *model) render(now time.Time) string {
 		lines = append([]string{rule("ralph watch · help", width)}, strings.Split(helpText, "\n")...)
 	case m.payload != nil:
 		lines = m.payloadLines(width, height-1)
+	case m.answer != nil:
+		answer := m.answer.lines(width)
+		lines = append(headLines(m.mainLines(now, width, height-1), max(height-1-len(answer), 0)), answer...)
 	default:
 		lines = m.mainLines(now, width, height-1)
 	}
@@ -263,6 +266,10 @@ func (m *model) footer() string {
 		return noticeStyle.Render(m.notice)
 	case m.payload != nil:
 		return dimStyle.Render("↑/↓ scroll · esc close · q quit")
+	case m.answer != nil:
+		return dimStyle.Render("enter sends · a number alone picks that option · esc cancels")
+	case m.w.Loop != nil && m.w.Loop.Run.Question != nil:
+		return noticeStyle.Render("the loop waits for an answer: press a to answer")
 	}
 	keys := "tab slot · ↑↓ event · enter open · f follow · p pause · s stop · ? · q quit"
 	if m.w.Autopilot == nil {

@@ -140,6 +140,8 @@ func press(m *model, keys ...string) {
 			msg = tea.KeyPressMsg{Code: tea.KeyEscape}
 		case "up":
 			msg = tea.KeyPressMsg{Code: tea.KeyUp}
+		case "backspace":
+			msg = tea.KeyPressMsg{Code: tea.KeyBackspace}
 		default:
 			msg = tea.KeyPressMsg{Code: rune(k[0]), Text: k}
 		}
@@ -265,4 +267,31 @@ hats:
 
 	assert.Nil(t, loadGraph(ws, &engine.Launch{Configs: []string{"missing.yml"}}), "a config that does not load has no graph")
 	assert.NotNil(t, loadGraph(ws, &engine.Launch{Hats: "tdd"}), "-H names a preset")
+}
+
+func TestAnswering(t *testing.T) {
+	dir := t.TempDir()
+	writeLoop(t, dir, "20261122-100000-abcdef", "builder", "Building.")
+	m := testModel(t, dir, "")
+	press(m, "a")
+	assert.Nil(t, m.answer)
+	assert.Equal(t, "no question waits for an answer", m.notice)
+
+	q := engine.Question{ID: "q-1", Text: "Which database?", Options: []string{"postgres", "sqlite"}, Hat: "builder"}
+	m.w.Loop.Run.Question = &q
+	press(m, "a", "s", "q", "l", "x", "backspace")
+	require.NotNil(t, m.answer)
+	assert.Equal(t, "sql", string(m.answer.text), "keys are text while answering, q and s too")
+	out := screen(t, m)
+	assert.Contains(t, out, "── question q-1 from builder")
+	assert.Contains(t, out, "   2) sqlite")
+	assert.Contains(t, out, " answer: sql█")
+	press(m, "esc")
+	assert.Nil(t, m.answer)
+	assert.Equal(t, "not answered", m.notice)
+
+	a := answerInput{question: q}
+	assert.Equal(t, "sqlite", a.answerText("2"), "a number alone picks that option")
+	assert.Equal(t, "3", a.answerText("3"), "past the options it is the text")
+	assert.Equal(t, "postgres, please", a.answerText("postgres, please"))
 }
