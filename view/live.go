@@ -1,12 +1,13 @@
 package view
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/charmbracelet/x/ansi"
 
 	"golang.org/x/sys/unix"
 
@@ -196,9 +197,9 @@ func (s *liveScreen) erase(buf *strings.Builder) {
 	}
 	buf.WriteString("\r")
 	if s.shown > 1 {
-		fmt.Fprintf(buf, "\x1b[%dA", s.shown-1)
+		buf.WriteString(ansi.CursorUp(s.shown - 1))
 	}
-	buf.WriteString("\x1b[J")
+	buf.WriteString(ansi.EraseScreenBelow)
 	s.shown = 0
 }
 
@@ -207,10 +208,12 @@ func (s *liveScreen) draw(buf *strings.Builder) {
 		return
 	}
 	lines := s.panel(s.width())
-	// Lip Gloss has the panel's lines; keeping them at the bottom while
-	// lines scroll above is this screen's own cursor work, which neither
-	// Lip Gloss nor an inline Bubble Tea program would leave to ralph's
-	// writes (the log goes through Screen).
+	// The panel's lines are Lip Gloss's (RunPanel). Keeping them at the
+	// bottom while whole lines scroll above stays here, with the sequences
+	// of charmbracelet/x/ansi: an inline Bubble Tea program would print
+	// the lines (tea.Println) later, from its own loop, where `ralph loop`
+	// writes each line, the log's included, at once and in order, and
+	// takes the panel down before the summary.
 	buf.WriteString(strings.Join(lines, "\n"))
 	s.shown = len(lines)
 }

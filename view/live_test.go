@@ -81,19 +81,19 @@ func TestLiveScreenKeepsThePanelBelowText(t *testing.T) {
 	out.Reset()
 	_, err = s.Write([]byte("world\n"))
 	require.NoError(t, err)
-	assert.Equal(t, "\r\x1b[1A\x1b[Jworld\npanel 2\nsecond line", out.String(),
+	assert.Equal(t, "\r\x1b[A\x1b[Jworld\npanel 2\nsecond line", out.String(),
 		"back to the panel's first line, clear, text, panel")
 
 	out.Reset()
 	s.redraw()
-	assert.Equal(t, "\r\x1b[1A\x1b[Jpanel 3\nsecond line", out.String())
+	assert.Equal(t, "\r\x1b[A\x1b[Jpanel 3\nsecond line", out.String())
 
 	out.Reset()
 	s.remove()
 	s.redraw()
 	_, err = s.Write([]byte("summary\n"))
 	require.NoError(t, err)
-	assert.Equal(t, "\r\x1b[1A\x1b[Jsummary\n", out.String(), "once removed, the panel stays away")
+	assert.Equal(t, "\r\x1b[A\x1b[Jsummary\n", out.String(), "once removed, the panel stays away")
 }
 
 func TestTTYReporterFollowsTheRun(t *testing.T) {
