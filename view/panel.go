@@ -65,7 +65,7 @@ func panelHeader(s Run, now time.Time, width int) string {
 
 func iterationLine(s Run, now time.Time) string {
 	if s.Ended != nil {
-		return fmt.Sprintf("iteration %d/%d · ended: %s (exit %d)", s.N, s.Max, s.Ended.Reason, s.Ended.ExitCode)
+		return fmt.Sprintf("iteration %s · ended: %s (exit %d)", iterationOf(s), s.Ended.Reason, s.Ended.ExitCode)
 	}
 	if s.Phase == PhaseStarting {
 		return fmt.Sprintf("iteration 0/%d · starting", s.Max)
@@ -74,7 +74,7 @@ func iterationLine(s Run, now time.Time) string {
 	if s.Confirming {
 		who += ", confirming the completion claim"
 	}
-	line := fmt.Sprintf("iteration %d/%d · %s (%s) · ", s.N, s.Max, who, orDash(s.Backend))
+	line := fmt.Sprintf("iteration %s · %s (%s) · ", iterationOf(s), who, orDash(s.Backend))
 	if s.Gone {
 		return line + "not running: cut off (ralph loop --resume goes on)"
 	}
@@ -90,6 +90,15 @@ func iterationLine(s Run, now time.Time) string {
 	case PhaseStarting, PhaseBetween:
 	}
 	return line + string(s.LastOutcome) + ", deciding what next"
+}
+
+// iterationOf is "n/max", or "n" where the limit is not known (a remote
+// loop whose log does not say).
+func iterationOf(s Run) string {
+	if s.Max == 0 {
+		return fmt.Sprint(s.N)
+	}
+	return fmt.Sprintf("%d/%d", s.N, s.Max)
 }
 
 // clockDuration is a duration in whole seconds, for clocks that tick once

@@ -290,7 +290,7 @@ func (r *WorkspaceReader) readLoop(ws, logPath, worker string, now time.Time) *L
 func (r *WorkspaceReader) readRemoteLoop(path, worker string) *LoopView {
 	t := r.tail(path, false)
 	l := &LoopView{Worker: worker, Events: t.lines, Hats: r.runHats(path), Running: t.ended == nil && t.runID != ""}
-	l.Run = Run{ID: t.runID, Started: t.started, N: t.iteration, Hat: t.hat, Backend: t.backend, LastEvent: t.lastEvent,
+	l.Run = Run{ID: t.runID, Started: t.started, N: t.iteration, Max: t.maxIter, Hat: t.hat, Backend: t.backend, LastEvent: t.lastEvent,
 		Phase: PhaseBetween, Ended: t.ended}
 	l.Objective = t.objective
 	if t.running {
@@ -344,7 +344,7 @@ type logTail struct {
 	lines     []EventLine
 
 	runID, objective, hat, backend, lastEvent string
-	iteration                                 int
+	iteration, maxIter                        int
 	running                                   bool // an iteration started and has not finished
 	started, iterationAt                      time.Time
 	ended                                     *engine.Termination
@@ -396,7 +396,7 @@ func (t *logTail) note(ev events.Event) {
 	case engine.TopicLoopStarted:
 		var p viewLoopStarted
 		if decodeView(ev, &p) {
-			t.runID, t.objective, t.started = p.RunID, p.Objective, ev.TS
+			t.runID, t.objective, t.started, t.maxIter = p.RunID, p.Objective, ev.TS, p.MaxIter
 		}
 		t.ended, t.running = nil, false
 	case engine.TopicLoopResumed:

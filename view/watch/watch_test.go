@@ -295,3 +295,30 @@ func TestAnswering(t *testing.T) {
 	assert.Equal(t, "3", a.answerText("3"), "past the options it is the text")
 	assert.Equal(t, "postgres, please", a.answerText("postgres, please"))
 }
+
+func TestARemoteSlotShowsItsLogCopy(t *testing.T) {
+	dir := t.TempDir()
+	writeAutopilot(t, dir, false)
+	// The third task runs on a worker: the coordinator has a copy of its
+	// log and the worker's name, and no worktree.
+	remote := filepath.Join(t.TempDir(), "elsewhere")
+	writeLoop(t, remote, "20261122-100003-abcdef", "builder", "Building docs.")
+	data, err := os.ReadFile(filepath.Join(remote, engine.DirName, "events-20261122-100003-abcdef.jsonl"))
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Dir(autopilot.RemoteEventsPath(dir, "docs")), 0o755))
+	require.NoError(t, os.WriteFile(autopilot.RemoteEventsPath(dir, "docs"), data, 0o644))
+	require.NoError(t, autopilot.WriteWorkerInfo(dir, "docs", autopilot.WorkerInfo{Worker: "host-b", Attempt: 1}))
+
+	m := testModel(t, dir, "docs")
+	require.Equal(t, "docs", m.task)
+	l := m.w.Loop
+	require.NotNil(t, l)
+	assert.Equal(t, "host-b", l.Worker)
+	assert.True(t, l.Running, "its log's run has not ended")
+	out := screen(t, m)
+	assert.Contains(t, out, "> slot 3  docs       builder    #1")
+	assert.Contains(t, out, "on host-b")
+	assert.Contains(t, out, "agent activity (runs on worker host-b; only its events come here)")
+	assert.Contains(t, out, "iteration 1 · builder (claude) · working", "its limit is in its config, on the worker")
+	assert.Contains(t, out, "plan.ready → builder")
+}
