@@ -67,16 +67,16 @@ func iterationLine(s Run, now time.Time) string {
 	if s.Ended != nil {
 		return fmt.Sprintf("iteration %s · ended: %s (exit %d)", iterationOf(s), s.Ended.Reason, s.Ended.ExitCode)
 	}
-	if s.Phase == PhaseStarting {
+	if s.Phase == PhaseStarting && !s.Gone {
 		return fmt.Sprintf("iteration 0/%d · starting", s.Max)
 	}
-	who := s.Hat
+	who := orDash(s.Hat)
 	if s.Confirming {
 		who += ", confirming the completion claim"
 	}
 	line := fmt.Sprintf("iteration %s · %s (%s) · ", iterationOf(s), who, orDash(s.Backend))
 	if s.Gone {
-		return line + "not running: cut off (ralph loop --resume goes on)"
+		return line + "not running (cut off; ralph loop --resume)"
 	}
 	switch s.Phase {
 	case PhaseRunning:

@@ -149,7 +149,7 @@ func (w Watched) Paths() []string {
 func (r *WorkspaceReader) Read(task string, now time.Time) Watched {
 	w := Watched{Dir: r.dir, Selected: -1}
 	ap, slots, ok := r.readAutopilot(now)
-	if !ok || (!ap.Running && r.loopRunning(r.dir)) {
+	if !ok || (!ap.Running && r.loopIsNewer(ap)) {
 		w.Loop = r.readLoop(r.dir, "", "", now)
 		return w
 	}
@@ -244,6 +244,17 @@ func (r *WorkspaceReader) alive(path string) bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
+// loopIsNewer reports whether the workspace's own loop, rather than an
+// autopilot that no longer runs, is what runs here: it runs, or it started
+// after the autopilot did.
+func (r *WorkspaceReader) loopIsNewer(ap *AutopilotRun) bool {
+	if r.loopRunning(r.dir) {
+		return true
+	}
+	st, _, err := engine.Checkpoint{Path: filepath.Join(r.dir, engine.DirName, engine.StateFile)}.Load()
+	return err == nil && st.StartedAt.After(ap.StartedAt)
+}
+
 func (r *WorkspaceReader) loopRunning(ws string) bool {
 	return r.alive(filepath.Join(ws, engine.DirName, engine.LockFile))
 }
@@ -314,6 +325,9 @@ func runOf(st *engine.RunState, phase engine.Phase, running bool, now time.Time)
 	run.Started = now.Add(-elapsed)
 	if f := st.LastFinished; f != nil {
 		run.Hat, run.LastOutcome, run.Phase = f.Hat, f.Outcome, PhaseBetween
+	}
+	if st.Running != nil {
+		run.Hat = st.Running.Hat // cut off, it runs again on resume
 	}
 	switch {
 	case st.Running != nil && running:

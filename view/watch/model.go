@@ -277,6 +277,10 @@ func (m *model) request(req string) string {
 	var err error
 	var done string
 	switch {
+	case req == "stop" && m.w.Autopilot != nil && !m.w.Autopilot.Running:
+		return "the autopilot is not running: nothing to stop"
+	case req == "stop" && m.w.Autopilot == nil && (m.w.Loop == nil || !m.w.Loop.Running):
+		return "no loop runs here to stop"
 	case req == "stop" && m.w.Autopilot != nil:
 		err = autopilot.Request(m.opts.Dir, autopilot.RequestStop)
 		done = "asked the autopilot to stop: running loops finish, no task starts"

@@ -322,3 +322,24 @@ func TestARemoteSlotShowsItsLogCopy(t *testing.T) {
 	assert.Contains(t, out, "iteration 1 · builder (claude) · working", "its limit is in its config, on the worker")
 	assert.Contains(t, out, "plan.ready → builder")
 }
+
+func TestTheNewerOfALoopAndAnAutopilotThatEnded(t *testing.T) {
+	dir := t.TempDir()
+	writeAutopilot(t, dir, false)
+	require.NoError(t, os.Remove(filepath.Join(dir, engine.DirName, autopilot.LockFile)))
+	assert.NotNil(t, testModel(t, dir, "").w.Autopilot, "the autopilot is the last thing that ran here")
+
+	writeLoop(t, dir, "20261122-110000-abcdef", "builder", "Building.")
+	require.NoError(t, os.Remove(filepath.Join(dir, engine.DirName, engine.LockFile)))
+	st, phase, err := engine.Checkpoint{Path: filepath.Join(dir, engine.DirName, engine.StateFile)}.Load()
+	require.NoError(t, err)
+	st.StartedAt = start.Add(time.Hour)
+	require.NoError(t, engine.Checkpoint{Path: filepath.Join(dir, engine.DirName, engine.StateFile)}.Save(st, phase, start))
+	m := testModel(t, dir, "")
+	assert.Nil(t, m.w.Autopilot, "a loop that started after the autopilot is what ran last")
+	require.NotNil(t, m.w.Loop)
+	assert.Contains(t, screen(t, m), "builder (claude) · not running (cut off; ralph loop --resume)")
+	press(m, "s", "s")
+	assert.Equal(t, "no loop runs here to stop", m.notice)
+	assert.NoFileExists(t, filepath.Join(dir, engine.DirName, engine.StopFile))
+}
