@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -107,6 +108,7 @@ type WorkspaceReader struct {
 	logs map[string]*logTail
 	acts map[string]*activityTail
 	hats map[string][]string // log path → hats
+	seen map[string]bool     // the files the Read under way reads
 }
 
 // NewWorkspaceReader reads the workspace dir.
@@ -148,7 +150,9 @@ func (w Watched) Paths() []string {
 // (by task id or slot), "" for the first; it is ignored for a lone loop.
 func (r *WorkspaceReader) Read(task string, now time.Time) Watched {
 	w := Watched{Dir: r.dir, Selected: -1}
-	ap, slots, ok := r.readAutopilot(now)
+	r.seen = map[string]bool{}
+	defer r.forgetUnseen()
+	ap, slots, ok := r.readAutopilot()
 	if !ok || (!ap.Running && r.loopIsNewer(ap)) {
 		w.Loop = r.readLoop(r.dir, "", "", now)
 		return w
@@ -168,12 +172,23 @@ func (r *WorkspaceReader) Read(task string, now time.Time) Watched {
 	return w
 }
 
-// SlotIndex is the index of the slot running task (or named task), or -1.
-func (w Watched) SlotIndex(task string) int {
-	return slices.IndexFunc(w.Slots, func(s SlotView) bool { return s.Task == task || s.Slot == task })
+// forgetUnseen drops what is kept of the files the last Read did not
+// read: the logs of tasks that left their slots.
+func (r *WorkspaceReader) forgetUnseen() {
+	for path := range r.logs {
+		if !r.seen[path] {
+			delete(r.logs, path)
+			delete(r.hats, path)
+		}
+	}
+	for path := range r.acts {
+		if !r.seen[path] {
+			delete(r.acts, path)
+		}
+	}
 }
 
-func (r *WorkspaceReader) readAutopilot(now time.Time) (*AutopilotRun, []SlotView, bool) {
+func (r *WorkspaceReader) readAutopilot() (*AutopilotRun, []SlotView, bool) {
 	dir := filepath.Join(r.dir, engine.DirName)
 	data, err := os.ReadFile(filepath.Join(dir, autopilot.StateFile))
 	if err != nil {
@@ -189,7 +204,7 @@ func (r *WorkspaceReader) readAutopilot(now time.Time) (*AutopilotRun, []SlotVie
 	ap.Running = r.alive(filepath.Join(dir, autopilot.LockFile))
 	ap.Events = r.tail(filepath.Join(dir, autopilot.EventsFile), true).lines
 	var slots []SlotView
-	for _, k := range slices.Sorted(mapKeys(st.Active)) {
+	for _, k := range slices.Sorted(maps.Keys(st.Active)) {
 		a := st.Active[k]
 		s := SlotView{Slot: k, Task: a.Task, Title: a.Title, StartedAt: a.StartedAt, Attempt: a.Attempt}
 		if info, err := autopilot.ReadWorkerInfo(r.dir, a.Task); err == nil {
@@ -214,16 +229,6 @@ func (r *WorkspaceReader) readAutopilot(now time.Time) (*AutopilotRun, []SlotVie
 		slots = append(slots, s)
 	}
 	return ap, slots, true
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 func fileExists(path string) bool {
@@ -366,6 +371,7 @@ type logTail struct {
 }
 
 func (r *WorkspaceReader) tail(path string, isAutopilot bool) *logTail {
+	r.seen[path] = true
 	t, ok := r.logs[path]
 	if !ok {
 		t = &logTail{reader: events.NewReader(path, 0), autopilot: isAutopilot}
@@ -457,6 +463,9 @@ type activityTail struct {
 }
 
 func (r *WorkspaceReader) activity(path string) *activityTail {
+	if r.seen != nil {
+		r.seen[path] = true
+	}
 	a, ok := r.acts[path]
 	if !ok {
 		a = &activityTail{iterations: map[int]Figures{}}
