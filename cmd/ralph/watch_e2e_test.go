@@ -149,6 +149,7 @@ func TestWatchALoop(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(w.state, "release"), nil, 0o644))
 	screen = again.waitFor("ended: stopped (exit 1)")
 	t.Logf("stopped:\n%s", screen)
+	golden.Assert(t, "testdata/watch/loop-stopped.golden", maskScreen(screen, w.dir))
 	assert.Equal(t, 1, exitCodeOf(loop.Wait()), stderr.String())
 	var reason string
 	for _, rec := range w.events() {
@@ -188,6 +189,7 @@ func TestWatchAThreeSlotAutopilot(t *testing.T) {
 	ts.keys("Tab")
 	screen = ts.waitFor("| working on two")
 	assert.Contains(t, screen, "> slot 2  two")
+	golden.Assert(t, "testdata/watch/autopilot-slot-2.golden", maskAutopilotScreen(screen, w.dir))
 	ts.keys("Tab")
 	ts.waitFor("| working on three")
 	ts.keys("Tab")
@@ -217,6 +219,11 @@ func TestWatchAThreeSlotAutopilot(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(w.state, "release"), nil, 0o644))
 	screen = again.waitFor("ended: all done (exit 0)")
 	t.Logf("ended:\n%s", screen)
+	// The tasks end and merge in whichever order they do: the autopilot's
+	// events below its header are not the same twice.
+	header := strings.SplitAfterN(maskAutopilotScreen(screen, w.dir), "\n", 6)
+	golden.Assert(t, "testdata/watch/autopilot-ended.golden", strings.Join(header[:5], ""))
+	assert.Regexp(t, `all\.done +all done: 3 tasks completed, 0 tasks failed`, screen)
 	require.Equal(t, 0, exitCodeOf(cmd.Wait()), stderr.String())
 
 	// Without a terminal, the same as lines, and the autopilot's events

@@ -61,7 +61,16 @@ func (m *model) mainLines(now time.Time, width, height int) []string {
 	}
 	l := m.w.Loop
 	if l == nil {
-		return append(top, "", "  "+m.waiting())
+		top = append(top, "", "  "+m.waiting())
+		if ap := m.w.Autopilot; ap != nil && len(ap.Events) > 0 {
+			top = append(top, "", rule("autopilot events", width))
+			var evs []string
+			for _, e := range ap.Events {
+				evs = append(evs, "  "+eventLine(e, m.opts.Loc))
+			}
+			top = append(top, tailLines(evs, max(height-len(top), 0))...)
+		}
+		return top
 	}
 	top = append(top, view.RunPanel(l.Run, now, width)...)
 	top = append(top, " objective    "+view.Sanitize(view.FirstLine(orDash(l.Objective))),
