@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -342,4 +343,16 @@ func TestTheNewerOfALoopAndAnAutopilotThatEnded(t *testing.T) {
 	press(m, "s", "s")
 	assert.Equal(t, "no loop runs here to stop", m.notice)
 	assert.NoFileExists(t, filepath.Join(dir, engine.DirName, engine.StopFile))
+}
+
+func TestPlainLinesWithoutATerminal(t *testing.T) {
+	dir := t.TempDir()
+	writeLoop(t, dir, "20261122-100000-abcdef", "planner", "Planning.")
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel() // print what there is, and stop following at once
+	var out strings.Builder
+	now := start.Add(83 * time.Second)
+	require.NoError(t, Start(ctx, nil, &out, Options{Dir: dir, Now: func() time.Time { return now }, Loc: time.UTC, Term: "xterm"}))
+	golden.Assert(t, "testdata/plain.golden", out.String())
+	assert.NotContains(t, out.String(), "\x1b", "no escape sequence in plain lines")
 }
