@@ -64,6 +64,9 @@ type Engine struct {
 	// that ends the run after the current step (hooks.go).
 	hookCtx    context.Context
 	hookFailed error
+	// caughtUp are the lines the previous run's state was caught up with
+	// (start.go), for the hooks once the run is resumed.
+	caughtUp []events.Record
 }
 
 // New checks the options and makes an engine.
@@ -267,7 +270,7 @@ func (e *Engine) fold() error {
 	var hooked []events.Record
 	for _, rec := range recs {
 		rec = e.redactRecord(rec)
-		hooked = e.hookLines(hooked, rec)
+		hooked = e.hookLines(e.st, hooked, rec)
 		e.st.Apply(rec, e.opts.Hats)
 	}
 	// Blank lines produce no record but are consumed all the same.

@@ -6,18 +6,18 @@ import (
 	"github.com/ralph-loop/ralph/events"
 )
 
-// hookLines adds what a folded line gives the hooks: ralph's own line, and
-// for an event.routed the agent's line it accepts, before it. It must be
-// called before the line is applied, while the accepted line is still
-// undecided.
-func (e *Engine) hookLines(out []events.Record, rec events.Record) []events.Record {
+// hookLines adds what a line folded into st gives the hooks: ralph's own
+// line, and for an event.routed the agent's line it accepts, before it.
+// It must be called before the line is applied, while the accepted line is
+// still undecided.
+func (e *Engine) hookLines(st *RunState, out []events.Record, rec events.Record) []events.Record {
 	if e.opts.Hooks == nil || rec.Err != nil || rec.Event.Source != events.SourceRalph {
 		return out // an agent's line waits for its decision
 	}
 	if rec.Event.Topic == TopicEventRouted {
 		var r routedRecord
 		decode(rec.Event, &r)
-		for _, u := range e.st.Undecided {
+		for _, u := range st.Undecided {
 			if u.Offset == r.Offset {
 				out = append(out, events.Record{Offset: u.Offset, Event: u.Event})
 			}

@@ -75,6 +75,14 @@ func Problems(cfg *config.Config, reg *hats.Registry, workspace string) []config
 		add := func(line int, hint, format string, args ...any) {
 			out = append(out, config.Problem{File: h.File, Line: line, Msg: fmt.Sprintf(format, args...), Hint: hint})
 		}
+		for i, p := range h.On {
+			if err := events.ValidatePattern(p); err != nil {
+				add(h.OnAt[i], "", "hook %s: on: %v", h.Name, err)
+			} else if !isKnown(p, known) {
+				add(h.OnAt[i], "name a topic a hat triggers on or publishes, one of ralph's (loop.terminate, iteration.finished, …), an autopilot topic (task.failed, …) or human.*",
+					"hook %s: on: no event has the topic %q", h.Name, p)
+			}
+		}
 		if h.Run != "" {
 			if err := CheckCommand(workspace, h.Run); err != nil {
 				add(h.RunAt, "give a program on PATH or a path, relative to the workspace, to an executable file",
@@ -84,14 +92,6 @@ func Problems(cfg *config.Config, reg *hats.Registry, workspace string) []config
 		if h.Post != "" {
 			if err := CheckURL(h.Post); err != nil {
 				add(h.Line, "write the URL in full, e.g. https://hooks.example.com/ralph", "hook %s: post: %v", h.Name, err)
-			}
-		}
-		for i, p := range h.On {
-			if err := events.ValidatePattern(p); err != nil {
-				add(h.OnAt[i], "", "hook %s: on: %v", h.Name, err)
-			} else if !isKnown(p, known) {
-				add(h.OnAt[i], "name a topic a hat triggers on or publishes, one of ralph's (loop.terminate, iteration.finished, …), an autopilot topic (task.failed, …) or human.*",
-					"hook %s: on: no event has the topic %q", h.Name, p)
 			}
 		}
 	}

@@ -205,6 +205,7 @@ func (h Hook) post(ctx context.Context, t Trigger) Result {
 	req.Header.Set("User-Agent", "ralph")
 	req.Header.Set("X-Ralph-Hook", h.Name)
 	req.Header.Set("X-Ralph-Event-Topic", t.Event.Topic)
+	req.Header.Set("X-Ralph-Event-Offset", strconv.FormatInt(t.Offset, 10))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
