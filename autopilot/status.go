@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/tasks"
 )
@@ -115,6 +116,30 @@ func slotStatus(repo, slot string, a Slot, now time.Time) SlotStatus {
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// PendingIn counts the ready tasks not yet started in dir, of the source
+// the config at configs (ralph.yml when empty) names; -1 when it cannot
+// be known.
+func PendingIn(ctx context.Context, dir string, configs []string) int {
+	cfg, _, err := config.LoadIn(dir, configs, nil)
+	if err != nil {
+		return -1
+	}
+	source, err := tasks.Open(TaskSpec(cfg.Autopilot.Source), dir)
+	if err != nil {
+		return -1
+	}
+	n, err := CountPending(ctx, dir, source)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// TaskSpec is the tasks.Spec a config's autopilot.source describes.
+func TaskSpec(s config.TaskSource) tasks.Spec {
+	return tasks.Spec{Type: s.Type, Path: s.Path, List: s.List, Claim: s.Claim, Close: s.Close, Fail: s.Fail}
 }
 
 // CountPending counts the source's ready tasks that the autopilot's run in

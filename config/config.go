@@ -50,6 +50,7 @@ func Default() *Config {
 		},
 		CLI:       CLI{Backend: "claude"},
 		Memories:  Memories{Enabled: true, Budget: 4000},
+		Human:     Human{OnTimeout: "continue"},
 		Autopilot: defaultAutopilot(),
 	}
 }

@@ -13,20 +13,9 @@ import (
 // `ralph loop -H tdd -p …` works anywhere. It returns the config and the
 // file its problems are placed at.
 func LoadIn(dir string, paths []string, col *Collection) (*Config, string, error) {
-	paths = slices.Clone(paths)
-	if len(paths) == 0 {
-		found, err := Find(dir)
-		switch {
-		case err == nil:
-			paths = []string{found}
-		case col == nil || !errors.Is(err, ErrNotFound):
-			return nil, "", err
-		}
-	}
-	for i, p := range paths {
-		if !filepath.IsAbs(p) {
-			paths[i] = filepath.Join(dir, p)
-		}
+	paths, err := filesIn(dir, paths)
+	if err != nil && (col == nil || !errors.Is(err, ErrNotFound)) {
+		return nil, "", err
 	}
 	if col == nil {
 		cfg, err := Load(paths...)
@@ -40,4 +29,38 @@ func LoadIn(dir string, paths []string, col *Collection) (*Config, string, error
 		return nil, "", err
 	}
 	return cfg, cfg.Path, nil
+}
+
+// LoadFiles loads the config as LoadIn does without a collection, and
+// returns its files as absolute paths, for a command that hands them on
+// (the autopilot gives them to each task's loop as -c).
+func LoadFiles(dir string, paths []string) (*Config, []string, error) {
+	files, err := filesIn(dir, paths)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := Load(files...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, files, nil
+}
+
+// filesIn is paths made absolute against dir, or the file Find finds in
+// dir when paths is empty.
+func filesIn(dir string, paths []string) ([]string, error) {
+	paths = slices.Clone(paths)
+	if len(paths) == 0 {
+		found, err := Find(dir)
+		if err != nil {
+			return nil, err
+		}
+		return []string{found}, nil
+	}
+	for i, p := range paths {
+		if !filepath.IsAbs(p) {
+			paths[i] = filepath.Join(dir, p)
+		}
+	}
+	return paths, nil
 }

@@ -75,6 +75,7 @@ func topProperties() schema {
 		"acceptance_criteria": withDoc(ref("criteria"), "acceptance_criteria"),
 		"gates":               withDoc(ref("gates"), "gates"),
 		"memories":            withDoc(ref("memories"), "memories"),
+		"human":               withDoc(ref("human"), "human"),
 		"autopilot":           withDoc(ref("autopilot"), "autopilot"),
 		"hooks":               withDoc(schema{"type": "array", "items": ref("hook")}, "hooks"),
 		"redact":              withDoc(schema{"type": "array", "items": schema{"type": "string", "pattern": envName.String()}}, "redact"),
@@ -107,6 +108,7 @@ func schemaDefs() schema {
 	addIgnored(hat, orchestratorHatKeys)
 	memories := sectionProperties("memories", reflect.TypeFor[Memories]())
 	addIgnored(memories, orchestratorMemoriesKeys)
+	human := sectionProperties("human", reflect.TypeFor[Human]())
 	criterion := sectionProperties("criterion", reflect.TypeFor[criteria.Spec]())
 	autopilot := sectionProperties("autopilot", reflect.TypeFor[Autopilot]())
 	taskSource := sectionProperties("autopilot.source", reflect.TypeFor[TaskSource]())
@@ -123,6 +125,7 @@ func schemaDefs() schema {
 		"hatBackend": object(hatBackend, "hat.backend"),
 		"hat":        object(hat, "hat"),
 		"memories":   object(memories, "memories"),
+		"human":      object(human, "human"),
 		"criterion": func() schema {
 			s := object(criterion, "criterion")
 			s["required"] = []string{"type"}
@@ -242,6 +245,7 @@ var schemaShapes = map[string]schema{
 	"event_loop.required_events":          ref("stringOrList"),
 	"cli.backend":                         {"enum": backendEnum()},
 	"cli.prompt_mode":                     {"enum": []string{"arg", "stdin"}},
+	"human.on_timeout":                    {"enum": OnTimeoutModes, "default": "continue"},
 	"hat.triggers":                        ref("stringOrList"),
 	"hat.publishes":                       ref("stringOrList"),
 	"hat.backend":                         {"anyOf": []schema{{"enum": backendEnum()}, ref("hatBackend")}},

@@ -11,6 +11,9 @@ var schemaDocs = map[string]string{
 	"acceptance_criteria":  "Checks ralph runs itself before a completion claim counts: a criterion name (tests_pass) or a mapping ({type: file_exists, path: REPORT.md}), or a list of them.",
 	"gates":                "Topic pattern → the criteria its events must pass before ralph accepts them; a failing event becomes <topic>.blocked, sent back to the hat that published it with the evidence.",
 	"memories":             "Long-term memories (ralph memory) injected into prompts.",
+	"human":                "How a run waits for a person to answer a question an agent asks with `ralph ask`.",
+	"autopilot":            "How `ralph autopilot` works through a task tracker: the source, how many tasks run at once, and how finished work is merged and verified.",
+	"redact":               "Environment variables whose values ralph replaces with [redacted:NAME] in everything it writes, besides those whose names contain KEY, TOKEN, SECRET or PASSWORD.",
 	"hooks":                "Commands or HTTP POSTs ralph fires on events of a loop's or the autopilot's log: each with on: (topic patterns) and run: or post:.",
 	"hook":                 "One hook: the topics it fires on, and a command to run or a URL to post the event to.",
 	"hook.name":            "Names the hook in hook.started and hook.ran; default hook-1, hook-2, … by position. Keep it when editing the config of a run you will resume.",
@@ -19,8 +22,6 @@ var schemaDocs = map[string]string{
 	"hook.post":            "An http or https URL the event is POSTed to as JSON; a status outside 2xx is a failure.",
 	"hook.timeout_seconds": "How long the hook may take; a command's whole process group is then killed.",
 	"hook.on_error":        "What a failing hook does: warn (print a warning and go on) or fail (end the run as fatal, exit 3).",
-	"autopilot":            "How `ralph autopilot` works through a task tracker: the source, how many tasks run at once, and how finished work is merged and verified.",
-	"redact":               "Environment variables whose values ralph replaces with [redacted:NAME] in everything it writes, besides those whose names contain KEY, TOKEN, SECRET or PASSWORD.",
 
 	"autopilot.source":              "The task tracker: tk, beads, prd, checklist or command, or a mapping {type: prd, path: prd.json}.",
 	"autopilot.parallel":            "How many tasks run at once, each in its own git worktree.",
@@ -86,9 +87,11 @@ var schemaDocs = map[string]string{
 	"hat.backend.name": "The backend's name, as backend:.",
 	"hat.backend.type": "The backend's name, as backend: (ralph-orchestrator's spelling).",
 
-	"memories.enabled": "Inject memories into prompts.",
-	"memories.budget":  "Most characters of memories injected into one prompt.",
-	"memories.shared":  "Keep .ralph/agent/memories.md visible to git so it can be committed; the rest of .ralph/ is always ignored.",
+	"memories.enabled":      "Inject memories into prompts.",
+	"human.timeout_seconds": "How long a question waits for its answer when `ralph ask` has no --timeout; 0: until answered. Waiting does not count against max_runtime_seconds.",
+	"human.on_timeout":      "What happens when a question's wait ends unanswered: continue (the next prompt says no answer came) or stop (the run ends, reason no_answer, exit 1).",
+	"memories.budget":       "Most characters of memories injected into one prompt.",
+	"memories.shared":       "Keep .ralph/agent/memories.md visible to git so it can be committed; the rest of .ralph/ is always ignored.",
 
 	"criterion":                 "One check ralph runs itself.",
 	"criterion.type":            "What to check: file_exists, file_contains, contains_text, command_succeeds, tests_pass, no_type_errors, lint_clean, git_clean, commit_made.",

@@ -29,7 +29,7 @@ func TestSchemaKeysMatchLoader(t *testing.T) {
 	l, c, h := newLoader(), Default(), Hat{}
 	var at *yaml.Node
 	spec := criterionKeys(l)
-	top := []string{"event_loop", "cli", "hats", "acceptance_criteria", "gates", "memories", "autopilot", "redact", "budget"}
+	top := []string{"event_loop", "cli", "hats", "acceptance_criteria", "gates", "memories", "human", "autopilot", "redact", "budget"}
 	for _, f := range flatKeys {
 		top = append(top, f.name)
 	}
@@ -44,6 +44,7 @@ func TestSchemaKeysMatchLoader(t *testing.T) {
 		{"hat", fieldKeys(l.hatFields(&h, c.CLI)), orchestratorHatKeys},
 		{"criterion", spec, nil},
 		{"memories", []string{"enabled", "budget", "shared"}, orchestratorMemoriesKeys},
+		{"human", []string{"timeout_seconds", "on_timeout"}, nil},
 		{"autopilot", fieldKeys(l.autopilotFields(&c.Autopilot)), nil},
 		{"taskSource", fieldKeys(l.taskSourceFields(&c.Autopilot.Source)), nil},
 	}

@@ -24,6 +24,7 @@ func (l *loader) decode(root *yaml.Node, c *Config) {
 		{"acceptance_criteria", l.acceptanceCriteria(c)},
 		{"gates", l.gates(&c.Gates)},
 		{"memories", l.memories(c)},
+		{"human", l.human(c)},
 		{"redact", l.redactNames(c)},
 		{"autopilot", l.autopilot(c)},
 		{"hooks", l.hooks(c, root)},

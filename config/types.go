@@ -18,6 +18,8 @@ type Config struct {
 	// Gates apply to events of every hat; a hat's own gates come first.
 	Gates    []Gate
 	Memories Memories
+	// Human says how a run waits for a person to answer an agent's question.
+	Human Human
 	// Redact names environment variables whose values ralph hides in
 	// everything it writes, beyond those whose names already look secret
 	// (*KEY*, *TOKEN*, *SECRET*, *PASSWORD*).

@@ -18,6 +18,9 @@ func (e *Engine) checking(ctx context.Context) (Phase, error) {
 		e.ending = t
 		return PhaseTerminating, nil
 	}
+	if e.st.Question != nil {
+		return PhaseAwaitingHuman, nil
+	}
 	if err := e.cooldown(ctx); err != nil {
 		e.ending = e.terminateBy(ReasonInterrupted, CauseSignal, "interrupted during the cooldown")
 		return PhaseTerminating, nil

@@ -27,6 +27,13 @@
 //   - iteration.settled {iteration}: the consequences of an iteration
 //     (default publishes, completion, confirmation) have been published.
 //   - loop.terminate {reason, exit_code}: the run ended.
+//   - human.asked (the agent's, by `ralph ask`) accepted with event.routed
+//     as "question" {timeout_ms}: RunState.Question is pending, and the
+//     runtime segment closes (waiting is not runtime). human.answered
+//     (source human, by [Answer]) or ralph's human.timed_out with the
+//     question's id closes it: the line is routed to the asking hat and the
+//     segment reopens at its time. Lines for a question not pending change
+//     nothing, so the first answer wins.
 //
 // The user's hooks ([Hooks], package hooks) see every line as it is folded,
 // an agent's once it is decided, and write hook.started and hook.ran lines
@@ -50,14 +57,15 @@
 //
 // The loop ([Engine.Run]) moves through these phases ([Phase]), one method each:
 //
-//	starting    → settling                 open or resume the run
-//	settling    → checking | terminating   decide undecided events, publish an iteration's consequences
-//	checking    → selecting | terminating  termination conditions, in the order of the exit-code table
-//	selecting   → running                  choose the hat, build the prompt, append iteration.started
-//	running     → collecting | waiting     run the agent
-//	waiting     → checking                 a rate limit: wait for the reset, then repeat the iteration
-//	collecting  → settling                 append tag events and iteration.finished
-//	terminating → done                     append loop.terminate
+//	starting       → settling                                  open or resume the run
+//	settling       → checking | terminating                    decide undecided events, publish an iteration's consequences
+//	checking       → selecting | awaiting_human | terminating  termination conditions, in the order of the exit-code table
+//	awaiting_human → checking | terminating                    a question waits for a person: the answer, a stop, a signal or the deadline
+//	selecting      → running                                   choose the hat, build the prompt, append iteration.started
+//	running        → collecting | waiting                      run the agent
+//	waiting        → checking                                  a rate limit: wait for the reset, then repeat the iteration
+//	collecting     → settling                                  append tag events and iteration.finished
+//	terminating    → done                                      append loop.terminate
 //
 // Completion is judged in settling, before limits are checked, so a run that
 // completes on its last allowed iteration succeeds. Iterations that confirm a

@@ -185,6 +185,8 @@ func (e *Engine) step(ctx context.Context) (Phase, error) {
 		return e.collecting()
 	case PhaseWaiting:
 		return e.waiting(ctx)
+	case PhaseAwaitingHuman:
+		return e.awaitingHuman(ctx)
 	case PhaseTerminating:
 		return e.terminating()
 	case PhaseDone:

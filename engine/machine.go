@@ -5,15 +5,17 @@ package engine
 type Phase string
 
 const (
-	PhaseStarting    Phase = "starting"
-	PhaseSettling    Phase = "settling"
-	PhaseChecking    Phase = "checking"
-	PhaseSelecting   Phase = "selecting"
-	PhaseRunning     Phase = "running"
-	PhaseCollecting  Phase = "collecting"
-	PhaseWaiting     Phase = "waiting"
-	PhaseTerminating Phase = "terminating"
-	PhaseDone        Phase = "done"
+	PhaseStarting   Phase = "starting"
+	PhaseSettling   Phase = "settling"
+	PhaseChecking   Phase = "checking"
+	PhaseSelecting  Phase = "selecting"
+	PhaseRunning    Phase = "running"
+	PhaseCollecting Phase = "collecting"
+	PhaseWaiting    Phase = "waiting"
+	// PhaseAwaitingHuman: a question an agent asked waits for a person.
+	PhaseAwaitingHuman Phase = "awaiting_human"
+	PhaseTerminating   Phase = "terminating"
+	PhaseDone          Phase = "done"
 )
 
 func (p Phase) String() string { return string(p) }

@@ -61,6 +61,8 @@ type Settings struct {
 	IterationTimeout time.Duration
 	IdleTimeout      time.Duration
 	RateLimitMaxWait time.Duration
+	// Human says how a question an agent asks waits for its answer.
+	Human HumanSettings
 
 	// AcceptanceCriteria must pass for a completion claim to count; with
 	// VerifyEveryIteration they are checked after every iteration and
@@ -80,6 +82,15 @@ type Settings struct {
 	// ShareMemories keeps .ralph/agent/memories.md visible to git, so it
 	// can be committed; the rest of .ralph/ is always ignored.
 	ShareMemories bool
+}
+
+// HumanSettings are the human: section of ralph.yml.
+type HumanSettings struct {
+	// Timeout is how long a question waits for its answer when `ralph
+	// ask` gave no --timeout; 0 waits until answered.
+	Timeout time.Duration
+	// OnTimeout is OnTimeoutContinue or OnTimeoutStop; "" continues.
+	OnTimeout string
 }
 
 // StartMode is how a run begins with respect to the run already in .ralph.

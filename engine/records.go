@@ -52,6 +52,9 @@ const (
 	rejectRequiredEventsMiss RejectReason = "required_events_missing"
 	rejectCriteriaFailed     RejectReason = "criteria_failed"
 	rejectGateFailed         RejectReason = "gate_failed"
+	rejectSuperseded         RejectReason = "superseded"
+	rejectInvalidQuestion    RejectReason = "invalid_question"
+	rejectCompletionClaimed  RejectReason = "completion_claimed"
 )
 
 // isBookkeeping reports whether topic is one of ralph's own lines that the
@@ -70,7 +73,7 @@ func isBookkeeping(topic string) bool {
 
 // isReservedForRalph reports whether an agent may not publish topic.
 func isReservedForRalph(topic string) bool {
-	return isBookkeeping(topic) || topic == TopicTaskResume ||
+	return isBookkeeping(topic) || topic == TopicTaskResume || topic == TopicHumanAnswered || topic == TopicHumanTimedOut ||
 		strings.HasPrefix(topic, "loop.") || strings.HasPrefix(topic, "iteration.") ||
 		strings.HasPrefix(topic, "event.") || strings.HasPrefix(topic, "hook.")
 }
@@ -96,6 +99,7 @@ const (
 	AsClaim        Disposition = "claim"        // a completion claim that needs confirming
 	AsCompletion   Disposition = "completion"   // completion accepted: the run is complete
 	AsCancellation Disposition = "cancellation" // the cancellation topic: the run is cancelled
+	AsQuestion     Disposition = "question"     // human.asked: the run waits for a person's answer
 )
 
 type loopStartedRecord struct {
@@ -162,6 +166,9 @@ type routedRecord struct {
 	Topic  string      `json:"topic"`
 	To     []string    `json:"to"`
 	As     Disposition `json:"as,omitempty"`
+	// TimeoutMS is, for a question, how long the run waits for the
+	// answer from the question's own time; 0 waits until answered.
+	TimeoutMS int64 `json:"timeout_ms,omitempty"`
 }
 
 type rejectedRecord struct {

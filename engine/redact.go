@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"time"
 
 	"github.com/ralph-loop/ralph/events"
@@ -110,6 +111,29 @@ func (x redactingReporter) Stuck(end Termination, withoutProgress int) {
 		end.Message = x.r.String(end.Message)
 		sr.Stuck(end, withoutProgress)
 	}
+}
+
+// WaitingForHuman and HumanAnswered reach it only if it wants them too.
+func (x redactingReporter) WaitingForHuman(q Question) {
+	if hr, ok := x.to.(HumanReporter); ok {
+		hr.WaitingForHuman(x.question(q))
+	}
+}
+
+func (x redactingReporter) HumanAnswered(q Question, r Reply) {
+	if hr, ok := x.to.(HumanReporter); ok {
+		r.Text = x.r.String(r.Text)
+		hr.HumanAnswered(x.question(q), r)
+	}
+}
+
+func (x redactingReporter) question(q Question) Question {
+	q.Text = x.r.String(q.Text)
+	q.Options = slices.Clone(q.Options)
+	for i, o := range q.Options {
+		q.Options[i] = x.r.String(o)
+	}
+	return q
 }
 
 func (x redactingReporter) TaskComplete(index int, text string) {

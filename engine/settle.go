@@ -42,9 +42,16 @@ func (e *Engine) settling(ctx context.Context) (Phase, error) {
 		return "", err
 	}
 	var b batch
+	var asked []UndecidedEvent
 	for _, u := range slices.Clone(e.st.Undecided) {
+		if isQuestion(u.Event) {
+			// No publishes list or gate applies to a question.
+			asked = append(asked, u)
+			continue
+		}
 		e.decide(ctx, &b, u)
 	}
+	e.decideQuestions(&b, asked)
 	e.consequences(ctx, &b)
 	if ctx.Err() != nil {
 		// Criteria cut short by an interrupt prove nothing: write no
@@ -69,7 +76,7 @@ func (e *Engine) decide(ctx context.Context, b *batch, u UndecidedEvent) {
 		return
 	}
 	if isReservedForRalph(ev.Topic) {
-		e.reject(b, u, rejectReserved, "topics under loop., iteration. and event., and task.resume, are ralph's own")
+		e.reject(b, u, rejectReserved, "topics under loop., iteration. and event., task.resume, human.answered and human.timed_out are ralph's own")
 		return
 	}
 	if problem := e.unknownTarget(ev); problem != "" {

@@ -143,6 +143,10 @@ type RunState struct {
 	// accepted, let through because they failed before the run too.
 	StillFailing []string `json:"still_failing,omitempty"`
 
+	// Question is the question an agent asked that waits for a person's
+	// answer; the run does not start another iteration while it waits.
+	Question *Question `json:"question,omitempty"`
+
 	Terminated *Termination `json:"terminated,omitempty"`
 }
 
@@ -179,6 +183,11 @@ func (s *RunState) Apply(rec events.Record, router Router) {
 		return
 	}
 	ev := rec.Event
+	if closesQuestion(ev) {
+		s.closeQuestion(rec)
+		s.noteTime(ev.TS)
+		return
+	}
 	if ev.Source != events.SourceRalph {
 		s.noteTime(ev.TS)
 		s.applyAgentLine(rec)
@@ -232,7 +241,9 @@ func (s *RunState) applyBookkeeping(rec events.Record) {
 		// recorded its end, and the time ralph was dead is not runtime,
 		// so it ends at its last line.
 		s.closeSegment(s.LastEventAt)
-		s.SegmentStart = ev.TS
+		if s.Question == nil {
+			s.SegmentStart = ev.TS // else the clock starts with the answer
+		}
 		s.forgiveFailures()
 		s.Terminated = nil
 	case TopicIterationStarted:
@@ -251,7 +262,7 @@ func (s *RunState) applyBookkeeping(rec events.Record) {
 	case TopicEventRouted:
 		var r routedRecord
 		decode(ev, &r)
-		s.route(r)
+		s.route(r, ev.TS)
 	case TopicEventRejected:
 		var r rejectedRecord
 		decode(ev, &r)
@@ -310,6 +321,13 @@ func (s *RunState) applyBookkeeping(rec events.Record) {
 	}
 }
 
+// closesQuestion reports whether ev may close a question: a person's
+// answer, or ralph's note that the deadline passed.
+func closesQuestion(ev events.Event) bool {
+	return (ev.Topic == TopicHumanAnswered && ev.Source == events.SourceHuman) ||
+		(ev.Topic == TopicHumanTimedOut && ev.Source == events.SourceRalph)
+}
+
 // noteTime records when the latest line was written.
 func (s *RunState) noteTime(ts time.Time) {
 	if !ts.IsZero() {
@@ -333,7 +351,7 @@ func (s *RunState) forgiveFailures() {
 		s.Blocked = map[string]int{}
 	case ReasonValidationFailure:
 		s.ConsecutiveMalformed = 0
-	case ReasonCompleted, ReasonCancelled, ReasonInterrupted, ReasonStopped, ReasonStuck,
+	case ReasonCompleted, ReasonCancelled, ReasonInterrupted, ReasonStopped, ReasonStuck, ReasonNoAnswer,
 		ReasonMaxIterations, ReasonMaxRuntime, ReasonMaxCost, ReasonBudgetExhausted, ReasonFatal:
 		// No failure count ended the run; the counts stand.
 	}
@@ -394,7 +412,7 @@ func (s *RunState) settle(r iterationSettledRecord) {
 	}
 }
 
-func (s *RunState) route(r routedRecord) {
+func (s *RunState) route(r routedRecord, at time.Time) {
 	u, ok := s.takeUndecided(r.Offset)
 	if !ok {
 		return // decided already: a decision is applied once
@@ -411,6 +429,8 @@ func (s *RunState) route(r routedRecord) {
 		s.Cancelled = true
 	case AsClaim:
 		// The claim itself is recorded by completion.confirming.
+	case AsQuestion:
+		s.ask(u, r, at)
 	default:
 		s.Pending = append(s.Pending, PendingEvent{Offset: r.Offset, Event: u.Event, To: r.To})
 	}

@@ -18,22 +18,24 @@ import (
 // Confirming says the running one checks a completion claim, and
 // Confirmations how many finished ones did: max_iterations counts neither.
 type Status struct {
-	Running       bool           `json:"running"`
-	PID           int            `json:"pid,omitempty"`
-	RunID         string         `json:"run_id,omitempty"`
-	Iteration     int            `json:"iteration"`
-	MaxIter       int            `json:"max_iterations,omitempty"`
-	Confirming    bool           `json:"confirming,omitempty"`
-	Confirmations int            `json:"confirmation_iterations,omitempty"`
-	Hat           string         `json:"hat,omitempty"`
-	Phase         Phase          `json:"phase,omitempty"`
-	Elapsed       string         `json:"elapsed,omitempty"`
-	CostUSD       float64        `json:"cost_usd"`
-	Tokens        int64          `json:"tokens"`
-	Pending       int            `json:"pending"`
-	EventsFile    string         `json:"events_file,omitempty"`
-	Ended         *Termination   `json:"ended,omitempty"`
-	Recent        []events.Event `json:"recent_events,omitempty"`
+	Running       bool         `json:"running"`
+	PID           int          `json:"pid,omitempty"`
+	RunID         string       `json:"run_id,omitempty"`
+	Iteration     int          `json:"iteration"`
+	MaxIter       int          `json:"max_iterations,omitempty"`
+	Confirming    bool         `json:"confirming,omitempty"`
+	Confirmations int          `json:"confirmation_iterations,omitempty"`
+	Hat           string       `json:"hat,omitempty"`
+	Phase         Phase        `json:"phase,omitempty"`
+	Elapsed       string       `json:"elapsed,omitempty"`
+	CostUSD       float64      `json:"cost_usd"`
+	Tokens        int64        `json:"tokens"`
+	Pending       int          `json:"pending"`
+	EventsFile    string       `json:"events_file,omitempty"`
+	Ended         *Termination `json:"ended,omitempty"`
+	// Waiting is the question the run waits on a person to answer.
+	Waiting *Question      `json:"waiting_for_human,omitempty"`
+	Recent  []events.Event `json:"recent_events,omitempty"`
 }
 
 // ReadStatus reads the lock and the checkpoint of workspace without
@@ -64,6 +66,10 @@ func ReadStatus(workspace string, recent int, now time.Time) (Status, error) {
 			// finished: that iteration runs again on resume.
 			s.Iteration, s.Confirming = r.Iteration, r.Confirming
 		}
+	}
+	// The log past the checkpoint may hold the question, or its answer.
+	if cur, _, err := readRunState(workspace); err == nil && cur != nil && cur.Terminated == nil {
+		s.Waiting = cur.Question
 	}
 	s.Elapsed = elapsed(st, held, now).Round(time.Second).String()
 	s.Recent = LastEvents(filepath.Join(workspace, st.EventsFile), recent)

@@ -41,6 +41,9 @@ type stopWatcher struct {
 	requested string
 	onNow     func()
 	done      chan struct{}
+	// changed gets a signal when a stop is requested, for a wait that
+	// must end at once (the wait for a person's answer).
+	changed chan struct{}
 }
 
 func watchStop(path string, log *slog.Logger) (*stopWatcher, error) {
@@ -60,7 +63,7 @@ func watchStop(path string, log *slog.Logger) (*stopWatcher, error) {
 		_ = w.Close()
 		return nil, fmt.Errorf("watch %s: %w", filepath.Dir(path), err)
 	}
-	s := &stopWatcher{path: path, watcher: w, log: log, done: make(chan struct{})}
+	s := &stopWatcher{path: path, watcher: w, log: log, done: make(chan struct{}), changed: make(chan struct{}, 1)}
 	go s.watch()
 	return s, nil
 }
@@ -105,7 +108,15 @@ func (s *stopWatcher) read() {
 	if mode == StopNow && s.onNow != nil {
 		s.onNow()
 	}
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
 }
+
+// Changed signals when a stop is requested (once per request at most; a
+// reader checks Requested).
+func (s *stopWatcher) Changed() <-chan struct{} { return s.changed }
 
 // Requested reports whether a stop was asked for.
 func (s *stopWatcher) Requested() bool {

@@ -15,6 +15,7 @@ const (
 	ReasonLoopThrashing       Reason = "loop_thrashing"
 	ReasonValidationFailure   Reason = "validation_failure"
 	ReasonStuck               Reason = "stuck"
+	ReasonNoAnswer            Reason = "no_answer"
 	ReasonMaxIterations       Reason = "max_iterations"
 	ReasonMaxRuntime          Reason = "max_runtime"
 	ReasonMaxCost             Reason = "max_cost"
@@ -34,7 +35,7 @@ func (r Reason) ExitCode() int {
 	case ReasonFatal:
 		return exitcode.Fatal
 	case ReasonStopped, ReasonConsecutiveFailures, ReasonLoopThrashing,
-		ReasonValidationFailure, ReasonStuck:
+		ReasonValidationFailure, ReasonStuck, ReasonNoAnswer:
 		return exitcode.Failure
 	}
 	return exitcode.Failure
@@ -56,7 +57,7 @@ func (r Reason) SaysHowToGoOn() bool {
 	case ReasonStuck, ReasonMaxIterations, ReasonMaxRuntime, ReasonMaxCost, ReasonBudgetExhausted:
 		return true
 	case ReasonCompleted, ReasonCancelled, ReasonInterrupted, ReasonStopped,
-		ReasonConsecutiveFailures, ReasonLoopThrashing, ReasonValidationFailure, ReasonFatal:
+		ReasonConsecutiveFailures, ReasonLoopThrashing, ReasonValidationFailure, ReasonNoAnswer, ReasonFatal:
 		return false
 	}
 	return false

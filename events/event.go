@@ -14,6 +14,7 @@ const (
 	SourceAgent = "agent" // written by the agent with `ralph emit`
 	SourceTag   = "tag"   // found as an <event> tag in the agent's final text
 	SourceRalph = "ralph" // written by ralph itself (iteration.started, loop.terminate, …)
+	SourceHuman = "human" // written for a person: `ralph answer`, a hook, the TUI
 )
 
 // Event is one line of the event log.

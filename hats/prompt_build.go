@@ -125,6 +125,8 @@ func fromText(ev events.Event) string {
 		return fmt.Sprintf(" from `%s`", ev.Hat)
 	case ev.Source == events.SourceRalph:
 		return " from ralph"
+	case ev.Source == events.SourceHuman:
+		return " from a person"
 	}
 	return ""
 }
@@ -168,6 +170,8 @@ func publishingText(in PromptInput) string {
 	fmt.Fprintf(&b, "\nTo publish, run:\n\n    %s emit <topic> \"<payload>\"\n\n", emitCommand(in))
 	b.WriteString("If you cannot run commands, end your final message with one tag per event instead, outside any code block:\n\n    <event topic=\"<topic>\">payload</event>\n\n")
 	b.WriteString("The payload is all the receiver is told: say what you did, what is left, and the evidence (the commands you ran and their results).\n\n")
+	fmt.Fprintf(&b, "If you need a decision only a person can make, ask it and end your turn: `%s ask \"<question>\" [--option \"<choice>\"]…`. "+
+		"ralph waits for the answer and gives it to your hat in the next iteration. Ask one question per iteration, and do not claim completion in the same one.\n\n", emitCommand(in))
 	if c := completionText(in); c != "" {
 		b.WriteString(c + "\n\n")
 	}

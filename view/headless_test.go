@@ -80,6 +80,13 @@ func TestHeadlessReporterGolden(t *testing.T) {
 		Hat: "builder", Source: events.SourceAgent}, []string{"reviewer"}, "")
 	r.EventRejected(events.Event{Topic: "deploy.now", Iteration: 1, Hat: "builder", Source: events.SourceTag},
 		"scope_violation: hat builder may publish build.done only")
+	asked := time.Date(2026, 11, 22, 10, 1, 0, 0, time.UTC)
+	q := engine.Question{ID: "q-3fa9c1", Text: "Keep the v1 API?", Options: []string{"keep", "drop"}, Hat: "builder",
+		Iteration: 1, AskedAt: asked, Deadline: asked.Add(30 * time.Minute)}
+	r.WaitingForHuman(q)
+	r.HumanAnswered(q, engine.Reply{Text: "drop it", By: "cli"})
+	r.WaitingForHuman(engine.Question{ID: "q-77", Text: "Ship?", Hat: "builder", Iteration: 1, AskedAt: asked})
+	r.HumanAnswered(engine.Question{ID: "q-77"}, engine.Reply{TimedOut: true})
 	it2 := testIteration(2, "reviewer")
 	it2.Confirming = true
 	r.IterationStarted(it2)
@@ -98,6 +105,7 @@ func TestHeadlessReporterGolden(t *testing.T) {
 	golden.Assert(t, "testdata/headless/reporter.golden", out.String())
 	assert.NotContains(t, human.String(), "Reading the code", "without --verbose, stderr gets no progress lines")
 	assert.Contains(t, human.String(), "ralph: warning: cannot keep")
+	assert.Contains(t, human.String(), `answer with: ralph answer q-3fa9c1 "TEXT"`, "a question is for whoever reads stderr")
 	assert.Contains(t, human.String(), "ended: stuck (exit 1)")
 	assert.Contains(t, human.String(), "ralph: 1 commit: 0123456789 export: add --json")
 }

@@ -167,6 +167,10 @@ func iterationLine(s Run, now time.Time) string {
 		return line + "working " + clockDuration(now.Sub(s.PhaseSince))
 	case PhaseWaiting:
 		return line + "rate limited, retrying in " + clockDuration(max(s.WaitUntil.Sub(now), 0))
+	case PhaseAwaitingHuman:
+		if s.Question != nil {
+			return line + "waiting for an answer: " + s.Question.Text
+		}
 	case PhaseStarting, PhaseBetween:
 	}
 	return line + string(s.LastOutcome) + ", deciding what next"

@@ -16,6 +16,7 @@ type Reporter interface {
 	engine.Reporter
 	engine.TaskReporter
 	engine.StuckReporter
+	engine.HumanReporter
 }
 
 // Phase is where the current iteration is.
@@ -27,6 +28,9 @@ const (
 	PhaseRunning  Phase = "running" // an agent is running
 	PhaseBetween  Phase = "between" // the agent exited; ralph decides what next
 	PhaseWaiting  Phase = "waiting" // a rate limit: waiting to repeat the iteration
+	// PhaseAwaitingHuman: an agent asked a question; no iteration starts
+	// until a person answers it or its deadline passes.
+	PhaseAwaitingHuman Phase = "awaiting_human"
 )
 
 // Figures are what agents spent: tokens, dollars and tool uses.
@@ -49,15 +53,18 @@ func addTools(a, b events.ToolCounts) events.ToolCounts {
 // the finished iterations (Done) and the one running (Live), because the
 // running agent's figures are replaced by its result when it ends.
 type Run struct {
-	ID          string
-	Started     time.Time
-	N, Max      int
-	Hat         string
-	Backend     string
-	Confirming  bool
-	Phase       Phase
-	PhaseSince  time.Time
-	WaitUntil   time.Time      // while waiting for a rate limit
+	ID         string
+	Started    time.Time
+	N, Max     int
+	Hat        string
+	Backend    string
+	Confirming bool
+	Phase      Phase
+	PhaseSince time.Time
+	WaitUntil  time.Time // while waiting for a rate limit
+	// Question is the question the run waits on a person to answer, nil
+	// when it waits for none.
+	Question    *engine.Question
 	LastOutcome engine.Outcome // of the last iteration that finished
 	Done, Live  Figures
 	// Commits are those made during this process's part of the run.

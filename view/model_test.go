@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
@@ -56,4 +57,21 @@ func TestEssentials(t *testing.T) {
 	assert.Contains(t, got, "ralph: warning: disk full")
 	assert.Contains(t, got, "stuck after 3 iterations")
 	assert.Contains(t, got, "ralph: 1 commit: abcdef0123 add a", "the summary lists the model's commits")
+}
+
+func TestModelHoldsTheQuestionARunWaitsOn(t *testing.T) {
+	m := NewModel(stepClock())
+	q := engine.Question{ID: "q-1", Text: "Keep the v1 API?", Hat: "builder"}
+	m.WaitingForHuman(q)
+	r := m.Run()
+	require.NotNil(t, r.Question)
+	assert.Equal(t, q, *r.Question)
+	assert.Equal(t, PhaseAwaitingHuman, r.Phase)
+	assert.Contains(t, renderPanel(r, time.Now(), 120)[1], "waiting for an answer: Keep the v1 API?")
+
+	m.HumanAnswered(q, engine.Reply{Text: "drop it", By: "cli"})
+	r = m.Run()
+	assert.Nil(t, r.Question)
+	assert.Equal(t, PhaseBetween, r.Phase)
+	assert.Equal(t, "q-1 answered by cli: drop it", r.LastEvent)
 }

@@ -3,6 +3,7 @@ package view
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/ralph-loop/ralph/engine"
 )
@@ -24,6 +25,13 @@ func WriteStatus(w io.Writer, s engine.Status) {
 		fmt.Fprintf(w, "hat: %s\n", s.Hat)
 	}
 	fmt.Fprintf(w, "elapsed: %s\ncost: $%.4f\ntokens: %d\npending events: %d\n", s.Elapsed, s.CostUSD, s.Tokens, s.Pending)
+	if q := s.Waiting; q != nil {
+		fmt.Fprintf(w, "waiting for an answer to %s from hat %s: %s\n", q.ID, q.Hat, Sanitize(q.Text))
+		if len(q.Options) > 0 {
+			fmt.Fprintf(w, "  options: %s\n", Sanitize(strings.Join(q.Options, " | ")))
+		}
+		fmt.Fprintf(w, "  answer with: ralph answer %s \"TEXT\"\n", q.ID)
+	}
 	if s.Ended != nil {
 		fmt.Fprintf(w, "ended: %s (exit %d) %s\n", s.Ended.Reason, s.Ended.ExitCode, Sanitize(s.Ended.Message))
 	}

@@ -228,6 +228,8 @@ func appendRoute(t, topic []byte, to [][]byte, as engine.Disposition) []byte {
 		return append(t, ": completion accepted"...)
 	case engine.AsCancellation:
 		return append(t, ": run cancelled"...)
+	case engine.AsQuestion:
+		return append(t, ": the run waits for a person's answer"...)
 	case engine.AsRoute: // to the hats, below
 	}
 	t = append(t, " → "...)

@@ -124,6 +124,8 @@ func routeText(topic string, to []string, as engine.Disposition) string {
 		return topic + ": completion accepted"
 	case engine.AsCancellation:
 		return topic + ": run cancelled"
+	case engine.AsQuestion:
+		return topic + ": the run waits for a person's answer"
 	case engine.AsRoute:
 	}
 	dest := "coordinator"

@@ -76,7 +76,7 @@ func (c *autopilotRunCmd) Run(ctx context.Context, g *globals, log *slog.Logger)
 	if c.Cluster != "" {
 		settings.Cluster.NATS = c.Cluster
 	}
-	source, err := tasks.Open(taskSpec(settings.Source), g.Dir)
+	source, err := tasks.Open(autopilot.TaskSpec(settings.Source), g.Dir)
 	if err != nil {
 		return withHint(err, "set autopilot.source in ralph.yml, or --source")
 	}
@@ -97,7 +97,7 @@ func (c *autopilotRunCmd) Run(ctx context.Context, g *globals, log *slog.Logger)
 	}
 	settings.BaseBranch = base
 	if root != g.Dir {
-		if source, err = tasks.Open(taskSpec(settings.Source), root); err != nil {
+		if source, err = tasks.Open(autopilot.TaskSpec(settings.Source), root); err != nil {
 			return err
 		}
 	}
@@ -136,29 +136,11 @@ func (c *autopilotRunCmd) Run(ctx context.Context, g *globals, log *slog.Logger)
 // loadConfig loads the config the tasks' loops will use, and returns its
 // files as absolute paths, for their -c.
 func (c *autopilotRunCmd) loadConfig(g *globals) (*config.Config, []string, error) {
-	cfg, path, err := config.LoadIn(g.Dir, c.Config, nil)
-	if err != nil {
-		if errors.Is(err, config.ErrNotFound) {
-			return nil, nil, withHint(err, "each task runs a full ralph loop with its hats: write a ralph.yml (ralph init) or pass -c FILE")
-		}
-		return nil, nil, err
+	cfg, files, err := config.LoadFiles(g.Dir, c.Config)
+	if errors.Is(err, config.ErrNotFound) {
+		return nil, nil, withHint(err, "each task runs a full ralph loop with its hats: write a ralph.yml (ralph init) or pass -c FILE")
 	}
-	files := c.Config
-	if len(files) == 0 {
-		files = []string{path}
-	}
-	abs := make([]string, len(files))
-	for i, f := range files {
-		if !filepath.IsAbs(f) {
-			f = filepath.Join(g.Dir, f)
-		}
-		abs[i] = f
-	}
-	return cfg, abs, nil
-}
-
-func taskSpec(s config.TaskSource) tasks.Spec {
-	return tasks.Spec{Type: s.Type, Path: s.Path, List: s.List, Claim: s.Claim, Close: s.Close, Fail: s.Fail}
+	return cfg, files, err
 }
 
 type autopilotStatusCmd struct {
@@ -169,7 +151,7 @@ type autopilotStatusCmd struct {
 func (c *autopilotStatusCmd) Run(ctx context.Context, g *globals) error {
 	s, err := autopilot.ReadStatus(g.Dir, time.Now())
 	if err == nil {
-		s.Pending = c.pending(ctx, g)
+		s.Pending = autopilot.PendingIn(ctx, g.Dir, c.Config)
 	}
 	if errors.Is(err, autopilot.ErrNoAutopilot) && !c.JSON {
 		fmt.Fprintln(g.stdout, "no autopilot has run here; start one with `ralph autopilot`")
@@ -185,24 +167,6 @@ func (c *autopilotStatusCmd) Run(ctx context.Context, g *globals) error {
 	}
 	view.WriteAutopilotStatus(g.stdout, s)
 	return nil
-}
-
-// pending counts the ready tasks not yet started, when the config names a
-// source that can be listed; -1 when it cannot be known.
-func (c *autopilotStatusCmd) pending(ctx context.Context, g *globals) int {
-	cfg, _, err := config.LoadIn(g.Dir, c.Config, nil)
-	if err != nil {
-		return -1
-	}
-	source, err := tasks.Open(taskSpec(cfg.Autopilot.Source), g.Dir)
-	if err != nil {
-		return -1
-	}
-	n, err := autopilot.CountPending(ctx, g.Dir, source)
-	if err != nil {
-		return -1
-	}
-	return n
 }
 
 type autopilotPauseCmd struct{}

@@ -50,21 +50,23 @@ func (c *emitCmd) Run(g *globals) error {
 	if err != nil {
 		return err
 	}
+	return c.appendLine(g, events.Event{Topic: c.Topic, Payload: payload, Source: events.SourceAgent, Target: c.Target})
+}
+
+// appendLine appends an agent's line to the run's log: tagged, redacted.
+func (c *emitCmd) appendLine(g *globals, ev events.Event) error {
 	path, err := c.logPath(g.Dir)
+	if err == nil {
+		err = checkTarget(c.Target, path)
+	}
+	if err == nil {
+		err = c.checkRunGoing(path, g.stderr)
+	}
 	if err != nil {
 		return err
 	}
-	if err := checkTarget(c.Target, path); err != nil {
-		return err
-	}
-	if err := c.checkRunGoing(path, g.stderr); err != nil {
-		return err
-	}
-	ev := events.Event{Topic: c.Topic, Payload: redact.FromEnvironment().JSON(payload), Source: events.SourceAgent,
-		Hat: os.Getenv("RALPH_HAT"), Target: c.Target}
-	if n, err := strconv.Atoi(os.Getenv("RALPH_ITERATION")); err == nil {
-		ev.Iteration = n
-	}
+	ev.Payload, ev.Hat = redact.FromEnvironment().JSON(ev.Payload), os.Getenv("RALPH_HAT")
+	ev.Iteration, _ = strconv.Atoi(os.Getenv("RALPH_ITERATION"))
 	return events.AppendTo(path, ev)
 }
 

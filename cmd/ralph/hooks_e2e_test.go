@@ -336,3 +336,31 @@ func (w *workspace) readAbs(path string) string {
 	require.NoError(w.t, err)
 	return string(data)
 }
+
+// A hook on human.asked that prints {"answer": "…"} answers the question:
+// the run does not wait for a person, and the asking hat gets the answer.
+func TestAHookAnswersAQuestion(t *testing.T) {
+	w := newWorkspace(t)
+	w.askWorkspace(`hooks:
+  - name: oracle
+    on: [human.asked]
+    run: |
+      echo "thinking it over"
+      echo '{"answer": "sqlite, it is small"}'
+`, "")
+
+	r := w.ralph("loop")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, w.prompt(3), `"answer": "sqlite, it is small"`)
+	runs := w.hookRuns()["oracle"]
+	require.Len(t, runs, 1)
+	assert.NotEmpty(t, runs[0].Answered)
+	assert.Equal(t, 1, w.count("human.answered"))
+	var answered struct{ By string }
+	for _, r := range w.events() {
+		if r.Event.Topic == "human.answered" {
+			require.NoError(t, json.Unmarshal(r.Event.Payload, &answered))
+		}
+	}
+	assert.Equal(t, "hook oracle", answered.By)
+}

@@ -36,6 +36,8 @@ type cli struct {
 
 	Loop      loopCmd      `cmd:"" aliases:"run" help:"Run the agent in a loop until the objective is done."`
 	Emit      emitCmd      `cmd:"" help:"Publish an event to the running loop's event log."`
+	Ask       askCmd       `cmd:"" help:"Ask a person a question: once this iteration ends the run waits for the answer (ralph answer), which reaches the asking hat next."`
+	Answer    answerCmd    `cmd:"" help:"Answer the question a run waits on (ralph status shows it): ralph answer [ID] TEXT."`
 	Events    eventsCmd    `cmd:"" help:"List the events of the current or an earlier run."`
 	Validate  validateCmd  `cmd:"" help:"Check a ralph.yml and report every problem."`
 	Hats      hatsCmd      `cmd:"" help:"List, show and graph the hats and their hand-offs."`

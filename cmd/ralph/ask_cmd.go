@@ -1,0 +1,25 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ralph-loop/ralph/engine"
+)
+
+type askCmd struct {
+	Question string        `arg:"" help:"The question, for a person."`
+	Option   []string      `sep:"none" placeholder:"CHOICE" help:"A choice to offer; repeat for more."`
+	Timeout  time.Duration `placeholder:"DURATION" help:"How long the run waits for the answer, e.g. 30m (default: human.timeout_seconds)."`
+}
+
+func (c *askCmd) Run(g *globals) error {
+	line, id, err := engine.AskLine(c.Question, c.Option, c.Timeout)
+	if err == nil {
+		err = (&emitCmd{}).appendLine(g, line)
+	}
+	if err == nil {
+		fmt.Fprintf(g.stdout, "asked %s; end your turn now: the answer comes to your hat in the next iteration\n", id)
+	}
+	return err
+}

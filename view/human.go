@@ -1,0 +1,96 @@
+package view
+
+import (
+	"strings"
+	"time"
+
+	"github.com/ralph-loop/ralph/engine"
+)
+
+// A run waiting for a person, in every view: the model holds the question,
+// the plain lines say how to answer it, the headless stream has
+// waiting_for_human and human_answered.
+
+// WaitingForHuman notes the question the run waits on.
+func (m *Model) WaitingForHuman(q engine.Question) {
+	m.update(func(r *Run) { r.Question, r.Phase, r.PhaseSince = &q, PhaseAwaitingHuman, m.now() })
+}
+
+// HumanAnswered notes that the wait is over.
+func (m *Model) HumanAnswered(q engine.Question, reply engine.Reply) {
+	m.update(func(r *Run) {
+		r.Question, r.Phase, r.PhaseSince = nil, PhaseBetween, m.now()
+		r.LastEvent = answerText(q, reply)
+	})
+}
+
+func (t tee) WaitingForHuman(q engine.Question) {
+	for _, r := range t {
+		r.WaitingForHuman(q)
+	}
+}
+
+func (t tee) HumanAnswered(q engine.Question, reply engine.Reply) {
+	for _, r := range t {
+		r.HumanAnswered(q, reply)
+	}
+}
+
+// A question is essential: whoever reads stderr is the person to answer it.
+func (e essentials) WaitingForHuman(q engine.Question) { e.r.WaitingForHuman(q) }
+func (e essentials) HumanAnswered(q engine.Question, reply engine.Reply) {
+	e.r.HumanAnswered(q, reply)
+}
+
+// WaitingForHuman prints the question and how to answer it.
+func (r *Text) WaitingForHuman(q engine.Question) {
+	r.printf("waiting for a person: %s (hat %s) asks: %s", q.ID, q.Hat, q.Text)
+	if len(q.Options) > 0 {
+		r.printf("  options: %s", strings.Join(q.Options, " | "))
+	}
+	until := "until answered"
+	if !q.Deadline.IsZero() {
+		until = "until " + q.Deadline.Local().Format(time.DateTime)
+	}
+	r.printf("  answer with: ralph answer %s \"TEXT\"   (waiting %s)", q.ID, until)
+}
+
+func (r *Text) HumanAnswered(q engine.Question, reply engine.Reply) {
+	r.printf("%s", answerText(q, reply))
+}
+
+func answerText(q engine.Question, reply engine.Reply) string {
+	if reply.TimedOut {
+		return q.ID + ": no answer by the deadline"
+	}
+	return q.ID + " answered by " + reply.By + ": " + reply.Text
+}
+
+// headWaiting: the run waits for a person to answer a question; no
+// iteration starts until human_answered.
+type headWaiting struct {
+	ID        string    `json:"id"`
+	Question  string    `json:"question"`
+	Options   []string  `json:"options,omitempty"`
+	Hat       string    `json:"hat"`
+	Iteration int       `json:"iteration"`
+	AskedAt   time.Time `json:"asked_at"`
+	Deadline  time.Time `json:"deadline,omitzero"`
+}
+
+// headAnswered: the wait is over, answered or timed out.
+type headAnswered struct {
+	ID       string `json:"id"`
+	Answer   string `json:"answer,omitempty"`
+	By       string `json:"by,omitempty"`
+	TimedOut bool   `json:"timed_out,omitempty"`
+}
+
+func (r *Headless) WaitingForHuman(q engine.Question) {
+	r.emit("waiting_for_human", headWaiting{ID: q.ID, Question: q.Text, Options: q.Options, Hat: q.Hat,
+		Iteration: q.Iteration, AskedAt: q.AskedAt, Deadline: q.Deadline})
+}
+
+func (r *Headless) HumanAnswered(q engine.Question, reply engine.Reply) {
+	r.emit("human_answered", headAnswered{ID: q.ID, Answer: reply.Text, By: reply.By, TimedOut: reply.TimedOut})
+}
