@@ -124,14 +124,23 @@ func foldLog(path string, st *State, seen func(events.Record)) error {
 // checkpoints the state. A hook whose failure ends the run is returned
 // once the event is recorded.
 func (j *journal) record(topic string, p Payload) error {
+	return j.recordEvent(topic, p, true)
+}
+
+// recordEvent is record, with the hooks fired or not: a notice of a hook's
+// failure must not fire hooks, or a failing hook on autopilot.notice
+// would be told of its own failure without end.
+func (j *journal) recordEvent(topic string, p Payload, hooked bool) error {
 	ev := events.Event{TS: j.now().UTC(), Topic: topic, Payload: events.ObjectPayload(p), Source: events.SourceRalph}
 	recs, err := j.write(ev)
 	if err != nil {
 		return err
 	}
-	hookErr, err := j.fire(recs)
-	if err != nil {
-		return err
+	var hookErr error
+	if hooked {
+		if hookErr, err = j.fire(recs); err != nil {
+			return err
+		}
 	}
 	if err := j.save(); err != nil {
 		return err
@@ -190,7 +199,7 @@ func (j *journal) fire(recs []events.Record) (hookErr, err error) {
 		return nil, hookErr // the log could not be written
 	}
 	for _, w := range warnings {
-		if err := j.record(TopicNotice, Payload{Message: "warning: " + w}); err != nil {
+		if err := j.recordEvent(TopicNotice, Payload{Message: "warning: " + w}, false); err != nil {
 			return hookErr, err
 		}
 	}

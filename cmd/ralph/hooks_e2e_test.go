@@ -281,6 +281,9 @@ func TestAnAutopilotHookFiresOnTaskEvents(t *testing.T) {
 	w.write("ralph.yml", w.read("ralph.yml")+fmt.Sprintf(`hooks:
   - on: [task.*]
     run: echo "$RALPH_EVENT_TOPIC $RALPH_TASK" >> %s
+  - name: broken
+    on: [autopilot.notice, all.done]
+    run: exit 1
 `, seen))
 	git(t, w.dir, "commit", "-qam", "hooks")
 	w.script(taskAgent("0"))
@@ -301,11 +304,13 @@ func TestAnAutopilotHookFiresOnTaskEvents(t *testing.T) {
 	recs, err := events.NewReader(filepath.Join(w.dir, ".ralph", autopilot.EventsFile), 0).Read()
 	require.NoError(t, err)
 	for _, r := range recs {
-		if r.Event.Topic == hooks.TopicRan {
+		if r.Event.Topic == hooks.TopicRan && strings.Contains(string(r.Event.Payload), `"hook":"hook-1"`) {
 			ran++
 		}
 	}
 	assert.Equal(t, withTask, ran, "one hook.ran in the autopilot's log for each run on its events")
+	assert.Contains(t, r.stdout+r.stderr, "warning: hook broken on all.done: exit status 1",
+		"a failing hook is a notice, which does not fire hooks in turn")
 }
 
 // ralph validate reports a hook's missing command, bad URL and unknown
