@@ -29,6 +29,9 @@
 //     it was not itself a hook.* line, so a hook cannot trigger itself or
 //     another hook without end.
 //
-// The engine and the autopilot declare what they need of a dispatcher
-// (engine.Hooks, autopilot.Hooks); this package imports neither.
+// It also makes dispatchers from the hooks: section for a loop and for the
+// autopilot ([ForLoop], [ForAutopilot]), and says what ralph validate finds
+// wrong with that section ([Problems]). The engine and the autopilot
+// declare what they need of a dispatcher (engine.Hooks, autopilot.Hooks)
+// and never import this package: the command line wires it in.
 package hooks
