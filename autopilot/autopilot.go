@@ -34,6 +34,8 @@ type Options struct {
 	Runner   Runner
 	// OnEvent is told each event once it is recorded; nil for none.
 	OnEvent func(events.Event, *State)
+	// Hooks run the user's hooks on the autopilot's events; nil for none.
+	Hooks Hooks
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 	// NewRunID makes a run id; a time-based one when nil.

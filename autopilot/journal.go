@@ -1,6 +1,7 @@
 package autopilot
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,18 +37,34 @@ type journal struct {
 	now   func() time.Time
 	// onEvent is told each event once it is recorded.
 	onEvent func(events.Event, *State)
+	// hooks run on each line before the state that folds it is saved;
+	// hookCtx is the run's context without its cancellation (each hook
+	// has its own time limit).
+	hooks   Hooks
+	hookCtx context.Context
+}
+
+// Hooks run the user's lifecycle hooks (package hooks) on the lines of the
+// autopilot's log. The contract is engine.Hooks': Fire is given each line
+// as it is folded, before a checkpoint is written past it, appends its own
+// lines with appendLines (which folds them and hands them back), and
+// returns warnings and, for a hook whose failure ends the run, an error.
+type Hooks interface {
+	Fire(ctx context.Context, runID string, lines []events.Record,
+		appendLines func(...events.Event) error) (warnings []string, err error)
 }
 
 // loadState reads the checkpoint and folds whatever of the log it has not
-// seen. A checkpoint that cannot be read is moved aside and the state is
-// rebuilt from the log; what was done is returned as a notice.
-func loadState(dir string, now time.Time) (*State, string, error) {
+// seen, telling seen (when not nil) each line it folds. A checkpoint that
+// cannot be read is moved aside and the state is rebuilt from the log;
+// what was done is returned as a notice.
+func loadState(dir string, now time.Time, seen func(events.Record)) (*State, string, error) {
 	path := filepath.Join(dir, StateFile)
 	st, notice, err := readCheckpoint(path, now)
 	if err != nil {
 		return nil, "", err
 	}
-	if err := foldLog(filepath.Join(dir, EventsFile), st); err != nil {
+	if err := foldLog(filepath.Join(dir, EventsFile), st, seen); err != nil {
 		return nil, "", err
 	}
 	return st, notice, nil
@@ -74,7 +91,7 @@ func readCheckpoint(path string, now time.Time) (*State, string, error) {
 }
 
 // foldLog applies the log's events past st.Offset.
-func foldLog(path string, st *State) error {
+func foldLog(path string, st *State, seen func(events.Record)) error {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -94,27 +111,37 @@ func foldLog(path string, st *State) error {
 	return events.Scan(f, func(r events.Record) error {
 		if ev, err := events.ParseLine(r.Line); err == nil {
 			st.Apply(ev)
+			if seen != nil {
+				seen(events.Record{Offset: r.Offset, Line: r.Line, Event: ev})
+			}
 		}
 		st.Offset += r.End() - r.Offset
 		return nil
 	})
 }
 
-// record appends one event, folds it and checkpoints the state.
+// record appends one event, folds it, runs the hooks it makes due and
+// checkpoints the state. A hook whose failure ends the run is returned
+// once the event is recorded.
 func (j *journal) record(topic string, p Payload) error {
+	return j.recordEvent(topic, p, true)
+}
+
+// recordEvent is record, with the hooks fired or not: a notice of a hook's
+// failure must not fire hooks, or a failing hook on autopilot.notice
+// would be told of its own failure without end.
+func (j *journal) recordEvent(topic string, p Payload, hooked bool) error {
 	ev := events.Event{TS: j.now().UTC(), Topic: topic, Payload: events.ObjectPayload(p), Source: events.SourceRalph}
-	line, err := events.EncodeLine(ev)
+	recs, err := j.write(ev)
 	if err != nil {
 		return err
 	}
-	if err := j.log.Append(ev); err != nil {
-		return fmt.Errorf("append to %s: %w", EventsFile, err)
+	var hookErr error
+	if hooked {
+		if hookErr, err = j.fire(recs); err != nil {
+			return err
+		}
 	}
-	if err := j.log.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", EventsFile, err)
-	}
-	j.state.Apply(ev)
-	j.state.Offset += int64(len(line))
 	if err := j.save(); err != nil {
 		return err
 	}
@@ -124,7 +151,59 @@ func (j *journal) record(topic string, p Payload) error {
 	if j.onEvent != nil {
 		j.onEvent(ev, j.state)
 	}
-	return nil
+	return hookErr
+}
+
+// write appends lines in one write, synced, and folds them.
+func (j *journal) write(evs ...events.Event) ([]events.Record, error) {
+	if err := j.log.AppendBatch(evs); err != nil {
+		return nil, fmt.Errorf("append to %s: %w", EventsFile, err)
+	}
+	if err := j.log.Sync(); err != nil {
+		return nil, fmt.Errorf("sync %s: %w", EventsFile, err)
+	}
+	recs := make([]events.Record, 0, len(evs))
+	for _, ev := range evs {
+		line, err := events.EncodeLine(ev)
+		if err != nil {
+			return nil, err
+		}
+		recs = append(recs, events.Record{Offset: j.state.Offset, Line: line[:len(line)-1], Event: ev})
+		j.state.Apply(ev)
+		j.state.Offset += int64(len(line))
+	}
+	return recs, nil
+}
+
+// fire hands folded lines to the hooks and runs those due. Warnings
+// become notices; a hook that failed with on_error: fail is returned as
+// hookErr, a failure to write the log as err.
+func (j *journal) fire(recs []events.Record) (hookErr, err error) {
+	if j.hooks == nil || len(recs) == 0 {
+		return nil, nil
+	}
+	warnings, hookErr := j.hooks.Fire(j.hookCtx, j.state.RunID, recs, func(evs ...events.Event) error {
+		now := j.now().UTC()
+		for i := range evs {
+			evs[i].TS = now
+		}
+		recs, err := j.write(evs...)
+		if err != nil {
+			return err
+		}
+		_, err = j.fire(recs)
+		return err
+	})
+	var fe interface{ ExitCode() int }
+	if hookErr != nil && !errors.As(hookErr, &fe) {
+		return nil, hookErr // the log could not be written
+	}
+	for _, w := range warnings {
+		if err := j.recordEvent(TopicNotice, Payload{Message: "warning: " + w}, false); err != nil {
+			return hookErr, err
+		}
+	}
+	return hookErr, nil
 }
 
 // save writes the state atomically.

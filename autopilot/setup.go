@@ -124,7 +124,8 @@ func (a *Autopilot) open(ctx context.Context, dir, runID string, lock *engine.Lo
 	if err := repairLogTail(filepath.Join(dir, EventsFile)); err != nil {
 		return err
 	}
-	st, notice, err := loadState(dir, opts.Now())
+	var folded []events.Record
+	st, notice, err := loadState(dir, opts.Now(), func(r events.Record) { folded = append(folded, r) })
 	if err != nil {
 		return err
 	}
@@ -132,7 +133,14 @@ func (a *Autopilot) open(ctx context.Context, dir, runID string, lock *engine.Lo
 	if err != nil {
 		return err
 	}
-	a.journal = &journal{dir: dir, log: log, state: st, now: opts.Now, onEvent: opts.OnEvent}
+	a.journal = &journal{dir: dir, log: log, state: st, now: opts.Now, onEvent: opts.OnEvent,
+		hooks: opts.Hooks, hookCtx: context.WithoutCancel(ctx)}
+	// Lines the last autopilot folded but died before its hooks had
+	// started are due now; those it started and did not see end are
+	// recorded as interrupted.
+	if hookErr, err := a.journal.fire(folded); err != nil || hookErr != nil {
+		return errors.Join(err, hookErr)
+	}
 	if err := a.setUp(ctx); err != nil {
 		return err
 	}

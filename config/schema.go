@@ -77,6 +77,7 @@ func topProperties() schema {
 		"memories":            withDoc(ref("memories"), "memories"),
 		"human":               withDoc(ref("human"), "human"),
 		"autopilot":           withDoc(ref("autopilot"), "autopilot"),
+		"hooks":               withDoc(schema{"type": "array", "items": ref("hook")}, "hooks"),
 		"redact":              withDoc(schema{"type": "array", "items": schema{"type": "string", "pattern": envName.String()}}, "redact"),
 		"budget": schema{"type": "object", "additionalProperties": false,
 			"description": "ralph.json's budget; budget.max_tokens is event_loop.max_tokens.",
@@ -112,7 +113,10 @@ func schemaDefs() schema {
 	autopilot := sectionProperties("autopilot", reflect.TypeFor[Autopilot]())
 	taskSource := sectionProperties("autopilot.source", reflect.TypeFor[TaskSource]())
 	cluster := sectionProperties("autopilot.cluster", reflect.TypeFor[Cluster]())
+	hook := object(sectionProperties("hook", reflect.TypeFor[Hook]()), "hook")
+	hook["required"] = []string{"on"}
 	return schema{
+		"hook":       hook,
 		"cluster":    object(cluster, "autopilot.cluster"),
 		"autopilot":  object(autopilot, "autopilot"),
 		"taskSource": object(taskSource, "autopilot.source"),
@@ -258,6 +262,9 @@ var schemaShapes = map[string]schema{
 	"autopilot.cluster":          ref("cluster"),
 	"autopilot.cluster.replicas": {"type": "integer", "minimum": 1, "default": 1},
 	"autopilot.cluster.remote":   {"type": "string", "default": "origin"},
+	"hook.on":                    ref("stringOrList"),
+	"hook.timeout_seconds":       {"type": "integer", "minimum": 1, "default": DefaultHookTimeoutSeconds},
+	"hook.on_error":              {"enum": HookOnError, "default": "warn"},
 }
 
 // schemaExtra are keys the loader takes that have no yaml-tagged field.

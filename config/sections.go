@@ -27,6 +27,7 @@ func (l *loader) decode(root *yaml.Node, c *Config) {
 		{"human", l.human(c)},
 		{"redact", l.redactNames(c)},
 		{"autopilot", l.autopilot(c)},
+		{"hooks", l.hooks(c, root)},
 	}, orchestratorTopKeys)
 	l.section(eventLoop, "event_loop", l.eventLoopFields(c), orchestratorEventLoopKeys)
 	c.CLI = l.topCLI(cli, c.CLI)

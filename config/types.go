@@ -26,6 +26,8 @@ type Config struct {
 	Redact []string
 	// Autopilot says how `ralph autopilot` works through a task tracker.
 	Autopilot Autopilot
+	// Hooks run on the events of a loop's or the autopilot's log.
+	Hooks []Hook
 	// Path is the file the config came from (the last, when merged).
 	Path string
 	// Warnings are things a user should know but that do not stop a run,

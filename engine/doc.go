@@ -35,6 +35,13 @@
 //     segment reopens at its time. Lines for a question not pending change
 //     nothing, so the first answer wins.
 //
+// The user's hooks ([Hooks], package hooks) see every line as it is folded,
+// an agent's once it is decided, and write hook.started and hook.ran lines
+// that the fold passes over. Because the engine hands a line to the hooks
+// before it writes a checkpoint past it, a resume folds again every line
+// whose hooks may not have started (catchUp), and the hooks keep to once
+// per event from the hook.started lines that follow.
+//
 // Events ralph publishes for hats to act on (task.start, task.resume,
 // <hat>.exhausted, <topic>.blocked, …) are routed when they are folded; only
 // agent-written events need a decision line, because only their acceptance can

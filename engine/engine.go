@@ -58,6 +58,15 @@ type Engine struct {
 	stop    *stopWatcher
 	// fatal is the error that ended the run as fatal, returned by Run.
 	fatal error
+	// hookCtx is what hooks run under: the run's context without its
+	// cancellation, since hooks on loop.terminate must run after Ctrl-C
+	// too (each has its own time limit). hookFailed is a hook's failure
+	// that ends the run after the current step (hooks.go).
+	hookCtx    context.Context
+	hookFailed error
+	// caughtUp are the lines the previous run's state was caught up with
+	// (start.go), for the hooks once the run is resumed.
+	caughtUp []events.Record
 }
 
 // New checks the options and makes an engine.
@@ -116,6 +125,7 @@ func (e *Engine) Run(ctx context.Context) (Summary, error) {
 		return Summary{}, err
 	}
 	e.lock = lock
+	e.hookCtx = context.WithoutCancel(ctx)
 	defer func() { _ = e.lock.Release() }()
 	if c, ok := e.opts.Repo.(io.Closer); ok {
 		defer func() { _ = c.Close() }() // a workspace watch
@@ -153,7 +163,7 @@ func (e *Engine) loop(ctx context.Context) (Summary, error) {
 		if err != nil {
 			return Summary{}, err
 		}
-		e.setPhase(next)
+		e.setPhase(e.afterHooks(next))
 	}
 	return e.summary(), e.fatal
 }
@@ -259,12 +269,15 @@ func (e *Engine) fold() error {
 	if err != nil {
 		return fmt.Errorf("read event log: %w", err)
 	}
+	var hooked []events.Record
 	for _, rec := range recs {
-		e.st.Apply(e.redactRecord(rec), e.opts.Hats)
+		rec = e.redactRecord(rec)
+		hooked = e.hookLines(e.st, hooked, rec)
+		e.st.Apply(rec, e.opts.Hats)
 	}
 	// Blank lines produce no record but are consumed all the same.
 	e.st.Offset = e.reader.Offset()
-	return nil
+	return e.fireHooks(hooked)
 }
 
 // saveAs writes the checkpoint recording the phase about to be entered.

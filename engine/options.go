@@ -24,6 +24,24 @@ type Backend interface {
 	Run(ctx context.Context, run events.AgentRun, report func(events.Activity)) (events.AgentResult, error)
 }
 
+// Hooks run the user's lifecycle hooks (package hooks) on the lines of a
+// run's log.
+//
+// Fire is given, in log order, the lines a fold has just read: ralph's
+// own lines as they are folded, an agent's line once ralph has accepted it
+// (at its own offset, just before the event.routed line that accepted
+// it), never a rejected one. It runs the hooks due, appending lines (in
+// one write per call) with appendLines, which writes them to the log and
+// folds them, handing them to Fire again. The engine calls Fire after
+// every fold, so no checkpoint is written past a line whose hooks have not
+// been started: that is what keeps a hook to once per event across a
+// crash. Fire returns warnings to report, and a non-nil error (one that
+// is not appendLines') when a hook's failure must end the run as fatal.
+type Hooks interface {
+	Fire(ctx context.Context, runID string, lines []events.Record,
+		appendLines func(...events.Event) error) (warnings []string, err error)
+}
+
 // Settings are the loop's rules: the event_loop section of ralph.yml.
 type Settings struct {
 	CompletionTopic        string
@@ -121,6 +139,10 @@ type Options struct {
 	// .ralph/runs/<run-id>/summary.md; nil writes none. The command line
 	// renders it, with its advice on what to do next.
 	SummaryFile func(Summary) string
+
+	// Hooks run the user's hooks on the lines of the run's log; nil runs
+	// none.
+	Hooks Hooks
 
 	// Launch is how the command line started the run, recorded in
 	// loop.started and, on resume, loop.resumed (see Launch); nil records

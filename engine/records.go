@@ -29,10 +29,14 @@ const (
 	TopicTaskComplete       = "task.complete"
 	TopicTaskResume         = "task.resume"
 	TopicCompletionRejected = "completion.rejected"
-	suffixExhausted         = ".exhausted"
-	suffixScopeViolation    = ".scope_violation"
-	suffixBlocked           = ".blocked"
-	defaultStartPayload     = "Begin work on the objective."
+	// A hook's lines (package hooks): written and read by the Hooks the
+	// run was given, nothing for the fold.
+	TopicHookStarted     = "hook.started"
+	TopicHookRan         = "hook.ran"
+	suffixExhausted      = ".exhausted"
+	suffixScopeViolation = ".scope_violation"
+	suffixBlocked        = ".blocked"
+	defaultStartPayload  = "Begin work on the objective."
 )
 
 // RejectReason is why an agent event was rejected, in event.rejected as
@@ -61,7 +65,7 @@ func isBookkeeping(topic string) bool {
 		TopicIterationStarted, TopicIterationFinished, TopicIterationSettled,
 		TopicEventRouted, TopicEventRejected, TopicEventDropped,
 		TopicCompletionConfirm, TopicRateLimited, TopicCommit, TopicCriteriaBaseline, TopicCompletionVerified, TopicTaskComplete,
-		TopicCriteriaIgnored:
+		TopicCriteriaIgnored, TopicHookStarted, TopicHookRan:
 		return true
 	}
 	return false
@@ -71,7 +75,7 @@ func isBookkeeping(topic string) bool {
 func isReservedForRalph(topic string) bool {
 	return isBookkeeping(topic) || topic == TopicTaskResume || topic == TopicHumanAnswered || topic == TopicHumanTimedOut ||
 		strings.HasPrefix(topic, "loop.") || strings.HasPrefix(topic, "iteration.") ||
-		strings.HasPrefix(topic, "event.")
+		strings.HasPrefix(topic, "event.") || strings.HasPrefix(topic, "hook.")
 }
 
 // Outcome is how an iteration ended, in iteration.finished.

@@ -120,6 +120,7 @@ func (e *Engine) catchUp(st *RunState) (*RunState, error) {
 		return nil, err
 	}
 	for _, rec := range recs {
+		e.caughtUp = e.hookLines(st, e.caughtUp, rec)
 		st.Apply(rec, e.opts.Hats)
 	}
 	st.Offset = max(st.Offset, r.Offset())
@@ -167,8 +168,11 @@ func (e *Engine) rebuildFromLog() (*RunState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rebuild state from %s: %w", rel, err)
 	}
+	e.caughtUp = nil
 	for _, rec := range recs {
-		st.Apply(e.redactRecord(rec), e.opts.Hats)
+		rec = e.redactRecord(rec)
+		e.caughtUp = e.hookLines(st, e.caughtUp, rec)
+		st.Apply(rec, e.opts.Hats)
 	}
 	if st.RunID == "" {
 		return nil, nil // a log without loop.started is not a run
@@ -253,6 +257,12 @@ func (e *Engine) resume(prev *RunState) error {
 		return err
 	}
 	if err := e.repairTornTail(); err != nil {
+		return err
+	}
+	// The lines the checkpoint did not have may have hooks not yet started.
+	caughtUp := e.caughtUp
+	e.caughtUp = nil
+	if err := e.fireHooks(caughtUp); err != nil {
 		return err
 	}
 	// Lines written while ralph was down (the agent's last events, a

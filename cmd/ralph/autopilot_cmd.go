@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/ralph-loop/ralph/hooks"
+
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/autopilot/cluster"
 	"github.com/ralph-loop/ralph/config"
@@ -119,7 +121,8 @@ func (c *autopilotRunCmd) Run(ctx context.Context, g *globals, log *slog.Logger)
 	}
 	defer closeRunner()
 	res, err := autopilot.Run(ctx, autopilot.Options{Repo: root, Configs: configs, Settings: settings,
-		Criteria: cfg.AcceptanceCriteria, Source: source, Runner: runner, OnEvent: lines.Event, Fault: fault})
+		Criteria: cfg.AcceptanceCriteria, Source: source, Runner: runner, OnEvent: lines.Event, Fault: fault,
+		Hooks: hooks.ForAutopilot(cfg, root)})
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 
+	"github.com/ralph-loop/ralph/hooks"
+
 	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/internal/plural"
 )
@@ -49,6 +51,7 @@ func (c *validateCmd) Run(g *globals) error {
 		return err
 	}
 	errs, warnings := cfg.TopologyProblems(reg, path)
+	errs = append(errs, hooks.Problems(cfg, reg, g.Dir)...)
 	for _, w := range warnings {
 		fmt.Fprintf(g.stderr, "ralph: warning: %s\n", w)
 	}

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ralph-loop/ralph/hooks"
+
 	"github.com/ralph-loop/ralph/backends"
 	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/engine"
@@ -115,6 +117,7 @@ func engineOptions(g *globals, log *slog.Logger, ch runChoices) (engine.Options,
 		RalphBin:    ralphBin,
 		AgentEnv:    agentEnv(ralphBin, cfg.Redact),
 		Redactor:    redactor,
+		Hooks:       hooks.ForLoop(cfg, g.Dir, engine.Answer),
 		Logger:      log,
 		SummaryFile: view.SummaryMarkdown,
 		KillGrace:   seconds(el.KillGraceSeconds),

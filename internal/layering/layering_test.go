@@ -38,6 +38,7 @@ var allowed = map[string]struct {
 	"view/watch":                  {[]string{"view", "engine", "autopilot", "config", "hats", "examples"}, "`ralph watch` shows the view's model of a workspace read from files (view), the selected loop's place in its hats' graph as `ralph hats graph` draws it from the run's config (config, hats, examples for -H presets), and writes the same control requests as `ralph stop` (engine) and `ralph autopilot pause|resume|stop` (autopilot)"},
 	"autopilot":                   {[]string{"config", "criteria", "engine", "events", "tasks", "internal/git", "internal/exitcode"}, "the coordinator runs loops through the engine's files and ralph's own binary, tasks come from trackers, merges go through git"},
 	"autopilot/cluster":           {[]string{"autopilot", "config", "criteria", "engine", "events", "internal/git", "internal/exitcode", "internal/procgroup", "tasks"}, "the wire between a coordinator and its workers over NATS JetStream: the coordinator is the autopilot's runner (autopilot); a worker checks a task's config as a local one (config) and adds the task's commands as criteria, keeps checkouts through git, runs `ralph loop` in a process group that dies with the worker, follows its event log (engine, events) and reports its exit code; task ids are the trackers'"},
+	"hooks":                       {[]string{"autopilot", "config", "engine", "events", "hats", "internal/exitcode", "internal/procgroup", "internal/tail"}, "the user's lifecycle hooks: the engine and the autopilot run them through interfaces they declare (engine, autopilot), made from the hooks: section (config) and checked against the hats' topics (hats); commands run in a process group"},
 	"internal/procgroup":          {nil, "starting, stopping and reaping a process group; a leaf helper"},
 	"internal/suggest":            {nil, "did-you-mean by edit distance; a leaf helper"},
 	"internal/fileholders":        {nil, "which processes have a file open; a leaf helper"},
@@ -61,8 +62,9 @@ var allowed = map[string]struct {
 
 // execAllowed are the packages that may start processes. internal/ covers
 // internal/procgroup, through which backends and criteria start theirs;
-// tasks runs the trackers' CLIs, autopilot runs each task's `ralph loop`.
-var execAllowed = []string{"backends", "criteria", "internal/", "cmd/", "tasks", "autopilot"}
+// tasks runs the trackers' CLIs, autopilot runs each task's `ralph loop`,
+// hooks runs the user's hook commands.
+var execAllowed = []string{"backends", "criteria", "internal/", "cmd/", "tasks", "autopilot", "hooks"}
 
 func TestLayering(t *testing.T) {
 	root := repoRoot(t)
