@@ -24,6 +24,7 @@ type (
 		RunID     string `json:"run_id"`
 		Objective string `json:"objective"`
 		Source    string `json:"objective_source"`
+		MaxIter   int    `json:"max_iterations"`
 	}
 	viewLoopResumed struct {
 		Iteration int `json:"iteration"`

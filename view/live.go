@@ -1,12 +1,13 @@
 package view
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/charmbracelet/x/ansi"
 
 	"golang.org/x/sys/unix"
 
@@ -96,9 +97,10 @@ func (r *Live) Close(error) {
 	})
 }
 
-// panel renders the model for the screen.
+// panel renders the model for the screen, as `ralph watch` renders a
+// run's header.
 func (r *Live) panel(width int) []string {
-	return renderPanel(r.model.Run(), r.now(), width)
+	return RunPanel(r.model.Run(), r.now(), width)
 }
 
 func (r *Live) LoopStarted(run engine.RunInfo) {
@@ -119,81 +121,6 @@ func (r *Live) Activity(it engine.IterationInfo, a events.Activity) {
 func (r *Live) LoopFinished(sum engine.Summary) {
 	r.Close(nil)
 	r.Text.LoopFinished(sum)
-}
-
-// renderPanel draws the panel as lines of at most width-1 columns (the
-// last column is left free so no terminal wraps a full line).
-func renderPanel(s Run, now time.Time, width int) []string {
-	total := s.Total()
-	usage, tools := total.Usage, total.Tools
-	lines := []string{
-		panelHeader(s, now, width),
-		" " + iterationLine(s, now),
-		fmt.Sprintf(" cost $%.4f · tokens %s (%s in, %s out) · reads %d · writes %d · shell %d",
-			total.CostUSD, humanCount(usage.Total()), humanCount(usage.InputTokens),
-			humanCount(usage.OutputTokens), tools.Read, tools.Write, tools.Shell),
-		" last commit  " + orDash(s.LastCommit()),
-		" last event   " + orDash(s.LastEvent),
-	}
-	for i, l := range lines {
-		lines[i] = truncateCols(Sanitize(l), width-1)
-	}
-	return lines
-}
-
-func panelHeader(s Run, now time.Time, width int) string {
-	title := "── ralph "
-	if s.ID != "" {
-		title += "· run " + s.ID + " "
-	}
-	title += "· " + clockDuration(now.Sub(s.Started)) + " "
-	if fill := width - 1 - len([]rune(title)); fill > 0 {
-		title += strings.Repeat("─", fill)
-	}
-	return title
-}
-
-func iterationLine(s Run, now time.Time) string {
-	if s.Phase == PhaseStarting {
-		return fmt.Sprintf("iteration 0/%d · starting", s.Max)
-	}
-	who := s.Hat
-	if s.Confirming {
-		who += ", confirming the completion claim"
-	}
-	line := fmt.Sprintf("iteration %d/%d · %s (%s) · ", s.N, s.Max, who, s.Backend)
-	switch s.Phase {
-	case PhaseRunning:
-		return line + "working " + clockDuration(now.Sub(s.PhaseSince))
-	case PhaseWaiting:
-		return line + "rate limited, retrying in " + clockDuration(max(s.WaitUntil.Sub(now), 0))
-	case PhaseAwaitingHuman:
-		if s.Question != nil {
-			return line + "waiting for an answer: " + s.Question.Text
-		}
-	case PhaseStarting, PhaseBetween:
-	}
-	return line + string(s.LastOutcome) + ", deciding what next"
-}
-
-// clockDuration is a duration in whole seconds, for clocks that tick once
-// a second: 0s, 12s, 1m23s.
-func clockDuration(d time.Duration) string {
-	return humanDuration(d.Truncate(time.Second))
-}
-
-// truncateCols cuts s to n runes, marking the cut with "…". Runes stand in
-// for columns: the panel's own text is narrow, and an agent's wide
-// characters at worst push a line one or two columns further.
-func truncateCols(s string, n int) string {
-	if n <= 0 {
-		return ""
-	}
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }
 
 // liveScreen keeps a panel at the bottom of a terminal: each Write (a whole
@@ -270,9 +197,9 @@ func (s *liveScreen) erase(buf *strings.Builder) {
 	}
 	buf.WriteString("\r")
 	if s.shown > 1 {
-		fmt.Fprintf(buf, "\x1b[%dA", s.shown-1)
+		buf.WriteString(ansi.CursorUp(s.shown - 1))
 	}
-	buf.WriteString("\x1b[J")
+	buf.WriteString(ansi.EraseScreenBelow)
 	s.shown = 0
 }
 
@@ -281,14 +208,13 @@ func (s *liveScreen) draw(buf *strings.Builder) {
 		return
 	}
 	lines := s.panel(s.width())
-	for i, l := range lines {
-		if i == 0 {
-			l = "\x1b[1m" + l + "\x1b[0m" // the header line in bold
-		} else {
-			buf.WriteByte('\n')
-		}
-		buf.WriteString(l)
-	}
+	// The panel's lines are Lip Gloss's (RunPanel). Keeping them at the
+	// bottom while whole lines scroll above stays here, with the sequences
+	// of charmbracelet/x/ansi: an inline Bubble Tea program would print
+	// the lines (tea.Println) later, from its own loop, where `ralph loop`
+	// writes each line, the log's included, at once and in order, and
+	// takes the panel down before the summary.
+	buf.WriteString(strings.Join(lines, "\n"))
 	s.shown = len(lines)
 }
 

@@ -74,6 +74,11 @@ type Run struct {
 	Stuck bool
 	// Summary is the run's end, nil until it ends.
 	Summary *engine.Summary
+	// Ended is how a run read from its files ended (`ralph watch`), nil
+	// while it has not; Gone says no process runs it now, though it did
+	// not end (it was killed, and goes on with --resume).
+	Ended *engine.Termination
+	Gone  bool
 }
 
 // Total is what the run's agents spent so far, the running one included.

@@ -2,11 +2,7 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -18,30 +14,16 @@ import (
 // session 120×30) and reads the screen while the agent works: the panel is
 // at the bottom with the run's figures, and it is gone once the run ends.
 func TestLiveViewInTmux(t *testing.T) {
-	tmux, err := exec.LookPath("tmux")
-	if err != nil {
-		t.Skip("tmux is not installed; the live view is tested in a pseudo-terminal through tmux")
-	}
+	tm := newTmux(t)
 	w := newWorkspace(t)
 	w.write("ralph.yml", headlessConfig+claudeCLI())
 	sc := headlessScript()
 	sc.ByHat["builder"][0].SleepMS = 8000 // time to look at the screen, even on a loaded machine
 	w.script(sc)
 
-	// A server of our own (-L), so no user's tmux is touched, and killed
-	// at the end.
-	socket := fmt.Sprintf("ralph-test-%d", os.Getpid())
-	tm := func(args ...string) string {
-		out, err := exec.Command(tmux, append([]string{"-L", socket}, args...)...).CombinedOutput()
-		require.NoError(t, err, "tmux %v: %s", args, out)
-		return string(out)
-	}
-	t.Cleanup(func() { _ = exec.Command(tmux, "-L", socket, "kill-server").Run() })
 	shell := fmt.Sprintf("cd %q && %q run; echo RALPH-EXIT=$?; sleep 60", w.dir, ralphBin)
-	tm("-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "30", "-s", "live",
-		"-e", "SCRIPTAGENT_SCRIPT="+filepath.Join(w.state, "script.json"), "-e", "SCRIPTAGENT_STATE="+w.state,
-		"-e", "TERM=xterm-256color", shell)
-	capture := func() string { return tm("capture-pane", "-p", "-t", "live") }
+	live := tm.session("live", 120, 30, w.agentEnv(), shell)
+	capture := live.capture
 
 	// The builder's tools and tokens are in while it sleeps.
 	screen := waitForScreen(t, capture, "reads 1 · writes 1 · shell 1", time.Minute)
@@ -66,41 +48,4 @@ func TestLiveViewInTmux(t *testing.T) {
 	assert.Contains(t, screen, "ended: completed (exit 0)")
 	assert.NotContains(t, screen, "── ralph ·", "the panel is removed before the summary")
 	assert.NotContains(t, screen, "last event", "no panel line is left behind")
-}
-
-// waitForScreen captures the screen until it shows want, or fails after
-// timeout with the last screen.
-func waitForScreen(t *testing.T, capture func() string, want string, timeout time.Duration) string {
-	t.Helper()
-	return waitForScreenMatch(t, capture, regexp.MustCompile(regexp.QuoteMeta(want)), timeout)
-}
-
-// waitForScreenMatch is waitForScreen for a pattern.
-func waitForScreenMatch(t *testing.T, capture func() string, want *regexp.Regexp, timeout time.Duration) string {
-	t.Helper()
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		screen := capture()
-		if want.MatchString(screen) {
-			return screen
-		}
-		select {
-		case <-deadline.C:
-			t.Fatalf("after %s the screen does not show %q:\n%s", timeout, want, screen)
-		case <-tick.C:
-		}
-	}
-}
-
-func nonBlankLines(s string) []string {
-	var out []string
-	for _, l := range strings.Split(s, "\n") {
-		if strings.TrimSpace(l) != "" {
-			out = append(out, strings.TrimRight(l, " "))
-		}
-	}
-	return out
 }

@@ -107,7 +107,7 @@ func (c *loopCmd) loop(ctx context.Context, g *globals, log *slog.Logger, rep lo
 	if err != nil {
 		return err
 	}
-	opts.Reporter = testhook.WithStats(rep)
+	opts.Reporter = testhook.WithStats(view.Tee(rep, view.NewActivityLog(g.Dir, time.Now, rep.Warn)))
 	if h := rep.headless; h != nil {
 		h.Configured(warnings, opts.Settings.StuckThreshold)
 	}

@@ -95,6 +95,12 @@ func TestE2ESecretsNeverReachDisk(t *testing.T) {
 		return nil
 	}))
 	t.Logf("%d files under .ralph/ hold no secret", files)
+	activity, err := filepath.Glob(filepath.Join(w.dir, ".ralph", "runs", "*", "activity.jsonl"))
+	require.NoError(t, err)
+	require.Len(t, activity, 1, "the agents' activity is recorded for ralph watch")
+	data, err := os.ReadFile(activity[0])
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `running curl -H 'x-api-key: [redacted:TEST_API_KEY]'`, "as the agent printed it, masked")
 	for _, mask := range []string{"[redacted:TEST_API_KEY]", "[redacted:SERVICE_TOKEN]", "[redacted:DATABASE_URL]"} {
 		assert.Contains(t, all.String(), mask, "each secret was leaked, and masked")
 	}

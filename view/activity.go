@@ -1,0 +1,157 @@
+package view
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/events"
+)
+
+// ActivityFile is the name, under .ralph/runs/<run-id>/, of a run's agent
+// activity: one ActivityRecord a line, appended as the agents act. The
+// engine tells its reporters of an agent's activity in its own process
+// only; this file is how another process (`ralph watch`) sees it.
+const ActivityFile = "activity.jsonl"
+
+// ActivityPath is where the run runID of workspace keeps its activity.
+func ActivityPath(workspace, runID string) string {
+	return filepath.Join(workspace, engine.DirName, engine.RunsDir, runID, ActivityFile)
+}
+
+// ActivityRecord is one line of activity.jsonl: what an agent did, as the
+// backend normalized it, redacted as every report is.
+type ActivityRecord struct {
+	TS        time.Time           `json:"ts"`
+	Iteration int                 `json:"iteration"`
+	Hat       string              `json:"hat,omitempty"`
+	Kind      events.ActivityKind `json:"kind"`
+	Text      string              `json:"text,omitempty"`
+	Tool      events.ToolKind     `json:"tool,omitempty"`
+	ToolName  string              `json:"tool_name,omitempty"`
+	Path      string              `json:"path,omitempty"`
+	Command   string              `json:"command,omitempty"`
+	Tokens    *events.Usage       `json:"tokens,omitempty"`
+	CostUSD   float64             `json:"cost_usd,omitempty"`
+	ResetAt   time.Time           `json:"reset_at,omitzero"` // when a rate limit lifts, if known
+}
+
+// Lines are the record as lines of the activity pane, in the words the
+// plain lines use: each line of an agent's text after "| ".
+func (a ActivityRecord) Lines() []string {
+	switch a.Kind {
+	case events.ActivityText:
+		var out []string
+		for _, line := range strings.Split(strings.TrimRight(a.Text, "\n"), "\n") {
+			if strings.TrimSpace(line) != "" {
+				out = append(out, "| "+line)
+			}
+		}
+		return out
+	case events.ActivityTool:
+		return []string{fmt.Sprintf("%s %s", a.Tool, toolTarget(events.Activity{ToolName: a.ToolName, Path: a.Path, Command: a.Command}))}
+	case events.ActivityError:
+		return []string{"agent error: " + a.Text}
+	case events.ActivityRateLimit:
+		return []string{"rate limited: " + a.Text}
+	case events.ActivityUsage:
+	}
+	return nil
+}
+
+// ActivityLog is a Reporter that appends each activity of a run's agents
+// to the run's activity.jsonl. It reports nothing else. A failed write is
+// dropped after a warning, once: the activity is for watching, and the run
+// must not end for it.
+type ActivityLog struct {
+	workspace string
+	now       func() time.Time
+	warn      func(string)
+
+	mu     sync.Mutex
+	f      *os.File
+	failed bool
+}
+
+// NewActivityLog records the activity of the runs in workspace; warn is
+// told of the first write that fails.
+func NewActivityLog(workspace string, now func() time.Time, warn func(string)) *ActivityLog {
+	return &ActivityLog{workspace: workspace, now: now, warn: warn}
+}
+
+func (l *ActivityLog) LoopStarted(run engine.RunInfo) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closeFile()
+	path := ActivityPath(l.workspace, run.RunID)
+	err := os.MkdirAll(filepath.Dir(path), 0o755)
+	if err == nil {
+		l.f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	}
+	l.fail(err)
+}
+
+func (l *ActivityLog) Activity(it engine.IterationInfo, a events.Activity) {
+	rec := ActivityRecord{TS: l.now(), Iteration: it.N, Hat: it.Hat.ID, Kind: a.Kind, Text: a.Text,
+		Tool: a.Tool, ToolName: a.ToolName, Path: a.Path, Command: a.Command, CostUSD: a.CostUSD, ResetAt: a.ResetAt}
+	if a.Kind == events.ActivityUsage {
+		rec.Tokens = &a.Usage
+	}
+	line, err := json.Marshal(rec)
+	if err != nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return
+	}
+	// One write of a whole line on an O_APPEND file: a reader never sees
+	// half of one, except while it is being written.
+	_, err = l.f.Write(append(line, '\n'))
+	l.fail(err)
+}
+
+func (l *ActivityLog) LoopFinished(engine.Summary) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closeFile()
+}
+
+func (l *ActivityLog) closeFile() {
+	if l.f != nil {
+		_ = l.f.Close()
+		l.f = nil
+	}
+}
+
+// fail warns of the first error and stops writing.
+func (l *ActivityLog) fail(err error) {
+	if err == nil {
+		return
+	}
+	l.closeFile()
+	if !l.failed && l.warn != nil {
+		l.warn(fmt.Sprintf("the agents' activity is not recorded for ralph watch: %v", err))
+	}
+	l.failed = true
+}
+
+func (*ActivityLog) IterationStarted(engine.IterationInfo)                      {}
+func (*ActivityLog) EventAccepted(events.Event, []string, engine.Disposition)   {}
+func (*ActivityLog) EventRejected(events.Event, string)                         {}
+func (*ActivityLog) IterationFinished(engine.IterationInfo, events.AgentResult) {}
+func (*ActivityLog) Commit(engine.IterationInfo, engine.Commit)                 {}
+func (*ActivityLog) RateLimited(engine.IterationInfo, time.Duration)            {}
+func (*ActivityLog) TaskComplete(int, string)                                   {}
+func (*ActivityLog) Stuck(engine.Termination, int)                              {}
+func (*ActivityLog) Warn(string)                                                {}
+func (*ActivityLog) WaitingForHuman(engine.Question)                            {}
+func (*ActivityLog) HumanAnswered(engine.Question, engine.Reply)                {}
+
+var _ Reporter = (*ActivityLog)(nil)

@@ -1,0 +1,113 @@
+package watch
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/ralph-loop/ralph/autopilot"
+	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/view"
+)
+
+// Start shows the workspace on out: full-screen when out is a terminal
+// that can draw one, else as plain lines (Lines).
+func Start(ctx context.Context, in io.Reader, out io.Writer, opts Options) error {
+	opts = opts.withDefaults()
+	if _, tty := view.TerminalFd(out); !tty || opts.Term == "dumb" || opts.Term == "" {
+		return Lines(ctx, out, opts)
+	}
+	return Run(ctx, in, out, opts)
+}
+
+// Run shows the workspace full-screen on the terminal in and out until q
+// or ctx ends.
+func Run(ctx context.Context, in io.Reader, out io.Writer, opts Options) error {
+	files, err := newFileWatch()
+	if err != nil {
+		return fmt.Errorf("watch %s: %w", opts.Dir, err)
+	}
+	defer files.close()
+	p := tea.NewProgram(newModel(opts, files), tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out))
+	_, err = p.Run()
+	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		return nil // Ctrl-C or a signal: the run goes on, the watcher ends
+	}
+	return err
+}
+
+// plainWidth is the width the plain lines are cut to.
+const plainWidth = 100
+
+// Lines prints what Run shows as plain lines, for a terminal that cannot
+// draw a screen or for a pipe: the autopilot and its slots or the loop's
+// header, then the events of the autopilot (or, with a task, of its loop)
+// or of the loop as they come, as `ralph events -f` prints them, until the
+// run ends or ctx does.
+func Lines(ctx context.Context, out io.Writer, opts Options) (err error) {
+	opts = opts.withDefaults()
+	now := opts.Now()
+	w := view.NewWorkspaceReader(opts.Dir).Read(opts.Task, now)
+	bw := bufio.NewWriter(out)
+	defer func() {
+		// What is still buffered: failing to write it is Lines' failure.
+		if ferr := bw.Flush(); err == nil {
+			err = ferr
+		}
+	}()
+	for _, l := range plainHeader(w, now) {
+		fmt.Fprintln(bw, ansi.Strip(l))
+	}
+	path, isAutopilot, err := plainLog(ctx, bw, w, opts)
+	if err != nil || path == "" {
+		return err
+	}
+	fmt.Fprintln(bw)
+	listing := view.EventListing{Printer: &view.EventPrinter{W: bw, Loc: opts.Loc, Autopilot: isAutopilot},
+		Last: 20, Follow: true, Autopilot: isAutopilot, Flush: bw.Flush}
+	return listing.List(ctx, path)
+}
+
+// plainHeader is the top of the screen as lines.
+func plainHeader(w view.Watched, now time.Time) []string {
+	m := &model{w: w, width: plainWidth, graphs: graphs{}}
+	var lines []string
+	if ap := w.Autopilot; ap != nil {
+		lines = append(lines, autopilotLines(ap, now, plainWidth)...)
+		lines = append(lines, m.slotLines(now)...)
+	}
+	if l := w.Loop; l != nil {
+		lines = append(lines, view.RunPanel(l.Run, now, plainWidth)...)
+		lines = append(lines, " objective    "+view.Sanitize(view.FirstLine(orDash(l.Objective))),
+			" hats         "+m.hatLine(l))
+	}
+	return lines
+}
+
+// plainLog is the log Lines follows: the task's loop's with a task, the
+// autopilot's when one runs here, else the loop's (waiting for one to
+// start).
+func plainLog(ctx context.Context, out *bufio.Writer, w view.Watched, opts Options) (string, bool, error) {
+	switch {
+	case w.Autopilot != nil && opts.Task != "":
+		path, _, err := autopilot.TaskLog(opts.Dir, opts.Task)
+		return path, false, err
+	case w.Autopilot != nil:
+		path, err := autopilot.EventLog(opts.Dir)
+		return path, true, err
+	}
+	path, err := engine.CurrentLog(opts.Dir)
+	if errors.Is(err, engine.ErrNoLog) {
+		path, err = engine.AwaitRun(ctx, opts.Dir, func() {
+			fmt.Fprintln(out, "no run here yet; waiting for one to start")
+			_ = out.Flush()
+		})
+	}
+	return path, false, err
+}

@@ -1,0 +1,516 @@
+package view
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/ralph-loop/ralph/autopilot"
+	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/events"
+)
+
+// Watched is what runs in a workspace as its files say at one moment: a
+// lone loop, or an autopilot with its slots, and the loop one of them runs.
+// It is what `ralph watch` shows, and what a web dashboard would. It is read
+// from files only (WorkspaceReader): no lock is taken, nothing is written.
+type Watched struct {
+	Dir string
+	// Autopilot is nil when the workspace shows a lone loop (or nothing).
+	Autopilot *AutopilotRun
+	Slots     []SlotView
+	// Selected is the index in Slots of the slot whose loop Loop is; -1
+	// for the workspace's own loop.
+	Selected int
+	// Loop is the selected loop; nil when none has started.
+	Loop *LoopView
+}
+
+// AutopilotRun is an autopilot's run: its state file and the end of its
+// event log.
+type AutopilotRun struct {
+	RunID     string
+	Running   bool // a live process holds its lock
+	Paused    bool
+	Source    string
+	Parallel  int
+	MaxTasks  int
+	Started   int
+	Completed int
+	Failed    int
+	Queued    int // tasks in the merge queue
+	StartedAt time.Time
+	Ended     *autopilot.Ending
+	Events    []EventLine
+}
+
+// SlotView is one active slot of an autopilot.
+type SlotView struct {
+	Slot, Task, Title string
+	StartedAt         time.Time
+	Attempt           int
+	// Worker is the host of the worker running a remote task; "" here.
+	Worker    string
+	Hat       string
+	Iteration int
+	LastEvent string
+	// Workspace is the loop's worktree, "" for a remote task; Log its
+	// event log (the autopilot's copy, for a remote task).
+	Workspace, Log string
+}
+
+// LoopView is one loop: its checkpoint, the end of its event log and its
+// agents' activity.
+type LoopView struct {
+	// Workspace is where the loop runs, "" for a remote one; Launch is how
+	// it was started (its config files and -H), nil when unknown.
+	Workspace string
+	Launch    *engine.Launch
+	// Run is what the run's header shows, as the live view of `ralph loop`
+	// shows it (RenderRunPanel).
+	Run       Run
+	Objective string
+	Running   bool
+	// Worker is the host a remote loop runs on; its checkpoint and
+	// activity are there, and only its event log is here.
+	Worker string
+	// Hats are the run's configured hats in config order; Hat (in Run) is
+	// where the run is among them.
+	Hats     []string
+	Events   []EventLine
+	Activity []ActivityRecord
+}
+
+// EventLine is one event of a log, with what the event table would say of
+// it. Err is set for a line that is not an event.
+type EventLine struct {
+	Offset int64
+	Event  events.Event
+	Text   string
+	Err    error
+}
+
+// keepLines bounds what is kept of each log and activity file.
+const keepLines = 500
+
+// WorkspaceReader reads what runs in a workspace, again and again: it keeps
+// its place in each log, so a read costs what was appended since.
+type WorkspaceReader struct {
+	dir  string
+	host string
+	logs map[string]*logTail
+	acts map[string]*activityTail
+	hats map[string][]string // log path → hats
+	seen map[string]bool     // the files the Read under way reads
+}
+
+// NewWorkspaceReader reads the workspace dir.
+func NewWorkspaceReader(dir string) *WorkspaceReader {
+	host, _ := os.Hostname()
+	return &WorkspaceReader{dir: dir, host: host, logs: map[string]*logTail{}, acts: map[string]*activityTail{},
+		hats: map[string][]string{}}
+}
+
+// Paths are the directories whose changes change what Read returns, for a
+// watcher (fsnotify) to watch: .ralph/ of the workspace and of each slot's
+// loop, and the selected run's directory under runs/.
+func (w Watched) Paths() []string {
+	ralph := filepath.Join(w.Dir, engine.DirName)
+	paths := []string{ralph}
+	if w.Autopilot != nil {
+		paths = append(paths, filepath.Join(ralph, autopilot.ControlDir))
+	}
+	for _, s := range w.Slots {
+		if s.Workspace != "" {
+			paths = append(paths, filepath.Join(s.Workspace, engine.DirName))
+		} else {
+			paths = append(paths, filepath.Dir(s.Log))
+		}
+	}
+	if l := w.Loop; l != nil && l.Run.ID != "" {
+		ws := w.Dir
+		if w.Selected >= 0 && w.Selected < len(w.Slots) {
+			ws = w.Slots[w.Selected].Workspace
+		}
+		if ws != "" {
+			paths = append(paths, filepath.Dir(ActivityPath(ws, l.Run.ID)))
+		}
+	}
+	return paths
+}
+
+// Read reads the workspace as it is at now. task names the slot to select
+// (by task id or slot), "" for the first; it is ignored for a lone loop.
+func (r *WorkspaceReader) Read(task string, now time.Time) Watched {
+	w := Watched{Dir: r.dir, Selected: -1}
+	r.seen = map[string]bool{}
+	defer r.forgetUnseen()
+	ap, slots, ok := r.readAutopilot()
+	if !ok || (!ap.Running && r.loopIsNewer(ap)) {
+		w.Loop = r.readLoop(r.dir, "", "", now)
+		return w
+	}
+	w.Autopilot, w.Slots = ap, slots
+	if len(slots) == 0 {
+		return w
+	}
+	w.Selected = 0
+	for i, s := range slots {
+		if task != "" && (s.Task == task || s.Slot == task) {
+			w.Selected = i
+		}
+	}
+	s := slots[w.Selected]
+	w.Loop = r.readLoop(s.Workspace, s.Log, s.Worker, now)
+	return w
+}
+
+// forgetUnseen drops what is kept of the files the last Read did not
+// read: the logs of tasks that left their slots.
+func (r *WorkspaceReader) forgetUnseen() {
+	for path := range r.logs {
+		if !r.seen[path] {
+			delete(r.logs, path)
+			delete(r.hats, path)
+		}
+	}
+	for path := range r.acts {
+		if !r.seen[path] {
+			delete(r.acts, path)
+		}
+	}
+}
+
+func (r *WorkspaceReader) readAutopilot() (*AutopilotRun, []SlotView, bool) {
+	dir := filepath.Join(r.dir, engine.DirName)
+	data, err := os.ReadFile(filepath.Join(dir, autopilot.StateFile))
+	if err != nil {
+		return nil, nil, false
+	}
+	var st autopilot.State
+	if json.Unmarshal(data, &st) != nil {
+		return nil, nil, false
+	}
+	ap := &AutopilotRun{RunID: st.RunID, Paused: st.Paused, Source: st.Source, Parallel: st.Parallel,
+		MaxTasks: st.MaxTasks, Started: st.StartedCount, Completed: len(st.Completed), Failed: len(st.Failed),
+		Queued: len(st.MergeQueue), StartedAt: st.StartedAt, Ended: st.Ended}
+	ap.Running = r.alive(filepath.Join(dir, autopilot.LockFile))
+	ap.Events = r.tail(filepath.Join(dir, autopilot.EventsFile), true).lines
+	var slots []SlotView
+	for _, k := range slices.Sorted(maps.Keys(st.Active)) {
+		a := st.Active[k]
+		s := SlotView{Slot: k, Task: a.Task, Title: a.Title, StartedAt: a.StartedAt, Attempt: a.Attempt}
+		if info, err := autopilot.ReadWorkerInfo(r.dir, a.Task); err == nil {
+			s.Worker = info.Worker
+		}
+		if mirror := autopilot.RemoteEventsPath(r.dir, a.Task); fileExists(mirror) {
+			s.Log = mirror
+		} else {
+			s.Workspace = a.Worktree
+			if !filepath.IsAbs(s.Workspace) {
+				s.Workspace = filepath.Join(r.dir, a.Worktree)
+			}
+			s.Log, _ = engine.CurrentLog(s.Workspace)
+		}
+		if s.Log != "" {
+			t := r.tail(s.Log, false)
+			s.Hat, s.Iteration, s.LastEvent = t.hat, t.iteration, t.lastEvent
+			if n := len(t.lines); n > 0 && s.LastEvent == "" {
+				s.LastEvent = t.lines[n-1].Event.Topic
+			}
+		}
+		slots = append(slots, s)
+	}
+	return ap, slots, true
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// alive reports whether the lock file at path names a live process on
+// this host. It reads the holder the lock file names and never tries the
+// lock: a watcher must not take, even for an instant, a lock a starting
+// run could want.
+func (r *WorkspaceReader) alive(path string) bool {
+	info, err := engine.ReadLockInfo(path)
+	if err != nil || info.PID <= 0 || (info.Host != "" && info.Host != r.host) {
+		return false
+	}
+	err = syscall.Kill(info.PID, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// loopIsNewer reports whether the workspace's own loop, rather than an
+// autopilot that no longer runs, is what runs here: it runs, or it started
+// after the autopilot did.
+func (r *WorkspaceReader) loopIsNewer(ap *AutopilotRun) bool {
+	if r.loopRunning(r.dir) {
+		return true
+	}
+	st, _, err := engine.Checkpoint{Path: filepath.Join(r.dir, engine.DirName, engine.StateFile)}.Load()
+	return err == nil && st.StartedAt.After(ap.StartedAt)
+}
+
+func (r *WorkspaceReader) loopRunning(ws string) bool {
+	return r.alive(filepath.Join(ws, engine.DirName, engine.LockFile))
+}
+
+// readLoop reads the loop of workspace ws (its checkpoint, log and
+// activity), or for a remote task, only its log at logPath.
+func (r *WorkspaceReader) readLoop(ws, logPath, worker string, now time.Time) *LoopView {
+	if ws == "" {
+		return r.readRemoteLoop(logPath, worker)
+	}
+	st, phase, err := engine.Checkpoint{Path: filepath.Join(ws, engine.DirName, engine.StateFile)}.Load()
+	if err != nil {
+		return nil
+	}
+	l := &LoopView{Workspace: ws, Launch: st.Launch, Objective: st.Objective, Running: r.loopRunning(ws)}
+	path := filepath.Join(ws, st.EventsFile)
+	t := r.tail(path, false)
+	l.Events, l.Hats = t.lines, r.runHats(path)
+	acts := r.activity(ActivityPath(ws, st.RunID))
+	l.Activity = acts.records
+	l.Run = runOf(st, phase, l.Running, now)
+	if q, err := engine.PendingQuestion(ws); err == nil && q != nil && st.Terminated == nil {
+		// The checkpoint lags the log: the log past it says whether the
+		// question is still open.
+		l.Run.Phase, l.Run.Question = PhaseAwaitingHuman, q
+	} else if l.Run.Phase == PhaseAwaitingHuman {
+		l.Run.Phase, l.Run.Question = PhaseBetween, nil
+	}
+	l.Run.Backend, l.Run.LastEvent = t.backend, t.lastEvent
+	if t.lastCommit != nil {
+		l.Run.Commits = []engine.Commit{*t.lastCommit}
+	}
+	if l.Running && st.Running != nil {
+		l.Run.Live = acts.iterations[st.Running.Iteration]
+	}
+	for n, f := range acts.iterations {
+		if l.Run.Phase != PhaseRunning || n != l.Run.N {
+			l.Run.Done.Tools = addTools(l.Run.Done.Tools, f.Tools)
+		}
+	}
+	return l
+}
+
+func (r *WorkspaceReader) readRemoteLoop(path, worker string) *LoopView {
+	t := r.tail(path, false)
+	l := &LoopView{Worker: worker, Events: t.lines, Hats: r.runHats(path), Running: t.ended == nil && t.runID != ""}
+	l.Run = Run{ID: t.runID, Started: t.started, N: t.iteration, Max: t.maxIter, Hat: t.hat, Backend: t.backend, LastEvent: t.lastEvent,
+		Phase: PhaseBetween, Ended: t.ended}
+	l.Objective = t.objective
+	if t.running {
+		l.Run.Phase, l.Run.PhaseSince = PhaseRunning, t.iterationAt
+	}
+	return l
+}
+
+// runOf is the header's Run of a loop from its checkpoint.
+func runOf(st *engine.RunState, phase engine.Phase, running bool, now time.Time) Run {
+	run := Run{ID: st.RunID, N: st.Iteration, Max: st.MaxIterations,
+		Done:  Figures{Usage: st.Usage, CostUSD: st.CostUSD},
+		Ended: st.Terminated, Gone: !running && st.Terminated == nil}
+	elapsed := st.PriorRuntime
+	switch {
+	case running && !st.SegmentStart.IsZero():
+		elapsed += now.Sub(st.SegmentStart)
+	case !st.SegmentStart.IsZero() && st.LastEventAt.After(st.SegmentStart):
+		elapsed += st.LastEventAt.Sub(st.SegmentStart)
+	}
+	run.Started = now.Add(-elapsed)
+	if f := st.LastFinished; f != nil {
+		run.Hat, run.LastOutcome, run.Phase = f.Hat, f.Outcome, PhaseBetween
+	}
+	if st.Running != nil {
+		run.Hat = st.Running.Hat // cut off, it runs again on resume
+	}
+	switch {
+	case st.Running != nil && running:
+		run.N, run.Hat, run.Confirming = st.Running.Iteration, st.Running.Hat, st.Running.Confirming
+		run.Phase, run.PhaseSince = PhaseRunning, st.Running.StartedAt
+	case phase == engine.PhaseWaiting && running:
+		run.Phase, run.WaitUntil = PhaseWaiting, st.RateLimitedUntil
+	}
+	return run
+}
+
+func (r *WorkspaceReader) runHats(path string) []string {
+	if h, ok := r.hats[path]; ok {
+		return h
+	}
+	ids, ok, _ := engine.RunHats(path)
+	if ok {
+		r.hats[path] = ids
+	}
+	return ids
+}
+
+// logTail is what is kept of one event log: its last lines and what its
+// lines so far say of the run.
+type logTail struct {
+	reader    *events.Reader
+	autopilot bool
+	lines     []EventLine
+
+	runID, objective, hat, backend, lastEvent string
+	iteration, maxIter                        int
+	running                                   bool // an iteration started and has not finished
+	started, iterationAt                      time.Time
+	ended                                     *engine.Termination
+	lastCommit                                *engine.Commit
+}
+
+func (r *WorkspaceReader) tail(path string, isAutopilot bool) *logTail {
+	r.seen[path] = true
+	t, ok := r.logs[path]
+	if !ok {
+		t = &logTail{reader: events.NewReader(path, 0), autopilot: isAutopilot}
+		r.logs[path] = t
+	}
+	recs, err := t.reader.Read()
+	if err != nil {
+		return t
+	}
+	for _, rec := range recs {
+		t.add(rec)
+	}
+	if len(t.lines) > keepLines {
+		t.lines = slices.Clone(t.lines[len(t.lines)-keepLines:])
+	}
+	return t
+}
+
+func (t *logTail) add(rec events.Record) {
+	line := EventLine{Offset: rec.Offset, Event: rec.Event, Err: rec.Err}
+	if rec.Err != nil {
+		line.Text = string(rec.Line)
+		t.lines = append(t.lines, line)
+		return
+	}
+	ev := rec.Event
+	if t.autopilot {
+		line.Text = (&EventPrinter{Autopilot: true}).describe(ev)
+	} else {
+		line.Text = describe(ev)
+		t.note(ev)
+	}
+	t.lines = append(t.lines, line)
+}
+
+// note folds what the header needs of a loop's line.
+func (t *logTail) note(ev events.Event) {
+	if ev.Source != events.SourceRalph {
+		return
+	}
+	switch ev.Topic {
+	case engine.TopicLoopStarted:
+		var p viewLoopStarted
+		if decodeView(ev, &p) {
+			t.runID, t.objective, t.started, t.maxIter = p.RunID, p.Objective, ev.TS, p.MaxIter
+		}
+		t.ended, t.running = nil, false
+	case engine.TopicLoopResumed:
+		t.ended, t.running = nil, false
+	case engine.TopicIterationStarted:
+		var p viewIterationStarted
+		if decodeView(ev, &p) {
+			t.hat, t.backend = p.Hat, p.Backend
+		}
+		t.iteration, _ = Who(ev)
+		t.running, t.iterationAt = true, ev.TS
+	case engine.TopicIterationFinished:
+		t.running = false
+	case engine.TopicEventRouted:
+		var p viewRouted
+		if decodeView(ev, &p) {
+			t.lastEvent = routeText(p.Topic, p.To, p.As)
+		}
+	case engine.TopicEventRejected:
+		var p viewRejected
+		if decodeView(ev, &p) {
+			t.lastEvent = p.Topic + " rejected (" + p.Reason + ")"
+		}
+	case engine.TopicCommit:
+		var p viewCommit
+		if decodeView(ev, &p) {
+			t.lastCommit = &engine.Commit{Hash: p.Hash, Subject: p.Subject}
+		}
+	case engine.TopicLoopTerminate:
+		var p viewTerminate
+		if decodeView(ev, &p) {
+			t.ended = &engine.Termination{Reason: p.Reason, ExitCode: p.ExitCode, Message: p.Message, Cause: p.Cause, GoOn: p.GoOn}
+		}
+		t.running = false
+	}
+}
+
+// activityTail is what is kept of a run's activity.jsonl: its last
+// records and each iteration's figures.
+type activityTail struct {
+	offset     int64
+	records    []ActivityRecord
+	iterations map[int]Figures
+}
+
+func (r *WorkspaceReader) activity(path string) *activityTail {
+	if r.seen != nil {
+		r.seen[path] = true
+	}
+	a, ok := r.acts[path]
+	if !ok {
+		a = &activityTail{iterations: map[int]Figures{}}
+		r.acts[path] = a
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return a
+	}
+	defer f.Close()
+	if _, err := f.Seek(a.offset, io.SeekStart); err != nil {
+		return a
+	}
+	br := bufio.NewReader(f)
+	for {
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			break // a line without its newline is still being written
+		}
+		a.offset += int64(len(line))
+		var rec ActivityRecord
+		if json.Unmarshal(line, &rec) != nil {
+			continue
+		}
+		a.add(rec)
+	}
+	if len(a.records) > keepLines {
+		a.records = slices.Clone(a.records[len(a.records)-keepLines:])
+	}
+	return a
+}
+
+func (a *activityTail) add(rec ActivityRecord) {
+	f := a.iterations[rec.Iteration]
+	switch rec.Kind {
+	case events.ActivityUsage:
+		if rec.Tokens != nil {
+			f.Usage = f.Usage.Add(*rec.Tokens)
+		}
+		f.CostUSD += rec.CostUSD
+	case events.ActivityTool:
+		f.Tools.Count(rec.Tool)
+		a.records = append(a.records, rec)
+	case events.ActivityText, events.ActivityError, events.ActivityRateLimit:
+		a.records = append(a.records, rec)
+	}
+	a.iterations[rec.Iteration] = f
+}
