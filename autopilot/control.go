@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/ralph-loop/ralph/engine"
 )
 
 // Control requests: `ralph autopilot pause|resume|stop [--now]` each
@@ -39,6 +41,17 @@ func Request(repo, req string) error {
 		}
 	}
 	return os.WriteFile(filepath.Join(dir, req), nil, 0o644)
+}
+
+// RequestRunning hands req to the autopilot running in repo, as Request
+// does, and says which one it asked; an *engine.NotRunningError when none
+// is running.
+func RequestRunning(repo, req string) (engine.LockInfo, error) {
+	held, info := engine.LockHeld(filepath.Join(repo, ralphDir, LockFile))
+	if !held {
+		return info, &engine.NotRunningError{Dir: repo, What: "autopilot", Fix: "`ralph autopilot status` shows how the last one ended"}
+	}
+	return info, Request(repo, req)
 }
 
 // watchControl delivers control requests as they are written. Requests

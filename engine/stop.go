@@ -30,6 +30,27 @@ func RequestStop(workspace, mode string) error {
 	return os.WriteFile(filepath.Join(dir, StopFile), []byte(mode+"\n"), 0o644)
 }
 
+// NotRunningError says no process holds a workspace's lock, so there is
+// nothing a request could reach.
+type NotRunningError struct {
+	Dir  string
+	What string // "loop", "autopilot"
+	Fix  string
+}
+
+func (e *NotRunningError) Error() string { return "no " + e.What + " is running in " + e.Dir }
+func (e *NotRunningError) Hint() string  { return e.Fix }
+
+// StopRunning asks the loop running in workspace to stop, and says which
+// run it asked; a *NotRunningError when none is running.
+func StopRunning(workspace, mode string) (LockInfo, error) {
+	held, info := LockHeld(filepath.Join(workspace, DirName, LockFile))
+	if !held {
+		return info, &NotRunningError{Dir: workspace, What: "loop", Fix: "`ralph status` shows how the last run ended"}
+	}
+	return info, RequestStop(workspace, mode)
+}
+
 // stopWatcher watches .ralph/stop with fsnotify, so a stop request reaches
 // the loop at once without polling.
 type stopWatcher struct {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"time"
 
 	"github.com/ralph-loop/ralph/hooks"
@@ -14,7 +13,6 @@ import (
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/autopilot/cluster"
 	"github.com/ralph-loop/ralph/config"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/exitcode"
 	"github.com/ralph-loop/ralph/internal/flagvalue"
 	"github.com/ralph-loop/ralph/internal/testhook"
@@ -191,13 +189,9 @@ func (c *autopilotStopCmd) Run(g *globals) error {
 
 // requestAutopilot hands a control request to the running autopilot.
 func requestAutopilot(g *globals, req string) error {
-	held, info := engine.LockHeld(filepath.Join(g.Dir, engine.DirName, autopilot.LockFile))
-	if !held {
-		return withHint(errors.New("no autopilot is running in "+g.Dir), "`ralph autopilot status` shows how the last one ended")
+	info, err := autopilot.RequestRunning(g.Dir, req)
+	if err == nil {
+		fmt.Fprintf(g.stdout, "asked autopilot %s (pid %d) to %s\n", info.RunID, info.PID, req)
 	}
-	if err := autopilot.Request(g.Dir, req); err != nil {
-		return err
-	}
-	fmt.Fprintf(g.stdout, "asked autopilot %s (pid %d) to %s\n", info.RunID, info.PID, req)
-	return nil
+	return err
 }

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"path/filepath"
 
 	"github.com/ralph-loop/ralph/engine"
 )
@@ -24,20 +22,13 @@ Examples:
 }
 
 func (c *stopCmd) Run(g *globals) error {
-	held, info := engine.LockHeld(filepath.Join(g.Dir, engine.DirName, engine.LockFile))
-	if !held {
-		return withHint(errors.New("no loop is running in "+g.Dir), "`ralph status` shows how the last run ended")
-	}
-	mode := engine.StopAtBoundary
+	mode, when := engine.StopAtBoundary, "before its next iteration"
 	if c.Now {
-		mode = engine.StopNow
+		mode, when = engine.StopNow, "now"
 	}
-	if err := engine.RequestStop(g.Dir, mode); err != nil {
+	info, err := engine.StopRunning(g.Dir, mode)
+	if err != nil {
 		return err
-	}
-	when := "before its next iteration"
-	if c.Now {
-		when = "now"
 	}
 	fmt.Fprintf(g.stdout, "asked run %s (pid %d) to stop %s\n", info.RunID, info.PID, when)
 	return nil
