@@ -96,6 +96,7 @@ func TestAskWaitsForTheAnswer(t *testing.T) {
 
 	r := w.ralph("answer", s.Waiting.ID, "postgres, please")
 	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "answered "+s.Waiting.ID+" (")
 	require.NoError(t, loop.Wait(), stderr.String())
 	assert.Contains(t, stderr.String(), s.Waiting.ID+" answered by cli: postgres, please")
 	assert.Equal(t, []string{"ralph task.start", "tag build.task", "finished ralph success", "agent human.asked", "finished builder success",

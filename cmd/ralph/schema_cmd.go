@@ -1,8 +1,6 @@
 package main
 
-import (
-	"github.com/ralph-loop/ralph/config"
-)
+import "github.com/ralph-loop/ralph/config"
 
 type schemaCmd struct{}
 
