@@ -66,18 +66,6 @@ func answerText(q engine.Question, reply engine.Reply) string {
 	return q.ID + " answered by " + reply.By + ": " + reply.Text
 }
 
-// headWaiting: the run waits for a person to answer a question; no
-// iteration starts until human_answered.
-type headWaiting struct {
-	ID        string    `json:"id"`
-	Question  string    `json:"question"`
-	Options   []string  `json:"options,omitempty"`
-	Hat       string    `json:"hat"`
-	Iteration int       `json:"iteration"`
-	AskedAt   time.Time `json:"asked_at"`
-	Deadline  time.Time `json:"deadline,omitzero"`
-}
-
 // headAnswered: the wait is over, answered or timed out.
 type headAnswered struct {
 	ID       string `json:"id"`
@@ -87,8 +75,9 @@ type headAnswered struct {
 }
 
 func (r *Headless) WaitingForHuman(q engine.Question) {
-	r.emit("waiting_for_human", headWaiting{ID: q.ID, Question: q.Text, Options: q.Options, Hat: q.Hat,
-		Iteration: q.Iteration, AskedAt: q.AskedAt, Deadline: q.Deadline})
+	// The question's own JSON is the event's: id, question, options,
+	// hat, iteration, asked_at and deadline.
+	r.emit("waiting_for_human", q)
 }
 
 func (r *Headless) HumanAnswered(q engine.Question, reply engine.Reply) {
