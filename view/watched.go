@@ -348,8 +348,11 @@ func (r *WorkspaceReader) runHats(path string) []string {
 	if h, ok := r.hats[path]; ok {
 		return h
 	}
-	ids, ok, _ := engine.RunHats(path)
-	if ok {
+	// Read once per log, found or not: a log that names no hats (written
+	// before ralph recorded them) would otherwise be read whole at every
+	// refresh.
+	ids, _, err := engine.RunHats(path)
+	if err == nil && fileExists(path) {
 		r.hats[path] = ids
 	}
 	return ids
