@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/procgroup"
 )
@@ -70,7 +71,7 @@ type loopProcess struct {
 	dir    string
 	output string
 	done   chan struct{}
-	res    LoopResult
+	res    autopilot.LoopResult
 
 	mu         sync.Mutex
 	interrupts int
@@ -86,10 +87,10 @@ func (l *loopProcess) wait(out *os.File) {
 	l.res = l.result()
 }
 
-func (l *loopProcess) result() LoopResult {
-	res := LoopResult{}
+func (l *loopProcess) result() autopilot.LoopResult {
+	res := autopilot.LoopResult{}
 	if st, err := engine.ReadStatus(l.dir, 0, time.Now()); err == nil && st.Ended != nil {
-		res = LoopResult{Reason: string(st.Ended.Reason), Message: st.Ended.Message}
+		res = autopilot.LoopResult{Reason: string(st.Ended.Reason), Message: st.Ended.Message}
 	}
 	ps := l.cmd.ProcessState
 	res.ExitCode = ps.ExitCode()
@@ -119,7 +120,7 @@ func lastLine(path string) string {
 }
 
 // Wait blocks until the loop has ended and its process group is gone.
-func (l *loopProcess) Wait() LoopResult {
+func (l *loopProcess) Wait() autopilot.LoopResult {
 	<-l.done
 	return l.res
 }

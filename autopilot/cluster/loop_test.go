@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/autopilot/cluster"
 )
 
@@ -56,16 +57,16 @@ func startFakeLoop(t *testing.T, script string, hold bool) (cluster.LoopJob, clu
 	return job, h
 }
 
-func waitLoop(t *testing.T, h cluster.LoopHandle) cluster.LoopResult {
+func waitLoop(t *testing.T, h cluster.LoopHandle) autopilot.LoopResult {
 	t.Helper()
-	ch := make(chan cluster.LoopResult, 1)
+	ch := make(chan autopilot.LoopResult, 1)
 	go func() { ch <- h.Wait() }()
 	select {
 	case r := <-ch:
 		return r
 	case <-time.After(long):
 		require.FailNow(t, "the loop did not end")
-		return cluster.LoopResult{}
+		return autopilot.LoopResult{}
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/exitcode"
@@ -38,20 +39,12 @@ type LoopJob struct {
 // LoopHandle is one running loop.
 type LoopHandle interface {
 	// Wait blocks until the loop ends and says how.
-	Wait() LoopResult
+	Wait() autopilot.LoopResult
 	// Interrupt asks the loop to stop. The first call lets it finish its
 	// iteration (it ends with reason "stopped", or exits 130 like a loop
 	// that got SIGINT); a second makes it stop its agent now (exit 130).
 	// Either way its work can be continued from what it committed.
 	Interrupt()
-}
-
-// LoopResult is how a task's loop ended, as the autopilot's local slots
-// read it.
-type LoopResult struct {
-	ExitCode int
-	Reason   string
-	Message  string
 }
 
 // WorkerOptions configure a Worker.
@@ -336,10 +329,10 @@ func (w *Worker) runTask(ctx context.Context, claim *Claim) {
 
 // follow waits for h's loop to end, forwarding its event log meanwhile,
 // and asks it to stop when ctx ends.
-func (w *Worker) follow(ctx context.Context, t Task, h LoopHandle, fw *forwarder) LoopResult {
+func (w *Worker) follow(ctx context.Context, t Task, h LoopHandle, fw *forwarder) autopilot.LoopResult {
 	rl, untrack := w.track(t.ID, h)
 	defer untrack()
-	ended := make(chan LoopResult, 1)
+	ended := make(chan autopilot.LoopResult, 1)
 	go func() { ended <- h.Wait() }()
 	tick := time.NewTicker(w.opts.Poll)
 	defer tick.Stop()
@@ -369,7 +362,7 @@ func (w *Worker) follow(ctx context.Context, t Task, h LoopHandle, fw *forwarder
 
 // stoppedEarly reports whether a loop ended because it was asked to stop
 // (at the end of its iteration, or at once), not on its own.
-func stoppedEarly(res LoopResult) bool {
+func stoppedEarly(res autopilot.LoopResult) bool {
 	return res.ExitCode == exitcode.Interrupted || res.Reason == string(engine.ReasonStopped) ||
 		res.Reason == string(engine.ReasonInterrupted)
 }

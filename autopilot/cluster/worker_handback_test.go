@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/autopilot/cluster"
 	"github.com/ralph-loop/ralph/internal/gittest"
 )
@@ -66,7 +67,7 @@ func TestWorkerReportsALoopThatEndedOnItsOwnWhileStopping(t *testing.T) {
 	conn, ctx, url, base, res := workerFixture(t)
 	loops := make(chan *stubLoop, 1)
 	run := func(_ context.Context, job cluster.LoopJob) (cluster.LoopHandle, error) {
-		l := newStubLoop(cluster.LoopResult{ExitCode: 1, Reason: "consecutive_failures", Message: "3 agent failures in a row"}, 1)
+		l := newStubLoop(autopilot.LoopResult{ExitCode: 1, Reason: "consecutive_failures", Message: "3 agent failures in a row"}, 1)
 		loops <- l
 		return l, nil
 	}
@@ -84,7 +85,7 @@ func TestWorkerReportsALoopThatEndedOnItsOwnWhileStopping(t *testing.T) {
 // stubLoop is a loop that ends once it has been interrupted n times, with
 // res, or with exit 130 when res is zero.
 type stubLoop struct {
-	res  cluster.LoopResult
+	res  autopilot.LoopResult
 	need int
 
 	mu   sync.Mutex
@@ -92,7 +93,7 @@ type stubLoop struct {
 	done chan struct{}
 }
 
-func newStubLoop(res cluster.LoopResult, need int) *stubLoop {
+func newStubLoop(res autopilot.LoopResult, need int) *stubLoop {
 	return &stubLoop{res: res, need: need, done: make(chan struct{})}
 }
 
@@ -111,10 +112,10 @@ func (l *stubLoop) Interrupts() int {
 	return l.n
 }
 
-func (l *stubLoop) Wait() cluster.LoopResult {
+func (l *stubLoop) Wait() autopilot.LoopResult {
 	<-l.done
-	if l.res == (cluster.LoopResult{}) {
-		return cluster.LoopResult{ExitCode: 130, Reason: "interrupted", Message: "interrupted by a signal"}
+	if l.res == (autopilot.LoopResult{}) {
+		return autopilot.LoopResult{ExitCode: 130, Reason: "interrupted", Message: "interrupted by a signal"}
 	}
 	return l.res
 }
@@ -129,7 +130,7 @@ func TestWorkerHurryInterruptsTheLoopsAgain(t *testing.T) {
 	url, base := gittest.SharedRemote(t)
 	loops := make(chan *stubLoop, 1)
 	run := func(_ context.Context, job cluster.LoopJob) (cluster.LoopHandle, error) {
-		l := newStubLoop(cluster.LoopResult{}, 2)
+		l := newStubLoop(autopilot.LoopResult{}, 2)
 		loops <- l
 		return l, nil
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/autopilot/cluster"
 	"github.com/ralph-loop/ralph/internal/gittest"
 )
@@ -58,13 +59,13 @@ type fakeLoop struct {
 	commits     []string
 	interrupted chan struct{}
 	once        sync.Once
-	done        chan cluster.LoopResult
-	res         cluster.LoopResult
+	done        chan autopilot.LoopResult
+	res         autopilot.LoopResult
 }
 
 func (f *fakeLoop) Interrupt() { f.once.Do(func() { close(f.interrupted) }) }
 
-func (f *fakeLoop) Wait() cluster.LoopResult {
+func (f *fakeLoop) Wait() autopilot.LoopResult {
 	r, ok := <-f.done
 	if ok {
 		f.res = r
@@ -106,7 +107,7 @@ func git(dir string, args ...string) (string, error) {
 
 func (f *fakeLoop) run(name string) {
 	defer close(f.done)
-	fail := func(err error) { f.done <- cluster.LoopResult{ExitCode: 3, Reason: "fatal", Message: err.Error()} }
+	fail := func(err error) { f.done <- autopilot.LoopResult{ExitCode: 3, Reason: "fatal", Message: err.Error()} }
 	if err := os.MkdirAll(filepath.Join(f.job.Dir, ".ralph"), 0o755); err != nil {
 		fail(err)
 		return
@@ -167,21 +168,21 @@ func (f *fakeLoop) run(name string) {
 		fail(err)
 		return
 	}
-	f.done <- cluster.LoopResult{ExitCode: 0, Reason: "completed", Message: "the objective is met"}
+	f.done <- autopilot.LoopResult{ExitCode: 0, Reason: "completed", Message: "the objective is met"}
 }
 
 // interruptedResult leaves the loop's dirty file and says how an
 // interrupted loop ended.
-func (f *fakeLoop) interruptedResult() cluster.LoopResult {
+func (f *fakeLoop) interruptedResult() autopilot.LoopResult {
 	if f.dirty != "" {
 		if err := os.WriteFile(filepath.Join(f.job.Dir, f.dirty), []byte("half done\n"), 0o644); err != nil {
-			return cluster.LoopResult{ExitCode: 3, Reason: "fatal", Message: err.Error()}
+			return autopilot.LoopResult{ExitCode: 3, Reason: "fatal", Message: err.Error()}
 		}
 	}
 	if f.stops {
-		return cluster.LoopResult{ExitCode: 1, Reason: "stopped", Message: "a stop request asked the loop to stop"}
+		return autopilot.LoopResult{ExitCode: 1, Reason: "stopped", Message: "a stop request asked the loop to stop"}
 	}
-	return cluster.LoopResult{ExitCode: 130, Reason: "interrupted", Message: "interrupted"}
+	return autopilot.LoopResult{ExitCode: 130, Reason: "interrupted", Message: "interrupted"}
 }
 
 // fakeRunner starts fake loops and hands each to the test.
@@ -208,7 +209,7 @@ func (r *fakeRunner) Run(_ context.Context, job cluster.LoopJob) (cluster.LoopHa
 		}
 	}
 	f := &fakeLoop{job: job, iterations: r.iterations, gate: r.gate, stops: r.stops, dirty: r.dirty,
-		interrupted: make(chan struct{}), done: make(chan cluster.LoopResult, 1)}
+		interrupted: make(chan struct{}), done: make(chan autopilot.LoopResult, 1)}
 	name := r.name
 	if name == "" {
 		name = job.TaskID // a file of its own per task, so tasks merge cleanly
