@@ -267,11 +267,17 @@ func ReadLockInfo(path string) (LockInfo, error) {
 }
 
 // LockHeld reports whether a live process holds the lock at path, without
-// keeping it.
+// keeping it. Where /proc says who holds a lock it asks only that, so a
+// status read beside a starting run (ralph status, ralph serve) never
+// takes the lock from under it; elsewhere it tries the lock and lets go
+// at once.
 func LockHeld(path string) (bool, LockInfo) {
 	info, _ := ReadLockInfo(path)
 	if _, err := os.Stat(path); err != nil {
 		return false, info
+	}
+	if held, err := lockedPerProc(path, info); err == nil {
+		return held, info
 	}
 	fl := flock.New(path)
 	locked, err := fl.TryLock()
@@ -283,6 +289,19 @@ func LockHeld(path string) (bool, LockInfo) {
 		return false, info
 	}
 	return true, info
+}
+
+// lockedPerProc asks /proc whether the lock at path is held: by the
+// holder its file names, the usual answer, else by any process (a child
+// forked a moment before its parent died holds it too).
+func lockedPerProc(path string, info LockInfo) (bool, error) {
+	if info.PID > 0 {
+		if held, err := fileholders.Locks(info.PID, path); err != nil || held {
+			return held, err
+		}
+	}
+	procs, err := fileholders.Find(path)
+	return len(fileholders.Lockers(procs)) > 0, err
 }
 
 // processAlive reports whether pid names a running process.

@@ -79,3 +79,15 @@ func command(pid int) string {
 	}
 	return s
 }
+
+// Locks reports whether process pid holds a lock through a descriptor of
+// the file at path. It only reads /proc, so asking never takes, even for
+// an instant, a lock another process could be trying to take.
+func Locks(pid int, path string) (bool, error) {
+	var target syscall.Stat_t
+	if err := syscall.Stat(path, &target); err != nil {
+		return false, fmt.Errorf("stat %s: %w", path, err)
+	}
+	_, locks := openFile(pid, target)
+	return locks, nil
+}
