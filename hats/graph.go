@@ -71,19 +71,20 @@ const (
 
 // Node is one node of a [Graph].
 type Node struct {
-	ID    string // a hat ID, CoordinatorID, StartNode, DoneNode or CancelNode
-	Label string // the hat's name; the topic for the start, done and cancel nodes
-	Kind  NodeKind
+	ID    string   `json:"id"`    // a hat ID, CoordinatorID, StartNode, DoneNode or CancelNode
+	Label string   `json:"label"` // the hat's name; the topic for the start, done and cancel nodes
+	Kind  NodeKind `json:"kind"`
 	// Reachable is false for a hat no chain of hand-offs from the starting
 	// event reaches (see [Check] for the rule).
-	Reachable bool
+	Reachable bool `json:"reachable"`
 }
 
 // Edge is one hand-off: From publishes Topic, and To takes it.
 type Edge struct {
-	From, To string
-	Topic    string
-	Kind     EdgeKind
+	From  string   `json:"from"`
+	To    string   `json:"to"`
+	Topic string   `json:"topic"`
+	Kind  EdgeKind `json:"kind"`
 }
 
 // Graph is the hat topology: who takes the starting event, which topics
@@ -94,8 +95,8 @@ type Edge struct {
 // the coordinator when an edge leads to it, then done (and cancel when an
 // edge leads there). Edges come grouped by their source, in node order.
 type Graph struct {
-	Nodes []Node
-	Edges []Edge
+	Nodes []Node `json:"nodes"`
+	Edges []Edge `json:"edges"`
 }
 
 // BuildGraph draws the topology of r. Each event goes to one hat, the first

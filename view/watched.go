@@ -249,6 +249,22 @@ func (r *WorkspaceReader) alive(path string) bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
+// ShowsAutopilot reports whether what runs in the workspace dir is its
+// autopilot rather than its own loop: an autopilot runs there, or ran and
+// started after the loop did. It is what Read decides.
+func ShowsAutopilot(dir string) bool {
+	data, err := os.ReadFile(filepath.Join(dir, engine.DirName, autopilot.StateFile))
+	if err != nil {
+		return false
+	}
+	var st autopilot.State
+	if json.Unmarshal(data, &st) != nil {
+		return false
+	}
+	r := NewWorkspaceReader(dir)
+	return r.alive(filepath.Join(dir, engine.DirName, autopilot.LockFile)) || !r.loopIsNewer(&AutopilotRun{StartedAt: st.StartedAt})
+}
+
 // loopIsNewer reports whether the workspace's own loop, rather than an
 // autopilot that no longer runs, is what runs here: it runs, or it started
 // after the autopilot did.

@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"time"
-
-	"github.com/ralph-loop/ralph/engine"
 )
 
 type askCmd struct {
@@ -14,10 +12,8 @@ type askCmd struct {
 }
 
 func (c *askCmd) Run(g *globals) error {
-	line, id, err := engine.AskLine(c.Question, c.Option, c.Timeout)
-	if err == nil {
-		err = (&emitCmd{}).appendLine(g, line)
-	}
+	id, warning, err := (&emitCmd{}).emitter(g).Ask(c.Question, c.Option, c.Timeout)
+	warn(g, warning)
 	if err == nil {
 		fmt.Fprintf(g.stdout, "asked %s; end your turn now: the answer comes to your hat in the next iteration\n", id)
 	}

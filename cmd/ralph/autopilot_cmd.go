@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/hooks"
+	"github.com/ralph-loop/ralph/view/api"
 
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/autopilot/cluster"
@@ -147,10 +148,7 @@ type autopilotStatusCmd struct {
 }
 
 func (c *autopilotStatusCmd) Run(ctx context.Context, g *globals) error {
-	s, err := autopilot.ReadStatus(g.Dir, time.Now())
-	if err == nil {
-		s.Pending = autopilot.PendingIn(ctx, g.Dir, c.Config)
-	}
+	s, err := api.AutopilotStatus(ctx, g.Dir, c.Config, time.Now())
 	if errors.Is(err, autopilot.ErrNoAutopilot) && !c.JSON {
 		fmt.Fprintln(g.stdout, "no autopilot has run here; start one with `ralph autopilot`")
 		return nil
@@ -169,11 +167,11 @@ func (c *autopilotStatusCmd) Run(ctx context.Context, g *globals) error {
 
 type autopilotPauseCmd struct{}
 
-func (autopilotPauseCmd) Run(g *globals) error { return requestAutopilot(g, autopilot.RequestPause) }
+func (autopilotPauseCmd) Run(g *globals) error { return g.say(api.Pause(g.Dir)) }
 
 type autopilotResumeCmd struct{}
 
-func (autopilotResumeCmd) Run(g *globals) error { return requestAutopilot(g, autopilot.RequestResume) }
+func (autopilotResumeCmd) Run(g *globals) error { return g.say(api.Resume(g.Dir)) }
 
 type autopilotStopCmd struct {
 	Now bool `help:"Interrupt the running loops now; they stay resumable and the next ralph autopilot goes on with them."`
@@ -184,14 +182,5 @@ func (c *autopilotStopCmd) Run(g *globals) error {
 	if c.Now {
 		req = autopilot.RequestStopNow
 	}
-	return requestAutopilot(g, req)
-}
-
-// requestAutopilot hands a control request to the running autopilot.
-func requestAutopilot(g *globals, req string) error {
-	info, err := autopilot.RequestRunning(g.Dir, req)
-	if err == nil {
-		fmt.Fprintf(g.stdout, "asked autopilot %s (pid %d) to %s\n", info.RunID, info.PID, req)
-	}
-	return err
+	return g.say(api.RequestAutopilot(g.Dir, req))
 }

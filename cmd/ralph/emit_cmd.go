@@ -2,17 +2,11 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"strconv"
-	"strings"
 
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
-	"github.com/ralph-loop/ralph/hats"
-	"github.com/ralph-loop/ralph/internal/redact"
+	"github.com/ralph-loop/ralph/view/api"
 )
 
 type emitCmd struct {
@@ -43,104 +37,44 @@ Examples:
 }
 
 func (c *emitCmd) Run(g *globals) error {
-	if err := events.ValidateTopic(c.Topic); err != nil {
-		return withHint(err, "a topic is dot-separated words without spaces, like build.done")
-	}
 	payload, err := c.payload(g.stdin)
 	if err != nil {
 		return err
 	}
-	return c.appendLine(g, events.Event{Topic: c.Topic, Payload: payload, Source: events.SourceAgent, Target: c.Target})
+	e := c.emitter(g)
+	e.Topic, e.Payload, e.Target = c.Topic, payload, c.Target
+	warning, err := e.Append()
+	warn(g, warning)
+	return err
 }
 
-// appendLine appends an agent's line to the run's log: tagged, redacted.
-func (c *emitCmd) appendLine(g *globals, ev events.Event) error {
-	path, err := c.logPath(g.Dir)
-	if err == nil {
-		err = checkTarget(c.Target, path)
+// emitter appends to the log --file names, else the agent's.
+func (c *emitCmd) emitter(g *globals) api.Emit {
+	e := api.FromAgentEnv(g.Dir)
+	if c.File != "" {
+		e.File = c.File
 	}
-	if err == nil {
-		err = c.checkRunGoing(path, g.stderr)
-	}
-	if err != nil {
-		return err
-	}
-	ev.Payload, ev.Hat = redact.FromEnvironment().JSON(ev.Payload), os.Getenv("RALPH_HAT")
-	ev.Iteration, _ = strconv.Atoi(os.Getenv("RALPH_ITERATION"))
-	return events.AppendTo(path, ev)
-}
-
-// checkTarget refuses a --target that names no hat of the run whose log
-// the event goes to, so the agent learns of its typo while it can still fix
-// it. A log that does not say which hats its run has is not refused here:
-// the loop rejects an unknown target when it reads the event.
-func checkTarget(target, logPath string) error {
-	if target == "" {
-		return nil
-	}
-	ids, ok, err := engine.RunHats(logPath)
-	if err != nil || !ok {
-		return err
-	}
-	if err := hats.CheckHatID(target, ids); err != nil {
-		return fmt.Errorf("--target: %w", err) // the hint lists the hats
-	}
-	return nil
-}
-
-// checkRunGoing refuses an event for a run that has ended for good: no loop
-// would ever read it, and exit 0 would tell a person steering the run that
-// it was heard. A run that can be resumed reads it when it is.
-func (c *emitCmd) checkRunGoing(path string, stderr io.Writer) error {
-	reason, ended, err := engine.RunEnded(path)
-	if err != nil || !ended {
-		return err
-	}
-	switch {
-	case reason.Resumable():
-		fmt.Fprintf(stderr, "ralph: warning: the run of %s has ended (%s); the event will be read when the run is resumed with `ralph loop --resume`\n", path, reason)
-	case !c.Force:
-		return withHint(fmt.Errorf("the run of %s has ended (%s): no loop will read this event", path, reason),
-			"start a new run with `ralph loop` and publish to it, or pass --force to append to the ended run's log anyway")
-	}
-	return nil
+	e.Force = c.Force
+	return e
 }
 
 func (c *emitCmd) payload(stdin io.Reader) (json.RawMessage, error) {
-	text := c.Payload
-	if text == "-" {
-		data, err := io.ReadAll(stdin)
-		if err != nil {
-			return nil, fmt.Errorf("read payload from stdin: %w", err)
-		}
-		text = string(data)
+	if c.Payload != "-" {
+		return api.Payload(c.Payload, c.JSON)
 	}
-	if !c.JSON {
-		if text == "" && c.Payload == "" {
-			return json.RawMessage("null"), nil
-		}
-		return events.StringPayload(text), nil
+	data, err := io.ReadAll(stdin)
+	if err != nil {
+		return nil, fmt.Errorf("read payload from stdin: %w", err)
 	}
-	if !json.Valid([]byte(text)) {
-		return nil, withHint(errors.New("the payload is not valid JSON"),
-			`quote it for the shell, e.g. --json '{"ok": true}', or drop --json to send text`)
+	if len(data) == 0 && !c.JSON {
+		return events.StringPayload(""), nil // an empty stdin is an empty text
 	}
-	return json.RawMessage(strings.TrimSpace(text)), nil
+	return api.Payload(string(data), c.JSON)
 }
 
-// logPath finds the log: --file, then $RALPH_EVENTS_FILE, then the log named
-// in .ralph/current-events.
-func (c *emitCmd) logPath(dir string) (string, error) {
-	if c.File != "" {
-		return c.File, nil
+// warn prints a warning a request gave, if any.
+func warn(g *globals, warning string) {
+	if warning != "" {
+		fmt.Fprintln(g.stderr, "ralph: warning: "+warning)
 	}
-	if env := os.Getenv("RALPH_EVENTS_FILE"); env != "" {
-		return env, nil
-	}
-	path, err := engine.CurrentLog(dir)
-	if errors.Is(err, engine.ErrNoLog) {
-		return "", withHint(errors.New("no event log to append to: no --file, no $RALPH_EVENTS_FILE, and no run in "+dir),
-			"run this inside a loop, from the workspace of a run, or pass --file")
-	}
-	return path, err
 }

@@ -10,10 +10,10 @@ import (
 
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/engine"
-	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/flagvalue"
 	"github.com/ralph-loop/ralph/internal/plural"
 	"github.com/ralph-loop/ralph/view"
+	"github.com/ralph-loop/ralph/view/api"
 )
 
 type eventsCmd struct {
@@ -134,7 +134,7 @@ func (c *eventsCmd) Run(ctx context.Context, g *globals) (err error) {
 		}
 		return view.PrintRuns(out, runs, c.JSON, time.Local)
 	}
-	filter, err := c.filter(time.Now())
+	filter, err := c.query().Filter(time.Now())
 	if err != nil {
 		return err
 	}
@@ -173,50 +173,18 @@ func (c *eventsCmd) Run(ctx context.Context, g *globals) (err error) {
 	return nil
 }
 
-// filter turns the flags into the view's filter on records.
-func (c *eventsCmd) filter(now time.Time) (view.EventFilter, error) {
-	if c.Topic != "" {
-		if err := events.ValidatePattern(c.Topic); err != nil {
-			return view.EventFilter{}, withHint(fmt.Errorf("--topic: %w", err), "a pattern is a topic with * for any segment: build.done, build.*, *.done, *")
-		}
-	}
-	var since time.Time
-	if c.Since != "" {
-		t, err := flagvalue.ParseSince(c.Since, now)
-		if err != nil {
-			return view.EventFilter{}, err
-		}
-		since = t
-	}
-	return view.EventFilter{Topic: c.Topic, Hat: c.Hat, Iteration: int(c.Iteration), Since: since}, nil
+// query is the flags as the API's query, which picks the log and filters.
+func (c *eventsCmd) query() api.EventQuery {
+	return api.EventQuery{Topic: c.Topic, Hat: c.Hat, Iteration: int(c.Iteration), Since: c.Since, Last: int(c.Last),
+		Task: c.Task, Autopilot: c.Autopilot, Run: c.RunID}
 }
 
 func (c *eventsCmd) logPath(dir string) (string, error) {
-	switch {
-	case c.Task != "":
-		path, _, err := autopilot.TaskLog(dir, c.Task)
-		if _, ok := errors.AsType[*autopilot.NoTaskLogError](err); ok {
-			err = withHint(err, "`ralph autopilot status` lists the tasks in slots and where they run; a task that has not started has no log")
-		}
-		return path, err
-	case c.Autopilot:
-		path, err := autopilot.EventLog(dir)
-		if errors.Is(err, autopilot.ErrNoAutopilot) {
-			err = withHint(err, "no autopilot has run here; start one with `ralph autopilot`")
-		}
-		return path, err
-	case c.File != "":
-		if filepath.IsAbs(c.File) {
-			return c.File, nil
-		}
-		return filepath.Join(dir, c.File), nil
-	case c.RunID != "":
-		return engine.FindRun(dir, c.RunID)
+	if c.File == "" {
+		return c.query().LogPath(dir)
 	}
-	path, err := engine.CurrentLog(dir)
-	if errors.Is(err, engine.ErrNoLog) {
-		return "", withHint(fmt.Errorf("no run here: %w in %s", err, filepath.Join(dir, engine.DirName)),
-			"start one with `ralph loop`, or pass --file or --run")
+	if filepath.IsAbs(c.File) {
+		return c.File, nil
 	}
-	return path, err
+	return filepath.Join(dir, c.File), nil
 }

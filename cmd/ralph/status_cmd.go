@@ -8,6 +8,7 @@ import (
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/flagvalue"
 	"github.com/ralph-loop/ralph/view"
+	"github.com/ralph-loop/ralph/view/api"
 )
 
 type statusCmd struct {
@@ -27,19 +28,13 @@ Examples:
 }
 
 func (c *statusCmd) Run(g *globals) error {
-	s, err := engine.ReadStatus(g.Dir, c.Last.Count(), time.Now())
+	s, err := api.LoopStatus(g.Dir, c.Last.Count(), time.Now())
 	var corrupt *engine.CorruptStateError
 	if errors.As(err, &corrupt) {
 		return withHint(err, corruptStateHint)
 	}
 	if err != nil {
 		return err
-	}
-	if s.Ended != nil {
-		// The message says what to do next, as the run's summary did.
-		ended := *s.Ended
-		ended.Message = view.EndMessage(ended)
-		s.Ended = &ended
 	}
 	if c.JSON {
 		enc := json.NewEncoder(g.stdout)

@@ -1,10 +1,6 @@
 package main
 
-import (
-	"fmt"
-
-	"github.com/ralph-loop/ralph/engine"
-)
+import "github.com/ralph-loop/ralph/view/api"
 
 type stopCmd struct {
 	Now bool `help:"Interrupt the running iteration instead of waiting for it to end."`
@@ -22,14 +18,5 @@ Examples:
 }
 
 func (c *stopCmd) Run(g *globals) error {
-	mode, when := engine.StopAtBoundary, "before its next iteration"
-	if c.Now {
-		mode, when = engine.StopNow, "now"
-	}
-	info, err := engine.StopRunning(g.Dir, mode)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(g.stdout, "asked run %s (pid %d) to stop %s\n", info.RunID, info.PID, when)
-	return nil
+	return g.say(api.StopLoop(g.Dir, c.Now))
 }

@@ -39,3 +39,12 @@ func commandPath(ctx *kong.Context) string {
 	}
 	return strings.Join(names, " ")
 }
+
+// say prints what a request answered, on a line of its own, or fails
+// with its error.
+func (g *globals) say(answer string, err error) error {
+	if err == nil {
+		fmt.Fprintln(g.stdout, answer)
+	}
+	return err
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/view"
+	"github.com/ralph-loop/ralph/view/api"
 )
 
 // Options are what `ralph watch` was asked.
@@ -40,7 +41,7 @@ type model struct {
 	opts   Options
 	reader *view.WorkspaceReader
 	files  *fileWatch
-	graphs graphs
+	graphs api.Graphs
 	w      view.Watched
 
 	width, height int
@@ -61,7 +62,7 @@ type model struct {
 
 func newModel(opts Options, files *fileWatch) *model {
 	opts = opts.withDefaults()
-	m := &model{opts: opts, reader: view.NewWorkspaceReader(opts.Dir), files: files, graphs: graphs{},
+	m := &model{opts: opts, reader: view.NewWorkspaceReader(opts.Dir), files: files, graphs: api.Graphs{},
 		width: 80, height: 24, task: opts.Task, follow: true}
 	m.refresh()
 	return m

@@ -167,7 +167,7 @@ func (m *model) slotLines(now time.Time) []string {
 // hatLine is where the loop is among its hats: its place in the hats'
 // graph when the config loads, else the run's hats in config order.
 func (m *model) hatLine(l *view.LoopView) string {
-	if g := m.graphs.of(l); g != nil && l.Run.Hat != "" {
+	if g := m.graphs.Of(l); g != nil && l.Run.Hat != "" {
 		return position(g, l.Run.Hat)
 	}
 	return hatPath(l.Hats, l.Run.Hat)

@@ -14,6 +14,7 @@ import (
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/view"
+	"github.com/ralph-loop/ralph/view/api"
 )
 
 // Start shows the workspace on out: full-screen when out is a terminal
@@ -76,7 +77,7 @@ func Lines(ctx context.Context, out io.Writer, opts Options) (err error) {
 
 // plainHeader is the top of the screen as lines.
 func plainHeader(w view.Watched, now time.Time) []string {
-	m := &model{w: w, width: plainWidth, graphs: graphs{}}
+	m := &model{w: w, width: plainWidth, graphs: api.Graphs{}}
 	var lines []string
 	if ap := w.Autopilot; ap != nil {
 		lines = append(lines, autopilotLines(ap, now, plainWidth)...)

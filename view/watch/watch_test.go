@@ -19,6 +19,7 @@ import (
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/golden"
 	"github.com/ralph-loop/ralph/view"
+	"github.com/ralph-loop/ralph/view/api"
 )
 
 // The tests here write a workspace's files as ralph writes them (a loop's
@@ -260,14 +261,14 @@ hats:
     triggers: [build.done]
     publishes: [review.rejected, LOOP_COMPLETE]
 `), 0o644))
-	g := loadGraph(ws, &engine.Launch{})
+	g := api.LoadGraph(ws, &engine.Launch{})
 	require.NotNil(t, g)
 	assert.Equal(t, "planner ─plan.ready→, reviewer ─review.rejected→ [builder] ─build.done→ reviewer", position(g, "builder"))
 	assert.Equal(t, "builder ─build.done→ [reviewer] ─review.rejected→ builder, ─LOOP_COMPLETE→ done", position(g, "reviewer"))
 	assert.Equal(t, "start ─task.start→ [planner] ─plan.ready→ builder", position(g, "planner"))
 
-	assert.Nil(t, loadGraph(ws, &engine.Launch{Configs: []string{"missing.yml"}}), "a config that does not load has no graph")
-	assert.NotNil(t, loadGraph(ws, &engine.Launch{Hats: "tdd"}), "-H names a preset")
+	assert.Nil(t, api.LoadGraph(ws, &engine.Launch{Configs: []string{"missing.yml"}}), "a config that does not load has no graph")
+	assert.NotNil(t, api.LoadGraph(ws, &engine.Launch{Hats: "tdd"}), "-H names a preset")
 }
 
 func TestAnswering(t *testing.T) {

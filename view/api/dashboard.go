@@ -1,0 +1,160 @@
+package api
+
+import (
+	"sync"
+	"time"
+
+	"github.com/ralph-loop/ralph/autopilot"
+	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/hats"
+	"github.com/ralph-loop/ralph/view"
+)
+
+// Dashboard is what runs in a workspace at one moment, as a web page
+// shows it: the autopilot and its slots, or a lone loop, and the loop of
+// the slot selected. It is the view's model of a workspace (view.Watched)
+// in the API's words.
+type Dashboard struct {
+	Kind      Kind            `json:"kind"`
+	Autopilot *AutopilotPanel `json:"autopilot,omitempty"`
+	Slots     []Slot          `json:"slots"`
+	// Selected is the task whose loop Loop is, "" for the workspace's own.
+	Selected string `json:"selected,omitempty"`
+	Loop     *Loop  `json:"loop,omitempty"`
+}
+
+// AutopilotPanel is an autopilot's run and its counts.
+type AutopilotPanel struct {
+	RunID     string            `json:"run_id"`
+	Running   bool              `json:"running"`
+	Paused    bool              `json:"paused"`
+	Source    string            `json:"source,omitempty"`
+	Parallel  int               `json:"parallel"`
+	MaxTasks  int               `json:"max_tasks,omitempty"`
+	Started   int               `json:"started"`
+	Completed int               `json:"completed"`
+	Failed    int               `json:"failed"`
+	Queued    int               `json:"merge_queue"`
+	StartedAt time.Time         `json:"started_at"`
+	Ended     *autopilot.Ending `json:"ended,omitempty"`
+}
+
+// Slot is an autopilot's slot and the task its loop works on.
+type Slot struct {
+	Slot      string    `json:"slot"`
+	Task      string    `json:"task"`
+	Title     string    `json:"title,omitempty"`
+	Worker    string    `json:"worker,omitempty"` // the host of a remote task's worker
+	Hat       string    `json:"hat,omitempty"`
+	Iteration int       `json:"iteration"`
+	Attempt   int       `json:"attempt"`
+	StartedAt time.Time `json:"started_at"`
+	LastEvent string    `json:"last_event,omitempty"`
+}
+
+// Loop is one loop: its run's header, its hats and where it is among
+// them, and what its agent did last.
+type Loop struct {
+	RunID         string    `json:"run_id"`
+	Objective     string    `json:"objective,omitempty"`
+	Running       bool      `json:"running"`
+	Worker        string    `json:"worker,omitempty"`
+	Iteration     int       `json:"iteration"`
+	MaxIterations int       `json:"max_iterations,omitempty"`
+	Hat           string    `json:"hat,omitempty"`
+	Backend       string    `json:"backend,omitempty"`
+	Phase         string    `json:"phase"`
+	PhaseSince    time.Time `json:"phase_since,omitzero"`
+	Started       time.Time `json:"started,omitzero"`
+	// Tokens and CostUSD are the run's, the running iteration's so far
+	// included.
+	Tokens    events.Usage `json:"tokens"`
+	CostUSD   float64      `json:"cost_usd"`
+	LastEvent string       `json:"last_event,omitempty"`
+	// Question is what the run waits on a person to answer.
+	Question *engine.Question    `json:"question,omitempty"`
+	Ended    *engine.Termination `json:"ended,omitempty"`
+	// Gone says no process runs the loop, though it has not ended: it
+	// was killed, and goes on with `ralph loop --resume`.
+	Gone     bool                  `json:"gone,omitempty"`
+	Hats     []string              `json:"hats"`
+	Graph    *hats.Graph           `json:"graph,omitempty"`
+	Activity []view.ActivityRecord `json:"activity"`
+}
+
+// Reader reads a workspace's Dashboard again and again, each read costing
+// what its files gained since the last. It is safe for concurrent use.
+type Reader struct {
+	mu     sync.Mutex
+	reader *view.WorkspaceReader
+	graphs Graphs
+	paths  []string
+}
+
+// NewReader reads the workspace dir.
+func NewReader(dir string) *Reader {
+	return &Reader{reader: view.NewWorkspaceReader(dir), graphs: Graphs{}}
+}
+
+// Dashboard reads the workspace at now, its task's slot selected ("" for
+// the first).
+func (r *Reader) Dashboard(task string, now time.Time) Dashboard {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	w := r.reader.Read(task, now)
+	r.paths = w.Paths()
+	d := Dashboard{Kind: KindNone, Slots: []Slot{}}
+	if w.Autopilot != nil {
+		d.Kind, d.Autopilot = KindAutopilot, autopilotPanel(w.Autopilot)
+		for _, s := range w.Slots {
+			d.Slots = append(d.Slots, Slot{Slot: s.Slot, Task: s.Task, Title: s.Title, Worker: s.Worker, Hat: s.Hat,
+				Iteration: s.Iteration, Attempt: s.Attempt, StartedAt: s.StartedAt, LastEvent: s.LastEvent})
+		}
+		if w.Selected >= 0 && w.Selected < len(w.Slots) {
+			d.Selected = w.Slots[w.Selected].Task
+		}
+	} else if w.Loop != nil {
+		d.Kind = KindLoop
+	}
+	if w.Loop != nil {
+		d.Loop = r.loop(w.Loop)
+	}
+	return d
+}
+
+// Paths are the directories whose changes change the last Dashboard read,
+// for a watcher (fsnotify) to watch.
+func (r *Reader) Paths() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.paths
+}
+
+func autopilotPanel(a *view.AutopilotRun) *AutopilotPanel {
+	return &AutopilotPanel{RunID: a.RunID, Running: a.Running, Paused: a.Paused, Source: a.Source, Parallel: a.Parallel,
+		MaxTasks: a.MaxTasks, Started: a.Started, Completed: a.Completed, Failed: a.Failed, Queued: a.Queued,
+		StartedAt: a.StartedAt, Ended: a.Ended}
+}
+
+func (r *Reader) loop(l *view.LoopView) *Loop {
+	run := l.Run
+	total := run.Total()
+	lp := &Loop{RunID: run.ID, Objective: l.Objective, Running: l.Running, Worker: l.Worker, Iteration: run.N,
+		MaxIterations: run.Max, Hat: run.Hat, Backend: run.Backend, Phase: string(run.Phase), PhaseSince: run.PhaseSince,
+		Started: run.Started, Tokens: total.Usage, CostUSD: total.CostUSD, LastEvent: run.LastEvent,
+		Question: run.Question, Ended: run.Ended, Gone: run.Gone, Hats: l.Hats, Graph: r.graphs.Of(l),
+		Activity: l.Activity}
+	if run.Ended != nil {
+		ended := *run.Ended
+		ended.Message = view.EndMessage(ended)
+		lp.Ended = &ended
+	}
+	if lp.Hats == nil {
+		lp.Hats = []string{}
+	}
+	if lp.Activity == nil {
+		lp.Activity = []view.ActivityRecord{}
+	}
+	return lp
+}

@@ -1,0 +1,143 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/hats"
+	"github.com/ralph-loop/ralph/internal/redact"
+)
+
+// Emit is one event an agent (or a person or program acting as one)
+// publishes to a run's log, as `ralph emit` does.
+type Emit struct {
+	// Dir is the workspace; File the log, "" for the current run's.
+	Dir, File string
+	Topic     string
+	Payload   json.RawMessage
+	// Target delivers the event to this hat only.
+	Target string
+	// Hat and Iteration say who publishes: the agent's RALPH_HAT and
+	// RALPH_ITERATION.
+	Hat       string
+	Iteration int
+	// Force appends even to a run that has ended for good.
+	Force bool
+}
+
+// FromAgentEnv is an Emit to the log, hat and iteration a loop gives its
+// agent's environment (RALPH_EVENTS_FILE, RALPH_HAT, RALPH_ITERATION).
+func FromAgentEnv(dir string) Emit {
+	n, _ := strconv.Atoi(os.Getenv("RALPH_ITERATION"))
+	return Emit{Dir: dir, File: os.Getenv("RALPH_EVENTS_FILE"), Hat: os.Getenv("RALPH_HAT"), Iteration: n}
+}
+
+// Payload is text as an event's payload: a JSON string, or with isJSON
+// the JSON it holds, checked; "" is no payload.
+func Payload(text string, isJSON bool) (json.RawMessage, error) {
+	if !isJSON {
+		if text == "" {
+			return json.RawMessage("null"), nil
+		}
+		return events.StringPayload(text), nil
+	}
+	if !json.Valid([]byte(text)) {
+		return nil, &Error{Err: errors.New("the payload is not valid JSON"),
+			Fix: `quote it for the shell, e.g. --json '{"ok": true}', or drop --json to send text`}
+	}
+	return json.RawMessage(strings.TrimSpace(text)), nil
+}
+
+// Append appends e to its log in one write, its secret values redacted.
+// warning says, when not "", that the run has ended but will read the
+// event when resumed.
+func (e Emit) Append() (warning string, err error) {
+	if err := events.ValidateTopic(e.Topic); err != nil {
+		return "", &Error{Err: err, Fix: "a topic is dot-separated words without spaces, like build.done"}
+	}
+	path, err := e.logPath()
+	if err == nil {
+		err = checkTarget(e.Target, path)
+	}
+	if err == nil {
+		warning, err = e.checkRunGoing(path)
+	}
+	if err != nil {
+		return "", err
+	}
+	payload := e.Payload
+	if payload == nil {
+		payload = json.RawMessage("null")
+	}
+	ev := events.Event{Topic: e.Topic, Payload: redact.FromEnvironment().JSON(payload), Source: events.SourceAgent,
+		Target: e.Target, Hat: e.Hat, Iteration: e.Iteration}
+	return warning, events.AppendTo(path, ev)
+}
+
+// Ask appends a question for a person (human.asked), as `ralph ask`
+// does, and returns its id.
+func (e Emit) Ask(question string, options []string, timeout time.Duration) (id, warning string, err error) {
+	line, id, err := engine.AskLine(question, options, timeout)
+	if err != nil {
+		return "", "", err
+	}
+	e.Topic, e.Payload, e.Target = line.Topic, line.Payload, line.Target
+	warning, err = e.Append()
+	return id, warning, err
+}
+
+// logPath finds the log: File, else the log named in .ralph/current-events.
+func (e Emit) logPath() (string, error) {
+	if e.File != "" {
+		return e.File, nil
+	}
+	path, err := engine.CurrentLog(e.Dir)
+	if errors.Is(err, engine.ErrNoLog) {
+		return "", &Error{Err: errors.New("no event log to append to: no --file, no $RALPH_EVENTS_FILE, and no run in " + e.Dir),
+			Fix: "run this inside a loop, from the workspace of a run, or pass --file"}
+	}
+	return path, err
+}
+
+// checkTarget refuses a target that names no hat of the run whose log
+// the event goes to, so the agent learns of its typo while it can still fix
+// it. A log that does not say which hats its run has is not refused here:
+// the loop rejects an unknown target when it reads the event.
+func checkTarget(target, logPath string) error {
+	if target == "" {
+		return nil
+	}
+	ids, ok, err := engine.RunHats(logPath)
+	if err != nil || !ok {
+		return err
+	}
+	if err := hats.CheckHatID(target, ids); err != nil {
+		return fmt.Errorf("--target: %w", err) // the hint lists the hats
+	}
+	return nil
+}
+
+// checkRunGoing refuses an event for a run that has ended for good: no loop
+// would ever read it, and success would tell a person steering the run
+// that it was heard. A run that can be resumed reads it when it is.
+func (e Emit) checkRunGoing(path string) (string, error) {
+	reason, ended, err := engine.RunEnded(path)
+	if err != nil || !ended {
+		return "", err
+	}
+	switch {
+	case reason.Resumable():
+		return fmt.Sprintf("the run of %s has ended (%s); the event will be read when the run is resumed with `ralph loop --resume`", path, reason), nil
+	case !e.Force:
+		return "", &Error{Err: fmt.Errorf("the run of %s has ended (%s): no loop will read this event", path, reason),
+			Fix: "start a new run with `ralph loop` and publish to it, or pass --force to append to the ended run's log anyway"}
+	}
+	return "", nil
+}

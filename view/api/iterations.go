@@ -1,0 +1,56 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"time"
+
+	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/events"
+)
+
+// Iteration is one finished iteration of a loop, as its iteration.finished
+// line records it.
+type Iteration struct {
+	Iteration  int            `json:"iteration"`
+	Hat        string         `json:"hat"`
+	Outcome    engine.Outcome `json:"outcome"`
+	ExitCode   int            `json:"exit_code"`
+	Message    string         `json:"message,omitempty"`
+	DurationMS int64          `json:"duration_ms"`
+	Tokens     events.Usage   `json:"tokens"`
+	CostUSD    float64        `json:"cost_usd"`
+	FinishedAt time.Time      `json:"finished_at"`
+}
+
+// Iterations is the finished iterations of the loop log q picks in the
+// workspace dir (only its log: its filters are for events), in log order.
+func Iterations(ctx context.Context, dir string, q EventQuery) ([]Iteration, error) {
+	path, err := q.LogPath(dir)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	its := []Iteration{}
+	err = events.Scan(f, func(rec events.Record) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if rec.Err != nil || rec.Event.Topic != engine.TopicIterationFinished || rec.Event.Source != events.SourceRalph {
+			return nil
+		}
+		var it Iteration
+		if json.Unmarshal(rec.Event.Payload, &it) != nil {
+			return nil
+		}
+		it.FinishedAt = rec.Event.TS
+		its = append(its, it)
+		return nil
+	})
+	return its, err
+}

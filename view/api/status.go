@@ -1,0 +1,72 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/ralph-loop/ralph/autopilot"
+	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/view"
+)
+
+// Kind says what runs in a workspace.
+type Kind string
+
+const (
+	KindNone      Kind = "none"      // nothing has run here
+	KindLoop      Kind = "loop"      // a lone loop (`ralph loop`)
+	KindAutopilot Kind = "autopilot" // an autopilot and its slots
+)
+
+// Status is what runs in a workspace: the loop as `ralph status --json`
+// says it, or the autopilot as `ralph autopilot status --json` does.
+type Status struct {
+	Kind      Kind              `json:"kind"`
+	Loop      *engine.Status    `json:"loop,omitempty"`
+	Autopilot *autopilot.Status `json:"autopilot,omitempty"`
+}
+
+// ReadStatus reads what runs in dir: its autopilot when one runs there or
+// started after the workspace's own loop, else its loop. recent bounds a
+// loop's recent events.
+func ReadStatus(ctx context.Context, dir string, recent int, now time.Time) (Status, error) {
+	if view.ShowsAutopilot(dir) {
+		s, err := AutopilotStatus(ctx, dir, nil, now)
+		if err != nil {
+			return Status{}, err
+		}
+		return Status{Kind: KindAutopilot, Autopilot: &s}, nil
+	}
+	if _, err := engine.CurrentLog(dir); errors.Is(err, engine.ErrNoLog) {
+		return Status{Kind: KindNone}, nil
+	}
+	s, err := LoopStatus(dir, recent, now)
+	if err != nil {
+		return Status{}, err
+	}
+	return Status{Kind: KindLoop, Loop: &s}, nil
+}
+
+// LoopStatus is `ralph status --json`: the loop's lock and checkpoint, and
+// how its last run ended with what to do next.
+func LoopStatus(dir string, recent int, now time.Time) (engine.Status, error) {
+	s, err := engine.ReadStatus(dir, recent, now)
+	if err == nil && s.Ended != nil {
+		ended := *s.Ended
+		ended.Message = view.EndMessage(ended)
+		s.Ended = &ended
+	}
+	return s, err
+}
+
+// AutopilotStatus is `ralph autopilot status --json`: the autopilot's
+// state and slots, with the pending tasks counted in the source configs
+// (nil: ./ralph.yml) name.
+func AutopilotStatus(ctx context.Context, dir string, configs []string, now time.Time) (autopilot.Status, error) {
+	s, err := autopilot.ReadStatus(dir, now)
+	if err == nil {
+		s.Pending = autopilot.PendingIn(ctx, dir, configs)
+	}
+	return s, err
+}
