@@ -34,6 +34,9 @@ type server struct {
 	url   string // http://127.0.0.1:PORT
 	token string
 	cmd   *exec.Cmd
+	// stderr is what it says; stopped that it has been stopped.
+	stderr  *lockedWriter
+	stopped bool
 }
 
 // listening is the line ralph serve prints once it listens.
@@ -49,7 +52,7 @@ func startServe(t *testing.T, dir string) *server {
 	stderr := &lockedWriter{}
 	cmd.Stderr = stderr
 	require.NoError(t, cmd.Start())
-	s := &server{t: t, cmd: cmd}
+	s := &server{t: t, cmd: cmd, stderr: stderr}
 	lines := bufio.NewScanner(stdout)
 	for s.url == "" && lines.Scan() {
 		if m := listening.FindStringSubmatch(lines.Text()); m != nil {
@@ -58,14 +61,21 @@ func startServe(t *testing.T, dir string) *server {
 	}
 	require.NotEmpty(t, s.url, "ralph serve printed no address: %s", stderr.String())
 	go func() { _, _ = io.Copy(io.Discard, stdout) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGINT)
-		assert.NoError(t, cmd.Wait(), "ralph serve ends cleanly on SIGINT: %s", stderr.String())
-	})
+	t.Cleanup(s.stop)
 	token, err := os.ReadFile(filepath.Join(dir, ".ralph", "serve.token"))
 	require.NoError(t, err)
 	assert.Equal(t, s.token, strings.TrimSpace(string(token)))
 	return s
+}
+
+// stop interrupts ralph serve, which must end cleanly, its streams with it.
+func (s *server) stop() {
+	if s.stopped {
+		return
+	}
+	s.stopped = true
+	_ = s.cmd.Process.Signal(syscall.SIGINT)
+	assert.NoError(s.t, s.cmd.Wait(), "ralph serve ends cleanly on SIGINT: %s", s.stderr.String())
 }
 
 // do sends a request, with the token when withToken, and returns the
@@ -222,6 +232,16 @@ func (es *eventStream) next() sseEvent {
 	return ev
 }
 
+// ends reads the stream to its end, which must come without an event.
+func (es *eventStream) ends() {
+	es.t.Helper()
+	for es.lines.Scan() {
+		line := es.lines.Text()
+		require.True(es.t, line == "" || strings.HasPrefix(line, ":"), "nothing but keepalives before the end: %q", line)
+	}
+	assert.NoError(es.t, es.lines.Err(), "the server ends the stream, the client does not cut it")
+}
+
 // until reads events until one's data contains s, and returns them all.
 func (es *eventStream) until(s string) []sseEvent {
 	es.t.Helper()
@@ -340,6 +360,13 @@ func TestServeALoop(t *testing.T) {
 	assert.Equal(t, http.StatusConflict, code)
 	assert.Contains(t, body, "no loop is running")
 	assertStatusAsCLI(t, w, s, "loop", "status", "--json")
+
+	// Interrupted, ralph serve ends its streams and exits 0.
+	open := s.stream("/api/events/stream?last=1", "")
+	assert.Contains(t, open.next().data, `"topic":"loop.terminate"`)
+	s.stop()
+	open.ends()
+	dashboards.ends()
 }
 
 func TestServeATwoSlotAutopilot(t *testing.T) {

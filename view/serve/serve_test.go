@@ -122,6 +122,26 @@ func TestOffLoopbackEveryRequestNeedsTheToken(t *testing.T) {
 	assert.Equal(t, http.StatusOK, resp.StatusCode, body)
 	resp, body = request(t, http.MethodGet, srv.URL+"/?token="+testToken, "", "")
 	assert.Equal(t, http.StatusOK, resp.StatusCode, body)
+	// The browser that loaded the page so brings the token to its assets
+	// and the API's GETs as a cookie, but not to a POST.
+	cookies := resp.Cookies()
+	require.Len(t, cookies, 1)
+	assert.True(t, cookies[0].HttpOnly)
+	assert.Equal(t, http.SameSiteStrictMode, cookies[0].SameSite)
+	withCookie := func(method, path string) int {
+		req, err := http.NewRequest(method, srv.URL+path, nil)
+		require.NoError(t, err)
+		req.AddCookie(cookies[0])
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	assert.Equal(t, http.StatusOK, withCookie(http.MethodGet, "/api/status"))
+	assert.Equal(t, http.StatusOK, withCookie(http.MethodGet, "/api/openapi.json"))
+	assert.Equal(t, http.StatusUnauthorized, withCookie(http.MethodPost, "/api/pause"))
+	cookies[0].Value = "wrong"
+	assert.Equal(t, http.StatusUnauthorized, withCookie(http.MethodGet, "/api/status"))
 	// The query's token is for a browser's first load, not for requests.
 	resp, _ = request(t, http.MethodPost, srv.URL+"/api/pause?token="+testToken, "", "")
 	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
