@@ -22,6 +22,7 @@ import (
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/view/api"
 )
 
 const testToken = "s3cret-token"
@@ -422,4 +423,44 @@ func TestTheTokenIsMadeOnceAndKept(t *testing.T) {
 	_, err = LoadToken(dir)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "empty")
+}
+
+func TestRunSaysWhyItCannotListen(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer taken.Close()
+	var out strings.Builder
+	err = Run(context.Background(), &out, Options{Dir: t.TempDir(), Addr: taken.Addr().String()})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "listen on "+taken.Addr().String())
+	assert.Contains(t, api.HintOf(err), "127.0.0.1:0 for any free one")
+	assert.Empty(t, out.String(), "it printed no address it does not listen on")
+
+	err = Run(context.Background(), &out, Options{Dir: t.TempDir(), Addr: "nowhere"})
+	require.Error(t, err)
+	assert.Contains(t, api.HintOf(err), "--addr HOST:PORT")
+}
+
+func TestRunServesUntilItsContextEnds(t *testing.T) {
+	dir, _ := newWorkspace(t, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	r, w := io.Pipe()
+	ended := make(chan error, 1)
+	go func() { ended <- Run(ctx, w, Options{Dir: dir, Addr: "127.0.0.1:0"}) }()
+	line, err := bufio.NewReader(r).ReadString('\n')
+	require.NoError(t, err)
+	token, err := LoadToken(dir)
+	require.NoError(t, err)
+	url, ok := strings.CutSuffix(strings.TrimPrefix(strings.TrimSpace(line), "ralph serve: listening on "), "/#token="+token)
+	require.True(t, ok, line)
+	go func() { _, _ = io.Copy(io.Discard, r) }()
+
+	s := openStream(t, context.Background(), url+"/api/events/stream", "")
+	assert.Equal(t, "build.0", topicOf(t, s.next(t)))
+	cancel()
+	require.NoError(t, <-ended)
+	for s.lines.Scan() {
+		require.True(t, s.lines.Text() == "" || strings.HasPrefix(s.lines.Text(), ":"))
+	}
+	assert.NoError(t, s.lines.Err(), "the stream ended with the server")
 }
