@@ -135,7 +135,7 @@ func TestOffLoopbackEveryRequestNeedsTheToken(t *testing.T) {
 		req.AddCookie(cookies[0])
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		return resp.StatusCode
 	}
 	assert.Equal(t, http.StatusOK, withCookie(http.MethodGet, "/api/status"))
@@ -168,7 +168,7 @@ func TestOtherMethodsAreNotAllowedAndThereIsNoCORS(t *testing.T) {
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode, "%s %s", c.method, c.path)
 		assert.Equal(t, c.allow, resp.Header.Get("Allow"))
 		assert.Contains(t, string(body), `"hint":`)
@@ -263,7 +263,7 @@ func openStream(t *testing.T, ctx context.Context, url, lastID string) *sseStrea
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
-	t.Cleanup(func() { resp.Body.Close() })
+	t.Cleanup(func() { _ = resp.Body.Close() })
 	return &sseStream{resp: resp, lines: bufio.NewScanner(resp.Body)}
 }
 
@@ -320,15 +320,14 @@ func TestTheEventStreamResumesAfterTheLastEventID(t *testing.T) {
 	first, cut := context.WithCancel(ctx)
 	s := openStream(t, first, srv.URL+"/api/events/stream", "")
 	var got []string
-	var lastID string
 	for range 3 {
 		ev := s.next(t)
-		got, lastID = append(got, topicOf(t, ev)), ev.id
+		got = append(got, topicOf(t, ev))
 		assert.Equal(t, "event", ev.name)
 	}
 	appendEvent(t, log, "build.3")
 	ev := s.next(t)
-	got, lastID = append(got, topicOf(t, ev)), ev.id
+	got, lastID := append(got, topicOf(t, ev)), ev.id
 	cut() // the client goes away mid-run
 
 	appendEvent(t, log, "build.4")
@@ -380,7 +379,7 @@ func TestTheEventStreamRefusesAnIDThatIsNotALinesStart(t *testing.T) {
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		assert.Equal(t, http.StatusBadRequest, resp.StatusCode, id)
 		assert.Contains(t, string(body), "Last-Event-ID", id)
 	}

@@ -234,8 +234,9 @@ func (h *Handler) dashboardStream(w http.ResponseWriter, r *http.Request) error 
 			if ok && settle == nil {
 				settle = time.After(coalesce)
 			}
-		case <-watch.Errors:
-			if settle == nil {
+		case _, ok := <-watch.Errors:
+			// A lost notification (an overflow): read to see what changed.
+			if ok && settle == nil {
 				settle = time.After(coalesce)
 			}
 		case <-settle:
