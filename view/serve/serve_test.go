@@ -414,6 +414,7 @@ func TestTheTokenIsMadeOnceAndKept(t *testing.T) {
 	info, err := os.Stat(filepath.Join(dir, engine.DirName, TokenFile))
 	require.NoError(t, err)
 	assert.Equal(t, fs.FileMode(0o600), info.Mode().Perm())
+	assert.FileExists(t, filepath.Join(dir, engine.DirName, engine.IgnoreFile), "git ignores the token")
 	again, err := LoadToken(dir)
 	require.NoError(t, err)
 	assert.Equal(t, token, again)
