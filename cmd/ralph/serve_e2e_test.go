@@ -75,7 +75,12 @@ func startServeOn(t *testing.T, dir, addr string) *server {
 		}
 	}
 	require.NotEmpty(t, s.url, "ralph serve printed no address: %s", stderr.String())
-	go func() { _, _ = io.Copy(s.out, stdout) }()
+	go func() {
+		// The scanner may have read past the address already.
+		for lines.Scan() {
+			_, _ = s.out.Write([]byte(lines.Text() + "\n"))
+		}
+	}()
 	t.Cleanup(s.stop)
 	token, err := os.ReadFile(filepath.Join(dir, ".ralph", "serve.token"))
 	require.NoError(t, err)
