@@ -184,8 +184,9 @@ type AskInput struct {
 
 // Asked is the ask tool's structured output.
 type Asked struct {
-	ID string `json:"id" jsonschema:"the question's id, which its answer names"`
-	Message
+	ID      string `json:"id" jsonschema:"the question's id, which its answer names"`
+	Message string `json:"message" jsonschema:"what ralph answered, as ralph ask prints it"`
+	Warning string `json:"warning,omitempty" jsonschema:"a warning, e.g. that the run has ended and reads the question when resumed"`
 }
 
 const askHelp = "Ask a person a question, as `ralph ask` does: once your iteration ends, the run waits for the answer (`ralph answer`, or the answer tool), which comes to your hat in the next iteration. " +
@@ -205,7 +206,7 @@ func (t tools) ask(_ context.Context, _ *sdk.CallToolRequest, in AskInput) (*sdk
 		return failed[Asked](err)
 	}
 	res, msg, _ := said(api.AskedSentence(id), warning, nil)
-	return res, Asked{ID: id, Message: msg}, nil
+	return res, Asked{ID: id, Message: msg.Message, Warning: msg.Warning}, nil
 }
 
 // AnswerInput is the answer tool's arguments, `ralph answer`'s.
