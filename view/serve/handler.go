@@ -169,27 +169,7 @@ type errorBody struct {
 }
 
 func writeError(w http.ResponseWriter, status int, err error) {
-	writeJSON(w, status, errorBody{Error: err.Error(), Hint: hintFor(err)})
-}
-
-// hintFor is how an API client fixes err: the error's own fix, or for
-// the engine's errors whose fix the command line words in its own terms,
-// the API's.
-func hintFor(err error) string {
-	if hint := api.HintOf(err); hint != "" {
-		return hint
-	}
-	var (
-		unknownRun *engine.UnknownRunError
-		ambiguous  *engine.AmbiguousRunError
-	)
-	switch {
-	case errors.As(err, &unknownRun):
-		return "GET /api/runs lists the runs of this workspace"
-	case errors.As(err, &ambiguous):
-		return "give more of the run id"
-	}
-	return ""
+	writeJSON(w, status, errorBody{Error: err.Error(), Hint: api.HintOf(err)})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

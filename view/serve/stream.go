@@ -195,7 +195,7 @@ func (s *sse) fail(ctx context.Context, err error) {
 	if err == nil || ctx.Err() != nil {
 		return
 	}
-	data, _ := json.Marshal(errorBody{Error: err.Error(), Hint: hintFor(err)})
+	data, _ := json.Marshal(errorBody{Error: err.Error(), Hint: api.HintOf(err)})
 	_ = s.send("", "error", data)
 }
 
