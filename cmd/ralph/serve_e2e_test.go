@@ -405,6 +405,10 @@ func TestServeATwoSlotAutopilot(t *testing.T) {
 		waitFor(t, task+"'s agent", func() bool { return fileExists(filepath.Join(w.state, "running-"+task)) })
 	}
 
+	// The autopilot's log says both run: it holds still until release.
+	waitFor(t, "both tasks running", func() bool {
+		return len(countTopic(autopilotEvents(t, w), autopilot.TopicTaskRunning)) == 2
+	})
 	assertStatusAsCLI(t, w, s, "autopilot", "autopilot", "status", "--json")
 	assertEventsAsCLI(t, w, s, "autopilot=true", "--autopilot")
 	assertEventsAsCLI(t, w, s, "autopilot=1&topic=task.*", "--autopilot", "--topic", "task.*")
