@@ -2,7 +2,10 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -17,12 +20,18 @@ import (
 // never loses it.
 const rereadEvery = 2 * time.Second
 
+// followBatch bounds how many lines Follow hands over at once while it
+// catches up with what a log already holds: a stream from the start of a
+// log of millions of lines holds a batch in memory, not the log.
+const followBatch = 1024
+
 // Follow hands fn the complete lines of the log at path from offset on
 // (which must start a line: 0, or a Line's Next), in batches as they are
-// appended, until ctx is done (nil) or fn or a read fails (that error). The
-// first batch is what the log already holds past offset, possibly empty. A
-// log that does not exist yet is empty until it is created. Every line is
-// handed over once, in order, and never a partial one.
+// appended, until ctx is done (nil) or fn or a read fails (that error).
+// The first batches are what the log already holds past offset (one empty
+// batch when it holds nothing). A log that does not exist yet is empty
+// until it is created. Every line is handed over once, in order, and never
+// a partial one.
 func Follow(ctx context.Context, path string, offset int64, fn func([]events.Record) error) error {
 	// The watch starts before the first read, so a line appended in
 	// between is announced rather than missed.
@@ -34,24 +43,70 @@ func Follow(ctx context.Context, path string, offset int64, fn func([]events.Rec
 	if err := w.Add(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("follow %s: watch its directory: %w", path, err)
 	}
+	offset, err = catchUp(path, offset, fn)
+	if err != nil {
+		return err
+	}
 	rd := events.NewReader(path, offset)
 	tick := time.NewTicker(rereadEvery)
 	defer tick.Stop()
 	target := filepath.Clean(path)
-	for first := true; ; first = false {
+	for awaitChange(ctx, w, tick.C, target) {
 		recs, err := rd.Read()
 		if err != nil {
 			return err
 		}
-		if len(recs) > 0 || first {
-			if err := fn(recs); err != nil {
-				return err
-			}
+		if len(recs) == 0 {
+			continue
 		}
-		if !awaitChange(ctx, w, tick.C, target) {
-			return nil
+		if err := fn(recs); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// catchUp hands fn what the log holds past offset, in batches of at most
+// followBatch lines (one empty batch when there is none), and returns the
+// offset past the last line handed over.
+func catchUp(path string, offset int64, fn func([]events.Record) error) (int64, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return offset, fn(nil)
+	}
+	if err != nil {
+		return offset, fmt.Errorf("read event log %s: %w", path, err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return offset, fmt.Errorf("read event log %s: %w", path, err)
+	}
+	if info.Size() < offset {
+		return offset, fmt.Errorf("read event log %s: %w (%d bytes, offset %d); it was truncated or replaced",
+			path, events.ErrTruncated, info.Size(), offset)
+	}
+	next, sent := offset, false
+	var batch []events.Record
+	flush := func() error {
+		err := fn(batch)
+		batch, sent = nil, true
+		return err
+	}
+	// Only what the log holds now: what is appended meanwhile is the
+	// follow's, which reads on from next.
+	err = events.Scan(io.NewSectionReader(f, offset, info.Size()-offset), func(rec events.Record) error {
+		rec.Offset += offset
+		next = rec.End()
+		if batch = append(batch, rec); len(batch) == followBatch {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil && (len(batch) > 0 || !sent) {
+		err = flush()
+	}
+	return next, err
 }
 
 // awaitChange waits until the watcher reports a write to target or the

@@ -2,8 +2,10 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,4 +84,28 @@ func TestFollowHandsOverCompleteLinesOnceAsTheyCome(t *testing.T) {
 	ok, err = StartsLine(path, 3)
 	require.NoError(t, err)
 	assert.False(t, ok)
+}
+
+func TestFollowCatchesUpInBoundedBatches(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	n := 2*followBatch + 10
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `{"topic":"t.%d"}`+"\n", i)
+	}
+	appendRaw(t, path, b.String()+`{"topic":"partial"`)
+	batches, _, _ := follower(t, path, 0)
+	var got []string
+	var last int64
+	for len(got) < n {
+		recs := <-batches
+		require.LessOrEqual(t, len(recs), followBatch)
+		for _, r := range recs {
+			require.Equal(t, last, r.Offset, "each line once, in order, at its offset")
+			got, last = append(got, string(r.Line)), r.End()
+		}
+	}
+	assert.Equal(t, fmt.Sprintf(`{"topic":"t.%d"}`, n-1), got[n-1])
+	appendRaw(t, path, "}\n")
+	assert.Equal(t, []string{`{"topic":"partial"}`}, nextLines(t, batches), "the partial line once it is whole")
 }
