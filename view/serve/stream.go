@@ -70,45 +70,22 @@ func (s *sse) flush() error {
 // with the last id it got (Last-Event-ID, or ?from=) gets each event
 // once.
 func (h *Handler) eventStream(w http.ResponseWriter, r *http.Request) error {
-	q, err := eventQuery(r.URL.Query())
+	st, err := h.streamStart(r)
 	if err != nil {
 		return err
-	}
-	filter, err := q.Filter(h.now())
-	if err != nil {
-		return err
-	}
-	path, err := q.LogPath(h.dir)
-	if err != nil {
-		return err
-	}
-	from, resumed, err := resumeOffset(r, path)
-	if err != nil {
-		return err
-	}
-	var last []api.Line
-	if !resumed && q.Last > 0 {
-		// The last N of what the log holds (read back in bounded memory),
-		// then every new one: the stream goes on after the last of them.
-		if last, _, err = api.Events(r.Context(), h.dir, q, h.now()); err != nil {
-			return err
-		}
-		if len(last) > 0 {
-			from = last[len(last)-1].Next
-		}
 	}
 	s, err := startSSE(w)
 	if err != nil {
 		return nil //nolint:nilerr // the client went away: nothing to answer
 	}
-	for _, l := range last {
+	for _, l := range st.last {
 		if s.send(strconv.FormatInt(l.Next, 10), "event", l.Event) != nil {
 			return nil
 		}
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	batches, done := follow(ctx, path, from)
+	batches, done := follow(ctx, st.path, st.from)
 	tick := time.NewTicker(h.keepalive / 2)
 	defer tick.Stop()
 	for {
@@ -119,7 +96,7 @@ func (h *Handler) eventStream(w http.ResponseWriter, r *http.Request) error {
 			s.fail(ctx, err)
 			return nil
 		case recs := <-batches:
-			for _, rec := range kept(recs, filter) {
+			for _, rec := range kept(recs, st.filter) {
 				if s.send(strconv.FormatInt(rec.End(), 10), "event", rec.Line) != nil {
 					return nil // the client went away
 				}
@@ -130,6 +107,40 @@ func (h *Handler) eventStream(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 	}
+}
+
+// eventStreamStart is where an event stream starts: its log, filter and
+// offset, and the last N events to send first when ?last=N asks.
+type eventStreamStart struct {
+	path   string
+	filter view.EventFilter
+	from   int64
+	last   []api.Line
+}
+
+// streamStart reads a stream's request; its errors are the client's
+// answer, before the stream starts.
+func (h *Handler) streamStart(r *http.Request) (st eventStreamStart, err error) {
+	q, err := eventQuery(r.URL.Query())
+	if err == nil {
+		st.filter, err = q.Filter(h.now())
+	}
+	if err == nil {
+		st.path, err = q.LogPath(h.dir)
+	}
+	var resumed bool
+	if err == nil {
+		st.from, resumed, err = resumeOffset(r, st.path)
+	}
+	if err != nil || resumed || q.Last == 0 {
+		return st, err
+	}
+	// The last N of what the log holds (read back in bounded memory), then
+	// every new one: the stream goes on after the last of them.
+	if st.last, _, err = api.Events(r.Context(), h.dir, q, h.now()); err == nil && len(st.last) > 0 {
+		st.from = st.last[len(st.last)-1].Next
+	}
+	return st, err
 }
 
 // follow runs api.Follow on its own, handing over its batches; done gets
