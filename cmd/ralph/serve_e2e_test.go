@@ -89,13 +89,16 @@ func startServeOn(t *testing.T, dir, addr string) *server {
 }
 
 // stop interrupts ralph serve, which must end cleanly, its streams with it.
-func (s *server) stop() {
+func (s *server) stop() { s.stopWith(syscall.SIGINT) }
+
+// stopWith is stop by sig.
+func (s *server) stopWith(sig syscall.Signal) {
 	if s.stopped {
 		return
 	}
 	s.stopped = true
-	_ = s.cmd.Process.Signal(syscall.SIGINT)
-	assert.NoError(s.t, s.cmd.Wait(), "ralph serve ends cleanly on SIGINT: %s", s.stderr.String())
+	_ = s.cmd.Process.Signal(sig)
+	assert.NoError(s.t, s.cmd.Wait(), "ralph serve ends cleanly on %s: %s", sig, s.stderr.String())
 }
 
 // do sends a request, with the token when withToken, and returns the
@@ -490,4 +493,9 @@ func TestServeOffLoopbackNeedsTheTokenForEverything(t *testing.T) {
 	assert.Contains(t, body, "<html")
 	assert.Contains(t, s.stdout(), "/?token="+s.token+"#token="+s.token, "it prints the address a browser opens")
 	assert.Empty(t, git(t, w.dir, "status", "--porcelain", "--ignored=no"), "the token stays out of git")
+
+	dashboards := s.stream("/api/dashboard/stream?token="+s.token, "")
+	assert.Contains(t, dashboards.next().data, `"kind":"none"`)
+	s.stopWith(syscall.SIGTERM)
+	dashboards.ends()
 }
