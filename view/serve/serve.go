@@ -21,7 +21,7 @@ const DefaultAddr = "127.0.0.1:7777"
 // Options are `ralph serve`'s.
 type Options struct {
 	Dir  string // the workspace
-	Addr string // host:port to listen on; port 0 picks a free one
+	Addr string // host:port to listen on (port 0 picks a free one); "" is DefaultAddr
 }
 
 // shutdownGrace bounds how long a shutdown waits for requests under way.
@@ -34,6 +34,9 @@ func Run(ctx context.Context, out io.Writer, o Options) error {
 	token, err := LoadToken(o.Dir)
 	if err != nil {
 		return err
+	}
+	if o.Addr == "" {
+		o.Addr = DefaultAddr
 	}
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
