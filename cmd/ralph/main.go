@@ -47,6 +47,7 @@ type cli struct {
 	Status    statusCmd    `cmd:"" help:"Say whether a loop is running here and how the last run went."`
 	Stop      stopCmd      `cmd:"" help:"Ask the running loop to stop."`
 	Watch     watchCmd     `cmd:"" help:"Watch what runs here, full-screen: the loop or the autopilot and its slots; pause, resume, stop."`
+	Serve     serveCmd     `cmd:"" help:"Serve this workspace over HTTP: a JSON API and a live web page (the loop or the autopilot's slots)."`
 	Autopilot autopilotCmd `cmd:"" help:"Work through a task tracker: a loop per task in its own worktree, merged when verified."`
 	Worker    workerCmd    `cmd:"" help:"Run an autopilot coordinator's tasks on this machine, taken over NATS JetStream."`
 	Memory    memoryCmd    `cmd:"" help:"Add, list, search and remove long-term memories."`

@@ -1,0 +1,165 @@
+package serve
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/ralph-loop/ralph/autopilot"
+	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/view/api"
+)
+
+// Handler is `ralph serve`'s HTTP interface to one workspace: the API's
+// routes, the page and its assets, and who may use them.
+type Handler struct {
+	dir   string
+	token string
+	// everyRequest says every request needs the token, not only those
+	// that change something: the server is reachable from other hosts.
+	everyRequest bool
+	reader       *api.Reader
+	now          func() time.Time
+	// keepalive is how long a stream stays silent before it sends a
+	// comment, so proxies and clients see it is alive.
+	keepalive time.Duration
+	// tick is how often a dashboard stream reads the workspace even when
+	// the kernel reported no change.
+	tick   time.Duration
+	routes map[string]route
+}
+
+// route is one path of the API: the method it answers and how.
+type route struct {
+	method string
+	serve  func(w http.ResponseWriter, r *http.Request) error
+}
+
+// NewHandler serves the workspace dir to clients that send token;
+// everyRequest asks it of every request, not only of those that change
+// something.
+func NewHandler(dir, token string, everyRequest bool) *Handler {
+	h := &Handler{dir: dir, token: token, everyRequest: everyRequest, reader: api.NewReader(dir), now: time.Now,
+		keepalive: 15 * time.Second, tick: 2 * time.Second}
+	h.routes = map[string]route{
+		"/api/status":           {http.MethodGet, h.status},
+		"/api/runs":             {http.MethodGet, h.runs},
+		"/api/dashboard":        {http.MethodGet, h.dashboard},
+		"/api/dashboard/stream": {http.MethodGet, h.dashboardStream},
+		"/api/events":           {http.MethodGet, h.events},
+		"/api/events/stream":    {http.MethodGet, h.eventStream},
+		"/api/iterations":       {http.MethodGet, h.iterations},
+		"/api/stop":             {http.MethodPost, h.stop},
+		"/api/pause":            {http.MethodPost, h.pause},
+		"/api/resume":           {http.MethodPost, h.resume},
+		"/api/answer":           {http.MethodPost, h.answer},
+		"/api/openapi.json":     {http.MethodGet, h.openAPI},
+	}
+	return h
+}
+
+// Routes are the API's paths and their methods.
+func (h *Handler) Routes() map[string]string {
+	out := map[string]string{}
+	for path, rt := range h.routes {
+		out[path] = rt.method
+	}
+	return out
+}
+
+// ServeHTTP answers one request. No response ever carries CORS headers:
+// a page from elsewhere cannot read the API, and its preflights fail.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if h.everyRequest && !h.authorized(r, true) {
+		h.unauthorized(w)
+		return
+	}
+	rt, isAPI := h.routes[r.URL.Path]
+	if !isAPI {
+		if strings.HasPrefix(r.URL.Path, "/api/") {
+			writeError(w, http.StatusNotFound, errNoRoute)
+			return
+		}
+		rt = route{http.MethodGet, h.page}
+	}
+	if r.Method != rt.method {
+		w.Header().Set("Allow", rt.method)
+		writeError(w, http.StatusMethodNotAllowed, &api.Error{Err: errors.New(r.Method + " " + r.URL.Path + " is not allowed"),
+			Fix: rt.method + " it; /api/openapi.json lists the routes"})
+		return
+	}
+	if r.Method != http.MethodGet && !h.authorized(r, false) {
+		h.unauthorized(w)
+		return
+	}
+	if err := rt.serve(w, r); err != nil {
+		writeError(w, statusOf(err), err)
+	}
+}
+
+var errNoRoute = &api.Error{Err: errors.New("no such route"), Fix: "/api/openapi.json lists the routes"}
+
+// authorized reports whether r carries the token: as a bearer token, or
+// (a GET, byQuery) as ?token=, the way a browser's first load of the page
+// from the printed address brings it.
+func (h *Handler) authorized(r *http.Request, byQuery bool) bool {
+	if got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		return sameToken(strings.TrimSpace(got), h.token)
+	}
+	if byQuery && r.Method == http.MethodGet && r.URL.Query().Has("token") {
+		return sameToken(r.URL.Query().Get("token"), h.token)
+	}
+	return false
+}
+
+func (h *Handler) unauthorized(w http.ResponseWriter) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="ralph"`)
+	writeError(w, http.StatusUnauthorized, &api.Error{Err: errors.New("this request needs the token"),
+		Fix: "send `Authorization: Bearer TOKEN`, TOKEN from .ralph/" + TokenFile + " (ralph serve prints it at start)"})
+}
+
+// statusOf is the HTTP status that says what kind of failure err is.
+func statusOf(err error) int {
+	var (
+		notRunning  *engine.NotRunningError
+		notPending  *engine.NotPendingError
+		unknownRun  *engine.UnknownRunError
+		noTaskLog   *autopilot.NoTaskLogError
+		badQuestion *engine.QuestionError
+		ambiguous   *engine.AmbiguousRunError
+		badRequest  *api.Error
+	)
+	switch {
+	case errors.As(err, &notRunning), errors.As(err, &notPending), errors.Is(err, engine.ErrRunOver):
+		return http.StatusConflict
+	case errors.Is(err, errNoAsset), errors.Is(err, errNoRoute), errors.Is(err, engine.ErrNoLog), errors.Is(err, autopilot.ErrNoAutopilot), errors.Is(err, fs.ErrNotExist),
+		errors.As(err, &unknownRun), errors.As(err, &noTaskLog):
+		return http.StatusNotFound
+	case errors.As(err, &badQuestion), errors.As(err, &ambiguous), errors.As(err, &badRequest):
+		return http.StatusBadRequest
+	}
+	return http.StatusInternalServerError
+}
+
+// errorBody is every error's JSON: what went wrong and how to fix it.
+type errorBody struct {
+	Error string `json:"error"`
+	Hint  string `json:"hint,omitempty"`
+}
+
+func writeError(w http.ResponseWriter, status int, err error) {
+	writeJSON(w, status, errorBody{Error: err.Error(), Hint: api.HintOf(err)})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v) // the client went away
+}

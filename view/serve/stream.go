@@ -1,0 +1,275 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/view"
+	"github.com/ralph-loop/ralph/view/api"
+)
+
+// sse writes one Server-Sent Events stream, each write pushed out at once.
+type sse struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+	// quiet is since when nothing was sent.
+	quiet time.Time
+}
+
+// startSSE answers with a stream; from then on errors are events, not
+// statuses.
+func startSSE(w http.ResponseWriter) (*sse, error) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	s := &sse{w: w, rc: http.NewResponseController(w)}
+	return s, s.flush()
+}
+
+// send writes an event: id (none when ""), its name and data on one line.
+func (s *sse) send(id, name string, data []byte) error {
+	var b bytes.Buffer
+	if id != "" {
+		fmt.Fprintf(&b, "id: %s\n", id)
+	}
+	fmt.Fprintf(&b, "event: %s\ndata: %s\n\n", name, bytes.TrimRight(data, "\r\n"))
+	if _, err := s.w.Write(b.Bytes()); err != nil {
+		return err
+	}
+	return s.flush()
+}
+
+// keepalive sends a comment when nothing was sent for every.
+func (s *sse) keepalive(every time.Duration) error {
+	if time.Since(s.quiet) < every {
+		return nil
+	}
+	if _, err := s.w.Write([]byte(": keepalive\n\n")); err != nil {
+		return err
+	}
+	return s.flush()
+}
+
+func (s *sse) flush() error {
+	s.quiet = time.Now()
+	return s.rc.Flush()
+}
+
+// eventStream is GET /api/events/stream: the events of the log the query
+// picks when the client connects, those it holds and those appended
+// after, each with its Next offset as id, so a client that reconnects
+// with the last id it got (Last-Event-ID, or ?from=) gets each event
+// once.
+func (h *Handler) eventStream(w http.ResponseWriter, r *http.Request) error {
+	q, err := eventQuery(r.URL.Query())
+	if err != nil {
+		return err
+	}
+	filter, err := q.Filter(h.now())
+	if err != nil {
+		return err
+	}
+	path, err := q.LogPath(h.dir)
+	if err != nil {
+		return err
+	}
+	from, resumed, err := resumeOffset(r, path)
+	if err != nil {
+		return err
+	}
+	s, err := startSSE(w)
+	if err != nil {
+		return nil //nolint:nilerr // the client went away: nothing to answer
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	batches, done := follow(ctx, path, from)
+	keep := func(recs []events.Record) []events.Record { return kept(recs, filter) }
+	if !resumed && q.Last > 0 {
+		// The last N of what the log holds, then every new one.
+		first := true
+		keep = func(recs []events.Record) []events.Record {
+			recs = kept(recs, filter)
+			if first && len(recs) > q.Last {
+				recs = recs[len(recs)-q.Last:]
+			}
+			first = false
+			return recs
+		}
+	}
+	tick := time.NewTicker(h.keepalive / 2)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-done:
+			s.fail(ctx, err)
+			return nil
+		case recs := <-batches:
+			for _, rec := range keep(recs) {
+				if s.send(strconv.FormatInt(rec.End(), 10), "event", rec.Line) != nil {
+					return nil // the client went away
+				}
+			}
+		case <-tick.C:
+			if s.keepalive(h.keepalive) != nil {
+				return nil
+			}
+		}
+	}
+}
+
+// follow runs api.Follow on its own, handing over its batches; done gets
+// how it ended.
+func follow(ctx context.Context, path string, from int64) (<-chan []events.Record, <-chan error) {
+	batches, done := make(chan []events.Record), make(chan error, 1)
+	go func() {
+		done <- api.Follow(ctx, path, from, func(recs []events.Record) error {
+			select {
+			case batches <- recs:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+	}()
+	return batches, done
+}
+
+// kept is the events of recs the filter lets through; lines that are not
+// events are left out, as `ralph events --json` leaves them out.
+func kept(recs []events.Record, filter view.EventFilter) []events.Record {
+	out := recs[:0]
+	for _, rec := range recs {
+		if rec.Err == nil && filter.Keep(rec) {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+// resumeOffset is where a stream starts in the log at path: after the
+// last event a reconnecting client got (Last-Event-ID, or ?from=), which
+// must be the start of a line of the log, or its start.
+func resumeOffset(r *http.Request, path string) (int64, bool, error) {
+	s := r.Header.Get("Last-Event-ID")
+	if s == "" {
+		s = r.URL.Query().Get("from")
+	}
+	if s == "" {
+		return 0, false, nil
+	}
+	bad := func(why string) error {
+		return &api.Error{Err: fmt.Errorf("the stream cannot resume at %q: %s", s, why),
+			Fix: "send the id of the last event received as Last-Event-ID (or ?from=), or neither to start from the log's start"}
+	}
+	from, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || from < 0 {
+		return 0, false, bad("not an offset in the log")
+	}
+	if from == 0 {
+		return 0, true, nil
+	}
+	if ok, err := api.StartsLine(path, from); err != nil || !ok {
+		return 0, false, bad("no line of " + path + " starts there")
+	}
+	return from, true, nil
+}
+
+// fail tells the client why its stream ends, unless it ends because the
+// client went or the server shuts down.
+func (s *sse) fail(ctx context.Context, err error) {
+	if err == nil || ctx.Err() != nil {
+		return
+	}
+	data, _ := json.Marshal(errorBody{Error: err.Error(), Hint: api.HintOf(err)})
+	_ = s.send("", "error", data)
+}
+
+// coalesce is how long a dashboard stream waits after a change before it
+// reads the workspace, so a burst of writes is one read and one event.
+const coalesce = 50 * time.Millisecond
+
+// dashboardStream is GET /api/dashboard/stream: the workspace's Dashboard
+// (its task's slot selected) as a `dashboard` event at once and again
+// whenever it changes, seen by the kernel's notifications on the files it
+// was read from, and read again every tick in case one was missed.
+func (h *Handler) dashboardStream(w http.ResponseWriter, r *http.Request) error {
+	task := r.URL.Query().Get("task")
+	watch, err := fsnotify.NewWatcher()
+	if err != nil {
+		return err
+	}
+	defer watch.Close()
+	s, err := startSSE(w)
+	if err != nil {
+		return nil //nolint:nilerr // the client went away: nothing to answer
+	}
+	ctx := r.Context()
+	d := &dashboardSender{s: s, reader: api.NewReader(h.dir), watch: watch, task: task, now: h.now}
+	if d.send() != nil {
+		return nil
+	}
+	tick := time.NewTicker(h.tick)
+	defer tick.Stop()
+	var settle <-chan time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case _, ok := <-watch.Events:
+			if ok && settle == nil {
+				settle = time.After(coalesce)
+			}
+		case <-watch.Errors:
+			if settle == nil {
+				settle = time.After(coalesce)
+			}
+		case <-settle:
+			settle = nil
+			if d.send() != nil {
+				return nil
+			}
+		case <-tick.C:
+			if d.send() != nil || s.keepalive(h.keepalive) != nil {
+				return nil
+			}
+		}
+	}
+}
+
+// dashboardSender reads the workspace and sends its Dashboard when it
+// differs from the last one sent.
+type dashboardSender struct {
+	s      *sse
+	reader *api.Reader
+	watch  *fsnotify.Watcher
+	task   string
+	now    func() time.Time
+	last   []byte
+}
+
+func (d *dashboardSender) send() error {
+	data, err := json.Marshal(d.reader.Dashboard(d.task, d.now()))
+	if err != nil {
+		return err
+	}
+	for _, dir := range d.reader.Paths() {
+		_ = d.watch.Add(dir) // one that does not exist yet is tried again on the next read
+	}
+	if bytes.Equal(data, d.last) {
+		return nil
+	}
+	d.last = data
+	return d.s.send("", "dashboard", data)
+}

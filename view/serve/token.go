@@ -1,0 +1,76 @@
+package serve
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/view/api"
+)
+
+// TokenFile is where, in a workspace's .ralph/, `ralph serve` keeps the
+// bearer token its clients send: made once, readable by its owner only,
+// and reused by every later serve of the workspace, so a page or a script
+// that has it keeps working across restarts.
+const TokenFile = "serve.token"
+
+// LoadToken reads the workspace's token, making it first when there is
+// none.
+func LoadToken(dir string) (string, error) {
+	path := filepath.Join(dir, engine.DirName, TokenFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return makeToken(path)
+	}
+	if err != nil {
+		return "", err
+	}
+	token := strings.TrimSpace(string(data))
+	if token == "" {
+		return "", &api.Error{Err: fmt.Errorf("the token file %s is empty", path), Fix: "remove it: the next `ralph serve` makes a new token"}
+	}
+	return token, nil
+}
+
+// makeToken writes a new random token to path, failing rather than
+// overwriting when another serve made one meanwhile.
+func makeToken(path string) (string, error) {
+	buf := make([]byte, 32)
+	if _, err := rand.Read(buf); err != nil {
+		return "", err
+	}
+	token := hex.EncodeToString(buf)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return LoadToken(filepath.Dir(filepath.Dir(path)))
+	}
+	if err != nil {
+		return "", err
+	}
+	if _, err := f.WriteString(token + "\n"); err != nil {
+		_ = f.Close()
+		_ = os.Remove(path)
+		return "", err
+	}
+	if err := f.Close(); err != nil {
+		_ = os.Remove(path)
+		return "", err
+	}
+	return token, nil
+}
+
+// sameToken compares in constant time, so how long a refusal takes says
+// nothing of how much of the token was right.
+func sameToken(got, want string) bool {
+	return subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}
