@@ -233,6 +233,19 @@
     if (err instanceof APIError) setStatus(err.message, "error", err.hint);
     else setStatus(String((err && err.message) || err), "error");
   }
+  // showStreamError shows a stream's `error` event ({"error", "hint"}),
+  // which the server sends before it ends a stream it cannot go on with.
+  function showStreamError(ev) {
+    if (ev.event !== "error") return false;
+    try {
+      const e = JSON.parse(ev.data);
+      setStatus(e.error, "error", e.hint);
+    } catch (_) {
+      setStatus(ev.data, "error");
+    }
+    return true;
+  }
+
   function setConn(text, state) {
     const c = $("#conn");
     c.textContent = text;
@@ -253,6 +266,7 @@
     graphKey: "",
     questionId: "",
     filters: { topic: "", hat: "", log: "loop" },
+    its: [], // the selected loop's iterations, as the chart shows them
   };
 
   // task is the task whose loop the page shows, "" for the workspace's own.
@@ -269,6 +283,7 @@
     state.dashStream = new Stream(
       path,
       (ev) => {
+        if (showStreamError(ev)) return;
         if (ev.event !== "dashboard") return;
         try {
           render(JSON.parse(ev.data));
@@ -368,6 +383,7 @@
     const panel = $("#loop");
     const l = d.loop;
     panel.hidden = !l;
+    for (const p of document.querySelectorAll(".loop-only")) p.hidden = !l;
     if (!l) return;
     panel.dataset.run = l.run_id;
     panel.dataset.phase = l.phase;
@@ -485,20 +501,35 @@
     for (const n of rest) rank.set(n.id, max);
     for (const n of g.nodes) if (n.kind === "done" || n.kind === "cancel") rank.set(n.id, max + 1);
 
-    const colW = 170, rowH = 64, nodeH = 30, pad = 16;
+    const rowH = 64, nodeH = 30, pad = 16;
+    const widthOf = (n) => Math.min(170, Math.max(70, 7 * (n.label || n.id).length + 22));
+    // Each column is as wide as its widest node, and the gap after it
+    // leaves room for the longest topic that leaves it.
+    const colW = [], gap = [];
+    for (let r = 0; r <= max + 1; r++) {
+      colW[r] = 0;
+      gap[r] = 56;
+    }
+    for (const n of g.nodes) colW[rank.get(n.id)] = Math.max(colW[rank.get(n.id)], widthOf(n));
+    for (const e of g.edges) {
+      const r = rank.get(e.from);
+      if (r !== undefined && rank.get(e.to) > r) gap[r] = Math.max(gap[r], 6.2 * e.topic.length + 24);
+    }
+    const colX = [pad];
+    for (let r = 1; r <= max + 1; r++) colX[r] = colX[r - 1] + colW[r - 1] + gap[r - 1];
     const rows = new Map();
     const pos = new Map();
     for (const n of g.nodes) {
       const r = rank.get(n.id);
       const row = rows.get(r) || 0;
       rows.set(r, row + 1);
-      const w = Math.min(150, Math.max(70, 8 * (n.label || n.id).length + 20));
-      pos.set(n.id, { x: pad + r * colW, y: pad + row * rowH, w });
+      const w = widthOf(n);
+      pos.set(n.id, { x: colX[r] + (colW[r] - w) / 2, y: pad + 24 + row * rowH, w });
     }
     let height = 0;
     for (const c of rows.values()) height = Math.max(height, c);
-    const width = pad * 2 + (max + 1) * colW + 150;
-    const H = pad * 2 + height * rowH + 24;
+    const width = colX[max + 1] + colW[max + 1] + pad;
+    const H = pad * 2 + 24 + height * rowH + 16;
     box.setAttribute("viewBox", `0 0 ${width} ${H}`);
     box.setAttribute("width", String(width));
     box.setAttribute("height", String(H));
@@ -519,6 +550,14 @@
         const x = a.x + a.w / 2, y = a.y;
         d = `M${x - 12},${y} C${x - 30},${y - 34} ${x + 30},${y - 34} ${x + 12},${y}`;
         lx = x; ly = y - 30;
+      } else if (rank.get(e.to) - rank.get(e.from) > 1) {
+        // past the columns between: an arc over the nodes
+        const k = (loops.get("over") || 0) + 1;
+        loops.set("over", k);
+        const x1 = a.x + a.w / 2, x2 = b.x + b.w / 2, y1 = a.y, y2 = b.y;
+        const top = Math.min(y1, y2) - 10 - 8 * k;
+        d = `M${x1},${y1} C${x1},${top} ${x2},${top} ${x2},${y2}`;
+        lx = (x1 + x2) / 2; ly = top + 4;
       } else if (b.x > a.x) {
         const x1 = a.x + a.w, y1 = a.y + nodeH / 2, x2 = b.x, y2 = b.y + nodeH / 2;
         const mx = (x1 + x2) / 2;
@@ -610,9 +649,11 @@
   // drawChart draws each iteration's tokens as a bar and the run's cost so
   // far as a line over them, each on its own scale.
   function drawChart(its) {
+    state.its = its;
     const box = $("#chart");
     box.replaceChildren();
-    const W = 480, H = 160, left = 44, right = 52, top = 12, bottom = 22;
+    const W = Math.max(240, Math.round(box.clientWidth || 480)), H = 120, left = 44, right = 56, top = 12, bottom = 22;
+    box.setAttribute("viewBox", `0 0 ${W} ${H}`);
     const iw = W - left - right, ih = H - top - bottom;
     box.append(svg("line", { x1: left, y1: top + ih, x2: left + iw, y2: top + ih, class: "axis" }));
     if (!its.length) {
@@ -676,6 +717,7 @@
   const utf8 = new TextEncoder();
 
   function addEvent(ev) {
+    if (showStreamError(ev)) return;
     if (ev.event !== "event") return;
     let e;
     try {
@@ -690,8 +732,9 @@
       "li",
       { "data-offset": String(offset), "data-next": ev.id || "", "data-topic": e.topic, "data-hat": e.hat || "", "data-source": e.source || "" },
       el("time", { datetime: e.ts, text: fmtTime(e.ts) }),
-      el("span", { class: "topic mono", text: e.topic }),
-      el("span", { class: "who", text: [e.hat, e.iteration ? `#${e.iteration}` : "", e.source].filter(Boolean).join(" ") }),
+      el("span", { class: "what" },
+        el("span", { class: "topic mono", text: e.topic }),
+        el("span", { class: "who", text: [e.hat, e.iteration ? `#${e.iteration}` : "", e.source].filter(Boolean).join(" · ") })),
       el("span", { class: "payload", text: payload.length > 240 ? payload.slice(0, 240) + "…" : payload }),
     );
     if (payload.length > 240 || payload.includes("\n")) {
@@ -704,7 +747,7 @@
     const list = $("#events");
     list.append(li);
     while (list.children.length > MAX_EVENTS) list.firstChild.remove();
-    if ($("#follow").checked) li.scrollIntoView({ block: "nearest" });
+    if ($("#follow").checked) list.scrollTop = list.scrollHeight; // the list, not the page
     if (e.topic === "iteration.finished" && e.source === "ralph") refreshIterations();
   }
 
@@ -772,6 +815,7 @@
     });
     $("#filter-log").addEventListener("change", () => $("#event-filters").requestSubmit());
     setInterval(tickElapsed, 1000);
+    window.addEventListener("resize", () => drawChart(state.its));
   }
 
   wire();

@@ -1,0 +1,266 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/autopilot"
+)
+
+// The page's end-to-end test: a real `ralph serve` beside a real two-slot
+// autopilot, its page loaded in headless Chromium, asserted on through the
+// DOM while the autopilot runs, and driven through the page's own buttons.
+
+// pageConfig is a repository whose tasks a builder hat does, handed each
+// task by the coordinator.
+const pageConfig = `event_loop:
+  max_iterations: 8
+  completion_confirmations: 1
+hats:
+  builder:
+    name: Builder
+    triggers: [build.task]
+    publishes: [build.done]
+    instructions: Build it.
+autopilot:
+  source: {type: checklist, path: TODO.md}
+  parallel: 2
+`
+
+// pageAgent is each task's agent. The coordinator hands the task to the
+// builder, and completes it once the task's file exists and the test has
+// created $SCRIPTAGENT_STATE/finish. The builder of task one first asks a
+// question; every builder then waits for $SCRIPTAGENT_STATE/release before
+// it writes the task's file. So the test decides when each thing happens.
+const pageAgent = `task=$(basename "$PWD")
+wait_for() { while [ ! -e "$SCRIPTAGENT_STATE/$1" ]; do sleep 0.05; done; }
+if [ "$RALPH_HAT" = ralph ]; then
+	if [ -e "$task.txt" ]; then wait_for finish; echo '<event topic="LOOP_COMPLETE">done</event>'
+	else echo '<event topic="build.task">go</event>'; fi
+	exit 0
+fi
+if [ "$task" = one ] && [ ! -e "$SCRIPTAGENT_STATE/asked" ]; then
+	touch "$SCRIPTAGENT_STATE/asked"
+	exec "$RALPH_BIN" ask "Which database?" --option postgres --option sqlite
+fi
+wait_for release
+echo "$task" > "$task.txt"
+echo '<event topic="build.done">built</event>'
+`
+
+func TestServePageE2E(t *testing.T) {
+	browser := pageChromium(t)
+	w := newAutopilotRepo(t, "")
+	w.write("ralph.yml", agentCLI()+pageConfig)
+	w.write("TODO.md", "- [ ] One\n- [ ] Two\n- [ ] Three\n")
+	git(t, w.dir, "add", "-A")
+	git(t, w.dir, "commit", "-q", "-m", "tasks")
+	w.script(agentScript{Steps: []step{{Sh: pageAgent, Commit: "do the task"}}})
+	ap, apStderr := w.startRalph("autopilot")
+	url := pageServe(t, w)
+	shots := pageArtefacts(t)
+
+	tab := pageBrowser(t, browser)
+	do := func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(tab, time.Minute)
+		defer cancel()
+		require.NoError(t, chromedp.Do(ctx, actions...), "%s\nautopilot:\n%s", what, apStderr.String())
+	}
+	text := func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(tab, chromedp.Text(chromedp.CSS(sel)))
+		require.NoError(t, err, sel)
+		return s
+	}
+	visible := func(sel string) chromedp.Action[chromedp.Void] { return chromedp.WaitVisible(chromedp.CSS(sel)) }
+	click := func(sel string) chromedp.Action[chromedp.Void] { return chromedp.Click(chromedp.CSS(sel)) }
+	shot := func(name string) {
+		t.Helper()
+		png, err := chromedp.Run(tab, chromedp.FullScreenshot(100))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(shots, name+".png"), png, 0o644))
+	}
+
+	do("the page shows both slots", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(url),
+		visible(`#slots li[data-task="one"]`), visible(`#slots li[data-task="two"]`),
+		visible(`#autopilot-state[data-state="running"]`))
+	href, err := chromedp.Run(tab, chromedp.Location())
+	require.NoError(t, err)
+	assert.NotContains(t, href, "token", "the page takes the token out of the address bar")
+
+	do("slot one's loop, its question, iterations and events",
+		click(`#slots li[data-task="one"] button`), visible(`#slots li.selected[data-task="one"]`),
+		visible(`#question`), visible(`#answer-text`), visible(`#question-options [data-option="postgres"]`),
+		visible(`#iterations tr[data-iteration="1"][data-hat="ralph"]`),
+		visible(`#iterations tr[data-iteration="2"][data-hat="builder"]`),
+		visible(`#events li[data-topic="human.asked"]`),
+		visible(`#graph [data-node="builder"]`), chromedp.WaitReady(chromedp.CSS(`#chart rect[data-iteration="2"]`)))
+	assert.Equal(t, "Which database?", text(`#question-text`))
+	assert.NotEmpty(t, text(`#run-id`))
+	offsets, err := chromedp.Run(tab, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#events li")].map(li => li.dataset.offset)`))
+	require.NoError(t, err)
+	require.NotEmpty(t, offsets)
+	assert.Equal(t, "0", offsets[0], "the first event is the log's first line")
+	shot("1-two-slots-and-a-question")
+	if path := os.Getenv("RALPH_SERVE_SCREENSHOT"); path != "" {
+		png, err := chromedp.Run(tab, chromedp.CaptureScreenshot())
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(path, png, 0o644))
+	}
+
+	// Pause through the page: the autopilot writes its pause to its log,
+	// and the page shows it.
+	do("pause", click(`#pause`), visible(`#autopilot-state[data-state="paused"]`), visible(`#resume`))
+	waitFor(t, "autopilot.paused in the autopilot's log", func() bool {
+		return strings.Contains(pageFile(filepath.Join(w.dir, ".ralph", autopilot.EventsFile)), `"topic":"`+autopilot.TopicPaused+`"`)
+	})
+	assert.Contains(t, text(`#status`), "to pause")
+
+	// Answer through the page: the loop's log records the answer, by the
+	// API, and the page's event stream shows it.
+	do("answer", chromedp.SendKeys(chromedp.CSS(`#answer-text`), "postgres, please"), click(`#answer`),
+		visible(`#events li[data-topic="human.answered"]`))
+	taskLog, _, err := autopilot.TaskLog(w.dir, "one")
+	require.NoError(t, err)
+	answered := regexp.MustCompile(`"topic":"human.answered".*"answer":"postgres, please".*"by":"api"`)
+	waitFor(t, "human.answered in task one's log", func() bool { return answered.MatchString(pageFile(taskLog)) })
+	do("the question is gone", chromedp.WaitNotPresent(chromedp.CSS(`#question[data-id]`)))
+
+	// The builders go on: a third iteration appears in slot one's table
+	// while it runs.
+	require.NoError(t, os.WriteFile(filepath.Join(w.state, "release"), nil, 0o644))
+	do("iteration 3 appears", visible(`#iterations tr[data-iteration="3"][data-hat="builder"]`),
+		visible(`#events li[data-topic="build.done"]`), chromedp.WaitReady(chromedp.CSS(`#graph [data-node="ralph"].current`)))
+	shot("2-answered-and-paused")
+
+	// Both tasks finish; paused, the autopilot starts no third.
+	require.NoError(t, os.WriteFile(filepath.Join(w.state, "finish"), nil, 0o644))
+	do("both tasks completed", visible(`#autopilot-counts [data-count="completed"]`),
+		chromedp.Poll[chromedp.Void](`document.querySelector('#autopilot-counts [data-count="completed"] dd').textContent === "2"`,
+			chromedp.WithPollingTimeout(time.Minute)),
+		visible(`#slots-empty`))
+	shot("3-completed")
+
+	// Stop through the page (it asks twice).
+	do("stop", click(`#stop`), visible(`#stop.armed`), click(`#stop`))
+	require.Equal(t, 0, exitCodeOf(ap.Wait()), apStderr.String())
+	do("the page shows the end", visible(`#autopilot-state[data-state="ended"]`))
+	shot("4-stopped")
+	assert.Contains(t, w.read("TODO.md"), "- [ ] Three", "no task starts after a pause")
+	assert.ElementsMatch(t, []string{"one", "two"}, w.mergedOrder())
+}
+
+// pageChromium is the browser the page's test drives: $RALPH_CHROMIUM, or
+// the first Chromium on PATH. Without one the test skips, saying so.
+func pageChromium(t *testing.T) string {
+	t.Helper()
+	if path := os.Getenv("RALPH_CHROMIUM"); path != "" {
+		return path
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
+		if path, err := exec.LookPath(name); err == nil {
+			return path
+		}
+	}
+	t.Skip("no Chromium found (install Debian's chromium package, or set RALPH_CHROMIUM): the page's browser test skips")
+	return ""
+}
+
+// pageBrowser starts a headless Chromium for the test, closed at its end,
+// and returns the context of its tab; an exception thrown on the page fails
+// the test.
+func pageBrowser(t *testing.T, path string) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.WindowSize(1280, 800),
+		chromedp.WSURLReadTimeout(90*time.Second))
+	if os.Geteuid() == 0 {
+		opts = append(opts, chromedp.NoSandbox) // Chromium refuses to run as root in its sandbox
+	}
+	ctx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	tab, cancelTab := chromedp.NewContext(ctx)
+	messages := chromedp.Console(tab) // starts the browser
+	t.Cleanup(func() {
+		cancelTab()
+		cancelAlloc()
+	})
+	var mu sync.Mutex
+	var thrown []string
+	go func() {
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleException || m.Type == chromedp.ConsoleError {
+				mu.Lock()
+				thrown = append(thrown, fmt.Sprintf("%s %s:%d: %s", m.Type, m.URL, m.Line, m.Text))
+				mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, m := range thrown {
+			t.Errorf("the page's console: %s", m)
+		}
+	})
+	require.NoError(t, chromedp.Do(tab), "start %s", path)
+	return tab
+}
+
+// pageServe starts `ralph serve` on a free loopback port beside what runs
+// in w and returns the address it prints, with its token.
+func pageServe(t *testing.T, w *workspace) string {
+	t.Helper()
+	cmd := exec.Command(ralphBin, "serve", "-C", w.dir, "--addr", "127.0.0.1:0")
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	stderr := &lockedWriter{}
+	cmd.Stderr = stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	listening := regexp.MustCompile(`listening on (http://\S+/#token=\S+)`)
+	lines := bufio.NewScanner(stdout)
+	for lines.Scan() {
+		if m := listening.FindStringSubmatch(lines.Text()); m != nil {
+			go func() { _, _ = io.Copy(io.Discard, stdout) }()
+			return m[1]
+		}
+	}
+	t.Fatalf("ralph serve printed no address: %s", stderr.String())
+	return ""
+}
+
+// pageArtefacts is where the test saves its screenshots: $RALPH_ARTEFACTS
+// (make test sets it), else a temporary directory.
+func pageArtefacts(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("RALPH_ARTEFACTS")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	dir = filepath.Join(dir, t.Name())
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	t.Logf("screenshots in %s", dir)
+	return dir
+}
+
+func pageFile(path string) string {
+	data, _ := os.ReadFile(path)
+	return string(data)
+}
