@@ -10,10 +10,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -147,6 +147,9 @@ func TestServePageE2E(t *testing.T) {
 	do("iteration 3 appears", visible(`#iterations tr[data-iteration="3"][data-hat="builder"]`),
 		visible(`#events li[data-topic="build.done"]`), chromedp.WaitReady(chromedp.CSS(`#graph [data-node="ralph"].current`)))
 	shot("2-answered-and-paused")
+	dark(t, tab)
+	shot("2-answered-and-paused-dark")
+	dark(t, tab, "light")
 
 	// Both tasks finish; paused, the autopilot starts no third.
 	require.NoError(t, os.WriteFile(filepath.Join(w.state, "finish"), nil, 0o644))
@@ -161,8 +164,26 @@ func TestServePageE2E(t *testing.T) {
 	require.Equal(t, 0, exitCodeOf(ap.Wait()), apStderr.String())
 	do("the page shows the end", visible(`#autopilot-state[data-state="ended"]`))
 	shot("4-stopped")
+
+	// A filter the API refuses: its error and hint in the status line.
+	do("a bad filter", chromedp.SendKeys(chromedp.CSS(`#filter-topic`), "build..done"), click(`#filter-apply`),
+		visible(`#status[data-state="error"] .hint`))
+	assert.Contains(t, text(`#status`), "topic")
 	assert.Contains(t, w.read("TODO.md"), "- [ ] Three", "no task starts after a pause")
 	assert.ElementsMatch(t, []string{"one", "two"}, w.mergedOrder())
+}
+
+// dark shows the page as a browser set to a dark colour scheme does (or
+// another scheme, light).
+func dark(t *testing.T, tab context.Context, scheme ...string) {
+	t.Helper()
+	value := "dark"
+	if len(scheme) > 0 {
+		value = scheme[0]
+	}
+	_, err := chromedp.Call(tab, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+		Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: value}}})
+	require.NoError(t, err)
 }
 
 // pageChromium is the browser the page's test drives: $RALPH_CHROMIUM, or
@@ -177,13 +198,16 @@ func pageChromium(t *testing.T) string {
 			return path
 		}
 	}
+	if os.Getenv("RALPH_SERVE_SCREENSHOT") != "" {
+		t.Fatal("no Chromium found to take the screenshot: install Debian's chromium package, or set RALPH_CHROMIUM")
+	}
 	t.Skip("no Chromium found (install Debian's chromium package, or set RALPH_CHROMIUM): the page's browser test skips")
 	return ""
 }
 
 // pageBrowser starts a headless Chromium for the test, closed at its end,
-// and returns the context of its tab; an exception thrown on the page fails
-// the test.
+// and returns the context of its tab; an exception thrown on the page, or an
+// error it logs, fails the test.
 func pageBrowser(t *testing.T, path string) context.Context {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.WindowSize(1280, 800),
@@ -194,27 +218,29 @@ func pageBrowser(t *testing.T, path string) context.Context {
 	ctx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	tab, cancelTab := chromedp.NewContext(ctx)
 	messages := chromedp.Console(tab) // starts the browser
-	t.Cleanup(func() {
-		cancelTab()
-		cancelAlloc()
-	})
-	var mu sync.Mutex
-	var thrown []string
+	var logged, thrown []string       // read once the reader below has stopped
+	read := make(chan struct{})
 	go func() {
+		defer close(read)
 		for m, err := range messages {
 			if err != nil {
 				return
 			}
-			if m.Type == chromedp.ConsoleException || m.Type == chromedp.ConsoleError {
-				mu.Lock()
+			switch {
+			case m.Source == "network":
+				logged = append(logged, m.Text) // a refused request, which the page shows in its status line
+			case m.Type == chromedp.ConsoleException || m.Type == chromedp.ConsoleError:
 				thrown = append(thrown, fmt.Sprintf("%s %s:%d: %s", m.Type, m.URL, m.Line, m.Text))
-				mu.Unlock()
 			}
 		}
 	}()
 	t.Cleanup(func() {
-		mu.Lock()
-		defer mu.Unlock()
+		cancelTab()
+		cancelAlloc()
+		<-read
+		for _, m := range logged {
+			t.Logf("the browser: %s", m)
+		}
 		for _, m := range thrown {
 			t.Errorf("the page's console: %s", m)
 		}
