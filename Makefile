@@ -83,7 +83,7 @@ stress: agents
 # The README's picture of ralph serve's page, taken by the page's browser
 # test (cmd/ralph/serve_page_e2e_test.go) while a two-slot autopilot runs.
 screenshot:
-	RALPH_SERVE_SCREENSHOT=$(CURDIR)/docs/serve.png $(GO) test -count=1 -run '^TestServePageE2E$$' ./cmd/ralph/
+	RALPH_SERVE_SCREENSHOT=$(CURDIR)/docs/serve.png $(GO) test -count=1 -run '^TestServePageAutopilotE2E$$' ./cmd/ralph/
 
 # Only these packages keep golden files; -update comes from internal/golden.
 golden:

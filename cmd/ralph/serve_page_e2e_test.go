@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -62,7 +63,7 @@ echo "$task" > "$task.txt"
 echo '<event topic="build.done">built</event>'
 `
 
-func TestServePageE2E(t *testing.T) {
+func TestServePageAutopilotE2E(t *testing.T) {
 	browser := pageChromium(t)
 	w := newAutopilotRepo(t, "")
 	w.write("ralph.yml", agentCLI()+pageConfig)
@@ -71,30 +72,11 @@ func TestServePageE2E(t *testing.T) {
 	git(t, w.dir, "commit", "-q", "-m", "tasks")
 	w.script(agentScript{Steps: []step{{Sh: pageAgent, Commit: "do the task"}}})
 	ap, apStderr := w.startRalph("autopilot")
-	url := pageServe(t, w)
-	shots := pageArtefacts(t)
+	url, _ := pageServe(t, w, "127.0.0.1:0")
 
-	tab := pageBrowser(t, browser)
-	do := func(what string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(tab, time.Minute)
-		defer cancel()
-		require.NoError(t, chromedp.Do(ctx, actions...), "%s\nautopilot:\n%s", what, apStderr.String())
-	}
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(tab, chromedp.Text(chromedp.CSS(sel)))
-		require.NoError(t, err, sel)
-		return s
-	}
-	visible := func(sel string) chromedp.Action[chromedp.Void] { return chromedp.WaitVisible(chromedp.CSS(sel)) }
-	click := func(sel string) chromedp.Action[chromedp.Void] { return chromedp.Click(chromedp.CSS(sel)) }
-	shot := func(name string) {
-		t.Helper()
-		png, err := chromedp.Run(tab, chromedp.FullScreenshot(100))
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(shots, name+".png"), png, 0o644))
-	}
+	p := openPage(t, browser, apStderr)
+	do, text, visible, click, shot := p.do, p.text, p.visible, p.click, p.shot
+	tab := p.tab
 
 	do("the page shows both slots", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(url),
 		visible(`#slots li[data-task="one"]`), visible(`#slots li[data-task="two"]`),
@@ -173,6 +155,125 @@ func TestServePageE2E(t *testing.T) {
 	assert.ElementsMatch(t, []string{"one", "two"}, w.mergedOrder())
 }
 
+// pageLoopConfig is a lone loop whose builder does the work the coordinator
+// hands it (pageAgent's).
+const pageLoopConfig = `event_loop:
+  prompt: Build it.
+  max_iterations: 8
+  completion_confirmations: 1
+hats:
+  builder:
+    name: Builder
+    triggers: [build.task]
+    publishes: [build.done]
+    instructions: Build it.
+`
+
+func TestServePageLoopE2E(t *testing.T) {
+	browser := pageChromium(t)
+	w := newWorkspace(t)
+	w.write("ralph.yml", agentCLI()+pageLoopConfig)
+	w.script(agentScript{Steps: []step{{Sh: pageAgent}}})
+	loop, loopStderr := w.startRalph("loop")
+	url, serve := pageServe(t, w, "127.0.0.1:0")
+	p := openPage(t, browser, loopStderr)
+	do, text, visible, click := p.do, p.text, p.visible, p.click
+
+	do("the loop, its hat, iterations and events", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(url),
+		visible(`#kind[data-kind="loop"]`), visible(`#loop[data-phase]`), chromedp.WaitNotVisible(chromedp.CSS(`#autopilot`)),
+		chromedp.WaitReady(chromedp.CSS(`#graph [data-node="builder"].current`)),
+		visible(`#iterations tr[data-iteration="1"][data-hat="ralph"]`), visible(`#events li[data-topic="build.task"]`),
+		chromedp.WaitEnabled(chromedp.CSS(`#stop`)))
+	assert.Equal(t, "builder", text(`#hat`))
+	assert.Regexp(t, `^2 / 8$`, text(`#iteration`))
+	p.shot("1-loop")
+
+	// Only iteration.* events, from the log's start.
+	onlyIterations := `(() => { const li = [...document.querySelectorAll("#events li")];
+		return li.length >= 4 && li.every(l => l.dataset.topic.startsWith("iteration.")) })()`
+	do("the topic filter", chromedp.SendKeys(chromedp.CSS(`#filter-topic`), "iteration.*"), click(`#filter-apply`),
+		chromedp.Poll[chromedp.Void](onlyIterations, chromedp.WithPollingTimeout(time.Minute)))
+
+	// ralph serve restarts on the same address: the page says it lost the
+	// connection, reconnects, and goes on from the last event it had.
+	addr := strings.TrimPrefix(strings.Split(url, "/#")[0], "http://")
+	require.NoError(t, serve.Process.Kill())
+	_ = serve.Wait()
+	do("the page sees the server gone", visible(`#conn[data-state="reconnecting"]`))
+	pageServe(t, w, addr)
+	do("the page reconnects", visible(`#conn[data-state="live"]`), chromedp.WaitNotPresent(chromedp.CSS(`#status[data-lost]`)))
+
+	require.NoError(t, os.WriteFile(filepath.Join(w.state, "release"), nil, 0o644))
+	do("the builder's iteration appears", visible(`#iterations tr[data-iteration="2"][data-hat="builder"]`),
+		chromedp.WaitReady(chromedp.CSS(`#graph [data-node="ralph"].current`)))
+	require.NoError(t, os.WriteFile(filepath.Join(w.state, "finish"), nil, 0o644))
+	require.NoError(t, loop.Wait(), loopStderr.String())
+	do("the run's end", visible(`#loop-state[data-state="ended"]`), visible(`#loop-ended`), chromedp.WaitReady(chromedp.CSS(`#graph [data-node="_done"].current`)),
+		visible(`#iterations tr[data-iteration="3"][data-hat="ralph"]`), chromedp.Poll[chromedp.Void](`document.querySelector("#stop").disabled`))
+	p.shot("2-ended")
+
+	// Every iteration.* line of the log, once each, in order, across the
+	// reconnect.
+	var want []string
+	for _, r := range w.events() {
+		if r.Err == nil && strings.HasPrefix(r.Event.Topic, "iteration.") {
+			want = append(want, strconv.FormatInt(r.Offset, 10))
+		}
+	}
+	do("read the events' offsets", chromedp.Poll[chromedp.Void](
+		fmt.Sprintf(`document.querySelectorAll("#events li").length >= %d`, len(want)), chromedp.WithPollingTimeout(time.Minute)))
+	got, err := chromedp.Run(p.tab, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#events li")].map(li => li.dataset.offset)`))
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+}
+
+// pageTab is the test's tab on ralph serve's page.
+type pageTab struct {
+	t     *testing.T
+	tab   context.Context
+	shots string
+	// stderr is what the run printed, shown when a step fails.
+	stderr *lockedWriter
+}
+
+// openPage starts the browser and names where its screenshots go.
+func openPage(t *testing.T, browser string, stderr *lockedWriter) *pageTab {
+	t.Helper()
+	return &pageTab{t: t, tab: pageBrowser(t, browser), shots: pageArtefacts(t), stderr: stderr}
+}
+
+// do runs the actions, each wait of them for up to a minute.
+func (p *pageTab) do(what string, actions ...chromedp.Action[chromedp.Void]) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.tab, time.Minute)
+	defer cancel()
+	require.NoError(p.t, chromedp.Do(ctx, actions...), "%s\nthe run printed:\n%s", what, p.stderr.String())
+}
+
+// text is the visible text of the first element sel matches.
+func (p *pageTab) text(sel string) string {
+	p.t.Helper()
+	s, err := chromedp.Run(p.tab, chromedp.Text(chromedp.CSS(sel)))
+	require.NoError(p.t, err, sel)
+	return s
+}
+
+func (p *pageTab) visible(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.WaitVisible(chromedp.CSS(sel))
+}
+
+func (p *pageTab) click(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.Click(chromedp.CSS(sel))
+}
+
+// shot saves a screenshot of the whole page as name.png.
+func (p *pageTab) shot(name string) {
+	p.t.Helper()
+	png, err := chromedp.Run(p.tab, chromedp.FullScreenshot(100))
+	require.NoError(p.t, err)
+	require.NoError(p.t, os.WriteFile(filepath.Join(p.shots, name+".png"), png, 0o644))
+}
+
 // dark shows the page as a browser set to a dark colour scheme does (or
 // another scheme, light).
 func dark(t *testing.T, tab context.Context, scheme ...string) {
@@ -249,11 +350,11 @@ func pageBrowser(t *testing.T, path string) context.Context {
 	return tab
 }
 
-// pageServe starts `ralph serve` on a free loopback port beside what runs
-// in w and returns the address it prints, with its token.
-func pageServe(t *testing.T, w *workspace) string {
+// pageServe starts `ralph serve` on addr beside what runs in w and
+// returns the address it prints, with its token, and the process.
+func pageServe(t *testing.T, w *workspace, addr string) (string, *exec.Cmd) {
 	t.Helper()
-	cmd := exec.Command(ralphBin, "serve", "-C", w.dir, "--addr", "127.0.0.1:0")
+	cmd := exec.Command(ralphBin, "serve", "-C", w.dir, "--addr", addr)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	stderr := &lockedWriter{}
@@ -265,11 +366,11 @@ func pageServe(t *testing.T, w *workspace) string {
 	for lines.Scan() {
 		if m := listening.FindStringSubmatch(lines.Text()); m != nil {
 			go func() { _, _ = io.Copy(io.Discard, stdout) }()
-			return m[1]
+			return m[1], cmd
 		}
 	}
 	t.Fatalf("ralph serve printed no address: %s", stderr.String())
-	return ""
+	return "", nil
 }
 
 // pageArtefacts is where the test saves its screenshots: $RALPH_ARTEFACTS

@@ -225,6 +225,7 @@
 
   function setStatus(message, kind, hint) {
     const s = $("#status");
+    delete s.dataset.lost;
     s.dataset.state = kind || "info";
     s.replaceChildren(document.createTextNode(message || ""));
     if (hint) s.append(el("span", { class: "hint", text: "hint: " + hint }));
@@ -292,11 +293,19 @@
         }
       },
       {
-        open: () => setConn("live", "live"),
+        open: () => {
+          setConn("live", "live");
+          // the connection is back: what said it was lost no longer holds
+          if ($("#status").dataset.lost) setStatus("", "info");
+        },
         drop: () => setConn("reconnecting", "reconnecting"),
         error: (err) => {
           setConn("reconnecting", "reconnecting");
-          showError(err);
+          if (err instanceof APIError) showError(err);
+          else {
+            setStatus("lost the connection to ralph serve; trying again", "error", "is `ralph serve` still running?");
+            $("#status").dataset.lost = "1";
+          }
         },
       },
     );
@@ -469,7 +478,9 @@
       box.replaceChildren();
       if (g) drawGraph(box, g);
     }
-    const hat = d.loop && d.loop.ended ? "" : (d.loop && d.loop.hat) || "";
+    // the hat at work, or once the run has completed, its end
+    const l = d.loop;
+    const hat = !l ? "" : l.ended ? (l.ended.reason === "completed" ? "_done" : "") : l.hat || "";
     for (const n of box.querySelectorAll("[data-node]")) n.classList.toggle("current", n.dataset.node === hat);
     box.dataset.current = hat;
   }
@@ -707,9 +718,10 @@
     if (!key) return;
     state.eventsStream = new Stream("/api/events/stream" + query(params), addEvent, {
       error: (err) => {
+        if (!(err instanceof APIError)) return true; // a lost connection: the dashboard's stream says so
         showError(err);
         // a bad filter will not get better by asking again
-        return !(err instanceof APIError && err.status === 400);
+        return err.status !== 400;
       },
     });
   }
