@@ -74,7 +74,7 @@ func (h *Handler) Routes() map[string]string {
 // a page from elsewhere cannot read the API, and its preflights fail.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	if h.everyRequest && !h.authorized(r, true) {
+	if h.everyRequest && !h.authorized(w, r) {
 		h.unauthorized(w)
 		return
 	}
@@ -92,7 +92,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Fix: rt.method + " it; /api/openapi.json lists the routes"})
 		return
 	}
-	if r.Method != http.MethodGet && !h.authorized(r, false) {
+	if r.Method != http.MethodGet && !h.authorized(w, r) {
 		h.unauthorized(w)
 		return
 	}
@@ -103,18 +103,35 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 var errNoRoute = &api.Error{Err: errors.New("no such route"), Fix: "/api/openapi.json lists the routes"}
 
-// authorized reports whether r carries the token: as a bearer token, or
-// (a GET, byQuery) as ?token=, the way a browser's first load of the page
-// from the printed address brings it.
-func (h *Handler) authorized(r *http.Request, byQuery bool) bool {
+// authorized reports whether r carries the token: as a bearer token or,
+// a GET when everyRequest asks it of GETs too, as the page's cookie or
+// ?token=, the way a browser's first load of the page from the printed
+// address brings it.
+func (h *Handler) authorized(w http.ResponseWriter, r *http.Request) bool {
 	if got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
 		return sameToken(strings.TrimSpace(got), h.token)
 	}
-	if byQuery && r.Method == http.MethodGet && r.URL.Query().Has("token") {
-		return sameToken(r.URL.Query().Get("token"), h.token)
+	if r.Method != http.MethodGet {
+		// A browser sends cookies with any form's POST: a request that
+		// changes something must say the token itself.
+		return false
 	}
-	return false
+	if c, err := r.Cookie(tokenCookie); err == nil {
+		return sameToken(c.Value, h.token)
+	}
+	if !r.URL.Query().Has("token") || !sameToken(r.URL.Query().Get("token"), h.token) {
+		return false
+	}
+	// The page's assets and streams are fetched without the query: the
+	// browser brings the token to them as this cookie, to this server
+	// only (SameSite), never to scripts (HttpOnly).
+	http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: h.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	return true
 }
+
+// tokenCookie carries the token of a browser that loaded the page with
+// ?token=, for the GETs of a server bound off loopback.
+const tokenCookie = "ralph_serve_token"
 
 func (h *Handler) unauthorized(w http.ResponseWriter) {
 	w.Header().Set("WWW-Authenticate", `Bearer realm="ralph"`)

@@ -45,7 +45,8 @@ func Run(ctx context.Context, out io.Writer, o Options) error {
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	fmt.Fprintf(out, "ralph serve: listening on http://%s/#token=%s\n", addr, token)
 	if h.everyRequest {
-		fmt.Fprintf(out, "ralph serve: %s is reachable from other hosts: every request needs the token\n", addr.IP)
+		fmt.Fprintf(out, "ralph serve: %s is reachable from other hosts: every request needs the token; open the page at http://%s/?token=%s#token=%s\n",
+			addr.IP, addr, token, token)
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

@@ -86,26 +86,29 @@ func (h *Handler) eventStream(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	var last []api.Line
+	if !resumed && q.Last > 0 {
+		// The last N of what the log holds (read back in bounded memory),
+		// then every new one: the stream goes on after the last of them.
+		if last, _, err = api.Events(r.Context(), h.dir, q, h.now()); err != nil {
+			return err
+		}
+		if len(last) > 0 {
+			from = last[len(last)-1].Next
+		}
+	}
 	s, err := startSSE(w)
 	if err != nil {
 		return nil //nolint:nilerr // the client went away: nothing to answer
 	}
+	for _, l := range last {
+		if s.send(strconv.FormatInt(l.Next, 10), "event", l.Event) != nil {
+			return nil
+		}
+	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	batches, done := follow(ctx, path, from)
-	keep := func(recs []events.Record) []events.Record { return kept(recs, filter) }
-	if !resumed && q.Last > 0 {
-		// The last N of what the log holds, then every new one.
-		first := true
-		keep = func(recs []events.Record) []events.Record {
-			recs = kept(recs, filter)
-			if first && len(recs) > q.Last {
-				recs = recs[len(recs)-q.Last:]
-			}
-			first = false
-			return recs
-		}
-	}
 	tick := time.NewTicker(h.keepalive / 2)
 	defer tick.Stop()
 	for {
@@ -116,7 +119,7 @@ func (h *Handler) eventStream(w http.ResponseWriter, r *http.Request) error {
 			s.fail(ctx, err)
 			return nil
 		case recs := <-batches:
-			for _, rec := range keep(recs) {
+			for _, rec := range kept(recs, filter) {
 				if s.send(strconv.FormatInt(rec.End(), 10), "event", rec.Line) != nil {
 					return nil // the client went away
 				}
@@ -231,8 +234,9 @@ func (h *Handler) dashboardStream(w http.ResponseWriter, r *http.Request) error 
 			if ok && settle == nil {
 				settle = time.After(coalesce)
 			}
-		case <-watch.Errors:
-			if settle == nil {
+		case _, ok := <-watch.Errors:
+			// A lost notification (an overflow): read to see what changed.
+			if ok && settle == nil {
 				settle = time.After(coalesce)
 			}
 		case <-settle:
