@@ -174,13 +174,17 @@ func TestServePageLoopE2E(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("ralph.yml", agentCLI()+pageLoopConfig)
 	w.script(agentScript{Steps: []step{{Sh: pageAgent}}})
-	loop, loopStderr := w.startRalph("loop")
 	url, serve := pageServe(t, w, "127.0.0.1:0")
+	loopStderr := &lockedWriter{}
 	p := openPage(t, browser, loopStderr)
 	do, text, visible, click := p.do, p.text, p.visible, p.click
 
-	do("the loop, its hat, iterations and events", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(url),
-		visible(`#kind[data-kind="loop"]`), visible(`#loop[data-phase]`), chromedp.WaitNotVisible(chromedp.CSS(`#autopilot`)),
+	// Nothing runs yet; then a loop starts, and the page shows it.
+	do("an idle workspace", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(url),
+		visible(`#kind[data-kind="none"]`), visible(`#status[data-idle]`))
+	loop, stderr := w.startRalph("loop")
+	p.stderr = stderr
+	do("the loop, its hat, iterations and events", visible(`#kind[data-kind="loop"]`), chromedp.WaitNotPresent(chromedp.CSS(`#status[data-idle]`)), visible(`#loop[data-phase]`), chromedp.WaitNotVisible(chromedp.CSS(`#autopilot`)),
 		chromedp.WaitReady(chromedp.CSS(`#graph [data-node="builder"].current`)),
 		visible(`#iterations tr[data-iteration="1"][data-hat="ralph"]`), visible(`#events li[data-topic="build.task"]`),
 		chromedp.WaitEnabled(chromedp.CSS(`#stop`)))
@@ -207,7 +211,7 @@ func TestServePageLoopE2E(t *testing.T) {
 	do("the builder's iteration appears", visible(`#iterations tr[data-iteration="2"][data-hat="builder"]`),
 		chromedp.WaitReady(chromedp.CSS(`#graph [data-node="ralph"].current`)))
 	require.NoError(t, os.WriteFile(filepath.Join(w.state, "finish"), nil, 0o644))
-	require.NoError(t, loop.Wait(), loopStderr.String())
+	require.NoError(t, loop.Wait(), stderr.String())
 	do("the run's end", visible(`#loop-state[data-state="ended"]`), visible(`#loop-ended`), chromedp.WaitReady(chromedp.CSS(`#graph [data-node="_done"].current`)),
 		visible(`#iterations tr[data-iteration="3"][data-hat="ralph"]`), chromedp.Poll[chromedp.Void](`document.querySelector("#stop").disabled`))
 	p.shot("2-ended")

@@ -226,6 +226,7 @@
   function setStatus(message, kind, hint) {
     const s = $("#status");
     delete s.dataset.lost;
+    delete s.dataset.idle;
     s.dataset.state = kind || "info";
     s.replaceChildren(document.createTextNode(message || ""));
     if (hint) s.append(el("span", { class: "hint", text: "hint: " + hint }));
@@ -323,7 +324,11 @@
     const kind = $("#kind");
     kind.dataset.kind = d.kind;
     kind.textContent = d.kind === "none" ? "nothing running" : d.kind;
-    if (d.kind === "none" && $("#status").dataset.state !== "error") setStatus("Nothing runs in this workspace yet: start `ralph loop` or `ralph autopilot`.", "info");
+    const status = $("#status");
+    if (d.kind === "none" && status.dataset.state !== "error") {
+      setStatus("Nothing runs in this workspace yet: start `ralph loop` or `ralph autopilot`.", "info");
+      status.dataset.idle = "1";
+    } else if (d.kind !== "none" && status.dataset.idle) setStatus("", "info");
     renderAutopilot(d);
     renderLoop(d);
     renderQuestion(d);
