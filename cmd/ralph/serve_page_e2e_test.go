@@ -188,6 +188,8 @@ func TestServePageLoopE2E(t *testing.T) {
 		chromedp.WaitReady(chromedp.CSS(`#graph [data-node="builder"].current`)),
 		visible(`#iterations tr[data-iteration="1"][data-hat="ralph"]`), visible(`#events li[data-topic="build.task"]`),
 		chromedp.WaitEnabled(chromedp.CSS(`#stop`)))
+	do("the agent's activity", visible(`#activity li[data-kind="text"][data-iteration="1"]`))
+	assert.Contains(t, text(`#activity li[data-iteration="1"]`), `<event topic="build.task">go</event>`, "what the coordinator's agent said")
 	assert.Equal(t, "builder", text(`#hat`))
 	assert.Regexp(t, `^2 / 8$`, text(`#iteration`))
 	p.shot("1-loop")

@@ -418,6 +418,33 @@
     ended.hidden = !l.ended;
     if (l.ended) ended.textContent = l.ended.message || `${l.ended.reason} (exit ${l.ended.exit_code})`;
     tickElapsed();
+    renderActivity(l.activity || []);
+  }
+
+  // renderActivity lists the last things the loop's agents did: what they
+  // said, the tools they used, their errors.
+  function renderActivity(records) {
+    const shown = records.filter((a) => a.kind !== "usage").slice(-8);
+    $("#activity-panel").hidden = shown.length === 0;
+    const line = (a) => {
+      switch (a.kind) {
+        case "tool":
+          return `${a.tool || "tool"} ${a.tool_name || ""} ${a.path || a.command || ""}`.replace(/\s+/g, " ").trim();
+        case "error":
+          return "agent error: " + (a.text || "");
+        case "rate_limit":
+          return "rate limited: " + (a.text || "");
+        default:
+          return (a.text || "").trim().split("\n").filter((l) => l.trim())[0] || "";
+      }
+    };
+    $("#activity").replaceChildren(
+      ...shown.map((a) =>
+        el("li", { "data-kind": a.kind, "data-iteration": String(a.iteration) },
+          el("span", { class: "who", text: [a.hat, a.iteration ? `#${a.iteration}` : ""].filter(Boolean).join(" ") }),
+          el("span", { class: "mono", text: line(a) })),
+      ),
+    );
   }
 
   function tickElapsed() {
