@@ -112,6 +112,17 @@ func TestServePageAutopilotE2E(t *testing.T) {
 		return strings.Contains(pageFile(filepath.Join(w.dir, ".ralph", autopilot.EventsFile)), `"topic":"`+autopilot.TopicPaused+`"`)
 	})
 	assert.Contains(t, text(`#status`), "to pause")
+	// Resume and pause again: both slots are busy, so no task starts
+	// meanwhile.
+	do("resume", click(`#resume`), visible(`#autopilot-state[data-state="running"]`), visible(`#pause`))
+	waitFor(t, "autopilot.resumed in the autopilot's log", func() bool {
+		return strings.Contains(pageFile(filepath.Join(w.dir, ".ralph", autopilot.EventsFile)), `"topic":"`+autopilot.TopicResumed+`"`)
+	})
+	assert.Contains(t, text(`#status`), "to resume")
+	do("pause again", click(`#pause`), visible(`#autopilot-state[data-state="paused"]`))
+	waitFor(t, "the second autopilot.paused", func() bool {
+		return strings.Count(pageFile(filepath.Join(w.dir, ".ralph", autopilot.EventsFile)), `"topic":"`+autopilot.TopicPaused+`"`) == 2
+	})
 
 	// Answer through the page: the loop's log records the answer, by the
 	// API, and the page's event stream shows it.

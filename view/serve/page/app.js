@@ -735,7 +735,9 @@
     const ap = d.kind === "autopilot";
     $("#filter-log").disabled = !ap;
     const useAutopilot = ap && (f.log === "autopilot" || !d.selected);
-    const params = { topic: f.topic, hat: f.hat };
+    // The newest MAX_EVENTS of a long log at first; a reconnect resumes
+    // after the last one seen (the server ignores last then).
+    const params = { topic: f.topic, hat: f.hat, last: MAX_EVENTS };
     if (useAutopilot) params.autopilot = "1";
     else if (ap) params.task = d.selected;
     const run = d.loop ? d.loop.run_id : "";
