@@ -186,8 +186,7 @@ func TestServePageLoopE2E(t *testing.T) {
 	w.write("ralph.yml", agentCLI()+pageLoopConfig)
 	w.script(agentScript{Steps: []step{{Sh: pageAgent}}})
 	url, serve := pageServe(t, w, "127.0.0.1:0")
-	loopStderr := &lockedWriter{}
-	p := openPage(t, browser, loopStderr)
+	p := openPage(t, browser, &lockedWriter{}) // the loop's stderr, once it runs
 	do, text, visible, click := p.do, p.text, p.visible, p.click
 
 	// Nothing runs yet; then a loop starts, and the page shows it.
@@ -195,8 +194,9 @@ func TestServePageLoopE2E(t *testing.T) {
 		visible(`#kind[data-kind="none"]`), visible(`#status[data-idle]`))
 	loop, stderr := w.startRalph("loop")
 	p.stderr = stderr
-	do("the loop, its hat, iterations and events", visible(`#kind[data-kind="loop"]`), chromedp.WaitNotPresent(chromedp.CSS(`#status[data-idle]`)), visible(`#loop[data-phase]`), chromedp.WaitNotVisible(chromedp.CSS(`#autopilot`)),
-		chromedp.WaitReady(chromedp.CSS(`#graph [data-node="builder"].current`)),
+	do("the loop, its hat, iterations and events", visible(`#kind[data-kind="loop"]`),
+		chromedp.WaitNotPresent(chromedp.CSS(`#status[data-idle]`)), visible(`#loop[data-phase]`),
+		chromedp.WaitNotVisible(chromedp.CSS(`#autopilot`)), chromedp.WaitReady(chromedp.CSS(`#graph [data-node="builder"].current`)),
 		visible(`#iterations tr[data-iteration="1"][data-hat="ralph"]`), visible(`#events li[data-topic="build.task"]`),
 		chromedp.WaitEnabled(chromedp.CSS(`#stop`)))
 	do("the agent's activity", visible(`#activity li[data-kind="text"][data-iteration="1"]`))
@@ -225,8 +225,8 @@ func TestServePageLoopE2E(t *testing.T) {
 		chromedp.WaitReady(chromedp.CSS(`#graph [data-node="ralph"].current`)))
 	require.NoError(t, os.WriteFile(filepath.Join(w.state, "finish"), nil, 0o644))
 	require.NoError(t, loop.Wait(), stderr.String())
-	do("the run's end", visible(`#loop-state[data-state="ended"]`), visible(`#loop-ended`), chromedp.WaitReady(chromedp.CSS(`#graph [data-node="_done"].current`)),
-		visible(`#iterations tr[data-iteration="3"][data-hat="ralph"]`), chromedp.Poll[chromedp.Void](`document.querySelector("#stop").disabled`))
+	do("the run's end", visible(`#loop-state[data-state="ended"]`), visible(`#loop-ended`),
+		chromedp.WaitReady(chromedp.CSS(`#graph [data-node="_done"].current`)), visible(`#iterations tr[data-iteration="3"][data-hat="ralph"]`), chromedp.Poll[chromedp.Void](`document.querySelector("#stop").disabled`))
 	p.shot("2-ended")
 
 	// Every iteration.* line of the log, once each, in order, across the
