@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"time"
+
+	"github.com/ralph-loop/ralph/view/api"
 )
 
 type askCmd struct {
@@ -15,7 +17,7 @@ func (c *askCmd) Run(g *globals) error {
 	id, warning, err := (&emitCmd{}).emitter(g).Ask(c.Question, c.Option, c.Timeout)
 	warn(g, warning)
 	if err == nil {
-		fmt.Fprintf(g.stdout, "asked %s; end your turn now: the answer comes to your hat in the next iteration\n", id)
+		fmt.Fprintln(g.stdout, api.AskedSentence(id))
 	}
 	return err
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/ralph-loop/ralph/internal/exitcode"
+	"github.com/ralph-loop/ralph/view"
 )
 
 // hinter is an error that knows how the user can fix it.
@@ -47,7 +48,7 @@ func hintFor(err error) string {
 	if errors.As(err, &h) && h.Hint() != "" {
 		return h.Hint()
 	}
-	return engineHint(err)
+	return view.EngineHint(err)
 }
 
 // reportError prints err as "ralph: error: …" with its hints and returns the

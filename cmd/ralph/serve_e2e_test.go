@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -37,6 +38,14 @@ type server struct {
 	// stderr is what it says; stopped that it has been stopped.
 	stderr  *lockedWriter
 	stopped bool
+	out     *lockedWriter // what it printed after its address
+}
+
+// stdout is what ralph serve printed after its address; it waits for the
+// next line when there is none yet.
+func (s *server) stdout() string {
+	waitFor(s.t, "ralph serve's next line", func() bool { return s.out.String() != "" })
+	return s.out.String()
 }
 
 // listening is the line ralph serve prints once it listens.
@@ -46,13 +55,19 @@ var listening = regexp.MustCompile(`^ralph serve: listening on (http://[^/]+)/#t
 // its address. At the test's end it is interrupted, and must end cleanly.
 func startServe(t *testing.T, dir string) *server {
 	t.Helper()
-	cmd := exec.Command(ralphBin, "serve", "-C", dir, "--addr", "127.0.0.1:0")
+	return startServeOn(t, dir, "127.0.0.1:0")
+}
+
+// startServeOn is startServe listening on addr.
+func startServeOn(t *testing.T, dir, addr string) *server {
+	t.Helper()
+	cmd := exec.Command(ralphBin, "serve", "-C", dir, "--addr", addr)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	stderr := &lockedWriter{}
 	cmd.Stderr = stderr
 	require.NoError(t, cmd.Start())
-	s := &server{t: t, cmd: cmd, stderr: stderr}
+	s := &server{t: t, cmd: cmd, stderr: stderr, out: &lockedWriter{}}
 	lines := bufio.NewScanner(stdout)
 	for s.url == "" && lines.Scan() {
 		if m := listening.FindStringSubmatch(lines.Text()); m != nil {
@@ -60,7 +75,12 @@ func startServe(t *testing.T, dir string) *server {
 		}
 	}
 	require.NotEmpty(t, s.url, "ralph serve printed no address: %s", stderr.String())
-	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	go func() {
+		// The scanner may have read past the address already.
+		for lines.Scan() {
+			_, _ = s.out.Write([]byte(lines.Text() + "\n"))
+		}
+	}()
 	t.Cleanup(s.stop)
 	token, err := os.ReadFile(filepath.Join(dir, ".ralph", "serve.token"))
 	require.NoError(t, err)
@@ -385,6 +405,10 @@ func TestServeATwoSlotAutopilot(t *testing.T) {
 		waitFor(t, task+"'s agent", func() bool { return fileExists(filepath.Join(w.state, "running-"+task)) })
 	}
 
+	// The autopilot's log says both run: it holds still until release.
+	waitFor(t, "both tasks running", func() bool {
+		return len(countTopic(autopilotEvents(t, w), autopilot.TopicTaskRunning)) == 2
+	})
 	assertStatusAsCLI(t, w, s, "autopilot", "autopilot", "status", "--json")
 	assertEventsAsCLI(t, w, s, "autopilot=true", "--autopilot")
 	assertEventsAsCLI(t, w, s, "autopilot=1&topic=task.*", "--autopilot", "--topic", "task.*")
@@ -410,6 +434,10 @@ func TestServeATwoSlotAutopilot(t *testing.T) {
 
 	// Pause and resume, without and with the token, seen in the
 	// autopilot's events as they stream.
+	dashboards := s.stream("/api/dashboard/stream?task=two", "")
+	first := dashboards.next()
+	assert.Equal(t, "dashboard", first.name)
+	assert.Contains(t, first.data, `"selected":"two"`)
 	stream := s.stream("/api/events/stream?autopilot=true&topic=autopilot.*", "")
 	assert.Contains(t, stream.next().data, `"topic":"autopilot.started"`)
 	before := w.read(".ralph/" + autopilot.EventsFile)
@@ -427,6 +455,7 @@ func TestServeATwoSlotAutopilot(t *testing.T) {
 		s.getJSON("/api/status", &st)
 		return st.Autopilot.Paused
 	})
+	dashboards.until(`"paused":true`)
 	assert.Contains(t, s.post("/api/resume", ""), "to resume")
 	assert.Contains(t, stream.next().data, `"topic":"autopilot.resumed"`)
 
@@ -437,4 +466,28 @@ func TestServeATwoSlotAutopilot(t *testing.T) {
 	assert.Contains(t, stream.until(`"topic":"autopilot.stopped"`)[0].data, "autopilot.")
 	assert.Contains(t, w.read("TODO.md"), "- [ ] Three", "no task starts after the stop")
 	assertStatusAsCLI(t, w, s, "autopilot", "autopilot", "status", "--json")
+}
+
+func TestServeOffLoopbackNeedsTheTokenForEverything(t *testing.T) {
+	w := newWorkspace(t)
+	s := startServeOn(t, w.dir, "0.0.0.0:0")
+	_, port, err := net.SplitHostPort(strings.TrimPrefix(s.url, "http://"))
+	require.NoError(t, err, s.url)
+	s.url = "http://127.0.0.1:" + port
+	for _, path := range []string{"/", "/api/status", "/api/openapi.json", "/api/dashboard/stream"} {
+		code, body := s.do(http.MethodGet, path, false, "")
+		assert.Equal(t, http.StatusUnauthorized, code, "%s: %s", path, body)
+		code, _ = s.do(http.MethodGet, path+"?token=nope", false, "")
+		assert.Equal(t, http.StatusUnauthorized, code, path)
+	}
+	var st struct{ Kind string }
+	code, body := s.do(http.MethodGet, "/api/status", true, "")
+	require.Equal(t, http.StatusOK, code, body)
+	require.NoError(t, json.Unmarshal([]byte(body), &st))
+	assert.Equal(t, "none", st.Kind)
+	code, body = s.do(http.MethodGet, "/?token="+s.token, false, "")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Contains(t, body, "<html")
+	assert.Contains(t, s.stdout(), "/?token="+s.token+"#token="+s.token, "it prints the address a browser opens")
+	assert.Empty(t, git(t, w.dir, "status", "--porcelain", "--ignored=no"), "the token stays out of git")
 }

@@ -141,3 +141,9 @@ func (e Emit) checkRunGoing(path string) (string, error) {
 	}
 	return "", nil
 }
+
+// AskedSentence is what `ralph ask` tells the agent that asked: the
+// question's id, and to end its turn.
+func AskedSentence(id string) string {
+	return fmt.Sprintf("asked %s; end your turn now: the answer comes to your hat in the next iteration", id)
+}

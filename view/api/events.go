@@ -36,7 +36,7 @@ type EventQuery struct {
 func (q EventQuery) Filter(now time.Time) (view.EventFilter, error) {
 	if q.Topic != "" {
 		if err := events.ValidatePattern(q.Topic); err != nil {
-			return view.EventFilter{}, &Error{Err: fmt.Errorf("topic: %w", err), Fix: "a pattern is a topic with * for any segment: build.done, build.*, *.done, *"}
+			return view.EventFilter{}, &Error{Err: err, Fix: "a pattern is a topic with * for any segment: build.done, build.*, *.done, *"}
 		}
 	}
 	if q.Last < 0 || q.Iteration < 0 {
@@ -46,7 +46,7 @@ func (q EventQuery) Filter(now time.Time) (view.EventFilter, error) {
 	if q.Since != "" {
 		t, err := flagvalue.ParseSince(q.Since, now)
 		if err != nil {
-			return view.EventFilter{}, &Error{Err: fmt.Errorf("since: %w", err), Fix: "a duration back from now (10m, 2h) or a time (2026-11-22T10:00:00Z)"}
+			return view.EventFilter{}, &Error{Err: err, Fix: "a duration back from now (10m, 2h) or a time (2026-11-22T10:00:00Z)"}
 		}
 		f.Since = t
 	}

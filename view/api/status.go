@@ -52,6 +52,9 @@ func ReadStatus(ctx context.Context, dir string, recent int, now time.Time) (Sta
 // how its last run ended with what to do next.
 func LoopStatus(dir string, recent int, now time.Time) (engine.Status, error) {
 	s, err := engine.ReadStatus(dir, recent, now)
+	if _, ok := errors.AsType[*engine.CorruptStateError](err); ok {
+		return s, &Error{Err: err, Fix: corruptStateHint}
+	}
 	if err == nil && s.Ended != nil {
 		ended := *s.Ended
 		ended.Message = view.EndMessage(ended)
@@ -70,3 +73,10 @@ func AutopilotStatus(ctx context.Context, dir string, configs []string, now time
 	}
 	return s, err
 }
+
+// corruptStateHint says how to recover from a state.json ralph cannot read.
+// The event log is the source of truth and the checkpoint can be rebuilt
+// from it, which ralph loop does; status only reads, so it must not.
+const corruptStateHint = "state.json is only a checkpoint of the event log: `ralph loop --resume` moves it aside to .ralph/state.corrupt.<time>.json and rebuilds the run from the log\n" +
+	"`ralph loop --fresh` starts a new run instead, and `ralph events` shows the log meanwhile\n" +
+	"or remove .ralph/state.json yourself: the next `ralph loop --resume` rebuilds it the same way"

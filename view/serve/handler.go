@@ -61,8 +61,8 @@ func NewHandler(dir, token string, everyRequest bool) *Handler {
 	return h
 }
 
-// Routes are the API's paths and their methods.
-func (h *Handler) Routes() map[string]string {
+// routeMethods are the API's paths and their methods.
+func (h *Handler) routeMethods() map[string]string {
 	out := map[string]string{}
 	for path, rt := range h.routes {
 		out[path] = rt.method

@@ -234,7 +234,7 @@ func TestTheOpenAPIDocumentDescribesEveryRoute(t *testing.T) {
 		sort.Strings(methods)
 		documented[path] = strings.Join(methods, ",")
 	}
-	assert.Equal(t, NewHandler(t.TempDir(), testToken, false).Routes(), documented)
+	assert.Equal(t, NewHandler(t.TempDir(), testToken, false).routeMethods(), documented)
 
 	srv := startServer(t, t.TempDir(), false)
 	resp, body := request(t, http.MethodGet, srv.URL+"/api/openapi.json", "", "")
@@ -414,6 +414,7 @@ func TestTheTokenIsMadeOnceAndKept(t *testing.T) {
 	info, err := os.Stat(filepath.Join(dir, engine.DirName, TokenFile))
 	require.NoError(t, err)
 	assert.Equal(t, fs.FileMode(0o600), info.Mode().Perm())
+	assert.FileExists(t, filepath.Join(dir, engine.DirName, engine.IgnoreFile), "git ignores the token")
 	again, err := LoadToken(dir)
 	require.NoError(t, err)
 	assert.Equal(t, token, again)
@@ -462,4 +463,39 @@ func TestRunServesUntilItsContextEnds(t *testing.T) {
 		require.True(t, s.lines.Text() == "" || strings.HasPrefix(s.lines.Text(), ":"))
 	}
 	assert.NoError(t, s.lines.Err(), "the stream ended with the server")
+}
+
+func TestBadRequestsSayWhatIsWrong(t *testing.T) {
+	dir, _ := newWorkspace(t, 1)
+	srv := startServer(t, dir, false)
+	cases := []struct {
+		method, path, body string
+		status             int
+		says               string
+	}{
+		{http.MethodPost, "/api/answer", `{"text": ""}`, http.StatusBadRequest, "the answer has no text"},
+		{http.MethodPost, "/api/answer", `{"text": "yes", "by": "me"}`, http.StatusBadRequest, `unknown field \"by\"`},
+		{http.MethodPost, "/api/stop", `now`, http.StatusBadRequest, "the request's body"},
+		{http.MethodPost, "/api/stop", `{"now": "yes"}`, http.StatusBadRequest, "the request's body"},
+		{http.MethodPost, "/api/pause", strings.Repeat(" ", maxBody+1), http.StatusBadRequest, "too long"},
+		{http.MethodPost, "/api/pause", "", http.StatusConflict, "no autopilot is running"},
+		{http.MethodGet, "/api/events?last=0", "", http.StatusBadRequest, `last=\"0\" is not a whole number from 1`},
+		{http.MethodGet, "/api/events?iteration=x", "", http.StatusBadRequest, "iteration"},
+		{http.MethodGet, "/api/events?autopilot=maybe", "", http.StatusBadRequest, "autopilot"},
+		{http.MethodGet, "/api/events?topics=build.*", "", http.StatusBadRequest, `unknown query parameter \"topics\"`},
+		{http.MethodGet, "/api/events?since=yesterday-ish", "", http.StatusBadRequest, "since"},
+		{http.MethodGet, "/api/events?run=nope", "", http.StatusNotFound, `no run \"nope\"`},
+		{http.MethodGet, "/api/events?autopilot=true", "", http.StatusNotFound, "no autopilot has run here"},
+		{http.MethodGet, "/api/events/stream?topic=a%20b", "", http.StatusBadRequest, "topic"},
+		{http.MethodGet, "/api/iterations?task=nine", "", http.StatusNotFound, "no event log for task nine"},
+	}
+	for _, c := range cases {
+		resp, body := request(t, c.method, srv.URL+c.path, testToken, c.body)
+		assert.Equal(t, c.status, resp.StatusCode, "%s %s: %s", c.method, c.path, body)
+		assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+		assert.Contains(t, body, c.says, "%s %s", c.method, c.path)
+		var e errorBody
+		require.NoError(t, json.Unmarshal([]byte(body), &e))
+		assert.NotEmpty(t, e.Hint, "%s %s says how to fix it: %s", c.method, c.path, body)
+	}
 }

@@ -47,7 +47,9 @@ func makeToken(path string) (string, error) {
 		return "", err
 	}
 	token := hex.EncodeToString(buf)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	// A .ralph/ made here ignores itself, as every ralph command's does:
+	// the token never reaches a commit.
+	if err := engine.IgnoreOwnFilesIfMissing(filepath.Dir(path)); err != nil {
 		return "", err
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)

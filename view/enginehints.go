@@ -1,4 +1,4 @@
-package main
+package view
 
 import (
 	"errors"
@@ -9,10 +9,11 @@ import (
 	"github.com/ralph-loop/ralph/engine"
 )
 
-// engineHint says what a user can do about an error of the engine's. The
-// engine's errors carry the facts (the holder of the lock, the file, the
-// errno); which command to type is the CLI's to say, here in one place.
-func engineHint(err error) string {
+// EngineHint says what a user can do about an error of the engine's, ""
+// when it has no advice. The engine's errors carry the facts (the holder
+// of the lock, the file, the errno); which command to type is for the
+// views to say, here in one place for all of them.
+func EngineHint(err error) string {
 	var (
 		lock       *engine.LockHeldError
 		storage    *engine.StorageError

@@ -1,0 +1,80 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ralph-loop/ralph/view/api"
+)
+
+// instructions tell the client what the server is for, once, at connect.
+const instructions = `ralph runs a coding agent in a loop until a task is verifiably done, or an autopilot that works through a task tracker with a loop per task.
+These tools read and steer what runs in one workspace. An agent that ralph launched publishes its hand-offs with emit (they land in its own run, tagged with its hat and iteration) and asks a person with ask.
+Anyone may read status and events, and stop, pause or resume the run.`
+
+// NewServer is the MCP server of the workspace dir, with ralph's tools.
+// version is ralph's, which the server gives as its own.
+func NewServer(dir, version string) *sdk.Server {
+	s := sdk.NewServer(&sdk.Implementation{Name: "ralph", Title: "ralph", Version: version},
+		&sdk.ServerOptions{Instructions: instructions})
+	t := tools{dir: dir}
+	t.add(s)
+	return s
+}
+
+// Serve runs the server of dir over in and out (the process's stdin and
+// stdout) until the client hangs up or ctx ends.
+func Serve(ctx context.Context, dir, version string, in io.Reader, out io.Writer) error {
+	transport := &sdk.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}
+	err := NewServer(dir, version).Run(ctx, transport)
+	if ctx.Err() != nil || isHangUp(err) {
+		return nil // Ctrl-C, or the client went: the server's job is done
+	}
+	return err
+}
+
+// isHangUp says err is the client closing the connection.
+func isHangUp(err error) bool {
+	return err == nil || errors.Is(err, io.EOF)
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// toolError is a failed request as the agent reads it: the error and how
+// to fix it, in the command line's words.
+type toolError struct{ err error }
+
+func (e toolError) Error() string {
+	var b strings.Builder
+	for _, line := range strings.Split(strings.TrimRight(e.err.Error(), "\n"), "\n") {
+		fmt.Fprintf(&b, "ralph: error: %s\n", line)
+	}
+	if hint := api.HintOf(e.err); hint != "" {
+		for _, line := range strings.Split(hint, "\n") {
+			fmt.Fprintf(&b, "ralph: hint: %s\n", line)
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func (e toolError) Unwrap() error { return e.err }
+
+// failed is a tool's result for err: a tool error, which the SDK sends
+// as a result with isError set.
+func failed[Out any](err error) (*sdk.CallToolResult, Out, error) {
+	var zero Out
+	return nil, zero, toolError{err}
+}
+
+// text is a result whose content is text, with out as its structured
+// output.
+func text[Out any](s string, out Out) (*sdk.CallToolResult, Out, error) {
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: s}}}, out, nil
+}
