@@ -398,6 +398,7 @@
     const l = d.loop;
     panel.hidden = !l;
     for (const p of document.querySelectorAll(".loop-only")) p.hidden = !l;
+    $(".columns").classList.toggle("no-loop", !l); // the events then take the width
     if (!l) return;
     panel.dataset.run = l.run_id;
     panel.dataset.phase = l.phase;
