@@ -7,7 +7,7 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -X main.version=$(VERSION)
 FUZZTIME  ?= 15s
 
-.PHONY: all help build test unit e2e vet demo bench lint agents fuzz golden clean soak stress
+.PHONY: all help build test unit e2e vet demo bench lint agents fuzz golden clean soak stress screenshot
 
 all: lint test build
 
@@ -20,6 +20,7 @@ help:
 	@echo "make agents  install the pinned agent CLIs from npm into $(AGENTS)"
 	@echo "make fuzz    run every fuzz target (parsers, loaders, state files) for $(FUZZTIME) each"
 	@echo "make golden  rewrite golden files from the current output"
+	@echo "make screenshot  retake docs/serve.png, ralph serve's page during a two-slot autopilot (needs chromium)"
 	@echo "make soak    a $(SOAK_ITERATIONS)-iteration run with 8 followers and a status poller; checks for leaks"
 	@echo "make stress  make test $(STRESS_RUNS) times in a row beside 2 CPU-bound processes and an fsync writer"
 
@@ -33,9 +34,11 @@ unit:
 	$(GO) test -race -count=1 -timeout 30m -skip E2E ./...
 
 # The end-to-end tests drive the real agent CLIs; RALPH_AGENTS_DIR tells them
-# where `make agents` put them (without it they skip).
+# where `make agents` put them (without it they skip). The page's browser
+# test saves its screenshots under $(ARTEFACTS).
+ARTEFACTS ?= $(CURDIR)/bin/artefacts
 e2e: agents
-	RALPH_AGENTS_DIR=$(AGENTS) $(GO) test -count=1 -timeout 30m -run 'E2E|TestAgents' ./cmd/ralph/ ./internal/fakemodel/
+	RALPH_AGENTS_DIR=$(AGENTS) RALPH_ARTEFACTS=$(ARTEFACTS) $(GO) test -count=1 -timeout 30m -run 'E2E|TestAgents' ./cmd/ralph/ ./internal/fakemodel/
 
 test: vet unit e2e
 
@@ -76,6 +79,11 @@ soak:
 STRESS_RUNS ?= 5
 stress: agents
 	bash internal/stress/stress.sh $(STRESS_RUNS) $(MAKE) test
+
+# The README's picture of ralph serve's page, taken by the page's browser
+# test (cmd/ralph/serve_page_e2e_test.go) while a two-slot autopilot runs.
+screenshot:
+	RALPH_SERVE_SCREENSHOT=$(CURDIR)/docs/serve.png $(GO) test -count=1 -run '^TestServePageAutopilotE2E$$' ./cmd/ralph/
 
 # Only these packages keep golden files; -update comes from internal/golden.
 golden:
