@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -74,6 +75,11 @@ func (h *Handler) routeMethods() map[string]string {
 // a page from elsewhere cannot read the API, and its preflights fail.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if !h.everyRequest && !loopbackHost(r.Host) {
+		writeError(w, http.StatusForbidden, &api.Error{Err: errors.New("host " + r.Host + " is not this machine's loopback"),
+			Fix: "open the page at http://127.0.0.1:PORT/ or http://localhost:PORT/; to serve other hosts, pass --addr with their interface (every request then needs the token)"})
+		return
+	}
 	if h.everyRequest && !h.authorized(w, r) {
 		h.unauthorized(w)
 		return
@@ -179,4 +185,21 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v) // the client went away
+}
+
+// loopbackHost reports whether a request's Host names this machine's
+// loopback. A server on loopback answers GETs without the token, so a
+// page elsewhere must not reach it through a name of its own that it
+// points at 127.0.0.1 (DNS rebinding): the browser would then send that
+// name as the Host.
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
