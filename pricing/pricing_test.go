@@ -1,0 +1,146 @@
+package pricing
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/events"
+)
+
+func TestDefaultParses(t *testing.T) {
+	rows, err := parseCSV(embedded)
+	require.NoError(t, err)
+	require.NotEmpty(t, rows)
+	assert.Equal(t, rows, Default().All())
+}
+
+func TestEveryRowSaysWhenAndWhere(t *testing.T) {
+	for _, p := range Default().All() {
+		assert.Regexp(t, `^\d{4}-\d{2}-\d{2}$`, p.AsOf, p.Model)
+		assert.Regexp(t, `^https://`, p.Source, p.Model)
+		if p.PerRequest == 0 {
+			assert.Positive(t, p.Input, p.Model)
+			assert.Positive(t, p.Output, p.Model)
+		}
+	}
+}
+
+func TestLookupNormalizesNames(t *testing.T) {
+	for _, name := range []string{
+		"claude-opus-4-8",
+		"claude-opus-4-8[1m]", // Claude Code's 1M-context variant
+		"Claude-Opus-4-8",     // case
+		" claude-opus-4-8 ",   // surrounding space
+		"anthropic/claude-opus-4-8",
+		"openrouter/anthropic/claude-opus-4.8", // OpenRouter spells versions with a dot
+		"claude-opus-4-8-20261001",             // dated snapshot
+		"claude-opus-4-8@20261001",             // Vertex AI's dated snapshot
+		"claude-opus-4-8-2026-10-01",
+	} {
+		p, ok := Default().Lookup(name)
+		if assert.True(t, ok, name) {
+			assert.Equal(t, "claude-opus-4-8", p.Model, name)
+		}
+	}
+	p, ok := Default().Lookup("openai/gpt-5.5")
+	require.True(t, ok)
+	assert.Equal(t, "gpt-5.5", p.Model)
+}
+
+func TestLookupNeverGuesses(t *testing.T) {
+	for _, name := range []string{"", "claude-opus", "claude", "gpt-5", "gpt", "opus-4-8", "claude-opus-4-8-fast", "fake-model", "fake/fake-model", "gpt-5.5x"} {
+		_, ok := Default().Lookup(name)
+		assert.False(t, ok, "%q has no row of its own", name)
+	}
+}
+
+// The models the captured agent runs asked for (the *.requests.jsonl files
+// in ../shared/fixtures/agents) have prices; the scripted fake-model has none.
+func TestFixtureModelsArePriced(t *testing.T) {
+	for _, name := range []string{"claude-opus-4-8", "claude-opus-4-8[1m]", "gpt-5.5"} {
+		_, ok := Default().Lookup(name)
+		assert.True(t, ok, name)
+	}
+	_, ok := Default().Lookup("fake-model")
+	assert.False(t, ok)
+}
+
+func TestWithReplacesAndAdds(t *testing.T) {
+	base := Default()
+	before := base.All()
+	got := base.With([]Price{
+		{Model: "Claude-Opus-4.8", Input: 1, Output: 2, Source: "config ralph.yml:3"},
+		{Model: "fake-model", Input: 0.5, Output: 1, Source: "config ralph.yml:5"},
+	})
+
+	p, ok := got.Lookup("claude-opus-4-8[1m]")
+	require.True(t, ok)
+	assert.Equal(t, Price{Model: "Claude-Opus-4.8", Input: 1, Output: 2, Source: "config ralph.yml:3"}, p)
+	p, ok = got.Lookup("fake/fake-model")
+	require.True(t, ok)
+	assert.Equal(t, "config ralph.yml:5", p.Source)
+
+	all := got.All()
+	require.Len(t, all, len(before)+1, "the override replaces its row; the new model is added")
+	assert.Equal(t, "fake-model", all[len(all)-1].Model)
+	assert.Equal(t, before, base.All(), "the table With was called on is unchanged")
+	_, ok = base.Lookup("fake-model")
+	assert.False(t, ok)
+}
+
+func TestZeroTable(t *testing.T) {
+	var nilTable *Table
+	_, ok := nilTable.Lookup("gpt-5.5")
+	assert.False(t, ok)
+	assert.Empty(t, (&Table{}).All())
+	p, ok := nilTable.With([]Price{{Model: "m", Input: 1, Output: 1}}).Lookup("M")
+	assert.True(t, ok)
+	assert.Equal(t, "m", p.Model)
+}
+
+func TestCost(t *testing.T) {
+	p := Price{Input: 5, Output: 25, CacheRead: 0.5, CacheWrite: 6.25}
+	u := events.Usage{InputTokens: 1_000_000, OutputTokens: 100_000, CacheReadTokens: 2_000_000, CacheWriteTokens: 400_000}
+	// 5 + 2.5 + 1 + 2.5
+	assert.InDelta(t, 11.0, p.Cost(u, 0), 1e-9)
+	assert.InDelta(t, 11.0, p.Cost(u, 3), 1e-9, "requests cost nothing without a per-request price")
+	assert.Zero(t, p.Cost(events.Usage{}, 0))
+}
+
+// Claude Code prices its own runs; the table gives the same figure for the
+// captured run (claude/stream-json-tool-loop.jsonl: 57,407 input and 58
+// output tokens of claude-opus-4-8[1m], total_cost_usd 0.288485).
+func TestCostMatchesClaudeCodesOwn(t *testing.T) {
+	p, ok := Default().Lookup("claude-opus-4-8[1m]")
+	require.True(t, ok)
+	assert.InDelta(t, 0.288485, p.Cost(events.Usage{InputTokens: 57407, OutputTokens: 58}, 1), 1e-9)
+}
+
+func TestCostWithoutCachePricesChargesCacheAsInput(t *testing.T) {
+	p := Price{Input: 2, Output: 8}
+	u := events.Usage{CacheReadTokens: 500_000, CacheWriteTokens: 500_000}
+	assert.InDelta(t, 2.0, p.Cost(u, 0), 1e-9)
+}
+
+func TestCostPerRequest(t *testing.T) {
+	p, ok := Default().Lookup("copilot")
+	require.True(t, ok)
+	assert.InDelta(t, 3*p.PerRequest, p.Cost(events.Usage{InputTokens: 1000}, 3), 1e-12)
+}
+
+func TestParseCSVRejectsBadRows(t *testing.T) {
+	header := "model,input,output,cache_read,cache_write,per_request,as_of,source\n"
+	for name, body := range map[string]string{
+		"negative":         "m,-1,2,,,,2026-01-01,https://x\n",
+		"not a number":     "m,one,2,,,,2026-01-01,https://x\n",
+		"no as_of":         "m,1,2,,,,,https://x\n",
+		"same model twice": "m-1,1,2,,,,2026-01-01,https://x\nM.1,1,2,,,,2026-01-01,https://x\n",
+	} {
+		_, err := parseCSV([]byte(header + body))
+		assert.Error(t, err, name)
+	}
+	_, err := parseCSV([]byte("model,input\n"))
+	assert.Error(t, err)
+}
