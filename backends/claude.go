@@ -54,13 +54,15 @@ import (
 
 func init() {
 	register(&cliSpec{
-		name:    "claude",
-		binary:  "claude",
-		install: "install it with: npm install -g @anthropic-ai/claude-code",
-		args:    claudeArgs,
-		env:     claudeEnv,
-		parse:   parseClaude,
-		verdict: claudeVerdict,
+		name:        "claude",
+		binary:      "claude",
+		install:     "install it with: npm install -g @anthropic-ai/claude-code",
+		args:        claudeArgs,
+		env:         claudeEnv,
+		parse:       parseClaude,
+		reportsCost: true,
+		namesModel:  true,
+		verdict:     claudeVerdict,
 	})
 }
 

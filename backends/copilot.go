@@ -28,8 +28,9 @@ func init() {
 		install: "install it with: npm install -g @github/copilot",
 		args:    copilotArgs,
 		// No self-update in the middle of a loop (the flag says the same).
-		env:   func(Options) []string { return []string{"COPILOT_AUTO_UPDATE=false"} },
-		parse: parseCopilot,
+		env:        func(Options) []string { return []string{"COPILOT_AUTO_UPDATE=false"} },
+		parse:      parseCopilot,
+		namesModel: true,
 		// Token counts reach stdout in no event: --output-format json
 		// leaves out assistant.usage and session.shutdown (see
 		// readCopilotUsage), so they are read from this file.

@@ -25,9 +25,10 @@ func init() {
 		// Like --skip-trust, this lets gemini run in a folder the user has
 		// not trusted; without either it exits 55
 		// (docs/agent-clis.md#gemini).
-		env:     func(Options) []string { return []string{"GEMINI_CLI_TRUST_WORKSPACE=true"} },
-		parse:   parseGemini,
-		verdict: geminiVerdict,
+		env:        func(Options) []string { return []string{"GEMINI_CLI_TRUST_WORKSPACE=true"} },
+		parse:      parseGemini,
+		namesModel: true,
+		verdict:    geminiVerdict,
 	})
 }
 

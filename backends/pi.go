@@ -23,8 +23,9 @@ func init() {
 		install: "install it with: npm install -g @mariozechner/pi-coding-agent",
 		args:    piArgs,
 		// Skip the start-up check for a newer version; nothing else changes.
-		env:   func(Options) []string { return []string{"PI_SKIP_VERSION_CHECK=1"} },
-		parse: parsePi,
+		env:        func(Options) []string { return []string{"PI_SKIP_VERSION_CHECK=1"} },
+		parse:      parsePi,
+		namesModel: true,
 		verdict: func(res *events.AgentResult, exitCode int, stderrTail string) {
 			exitVerdict(res, "pi", exitCode, stderrTail, piAuthHint)
 		},

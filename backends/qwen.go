@@ -20,12 +20,13 @@ const qwenAuthHint = "run `qwen` once to sign in, or set OPENAI_API_KEY (with OP
 
 func init() {
 	register(&cliSpec{
-		name:    "qwen",
-		binary:  "qwen",
-		install: "install it with: npm install -g @qwen-code/qwen-code",
-		args:    qwenArgs,
-		env:     func(Options) []string { return nil },
-		parse:   parseQwen,
+		name:       "qwen",
+		binary:     "qwen",
+		install:    "install it with: npm install -g @qwen-code/qwen-code",
+		args:       qwenArgs,
+		env:        func(Options) []string { return nil },
+		parse:      parseQwen,
+		namesModel: true,
 		verdict: func(res *events.AgentResult, exitCode int, stderrTail string) {
 			exitVerdict(res, "qwen", exitCode, stderrTail, qwenAuthHint)
 		},

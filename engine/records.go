@@ -142,8 +142,12 @@ type iterationFinishedRecord struct {
 	DurationMS int64              `json:"duration_ms"`
 	Usage      events.Usage       `json:"tokens"`
 	CostUSD    float64            `json:"cost_usd"`
-	Tools      events.ToolCounts  `json:"tools"`
-	Confirming bool               `json:"confirming,omitempty"`
+	// CostSource says how CostUSD is known; "" (a log from before ralph
+	// priced iterations) reads as reported.
+	CostSource CostSource        `json:"cost_source,omitempty"`
+	Model      string            `json:"model"`
+	Tools      events.ToolCounts `json:"tools"`
+	Confirming bool              `json:"confirming,omitempty"`
 	// Said is the end of the agent's final message, for the next prompt.
 	Said string `json:"said,omitempty"`
 	// Changed says the iteration changed tracked or untracked files.
