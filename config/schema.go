@@ -78,6 +78,7 @@ func topProperties() schema {
 		"human":               withDoc(ref("human"), "human"),
 		"autopilot":           withDoc(ref("autopilot"), "autopilot"),
 		"hooks":               withDoc(schema{"type": "array", "items": ref("hook")}, "hooks"),
+		"pricing":             withDoc(schema{"type": "object", "additionalProperties": ref("price")}, "pricing"),
 		"redact":              withDoc(schema{"type": "array", "items": schema{"type": "string", "pattern": envName.String()}}, "redact"),
 		"budget": schema{"type": "object", "additionalProperties": false,
 			"description": "ralph.json's budget; budget.max_tokens is event_loop.max_tokens.",
@@ -115,7 +116,13 @@ func schemaDefs() schema {
 	cluster := sectionProperties("autopilot.cluster", reflect.TypeFor[Cluster]())
 	hook := object(sectionProperties("hook", reflect.TypeFor[Hook]()), "hook")
 	hook["required"] = []string{"on"}
+	price := schema{}
+	for _, k := range priceKeys {
+		price[k] = withDoc(schema{"type": "number", "minimum": 0}, "price."+k)
+	}
 	return schema{
+		"price": withDoc(schema{"type": "object", "additionalProperties": false, "properties": price,
+			"anyOf": []schema{{"required": []string{"input", "output"}}, {"required": []string{"per_request"}}}}, "price"),
 		"hook":       hook,
 		"cluster":    object(cluster, "autopilot.cluster"),
 		"autopilot":  object(autopilot, "autopilot"),

@@ -28,6 +28,7 @@ func (l *loader) decode(root *yaml.Node, c *Config) {
 		{"redact", l.redactNames(c)},
 		{"autopilot", l.autopilot(c)},
 		{"hooks", l.hooks(c, root)},
+		{"pricing", l.pricingSection(c)},
 	}, orchestratorTopKeys)
 	l.section(eventLoop, "event_loop", l.eventLoopFields(c), orchestratorEventLoopKeys)
 	c.CLI = l.topCLI(cli, c.CLI)

@@ -1,6 +1,9 @@
 package config
 
-import "github.com/ralph-loop/ralph/criteria"
+import (
+	"github.com/ralph-loop/ralph/criteria"
+	"github.com/ralph-loop/ralph/pricing"
+)
 
 // Config is a loaded ralph.yml (or ralph.json), defaults applied.
 //
@@ -28,6 +31,10 @@ type Config struct {
 	Autopilot Autopilot
 	// Hooks run on the events of a loop's or the autopilot's log.
 	Hooks []Hook
+	// Pricing adds or replaces models of the embedded price table
+	// (pricing.Default().With(Pricing)), in file order; each Source is
+	// "config FILE:LINE".
+	Pricing []pricing.Price
 	// Path is the file the config came from (the last, when merged).
 	Path string
 	// Warnings are things a user should know but that do not stop a run,

@@ -1,6 +1,9 @@
 package pricing
 
 import (
+	"os"
+	"path/filepath"
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -50,21 +53,41 @@ func TestLookupNormalizesNames(t *testing.T) {
 }
 
 func TestLookupNeverGuesses(t *testing.T) {
-	for _, name := range []string{"", "claude-opus", "claude", "gpt-5", "gpt", "opus-4-8", "claude-opus-4-8-fast", "fake-model", "fake/fake-model", "gpt-5.5x"} {
+	for _, name := range []string{"", "claude-opus", "claude", "gpt-5.6", "gpt", "gemini-3-flash", "gemini-3.8", "opus-4-8", "claude-opus-4-8-fast", "fake-model", "fake/fake-model", "gpt-5.5x"} {
 		_, ok := Default().Lookup(name)
 		assert.False(t, ok, "%q has no row of its own", name)
 	}
 }
 
-// The models the captured agent runs asked for (the *.requests.jsonl files
-// in ../shared/fixtures/agents) have prices; the scripted fake-model has none.
+// Every model the captured agent runs asked the model server for
+// (backends/testdata/*/*.requests.jsonl, copies of ../shared/fixtures/agents;
+// Claude Code's, whose request logs are not kept, names it in its stream) has
+// a price, but the scripted server's own fake-model, which has none, and the
+// "<synthetic>" Claude Code names on a message it made up itself (the API
+// error's).
 func TestFixtureModelsArePriced(t *testing.T) {
-	for _, name := range []string{"claude-opus-4-8", "claude-opus-4-8[1m]", "gpt-5.5"} {
-		_, ok := Default().Lookup(name)
-		assert.True(t, ok, name)
+	logs, err := filepath.Glob("../backends/testdata/*/*.requests.jsonl")
+	require.NoError(t, err)
+	claude, err := filepath.Glob("../backends/testdata/claude/stream-json-*.jsonl")
+	require.NoError(t, err)
+	require.NotEmpty(t, logs)
+	require.NotEmpty(t, claude)
+	modelField := regexp.MustCompile(`"model": ?"([^"]+)"`)
+	requested := map[string]bool{}
+	for _, name := range append(logs, claude...) {
+		data, err := os.ReadFile(name)
+		require.NoError(t, err)
+		for _, m := range modelField.FindAllSubmatch(data, -1) {
+			requested[string(m[1])] = true
+		}
 	}
-	_, ok := Default().Lookup("fake-model")
-	assert.False(t, ok)
+	for _, want := range []string{"claude-opus-4-8", "claude-opus-4-8[1m]", "gpt-5.5", "gemini-3.8-flash", "gemini-3.5-flash-lite", "fake-model"} {
+		assert.True(t, requested[want], "the fixtures ask for %s", want)
+	}
+	for model := range requested {
+		_, ok := Default().Lookup(model)
+		assert.Equal(t, model != "fake-model" && model != "<synthetic>", ok, model)
+	}
 }
 
 func TestWithReplacesAndAdds(t *testing.T) {

@@ -30,7 +30,7 @@ var allowed = map[string]struct {
 	"hats":                        {[]string{"events", "internal/suggest"}, "hat choice and prompts need events only (and a did-you-mean helper)"},
 	"criteria":                    {[]string{"events", "internal/procgroup", "internal/suggest", "internal/plural", "internal/tail", "internal/git"}, "checks are independent of the loop; commands run in a process group"},
 	"backends":                    {[]string{"events", "internal/procgroup", "internal/suggest", "internal/redact", "internal/tail"}, "agents produce activity; they never see the engine; agents run in a process group; what agents print is redacted where it enters ralph"},
-	"config":                      {[]string{"events", "hats", "criteria", "pricing", "internal/suggest", "internal/exitcode"}, "the loader turns files into domain types"},
+	"config":                      {[]string{"events", "hats", "criteria", "pricing", "internal/suggest", "internal/exitcode"}, "the loader turns files into domain types (a pricing: section into prices)"},
 	"pricing":                     {[]string{"events", "internal/suggest"}, "prices turn an iteration's token usage (events) into a cost; an unknown model's nearest known ones come from the did-you-mean helper"},
 	"engine/memory":               {[]string{"internal/plural"}, "memories are files and text; a leaf but for a wording helper"},
 	"engine/checklist":            {nil, "a markdown checklist parser; a leaf"},
