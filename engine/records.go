@@ -207,8 +207,11 @@ type terminateRecord struct {
 	GoOn       *GoOn   `json:"go_on,omitempty"`
 	Iterations int     `json:"iterations"`
 	CostUSD    float64 `json:"cost_usd"`
-	Tokens     int64   `json:"tokens"`
-	RuntimeMS  int64   `json:"runtime_ms"`
+	// CostSource and CostUnknown say how CostUSD is known (CostTotal).
+	CostSource  CostSource `json:"cost_source,omitempty"`
+	CostUnknown bool       `json:"cost_unknown,omitempty"`
+	Tokens      int64      `json:"tokens"`
+	RuntimeMS   int64      `json:"runtime_ms"`
 }
 
 type commitRecord struct {

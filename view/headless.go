@@ -318,8 +318,9 @@ func outcomeOf(it engine.IterationInfo, res events.AgentResult) engine.Outcome {
 }
 
 func (r *Headless) IterationFinished(it engine.IterationInfo, res events.AgentResult) {
+	cost := iterationCost(it, res)
 	r.emit("iteration_done", headIterationDone{N: it.N, Hat: it.Hat.ID, DurationMS: res.Duration.Milliseconds(),
-		Tokens: tokensOf(res.Usage), Cost: it.Cost.USD, CostSource: it.Cost.Source, Model: it.Cost.Model,
+		Tokens: tokensOf(res.Usage), Cost: cost.USD, CostSource: cost.Source, Model: cost.Model,
 		Stats:   headStats{Reads: res.Tools.Read, Writes: res.Tools.Write, Shell: res.Tools.Shell, Other: res.Tools.Other},
 		Outcome: outcomeOf(it, res), Failure: res.Failure, Message: res.FailureMessage, ExitCode: res.ExitCode})
 }
