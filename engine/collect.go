@@ -44,7 +44,7 @@ func (e *Engine) collecting() (Phase, error) {
 	}
 	e.lastSnapshot = &after
 	info.Outcome = outcome
-	e.warnUnknownCost(info.Cost)
+	e.warnUnknownCost(info.Cost, res.Usage)
 	e.opts.Reporter.IterationFinished(info, res)
 	switch {
 	case e.ending != nil:

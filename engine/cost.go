@@ -85,9 +85,11 @@ func unknownCostWarning(c IterationCost) string {
 }
 
 // warnUnknownCost gives unknownCostWarning the first time this run meets
-// the model.
-func (e *Engine) warnUnknownCost(c IterationCost) {
-	if c.Source != CostUnknown || slices.Contains(e.unpriced, c.Model) {
+// the model. An agent that names no model and counts no tokens (a plain
+// command) gives nothing to act on, so it is not warned about: its cost
+// is still recorded as unknown.
+func (e *Engine) warnUnknownCost(c IterationCost, u events.Usage) {
+	if c.Source != CostUnknown || slices.Contains(e.unpriced, c.Model) || (c.Model == "" && u == (events.Usage{})) {
 		return
 	}
 	e.unpriced = append(e.unpriced, c.Model)
