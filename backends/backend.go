@@ -136,8 +136,15 @@ func pickInstalled() (string, error) {
 func (b *Backend) Name() string { return b.spec.name }
 
 // ConfiguredModel is the model the options name (cli.model, or the hat's
-// backend: model); "" leaves the CLI's own default.
-func (b *Backend) ConfiguredModel() string { return b.opts.Model }
+// backend: model), else, for a CLI whose output does not name its model,
+// the default its own settings name (Codex's config.toml); "" when
+// neither says.
+func (b *Backend) ConfiguredModel() string {
+	if b.opts.Model != "" || b.spec.defaultModel == nil {
+		return b.opts.Model
+	}
+	return b.spec.defaultModel(newDiagEnv(DiagnoseOptions{Env: b.opts.Env}))
+}
 
 // ReportsCost says the CLI reports what each run cost (Claude Code).
 func (b *Backend) ReportsCost() bool { return b.spec.reportsCost }

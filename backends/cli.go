@@ -38,6 +38,10 @@ type cliSpec struct {
 	// namesModel: the CLI's output names the model that ran, so its runs
 	// can be priced without cli.model.
 	namesModel bool
+	// defaultModel, for a CLI whose output does not name its model, reads
+	// the model it runs when not given one from the CLI's own settings;
+	// "" when they name none. nil for the others.
+	defaultModel func(e diagEnv) string
 }
 
 // parseFunc reads a CLI's stdout until EOF, reports activity as it goes

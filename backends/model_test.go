@@ -6,6 +6,7 @@ package backends
 // those the recordings' request logs show the fake server was asked for.
 
 import (
+	"cmp"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/pricing"
 )
 
 func parseRecorded(t *testing.T, cli, file string) events.AgentResult {
@@ -100,5 +102,73 @@ func TestInputTokensExcludeCache(t *testing.T) {
 			res := clis[c.cli].parse(strings.NewReader(c.line+"\n"), func(events.Activity) {}, time.Now)
 			assert.Equal(t, c.want, res.Usage)
 		})
+	}
+}
+
+// TestConfiguredModel: cli.model wins; codex, whose output names no model,
+// falls back to the top-level model of $CODEX_HOME/config.toml.
+func TestConfiguredModel(t *testing.T) {
+	home := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(home, "config.toml"),
+		[]byte("# mine\nmodel = \"gpt-5.5\"\nmodel_provider = \"fake\"\n\n[model_providers.fake]\nmodel = \"not-this\"\n"), 0o644))
+	newBackend := func(o Options) *Backend {
+		b, err := New(o)
+		require.NoError(t, err)
+		return b
+	}
+	env := map[string]string{"CODEX_HOME": home}
+	assert.Equal(t, "gpt-5.5", newBackend(Options{Name: "codex", Env: env}).ConfiguredModel())
+	assert.Equal(t, "o4-mini", newBackend(Options{Name: "codex", Env: env, Model: "o4-mini"}).ConfiguredModel())
+	assert.Empty(t, newBackend(Options{Name: "codex", Env: map[string]string{"CODEX_HOME": t.TempDir()}}).ConfiguredModel())
+
+	tableOnly := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(tableOnly, "config.toml"), []byte("[profiles.x]\nmodel = \"gpt-5\"\n"), 0o644))
+	assert.Empty(t, newBackend(Options{Name: "codex", Env: map[string]string{"CODEX_HOME": tableOnly}}).ConfiguredModel(),
+		"a profile's model is not the default")
+
+	claude := newBackend(Options{Name: "claude", Model: "claude-opus-4-8"})
+	assert.Equal(t, "claude-opus-4-8", claude.ConfiguredModel())
+	assert.True(t, claude.ReportsCost())
+	assert.True(t, claude.NamesModel())
+	codex := newBackend(Options{Name: "codex"})
+	assert.False(t, codex.ReportsCost())
+	assert.False(t, codex.NamesModel())
+}
+
+// TestRecordedRunsPricedAtTheTable holds the cost ralph computes for each
+// recorded run (its tokens at the price table's figures for its model) to
+// the figures worked out by hand. Claude Code, which reports its own cost,
+// is the check on the table: priced by it, its run costs what it said.
+func TestRecordedRunsPricedAtTheTable(t *testing.T) {
+	cases := []struct {
+		cli, file, model string
+		want             float64
+		why              string
+	}{
+		{"claude", "stream-json-tool-loop.jsonl", "claude-opus-4-8", 0.288485,
+			"57,407 in at $5/M + 58 out at $25/M, what Claude Code reported"},
+		{"codex", "exec-json-tool-loop.jsonl", "gpt-5.5", 0.146655,
+			"gpt-5.5 from the recording's config.toml (its output names none): 28,995 in at $5/M + 56 out at $30/M"},
+		{"gemini", "stream-json-tool-loop.jsonl", "gemini-3.8-flash", 0.02712525,
+			"35,842 in at $0.75/M + 65 out at $3.75/M: every token at the main model's price, the router's side request included"},
+	}
+	for _, c := range cases {
+		t.Run(c.cli, func(t *testing.T) {
+			res := parseRecorded(t, c.cli, c.file)
+			model := cmp.Or(res.Model, c.model)
+			assert.Equal(t, c.model, model)
+			p, ok := pricing.Default().Lookup(model)
+			require.True(t, ok, "the table prices %s", model)
+			assert.InDelta(t, c.want, p.Cost(res.Usage, res.Requests), 1e-9, c.why)
+			if c.cli == "claude" {
+				assert.InDelta(t, res.CostUSD, p.Cost(res.Usage, 0), 1e-9, "the table agrees with Claude Code's own cost")
+			}
+			t.Logf("%s %s: %+v → $%.6f", c.cli, model, res.Usage, p.Cost(res.Usage, res.Requests))
+		})
+	}
+	for _, cli := range []string{"pi", "qwen", "copilot"} {
+		_, ok := pricing.Default().Lookup(parseRecorded(t, cli, map[string]string{
+			"pi": "mode-json-tool-loop.jsonl", "qwen": "stream-json-tool-loop.jsonl", "copilot": "output-json-tool-loop.jsonl"}[cli]).Model)
+		assert.False(t, ok, "%s: the scripted model has no public price", cli)
 	}
 }
