@@ -133,6 +133,15 @@ func TestE2EAgentCost(t *testing.T) {
 	assert.Contains(t, r.stderr, cannot, "the start of ralph loop")
 	assert.Contains(t, r.stderr, "pricing: {fake-model: {input: …, output: …}}")
 	assert.Contains(t, r.stderr, "tokens, unknown;", "the summary says the cost is unknown, not $0.0000")
+	assert.Contains(t, w.ralph("status").stdout, "cost: unknown\n")
+	var status struct {
+		CostUSD     float64 `json:"cost_usd"`
+		CostSource  string  `json:"cost_source"`
+		CostUnknown bool    `json:"cost_unknown"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(w.ralph("status", "--json").stdout), &status))
+	assert.Equal(t, "unknown", status.CostSource)
+	assert.True(t, status.CostUnknown)
 	unpriced := w.pricedIterations()
 	require.Len(t, unpriced, 2)
 	for _, p := range unpriced {
@@ -168,4 +177,5 @@ func TestE2EAgentCost(t *testing.T) {
 	assert.Less(t, priced[0].CostUSD, limit, "the first iteration alone stays under the limit")
 	assert.GreaterOrEqual(t, total, limit, "the second crosses it")
 	assert.Contains(t, r.stderr, "(computed)", "the summary shows the cost's source")
+	assert.Contains(t, w.ralph("events").stdout, "(computed)", "ralph events shows the cost's source")
 }
