@@ -5,7 +5,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/events"
 )
 
 func TestCostTextIsNeverAFalseZero(t *testing.T) {
@@ -30,4 +32,13 @@ func TestEventsTableShowsTheCostSource(t *testing.T) {
 func (p viewIterationFinished) withTokens(n int64) viewIterationFinished {
 	p.Tokens.InputTokens = n
 	return p
+}
+
+func TestAutopilotTaskFinishedSaysWhatItCost(t *testing.T) {
+	finished := func(p autopilot.Payload) string {
+		return AutopilotEventText(events.Event{Topic: autopilot.TopicTaskFinished, Payload: events.ObjectPayload(p)})
+	}
+	assert.Equal(t, "T-1: its loop completed, cost $0.4000 + unknown; queued for merge",
+		finished(autopilot.Payload{Task: "T-1", Cost: &engine.CostTotal{USD: 0.4, Computed: true, Unknown: true}}))
+	assert.Equal(t, "T-1: its loop completed; queued for merge", finished(autopilot.Payload{Task: "T-1"}))
 }
