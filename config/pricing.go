@@ -32,9 +32,10 @@ func (l *loader) pricingSection(c *Config) func(*yaml.Node, string) {
 }
 
 // price decodes one model's price: input and output, or per_request alone
-// for a model billed by the request.
+// for a model billed by the request. Its Source is the model's line, or,
+// where a later file changes its figures, the first such figure's.
 func (l *loader) price(k, v *yaml.Node, path string) (pricing.Price, bool) {
-	p := pricing.Price{Model: k.Value, Source: fmt.Sprintf("config %s:%d", l.origin[k], k.Line)}
+	p := pricing.Price{Model: k.Value}
 	sub := path + "." + k.Value
 	if k.Value == "" {
 		l.problem(k, "name the model as the agent CLI does, e.g. claude-sonnet-4-5", "%s: a model without a name", path)
@@ -45,9 +46,12 @@ func (l *loader) price(k, v *yaml.Node, path string) (pricing.Price, bool) {
 			"%s: expected a mapping of prices, got %s", sub, describe(v))
 		return p, false
 	}
-	set := map[string]bool{}
+	set, written := map[string]bool{}, k
 	figure := func(dst *float64) func(*yaml.Node, string) {
 		return func(n *yaml.Node, path string) {
+			if l.fileIndex(l.origin[n]) > l.fileIndex(l.origin[written]) {
+				written = n // a later file lays this figure over the model
+			}
 			v, ok := l.number(n, path)
 			switch {
 			case ok && v < 0:
@@ -73,5 +77,6 @@ func (l *loader) price(k, v *yaml.Node, path string) (pricing.Price, bool) {
 			"%s: input and output are required", sub)
 		return p, false
 	}
+	p.Source = fmt.Sprintf("config %s:%d", l.origin[written], written.Line)
 	return p, true
 }

@@ -1,6 +1,8 @@
 package config_test
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -69,4 +71,20 @@ func TestPricingProblemsHaveFileAndLine(t *testing.T) {
 	_, err = config.LoadBytes("ralph.yml", []byte("pricing: [gpt-5.5]\n"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "ralph.yml:1: pricing: expected a mapping of model names to prices")
+}
+
+// With several files, a later file's model replaces the earlier one's key by
+// key, and each price names the file that wrote it.
+func TestPricingMergesAcrossFiles(t *testing.T) {
+	dir := t.TempDir()
+	base, local := filepath.Join(dir, "ralph.yml"), filepath.Join(dir, "local.yml")
+	require.NoError(t, os.WriteFile(base, []byte("pricing:\n  a: {input: 1, output: 2}\n  b: {input: 3, output: 4}\n"), 0o644))
+	require.NoError(t, os.WriteFile(local, []byte("pricing:\n  b: {input: 5, output: 6}\n  c: {per_request: 0.1}\n"), 0o644))
+	c, err := config.Load(base, local)
+	require.NoError(t, err)
+	require.Len(t, c.Pricing, 3)
+	assert.Equal(t, pricing.Price{Model: "a", Input: 1, Output: 2, Source: "config " + base + ":2"}, c.Pricing[0])
+	assert.InDelta(t, 5.0, c.Pricing[1].Input, 1e-12)
+	assert.Equal(t, "config "+local+":2", c.Pricing[1].Source)
+	assert.Equal(t, "c", c.Pricing[2].Model)
 }

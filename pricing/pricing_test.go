@@ -167,3 +167,12 @@ func TestParseCSVRejectsBadRows(t *testing.T) {
 	_, err := parseCSV([]byte("model,input\n"))
 	assert.Error(t, err)
 }
+
+func TestNearest(t *testing.T) {
+	table := Default()
+	assert.Equal(t, []string{"claude-opus-4-8", "claude-opus-4-7", "claude-opus-4-6"}, table.Nearest("claude-opus-4-9", 3))
+	assert.Equal(t, "gemini-3.8-flash", table.Nearest("gemni-3.8-flash", 3)[0], "a typo comes first")
+	assert.Equal(t, []string{"qwen3-coder-plus", "qwen3-coder-flash"}, table.Nearest("qwen3-coder-next", 2))
+	assert.Empty(t, table.Nearest("fake-model", 3))
+	assert.Empty(t, table.Nearest("", 3))
+}

@@ -52,6 +52,7 @@ type cli struct {
 	MCP       mcpCmd       `cmd:"" name:"mcp" help:"Serve ralph's tools (status, events, emit, ask, stop, pause, resume) to an agent or editor over MCP on stdio."`
 	Memory    memoryCmd    `cmd:"" help:"Add, list, search and remove long-term memories."`
 	Doctor    doctorCmd    `cmd:"" help:"List the agent CLIs: installed or not, version, likely auth; check the configured one."`
+	Pricing   pricingCmd   `cmd:"" help:"Print what each model's tokens cost, the table ralph prices an agent's usage by."`
 	Version   versionCmd   `cmd:"" help:"Print ralph's version."`
 }
 

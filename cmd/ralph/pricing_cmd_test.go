@@ -1,0 +1,38 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The README's `ralph pricing` examples are lines ralph prints: each line
+// of a block after "$ ralph pricing ARGS" (but "…") is in that command's
+// output.
+func TestReadmePricingExamplesAreReal(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	start := strings.Index(string(readme), "### Cost")
+	require.GreaterOrEqual(t, start, 0)
+	block := string(readme[start:])
+	block = block[strings.Index(block, "```text\n")+len("```text\n"):]
+	block = block[:strings.Index(block, "```")]
+	w := newWorkspace(t)
+	var out string
+	commands := 0
+	for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
+		switch {
+		case strings.HasPrefix(line, "$ ralph "):
+			args := strings.Fields(strings.ReplaceAll(strings.TrimPrefix(line, "$ ralph "), "'", ""))
+			r := w.ralph(args...)
+			require.Equal(t, 0, r.code, r.stderr)
+			out, commands = r.stdout, commands+1
+		case line != "…":
+			assert.Contains(t, out, line+"\n")
+		}
+	}
+	assert.Equal(t, 2, commands)
+}
