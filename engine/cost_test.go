@@ -182,3 +182,25 @@ func TestCostLimitWarnings(t *testing.T) {
 	assert.Contains(t, w[0], "pricing: {mystery: {input: …, output: …}}")
 	assert.Contains(t, w[1], "set cli.model")
 }
+
+// TestUnknownModelWarning: tokens from an agent that names no model ask
+// for cli.model; a plain command (no model, no tokens) gets no warning,
+// though its cost is still unknown.
+func TestUnknownModelWarning(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		usage events.Usage
+		warns int
+	}{{"tokens", events.Usage{InputTokens: 5}, 1}, {"a plain command", events.Usage{}, 0}} {
+		t.Run(c.name, func(t *testing.T) {
+			rep := &costReporter{}
+			b := &fakeBackend{turns: []turn{{result: events.AgentResult{Usage: c.usage}}}}
+			s := settings()
+			s.MaxIterations = 2
+			out, err := newTestEngine(t, t.TempDir(), b, s, func(o *Options) { o.Prices, o.Reporter = testPrices(), rep }).Run(t.Context())
+			require.NoError(t, err)
+			assert.Equal(t, c.warns, rep.matching("set cli.model"), "%q", rep.warns)
+			assert.Equal(t, CostTotal{Unknown: true}, out.Cost)
+		})
+	}
+}
