@@ -12,6 +12,7 @@ import (
 
 	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/criteria"
+	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/exitcode"
 	"github.com/ralph-loop/ralph/internal/git"
@@ -420,7 +421,11 @@ func (a *Autopilot) loopEnded(ctx context.Context, r slotResult) error {
 	delete(a.handles, r.task)
 	switch {
 	case r.res.Completed():
-		return a.journal.record(TopicTaskFinished, Payload{Task: r.task, Slot: r.slot, Attempt: r.attempt})
+		p := Payload{Task: r.task, Slot: r.slot, Attempt: r.attempt}
+		if r.res.Cost != (engine.CostTotal{}) {
+			p.Cost = &r.res.Cost
+		}
+		return a.journal.record(TopicTaskFinished, p)
 	case r.res.Interrupted() && a.interrupted:
 		return nil
 	case a.cutOff(r):

@@ -89,6 +89,8 @@ type LoopResult struct {
 	Reason string
 	// Message says what happened, for the task's failure reason.
 	Message string
+	// Cost is what the loop's run cost, as its state says.
+	Cost engine.CostTotal
 }
 
 // Completed reports whether the loop finished its objective.
@@ -232,7 +234,7 @@ func loopResultFromState(dir string) LoopResult {
 	if err != nil || st.Ended == nil {
 		return LoopResult{}
 	}
-	return LoopResult{ExitCode: st.Ended.ExitCode, Reason: string(st.Ended.Reason), Message: st.Ended.Message}
+	return LoopResult{ExitCode: st.Ended.ExitCode, Reason: string(st.Ended.Reason), Message: st.Ended.Message, Cost: st.Cost()}
 }
 
 // loopState says what a worktree's loop is doing, for reconciliation.
@@ -254,7 +256,7 @@ func inspectLoop(dir string) (loopState, LoopResult) {
 	case err != nil || st.RunID == "":
 		return loopNone, LoopResult{}
 	case st.Ended != nil && st.Ended.Reason != engine.ReasonInterrupted:
-		return loopEnded, LoopResult{ExitCode: st.Ended.ExitCode, Reason: string(st.Ended.Reason), Message: st.Ended.Message}
+		return loopEnded, LoopResult{ExitCode: st.Ended.ExitCode, Reason: string(st.Ended.Reason), Message: st.Ended.Message, Cost: st.Cost()}
 	}
 	return loopCut, LoopResult{}
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 )
 
@@ -121,6 +122,9 @@ type Payload struct {
 	// Resumable marks an autopilot.stopped that left its run to be
 	// resumed (an interrupt), rather than ending it.
 	Resumable bool `json:"resumable,omitempty"`
+	// Cost is what a finished task's loop cost (task.finished); nil when
+	// its runner does not say (a remote worker's).
+	Cost *engine.CostTotal `json:"cost,omitempty"`
 }
 
 // Topics of the autopilot's events.

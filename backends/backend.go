@@ -135,6 +135,23 @@ func pickInstalled() (string, error) {
 // Name is the backend's CLI name; for auto, the CLI it picked.
 func (b *Backend) Name() string { return b.spec.name }
 
+// ConfiguredModel is the model the options name (cli.model, or the hat's
+// backend: model), else, for a CLI whose output does not name its model,
+// the default its own settings name (Codex's config.toml); "" when
+// neither says.
+func (b *Backend) ConfiguredModel() string {
+	if b.opts.Model != "" || b.spec.defaultModel == nil {
+		return b.opts.Model
+	}
+	return b.spec.defaultModel(newDiagEnv(DiagnoseOptions{Env: b.opts.Env}))
+}
+
+// ReportsCost says the CLI reports what each run cost (Claude Code).
+func (b *Backend) ReportsCost() bool { return b.spec.reportsCost }
+
+// NamesModel says the CLI's output names the model each run used.
+func (b *Backend) NamesModel() bool { return b.spec.namesModel }
+
 // Check reports whether the backend's executable can be found, as a
 // *MissingBinaryError if not.
 func (b *Backend) Check() error {

@@ -54,13 +54,15 @@ import (
 
 func init() {
 	register(&cliSpec{
-		name:    "claude",
-		binary:  "claude",
-		install: "install it with: npm install -g @anthropic-ai/claude-code",
-		args:    claudeArgs,
-		env:     claudeEnv,
-		parse:   parseClaude,
-		verdict: claudeVerdict,
+		name:        "claude",
+		binary:      "claude",
+		install:     "install it with: npm install -g @anthropic-ai/claude-code",
+		args:        claudeArgs,
+		env:         claudeEnv,
+		parse:       parseClaude,
+		reportsCost: true,
+		namesModel:  true,
+		verdict:     claudeVerdict,
 	})
 }
 
@@ -121,6 +123,7 @@ type claudeLine struct {
 	ParentToolUseID string         `json:"parent_tool_use_id"` // null at top level
 	Message         *claudeMessage `json:"message"`
 	Error           string         `json:"error"` // assistant: the API error kind
+	Model           string         `json:"model"` // system init: the model configured
 
 	// result
 	IsError        bool        `json:"is_error"`
@@ -138,6 +141,7 @@ type claudeLine struct {
 
 type claudeMessage struct {
 	ID      string        `json:"id"`
+	Model   string        `json:"model"`
 	Content []claudeBlock `json:"content"`
 	Usage   claudeUsage   `json:"usage"`
 }
@@ -199,11 +203,12 @@ type claudeParser struct {
 	rateLimited bool                    // a rate_limit_event said rejected
 	limitSent   bool                    // an ActivityRateLimit was reported
 	resetAt     time.Time
+	initModel   string // the init line's model, for a stream with no assistant message
 }
 
 // claudeTypes has a case of claudeParser.line's switch each; lines of other types
 // are skipped undecoded.
-var claudeTypes = newLineTypes("assistant", "result", "rate_limit_event")
+var claudeTypes = newLineTypes("system", "assistant", "result", "rate_limit_event")
 
 // parseClaude reads Claude Code's stream-json output; see the file comment.
 // Its reset times are absolute (Unix seconds), so it has no use for now.
@@ -215,6 +220,10 @@ func parseClaude(stdout io.Reader, report func(events.Activity), _ func() time.T
 
 func (p *claudeParser) line(l *claudeLine) {
 	switch l.Type {
+	case "system":
+		if l.Subtype == "init" {
+			p.initModel = l.Model
+		}
 	case "assistant":
 		p.assistant(l)
 	case "result":
@@ -234,6 +243,11 @@ func (p *claudeParser) assistant(l *claudeLine) {
 	}
 	if m.ID != "" {
 		p.msgUsage[m.ID] = m.Usage.usage()
+	}
+	// A sub-agent may run on a cheaper model; "<synthetic>" marks a
+	// message Claude Code wrote itself (an API error), no model's.
+	if l.ParentToolUseID == "" && m.Model != "" && m.Model != "<synthetic>" {
+		p.res.Model = m.Model
 	}
 	for _, b := range m.Content {
 		switch b.Type {
@@ -366,6 +380,9 @@ func claudeLegacyReset(msg string) time.Time {
 // each message, so this undercounts), and an API error or rejected rate
 // limit seen on the way is the verdict.
 func (p *claudeParser) finish() events.AgentResult {
+	if p.res.Model == "" {
+		p.res.Model = p.initModel
+	}
 	if p.sawResult {
 		return p.res
 	}

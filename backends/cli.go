@@ -31,6 +31,17 @@ type cliSpec struct {
 	// usageFile is set for a CLI that writes its token counts to a file
 	// rather than on stdout (see usagefile.go); nil for the others.
 	usageFile *usageFileSpec
+	// reportsCost: the CLI says what every run cost, so ralph need not
+	// price it (Claude Code). pi and OpenCode report a cost only for the
+	// models their own tables know, so they are not counted.
+	reportsCost bool
+	// namesModel: the CLI's output names the model that ran, so its runs
+	// can be priced without cli.model.
+	namesModel bool
+	// defaultModel, for a CLI whose output does not name its model, reads
+	// the model it runs when not given one from the CLI's own settings;
+	// "" when they name none. nil for the others.
+	defaultModel func(e diagEnv) string
 }
 
 // parseFunc reads a CLI's stdout until EOF, reports activity as it goes

@@ -2,6 +2,9 @@ package backends
 
 import (
 	"io"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -23,10 +26,35 @@ func init() {
 		args:    codexArgs,
 		env:     func(Options) []string { return nil },
 		parse:   parseCodex,
+		// codex exec --json does not name the model it runs.
+		defaultModel: codexDefaultModel,
 		verdict: func(res *events.AgentResult, exitCode int, stderrTail string) {
 			exitVerdict(res, "codex", exitCode, stderrTail, codexAuthHint)
 		},
 	})
+}
+
+// codexModelLine is a top-level `model = "…"` of Codex's config.toml.
+var codexModelLine = regexp.MustCompile(`^model\s*=\s*"([^"]+)"`)
+
+// codexDefaultModel is the model $CODEX_HOME/config.toml (~/.codex by
+// default) names before its first table, which codex runs when not given
+// -m; "" when the file or the key is missing.
+func codexDefaultModel(e diagEnv) string {
+	data, err := os.ReadFile(filepath.Join(e.dir("CODEX_HOME", ".codex"), "config.toml"))
+	if err != nil {
+		return ""
+	}
+	for line := range strings.Lines(string(data)) {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") {
+			return ""
+		}
+		if m := codexModelLine.FindStringSubmatch(line); m != nil {
+			return m[1]
+		}
+	}
+	return ""
 }
 
 // codexArgs builds `codex exec --json --skip-git-repo-check

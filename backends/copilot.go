@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"time"
 
 	"github.com/ralph-loop/ralph/events"
@@ -27,8 +28,9 @@ func init() {
 		install: "install it with: npm install -g @github/copilot",
 		args:    copilotArgs,
 		// No self-update in the middle of a loop (the flag says the same).
-		env:   func(Options) []string { return []string{"COPILOT_AUTO_UPDATE=false"} },
-		parse: parseCopilot,
+		env:        func(Options) []string { return []string{"COPILOT_AUTO_UPDATE=false"} },
+		parse:      parseCopilot,
+		namesModel: true,
 		// Token counts reach stdout in no event: --output-format json
 		// leaves out assistant.usage and session.shutdown (see
 		// readCopilotUsage), so they are read from this file.
@@ -60,6 +62,7 @@ type copilotLine struct {
 	Type    string `json:"type"`
 	AgentID string `json:"agentId"` // set on a sub-agent's events
 	Data    struct {
+		Model            string          `json:"model"` // assistant.message
 		Content          string          `json:"content"`
 		ParentToolCallID string          `json:"parentToolCallId"`
 		ToolCallID       string          `json:"toolCallId"`
@@ -74,6 +77,12 @@ type copilotLine struct {
 		CacheWriteTokens int64           `json:"cacheWriteTokens"`
 	} `json:"data"`
 	ExitCode *int `json:"exitCode"` // result
+	Usage    struct {
+		// PremiumRequests is what the session was billed, in premium
+		// requests: a fraction for a model with a multiplier below 1, 0
+		// with a provider of the user's own (BYOK).
+		PremiumRequests float64 `json:"premiumRequests"`
+	} `json:"usage"` // result
 }
 
 // copilotTypes has a case of parseCopilot's switch each; lines of other types
@@ -91,6 +100,8 @@ var copilotTypes = newLineTypes("assistant.message", "tool.execution_start", "as
 //     (their "cost" is a premium-request multiplier, not dollars, and is not
 //     used). Copilot CLI 1.0.102 prints none, whatever the provider sends:
 //     see readCopilotUsage for where the tokens come from instead.
+//   - Model: the main agent's last assistant.message's. Requests: the
+//     result's usage.premiumRequests, rounded up to whole requests.
 //   - Failure: session.error, classified by errorType ("rate_limit",
 //     "quota", "authentication", "authorization", …), statusCode and
 //     message; or result.exitCode other than 0. A result with exitCode 0
@@ -106,6 +117,9 @@ func parseCopilot(stdout io.Reader, report func(events.Activity), now func() tim
 				return
 			}
 			res.FinalText = l.Data.Content
+			if l.Data.Model != "" {
+				res.Model = l.Data.Model
+			}
 			if l.Data.Content != "" {
 				report(events.Activity{Kind: events.ActivityText, Text: l.Data.Content})
 			}
@@ -130,6 +144,7 @@ func parseCopilot(stdout io.Reader, report func(events.Activity), now func() tim
 		case "session.error":
 			pending = copilotFailure(l.Data.ErrorType, l.Data.Message, l.Data.StatusCode, now())
 		case "result":
+			res.Requests = int(math.Ceil(l.Usage.PremiumRequests))
 			switch {
 			case l.ExitCode == nil:
 			case *l.ExitCode == 0:

@@ -25,9 +25,10 @@ func init() {
 		// Like --skip-trust, this lets gemini run in a folder the user has
 		// not trusted; without either it exits 55
 		// (docs/agent-clis.md#gemini).
-		env:     func(Options) []string { return []string{"GEMINI_CLI_TRUST_WORKSPACE=true"} },
-		parse:   parseGemini,
-		verdict: geminiVerdict,
+		env:        func(Options) []string { return []string{"GEMINI_CLI_TRUST_WORKSPACE=true"} },
+		parse:      parseGemini,
+		namesModel: true,
+		verdict:    geminiVerdict,
 	})
 }
 
@@ -72,6 +73,9 @@ type geminiLine struct {
 		OutputTokens int64  `json:"output_tokens"`
 		Cached       int64  `json:"cached"`
 		Input        *int64 `json:"input"` // input not served from cache, in newer versions
+		// Models has the same figures per model: the model router's
+		// side request runs on a small model, the turns on another.
+		Models map[string]geminiModelStats `json:"models"`
 	} `json:"stats"`
 }
 
@@ -90,6 +94,8 @@ var geminiTypes = newLineTypes("message", "tool_use", "tool_result", "error", "r
 //     tool use.
 //   - Usage: result.stats, which covers the whole run including the model
 //     router's side request; input_tokens includes cached tokens. No cost.
+//   - Model: the one of result.stats.models that used the most tokens
+//     (init says only "auto" when the router picks).
 //   - Failure: result status "error", read from result.error.message; an
 //     error line of severity "error" (such as a quota notice while gemini
 //     retries) counts only if no successful result follows.
@@ -139,6 +145,7 @@ func parseGemini(stdout io.Reader, report func(events.Activity), now func() time
 					u.InputTokens = *l.Stats.Input
 				}
 				res.Usage = res.Usage.Add(u)
+				res.Model = geminiMainModel(l.Stats.Models, res.Model)
 				report(events.Activity{Kind: events.ActivityUsage, Usage: u})
 			}
 			switch l.Status {
@@ -163,6 +170,23 @@ func parseGemini(stdout io.Reader, report func(events.Activity), now func() time
 		pending.report(report)
 	}
 	return res
+}
+
+type geminiModelStats struct {
+	TotalTokens int64 `json:"total_tokens"`
+}
+
+// geminiMainModel is the model of models that used the most tokens (by
+// name when two used as many, so the answer does not depend on map order),
+// or current when models is empty.
+func geminiMainModel(models map[string]geminiModelStats, current string) string {
+	best, most := current, int64(-1)
+	for name, m := range models {
+		if m.TotalTokens > most || (m.TotalTokens == most && name < best) {
+			best, most = name, m.TotalTokens
+		}
+	}
+	return best
 }
 
 // geminiVerdict keeps the output's verdict, else reads gemini's exit code:

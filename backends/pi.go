@@ -23,8 +23,9 @@ func init() {
 		install: "install it with: npm install -g @mariozechner/pi-coding-agent",
 		args:    piArgs,
 		// Skip the start-up check for a newer version; nothing else changes.
-		env:   func(Options) []string { return []string{"PI_SKIP_VERSION_CHECK=1"} },
-		parse: parsePi,
+		env:        func(Options) []string { return []string{"PI_SKIP_VERSION_CHECK=1"} },
+		parse:      parsePi,
+		namesModel: true,
 		verdict: func(res *events.AgentResult, exitCode int, stderrTail string) {
 			exitVerdict(res, "pi", exitCode, stderrTail, piAuthHint)
 		},
@@ -50,6 +51,7 @@ var piTools = map[string]events.ToolKind{
 
 type piMessage struct {
 	Role    string `json:"role"`
+	Model   string `json:"model"`
 	Content []struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
@@ -91,6 +93,7 @@ var piTypes = newLineTypes("message_end", "tool_execution_start", "auto_retry_st
 //     a tool use.
 //   - Usage and cost: summed over assistant message_end (usage.input
 //     excludes cache reads; usage.cost.total is from the model's prices).
+//   - Model: the last assistant message's.
 //   - Failure: the last assistant message has stopReason "error" (its
 //     errorMessage says why, e.g. "400 …" or "You have hit your ChatGPT usage
 //     limit … Try again in ~91 min.") or "aborted", or an auto-retry ends
@@ -143,6 +146,9 @@ func piAssistantEnd(res *events.AgentResult, report func(events.Activity), m *pi
 		}
 	}
 	res.FinalText = text.String()
+	if m.Model != "" {
+		res.Model = m.Model
+	}
 	if res.FinalText != "" {
 		report(events.Activity{Kind: events.ActivityText, Text: res.FinalText})
 	}

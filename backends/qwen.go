@@ -20,12 +20,13 @@ const qwenAuthHint = "run `qwen` once to sign in, or set OPENAI_API_KEY (with OP
 
 func init() {
 	register(&cliSpec{
-		name:    "qwen",
-		binary:  "qwen",
-		install: "install it with: npm install -g @qwen-code/qwen-code",
-		args:    qwenArgs,
-		env:     func(Options) []string { return nil },
-		parse:   parseQwen,
+		name:       "qwen",
+		binary:     "qwen",
+		install:    "install it with: npm install -g @qwen-code/qwen-code",
+		args:       qwenArgs,
+		env:        func(Options) []string { return nil },
+		parse:      parseQwen,
+		namesModel: true,
 		verdict: func(res *events.AgentResult, exitCode int, stderrTail string) {
 			exitVerdict(res, "qwen", exitCode, stderrTail, qwenAuthHint)
 		},
@@ -60,12 +61,15 @@ type qwenUsage struct {
 	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
 }
 
+// usage normalizes qwen's figures: its input_tokens is Gemini's
+// promptTokenCount, which includes the cached tokens (qwen adds an
+// Anthropic provider's cache reads to it as well), so they are taken out.
 func (u *qwenUsage) usage() events.Usage {
 	if u == nil {
 		return events.Usage{}
 	}
 	return events.Usage{
-		InputTokens:      u.InputTokens,
+		InputTokens:      max(u.InputTokens-u.CacheReadInputTokens, 0),
 		OutputTokens:     u.OutputTokens,
 		CacheReadTokens:  u.CacheReadInputTokens,
 		CacheWriteTokens: u.CacheCreationInputTokens,
@@ -76,7 +80,9 @@ type qwenLine struct {
 	Type            string  `json:"type"`
 	Subtype         string  `json:"subtype"`
 	ParentToolUseID *string `json:"parent_tool_use_id"`
+	Model           string  `json:"model"` // system init
 	Message         *struct {
+		Model   string `json:"model"`
 		Content []struct {
 			Type  string         `json:"type"`
 			Text  string         `json:"text"`
@@ -94,7 +100,7 @@ type qwenLine struct {
 
 // qwenTypes has a case of parseQwen's switch each; lines of other types
 // are skipped undecoded.
-var qwenTypes = newLineTypes("assistant", "result")
+var qwenTypes = newLineTypes("system", "assistant", "result")
 
 // parseQwen reads `qwen --output-format stream-json` output.
 //
@@ -105,6 +111,7 @@ var qwenTypes = newLineTypes("assistant", "result")
 //     with is_error false and stderr as content: only a tool use.
 //   - Usage: result.usage (the whole run); without a result line, the sum
 //     of the assistant messages' usage. Cost when total_cost_usd is given.
+//   - Model: the main agent's last assistant message's, else init's.
 //   - Failure: a result text starting with "[API Error:", is_error true, or
 //     an error_* subtype (error_max_turns, …).
 func parseQwen(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
@@ -115,11 +122,18 @@ func parseQwen(stdout io.Reader, report func(events.Activity), now func() time.T
 	var result *qwenLine
 	forEachJSONObject(stdout, qwenTypes, func(l *qwenLine) {
 		switch l.Type {
+		case "system":
+			if l.Subtype == "init" && res.Model == "" {
+				res.Model = l.Model
+			}
 		case "assistant":
 			if l.Message == nil {
 				return
 			}
 			main := l.ParentToolUseID == nil || *l.ParentToolUseID == ""
+			if main && l.Message.Model != "" {
+				res.Model = l.Message.Model
+			}
 			for _, c := range l.Message.Content {
 				switch c.Type {
 				case "text":

@@ -57,7 +57,7 @@ var schemaDocs = map[string]string{
 	"event_loop.starting_event":              "The topic ralph publishes to start a run; the hat that triggers on it goes first (the coordinator when none does).",
 	"event_loop.max_iterations":              "Stop (exit 2) after this many iterations.",
 	"event_loop.max_runtime_seconds":         "Stop (exit 2) after this many seconds; 0: no limit.",
-	"event_loop.max_cost_usd":                "Stop (exit 2) once the agents' reported cost reaches this many US dollars; 0: no limit.",
+	"event_loop.max_cost_usd":                "Stop (exit 2) once the iterations' cost reaches this many US dollars: the agent's reported cost, else its tokens at the model's price (pricing:); 0: no limit.",
 	"event_loop.max_consecutive_failures":    "Stop (exit 1) after this many failed iterations in a row; 0: no limit.",
 	"event_loop.cooldown_delay_seconds":      "Pause between iterations, in seconds.",
 	"event_loop.required_events":             "Topics that must have been published before a completion claim is accepted.",

@@ -13,6 +13,8 @@ func (e *Engine) collecting() (Phase, error) {
 	it := &e.iter
 	res, info := it.result, it.info
 	outcome := it.outcome()
+	info.Cost = priceIteration(e.opts.Prices, res, e.backendFor(info.Hat.ID))
+	res.CostUSD = info.Cost.USD
 	var lines []events.Event
 	if outcome == OutcomeSuccess || outcome == OutcomeFailure {
 		if err := e.fold(); err != nil {
@@ -33,7 +35,7 @@ func (e *Engine) collecting() (Phase, error) {
 	lines = append(lines, ralphEvent(TopicIterationFinished, iterationFinishedRecord{
 		Iteration: info.N, Hat: info.Hat.ID, Outcome: outcome, ExitCode: res.ExitCode,
 		Failure: res.Failure, Message: res.FailureMessage, DurationMS: res.Duration.Milliseconds(),
-		Usage: res.Usage, CostUSD: res.CostUSD, Tools: res.Tools, Confirming: info.Confirming,
+		Usage: res.Usage, CostUSD: res.CostUSD, CostSource: info.Cost.Source, Model: info.Cost.Model, Tools: res.Tools, Confirming: info.Confirming,
 		Said: tail(res.FinalText, saidLimit), Commits: len(commits), TasksDone: len(tasks),
 		Changed: it.before.Fingerprint != after.Fingerprint,
 	}))
@@ -42,6 +44,7 @@ func (e *Engine) collecting() (Phase, error) {
 	}
 	e.lastSnapshot = &after
 	info.Outcome = outcome
+	e.warnUnknownCost(info.Cost, res.Usage)
 	e.opts.Reporter.IterationFinished(info, res)
 	switch {
 	case e.ending != nil:

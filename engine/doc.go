@@ -17,8 +17,10 @@
 //     before --resume is not counted.
 //   - iteration.started {iteration, hat, events, confirming}: the offsets of
 //     the pending events handed to the hat.
-//   - iteration.finished {iteration, hat, outcome, tokens, cost, …}: the
-//     agent's verdict. A success consumes the hat's events; a failure,
+//   - iteration.finished {iteration, hat, outcome, tokens, cost_usd,
+//     cost_source, model, …}: the agent's verdict, and what it cost
+//     (reported by the agent, computed from tokens at the model's price,
+//     or unknown: [CostSource]). A success consumes the hat's events; a failure,
 //     rate limit or interruption leaves them pending, so the hat runs again.
 //   - event.routed {offset, topic, to} and event.rejected {offset, topic,
 //     reason}: the decision on a line the agent wrote (with `ralph emit` or as

@@ -50,6 +50,8 @@ type Engine struct {
 	dirLost bool
 	// rateWaits counts the rate limits in a row, for the backoff.
 	rateWaits int
+	// unpriced are the models this process has warned have no price.
+	unpriced []string
 
 	// Why the loop is about to end, set before entering terminating.
 	ending *Termination

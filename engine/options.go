@@ -9,6 +9,7 @@ import (
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
 	"github.com/ralph-loop/ralph/internal/redact"
+	"github.com/ralph-loop/ralph/pricing"
 )
 
 // Backend runs one agent process for one prompt.
@@ -120,6 +121,10 @@ type Options struct {
 	Hats      *hats.Registry // required
 	Backend   Backend        // required: the default backend
 	PerHat    map[string]Backend
+	// Prices are what the models cost, for the iterations whose agent does
+	// not report a cost itself; nil knows no prices, so those costs are
+	// unknown.
+	Prices *pricing.Table
 	// Repo, when set, reports the commits each iteration makes.
 	Repo Repo
 	// Verify runs criteria; nil means criteria.CheckAll.
@@ -222,7 +227,7 @@ type RunInfo struct {
 	// On resume, what the run had done before: iterations, cost, tokens
 	// and commits, so a display can carry on from there.
 	Iterations int
-	CostUSD    float64
+	Cost       CostTotal
 	Usage      events.Usage
 	Commits    int
 }
@@ -239,6 +244,9 @@ type IterationInfo struct {
 	// Outcome is set for IterationFinished: success, failure,
 	// rate_limited or interrupted.
 	Outcome Outcome
+	// Cost is set for IterationFinished: what the iteration cost and how
+	// ralph knows (the result's CostUSD is the same figure).
+	Cost IterationCost
 }
 
 // StuckReporter is a Reporter that wants to hear, before LoopFinished, that

@@ -142,8 +142,12 @@ type iterationFinishedRecord struct {
 	DurationMS int64              `json:"duration_ms"`
 	Usage      events.Usage       `json:"tokens"`
 	CostUSD    float64            `json:"cost_usd"`
-	Tools      events.ToolCounts  `json:"tools"`
-	Confirming bool               `json:"confirming,omitempty"`
+	// CostSource says how CostUSD is known; "" (a log from before ralph
+	// priced iterations) reads as reported.
+	CostSource CostSource        `json:"cost_source,omitempty"`
+	Model      string            `json:"model"`
+	Tools      events.ToolCounts `json:"tools"`
+	Confirming bool              `json:"confirming,omitempty"`
 	// Said is the end of the agent's final message, for the next prompt.
 	Said string `json:"said,omitempty"`
 	// Changed says the iteration changed tracked or untracked files.
@@ -203,8 +207,11 @@ type terminateRecord struct {
 	GoOn       *GoOn   `json:"go_on,omitempty"`
 	Iterations int     `json:"iterations"`
 	CostUSD    float64 `json:"cost_usd"`
-	Tokens     int64   `json:"tokens"`
-	RuntimeMS  int64   `json:"runtime_ms"`
+	// CostSource and CostUnknown say how CostUSD is known (CostTotal).
+	CostSource  CostSource `json:"cost_source,omitempty"`
+	CostUnknown bool       `json:"cost_unknown,omitempty"`
+	Tokens      int64      `json:"tokens"`
+	RuntimeMS   int64      `json:"runtime_ms"`
 }
 
 type commitRecord struct {

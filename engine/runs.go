@@ -31,7 +31,15 @@ type RunListing struct {
 	ExitCode   *int    `json:"exit_code,omitempty"`
 	Iterations int     `json:"iterations,omitempty"`
 	CostUSD    float64 `json:"cost_usd,omitempty"`
-	Current    bool    `json:"current"`
+	// CostSource and CostUnknown say how CostUSD is known (CostTotal).
+	CostSource  CostSource `json:"cost_source,omitempty"`
+	CostUnknown bool       `json:"cost_unknown,omitempty"`
+	Current     bool       `json:"current"`
+}
+
+// Cost is the run's cost as its loop.terminate recorded it.
+func (r RunListing) Cost() CostTotal {
+	return CostTotal{USD: r.CostUSD, Computed: r.CostSource == CostComputed, Unknown: r.CostUnknown}
 }
 
 // Runs finds every run of the workspace from its event logs. Each log
@@ -99,14 +107,17 @@ func readRunListing(path string) (RunListing, error) {
 	}
 	if ended {
 		var p struct {
-			Reason     string  `json:"reason"`
-			ExitCode   int     `json:"exit_code"`
-			Iterations int     `json:"iterations"`
-			CostUSD    float64 `json:"cost_usd"`
+			Reason      string     `json:"reason"`
+			ExitCode    int        `json:"exit_code"`
+			Iterations  int        `json:"iterations"`
+			CostUSD     float64    `json:"cost_usd"`
+			CostSource  CostSource `json:"cost_source"`
+			CostUnknown bool       `json:"cost_unknown"`
 		}
 		if json.Unmarshal(end.Payload, &p) == nil {
 			code := p.ExitCode
 			r.Ended, r.ExitCode, r.Iterations, r.CostUSD = p.Reason, &code, p.Iterations, p.CostUSD
+			r.CostSource, r.CostUnknown = p.CostSource, p.CostUnknown
 		}
 	}
 	return r, nil

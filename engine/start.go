@@ -43,6 +43,9 @@ func (e *Engine) starting(ctx context.Context) (Phase, error) {
 	if err := e.lock.Update(e.lockInfo(e.st.RunID)); err != nil {
 		return "", err
 	}
+	for _, w := range e.costLimitWarnings() {
+		e.opts.Reporter.Warn(w)
+	}
 	return PhaseSettling, e.saveAs(PhaseSettling)
 }
 
@@ -477,7 +480,7 @@ func tornTail(path string) (start, size int64, err error) {
 func (e *Engine) runInfo(resumed bool) RunInfo {
 	return RunInfo{RunID: e.st.RunID, Resumed: resumed, Objective: e.objective(), Source: e.source(),
 		Config: e.opts.Config, Hats: e.hatIDs(), EventsFile: e.st.EventsFile, MaxIter: e.opts.Settings.MaxIterations,
-		Iterations: e.st.Iteration, CostUSD: e.st.CostUSD, Usage: e.st.Usage, Commits: e.st.Commits}
+		Iterations: e.st.Iteration, Cost: e.st.Cost(), Usage: e.st.Usage, Commits: e.st.Commits}
 }
 
 func newRunID(now time.Time) string {

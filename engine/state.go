@@ -113,6 +113,11 @@ type RunState struct {
 
 	Usage   events.Usage `json:"tokens"`
 	CostUSD float64      `json:"cost_usd"`
+	// CostComputed says some of CostUSD was computed from tokens (not
+	// reported by the agent); CostUnknown that some iteration's cost is
+	// unknown, so CostUSD is less than the run cost.
+	CostComputed bool `json:"cost_computed,omitempty"`
+	CostUnknown  bool `json:"cost_unknown,omitempty"`
 
 	StartedAt    time.Time     `json:"started_at"`
 	SegmentStart time.Time     `json:"segment_start"`
@@ -373,6 +378,8 @@ func (s *RunState) finishIteration(r iterationFinishedRecord) {
 	}
 	s.Usage = s.Usage.Add(r.Usage)
 	s.CostUSD += r.CostUSD
+	s.CostComputed = s.CostComputed || r.CostSource == CostComputed
+	s.CostUnknown = s.CostUnknown || r.CostSource == CostUnknown
 	switch r.Outcome {
 	case OutcomeRateLimited, OutcomeInterrupted:
 		// The iteration is repeated with the same number and events.

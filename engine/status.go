@@ -18,24 +18,34 @@ import (
 // Confirming says the running one checks a completion claim, and
 // Confirmations how many finished ones did: max_iterations counts neither.
 type Status struct {
-	Running       bool         `json:"running"`
-	PID           int          `json:"pid,omitempty"`
-	RunID         string       `json:"run_id,omitempty"`
-	Iteration     int          `json:"iteration"`
-	MaxIter       int          `json:"max_iterations,omitempty"`
-	Confirming    bool         `json:"confirming,omitempty"`
-	Confirmations int          `json:"confirmation_iterations,omitempty"`
-	Hat           string       `json:"hat,omitempty"`
-	Phase         Phase        `json:"phase,omitempty"`
-	Elapsed       string       `json:"elapsed,omitempty"`
-	CostUSD       float64      `json:"cost_usd"`
-	Tokens        int64        `json:"tokens"`
-	Pending       int          `json:"pending"`
-	EventsFile    string       `json:"events_file,omitempty"`
-	Ended         *Termination `json:"ended,omitempty"`
+	Running       bool    `json:"running"`
+	PID           int     `json:"pid,omitempty"`
+	RunID         string  `json:"run_id,omitempty"`
+	Iteration     int     `json:"iteration"`
+	MaxIter       int     `json:"max_iterations,omitempty"`
+	Confirming    bool    `json:"confirming,omitempty"`
+	Confirmations int     `json:"confirmation_iterations,omitempty"`
+	Hat           string  `json:"hat,omitempty"`
+	Phase         Phase   `json:"phase,omitempty"`
+	Elapsed       string  `json:"elapsed,omitempty"`
+	CostUSD       float64 `json:"cost_usd"`
+	// CostSource is how CostUSD is known (reported, computed, or unknown
+	// when no part of it is); CostUnknown that some iteration's cost is
+	// unknown, so CostUSD is less than what the run spent.
+	CostSource  CostSource   `json:"cost_source,omitempty"`
+	CostUnknown bool         `json:"cost_unknown"`
+	Tokens      int64        `json:"tokens"`
+	Pending     int          `json:"pending"`
+	EventsFile  string       `json:"events_file,omitempty"`
+	Ended       *Termination `json:"ended,omitempty"`
 	// Waiting is the question the run waits on a person to answer.
 	Waiting *Question      `json:"waiting_for_human,omitempty"`
 	Recent  []events.Event `json:"recent_events,omitempty"`
+}
+
+// Cost is the run's cost as a total.
+func (s Status) Cost() CostTotal {
+	return CostTotal{USD: s.CostUSD, Computed: s.CostSource == CostComputed, Unknown: s.CostUnknown}
 }
 
 // ReadStatus reads the lock and the checkpoint of workspace without
@@ -58,6 +68,7 @@ func ReadStatus(workspace string, recent int, now time.Time) (Status, error) {
 	s.RunID, s.Iteration, s.MaxIter, s.Phase = st.RunID, st.Iteration, st.MaxIterations, phase
 	s.CostUSD, s.Tokens, s.Pending, s.EventsFile = st.CostUSD, st.Usage.Total(), len(st.Pending), st.EventsFile
 	s.Ended, s.Confirmations = st.Terminated, st.ConfirmationIterations
+	s.CostSource, s.CostUnknown = st.Cost().Source(), st.CostUnknown
 	if r := st.Running; r != nil {
 		s.Hat = r.Hat
 		if held {

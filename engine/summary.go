@@ -23,7 +23,7 @@ type Summary struct {
 	// claim; max_iterations does not count them.
 	Confirmations int
 	Runtime       time.Duration
-	CostUSD       float64
+	Cost          CostTotal
 	Usage         events.Usage
 	Activations   map[string]int
 	Accepted      int
@@ -40,7 +40,7 @@ func (e *Engine) summary() Summary {
 		return Summary{}
 	}
 	sum := Summary{RunID: st.RunID, Iterations: st.Iteration, Confirmations: st.ConfirmationIterations, Runtime: st.Runtime(e.now()),
-		CostUSD: st.CostUSD, Usage: st.Usage, Activations: st.Activations, Accepted: st.Accepted,
+		Cost: st.Cost(), Usage: st.Usage, Activations: st.Activations, Accepted: st.Accepted,
 		Rejected: st.Rejected, Malformed: st.MalformedTotal, Commits: st.Commits, EventsFile: st.EventsFile, Workspace: e.opts.Workspace}
 	if t := st.Terminated; t != nil {
 		sum.Reason, sum.ExitCode, sum.Message = t.Reason, t.ExitCode, e.opts.Redactor.String(t.Message)

@@ -9,7 +9,7 @@ func (e *Engine) terminating() (Phase, error) {
 	st := e.st
 	if err := e.append(ralphEvent(TopicLoopTerminate, terminateRecord{
 		Reason: t.Reason, ExitCode: t.ExitCode, Message: t.Message, Cause: t.Cause, GoOn: t.GoOn, Iterations: st.Iteration,
-		CostUSD: st.CostUSD, Tokens: st.Usage.Total(), RuntimeMS: st.Runtime(e.now()).Milliseconds(),
+		CostUSD: st.CostUSD, CostSource: st.Cost().Source(), CostUnknown: st.CostUnknown, Tokens: st.Usage.Total(), RuntimeMS: st.Runtime(e.now()).Milliseconds(),
 	})); err != nil {
 		return "", err
 	}

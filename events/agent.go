@@ -43,7 +43,10 @@ type Activity struct {
 	ResetAt  time.Time // ActivityRateLimit: when the limit lifts, zero if unknown
 }
 
-// Usage counts tokens.
+// Usage counts tokens. InputTokens are the input tokens not read from or
+// written to a cache: every backend moves the cached part of a CLI's input
+// figure to CacheReadTokens (and CacheWriteTokens), so one price formula
+// fits every agent.
 type Usage struct {
 	InputTokens      int64 `json:"input_tokens"`
 	OutputTokens     int64 `json:"output_tokens"`
@@ -130,8 +133,15 @@ type AgentResult struct {
 	Duration  time.Duration
 	FinalText string // where <event> tags are searched for
 	Usage     Usage
-	CostUSD   float64
-	Tools     ToolCounts
+	CostUSD   float64 // what the CLI itself says the run cost; 0 when it does not say
+	// Model is the model the agent's own output names (the one that did
+	// most of the work when it names several), "" when it names none: the
+	// engine then prices the run by the configured model.
+	Model string
+	// Requests counts the premium requests a CLI billed by the request
+	// (GitHub Copilot) used; 0 for the others.
+	Requests int
+	Tools    ToolCounts
 	// Failure is one of the Failure* kinds; FailureNone means success.
 	Failure FailureKind
 	// FailureMessage explains the failure in a line.

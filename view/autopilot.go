@@ -88,6 +88,9 @@ func AutopilotEventText(ev events.Event) string {
 	case autopilot.TopicTaskHeld:
 		return fmt.Sprintf("held: %s shares component %s with %s; it starts when that one is done", task, strings.Join(p.Components, ", "), p.HeldBy)
 	case autopilot.TopicTaskFinished:
+		if p.Cost != nil {
+			return fmt.Sprintf("%s: its loop completed, cost %s; queued for merge", p.Task, CostText(*p.Cost))
+		}
 		return fmt.Sprintf("%s: its loop completed; queued for merge", p.Task)
 	case autopilot.TopicTaskRetry:
 		return fmt.Sprintf("%s: running its loop again on the new base (attempt %d)", p.Task, p.Attempt)

@@ -43,6 +43,7 @@ type (
 		DurationMS int64              `json:"duration_ms"`
 		Tokens     events.Usage       `json:"tokens"`
 		CostUSD    float64            `json:"cost_usd"`
+		CostSource engine.CostSource  `json:"cost_source"`
 	}
 	viewSettled struct {
 		Note string `json:"note"`
@@ -66,15 +67,17 @@ type (
 		Offset int64 `json:"offset"`
 	}
 	viewTerminate struct {
-		Reason     engine.Reason `json:"reason"`
-		ExitCode   int           `json:"exit_code"`
-		Message    string        `json:"message"`
-		Cause      engine.Cause  `json:"cause"`
-		GoOn       *engine.GoOn  `json:"go_on"`
-		Iterations int           `json:"iterations"`
-		CostUSD    float64       `json:"cost_usd"`
-		Tokens     int64         `json:"tokens"`
-		RuntimeMS  int64         `json:"runtime_ms"`
+		Reason      engine.Reason     `json:"reason"`
+		ExitCode    int               `json:"exit_code"`
+		Message     string            `json:"message"`
+		Cause       engine.Cause      `json:"cause"`
+		GoOn        *engine.GoOn      `json:"go_on"`
+		Iterations  int               `json:"iterations"`
+		CostUSD     float64           `json:"cost_usd"`
+		CostSource  engine.CostSource `json:"cost_source"`
+		CostUnknown bool              `json:"cost_unknown"`
+		Tokens      int64             `json:"tokens"`
+		RuntimeMS   int64             `json:"runtime_ms"`
 	}
 	viewCommit struct {
 		Hash    string `json:"hash"`
@@ -178,10 +181,11 @@ func describeStarted(p viewIterationStarted) string {
 }
 
 // describeFinished is "builder success 12s 1.2k tok $0.0100", with the
-// failure's message when there is one.
+// cost's source when it was not reported ("$0.0100 (computed)", "cost
+// unknown") and the failure's message when there is one.
 func describeFinished(p viewIterationFinished) string {
-	s := fmt.Sprintf("%s %s %s %s tok $%.4f", p.Hat, p.Outcome,
-		humanDuration(time.Duration(p.DurationMS)*time.Millisecond), humanCount(p.Tokens.Total()), p.CostUSD)
+	s := fmt.Sprintf("%s %s %s %s tok %s", p.Hat, p.Outcome,
+		humanDuration(time.Duration(p.DurationMS)*time.Millisecond), humanCount(p.Tokens.Total()), finishedCost(p.CostUSD, p.CostSource))
 	if p.Failure != "" {
 		s += " · " + string(p.Failure)
 		if p.Message != "" {
@@ -196,9 +200,10 @@ func describeRouted(p viewRouted) string {
 }
 
 func describeTerminate(p viewTerminate) string {
-	s := fmt.Sprintf("%s (exit %d) · %s · %s · %s tok · $%.4f", p.Reason, p.ExitCode,
+	cost := engine.CostTotal{USD: p.CostUSD, Computed: p.CostSource == engine.CostComputed, Unknown: p.CostUnknown}
+	s := fmt.Sprintf("%s (exit %d) · %s · %s · %s tok · %s", p.Reason, p.ExitCode,
 		plural.Count(p.Iterations, "iteration", "iterations"), humanDuration(time.Duration(p.RuntimeMS)*time.Millisecond),
-		humanCount(p.Tokens), p.CostUSD)
+		humanCount(p.Tokens), costCell(CostText(cost)))
 	if msg := EndMessage(engine.Termination{Reason: p.Reason, Message: p.Message, Cause: p.Cause, GoOn: p.GoOn}); msg != "" {
 		s += " · " + msg
 	}

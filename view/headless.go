@@ -109,11 +109,15 @@ type headStats struct {
 
 // headIterationDone: an iteration's agent exited.
 type headIterationDone struct {
-	N          int                `json:"n"`
-	Hat        string             `json:"hat"`
-	DurationMS int64              `json:"duration_ms"`
-	Tokens     headTokens         `json:"tokens"`
-	Cost       float64            `json:"cost"`
+	N          int        `json:"n"`
+	Hat        string     `json:"hat"`
+	DurationMS int64      `json:"duration_ms"`
+	Tokens     headTokens `json:"tokens"`
+	Cost       float64    `json:"cost"`
+	// CostSource is reported, computed (from tokens at the model's price)
+	// or unknown (the model has no price: cost is 0 but was not).
+	CostSource engine.CostSource  `json:"cost_source"`
+	Model      string             `json:"model,omitempty"`
 	Stats      headStats          `json:"stats"`
 	Outcome    engine.Outcome     `json:"outcome"` // success, failure, rate_limited
 	Failure    events.FailureKind `json:"failure,omitempty"`
@@ -138,20 +142,24 @@ type headRateLimited struct {
 // headComplete: the loop ended, however it ended; reason and exit_code say
 // how. A run that ends as fatal gets `failed` instead.
 type headComplete struct {
-	RunID           string         `json:"run_id"`
-	Reason          string         `json:"reason"`
-	ExitCode        int            `json:"exit_code"`
-	Message         string         `json:"message,omitempty"`
-	Iterations      int            `json:"iterations"`
-	Confirmations   int            `json:"confirmation_iterations,omitempty"`
-	TotalDurationMS int64          `json:"total_duration_ms"`
-	Cost            float64        `json:"cost"`
-	Tokens          headTokens     `json:"tokens"`
-	Activations     map[string]int `json:"activations"`
-	EventsAccepted  int            `json:"events_accepted"`
-	EventsRejected  int            `json:"events_rejected"`
-	Commits         int            `json:"commits"`
-	EventsFile      string         `json:"events_file"`
+	RunID           string            `json:"run_id"`
+	Reason          string            `json:"reason"`
+	ExitCode        int               `json:"exit_code"`
+	Message         string            `json:"message,omitempty"`
+	Iterations      int               `json:"iterations"`
+	Confirmations   int               `json:"confirmation_iterations,omitempty"`
+	TotalDurationMS int64             `json:"total_duration_ms"`
+	Cost            float64           `json:"cost"`
+	CostSource      engine.CostSource `json:"cost_source"`
+	// CostUnknown: some iteration's cost is unknown, so cost is less
+	// than what the run spent.
+	CostUnknown    bool           `json:"cost_unknown"`
+	Tokens         headTokens     `json:"tokens"`
+	Activations    map[string]int `json:"activations"`
+	EventsAccepted int            `json:"events_accepted"`
+	EventsRejected int            `json:"events_rejected"`
+	Commits        int            `json:"commits"`
+	EventsFile     string         `json:"events_file"`
 }
 
 // headFailed: ralph could not run the loop or hit an error it cannot
@@ -310,8 +318,9 @@ func outcomeOf(it engine.IterationInfo, res events.AgentResult) engine.Outcome {
 }
 
 func (r *Headless) IterationFinished(it engine.IterationInfo, res events.AgentResult) {
+	cost := iterationCost(it, res)
 	r.emit("iteration_done", headIterationDone{N: it.N, Hat: it.Hat.ID, DurationMS: res.Duration.Milliseconds(),
-		Tokens: tokensOf(res.Usage), Cost: res.CostUSD,
+		Tokens: tokensOf(res.Usage), Cost: cost.USD, CostSource: cost.Source, Model: cost.Model,
 		Stats:   headStats{Reads: res.Tools.Read, Writes: res.Tools.Write, Shell: res.Tools.Shell, Other: res.Tools.Other},
 		Outcome: outcomeOf(it, res), Failure: res.Failure, Message: res.FailureMessage, ExitCode: res.ExitCode})
 }
@@ -375,7 +384,8 @@ func completeOf(sum engine.Summary, commits int) headComplete {
 		act = map[string]int{}
 	}
 	return headComplete{RunID: sum.RunID, Reason: string(sum.Reason), ExitCode: sum.ExitCode, Message: EndMessage(sum.End()),
-		Iterations: sum.Iterations, Confirmations: sum.Confirmations, TotalDurationMS: sum.Runtime.Milliseconds(), Cost: sum.CostUSD,
+		Iterations: sum.Iterations, Confirmations: sum.Confirmations, TotalDurationMS: sum.Runtime.Milliseconds(),
+		Cost: sum.Cost.USD, CostSource: sum.Cost.Source(), CostUnknown: sum.Cost.Unknown,
 		Tokens: tokensOf(sum.Usage), Activations: act, EventsAccepted: sum.Accepted, EventsRejected: sum.Rejected,
 		Commits: commits, EventsFile: sum.EventsFile}
 }

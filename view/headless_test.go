@@ -73,6 +73,7 @@ func TestHeadlessReporterGolden(t *testing.T) {
 	r.Activity(it, events.Activity{Kind: events.ActivityUsage, Usage: events.Usage{InputTokens: 10}})
 	r.Commit(it, engine.Commit{Hash: "0123456789abcdef0123456789abcdef01234567", Subject: "export: add --json"})
 	r.TaskComplete(0, "Add the --json flag")
+	it.Cost = engine.IterationCost{USD: 0.0123, Source: engine.CostReported, Model: "claude-opus-4-8"}
 	r.IterationFinished(it, events.AgentResult{Duration: 12345 * time.Millisecond, CostUSD: 0.0123,
 		Usage: events.Usage{InputTokens: 1200, OutputTokens: 300, CacheReadTokens: 5000},
 		Tools: events.ToolCounts{Read: 1, Write: 1, Shell: 1, Other: 1}})
@@ -91,12 +92,13 @@ func TestHeadlessReporterGolden(t *testing.T) {
 	it2.Confirming = true
 	r.IterationStarted(it2)
 	r.RateLimited(it2, 90*time.Second)
+	it2.Cost = engine.IterationCost{Source: engine.CostUnknown, Model: "fake-model"}
 	r.IterationFinished(it2, events.AgentResult{Duration: time.Second, Failure: events.FailureRateLimit,
 		FailureMessage: "429 Too Many Requests", ExitCode: 1})
 	r.Warn("cannot keep the agent's raw output: disk full")
 	r.Stuck(engine.Termination{Reason: engine.ReasonStuck, Message: "3 iterations checked no box"}, 3)
 	r.LoopFinished(engine.Summary{RunID: "20261122-100000-abcdef", Reason: engine.ReasonStuck, ExitCode: 1,
-		Message: "3 iterations in a row made no progress", Iterations: 2, Runtime: 75 * time.Second, CostUSD: 0.0123,
+		Message: "3 iterations in a row made no progress", Iterations: 2, Runtime: 75 * time.Second, Cost: engine.CostTotal{USD: 0.0123, Unknown: true},
 		Usage: events.Usage{InputTokens: 1200, OutputTokens: 300}, Activations: map[string]int{"builder": 1, "reviewer": 1},
 		Accepted: 1, Rejected: 1, EventsFile: ".ralph/events-20261122-100000.jsonl"})
 	h.End(nil)

@@ -34,15 +34,30 @@ const (
 )
 
 // Figures are what agents spent: tokens, dollars and tool uses.
+// CostComputed and CostUnknown say how CostUSD is known, as in
+// engine.CostTotal.
 type Figures struct {
-	Usage   events.Usage
-	CostUSD float64
-	Tools   events.ToolCounts
+	Usage        events.Usage
+	CostUSD      float64
+	CostComputed bool
+	CostUnknown  bool
+	Tools        events.ToolCounts
 }
 
 // Add is f and g together.
 func (f Figures) Add(g Figures) Figures {
-	return Figures{Usage: f.Usage.Add(g.Usage), CostUSD: f.CostUSD + g.CostUSD, Tools: addTools(f.Tools, g.Tools)}
+	return Figures{Usage: f.Usage.Add(g.Usage), CostUSD: f.CostUSD + g.CostUSD, Tools: addTools(f.Tools, g.Tools),
+		CostComputed: f.CostComputed || g.CostComputed, CostUnknown: f.CostUnknown || g.CostUnknown}
+}
+
+// Cost is the figures' cost and how it is known.
+func (f Figures) Cost() engine.CostTotal {
+	return engine.CostTotal{USD: f.CostUSD, Computed: f.CostComputed, Unknown: f.CostUnknown}
+}
+
+// costFigures are the cost figures of c.
+func costFigures(c engine.CostTotal) Figures {
+	return Figures{CostUSD: c.USD, CostComputed: c.Computed, CostUnknown: c.Unknown}
 }
 
 func addTools(a, b events.ToolCounts) events.ToolCounts {
@@ -164,7 +179,9 @@ func (m *Model) EventRejected(ev events.Event, reason string) {
 
 func (m *Model) IterationFinished(it engine.IterationInfo, res events.AgentResult) {
 	m.update(func(r *Run) {
-		r.Done = r.Done.Add(Figures{Usage: res.Usage, CostUSD: res.CostUSD, Tools: res.Tools})
+		done := costFigures(engine.CostTotal{}.Add(iterationCost(it, res)))
+		done.Usage, done.Tools = res.Usage, res.Tools
+		r.Done = r.Done.Add(done)
 		r.Live = Figures{}
 		r.Phase, r.PhaseSince, r.LastOutcome = PhaseBetween, m.now(), outcomeOf(it, res)
 	})

@@ -39,8 +39,8 @@ func renderPanel(s Run, now time.Time, width int) []string {
 	lines := []string{
 		panelHeader(s, now, width),
 		" " + iterationLine(s, now),
-		fmt.Sprintf(" cost $%.4f · tokens %s (%s in, %s out) · reads %d · writes %d · shell %d",
-			total.CostUSD, humanCount(usage.Total()), humanCount(usage.InputTokens),
+		fmt.Sprintf(" cost %s · tokens %s (%s in, %s out) · reads %d · writes %d · shell %d",
+			CostText(total.Cost()), humanCount(usage.Total()), humanCount(usage.InputTokens),
 			humanCount(usage.OutputTokens), tools.Read, tools.Write, tools.Shell),
 		" last commit  " + orDash(s.LastCommit()),
 		" last event   " + orDash(s.LastEvent),

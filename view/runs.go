@@ -37,7 +37,7 @@ func PrintRuns(w io.Writer, runs []engine.RunListing, asJSON bool, loc *time.Loc
 		}
 		if r.ExitCode != nil {
 			ended = fmt.Sprintf("%s (exit %d)", r.Ended, *r.ExitCode)
-			iter, cost = fmt.Sprint(r.Iterations), fmt.Sprintf("$%.4f", r.CostUSD)
+			iter, cost = fmt.Sprint(r.Iterations), CostText(r.Cost())
 		}
 		if _, err := fmt.Fprintf(w, format, mark, r.RunID, started, ended, iter, cost, r.Log); err != nil {
 			return err

@@ -24,7 +24,7 @@ func WriteStatus(w io.Writer, s engine.Status) {
 	if s.Hat != "" {
 		fmt.Fprintf(w, "hat: %s\n", s.Hat)
 	}
-	fmt.Fprintf(w, "elapsed: %s\ncost: $%.4f\ntokens: %d\npending events: %d\n", s.Elapsed, s.CostUSD, s.Tokens, s.Pending)
+	fmt.Fprintf(w, "elapsed: %s\ncost: %s\ntokens: %d\npending events: %d\n", s.Elapsed, CostText(s.Cost()), s.Tokens, s.Pending)
 	if q := s.Waiting; q != nil {
 		fmt.Fprintf(w, "waiting for an answer to %s from hat %s: %s\n", q.ID, q.Hat, Sanitize(q.Text))
 		if len(q.Options) > 0 {

@@ -19,7 +19,7 @@ func SummaryParagraph(s engine.Summary) string {
 		fmt.Fprintf(&b, " — %s", msg)
 	}
 	fmt.Fprintf(&b, ". %s%s in %s", plural.Count(s.Iterations, "iteration", "iterations"), confirmationNote(false, s.Confirmations), s.Runtime.Round(time.Second))
-	fmt.Fprintf(&b, ", %s, $%.4f", plural.Count(int(s.Usage.Total()), "token", "tokens"), s.CostUSD)
+	fmt.Fprintf(&b, ", %s, %s", plural.Count(int(s.Usage.Total()), "token", "tokens"), CostText(s.Cost))
 	if hats := hatList(s); hats != "" {
 		fmt.Fprintf(&b, "; hats: %s", hats)
 	}
@@ -47,7 +47,7 @@ func SummaryMarkdown(s engine.Summary) string {
 		fmt.Fprintf(&b, "| why | %s |\n", strings.ReplaceAll(msg, "|", "\\|"))
 	}
 	fmt.Fprintf(&b, "| iterations | %d%s |\n| runtime | %s |\n", s.Iterations, confirmationNote(false, s.Confirmations), s.Runtime.Round(time.Second))
-	fmt.Fprintf(&b, "| tokens | %d in, %d out |\n| cost | $%.4f |\n", s.Usage.InputTokens, s.Usage.OutputTokens, s.CostUSD)
+	fmt.Fprintf(&b, "| tokens | %d in, %d out |\n| cost | %s |\n", s.Usage.InputTokens, s.Usage.OutputTokens, CostText(s.Cost))
 	fmt.Fprintf(&b, "| hat activations | %s |\n", hatList(s))
 	fmt.Fprintf(&b, "| events | %d accepted, %d rejected, %d malformed |\n", s.Accepted, s.Rejected, s.Malformed)
 	fmt.Fprintf(&b, "| commits | %d |\n", s.Commits)

@@ -50,7 +50,7 @@ func TestEndMessageSaysHowToGoOn(t *testing.T) {
 func TestSummaryParagraph(t *testing.T) {
 	sum := engine.Summary{RunID: "r1", Reason: engine.ReasonMaxIterations, ExitCode: 2,
 		Message: "reached max_iterations (2)", GoOn: &engine.GoOn{Mode: engine.ModeLoop, Raise: "4"},
-		Iterations: 3, Confirmations: 1, Runtime: 61 * time.Second, CostUSD: 0.5,
+		Iterations: 3, Confirmations: 1, Runtime: 61 * time.Second, Cost: engine.CostTotal{USD: 0.5},
 		Usage: events.Usage{InputTokens: 100, OutputTokens: 20}, Activations: map[string]int{"reviewer": 1, "builder": 2},
 		Accepted: 4, Rejected: 1, Malformed: 2, Commits: 1, EventsFile: ".ralph/events.jsonl"}
 	assert.Equal(t, "ralph: run r1 ended: max_iterations (exit 2) — reached max_iterations (2); to go on, raise it on the resume: "+

@@ -41,6 +41,7 @@ type rowFields struct {
 	input, output             int
 	cacheRead, cacheWrite     int
 	costUSD                   float64
+	costSource                []byte
 	// event.routed
 	topic, as []byte
 	to        [][]byte
@@ -85,7 +86,8 @@ func newFastRows() *fastRows {
 			{Key: "input_tokens", Int: &f.input}, {Key: "output_tokens", Int: &f.output},
 			{Key: "cache_read_tokens", Int: &f.cacheRead}, {Key: "cache_write_tokens", Int: &f.cacheWrite},
 		}},
-		events.Field{Key: "cost_usd", Float: &f.costUSD})
+		events.Field{Key: "cost_usd", Float: &f.costUSD},
+		events.Field{Key: "cost_source", Bytes: &f.costSource})
 	r.routed = who(
 		events.Field{Key: "topic", Bytes: &f.topic},
 		events.Field{Key: "to", ByteStrs: &f.to},
@@ -207,8 +209,8 @@ func appendFinished(t []byte, f *rowFields) []byte {
 	t = appendHumanDuration(t, time.Duration(int64(f.durationMS))*time.Millisecond)
 	t = append(t, ' ')
 	t = appendHumanCount(t, int64(f.input)+int64(f.output))
-	t = append(t, " tok $"...)
-	t = strconv.AppendFloat(t, f.costUSD, 'f', 4, 64)
+	t = append(t, " tok "...)
+	t = appendFinishedCost(t, f.costUSD, engine.CostSource(f.costSource))
 	if len(f.failure) > 0 {
 		t = append(append(t, " · "...), f.failure...)
 		if len(f.message) > 0 {

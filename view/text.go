@@ -150,8 +150,8 @@ func (r *Text) IterationFinished(it engine.IterationInfo, res events.AgentResult
 		status = string(res.Failure) + ": " + res.FailureMessage
 	case engine.OutcomeSuccess:
 	}
-	r.printf("iteration %d %s in %s; %s, $%.4f; %s, %s, %d shell",
-		it.N, status, res.Duration.Round(time.Millisecond), plural.Count(int(res.Usage.Total()), "token", "tokens"), res.CostUSD,
+	r.printf("iteration %d %s in %s; %s, %s; %s, %s, %d shell",
+		it.N, status, res.Duration.Round(time.Millisecond), plural.Count(int(res.Usage.Total()), "token", "tokens"), iterationCostText(iterationCost(it, res)),
 		plural.Count(res.Tools.Read, "read", "reads"), plural.Count(res.Tools.Write, "write", "writes"), res.Tools.Shell)
 }
 

@@ -334,7 +334,7 @@ func (r *WorkspaceReader) readRemoteLoop(path, worker string) *LoopView {
 // runOf is the header's Run of a loop from its checkpoint.
 func runOf(st *engine.RunState, phase engine.Phase, running bool, now time.Time) Run {
 	run := Run{ID: st.RunID, N: st.Iteration, Max: st.MaxIterations,
-		Done:  Figures{Usage: st.Usage, CostUSD: st.CostUSD},
+		Done:  Figures{Usage: st.Usage, CostUSD: st.CostUSD, CostComputed: st.CostComputed, CostUnknown: st.CostUnknown},
 		Ended: st.Terminated, Gone: !running && st.Terminated == nil}
 	elapsed := st.PriorRuntime
 	switch {

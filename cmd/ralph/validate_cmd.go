@@ -55,6 +55,9 @@ func (c *validateCmd) Run(g *globals) error {
 	for _, w := range warnings {
 		fmt.Fprintf(g.stderr, "ralph: warning: %s\n", w)
 	}
+	for _, w := range costLimitWarnings(cfg) {
+		fmt.Fprintf(g.stderr, "ralph: warning: %s\n", w)
+	}
 	if len(errs) > 0 {
 		return &config.Error{Problems: errs}
 	}

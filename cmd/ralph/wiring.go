@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/hooks"
+	"github.com/ralph-loop/ralph/pricing"
 
 	"github.com/ralph-loop/ralph/backends"
 	"github.com/ralph-loop/ralph/config"
@@ -114,6 +116,7 @@ func engineOptions(g *globals, log *slog.Logger, ch runChoices) (engine.Options,
 		Hats:        reg,
 		Backend:     backend,
 		PerHat:      perHat,
+		Prices:      pricing.Default().With(cfg.Pricing),
 		RalphBin:    ralphBin,
 		AgentEnv:    agentEnv(ralphBin, cfg.Redact),
 		Redactor:    redactor,
@@ -192,6 +195,19 @@ func newBackends(cfg *config.Config, override string, redactor *redact.Redactor)
 		perHat[h.ID] = hb
 	}
 	return b, perHat, nil
+}
+
+// costLimitWarnings are engine.CostLimitWarnings for the backends cfg
+// names, for `ralph validate` (a backend that cannot be made is validate's
+// own problem to report, not this check's).
+func costLimitWarnings(cfg *config.Config) []string {
+	var all []engine.Backend
+	for _, h := range append([]config.Hat{{Backend: &cfg.CLI}}, cfg.Hats...) {
+		if b, err := backends.New(backendOptions(*cmp.Or(h.Backend, &cfg.CLI), 0)); err == nil {
+			all = append(all, b)
+		}
+	}
+	return engine.CostLimitWarnings(cfg.EventLoop.MaxCostUSD, pricing.Default().With(cfg.Pricing), all...)
 }
 
 func backendOptions(c config.CLI, grace time.Duration) backends.Options {

@@ -69,9 +69,14 @@ type Loop struct {
 	Started       time.Time `json:"started,omitzero"`
 	// Tokens and CostUSD are the run's, the running iteration's so far
 	// included.
-	Tokens    events.Usage `json:"tokens"`
-	CostUSD   float64      `json:"cost_usd"`
-	LastEvent string       `json:"last_event,omitempty"`
+	Tokens  events.Usage `json:"tokens"`
+	CostUSD float64      `json:"cost_usd"`
+	// CostSource and CostUnknown say how CostUSD is known, as in `ralph
+	// status`: unknown is never shown as $0.
+	CostSource  engine.CostSource `json:"cost_source,omitempty"`
+	CostUnknown bool              `json:"cost_unknown,omitempty"`
+	CostText    string            `json:"cost_text"`
+	LastEvent   string            `json:"last_event,omitempty"`
 	// Question is what the run waits on a person to answer.
 	Question *engine.Question    `json:"question,omitempty"`
 	Ended    *engine.Termination `json:"ended,omitempty"`
@@ -142,7 +147,8 @@ func (r *Reader) loop(l *view.LoopView) *Loop {
 	total := run.Total()
 	lp := &Loop{RunID: run.ID, Objective: l.Objective, Running: l.Running, Worker: l.Worker, Iteration: run.N,
 		MaxIterations: run.Max, Hat: run.Hat, Backend: run.Backend, Phase: string(run.Phase), PhaseSince: run.PhaseSince,
-		Started: run.Started, Tokens: total.Usage, CostUSD: total.CostUSD, LastEvent: run.LastEvent,
+		Started: run.Started, Tokens: total.Usage, CostUSD: total.CostUSD,
+		CostSource: total.Cost().Source(), CostUnknown: total.CostUnknown, CostText: view.CostText(total.Cost()), LastEvent: run.LastEvent,
 		Question: run.Question, Ended: run.Ended, Gone: run.Gone, Hats: l.Hats, Graph: r.graphs.Of(l),
 		Activity: l.Activity}
 	if run.Ended != nil {

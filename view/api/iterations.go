@@ -21,7 +21,11 @@ type Iteration struct {
 	DurationMS int64          `json:"duration_ms"`
 	Tokens     events.Usage   `json:"tokens"`
 	CostUSD    float64        `json:"cost_usd"`
-	FinishedAt time.Time      `json:"finished_at"`
+	// CostSource is how CostUSD is known: reported, computed or unknown
+	// ("" in a log from before ralph priced iterations: reported).
+	CostSource engine.CostSource `json:"cost_source,omitempty"`
+	Model      string            `json:"model,omitempty"`
+	FinishedAt time.Time         `json:"finished_at"`
 }
 
 // Iterations is the finished iterations of the loop log q picks in the
