@@ -182,6 +182,13 @@
     if (!c) return "$0";
     return "$" + (c < 0.01 ? c.toFixed(4) : c < 10 ? c.toFixed(3) : c.toFixed(2));
   }
+  // iterationCost is an iteration's cost, never a false zero: "unknown"
+  // where ralph has no price for its model, "(computed)" where ralph
+  // priced its tokens rather than the agent reporting it.
+  function iterationCost(it) {
+    if (it.cost_source === "unknown") return "unknown";
+    return fmtCost(it.cost_usd) + (it.cost_source === "computed" ? " (computed)" : "");
+  }
   function fmtDuration(ms) {
     if (ms == null || ms < 0) return "–";
     const s = Math.floor(ms / 1000);
@@ -414,7 +421,7 @@
     setText("#hat", l.hat || "–");
     setText("#phase", l.phase);
     setText("#tokens", fmtTokens(l.tokens));
-    setText("#cost", fmtCost(l.cost_usd));
+    setText("#cost", l.cost_text || fmtCost(l.cost_usd));
     const ended = $("#loop-ended");
     ended.hidden = !l.ended;
     if (l.ended) ended.textContent = l.ended.message || `${l.ended.reason} (exit ${l.ended.exit_code})`;
@@ -682,7 +689,7 @@
           el("td", {}, el("span", { class: "outcome", "data-outcome": it.outcome, text: it.outcome })),
           el("td", { class: "num", text: fmtDuration(it.duration_ms) }),
           el("td", { class: "num", text: fmtCount(tokensOf(it.tokens)) }),
-          el("td", { class: "num", text: fmtCost(it.cost_usd) }),
+          el("td", { class: "num", "data-cost-source": it.cost_source || "", text: iterationCost(it) }),
         ),
       ),
     );
