@@ -460,7 +460,7 @@ func (h *remoteLoop) Interrupt() { h.once.Do(func() { close(h.interrupted) }) }
 // land brings a worker's work into the task's worktree here, where the
 // merge queue takes its branch from, and says how the loop ended.
 func (c *Coordinator) land(job autopilot.Job, r Result) autopilot.LoopResult {
-	res := autopilot.LoopResult{ExitCode: r.ExitCode, Reason: r.Reason, Message: r.Message}
+	res := autopilot.LoopResult{ExitCode: r.ExitCode, Reason: r.Reason, Message: r.Message, Cost: r.Cost}
 	if res.ExitCode >= 128 {
 		// Killed on the worker: not a loop this autopilot can resume.
 		res.ExitCode = exitcode.Fatal

@@ -90,7 +90,7 @@ func (l *loopProcess) wait(out *os.File) {
 func (l *loopProcess) result() autopilot.LoopResult {
 	res := autopilot.LoopResult{}
 	if st, err := engine.ReadStatus(l.dir, 0, time.Now()); err == nil && st.Ended != nil {
-		res = autopilot.LoopResult{Reason: string(st.Ended.Reason), Message: st.Ended.Message}
+		res = autopilot.LoopResult{Reason: string(st.Ended.Reason), Message: st.Ended.Message, Cost: st.Cost()}
 	}
 	ps := l.cmd.ProcessState
 	res.ExitCode = ps.ExitCode()

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/tasks"
 )
 
@@ -117,6 +118,9 @@ type Result struct {
 	ExitCode int    `json:"exitCode"`
 	Reason   string `json:"reason,omitempty"`
 	Message  string `json:"message,omitempty"`
+	// Cost is what the task's loop cost on the worker, for the autopilot's
+	// per-task totals.
+	Cost engine.CostTotal `json:"cost,omitzero"`
 }
 
 // Validate says what is wrong with r, naming each field, or nil.

@@ -315,7 +315,7 @@ func (w *Worker) runTask(ctx context.Context, claim *Claim) {
 		w.handBack(hctx, claim, co.Dir)
 		return
 	}
-	r := Result{ExitCode: res.ExitCode, Reason: res.Reason, Message: res.Message}
+	r := Result{ExitCode: res.ExitCode, Reason: res.Reason, Message: res.Message, Cost: res.Cost}
 	head, err := PushResult(hctx, co.Dir, t.RepoURL, t.ID)
 	if err != nil {
 		w.logf("task %s: pushing its branch: %v", t.ID, err)

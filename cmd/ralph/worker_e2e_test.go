@@ -181,6 +181,7 @@ func TestWorkerRunsAndRefusesTasks(t *testing.T) {
 	assert.Equal(t, ok.Head, remoteRef(t, c.url, "refs/heads/ralph/t-ok"))
 	assert.Equal(t, ok.Worker, remoteFile(t, c.url, ok.Head, "t-ok.txt"), "the agent's commit, by the worker that ran it")
 	assert.Equal(t, "do the task", gittest.Run(t, c.url, "log", "-1", "--format=%s", ok.Head))
+	assert.True(t, ok.Cost.Unknown, "the loop's cost reaches the coordinator, unknown for an agent that names no model: %+v", ok.Cost)
 
 	assert.Equal(t, 3, got["elsewhere"].ExitCode)
 	assert.Contains(t, got["elsewhere"].Message, "repository not in this worker's allow list: "+otherURL)
