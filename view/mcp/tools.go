@@ -77,12 +77,14 @@ func (t tools) status(ctx context.Context, _ *sdk.CallToolRequest, in StatusInpu
 	if err != nil {
 		return failed[api.Status](err)
 	}
-	var shown any = s // nothing has run: the kind says so
+	var shown any
 	switch s.Kind {
 	case api.KindLoop:
 		shown = s.Loop
 	case api.KindAutopilot:
 		shown = s.Autopilot
+	case api.KindNone:
+		shown = s // nothing has run: the kind says so
 	}
 	data, err := json.MarshalIndent(shown, "", "  ")
 	if err != nil {

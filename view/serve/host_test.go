@@ -31,7 +31,7 @@ func TestOnLoopbackOnlyLoopbackNamesAreAnswered(t *testing.T) {
 		}
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
-		resp.Body.Close()
+		require.NoError(t, resp.Body.Close())
 		assert.Equal(t, want, resp.StatusCode, "Host %q", host)
 	}
 }
@@ -46,6 +46,6 @@ func TestOffLoopbackAnyHostWithTheTokenIsAnswered(t *testing.T) {
 	req.Header.Set("Authorization", "Bearer "+testToken)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
-	resp.Body.Close()
+	require.NoError(t, resp.Body.Close())
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 }
