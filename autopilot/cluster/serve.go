@@ -17,7 +17,7 @@ type WorkerFlags struct {
 	Cluster           string        `required:"" env:"RALPH_CLUSTER" placeholder:"URLS" help:"The NATS servers: comma-separated nats:// or tls:// URLs."`
 	Creds             string        `type:"existingfile" placeholder:"FILE" help:"NATS credentials file (.creds)."`
 	Slots             int           `default:"1" placeholder:"N" help:"How many tasks run at once."`
-	Checkouts         string        `type:"path" placeholder:"DIR" help:"Where the clones and worktrees go (default $XDG_CACHE_HOME/ralph/worker, or ~/.cache/ralph/worker)."`
+	Checkouts         string        `type:"path" placeholder:"DIR" help:"Where the clones and worktrees go (default: -C/--dir DIR when given, else $XDG_CACHE_HOME/ralph/worker or ~/.cache/ralph/worker)."`
 	AllowRemote       []string      `sep:"none" placeholder:"URL" help:"A repository URL this worker may work on; repeat for more. With none it refuses every task."`
 	TrustTaskCommands bool          `help:"Also run the acceptance commands the tasks themselves carry, not only their config's."`
 	Name              string        `placeholder:"NAME" help:"The worker's name in results and logs (default: the host name)."`

@@ -23,12 +23,15 @@ func main() {
 
 // globals are the flags every command shares, and what main hands to them.
 type globals struct {
-	Dir     string `short:"C" placeholder:"DIR" help:"Run as if ralph was started in DIR (the workspace)." type:"existingdir"`
-	Debug   bool   `help:"Log ralph's own decisions to stderr."`
-	stdin   io.Reader
-	stdout  io.Writer
-	stderr  io.Writer
-	signals *interrupt.Handler
+	Dir   string `short:"C" placeholder:"DIR" help:"Run as if ralph was started in DIR (the workspace)." type:"existingdir"`
+	Debug bool   `help:"Log ralph's own decisions to stderr."`
+	// dirGiven says -C/--dir was given rather than taken from the current
+	// directory: a worker keeps its checkouts there.
+	dirGiven bool
+	stdin    io.Reader
+	stdout   io.Writer
+	stderr   io.Writer
+	signals  *interrupt.Handler
 }
 
 type cli struct {
@@ -90,7 +93,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	if err != nil {
 		return usageError(stderr, parser, kctx, err)
 	}
-	if c.Dir == "" {
+	if c.dirGiven = c.Dir != ""; !c.dirGiven {
 		if c.Dir, err = os.Getwd(); err != nil {
 			return reportError(stderr, err)
 		}

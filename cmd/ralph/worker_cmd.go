@@ -25,6 +25,9 @@ func (c *workerCmd) Run(ctx context.Context, g *globals) error {
 	if err != nil {
 		return err
 	}
+	if c.Checkouts == "" && g.dirGiven {
+		c.Checkouts = g.Dir // ralph worker --dir DIR works in DIR
+	}
 	cfg := c.Config(ralphBin, cluster.LogLines(g.stderr))
 	cfg.Hurry = g.signals.Force()
 	if err := cluster.RunWorker(ctx, cfg); ctx.Err() == nil {

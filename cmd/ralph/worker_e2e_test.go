@@ -97,7 +97,7 @@ type workerProc struct {
 func (c *workerCluster) startWorker(name string) *workerProc {
 	c.t.Helper()
 	p := &workerProc{name: name, dir: c.t.TempDir(), stderr: &lockedWriter{}, exited: make(chan struct{})}
-	p.cmd = exec.Command(ralphBin, "worker", "--cluster", c.urls, "--checkouts", p.dir, "--name", name,
+	p.cmd = exec.Command(ralphBin, "worker", "--cluster", c.urls, "--dir", p.dir, "--name", name,
 		"--allow-remote", c.url, "--ack-wait", "3s")
 	p.cmd.Dir = c.t.TempDir()
 	p.cmd.Env = append(os.Environ(), "SCRIPTAGENT_SCRIPT="+filepath.Join(c.state, "script.json"),
@@ -160,8 +160,8 @@ func TestWorkerRunsAndRefusesTasks(t *testing.T) {
 		Commit: "do the task",
 		Say:    tag("LOOP_COMPLETE", "done"),
 	}}})
-	c.startWorker("w1")
-	c.startWorker("w2")
+	w1 := c.startWorker("w1")
+	w2 := c.startWorker("w2")
 	otherURL, otherBase := gittest.SharedRemote(t)
 	elsewhere := c.task("elsewhere")
 	elsewhere.RepoURL, elsewhere.BaseCommit = otherURL, otherBase
@@ -181,6 +181,12 @@ func TestWorkerRunsAndRefusesTasks(t *testing.T) {
 	assert.Equal(t, ok.Head, remoteRef(t, c.url, "refs/heads/ralph/t-ok"))
 	assert.Equal(t, ok.Worker, remoteFile(t, c.url, ok.Head, "t-ok.txt"), "the agent's commit, by the worker that ran it")
 	assert.Equal(t, "do the task", gittest.Run(t, c.url, "log", "-1", "--format=%s", ok.Head))
+	ran := map[string]*workerProc{w1.name: w1, w2.name: w2}[ok.Worker]
+	require.NotNil(t, ran, "t-ok ran on %q", ok.Worker)
+	assert.Contains(t, ran.stderr.String(), "checkouts in "+ran.dir, "--dir is where a worker keeps its checkouts")
+	cloned, err := os.ReadDir(ran.dir)
+	require.NoError(t, err)
+	assert.NotEmpty(t, cloned, "%s cloned the repository into its --dir", ran.name)
 	assert.True(t, ok.Cost.Unknown, "the loop's cost reaches the coordinator, unknown for an agent that names no model: %+v", ok.Cost)
 
 	assert.Equal(t, 3, got["elsewhere"].ExitCode)
