@@ -13,7 +13,7 @@ type workerCmd struct {
 
 func (workerCmd) Help() string {
 	return `Runs an autopilot coordinator's tasks, taken over NATS JetStream, each as a ralph
-loop in a worktree under --checkouts: it pushes refs/ralph/wip/<task> after each
+loop in a worktree under --dir (or --checkouts): it pushes refs/ralph/wip/<task> after each
 iteration and ralph/<task> at the end, and reports how the loop ended. A first
 SIGINT or SIGTERM lets the loops end their iteration and hands their tasks back;
 a second stops them now (exit 130). Example:
