@@ -495,7 +495,11 @@ func sortedKeysOf(ids []string, m map[string]int) []string {
 // test creates $SCRIPTAGENT_STATE/release.
 const waitRelease = `while [ ! -e "$SCRIPTAGENT_STATE/release" ]; do sleep 0.05; done; `
 
-func TestAutopilotStatusPauseAndStop(t *testing.T) {
+// newHeldAutopilot is a repository whose autopilot, started, runs tasks
+// one and two of three in two slots, each agent holding its loop until the
+// test creates $SCRIPTAGENT_STATE/release.
+func newHeldAutopilot(t *testing.T) *workspace {
+	t.Helper()
 	w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n  parallel: 2\n")
 	w.write("TODO.md", "- [ ] One\n- [ ] Two\n- [ ] Three\n")
 	git(t, w.dir, "add", "-A")
@@ -505,10 +509,21 @@ func TestAutopilotStatusPauseAndStop(t *testing.T) {
 		Commit: "do the task",
 		Say:    `<event topic="LOOP_COMPLETE">done</event>`,
 	}}})
-	cmd, stderr := w.startRalph("autopilot")
+	return w
+}
+
+// awaitHeldTasks waits for the agents of tasks one and two to be running.
+func awaitHeldTasks(t *testing.T, w *workspace) {
+	t.Helper()
 	for _, task := range []string{"one", "two"} {
 		waitFor(t, task+"'s agent", func() bool { return fileExists(filepath.Join(w.state, "running-"+task)) })
 	}
+}
+
+func TestAutopilotStatusPauseAndStop(t *testing.T) {
+	w := newHeldAutopilot(t)
+	cmd, stderr := w.startRalph("autopilot")
+	awaitHeldTasks(t, w)
 
 	r := w.ralph("autopilot", "status", "--json")
 	require.Equal(t, 0, r.code, r.stderr)

@@ -305,19 +305,9 @@ func TestMCPDrivesALoop(t *testing.T) {
 }
 
 func TestMCPPausesAndResumesAnAutopilot(t *testing.T) {
-	w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n  parallel: 2\n")
-	w.write("TODO.md", "- [ ] One\n- [ ] Two\n- [ ] Three\n")
-	git(t, w.dir, "add", "-A")
-	git(t, w.dir, "commit", "-q", "-m", "tasks")
-	w.script(agentScript{Steps: []step{{
-		Sh:     `task=$(basename "$PWD"); touch "$SCRIPTAGENT_STATE/running-$task"; ` + waitRelease + `echo "$task" > "$task.txt"`,
-		Commit: "do the task",
-		Say:    `<event topic="LOOP_COMPLETE">done</event>`,
-	}}})
+	w := newHeldAutopilot(t)
 	cmd, stderr := w.startRalph("autopilot")
-	for _, task := range []string{"one", "two"} {
-		waitFor(t, task+"'s agent", func() bool { return fileExists(filepath.Join(w.state, "running-"+task)) })
-	}
+	awaitHeldTasks(t, w)
 	cs := mcpSession(t, w.dir)
 
 	st := callTool(t, cs, "status", nil).ok(t)

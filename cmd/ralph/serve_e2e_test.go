@@ -393,20 +393,10 @@ func TestServeALoop(t *testing.T) {
 }
 
 func TestServeATwoSlotAutopilot(t *testing.T) {
-	w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n  parallel: 2\n")
-	w.write("TODO.md", "- [ ] One\n- [ ] Two\n- [ ] Three\n")
-	git(t, w.dir, "add", "-A")
-	git(t, w.dir, "commit", "-q", "-m", "tasks")
-	w.script(agentScript{Steps: []step{{
-		Sh:     `task=$(basename "$PWD"); touch "$SCRIPTAGENT_STATE/running-$task"; ` + waitRelease + `echo "$task" > "$task.txt"`,
-		Commit: "do the task",
-		Say:    `<event topic="LOOP_COMPLETE">done</event>`,
-	}}})
+	w := newHeldAutopilot(t)
 	s := startServe(t, w.dir)
 	cmd, stderr := w.startRalph("autopilot")
-	for _, task := range []string{"one", "two"} {
-		waitFor(t, task+"'s agent", func() bool { return fileExists(filepath.Join(w.state, "running-"+task)) })
-	}
+	awaitHeldTasks(t, w)
 
 	// The autopilot's log says both run: it holds still until release.
 	waitFor(t, "both tasks running", func() bool {
