@@ -97,6 +97,12 @@ type Autopilot struct {
 	fatal error
 	// revived counts the resumes of loops killed from outside, by task.
 	revived map[string]int
+	// merges maps each task that ralph's merge commits on the base branch
+	// name to the newest of them; landed is what the log says followed
+	// them; closeTried holds the tasks whose close this run retried.
+	merges     map[string]string
+	landed     landings
+	closeTried map[string]bool
 }
 
 type slotResult struct {
@@ -128,7 +134,8 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		opts.NewRunID = func() string { return opts.Now().UTC().Format("20060102-150405") }
 	}
 	a := &Autopilot{opts: opts, repo: git.Repo{Dir: opts.Repo}, handles: map[string]Handle{},
-		slotDone: make(chan slotResult), mergeDone: make(chan mergeDone), held: map[string]string{}, revived: map[string]int{}}
+		slotDone: make(chan slotResult), mergeDone: make(chan mergeDone), held: map[string]string{}, revived: map[string]int{},
+		closeTried: map[string]bool{}}
 	dir := filepath.Join(opts.Repo, ralphDir)
 	runID := opts.NewRunID()
 	lock, err := acquireLock(ctx, dir, runID, opts.Now())
@@ -147,6 +154,9 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	defer stopWatch()
 	a.control = control
 	if err := a.reconcile(ctx); err != nil {
+		return Result{ExitCode: exitcode.Fatal}, err
+	}
+	if err := a.retryCloses(ctx); err != nil {
 		return Result{ExitCode: exitcode.Fatal}, err
 	}
 	return a.loop(ctx)
@@ -335,6 +345,9 @@ func (a *Autopilot) consider(ctx context.Context, t tasks.Task) error {
 		}
 	}
 	delete(a.held, t.ID)
+	if commit := a.alreadyMerged(t.ID); commit != "" {
+		return a.closeMerged(ctx, t.ID, t.Title, commit)
+	}
 	return a.start(ctx, t, a.state().freeSlot())
 }
 
@@ -381,13 +394,16 @@ func (a *Autopilot) start(ctx context.Context, t tasks.Task, slot string) error 
 // launch makes the task's worktree, when missing, and starts its loop.
 func (a *Autopilot) launch(ctx context.Context, slot, task string, attempt int, mode StartMode) error {
 	dir := a.worktree(task)
-	if _, err := os.Stat(dir); err != nil {
-		baseTip, err := a.repo.Resolve(ctx, "refs/heads/"+a.base)
-		if err == nil {
-			err = a.repo.AddWorktree(ctx, dir, branchOf(task), baseTip)
-		}
-		if err != nil {
-			return a.failTask(ctx, task, "making its worktree failed: "+err.Error())
+	if err := a.ensureWorktree(ctx, task); err != nil {
+		return a.failTask(ctx, task, "making its worktree failed: "+err.Error())
+	}
+	if mode == StartResume {
+		if state, _ := inspectLoop(dir); state == loopNone {
+			// Cut off before its run began: there is nothing to resume.
+			mode = StartNew
+			if attempt > 1 {
+				mode = StartFresh
+			}
 		}
 	}
 	job, err := a.job(task, attempt, mode)
@@ -404,6 +420,23 @@ func (a *Autopilot) launch(ctx context.Context, slot, task string, attempt int, 
 	}
 	a.fault(FaultRunning)
 	return nil
+}
+
+// ensureWorktree makes task's worktree on its branch, unless it is there:
+// the branch's work is kept, and what a removal cut short is cleared away.
+func (a *Autopilot) ensureWorktree(ctx context.Context, task string) error {
+	dir := a.worktree(task)
+	if a.repo.IsWorktreeRoot(ctx, dir) {
+		return nil
+	}
+	if err := a.repo.RemoveWorktree(ctx, dir); err != nil {
+		return err
+	}
+	baseTip, err := a.repo.Resolve(ctx, "refs/heads/"+a.base)
+	if err != nil {
+		return err
+	}
+	return a.repo.AddWorktree(ctx, dir, branchOf(task), baseTip)
 }
 
 // watch reports the end of a loop to the state machine.
@@ -429,6 +462,11 @@ func (a *Autopilot) loopEnded(ctx context.Context, r slotResult) error {
 	case r.res.Interrupted() && a.interrupted:
 		return nil
 	case a.cutOff(r):
+		if state, res := inspectLoop(a.worktree(r.task)); state == loopEnded {
+			// Killed once its run had ended: the run says how.
+			r.res = res
+			return a.loopEnded(ctx, r)
+		}
 		a.revived[r.task]++
 		if err := a.notice(fmt.Sprintf("the loop of %s was cut off (%s); resuming it", r.task, describeLoopEnd(r.res))); err != nil {
 			return err

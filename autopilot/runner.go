@@ -54,6 +54,19 @@ const (
 	StartFresh  StartMode = "fresh"  // `ralph loop --fresh`: a retry after a conflict
 )
 
+// flags are `ralph loop`'s flags for a loop started in mode with the
+// objective in objective. A resumed run keeps the objective it started
+// with, and `ralph loop` refuses -P beside --resume.
+func (m StartMode) flags(objective string) []string {
+	switch m {
+	case StartResume:
+		return []string{"--resume"}
+	case StartFresh:
+		return []string{"-P", objective, "--fresh"}
+	}
+	return []string{"-P", objective}
+}
+
 // Runner runs tasks' loops. Local slots run `ralph loop` as child
 // processes; other runners may run them elsewhere.
 type Runner interface {
@@ -123,14 +136,7 @@ func (r LocalRunner) Start(ctx context.Context, job Job) (Handle, error) {
 	for _, c := range append(slices.Clone(job.Configs), job.Overlay) {
 		args = append(args, "-c", c)
 	}
-	args = append(args, "-P", job.ObjectiveFile)
-	switch job.Mode {
-	case StartResume:
-		args = append(args, "--resume")
-	case StartFresh:
-		args = append(args, "--fresh")
-	case StartNew:
-	}
+	args = append(args, job.Mode.flags(job.ObjectiveFile)...)
 	cmd := exec.Command(r.Ralph, args...) //nolint:gosec // ralph runs itself
 	cmd.Dir = job.Dir
 	cmd.Stdout, cmd.Stderr = out, out
@@ -254,6 +260,11 @@ func inspectLoop(dir string) (loopState, LoopResult) {
 	st, err := engine.ReadStatus(dir, 0, time.Now())
 	switch {
 	case err != nil || st.RunID == "":
+		if _, logErr := engine.CurrentLog(dir); logErr == nil {
+			// A loop killed before its first checkpoint: its log is
+			// the run, and a resume rebuilds it from there.
+			return loopCut, LoopResult{}
+		}
 		return loopNone, LoopResult{}
 	case st.Ended != nil && st.Ended.Reason != engine.ReasonInterrupted:
 		return loopEnded, LoopResult{ExitCode: st.Ended.ExitCode, Reason: string(st.Ended.Reason), Message: st.Ended.Message, Cost: st.Cost()}

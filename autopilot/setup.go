@@ -181,7 +181,12 @@ func (a *Autopilot) setUp(ctx context.Context) error {
 	}
 	a.merger = &merger{repo: a.repo, base: a.base, worktrees: worktrees, tracker: a.opts.Source.Files(),
 		mode: s.Merge, verify: s.Verify}
-	return nil
+	var err error
+	if a.merges, err = a.repo.MergedTasks(ctx, "", "refs/heads/"+a.base); err != nil {
+		return fmt.Errorf("read the tasks merged into %s: %w", a.base, err)
+	}
+	a.landed, err = readLandings(filepath.Join(a.journal.dir, EventsFile))
+	return err
 }
 
 // ensureIgnoredDir makes dir with a .gitignore of "*", so the worktrees

@@ -169,7 +169,7 @@ func (g Repo) run(ctx context.Context, args ...string) ([]byte, error) {
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("git %s: %w", args[0], context.Cause(ctx))
 	}
-	ge := &gitError{sub: args[0], err: err, stderr: strings.TrimSpace(stderr.String())}
+	ge := &gitError{sub: args[0], err: err, stderr: strings.TrimSpace(stderr.String()), stdout: stdout.Bytes()}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		ge.exitCode = ee.ExitCode()
@@ -201,7 +201,10 @@ type gitError struct {
 	sub      string // the subcommand, e.g. "status"
 	exitCode int
 	stderr   string
-	err      error
+	// stdout is what it printed, for commands whose failure is a report
+	// (git diff --check).
+	stdout []byte
+	err    error
 }
 
 func (e *gitError) Error() string {

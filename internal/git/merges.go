@@ -1,0 +1,104 @@
+package git
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// TaskTrailer is the commit trailer that names the task a merge brought
+// onto the base branch ("Ralph-Task: <id>"): the base branch itself then
+// says which tasks are merged, so that a result delivered twice, or a
+// coordinator that restarts mid-merge, never merges a task again.
+const TaskTrailer = "Ralph-Task"
+
+// MergeSubject is the subject of the commit by which ralph lands a task on
+// the base branch, whatever the merge mode.
+func MergeSubject(task, title string) string {
+	return fmt.Sprintf("ralph: merge %s (%s)", task, title)
+}
+
+// WithTaskTrailer appends the trailer naming task to a commit message.
+func WithTaskTrailer(message, task string) string {
+	return strings.TrimRight(message, "\n") + "\n\n" + TaskTrailer + ": " + task + "\n"
+}
+
+// MergedTasks maps each task that ralph's own merge commits on rev's
+// first-parent line name, past exclude ("" for all of rev's history), to
+// the newest of them. A commit is ralph's when its subject is
+// MergeSubject's for the task its TaskTrailer names and it is on the
+// first-parent line: an agent's commits arrive as a merge's second parent,
+// are squashed into ralph's commit, or (rebased) keep the agent's own
+// subject, so a trailer an agent wrote, copying ralph's, names nothing.
+func (g Repo) MergedTasks(ctx context.Context, exclude, rev string) (map[string]string, error) {
+	// One record per commit: hash, subject, then the trailer's values,
+	// each on a line; NUL ends the record, since no value holds one.
+	format := "--format=%H%n%s%n%(trailers:key=" + TaskTrailer + ",valueonly,unfold)%x00"
+	args := []string{"log", "--first-parent", "--grep=^" + TaskTrailer + ": ", format, rev}
+	if exclude != "" {
+		args = append(args, "^"+exclude)
+	}
+	out, err := g.run(ctx, append(args, "--")...)
+	if err != nil {
+		return nil, err
+	}
+	merged := map[string]string{}
+	for record := range bytes.SplitSeq(out, []byte{0}) {
+		lines := strings.Split(strings.TrimSpace(string(record)), "\n")
+		if len(lines) < 3 {
+			continue
+		}
+		hash, subject := lines[0], lines[1]
+		for _, task := range lines[2:] {
+			task = strings.TrimSpace(task)
+			if task != "" && merged[task] == "" && strings.HasPrefix(subject, "ralph: merge "+task+" (") {
+				merged[task] = hash
+			}
+		}
+	}
+	return merged, nil
+}
+
+// ConflictMarkers lists, as "path:line", the conflict markers that the
+// changes from commit from to commit to bring in (git diff --check's
+// "leftover conflict marker"); markers that were already in from are not
+// listed. Whitespace errors are not conflict markers and are ignored.
+func (g Repo) ConflictMarkers(ctx context.Context, from, to string) ([]string, error) {
+	return g.markers(ctx, from, to)
+}
+
+// StagedConflictMarkers is ConflictMarkers for what Dir's index changes
+// against HEAD.
+func (g Repo) StagedConflictMarkers(ctx context.Context) ([]string, error) {
+	return g.markers(ctx, "--cached", "HEAD")
+}
+
+// markers runs git diff --check on what revs compare: it exits 2 with a
+// report when it finds a problem.
+func (g Repo) markers(ctx context.Context, revs ...string) ([]string, error) {
+	args := append(append([]string{"diff", "--check", "--no-color"}, revs...), "--")
+	_, err := g.run(ctx, args...)
+	var ge *gitError
+	switch {
+	case err == nil:
+		return nil, nil
+	case !errors.As(err, &ge) || ge.exitCode != 2:
+		return nil, err
+	}
+	return leftoverMarkers(ge.stdout), nil
+}
+
+// leftoverMarkers reads git diff --check's report: "path:line: what." and
+// the offending line after it.
+func leftoverMarkers(report []byte) []string {
+	var found []string
+	for line := range strings.Lines(string(report)) {
+		where, what, ok := strings.Cut(strings.TrimSpace(line), ": ")
+		if ok && strings.HasPrefix(what, "leftover conflict marker") {
+			found = append(found, where)
+		}
+	}
+	return found
+}
