@@ -166,6 +166,9 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 // the next thing to happen.
 func (a *Autopilot) loop(ctx context.Context) (Result, error) {
 	for {
+		// An interrupt may have come while the last event was handled:
+		// nothing new starts once it has.
+		ctx = a.takeInterrupt(ctx)
 		if err := a.step(ctx); err != nil {
 			return a.finish(exitcode.Fatal, err)
 		}
@@ -180,12 +183,21 @@ func (a *Autopilot) loop(ctx context.Context) (Result, error) {
 		case req := <-a.control:
 			a.check(a.controlRequest(req))
 		case <-ctx.Done():
-			if !a.interrupted {
-				a.interrupt()
-			}
-			ctx = context.WithoutCancel(ctx)
 		}
 	}
+}
+
+// takeInterrupt interrupts the running loops once ctx has ended, and
+// returns the context the run goes on with until they have: ctx without
+// its cancellation.
+func (a *Autopilot) takeInterrupt(ctx context.Context) context.Context {
+	if ctx.Err() == nil {
+		return ctx
+	}
+	if !a.interrupted {
+		a.interrupt()
+	}
+	return context.WithoutCancel(ctx)
 }
 
 // check keeps the first error that must end the run once nothing runs.

@@ -112,8 +112,11 @@ func (c *autopilotRunCmd) Run(ctx context.Context, g *globals, log *slog.Logger)
 	if err != nil {
 		return err
 	}
+	if fault, err = testhook.Interrupt(ctx, fault); err != nil {
+		return err
+	}
 	lines := view.NewAutopilotLines(out, c.Headless, c.Quiet)
-	local := autopilot.LocalRunner{Ralph: ralphBin, DropEnv: []string{testhook.CrashEnv}}
+	local := autopilot.LocalRunner{Ralph: ralphBin, DropEnv: []string{testhook.CrashEnv, testhook.InterruptEnv}}
 	runner, closeRunner, err := cluster.RunnerFor(ctx, root, settings.Cluster, local, func(msg string) { log.Warn(msg) })
 	if err != nil {
 		return err

@@ -1,0 +1,236 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/autopilot"
+	"github.com/ralph-loop/ralph/internal/exitcode"
+)
+
+// The autopilot through ordinary interruptions: whatever stops a run, the
+// next one finishes the queue, and every run leaves the same invariants
+// (assertConverged).
+
+// ralphMerges counts, by task, ralph's own merge commits on main: the
+// first-parent commits whose subject and Ralph-Task trailer name the task.
+func (w *workspace) ralphMerges() map[string]int {
+	w.t.Helper()
+	n := map[string]int{}
+	out := git(w.t, w.dir, "log", "--first-parent", "--format=%s%x00%(trailers:key=Ralph-Task,valueonly,unfold)%x01", "main")
+	for record := range strings.SplitSeq(out, "\x01") {
+		subject, trailers, ok := strings.Cut(strings.TrimSpace(record), "\x00")
+		if !ok {
+			continue
+		}
+		for task := range strings.Lines(trailers) {
+			task = strings.TrimSpace(task)
+			if task != "" && strings.HasPrefix(subject, "ralph: merge "+task+" (") {
+				n[task]++
+			}
+		}
+	}
+	return n
+}
+
+// markersOnMain lists the conflict markers main's tree holds.
+func (w *workspace) markersOnMain() string {
+	w.t.Helper()
+	cmd := exec.Command("git", "grep", "-n", "-E", "^(<{7}|>{7})( |$)", "main", "--")
+	cmd.Dir = w.dir
+	out, err := cmd.CombinedOutput()
+	if code := exitCodeOf(err); code != 1 {
+		require.NoError(w.t, err, "git grep: %s", out)
+	}
+	return string(out)
+}
+
+// assertConverged checks what every autopilot run that finished its queue
+// leaves, however earlier runs were cut off: each task merged exactly once
+// by ralph, no conflict marker on main, each task closed in its tracker,
+// no task worktree or branch, the checkout clean.
+func (w *workspace) assertConverged(ids []string, closed func(id string) bool, tracker ...string) {
+	t := w.t
+	t.Helper()
+	merges := w.ralphMerges()
+	for _, id := range ids {
+		assert.Equal(t, 1, merges[id], "%s is merged exactly once", id)
+		assert.True(t, closed(id), "%s is closed in the tracker", id)
+	}
+	assert.Len(t, merges, len(ids), "nothing else is merged: %v", merges)
+	assert.Empty(t, w.markersOnMain(), "no conflict marker reaches main")
+	w.assertCleanAfterRun(tracker...)
+}
+
+func checklistClosed(w *workspace) func(string) bool {
+	return func(id string) bool {
+		return strings.Contains(w.read("TODO.md"), "- [x] "+strings.ToUpper(id[:1])+id[1:])
+	}
+}
+
+// Every way a person or a machine stops an autopilot while its loops run:
+// the next `ralph autopilot` resumes each cut-off loop where it stopped and
+// finishes the queue.
+func TestAutopilotResumesLoopsCutOffByAnyInterruption(t *testing.T) {
+	for _, stop := range []struct {
+		name string
+		code int
+		do   func(w *workspace, cmd *exec.Cmd)
+	}{
+		{"SIGINT", exitcode.Interrupted, func(_ *workspace, cmd *exec.Cmd) { _ = cmd.Process.Signal(syscall.SIGINT) }},
+		{"SIGTERM", exitcode.Interrupted, func(_ *workspace, cmd *exec.Cmd) { _ = cmd.Process.Signal(syscall.SIGTERM) }},
+		{"stop --now", exitcode.Interrupted, func(w *workspace, _ *exec.Cmd) {
+			r := w.ralph("autopilot", "stop", "--now")
+			require.Equal(w.t, 0, r.code, r.stderr)
+		}},
+		{"reboot", -1, func(_ *workspace, cmd *exec.Cmd) { killTree(cmd.Process.Pid) }},
+	} {
+		t.Run(stop.name, func(t *testing.T) {
+			w := newHeldAutopilot(t)
+			cmd, stderr := w.startRalph("autopilot")
+			awaitHeldTasks(t, w)
+			stop.do(w, cmd)
+			require.Equal(t, stop.code, exitCodeOf(cmd.Wait()), stderr.String())
+
+			require.NoError(t, os.WriteFile(filepath.Join(w.state, "release"), nil, 0o644))
+			r := w.ralph("autopilot")
+			require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+			assert.NotContains(t, r.stderr, "failed:")
+			for _, task := range []string{"one", "two"} {
+				loop := w.read(".ralph/autopilot/" + task + "/loop.log")
+				assert.Regexp(t, `run \S+ resumed;`, loop, "%s's loop goes on with its run", task)
+				assert.Equal(t, 1, strings.Count(loop, " started; "), "%s's loop began one run:\n%s", task, loop)
+			}
+			w.assertConverged([]string{"one", "two", "three"}, checklistClosed(w), "TODO.md")
+		})
+	}
+}
+
+// killTree kills pid and every process under it at once, as a power cut
+// would.
+func killTree(pid int) {
+	for _, p := range append(descendants(pid), pid) {
+		_ = syscall.Kill(p, syscall.SIGKILL)
+	}
+}
+
+// descendants lists the processes under pid, from /proc.
+func descendants(pid int) []int {
+	children := map[int][]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// The parent is the second field after the command's ")".
+		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(fields) > 1 {
+			if parent, err := strconv.Atoi(fields[1]); err == nil {
+				children[parent] = append(children[parent], child)
+			}
+		}
+	}
+	var out []int
+	var walk func(int)
+	walk = func(p int) {
+		for _, c := range children[p] {
+			out = append(out, c)
+			walk(c)
+		}
+	}
+	walk(pid)
+	return out
+}
+
+// tkWrapper puts a tk before the fake one on PATH whose close fails while
+// $SCRIPTAGENT_STATE/tk-down exists, as a tracker that is down or busy.
+func tkWrapper(t *testing.T, w *workspace) {
+	t.Helper()
+	real, err := exec.LookPath("tk")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	script := fmt.Sprintf("#!/bin/sh\nif [ \"$1\" = close ] && [ -e %q ]; then echo 'tk: the tickets are locked by another tk' >&2; exit 1; fi\nexec %q \"$@\"\n",
+		filepath.Join(w.state, "tk-down"), real)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "tk"), []byte(script), 0o755))
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+// A task merged while its tracker was down is closed by the next run, and
+// neither run nor merged again.
+func TestAutopilotRetriesOnlyTheCloseOfAMergedTask(t *testing.T) {
+	w := newAutopilotRepo(t, "  source: tk\n")
+	tkWrapper(t, w)
+	w.script(agentScript{Steps: []step{{
+		Sh:     `echo "$(basename "$PWD") was here" >> log.txt; echo run >> "$SCRIPTAGENT_STATE/agent-runs"`,
+		Commit: "append to the log",
+		Say:    `<event topic="LOOP_COMPLETE">done</event>`,
+	}}})
+	id := w.run("tk", "create", "Append a line", "-p", "1")
+	require.NoError(t, os.WriteFile(filepath.Join(w.state, "tk-down"), nil, 0o644))
+
+	r := w.ralph("autopilot")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stderr, "closing it in tk failed")
+	assert.Contains(t, r.stderr, "still open in the tracker, closed by the next run")
+	assert.NotContains(t, w.read(".tickets/"+id+".md"), "status: closed")
+
+	require.NoError(t, os.Remove(filepath.Join(w.state, "tk-down")))
+	for range 2 { // the run that closes it, and one after
+		r = w.ralph("autopilot")
+		require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	}
+	assert.Equal(t, "run\n", readFile(t, filepath.Join(w.state, "agent-runs")), "the task ran once")
+	assert.Equal(t, id+" was here\n", w.read("log.txt"), "its work landed once")
+	assert.Equal(t, 1, strings.Count(git(t, w.dir, "log", "--format=%s", "main"), "ralph: close "+id+"\n"))
+	evs := autopilotEvents(t, w)
+	assert.Equal(t, map[string]int{id: 1}, countTopic(evs, autopilot.TopicTaskClosed))
+	w.assertConverged([]string{id}, func(id string) bool {
+		return strings.Contains(w.read(".tickets/"+id+".md"), "status: closed")
+	}, ".tickets")
+}
+
+// A Ctrl-C that arrives between a merge and its close does not stop the
+// merge from landing: the task is closed and cleaned up, the run exits 130,
+// and every later run finds nothing left to do.
+func TestAutopilotLandsAMergeThroughAnInterrupt(t *testing.T) {
+	for _, point := range []string{autopilot.FaultMerged, autopilot.FaultAdvanced} {
+		t.Run(point, func(t *testing.T) {
+			w := newAutopilotRepo(t, "  source: tk\n")
+			w.script(taskAgent("0"))
+			id := w.run("tk", "create", "Task one", "-p", "1")
+			r := w.ralphEnv([]string{"RALPH_TEST_INTERRUPT_AT=" + point + ":1"}, "autopilot")
+			require.Equal(t, exitcode.Interrupted, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+			assert.Contains(t, r.stderr, "completed: "+id)
+			assert.Contains(t, w.read(".tickets/"+id+".md"), "status: closed", "closed before the run ended")
+			for range 2 {
+				r = w.ralph("autopilot")
+				require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+				assert.NotContains(t, r.stderr, "failed:")
+			}
+			w.assertConverged([]string{id}, func(id string) bool {
+				return strings.Contains(w.read(".tickets/"+id+".md"), "status: closed")
+			}, ".tickets")
+		})
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return string(data)
+}
