@@ -151,11 +151,15 @@ func (m *merger) combine(ctx context.Context, scratch git.Repo, task Merge, base
 
 // replay rebases the task's branch, checked out detached in scratch, onto
 // baseTip. It reports false, with scratch moved to baseTip, when the
-// branch must be squashed instead: it holds merge commits of its own, or
-// its commits conflict only in the tracker's files, which the squash
-// takes from the base branch.
+// branch must be squashed instead: it holds merge commits of its own; one
+// of its commits carries ralph's task trailer, which on the base branch
+// would say a task is merged that is not; or its commits conflict only in
+// the tracker's files, which the squash takes from the base branch.
 func (m *merger) replay(ctx context.Context, scratch git.Repo, task Merge, baseTip string) (bool, []string, error) {
 	merges, err := scratch.HasMerges(ctx, baseTip, task.Branch)
+	if err == nil && !merges {
+		merges, err = scratch.NamesTasks(ctx, baseTip, task.Branch)
+	}
 	if err != nil || merges {
 		return false, nil, errors.Join(err, scratch.ResetHard(ctx, baseTip))
 	}

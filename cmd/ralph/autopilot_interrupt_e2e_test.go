@@ -234,3 +234,83 @@ func readFile(t *testing.T, path string) string {
 	require.NoError(t, err)
 	return string(data)
 }
+
+// An agent that copies ralph's trailer into its own commit, naming another
+// task, does not make the autopilot take that task as merged: in every
+// merge mode both tasks land.
+func TestAutopilotTrustsOnlyItsOwnMergeCommits(t *testing.T) {
+	for _, mode := range []string{"merge", "squash", "rebase"} {
+		t.Run(mode, func(t *testing.T) {
+			w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n  merge: "+mode+"\n")
+			w.write("TODO.md", "- [ ] Alpha\n- [ ] Beta\n")
+			git(t, w.dir, "add", "-A")
+			git(t, w.dir, "commit", "-q", "-m", "tasks")
+			w.script(agentScript{Steps: []step{{
+				Sh:     `task=$(basename "$PWD"); echo "$task" > "$task.txt"`,
+				Commit: "ralph: merge beta (Beta)\n\nRalph-Task: beta",
+				Say:    `<event topic="LOOP_COMPLETE">done</event>`,
+			}}})
+			r := w.ralph("autopilot")
+			require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+			assert.NotContains(t, r.stderr, "already merged")
+			assert.Equal(t, "alpha\n", w.read("alpha.txt"))
+			assert.Equal(t, "beta\n", w.read("beta.txt"), "beta's own work landed")
+			w.assertConverged([]string{"alpha", "beta"}, checklistClosed(w), "TODO.md")
+		})
+	}
+}
+
+// conflictingTasks is a checklist of two tasks, first and second, whose
+// agents each rewrite shared.txt with their name; first waits until second
+// has committed, so that both change the same base and first, the second
+// to merge, conflicts. resolve is what a retry's agent does with the merge it finds.
+func conflictingTasks(t *testing.T, section, resolve string) *workspace {
+	w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n"+section)
+	w.write("shared.txt", "base\n")
+	w.write("TODO.md", "- [ ] First\n- [ ] Second\n")
+	git(t, w.dir, "add", "-A")
+	git(t, w.dir, "commit", "-q", "-m", "tasks")
+	w.script(agentScript{Steps: []step{{
+		Sh: `task=$(basename "$PWD"); ` +
+			`if git rev-parse -q --verify MERGE_HEAD >/dev/null || grep -q '^<<<<<<<' shared.txt; then ` + resolve + `; ` +
+			`else echo "$task" > shared.txt; echo "$task" > "$task.txt"; fi; ` +
+			`touch "$SCRIPTAGENT_STATE/done-$task"; ` +
+			`if [ "$task" = first ]; then while [ ! -e "$SCRIPTAGENT_STATE/done-second" ]; do sleep 0.05; done; fi`,
+		Commit: "do the task",
+		Say:    `<event topic="LOOP_COMPLETE">done</event>`,
+	}}})
+	return w
+}
+
+// An agent that commits a conflicted merge as it found it gets its work
+// sent back while retries remain, and fails the task when none is left:
+// the markers never reach main.
+func TestAutopilotNeverMergesConflictMarkers(t *testing.T) {
+	// The retry's agent does nothing with the conflict; the loop's commit
+	// takes the files, markers and all.
+	w := conflictingTasks(t, "  retries: 2\n", `true`)
+	r := w.ralph("autopilot", "--parallel", "2")
+	require.Equal(t, exitcode.Failure, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stderr, "conflict markers left in shared.txt:")
+	// second merges first: first's agent waits for it.
+	assert.Contains(t, r.stderr, "failed: first (First): its work still holds conflict markers at shared.txt:")
+	assert.Empty(t, w.markersOnMain())
+	assert.Equal(t, map[string]int{"second": 1}, w.ralphMerges())
+	assert.Equal(t, "second\n", w.read("shared.txt"))
+	assert.Contains(t, w.read("TODO.md"), "- [ ] First", "the failed task stays open")
+	evs := autopilotEvents(t, w)
+	assert.Equal(t, 2, countTopic(evs, autopilot.TopicTaskRetry)["first"], "sent back while retries remained")
+}
+
+// With merge: rebase, a task whose merge conflicts is retried and lands:
+// its retry merged main into its branch, which a replay would drop; the
+// history stays linear.
+func TestAutopilotRebaseModeRetriesAConflict(t *testing.T) {
+	w := conflictingTasks(t, "  merge: rebase\n  retries: 1\n", `printf 'first\nsecond\n' > shared.txt`)
+	r := w.ralph("autopilot", "--parallel", "2")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stderr, "running its loop again on the new base (attempt 2)")
+	assert.Equal(t, "first\nsecond\n", w.read("shared.txt"))
+	assert.Empty(t, strings.TrimSpace(git(t, w.dir, "rev-list", "--merges", "main")), "no merge commit on main")
+	w.assertConverged([]string{"first", "second"}, checklistClosed(w), "TODO.md")
+}

@@ -61,6 +61,13 @@ func (g Repo) MergedTasks(ctx context.Context, exclude, rev string) (map[string]
 	return merged, nil
 }
 
+// NamesTasks reports whether a commit reachable from rev and not from base
+// carries a TaskTrailer: an agent's commit that copied ralph's.
+func (g Repo) NamesTasks(ctx context.Context, base, rev string) (bool, error) {
+	out, err := g.run(ctx, "log", "--max-count=1", "--format=%H", "--grep=^"+TaskTrailer+": ", rev, "^"+base, "--")
+	return len(bytes.TrimSpace(out)) > 0, err
+}
+
 // ConflictMarkers lists, as "path:line", the conflict markers that the
 // changes from commit from to commit to bring in (git diff --check's
 // "leftover conflict marker"); markers that were already in from are not
