@@ -31,6 +31,11 @@ type Task struct {
 	RepoURL string `json:"repoUrl"`
 	// BaseCommit is the commit the task's work starts from.
 	BaseCommit string `json:"baseCommit"`
+	// MergeCommit, when set, is merged into the task's work before its
+	// loop starts, conflicts left for the loop to resolve: the base branch
+	// as it is now, for a retry after a conflict. It travels as a commit
+	// to merge, never as a commit of conflict markers.
+	MergeCommit string `json:"mergeCommit,omitempty"`
 	// Configs are the loop's config files, later over earlier, as the
 	// coordinator's loops get them with -c. The worker validates them as a
 	// local config is validated.
@@ -81,6 +86,11 @@ func (t Task) Validate() error {
 	}
 	if err := validCommit(t.BaseCommit); err != nil {
 		errs = append(errs, fmt.Errorf("baseCommit: %w", err))
+	}
+	if t.MergeCommit != "" {
+		if err := validCommit(t.MergeCommit); err != nil {
+			errs = append(errs, fmt.Errorf("mergeCommit: %w", err))
+		}
 	}
 	if len(t.Configs) == 0 {
 		errs = append(errs, errors.New("configs: none; a loop needs its config"))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -269,6 +270,9 @@ func (w *Worker) runTask(ctx context.Context, claim *Claim) {
 		return
 	}
 	co, err := w.opts.Checkouts.Prepare(ctx, t.ID, t.RepoURL, t.BaseCommit)
+	if err == nil && t.MergeCommit != "" {
+		err = w.opts.Checkouts.MergeInto(ctx, co, t.ID, t.RepoURL, t.MergeCommit)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			w.release(ctx, claim)
@@ -372,17 +376,36 @@ func stoppedEarly(res autopilot.LoopResult) bool {
 // progress and releases the claim, for another worker to go on from there.
 func (w *Worker) handBack(ctx context.Context, claim *Claim, dir string) {
 	t := claim.Task
-	msg := fmt.Sprintf("ralph: work in progress of %s, handed back by %s", t.ID, w.opts.Host)
+	w.commitProgress(ctx, t, dir)
+	if err := PushProgress(ctx, dir, t.RepoURL, t.ID); err != nil {
+		w.logf("task %s: pushing its work in progress: %v", t.ID, err)
+	}
+	w.release(ctx, claim)
+}
+
+// commitProgress commits what the loop left uncommitted in dir, unless it
+// is a merge still being resolved: ralph never commits conflict markers,
+// and the next worker merges Task.MergeCommit again from the last work
+// that was committed.
+func (w *Worker) commitProgress(ctx context.Context, t Task, dir string) {
 	repo := git.Repo{Dir: dir}
+	if markers, err := repo.UnresolvedChanges(ctx); err != nil || len(markers) > 0 {
+		w.logf("task %s: its uncommitted work is not committed: %s", t.ID, unresolvedReason(markers, err))
+		return
+	}
+	msg := fmt.Sprintf("ralph: work in progress of %s, handed back by %s", t.ID, w.opts.Host)
 	if committed, err := repo.CommitPaths(ctx, msg, ".", ":(exclude)"+git.StateDir); err != nil {
 		w.logf("task %s: committing its uncommitted work: %v", t.ID, err)
 	} else if committed {
 		w.logf("task %s: committed its uncommitted work", t.ID)
 	}
-	if err := PushProgress(ctx, dir, t.RepoURL, t.ID); err != nil {
-		w.logf("task %s: pushing its work in progress: %v", t.ID, err)
+}
+
+func unresolvedReason(markers []string, err error) string {
+	if err != nil {
+		return err.Error()
 	}
-	w.release(ctx, claim)
+	return "a merge is unresolved (conflict markers at " + strings.Join(markers, ", ") + ")"
 }
 
 func prefixed(prefix, s string) string {

@@ -76,10 +76,20 @@ func (g Repo) ConflictMarkers(ctx context.Context, from, to string) ([]string, e
 	return g.markers(ctx, from, to)
 }
 
-// StagedConflictMarkers is ConflictMarkers for what Dir's index changes
-// against HEAD.
-func (g Repo) StagedConflictMarkers(ctx context.Context) ([]string, error) {
-	return g.markers(ctx, "--cached", "HEAD")
+// UnresolvedChanges lists what keeps Dir's uncommitted work from being
+// committed as it is: paths a merge left unmerged ("path (unmerged)") and
+// conflict markers ("path:line") the work tree has that HEAD has not.
+func (g Repo) UnresolvedChanges(ctx context.Context) ([]string, error) {
+	unmerged, err := g.Conflicts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var found []string
+	for _, p := range unmerged {
+		found = append(found, p+" (unmerged)")
+	}
+	markers, err := g.markers(ctx, "HEAD")
+	return append(found, markers...), err
 }
 
 // markers runs git diff --check on what revs compare: it exits 2 with a
