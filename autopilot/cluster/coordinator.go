@@ -242,6 +242,11 @@ func (c *Coordinator) unregister(h *remoteLoop) {
 // handleResult keeps a worker's result, and the work it names, before the
 // result is acknowledged, and hands it to the loop waiting for it.
 func (c *Coordinator) handleResult(ctx context.Context, r Result) error {
+	if r.Refused {
+		c.logf("task %s: worker %s will not run it (delivery %d): %s; it goes back to the queue for another worker",
+			r.TaskID, r.Worker, r.Delivery, r.Message)
+		return nil
+	}
 	c.awaitEvents(ctx, r.TaskID)
 	if r.Head != "" {
 		if err := c.fetchResult(ctx, r); err != nil {

@@ -128,6 +128,12 @@ type Result struct {
 	ExitCode int    `json:"exitCode"`
 	Reason   string `json:"reason,omitempty"`
 	Message  string `json:"message,omitempty"`
+	// Refused says the worker would not run the task for a reason of its
+	// own (a repository outside its allow list, a clone it cannot make)
+	// and handed it back for another worker: a report, not how the task
+	// ended. Message says why; Delivery is the delivery it refused.
+	Refused  bool `json:"refused,omitempty"`
+	Delivery int  `json:"delivery,omitempty"`
 	// Cost is what the task's loop cost on the worker, for the autopilot's
 	// per-task totals.
 	Cost engine.CostTotal `json:"cost,omitzero"`
@@ -157,6 +163,9 @@ func (r Result) Validate() error {
 		if err := validCommit(r.Head); err != nil {
 			errs = append(errs, fmt.Errorf("head: %w", err))
 		}
+	}
+	if r.Refused && (r.Delivery < 1 || r.Head != "") {
+		errs = append(errs, fmt.Errorf("refused: a refusal names its delivery (%d) and pushes nothing", r.Delivery))
 	}
 	return invalid("result", r.TaskID, errs)
 }
