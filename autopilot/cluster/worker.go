@@ -301,7 +301,6 @@ func (w *Worker) refuse(ctx context.Context, claim *Claim, why error) {
 	}
 }
 
-
 // runTask runs claim's task to its end, or until ctx ends, and then
 // reports it or hands it back.
 func (w *Worker) runTask(ctx context.Context, claim *Claim) {
