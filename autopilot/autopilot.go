@@ -95,6 +95,10 @@ type Autopilot struct {
 	held map[string]string
 	// fatal ends the run with exit 3 once nothing runs.
 	fatal error
+	// runnerCtx is what loops are started and attached to under: the run's
+	// context without its cancellation, since a runner's handle outlives
+	// the step that starts it and loops stop through Handle.Interrupt.
+	runnerCtx context.Context
 	// revived counts the resumes of loops killed from outside, by task.
 	revived map[string]int
 	// merges maps each task that ralph's merge commits on the base branch
@@ -133,7 +137,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	if opts.NewRunID == nil {
 		opts.NewRunID = func() string { return opts.Now().UTC().Format("20060102-150405") }
 	}
-	a := &Autopilot{opts: opts, repo: git.Repo{Dir: opts.Repo}, handles: map[string]Handle{},
+	a := &Autopilot{opts: opts, repo: git.Repo{Dir: opts.Repo}, handles: map[string]Handle{}, runnerCtx: context.WithoutCancel(ctx),
 		slotDone: make(chan slotResult), mergeDone: make(chan mergeDone), held: map[string]string{}, revived: map[string]int{},
 		closeTried: map[string]bool{}}
 	dir := filepath.Join(opts.Repo, ralphDir)
@@ -153,10 +157,12 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	}
 	defer stopWatch()
 	a.control = control
-	if err := a.reconcile(ctx); err != nil {
+	sctx, cancel := steady(ctx)
+	defer cancel()
+	if err := a.reconcile(sctx); err != nil {
 		return Result{ExitCode: exitcode.Fatal}, err
 	}
-	if err := a.retryCloses(ctx); err != nil {
+	if err := a.retryCloses(sctx); err != nil {
 		return Result{ExitCode: exitcode.Fatal}, err
 	}
 	return a.loop(ctx)
@@ -214,15 +220,31 @@ func (a *Autopilot) step(ctx context.Context) error {
 	if a.fatal != nil || a.interrupted {
 		return nil
 	}
-	a.startRetries(ctx)
+	sctx, cancel := steady(ctx)
+	defer cancel()
+	a.startRetries(sctx)
 	if !a.stopping && !a.state().Paused {
-		if err := a.fill(ctx); err != nil {
+		if err := a.fill(ctx, sctx); err != nil {
 			return err
 		}
 	}
 	a.nextMerge(ctx)
 	return nil
 }
+
+// steady is ctx without its cancellation, bounded by steadyTimeout: what
+// the autopilot does itself (a tracker's command, a git command, a
+// commit, all that follows a verified merge) runs to its end once begun,
+// as a step cut off by an interrupt would fail its task, leave a tracker
+// half-written or a merge half-landed. Only loops and verification stop
+// for an interrupt.
+func steady(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), steadyTimeout)
+}
+
+// steadyTimeout bounds a steady step: a tracker that hangs must not hold
+// the run forever.
+const steadyTimeout = 5 * time.Minute
 
 // startRetries gives free slots to tasks whose merge conflicted: they are
 // running tasks' continuations, so a pause or a stop lets them run too.
@@ -312,12 +334,13 @@ func (a *Autopilot) controlRequest(req string) error {
 
 // fill starts tasks in free slots: retries first, then ready tasks in
 // priority order, skipping those whose components a running task holds.
-func (a *Autopilot) fill(ctx context.Context) error {
+// It starts no more once ctx ends; sctx is what it does meanwhile.
+func (a *Autopilot) fill(ctx, sctx context.Context) error {
 	st := a.state()
 	if st.freeSlot() == "" || !st.canStart() {
 		return nil
 	}
-	ready, err := a.opts.Source.Ready(ctx)
+	ready, err := a.opts.Source.Ready(sctx)
 	if err != nil {
 		if st.Idle() {
 			return fmt.Errorf("list the ready tasks: %w", err)
@@ -326,13 +349,13 @@ func (a *Autopilot) fill(ctx context.Context) error {
 	}
 	slices.SortStableFunc(ready, func(x, y tasks.Task) int { return cmp.Compare(x.Priority, y.Priority) })
 	for _, t := range ready {
-		if st.freeSlot() == "" || !st.canStart() {
+		if st.freeSlot() == "" || !st.canStart() || ctx.Err() != nil {
 			break
 		}
 		if st.Started(t.ID) {
 			continue
 		}
-		if err := a.consider(ctx, t); err != nil {
+		if err := a.consider(sctx, t); err != nil {
 			return err
 		}
 	}
@@ -422,7 +445,7 @@ func (a *Autopilot) launch(ctx context.Context, slot, task string, attempt int, 
 	if err != nil {
 		return a.failTask(ctx, task, err.Error())
 	}
-	h, err := a.opts.Runner.Start(ctx, job)
+	h, err := a.opts.Runner.Start(a.runnerCtx, job)
 	if err != nil {
 		return a.failTask(ctx, task, err.Error())
 	}
@@ -471,7 +494,9 @@ func (a *Autopilot) loopEnded(ctx context.Context, r slotResult) error {
 			p.Cost = &r.res.Cost
 		}
 		return a.journal.record(TopicTaskFinished, p)
-	case r.res.Interrupted() && a.interrupted:
+	case a.interrupted && (r.res.Interrupted() || r.res.Reason == ""):
+		// Interrupted by this autopilot, before or after its run began:
+		// the slot keeps it, for the next run to go on with.
 		return nil
 	case a.cutOff(r):
 		if state, res := inspectLoop(a.worktree(r.task)); state == loopEnded {
@@ -513,6 +538,8 @@ func describeLoopEnd(res LoopResult) string {
 // failTask records the failure, and tells the tracker where it can hold
 // it. The task's worktree and branch are kept for inspection.
 func (a *Autopilot) failTask(ctx context.Context, task, reason string) error {
+	ctx, cancel := steady(ctx)
+	defer cancel()
 	title := ""
 	if slot := a.state().slotOf(task); slot != "" {
 		title = a.state().Active[slot].Title
@@ -535,6 +562,8 @@ func (a *Autopilot) commitTracker(ctx context.Context, message string) error {
 	if len(files) == 0 {
 		return nil
 	}
+	ctx, cancel := steady(ctx)
+	defer cancel()
 	if _, err := a.repo.CommitPaths(ctx, message, files...); err != nil {
 		return fmt.Errorf("commit the tracker's changes on %s: %w", a.base, err)
 	}

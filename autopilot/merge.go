@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/ralph-loop/ralph/criteria"
 	"github.com/ralph-loop/ralph/internal/git"
@@ -55,14 +54,18 @@ func (m *merger) scratchDir(task string) string {
 // prepare merges task's branch onto the base branch's tip in a scratch
 // worktree and verifies the result. The base branch does not move.
 func (m *merger) prepare(ctx context.Context, task Merge, message string) (mergeResult, error) {
-	baseTip, err := m.repo.Resolve(ctx, "refs/heads/"+m.base)
+	// Git's own steps are short and bounded; an interrupt cuts only the
+	// verification short, so a merge verified before it is kept.
+	gitCtx, cancel := steady(ctx)
+	defer cancel()
+	baseTip, err := m.repo.Resolve(gitCtx, "refs/heads/"+m.base)
 	if err != nil {
 		return mergeResult{}, err
 	}
 	res := mergeResult{Base: baseTip}
 	// A merge of this task can only be among the base branch's commits
 	// that its branch does not have.
-	named, err := m.repo.MergedTasks(ctx, task.Branch, baseTip)
+	named, err := m.repo.MergedTasks(gitCtx, task.Branch, baseTip)
 	if err != nil {
 		return res, err
 	}
@@ -70,10 +73,6 @@ func (m *merger) prepare(ctx context.Context, task Merge, message string) (merge
 		res.Commit, res.Already = baseTip, c
 		return res, nil
 	}
-	// Git's own steps are short and bounded; an interrupt cuts only the
-	// verification short, so a merge verified before it is kept.
-	gitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), landTimeout)
-	defer cancel()
 	dir := m.scratchDir(task.Task)
 	if err := m.repo.RemoveWorktree(gitCtx, dir); err != nil {
 		return res, err
@@ -113,11 +112,6 @@ func (m *merger) prepare(ctx context.Context, task Merge, message string) (merge
 	return res, nil
 }
 
-// landTimeout bounds what follows a verified merge (moving the base
-// branch, closing the task, removing its worktree) and git's steps of a
-// merge: they run to their end even when the run is interrupted, since a
-// merge left half-landed is worse than a late exit.
-const landTimeout = 5 * time.Minute
 
 // combine brings the task's work onto baseTip in scratch, as the merge
 // mode says, with the tracker's files as they are on the base branch, and
@@ -208,7 +202,15 @@ func (m *merger) advance(ctx context.Context, base, commit string) (bool, error)
 		return false, nil
 	}
 	if err := m.repo.FastForward(ctx, commit); err != nil {
-		return false, fmt.Errorf("move %s to the merged result: %w", m.base, err)
+		// A fast-forward an earlier run was cut off in the middle of (a
+		// machine that went down) is finished; anything else in the way
+		// is the user's, and stays.
+		if half, herr := m.repo.HalfForwarded(ctx, base, commit); herr != nil || !half {
+			return false, fmt.Errorf("move %s to the merged result: %w", m.base, err)
+		}
+		if err := m.repo.ResetHard(ctx, commit); err != nil {
+			return false, fmt.Errorf("finish moving %s to the merged result: %w", m.base, err)
+		}
 	}
 	return true, nil
 }

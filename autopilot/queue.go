@@ -2,6 +2,7 @@ package autopilot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -60,10 +61,10 @@ func (a *Autopilot) startMerge(ctx context.Context, m Merge) {
 func (a *Autopilot) merged(ctx context.Context, d mergeDone) error {
 	a.merging = ""
 	m, res := d.task, d.res
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), landTimeout)
+	ctx, cancel := steady(ctx)
 	defer cancel()
 	switch {
-	case d.err != nil && a.interrupted:
+	case d.err != nil && (a.interrupted || errors.Is(d.err, context.Canceled)):
 		// The interrupt cut the merge short; the next run makes it again.
 		return a.journal.record(TopicMergeFailed, Payload{Task: m.Task, Reason: "interrupted; it is made again when the autopilot resumes"})
 	case d.err != nil:
@@ -100,7 +101,7 @@ func (a *Autopilot) merged(ctx context.Context, d mergeDone) error {
 // removes its worktree and branch. Each step checks whether it was already
 // done, so a restart part-way through repeats none of them.
 func (a *Autopilot) land(ctx context.Context, m Merge) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), landTimeout)
+	ctx, cancel := steady(ctx)
 	defer cancel()
 	ok, err := a.merger.advance(ctx, m.Base, m.Commit)
 	if err != nil {
@@ -213,9 +214,10 @@ func (a *Autopilot) sendBack(ctx context.Context, m Merge, base string, files []
 func (a *Autopilot) bringUpToDate(ctx context.Context, m Merge, conflicts []string) (string, error) {
 	wt := git.Repo{Dir: a.worktree(m.Task)}
 	files := strings.Join(conflicts, ", ")
-	// A merge its last attempt left unresolved and uncommitted is made
-	// again below, on the base branch as it is now.
-	if err := wt.AbortMerge(ctx); err != nil {
+	// A merge its last attempt left unresolved and uncommitted, or a
+	// rebase a killed autopilot left half-way, is made again below, on
+	// the base branch as it is now.
+	if err := errors.Join(wt.AbortRebase(ctx), wt.AbortMerge(ctx)); err != nil {
 		return "", err
 	}
 	rebaseConflicts, err := wt.Rebase(ctx, a.base)

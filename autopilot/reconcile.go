@@ -45,7 +45,7 @@ func (a *Autopilot) reconcileSlot(ctx context.Context, slot string, s Slot) erro
 	}
 	state, res := inspectLoop(dir)
 	if state == loopRunning {
-		h, err := a.opts.Runner.Attach(ctx, dir)
+		h, err := a.opts.Runner.Attach(a.runnerCtx, dir)
 		if err == nil {
 			a.watch(slot, s.Task, s.Attempt, h)
 			return a.notice(fmt.Sprintf("re-attached to the loop of %s (pid %d), still running", s.Task, h.PID()))

@@ -1,6 +1,7 @@
 package autopilot
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -146,7 +147,7 @@ func (r LocalRunner) Start(ctx context.Context, job Job) (Handle, error) {
 		_ = out.Close()
 		return nil, fmt.Errorf("start the loop of %s: %w", job.Task, err)
 	}
-	h := &childLoop{cmd: cmd, dir: job.Dir, done: make(chan struct{})}
+	h := &childLoop{cmd: cmd, dir: job.Dir, output: job.Output, done: make(chan struct{})}
 	go func() {
 		_ = cmd.Wait()
 		_ = out.Close()
@@ -168,9 +169,10 @@ func (r LocalRunner) environ() []string {
 
 // childLoop is a loop this autopilot started.
 type childLoop struct {
-	cmd  *exec.Cmd
-	dir  string
-	done chan struct{}
+	cmd    *exec.Cmd
+	dir    string
+	output string
+	done   chan struct{}
 }
 
 func (h *childLoop) PID() int { return h.cmd.Process.Pid }
@@ -178,12 +180,36 @@ func (h *childLoop) PID() int { return h.cmd.Process.Pid }
 func (h *childLoop) Wait() LoopResult {
 	<-h.done
 	res := loopResultFromState(h.dir)
+	if res.Reason != "" {
+		// Its run ended, and says how, whatever became of the process
+		// after (a signal on its way out).
+		return res
+	}
 	res.ExitCode = h.cmd.ProcessState.ExitCode()
 	if ws, ok := h.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		res.ExitCode = 128 + int(ws.Signal())
 		res.Message = "the loop was killed by " + ws.Signal().String()
 	}
+	if res.Message == "" && res.ExitCode != exitcode.OK {
+		// It ended before its run did (a config it refused, say): its
+		// output says why.
+		res.Message = LastOutputLine(h.output)
+	}
 	return res
+}
+
+// LastOutputLine is the last non-empty line of a loop's output file at
+// path, or a pointer to the file when it has none: why a loop that ended
+// before its run did ended.
+func LastOutputLine(path string) string {
+	data, err := os.ReadFile(path)
+	if err == nil {
+		lines := bytes.Split(bytes.TrimSpace(data), []byte("\n"))
+		if last := bytes.TrimSpace(lines[len(lines)-1]); len(last) > 0 {
+			return string(last)
+		}
+	}
+	return "see " + path
 }
 
 // Interrupt sends SIGTERM, which a loop takes as an interrupt: it stops
@@ -260,7 +286,7 @@ func inspectLoop(dir string) (loopState, LoopResult) {
 	st, err := engine.ReadStatus(dir, 0, time.Now())
 	switch {
 	case err != nil || st.RunID == "":
-		if _, logErr := engine.CurrentLog(dir); logErr == nil {
+		if log, logErr := engine.CurrentLog(dir); logErr == nil && len(engine.LastEvents(log, 1)) > 0 {
 			// A loop killed before its first checkpoint: its log is
 			// the run, and a resume rebuilds it from there.
 			return loopCut, LoopResult{}

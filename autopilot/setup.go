@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -79,9 +80,13 @@ func checkClean(ctx context.Context, repo git.Repo, source tasks.Source) error {
 	if err != nil {
 		return err
 	}
+	landing, err := landingPaths(ctx, repo)
+	if err != nil {
+		return err
+	}
 	var dirty []string
 	for _, p := range changed {
-		if !underAny(p, source.Files()) {
+		if !underAny(p, source.Files()) && !slices.Contains(landing, p) {
 			dirty = append(dirty, p)
 		}
 	}
@@ -94,6 +99,28 @@ func checkClean(ctx context.Context, repo git.Repo, source tasks.Source) error {
 	}
 	return &PreconditionError{Problem: "the base branch has uncommitted changes: " + strings.Join(shown, ", "),
 		Hint: "commit or stash them first: each task's worktree starts from the base branch's last commit, and merges land in this checkout"}
+}
+
+// landingPaths are the paths of the checkout that a verified merge of
+// the unfinished autopilot run may have half-written, when a machine went
+// down as the base branch moved to it: the run finishes that move.
+func landingPaths(ctx context.Context, repo git.Repo) ([]string, error) {
+	st, err := peekState(filepath.Join(repo.Dir, ralphDir))
+	if err != nil || st.Ended != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, m := range st.MergeQueue {
+		if m.Step != MergeDone {
+			continue
+		}
+		names, err := repo.DiffNames(ctx, m.Base, m.Commit)
+		if err != nil {
+			return nil, err
+		}
+		paths = append(paths, names...)
+	}
+	return paths, nil
 }
 
 func underAny(path string, dirs []string) bool {

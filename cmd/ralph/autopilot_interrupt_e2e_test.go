@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -228,6 +230,17 @@ func TestAutopilotLandsAMergeThroughAnInterrupt(t *testing.T) {
 	}
 }
 
+// loopOutputs is what each task's loop printed, for a failure's message.
+func (w *workspace) loopOutputs() string {
+	var b strings.Builder
+	paths, _ := filepath.Glob(filepath.Join(w.dir, ".ralph", "autopilot", "*", "loop.log"))
+	for _, p := range paths {
+		data, _ := os.ReadFile(p)
+		fmt.Fprintf(&b, "== %s\n%s", p, data)
+	}
+	return b.String()
+}
+
 func readFile(t *testing.T, path string) string {
 	t.Helper()
 	data, err := os.ReadFile(path)
@@ -313,4 +326,120 @@ func TestAutopilotRebaseModeRetriesAConflict(t *testing.T) {
 	assert.Equal(t, "first\nsecond\n", w.read("shared.txt"))
 	assert.Empty(t, strings.TrimSpace(git(t, w.dir, "rev-list", "--merges", "main")), "no merge commit on main")
 	w.assertConverged([]string{"first", "second"}, checklistClosed(w), "TODO.md")
+}
+
+// chaosStop is one way a run of the autopilot ends before its queue does.
+type chaosStop struct {
+	name string
+	do   func(w *workspace, cmd *exec.Cmd)
+}
+
+var chaosStops = []chaosStop{
+	// A terminal's Ctrl-C reaches the autopilot's whole process group: the
+	// git or tracker command it is running too, unless ralph keeps them out.
+	{"Ctrl-C", func(_ *workspace, cmd *exec.Cmd) { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGINT) }},
+	{"SIGTERM", func(_ *workspace, cmd *exec.Cmd) { _ = cmd.Process.Signal(syscall.SIGTERM) }},
+	{"stop --now", func(w *workspace, _ *exec.Cmd) { w.ralph("autopilot", "stop", "--now") }},
+	{"SIGKILL", func(_ *workspace, cmd *exec.Cmd) { _ = cmd.Process.Kill() }},
+	{"SIGKILL to its process group", func(_ *workspace, cmd *exec.Cmd) { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }},
+	{"reboot", func(_ *workspace, cmd *exec.Cmd) { killTree(cmd.Process.Pid) }},
+}
+
+// The autopilot is stopped at random moments, each time in one of the
+// ways above, over several runs; then one run goes to the end. Whatever
+// came in between, the invariants hold. The moments are counted in lines
+// of the autopilot's log, so each stop comes at a step of the run, not
+// after a time that a busy machine stretches. RALPH_CHAOS_SEED replays a
+// failure.
+func TestAutopilotThroughChaos(t *testing.T) {
+	seed := time.Now().UnixNano()
+	if s := os.Getenv("RALPH_CHAOS_SEED"); s != "" {
+		var err error
+		seed, err = strconv.ParseInt(s, 10, 64)
+		require.NoError(t, err)
+	}
+	t.Logf("RALPH_CHAOS_SEED=%d", seed)
+	rng := rand.New(rand.NewPCG(uint64(seed), 0)) //nolint:gosec // a test's choices
+
+	// Three tasks conflict in turn, and a merge may be made again after a
+	// stop: retries enough that no task runs out of them.
+	w := newAutopilotRepo(t, "  source: tk\n  parallel: 2\n  retries: 8\n")
+	w.write("shared.txt", "base\n")
+	git(t, w.dir, "add", "-A")
+	git(t, w.dir, "commit", "-q", "-m", "a shared file")
+	// Tasks titled "shared …" append to shared.txt, so they conflict with
+	// each other; a retry keeps both sides' lines.
+	w.script(agentScript{Steps: []step{{
+		Sh: `task=$(basename "$PWD"); ` +
+			`if git rev-parse -q --verify MERGE_HEAD >/dev/null || grep -q '^<<<<<<<' shared.txt; then ` +
+			`sed -i '/^\(<<<<<<<\|=======\|>>>>>>>\)/d' shared.txt; ` +
+			`else echo "$task" > "$task.txt"; case "$(cat "$SCRIPTAGENT_STATE/shared-$task" 2>/dev/null)" in yes) echo "$task" >> shared.txt;; esac; fi; ` +
+			`sleep 0.1`,
+		Commit: "do the task",
+		Say:    `<event topic="LOOP_COMPLETE">done</event>`,
+	}}})
+	var ids []string
+	for i, name := range []string{"shared one", "alpha", "shared two", "beta", "shared three", "gamma"} {
+		id := w.run("tk", "create", "Task "+name, "-p", strconv.Itoa(i%3))
+		if strings.HasPrefix(name, "shared") {
+			require.NoError(t, os.WriteFile(filepath.Join(w.state, "shared-"+id), []byte("yes\n"), 0o644))
+		}
+		ids = append(ids, id)
+	}
+
+	log := filepath.Join(w.dir, ".ralph", autopilot.EventsFile)
+	for run := 1; run <= 6; run++ {
+		stop := chaosStops[rng.IntN(len(chaosStops))]
+		lines := countLines(log) + 1 + rng.IntN(30)
+		cmd := exec.Command(ralphBin, "autopilot")
+		cmd.Dir = w.dir
+		cmd.Env = append(os.Environ(), "SCRIPTAGENT_SCRIPT="+filepath.Join(w.state, "script.json"), "SCRIPTAGENT_STATE="+w.state)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		out := &lockedWriter{}
+		cmd.Stdout, cmd.Stderr = out, out
+		require.NoError(t, cmd.Start())
+		ended := make(chan int, 1)
+		go func() { ended <- exitCodeOf(cmd.Wait()) }()
+		code, stopped := awaitLinesOrExit(t, log, lines, ended)
+		if !stopped {
+			stop.do(w, cmd)
+			code = <-ended
+		}
+		t.Logf("run %d: %s at line %d: exit %d", run, stop.name, lines, code)
+		require.Contains(t, []int{0, exitcode.Interrupted, -1}, code, "run %d (%s):\n%s\nthe autopilot's log:\n%s\nthe loops' output:\n%s",
+			run, stop.name, out.String(), readFile(t, log), w.loopOutputs())
+	}
+	// What the last stop left running (SIGKILL leaves loops behind, which
+	// the next run re-attaches to) is left to the clean run.
+	r := w.ralph("autopilot")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s\nthe autopilot's log:\n%s\nthe loops' output:\n%s",
+		r.stdout, r.stderr, readFile(t, log), w.loopOutputs())
+	assert.Empty(t, countTopic(autopilotEvents(t, w), autopilot.TopicTaskFailed), "no task failed in any run")
+	w.assertConverged(ids, func(id string) bool {
+		return strings.Contains(w.read(".tickets/"+id+".md"), "status: closed")
+	}, ".tickets")
+	for _, id := range ids {
+		assert.Equal(t, id+"\n", w.read(id+".txt"))
+	}
+}
+
+// awaitLinesOrExit waits until the log at path has n lines, or the process
+// whose exit code ended delivers has exited; stopped says which.
+func awaitLinesOrExit(t *testing.T, path string, n int, ended <-chan int) (code int, stopped bool) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for countLines(path) < n {
+		select {
+		case code := <-ended:
+			return code, true
+		case <-time.After(10 * time.Millisecond):
+		}
+		require.True(t, time.Now().Before(deadline), "the autopilot's log did not reach %d lines", n)
+	}
+	return 0, false
+}
+
+func countLines(path string) int {
+	data, _ := os.ReadFile(path)
+	return strings.Count(string(data), "\n")
 }

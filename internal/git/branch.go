@@ -280,6 +280,22 @@ func (g Repo) AbortMerge(ctx context.Context) error {
 	return err
 }
 
+// AbortRebase abandons a rebase in progress (one a killed ralph left);
+// none in progress is no error.
+func (g Repo) AbortRebase(ctx context.Context) error {
+	for _, dir := range []string{"rebase-merge", "rebase-apply"} {
+		out, err := g.run(ctx, "rev-parse", "--path-format=absolute", "--git-path", dir)
+		if err != nil {
+			return err
+		}
+		if _, err := os.Stat(strings.TrimSpace(string(out))); err == nil {
+			_, err := g.run(ctx, "rebase", "--abort")
+			return err
+		}
+	}
+	return nil
+}
+
 // Rebase rebases the branch checked out in Dir onto onto. On a conflict
 // the rebase is abandoned, Dir is as before, and the conflicting paths
 // are returned.

@@ -5,6 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -118,4 +121,64 @@ func leftoverMarkers(report []byte) []string {
 		}
 	}
 	return found
+}
+
+// DiffNames lists the paths that differ between commits a and b.
+func (g Repo) DiffNames(ctx context.Context, a, b string) ([]string, error) {
+	out, err := g.run(ctx, "diff", "--name-only", "-z", "--no-renames", a, b, "--")
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for p := range strings.SplitSeq(string(out), "\x00") {
+		if p != "" {
+			names = append(names, p)
+		}
+	}
+	return names, nil
+}
+
+// HalfForwarded reports whether Dir's checkout is a fast-forward from
+// base to commit cut off half-way (a machine that went down during git's
+// update of the work tree): HEAD is still base, and every path that
+// differs from it is one the fast-forward changes, already as commit has
+// it. Finishing it (ResetHard to commit) then loses nothing.
+func (g Repo) HalfForwarded(ctx context.Context, base, commit string) (bool, error) {
+	if head, err := g.Head(ctx); err != nil || head != base {
+		return false, err
+	}
+	dirty, err := g.Changed(ctx)
+	if err != nil || len(dirty) == 0 {
+		return false, err
+	}
+	names, err := g.DiffNames(ctx, base, commit)
+	if err != nil {
+		return false, err
+	}
+	for _, p := range dirty {
+		if !slices.Contains(names, p) {
+			return false, nil
+		}
+		if same, err := g.asIn(ctx, commit, p); err != nil || !same {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// asIn reports whether the work tree's path is as commit has it: the same
+// content, or absent from both.
+func (g Repo) asIn(ctx context.Context, commit, path string) (bool, error) {
+	want, err := g.run(ctx, "rev-parse", "--verify", "--quiet", commit+":"+path)
+	if err != nil {
+		want = nil // not in commit
+	}
+	if _, statErr := os.Lstat(filepath.Join(g.Dir, path)); statErr != nil {
+		return want == nil, nil
+	}
+	if want == nil {
+		return false, nil
+	}
+	got, err := g.run(ctx, "hash-object", "--", path)
+	return err == nil && bytes.Equal(bytes.TrimSpace(got), bytes.TrimSpace(want)), err
 }

@@ -48,7 +48,7 @@ var allowed = map[string]struct {
 	"internal/fileholders":        {nil, "which processes have a file open; a leaf helper"},
 	"internal/redact":             {nil, "hiding secret values in text and streams; a leaf helper"},
 	"internal/exitcode":           {nil, "the one table of exit statuses; a leaf"},
-	"internal/git":                {[]string{"internal/treewatch"}, "a workspace's git repository, and its files where there is none; it skips looking when the file watch says nothing changed"},
+	"internal/git":                {[]string{"internal/treewatch", "internal/procgroup"}, "a workspace's git repository, and its files where there is none; it skips looking when the file watch says nothing changed; git runs in a process group of its own, out of the terminal's reach"},
 	"internal/treewatch":          {nil, "whether a directory tree changed, from the kernel's notifications; a leaf helper"},
 	"internal/swapfile":           {nil, "atomic replacement of a small file without creating one; a leaf helper"},
 	"internal/gittest":            {nil, "real git repositories for tests; a leaf helper"},
@@ -60,7 +60,7 @@ var allowed = map[string]struct {
 	"internal/tail":               {nil, "the last bytes of a stream in bounded memory; a leaf helper"},
 	"internal/benchgen":           {nil, "deterministic synthetic event logs for benchmarks; a leaf helper"},
 	"internal/benchrun":           {[]string{"internal/benchgen"}, "the benchmark driver runs ralph as a process; it only generates logs itself"},
-	"tasks":                       {nil, "the task trackers run their own programs and read their own files; a leaf"},
+	"tasks":                       {[]string{"internal/procgroup"}, "the task trackers run their own programs, each in a process group of its own, out of the terminal's reach, and read their own files"},
 	"internal/scriptagent/script": {nil, "the scripted test agent's script format; a leaf"},
 }
 
