@@ -112,7 +112,6 @@ func (m *merger) prepare(ctx context.Context, task Merge, message string) (merge
 	return res, nil
 }
 
-
 // combine brings the task's work onto baseTip in scratch, as the merge
 // mode says, with the tracker's files as they are on the base branch, and
 // ends with ralph's own commit naming the task (message): the merge
