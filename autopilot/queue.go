@@ -2,6 +2,7 @@ package autopilot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -81,6 +82,10 @@ func (a *Autopilot) merged(ctx context.Context, d mergeDone) error {
 // done, so a restart part-way through repeats none of them.
 func (a *Autopilot) land(ctx context.Context, m Merge) error {
 	ok, err := a.merger.advance(ctx, m.Base, m.Commit)
+	var inTheWay *git.OverwriteError
+	if errors.As(err, &inTheWay) {
+		return a.blockedLand(m, inTheWay)
+	}
 	if err != nil {
 		return a.failTask(ctx, m.Task, err.Error())
 	}

@@ -100,6 +100,9 @@ func (c *autopilotRunCmd) Run(ctx context.Context, g *globals, log *slog.Logger)
 			return err
 		}
 	}
+	if err := autopilot.CheckSource(ctx, source); err != nil {
+		return err
+	}
 	ralphBin, err := ralphBinary()
 	if err != nil {
 		return err
