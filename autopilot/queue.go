@@ -18,7 +18,12 @@ func (a *Autopilot) nextMerge(ctx context.Context) {
 	}
 	for _, m := range a.state().MergeQueue {
 		if m.Step == MergeDone {
+			// Landed, completed or failed, m has left the queue or gone
+			// back to it to be made again (or the run is ending): the
+			// rest of the queue goes on now, as nothing else may come to
+			// wake the autopilot up.
 			a.check(a.land(ctx, m))
+			a.nextMerge(ctx)
 			return
 		}
 	}
