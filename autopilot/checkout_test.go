@@ -64,7 +64,7 @@ func TestAFileInTheWayOfALandWaitsForTheNextRun(t *testing.T) {
 			b := h.loop() // a's slot is free once its loop has finished
 			notice := payloadOf(h.next(TopicNotice))
 			assert.Contains(t, notice.Message, "a.txt")
-			assert.Contains(t, notice.Message, "the run ends once the running loops have")
+			assert.Contains(t, notice.Message, "the run ends once the running loops have finished")
 			b.complete()
 			res := h.wait()
 			assert.Equal(t, Result{ExitCode: exitcode.Fatal, Resumable: true}, res)

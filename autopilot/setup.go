@@ -38,7 +38,8 @@ func (e *PreconditionError) Hint() string { return e.Fix }
 // no tracked file but the tracker's own has uncommitted changes, and the
 // source's tool is on PATH. It returns the repository's root and the base
 // branch. Untracked files do not count: a merge that would overwrite one
-// is refused when it lands (see LandBlockedError).
+// is refused when it lands (see LandBlockedError). CheckSource, once the
+// source is opened in the root, checks the tracker.
 func Preflight(ctx context.Context, dir, baseBranch string, source tasks.Source) (root, base string, err error) {
 	repo := git.Repo{Dir: dir}
 	if ok, err := repo.IsRepo(ctx); err != nil || !ok {
@@ -153,8 +154,10 @@ func (e *LandBlockedError) Unwrap() error { return e.Err }
 // Hint says how to get the files out of the way.
 func (e *LandBlockedError) Hint() string {
 	var steps []string
-	if u := e.Err.Untracked; len(u) > 0 {
-		steps = append(steps, "move "+strings.Join(u, ", ")+" out of the way (or delete it)")
+	if u := e.Err.Untracked; len(u) == 1 {
+		steps = append(steps, "move "+u[0]+" out of the way (or delete it)")
+	} else if len(u) > 1 {
+		steps = append(steps, "move "+strings.Join(u, ", ")+" out of the way (or delete them)")
 	}
 	if m := e.Err.Modified; len(m) > 0 {
 		steps = append(steps, "commit or stash your changes to "+strings.Join(m, ", ")+" (git stash; git stash pop afterwards)")
@@ -163,11 +166,14 @@ func (e *LandBlockedError) Hint() string {
 }
 
 // blockedLand is the end of a run whose verified merge of m cannot land:
-// it says so at once, as loops may still run for a while before the run
-// ends, and returns the error that ends it.
+// it returns the error that ends the run, and says so at once when loops
+// still run, which may take a while to end.
 func (a *Autopilot) blockedLand(m Merge, inTheWay *git.OverwriteError) error {
 	err := &LandBlockedError{Task: m.Task, Base: a.base, Err: inTheWay}
-	if nerr := a.notice(err.Error() + "; no new task starts, and the run ends once the running loops have (" + err.Hint() + ")"); nerr != nil {
+	if len(a.handles) == 0 {
+		return err
+	}
+	if nerr := a.notice(err.Error() + "; no new task starts, and the run ends once the running loops have finished (" + err.Hint() + ")"); nerr != nil {
 		return nerr
 	}
 	return err
