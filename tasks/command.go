@@ -128,8 +128,8 @@ func parseCommandList(out []byte) ([]Task, error) {
 	for i, t := range tasks {
 		ids[i] = t.ID
 	}
-	if err := checkUnique(ids, "tasks", "its output", "make the list command print each task once, each with an id of its own: "+
-		"ralph names a task's branch and worktree by its id, and claims and closes it by its id", where); err != nil {
+	if err := checkUnique(ids, "tasks", "its output", "make the list command print each task once, each with an id of its own: "+whyOneID,
+		where); err != nil {
 		return nil, err
 	}
 	return tasks, nil

@@ -17,7 +17,9 @@ import (
 // task by its id alone, so it would run the first of the two on every run
 // and never the second.
 
-func requireDuplicate(t *testing.T, err error, id, in string, places ...string) *DuplicateIDError {
+// requireDuplicate checks that err is a *DuplicateIDError of id in in,
+// at places, and returns its hint.
+func requireDuplicate(t *testing.T, err error, id, in string, places ...string) string {
 	t.Helper()
 	var dup *DuplicateIDError
 	require.ErrorAs(t, err, &dup)
@@ -25,7 +27,7 @@ func requireDuplicate(t *testing.T, err error, id, in string, places ...string) 
 	assert.Equal(t, in, dup.In)
 	assert.Equal(t, places, dup.Places)
 	assert.NotEmpty(t, dup.Hint())
-	return dup
+	return dup.Hint()
 }
 
 func TestPrdRefusesTwoStoriesWithOneID(t *testing.T) {
@@ -50,9 +52,9 @@ func TestPrdRefusesTwoStoriesWithOneID(t *testing.T) {
 	require.NoError(t, err)
 
 	_, err = src.Ready(ctx)
-	dup := requireDuplicate(t, err, "US-1", "prd.json", "userStories[0] on line 4", "userStories[2] on line 7")
+	hint := requireDuplicate(t, err, "US-1", "prd.json", "userStories[0] on line 4", "userStories[2] on line 7")
 	assert.EqualError(t, err, `2 stories in prd.json have the id "US-1" (userStories[0] on line 4, userStories[2] on line 7)`)
-	assert.Contains(t, dup.Hint(), "give each story in prd.json an id of its own")
+	assert.Contains(t, hint, "give each story in prd.json an id of its own")
 
 	// Nothing acts on an ambiguous file, not even on a story of another id.
 	_, err = src.Show(ctx, "US-1")
@@ -104,8 +106,8 @@ func TestTkRefusesTwoTicketsWithOneID(t *testing.T) {
 	require.NoError(t, err)
 
 	_, err = src.Ready(ctx)
-	dup := requireDuplicate(t, err, first, ".tickets", ".tickets/"+first+".md", ".tickets/copy.md")
-	assert.Contains(t, dup.Hint(), "set id: copy in .tickets/copy.md")
+	hint := requireDuplicate(t, err, first, ".tickets", ".tickets/"+first+".md", ".tickets/copy.md")
+	assert.Contains(t, hint, "set id: copy in .tickets/copy.md")
 	err = src.Close(ctx, second, "merged")
 	requireDuplicate(t, err, first, ".tickets", ".tickets/"+first+".md", ".tickets/copy.md")
 	assert.NotContains(t, run(t, dir, "tk", "show", second), "status: closed", "nothing changes while two tickets share an id")

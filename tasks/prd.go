@@ -113,7 +113,7 @@ func (s *prdSource) checkUnique(data []byte, stories []prdStory) error {
 	}
 	lines := storyLines(data)
 	return checkUnique(ids, "stories", s.path,
-		fmt.Sprintf("give each story in %s an id of its own: ralph names a task's branch and worktree by its id, and closes it by its id", s.path),
+		fmt.Sprintf("give each story in %s an id of its own: %s", s.path, whyOneID),
 		func(i int) string {
 			if i < len(lines) {
 				return fmt.Sprintf("userStories[%d] on line %d", i, lines[i])

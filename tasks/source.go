@@ -42,6 +42,9 @@ func (e *DuplicateIDError) Error() string {
 // Hint says how to fix the tracker.
 func (e *DuplicateIDError) Hint() string { return e.Fix }
 
+// whyOneID ends the fix of a *DuplicateIDError.
+const whyOneID = "ralph knows a task by its id alone, and would run one of them on every run and never the other"
+
 // duplicate finds the first id that more than one of ids has, and the
 // indexes of those; nil indexes when every id is unique.
 func duplicate(ids []string) (string, []int) {
