@@ -50,12 +50,12 @@ func (s *watchedSource) Fail(ctx context.Context, id, reason string) error {
 // changed, whether or not it succeeded: a command that failed half-way
 // may have written files too.
 func (s *watchedSource) watch(ctx context.Context, command func() error) error {
-	before, err := s.repo.Uncommitted(ctx)
+	before, err := s.repo.UncommittedContent(ctx)
 	if err != nil {
 		return fmt.Errorf("look at the checkout before the tracker's command: %w", err)
 	}
 	cmdErr := command()
-	after, err := s.repo.Uncommitted(ctx)
+	after, err := s.repo.UncommittedContent(ctx)
 	if err != nil {
 		return errors.Join(cmdErr, fmt.Errorf("look at the checkout after the tracker's command: %w", err))
 	}

@@ -14,8 +14,9 @@ import (
 
 // Uncommitted is what a checkout has that its HEAD has not: each path git
 // status lists (untracked files included, ignored files and .ralph/ left
-// out), with its status and the file's size, mode and modification time,
-// so that a later look can tell which of them changed in between.
+// out), with its status and the file's size, mode and modification time
+// (and, looked at with UncommittedContent, its content's hash), so that a
+// later look can tell which of them changed in between.
 type Uncommitted map[string]PathState
 
 // PathState is one uncommitted path: its two-letter status as git status
@@ -27,13 +28,13 @@ type PathState struct {
 	size   int64
 	mode   fs.FileMode
 	mtime  time.Time
-	// sum is the content's hash for a regular file of at most hashLimit
-	// bytes: a rewrite of the same size within the file system's clock
-	// tick leaves the rest as it was.
+	// sum is the content's hash of a regular file of at most hashLimit
+	// bytes, with UncommittedContent: a rewrite of the same size within
+	// the file system's clock tick leaves the rest as it was.
 	sum [sha256.Size]byte
 }
 
-// hashLimit is the largest file whose content Uncommitted hashes: a
+// hashLimit is the largest file whose content UncommittedContent hashes: a
 // tracker's files are small, and a large untracked file of the user's is
 // not read on every look.
 const hashLimit = 1 << 20
@@ -43,15 +44,16 @@ func (s PathState) same(o PathState) bool {
 		s.mtime.Equal(o.mtime) && s.sum == o.sum
 }
 
-// pathState is the state of the file at path, with status.
-func pathState(path, status string) PathState {
+// pathState is the state of the file at path, with status; hashed, with
+// its content's hash.
+func pathState(path, status string, hashed bool) PathState {
 	st := PathState{Status: status}
 	fi, err := os.Lstat(path)
 	if err != nil {
 		return st
 	}
 	st.exists, st.size, st.mode, st.mtime = true, fi.Size(), fi.Mode(), fi.ModTime()
-	if fi.Mode().IsRegular() && fi.Size() <= hashLimit {
+	if hashed && fi.Mode().IsRegular() && fi.Size() <= hashLimit {
 		if data, err := os.ReadFile(path); err == nil {
 			st.sum = sha256.Sum256(data)
 		}
@@ -64,7 +66,16 @@ func (s PathState) Untracked() bool { return s.Status == "??" }
 
 // Uncommitted looks at what the checkout at Dir, which must be its work
 // tree's root, has uncommitted.
-func (g Repo) Uncommitted(ctx context.Context) (Uncommitted, error) {
+func (g Repo) Uncommitted(ctx context.Context) (Uncommitted, error) { return g.uncommitted(ctx, false) }
+
+// UncommittedContent is Uncommitted with the content of each small file
+// hashed too, for telling apart two looks a moment apart; it reads every
+// uncommitted file of up to a MiB.
+func (g Repo) UncommittedContent(ctx context.Context) (Uncommitted, error) {
+	return g.uncommitted(ctx, true)
+}
+
+func (g Repo) uncommitted(ctx context.Context, hashed bool) (Uncommitted, error) {
 	out, err := g.run(ctx, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ".", ":(exclude)"+StateDir)
 	if err != nil {
 		return nil, err
@@ -76,7 +87,7 @@ func (g Repo) Uncommitted(ctx context.Context) (Uncommitted, error) {
 		if len(f) < 4 {
 			continue
 		}
-		u[f[3:]] = pathState(filepath.Join(g.Dir, filepath.FromSlash(f[3:])), f[:2])
+		u[f[3:]] = pathState(filepath.Join(g.Dir, filepath.FromSlash(f[3:])), f[:2], hashed)
 		if f[0] == 'R' || f[0] == 'C' {
 			i++ // the source of a rename or copy
 		}

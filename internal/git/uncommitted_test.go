@@ -23,7 +23,7 @@ func TestUncommittedTellsWhatChangedBetweenTwoLooks(t *testing.T) {
 	gittest.WriteFile(t, dir, "board/open.json", "[1]\n")
 	gittest.WriteFile(t, dir, ".ralph/events.jsonl", "{}\n")
 	repo := Repo{Dir: dir}
-	before, err := repo.Uncommitted(t.Context())
+	before, err := repo.UncommittedContent(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, []string{"board/open.json", "notes.txt"}, slices.Sorted(maps.Keys(before)), ".ralph/ is never listed")
 	assert.True(t, before["notes.txt"].Untracked())
@@ -34,18 +34,18 @@ func TestUncommittedTellsWhatChangedBetweenTwoLooks(t *testing.T) {
 	gittest.WriteFile(t, dir, "board/done.json", "[2]\n")
 	gittest.WriteFile(t, dir, "board/open.json", "[3]\n")
 	require.NoError(t, os.Remove(filepath.Join(dir, "board/todo.json")))
-	after, err := repo.Uncommitted(t.Context())
+	after, err := repo.UncommittedContent(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, []string{"board/done.json", "board/open.json", "board/todo.json", "tracked.txt"}, after.ChangedSince(before),
 		"the untouched untracked file is not among them")
 	assert.False(t, after["tracked.txt"].Untracked())
 	assert.Equal(t, " D", after["board/todo.json"].Status)
 
-	again, err := repo.Uncommitted(t.Context())
+	again, err := repo.UncommittedContent(t.Context())
 	require.NoError(t, err)
 	assert.Empty(t, again.ChangedSince(after), "nothing changed since")
 	gittest.Run(t, dir, "checkout", "--", "tracked.txt")
-	reverted, err := repo.Uncommitted(t.Context())
+	reverted, err := repo.UncommittedContent(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, []string{"tracked.txt"}, reverted.ChangedSince(again), "a path gone from the status changed too")
 }
