@@ -137,6 +137,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	if opts.NewRunID == nil {
 		opts.NewRunID = func() string { return opts.Now().UTC().Format("20060102-150405") }
 	}
+	opts.Source = watchSource(opts.Source, git.Repo{Dir: opts.Repo})
 	a := &Autopilot{opts: opts, repo: git.Repo{Dir: opts.Repo}, handles: map[string]Handle{}, runnerCtx: context.WithoutCancel(ctx),
 		slotDone: make(chan slotResult), mergeDone: make(chan mergeDone), held: map[string]string{}, revived: map[string]int{},
 		closeTried: map[string]bool{}}
@@ -556,9 +557,15 @@ func (a *Autopilot) failTask(ctx context.Context, task, reason string) error {
 }
 
 // commitTracker commits ralph's changes to the tracker's files on the base
-// branch, so they are never left uncommitted in the user's checkout.
+// branch, so they are never left uncommitted in the user's checkout: the
+// source's files, or, for a source that cannot name them, the paths its
+// commands changed.
 func (a *Autopilot) commitTracker(ctx context.Context, message string) error {
 	files := a.opts.Source.Files()
+	watched, ok := a.opts.Source.(*watchedSource)
+	if ok {
+		files = watched.pending()
+	}
 	if len(files) == 0 {
 		return nil
 	}
@@ -566,6 +573,9 @@ func (a *Autopilot) commitTracker(ctx context.Context, message string) error {
 	defer cancel()
 	if _, err := a.repo.CommitPaths(ctx, message, files...); err != nil {
 		return fmt.Errorf("commit the tracker's changes on %s: %w", a.base, err)
+	}
+	if ok {
+		watched.committed()
 	}
 	return nil
 }

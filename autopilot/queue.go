@@ -104,6 +104,10 @@ func (a *Autopilot) land(ctx context.Context, m Merge) error {
 	ctx, cancel := steady(ctx)
 	defer cancel()
 	ok, err := a.merger.advance(ctx, m.Base, m.Commit)
+	var inTheWay *git.OverwriteError
+	if errors.As(err, &inTheWay) {
+		return a.blockedLand(m, inTheWay)
+	}
 	if err != nil {
 		return a.failTask(ctx, m.Task, err.Error())
 	}

@@ -50,6 +50,7 @@ var schemaDocs = map[string]string{
 	"autopilot.source.claim":        "command source: marks $RALPH_TASK_ID as in progress.",
 	"autopilot.source.close":        "command source: marks $RALPH_TASK_ID done ($RALPH_TASK_REASON says what was merged).",
 	"autopilot.source.fail":         "command source: records that $RALPH_TASK_ID failed and why ($RALPH_TASK_REASON).",
+	"autopilot.source.files":        "command source: the paths, relative to the repository root, that its commands change; ralph commits them after each claim, close and fail, commits what was left of them when it starts, and never merges a task branch's changes to them. Default: the paths each command changed.",
 
 	"event_loop.prompt":                      "The objective, inline. Overrides prompt_file; -p and -P override both.",
 	"event_loop.prompt_file":                 "File holding the objective, relative to the config file (then to the workspace).",

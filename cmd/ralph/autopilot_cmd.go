@@ -100,6 +100,9 @@ func (c *autopilotRunCmd) Run(ctx context.Context, g *globals, log *slog.Logger)
 			return err
 		}
 	}
+	if err := autopilot.CheckSource(ctx, source); err != nil {
+		return err
+	}
 	ralphBin, err := ralphBinary()
 	if err != nil {
 		return err
@@ -126,7 +129,9 @@ func (c *autopilotRunCmd) Run(ctx context.Context, g *globals, log *slog.Logger)
 		Criteria: cfg.AcceptanceCriteria, Source: source, Runner: runner, OnEvent: lines.Event, Fault: fault,
 		Hooks: hooks.ForAutopilot(cfg, root)})
 	if err != nil {
-		return err
+		// The run's status, not that of a program (git) whose error the
+		// run's wraps.
+		return &hintError{err: err, hint: hintFor(err), code: res.ExitCode}
 	}
 	log.Debug("autopilot ended", "exit", res.ExitCode, "completed", res.Completed, "failed", res.Failed)
 	if res.ExitCode != exitcode.OK {

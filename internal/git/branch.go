@@ -315,9 +315,17 @@ func (g Repo) Rebase(ctx context.Context, onto string) ([]string, error) {
 
 // FastForward moves the branch checked out in Dir, and its working tree,
 // to commit, which must descend from it. It fails rather than lose a
-// change: a diverged branch or a local edit in the way is an error.
+// change: a diverged branch is an error, and uncommitted files in the way
+// (untracked files where commit has some, local changes to files it
+// changes) are an *OverwriteError that names them. Uncommitted files out
+// of the way stay as they are.
 func (g Repo) FastForward(ctx context.Context, commit string) error {
 	_, err := g.run(ctx, append(noHooks, "merge", "--ff-only", "--quiet", commit)...)
+	if err != nil && ctx.Err() == nil {
+		if e := g.inTheWay(ctx, commit, err); e != nil {
+			return e
+		}
+	}
 	return err
 }
 
