@@ -256,7 +256,7 @@ type EventPrinter struct {
 	// Payload prints only each event's payload, whole (see PayloadFull),
 	// instead of the table.
 	Payload bool
-	Loc  *time.Location // the table's times are in Loc
+	Loc     *time.Location // the table's times are in Loc
 	// Autopilot says the records are an autopilot's events, which the
 	// table describes as `ralph autopilot` shows them.
 	Autopilot bool
