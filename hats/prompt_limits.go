@@ -23,7 +23,9 @@ import (
 // maxArgPrompt, 100 KiB, under Linux's 128 KiB): 32 KiB of objective,
 // 32 KiB of payloads and 8 KiB of note, with the scratchpad (16 KiB, cut by
 // the engine), the memories (4,000 characters unless memories.budget says
-// otherwise) and ralph's own text (about 4 KiB), come to under 100 KiB.
+// otherwise) and ralph's own text (about 4 KiB), come to under 100 KiB,
+// unless more than 16 events are pending at once (each keeps at least
+// minPayloadLimit) or the hat's own instructions are long.
 const (
 	objectiveLimit = 32 << 10
 	// payloadsBudget is shared by all of one prompt's payloads: each gets
