@@ -59,6 +59,7 @@ func init() {
 		binary:      "claude",
 		install:     "install it with: npm install -g @anthropic-ai/claude-code",
 		args:        claudeArgs,
+		stdin:       stdinAlways,
 		env:         claudeEnv,
 		parse:       parseClaude,
 		reportsCost: true,

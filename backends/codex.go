@@ -24,6 +24,7 @@ func init() {
 		binary:  "codex",
 		install: "install it with: npm install -g @openai/codex",
 		args:    codexArgs,
+		stdin:   stdinAlways,
 		env:     func(Options) []string { return nil },
 		parse:   parseCodex,
 		// codex exec --json does not name the model it runs.

@@ -27,6 +27,7 @@ func init() {
 		binary:  "copilot",
 		install: "install it with: npm install -g @github/copilot",
 		args:    copilotArgs,
+		stdin:   stdinAlways,
 		// No self-update in the middle of a loop (the flag says the same).
 		env:        func(Options) []string { return []string{"COPILOT_AUTO_UPDATE=false"} },
 		parse:      parseCopilot,

@@ -60,7 +60,8 @@
 // # Adding a CLI
 //
 // A CLI is a cliSpec registered from its file's init: how to build the
-// arguments and environment, a parser (a parseFunc) that reads stdout from
+// arguments and environment, when it gets its prompt on stdin (promptStdin:
+// stdinAlways once the CLI has been seen to take a piped prompt), a parser (a parseFunc) that reads stdout from
 // an io.Reader, and a verdict that settles the failure kind from the exit
 // code and the stderr tail. Any CLI's file is the template: a JSON-lines
 // parser decodes its lines with forEachJSONObject, switches on the line

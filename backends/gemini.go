@@ -22,6 +22,7 @@ func init() {
 		binary:  "gemini",
 		install: "install it with: npm install -g @google/gemini-cli",
 		args:    geminiArgs,
+		stdin:   stdinAlways,
 		// Like --skip-trust, this lets gemini run in a folder the user has
 		// not trusted; without either it exits 55
 		// (docs/agent-clis.md#gemini).

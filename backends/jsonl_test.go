@@ -122,7 +122,7 @@ func assertParsed(t *testing.T, tc parserCase, res events.AgentResult, acts []ev
 			texts = append(texts, a.Text)
 		case events.ActivityRateLimit:
 			limits = append(limits, a.ResetAt)
-		case events.ActivityError:
+		case events.ActivityError, events.ActivityWarning:
 			// Not part of the result's totals.
 		}
 	}

@@ -25,6 +25,7 @@ func init() {
 		binary:  "opencode",
 		install: "install it with: npm install -g opencode-ai",
 		args:    opencodeArgs,
+		stdin:   stdinAlways,
 		// No self-update in the middle of a loop.
 		env:   func(Options) []string { return []string{"OPENCODE_DISABLE_AUTOUPDATE=1"} },
 		parse: parseOpenCode,

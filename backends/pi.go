@@ -22,6 +22,7 @@ func init() {
 		binary:  "pi",
 		install: "install it with: npm install -g @mariozechner/pi-coding-agent",
 		args:    piArgs,
+		stdin:   stdinAlways,
 		// Skip the start-up check for a newer version; nothing else changes.
 		env:        func(Options) []string { return []string{"PI_SKIP_VERSION_CHECK=1"} },
 		parse:      parsePi,

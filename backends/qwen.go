@@ -24,6 +24,7 @@ func init() {
 		binary:     "qwen",
 		install:    "install it with: npm install -g @qwen-code/qwen-code",
 		args:       qwenArgs,
+		stdin:      stdinAlways,
 		env:        func(Options) []string { return nil },
 		parse:      parseQwen,
 		namesModel: true,
