@@ -10,6 +10,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
+
+	"github.com/gofrs/flock"
 
 	"github.com/ralph-loop/ralph/internal/git"
 	"github.com/ralph-loop/ralph/tasks"
@@ -75,6 +78,11 @@ func (c Checkouts) Prepare(ctx context.Context, id, url, base string) (Checkout,
 	if err := c.Allowed(url); err != nil {
 		return Checkout{}, err
 	}
+	unlock, err := c.lock(ctx, url)
+	if err != nil {
+		return Checkout{}, err
+	}
+	defer unlock()
 	repo, err := c.clone(ctx, url)
 	if err != nil {
 		return Checkout{}, err
@@ -108,35 +116,62 @@ func (c Checkouts) Prepare(ctx context.Context, id, url, base string) (Checkout,
 // to resolve; nothing when co already has it (work in progress that
 // resolved the merge).
 func (c Checkouts) MergeInto(ctx context.Context, co Checkout, id, url, commit string) error {
-	repo, err := c.clone(ctx, url)
-	if err != nil {
+	if err := c.fetchMerge(ctx, id, url, commit); err != nil {
 		return err
-	}
-	if _, err := repo.Resolve(ctx, commit); err != nil {
-		if err := repo.Fetch(ctx, url, "+"+MergeRef(id)+":"+MergeRef(id)); err != nil {
-			return fmt.Errorf("fetch the commit task %s merges: %w", id, err)
-		}
 	}
 	wt := git.Repo{Dir: co.Dir}
 	if done, err := wt.IsAncestor(ctx, commit, "HEAD"); err != nil || done {
 		return err
 	}
-	_, err = wt.MergeNoCommit(ctx, commit, false)
+	_, err := wt.MergeNoCommit(ctx, commit, false)
 	return err
 }
 
-// clone is the worker's bare clone of url, fetched up to date.
-func (c Checkouts) clone(ctx context.Context, url string) (git.Repo, error) {
+// fetchMerge brings commit, task id's MergeRef at url, into the clone.
+func (c Checkouts) fetchMerge(ctx context.Context, id, url, commit string) error {
+	unlock, err := c.lock(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	repo := c.repo(url)
+	if _, err := repo.Resolve(ctx, commit); err == nil {
+		return nil
+	}
+	if err := repo.Fetch(ctx, url, "+"+MergeRef(id)+":"+MergeRef(id)); err != nil {
+		return fmt.Errorf("fetch the commit task %s merges: %w", id, err)
+	}
+	return nil
+}
+
+// repo is the worker's bare clone of url, made or not.
+func (c Checkouts) repo(url string) git.Repo {
 	sum := sha256.Sum256([]byte(url))
-	repo := git.Repo{Dir: filepath.Join(c.Dir, "repos", hex.EncodeToString(sum[:8])+".git")}
+	return git.Repo{Dir: filepath.Join(c.Dir, "repos", hex.EncodeToString(sum[:8])+".git")}
+}
+
+// lock holds url's clone for one slot until the returned function is
+// called: git's worktree commands (a prune beside an add) and fetches into
+// one repository do not go well together. A file lock, so that worker
+// processes sharing the directory take turns too.
+func (c Checkouts) lock(ctx context.Context, url string) (func(), error) {
+	path := strings.TrimSuffix(c.repo(url).Dir, ".git") + ".lock"
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	fl := flock.New(path)
+	if _, err := fl.TryLockContext(ctx, 50*time.Millisecond); err != nil {
+		return nil, fmt.Errorf("wait for the clone of %s: %w", url, err)
+	}
+	return func() { _ = fl.Unlock() }, nil
+}
+
+// clone is the worker's bare clone of url, fetched up to date; its lock
+// is held.
+func (c Checkouts) clone(ctx context.Context, url string) (git.Repo, error) {
+	repo := c.repo(url)
 	if _, err := os.Stat(repo.Dir); errors.Is(err, os.ErrNotExist) {
-		if err := os.MkdirAll(filepath.Dir(repo.Dir), 0o755); err != nil {
-			return repo, err
-		}
-		if err := repo.CloneBare(ctx, url); err != nil {
-			return repo, fmt.Errorf("clone %s: %w", url, err)
-		}
-		return repo, nil
+		return repo, cloneAtomically(ctx, repo.Dir, url)
 	}
 	// Into remote-tracking refs: the clone's own branches are the tasks'
 	// worktrees', which a fetch may not move.
@@ -144,6 +179,32 @@ func (c Checkouts) clone(ctx context.Context, url string) (git.Repo, error) {
 		return repo, fmt.Errorf("fetch %s: %w", url, err)
 	}
 	return repo, nil
+}
+
+// cloneAtomically clones url, bare, to dir: into a directory of its own
+// first, renamed into place once whole, so that a slot (or another worker
+// process sharing the directory) preparing a task of the same repository
+// at the same moment never fetches into a clone still being made. The
+// first to finish wins; the others drop theirs.
+func cloneAtomically(ctx context.Context, dir, url string) error {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".clone-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if err := (git.Repo{Dir: tmp}).CloneBare(ctx, url); err != nil {
+		return fmt.Errorf("clone %s: %w", url, err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, statErr := os.Stat(dir); statErr == nil {
+			return nil // another made it first
+		}
+		return fmt.Errorf("clone %s: %w", url, err)
+	}
+	return nil
 }
 
 // PushProgress pushes the worktree's HEAD as task id's work in progress.

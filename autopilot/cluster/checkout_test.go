@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -62,4 +63,30 @@ func TestCheckoutsRefuse(t *testing.T) {
 	_, err = c.Prepare(ctx, "t-2", url, "0123456789012345678901234567890123456789")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "does not have")
+}
+
+// Slots that prepare tasks of one repository at the same moment, the first
+// on a machine that has no clone of it yet, each get their worktree: none
+// fetches into a clone another is still making.
+func TestCheckoutsPrepareTasksOfOneRepositoryAtOnce(t *testing.T) {
+	ctx := t.Context()
+	url, base := gittest.SharedRemote(t)
+	c := Checkouts{Dir: t.TempDir(), Allow: []string{url}}
+	const n = 6
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			_, err := c.Prepare(ctx, fmt.Sprintf("t-%d", i), url, base)
+			errs <- err
+		}()
+	}
+	for range n {
+		require.NoError(t, <-errs)
+	}
+	clones, err := filepath.Glob(filepath.Join(c.Dir, "repos", "*.git"))
+	require.NoError(t, err)
+	assert.Len(t, clones, 1, "one clone: %v", clones)
+	leftovers, err := filepath.Glob(filepath.Join(c.Dir, "repos", ".clone-*"))
+	require.NoError(t, err)
+	assert.Empty(t, leftovers)
 }
