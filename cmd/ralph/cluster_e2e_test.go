@@ -248,3 +248,29 @@ func TestClusterRetriesAConflictWithoutCommittingMarkers(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, string(out), "\n+<<<<<<<", "nothing pushed holds a conflict marker")
 }
+
+// A worker whose --allow-remote does not list the repository hands the
+// task back instead of failing it, and another worker runs it.
+func TestClusterAMisconfiguredWorkerHandsTheTaskOn(t *testing.T) {
+	servers := natstest.StartCluster(t, 1)
+	urls := servers.URLs()
+	w, remote := newClusterRepo(t, "  cluster:\n    replicas: 1\n", []string{"T1"})
+	w.script(taskAgent("0"))
+	bad := w.startWorker("misconfigured", urls, filepath.Join(t.TempDir(), "elsewhere.git"), 1)
+	coordinator, coordinatorLog := w.startRalph("autopilot", "--cluster", urls)
+	waitFor(t, "the misconfigured worker's refusal", func() bool {
+		return strings.Contains(coordinatorLog.String(), "worker misconfigured will not run it")
+	})
+	// Only the good worker is left to take it, once the refusal's delay
+	// (5 s) has passed.
+	require.NoError(t, bad.cmd.Process.Signal(syscall.SIGTERM))
+	_ = bad.cmd.Wait()
+	assert.Contains(t, bad.log.String(), "handed back for another worker")
+	good := w.startWorker("good", urls, remote, 1)
+	require.Equal(t, 0, exitCodeOf(coordinator.Wait()), "coordinator:\n%s\nmisconfigured:\n%s\ngood:\n%s",
+		coordinatorLog.String(), bad.log.String(), good.log.String())
+	assert.Equal(t, map[string]int{"T1": 1}, w.ralphMerges())
+	info, err := autopilot.ReadWorkerInfo(w.dir, "T1")
+	require.NoError(t, err)
+	assert.Equal(t, "good", info.Worker)
+}
