@@ -303,24 +303,9 @@ func TestAutopilotWorksWithEverySource(t *testing.T) {
 }
 
 func TestAutopilotRetriesAConflictingTask(t *testing.T) {
-	w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n  retries: 1\n")
-	w.write("shared.txt", "base\n")
-	w.write("TODO.md", "- [ ] First\n- [ ] Second\n")
-	git(t, w.dir, "add", "-A")
-	git(t, w.dir, "commit", "-q", "-m", "tasks")
-	// Each task rewrites shared.txt with its name; the second to merge
-	// conflicts, and its retry resolves the merge it finds in progress by
-	// keeping both lines. The first waits until the second has committed,
-	// so both really change the same base.
-	w.script(agentScript{Steps: []step{{
-		Sh: `task=$(basename "$PWD"); ` +
-			`if git rev-parse -q --verify MERGE_HEAD >/dev/null; then printf 'first\nsecond\n' > shared.txt; ` +
-			`else echo "$task" > shared.txt; echo "$task" > "$task.txt"; fi; ` +
-			`touch "$SCRIPTAGENT_STATE/done-$task"; ` +
-			`if [ "$task" = first ]; then while [ ! -e "$SCRIPTAGENT_STATE/done-second" ]; do sleep 0.05; done; fi`,
-		Commit: "do the task",
-		Say:    `<event topic="LOOP_COMPLETE">done</event>`,
-	}}})
+	// The second to merge conflicts, and its retry resolves the merge it
+	// finds in progress by keeping both lines.
+	w := conflictingTasks(t, "  retries: 1\n", keepBoth)
 	r := w.ralph("autopilot", "--parallel", "2")
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	assert.Contains(t, r.stderr, "running its loop again on the new base (attempt 2)")
@@ -329,6 +314,26 @@ func TestAutopilotRetriesAConflictingTask(t *testing.T) {
 	assert.Contains(t, w.read("TODO.md"), "- [x] First\n- [x] Second")
 	w.assertCleanAfterRun("TODO.md")
 }
+
+// conflictAgent does tasks first and second: each rewrites shared.txt
+// with its name; first waits until second has committed, so both really
+// change the same base and the second to merge (usually first) conflicts.
+// resolve is what a retry's agent does with the merge it finds in progress
+// (or the markers committed on its branch).
+func conflictAgent(resolve string) agentScript {
+	return agentScript{Steps: []step{{
+		Sh: `task=$(basename "$PWD"); ` +
+			`if git rev-parse -q --verify MERGE_HEAD >/dev/null || grep -q '^<<<<<<<' shared.txt; then ` + resolve + `; ` +
+			`else echo "$task" > shared.txt; echo "$task" > "$task.txt"; fi; ` +
+			`touch "$SCRIPTAGENT_STATE/done-$task"; ` +
+			`if [ "$task" = first ]; then while [ ! -e "$SCRIPTAGENT_STATE/done-second" ]; do sleep 0.05; done; fi`,
+		Commit: "do the task",
+		Say:    `<event topic="LOOP_COMPLETE">done</event>`,
+	}}}
+}
+
+// keepBoth is conflictAgent's resolution that keeps both tasks' lines.
+const keepBoth = `printf 'first\nsecond\n' > shared.txt`
 
 func TestAutopilotFailedVerificationLeavesTheBaseBranch(t *testing.T) {
 	w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n  verify:\n    - {type: command_succeeds, command: \"test ! -e bad.txt\"}\n")

@@ -273,25 +273,15 @@ func TestAutopilotTrustsOnlyItsOwnMergeCommits(t *testing.T) {
 	}
 }
 
-// conflictingTasks is a checklist of two tasks, first and second, whose
-// agents each rewrite shared.txt with their name; first waits until second
-// has committed, so that both change the same base and the second to merge
-// (usually first) conflicts. resolve is what a retry's agent does with the merge it finds.
+// conflictingTasks is a checklist of conflictAgent's two tasks, first and
+// second, in a repository with shared.txt.
 func conflictingTasks(t *testing.T, section, resolve string) *workspace {
 	w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n"+section)
 	w.write("shared.txt", "base\n")
 	w.write("TODO.md", "- [ ] First\n- [ ] Second\n")
 	git(t, w.dir, "add", "-A")
 	git(t, w.dir, "commit", "-q", "-m", "tasks")
-	w.script(agentScript{Steps: []step{{
-		Sh: `task=$(basename "$PWD"); ` +
-			`if git rev-parse -q --verify MERGE_HEAD >/dev/null || grep -q '^<<<<<<<' shared.txt; then ` + resolve + `; ` +
-			`else echo "$task" > shared.txt; echo "$task" > "$task.txt"; fi; ` +
-			`touch "$SCRIPTAGENT_STATE/done-$task"; ` +
-			`if [ "$task" = first ]; then while [ ! -e "$SCRIPTAGENT_STATE/done-second" ]; do sleep 0.05; done; fi`,
-		Commit: "do the task",
-		Say:    `<event topic="LOOP_COMPLETE">done</event>`,
-	}}})
+	w.script(conflictAgent(resolve))
 	return w
 }
 
@@ -325,7 +315,7 @@ func TestAutopilotNeverMergesConflictMarkers(t *testing.T) {
 // its retry merged main into its branch, which a replay would drop; the
 // history stays linear.
 func TestAutopilotRebaseModeRetriesAConflict(t *testing.T) {
-	w := conflictingTasks(t, "  merge: rebase\n  retries: 1\n", `printf 'first\nsecond\n' > shared.txt`)
+	w := conflictingTasks(t, "  merge: rebase\n  retries: 1\n", keepBoth)
 	r := w.ralph("autopilot", "--parallel", "2")
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	assert.Contains(t, r.stderr, "running its loop again on the new base (attempt 2)")

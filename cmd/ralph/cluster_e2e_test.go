@@ -211,17 +211,8 @@ func TestClusterRetriesAConflictWithoutCommittingMarkers(t *testing.T) {
 	git(t, w.dir, "add", "-A")
 	git(t, w.dir, "commit", "-q", "-m", "a shared file")
 	git(t, w.dir, "push", "-q", "origin", "main")
-	// As conflictingTasks: first waits for second, so first conflicts; its
-	// retry finds main merged in and keeps both lines.
-	w.script(agentScript{Steps: []step{{
-		Sh: `task=$(basename "$PWD"); ` +
-			`if git rev-parse -q --verify MERGE_HEAD >/dev/null; then printf 'first\nsecond\n' > shared.txt; ` +
-			`else echo "$task" > shared.txt; echo "$task" > "$task.txt"; fi; ` +
-			`touch "$SCRIPTAGENT_STATE/done-$task"; ` +
-			`if [ "$task" = first ]; then while [ ! -e "$SCRIPTAGENT_STATE/done-second" ]; do sleep 0.05; done; fi`,
-		Commit: "do the task",
-		Say:    `<event topic="LOOP_COMPLETE">done</event>`,
-	}}})
+	// The retry finds main merged in and keeps both lines.
+	w.script(conflictAgent(keepBoth))
 	var workers []*clusterWorker
 	for _, name := range []string{"w1", "w2"} {
 		workers = append(workers, w.startWorker(name, urls, remote, 1))

@@ -26,7 +26,30 @@ func Crash() (func(string) bool, error) {
 	if spec == "" {
 		return nil, nil
 	}
-	targets, err := parsePoints(CrashEnv, spec)
+	reached, err := pointCounter(CrashEnv, spec)
+	if err != nil {
+		return nil, err
+	}
+	return func(point string) bool {
+		if point == "die" {
+			die()
+		}
+		if !reached(point) {
+			return false
+		}
+		if point == "append.torn" {
+			return true // the engine writes half the step, then calls "die"
+		}
+		die()
+		return false
+	}, nil
+}
+
+// pointCounter reads "point:n[,point:n…]" from the variable name and
+// returns a function that counts each point reached and reports whether
+// this is its n-th time. Safe from any goroutine.
+func pointCounter(name, spec string) (func(point string) bool, error) {
+	targets, err := parsePoints(name, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -35,18 +58,8 @@ func Crash() (func(string) bool, error) {
 	return func(point string) bool {
 		mu.Lock()
 		defer mu.Unlock()
-		if point == "die" {
-			die()
-		}
 		hits[point]++
-		if targets[point] != hits[point] {
-			return false
-		}
-		if point == "append.torn" {
-			return true // the engine writes half the step, then calls "die"
-		}
-		die()
-		return false
+		return targets[point] == hits[point]
 	}, nil
 }
 
@@ -137,17 +150,12 @@ func Interrupt(ctx context.Context, next func(string) bool) (func(string) bool, 
 	if spec == "" {
 		return next, nil
 	}
-	targets, err := parsePoints(InterruptEnv, spec)
+	reached, err := pointCounter(InterruptEnv, spec)
 	if err != nil {
 		return nil, err
 	}
-	var mu sync.Mutex
-	hits := map[string]int{}
 	return func(point string) bool {
-		mu.Lock()
-		hits[point]++
-		hit := targets[point] == hits[point]
-		mu.Unlock()
+		hit := reached(point)
 		if hit {
 			_ = syscall.Kill(os.Getpid(), syscall.SIGINT)
 			<-ctx.Done()
