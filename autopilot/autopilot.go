@@ -131,7 +131,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		slotDone: make(chan slotResult), mergeDone: make(chan mergeDone), held: map[string]string{}, revived: map[string]int{}}
 	dir := filepath.Join(opts.Repo, ralphDir)
 	runID := opts.NewRunID()
-	lock, err := acquireLock(ctx, dir, runID, opts.Now())
+	lock, err := acquireLock(ctx, opts.Repo, runID, opts.Now())
 	if err != nil {
 		return Result{ExitCode: exitcode.Fatal}, err
 	}
