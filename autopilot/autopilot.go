@@ -87,6 +87,9 @@ type Autopilot struct {
 	merging   string
 	mergeDone chan mergeDone
 	control   <-chan string
+	// questions are what the running loops wait on a person for, as
+	// followQuestions sees it change.
+	questions chan questionSeen
 
 	stopping    bool // no new tasks; finish what runs
 	interrupted bool // loops were interrupted; the run stays resumable
@@ -128,7 +131,8 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		opts.NewRunID = func() string { return opts.Now().UTC().Format("20060102-150405") }
 	}
 	a := &Autopilot{opts: opts, repo: git.Repo{Dir: opts.Repo}, handles: map[string]Handle{},
-		slotDone: make(chan slotResult), mergeDone: make(chan mergeDone), held: map[string]string{}, revived: map[string]int{}}
+		slotDone: make(chan slotResult), mergeDone: make(chan mergeDone), questions: make(chan questionSeen),
+		held: map[string]string{}, revived: map[string]int{}}
 	dir := filepath.Join(opts.Repo, ralphDir)
 	runID := opts.NewRunID()
 	lock, err := acquireLock(ctx, opts.Repo, runID, opts.Now())
@@ -169,6 +173,8 @@ func (a *Autopilot) loop(ctx context.Context) (Result, error) {
 			a.check(a.merged(ctx, m))
 		case req := <-a.control:
 			a.check(a.controlRequest(req))
+		case q := <-a.questions:
+			a.check(a.questionChanged(q))
 		case <-ctx.Done():
 			if !a.interrupted {
 				a.interrupt()
@@ -406,11 +412,18 @@ func (a *Autopilot) launch(ctx context.Context, slot, task string, attempt int, 
 	return nil
 }
 
-// watch reports the end of a loop to the state machine.
+// watch reports the end of a loop to the state machine, and while it
+// runs, the question it waits on.
 func (a *Autopilot) watch(slot, task string, attempt int, h Handle) {
 	a.handles[task] = h
+	stopFollowing, err := a.followQuestions(slot, task)
+	if err != nil {
+		stopFollowing = func() {}
+		a.check(a.notice(fmt.Sprintf("a question %s's agent asks will not be shown here (`ralph autopilot status` shows it): %v", task, err)))
+	}
 	go func() {
 		res := h.Wait()
+		stopFollowing()
 		a.slotDone <- slotResult{slot: slot, task: task, attempt: attempt, res: res}
 	}()
 }
