@@ -57,7 +57,7 @@ var ralphTopics = []string{
 	engine.TopicCompletionRejected, "*.exhausted", "*.blocked", "*.scope_violation",
 	autopilot.TopicStarted, autopilot.TopicPaused, autopilot.TopicResumed, autopilot.TopicStopping,
 	autopilot.TopicStopped, autopilot.TopicNotice, autopilot.TopicTaskAssigned, autopilot.TopicTaskRunning,
-	autopilot.TopicTaskHeld, autopilot.TopicTaskFinished, autopilot.TopicTaskRetry, autopilot.TopicTaskCompleted,
+	autopilot.TopicTaskHeld, autopilot.TopicTaskAsked, autopilot.TopicTaskAnswered, autopilot.TopicTaskFinished, autopilot.TopicTaskRetry, autopilot.TopicTaskCompleted,
 	autopilot.TopicTaskFailed, autopilot.TopicMergeStarted, autopilot.TopicMergeDone, autopilot.TopicMergeFailed,
 	autopilot.TopicVerifyFailed, autopilot.TopicAllDone,
 	"human.*", TopicStarted, TopicRan,
