@@ -32,7 +32,8 @@ type questionSeen struct {
 }
 
 // followQuestions follows the loop of task, in slot, for the question it
-// waits on, and tells the state machine when that changes; stop ends it.
+// waits on, and tells the state machine when that changes; stop, called
+// once the loop has ended, tells the last change and ends it.
 // Only a loop in a worktree here can be followed: a remote task's loop
 // waits on its worker, where its question is answered.
 func (a *Autopilot) followQuestions(slot, task string) (stop func(), err error) {
@@ -67,12 +68,17 @@ func (a *Autopilot) followQuestions(slot, task string) (stop func(), err error) 
 				case a.questions <- questionSeen{slot: slot, task: task, q: q}:
 					last = id
 				case <-done:
-					return
 				}
 			}
 			select {
 			case <-changed:
 			case <-done:
+				// The loop has ended: what it last waited on is said
+				// before its end is (stop is called before the end is
+				// reported, and the state machine takes both in turn).
+				if q, _ := engine.PendingQuestion(ws); questionID(q) != last {
+					a.questions <- questionSeen{slot: slot, task: task, q: q}
+				}
 				return
 			}
 		}
