@@ -9,6 +9,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/events"
 )
 
 // A task's agent may ask a person (`ralph ask`); its loop then waits in
@@ -57,17 +58,20 @@ func (a *Autopilot) followQuestions(slot, task string) (stop func(), err error) 
 	}
 	done := make(chan struct{})
 	finished := make(chan struct{})
+	tail := &questionTail{ws: ws}
 	go func() {
 		defer close(finished)
 		for {
 			// Read after the watch began, so a line written in between is
 			// not missed; a loop that cannot be read yet has no question.
-			q, _ := engine.PendingQuestion(ws)
-			if id := questionID(q); id != last {
-				select {
-				case a.questions <- questionSeen{slot: slot, task: task, q: q}:
-					last = id
-				case <-done:
+			if tail.due() {
+				q, _ := engine.PendingQuestion(ws)
+				if id := questionID(q); id != last {
+					select {
+					case a.questions <- questionSeen{slot: slot, task: task, q: q}:
+						last = id
+					case <-done:
+					}
 				}
 			}
 			select {
@@ -84,6 +88,71 @@ func (a *Autopilot) followQuestions(slot, task string) (stop func(), err error) 
 		}
 	}()
 	return func() { close(done); closeWatch(); <-finished }, nil
+}
+
+// questionTail reads the new lines of a loop's log and says when the
+// question the loop waits on may have changed, so that the question is
+// read (the checkpoint and the log past it, which costs what the state
+// file weighs) on the few lines that can change it, not on every line an
+// agent emits.
+type questionTail struct {
+	ws     string
+	path   string // the log read
+	reader *events.Reader
+	// asked says a human.asked line is not decided yet: the lines that
+	// decide it (settling's, in one write) make a read due.
+	asked bool
+}
+
+// due reads what was appended to the loop's current log since it was
+// last called, and reports whether a read of the question is due: at
+// the first look at a run's log, and on a line that asks, answers, times
+// a question out, starts, resumes or ends the run, or decides an asked
+// question.
+func (t *questionTail) due() bool {
+	path, err := engine.CurrentLog(t.ws)
+	if err != nil {
+		return false // no run yet: its current-events brings a look
+	}
+	if path != t.path {
+		// A new run, or the first look: the question is read as the log
+		// is now, and from then on its new lines say when to read again.
+		t.path, t.reader, t.asked = path, events.NewReader(path, logSize(path)), false
+		return true
+	}
+	recs, err := t.reader.Read()
+	if err != nil {
+		return true
+	}
+	due, settled := false, false
+	for _, r := range recs {
+		if r.Err != nil {
+			continue
+		}
+		switch r.Event.Topic {
+		case engine.TopicHumanAsked:
+			t.asked, due = true, true
+		case engine.TopicHumanAnswered, engine.TopicHumanTimedOut,
+			engine.TopicLoopStarted, engine.TopicLoopResumed, engine.TopicLoopTerminate:
+			due = true
+		case engine.TopicEventRouted, engine.TopicEventRejected:
+			due = due || t.asked
+		case engine.TopicIterationSettled:
+			due, settled = due || t.asked, true
+		}
+	}
+	if settled {
+		t.asked = false // decided: this read sees how
+	}
+	return due
+}
+
+func logSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
 }
 
 func questionID(q *engine.Question) string {

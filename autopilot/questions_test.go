@@ -1,6 +1,8 @@
 package autopilot
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -42,4 +44,46 @@ func TestAQuestionIsTheSlotsUntilAnswered(t *testing.T) {
 	st.Apply(apEvent(TopicTaskFinished, Payload{Task: "t-1", Slot: "1"}))
 	require.Len(t, st.MergeQueue, 1)
 	assert.Nil(t, st.MergeQueue[0].Question, "a finished loop waits on nobody")
+}
+
+// The question a loop waits on is read again only on the lines that can
+// change it, not on every line an agent emits.
+func TestAQuestionIsReadAgainOnlyWhenItMayHaveChanged(t *testing.T) {
+	ws := t.TempDir()
+	dir := filepath.Join(ws, engine.DirName)
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	tail := &questionTail{ws: ws}
+	assert.False(t, tail.due(), "no run yet")
+
+	log := filepath.Join(dir, "events-20261122-100000.jsonl")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, engine.CurrentEventsFile), []byte(".ralph/events-20261122-100000.jsonl\n"), 0o644))
+	add := func(topic string) {
+		t.Helper()
+		require.NoError(t, events.AppendTo(log, events.Event{Topic: topic, Source: events.SourceRalph}))
+	}
+	add(engine.TopicLoopStarted)
+	assert.True(t, tail.due(), "the first look at a run")
+	assert.False(t, tail.due(), "nothing new")
+	for _, step := range []struct {
+		topic string
+		due   bool
+	}{
+		{"build.done", false},
+		{engine.TopicEventRouted, false},
+		{engine.TopicIterationSettled, false},
+		{engine.TopicHumanAsked, true},
+		{engine.TopicIterationFinished, false},
+		{engine.TopicEventRouted, true}, // it may decide the question
+		{engine.TopicIterationSettled, true},
+		{engine.TopicEventRouted, false}, // decided
+		{engine.TopicHumanAnswered, true},
+		{engine.TopicHumanTimedOut, true},
+		{engine.TopicLoopTerminate, true},
+	} {
+		add(step.topic)
+		assert.Equal(t, step.due, tail.due(), "after %s", step.topic)
+	}
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, engine.CurrentEventsFile), []byte(".ralph/events-20261122-110000.jsonl\n"), 0o644))
+	assert.True(t, tail.due(), "a new run is looked at")
 }
