@@ -98,8 +98,18 @@ type Autopilot struct {
 	held map[string]string
 	// fatal ends the run with exit 3 once nothing runs.
 	fatal error
+	// runnerCtx is what loops are started and attached to under: the run's
+	// context without its cancellation, since a runner's handle outlives
+	// the step that starts it and loops stop through Handle.Interrupt.
+	runnerCtx context.Context
 	// revived counts the resumes of loops killed from outside, by task.
 	revived map[string]int
+	// merges maps each task that ralph's merge commits on the base branch
+	// name to the newest of them; landed is what the log says followed
+	// them; closeTried holds the tasks whose close this run retried.
+	merges     map[string]string
+	landed     landings
+	closeTried map[string]bool
 }
 
 type slotResult struct {
@@ -130,9 +140,10 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	if opts.NewRunID == nil {
 		opts.NewRunID = func() string { return opts.Now().UTC().Format("20060102-150405") }
 	}
-	a := &Autopilot{opts: opts, repo: git.Repo{Dir: opts.Repo}, handles: map[string]Handle{},
+	opts.Source = watchSource(opts.Source, git.Repo{Dir: opts.Repo})
+	a := &Autopilot{opts: opts, repo: git.Repo{Dir: opts.Repo}, handles: map[string]Handle{}, runnerCtx: context.WithoutCancel(ctx),
 		slotDone: make(chan slotResult), mergeDone: make(chan mergeDone), questions: make(chan questionSeen),
-		held: map[string]string{}, revived: map[string]int{}}
+		held: map[string]string{}, revived: map[string]int{}, closeTried: map[string]bool{}}
 	dir := filepath.Join(opts.Repo, ralphDir)
 	runID := opts.NewRunID()
 	lock, err := acquireLock(ctx, opts.Repo, runID, opts.Now())
@@ -150,7 +161,12 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	}
 	defer stopWatch()
 	a.control = control
-	if err := a.reconcile(ctx); err != nil {
+	sctx, cancel := steady(ctx)
+	defer cancel()
+	if err := a.reconcile(sctx); err != nil {
+		return Result{ExitCode: exitcode.Fatal}, err
+	}
+	if err := a.retryCloses(sctx); err != nil {
 		return Result{ExitCode: exitcode.Fatal}, err
 	}
 	return a.loop(ctx)
@@ -160,6 +176,9 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 // the next thing to happen.
 func (a *Autopilot) loop(ctx context.Context) (Result, error) {
 	for {
+		// An interrupt may have come while the last event was handled:
+		// nothing new starts once it has.
+		ctx = a.takeInterrupt(ctx)
 		if err := a.step(ctx); err != nil {
 			return a.finish(exitcode.Fatal, err)
 		}
@@ -176,12 +195,21 @@ func (a *Autopilot) loop(ctx context.Context) (Result, error) {
 		case q := <-a.questions:
 			a.check(a.questionChanged(q))
 		case <-ctx.Done():
-			if !a.interrupted {
-				a.interrupt()
-			}
-			ctx = context.WithoutCancel(ctx)
 		}
 	}
+}
+
+// takeInterrupt interrupts the running loops once ctx has ended, and
+// returns the context the run goes on with until they have: ctx without
+// its cancellation.
+func (a *Autopilot) takeInterrupt(ctx context.Context) context.Context {
+	if ctx.Err() == nil {
+		return ctx
+	}
+	if !a.interrupted {
+		a.interrupt()
+	}
+	return context.WithoutCancel(ctx)
 }
 
 // check keeps the first error that must end the run once nothing runs.
@@ -198,15 +226,31 @@ func (a *Autopilot) step(ctx context.Context) error {
 	if a.fatal != nil || a.interrupted {
 		return nil
 	}
-	a.startRetries(ctx)
+	sctx, cancel := steady(ctx)
+	defer cancel()
+	a.startRetries(sctx)
 	if !a.stopping && !a.state().Paused {
-		if err := a.fill(ctx); err != nil {
+		if err := a.fill(ctx, sctx); err != nil {
 			return err
 		}
 	}
 	a.nextMerge(ctx)
 	return nil
 }
+
+// steady is ctx without its cancellation, bounded by steadyTimeout: what
+// the autopilot does itself (a tracker's command, a git command, a
+// commit, all that follows a verified merge) runs to its end once begun,
+// as a step cut off by an interrupt would fail its task, leave a tracker
+// half-written or a merge half-landed. Only loops and verification stop
+// for an interrupt.
+func steady(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), steadyTimeout)
+}
+
+// steadyTimeout bounds a steady step: a tracker that hangs must not hold
+// the run forever.
+const steadyTimeout = 5 * time.Minute
 
 // startRetries gives free slots to tasks whose merge conflicted: they are
 // running tasks' continuations, so a pause or a stop lets them run too.
@@ -296,12 +340,13 @@ func (a *Autopilot) controlRequest(req string) error {
 
 // fill starts tasks in free slots: retries first, then ready tasks in
 // priority order, skipping those whose components a running task holds.
-func (a *Autopilot) fill(ctx context.Context) error {
+// It starts no more once ctx ends; sctx is what it does meanwhile.
+func (a *Autopilot) fill(ctx, sctx context.Context) error {
 	st := a.state()
 	if st.freeSlot() == "" || !st.canStart() {
 		return nil
 	}
-	ready, err := a.opts.Source.Ready(ctx)
+	ready, err := a.opts.Source.Ready(sctx)
 	if err != nil {
 		if st.Idle() {
 			return fmt.Errorf("list the ready tasks: %w", err)
@@ -310,13 +355,13 @@ func (a *Autopilot) fill(ctx context.Context) error {
 	}
 	slices.SortStableFunc(ready, func(x, y tasks.Task) int { return cmp.Compare(x.Priority, y.Priority) })
 	for _, t := range ready {
-		if st.freeSlot() == "" || !st.canStart() {
+		if st.freeSlot() == "" || !st.canStart() || ctx.Err() != nil {
 			break
 		}
 		if st.Started(t.ID) {
 			continue
 		}
-		if err := a.consider(ctx, t); err != nil {
+		if err := a.consider(sctx, t); err != nil {
 			return err
 		}
 	}
@@ -341,6 +386,9 @@ func (a *Autopilot) consider(ctx context.Context, t tasks.Task) error {
 		}
 	}
 	delete(a.held, t.ID)
+	if commit := a.alreadyMerged(t.ID); commit != "" {
+		return a.closeMerged(ctx, t.ID, t.Title, commit)
+	}
 	return a.start(ctx, t, a.state().freeSlot())
 }
 
@@ -387,20 +435,23 @@ func (a *Autopilot) start(ctx context.Context, t tasks.Task, slot string) error 
 // launch makes the task's worktree, when missing, and starts its loop.
 func (a *Autopilot) launch(ctx context.Context, slot, task string, attempt int, mode StartMode) error {
 	dir := a.worktree(task)
-	if _, err := os.Stat(dir); err != nil {
-		baseTip, err := a.repo.Resolve(ctx, "refs/heads/"+a.base)
-		if err == nil {
-			err = a.repo.AddWorktree(ctx, dir, branchOf(task), baseTip)
-		}
-		if err != nil {
-			return a.failTask(ctx, task, "making its worktree failed: "+err.Error())
+	if err := a.ensureWorktree(ctx, task); err != nil {
+		return a.failTask(ctx, task, "making its worktree failed: "+err.Error())
+	}
+	if mode == StartResume {
+		if state, _ := inspectLoop(dir); state == loopNone {
+			// Cut off before its run began: there is nothing to resume.
+			mode = StartNew
+			if attempt > 1 {
+				mode = StartFresh
+			}
 		}
 	}
 	job, err := a.job(task, attempt, mode)
 	if err != nil {
 		return a.failTask(ctx, task, err.Error())
 	}
-	h, err := a.opts.Runner.Start(ctx, job)
+	h, err := a.opts.Runner.Start(a.runnerCtx, job)
 	if err != nil {
 		return a.failTask(ctx, task, err.Error())
 	}
@@ -410,6 +461,23 @@ func (a *Autopilot) launch(ctx context.Context, slot, task string, attempt int, 
 	}
 	a.fault(FaultRunning)
 	return nil
+}
+
+// ensureWorktree makes task's worktree on its branch, unless it is there:
+// the branch's work is kept, and what a removal cut short is cleared away.
+func (a *Autopilot) ensureWorktree(ctx context.Context, task string) error {
+	dir := a.worktree(task)
+	if a.repo.IsWorktreeRoot(ctx, dir) {
+		return nil
+	}
+	if err := a.repo.RemoveWorktree(ctx, dir); err != nil {
+		return err
+	}
+	baseTip, err := a.repo.Resolve(ctx, "refs/heads/"+a.base)
+	if err != nil {
+		return err
+	}
+	return a.repo.AddWorktree(ctx, dir, branchOf(task), baseTip)
 }
 
 // watch reports the end of a loop to the state machine, and while it
@@ -439,9 +507,16 @@ func (a *Autopilot) loopEnded(ctx context.Context, r slotResult) error {
 			p.Cost = &r.res.Cost
 		}
 		return a.journal.record(TopicTaskFinished, p)
-	case r.res.Interrupted() && a.interrupted:
+	case a.interrupted && (r.res.Interrupted() || r.res.Reason == ""):
+		// Interrupted by this autopilot, before or after its run began:
+		// the slot keeps it, for the next run to go on with.
 		return nil
 	case a.cutOff(r):
+		if state, res := inspectLoop(a.worktree(r.task)); state == loopEnded {
+			// Killed once its run had ended: the run says how.
+			r.res = res
+			return a.loopEnded(ctx, r)
+		}
 		a.revived[r.task]++
 		if err := a.notice(fmt.Sprintf("the loop of %s was cut off (%s); resuming it", r.task, describeLoopEnd(r.res))); err != nil {
 			return err
@@ -476,6 +551,8 @@ func describeLoopEnd(res LoopResult) string {
 // failTask records the failure, and tells the tracker where it can hold
 // it. The task's worktree and branch are kept for inspection.
 func (a *Autopilot) failTask(ctx context.Context, task, reason string) error {
+	ctx, cancel := steady(ctx)
+	defer cancel()
 	title := ""
 	if slot := a.state().slotOf(task); slot != "" {
 		title = a.state().Active[slot].Title
@@ -492,14 +569,25 @@ func (a *Autopilot) failTask(ctx context.Context, task, reason string) error {
 }
 
 // commitTracker commits ralph's changes to the tracker's files on the base
-// branch, so they are never left uncommitted in the user's checkout.
+// branch, so they are never left uncommitted in the user's checkout: the
+// source's files, or, for a source that cannot name them, the paths its
+// commands changed.
 func (a *Autopilot) commitTracker(ctx context.Context, message string) error {
 	files := a.opts.Source.Files()
+	watched, ok := a.opts.Source.(*watchedSource)
+	if ok {
+		files = watched.pending()
+	}
 	if len(files) == 0 {
 		return nil
 	}
+	ctx, cancel := steady(ctx)
+	defer cancel()
 	if _, err := a.repo.CommitPaths(ctx, message, files...); err != nil {
 		return fmt.Errorf("commit the tracker's changes on %s: %w", a.base, err)
+	}
+	if ok {
+		watched.committed()
 	}
 	return nil
 }

@@ -553,12 +553,38 @@ func TestObjectiveAndOverlayTrustTaskCommandsOnlyWhenTold(t *testing.T) {
 func TestALoopKilledFromOutsideIsResumed(t *testing.T) {
 	h := newHarness(t, task("a", 1))
 	h.start(t.Context(), h.settings(1))
-	h.loop().finish(LoopResult{ExitCode: 137, Message: "the loop was killed by killed"})
+	first := h.loop()
+	beginRun(t, first.job.Dir)
+	first.finish(LoopResult{ExitCode: 137, Message: "the loop was killed by killed"})
 	assert.Contains(t, payloadOf(h.next(TopicNotice)).Message, "the loop of a was cut off")
 	again := h.loop()
 	assert.Equal(t, StartResume, again.job.Mode)
 	again.complete()
 	assert.Equal(t, Result{Completed: 1}, h.wait())
+}
+
+// A loop killed before its run began has nothing to resume: it starts
+// again, as new.
+func TestALoopKilledBeforeItsRunBeganStartsAgain(t *testing.T) {
+	h := newHarness(t, task("a", 1))
+	h.start(t.Context(), h.settings(1))
+	h.loop().finish(LoopResult{ExitCode: 137, Message: "the loop was killed by killed"})
+	again := h.loop()
+	assert.Equal(t, StartNew, again.job.Mode)
+	again.complete()
+	assert.Equal(t, Result{Completed: 1}, h.wait())
+}
+
+// beginRun leaves in dir what a loop's run has once it began: its log,
+// named by current-events.
+func beginRun(t *testing.T, dir string) {
+	t.Helper()
+	state := filepath.Join(dir, engine.DirName)
+	require.NoError(t, os.MkdirAll(state, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(state, ".gitignore"), []byte("*\n"), 0o644))
+	line := `{"ts":"2026-01-01T00:00:00Z","topic":"loop.started","payload":{"run_id":"r"},"source":"ralph"}` + "\n"
+	require.NoError(t, os.WriteFile(filepath.Join(state, "events-r.jsonl"), []byte(line), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(state, engine.CurrentEventsFile), []byte(engine.DirName+"/events-r.jsonl\n"), 0o644))
 }
 
 // Each merge mode leaves the task named on the base branch by a Ralph-Task
@@ -600,9 +626,9 @@ func TestRunNeverMergesATaskTwice(t *testing.T) {
 	h := newHarness(t, task("a", 1))
 	h.start(t.Context(), h.settings(1))
 	l := h.loop()
-	// Someone lands the task's work on the base branch, named, before the
-	// autopilot merges it.
-	gittest.Run(t, h.repo, "merge", "--no-ff", "-q", "-m", git.WithTaskTrailer("land a", "a"), "ralph/a")
+	// A coordinator lands the task's work on the base branch, named as
+	// ralph names it, before this autopilot merges it.
+	gittest.Run(t, h.repo, "merge", "--no-ff", "-q", "-m", git.WithTaskTrailer(git.MergeSubject("a", "A"), "a"), "ralph/a")
 	landed := strings.TrimSpace(gittest.Run(t, h.repo, "rev-parse", "HEAD"))
 	l.complete()
 	notice := h.next(TopicNotice)

@@ -39,5 +39,7 @@
 // autopilot folds the log, re-attaches to loops still running, resumes the
 // ones that died, and completes or undoes a merge that was in flight. The
 // base branch moves only by one fast-forward to a merge that passed its
-// verification, so a merge is never applied twice.
+// verification, so a merge is never applied twice; one that git refuses
+// because a file of the user's checkout is in its way stays verified in
+// the queue, and the next run lands it.
 package autopilot

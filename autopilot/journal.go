@@ -90,6 +90,19 @@ func readCheckpoint(path string, now time.Time) (*State, string, error) {
 		filepath.Base(path), filepath.Base(aside), EventsFile), nil
 }
 
+// peekState is the state in dir as loadState would find it, without
+// changing anything: an unreadable checkpoint is left where it is, and the
+// log folded from its start.
+func peekState(dir string) (*State, error) {
+	st := newState()
+	if data, err := os.ReadFile(filepath.Join(dir, StateFile)); err == nil {
+		if json.Unmarshal(data, st) != nil || st.Version != stateVersion || st.Active == nil {
+			st = newState()
+		}
+	}
+	return st, foldLog(filepath.Join(dir, EventsFile), st, nil)
+}
+
 // foldLog applies the log's events past st.Offset.
 func foldLog(path string, st *State, seen func(events.Record)) error {
 	f, err := os.Open(path)

@@ -2,6 +2,7 @@ package autopilot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -36,6 +37,9 @@ type mergeResult struct {
 	Commit string
 	// Conflicts are the paths that did not merge.
 	Conflicts []string
+	// Markers are the conflict markers ("path:line") the task's work
+	// would bring onto the base branch: a conflict committed unresolved.
+	Markers []string
 	// Failed are the verify criteria that did not pass.
 	Failed []criteria.Result
 	// Already is the commit on the base branch that already names the task
@@ -50,14 +54,18 @@ func (m *merger) scratchDir(task string) string {
 // prepare merges task's branch onto the base branch's tip in a scratch
 // worktree and verifies the result. The base branch does not move.
 func (m *merger) prepare(ctx context.Context, task Merge, message string) (mergeResult, error) {
-	baseTip, err := m.repo.Resolve(ctx, "refs/heads/"+m.base)
+	// Git's own steps are short and bounded; an interrupt cuts only the
+	// verification short, so a merge verified before it is kept.
+	gitCtx, cancel := steady(ctx)
+	defer cancel()
+	baseTip, err := m.repo.Resolve(gitCtx, "refs/heads/"+m.base)
 	if err != nil {
 		return mergeResult{}, err
 	}
 	res := mergeResult{Base: baseTip}
 	// A merge of this task can only be among the base branch's commits
 	// that its branch does not have.
-	named, err := m.repo.MergedTasks(ctx, task.Branch, baseTip)
+	named, err := m.repo.MergedTasks(gitCtx, task.Branch, baseTip)
 	if err != nil {
 		return res, err
 	}
@@ -66,25 +74,28 @@ func (m *merger) prepare(ctx context.Context, task Merge, message string) (merge
 		return res, nil
 	}
 	dir := m.scratchDir(task.Task)
-	if err := m.repo.RemoveWorktree(ctx, dir); err != nil {
+	if err := m.repo.RemoveWorktree(gitCtx, dir); err != nil {
 		return res, err
 	}
-	defer func() { _ = m.repo.RemoveWorktree(context.WithoutCancel(ctx), dir) }()
+	defer func() { _ = m.repo.RemoveWorktree(gitCtx, dir) }()
 	start := baseTip
 	if m.mode == "rebase" {
 		start = task.Branch
 	}
-	if err := m.repo.AddDetachedWorktree(ctx, dir, start); err != nil {
+	if err := m.repo.AddDetachedWorktree(gitCtx, dir, start); err != nil {
 		return res, err
 	}
 	scratch := git.Repo{Dir: dir}
-	conflicts, err := m.combine(ctx, scratch, task, baseTip, message)
+	conflicts, err := m.combine(gitCtx, scratch, task, baseTip, message)
 	if err != nil || len(conflicts) > 0 {
 		res.Conflicts = conflicts
 		return res, err
 	}
-	head, err := scratch.Head(ctx)
+	head, err := scratch.Head(gitCtx)
 	if err != nil {
+		return res, err
+	}
+	if res.Markers, err = scratch.ConflictMarkers(gitCtx, baseTip, head); err != nil || len(res.Markers) > 0 {
 		return res, err
 	}
 	for _, r := range criteria.CheckAll(ctx, dir, m.verify, criteria.Env{RunStartCommit: baseTip}) {
@@ -92,7 +103,7 @@ func (m *merger) prepare(ctx context.Context, task Merge, message string) (merge
 			res.Failed = append(res.Failed, r)
 		}
 	}
-	if ctx.Err() != nil {
+	if len(res.Failed) > 0 && ctx.Err() != nil {
 		return res, context.Cause(ctx)
 	}
 	if len(res.Failed) == 0 {
@@ -102,22 +113,25 @@ func (m *merger) prepare(ctx context.Context, task Merge, message string) (merge
 }
 
 // combine brings the task's work onto baseTip in scratch, as the merge
-// mode says, with the tracker's files as they are on the base branch.
+// mode says, with the tracker's files as they are on the base branch, and
+// ends with ralph's own commit naming the task (message): the merge
+// commit, the squashed commit, or after replayed commits a commit of its
+// own, so that only ralph's commits name a task as merged.
 func (m *merger) combine(ctx context.Context, scratch git.Repo, task Merge, baseTip, message string) ([]string, error) {
 	if m.mode == "rebase" {
-		conflicts, err := scratch.Rebase(ctx, baseTip)
+		replayed, conflicts, err := m.replay(ctx, scratch, task, baseTip)
 		if err != nil || len(conflicts) > 0 {
-			return m.withoutTracker(conflicts), err
+			return conflicts, err
 		}
-		if err := scratch.TakePaths(ctx, baseTip, m.tracker...); err != nil {
-			return nil, err
+		if replayed {
+			return nil, m.commitOwn(ctx, scratch, baseTip, message)
 		}
-		if _, err := scratch.CommitAll(ctx, "ralph: keep the tracker's files of "+m.base); err != nil {
-			return nil, err
-		}
-		return nil, m.nameTask(ctx, scratch, task, baseTip)
+		// A branch that merged the base branch into itself (its retry
+		// after a conflict) cannot be replayed: the replay drops the merge
+		// and meets the conflict again. Its work lands as one commit, so
+		// the history stays linear.
 	}
-	res, err := scratch.MergeNoCommit(ctx, task.Branch, m.mode == "squash")
+	res, err := scratch.MergeNoCommit(ctx, task.Branch, m.mode != "merge")
 	if err != nil {
 		return nil, err
 	}
@@ -125,22 +139,42 @@ func (m *merger) combine(ctx context.Context, scratch git.Repo, task Merge, base
 		_ = scratch.AbortMerge(ctx)
 		return rest, nil
 	}
-	if err := scratch.TakePaths(ctx, baseTip, m.tracker...); err != nil {
-		return nil, err
-	}
-	_, err = scratch.CommitAll(ctx, message)
-	return nil, err
+	return nil, m.commitOwn(ctx, scratch, baseTip, message)
 }
 
-// nameTask adds the Ralph-Task trailer to the last replayed commit, so
-// that the base branch says the task is merged as a merge commit would;
-// a task that brought no commit has nothing to name it on.
-func (m *merger) nameTask(ctx context.Context, scratch git.Repo, task Merge, baseTip string) error {
-	head, err := scratch.Resolve(ctx, "HEAD")
-	if err != nil || head == baseTip {
+// replay rebases the task's branch, checked out detached in scratch, onto
+// baseTip. It reports false, with scratch moved to baseTip, when the
+// branch must be squashed instead: it holds merge commits of its own; one
+// of its commits carries ralph's task trailer, which on the base branch
+// would say a task is merged that is not; or its commits conflict only in
+// the tracker's files, which the squash takes from the base branch.
+func (m *merger) replay(ctx context.Context, scratch git.Repo, task Merge, baseTip string) (bool, []string, error) {
+	merges, err := scratch.HasMerges(ctx, baseTip, task.Branch)
+	if err == nil && !merges {
+		merges, err = scratch.NamesTasks(ctx, baseTip, task.Branch)
+	}
+	if err != nil || merges {
+		return false, nil, errors.Join(err, scratch.ResetHard(ctx, baseTip))
+	}
+	conflicts, err := scratch.Rebase(ctx, baseTip)
+	switch {
+	case err != nil:
+		return false, nil, err
+	case len(conflicts) == 0:
+		return true, nil, nil
+	case len(m.withoutTracker(conflicts)) == 0:
+		return false, nil, scratch.ResetHard(ctx, baseTip)
+	}
+	return false, m.withoutTracker(conflicts), nil
+}
+
+// commitOwn puts the tracker's files back as baseTip has them and commits
+// whatever is staged, even nothing, as ralph's commit naming the task.
+func (m *merger) commitOwn(ctx context.Context, scratch git.Repo, baseTip, message string) error {
+	if err := scratch.TakePaths(ctx, baseTip, m.tracker...); err != nil {
 		return err
 	}
-	return scratch.AddTaskTrailer(ctx, task.Task)
+	return scratch.CommitAllowEmpty(ctx, message)
 }
 
 // withoutTracker drops the tracker's paths from conflicts: those are
@@ -167,7 +201,15 @@ func (m *merger) advance(ctx context.Context, base, commit string) (bool, error)
 		return false, nil
 	}
 	if err := m.repo.FastForward(ctx, commit); err != nil {
-		return false, fmt.Errorf("move %s to the merged result: %w", m.base, err)
+		// A fast-forward an earlier run was cut off in the middle of (a
+		// machine that went down) is finished; anything else in the way
+		// is the user's, and stays.
+		if half, herr := m.repo.HalfForwarded(ctx, base, commit); herr != nil || !half {
+			return false, fmt.Errorf("move %s to the merged result: %w", m.base, err)
+		}
+		if err := m.repo.ResetHard(ctx, commit); err != nil {
+			return false, fmt.Errorf("finish moving %s to the merged result: %w", m.base, err)
+		}
 	}
 	return true, nil
 }

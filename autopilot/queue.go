@@ -2,6 +2,7 @@ package autopilot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -12,25 +13,41 @@ import (
 // way. A merge whose result was already verified (a restart between the
 // verification and the move of the base branch) is finished instead.
 func (a *Autopilot) nextMerge(ctx context.Context) {
-	if a.merging != "" || a.fatal != nil || a.interrupted {
+	for a.merging == "" && a.fatal == nil && !a.interrupted {
+		if m, ok := a.verifiedMerge(); ok {
+			// Landing it takes it off the queue (or sends it back to be
+			// made again); the queue's next merge starts in turn, as no
+			// event may come to start it.
+			a.check(a.land(ctx, m))
+			continue
+		}
+		if len(a.state().MergeQueue) > 0 {
+			a.startMerge(ctx, a.state().MergeQueue[0])
+		}
 		return
 	}
+}
+
+// verifiedMerge is a merge of the queue that was verified but has not
+// landed (a restart between the two).
+func (a *Autopilot) verifiedMerge() (Merge, bool) {
 	for _, m := range a.state().MergeQueue {
 		if m.Step == MergeDone {
-			a.check(a.land(ctx, m))
-			return
+			return m, true
 		}
 	}
-	if len(a.state().MergeQueue) == 0 {
-		return
-	}
-	m := a.state().MergeQueue[0]
+	return Merge{}, false
+}
+
+// startMerge prepares m's merge in a goroutine, which reports on
+// mergeDone.
+func (a *Autopilot) startMerge(ctx context.Context, m Merge) {
 	if err := a.journal.record(TopicMergeStarted, Payload{Task: m.Task, Title: m.Title, Branch: m.Branch}); err != nil {
 		a.check(err)
 		return
 	}
 	a.merging = m.Task
-	msg := git.WithTaskTrailer(fmt.Sprintf("ralph: merge %s (%s)", m.Task, m.Title), m.Task)
+	msg := git.WithTaskTrailer(git.MergeSubject(m.Task, m.Title), m.Task)
 	go func() {
 		res, err := a.merger.prepare(ctx, m, msg)
 		a.mergeDone <- mergeDone{task: m, res: res, err: err}
@@ -44,8 +61,10 @@ func (a *Autopilot) nextMerge(ctx context.Context) {
 func (a *Autopilot) merged(ctx context.Context, d mergeDone) error {
 	a.merging = ""
 	m, res := d.task, d.res
+	ctx, cancel := steady(ctx)
+	defer cancel()
 	switch {
-	case d.err != nil && a.interrupted:
+	case d.err != nil && (a.interrupted || errors.Is(d.err, context.Canceled)):
 		// The interrupt cut the merge short; the next run makes it again.
 		return a.journal.record(TopicMergeFailed, Payload{Task: m.Task, Reason: "interrupted; it is made again when the autopilot resumes"})
 	case d.err != nil:
@@ -55,6 +74,8 @@ func (a *Autopilot) merged(ctx context.Context, d mergeDone) error {
 		return a.failTask(ctx, m.Task, "its merge failed: "+d.err.Error())
 	case len(res.Conflicts) > 0:
 		return a.conflicted(ctx, m, res)
+	case len(res.Markers) > 0:
+		return a.unresolved(ctx, m, res)
 	case len(res.Failed) > 0:
 		reason := "verification of the merged result failed: " + evidence(res.Failed)
 		if err := a.journal.record(TopicVerifyFailed, Payload{Task: m.Task, Base: res.Base, Reason: reason}); err != nil {
@@ -80,7 +101,13 @@ func (a *Autopilot) merged(ctx context.Context, d mergeDone) error {
 // removes its worktree and branch. Each step checks whether it was already
 // done, so a restart part-way through repeats none of them.
 func (a *Autopilot) land(ctx context.Context, m Merge) error {
+	ctx, cancel := steady(ctx)
+	defer cancel()
 	ok, err := a.merger.advance(ctx, m.Base, m.Commit)
+	var inTheWay *git.OverwriteError
+	if errors.As(err, &inTheWay) {
+		return a.blockedLand(m, inTheWay)
+	}
 	if err != nil {
 		return a.failTask(ctx, m.Task, err.Error())
 	}
@@ -91,25 +118,34 @@ func (a *Autopilot) land(ctx context.Context, m Merge) error {
 			Reason: a.base + " moved since the merge was made; merging again"})
 	}
 	a.fault(FaultAdvanced)
-	if err := a.closeTask(ctx, m); err != nil {
+	a.merges[m.Task] = m.Commit
+	closed, err := a.closeTask(ctx, m.Task, m.Commit)
+	if err != nil {
 		return err
 	}
 	a.fault(FaultClosed)
 	a.cleanUp(ctx, m.Task)
-	return a.journal.record(TopicTaskCompleted, Payload{Task: m.Task, Title: m.Title, Commit: m.Commit})
+	p := Payload{Task: m.Task, Title: m.Title, Commit: m.Commit, Unclosed: !closed}
+	if err := a.journal.record(TopicTaskCompleted, p); err != nil {
+		return err
+	}
+	a.landed.apply(TopicTaskCompleted, p)
+	return nil
 }
 
-// closeTask closes the task in its source, unless the source already has
-// it closed (a restart after the close).
-func (a *Autopilot) closeTask(ctx context.Context, m Merge) error {
-	if t, err := a.opts.Source.Show(ctx, m.Task); err == nil && t.Closed {
-		return nil
+// closeTask closes task, merged by commit, in its source, unless the
+// source already has it closed (a restart after the close). A close the
+// source refuses is reported, and closed is false.
+func (a *Autopilot) closeTask(ctx context.Context, task, commit string) (closed bool, err error) {
+	if t, err := a.opts.Source.Show(ctx, task); err == nil && t.Closed {
+		return true, nil
 	}
-	reason := fmt.Sprintf("merged into %s by ralph autopilot as %s", a.base, shortHash(m.Commit))
-	if err := a.opts.Source.Close(ctx, m.Task, reason); err != nil {
-		return a.notice(fmt.Sprintf("%s is merged, but closing it in %s failed: %v", m.Task, a.opts.Source.Name(), err))
+	reason := fmt.Sprintf("merged into %s by ralph autopilot as %s", a.base, shortHash(commit))
+	if err := a.opts.Source.Close(ctx, task, reason); err != nil {
+		return false, a.notice(fmt.Sprintf("%s is merged, but closing it in %s failed: %v; the next run closes it, without running it again",
+			task, a.opts.Source.Name(), err))
 	}
-	return a.commitTracker(ctx, "ralph: close "+m.Task)
+	return true, a.commitTracker(ctx, "ralph: close "+task)
 }
 
 // cleanUp removes a finished task's worktree and branch; what cannot be
@@ -132,15 +168,36 @@ func (a *Autopilot) cleanUp(ctx context.Context, task string) {
 // branch brought up to the new base, while retries remain.
 func (a *Autopilot) conflicted(ctx context.Context, m Merge, res mergeResult) error {
 	files := strings.Join(res.Conflicts, ", ")
-	if err := a.journal.record(TopicMergeFailed, Payload{Task: m.Task, Base: res.Base, Files: res.Conflicts,
-		Reason: "conflict in " + files}); err != nil {
+	return a.sendBack(ctx, m, res.Base, res.Conflicts, "conflict in "+files,
+		fmt.Sprintf("its merge into %s conflicts in %s", a.base, files),
+		func() (string, error) { return a.bringUpToDate(ctx, m, res.Conflicts) })
+}
+
+// unresolved sends a task whose work still holds conflict markers back to
+// its loop, to resolve them, while retries remain: markers never reach the
+// base branch.
+func (a *Autopilot) unresolved(ctx context.Context, m Merge, res mergeResult) error {
+	where := strings.Join(res.Markers, ", ")
+	note := fmt.Sprintf("This task's work was done, but what its branch has committed still holds conflict markers "+
+		"(<<<<<<<, =======, >>>>>>>) at %s, which ralph never merges into %s. Resolve each one, keeping what both sides meant, "+
+		"make sure the task is still done, and commit.", where, a.base)
+	return a.sendBack(ctx, m, res.Base, res.Markers, "conflict markers left in "+where,
+		fmt.Sprintf("its work still holds conflict markers at %s", where),
+		func() (string, error) { return note, nil })
+}
+
+// sendBack records why m's merge failed and, while retries remain, sends
+// the task back to its loop with what prepare tells it; otherwise the task
+// fails with what went wrong.
+func (a *Autopilot) sendBack(ctx context.Context, m Merge, base string, files []string, reason, failure string,
+	prepare func() (string, error)) error {
+	if err := a.journal.record(TopicMergeFailed, Payload{Task: m.Task, Base: base, Files: files, Reason: reason}); err != nil {
 		return err
 	}
 	if m.Attempt > a.opts.Settings.Retries {
-		return a.failTask(ctx, m.Task, fmt.Sprintf("its merge into %s conflicts in %s, and no retry is left (autopilot.retries: %d)",
-			a.base, files, a.opts.Settings.Retries))
+		return a.failTask(ctx, m.Task, fmt.Sprintf("%s, and no retry is left (autopilot.retries: %d)", failure, a.opts.Settings.Retries))
 	}
-	note, err := a.bringUpToDate(ctx, m, res.Conflicts)
+	note, err := prepare()
 	if err != nil {
 		return a.failTask(ctx, m.Task, "bringing its branch up to date failed: "+err.Error())
 	}
@@ -151,7 +208,7 @@ func (a *Autopilot) conflicted(ctx context.Context, m Merge, res mergeResult) er
 	if err := a.writeTaskFiles(t, note); err != nil {
 		return a.failTask(ctx, m.Task, err.Error())
 	}
-	return a.journal.record(TopicTaskRetry, Payload{Task: m.Task, Title: m.Title, Attempt: m.Attempt + 1, Files: res.Conflicts})
+	return a.journal.record(TopicTaskRetry, Payload{Task: m.Task, Title: m.Title, Attempt: m.Attempt + 1, Files: files})
 }
 
 // bringUpToDate rebases the task's branch on the base branch. When the
@@ -161,6 +218,12 @@ func (a *Autopilot) conflicted(ctx context.Context, m Merge, res mergeResult) er
 func (a *Autopilot) bringUpToDate(ctx context.Context, m Merge, conflicts []string) (string, error) {
 	wt := git.Repo{Dir: a.worktree(m.Task)}
 	files := strings.Join(conflicts, ", ")
+	// A merge its last attempt left unresolved and uncommitted, or a
+	// rebase a killed autopilot left half-way, is made again below, on
+	// the base branch as it is now.
+	if err := errors.Join(wt.AbortRebase(ctx), wt.AbortMerge(ctx)); err != nil {
+		return "", err
+	}
 	rebaseConflicts, err := wt.Rebase(ctx, a.base)
 	if err != nil {
 		return "", err

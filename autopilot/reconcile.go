@@ -44,17 +44,19 @@ func (a *Autopilot) reconcileSlot(ctx context.Context, slot string, s Slot) erro
 		return a.launch(ctx, slot, s.Task, s.Attempt, StartNew)
 	}
 	state, res := inspectLoop(dir)
-	switch state {
-	case loopRunning:
-		h, err := a.opts.Runner.Attach(ctx, dir)
-		if err != nil {
-			return a.launch(ctx, slot, s.Task, s.Attempt, StartResume)
+	if state == loopRunning {
+		h, err := a.opts.Runner.Attach(a.runnerCtx, dir)
+		if err == nil {
+			a.watch(slot, s.Task, s.Attempt, h)
+			return a.notice(fmt.Sprintf("re-attached to the loop of %s (pid %d), still running", s.Task, h.PID()))
 		}
-		a.watch(slot, s.Task, s.Attempt, h)
-		return a.notice(fmt.Sprintf("re-attached to the loop of %s (pid %d), still running", s.Task, h.PID()))
+		// It ended between the two looks: look again.
+		state, res = inspectLoop(dir)
+	}
+	switch state {
 	case loopEnded:
 		return a.loopEnded(ctx, slotResult{slot: slot, task: s.Task, attempt: s.Attempt, res: res})
-	case loopCut:
+	case loopCut, loopRunning:
 		return a.launch(ctx, slot, s.Task, s.Attempt, StartResume)
 	case loopNone:
 	}

@@ -1,6 +1,7 @@
 package autopilot
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -53,6 +54,19 @@ const (
 	StartResume StartMode = "resume" // `ralph loop --resume`: it was cut off
 	StartFresh  StartMode = "fresh"  // `ralph loop --fresh`: a retry after a conflict
 )
+
+// flags are `ralph loop`'s flags for a loop started in mode with the
+// objective in objective. A resumed run keeps the objective it started
+// with, and `ralph loop` refuses -P beside --resume.
+func (m StartMode) flags(objective string) []string {
+	switch m {
+	case StartResume:
+		return []string{"--resume"}
+	case StartFresh:
+		return []string{"-P", objective, "--fresh"}
+	}
+	return []string{"-P", objective}
+}
 
 // Runner runs tasks' loops. Local slots run `ralph loop` as child
 // processes; other runners may run them elsewhere.
@@ -123,14 +137,7 @@ func (r LocalRunner) Start(ctx context.Context, job Job) (Handle, error) {
 	for _, c := range append(slices.Clone(job.Configs), job.Overlay) {
 		args = append(args, "-c", c)
 	}
-	args = append(args, "-P", job.ObjectiveFile)
-	switch job.Mode {
-	case StartResume:
-		args = append(args, "--resume")
-	case StartFresh:
-		args = append(args, "--fresh")
-	case StartNew:
-	}
+	args = append(args, job.Mode.flags(job.ObjectiveFile)...)
 	cmd := exec.Command(r.Ralph, args...) //nolint:gosec // ralph runs itself
 	cmd.Dir = job.Dir
 	cmd.Stdout, cmd.Stderr = out, out
@@ -140,7 +147,7 @@ func (r LocalRunner) Start(ctx context.Context, job Job) (Handle, error) {
 		_ = out.Close()
 		return nil, fmt.Errorf("start the loop of %s: %w", job.Task, err)
 	}
-	h := &childLoop{cmd: cmd, dir: job.Dir, done: make(chan struct{})}
+	h := &childLoop{cmd: cmd, dir: job.Dir, output: job.Output, done: make(chan struct{})}
 	go func() {
 		_ = cmd.Wait()
 		_ = out.Close()
@@ -162,9 +169,10 @@ func (r LocalRunner) environ() []string {
 
 // childLoop is a loop this autopilot started.
 type childLoop struct {
-	cmd  *exec.Cmd
-	dir  string
-	done chan struct{}
+	cmd    *exec.Cmd
+	dir    string
+	output string
+	done   chan struct{}
 }
 
 func (h *childLoop) PID() int { return h.cmd.Process.Pid }
@@ -172,12 +180,36 @@ func (h *childLoop) PID() int { return h.cmd.Process.Pid }
 func (h *childLoop) Wait() LoopResult {
 	<-h.done
 	res := loopResultFromState(h.dir)
+	if res.Reason != "" {
+		// Its run ended, and says how, whatever became of the process
+		// after (a signal on its way out).
+		return res
+	}
 	res.ExitCode = h.cmd.ProcessState.ExitCode()
 	if ws, ok := h.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		res.ExitCode = 128 + int(ws.Signal())
 		res.Message = "the loop was killed by " + ws.Signal().String()
 	}
+	if res.Message == "" && res.ExitCode != exitcode.OK {
+		// It ended before its run did (a config it refused, say): its
+		// output says why.
+		res.Message = LastOutputLine(h.output)
+	}
 	return res
+}
+
+// LastOutputLine is the last non-empty line of a loop's output file at
+// path, or a pointer to the file when it has none: why a loop that ended
+// before its run did ended.
+func LastOutputLine(path string) string {
+	data, err := os.ReadFile(path)
+	if err == nil {
+		lines := bytes.Split(bytes.TrimSpace(data), []byte("\n"))
+		if last := bytes.TrimSpace(lines[len(lines)-1]); len(last) > 0 {
+			return string(last)
+		}
+	}
+	return "see " + path
 }
 
 // Interrupt sends SIGTERM, which a loop takes as an interrupt: it stops
@@ -254,6 +286,11 @@ func inspectLoop(dir string) (loopState, LoopResult) {
 	st, err := engine.ReadStatus(dir, 0, time.Now())
 	switch {
 	case err != nil || st.RunID == "":
+		if log, logErr := engine.CurrentLog(dir); logErr == nil && len(engine.LastEvents(log, 1)) > 0 {
+			// A loop killed before its first checkpoint: its log is
+			// the run, and a resume rebuilds it from there.
+			return loopCut, LoopResult{}
+		}
 		return loopNone, LoopResult{}
 	case st.Ended != nil && st.Ended.Reason != engine.ReasonInterrupted:
 		return loopEnded, LoopResult{ExitCode: st.Ended.ExitCode, Reason: string(st.Ended.Reason), Message: st.Ended.Message, Cost: st.Cost()}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,21 +25,28 @@ const ralphDir = engine.DirName
 // it changes anything.
 type PreconditionError struct {
 	Problem string
-	Hint    string
+	Fix     string
 }
 
 func (e *PreconditionError) Error() string { return e.Problem }
 
+// Hint says how to fix the problem.
+func (e *PreconditionError) Hint() string { return e.Fix }
+
 // Preflight checks what must hold before anything changes: no autopilot
 // (*RunningError) and no loop (*LoopRunningError) runs in the repository's
-// checkout, dir is in a git repository with a commit, the base branch is the one checked out,
-// nothing but the tracker's own files is uncommitted, and the source's
-// tool is on PATH. It returns the repository's root and the base branch.
+// checkout, dir is in a git repository with a commit, the base branch is
+// the one checked out, no tracked file but the tracker's own has
+// uncommitted changes, and the source's tool is on PATH. It returns the
+// repository's root and the base branch. Untracked files do not count: a
+// merge that would overwrite one is refused when it lands (see
+// LandBlockedError). CheckSource, once the source is opened in the root,
+// checks the tracker.
 func Preflight(ctx context.Context, dir, baseBranch string, source tasks.Source) (root, base string, err error) {
 	repo := git.Repo{Dir: dir}
 	if ok, err := repo.IsRepo(ctx); err != nil || !ok {
 		return "", "", &PreconditionError{Problem: dir + " is not in a git repository",
-			Hint: "the autopilot merges each task's work through git: run it in a repository (git init, and a first commit)"}
+			Fix: "the autopilot merges each task's work through git: run it in a repository (git init, and a first commit)"}
 	}
 	if root, err = repo.Root(ctx); err != nil {
 		return "", "", err
@@ -52,7 +61,7 @@ func Preflight(ctx context.Context, dir, baseBranch string, source tasks.Source)
 	}
 	repo.Dir = root
 	if head, _ := repo.Head(ctx); head == "" {
-		return "", "", &PreconditionError{Problem: errNoBase.Error(), Hint: "git commit --allow-empty -m 'start' is enough"}
+		return "", "", &PreconditionError{Problem: errNoBase.Error(), Fix: "git commit --allow-empty -m 'start' is enough"}
 	}
 	current, err := repo.CurrentBranch(ctx)
 	if err != nil {
@@ -62,12 +71,12 @@ func Preflight(ctx context.Context, dir, baseBranch string, source tasks.Source)
 	switch {
 	case current == "":
 		return "", "", &PreconditionError{Problem: "HEAD is detached: the autopilot merges onto the branch checked out here",
-			Hint: "check out the branch to merge into, e.g. git switch main"}
+			Fix: "check out the branch to merge into, e.g. git switch main"}
 	case base == "":
 		base = current
 	case base != current:
 		return "", "", &PreconditionError{Problem: fmt.Sprintf("autopilot.base_branch is %s but %s is checked out", base, current),
-			Hint: fmt.Sprintf("check out %s (git switch %s), or set base_branch: %s", base, base, current)}
+			Fix: fmt.Sprintf("check out %s (git switch %s), or set base_branch: %s", base, base, current)}
 	}
 	if err := checkClean(ctx, repo, source); err != nil {
 		return "", "", err
@@ -75,22 +84,30 @@ func Preflight(ctx context.Context, dir, baseBranch string, source tasks.Source)
 	if tool := source.Tool(); tool != "" {
 		if _, err := exec.LookPath(tool); err != nil {
 			return "", "", &PreconditionError{Problem: fmt.Sprintf("%s is not on PATH: the %s source runs it", tool, source.Name()),
-				Hint: "install " + tool + ", or choose another autopilot.source (tk, beads, prd, checklist, command)"}
+				Fix: "install " + tool + ", or choose another autopilot.source (tk, beads, prd, checklist, command)"}
 		}
 	}
 	return root, base, nil
 }
 
-// checkClean refuses uncommitted changes other than the tracker's own
-// files, which the autopilot commits itself.
+// checkClean refuses uncommitted changes to tracked files other than the
+// tracker's own, which the autopilot commits itself. No task would see
+// them (each worktree starts from the base branch's last commit), and the
+// merge of a task that changes one of them could not land. Untracked
+// files are left alone: most are in no merge's way, and git names the one
+// that is when its merge lands.
 func checkClean(ctx context.Context, repo git.Repo, source tasks.Source) error {
-	changed, err := repo.Changed(ctx)
+	pending, err := repo.Uncommitted(ctx)
+	if err != nil {
+		return err
+	}
+	landing, err := landingPaths(ctx, repo)
 	if err != nil {
 		return err
 	}
 	var dirty []string
-	for _, p := range changed {
-		if !underAny(p, source.Files()) {
+	for _, p := range slices.Sorted(maps.Keys(pending)) {
+		if !pending[p].Untracked() && !underAny(p, source.Files()) && !slices.Contains(landing, p) {
 			dirty = append(dirty, p)
 		}
 	}
@@ -101,8 +118,101 @@ func checkClean(ctx context.Context, repo git.Repo, source tasks.Source) error {
 	if len(shown) > 5 {
 		shown = append(shown[:5:5], fmt.Sprintf("and %d more", len(dirty)-5))
 	}
-	return &PreconditionError{Problem: "the base branch has uncommitted changes: " + strings.Join(shown, ", "),
-		Hint: "commit or stash them first: each task's worktree starts from the base branch's last commit, and merges land in this checkout"}
+	fix := "commit or stash them first (git stash; untracked files may stay): each task's worktree starts from the base branch's last commit, " +
+		"so no task would see them, and merges land in this checkout"
+	if len(source.Files()) == 0 && source.Name() == "command" {
+		fix += "; if the tracker's commands changed them, commit them, and list them in autopilot.source.files so that ralph commits them itself"
+	}
+	return &PreconditionError{Problem: "the base branch has uncommitted changes: " + strings.Join(shown, ", "), Fix: fix}
+}
+
+// CheckSource reads the source's ready tasks as the run will, so that a
+// tracker the autopilot cannot use (one it cannot read, or one with two
+// tasks of one id) is refused before anything changes.
+func CheckSource(ctx context.Context, source tasks.Source) error {
+	_, err := source.Ready(ctx)
+	var dup *tasks.DuplicateIDError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &dup):
+		return err
+	}
+	return fmt.Errorf("list the ready tasks of %s: %w", source.Name(), err)
+}
+
+// LandBlockedError is a verified merge that could not land because
+// uncommitted files of the user's checkout are in the way of the
+// fast-forward. The checkout is at fault, not the task: the merge stays in
+// the queue, the run ends (resumable), and the next `ralph autopilot`
+// lands it first, once the files are out of the way.
+type LandBlockedError struct {
+	Task string
+	Base string
+	Err  *git.OverwriteError
+}
+
+func (e *LandBlockedError) Error() string {
+	var parts []string
+	if u := e.Err.Untracked; len(u) > 0 {
+		parts = append(parts, fmt.Sprintf("%s, untracked in this checkout, would be overwritten by the merge's own", strings.Join(u, ", ")))
+	}
+	if m := e.Err.Modified; len(m) > 0 {
+		parts = append(parts, fmt.Sprintf("the uncommitted changes to %s in this checkout would be overwritten by the merge's", strings.Join(m, ", ")))
+	}
+	return fmt.Sprintf("the merge of %s is verified, but %s cannot move to it: %s", e.Task, e.Base, strings.Join(parts, "; "))
+}
+
+func (e *LandBlockedError) Unwrap() error { return e.Err }
+
+// Hint says how to get the files out of the way.
+func (e *LandBlockedError) Hint() string {
+	var steps []string
+	if u := e.Err.Untracked; len(u) == 1 {
+		steps = append(steps, "move "+u[0]+" out of the way (or delete it)")
+	} else if len(u) > 1 {
+		steps = append(steps, "move "+strings.Join(u, ", ")+" out of the way (or delete them)")
+	}
+	if m := e.Err.Modified; len(m) > 0 {
+		steps = append(steps, "commit or stash your changes to "+strings.Join(m, ", ")+" (git stash; git stash pop afterwards)")
+	}
+	return strings.Join(steps, ", and ") + ", then run ralph autopilot again: it lands the merge of " + e.Task + " first and goes on"
+}
+
+// blockedLand is the end of a run whose verified merge of m cannot land:
+// it returns the error that ends the run, and says so at once when loops
+// still run, which may take a while to end.
+func (a *Autopilot) blockedLand(m Merge, inTheWay *git.OverwriteError) error {
+	err := &LandBlockedError{Task: m.Task, Base: a.base, Err: inTheWay}
+	if len(a.handles) == 0 {
+		return err
+	}
+	if nerr := a.notice(err.Error() + "; no new task starts, and the run ends once the running loops have finished (" + err.Hint() + ")"); nerr != nil {
+		return nerr
+	}
+	return err
+}
+
+// landingPaths are the paths of the checkout that a verified merge of
+// the unfinished autopilot run may have half-written, when a machine went
+// down as the base branch moved to it: the run finishes that move.
+func landingPaths(ctx context.Context, repo git.Repo) ([]string, error) {
+	st, err := peekState(filepath.Join(repo.Dir, ralphDir))
+	if err != nil || st.Ended != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, m := range st.MergeQueue {
+		if m.Step != MergeDone {
+			continue
+		}
+		names, err := repo.DiffNames(ctx, m.Base, m.Commit)
+		if err != nil {
+			return nil, err
+		}
+		paths = append(paths, names...)
+	}
+	return paths, nil
 }
 
 func underAny(path string, dirs []string) bool {
@@ -271,7 +381,12 @@ func (a *Autopilot) setUp(ctx context.Context) error {
 	}
 	a.merger = &merger{repo: a.repo, base: a.base, worktrees: worktrees, tracker: a.opts.Source.Files(),
 		mode: s.Merge, verify: s.Verify}
-	return nil
+	var err error
+	if a.merges, err = a.repo.MergedTasks(ctx, "", "refs/heads/"+a.base); err != nil {
+		return fmt.Errorf("read the tasks merged into %s: %w", a.base, err)
+	}
+	a.landed, err = readLandings(filepath.Join(a.journal.dir, EventsFile))
+	return err
 }
 
 // ensureIgnoredDir makes dir with a .gitignore of "*", so the worktrees

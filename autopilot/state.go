@@ -125,6 +125,9 @@ type Payload struct {
 	// Resumable marks an autopilot.stopped that left its run to be
 	// resumed (an interrupt), rather than ending it.
 	Resumable bool `json:"resumable,omitempty"`
+	// Unclosed marks a task.completed whose task could not be closed in
+	// the tracker: a later run retries the close, never the task.
+	Unclosed bool `json:"unclosed,omitempty"`
 	// Cost is what a finished task's loop cost (task.finished); nil when
 	// its runner does not say (a remote worker's).
 	Cost *engine.CostTotal `json:"cost,omitempty"`
@@ -149,6 +152,7 @@ const (
 	TopicTaskFinished  = "task.finished"
 	TopicTaskRetry     = "task.retry"
 	TopicTaskCompleted = "task.completed"
+	TopicTaskClosed    = "task.closed"
 	TopicTaskFailed    = "task.failed"
 	TopicMergeStarted  = "merge.started"
 	TopicMergeDone     = "merge.done"

@@ -148,7 +148,7 @@ func PendingIn(ctx context.Context, dir string, configs []string) int {
 
 // TaskSpec is the tasks.Spec a config's autopilot.source describes.
 func TaskSpec(s config.TaskSource) tasks.Spec {
-	return tasks.Spec{Type: s.Type, Path: s.Path, List: s.List, Claim: s.Claim, Close: s.Close, Fail: s.Fail}
+	return tasks.Spec{Type: s.Type, Path: s.Path, List: s.List, Claim: s.Claim, Close: s.Close, Fail: s.Fail, Files: s.Files}
 }
 
 // CountPending counts the source's ready tasks that the autopilot's run in

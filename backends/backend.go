@@ -202,7 +202,10 @@ func (b *Backend) Run(ctx context.Context, run events.AgentRun, report func(even
 	if report == nil {
 		report = func(events.Activity) {}
 	}
-	inv := b.invocation(path, run.Prompt)
+	inv, warning := b.invocation(path, run.Prompt)
+	if warning != "" {
+		report(events.Activity{Kind: events.ActivityWarning, Text: warning})
+	}
 	usage, args, err := newUsageFile(b.spec.usageFile, inv.args)
 	if err != nil {
 		return events.AgentResult{}, fmt.Errorf("start %s: %w", b.spec.name, err)
@@ -213,9 +216,11 @@ func (b *Backend) Run(ctx context.Context, run events.AgentRun, report func(even
 	return res, err
 }
 
-// invocation builds the command line and environment for one run.
-func (b *Backend) invocation(path, prompt string) invocation {
-	args, onStdin := b.spec.args(b.opts, prompt)
+// invocation builds the command line and environment for one run, and
+// says when the prompt could not go where it usually does (see deliver).
+func (b *Backend) invocation(path, prompt string) (invocation, string) {
+	d := deliver(b.spec, b.opts, prompt)
+	args := b.spec.args(b.opts, d.arg, d.onStdin)
 	var env []string
 	if b.spec.env != nil {
 		env = append(env, b.spec.env(b.opts)...)
@@ -234,10 +239,10 @@ func (b *Backend) invocation(path, prompt string) invocation {
 		args:          args,
 		env:           env,
 		prompt:        prompt,
-		promptOnStdin: onStdin,
+		promptOnStdin: d.onStdin,
 		grace:         grace,
 		parse:         b.spec.parse,
 		verdict:       b.spec.verdict,
 		redactor:      b.opts.Redactor,
-	}
+	}, d.warning
 }

@@ -152,7 +152,7 @@ func TestCheck(t *testing.T) {
 func TestInvocationEnvOrder(t *testing.T) {
 	b, err := New(Options{Name: "command", Command: "x", Env: map[string]string{"B": "2", "A": "1"}})
 	require.NoError(t, err)
-	inv := b.invocation("/bin/x", "p")
+	inv, _ := b.invocation("/bin/x", "p")
 	assert.Equal(t, []string{"A=1", "B=2"}, inv.env, "Options.Env sorted, for a stable command line")
 	assert.Equal(t, defaultKillGrace, inv.grace)
 }

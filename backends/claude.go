@@ -4,7 +4,8 @@ package backends
 //
 //	claude -p --output-format stream-json --verbose --dangerously-skip-permissions [--model M] [args…]
 //
-// with the prompt on stdin (or after -p with PromptMode "arg").
+// with the prompt on stdin (or after -p with PromptMode "arg", while it fits
+// in an argument).
 //
 // What its stdout looks like, from the recorded runs in testdata/claude
 // (Claude Code 2.1.197) and, where nothing was recorded, from public
@@ -58,6 +59,7 @@ func init() {
 		binary:      "claude",
 		install:     "install it with: npm install -g @anthropic-ai/claude-code",
 		args:        claudeArgs,
+		stdin:       stdinAlways,
 		env:         claudeEnv,
 		parse:       parseClaude,
 		reportsCost: true,
@@ -66,11 +68,11 @@ func init() {
 	})
 }
 
-// claudeArgs puts the prompt on stdin unless PromptMode is "arg": stdin has
-// no argv length limit and keeps the prompt out of ps.
-func claudeArgs(o Options, prompt string) ([]string, bool) {
+// claudeArgs builds `claude -p [PROMPT] --output-format stream-json
+// --verbose --dangerously-skip-permissions [--model M] [args…]`: -p reads
+// the prompt from stdin when no argument follows it.
+func claudeArgs(o Options, prompt string, onStdin bool) []string {
 	args := []string{"-p"}
-	onStdin := o.PromptMode != "arg"
 	if !onStdin {
 		args = append(args, prompt)
 	}
@@ -78,7 +80,7 @@ func claudeArgs(o Options, prompt string) ([]string, bool) {
 	if o.Model != "" {
 		args = append(args, "--model", o.Model)
 	}
-	return append(args, o.Args...), onStdin
+	return append(args, o.Args...)
 }
 
 // claudeEnv sets IS_SANDBOX=1 when ralph runs as root, because Claude Code

@@ -327,7 +327,7 @@ func TestParseClaudeLastTextIgnoresSubAgents(t *testing.T) {
 }
 
 func TestClaudeArgs(t *testing.T) {
-	runArgsFunc(t, claudeArgs, map[string]argsCase{
+	runArgsCases(t, "claude", map[string]argsCase{
 		"prompt on stdin by default": {
 			want:    []string{"-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"},
 			onStdin: true,

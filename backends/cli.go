@@ -17,9 +17,14 @@ type cliSpec struct {
 	binary string
 	// install tells a user how to get the binary, for the "not found" error.
 	install string
-	// args builds the argument list for one run. When the prompt goes on
-	// stdin, args returns promptOnStdin true and leaves it out of the list.
-	args func(o Options, prompt string) (args []string, promptOnStdin bool)
+	// args builds the argument list for one run. With onStdin the prompt
+	// goes on stdin and is left out of the list (or stood for by the CLI's
+	// own word for stdin, such as codex's "-"); otherwise prompt is the
+	// argument to pass, as deliver decided it.
+	args func(o Options, prompt string, onStdin bool) []string
+	// stdin says when the prompt goes on stdin rather than as an argument
+	// (see prompt.go).
+	stdin promptStdin
 	// env returns extra KEY=VALUE pairs the CLI needs to run unattended.
 	env func(o Options) []string
 	// parse reads the CLI's stdout; see parseFunc.

@@ -24,6 +24,7 @@ func init() {
 		binary:  "codex",
 		install: "install it with: npm install -g @openai/codex",
 		args:    codexArgs,
+		stdin:   stdinAlways,
 		env:     func(Options) []string { return nil },
 		parse:   parseCodex,
 		// codex exec --json does not name the model it runs.
@@ -58,19 +59,19 @@ func codexDefaultModel(e diagEnv) string {
 }
 
 // codexArgs builds `codex exec --json --skip-git-repo-check
-// --dangerously-bypass-approvals-and-sandbox [-m M] [args…] -- PROMPT`. The
-// "--" keeps a prompt that starts with "-" or reads like a subcommand
-// ("resume") a prompt. With PromptMode "stdin" the prompt is "-", which
-// codex exec reads from stdin; otherwise the runner gives it /dev/null,
-// because codex reads a piped stdin too.
-func codexArgs(o Options, prompt string) ([]string, bool) {
+// --dangerously-bypass-approvals-and-sandbox [-m M] [args…] -`: the prompt
+// "-" is read from stdin. As an argument it is `-- PROMPT`: the "--" keeps
+// a prompt that starts with "-" or reads like a subcommand ("resume") a
+// prompt, and the runner gives codex /dev/null, because codex appends a
+// piped stdin to an argument prompt.
+func codexArgs(o Options, prompt string, onStdin bool) []string {
 	args := []string{"exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"}
 	args = append(args, modelArgs("-m", o.Model)...)
 	args = append(args, o.Args...)
-	if o.PromptMode == "stdin" {
-		return append(args, "-"), true
+	if onStdin {
+		return append(args, "-")
 	}
-	return append(args, "--", prompt), false
+	return append(args, "--", prompt)
 }
 
 type codexLine struct {

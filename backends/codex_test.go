@@ -81,10 +81,11 @@ func TestParseCodex(t *testing.T) {
 func TestCodexArgs(t *testing.T) {
 	base := []string{"exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"}
 	runArgsCases(t, "codex", map[string]argsCase{
-		"defaults":        {want: append(base[:4:4], "--", "PROMPT")},
-		"model":           {opts: Options{Model: "gpt-5.5"}, want: append(base[:4:4], "-m", "gpt-5.5", "--", "PROMPT")},
-		"extra arguments": {opts: Options{Model: "o3", Args: []string{"-c", "model_reasoning_effort=high"}}, want: append(base[:4:4], "-m", "o3", "-c", "model_reasoning_effort=high", "--", "PROMPT")},
-		"prompt on stdin": {opts: Options{PromptMode: "stdin"}, want: append(base[:4:4], "-"), onStdin: true},
+		"defaults: the prompt on stdin": {want: append(base[:4:4], "-"), onStdin: true},
+		"model":                         {opts: Options{Model: "gpt-5.5"}, want: append(base[:4:4], "-m", "gpt-5.5", "-"), onStdin: true},
+		"extra arguments":               {opts: Options{Model: "o3", Args: []string{"-c", "model_reasoning_effort=high"}}, want: append(base[:4:4], "-m", "o3", "-c", "model_reasoning_effort=high", "-"), onStdin: true},
+		"prompt on stdin":               {opts: Options{PromptMode: "stdin"}, want: append(base[:4:4], "-"), onStdin: true},
+		"prompt as argument":            {opts: Options{PromptMode: "arg", Args: []string{"-c", "x=1"}}, want: append(base[:4:4], "-c", "x=1", "--", "PROMPT")},
 	})
 }
 

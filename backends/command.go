@@ -18,22 +18,23 @@ func init() {
 		name:    nameCommand,
 		install: "cli.command must name an installed program: a name on PATH, or a path (a relative one is relative to the config file that sets it)",
 		args:    commandArgs,
+		stdin:   stdinIfAsked,
 		parse:   textParser(0), // all of stdout: a custom command is trusted to bound its own output
 		verdict: commandVerdict,
 	})
 }
 
-// commandArgs passes the prompt as the last argument unless PromptMode is
-// "stdin".
-func commandArgs(o Options, prompt string) ([]string, bool) {
+// commandArgs passes the prompt as the last argument, after PromptFlag,
+// unless it goes on stdin (PromptMode "stdin").
+func commandArgs(o Options, prompt string, onStdin bool) []string {
 	args := append([]string(nil), o.Args...)
-	if o.PromptMode == "stdin" {
-		return args, true
+	if onStdin {
+		return args
 	}
 	if o.PromptFlag != "" {
 		args = append(args, o.PromptFlag)
 	}
-	return append(args, prompt), false
+	return append(args, prompt)
 }
 
 // commandVerdict fails a non-zero exit, quoting the last line of stderr.

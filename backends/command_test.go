@@ -10,7 +10,7 @@ import (
 )
 
 func TestCommandArgs(t *testing.T) {
-	runArgsFunc(t, commandArgs, map[string]argsCase{
+	runArgsCases(t, "command", map[string]argsCase{
 		"prompt last by default": {opts: Options{Args: []string{"--fast"}}, want: []string{"--fast", "PROMPT"}},
 		"prompt after its flag":  {opts: Options{Args: []string{"run"}, PromptFlag: "-m"}, want: []string{"run", "-m", "PROMPT"}},
 		"prompt on stdin":        {opts: Options{Args: []string{"run"}, PromptMode: "stdin", PromptFlag: "-m"}, want: []string{"run"}, onStdin: true},
@@ -19,8 +19,8 @@ func TestCommandArgs(t *testing.T) {
 
 func TestCommandArgsDoesNotAliasOptions(t *testing.T) {
 	opts := Options{Args: make([]string, 1, 8)}
-	a, _ := commandArgs(opts, "one")
-	b, _ := commandArgs(opts, "two")
+	a := commandArgs(opts, "one", false)
+	b := commandArgs(opts, "two", false)
 	assert.Equal(t, "one", a[1], "a later run must not overwrite an earlier run's arguments")
 	assert.Equal(t, "two", b[1])
 }

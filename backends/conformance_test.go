@@ -28,6 +28,7 @@ package backends
 // A registered CLI with neither is skipped with a note.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"os"
@@ -142,6 +143,7 @@ func TestConformance(t *testing.T) {
 			t.Run("env and cwd reach the agent", s.envAndCwd)
 			t.Run("prompt as argument, stdin closed", s.promptAsArg)
 			t.Run("prompt on stdin", s.promptOnStdin)
+			t.Run("a prompt too long for an argument is not one", s.longPrompt)
 			t.Run("secrets are redacted in a normal turn", s.secretsRedactedNormal)
 			t.Run("secrets are redacted in an error turn", s.secretsRedactedError)
 		})
@@ -358,6 +360,57 @@ func (s conformanceSuite) promptOnStdin(t *testing.T) {
 	s.promptDelivery(t, "stdin")
 }
 
+// longPrompt runs a 200 KB prompt, longer than Linux lets one argument be
+// (128 KiB), in every prompt mode: the agent starts, no argument is longer
+// than maxArgPrompt, and the prompt is all on stdin, or, for a program that
+// may not read stdin (the command backend given it as an argument), cut to
+// its beginning and end. When that is not where the mode says the prompt
+// goes, a warning says so.
+func (s conformanceSuite) longPrompt(t *testing.T) {
+	t.Parallel()
+	prompt := "HEAD-MARK " + strings.Repeat("a long test log line\n", 200_000/21) + " TAIL-MARK"
+	for _, mode := range []string{"", "arg", "stdin"} {
+		t.Run("prompt_mode "+cmp.Or(mode, "default"), func(t *testing.T) {
+			record := filepath.Join(t.TempDir(), "record.json")
+			b := s.backend(t, Options{PromptMode: mode})
+			var warnings []string
+			_, err := b.Run(t.Context(), events.AgentRun{
+				Prompt: prompt,
+				Dir:    t.TempDir(),
+				Env:    fakeEnv("STDOUT", absTestdata(t, s.c.Normal), "RECORD", record),
+			}, func(a events.Activity) {
+				if a.Kind == events.ActivityWarning {
+					warnings = append(warnings, a.Text)
+				}
+			})
+			require.NoError(t, err, "the agent starts")
+
+			rec := readFakeRecord(t, record)
+			for _, a := range rec.Args {
+				assert.LessOrEqual(t, len(a), maxArgPrompt, "no argument is longer than maxArgPrompt")
+			}
+			d := deliver(b.spec, b.opts, prompt)
+			if d.onStdin {
+				assert.Equal(t, prompt, rec.Stdin, "the whole prompt on stdin")
+			} else {
+				require.Equal(t, nameCommand, s.name, "only the command backend's program may get a cut prompt")
+				arg := rec.Args[len(rec.Args)-1]
+				assert.True(t, strings.HasPrefix(arg, "HEAD-MARK "), "the prompt's beginning")
+				assert.True(t, strings.HasSuffix(arg, " TAIL-MARK"), "the prompt's end")
+				assert.Contains(t, arg, "bytes of this prompt are left out here")
+				assert.True(t, rec.StdinDevNull)
+			}
+			usual := mode == "stdin" || (mode == "" && b.spec.stdin == stdinAlways)
+			if usual {
+				assert.Empty(t, warnings)
+			} else {
+				require.Len(t, warnings, 1, "a warning says the prompt did not go where prompt_mode says")
+				assert.Contains(t, warnings[0], "too long for a command-line argument")
+			}
+		})
+	}
+}
+
 // promptDelivery checks that the prompt reaches the agent where the spec
 // says it goes for mode, and that stdin is /dev/null when it is not the
 // prompt. Some CLIs take the prompt in one place only, whatever the mode.
@@ -373,8 +426,7 @@ func (s conformanceSuite) promptDelivery(t *testing.T, mode string) {
 	require.NoError(t, err)
 
 	rec := readFakeRecord(t, record)
-	_, onStdin := b.spec.args(b.opts, prompt)
-	if onStdin {
+	if deliver(b.spec, b.opts, prompt).onStdin {
 		assert.Equal(t, prompt, rec.Stdin)
 		assert.NotContains(t, rec.Args, prompt)
 		return

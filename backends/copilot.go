@@ -27,6 +27,7 @@ func init() {
 		binary:  "copilot",
 		install: "install it with: npm install -g @github/copilot",
 		args:    copilotArgs,
+		stdin:   stdinAlways,
 		// No self-update in the middle of a loop (the flag says the same).
 		env:        func(Options) []string { return []string{"COPILOT_AUTO_UPDATE=false"} },
 		parse:      parseCopilot,
@@ -41,15 +42,21 @@ func init() {
 	})
 }
 
-// copilotArgs builds `copilot -p PROMPT --output-format json
-// --allow-all-tools --disable-client-telemetry --no-auto-update [--model M]
-// [args…]`. The prompt is the value of -p, so extra arguments cannot be
-// taken for it; copilot documents no stdin prompt, so PromptMode "stdin" is
-// ignored.
-func copilotArgs(o Options, prompt string) ([]string, bool) {
-	args := []string{"-p", prompt, "--output-format", "json", "--allow-all-tools", "--disable-client-telemetry", "--no-auto-update"}
+// copilotArgs builds `copilot --output-format json --allow-all-tools
+// --disable-client-telemetry --no-auto-update [--model M] [args…]`:
+// without -p, copilot takes a piped stdin as the prompt and runs in the
+// same non-interactive mode ("No prompt provided. Run in an interactive
+// terminal or provide a prompt with -p or via standard in."; with -p it
+// ignores stdin). As an argument the prompt is the value of `-p PROMPT`,
+// first, so extra arguments cannot be taken for it.
+func copilotArgs(o Options, prompt string, onStdin bool) []string {
+	var args []string
+	if !onStdin {
+		args = append(args, "-p", prompt)
+	}
+	args = append(args, "--output-format", "json", "--allow-all-tools", "--disable-client-telemetry", "--no-auto-update")
 	args = append(args, modelArgs("--model", o.Model)...)
-	return append(args, o.Args...), false
+	return append(args, o.Args...)
 }
 
 var copilotTools = map[string]events.ToolKind{

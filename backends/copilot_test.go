@@ -118,15 +118,15 @@ func TestParseCopilotStreams(t *testing.T) {
 }
 
 func TestCopilotArgs(t *testing.T) {
-	base := []string{"-p", "PROMPT", "--output-format", "json", "--allow-all-tools", "--disable-client-telemetry", "--no-auto-update"}
+	base := []string{"--output-format", "json", "--allow-all-tools", "--disable-client-telemetry", "--no-auto-update"}
 	runArgsCases(t, "copilot", map[string]argsCase{
-		"defaults": {want: base},
-		"model":    {opts: Options{Model: "gpt-5.5"}, want: append(base[:7:7], "--model", "gpt-5.5")},
-		"extra arguments after the prompt's flag": {
-			opts: Options{Model: "claude-sonnet-4.5", Args: []string{"--add-dir", "/tmp"}},
-			want: append(base[:7:7], "--model", "claude-sonnet-4.5", "--add-dir", "/tmp"),
+		"defaults: the prompt on stdin, without -p": {want: base, onStdin: true},
+		"model": {opts: Options{Model: "gpt-5.5"}, want: append(base[:5:5], "--model", "gpt-5.5"), onStdin: true},
+		"prompt as argument, extra arguments after the prompt's flag": {
+			opts: Options{PromptMode: "arg", Model: "claude-sonnet-4.5", Args: []string{"--add-dir", "/tmp"}},
+			want: append([]string{"-p", "PROMPT"}, append(base[:5:5], "--model", "claude-sonnet-4.5", "--add-dir", "/tmp")...),
 		},
-		"stdin is not supported: the prompt stays an argument": {opts: Options{PromptMode: "stdin"}, want: base},
+		"prompt on stdin": {opts: Options{PromptMode: "stdin"}, want: base, onStdin: true},
 	})
 }
 

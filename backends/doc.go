@@ -16,7 +16,11 @@
 // [events.AgentRun.Dir] with ralph's environment plus the CLI's own
 // unattended-mode variables, [Options.Env] and [events.AgentRun.Env] (later
 // wins). The prompt goes on stdin or as an argument, depending on the CLI
-// and [Options.PromptMode]; when it is an argument, stdin is /dev/null.
+// and [Options.PromptMode]; when it is an argument, stdin is /dev/null. A
+// prompt too long for one argument (Linux refuses one over 128 KiB) never is
+// one: it goes on stdin, or, for a command given it as an argument, is cut
+// to its beginning and end, and an [events.ActivityWarning] says so (see
+// prompt.go).
 // [events.AgentRun.Started] is told the agent's pid (its process group id)
 // once it runs. Activity is reported from a single goroutine while the
 // agent runs, and every report happens before Run returns.
@@ -56,7 +60,8 @@
 // # Adding a CLI
 //
 // A CLI is a cliSpec registered from its file's init: how to build the
-// arguments and environment, a parser (a parseFunc) that reads stdout from
+// arguments and environment, when it gets its prompt on stdin (promptStdin:
+// stdinAlways once the CLI has been seen to take a piped prompt), a parser (a parseFunc) that reads stdout from
 // an io.Reader, and a verdict that settles the failure kind from the exit
 // code and the stderr tail. Any CLI's file is the template: a JSON-lines
 // parser decodes its lines with forEachJSONObject, switches on the line

@@ -22,6 +22,7 @@ func init() {
 		binary:  "gemini",
 		install: "install it with: npm install -g @google/gemini-cli",
 		args:    geminiArgs,
+		stdin:   stdinAlways,
 		// Like --skip-trust, this lets gemini run in a folder the user has
 		// not trusted; without either it exits 55
 		// (docs/agent-clis.md#gemini).
@@ -32,19 +33,18 @@ func init() {
 	})
 }
 
-// geminiArgs builds `gemini -p PROMPT --output-format stream-json --yolo
-// --skip-trust [-m M] [args…]`. The prompt is the value of -p, so extra
-// arguments after it cannot be mistaken for it. With PromptMode "stdin", -p
-// is left out: gemini takes a piped stdin as the prompt and runs headless.
-func geminiArgs(o Options, prompt string) ([]string, bool) {
+// geminiArgs builds `gemini --output-format stream-json --yolo
+// --skip-trust [-m M] [args…]`: without -p, gemini takes a piped stdin as
+// the prompt and runs headless. As an argument the prompt is the value of
+// `-p PROMPT`, first, so extra arguments cannot be mistaken for it.
+func geminiArgs(o Options, prompt string, onStdin bool) []string {
 	var args []string
-	stdin := o.PromptMode == "stdin"
-	if !stdin {
+	if !onStdin {
 		args = append(args, "-p", prompt)
 	}
 	args = append(args, "--output-format", "stream-json", "--yolo", "--skip-trust")
 	args = append(args, modelArgs("-m", o.Model)...)
-	return append(args, o.Args...), stdin
+	return append(args, o.Args...)
 }
 
 var geminiTools = map[string]events.ToolKind{

@@ -114,10 +114,10 @@ func TestParseGeminiStreams(t *testing.T) {
 
 func TestGeminiArgs(t *testing.T) {
 	runArgsCases(t, "gemini", map[string]argsCase{
-		"defaults": {want: []string{"-p", "PROMPT", "--output-format", "stream-json", "--yolo", "--skip-trust"}},
-		"model":    {opts: Options{Model: "gemini-2.5-pro"}, want: []string{"-p", "PROMPT", "--output-format", "stream-json", "--yolo", "--skip-trust", "-m", "gemini-2.5-pro"}},
-		"extra arguments after the prompt's flag": {
-			opts: Options{Args: []string{"--include-directories", "../shared"}},
+		"defaults: the prompt on stdin, without -p": {want: []string{"--output-format", "stream-json", "--yolo", "--skip-trust"}, onStdin: true},
+		"model": {opts: Options{Model: "gemini-2.5-pro"}, want: []string{"--output-format", "stream-json", "--yolo", "--skip-trust", "-m", "gemini-2.5-pro"}, onStdin: true},
+		"prompt as argument, extra arguments after the prompt's flag": {
+			opts: Options{PromptMode: "arg", Args: []string{"--include-directories", "../shared"}},
 			want: []string{"-p", "PROMPT", "--output-format", "stream-json", "--yolo", "--skip-trust", "--include-directories", "../shared"},
 		},
 		"prompt on stdin": {opts: Options{PromptMode: "stdin"}, want: []string{"--output-format", "stream-json", "--yolo", "--skip-trust"}, onStdin: true},

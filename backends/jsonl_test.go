@@ -122,7 +122,7 @@ func assertParsed(t *testing.T, tc parserCase, res events.AgentResult, acts []ev
 			texts = append(texts, a.Text)
 		case events.ActivityRateLimit:
 			limits = append(limits, a.ResetAt)
-		case events.ActivityError:
+		case events.ActivityError, events.ActivityWarning:
 			// Not part of the result's totals.
 		}
 	}
@@ -150,24 +150,19 @@ type argsCase struct {
 	onStdin bool
 }
 
-// runArgsCases runs every case through the args of the registered agent
-// CLI name.
+// runArgsCases runs every case as a named subtest through the registered
+// agent CLI name: where its prompt "PROMPT" goes (deliver), then its
+// arguments.
 func runArgsCases(t *testing.T, name string, cases map[string]argsCase) {
 	t.Helper()
 	spec := clis[name]
 	require.NotNil(t, spec, "%s is registered", name)
-	runArgsFunc(t, spec.args, cases)
-}
-
-// runArgsFunc runs every case through args as a named subtest, with the
-// prompt "PROMPT".
-func runArgsFunc(t *testing.T, args func(Options, string) ([]string, bool), cases map[string]argsCase) {
-	t.Helper()
 	for desc, tc := range cases {
 		t.Run(desc, func(t *testing.T) {
-			got, onStdin := args(tc.opts, "PROMPT")
-			assert.Equal(t, tc.want, got)
-			assert.Equal(t, tc.onStdin, onStdin)
+			d := deliver(spec, tc.opts, "PROMPT")
+			assert.Equal(t, tc.want, spec.args(tc.opts, d.arg, d.onStdin))
+			assert.Equal(t, tc.onStdin, d.onStdin)
+			assert.Empty(t, d.warning, "a short prompt goes where the options say, without a warning")
 		})
 	}
 }

@@ -25,6 +25,7 @@ func init() {
 		binary:  "opencode",
 		install: "install it with: npm install -g opencode-ai",
 		args:    opencodeArgs,
+		stdin:   stdinAlways,
 		// No self-update in the middle of a loop.
 		env:   func(Options) []string { return []string{"OPENCODE_DISABLE_AUTOUPDATE=1"} },
 		parse: parseOpenCode,
@@ -34,15 +35,19 @@ func init() {
 	})
 }
 
-// opencodeArgs builds `opencode run --format json --auto [-m PROVIDER/MODEL]
-// [args…] PROMPT`. The prompt is the last positional argument, after the
-// user's arguments, so they are parsed as flags. opencode has no documented
-// stdin prompt, so PromptMode "stdin" is ignored.
-func opencodeArgs(o Options, prompt string) ([]string, bool) {
+// opencodeArgs builds `opencode run --format json --auto [-m
+// PROVIDER/MODEL] [args…]`: `opencode run` reads a piped stdin to its end
+// and appends it to the message, which is then all of it. As an argument
+// the prompt is the last positional one, after the user's arguments, so
+// they are parsed as flags.
+func opencodeArgs(o Options, prompt string, onStdin bool) []string {
 	args := []string{"run", "--format", "json", "--auto"}
 	args = append(args, modelArgs("-m", o.Model)...)
 	args = append(args, o.Args...)
-	return append(args, prompt), false
+	if onStdin {
+		return args
+	}
+	return append(args, prompt)
 }
 
 var opencodeTools = map[string]events.ToolKind{

@@ -108,13 +108,13 @@ func TestOpenCodeFailure(t *testing.T) {
 
 func TestOpenCodeArgs(t *testing.T) {
 	runArgsCases(t, "opencode", map[string]argsCase{
-		"defaults": {want: []string{"run", "--format", "json", "--auto", "PROMPT"}},
-		"model":    {opts: Options{Model: "anthropic/claude-sonnet-4"}, want: []string{"run", "--format", "json", "--auto", "-m", "anthropic/claude-sonnet-4", "PROMPT"}},
-		"extra arguments before the prompt": {
-			opts: Options{Args: []string{"--agent", "build"}},
+		"defaults: the prompt on stdin": {want: []string{"run", "--format", "json", "--auto"}, onStdin: true},
+		"model":                         {opts: Options{Model: "anthropic/claude-sonnet-4"}, want: []string{"run", "--format", "json", "--auto", "-m", "anthropic/claude-sonnet-4"}, onStdin: true},
+		"prompt as argument, extra arguments before it": {
+			opts: Options{PromptMode: "arg", Args: []string{"--agent", "build"}},
 			want: []string{"run", "--format", "json", "--auto", "--agent", "build", "PROMPT"},
 		},
-		"stdin is not supported: the prompt stays an argument": {opts: Options{PromptMode: "stdin"}, want: []string{"run", "--format", "json", "--auto", "PROMPT"}},
+		"prompt on stdin": {opts: Options{PromptMode: "stdin"}, want: []string{"run", "--format", "json", "--auto"}, onStdin: true},
 	})
 }
 

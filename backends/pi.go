@@ -22,6 +22,7 @@ func init() {
 		binary:  "pi",
 		install: "install it with: npm install -g @mariozechner/pi-coding-agent",
 		args:    piArgs,
+		stdin:   stdinAlways,
 		// Skip the start-up check for a newer version; nothing else changes.
 		env:        func(Options) []string { return []string{"PI_SKIP_VERSION_CHECK=1"} },
 		parse:      parsePi,
@@ -32,15 +33,19 @@ func init() {
 	})
 }
 
-// piArgs builds `pi -p --mode json --no-session [--model M] [args…] PROMPT`.
-// -p is a switch (print mode) and the prompt is the last positional
-// argument, after the user's arguments. pi documents no way to take the
-// prompt itself from stdin in print mode, so PromptMode "stdin" is ignored.
-func piArgs(o Options, prompt string) ([]string, bool) {
+// piArgs builds `pi -p --mode json --no-session [--model M] [args…]`: -p
+// is a switch (print mode), which "also reads piped stdin and merges it into
+// the initial prompt" (pi's README), and with --mode json since pi 0.65.1.
+// As an argument the prompt is the last positional one, after the user's
+// arguments.
+func piArgs(o Options, prompt string, onStdin bool) []string {
 	args := []string{"-p", "--mode", "json", "--no-session"}
 	args = append(args, modelArgs("--model", o.Model)...)
 	args = append(args, o.Args...)
-	return append(args, prompt), false
+	if onStdin {
+		return args
+	}
+	return append(args, prompt)
 }
 
 var piTools = map[string]events.ToolKind{

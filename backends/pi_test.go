@@ -89,13 +89,13 @@ func TestParsePiRetryGivesUp(t *testing.T) {
 
 func TestPiArgs(t *testing.T) {
 	runArgsCases(t, "pi", map[string]argsCase{
-		"defaults": {want: []string{"-p", "--mode", "json", "--no-session", "PROMPT"}},
-		"model":    {opts: Options{Model: "claude-sonnet-4"}, want: []string{"-p", "--mode", "json", "--no-session", "--model", "claude-sonnet-4", "PROMPT"}},
-		"extra arguments before the prompt": {
-			opts: Options{Args: []string{"--provider", "anthropic"}},
+		"defaults: the prompt on stdin": {want: []string{"-p", "--mode", "json", "--no-session"}, onStdin: true},
+		"model":                         {opts: Options{Model: "claude-sonnet-4"}, want: []string{"-p", "--mode", "json", "--no-session", "--model", "claude-sonnet-4"}, onStdin: true},
+		"prompt as argument, extra arguments before it": {
+			opts: Options{PromptMode: "arg", Args: []string{"--provider", "anthropic"}},
 			want: []string{"-p", "--mode", "json", "--no-session", "--provider", "anthropic", "PROMPT"},
 		},
-		"stdin is not supported: the prompt stays an argument": {opts: Options{PromptMode: "stdin"}, want: []string{"-p", "--mode", "json", "--no-session", "PROMPT"}},
+		"prompt on stdin": {opts: Options{PromptMode: "stdin"}, want: []string{"-p", "--mode", "json", "--no-session"}, onStdin: true},
 	})
 }
 

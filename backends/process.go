@@ -150,6 +150,9 @@ func (p *agentProc) start() error {
 			e.Reason, e.Fix = missingInterpreter(p.inv.path)
 			return e
 		}
+		if errors.Is(err, syscall.E2BIG) {
+			return tooLong(p.inv.backend, cmd, err)
+		}
 		return fmt.Errorf("start %s: %w", p.inv.backend, err)
 	}
 	p.cmd, p.group = cmd, group
@@ -385,4 +388,25 @@ func exitCode(ps *os.ProcessState) int {
 		return 128 + int(ws.Signal())
 	}
 	return ps.ExitCode()
+}
+
+// tooLong explains E2BIG, "argument list too long": the prompt never
+// makes it (see deliver), so what is too long is the rest of the command
+// line (cli.args) or the environment the agent is given.
+func tooLong(backend string, cmd *exec.Cmd, err error) error {
+	argBytes, longest := 0, 0
+	for _, a := range cmd.Args {
+		argBytes += len(a) + 1
+		longest = max(longest, len(a))
+	}
+	envBytes := 0
+	for _, kv := range cmd.Env {
+		envBytes += len(kv) + 1
+	}
+	return &SetupError{
+		Err: fmt.Errorf("start %s: %w", backend, err),
+		Problem: fmt.Sprintf("%s cannot start: its command line (%d bytes, the longest argument %d) and environment (%d bytes) are more than the system allows (argument list too long)",
+			backend, argBytes, longest, envBytes),
+		Fix: "shorten cli.args, cli.env or the environment ralph runs in (Linux allows 128 KiB for one argument)",
+	}
 }

@@ -24,6 +24,7 @@ func init() {
 		binary:     "qwen",
 		install:    "install it with: npm install -g @qwen-code/qwen-code",
 		args:       qwenArgs,
+		stdin:      stdinAlways,
 		env:        func(Options) []string { return nil },
 		parse:      parseQwen,
 		namesModel: true,
@@ -33,18 +34,18 @@ func init() {
 	})
 }
 
-// qwenArgs builds `qwen --output-format stream-json --yolo [-m M] [args…]
-// PROMPT`: the prompt is positional (-p is deprecated) and goes last, after
-// the user's arguments. With PromptMode "stdin" it is left out: like the
-// Gemini CLI it derives from, qwen takes a piped stdin as the prompt.
-func qwenArgs(o Options, prompt string) ([]string, bool) {
+// qwenArgs builds `qwen --output-format stream-json --yolo [-m M]
+// [args…]`: like the Gemini CLI it derives from, qwen takes a piped stdin
+// as the prompt. As an argument the prompt is positional (-p is deprecated)
+// and goes last, after the user's arguments.
+func qwenArgs(o Options, prompt string, onStdin bool) []string {
 	args := []string{"--output-format", "stream-json", "--yolo"}
 	args = append(args, modelArgs("-m", o.Model)...)
 	args = append(args, o.Args...)
-	if o.PromptMode == "stdin" {
-		return args, true
+	if onStdin {
+		return args
 	}
-	return append(args, prompt), false
+	return append(args, prompt)
 }
 
 var qwenTools = map[string]events.ToolKind{

@@ -108,10 +108,10 @@ func TestParseQwenStreams(t *testing.T) {
 
 func TestQwenArgs(t *testing.T) {
 	runArgsCases(t, "qwen", map[string]argsCase{
-		"defaults": {want: []string{"--output-format", "stream-json", "--yolo", "PROMPT"}},
-		"model":    {opts: Options{Model: "qwen3-coder-plus"}, want: []string{"--output-format", "stream-json", "--yolo", "-m", "qwen3-coder-plus", "PROMPT"}},
-		"extra arguments before the positional prompt": {
-			opts: Options{Args: []string{"--auth-type", "openai"}},
+		"defaults: the prompt on stdin": {want: []string{"--output-format", "stream-json", "--yolo"}, onStdin: true},
+		"model":                         {opts: Options{Model: "qwen3-coder-plus"}, want: []string{"--output-format", "stream-json", "--yolo", "-m", "qwen3-coder-plus"}, onStdin: true},
+		"prompt as argument, extra arguments before it": {
+			opts: Options{PromptMode: "arg", Args: []string{"--auth-type", "openai"}},
 			want: []string{"--output-format", "stream-json", "--yolo", "--auth-type", "openai", "PROMPT"},
 		},
 		"prompt on stdin": {opts: Options{PromptMode: "stdin"}, want: []string{"--output-format", "stream-json", "--yolo"}, onStdin: true},

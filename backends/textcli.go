@@ -45,6 +45,7 @@ func init() {
 		binary:  "kiro-cli",
 		install: "install it with: curl -fsSL https://cli.kiro.dev/install | bash",
 		args:    kiroArgs,
+		stdin:   stdinWhenLong,
 		env:     func(Options) []string { return nil },
 		parse:   textParser(maxTextOutput),
 		verdict: textVerdict("kiro", "run `kiro-cli login`, or set KIRO_API_KEY", map[int]string{
@@ -57,6 +58,7 @@ func init() {
 		binary:  "amp",
 		install: "install it with: npm install -g @ampcode/cli",
 		args:    ampArgs,
+		stdin:   stdinWhenLong,
 		env:     func(Options) []string { return nil },
 		parse:   textParser(maxTextOutput),
 		verdict: textVerdict("amp", "run `amp login`, or set AMP_API_KEY", nil),
@@ -66,6 +68,7 @@ func init() {
 		binary:  "cursor-agent",
 		install: "install it with: curl https://cursor.com/install -fsS | bash",
 		args:    cursorArgs,
+		stdin:   stdinWhenLong,
 		env:     func(Options) []string { return nil },
 		parse:   textParser(maxTextOutput),
 		verdict: textVerdict("cursor", "run `cursor-agent login`, or set CURSOR_API_KEY", nil),
@@ -73,38 +76,43 @@ func init() {
 }
 
 // kiroArgs builds `kiro-cli chat --no-interactive --trust-all-tools [--model
-// M] [args…] PROMPT`; with PromptMode "stdin" the prompt is left out and
-// piped instead.
-func kiroArgs(o Options, prompt string) ([]string, bool) {
+// M] [args…] PROMPT`; with the prompt on stdin it is left out and piped
+// instead.
+func kiroArgs(o Options, prompt string, onStdin bool) []string {
 	args := []string{"chat", "--no-interactive", "--trust-all-tools"}
 	args = append(args, modelArgs("--model", o.Model)...)
 	args = append(args, o.Args...)
-	if o.PromptMode == "stdin" {
-		return args, true
+	if onStdin {
+		return args
 	}
-	return append(args, prompt), false
+	return append(args, prompt)
 }
 
-// ampArgs builds `amp -x PROMPT --dangerously-allow-all [args…]`. With
-// PromptMode "stdin" it is `amp --dangerously-allow-all [args…] -x`, -x last
+// ampArgs builds `amp -x PROMPT --dangerously-allow-all [args…]`. With the
+// prompt on stdin it is `amp --dangerously-allow-all [args…] -x`, -x last
 // so that it cannot take a flag for its prompt.
-func ampArgs(o Options, prompt string) ([]string, bool) {
-	if o.PromptMode == "stdin" {
+func ampArgs(o Options, prompt string, onStdin bool) []string {
+	if onStdin {
 		args := append([]string{"--dangerously-allow-all"}, o.Args...)
-		return append(args, "-x"), true
+		return append(args, "-x")
 	}
 	args := []string{"-x", prompt, "--dangerously-allow-all"}
-	return append(args, o.Args...), false
+	return append(args, o.Args...)
 }
 
 // cursorArgs builds `cursor-agent -p --output-format text --force [--model
 // M] [args…] PROMPT`: -p is a switch and the prompt the last positional
-// argument. Cursor documents no stdin prompt; PromptMode "stdin" is ignored.
-func cursorArgs(o Options, prompt string) ([]string, bool) {
+// argument. With the prompt on stdin it is left out: Cursor's docs show
+// only the argument, but users report `echo PROMPT | cursor-agent -p …`
+// working, and it is the only way for a prompt too long for an argument.
+func cursorArgs(o Options, prompt string, onStdin bool) []string {
 	args := []string{"-p", "--output-format", "text", "--force"}
 	args = append(args, modelArgs("--model", o.Model)...)
 	args = append(args, o.Args...)
-	return append(args, prompt), false
+	if onStdin {
+		return args
+	}
+	return append(args, prompt)
 }
 
 // maxTextOutput bounds the final text kept from a plain-text CLI; past it

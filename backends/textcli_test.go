@@ -31,7 +31,7 @@ func TestTextCLIArgs(t *testing.T) {
 			"defaults":        {want: []string{"-p", "--output-format", "text", "--force", "PROMPT"}},
 			"model":           {opts: Options{Model: "gpt-5"}, want: []string{"-p", "--output-format", "text", "--force", "--model", "gpt-5", "PROMPT"}},
 			"extra arguments": {opts: Options{Args: []string{"--trust"}}, want: []string{"-p", "--output-format", "text", "--force", "--trust", "PROMPT"}},
-			"stdin is not supported: the prompt stays an argument": {opts: Options{PromptMode: "stdin"}, want: []string{"-p", "--output-format", "text", "--force", "PROMPT"}},
+			"prompt on stdin": {opts: Options{PromptMode: "stdin"}, want: []string{"-p", "--output-format", "text", "--force"}, onStdin: true},
 		},
 	}
 	for name, argsCases := range cases {

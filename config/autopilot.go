@@ -1,6 +1,7 @@
 package config
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -52,6 +53,9 @@ type TaskSource struct {
 	Claim string `yaml:"claim"`
 	Close string `yaml:"close"`
 	Fail  string `yaml:"fail"`
+	// Files are the paths, relative to the repository root, that a
+	// command source's commands change; none: what each command changed.
+	Files []string `yaml:"files"`
 }
 
 // SourceTypes are the task sources ralph knows.
@@ -113,6 +117,10 @@ func (l *loader) taskSource(dst *TaskSource) func(*yaml.Node, string) {
 		if src.Type == "command" && (src.List == "" || src.Close == "") {
 			l.problem(n, "give at least list: and close: commands for a command source", "%s: a command source needs list and close", path)
 		}
+		if src.Type != "command" && len(src.Files) > 0 {
+			l.problem(n, "leave files: out: only a command source's files are unknown to ralph; "+src.Type+" names its own",
+				"%s: files is for a command source", path)
+		}
 		*dst = src
 	}
 }
@@ -125,6 +133,26 @@ func (l *loader) taskSourceFields(s *TaskSource) []field {
 		{"claim", l.setString(&s.Claim)},
 		{"close", l.setString(&s.Close)},
 		{"fail", l.setString(&s.Fail)},
+		{"files", l.setRepoPaths(&s.Files)},
+	}
+}
+
+// setRepoPaths decodes a list of paths inside the repository, relative to
+// its root.
+func (l *loader) setRepoPaths(dst *[]string) func(*yaml.Node, string) {
+	return func(n *yaml.Node, path string) {
+		vals, nodes := l.stringList(n, path, false)
+		var paths []string
+		for i, v := range vals {
+			clean := filepath.Clean(filepath.FromSlash(v))
+			if v == "" || filepath.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
+				l.problem(nodes[i], "write a path relative to the repository's root, inside it, e.g. tasks/",
+					"%s: %q is not a path inside the repository", path, v)
+				continue
+			}
+			paths = append(paths, filepath.ToSlash(clean))
+		}
+		*dst = paths
 	}
 }
 

@@ -46,6 +46,12 @@ func TestLoadBytesAutopilot(t *testing.T) {
 			data: "autopilot:\n  source: {type: command, list: ./list.sh, close: ./close.sh}\n",
 			want: config.Autopilot{Source: config.TaskSource{Type: "command", List: "./list.sh", Close: "./close.sh"}, Parallel: 1, Merge: "merge", Retries: 1, WorktreesDir: ".worktrees", Cluster: defaultCluster},
 		},
+		{
+			name: "a command source's files",
+			data: "autopilot:\n  source: {type: command, list: ./list.sh, close: ./close.sh, files: [tasks/, ./board/done.json]}\n",
+			want: config.Autopilot{Source: config.TaskSource{Type: "command", List: "./list.sh", Close: "./close.sh", Files: []string{"tasks", "board/done.json"}},
+				Parallel: 1, Merge: "merge", Retries: 1, WorktreesDir: ".worktrees", Cluster: defaultCluster},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -76,6 +82,18 @@ func TestLoadBytesAutopilotProblems(t *testing.T) {
 			name: "command source without close",
 			data: "autopilot:\n  source:\n    type: command\n    list: ./list.sh\n",
 			want: config.Problem{File: "ralph.yml", Line: 3, Msg: "autopilot.source: a command source needs list and close", Hint: "give at least list: and close: commands for a command source"},
+		},
+		{
+			name: "a command source's file outside the repository",
+			data: "autopilot:\n  source:\n    type: command\n    list: ./list.sh\n    close: ./close.sh\n    files:\n      - tasks\n      - ../board.json\n",
+			want: config.Problem{File: "ralph.yml", Line: 8, Msg: `autopilot.source.files: "../board.json" is not a path inside the repository`,
+				Hint: "write a path relative to the repository's root, inside it, e.g. tasks/"},
+		},
+		{
+			name: "files for a source that names its own",
+			data: "autopilot:\n  source: {type: prd, files: [prd.json]}\n",
+			want: config.Problem{File: "ralph.yml", Line: 2, Msg: "autopilot.source: files is for a command source",
+				Hint: "leave files: out: only a command source's files are unknown to ralph; prd names its own"},
 		},
 		{
 			name: "unknown merge mode",

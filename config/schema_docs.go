@@ -50,6 +50,7 @@ var schemaDocs = map[string]string{
 	"autopilot.source.claim":        "command source: marks $RALPH_TASK_ID as in progress.",
 	"autopilot.source.close":        "command source: marks $RALPH_TASK_ID done ($RALPH_TASK_REASON says what was merged).",
 	"autopilot.source.fail":         "command source: records that $RALPH_TASK_ID failed and why ($RALPH_TASK_REASON).",
+	"autopilot.source.files":        "command source: the paths, relative to the repository root, that its commands change; ralph commits them after each claim, close and fail, commits what was left of them when it starts, and never merges a task branch's changes to them. Default: the paths each command changed.",
 
 	"event_loop.prompt":                      "The objective, inline. Overrides prompt_file; -p and -P override both.",
 	"event_loop.prompt_file":                 "File holding the objective, relative to the config file (then to the workspace).",
@@ -75,7 +76,7 @@ var schemaDocs = map[string]string{
 	"cli.backend":     "The agent CLI: claude, codex, gemini, opencode, pi, qwen, copilot, kiro, amp, cursor; command (alias custom) for any program; auto for the first one installed.",
 	"cli.command":     "The program to run, for backend command, or the binary of a named CLI. A relative path (./agent.sh) is relative to this config file's directory; a bare name is looked up on PATH.",
 	"cli.args":        "Extra arguments for the agent CLI.",
-	"cli.prompt_mode": "How the prompt reaches a command backend: as an argument (after prompt_flag) or on stdin.",
+	"cli.prompt_mode": "How the prompt reaches the agent: as an argument (after prompt_flag, for command) or on stdin. Unset: on stdin for the CLIs that read it there (claude, codex, gemini, opencode, pi, qwen, copilot), as an argument for the others. A prompt over 100 KiB is never an argument: it goes on stdin, or, for command, is cut to fit; stdin is the way to pass it whole.",
 	"cli.prompt_flag": "The flag before the prompt argument, for prompt_mode arg.",
 	"cli.env":         "Environment variables for the agent.",
 	"cli.model":       "The model to ask the agent CLI for.",

@@ -23,7 +23,7 @@ func (e *Engine) selecting() (Phase, error) {
 	}
 	n := e.st.Iteration + 1
 	backend := e.backendFor(hat.ID)
-	prompt := hats.BuildPrompt(e.promptInput(hat, evs, n))
+	prompt := hats.BuildPrompt(e.promptInput(hat, evs, offsets, n))
 	if err := e.append(ralphEvent(TopicIterationStarted, iterationStartedRecord{
 		Iteration: n, Hat: hat.ID, Events: offsets, Confirming: confirming, Backend: backend.Name()})); err != nil {
 		return "", err
@@ -83,11 +83,12 @@ func (e *Engine) dropExhausted(h hats.Hat, offsets []int64) (Phase, error) {
 	return PhaseSettling, e.saveAs(PhaseSettling)
 }
 
-func (e *Engine) promptInput(h hats.Hat, evs []events.Event, n int) hats.PromptInput {
+func (e *Engine) promptInput(h hats.Hat, evs []events.Event, offsets []int64, n int) hats.PromptInput {
 	in := hats.PromptInput{
 		Objective:       e.objective(),
 		Hat:             h,
 		Events:          evs,
+		EventOffsets:    offsets,
 		Routes:          e.opts.Hats.Routes(h),
 		CompletionTopic: e.opts.Settings.CompletionTopic,
 		EmitCommand:     e.opts.RalphBin,

@@ -52,6 +52,10 @@ type Status struct {
 	// line's words. The views fill it (view/api); the engine never does.
 	Hint   string         `json:"hint,omitempty"`
 	Recent []events.Event `json:"recent_events,omitempty"`
+	// Objective is the run's objective, whole, for `ralph status
+	// --objective`: a prompt shows only the beginning and end of a long
+	// one. It is left out of the JSON, where it could be megabytes.
+	Objective string `json:"-"`
 }
 
 // Cost is the run's cost as a total.
@@ -76,7 +80,7 @@ func ReadStatus(workspace string, recent int, now time.Time) (Status, error) {
 	if err != nil {
 		return s, err
 	}
-	s.RunID, s.Iteration, s.MaxIter, s.Phase = st.RunID, st.Iteration, st.MaxIterations, phase
+	s.RunID, s.Iteration, s.MaxIter, s.Phase, s.Objective = st.RunID, st.Iteration, st.MaxIterations, phase, st.Objective
 	s.CostUSD, s.Tokens, s.Pending, s.EventsFile = st.CostUSD, st.Usage.Total(), len(st.Pending), st.EventsFile
 	s.Ended, s.Confirmations = st.Terminated, st.ConfirmationIterations
 	s.CostSource, s.CostUnknown = st.Cost().Source(), st.CostUnknown

@@ -17,6 +17,9 @@ const (
 	ActivityUsage     ActivityKind = "usage"      // token usage or cost became known
 	ActivityRateLimit ActivityKind = "rate_limit" // the provider refused for a rate or usage limit
 	ActivityError     ActivityKind = "error"      // the agent reported an error
+	// ActivityWarning is ralph's own notice about the run, such as a
+	// prompt too long for a command-line argument going elsewhere.
+	ActivityWarning ActivityKind = "warning"
 )
 
 // ToolKind classifies a tool use.
@@ -33,7 +36,7 @@ const (
 // the engine as it happens.
 type Activity struct {
 	Kind     ActivityKind
-	Text     string    // assistant text (ActivityText) or error message (ActivityError)
+	Text     string    // assistant text (ActivityText), error message (ActivityError) or warning (ActivityWarning)
 	Tool     ToolKind  // ActivityTool
 	ToolName string    // the CLI's own tool name, e.g. "Bash"
 	Path     string    // file path of a read or write, when known

@@ -21,8 +21,10 @@
 // # Prompts
 //
 // [BuildPrompt] renders markdown in a fixed section order, shows payloads in
-// full, and tells the agent which topics it may publish, who receives them,
-// and how to publish (`ralph emit`, or an <event> tag as a fallback). On the
+// full (a payload, objective, claim or note too long for a prompt as its
+// beginning and end, with the ralph command that prints it all), and tells
+// the agent which topics it may publish, who receives them, and how to
+// publish (`ralph emit`, or an <event> tag as a fallback). On the
 // confirmation iteration a fresh agent verifies the completion claim; it
 // rejects the claim by publishing nothing and saying what is missing.
 //

@@ -8,6 +8,11 @@ type PromptInput struct {
 	Hat       Hat
 	// Events are the pending events this hat must handle, oldest first.
 	Events []events.Event
+	// EventOffsets are where each of Events starts in the run's event log,
+	// so that a payload too long for the prompt can be named exactly in the
+	// command that prints it (`ralph events --offset N --payload`). Without
+	// them the command names the event's topic.
+	EventOffsets []int64
 	// Routes say, for each topic the hat may publish, which hats receive it.
 	Routes []Route
 	// CompletionTopic is the topic that claims the whole objective is done.

@@ -26,8 +26,11 @@ const DefaultScratchpadPath = ".ralph/agent/scratchpad.md"
 //	# Memories                       (only with Memories)
 //	# Publishing
 //
-// Payloads are shown in full, in fences longer than any backtick run inside
-// them, because a truncated or broken payload loses exactly the hand-off the
+// Payloads are shown in fences longer than any backtick run inside them, so
+// that a payload cannot break the prompt's structure. A payload, claim,
+// objective or note too long for a prompt (see prompt_limits.go) is shown
+// as its beginning and end, with its size and the ralph command that prints
+// it in full: cutting it anywhere else would lose exactly the hand-off the
 // previous hat wrote.
 //
 // With Confirming set the prompt is framed for a verifier instead: the claim
@@ -41,7 +44,7 @@ const DefaultScratchpadPath = ".ralph/agent/scratchpad.md"
 // coordinator with the verifier's final message as LastIteration.
 func BuildPrompt(in PromptInput) string {
 	var p prompt
-	p.section("Objective", orDefault(in.Objective, "(no objective given)"))
+	p.section("Objective", objectiveText(in))
 	if in.Confirming {
 		p.confirming(in)
 	} else {
@@ -59,7 +62,7 @@ func (p *prompt) section(title, body string) {
 
 func (p *prompt) working(in PromptInput) {
 	p.section("Your role: "+hatName(in.Hat), roleText(in.Hat))
-	p.section("Events to handle", eventsText(in.Events))
+	p.section("Events to handle", eventsText(in))
 	p.section("Instructions", orDefault(in.Hat.Instructions,
 		"Handle the events above in the way that best moves the objective forward."))
 	p.context(in, "")
@@ -69,7 +72,7 @@ func (p *prompt) working(in PromptInput) {
 func (p *prompt) confirming(in PromptInput) {
 	p.section("Your role: Verifier",
 		"A previous iteration claimed the objective is complete. You are a fresh agent checking that claim independently: trust nothing you have not seen for yourself.")
-	p.section("The claim", fenced(orDefault(in.Claim, "(the claim carried no payload)"), "text"))
+	p.section("The claim", claimText(in))
 	p.section("Instructions", confirmInstructions)
 	p.context(in, " by the iterations whose work you are checking; verify them, do not rely on them")
 	p.section("Publishing", confirmPublishingText(in))
@@ -80,7 +83,7 @@ func (p *prompt) confirming(in PromptInput) {
 // not take the notes on trust.
 func (p *prompt) context(in PromptInput, notesCaveat string) {
 	if strings.TrimSpace(in.LastIteration) != "" {
-		p.section("What happened last iteration", in.LastIteration)
+		p.section("What happened last iteration", noteText(in))
 	}
 	if strings.TrimSpace(in.Scratchpad) != "" {
 		p.section("Scratchpad", fmt.Sprintf("Notes kept across iterations in `%s`%s:\n\n%s",
@@ -101,21 +104,63 @@ func roleText(h Hat) string {
 	return s
 }
 
-func eventsText(evs []events.Event) string {
+// objectiveText is the objective, cut to objectiveLimit.
+func objectiveText(in PromptInput) string {
+	text, note := cut(orDefault(in.Objective, "(no objective given)"), objectiveLimit, "The objective", objectiveCommand(in))
+	if note == "" {
+		return text
+	}
+	return note + "\n\n" + text
+}
+
+func eventsText(in PromptInput) string {
+	evs := in.Events
 	if len(evs) == 0 {
 		return "None are pending. Continue the objective from where the workspace and the scratchpad leave it."
 	}
-	var b strings.Builder
-	b.WriteString("Handle all of these, oldest first. Each payload is shown in full.\n")
+	limit := payloadLimitFor(len(evs))
+	var b, body strings.Builder
+	anyCut := false
 	for i, ev := range evs {
-		fmt.Fprintf(&b, "\n## %d. `%s`%s\n\n", i+1, ev.Topic, fromText(ev))
-		if text, info := payloadText(ev); text == "" {
-			b.WriteString("(no payload)\n")
-		} else {
-			b.WriteString(fenced(text, info))
+		fmt.Fprintf(&body, "\n## %d. `%s`%s\n\n", i+1, ev.Topic, fromText(ev))
+		text, info := payloadText(ev)
+		if text == "" {
+			body.WriteString("(no payload)\n")
+			continue
 		}
+		shown, note := cut(text, limit, "This payload", payloadCommand(in, i))
+		if note != "" {
+			anyCut = true
+			body.WriteString(note + "\n\n")
+		}
+		body.WriteString(fenced(shown, info))
 	}
+	b.WriteString("Handle all of these, oldest first. ")
+	if anyCut {
+		b.WriteString("Each payload is shown in full, unless it is too long for this prompt: then it says so, and how to print all of it.\n")
+	} else {
+		b.WriteString("Each payload is shown in full.\n")
+	}
+	b.WriteString(body.String())
 	return b.String()
+}
+
+// claimText is the claim a verifier checks, fenced and cut like a payload.
+func claimText(in PromptInput) string {
+	text, note := cut(orDefault(in.Claim, "(the claim carried no payload)"), payloadLimitFor(1), "The claim", claimCommand(in))
+	if note == "" {
+		return fenced(text, "text")
+	}
+	return note + "\n\n" + fenced(text, "text")
+}
+
+// noteText is what happened last iteration, cut to noteLimit.
+func noteText(in PromptInput) string {
+	text, note := cut(in.LastIteration, noteLimit, "This note", noteCommand(in))
+	if note == "" {
+		return text
+	}
+	return note + "\n\n" + text
 }
 
 // fromText names who published ev, if the log says.

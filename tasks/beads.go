@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -55,8 +56,16 @@ func (s *beadsSource) Ready(ctx context.Context) ([]Task, error) {
 		return nil, fmt.Errorf("%s: %w", cmdline("bd", args), err)
 	}
 	tasks := make([]Task, 0, len(issues))
+	ids := make([]string, 0, len(issues))
 	for _, is := range issues {
 		tasks = append(tasks, is.task())
+		ids = append(ids, is.ID)
+	}
+	// bd's database keeps ids unique; a bd that lists one twice is broken,
+	// and ralph would run one of the two twice.
+	if err := checkUnique(ids, "issues", "the output of "+cmdline("bd", args), "bd keeps ids unique, so this bd is at fault: look at what bd ready --json prints, and update bd",
+		func(i int) string { return "issue " + strconv.Itoa(i+1) }); err != nil {
+		return nil, err
 	}
 	sort.SliceStable(tasks, func(i, j int) bool {
 		if tasks[i].Priority != tasks[j].Priority {

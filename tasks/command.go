@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -24,14 +25,22 @@ import (
 //   - claim, close and fail get RALPH_TASK_ID and RALPH_TASK_REASON in
 //     their environment, once the list has shown the task exists. close
 //     is required; an empty claim or fail does nothing.
+//   - files, when given, are what the commands change in the repository;
+//     without them Files is empty and the autopilot finds out.
 type commandSource struct {
 	dir  string
 	spec Spec
 }
 
-func (s *commandSource) Name() string    { return "command" }
-func (s *commandSource) Tool() string    { return "" }
-func (s *commandSource) Files() []string { return nil }
+func (s *commandSource) Name() string { return "command" }
+func (s *commandSource) Tool() string { return "" }
+func (s *commandSource) Files() []string {
+	var files []string
+	for _, f := range s.spec.Files {
+		files = append(files, filepath.ToSlash(filepath.Clean(f)))
+	}
+	return files
+}
 
 // commandTask is what a list command prints for one task.
 type commandTask struct {
@@ -114,6 +123,14 @@ func parseCommandList(out []byte) ([]Task, error) {
 			return nil, fmt.Errorf("%s: %w", where(i), err)
 		}
 		tasks = append(tasks, t)
+	}
+	ids := make([]string, len(tasks))
+	for i, t := range tasks {
+		ids[i] = t.ID
+	}
+	if err := checkUnique(ids, "tasks", "its output", "make the list command print each task once, each with an id of its own: "+whyOneID,
+		where); err != nil {
+		return nil, err
 	}
 	return tasks, nil
 }

@@ -97,7 +97,70 @@ func (s *prdSource) read() ([]byte, []prdStory, error) {
 		}
 		stories = append(stories, st)
 	}
+	if err := s.checkUnique(data, stories); err != nil {
+		return nil, nil, err
+	}
 	return data, stories, nil
+}
+
+// checkUnique refuses two stories with one id: Show, Close and Fail would
+// find the first every time, so the second would never run and the first
+// would run, and pass, on every run.
+func (s *prdSource) checkUnique(data []byte, stories []prdStory) error {
+	ids := make([]string, len(stories))
+	for i, st := range stories {
+		ids[i] = st.ID
+	}
+	lines := storyLines(data)
+	return checkUnique(ids, "stories", s.path,
+		fmt.Sprintf("give each story in %s an id of its own: %s", s.path, whyOneID),
+		func(i int) string {
+			if i < len(lines) {
+				return fmt.Sprintf("userStories[%d] on line %d", i, lines[i])
+			}
+			return fmt.Sprintf("userStories[%d]", i)
+		})
+}
+
+// storyLines are the lines on which the objects of data's userStories
+// start; nil when that cannot be told.
+func storyLines(data []byte) []int {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		if key != "userStories" {
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return nil
+			}
+			continue
+		}
+		if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+			return nil
+		}
+		var lines []int
+		for dec.More() {
+			// The offset is where the last token ended: before the comma
+			// and the blanks that lead to this object.
+			off := int(dec.InputOffset())
+			for off < len(data) && bytes.IndexByte([]byte(", \t\r\n"), data[off]) >= 0 {
+				off++
+			}
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return nil
+			}
+			lines = append(lines, 1+bytes.Count(data[:off], []byte("\n")))
+		}
+		return lines
+	}
+	return nil
 }
 
 func (s *prdSource) Ready(context.Context) ([]Task, error) {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ralph-loop/ralph/internal/procgroup"
 )
 
 // waitDelay bounds how long a finished command's leftover children may hold
@@ -56,6 +58,9 @@ func runShell(ctx context.Context, dir, script string, env ...string) ([]byte, e
 }
 
 func runCmd(ctx context.Context, cmd *exec.Cmd, line string) ([]byte, error) {
+	// A Ctrl-C meant for ralph must not kill a tracker half-way through a
+	// write: ralph stops it through ctx when it means to.
+	procgroup.Detach(cmd)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr

@@ -17,6 +17,64 @@ import (
 // tracker has no task with the id given.
 var ErrNoTask = errors.New("no such task")
 
+// DuplicateIDError is a tracker that gives two or more tasks one id. ralph
+// knows a task by its id alone (its branch, worktree, claim and close), so
+// it would run the first of them on every run and never the others: the
+// sources refuse such a tracker instead.
+type DuplicateIDError struct {
+	ID string
+	// Kind is what the tracker calls its tasks, plural ("stories").
+	Kind string
+	// In is where the tasks are: a file or directory of the repository,
+	// or a command's output.
+	In string
+	// Places say where each task with the id is in it, in order
+	// ("userStories[0] on line 4", "line 3", ".tickets/copy.md").
+	Places []string
+	// Fix says how to give each task an id of its own.
+	Fix string
+}
+
+func (e *DuplicateIDError) Error() string {
+	return fmt.Sprintf("%d %s in %s have the id %q (%s)", len(e.Places), e.Kind, e.In, e.ID, strings.Join(e.Places, ", "))
+}
+
+// Hint says how to fix the tracker.
+func (e *DuplicateIDError) Hint() string { return e.Fix }
+
+// whyOneID ends the fix of a *DuplicateIDError.
+const whyOneID = "ralph knows a task by its id alone, and would run one of them on every run and never the other"
+
+// duplicate finds the first id that more than one of ids has, and the
+// indexes of those; nil indexes when every id is unique.
+func duplicate(ids []string) (string, []int) {
+	at := map[string][]int{}
+	for i, id := range ids {
+		at[id] = append(at[id], i)
+	}
+	for _, id := range ids {
+		if len(at[id]) > 1 {
+			return id, at[id]
+		}
+	}
+	return "", nil
+}
+
+// checkUnique returns a *DuplicateIDError for the first id that more than
+// one of ids has, placing each with place(index); nil when they are all
+// unique.
+func checkUnique(ids []string, kind, in, fix string, place func(int) string) error {
+	id, at := duplicate(ids)
+	if at == nil {
+		return nil
+	}
+	places := make([]string, len(at))
+	for i, k := range at {
+		places[i] = place(k)
+	}
+	return &DuplicateIDError{ID: id, Kind: kind, In: in, Places: places, Fix: fix}
+}
+
 // Task is one unit of work from a tracker, as the autopilot needs it.
 type Task struct {
 	// ID names the task in its tracker; ValidID must accept it before it
@@ -81,7 +139,9 @@ type Source interface {
 	// Files are the paths, relative to the repository root, that the
 	// tracker keeps inside the repository (".tickets", "prd.json"). The
 	// autopilot commits ralph's changes to them on the base branch and
-	// never merges a task branch's changes to them.
+	// never merges a task branch's changes to them. None when the tracker
+	// cannot say (a command source without files:): the autopilot then
+	// commits the paths each Claim, Close and Fail changed.
 	Files() []string
 	// Tool is the program the source runs, which must be on PATH ("tk",
 	// "bd"), or "" when it needs none.
@@ -102,6 +162,10 @@ type Spec struct {
 	// root; RALPH_TASK_ID and RALPH_TASK_REASON are set for claim, close
 	// and fail.
 	List, Claim, Close, Fail string
+	// Files are the paths, relative to the repository root, that a
+	// command source's commands change (its Files). None: the autopilot
+	// learns them from what each command changed.
+	Files []string
 }
 
 // Open returns the source a spec names, working in the repository at dir.

@@ -52,7 +52,100 @@ func (s *tkSource) tk(ctx context.Context, args ...string) ([]byte, error) {
 	return runTool(ctx, s.dir, "tk", args...)
 }
 
+// ticketsDir is where tk keeps the tickets when run in dir: TICKETS_DIR,
+// or the nearest .tickets directory at or above dir.
+func (s *tkSource) ticketsDir() string {
+	if d := os.Getenv("TICKETS_DIR"); d != "" {
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(s.dir, d)
+		}
+		return d
+	}
+	for d := s.dir; ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(filepath.Join(d, ".tickets")); err == nil && fi.IsDir() {
+			return filepath.Join(d, ".tickets")
+		}
+		if filepath.Dir(d) == d {
+			return filepath.Join(s.dir, ".tickets")
+		}
+	}
+}
+
+// checkIDs refuses tickets that share an id. tk lists a ticket by the id
+// in its front matter but finds one by its file name (tk show, start,
+// close), so of a ticket file copied by hand ralph would claim and close
+// the original on every run and never run the copy. The files are read
+// directly: tk has no command that lists every ticket with its file.
+func (s *tkSource) checkIDs() error {
+	dir := s.ticketsDir()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil // tk says what is wrong with the directory itself
+	}
+	var ids, files []string
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue
+		}
+		if id := frontMatterID(data); id != "" {
+			ids = append(ids, id)
+			files = append(files, e.Name())
+		}
+	}
+	id, at := duplicate(ids)
+	if at == nil {
+		return nil
+	}
+	shown := s.shown(dir)
+	places := make([]string, len(at))
+	fix := "give each ticket an id of its own: the id: in a ticket's front matter must be its file's name, which tk finds it by"
+	for i, k := range at {
+		places[i] = shown + "/" + files[k]
+	}
+	for i, k := range at {
+		if name := strings.TrimSuffix(files[k], ".md"); name != id {
+			fix += fmt.Sprintf("; set id: %s in %s", name, places[i])
+			break
+		}
+	}
+	return &DuplicateIDError{ID: id, Kind: "tickets", In: shown, Places: places, Fix: fix}
+}
+
+// shown is dir as the user knows it: relative to the repository when
+// inside it.
+func (s *tkSource) shown(dir string) string {
+	if rel, err := filepath.Rel(s.dir, dir); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return filepath.ToSlash(rel)
+	}
+	return dir
+}
+
+// frontMatterID is the id: of a ticket file's front matter, "" when it has
+// none.
+func frontMatterID(data []byte) string {
+	lines := strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
+	if len(lines) == 0 || lines[0] != "---" {
+		return ""
+	}
+	for _, l := range lines[1:] {
+		if l == "---" {
+			break
+		}
+		if key, val, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(key) == "id" {
+			return strings.TrimSpace(val)
+		}
+	}
+	return ""
+}
+
 func (s *tkSource) Ready(ctx context.Context) ([]Task, error) {
+	if err := s.checkIDs(); err != nil {
+		return nil, err
+	}
 	out, err := s.tk(ctx, "ready")
 	if err != nil {
 		return nil, err
@@ -117,6 +210,9 @@ func (s *tkSource) Fail(ctx context.Context, id, reason string) error {
 // change checks that ticket id exists, adds note to it (when there is one)
 // and runs tk verb on it.
 func (s *tkSource) change(ctx context.Context, id, note, verb string) error {
+	if err := s.checkIDs(); err != nil {
+		return err
+	}
 	if _, err := s.Show(ctx, id); err != nil {
 		return err
 	}
@@ -138,6 +234,7 @@ var tkLine = regexp.MustCompile(`^(\S+)\s+\[P(\d+)\]\[([^\]]*)\] - (.*)$`)
 // parseTkList parses the output of tk ready or tk blocked.
 func parseTkList(out []byte, what string) ([]Task, error) {
 	var tasks []Task
+	var lines []int // the line each task is on
 	for i, line := range strings.Split(string(out), "\n") {
 		line = strings.TrimRight(line, "\r")
 		if strings.TrimSpace(line) == "" {
@@ -155,6 +252,15 @@ func parseTkList(out []byte, what string) ([]Task, error) {
 		}
 		t.Closed = t.Status == "closed"
 		tasks = append(tasks, t)
+		lines = append(lines, i+1)
+	}
+	ids := make([]string, len(tasks))
+	for i, t := range tasks {
+		ids[i] = t.ID
+	}
+	if err := checkUnique(ids, "tickets", "the output of "+what, "give each ticket an id of its own, its file's name",
+		func(i int) string { return "line " + strconv.Itoa(lines[i]) }); err != nil {
+		return nil, err
 	}
 	return tasks, nil
 }

@@ -59,6 +59,8 @@ func (a ActivityRecord) Lines() []string {
 		return []string{"agent error: " + a.Text}
 	case events.ActivityRateLimit:
 		return []string{"rate limited: " + a.Text}
+	case events.ActivityWarning:
+		return []string{"warning: " + a.Text}
 	case events.ActivityUsage:
 	}
 	return nil

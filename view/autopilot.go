@@ -47,7 +47,7 @@ func (v *AutopilotLines) Event(ev events.Event, _ *autopilot.State) {
 }
 
 var quietTopics = map[string]bool{
-	autopilot.TopicTaskCompleted: true, autopilot.TopicTaskFailed: true, autopilot.TopicMergeDone: true,
+	autopilot.TopicTaskCompleted: true, autopilot.TopicTaskClosed: true, autopilot.TopicTaskFailed: true, autopilot.TopicMergeDone: true,
 	autopilot.TopicAllDone: true, autopilot.TopicStopped: true, autopilot.TopicNotice: true,
 	// A task that waits for a person waits until someone reads this.
 	autopilot.TopicTaskAsked: true,
@@ -108,7 +108,12 @@ func AutopilotEventText(ev events.Event) string {
 	case autopilot.TopicTaskRetry:
 		return fmt.Sprintf("%s: running its loop again on the new base (attempt %d)", p.Task, p.Attempt)
 	case autopilot.TopicTaskCompleted:
+		if p.Unclosed {
+			return fmt.Sprintf("completed: %s, merged as %s; still open in the tracker, closed by the next run", task, short(p.Commit))
+		}
 		return fmt.Sprintf("completed: %s, merged as %s", task, short(p.Commit))
+	case autopilot.TopicTaskClosed:
+		return fmt.Sprintf("closed: %s, merged earlier as %s", task, short(p.Commit))
 	case autopilot.TopicTaskFailed:
 		return fmt.Sprintf("failed: %s: %s", task, p.Reason)
 	case autopilot.TopicMergeStarted:

@@ -155,7 +155,7 @@ func (s *logPrinter) recordFilled(rec events.Record, filled bool) error {
 	if !s.keep(rec) {
 		return nil
 	}
-	if rec.Err != nil && s.p.JSON {
+	if rec.Err != nil && s.p.LeavesOutMalformed() {
 		// --json leaves a malformed line out, so it is not one of the
 		// --last N either.
 		s.p.Malformed++
@@ -292,7 +292,7 @@ func (s *logPrinter) printLast(f *os.File, follow bool) error {
 		}
 		switch {
 		case !wanted || !s.keep(rec):
-		case rec.Err != nil && s.p.JSON:
+		case rec.Err != nil && s.p.LeavesOutMalformed():
 			// --json leaves a malformed line out, so it is not one of
 			// the N: counted, as record counts it.
 			s.p.Malformed++

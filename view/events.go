@@ -252,8 +252,11 @@ func fastWho(payload []byte, p *viewWho) bool {
 // lines.
 type EventPrinter struct {
 	W    io.Writer
-	JSON bool           // raw JSON lines instead of the table
-	Loc  *time.Location // the table's times are in Loc
+	JSON bool // raw JSON lines instead of the table
+	// Payload prints only each event's payload, whole (see PayloadFull),
+	// instead of the table.
+	Payload bool
+	Loc     *time.Location // the table's times are in Loc
 	// Autopilot says the records are an autopilot's events, which the
 	// table describes as `ralph autopilot` shows them.
 	Autopilot bool
@@ -358,7 +361,7 @@ func (p *EventPrinter) appendClock(row []byte, t time.Time) []byte {
 const tableFormat = "%-8s  %4s  %-12s  %-6s  %-24s  %s\n"
 
 func (p *EventPrinter) Header() error {
-	if p.JSON {
+	if p.JSON || p.Payload {
 		return nil
 	}
 	_, err := fmt.Fprintf(p.W, tableFormat, "TIME", "ITER", "HAT", "SOURCE", "TOPIC", "PAYLOAD")
@@ -377,7 +380,7 @@ func (p *EventPrinter) Print(rec events.Record) error {
 // (see events.Decoder.ParseLineFields): it is to be printed before line is
 // reused, and not kept.
 func (p *EventPrinter) decode(dec *events.Decoder, line []byte) (ev events.Event, filled bool, err error) {
-	if p.JSON || p.Autopilot {
+	if p.JSON || p.Payload || p.Autopilot {
 		ev, err = dec.ParseLine(line)
 		return ev, false, err
 	}
@@ -394,13 +397,20 @@ func (p *EventPrinter) fastRows() *fastRows {
 
 // print is Print for a record decode decoded, filled as it said.
 func (p *EventPrinter) print(rec events.Record, filled bool) error {
-	if p.JSON {
-		if rec.Err != nil {
-			p.Malformed++
-			return nil
+	if p.LeavesOutMalformed() && rec.Err != nil {
+		p.Malformed++
+		return nil
+	}
+	if p.JSON || p.Payload {
+		line := rec.Line
+		if p.Payload {
+			line = []byte(PayloadFull(rec.Event))
 		}
-		if _, err := p.W.Write(rec.Line); err != nil {
+		if _, err := p.W.Write(line); err != nil {
 			return err
+		}
+		if bytes.HasSuffix(line, []byte("\n")) {
+			return nil
 		}
 		_, err := io.WriteString(p.W, "\n")
 		return err
@@ -412,6 +422,25 @@ func (p *EventPrinter) print(rec events.Record, filled bool) error {
 	p.row = p.appendDecodedRow(p.row[:0], rec.Event, filled)
 	_, err := p.W.Write(p.row)
 	return err
+}
+
+// LeavesOutMalformed reports whether lines that are not events are left
+// out (and counted in Malformed) rather than shown: in JSON, to keep the
+// output valid for jq, and in payloads, which such lines have none of.
+func (p *EventPrinter) LeavesOutMalformed() bool { return p.JSON || p.Payload }
+
+// PayloadFull is ev's payload as `ralph events --payload` prints it, whole:
+// a text payload as it is, an object or array indented, so that a hand-off
+// written as JSON reads as the agent's prompt shows it.
+func PayloadFull(ev events.Event) string {
+	raw := bytes.TrimSpace(ev.Payload)
+	if len(raw) > 0 && (raw[0] == '{' || raw[0] == '[') {
+		var out bytes.Buffer
+		if json.Indent(&out, raw, "", "  ") == nil {
+			return out.String()
+		}
+	}
+	return ev.PayloadText()
 }
 
 // appendRow appends ev's table row as tableFormat lays it out, without fmt

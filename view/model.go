@@ -164,7 +164,7 @@ func (m *Model) Activity(_ engine.IterationInfo, a events.Activity) {
 		})
 	case events.ActivityTool:
 		m.update(func(r *Run) { r.Live.Tools.Count(a.Tool) })
-	case events.ActivityText, events.ActivityRateLimit, events.ActivityError:
+	case events.ActivityText, events.ActivityRateLimit, events.ActivityError, events.ActivityWarning:
 	}
 }
 

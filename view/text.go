@@ -96,6 +96,8 @@ func (r *Text) Activity(_ engine.IterationInfo, a events.Activity) {
 		r.printf("  agent error: %s", a.Text)
 	case events.ActivityRateLimit:
 		r.printf("  rate limited: %s", a.Text)
+	case events.ActivityWarning:
+		r.printf("  warning: %s", a.Text)
 	case events.ActivityUsage:
 	}
 }

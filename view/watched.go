@@ -528,7 +528,7 @@ func (a *activityTail) add(rec ActivityRecord) {
 	case events.ActivityTool:
 		f.Tools.Count(rec.Tool)
 		a.records = append(a.records, rec)
-	case events.ActivityText, events.ActivityError, events.ActivityRateLimit:
+	case events.ActivityText, events.ActivityError, events.ActivityRateLimit, events.ActivityWarning:
 		a.records = append(a.records, rec)
 	}
 	a.iterations[rec.Iteration] = f

@@ -19,6 +19,10 @@ import (
 // loop ends.
 func TaskBranch(id string) string { return "ralph/" + id }
 
+// MergeRef is the commit a retry of task id merges into its work before
+// its loop starts (Task.MergeCommit), on the shared remote.
+func MergeRef(id string) string { return "refs/ralph/merge/" + id }
+
 // WIPRef is task id's work in progress on the shared remote, pushed after
 // every iteration: another worker continues from it when this one dies.
 func WIPRef(id string) string { return "refs/ralph/wip/" + id }
@@ -97,6 +101,28 @@ func (c Checkouts) Prepare(ctx context.Context, id, url, base string) (Checkout,
 		return Checkout{}, err
 	}
 	return Checkout{Dir: dir, Start: start, Continued: continued}, nil
+}
+
+// MergeInto merges commit, which the shared remote at url has as task
+// id's MergeRef, into the worktree co, leaving any conflict for the loop
+// to resolve; nothing when co already has it (work in progress that
+// resolved the merge).
+func (c Checkouts) MergeInto(ctx context.Context, co Checkout, id, url, commit string) error {
+	repo, err := c.clone(ctx, url)
+	if err != nil {
+		return err
+	}
+	if _, err := repo.Resolve(ctx, commit); err != nil {
+		if err := repo.Fetch(ctx, url, "+"+MergeRef(id)+":"+MergeRef(id)); err != nil {
+			return fmt.Errorf("fetch the commit task %s merges: %w", id, err)
+		}
+	}
+	wt := git.Repo{Dir: co.Dir}
+	if done, err := wt.IsAncestor(ctx, commit, "HEAD"); err != nil || done {
+		return err
+	}
+	_, err = wt.MergeNoCommit(ctx, commit, false)
+	return err
 }
 
 // clone is the worker's bare clone of url, fetched up to date.

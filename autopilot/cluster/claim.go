@@ -150,6 +150,19 @@ func (c *Claim) Release(ctx context.Context) error {
 	return nil
 }
 
+// HandBack hands the task back for another worker, which may take it
+// once delay has passed: for a task this worker will not run, so that the
+// others come first.
+func (c *Claim) HandBack(ctx context.Context, delay time.Duration) error {
+	if err := c.msg.NakWithDelay(delay); err != nil {
+		return fmt.Errorf("handing back task %s: %w", c.Task.ID, err)
+	}
+	if err := flush(ctx, c.nc); err != nil {
+		return fmt.Errorf("handing back task %s: %w", c.Task.ID, err)
+	}
+	return nil
+}
+
 // flush waits until the server has what was sent, for one try: a server
 // that went away meanwhile never answers.
 func flush(ctx context.Context, nc *nats.Conn) error {

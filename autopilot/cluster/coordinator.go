@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -193,16 +194,32 @@ func (c *Coordinator) task(ctx context.Context, job autopilot.Job) (Task, error)
 	if info, err := os.Stat(autopilot.RemoteEventsPath(c.opts.Repo, job.Task)); err == nil {
 		t.EventsOffset = info.Size()
 	}
-	wt := git.Repo{Dir: job.Dir}
-	// A retry after a conflict may leave a merge of the base branch in
-	// progress here, for the loop to resolve: it travels as a commit.
-	if _, err := wt.CommitAll(ctx, "ralph: the start of "+job.Task+"'s attempt "+strconv.Itoa(job.Attempt)); err != nil {
-		return Task{}, fmt.Errorf("commit the start of %s: %w", job.Task, err)
-	}
-	if t.BaseCommit, err = wt.Head(ctx); err != nil {
+	if t.BaseCommit, t.MergeCommit, err = start(ctx, job); err != nil {
 		return Task{}, err
 	}
 	return t, nil
+}
+
+// start is where job's loop starts: the commit its worktree here has,
+// and the commit a retry after a conflict merges into it. The retry left
+// that merge in progress here, for the loop to resolve; it travels as the
+// commit to merge, and the worker makes the merge again, so that nobody
+// commits its conflict markers.
+func start(ctx context.Context, job autopilot.Job) (base, merge string, err error) {
+	wt := git.Repo{Dir: job.Dir}
+	if merge, err = wt.Resolve(ctx, "MERGE_HEAD"); err == nil {
+		if err := wt.AbortMerge(ctx); err != nil {
+			return "", "", fmt.Errorf("the start of %s: %w", job.Task, err)
+		}
+	}
+	if unresolved, err := wt.UnresolvedChanges(ctx); err != nil || len(unresolved) > 0 {
+		return "", "", errors.Join(err, fmt.Errorf("the start of %s holds conflict markers: %s", job.Task, strings.Join(unresolved, ", ")))
+	}
+	if _, err := wt.CommitAll(ctx, "ralph: the start of "+job.Task+"'s attempt "+strconv.Itoa(job.Attempt)); err != nil {
+		return "", "", fmt.Errorf("commit the start of %s: %w", job.Task, err)
+	}
+	base, err = wt.Head(ctx)
+	return base, merge, err
 }
 
 func (c *Coordinator) register(job autopilot.Job) *remoteLoop {
@@ -225,6 +242,11 @@ func (c *Coordinator) unregister(h *remoteLoop) {
 // handleResult keeps a worker's result, and the work it names, before the
 // result is acknowledged, and hands it to the loop waiting for it.
 func (c *Coordinator) handleResult(ctx context.Context, r Result) error {
+	if r.Refused {
+		c.logf("task %s: worker %s will not run it (delivery %d): %s; it goes back to the queue for another worker",
+			r.TaskID, r.Worker, r.Delivery, r.Message)
+		return nil
+	}
 	c.awaitEvents(ctx, r.TaskID)
 	if r.Head != "" {
 		if err := c.fetchResult(ctx, r); err != nil {
@@ -370,7 +392,7 @@ func (c *Coordinator) noteWorker(task, worker, run string, attempt int) error {
 // CleanUp deletes a merged task's refs on the shared remote and here.
 func (c *Coordinator) CleanUp(ctx context.Context, task string) error {
 	repo := git.Repo{Dir: c.opts.Repo}
-	if err := repo.DeleteRemoteRefs(ctx, c.opts.RemoteURL, "refs/heads/"+TaskBranch(task), WIPRef(task)); err != nil {
+	if err := repo.DeleteRemoteRefs(ctx, c.opts.RemoteURL, "refs/heads/"+TaskBranch(task), WIPRef(task), MergeRef(task)); err != nil {
 		return err
 	}
 	_, err := repo.Resolve(ctx, "refs/ralph/results/"+task)
@@ -407,7 +429,11 @@ func (h *remoteLoop) send(ctx context.Context, d dispatch) {
 	t := d.Task
 	if !d.Pushed {
 		wt := git.Repo{Dir: h.job.Dir}
-		if err := wt.Push(ctx, t.RepoURL, "+"+t.BaseCommit+":"+WIPRef(t.ID)); err != nil {
+		refs := []string{"+" + t.BaseCommit + ":" + WIPRef(t.ID)}
+		if t.MergeCommit != "" {
+			refs = append(refs, "+"+t.MergeCommit+":"+MergeRef(t.ID))
+		}
+		if err := wt.Push(ctx, t.RepoURL, refs...); err != nil {
 			h.fail(ctx, fmt.Sprintf("pushing its start to %s failed: %v", t.RepoURL, err))
 			return
 		}

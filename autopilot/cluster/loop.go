@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -101,22 +100,9 @@ func (l *loopProcess) result() autopilot.LoopResult {
 	if res.Message == "" && res.ExitCode != 0 {
 		// It ended before its run did (a config it refused, say): its
 		// output says why.
-		res.Message = fmt.Sprintf("ralph loop exited %d: %s", res.ExitCode, lastLine(l.output))
+		res.Message = fmt.Sprintf("ralph loop exited %d: %s", res.ExitCode, autopilot.LastOutputLine(l.output))
 	}
 	return res
-}
-
-// lastLine is the last non-empty line of the file at path, or a pointer
-// to the file when it has none.
-func lastLine(path string) string {
-	data, err := os.ReadFile(path)
-	if err == nil {
-		lines := bytes.Split(bytes.TrimSpace(data), []byte("\n"))
-		if last := bytes.TrimSpace(lines[len(lines)-1]); len(last) > 0 {
-			return string(last)
-		}
-	}
-	return "see " + path
 }
 
 // Wait blocks until the loop has ended and its process group is gone.

@@ -31,6 +31,11 @@ type Task struct {
 	RepoURL string `json:"repoUrl"`
 	// BaseCommit is the commit the task's work starts from.
 	BaseCommit string `json:"baseCommit"`
+	// MergeCommit, when set, is merged into the task's work before its
+	// loop starts, conflicts left for the loop to resolve: the base branch
+	// as it is now, for a retry after a conflict. It travels as a commit
+	// to merge, never as a commit of conflict markers.
+	MergeCommit string `json:"mergeCommit,omitempty"`
 	// Configs are the loop's config files, later over earlier, as the
 	// coordinator's loops get them with -c. The worker validates them as a
 	// local config is validated.
@@ -82,6 +87,11 @@ func (t Task) Validate() error {
 	if err := validCommit(t.BaseCommit); err != nil {
 		errs = append(errs, fmt.Errorf("baseCommit: %w", err))
 	}
+	if t.MergeCommit != "" {
+		if err := validCommit(t.MergeCommit); err != nil {
+			errs = append(errs, fmt.Errorf("mergeCommit: %w", err))
+		}
+	}
 	if len(t.Configs) == 0 {
 		errs = append(errs, errors.New("configs: none; a loop needs its config"))
 	}
@@ -118,6 +128,12 @@ type Result struct {
 	ExitCode int    `json:"exitCode"`
 	Reason   string `json:"reason,omitempty"`
 	Message  string `json:"message,omitempty"`
+	// Refused says the worker would not run the task for a reason of its
+	// own (a repository outside its allow list, a clone it cannot make)
+	// and handed it back for another worker: a report, not how the task
+	// ended. Message says why; Delivery is the delivery it refused.
+	Refused  bool `json:"refused,omitempty"`
+	Delivery int  `json:"delivery,omitempty"`
 	// Cost is what the task's loop cost on the worker, for the autopilot's
 	// per-task totals.
 	Cost engine.CostTotal `json:"cost,omitzero"`
@@ -147,6 +163,9 @@ func (r Result) Validate() error {
 		if err := validCommit(r.Head); err != nil {
 			errs = append(errs, fmt.Errorf("head: %w", err))
 		}
+	}
+	if r.Refused && (r.Delivery < 1 || r.Head != "") {
+		errs = append(errs, fmt.Errorf("refused: a refusal names its delivery (%d) and pushes nothing", r.Delivery))
 	}
 	return invalid("result", r.TaskID, errs)
 }

@@ -32,7 +32,12 @@ func PublishResult(ctx context.Context, js jetstream.JetStream, r Result) error 
 	if err := r.Validate(); err != nil {
 		return err
 	}
-	return publishJSON(ctx, js, ResultSubject(r.TaskID), msgID(r.Run, r.TaskID, r.Attempt), r)
+	id := msgID(r.Run, r.TaskID, r.Attempt)
+	if r.Refused {
+		// One report per refusal, apart from the attempt's result.
+		id += "/refused/" + r.Worker + "/" + strconv.Itoa(r.Delivery)
+	}
+	return publishJSON(ctx, js, ResultSubject(r.TaskID), id, r)
 }
 
 // PublishEvents sends a batch of a loop's event lines to the coordinator.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -77,6 +78,9 @@ type WorkerOptions struct {
 	// BatchBytes bounds the lines of one event batch; 256 KiB if zero. A
 	// single longer line goes in a batch of its own.
 	BatchBytes int
+	// RefusalDelay is how long a task this worker refused for a reason of
+	// its own waits before a worker may take it again; 5 s if zero.
+	RefusalDelay time.Duration
 	// HandOff bounds what the worker does for a task after its context
 	// ends or its loop ends: pushing, publishing, acknowledging; 2 minutes
 	// if zero.
@@ -124,7 +128,7 @@ func NewWorker(opts WorkerOptions) (*Worker, error) {
 	if opts.Run == nil {
 		errs = append(errs, errors.New("no way to run a loop"))
 	}
-	if opts.KeepAlive < 0 || opts.Poll < 0 || opts.BatchBytes < 0 || opts.HandOff < 0 {
+	if opts.KeepAlive < 0 || opts.Poll < 0 || opts.BatchBytes < 0 || opts.HandOff < 0 || opts.RefusalDelay < 0 {
 		errs = append(errs, errors.New("a negative timing or size"))
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -135,6 +139,7 @@ func NewWorker(opts WorkerOptions) (*Worker, error) {
 	}
 	opts.Poll = orDefault(opts.Poll, 500*time.Millisecond)
 	opts.HandOff = orDefault(opts.HandOff, 2*time.Minute)
+	opts.RefusalDelay = orDefault(opts.RefusalDelay, 5*time.Second)
 	if opts.BatchBytes == 0 {
 		opts.BatchBytes = 256 << 10
 	}
@@ -243,18 +248,57 @@ func (w *Worker) handOffContext(ctx context.Context) (context.Context, context.C
 	return context.WithTimeout(context.WithoutCancel(ctx), w.opts.HandOff)
 }
 
-// refusal says why the worker will not run t, or nil.
+// refusal says why the worker will not run t, or nil; a refusal that is
+// about this worker, not the task, is a *workerRefusal.
 func (w *Worker) refusal(t Task) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
 	if err := w.opts.Checkouts.Allowed(t.RepoURL); err != nil {
-		return err
+		return &workerRefusal{err}
 	}
 	if err := w.opts.Validate(t.Configs); err != nil {
 		return fmt.Errorf("invalid config: %w", err)
 	}
 	return nil
+}
+
+// workerRefusal is a reason of the worker's own not to run a task, which
+// another worker may not have: the task goes back to the queue.
+type workerRefusal struct{ error }
+
+func (r *workerRefusal) Unwrap() error { return r.error }
+
+// maxRefusals bounds how often a task is delivered and refused for
+// workers' own reasons before the worker that refuses it last fails it:
+// no worker may ever take it. With each refusal the task waits twice as
+// long before it is offered again (RefusalDelay, doubled, up to a
+// minute), so that the workers that may run it have time to take it.
+const maxRefusals = 10
+
+// refuse reports why the worker will not run claim's task and hands it
+// back for another worker, a while later, so that the others come first;
+// a task refused maxRefusals times fails with the reason.
+func (w *Worker) refuse(ctx context.Context, claim *Claim, why error) {
+	t := claim.Task
+	if claim.Delivered >= maxRefusals {
+		w.logf("task %s refused: %v; delivered %d times, it fails", t.ID, why, claim.Delivered)
+		w.finish(ctx, claim, Result{ExitCode: exitcode.Fatal, Message: fmt.Sprintf(
+			"no worker would run it: delivered %d times, the last to worker %s, which refused it: %v", claim.Delivered, w.opts.Host, why)})
+		return
+	}
+	w.logf("task %s refused: %v; handed back for another worker", t.ID, why)
+	hctx, cancel := w.handOffContext(ctx)
+	defer cancel()
+	r := Result{Run: t.Run, TaskID: t.ID, Attempt: t.Attempt, Worker: w.opts.Host, ExitCode: exitcode.Fatal,
+		Message: why.Error(), Refused: true, Delivery: claim.Delivered}
+	if err := PublishResult(hctx, w.opts.JetStream, r); err != nil {
+		w.logf("task %s: reporting its refusal: %v", t.ID, err)
+	}
+	delay := min(w.opts.RefusalDelay<<min(claim.Delivered-1, 16), time.Minute)
+	if err := claim.HandBack(hctx, delay); err != nil {
+		w.logf("%v", err)
+	}
 }
 
 // runTask runs claim's task to its end, or until ctx ends, and then
@@ -264,11 +308,19 @@ func (w *Worker) runTask(ctx context.Context, claim *Claim) {
 	keep := w.keepAlive(ctx, claim)
 	defer keep()
 	if err := w.refusal(t); err != nil {
+		var own *workerRefusal
+		if errors.As(err, &own) {
+			w.refuse(ctx, claim, err)
+			return
+		}
 		w.logf("task %s refused: %v", t.ID, err)
 		w.finish(ctx, claim, Result{ExitCode: exitcode.Fatal, Message: err.Error()})
 		return
 	}
 	co, err := w.opts.Checkouts.Prepare(ctx, t.ID, t.RepoURL, t.BaseCommit)
+	if err == nil && t.MergeCommit != "" {
+		err = w.opts.Checkouts.MergeInto(ctx, co, t.ID, t.RepoURL, t.MergeCommit)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			w.release(ctx, claim)
@@ -372,17 +424,36 @@ func stoppedEarly(res autopilot.LoopResult) bool {
 // progress and releases the claim, for another worker to go on from there.
 func (w *Worker) handBack(ctx context.Context, claim *Claim, dir string) {
 	t := claim.Task
-	msg := fmt.Sprintf("ralph: work in progress of %s, handed back by %s", t.ID, w.opts.Host)
+	w.commitProgress(ctx, t, dir)
+	if err := PushProgress(ctx, dir, t.RepoURL, t.ID); err != nil {
+		w.logf("task %s: pushing its work in progress: %v", t.ID, err)
+	}
+	w.release(ctx, claim)
+}
+
+// commitProgress commits what the loop left uncommitted in dir, unless it
+// is a merge still being resolved: ralph never commits conflict markers,
+// and the next worker merges Task.MergeCommit again from the last work
+// that was committed.
+func (w *Worker) commitProgress(ctx context.Context, t Task, dir string) {
 	repo := git.Repo{Dir: dir}
+	if markers, err := repo.UnresolvedChanges(ctx); err != nil || len(markers) > 0 {
+		w.logf("task %s: its uncommitted work is not committed: %s", t.ID, unresolvedReason(markers, err))
+		return
+	}
+	msg := fmt.Sprintf("ralph: work in progress of %s, handed back by %s", t.ID, w.opts.Host)
 	if committed, err := repo.CommitPaths(ctx, msg, ".", ":(exclude)"+git.StateDir); err != nil {
 		w.logf("task %s: committing its uncommitted work: %v", t.ID, err)
 	} else if committed {
 		w.logf("task %s: committed its uncommitted work", t.ID)
 	}
-	if err := PushProgress(ctx, dir, t.RepoURL, t.ID); err != nil {
-		w.logf("task %s: pushing its work in progress: %v", t.ID, err)
+}
+
+func unresolvedReason(markers []string, err error) string {
+	if err != nil {
+		return err.Error()
 	}
-	w.release(ctx, claim)
+	return "a merge is unresolved (conflict markers at " + strings.Join(markers, ", ") + ")"
 }
 
 func prefixed(prefix, s string) string {

@@ -246,11 +246,15 @@ func startWorkerHandle(t *testing.T, s workerSetup) (w *cluster.Worker, cancel f
 	if run == nil {
 		run = s.runner.Run
 	}
+	allow := []string{s.url}
+	if s.url == "" {
+		allow = nil // a worker that allows no repository
+	}
 	var err error
 	w, err = cluster.NewWorker(cluster.WorkerOptions{
 		JetStream:         s.conn.JetStream(),
 		Claimer:           claimer(t, s.conn, s.ackWait),
-		Checkouts:         cluster.Checkouts{Dir: t.TempDir(), Allow: []string{s.url}},
+		Checkouts:         cluster.Checkouts{Dir: t.TempDir(), Allow: allow},
 		Slots:             2,
 		Host:              s.host,
 		Run:               run,
@@ -259,6 +263,7 @@ func startWorkerHandle(t *testing.T, s workerSetup) (w *cluster.Worker, cancel f
 		KeepAlive:         s.keepAlive,
 		BatchBytes:        s.batch,
 		Poll:              50 * time.Millisecond,
+		RefusalDelay:      time.Millisecond,
 		Log:               func(msg string) { t.Logf("%s: %s", s.host, msg) },
 	})
 	require.NoError(t, err)
@@ -498,10 +503,21 @@ func TestWorkerRefusesTasks(t *testing.T) {
 	runner := newFakeRunner("w", 1, nil)
 	startWorker(t, workerSetup{conn: conn, ackWait: 30 * time.Second, url: url, host: "host-1", runner: runner})
 
+	// A repository outside its allow list is the worker's reason, not the
+	// task's: it hands the task back, reporting each refusal, until no
+	// worker took it in 10 deliveries.
 	require.NoError(t, cluster.PublishTask(ctx, conn.JetStream(), workerTask("elsewhere", otherURL, otherBase)))
+	for delivery := 1; delivery < 10; delivery++ {
+		r := nextResult(t, res)
+		assert.True(t, r.Refused, "delivery %d is handed back", delivery)
+		assert.Equal(t, delivery, r.Delivery)
+		assert.Contains(t, r.Message, "repository not in this worker's allow list")
+	}
 	r := nextResult(t, res)
 	assert.Equal(t, "elsewhere", r.TaskID)
+	assert.False(t, r.Refused)
 	assert.Equal(t, 3, r.ExitCode)
+	assert.Contains(t, r.Message, "no worker would run it: delivered 10 times")
 	assert.Contains(t, r.Message, "repository not in this worker's allow list")
 	assert.Contains(t, r.Message, otherURL)
 	assert.Empty(t, r.Branch)
@@ -529,9 +545,35 @@ func TestWorkerRefusesTasks(t *testing.T) {
 	r = nextResult(t, res)
 	assert.Equal(t, "good", r.TaskID)
 	assert.Equal(t, 0, r.ExitCode)
-	assert.EqualValues(t, 4, streamMsgs(t, conn, cluster.ResultsStream))
+	assert.EqualValues(t, 13, streamMsgs(t, conn, cluster.ResultsStream), "9 refusals and 4 results")
 	assert.Len(t, runner.started, 1, "only the good task ran")
 	assert.Empty(t, remoteRef(t, otherURL, "refs/heads/ralph/elsewhere"))
+}
+
+// A worker that may not run a task's repository hands it back, and a
+// worker that may runs it.
+func TestAMisconfiguredWorkerHandsTasksToAnother(t *testing.T) {
+	c := start(t, 1)
+	conn := connect(t, c.URLs())
+	ctx := testContext(t)
+	url, base := gittest.SharedRemote(t)
+	res := results(t, conn)
+	stop, stopped := startWorker(t, workerSetup{conn: conn, ackWait: 30 * time.Second, host: "misconfigured", runner: newFakeRunner("m", 1, nil)})
+	require.NoError(t, cluster.PublishTask(ctx, conn.JetStream(), workerTask("t-1", url, base)))
+	r := nextResult(t, res)
+	require.True(t, r.Refused)
+	assert.Equal(t, "misconfigured", r.Worker)
+	stop()
+	require.ErrorIs(t, stopped(), context.Canceled)
+
+	runner := newFakeRunner("w", 1, nil)
+	startWorker(t, workerSetup{conn: conn, ackWait: 30 * time.Second, url: url, host: "good", runner: runner})
+	for r = nextResult(t, res); r.Refused; r = nextResult(t, res) {
+		assert.Equal(t, "misconfigured", r.Worker, "only the misconfigured worker refuses")
+	}
+	assert.Equal(t, "good", r.Worker)
+	assert.Equal(t, 0, r.ExitCode, r.Message)
+	assert.Len(t, runner.started, 1)
 }
 
 // A claim is kept alive while its loop runs, past the ack wait: the task

@@ -270,3 +270,146 @@ func tailString(s string, n int) string {
 	}
 	return "…" + s[len(s)-n:]
 }
+
+// longPayloadScript: the builder's agent publishes the test log the test
+// put in the workspace, on stdin of `ralph emit` (as an argument it would
+// be too long); the reviewer's agent, whose prompt shows only the log's
+// beginning and end, greps the whole of it from `ralph events` and
+// completes.
+func longPayloadScript() fakemodel.Script {
+	return fakemodel.Script{Turns: []fakemodel.Turn{
+		{Tools: []fakemodel.ToolCall{{Shell: &fakemodel.ShellCall{Command: `"$RALPH_BIN" emit test.log - < test.log`}}}},
+		{Text: "Published the test log."},
+		{Tools: []fakemodel.ToolCall{{Shell: &fakemodel.ShellCall{Command: `"$RALPH_BIN" events --topic test.log --payload | grep LOG-MIDDLE`}}}},
+		{Text: "Read the whole log. " + tag("LOOP_COMPLETE", "reviewed")},
+	}}
+}
+
+// TestE2EAgentLongPayload: a real agent CLI runs the iteration whose
+// pending event is a 150 KB test log, in a run that stopped before it and
+// is resumed, as a run that died on such a prompt would be. The model sees
+// the log's beginning and end and the command that prints it whole, and
+// the agent's command reads its middle.
+func TestE2EAgentLongPayload(t *testing.T) {
+	dir := os.Getenv("RALPH_AGENTS_DIR")
+	if dir == "" {
+		t.Skip("RALPH_AGENTS_DIR is not set: run `make e2e` (it installs the pinned agent CLIs with `make agents` and sets it)")
+	}
+	for _, cli := range []string{"codex", "gemini", "pi"} {
+		t.Run(cli, func(t *testing.T) {
+			t.Parallel()
+			testAgentLongPayload(t, cli, agentBinary(t, dir, cli))
+		})
+	}
+}
+
+func testAgentLongPayload(t *testing.T, cli, bin string) {
+	srv := fakemodel.New(longPayloadScript(), fakemodel.WithWatch("LOG-HEAD", "LOG-MIDDLE", "LOG-TAIL", " events --offset "))
+	url, err := srv.Start()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = srv.Close() })
+
+	w := newWorkspace(t)
+	w.write("ralph.yml", strings.Replace(longPayloadConfig, "  prompt_file: OBJECTIVE.md\n", "  prompt: Run the tests and review their log.\n", 1)+
+		fmt.Sprintf("cli:\n  backend: %s\n  command: %s\n", cli, bin)+agentBackend[cli])
+	w.write("test.log", longLog("LOG-", 150_000))
+	r := w.ralphAgent(cli, url, "loop", "--max-iterations", "1")
+	t.Cleanup(func() {
+		if t.Failed() {
+			logAgentRun(t, w, srv, r)
+		}
+	})
+	require.Equal(t, 2, r.code, "stopped at max_iterations after the builder; stderr:\n%s", r.stderr)
+	r = w.ralphAgent(cli, url, "loop", "--resume", "--max-iterations", "3")
+	t.Logf("%s: resumed run exit %d in %s", cli, r.code, r.elapsed.Round(100*time.Millisecond))
+	require.Equal(t, 0, r.code, "ralph loop --resume exit code; stderr:\n%s", r.stderr)
+	assert.Equal(t, []string{
+		"ralph task.start", "agent test.log", "finished builder success", "terminate max_iterations", "ralph loop.resumed",
+		"tag LOOP_COMPLETE", "finished reviewer success", "terminate completed",
+	}, w.flow())
+	assert.Equal(t, 4, srv.TurnsUsed(), "script turns consumed")
+
+	seen := map[int][]string{}
+	for _, req := range srv.Requests() {
+		if req.Turn > 0 {
+			seen[req.Turn] = req.Seen
+		}
+	}
+	assert.Equal(t, []string{"LOG-HEAD", "LOG-TAIL", " events --offset "}, seen[3],
+		"the reviewer's prompt: the log's beginning and end, and the command that prints it whole")
+	assert.Contains(t, seen[4], "LOG-MIDDLE", "the agent's command read the log's middle")
+}
+
+// TestE2EAgentLongPrompt: a prompt of 200 KB, longer than Linux lets one
+// argument be (128 KiB), reaches each real agent CLI whole. ralph keeps
+// the texts it passes on short (hats), so what makes it long here is the
+// hat's own instructions. With prompt_mode: arg, a CLI that reads stdin
+// gets it there all the same, with a warning.
+func TestE2EAgentLongPrompt(t *testing.T) {
+	dir := os.Getenv("RALPH_AGENTS_DIR")
+	if dir == "" {
+		t.Skip("RALPH_AGENTS_DIR is not set: run `make e2e` (it installs the pinned agent CLIs with `make agents` and sets it)")
+	}
+	for _, cli := range fakemodel.Agents {
+		t.Run(cli, func(t *testing.T) {
+			t.Parallel()
+			testAgentLongPrompt(t, cli, agentBinary(t, dir, cli), "")
+		})
+	}
+	t.Run("pi with prompt_mode arg", func(t *testing.T) {
+		t.Parallel()
+		testAgentLongPrompt(t, "pi", agentBinary(t, dir, "pi"), "arg")
+	})
+}
+
+func testAgentLongPrompt(t *testing.T, cli, bin, mode string) {
+	srv := fakemodel.New(fakemodel.Script{Turns: []fakemodel.Turn{{Text: "Done. " + tag("LOOP_COMPLETE", "done")}}},
+		fakemodel.WithWatch("INSTRUCTIONS-HEAD", "INSTRUCTIONS-TAIL"))
+	url, err := srv.Start()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = srv.Close() })
+
+	instructions := "INSTRUCTIONS-HEAD " + strings.Repeat("Keep every line of the change small. ", 200_000/37) + "INSTRUCTIONS-TAIL"
+	w := newWorkspace(t)
+	cfg := fmt.Sprintf(`event_loop:
+  prompt: Finish.
+  starting_event: task.start
+  completion_confirmations: 1
+  max_iterations: 2
+  max_consecutive_failures: 1
+hats:
+  finisher:
+    name: Finisher
+    triggers: [task.start]
+    publishes: [LOOP_COMPLETE]
+    instructions: %q
+cli:
+  backend: %s
+  command: %s
+`, instructions, cli, bin) + agentBackend[cli]
+	if mode != "" {
+		cfg += "  prompt_mode: " + mode + "\n"
+	}
+	w.write("ralph.yml", cfg)
+	r := w.ralphAgent(cli, url, "loop")
+	t.Logf("%s: exit %d in %s", cli, r.code, r.elapsed.Round(100*time.Millisecond))
+	t.Cleanup(func() {
+		if t.Failed() {
+			logAgentRun(t, w, srv, r)
+		}
+	})
+	require.Equal(t, 0, r.code, "ralph loop exit code; stderr:\n%s", r.stderr)
+	var main []fakemodel.RequestLog
+	for _, req := range srv.Requests() {
+		if req.Kind == fakemodel.KindMain {
+			main = append(main, req)
+		}
+	}
+	require.NotEmpty(t, main)
+	assert.Equal(t, []string{"INSTRUCTIONS-HEAD", "INSTRUCTIONS-TAIL"}, main[0].Seen, "the whole prompt reached the model")
+	if mode == "arg" {
+		assert.Contains(t, r.stderr, "too long for a command-line argument (at most 102400): pi gets it on stdin, although prompt_mode is arg")
+	} else {
+		assert.NotContains(t, r.stderr, "too long for a command-line argument")
+	}
+}

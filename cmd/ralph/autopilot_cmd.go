@@ -105,6 +105,9 @@ func (c *autopilotRunCmd) Run(ctx context.Context, g *globals, log *slog.Logger)
 			return err
 		}
 	}
+	if err := autopilot.CheckSource(ctx, source); err != nil {
+		return err
+	}
 	ralphBin, err := ralphBinary()
 	if err != nil {
 		return err
@@ -117,8 +120,11 @@ func (c *autopilotRunCmd) Run(ctx context.Context, g *globals, log *slog.Logger)
 	if err != nil {
 		return err
 	}
+	if fault, err = testhook.Interrupt(ctx, fault); err != nil {
+		return err
+	}
 	lines := view.NewAutopilotLines(out, c.Headless, c.Quiet)
-	local := autopilot.LocalRunner{Ralph: ralphBin, DropEnv: []string{testhook.CrashEnv}}
+	local := autopilot.LocalRunner{Ralph: ralphBin, DropEnv: []string{testhook.CrashEnv, testhook.InterruptEnv}}
 	runner, closeRunner, err := cluster.RunnerFor(ctx, root, settings.Cluster, local, func(msg string) { log.Warn(msg) })
 	if err != nil {
 		return err
@@ -128,7 +134,12 @@ func (c *autopilotRunCmd) Run(ctx context.Context, g *globals, log *slog.Logger)
 		Criteria: cfg.AcceptanceCriteria, Source: source, Runner: runner, OnEvent: lines.Event, Fault: fault,
 		Hooks: hooks.ForAutopilot(cfg, root)})
 	if err != nil {
-		return runningAlready(g, err)
+		if _, running := errors.AsType[*autopilot.RunningError](err); running {
+			return runningAlready(g, err)
+		}
+		// The run's status, not that of a program (git) whose error the
+		// run's wraps.
+		return &hintError{err: err, hint: hintFor(err), code: res.ExitCode}
 	}
 	log.Debug("autopilot ended", "exit", res.ExitCode, "completed", res.Completed, "failed", res.Failed)
 	if res.ExitCode != exitcode.OK {

@@ -396,10 +396,12 @@ func snapshot(t *testing.T, dir string) map[string]string {
 
 func TestAutopilotPreconditions(t *testing.T) {
 	w := newAutopilotRepo(t, "  source: tk\n")
-	w.write("dirty.txt", "uncommitted\n")
+	w.write("README.md", "a project, edited\n")
+	w.write("untracked.txt", "no task sees it, and it is in no merge's way\n")
 	r := w.ralph("autopilot")
 	assert.Equal(t, 3, r.code)
-	assert.Contains(t, r.stderr, "uncommitted changes: dirty.txt")
+	assert.Contains(t, r.stderr, "ralph: error: the base branch has uncommitted changes: README.md\n")
+	assert.Contains(t, r.stderr, "ralph: hint: commit or stash them first (git stash; untracked files may stay)")
 	assert.NoDirExists(t, filepath.Join(w.dir, ".ralph"), "nothing changed")
 
 	r = w.ralph("autopilot", "--parallel", "0")
@@ -407,7 +409,7 @@ func TestAutopilotPreconditions(t *testing.T) {
 	r = w.ralph("autopilot", "--frobnicate")
 	assert.Equal(t, 3, r.code)
 
-	require.NoError(t, os.Remove(filepath.Join(w.dir, "dirty.txt")))
+	git(t, w.dir, "checkout", "--", "README.md")
 	r = w.ralphEnv([]string{"PATH=/usr/bin:/bin"}, "autopilot")
 	assert.Equal(t, 3, r.code)
 	assert.Contains(t, r.stderr, "tk is not on PATH")

@@ -199,3 +199,50 @@ func lastLine(data []byte) string {
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
 	return lines[len(lines)-1]
 }
+
+// A task whose merge conflicts is retried on a worker: the worker merges
+// main into the task's work itself, the loop resolves the conflict, and no
+// commit of conflict markers is made anywhere, by ralph or on main.
+func TestClusterRetriesAConflictWithoutCommittingMarkers(t *testing.T) {
+	servers := natstest.StartCluster(t, 1)
+	urls := servers.URLs()
+	w, remote := newClusterRepo(t, "  parallel: 2\n  retries: 1\n  cluster:\n    replicas: 1\n", []string{"first", "second"})
+	w.write("shared.txt", "base\n")
+	git(t, w.dir, "add", "-A")
+	git(t, w.dir, "commit", "-q", "-m", "a shared file")
+	git(t, w.dir, "push", "-q", "origin", "main")
+	// As conflictingTasks: first waits for second, so first conflicts; its
+	// retry finds main merged in and keeps both lines.
+	w.script(agentScript{Steps: []step{{
+		Sh: `task=$(basename "$PWD"); ` +
+			`if git rev-parse -q --verify MERGE_HEAD >/dev/null; then printf 'first\nsecond\n' > shared.txt; ` +
+			`else echo "$task" > shared.txt; echo "$task" > "$task.txt"; fi; ` +
+			`touch "$SCRIPTAGENT_STATE/done-$task"; ` +
+			`if [ "$task" = first ]; then while [ ! -e "$SCRIPTAGENT_STATE/done-second" ]; do sleep 0.05; done; fi`,
+		Commit: "do the task",
+		Say:    `<event topic="LOOP_COMPLETE">done</event>`,
+	}}})
+	var workers []*clusterWorker
+	for _, name := range []string{"w1", "w2"} {
+		workers = append(workers, w.startWorker(name, urls, remote, 1))
+	}
+	r := w.ralph("autopilot", "--cluster", urls)
+	if r.code != 0 {
+		for _, cw := range workers {
+			t.Logf("%s:\n%s", cw.name, cw.log.String())
+		}
+	}
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stderr, "first: running its loop again on the new base (attempt 2)")
+	assert.Equal(t, "first\nsecond\n", w.read("shared.txt"))
+	assert.Equal(t, map[string]int{"first": 1, "second": 1}, w.ralphMerges())
+	assert.Empty(t, w.markersOnMain())
+	// Every commit anywhere: main's, and what the workers pushed.
+	all := git(t, w.dir, "log", "--all", "-p", "--format=%s")
+	assert.NotContains(t, all, "\n+<<<<<<<", "no commit adds a conflict marker")
+	assert.NotContains(t, all, "the start of first's attempt 2", "the retry's start is not a commit of the conflict")
+	pushed := exec.Command("git", "--git-dir", remote, "log", "--all", "-p", "--format=%s")
+	out, err := pushed.Output()
+	require.NoError(t, err)
+	assert.NotContains(t, string(out), "\n+<<<<<<<", "nothing pushed holds a conflict marker")
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -60,6 +61,12 @@ func reportError(w io.Writer, err error) int {
 	var quiet exitError
 	if errors.As(err, &quiet) {
 		return quiet.code
+	}
+	if errors.Is(err, context.Canceled) {
+		// Only an interrupt cancels ralph's context: one that came before
+		// the command got going is an interrupt too, not a failure.
+		fmt.Fprintln(w, "ralph: interrupted")
+		return exitcode.Interrupted
 	}
 	for _, line := range strings.Split(strings.TrimRight(err.Error(), "\n"), "\n") {
 		fmt.Fprintf(w, "ralph: error: %s\n", line)

@@ -27,7 +27,9 @@ type eventsCmd struct {
 	Runs      bool                 `help:"List the runs of this workspace: id, start, how each ended, its log."`
 	Autopilot bool                 `help:"Read the autopilot's event log (.ralph/autopilot-events.jsonl) instead of a run's."`
 	Task      string               `placeholder:"ID" help:"Read the loop log of the autopilot's task ID: its copy of a remote task's, or its worktree's."`
-	JSON      bool                 `name:"json" help:"Print the raw JSON lines, ready for jq."`
+	Offset    flagvalue.ZeroOrMore `placeholder:"N" help:"Only the event whose line starts at byte N of the log: the offset a prompt names for a payload too long to show whole, or that iteration.started lists."`
+	JSON      bool                 `name:"json" xor:"format" help:"Print the raw JSON lines, ready for jq."`
+	Payload   bool                 `xor:"format" help:"Print only the payload of each event, whole: text as it is, JSON indented."`
 	Follow    bool                 `short:"f" help:"Keep printing events as they are appended, until the run ends or Ctrl-C."`
 }
 
@@ -47,7 +49,9 @@ Examples:
   ralph events --run 20261122-1000 --iteration 3
   ralph events --autopilot --topic 'task.*'        # the autopilot's events
   ralph events --task t-12 -f                      # an autopilot task's loop, here or on a worker
-  ralph events --json | jq -c 'select(.topic == "iteration.finished") | .payload'`
+  ralph events --json | jq -c 'select(.topic == "iteration.finished") | .payload'
+  ralph events --topic test.log --last 1 --payload # one payload, however long
+  ralph events --offset 48213 --payload            # the event a prompt names`
 }
 
 // Validate rejects the flags --runs would ignore: it lists runs, not
@@ -55,6 +59,11 @@ Examples:
 // It rejects with --autopilot what an autopilot's log has no use for, and
 // with --task what picks another log.
 func (c *eventsCmd) Validate() error {
+	if c.Offset.Value() != nil {
+		if err := c.validateOffset(); err != nil {
+			return err
+		}
+	}
 	if c.Task != "" {
 		return c.validateTask()
 	}
@@ -70,7 +79,7 @@ func (c *eventsCmd) Validate() error {
 	}{
 		{c.Topic != "", "--topic"}, {c.Hat != "", "--hat"}, {c.Iteration > 0, "--iteration"},
 		{c.Since != "", "--since"}, {c.Last > 0, "--last"}, {c.RunID != "", "--run"},
-		{c.File != "", "--file"}, {c.Follow, "--follow"},
+		{c.File != "", "--file"}, {c.Follow, "--follow"}, {c.Payload, "--payload"},
 	}
 	for _, g := range given {
 		if g.set {
@@ -78,6 +87,20 @@ func (c *eventsCmd) Validate() error {
 		}
 	}
 	return nil
+}
+
+// validateOffset rejects what --offset makes meaningless: it names one
+// line of one log, so there is nothing to filter, count or follow.
+func (c *eventsCmd) validateOffset() error {
+	const why = "--offset names one event already"
+	return conflicting("--offset",
+		conflict{c.Runs, "--runs", "--runs lists the runs, not events; pick a run's log with --run ID"},
+		conflict{c.Topic != "", "--topic", why},
+		conflict{c.Hat != "", "--hat", why},
+		conflict{c.Iteration > 0, "--iteration", why},
+		conflict{c.Since != "", "--since", why},
+		conflict{c.Last > 0, "--last", why},
+		conflict{c.Follow, "--follow", "--offset names an event already in the log; follow the log without it"})
 }
 
 // validateAutopilot rejects the flags that pick another log, or filter on
@@ -150,7 +173,10 @@ func (c *eventsCmd) Run(ctx context.Context, g *globals) (err error) {
 	if err != nil {
 		return err
 	}
-	p := &view.EventPrinter{W: out, JSON: c.JSON, Loc: time.Local, Autopilot: c.Autopilot}
+	p := &view.EventPrinter{W: out, JSON: c.JSON, Payload: c.Payload, Loc: time.Local, Autopilot: c.Autopilot}
+	if at := c.Offset.Value(); at != nil {
+		return printEventAt(p, path, int64(*at))
+	}
 	listing := view.EventListing{Printer: p, Filter: filter, Last: int(c.Last), Follow: c.Follow, Autopilot: c.Autopilot, Flush: out.Flush}
 	if c.Task != "" && path == autopilot.RemoteEventsPath(g.Dir, c.Task) {
 		// A worker that hands the task back is followed by another, which
@@ -171,6 +197,22 @@ func (c *eventsCmd) Run(ctx context.Context, g *globals) (err error) {
 			plural.Count(p.Malformed, "malformed line", "malformed lines"), path, scope)
 	}
 	return nil
+}
+
+// printEventAt prints the event whose line starts at offset of the log at
+// path.
+func printEventAt(p *view.EventPrinter, path string, offset int64) error {
+	rec, err := api.EventAt(path, offset)
+	if err != nil {
+		return err
+	}
+	if rec.Err != nil && p.LeavesOutMalformed() {
+		return fmt.Errorf("the line at offset %d of %s is not an event: %w", offset, path, rec.Err)
+	}
+	if err := p.Header(); err != nil {
+		return err
+	}
+	return p.Print(rec)
 }
 
 // query is the flags as the API's query, which picks the log and filters.

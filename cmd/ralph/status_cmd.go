@@ -2,16 +2,21 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"io"
+	"strings"
 	"time"
 
+	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/flagvalue"
 	"github.com/ralph-loop/ralph/view"
 	"github.com/ralph-loop/ralph/view/api"
 )
 
 type statusCmd struct {
-	JSON bool                 `name:"json" help:"Print the status as one JSON object."`
-	Last flagvalue.ZeroOrMore `default:"5" placeholder:"N" help:"How many recent events to show (0 for none)."`
+	JSON      bool                 `name:"json" xor:"format" help:"Print the status as one JSON object."`
+	Objective bool                 `xor:"format" help:"Print only the run's objective, whole (a prompt shows the beginning and end of a long one)."`
+	Last      flagvalue.ZeroOrMore `default:"5" placeholder:"N" help:"How many recent events to show (0 for none)."`
 }
 
 func (statusCmd) Help() string {
@@ -22,13 +27,17 @@ run ended.
 
 Examples:
   ralph status
-  ralph status --json | jq .iteration`
+  ralph status --json | jq .iteration
+  ralph status --objective`
 }
 
 func (c *statusCmd) Run(g *globals) error {
 	s, err := api.LoopStatus(g.Dir, c.Last.Count(), time.Now())
 	if err != nil {
 		return err
+	}
+	if c.Objective {
+		return printObjective(g, s)
 	}
 	if c.JSON {
 		enc := json.NewEncoder(g.stdout)
@@ -37,4 +46,13 @@ func (c *statusCmd) Run(g *globals) error {
 	}
 	view.WriteStatus(g.stdout, s)
 	return nil
+}
+
+// printObjective prints the objective of the run s is the status of.
+func printObjective(g *globals, s engine.Status) error {
+	if s.RunID == "" {
+		return &api.Error{Err: errors.New("no run here, so no objective"), Fix: "start one with `ralph loop`"}
+	}
+	_, err := io.WriteString(g.stdout, strings.TrimRight(s.Objective, "\n")+"\n")
+	return err
 }

@@ -113,6 +113,7 @@
 //
 // [Server.Requests] returns one [RequestLog] per request: endpoint, model,
 // tool names offered, main/side/other, the turn answered, the detected
-// working directory, and the answer in the request's own tool vocabulary.
+// working directory, the answer in the request's own tool vocabulary, and
+// which of the strings given to [WithWatch] the prompt contained.
 // [WithLog] also writes it as JSON lines as requests arrive.
 package fakemodel

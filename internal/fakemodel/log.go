@@ -28,12 +28,15 @@ type RequestLog struct {
 	Kind      string    `json:"kind"`
 	// Turn is the 1-based script turn answered; 0 for side and other requests
 	// and once the script is exhausted.
-	Turn      int        `json:"turn,omitempty"`
-	Exhausted bool       `json:"exhausted,omitempty"`
-	Repeat    bool       `json:"repeat,omitempty"` // answered again as a retry
-	Workdir   string     `json:"workdir,omitempty"`
-	Status    int        `json:"status"`
-	Answer    *AnswerLog `json:"answer,omitempty"`
+	Turn      int    `json:"turn,omitempty"`
+	Exhausted bool   `json:"exhausted,omitempty"`
+	Repeat    bool   `json:"repeat,omitempty"` // answered again as a retry
+	Workdir   string `json:"workdir,omitempty"`
+	// Seen are the marks of [WithWatch] that occur in the request's
+	// prompt, in the order they were given.
+	Seen   []string   `json:"seen,omitempty"`
+	Status int        `json:"status"`
+	Answer *AnswerLog `json:"answer,omitempty"`
 }
 
 // AnswerLog is what the server answered, in the request's own tool names.

@@ -14,6 +14,7 @@ type options struct {
 	repeatRetry bool
 	log         io.Writer
 	now         func() time.Time
+	watch       []string
 }
 
 // WithAddr sets the listen address (default 127.0.0.1:0, a free port).
@@ -36,3 +37,10 @@ func RepeatIdenticalRetries() Option { return func(o *options) { o.repeatRetry =
 
 // WithLog writes every [RequestLog] to w as one JSON line, as it happens.
 func WithLog(w io.Writer) Option { return func(o *options) { o.log = w } }
+
+// WithWatch makes every generation request's [RequestLog].Seen list which
+// of marks occur in its prompt (system prompt and messages), so a test can
+// check what reached the model — that a prompt arrived whole through the
+// transport the CLI was given, or that a part of it was left out — without
+// logging prompts that may be hundreds of kilobytes long.
+func WithWatch(marks ...string) Option { return func(o *options) { o.watch = marks } }

@@ -194,6 +194,7 @@ func (s *Server) decide(r *http.Request, req *request) reply {
 	entry := s.newEntry(r)
 	entry.API, entry.Model, entry.Stream = req.api, req.model, req.stream
 	entry.Messages, entry.Tools, entry.ToolNames = req.messages, len(req.tools), req.toolNames()
+	entry.Seen = seenMarks(s.opts.watch, req.texts)
 
 	var a answer
 	if s.isMain(req) {
@@ -211,6 +212,20 @@ func (s *Server) decide(r *http.Request, req *request) reply {
 	entry.Answer = answerLog(a)
 	s.record(entry)
 	return rep
+}
+
+// seenMarks returns the marks that occur in one of texts.
+func seenMarks(marks, texts []string) []string {
+	var seen []string
+	for _, m := range marks {
+		for _, t := range texts {
+			if strings.Contains(t, m) {
+				seen = append(seen, m)
+				break
+			}
+		}
+	}
+	return seen
 }
 
 // isMain: a request consumes a turn when it offers tools and does not use a

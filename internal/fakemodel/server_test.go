@@ -608,3 +608,20 @@ func TestTranscriptHasALinePerRequest(t *testing.T) {
 	require.Len(t, lines, 1)
 	assert.Contains(t, lines[0], "request 1: POST /v1/messages model=m kind=main turn=1")
 }
+
+// TestWatchListsTheMarksAPromptHolds: WithWatch says which marks each
+// request's prompt held, whichever API it came through, system prompt
+// included, without consuming or changing anything.
+func TestWatchListsTheMarksAPromptHolds(t *testing.T) {
+	srv, url := serve(t, apiScript(), fakemodel.WithWatch("Primary working directory", "go", "be brief", "absent"))
+	post(t, url+"/v1/messages", body(anthropicBody, "false"))
+	post(t, url+"/v1/responses", body(responsesBody, "false"))
+	post(t, url+"/v1/messages/count_tokens", `{"messages":[]}`)
+
+	reqs := srv.Requests()
+	require.Len(t, reqs, 3)
+	assert.Equal(t, []string{"Primary working directory", "go"}, reqs[0].Seen)
+	assert.Equal(t, []string{"go", "be brief"}, reqs[1].Seen)
+	assert.Empty(t, reqs[2].Seen, "not a generation request")
+	assert.Equal(t, 2, srv.TurnsUsed(), "watching consumes nothing")
+}

@@ -1,6 +1,7 @@
 package git
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -70,14 +71,40 @@ func (g Repo) IsAncestor(ctx context.Context, a, b string) (bool, error) {
 
 // AddWorktree checks out a new worktree at path on branch. A branch that
 // does not exist yet is created at base; an existing one is checked out as
-// it is, so that a task's work survives a restart.
+// it is, so that a task's work survives a restart. A worktree that was
+// registered at path and deleted (a removal cut short) is forgotten first.
 func (g Repo) AddWorktree(ctx context.Context, path, branch, base string) error {
+	if _, err := g.run(ctx, "worktree", "prune"); err != nil {
+		return err
+	}
 	if g.BranchExists(ctx, branch) {
 		_, err := g.run(ctx, "worktree", "add", "--quiet", path, branch)
 		return err
 	}
 	_, err := g.run(ctx, "worktree", "add", "--quiet", "-b", branch, path, base)
 	return err
+}
+
+// IsWorktreeRoot reports whether path is the top of a working tree of
+// Dir's repository: a worktree that a removal cut short is not.
+func (g Repo) IsWorktreeRoot(ctx context.Context, path string) bool {
+	top, err := Repo{Dir: path}.Root(ctx)
+	if err != nil {
+		return false
+	}
+	common, err := g.run(ctx, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	if err != nil {
+		return false
+	}
+	theirs, err := Repo{Dir: path}.run(ctx, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	return err == nil && sameFile(top, path) && sameFile(strings.TrimSpace(string(common)), strings.TrimSpace(string(theirs)))
+}
+
+// sameFile reports whether paths a and b name the same file.
+func sameFile(a, b string) bool {
+	ia, errA := os.Stat(a)
+	ib, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(ia, ib)
 }
 
 // AddDetachedWorktree checks out commit at path without a branch, for
@@ -253,6 +280,22 @@ func (g Repo) AbortMerge(ctx context.Context) error {
 	return err
 }
 
+// AbortRebase abandons a rebase in progress (one a killed ralph left);
+// none in progress is no error.
+func (g Repo) AbortRebase(ctx context.Context) error {
+	for _, dir := range []string{"rebase-merge", "rebase-apply"} {
+		out, err := g.run(ctx, "rev-parse", "--path-format=absolute", "--git-path", dir)
+		if err != nil {
+			return err
+		}
+		if _, err := os.Stat(strings.TrimSpace(string(out))); err == nil {
+			_, err := g.run(ctx, "rebase", "--abort")
+			return err
+		}
+	}
+	return nil
+}
+
 // Rebase rebases the branch checked out in Dir onto onto. On a conflict
 // the rebase is abandoned, Dir is as before, and the conflicting paths
 // are returned.
@@ -272,8 +315,33 @@ func (g Repo) Rebase(ctx context.Context, onto string) ([]string, error) {
 
 // FastForward moves the branch checked out in Dir, and its working tree,
 // to commit, which must descend from it. It fails rather than lose a
-// change: a diverged branch or a local edit in the way is an error.
+// change: a diverged branch is an error, and uncommitted files in the way
+// (untracked files where commit has some, local changes to files it
+// changes) are an *OverwriteError that names them. Uncommitted files out
+// of the way stay as they are.
 func (g Repo) FastForward(ctx context.Context, commit string) error {
 	_, err := g.run(ctx, append(noHooks, "merge", "--ff-only", "--quiet", commit)...)
+	if err != nil && ctx.Err() == nil {
+		if e := g.inTheWay(ctx, commit, err); e != nil {
+			return e
+		}
+	}
+	return err
+}
+
+// HasMerges reports whether rev holds merge commits that base does not.
+func (g Repo) HasMerges(ctx context.Context, base, rev string) (bool, error) {
+	out, err := g.run(ctx, "rev-list", "--merges", "--max-count=1", rev, "^"+base, "--")
+	return len(bytes.TrimSpace(out)) > 0, err
+}
+
+// CommitAllowEmpty commits everything staged and changed in Dir with
+// message, even when that is nothing, without the repository's hooks.
+func (g Repo) CommitAllowEmpty(ctx context.Context, message string) error {
+	if _, err := g.run(ctx, "add", "--all"); err != nil {
+		return err
+	}
+	args := append(append(noHooks, g.identity(ctx)...), "commit", "--quiet", "--no-verify", "--allow-empty", "-m", message)
+	_, err := g.run(ctx, args...)
 	return err
 }

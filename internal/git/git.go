@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ralph-loop/ralph/internal/procgroup"
 )
 
 // Repo reads the git repository of a workspace. Its methods treat a
@@ -158,6 +160,9 @@ func (g Repo) run(ctx context.Context, args ...string) ([]byte, error) {
 	full := append([]string{"-C", g.Dir,
 		"-c", "core.quotepath=off", "-c", "log.showSignature=false", "-c", "color.ui=false"}, args...)
 	cmd := exec.CommandContext(ctx, "git", full...)
+	// A Ctrl-C meant for ralph must not kill git half-way through a merge
+	// or a commit: ralph stops it through ctx when it means to.
+	procgroup.Detach(cmd)
 	cmd.Env = gitEnv()
 	cmd.WaitDelay = gitWaitDelay
 	var stdout, stderr bytes.Buffer
@@ -167,14 +172,27 @@ func (g Repo) run(ctx context.Context, args ...string) ([]byte, error) {
 		return stdout.Bytes(), nil
 	}
 	if ctx.Err() != nil {
-		return nil, fmt.Errorf("git %s: %w", args[0], context.Cause(ctx))
+		return nil, fmt.Errorf("git %s: %w", subcommand(args), context.Cause(ctx))
 	}
-	ge := &gitError{sub: args[0], err: err, stderr: strings.TrimSpace(stderr.String())}
+	ge := &gitError{sub: subcommand(args), err: err, stderr: strings.TrimSpace(stderr.String()), stdout: stdout.Bytes()}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		ge.exitCode = ee.ExitCode()
 	}
 	return nil, ge
+}
+
+// subcommand is the git command args run, past the -c settings before it.
+func subcommand(args []string) string {
+	for i := 0; i < len(args); i++ {
+		switch {
+		case args[i] == "-c":
+			i++
+		case !strings.HasPrefix(args[i], "-"):
+			return args[i]
+		}
+	}
+	return "git"
 }
 
 // gitEnv is ralph's environment for git: without the variables that would
@@ -201,7 +219,10 @@ type gitError struct {
 	sub      string // the subcommand, e.g. "status"
 	exitCode int
 	stderr   string
-	err      error
+	// stdout is what it printed, for commands whose failure is a report
+	// (git diff --check).
+	stdout []byte
+	err    error
 }
 
 func (e *gitError) Error() string {

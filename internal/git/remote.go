@@ -1,52 +1,10 @@
 package git
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strings"
 )
-
-// TaskTrailer is the commit trailer that names the task a merge brought
-// onto the base branch ("Ralph-Task: <id>"): the base branch itself then
-// says which tasks are merged, so that a result delivered twice, or a
-// coordinator that restarts mid-merge, never merges a task again.
-const TaskTrailer = "Ralph-Task"
-
-// WithTaskTrailer appends the trailer naming task to a commit message.
-func WithTaskTrailer(message, task string) string {
-	return strings.TrimRight(message, "\n") + "\n\n" + TaskTrailer + ": " + task + "\n"
-}
-
-// MergedTasks maps each task named by a TaskTrailer in the commits
-// reachable from rev and not from base ("" for all of rev's history) to
-// the newest commit that names it.
-func (g Repo) MergedTasks(ctx context.Context, base, rev string) (map[string]string, error) {
-	rng := rev
-	if base != "" {
-		rng = base + ".." + rev
-	}
-	// One record per commit: its hash, then the trailer's values, each on
-	// a line; NUL ends the record, since no value holds one.
-	format := "--format=%H%n%(trailers:key=" + TaskTrailer + ",valueonly,unfold)%x00"
-	out, err := g.run(ctx, "log", format, rng, "--")
-	if err != nil {
-		return nil, err
-	}
-	merged := map[string]string{}
-	for record := range bytes.SplitSeq(out, []byte{0}) {
-		lines := strings.Split(strings.TrimSpace(string(record)), "\n")
-		if len(lines) < 2 {
-			continue
-		}
-		for _, task := range lines[1:] {
-			if task = strings.TrimSpace(task); task != "" && merged[task] == "" {
-				merged[task] = lines[0]
-			}
-		}
-	}
-	return merged, nil
-}
 
 // RemoteURL is the URL git fetches remote from.
 func (g Repo) RemoteURL(ctx context.Context, remote string) (string, error) {

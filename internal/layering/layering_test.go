@@ -19,7 +19,7 @@ const module = "github.com/ralph-loop/ralph/"
 // the reason. cmd/ralph may import everything and is not listed.
 //
 // internal/procgroup, internal/suggest, internal/fileholders,
-// internal/redact, internal/plural and internal/tail are helpers, not domain: leaves that import nothing of
+// internal/redact, internal/plural, internal/tail and internal/excerpt are helpers, not domain: leaves that import nothing of
 // ralph's, shared by the domain packages that need them. events is not
 // among those: it stays a leaf with no ralph imports.
 var allowed = map[string]struct {
@@ -27,9 +27,9 @@ var allowed = map[string]struct {
 	why     string
 }{
 	"events":                      {nil, "the vocabulary everything else speaks; a leaf"},
-	"hats":                        {[]string{"events", "internal/suggest"}, "hat choice and prompts need events only (and a did-you-mean helper)"},
+	"hats":                        {[]string{"events", "internal/suggest", "internal/excerpt"}, "hat choice and prompts need events only (and a did-you-mean helper, and the excerpt of a payload too long to show whole)"},
 	"criteria":                    {[]string{"events", "internal/procgroup", "internal/suggest", "internal/plural", "internal/tail", "internal/git"}, "checks are independent of the loop; commands run in a process group"},
-	"backends":                    {[]string{"events", "internal/procgroup", "internal/suggest", "internal/redact", "internal/tail"}, "agents produce activity; they never see the engine; agents run in a process group; what agents print is redacted where it enters ralph"},
+	"backends":                    {[]string{"events", "internal/procgroup", "internal/suggest", "internal/redact", "internal/tail", "internal/excerpt"}, "agents produce activity; they never see the engine; agents run in a process group; what agents print is redacted where it enters ralph; a prompt too long for an argument is cut to an excerpt"},
 	"config":                      {[]string{"events", "hats", "criteria", "pricing", "internal/suggest", "internal/exitcode"}, "the loader turns files into domain types (a pricing: section into prices)"},
 	"pricing":                     {[]string{"events", "internal/suggest"}, "prices turn an iteration's token usage (events) into a cost; an unknown model's nearest known ones come from the did-you-mean helper"},
 	"engine/memory":               {[]string{"internal/plural"}, "memories are files and text; a leaf but for a wording helper"},
@@ -48,7 +48,7 @@ var allowed = map[string]struct {
 	"internal/fileholders":        {nil, "which processes have a file open; a leaf helper"},
 	"internal/redact":             {nil, "hiding secret values in text and streams; a leaf helper"},
 	"internal/exitcode":           {nil, "the one table of exit statuses; a leaf"},
-	"internal/git":                {[]string{"internal/treewatch"}, "a workspace's git repository, and its files where there is none; it skips looking when the file watch says nothing changed"},
+	"internal/git":                {[]string{"internal/treewatch", "internal/procgroup"}, "a workspace's git repository, and its files where there is none; it skips looking when the file watch says nothing changed; git runs in a process group of its own, out of the terminal's reach"},
 	"internal/treewatch":          {nil, "whether a directory tree changed, from the kernel's notifications; a leaf helper"},
 	"internal/swapfile":           {nil, "atomic replacement of a small file without creating one; a leaf helper"},
 	"internal/gittest":            {nil, "real git repositories for tests; a leaf helper"},
@@ -58,9 +58,10 @@ var allowed = map[string]struct {
 	"internal/interrupt":          {nil, "SIGINT and SIGTERM as cancellation, then force; a leaf helper"},
 	"internal/plural":             {nil, "counts of things in words (1 hat, 2 hats); a leaf helper"},
 	"internal/tail":               {nil, "the last bytes of a stream in bounded memory; a leaf helper"},
+	"internal/excerpt":            {nil, "the beginning and end of a text too long to pass on whole; a leaf helper"},
 	"internal/benchgen":           {nil, "deterministic synthetic event logs for benchmarks; a leaf helper"},
 	"internal/benchrun":           {[]string{"internal/benchgen"}, "the benchmark driver runs ralph as a process; it only generates logs itself"},
-	"tasks":                       {nil, "the task trackers run their own programs and read their own files; a leaf"},
+	"tasks":                       {[]string{"internal/procgroup"}, "the task trackers run their own programs, each in a process group of its own, out of the terminal's reach, and read their own files"},
 	"internal/scriptagent/script": {nil, "the scripted test agent's script format; a leaf"},
 }
 

@@ -5,6 +5,7 @@
 package testhook
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -25,14 +26,9 @@ func Crash() (func(string) bool, error) {
 	if spec == "" {
 		return nil, nil
 	}
-	targets := map[string]int{}
-	for _, part := range strings.Split(spec, ",") {
-		point, nth, ok := strings.Cut(part, ":")
-		n, err := strconv.Atoi(nth)
-		if !ok || err != nil || n < 1 {
-			return nil, fmt.Errorf("%s: want point:n, got %q", CrashEnv, part)
-		}
-		targets[point] = n
+	targets, err := parsePoints(CrashEnv, spec)
+	if err != nil {
+		return nil, err
 	}
 	var mu sync.Mutex
 	hits := map[string]int{}
@@ -125,4 +121,54 @@ func Clock() (func() time.Time, error) {
 		return nil, fmt.Errorf("%s: %w", ClockOffsetEnv, err)
 	}
 	return func() time.Time { return time.Now().Add(offset) }, nil
+}
+
+// InterruptEnv names the interrupt-test hook: "point:n[,point:n…]" sends
+// ralph SIGINT, as a Ctrl-C would, the n-th time it reaches the named point,
+// and returns only once ctx, which the signal cancels, is done: what
+// follows the point then runs as it would after a real interrupt. Only
+// tests set it.
+const InterruptEnv = "RALPH_TEST_INTERRUPT_AT"
+
+// Interrupt returns the fault hook for $InterruptEnv, laid over next (the
+// crash hook, or nil); next when the variable is not set.
+func Interrupt(ctx context.Context, next func(string) bool) (func(string) bool, error) {
+	spec := os.Getenv(InterruptEnv)
+	if spec == "" {
+		return next, nil
+	}
+	targets, err := parsePoints(InterruptEnv, spec)
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	hits := map[string]int{}
+	return func(point string) bool {
+		mu.Lock()
+		hits[point]++
+		hit := targets[point] == hits[point]
+		mu.Unlock()
+		if hit {
+			_ = syscall.Kill(os.Getpid(), syscall.SIGINT)
+			<-ctx.Done()
+		}
+		if next != nil {
+			return next(point)
+		}
+		return false
+	}, nil
+}
+
+// parsePoints reads "point:n[,point:n…]" from the variable name.
+func parsePoints(name, spec string) (map[string]int, error) {
+	targets := map[string]int{}
+	for _, part := range strings.Split(spec, ",") {
+		point, nth, ok := strings.Cut(part, ":")
+		n, err := strconv.Atoi(nth)
+		if !ok || err != nil || n < 1 {
+			return nil, fmt.Errorf("%s: want point:n, got %q", name, part)
+		}
+		targets[point] = n
+	}
+	return targets, nil
 }

@@ -1,0 +1,76 @@
+package autopilot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/ralph-loop/ralph/internal/git"
+	"github.com/ralph-loop/ralph/tasks"
+)
+
+// watchedSource is a tracker that cannot name the files it keeps in the
+// repository (a command source without files:), so ralph learns them: it
+// looks at the checkout's git status before and after each claim, close
+// and fail, and the paths the command changed are what commitTracker
+// commits next. Only the autopilot's own goroutine calls these, and ralph
+// writes nothing else to the checkout meanwhile (loops and merges work in
+// worktrees of their own), so what changed is the command's doing.
+type watchedSource struct {
+	tasks.Source
+	repo git.Repo
+	// changed are the paths the commands changed that are not committed
+	// yet.
+	changed map[string]bool
+}
+
+// watchSource is source, watched when it cannot name its files.
+func watchSource(source tasks.Source, repo git.Repo) tasks.Source {
+	if len(source.Files()) > 0 {
+		return source
+	}
+	return &watchedSource{Source: source, repo: repo, changed: map[string]bool{}}
+}
+
+func (s *watchedSource) Claim(ctx context.Context, id string) error {
+	return s.watch(ctx, func() error { return s.Source.Claim(ctx, id) })
+}
+
+func (s *watchedSource) Close(ctx context.Context, id, reason string) error {
+	return s.watch(ctx, func() error { return s.Source.Close(ctx, id, reason) })
+}
+
+func (s *watchedSource) Fail(ctx context.Context, id, reason string) error {
+	return s.watch(ctx, func() error { return s.Source.Fail(ctx, id, reason) })
+}
+
+// watch runs one of the tracker's commands and notes the paths it left
+// changed, whether or not it succeeded: a command that failed half-way
+// may have written files too.
+func (s *watchedSource) watch(ctx context.Context, command func() error) error {
+	before, err := s.repo.UncommittedContent(ctx)
+	if err != nil {
+		return fmt.Errorf("look at the checkout before the tracker's command: %w", err)
+	}
+	cmdErr := command()
+	after, err := s.repo.UncommittedContent(ctx)
+	if err != nil {
+		return errors.Join(cmdErr, fmt.Errorf("look at the checkout after the tracker's command: %w", err))
+	}
+	for _, p := range after.ChangedSince(before) {
+		// A path gone from the status is as HEAD has it: nothing to
+		// commit.
+		if _, ok := after[p]; ok {
+			s.changed[p] = true
+		}
+	}
+	return cmdErr
+}
+
+// pending are the paths to commit, sorted.
+func (s *watchedSource) pending() []string { return slices.Sorted(maps.Keys(s.changed)) }
+
+// committed forgets the paths pending returned, now committed.
+func (s *watchedSource) committed() { clear(s.changed) }

@@ -1,0 +1,8 @@
+//go:build !unix
+
+package procgroup
+
+import "os/exec"
+
+// Detach does nothing where there are no process groups to leave.
+func Detach(*exec.Cmd) {}
