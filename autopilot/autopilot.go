@@ -87,6 +87,9 @@ type Autopilot struct {
 	merging   string
 	mergeDone chan mergeDone
 	control   <-chan string
+	// questions are what the running loops wait on a person for, as
+	// followQuestions sees it change.
+	questions chan questionSeen
 
 	stopping    bool // no new tasks; finish what runs
 	interrupted bool // loops were interrupted; the run stays resumable
@@ -139,11 +142,11 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	}
 	opts.Source = watchSource(opts.Source, git.Repo{Dir: opts.Repo})
 	a := &Autopilot{opts: opts, repo: git.Repo{Dir: opts.Repo}, handles: map[string]Handle{}, runnerCtx: context.WithoutCancel(ctx),
-		slotDone: make(chan slotResult), mergeDone: make(chan mergeDone), held: map[string]string{}, revived: map[string]int{},
-		closeTried: map[string]bool{}}
+		slotDone: make(chan slotResult), mergeDone: make(chan mergeDone), questions: make(chan questionSeen),
+		held: map[string]string{}, revived: map[string]int{}, closeTried: map[string]bool{}}
 	dir := filepath.Join(opts.Repo, ralphDir)
 	runID := opts.NewRunID()
-	lock, err := acquireLock(ctx, dir, runID, opts.Now())
+	lock, err := acquireLock(ctx, opts.Repo, runID, opts.Now())
 	if err != nil {
 		return Result{ExitCode: exitcode.Fatal}, err
 	}
@@ -189,6 +192,8 @@ func (a *Autopilot) loop(ctx context.Context) (Result, error) {
 			a.check(a.merged(ctx, m))
 		case req := <-a.control:
 			a.check(a.controlRequest(req))
+		case q := <-a.questions:
+			a.check(a.questionChanged(q))
 		case <-ctx.Done():
 		}
 	}
@@ -475,11 +480,18 @@ func (a *Autopilot) ensureWorktree(ctx context.Context, task string) error {
 	return a.repo.AddWorktree(ctx, dir, branchOf(task), baseTip)
 }
 
-// watch reports the end of a loop to the state machine.
+// watch reports the end of a loop to the state machine, and while it
+// runs, the question it waits on.
 func (a *Autopilot) watch(slot, task string, attempt int, h Handle) {
 	a.handles[task] = h
+	stopFollowing, err := a.followQuestions(slot, task)
+	if err != nil {
+		stopFollowing = func() {}
+		a.check(a.notice(fmt.Sprintf("a question %s's agent asks will not be shown here (`ralph autopilot status` shows it): %v", task, err)))
+	}
 	go func() {
 		res := h.Wait()
+		stopFollowing()
 		a.slotDone <- slotResult{slot: slot, task: task, attempt: attempt, res: res}
 	}()
 }

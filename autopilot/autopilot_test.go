@@ -413,10 +413,34 @@ func TestASecondAutopilotIsRefusedWhileOneRuns(t *testing.T) {
 	h.start(t.Context(), h.settings(1))
 	l := h.loop()
 	_, err := Run(t.Context(), Options{Repo: h.repo, Settings: h.settings(1), Source: h.source, Runner: h.runner})
+	// Both autopilots are this process, whose own locks the lock's check
+	// does not list: the second sees a lock its holder does not hold, and
+	// is refused as beside an orphan. Across processes it is told that an
+	// autopilot runs (*RunningError, the end-to-end tests).
 	var held *engine.LockHeldError
 	require.ErrorAs(t, err, &held)
 	l.complete()
 	assert.Equal(t, 1, h.wait().Completed)
+}
+
+// A loop whose workspace is the repository itself (not a task's
+// worktree) shares the checkout the autopilot merges into: the autopilot
+// does not start beside it, and changes nothing.
+func TestTheAutopilotDoesNotStartBesideALoopInItsCheckout(t *testing.T) {
+	h := newHarness(t, task("a", 1))
+	held := engine.LockInfo{RunID: "20260101-000000-abcdef", PID: os.Getpid(), Host: "here", StartedAt: time.Now()}
+	lock, err := engine.AcquireLock(t.Context(), filepath.Join(h.repo, engine.DirName, engine.LockFile), held, engine.LockOptions{})
+	require.NoError(t, err)
+	defer func() { _ = lock.Release() }()
+
+	_, err = Run(t.Context(), Options{Repo: h.repo, Settings: h.settings(1), Source: h.source, Runner: h.runner})
+	var loop *LoopRunningError
+	require.ErrorAs(t, err, &loop)
+	assert.Equal(t, held.RunID, loop.Holder.RunID)
+	assert.Contains(t, err.Error(), "a ralph loop is running in "+h.repo+" (run "+held.RunID+", pid ")
+	assert.NoFileExists(t, filepath.Join(h.repo, engine.DirName, EventsFile), "nothing was recorded")
+	ownHeld, _ := engine.LockHeld(filepath.Join(h.repo, engine.DirName, LockFile))
+	assert.False(t, ownHeld, "its own lock is let go")
 }
 
 func TestMaxTasksBoundsHowManyStart(t *testing.T) {

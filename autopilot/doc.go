@@ -14,7 +14,8 @@
 //	autopilot-state.json     the fold, written atomically after each event
 //	autopilot.lock           held while an autopilot runs; names its run
 //	autopilot-control/       pause, resume, stop and stop-now requests
-//	progress.md              counters, active slots, latest outcomes
+//	progress.md              counters, active slots, the tasks waiting for
+//	                         a person, latest outcomes
 //	autopilot/<task>/        each task's objective, config overlay and the
 //	                         output of its loop
 //	tasks/<task>/            a task run by a remote worker: the copy of its
@@ -22,7 +23,14 @@
 //	                         (worker.json); see [RemoteDir]
 //
 // Each task's loop keeps its own .ralph/ inside its worktree, so it is
-// resumable on its own, as any loop is.
+// resumable on its own, as any loop is. The autopilot follows it there for
+// a question its agent asks a person, which it records (task.asked,
+// task.answered) with the command that answers it.
+//
+// One autopilot runs in a repository, and not beside a `ralph loop` whose
+// workspace is the repository's checkout: a second start is told which
+// runs ([RunningError]), a start beside a loop is refused
+// ([LoopRunningError]).
 //
 // # Crash safety
 //

@@ -34,6 +34,10 @@ func RenderProgress(st *State, now time.Time) string {
 	case st.Paused:
 		status = "paused"
 	}
+	waiting := waitingSlots(st)
+	if len(waiting) > 0 && st.Ended == nil {
+		status += fmt.Sprintf("; %d waiting for a person", len(waiting))
+	}
 	fmt.Fprintf(&b, "# Autopilot %s\n\n", st.RunID)
 	fmt.Fprintf(&b, "- Status: %s (updated %s)\n", status, now.UTC().Format(time.RFC3339))
 	fmt.Fprintf(&b, "- Source: %s · parallel %d · max tasks %s\n", st.Source, st.Parallel, limitText(st.MaxTasks))
@@ -44,6 +48,13 @@ func RenderProgress(st *State, now time.Time) string {
 		for _, k := range slices.Sorted(maps.Keys(st.Active)) {
 			s := st.Active[k]
 			fmt.Fprintf(&b, "| %s | %s | %s | %d | %s |\n", k, s.Task, cell(s.Title), s.Attempt, now.Sub(s.StartedAt).Round(time.Second))
+		}
+		b.WriteString("\n")
+	}
+	if len(waiting) > 0 {
+		b.WriteString("## Waiting for a person\n\n")
+		for _, k := range waiting {
+			writeQuestion(&b, st.Active[k])
 		}
 		b.WriteString("\n")
 	}
@@ -62,6 +73,37 @@ func RenderProgress(st *State, now time.Time) string {
 	}
 	return b.String()
 }
+
+// waitingSlots are the active slots whose loop waits on a person, in
+// slot order.
+func waitingSlots(st *State) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(st.Active)) {
+		if st.Active[k].Question != nil {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// writeQuestion is one task's question: what it asks, with its choices,
+// and the command that answers it.
+func writeQuestion(b *strings.Builder, s Slot) {
+	q := s.Question
+	fmt.Fprintf(b, "- %s (%s) asks (%s, hat %s, %s): %s\n", s.Task, oneLine(s.Title), q.ID, q.Hat,
+		q.AskedAt.UTC().Format(time.RFC3339), oneLine(q.Text))
+	if len(q.Options) > 0 {
+		fmt.Fprintf(b, "  - options: %s\n", oneLine(strings.Join(q.Options, " | ")))
+	}
+	if !q.Deadline.IsZero() {
+		fmt.Fprintf(b, "  - waits until %s\n", q.Deadline.UTC().Format(time.RFC3339))
+	}
+	fmt.Fprintf(b, "  - answer with `%s`\n", AnswerCommand(s.Task, q.ID))
+}
+
+// oneLine keeps an agent's text on its list item: its line breaks would
+// end the item, or start markdown of their own.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func limitText(n int) string {
 	if n <= 0 {

@@ -64,6 +64,7 @@ func (m StartMode) flags(objective string) []string {
 		return []string{"--resume"}
 	case StartFresh:
 		return []string{"-P", objective, "--fresh"}
+	case StartNew:
 	}
 	return []string{"-P", objective}
 }

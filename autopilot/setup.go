@@ -33,13 +33,15 @@ func (e *PreconditionError) Error() string { return e.Problem }
 // Hint says how to fix the problem.
 func (e *PreconditionError) Hint() string { return e.Fix }
 
-// Preflight checks what must hold before anything changes: dir is in a
-// git repository with a commit, the base branch is the one checked out,
-// no tracked file but the tracker's own has uncommitted changes, and the
-// source's tool is on PATH. It returns the repository's root and the base
-// branch. Untracked files do not count: a merge that would overwrite one
-// is refused when it lands (see LandBlockedError). CheckSource, once the
-// source is opened in the root, checks the tracker.
+// Preflight checks what must hold before anything changes: no autopilot
+// (*RunningError) and no loop (*LoopRunningError) runs in the repository's
+// checkout, dir is in a git repository with a commit, the base branch is
+// the one checked out, no tracked file but the tracker's own has
+// uncommitted changes, and the source's tool is on PATH. It returns the
+// repository's root and the base branch. Untracked files do not count: a
+// merge that would overwrite one is refused when it lands (see
+// LandBlockedError). CheckSource, once the source is opened in the root,
+// checks the tracker.
 func Preflight(ctx context.Context, dir, baseBranch string, source tasks.Source) (root, base string, err error) {
 	repo := git.Repo{Dir: dir}
 	if ok, err := repo.IsRepo(ctx); err != nil || !ok {
@@ -48,6 +50,14 @@ func Preflight(ctx context.Context, dir, baseBranch string, source tasks.Source)
 	}
 	if root, err = repo.Root(ctx); err != nil {
 		return "", "", err
+	}
+	// What runs here is said before any precondition: a second start
+	// finds the first one's work in progress in the checkout.
+	if err := Running(root); err != nil {
+		return root, "", err
+	}
+	if err := loopInCheckout(root); err != nil {
+		return root, "", err
 	}
 	repo.Dir = root
 	if head, _ := repo.Head(ctx); head == "" {
@@ -215,12 +225,93 @@ func underAny(path string, dirs []string) bool {
 	return false
 }
 
+// RunningError means an autopilot runs in the repository already. For a
+// second `ralph autopilot` that is what it was asked for (the command
+// says so and exits 0); for a `ralph loop` in the same checkout it is a
+// refusal.
+type RunningError struct {
+	Repo   string
+	Holder engine.LockInfo
+}
+
+func (e *RunningError) Error() string {
+	return fmt.Sprintf("autopilot run %s is running in %s (%s)", e.Holder.RunID, e.Repo, describeHolder(e.Holder))
+}
+
+// Hint says how to see the running autopilot and stop it.
+func (e *RunningError) Hint() string {
+	return "see it with `ralph autopilot status`, stop it with `ralph autopilot stop` (or `ralph autopilot stop --now`)"
+}
+
+// LoopRunningError means a `ralph loop` runs in the checkout the
+// autopilot would merge into: the two would change the same files.
+type LoopRunningError struct {
+	Repo   string
+	Holder engine.LockInfo
+}
+
+func (e *LoopRunningError) Error() string {
+	return fmt.Sprintf("a ralph loop is running in %s (run %s, %s): the autopilot merges its tasks into this checkout and cannot share it",
+		e.Repo, e.Holder.RunID, describeHolder(e.Holder))
+}
+
+// Hint says how to see the loop, stop it, or wait for it.
+func (e *LoopRunningError) Hint() string {
+	return "see it with `ralph status` or `ralph events -f`, stop it with `ralph stop`, or start the autopilot once it has ended"
+}
+
+func describeHolder(h engine.LockInfo) string {
+	s := fmt.Sprintf("pid %d", h.PID)
+	if h.Host != "" {
+		s += " on " + h.Host
+	}
+	if !h.StartedAt.IsZero() {
+		s += ", started " + h.StartedAt.Local().Format(time.DateTime)
+	}
+	return s
+}
+
+// Running reports whether an autopilot runs in the repository whose root
+// is repo, as its lock says: a *RunningError naming it, or nil. It takes
+// no lock.
+func Running(repo string) error {
+	if held, info := engine.LockHeld(filepath.Join(repo, ralphDir, LockFile)); held {
+		return &RunningError{Repo: repo, Holder: info}
+	}
+	return nil
+}
+
+// loopInCheckout reports a `ralph loop` whose workspace is repo itself (its
+// .ralph/ is the autopilot's) as a *LoopRunningError. The task loops'
+// workspaces are their worktrees, with a .ralph/ of their own.
+func loopInCheckout(repo string) error {
+	if held, info := engine.LockHeld(filepath.Join(repo, ralphDir, engine.LockFile)); held {
+		return &LoopRunningError{Repo: repo, Holder: info}
+	}
+	return nil
+}
+
 // acquireLock takes .ralph/autopilot.lock for a run with runID. A lock
-// held by a live autopilot is refused with *engine.LockHeldError.
-func acquireLock(ctx context.Context, dir, runID string, now time.Time) (*engine.Lock, error) {
+// held by a live autopilot is refused with *RunningError, and a `ralph
+// loop` running in the same checkout with *LoopRunningError. The loop
+// checks the autopilot's lock once it holds its own, as the autopilot
+// checks the loop's once it holds its own: of two that start together
+// at least one sees the other, so they never run together.
+func acquireLock(ctx context.Context, repo, runID string, now time.Time) (*engine.Lock, error) {
 	host, _ := os.Hostname()
-	return engine.AcquireLock(ctx, filepath.Join(dir, LockFile),
+	lock, err := engine.AcquireLock(ctx, filepath.Join(repo, ralphDir, LockFile),
 		engine.LockInfo{RunID: runID, PID: os.Getpid(), Host: host, StartedAt: now.UTC()}, engine.LockOptions{})
+	if held, ok := errors.AsType[*engine.LockHeldError](err); ok && !held.HolderGone && held.Holder.PID != 0 {
+		return nil, &RunningError{Repo: repo, Holder: held.Holder}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := loopInCheckout(repo); err != nil {
+		_ = lock.Release()
+		return nil, err
+	}
+	return lock, nil
 }
 
 // open loads the state, starts a new run or goes on with an unfinished

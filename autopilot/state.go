@@ -59,6 +59,9 @@ type Slot struct {
 	StartedAt  time.Time `json:"startedAt"`
 	Attempt    int       `json:"attempt"`
 	Components []string  `json:"components,omitempty"`
+	// Question is the question the task's loop waits on a person to
+	// answer (task.asked), until it no longer does (task.answered).
+	Question *engine.Question `json:"question,omitempty"`
 }
 
 // Merge steps.
@@ -128,6 +131,9 @@ type Payload struct {
 	// Cost is what a finished task's loop cost (task.finished); nil when
 	// its runner does not say (a remote worker's).
 	Cost *engine.CostTotal `json:"cost,omitempty"`
+	// Question is the question a task's loop waits on a person to answer
+	// (task.asked), or no longer waits on (task.answered).
+	Question *engine.Question `json:"question,omitempty"`
 }
 
 // Topics of the autopilot's events.
@@ -141,6 +147,8 @@ const (
 	TopicTaskAssigned  = "task.assigned"
 	TopicTaskRunning   = "task.running"
 	TopicTaskHeld      = "task.held"
+	TopicTaskAsked     = "task.asked"
+	TopicTaskAnswered  = "task.answered"
 	TopicTaskFinished  = "task.finished"
 	TopicTaskRetry     = "task.retry"
 	TopicTaskCompleted = "task.completed"
@@ -182,9 +190,18 @@ func (s *State) Apply(ev events.Event) {
 			slot.PID = p.PID
 			s.Active[p.Slot] = slot
 		}
+	case TopicTaskAsked, TopicTaskAnswered:
+		if slot, ok := s.Active[p.Slot]; ok && slot.Task == p.Task {
+			slot.Question = nil
+			if ev.Topic == TopicTaskAsked {
+				slot.Question = p.Question
+			}
+			s.Active[p.Slot] = slot
+		}
 	case TopicTaskFinished:
 		if slot, ok := s.Active[p.Slot]; ok {
 			delete(s.Active, p.Slot)
+			slot.Question = nil
 			s.MergeQueue = append(s.MergeQueue, Merge{Slot: slot, Step: MergeQueued})
 		}
 	case TopicMergeStarted:

@@ -54,6 +54,12 @@ type SlotStatus struct {
 	// Worker is the host of the worker that runs a remote task; "" for a
 	// task run here.
 	Worker string `json:"worker,omitempty"`
+	// Waiting is the question the task's loop waits on a person to
+	// answer, as the loop's own files say (`ralph status --json` of its
+	// worktree says the same); AnswerWith is the command that answers it
+	// from the repository's root.
+	Waiting    *engine.Question `json:"waiting_for_human,omitempty"`
+	AnswerWith string           `json:"answer_with,omitempty"`
 }
 
 // ErrNoAutopilot means the repository has no autopilot state.
@@ -109,6 +115,9 @@ func slotStatus(repo, slot string, a Slot, now time.Time) SlotStatus {
 	}
 	if loop, err := engine.ReadStatus(filepath.Join(repo, a.Worktree), 0, now); err == nil {
 		ss.Hat, ss.Iteration, ss.LoopRunning = loop.Hat, loop.Iteration, loop.Running
+		if q := loop.Waiting; q != nil {
+			ss.Waiting, ss.AnswerWith = q, AnswerCommand(a.Task, q.ID)
+		}
 	}
 	return ss
 }

@@ -69,6 +69,8 @@ type Engine struct {
 	// caughtUp are the lines the previous run's state was caught up with
 	// (start.go), for the hooks once the run is resumed.
 	caughtUp []events.Record
+	// endedBefore says a resume found the run ended already (start.go).
+	endedBefore bool
 }
 
 // New checks the options and makes an engine.
@@ -129,6 +131,11 @@ func (e *Engine) Run(ctx context.Context) (Summary, error) {
 	e.lock = lock
 	e.hookCtx = context.WithoutCancel(ctx)
 	defer func() { _ = e.lock.Release() }()
+	if e.opts.Exclude != nil {
+		if err := e.opts.Exclude(); err != nil {
+			return Summary{}, err
+		}
+	}
 	if c, ok := e.opts.Repo.(io.Closer); ok {
 		defer func() { _ = c.Close() }() // a workspace watch
 	}

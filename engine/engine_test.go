@@ -543,10 +543,14 @@ func TestRunEndedInTheLogButNotInTheCheckpoint(t *testing.T) {
 	st.Terminated, st.Offset = nil, terminate.Offset
 	require.NoError(t, cp.Save(st, PhaseTerminating, time.Now()))
 
-	_, err = newTestEngine(t, dir, happy(), settings(), func(o *Options) { o.Start = StartResume }).Run(t.Context())
-	var noRun *NoRunError
-	require.ErrorAs(t, err, &noRun)
-	assert.Contains(t, err.Error(), "already ended: completed")
+	before := len(readLog(t, dir))
+	resumed, err := newTestEngine(t, dir, happy(), settings(), func(o *Options) { o.Start = StartResume }).Run(t.Context())
+	require.NoError(t, err, "a resume of a run that ended says how it ended")
+	assert.True(t, resumed.AlreadyEnded)
+	assert.Equal(t, ReasonCompleted, resumed.Reason)
+	assert.Equal(t, st.RunID, resumed.RunID)
+	assert.Equal(t, terminate.Event.TS, resumed.EndedAt.UTC())
+	assert.Len(t, readLog(t, dir), before, "and writes nothing")
 
 	out, err = newTestEngine(t, dir, happy(), settings()).Run(t.Context())
 	require.NoError(t, err, "a new run starts: the previous one is not unfinished")

@@ -160,6 +160,12 @@ type Options struct {
 	// OrphanLockWait bounds the wait for a lock whose recorded holder is
 	// dead; zero means DefaultOrphanLockWait.
 	OrphanLockWait time.Duration
+	// Exclude is asked once the workspace lock is held, before anything
+	// is read or written, whether something else that works in the
+	// workspace rules the run out (the command line asks whether an
+	// autopilot runs in the same checkout); its error ends Run. Nil rules
+	// nothing out.
+	Exclude func() error
 
 	// KillGrace is how long an orphaned agent found on resume gets between
 	// SIGTERM and SIGKILL; zero means 10 seconds.

@@ -34,6 +34,9 @@ func (e *Engine) starting(ctx context.Context) (Phase, error) {
 		return "", err
 	}
 	if e.opts.Start == StartResume {
+		if e.endedAlready(ctx, prev) {
+			return e.reportEnded(prev)
+		}
 		if err := e.resume(prev); err != nil {
 			return "", err
 		}
@@ -248,12 +251,55 @@ func logNameOrder(path string) (start string, seq int) {
 	return name[:stamp], n
 }
 
+// endedAlready reports whether a resume finds the run ended, and with
+// nothing to go on with: it completed or was cancelled, or it ended on a
+// limit (or stuck) that the resume's settings still set, so that going on
+// would end it again at once for the same reason. A supervisor that lost
+// track of its loop may resume it whatever happened meanwhile; such a
+// resume says how the run ended and writes nothing, so the run's end is
+// recorded, and its hooks fire, once. A run that failed goes on: its
+// failure counts are forgiven on resume (RunState.forgiveFailures).
+func (e *Engine) endedAlready(ctx context.Context, prev *RunState) bool {
+	if prev == nil || prev.Terminated == nil {
+		return false
+	}
+	t := prev.Terminated
+	if !t.Reason.Resumable() {
+		return true
+	}
+	if !t.Reason.SaysHowToGoOn() {
+		return false
+	}
+	e.st = prev
+	again := e.termination(ctx)
+	e.st = nil
+	return again != nil && again.Reason == t.Reason
+}
+
+// reportEnded tells the reporter how the run that a resume found ended,
+// and ends this process's part with nothing written but what hooks a
+// killed ralph left due on the run's last lines (its end among them).
+func (e *Engine) reportEnded(prev *RunState) (Phase, error) {
+	e.st, e.endedBefore = prev, true
+	if caughtUp := e.caughtUp; len(caughtUp) > 0 && e.opts.Hooks != nil {
+		e.caughtUp = nil
+		if err := e.openLog(prev.EventsFile, prev.Offset); err != nil {
+			return "", err
+		}
+		if err := e.fireHooks(caughtUp); err != nil {
+			return "", err
+		}
+		if err := e.saveAs(PhaseDone); err != nil {
+			return "", err
+		}
+	}
+	e.opts.Reporter.LoopFinished(e.summary())
+	return PhaseDone, nil
+}
+
 func (e *Engine) resume(prev *RunState) error {
-	switch {
-	case prev == nil:
+	if prev == nil {
 		return &NoRunError{Why: "no state or event log in " + e.dir}
-	case prev.Terminated != nil && !prev.Terminated.Reason.Resumable():
-		return &NoRunError{Why: fmt.Sprintf("run %s already ended: %s", prev.RunID, prev.Terminated.Reason)}
 	}
 	e.st = prev
 	if err := e.openLog(prev.EventsFile, prev.Offset); err != nil {

@@ -39,8 +39,19 @@ type Status struct {
 	EventsFile  string       `json:"events_file,omitempty"`
 	Ended       *Termination `json:"ended,omitempty"`
 	// Waiting is the question the run waits on a person to answer.
-	Waiting *Question      `json:"waiting_for_human,omitempty"`
-	Recent  []events.Event `json:"recent_events,omitempty"`
+	Waiting *Question `json:"waiting_for_human,omitempty"`
+	// Unfinished says the run was cut off and nothing runs it now: ralph
+	// was killed (the log does not end the run; Phase is where it was),
+	// or the run ended interrupted or stopped. A resume goes on with it,
+	// and a plain new run is refused until it is resumed or archived.
+	Unfinished bool `json:"unfinished,omitempty"`
+	// Mode is the run's mode as it was launched (ModeLoop, ModeSpec),
+	// which says the command that resumes it.
+	Mode string `json:"mode,omitempty"`
+	// Hint is what to do next about an unfinished run, in the command
+	// line's words. The views fill it (view/api); the engine never does.
+	Hint   string         `json:"hint,omitempty"`
+	Recent []events.Event `json:"recent_events,omitempty"`
 	// Objective is the run's objective, whole, for `ralph status
 	// --objective`: a prompt shows only the beginning and end of a long
 	// one. It is left out of the JSON, where it could be megabytes.
@@ -82,10 +93,20 @@ func ReadStatus(workspace string, recent int, now time.Time) (Status, error) {
 			s.Iteration, s.Confirming = r.Iteration, r.Confirming
 		}
 	}
-	// The log past the checkpoint may hold the question, or its answer.
-	if cur, _, err := readRunState(workspace); err == nil && cur != nil && cur.Terminated == nil {
-		s.Waiting = cur.Question
+	if st.Launch != nil {
+		s.Mode = st.Launch.Mode
 	}
+	// The log past the checkpoint may hold the question, or its answer,
+	// or the run's end that a killed ralph did not checkpoint.
+	if cur, _, err := readRunState(workspace); err == nil && cur != nil {
+		if s.Ended == nil && cur.RunID == st.RunID {
+			s.Ended = cur.Terminated
+		}
+		if cur.Terminated == nil {
+			s.Waiting = cur.Question
+		}
+	}
+	s.Unfinished = !held && (s.Ended == nil || s.Ended.Reason.Unfinished())
 	s.Elapsed = elapsed(st, held, now).Round(time.Second).String()
 	s.Recent = LastEvents(filepath.Join(workspace, st.EventsFile), recent)
 	return s, nil

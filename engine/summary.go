@@ -32,6 +32,11 @@ type Summary struct {
 	Commits       int
 	EventsFile    string
 	Workspace     string
+	// EndedAt is when the run ended; zero when it has not.
+	EndedAt time.Time
+	// AlreadyEnded says the run had ended before this process began:
+	// a resume found it over, ran nothing and wrote nothing.
+	AlreadyEnded bool
 }
 
 func (e *Engine) summary() Summary {
@@ -41,17 +46,18 @@ func (e *Engine) summary() Summary {
 	}
 	sum := Summary{RunID: st.RunID, Iterations: st.Iteration, Confirmations: st.ConfirmationIterations, Runtime: st.Runtime(e.now()),
 		Cost: st.Cost(), Usage: st.Usage, Activations: st.Activations, Accepted: st.Accepted,
-		Rejected: st.Rejected, Malformed: st.MalformedTotal, Commits: st.Commits, EventsFile: st.EventsFile, Workspace: e.opts.Workspace}
+		Rejected: st.Rejected, Malformed: st.MalformedTotal, Commits: st.Commits, EventsFile: st.EventsFile, Workspace: e.opts.Workspace,
+		AlreadyEnded: e.endedBefore}
 	if t := st.Terminated; t != nil {
 		sum.Reason, sum.ExitCode, sum.Message = t.Reason, t.ExitCode, e.opts.Redactor.String(t.Message)
-		sum.Cause, sum.GoOn = t.Cause, t.GoOn
+		sum.Cause, sum.GoOn, sum.EndedAt = t.Cause, t.GoOn, t.At
 	}
 	return sum
 }
 
 // End is how the run ended, as its termination says it.
 func (s Summary) End() Termination {
-	return Termination{Reason: s.Reason, ExitCode: s.ExitCode, Message: s.Message, Cause: s.Cause, GoOn: s.GoOn}
+	return Termination{Reason: s.Reason, ExitCode: s.ExitCode, Message: s.Message, Cause: s.Cause, GoOn: s.GoOn, At: s.EndedAt}
 }
 
 // writeSummary writes .ralph/runs/<run-id>/summary.md as

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/ralph-loop/ralph/autopilot"
+	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/plural"
 )
@@ -48,6 +49,8 @@ func (v *AutopilotLines) Event(ev events.Event, _ *autopilot.State) {
 var quietTopics = map[string]bool{
 	autopilot.TopicTaskCompleted: true, autopilot.TopicTaskClosed: true, autopilot.TopicTaskFailed: true, autopilot.TopicMergeDone: true,
 	autopilot.TopicAllDone: true, autopilot.TopicStopped: true, autopilot.TopicNotice: true,
+	// A task that waits for a person waits until someone reads this.
+	autopilot.TopicTaskAsked: true,
 }
 
 // AutopilotEventText is one autopilot event in words; "" for bookkeeping
@@ -87,6 +90,16 @@ func AutopilotEventText(ev events.Event) string {
 		return ""
 	case autopilot.TopicTaskHeld:
 		return fmt.Sprintf("held: %s shares component %s with %s; it starts when that one is done", task, strings.Join(p.Components, ", "), p.HeldBy)
+	case autopilot.TopicTaskAsked:
+		if q := p.Question; q != nil {
+			return fmt.Sprintf("%s waits for a person: %s; answer with: %s", task, questionText(*q), autopilot.AnswerCommand(p.Task, q.ID))
+		}
+		return task + " waits for a person"
+	case autopilot.TopicTaskAnswered:
+		if q := p.Question; q != nil {
+			return fmt.Sprintf("%s: question %s no longer waits (answered, or its time ran out); its loop goes on", p.Task, q.ID)
+		}
+		return p.Task + ": its loop no longer waits for a person"
 	case autopilot.TopicTaskFinished:
 		if p.Cost != nil {
 			return fmt.Sprintf("%s: its loop completed, cost %s; queued for merge", p.Task, CostText(*p.Cost))
@@ -177,7 +190,10 @@ func WriteAutopilotStatus(w io.Writer, s autopilot.Status) {
 		s.Started, s.Completed, s.Failed, pending, s.Source, s.Parallel)
 	for _, a := range s.Active {
 		loop := "loop not running"
-		if a.LoopRunning {
+		switch {
+		case a.LoopRunning && a.Waiting != nil:
+			loop = fmt.Sprintf("iteration %d done, waiting for a person", a.Iteration)
+		case a.LoopRunning:
 			loop = fmt.Sprintf("hat %s, iteration %d", orDash(a.Hat), a.Iteration)
 		}
 		where := "in " + a.Worktree
@@ -185,6 +201,9 @@ func WriteAutopilotStatus(w io.Writer, s autopilot.Status) {
 			where = "on " + a.Worker // its worktree is on the worker's machine
 		}
 		fmt.Fprintf(w, "slot %s: %s (%s), %s, %s, %s\n", a.Slot, a.Task, a.Title, a.Elapsed, loop, where)
+		if q := a.Waiting; q != nil {
+			fmt.Fprintf(w, "  asks %s\n  answer with: %s\n", questionText(*q), a.AnswerWith)
+		}
 	}
 	if s.Merging != nil {
 		fmt.Fprintf(w, "merging: %s (%s)\n", s.Merging.Task, s.Merging.Step)
@@ -197,6 +216,16 @@ func WriteAutopilotStatus(w io.Writer, s autopilot.Status) {
 	for _, f := range s.Failures {
 		fmt.Fprintf(w, "failed: %s (%s): %s\n", f.Task, f.Title, f.Reason)
 	}
+}
+
+// questionText is an agent's question for a line of the autopilot's:
+// its id, the hat that asked, the text and its choices, on one line.
+func questionText(q engine.Question) string {
+	s := fmt.Sprintf("question %s from hat %s: %s", q.ID, q.Hat, Sanitize(q.Text))
+	if len(q.Options) > 0 {
+		s += " [" + Sanitize(strings.Join(q.Options, " | ")) + "]"
+	}
+	return s
 }
 
 // short is a merge commit as the autopilot's lines name it: 12 hex

@@ -31,7 +31,7 @@ func EngineHint(err error) string {
 	case errors.As(err, &noRun):
 		return "start a new run with `ralph loop`"
 	case errors.As(err, &unfinished):
-		return "continue it with `ralph loop --resume`, or start over with `ralph loop --fresh` (the old run is archived, not deleted)"
+		return ResumeHint(engine.ModeLoop)
 	case errors.As(err, &auth):
 		return "log in with the " + auth.Backend + " CLI or set its API key, check with `ralph doctor`, then `ralph loop --resume`"
 	case errors.As(err, &unknownRun):

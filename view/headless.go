@@ -160,6 +160,10 @@ type headComplete struct {
 	EventsRejected int            `json:"events_rejected"`
 	Commits        int            `json:"commits"`
 	EventsFile     string         `json:"events_file"`
+	// AlreadyEnded: a resume found the run ended at EndedAt, and ran
+	// nothing; the line says how it ended then.
+	AlreadyEnded bool       `json:"already_ended,omitempty"`
+	EndedAt      *time.Time `json:"ended_at,omitempty"`
 }
 
 // headFailed: ralph could not run the loop or hit an error it cannot
@@ -383,11 +387,19 @@ func completeOf(sum engine.Summary, commits int) headComplete {
 	if act == nil {
 		act = map[string]int{}
 	}
-	return headComplete{RunID: sum.RunID, Reason: string(sum.Reason), ExitCode: sum.ExitCode, Message: EndMessage(sum.End()),
+	c := headComplete{RunID: sum.RunID, Reason: string(sum.Reason), ExitCode: sum.ExitCode, Message: EndMessage(sum.End()),
 		Iterations: sum.Iterations, Confirmations: sum.Confirmations, TotalDurationMS: sum.Runtime.Milliseconds(),
 		Cost: sum.Cost.USD, CostSource: sum.Cost.Source(), CostUnknown: sum.Cost.Unknown,
 		Tokens: tokensOf(sum.Usage), Activations: act, EventsAccepted: sum.Accepted, EventsRejected: sum.Rejected,
 		Commits: commits, EventsFile: sum.EventsFile}
+	if sum.AlreadyEnded {
+		c.AlreadyEnded = true
+		if !sum.EndedAt.IsZero() {
+			at := sum.EndedAt.UTC()
+			c.EndedAt = &at
+		}
+	}
+	return c
 }
 
 // Failure is what the stream's `failed` line says of the error a command

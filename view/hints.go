@@ -70,6 +70,16 @@ func raiseInConfig(key, resume string) string {
 	return fmt.Sprintf("to go on, raise %s in the config (0: no limit), then `%s`", key, resume)
 }
 
+// ResumeHint is what to do about an unfinished run of mode (engine.ModeLoop,
+// engine.ModeSpec): go on with it, or set it aside and start over.
+func ResumeHint(mode string) string {
+	resume := loopResume
+	if mode == engine.ModeSpec {
+		resume = specResume
+	}
+	return "continue it with `" + resume + "`, or start over with `ralph loop --fresh` (the old run is archived, not deleted)"
+}
+
 // resumeAdvised reports whether a run's summary should suggest a plain
 // resume: the run can go on, and its message does not already say how.
 func resumeAdvised(r engine.Reason) bool {

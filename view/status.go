@@ -35,6 +35,9 @@ func WriteStatus(w io.Writer, s engine.Status) {
 	if s.Ended != nil {
 		fmt.Fprintf(w, "ended: %s (exit %d) %s\n", s.Ended.Reason, s.Ended.ExitCode, Sanitize(s.Ended.Message))
 	}
+	if s.Unfinished {
+		writeUnfinished(w, s)
+	}
 	if len(s.Recent) > 0 {
 		fmt.Fprintln(w, "recent events:")
 		for _, ev := range s.Recent {
@@ -43,6 +46,21 @@ func WriteStatus(w io.Writer, s engine.Status) {
 			fmt.Fprintf(w, "  %s  %-24s %s\n", ev.TS.Local().Format("15:04:05"), Sanitize(ev.Topic), Clip(Sanitize(ev.PayloadText()), 60))
 		}
 	}
+}
+
+// writeUnfinished says that nothing runs a run that has not ended for good,
+// and how to go on with it.
+func writeUnfinished(w io.Writer, s engine.Status) {
+	if s.Ended == nil {
+		fmt.Fprintf(w, "unfinished: cut off in phase %s (ralph was killed, or the machine went down); nothing runs it now\n", orDash(string(s.Phase)))
+	} else {
+		fmt.Fprintf(w, "unfinished: %s, not ended for good; nothing runs it now\n", s.Ended.Reason)
+	}
+	hint := s.Hint
+	if hint == "" {
+		hint = ResumeHint(s.Mode)
+	}
+	fmt.Fprintf(w, "  %s\n", hint)
 }
 
 // confirmationNote explains an iteration count past max_iterations: the

@@ -14,7 +14,11 @@ import (
 // stderr, with what to do next.
 func SummaryParagraph(s engine.Summary) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "ralph: run %s ended: %s (exit %d)", s.RunID, s.Reason, s.ExitCode)
+	if s.AlreadyEnded {
+		fmt.Fprintf(&b, "ralph: nothing to resume: run %s had already ended%s: %s (exit %d)", s.RunID, endedAt(s), s.Reason, s.ExitCode)
+	} else {
+		fmt.Fprintf(&b, "ralph: run %s ended: %s (exit %d)", s.RunID, s.Reason, s.ExitCode)
+	}
 	if msg := EndMessage(s.End()); msg != "" {
 		fmt.Fprintf(&b, " — %s", msg)
 	}
@@ -28,12 +32,23 @@ func SummaryParagraph(s engine.Summary) string {
 		fmt.Fprintf(&b, ", malformed lines %d", s.Malformed)
 	}
 	b.WriteString(".")
-	if resumeAdvised(s.Reason) {
+	switch {
+	case s.AlreadyEnded && !s.Reason.Resumable():
+		fmt.Fprintf(&b, " Start a new run with `ralph loop`; inspect this one with `%s` (log: %s).", inspect, s.EventsFile)
+	case resumeAdvised(s.Reason):
 		fmt.Fprintf(&b, " Resume with `%s`; inspect with `%s` (log: %s).", loopResume, inspect, s.EventsFile)
-	} else {
+	default:
 		fmt.Fprintf(&b, " Inspect with `%s` (log: %s).", inspect, s.EventsFile)
 	}
 	return b.String()
+}
+
+// endedAt is " at <time>" for a run whose end has a time, else "".
+func endedAt(s engine.Summary) string {
+	if s.EndedAt.IsZero() {
+		return ""
+	}
+	return " at " + s.EndedAt.Local().Format(time.DateTime)
 }
 
 // SummaryMarkdown renders a finished run's summary for

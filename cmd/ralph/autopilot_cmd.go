@@ -38,6 +38,11 @@ closes the task, removes its worktree, and goes on until nothing is ready.
 
 Exit status: 0 when every started task completed, 1 when any failed, 3 when
 the autopilot could not run, 130 when interrupted (run it again to go on).
+Started while an autopilot already runs in the repository, it says which run
+(id, pid) and exits 0, so a supervisor may start it again and again. It
+refuses (exit 3) to start beside a ralph loop that runs in the same checkout,
+and such a loop refuses to start beside it; each task's loop runs in its own
+worktree, with its own .ralph/, and is not affected.
 
 Examples:
   ralph autopilot --source tk --parallel 3
@@ -92,7 +97,7 @@ func (c *autopilotRunCmd) Run(ctx context.Context, g *globals, log *slog.Logger)
 	}
 	root, base, err := autopilot.Preflight(ctx, g.Dir, settings.BaseBranch, source)
 	if err != nil {
-		return err
+		return runningAlready(g, err)
 	}
 	settings.BaseBranch = base
 	if root != g.Dir {
@@ -129,6 +134,9 @@ func (c *autopilotRunCmd) Run(ctx context.Context, g *globals, log *slog.Logger)
 		Criteria: cfg.AcceptanceCriteria, Source: source, Runner: runner, OnEvent: lines.Event, Fault: fault,
 		Hooks: hooks.ForAutopilot(cfg, root)})
 	if err != nil {
+		if _, running := errors.AsType[*autopilot.RunningError](err); running {
+			return runningAlready(g, err)
+		}
 		// The run's status, not that of a program (git) whose error the
 		// run's wraps.
 		return &hintError{err: err, hint: hintFor(err), code: res.ExitCode}
@@ -137,6 +145,21 @@ func (c *autopilotRunCmd) Run(ctx context.Context, g *globals, log *slog.Logger)
 	if res.ExitCode != exitcode.OK {
 		return exitError{code: res.ExitCode}
 	}
+	return nil
+}
+
+// runningAlready makes a start that finds an autopilot running in the
+// repository a success: the work asked for is being done. It says which
+// run does it, and how to see it. Any other error is returned as it is.
+func runningAlready(g *globals, err error) error {
+	running, ok := errors.AsType[*autopilot.RunningError](err)
+	if !ok {
+		return err
+	}
+	h := running.Holder
+	fmt.Fprintf(g.stderr, "ralph: autopilot run %s is already running here (pid %d, started %s); nothing else to start\n",
+		h.RunID, h.PID, h.StartedAt.Local().Format(time.DateTime))
+	fmt.Fprintln(g.stderr, "ralph: see it with `ralph autopilot status`; stop it with `ralph autopilot stop`")
 	return nil
 }
 

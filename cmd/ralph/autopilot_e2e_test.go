@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -565,4 +566,66 @@ func TestAutopilotStatusPauseAndStop(t *testing.T) {
 	r = w.ralph("autopilot", "stop")
 	assert.Equal(t, 3, r.code, "no autopilot runs any more")
 	assert.Contains(t, r.stderr, "no autopilot is running")
+}
+
+// A task whose agent asks a person waits in its worktree, where nobody
+// looks: the autopilot's output, ralph autopilot status (text and JSON)
+// and progress.md say which task waits, on what, and the command that
+// answers it; that command, typed in the repository, lets the task finish.
+func TestAutopilotShowsATaskWaitingForAPerson(t *testing.T) {
+	w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n")
+	w.write("TODO.md", "- [ ] One\n")
+	git(t, w.dir, "add", "-A")
+	git(t, w.dir, "commit", "-q", "-m", "tasks")
+	w.script(agentScript{Steps: []step{
+		{Sh: `"$RALPH_BIN" ask "Which database?" --option postgres --option sqlite`},
+		{Sh: `task=$(basename "$PWD"); echo "$task" > "$task.txt"`, Commit: "do the task", Say: tag("LOOP_COMPLETE", "done")},
+	}})
+	cmd, stderr := w.startRalph("autopilot")
+	waitFor(t, "the autopilot to say the task waits", func() bool { return strings.Contains(stderr.String(), "waits for a person") })
+	asked := regexp.MustCompile(`one \(One\) waits for a person: question (q-[0-9a-f]+) from hat ralph: Which database\? \[postgres \| sqlite\]; answer with: (ralph answer --task one q-[0-9a-f]+ "TEXT")`).
+		FindStringSubmatch(stderr.String())
+	require.NotNil(t, asked, stderr.String())
+	id, answer := asked[1], asked[2]
+	assert.Contains(t, answer, id)
+
+	r := w.ralph("autopilot", "status", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var st autopilot.Status
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &st))
+	require.Len(t, st.Active, 1)
+	slot := st.Active[0]
+	require.NotNil(t, slot.Waiting, r.stdout)
+	assert.Equal(t, id, slot.Waiting.ID)
+	assert.Equal(t, "Which database?", slot.Waiting.Text)
+	assert.Equal(t, []string{"postgres", "sqlite"}, slot.Waiting.Options)
+	assert.Equal(t, answer, slot.AnswerWith)
+	text := w.ralph("autopilot", "status")
+	require.Equal(t, 0, text.code, text.stderr)
+	assert.Contains(t, text.stdout, "slot 1: one (One), ")
+	assert.Contains(t, text.stdout, "waiting for a person, in .worktrees/one\n")
+	assert.Contains(t, text.stdout, "  asks question "+id+" from hat ralph: Which database? [postgres | sqlite]\n")
+	assert.Contains(t, text.stdout, "  answer with: "+answer+"\n")
+	progress := w.read(".ralph/progress.md")
+	assert.Contains(t, progress, "1 waiting for a person")
+	assert.Contains(t, progress, "## Waiting for a person\n\n- one (One) asks ("+id+", hat ralph, ")
+	assert.Contains(t, progress, "  - options: postgres | sqlite\n")
+	assert.Contains(t, progress, "  - answer with `"+answer+"`\n")
+
+	unanswered := w.ralph("answer", "postgres")
+	assert.Equal(t, 3, unanswered.code, "the checkout's own loop asks nothing")
+	assert.Contains(t, unanswered.stderr, "the autopilot's tasks wait on: one ("+id+": Which database?)")
+	assert.Contains(t, unanswered.stderr, "ralph: hint: answer one's with `"+answer+"`")
+
+	r = w.ralphShell(strings.Replace(strings.Replace(answer, "ralph", `"$RALPH"`, 1), `"TEXT"`, `"postgres, please"`, 1))
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "answered "+id+" (Which database?)")
+	require.Equal(t, 0, exitCodeOf(cmd.Wait()), stderr.String())
+	assert.Contains(t, stderr.String(), "one: question "+id+" no longer waits (answered, or its time ran out); its loop goes on")
+	assert.Contains(t, stderr.String(), "completed: one (One)")
+	assert.Equal(t, "one\n", w.read("one.txt"))
+	assert.NotContains(t, w.read(".ralph/progress.md"), "Waiting for a person")
+	evs := autopilotEvents(t, w)
+	assert.Equal(t, map[string]int{"one": 1}, countTopic(evs, autopilot.TopicTaskAsked))
+	assert.Equal(t, map[string]int{"one": 1}, countTopic(evs, autopilot.TopicTaskAnswered))
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/exitcode"
 	"github.com/ralph-loop/ralph/internal/flagvalue"
@@ -49,7 +50,14 @@ mode), as its last message says.
 Exit status: 0 completed or cancelled; 1 stopped on failure (consecutive
 failures, thrashing, malformed events, stuck, ralph stop); 2 a limit reached
 (iterations, runtime, cost, tokens); 3 fatal (bad config or flags, lock held,
-backend missing); 130 interrupted.
+backend missing, an autopilot running in the same checkout); 130 interrupted.
+
+--resume may be given whatever the run's state, e.g. by a supervisor after a
+crash of its own: a run still running in another ralph is said to run (its
+pid) and the resume exits 0; a run that ended and has nothing to go on with
+(completed or cancelled, or ended on a limit the resume does not raise) is
+said to have ended (reason, when, exit status), nothing is run or written,
+and the resume exits with that run's status.
 
 Examples:
   ralph loop                          # ./ralph.yml, objective from PROMPT.md
@@ -94,8 +102,27 @@ func (c *loopCmd) Validate() error {
 func (c *loopCmd) Run(ctx context.Context, g *globals, log *slog.Logger) error {
 	rep, log := c.reporter(g, log)
 	err := c.loop(ctx, g, log, rep)
+	if holder, ok := c.runsAlready(err); ok {
+		rep.Close(nil)
+		fmt.Fprintf(g.stderr, "ralph: run %s is already running in this workspace (pid %d, started %s); nothing to resume\n",
+			holder.RunID, holder.PID, holder.StartedAt.Local().Format(time.DateTime))
+		fmt.Fprintln(g.stderr, "ralph: follow it with `ralph events -f`, see it with `ralph status`, stop it with `ralph stop`")
+		return nil
+	}
 	rep.Close(err)
 	return err
+}
+
+// runsAlready reports whether a resume found its run running in another
+// ralph (it holds the workspace lock). That is a success: what the resume
+// asks for is being done, so a supervisor that lost track of its loop may
+// resume it whatever its state.
+func (c *loopCmd) runsAlready(err error) (engine.LockInfo, bool) {
+	held, ok := errors.AsType[*engine.LockHeldError](err)
+	if !c.Resume || !ok || held.HolderGone || held.Holder.PID == 0 {
+		return engine.LockInfo{}, false
+	}
+	return held.Holder, true
 }
 
 func (c *loopCmd) loop(ctx context.Context, g *globals, log *slog.Logger, rep loopReporter) error {
@@ -108,6 +135,7 @@ func (c *loopCmd) loop(ctx context.Context, g *globals, log *slog.Logger, rep lo
 		return err
 	}
 	opts.Reporter = testhook.WithStats(view.Tee(rep, view.NewActivityLog(g.Dir, time.Now, rep.Warn)))
+	opts.Exclude = func() error { return autopilotHere(opts.Workspace) }
 	if h := rep.headless; h != nil {
 		h.Configured(warnings, opts.Settings.StuckThreshold)
 	}
@@ -134,6 +162,21 @@ func (c *loopCmd) loop(ctx context.Context, g *globals, log *slog.Logger, rep lo
 		return err
 	}
 	return exitError{code: out.ExitCode}
+}
+
+// autopilotHere refuses a loop whose workspace is the checkout an
+// autopilot runs in: the autopilot merges its tasks there. Its own task
+// loops run in their worktrees, each with a .ralph/ of its own, where no
+// autopilot runs.
+func autopilotHere(workspace string) error {
+	running, ok := errors.AsType[*autopilot.RunningError](autopilot.Running(workspace))
+	if !ok {
+		return nil
+	}
+	h := running.Holder
+	return withHint(fmt.Errorf("an autopilot runs in this checkout (run %s, pid %d, started %s): it merges its tasks here, so a loop cannot work here beside it",
+		h.RunID, h.PID, h.StartedAt.Local().Format(time.DateTime)),
+		"see it with `ralph autopilot status`, stop it with `ralph autopilot stop`; or run the loop in another checkout (git worktree add ../other, then ralph -C ../other loop)")
 }
 
 // loopReporter is the loop command's output: the views of the run, fed

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -149,4 +152,84 @@ func TestResumeAfterConsecutiveFailuresStartsTheCountAfresh(t *testing.T) {
 	r := w.ralph("loop", "--resume")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Equal(t, "terminate completed", last(w.flow()))
+}
+
+// A supervisor that lost track of its loop (it crashed itself) may resume
+// it whatever happened meanwhile. A run that ended with nothing to go on
+// with is said to have ended (its reason, when, its exit status), nothing
+// runs and nothing is written, and the resume exits with the run's own
+// status: 0 after a completion, 2 after a limit the resume does not raise.
+func TestResumeOfAnEndedRunSaysHowItEnded(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		start  []string
+		code   int
+		reason string
+	}{
+		{name: "completed", start: []string{"loop"}, code: 0, reason: "completed (exit 0) — the completion topic LOOP_COMPLETE was accepted"},
+		{name: "max_iterations", start: []string{"loop", "--max-iterations", "2"}, code: 2,
+			reason: "max_iterations (exit 2) — reached max_iterations (2); to go on, raise it on the resume: `ralph loop --resume --max-iterations 4`"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorkspace(t)
+			w.write("ralph.yml", twoHatConfig+agentCLI())
+			w.script(twoHatScript())
+			r := w.ralph(tc.start...)
+			require.Equal(t, tc.code, r.code, r.stderr)
+			runID, log, runs := w.status().RunID, w.events(), w.agentRuns()
+
+			r = w.ralph("loop", "--resume")
+			assert.Equal(t, tc.code, r.code, r.stderr)
+			assert.Contains(t, r.stderr, "ralph: nothing to resume: run "+runID+" had already ended at ")
+			assert.Contains(t, r.stderr, ": "+tc.reason)
+			assert.Equal(t, log, w.events(), "nothing is written")
+			assert.Equal(t, runs, w.agentRuns(), "no agent runs")
+
+			r = w.ralph("loop", "--resume", "--headless")
+			assert.Equal(t, tc.code, r.code, r.stderr)
+			var complete struct {
+				Event        string `json:"event"`
+				RunID        string `json:"run_id"`
+				Reason       string `json:"reason"`
+				ExitCode     int    `json:"exit_code"`
+				AlreadyEnded bool   `json:"already_ended"`
+				EndedAt      string `json:"ended_at"`
+			}
+			lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+			require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &complete), r.stdout)
+			assert.Equal(t, "complete", complete.Event)
+			assert.Equal(t, runID, complete.RunID)
+			assert.Equal(t, tc.name, complete.Reason)
+			assert.Equal(t, tc.code, complete.ExitCode)
+			assert.True(t, complete.AlreadyEnded)
+			assert.NotEmpty(t, complete.EndedAt)
+			assert.Equal(t, log, w.events(), "nothing is written")
+		})
+	}
+}
+
+// A resume while the run still runs in another ralph (a supervisor
+// restarted beside its loop) says that it runs, and which process runs
+// it, and succeeds: what it asks for is being done.
+func TestResumeOfARunningRunSaysItRuns(t *testing.T) {
+	w := newWorkspace(t)
+	w.write("ralph.yml", "event_loop:\n  prompt: Do it.\n  completion_confirmations: 1\n"+agentCLI())
+	w.script(agentScript{Steps: []step{{Sh: `touch "$SCRIPTAGENT_STATE/working"; ` + waitRelease, Say: tag("LOOP_COMPLETE", "done")}}})
+	loop, stderr := w.startRalph("loop")
+	waitFor(t, "the agent to start working", func() bool { return fileExists(filepath.Join(w.state, "working")) })
+	runID := w.status().RunID
+
+	r := w.ralph("loop", "--resume")
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stderr, fmt.Sprintf("ralph: run %s is already running in this workspace (pid %d, started ", runID, loop.Process.Pid))
+	assert.Contains(t, r.stderr, "`ralph events -f`")
+	assert.Contains(t, r.stderr, "`ralph status`")
+
+	r = w.ralph("loop")
+	assert.Equal(t, 3, r.code, "a new run beside it is still refused: %s", r.stderr)
+	assert.Contains(t, r.stderr, "another ralph is running in this workspace")
+
+	require.NoError(t, os.WriteFile(filepath.Join(w.state, "release"), nil, 0o644))
+	require.NoError(t, loop.Wait(), stderr.String())
+	assert.Equal(t, "terminate completed", last(w.flow()), "the resume beside it changed nothing")
 }

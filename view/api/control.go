@@ -3,6 +3,7 @@ package api
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/ralph-loop/ralph/autopilot"
@@ -66,6 +67,9 @@ func Answer(dir, task, id, text, by string) (string, error) {
 		dir = ws
 	}
 	q, err := engine.PendingQuestion(dir)
+	if err == nil && q == nil && task == "" {
+		err = tasksWaiting(dir)
+	}
 	if err == nil {
 		err = engine.Answer(dir, id, text, by)
 	}
@@ -73,6 +77,29 @@ func Answer(dir, task, id, text, by string) (string, error) {
 		return "", err
 	}
 	return fmt.Sprintf("answered %s (%s); the run goes on with its next iteration", q.ID, q.Text), nil
+}
+
+// tasksWaiting is an error naming the autopilot tasks whose loops wait
+// on a person, for an answer given in the repository's root without
+// --task: the workspace's own loop asks nothing, its tasks' loops may.
+// Nil when none waits.
+func tasksWaiting(dir string) error {
+	s, err := autopilot.ReadStatus(dir, time.Now())
+	if err != nil {
+		return nil
+	}
+	var tasks, fixes []string
+	for _, slot := range s.Active {
+		if q := slot.Waiting; q != nil {
+			tasks = append(tasks, fmt.Sprintf("%s (%s: %s)", slot.Task, q.ID, view.Sanitize(q.Text)))
+			fixes = append(fixes, "answer "+slot.Task+"'s with `"+slot.AnswerWith+"`")
+		}
+	}
+	if len(tasks) == 0 {
+		return nil
+	}
+	return &Error{Err: fmt.Errorf("no question waits in this workspace's own loop; the autopilot's tasks wait on: %s", strings.Join(tasks, ", ")),
+		Fix: strings.Join(fixes, "\n")}
 }
 
 // TaskWorkspace is the worktree where the autopilot in dir runs task.

@@ -60,6 +60,9 @@ func LoopStatus(dir string, recent int, now time.Time) (engine.Status, error) {
 		ended.Message = view.EndMessage(ended)
 		s.Ended = &ended
 	}
+	if err == nil && s.Unfinished {
+		s.Hint = view.ResumeHint(s.Mode)
+	}
 	return s, err
 }
 

@@ -1,0 +1,223 @@
+package autopilot
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/events"
+)
+
+// A task's agent may ask a person (`ralph ask`); its loop then waits in
+// its worktree for the answer. Nobody watches a task's loop but the
+// autopilot, so the autopilot follows each local loop's .ralph/ for the
+// question it waits on and records it (task.asked) and its end
+// (task.answered) in its own log: its output, progress.md, its hooks and
+// `ralph events --autopilot` say which task waits, on what, and how to
+// answer. `ralph autopilot status` reads the question from the loop itself.
+
+// AnswerCommand is the command that answers the question id of task's
+// loop, typed in the repository's root.
+func AnswerCommand(task, id string) string {
+	return fmt.Sprintf("ralph answer --task %s %s \"TEXT\"", task, id)
+}
+
+// questionSeen is what a task's loop waits on now: q, or nil for nothing.
+type questionSeen struct {
+	slot, task string
+	q          *engine.Question
+}
+
+// followQuestions follows the loop of task, in slot, for the question it
+// waits on, and tells the state machine when that changes; stop, called
+// once the loop has ended, tells the last change and ends it.
+// Only a loop in a worktree here can be followed: a remote task's loop
+// waits on its worker, where its question is answered.
+func (a *Autopilot) followQuestions(slot, task string) (stop func(), err error) {
+	ws := a.worktree(task)
+	dir := filepath.Join(ws, engine.DirName)
+	// The loop makes its .ralph/ as it starts; it is made now so that its
+	// first lines are not missed. Its .gitignore keeps it out of commits.
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("follow the loop of %s: %w", task, err)
+	}
+	if err := engine.IgnoreOwnFilesIfMissing(dir); err != nil {
+		return nil, fmt.Errorf("follow the loop of %s: %w", task, err)
+	}
+	changed, closeWatch, err := watchLogs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("follow the loop of %s: %w", task, err)
+	}
+	last := ""
+	if q := a.state().Active[slot].Question; q != nil {
+		last = q.ID
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	tail := &questionTail{ws: ws}
+	go func() {
+		defer close(finished)
+		for {
+			// Read after the watch began, so a line written in between is
+			// not missed; a loop that cannot be read yet has no question.
+			if tail.due() {
+				q, _ := engine.PendingQuestion(ws)
+				if id := questionID(q); id != last {
+					select {
+					case a.questions <- questionSeen{slot: slot, task: task, q: q}:
+						last = id
+					case <-done:
+					}
+				}
+			}
+			select {
+			case <-changed:
+			case <-done:
+				// The loop has ended: what it last waited on is said
+				// before its end is (stop is called before the end is
+				// reported, and the state machine takes both in turn).
+				if q, _ := engine.PendingQuestion(ws); questionID(q) != last {
+					a.questions <- questionSeen{slot: slot, task: task, q: q}
+				}
+				return
+			}
+		}
+	}()
+	return func() { close(done); closeWatch(); <-finished }, nil
+}
+
+// questionTail reads the new lines of a loop's log and says when the
+// question the loop waits on may have changed, so that the question is
+// read (the checkpoint and the log past it, which costs what the state
+// file weighs) on the few lines that can change it, not on every line an
+// agent emits.
+type questionTail struct {
+	ws     string
+	path   string // the log read
+	reader *events.Reader
+	// asked says a human.asked line is not decided yet: the lines that
+	// decide it (settling's, in one write) make a read due.
+	asked bool
+}
+
+// due reads what was appended to the loop's current log since it was
+// last called, and reports whether a read of the question is due: at
+// the first look at a run's log, and on a line that asks, answers, times
+// a question out, starts, resumes or ends the run, or decides an asked
+// question.
+func (t *questionTail) due() bool {
+	path, err := engine.CurrentLog(t.ws)
+	if err != nil {
+		return false // no run yet: its current-events brings a look
+	}
+	if path != t.path {
+		// A new run, or the first look: the question is read as the log
+		// is now, and from then on its new lines say when to read again.
+		t.path, t.reader, t.asked = path, events.NewReader(path, logSize(path)), false
+		return true
+	}
+	recs, err := t.reader.Read()
+	if err != nil {
+		return true
+	}
+	due, settled := false, false
+	for _, r := range recs {
+		if r.Err != nil {
+			continue
+		}
+		switch r.Event.Topic {
+		case engine.TopicHumanAsked:
+			t.asked, due = true, true
+		case engine.TopicHumanAnswered, engine.TopicHumanTimedOut,
+			engine.TopicLoopStarted, engine.TopicLoopResumed, engine.TopicLoopTerminate:
+			due = true
+		case engine.TopicEventRouted, engine.TopicEventRejected:
+			due = due || t.asked
+		case engine.TopicIterationSettled:
+			due, settled = due || t.asked, true
+		}
+	}
+	if settled {
+		t.asked = false // decided: this read sees how
+	}
+	return due
+}
+
+func logSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+func questionID(q *engine.Question) string {
+	if q == nil {
+		return ""
+	}
+	return q.ID
+}
+
+// questionChanged records that a task's loop waits on a new question, or
+// no longer on the one it did. A report about a task no longer in its
+// slot comes too late and changes nothing.
+func (a *Autopilot) questionChanged(seen questionSeen) error {
+	slot, ok := a.state().Active[seen.slot]
+	if !ok || slot.Task != seen.task || questionID(slot.Question) == questionID(seen.q) {
+		return nil
+	}
+	p := Payload{Task: seen.task, Title: slot.Title, Slot: seen.slot, Question: seen.q}
+	if seen.q == nil {
+		p.Question = slot.Question
+		return a.journal.record(TopicTaskAnswered, p)
+	}
+	return a.journal.record(TopicTaskAsked, p)
+}
+
+// watchLogs reports writes to the event logs in the .ralph directory dir
+// (and a new run's current-events) on changed, one pending signal at
+// most, until closed. Other files there (the checkpoint, the stop file)
+// change nothing a question depends on that the log does not.
+func watchLogs(dir string) (changed <-chan struct{}, closeWatch func(), err error) {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := w.Add(dir); err != nil {
+		_ = w.Close()
+		return nil, nil, err
+	}
+	ch := make(chan struct{}, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range w.Events {
+			if isLogName(filepath.Base(ev.Name)) && ev.Has(fsnotify.Write|fsnotify.Create) {
+				select {
+				case ch <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}()
+	go func() {
+		// A lost notification costs nothing the next write does not bring
+		// back: each wake-up reads the question afresh. An overflow is
+		// said as a change, so nothing waits on a write already lost.
+		for range w.Errors {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	return ch, func() { _ = w.Close(); <-done }, nil
+}
+
+func isLogName(name string) bool {
+	return name == engine.CurrentEventsFile || (strings.HasPrefix(name, "events-") && strings.HasSuffix(name, ".jsonl"))
+}
