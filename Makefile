@@ -22,7 +22,7 @@ help:
 	@echo "make golden  rewrite golden files from the current output"
 	@echo "make screenshot  retake docs/serve.png, ralph serve's page during a two-slot autopilot (needs chromium)"
 	@echo "make soak    a $(SOAK_ITERATIONS)-iteration run with 8 followers and a status poller; checks for leaks"
-	@echo "make stress  make test $(STRESS_RUNS) times in a row beside 2 CPU-bound processes and an fsync writer"
+	@echo "make stress  make test $(STRESS_RUNS) times in a row beside 4 CPU-bound processes and an fsync writer"
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/ralph

@@ -68,8 +68,12 @@ func addTools(a, b events.ToolCounts) events.ToolCounts {
 // the finished iterations (Done) and the one running (Live), because the
 // running agent's figures are replaced by its result when it ends.
 type Run struct {
-	ID         string
+	ID string
+	// Started is when the run started, as if it had run its elapsed time
+	// without a break; Stopped is when its clock stopped (it ended, waits
+	// for a person's answer, or no process runs it), zero while it runs.
 	Started    time.Time
+	Stopped    time.Time
 	N, Max     int
 	Hat        string
 	Backend    string
@@ -94,6 +98,18 @@ type Run struct {
 	// not end (it was killed, and goes on with --resume).
 	Ended *engine.Termination
 	Gone  bool
+}
+
+// Elapsed is how long the run has been at work by now: up to when its
+// clock stopped, if it did.
+func (r Run) Elapsed(now time.Time) time.Duration {
+	if r.Started.IsZero() {
+		return 0
+	}
+	if !r.Stopped.IsZero() {
+		now = r.Stopped
+	}
+	return now.Sub(r.Started)
 }
 
 // Total is what the run's agents spent so far, the running one included.

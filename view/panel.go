@@ -56,7 +56,7 @@ func panelHeader(s Run, now time.Time, width int) string {
 	if s.ID != "" {
 		title += "· run " + s.ID + " "
 	}
-	title += "· " + clockDuration(now.Sub(s.Started)) + " "
+	title += "· " + clockDuration(s.Elapsed(now)) + " "
 	if fill := width - 1 - len([]rune(title)); fill > 0 {
 		title += strings.Repeat("─", fill)
 	}

@@ -146,15 +146,17 @@ func (w Watched) Paths() []string {
 	return paths
 }
 
-// Read reads the workspace as it is at now. task names the slot to select
-// (by task id or slot), "" for the first; it is ignored for a lone loop.
-func (r *WorkspaceReader) Read(task string, now time.Time) Watched {
+// Read reads the workspace as it is. task names the slot to select (by
+// task id or slot), "" for the first; it is ignored for a lone loop. What
+// it reads depends on the workspace's files alone, not on when it reads
+// them: read twice with nothing changed, it is the same.
+func (r *WorkspaceReader) Read(task string) Watched {
 	w := Watched{Dir: r.dir, Selected: -1}
 	r.seen = map[string]bool{}
 	defer r.forgetUnseen()
 	ap, slots, ok := r.readAutopilot()
 	if !ok || (!ap.Running && r.loopIsNewer(ap)) {
-		w.Loop = r.readLoop(r.dir, "", "", now)
+		w.Loop = r.readLoop(r.dir, "", "")
 		return w
 	}
 	w.Autopilot, w.Slots = ap, slots
@@ -168,7 +170,7 @@ func (r *WorkspaceReader) Read(task string, now time.Time) Watched {
 		}
 	}
 	s := slots[w.Selected]
-	w.Loop = r.readLoop(s.Workspace, s.Log, s.Worker, now)
+	w.Loop = r.readLoop(s.Workspace, s.Log, s.Worker)
 	return w
 }
 
@@ -282,7 +284,7 @@ func (r *WorkspaceReader) loopRunning(ws string) bool {
 
 // readLoop reads the loop of workspace ws (its checkpoint, log and
 // activity), or for a remote task, only its log at logPath.
-func (r *WorkspaceReader) readLoop(ws, logPath, worker string, now time.Time) *LoopView {
+func (r *WorkspaceReader) readLoop(ws, logPath, worker string) *LoopView {
 	if ws == "" {
 		return r.readRemoteLoop(logPath, worker)
 	}
@@ -296,7 +298,7 @@ func (r *WorkspaceReader) readLoop(ws, logPath, worker string, now time.Time) *L
 	l.Events, l.Hats = t.lines, r.runHats(path)
 	acts := r.activity(ActivityPath(ws, st.RunID))
 	l.Activity = acts.records
-	l.Run = runOf(st, phase, l.Running, now)
+	l.Run = runOf(st, phase, l.Running)
 	if q, err := engine.PendingQuestion(ws); err == nil && q != nil && st.Terminated == nil {
 		// The checkpoint lags the log: the log past it says whether the
 		// question is still open.
@@ -332,18 +334,11 @@ func (r *WorkspaceReader) readRemoteLoop(path, worker string) *LoopView {
 }
 
 // runOf is the header's Run of a loop from its checkpoint.
-func runOf(st *engine.RunState, phase engine.Phase, running bool, now time.Time) Run {
+func runOf(st *engine.RunState, phase engine.Phase, running bool) Run {
 	run := Run{ID: st.RunID, N: st.Iteration, Max: st.MaxIterations,
 		Done:  Figures{Usage: st.Usage, CostUSD: st.CostUSD, CostComputed: st.CostComputed, CostUnknown: st.CostUnknown},
 		Ended: st.Terminated, Gone: !running && st.Terminated == nil}
-	elapsed := st.PriorRuntime
-	switch {
-	case running && !st.SegmentStart.IsZero():
-		elapsed += now.Sub(st.SegmentStart)
-	case !st.SegmentStart.IsZero() && st.LastEventAt.After(st.SegmentStart):
-		elapsed += st.LastEventAt.Sub(st.SegmentStart)
-	}
-	run.Started = now.Add(-elapsed)
+	run.Started, run.Stopped = runClock(st, running)
 	if f := st.LastFinished; f != nil {
 		run.Hat, run.LastOutcome, run.Phase = f.Hat, f.Outcome, PhaseBetween
 	}
@@ -358,6 +353,38 @@ func runOf(st *engine.RunState, phase engine.Phase, running bool, now time.Time)
 		run.Phase, run.WaitUntil = PhaseWaiting, st.RateLimitedUntil
 	}
 	return run
+}
+
+// runClock is when a run read from its checkpoint started, as if it had
+// run its elapsed time without a break, and when its clock stopped (zero
+// while it runs). Both are instants of the run's, not the reader's now: a
+// run that does not move reads the same each time, so a stream of its
+// dashboard has nothing new to send.
+func runClock(st *engine.RunState, running bool) (started, stopped time.Time) {
+	if running && !st.SegmentStart.IsZero() {
+		return st.SegmentStart.Add(-st.PriorRuntime), time.Time{}
+	}
+	elapsed := st.PriorRuntime
+	switch {
+	case !st.SegmentStart.IsZero():
+		// Killed: its clock stopped at its last line, as a resume counts it.
+		stopped = st.SegmentStart
+		if st.LastEventAt.After(stopped) {
+			stopped = st.LastEventAt
+			elapsed += stopped.Sub(st.SegmentStart)
+		}
+	case st.Terminated != nil:
+		stopped = st.Terminated.At
+	case st.Question != nil:
+		stopped = st.Question.AskedAt
+	}
+	if stopped.IsZero() {
+		stopped = st.LastEventAt
+	}
+	if stopped.IsZero() {
+		return time.Time{}, time.Time{} // no line says when
+	}
+	return stopped.Add(-elapsed), stopped
 }
 
 func (r *WorkspaceReader) runHats(path string) []string {

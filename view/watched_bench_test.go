@@ -53,7 +53,7 @@ func BenchmarkWatchRefresh(b *testing.B) {
 	}
 	save()
 	r := view.NewWorkspaceReader(ws)
-	if w := r.Read("", time.Now()); w.Loop == nil {
+	if w := r.Read(""); w.Loop == nil {
 		b.Fatal("the reader sees no loop")
 	}
 	b.ResetTimer()
@@ -66,7 +66,7 @@ func BenchmarkWatchRefresh(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		if w := r.Read("", time.Now()); w.Loop == nil {
+		if w := r.Read(""); w.Loop == nil {
 			b.Fatal("the reader lost the loop")
 		}
 	}

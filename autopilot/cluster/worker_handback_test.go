@@ -47,8 +47,8 @@ func TestWorkerHandsBackAStoppedLoopWithItsUncommittedWork(t *testing.T) {
 	startWorker(t, workerSetup{conn: conn, ackWait: ackWait, url: url, host: "host-b", runner: second})
 	loopB := nextLoop(t, second)
 	assert.True(t, loopB.job.Continued)
-	assert.Equal(t, wip, gittest.Run(t, loopB.job.Dir, "rev-parse", "HEAD"))
-	assert.Equal(t, done, gittest.Run(t, loopB.job.Dir, "rev-parse", "HEAD^"))
+	assert.Equal(t, wip, loopB.start)
+	assert.Equal(t, done, gittest.Run(t, loopB.job.Dir, "rev-parse", wip+"^"))
 	assert.Equal(t, "ralph: work in progress of t-1, handed back by host-a",
 		gittest.Run(t, loopB.job.Dir, "log", "-1", "--format=%s", wip))
 	assert.Equal(t, "notes.txt", gittest.Run(t, loopB.job.Dir, "show", "--format=", "--name-only", wip),

@@ -45,7 +45,10 @@ func workerFixture(t *testing.T) (conn *cluster.Conn, ctx context.Context, url, 
 // appends an agent's line and ralph's iteration.finished to the event log
 // in the worktree's .ralph/, as a loop does.
 type fakeLoop struct {
-	job        cluster.LoopJob
+	job cluster.LoopJob
+	// start is the worktree's HEAD when the worker started the loop, read
+	// before the loop's first commit can move it.
+	start      string
 	iterations int
 	// gate, when set, holds each iteration until it receives.
 	gate chan struct{}
@@ -208,7 +211,11 @@ func (r *fakeRunner) Run(_ context.Context, job cluster.LoopJob) (cluster.LoopHa
 			return nil, fmt.Errorf("%s is inside the worktree", f)
 		}
 	}
-	f := &fakeLoop{job: job, iterations: r.iterations, gate: r.gate, stops: r.stops, dirty: r.dirty,
+	start, err := git(job.Dir, "rev-parse", "HEAD")
+	if err != nil {
+		return nil, err
+	}
+	f := &fakeLoop{job: job, start: start, iterations: r.iterations, gate: r.gate, stops: r.stops, dirty: r.dirty,
 		interrupted: make(chan struct{}), done: make(chan autopilot.LoopResult, 1)}
 	name := r.name
 	if name == "" {
@@ -405,7 +412,7 @@ func TestWorkerRunsATask(t *testing.T) {
 	assert.Equal(t, "do t-1", string(must(os.ReadFile(loop.job.ObjectiveFile))))
 	require.Len(t, loop.job.ConfigFiles, 1)
 	assert.Equal(t, string(loopConfig[0].Data), string(must(os.ReadFile(loop.job.ConfigFiles[0]))))
-	assert.Equal(t, base, gittest.Run(t, loop.job.Dir, "rev-parse", "HEAD"))
+	assert.Equal(t, base, loop.start)
 
 	for i := range 3 {
 		gate <- struct{}{}
@@ -474,7 +481,7 @@ func TestWorkerHandsBackAndAnotherContinues(t *testing.T) {
 	startWorker(t, workerSetup{conn: conn, ackWait: ackWait, url: url, host: "host-b", runner: second})
 	loopB := nextLoop(t, second)
 	assert.True(t, loopB.job.Continued)
-	assert.Equal(t, wip, gittest.Run(t, loopB.job.Dir, "rev-parse", "HEAD"))
+	assert.Equal(t, wip, loopB.start)
 
 	r := nextResult(t, res)
 	assert.Less(t, time.Since(began), ackWait)

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # stress.sh RUNS CMD… — run CMD RUNS times in a row on a loaded machine.
 #
-# Beside CMD run two CPU-bound processes and one writer that fsyncs all the
+# Beside CMD run four CPU-bound processes and one writer that fsyncs all the
 # time, the load under which ralph's suite must not flake (a busy 2-core CI
-# machine). The first failing run stops it; each run's output goes to
-# $STRESS_LOGS/run-N.log (default .cache/stress). The load stops with it.
+# machine, two CPU-bound processes a core). The first failing run stops it;
+# each run's output goes to $STRESS_LOGS/run-N.log (default .cache/stress).
+# The load stops with it.
 set -euo pipefail
 
 runs="${1:?usage: stress.sh RUNS CMD…}"
@@ -22,13 +23,13 @@ stop_load() {
 }
 trap stop_load EXIT
 
-for _ in 1 2; do
+for _ in 1 2 3 4; do
 	bash -c 'while :; do :; done' &
 	load+=($!)
 done
 bash -c 'while :; do dd if=/dev/zero of="$1/fsync.dat" bs=4k count=256 oflag=dsync conv=fsync 2>/dev/null; done' _ "$scratch" &
 load+=($!)
-echo "stress: load started (2 CPU-bound, 1 fsync writer: pids ${load[*]})"
+echo "stress: load started (4 CPU-bound, 1 fsync writer: pids ${load[*]})"
 
 for ((i = 1; i <= runs; i++)); do
 	start=$SECONDS

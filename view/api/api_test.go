@@ -206,7 +206,7 @@ func TestStatusOfAnEmptyWorkspaceIsNone(t *testing.T) {
 	s, err := api.ReadStatus(context.Background(), t.TempDir(), 5, start)
 	require.NoError(t, err)
 	assert.Equal(t, api.KindNone, s.Kind)
-	d := api.NewReader(t.TempDir()).Dashboard("", start)
+	d := api.NewReader(t.TempDir()).Dashboard("")
 	assert.Equal(t, api.KindNone, d.Kind)
 	assert.NotNil(t, d.Slots)
 }

@@ -66,7 +66,12 @@ type Loop struct {
 	Backend       string    `json:"backend,omitempty"`
 	Phase         string    `json:"phase"`
 	PhaseSince    time.Time `json:"phase_since,omitzero"`
-	Started       time.Time `json:"started,omitzero"`
+	// Started is when the run started, as if it had run its elapsed time
+	// without a break; Stopped when its clock stopped (it ended, waits for
+	// an answer, or no process runs it), absent while it runs. Its elapsed
+	// time is Stopped, or now, less Started.
+	Started time.Time `json:"started,omitzero"`
+	Stopped time.Time `json:"stopped,omitzero"`
 	// Tokens and CostUSD are the run's, the running iteration's so far
 	// included.
 	Tokens  events.Usage `json:"tokens"`
@@ -102,12 +107,12 @@ func NewReader(dir string) *Reader {
 	return &Reader{reader: view.NewWorkspaceReader(dir), graphs: Graphs{}}
 }
 
-// Dashboard reads the workspace at now, its task's slot selected ("" for
-// the first).
-func (r *Reader) Dashboard(task string, now time.Time) Dashboard {
+// Dashboard reads the workspace, its task's slot selected ("" for the
+// first).
+func (r *Reader) Dashboard(task string) Dashboard {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	w := r.reader.Read(task, now)
+	w := r.reader.Read(task)
 	r.paths = w.Paths()
 	d := Dashboard{Kind: KindNone, Slots: []Slot{}}
 	if w.Autopilot != nil {
@@ -147,7 +152,7 @@ func (r *Reader) loop(l *view.LoopView) *Loop {
 	total := run.Total()
 	lp := &Loop{RunID: run.ID, Objective: l.Objective, Running: l.Running, Worker: l.Worker, Iteration: run.N,
 		MaxIterations: run.Max, Hat: run.Hat, Backend: run.Backend, Phase: string(run.Phase), PhaseSince: run.PhaseSince,
-		Started: run.Started, Tokens: total.Usage, CostUSD: total.CostUSD,
+		Started: run.Started, Stopped: run.Stopped, Tokens: total.Usage, CostUSD: total.CostUSD,
 		CostSource: total.Cost().Source(), CostUnknown: total.CostUnknown, CostText: view.CostText(total.Cost()), LastEvent: run.LastEvent,
 		Question: run.Question, Ended: run.Ended, Gone: run.Gone, Hats: l.Hats, Graph: r.graphs.Of(l),
 		Activity: l.Activity}

@@ -41,7 +41,7 @@ func (h *Handler) runs(w http.ResponseWriter, _ *http.Request) error {
 }
 
 func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, h.reader.Dashboard(r.URL.Query().Get("task"), h.now()))
+	writeJSON(w, http.StatusOK, h.reader.Dashboard(r.URL.Query().Get("task")))
 	return nil
 }
 

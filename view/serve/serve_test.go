@@ -406,6 +406,35 @@ func TestTheDashboardStreamSendsEachChange(t *testing.T) {
 	assert.Equal(t, "loop", d.Kind)
 }
 
+// A run that has ended does not move: read every tick, its dashboard is
+// the same, and the stream sends it once and then only keepalives.
+func TestTheDashboardStreamSendsARunThatEndedOnce(t *testing.T) {
+	dir, log := newWorkspace(t, 1)
+	ended := time.Date(2026, 11, 25, 0, 1, 0, 0, time.UTC)
+	st := engine.NewRunState()
+	st.RunID, st.EventsFile = "20261125-000000", filepath.Join(engine.DirName, filepath.Base(log))
+	st.StartedAt, st.LastEventAt, st.PriorRuntime = ended.Add(-time.Minute), ended, time.Minute
+	st.Terminated = &engine.Termination{Reason: engine.ReasonCompleted, At: ended}
+	require.NoError(t, engine.Checkpoint{Path: filepath.Join(dir, engine.DirName, engine.StateFile)}.Save(st, engine.PhaseDone, ended))
+	h := NewHandler(dir, testToken, false)
+	h.keepalive, h.tick = 50*time.Millisecond, 5*time.Millisecond
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	s := openStream(t, ctx, srv.URL+"/api/dashboard/stream", "")
+	var d struct {
+		Loop struct{ Started, Stopped time.Time }
+	}
+	require.NoError(t, json.Unmarshal([]byte(s.next(t).data), &d))
+	assert.Equal(t, ended, d.Loop.Stopped.UTC())
+	assert.Equal(t, ended.Add(-time.Minute), d.Loop.Started.UTC())
+	for range 3 {
+		s.awaitComment(t) // ten reads and more each
+	}
+}
+
 func TestTheTokenIsMadeOnceAndKept(t *testing.T) {
 	dir := t.TempDir()
 	token, err := LoadToken(dir)

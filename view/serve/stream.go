@@ -230,7 +230,7 @@ func (h *Handler) dashboardStream(w http.ResponseWriter, r *http.Request) error 
 		return nil //nolint:nilerr // the client went away: nothing to answer
 	}
 	ctx := r.Context()
-	d := &dashboardSender{s: s, reader: api.NewReader(h.dir), watch: watch, task: task, now: h.now}
+	d := &dashboardSender{s: s, reader: api.NewReader(h.dir), watch: watch, task: task}
 	if d.send() != nil {
 		return nil
 	}
@@ -270,12 +270,11 @@ type dashboardSender struct {
 	reader *api.Reader
 	watch  *fsnotify.Watcher
 	task   string
-	now    func() time.Time
 	last   []byte
 }
 
 func (d *dashboardSender) send() error {
-	data, err := json.Marshal(d.reader.Dashboard(d.task, d.now()))
+	data, err := json.Marshal(d.reader.Dashboard(d.task))
 	if err != nil {
 		return err
 	}

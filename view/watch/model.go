@@ -84,7 +84,7 @@ func (m *model) Init() tea.Cmd {
 
 // refresh reads the workspace again, keeping the selection.
 func (m *model) refresh() {
-	m.w = m.reader.Read(m.task, m.opts.Now())
+	m.w = m.reader.Read(m.task)
 	if m.w.Selected >= 0 {
 		m.task = m.w.Slots[m.w.Selected].Task
 	}

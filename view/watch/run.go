@@ -54,7 +54,7 @@ const plainWidth = 100
 func Lines(ctx context.Context, out io.Writer, opts Options) (err error) {
 	opts = opts.withDefaults()
 	now := opts.Now()
-	w := view.NewWorkspaceReader(opts.Dir).Read(opts.Task, now)
+	w := view.NewWorkspaceReader(opts.Dir).Read(opts.Task)
 	bw := bufio.NewWriter(out)
 	defer func() {
 		// What is still buffered: failing to write it is Lines' failure.

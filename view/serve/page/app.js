@@ -462,7 +462,8 @@
       return;
     }
     let end = Date.now();
-    if (l.ended) end = Date.parse(l.ended.at);
+    if (!isZeroTime(l.stopped)) end = Date.parse(l.stopped);
+    else if (l.ended) end = Date.parse(l.ended.at);
     else if (!l.running && !isZeroTime(l.phase_since)) end = Date.parse(l.phase_since);
     setText("#elapsed", fmtDuration(end - Date.parse(l.started)));
   }
