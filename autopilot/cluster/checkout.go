@@ -194,7 +194,7 @@ func cloneAtomically(ctx context.Context, dir, url string) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
+	defer func() { _ = os.RemoveAll(tmp) }()
 	if err := (git.Repo{Dir: tmp}).CloneBare(ctx, url); err != nil {
 		return fmt.Errorf("clone %s: %w", url, err)
 	}
