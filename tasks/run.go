@@ -43,29 +43,37 @@ func runTool(ctx context.Context, dir, tool string, args ...string) ([]byte, err
 	if err != nil {
 		return nil, fmt.Errorf("%s not found on PATH: install it, or choose another autopilot.source", tool)
 	}
-	cmd := exec.CommandContext(ctx, path, args...)
-	cmd.Dir = dir
-	return runCmd(ctx, cmd, cmdline(tool, args))
+	return runCmd(ctx, cmdline(tool, args), func() *exec.Cmd {
+		cmd := exec.CommandContext(ctx, path, args...)
+		cmd.Dir = dir
+		return cmd
+	})
 }
 
 // runShell runs a command source's shell command with sh -c in dir, with
 // env added to ralph's environment.
 func runShell(ctx context.Context, dir, script string, env ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "sh", "-c", script)
-	cmd.Dir = dir
-	cmd.Env = append(cmd.Environ(), env...)
-	return runCmd(ctx, cmd, "sh -c "+strconv.Quote(script))
+	return runCmd(ctx, "sh -c "+strconv.Quote(script), func() *exec.Cmd {
+		cmd := exec.CommandContext(ctx, "sh", "-c", script)
+		cmd.Dir = dir
+		cmd.Env = append(cmd.Environ(), env...)
+		return cmd
+	})
 }
 
-func runCmd(ctx context.Context, cmd *exec.Cmd, line string) ([]byte, error) {
+// runCmd runs the command newCmd makes and returns its standard output.
+func runCmd(ctx context.Context, line string, newCmd func() *exec.Cmd) ([]byte, error) {
+	var stdout, stderr bytes.Buffer
 	// A Ctrl-C meant for ralph must not kill a tracker half-way through a
 	// write: ralph stops it through ctx when it means to.
-	procgroup.Detach(cmd)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout = &stdout
-	cmd.Stderr = &stderr
-	cmd.WaitDelay = waitDelay
-	err := cmd.Run()
+	err := procgroup.RunDetached(func() *exec.Cmd {
+		stdout.Reset()
+		stderr.Reset()
+		cmd := newCmd()
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		cmd.WaitDelay = waitDelay
+		return cmd
+	})
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("%s: %w", line, ctx.Err())
 	}

@@ -159,15 +159,18 @@ func (g Repo) Dirty(ctx context.Context) ([]string, error) {
 func (g Repo) run(ctx context.Context, args ...string) ([]byte, error) {
 	full := append([]string{"-C", g.Dir,
 		"-c", "core.quotepath=off", "-c", "log.showSignature=false", "-c", "color.ui=false"}, args...)
-	cmd := exec.CommandContext(ctx, "git", full...)
+	var stdout, stderr bytes.Buffer
 	// A Ctrl-C meant for ralph must not kill git half-way through a merge
 	// or a commit: ralph stops it through ctx when it means to.
-	procgroup.Detach(cmd)
-	cmd.Env = gitEnv()
-	cmd.WaitDelay = gitWaitDelay
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	err := procgroup.RunDetached(func() *exec.Cmd {
+		stdout.Reset()
+		stderr.Reset()
+		cmd := exec.CommandContext(ctx, "git", full...)
+		cmd.Env = gitEnv()
+		cmd.WaitDelay = gitWaitDelay
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		return cmd
+	})
 	if err == nil {
 		return stdout.Bytes(), nil
 	}

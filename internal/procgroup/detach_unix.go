@@ -3,6 +3,7 @@
 package procgroup
 
 import (
+	"errors"
 	"os/exec"
 	"syscall"
 )
@@ -16,4 +17,22 @@ func Detach(cmd *exec.Cmd) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid = true
+}
+
+// diedOfTerminalSignal reports whether err is a command's death by a
+// signal a terminal sends its foreground group (Ctrl-C, Ctrl-\, a hang-up).
+func diedOfTerminalSignal(err error) bool {
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		return false
+	}
+	ws, ok := exit.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() {
+		return false
+	}
+	switch ws.Signal() {
+	case syscall.SIGINT, syscall.SIGQUIT, syscall.SIGHUP:
+		return true
+	}
+	return false
 }
