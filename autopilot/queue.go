@@ -109,7 +109,10 @@ func (a *Autopilot) land(ctx context.Context, m Merge) error {
 		return a.blockedLand(m, inTheWay)
 	}
 	if err != nil {
-		return a.failTask(ctx, m.Task, err.Error())
+		// The task's work is verified; what failed is the checkout or
+		// git. The merge stays in the queue, the run ends (resumable),
+		// and the next one lands it.
+		return fmt.Errorf("land the verified merge of %s: %w", m.Task, err)
 	}
 	if !ok {
 		// The base branch moved since the merge was made: it goes back
