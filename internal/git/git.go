@@ -12,8 +12,10 @@ import (
 	"hash"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ralph-loop/ralph/internal/procgroup"
@@ -159,6 +161,9 @@ func (g Repo) Dirty(ctx context.Context) ([]string, error) {
 func (g Repo) run(ctx context.Context, args ...string) ([]byte, error) {
 	full := append([]string{"-C", g.Dir,
 		"-c", "core.quotepath=off", "-c", "log.showSignature=false", "-c", "color.ui=false"}, args...)
+	if len(args) > 0 && args[0] == "worktree" {
+		defer lockWorktrees(g.Dir)()
+	}
 	var stdout, stderr bytes.Buffer
 	// A Ctrl-C meant for ralph must not kill git half-way through a merge
 	// or a commit: ralph stops it through ctx when it means to.
@@ -183,6 +188,20 @@ func (g Repo) run(ctx context.Context, args ...string) ([]byte, error) {
 		ge.exitCode = ee.ExitCode()
 	}
 	return nil, ge
+}
+
+// worktreeLocks holds a mutex per repository directory: git's worktree
+// commands in one repository must not overlap, as a prune beside an add
+// removes the worktree being added ("could not open .../locked"), and the
+// autopilot adds and removes worktrees from two goroutines (its slots and
+// its merge queue).
+var worktreeLocks sync.Map
+
+// lockWorktrees takes dir's worktree lock and returns its release.
+func lockWorktrees(dir string) func() {
+	mu, _ := worktreeLocks.LoadOrStore(filepath.Clean(dir), &sync.Mutex{})
+	mu.(*sync.Mutex).Lock()
+	return mu.(*sync.Mutex).Unlock
 }
 
 // subcommand is the git command args run, past the -c settings before it.

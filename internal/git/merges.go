@@ -142,12 +142,13 @@ func (g Repo) DiffNames(ctx context.Context, a, b string) ([]string, error) {
 // base to commit cut off half-way (a machine that went down during git's
 // update of the work tree): HEAD is still base, and every path that
 // differs from it is one the fast-forward changes, already as commit has
-// it. Finishing it (ResetHard to commit) then loses nothing.
+// it, or an untracked file the fast-forward does not touch. Finishing it
+// (ResetHard to commit) then loses nothing.
 func (g Repo) HalfForwarded(ctx context.Context, base, commit string) (bool, error) {
 	if head, err := g.Head(ctx); err != nil || head != base {
 		return false, err
 	}
-	dirty, err := g.Changed(ctx)
+	dirty, err := g.Uncommitted(ctx)
 	if err != nil || len(dirty) == 0 {
 		return false, err
 	}
@@ -155,15 +156,20 @@ func (g Repo) HalfForwarded(ctx context.Context, base, commit string) (bool, err
 	if err != nil {
 		return false, err
 	}
-	for _, p := range dirty {
-		if !slices.Contains(names, p) {
+	written := 0
+	for p, st := range dirty {
+		switch {
+		case !slices.Contains(names, p) && st.Untracked():
+			continue // the user's, and in nobody's way
+		case !slices.Contains(names, p):
 			return false, nil
 		}
 		if same, err := g.asIn(ctx, commit, p); err != nil || !same {
 			return false, err
 		}
+		written++
 	}
-	return true, nil
+	return written > 0, nil
 }
 
 // asIn reports whether the work tree's path is as commit has it: the same

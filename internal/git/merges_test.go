@@ -1,0 +1,135 @@
+package git
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/internal/gittest"
+)
+
+// Only ralph's own commits on the first-parent line, whose subject and
+// trailer name the same task, say a task is merged: not an agent's commit
+// that copied the trailer, merged as a second parent or replayed onto the
+// line with its own subject.
+func TestMergedTasksCountsOnlyRalphsOwnCommits(t *testing.T) {
+	ctx := context.Background()
+	dir := gittest.NewRepo(t)
+	base := gittest.CommitFile(t, dir, "README", "a project\n", "start")
+	gittest.Run(t, dir, "checkout", "-q", "-b", "ralph/a")
+	gittest.CommitFile(t, dir, "a.txt", "a\n", WithTaskTrailer("do a", "b"))
+	gittest.Run(t, dir, "checkout", "-q", "-")
+	gittest.Run(t, dir, "merge", "-q", "--no-ff", "-m", WithTaskTrailer(MergeSubject("a", "A"), "a"), "ralph/a")
+	merge := gittest.Run(t, dir, "rev-parse", "HEAD")
+	gittest.Run(t, dir, "commit", "-q", "--allow-empty", "-m", WithTaskTrailer("replayed work", "c"))
+	gittest.Run(t, dir, "commit", "-q", "--allow-empty", "-m", WithTaskTrailer(MergeSubject("d", "D"), "e"))
+
+	g := Repo{Dir: dir}
+	merged, err := g.MergedTasks(ctx, "", "HEAD")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"a": merge}, merged)
+	since, err := g.MergedTasks(ctx, merge, "HEAD")
+	require.NoError(t, err)
+	assert.Empty(t, since)
+	all, err := g.MergedTasks(ctx, base, "HEAD")
+	require.NoError(t, err)
+	assert.Equal(t, merged, all)
+}
+
+// The conflict markers a change adds are found at their lines; markers the
+// base already had, and whitespace errors, are not.
+func TestConflictMarkers(t *testing.T) {
+	ctx := context.Background()
+	dir := gittest.NewRepo(t)
+	base := gittest.CommitFile(t, dir, "old.txt", "<<<<<<< kept on purpose\n", "a marker of old")
+	gittest.WriteFile(t, dir, "trailing.txt", "space at the end \n")
+	gittest.Run(t, dir, "add", "trailing.txt")
+	head := gittest.CommitFile(t, dir, "f.txt", "one\n<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> branch\n", "a conflict committed")
+	g := Repo{Dir: dir}
+	markers, err := g.ConflictMarkers(ctx, base, head)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"f.txt:2", "f.txt:4", "f.txt:6"}, markers)
+	none, err := g.ConflictMarkers(ctx, base, base)
+	require.NoError(t, err)
+	assert.Empty(t, none)
+
+	gittest.WriteFile(t, dir, "f.txt", "one\n>>>>>>> left over\n")
+	unresolved, err := g.UnresolvedChanges(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"f.txt:2"}, unresolved, "the work tree's new marker, not the committed ones")
+}
+
+// A fast-forward cut off after git wrote some of the work tree is told
+// from a checkout with the user's own changes in it.
+func TestHalfForwarded(t *testing.T) {
+	ctx := context.Background()
+	dir := gittest.NewRepo(t)
+	base := gittest.CommitFile(t, dir, "a.txt", "a\n", "a")
+	gittest.Run(t, dir, "checkout", "-q", "-b", "merged")
+	gittest.WriteFile(t, dir, "a.txt", "a, merged\n")
+	gittest.Run(t, dir, "add", "a.txt")
+	commit := gittest.CommitFile(t, dir, "new.txt", "new\n", "the merge")
+	gittest.Run(t, dir, "checkout", "-q", "-")
+	g := Repo{Dir: dir}
+
+	half, err := g.HalfForwarded(ctx, base, commit)
+	require.NoError(t, err)
+	assert.False(t, half, "nothing written: no fast-forward begun")
+
+	gittest.WriteFile(t, dir, "new.txt", "new\n")
+	gittest.WriteFile(t, dir, "notes.txt", "the user's\n")
+	half, err = g.HalfForwarded(ctx, base, commit)
+	require.NoError(t, err)
+	assert.True(t, half, "new.txt as the merge has it; notes.txt untracked and in no one's way")
+
+	gittest.WriteFile(t, dir, "a.txt", "the user's edit\n")
+	half, err = g.HalfForwarded(ctx, base, commit)
+	require.NoError(t, err)
+	assert.False(t, half, "a.txt is neither the base's nor the merge's")
+
+	gittest.WriteFile(t, dir, "a.txt", "a, merged\n")
+	half, err = g.HalfForwarded(ctx, base, commit)
+	require.NoError(t, err)
+	require.True(t, half)
+	require.NoError(t, g.ResetHard(ctx, commit))
+	notes, err := os.ReadFile(filepath.Join(dir, "notes.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "the user's\n", string(notes), "finishing the fast-forward keeps the user's untracked file")
+}
+
+// The autopilot adds and removes worktrees of one repository from two
+// goroutines; git's worktree commands there never overlap.
+func TestWorktreeCommandsOfOneRepositoryTakeTurns(t *testing.T) {
+	ctx := context.Background()
+	dir := gittest.NewRepo(t)
+	head := gittest.CommitFile(t, dir, "README", "a project\n", "start")
+	g := Repo{Dir: dir}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := range 8 {
+		wg.Go(func() {
+			path := filepath.Join(dir, ".worktrees", fmt.Sprintf("t-%d", i))
+			for range 3 {
+				if err := g.AddDetachedWorktree(ctx, path, head); err != nil {
+					errs <- err
+					return
+				}
+				if err := g.RemoveWorktree(ctx, path); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		assert.NoError(t, err)
+	}
+}
