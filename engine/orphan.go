@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ralph-loop/ralph/internal/git"
 )
 
 // AgentPIDFile holds the process group id of the running agent, so a ralph
@@ -77,4 +80,20 @@ func (e *Engine) stopOrphanedAgent() error {
 func groupAlive(pgid int) bool {
 	err := syscall.Kill(-pgid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// clearStaleIndexLock removes the workspace's git index.lock when nothing
+// holds it open: an agent's git killed half-way (a ralph killed with its
+// agent, a machine that went down) leaves it, and every commit the agent
+// tries afterwards fails until someone removes it by hand.
+func (e *Engine) clearStaleIndexLock(ctx context.Context) {
+	path := git.Repo{Dir: e.opts.Workspace}.StaleIndexLock(ctx)
+	if path == "" {
+		return
+	}
+	if err := os.Remove(path); err != nil {
+		e.opts.Reporter.Warn(fmt.Sprintf("%s was left by a git process that was killed, and could not be removed: %v", path, err))
+		return
+	}
+	e.opts.Reporter.Warn(fmt.Sprintf("removed %s, left by a git process that was killed (nothing had it open)", path))
 }

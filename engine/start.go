@@ -29,6 +29,7 @@ func (e *Engine) starting(ctx context.Context) (Phase, error) {
 	if err := e.stopOrphanedAgent(); err != nil {
 		return "", err
 	}
+	e.clearStaleIndexLock(ctx)
 	prev, err := e.loadPrevious()
 	if err != nil {
 		return "", err

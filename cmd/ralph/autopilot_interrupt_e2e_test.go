@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -438,4 +439,26 @@ func awaitLinesOrExit(t *testing.T, path string, n int, ended <-chan int) (code 
 func countLines(path string) int {
 	data, _ := os.ReadFile(path)
 	return strings.Count(string(data), "\n")
+}
+
+// An agent's git killed half-way through a commit (a machine that went
+// down) leaves .git/index.lock; the next start removes it, since nothing
+// holds it, and the agent's commits go through again.
+func TestALoopClearsAStaleIndexLock(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("telling a stale lock needs /proc")
+	}
+	w := newAutopilotRepo(t, "  source: tk\n")
+	w.script(agentScript{Steps: []step{{
+		Write:  map[string]string{"done.txt": "done\n"},
+		Commit: "the work",
+		Say:    `<event topic="LOOP_COMPLETE">done</event>`,
+	}}})
+	lock := filepath.Join(w.dir, ".git", "index.lock")
+	require.NoError(t, os.WriteFile(lock, nil, 0o644))
+	r := w.ralph("loop", "-p", "write done.txt and commit it")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stderr, "removed "+lock+", left by a git process that was killed")
+	assert.NoFileExists(t, lock)
+	assert.Contains(t, git(t, w.dir, "log", "--format=%s", "-1"), "the work")
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/ralph-loop/ralph/internal/fileholders"
 )
 
 // TaskTrailer is the commit trailer that names the task a merge brought
@@ -187,4 +189,26 @@ func (g Repo) asIn(ctx context.Context, commit, path string) (bool, error) {
 	}
 	got, err := g.run(ctx, "hash-object", "--", path)
 	return err == nil && bytes.Equal(bytes.TrimSpace(got), bytes.TrimSpace(want)), err
+}
+
+// StaleIndexLock is the index.lock of Dir's work tree when one is there
+// and nothing has it open: left by a git process that was killed (a
+// machine that went down during an agent's commit), it fails every git
+// command that writes the index until it is removed. "" otherwise, or
+// where it cannot be told (not a repository, a system without /proc, a
+// lock another user made).
+func (g Repo) StaleIndexLock(ctx context.Context) string {
+	out, err := g.run(ctx, "rev-parse", "--path-format=absolute", "--git-path", "index.lock")
+	if err != nil {
+		return ""
+	}
+	path := strings.TrimSpace(string(out))
+	info, err := os.Lstat(path)
+	if err != nil || !info.Mode().IsRegular() || !ownedBySelf(info) {
+		return ""
+	}
+	if holders, err := fileholders.Find(path); err != nil || len(holders) > 0 {
+		return ""
+	}
+	return path
 }

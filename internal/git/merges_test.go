@@ -1,10 +1,13 @@
 package git
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -132,4 +135,33 @@ func TestWorktreeCommandsOfOneRepositoryTakeTurns(t *testing.T) {
 	for err := range errs {
 		assert.NoError(t, err)
 	}
+}
+
+// An index.lock nothing holds open is stale; one a git process (here a
+// shell) has open is not.
+func TestStaleIndexLock(t *testing.T) {
+	ctx := context.Background()
+	dir := gittest.NewRepo(t)
+	gittest.CommitFile(t, dir, "README", "a project\n", "start")
+	g := Repo{Dir: dir}
+	assert.Empty(t, g.StaleIndexLock(ctx), "none there")
+
+	lock := filepath.Join(dir, ".git", "index.lock")
+	require.NoError(t, os.WriteFile(lock, nil, 0o644))
+	if runtime.GOOS != "linux" {
+		assert.Empty(t, g.StaleIndexLock(ctx), "without /proc nothing is stale")
+		return
+	}
+	assert.Equal(t, lock, g.StaleIndexLock(ctx))
+
+	holder := exec.Command("sh", "-c", `exec 3<"$1"; echo open; exec sleep 60`, "sh", lock)
+	out, err := holder.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, holder.Start())
+	t.Cleanup(func() { _ = holder.Process.Kill(); _ = holder.Wait() })
+	_, err = bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err)
+	assert.Empty(t, g.StaleIndexLock(ctx), "a process has it open")
+
+	assert.Empty(t, Repo{Dir: t.TempDir()}.StaleIndexLock(ctx), "not a repository")
 }

@@ -48,7 +48,7 @@ var allowed = map[string]struct {
 	"internal/fileholders":        {nil, "which processes have a file open; a leaf helper"},
 	"internal/redact":             {nil, "hiding secret values in text and streams; a leaf helper"},
 	"internal/exitcode":           {nil, "the one table of exit statuses; a leaf"},
-	"internal/git":                {[]string{"internal/treewatch", "internal/procgroup"}, "a workspace's git repository, and its files where there is none; it skips looking when the file watch says nothing changed; git runs in a process group of its own, out of the terminal's reach"},
+	"internal/git":                {[]string{"internal/treewatch", "internal/procgroup", "internal/fileholders"}, "a workspace's git repository, and its files where there is none; it skips looking when the file watch says nothing changed; git runs in a process group of its own, out of the terminal's reach; an index.lock nothing holds open is stale"},
 	"internal/treewatch":          {nil, "whether a directory tree changed, from the kernel's notifications; a leaf helper"},
 	"internal/swapfile":           {nil, "atomic replacement of a small file without creating one; a leaf helper"},
 	"internal/gittest":            {nil, "real git repositories for tests; a leaf helper"},
