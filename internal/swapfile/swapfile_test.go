@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
 func inode(t *testing.T, path string) uint64 {
@@ -85,4 +87,34 @@ func TestWithoutExchangeItRenames(t *testing.T) {
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	assert.Len(t, entries, 1, "no spare, no temporary file left")
+}
+
+// A spare a repository committed as a link is refused, not written
+// through, and the file it points to keeps its contents.
+func TestASpareThatIsALinkIsRefused(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "precious.txt")
+	require.NoError(t, os.WriteFile(outside, []byte("mine\n"), 0o644))
+	dir := t.TempDir()
+	path := filepath.Join(dir, "state.json")
+	require.NoError(t, os.Symlink(outside, filepath.Join(dir, SpareName("state.json"))))
+
+	err := Write(path, []byte("{}\n"), nil)
+	var link *ralphdir.LinkError
+	require.ErrorAs(t, err, &link)
+	data, err := os.ReadFile(outside)
+	require.NoError(t, err)
+	assert.Equal(t, "mine\n", string(data))
+	_, err = os.Lstat(path)
+	assert.ErrorIs(t, err, os.ErrNotExist, "nothing swapped in")
+}
+
+func TestTheFileAndItsSpareArePrivate(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	require.NoError(t, Write(path, []byte("a"), nil))
+	require.NoError(t, Write(path, []byte("b"), nil))
+	for _, p := range []string{path, filepath.Join(filepath.Dir(path), SpareName("state.json"))} {
+		fi, err := os.Stat(p)
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), p)
+	}
 }
