@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/internal/git"
+	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
 // AgentPIDFile holds the process group id of the running agent, so a ralph
@@ -24,20 +25,20 @@ import (
 const AgentPIDFile = "agent.pgid"
 
 func (e *Engine) recordAgent(pid int) {
-	if err := writeInPlace(filepath.Join(e.dir, AgentPIDFile), strconv.Itoa(pid)+"\n"); err != nil {
+	if err := writeInPlace(e.dir, filepath.Join(e.dir, AgentPIDFile), strconv.Itoa(pid)+"\n"); err != nil {
 		e.opts.Reporter.Warn("cannot record the agent's pid: " + err.Error())
 	}
 }
 
 func (e *Engine) forgetAgent() {
-	_ = os.Truncate(filepath.Join(e.dir, AgentPIDFile), 0)
+	_ = ralphdir.Truncate(e.dir, filepath.Join(e.dir, AgentPIDFile))
 }
 
-// writeInPlace writes text over the start of path, creating it if needed,
-// and cuts what is left of longer old content. A reader that catches it
-// half-way reads the new first line.
-func writeInPlace(path, text string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+// writeInPlace writes text over the start of path, a file under the .ralph
+// directory root, creating it if needed, and cuts what is left of longer
+// old content. A reader that catches it half-way reads the new first line.
+func writeInPlace(root, path, text string) error {
+	f, err := ralphdir.OpenFile(root, path, os.O_WRONLY|os.O_CREATE, ralphdir.FileMode)
 	if err != nil {
 		return err
 	}
@@ -52,7 +53,7 @@ func writeInPlace(path, text string) error {
 // without cleaning up: SIGTERM, then SIGKILL after the grace period.
 func (e *Engine) stopOrphanedAgent() error {
 	path := filepath.Join(e.dir, AgentPIDFile)
-	data, err := os.ReadFile(path)
+	data, err := ralphdir.ReadFile(e.dir, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

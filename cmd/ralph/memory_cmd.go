@@ -33,7 +33,7 @@ Examples:
 }
 
 func memoryStore(dir string) memory.Store {
-	return memory.Store{Path: filepath.Join(dir, engine.DirName, "agent", "memories.md")}
+	return memory.Store{Path: filepath.Join(dir, engine.DirName, "agent", "memories.md"), Root: filepath.Join(dir, engine.DirName)}
 }
 
 type memoryAddCmd struct {

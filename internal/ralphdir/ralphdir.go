@@ -40,6 +40,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/gofrs/flock"
 )
 
 // Modes of what ralph makes under .ralph/: for the user alone.
@@ -317,4 +319,11 @@ func quote(path string) string {
 		return path
 	}
 	return "'" + strings.ReplaceAll(path, "'", `'\''`) + "'"
+}
+
+// Lock is a lock (gofrs/flock) on the file at path, which it makes 0600
+// and never opens through a link: an error of a try to lock it is one of
+// opening it, for Explain.
+func Lock(path string) *flock.Flock {
+	return flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDONLY|NoFollow), flock.SetPermissions(FileMode))
 }
