@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -49,21 +50,46 @@ func writeInPlace(root, path, text string) error {
 	return errors.Join(err, f.Close())
 }
 
-// stopOrphanedAgent stops the process group of an agent whose ralph died
-// without cleaning up: SIGTERM, then SIGKILL after the grace period.
-func (e *Engine) stopOrphanedAgent() error {
+// stopOrphanedAgent stops the process group of an agent that the ralph
+// of prev, the run being resumed (or set aside by --fresh), left running
+// when it was killed: SIGTERM, then SIGKILL after the grace period.
+//
+// agent.pgid is a file in the workspace, and a repository can bring one
+// naming any process group of the user's. So a group is stopped only when
+// the run was cut off (it has no end) and one of the group's processes is
+// an agent ralph started for that run in this workspace: RALPH_WORKSPACE
+// and RALPH_RUN_ID (agentEnv) in its environment. A group that cannot be
+// shown to be one is left alone, and that is said; so is a group where
+// the system cannot show it (not Linux).
+func (e *Engine) stopOrphanedAgent(prev *RunState) error {
 	path := filepath.Join(e.dir, AgentPIDFile)
 	data, err := ralphdir.ReadFile(e.dir, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("read %s: %w", AgentPIDFile, err)
+		return ralphdir.Explain(path, fmt.Errorf("read %s: %w", path, err))
+	}
+	if e.opts.Start == StartNew || prev == nil || prev.Terminated != nil {
+		return nil // no run of this workspace was cut off: no agent of one can be left
 	}
 	defer e.forgetAgent()
 	first, _, _ := strings.Cut(string(data), "\n")
 	pgid, err := strconv.Atoi(strings.TrimSpace(first))
-	if err != nil || pgid <= 1 || !groupAlive(pgid) {
+	if err != nil || pgid <= 1 || pgid == syscall.Getpgrp() || !groupAlive(pgid) {
+		return nil
+	}
+	envs, err := groupEnvirons(pgid)
+	switch {
+	case errors.Is(err, errors.ErrUnsupported):
+		e.opts.Reporter.Warn(fmt.Sprintf("%s names process group %d, which is running; ralph cannot tell on this system whether it is the agent of run %s "+
+			"that a killed ralph left behind, so it leaves it alone: if it is, stop it with `kill -TERM -%d`", AgentPIDFile, pgid, prev.RunID, pgid))
+		return nil
+	case err != nil:
+		return fmt.Errorf("look for the agent left running by run %s: %w", prev.RunID, err)
+	case !slices.ContainsFunc(envs, func(env []string) bool { return isAgentOf(env, e.opts.Workspace, prev.RunID) }):
+		e.opts.Reporter.Warn(fmt.Sprintf("%s names process group %d, but no process in it is an agent of run %s in this workspace "+
+			"(RALPH_WORKSPACE and RALPH_RUN_ID in its environment); it is left alone", AgentPIDFile, pgid, prev.RunID))
 		return nil
 	}
 	e.opts.Reporter.Warn(fmt.Sprintf("stopping agent process group %d, left running by a ralph that did not exit cleanly", pgid))
@@ -76,6 +102,33 @@ func (e *Engine) stopOrphanedAgent() error {
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}
 	return nil
+}
+
+// isAgentOf reports whether env, a process's environment, is that of an
+// agent ralph started in workspace for run runID.
+func isAgentOf(env []string, workspace, runID string) bool {
+	var inWorkspace, ofRun bool
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "RALPH_RUN_ID":
+			ofRun = ofRun || v == runID
+		case "RALPH_WORKSPACE":
+			inWorkspace = inWorkspace || sameDir(v, workspace)
+		}
+	}
+	return inWorkspace && ofRun
+}
+
+// sameDir reports whether a and b name one directory, however each was
+// spelt (a symlinked path, a trailing slash).
+func sameDir(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	ai, errA := os.Stat(a)
+	bi, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(ai, bi)
 }
 
 func groupAlive(pgid int) bool {

@@ -27,14 +27,14 @@ func (e *Engine) starting(ctx context.Context) (Phase, error) {
 		return "", err
 	}
 	e.started = e.now()
-	if err := e.stopOrphanedAgent(); err != nil {
-		return "", err
-	}
-	e.clearStaleIndexLock(ctx)
 	prev, err := e.loadPrevious()
 	if err != nil {
 		return "", err
 	}
+	if err := e.stopOrphanedAgent(prev); err != nil {
+		return "", err
+	}
+	e.clearStaleIndexLock(ctx)
 	if e.opts.Start == StartResume {
 		if e.endedAlready(ctx, prev) {
 			return e.reportEnded(prev)
