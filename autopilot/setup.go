@@ -381,6 +381,11 @@ func (a *Autopilot) setUp(ctx context.Context) error {
 	if err := ensureIgnoredDir(a.opts.Repo, worktrees); err != nil {
 		return err
 	}
+	// The tasks' files are written as each task starts; a link in their
+	// place is the repository's to fix, not the task's failure.
+	if err := ralphdir.MkdirAll(a.journal.dir, filepath.Join(a.journal.dir, TasksDir)); err != nil {
+		return err
+	}
 	a.merger = &merger{repo: a.repo, base: a.base, worktrees: worktrees, tracker: a.opts.Source.Files(),
 		mode: s.Merge, verify: s.Verify}
 	var err error

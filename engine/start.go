@@ -104,7 +104,10 @@ func (e *Engine) newerRunThan(st *RunState) (*RunState, error) {
 // a log that has since been truncated or replaced: it cannot be trusted, so
 // it is moved aside and the run rebuilt from the log as it is.
 func (e *Engine) catchUp(st *RunState) (*RunState, error) {
-	path := filepath.Join(e.opts.Workspace, st.EventsFile)
+	path, err := runLog(e.opts.Workspace, st.EventsFile)
+	if err != nil {
+		return nil, err
+	}
 	size, atLine, err := offsetInLog(path, st.Offset)
 	if err != nil {
 		return nil, err
@@ -171,7 +174,11 @@ func (e *Engine) rebuildFromLog() (*RunState, error) {
 	}
 	st := NewRunState()
 	st.EventsFile = rel
-	r := events.NewReader(filepath.Join(e.opts.Workspace, rel), 0)
+	path, err := runLog(e.opts.Workspace, rel)
+	if err != nil {
+		return nil, err
+	}
+	r := events.NewReader(path, 0)
 	recs, err := r.Read()
 	if err != nil {
 		return nil, fmt.Errorf("rebuild state from %s: %w", rel, err)
@@ -242,6 +249,13 @@ func namedLog(dir, named string) (string, error) {
 		return "", &LogPathError{File: filepath.Join(dir, CurrentEventsFile), Log: named}
 	}
 	return filepath.Clean(rel), nil
+}
+
+// runLog is the path of the run's log rel in workspace, to read: not one
+// that is a link, which would have ralph take another file for its log.
+func runLog(workspace, rel string) (string, error) {
+	path := filepath.Join(workspace, rel)
+	return path, ralphdir.NotLink(path)
 }
 
 // inRalphDir reports whether rel, a path relative to the workspace, names

@@ -110,7 +110,7 @@ func (s *stopWatcher) watch() {
 }
 
 func (s *stopWatcher) read() {
-	data, err := os.ReadFile(s.path)
+	data, err := readNoFollow(s.path)
 	if err != nil {
 		return
 	}

@@ -240,14 +240,23 @@ func WriteFileAtomic(root, name string, data []byte) error {
 	return replaceFile(dir, name, data)
 }
 
+// NotLink returns a *LinkError when path is a link, for a reader that
+// opens it by a library's means; nil otherwise, also when it is missing.
+func NotLink(path string) error {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return linkError(path)
+	}
+	return nil
+}
+
 // Explain turns the error of opening path without following a link into a
 // *LinkError when path is a link; any other error is returned as it is.
 func Explain(path string, err error) error {
 	if err == nil {
 		return nil
 	}
-	if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		return linkError(path)
+	if linkErr := NotLink(path); linkErr != nil {
+		return linkErr
 	}
 	return err
 }
