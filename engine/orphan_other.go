@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !darwin
 
 package engine
 
@@ -7,3 +7,6 @@ import "errors"
 // groupEnvirons is unsupported where no /proc shows other processes'
 // environments.
 func groupEnvirons(int) ([][]string, error) { return nil, errors.ErrUnsupported }
+
+// processStart is unsupported where ralph knows of no way to read it.
+func processStart(int) (string, error) { return "", errors.ErrUnsupported }
