@@ -31,8 +31,6 @@ import (
 	"path/filepath"
 	"sync/atomic"
 
-	"github.com/google/renameio/v2"
-
 	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
@@ -77,21 +75,4 @@ func Write(path string, data []byte, beforeSwap func()) error {
 // put it in the file's place too.
 func overwrite(path string, data []byte) error {
 	return ralphdir.WriteFile(filepath.Dir(path), path, data)
-}
-
-// replace is write-then-rename (renameio, which also flushes). The rename
-// replaces a link at path rather than follow it.
-func replace(path string, data []byte, beforeSwap func()) error {
-	t, err := renameio.NewPendingFile(path, renameio.WithTempDir(filepath.Dir(path)), renameio.WithPermissions(ralphdir.FileMode))
-	if err != nil {
-		return err
-	}
-	defer func() { _ = t.Cleanup() }()
-	if _, err := t.Write(data); err != nil {
-		return err
-	}
-	if beforeSwap != nil {
-		beforeSwap()
-	}
-	return t.CloseAtomicallyReplace()
 }
