@@ -184,7 +184,7 @@ func (w *Watch) giveUp() { _ = w.Close() }
 
 func (w *Watch) prepareBarrier() error {
 	// The barrier is in .ralph/: a link there is not followed.
-	f, err := os.OpenFile(w.barrier, os.O_WRONLY|os.O_CREATE|noFollow, 0o600)
+	f, err := createBarrier(w.barrier)
 	if err != nil {
 		return err
 	}
