@@ -315,7 +315,7 @@ func WriteNewSeed(path string) (string, error) {
 	f, err := os.OpenFile(full, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, fs.ErrExist) {
 		return "", &SetupError{Err: fmt.Errorf("%s exists already; ralph never replaces a key", path),
-			Fix: "see its public key with `ralph cluster pubkey --seed " + path + "`, or write the new one elsewhere with --seed FILE"}
+			Fix: "keep it: its public key (which `ralph cluster pubkey` prints) is what the other side trusts; to make another key, give --seed a new file"}
 	}
 	if err != nil {
 		return "", err

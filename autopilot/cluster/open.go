@@ -34,13 +34,17 @@ func OpenCoordinator(ctx context.Context, repo string, settings config.Cluster, 
 		return nil, nil, fmt.Errorf("the shared remote %q (autopilot.cluster.remote) is not a remote of %s: "+
 			"add it with git remote add %s URL, a repository every worker can fetch from and push to", remote, repo, remote)
 	}
+	host, _ := os.Hostname()
+	opts := Options{URLs: []string{settings.NATS}, CredsFile: settings.Creds, NKeyFile: settings.NKey,
+		Name: "ralph autopilot on " + host, Log: log}
+	if err := CheckCredentials(opts); err != nil {
+		return nil, nil, err
+	}
 	signer, trust, err := coordinatorKeys(settings)
 	if err != nil {
 		return nil, nil, err
 	}
-	host, _ := os.Hostname()
-	conn, err := dial(ctx, Options{URLs: []string{settings.NATS}, CredsFile: settings.Creds, NKeyFile: settings.NKey,
-		Name: "ralph autopilot on " + host, Log: log}, settings.Replicas)
+	conn, err := dial(ctx, opts, settings.Replicas)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -102,6 +102,9 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	if err := cfg.defaults(); err != nil {
 		return err
 	}
+	if err := CheckCredentials(cfg.Conn); err != nil {
+		return err
+	}
 	signer, trust, err := cfg.keys()
 	if err != nil {
 		return err
