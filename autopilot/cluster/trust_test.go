@@ -16,6 +16,7 @@ import (
 
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/autopilot/cluster"
+	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/internal/gittest"
 	"github.com/ralph-loop/ralph/internal/natstest"
 )
@@ -255,4 +256,37 @@ func TestConnectWithNKey(t *testing.T) {
 	require.NoError(t, err)
 	defer conn.Close()
 	require.NoError(t, cluster.EnsureStreams(testContext(t), conn.JetStream(), 1))
+}
+
+// A worker lays its own config files and --backend over each task's
+// config: they name the agent its loops run.
+func TestWorkerLaysItsOwnConfigOverTheTasks(t *testing.T) {
+	conn, ctx, url, base, res := workerFixture(t)
+	own := filepath.Join(t.TempDir(), "worker.yml")
+	require.NoError(t, os.WriteFile(own, []byte("cli:\n  backend: claude\n  model: sonnet\n"), 0o644))
+	runner := newFakeRunner("", 1, nil)
+	w, err := cluster.NewWorker(cluster.WorkerOptions{JetStream: conn.JetStream(), Signer: workerKey, Claimer: claimer(t, conn, 0),
+		Checkouts: cluster.Checkouts{Dir: t.TempDir(), Allow: []string{url}}, Slots: 1, Host: "host-1", Run: runner.Run,
+		Configs: []string{own}, Backend: "codex"})
+	require.NoError(t, err)
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx) }()
+	t.Cleanup(func() { stop(); <-done })
+
+	task := workerTask("t-1", url, base)
+	task.Configs = []cluster.ConfigFile{{Name: "ralph.yml", Data: []byte("cli:\n  backend: command\n  command: /bin/agent\nevent_loop:\n  max_iterations: 3\n")}}
+	require.NoError(t, cluster.PublishTask(ctx, conn.JetStream(), coordinatorKey, task))
+	loop := nextLoop(t, runner)
+	require.Len(t, loop.job.ConfigFiles, 3)
+	assert.Equal(t, own, loop.job.ConfigFiles[1], "the worker's own file, read where it is")
+	cfg, err := config.Load(loop.job.ConfigFiles...)
+	require.NoError(t, err)
+	assert.Equal(t, config.CLI{Backend: "codex", Model: "sonnet"}, cfg.CLI, "--backend over -c over the task's, whose agent is dropped")
+	assert.Equal(t, 3, cfg.EventLoop.MaxIterations)
+	assert.Equal(t, 0, nextResult(t, res).ExitCode)
+
+	_, err = cluster.NewWorker(cluster.WorkerOptions{JetStream: conn.JetStream(), Signer: workerKey, Claimer: claimer(t, conn, 0),
+		Checkouts: cluster.Checkouts{Dir: t.TempDir()}, Slots: 1, Host: "h", Run: runner.Run, Backend: "cladue"})
+	require.ErrorContains(t, err, `did you mean "claude"?`)
 }
