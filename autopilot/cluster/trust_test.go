@@ -270,8 +270,11 @@ func TestWorkerLaysItsOwnConfigOverTheTasks(t *testing.T) {
 		Configs: []string{own}, Backend: "codex"})
 	require.NoError(t, err)
 	wctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- w.Run(wctx) }()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		assert.ErrorIs(t, w.Run(wctx), context.Canceled)
+	}()
 	t.Cleanup(func() { stop(); <-done })
 
 	task := workerTask("t-1", url, base)

@@ -327,7 +327,7 @@ func (w *Worker) refuseUntrusted(ctx context.Context, claim *Claim) {
 	hint := fmt.Sprintf("if it is your coordinator's key, trust it: --trust-coordinator %s", why.Key)
 	switch {
 	case t.Validate() != nil || claim.Delivered >= maxRefusals:
-		w.logf("dropped a task message on %s, run nothing of it: %v (%s); delivered %d times", TaskSubject(t.ID), why, hint, claim.Delivered)
+		w.logf("dropped a task message on %s, run nothing of it: %v (%s); delivered %d times", claim.msg.Subject(), why, hint, claim.Delivered)
 		hctx, cancel := w.handOffContext(ctx)
 		defer cancel()
 		if err := claim.Drop(hctx); err != nil {
