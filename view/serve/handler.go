@@ -11,6 +11,7 @@ import (
 
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/internal/treewatch"
 	"github.com/ralph-loop/ralph/view/api"
 )
 
@@ -29,8 +30,12 @@ type Handler struct {
 	keepalive time.Duration
 	// tick is how often a dashboard stream reads the workspace even when
 	// the kernel reported no change.
-	tick   time.Duration
-	routes map[string]route
+	tick time.Duration
+	// watch is the one kernel watcher every stream's follow shares.
+	watch *treewatch.Shared
+	// streams bounds the streams open at once.
+	streams *streamLimit
+	routes  map[string]route
 }
 
 // route is one path of the API: the method it answers and how.
@@ -44,14 +49,14 @@ type route struct {
 // something.
 func NewHandler(dir, token string, everyRequest bool) *Handler {
 	h := &Handler{dir: dir, token: token, everyRequest: everyRequest, reader: api.NewReader(dir), now: time.Now,
-		keepalive: 15 * time.Second, tick: 2 * time.Second}
+		keepalive: 15 * time.Second, tick: 2 * time.Second, watch: &treewatch.Shared{}, streams: newStreamLimit(0)}
 	h.routes = map[string]route{
 		"/api/status":           {http.MethodGet, h.status},
 		"/api/runs":             {http.MethodGet, h.runs},
 		"/api/dashboard":        {http.MethodGet, h.dashboard},
-		"/api/dashboard/stream": {http.MethodGet, h.dashboardStream},
+		"/api/dashboard/stream": {http.MethodGet, h.asStream(h.dashboardStream)},
 		"/api/events":           {http.MethodGet, h.events},
-		"/api/events/stream":    {http.MethodGet, h.eventStream},
+		"/api/events/stream":    {http.MethodGet, h.asStream(h.eventStream)},
 		"/api/iterations":       {http.MethodGet, h.iterations},
 		"/api/stop":             {http.MethodPost, h.stop},
 		"/api/pause":            {http.MethodPost, h.pause},
@@ -139,8 +144,12 @@ func (h *Handler) authorized(w http.ResponseWriter, r *http.Request) bool {
 // ?token=, for the GETs of a server bound off loopback.
 const tokenCookie = "ralph_serve_token"
 
+// unauthorized refuses a request without the token, and closes its
+// connection: a client that does not have the token holds nothing of the
+// server's once it has its answer.
 func (h *Handler) unauthorized(w http.ResponseWriter) {
 	w.Header().Set("WWW-Authenticate", `Bearer realm="ralph"`)
+	w.Header().Set("Connection", "close")
 	writeError(w, http.StatusUnauthorized, &api.Error{Err: errors.New("this request needs the token"),
 		Fix: "send `Authorization: Bearer TOKEN`, TOKEN from .ralph/" + TokenFile + " (ralph serve prints it at start)"})
 }
