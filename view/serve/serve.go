@@ -56,11 +56,7 @@ func Run(ctx context.Context, out io.Writer, o Options) error {
 	h := NewHandler(o.Dir, token, !addr.IP.IsLoopback())
 	h.streams = newStreamLimit(o.MaxStreams)
 	srv := newServer(ctx, h, o.IdleTimeout)
-	fmt.Fprintf(out, "ralph serve: listening on http://%s/#token=%s\n", addr, token)
-	if h.everyRequest {
-		fmt.Fprintf(out, "ralph serve: %s is reachable from other hosts: every request needs the token; open the page at http://%s/?token=%s#token=%s\n",
-			addr.IP, addr, token, token)
-	}
+	printAddresses(out, addr, token)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
