@@ -41,7 +41,7 @@ type Sub struct {
 func (s *Shared) Subscribe(file string) *Sub {
 	sub := &Sub{shared: s, dirs: map[string]bool{}, c: make(chan struct{}, 1)}
 	if file != "" {
-		sub.file = filepath.Clean(file)
+		sub.file = filepath.Join(canonical(filepath.Dir(file)), filepath.Base(file))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -61,7 +61,7 @@ func (sub *Sub) C() <-chan struct{} { return sub.c }
 // (the directory does not exist, the kernel has no watcher to give) leaves
 // the subscription as it was.
 func (sub *Sub) Add(dir string) error {
-	dir = filepath.Clean(dir)
+	dir = canonical(dir)
 	s := sub.shared
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -110,6 +110,20 @@ func (sub *Sub) Close() {
 		_ = s.fsw.Close()
 		s.fsw = nil
 	}
+}
+
+// canonical is the name a directory is watched by: absolute, its links
+// resolved. The kernel has one watch for every name of a directory and
+// names its notifications after the last name it was given, so two
+// subscribers must give it the same one.
+func canonical(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	return filepath.Clean(dir)
 }
 
 // listen hands fsw's notifications to the subscribers they concern until

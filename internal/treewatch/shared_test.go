@@ -113,3 +113,21 @@ func TestSharedWatchesADirectoryMadeAgain(t *testing.T) {
 	told(t, sub, "a file made in the directory made again")
 	assert.Error(t, sub.Add(filepath.Join(dir, "nope")), "a directory that does not exist is not watched")
 }
+
+// Two names of one directory are one kernel watch, named after the last:
+// each subscriber is told all the same.
+func TestSharedSubscribersOfOneDirectoryByTwoNames(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(t.TempDir(), "link")
+	require.NoError(t, os.Symlink(dir, link))
+	var s Shared
+	byDir := s.Subscribe(filepath.Join(dir, "events.jsonl"))
+	defer byDir.Close()
+	require.NoError(t, byDir.Add(dir))
+	byLink := s.Subscribe(filepath.Join(link, "events.jsonl"))
+	defer byLink.Close()
+	require.NoError(t, byLink.Add(link))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "events.jsonl"), []byte("{}\n"), 0o644))
+	told(t, byDir, "the directory's own name")
+	told(t, byLink, "the link's name")
+}
