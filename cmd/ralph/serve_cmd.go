@@ -9,7 +9,7 @@ import (
 
 type serveCmd struct {
 	Addr        string                     `default:"127.0.0.1:7777" placeholder:"HOST:PORT" help:"Listen here (port 0: any free port). Off loopback, every request needs the token."`
-	IdleTimeout flagvalue.PositiveDuration `default:"1m" placeholder:"DURATION" help:"Close a connection idle this long (between requests, or before its first; at most 10s before the first's headers)."`
+	IdleTimeout flagvalue.PositiveDuration `default:"1m" placeholder:"DURATION" help:"Close a connection that sits idle this long between requests, or that has not sent a request's headers within it (at most 10s)."`
 	MaxStreams  flagvalue.AtLeastOne       `default:"64" placeholder:"N" help:"Serve at most N event and dashboard streams at once, a quarter of them to one client address; more are answered 503 with Retry-After."`
 }
 
