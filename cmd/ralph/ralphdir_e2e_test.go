@@ -364,6 +364,15 @@ func TestE2ECommandsRefuseLinksUnderRalphDir(t *testing.T) {
 		assertRefused(t, r, filepath.Join(w.dir, ".ralph", "agent"))
 		o.untouched(t)
 	})
+	for _, name := range []string{".ralph/agent/memories.md", ".ralph/agent/memories.md.lock"} {
+		t.Run("memory add with "+name, func(t *testing.T) {
+			o := newOutside(t)
+			w := cloneWith(t, linkConfig, nil, map[string]string{name: o.file})
+			r := w.ralph("memory", "add", "remember this")
+			assertRefused(t, r, filepath.Join(w.dir, name))
+			o.untouched(t)
+		})
+	}
 	t.Run("stop", func(t *testing.T) {
 		o := newOutside(t)
 		w := newWorkspace(t)
