@@ -514,15 +514,14 @@ func TestE2EAutopilotTaskLoopRefusesLinksUnderRalphDir(t *testing.T) {
 
 			r := w.ralph("autopilot")
 
+			o.untouched(t)
 			assert.Equal(t, 1, r.code, r.stderr)
-			link := filepath.Join(w.dir, ".worktrees", "*", name)
-			links, err := filepath.Glob(link)
+			assert.Contains(t, r.stderr, "0 completed, 1 failed")
+			links, err := filepath.Glob(filepath.Join(w.dir, ".worktrees", "*", name))
 			require.NoError(t, err)
-			require.Len(t, links, 1, "the task's worktree has the link")
+			require.Len(t, links, 1, "the failed task's worktree is kept, with the link")
 			assert.Contains(t, r.stderr, "its loop exited 3: ralph: hint: remove the link (`rm "+links[0]+"`)",
 				"the task's failure says what to remove")
-			assert.Contains(t, r.stderr, "0 completed, 1 failed")
-			o.untouched(t)
 		})
 	}
 }
