@@ -11,9 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/renameio/v2"
-
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
 // File names under .ralph/.
@@ -71,12 +70,12 @@ func loadState(dir string, now time.Time, seen func(events.Record)) (*State, str
 }
 
 func readCheckpoint(path string, now time.Time) (*State, string, error) {
-	data, err := os.ReadFile(path)
+	data, err := ralphdir.ReadFile(filepath.Dir(path), path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return newState(), "", nil
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("read %s: %w", path, err)
+		return nil, "", ralphdir.Explain(path, fmt.Errorf("read %s: %w", path, err))
 	}
 	st := newState()
 	if err := json.Unmarshal(data, st); err == nil && st.Version == stateVersion && st.Active != nil {
@@ -226,7 +225,7 @@ func (j *journal) save() error {
 		return err
 	}
 	path := filepath.Join(j.dir, StateFile)
-	if err := renameio.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+	if err := ralphdir.WriteFileAtomic(j.dir, path, append(data, '\n')); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

@@ -629,7 +629,9 @@ func (w *Worker) writeJob(t Task, co Checkout) (LoopJob, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return LoopJob{}, fmt.Errorf("task %s's files: %w", t.ID, err)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// The task's config, objective and the loop's output (what its agent
+	// printed) are the user's alone.
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return LoopJob{}, fmt.Errorf("task %s's files: %w", t.ID, err)
 	}
 	job := LoopJob{

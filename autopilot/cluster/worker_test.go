@@ -476,6 +476,8 @@ func TestWorkerRunsATask(t *testing.T) {
 	require.Len(t, loop.job.ConfigFiles, 1)
 	assert.Contains(t, string(must(os.ReadFile(loop.job.ConfigFiles[0]))), "max_iterations: 3", "the task's config")
 	assert.Equal(t, base, loop.start)
+	assert.Equal(t, os.FileMode(0o700), must(os.Stat(filepath.Dir(loop.job.Output))).Mode().Perm(),
+		"the task's files, and the loop's output, are the worker's user's alone")
 
 	for i := range 3 {
 		gate <- struct{}{}

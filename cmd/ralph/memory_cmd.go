@@ -33,7 +33,7 @@ Examples:
 }
 
 func memoryStore(dir string) memory.Store {
-	return memory.Store{Path: filepath.Join(dir, engine.DirName, "agent", "memories.md")}
+	return memory.Store{Path: filepath.Join(dir, engine.DirName, "agent", "memories.md"), Root: filepath.Join(dir, engine.DirName)}
 }
 
 type memoryAddCmd struct {
@@ -51,6 +51,9 @@ func (c *memoryAddCmd) Run(g *globals) error {
 		return err
 	}
 	m, err := memoryStore(g.Dir).Add(c.Text, c.Type, c.Tag)
+	if h := hinter(nil); errors.As(err, &h) {
+		return err // a refusal that says how to fix it (a link under .ralph/)
+	}
 	if err != nil {
 		return withHint(err, "ralph memory add TEXT [--type pattern|decision|fix|context] [--tag T]")
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
+	"github.com/ralph-loop/ralph/internal/ralphdir"
 	"github.com/ralph-loop/ralph/internal/redact"
 )
 
@@ -78,7 +79,7 @@ func (e Emit) Append() (warning string, err error) {
 	}
 	ev := events.Event{Topic: e.Topic, Payload: redact.FromEnvironment().JSON(payload), Source: events.SourceAgent,
 		Target: e.Target, Hat: e.Hat, Iteration: e.Iteration}
-	return warning, events.AppendTo(path, ev)
+	return warning, ralphdir.Explain(path, events.AppendTo(path, ev))
 }
 
 // Ask appends a question for a person (human.asked), as `ralph ask`
