@@ -18,6 +18,7 @@ import (
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/exitcode"
 	"github.com/ralph-loop/ralph/internal/git"
+	"github.com/ralph-loop/ralph/internal/redact"
 )
 
 // LoopJob is one task's loop, as a worker starts it.
@@ -88,6 +89,11 @@ type WorkerOptions struct {
 	// Log, when set, is told what the worker does and what went wrong,
 	// from any of its goroutines.
 	Log func(msg string)
+	// Redactor hides the worker's secret values in the results it
+	// publishes: a loop's last words or a failed command's output must
+	// not travel to the coordinator, which knows other secrets, and from
+	// there into its log and the tracker. Nil hides nothing.
+	Redactor *redact.Redactor
 }
 
 // Worker runs the tasks it claims, each in its own worktree, Slots at a
@@ -291,7 +297,7 @@ func (w *Worker) refuse(ctx context.Context, claim *Claim, why error) {
 	hctx, cancel := w.handOffContext(ctx)
 	defer cancel()
 	r := Result{Run: t.Run, TaskID: t.ID, Attempt: t.Attempt, Worker: w.opts.Host, ExitCode: exitcode.Fatal,
-		Message: why.Error(), Refused: true, Delivery: claim.Delivered}
+		Message: w.opts.Redactor.String(why.Error()), Refused: true, Delivery: claim.Delivered}
 	if err := PublishResult(hctx, w.opts.JetStream, r); err != nil {
 		w.logf("task %s: reporting its refusal: %v", t.ID, err)
 	}
@@ -495,6 +501,7 @@ func (w *Worker) finish(ctx context.Context, claim *Claim, r Result) {
 	ctx, cancel := w.handOffContext(ctx)
 	defer cancel()
 	r.Run, r.TaskID, r.Attempt, r.Worker = claim.Task.Run, claim.Task.ID, claim.Task.Attempt, w.opts.Host
+	r.Message = w.opts.Redactor.String(r.Message)
 	if err := r.Validate(); err != nil {
 		// A task with no valid id or attempt cannot have a result; it is
 		// dropped, since no worker could run it.

@@ -28,10 +28,16 @@ func (c *workerCmd) Run(ctx context.Context, g *globals) error {
 	if c.Checkouts == "" && g.dirGiven {
 		c.Checkouts = g.Dir // ralph worker --dir DIR works in DIR
 	}
-	cfg := c.Config(ralphBin, cluster.LogLines(g.stderr))
+	// The worker has no config of its own: its environment's secrets,
+	// and those a ralph that started it lists, are hidden in what it
+	// logs and publishes.
+	redactor := redactorOf(nil)
+	logLine := cluster.LogLines(g.stderr)
+	cfg := c.Config(ralphBin, func(msg string) { logLine(redactor.String(msg)) })
+	cfg.Worker.Redactor = redactor
 	cfg.Hurry = g.signals.Force()
 	if err := cluster.RunWorker(ctx, cfg); ctx.Err() == nil {
-		return err
+		return redactErr(redactor, err)
 	}
 	return exitError{code: exitcode.Interrupted}
 }

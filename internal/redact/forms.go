@@ -93,19 +93,23 @@ func base64Forms(enc *base64.Encoding, v []byte) []string {
 	return out
 }
 
-// jsonForms are s and s as JSON encoders write it inside a string: with
-// and without HTML escaping (Go's <, > and & as \u003c…), with / escaped
-// as \/ (PHP), with everything but ASCII as \u escapes (Python's
-// ensure_ascii, PHP); and each of those escaped once more, as JSON text
-// inside a JSON string (a tool's JSON output in an agent's JSON line)
-// has it.
+// jsonForms are s and s as JSON encoders write it inside a string, with
+// or without each of the escapes they add: HTML escaping (Go's <, > and &
+// as \u003c…), / as \/ (PHP), everything past ASCII as \u escapes
+// (Python's ensure_ascii, PHP); and each of those escaped once more, as
+// JSON text inside a JSON string (a tool's JSON output in an agent's JSON
+// line) has it.
 func jsonForms(s string) []string {
 	if !needsEscape(s) {
 		return []string{s}
 	}
 	var once []string
-	for _, o := range []escaping{{}, {html: true}, {slash: true}, {ascii: true}, {slash: true, ascii: true}, {html: true, ascii: true}} {
-		once = append(once, jsonEscape(s, o))
+	for _, html := range []bool{false, true} {
+		for _, slash := range []bool{false, true} {
+			for _, ascii := range []bool{false, true} {
+				once = append(once, jsonEscape(s, escaping{html: html, slash: slash, ascii: ascii}))
+			}
+		}
 	}
 	out := append([]string{s}, once...)
 	for _, e := range once {
