@@ -167,7 +167,7 @@ func (r *Redactor) Empty() bool { return r == nil || len(r.m.patterns) == 0 }
 
 // String returns s with every secret value replaced.
 func (r *Redactor) String(s string) string {
-	if r.Empty() {
+	if r.Empty() || len(s) < keyLen {
 		return s
 	}
 	b := []byte(s)

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/view/api"
 )
 
@@ -153,6 +155,28 @@ func TestEmitAppendsAnAgentsLineRedacted(t *testing.T) {
 	assert.Equal(t, events.SourceAgent, ev.Source)
 	assert.NotContains(t, string(data), "s3cr3t-value")
 	assert.Contains(t, string(data), "[redacted:RALPH_TEST_TOKEN]")
+}
+
+// A topic or target made of a secret is refused, quoted hidden, and
+// nothing is written: hidden, neither would name a topic or a hat.
+func TestEmitRefusesATopicOrTargetThatHoldsASecret(t *testing.T) {
+	dir, log := workspace(t)
+	const key = "sk-emit-7f3a9c1e5b"
+	r := redact.New([]string{"MY_API_KEY=" + key}, nil)
+	for _, e := range []api.Emit{
+		{Dir: dir, Topic: "build." + key, Redactor: r},
+		{Dir: dir, Topic: "build.done", Target: key, Redactor: r},
+		{Dir: dir, Topic: "build." + base64.StdEncoding.EncodeToString([]byte(key)), Redactor: r},
+	} {
+		_, err := e.Append()
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "[redacted:MY_API_KEY]")
+		assert.Contains(t, err.Error(), "holds a secret value")
+		assert.NotContains(t, err.Error()+api.HintOf(err), key)
+	}
+	data, err := os.ReadFile(log)
+	require.NoError(t, err)
+	assert.Empty(t, data, "nothing was appended")
 }
 
 func TestEmitRefusesWhatNoLoopWouldRead(t *testing.T) {
