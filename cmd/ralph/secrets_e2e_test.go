@@ -4,12 +4,15 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"maps"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -184,4 +187,125 @@ func TestAutopilotTellsACommandTrackerNoSecret(t *testing.T) {
 		assertNoSecretForm(t, text, path)
 	}
 	assertNoSecretForm(t, git(t, w.dir, "log", "-p", "--all"), "the repository's history")
+}
+
+// handLines are event lines an agent appends to its log by hand, not
+// through ralph emit, with every form of every secret in their payloads, a
+// topic and a target made of one, and a line that is not JSON: the log
+// keeps them as written, and every reader hides them.
+func handLines(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	add := func(ev map[string]any) {
+		ev["source"] = "agent"
+		line, err := json.Marshal(ev)
+		require.NoError(t, err)
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	forms := leakedForms()
+	for _, what := range slices.Sorted(maps.Keys(forms)) {
+		add(map[string]any{"topic": "note.leak", "payload": what + ": " + forms[what]})
+	}
+	add(map[string]any{"topic": "note." + formSecrets["GH_PAT"], "target": formSecrets["MYSQL_PWD"], "payload": "t"})
+	add(map[string]any{"topic": "note.json", "payload": map[string]any{"dsn": formSecrets["DATABASE_URL"], "n": 1}})
+	b.WriteString("not JSON, with " + formSecrets["DEPLOY_TOKEN"] + "\n")
+	path := filepath.Join(dir, "hand-lines.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+	return path
+}
+
+// leakByHand is the agent that tries ralph emit with a topic and a target
+// made of secrets (both refused), then appends handLines to its log.
+const leakByHand = `"$RALPH_BIN" emit "build.$DEPLOY_TOKEN" x 2>>"$SCRIPTAGENT_STATE/emit.err"
+"$RALPH_BIN" emit --target "$GH_PAT" note.done y 2>>"$SCRIPTAGENT_STATE/emit.err"
+cat "$HAND_LINES" >> "$RALPH_EVENTS_FILE"`
+
+// Everything that shows a run's log, to a person or a program, hides the
+// reader's secrets in lines the agent wrote by hand, which the log keeps as
+// written; ralph emit refuses a topic or target made of one. The command
+// line, ralph serve and ralph mcp still show the same lines byte for byte,
+// and a stream's ids are still the log's offsets.
+func TestReadersHideSecretsTheLogHolds(t *testing.T) {
+	for _, kv := range secretEnv() {
+		name, value, _ := strings.Cut(kv, "=")
+		t.Setenv(name, value)
+	}
+	w := newWorkspace(t)
+	w.write("ralph.yml", agentCLI()+"event_loop:\n  max_iterations: 4\n  completion_confirmations: 1\n")
+	hand := handLines(t, w.state)
+	w.script(agentScript{Steps: []step{{Sh: leakByHand, Say: tag("LOOP_COMPLETE", "done")}, say(tag("LOOP_COMPLETE", "done"))}})
+
+	r := w.ralphEnv([]string{"HAND_LINES=" + hand}, "loop", "-p", "leak", "--headless")
+	require.Equal(t, 0, r.code, r.stderr)
+	assertNoSecretForm(t, r.stdout, "the headless stream")
+	assertNoSecretForm(t, r.stderr, "ralph loop's stderr")
+	emitErr, err := os.ReadFile(filepath.Join(w.state, "emit.err"))
+	require.NoError(t, err, "the agent's emits failed")
+	assert.Equal(t, 2, strings.Count(string(emitErr), "holds a secret value"), string(emitErr))
+	assert.Contains(t, string(emitErr), `the topic "build.[redacted:DEPLOY_TOKEN]"`)
+	assert.Contains(t, string(emitErr), `the target "[redacted:GH_PAT]"`)
+	assertNoSecretForm(t, string(emitErr), "ralph emit's errors")
+
+	logPath := filepath.Join(w.dir, strings.TrimSpace(w.read(".ralph/current-events")))
+	raw, err := os.ReadFile(logPath)
+	require.NoError(t, err)
+	require.Contains(t, string(raw), formSecrets["DEPLOY_TOKEN"], "the log keeps the agent's lines as written")
+	for path, text := range ralphFiles(t, w.dir) {
+		if path != logPath {
+			assertNoSecretForm(t, text, path)
+		}
+	}
+
+	leak := strings.Index(string(raw), `"topic":"note.leak"`)
+	require.Positive(t, leak)
+	leakOffset := strings.LastIndexByte(string(raw[:leak]), '\n') + 1
+	for _, args := range [][]string{
+		{"events"}, {"events", "--json"}, {"events", "--payload"}, {"events", "--last", "5"},
+		{"events", "--topic", "note.*", "--json"}, {"events", "-f"},
+		{"events", "--offset", strconv.Itoa(leakOffset), "--json"}, {"events", "--offset", strconv.Itoa(leakOffset)},
+		{"watch"}, {"status", "--json", "--last", "40"},
+	} {
+		r := w.ralph(args...)
+		require.Equal(t, 0, r.code, "%v: %s", args, r.stderr)
+		assertNoSecretForm(t, r.stdout, fmt.Sprint(args))
+		assert.Contains(t, r.stdout, "[redacted:", "%v shows the agent's lines, masked", args)
+	}
+	cli := w.ralph("events", "--json")
+	for line := range strings.Lines(cli.stdout) {
+		assert.True(t, json.Valid([]byte(line)), "ralph events --json prints JSON: %s", line)
+	}
+
+	cs := mcpSession(t, w.dir)
+	sameEvents(t, w, cs, map[string]any{}, map[string]any{"last": 5}, map[string]any{"topic": "note.*"})
+	assertNoSecretForm(t, callTool(t, cs, "events", map[string]any{}).ok(t).text, "the MCP events tool")
+	assertNoSecretForm(t, callTool(t, cs, "status", map[string]any{"last": 40}).ok(t).text, "the MCP status tool")
+
+	s := startServe(t, w.dir)
+	assertEventsAsCLI(t, w, s, "", []string{}...)
+	assertEventsAsCLI(t, w, s, "topic=note.*", "--topic", "note.*")
+	for _, path := range []string{"/api/events", "/api/status", "/api/iterations", "/api/dashboard"} {
+		code, body := s.do(http.MethodGet, path, false, "")
+		require.Equal(t, http.StatusOK, code, "%s: %s", path, body)
+		assertNoSecretForm(t, body, path)
+	}
+	// The stream sends what --json prints, each with the log's offset of
+	// the line after it as its id, so a client resumes where it was.
+	want := streamedLog(t, logPath)
+	es := s.stream("/api/events/stream", "")
+	shown := strings.Split(strings.TrimSuffix(cli.stdout, "\n"), "\n")
+	require.Len(t, shown, len(want)-1, "--json leaves out the one line that is not JSON")
+	k := 0
+	for _, ev := range want {
+		if !json.Valid([]byte(ev.data)) {
+			continue // not an event: the stream leaves it out too
+		}
+		got := es.next()
+		assert.Equal(t, ev.id, got.id, "the id is the log's offset")
+		assert.Equal(t, shown[k], got.data, "the stream sends what ralph events --json prints")
+		assertNoSecretForm(t, got.data, "the event stream")
+		k++
+	}
+	resumed := s.stream("/api/events/stream", want[len(want)-3].id)
+	assert.Equal(t, want[len(want)-2].id, resumed.next().id, "a stream resumes at an offset of the log")
 }

@@ -21,5 +21,6 @@ Examples:
 }
 
 func (c *serveCmd) Run(g *globals) error {
-	return serve.Run(g.signals.Context(), g.stdout, serve.Options{Dir: g.Dir, Addr: c.Addr})
+	return serve.Run(g.signals.Context(), g.stdout, serve.Options{Dir: g.Dir, Addr: c.Addr,
+		Redactor: readerRedactor(g.Dir)})
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/flagvalue"
+	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/view"
 )
 
@@ -88,10 +89,18 @@ type Line struct {
 	Event  json.RawMessage `json:"event"`
 }
 
+// LineOf is rec as programs are shown it: where it is in the log, and its
+// line with r's secret values hidden (see view.RedactRecord).
+func LineOf(r *redact.Redactor, rec events.Record) Line {
+	shown, _ := view.RedactRecord(r, rec)
+	return Line{Offset: rec.Offset, Next: rec.End(), Event: json.RawMessage(shown.Line)}
+}
+
 // Events is the events of q's log in the workspace dir that q lets
-// through, in log order, as `ralph events --json` lists them; lines that
-// are not events are counted in malformed and left out.
-func Events(ctx context.Context, dir string, q EventQuery, now time.Time) (lines []Line, malformed int, err error) {
+// through, in log order, as `ralph events --json` lists them, with r's
+// secret values hidden; lines that are not events are counted in
+// malformed and left out.
+func Events(ctx context.Context, dir string, q EventQuery, now time.Time, r *redact.Redactor) (lines []Line, malformed int, err error) {
 	filter, err := q.Filter(now)
 	if err != nil {
 		return nil, 0, err
@@ -116,7 +125,7 @@ func Events(ctx context.Context, dir string, q EventQuery, now time.Time) (lines
 		if !filter.Keep(rec) {
 			return nil
 		}
-		lines = append(lines, Line{Offset: rec.Offset, Next: rec.End(), Event: json.RawMessage(rec.Line)})
+		lines = append(lines, LineOf(r, rec))
 		if q.Last > 0 && len(lines) > 2*q.Last {
 			lines = append(lines[:0], lines[len(lines)-q.Last:]...)
 		}

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/view/api"
 )
 
@@ -22,6 +23,8 @@ const DefaultAddr = "127.0.0.1:7777"
 type Options struct {
 	Dir  string // the workspace
 	Addr string // host:port to listen on (port 0 picks a free one); "" is DefaultAddr
+	// Redactor hides secret values in what is served of the logs.
+	Redactor *redact.Redactor
 }
 
 // shutdownGrace bounds how long a shutdown waits for requests under way.
@@ -43,7 +46,7 @@ func Run(ctx context.Context, out io.Writer, o Options) error {
 		return listenError(o.Addr, err)
 	}
 	addr := ln.Addr().(*net.TCPAddr)
-	h := NewHandler(o.Dir, token, !addr.IP.IsLoopback())
+	h := NewHandler(o.Dir, token, !addr.IP.IsLoopback(), o.Redactor)
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	fmt.Fprintf(out, "ralph serve: listening on http://%s/#token=%s\n", addr, token)
