@@ -309,3 +309,32 @@ func TestReadersHideSecretsTheLogHolds(t *testing.T) {
 	resumed := s.stream("/api/events/stream", want[len(want)-3].id)
 	assert.Equal(t, want[len(want)-2].id, resumed.next().id, "a stream resumes at an offset of the log")
 }
+
+// A memory outlives the run and, shared, is committed: ralph memory add
+// hides every form of a secret before it stores it, and list and search
+// hide one that was written into the file by other means.
+func TestMemoriesHoldNoSecret(t *testing.T) {
+	w := newWorkspace(t)
+	w.write("ralph.yml", agentCLI()+"memories:\n  shared: true\n")
+	forms := leakedForms()
+	var text strings.Builder
+	text.WriteString("deploy with")
+	for _, what := range slices.Sorted(maps.Keys(forms)) {
+		text.WriteString(" " + forms[what])
+	}
+	r := w.ralphEnv(secretEnv(), "memory", "add", text.String(), "--tag", "gh-"+formSecrets["GH_PAT"])
+	require.Equal(t, 0, r.code, r.stderr)
+	stored := w.read(".ralph/agent/memories.md")
+	assertNoSecretForm(t, stored, "memories.md")
+	assert.Contains(t, stored, "deploy with [redacted:")
+	assert.Contains(t, stored, "gh-[redacted:GH_PAT]")
+
+	w.write(".ralph/agent/memories.md", stored+"\n<!-- ralph memory: id=m-hand type=fix tags= at=2026-11-27T10:00:00Z -->\n"+
+		"the deploy token is "+formSecrets["DEPLOY_TOKEN"]+"\n")
+	for _, args := range [][]string{{"memory", "list"}, {"memory", "list", "--json"}, {"memory", "search", "deploy", "token"}} {
+		r := w.ralphEnv(secretEnv(), args...)
+		require.Equal(t, 0, r.code, "%v: %s", args, r.stderr)
+		assertNoSecretForm(t, r.stdout, fmt.Sprint(args))
+		assert.Contains(t, r.stdout, "the deploy token is [redacted:DEPLOY_TOKEN]", "%v", args)
+	}
+}
