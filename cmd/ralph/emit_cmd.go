@@ -24,8 +24,10 @@ their shell tool; ralph sets RALPH_EVENTS_FILE, RALPH_ITERATION and RALPH_HAT in
 the agent's environment so the event lands in the right log, tagged with the
 iteration and hat. The line is written with a single append, so any number of
 emits at once never interleave. The values of secret variables (names with KEY,
-TOKEN, SECRET or PASSWORD, and those under redact:) become [redacted:NAME] in the
-payload; a topic or target that holds one is refused.
+TOKEN, SECRET, PASSWORD and the like, URLs with a password, and those under
+redact:) become [redacted:NAME] in the payload, in whatever form they appear
+(base64, hex, percent- or JSON-escaped); a topic or target that holds one is
+refused.
 
 --target must name one of the run's hats, or ralph (the coordinator), exactly
 as configured: an unknown one is refused, with the nearest hat named.
