@@ -14,8 +14,9 @@ import (
 // RedactRecord is rec as a reader shows it: its line with r's secret
 // values hidden, still valid JSON when it was, and its event decoded from
 // that line. hid says it differs from rec; rec is returned as it is when
-// it holds no secret. Its Offset stays where the line starts in the log:
-// positions are the file's, whatever is shown.
+// it holds no secret. Its Offset stays where the line starts in the log
+// (positions are the file's, whatever is shown); its End is not the
+// log's: take it from rec.
 func RedactRecord(r *redact.Redactor, rec events.Record) (shown events.Record, hid bool) {
 	line := r.Line(rec.Line)
 	if sameBytes(line, rec.Line) {

@@ -90,10 +90,10 @@ type Line struct {
 }
 
 // LineOf is rec as programs are shown it: where it is in the log, and its
-// line with r's secret values hidden (see view.RedactRecord).
+// line with r's secret values hidden, still valid JSON (see
+// view.RedactRecord). Offset and Next are the log's, whatever is shown.
 func LineOf(r *redact.Redactor, rec events.Record) Line {
-	shown, _ := view.RedactRecord(r, rec)
-	return Line{Offset: rec.Offset, Next: rec.End(), Event: json.RawMessage(shown.Line)}
+	return Line{Offset: rec.Offset, Next: rec.End(), Event: r.Line(rec.Line)}
 }
 
 // Events is the events of q's log in the workspace dir that q lets
@@ -125,7 +125,8 @@ func Events(ctx context.Context, dir string, q EventQuery, now time.Time, r *red
 		if !filter.Keep(rec) {
 			return nil
 		}
-		lines = append(lines, LineOf(r, rec))
+		// Hidden once the last N are known: a line left out costs no scan.
+		lines = append(lines, Line{Offset: rec.Offset, Next: rec.End(), Event: json.RawMessage(rec.Line)})
 		if q.Last > 0 && len(lines) > 2*q.Last {
 			lines = append(lines[:0], lines[len(lines)-q.Last:]...)
 		}
@@ -133,6 +134,9 @@ func Events(ctx context.Context, dir string, q EventQuery, now time.Time, r *red
 	})
 	if q.Last > 0 && len(lines) > q.Last {
 		lines = lines[len(lines)-q.Last:]
+	}
+	for i := range lines {
+		lines[i].Event = r.Line(lines[i].Event)
 	}
 	return lines, malformed, err
 }
