@@ -27,30 +27,10 @@ func TestWorkerPublishesNoSecretOfItsOwn(t *testing.T) {
 	run := func(context.Context, cluster.LoopJob) (cluster.LoopHandle, error) {
 		return endedLoop{autopilot.LoopResult{ExitCode: 1, Reason: "fatal", Message: "the deploy refused key " + secret}}, nil
 	}
-	w, err := cluster.NewWorker(cluster.WorkerOptions{
-		JetStream: conn.JetStream(),
-		Claimer:   claimer(t, conn, 30*time.Second),
-		Checkouts: cluster.Checkouts{Dir: t.TempDir(), Allow: []string{url}},
-		Slots:     1,
-		Host:      "host-1",
-		Run:       run,
-		Poll:      50 * time.Millisecond,
-		Log:       func(msg string) { t.Log(msg) },
-		Redactor:  redact.New([]string{"WORKER_API_KEY=" + secret}, nil),
-	})
-	require.NoError(t, err)
-	wctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = w.Run(wctx)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
+	startWorker(t, workerSetup{conn: conn, ackWait: 30 * time.Second, url: url, host: "host-1", run: run,
+		redactor: redact.New([]string{"WORKER_API_KEY=" + secret}, nil)})
 
-	require.NoError(t, cluster.PublishTask(ctx, conn.JetStream(), workerTask("t-1", url, base)))
+	require.NoError(t, cluster.PublishTask(ctx, conn.JetStream(), coordinatorKey, workerTask("t-1", url, base)))
 	r := nextResult(t, res)
 	assert.Equal(t, 1, r.ExitCode)
 	assert.Equal(t, "the deploy refused key [redacted:WORKER_API_KEY]", r.Message)
