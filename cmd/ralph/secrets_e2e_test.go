@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -20,6 +21,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/autopilot"
+	"github.com/ralph-loop/ralph/autopilot/cluster"
+	"github.com/ralph-loop/ralph/engine"
 )
 
 // The secrets of the tests that check that no form of a secret reaches
@@ -337,4 +340,69 @@ func TestMemoriesHoldNoSecret(t *testing.T) {
 		assertNoSecretForm(t, r.stdout, fmt.Sprint(args))
 		assert.Contains(t, r.stdout, "the deploy token is [redacted:DEPLOY_TOKEN]", "%v", args)
 	}
+}
+
+// sentEvents is every event line the workers publish, as the coordinator
+// would copy them.
+func (c *workerCluster) sentEvents() *lockedWriter {
+	c.t.Helper()
+	workers, err := cluster.NewKeyring(cluster.RoleWorker, c.keys.worker)
+	require.NoError(c.t, err)
+	sent := &lockedWriter{}
+	ctx, cancel := context.WithCancel(c.t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = cluster.EventsOf(ctx, c.conn.JetStream(), cluster.ConsumeOptions{Trust: workers}, func(_ context.Context, e cluster.Events) error {
+			_, err := sent.Write(e.Lines)
+			return err
+		})
+	}()
+	c.t.Cleanup(func() { cancel(); <-done })
+	return sent
+}
+
+// A worker forwards its loops' event lines to the coordinator, which does
+// not know the worker's secrets: every form of them, and a value that only
+// the worker's own config lists under redact:, is hidden in the lines it
+// sends (an agent appended them to its log by hand, which ralph cannot
+// stop), in its result and in what it logs.
+func TestWorkerForwardsNoSecret(t *testing.T) {
+	for _, kv := range secretEnv() {
+		name, value, _ := strings.Cut(kv, "=")
+		t.Setenv(name, value)
+	}
+	const plain = "plain-worker-value-42"
+	t.Setenv("WORKER_PLAIN", plain)
+	t.Setenv("HAND_LINES", handLines(t, t.TempDir()))
+	c := newWorkerCluster(t, agentScript{Steps: []step{{
+		Sh: `cat "$HAND_LINES" >> "$RALPH_EVENTS_FILE"
+printf '{"topic":"note.plain","payload":"%s","source":"agent"}\n' "$WORKER_PLAIN" >> "$RALPH_EVENTS_FILE"`,
+		Say: tag("LOOP_COMPLETE", "done"),
+	}}})
+	own := filepath.Join(t.TempDir(), "worker.yml")
+	require.NoError(t, os.WriteFile(own, []byte(agentCLI()+"redact: [WORKER_PLAIN]\n"), 0o644))
+	sent := c.sentEvents()
+	w := c.startWorker("w1", "-c", own)
+
+	c.publish(c.task("t-leak"))
+	r := c.nextResult()
+	require.Equal(t, 0, r.ExitCode, "%+v", r)
+	waitFor(t, "the loop's last line among those sent", func() bool {
+		return strings.Contains(sent.String(), `"topic":"`+engine.TopicLoopTerminate+`"`)
+	})
+	text := sent.String()
+	assertNoSecretForm(t, text, "the event lines the worker sent")
+	assert.NotContains(t, text, plain, "the worker's own config lists WORKER_PLAIN under redact:")
+	for _, mask := range []string{"[redacted:WORKER_PLAIN]", "[redacted:GH_PAT]", "[redacted:DEPLOY_TOKEN]"} {
+		assert.Contains(t, text, mask, "the agent's lines are sent, masked")
+	}
+	for line := range strings.Lines(text) {
+		if strings.HasPrefix(line, "{") {
+			assert.True(t, json.Valid([]byte(line)), "a JSON line stays JSON: %s", line)
+		}
+	}
+	assertNoSecretForm(t, fmt.Sprintf("%+v", r), "the result")
+	assertNoSecretForm(t, w.stderr.String(), "the worker's log")
+	assert.NotContains(t, w.stderr.String(), plain)
 }
