@@ -406,3 +406,36 @@ printf '{"topic":"note.plain","payload":"%s","source":"agent"}\n' "$WORKER_PLAIN
 	assertNoSecretForm(t, w.stderr.String(), "the worker's log")
 	assert.NotContains(t, w.stderr.String(), plain)
 }
+
+// A hook is told the lines of the log, which an agent may append to by
+// hand with a topic made of a secret: the hook is told none, in its
+// environment (RALPH_EVENT_TOPIC) or on its stdin.
+func TestHooksAreToldNoSecret(t *testing.T) {
+	for _, kv := range secretEnv() {
+		name, value, _ := strings.Cut(kv, "=")
+		t.Setenv(name, value)
+	}
+	w := newWorkspace(t)
+	hooked := filepath.Join(w.state, "hooked")
+	w.write("ralph.yml", agentCLI()+"event_loop:\n  max_iterations: 4\n  completion_confirmations: 1\n"+
+		"hooks:\n  - name: seen\n    on: [\"note.*\"]\n    run: '{ echo \"$RALPH_EVENT_TOPIC\"; cat; echo; } >> "+hooked+"'\n")
+	w.script(agentScript{Steps: []step{{
+		Sh: `printf '{"topic":"note.%s","payload":"a","source":"agent"}\n' "$GH_PAT" >> "$RALPH_EVENTS_FILE"
+printf '{"topic":"note.done","payload":"key %s","source":"agent"}\n' "$MYSQL_PWD" >> "$RALPH_EVENTS_FILE"`,
+		Say: tag("LOOP_COMPLETE", "done"),
+	}}})
+
+	r := w.ralph("loop", "-p", "leak", "--headless")
+	require.Equal(t, 0, r.code, r.stderr)
+	seen, err := os.ReadFile(hooked)
+	require.NoError(t, err, "the hook ran on the agent's lines")
+	assert.Contains(t, string(seen), "note.done\n", "the hook is told the line that holds no secret in its topic")
+	assert.Contains(t, string(seen), "key [redacted:MYSQL_PWD]")
+	assertNoSecretForm(t, string(seen), "what the hook was told")
+	assertNoSecretForm(t, r.stdout, "the headless stream")
+	for path, text := range ralphFiles(t, w.dir) {
+		if !strings.HasPrefix(filepath.Base(path), "events-") {
+			assertNoSecretForm(t, text, path)
+		}
+	}
+}
