@@ -124,10 +124,10 @@ type secret struct{ name, value string }
 // on its own too (a client's error, a PGPASSWORD it was copied into).
 func passwordOf(value string) []string {
 	raw, decoded := urlPassword(value)
-	switch {
-	case raw == "":
+	switch raw {
+	case "":
 		return nil
-	case raw == decoded:
+	case decoded:
 		return []string{raw}
 	}
 	return []string{raw, decoded}
