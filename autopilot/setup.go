@@ -327,7 +327,7 @@ func (a *Autopilot) open(ctx context.Context, dir, runID string, lock *engine.Lo
 		return err
 	}
 	var folded []events.Record
-	st, notice, err := loadState(dir, opts.Now(), func(r events.Record) { folded = append(folded, r) })
+	st, notice, err := loadState(dir, opts.Now(), opts.Redactor, func(r events.Record) { folded = append(folded, r) })
 	if err != nil {
 		return err
 	}
@@ -336,7 +336,7 @@ func (a *Autopilot) open(ctx context.Context, dir, runID string, lock *engine.Lo
 		return ralphdir.Explain(filepath.Join(dir, EventsFile), err)
 	}
 	a.journal = &journal{dir: dir, log: log, state: st, now: opts.Now, onEvent: opts.OnEvent,
-		hooks: opts.Hooks, hookCtx: context.WithoutCancel(ctx)}
+		hooks: opts.Hooks, hookCtx: context.WithoutCancel(ctx), redactor: opts.Redactor}
 	// Lines the last autopilot folded but died before its hooks had
 	// started are due now; those it started and did not see end are
 	// recorded as interrupted.

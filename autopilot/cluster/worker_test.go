@@ -20,6 +20,7 @@ import (
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/autopilot/cluster"
 	"github.com/ralph-loop/ralph/internal/gittest"
+	"github.com/ralph-loop/ralph/internal/redact"
 )
 
 // remoteRef is ref's commit on the remote at url, "" when there is none.
@@ -242,6 +243,8 @@ type workerSetup struct {
 	dir string
 	// logs, when set, gets the worker's log lines too.
 	logs *logLines
+	// redactor hides the worker's secrets; nil hides nothing.
+	redactor *redact.Redactor
 }
 
 // logLines are a worker's log lines, for a test to wait on.
@@ -335,6 +338,7 @@ func startWorkerHandle(t *testing.T, s workerSetup) (w *cluster.Worker, cancel f
 		Poll:              50 * time.Millisecond,
 		RefusalDelay:      time.Millisecond,
 		Log:               logf,
+		Redactor:          s.redactor,
 	})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(testContext(t))
