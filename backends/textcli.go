@@ -5,8 +5,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"unicode/utf8"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ralph-loop/ralph/events"
 )
