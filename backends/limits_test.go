@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/redact"
 )
 
 // cutLines runs in through a lineCutter of limit, read in small pieces.
@@ -208,5 +209,38 @@ func waitForFeed(t *testing.T, f *feed, n int) {
 	defer f.mu.Unlock()
 	for f.buf.Len() < n {
 		f.cond.Wait()
+	}
+}
+
+// writesRecorder keeps each write it gets apart.
+type writesRecorder struct{ writes []string }
+
+func (w *writesRecorder) Write(p []byte) (int, error) {
+	w.writes = append(w.writes, string(p))
+	return len(p), nil
+}
+
+// A lineTee passes a stream on in whole lines, however it is read, and a
+// line longer than it holds back in pieces; nothing is lost.
+func TestLineTeeWritesWholeLines(t *testing.T) {
+	long := strings.Repeat("x", maxPendingLine+maxPendingLine/2)
+	in := "one\ntwo\n\nthree " + long + "\nfour\nlast without newline"
+	for _, chunk := range []int{1, 3, 1000, 64 << 10} {
+		rec := &writesRecorder{}
+		var raw rawLog
+		raw.open(rec, redact.New(nil, nil), 0)
+		tee := &lineTee{log: &raw}
+		for rest := in; rest != ""; {
+			n := min(chunk, len(rest))
+			tee.add([]byte(rest[:n]))
+			rest = rest[n:]
+		}
+		tee.flush()
+		raw.close()
+		require.NoError(t, raw.err)
+		assert.Equal(t, in+"\n", strings.Join(rec.writes, ""), "chunk %d", chunk)
+		for _, w := range rec.writes {
+			assert.True(t, strings.HasSuffix(w, "\n") || len(w) > maxPendingLine, "chunk %d: a write of a part line: %.40q", chunk, w)
+		}
 	}
 }

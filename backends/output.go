@@ -142,10 +142,18 @@ type lineTee struct {
 }
 
 func (t *lineTee) add(p []byte) {
-	t.pending = append(t.pending, p...)
-	if i := bytes.LastIndexByte(t.pending, '\n'); i >= 0 {
-		t.log.write(t.pending[:i+1])
-		t.pending = append(t.pending[:0], t.pending[i+1:]...)
+	// Only p is searched: searching all that is pending again at each read
+	// made a long line without a newline cost time quadratic in its length.
+	i := bytes.LastIndexByte(p, '\n')
+	switch {
+	case i < 0:
+		t.pending = append(t.pending, p...)
+	case len(t.pending) == 0:
+		t.log.write(p[:i+1])
+		t.pending = append(t.pending, p[i+1:]...)
+	default:
+		t.log.write(append(t.pending, p[:i+1]...))
+		t.pending = append(t.pending[:0], p[i+1:]...)
 	}
 	if len(t.pending) > maxPendingLine {
 		t.log.write(t.pending)
