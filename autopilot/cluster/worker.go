@@ -18,6 +18,7 @@ import (
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/exitcode"
 	"github.com/ralph-loop/ralph/internal/git"
+	"github.com/ralph-loop/ralph/internal/procgroup"
 )
 
 // LoopJob is one task's loop, as a worker starts it.
@@ -35,6 +36,10 @@ type LoopJob struct {
 	// Continued says the worktree starts at work in progress that another
 	// worker (or an earlier run of this one) pushed, not at the base commit.
 	Continued bool
+	// Mark is the mark the loop's process group gives every process under
+	// it (procgroup.StartMarked), recorded beside the job files (see
+	// leftovers.go).
+	Mark procgroup.Mark
 }
 
 // LoopHandle is one running loop.
@@ -158,6 +163,7 @@ func NewWorker(opts WorkerOptions) (*Worker, error) {
 // hands their tasks back for another worker to continue at once, and
 // returns ctx's error once every slot is free and every loop has ended.
 func (w *Worker) Run(ctx context.Context) error {
+	w.stopAllLeftovers()
 	var wg sync.WaitGroup
 	for range w.opts.Slots {
 		wg.Go(func() { w.slot(ctx) })
@@ -317,6 +323,7 @@ func (w *Worker) runTask(ctx context.Context, claim *Claim) {
 		w.finish(ctx, claim, Result{ExitCode: exitcode.Fatal, Message: err.Error()})
 		return
 	}
+	w.stopLeftovers(t.ID)
 	co, err := w.opts.Checkouts.Prepare(ctx, t.ID, t.RepoURL, t.BaseCommit)
 	if err == nil && t.MergeCommit != "" {
 		err = w.opts.Checkouts.MergeInto(ctx, co, t.ID, t.RepoURL, t.MergeCommit)
@@ -359,6 +366,7 @@ func (w *Worker) runTask(ctx context.Context, claim *Claim) {
 	w.logf("task %s: loop started in %s (attempt %d, delivery %d, from %s)", t.ID, co.Dir, t.Attempt, claim.Delivered, co.Start)
 
 	res := w.follow(ctx, t, h, fw)
+	w.forgetLoop(t.ID)
 	hctx, cancel := w.handOffContext(ctx)
 	defer cancel()
 	fw.forward(hctx)
@@ -527,7 +535,7 @@ func (w *Worker) release(ctx context.Context, claim *Claim) {
 // a last config file that adds the task's commands to the acceptance
 // criteria.
 func (w *Worker) writeJob(t Task, co Checkout) (LoopJob, error) {
-	dir := filepath.Join(w.opts.Checkouts.Dir, "jobs", t.ID)
+	dir := filepath.Join(jobsDir(w.opts.Checkouts.Dir), t.ID)
 	if err := os.RemoveAll(dir); err != nil {
 		return LoopJob{}, fmt.Errorf("task %s's files: %w", t.ID, err)
 	}
@@ -541,6 +549,10 @@ func (w *Worker) writeJob(t Task, co Checkout) (LoopJob, error) {
 		ObjectiveFile: filepath.Join(dir, "objective.md"),
 		Output:        filepath.Join(dir, "output.log"),
 		Continued:     co.Continued,
+		Mark:          procgroup.NewMark(),
+	}
+	if err := writeLoopRecord(dir, job.Mark); err != nil {
+		return LoopJob{}, fmt.Errorf("task %s's files: %w", t.ID, err)
 	}
 	for i, c := range t.Configs {
 		// Numbered, as two files may have one name.

@@ -125,3 +125,51 @@ func TestInterruptedAgentLeavesNothingRunning(t *testing.T) {
 	assert.True(t, processGone(w.pidFile(escapee)), "the daemon that left the agent's group")
 	assert.Empty(t, carrying(t, token), "nothing the agent started runs after ralph exits")
 }
+
+// A worker killed outright (SIGKILL) mid-task takes its loop and agent with
+// it, but not what the agent started; the next worker in the same
+// directory stops those before it takes the task again, and the task
+// completes.
+func TestWorkerStopsWhatAKilledWorkersLoopLeft(t *testing.T) {
+	var c *workerCluster
+	c = newWorkerCluster(t, agentScript{Steps: []step{{
+		Sh: `if [ ! -e "$SCRIPTAGENT_STATE/first" ]; then touch "$SCRIPTAGENT_STATE/first"; ` +
+			`setsid sleep 1000 >/dev/null 2>&1 & sleep 1000 >/dev/null 2>&1 & ` +
+			`touch "$SCRIPTAGENT_STATE/in-$E2E_WORKER"; sleep 2000; fi`,
+		Commit: "the work",
+		Say:    tag("LOOP_COMPLETE", "done"),
+	}}})
+	first := []string{"E2E_WORKER=w1", "SCRIPTAGENT_STATE=" + c.state} // what the first worker's processes carry
+	t.Cleanup(func() {
+		for _, pid := range carrying(t, first...) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	dir := t.TempDir()
+	w1 := c.startWorkerIn("w1", dir)
+	c.publish(c.task("daemons"))
+	waitFor(t, "the first worker's agent", func() bool {
+		_, err := os.Stat(filepath.Join(c.state, "in-w1"))
+		return err == nil
+	})
+	require.NoError(t, w1.cmd.Process.Kill())
+	w1.wait(t)
+	// The loop and its agent die with the worker; their children do not.
+	waitFor(t, "the first loop and its agent to die with their worker", func() bool {
+		for _, pid := range carrying(t, first...) {
+			cmdline, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+			if bytes.HasPrefix(cmdline, []byte(ralphBin+"\x00")) || bytes.HasPrefix(cmdline, []byte(agentBin+"\x00")) {
+				return false
+			}
+		}
+		return true
+	})
+	require.Len(t, carrying(t, first...), 4, "the killed worker's agent left its shell and three sleeps running")
+
+	w2 := c.startWorkerIn("w2", dir)
+	r := c.nextResult()
+	assert.Equal(t, "w2", r.Worker)
+	assert.Equal(t, 0, r.ExitCode, "%+v\n%s", r, w2.stderr.String())
+	assert.Empty(t, carrying(t, first...), "nothing of the first loop runs")
+	assert.Regexp(t, `task daemons: stopped \d+ process\(es\) that its loop left running here when worker process \d+ died`, w2.stderr.String())
+}

@@ -96,7 +96,13 @@ type workerProc struct {
 // shared remote, with a short ack wait.
 func (c *workerCluster) startWorker(name string) *workerProc {
 	c.t.Helper()
-	p := &workerProc{name: name, dir: c.t.TempDir(), stderr: &lockedWriter{}, exited: make(chan struct{})}
+	return c.startWorkerIn(name, c.t.TempDir())
+}
+
+// startWorkerIn is startWorker keeping its checkouts in dir (--dir).
+func (c *workerCluster) startWorkerIn(name, dir string) *workerProc {
+	c.t.Helper()
+	p := &workerProc{name: name, dir: dir, stderr: &lockedWriter{}, exited: make(chan struct{})}
 	p.cmd = exec.Command(ralphBin, "worker", "--cluster", c.urls, "--dir", p.dir, "--name", name,
 		"--allow-remote", c.url, "--ack-wait", "3s")
 	p.cmd.Dir = c.t.TempDir()
