@@ -2,6 +2,7 @@ package config
 
 import (
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -34,6 +35,15 @@ type Cluster struct {
 	NATS string `yaml:"nats"`
 	// Creds is a NATS credentials file, for servers that want one.
 	Creds string `yaml:"creds"`
+	// NKey is a file holding an nkey seed the coordinator authenticates
+	// to the servers with (their authorization lists its public key).
+	NKey string `yaml:"nkey"`
+	// Seed is the file of the coordinator's signing key (an nkey seed);
+	// empty: ~/.config/ralph/coordinator.nk. The file, never the seed.
+	Seed string `yaml:"seed"`
+	// TrustWorkers are the public keys of the workers whose results the
+	// coordinator takes, or files of them.
+	TrustWorkers []string `yaml:"trust_workers"`
 	// Replicas is how many servers keep each of ralph's streams; default 1.
 	Replicas int `yaml:"replicas"`
 	// Remote is the git remote the coordinator and the workers share;
@@ -94,9 +104,49 @@ func (l *loader) clusterFields(c *Cluster) []field {
 	return []field{
 		{"nats", l.setString(&c.NATS)},
 		{"creds", l.setString(&c.Creds)},
+		{"nkey", l.setKeyFile(&c.NKey)},
+		{"seed", l.setKeyFile(&c.Seed)},
+		{"trust_workers", func(n *yaml.Node, path string) { c.TrustWorkers = l.publicKeys(n, path) }},
 		{"replicas", l.setAtLeastOne(&c.Replicas, "replicas: 3")},
 		{"remote", l.setString(&c.Remote)},
 	}
+}
+
+// seedLike is an nkey seed written out: a private key, which has no
+// place in a config file that is committed.
+var seedLike = regexp.MustCompile(`^S[UAO][A-Z2-7]{50,}$`)
+
+// setKeyFile decodes the path of a file that holds a key, refusing the
+// key itself; the refusal does not repeat it.
+func (l *loader) setKeyFile(dst *string) func(*yaml.Node, string) {
+	return func(n *yaml.Node, path string) {
+		v, ok := l.str(n, path)
+		if !ok {
+			return
+		}
+		if seedLike.MatchString(strings.TrimSpace(v)) {
+			l.problem(n, "put the seed in a file only you can read (ralph cluster keygen coordinator writes one) and give that file's path here",
+				"%s holds a seed, a private key, which must never be in a config file", path)
+			return
+		}
+		*dst = v
+	}
+}
+
+// publicKeys decodes a list of public keys or files of them; a seed among
+// them is refused without being repeated.
+func (l *loader) publicKeys(n *yaml.Node, path string) []string {
+	vals, nodes := l.stringList(n, path, true)
+	var keys []string
+	for i, v := range vals {
+		if seedLike.MatchString(strings.TrimSpace(v)) {
+			l.problem(nodes[i], "list public keys (U…), which `ralph cluster pubkey` prints, and keep seeds out of config files",
+				"%s[%d] is a seed, a private key, which must never be in a config file", path, i)
+			continue
+		}
+		keys = append(keys, v)
+	}
+	return keys
 }
 
 // taskSource decodes autopilot.source: a type name, or a mapping with

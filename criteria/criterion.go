@@ -67,6 +67,17 @@ type Spec struct {
 	Baseline string `json:"baseline,omitempty" yaml:"baseline,omitempty"`
 }
 
+// RunsCommand reports whether checking s runs a shell command: its own,
+// or for tests_pass and no_type_errors without one, a command detected
+// from the workspace's files (make test, npm test, …).
+func (s Spec) RunsCommand() bool {
+	switch s.Type {
+	case TypeCommandSucceeds, TypeTestsPass, TypeNoTypeErrors, TypeLintClean:
+		return true
+	}
+	return s.Command != ""
+}
+
 // Result is the outcome of checking one criterion.
 type Result struct {
 	Spec Spec

@@ -23,9 +23,14 @@ type ClaimerOptions struct {
 	// keeps what the consumer has (DefaultAckWait for a new one), which is
 	// what workers should pass unless they all agree on another.
 	AckWait time.Duration
+	// Trust are the coordinators' keys whose tasks this worker runs;
+	// required. A task signed by another key is claimed with Untrusted
+	// set, for the worker to hand back (another worker may trust it).
+	Trust *Keyring
 	// Invalid, when set, is told of a message that is not a task at all
-	// (not JSON of one); such a message is removed from the queue, since
-	// no worker could run it.
+	// (not JSON of one) or that is not signed, or whose signature does not
+	// verify; such a message is removed from the queue, since no worker
+	// should run it.
 	Invalid func(subject string, err error)
 }
 
@@ -35,6 +40,7 @@ type Claimer struct {
 	js      jetstream.JetStream
 	cons    jetstream.Consumer
 	ackWait time.Duration
+	trust   *Keyring
 	invalid func(string, error)
 }
 
@@ -43,6 +49,9 @@ type Claimer struct {
 func NewClaimer(ctx context.Context, js jetstream.JetStream, opts ClaimerOptions) (*Claimer, error) {
 	if opts.AckWait < 0 {
 		return nil, fmt.Errorf("ack wait %s is negative", opts.AckWait)
+	}
+	if opts.Trust.Len() == 0 {
+		return nil, errors.New("no trusted coordinator key: a worker runs only tasks signed by a coordinator it trusts")
 	}
 	cfg := jetstream.ConsumerConfig{
 		Durable:       WorkersConsumer,
@@ -70,7 +79,7 @@ func NewClaimer(ctx context.Context, js jetstream.JetStream, opts ClaimerOptions
 	if err != nil {
 		return nil, fmt.Errorf("consumer %s on %s: %w", WorkersConsumer, TasksStream, err)
 	}
-	return &Claimer{js: js, cons: cons, ackWait: cons.CachedInfo().Config.AckWait, invalid: opts.Invalid}, nil
+	return &Claimer{js: js, cons: cons, ackWait: cons.CachedInfo().Config.AckWait, trust: opts.Trust, invalid: opts.Invalid}, nil
 }
 
 // AckWait is how long a claim lasts without InProgress. Call InProgress
@@ -78,28 +87,50 @@ func NewClaimer(ctx context.Context, js jetstream.JetStream, opts ClaimerOptions
 func (c *Claimer) AckWait() time.Duration { return c.ackWait }
 
 // Claim waits for a task and claims it. It returns ctx's error when ctx
-// ends first; a task the servers offered meanwhile is handed back. The
-// task is as the coordinator sent it: the worker validates it (Validate,
-// its allow list, the config) and reports a task it refuses as a Result.
+// ends first; a task the servers offered meanwhile is handed back.
+//
+// A message that is not signed, or whose signature by a trusted key does
+// not verify, is removed from the queue and reported to Invalid, never
+// returned. One signed by a key this worker does not trust is returned
+// with Untrusted set: it is not this worker's to run, but may be
+// another's. The task is otherwise as the coordinator sent it: the worker
+// validates it (Validate, its allow list, the config) and reports a task
+// it refuses as a Result.
 func (c *Claimer) Claim(ctx context.Context) (*Claim, error) {
 	for {
 		msg, err := next(ctx, c.cons)
 		if err != nil {
 			return nil, err
 		}
-		var t Task
-		if err := json.Unmarshal(msg.Data(), &t); err != nil {
-			_ = msg.Term()
-			if c.invalid != nil {
-				c.invalid(msg.Subject(), err)
-			}
+		signer, err := c.trust.verify(msg.Subject(), msg.Data(), msg.Headers())
+		var untrusted *UntrustedError
+		if err != nil && !errors.As(err, &untrusted) {
+			c.drop(ctx, msg, err)
 			continue
 		}
-		delivered := 1
-		if md, err := msg.Metadata(); err == nil {
-			delivered = int(md.NumDelivered)
+		var t Task
+		if err := json.Unmarshal(msg.Data(), &t); err != nil {
+			c.drop(ctx, msg, err)
+			continue
 		}
-		return &Claim{Task: t, Delivered: delivered, msg: msg, nc: c.js.Conn()}, nil
+		claim := &Claim{Task: t, Delivered: 1, Signer: signer, msg: msg, nc: c.js.Conn()}
+		if untrusted != nil {
+			claim.Untrusted, claim.Signer = untrusted, untrusted.Key
+		}
+		if md, err := msg.Metadata(); err == nil {
+			claim.Delivered, claim.Sequence = int(md.NumDelivered), md.Sequence.Stream
+		}
+		return claim, nil
+	}
+}
+
+// drop removes a message no worker should run from the queue and reports
+// it.
+func (c *Claimer) drop(ctx context.Context, msg jetstream.Msg, why error) {
+	_ = msg.Term()
+	_ = flush(ctx, c.js.Conn())
+	if c.invalid != nil {
+		c.invalid(msg.Subject(), why)
 	}
 }
 
@@ -109,6 +140,15 @@ type Claim struct {
 	// Delivered counts the deliveries of the task's message, this one
 	// included: more than 1 when another worker held it before.
 	Delivered int
+	// Sequence is the message's sequence in RALPH_TASKS: the same for
+	// each delivery of one message, another for the same task sent again
+	// as a new message.
+	Sequence uint64
+	// Signer is the key that signed the task.
+	Signer string
+	// Untrusted, when set, says the task is signed by a key this worker
+	// does not trust; it must not run it.
+	Untrusted *UntrustedError
 
 	msg jetstream.Msg
 	nc  *nats.Conn
@@ -146,6 +186,18 @@ func (c *Claim) Release(ctx context.Context) error {
 	}
 	if err := flush(ctx, c.nc); err != nil {
 		return fmt.Errorf("handing back task %s: %w", c.Task.ID, err)
+	}
+	return nil
+}
+
+// Drop removes the task from the queue without a result: for a message
+// no worker should run.
+func (c *Claim) Drop(ctx context.Context) error {
+	if err := c.msg.Term(); err != nil {
+		return fmt.Errorf("dropping task %s: %w", c.Task.ID, err)
+	}
+	if err := flush(ctx, c.nc); err != nil {
+		return fmt.Errorf("dropping task %s: %w", c.Task.ID, err)
 	}
 	return nil
 }

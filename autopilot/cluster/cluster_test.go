@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nkeys"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -21,6 +22,39 @@ import (
 const long = 90 * time.Second
 
 const commit = "0123456789abcdef0123456789abcdef01234567"
+
+// The tests' keys: the coordinator signs tasks, which the workers trust;
+// the workers sign results and events, which the coordinator trusts.
+var (
+	coordinatorKey   = newSigner()
+	workerKey        = newSigner()
+	coordinatorTrust = mustKeyring(cluster.RoleCoordinator, coordinatorKey)
+	workerTrust      = mustKeyring(cluster.RoleWorker, workerKey)
+)
+
+func newSigner() *cluster.Signer {
+	kp, err := nkeys.CreateUser()
+	if err != nil {
+		panic(err)
+	}
+	s, err := cluster.NewSigner(kp)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+func mustKeyring(role string, signers ...*cluster.Signer) *cluster.Keyring {
+	var keys []string
+	for _, s := range signers {
+		keys = append(keys, s.PublicKey())
+	}
+	k, err := cluster.NewKeyring(role, keys...)
+	if err != nil {
+		panic(err)
+	}
+	return k
+}
 
 // run is the autopilot run the tests' messages belong to.
 const run = "20261125-100000"
@@ -71,7 +105,7 @@ func testContext(t *testing.T) context.Context {
 
 func claimer(t *testing.T, conn *cluster.Conn, ackWait time.Duration) *cluster.Claimer {
 	t.Helper()
-	c, err := cluster.NewClaimer(testContext(t), conn.JetStream(), cluster.ClaimerOptions{AckWait: ackWait})
+	c, err := cluster.NewClaimer(testContext(t), conn.JetStream(), cluster.ClaimerOptions{AckWait: ackWait, Trust: coordinatorTrust})
 	require.NoError(t, err)
 	return c
 }
@@ -91,11 +125,11 @@ func TestTaskPublishedTwiceIsQueuedOnce(t *testing.T) {
 	ctx := testContext(t)
 	js := conn.JetStream()
 
-	require.NoError(t, cluster.PublishTask(ctx, js, task("t1", 1)))
-	require.NoError(t, cluster.PublishTask(ctx, js, task("t1", 1)))
+	require.NoError(t, cluster.PublishTask(ctx, js, coordinatorKey, task("t1", 1)))
+	require.NoError(t, cluster.PublishTask(ctx, js, coordinatorKey, task("t1", 1)))
 	assert.EqualValues(t, 1, queued(t, conn))
 	// Another attempt is another message.
-	require.NoError(t, cluster.PublishTask(ctx, js, task("t1", 2)))
+	require.NoError(t, cluster.PublishTask(ctx, js, coordinatorKey, task("t1", 2)))
 	assert.EqualValues(t, 2, queued(t, conn))
 
 	claim, err := claimer(t, conn, 0).Claim(ctx)
@@ -105,7 +139,7 @@ func TestTaskPublishedTwiceIsQueuedOnce(t *testing.T) {
 	require.NoError(t, claim.Done(ctx))
 	assert.EqualValues(t, 1, queued(t, conn), "a task done leaves the queue")
 	// Republished after it was done, within the dedup window, it is not queued again.
-	require.NoError(t, cluster.PublishTask(ctx, js, task("t1", 1)))
+	require.NoError(t, cluster.PublishTask(ctx, js, coordinatorKey, task("t1", 1)))
 	assert.EqualValues(t, 1, queued(t, conn))
 }
 
@@ -115,8 +149,8 @@ func TestPublishRefusesInvalid(t *testing.T) {
 	ctx := testContext(t)
 	bad := task("t1", 1)
 	bad.RepoURL = ""
-	require.ErrorContains(t, cluster.PublishTask(ctx, conn.JetStream(), bad), "repoUrl")
-	require.ErrorContains(t, cluster.PublishResult(ctx, conn.JetStream(), cluster.Result{Run: run, TaskID: "t1", Attempt: 1}), "worker")
+	require.ErrorContains(t, cluster.PublishTask(ctx, conn.JetStream(), coordinatorKey, bad), "repoUrl")
+	require.ErrorContains(t, cluster.PublishResult(ctx, conn.JetStream(), workerKey, cluster.Result{Run: run, TaskID: "t1", Attempt: 1}), "worker")
 	assert.EqualValues(t, 0, queued(t, conn))
 }
 
@@ -126,7 +160,7 @@ func TestConcurrentWorkersNeverShareATask(t *testing.T) {
 	const tasks, workers = 12, 3
 	pub := connect(t, c.URLs())
 	for i := range tasks {
-		require.NoError(t, cluster.PublishTask(ctx, pub.JetStream(), task(fmt.Sprintf("t%d", i), 1)))
+		require.NoError(t, cluster.PublishTask(ctx, pub.JetStream(), coordinatorKey, task(fmt.Sprintf("t%d", i), 1)))
 	}
 
 	var mu sync.Mutex
@@ -170,7 +204,7 @@ func TestClaimKeptAliveIsNotRedelivered(t *testing.T) {
 	a := claimer(t, connect(t, c.URLs()), shortAckWait)
 	b := claimer(t, connect(t, c.URLs()), shortAckWait)
 	assert.Equal(t, shortAckWait, a.AckWait())
-	require.NoError(t, cluster.PublishTask(ctx, connect(t, c.URLs()).JetStream(), task("t1", 1)))
+	require.NoError(t, cluster.PublishTask(ctx, connect(t, c.URLs()).JetStream(), coordinatorKey, task("t1", 1)))
 
 	claim, err := a.Claim(ctx)
 	require.NoError(t, err)
@@ -206,7 +240,7 @@ func TestAbandonedClaimGoesToAnotherWorker(t *testing.T) {
 	aConn := connect(t, c.URLs())
 	a := claimer(t, aConn, shortAckWait)
 	b := claimer(t, connect(t, c.URLs()), shortAckWait)
-	require.NoError(t, cluster.PublishTask(ctx, connect(t, c.URLs()).JetStream(), task("t1", 1)))
+	require.NoError(t, cluster.PublishTask(ctx, connect(t, c.URLs()).JetStream(), coordinatorKey, task("t1", 1)))
 
 	claimA, err := a.Claim(ctx)
 	require.NoError(t, err)
@@ -227,7 +261,7 @@ func TestReleaseHandsTheTaskBackAtOnce(t *testing.T) {
 	const ackWait = 10 * time.Minute // Release does not wait for it
 	a := claimer(t, connect(t, c.URLs()), ackWait)
 	b := claimer(t, connect(t, c.URLs()), ackWait)
-	require.NoError(t, cluster.PublishTask(ctx, connect(t, c.URLs()).JetStream(), task("t1", 1)))
+	require.NoError(t, cluster.PublishTask(ctx, connect(t, c.URLs()).JetStream(), coordinatorKey, task("t1", 1)))
 
 	claimA, err := a.Claim(ctx)
 	require.NoError(t, err)
@@ -303,15 +337,15 @@ func TestResultPublishedTwiceIsSeenOnce(t *testing.T) {
 	c := start(t, 1)
 	ctx := testContext(t)
 	worker := connect(t, c.URLs()).JetStream()
-	require.NoError(t, cluster.PublishResult(ctx, worker, result("t1", 1, "w1")))
-	require.NoError(t, cluster.PublishResult(ctx, worker, result("t1", 1, "w1")))
+	require.NoError(t, cluster.PublishResult(ctx, worker, workerKey, result("t1", 1, "w1")))
+	require.NoError(t, cluster.PublishResult(ctx, worker, workerKey, result("t1", 1, "w1")))
 
 	col := newCollector()
 	rctx, stop := context.WithCancel(ctx)
 	t.Cleanup(stop)
-	runResults(t, rctx, connect(t, c.URLs()), cluster.ConsumeOptions{}, col.handle)
+	runResults(t, rctx, connect(t, c.URLs()), cluster.ConsumeOptions{Trust: workerTrust}, col.handle)
 	// A later result marks that everything before it was delivered.
-	require.NoError(t, cluster.PublishResult(ctx, worker, result("t2", 1, "w1")))
+	require.NoError(t, cluster.PublishResult(ctx, worker, workerKey, result("t2", 1, "w1")))
 	col.waitFor(ctx, t, "t2")
 	assert.Equal(t, 1, col.count("t1"))
 	assert.Equal(t, result("t1", 1, "w1"), col.seen[0])
@@ -320,13 +354,13 @@ func TestResultPublishedTwiceIsSeenOnce(t *testing.T) {
 func TestRestartedCoordinatorSeesUnacknowledgedResult(t *testing.T) {
 	c := start(t, 1)
 	ctx := testContext(t)
-	require.NoError(t, cluster.PublishResult(ctx, connect(t, c.URLs()).JetStream(), result("t1", 1, "w1")))
+	require.NoError(t, cluster.PublishResult(ctx, connect(t, c.URLs()).JetStream(), workerKey, result("t1", 1, "w1")))
 
 	// The first coordinator gets the result and dies before it acknowledges it.
 	first := connect(t, c.URLs())
 	got := make(chan cluster.Result, 1)
 	fctx, kill := context.WithCancel(ctx)
-	runResults(t, fctx, first, cluster.ConsumeOptions{AckWait: shortAckWait}, func(_ context.Context, r cluster.Result) error {
+	runResults(t, fctx, first, cluster.ConsumeOptions{AckWait: shortAckWait, Trust: workerTrust}, func(_ context.Context, r cluster.Result) error {
 		got <- r
 		kill()
 		first.Close()
@@ -340,7 +374,7 @@ func TestRestartedCoordinatorSeesUnacknowledgedResult(t *testing.T) {
 	}
 
 	col := newCollector()
-	runResults(t, ctx, connect(t, c.URLs()), cluster.ConsumeOptions{AckWait: shortAckWait}, col.handle)
+	runResults(t, ctx, connect(t, c.URLs()), cluster.ConsumeOptions{AckWait: shortAckWait, Trust: workerTrust}, col.handle)
 	col.waitFor(ctx, t, "t1")
 	assert.Equal(t, 1, col.count("t1"))
 }
@@ -352,15 +386,15 @@ func TestWorkGoesOnWhenAServerGoesDown(t *testing.T) {
 	workerConn := connect(t, c.URLs())
 	worker := claimer(t, workerConn, 0)
 	col := newCollector()
-	runResults(t, ctx, coord, cluster.ConsumeOptions{}, col.handle)
+	runResults(t, ctx, coord, cluster.ConsumeOptions{Trust: workerTrust}, col.handle)
 
 	roundTrip := func(id string) {
 		t.Helper()
-		require.NoError(t, cluster.PublishTask(ctx, coord.JetStream(), task(id, 1)))
+		require.NoError(t, cluster.PublishTask(ctx, coord.JetStream(), coordinatorKey, task(id, 1)))
 		claim, err := worker.Claim(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, id, claim.Task.ID)
-		require.NoError(t, cluster.PublishResult(ctx, workerConn.JetStream(), result(id, 1, "w1")))
+		require.NoError(t, cluster.PublishResult(ctx, workerConn.JetStream(), workerKey, result(id, 1, "w1")))
 		require.NoError(t, claim.Done(ctx))
 		col.waitFor(ctx, t, id)
 	}
@@ -455,10 +489,10 @@ func TestEventsArePublishedOncePerOffset(t *testing.T) {
 	ctx := testContext(t)
 	js := connect(t, c.URLs()).JetStream()
 	e := cluster.Events{Run: run, TaskID: "t1", Attempt: 1, Worker: "w", Lines: []byte("{\"topic\":\"a\"}\n")}
-	require.NoError(t, cluster.PublishEvents(ctx, js, e))
-	require.NoError(t, cluster.PublishEvents(ctx, js, e))
+	require.NoError(t, cluster.PublishEvents(ctx, js, workerKey, e))
+	require.NoError(t, cluster.PublishEvents(ctx, js, workerKey, e))
 	e.Offset = int64(len(e.Lines))
-	require.NoError(t, cluster.PublishEvents(ctx, js, e))
+	require.NoError(t, cluster.PublishEvents(ctx, js, workerKey, e))
 	s, err := js.Stream(ctx, cluster.EventsStream)
 	require.NoError(t, err)
 	info, err := s.Info(ctx)
@@ -476,11 +510,11 @@ func TestEventsReachTheCoordinatorInOrder(t *testing.T) {
 	first := cluster.Events{Run: run, TaskID: "t1", Attempt: 1, Worker: "w", Lines: []byte("{\"n\":1}\n")}
 	second := first
 	second.Offset, second.Lines = int64(len(first.Lines)), []byte("{\"n\":2}\n{\"n\":3}\n")
-	require.NoError(t, cluster.PublishEvents(ctx, js, first))
-	require.NoError(t, cluster.PublishEvents(ctx, js, first))
+	require.NoError(t, cluster.PublishEvents(ctx, js, workerKey, first))
+	require.NoError(t, cluster.PublishEvents(ctx, js, workerKey, first))
 	_, err := js.Publish(ctx, cluster.EventsSubject("t1"), []byte("not json"))
 	require.NoError(t, err)
-	require.NoError(t, cluster.PublishEvents(ctx, js, second))
+	require.NoError(t, cluster.PublishEvents(ctx, js, workerKey, second))
 
 	got := make(chan cluster.Events, 10)
 	invalid := make(chan string, 10)
@@ -489,6 +523,7 @@ func TestEventsReachTheCoordinatorInOrder(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		err := cluster.EventsOf(rctx, connect(t, c.URLs()).JetStream(), cluster.ConsumeOptions{
+			Trust:   workerTrust,
 			Invalid: func(subject string, _ error) { invalid <- subject },
 		}, func(_ context.Context, e cluster.Events) error {
 			got <- e
@@ -520,9 +555,10 @@ func TestClaimDropsWhatIsNotATask(t *testing.T) {
 	conn := connect(t, c.URLs())
 	_, err := conn.JetStream().Publish(ctx, cluster.TaskSubject("junk"), []byte("{"))
 	require.NoError(t, err)
-	require.NoError(t, cluster.PublishTask(ctx, conn.JetStream(), task("t1", 1)))
+	require.NoError(t, cluster.PublishTask(ctx, conn.JetStream(), coordinatorKey, task("t1", 1)))
 	var dropped []string
 	cl, err := cluster.NewClaimer(ctx, conn.JetStream(), cluster.ClaimerOptions{
+		Trust:   coordinatorTrust,
 		Invalid: func(subject string, _ error) { dropped = append(dropped, subject) },
 	})
 	require.NoError(t, err)
@@ -542,11 +578,11 @@ func TestEventsLostInFlightComeAgainSoon(t *testing.T) {
 	ctx := testContext(t)
 	js := connect(t, c.URLs()).JetStream()
 	first := cluster.Events{Run: run, TaskID: "t1", Attempt: 1, Worker: "w", Lines: []byte("{\"n\":1}\n")}
-	require.NoError(t, cluster.PublishEvents(ctx, js, first))
+	require.NoError(t, cluster.PublishEvents(ctx, js, workerKey, first))
 
 	lost, stop := context.WithCancel(ctx)
 	handed := make(chan struct{})
-	err := cluster.EventsOf(lost, js, cluster.ConsumeOptions{}, func(ctx context.Context, _ cluster.Events) error {
+	err := cluster.EventsOf(lost, js, cluster.ConsumeOptions{Trust: workerTrust}, func(ctx context.Context, _ cluster.Events) error {
 		close(handed)
 		stop()
 		<-ctx.Done()
@@ -557,7 +593,7 @@ func TestEventsLostInFlightComeAgainSoon(t *testing.T) {
 
 	second := first
 	second.Offset, second.Lines = int64(len(first.Lines)), []byte("{\"n\":2}\n")
-	require.NoError(t, cluster.PublishEvents(ctx, js, second))
+	require.NoError(t, cluster.PublishEvents(ctx, js, workerKey, second))
 	copied := followEvents(t, connect(t, c.URLs()))
 	start := time.Now()
 	copied.waitFor(t, "t1", append(append([]byte(nil), first.Lines...), second.Lines...))

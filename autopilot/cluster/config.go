@@ -3,6 +3,8 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -12,10 +14,17 @@ import (
 )
 
 // ValidateConfigs checks a task's config files as `ralph loop` checks
-// local ones (an unknown key is refused, with its file and line), and
-// refuses a backend command given by a relative path: on the coordinator
-// it named a file beside its config, which the worker does not have.
+// local ones (an unknown key is refused, with its file and line).
 func ValidateConfigs(files []ConfigFile) error {
+	_, err := loadConfigs(files)
+	return err
+}
+
+// checkRelativeCommands refuses a backend command given by a relative
+// path: on the coordinator it named a file beside its config, which the
+// worker does not have. It matters only to a worker that runs the task's
+// backend.
+func checkRelativeCommands(files []ConfigFile) error {
 	cfg, err := loadConfigs(files)
 	if err != nil {
 		return err
@@ -31,11 +40,60 @@ func loadConfigs(files []ConfigFile) (*config.Config, error) {
 	if len(files) == 0 {
 		return nil, errors.New("no config file")
 	}
-	layers := make([]config.Layer, len(files))
+	return config.LoadLayers(layers(files)...)
+}
+
+func layers(files []ConfigFile) []config.Layer {
+	out := make([]config.Layer, len(files))
 	for i, f := range files {
-		layers[i] = config.Layer{Name: f.Name, Data: f.Data}
+		out[i] = config.Layer{Name: f.Name, Data: f.Data}
 	}
-	return config.LoadLayers(layers...)
+	return out
+}
+
+// taskConfigs are the config files t's loop gets from the task. A worker
+// that trusts task commands takes them as sent, and adds the task's own
+// commands to the acceptance criteria. One that does not takes them as
+// one file without anything that would run a command here (see
+// config.WithoutCommands), drops the task's own commands too, and logs
+// what it dropped.
+func (w *Worker) taskConfigs(t Task) ([]ConfigFile, error) {
+	if w.opts.TrustTaskCommands {
+		if err := checkRelativeCommands(t.Configs); err != nil {
+			return nil, fmt.Errorf("invalid config: %w", err)
+		}
+		files := slices.Clone(t.Configs)
+		if len(t.TaskCommands) > 0 {
+			overlay, err := taskCommandsOverlay(t)
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, ConfigFile{Name: "task-commands.yml", Data: overlay})
+		}
+		return files, nil
+	}
+	data, dropped, err := config.WithoutCommands(layers(t.Configs)...)
+	if err != nil {
+		return nil, fmt.Errorf("task %s's config: %w", t.ID, err)
+	}
+	for _, c := range t.TaskCommands {
+		dropped = append(dropped, "the task's acceptance command "+strconv.Quote(c.Command))
+	}
+	if len(dropped) > 0 {
+		w.logf("task %s: runs without what it would run on this machine, which does not trust task commands (--trust-task-commands): %s",
+			t.ID, strings.Join(dropped, "; "))
+	}
+	head := "# Written by ralph worker for task " + t.ID + ": its config, without what would run a command here.\n"
+	return []ConfigFile{{Name: "task.yml", Data: append([]byte(head), data...)}}, nil
+}
+
+// backendOverlay is a config file that names the agent CLI the loops run.
+func backendOverlay(name string) []byte {
+	body, err := yaml.Marshal(map[string]any{"cli": map[string]string{"backend": name}})
+	if err != nil {
+		panic(err) // a map of strings always marshals
+	}
+	return append([]byte("# Written by ralph worker: its --backend.\n"), body...)
 }
 
 // taskCommandsOverlay is a config file that gives t's loop the acceptance

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"strings"
 	"time"
 
@@ -20,6 +22,9 @@ type Options struct {
 	// CredsFile is a NATS credentials file (.creds: a user JWT and its
 	// nkey seed), or empty to connect without.
 	CredsFile string
+	// NKeyFile is a file holding an nkey seed to authenticate with, for
+	// servers whose authorization lists its public key; or empty.
+	NKeyFile string
 	// Name names the connection in the servers' monitoring, for instance
 	// "ralph worker on host".
 	Name string
@@ -90,6 +95,13 @@ func Connect(ctx context.Context, opts Options) (*Conn, error) {
 	if opts.CredsFile != "" {
 		nopts = append(nopts, nats.UserCredentials(opts.CredsFile))
 	}
+	if opts.NKeyFile != "" {
+		s, err := ReadSigner(opts.NKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("the NATS nkey: %w", err)
+		}
+		nopts = append(nopts, nats.Nkey(s.PublicKey(), s.kp.Sign))
+	}
 	nc, err := nats.Connect(strings.Join(urls, ","), nopts...)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to NATS at %s: %w", strings.Join(urls, ","), err)
@@ -100,6 +112,54 @@ func Connect(ctx context.Context, opts Options) (*Conn, error) {
 		return nil, fmt.Errorf("JetStream: %w", err)
 	}
 	return &Conn{nc: nc, js: js}, nil
+}
+
+// CheckCredentials refuses a server that is not on this machine when
+// ralph would connect to it without credentials: one that lets anyone
+// connect lets anyone take the tasks, read what they carry and flood the
+// queues. Credentials are a .creds file, an nkey, or a user (and
+// password, or a token) in the server's URL. Loopback addresses
+// (127.0.0.0/8, ::1, localhost) are this machine; a name is not looked
+// up, since it may mean another machine tomorrow.
+func CheckCredentials(opts Options) error {
+	if opts.CredsFile != "" || opts.NKeyFile != "" {
+		return nil
+	}
+	for _, raw := range splitURLs(opts.URLs) {
+		u, err := url.Parse(withScheme(raw))
+		if err != nil {
+			return fmt.Errorf("the NATS server URL %q: %w", raw, err)
+		}
+		if u.User != nil && u.User.Username() != "" || loopback(u.Hostname()) {
+			continue
+		}
+		return &SetupError{
+			Err: fmt.Errorf("the NATS server %s is not on this machine, and ralph has no credentials for it: "+
+				"a server that lets anyone in lets anyone take the tasks and send results", u.Redacted()),
+			Fix: "give the servers an authorization block (see the README's cluster section) and ralph its credentials: " +
+				"--creds FILE (a NATS .creds file) or --nkey FILE (an nkey seed the servers list) for ralph worker, " +
+				"autopilot.cluster.creds or autopilot.cluster.nkey for the coordinator, " +
+				"or a user and password in the URL (nats://ralph:PASSWORD@host:4222)",
+		}
+	}
+	return nil
+}
+
+// withScheme gives a URL written as host:port the nats:// scheme NATS
+// clients assume.
+func withScheme(u string) string {
+	if strings.Contains(u, "://") {
+		return u
+	}
+	return "nats://" + u
+}
+
+func loopback(host string) bool {
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func splitURLs(in []string) []string {

@@ -24,6 +24,12 @@ import (
 // CoordinatorOptions configure a Coordinator.
 type CoordinatorOptions struct {
 	JetStream jetstream.JetStream
+	// Signer signs the tasks; workers run only tasks signed by a key they
+	// trust.
+	Signer *Signer
+	// Trust are the keys of the workers whose results and event batches
+	// the coordinator takes; others are dropped, and logged.
+	Trust *Keyring
 	// Repo is the autopilot's repository: the user's checkout.
 	Repo string
 	// RemoteURL is the shared remote: the coordinator pushes each task's
@@ -74,6 +80,12 @@ func NewCoordinator(opts CoordinatorOptions) (*Coordinator, error) {
 	if opts.Host == "" {
 		errs = append(errs, errors.New("no host name"))
 	}
+	if opts.Signer == nil {
+		errs = append(errs, errors.New("no key to sign tasks with"))
+	}
+	if opts.Trust.Len() == 0 {
+		errs = append(errs, errors.New("no trusted worker key: results are taken only from workers the coordinator trusts"))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("coordinator: %w", err)
 	}
@@ -89,8 +101,8 @@ func (c *Coordinator) logf(format string, v ...any) { c.opts.Log(fmt.Sprintf(for
 // and returns ctx's error; or, when one of its consumers fails, stops the
 // other and returns that failure.
 func (c *Coordinator) Serve(ctx context.Context) error {
-	copts := ConsumeOptions{AckWait: c.opts.AckWait, Invalid: func(subject string, err error) {
-		c.logf("dropping an invalid message on %s: %v", subject, err)
+	copts := ConsumeOptions{AckWait: c.opts.AckWait, Trust: c.opts.Trust, Invalid: func(subject string, err error) {
+		c.logf("dropped a message on %s: %v", subject, err)
 	}}
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -180,7 +192,7 @@ func (c *Coordinator) task(ctx context.Context, job autopilot.Job) (Task, error)
 		return Task{}, fmt.Errorf("read the objective of %s: %w", job.Task, err)
 	}
 	t := Task{Run: job.Run, ID: job.Task, Attempt: job.Attempt, Objective: string(objective),
-		RepoURL: c.opts.RemoteURL, Coordinator: c.opts.Host}
+		RepoURL: c.opts.RemoteURL, Coordinator: c.opts.Host, Workers: c.opts.Trust.Keys()}
 	for _, path := range job.Configs {
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -242,10 +254,25 @@ func (c *Coordinator) unregister(h *remoteLoop) {
 // handleResult keeps a worker's result, and the work it names, before the
 // result is acknowledged, and hands it to the loop waiting for it.
 func (c *Coordinator) handleResult(ctx context.Context, r Result) error {
+	if sent, err := c.sent(r.Run, r.TaskID, r.Attempt); err != nil || !sent {
+		if err == nil {
+			c.logf("dropped a result of task %s (run %s, attempt %d) from worker %s: this coordinator never sent that task", r.TaskID, r.Run, r.Attempt, r.Worker)
+		}
+		return err
+	}
 	if r.Refused {
 		c.logf("task %s: worker %s will not run it (delivery %d): %s; it goes back to the queue for another worker",
 			r.TaskID, r.Worker, r.Delivery, r.Message)
 		return nil
+	}
+	if first, ok, err := readJSON[Result](c.resultFile(r.Run, r.TaskID, r.Attempt)); err != nil || ok && first != r {
+		// A worker ran the attempt again after another published its
+		// result (and died before it was acknowledged): the first counts.
+		if err == nil {
+			c.logf("task %s: a second result of attempt %d, from worker %s, is dropped; the first, from %s, counts",
+				r.TaskID, r.Attempt, r.Worker, first.Worker)
+		}
+		return err
 	}
 	c.awaitEvents(ctx, r.TaskID)
 	if r.Head != "" {
@@ -266,6 +293,17 @@ func (c *Coordinator) handleResult(ctx context.Context, r Result) error {
 		h.deliver(r)
 	}
 	return nil
+}
+
+// sent reports whether this coordinator sent the attempt: a result or an
+// event batch of any other (from a worker that ran a task someone else
+// signed) has no place in the repository's files.
+func (c *Coordinator) sent(run, task string, attempt int) (bool, error) {
+	_, err := os.Stat(c.dispatchFile(run, task, attempt))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // eventsWait bounds how long a result waits for its loop's last events.
@@ -313,6 +351,9 @@ func (c *Coordinator) eventsEnd(ctx context.Context, task string) (int64, error)
 		return 0, err
 	}
 	var e Events
+	if _, err := c.opts.Trust.verify(msg.Subject, msg.Data, msg.Header); err != nil {
+		return 0, nil //nolint:nilerr // not a trusted worker's: nothing to wait for
+	}
 	if err := json.Unmarshal(msg.Data, &e); err != nil {
 		return 0, nil //nolint:nilerr // not a batch: nothing to wait for
 	}
@@ -339,6 +380,12 @@ func (c *Coordinator) fetchResult(ctx context.Context, r Result) error {
 // skipped, and one that would leave a gap is refused, to come again after
 // the batches before it.
 func (c *Coordinator) handleEvents(_ context.Context, e Events) error {
+	if sent, err := c.sent(e.Run, e.TaskID, e.Attempt); err != nil || !sent {
+		if err == nil {
+			c.logf("dropped an event batch of task %s (run %s, attempt %d) from worker %s: this coordinator never sent that task", e.TaskID, e.Run, e.Attempt, e.Worker)
+		}
+		return err
+	}
 	path := autopilot.RemoteEventsPath(c.opts.Repo, e.TaskID)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
@@ -443,7 +490,7 @@ func (h *remoteLoop) send(ctx context.Context, d dispatch) {
 			return
 		}
 	}
-	if err := PublishTask(ctx, h.c.opts.JetStream, t); err != nil {
+	if err := PublishTask(ctx, h.c.opts.JetStream, h.c.opts.Signer, t); err != nil {
 		h.fail(ctx, "sending it to the workers failed: "+err.Error())
 	}
 }

@@ -54,8 +54,20 @@ type coordinatorRun struct {
 // until it ends or ctx does.
 func runCoordinator(ctx context.Context, t *testing.T, conn *cluster.Conn, repo, url string, parallel int) *coordinatorRun {
 	t.Helper()
-	co, err := cluster.NewCoordinator(cluster.CoordinatorOptions{JetStream: conn.JetStream(), Repo: repo, RemoteURL: url,
-		Host: "coordinator", Log: func(msg string) { t.Logf("coordinator: %s", msg) }})
+	return runCoordinatorLogged(ctx, t, conn, repo, url, parallel, nil)
+}
+
+// runCoordinatorLogged is runCoordinator whose log lines also go to logs,
+// when given.
+func runCoordinatorLogged(ctx context.Context, t *testing.T, conn *cluster.Conn, repo, url string, parallel int, logs *logLines) *coordinatorRun {
+	t.Helper()
+	co, err := cluster.NewCoordinator(cluster.CoordinatorOptions{JetStream: conn.JetStream(), Signer: coordinatorKey, Trust: workerTrust,
+		Repo: repo, RemoteURL: url, Host: "coordinator", Log: func(msg string) {
+			t.Logf("coordinator: %s", msg)
+			if logs != nil {
+				logs.add(msg)
+			}
+		}})
 	require.NoError(t, err)
 	sctx, stop := context.WithCancel(testContext(t))
 	served := make(chan struct{})

@@ -23,9 +23,29 @@
 // is harmless.
 //
 // Every message carries a Nats-Msg-Id made of its task id and attempt (and,
-// for events, the batch's offset), so a message published again within
-// DedupWindow, by a coordinator that restarted or a worker whose first
-// publication's acknowledgement was lost, is stored once.
+// for events, the batch's offset) and a digest of its signature, so a
+// message published again within DedupWindow, by a coordinator that
+// restarted or a worker whose first publication's acknowledgement was
+// lost, is stored once, and nobody else can take its id first.
+//
+// # Trust
+//
+// Every message is signed with an Ed25519 nkey (Signer; the headers
+// Ralph-Signer and Ralph-Signature cover its subject and its exact
+// payload): the coordinator signs its tasks, each worker its results,
+// refusals and event batches. Each side checks that the signer is one of
+// the keys it trusts (a Keyring) before it checks the signature. A worker
+// removes from the queue a task that is not signed or whose signature
+// does not verify, and runs nothing of it; it hands back one signed by a
+// key it does not trust, for a worker that may. The coordinator drops a
+// result or batch that no trusted worker signed, and one for a task it
+// never sent. A worker remembers, under its checkouts, the message it
+// took each attempt from (ranTasks), so that the same attempt sent again
+// in another message is never run again. Unless it trusts task commands,
+// a worker runs a task's loop from its config without what would run a
+// command (config.WithoutCommands), with its own agent (its -c and
+// --backend). CheckCredentials refuses a server off this machine without
+// credentials.
 //
 // # Claims
 //
@@ -41,9 +61,10 @@
 // # The worker
 //
 // A Worker runs Slots claims at once. It fails a task it will not run (an
-// invalid task, a repository outside its allow list, a config its
-// validator refuses) with a Result saying why, and acknowledges it, so it
-// is not offered again. Otherwise it prepares the task's worktree, writes
+// invalid task, a config its validator refuses) with a Result saying why,
+// and acknowledges it, so it is not offered again; one it may not run (a
+// repository outside its allow list, a key it does not trust) it hands
+// back for another worker, reporting the refusal. Otherwise it prepares the task's worktree, writes
 // the config and objective beside it and starts the loop; while the loop
 // runs it keeps the claim alive, pushes work in progress after every
 // iteration (an iteration.finished line of ralph's in the loop's event

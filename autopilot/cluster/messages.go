@@ -47,6 +47,12 @@ type Task struct {
 	// EventsOffset is where the coordinator's copy of the task's events
 	// ended when it sent the task: the loop's lines are sent from there on.
 	EventsOffset int64 `json:"eventsOffset,omitempty"`
+	// Workers are the public keys of the workers whose event batches the
+	// coordinator takes. A worker that continues another's attempt goes
+	// on from the end of the last batch in RALPH_EVENTS only if one of
+	// them signed it: anyone who may publish could send a batch of their
+	// own there.
+	Workers []string `json:"workers,omitempty"`
 	// Coordinator names the coordinator's host, for the worker's logs.
 	Coordinator string `json:"coordinator,omitempty"`
 }

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 
@@ -35,11 +35,21 @@ func OpenCoordinator(ctx context.Context, repo string, settings config.Cluster, 
 			"add it with git remote add %s URL, a repository every worker can fetch from and push to", remote, repo, remote)
 	}
 	host, _ := os.Hostname()
-	conn, err := dial(ctx, Options{URLs: []string{settings.NATS}, CredsFile: settings.Creds, Name: "ralph autopilot on " + host, Log: log}, settings.Replicas)
+	opts := Options{URLs: []string{settings.NATS}, CredsFile: settings.Creds, NKeyFile: settings.NKey,
+		Name: "ralph autopilot on " + host, Log: log}
+	if err := CheckCredentials(opts); err != nil {
+		return nil, nil, err
+	}
+	signer, trust, err := coordinatorKeys(settings)
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err = NewCoordinator(CoordinatorOptions{JetStream: conn.JetStream(), Repo: repo, RemoteURL: url, Host: host, Log: log})
+	conn, err := dial(ctx, opts, settings.Replicas)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err = NewCoordinator(CoordinatorOptions{JetStream: conn.JetStream(), Signer: signer, Trust: trust,
+		Repo: repo, RemoteURL: url, Host: host, Log: log})
 	if err != nil {
 		conn.Close()
 		return nil, nil, err
@@ -60,19 +70,64 @@ func OpenCoordinator(ctx context.Context, repo string, settings config.Cluster, 
 	}, nil
 }
 
-// dial connects as opts say (~ in the credentials file is the home
-// directory) and makes sure ralph's streams exist with replicas, saying
-// how to fix what fails.
+// coordinatorKeys are the coordinator's signing key and the workers' keys
+// it trusts, as settings say.
+func coordinatorKeys(settings config.Cluster) (*Signer, *Keyring, error) {
+	signer, err := readOwnKey(settings.Seed, RoleCoordinator, "set autopilot.cluster.seed to its file")
+	if err != nil {
+		return nil, nil, err
+	}
+	trust, err := ReadKeyring(RoleWorker, settings.TrustWorkers)
+	if err != nil {
+		return nil, nil, &SetupError{Err: fmt.Errorf("autopilot.cluster.trust_workers: %w", err),
+			Fix: "list the workers' public keys (U…, which `ralph cluster pubkey` prints on each worker), or files of them"}
+	}
+	if trust.Len() == 0 {
+		return nil, nil, &SetupError{Err: errors.New("the coordinator trusts no worker: it takes results only from workers whose keys it trusts"),
+			Fix: "on each worker run `ralph cluster keygen worker`, and list the public keys it prints in autopilot.cluster.trust_workers " +
+				"(or pass --trust-worker KEY)"}
+	}
+	return signer, trust, nil
+}
+
+// readOwnKey reads a side's signing key from path, or from role's default
+// file; a missing key says how to make one.
+func readOwnKey(path, role, setting string) (*Signer, error) {
+	if path == "" {
+		def, err := DefaultSeedPath(role)
+		if err != nil {
+			return nil, err
+		}
+		path = def
+	}
+	s, err := ReadSigner(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, &SetupError{Err: fmt.Errorf("no %s key: %w", role, err),
+			Fix: fmt.Sprintf("make one with `ralph cluster keygen %s` (or %s), and give its public key to the other side", role, setting)}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// dial connects as opts say (~ in the credentials and nkey files is the
+// home directory) and makes sure ralph's streams exist with replicas,
+// saying how to fix what fails. A server off this machine needs
+// credentials (CheckCredentials).
 func dial(ctx context.Context, opts Options, replicas int) (*Conn, error) {
 	if strings.TrimSpace(strings.Join(opts.URLs, "")) == "" {
 		return nil, errors.New("no NATS server: give --cluster nats://HOST:4222 or set autopilot.cluster.nats")
 	}
-	if rest, ok := strings.CutPrefix(opts.CredsFile, "~/"); ok {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return nil, fmt.Errorf("the credentials file %s: %w", opts.CredsFile, err)
-		}
-		opts.CredsFile = filepath.Join(home, rest)
+	if err := CheckCredentials(opts); err != nil {
+		return nil, err
+	}
+	var err error
+	if opts.CredsFile, err = expandHome(opts.CredsFile); err != nil {
+		return nil, fmt.Errorf("the credentials file: %w", err)
+	}
+	if opts.NKeyFile, err = expandHome(opts.NKeyFile); err != nil {
+		return nil, fmt.Errorf("the nkey file: %w", err)
 	}
 	if opts.CredsFile != "" {
 		if _, err := os.Stat(opts.CredsFile); err != nil {

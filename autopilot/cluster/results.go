@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -15,8 +16,12 @@ type ConsumeOptions struct {
 	// AckWait is how long a message handed to the handler stays the
 	// coordinator's before it is delivered again; DefaultAckWait if zero.
 	AckWait time.Duration
-	// Invalid, when set, is told of a message that is not valid; such a
-	// message is dropped (acknowledged as never to be delivered again).
+	// Trust are the workers' keys whose results and events are taken;
+	// required. A message not signed by one of them is invalid.
+	Trust *Keyring
+	// Invalid, when set, is told of a message that is not valid (not
+	// signed by a trusted key, or not one of the stream's messages); such
+	// a message is dropped (acknowledged as never to be delivered again).
 	Invalid func(subject string, err error)
 }
 
@@ -30,12 +35,14 @@ const EventsConsumer = "ralph-coordinator-events"
 // them, until it comes again: well within eventsWait.
 const eventsAckWait = 5 * time.Second
 
-// Results hands each new result to handle, one at a time, until ctx ends,
-// and then returns ctx's error. A result is acknowledged once handle
-// returns nil; when it returns an error, or the coordinator stops before it
-// returns, the result is delivered again (to this coordinator after a
-// short delay, or to the next one after it restarts). handle should
-// therefore record a result before it returns, and be idempotent.
+// Results hands each new result signed by a trusted worker (opts.Trust)
+// to handle, one at a time, until ctx ends, and then returns ctx's error;
+// any other message is dropped and reported to opts.Invalid. A result is
+// acknowledged once handle returns nil; when it returns an error, or the
+// coordinator stops before it returns, the result is delivered again (to
+// this coordinator after a short delay, or to the next one after it
+// restarts). handle should therefore record a result before it returns,
+// and be idempotent.
 func Results(ctx context.Context, js jetstream.JetStream, opts ConsumeOptions, handle func(context.Context, Result) error) error {
 	return consume(ctx, js, opts, ResultsStream, jetstream.ConsumerConfig{
 		Durable:       CoordinatorConsumer,
@@ -70,6 +77,9 @@ func consume[T any, PT interface {
 	if opts.AckWait < 0 {
 		return fmt.Errorf("ack wait %s is negative", opts.AckWait)
 	}
+	if opts.Trust.Len() == 0 {
+		return errors.New("no trusted worker key: a coordinator takes results only from workers it trusts")
+	}
 	cfg.AckPolicy = jetstream.AckExplicitPolicy
 	cfg.AckWait = orDefault(opts.AckWait, DefaultAckWait)
 	cfg.MaxDeliver = -1
@@ -83,7 +93,10 @@ func consume[T any, PT interface {
 			return err
 		}
 		var v T
-		err = json.Unmarshal(msg.Data(), &v)
+		_, err = opts.Trust.verify(msg.Subject(), msg.Data(), msg.Headers())
+		if err == nil {
+			err = json.Unmarshal(msg.Data(), &v)
+		}
 		if err == nil {
 			err = PT(&v).Validate()
 		}

@@ -7,19 +7,27 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/ralph-loop/ralph/config"
 )
 
 // WorkerFlags are the flags of `ralph worker`, as kong reads them. They
 // live here, beside what they configure, to keep the command thin.
 type WorkerFlags struct {
 	Cluster           string        `required:"" env:"RALPH_CLUSTER" placeholder:"URLS" help:"The NATS servers: comma-separated nats:// or tls:// URLs."`
-	Creds             string        `type:"existingfile" placeholder:"FILE" help:"NATS credentials file (.creds)."`
+	Creds             string        `type:"existingfile" placeholder:"FILE" help:"NATS credentials file (.creds). A server not on this machine needs credentials: this, --nkey, or user:password@ in its URL."`
+	NKey              string        `name:"nkey" type:"existingfile" placeholder:"FILE" help:"Authenticate to the NATS servers with the nkey seed in FILE (their authorization lists its public key)."`
+	Seed              string        `type:"path" placeholder:"FILE" help:"The worker's signing key, an nkey seed readable by you alone (default: ~/.config/ralph/worker.nk, which ralph cluster keygen worker makes). Results are signed with it."`
+	TrustCoordinator  []string      `name:"trust-coordinator" sep:"none" env:"RALPH_TRUST_COORDINATOR" placeholder:"KEY|FILE" help:"A coordinator's public key (U…), or a file of them, whose signed tasks this worker runs; repeat for more. Required: a task signed otherwise, or not signed, runs nothing."`
+	Configs           []string      `name:"config" short:"c" type:"path" sep:"none" placeholder:"FILE" help:"The worker's own config, laid over each task's (later wins): its cli: is the agent the loops run, with this machine's credentials. Repeat to merge."`
+	Backend           string        `placeholder:"NAME" help:"The agent CLI the loops run (claude, codex, …), over the task's config and -c."`
 	Slots             int           `default:"1" placeholder:"N" help:"How many tasks run at once."`
 	Checkouts         string        `type:"path" placeholder:"DIR" help:"Where the clones and worktrees go (default: -C/--dir DIR when given, else $XDG_CACHE_HOME/ralph/worker or ~/.cache/ralph/worker)."`
 	AllowRemote       []string      `sep:"none" placeholder:"URL" help:"A repository URL this worker may work on; repeat for more. With none it refuses every task."`
-	TrustTaskCommands bool          `help:"Also run the acceptance commands the tasks themselves carry, not only their config's."`
+	TrustTaskCommands bool          `help:"Run what a task's config would run here: its hooks, its agent (cli:, the hats' backend:), its command criteria, and the task's own acceptance commands. Without it they are dropped (and logged), and the loops run this worker's agent."`
 	Name              string        `placeholder:"NAME" help:"The worker's name in results and logs (default: the host name)."`
 	Replicas          int           `default:"1" placeholder:"N" help:"Replicas of ralph's streams; must match the coordinator's."`
 	AckWait           time.Duration `placeholder:"DURATION" help:"How long a claim lasts unrenewed before its task goes to another worker (default: the workers' consumer's, 60s when new); workers should agree."`
@@ -29,15 +37,19 @@ type WorkerFlags struct {
 // at ralph.
 func (f WorkerFlags) Config(ralph string, log func(string)) WorkerConfig {
 	return WorkerConfig{
-		Conn:     Options{URLs: []string{f.Cluster}, CredsFile: f.Creds},
-		Replicas: f.Replicas,
-		AckWait:  f.AckWait,
+		Conn:             Options{URLs: []string{f.Cluster}, CredsFile: f.Creds, NKeyFile: f.NKey},
+		Replicas:         f.Replicas,
+		AckWait:          f.AckWait,
+		Seed:             f.Seed,
+		TrustCoordinator: f.TrustCoordinator,
 		Worker: WorkerOptions{
 			Checkouts:         Checkouts{Dir: f.Checkouts, Allow: f.AllowRemote},
 			Slots:             f.Slots,
 			Host:              f.Name,
 			Run:               LoopRunner{Ralph: ralph}.Run,
 			TrustTaskCommands: f.TrustTaskCommands,
+			Configs:           f.Configs,
+			Backend:           f.Backend,
 		},
 		Log: log,
 	}
@@ -65,8 +77,14 @@ type WorkerConfig struct {
 	// AckWait sets the claims' timeout on the workers' shared consumer;
 	// zero keeps the consumer's (DefaultAckWait for a new one).
 	AckWait time.Duration
-	// Worker configures the Worker; its JetStream and Claimer are filled
-	// in, and its Log is Log. An empty Checkouts.Dir is ralph/worker in the
+	// Seed is the file of the worker's signing key; empty is
+	// DefaultSeedPath(RoleWorker).
+	Seed string
+	// TrustCoordinator are the coordinators' public keys, or files of
+	// them, whose tasks the worker runs; at least one.
+	TrustCoordinator []string
+	// Worker configures the Worker; its JetStream, Signer and Claimer are
+	// filled in, and its Log is Log. An empty Checkouts.Dir is ralph/worker in the
 	// user's cache directory, an empty Host the host name.
 	Worker WorkerOptions
 	// Hurry, when it closes after ctx ended, makes the loops stop now
@@ -84,6 +102,18 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	if err := cfg.defaults(); err != nil {
 		return err
 	}
+	if err := CheckCredentials(cfg.Conn); err != nil {
+		return err
+	}
+	signer, trust, err := cfg.keys()
+	if err != nil {
+		return err
+	}
+	if len(cfg.Worker.Configs) > 0 {
+		if _, err := config.Load(cfg.Worker.Configs...); err != nil {
+			return fmt.Errorf("the worker's own config (-c): %w", err)
+		}
+	}
 	cfg.Conn.Log = cfg.Log
 	conn, err := dial(ctx, cfg.Conn, cfg.Replicas)
 	if err != nil {
@@ -91,14 +121,14 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	}
 	defer conn.Close()
 	js := conn.JetStream()
-	claimer, err := NewClaimer(ctx, js, ClaimerOptions{AckWait: cfg.AckWait, Invalid: func(subject string, err error) {
-		cfg.Log(fmt.Sprintf("dropped %s, which is not a task: %v", subject, err))
+	claimer, err := NewClaimer(ctx, js, ClaimerOptions{AckWait: cfg.AckWait, Trust: trust, Invalid: func(subject string, err error) {
+		cfg.Log(fmt.Sprintf("dropped the task message on %s, run nothing of it: %v", subject, err))
 	}})
 	if err != nil {
 		return err
 	}
 	opts := cfg.Worker
-	opts.JetStream, opts.Claimer, opts.Log = js, claimer, cfg.Log
+	opts.JetStream, opts.Signer, opts.Claimer, opts.Log = js, signer, claimer, cfg.Log
 	w, err := NewWorker(opts)
 	if err != nil {
 		return err
@@ -106,6 +136,8 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	if len(opts.Checkouts.Allow) == 0 {
 		cfg.Log("warning: no repository is allowed (--allow-remote URL), so this worker refuses every task")
 	}
+	cfg.Log(fmt.Sprintf("worker %s signs as %s and runs tasks signed by %s; task commands %s",
+		opts.Host, signer.PublicKey(), strings.Join(trust.Keys(), ", "), trustedOrNot(opts.TrustTaskCommands)))
 	cfg.Log(fmt.Sprintf("worker %s: %d slot(s), checkouts in %s, claims last %s; waiting for tasks on %s",
 		opts.Host, opts.Slots, opts.Checkouts.Dir, claimer.AckWait(), conn.NATS().ConnectedUrlRedacted()))
 	done := make(chan struct{})
@@ -128,6 +160,32 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 		cfg.Log("stopped")
 	}
 	return err
+}
+
+func trustedOrNot(trust bool) string {
+	if trust {
+		return "run (--trust-task-commands)"
+	}
+	return "dropped: the loops run this worker's agent (--backend, -c), no hook or command criterion of a task"
+}
+
+// keys are the worker's signing key and the coordinators' keys it trusts.
+func (cfg *WorkerConfig) keys() (*Signer, *Keyring, error) {
+	trust, err := ReadKeyring(RoleCoordinator, cfg.TrustCoordinator)
+	if err != nil {
+		return nil, nil, &SetupError{Err: fmt.Errorf("--trust-coordinator: %w", err),
+			Fix: "give the coordinator's public key (U…), which `ralph cluster pubkey coordinator` prints where it runs, or a file of such keys"}
+	}
+	if trust.Len() == 0 {
+		return nil, nil, &SetupError{Err: errors.New("this worker trusts no coordinator: it runs only tasks signed by a coordinator it trusts"),
+			Fix: "pass --trust-coordinator KEY, the public key `ralph cluster keygen coordinator` printed where the autopilot runs " +
+				"(or `ralph cluster pubkey coordinator` there)"}
+	}
+	signer, err := readOwnKey(cfg.Seed, RoleWorker, "pass --seed FILE")
+	if err != nil {
+		return nil, nil, err
+	}
+	return signer, trust, nil
 }
 
 func (cfg *WorkerConfig) defaults() error {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ralph-loop/ralph/autopilot"
+	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/exitcode"
@@ -57,6 +59,9 @@ type LoopHandle interface {
 type WorkerOptions struct {
 	// JetStream publishes results and events.
 	JetStream jetstream.JetStream
+	// Signer signs the worker's results, refusals and event batches; the
+	// coordinator takes them only from workers whose keys it trusts.
+	Signer *Signer
 	// Claimer takes tasks off the queue.
 	Claimer *Claimer
 	// Checkouts are the worker's clones and worktrees, and its allow list.
@@ -71,10 +76,19 @@ type WorkerOptions struct {
 	// whose config it refuses is failed with its message. Nil is
 	// ValidateConfigs.
 	Validate func(configs []ConfigFile) error
-	// TrustTaskCommands lets the task's own acceptance commands run as
-	// criteria of its loop; without it they are dropped, whatever the
-	// coordinator trusts.
+	// TrustTaskCommands lets a task run commands on this machine: its
+	// config's hooks, agent (cli: and the hats' backend:) and command
+	// criteria, and its own acceptance commands. Without it all of these
+	// are dropped (config.WithoutCommands), whatever the coordinator
+	// trusts, and the loop runs the worker's own agent.
 	TrustTaskCommands bool
+	// Configs are the worker's own config files, laid over every task's
+	// config (later wins, as with -c): its cli: is the agent the loops
+	// run, and its hooks and criteria are the worker's owner's.
+	Configs []string
+	// Backend, when set, is the agent CLI the loops run (cli.backend),
+	// over the task's and the worker's configs.
+	Backend string
 	// KeepAlive is how often a running task's claim is kept alive; a third
 	// of the claimer's AckWait if zero.
 	KeepAlive time.Duration
@@ -99,6 +113,7 @@ type WorkerOptions struct {
 // time.
 type Worker struct {
 	opts WorkerOptions
+	ran  *ranTasks
 
 	mu      sync.Mutex
 	loops   map[*runningLoop]struct{}
@@ -120,6 +135,14 @@ func NewWorker(opts WorkerOptions) (*Worker, error) {
 	}
 	if opts.Claimer == nil {
 		errs = append(errs, errors.New("no claimer"))
+	}
+	if opts.Signer == nil {
+		errs = append(errs, errors.New("no key to sign results with"))
+	}
+	if opts.Backend != "" {
+		if _, err := config.LoadBytes("--backend", backendOverlay(opts.Backend)); err != nil {
+			errs = append(errs, fmt.Errorf("backend %q: %w", opts.Backend, err))
+		}
 	}
 	if opts.Checkouts.Dir == "" {
 		errs = append(errs, errors.New("no directory for the checkouts"))
@@ -154,7 +177,8 @@ func NewWorker(opts WorkerOptions) (*Worker, error) {
 	if opts.Log == nil {
 		opts.Log = func(string) {}
 	}
-	return &Worker{opts: opts, loops: map[*runningLoop]struct{}{}}, nil
+	ran := &ranTasks{dir: filepath.Join(opts.Checkouts.Dir, "ran")}
+	return &Worker{opts: opts, ran: ran, loops: map[*runningLoop]struct{}{}}, nil
 }
 
 // Run claims tasks and runs them, Slots at a time, until ctx ends. Then it
@@ -294,11 +318,42 @@ func (w *Worker) refuse(ctx context.Context, claim *Claim, why error) {
 		return
 	}
 	w.logf("task %s refused: %v; handed back for another worker", t.ID, why)
+	w.handBackRefused(ctx, claim, why)
+}
+
+// refuseUntrusted hands back a task signed by a key this worker does not
+// trust, runs nothing of it, and reports the refusal: another worker may
+// trust the key, and a coordinator whose key no worker trusts learns why
+// its tasks wait. Unlike a refusal for the worker's own reasons, the
+// tenth delivery drops the task without a result: anyone may sign with a
+// key of their own, and a result would end the attempt it names.
+func (w *Worker) refuseUntrusted(ctx context.Context, claim *Claim) {
+	t := claim.Task
+	why := claim.Untrusted
+	hint := fmt.Sprintf("if it is your coordinator's key, trust it: --trust-coordinator %s", why.Key)
+	switch {
+	case t.Validate() != nil || claim.Delivered >= maxRefusals:
+		w.logf("dropped a task message on %s, run nothing of it: %v (%s); delivered %d times", claim.msg.Subject(), why, hint, claim.Delivered)
+		hctx, cancel := w.handOffContext(ctx)
+		defer cancel()
+		if err := claim.Drop(hctx); err != nil {
+			w.logf("%v", err)
+		}
+	default:
+		w.logf("task %s refused, nothing of it run: %v (%s); handed back for another worker", t.ID, why, hint)
+		w.handBackRefused(ctx, claim, why)
+	}
+}
+
+// handBackRefused reports a refusal and hands the task back, for another
+// worker to take once a delay that doubles with each delivery has passed.
+func (w *Worker) handBackRefused(ctx context.Context, claim *Claim, why error) {
+	t := claim.Task
 	hctx, cancel := w.handOffContext(ctx)
 	defer cancel()
 	r := Result{Run: t.Run, TaskID: t.ID, Attempt: t.Attempt, Worker: w.opts.Host, ExitCode: exitcode.Fatal,
 		Message: why.Error(), Refused: true, Delivery: claim.Delivered}
-	if err := PublishResult(hctx, w.opts.JetStream, r); err != nil {
+	if err := PublishResult(hctx, w.opts.JetStream, w.opts.Signer, r); err != nil {
 		w.logf("task %s: reporting its refusal: %v", t.ID, err)
 	}
 	delay := min(w.opts.RefusalDelay<<min(claim.Delivered-1, 16), time.Minute)
@@ -307,12 +362,49 @@ func (w *Worker) refuse(ctx context.Context, claim *Claim, why error) {
 	}
 }
 
+// admit says whether to run claim's task, and remembers it before it runs
+// (see ranTasks): the same attempt sent again in another message is a
+// replay, dropped unrun; the same message after the worker published its
+// result (the acknowledgement was lost) gets that result again.
+func (w *Worker) admit(ctx context.Context, claim *Claim) bool {
+	t := claim.Task
+	verdict, rec, err := w.ran.admit(claim)
+	switch {
+	case err != nil:
+		w.logf("task %s: %v; handed back", t.ID, err)
+		hctx, cancel := w.handOffContext(ctx)
+		defer cancel()
+		if err := claim.HandBack(hctx, w.opts.RefusalDelay); err != nil {
+			w.logf("%v", err)
+		}
+		return false
+	case verdict == admitReplay:
+		w.logf("dropped task %s (run %s, attempt %d), run nothing of it: this worker took that attempt from message %d, "+
+			"and message %d sends it again; a task is run once, a replay never", t.ID, t.Run, t.Attempt, rec.Sequence, claim.Sequence)
+		hctx, cancel := w.handOffContext(ctx)
+		defer cancel()
+		if err := claim.Drop(hctx); err != nil {
+			w.logf("%v", err)
+		}
+		return false
+	case verdict == admitFinished:
+		w.logf("task %s: finished here before; its result is sent again", t.ID)
+		w.finish(ctx, claim, *rec.Result)
+		return false
+	}
+	return true
+}
+
 // runTask runs claim's task to its end, or until ctx ends, and then
 // reports it or hands it back.
 func (w *Worker) runTask(ctx context.Context, claim *Claim) {
 	t := claim.Task
 	keep := w.keepAlive(ctx, claim)
 	defer keep()
+	if claim.Untrusted != nil {
+		w.refuseUntrusted(ctx, claim)
+		return
+	}
 	if err := w.refusal(t); err != nil {
 		var own *workerRefusal
 		if errors.As(err, &own) {
@@ -321,6 +413,9 @@ func (w *Worker) runTask(ctx context.Context, claim *Claim) {
 		}
 		w.logf("task %s refused: %v", t.ID, err)
 		w.finish(ctx, claim, Result{ExitCode: exitcode.Fatal, Message: err.Error()})
+		return
+	}
+	if !w.admit(ctx, claim) {
 		return
 	}
 	w.stopLeftovers(t.ID)
@@ -338,15 +433,12 @@ func (w *Worker) runTask(ctx context.Context, claim *Claim) {
 		return
 	}
 	job, err := w.writeJob(t, co)
-	if err == nil && len(t.TaskCommands) > 0 && !w.opts.TrustTaskCommands {
-		w.logf("task %s: its %d acceptance command(s) are not run: this worker does not trust task commands (--trust-task-commands)", t.ID, len(t.TaskCommands))
-	}
 	if err != nil {
 		w.finish(ctx, claim, Result{ExitCode: exitcode.Fatal, Message: err.Error()})
 		return
 	}
 	fw := &forwarder{w: w, task: t, dir: co.Dir}
-	fw.base, err = eventsBase(ctx, w.opts.JetStream, t)
+	fw.base, err = eventsBase(ctx, w.opts.JetStream, w.opts.Signer, t)
 	if err != nil {
 		if ctx.Err() != nil {
 			w.release(ctx, claim)
@@ -507,10 +599,13 @@ func (w *Worker) finish(ctx context.Context, claim *Claim, r Result) {
 		// A task with no valid id or attempt cannot have a result; it is
 		// dropped, since no worker could run it.
 		w.logf("dropping task %q: %v", claim.Task.ID, err)
-	} else if err := PublishResult(ctx, w.opts.JetStream, r); err != nil {
+	} else if err := PublishResult(ctx, w.opts.JetStream, w.opts.Signer, r); err != nil {
 		// Not acknowledged: the task comes again after the AckWait.
 		w.logf("task %s: publishing its result: %v", r.TaskID, err)
 		return
+	} else if err := w.ran.finished(claim, r); err != nil {
+		// Should the acknowledgement be lost, the task runs again.
+		w.logf("task %s: remembering its result: %v", r.TaskID, err)
 	}
 	if err := claim.Done(ctx); err != nil {
 		w.logf("%v", err)
@@ -531,9 +626,12 @@ func (w *Worker) release(ctx context.Context, claim *Claim) {
 }
 
 // writeJob writes t's config files and objective next to its worktree,
-// outside it, where the loop reads them; and, when the worker trusts them,
-// a last config file that adds the task's commands to the acceptance
-// criteria.
+// outside it, where the loop reads them, followed by the worker's own
+// config files and backend. A worker that trusts task commands writes the
+// task's files as they came and a file that adds the task's own commands
+// to the acceptance criteria; one that does not writes the task's config
+// without anything that runs a command (config.WithoutCommands), and says
+// what it left out.
 func (w *Worker) writeJob(t Task, co Checkout) (LoopJob, error) {
 	dir := filepath.Join(jobsDir(w.opts.Checkouts.Dir), t.ID)
 	if err := os.RemoveAll(dir); err != nil {
@@ -554,24 +652,31 @@ func (w *Worker) writeJob(t Task, co Checkout) (LoopJob, error) {
 	if err := writeLoopRecord(dir, job.Mark); err != nil {
 		return LoopJob{}, fmt.Errorf("task %s's files: %w", t.ID, err)
 	}
-	for i, c := range t.Configs {
+	files, err := w.taskConfigs(t)
+	if err != nil {
+		return LoopJob{}, err
+	}
+	write := func(c ConfigFile) error {
 		// Numbered, as two files may have one name.
-		path := filepath.Join(dir, fmt.Sprintf("%d-%s", i+1, c.Name))
+		path := filepath.Join(dir, fmt.Sprintf("%d-%s", len(job.ConfigFiles)+1, c.Name))
 		if err := os.WriteFile(path, c.Data, 0o600); err != nil {
-			return LoopJob{}, fmt.Errorf("task %s's config: %w", t.ID, err)
+			return fmt.Errorf("task %s's config: %w", t.ID, err)
 		}
 		job.ConfigFiles = append(job.ConfigFiles, path)
+		return nil
 	}
-	if len(t.TaskCommands) > 0 && w.opts.TrustTaskCommands {
-		overlay, err := taskCommandsOverlay(t)
-		if err != nil {
+	for _, c := range files {
+		if err := write(c); err != nil {
 			return LoopJob{}, err
 		}
-		path := filepath.Join(dir, fmt.Sprintf("%d-task-commands.yml", len(t.Configs)+1))
-		if err := os.WriteFile(path, overlay, 0o600); err != nil {
-			return LoopJob{}, fmt.Errorf("task %s's config: %w", t.ID, err)
+	}
+	// The worker's own files are read where they are, so that a relative
+	// command in them names the file beside them.
+	job.ConfigFiles = append(job.ConfigFiles, w.opts.Configs...)
+	if w.opts.Backend != "" {
+		if err := write(ConfigFile{Name: "worker-backend.yml", Data: backendOverlay(w.opts.Backend)}); err != nil {
+			return LoopJob{}, err
 		}
-		job.ConfigFiles = append(job.ConfigFiles, path)
 	}
 	if err := os.WriteFile(job.ObjectiveFile, []byte(t.Objective), 0o600); err != nil {
 		return LoopJob{}, fmt.Errorf("task %s's objective: %w", t.ID, err)
@@ -582,10 +687,11 @@ func (w *Worker) writeJob(t Task, co Checkout) (LoopJob, error) {
 // eventsBase is where the task's event lines already sent end: where the
 // coordinator's copy ended when it sent the task, or, when a worker has
 // sent more since (an earlier worker on this attempt), the end of the last
-// batch. A loop continued from work in progress starts a new log; its lines
-// are sent after those, so the coordinator's copy of the task's events
-// grows on and no batch's id is one already taken.
-func eventsBase(ctx context.Context, js jetstream.JetStream, t Task) (int64, error) {
+// batch, if this worker or one the task names (Task.Workers) signed it. A
+// loop continued from work in progress starts a new log; its lines are
+// sent after those, so the coordinator's copy of the task's events grows
+// on and no batch's id is one already taken.
+func eventsBase(ctx context.Context, js jetstream.JetStream, self *Signer, t Task) (int64, error) {
 	s, err := js.Stream(ctx, EventsStream)
 	if err != nil {
 		return t.EventsOffset, fmt.Errorf("stream %s: %w", EventsStream, err)
@@ -596,6 +702,13 @@ func eventsBase(ctx context.Context, js jetstream.JetStream, t Task) (int64, err
 	}
 	if err != nil {
 		return t.EventsOffset, fmt.Errorf("the last event batch of task %s: %w", t.ID, err)
+	}
+	workers, err := NewKeyring(RoleWorker, append(slices.Clone(t.Workers), self.PublicKey())...)
+	if err != nil {
+		return t.EventsOffset, fmt.Errorf("the task's workers: %w", err)
+	}
+	if _, err := workers.verify(msg.Subject, msg.Data, msg.Header); err != nil {
+		return t.EventsOffset, fmt.Errorf("the last event batch of task %s is not one of its workers': %w", t.ID, err)
 	}
 	var e Events
 	if err := json.Unmarshal(msg.Data, &e); err != nil {
@@ -671,7 +784,7 @@ func (f *forwarder) forward(ctx context.Context) {
 func (f *forwarder) publish(ctx context.Context, from, to int64) bool {
 	lines, err := readRange(f.path, from, to)
 	if err == nil {
-		err = PublishEvents(ctx, f.w.opts.JetStream, Events{
+		err = PublishEvents(ctx, f.w.opts.JetStream, f.w.opts.Signer, Events{
 			Run: f.task.Run, TaskID: f.task.ID, Attempt: f.task.Attempt, Worker: f.w.opts.Host,
 			Offset: f.base + from, Lines: lines,
 		})

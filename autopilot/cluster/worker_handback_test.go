@@ -29,7 +29,7 @@ func TestWorkerHandsBackAStoppedLoopWithItsUncommittedWork(t *testing.T) {
 	first := newFakeRunner("a", 3, gate)
 	first.stops, first.dirty = true, "notes.txt"
 	cancelFirst, waitFirst := startWorker(t, workerSetup{conn: conn, ackWait: ackWait, url: url, host: "host-a", runner: first})
-	require.NoError(t, cluster.PublishTask(ctx, conn.JetStream(), workerTask("t-1", url, base)))
+	require.NoError(t, cluster.PublishTask(ctx, conn.JetStream(), coordinatorKey, workerTask("t-1", url, base)))
 	loopA := nextLoop(t, first)
 	gate <- struct{}{}
 	require.Eventually(t, func() bool { return len(loopA.Commits()) == 1 }, long, 10*time.Millisecond)
@@ -72,7 +72,7 @@ func TestWorkerReportsALoopThatEndedOnItsOwnWhileStopping(t *testing.T) {
 		return l, nil
 	}
 	cancel, wait := startWorker(t, workerSetup{conn: conn, ackWait: time.Minute, url: url, host: "host-1", run: run})
-	require.NoError(t, cluster.PublishTask(ctx, conn.JetStream(), workerTask("t-1", url, base)))
+	require.NoError(t, cluster.PublishTask(ctx, conn.JetStream(), coordinatorKey, workerTask("t-1", url, base)))
 	<-loops
 	cancel()
 	require.ErrorIs(t, wait(), context.Canceled)
@@ -135,7 +135,7 @@ func TestWorkerHurryInterruptsTheLoopsAgain(t *testing.T) {
 		return l, nil
 	}
 	w, cancel, wait := startWorkerHandle(t, workerSetup{conn: conn, ackWait: time.Minute, url: url, host: "host-1", run: run})
-	require.NoError(t, cluster.PublishTask(ctx, conn.JetStream(), workerTask("t-1", url, base)))
+	require.NoError(t, cluster.PublishTask(ctx, conn.JetStream(), coordinatorKey, workerTask("t-1", url, base)))
 	l := <-loops
 	cancel()
 	require.Eventually(t, func() bool { return l.Interrupts() == 1 }, long, 10*time.Millisecond)
@@ -168,11 +168,14 @@ func TestWorkerRunsTaskCommandsOnlyWhenTrusted(t *testing.T) {
 			task.Configs = []cluster.ConfigFile{{Name: "ralph.yml", Data: []byte(
 				"acceptance_criteria:\n  - type: command_succeeds\n    command: make lint\n")}}
 			task.TaskCommands = []cluster.TaskCommand{{Name: "tests pass", Command: "go test ./..."}}
-			require.NoError(t, cluster.PublishTask(ctx, conn.JetStream(), task))
+			require.NoError(t, cluster.PublishTask(ctx, conn.JetStream(), coordinatorKey, task))
 			loop := nextLoop(t, runner)
 			nextResult(t, res)
 			if !trust {
 				require.Len(t, loop.job.ConfigFiles, 1)
+				data := string(must(os.ReadFile(loop.job.ConfigFiles[0])))
+				assert.NotContains(t, data, "make lint")
+				assert.NotContains(t, data, "go test")
 				return
 			}
 			require.Len(t, loop.job.ConfigFiles, 2)

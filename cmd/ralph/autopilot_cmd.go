@@ -60,6 +60,8 @@ type autopilotRunCmd struct {
 	Headless bool                 `help:"Print the autopilot's events as JSON lines on stdout, for programs."`
 	Quiet    bool                 `short:"q" help:"Show only task outcomes, merges and the end."`
 	Cluster  string               `placeholder:"URLS" help:"Run the tasks on ralph workers through these NATS servers (nats://h1:4222,…), overriding autopilot.cluster.nats."`
+	// TrustWorker adds to autopilot.cluster.trust_workers.
+	TrustWorker []string `sep:"none" placeholder:"KEY|FILE" help:"A worker's public key (U…), or a file of them, whose results the coordinator takes, besides autopilot.cluster.trust_workers; repeat for more."`
 }
 
 func (c *autopilotRunCmd) Run(ctx context.Context, g *globals, log *slog.Logger) error {
@@ -80,6 +82,7 @@ func (c *autopilotRunCmd) Run(ctx context.Context, g *globals, log *slog.Logger)
 	if c.Cluster != "" {
 		settings.Cluster.NATS = c.Cluster
 	}
+	settings.Cluster.TrustWorkers = append(settings.Cluster.TrustWorkers, c.TrustWorker...)
 	source, err := tasks.Open(autopilot.TaskSpec(settings.Source), g.Dir)
 	if err != nil {
 		return withHint(err, "set autopilot.source in ralph.yml, or --source")

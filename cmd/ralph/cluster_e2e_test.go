@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/autopilot"
+	"github.com/ralph-loop/ralph/autopilot/cluster"
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/natstest"
 )
@@ -39,6 +40,44 @@ func clusterAgent(goFile string) agentScript {
 		`else echo one > "$task-1.txt"; git add -A; ` + commit + ` "$task part 1"; fi`}}}
 }
 
+// clusterKeys are the keys of an end-to-end cluster, their seeds in files
+// as `ralph cluster keygen` writes them: the coordinator's, and one the
+// workers share; and the workers' own config, which names their agent.
+type clusterKeys struct {
+	coordinatorSeed, coordinator string // the seed's file, the public key
+	workerSeed, worker           string
+	workerConfig                 string
+}
+
+func newClusterKeys(t testing.TB) *clusterKeys {
+	t.Helper()
+	dir := t.TempDir()
+	k := &clusterKeys{coordinatorSeed: filepath.Join(dir, "coordinator.nk"), workerSeed: filepath.Join(dir, "worker.nk"),
+		workerConfig: filepath.Join(dir, "worker.yml")}
+	var err error
+	k.coordinator, err = cluster.WriteNewSeed(k.coordinatorSeed)
+	require.NoError(t, err)
+	k.worker, err = cluster.WriteNewSeed(k.workerSeed)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(k.workerConfig, []byte(agentCLI()), 0o644))
+	return k
+}
+
+// section is the autopilot.cluster keys that give the coordinator its key
+// and trust the workers'.
+func (k *clusterKeys) section() string {
+	return fmt.Sprintf("    seed: %s\n    trust_workers: [%s]\n", k.coordinatorSeed, k.worker)
+}
+
+// workerArgs are the flags that give a worker its key and its trust in
+// the coordinator.
+func (k *clusterKeys) workerArgs() []string {
+	return []string{"--seed", k.workerSeed, "--trust-coordinator", k.coordinator}
+}
+
+// ownAgent is the flag that gives a worker its own agent, the scripted one.
+func (k *clusterKeys) ownAgent() []string { return []string{"-c", k.workerConfig} }
+
 type clusterWorker struct {
 	name string
 	dir  string
@@ -50,8 +89,9 @@ type clusterWorker struct {
 func (w *workspace) startWorker(name, urls, remote string, replicas int) *clusterWorker {
 	w.t.Helper()
 	cw := &clusterWorker{name: name, dir: filepath.Join(w.t.TempDir(), name), log: &lockedWriter{}}
-	cw.cmd = exec.Command(ralphBin, "worker", "--cluster", urls, "--replicas", strconv.Itoa(replicas), "--slots", "1",
-		"--checkouts", cw.dir, "--name", name, "--allow-remote", remote, "--ack-wait", "3s")
+	cw.cmd = exec.Command(ralphBin, append([]string{"worker", "--cluster", urls, "--replicas", strconv.Itoa(replicas), "--slots", "1",
+		"--checkouts", cw.dir, "--name", name, "--allow-remote", remote, "--ack-wait", "3s"},
+		append(w.keys.workerArgs(), w.keys.ownAgent()...)...)...)
 	cw.cmd.Env = append(os.Environ(), "SCRIPTAGENT_SCRIPT="+filepath.Join(w.state, "script.json"), "SCRIPTAGENT_STATE="+w.state)
 	cw.cmd.Stderr = cw.log
 	require.NoError(w.t, cw.cmd.Start())
@@ -182,7 +222,14 @@ func newClusterRepo(t testing.TB, section string, ids []string) (w *workspace, r
 	t.Helper()
 	remote = filepath.Join(t.TempDir(), "shared.git")
 	git(t, t.TempDir(), "init", "-q", "--bare", remote)
+	keys := newClusterKeys(t)
+	if before, after, ok := strings.Cut(section, "  cluster:\n"); ok {
+		section = before + "  cluster:\n" + keys.section() + after
+	} else {
+		section += "  cluster:\n" + keys.section()
+	}
 	w = newAutopilotRepo(t, "  source: {type: prd, path: prd.json}\n"+section)
+	w.keys = keys
 	var stories []string
 	for i, id := range ids {
 		stories = append(stories, fmt.Sprintf(`{"id": %q, "title": "Task %s", "priority": %d, "passes": false}`, id, id, i+1))

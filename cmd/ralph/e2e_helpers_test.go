@@ -52,6 +52,9 @@ type workspace struct {
 	t     testing.TB
 	dir   string
 	state string // the scripted agent's counters and recorded prompts
+	// keys are the cluster's keys, for a workspace whose autopilot runs
+	// its tasks on workers (newClusterRepo).
+	keys *clusterKeys
 }
 
 func newWorkspace(t testing.TB) *workspace {

@@ -54,6 +54,7 @@ type cli struct {
 	Serve     serveCmd     `cmd:"" help:"Serve this workspace over HTTP: a JSON API and a live web page (the loop or the autopilot's slots)."`
 	Autopilot autopilotCmd `cmd:"" help:"Work through a task tracker: a loop per task in its own worktree, merged when verified."`
 	Worker    workerCmd    `cmd:"" help:"Run an autopilot coordinator's tasks on this machine, taken over NATS JetStream."`
+	Cluster   clusterCmd   `cmd:"" help:"Make and show the signing keys of an autopilot's coordinator and workers."`
 	MCP       mcpCmd       `cmd:"" name:"mcp" help:"Serve ralph's tools (status, events, emit, ask, stop, pause, resume) to an agent or editor over MCP on stdio."`
 	Memory    memoryCmd    `cmd:"" help:"Add, list, search and remove long-term memories."`
 	Doctor    doctorCmd    `cmd:"" help:"List the agent CLIs: installed or not, version, likely auth; check the configured one."`

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -346,4 +348,64 @@ func TestMCPPausesAndResumesAnAutopilot(t *testing.T) {
 	sameFailure(t, callTool(t, cs, "stop", nil), w.ralph("autopilot", "stop"))
 	sameFailure(t, callTool(t, cs, "resume", nil), w.ralph("autopilot", "resume"))
 	sameStatus(t, callTool(t, cs, "status", nil).ok(t), w.ralph("autopilot", "status", "--json"))
+}
+
+// A client that sends a line that is no JSON-RPC 2.0 message (not JSON,
+// another version, longer than ralph mcp reads as one) is answered with
+// the JSON-RPC error that says why, and its session goes on: such a line
+// once ended ralph mcp.
+func TestMCPAnswersABadLineAndGoesOn(t *testing.T) {
+	w := newWorkspace(t)
+	cmd := exec.Command(ralphBin, "mcp", "-C", w.dir)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	stderr := &lockedWriter{}
+	cmd.Stderr = stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	answers := bufio.NewScanner(stdout)
+	answers.Buffer(nil, 1<<20)
+	exchange := func(line string) (id string, code int, message string, result json.RawMessage) {
+		t.Helper()
+		_, err := io.WriteString(stdin, line+"\n")
+		require.NoError(t, err)
+		require.True(t, answers.Scan(), "ralph mcp answers: %s", stderr.String())
+		var r struct {
+			ID     json.RawMessage
+			Result json.RawMessage
+			Error  *struct {
+				Code    int
+				Message string
+			}
+		}
+		require.NoError(t, json.Unmarshal(answers.Bytes(), &r), answers.Text())
+		if r.Error != nil {
+			code, message = r.Error.Code, r.Error.Message
+		}
+		return string(r.ID), code, message, r.Result
+	}
+
+	_, code, msg, _ := exchange(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`)
+	require.Zero(t, code, msg)
+	_, err = io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	require.NoError(t, err)
+
+	id, code, msg, _ := exchange("this is not JSON")
+	assert.Equal(t, []any{"null", -32700}, []any{id, code}, msg)
+	id, code, msg, _ = exchange(`{"jsonrpc":"1.0","id":2,"method":"tools/list"}`)
+	assert.Equal(t, []any{"2", -32600}, []any{id, code}, msg)
+	assert.Contains(t, msg, `"1.0"`)
+	id, code, msg, _ = exchange(`{"jsonrpc":"2.0","id":3,"method":"ping","params":{"pad":"` + strings.Repeat("x", 5<<20) + `"}}`)
+	assert.Equal(t, []any{"null", -32600}, []any{id, code}, msg)
+	assert.Contains(t, msg, "longer than")
+
+	id, code, msg, result := exchange(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"status","arguments":{}}}`)
+	require.Zero(t, code, msg)
+	assert.Equal(t, "4", id)
+	assert.Contains(t, string(result), `"kind"`, "the next request is answered")
+
+	require.NoError(t, stdin.Close())
+	assert.NoError(t, cmd.Wait(), "ralph mcp ends cleanly when its client hangs up: %s", stderr.String())
 }

@@ -1,9 +1,16 @@
 package main
 
-import "github.com/ralph-loop/ralph/view/serve"
+import (
+	"time"
+
+	"github.com/ralph-loop/ralph/internal/flagvalue"
+	"github.com/ralph-loop/ralph/view/serve"
+)
 
 type serveCmd struct {
-	Addr string `default:"127.0.0.1:7777" placeholder:"HOST:PORT" help:"Listen here (port 0: any free port). Off loopback, every request needs the token."`
+	Addr        string                     `default:"127.0.0.1:7777" placeholder:"HOST:PORT" help:"Listen here (port 0: any free port). Off loopback, every request needs the token."`
+	IdleTimeout flagvalue.PositiveDuration `default:"1m" placeholder:"DURATION" help:"Close a connection that sits idle this long between requests, or that has not sent a request's headers within it (at most 10s)."`
+	MaxStreams  flagvalue.AtLeastOne       `default:"64" placeholder:"N" help:"Serve at most N event and dashboard streams at once, a quarter of them to one client address; more are answered 503 with Retry-After."`
 }
 
 func (serveCmd) Help() string {
@@ -21,5 +28,6 @@ Examples:
 }
 
 func (c *serveCmd) Run(g *globals) error {
-	return serve.Run(g.signals.Context(), g.stdout, serve.Options{Dir: g.Dir, Addr: c.Addr})
+	return serve.Run(g.signals.Context(), g.stdout, serve.Options{Dir: g.Dir, Addr: c.Addr,
+		IdleTimeout: time.Duration(c.IdleTimeout), MaxStreams: int(c.MaxStreams)})
 }

@@ -38,30 +38,35 @@ type server struct {
 	// stderr is what it says; stopped that it has been stopped.
 	stderr  *lockedWriter
 	stopped bool
-	out     *lockedWriter // what it printed after its address
+	out     *lockedWriter // every line it printed
 }
 
-// stdout is what ralph serve printed after its address; it waits for the
-// next line when there is none yet.
+// stdout is what ralph serve printed; it waits for a line when there is
+// none yet.
 func (s *server) stdout() string {
 	waitFor(s.t, "ralph serve's next line", func() bool { return s.out.String() != "" })
 	return s.out.String()
 }
 
-// listening is the line ralph serve prints once it listens.
-var listening = regexp.MustCompile(`^ralph serve: listening on (http://[^/]+)/#token=([0-9a-f]+)$`)
+// listening is the line ralph serve prints once it listens on one
+// address; pageAddress each address it names when it listens on every
+// interface.
+var (
+	listening   = regexp.MustCompile(`^ralph serve: listening on (http://[^/]+)/#token=([0-9a-f]+)$`)
+	pageAddress = regexp.MustCompile(`^ralph serve: open the page at (http://[^/]+)/\?token=([0-9a-f]+)#token=[0-9a-f]+$`)
+)
 
 // startServe starts `ralph serve -C dir --addr 127.0.0.1:0` and waits for
 // its address. At the test's end it is interrupted, and must end cleanly.
-func startServe(t *testing.T, dir string) *server {
+func startServe(t *testing.T, dir string, flags ...string) *server {
 	t.Helper()
-	return startServeOn(t, dir, "127.0.0.1:0")
+	return startServeOn(t, dir, "127.0.0.1:0", flags...)
 }
 
 // startServeOn is startServe listening on addr.
-func startServeOn(t *testing.T, dir, addr string) *server {
+func startServeOn(t *testing.T, dir, addr string, flags ...string) *server {
 	t.Helper()
-	cmd := exec.Command(ralphBin, "serve", "-C", dir, "--addr", addr)
+	cmd := exec.Command(ralphBin, append([]string{"serve", "-C", dir, "--addr", addr}, flags...)...)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	stderr := &lockedWriter{}
@@ -70,7 +75,10 @@ func startServeOn(t *testing.T, dir, addr string) *server {
 	s := &server{t: t, cmd: cmd, stderr: stderr, out: &lockedWriter{}}
 	lines := bufio.NewScanner(stdout)
 	for s.url == "" && lines.Scan() {
+		_, _ = s.out.Write([]byte(lines.Text() + "\n"))
 		if m := listening.FindStringSubmatch(lines.Text()); m != nil {
+			s.url, s.token = m[1], m[2]
+		} else if m := pageAddress.FindStringSubmatch(lines.Text()); m != nil {
 			s.url, s.token = m[1], m[2]
 		}
 	}

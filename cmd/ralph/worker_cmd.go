@@ -16,8 +16,17 @@ func (workerCmd) Help() string {
 loop in a worktree under --dir (or --checkouts): it pushes refs/ralph/wip/<task> after each
 iteration and ralph/<task> at the end, and reports how the loop ended. A first
 SIGINT or SIGTERM lets the loops end their iteration and hands their tasks back;
-a second stops them now (exit 130). Example:
-  ralph worker --cluster nats://h1:4222,nats://h2:4222 --allow-remote git@github.com:acme/app.git --slots 2`
+a second stops them now (exit 130).
+
+It runs only tasks signed by a coordinator it trusts (--trust-coordinator), and
+signs its results with its own key (--seed; make it with ralph cluster keygen
+worker). Unless started with --trust-task-commands it runs nothing a task's
+config would run on this machine (hooks, its agent, command criteria): the loops
+run this worker's agent, from -c and --backend. A server that is not on this
+machine needs credentials (--creds, --nkey, or user:password@ in the URL).
+
+Example:
+  ralph worker --cluster tls://h1:4222,tls://h2:4222 --creds ~/.config/ralph/worker.creds     --trust-coordinator UC7…  -c ~/.config/ralph/worker.yml     --allow-remote git@github.com:acme/app.git --slots 2`
 }
 
 func (c *workerCmd) Run(ctx context.Context, g *globals) error {

@@ -31,6 +31,10 @@ type workerCluster struct {
 	base    string
 	state   string // the scripted agent's script and counters
 	results chan cluster.Result
+	// keys are the coordinator's and the workers'; the test signs its
+	// tasks as the coordinator, with signer.
+	keys   *clusterKeys
+	signer *cluster.Signer
 }
 
 func newWorkerCluster(t *testing.T, sc agentScript) *workerCluster {
@@ -41,14 +45,19 @@ func newWorkerCluster(t *testing.T, sc agentScript) *workerCluster {
 	require.NoError(t, err)
 	t.Cleanup(conn.Close)
 	require.NoError(t, cluster.EnsureStreams(ctx, conn.JetStream(), 1))
-	c := &workerCluster{t: t, urls: nats.URLs(), conn: conn, state: t.TempDir(), results: make(chan cluster.Result, 16)}
+	c := &workerCluster{t: t, urls: nats.URLs(), conn: conn, state: t.TempDir(), results: make(chan cluster.Result, 16),
+		keys: newClusterKeys(t)}
+	c.signer, err = cluster.ReadSigner(c.keys.coordinatorSeed)
+	require.NoError(t, err)
+	workers, err := cluster.NewKeyring(cluster.RoleWorker, c.keys.worker)
+	require.NoError(t, err)
 	c.url, c.base = gittest.SharedRemote(t)
 	require.NoError(t, sc.WriteFile(filepath.Join(c.state, "script.json")))
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = cluster.Results(rctx, conn.JetStream(), cluster.ConsumeOptions{}, func(_ context.Context, r cluster.Result) error {
+		_ = cluster.Results(rctx, conn.JetStream(), cluster.ConsumeOptions{Trust: workers}, func(_ context.Context, r cluster.Result) error {
 			c.results <- r
 			return nil
 		})
@@ -67,7 +76,7 @@ func (c *workerCluster) task(id string) cluster.Task {
 func (c *workerCluster) publish(tasks ...cluster.Task) {
 	c.t.Helper()
 	for _, task := range tasks {
-		require.NoError(c.t, cluster.PublishTask(c.t.Context(), c.conn.JetStream(), task))
+		require.NoError(c.t, cluster.PublishTask(c.t.Context(), c.conn.JetStream(), c.signer, task))
 	}
 }
 
@@ -93,18 +102,22 @@ type workerProc struct {
 }
 
 // startWorker starts `ralph worker` named name, allowed to work on the
-// shared remote, with a short ack wait.
-func (c *workerCluster) startWorker(name string) *workerProc {
+// shared remote, with a short ack wait and the cluster's keys, and its own
+// agent (-c), or instead args when given.
+func (c *workerCluster) startWorker(name string, args ...string) *workerProc {
 	c.t.Helper()
-	return c.startWorkerIn(name, c.t.TempDir())
+	return c.startWorkerIn(name, c.t.TempDir(), args...)
 }
 
 // startWorkerIn is startWorker keeping its checkouts in dir (--dir).
-func (c *workerCluster) startWorkerIn(name, dir string) *workerProc {
+func (c *workerCluster) startWorkerIn(name, dir string, args ...string) *workerProc {
 	c.t.Helper()
+	if len(args) == 0 {
+		args = c.keys.ownAgent()
+	}
 	p := &workerProc{name: name, dir: dir, stderr: &lockedWriter{}, exited: make(chan struct{})}
-	p.cmd = exec.Command(ralphBin, "worker", "--cluster", c.urls, "--dir", p.dir, "--name", name,
-		"--allow-remote", c.url, "--ack-wait", "3s")
+	p.cmd = exec.Command(ralphBin, append(append([]string{"worker", "--cluster", c.urls, "--dir", p.dir, "--name", name,
+		"--allow-remote", c.url, "--ack-wait", "3s"}, c.keys.workerArgs()...), args...)...)
 	p.cmd.Dir = c.t.TempDir()
 	p.cmd.Env = append(os.Environ(), "SCRIPTAGENT_SCRIPT="+filepath.Join(c.state, "script.json"),
 		"SCRIPTAGENT_STATE="+c.state, "E2E_WORKER="+name)

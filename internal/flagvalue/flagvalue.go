@@ -109,6 +109,27 @@ func (r RuntimeLimit) Value() *time.Duration {
 	return &d
 }
 
+// PositiveDuration is a length of time that must be more than 0, given as
+// a Go duration (90s, 2m).
+type PositiveDuration time.Duration
+
+func (p *PositiveDuration) Decode(ctx *kong.DecodeContext) error {
+	t, err := ctx.Scan.PopValue("duration")
+	if err != nil {
+		return err
+	}
+	s := strings.TrimSpace(fmt.Sprint(t.Value))
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a duration such as 90s or 2m", s)
+	}
+	if d <= 0 {
+		return fmt.Errorf("must be more than 0, got %s", s)
+	}
+	*p = PositiveDuration(d)
+	return nil
+}
+
 // popInt reads the flag's value as a whole number.
 func popInt(ctx *kong.DecodeContext) (int, error) {
 	t, err := ctx.Scan.PopValue("N")

@@ -20,6 +20,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nkeys"
 	"github.com/stretchr/testify/require"
 )
 
@@ -33,6 +34,7 @@ type Option func(*settings)
 
 type settings struct {
 	user, password string
+	nkey           nkeys.KeyPair
 }
 
 // WithUser makes the servers require this user and password of clients.
@@ -40,6 +42,26 @@ type settings struct {
 // a real server (for instance nats.UserInfo or user:password@ in a URL).
 func WithUser(user, password string) Option {
 	return func(s *settings) { s.user, s.password = user, password }
+}
+
+// WithNKey makes the servers require of clients the nkey of kp (a user
+// key): clients sign the servers' challenge with its seed, as
+// nats.Nkey does.
+func WithNKey(kp nkeys.KeyPair) Option {
+	return func(s *settings) { s.nkey = kp }
+}
+
+// clientAuth are the options a client of the servers needs.
+func (s settings) clientAuth() []nats.Option {
+	var opts []nats.Option
+	if s.user != "" {
+		opts = append(opts, nats.UserInfo(s.user, s.password))
+	}
+	if s.nkey != nil {
+		pub, _ := s.nkey.PublicKey()
+		opts = append(opts, nats.Nkey(pub, s.nkey.Sign))
+	}
+	return opts
 }
 
 // Cluster is a running set of servers. Its methods fail the test on error;
@@ -165,6 +187,11 @@ func (c *Cluster) start(i int) {
 		Username:   c.settings.user,
 		Password:   c.settings.password,
 	}
+	if c.settings.nkey != nil {
+		pub, err := c.settings.nkey.PublicKey()
+		require.NoError(c.t, err)
+		opts.Nkeys = []*server.NkeyUser{{Nkey: pub}}
+	}
 	if len(c.nodes) > 1 {
 		opts.Cluster = server.ClusterOpts{
 			Name: "ralph-test",
@@ -228,10 +255,7 @@ func (c *Cluster) probe() error {
 }
 
 func (c *Cluster) probeThrough(nd *node, replicas int) error {
-	opts := []nats.Option{nats.NoReconnect()}
-	if c.settings.user != "" {
-		opts = append(opts, nats.UserInfo(c.settings.user, c.settings.password))
-	}
+	opts := append([]nats.Option{nats.NoReconnect()}, c.settings.clientAuth()...)
 	nc, err := nats.Connect("nats://127.0.0.1:"+strconv.Itoa(nd.clientPort), opts...)
 	if err != nil {
 		return err

@@ -12,6 +12,10 @@
 // without it. A write through a shared memory mapping is the one change the
 // kernel does not report on a local file system; it is seen at the next
 // look that happens for another reason.
+//
+// [Shared] is the other side of the same kernel notifications: one watcher
+// whose directories many subscribers watch at once (the streams of `ralph
+// serve`, each following a log), each told when to look again.
 package treewatch
 
 import (

@@ -10,9 +10,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
-
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/treewatch"
 )
 
 // rereadEvery is how often a follow reads its log even when the kernel
@@ -32,26 +31,25 @@ const followBatch = 1024
 // batch when it holds nothing). A log that does not exist yet is empty
 // until it is created. Every line is handed over once, in order, and never
 // a partial one.
-func Follow(ctx context.Context, path string, offset int64, fn func([]events.Record) error) error {
+//
+// It learns of appends from watch, which the follows of one process share
+// (so that a server with many streams holds one kernel watcher); where
+// watch cannot watch the log's directory, the log is read every
+// rereadEvery.
+func Follow(ctx context.Context, watch *treewatch.Shared, path string, offset int64, fn func([]events.Record) error) error {
 	// The watch starts before the first read, so a line appended in
 	// between is announced rather than missed.
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return fmt.Errorf("follow %s: %w", path, err)
-	}
-	defer w.Close()
-	if err := w.Add(filepath.Dir(path)); err != nil {
-		return fmt.Errorf("follow %s: watch its directory: %w", path, err)
-	}
-	offset, err = catchUp(path, offset, fn)
+	sub := watch.Subscribe(path)
+	defer sub.Close()
+	_ = sub.Add(filepath.Dir(path)) // without it, the tick below reads on
+	offset, err := catchUp(path, offset, fn)
 	if err != nil {
 		return err
 	}
 	rd := events.NewReader(path, offset)
 	tick := time.NewTicker(rereadEvery)
 	defer tick.Stop()
-	target := filepath.Clean(path)
-	for awaitChange(ctx, w, tick.C, target) {
+	for awaitChange(ctx, sub, tick.C) {
 		recs, err := rd.Read()
 		if err != nil {
 			return err
@@ -109,25 +107,16 @@ func catchUp(path string, offset int64, fn func([]events.Record) error) (int64, 
 	return next, err
 }
 
-// awaitChange waits until the watcher reports a write to target or the
-// reread tick fires (true), or ctx is done (false).
-func awaitChange(ctx context.Context, w *fsnotify.Watcher, tick <-chan time.Time, target string) bool {
-	for {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-tick:
-			return true
-		case _, ok := <-w.Errors:
-			return ok // an overflow: read to see what was missed
-		case ev, ok := <-w.Events:
-			if !ok {
-				return false
-			}
-			if ev.Has(fsnotify.Write|fsnotify.Create) && filepath.Clean(ev.Name) == target {
-				return true
-			}
-		}
+// awaitChange waits until sub is told the log changed or the reread tick
+// fires (true), or ctx is done (false).
+func awaitChange(ctx context.Context, sub *treewatch.Sub, tick <-chan time.Time) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-tick:
+		return true
+	case <-sub.C():
+		return true
 	}
 }
 

@@ -13,15 +13,22 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/treewatch"
 )
 
 // follower runs Follow in the background and hands over its batches.
 func follower(t *testing.T, path string, offset int64) (<-chan []events.Record, context.CancelFunc, <-chan error) {
 	t.Helper()
+	return sharedFollower(t, &treewatch.Shared{}, path, offset)
+}
+
+// sharedFollower is follower with the watcher it shares with others.
+func sharedFollower(t *testing.T, watch *treewatch.Shared, path string, offset int64) (<-chan []events.Record, context.CancelFunc, <-chan error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	batches, done := make(chan []events.Record), make(chan error, 1)
 	go func() {
-		done <- Follow(ctx, path, offset, func(recs []events.Record) error {
+		done <- Follow(ctx, watch, path, offset, func(recs []events.Record) error {
 			select {
 			case batches <- recs:
 			case <-ctx.Done():
@@ -108,4 +115,37 @@ func TestFollowCatchesUpInBoundedBatches(t *testing.T) {
 	assert.Equal(t, fmt.Sprintf(`{"topic":"t.%d"}`, n-1), got[n-1])
 	appendRaw(t, path, "}\n")
 	assert.Equal(t, []string{`{"topic":"partial"}`}, nextLines(t, batches), "the partial line once it is whole")
+}
+
+func TestFollowsOfOneLogShareTheirWatcher(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	var watch treewatch.Shared
+	var all []<-chan []events.Record
+	for range 20 {
+		batches, _, _ := sharedFollower(t, &watch, path, 0)
+		assert.Empty(t, <-batches)
+		all = append(all, batches)
+	}
+	appendRaw(t, path, `{"topic":"a"}`+"\n")
+	for _, batches := range all {
+		assert.Equal(t, []string{`{"topic":"a"}`}, nextLines(t, batches), "every follow is told")
+	}
+}
+
+// A log whose directory cannot be watched (it does not exist yet) is read
+// every rereadEvery instead.
+func TestFollowReadsALogItCannotWatch(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".ralph")
+	path := filepath.Join(dir, "events.jsonl")
+	batches, _, done := follower(t, path, 0)
+	assert.Empty(t, <-batches)
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	appendRaw(t, path, `{"topic":"a"}`+"\n")
+	select {
+	case recs := <-batches:
+		require.Len(t, recs, 1)
+		assert.Equal(t, `{"topic":"a"}`, string(recs[0].Line))
+	case err := <-done:
+		require.FailNow(t, "the follow ended", "%v", err)
+	}
 }

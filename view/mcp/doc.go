@@ -9,4 +9,10 @@
 // value as structured output. A request that fails is a tool error (the
 // agent reads it and can fix its call), with the error and how to fix it,
 // never a protocol failure.
+//
+// It owns the transport's edge too: the client's lines are screened before
+// the SDK reads them, and one that is not a JSON-RPC 2.0 message (not
+// JSON, another version, a batch, longer than MaxLine) is answered with
+// the JSON-RPC error that says why; the SDK's own stdio transport ends the
+// session on such a line.
 package mcp

@@ -28,9 +28,14 @@ func NewServer(dir, version string) *sdk.Server {
 }
 
 // Serve runs the server of dir over in and out (the process's stdin and
-// stdout) until the client hangs up or ctx ends.
+// stdout) until the client hangs up or ctx ends. A line of in that is not
+// a JSON-RPC 2.0 message is answered with a JSON-RPC error, and the
+// session goes on.
 func Serve(ctx context.Context, dir, version string, in io.Reader, out io.Writer) error {
-	transport := &sdk.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}
+	w := &lockedWriter{w: out}
+	lines, pass := io.Pipe()
+	go screen(in, pass, w)
+	transport := &sdk.IOTransport{Reader: lines, Writer: nopWriteCloser{w}}
 	err := NewServer(dir, version).Run(ctx, transport)
 	if ctx.Err() != nil || isHangUp(err) {
 		return nil // Ctrl-C, or the client went: the server's job is done

@@ -8,6 +8,8 @@
 // (openapi.json), errors as {"error", "hint"} with a status that says what
 // kind they are, the bearer token of .ralph/serve.token that every request
 // that changes something needs (and every request, off loopback), the
-// streams' wire format and keepalives, and serving only the embedded
-// page's files.
+// streams' wire format and keepalives, what a client may hold (streams in
+// all and per client address, all on one shared kernel watcher; idle
+// connections closed; a client without the token let go at once), and
+// serving only the embedded page's files.
 package serve

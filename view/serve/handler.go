@@ -11,6 +11,7 @@ import (
 
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/internal/treewatch"
 	"github.com/ralph-loop/ralph/view/api"
 )
 
@@ -29,8 +30,12 @@ type Handler struct {
 	keepalive time.Duration
 	// tick is how often a dashboard stream reads the workspace even when
 	// the kernel reported no change.
-	tick   time.Duration
-	routes map[string]route
+	tick time.Duration
+	// watch is the one kernel watcher every stream's follow shares.
+	watch *treewatch.Shared
+	// streams bounds the streams open at once.
+	streams *streamLimit
+	routes  map[string]route
 }
 
 // route is one path of the API: the method it answers and how.
@@ -44,14 +49,14 @@ type route struct {
 // something.
 func NewHandler(dir, token string, everyRequest bool) *Handler {
 	h := &Handler{dir: dir, token: token, everyRequest: everyRequest, reader: api.NewReader(dir), now: time.Now,
-		keepalive: 15 * time.Second, tick: 2 * time.Second}
+		keepalive: 15 * time.Second, tick: 2 * time.Second, watch: &treewatch.Shared{}, streams: newStreamLimit(0)}
 	h.routes = map[string]route{
 		"/api/status":           {http.MethodGet, h.status},
 		"/api/runs":             {http.MethodGet, h.runs},
 		"/api/dashboard":        {http.MethodGet, h.dashboard},
-		"/api/dashboard/stream": {http.MethodGet, h.dashboardStream},
+		"/api/dashboard/stream": {http.MethodGet, h.asStream(h.dashboardStream)},
 		"/api/events":           {http.MethodGet, h.events},
-		"/api/events/stream":    {http.MethodGet, h.eventStream},
+		"/api/events/stream":    {http.MethodGet, h.asStream(h.eventStream)},
 		"/api/iterations":       {http.MethodGet, h.iterations},
 		"/api/stop":             {http.MethodPost, h.stop},
 		"/api/pause":            {http.MethodPost, h.pause},
@@ -110,8 +115,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 var errNoRoute = &api.Error{Err: errors.New("no such route"), Fix: "/api/openapi.json lists the routes"}
 
 // authorized reports whether r carries the token: as a bearer token or,
-// a GET when everyRequest asks it of GETs too, as the page's cookie or
-// ?token=, the way a browser's first load of the page from the printed
+// a GET when everyRequest asks it of GETs too, as ?token= or the page's
+// cookie, the way a browser's first load of the page from the printed
 // address brings it.
 func (h *Handler) authorized(w http.ResponseWriter, r *http.Request) bool {
 	if got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
@@ -122,25 +127,44 @@ func (h *Handler) authorized(w http.ResponseWriter, r *http.Request) bool {
 		// changes something must say the token itself.
 		return false
 	}
-	if c, err := r.Cookie(tokenCookie); err == nil {
-		return sameToken(c.Value, h.token)
+	name := cookieName(r)
+	// ?token= before the cookie: a browser that still has the cookie of
+	// a token since replaced gets in with the new one, which replaces it.
+	if r.URL.Query().Has("token") && sameToken(r.URL.Query().Get("token"), h.token) {
+		// The page's assets and streams are fetched without the query:
+		// the browser brings the token to them as this cookie, to this
+		// server only (SameSite, and a name of this port's: a browser
+		// sends a host's cookies to each of its ports), never to scripts
+		// (HttpOnly).
+		http.SetCookie(w, &http.Cookie{Name: name, Value: h.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		return true
 	}
-	if !r.URL.Query().Has("token") || !sameToken(r.URL.Query().Get("token"), h.token) {
-		return false
-	}
-	// The page's assets and streams are fetched without the query: the
-	// browser brings the token to them as this cookie, to this server
-	// only (SameSite), never to scripts (HttpOnly).
-	http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: h.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-	return true
+	c, err := r.Cookie(name)
+	return err == nil && sameToken(c.Value, h.token)
 }
 
-// tokenCookie carries the token of a browser that loaded the page with
-// ?token=, for the GETs of a server bound off loopback.
+// tokenCookie starts the name of the cookie that carries the token of a
+// browser that loaded the page with ?token=, for the GETs of a server
+// bound off loopback.
 const tokenCookie = "ralph_serve_token"
 
+// cookieName is the token cookie's name on the port r came in on: two
+// serves on one host (two workspaces, two ports) each keep their own.
+func cookieName(r *http.Request) string {
+	if addr, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		if _, port, err := net.SplitHostPort(addr.String()); err == nil {
+			return tokenCookie + "_" + port
+		}
+	}
+	return tokenCookie
+}
+
+// unauthorized refuses a request without the token, and closes its
+// connection: a client that does not have the token holds nothing of the
+// server's once it has its answer.
 func (h *Handler) unauthorized(w http.ResponseWriter) {
 	w.Header().Set("WWW-Authenticate", `Bearer realm="ralph"`)
+	w.Header().Set("Connection", "close")
 	writeError(w, http.StatusUnauthorized, &api.Error{Err: errors.New("this request needs the token"),
 		Fix: "send `Authorization: Bearer TOKEN`, TOKEN from .ralph/" + TokenFile + " (ralph serve prints it at start)"})
 }

@@ -22,7 +22,17 @@ const DefaultAddr = "127.0.0.1:7777"
 type Options struct {
 	Dir  string // the workspace
 	Addr string // host:port to listen on (port 0 picks a free one); "" is DefaultAddr
+	// IdleTimeout is how long a connection may sit idle, between requests
+	// or before its first, before it is closed; 0 is DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// MaxStreams bounds the event and dashboard streams open at once, a
+	// quarter of them from one client address; 0 is DefaultMaxStreams.
+	MaxStreams int
 }
+
+// DefaultIdleTimeout is how long an idle connection stays open unless
+// told otherwise.
+const DefaultIdleTimeout = time.Minute
 
 // shutdownGrace bounds how long a shutdown waits for requests under way.
 const shutdownGrace = 5 * time.Second
@@ -44,13 +54,9 @@ func Run(ctx context.Context, out io.Writer, o Options) error {
 	}
 	addr := ln.Addr().(*net.TCPAddr)
 	h := NewHandler(o.Dir, token, !addr.IP.IsLoopback())
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return ctx }}
-	fmt.Fprintf(out, "ralph serve: listening on http://%s/#token=%s\n", addr, token)
-	if h.everyRequest {
-		fmt.Fprintf(out, "ralph serve: %s is reachable from other hosts: every request needs the token; open the page at http://%s/?token=%s#token=%s\n",
-			addr.IP, addr, token, token)
-	}
+	h.streams = newStreamLimit(o.MaxStreams)
+	srv := newServer(ctx, h, o.IdleTimeout)
+	printAddresses(out, addr, token)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
@@ -68,6 +74,21 @@ func Run(ctx context.Context, out io.Writer, o Options) error {
 		return err
 	}
 	return nil
+}
+
+// newServer is the HTTP server of h. No connection is held by a client
+// that says nothing: one idle for idle (between requests, or before its
+// first request's headers, though never longer than 10s for these) is
+// closed, and a request's body must come within idle too, at most 30s.
+// Streams, whose request has no body, last as long as their client reads
+// them: the server clears the read deadline once a request is read.
+func newServer(ctx context.Context, h *Handler, idle time.Duration) *http.Server {
+	if idle <= 0 {
+		idle = DefaultIdleTimeout
+	}
+	return &http.Server{Handler: h, IdleTimeout: idle,
+		ReadHeaderTimeout: min(10*time.Second, idle), ReadTimeout: min(30*time.Second, idle),
+		BaseContext: func(net.Listener) context.Context { return ctx }}
 }
 
 // listenError says why ralph serve cannot listen on addr, and what to do.

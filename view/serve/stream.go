@@ -9,9 +9,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
-
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/treewatch"
 	"github.com/ralph-loop/ralph/view"
 	"github.com/ralph-loop/ralph/view/api"
 )
@@ -23,6 +22,11 @@ type sse struct {
 	// quiet is since when nothing was sent.
 	quiet time.Time
 }
+
+// streamWriteTimeout bounds each write of a stream: a client that stops
+// reading loses its stream, and the place it held, rather than keeping
+// them forever.
+const streamWriteTimeout = 30 * time.Second
 
 // startSSE answers with a stream; from then on errors are events, not
 // statuses.
@@ -42,10 +46,7 @@ func (s *sse) send(id, name string, data []byte) error {
 		fmt.Fprintf(&b, "id: %s\n", id)
 	}
 	fmt.Fprintf(&b, "event: %s\ndata: %s\n\n", name, bytes.TrimRight(data, "\r\n"))
-	if _, err := s.w.Write(b.Bytes()); err != nil {
-		return err
-	}
-	return s.flush()
+	return s.write(b.Bytes())
 }
 
 // keepalive sends a comment when nothing was sent for every.
@@ -53,7 +54,13 @@ func (s *sse) keepalive(every time.Duration) error {
 	if time.Since(s.quiet) < every {
 		return nil
 	}
-	if _, err := s.w.Write([]byte(": keepalive\n\n")); err != nil {
+	return s.write([]byte(": keepalive\n\n"))
+}
+
+// write sends data at once, within streamWriteTimeout.
+func (s *sse) write(data []byte) error {
+	_ = s.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+	if _, err := s.w.Write(data); err != nil {
 		return err
 	}
 	return s.flush()
@@ -85,7 +92,7 @@ func (h *Handler) eventStream(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	batches, done := follow(ctx, st.path, st.from)
+	batches, done := follow(ctx, h.watch, st.path, st.from)
 	tick := time.NewTicker(h.keepalive / 2)
 	defer tick.Stop()
 	for {
@@ -145,10 +152,10 @@ func (h *Handler) streamStart(r *http.Request) (st eventStreamStart, err error) 
 
 // follow runs api.Follow on its own, handing over its batches; done gets
 // how it ended.
-func follow(ctx context.Context, path string, from int64) (<-chan []events.Record, <-chan error) {
+func follow(ctx context.Context, watch *treewatch.Shared, path string, from int64) (<-chan []events.Record, <-chan error) {
 	batches, done := make(chan []events.Record), make(chan error, 1)
 	go func() {
-		done <- api.Follow(ctx, path, from, func(recs []events.Record) error {
+		done <- api.Follow(ctx, watch, path, from, func(recs []events.Record) error {
 			select {
 			case batches <- recs:
 				return nil
@@ -220,10 +227,7 @@ const coalesce = 50 * time.Millisecond
 // was read from, and read again every tick in case one was missed.
 func (h *Handler) dashboardStream(w http.ResponseWriter, r *http.Request) error {
 	task := r.URL.Query().Get("task")
-	watch, err := fsnotify.NewWatcher()
-	if err != nil {
-		return err
-	}
+	watch := h.watch.Subscribe("")
 	defer watch.Close()
 	s, err := startSSE(w)
 	if err != nil {
@@ -241,13 +245,8 @@ func (h *Handler) dashboardStream(w http.ResponseWriter, r *http.Request) error 
 		select {
 		case <-ctx.Done():
 			return nil
-		case _, ok := <-watch.Events:
-			if ok && settle == nil {
-				settle = time.After(coalesce)
-			}
-		case _, ok := <-watch.Errors:
-			// A lost notification (an overflow): read to see what changed.
-			if ok && settle == nil {
+		case <-watch.C():
+			if settle == nil {
 				settle = time.After(coalesce)
 			}
 		case <-settle:
@@ -268,7 +267,7 @@ func (h *Handler) dashboardStream(w http.ResponseWriter, r *http.Request) error 
 type dashboardSender struct {
 	s      *sse
 	reader *api.Reader
-	watch  *fsnotify.Watcher
+	watch  *treewatch.Sub
 	task   string
 	last   []byte
 }
