@@ -66,8 +66,8 @@ func TestReaderLineTooLongStillBeingWritten(t *testing.T) {
 	assert.Equal(t, int64(2*events.MaxLineBytes+2), int64(len(recs[0].Line))+recs[0].Cut)
 }
 
-// Reading past a line of 32 MiB allocates a small part of it: the line is
-// not gathered in memory.
+// Reading past a line of 32 MiB allocates less than half of it: the line
+// is not gathered in memory.
 func TestScanLineTooLongIsNotHeld(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "events.jsonl")
 	f, err := os.Create(path)
@@ -112,7 +112,11 @@ func TestScanLineTooLongIsNotHeld(t *testing.T) {
 		runtime.ReadMemStats(&after)
 		require.Len(t, recs, 2, name)
 		allocated := after.TotalAlloc - before.TotalAlloc
-		assert.Less(t, allocated, uint64(8<<20), "%s: allocated %d bytes for a log of 32 MiB", name, allocated)
+		// Holding the line would take its 32 MiB at least; reading past it
+		// takes the buffers that grow to MaxLineBytes before it is known
+		// to be too long, and the records' slice: about 7 MiB, 9 MiB with
+		// the race detector's build.
+		assert.Less(t, allocated, uint64(16<<20), "%s: allocated %d bytes for a log of 32 MiB", name, allocated)
 	}
 }
 
