@@ -62,7 +62,7 @@ func leftoverToken(t *testing.T) string {
 // An agent that starts a daemon of its own (setsid, and a double fork whose
 // middle process exits) leaves nothing running: not at the next iteration,
 // not once ralph has exited.
-func TestAgentThatLeavesItsGroupLeavesNothingRunning(t *testing.T) {
+func TestNoLeftoverWhenAnAgentLeavesItsGroup(t *testing.T) {
 	w := newWorkspace(t)
 	token := leftoverToken(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: start a daemon\n  completion_confirmations: 1\n"+agentCLI())
@@ -86,7 +86,7 @@ func TestAgentThatLeavesItsGroupLeavesNothingRunning(t *testing.T) {
 }
 
 // A hook that starts a daemon leaves nothing running either.
-func TestHookThatLeavesItsGroupLeavesNothingRunning(t *testing.T) {
+func TestNoLeftoverWhenAHookLeavesItsGroup(t *testing.T) {
 	w := newWorkspace(t)
 	token := leftoverToken(t)
 	ran := filepath.Join(w.state, "hook-ran")
@@ -104,7 +104,7 @@ func TestHookThatLeavesItsGroupLeavesNothingRunning(t *testing.T) {
 // An agent stopped mid-iteration, its ralph interrupted (SIGTERM), leaves
 // nothing running once ralph has exited: not the daemon it started, which
 // left its group and ignores SIGTERM until the grace has passed.
-func TestInterruptedAgentLeavesNothingRunning(t *testing.T) {
+func TestNoLeftoverWhenAnInterruptedAgentLeftItsGroup(t *testing.T) {
 	w := newWorkspace(t)
 	token := leftoverToken(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: start a daemon\n  kill_grace_seconds: 1\n"+agentCLI())
@@ -130,7 +130,7 @@ func TestInterruptedAgentLeavesNothingRunning(t *testing.T) {
 // it, but not what the agent started; the next worker in the same
 // directory stops those before it takes the task again, and the task
 // completes.
-func TestWorkerStopsWhatAKilledWorkersLoopLeft(t *testing.T) {
+func TestWorkerStopsTheLeftoversOfAKilledWorker(t *testing.T) {
 	var c *workerCluster
 	c = newWorkerCluster(t, agentScript{Steps: []step{{
 		Sh: `if [ ! -e "$SCRIPTAGENT_STATE/first" ]; then touch "$SCRIPTAGENT_STATE/first"; ` +
