@@ -24,7 +24,7 @@ func TerminalFd(w io.Writer) (int, bool) {
 		return 0, false
 	}
 	fd := int(f.Fd())
-	if _, err := unix.IoctlGetTermios(fd, getTermios); err != nil {
+	if _, err := unix.IoctlGetTermios(fd, unix.TCGETS); err != nil {
 		return 0, false
 	}
 	return fd, true

@@ -1,6 +1,0 @@
-package view
-
-import "golang.org/x/sys/unix"
-
-// getTermios is the ioctl that reads a terminal's settings.
-const getTermios = unix.TCGETS
