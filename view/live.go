@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/term"
 
 	"golang.org/x/sys/unix"
 
@@ -23,11 +24,12 @@ func TerminalFd(w io.Writer) (int, bool) {
 	if !ok {
 		return 0, false
 	}
-	fd := int(f.Fd())
-	if _, err := unix.IoctlGetTermios(fd, unix.TCGETS); err != nil {
+	// x/term asks with the request each system names its own (TCGETS on
+	// Linux, TIOCGETA on macOS and the BSDs).
+	if !term.IsTerminal(f.Fd()) {
 		return 0, false
 	}
-	return fd, true
+	return int(f.Fd()), true
 }
 
 // TerminalWidth is the terminal's width in columns, read anew each time so
