@@ -131,8 +131,7 @@ func TestNoLeftoverWhenAnInterruptedAgentLeftItsGroup(t *testing.T) {
 // directory stops those before it takes the task again, and the task
 // completes.
 func TestWorkerStopsTheLeftoversOfAKilledWorker(t *testing.T) {
-	var c *workerCluster
-	c = newWorkerCluster(t, agentScript{Steps: []step{{
+	c := newWorkerCluster(t, agentScript{Steps: []step{{
 		Sh: `if [ ! -e "$SCRIPTAGENT_STATE/first" ]; then touch "$SCRIPTAGENT_STATE/first"; ` +
 			`setsid sleep 1000 >/dev/null 2>&1 & sleep 1000 >/dev/null 2>&1 & ` +
 			`touch "$SCRIPTAGENT_STATE/in-$E2E_WORKER"; sleep 2000; fi`,

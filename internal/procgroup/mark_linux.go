@@ -44,7 +44,7 @@ func (s *strays) kill(pid int, sig syscall.Signal) {
 	if err != nil {
 		return
 	}
-	defer p.Release()
+	defer func() { _ = p.Release() }()
 	if marked(pid, s.mark) {
 		_ = p.Signal(sig)
 	}
