@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/autopilot"
+	"github.com/ralph-loop/ralph/internal/procgroup"
 	"github.com/ralph-loop/ralph/view/api"
 )
 
@@ -160,7 +161,11 @@ func (w *workspace) ralphEnvOfAgent() []string {
 	data, err := os.ReadFile(filepath.Join(w.state, "agent-env"))
 	require.NoError(w.t, err)
 	for line := range strings.Lines(string(data)) {
-		if line = strings.TrimSpace(line); line != "" {
+		// The agent's process mark is left out: the test's MCP server
+		// plays one the agent started, yet outlives the iteration, and
+		// ralph stops every process that carries the mark of an
+		// iteration's agent when the iteration ends.
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, procgroup.MarkEnv+"=") {
 			env = append(env, line)
 		}
 	}
