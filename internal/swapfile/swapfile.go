@@ -17,7 +17,7 @@
 // a journal each new inode is searched for past every inode deleted in
 // the last minute. Where the exchange is not available (other systems,
 // file systems that refuse it) Write falls back to write-then-rename
-// (renameio).
+// (internal/atomicfile).
 //
 // A reader that keeps the file open across two later writes may see the
 // second one's bytes: the spare it then holds is rewritten. Readers read
@@ -31,6 +31,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 
+	"github.com/ralph-loop/ralph/internal/atomicfile"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
@@ -46,7 +47,7 @@ var noExchange atomic.Bool
 // crash-test hook).
 func Write(path string, data []byte, beforeSwap func()) error {
 	if noExchange.Load() {
-		return replace(path, data, beforeSwap)
+		return atomicfile.Replace(path, data, ralphdir.FileMode, beforeSwap)
 	}
 	spare := filepath.Join(filepath.Dir(path), SpareName(filepath.Base(path)))
 	if err := overwrite(spare, data); err != nil {
@@ -65,7 +66,7 @@ func Write(path string, data []byte, beforeSwap func()) error {
 	case unsupported(err):
 		noExchange.Store(true)
 		_ = os.Remove(spare)
-		return replace(path, data, nil)
+		return atomicfile.Replace(path, data, ralphdir.FileMode, nil)
 	}
 	return fmt.Errorf("swap %s into place: %w", filepath.Base(path), err)
 }
