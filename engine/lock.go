@@ -182,7 +182,7 @@ func lockHolders(path string) ([]fileholders.Process, error) {
 // the open files of processes can be read, really has the lock file open:
 // a recorded pid that was reused by an unrelated process does not count.
 func holderRunning(path string, holder LockInfo) bool {
-	if !processAlive(holder.PID) {
+	if !ProcessAlive(holder.PID) {
 		return false
 	}
 	holders, err := lockHolders(path)

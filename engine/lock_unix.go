@@ -12,8 +12,8 @@ import (
 // reading or writing it.
 const lockInfoAt = 0
 
-// processAlive reports whether pid names a running process.
-func processAlive(pid int) bool {
+// ProcessAlive reports whether pid names a running process (kill(pid, 0)).
+func ProcessAlive(pid int) bool {
 	if pid <= 0 {
 		return false
 	}

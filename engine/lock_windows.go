@@ -18,10 +18,10 @@ const lockInfoAt = 1
 // alive too; nothing tells the two apart.
 const stillActive = 259
 
-// processAlive reports whether pid names a running process: one that
+// ProcessAlive reports whether pid names a running process: one that
 // can be opened and has no exit status yet, or one that exists but may
 // not be opened (another user's).
-func processAlive(pid int) bool {
+func ProcessAlive(pid int) bool {
 	if pid <= 0 {
 		return false
 	}
