@@ -10,8 +10,6 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/term"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 )
@@ -35,11 +33,11 @@ func TerminalFd(w io.Writer) (int, bool) {
 // TerminalWidth is the terminal's width in columns, read anew each time so
 // a resized window is drawn to its new size; 80 when it cannot be read.
 func TerminalWidth(fd int) int {
-	ws, err := unix.IoctlGetWinsize(fd, unix.TIOCGWINSZ)
-	if err != nil || ws.Col == 0 {
+	cols, _, err := term.GetSize(uintptr(fd)) // TIOCGWINSZ on Unix, the console's buffer on Windows
+	if err != nil || cols == 0 {
 		return 80
 	}
-	return int(ws.Col)
+	return cols
 }
 
 // Live is the live view: the same lines as the plain reporter scroll
