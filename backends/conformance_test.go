@@ -1,3 +1,5 @@
+//go:build unix
+
 package backends
 
 // The conformance suite: every registered backend (every entry of clis)
