@@ -7,7 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-		"testing"
+	"testing"
 
 	"github.com/gofrs/flock"
 	"github.com/stretchr/testify/assert"
