@@ -16,6 +16,7 @@ import (
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/exitcode"
 	"github.com/ralph-loop/ralph/internal/git"
+	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/tasks"
 )
 
@@ -37,6 +38,11 @@ type Options struct {
 	OnEvent func(events.Event, *State)
 	// Hooks run the user's hooks on the autopilot's events; nil for none.
 	Hooks Hooks
+	// Redactor hides secret values in everything the autopilot writes or
+	// passes on: its events (and so its state, progress.md, the hooks and
+	// OnEvent) and what it tells the tracker (a failure's reason, which
+	// the tracker keeps and ralph commits). Nil hides nothing.
+	Redactor *redact.Redactor
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 	// NewRunID makes a run id; a time-based one when nil.
@@ -140,7 +146,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	if opts.NewRunID == nil {
 		opts.NewRunID = func() string { return opts.Now().UTC().Format("20060102-150405") }
 	}
-	opts.Source = watchSource(opts.Source, git.Repo{Dir: opts.Repo})
+	opts.Source = watchSource(redactSource(opts.Source, opts.Redactor), git.Repo{Dir: opts.Repo})
 	a := &Autopilot{opts: opts, repo: git.Repo{Dir: opts.Repo}, handles: map[string]Handle{}, runnerCtx: context.WithoutCancel(ctx),
 		slotDone: make(chan slotResult), mergeDone: make(chan mergeDone), questions: make(chan questionSeen),
 		held: map[string]string{}, revived: map[string]int{}, closeTried: map[string]bool{}}

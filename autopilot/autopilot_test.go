@@ -502,7 +502,7 @@ func TestACorruptStateIsMovedAsideAndRebuiltFromTheLog(t *testing.T) {
 	statePath := filepath.Join(h.repo, ".ralph", StateFile)
 	require.NoError(t, os.WriteFile(statePath, []byte(`{"version": 1, "runId": "x", "act`), 0o644))
 
-	st, notice, err := loadState(filepath.Join(h.repo, ".ralph"), time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC), nil)
+	st, notice, err := loadState(filepath.Join(h.repo, ".ralph"), time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC), nil, nil)
 	require.NoError(t, err)
 	assert.Contains(t, notice, "moved to autopilot-state.corrupt.20261124T120000Z.json")
 	assert.FileExists(t, filepath.Join(h.repo, ".ralph", "autopilot-state.corrupt.20261124T120000Z.json"))

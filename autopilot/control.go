@@ -10,6 +10,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
 // Control requests: `ralph autopilot pause|resume|stop [--now]` each
@@ -31,8 +32,8 @@ var requestOrder = []string{RequestPause, RequestResume, RequestStop, RequestSto
 // wait: the autopilot acts within a moment, or when it next starts.
 func Request(repo, req string) error {
 	dir := filepath.Join(repo, ralphDir, ControlDir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("request %s: %w", req, err)
+	if err := ralphdir.MkdirAll(filepath.Dir(dir), dir); err != nil {
+		return err
 	}
 	opposite := map[string]string{RequestPause: RequestResume, RequestResume: RequestPause}[req]
 	if opposite != "" {
@@ -40,7 +41,7 @@ func Request(repo, req string) error {
 			return err
 		}
 	}
-	return os.WriteFile(filepath.Join(dir, req), nil, 0o644)
+	return ralphdir.WriteFile(dir, filepath.Join(dir, req), nil)
 }
 
 // RequestRunning hands req to the autopilot running in repo, as Request
@@ -59,8 +60,8 @@ func RequestRunning(repo, req string) (engine.LockInfo, error) {
 // dropped, as `ralph stop` requests are. Each request is taken (its file
 // removed) as it is delivered.
 func watchControl(dir string) (<-chan string, func(), error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, nil, fmt.Errorf("watch %s: %w", dir, err)
+	if err := ralphdir.MkdirAll(filepath.Dir(dir), dir); err != nil {
+		return nil, nil, err
 	}
 	w, err := fsnotify.NewWatcher()
 	if err != nil {

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/renameio/v2"
-
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/ralphdir"
+	"github.com/ralph-loop/ralph/internal/redact"
 )
 
 // File names under .ralph/.
@@ -42,6 +42,9 @@ type journal struct {
 	// has its own time limit).
 	hooks   Hooks
 	hookCtx context.Context
+	// redactor hides secret values in every line before it is written
+	// (see write).
+	redactor *redact.Redactor
 }
 
 // Hooks run the user's lifecycle hooks (package hooks) on the lines of the
@@ -55,28 +58,28 @@ type Hooks interface {
 }
 
 // loadState reads the checkpoint and folds whatever of the log it has not
-// seen, telling seen (when not nil) each line it folds. A checkpoint that
-// cannot be read is moved aside and the state is rebuilt from the log;
-// what was done is returned as a notice.
-func loadState(dir string, now time.Time, seen func(events.Record)) (*State, string, error) {
+// seen, its secret values hidden by r, telling seen (when not nil) each
+// line it folds. A checkpoint that cannot be read is moved aside and the
+// state is rebuilt from the log; what was done is returned as a notice.
+func loadState(dir string, now time.Time, r *redact.Redactor, seen func(events.Record)) (*State, string, error) {
 	path := filepath.Join(dir, StateFile)
 	st, notice, err := readCheckpoint(path, now)
 	if err != nil {
 		return nil, "", err
 	}
-	if err := foldLog(filepath.Join(dir, EventsFile), st, seen); err != nil {
+	if err := foldLog(filepath.Join(dir, EventsFile), st, r, seen); err != nil {
 		return nil, "", err
 	}
 	return st, notice, nil
 }
 
 func readCheckpoint(path string, now time.Time) (*State, string, error) {
-	data, err := os.ReadFile(path)
+	data, err := ralphdir.ReadFile(filepath.Dir(path), path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return newState(), "", nil
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("read %s: %w", path, err)
+		return nil, "", ralphdir.Explain(path, fmt.Errorf("read %s: %w", path, err))
 	}
 	st := newState()
 	if err := json.Unmarshal(data, st); err == nil && st.Version == stateVersion && st.Active != nil {
@@ -100,11 +103,13 @@ func peekState(dir string) (*State, error) {
 			st = newState()
 		}
 	}
-	return st, foldLog(filepath.Join(dir, EventsFile), st, nil)
+	return st, foldLog(filepath.Join(dir, EventsFile), st, nil, nil)
 }
 
-// foldLog applies the log's events past st.Offset.
-func foldLog(path string, st *State, seen func(events.Record)) error {
+// foldLog applies the log's events past st.Offset, with r's secret values
+// hidden: a line written by hand, or by a ralph that did not hide them,
+// must not reach the state, progress.md or the hooks.
+func foldLog(path string, st *State, r *redact.Redactor, seen func(events.Record)) error {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -121,14 +126,15 @@ func foldLog(path string, st *State, seen func(events.Record)) error {
 	if _, err := f.Seek(st.Offset, 0); err != nil {
 		return err
 	}
-	return events.Scan(f, func(r events.Record) error {
-		if ev, err := events.ParseLine(r.Line); err == nil {
+	return events.Scan(f, func(rec events.Record) error {
+		if ev, err := events.ParseLine(rec.Line); err == nil {
+			ev.Payload = r.JSON(ev.Payload)
 			st.Apply(ev)
 			if seen != nil {
-				seen(events.Record{Offset: r.Offset, Line: r.Line, Event: ev})
+				seen(events.Record{Offset: rec.Offset, Line: rec.Line, Event: ev})
 			}
 		}
-		st.Offset += r.End() - r.Offset
+		st.Offset += rec.End() - rec.Offset
 		return nil
 	})
 }
@@ -144,11 +150,11 @@ func (j *journal) record(topic string, p Payload) error {
 // failure must not fire hooks, or a failing hook on autopilot.notice
 // would be told of its own failure without end.
 func (j *journal) recordEvent(topic string, p Payload, hooked bool) error {
-	ev := events.Event{TS: j.now().UTC(), Topic: topic, Payload: events.ObjectPayload(p), Source: events.SourceRalph}
-	recs, err := j.write(ev)
+	recs, err := j.write(events.Event{TS: j.now().UTC(), Topic: topic, Payload: events.ObjectPayload(p), Source: events.SourceRalph})
 	if err != nil {
 		return err
 	}
+	ev := recs[0].Event
 	var hookErr error
 	if hooked {
 		if hookErr, err = j.fire(recs); err != nil {
@@ -167,8 +173,15 @@ func (j *journal) recordEvent(topic string, p Payload, hooked bool) error {
 	return hookErr
 }
 
-// write appends lines in one write, synced, and folds them.
+// write appends lines in one write, synced, and folds them. Their secret
+// values are hidden first: the text of a task's failure (a verify
+// command's output, a tracker's stderr), a hook's output and everything
+// else that came from outside ralph reach the log, the state, progress.md,
+// the hooks and the terminal from here.
 func (j *journal) write(evs ...events.Event) ([]events.Record, error) {
+	for i := range evs {
+		evs[i].Payload = j.redactor.JSON(evs[i].Payload)
+	}
 	if err := j.log.AppendBatch(evs); err != nil {
 		return nil, fmt.Errorf("append to %s: %w", EventsFile, err)
 	}
@@ -226,7 +239,7 @@ func (j *journal) save() error {
 		return err
 	}
 	path := filepath.Join(j.dir, StateFile)
-	if err := renameio.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+	if err := ralphdir.WriteFileAtomic(j.dir, path, append(data, '\n')); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/renameio/v2"
+	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
 // latestOutcomes is how many finished tasks progress.md lists.
@@ -17,7 +17,7 @@ const latestOutcomes = 10
 // writeProgress rewrites .ralph/progress.md from the state, atomically.
 func writeProgress(dir string, st *State, now time.Time) error {
 	path := filepath.Join(dir, ProgressFile)
-	if err := renameio.WriteFile(path, []byte(RenderProgress(st, now)), 0o644); err != nil {
+	if err := ralphdir.WriteFileAtomic(dir, path, []byte(RenderProgress(st, now))); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
 // A task's agent may ask a person (`ralph ask`); its loop then waits in
@@ -42,7 +43,7 @@ func (a *Autopilot) followQuestions(slot, task string) (stop func(), err error) 
 	dir := filepath.Join(ws, engine.DirName)
 	// The loop makes its .ralph/ as it starts; it is made now so that its
 	// first lines are not missed. Its .gitignore keeps it out of commits.
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := ralphdir.MkdirAll(dir, dir); err != nil {
 		return nil, fmt.Errorf("follow the loop of %s: %w", task, err)
 	}
 	if err := engine.IgnoreOwnFilesIfMissing(dir); err != nil {

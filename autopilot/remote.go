@@ -11,11 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/renameio/v2"
-
 	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/ralphdir"
 	"github.com/ralph-loop/ralph/tasks"
 )
 
@@ -74,14 +73,11 @@ func ReadWorkerInfo(repo, task string) (WorkerInfo, error) {
 // reader never sees half of it.
 func WriteWorkerInfo(repo, task string, info WorkerInfo) error {
 	path := WorkerPath(repo, task)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("write the worker of %s: %w", task, err)
-	}
 	data, err := json.MarshalIndent(info, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := renameio.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+	if err := ralphdir.WriteFileAtomic(filepath.Join(repo, ralphDir), path, append(data, '\n')); err != nil {
 		return fmt.Errorf("write the worker of %s: %w", task, err)
 	}
 	return nil

@@ -13,11 +13,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gofrs/flock"
-
 	"github.com/ralph-loop/ralph/criteria"
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/exitcode"
+	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
 // Job is one task's loop, as a runner starts it.
@@ -130,7 +129,7 @@ type LocalRunner struct {
 // decides, and it outlives an autopilot that is killed: the next one
 // re-attaches to it.
 func (r LocalRunner) Start(ctx context.Context, job Job) (Handle, error) {
-	out, err := os.OpenFile(job.Output, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	out, err := ralphdir.OpenFile(filepath.Dir(job.Output), job.Output, os.O_CREATE|os.O_APPEND|os.O_WRONLY, ralphdir.FileMode)
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +242,7 @@ func (h *attachedLoop) PID() int { return h.pid }
 // learn that; it is let go at once.
 func (h *attachedLoop) watch(ctx context.Context) {
 	defer close(h.done)
-	fl := flock.New(filepath.Join(h.dir, engine.DirName, engine.LockFile))
+	fl := ralphdir.Lock(filepath.Join(h.dir, engine.DirName, engine.LockFile))
 	if ok, err := fl.TryLockContext(ctx, 250*time.Millisecond); ok && err == nil {
 		_ = fl.Unlock()
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/git"
+	"github.com/ralph-loop/ralph/internal/ralphdir"
 	"github.com/ralph-loop/ralph/tasks"
 )
 
@@ -321,20 +323,20 @@ func (a *Autopilot) open(ctx context.Context, dir, runID string, lock *engine.Lo
 	if err := engine.IgnoreOwnFilesIfMissing(dir); err != nil {
 		return err
 	}
-	if err := repairLogTail(filepath.Join(dir, EventsFile)); err != nil {
+	if err := repairLogTail(dir, filepath.Join(dir, EventsFile)); err != nil {
 		return err
 	}
 	var folded []events.Record
-	st, notice, err := loadState(dir, opts.Now(), func(r events.Record) { folded = append(folded, r) })
+	st, notice, err := loadState(dir, opts.Now(), opts.Redactor, func(r events.Record) { folded = append(folded, r) })
 	if err != nil {
 		return err
 	}
 	log, err := events.OpenLog(filepath.Join(dir, EventsFile))
 	if err != nil {
-		return err
+		return ralphdir.Explain(filepath.Join(dir, EventsFile), err)
 	}
 	a.journal = &journal{dir: dir, log: log, state: st, now: opts.Now, onEvent: opts.OnEvent,
-		hooks: opts.Hooks, hookCtx: context.WithoutCancel(ctx)}
+		hooks: opts.Hooks, hookCtx: context.WithoutCancel(ctx), redactor: opts.Redactor}
 	// Lines the last autopilot folded but died before its hooks had
 	// started are due now; those it started and did not see end are
 	// recorded as interrupted.
@@ -376,7 +378,12 @@ func (a *Autopilot) setUp(ctx context.Context) error {
 	if !filepath.IsAbs(worktrees) {
 		worktrees = filepath.Join(a.opts.Repo, worktrees)
 	}
-	if err := ensureIgnoredDir(worktrees); err != nil {
+	if err := ensureIgnoredDir(a.opts.Repo, worktrees); err != nil {
+		return err
+	}
+	// The tasks' files are written as each task starts; a link in their
+	// place is the repository's to fix, not the task's failure.
+	if err := ralphdir.MkdirAll(a.journal.dir, filepath.Join(a.journal.dir, TasksDir)); err != nil {
 		return err
 	}
 	a.merger = &merger{repo: a.repo, base: a.base, worktrees: worktrees, tracker: a.opts.Source.Files(),
@@ -391,15 +398,30 @@ func (a *Autopilot) setUp(ctx context.Context) error {
 
 // ensureIgnoredDir makes dir with a .gitignore of "*", so the worktrees
 // in it never show up as changes of the user's checkout.
-func ensureIgnoredDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+//
+// A dir in the repository is held to .ralph/'s rules (internal/ralphdir):
+// a repository that brings it as a link would have ralph make worktrees,
+// and write this file, wherever the link points. One the user set outside
+// the repository is theirs to place.
+func ensureIgnoredDir(repo, dir string) error {
+	if rel, err := filepath.Rel(repo, dir); err == nil && filepath.IsLocal(rel) {
+		top, _, _ := strings.Cut(rel, string(filepath.Separator))
+		if err := ralphdir.MkdirAll(filepath.Join(repo, top), dir); err != nil {
+			return err
+		}
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
-	ignore := filepath.Join(dir, ".gitignore")
-	if _, err := os.Stat(ignore); err == nil {
+	// O_EXCL: a file there is kept, and a link there is not followed.
+	f, err := os.OpenFile(filepath.Join(dir, ".gitignore"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
 		return nil
 	}
-	return os.WriteFile(ignore, []byte("# ralph autopilot's task worktrees\n*\n"), 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString("# ralph autopilot's task worktrees\n*\n")
+	return errors.Join(err, f.Close())
 }
 
 // begin records autopilot.started: a new run, or the unfinished one going
@@ -439,9 +461,10 @@ func hostname() string {
 }
 
 // repairLogTail ends a last line cut short by a kill with a newline, so
-// the next event starts a line of its own.
-func repairLogTail(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+// the next event starts a line of its own. path is in the .ralph
+// directory dir.
+func repairLogTail(dir, path string) error {
+	f, err := ralphdir.OpenFile(dir, path, os.O_RDWR, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}

@@ -9,10 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/google/renameio/v2"
 	"gopkg.in/yaml.v3"
 
 	"github.com/ralph-loop/ralph/criteria"
+	"github.com/ralph-loop/ralph/internal/ralphdir"
 	"github.com/ralph-loop/ralph/tasks"
 )
 
@@ -58,25 +58,25 @@ func (a *Autopilot) job(task string, attempt int, mode StartMode) (Job, error) {
 // ran into.
 func (a *Autopilot) writeTaskFiles(t tasks.Task, note string) error {
 	dir := a.taskDir(t.ID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", dir, err)
+	if err := ralphdir.MkdirAll(a.journal.dir, dir); err != nil {
+		return err
 	}
 	objective := Objective(t, a.opts.Source.Name(), a.opts.Settings.TrustTasks, note)
-	if err := renameio.WriteFile(filepath.Join(dir, objectiveFile), []byte(objective), 0o644); err != nil {
+	if err := ralphdir.WriteFileAtomic(a.journal.dir, filepath.Join(dir, objectiveFile), []byte(objective)); err != nil {
 		return fmt.Errorf("write the objective of %s: %w", t.ID, err)
 	}
 	commands, err := json.Marshal(a.trustedCommands(t))
 	if err != nil {
 		return err
 	}
-	if err := renameio.WriteFile(filepath.Join(dir, commandsFile), commands, 0o644); err != nil {
+	if err := ralphdir.WriteFileAtomic(a.journal.dir, filepath.Join(dir, commandsFile), commands); err != nil {
 		return fmt.Errorf("write the commands of %s: %w", t.ID, err)
 	}
 	overlay, err := a.overlay(t)
 	if err != nil {
 		return err
 	}
-	return renameio.WriteFile(filepath.Join(dir, overlayFile), overlay, 0o644)
+	return ralphdir.WriteFileAtomic(a.journal.dir, filepath.Join(dir, overlayFile), overlay)
 }
 
 // trustedCommands are t's acceptance commands as criteria, when the config

@@ -8,8 +8,34 @@ import (
 	"slices"
 
 	"github.com/ralph-loop/ralph/internal/git"
+	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/tasks"
 )
+
+// redactedSource is a tracker that is told nothing secret: the reason of a
+// close or a failure (a verify command's output, a loop's last words) has
+// its secret values hidden before the tracker keeps it in a note, which
+// ralph commits, or hands it to a command as RALPH_TASK_REASON.
+type redactedSource struct {
+	tasks.Source
+	r *redact.Redactor
+}
+
+// redactSource is source, told nothing secret when r has secrets to hide.
+func redactSource(source tasks.Source, r *redact.Redactor) tasks.Source {
+	if r.Empty() {
+		return source
+	}
+	return &redactedSource{Source: source, r: r}
+}
+
+func (s *redactedSource) Close(ctx context.Context, id, reason string) error {
+	return s.Source.Close(ctx, id, s.r.String(reason))
+}
+
+func (s *redactedSource) Fail(ctx context.Context, id, reason string) error {
+	return s.Source.Fail(ctx, id, s.r.String(reason))
+}
 
 // watchedSource is a tracker that cannot name the files it keeps in the
 // repository (a command source without files:), so ralph learns them: it

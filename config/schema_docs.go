@@ -13,7 +13,7 @@ var schemaDocs = map[string]string{
 	"memories":             "Long-term memories (ralph memory) injected into prompts.",
 	"human":                "How a run waits for a person to answer a question an agent asks with `ralph ask`.",
 	"autopilot":            "How `ralph autopilot` works through a task tracker: the source, how many tasks run at once, and how finished work is merged and verified.",
-	"redact":               "Environment variables whose values ralph replaces with [redacted:NAME] in everything it writes, besides those whose names contain KEY, TOKEN, SECRET or PASSWORD.",
+	"redact":               "Environment variables whose values ralph replaces with [redacted:NAME] in everything it writes, besides those whose names look secret (KEY, TOKEN, SECRET, PASSWORD, PASSPHRASE; ending in PWD, PAT or PASS) and those whose value is a URL with a password.",
 	"hooks":                "Commands or HTTP POSTs ralph fires on events of a loop's or the autopilot's log: each with on: (topic patterns) and run: or post:.",
 	"pricing":              "Prices of models, by the name the agent CLI uses, added to or replacing ralph's table (ralph pricing): {my-model: {input: 3.0, output: 15.0, cache_read: 0.3, cache_write: 3.75}}, in US dollars per million tokens; {copilot: {per_request: 0.04}} for a model billed by the request.",
 	"price":                "One model's price: input and output per million tokens (cache_read and cache_write too where the vendor discounts cached tokens), or per_request.",

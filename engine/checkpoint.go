@@ -11,8 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/renameio/v2"
-
+	"github.com/ralph-loop/ralph/internal/ralphdir"
 	"github.com/ralph-loop/ralph/internal/swapfile"
 )
 
@@ -36,12 +35,12 @@ type Checkpoint struct {
 // Load reads the checkpoint. It returns ErrNoState when there is none and a
 // *CorruptStateError when it cannot be used.
 func (c Checkpoint) Load() (*RunState, Phase, error) {
-	data, err := os.ReadFile(c.Path)
+	data, err := readNoFollow(c.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, "", ErrNoState
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("read state: %w", err)
+		return nil, "", ralphdir.Explain(c.Path, fmt.Errorf("read state: %w", err))
 	}
 	st, phase, err := c.decode(data)
 	var corrupt *CorruptStateError
@@ -49,7 +48,7 @@ func (c Checkpoint) Load() (*RunState, Phase, error) {
 		// A reader beside a running loop that held the file open across
 		// two checkpoints read a spare being rewritten (see swapfile);
 		// the file it opens now is whole.
-		if again, readErr := os.ReadFile(c.Path); readErr == nil && !bytes.Equal(again, data) {
+		if again, readErr := readNoFollow(c.Path); readErr == nil && !bytes.Equal(again, data) {
 			return c.decode(again)
 		}
 	}
@@ -110,6 +109,8 @@ func (s *RunState) validate() error {
 		return errors.New("no run_id")
 	case s.EventsFile == "":
 		return errors.New("no events_file")
+	case filepath.IsAbs(s.EventsFile) || !inRalphDir(s.EventsFile):
+		return fmt.Errorf("events_file %q is not a file in %s/", s.EventsFile, DirName)
 	case s.Offset < 0:
 		return fmt.Errorf("negative offset %d", s.Offset)
 	}
@@ -120,14 +121,6 @@ func (s *RunState) validate() error {
 		s.Blocked = map[string]int{}
 	}
 	return nil
-}
-
-// writeFileAtomic replaces path with data so that readers see the old file
-// or the new one, never a mix. The temporary file lives beside path: the
-// rename must not cross file systems, and probing for a shared temp dir on
-// every write would cost more than the write.
-func writeFileAtomic(path string, data []byte) error {
-	return renameio.WriteFile(path, data, 0o644, renameio.WithTempDir(filepath.Dir(path)))
 }
 
 // removeStaleTempFiles deletes the temporary files of atomic writes to

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
+	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
 // Paths under the workspace.
@@ -264,7 +265,7 @@ func (e *Engine) tearWrite(lines []events.Event) {
 		b, _ := events.EncodeLine(l)
 		buf = append(buf, b...)
 	}
-	f, err := os.OpenFile(e.events.Path(), os.O_WRONLY|os.O_APPEND, 0)
+	f, err := ralphdir.OpenFile(e.dir, e.events.Path(), os.O_WRONLY|os.O_APPEND, 0)
 	if err == nil {
 		_, _ = f.Write(buf[:len(buf)/2])
 		_ = f.Close()

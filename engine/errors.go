@@ -32,6 +32,18 @@ func (e *CorruptStateError) Error() string {
 
 func (e *CorruptStateError) Unwrap() error { return e.Err }
 
+// LogPathError means .ralph/current-events names an event log that is not
+// a file in .ralph/: ralph reads and appends only to logs there.
+type LogPathError struct {
+	File string // current-events
+	Log  string // the log it names
+}
+
+func (e *LogPathError) Error() string {
+	return fmt.Sprintf("%s names the event log %q, which is not a file in %s/; ralph reads and appends only to event logs there",
+		e.File, e.Log, DirName)
+}
+
 // AgentAuthError means the agent could not authenticate: retrying cannot
 // help until a person logs in or sets a key, so the run ends as fatal.
 type AgentAuthError struct {

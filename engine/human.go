@@ -11,6 +11,7 @@ import (
 
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
+	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
 // A human in the loop: an agent asks a person with `ralph ask`, the run
@@ -286,8 +287,8 @@ func Answer(workspace, id, text, by string) error {
 	if q == nil || (id != "" && id != q.ID) {
 		return &NotPendingError{ID: id, Pending: q}
 	}
-	return events.AppendTo(path, events.Event{Topic: TopicHumanAnswered, Source: events.SourceHuman, Target: q.Hat,
-		Payload: events.ObjectPayload(answeredRecord{ID: q.ID, Question: q.Text, Answer: text, By: by})})
+	return ralphdir.Explain(path, events.AppendTo(path, events.Event{Topic: TopicHumanAnswered, Source: events.SourceHuman, Target: q.Hat,
+		Payload: events.ObjectPayload(answeredRecord{ID: q.ID, Question: q.Text, Answer: text, By: by})}))
 }
 
 // readRunState folds the current run of workspace from its checkpoint to

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
 // IgnoreFile is .ralph/.gitignore. ralph writes it on first use, as build
@@ -45,17 +47,14 @@ func IgnoreOwnFiles(dir string, shareMemories bool) error {
 		want = []byte(ignoreAllButMemories)
 	}
 	path := filepath.Join(dir, IgnoreFile)
-	have, err := os.ReadFile(path)
+	have, err := ralphdir.ReadFile(dir, path)
 	switch {
 	case err == nil && (bytes.Equal(have, want) || !bytes.HasPrefix(have, []byte(ignoreMarker))):
 		return nil
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("read %s: %w", path, err)
+		return ralphdir.Explain(path, fmt.Errorf("read %s: %w", path, err))
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", dir, err)
-	}
-	if err := writeFileAtomic(path, want); err != nil {
+	if err := ralphdir.WriteFileAtomic(dir, path, want); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
@@ -65,7 +64,7 @@ func IgnoreOwnFiles(dir string, shareMemories bool) error {
 // for commands that do not read the config (ralph memory add); the next
 // loop settles memories.shared.
 func IgnoreOwnFilesIfMissing(dir string) error {
-	if _, err := os.Stat(filepath.Join(dir, IgnoreFile)); err == nil {
+	if fi, err := os.Lstat(filepath.Join(dir, IgnoreFile)); err == nil && fi.Mode().IsRegular() {
 		return nil
 	}
 	return IgnoreOwnFiles(dir, false)

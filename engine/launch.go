@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
 // Run modes, in Launch.Mode.
@@ -43,8 +44,15 @@ type Launch struct {
 // can be called before the workspace lock is taken.
 func PreviousLaunch(workspace string) (*Launch, error) {
 	dir := filepath.Join(workspace, DirName)
+	if err := ralphdir.Check(dir); err != nil {
+		return nil, err
+	}
 	rel, err := currentEventsFile(dir)
 	if err != nil || rel == "" {
+		return nil, err
+	}
+	path, err := runLog(workspace, rel)
+	if err != nil {
 		return nil, err
 	}
 	var launch *Launch
@@ -55,7 +63,7 @@ func PreviousLaunch(workspace string) (*Launch, error) {
 	if err == nil && filepath.Clean(st.EventsFile) == filepath.Clean(rel) {
 		launch, offset = st.Launch, st.Offset
 	}
-	recs, err := events.NewReader(filepath.Join(workspace, rel), offset).Read()
+	recs, err := events.NewReader(path, offset).Read()
 	if err != nil {
 		return nil, err
 	}

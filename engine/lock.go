@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -13,6 +14,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/ralph-loop/ralph/internal/fileholders"
+	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
 // LockInfo says who holds the workspace lock. It is written into the lock
@@ -73,14 +75,19 @@ const lockRetry = 20 * time.Millisecond
 // refused, naming the processes that really hold it. A lock file left by
 // a process that died is taken over, and the previous holder is reported
 // in Lock.Previous.
+//
+// The lock's directory is .ralph/ (or the autopilot's, the same): it is
+// made, and checked as every directory ralph keeps files in, here, before
+// anything else of a run touches it.
 func AcquireLock(ctx context.Context, path string, info LockInfo, opts LockOptions) (*Lock, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("create %s: %w", filepath.Dir(path), err)
+	dir := filepath.Dir(path)
+	if err := ralphdir.MkdirAll(dir, dir); err != nil {
+		return nil, err
 	}
-	fl := flock.New(path)
+	fl := ralphdir.Lock(path)
 	locked, err := fl.TryLock()
 	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", path, err)
+		return nil, ralphdir.Explain(path, fmt.Errorf("lock %s: %w", path, err))
 	}
 	if !locked {
 		if err := waitForLock(ctx, fl, path, opts); err != nil {
@@ -198,7 +205,7 @@ func (l *Lock) write(info LockInfo) error {
 	if err != nil {
 		return fmt.Errorf("encode lock: %w", err)
 	}
-	f, err := os.OpenFile(l.path, os.O_WRONLY, 0)
+	f, err := ralphdir.OpenFile(filepath.Dir(l.path), l.path, os.O_WRONLY, 0)
 	if err != nil {
 		return fmt.Errorf("write lock: %w", err)
 	}
@@ -222,7 +229,7 @@ func (l *Lock) Update(info LockInfo) error { return l.write(info) }
 // Release empties the lock file and unlocks it. The file stays, because
 // removing it could let two processes lock two different files.
 func (l *Lock) Release() error {
-	_ = os.Truncate(l.path, 0)
+	_ = ralphdir.Truncate(filepath.Dir(l.path), l.path)
 	return l.fl.Unlock()
 }
 
@@ -253,7 +260,7 @@ func holderInfo(ctx context.Context, fl *flock.Flock, path string) (info LockInf
 // field of the wrong type, a bad time) must not name a pid to kill.
 func ReadLockInfo(path string) (LockInfo, error) {
 	var info LockInfo
-	data, err := os.ReadFile(path)
+	data, err := readNoFollow(path)
 	if err != nil {
 		return info, err
 	}
@@ -279,7 +286,7 @@ func LockHeld(path string) (bool, LockInfo) {
 	if held, err := lockedPerProc(path, info); err == nil {
 		return held, info
 	}
-	fl := flock.New(path)
+	fl := ralphdir.Lock(path)
 	locked, err := fl.TryLock()
 	if err != nil {
 		return false, info
@@ -311,4 +318,15 @@ func processAlive(pid int) bool {
 	}
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// readNoFollow reads the file at path, but not through a link: what a
+// reader of ralph's files (status, serve) reads is ralph's own.
+func readNoFollow(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|ralphdir.NoFollow, 0)
+	if err != nil {
+		return nil, ralphdir.Explain(path, err)
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }

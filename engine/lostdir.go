@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
 // An agent's `git clean -fdx` or `rm -rf .ralph` deletes ralph's directory
@@ -96,7 +97,7 @@ func (e *Engine) recreateDir(ctx context.Context) error {
 	if err := e.rewriteLog(); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(filepath.Join(e.dir, CurrentEventsFile), []byte(e.st.EventsFile+"\n")); err != nil {
+	if err := ralphdir.WriteFileAtomic(e.dir, filepath.Join(e.dir, CurrentEventsFile), []byte(e.st.EventsFile+"\n")); err != nil {
 		return fmt.Errorf("write %s: %w", CurrentEventsFile, err)
 	}
 	return e.saveAs(e.phase)
@@ -132,7 +133,7 @@ func (e *Engine) rewriteLog() error {
 		buf = append(buf, line...)
 	}
 	path := filepath.Join(e.opts.Workspace, e.st.EventsFile)
-	if err := os.WriteFile(path, buf, 0o644); err != nil {
+	if err := ralphdir.WriteFile(e.dir, path, buf); err != nil {
 		return storageError(OpAppendLog, path, err)
 	}
 	if err := e.openLog(e.st.EventsFile, int64(len(buf))); err != nil {

@@ -14,9 +14,10 @@ import (
 //   - the payload of every line it appends: tags from the agent's text,
 //     iteration.finished with its failure message, criteria evidence in
 //     .blocked events, commit subjects;
-//   - every line it reads back before folding it into the state, so lines
-//     the agent appended to the log by hand (which ralph cannot stop) do
-//     not reach state.json, prompts, the summary or the reporters;
+//   - every line it reads back before folding it into the state (its
+//     payload, topic, target and hat), so lines the agent appended to the
+//     log by hand (which ralph cannot stop) do not reach state.json,
+//     prompts, the summary or the reporters;
 //   - every string it hands a Reporter.
 //
 // What the agent produces is already redacted by the backend; doing it here
@@ -39,8 +40,13 @@ func (e *Engine) redactRecord(rec events.Record) events.Record {
 	return rec
 }
 
+// redactEvent hides secret values in what of an event text from outside
+// ralph can reach: its payload, and the topic, target and hat a line the
+// agent wrote by hand may hold (a topic made of a key is rejected as a
+// bad topic, under its redacted name).
 func redactEvent(r *redact.Redactor, ev events.Event) events.Event {
 	ev.Payload = r.JSON(ev.Payload)
+	ev.Topic, ev.Target, ev.Hat = r.String(ev.Topic), r.String(ev.Target), r.String(ev.Hat)
 	return ev
 }
 

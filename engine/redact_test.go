@@ -86,7 +86,9 @@ func TestSecretsNeverReachWhatTheEngineWritesOrReports(t *testing.T) {
 	b := &fakeBackend{byHat: map[string][]turn{
 		"ralph": {{
 			text: "Plan. " + tagged("build.task", leak("build with")),
-			raw:  []string{`{"topic":"build.task","payload":"` + leak("by hand") + `"}`},
+			raw: []string{`{"topic":"build.task","payload":"` + leak("by hand") + `"}`,
+				// A topic and a target the agent made of the key.
+				`{"topic":"leak.` + secret + `","target":"` + secret + `","payload":"x"}`},
 			acts: []events.Activity{{Kind: events.ActivityTool, Tool: events.ToolShell, Command: leak("curl -H"), Text: leak("out")}},
 		}},
 		"builder": {
@@ -117,7 +119,7 @@ func TestSecretsNeverReachWhatTheEngineWritesOrReports(t *testing.T) {
 			agentLines++ // written by the agent itself: ralph cannot stop that
 		}
 	}
-	assert.Equal(t, 3, agentLines, "the test plants the key in three lines the agent writes itself")
+	assert.Equal(t, 4, agentLines, "the test plants the key in four lines the agent writes itself")
 
 	for _, f := range []string{StateFile, filepath.Join(RunsDir, out.RunID, "summary.md")} {
 		data, err := os.ReadFile(filepath.Join(dir, DirName, f))

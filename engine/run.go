@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
 // running runs the agent for the iteration.
@@ -88,7 +89,7 @@ func (e *Engine) agentEnv() []string {
 // its own file, so no attempt's output is lost. stop stops the agent.
 func (e *Engine) openRawOutput(stop func()) (*rawOutput, error) {
 	dir := filepath.Join(e.dir, RunsDir, e.st.RunID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := ralphdir.MkdirAll(e.dir, dir); err != nil {
 		return nil, storageError(OpRawOutput, dir, err)
 	}
 	base := fmt.Sprintf("iter-%04d", e.iter.info.N)
@@ -98,7 +99,7 @@ func (e *Engine) openRawOutput(stop func()) (*rawOutput, error) {
 			name = fmt.Sprintf("%s.attempt%d.jsonl", base, attempt)
 		}
 		path := filepath.Join(dir, name)
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		f, err := ralphdir.OpenFile(e.dir, path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, ralphdir.FileMode)
 		if errors.Is(err, os.ErrExist) {
 			continue
 		}

@@ -1,8 +1,8 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,6 +11,7 @@ import (
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
 	"github.com/ralph-loop/ralph/internal/plural"
+	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
 // selecting chooses the hat, builds its prompt and records the start of the
@@ -126,7 +127,7 @@ func (e *Engine) memories(h hats.Hat, evs []events.Event) string {
 	if budget <= 0 {
 		return ""
 	}
-	ms, err := memory.Store{Path: filepath.Join(e.dir, "agent", "memories.md")}.List()
+	ms, err := memory.Store{Path: filepath.Join(e.dir, "agent", "memories.md"), Root: e.dir}.List()
 	if err != nil {
 		e.opts.Reporter.Warn("cannot read memories: " + err.Error())
 		return ""
@@ -148,8 +149,14 @@ const ScratchpadFile = "scratchpad.md"
 
 func (e *Engine) scratchpadPath() string { return filepath.Join(e.dir, "agent", ScratchpadFile) }
 
+// scratchpad is the agent's notes for the prompt. A link in the
+// scratchpad's place is not read: a repository that brings one would have
+// ralph send the file it points to to the model.
 func (e *Engine) scratchpad() string {
-	data, err := os.ReadFile(e.scratchpadPath())
+	data, err := ralphdir.ReadFile(e.dir, e.scratchpadPath())
+	if _, isLink := errors.AsType[*ralphdir.LinkError](err); isLink {
+		e.opts.Reporter.Warn("the scratchpad is left out of the prompt: " + err.Error())
+	}
 	if err != nil || len(data) == 0 {
 		return ""
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/plural"
+	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
 func (e *Engine) starting(ctx context.Context) (Phase, error) {
@@ -26,14 +27,14 @@ func (e *Engine) starting(ctx context.Context) (Phase, error) {
 		return "", err
 	}
 	e.started = e.now()
-	if err := e.stopOrphanedAgent(); err != nil {
-		return "", err
-	}
-	e.clearStaleIndexLock(ctx)
 	prev, err := e.loadPrevious()
 	if err != nil {
 		return "", err
 	}
+	if err := e.stopOrphanedAgent(prev); err != nil {
+		return "", err
+	}
+	e.clearStaleIndexLock(ctx)
 	if e.opts.Start == StartResume {
 		if e.endedAlready(ctx, prev) {
 			return e.reportEnded(prev)
@@ -103,7 +104,10 @@ func (e *Engine) newerRunThan(st *RunState) (*RunState, error) {
 // a log that has since been truncated or replaced: it cannot be trusted, so
 // it is moved aside and the run rebuilt from the log as it is.
 func (e *Engine) catchUp(st *RunState) (*RunState, error) {
-	path := filepath.Join(e.opts.Workspace, st.EventsFile)
+	path, err := runLog(e.opts.Workspace, st.EventsFile)
+	if err != nil {
+		return nil, err
+	}
 	size, atLine, err := offsetInLog(path, st.Offset)
 	if err != nil {
 		return nil, err
@@ -170,7 +174,11 @@ func (e *Engine) rebuildFromLog() (*RunState, error) {
 	}
 	st := NewRunState()
 	st.EventsFile = rel
-	r := events.NewReader(filepath.Join(e.opts.Workspace, rel), 0)
+	path, err := runLog(e.opts.Workspace, rel)
+	if err != nil {
+		return nil, err
+	}
+	r := events.NewReader(path, 0)
 	recs, err := r.Read()
 	if err != nil {
 		return nil, fmt.Errorf("rebuild state from %s: %w", rel, err)
@@ -189,16 +197,20 @@ func (e *Engine) rebuildFromLog() (*RunState, error) {
 
 // CurrentLog is the absolute path of the current run's event log in
 // workspace: the one .ralph/current-events names, or else the newest
-// events-*.jsonl. It returns ErrNoLog when there is none.
+// events-*.jsonl. It returns ErrNoLog when there is none. A .ralph/ that
+// is a link, or not the user's, is refused (internal/ralphdir): ralph
+// emit, ask and answer append to the log this names.
 func CurrentLog(workspace string) (string, error) {
-	rel, err := currentEventsFile(filepath.Join(workspace, DirName))
+	dir := filepath.Join(workspace, DirName)
+	if err := ralphdir.Check(dir); err != nil {
+		return "", err
+	}
+	rel, err := currentEventsFile(dir)
 	switch {
 	case err != nil:
 		return "", err
 	case rel == "":
 		return "", ErrNoLog
-	case filepath.IsAbs(rel):
-		return rel, nil
 	}
 	return filepath.Join(workspace, rel), nil
 }
@@ -206,18 +218,51 @@ func CurrentLog(workspace string) (string, error) {
 // currentEventsFile is the log named by dir/current-events, or else the
 // newest events-*.jsonl, relative to the workspace; "" when there is none.
 func currentEventsFile(dir string) (string, error) {
-	data, err := os.ReadFile(filepath.Join(dir, CurrentEventsFile))
+	path := filepath.Join(dir, CurrentEventsFile)
+	data, err := readNoFollow(path)
 	if err == nil && strings.TrimSpace(string(data)) != "" {
-		return strings.TrimSpace(string(data)), nil
+		return namedLog(dir, strings.TrimSpace(string(data)))
 	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("read %s: %w", CurrentEventsFile, err)
+		return "", ralphdir.Explain(path, fmt.Errorf("read %s: %w", CurrentEventsFile, err))
 	}
 	logs, err := EventLogs(dir)
 	if err != nil || len(logs) == 0 {
 		return "", err
 	}
 	return filepath.Join(DirName, filepath.Base(logs[len(logs)-1])), nil
+}
+
+// namedLog is the log that current-events in the .ralph directory dir
+// names, relative to the workspace. Another Ralph may have named it by its
+// absolute path. A log outside .ralph/ is refused: ralph appends to the
+// current log, and a name a repository brings must not make it append
+// anywhere else.
+func namedLog(dir, named string) (string, error) {
+	rel := named
+	if filepath.IsAbs(rel) {
+		if r, err := filepath.Rel(filepath.Dir(dir), rel); err == nil {
+			rel = r
+		}
+	}
+	if !inRalphDir(rel) {
+		return "", &LogPathError{File: filepath.Join(dir, CurrentEventsFile), Log: named}
+	}
+	return filepath.Clean(rel), nil
+}
+
+// runLog is the path of the run's log rel in workspace, to read: not one
+// that is a link, which would have ralph take another file for its log.
+func runLog(workspace, rel string) (string, error) {
+	path := filepath.Join(workspace, rel)
+	return path, ralphdir.NotLink(path)
+}
+
+// inRalphDir reports whether rel, a path relative to the workspace, names
+// a file directly in .ralph/, as every event log ralph writes is.
+func inRalphDir(rel string) bool {
+	rel = filepath.Clean(rel)
+	return !filepath.IsAbs(rel) && filepath.Dir(rel) == DirName
 }
 
 // EventLogs lists the event logs in the .ralph directory dir, oldest run
@@ -357,7 +402,7 @@ func (e *Engine) begin(ctx context.Context, prev *RunState) error {
 	if err := e.openLog(rel, 0); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(filepath.Join(e.dir, CurrentEventsFile), []byte(rel+"\n")); err != nil {
+	if err := ralphdir.WriteFileAtomic(e.dir, filepath.Join(e.dir, CurrentEventsFile), []byte(rel+"\n")); err != nil {
 		return fmt.Errorf("write %s: %w", CurrentEventsFile, err)
 	}
 	// The baseline is taken before the first line is written, so the run
@@ -407,7 +452,7 @@ func (e *Engine) hatIDs() []string {
 // is.
 func (e *Engine) archive(prev *RunState) error {
 	dir := filepath.Join(e.dir, RunsDir, prev.RunID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := ralphdir.MkdirAll(e.dir, dir); err != nil {
 		return fmt.Errorf("archive run %s: %w", prev.RunID, err)
 	}
 	// The scratchpad is a run's working notes: the next run's agent would
@@ -415,7 +460,7 @@ func (e *Engine) archive(prev *RunState) error {
 	if err := os.Rename(e.scratchpadPath(), filepath.Join(dir, ScratchpadFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("archive run %s: %w", prev.RunID, err)
 	}
-	data, err := os.ReadFile(e.checkpoint.Path)
+	data, err := readNoFollow(e.checkpoint.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -427,7 +472,7 @@ func (e *Engine) archive(prev *RunState) error {
 		// first checkpoint; the file is an older run's, archived already.
 		return nil
 	}
-	if err := writeFileAtomic(filepath.Join(dir, StateFile), data); err != nil {
+	if err := ralphdir.WriteFileAtomic(e.dir, filepath.Join(dir, StateFile), data); err != nil {
 		return fmt.Errorf("archive run %s: %w", prev.RunID, err)
 	}
 	if prev.Terminated == nil || prev.Terminated.Reason.Unfinished() {
@@ -448,8 +493,8 @@ func checkpointRunID(data []byte) string {
 // newEventsFile picks events-YYYYMMDD-HHMMSS.jsonl, adding a suffix when a
 // run already used that second.
 func (e *Engine) newEventsFile() (string, error) {
-	if err := os.MkdirAll(e.dir, 0o755); err != nil {
-		return "", fmt.Errorf("create %s: %w", e.dir, err)
+	if err := ralphdir.MkdirAll(e.dir, e.dir); err != nil {
+		return "", err
 	}
 	base := "events-" + e.now().UTC().Format("20060102-150405")
 	for i := 0; ; i++ {
@@ -457,7 +502,7 @@ func (e *Engine) newEventsFile() (string, error) {
 		if i > 0 {
 			name = fmt.Sprintf("%s-%d.jsonl", base, i)
 		}
-		if _, err := os.Stat(filepath.Join(e.dir, name)); errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Lstat(filepath.Join(e.dir, name)); errors.Is(err, fs.ErrNotExist) {
 			return filepath.Join(DirName, name), nil
 		}
 	}
@@ -465,9 +510,12 @@ func (e *Engine) newEventsFile() (string, error) {
 
 func (e *Engine) openLog(rel string, offset int64) error {
 	path := filepath.Join(e.opts.Workspace, rel)
+	if err := ralphdir.MkdirAll(e.dir, filepath.Dir(path)); err != nil {
+		return err
+	}
 	l, err := events.OpenLog(path)
 	if err != nil {
-		return err
+		return ralphdir.Explain(path, err)
 	}
 	e.events = l
 	e.reader = events.NewReader(path, offset)

@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
 // Stop requests written into .ralph/stop by `ralph stop`.
@@ -22,12 +24,9 @@ const (
 // RequestStop asks the loop running in workspace to stop.
 func RequestStop(workspace, mode string) error {
 	dir := filepath.Join(workspace, DirName)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("request stop: %w", err)
-	}
 	// Written in place, not renamed, so the watcher sees one write event
 	// on the file it watches for.
-	return os.WriteFile(filepath.Join(dir, StopFile), []byte(mode+"\n"), 0o644)
+	return ralphdir.WriteFile(dir, filepath.Join(dir, StopFile), []byte(mode+"\n"))
 }
 
 // NotRunningError says no process holds a workspace's lock, so there is
@@ -68,8 +67,9 @@ type stopWatcher struct {
 }
 
 func watchStop(path string, log *slog.Logger) (*stopWatcher, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("watch %s: %w", path, err)
+	dir := filepath.Dir(path)
+	if err := ralphdir.MkdirAll(dir, dir); err != nil {
+		return nil, err
 	}
 	// A stop file from before this process started is stale: it was meant
 	// for the loop that has ended.
@@ -80,9 +80,9 @@ func watchStop(path string, log *slog.Logger) (*stopWatcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("watch %s: %w", path, err)
 	}
-	if err := w.Add(filepath.Dir(path)); err != nil {
+	if err := w.Add(dir); err != nil {
 		_ = w.Close()
-		return nil, fmt.Errorf("watch %s: %w", filepath.Dir(path), err)
+		return nil, fmt.Errorf("watch %s: %w", dir, err)
 	}
 	s := &stopWatcher{path: path, watcher: w, log: log, done: make(chan struct{}), changed: make(chan struct{}, 1)}
 	go s.watch()
@@ -110,7 +110,7 @@ func (s *stopWatcher) watch() {
 }
 
 func (s *stopWatcher) read() {
-	data, err := os.ReadFile(s.path)
+	data, err := readNoFollow(s.path)
 	if err != nil {
 		return
 	}

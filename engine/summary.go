@@ -1,11 +1,11 @@
 package engine
 
 import (
-	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
 // Summary describes a finished run.
@@ -66,11 +66,8 @@ func (e *Engine) writeSummary(s Summary) {
 	if e.opts.SummaryFile == nil {
 		return
 	}
-	dir := filepath.Join(e.dir, RunsDir, s.RunID)
-	if err := os.MkdirAll(dir, 0o755); err == nil {
-		err = writeFileAtomic(filepath.Join(dir, "summary.md"), []byte(e.opts.SummaryFile(s)))
-		if err != nil {
-			e.opts.Reporter.Warn("cannot write the run summary: " + err.Error())
-		}
+	path := filepath.Join(e.dir, RunsDir, s.RunID, "summary.md")
+	if err := ralphdir.WriteFileAtomic(e.dir, path, []byte(e.opts.SummaryFile(s))); err != nil {
+		e.opts.Reporter.Warn("cannot write the run summary: " + err.Error())
 	}
 }

@@ -24,12 +24,15 @@ type Log struct {
 }
 
 // OpenLog opens the event log at path for appending, creating the file
-// (mode 0644) and its directories as needed.
+// and its directories as needed, for the user alone (0600, 0700): the log
+// holds what agents published. A link at path is refused, never appended
+// through (O_NOFOLLOW, or a look first where the system has no such
+// flag); the caller checks the directories above it.
 func OpenLog(path string) (*Log, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("open event log %s: %w", path, err)
 	}
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	f, err := openAppend(path)
 	if err != nil {
 		return nil, fmt.Errorf("open event log %s: %w", path, err)
 	}

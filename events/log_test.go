@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -283,10 +284,31 @@ func TestOpenLogCreatesDirectories(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, path, log.Path())
 	require.NoError(t, log.Close())
+	if runtime.GOOS == "windows" {
+		return // no permission bits
+	}
 	info, err := os.Stat(path)
 	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o644), info.Mode().Perm()&0o644, "readable by all, writable by owner")
-	assert.Zero(t, info.Mode().Perm()&0o111, "not executable")
+	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "the log holds what agents published: the user's alone")
+	dir, err := os.Stat(filepath.Dir(path))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o700), dir.Mode().Perm())
+}
+
+func TestOpenLogRefusesALink(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("symbolic links need privileges on Windows")
+	}
+	outside := filepath.Join(t.TempDir(), "precious.txt")
+	require.NoError(t, os.WriteFile(outside, []byte("mine\n"), 0o644))
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	require.NoError(t, os.Symlink(outside, path))
+	_, err := events.OpenLog(path)
+	require.Error(t, err)
+	require.Error(t, events.AppendTo(path, events.Event{Topic: "build.done"}))
+	data, err := os.ReadFile(outside)
+	require.NoError(t, err)
+	assert.Equal(t, "mine\n", string(data), "nothing appended through the link")
 }
 
 func TestOpenLogAppendsToExisting(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
 // ActivityFile is the name, under .ralph/runs/<run-id>/, of a run's agent
@@ -91,10 +92,8 @@ func (l *ActivityLog) LoopStarted(run engine.RunInfo) {
 	defer l.mu.Unlock()
 	l.closeFile()
 	path := ActivityPath(l.workspace, run.RunID)
-	err := os.MkdirAll(filepath.Dir(path), 0o755)
-	if err == nil {
-		l.f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	}
+	var err error
+	l.f, err = ralphdir.OpenFile(filepath.Join(l.workspace, engine.DirName), path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, ralphdir.FileMode)
 	l.fail(err)
 }
 

@@ -37,7 +37,7 @@ func TestActivityLogRecordsWhatTheAgentsDo(t *testing.T) {
 	golden.Assert(t, "testdata/activity.golden", string(data))
 	assert.Empty(t, warnings)
 
-	acts := NewWorkspaceReader(dir).activity(ActivityPath(dir, "run-1"))
+	acts := NewWorkspaceReader(dir, nil).activity(ActivityPath(dir, "run-1"))
 	var lines []string
 	for _, a := range acts.records {
 		lines = append(lines, a.Lines()...)

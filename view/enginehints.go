@@ -22,6 +22,7 @@ func EngineHint(err error) string {
 		auth       *engine.AgentAuthError
 		unknownRun *engine.UnknownRunError
 		ambiguous  *engine.AmbiguousRunError
+		logPath    *engine.LogPathError
 	)
 	switch {
 	case errors.As(err, &lock):
@@ -38,6 +39,9 @@ func EngineHint(err error) string {
 		return "`ralph events --runs` lists the runs of this workspace"
 	case errors.As(err, &ambiguous):
 		return "give more of the run id"
+	case errors.As(err, &logPath):
+		return fmt.Sprintf("remove %s: ralph writes it when a run starts, and without it the newest %s/events-*.jsonl is the current log; "+
+			"a repository that brings it has ralph's files committed (.ralph/.gitignore keeps them out of git)", logPath.File, engine.DirName)
 	}
 	return ""
 }

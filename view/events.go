@@ -14,6 +14,7 @@ import (
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/plural"
+	"github.com/ralph-loop/ralph/internal/redact"
 )
 
 // What `ralph events` reads of ralph's own bookkeeping payloads. These
@@ -263,6 +264,10 @@ type EventPrinter struct {
 	// Malformed counts lines that are not events, which JSON leaves out
 	// so its output stays valid for jq.
 	Malformed int
+	// Redactor hides the reader's secret values in what is printed: a
+	// line an agent appended to the log by hand holds them in clear (see
+	// RedactRecord). Nil hides nothing.
+	Redactor *redact.Redactor
 
 	row   []byte     // the table row being built, reused
 	fast  *fastRows  // the table's fast path, made with the first row
@@ -400,6 +405,9 @@ func (p *EventPrinter) print(rec events.Record, filled bool) error {
 	if p.LeavesOutMalformed() && rec.Err != nil {
 		p.Malformed++
 		return nil
+	}
+	if shown, hid := RedactRecord(p.Redactor, rec); hid {
+		rec, filled = shown, false
 	}
 	if p.JSON || p.Payload {
 		line := rec.Line

@@ -15,6 +15,7 @@ import (
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/redact"
 )
 
 // Watched is what runs in a workspace as its files say at one moment: a
@@ -105,16 +106,19 @@ const keepLines = 500
 type WorkspaceReader struct {
 	dir  string
 	host string
-	logs map[string]*logTail
-	acts map[string]*activityTail
-	hats map[string][]string // log path → hats
-	seen map[string]bool     // the files the Read under way reads
+	// redactor hides the reader's secret values in the lines it keeps.
+	redactor *redact.Redactor
+	logs     map[string]*logTail
+	acts     map[string]*activityTail
+	hats     map[string][]string // log path → hats
+	seen     map[string]bool     // the files the Read under way reads
 }
 
-// NewWorkspaceReader reads the workspace dir.
-func NewWorkspaceReader(dir string) *WorkspaceReader {
+// NewWorkspaceReader reads the workspace dir, hiding r's secret values in
+// the logs' lines (see RedactRecord); a nil r hides nothing.
+func NewWorkspaceReader(dir string, r *redact.Redactor) *WorkspaceReader {
 	host, _ := os.Hostname()
-	return &WorkspaceReader{dir: dir, host: host, logs: map[string]*logTail{}, acts: map[string]*activityTail{},
+	return &WorkspaceReader{dir: dir, host: host, redactor: r, logs: map[string]*logTail{}, acts: map[string]*activityTail{},
 		hats: map[string][]string{}}
 }
 
@@ -263,7 +267,7 @@ func ShowsAutopilot(dir string) bool {
 	if json.Unmarshal(data, &st) != nil {
 		return false
 	}
-	r := NewWorkspaceReader(dir)
+	r := NewWorkspaceReader(dir, nil)
 	return r.alive(filepath.Join(dir, engine.DirName, autopilot.LockFile)) || !r.loopIsNewer(&AutopilotRun{StartedAt: st.StartedAt})
 }
 
@@ -428,7 +432,8 @@ func (r *WorkspaceReader) tail(path string, isAutopilot bool) *logTail {
 		return t
 	}
 	for _, rec := range recs {
-		t.add(rec)
+		shown, _ := RedactRecord(r.redactor, rec)
+		t.add(shown)
 	}
 	if len(t.lines) > keepLines {
 		t.lines = slices.Clone(t.lines[len(t.lines)-keepLines:])

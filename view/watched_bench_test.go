@@ -52,7 +52,7 @@ func BenchmarkWatchRefresh(b *testing.B) {
 		}
 	}
 	save()
-	r := view.NewWorkspaceReader(ws)
+	r := view.NewWorkspaceReader(ws, nil)
 	if w := r.Read(""); w.Loop == nil {
 		b.Fatal("the reader sees no loop")
 	}

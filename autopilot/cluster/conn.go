@@ -104,7 +104,7 @@ func Connect(ctx context.Context, opts Options) (*Conn, error) {
 	}
 	nc, err := nats.Connect(strings.Join(urls, ","), nopts...)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to NATS at %s: %w", strings.Join(urls, ","), err)
+		return nil, fmt.Errorf("connecting to NATS at %s: %w", redactedURLs(urls), err)
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -172,6 +172,20 @@ func splitURLs(in []string) []string {
 		}
 	}
 	return out
+}
+
+// redactedURLs are urls as an error may quote them: a password in one
+// (nats://ralph:PASSWORD@host) is the cluster's credential, and the
+// terminal and the logs get it as xxxxx.
+func redactedURLs(urls []string) string {
+	out := make([]string, len(urls))
+	for i, raw := range urls {
+		out[i] = raw
+		if u, err := url.Parse(withScheme(raw)); err == nil {
+			out[i] = u.Redacted()
+		}
+	}
+	return strings.Join(out, ",")
 }
 
 // JetStream is the connection's JetStream API, for the functions of this

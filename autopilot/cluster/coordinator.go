@@ -13,12 +13,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/renameio/v2"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ralph-loop/ralph/autopilot"
+	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/exitcode"
 	"github.com/ralph-loop/ralph/internal/git"
+	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
 // CoordinatorOptions configure a Coordinator.
@@ -121,6 +122,10 @@ func (c *Coordinator) Serve(ctx context.Context) error {
 }
 
 // taskDir holds what the coordinator keeps of task.
+// ralphDir is the repository's .ralph/, where the coordinator keeps its
+// files.
+func (c *Coordinator) ralphDir() string { return filepath.Join(c.opts.Repo, engine.DirName) }
+
 func (c *Coordinator) taskDir(task string) string {
 	return filepath.Dir(autopilot.RemoteEventsPath(c.opts.Repo, task))
 }
@@ -181,7 +186,7 @@ func (c *Coordinator) prepare(ctx context.Context, job autopilot.Job) (dispatch,
 		return d, err
 	}
 	d = dispatch{Task: t}
-	return d, writeJSON(path, d)
+	return d, writeJSON(c.ralphDir(), path, d)
 }
 
 // task is the message for job: its objective, its config files, and its
@@ -280,7 +285,7 @@ func (c *Coordinator) handleResult(ctx context.Context, r Result) error {
 			return err
 		}
 	}
-	if err := writeJSON(c.resultFile(r.Run, r.TaskID, r.Attempt), r); err != nil {
+	if err := writeJSON(c.ralphDir(), c.resultFile(r.Run, r.TaskID, r.Attempt), r); err != nil {
 		return err
 	}
 	if err := c.noteWorker(r.TaskID, r.Worker, r.Run, r.Attempt); err != nil {
@@ -387,10 +392,7 @@ func (c *Coordinator) handleEvents(_ context.Context, e Events) error {
 		return err
 	}
 	path := autopilot.RemoteEventsPath(c.opts.Repo, e.TaskID)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
+	f, err := ralphdir.OpenFile(c.ralphDir(), path, os.O_CREATE|os.O_WRONLY, ralphdir.FileMode)
 	if err != nil {
 		return err
 	}
@@ -485,7 +487,7 @@ func (h *remoteLoop) send(ctx context.Context, d dispatch) {
 			return
 		}
 		d.Pushed = true
-		if err := writeJSON(h.c.dispatchFile(t.Run, t.ID, t.Attempt), d); err != nil {
+		if err := writeJSON(h.c.ralphDir(), h.c.dispatchFile(t.Run, t.ID, t.Attempt), d); err != nil {
 			h.fail(ctx, err.Error())
 			return
 		}
@@ -566,14 +568,13 @@ func readJSON[T any](path string) (v T, ok bool, err error) {
 	return v, true, nil
 }
 
-// writeJSON replaces path with v, atomically and durably.
-func writeJSON(path string, v any) error {
+// writeJSON replaces path, a file under root, a directory of ralph's own
+// (the repository's .ralph, a worker's ran/), with v, atomically and
+// durably, never through a link, for the user alone.
+func writeJSON(root, path string, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return renameio.WriteFile(path, append(data, '\n'), 0o644)
+	return ralphdir.WriteFileAtomic(root, path, append(data, '\n'))
 }

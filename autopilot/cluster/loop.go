@@ -40,7 +40,7 @@ const stopEvery = 500 * time.Millisecond
 // used to stop the loop: the worker ends its loops with Interrupt, which
 // lets them finish their iteration.
 func (r LoopRunner) Run(_ context.Context, job LoopJob) (LoopHandle, error) {
-	out, err := os.OpenFile(job.Output, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	out, err := os.OpenFile(job.Output, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("the loop's output file: %w", err)
 	}

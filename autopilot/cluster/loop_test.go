@@ -70,6 +70,12 @@ func waitLoop(t *testing.T, h cluster.LoopHandle) autopilot.LoopResult {
 	}
 }
 
+// The loop's output holds what its agent printed: the user's alone.
+func TestLoopRunnerOutputIsPrivate(t *testing.T) {
+	job, _ := startFakeLoop(t, fakeRalph, false)
+	assert.Equal(t, os.FileMode(0o600), must(os.Stat(job.Output)).Mode().Perm())
+}
+
 // The first interrupt asks the loop to stop at the end of its iteration;
 // when it has ended, nothing of its process group is left.
 func TestLoopRunnerFirstInterruptStopsAtTheBoundary(t *testing.T) {

@@ -176,10 +176,12 @@ func (r Result) Validate() error {
 	return invalid("result", r.TaskID, errs)
 }
 
-// Events is a batch of a task's loop's event lines, as its events.jsonl
-// holds them, from byte Offset of that file on. The coordinator appends a
-// batch to its copy when the copy is Offset bytes long and skips one it
-// already has, so batches sent twice or out of order do no harm.
+// Events is a batch of a task's loop's event lines, with the worker's
+// secrets hidden, from byte Offset of the coordinator's copy of them
+// (.ralph/tasks/<task>/events.jsonl) on: offsets are the copy's, not the
+// worker's log's. The coordinator appends a batch to its copy when the
+// copy is Offset bytes long and skips one it already has, so batches sent
+// twice or out of order do no harm.
 type Events struct {
 	Run     string `json:"run"`
 	TaskID  string `json:"taskId"`

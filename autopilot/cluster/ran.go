@@ -72,7 +72,7 @@ func (r *ranTasks) admit(claim *Claim) (admission, ranRecord, error) {
 		return admitReplay, rec, fmt.Errorf("what this worker ran of task %s: %w", t.ID, err)
 	case !ok:
 		rec = ranRecord{Run: t.Run, Task: t.ID, Attempt: t.Attempt, Sequence: claim.Sequence}
-		return admitRun, rec, writeJSON(path, rec)
+		return admitRun, rec, writeJSON(r.dir, path, rec)
 	case rec.Sequence != claim.Sequence:
 		return admitReplay, rec, nil
 	case rec.Result != nil:
@@ -87,5 +87,5 @@ func (r *ranTasks) finished(claim *Claim, res Result) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rec := ranRecord{Run: t.Run, Task: t.ID, Attempt: t.Attempt, Sequence: claim.Sequence, Result: &res}
-	return writeJSON(r.path(t.Run, t.ID, t.Attempt), rec)
+	return writeJSON(r.dir, r.path(t.Run, t.ID, t.Attempt), rec)
 }

@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -292,4 +293,17 @@ func TestWorkerLaysItsOwnConfigOverTheTasks(t *testing.T) {
 	_, err = cluster.NewWorker(cluster.WorkerOptions{JetStream: conn.JetStream(), Signer: workerKey, Claimer: claimer(t, conn, 0),
 		Checkouts: cluster.Checkouts{Dir: t.TempDir()}, Slots: 1, Host: "h", Run: runner.Run, Backend: "cladue"})
 	require.ErrorContains(t, err, `did you mean "claude"?`)
+}
+
+// A server's password given in its URL is the cluster's credential: an
+// error that names the server does not print it.
+func TestAConnectionErrorHidesTheURLsPassword(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close()) // nothing listens there now
+	_, err = cluster.Connect(t.Context(), cluster.Options{URLs: []string{"nats://ralph:s3cret-nats-pw@" + addr}})
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "s3cret-nats-pw")
+	assert.Contains(t, err.Error(), "nats://ralph:xxxxx@"+addr)
 }

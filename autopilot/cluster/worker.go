@@ -20,6 +20,7 @@ import (
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/exitcode"
 	"github.com/ralph-loop/ralph/internal/git"
+	"github.com/ralph-loop/ralph/internal/redact"
 )
 
 // LoopJob is one task's loop, as a worker starts it.
@@ -102,6 +103,11 @@ type WorkerOptions struct {
 	// Log, when set, is told what the worker does and what went wrong,
 	// from any of its goroutines.
 	Log func(msg string)
+	// Redactor hides the worker's secret values in the results it
+	// publishes: a loop's last words or a failed command's output must
+	// not travel to the coordinator, which knows other secrets, and from
+	// there into its log and the tracker. Nil hides nothing.
+	Redactor *redact.Redactor
 }
 
 // Worker runs the tasks it claims, each in its own worktree, Slots at a
@@ -264,7 +270,11 @@ func (w *Worker) slot(ctx context.Context) {
 	}
 }
 
-func (w *Worker) logf(format string, v ...any) { w.opts.Log(fmt.Sprintf(format, v...)) }
+// logf logs a line with the worker's secrets hidden: it quotes commands'
+// errors and loops' last words.
+func (w *Worker) logf(format string, v ...any) {
+	w.opts.Log(w.opts.Redactor.String(fmt.Sprintf(format, v...)))
+}
 
 // handOffContext outlives ctx, for what a worker does with a task after
 // ctx ended, within HandOff.
@@ -346,7 +356,7 @@ func (w *Worker) handBackRefused(ctx context.Context, claim *Claim, why error) {
 	hctx, cancel := w.handOffContext(ctx)
 	defer cancel()
 	r := Result{Run: t.Run, TaskID: t.ID, Attempt: t.Attempt, Worker: w.opts.Host, ExitCode: exitcode.Fatal,
-		Message: why.Error(), Refused: true, Delivery: claim.Delivered}
+		Message: w.opts.Redactor.String(why.Error()), Refused: true, Delivery: claim.Delivered}
 	if err := PublishResult(hctx, w.opts.JetStream, w.opts.Signer, r); err != nil {
 		w.logf("task %s: reporting its refusal: %v", t.ID, err)
 	}
@@ -587,6 +597,7 @@ func (w *Worker) finish(ctx context.Context, claim *Claim, r Result) {
 	ctx, cancel := w.handOffContext(ctx)
 	defer cancel()
 	r.Run, r.TaskID, r.Attempt, r.Worker = claim.Task.Run, claim.Task.ID, claim.Task.Attempt, w.opts.Host
+	r.Message = w.opts.Redactor.String(r.Message)
 	if err := r.Validate(); err != nil {
 		// A task with no valid id or attempt cannot have a result; it is
 		// dropped, since no worker could run it.
@@ -629,7 +640,9 @@ func (w *Worker) writeJob(t Task, co Checkout) (LoopJob, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return LoopJob{}, fmt.Errorf("task %s's files: %w", t.ID, err)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// The task's config, objective and the loop's output (what its agent
+	// printed) are the user's alone.
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return LoopJob{}, fmt.Errorf("task %s's files: %w", t.ID, err)
 	}
 	job := LoopJob{
@@ -712,6 +725,10 @@ type forwarder struct {
 	task Task
 	dir  string
 	base int64
+	// sent is how many bytes of the coordinator's copy this forwarder has
+	// published: the lines as shown, secrets hidden, which are not the
+	// log's bytes, so the copy's offsets are its own.
+	sent int64
 
 	path   string
 	rd     *events.Reader
@@ -751,48 +768,38 @@ func (f *forwarder) forward(ctx context.Context) {
 			break
 		}
 	}
-	// The batches are the file's bytes from start to the end of the last
-	// line read, cut after whole lines: exactly what the log holds.
-	from := start
+	// The batches are the lines read, each with the worker's secrets
+	// hidden (a line the agent appended by hand holds them as written,
+	// and the coordinator does not know them), cut after whole lines.
+	from := start // where the batch's first line is in the log
+	var batch []byte
 	for i, rec := range recs {
-		last := i == len(recs)-1
-		if !last && recs[i+1].End()-from <= int64(f.w.opts.BatchBytes) {
-			continue
+		line := f.w.opts.Redactor.Line(rec.Line)
+		if len(batch) > 0 && len(batch)+len(line)+1 > f.w.opts.BatchBytes {
+			if !f.publish(ctx, batch) {
+				f.rd = events.NewReader(f.path, from) // again next time
+				return
+			}
+			from, batch = recs[i-1].End(), batch[:0]
 		}
-		if !f.publish(ctx, from, rec.End()) {
-			f.rd = events.NewReader(f.path, from) // again next time
-			return
-		}
-		from = rec.End()
+		batch = append(append(batch, line...), '\n')
+	}
+	if !f.publish(ctx, batch) {
+		f.rd = events.NewReader(f.path, from)
 	}
 }
 
-// publish sends the log's bytes from offset from to offset to as one
-// batch, and reports whether it was stored.
-func (f *forwarder) publish(ctx context.Context, from, to int64) bool {
-	lines, err := readRange(f.path, from, to)
-	if err == nil {
-		err = PublishEvents(ctx, f.w.opts.JetStream, f.w.opts.Signer, Events{
-			Run: f.task.Run, TaskID: f.task.ID, Attempt: f.task.Attempt, Worker: f.w.opts.Host,
-			Offset: f.base + from, Lines: lines,
-		})
-	}
+// publish sends lines as one batch, after those sent before, and reports
+// whether it was stored.
+func (f *forwarder) publish(ctx context.Context, lines []byte) bool {
+	err := PublishEvents(ctx, f.w.opts.JetStream, f.w.opts.Signer, Events{
+		Run: f.task.Run, TaskID: f.task.ID, Attempt: f.task.Attempt, Worker: f.w.opts.Host,
+		Offset: f.base + f.sent, Lines: lines,
+	})
 	if err != nil {
 		f.w.logf("task %s: sending its events: %v", f.task.ID, err)
 		return false
 	}
+	f.sent += int64(len(lines))
 	return true
-}
-
-func readRange(path string, from, to int64) ([]byte, error) {
-	file, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer file.Close()
-	buf := make([]byte, to-from)
-	if _, err := file.ReadAt(buf, from); err != nil {
-		return nil, fmt.Errorf("read event log %s: %w", path, err)
-	}
-	return buf, nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/autopilot/cluster"
 	"github.com/ralph-loop/ralph/internal/gittest"
+	"github.com/ralph-loop/ralph/internal/redact"
 )
 
 // remoteRef is ref's commit on the remote at url, "" when there is none.
@@ -242,6 +243,8 @@ type workerSetup struct {
 	dir string
 	// logs, when set, gets the worker's log lines too.
 	logs *logLines
+	// redactor hides the worker's secrets; nil hides nothing.
+	redactor *redact.Redactor
 }
 
 // logLines are a worker's log lines, for a test to wait on.
@@ -335,6 +338,7 @@ func startWorkerHandle(t *testing.T, s workerSetup) (w *cluster.Worker, cancel f
 		Poll:              50 * time.Millisecond,
 		RefusalDelay:      time.Millisecond,
 		Log:               logf,
+		Redactor:          s.redactor,
 	})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(testContext(t))
@@ -476,6 +480,8 @@ func TestWorkerRunsATask(t *testing.T) {
 	require.Len(t, loop.job.ConfigFiles, 1)
 	assert.Contains(t, string(must(os.ReadFile(loop.job.ConfigFiles[0]))), "max_iterations: 3", "the task's config")
 	assert.Equal(t, base, loop.start)
+	assert.Equal(t, os.FileMode(0o700), must(os.Stat(filepath.Dir(loop.job.Output))).Mode().Perm(),
+		"the task's files, and the loop's output, are the worker's user's alone")
 
 	for i := range 3 {
 		gate <- struct{}{}

@@ -16,6 +16,7 @@ import (
 	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/internal/exitcode"
 	"github.com/ralph-loop/ralph/internal/flagvalue"
+	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/internal/testhook"
 	"github.com/ralph-loop/ralph/tasks"
 	"github.com/ralph-loop/ralph/view"
@@ -69,6 +70,14 @@ func (c *autopilotRunCmd) Run(ctx context.Context, g *globals, log *slog.Logger)
 	if err != nil {
 		return err
 	}
+	// The loops' redactor: a tracker's stderr or a verify command's
+	// output in an error is hidden as the loops hide it.
+	redactor := newRedactor(g, cfg)
+	return redactErr(redactor, c.run(ctx, g, log, cfg, configs, redactor))
+}
+
+func (c *autopilotRunCmd) run(ctx context.Context, g *globals, log *slog.Logger, cfg *config.Config, configs []string,
+	redactor *redact.Redactor) error {
 	settings := cfg.Autopilot
 	if c.Source != "" {
 		settings.Source = config.TaskSource{Type: c.Source}
@@ -128,14 +137,14 @@ func (c *autopilotRunCmd) Run(ctx context.Context, g *globals, log *slog.Logger)
 	}
 	lines := view.NewAutopilotLines(out, c.Headless, c.Quiet)
 	local := autopilot.LocalRunner{Ralph: ralphBin, DropEnv: []string{testhook.CrashEnv, testhook.InterruptEnv}}
-	runner, closeRunner, err := cluster.RunnerFor(ctx, root, settings.Cluster, local, func(msg string) { log.Warn(msg) })
+	runner, closeRunner, err := cluster.RunnerFor(ctx, root, settings.Cluster, local, func(msg string) { log.Warn(redactor.String(msg)) })
 	if err != nil {
 		return err
 	}
 	defer closeRunner()
 	res, err := autopilot.Run(ctx, autopilot.Options{Repo: root, Configs: configs, Settings: settings,
 		Criteria: cfg.AcceptanceCriteria, Source: source, Runner: runner, OnEvent: lines.Event, Fault: fault,
-		Hooks: hooks.ForAutopilot(cfg, root)})
+		Hooks: hooks.ForAutopilot(cfg, root), Redactor: redactor})
 	if err != nil {
 		if _, running := errors.AsType[*autopilot.RunningError](err); running {
 			return runningAlready(g, err)

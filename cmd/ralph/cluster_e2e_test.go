@@ -113,7 +113,8 @@ func (cw *clusterWorker) killLoops(t testing.TB) {
 			_ = syscall.Kill(info.PID, syscall.SIGKILL)
 		}
 		data, _ := os.ReadFile(filepath.Join(dir, engine.DirName, "agent.pgid"))
-		if pgid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && pgid > 1 {
+		first, _, _ := strings.Cut(string(data), "\n")
+		if pgid, err := strconv.Atoi(strings.TrimSpace(first)); err == nil && pgid > 1 {
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		}
 	}

@@ -24,7 +24,10 @@ their shell tool; ralph sets RALPH_EVENTS_FILE, RALPH_ITERATION and RALPH_HAT in
 the agent's environment so the event lands in the right log, tagged with the
 iteration and hat. The line is written with a single append, so any number of
 emits at once never interleave. The values of secret variables (names with KEY,
-TOKEN, SECRET or PASSWORD, and those under redact:) become [redacted:NAME].
+TOKEN, SECRET, PASSWORD and the like, URLs with a password, and those under
+redact:) become [redacted:NAME] in the payload, in whatever form they appear
+(base64, hex, percent- or JSON-escaped); a topic or target that holds one is
+refused.
 
 --target must name one of the run's hats, or ralph (the coordinator), exactly
 as configured: an unknown one is refused, with the nearest hat named.
@@ -55,6 +58,7 @@ func (c *emitCmd) emitter(g *globals) api.Emit {
 		e.File = c.File
 	}
 	e.Force = c.Force
+	e.Redactor = redactorOf(nil)
 	return e
 }
 

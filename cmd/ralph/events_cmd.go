@@ -173,7 +173,8 @@ func (c *eventsCmd) Run(ctx context.Context, g *globals) (err error) {
 	if err != nil {
 		return err
 	}
-	p := &view.EventPrinter{W: out, JSON: c.JSON, Payload: c.Payload, Loc: time.Local, Autopilot: c.Autopilot}
+	p := &view.EventPrinter{W: out, JSON: c.JSON, Payload: c.Payload, Loc: time.Local, Autopilot: c.Autopilot,
+		Redactor: readerRedactor(g.Dir)}
 	if at := c.Offset.Value(); at != nil {
 		return printEventAt(p, path, int64(*at))
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/engine/memory"
+	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/view"
 )
 
@@ -33,7 +34,7 @@ Examples:
 }
 
 func memoryStore(dir string) memory.Store {
-	return memory.Store{Path: filepath.Join(dir, engine.DirName, "agent", "memories.md")}
+	return memory.Store{Path: filepath.Join(dir, engine.DirName, "agent", "memories.md"), Root: filepath.Join(dir, engine.DirName)}
 }
 
 type memoryAddCmd struct {
@@ -50,7 +51,17 @@ func (c *memoryAddCmd) Run(g *globals) error {
 	if err := engine.IgnoreOwnFilesIfMissing(filepath.Join(g.Dir, engine.DirName)); err != nil {
 		return err
 	}
-	m, err := memoryStore(g.Dir).Add(c.Text, c.Type, c.Tag)
+	// Memories outlive the run and, shared, are committed: a secret is
+	// hidden before it is stored.
+	r := readerRedactor(g.Dir)
+	tags := make([]string, len(c.Tag))
+	for i, tag := range c.Tag {
+		tags[i] = r.String(tag)
+	}
+	m, err := memoryStore(g.Dir).Add(r.String(c.Text), c.Type, tags)
+	if h := hinter(nil); errors.As(err, &h) {
+		return err // a refusal that says how to fix it (a link under .ralph/)
+	}
 	if err != nil {
 		return withHint(err, "ralph memory add TEXT [--type pattern|decision|fix|context] [--tag T]")
 	}
@@ -71,7 +82,19 @@ func (c *memoryListCmd) Run(g *globals) error {
 	if err != nil {
 		return err
 	}
-	return view.WriteMemories(g.stdout, ms, c.JSON)
+	return view.WriteMemories(g.stdout, redactMemories(readerRedactor(g.Dir), ms), c.JSON)
+}
+
+// redactMemories hides secret values in memories read from the file, which
+// a person or an older ralph may have written them into.
+func redactMemories(r *redact.Redactor, ms []memory.Memory) []memory.Memory {
+	for i := range ms {
+		ms[i].Text = r.String(ms[i].Text)
+		for j, tag := range ms[i].Tags {
+			ms[i].Tags[j] = r.String(tag)
+		}
+	}
+	return ms
 }
 
 type memorySearchCmd struct {
@@ -93,7 +116,7 @@ func (c *memorySearchCmd) Run(g *globals) error {
 	if err != nil {
 		return err
 	}
-	return view.WriteMemories(g.stdout, found, c.JSON)
+	return view.WriteMemories(g.stdout, redactMemories(readerRedactor(g.Dir), found), c.JSON)
 }
 
 type memoryRmCmd struct {
@@ -107,6 +130,6 @@ func (c *memoryRmCmd) Run(g *globals) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(g.stdout, view.MemoryRemoved(m))
+	fmt.Fprintln(g.stdout, view.MemoryRemoved(redactMemories(readerRedactor(g.Dir), []memory.Memory{m})[0]))
 	return nil
 }

@@ -29,5 +29,5 @@ Examples:
 
 func (c *serveCmd) Run(g *globals) error {
 	return serve.Run(g.signals.Context(), g.stdout, serve.Options{Dir: g.Dir, Addr: c.Addr,
-		IdleTimeout: time.Duration(c.IdleTimeout), MaxStreams: int(c.MaxStreams)})
+		IdleTimeout: time.Duration(c.IdleTimeout), MaxStreams: int(c.MaxStreams), Redactor: readerRedactor(g.Dir)})
 }

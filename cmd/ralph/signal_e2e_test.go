@@ -20,12 +20,15 @@ func stubbornScript() agentScript {
 	return agentScript{Steps: []step{{IgnoreSIGTERM: true, SpawnChild: true, SleepMS: 60000}}}
 }
 
+// pidFile is the pid on the first line of the file at path (agent.pgid
+// has the agent's start time on its second), 0 when there is none.
 func (w *workspace) pidFile(path string) int {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return 0
 	}
-	n, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	first, _, _ := strings.Cut(string(data), "\n")
+	n, _ := strconv.Atoi(strings.TrimSpace(first))
 	return n
 }
 

@@ -32,7 +32,7 @@ Examples:
 }
 
 func (c *statusCmd) Run(g *globals) error {
-	s, err := api.LoopStatus(g.Dir, c.Last.Count(), time.Now())
+	s, err := api.LoopStatus(g.Dir, c.Last.Count(), time.Now(), readerRedactor(g.Dir))
 	if err != nil {
 		return err
 	}

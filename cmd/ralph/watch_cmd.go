@@ -8,5 +8,6 @@ type watchCmd struct {
 }
 
 func (c *watchCmd) Run(g *globals) error {
-	return watch.Start(g.signals.Context(), g.stdin, g.stdout, watch.Options{Dir: g.Dir, Task: c.Task, Term: c.Term})
+	return watch.Start(g.signals.Context(), g.stdin, g.stdout, watch.Options{Dir: g.Dir, Task: c.Task, Term: c.Term,
+		Redactor: readerRedactor(g.Dir)})
 }

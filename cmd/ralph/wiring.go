@@ -145,29 +145,6 @@ func warnTopology(g *globals, cfg *config.Config, reg *hats.Registry, path strin
 	return msgs
 }
 
-// newRedactor hides the values of ralph's own secret-looking variables and
-// of those in any backend's env:, plus the variables listed under redact:.
-func newRedactor(g *globals, cfg *config.Config) *redact.Redactor {
-	env := os.Environ()
-	add := func(c config.CLI) {
-		for name, value := range c.Env {
-			env = append(env, name+"="+value)
-		}
-	}
-	add(cfg.CLI)
-	for _, h := range cfg.Hats {
-		if h.Backend != nil {
-			add(*h.Backend)
-		}
-	}
-	r := redact.New(env, cfg.Redact)
-	for _, name := range r.TooShort() {
-		fmt.Fprintf(g.stderr, "ralph: warning: redact: %s is shorter than %d bytes, so ralph does not hide it (it would hide every occurrence of so short a string)\n",
-			name, redact.MinLength)
-	}
-	return r
-}
-
 // newBackends makes the default backend (--backend, else cli:) and each
 // hat's own.
 func newBackends(cfg *config.Config, override string, redactor *redact.Redactor) (*backends.Backend, map[string]engine.Backend, error) {

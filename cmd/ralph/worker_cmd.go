@@ -4,7 +4,9 @@ import (
 	"context"
 
 	"github.com/ralph-loop/ralph/autopilot/cluster"
+	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/internal/exitcode"
+	"github.com/ralph-loop/ralph/internal/redact"
 )
 
 type workerCmd struct {
@@ -37,10 +39,30 @@ func (c *workerCmd) Run(ctx context.Context, g *globals) error {
 	if c.Checkouts == "" && g.dirGiven {
 		c.Checkouts = g.Dir // ralph worker --dir DIR works in DIR
 	}
-	cfg := c.Config(ralphBin, cluster.LogLines(g.stderr))
+	// Its environment's secrets, those a ralph that started it lists and
+	// those of its own config (the agent's env:, redact:) are hidden in
+	// what it logs, publishes and forwards of its loops' logs.
+	redactor := workerRedactor(g, c.Configs)
+	logLine := cluster.LogLines(g.stderr)
+	cfg := c.Config(ralphBin, func(msg string) { logLine(redactor.String(msg)) })
+	cfg.Worker.Redactor = redactor
 	cfg.Hurry = g.signals.Force()
 	if err := cluster.RunWorker(ctx, cfg); ctx.Err() == nil {
-		return err
+		return redactErr(redactor, err)
 	}
 	return exitError{code: exitcode.Interrupted}
+}
+
+// workerRedactor is the Redactor of a worker whose own config is the files
+// configs, if any. A config that does not load leaves the environment's:
+// RunWorker refuses to start with it and says why.
+func workerRedactor(g *globals, configs []string) *redact.Redactor {
+	if len(configs) == 0 {
+		return redactorOf(nil)
+	}
+	cfg, err := config.Load(configs...)
+	if err != nil {
+		return redactorOf(nil)
+	}
+	return newRedactor(g, cfg)
 }

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -21,10 +20,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/gofrs/flock"
-	"github.com/google/renameio/v2"
-
 	"github.com/ralph-loop/ralph/internal/plural"
+	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
 // Types of memory.
@@ -42,7 +39,18 @@ type Memory struct {
 // Store reads and writes a memories file.
 type Store struct {
 	Path string
+	// Root is the .ralph directory Path is under: the directories from it
+	// down are checked (internal/ralphdir), and Path is never read or
+	// written through a link. "" is Path's own directory.
+	Root string
 	Now  func() time.Time
+}
+
+func (s Store) root() string {
+	if s.Root != "" {
+		return s.Root
+	}
+	return filepath.Dir(s.Path)
 }
 
 const header = "# Memories\n\nLong-term notes for agents working in this repository, kept by `ralph memory`.\n"
@@ -51,12 +59,12 @@ var marker = regexp.MustCompile(`(?m)^<!-- ralph memory: id=(\S+) type=(\S+) tag
 
 // List reads every memory, oldest first. A missing file holds none.
 func (s Store) List() ([]Memory, error) {
-	data, err := os.ReadFile(s.Path)
+	data, err := ralphdir.ReadFile(s.root(), s.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read memories: %w", err)
+		return nil, ralphdir.Explain(s.Path, fmt.Errorf("read memories: %w", err))
 	}
 	return parse(string(data)), nil
 }
@@ -129,12 +137,12 @@ func (s Store) Remove(id string) (Memory, error) {
 // update rewrites the file under a lock, atomically, so two agents adding
 // memories at once both keep theirs and a reader never sees half a file.
 func (s Store) update(change func([]Memory) ([]Memory, error)) error {
-	if err := os.MkdirAll(filepath.Dir(s.Path), 0o755); err != nil {
-		return fmt.Errorf("write memories: %w", err)
+	if err := ralphdir.MkdirAll(s.root(), filepath.Dir(s.Path)); err != nil {
+		return err
 	}
-	lock := flock.New(s.Path + ".lock")
+	lock := ralphdir.Lock(s.Path + ".lock")
 	if err := lock.Lock(); err != nil {
-		return fmt.Errorf("lock memories: %w", err)
+		return ralphdir.Explain(s.Path+".lock", fmt.Errorf("lock memories: %w", err))
 	}
 	defer func() { _ = lock.Unlock() }()
 	ms, err := s.List()
@@ -144,7 +152,7 @@ func (s Store) update(change func([]Memory) ([]Memory, error)) error {
 	if ms, err = change(ms); err != nil {
 		return err
 	}
-	if err := renameio.WriteFile(s.Path, render(ms), 0o644, renameio.WithTempDir(filepath.Dir(s.Path))); err != nil {
+	if err := ralphdir.WriteFileAtomic(s.root(), s.Path, render(ms)); err != nil {
 		return fmt.Errorf("write memories: %w", err)
 	}
 	return nil

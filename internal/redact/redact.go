@@ -7,19 +7,33 @@
 //
 // A [Redactor] is built from the environment ralph passes to agents. The
 // value of a variable is hidden when its name looks secret ([IsSecretName]:
-// it has KEY, TOKEN, SECRET or PASSWORD as a word, or as the end of one) or
-// when the name is listed explicitly (ralph.yml's redact: key), and the
-// value is at least [MinLength] bytes long. Every occurrence becomes
-// [redacted:NAME].
+// it has KEY, TOKEN, SECRET, PASSWORD, PASSPHRASE or PASSWD as a word, or
+// as the end of one, or ends in the word PWD, PAT or PASS), when the name
+// is listed explicitly (ralph.yml's redact: key), or when the value is a
+// URL with a password (DATABASE_URL): then the URL and the password on its
+// own. A value shorter than [MinLength] bytes is left alone. Every
+// occurrence becomes [redacted:NAME].
 //
 // # What counts as an occurrence
 //
-// The value as it is, and the value as a JSON encoder writes it inside a
-// string (quotes, backslashes and control characters escaped; with and
-// without HTML escaping), since most agents print JSON lines. A value of
-// several lines is also hidden line by line, so that a private key printed
-// in part is still hidden. Where values overlap, the longest one that
-// starts first is named and the whole overlapping run is hidden.
+// The value as it is, and as programs encode it: percent-encoded (URL
+// query and path escaping, upper- or lower-case hex), as hex, and as base64
+// (standard and URL alphabets, alone or inside a longer encoded text such
+// as a Basic authorization header); and each of those as a JSON encoder
+// writes it inside a string (quotes, backslashes and control characters
+// escaped; with and without HTML escaping, with / as \/, with non-ASCII as
+// \u escapes), once or twice over, since most agents print JSON lines and
+// tools print JSON inside them. A value of several lines is also hidden
+// line by line, so that a private key printed in part is still hidden.
+// Where values overlap, the longest one that starts first is named and the
+// whole overlapping run is hidden.
+//
+// # Cost
+//
+// Every form of every value is computed once, when the Redactor is made.
+// Text is then scanned once, whatever the number of forms: each position's
+// next 8 bytes are looked up in a bitmap of the forms' first 8 bytes, and
+// only a hit is compared with the forms that begin with them.
 //
 // # Streams
 //
@@ -36,7 +50,6 @@ package redact
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"maps"
 	"slices"
@@ -50,84 +63,21 @@ import (
 // far longer. Eight bytes still covers a short password.
 const MinLength = 8
 
-// markers are the words that make a variable's name look secret.
-var markers = []string{"KEY", "TOKEN", "SECRET", "PASSWORD"}
-
-// IsSecretName reports whether an environment variable's name says its
-// value is secret: one of KEY, TOKEN, SECRET or PASSWORD (in any case) ends
-// a word of the name. Words are split at anything but a letter, and at a
-// lower-to-upper case change; a plural s still ends the word. So API_KEY,
-// ANTHROPIC_API_KEY, GITHUB_TOKEN, DB_PASSWORD, AWS_SECRET_ACCESS_KEY,
-// AWS_ACCESS_KEY_ID, PGPASSWORD, OPENAI_APIKEY, npm_config_authToken,
-// SSH_KEYS and KEY2 are secret, while a marker that only begins a longer
-// word is not: KEYBOARD, KEYCHAIN, XKB_KEYMAP, TOKENIZERS_PARALLELISM.
-//
-// A word that merely ends in a marker (MONKEY) counts too: such names are
-// rare, and hiding a harmless value costs less than showing a secret one.
-func IsSecretName(name string) bool {
-	upper := strings.ToUpper(name)
-	for _, m := range markers {
-		for from := 0; ; {
-			i := strings.Index(upper[from:], m)
-			if i < 0 {
-				break
-			}
-			end := from + i + len(m)
-			if endsWord(name, end) {
-				return true
-			}
-			from += i + 1
-		}
-	}
-	return false
-}
-
-// endsWord reports whether the word that runs up to name[:end] ends there,
-// allowing one plural s.
-func endsWord(name string, end int) bool {
-	if wordBreak(name, end) {
-		return true
-	}
-	if name[end] == 's' || name[end] == 'S' {
-		return wordBreak(name, end+1)
-	}
-	return false
-}
-
-// wordBreak reports whether a word ends between name[i-1] and name[i].
-func wordBreak(name string, i int) bool {
-	if i >= len(name) || !isLetter(name[i]) {
-		return true
-	}
-	return isLower(name[i-1]) && isUpper(name[i])
-}
-
-func isLower(c byte) bool  { return 'a' <= c && c <= 'z' }
-func isUpper(c byte) bool  { return 'A' <= c && c <= 'Z' }
-func isLetter(c byte) bool { return isLower(c) || isUpper(c) }
-
 // Redactor replaces secret values with [redacted:NAME]. It is immutable and
 // safe for concurrent use; a nil *Redactor redacts nothing.
 type Redactor struct {
-	// patterns are the byte strings to hide, longest first, so that a
-	// value containing another is hidden whole under its own name.
-	patterns []pattern
-	// starts marks the bytes a pattern begins with, to skip the rest fast.
-	starts [256]bool
-	names  []string
-	short  []string
-}
-
-type pattern struct {
-	value []byte
-	mask  []byte // [redacted:NAME]
+	m     matcher
+	names []string
+	short []string
 }
 
 // New builds a Redactor from env, KEY=VALUE entries, hiding the values of
-// the variables whose names look secret and of those listed in names. A
-// name given twice has both its values hidden: env is usually the union of
-// several environments (ralph's own, each backend's env:), and a value one
-// agent does not see is still a secret of the user's.
+// the variables whose names look secret ([IsSecretName]), of those listed
+// in names, and of any whose value is a URL with a password in it (the
+// whole URL, and the password on its own). A name given twice has both
+// its values hidden: env is usually the union of several environments
+// (ralph's own, each backend's env:), and a value one agent does not see
+// is still a secret of the user's.
 func New(env []string, names []string) *Redactor {
 	vars := allValues(env)
 	listed := map[string]bool{}
@@ -135,26 +85,24 @@ func New(env []string, names []string) *Redactor {
 		listed[n] = true
 	}
 	r := &Redactor{}
-	masked := map[string]bool{}
+	var secrets []secret
 	// Sorted, so that a value shared by two variables always gets the
 	// same name.
 	for _, name := range slices.Sorted(maps.Keys(vars)) {
-		if !listed[name] && !IsSecretName(name) {
-			continue
-		}
+		named := listed[name] || IsSecretName(name)
 		hidden, short := false, false
-		mask := []byte("[redacted:" + name + "]")
 		for _, value := range vars[name] {
-			if len(value) < MinLength {
-				short = short || value != ""
-				continue
+			values := passwordOf(value)
+			if named || len(values) > 0 {
+				values = append(values, value)
 			}
-			hidden = true
-			for _, form := range forms(value) {
-				if !masked[form] {
-					masked[form] = true
-					r.patterns = append(r.patterns, pattern{value: []byte(form), mask: mask})
+			for _, v := range values {
+				if len(v) < MinLength {
+					short = short || v != ""
+					continue
 				}
+				hidden = true
+				secrets = append(secrets, secret{name: name, value: v})
 			}
 		}
 		switch {
@@ -164,11 +112,25 @@ func New(env []string, names []string) *Redactor {
 			r.short = append(r.short, name)
 		}
 	}
-	slices.SortStableFunc(r.patterns, func(a, b pattern) int { return cmp.Compare(len(b.value), len(a.value)) })
-	for _, p := range r.patterns {
-		r.starts[p.value[0]] = true
-	}
+	r.m = newMatcher(secrets)
 	return r
+}
+
+// secret is one value to hide, and the variable it is named after.
+type secret struct{ name, value string }
+
+// passwordOf is the password of a value that is a URL with one, as the
+// value spells it and decoded: a connection string's password is printed
+// on its own too (a client's error, a PGPASSWORD it was copied into).
+func passwordOf(value string) []string {
+	raw, decoded := urlPassword(value)
+	switch raw {
+	case "":
+		return nil
+	case decoded:
+		return []string{raw}
+	}
+	return []string{raw, decoded}
 }
 
 // allValues maps each name in env to its distinct values, in order.
@@ -180,34 +142,6 @@ func allValues(env []string) map[string][]string {
 		}
 	}
 	return vars
-}
-
-// forms lists the ways value can appear in output: as it is, JSON-escaped,
-// and each long-enough line of a value of several lines, likewise.
-func forms(value string) []string {
-	pieces := []string{value}
-	if strings.ContainsAny(value, "\r\n") {
-		for _, line := range strings.FieldsFunc(value, func(r rune) bool { return r == '\n' || r == '\r' }) {
-			if line = strings.TrimSpace(line); len(line) >= MinLength {
-				pieces = append(pieces, line)
-			}
-		}
-	}
-	var out []string
-	for _, p := range pieces {
-		out = append(out, p, jsonEscaped(p, false), jsonEscaped(p, true))
-	}
-	return out
-}
-
-// jsonEscaped is s as it appears between the quotes of a JSON string.
-func jsonEscaped(s string, html bool) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(html)
-	_ = enc.Encode(s) // a string always encodes
-	out := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
-	return string(out[1 : len(out)-1])
 }
 
 // Names lists the variables whose values are hidden, sorted.
@@ -229,110 +163,52 @@ func (r *Redactor) TooShort() []string {
 }
 
 // Empty reports whether there is nothing to hide.
-func (r *Redactor) Empty() bool { return r == nil || len(r.patterns) == 0 }
+func (r *Redactor) Empty() bool { return r == nil || len(r.m.patterns) == 0 }
 
 // String returns s with every secret value replaced.
 func (r *Redactor) String(s string) string {
-	if r.Empty() || !r.mayContain([]byte(s)) {
+	if r.Empty() || len(s) < keyLen {
 		return s
 	}
-	out, _ := r.scan(nil, []byte(s), true)
-	return string(out)
+	b := []byte(s)
+	at := r.m.first(b)
+	if at < 0 {
+		return s
+	}
+	return string(r.m.redactFrom(b, at))
 }
 
 // Bytes returns b with every secret value replaced. It returns b itself
 // when there is nothing to replace.
 func (r *Redactor) Bytes(b []byte) []byte {
-	if r.Empty() || !r.mayContain(b) {
-		return b
-	}
-	out, _ := r.scan(nil, b, true)
+	out, _ := r.bytes(b)
 	return out
 }
 
-// mayContain is a quick test that b holds no secret at all, the common case.
-func (r *Redactor) mayContain(b []byte) bool {
-	for _, p := range r.patterns {
-		if bytes.Contains(b, p.value) {
-			return true
-		}
+// bytes is Bytes, and whether it replaced anything.
+func (r *Redactor) bytes(b []byte) ([]byte, bool) {
+	if r.Empty() {
+		return b, false
 	}
-	return false
+	at := r.m.first(b)
+	if at < 0 {
+		return b, false
+	}
+	return r.m.redactFrom(b, at), true
 }
 
-// scan appends the redacted form of buf to dst. Unless final, it stops at
-// the first byte that may begin a value continuing past the end of buf,
-// and returns how many bytes it left there for the next call.
-func (r *Redactor) scan(dst, buf []byte, final bool) ([]byte, int) {
-	copied := 0
-	for i := 0; i < len(buf); {
-		if !r.starts[buf[i]] {
-			i++
-			continue
-		}
-		end, p, open := r.span(buf, i, final)
-		switch {
-		case open:
-			return append(dst, buf[copied:i]...), len(buf) - i
-		case p == nil:
-			i++
-		default:
-			dst = append(dst, buf[copied:i]...)
-			dst = append(dst, p.mask...)
-			i, copied = end, end
-		}
+// Line returns a line of JSON (an event log's, say) with every secret
+// value replaced, still valid JSON when it was: the values are replaced in
+// place, which keeps the line's layout and key order, unless that breaks
+// it (a value that starts right after an escaped character), when the line
+// is redacted as JSON (see JSON). A line that is not JSON is redacted as
+// bytes. It returns line itself when there is nothing to replace.
+func (r *Redactor) Line(line []byte) []byte {
+	out, changed := r.bytes(line)
+	if !changed || json.Valid(out) || !json.Valid(line) {
+		return out
 	}
-	return append(dst, buf[copied:]...), 0
-}
-
-// span finds the value at buf[i]: the longest one that matches there,
-// stretched over any value that starts inside it and ends past it, so that
-// overlapping values are hidden whole. open says the answer depends on
-// bytes not seen yet (only when not final).
-func (r *Redactor) span(buf []byte, i int, final bool) (end int, p *pattern, open bool) {
-	if !final && r.mayContinue(buf[i:]) {
-		return 0, nil, true
-	}
-	if p = r.longestAt(buf[i:]); p == nil {
-		return 0, nil, false
-	}
-	end = i + len(p.value)
-	for k := i + 1; k < end; k++ {
-		if !r.starts[buf[k]] {
-			continue
-		}
-		if !final && r.mayContinue(buf[k:]) {
-			return 0, nil, true
-		}
-		if q := r.longestAt(buf[k:]); q != nil && k+len(q.value) > end {
-			end = k + len(q.value)
-		}
-	}
-	return end, p, false
-}
-
-// longestAt returns the longest pattern b begins with, or nil.
-func (r *Redactor) longestAt(b []byte) *pattern {
-	for i := range r.patterns {
-		if bytes.HasPrefix(b, r.patterns[i].value) {
-			return &r.patterns[i]
-		}
-	}
-	return nil
-}
-
-// mayContinue reports whether b, all of it, is the beginning of a pattern
-// longer than b: one that more bytes could complete.
-func (r *Redactor) mayContinue(b []byte) bool {
-	for _, p := range r.patterns {
-		if len(p.value) <= len(b) {
-			return false // sorted longest first: no longer pattern is left
-		}
-		if bytes.HasPrefix(p.value, b) {
-			return true
-		}
-	}
-	return false
+	return r.JSON(line)
 }
 
 // JSON returns the JSON value raw with every secret value replaced inside
@@ -342,7 +218,7 @@ func (r *Redactor) mayContinue(b []byte) bool {
 // decoded and encoded again, which sorts the keys of its objects. Text
 // that is not JSON is redacted as bytes.
 func (r *Redactor) JSON(raw json.RawMessage) json.RawMessage {
-	if r.Empty() || !r.mayContain(raw) {
+	if r.Empty() || r.m.first(raw) < 0 {
 		return raw
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))

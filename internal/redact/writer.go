@@ -29,7 +29,7 @@ func (w *Writer) Write(p []byte) (int, error) {
 		return w.pass(p)
 	}
 	w.held = append(w.held, p...)
-	out, keep := w.r.scan(w.out[:0], w.held, false)
+	out, keep := w.r.m.scan(w.out[:0], w.held, false)
 	w.out = out
 	w.held = append(w.held[:0], w.held[len(w.held)-keep:]...)
 	if err := w.emit(out); err != nil {
@@ -44,7 +44,7 @@ func (w *Writer) Close() error {
 	if w.err != nil || len(w.held) == 0 {
 		return w.err
 	}
-	out, _ := w.r.scan(w.out[:0], w.held, true)
+	out, _ := w.r.m.scan(w.out[:0], w.held, true)
 	w.held = w.held[:0]
 	return w.emit(out)
 }

@@ -3,7 +3,9 @@
 // file beside it, which is then exchanged with the file in one rename
 // (Linux's RENAME_EXCHANGE): a reader opening the file, and a process
 // killed at any instant, see the old contents or the new, never a mix, and
-// the spare keeps the old ones until the next write reuses it.
+// the spare keeps the old ones until the next write reuses it. Both are
+// private to the user (0600), and a link in the spare's place is refused
+// (see internal/ralphdir).
 //
 // The spare is not flushed to stable storage before the exchange: after a
 // power failure the file may hold older contents or a torn write. That
@@ -29,7 +31,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 
-	"github.com/google/renameio/v2"
+	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
 // SpareName is the spare file's name for a file named name.
@@ -68,28 +70,9 @@ func Write(path string, data []byte, beforeSwap func()) error {
 	return fmt.Errorf("swap %s into place: %w", filepath.Base(path), err)
 }
 
-// overwrite writes data over the file at path, creating it if needed.
+// overwrite writes data over the file at path, creating it if needed. A
+// link there is refused, never written through: the exchange would then
+// put it in the file's place too.
 func overwrite(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	return errors.Join(err, f.Close())
-}
-
-// replace is write-then-rename (renameio, which also flushes).
-func replace(path string, data []byte, beforeSwap func()) error {
-	t, err := renameio.NewPendingFile(path, renameio.WithTempDir(filepath.Dir(path)), renameio.WithPermissions(0o644))
-	if err != nil {
-		return err
-	}
-	defer func() { _ = t.Cleanup() }()
-	if _, err := t.Write(data); err != nil {
-		return err
-	}
-	if beforeSwap != nil {
-		beforeSwap()
-	}
-	return t.CloseAtomicallyReplace()
+	return ralphdir.WriteFile(filepath.Dir(path), path, data)
 }

@@ -127,8 +127,7 @@ func (w *Watch) Changed() bool {
 	case <-w.back:
 	default:
 	}
-	now := time.Now()
-	if err := os.Chtimes(w.barrier, now, now); err != nil {
+	if err := touch(w.barrier, time.Now()); err != nil {
 		w.giveUp()
 		return true
 	}
@@ -188,7 +187,8 @@ func (w *Watch) isBroken() bool {
 func (w *Watch) giveUp() { _ = w.Close() }
 
 func (w *Watch) prepareBarrier() error {
-	f, err := os.OpenFile(w.barrier, os.O_WRONLY|os.O_CREATE, 0o644)
+	// The barrier is in .ralph/: a link there is not followed.
+	f, err := createBarrier(w.barrier)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -146,4 +147,26 @@ func TestStalePaths(t *testing.T) {
 	assert.True(t, w.Changed())
 	assert.True(t, w.Stale())
 	assert.True(t, w.Changed(), "a stale watch says changed until it is replaced")
+}
+
+// A barrier a repository brought as a link is not followed: the file it
+// points to keeps its contents and its times, and the watch, without a
+// barrier of its own, says "changed".
+func TestABarrierThatIsALinkIsNotFollowed(t *testing.T) {
+	tr := newTree(t)
+	outside := filepath.Join(t.TempDir(), "precious.txt")
+	require.NoError(t, os.WriteFile(outside, []byte("mine\n"), 0o644))
+	old := time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)
+	require.NoError(t, os.Chtimes(outside, old, old))
+	require.NoError(t, os.Symlink(outside, tr.path(".ralph/watch.barrier")))
+
+	w := tr.watch()
+	assert.True(t, w.Changed())
+	assert.True(t, w.Changed())
+	fi, err := os.Stat(outside)
+	require.NoError(t, err)
+	assert.True(t, fi.ModTime().Equal(old), "the link's target was not touched: %s", fi.ModTime())
+	data, err := os.ReadFile(outside)
+	require.NoError(t, err)
+	assert.Equal(t, "mine\n", string(data))
 }

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/view/api"
 )
 
@@ -60,16 +62,16 @@ func TestEventsFilterAsRalphEventsDoes(t *testing.T) {
 		agentEvent(5, "reviewer", "review.approved"))
 	ctx, now := context.Background(), start.Add(10*time.Minute)
 
-	all, malformed, err := api.Events(ctx, dir, api.EventQuery{}, now)
+	all, malformed, err := api.Events(ctx, dir, api.EventQuery{}, now, nil)
 	require.NoError(t, err)
 	assert.Zero(t, malformed)
 	assert.Equal(t, []string{"build.done", "review.rejected", "build.done", "build.blocked", "review.approved"}, topics(all))
 
-	builds, _, err := api.Events(ctx, dir, api.EventQuery{Topic: "build.*", Last: 2}, now)
+	builds, _, err := api.Events(ctx, dir, api.EventQuery{Topic: "build.*", Last: 2}, now, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"build.done", "build.blocked"}, topics(builds))
 
-	reviewer, _, err := api.Events(ctx, dir, api.EventQuery{Hat: "reviewer", Since: "7m"}, now)
+	reviewer, _, err := api.Events(ctx, dir, api.EventQuery{Hat: "reviewer", Since: "7m"}, now, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"review.approved"}, topics(reviewer))
 
@@ -94,7 +96,7 @@ func TestEventsLeaveOutMalformedLinesAndCountThem(t *testing.T) {
 	require.NoError(t, f.Close())
 	require.NoError(t, events.AppendTo(log, agentEvent(2, "builder", "build.done")))
 
-	lines, malformed, err := api.Events(context.Background(), dir, api.EventQuery{}, start)
+	lines, malformed, err := api.Events(context.Background(), dir, api.EventQuery{}, start, nil)
 	require.NoError(t, err)
 	assert.Equal(t, 1, malformed)
 	assert.Equal(t, []string{"build.done", "build.done"}, topics(lines))
@@ -103,14 +105,14 @@ func TestEventsLeaveOutMalformedLinesAndCountThem(t *testing.T) {
 func TestEventQueryRefusesBadFiltersWithAFix(t *testing.T) {
 	dir, _ := workspace(t)
 	for _, q := range []api.EventQuery{{Topic: "build..done"}, {Since: "yesterday-ish"}, {Last: -1}} {
-		_, _, err := api.Events(context.Background(), dir, q, start)
+		_, _, err := api.Events(context.Background(), dir, q, start, nil)
 		require.Error(t, err, "%+v", q)
 		assert.NotEmpty(t, api.HintOf(err), "%+v", q)
 	}
 }
 
 func TestEventsWithoutARunSayHowToStartOne(t *testing.T) {
-	_, _, err := api.Events(context.Background(), t.TempDir(), api.EventQuery{}, start)
+	_, _, err := api.Events(context.Background(), t.TempDir(), api.EventQuery{}, start, nil)
 	require.ErrorIs(t, err, engine.ErrNoLog)
 	assert.Contains(t, api.HintOf(err), "ralph loop")
 }
@@ -126,7 +128,7 @@ func TestIterationsAreTheFinishedLinesOfRalph(t *testing.T) {
 	forged.Source = events.SourceAgent
 	dir, _ := workspace(t, finished(1, "planner", 0.25), agentEvent(2, "builder", "build.done"), forged, finished(2, "builder", 0.5))
 
-	its, err := api.Iterations(context.Background(), dir, api.EventQuery{})
+	its, err := api.Iterations(context.Background(), dir, api.EventQuery{}, nil)
 	require.NoError(t, err)
 	require.Len(t, its, 2, "an agent's line with ralph's topic is not an iteration")
 	assert.Equal(t, api.Iteration{Iteration: 2, Hat: "builder", Outcome: "ok", DurationMS: 3000,
@@ -153,6 +155,28 @@ func TestEmitAppendsAnAgentsLineRedacted(t *testing.T) {
 	assert.Equal(t, events.SourceAgent, ev.Source)
 	assert.NotContains(t, string(data), "s3cr3t-value")
 	assert.Contains(t, string(data), "[redacted:RALPH_TEST_TOKEN]")
+}
+
+// A topic or target made of a secret is refused, quoted hidden, and
+// nothing is written: hidden, neither would name a topic or a hat.
+func TestEmitRefusesATopicOrTargetThatHoldsASecret(t *testing.T) {
+	dir, log := workspace(t)
+	const key = "sk-emit-7f3a9c1e5b"
+	r := redact.New([]string{"MY_API_KEY=" + key}, nil)
+	for _, e := range []api.Emit{
+		{Dir: dir, Topic: "build." + key, Redactor: r},
+		{Dir: dir, Topic: "build.done", Target: key, Redactor: r},
+		{Dir: dir, Topic: "build." + base64.StdEncoding.EncodeToString([]byte(key)), Redactor: r},
+	} {
+		_, err := e.Append()
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "[redacted:MY_API_KEY]")
+		assert.Contains(t, err.Error(), "holds a secret value")
+		assert.NotContains(t, err.Error()+api.HintOf(err), key)
+	}
+	data, err := os.ReadFile(log)
+	require.NoError(t, err)
+	assert.Empty(t, data, "nothing was appended")
 }
 
 func TestEmitRefusesWhatNoLoopWouldRead(t *testing.T) {
@@ -203,10 +227,10 @@ func TestRequestsWithNothingRunningSayHowToStartOne(t *testing.T) {
 }
 
 func TestStatusOfAnEmptyWorkspaceIsNone(t *testing.T) {
-	s, err := api.ReadStatus(context.Background(), t.TempDir(), 5, start)
+	s, err := api.ReadStatus(context.Background(), t.TempDir(), 5, start, nil)
 	require.NoError(t, err)
 	assert.Equal(t, api.KindNone, s.Kind)
-	d := api.NewReader(t.TempDir()).Dashboard("")
+	d := api.NewReader(t.TempDir(), nil).Dashboard("")
 	assert.Equal(t, api.KindNone, d.Kind)
 	assert.NotNil(t, d.Slots)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
+	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/view"
 )
 
@@ -102,9 +103,10 @@ type Reader struct {
 	paths  []string
 }
 
-// NewReader reads the workspace dir.
-func NewReader(dir string) *Reader {
-	return &Reader{reader: view.NewWorkspaceReader(dir), graphs: Graphs{}}
+// NewReader reads the workspace dir, hiding r's secret values in what it
+// shows of the logs; a nil r hides nothing.
+func NewReader(dir string, r *redact.Redactor) *Reader {
+	return &Reader{reader: view.NewWorkspaceReader(dir, r), graphs: Graphs{}}
 }
 
 // Dashboard reads the workspace, its task's slot selected ("" for the

@@ -12,6 +12,7 @@ import (
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
+	"github.com/ralph-loop/ralph/internal/ralphdir"
 	"github.com/ralph-loop/ralph/internal/redact"
 )
 
@@ -30,6 +31,10 @@ type Emit struct {
 	Iteration int
 	// Force appends even to a run that has ended for good.
 	Force bool
+	// Redactor hides secret values in the event; nil is the environment's
+	// (redact.FromEnvironment), which is what an agent's `ralph emit`
+	// has: its own variables and the names its loop hands on.
+	Redactor *redact.Redactor
 }
 
 // FromAgentEnv is an Emit to the log, hat and iteration a loop gives its
@@ -59,6 +64,13 @@ func Payload(text string, isJSON bool) (json.RawMessage, error) {
 // warning says, when not "", that the run has ended but will read the
 // event when resumed.
 func (e Emit) Append() (warning string, err error) {
+	r := e.Redactor
+	if r == nil {
+		r = redact.FromEnvironment()
+	}
+	if err := refuseSecret(r, e.Topic, e.Target); err != nil {
+		return "", err
+	}
 	if err := events.ValidateTopic(e.Topic); err != nil {
 		return "", &Error{Err: err, Fix: "a topic is dot-separated words without spaces, like build.done"}
 	}
@@ -76,9 +88,24 @@ func (e Emit) Append() (warning string, err error) {
 	if payload == nil {
 		payload = json.RawMessage("null")
 	}
-	ev := events.Event{Topic: e.Topic, Payload: redact.FromEnvironment().JSON(payload), Source: events.SourceAgent,
-		Target: e.Target, Hat: e.Hat, Iteration: e.Iteration}
-	return warning, events.AppendTo(path, ev)
+	ev := events.Event{Topic: e.Topic, Payload: r.JSON(payload), Source: events.SourceAgent,
+		Target: e.Target, Hat: r.String(e.Hat), Iteration: e.Iteration}
+	return warning, ralphdir.Explain(path, events.AppendTo(path, ev))
+}
+
+// refuseSecret refuses a topic or target that holds a secret value, before
+// anything quotes it: ralph writes none to the log, and hidden, neither
+// would name a topic or a hat any more. The error quotes them hidden.
+func refuseSecret(r *redact.Redactor, topic, target string) error {
+	if hidden := r.String(topic); hidden != topic {
+		return &Error{Err: fmt.Errorf("the topic %q holds a secret value: ralph writes none to the event log", hidden),
+			Fix: "name the event by what happened, like build.done, and put the details in the payload, where ralph hides secret values"}
+	}
+	if hidden := r.String(target); hidden != target {
+		return &Error{Err: fmt.Errorf("the target %q holds a secret value: ralph writes none to the event log", hidden),
+			Fix: "--target names one of the run's hats; `ralph hats` lists them"}
+	}
+	return nil
 }
 
 // Ask appends a question for a person (human.asked), as `ralph ask`

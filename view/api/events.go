@@ -13,6 +13,7 @@ import (
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/flagvalue"
+	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/view"
 )
 
@@ -88,10 +89,18 @@ type Line struct {
 	Event  json.RawMessage `json:"event"`
 }
 
+// LineOf is rec as programs are shown it: where it is in the log, and its
+// line with r's secret values hidden, still valid JSON (see
+// view.RedactRecord). Offset and Next are the log's, whatever is shown.
+func LineOf(r *redact.Redactor, rec events.Record) Line {
+	return Line{Offset: rec.Offset, Next: rec.End(), Event: r.Line(rec.Line)}
+}
+
 // Events is the events of q's log in the workspace dir that q lets
-// through, in log order, as `ralph events --json` lists them; lines that
-// are not events are counted in malformed and left out.
-func Events(ctx context.Context, dir string, q EventQuery, now time.Time) (lines []Line, malformed int, err error) {
+// through, in log order, as `ralph events --json` lists them, with r's
+// secret values hidden; lines that are not events are counted in
+// malformed and left out.
+func Events(ctx context.Context, dir string, q EventQuery, now time.Time, r *redact.Redactor) (lines []Line, malformed int, err error) {
 	filter, err := q.Filter(now)
 	if err != nil {
 		return nil, 0, err
@@ -116,6 +125,7 @@ func Events(ctx context.Context, dir string, q EventQuery, now time.Time) (lines
 		if !filter.Keep(rec) {
 			return nil
 		}
+		// Hidden once the last N are known: a line left out costs no scan.
 		lines = append(lines, Line{Offset: rec.Offset, Next: rec.End(), Event: json.RawMessage(rec.Line)})
 		if q.Last > 0 && len(lines) > 2*q.Last {
 			lines = append(lines[:0], lines[len(lines)-q.Last:]...)
@@ -124,6 +134,9 @@ func Events(ctx context.Context, dir string, q EventQuery, now time.Time) (lines
 	})
 	if q.Last > 0 && len(lines) > q.Last {
 		lines = lines[len(lines)-q.Last:]
+	}
+	for i := range lines {
+		lines[i].Event = r.Line(lines[i].Event)
 	}
 	return lines, malformed, err
 }

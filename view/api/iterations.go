@@ -8,6 +8,8 @@ import (
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/redact"
+	"github.com/ralph-loop/ralph/view"
 )
 
 // Iteration is one finished iteration of a loop, as its iteration.finished
@@ -29,8 +31,9 @@ type Iteration struct {
 }
 
 // Iterations is the finished iterations of the loop log q picks in the
-// workspace dir (only its log: its filters are for events), in log order.
-func Iterations(ctx context.Context, dir string, q EventQuery) ([]Iteration, error) {
+// workspace dir (only its log: its filters are for events), in log order,
+// with r's secret values hidden.
+func Iterations(ctx context.Context, dir string, q EventQuery, r *redact.Redactor) ([]Iteration, error) {
 	path, err := q.LogPath(dir)
 	if err != nil {
 		return nil, err
@@ -48,6 +51,7 @@ func Iterations(ctx context.Context, dir string, q EventQuery) ([]Iteration, err
 		if rec.Err != nil || rec.Event.Topic != engine.TopicIterationFinished || rec.Event.Source != events.SourceRalph {
 			return nil
 		}
+		rec, _ = view.RedactRecord(r, rec)
 		var it Iteration
 		if json.Unmarshal(rec.Event.Payload, &it) != nil {
 			return nil

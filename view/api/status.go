@@ -7,6 +7,7 @@ import (
 
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/view"
 )
 
@@ -29,8 +30,8 @@ type Status struct {
 
 // ReadStatus reads what runs in dir: its autopilot when one runs there or
 // started after the workspace's own loop, else its loop. recent bounds a
-// loop's recent events.
-func ReadStatus(ctx context.Context, dir string, recent int, now time.Time) (Status, error) {
+// loop's recent events, in which r's secret values are hidden.
+func ReadStatus(ctx context.Context, dir string, recent int, now time.Time, r *redact.Redactor) (Status, error) {
 	if view.ShowsAutopilot(dir) {
 		s, err := AutopilotStatus(ctx, dir, nil, now)
 		if err != nil {
@@ -41,7 +42,7 @@ func ReadStatus(ctx context.Context, dir string, recent int, now time.Time) (Sta
 	if _, err := engine.CurrentLog(dir); errors.Is(err, engine.ErrNoLog) {
 		return Status{Kind: KindNone}, nil
 	}
-	s, err := LoopStatus(dir, recent, now)
+	s, err := LoopStatus(dir, recent, now, r)
 	if err != nil {
 		return Status{}, err
 	}
@@ -49,9 +50,13 @@ func ReadStatus(ctx context.Context, dir string, recent int, now time.Time) (Sta
 }
 
 // LoopStatus is `ralph status --json`: the loop's lock and checkpoint, and
-// how its last run ended with what to do next.
-func LoopStatus(dir string, recent int, now time.Time) (engine.Status, error) {
+// how its last run ended with what to do next. Its recent events are read
+// from the log, so r's secret values are hidden in them.
+func LoopStatus(dir string, recent int, now time.Time, r *redact.Redactor) (engine.Status, error) {
 	s, err := engine.ReadStatus(dir, recent, now)
+	for i := range s.Recent {
+		s.Recent[i] = view.RedactEvent(r, s.Recent[i])
+	}
 	if _, ok := errors.AsType[*engine.CorruptStateError](err); ok {
 		return s, &Error{Err: err, Fix: corruptStateHint}
 	}

@@ -28,7 +28,7 @@ func newSession(t *testing.T) *session {
 	s := &session{t: t, in: inW, out: bufio.NewScanner(outR), ended: make(chan error, 1)}
 	s.out.Buffer(nil, 1<<20)
 	go func() {
-		s.ended <- Serve(t.Context(), t.TempDir(), "test", inR, outW)
+		s.ended <- Serve(t.Context(), t.TempDir(), "test", inR, outW, nil)
 		_ = outW.Close()
 	}()
 	return s

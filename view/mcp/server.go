@@ -9,6 +9,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/view/api"
 )
 
@@ -18,25 +19,26 @@ These tools read and steer what runs in one workspace. An agent that ralph launc
 Anyone may read status and events, and stop, pause or resume the run.`
 
 // NewServer is the MCP server of the workspace dir, with ralph's tools.
-// version is ralph's, which the server gives as its own.
-func NewServer(dir, version string) *sdk.Server {
+// version is ralph's, which the server gives as its own. r's secret values
+// are hidden in what the tools read and write.
+func NewServer(dir, version string, r *redact.Redactor) *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "ralph", Title: "ralph", Version: version},
 		&sdk.ServerOptions{Instructions: instructions})
-	t := tools{dir: dir}
+	t := tools{dir: dir, redactor: r}
 	t.add(s)
 	return s
 }
 
 // Serve runs the server of dir over in and out (the process's stdin and
-// stdout) until the client hangs up or ctx ends. A line of in that is not
-// a JSON-RPC 2.0 message is answered with a JSON-RPC error, and the
-// session goes on.
-func Serve(ctx context.Context, dir, version string, in io.Reader, out io.Writer) error {
+// stdout) until the client hangs up or ctx ends, hiding r's secret values.
+// A line of in that is not a JSON-RPC 2.0 message is answered with a
+// JSON-RPC error, and the session goes on.
+func Serve(ctx context.Context, dir, version string, in io.Reader, out io.Writer, r *redact.Redactor) error {
 	w := &lockedWriter{w: out}
 	lines, pass := io.Pipe()
 	go screen(in, pass, w)
 	transport := &sdk.IOTransport{Reader: lines, Writer: nopWriteCloser{w}}
-	err := NewServer(dir, version).Run(ctx, transport)
+	err := NewServer(dir, version, r).Run(ctx, transport)
 	if ctx.Err() != nil || isHangUp(err) {
 		return nil // Ctrl-C, or the client went: the server's job is done
 	}

@@ -12,11 +12,16 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/view/api"
 )
 
-// tools are ralph's tools for the workspace dir.
-type tools struct{ dir string }
+// tools are ralph's tools for the workspace dir; redactor hides secret
+// values in what they read of the logs and in the events they write.
+type tools struct {
+	dir      string
+	redactor *redact.Redactor
+}
 
 func (t tools) add(s *sdk.Server) {
 	sdk.AddTool(s, &sdk.Tool{Name: "status", Description: statusHelp, OutputSchema: schemaOf[api.Status](),
@@ -73,7 +78,7 @@ func (t tools) status(ctx context.Context, _ *sdk.CallToolRequest, in StatusInpu
 	if in.Last != nil {
 		recent = max(*in.Last, 0)
 	}
-	s, err := api.ReadStatus(ctx, t.dir, recent, time.Now())
+	s, err := api.ReadStatus(ctx, t.dir, recent, time.Now(), t.redactor)
 	if err != nil {
 		return failed[api.Status](err)
 	}
@@ -128,7 +133,7 @@ func eventQuerySchema() *jsonschema.Schema {
 }
 
 func (t tools) events(ctx context.Context, _ *sdk.CallToolRequest, q api.EventQuery) (*sdk.CallToolResult, EventsResult, error) {
-	lines, malformed, err := api.Events(ctx, t.dir, q, time.Now())
+	lines, malformed, err := api.Events(ctx, t.dir, q, time.Now(), t.redactor)
 	if err != nil {
 		return failed[EventsResult](err)
 	}
@@ -168,7 +173,7 @@ func (t tools) emit(_ context.Context, _ *sdk.CallToolRequest, in EmitInput) (*s
 		return failed[Message](err)
 	}
 	e := api.FromAgentEnv(t.dir)
-	e.Topic, e.Payload, e.Target = in.Topic, payload, in.Target
+	e.Topic, e.Payload, e.Target, e.Redactor = in.Topic, payload, in.Target, t.redactor
 	warning, err := e.Append()
 	sentence := "published " + in.Topic
 	if in.Target != "" {
@@ -203,7 +208,9 @@ func (t tools) ask(_ context.Context, _ *sdk.CallToolRequest, in AskInput) (*sdk
 		}
 		timeout = d
 	}
-	id, warning, err := api.FromAgentEnv(t.dir).Ask(in.Question, in.Options, timeout)
+	e := api.FromAgentEnv(t.dir)
+	e.Redactor = t.redactor
+	id, warning, err := e.Ask(in.Question, in.Options, timeout)
 	if err != nil {
 		return failed[Asked](err)
 	}

@@ -18,7 +18,7 @@ import (
 // alone: every tool and every argument has one.
 func TestToolsDescribeThemselves(t *testing.T) {
 	serverEnd, clientEnd := sdk.NewInMemoryTransports()
-	ss, err := NewServer(t.TempDir(), "test").Connect(t.Context(), serverEnd, nil)
+	ss, err := NewServer(t.TempDir(), "test", nil).Connect(t.Context(), serverEnd, nil)
 	require.NoError(t, err)
 	defer ss.Close()
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(), clientEnd, nil)

@@ -28,7 +28,7 @@ func BenchmarkEventStreamCatchUp(b *testing.B) {
 	if _, err := benchgen.WriteFile(log, lines); err != nil {
 		b.Fatal(err)
 	}
-	srv := httptest.NewServer(NewHandler(dir, testToken, false))
+	srv := httptest.NewServer(NewHandler(dir, testToken, false, nil))
 	defer srv.Close()
 	b.ResetTimer()
 	for range b.N {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/internal/treewatch"
 	"github.com/ralph-loop/ralph/view/api"
 )
@@ -23,8 +24,11 @@ type Handler struct {
 	// everyRequest says every request needs the token, not only those
 	// that change something: the server is reachable from other hosts.
 	everyRequest bool
-	reader       *api.Reader
-	now          func() time.Time
+	// redactor hides the server's secret values in what it serves of the
+	// logs: a line an agent wrote by hand holds them in clear.
+	redactor *redact.Redactor
+	reader   *api.Reader
+	now      func() time.Time
 	// keepalive is how long a stream stays silent before it sends a
 	// comment, so proxies and clients see it is alive.
 	keepalive time.Duration
@@ -46,9 +50,9 @@ type route struct {
 
 // NewHandler serves the workspace dir to clients that send token;
 // everyRequest asks it of every request, not only of those that change
-// something.
-func NewHandler(dir, token string, everyRequest bool) *Handler {
-	h := &Handler{dir: dir, token: token, everyRequest: everyRequest, reader: api.NewReader(dir), now: time.Now,
+// something. r's secret values are hidden in what it serves.
+func NewHandler(dir, token string, everyRequest bool, r *redact.Redactor) *Handler {
+	h := &Handler{dir: dir, token: token, everyRequest: everyRequest, redactor: r, reader: api.NewReader(dir, r), now: time.Now,
 		keepalive: 15 * time.Second, tick: 2 * time.Second, watch: &treewatch.Shared{}, streams: newStreamLimit(0)}
 	h.routes = map[string]route{
 		"/api/status":           {http.MethodGet, h.status},

@@ -41,7 +41,7 @@ func tryStream(t *testing.T, ctx context.Context, client *http.Client, url strin
 
 func TestStreamsAreLimitedPerClientAndInAll(t *testing.T) {
 	dir, _ := newWorkspace(t, 1)
-	h := NewHandler(dir, testToken, false)
+	h := NewHandler(dir, testToken, false, nil)
 	h.streams = newStreamLimit(8) // two per client
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
@@ -114,7 +114,7 @@ func serveWith(t *testing.T, h *Handler, idle time.Duration) string {
 
 func TestIdleConnectionsAreClosed(t *testing.T) {
 	dir, log := newWorkspace(t, 1)
-	h := NewHandler(dir, testToken, false)
+	h := NewHandler(dir, testToken, false, nil)
 	h.keepalive = 20 * time.Millisecond
 	addr := serveWith(t, h, 300*time.Millisecond)
 
@@ -150,7 +150,7 @@ func TestIdleConnectionsAreClosed(t *testing.T) {
 // once, whatever the idle timeout.
 func TestARequestWithoutTheTokenClosesItsConnection(t *testing.T) {
 	dir, _ := newWorkspace(t, 1)
-	h := NewHandler(dir, testToken, true)
+	h := NewHandler(dir, testToken, true, nil)
 	addr := serveWith(t, h, time.Hour)
 	for _, path := range []string{"/api/status", "/api/events/stream", "/api/dashboard/stream"} {
 		conn, err := net.Dial("tcp", addr)

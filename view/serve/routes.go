@@ -20,7 +20,7 @@ import (
 const statusRecent = 5
 
 func (h *Handler) status(w http.ResponseWriter, r *http.Request) error {
-	s, err := api.ReadStatus(r.Context(), h.dir, statusRecent, h.now())
+	s, err := api.ReadStatus(r.Context(), h.dir, statusRecent, h.now(), h.redactor)
 	if err != nil {
 		return err
 	}
@@ -62,7 +62,7 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	lines, malformed, err := api.Events(r.Context(), h.dir, q, h.now())
+	lines, malformed, err := api.Events(r.Context(), h.dir, q, h.now(), h.redactor)
 	if err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ func (h *Handler) iterations(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	its, err := api.Iterations(r.Context(), h.dir, q)
+	its, err := api.Iterations(r.Context(), h.dir, q, h.redactor)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/view/api"
 )
 
@@ -28,6 +29,8 @@ type Options struct {
 	// MaxStreams bounds the event and dashboard streams open at once, a
 	// quarter of them from one client address; 0 is DefaultMaxStreams.
 	MaxStreams int
+	// Redactor hides secret values in what is served of the logs.
+	Redactor *redact.Redactor
 }
 
 // DefaultIdleTimeout is how long an idle connection stays open unless
@@ -53,7 +56,7 @@ func Run(ctx context.Context, out io.Writer, o Options) error {
 		return listenError(o.Addr, err)
 	}
 	addr := ln.Addr().(*net.TCPAddr)
-	h := NewHandler(o.Dir, token, !addr.IP.IsLoopback())
+	h := NewHandler(o.Dir, token, !addr.IP.IsLoopback(), o.Redactor)
 	h.streams = newStreamLimit(o.MaxStreams)
 	srv := newServer(ctx, h, o.IdleTimeout)
 	printAddresses(out, addr, token)

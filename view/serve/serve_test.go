@@ -47,7 +47,7 @@ func appendEvent(t *testing.T, log, topic string) {
 
 func startServer(t *testing.T, dir string, everyRequest bool) *httptest.Server {
 	t.Helper()
-	h := NewHandler(dir, testToken, everyRequest)
+	h := NewHandler(dir, testToken, everyRequest, nil)
 	h.keepalive = 50 * time.Millisecond
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
@@ -234,7 +234,7 @@ func TestTheOpenAPIDocumentDescribesEveryRoute(t *testing.T) {
 		sort.Strings(methods)
 		documented[path] = strings.Join(methods, ",")
 	}
-	assert.Equal(t, NewHandler(t.TempDir(), testToken, false).routeMethods(), documented)
+	assert.Equal(t, NewHandler(t.TempDir(), testToken, false, nil).routeMethods(), documented)
 
 	srv := startServer(t, t.TempDir(), false)
 	resp, body := request(t, http.MethodGet, srv.URL+"/api/openapi.json", "", "")
@@ -416,7 +416,7 @@ func TestTheDashboardStreamSendsARunThatEndedOnce(t *testing.T) {
 	st.StartedAt, st.LastEventAt, st.PriorRuntime = ended.Add(-time.Minute), ended, time.Minute
 	st.Terminated = &engine.Termination{Reason: engine.ReasonCompleted, At: ended}
 	require.NoError(t, engine.Checkpoint{Path: filepath.Join(dir, engine.DirName, engine.StateFile)}.Save(st, engine.PhaseDone, ended))
-	h := NewHandler(dir, testToken, false)
+	h := NewHandler(dir, testToken, false, nil)
 	h.keepalive, h.tick = 50*time.Millisecond, 5*time.Millisecond
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)

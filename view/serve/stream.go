@@ -104,7 +104,10 @@ func (h *Handler) eventStream(w http.ResponseWriter, r *http.Request) error {
 			return nil
 		case recs := <-batches:
 			for _, rec := range kept(recs, st.filter) {
-				if s.send(strconv.FormatInt(rec.End(), 10), "event", rec.Line) != nil {
+				// The id is where the next line starts in the log, as
+				// written: a client resumes there.
+				l := api.LineOf(h.redactor, rec)
+				if s.send(strconv.FormatInt(l.Next, 10), "event", l.Event) != nil {
 					return nil // the client went away
 				}
 			}
@@ -144,7 +147,7 @@ func (h *Handler) streamStart(r *http.Request) (st eventStreamStart, err error) 
 	}
 	// The last N of what the log holds (read back in bounded memory), then
 	// every new one: the stream goes on after the last of them.
-	if st.last, _, err = api.Events(r.Context(), h.dir, q, h.now()); err == nil && len(st.last) > 0 {
+	if st.last, _, err = api.Events(r.Context(), h.dir, q, h.now(), h.redactor); err == nil && len(st.last) > 0 {
 		st.from = st.last[len(st.last)-1].Next
 	}
 	return st, err
@@ -234,7 +237,7 @@ func (h *Handler) dashboardStream(w http.ResponseWriter, r *http.Request) error 
 		return nil //nolint:nilerr // the client went away: nothing to answer
 	}
 	ctx := r.Context()
-	d := &dashboardSender{s: s, reader: api.NewReader(h.dir), watch: watch, task: task}
+	d := &dashboardSender{s: s, reader: api.NewReader(h.dir, h.redactor), watch: watch, task: task}
 	if d.send() != nil {
 		return nil
 	}

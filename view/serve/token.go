@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/internal/ralphdir"
 	"github.com/ralph-loop/ralph/view/api"
 )
 
@@ -25,7 +26,7 @@ const TokenFile = "serve.token"
 // none.
 func LoadToken(dir string) (string, error) {
 	path := filepath.Join(dir, engine.DirName, TokenFile)
-	data, err := os.ReadFile(path)
+	data, err := ralphdir.ReadFile(filepath.Dir(path), path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return makeToken(path)
 	}
@@ -52,7 +53,7 @@ func makeToken(path string) (string, error) {
 	if err := engine.IgnoreOwnFilesIfMissing(filepath.Dir(path)); err != nil {
 		return "", err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := ralphdir.OpenFile(filepath.Dir(path), path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, ralphdir.FileMode)
 	if errors.Is(err, fs.ErrExist) {
 		return LoadToken(filepath.Dir(filepath.Dir(path)))
 	}

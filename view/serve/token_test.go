@@ -35,7 +35,7 @@ func get(t *testing.T, client *http.Client, url string) int {
 func offLoopback(t *testing.T, token string) *httptest.Server {
 	t.Helper()
 	dir, _ := newWorkspace(t, 1)
-	srv := httptest.NewServer(NewHandler(dir, token, true))
+	srv := httptest.NewServer(NewHandler(dir, token, true, nil))
 	t.Cleanup(srv.Close)
 	return srv
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/view"
 	"github.com/ralph-loop/ralph/view/api"
 )
@@ -22,6 +23,9 @@ type Options struct {
 	Loc *time.Location
 	// Term is $TERM: "dumb" (or none) gets plain lines.
 	Term string
+	// Redactor hides secret values in the logs' lines shown; nil hides
+	// nothing.
+	Redactor *redact.Redactor
 }
 
 // withDefaults fills in the clock and the time zone when not given.
@@ -62,7 +66,7 @@ type model struct {
 
 func newModel(opts Options, files *fileWatch) *model {
 	opts = opts.withDefaults()
-	m := &model{opts: opts, reader: view.NewWorkspaceReader(opts.Dir), files: files, graphs: api.Graphs{},
+	m := &model{opts: opts, reader: view.NewWorkspaceReader(opts.Dir, opts.Redactor), files: files, graphs: api.Graphs{},
 		width: 80, height: 24, task: opts.Task, follow: true}
 	m.refresh()
 	return m

@@ -54,7 +54,7 @@ const plainWidth = 100
 func Lines(ctx context.Context, out io.Writer, opts Options) (err error) {
 	opts = opts.withDefaults()
 	now := opts.Now()
-	w := view.NewWorkspaceReader(opts.Dir).Read(opts.Task)
+	w := view.NewWorkspaceReader(opts.Dir, opts.Redactor).Read(opts.Task)
 	bw := bufio.NewWriter(out)
 	defer func() {
 		// What is still buffered: failing to write it is Lines' failure.
@@ -70,7 +70,7 @@ func Lines(ctx context.Context, out io.Writer, opts Options) (err error) {
 		return err
 	}
 	fmt.Fprintln(bw)
-	listing := view.EventListing{Printer: &view.EventPrinter{W: bw, Loc: opts.Loc, Autopilot: isAutopilot},
+	listing := view.EventListing{Printer: &view.EventPrinter{W: bw, Loc: opts.Loc, Autopilot: isAutopilot, Redactor: opts.Redactor},
 		Last: 20, Follow: true, Autopilot: isAutopilot, Flush: bw.Flush}
 	return listing.List(ctx, path)
 }
