@@ -244,5 +244,6 @@ func (b *Backend) invocation(path, prompt string) (invocation, string) {
 		parse:         b.spec.parse,
 		verdict:       b.spec.verdict,
 		redactor:      b.opts.Redactor,
+		limits:        b.opts.Limits.resolved(),
 	}, d.warning
 }

@@ -33,7 +33,7 @@ func BenchmarkParsers(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				for _, data := range streams {
-					parse(bytes.NewReader(data), discard, fixedClock)
+					parse(bytes.NewReader(data), discard, fixedEnv)
 				}
 			}
 		})
@@ -66,7 +66,7 @@ func benchLargeStream(b *testing.B, cli string) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		parse(bytes.NewReader(data), discard, fixedClock)
+		parse(bytes.NewReader(data), discard, fixedEnv)
 	}
 }
 

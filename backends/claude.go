@@ -214,7 +214,7 @@ var claudeTypes = newLineTypes("system", "assistant", "result", "rate_limit_even
 
 // parseClaude reads Claude Code's stream-json output; see the file comment.
 // Its reset times are absolute (Unix seconds), so it has no use for now.
-func parseClaude(stdout io.Reader, report func(events.Activity), _ func() time.Time) events.AgentResult {
+func parseClaude(stdout io.Reader, report func(events.Activity), _ parseEnv) events.AgentResult {
 	p := &claudeParser{report: report, msgUsage: map[string]events.Usage{}}
 	forEachJSONObject(stdout, claudeTypes, p.line)
 	return p.finish()

@@ -32,7 +32,7 @@ import (
 // JSON objects (see the line policy in jsonl.go).
 func parseClaudeString(stream string) (events.AgentResult, []events.Activity, int) {
 	var acts []events.Activity
-	res := parseClaude(strings.NewReader(stream), func(a events.Activity) { acts = append(acts, a) }, fixedClock)
+	res := parseClaude(strings.NewReader(stream), func(a events.Activity) { acts = append(acts, a) }, fixedEnv)
 	return res, acts, undecodedLines(stream)
 }
 

@@ -52,12 +52,21 @@ type cliSpec struct {
 // parseFunc reads a CLI's stdout until EOF, reports activity as it goes
 // and returns what it learned: final text, usage, cost, tool counts, and any
 // failure the output itself shows (API error, is_error, rate limit). It
-// never fails on a line it does not understand. now is the clock that
-// relative reset times ("try again in 5m") are read against: time.Now in a
-// run, a fixed time in tests. Every CLI's parser has this signature,
-// whether it reads JSON lines (jsonl.go's helpers) or plain text
+// never fails on a line it does not understand. Every CLI's parser has this
+// signature, whether it reads JSON lines (jsonl.go's helpers) or plain text
 // (textParser), so the fuzzer and the benchmarks take them all from clis.
-type parseFunc func(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult
+type parseFunc func(stdout io.Reader, report func(events.Activity), env parseEnv) events.AgentResult
+
+// parseEnv is what a parser is given besides the stream.
+type parseEnv struct {
+	// now is the clock that relative reset times ("try again in 5m") are
+	// read against: time.Now in a run, a fixed time in tests.
+	now func() time.Time
+	// textLimit bounds a final text gathered from many lines (plain text,
+	// gemini's deltas): past it, the text loses its start, because
+	// completion tags come at the end. 0: no bound.
+	textLimit int
+}
 
 // clis holds every known CLI by name; each CLI's file adds itself in init.
 var clis = map[string]*cliSpec{}

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/ralph-loop/ralph/events"
 )
@@ -122,7 +121,7 @@ var codexTypes = newLineTypes("item.started", "item.updated", "item.completed", 
 //     counted as cache reads. Codex reports no cost.
 //   - Failure: a turn.failed line, or an error line that no turn.completed
 //     follows (codex may report errors it then recovers from).
-func parseCodex(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
+func parseCodex(stdout io.Reader, report func(events.Activity), env parseEnv) events.AgentResult {
 	var res events.AgentResult
 	seen := toolIDs{}
 	var pending *cliFailure
@@ -150,13 +149,13 @@ func parseCodex(stdout io.Reader, report func(events.Activity), now func() time.
 			if l.Error != nil {
 				msg = l.Error.Message
 			}
-			f := newFailure(msg, 0, now())
+			f := newFailure(msg, 0, env.now())
 			// Keep an earlier, more specific error line of the same turn.
 			if pending == nil || pending.kind == events.FailureAgent || f.kind != events.FailureAgent {
 				pending = f
 			}
 		case "error":
-			pending = newFailure(l.Message, 0, now())
+			pending = newFailure(l.Message, 0, env.now())
 		}
 	})
 	if pending != nil {

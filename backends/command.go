@@ -6,7 +6,7 @@ package backends
 //
 // or with the prompt on stdin when PromptMode is "stdin". Its stdout is
 // plain text: all of it is the final text, where ralph looks for <event>
-// tags. A line that happens to look like some CLI's JSON is still just text;
+// tags, or its end past OutputLimits.TextBytes. A line that happens to look like some CLI's JSON is still just text;
 // to read a CLI's JSON, use that CLI's backend with Options.Command.
 
 import (
@@ -19,7 +19,7 @@ func init() {
 		install: "cli.command must name an installed program: a name on PATH, or a path (a relative one is relative to the config file that sets it)",
 		args:    commandArgs,
 		stdin:   stdinIfAsked,
-		parse:   textParser(0), // all of stdout: a custom command is trusted to bound its own output
+		parse:   textParser,
 		verdict: commandVerdict,
 	})
 }

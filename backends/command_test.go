@@ -30,7 +30,7 @@ func TestParsePlainText(t *testing.T) {
 	claudeLike := `{"type":"result","subtype":"success","is_error":true,"result":"not a verdict"}`
 	stdout := "Working.\n\n" + claudeLike + "\n<event topic=\"build.done\">ok</event>\nno newline at the end"
 	var acts []events.Activity
-	res := clis[nameCommand].parse(strings.NewReader(stdout), func(a events.Activity) { acts = append(acts, a) }, fixedClock)
+	res := clis[nameCommand].parse(strings.NewReader(stdout), func(a events.Activity) { acts = append(acts, a) }, fixedEnv)
 
 	assert.Equal(t, events.AgentResult{FinalText: stdout}, res)
 	assert.Equal(t, []events.Activity{

@@ -113,7 +113,7 @@ var copilotTypes = newLineTypes("assistant.message", "tool.execution_start", "as
 //     "quota", "authentication", "authorization", …), statusCode and
 //     message; or result.exitCode other than 0. A result with exitCode 0
 //     means copilot recovered from an earlier session.error.
-func parseCopilot(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
+func parseCopilot(stdout io.Reader, report func(events.Activity), env parseEnv) events.AgentResult {
 	var res events.AgentResult
 	seen := toolIDs{}
 	var pending *cliFailure
@@ -149,7 +149,7 @@ func parseCopilot(stdout io.Reader, report func(events.Activity), now func() tim
 				report(events.Activity{Kind: events.ActivityUsage, Usage: u})
 			}
 		case "session.error":
-			pending = copilotFailure(l.Data.ErrorType, l.Data.Message, l.Data.StatusCode, now())
+			pending = copilotFailure(l.Data.ErrorType, l.Data.Message, l.Data.StatusCode, env.now())
 		case "result":
 			res.Requests = int(math.Ceil(l.Usage.PremiumRequests))
 			switch {

@@ -109,7 +109,7 @@ func TestParseCopilotStreams(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			res := parseCopilot(strings.NewReader(tc.in), func(events.Activity) {}, fixedClock)
+			res := parseCopilot(strings.NewReader(tc.in), func(events.Activity) {}, fixedEnv)
 			assert.Equal(t, tc.final, res.FinalText)
 			assert.Equal(t, tc.usage, res.Usage)
 			assert.Equal(t, tc.failure, res.Failure)

@@ -12,9 +12,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/ralph-loop/ralph/internal/procgroup"
 	"github.com/ralph-loop/ralph/internal/suggest"
 )
 
@@ -131,17 +131,18 @@ func probeVersion(path string, env []string, timeout time.Duration) (version, pr
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, path, "--version")
+	cmd := exec.Command(path, "--version")
 	cmd.Env = append(os.Environ(), env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	// A process it left holding the output pipes does not hold Wait longer.
 	cmd.WaitDelay = time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if cmd.Process != nil {
-		// Whatever the CLI left running in its group goes too.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	// No grace: a probe that does not answer in time is killed outright,
+	// and so is whatever it left running, in its group or not.
+	g, err := procgroup.Start(cmd, 0)
+	if err == nil {
+		_, err = g.Wait(ctx)
+		_ = g.EnsureGone(nil)
 	}
 	line := firstLine(stdout.Bytes())
 	if line == "" {

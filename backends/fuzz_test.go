@@ -120,14 +120,14 @@ func checkStreamParser(t *testing.T, name string, parse parseFunc, data []byte) 
 	t.Helper()
 	r := &eofReader{r: bytes.NewReader(data)}
 	var acts []events.Activity
-	res := parse(r, func(a events.Activity) { acts = append(acts, a) }, fixedClock)
+	res := parse(r, func(a events.Activity) { acts = append(acts, a) }, fixedEnv)
 	require.True(t, r.sawEOF, "%s: parse returned before EOF; the agent would block on a full pipe", name)
 
 	// A pipe may hand over any number of bytes at a time, and the last ones
 	// with EOF.
 	var split []events.Activity
 	splitRes := parse(iotest.DataErrReader(&choppyReader{data: data}),
-		func(a events.Activity) { split = append(split, a) }, fixedClock)
+		func(a events.Activity) { split = append(split, a) }, fixedEnv)
 	require.Equal(t, res, splitRes, "%s: result depends on how reads split the stream", name)
 	require.Equal(t, acts, split, "%s: activity depends on how reads split the stream", name)
 

@@ -99,18 +99,19 @@ var geminiTypes = newLineTypes("message", "tool_use", "tool_result", "error", "r
 //   - Failure: result status "error", read from result.error.message; an
 //     error line of severity "error" (such as a quota notice while gemini
 //     retries) counts only if no successful result follows.
-func parseGemini(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
+func parseGemini(stdout io.Reader, report func(events.Activity), env parseEnv) events.AgentResult {
 	var res events.AgentResult
 	// The chunks since the last flush and the text since the last
 	// tool_result, kept as the decoded strings and joined once: copying each
 	// chunk into builders cost more than decoding it.
-	var segment, final []string
+	var segment []string
+	final := textTail{limit: env.textLimit}
 	seen := toolIDs{}
 	var pending *cliFailure
 	flush := func() {
 		if text := strings.Join(segment, ""); text != "" {
 			report(events.Activity{Kind: events.ActivityText, Text: text})
-			final = append(final, text)
+			final.add(text)
 		}
 		segment = nil
 	}
@@ -128,10 +129,10 @@ func parseGemini(stdout io.Reader, report func(events.Activity), now func() time
 			newToolUse(geminiTools, l.ToolName, l.Parameters).record(&res, report)
 		case "tool_result":
 			flush()
-			final = nil
+			final = textTail{limit: env.textLimit}
 		case "error":
 			if l.Severity == "error" {
-				pending = newFailure(l.Message, 0, now())
+				pending = newFailure(l.Message, 0, env.now())
 			}
 		case "result":
 			flush()
@@ -159,12 +160,13 @@ func parseGemini(stdout io.Reader, report func(events.Activity), now func() time
 						msg = l.Error.Type
 					}
 				}
-				pending = newFailure(msg, 0, now())
+				pending = newFailure(msg, 0, env.now())
 			}
 		}
 	})
 	flush()
-	res.FinalText = strings.Join(final, "")
+	final.warn(report)
+	res.FinalText = final.String()
 	if pending != nil {
 		pending.apply(&res, "gemini", geminiAuthHint)
 		pending.report(report)

@@ -105,7 +105,7 @@ func TestParseGeminiStreams(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			res := parseGemini(strings.NewReader(tc.in), func(events.Activity) {}, fixedClock)
+			res := parseGemini(strings.NewReader(tc.in), func(events.Activity) {}, fixedEnv)
 			assert.Equal(t, tc.final, res.FinalText)
 			assert.Equal(t, tc.failure, res.Failure)
 		})

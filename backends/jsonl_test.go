@@ -33,6 +33,10 @@ var testNow = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 
 func fixedClock() time.Time { return testNow }
 
+// fixedEnv is the parsers' environment in tests: fixedClock, and the
+// default bound of a final text.
+var fixedEnv = parseEnv{now: fixedClock, textLimit: maxTextOutput}
+
 // What the scripted model says in the recorded tool-loop and tool-error
 // runs, whichever agent CLI carried it.
 const (
@@ -76,7 +80,7 @@ func runParserCases(t *testing.T, parse parseFunc, cases map[string]parserCase) 
 			require.NoError(t, err)
 			defer f.Close()
 			var acts []events.Activity
-			res := parse(f, func(a events.Activity) { acts = append(acts, a) }, fixedClock)
+			res := parse(f, func(a events.Activity) { acts = append(acts, a) }, fixedEnv)
 			assertParsed(t, tc, res, acts)
 		})
 	}
@@ -416,7 +420,7 @@ func TestParsersSurviveOddInput(t *testing.T) {
 		for desc, in := range inputs {
 			t.Run(name+"/"+desc, func(t *testing.T) {
 				var acts []events.Activity
-				res := clis[name].parse(bytes.NewBufferString(in), func(a events.Activity) { acts = append(acts, a) }, fixedClock)
+				res := clis[name].parse(bytes.NewBufferString(in), func(a events.Activity) { acts = append(acts, a) }, fixedEnv)
 				assert.Equal(t, events.AgentResult{}, res)
 				assert.Empty(t, acts)
 			})
@@ -534,7 +538,7 @@ func checkLineTypeSkipping(t *testing.T, name string, parse parseFunc, data []by
 		skipOtherLineTypes = skip
 		defer func() { skipOtherLineTypes = true }()
 		var acts []events.Activity
-		res := parse(bytes.NewReader(data), func(a events.Activity) { acts = append(acts, a) }, fixedClock)
+		res := parse(bytes.NewReader(data), func(a events.Activity) { acts = append(acts, a) }, fixedEnv)
 		return res, acts
 	}
 	res, acts := run(true)

@@ -25,7 +25,7 @@ func parseRecorded(t *testing.T, cli, file string) events.AgentResult {
 	f, err := os.Open(filepath.Join("testdata", cli, file))
 	require.NoError(t, err)
 	defer f.Close()
-	return clis[cli].parse(f, func(events.Activity) {}, func() time.Time { return time.Unix(1795312500, 0) })
+	return clis[cli].parse(f, func(events.Activity) {}, parseEnv{now: func() time.Time { return time.Unix(1795312500, 0) }})
 }
 
 func TestParsersNameTheModel(t *testing.T) {
@@ -68,7 +68,7 @@ func TestGeminiMainModelIsTheBusiestThenByName(t *testing.T) {
 
 func TestCopilotCountsPremiumRequests(t *testing.T) {
 	parse := func(result string) events.AgentResult {
-		return parseCopilot(strings.NewReader(result+"\n"), func(events.Activity) {}, time.Now)
+		return parseCopilot(strings.NewReader(result+"\n"), func(events.Activity) {}, parseEnv{now: time.Now})
 	}
 	assert.Zero(t, parseRecorded(t, "copilot", "output-json-tool-loop.jsonl").Requests, "a BYOK session bills no premium requests")
 	assert.Equal(t, 3, parse(`{"type":"result","exitCode":0,"usage":{"premiumRequests":3}}`).Requests)
@@ -99,7 +99,7 @@ func TestInputTokensExcludeCache(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.cli, func(t *testing.T) {
-			res := clis[c.cli].parse(strings.NewReader(c.line+"\n"), func(events.Activity) {}, time.Now)
+			res := clis[c.cli].parse(strings.NewReader(c.line+"\n"), func(events.Activity) {}, parseEnv{now: time.Now})
 			assert.Equal(t, c.want, res.Usage)
 		})
 	}

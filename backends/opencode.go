@@ -104,7 +104,7 @@ var opencodeTypes = newLineTypes("text", "tool_use", "step_finish", "error")
 //   - Failure: an error line. ProviderAuthError and HTTP 401/403 are
 //     credentials problems; HTTP 429 or rate-limit wording is a rate limit,
 //     its reset read from the retry-after headers or the message.
-func parseOpenCode(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
+func parseOpenCode(stdout io.Reader, report func(events.Activity), env parseEnv) events.AgentResult {
 	var res events.AgentResult
 	seen := toolIDs{}
 	var failure *cliFailure
@@ -139,7 +139,7 @@ func parseOpenCode(stdout io.Reader, report func(events.Activity), now func() ti
 		case "error":
 			if l.Error != nil {
 				failure = opencodeFailure(l.Error.Name, l.Error.Data.Message, l.Error.Data.StatusCode,
-					l.Error.Data.ResponseHeaders, l.Error.Data.ResponseBody, now())
+					l.Error.Data.ResponseHeaders, l.Error.Data.ResponseBody, env.now())
 			}
 		}
 	})

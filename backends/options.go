@@ -27,6 +27,9 @@ type Options struct {
 	// KillGrace is how long the agent's process group has between SIGTERM
 	// and SIGKILL; zero means 10 seconds.
 	KillGrace time.Duration
+	// Limits bound what ralph keeps of each run's output; the zero value
+	// is DefaultOutputLimits.
+	Limits OutputLimits
 	// Redactor hides secret values in everything the agent produces before
 	// Run passes it on: the raw output, the activity and the result. Build
 	// it from the environment the agent gets. Nil hides nothing.

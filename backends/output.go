@@ -8,11 +8,12 @@ import (
 	"github.com/ralph-loop/ralph/internal/redact"
 )
 
-// feed carries stdout from the pipe reader to the parser. Writes never
-// block, so the pipe is always being read: a slow parser cannot stall the
-// agent, and once the agent's group is gone the reader can be cut off after
-// a short grace without losing output that was still queued for the parser.
-// Agents print at human-ish rates, so the queue stays small.
+// feed carries stdout from the pipe reader to the parser. It holds at most
+// about feedLimit bytes: past them, a write waits for the parser to read, so
+// memory stays bounded however fast the agent prints (the agent then waits
+// on its pipe, as it would for any slow reader). Once the agent's group is
+// gone, the reader can still be cut off after a short grace without losing
+// output that was already queued for the parser.
 type feed struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -20,6 +21,9 @@ type feed struct {
 	closed  bool // no more writes: Read returns io.EOF once buf is empty
 	dropped bool // the parser stopped reading: writes are discarded
 }
+
+// feedLimit is how much of stdout may wait for the parser.
+const feedLimit = 4 << 20
 
 func newFeed() *feed {
 	f := &feed{}
@@ -30,9 +34,12 @@ func newFeed() *feed {
 func (f *feed) Write(p []byte) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	for f.buf.Len() >= feedLimit && !f.dropped && !f.closed {
+		f.cond.Wait()
+	}
 	if !f.dropped && !f.closed {
 		f.buf.Write(p)
-		f.cond.Signal()
+		f.cond.Broadcast()
 	}
 	return len(p), nil
 }
@@ -46,7 +53,9 @@ func (f *feed) Read(p []byte) (int, error) {
 	if f.buf.Len() == 0 {
 		return 0, io.EOF
 	}
-	return f.buf.Read(p)
+	n, err := f.buf.Read(p)
+	f.cond.Broadcast() // a writer may wait for room
+	return n, err
 }
 
 // Close ends the stream: the parser sees EOF after what is queued.
@@ -65,6 +74,7 @@ func (f *feed) drop() {
 	defer f.mu.Unlock()
 	f.dropped = true
 	f.buf.Reset()
+	f.cond.Broadcast()
 }
 
 // rawLog is AgentRun.RawOutput shared by the stdout and stderr copiers.
@@ -74,21 +84,27 @@ func (f *feed) drop() {
 //
 // Secret values are redacted on the way, over the file's bytes as they are
 // interleaved, so a value split across two writes is still hidden.
+//
+// At most a limit of bytes is written (OutputLimits.RawBytes), counted
+// after redaction, so a cut never leaves part of a secret at the end.
 type rawLog struct {
 	mu  sync.Mutex
 	w   *redact.Writer // nil: no raw log
+	cap *capWriter     // under w
 	err error          // the first write error; later writes are skipped
 }
 
-// open sends the log to w (nil: nowhere), redacted by r.
-func (r *rawLog) open(w io.Writer, red *redact.Redactor) {
+// open sends the log to w (nil: nowhere), redacted by r, its first limit
+// bytes (0: all).
+func (r *rawLog) open(w io.Writer, red *redact.Redactor, limit int64) {
 	if w != nil {
-		r.w = red.NewWriter(w)
+		r.cap = &capWriter{w: w, limit: limit}
+		r.w = red.NewWriter(r.cap)
 	}
 }
 
-// close writes what the redactor held back at the end of the output. The
-// copiers must be done.
+// close writes what the redactor held back at the end of the output, and
+// what was cut, if anything. The copiers must be done.
 func (r *rawLog) close() {
 	if r.w == nil {
 		return
@@ -97,6 +113,9 @@ func (r *rawLog) close() {
 	defer r.mu.Unlock()
 	if r.err == nil {
 		r.err = r.w.Close()
+	}
+	if r.err == nil {
+		r.err = r.cap.close()
 	}
 }
 
@@ -123,10 +142,18 @@ type lineTee struct {
 }
 
 func (t *lineTee) add(p []byte) {
-	t.pending = append(t.pending, p...)
-	if i := bytes.LastIndexByte(t.pending, '\n'); i >= 0 {
-		t.log.write(t.pending[:i+1])
-		t.pending = append(t.pending[:0], t.pending[i+1:]...)
+	// Only p is searched: searching all that is pending again at each read
+	// made a long line without a newline cost time quadratic in its length.
+	i := bytes.LastIndexByte(p, '\n')
+	switch {
+	case i < 0:
+		t.pending = append(t.pending, p...)
+	case len(t.pending) == 0:
+		t.log.write(p[:i+1])
+		t.pending = append(t.pending, p[i+1:]...)
+	default:
+		t.log.write(append(t.pending, p[:i+1]...))
+		t.pending = append(t.pending[:0], p[i+1:]...)
 	}
 	if len(t.pending) > maxPendingLine {
 		t.log.write(t.pending)

@@ -104,7 +104,7 @@ var piTypes = newLineTypes("message_end", "tool_execution_start", "auto_retry_st
 //     limit … Try again in ~91 min.") or "aborted", or an auto-retry ends
 //     without success. A later successful message (pi retries on its own)
 //     clears an earlier error.
-func parsePi(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
+func parsePi(stdout io.Reader, report func(events.Activity), env parseEnv) events.AgentResult {
 	var res events.AgentResult
 	seen := toolIDs{}
 	var pending *cliFailure
@@ -112,7 +112,7 @@ func parsePi(stdout io.Reader, report func(events.Activity), now func() time.Tim
 		switch l.Type {
 		case "message_end":
 			if l.Message != nil && l.Message.Role == "assistant" {
-				pending = piAssistantEnd(&res, report, l.Message, now)
+				pending = piAssistantEnd(&res, report, l.Message, env.now)
 			}
 		case "tool_execution_start":
 			if !seen.first(l.ToolCallID) {
@@ -121,7 +121,7 @@ func parsePi(stdout io.Reader, report func(events.Activity), now func() time.Tim
 			newToolUse(piTools, l.ToolName, l.Args).record(&res, report)
 		case "auto_retry_start":
 			// pi retries by itself; say so when the reason is a limit.
-			if f := newFailure(l.ErrorMessage, 0, now()); f.kind == events.FailureRateLimit {
+			if f := newFailure(l.ErrorMessage, 0, env.now()); f.kind == events.FailureRateLimit {
 				f.report(report)
 			}
 		case "auto_retry_end":
@@ -130,7 +130,7 @@ func parsePi(stdout io.Reader, report func(events.Activity), now func() time.Tim
 				if msg == "" && pending != nil {
 					msg = pending.message
 				}
-				pending = newFailure(msg, 0, now())
+				pending = newFailure(msg, 0, env.now())
 			}
 		}
 	})

@@ -82,7 +82,7 @@ func TestParsePiRetryGivesUp(t *testing.T) {
 	in := `{"type":"message_end","message":{"role":"assistant","content":[],"stopReason":"error","errorMessage":"503 overloaded"}}
 {"type":"auto_retry_start","attempt":1,"maxAttempts":1,"delayMs":10,"errorMessage":"503 overloaded"}
 {"type":"auto_retry_end","success":false,"attempt":1,"finalError":"503 still overloaded"}`
-	res := parsePi(strings.NewReader(in), func(events.Activity) {}, fixedClock)
+	res := parsePi(strings.NewReader(in), func(events.Activity) {}, fixedEnv)
 	assert.Equal(t, events.FailureAgent, res.Failure)
 	assert.Equal(t, "pi reported an error: 503 still overloaded", res.FailureMessage)
 }

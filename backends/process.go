@@ -42,6 +42,7 @@ type invocation struct {
 	parse         parseFunc
 	verdict       func(*events.AgentResult, int, string)
 	redactor      *redact.Redactor // hides secrets in all of the above's output
+	limits        OutputLimits     // resolved: 0 is no limit
 }
 
 // stopReason says why ralph stopped an agent, if it did.
@@ -73,6 +74,7 @@ type agentProc struct {
 	raw              rawLog
 	stderrTail       *tail.Buffer // the last stderrTailSize bytes of stderr
 	feed             *feed
+	budget           *activityBudget // under report, which redacts first
 	copiers          sync.WaitGroup
 	stdinDone        chan struct{}
 	parsed           chan events.AgentResult
@@ -94,7 +96,10 @@ func runProcess(ctx context.Context, inv invocation, run events.AgentRun, report
 	if err := checkWorkspace(run.Dir); err != nil {
 		return events.AgentResult{}, fmt.Errorf("start %s: %w", inv.backend, err)
 	}
-	p := &agentProc{inv: inv, run: run, report: redactingReport(inv.redactor, report), stderrTail: tail.New(stderrTailSize)}
+	// Redacted before it is cut or counted: a cut through a secret value
+	// would leave a part the redactor cannot recognise.
+	budget := &activityBudget{report: report, limit: inv.limits.ActivityBytes}
+	p := &agentProc{inv: inv, run: run, report: redactingReport(inv.redactor, budget.add), budget: budget, stderrTail: tail.New(stderrTailSize)}
 	if err := p.start(); err != nil {
 		return events.AgentResult{}, err
 	}
@@ -221,7 +226,7 @@ func (p *agentProc) serve() {
 	p.feed = newFeed()
 	stdoutTee := &lineTee{log: &p.raw}
 	stderrTee := &lineTee{log: &p.raw}
-	p.raw.open(p.run.RawOutput, p.inv.redactor)
+	p.raw.open(p.run.RawOutput, p.inv.redactor, p.inv.limits.RawBytes)
 	p.copiers.Add(2)
 	go p.copyOutput(p.stdoutR, stdoutTee, p.feed.Write)
 	go p.copyOutput(p.stderrR, stderrTee, p.stderrTail.Write)
@@ -249,9 +254,10 @@ func (p *agentProc) copyOutput(r io.Reader, tee *lineTee, sink func([]byte) (int
 	}
 }
 
-// parse runs the CLI's parser over stdout. A parser that panics on odd
-// input must not take ralph down with it; the run then fails with the
-// panic as its message.
+// parse runs the CLI's parser over stdout, its lines cut to the limit, and
+// keeps the end of its final text. A parser that panics on odd input must
+// not take ralph down with it; the run then fails with the panic as its
+// message.
 func (p *agentProc) parse() (res events.AgentResult) {
 	defer p.feed.drop()
 	defer func() {
@@ -260,7 +266,27 @@ func (p *agentProc) parse() (res events.AgentResult) {
 			res.FailureMessage = fmt.Sprintf("parse %s output: panic: %v", p.inv.backend, r)
 		}
 	}()
-	return p.inv.parse(p.feed, p.report, time.Now)
+	var stdout io.Reader = p.feed
+	var cutter *lineCutter
+	if p.inv.limits.LineBytes > 0 {
+		cutter = newLineCutter(p.feed, p.inv.limits.LineBytes)
+		stdout = cutter
+	}
+	res = p.inv.parse(stdout, p.report, parseEnv{now: time.Now, textLimit: p.inv.limits.TextBytes})
+	if cutter != nil {
+		if w := cutter.warning(); w != "" {
+			p.report(events.Activity{Kind: events.ActivityWarning, Text: w})
+		}
+	}
+	p.budget.finish()
+	if limit := p.inv.limits.TextBytes; limit > 0 && len(res.FinalText) > limit {
+		// One line of a JSON CLI's final message may be longer.
+		t := textTail{limit: limit}
+		t.add(res.FinalText)
+		t.warn(p.report)
+		res.FinalText = t.String()
+	}
+	return res
 }
 
 // wait waits for the agent, enforces the limits meanwhile, clears up its

@@ -213,7 +213,7 @@ func testInvocation(script string, parse parseFunc) invocation {
 
 func TestRunSurvivesParserPanic(t *testing.T) {
 	t.Parallel()
-	inv := testInvocation(`echo hi`, func(io.Reader, func(events.Activity), func() time.Time) events.AgentResult { panic("odd input") })
+	inv := testInvocation(`echo hi`, func(io.Reader, func(events.Activity), parseEnv) events.AgentResult { panic("odd input") })
 	res, err := runProcess(t.Context(), inv, events.AgentRun{Dir: t.TempDir()}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, events.FailureAgent, res.Failure)
@@ -223,7 +223,7 @@ func TestRunSurvivesParserPanic(t *testing.T) {
 func TestRunParserThatStopsEarlyDoesNotBlockTheAgent(t *testing.T) {
 	t.Parallel()
 	inv := testInvocation(`head -c 5000000 /dev/zero; echo; echo finished >&2`,
-		func(io.Reader, func(events.Activity), func() time.Time) events.AgentResult {
+		func(io.Reader, func(events.Activity), parseEnv) events.AgentResult {
 			return events.AgentResult{FinalText: "early"}
 		})
 	var raw bytes.Buffer

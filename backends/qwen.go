@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/ralph-loop/ralph/events"
 )
@@ -115,7 +114,7 @@ var qwenTypes = newLineTypes("system", "assistant", "result")
 //   - Model: the main agent's last assistant message's, else init's.
 //   - Failure: a result text starting with "[API Error:", is_error true, or
 //     an error_* subtype (error_max_turns, …).
-func parseQwen(stdout io.Reader, report func(events.Activity), now func() time.Time) events.AgentResult {
+func parseQwen(stdout io.Reader, report func(events.Activity), env parseEnv) events.AgentResult {
 	var res events.AgentResult
 	seen := toolIDs{}
 	var lastText string
@@ -177,13 +176,13 @@ func parseQwen(stdout io.Reader, report func(events.Activity), now func() time.T
 	final := strings.TrimSpace(res.FinalText)
 	switch {
 	case strings.HasPrefix(final, "[API Error:"):
-		failure = newFailure(strings.TrimSuffix(strings.TrimPrefix(final, "["), "]"), 0, now())
+		failure = newFailure(strings.TrimSuffix(strings.TrimPrefix(final, "["), "]"), 0, env.now())
 	case result != nil && (result.IsError || strings.HasPrefix(result.Subtype, "error")):
 		msg := final
 		if msg == "" {
 			msg = "the run ended with " + result.Subtype
 		}
-		failure = newFailure(msg, 0, now())
+		failure = newFailure(msg, 0, env.now())
 	}
 	if failure != nil {
 		failure.apply(&res, "qwen", qwenAuthHint)

@@ -98,7 +98,7 @@ func TestParseQwenStreams(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			res := parseQwen(strings.NewReader(tc.in), func(events.Activity) {}, fixedClock)
+			res := parseQwen(strings.NewReader(tc.in), func(events.Activity) {}, fixedEnv)
 			assert.Equal(t, tc.final, res.FinalText)
 			assert.Equal(t, tc.usage, res.Usage)
 			assert.Equal(t, tc.failure, res.Failure)

@@ -2,9 +2,11 @@ package backends
 
 import (
 	"bufio"
+	"bytes"
+	"fmt"
 	"io"
 	"strings"
-	"time"
+	"unicode/utf8"
 
 	"github.com/ralph-loop/ralph/events"
 )
@@ -47,7 +49,7 @@ func init() {
 		args:    kiroArgs,
 		stdin:   stdinWhenLong,
 		env:     func(Options) []string { return nil },
-		parse:   textParser(maxTextOutput),
+		parse:   textParser,
 		verdict: textVerdict("kiro", "run `kiro-cli login`, or set KIRO_API_KEY", map[int]string{
 			3: "kiro: an MCP server required by --require-mcp-startup did not start (exit 3)",
 			4: "kiro: the agent this run names was not found (exit 4); check --agent and the chat.defaultAgent setting",
@@ -60,7 +62,7 @@ func init() {
 		args:    ampArgs,
 		stdin:   stdinWhenLong,
 		env:     func(Options) []string { return nil },
-		parse:   textParser(maxTextOutput),
+		parse:   textParser,
 		verdict: textVerdict("amp", "run `amp login`, or set AMP_API_KEY", nil),
 	})
 	register(&cliSpec{
@@ -70,7 +72,7 @@ func init() {
 		args:    cursorArgs,
 		stdin:   stdinWhenLong,
 		env:     func(Options) []string { return nil },
-		parse:   textParser(maxTextOutput),
+		parse:   textParser,
 		verdict: textVerdict("cursor", "run `cursor-agent login`, or set CURSOR_API_KEY", nil),
 	})
 }
@@ -115,42 +117,85 @@ func cursorArgs(o Options, prompt string, onStdin bool) []string {
 	return append(args, prompt)
 }
 
-// maxTextOutput bounds the final text kept from a plain-text CLI; past it
-// the start is dropped, because completion markers come at the end.
-const maxTextOutput = 8 << 20
+// maxTextOutput is the default bound of the final text kept from an agent's
+// output (OutputLimits.TextBytes); past it the start is dropped, because
+// completion markers come at the end.
+const maxTextOutput = 1 << 20
 
-// textParser returns the parser of a CLI whose stdout is plain text: every
+// textParser is the parser of a CLI whose stdout is plain text: every
 // non-blank line is reported as assistant text as it arrives, and the final
-// text is all of stdout. There is nothing to read tools, usage or failures
-// from; the exit code decides (textVerdict, commandVerdict). With a limit
-// above zero, output past limit bytes loses its start, cut at a line.
-func textParser(limit int) parseFunc {
-	return func(stdout io.Reader, report func(events.Activity), _ func() time.Time) events.AgentResult {
-		var all strings.Builder
-		br := bufio.NewReader(stdout)
-		for {
-			line, err := br.ReadString('\n')
-			if line != "" {
-				if limit > 0 && all.Len()+len(line) > limit {
-					kept := all.String()
-					cut := len(kept) / 2
-					if i := strings.IndexByte(kept[cut:], '\n'); i >= 0 {
-						cut += i + 1
-					}
-					all.Reset()
-					all.WriteString(kept[cut:])
-				}
-				all.WriteString(line)
-				if text := strings.TrimRight(line, "\r\n"); strings.TrimSpace(text) != "" {
-					report(events.Activity{Kind: events.ActivityText, Text: text})
-				}
-			}
-			if err != nil {
-				break
+// text is all of stdout, or its end when stdout is longer than
+// env.textLimit (cut at a line). There is nothing to read tools, usage or
+// failures from; the exit code decides (textVerdict, commandVerdict).
+func textParser(stdout io.Reader, report func(events.Activity), env parseEnv) events.AgentResult {
+	all := textTail{limit: env.textLimit}
+	br := bufio.NewReader(stdout)
+	for {
+		line, err := br.ReadString('\n')
+		if line != "" {
+			all.add(line)
+			if text := strings.TrimRight(line, "\r\n"); strings.TrimSpace(text) != "" {
+				report(events.Activity{Kind: events.ActivityText, Text: text})
 			}
 		}
-		return events.AgentResult{FinalText: all.String()}
+		if err != nil {
+			break
+		}
 	}
+	all.warn(report)
+	return events.AgentResult{FinalText: all.String()}
+}
+
+// textTail gathers a text and keeps its end: at most limit bytes of it
+// (0: all), from a line's start when one is near the cut.
+type textTail struct {
+	limit int
+	buf   []byte
+	cut   int // bytes dropped from the start
+}
+
+func (t *textTail) add(s string) {
+	t.buf = append(t.buf, s...)
+	// Dropping only past twice the limit keeps the copying amortised.
+	if t.limit > 0 && len(t.buf) > 2*t.limit {
+		drop := len(t.buf) - t.limit
+		t.cut += drop
+		t.buf = append(t.buf[:0], t.buf[drop:]...)
+	}
+}
+
+// String is the text kept, after a line saying how much was cut, if any;
+// the two together are at most limit bytes long (when the limit has room
+// for the line).
+func (t *textTail) String() string {
+	if t.cut == 0 && (t.limit == 0 || len(t.buf) <= t.limit) {
+		return string(t.buf)
+	}
+	total := t.cut + len(t.buf)
+	keep := max(t.limit-len(textCutNote(total, total)), 0)
+	kept := t.buf[len(t.buf)-min(keep, len(t.buf)):]
+	if i := bytes.IndexByte(kept, '\n'); i >= 0 && i < len(kept)/2 {
+		kept = kept[i+1:]
+	}
+	for len(kept) > 0 && !utf8.RuneStart(kept[0]) {
+		kept = kept[1:]
+	}
+	return textCutNote(len(kept), total-len(kept)) + string(kept)
+}
+
+// textCutNote is the line before a final text that lost its start.
+func textCutNote(kept, cut int) string {
+	return fmt.Sprintf("[ralph kept the last %d bytes of the agent's output; %d bytes before them were cut (max_output_text_bytes)]\n", kept, cut)
+}
+
+// warn reports that the text was cut, if it was.
+func (t *textTail) warn(report func(events.Activity)) {
+	if t.cut == 0 && (t.limit == 0 || len(t.buf) <= t.limit) {
+		return
+	}
+	report(events.Activity{Kind: events.ActivityWarning, Text: fmt.Sprintf(
+		"the agent's final text is longer than %d bytes: ralph keeps its end, where <event> tags are looked for (max_output_text_bytes); the whole output is in the iteration's raw output file",
+		t.limit)})
 }
 
 // textVerdict returns the verdict of a plain-text CLI: exit 0 is success;

@@ -48,7 +48,7 @@ func TestParseText(t *testing.T) {
 	res := clis["kiro"].parse(strings.NewReader(out), func(a events.Activity) {
 		assert.Equal(t, events.ActivityText, a.Kind)
 		texts = append(texts, a.Text)
-	}, fixedClock)
+	}, fixedEnv)
 	assert.Equal(t, events.AgentResult{FinalText: out}, res, "all of stdout, nothing else")
 	assert.Equal(t, []string{"Reading the repository…", "Done.", "<event topic=\"build.done\">ok</event>", "LOOP_COMPLETE"}, texts)
 }
@@ -56,10 +56,12 @@ func TestParseText(t *testing.T) {
 func TestParseTextKeepsTheEndOfHugeOutput(t *testing.T) {
 	line := strings.Repeat("x", 1023) + "\n"
 	out := strings.Repeat(line, maxTextOutput/len(line)+100) + "LOOP_COMPLETE\n"
-	res := clis["cursor"].parse(strings.NewReader(out), func(events.Activity) {}, fixedClock)
+	res := clis["cursor"].parse(strings.NewReader(out), func(events.Activity) {}, fixedEnv)
 	assert.LessOrEqual(t, len(res.FinalText), maxTextOutput)
 	assert.True(t, strings.HasSuffix(res.FinalText, "LOOP_COMPLETE\n"))
-	assert.True(t, strings.HasPrefix(res.FinalText, "x"), "cut at a line start")
+	note, rest, _ := strings.Cut(res.FinalText, "\n")
+	assert.Regexp(t, `^\[ralph kept the last \d+ bytes of the agent's output; \d+ bytes before them were cut \(max_output_text_bytes\)\]$`, note)
+	assert.True(t, strings.HasPrefix(rest, strings.Repeat("x", 1023)+"\n"), "cut at a line start")
 }
 
 func TestTextCLIVerdict(t *testing.T) {

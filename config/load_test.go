@@ -51,6 +51,10 @@ func TestLoadBytesEventLoop(t *testing.T) {
   iteration_timeout_seconds: 900
   idle_timeout_seconds: 0
   kill_grace_seconds: 2
+  max_output_line_bytes: 65536
+  max_output_text_bytes: 4096
+  max_activity_bytes: 0
+  max_raw_output_bytes: 5000000000
   max_tokens: 500000
   stuck_threshold: 4
   rate_limit_max_wait_seconds: 120
@@ -74,6 +78,10 @@ func TestLoadBytesEventLoop(t *testing.T) {
 		IterationTimeoutSeconds: 900,
 		IdleTimeoutSeconds:      0,
 		KillGraceSeconds:        2,
+		MaxOutputLineBytes:      65536,
+		MaxOutputTextBytes:      4096,
+		MaxActivityBytes:        0,
+		MaxRawOutputBytes:       5000000000,
 		MaxTokens:               500000,
 		StuckThreshold:          4,
 		RateLimitMaxWaitSeconds: 120,

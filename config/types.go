@@ -80,6 +80,12 @@ type EventLoop struct {
 	IdleTimeoutSeconds      int      `yaml:"idle_timeout_seconds"`      // default 600
 	KillGraceSeconds        int      `yaml:"kill_grace_seconds"`        // default 10
 
+	// What ralph keeps of one iteration's agent output (backends.OutputLimits).
+	MaxOutputLineBytes int   `yaml:"max_output_line_bytes"` // default 16 MiB
+	MaxOutputTextBytes int   `yaml:"max_output_text_bytes"` // default 1 MiB
+	MaxActivityBytes   int   `yaml:"max_activity_bytes"`    // default 1 MiB
+	MaxRawOutputBytes  int64 `yaml:"max_raw_output_bytes"`  // default 1 GiB
+
 	// Accepted and stored now for work that is coming; nothing reads them yet.
 
 	// MaxTokens bounds input plus output tokens over the run (the unit of

@@ -1,11 +1,9 @@
 package engine
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 
@@ -25,33 +23,21 @@ func RunHats(path string) (ids []string, ok bool, err error) {
 		return nil, false, fmt.Errorf("read the run's hats from %s: %w", path, err)
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, 64<<10)
-	for {
-		line, err := readLine(br)
-		if errors.Is(err, io.EOF) {
-			return ids, ok, nil // a line without its newline does not count yet
+	// A line without its newline does not count yet; nor does one too
+	// long to be an event.
+	err = events.ScanLines(f, func(rec events.Record) error {
+		if rec.Err != nil {
+			return nil
 		}
-		if err != nil {
-			return nil, false, fmt.Errorf("read the run's hats from %s: %w", path, err)
-		}
-		if hats, found := lineHats(line); found {
+		if hats, found := lineHats(rec.Line); found {
 			ids, ok = hats, true
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("read the run's hats from %s: %w", path, err)
 	}
-}
-
-// readLine returns the next line with its newline. A line that fits the
-// buffer is not copied: most lines are skipped unread, and a log can be
-// large.
-func readLine(br *bufio.Reader) ([]byte, error) {
-	line, err := br.ReadSlice('\n')
-	if !errors.Is(err, bufio.ErrBufferFull) {
-		return line, err
-	}
-	// line is the reader's buffer, which the next read overwrites.
-	head := bytes.Clone(line)
-	rest, err := br.ReadBytes('\n')
-	return append(head, rest...), err
+	return ids, ok, nil
 }
 
 // Topic fields as EncodeLine writes them, to skip the other lines without

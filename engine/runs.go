@@ -1,7 +1,7 @@
 package engine
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -131,21 +131,24 @@ func firstLineOf(s string) string {
 }
 
 // readFirstLine reads a file's first complete line (without its newline), nil
-// for an empty file.
+// for an empty file, or for one whose first line is too long to be an event.
 func readFirstLine(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read event log: %w", err)
 	}
 	defer f.Close()
-	line, err := bufio.NewReader(f).ReadBytes('\n')
-	if errors.Is(err, io.EOF) {
-		return nil, nil // empty, or one line still being written
-	}
-	if err != nil {
+	var first []byte
+	err = events.ScanLines(f, func(rec events.Record) error {
+		if rec.Err == nil {
+			first = bytes.Clone(rec.Line)
+		}
+		return io.EOF // the first line is enough
+	})
+	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("read event log %s: %w", path, err)
 	}
-	return line[:len(line)-1], nil
+	return first, nil
 }
 
 // FindRun finds the event log of run id (or of the one run whose id starts

@@ -163,14 +163,17 @@ func scanBack(path string, visit func(events.Event) (done bool)) error {
 	b := events.NewBackwardScanner(f, info.Size())
 	var dec events.Decoder
 	for {
-		_, line, err := b.Prev()
+		rec, err := b.Prev()
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		if ev, err := dec.ParseLine(line); err == nil && visit(ev) {
+		if rec.Err != nil {
+			continue // too long to be an event
+		}
+		if ev, err := dec.ParseLine(rec.Line); err == nil && visit(ev) {
 			return nil
 		}
 	}

@@ -22,8 +22,8 @@ type rawLine struct {
 // forwardLines is what ScanLines gives, the reference for the backward read.
 func forwardLines(t *testing.T, data []byte) []rawLine {
 	var lines []rawLine
-	require.NoError(t, events.ScanLines(bytes.NewReader(data), func(offset int64, line []byte) error {
-		lines = append(lines, rawLine{offset, string(line)})
+	require.NoError(t, events.ScanLines(bytes.NewReader(data), func(rec events.Record) error {
+		lines = append(lines, rawLine{rec.Offset, string(rec.Line)})
 		return nil
 	}))
 	return lines
@@ -33,12 +33,12 @@ func backwardLines(t *testing.T, data []byte, block int) ([]rawLine, int64) {
 	b := events.NewBackwardScannerBlock(bytes.NewReader(data), int64(len(data)), block)
 	var lines []rawLine
 	for {
-		offset, line, err := b.Prev()
+		rec, err := b.Prev()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		require.NoError(t, err)
-		lines = append(lines, rawLine{offset, string(line)})
+		lines = append(lines, rawLine{rec.Offset, string(rec.Line)})
 	}
 	slices.Reverse(lines)
 	return lines, b.End()

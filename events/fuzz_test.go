@@ -158,12 +158,12 @@ func requireBackwardMatches(t *testing.T, data []byte, recs []events.Record, bas
 	b := events.NewBackwardScannerBlock(bytes.NewReader(data), int64(len(data)), 7)
 	require.Equal(t, int64(bytes.LastIndexByte(data, '\n')+1), b.End())
 	for i := len(recs) - 1; i >= 0; i-- {
-		offset, line, err := b.Prev()
+		rec, err := b.Prev()
 		require.NoError(t, err)
-		require.Equal(t, recs[i].Offset-base, offset)
-		require.Equal(t, string(recs[i].Line), string(line))
+		require.Equal(t, recs[i].Offset-base, rec.Offset)
+		require.Equal(t, string(recs[i].Line), string(rec.Line))
 	}
-	_, _, err := b.Prev()
+	_, err := b.Prev()
 	require.ErrorIs(t, err, io.EOF, "no line before the first")
 }
 

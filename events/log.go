@@ -42,7 +42,9 @@ func OpenLog(path string) (*Log, error) {
 // Path is the file the log appends to.
 func (l *Log) Path() string { return l.path }
 
-// Append writes ev as one line. A zero TS is set to the current UTC time.
+// Append writes ev as one line. A zero TS is set to the current UTC time. A
+// payload that would make the line longer than MaxLineBytes is cut to fit
+// (FitPayload).
 // The topic must pass ValidateTopic, so ralph never writes a line of its own
 // that it would not route, unless the event is one an agent published (see
 // [Published]).
@@ -99,13 +101,21 @@ func checkTopic(ev Event) error {
 	return ValidateTopic(ev.Topic)
 }
 
-// prepareLine checks ev's topic, stamps it and encodes it.
+// prepareLine checks ev's topic, stamps it and encodes it, its payload cut
+// when the line would be longer than readers read (FitPayload).
 func prepareLine(ev Event) ([]byte, error) {
 	if err := checkTopic(ev); err != nil {
 		return nil, err
 	}
 	if ev.TS.IsZero() {
 		ev.TS = time.Now().UTC()
+	}
+	line, err := EncodeLine(ev)
+	if err != nil || len(line) <= MaxLineBytes {
+		return line, err
+	}
+	if ev, _, err = fitPayload(ev, len(line)); err != nil {
+		return nil, err
 	}
 	return EncodeLine(ev)
 }

@@ -15,6 +15,27 @@ import (
 // Record and by ParseLine's errors.
 var ErrMalformed = errors.New("malformed event")
 
+// ErrLineTooLong is matched (with errors.Is, as is ErrMalformed) by the Err
+// of a Record whose line is longer than MaxLineBytes.
+var ErrLineTooLong = errors.New("event line too long")
+
+// MaxLineBytes is the longest line of an event log that is read whole. A
+// longer line is not an event: it comes back as a malformed Record
+// (ErrLineTooLong) holding only its first bytes, read past without being
+// kept in memory, so that one huge line an agent appended cannot make every
+// reader of the log hold it. ralph never writes one: [Log.Append] cuts a
+// payload that would make the line longer (see [FitLine]).
+const MaxLineBytes = 1 << 20
+
+// cutLineKeep is how much of a line longer than the limit a Record keeps,
+// enough for a person to recognise it.
+const cutLineKeep = 256
+
+// tooLong is the Err of a Record for a line of size bytes past the limit.
+func tooLong(size int64, limit int) error {
+	return fmt.Errorf("%w: %w: %d bytes, more than the %d an event line may have", ErrMalformed, ErrLineTooLong, size, limit)
+}
+
 // ErrTruncated is matched by Reader.Read's error when the log is shorter than
 // the offset to read from: the file was truncated or replaced, and reading on
 // would skip or repeat events.
@@ -26,15 +47,19 @@ var ErrTruncated = errors.New("event log is shorter than the read offset")
 // other line does: Err is nil and Event is decoded, or Err (matching
 // ErrMalformed) says why the line is not an event and Event is zero. A
 // malformed line is data, not a failure of the read: the caller counts it.
+//
+// A line longer than MaxLineBytes is a malformed Record whose Err matches
+// ErrLineTooLong: Line holds only its first bytes and Cut counts the rest.
 type Record struct {
 	Offset int64  // byte offset in the file where the line starts
 	Line   []byte // the line without its trailing newline; owned by the caller
+	Cut    int64  // the bytes of a line too long that Line leaves out
 	Event  Event
 	Err    error
 }
 
 // End is the offset just past the line's newline, where the next line starts.
-func (r Record) End() int64 { return r.Offset + int64(len(r.Line)) + 1 }
+func (r Record) End() int64 { return r.Offset + int64(len(r.Line)) + r.Cut + 1 }
 
 // ParseLine decodes one log line (with or without its newline). The line must
 // be a JSON object with a non-empty string "topic"; everything else is
@@ -124,10 +149,12 @@ func NewReader(path string, offset int64) *Reader {
 func (r *Reader) Offset() int64 { return r.offset }
 
 // minLineEstimate and maxRecordsEstimate bound Read's first guess at how
-// many records it will return (a guess of 1M records is 168 MB).
+// many records it will return: a Record is about 180 bytes, so a guess of
+// 1M records would be 180 MB, and a log of one huge line would be taken
+// for a million lines; past the guess, the slice grows as it fills.
 const (
 	minLineEstimate    = 128
-	maxRecordsEstimate = 1 << 20
+	maxRecordsEstimate = 1 << 14
 )
 
 // Read returns every complete line after the offset and moves the offset past
@@ -186,7 +213,7 @@ func (r *Reader) unreadBytes(f *os.File) (int64, error) {
 }
 
 // Scan calls fn for each Record of the log read from rd, from its start, in
-// constant memory (one line at a time, however long), and stops at the first
+// constant memory (one line at a time, at most MaxLineBytes of it), and stops at the first
 // error fn returns, which Scan returns. A final line without a newline is
 // not a Record, as for Reader.
 func Scan(rd io.Reader, fn func(Record) error) error {
@@ -195,13 +222,14 @@ func Scan(rd io.Reader, fn func(Record) error) error {
 }
 
 // ScanLines calls fn for each complete non-blank line of rd, from its start,
-// with the line's offset, and stops at the first error fn returns, which it
-// returns. It decodes nothing and copies nothing: line (without its newline)
-// is only valid until fn returns. It is Scan for a caller that decides from
-// a line's bytes whether it is worth decoding; ParseLine decodes it as Scan
-// would.
-func ScanLines(rd io.Reader, fn func(offset int64, line []byte) error) error {
-	_, err := scanRaw(rd, readBufferSize, 0, fn)
+// and stops at the first error fn returns, which it returns. It decodes
+// nothing and copies nothing: the Record has the line's Offset and Line
+// (without its newline), which is only valid until fn returns, and an Err
+// only for a line too long (its Cut then counts what Line leaves out). It is
+// Scan for a caller that decides from a line's bytes whether it is worth
+// decoding; ParseLine decodes a line whose Err is nil as Scan would.
+func ScanLines(rd io.Reader, fn func(Record) error) error {
+	_, err := scanRaw(rd, readBufferSize, 0, MaxLineBytes, fn)
 	return err
 }
 
@@ -215,30 +243,35 @@ const readBufferSize = 256 << 10
 // just past the last complete line.
 func scanLines(rd io.Reader, bufSize int, start int64, fn func(Record) error) (int64, error) {
 	var dec Decoder
-	return scanRaw(rd, bufSize, start, func(offset int64, line []byte) error {
+	return scanRaw(rd, bufSize, start, MaxLineBytes, func(rec Record) error {
 		// The line is the caller's to keep, so it gets its own copy.
-		rec := Record{Offset: offset, Line: bytes.Clone(line)}
-		rec.Event, rec.Err = dec.ParseLine(rec.Line)
+		rec.Line = bytes.Clone(rec.Line)
+		if rec.Err == nil {
+			rec.Event, rec.Err = dec.ParseLine(rec.Line)
+		}
 		return fn(rec)
 	})
 }
 
-// scanRaw is ScanLines from offset start, with the offset just past the last
-// complete line.
-func scanRaw(rd io.Reader, bufSize int, start int64, fn func(offset int64, line []byte) error) (int64, error) {
-	ls := lineScanner{rd: rd, buf: make([]byte, max(bufSize, 1)), offset: start}
+// scanRaw is ScanLines from offset start, for lines of up to maxLine bytes,
+// with the offset just past the last complete line.
+func scanRaw(rd io.Reader, bufSize int, start int64, maxLine int, fn func(Record) error) (int64, error) {
+	ls := lineScanner{rd: rd, buf: make([]byte, max(bufSize, 1)), offset: start, max: maxLine}
 	for {
-		offset, line, err := ls.next()
+		offset, line, cut, err := ls.next()
 		if errors.Is(err, io.EOF) {
 			return ls.offset, nil // any bytes left are an incomplete line
 		}
 		if err != nil {
 			return ls.offset, err
 		}
-		if blankLine(line) {
+		rec := Record{Offset: offset, Line: line, Cut: cut}
+		if cut > 0 {
+			rec.Err = tooLong(int64(len(line))+cut, maxLine)
+		} else if blankLine(line) {
 			continue
 		}
-		if err := fn(offset, line); err != nil {
+		if err := fn(rec); err != nil {
 			return ls.offset, err
 		}
 	}
@@ -252,35 +285,69 @@ func blankLine(line []byte) bool {
 
 // lineScanner splits a reader into lines borrowed from one buffer, which
 // grows only for a line longer than itself: bufio.Reader.ReadBytes would
-// allocate every line.
+// allocate every line. A line longer than max is read past rather than
+// gathered: only its first cutLineKeep bytes are kept.
 type lineScanner struct {
 	rd  io.Reader
 	buf []byte
+	max int // the longest line returned whole
 	// buf[start:end] is read but not yet returned; buf[start:searched]
 	// holds no newline.
 	start, end, searched int
-	offset               int64 // the offset of buf[start]
+	offset               int64 // the offset of buf[start], or of the line being skipped
 	err                  error // from the last read, returned once the buffer is used up
 	empty                int   // reads in a row that returned nothing
+	// While a line longer than max is read past: its first bytes, and how
+	// many of its bytes were dropped from buf.
+	skipping bool
+	head     []byte
+	dropped  int64
 }
 
 // next returns the next complete line without its newline, valid until the
 // next call, or io.EOF when only an incomplete line (or nothing) is left.
-func (s *lineScanner) next() (int64, []byte, error) {
+// For a line longer than max it returns the line's first bytes and how many
+// it leaves out.
+func (s *lineScanner) next() (offset int64, line []byte, cut int64, err error) {
 	for {
 		if i := bytes.IndexByte(s.buf[s.searched:s.end], '\n'); i >= 0 {
-			end := s.searched + i
-			line, offset := s.buf[s.start:end:end], s.offset
-			s.offset += int64(end + 1 - s.start)
-			s.start, s.searched = end+1, end+1
-			return offset, line, nil
+			return s.take(s.searched + i)
 		}
 		s.searched = s.end
+		if !s.skipping && s.end-s.start > s.max {
+			s.skipping = true
+			s.head = append(s.head[:0], s.buf[s.start:s.start+min(cutLineKeep, s.max)]...)
+		}
+		if s.skipping {
+			// What is read of the line is dropped as soon as it is
+			// searched, so that the buffer never holds more than a read.
+			s.dropped += int64(s.end - s.start)
+			s.start = s.end
+		}
 		if s.err != nil {
-			return s.offset, nil, s.err
+			return s.offset, nil, 0, s.err
 		}
 		s.fill()
 	}
+}
+
+// take returns the line that ends at the newline buf[end].
+func (s *lineScanner) take(end int) (offset int64, line []byte, cut int64, err error) {
+	offset = s.offset
+	size := s.dropped + int64(end-s.start)
+	switch {
+	case s.skipping:
+		line = s.head
+	case size > int64(s.max):
+		line = append(s.head[:0], s.buf[s.start:s.start+min(cutLineKeep, s.max)]...)
+		s.head = line
+	default:
+		line = s.buf[s.start:end:end]
+	}
+	s.offset += size + 1
+	s.start, s.searched = end+1, end+1
+	s.skipping, s.dropped = false, 0
+	return offset, line, size - int64(len(line)), nil
 }
 
 // fill reads more after what is buffered, first moving the unreturned

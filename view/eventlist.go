@@ -233,8 +233,8 @@ func (s *logPrinter) printExisting(path string, follow bool) error {
 // printAll streams the whole log, decoding only the lines that may pass
 // the filter or, when following, say where the run is.
 func (s *logPrinter) printAll(f *os.File, follow bool) error {
-	return events.ScanLines(f, func(offset int64, line []byte) error {
-		rec := events.Record{Offset: offset, Line: line}
+	return events.ScanLines(f, func(rec events.Record) error {
+		line := rec.Line
 		if !s.filter.mayKeep(line) && (!follow || !s.mayNotice(line)) {
 			s.offset = rec.End()
 			return nil
@@ -242,7 +242,9 @@ func (s *logPrinter) printAll(f *os.File, follow bool) error {
 		// Print writes the line before ScanLines reuses it, so the
 		// record may borrow it.
 		var filled bool
-		rec.Event, filled, rec.Err = s.p.decode(&s.dec, line)
+		if rec.Err == nil {
+			rec.Event, filled, rec.Err = s.p.decode(&s.dec, line)
+		}
 		return s.recordFilled(rec, filled)
 	})
 }
@@ -274,19 +276,21 @@ func (s *logPrinter) printLast(f *os.File, follow bool) error {
 		if printed && noticed {
 			return nil
 		}
-		offset, line, err := b.Prev()
+		rec, err := b.Prev()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
 			return err
 		}
+		line := rec.Line
 		wanted := !printed && s.filter.mayKeep(line)
 		if !wanted && (noticed || !s.mayNotice(line)) {
 			continue
 		}
-		rec := events.Record{Offset: offset, Line: line}
-		rec.Event, rec.Err = s.dec.ParseLine(line)
+		if rec.Err == nil {
+			rec.Event, rec.Err = s.dec.ParseLine(line)
+		}
 		if !noticed {
 			noticed = s.noticeRecord(rec)
 		}

@@ -3,6 +3,7 @@ package view
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -424,7 +425,12 @@ func (p *EventPrinter) print(rec events.Record, filled bool) error {
 		return err
 	}
 	if rec.Err != nil {
-		_, err := fmt.Fprintf(p.W, tableFormat, "-", "-", "-", "-", "(malformed)", Clip(Sanitize(string(rec.Line)), 80))
+		what, text := "(malformed)", Clip(Sanitize(string(rec.Line)), 80)
+		if errors.Is(rec.Err, events.ErrLineTooLong) {
+			what = "(too long)"
+			text = fmt.Sprintf("%d bytes, not read: %s", int64(len(rec.Line))+rec.Cut, Clip(Sanitize(string(rec.Line)), 60))
+		}
+		_, err := fmt.Fprintf(p.W, tableFormat, "-", "-", "-", "-", what, text)
 		return err
 	}
 	p.row = p.appendDecodedRow(p.row[:0], rec.Event, filled)

@@ -1,11 +1,11 @@
 package view
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -527,26 +527,30 @@ func (r *WorkspaceReader) activity(path string) *activityTail {
 		return a
 	}
 	defer f.Close()
-	if _, err := f.Seek(a.offset, io.SeekStart); err != nil {
-		return a
-	}
-	br := bufio.NewReader(f)
-	for {
-		line, err := br.ReadBytes('\n')
-		if err != nil {
-			break // a line without its newline is still being written
-		}
-		a.offset += int64(len(line))
+	// A line without its newline is still being written; one longer than
+	// an event line is not a record (ActivityLog writes none).
+	var read int64 // from a.offset: offsets are relative to the section
+	_ = events.ScanLines(io.NewSectionReader(f, a.offset, math.MaxInt64-a.offset), func(line events.Record) error {
+		read = line.End()
 		var rec ActivityRecord
-		if json.Unmarshal(line, &rec) != nil {
-			continue
+		if line.Err == nil && json.Unmarshal(line.Line, &rec) == nil {
+			a.add(rec)
 		}
-		a.add(rec)
-	}
+		if len(a.records) > 2*keepLines {
+			a.trim() // as it goes: a run's activity may be long
+		}
+		return nil
+	})
+	a.offset += read
+	a.trim()
+	return a
+}
+
+// trim keeps the last keepLines records.
+func (a *activityTail) trim() {
 	if len(a.records) > keepLines {
 		a.records = slices.Clone(a.records[len(a.records)-keepLines:])
 	}
-	return a
 }
 
 func (a *activityTail) add(rec ActivityRecord) {

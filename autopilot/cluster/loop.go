@@ -36,9 +36,10 @@ const stopEvery = 500 * time.Millisecond
 // appended to job.Output. The loop leads a process group of its own, so a
 // Ctrl-C meant for the worker reaches it only as the worker decides; and
 // it dies with the worker (on Linux), so a worker killed outright leaves
-// no loop behind to work on a task another worker now has. ctx is not
-// used to stop the loop: the worker ends its loops with Interrupt, which
-// lets them finish their iteration.
+// no loop behind to work on a task another worker now has; what its agent
+// started is found by the group's mark, job.Mark (see leftovers.go). ctx
+// is not used to stop the loop: the worker ends its loops with Interrupt,
+// which lets them finish their iteration.
 func (r LoopRunner) Run(_ context.Context, job LoopJob) (LoopHandle, error) {
 	out, err := os.OpenFile(job.Output, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
@@ -53,7 +54,11 @@ func (r LoopRunner) Run(_ context.Context, job LoopJob) (LoopHandle, error) {
 	cmd.Dir = job.Dir
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Env = append(os.Environ(), r.Env...)
-	g, err := procgroup.Start(cmd, loopGrace)
+	mark := job.Mark
+	if mark == "" {
+		mark = procgroup.NewMark()
+	}
+	g, err := procgroup.StartMarked(cmd, loopGrace, mark)
 	if err != nil {
 		_ = out.Close()
 		return nil, fmt.Errorf("start `%s loop` for task %s: %w", r.Ralph, job.TaskID, err)

@@ -20,6 +20,7 @@ import (
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/exitcode"
 	"github.com/ralph-loop/ralph/internal/git"
+	"github.com/ralph-loop/ralph/internal/procgroup"
 	"github.com/ralph-loop/ralph/internal/redact"
 )
 
@@ -38,6 +39,10 @@ type LoopJob struct {
 	// Continued says the worktree starts at work in progress that another
 	// worker (or an earlier run of this one) pushed, not at the base commit.
 	Continued bool
+	// Mark is the mark the loop's process group gives every process under
+	// it (procgroup.StartMarked), recorded beside the job files (see
+	// leftovers.go).
+	Mark procgroup.Mark
 }
 
 // LoopHandle is one running loop.
@@ -188,6 +193,7 @@ func NewWorker(opts WorkerOptions) (*Worker, error) {
 // hands their tasks back for another worker to continue at once, and
 // returns ctx's error once every slot is free and every loop has ended.
 func (w *Worker) Run(ctx context.Context) error {
+	w.stopAllLeftovers()
 	var wg sync.WaitGroup
 	for range w.opts.Slots {
 		wg.Go(func() { w.slot(ctx) })
@@ -422,6 +428,7 @@ func (w *Worker) runTask(ctx context.Context, claim *Claim) {
 	if !w.admit(ctx, claim) {
 		return
 	}
+	w.stopLeftovers(t.ID)
 	co, err := w.opts.Checkouts.Prepare(ctx, t.ID, t.RepoURL, t.BaseCommit)
 	if err == nil && t.MergeCommit != "" {
 		err = w.opts.Checkouts.MergeInto(ctx, co, t.ID, t.RepoURL, t.MergeCommit)
@@ -461,6 +468,7 @@ func (w *Worker) runTask(ctx context.Context, claim *Claim) {
 	w.logf("task %s: loop started in %s (attempt %d, delivery %d, from %s)", t.ID, co.Dir, t.Attempt, claim.Delivered, co.Start)
 
 	res := w.follow(ctx, t, h, fw)
+	w.forgetLoop(t.ID)
 	hctx, cancel := w.handOffContext(ctx)
 	defer cancel()
 	fw.forward(hctx)
@@ -636,7 +644,7 @@ func (w *Worker) release(ctx context.Context, claim *Claim) {
 // without anything that runs a command (config.WithoutCommands), and says
 // what it left out.
 func (w *Worker) writeJob(t Task, co Checkout) (LoopJob, error) {
-	dir := filepath.Join(w.opts.Checkouts.Dir, "jobs", t.ID)
+	dir := filepath.Join(jobsDir(w.opts.Checkouts.Dir), t.ID)
 	if err := os.RemoveAll(dir); err != nil {
 		return LoopJob{}, fmt.Errorf("task %s's files: %w", t.ID, err)
 	}
@@ -652,6 +660,10 @@ func (w *Worker) writeJob(t Task, co Checkout) (LoopJob, error) {
 		ObjectiveFile: filepath.Join(dir, "objective.md"),
 		Output:        filepath.Join(dir, "output.log"),
 		Continued:     co.Continued,
+		Mark:          procgroup.NewMark(),
+	}
+	if err := writeLoopRecord(dir, job.Mark); err != nil {
+		return LoopJob{}, fmt.Errorf("task %s's files: %w", t.ID, err)
 	}
 	files, err := w.taskConfigs(t)
 	if err != nil {

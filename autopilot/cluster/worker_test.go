@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -477,6 +478,17 @@ func TestWorkerRunsATask(t *testing.T) {
 	loop := nextLoop(t, runner)
 	assert.False(t, loop.job.Continued)
 	assert.Equal(t, "do t-1", string(must(os.ReadFile(loop.job.ObjectiveFile))))
+	// The loop's mark is recorded beside its job before it starts, with
+	// the worker that started it, until the loop has ended.
+	record := filepath.Join(filepath.Dir(loop.job.ObjectiveFile), "loop.json")
+	var rec struct {
+		Mark      string `json:"mark"`
+		WorkerPID int    `json:"worker_pid"`
+	}
+	require.NoError(t, json.Unmarshal(must(os.ReadFile(record)), &rec))
+	assert.Len(t, loop.job.Mark, 24)
+	assert.Equal(t, string(loop.job.Mark), rec.Mark)
+	assert.Equal(t, os.Getpid(), rec.WorkerPID)
 	require.Len(t, loop.job.ConfigFiles, 1)
 	assert.Contains(t, string(must(os.ReadFile(loop.job.ConfigFiles[0]))), "max_iterations: 3", "the task's config")
 	assert.Equal(t, base, loop.start)
@@ -498,6 +510,7 @@ func TestWorkerRunsATask(t *testing.T) {
 	assert.Equal(t, commits[2], remoteRef(t, url, "refs/heads/ralph/t-1"))
 	require.Eventually(t, func() bool { return queued(t, conn) == 0 }, long, 20*time.Millisecond, "the claim is acknowledged")
 	assert.EqualValues(t, 1, streamMsgs(t, conn, cluster.ResultsStream), "one result")
+	assert.NoFileExists(t, record, "the loop has ended: nothing of it is left to stop")
 
 	evs.waitFor(t, "t-1", must(os.ReadFile(loop.log())))
 	evs.mu.Lock()

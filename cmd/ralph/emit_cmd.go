@@ -2,10 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/tail"
 	"github.com/ralph-loop/ralph/view/api"
 )
 
@@ -40,9 +42,12 @@ Examples:
 }
 
 func (c *emitCmd) Run(g *globals) error {
-	payload, err := c.payload(g.stdin)
+	payload, omitted, err := c.payload(g.stdin)
 	if err != nil {
 		return err
+	}
+	if omitted > 0 {
+		warn(g, fmt.Sprintf("%d bytes in the middle of the payload read from stdin were left out: an event line holds at most %d bytes; write a long text to a file and emit its path", omitted, events.MaxLineBytes))
 	}
 	e := c.emitter(g)
 	e.Topic, e.Payload, e.Target = c.Topic, payload, c.Target
@@ -62,18 +67,53 @@ func (c *emitCmd) emitter(g *globals) api.Emit {
 	return e
 }
 
-func (c *emitCmd) payload(stdin io.Reader) (json.RawMessage, error) {
+// payload is the event's payload, and how many bytes of stdin were left
+// out of it.
+func (c *emitCmd) payload(stdin io.Reader) (json.RawMessage, int, error) {
 	if c.Payload != "-" {
-		return api.Payload(c.Payload, c.JSON)
+		p, err := api.Payload(c.Payload, c.JSON)
+		return p, 0, err
 	}
-	data, err := io.ReadAll(stdin)
+	// Three quarters of a line: JSON escapes (a newline is two bytes) make
+	// the text longer in the line, which should not need a second cut.
+	data, omitted, err := readPayload(stdin, events.MaxLineBytes*3/4)
 	if err != nil {
-		return nil, fmt.Errorf("read payload from stdin: %w", err)
+		return nil, 0, fmt.Errorf("read payload from stdin: %w", err)
 	}
 	if len(data) == 0 && !c.JSON {
-		return events.StringPayload(""), nil // an empty stdin is an empty text
+		return events.StringPayload(""), 0, nil // an empty stdin is an empty text
 	}
-	return api.Payload(string(data), c.JSON)
+	if c.JSON && omitted > 0 {
+		return nil, 0, api.TooLongJSON(len(data) + omitted)
+	}
+	p, err := api.Payload(data, c.JSON)
+	return p, omitted, err
+}
+
+// readPayload reads r to its end and keeps at most about limit bytes of it:
+// all of it, or its beginning and its end around events.CutNote, as an
+// event's payload too long for its line is cut. What is left out is
+// counted, not kept: `make 2>&1 | ralph emit build.log -` may be
+// gigabytes. (A JSON payload cut so is no longer JSON, which --json then
+// says.)
+func readPayload(r io.Reader, limit int) (string, int, error) {
+	head := make([]byte, limit/2)
+	n, err := io.ReadFull(r, head)
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return string(head[:n]), 0, nil
+	}
+	if err != nil {
+		return "", 0, err
+	}
+	rest := tail.New(limit - limit/2)
+	if _, err := io.Copy(rest, r); err != nil {
+		return "", 0, err
+	}
+	kept, omitted := rest.Lines()
+	if omitted == 0 {
+		return string(head) + kept, 0, nil
+	}
+	return string(head) + events.CutNote(int64(omitted)) + kept, omitted, nil
 }
 
 // warn prints a warning a request gave, if any.

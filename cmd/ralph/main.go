@@ -12,6 +12,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/ralph-loop/ralph/internal/interrupt"
+	"github.com/ralph-loop/ralph/internal/testhook"
 )
 
 // version is a release's, set at build time with -ldflags
@@ -104,6 +105,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	logger := newLogger(stderr, c.Debug)
 	kctx.BindTo(sig.Context(), (*context.Context)(nil))
 	err = kctx.Run(&c.globals, logger)
+	testhook.ExitStats()
 	return reportError(stderr, err)
 }
 

@@ -149,11 +149,12 @@ func warnTopology(g *globals, cfg *config.Config, reg *hats.Registry, path strin
 // hat's own.
 func newBackends(cfg *config.Config, override string, redactor *redact.Redactor) (*backends.Backend, map[string]engine.Backend, error) {
 	grace := time.Duration(cfg.EventLoop.KillGraceSeconds) * time.Second
+	limits := outputLimits(cfg.EventLoop)
 	opts := backendOptions(cfg.CLI, grace)
 	if override != "" {
 		opts = backends.Options{Name: override, KillGrace: grace}
 	}
-	opts.Redactor = redactor
+	opts.Redactor, opts.Limits = redactor, limits
 	b, err := backends.NewChecked(opts)
 	if err != nil {
 		return nil, nil, err
@@ -164,7 +165,7 @@ func newBackends(cfg *config.Config, override string, redactor *redact.Redactor)
 			continue
 		}
 		hopts := backendOptions(*h.Backend, grace)
-		hopts.Redactor = redactor
+		hopts.Redactor, hopts.Limits = redactor, limits
 		hb, err := backends.NewChecked(hopts)
 		if err != nil {
 			return nil, nil, fmt.Errorf("hat %s: %w", h.ID, err)
@@ -185,6 +186,23 @@ func costLimitWarnings(cfg *config.Config) []string {
 		}
 	}
 	return engine.CostLimitWarnings(cfg.EventLoop.MaxCostUSD, pricing.Default().With(cfg.Pricing), all...)
+}
+
+// outputLimits are the event_loop's bounds on what is kept of an agent's
+// output, where 0 is no limit (backends' -1).
+func outputLimits(el config.EventLoop) backends.OutputLimits {
+	orNone := func(v int64) int64 {
+		if v == 0 {
+			return -1
+		}
+		return v
+	}
+	return backends.OutputLimits{
+		LineBytes:     int(orNone(int64(el.MaxOutputLineBytes))),
+		TextBytes:     int(orNone(int64(el.MaxOutputTextBytes))),
+		ActivityBytes: int(orNone(int64(el.MaxActivityBytes))),
+		RawBytes:      orNone(el.MaxRawOutputBytes),
+	}
 }
 
 func backendOptions(c config.CLI, grace time.Duration) backends.Options {

@@ -106,10 +106,16 @@ type workerProc struct {
 // agent (-c), or instead args when given.
 func (c *workerCluster) startWorker(name string, args ...string) *workerProc {
 	c.t.Helper()
+	return c.startWorkerIn(name, c.t.TempDir(), args...)
+}
+
+// startWorkerIn is startWorker keeping its checkouts in dir (--dir).
+func (c *workerCluster) startWorkerIn(name, dir string, args ...string) *workerProc {
+	c.t.Helper()
 	if len(args) == 0 {
 		args = c.keys.ownAgent()
 	}
-	p := &workerProc{name: name, dir: c.t.TempDir(), stderr: &lockedWriter{}, exited: make(chan struct{})}
+	p := &workerProc{name: name, dir: dir, stderr: &lockedWriter{}, exited: make(chan struct{})}
 	p.cmd = exec.Command(ralphBin, append(append([]string{"worker", "--cluster", c.urls, "--dir", p.dir, "--name", name,
 		"--allow-remote", c.url, "--ack-wait", "3s"}, c.keys.workerArgs()...), args...)...)
 	p.cmd.Dir = c.t.TempDir()

@@ -30,9 +30,6 @@ func diedOfTerminalSignal(err error) bool {
 	if !ok || !ws.Signaled() {
 		return false
 	}
-	switch ws.Signal() {
-	case syscall.SIGINT, syscall.SIGQUIT, syscall.SIGHUP:
-		return true
-	}
-	return false
+	sig := ws.Signal()
+	return sig == syscall.SIGINT || sig == syscall.SIGQUIT || sig == syscall.SIGHUP
 }

@@ -1,34 +1,5 @@
-// Package procgroup runs a command as the leader of its own process group
-// and makes sure that, when ralph is done with it, nothing of the group is
-// left: not the command, and not what it started in the background.
-//
-// It owns five things:
-//
-//   - Starting a command in a new process group that it leads (Setpgid),
-//     so that one signal to -pgid reaches everything it spawned ([Start]).
-//   - Stopping that group gently, then firmly: SIGTERM to the whole group,
-//     then SIGKILL once a grace period has passed, or at once when the
-//     caller's force channel closes ([Group.Stop], [Group.Wait]).
-//   - Waiting, after the leader has exited, until kill(-pgid, 0) reports
-//     ESRCH, that is until no member is left, zombies included
-//     ([Group.EnsureGone]).
-//   - Not outliving ralph. On Linux the leader is started with a parent
-//     death signal (SIGKILL), so a ralph killed outright takes the leader
-//     with it, even one it was still forking: without it such a child
-//     would run the agent unrecorded, beside the ralph that resumes.
-//   - Reaping orphans. On Linux, [Start] makes ralph a child subreaper
-//     (PR_SET_CHILD_SUBREAPER), so members orphaned by the leader's exit
-//     are reparented to ralph rather than to PID 1, and ralph collects
-//     their exit status itself. This is needed because in a container PID 1
-//     is often a program that never reaps (or ralph itself under a shell
-//     that does not): the dead members would stay zombies, and a zombie
-//     still counts as a member, so the group would look alive forever.
-//
-// Whoever calls [Group.EnsureGone] must have waited for the leader first
-// (exec.Cmd.Wait): reaping by group would otherwise steal the leader's exit
-// status. The package is a leaf that imports nothing of ralph's; backends
-// and criteria both run their processes through it. It is Unix-only, like
-// the rest of ralph.
+//go:build unix
+
 package procgroup
 
 import (
@@ -60,26 +31,39 @@ type Group struct {
 	mu       sync.Mutex
 	termAt   time.Time // when SIGTERM was sent; zero until then
 	killedAt time.Time // when SIGKILL was first sent; zero until then
+	strays   strays    // the processes that carry its mark
 }
 
 // Start starts cmd as the leader of a new process group, keeping any other
 // SysProcAttr settings, and returns the group. grace is the time the group
-// gets between SIGTERM and SIGKILL. On Linux it first makes the calling
+// gets between SIGTERM and SIGKILL. cmd's environment (cmd.Env, or ralph's
+// when it is nil) gets a new Mark. On Linux it first makes the calling
 // process a child subreaper (see the package documentation). The group id
 // is cmd.Process.Pid.
 func Start(cmd *exec.Cmd, grace time.Duration) (*Group, error) {
+	return StartMarked(cmd, grace, NewMark())
+}
+
+// StartMarked is Start with the group's mark chosen by the caller, who
+// records it first, so that what the group leaves behind can be stopped
+// (StopMarked) even once the process that started it has died.
+func StartMarked(cmd *exec.Cmd, grace time.Duration, m Mark) (*Group, error) {
+	m.tag(cmd)
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid = true
 	cmd.SysProcAttr.Pgid = 0 // a group of its own, led by the command
 	dieWithParent(cmd.SysProcAttr)
-	becomeSubreaper()
+	adopts := becomeSubreaper()
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	return &Group{cmd: cmd, pgid: cmd.Process.Pid, grace: grace}, nil
+	return &Group{cmd: cmd, pgid: cmd.Process.Pid, grace: grace, strays: strays{mark: m, pgid: cmd.Process.Pid, adopts: adopts}}, nil
 }
+
+// Mark is the mark the group's processes carry.
+func (g *Group) Mark() Mark { return g.strays.mark }
 
 // Stop stops the group while its leader may still be running: SIGTERM to
 // the whole group, then SIGKILL when the grace has passed or force closes,
@@ -123,30 +107,40 @@ func (g *Group) Wait(ctx context.Context) (stopped bool, err error) {
 
 // EnsureGone runs after the leader has exited and been waited for.
 // Whatever is left in the group (background jobs, a grandchild that
-// ignores SIGTERM) gets SIGTERM, unless the group had it already, and
-// SIGKILL once the grace since that SIGTERM has passed or force closes.
+// ignores SIGTERM), and whatever carries its mark outside it (a process
+// that called setsid), gets SIGTERM, unless it had it already, and SIGKILL
+// once the grace since the group's SIGTERM has passed or force closes.
 // SIGKILL is repeated at every check from then on, so a member forked
 // while it was delivered does not escape. EnsureGone returns nil once
-// kill(-pgid, 0) reports ESRCH, or an error if the group is still there
-// reapBound after the first SIGKILL.
+// kill(-pgid, 0) reports ESRCH and no process carries the mark, or an error
+// if either is still there reapBound after the first SIGKILL.
 func (g *Group) EnsureGone(force <-chan struct{}) error {
 	g.reap()
-	if !g.alive() {
+	if !g.alive() && g.straysGone() {
 		return nil
 	}
 	g.terminate()
 
 	tick := time.NewTicker(reapTick)
 	defer tick.Stop()
-	for {
+	seenGone := false
+	for n := 1; ; n++ {
 		g.reap()
-		if !g.alive() {
-			return nil
+		// The group is checked at every tick; the marked processes, whose
+		// listing reads all of /proc, at the tick the group is first seen
+		// gone and every strayScanEvery ticks.
+		groupAlive := g.alive()
+		if (!groupAlive && !seenGone) || n%strayScanEvery == 0 {
+			seenGone = !groupAlive
+			if gone := g.straysGone(); gone && !groupAlive {
+				return nil
+			}
+			g.signalStrays()
 		}
 		now := time.Now()
 		if killAt, killedAt := g.deadlines(); !killedAt.IsZero() {
 			if now.Sub(killedAt) > reapBound {
-				return fmt.Errorf("process group %d still alive %s after SIGKILL", g.pgid, reapBound)
+				return g.stillAlive()
 			}
 			g.kill()
 		} else if !now.Before(killAt) {
@@ -161,6 +155,44 @@ func (g *Group) EnsureGone(force <-chan struct{}) error {
 	}
 }
 
+// strayScanEvery is how many checks of a dying group go by between two
+// listings of the processes that carry its mark.
+const strayScanEvery = 10
+
+// stillAlive is EnsureGone's error for a group or marked processes that
+// outlived SIGKILL.
+func (g *Group) stillAlive() error {
+	if g.alive() {
+		return fmt.Errorf("process group %d still alive %s after SIGKILL", g.pgid, reapBound)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return fmt.Errorf("processes %v, which left process group %d, still alive %s after SIGKILL", g.strays.pids(), g.pgid, reapBound)
+}
+
+// straysGone lists the processes that carry the group's mark now, and
+// reports whether there are none left, nor any signalled left to reap.
+func (g *Group) straysGone() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.strays.scan()
+	return g.strays.gone()
+}
+
+// signalStrays sends the marked processes the last scan found what the
+// group has been sent: SIGKILL once it has been, else SIGTERM once it has
+// been.
+func (g *Group) signalStrays() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case !g.killedAt.IsZero():
+		g.strays.send(syscall.SIGKILL)
+	case !g.termAt.IsZero():
+		g.strays.send(syscall.SIGTERM)
+	}
+}
+
 // terminate sends SIGTERM to the group, once: a second SIGTERM would cut
 // short a cleanup that the first one started.
 func (g *Group) terminate() {
@@ -168,6 +200,7 @@ func (g *Group) terminate() {
 	defer g.mu.Unlock()
 	if g.termAt.IsZero() {
 		g.termAt = time.Now()
+		g.strays.scan()
 		g.signal(syscall.SIGTERM)
 	}
 }
@@ -191,11 +224,13 @@ func (g *Group) kill() {
 	g.signal(syscall.SIGKILL)
 }
 
-// signal sends sig to every process in the group. ESRCH (nobody left) is
+// signal sends sig to every process in the group, and to the marked
+// processes outside it that the last scan found. ESRCH (nobody left) is
 // the outcome wanted, and EPERM cannot happen for ralph's own children, so
-// errors are ignored.
+// errors are ignored. The caller holds g.mu.
 func (g *Group) signal(sig syscall.Signal) {
 	_ = syscall.Kill(-g.pgid, sig)
+	g.strays.send(sig)
 }
 
 // alive reports whether any process of the group exists, zombies included.
@@ -203,11 +238,15 @@ func (g *Group) alive() bool {
 	return !errors.Is(syscall.Kill(-g.pgid, 0), syscall.ESRCH)
 }
 
-// reap collects the exit status of group members that were reparented to
-// ralph (see becomeSubreaper) and have exited, so they stop counting as
-// alive. It must only run once the leader has been waited for, so that it
-// never steals the leader's status from exec.Cmd.Wait.
+// reap collects the exit status of group members, and of the marked
+// processes signalled, that were reparented to ralph (see becomeSubreaper)
+// and have exited, so they stop counting as alive. It must only run once
+// the leader has been waited for, so that it never steals the leader's
+// status from exec.Cmd.Wait.
 func (g *Group) reap() {
+	g.mu.Lock()
+	g.strays.reap()
+	g.mu.Unlock()
 	for {
 		var ws syscall.WaitStatus
 		pid, err := syscall.Wait4(-g.pgid, &ws, syscall.WNOHANG, nil)

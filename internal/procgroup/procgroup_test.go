@@ -1,3 +1,5 @@
+//go:build unix
+
 package procgroup
 
 // Tests of the group mechanics with /bin/sh as the leader. Each script

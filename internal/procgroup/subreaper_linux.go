@@ -10,7 +10,10 @@ import (
 // one constant.
 const prSetChildSubreaper = 36
 
-var subreaperOnce sync.Once
+var (
+	subreaperOnce sync.Once
+	subreaper     bool // the prctl succeeded
+)
 
 // becomeSubreaper makes the calling process the reaper of its orphaned
 // descendants. When a group's leader exits, the members it leaves behind
@@ -19,12 +22,14 @@ var subreaperOnce sync.Once
 // gone. Without it, a PID 1 that does not reap (common in containers)
 // would leave them as zombies, and the group would look alive forever.
 // The attribute belongs to the whole process and setting it is
-// idempotent, so it is set once; a failure only costs that guarantee, so
-// it is ignored.
-func becomeSubreaper() {
+// idempotent, so it is set once; a failure only costs that guarantee,
+// which the result says.
+func becomeSubreaper() bool {
 	subreaperOnce.Do(func() {
-		_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0)
+		_, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0)
+		subreaper = errno == 0
 	})
+	return subreaper
 }
 
 // dieWithParent asks the kernel to SIGKILL the leader when ralph dies. The

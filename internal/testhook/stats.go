@@ -12,9 +12,10 @@ import (
 )
 
 // StatsEnv names the soak-test hook: a file to which ralph appends its own
-// resource use (goroutines, open descriptors, live heap, resident memory)
-// after the first iteration and every statsEvery-th, so a long run can be
-// checked for leaks from outside. Only tests set it.
+// resource use (goroutines, open descriptors, live heap, resident memory and
+// its peak) after a loop's first iteration and every statsEvery-th, so a
+// long run can be checked for leaks from outside, and as any command exits
+// (ExitStats), so its peak memory can be bounded. Only tests set it.
 const StatsEnv = "RALPH_TEST_STATS_FILE"
 
 const statsEvery = 50
@@ -26,6 +27,10 @@ type ResourceSample struct {
 	FDs        int    `json:"fds"`
 	HeapInUse  uint64 `json:"heap_inuse"` // after a GC: live heap
 	RSSKiB     int    `json:"rss_kib"`
+	// PeakRSSKiB is the most ralph has held resident so far (VmHWM).
+	PeakRSSKiB int `json:"peak_rss_kib"`
+	// Exit marks the sample taken as the command ends.
+	Exit bool `json:"exit,omitempty"`
 }
 
 // statsReporter passes everything on to the reporter it wraps and samples
@@ -55,8 +60,22 @@ func (s *statsReporter) IterationFinished(it engine.IterationInfo, res events.Ag
 	if it.N != 1 && it.N%statsEvery != 0 {
 		return
 	}
-	line, _ := json.Marshal(sampleResources(it.N))
-	f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	appendSample(s.path, sampleResources(it.N))
+}
+
+// ExitStats appends a last sample, marked Exit, when $RALPH_TEST_STATS_FILE
+// is set: the peak memory of a whole command.
+func ExitStats() {
+	if path := os.Getenv(StatsEnv); path != "" {
+		s := sampleResources(0)
+		s.Exit = true
+		appendSample(path, s)
+	}
+}
+
+func appendSample(path string, s ResourceSample) {
+	line, _ := json.Marshal(s)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return
 	}
@@ -70,17 +89,18 @@ func sampleResources(iteration int) ResourceSample {
 	runtime.ReadMemStats(&ms)
 	fds, _ := os.ReadDir("/proc/self/fd")
 	return ResourceSample{Iteration: iteration, Goroutines: runtime.NumGoroutine(),
-		FDs: len(fds) - 1, HeapInUse: ms.HeapInuse, RSSKiB: rssKiB()} // -1: the directory read itself
+		FDs: len(fds) - 1, HeapInUse: ms.HeapInuse, RSSKiB: statusKiB("VmRSS:"), PeakRSSKiB: statusKiB("VmHWM:")} // -1: the directory read itself
 }
 
-// rssKiB is VmRSS from /proc/self/status, 0 where there is none.
-func rssKiB() int {
+// statusKiB is a figure in kB of /proc/self/status (VmRSS:, VmHWM:), 0
+// where there is none.
+func statusKiB(field string) int {
 	data, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(line, field); ok {
 			n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
 			return n
 		}

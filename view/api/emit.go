@@ -53,11 +53,21 @@ func Payload(text string, isJSON bool) (json.RawMessage, error) {
 		}
 		return events.StringPayload(text), nil
 	}
+	if len(text) > events.MaxLineBytes {
+		return nil, TooLongJSON(len(text))
+	}
 	if !json.Valid([]byte(text)) {
 		return nil, &Error{Err: errors.New("the payload is not valid JSON"),
 			Fix: `quote it for the shell, e.g. --json '{"ok": true}', or drop --json to send text`}
 	}
 	return json.RawMessage(strings.TrimSpace(text)), nil
+}
+
+// TooLongJSON is the error for a JSON payload of size bytes, more than an
+// event line holds: JSON cannot be cut as a text is.
+func TooLongJSON(size int) error {
+	return &Error{Err: fmt.Errorf("the JSON payload is about %d bytes; an event line holds at most %d", size, events.MaxLineBytes),
+		Fix: "write the data to a file and emit its path, or send a shorter summary"}
 }
 
 // Append appends e to its log in one write, its secret values redacted.
@@ -90,7 +100,7 @@ func (e Emit) Append() (warning string, err error) {
 	}
 	ev := events.Event{Topic: e.Topic, Payload: r.JSON(payload), Source: events.SourceAgent,
 		Target: e.Target, Hat: r.String(e.Hat), Iteration: e.Iteration}
-	return warning, ralphdir.Explain(path, events.AppendTo(path, ev))
+	return fitted(ev, warning, path)
 }
 
 // refuseSecret refuses a topic or target that holds a secret value, before
@@ -106,6 +116,20 @@ func refuseSecret(r *redact.Redactor, topic, target string) error {
 			Fix: "--target names one of the run's hats; `ralph hats` lists them"}
 	}
 	return nil
+}
+
+// fitted appends ev to the log at path, its payload cut when it is too long
+// for an event line, and adds to warning what was cut.
+func fitted(ev events.Event, warning, path string) (string, error) {
+	ev, cut, err := events.FitPayload(ev)
+	if err != nil {
+		return warning, err
+	}
+	if cut > 0 {
+		note := fmt.Sprintf("the payload was %d bytes too long for an event line (at most %d bytes) and was cut in the middle; write a long text to a file and emit its path", cut, events.MaxLineBytes)
+		warning = strings.TrimPrefix(warning+"; "+note, "; ")
+	}
+	return warning, ralphdir.Explain(path, events.AppendTo(path, ev))
 }
 
 // Ask appends a question for a person (human.asked), as `ralph ask`

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -40,17 +39,25 @@ func EventAt(path string, offset int64) (events.Record, error) {
 				Fix: "the offset is one iteration.started lists, or that a prompt names, in the same run's log; pick another run with --run ID"}
 		}
 	}
-	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+	var rec events.Record
+	found := false
+	err = events.ScanLines(io.NewSectionReader(f, offset, info.Size()-offset), func(r events.Record) error {
+		rec, found = r, true
+		rec.Offset += offset
+		rec.Line = bytes.Clone(r.Line)
+		return io.EOF // the one line
+	})
+	if err != nil && !errors.Is(err, io.EOF) {
 		return events.Record{}, fmt.Errorf("read event log %s: %w", path, err)
 	}
-	line, err := bufio.NewReader(f).ReadBytes('\n')
-	if errors.Is(err, io.EOF) {
+	if !found {
 		return events.Record{}, fmt.Errorf("the line at offset %d of %s is still being written", offset, path)
 	}
-	if err != nil {
-		return events.Record{}, fmt.Errorf("read event log %s: %w", path, err)
+	if rec.Offset != offset {
+		rec = events.Record{Offset: offset} // a blank line, which ScanLines skips
 	}
-	rec := events.Record{Offset: offset, Line: bytes.TrimSuffix(line, []byte("\n"))}
-	rec.Event, rec.Err = events.ParseLine(rec.Line)
+	if rec.Err == nil {
+		rec.Event, rec.Err = events.ParseLine(rec.Line)
+	}
 	return rec, nil
 }
