@@ -38,7 +38,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -48,84 +47,6 @@ import (
 
 	"github.com/ralph-loop/ralph/events"
 )
-
-// conformanceCase names the recorded streams a CLI's fake replays. Paths
-// are relative to testdata/.
-type conformanceCase struct {
-	Normal      string // a successful turn whose final text holds LOOP_COMPLETE
-	NormalTools bool   // the normal turn wrote a file and ran a shell command
-	Error       string // a turn that failed
-	ErrorStderr string // what the CLI printed on stderr with Error, if anything
-	ErrorExit   int    // the exit status the CLI gave with Error
-	// ErrorFailure is the Failure kind expected for Error; empty accepts any
-	// failure.
-	ErrorFailure events.FailureKind
-}
-
-// conformanceCases holds the explicit entries; see the file comment.
-var conformanceCases = map[string]conformanceCase{
-	"claude": {
-		Normal:       "claude/stream-json-tool-loop.jsonl",
-		NormalTools:  true,
-		Error:        "claude/stream-json-api-error-400.jsonl",
-		ErrorExit:    1,
-		ErrorFailure: events.FailureAgent,
-	},
-	"command": {
-		Normal:       "command/tool-loop.txt",
-		Error:        "command/error.txt",
-		ErrorStderr:  "command/error.stderr.txt",
-		ErrorExit:    1,
-		ErrorFailure: events.FailureExit,
-	},
-}
-
-// recordedErrorExit is the exit status each CLI gave in the api-error-400
-// recordings (backends/testdata/README.md#scenarios), for CLIs that join
-// by file name alone. Others are assumed to exit 1.
-var recordedErrorExit = map[string]int{
-	"claude": 1, "codex": 1, "gemini": 144, "opencode": 1, "pi": 0, "qwen": 0, "copilot": 1,
-}
-
-// conformanceCaseFor returns a CLI's entry, or one built from the files in
-// testdata/<name>/, and false when there is neither.
-func conformanceCaseFor(name string) (conformanceCase, bool) {
-	if c, ok := conformanceCases[name]; ok {
-		return c, true
-	}
-	normal := globOne(name, "*-tool-loop.jsonl")
-	errTurn := globOne(name, "*-api-error-400.jsonl")
-	if normal == "" || errTurn == "" {
-		return conformanceCase{}, false
-	}
-	exit, ok := recordedErrorExit[name]
-	if !ok {
-		exit = 1
-	}
-	c := conformanceCase{Normal: normal, NormalTools: true, Error: errTurn, ErrorExit: exit}
-	if stderr := strings.TrimSuffix(errTurn, ".jsonl") + ".stderr.txt"; fileExists(filepath.Join("testdata", stderr)) {
-		c.ErrorStderr = stderr
-	}
-	return c, true
-}
-
-func globOne(dir, pattern string) string {
-	matches, _ := filepath.Glob(filepath.Join("testdata", dir, pattern))
-	if len(matches) == 0 {
-		return ""
-	}
-	rel, _ := filepath.Rel("testdata", matches[0])
-	return rel
-}
-
-func fileExists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
-}
-
-// fakeGrace is the kill grace in process tests: long enough for a
-// cooperative fake to exit on SIGTERM, short enough to keep tests fast.
-const fakeGrace = 300 * time.Millisecond
 
 func TestConformance(t *testing.T) {
 	for _, name := range Names() {
@@ -168,31 +89,6 @@ func (s conformanceSuite) backend(t *testing.T, opts Options) *Backend {
 	b, err := New(opts)
 	require.NoError(t, err)
 	return b
-}
-
-// activities collects reported activity; Run calls report from one
-// goroutine, the mutex only satisfies the race detector across tests.
-type activities struct {
-	mu   sync.Mutex
-	list []events.Activity
-}
-
-func (a *activities) report(x events.Activity) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.list = append(a.list, x)
-}
-
-func (a *activities) count(kind events.ActivityKind) int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	n := 0
-	for _, x := range a.list {
-		if x.Kind == kind {
-			n++
-		}
-	}
-	return n
 }
 
 func (s conformanceSuite) normalTurn(t *testing.T) {
