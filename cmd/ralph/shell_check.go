@@ -23,6 +23,6 @@ func requireShell(cfg *config.Config) error {
 	if !errors.As(err, &nf) {
 		return err
 	}
-	return withHint(fmt.Errorf("the config has shell commands, which ralph runs with sh, and there is no sh on PATH (%v): %s",
+	return withHint(fmt.Errorf("the config has shell commands, which ralph runs with sh, and there is no sh on PATH (%w): %s",
 		nf.Err, strings.Join(cmds, "; ")), nf.Hint())
 }
