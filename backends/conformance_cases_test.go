@@ -6,9 +6,6 @@ package backends
 // runs the cases drives processes with signals and is Unix-only.
 
 import (
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -44,49 +41,6 @@ var conformanceCases = map[string]conformanceCase{
 		ErrorExit:    1,
 		ErrorFailure: events.FailureExit,
 	},
-}
-
-// recordedErrorExit is the exit status each CLI gave in the api-error-400
-// recordings (backends/testdata/README.md#scenarios), for CLIs that join
-// by file name alone. Others are assumed to exit 1.
-var recordedErrorExit = map[string]int{
-	"claude": 1, "codex": 1, "gemini": 144, "opencode": 1, "pi": 0, "qwen": 0, "copilot": 1,
-}
-
-// conformanceCaseFor returns a CLI's entry, or one built from the files in
-// testdata/<name>/, and false when there is neither.
-func conformanceCaseFor(name string) (conformanceCase, bool) {
-	if c, ok := conformanceCases[name]; ok {
-		return c, true
-	}
-	normal := globOne(name, "*-tool-loop.jsonl")
-	errTurn := globOne(name, "*-api-error-400.jsonl")
-	if normal == "" || errTurn == "" {
-		return conformanceCase{}, false
-	}
-	exit, ok := recordedErrorExit[name]
-	if !ok {
-		exit = 1
-	}
-	c := conformanceCase{Normal: normal, NormalTools: true, Error: errTurn, ErrorExit: exit}
-	if stderr := strings.TrimSuffix(errTurn, ".jsonl") + ".stderr.txt"; fileExists(filepath.Join("testdata", stderr)) {
-		c.ErrorStderr = stderr
-	}
-	return c, true
-}
-
-func globOne(dir, pattern string) string {
-	matches, _ := filepath.Glob(filepath.Join("testdata", dir, pattern))
-	if len(matches) == 0 {
-		return ""
-	}
-	rel, _ := filepath.Rel("testdata", matches[0])
-	return rel
-}
-
-func fileExists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
 }
 
 // fakeGrace is the kill grace in process tests: long enough for a

@@ -33,6 +33,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -47,6 +48,49 @@ import (
 
 	"github.com/ralph-loop/ralph/events"
 )
+
+// recordedErrorExit is the exit status each CLI gave in the api-error-400
+// recordings (backends/testdata/README.md#scenarios), for CLIs that join
+// by file name alone. Others are assumed to exit 1.
+var recordedErrorExit = map[string]int{
+	"claude": 1, "codex": 1, "gemini": 144, "opencode": 1, "pi": 0, "qwen": 0, "copilot": 1,
+}
+
+// conformanceCaseFor returns a CLI's entry, or one built from the files in
+// testdata/<name>/, and false when there is neither.
+func conformanceCaseFor(name string) (conformanceCase, bool) {
+	if c, ok := conformanceCases[name]; ok {
+		return c, true
+	}
+	normal := globOne(name, "*-tool-loop.jsonl")
+	errTurn := globOne(name, "*-api-error-400.jsonl")
+	if normal == "" || errTurn == "" {
+		return conformanceCase{}, false
+	}
+	exit, ok := recordedErrorExit[name]
+	if !ok {
+		exit = 1
+	}
+	c := conformanceCase{Normal: normal, NormalTools: true, Error: errTurn, ErrorExit: exit}
+	if stderr := strings.TrimSuffix(errTurn, ".jsonl") + ".stderr.txt"; fileExists(filepath.Join("testdata", stderr)) {
+		c.ErrorStderr = stderr
+	}
+	return c, true
+}
+
+func globOne(dir, pattern string) string {
+	matches, _ := filepath.Glob(filepath.Join("testdata", dir, pattern))
+	if len(matches) == 0 {
+		return ""
+	}
+	rel, _ := filepath.Rel("testdata", matches[0])
+	return rel
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
 
 func TestConformance(t *testing.T) {
 	for _, name := range Names() {
@@ -332,4 +376,24 @@ func (s conformanceSuite) promptDelivery(t *testing.T, mode string) {
 	assert.True(t, rec.StdinDevNull, "stdin must be /dev/null when the prompt is an argument")
 	assert.Empty(t, rec.Stdin)
 	assert.True(t, slices.Contains(rec.Args, prompt), "prompt among the arguments %q", rec.Args)
+}
+
+// readFakePids waits until the fake agent has written its pids file and
+// returns its own pid (its process group) and its grandchild's.
+func readFakePids(t *testing.T, path string) (agent, grandchild int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, err := os.ReadFile(path)
+		if err == nil {
+			if _, err := fmt.Sscan(string(b), &agent, &grandchild); err != nil {
+				t.Fatalf("parse pids file %q: %v", b, err)
+			}
+			return agent, grandchild
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the fake agent wrote no pids file: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
