@@ -4,7 +4,8 @@
 // system. It is a leaf helper.
 //
 // On Unix sh is always there. Windows has none of its own; Git for
-// Windows ships one, and ralph uses the sh on PATH. When there is none,
+// Windows ships one, and ralph uses the sh on PATH, or else the one of the
+// Git for Windows whose git is on PATH. When there is none,
 // [Command] refuses before anything starts, with an error that names the
 // feature and the fix, rather than running the command in cmd.exe, whose
 // quoting, variables and exit statuses differ from what the config says.
@@ -14,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 )
 
@@ -34,7 +36,7 @@ func (e *NotFoundError) Unwrap() error { return e.Err }
 // Hint says how to get a shell on PATH.
 func (e *NotFoundError) Hint() string {
 	if e.GOOS == "windows" {
-		return `install Git for Windows (https://gitforwindows.org) and add its bin folder, which holds sh.exe (usually C:\Program Files\Git\bin), to PATH`
+		return `install Git for Windows (https://gitforwindows.org) with git on PATH; ralph finds the sh.exe in its bin folder`
 	}
 	return "put the directory that holds sh (usually /bin) on PATH"
 }
@@ -64,10 +66,32 @@ func Find(lookPath func(string) (string, error), goos, feature string) (string, 
 	if err == nil {
 		return path, nil
 	}
+	if goos == "windows" {
+		if sh, ok := besideGit(lookPath); ok {
+			return sh, nil
+		}
+	}
 	if errors.Is(err, exec.ErrDot) {
 		// A sh.exe in the current directory, which PATH names only through
 		// "." : Go refuses to run it, and so does ralph.
 		err = fmt.Errorf("only in the current directory, which ralph does not run programs from: %w", err)
 	}
 	return "", &NotFoundError{Feature: feature, GOOS: goos, Err: err}
+}
+
+// besideGit is the sh.exe of the Git for Windows whose git is on PATH. Its
+// default install puts only Git\cmd on PATH; its sh.exe is in Git\bin (and
+// Git\usr\bin).
+func besideGit(lookPath func(string) (string, error)) (string, bool) {
+	git, err := lookPath("git")
+	if err != nil {
+		return "", false
+	}
+	root := filepath.Dir(filepath.Dir(git))
+	for _, dir := range []string{filepath.Join(root, "bin"), filepath.Join(root, "usr", "bin")} {
+		if sh, err := lookPath(filepath.Join(dir, "sh.exe")); err == nil {
+			return sh, true
+		}
+	}
+	return "", false
 }

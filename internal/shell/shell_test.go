@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -44,7 +45,7 @@ func TestFind(t *testing.T) {
 		{
 			name: "no sh on Windows", err: notFound, goos: "windows",
 			wantErr:  []string{"hook on loop.started: there is no sh on PATH to run its shell command with", "executable file not found"},
-			wantHint: `install Git for Windows (https://gitforwindows.org) and add its bin folder, which holds sh.exe (usually C:\Program Files\Git\bin), to PATH`,
+			wantHint: `install Git for Windows (https://gitforwindows.org) with git on PATH; ralph finds the sh.exe in its bin folder`,
 		},
 		{
 			name: "sh only in the current directory on Windows", err: inDot, goos: "windows",
@@ -77,6 +78,39 @@ func TestFind(t *testing.T) {
 			assert.Contains(t, err.Error(), nf.Hint(), "the message carries the fix where no hint is printed")
 		})
 	}
+}
+
+// Git for Windows' default install puts only Git\cmd on PATH: the sh.exe
+// in Git\bin beside it is found, on Windows only.
+func TestFindTheShOfGitForWindows(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "Git")
+	git := filepath.Join(root, "cmd", "git.exe")
+	sh := filepath.Join(root, "bin", "sh.exe")
+	lookPath := func(file string) (string, error) {
+		switch file {
+		case "git":
+			return git, nil
+		case sh:
+			return sh, nil
+		}
+		return "", &exec.Error{Name: file, Err: exec.ErrNotFound}
+	}
+	got, err := Find(lookPath, "windows", "criterion check")
+	require.NoError(t, err)
+	assert.Equal(t, sh, got)
+
+	_, err = Find(lookPath, "linux", "criterion check")
+	var nf *NotFoundError
+	require.ErrorAs(t, err, &nf, "a Unix without sh is not helped by a git")
+
+	noSh := func(file string) (string, error) {
+		if file == "git" {
+			return git, nil
+		}
+		return "", &exec.Error{Name: file, Err: exec.ErrNotFound}
+	}
+	_, err = Find(noSh, "windows", "criterion check")
+	require.ErrorAs(t, err, &nf, "a git without its sh.exe beside it")
 }
 
 // Command runs the script with the sh it finds, and refuses on a PATH
