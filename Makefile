@@ -7,7 +7,7 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -X main.version=$(VERSION)
 FUZZTIME  ?= 15s
 
-.PHONY: all help build test unit e2e vet demo bench lint agents fuzz golden clean soak stress screenshot
+.PHONY: all help build test unit e2e vet demo bench lint agents fuzz golden clean soak stress screenshot cross dist dist-check
 
 all: lint test build
 
@@ -17,6 +17,9 @@ help:
 	@echo "make build   build $(BIN)"
 	@echo "make bench   run the benchmarks and write BENCHMARKS.md (jq, if installed, is timed beside ralph events)"
 	@echo "make lint    gofmt, go vet, golangci-lint and the layering rules"
+	@echo "make cross   build ralph and go vet everything for each platform it is released for"
+	@echo "make dist    the release archives for every platform and their checksums, into dist/ (a snapshot; nothing is published)"
+	@echo "make dist-check  check .goreleaser.yaml"
 	@echo "make agents  install the pinned agent CLIs from npm into $(AGENTS)"
 	@echo "make fuzz    run every fuzz target (parsers, loaders, state files) for $(FUZZTIME) each"
 	@echo "make golden  rewrite golden files from the current output"
@@ -67,6 +70,27 @@ lint: vet
 
 fuzz:
 	GO=$(GO) internal/fuzz/fuzz.sh $(FUZZTIME)
+
+# The platforms ralph is released for. Tests run on Linux only; `make cross`
+# proves the rest build and pass go vet, test files included.
+PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+
+cross:
+	@set -e; for p in $(PLATFORMS); do \
+		echo "go build ./cmd/ralph, go vet ./... for $$p"; \
+		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -o /dev/null ./cmd/ralph; \
+		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet ./...; \
+	done
+
+# Releases are made by goreleaser (.goreleaser.yaml), pinned here and run
+# with go run, so nothing is installed.
+GORELEASER ?= github.com/goreleaser/goreleaser/v2@v2.15.1
+
+dist:
+	$(GO) run $(GORELEASER) release --snapshot --clean
+
+dist-check:
+	$(GO) run $(GORELEASER) check
 
 # The soak test: one long run with a tiny agent while 8 `ralph events -f`
 # and a `ralph status --json` poller run beside it (cmd/ralph/soak_test.go).

@@ -16,6 +16,7 @@ import (
 	"github.com/ralph-loop/ralph/criteria"
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/exitcode"
+	"github.com/ralph-loop/ralph/internal/procgroup"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
@@ -142,7 +143,7 @@ func (r LocalRunner) Start(ctx context.Context, job Job) (Handle, error) {
 	cmd.Dir = job.Dir
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Env = append(r.environ(), r.Env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	procgroup.Detach(cmd)
 	if err := cmd.Start(); err != nil {
 		_ = out.Close()
 		return nil, fmt.Errorf("start the loop of %s: %w", job.Task, err)
@@ -214,7 +215,7 @@ func LastOutputLine(path string) string {
 
 // Interrupt sends SIGTERM, which a loop takes as an interrupt: it stops
 // its agent, checkpoints and exits 130, resumable.
-func (h *childLoop) Interrupt() { _ = h.cmd.Process.Signal(syscall.SIGTERM) }
+func (h *childLoop) Interrupt() { _ = procgroup.Interrupt(h.cmd.Process.Pid) }
 
 // Attach watches the loop holding dir's loop lock until it lets go.
 func (r LocalRunner) Attach(ctx context.Context, dir string) (Handle, error) {
@@ -257,7 +258,7 @@ func (h *attachedLoop) Wait() LoopResult {
 	return h.res
 }
 
-func (h *attachedLoop) Interrupt() { _ = syscall.Kill(h.pid, syscall.SIGTERM) }
+func (h *attachedLoop) Interrupt() { _ = procgroup.Interrupt(h.pid) }
 
 // loopResultFromState reads how the loop in dir ended from its state; the
 // zero result when its run has not ended.

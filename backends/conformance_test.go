@@ -1,3 +1,5 @@
+//go:build unix
+
 package backends
 
 // The conformance suite: every registered backend (every entry of clis)
@@ -31,12 +33,12 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -46,37 +48,6 @@ import (
 
 	"github.com/ralph-loop/ralph/events"
 )
-
-// conformanceCase names the recorded streams a CLI's fake replays. Paths
-// are relative to testdata/.
-type conformanceCase struct {
-	Normal      string // a successful turn whose final text holds LOOP_COMPLETE
-	NormalTools bool   // the normal turn wrote a file and ran a shell command
-	Error       string // a turn that failed
-	ErrorStderr string // what the CLI printed on stderr with Error, if anything
-	ErrorExit   int    // the exit status the CLI gave with Error
-	// ErrorFailure is the Failure kind expected for Error; empty accepts any
-	// failure.
-	ErrorFailure events.FailureKind
-}
-
-// conformanceCases holds the explicit entries; see the file comment.
-var conformanceCases = map[string]conformanceCase{
-	"claude": {
-		Normal:       "claude/stream-json-tool-loop.jsonl",
-		NormalTools:  true,
-		Error:        "claude/stream-json-api-error-400.jsonl",
-		ErrorExit:    1,
-		ErrorFailure: events.FailureAgent,
-	},
-	"command": {
-		Normal:       "command/tool-loop.txt",
-		Error:        "command/error.txt",
-		ErrorStderr:  "command/error.stderr.txt",
-		ErrorExit:    1,
-		ErrorFailure: events.FailureExit,
-	},
-}
 
 // recordedErrorExit is the exit status each CLI gave in the api-error-400
 // recordings (backends/testdata/README.md#scenarios), for CLIs that join
@@ -121,10 +92,6 @@ func fileExists(path string) bool {
 	return err == nil
 }
 
-// fakeGrace is the kill grace in process tests: long enough for a
-// cooperative fake to exit on SIGTERM, short enough to keep tests fast.
-const fakeGrace = 300 * time.Millisecond
-
 func TestConformance(t *testing.T) {
 	for _, name := range Names() {
 		t.Run(name, func(t *testing.T) {
@@ -166,31 +133,6 @@ func (s conformanceSuite) backend(t *testing.T, opts Options) *Backend {
 	b, err := New(opts)
 	require.NoError(t, err)
 	return b
-}
-
-// activities collects reported activity; Run calls report from one
-// goroutine, the mutex only satisfies the race detector across tests.
-type activities struct {
-	mu   sync.Mutex
-	list []events.Activity
-}
-
-func (a *activities) report(x events.Activity) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.list = append(a.list, x)
-}
-
-func (a *activities) count(kind events.ActivityKind) int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	n := 0
-	for _, x := range a.list {
-		if x.Kind == kind {
-			n++
-		}
-	}
-	return n
 }
 
 func (s conformanceSuite) normalTurn(t *testing.T) {
@@ -434,4 +376,24 @@ func (s conformanceSuite) promptDelivery(t *testing.T, mode string) {
 	assert.True(t, rec.StdinDevNull, "stdin must be /dev/null when the prompt is an argument")
 	assert.Empty(t, rec.Stdin)
 	assert.True(t, slices.Contains(rec.Args, prompt), "prompt among the arguments %q", rec.Args)
+}
+
+// readFakePids waits until the fake agent has written its pids file and
+// returns its own pid (its process group) and its grandchild's.
+func readFakePids(t *testing.T, path string) (agent, grandchild int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, err := os.ReadFile(path)
+		if err == nil {
+			if _, err := fmt.Sscan(string(b), &agent, &grandchild); err != nil {
+				t.Fatalf("parse pids file %q: %v", b, err)
+			}
+			return agent, grandchild
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the fake agent wrote no pids file: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

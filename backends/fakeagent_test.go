@@ -270,26 +270,6 @@ func readFakeRecord(t *testing.T, path string) fakeRecord {
 	return rec
 }
 
-// readFakePids waits until the fake agent has written its pids file and
-// returns its own pid (its process group) and its grandchild's.
-func readFakePids(t *testing.T, path string) (agent, grandchild int) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		b, err := os.ReadFile(path)
-		if err == nil {
-			if _, err := fmt.Sscan(string(b), &agent, &grandchild); err != nil {
-				t.Fatalf("parse pids file %q: %v", b, err)
-			}
-			return agent, grandchild
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the fake agent wrote no pids file: %v", err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // absTestdata is a testdata path made absolute, because the fake agent runs
 // in the run's workspace, not in the package directory.
 func absTestdata(t *testing.T, rel string) string {

@@ -1,3 +1,5 @@
+//go:build unix
+
 package backends
 
 // Tests of the process runner that need no CLI: most run /bin/sh through

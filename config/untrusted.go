@@ -46,6 +46,30 @@ func (c *Config) Commands() []string {
 	return out
 }
 
+// ShellCommands lists what in c runs a shell command with sh -c, one line
+// each, as Commands names it: hooks with run:, the criteria and gates
+// that run a command, autopilot.verify, and a command tracker. Where
+// there is no sh (Windows without Git for Windows), a run that has any
+// is refused before it starts.
+func (c *Config) ShellCommands() []string {
+	var out []string
+	for _, h := range c.Hooks {
+		if h.Run != "" {
+			out = append(out, "hook "+h.Name)
+		}
+	}
+	out = append(out, commandCriteria("acceptance_criteria", c.AcceptanceCriteria)...)
+	out = append(out, commandGates("gates", c.Gates)...)
+	for _, h := range c.Hats {
+		out = append(out, commandGates("hats."+h.ID+".gates", h.Gates)...)
+	}
+	out = append(out, commandCriteria("autopilot.verify", c.Autopilot.Verify)...)
+	if c.Autopilot.Source.Type == "command" {
+		out = append(out, "autopilot.source (a command tracker)")
+	}
+	return out
+}
+
 func describeCLI(c CLI) string {
 	parts := []string{"backend " + c.Backend}
 	if c.Command != "" {

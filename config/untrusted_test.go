@@ -141,3 +141,27 @@ func TestASeedIsRefusedInTheConfig(t *testing.T) {
 	assert.Contains(t, err.Error(), "ralph.yml:4")
 	assert.NotContains(t, err.Error(), seed, "a seed is never repeated")
 }
+
+// ShellCommands names each place that runs a command with sh, and none of
+// those that run a program (the agent) or post to a URL.
+func TestShellCommandsNamesWhatRunsWithSh(t *testing.T) {
+	cfg, err := config.LoadLayers(commandLayers...)
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		"acceptance_criteria: command_succeeds (touch /tmp/criterion-ran)",
+		"acceptance_criteria: lint_clean",
+		"gates.review.done: command_succeeds (true)",
+		"gates.ship.done: command_succeeds (true)",
+		"hats.builder.gates.build.done: tests_pass",
+		"autopilot.verify: tests_pass",
+		"autopilot.source (a command tracker)",
+	}, cfg.ShellCommands(), "the agent is a program and the web hook posts: neither runs a shell")
+
+	hook, err := config.LoadBytes("ralph.yml", []byte("hooks:\n  - {name: notify, on: [loop.start], run: touch ran}\n"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"hook notify"}, hook.ShellCommands())
+
+	plain, err := config.LoadBytes("ralph.yml", []byte("acceptance_criteria:\n  - {type: file_exists, path: out.txt}\n"))
+	require.NoError(t, err)
+	assert.Empty(t, plain.ShellCommands())
+}

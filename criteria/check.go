@@ -126,7 +126,7 @@ func (c checker) detectedCommand(ctx context.Context, none string) outcome {
 // the expected one. The evidence reads like a terminal: the command, the
 // tail of its output, how it ended.
 func (c checker) command(ctx context.Context) outcome {
-	res := runCommand(ctx, c.ws, c.spec.Command, c.env.ExtraEnv)
+	res := runCommand(ctx, "criterion "+c.spec.Label(), c.ws, c.spec.Command, c.env.ExtraEnv)
 	want := c.spec.expectedExit()
 	ok := res.startErr == nil && !res.stopped && res.signal == 0 && res.exitCode == want
 	var b strings.Builder

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/internal/procgroup"
+	"github.com/ralph-loop/ralph/internal/shell"
 	"github.com/ralph-loop/ralph/internal/tail"
 )
 
@@ -38,12 +39,16 @@ type cmdResult struct {
 	leftover error  // the group outlived SIGKILL (a process stuck in the kernel)
 }
 
-// runCommand runs script with sh -c in dir, in its own process group, with
+// runCommand runs script with sh -c (internal/shell) in dir, in its own process group, with
 // stdin from /dev/null and ralph's environment plus extraEnv. When ctx ends
 // the group gets SIGTERM, then SIGKILL after killGrace. Whatever the
 // command leaves running in its group (background jobs) is stopped the same
 // way once it exits, so a check never leaves a process behind.
-func runCommand(ctx context.Context, dir, script string, extraEnv []string) cmdResult {
+func runCommand(ctx context.Context, feature, dir, script string, extraEnv []string) cmdResult {
+	cmd, err := shell.Command(feature, script)
+	if err != nil {
+		return cmdResult{exitCode: -1, startErr: err}
+	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		return cmdResult{exitCode: -1, startErr: fmt.Errorf("create output pipe: %w", err)}
@@ -52,7 +57,6 @@ func runCommand(ctx context.Context, dir, script string, extraEnv []string) cmdR
 	// The child gets *os.File ends, so exec.Cmd starts no copying goroutine
 	// and Wait returns when sh exits even if a background job still holds
 	// the pipe; ralph reads the pipe itself and bounds that read.
-	cmd := exec.Command("sh", "-c", script)
 	cmd.Dir = dir
 	cmd.Env = slices.Concat(os.Environ(), extraEnv)
 	cmd.Stdout, cmd.Stderr = w, w

@@ -125,7 +125,7 @@ func (s *RunState) validate() error {
 
 // removeStaleTempFiles deletes the temporary files of atomic writes to
 // dir/<name> that a ralph killed between write and rename left behind
-// (renameio names them "." + name + digits). Only the lock holder writes
+// (internal/atomicfile names them "." + name + digits). Only the lock holder writes
 // these files, so under the lock every such file is stale.
 func removeStaleTempFiles(dir string, names ...string) {
 	for _, name := range names {

@@ -147,7 +147,7 @@ func (e *Engine) Run(ctx context.Context) (Summary, error) {
 		return Summary{}, err
 	}
 	e.rememberDir()
-	if prev := lock.Previous; prev.PID != 0 && !processAlive(prev.PID) {
+	if prev := lock.Previous; prev.PID != 0 && !ProcessAlive(prev.PID) {
 		e.opts.Reporter.Warn(fmt.Sprintf("took over the lock left by pid %d (run %s, started %s), which is no longer running",
 			prev.PID, prev.RunID, prev.StartedAt.Local().Format(time.DateTime)))
 	}

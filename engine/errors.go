@@ -131,7 +131,7 @@ func (e *StorageError) Error() string {
 func (e *StorageError) Unwrap() error { return e.Err }
 
 // cause is the system's own words for the error when it is an errno (the
-// temporary file renameio used is no use to the reader), else the error.
+// temporary file internal/atomicfile used is no use to the reader), else the error.
 func (e *StorageError) cause() string {
 	var errno syscall.Errno
 	if errors.As(e.Err, &errno) {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -183,7 +182,7 @@ func lockHolders(path string) ([]fileholders.Process, error) {
 // the open files of processes can be read, really has the lock file open:
 // a recorded pid that was reused by an unrelated process does not count.
 func holderRunning(path string, holder LockInfo) bool {
-	if !processAlive(holder.PID) {
+	if !ProcessAlive(holder.PID) {
 		return false
 	}
 	holders, err := lockHolders(path)
@@ -201,35 +200,45 @@ func holderRunning(path string, holder LockInfo) bool {
 // write replaces the lock file's contents in place. Renaming a new file over
 // it would give it a new inode and split the lock in two.
 func (l *Lock) write(info LockInfo) error {
-	data, err := json.Marshal(info)
-	if err != nil {
-		return fmt.Errorf("encode lock: %w", err)
-	}
-	f, err := ralphdir.OpenFile(filepath.Dir(l.path), l.path, os.O_WRONLY, 0)
-	if err != nil {
-		return fmt.Errorf("write lock: %w", err)
-	}
-	defer f.Close()
-	if err := f.Truncate(0); err != nil {
-		return fmt.Errorf("write lock: %w", err)
-	}
-	if _, err := f.WriteAt(append(data, '\n'), 0); err != nil {
-		return fmt.Errorf("write lock: %w", err)
-	}
-	if err := f.Close(); err != nil {
+	if err := writeLockInfo(l.path, info); err != nil {
 		return fmt.Errorf("write lock: %w", err)
 	}
 	return nil
+}
+
+// writeLockInfo writes info into the lock file at path, from lockInfoAt
+// on, and cuts what is left of longer old content.
+func writeLockInfo(path string, info LockInfo) error {
+	data, err := json.Marshal(info)
+	if err != nil {
+		return fmt.Errorf("encode: %w", err)
+	}
+	f, err := ralphdir.OpenFile(filepath.Dir(path), path, os.O_WRONLY|os.O_CREATE, ralphdir.FileMode)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := f.Truncate(lockInfoAt); err != nil {
+		return err
+	}
+	if _, err := f.WriteAt(append(data, '\n'), lockInfoAt); err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // Update rewrites the holder information (the run id is known only once the
 // run is opened).
 func (l *Lock) Update(info LockInfo) error { return l.write(info) }
 
-// Release empties the lock file and unlocks it. The file stays, because
-// removing it could let two processes lock two different files.
+// Release empties the lock file of its holder information and unlocks
+// it. The file stays, because removing it could let two processes lock
+// two different files.
 func (l *Lock) Release() error {
-	_ = ralphdir.Truncate(filepath.Dir(l.path), l.path)
+	if f, err := ralphdir.OpenFile(filepath.Dir(l.path), l.path, os.O_WRONLY, 0); err == nil {
+		_ = f.Truncate(lockInfoAt)
+		_ = f.Close()
+	}
 	return l.fl.Unlock()
 }
 
@@ -260,7 +269,7 @@ func holderInfo(ctx context.Context, fl *flock.Flock, path string) (info LockInf
 // field of the wrong type, a bad time) must not name a pid to kill.
 func ReadLockInfo(path string) (LockInfo, error) {
 	var info LockInfo
-	data, err := readNoFollow(path)
+	data, err := readLockFile(path)
 	if err != nil {
 		return info, err
 	}
@@ -311,15 +320,6 @@ func lockedPerProc(path string, info LockInfo) (bool, error) {
 	return len(fileholders.Lockers(procs)) > 0, err
 }
 
-// processAlive reports whether pid names a running process.
-func processAlive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
-
 // readNoFollow reads the file at path, but not through a link: what a
 // reader of ralph's files (status, serve) reads is ralph's own.
 func readNoFollow(path string) ([]byte, error) {
@@ -328,5 +328,19 @@ func readNoFollow(path string) ([]byte, error) {
 		return nil, ralphdir.Explain(path, err)
 	}
 	defer f.Close()
+	return io.ReadAll(f)
+}
+
+// readLockFile reads the holder information in the lock file at path,
+// which starts at lockInfoAt, not through a link.
+func readLockFile(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|ralphdir.NoFollow, 0)
+	if err != nil {
+		return nil, ralphdir.Explain(path, err)
+	}
+	defer f.Close()
+	if _, err := f.Seek(lockInfoAt, io.SeekStart); err != nil {
+		return nil, err
+	}
 	return io.ReadAll(f)
 }

@@ -2,16 +2,15 @@ package engine
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/gofrs/flock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -27,10 +26,11 @@ func TestMain(m *testing.M) {
 }
 
 func holdLock(path string) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil || syscall.Flock(int(f.Fd()), syscall.LOCK_EX) != nil {
+	fl := flock.New(path)
+	if err := fl.Lock(); err != nil {
 		os.Exit(2)
 	}
+	defer func() { _ = fl.Unlock() }() // and keeps fl, whose file a finalizer would close
 	if _, err := os.Stdout.WriteString("locked\n"); err != nil {
 		os.Exit(3)
 	}
@@ -73,9 +73,7 @@ func deadPID(t *testing.T) int {
 
 func recordHolder(t *testing.T, path string, pid int) {
 	t.Helper()
-	data, err := json.Marshal(LockInfo{RunID: "r1", PID: pid, Host: "h", StartedAt: time.Now()})
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(path, data, 0o644))
+	require.NoError(t, writeLockInfo(path, LockInfo{RunID: "r1", PID: pid, Host: "h", StartedAt: time.Now()}))
 }
 
 // A ralph killed while a child it forked had not yet exec'd leaves its

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/procgroup"
+	"github.com/ralph-loop/ralph/internal/shell"
 	"github.com/ralph-loop/ralph/internal/tail"
 )
 
@@ -98,12 +99,15 @@ func (h Hook) command(ctx context.Context, t Trigger) Result {
 	if err != nil {
 		return Result{Error: err.Error()}
 	}
+	cmd, err := shell.Command("hook "+h.Name, h.Run)
+	if err != nil {
+		return Result{ExitCode: intPtr(-1), Error: err.Error()}
+	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		return Result{Error: fmt.Sprintf("create output pipe: %v", err)}
 	}
 	defer r.Close()
-	cmd := exec.Command("sh", "-c", h.Run)
 	cmd.Dir = t.Workspace
 	cmd.Env = slices.Concat(os.Environ(), h.env(t))
 	cmd.Stdin = bytes.NewReader(line)

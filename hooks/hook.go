@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -81,14 +82,23 @@ func (h Hook) timeout() time.Duration {
 // its first word must be a program on PATH, or a path (relative to the
 // workspace) to an executable file. A first word the shell expands or
 // interprets ($VAR, a builtin such as cd or exit) cannot be checked and
-// passes.
+// passes. A Windows path written with backslashes is refused: sh reads
+// a backslash as an escape, so it would run another path.
 func CheckCommand(workspace, command string) error {
+	return checkCommand(workspace, command, runtime.GOOS)
+}
+
+// checkCommand is CheckCommand on a system goos.
+func checkCommand(workspace, command, goos string) error {
 	fields := strings.Fields(command)
 	if len(fields) == 0 {
 		return errors.New("the command is empty")
 	}
 	first := fields[0]
-	if strings.ContainsAny(first, "$`'\"(){}=;|&<>*?~") || shellBuiltin(first) {
+	if backslashPath(first) {
+		return fmt.Errorf("%s: sh reads \\ as an escape, not a path separator: write the path with / (%s)", first, strings.ReplaceAll(first, `\`, "/"))
+	}
+	if strings.ContainsAny(first, "$`'\"(){}=;|&<>*?~\\") || shellBuiltin(first) {
 		return nil
 	}
 	if !strings.Contains(first, "/") {
@@ -107,10 +117,21 @@ func CheckCommand(workspace, command string) error {
 		return fmt.Errorf("%s does not exist", first)
 	case fi.IsDir():
 		return fmt.Errorf("%s is a directory", first)
-	case fi.Mode().Perm()&0o111 == 0:
+	case goos != "windows" && fi.Mode().Perm()&0o111 == 0:
+		// Windows has no execute bit: its sh runs a script by its #! line.
 		return fmt.Errorf("%s is not executable (chmod +x %s)", first, first)
 	}
 	return nil
+}
+
+// backslashPath reports whether word is a Windows path written with
+// backslashes: a drive's (C:\x), or a relative one (.\x, ..\x).
+func backslashPath(word string) bool {
+	if strings.HasPrefix(word, `.\`) || strings.HasPrefix(word, `..\`) {
+		return true
+	}
+	return len(word) >= 3 && word[1] == ':' && word[2] == '\\' &&
+		('a' <= word[0]|0x20 && word[0]|0x20 <= 'z')
 }
 
 func shellBuiltin(word string) bool {

@@ -1,3 +1,5 @@
+//go:build unix
+
 package hooks
 
 import (
@@ -321,4 +323,37 @@ func localServer(t *testing.T, h http.Handler) *httptest.Server {
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// A hook's command as Windows reads it: no execute bit to ask for, and a
+// path written with backslashes, which sh would read as escapes, refused
+// with the path written with slashes. Table tests with goos, so they run
+// on every system.
+func TestCheckCommandOnWindows(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "scripts"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "scripts", "plain.sh"), []byte("#!/bin/sh\n"), 0o644))
+	cases := []struct {
+		command, goos, want string // want is the error, "" for none
+	}{
+		{"./scripts/plain.sh", "windows", ""},
+		{"./scripts/plain.sh", "linux", "./scripts/plain.sh is not executable (chmod +x ./scripts/plain.sh)"},
+		{`.\scripts\plain.sh --flag`, "windows", `.\scripts\plain.sh: sh reads \ as an escape, not a path separator: write the path with / (./scripts/plain.sh)`},
+		{`..\up.sh`, "windows", `..\up.sh: sh reads \ as an escape, not a path separator: write the path with / (../up.sh)`},
+		{`C:\tools\notify.exe arg`, "windows", `C:\tools\notify.exe: sh reads \ as an escape, not a path separator: write the path with / (C:/tools/notify.exe)`},
+		{`d:\x`, "linux", `d:\x: sh reads \ as an escape, not a path separator: write the path with / (d:/x)`},
+		{`\ls -l`, "linux", ""}, // an escaped name: the shell's business
+		{`a\ b`, "windows", ""}, // an escaped space
+		{`1:\x`, "windows", ""}, // not a drive
+	}
+	for _, tc := range cases {
+		t.Run(tc.goos+" "+tc.command, func(t *testing.T) {
+			err := checkCommand(dir, tc.command, tc.goos)
+			if tc.want == "" {
+				assert.NoError(t, err)
+				return
+			}
+			assert.EqualError(t, err, tc.want)
+		})
+	}
 }

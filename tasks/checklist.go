@@ -13,7 +13,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/google/renameio/v2"
+	"github.com/ralph-loop/ralph/internal/atomicfile"
 )
 
 // checklistSource is a markdown file's task boxes (TODO.md by default).
@@ -283,7 +283,7 @@ func (s *checklistSource) Close(_ context.Context, id, _ string) error {
 	if fi, err := os.Stat(s.file()); err == nil {
 		mode = fi.Mode().Perm()
 	}
-	return renameio.WriteFile(s.file(), out, mode)
+	return atomicfile.WriteFile(s.file(), out, mode)
 }
 
 // Fail changes nothing: the box stays unchecked, and the task comes back.

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/google/renameio/v2"
+	"github.com/ralph-loop/ralph/internal/atomicfile"
 )
 
 // prdSource is a prd.json file:
@@ -268,7 +268,7 @@ func (s *prdSource) edit(id string, change func(*orderedObject, prdStory) error)
 	if fi, err := os.Stat(s.file()); err == nil {
 		mode = fi.Mode().Perm()
 	}
-	return renameio.WriteFile(s.file(), out.Bytes(), mode)
+	return atomicfile.WriteFile(s.file(), out.Bytes(), mode)
 }
 
 // orderedObject is a JSON object whose keys keep their order and whose

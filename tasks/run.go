@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/internal/procgroup"
+	"github.com/ralph-loop/ralph/internal/shell"
 )
 
 // waitDelay bounds how long a finished command's leftover children may hold
@@ -50,11 +51,15 @@ func runTool(ctx context.Context, dir, tool string, args ...string) ([]byte, err
 	})
 }
 
-// runShell runs a command source's shell command with sh -c in dir, with
+// runShell runs a command source's shell command with sh -c (internal/shell) in dir, with
 // env added to ralph's environment.
 func runShell(ctx context.Context, dir, script string, env ...string) ([]byte, error) {
+	sh, err := shell.Path("autopilot.source command")
+	if err != nil {
+		return nil, err
+	}
 	return runCmd(ctx, "sh -c "+strconv.Quote(script), func() *exec.Cmd {
-		cmd := exec.CommandContext(ctx, "sh", "-c", script)
+		cmd := exec.CommandContext(ctx, sh, "-c", script)
 		cmd.Dir = dir
 		cmd.Env = append(cmd.Environ(), env...)
 		return cmd

@@ -8,38 +8,35 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
-	"github.com/charmbracelet/x/term"
 
-	"golang.org/x/sys/unix"
+	"golang.org/x/term"
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 )
 
-// TerminalFd returns the file descriptor behind w when w is a terminal.
-// A terminal is what answers the termios ioctl; a pipe, a file or /dev/null
-// does not.
+// TerminalFd returns the file descriptor behind w when w is a terminal
+// (a console on Windows); a pipe, a file or /dev/null is not one.
 func TerminalFd(w io.Writer) (int, bool) {
 	f, ok := w.(*os.File)
 	if !ok {
 		return 0, false
 	}
-	// x/term asks with the request each system names its own (TCGETS on
-	// Linux, TIOCGETA on macOS and the BSDs).
-	if !term.IsTerminal(f.Fd()) {
+	fd := int(f.Fd())
+	if !term.IsTerminal(fd) {
 		return 0, false
 	}
-	return int(f.Fd()), true
+	return fd, true
 }
 
 // TerminalWidth is the terminal's width in columns, read anew each time so
 // a resized window is drawn to its new size; 80 when it cannot be read.
 func TerminalWidth(fd int) int {
-	ws, err := unix.IoctlGetWinsize(fd, unix.TIOCGWINSZ)
-	if err != nil || ws.Col == 0 {
+	cols, _, err := term.GetSize(fd)
+	if err != nil || cols <= 0 {
 		return 80
 	}
-	return int(ws.Col)
+	return cols
 }
 
 // Live is the live view: the same lines as the plain reporter scroll

@@ -2,14 +2,12 @@ package view
 
 import (
 	"encoding/json"
-	"errors"
 	"io"
 	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"time"
 
 	"github.com/ralph-loop/ralph/autopilot"
@@ -251,8 +249,7 @@ func (r *WorkspaceReader) alive(path string) bool {
 	if err != nil || info.PID <= 0 || (info.Host != "" && info.Host != r.host) {
 		return false
 	}
-	err = syscall.Kill(info.PID, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	return engine.ProcessAlive(info.PID)
 }
 
 // ShowsAutopilot reports whether what runs in the workspace dir is its

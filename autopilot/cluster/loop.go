@@ -129,7 +129,7 @@ func (l *loopProcess) Interrupt() {
 	case 1:
 		go l.requestStop()
 	case 2:
-		_ = l.cmd.Process.Signal(syscall.SIGTERM)
+		_ = procgroup.Interrupt(l.cmd.Process.Pid)
 	}
 }
 

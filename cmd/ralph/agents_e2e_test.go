@@ -18,7 +18,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -190,8 +189,7 @@ func (w *workspace) ralphAgent(cli, baseURL string, args ...string) agentResult 
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "TMPDIR=" + tmp, "LANG=C.UTF-8", "TERM=dumb"}, env...)
 	// ralph kills its agents' groups itself; its own group is killed here
 	// only if the whole loop hangs past the time limit.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	inOwnGroup(cmd)
 	cmd.WaitDelay = 5 * time.Second
 	start := time.Now()
 	r := agentResult{result: runProcess(w.t, cmd)}

@@ -70,6 +70,9 @@ func (c *autopilotRunCmd) Run(ctx context.Context, g *globals, log *slog.Logger)
 	if err != nil {
 		return err
 	}
+	if err := requireShell(cfg); err != nil {
+		return err
+	}
 	// The loops' redactor: a tracker's stderr or a verify command's
 	// output in an error is hidden as the loops hide it.
 	redactor := newRedactor(g, cfg)

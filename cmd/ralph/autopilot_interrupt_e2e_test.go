@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 import (
@@ -23,39 +25,6 @@ import (
 // The autopilot through ordinary interruptions: whatever stops a run, the
 // next one finishes the queue, and every run leaves the same invariants
 // (assertConverged).
-
-// ralphMerges counts, by task, ralph's own merge commits on main: the
-// first-parent commits whose subject and Ralph-Task trailer name the task.
-func (w *workspace) ralphMerges() map[string]int {
-	w.t.Helper()
-	n := map[string]int{}
-	out := git(w.t, w.dir, "log", "--first-parent", "--format=%s%x00%(trailers:key=Ralph-Task,valueonly,unfold)%x01", "main")
-	for record := range strings.SplitSeq(out, "\x01") {
-		subject, trailers, ok := strings.Cut(strings.TrimSpace(record), "\x00")
-		if !ok {
-			continue
-		}
-		for task := range strings.Lines(trailers) {
-			task = strings.TrimSpace(task)
-			if task != "" && strings.HasPrefix(subject, "ralph: merge "+task+" (") {
-				n[task]++
-			}
-		}
-	}
-	return n
-}
-
-// markersOnMain lists the conflict markers main's tree holds.
-func (w *workspace) markersOnMain() string {
-	w.t.Helper()
-	cmd := exec.Command("git", "grep", "-n", "-E", "^(<{7}|>{7})( |$)", "main", "--")
-	cmd.Dir = w.dir
-	out, err := cmd.CombinedOutput()
-	if code := exitCodeOf(err); code != 1 {
-		require.NoError(w.t, err, "git grep: %s", out)
-	}
-	return string(out)
-}
 
 // assertConverged checks what every autopilot run that finished its queue
 // leaves, however earlier runs were cut off: each task merged exactly once
@@ -272,18 +241,6 @@ func TestAutopilotTrustsOnlyItsOwnMergeCommits(t *testing.T) {
 			w.assertConverged([]string{"alpha", "beta"}, checklistClosed(w), "TODO.md")
 		})
 	}
-}
-
-// conflictingTasks is a checklist of conflictAgent's two tasks, first and
-// second, in a repository with shared.txt.
-func conflictingTasks(t *testing.T, section, resolve string) *workspace {
-	w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n"+section)
-	w.write("shared.txt", "base\n")
-	w.write("TODO.md", "- [ ] First\n- [ ] Second\n")
-	git(t, w.dir, "add", "-A")
-	git(t, w.dir, "commit", "-q", "-m", "tasks")
-	w.script(conflictAgent(resolve))
-	return w
 }
 
 // An agent that commits a conflicted merge as it found it gets its work

@@ -110,12 +110,12 @@ func (cw *clusterWorker) killLoops(t testing.TB) {
 	loops, _ := filepath.Glob(filepath.Join(cw.dir, "tasks", "*"))
 	for _, dir := range loops {
 		if held, info := engine.LockHeld(filepath.Join(dir, engine.DirName, engine.LockFile)); held {
-			_ = syscall.Kill(info.PID, syscall.SIGKILL)
+			killProcess(info.PID)
 		}
 		data, _ := os.ReadFile(filepath.Join(dir, engine.DirName, "agent.pgid"))
 		first, _, _ := strings.Cut(string(data), "\n")
 		if pgid, err := strconv.Atoi(strings.TrimSpace(first)); err == nil && pgid > 1 {
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			killProcessGroup(pgid)
 		}
 	}
 }

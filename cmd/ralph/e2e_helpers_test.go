@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -239,4 +240,16 @@ func (w *workspace) ralphShell(script string, env ...string) result {
 	cmd.Dir = w.dir
 	cmd.Env = append(append(os.Environ(), "RALPH="+ralphBin), env...)
 	return runProcess(w.t, cmd)
+}
+
+// pidFile is the pid on the first line of the file at path (agent.pgid
+// has the agent's start time on its second), 0 when there is none.
+func (w *workspace) pidFile(path string) int {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	first, _, _ := strings.Cut(string(data), "\n")
+	n, _ := strconv.Atoi(strings.TrimSpace(first))
+	return n
 }

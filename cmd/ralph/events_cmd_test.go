@@ -344,7 +344,7 @@ func runMeasured(t testing.TB, dir string, stdout io.Writer, name string, args .
 			return kb * 1024, true
 		}
 	}
-	return cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss * 1024, false // kilobytes on Linux
+	return childPeakRSS(t, cmd.ProcessState), false
 }
 
 // TestEventsMemoryStaysFlat lists a log several times larger than the

@@ -6,11 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/google/renameio/v2"
-
 	"github.com/ralph-loop/ralph/backends"
 	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/examples"
+	"github.com/ralph-loop/ralph/internal/atomicfile"
 	"github.com/ralph-loop/ralph/internal/suggest"
 )
 
@@ -71,7 +70,7 @@ func (c *initCmd) Run(g *globals) error {
 		}
 	}
 	path := filepath.Join(g.Dir, config.DefaultPath)
-	if err := renameio.WriteFile(path, data, 0o644); err != nil {
+	if err := atomicfile.WriteFile(path, data, 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	cfg, err := config.LoadBytes(path, data)

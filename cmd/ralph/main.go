@@ -15,7 +15,9 @@ import (
 	"github.com/ralph-loop/ralph/internal/testhook"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
+// version is a release's, set at build time with -ldflags
+// "-X main.version=…"; without it ralph takes the version Go recorded
+// (buildVersion).
 var version = "dev"
 
 func main() {

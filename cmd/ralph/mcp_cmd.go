@@ -21,5 +21,5 @@ Examples:
 }
 
 func (mcpCmd) Run(ctx context.Context, g *globals) error {
-	return mcp.Serve(ctx, g.Dir, version, g.stdin, g.stdout, readerRedactor(g.Dir))
+	return mcp.Serve(ctx, g.Dir, buildVersion(version, buildInfo()), g.stdin, g.stdout, readerRedactor(g.Dir))
 }

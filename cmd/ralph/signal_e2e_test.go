@@ -1,10 +1,9 @@
+//go:build unix
+
 package main
 
 import (
-	"errors"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,22 +17,6 @@ import (
 // too, and would run for a minute.
 func stubbornScript() agentScript {
 	return agentScript{Steps: []step{{IgnoreSIGTERM: true, SpawnChild: true, SleepMS: 60000}}}
-}
-
-// pidFile is the pid on the first line of the file at path (agent.pgid
-// has the agent's start time on its second), 0 when there is none.
-func (w *workspace) pidFile(path string) int {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
-	first, _, _ := strings.Cut(string(data), "\n")
-	n, _ := strconv.Atoi(strings.TrimSpace(first))
-	return n
-}
-
-func processGone(pid int) bool {
-	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 }
 
 func TestSignalsLeaveNoAgentBehind(t *testing.T) {

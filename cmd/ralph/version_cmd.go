@@ -4,19 +4,84 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"strings"
 )
 
 type versionCmd struct{}
 
 func (versionCmd) Help() string {
-	return "Prints the version of this ralph binary and the Go it was built with.\n\nExamples:\n  ralph version"
+	return "Prints the version of this ralph binary, the commit it was built from, and the Go and platform it was built for.\n\n" +
+		"A released binary gives its release; one built with `go install …@version` the module version; one built with `go build` in a clone the commit (marked dirty when the clone had changes).\n\n" +
+		"Examples:\n  ralph version"
 }
 
 func (versionCmd) Run(g *globals) error {
-	v := version
-	if info, ok := debug.ReadBuildInfo(); ok && v == "dev" && info.Main.Version != "" && info.Main.Version != "(devel)" {
-		v = info.Main.Version
-	}
-	fmt.Fprintf(g.stdout, "ralph %s (%s, %s/%s)\n", v, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintln(g.stdout, describeBuild(version, buildInfo(), runtime.GOOS+"/"+runtime.GOARCH))
 	return nil
+}
+
+// buildInfo is what Go recorded of the build, or nil.
+func buildInfo() *debug.BuildInfo {
+	info, _ := debug.ReadBuildInfo()
+	return info
+}
+
+// buildVersion is what ralph calls its version: the release's (set with
+// -ldflags "-X main.version=…"), else the module version Go stamped into
+// the binary, else "devel".
+func buildVersion(released string, info *debug.BuildInfo) string {
+	if released != "" && released != "dev" {
+		return released
+	}
+	if info != nil && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		return info.Main.Version
+	}
+	return "devel"
+}
+
+// describeBuild is `ralph version`'s line: the version, then the commit
+// and the Go toolchain and platform, so that a bug report says exactly
+// which code ran.
+func describeBuild(released string, info *debug.BuildInfo, platform string) string {
+	var about []string
+	if rev := revision(info); rev != "" {
+		about = append(about, rev)
+	}
+	goVersion := runtime.Version()
+	if info != nil && info.GoVersion != "" {
+		goVersion = info.GoVersion
+	}
+	about = append(about, goVersion, platform)
+	return fmt.Sprintf("ralph %s (%s)", buildVersion(released, info), strings.Join(about, ", "))
+}
+
+// revision is the commit the binary was built from, as Go records it for
+// a build in a version-controlled checkout: "commit 1a2b3c4d5e6f", with
+// ", dirty" when the checkout had uncommitted changes. A build without
+// that record (-buildvcs=false, or from the module cache, whose version
+// already names the commit) has none.
+func revision(info *debug.BuildInfo) string {
+	if info == nil {
+		return ""
+	}
+	var rev string
+	var dirty bool
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return ""
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		return "commit " + rev + ", dirty"
+	}
+	return "commit " + rev
 }

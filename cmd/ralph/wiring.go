@@ -38,6 +38,9 @@ func engineOptions(g *globals, log *slog.Logger, ch runChoices) (engine.Options,
 	case cfgErr != nil:
 		return engine.Options{}, nil, cfgErr
 	}
+	if err := requireShell(cfg); err != nil {
+		return engine.Options{}, nil, err
+	}
 	for _, w := range cfg.Warnings {
 		fmt.Fprintf(g.stderr, "ralph: warning: %s\n", w)
 	}

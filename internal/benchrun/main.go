@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 )
 
 func main() {
@@ -30,6 +31,9 @@ func main() {
 }
 
 func run(ralph, goBench, out string, scale float64) error {
+	if !rssMeasured {
+		return fmt.Errorf("the report includes peak memory, which %s does not report for a finished process (no getrusage): run make bench on Linux or macOS", runtime.GOOS)
+	}
 	bin, err := filepath.Abs(ralph)
 	if err != nil {
 		return err

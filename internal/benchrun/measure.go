@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -66,9 +65,7 @@ func (p proc) once() (timing, error) {
 		return timing{}, fmt.Errorf("%s: exit %d: %w\n%s", strings.Join(p.args, " "), code, err, tail(stderr.String()))
 	}
 	t := timing{wall: wall}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		t.maxRSS = ru.Maxrss * 1024 // kilobytes on Linux
-	}
+	t.maxRSS = maxRSS(cmd.ProcessState)
 	return t, nil
 }
 

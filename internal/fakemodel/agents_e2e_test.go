@@ -1,3 +1,5 @@
+//go:build unix
+
 package fakemodel_test
 
 // These tests drive the real agent CLIs, installed by

@@ -4,8 +4,11 @@
 // process recorded in that file is gone: a lock taken with flock belongs to
 // an open file description, and any process holding a copy of that
 // descriptor (a child forked a moment before its parent died, still on its
-// way to exec) holds the lock with it. Only Linux can answer, by reading
-// /proc/<pid>/fd; elsewhere [Find] reports errors.ErrUnsupported.
+// way to exec) holds the lock with it. Linux answers from /proc/<pid>/fd
+// and fdinfo; macOS and the BSDs through lsof, when it is installed (macOS
+// has it). Elsewhere, or without lsof, [Find] reports
+// errors.ErrUnsupported, and [Locks], which must never be wrong about a
+// held lock, answers only on Linux.
 //
 // The package is a leaf helper that imports nothing of ralph's.
 package fileholders
@@ -25,6 +28,17 @@ type Process struct {
 	// descriptors of the file: it is a holder of the lock, not just a
 	// reader of the file.
 	Locks bool
+}
+
+// maxCommand bounds a command line in a message.
+const maxCommand = 120
+
+// truncateCommand bounds a command line in a message.
+func truncateCommand(s string) string {
+	if len(s) > maxCommand {
+		return s[:maxCommand] + "…"
+	}
+	return s
 }
 
 // Lockers returns the processes of procs that hold a lock on the file.

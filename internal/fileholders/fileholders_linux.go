@@ -10,9 +10,6 @@ import (
 	"syscall"
 )
 
-// maxCommand bounds a command line in a message.
-const maxCommand = 120
-
 // Find returns the processes, other than the caller, that have path open,
 // in pid order. Processes that vanish or whose descriptors cannot be read
 // (another user's, without privilege) are skipped: the answer is the best
@@ -74,10 +71,7 @@ func command(pid int) string {
 		comm, _ := os.ReadFile(filepath.Join(dir, "comm"))
 		s = strings.TrimSpace(string(comm))
 	}
-	if len(s) > maxCommand {
-		s = s[:maxCommand] + "…"
-	}
-	return s
+	return truncateCommand(s)
 }
 
 // Locks reports whether process pid holds a lock through a descriptor of

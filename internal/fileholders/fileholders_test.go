@@ -7,9 +7,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"syscall"
 	"testing"
 
+	"github.com/gofrs/flock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -22,8 +22,12 @@ func TestMain(m *testing.M) {
 			os.Exit(2)
 		}
 		defer f.Close()
-		if os.Getenv("FILEHOLDERS_LOCK") != "" && syscall.Flock(int(f.Fd()), syscall.LOCK_EX) != nil {
-			os.Exit(3)
+		if os.Getenv("FILEHOLDERS_LOCK") != "" {
+			// A second descriptor of the file, locked as ralph locks its
+			// workspace (flock where there is one).
+			if ok, err := flock.New(path).TryLock(); !ok || err != nil {
+				os.Exit(3)
+			}
 		}
 		if _, err := os.Stdout.WriteString("open\n"); err != nil {
 			os.Exit(4)
@@ -79,6 +83,49 @@ func TestFindTellsLockersFromReaders(t *testing.T) {
 	lockers := Lockers(procs)
 	require.Len(t, lockers, 1)
 	assert.Equal(t, locker.Process.Pid, lockers[0].PID)
+}
+
+// lsof, which macOS and the BSDs use, gives the answer /proc gives.
+func TestLsofAgreesWithProc(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("needs /proc to compare with")
+	}
+	if _, err := exec.LookPath("lsof"); err != nil {
+		t.Skip("no lsof here")
+	}
+	path := filepath.Join(t.TempDir(), "lock")
+	require.NoError(t, os.WriteFile(path, nil, 0o644))
+	none, err := findWithLsof(path)
+	require.NoError(t, err)
+	assert.Empty(t, none, "nobody has it open yet")
+
+	reader, readerIn := holdOpen(t, path, false)
+	locker, lockerIn := holdOpen(t, path, true)
+	defer func() { _ = readerIn.Close(); _ = lockerIn.Close(); _ = reader.Wait(); _ = locker.Wait() }()
+
+	byProc, err := Find(path)
+	require.NoError(t, err)
+	byLsof, err := findWithLsof(path)
+	require.NoError(t, err)
+	require.Len(t, byLsof, 2)
+	assert.ElementsMatch(t, pids(byProc), pids(byLsof))
+	lockers := Lockers(byLsof)
+	require.Len(t, lockers, 1)
+	assert.Equal(t, locker.Process.Pid, lockers[0].PID)
+	assert.Contains(t, filepath.Base(os.Args[0]), lockers[0].Command, "lsof gives the command's name")
+}
+
+func TestParseLsof(t *testing.T) {
+	out := "p10\ncralph\nf3\nlW\nf4\nl \np11\ncsleep\nf3\nl \np12\ncself\nf5\nlW\npbad\ncx\n"
+	assert.Equal(t, []Process{{PID: 10, Command: "ralph", Locks: true}, {PID: 11, Command: "sleep"}}, parseLsof([]byte(out), 12))
+}
+
+func pids(procs []Process) []int {
+	var out []int
+	for _, p := range procs {
+		out = append(out, p.PID)
+	}
+	return out
 }
 
 // holdOpen starts a process that opens path (and locks it, if lock) and

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -181,20 +182,20 @@ func (g Repo) inTheWay(ctx context.Context, commit string, refusal error) *Overw
 	return e
 }
 
-// overwrites reports whether changes to the incoming paths touch path: the
+// overwrites reports whether changes to the incoming paths touch name: the
 // path itself, a file where one of its directories is, or files under it
-// where it is a file.
-func overwrites(incoming map[string]bool, path string) bool {
-	if incoming[path] {
+// where it is a file. All are git's paths, with / on every system.
+func overwrites(incoming map[string]bool, name string) bool {
+	if incoming[name] {
 		return true
 	}
-	for dir := filepath.Dir(path); dir != "." && dir != "/"; dir = filepath.Dir(dir) {
-		if incoming[filepath.ToSlash(dir)] {
+	for dir := path.Dir(name); dir != "." && dir != "/"; dir = path.Dir(dir) {
+		if incoming[dir] {
 			return true
 		}
 	}
 	for p := range incoming {
-		if strings.HasPrefix(p, path+"/") {
+		if strings.HasPrefix(p, name+"/") {
 			return true
 		}
 	}

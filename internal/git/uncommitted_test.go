@@ -117,3 +117,26 @@ func read(t *testing.T, dir, name string) string {
 	require.NoError(t, err)
 	return string(data)
 }
+
+// overwrites works on git's paths, which use / on every system, Windows
+// included.
+func TestOverwrites(t *testing.T) {
+	incoming := map[string]bool{"docs/guide.md": true, "build": true, "a/b/c.txt": true}
+	cases := []struct {
+		name string
+		want bool
+	}{
+		{"docs/guide.md", true},  // the path itself
+		{"build/out.bin", true},  // a file where one of its directories is
+		{"a/b", true},            // files under it where it is a file
+		{"a", true},              // and deeper
+		{"docs/other.md", false}, // a sibling
+		{"doc", false},           // a prefix that is not a directory of it
+		{"docs/guide.md.orig", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, overwrites(incoming, tc.name))
+		})
+	}
+}

@@ -2,6 +2,12 @@
 // steps: the first cancels a context (an agent then gets SIGTERM, and
 // SIGKILL once its grace period has passed), the second closes Force so the
 // agent is killed at once. A user who presses Ctrl-C twice means it.
+//
+// On Windows, Go delivers Ctrl-C and Ctrl-Break as SIGINT (os.Interrupt)
+// and the console's close, a logoff or a shutdown as SIGTERM, so the same
+// two steps hold there; the first then stops the agent with
+// CTRL_BREAK_EVENT and terminates its job object after the grace (see
+// internal/procgroup).
 package interrupt
 
 import (

@@ -40,7 +40,24 @@
 // status. The package is a leaf that imports nothing of ralph's; backends
 // and criteria both run their processes through it.
 //
-// ralph runs on Unix. So that the module still builds elsewhere (Windows),
-// a Group there is its command alone: stopping it kills the command, and
-// what the command started is not reached.
+// # Windows
+//
+// Windows has no process groups to signal, and a group there is a job
+// object ([Start]): the command starts suspended, is put in a job of its
+// own with JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE, and only then resumed, so
+// that everything it starts is in the job too. It is also the root of a
+// new console process group (CREATE_NEW_PROCESS_GROUP), which the
+// terminal's Ctrl-C does not reach. A stop sends CTRL_BREAK_EVENT to that
+// group, the one gentle stop Windows has, and terminates the job
+// (TerminateJobObject) once the grace has passed; without a console to
+// send it through, the job is terminated at once. [Group.EnsureGone]
+// waits until the job holds no process. Since ralph holds the job's only
+// handle, which Windows closes when ralph exits however it exits, an
+// agent dies with its ralph there, and marks have nothing to find:
+// [StopMarked] finds nothing, as another process's environment cannot be
+// read there anyway. [Detach] makes a new console process group.
+//
+// Elsewhere (neither Unix nor Windows) a Group is its command alone:
+// stopping it kills the command, and what the command started is not
+// reached.
 package procgroup

@@ -1,4 +1,4 @@
-//go:build !unix
+//go:build !unix && !windows
 
 package procgroup
 
@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// Group is, where there are no process groups (Windows), the command
-// alone: a stop kills it (there is no gentle signal to send first), and
-// what it started is not reached.
+// Group is, where there are neither process groups nor job objects
+// (plan9, wasip1), the command alone: a stop kills it (there is no gentle
+// signal to send first), and what it started is not reached.
 type Group struct {
 	cmd  *exec.Cmd
 	mark Mark

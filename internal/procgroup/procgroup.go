@@ -12,15 +12,6 @@ import (
 	"time"
 )
 
-// reapBound is how long EnsureGone keeps waiting for a group to vanish
-// after SIGKILL. Only a process stuck in the kernel (uninterruptible sleep)
-// outlives SIGKILL by more than a moment.
-const reapBound = 5 * time.Second
-
-// reapTick is how often a dying group is checked. Nothing notifies ralph
-// when processes that are not its children exit, so this polls.
-const reapTick = 10 * time.Millisecond
-
 // Group is the process group a started command leads. Its methods may be
 // called from several goroutines.
 type Group struct {

@@ -29,7 +29,8 @@
 // open: this guards against what a repository brings, not against a
 // process that swaps a directory for a link while ralph works.
 //
-// The package is a leaf helper that imports nothing of ralph's.
+// The package is a leaf helper that imports nothing of ralph's but
+// internal/atomicfile.
 package ralphdir
 
 import (
@@ -42,6 +43,8 @@ import (
 	"strings"
 
 	"github.com/gofrs/flock"
+
+	"github.com/ralph-loop/ralph/internal/atomicfile"
 )
 
 // Modes of what ralph makes under .ralph/: for the user alone.
@@ -237,7 +240,7 @@ func WriteFileAtomic(root, name string, data []byte) error {
 	if err := MkdirAll(root, dir); err != nil {
 		return err
 	}
-	return replaceFile(dir, name, data)
+	return atomicfile.WriteFile(name, data, FileMode)
 }
 
 // NotLink returns a *LinkError when path is a link, for a reader that

@@ -80,8 +80,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/google/renameio/v2"
-
+	"github.com/ralph-loop/ralph/internal/atomicfile"
 	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 )
 
@@ -149,7 +148,7 @@ func bump(path string) int {
 	data, _ := os.ReadFile(path)
 	n, _ := strconv.Atoi(strings.TrimSpace(string(data)))
 	n++
-	_ = renameio.WriteFile(path, []byte(strconv.Itoa(n)), 0o644)
+	_ = atomicfile.WriteFile(path, []byte(strconv.Itoa(n)), 0o644)
 	return n
 }
 

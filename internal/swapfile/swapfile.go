@@ -1,7 +1,7 @@
 // Package swapfile replaces a small file's contents atomically without
 // creating or deleting a file each time. The new contents go into a spare
 // file beside it, which is then exchanged with the file in one rename
-// (Linux's RENAME_EXCHANGE): a reader opening the file, and a process
+// (RENAME_EXCHANGE on Linux, RENAME_SWAP on macOS's APFS): a reader opening the file, and a process
 // killed at any instant, see the old contents or the new, never a mix, and
 // the spare keeps the old ones until the next write reuses it. Both are
 // private to the user (0600), and a link in the spare's place is refused
@@ -15,9 +15,10 @@
 // Creating and deleting a file per write, as a write-then-rename does,
 // is what a file system charges most for in a tight loop: on ext4 without
 // a journal each new inode is searched for past every inode deleted in
-// the last minute. Where the exchange is not available (other systems,
-// file systems that refuse it) Write falls back to write-then-rename
-// (renameio).
+// the last minute. Where the exchange is not available (Windows, the BSDs,
+// file systems that refuse it: HFS+, FAT, most network mounts) Write falls
+// back to write-then-rename, as atomic for a reader, one file created per
+// write (internal/atomicfile).
 //
 // A reader that keeps the file open across two later writes may see the
 // second one's bytes: the spare it then holds is rewritten. Readers read
@@ -31,6 +32,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 
+	"github.com/ralph-loop/ralph/internal/atomicfile"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
@@ -46,7 +48,7 @@ var noExchange atomic.Bool
 // crash-test hook).
 func Write(path string, data []byte, beforeSwap func()) error {
 	if noExchange.Load() {
-		return replace(path, data, beforeSwap)
+		return atomicfile.Replace(path, data, ralphdir.FileMode, beforeSwap)
 	}
 	spare := filepath.Join(filepath.Dir(path), SpareName(filepath.Base(path)))
 	if err := overwrite(spare, data); err != nil {
@@ -65,7 +67,7 @@ func Write(path string, data []byte, beforeSwap func()) error {
 	case unsupported(err):
 		noExchange.Store(true)
 		_ = os.Remove(spare)
-		return replace(path, data, nil)
+		return atomicfile.Replace(path, data, ralphdir.FileMode, nil)
 	}
 	return fmt.Errorf("swap %s into place: %w", filepath.Base(path), err)
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,11 +62,6 @@ func pointCounter(name, spec string) (func(point string) bool, error) {
 		hits[point]++
 		return targets[point] == hits[point]
 	}, nil
-}
-
-func die() {
-	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
-	select {} // SIGKILL is not deliverable late; wait for it
 }
 
 // WriteFaultEnv names the disk-failure test hook: "file:n:ERRNO[,…]" fails
@@ -150,6 +146,9 @@ func Interrupt(ctx context.Context, next func(string) bool) (func(string) bool, 
 	if spec == "" {
 		return next, nil
 	}
+	if !canInterruptSelf {
+		return nil, fmt.Errorf("%s: a process cannot send itself a Ctrl-C on %s; run this test on Unix", InterruptEnv, runtime.GOOS)
+	}
 	reached, err := pointCounter(InterruptEnv, spec)
 	if err != nil {
 		return nil, err
@@ -157,7 +156,7 @@ func Interrupt(ctx context.Context, next func(string) bool) (func(string) bool, 
 	return func(point string) bool {
 		hit := reached(point)
 		if hit {
-			_ = syscall.Kill(os.Getpid(), syscall.SIGINT)
+			interruptSelf()
 			<-ctx.Done()
 		}
 		if next != nil {

@@ -1,0 +1,74 @@
+// Package atomicfile replaces a file's contents so that a reader, and a
+// process killed at any instant, sees the old contents or the new ones,
+// never a mix: the data goes to a temporary file in the same directory
+// (a rename must not cross file systems), which is flushed to stable
+// storage and then renamed over the file. The rename replaces a link at
+// the path rather than follows it.
+//
+// On Unix this is renameio. renameio's pending file does not exist on
+// Windows, so there the package does the same itself: os.Rename is
+// MoveFileEx with MOVEFILE_REPLACE_EXISTING, which replaces a file
+// atomically within an NTFS volume. Windows refuses to replace a file that
+// another process has open without FILE_SHARE_DELETE (a reader of the
+// file, an indexer or a virus scanner that opened it a moment ago), so
+// there a refused rename is retried for a bounded time before it fails.
+//
+// The temporary file is named "." + the file's name + digits, as
+// renameio names it, so readers that skip ralph's leftovers find them.
+//
+// The package is a leaf that imports nothing of ralph's.
+package atomicfile
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// WriteFile replaces the file at path with data, as os.WriteFile would
+// but atomically. An existing regular file keeps its permissions; a new
+// one gets perm (less the umask, on Unix).
+func WriteFile(path string, data []byte, perm fs.FileMode) error {
+	return write(path, data, perm, true, nil)
+}
+
+// Replace replaces the file at path with data, which gets perm whatever
+// the file had. beforeRename, when not nil, runs once the data is written
+// and flushed and before it replaces the file (a crash-test hook).
+func Replace(path string, data []byte, perm fs.FileMode, beforeRename func()) error {
+	return write(path, data, perm, false, beforeRename)
+}
+
+// writeRename is write-then-rename without renameio, for where renameio
+// does not build; rename is os.Rename, or one that retries what Windows
+// refuses for a moment. perm is applied as it is: Windows has no umask,
+// and its permissions are only the read-only attribute (a perm without
+// 0200).
+func writeRename(path string, data []byte, perm fs.FileMode, keepMode bool, beforeRename func(), rename func(from, to string) error) error {
+	if keepMode {
+		fi, err := os.Lstat(path)
+		switch {
+		case err == nil && fi.Mode().IsRegular():
+			perm = fi.Mode().Perm()
+		case err != nil && !errors.Is(err, fs.ErrNotExist):
+			return err
+		}
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.Remove(f.Name()) }() // fails once renamed: nothing left to remove
+	_, err = f.Write(data)
+	if err == nil && perm != 0o600 { // CreateTemp makes it 0600
+		err = f.Chmod(perm)
+	}
+	if err = errors.Join(err, f.Sync(), f.Close()); err != nil {
+		return err
+	}
+	if beforeRename != nil {
+		beforeRename()
+	}
+	return rename(f.Name(), path)
+}
