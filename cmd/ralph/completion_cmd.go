@@ -1,10 +1,17 @@
 package main
 
 import (
+	"cmp"
+	"fmt"
+	"os"
+	"path/filepath"
+
 	"github.com/alecthomas/kong"
+	"github.com/posener/complete"
 
 	"github.com/ralph-loop/ralph/backends"
 	"github.com/ralph-loop/ralph/examples"
+	"github.com/ralph-loop/ralph/hats"
 	"github.com/ralph-loop/ralph/internal/completion"
 )
 
@@ -13,19 +20,53 @@ type completeCmd struct {
 }
 
 func (completeCmd) Help() string {
-	return `Prints a completion script for the shell: commands, flags, and the values
-of flags that take a choice (presets, backends, formats), files where a
-flag takes a file, and hat ids for ralph hats show.
+	return `Prints the lines that make the shell complete ralph's command line:
+commands, flags, and the values of flags that take a choice (presets,
+backends, formats), files where a flag takes a file, and hat ids for
+ralph hats show. The shell then asks this ralph, by its full path, for
+every completion, so they follow the installed version.
 
 Examples:
-  source <(ralph completion bash)                 # in ~/.bashrc
-  ralph completion zsh > "${fpath[1]}/_ralph"     # then restart zsh
-  ralph completion fish > ~/.config/fish/completions/ralph.fish`
+  source <(ralph completion bash)      # in ~/.bashrc
+  source <(ralph completion zsh)       # in ~/.zshrc, after compinit
+  ralph completion fish | source       # in ~/.config/fish/config.fish`
 }
 
 func (c *completeCmd) Run(g *globals, kctx *kong.Context) error {
-	return completion.Write(g.stdout, c.Shell, kctx.Model.Node, completion.Options{
-		FlagValues:  map[string]func() []string{"preset": examples.Names, "hats": examples.Names, "backend": backends.Choices},
-		ValueOrFile: []string{"hats"},
-	})
+	bin, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("the path of this ralph, for the shell to run: %w", err)
+	}
+	return completion.Script(g.stdout, c.Shell, kctx.Model.Name, bin)
+}
+
+// completionOptions complete what kong's model of the command line does
+// not say: presets, backends, and the hat ids of the workspace.
+var completionOptions = completion.Options{
+	FlagValues:  map[string]func() []string{"preset": examples.Names, "hats": examples.Names, "backend": backends.Choices},
+	ValueOrFile: []string{"hats"},
+	Predictors:  map[string]complete.Predictor{"hat": complete.PredictFunc(hatIDs)},
+}
+
+// hatIDs are the ids of the hats of the workspace the line names with -C
+// (else the current directory), the coordinator's last; none when its
+// config does not load.
+func hatIDs(complete.Args) []string {
+	dir, err := filepath.Abs(cmp.Or(completion.LineFlag("-C", "--dir"), "."))
+	if err != nil {
+		return nil
+	}
+	cfg, path, err := loadConfigWith(dir, nil, "")
+	if err != nil {
+		return nil
+	}
+	reg, err := cfg.Registry(path)
+	if err != nil {
+		return nil
+	}
+	var ids []string
+	for _, h := range reg.Hats() {
+		ids = append(ids, h.ID)
+	}
+	return append(ids, hats.CoordinatorID)
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,23 +14,27 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// commandWords are every command's and subcommand's names and aliases, from
-// the same kong model the completions are built from.
-func commandWords(t *testing.T) []string {
+// commandLines are, for every command and subcommand name and alias, the
+// line that types it up to its last letter, and the word.
+func commandLines(t *testing.T) [][2]string {
 	t.Helper()
 	parser, err := kong.New(&cli{}, kong.Name("ralph"))
 	require.NoError(t, err)
-	var words []string
-	var walk func(n *kong.Node)
-	walk = func(n *kong.Node) {
+	var lines [][2]string
+	var walk func(n *kong.Node, path string)
+	walk = func(n *kong.Node, path string) {
 		for _, c := range n.Children {
-			words = append(words, c.Name)
-			words = append(words, c.Aliases...)
-			walk(c)
+			if c.Hidden {
+				continue
+			}
+			for _, word := range append([]string{c.Name}, c.Aliases...) {
+				lines = append(lines, [2]string{path + " " + word[:len(word)-1], word})
+			}
+			walk(c, path+" "+c.Name)
 		}
 	}
-	walk(parser.Model.Node)
-	return words
+	walk(parser.Model.Node, "ralph")
+	return lines
 }
 
 func completionScript(t *testing.T, shell string) (string, string) {
@@ -42,58 +47,65 @@ func completionScript(t *testing.T, shell string) (string, string) {
 	return r.stdout, path
 }
 
-// shellEnv puts the ralph under test first on PATH, since the scripts call
-// `ralph hats list` for hat ids.
-func shellEnv() []string {
-	return append(os.Environ(), "PATH="+filepath.Dir(ralphBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+// bashCompletes is what bash offers for line with the script at path
+// loaded: the command `complete -p ralph` registered, run as bash runs it
+// for a completion (the line and cursor in COMP_LINE and COMP_POINT, the
+// command's name, the word and the word before as arguments), sorted.
+func bashCompletes(t *testing.T, path, dir, line string) string {
+	t.Helper()
+	words := strings.Split(line, " ")
+	probe := `source "$1"
+spec=$(complete -p ralph) || exit 9
+[[ $spec =~ ^complete\ .*-C\ (.+)\ ralph$ ]] || { echo "not a complete -C: $spec"; exit 9; }
+export COMP_LINE=$2 COMP_POINT=${#2}
+eval "${BASH_REMATCH[1]}" ralph '"$3"' '"$4"' | sort
+`
+	cmd := exec.Command("bash", "-c", probe, "probe", path, line, words[len(words)-1], words[len(words)-2])
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return strings.Join(strings.Fields(string(out)), " ")
 }
 
 func TestCompletionBash(t *testing.T) {
 	script, path := completionScript(t, "bash")
 	out, err := exec.Command("bash", "-n", path).CombinedOutput()
 	require.NoError(t, err, "bash -n: %s", out)
-	for _, word := range commandWords(t) {
-		assert.Contains(t, script, "/"+word+"'", "command %s", word)
-	}
+	assert.Contains(t, script, "complete -o filenames -C '"+ralphBin+"' ralph", "the shell asks this ralph, by its path")
 
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "ralph.yml"), []byte(twoHatConfig), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "team.yml"), nil, 0o644))
 	tests := []struct {
 		line string // the words typed, the last one being completed
 		want string
 	}{
 		{"ralph lo", "loop"},
 		{"ralph hats gr", "graph"},
-		{"ralph hats graph --format ", "ascii mermaid dot"},
+		{"ralph hats graph --format ", "ascii dot mermaid"},
 		{"ralph hats graph -f m", "mermaid"},
 		{"ralph init --preset t", "tdd"},
-		{"ralph completion ", "bash zsh fish"},
-		{"ralph -C . hats show ", "builder reviewer ralph"},
+		{"ralph completion ", "bash fish zsh"},
+		{"ralph -C . hats show ", "builder ralph reviewer"},
+		{"ralph hats show ", "builder ralph reviewer"},
 		{"ralph loop --hea", "--headless"},
+		{"ralph run --hea", "--headless"},
 		{"ralph validate -H code", "code-assist"},
+		{"ralph validate -H te", "team.yml"},
 		{"ralph loop --backend a", "amp auto"},
 		{"ralph init --backend co", "codex command copilot"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.line, func(t *testing.T) {
-			words := strings.Split(tt.line, " ")
-			probe := "source " + path + "\nCOMP_WORDS=(" + bashWords(words) + ")\nCOMP_CWORD=" +
-				strconv.Itoa(len(words)-1) + "\n_ralph\necho \"${COMPREPLY[*]}\"\n"
-			cmd := exec.Command("bash", "-c", probe)
-			cmd.Dir, cmd.Env = dir, shellEnv()
-			out, err := cmd.CombinedOutput()
-			require.NoError(t, err, "%s", out)
-			assert.Equal(t, tt.want, strings.TrimSpace(string(out)))
+			assert.Equal(t, tt.want, bashCompletes(t, path, dir, tt.line))
 		})
 	}
-}
-
-func bashWords(words []string) string {
-	quoted := make([]string, len(words))
-	for i, w := range words {
-		quoted[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+	elsewhere := t.TempDir()
+	assert.Equal(t, "builder ralph reviewer", bashCompletes(t, path, elsewhere, "ralph -C "+dir+" hats show "), "the hats of -C's workspace")
+	assert.Empty(t, bashCompletes(t, path, elsewhere, "ralph hats show "), "no config, no hats")
+	for _, l := range commandLines(t) {
+		assert.Contains(t, strings.Fields(bashCompletes(t, path, dir, l[0])), l[1], "%q", l[0])
 	}
-	return strings.Join(quoted, " ")
 }
 
 func TestCompletionZsh(t *testing.T) {
@@ -103,22 +115,17 @@ func TestCompletionZsh(t *testing.T) {
 	script, path := completionScript(t, "zsh")
 	out, err := exec.Command("zsh", "-n", path).CombinedOutput()
 	require.NoError(t, err, "zsh -n: %s", out)
-	assert.True(t, strings.HasPrefix(script, "#compdef ralph\n"))
-	for _, word := range commandWords(t) {
-		assert.Contains(t, script, "'"+word+":", "command %s", word)
-	}
+	assert.Contains(t, script, "bashcompinit")
+	assert.Contains(t, script, "complete -C '"+ralphBin+"' ralph")
 }
 
 func TestCompletionFish(t *testing.T) {
 	if _, err := exec.LookPath("fish"); err != nil {
 		t.Skip("fish is not installed: its completion script is not checked")
 	}
-	script, path := completionScript(t, "fish")
+	_, path := completionScript(t, "fish")
 	out, err := exec.Command("fish", "-n", path).CombinedOutput()
 	require.NoError(t, err, "fish -n: %s", out)
-	for _, word := range commandWords(t) {
-		assert.Contains(t, script, " -a '"+word+"'", "command %s", word)
-	}
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "ralph.yml"), []byte(twoHatConfig), 0o644))
 	tests := []struct{ line, want string }{
@@ -130,7 +137,7 @@ func TestCompletionFish(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.line, func(t *testing.T) {
 			cmd := exec.Command("fish", "-c", "source "+path+"; complete -C "+strconv.Quote(tt.line))
-			cmd.Dir, cmd.Env = dir, shellEnv()
+			cmd.Dir = dir
 			out, err := cmd.CombinedOutput()
 			require.NoError(t, err, "%s", out)
 			var got []string
@@ -138,6 +145,7 @@ func TestCompletionFish(t *testing.T) {
 				word, _, _ := strings.Cut(l, "\t")
 				got = append(got, word)
 			}
+			sort.Strings(got)
 			assert.Equal(t, tt.want, strings.Join(got, " "))
 		})
 	}

@@ -77,7 +77,7 @@ func (c *hatsListCmd) Run(g *globals) error {
 
 type hatsShowCmd struct {
 	hatsSource
-	Hat string `arg:"" placeholder:"HAT" help:"The hat's id (ralph for the coordinator)."`
+	Hat string `arg:"" placeholder:"HAT" predictor:"hat" help:"The hat's id (ralph for the coordinator)."`
 }
 
 func (hatsShowCmd) Help() string {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/ralph-loop/ralph/internal/completion"
 	"github.com/ralph-loop/ralph/internal/interrupt"
 	"github.com/ralph-loop/ralph/internal/testhook"
 )
@@ -93,6 +94,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 			code = req.code
 		}
 	}()
+	if completion.Requested() {
+		// The shell runs ralph to complete a line (ralph completion):
+		// what it prints are the words, and nothing runs.
+		return reportError(stderr, completion.Complete(stdout, parser, completionOptions))
+	}
 	kctx, err := parser.Parse(args)
 	if err != nil {
 		return usageError(stderr, parser, kctx, err)

@@ -1,18 +1,23 @@
-// Package completion writes ralph's shell completion scripts for bash, zsh
-// and fish. The commands, flags and arguments come from kong's model of the
-// command line, so a new command or flag is completed without a change
-// here; what kong cannot know (the presets, the backends, the hat ids of the
-// workspace) the caller passes in Options or the script asks ralph for.
+// Package completion completes ralph's command line in bash, zsh and fish.
+// The shell runs ralph itself to complete a line (COMP_LINE, the protocol
+// of bash's `complete -C`, which zsh's bashcompinit and a fish function
+// speak too), and ralph answers from kong's model of its command line
+// (kongplete), so a new command or flag is completed without a change
+// here. What the model does not say — a command's aliases, the choices of
+// a flag named in Options, files where a flag takes a file — this package
+// adds; what only the workspace knows (its hat ids) the caller predicts.
 package completion
 
 import (
 	"fmt"
 	"io"
-	"reflect"
+	"os"
 	"slices"
 	"strings"
 
 	"github.com/alecthomas/kong"
+	"github.com/posener/complete"
+	"github.com/willabides/kongplete"
 )
 
 // Options are the facts about flags that kong's model lacks.
@@ -23,528 +28,129 @@ type Options struct {
 	// ValueOrFile names the flags whose value may be one of their choices
 	// or a file (-H: a preset or a hat collection file).
 	ValueOrFile []string
+	// Predictors complete the arguments and flags whose field has a
+	// `predictor:"NAME"` tag, by NAME.
+	Predictors map[string]complete.Predictor
 }
 
-// Write writes the completion script for shell ("bash", "zsh" or "fish")
-// of the application whose model is app.
-func Write(w io.Writer, shell string, app *kong.Node, opts Options) error {
-	root := completionTree(app, nil, opts)
+// Requested reports whether a shell runs this process to complete a
+// command line rather than to run it.
+func Requested() bool {
+	return os.Getenv("COMP_LINE") != ""
+}
+
+// LineFlag is the value the line being completed gives the flag named by
+// one of names ("-C", "--dir"), or "". A predictor sees only the words
+// after the last command, and a global flag may stand before it.
+func LineFlag(names ...string) string {
+	words := strings.Fields(os.Getenv("COMP_LINE"))
+	for i, w := range words {
+		for _, name := range names {
+			if v, ok := strings.CutPrefix(w, name+"="); ok {
+				return v
+			}
+			if w == name && i+1 < len(words) {
+				return words[i+1]
+			}
+		}
+	}
+	return ""
+}
+
+// Complete writes to w the completions of the command line the shell
+// gives in COMP_LINE (up to COMP_POINT), one a line.
+func Complete(w io.Writer, parser *kong.Kong, opts Options) error {
+	cmd, err := kongplete.Command(parser, kongplete.WithPredictors(opts.Predictors))
+	if err != nil {
+		return err
+	}
+	addFromModel(cmd, parser.Model.Node, opts)
+	c := complete.New(parser.Model.Name, cmd)
+	c.Out = w
+	c.Complete()
+	return nil
+}
+
+// addFromModel adds to cmd, built by kongplete from node, the aliases of
+// node's commands and the predictions of its flags that kongplete leaves
+// to a tag.
+func addFromModel(cmd complete.Command, node *kong.Node, opts Options) {
+	for _, f := range node.Flags {
+		if f.Hidden || f.Tag.Has("predictor") {
+			continue
+		}
+		if p := flagPredictor(f, opts); p != nil {
+			cmd.GlobalFlags["--"+f.Name] = p
+			if f.Short != 0 {
+				cmd.GlobalFlags["-"+string(f.Short)] = p
+			}
+		}
+	}
+	for _, child := range node.Children {
+		sub, ok := cmd.Sub[child.Name]
+		if !ok {
+			continue // hidden
+		}
+		addFromModel(sub, child, opts)
+		for _, alias := range child.Aliases {
+			cmd.Sub[alias] = sub
+		}
+	}
+}
+
+// flagPredictor completes f's value from its name in opts, its type or its
+// placeholder; nil leaves kongplete's.
+func flagPredictor(f *kong.Flag, opts Options) complete.Predictor {
+	if f.IsBool() || f.IsCounter() || f.Enum != "" {
+		return nil
+	}
+	typ := f.Tag.Type
+	switch {
+	case opts.FlagValues[f.Name] != nil:
+		values := complete.PredictSet(opts.FlagValues[f.Name]()...)
+		if slices.Contains(opts.ValueOrFile, f.Name) {
+			return complete.PredictOr(values, complete.PredictFiles("*"))
+		}
+		return values
+	case typ == "existingdir" || strings.Contains(f.PlaceHolder, "DIR"):
+		return complete.PredictDirs("*")
+	case typ == "path" || typ == "existingfile" || strings.Contains(f.PlaceHolder, "FILE"):
+		return complete.PredictFiles("*")
+	}
+	return nil
+}
+
+// Script writes what `ralph completion SHELL` prints for the user to
+// source: it registers bin, the program's absolute path, to complete name.
+func Script(w io.Writer, shell, name, bin string) error {
+	bin = shellQuote(bin)
+	var script string
 	switch shell {
 	case "bash":
-		return writeBash(w, root)
+		// filenames: a directory completed takes a slash and no space.
+		script = "complete -o filenames -C " + bin + " " + name + "\n"
 	case "zsh":
-		return writeZsh(w, root)
+		script = "autoload -U +X bashcompinit && bashcompinit\ncomplete -C " + bin + " " + name + "\n"
 	case "fish":
-		return writeFish(w, root)
+		// fish has no COMP_LINE of its own: the function sets it to the
+		// line up to the cursor, with the space that starts a new word.
+		fn := "__complete_" + name
+		script = "function " + fn + "\n" +
+			"    set -lx COMP_LINE (commandline -cp)\n" +
+			"    test -z (commandline -ct)\n" +
+			"    and set COMP_LINE \"$COMP_LINE \"\n" +
+			"    " + bin + "\n" +
+			"end\n" +
+			"complete -f -c " + name + " -a \"(" + fn + ")\"\n"
+	default:
+		return fmt.Errorf("no completion for shell %q: bash, zsh or fish", shell)
 	}
-	return fmt.Errorf("no completion for shell %q: bash, zsh or fish", shell)
-}
-
-// compNode is a command as completion sees it: built from kong's model, so
-// that a new command or flag is completed without touching this file.
-type compNode struct {
-	name    string
-	aliases []string
-	help    string
-	path    []string    // the command words from the root, primary names
-	flags   []*compFlag // its own and its ancestors' (kong accepts both)
-	args    []compArg
-	subs    []*compNode
-}
-
-type compFlag struct {
-	long   string
-	short  rune
-	help   string
-	value  bool     // takes a value
-	repeat bool     // may be given more than once
-	values []string // the choices, when there is a fixed set
-	files  bool     // completes file names
-	dirs   bool     // completes directory names
-}
-
-type compArg struct {
-	name   string
-	values []string
-	hats   bool // a hat id: ask `ralph hats list`
-}
-
-// completionTree walks kong's model from n; inherited are the flags of n's
-// ancestors.
-func completionTree(n *kong.Node, inherited []*compFlag, opts Options) *compNode {
-	c := &compNode{name: n.Name, aliases: n.Aliases, help: n.Help}
-	if n.Parent != nil && n.Type != kong.ApplicationNode {
-		c.path = append(slices.Clone(completionTreePath(n.Parent)), n.Name)
-	}
-	c.flags = slices.Clone(inherited)
-	for _, f := range n.Flags {
-		if !f.Hidden && f.Name != "help" { // --help is added everywhere by hand
-			c.flags = append(c.flags, newCompFlag(f, opts))
-		}
-	}
-	for _, p := range n.Positional {
-		c.args = append(c.args, newCompArg(p))
-	}
-	for _, child := range n.Children {
-		if !child.Hidden && child.Type == kong.CommandNode {
-			c.subs = append(c.subs, completionTree(child, c.flags, opts))
-		}
-	}
-	return c
-}
-
-func completionTreePath(n *kong.Node) []string {
-	if n == nil || n.Type == kong.ApplicationNode {
-		return nil
-	}
-	return append(completionTreePath(n.Parent), n.Name)
-}
-
-func newCompFlag(f *kong.Flag, opts Options) *compFlag {
-	cf := &compFlag{long: f.Name, short: f.Short, help: helpLine(f.Help), value: !f.IsBool() && !f.IsCounter()}
-	if !cf.value {
-		return cf
-	}
-	cf.repeat = f.Target.Kind() == reflect.Slice
-	typ := ""
-	if f.Tag != nil {
-		typ = f.Tag.Type
-	}
-	switch {
-	case f.Enum != "":
-		cf.values = f.EnumSlice()
-	case opts.FlagValues[f.Name] != nil:
-		cf.values = opts.FlagValues[f.Name]()
-		cf.files = slices.Contains(opts.ValueOrFile, f.Name)
-	case typ == "existingdir" || strings.Contains(f.PlaceHolder, "DIR"):
-		cf.dirs = true
-	case typ == "path" || typ == "existingfile" || strings.Contains(f.PlaceHolder, "FILE"):
-		cf.files = true
-	}
-	return cf
-}
-
-func newCompArg(p *kong.Positional) compArg {
-	a := compArg{name: p.Name}
-	if p.Enum != "" {
-		a.values = p.EnumSlice()
-	}
-	a.hats = p.Name == "hat"
-	return a
-}
-
-func helpLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
-}
-
-// walk visits every command under c, c included, depth first.
-func (c *compNode) walk(fn func(*compNode)) {
-	fn(c)
-	for _, s := range c.subs {
-		s.walk(fn)
-	}
-}
-
-// words are the names a command is called by.
-func (c *compNode) words() []string { return append([]string{c.name}, c.aliases...) }
-
-// flagWords are "--long" and "-s" of every flag, plus --help.
-func (c *compNode) flagWords() []string {
-	out := []string{"--help", "-h"}
-	for _, f := range c.flags {
-		out = append(out, "--"+f.long)
-		if f.short != 0 {
-			out = append(out, "-"+string(f.short))
-		}
-	}
-	return out
-}
-
-// hatIDsCommand lists the configured hats' ids, for `ralph hats show`.
-const hatIDsCommand = `ralph hats list 2>/dev/null | awk 'NR > 1 { print $1 }'`
-
-func writeBash(w io.Writer, root *compNode) error {
-	var b strings.Builder
-	b.WriteString(`# bash completion for ralph, generated by ` + "`ralph completion bash`" + `.
-# Load it with:  source <(ralph completion bash)
-
-_ralph() {
-    local cur prev path i w
-    cur="${COMP_WORDS[COMP_CWORD]}"
-    prev="${COMP_WORDS[COMP_CWORD-1]}"
-    path=""
-    # The command path: the command words before the cursor, skipping the
-    # values of flags that take one.
-    for ((i = 1; i < COMP_CWORD; i++)); do
-        w="${COMP_WORDS[i]}"
-        if _ralph_takes_value "$path" "$w"; then
-            ((i++))
-            continue
-        fi
-        case "$path/$w" in
-`)
-	root.walk(func(c *compNode) {
-		for _, s := range c.subs {
-			for _, word := range s.words() {
-				fmt.Fprintf(&b, "            %s) path=%s ;;\n", bashQuote(strings.Join(c.path, " ")+"/"+word), bashQuote(strings.Join(s.path, " ")))
-			}
-		}
-	})
-	b.WriteString(`        esac
-    done
-    _ralph_value "$path" "$prev" && return
-    if [[ "$cur" == -* ]]; then
-        COMPREPLY=($(compgen -W "$(_ralph_flags "$path")" -- "$cur"))
-        return
-    fi
-    COMPREPLY=($(compgen -W "$(_ralph_words "$path")" -- "$cur"))
-    _ralph_args "$path" "$cur"
-}
-
-# _ralph_takes_value PATH WORD: does WORD name a flag of PATH that takes a value?
-_ralph_takes_value() {
-    case "$1/$2" in
-`)
-	root.walk(func(c *compNode) {
-		var pats []string
-		for _, f := range c.flags {
-			if f.value {
-				pats = append(pats, bashQuote(strings.Join(c.path, " ")+"/--"+f.long))
-				if f.short != 0 {
-					pats = append(pats, bashQuote(strings.Join(c.path, " ")+"/-"+string(f.short)))
-				}
-			}
-		}
-		if len(pats) > 0 {
-			fmt.Fprintf(&b, "        %s) return 0 ;;\n", strings.Join(pats, "|"))
-		}
-	})
-	b.WriteString(`    esac
-    return 1
-}
-
-# _ralph_value PATH PREV: complete the value of flag PREV, if it takes one.
-_ralph_value() {
-    case "$1/$2" in
-`)
-	root.walk(func(c *compNode) {
-		for _, f := range c.flags {
-			if !f.value {
-				continue
-			}
-			pats := []string{bashQuote(strings.Join(c.path, " ") + "/--" + f.long)}
-			if f.short != 0 {
-				pats = append(pats, bashQuote(strings.Join(c.path, " ")+"/-"+string(f.short)))
-			}
-			fmt.Fprintf(&b, "        %s)\n            %s\n            return 0 ;;\n", strings.Join(pats, "|"), bashValue(f))
-		}
-	})
-	b.WriteString(`    esac
-    return 1
-}
-
-# _ralph_flags PATH: the flags of the command at PATH.
-_ralph_flags() {
-    case "$1" in
-`)
-	root.walk(func(c *compNode) {
-		fmt.Fprintf(&b, "        %s) echo %s ;;\n", bashQuote(strings.Join(c.path, " ")), bashQuote(strings.Join(c.flagWords(), " ")))
-	})
-	b.WriteString(`    esac
-}
-
-# _ralph_words PATH: the subcommands of the command at PATH.
-_ralph_words() {
-    case "$1" in
-`)
-	root.walk(func(c *compNode) {
-		var words []string
-		for _, s := range c.subs {
-			words = append(words, s.words()...)
-		}
-		if len(words) > 0 {
-			fmt.Fprintf(&b, "        %s) echo %s ;;\n", bashQuote(strings.Join(c.path, " ")), bashQuote(strings.Join(words, " ")))
-		}
-	})
-	b.WriteString(`    esac
-}
-
-# _ralph_args PATH CUR: add the choices of the command's arguments.
-_ralph_args() {
-    case "$1" in
-`)
-	root.walk(func(c *compNode) {
-		// Only the first argument has known choices.
-		if len(c.args) == 0 {
-			return
-		}
-		switch a := c.args[0]; {
-		case len(a.values) > 0:
-			fmt.Fprintf(&b, "        %s) COMPREPLY+=($(compgen -W %s -- \"$2\")) ;;\n", bashQuote(strings.Join(c.path, " ")), bashQuote(strings.Join(a.values, " ")))
-		case a.hats:
-			fmt.Fprintf(&b, "        %s) COMPREPLY+=($(compgen -W \"$(%s)\" -- \"$2\")) ;;\n", bashQuote(strings.Join(c.path, " ")), hatIDsCommand)
-		}
-	})
-	b.WriteString(`    esac
-}
-
-complete -F _ralph ralph
-`)
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, "# "+shell+" completion for "+name+", by `"+name+" completion "+shell+"`: "+name+
+		" completes its own command line.\n"+script)
 	return err
 }
 
-// bashValue is the bash that completes a flag's value.
-func bashValue(f *compFlag) string {
-	var parts []string
-	if len(f.values) > 0 {
-		parts = append(parts, fmt.Sprintf(`COMPREPLY=($(compgen -W %s -- "$cur"))`, bashQuote(strings.Join(f.values, " "))))
-	}
-	switch {
-	case f.dirs:
-		parts = append(parts, `compopt -o filenames 2>/dev/null; COMPREPLY+=($(compgen -d -- "$cur"))`)
-	case f.files:
-		parts = append(parts, `compopt -o filenames 2>/dev/null; COMPREPLY+=($(compgen -f -- "$cur"))`)
-	}
-	if len(parts) == 0 {
-		return "COMPREPLY=()"
-	}
-	return strings.Join(parts, "; ")
-}
-
-// bashQuote single-quotes s for bash.
-func bashQuote(s string) string {
+// shellQuote quotes s for bash, zsh and fish alike.
+func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-func writeZsh(w io.Writer, root *compNode) error {
-	var b strings.Builder
-	b.WriteString(`#compdef ralph
-# zsh completion for ralph, generated by ` + "`ralph completion zsh`" + `.
-# Put it in a file named _ralph in a directory on $fpath, or load it with:
-#   source <(ralph completion zsh)
-
-_ralph_hat_ids() {
-    local -a ids
-    ids=(${(f)"$(` + hatIDsCommand + `)"})
-    _describe -t hats 'hat' ids
-}
-`)
-	root.walk(func(c *compNode) { zshFunction(&b, c) })
-	b.WriteString(`
-if [[ "${funcstack[1]}" == _ralph ]]; then
-    _ralph "$@"
-else
-    compdef _ralph ralph
-fi
-`)
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// zshFunction writes _ralph[_path…] for command c: its flags and
-// arguments, and a dispatch to its subcommands' functions.
-func zshFunction(b *strings.Builder, c *compNode) {
-	name := zshName(c)
-	fmt.Fprintf(b, "\n%s() {\n", name)
-	if len(c.subs) > 0 {
-		b.WriteString("    local curcontext=\"$curcontext\" state line ret=1\n    typeset -A opt_args\n    local -a commands\n    commands=(\n")
-		for _, s := range c.subs {
-			for _, word := range s.words() {
-				fmt.Fprintf(b, "        %s\n", zshQuote(strings.ReplaceAll(word, ":", `\:`)+":"+s.help))
-			}
-		}
-		b.WriteString("    )\n")
-	}
-	b.WriteString("    _arguments -s -S")
-	if len(c.subs) > 0 {
-		b.WriteString(" -C")
-	}
-	for _, f := range c.flags {
-		fmt.Fprintf(b, " \\\n        %s", zshFlagSpec(f))
-	}
-	b.WriteString(" \\\n        '(- *)'{-h,--help}'[Show help.]'")
-	for i, a := range c.args {
-		fmt.Fprintf(b, " \\\n        %s", zshQuote(fmt.Sprintf("%d:%s:%s", i+1, strings.ToUpper(a.name), zshArgAction(a))))
-	}
-	if len(c.subs) == 0 {
-		b.WriteString(" && return 0\n    return 1\n}\n")
-		return
-	}
-	b.WriteString(" \\\n        '1: :->command' \\\n        '*:: :->args' && ret=0\n")
-	b.WriteString("    case $state in\n        command) _describe -t commands 'ralph command' commands && ret=0 ;;\n        args)\n            case $words[1] in\n")
-	for _, s := range c.subs {
-		fmt.Fprintf(b, "                %s) %s && ret=0 ;;\n", strings.Join(s.words(), "|"), zshName(s))
-	}
-	b.WriteString("            esac ;;\n    esac\n    return ret\n}\n")
-}
-
-func zshName(c *compNode) string {
-	name := "_ralph"
-	for _, p := range c.path {
-		name += "_" + strings.ReplaceAll(p, "-", "_")
-	}
-	return name
-}
-
-func zshFlagSpec(f *compFlag) string {
-	help := "[" + zshBracket(f.help) + "]"
-	action := ""
-	if f.value {
-		action = ":" + strings.ToUpper(f.long) + ":" + zshValueAction(f)
-	}
-	prefix := "'(-" + string(f.short) + " --" + f.long + ")'"
-	if f.repeat {
-		prefix = "'*'"
-	}
-	if f.short == 0 {
-		if f.repeat {
-			return "'*--" + f.long + zshEscape(help+action) + "'"
-		}
-		return "'--" + f.long + zshEscape(help+action) + "'"
-	}
-	return prefix + "{-" + string(f.short) + ",--" + f.long + "}'" + zshEscape(help+action) + "'"
-}
-
-func zshValueAction(f *compFlag) string {
-	switch {
-	case len(f.values) > 0 && f.files:
-		return "_alternative 'presets:preset:(" + strings.Join(f.values, " ") + ")' 'files:file:_files'"
-	case len(f.values) > 0:
-		return "(" + strings.Join(f.values, " ") + ")"
-	case f.dirs:
-		return "_files -/"
-	case f.files:
-		return "_files"
-	}
-	return " "
-}
-
-func zshArgAction(a compArg) string {
-	switch {
-	case len(a.values) > 0:
-		return "(" + strings.Join(a.values, " ") + ")"
-	case a.hats:
-		return "_ralph_hat_ids"
-	}
-	return " "
-}
-
-// zshBracket escapes the text of an _arguments [description].
-func zshBracket(s string) string {
-	return strings.NewReplacer(`\`, `\\`, "[", `\[`, "]", `\]`).Replace(s)
-}
-
-// zshEscape makes s safe inside a single-quoted zsh word.
-func zshEscape(s string) string { return strings.ReplaceAll(s, "'", `'\''`) }
-
-func zshQuote(s string) string { return "'" + zshEscape(s) + "'" }
-
-func writeFish(w io.Writer, root *compNode) error {
-	var b strings.Builder
-	b.WriteString("# fish completion for ralph, generated by `ralph completion fish`.\n" +
-		"# Save it as ~/.config/fish/completions/ralph.fish, or load it with:\n" +
-		"#   ralph completion fish | source\n\n" +
-		"complete -c ralph -f\n")
-	root.walk(func(c *compNode) {
-		cond := fishCondition(root, c)
-		var subs []string
-		for _, s := range c.subs {
-			subs = append(subs, s.words()...)
-		}
-		for _, s := range c.subs {
-			for _, word := range s.words() {
-				fmt.Fprintf(&b, "complete -c ralph -n %s -a %s -d %s\n", fishQuote(fishSubCondition(cond, subs)), fishQuote(word), fishQuote(s.help))
-			}
-		}
-		for _, f := range c.flags[len(parentFlags(root, c)):] {
-			fmt.Fprintf(&b, "complete -c ralph%s%s\n", fishOptCondition(cond), fishFlag(f))
-		}
-		for _, a := range c.args {
-			switch {
-			case len(a.values) > 0:
-				fmt.Fprintf(&b, "complete -c ralph -n %s -a %s\n", fishQuote(cond), fishQuote(strings.Join(a.values, " ")))
-			case a.hats:
-				fmt.Fprintf(&b, "complete -c ralph -n %s -a %s\n", fishQuote(cond), fishQuote("("+hatIDsCommand+")"))
-			}
-		}
-	})
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// parentFlags are the flags c inherits, which fish gets once, where they
-// are defined.
-func parentFlags(root, c *compNode) []*compFlag {
-	var parent *compNode
-	root.walk(func(n *compNode) {
-		if slices.Contains(n.subs, c) {
-			parent = n
-		}
-	})
-	if parent == nil {
-		return nil
-	}
-	return parent.flags
-}
-
-// fishCondition is true when the command line has reached command c.
-func fishCondition(root, c *compNode) string {
-	if len(c.path) == 0 {
-		return ""
-	}
-	var parts []string
-	node := root
-	for _, p := range c.path {
-		for _, s := range node.subs {
-			if s.name == p {
-				node = s
-				break
-			}
-		}
-		parts = append(parts, "__fish_seen_subcommand_from "+strings.Join(node.words(), " "))
-	}
-	return strings.Join(parts, "; and ")
-}
-
-func fishSubCondition(cond string, subs []string) string {
-	if cond == "" {
-		return "__fish_use_subcommand"
-	}
-	return cond + "; and not __fish_seen_subcommand_from " + strings.Join(subs, " ")
-}
-
-func fishOptCondition(cond string) string {
-	if cond == "" {
-		return ""
-	}
-	return " -n " + fishQuote(cond)
-}
-
-func fishFlag(f *compFlag) string {
-	var b strings.Builder
-	if f.short != 0 {
-		fmt.Fprintf(&b, " -s %c", f.short)
-	}
-	fmt.Fprintf(&b, " -l %s", f.long)
-	switch {
-	case len(f.values) > 0 && f.files:
-		fmt.Fprintf(&b, " -r -F -a %s", fishQuote(strings.Join(f.values, " ")))
-	case len(f.values) > 0:
-		fmt.Fprintf(&b, " -x -a %s", fishQuote(strings.Join(f.values, " ")))
-	case f.dirs:
-		b.WriteString(" -x -a '(__fish_complete_directories)'")
-	case f.files:
-		b.WriteString(" -r -F")
-	case f.value:
-		b.WriteString(" -x")
-	}
-	fmt.Fprintf(&b, " -d %s", fishQuote(f.help))
-	return b.String()
-}
-
-// fishQuote single-quotes s for fish, where \ and ' are escaped.
-func fishQuote(s string) string {
-	return "'" + strings.NewReplacer(`\`, `\\`, "'", `\'`).Replace(s) + "'"
 }

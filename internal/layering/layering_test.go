@@ -57,7 +57,7 @@ var allowed = map[string]struct {
 	"internal/gittest":            {nil, "real git repositories for tests; a leaf helper"},
 	"internal/natstest":           {nil, "real NATS servers with JetStream for tests; a leaf helper"},
 	"internal/flagvalue":          {nil, "command-line values that check their range as kong parses them; a leaf helper"},
-	"internal/completion":         {nil, "shell completion scripts from kong's model; a leaf helper"},
+	"internal/completion":         {nil, "the shell's completion of the command line, from kong's model (kongplete); a leaf helper"},
 	"internal/interrupt":          {nil, "SIGINT and SIGTERM as cancellation, then force; a leaf helper"},
 	"internal/plural":             {nil, "counts of things in words (1 hat, 2 hats); a leaf helper"},
 	"internal/tail":               {nil, "the last bytes of a stream in bounded memory; a leaf helper"},

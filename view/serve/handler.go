@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"path"
 	"strings"
 	"time"
 
@@ -39,13 +40,17 @@ type Handler struct {
 	watch *treewatch.Shared
 	// streams bounds the streams open at once.
 	streams *streamLimit
-	routes  map[string]route
+	routes  []route
+	// api routes the paths under /api/, site the page and its assets:
+	// two muxes, so that the page's "GET /" and the API's catch-all
+	// "/api/" do not overlap.
+	api, site *http.ServeMux
 }
 
 // route is one path of the API: the method it answers and how.
 type route struct {
-	method string
-	serve  func(w http.ResponseWriter, r *http.Request) error
+	method, path string
+	serve        func(w http.ResponseWriter, r *http.Request) error
 }
 
 // NewHandler serves the workspace dir to clients that send token;
@@ -54,28 +59,77 @@ type route struct {
 func NewHandler(dir, token string, everyRequest bool, r *redact.Redactor) *Handler {
 	h := &Handler{dir: dir, token: token, everyRequest: everyRequest, redactor: r, reader: api.NewReader(dir, r), now: time.Now,
 		keepalive: 15 * time.Second, tick: 2 * time.Second, watch: &treewatch.Shared{}, streams: newStreamLimit(0)}
-	h.routes = map[string]route{
-		"/api/status":           {http.MethodGet, h.status},
-		"/api/runs":             {http.MethodGet, h.runs},
-		"/api/dashboard":        {http.MethodGet, h.dashboard},
-		"/api/dashboard/stream": {http.MethodGet, h.asStream(h.dashboardStream)},
-		"/api/events":           {http.MethodGet, h.events},
-		"/api/events/stream":    {http.MethodGet, h.asStream(h.eventStream)},
-		"/api/iterations":       {http.MethodGet, h.iterations},
-		"/api/stop":             {http.MethodPost, h.stop},
-		"/api/pause":            {http.MethodPost, h.pause},
-		"/api/resume":           {http.MethodPost, h.resume},
-		"/api/answer":           {http.MethodPost, h.answer},
-		"/api/openapi.json":     {http.MethodGet, h.openAPI},
+	h.routes = []route{
+		{http.MethodGet, "/api/status", h.status},
+		{http.MethodGet, "/api/runs", h.runs},
+		{http.MethodGet, "/api/dashboard", h.dashboard},
+		{http.MethodGet, "/api/dashboard/stream", h.asStream(h.dashboardStream)},
+		{http.MethodGet, "/api/events", h.events},
+		{http.MethodGet, "/api/events/stream", h.asStream(h.eventStream)},
+		{http.MethodGet, "/api/iterations", h.iterations},
+		{http.MethodPost, "/api/stop", h.stop},
+		{http.MethodPost, "/api/pause", h.pause},
+		{http.MethodPost, "/api/resume", h.resume},
+		{http.MethodPost, "/api/answer", h.answer},
+		{http.MethodGet, "/api/openapi.json", h.openAPI},
 	}
+	h.api = http.NewServeMux()
+	for _, rt := range h.routes {
+		h.handle(h.api, rt)
+	}
+	h.api.Handle("/api/", answerError(http.StatusNotFound, errNoRoute))
+	h.site = http.NewServeMux()
+	h.handle(h.site, route{http.MethodGet, "/", h.page})
 	return h
+}
+
+// handle registers rt on mux, and a JSON 405 naming rt's method for its
+// path's other methods, in place of the mux's plain-text one. A GET
+// pattern also matches HEAD, which the routes do not answer: a HEAD of a
+// stream would hold its connection open for no body.
+func (h *Handler) handle(mux *http.ServeMux, rt route) {
+	serve := rt.serve
+	if rt.method != http.MethodGet {
+		serve = h.withToken(serve)
+	}
+	mux.HandleFunc(rt.method+" "+rt.path, func(w http.ResponseWriter, r *http.Request) {
+		if err := serve(w, r); err != nil {
+			writeError(w, statusOf(err), err)
+		}
+	})
+	notAllowed := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", rt.method)
+		writeError(w, http.StatusMethodNotAllowed, &api.Error{Err: errors.New(r.Method + " " + r.URL.Path + " is not allowed"),
+			Fix: rt.method + " it; /api/openapi.json lists the routes"})
+	}
+	mux.HandleFunc(rt.path, notAllowed)
+	if rt.method == http.MethodGet {
+		mux.HandleFunc(http.MethodHead+" "+rt.path, notAllowed)
+	}
+}
+
+// withToken refuses a request that changes something unless it carries
+// the token, whatever the server's address.
+func (h *Handler) withToken(serve func(w http.ResponseWriter, r *http.Request) error) func(w http.ResponseWriter, r *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if !h.authorized(w, r) {
+			h.unauthorized(w)
+			return nil
+		}
+		return serve(w, r)
+	}
+}
+
+// answerError answers every request with err.
+func answerError(status int, err error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { writeError(w, status, err) })
 }
 
 // routeMethods are the API's paths and their methods.
 func (h *Handler) routeMethods() map[string]string {
 	out := map[string]string{}
-	for path, rt := range h.routes {
-		out[path] = rt.method
+	for _, rt := range h.routes {
+		out[rt.path] = rt.method
 	}
 	return out
 }
@@ -93,27 +147,22 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.unauthorized(w)
 		return
 	}
-	rt, isAPI := h.routes[r.URL.Path]
-	if !isAPI {
-		if strings.HasPrefix(r.URL.Path, "/api/") {
+	isAPI := strings.HasPrefix(r.URL.Path, "/api/")
+	// A mux redirects a path that is not clean to its clean form; ralph
+	// serves no such path, so it answers that there is nothing there.
+	if path.Clean(r.URL.Path) != r.URL.Path {
+		if isAPI {
 			writeError(w, http.StatusNotFound, errNoRoute)
-			return
+		} else {
+			writeError(w, http.StatusNotFound, errNoAsset)
 		}
-		rt = route{http.MethodGet, h.page}
-	}
-	if r.Method != rt.method {
-		w.Header().Set("Allow", rt.method)
-		writeError(w, http.StatusMethodNotAllowed, &api.Error{Err: errors.New(r.Method + " " + r.URL.Path + " is not allowed"),
-			Fix: rt.method + " it; /api/openapi.json lists the routes"})
 		return
 	}
-	if r.Method != http.MethodGet && !h.authorized(w, r) {
-		h.unauthorized(w)
+	if isAPI {
+		h.api.ServeHTTP(w, r)
 		return
 	}
-	if err := rt.serve(w, r); err != nil {
-		writeError(w, statusOf(err), err)
-	}
+	h.site.ServeHTTP(w, r)
 }
 
 var errNoRoute = &api.Error{Err: errors.New("no such route"), Fix: "/api/openapi.json lists the routes"}

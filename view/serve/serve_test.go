@@ -176,9 +176,21 @@ func TestOtherMethodsAreNotAllowedAndThereIsNoCORS(t *testing.T) {
 			assert.NotContains(t, strings.ToLower(name), "access-control", "%s %s", c.method, c.path)
 		}
 	}
+	// A GET route does not answer HEAD: a stream's would stay open.
+	for _, path := range []string{"/api/events/stream", "/"} {
+		resp, _ := request(t, http.MethodHead, srv.URL+path, "", "")
+		assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode, path)
+		assert.Equal(t, "GET", resp.Header.Get("Allow"), path)
+	}
 	resp, body := request(t, http.MethodGet, srv.URL+"/api/nothing", "", "")
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
 	assert.Contains(t, body, "openapi.json")
+	// Nothing is redirected to a cleaner path, as a mux would.
+	for _, path := range []string{"/api", "/api/status/", "/api//status"} {
+		code, body := rawGet(t, strings.TrimPrefix(srv.URL, "http://"), path)
+		assert.Equal(t, http.StatusNotFound, code, path)
+		assert.Contains(t, body, `"hint":`, path)
+	}
 }
 
 // rawGet sends target as the request line's path, unchanged.

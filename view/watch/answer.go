@@ -31,21 +31,21 @@ func (m *model) startAnswer() {
 
 // answerKey edits the answer: enter sends it (a number alone picks that
 // option), esc drops it.
-func (m *model) answerKey(k tea.KeyPressMsg) {
+func (m *model) answerKey(k tea.KeyPressMsg) tea.Cmd {
 	a := m.answer
 	switch k.String() {
 	case "enter":
 		text := a.answerText(string(a.text))
 		if strings.TrimSpace(text) == "" {
-			return
+			return nil
 		}
 		m.answer = nil
 		if err := engine.Answer(a.workspace, a.question.ID, text, "watch"); err != nil {
 			m.notice = "not answered: " + err.Error()
-			return
+			return nil
 		}
 		m.notice = "answered " + a.question.ID + ": " + text
-		m.refresh()
+		return m.read()
 	case "esc":
 		m.answer, m.notice = nil, "not answered"
 	case "backspace":
@@ -57,6 +57,7 @@ func (m *model) answerKey(k tea.KeyPressMsg) {
 	default:
 		a.text = append(a.text, []rune(k.Text)...)
 	}
+	return nil
 }
 
 // answerText is what typed sends: the option it numbers, or itself.

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/ralph-loop/ralph/autopilot"
@@ -56,26 +58,39 @@ type model struct {
 	follow  bool
 	payload *view.EventLine // the event whose payload is open
 	scroll  int             // the payload's first line shown
-	help    bool
+	// help draws the footer's keys, and all of them full-screen while
+	// its ShowAll is on.
+	help    help.Model
 	confirm string // a request waiting for its key to be pressed again
 	// answer is the answer being typed to the selected loop's question,
 	// nil when none is.
 	answer *answerInput
 	notice string // one line for the person: what a key did, or why not
+	// reading says a read of the workspace is under way, in its own
+	// goroutine: one at a time, so that a slow disk does not pile them
+	// up; stale says something changed since it began, to read again.
+	reading, stale bool
 }
 
 func newModel(opts Options, files *fileWatch) *model {
 	opts = opts.withDefaults()
 	m := &model{opts: opts, reader: view.NewWorkspaceReader(opts.Dir, opts.Redactor), files: files, graphs: api.Graphs{},
-		width: 80, height: 24, task: opts.Task, follow: true}
-	m.refresh()
+		width: 80, height: 24, task: opts.Task, follow: true, help: newHelp()}
+	// The first screen shows the workspace, not an empty frame: this read
+	// is before the program starts; every later one is a command's.
+	m.show(readWorkspace(m.reader, files, opts.Dir, m.task))
 	return m
 }
 
-// Messages: the clock's tick, and a change to a watched file.
+// Messages: the clock's tick, a change to a watched file, and what a read
+// of the workspace for the slot of task found.
 type (
 	tickMsg    time.Time
 	changedMsg struct{}
+	readMsg    struct {
+		task string
+		w    view.Watched
+	}
 )
 
 func tick() tea.Cmd {
@@ -86,14 +101,50 @@ func (m *model) Init() tea.Cmd {
 	return tea.Batch(tick(), m.files.next())
 }
 
-// refresh reads the workspace again, keeping the selection.
-func (m *model) refresh() {
-	m.w = m.reader.Read(m.task)
+// read is the command that reads the workspace again for the selected
+// slot, or nil when a read is already under way (which then reads again
+// once it is done).
+func (m *model) read() tea.Cmd {
+	if m.reading {
+		m.stale = true
+		return nil
+	}
+	m.reading = true
+	reader, files, dir, task := m.reader, m.files, m.opts.Dir, m.task
+	return func() tea.Msg {
+		return readMsg{task: task, w: readWorkspace(reader, files, dir, task)}
+	}
+}
+
+// readWorkspace reads the workspace for the slot of task, and watches the
+// directories of what it read.
+func readWorkspace(r *view.WorkspaceReader, files *fileWatch, dir, task string) view.Watched {
+	w := r.Read(task)
+	files.add(append(w.Paths(), dir))
+	return w
+}
+
+// done takes what a read found, unless the selection moved meanwhile, and
+// reads again if anything changed since it began.
+func (m *model) done(msg readMsg) tea.Cmd {
+	m.reading = false
+	if msg.task == m.task {
+		m.show(msg.w)
+	} else {
+		m.stale = true
+	}
+	if m.stale {
+		m.stale = false
+		return m.read()
+	}
+	return nil
+}
+
+// show is w on the screen, keeping the selection.
+func (m *model) show(w view.Watched) {
+	m.w = w
 	if m.w.Selected >= 0 {
 		m.task = m.w.Slots[m.w.Selected].Task
-	}
-	if m.files != nil {
-		m.files.add(append(m.w.Paths(), m.opts.Dir))
 	}
 	if m.follow {
 		m.cursor = m.lastOffset()
@@ -128,12 +179,13 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
+		m.help.SetWidth(msg.Width - 1)
 	case tickMsg:
-		m.refresh()
-		return m, tick()
+		return m, tea.Batch(m.read(), tick())
 	case changedMsg:
-		m.refresh()
-		return m, m.files.next()
+		return m, tea.Batch(m.read(), m.files.next())
+	case readMsg:
+		return m, m.done(msg)
 	case tea.KeyPressMsg:
 		return m, m.key(msg)
 	}
@@ -142,17 +194,15 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // key acts on a key press.
 func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
-	key := k.String()
-	if key == "ctrl+c" {
+	if key.Matches(k, keys.ForceQuit) {
 		return tea.Quit
 	}
 	if m.answer != nil {
-		m.answerKey(k)
-		return nil
+		return m.answerKey(k)
 	}
 	if confirm := m.confirm; confirm != "" {
 		m.confirm = ""
-		if key == "s" {
+		if key.Matches(k, keys.Stop) {
 			m.notice = m.request(confirm)
 		} else {
 			m.notice = "not stopped"
@@ -161,70 +211,76 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 	}
 	m.notice = ""
 	switch {
-	case m.help:
-		m.help = false
+	case m.help.ShowAll:
+		m.help.ShowAll = false
 		return nil
 	case m.payload != nil:
-		return m.payloadKey(key)
+		return m.payloadKey(k)
 	}
-	switch key {
-	case "q":
+	switch {
+	case key.Matches(k, keys.Quit):
 		return tea.Quit
-	case "?":
-		m.help = true
-	case "tab", "]", "right", "l":
-		m.moveSlot(1)
-	case "shift+tab", "[", "left", "h":
-		m.moveSlot(-1)
-	case "up", "k":
+	case key.Matches(k, keys.Help):
+		m.help.ShowAll = true
+	case key.Matches(k, keys.NextSlot):
+		return m.moveSlot(1)
+	case key.Matches(k, keys.PrevSlot):
+		return m.moveSlot(-1)
+	case key.Matches(k, keys.Up):
 		m.moveEvent(-1)
-	case "down", "j":
+	case key.Matches(k, keys.Down):
 		m.moveEvent(1)
-	case "pgup":
+	case key.Matches(k, keys.PageUp):
 		m.moveEvent(-10)
-	case "pgdown":
+	case key.Matches(k, keys.PageDown):
 		m.moveEvent(10)
-	case "home", "g":
+	case key.Matches(k, keys.First):
 		m.follow = false
 		if m.w.Loop != nil && len(m.w.Loop.Events) > 0 {
 			m.cursor = m.w.Loop.Events[0].Offset
 		}
-	case "end", "G":
+	case key.Matches(k, keys.Newest):
 		m.follow, m.cursor = true, m.lastOffset()
-	case "f":
-		m.follow = !m.follow
-		if m.follow {
-			m.cursor = m.lastOffset()
-			m.notice = "following the newest event"
-		} else {
-			m.notice = "stopped following: ↑/↓ move, f follows again"
-		}
-	case "enter":
+	case key.Matches(k, keys.Follow):
+		m.toggleFollow()
+	case key.Matches(k, keys.Open):
 		if i := m.selectedEvent(); i >= 0 {
 			ev := m.w.Loop.Events[i]
 			m.payload, m.scroll = &ev, 0
 		}
-	case "p":
+	case key.Matches(k, keys.Pause):
 		m.notice = m.pauseOrResume()
-	case "s":
+	case key.Matches(k, keys.Stop):
 		m.confirm = "stop"
-	case "a":
+	case key.Matches(k, keys.Answer):
 		m.startAnswer()
 	}
 	return nil
 }
 
-func (m *model) payloadKey(key string) tea.Cmd {
-	switch key {
-	case "up", "k":
+func (m *model) toggleFollow() {
+	m.follow = !m.follow
+	if m.follow {
+		m.cursor = m.lastOffset()
+		m.notice = "following the newest event"
+	} else {
+		m.notice = "stopped following: ↑/↓ move, f follows again"
+	}
+}
+
+// payloadKey scrolls the open payload; a key it does not scroll with
+// closes it.
+func (m *model) payloadKey(k tea.KeyPressMsg) tea.Cmd {
+	switch {
+	case key.Matches(k, keys.Up):
 		m.scroll = max(m.scroll-1, 0)
-	case "down", "j":
+	case key.Matches(k, keys.Down):
 		m.scroll++
-	case "pgup":
+	case key.Matches(k, keys.PageUp):
 		m.scroll = max(m.scroll-10, 0)
-	case "pgdown", "space":
+	case key.Matches(k, keys.ScrollPage):
 		m.scroll += 10
-	case "q":
+	case key.Matches(k, keys.Quit):
 		return tea.Quit
 	default:
 		m.payload = nil
@@ -232,16 +288,17 @@ func (m *model) payloadKey(key string) tea.Cmd {
 	return nil
 }
 
-func (m *model) moveSlot(by int) {
+// moveSlot selects another slot, and reads its loop.
+func (m *model) moveSlot(by int) tea.Cmd {
 	n := len(m.w.Slots)
 	if n == 0 {
 		m.notice = "no slot to move to: " + m.what() + " has no other loop"
-		return
+		return nil
 	}
 	i := (m.w.Selected + by + n) % n
 	m.task = m.w.Slots[i].Task
 	m.follow, m.payload = true, nil
-	m.refresh()
+	return m.read()
 }
 
 func (m *model) moveEvent(by int) {
@@ -304,22 +361,6 @@ func (m *model) request(req string) string {
 	}
 	return done
 }
-
-// helpText is what ? shows.
-const helpText = `keys
-  tab ] →  next slot           shift+tab [ ←  previous slot
-  ↑ ↓ k j  select an event     pgup pgdown    by ten
-  enter    open the event's payload (esc closes it)
-  f        follow the newest event, or stop following
-  p        pause or resume the autopilot (a lone loop has stop only)
-  a        answer the question the loop waits on (enter sends it)
-  s s      stop: the autopilot finishes its running loops and starts no
-           task; a loop stops before its next iteration (press s twice)
-  ?        this help           q              quit (the run goes on)
-
-ralph watch only reads ralph's files: quitting, or several watchers,
-change nothing; p and s write the same requests as ralph autopilot
-pause|resume|stop and ralph stop.`
 
 // joinWords is the non-empty words joined by " · ".
 func joinWords(words ...string) string {

@@ -33,8 +33,8 @@ func (m *model) render(now time.Time) string {
 	width, height := max(m.width, 20), max(m.height, 5)
 	var lines []string
 	switch {
-	case m.help:
-		lines = append([]string{rule("ralph watch · help", width)}, strings.Split(helpText, "\n")...)
+	case m.help.ShowAll:
+		lines = append([]string{rule("ralph watch · help", width)}, helpLines(m.help)...)
 	case m.payload != nil:
 		lines = m.payloadLines(width, height-1)
 	case m.answer != nil:
@@ -274,17 +274,15 @@ func (m *model) footer() string {
 	case m.notice != "":
 		return noticeStyle.Render(m.notice)
 	case m.payload != nil:
-		return dimStyle.Render("↑/↓ scroll · esc close · q quit")
+		return dimStyle.Render(m.help.ShortHelpView(keys.payload()))
 	case m.answer != nil:
 		return dimStyle.Render("enter sends · a number alone picks that option · esc cancels")
 	case m.w.Loop != nil && m.w.Loop.Run.Question != nil:
 		return noticeStyle.Render("the loop waits for an answer: press a to answer")
 	}
-	keys := "tab slot · ↑↓ event · enter open · f follow · p pause · s stop · ? · q quit"
-	if m.w.Autopilot == nil {
-		keys = "↑↓ event · enter payload · f follow · s stop · ? help · q quit"
-	}
-	return dimStyle.Render(keys)
+	// A key shown without words (the autopilot's "?", for the width)
+	// leaves no double space before the separator.
+	return dimStyle.Render(strings.ReplaceAll(m.help.ShortHelpView(keys.short(m.w.Autopilot != nil)), "  ·", " ·"))
 }
 
 // rule is "── title ───…" as wide as width-1.

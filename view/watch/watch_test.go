@@ -147,7 +147,21 @@ func press(m *model, keys ...string) {
 		default:
 			msg = tea.KeyPressMsg{Code: rune(k[0]), Text: k}
 		}
-		m.Update(msg)
+		_, cmd := m.Update(msg)
+		settle(m, cmd)
+	}
+}
+
+// settle runs the reads of the workspace cmd asks for, one after the
+// other, as the program would; it leaves every other command (the clock,
+// quitting) alone.
+func settle(m *model, cmd tea.Cmd) {
+	for cmd != nil {
+		msg, ok := cmd().(readMsg)
+		if !ok {
+			return
+		}
+		_, cmd = m.Update(msg)
 	}
 }
 
@@ -170,9 +184,11 @@ func TestALoopAt80x24(t *testing.T) {
 	assert.True(t, m.follow)
 
 	press(m, "?")
-	assert.Contains(t, screen(t, m), "q              quit (the run goes on)")
+	help := screen(t, m)
+	assert.Contains(t, help, "  q             quit (the run goes on)")
+	assert.Contains(t, help, "  tab ] →       next slot")
 	press(m, "x")
-	assert.False(t, m.help, "any key closes the help")
+	assert.False(t, m.help.ShowAll, "any key closes the help")
 }
 
 func TestAnAutopilotAt80x24(t *testing.T) {
@@ -213,7 +229,9 @@ func TestPauseAndResumeWriteTheAutopilotsRequests(t *testing.T) {
 	assert.Equal(t, "asked the autopilot to pause: no new task starts", m.notice)
 
 	writeAutopilot(t, dir, true) // the autopilot took the request
-	m.refresh()
+	_, cmd := m.Update(changedMsg{})
+	settle(m, cmd)
+	require.True(t, m.w.Autopilot.Paused)
 	press(m, "p")
 	assert.FileExists(t, filepath.Join(control, autopilot.RequestResume))
 	assert.NoFileExists(t, filepath.Join(control, autopilot.RequestPause), "a resume cancels a pending pause")
@@ -356,4 +374,27 @@ func TestPlainLinesWithoutATerminal(t *testing.T) {
 	require.NoError(t, Start(ctx, nil, &out, Options{Dir: dir, Now: func() time.Time { return now }, Loc: time.UTC, Term: "xterm"}))
 	golden.Assert(t, "testdata/plain.golden", out.String())
 	assert.NotContains(t, out.String(), "\x1b", "no escape sequence in plain lines")
+}
+
+func TestOneReadOfTheWorkspaceAtATime(t *testing.T) {
+	dir := t.TempDir()
+	writeAutopilot(t, dir, false)
+	m := testModel(t, dir, "")
+	require.Equal(t, "api", m.task)
+
+	first := m.read()
+	require.NotNil(t, first, "a change asks for a read")
+	assert.Nil(t, m.read(), "a second change while it runs starts none")
+	press(m, "tab") // the selection moves while the read runs
+	assert.Equal(t, "ui", m.task)
+	assert.Equal(t, 0, m.w.Selected, "the screen keeps what it has until a read brings the new slot")
+
+	again := m.done(first().(readMsg))
+	assert.Equal(t, 0, m.w.Selected, "a read for the slot left is dropped")
+	require.NotNil(t, again, "and the workspace read again for the slot selected")
+	settle(m, again)
+	assert.Equal(t, "ui", m.task)
+	assert.Equal(t, 1, m.w.Selected)
+	assert.False(t, m.reading)
+	assert.NotNil(t, m.read(), "with none under way, a change reads again")
 }
