@@ -46,20 +46,7 @@ func (g *Group) Stop(leaderDone, _ <-chan struct{}) {
 // Wait waits for the command to exit and returns its error; if ctx ends
 // first, the command is killed, and stopped says so.
 func (g *Group) Wait(ctx context.Context) (stopped bool, err error) {
-	done := make(chan struct{})
-	var waitErr error
-	go func() {
-		waitErr = g.cmd.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-		return false, waitErr
-	case <-ctx.Done():
-	}
-	g.Stop(done, nil)
-	<-done
-	return true, waitErr
+	return waitOrStop(ctx, g.cmd, func(done <-chan struct{}) { g.Stop(done, nil) })
 }
 
 // EnsureGone has nothing to wait for: the command has exited, and what it

@@ -85,20 +85,7 @@ func (g *Group) Stop(leaderDone, force <-chan struct{}) {
 // Wait waits for the leader to exit and returns its error; if ctx ends
 // first, the group is stopped as Stop does, and stopped says so.
 func (g *Group) Wait(ctx context.Context) (stopped bool, err error) {
-	done := make(chan struct{})
-	var waitErr error
-	go func() {
-		waitErr = g.cmd.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-		return false, waitErr
-	case <-ctx.Done():
-	}
-	g.Stop(done, nil)
-	<-done
-	return true, waitErr
+	return waitOrStop(ctx, g.cmd, func(done <-chan struct{}) { g.Stop(done, nil) })
 }
 
 // EnsureGone runs after the leader has exited and been waited for: what is

@@ -80,20 +80,7 @@ func (g *Group) Stop(leaderDone, force <-chan struct{}) {
 // waits for the leader; stopped says so. It suits callers whose only
 // reason to stop a command is ctx; call EnsureGone afterwards.
 func (g *Group) Wait(ctx context.Context) (stopped bool, err error) {
-	done := make(chan struct{})
-	var waitErr error
-	go func() {
-		waitErr = g.cmd.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-		return false, waitErr
-	case <-ctx.Done():
-	}
-	g.Stop(done, nil)
-	<-done
-	return true, waitErr
+	return waitOrStop(ctx, g.cmd, func(done <-chan struct{}) { g.Stop(done, nil) })
 }
 
 // EnsureGone runs after the leader has exited and been waited for.
