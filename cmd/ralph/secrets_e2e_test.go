@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"maps"
 	"net/http"
 	"net/url"
@@ -118,16 +117,7 @@ func assertNoSecretForm(t *testing.T, text, where string) {
 // ralphFiles is every file under the repository's .ralph/, by path.
 func ralphFiles(t *testing.T, dir string) map[string]string {
 	t.Helper()
-	out := map[string]string{}
-	require.NoError(t, filepath.WalkDir(filepath.Join(dir, ".ralph"), func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		out[path] = string(data)
-		return err
-	}))
-	return out
+	return snapshot(t, filepath.Join(dir, ".ralph"))
 }
 
 // The output of a failed verify command reaches the terminal, the
