@@ -5,6 +5,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -75,6 +76,12 @@ var allowed = map[string]struct {
 // hooks runs the user's hook commands.
 var execAllowed = []string{"backends", "criteria", "internal/", "cmd/", "tasks", "autopilot", "hooks"}
 
+// fsnotifyAllowed are the packages that make kernel watchers: one for
+// ralph's files, and one for directory trees and the watcher `ralph serve`
+// shares among its streams. Every hand-written loop over a kernel
+// watcher's events had its own policy for a lost notification.
+var fsnotifyAllowed = []string{"internal/filewatch", "internal/treewatch"}
+
 func TestLayering(t *testing.T) {
 	root := repoRoot(t)
 	pkgs := packageImports(t, root)
@@ -93,6 +100,9 @@ func TestLayering(t *testing.T) {
 		for _, imp := range imports {
 			if imp == "os/exec" && !hasAnyPrefix(pkg, execAllowed) {
 				t.Errorf("%s imports os/exec; only backends, criteria, internal helpers and cmd start processes", pkg)
+			}
+			if imp == "github.com/fsnotify/fsnotify" && !slices.Contains(fsnotifyAllowed, pkg) {
+				t.Errorf("%s imports fsnotify; a file of ralph's is watched through internal/filewatch, which says a lost notification as a change", pkg)
 			}
 		}
 	}
