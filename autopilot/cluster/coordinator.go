@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/engine"
@@ -105,20 +106,17 @@ func (c *Coordinator) Serve(ctx context.Context) error {
 	copts := ConsumeOptions{AckWait: c.opts.AckWait, Trust: c.opts.Trust, Invalid: func(subject string, err error) {
 		c.logf("dropped a message on %s: %v", subject, err)
 	}}
+	// Either consumer ending ends the other, with an error or without.
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errc := make(chan error, 2)
-	go func() { errc <- Results(cctx, c.opts.JetStream, copts, c.handleResult) }()
-	go func() { errc <- EventsOf(cctx, c.opts.JetStream, copts, c.handleEvents) }()
-	first := <-errc
-	cancel()
-	if second := <-errc; ctx.Err() == nil && first == nil {
-		first = second
-	}
+	g, gctx := errgroup.WithContext(cctx)
+	g.Go(func() error { defer cancel(); return Results(gctx, c.opts.JetStream, copts, c.handleResult) })
+	g.Go(func() error { defer cancel(); return EventsOf(gctx, c.opts.JetStream, copts, c.handleEvents) })
+	err := g.Wait()
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	return first
+	return err
 }
 
 // taskDir holds what the coordinator keeps of task.
