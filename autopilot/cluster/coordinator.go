@@ -530,6 +530,10 @@ func (h *remoteLoop) Wait() autopilot.LoopResult {
 
 func (h *remoteLoop) Interrupt() { h.once.Do(func() { close(h.interrupted) }) }
 
+// landTimeout bounds bringing a worker's work into the task's worktree (a
+// git reset of its files).
+const landTimeout = 5 * time.Minute
+
 // land brings a worker's work into the task's worktree here, where the
 // merge queue takes its branch from, and says how the loop ended.
 func (c *Coordinator) land(job autopilot.Job, r Result) autopilot.LoopResult {
@@ -543,7 +547,11 @@ func (c *Coordinator) land(job autopilot.Job, r Result) autopilot.LoopResult {
 		res.Message += " (on worker " + r.Worker + ")"
 	}
 	if r.Head != "" {
-		if err := (git.Repo{Dir: job.Dir}).ResetHard(context.Background(), r.Head); err != nil {
+		// Not the autopilot's context: a result, once received, is landed
+		// whole. Bounded, as a git that hangs must not hold the run.
+		ctx, cancel := context.WithTimeout(context.Background(), landTimeout)
+		defer cancel()
+		if err := (git.Repo{Dir: job.Dir}).ResetHard(ctx, r.Head); err != nil {
 			return autopilot.LoopResult{ExitCode: exitcode.Fatal,
 				Message: fmt.Sprintf("taking the work of worker %s (%s) failed: %v", r.Worker, r.Head, err)}
 		}
