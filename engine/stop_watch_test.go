@@ -3,6 +3,7 @@ package engine
 import (
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 )
@@ -19,7 +20,8 @@ func TestStopRequestWithLostNotificationIsSeen(t *testing.T) {
 	}
 	defer s.Close()
 	now := make(chan struct{})
-	defer s.OnNow(func() { close(now) })()
+	var once sync.Once
+	defer s.OnNow(func() { once.Do(func() { close(now) }) })()
 	// The link's creation is the one notification the watch gets: once it
 	// has been read (a stop at the boundary), nothing more is queued.
 	elsewhere := filepath.Join(t.TempDir(), "stop")
