@@ -185,9 +185,9 @@ func (a *Autopilot) loop(ctx context.Context) (Result, error) {
 		// An interrupt may have come while the last event was handled:
 		// nothing new starts once it has.
 		ctx = a.takeInterrupt(ctx)
-		if err := a.step(ctx); err != nil {
-			return a.finish(exitcode.Fatal, err)
-		}
+		// A task that could not be started ends the run as every other
+		// error does: once the loops already running have ended.
+		a.check(a.step(ctx))
 		if done, code := a.done(); done {
 			return a.finish(code, a.fatal)
 		}

@@ -2,14 +2,12 @@ package autopilot
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 
-	"github.com/fsnotify/fsnotify"
-
 	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/internal/filewatch"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
@@ -63,13 +61,9 @@ func watchControl(dir string) (<-chan string, func(), error) {
 	if err := ralphdir.MkdirAll(filepath.Dir(dir), dir); err != nil {
 		return nil, nil, err
 	}
-	w, err := fsnotify.NewWatcher()
+	w, err := filewatch.New(filewatch.Options{Dirs: []string{dir}})
 	if err != nil {
-		return nil, nil, fmt.Errorf("watch %s: %w", dir, err)
-	}
-	if err := w.Add(dir); err != nil {
-		_ = w.Close()
-		return nil, nil, fmt.Errorf("watch %s: %w", dir, err)
+		return nil, nil, err
 	}
 	takeRequests(dir)
 	out := make(chan string)
@@ -88,14 +82,8 @@ func watchControl(dir string) (<-chan string, func(), error) {
 		}
 		for {
 			select {
-			case _, ok := <-w.Events:
-				if !ok || !deliver() {
-					return
-				}
-			case _, ok := <-w.Errors:
-				// An overflow loses events, not requests: the next
-				// event reads every request file again.
-				if !ok {
+			case <-w.C():
+				if !deliver() {
 					return
 				}
 			case <-done:
@@ -103,7 +91,7 @@ func watchControl(dir string) (<-chan string, func(), error) {
 			}
 		}
 	}()
-	return out, func() { close(done); _ = w.Close() }, nil
+	return out, func() { close(done); w.Close() }, nil
 }
 
 // takeRequests removes and returns the requests waiting in dir, in

@@ -6,10 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/fsnotify/fsnotify"
-
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/filewatch"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
@@ -184,39 +183,18 @@ func (a *Autopilot) questionChanged(seen questionSeen) error {
 // most, until closed. Other files there (the checkpoint, the stop file)
 // change nothing a question depends on that the log does not.
 func watchLogs(dir string) (changed <-chan struct{}, closeWatch func(), err error) {
-	w, err := fsnotify.NewWatcher()
+	// A lost notification costs nothing: each wake-up reads the question
+	// afresh, and filewatch says an overflow as a change, so nothing waits
+	// on a write already lost.
+	w, err := filewatch.New(filewatch.Options{
+		Dirs:   []string{dir},
+		Match:  func(path string) bool { return isLogName(filepath.Base(path)) },
+		Writes: true,
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := w.Add(dir); err != nil {
-		_ = w.Close()
-		return nil, nil, err
-	}
-	ch := make(chan struct{}, 1)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ev := range w.Events {
-			if isLogName(filepath.Base(ev.Name)) && ev.Has(fsnotify.Write|fsnotify.Create) {
-				select {
-				case ch <- struct{}{}:
-				default:
-				}
-			}
-		}
-	}()
-	go func() {
-		// A lost notification costs nothing the next write does not bring
-		// back: each wake-up reads the question afresh. An overflow is
-		// said as a change, so nothing waits on a write already lost.
-		for range w.Errors {
-			select {
-			case ch <- struct{}{}:
-			default:
-			}
-		}
-	}()
-	return ch, func() { _ = w.Close(); <-done }, nil
+	return w.C(), w.Close, nil
 }
 
 func isLogName(name string) bool {

@@ -3,9 +3,10 @@ package engine
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
+	"github.com/ralph-loop/ralph/internal/filewatch"
 )
 
 // awaitingHuman waits for the answer to the pending question without
@@ -106,35 +107,12 @@ func deadlineTimer(deadline, now time.Time) *time.Timer {
 }
 
 // watchFile reports writes to the file at path on changed (one pending
-// signal at most) until closed.
+// signal at most) until closed. A lost notification costs nothing: each
+// wake-up folds the whole log past the offset.
 func watchFile(path string) (changed <-chan struct{}, closeWatch func(), err error) {
-	w, err := fsnotify.NewWatcher()
+	w, err := filewatch.New(filewatch.Options{Dirs: []string{filepath.Dir(path)}, Match: filewatch.Only(path), Writes: true})
 	if err != nil {
-		return nil, nil, fmt.Errorf("watch %s: %w", path, err)
+		return nil, nil, err
 	}
-	if err := w.Add(path); err != nil {
-		_ = w.Close()
-		return nil, nil, fmt.Errorf("watch %s: %w", path, err)
-	}
-	ch := make(chan struct{}, 1)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ev := range w.Events {
-			if ev.Has(fsnotify.Write) {
-				select {
-				case ch <- struct{}{}:
-				default:
-				}
-			}
-		}
-	}()
-	go func() {
-		// A lost notification costs nothing the next write does not
-		// bring back: each wake-up folds the whole log past the offset.
-		for range w.Errors {
-			continue
-		}
-	}()
-	return ch, func() { _ = w.Close(); <-done }, nil
+	return w.C(), w.Close, nil
 }

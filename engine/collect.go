@@ -27,8 +27,10 @@ func (e *Engine) collecting() (Phase, error) {
 	}
 	// Read with a context of its own: the run's may be cancelled, and
 	// what the agent changed must still be recorded.
-	after := e.snapshot(context.Background())
-	commits := e.commitEvents(it.before, after)
+	rctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
+	defer cancel()
+	after := e.snapshot(rctx)
+	commits := e.commitEvents(rctx, it.before, after)
 	lines = append(lines, commits...)
 	tasks := e.taskEvents()
 	lines = append(lines, tasks...)

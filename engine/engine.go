@@ -151,7 +151,7 @@ func (e *Engine) Run(ctx context.Context) (Summary, error) {
 		e.opts.Reporter.Warn(fmt.Sprintf("took over the lock left by pid %d (run %s, started %s), which is no longer running",
 			prev.PID, prev.RunID, prev.StartedAt.Local().Format(time.DateTime)))
 	}
-	e.stop, err = watchStop(filepath.Join(e.dir, StopFile), e.log)
+	e.stop, err = watchStop(filepath.Join(e.dir, StopFile))
 	if err != nil {
 		return Summary{}, err
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"time"
 
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/git"
@@ -51,15 +52,20 @@ func (e *Engine) snapshot(ctx context.Context) Snapshot {
 	return s
 }
 
+// recordTimeout bounds the look at git that records what an iteration
+// did. It runs with a context of its own, as the run's may be cancelled
+// and what the agent changed must still be recorded, but a git that hangs
+// (a lock, a network file system) must not hold the loop forever.
+const recordTimeout = 2 * time.Minute
+
 // commitEvents lists, as git.commit lines, the commits made between two
-// looks at the workspace: what git says, not what the agent claims.
-func (e *Engine) commitEvents(before, after Snapshot) []events.Event {
+// looks at the workspace: what git says, not what the agent claims. ctx
+// is the iteration's own, not the run's (see recordTimeout).
+func (e *Engine) commitEvents(ctx context.Context, before, after Snapshot) []events.Event {
 	if e.opts.Repo == nil || after.Head == before.Head {
 		return nil
 	}
-	// The iteration's context may be cancelled; reading git is quick and
-	// must still happen so the commits are recorded.
-	commits, err := e.opts.Repo.CommitsBetween(context.Background(), before.Head, after.Head)
+	commits, err := e.opts.Repo.CommitsBetween(ctx, before.Head, after.Head)
 	if err != nil {
 		e.opts.Reporter.Warn("cannot list the iteration's commits: " + err.Error())
 		return nil

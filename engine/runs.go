@@ -13,9 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
-
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/filewatch"
 )
 
 // RunListing is one run of a workspace, as `ralph events --runs` lists it.
@@ -217,14 +216,11 @@ func AwaitRun(ctx context.Context, dir string, waiting func()) (string, error) {
 	if err := IgnoreOwnFilesIfMissing(ralphDir); err != nil {
 		return "", err
 	}
-	w, err := fsnotify.NewWatcher()
+	w, err := filewatch.New(filewatch.Options{Dirs: []string{ralphDir}})
 	if err != nil {
 		return "", fmt.Errorf("wait for a run in %s: %w", ralphDir, err)
 	}
 	defer w.Close()
-	if err := w.Add(ralphDir); err != nil {
-		return "", fmt.Errorf("wait for a run in %s: %w", ralphDir, err)
-	}
 	waiting()
 	for {
 		// Checked after the watch began, so a run that starts in between
@@ -236,9 +232,7 @@ func AwaitRun(ctx context.Context, dir string, waiting func()) (string, error) {
 		select {
 		case <-ctx.Done():
 			return "", nil
-		case <-w.Events:
-		case err := <-w.Errors:
-			return "", fmt.Errorf("wait for a run in %s: %w", ralphDir, err)
+		case <-w.C():
 		}
 	}
 }

@@ -4,14 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
-	"github.com/fsnotify/fsnotify"
-
+	"github.com/ralph-loop/ralph/internal/filewatch"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
@@ -50,23 +49,29 @@ func StopRunning(workspace, mode string) (LockInfo, error) {
 	return info, RequestStop(workspace, mode)
 }
 
-// stopWatcher watches .ralph/stop with fsnotify, so a stop request reaches
-// the loop at once without polling.
+// stopPoll is how often the stop file is read with no notification: a
+// request whose notification was lost (the kernel's queue overflowed, the
+// file was written through another name) still reaches the loop.
+const stopPoll = time.Second
+
+// stopWatcher watches .ralph/stop, so a stop request reaches the loop at
+// once.
 type stopWatcher struct {
-	path    string
-	watcher *fsnotify.Watcher
-	log     *slog.Logger
+	path  string
+	watch *filewatch.Watch
 
 	mu        sync.Mutex
+	lastRead  string // the file's content at the last read
 	requested string
 	onNow     func()
+	quit      chan struct{}
 	done      chan struct{}
 	// changed gets a signal when a stop is requested, for a wait that
 	// must end at once (the wait for a person's answer).
 	changed chan struct{}
 }
 
-func watchStop(path string, log *slog.Logger) (*stopWatcher, error) {
+func watchStop(path string) (*stopWatcher, error) {
 	dir := filepath.Dir(path)
 	if err := ralphdir.MkdirAll(dir, dir); err != nil {
 		return nil, err
@@ -76,35 +81,24 @@ func watchStop(path string, log *slog.Logger) (*stopWatcher, error) {
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("clear stale stop request: %w", err)
 	}
-	w, err := fsnotify.NewWatcher()
+	w, err := filewatch.New(filewatch.Options{Dirs: []string{dir}, Match: filewatch.Only(path), Writes: true, Poll: stopPoll})
 	if err != nil {
-		return nil, fmt.Errorf("watch %s: %w", path, err)
+		return nil, err
 	}
-	if err := w.Add(dir); err != nil {
-		_ = w.Close()
-		return nil, fmt.Errorf("watch %s: %w", dir, err)
-	}
-	s := &stopWatcher{path: path, watcher: w, log: log, done: make(chan struct{}), changed: make(chan struct{}, 1)}
-	go s.watch()
+	s := &stopWatcher{path: path, watch: w, quit: make(chan struct{}), done: make(chan struct{}), changed: make(chan struct{}, 1)}
+	go s.run()
 	return s, nil
 }
 
-func (s *stopWatcher) watch() {
+// run reads the stop file whenever it may have changed.
+func (s *stopWatcher) run() {
 	defer close(s.done)
 	for {
 		select {
-		case ev, ok := <-s.watcher.Events:
-			if !ok {
-				return
-			}
-			if filepath.Clean(ev.Name) == filepath.Clean(s.path) && ev.Has(fsnotify.Write|fsnotify.Create) {
-				s.read()
-			}
-		case err, ok := <-s.watcher.Errors:
-			if !ok {
-				return
-			}
-			s.log.Warn("watching for stop requests", "err", err)
+		case <-s.watch.C():
+			s.read()
+		case <-s.quit:
+			return
 		}
 	}
 }
@@ -120,6 +114,10 @@ func (s *stopWatcher) read() {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if mode == s.lastRead {
+		return // read again on the timer: this request was acted on
+	}
+	s.lastRead = mode
 	if mode != StopNow {
 		mode = StopAtBoundary
 	}
@@ -164,7 +162,8 @@ func (s *stopWatcher) OnNow(cancel func()) func() {
 
 // Close stops watching and removes the stop file, which has been acted on.
 func (s *stopWatcher) Close() {
-	_ = s.watcher.Close()
+	s.watch.Close()
+	close(s.quit)
 	<-s.done
 	_ = os.Remove(s.path)
 }

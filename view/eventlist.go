@@ -12,11 +12,10 @@ import (
 	"slices"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
-
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/filewatch"
 )
 
 // EventFilter is the conjunction of `ralph events`' filters; zero fields
@@ -83,7 +82,7 @@ type EventListing struct {
 func (l *EventListing) List(ctx context.Context, path string) error {
 	// The watch starts before the log is read, so a line appended in
 	// between is announced to it rather than lost.
-	var watch *fsnotify.Watcher
+	var watch *filewatch.Watch
 	if l.Follow {
 		w, err := watchLog(path, l.Watch)
 		if err != nil {
@@ -325,70 +324,45 @@ func (s *logPrinter) printNewestFirst(recs []events.Record) error {
 // watchLog watches the log's directory rather than the file, so the watch
 // works before the file exists and survives an editor replacing it; and
 // also's, when given.
-func watchLog(path, also string) (*fsnotify.Watcher, error) {
-	w, err := fsnotify.NewWatcher()
+func watchLog(path, also string) (*filewatch.Watch, error) {
+	opt := filewatch.Options{Dirs: []string{filepath.Dir(path)}, Match: filewatch.Only(path), Writes: true}
+	if also != "" {
+		opt.Dirs = append(opt.Dirs, filepath.Dir(also))
+		opt.Match = filewatch.Only(path, also)
+	}
+	w, err := filewatch.New(opt)
 	if err != nil {
 		return nil, fmt.Errorf("follow %s: %w", path, err)
-	}
-	for _, p := range []string{path, also} {
-		if p == "" {
-			continue
-		}
-		if err := w.Add(filepath.Dir(p)); err != nil {
-			_ = w.Close()
-			return nil, fmt.Errorf("follow %s: watch the directory of %s: %w", path, p, err)
-		}
 	}
 	return w, nil
 }
 
 // follow prints what s has not printed of the log, reading from its offset
-// each time the watcher reports a write, until the run is over or ctx is
-// done (Ctrl-C, which ends it with status 0).
-func (l *EventListing) follow(ctx context.Context, s *logPrinter, w *fsnotify.Watcher, path string) error {
+// each time the watch says the log (or the file l.Watch names) may have
+// changed, until the run is over or ctx is done (Ctrl-C, which ends it
+// with status 0).
+func (l *EventListing) follow(ctx context.Context, s *logPrinter, w *filewatch.Watch, path string) error {
 	rd := events.NewReader(path, s.offset)
-	target, watched := filepath.Clean(path), filepath.Clean(l.Watch)
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case err, ok := <-w.Errors:
-			if !ok {
-				return nil
-			}
-			return fmt.Errorf("follow %s: %w", path, err)
-		case ev, ok := <-w.Events:
-			if !ok {
-				return nil
-			}
-			if !ev.Has(fsnotify.Write | fsnotify.Create) {
-				continue
-			}
-			switch filepath.Clean(ev.Name) {
-			case target:
-			case watched:
-				if l.over(s) {
-					return nil
-				}
-				continue
-			default:
-				continue
-			}
-			recs, err := rd.Read()
-			if err != nil {
+		case <-w.C():
+		}
+		recs, err := rd.Read()
+		if err != nil {
+			return err
+		}
+		for _, rec := range recs {
+			if err := s.record(rec); err != nil {
 				return err
 			}
-			for _, rec := range recs {
-				if err := s.record(rec); err != nil {
-					return err
-				}
-			}
-			if err := l.flush(); err != nil {
-				return err
-			}
-			if l.over(s) {
-				return nil
-			}
+		}
+		if err := l.flush(); err != nil {
+			return err
+		}
+		if l.over(s) {
+			return nil
 		}
 	}
 }

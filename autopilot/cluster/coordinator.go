@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/engine"
@@ -105,20 +106,17 @@ func (c *Coordinator) Serve(ctx context.Context) error {
 	copts := ConsumeOptions{AckWait: c.opts.AckWait, Trust: c.opts.Trust, Invalid: func(subject string, err error) {
 		c.logf("dropped a message on %s: %v", subject, err)
 	}}
+	// Either consumer ending ends the other, with an error or without.
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errc := make(chan error, 2)
-	go func() { errc <- Results(cctx, c.opts.JetStream, copts, c.handleResult) }()
-	go func() { errc <- EventsOf(cctx, c.opts.JetStream, copts, c.handleEvents) }()
-	first := <-errc
-	cancel()
-	if second := <-errc; ctx.Err() == nil && first == nil {
-		first = second
-	}
+	g, gctx := errgroup.WithContext(cctx)
+	g.Go(func() error { defer cancel(); return Results(gctx, c.opts.JetStream, copts, c.handleResult) })
+	g.Go(func() error { defer cancel(); return EventsOf(gctx, c.opts.JetStream, copts, c.handleEvents) })
+	err := g.Wait()
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	return first
+	return err
 }
 
 // taskDir holds what the coordinator keeps of task.
@@ -532,6 +530,10 @@ func (h *remoteLoop) Wait() autopilot.LoopResult {
 
 func (h *remoteLoop) Interrupt() { h.once.Do(func() { close(h.interrupted) }) }
 
+// landTimeout bounds bringing a worker's work into the task's worktree (a
+// git reset of its files).
+const landTimeout = 5 * time.Minute
+
 // land brings a worker's work into the task's worktree here, where the
 // merge queue takes its branch from, and says how the loop ended.
 func (c *Coordinator) land(job autopilot.Job, r Result) autopilot.LoopResult {
@@ -545,7 +547,11 @@ func (c *Coordinator) land(job autopilot.Job, r Result) autopilot.LoopResult {
 		res.Message += " (on worker " + r.Worker + ")"
 	}
 	if r.Head != "" {
-		if err := (git.Repo{Dir: job.Dir}).ResetHard(context.Background(), r.Head); err != nil {
+		// Not the autopilot's context: a result, once received, is landed
+		// whole. Bounded, as a git that hangs must not hold the run.
+		ctx, cancel := context.WithTimeout(context.Background(), landTimeout)
+		defer cancel()
+		if err := (git.Repo{Dir: job.Dir}).ResetHard(ctx, r.Head); err != nil {
 			return autopilot.LoopResult{ExitCode: exitcode.Fatal,
 				Message: fmt.Sprintf("taking the work of worker %s (%s) failed: %v", r.Worker, r.Head, err)}
 		}

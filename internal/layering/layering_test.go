@@ -5,6 +5,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,13 +35,13 @@ var allowed = map[string]struct {
 	"pricing":                     {[]string{"events", "internal/suggest"}, "prices turn an iteration's token usage (events) into a cost; an unknown model's nearest known ones come from the did-you-mean helper"},
 	"engine/memory":               {[]string{"internal/plural", "internal/ralphdir"}, "memories are files and text; a leaf but for a wording helper and the rules of .ralph/'s files"},
 	"engine/checklist":            {nil, "a markdown checklist parser; a leaf"},
-	"engine":                      {[]string{"events", "hats", "criteria", "pricing", "engine/memory", "engine/checklist", "internal/fileholders", "internal/redact", "internal/exitcode", "internal/plural", "internal/git", "internal/swapfile", "internal/ralphdir"}, "the engine declares the interfaces it needs of backends; configuration reaches it as Options; it prices the iterations whose agent reports no cost (pricing); a refused lock names who really holds it; it redacts what it writes and reports; its files under .ralph/ are never opened through a link (internal/ralphdir)"},
-	"view":                        {[]string{"engine", "engine/memory", "events", "backends", "autopilot", "tasks", "pricing", "internal/exitcode", "internal/plural", "internal/ralphdir", "internal/redact"}, "views render what the engine and the autopilot report, what their logs hold (with the reader's secrets hidden), what backends diagnose and what models cost; they never see the commands; the agents' activity file is made as every file of .ralph/ (internal/ralphdir)"},
-	"view/watch":                  {[]string{"view", "view/api", "engine", "autopilot", "hats", "internal/redact"}, "`ralph watch` shows the view's model of a workspace read from files (view), the selected loop's place in its hats' graph (hats) as the API loads it from the run's config (view/api), and writes the same control requests as `ralph stop` (engine) and `ralph autopilot pause|resume|stop` (autopilot), hiding the reader's secrets"},
+	"engine":                      {[]string{"events", "hats", "criteria", "pricing", "engine/memory", "engine/checklist", "internal/fileholders", "internal/redact", "internal/exitcode", "internal/plural", "internal/git", "internal/swapfile", "internal/ralphdir", "internal/filewatch"}, "the engine declares the interfaces it needs of backends; configuration reaches it as Options; it prices the iterations whose agent reports no cost (pricing); a refused lock names who really holds it; it redacts what it writes and reports; its files under .ralph/ are never opened through a link (internal/ralphdir)"},
+	"view":                        {[]string{"engine", "engine/memory", "events", "backends", "autopilot", "tasks", "pricing", "internal/exitcode", "internal/plural", "internal/ralphdir", "internal/redact", "internal/filewatch"}, "views render what the engine and the autopilot report, what their logs hold (with the reader's secrets hidden), what backends diagnose and what models cost; they never see the commands; the agents' activity file is made as every file of .ralph/ (internal/ralphdir)"},
+	"view/watch":                  {[]string{"view", "view/api", "engine", "autopilot", "hats", "internal/redact", "internal/filewatch"}, "`ralph watch` shows the view's model of a workspace read from files (view), the selected loop's place in its hats' graph (hats) as the API loads it from the run's config (view/api), and writes the same control requests as `ralph stop` (engine) and `ralph autopilot pause|resume|stop` (autopilot), hiding the reader's secrets"},
 	"view/serve":                  {[]string{"view", "view/api", "engine", "events", "autopilot", "internal/treewatch", "internal/ralphdir", "internal/redact"}, "`ralph serve` is an HTTP view over the API's model (view/api): its errors' statuses come from what they are (engine, autopilot), its event stream filters a log's lines (events) as `ralph events` does (view), with the server's secrets hidden, and its streams share one kernel watcher (internal/treewatch); its token file is made as every file of .ralph/ (internal/ralphdir)"},
 	"view/api":                    {[]string{"view", "engine", "autopilot", "events", "hats", "config", "examples", "internal/flagvalue", "internal/redact", "internal/treewatch", "internal/ralphdir"}, "what programs read of a workspace and ask of its run: the view's model of it (view), statuses, logs and control files of loops and autopilots (engine, autopilot, events), the hats' graph from a run's config as `ralph hats graph` loads it (config, hats, examples for -H presets), `ralph events`' filters (internal/flagvalue), the reader's secrets hidden and `ralph emit`'s redaction (internal/redact) and following a log with the kernel watcher its process shares (internal/treewatch); a log that is a link is refused with the rules of .ralph/ (internal/ralphdir)"},
 	"view/mcp":                    {[]string{"view/api", "internal/redact"}, "`ralph mcp`'s tools are a thin view over what programs read of a workspace and ask of its run (view/api), in the MCP SDK's types, with the server's secrets hidden"},
-	"autopilot":                   {[]string{"config", "criteria", "engine", "events", "tasks", "internal/git", "internal/exitcode", "internal/procgroup", "internal/ralphdir", "internal/redact"}, "the coordinator runs loops through the engine's files and ralph's own binary, out of the terminal's reach and interrupted through internal/procgroup, tasks come from trackers, merges go through git; what it writes and tells a tracker is redacted; its files under .ralph/ are never opened through a link (internal/ralphdir)"},
+	"autopilot":                   {[]string{"config", "criteria", "engine", "events", "tasks", "internal/git", "internal/exitcode", "internal/procgroup", "internal/ralphdir", "internal/redact", "internal/filewatch"}, "the coordinator runs loops through the engine's files and ralph's own binary, out of the terminal's reach and interrupted through internal/procgroup, tasks come from trackers, merges go through git; what it writes and tells a tracker is redacted; its files under .ralph/ are never opened through a link (internal/ralphdir)"},
 	"autopilot/cluster":           {[]string{"autopilot", "config", "criteria", "engine", "events", "internal/git", "internal/exitcode", "internal/procgroup", "internal/ralphdir", "tasks", "internal/redact"}, "the wire between a coordinator and its workers over NATS JetStream: the coordinator is the autopilot's runner (autopilot); a worker checks a task's config as a local one (config) and adds the task's commands as criteria, keeps checkouts through git, runs `ralph loop` in a process group that dies with the worker, follows its event log (engine, events) and reports its exit code, its secrets hidden; task ids are the trackers'; the coordinator's copies under .ralph/ are never written through a link (internal/ralphdir)"},
 	"hooks":                       {[]string{"autopilot", "config", "engine", "events", "hats", "internal/exitcode", "internal/procgroup", "internal/shell", "internal/tail"}, "the user's lifecycle hooks: the engine and the autopilot run them through interfaces they declare (engine, autopilot), made from the hooks: section (config) and checked against the hats' topics (hats); commands run in a process group, with the shell internal/shell finds"},
 	"internal/procgroup":          {nil, "starting, stopping and reaping a process group; a leaf helper"},
@@ -50,6 +51,7 @@ var allowed = map[string]struct {
 	"internal/redact":             {nil, "hiding secret values in text and streams; a leaf helper"},
 	"internal/exitcode":           {nil, "the one table of exit statuses; a leaf"},
 	"internal/git":                {[]string{"internal/treewatch", "internal/procgroup", "internal/fileholders"}, "a workspace's git repository, and its files where there is none; it skips looking when the file watch says nothing changed; git runs in a process group of its own, out of the terminal's reach; an index.lock nothing holds open is stale"},
+	"internal/filewatch":          {nil, "when a file ralph reads may have changed, from the kernel's notifications; a leaf helper"},
 	"internal/treewatch":          {nil, "whether a directory tree changed, from the kernel's notifications; a leaf helper"},
 	"internal/swapfile":           {[]string{"internal/ralphdir", "internal/atomicfile"}, "atomic replacement of a small file without creating one; its spare is never written through a link; where no exchange exists it writes then renames (internal/atomicfile)"},
 	"internal/ralphdir":           {[]string{"internal/atomicfile"}, "making and opening ralph's files under .ralph/ without following links, private to the user; a leaf helper but for the one atomic replacement (internal/atomicfile)"},
@@ -74,6 +76,12 @@ var allowed = map[string]struct {
 // hooks runs the user's hook commands.
 var execAllowed = []string{"backends", "criteria", "internal/", "cmd/", "tasks", "autopilot", "hooks"}
 
+// fsnotifyAllowed are the packages that make kernel watchers: one for
+// ralph's files, and one for directory trees and the watcher `ralph serve`
+// shares among its streams. Every hand-written loop over a kernel
+// watcher's events had its own policy for a lost notification.
+var fsnotifyAllowed = []string{"internal/filewatch", "internal/treewatch"}
+
 func TestLayering(t *testing.T) {
 	root := repoRoot(t)
 	pkgs := packageImports(t, root)
@@ -92,6 +100,9 @@ func TestLayering(t *testing.T) {
 		for _, imp := range imports {
 			if imp == "os/exec" && !hasAnyPrefix(pkg, execAllowed) {
 				t.Errorf("%s imports os/exec; only backends, criteria, internal helpers and cmd start processes", pkg)
+			}
+			if imp == "github.com/fsnotify/fsnotify" && !slices.Contains(fsnotifyAllowed, pkg) {
+				t.Errorf("%s imports fsnotify; a file of ralph's is watched through internal/filewatch, which says a lost notification as a change", pkg)
 			}
 		}
 	}

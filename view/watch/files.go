@@ -4,49 +4,26 @@ import (
 	"sync"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/fsnotify/fsnotify"
+
+	"github.com/ralph-loop/ralph/internal/filewatch"
 )
 
 // fileWatch tells the program when a file it shows may have changed: it
-// watches the directories the workspace's files are in (fsnotify), and
-// folds a burst of changes into one message.
+// watches the directories the workspace's files are in (internal/filewatch,
+// which folds a burst of changes into one message).
 type fileWatch struct {
-	w       *fsnotify.Watcher
-	changed chan struct{}
+	w       *filewatch.Watch
 	mu      sync.Mutex
 	watched map[string]bool
 	done    chan struct{}
 }
 
 func newFileWatch() (*fileWatch, error) {
-	w, err := fsnotify.NewWatcher()
+	w, err := filewatch.New(filewatch.Options{})
 	if err != nil {
 		return nil, err
 	}
-	f := &fileWatch{w: w, changed: make(chan struct{}, 1), watched: map[string]bool{}, done: make(chan struct{})}
-	go f.run()
-	return f, nil
-}
-
-func (f *fileWatch) run() {
-	for {
-		select {
-		case _, ok := <-f.w.Events:
-			if !ok {
-				return
-			}
-		case _, ok := <-f.w.Errors:
-			// An overflow loses notifications; the next read of the
-			// files sees everything anyway.
-			if !ok {
-				return
-			}
-		}
-		select {
-		case f.changed <- struct{}{}:
-		default: // a change is already waiting to be read
-		}
-	}
+	return &fileWatch{w: w, watched: map[string]bool{}, done: make(chan struct{})}, nil
 }
 
 // add watches the directories not watched yet. One that does not exist
@@ -72,7 +49,7 @@ func (f *fileWatch) next() tea.Cmd {
 	}
 	return func() tea.Msg {
 		select {
-		case <-f.changed:
+		case <-f.w.C():
 			return changedMsg{}
 		case <-f.done:
 			return nil
@@ -85,5 +62,5 @@ func (f *fileWatch) close() {
 		return
 	}
 	close(f.done)
-	_ = f.w.Close()
+	f.w.Close()
 }
