@@ -7,7 +7,18 @@ import (
 	"syscall"
 
 	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/internal/hint"
 )
+
+// HintOf is how the user can fix err, the one lookup every front-end
+// uses: the fix it carries (hint.Of), else the advice on the engine's
+// error it wraps, else "".
+func HintOf(err error) string {
+	if h := hint.Of(err); h != "" {
+		return h
+	}
+	return EngineHint(err)
+}
 
 // EngineHint says what a user can do about an error of the engine's, ""
 // when it has no advice. The engine's errors carry the facts (the holder
