@@ -11,6 +11,7 @@ import (
 
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
+	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
@@ -113,6 +114,8 @@ func (e *QuestionError) Error() string { return e.Problem }
 
 // Hint says how to fix it.
 func (e *QuestionError) Hint() string { return e.Fix }
+
+func (e *QuestionError) Kind() hint.Kind { return hint.Invalid }
 
 // isQuestion reports whether ev is an agent's question.
 func isQuestion(ev events.Event) bool {
@@ -242,6 +245,8 @@ func (e *NotPendingError) Error() string {
 	return fmt.Sprintf("question %s is not waiting for an answer; %s is", e.ID, e.Pending.ID)
 }
 
+func (e *NotPendingError) Kind() hint.Kind { return hint.Conflict }
+
 // Hint says what can be answered.
 func (e *NotPendingError) Hint() string {
 	if e.Pending != nil {
@@ -251,7 +256,7 @@ func (e *NotPendingError) Hint() string {
 }
 
 // ErrRunOver means the run has ended for good: no loop will read an answer.
-var ErrRunOver = errors.New("the run has ended (completed or cancelled): no loop will read an answer")
+var ErrRunOver = hint.New(hint.Conflict, "the run has ended (completed or cancelled): no loop will read an answer")
 
 // PendingQuestion is the current run's unanswered question in workspace,
 // nil when there is none. It reads the checkpoint and the log past it,

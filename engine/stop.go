@@ -12,6 +12,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
@@ -37,8 +38,9 @@ type NotRunningError struct {
 	Fix  string
 }
 
-func (e *NotRunningError) Error() string { return "no " + e.What + " is running in " + e.Dir }
-func (e *NotRunningError) Hint() string  { return e.Fix }
+func (e *NotRunningError) Error() string   { return "no " + e.What + " is running in " + e.Dir }
+func (e *NotRunningError) Hint() string    { return e.Fix }
+func (e *NotRunningError) Kind() hint.Kind { return hint.Conflict }
 
 // StopRunning asks the loop running in workspace to stop, and says which
 // run it asked; a *NotRunningError when none is running.

@@ -34,3 +34,19 @@ func TestExitCodeDefaultsToFatal(t *testing.T) {
 	assert.Equal(t, exitcode.Fatal, (&Error{Err: errors.New("x")}).ExitCode())
 	assert.Equal(t, exitcode.Limit, (&Error{Err: errors.New("x"), Code: exitcode.Limit}).ExitCode())
 }
+
+type joined []error
+
+func (j joined) Error() string   { return "joined" }
+func (j joined) Unwrap() []error { return j }
+
+func TestHasAsksEveryErrorOfTheChain(t *testing.T) {
+	missing := New(NotFound, "no such run")
+	fixed := &Error{Err: fmt.Errorf("read: %w", missing), Fix: "list the runs"}
+	assert.True(t, Has(fixed, Invalid))
+	assert.True(t, Has(fixed, NotFound), "the kind of a wrapped error counts too")
+	assert.False(t, Has(fixed, Conflict))
+	assert.True(t, Has(joined{errors.New("a"), New(Conflict, "b")}, Conflict))
+	assert.False(t, Has(errors.New("plain"), Other), "an error without a kind is none of them")
+	assert.True(t, errors.Is(fmt.Errorf("x: %w", missing), missing), "a kinded sentinel is still one for errors.Is")
+}

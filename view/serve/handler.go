@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ralph-loop/ralph/autopilot"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/internal/treewatch"
@@ -224,24 +222,15 @@ func (h *Handler) unauthorized(w http.ResponseWriter) {
 		Fix: "send `Authorization: Bearer TOKEN`, TOKEN from .ralph/" + TokenFile + " (ralph serve prints it at start)"})
 }
 
-// statusOf is the HTTP status that says what kind of failure err is.
+// statusOf is the HTTP status that says what kind of failure err is, read
+// from the kind its errors say they are (hint.Kind).
 func statusOf(err error) int {
-	var (
-		notRunning  *engine.NotRunningError
-		notPending  *engine.NotPendingError
-		unknownRun  *engine.UnknownRunError
-		noTaskLog   *autopilot.NoTaskLogError
-		badQuestion *engine.QuestionError
-		ambiguous   *engine.AmbiguousRunError
-		badRequest  *hint.Error
-	)
 	switch {
-	case errors.As(err, &notRunning), errors.As(err, &notPending), errors.Is(err, engine.ErrRunOver):
+	case hint.Has(err, hint.Conflict):
 		return http.StatusConflict
-	case errors.Is(err, errNoAsset), errors.Is(err, errNoRoute), errors.Is(err, engine.ErrNoLog), errors.Is(err, autopilot.ErrNoAutopilot), errors.Is(err, fs.ErrNotExist),
-		errors.As(err, &unknownRun), errors.As(err, &noTaskLog):
+	case errors.Is(err, errNoAsset), errors.Is(err, errNoRoute), errors.Is(err, fs.ErrNotExist), hint.Has(err, hint.NotFound):
 		return http.StatusNotFound
-	case errors.As(err, &badQuestion), errors.As(err, &ambiguous), errors.As(err, &badRequest):
+	case hint.Has(err, hint.Invalid):
 		return http.StatusBadRequest
 	}
 	return http.StatusInternalServerError
