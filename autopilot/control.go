@@ -48,7 +48,7 @@ func Request(repo, req string) error {
 func RequestRunning(repo, req string) (engine.LockInfo, error) {
 	held, info := engine.LockHeld(filepath.Join(repo, ralphDir, LockFile))
 	if !held {
-		return info, &engine.NotRunningError{Dir: repo, What: "autopilot", Fix: "`ralph autopilot status` shows how the last one ended"}
+		return info, &engine.NotRunningError{Dir: repo, What: "autopilot"}
 	}
 	return info, Request(repo, req)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
 	"github.com/ralph-loop/ralph/tasks"
 )
@@ -94,6 +95,8 @@ type NoTaskLogError struct {
 func (e *NoTaskLogError) Error() string {
 	return fmt.Sprintf("no event log for task %s: looked for %s", e.Task, strings.Join(e.Looked, " and "))
 }
+
+func (e *NoTaskLogError) Kind() hint.Kind { return hint.NotFound }
 
 // TaskLog finds the event log of task's loop, as the autopilot in repo
 // ran it: its copy of a remote task's log when it has one (remote), or
@@ -206,3 +209,4 @@ type noEventLog string
 
 func (e noEventLog) Error() string        { return "no autopilot event log: " + string(e) + " does not exist" }
 func (e noEventLog) Is(target error) bool { return target == ErrNoAutopilot }
+func (e noEventLog) Kind() hint.Kind      { return hint.NotFound }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/tasks"
 )
 
@@ -63,7 +64,7 @@ type SlotStatus struct {
 }
 
 // ErrNoAutopilot means the repository has no autopilot state.
-var ErrNoAutopilot = errors.New("no autopilot has run here")
+var ErrNoAutopilot = hint.New(hint.NotFound, "no autopilot has run here")
 
 // ReadStatus reads the autopilot's lock and state in repo, and each active
 // loop's status, without changing anything.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ralph-loop/ralph/internal/exitcode"
 	"github.com/ralph-loop/ralph/internal/fileholders"
+	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/plural"
 )
 
@@ -110,7 +111,7 @@ func (e *UnfinishedRunError) Error() string {
 func (e *UnfinishedRunError) ExitCode() int { return exitcode.Fatal }
 
 // ErrNoLog means a workspace has no event log yet: no run has started.
-var ErrNoLog = errors.New("no event log")
+var ErrNoLog = hint.New(hint.NotFound, "no event log")
 
 // StorageError means ralph could not write one of its files under .ralph/:
 // the disk is full, read-only or failing. It ends the run as fatal. What
@@ -155,6 +156,8 @@ func (e *UnknownRunError) Error() string { return fmt.Sprintf("no run %q in %s",
 // ExitCode makes it a fatal error.
 func (e *UnknownRunError) ExitCode() int { return exitcode.Fatal }
 
+func (e *UnknownRunError) Kind() hint.Kind { return hint.NotFound }
+
 // AmbiguousRunError means a prefix of a run id that starts several runs'
 // ids.
 type AmbiguousRunError struct {
@@ -168,3 +171,5 @@ func (e *AmbiguousRunError) Error() string {
 
 // ExitCode makes it a fatal error.
 func (e *AmbiguousRunError) ExitCode() int { return exitcode.Fatal }
+
+func (e *AmbiguousRunError) Kind() hint.Kind { return hint.Invalid }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
+	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
@@ -93,11 +94,10 @@ type timedOutRecord struct {
 // timeout of 0 leaves the wait to the run's human.timeout_seconds.
 func AskLine(text string, options []string, timeout time.Duration) (events.Event, string, error) {
 	if strings.TrimSpace(text) == "" {
-		return events.Event{}, "", &QuestionError{Problem: "the question is empty",
-			Fix: `ask something a person can answer, e.g. ralph ask "Keep the old API?"`}
+		return events.Event{}, "", &QuestionError{What: "question", Problem: "the question is empty"}
 	}
 	if timeout < 0 {
-		return events.Event{}, "", &QuestionError{Problem: "--timeout must not be negative", Fix: "give a wait such as 30m, or leave it out"}
+		return events.Event{}, "", &QuestionError{What: "timeout", Problem: "--timeout must not be negative"}
 	}
 	var b [3]byte
 	_, _ = rand.Read(b[:])
@@ -106,13 +106,13 @@ func AskLine(text string, options []string, timeout time.Duration) (events.Event
 	return events.Event{Topic: TopicHumanAsked, Payload: events.ObjectPayload(rec), Source: events.SourceAgent}, id, nil
 }
 
-// QuestionError is a question `ralph ask` refuses, and how to fix it.
-type QuestionError struct{ Problem, Fix string }
+// QuestionError is a question or an answer refused: which part of it
+// (What: "question", "timeout", "answer") and what is wrong with it.
+type QuestionError struct{ What, Problem string }
 
 func (e *QuestionError) Error() string { return e.Problem }
 
-// Hint says how to fix it.
-func (e *QuestionError) Hint() string { return e.Fix }
+func (e *QuestionError) Kind() hint.Kind { return hint.Invalid }
 
 // isQuestion reports whether ev is an agent's question.
 func isQuestion(ev events.Event) bool {
@@ -242,16 +242,10 @@ func (e *NotPendingError) Error() string {
 	return fmt.Sprintf("question %s is not waiting for an answer; %s is", e.ID, e.Pending.ID)
 }
 
-// Hint says what can be answered.
-func (e *NotPendingError) Hint() string {
-	if e.Pending != nil {
-		return fmt.Sprintf("answer the pending question with `ralph answer %s \"TEXT\"` (it asks: %s)", e.Pending.ID, e.Pending.Text)
-	}
-	return "a question waits once the iteration that asked it has ended; `ralph status` shows waiting_for_human"
-}
+func (e *NotPendingError) Kind() hint.Kind { return hint.Conflict }
 
 // ErrRunOver means the run has ended for good: no loop will read an answer.
-var ErrRunOver = errors.New("the run has ended (completed or cancelled): no loop will read an answer")
+var ErrRunOver = hint.New(hint.Conflict, "the run has ended (completed or cancelled): no loop will read an answer")
 
 // PendingQuestion is the current run's unanswered question in workspace,
 // nil when there is none. It reads the checkpoint and the log past it,
@@ -271,7 +265,7 @@ func PendingQuestion(workspace string) (*Question, error) {
 // run killed while it waited finds the answer when it is resumed.
 func Answer(workspace, id, text, by string) error {
 	if strings.TrimSpace(text) == "" {
-		return &QuestionError{Problem: "the answer is empty", Fix: `say what the agent should do, e.g. ralph answer "keep the old API"`}
+		return &QuestionError{What: "answer", Problem: "the answer is empty"}
 	}
 	st, path, err := readRunState(workspace)
 	if err != nil {

@@ -217,7 +217,6 @@ func TestAnswerRefusesWhatIsNotPending(t *testing.T) {
 		err := Answer(dir, "q-nope", "yes", "test")
 		require.ErrorAs(t, err, &notPending)
 		assert.Equal(t, q.ID, notPending.Pending.ID)
-		assert.Contains(t, notPending.Hint(), "ralph answer "+q.ID)
 		require.NoError(t, Answer(dir, q.ID, "yes", "test"))
 	}
 	_, err = newTestEngine(t, dir, askingBuilder(asks("Which?", 0, time.Time{})), settings(),

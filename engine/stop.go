@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/internal/filewatch"
+	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
@@ -33,18 +34,17 @@ func RequestStop(workspace, mode string) error {
 type NotRunningError struct {
 	Dir  string
 	What string // "loop", "autopilot"
-	Fix  string
 }
 
-func (e *NotRunningError) Error() string { return "no " + e.What + " is running in " + e.Dir }
-func (e *NotRunningError) Hint() string  { return e.Fix }
+func (e *NotRunningError) Error() string   { return "no " + e.What + " is running in " + e.Dir }
+func (e *NotRunningError) Kind() hint.Kind { return hint.Conflict }
 
 // StopRunning asks the loop running in workspace to stop, and says which
 // run it asked; a *NotRunningError when none is running.
 func StopRunning(workspace, mode string) (LockInfo, error) {
 	held, info := LockHeld(filepath.Join(workspace, DirName, LockFile))
 	if !held {
-		return info, &NotRunningError{Dir: workspace, What: "loop", Fix: "`ralph status` shows how the last run ended"}
+		return info, &NotRunningError{Dir: workspace, What: "loop"}
 	}
 	return info, RequestStop(workspace, mode)
 }

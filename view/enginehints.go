@@ -7,7 +7,18 @@ import (
 	"syscall"
 
 	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/internal/hint"
 )
+
+// HintOf is how the user can fix err, the one lookup every front-end
+// uses: the fix it carries (hint.Of), else the advice on the engine's
+// error it wraps, else "".
+func HintOf(err error) string {
+	if h := hint.Of(err); h != "" {
+		return h
+	}
+	return EngineHint(err)
+}
 
 // EngineHint says what a user can do about an error of the engine's, ""
 // when it has no advice. The engine's errors carry the facts (the holder
@@ -23,6 +34,9 @@ func EngineHint(err error) string {
 		unknownRun *engine.UnknownRunError
 		ambiguous  *engine.AmbiguousRunError
 		logPath    *engine.LogPathError
+		notRunning *engine.NotRunningError
+		notPending *engine.NotPendingError
+		question   *engine.QuestionError
 	)
 	switch {
 	case errors.As(err, &lock):
@@ -39,9 +53,42 @@ func EngineHint(err error) string {
 		return "`ralph events --runs` lists the runs of this workspace"
 	case errors.As(err, &ambiguous):
 		return "give more of the run id"
+	case errors.As(err, &notRunning):
+		return notRunningHint(notRunning)
+	case errors.As(err, &notPending):
+		return notPendingHint(notPending)
+	case errors.As(err, &question):
+		return questionHint(question)
 	case errors.As(err, &logPath):
 		return fmt.Sprintf("remove %s: ralph writes it when a run starts, and without it the newest %s/events-*.jsonl is the current log; "+
 			"a repository that brings it has ralph's files committed (.ralph/.gitignore keeps them out of git)", logPath.File, engine.DirName)
+	}
+	return ""
+}
+
+func notRunningHint(e *engine.NotRunningError) string {
+	if e.What == "autopilot" {
+		return "`ralph autopilot status` shows how the last one ended"
+	}
+	return "`ralph status` shows how the last run ended"
+}
+
+// notPendingHint says what can be answered.
+func notPendingHint(e *engine.NotPendingError) string {
+	if e.Pending != nil {
+		return fmt.Sprintf("answer the pending question with `ralph answer %s \"TEXT\"` (it asks: %s)", e.Pending.ID, e.Pending.Text)
+	}
+	return "a question waits once the iteration that asked it has ended; `ralph status` shows waiting_for_human"
+}
+
+func questionHint(e *engine.QuestionError) string {
+	switch e.What {
+	case "question":
+		return `ask something a person can answer, e.g. ralph ask "Keep the old API?"`
+	case "timeout":
+		return "give a wait such as 30m, or leave it out"
+	case "answer":
+		return `say what the agent should do, e.g. ralph answer "keep the old API"`
 	}
 	return ""
 }

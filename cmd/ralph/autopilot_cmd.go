@@ -16,6 +16,7 @@ import (
 	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/internal/exitcode"
 	"github.com/ralph-loop/ralph/internal/flagvalue"
+	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/internal/testhook"
 	"github.com/ralph-loop/ralph/tasks"
@@ -154,7 +155,7 @@ func (c *autopilotRunCmd) run(ctx context.Context, g *globals, log *slog.Logger,
 		}
 		// The run's status, not that of a program (git) whose error the
 		// run's wraps.
-		return &hintError{err: err, hint: hintFor(err), code: res.ExitCode}
+		return &hint.Error{Err: err, Fix: view.HintOf(err), Code: res.ExitCode}
 	}
 	log.Debug("autopilot ended", "exit", res.ExitCode, "completed", res.Completed, "failed", res.Failed)
 	if res.ExitCode != exitcode.OK {

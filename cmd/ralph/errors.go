@@ -5,16 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/alecthomas/kong"
 
 	"github.com/ralph-loop/ralph/internal/exitcode"
+	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/view"
 )
-
-// hinter is an error that knows how the user can fix it.
-type hinter interface{ Hint() string }
 
 // exitCoder is an error that carries its own exit status.
 type exitCoder interface{ ExitCode() int }
@@ -26,30 +23,9 @@ type exitError struct{ code int }
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 func (e exitError) ExitCode() int { return e.code }
 
-// hintError attaches a hint and an exit status to an error.
-type hintError struct {
-	err  error
-	hint string
-	code int
-}
-
-func (e *hintError) Error() string { return e.err.Error() }
-func (e *hintError) Unwrap() error { return e.err }
-func (e *hintError) Hint() string  { return e.hint }
-func (e *hintError) ExitCode() int { return e.code }
-
-func withHint(err error, hint string) error {
-	return &hintError{err: err, hint: hint, code: exitcode.Fatal}
-}
-
-// hintFor is how the user can fix err: the hint attached to it on its way
-// here, else the one for the engine error it wraps.
-func hintFor(err error) string {
-	var h hinter
-	if errors.As(err, &h) && h.Hint() != "" {
-		return h.Hint()
-	}
-	return view.EngineHint(err)
+// withHint attaches how to fix err to it; the command ends with status 3.
+func withHint(err error, fix string) error {
+	return &hint.Error{Err: err, Fix: fix}
 }
 
 // reportError prints err as "ralph: error: …" with its hints and returns the
@@ -68,14 +44,7 @@ func reportError(w io.Writer, err error) int {
 		fmt.Fprintln(w, "ralph: interrupted")
 		return exitcode.Interrupted
 	}
-	for _, line := range strings.Split(strings.TrimRight(err.Error(), "\n"), "\n") {
-		fmt.Fprintf(w, "ralph: error: %s\n", line)
-	}
-	if hint := hintFor(err); hint != "" {
-		for _, line := range strings.Split(hint, "\n") {
-			fmt.Fprintf(w, "ralph: hint: %s\n", line)
-		}
-	}
+	hint.Write(w, err, view.HintOf(err))
 	var c exitCoder
 	if errors.As(err, &c) {
 		return c.ExitCode()

@@ -227,7 +227,7 @@ func failureOf(err error) *view.Failure {
 	if err == nil || errors.As(err, &quiet) {
 		return nil
 	}
-	f := &view.Failure{Error: err.Error(), Hint: hintFor(err), ExitCode: exitcode.Fatal}
+	f := &view.Failure{Error: err.Error(), Hint: view.HintOf(err), ExitCode: exitcode.Fatal}
 	var c exitCoder
 	if errors.As(err, &c) {
 		f.ExitCode = c.ExitCode()

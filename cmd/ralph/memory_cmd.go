@@ -8,6 +8,7 @@ import (
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/engine/memory"
+	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/view"
 )
@@ -59,7 +60,7 @@ func (c *memoryAddCmd) Run(g *globals) error {
 		tags[i] = r.String(tag)
 	}
 	m, err := memoryStore(g.Dir).Add(r.String(c.Text), c.Type, tags)
-	if h := hinter(nil); errors.As(err, &h) {
+	if h := hint.Hinter(nil); errors.As(err, &h) {
 		return err // a refusal that says how to fix it (a link under .ralph/)
 	}
 	if err != nil {

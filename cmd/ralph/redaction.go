@@ -7,6 +7,7 @@ import (
 
 	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/internal/redact"
+	"github.com/ralph-loop/ralph/view"
 )
 
 // One Redactor per command, made here and handed to everything the
@@ -81,8 +82,8 @@ func redactErr(r *redact.Redactor, err error) error {
 	if err == nil || r.Empty() {
 		return err
 	}
-	text, hint := r.String(err.Error()), r.String(hintFor(err))
-	if text == err.Error() && hint == hintFor(err) {
+	text, hint := r.String(err.Error()), r.String(view.HintOf(err))
+	if text == err.Error() && hint == view.HintOf(err) {
 		return err
 	}
 	return &redactedError{err: err, text: text, hint: hint}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/golden"
+	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/view"
 )
 
@@ -48,7 +49,7 @@ func TestHeadlessEnd(t *testing.T) {
 			"failed", map[string]any{"error": "claude: not logged in; run claude /login", "exit_code": 3.0}},
 		{"a fatal end without an error of its own", &fatal, exitError{code: 3},
 			"failed", map[string]any{"error": "claude: not logged in", "exit_code": 3.0}},
-		{"an error that carries its code", nil, &hintError{err: errors.New("lock held"), code: 3}, "failed", map[string]any{"exit_code": 3.0}},
+		{"an error that carries its code", nil, &hint.Error{Err: errors.New("lock held"), Code: 3}, "failed", map[string]any{"exit_code": 3.0}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/flagvalue"
+	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/view"
 	"github.com/ralph-loop/ralph/view/api"
 )
@@ -51,7 +52,7 @@ func (c *statusCmd) Run(g *globals) error {
 // printObjective prints the objective of the run s is the status of.
 func printObjective(g *globals, s engine.Status) error {
 	if s.RunID == "" {
-		return &api.Error{Err: errors.New("no run here, so no objective"), Fix: "start one with `ralph loop`"}
+		return &hint.Error{Err: errors.New("no run here, so no objective"), Fix: "start one with `ralph loop`"}
 	}
 	_, err := io.WriteString(g.stdout, strings.TrimRight(s.Objective, "\n")+"\n")
 	return err

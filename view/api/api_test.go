@@ -16,6 +16,7 @@ import (
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/redact"
+	"github.com/ralph-loop/ralph/view"
 	"github.com/ralph-loop/ralph/view/api"
 )
 
@@ -107,14 +108,14 @@ func TestEventQueryRefusesBadFiltersWithAFix(t *testing.T) {
 	for _, q := range []api.EventQuery{{Topic: "build..done"}, {Since: "yesterday-ish"}, {Last: -1}} {
 		_, _, err := api.Events(context.Background(), dir, q, start, nil)
 		require.Error(t, err, "%+v", q)
-		assert.NotEmpty(t, api.HintOf(err), "%+v", q)
+		assert.NotEmpty(t, view.HintOf(err), "%+v", q)
 	}
 }
 
 func TestEventsWithoutARunSayHowToStartOne(t *testing.T) {
 	_, _, err := api.Events(context.Background(), t.TempDir(), api.EventQuery{}, start, nil)
 	require.ErrorIs(t, err, engine.ErrNoLog)
-	assert.Contains(t, api.HintOf(err), "ralph loop")
+	assert.Contains(t, view.HintOf(err), "ralph loop")
 }
 
 func TestIterationsAreTheFinishedLinesOfRalph(t *testing.T) {
@@ -172,7 +173,7 @@ func TestEmitRefusesATopicOrTargetThatHoldsASecret(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "[redacted:MY_API_KEY]")
 		assert.Contains(t, err.Error(), "holds a secret value")
-		assert.NotContains(t, err.Error()+api.HintOf(err), key)
+		assert.NotContains(t, err.Error()+view.HintOf(err), key)
 	}
 	data, err := os.ReadFile(log)
 	require.NoError(t, err)
@@ -182,12 +183,12 @@ func TestEmitRefusesATopicOrTargetThatHoldsASecret(t *testing.T) {
 func TestEmitRefusesWhatNoLoopWouldRead(t *testing.T) {
 	_, err := api.Emit{Dir: t.TempDir(), Topic: "build.done"}.Append()
 	require.Error(t, err)
-	assert.Contains(t, api.HintOf(err), "pass --file")
+	assert.Contains(t, view.HintOf(err), "pass --file")
 
 	dir, _ := workspace(t)
 	_, err = api.Emit{Dir: dir, Topic: "build done"}.Append()
 	require.Error(t, err)
-	assert.Contains(t, api.HintOf(err), "dot-separated")
+	assert.Contains(t, view.HintOf(err), "dot-separated")
 
 	_, err = api.Payload("{not json", true)
 	require.Error(t, err)
@@ -222,7 +223,7 @@ func TestRequestsWithNothingRunningSayHowToStartOne(t *testing.T) {
 		msg, err := request()
 		require.Error(t, err, name)
 		assert.Empty(t, msg, name)
-		assert.NotEmpty(t, api.HintOf(err), name)
+		assert.NotEmpty(t, view.HintOf(err), name)
 	}
 }
 

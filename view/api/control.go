@@ -8,6 +8,7 @@ import (
 
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/view"
 )
 
@@ -98,7 +99,7 @@ func tasksWaiting(dir string) error {
 	if len(tasks) == 0 {
 		return nil
 	}
-	return &Error{Err: fmt.Errorf("no question waits in this workspace's own loop; the autopilot's tasks wait on: %s", strings.Join(tasks, ", ")),
+	return &hint.Error{Err: fmt.Errorf("no question waits in this workspace's own loop; the autopilot's tasks wait on: %s", strings.Join(tasks, ", ")),
 		Fix: strings.Join(fixes, "\n")}
 }
 
@@ -113,12 +114,12 @@ func TaskWorkspace(dir, task string) (string, error) {
 		case slot.Task != task && slot.Slot != task:
 			continue
 		case slot.Worker != "":
-			return "", &Error{Err: fmt.Errorf("task %s runs on worker %s", slot.Task, slot.Worker), Fix: "answer it there, with `ralph answer` in the task's worktree"}
+			return "", &hint.Error{Err: fmt.Errorf("task %s runs on worker %s", slot.Task, slot.Worker), Fix: "answer it there, with `ralph answer` in the task's worktree"}
 		case filepath.IsAbs(slot.Worktree):
 			return slot.Worktree, nil
 		default:
 			return filepath.Join(dir, slot.Worktree), nil
 		}
 	}
-	return "", &Error{Err: fmt.Errorf("no slot of the autopilot in %s runs task %s", dir, task), Fix: "`ralph autopilot status` lists the tasks in slots"}
+	return "", &hint.Error{Err: fmt.Errorf("no slot of the autopilot in %s runs task %s", dir, task), Fix: "`ralph autopilot status` lists the tasks in slots"}
 }

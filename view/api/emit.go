@@ -12,6 +12,7 @@ import (
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
+	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
 	"github.com/ralph-loop/ralph/internal/redact"
 )
@@ -57,7 +58,7 @@ func Payload(text string, isJSON bool) (json.RawMessage, error) {
 		return nil, TooLongJSON(len(text))
 	}
 	if !json.Valid([]byte(text)) {
-		return nil, &Error{Err: errors.New("the payload is not valid JSON"),
+		return nil, &hint.Error{Err: errors.New("the payload is not valid JSON"),
 			Fix: `quote it for the shell, e.g. --json '{"ok": true}', or drop --json to send text`}
 	}
 	return json.RawMessage(strings.TrimSpace(text)), nil
@@ -66,7 +67,7 @@ func Payload(text string, isJSON bool) (json.RawMessage, error) {
 // TooLongJSON is the error for a JSON payload of size bytes, more than an
 // event line holds: JSON cannot be cut as a text is.
 func TooLongJSON(size int) error {
-	return &Error{Err: fmt.Errorf("the JSON payload is about %d bytes; an event line holds at most %d", size, events.MaxLineBytes),
+	return &hint.Error{Err: fmt.Errorf("the JSON payload is about %d bytes; an event line holds at most %d", size, events.MaxLineBytes),
 		Fix: "write the data to a file and emit its path, or send a shorter summary"}
 }
 
@@ -82,7 +83,7 @@ func (e Emit) Append() (warning string, err error) {
 		return "", err
 	}
 	if err := events.ValidateTopic(e.Topic); err != nil {
-		return "", &Error{Err: err, Fix: "a topic is dot-separated words without spaces, like build.done"}
+		return "", &hint.Error{Err: err, Fix: "a topic is dot-separated words without spaces, like build.done"}
 	}
 	path, err := e.logPath()
 	if err == nil {
@@ -108,11 +109,11 @@ func (e Emit) Append() (warning string, err error) {
 // would name a topic or a hat any more. The error quotes them hidden.
 func refuseSecret(r *redact.Redactor, topic, target string) error {
 	if hidden := r.String(topic); hidden != topic {
-		return &Error{Err: fmt.Errorf("the topic %q holds a secret value: ralph writes none to the event log", hidden),
+		return &hint.Error{Err: fmt.Errorf("the topic %q holds a secret value: ralph writes none to the event log", hidden),
 			Fix: "name the event by what happened, like build.done, and put the details in the payload, where ralph hides secret values"}
 	}
 	if hidden := r.String(target); hidden != target {
-		return &Error{Err: fmt.Errorf("the target %q holds a secret value: ralph writes none to the event log", hidden),
+		return &hint.Error{Err: fmt.Errorf("the target %q holds a secret value: ralph writes none to the event log", hidden),
 			Fix: "--target names one of the run's hats; `ralph hats` lists them"}
 	}
 	return nil
@@ -151,7 +152,7 @@ func (e Emit) logPath() (string, error) {
 	}
 	path, err := engine.CurrentLog(e.Dir)
 	if errors.Is(err, engine.ErrNoLog) {
-		return "", &Error{Err: errors.New("no event log to append to: no --file, no $RALPH_EVENTS_FILE, and no run in " + e.Dir),
+		return "", &hint.Error{Err: errors.New("no event log to append to: no --file, no $RALPH_EVENTS_FILE, and no run in " + e.Dir),
 			Fix: "run this inside a loop, from the workspace of a run, or pass --file"}
 	}
 	return path, err
@@ -187,7 +188,7 @@ func (e Emit) checkRunGoing(path string) (string, error) {
 	case reason.Resumable():
 		return fmt.Sprintf("the run of %s has ended (%s); the event will be read when the run is resumed with `ralph loop --resume`", path, reason), nil
 	case !e.Force:
-		return "", &Error{Err: fmt.Errorf("the run of %s has ended (%s): no loop will read this event", path, reason),
+		return "", &hint.Error{Err: fmt.Errorf("the run of %s has ended (%s): no loop will read this event", path, reason),
 			Fix: "start a new run with `ralph loop` and publish to it, or pass --force to append to the ended run's log anyway"}
 	}
 	return "", nil

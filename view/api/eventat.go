@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/hint"
 )
 
 // EventAt is the line of the log at path that starts at byte offset: the
@@ -26,7 +27,7 @@ func EventAt(path string, offset int64) (events.Record, error) {
 		return events.Record{}, fmt.Errorf("read event log %s: %w", path, err)
 	}
 	if offset >= info.Size() {
-		return events.Record{}, &Error{Err: fmt.Errorf("no event at offset %d of %s: the log is %d bytes long", offset, path, info.Size()),
+		return events.Record{}, &hint.Error{Err: fmt.Errorf("no event at offset %d of %s: the log is %d bytes long", offset, path, info.Size()),
 			Fix: "the offset is one iteration.started lists, or that a prompt names, in the same run's log; pick another run with --run ID"}
 	}
 	if offset > 0 {
@@ -35,7 +36,7 @@ func EventAt(path string, offset int64) (events.Record, error) {
 			return events.Record{}, fmt.Errorf("read event log %s: %w", path, err)
 		}
 		if before[0] != '\n' {
-			return events.Record{}, &Error{Err: fmt.Errorf("offset %d of %s is inside a line, not at the start of one", offset, path),
+			return events.Record{}, &hint.Error{Err: fmt.Errorf("offset %d of %s is inside a line, not at the start of one", offset, path),
 				Fix: "the offset is one iteration.started lists, or that a prompt names, in the same run's log; pick another run with --run ID"}
 		}
 	}

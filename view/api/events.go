@@ -13,6 +13,7 @@ import (
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/flagvalue"
+	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/view"
 )
@@ -37,17 +38,17 @@ type EventQuery struct {
 func (q EventQuery) Filter(now time.Time) (view.EventFilter, error) {
 	if q.Topic != "" {
 		if err := events.ValidatePattern(q.Topic); err != nil {
-			return view.EventFilter{}, &Error{Err: err, Fix: "a pattern is a topic with * for any segment: build.done, build.*, *.done, *"}
+			return view.EventFilter{}, &hint.Error{Err: err, Fix: "a pattern is a topic with * for any segment: build.done, build.*, *.done, *"}
 		}
 	}
 	if q.Last < 0 || q.Iteration < 0 {
-		return view.EventFilter{}, &Error{Err: errors.New("last and iteration count from 1"), Fix: "leave them out for all events"}
+		return view.EventFilter{}, &hint.Error{Err: errors.New("last and iteration count from 1"), Fix: "leave them out for all events"}
 	}
 	f := view.EventFilter{Topic: q.Topic, Hat: q.Hat, Iteration: q.Iteration}
 	if q.Since != "" {
 		t, err := flagvalue.ParseSince(q.Since, now)
 		if err != nil {
-			return view.EventFilter{}, &Error{Err: err, Fix: "a duration back from now (10m, 2h) or a time (2026-11-22T10:00:00Z)"}
+			return view.EventFilter{}, &hint.Error{Err: err, Fix: "a duration back from now (10m, 2h) or a time (2026-11-22T10:00:00Z)"}
 		}
 		f.Since = t
 	}
@@ -60,13 +61,13 @@ func (q EventQuery) LogPath(dir string) (string, error) {
 	case q.Task != "":
 		path, _, err := autopilot.TaskLog(dir, q.Task)
 		if _, ok := errors.AsType[*autopilot.NoTaskLogError](err); ok {
-			err = &Error{Err: err, Fix: "`ralph autopilot status` lists the tasks in slots and where they run; a task that has not started has no log"}
+			err = &hint.Error{Err: err, Fix: "`ralph autopilot status` lists the tasks in slots and where they run; a task that has not started has no log"}
 		}
 		return path, err
 	case q.Autopilot:
 		path, err := autopilot.EventLog(dir)
 		if errors.Is(err, autopilot.ErrNoAutopilot) {
-			err = &Error{Err: err, Fix: "no autopilot has run here; start one with `ralph autopilot`"}
+			err = &hint.Error{Err: err, Fix: "no autopilot has run here; start one with `ralph autopilot`"}
 		}
 		return path, err
 	case q.Run != "":
@@ -74,7 +75,7 @@ func (q EventQuery) LogPath(dir string) (string, error) {
 	}
 	path, err := engine.CurrentLog(dir)
 	if errors.Is(err, engine.ErrNoLog) {
-		return "", &Error{Err: fmt.Errorf("no run here: %w in %s", err, filepath.Join(dir, engine.DirName)),
+		return "", &hint.Error{Err: fmt.Errorf("no run here: %w in %s", err, filepath.Join(dir, engine.DirName)),
 			Fix: "start one with `ralph loop`, or pass --file or --run"}
 	}
 	return path, err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/view"
 )
@@ -58,7 +59,7 @@ func LoopStatus(dir string, recent int, now time.Time, r *redact.Redactor) (engi
 		s.Recent[i] = view.RedactEvent(r, s.Recent[i])
 	}
 	if _, ok := errors.AsType[*engine.CorruptStateError](err); ok {
-		return s, &Error{Err: err, Fix: corruptStateHint}
+		return s, &hint.Error{Err: err, Fix: corruptStateHint}
 	}
 	if err == nil && s.Ended != nil {
 		ended := *s.Ended

@@ -3,14 +3,14 @@ package mcp
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/redact"
-	"github.com/ralph-loop/ralph/view/api"
+	"github.com/ralph-loop/ralph/view"
 )
 
 // instructions tell the client what the server is for, once, at connect.
@@ -60,14 +60,7 @@ type toolError struct{ err error }
 
 func (e toolError) Error() string {
 	var b strings.Builder
-	for _, line := range strings.Split(strings.TrimRight(e.err.Error(), "\n"), "\n") {
-		fmt.Fprintf(&b, "ralph: error: %s\n", line)
-	}
-	if hint := api.HintOf(e.err); hint != "" {
-		for _, line := range strings.Split(hint, "\n") {
-			fmt.Fprintf(&b, "ralph: hint: %s\n", line)
-		}
-	}
+	hint.Write(&b, e.err, view.HintOf(e.err))
 	return strings.TrimRight(b.String(), "\n")
 }
 

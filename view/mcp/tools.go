@@ -12,6 +12,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/view/api"
 )
@@ -204,7 +205,7 @@ func (t tools) ask(_ context.Context, _ *sdk.CallToolRequest, in AskInput) (*sdk
 	if in.Timeout != "" {
 		d, err := time.ParseDuration(in.Timeout)
 		if err != nil || d < 0 {
-			return failed[Asked](&api.Error{Err: fmt.Errorf("timeout %q is not a duration", in.Timeout), Fix: "give a duration like 30m or 1h30m, or leave it out for the config's human.timeout_seconds"})
+			return failed[Asked](&hint.Error{Err: fmt.Errorf("timeout %q is not a duration", in.Timeout), Fix: "give a duration like 30m or 1h30m, or leave it out for the config's human.timeout_seconds"})
 		}
 		timeout = d
 	}

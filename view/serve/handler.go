@@ -10,10 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ralph-loop/ralph/autopilot"
-	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/internal/treewatch"
+	"github.com/ralph-loop/ralph/view"
 	"github.com/ralph-loop/ralph/view/api"
 )
 
@@ -99,7 +99,7 @@ func (h *Handler) handle(mux *http.ServeMux, rt route) {
 	})
 	notAllowed := func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", rt.method)
-		writeError(w, http.StatusMethodNotAllowed, &api.Error{Err: errors.New(r.Method + " " + r.URL.Path + " is not allowed"),
+		writeError(w, http.StatusMethodNotAllowed, &hint.Error{Err: errors.New(r.Method + " " + r.URL.Path + " is not allowed"),
 			Fix: rt.method + " it; /api/openapi.json lists the routes"})
 	}
 	mux.HandleFunc(rt.path, notAllowed)
@@ -139,7 +139,7 @@ func (h *Handler) routeMethods() map[string]string {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	if !h.everyRequest && !loopbackHost(r.Host) {
-		writeError(w, http.StatusForbidden, &api.Error{Err: errors.New("host " + r.Host + " is not this machine's loopback"),
+		writeError(w, http.StatusForbidden, &hint.Error{Err: errors.New("host " + r.Host + " is not this machine's loopback"),
 			Fix: "open the page at http://127.0.0.1:PORT/ or http://localhost:PORT/; to serve other hosts, pass --addr with their interface (every request then needs the token)"})
 		return
 	}
@@ -165,7 +165,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.site.ServeHTTP(w, r)
 }
 
-var errNoRoute = &api.Error{Err: errors.New("no such route"), Fix: "/api/openapi.json lists the routes"}
+var errNoRoute = &hint.Error{Err: errors.New("no such route"), Fix: "/api/openapi.json lists the routes"}
 
 // authorized reports whether r carries the token: as a bearer token or,
 // a GET when everyRequest asks it of GETs too, as ?token= or the page's
@@ -218,28 +218,19 @@ func cookieName(r *http.Request) string {
 func (h *Handler) unauthorized(w http.ResponseWriter) {
 	w.Header().Set("WWW-Authenticate", `Bearer realm="ralph"`)
 	w.Header().Set("Connection", "close")
-	writeError(w, http.StatusUnauthorized, &api.Error{Err: errors.New("this request needs the token"),
+	writeError(w, http.StatusUnauthorized, &hint.Error{Err: errors.New("this request needs the token"),
 		Fix: "send `Authorization: Bearer TOKEN`, TOKEN from .ralph/" + TokenFile + " (ralph serve prints it at start)"})
 }
 
-// statusOf is the HTTP status that says what kind of failure err is.
+// statusOf is the HTTP status that says what kind of failure err is, read
+// from the kind its errors say they are (hint.Kind).
 func statusOf(err error) int {
-	var (
-		notRunning  *engine.NotRunningError
-		notPending  *engine.NotPendingError
-		unknownRun  *engine.UnknownRunError
-		noTaskLog   *autopilot.NoTaskLogError
-		badQuestion *engine.QuestionError
-		ambiguous   *engine.AmbiguousRunError
-		badRequest  *api.Error
-	)
 	switch {
-	case errors.As(err, &notRunning), errors.As(err, &notPending), errors.Is(err, engine.ErrRunOver):
+	case hint.Has(err, hint.Conflict):
 		return http.StatusConflict
-	case errors.Is(err, errNoAsset), errors.Is(err, errNoRoute), errors.Is(err, engine.ErrNoLog), errors.Is(err, autopilot.ErrNoAutopilot), errors.Is(err, fs.ErrNotExist),
-		errors.As(err, &unknownRun), errors.As(err, &noTaskLog):
+	case errors.Is(err, errNoAsset), errors.Is(err, errNoRoute), errors.Is(err, fs.ErrNotExist), hint.Has(err, hint.NotFound):
 		return http.StatusNotFound
-	case errors.As(err, &badQuestion), errors.As(err, &ambiguous), errors.As(err, &badRequest):
+	case hint.Has(err, hint.Invalid):
 		return http.StatusBadRequest
 	}
 	return http.StatusInternalServerError
@@ -252,7 +243,7 @@ type errorBody struct {
 }
 
 func writeError(w http.ResponseWriter, status int, err error) {
-	writeJSON(w, status, errorBody{Error: err.Error(), Hint: api.HintOf(err)})
+	writeJSON(w, status, errorBody{Error: err.Error(), Hint: view.HintOf(err)})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

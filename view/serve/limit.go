@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/ralph-loop/ralph/view/api"
+	"github.com/ralph-loop/ralph/internal/hint"
 )
 
 // DefaultMaxStreams bounds the streams open at once unless told otherwise.
@@ -81,7 +81,7 @@ func (h *Handler) asStream(serve func(http.ResponseWriter, *http.Request) error)
 		if err != nil {
 			w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
 			w.Header().Set("Connection", "close")
-			writeError(w, http.StatusServiceUnavailable, &api.Error{Err: err,
+			writeError(w, http.StatusServiceUnavailable, &hint.Error{Err: err,
 				Fix: "close a page or stream of this server, or try again in a few seconds; `ralph serve --max-streams N` allows more"})
 			return nil
 		}

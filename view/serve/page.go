@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ralph-loop/ralph/view/api"
+	"github.com/ralph-loop/ralph/internal/hint"
 )
 
 // page is the web page and its assets, embedded so the binary serves them
@@ -28,7 +28,7 @@ var assets = func() fs.FS {
 	return sub
 }()
 
-var errNoAsset = &api.Error{Err: errors.New("no such page"), Fix: "the page is at /; the API is under /api/ (/api/openapi.json lists it)"}
+var errNoAsset = &hint.Error{Err: errors.New("no such page"), Fix: "the page is at /; the API is under /api/ (/api/openapi.json lists it)"}
 
 // page serves / and the page's assets, and nothing else: a path that is
 // not already clean (.., //, a trailing /) names no asset, so no request

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/view/api"
 )
 
@@ -120,7 +121,7 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if strings.TrimSpace(body.Text) == "" {
-		return &api.Error{Err: errors.New("the answer has no text"), Fix: `send {"text": "…"}, and "id" and "task" to name the question`}
+		return &hint.Error{Err: errors.New("the answer has no text"), Fix: `send {"text": "…"}, and "id" and "task" to name the question`}
 	}
 	return say(w)(api.Answer(h.dir, body.Task, body.ID, body.Text, "api"))
 }
@@ -152,7 +153,7 @@ func readBody(r *http.Request, v any) error {
 		return err
 	}
 	if len(data) > maxBody {
-		return &api.Error{Err: errors.New("the request's body is too long"), Fix: "send the few fields /api/openapi.json lists"}
+		return &hint.Error{Err: errors.New("the request's body is too long"), Fix: "send the few fields /api/openapi.json lists"}
 	}
 	if len(strings.TrimSpace(string(data))) == 0 {
 		return nil
@@ -160,7 +161,7 @@ func readBody(r *http.Request, v any) error {
 	dec := json.NewDecoder(strings.NewReader(string(data)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return &api.Error{Err: fmt.Errorf("the request's body: %w", err), Fix: "send a JSON object with the fields /api/openapi.json lists"}
+		return &hint.Error{Err: fmt.Errorf("the request's body: %w", err), Fix: "send a JSON object with the fields /api/openapi.json lists"}
 	}
 	return nil
 }
@@ -169,7 +170,7 @@ func readBody(r *http.Request, v any) error {
 func eventQuery(v url.Values) (api.EventQuery, error) {
 	for key := range v {
 		if !queryKeys[key] {
-			return api.EventQuery{}, &api.Error{Err: fmt.Errorf("unknown query parameter %q", key),
+			return api.EventQuery{}, &hint.Error{Err: fmt.Errorf("unknown query parameter %q", key),
 				Fix: "the filters are those of `ralph events`: topic, hat, iteration, since, last, task, autopilot, run (and from, token)"}
 		}
 	}
@@ -183,7 +184,7 @@ func eventQuery(v url.Values) (api.EventQuery, error) {
 	}
 	if s := v.Get("autopilot"); s != "" {
 		if q.Autopilot, err = strconv.ParseBool(s); err != nil {
-			return q, &api.Error{Err: fmt.Errorf("autopilot=%q is not true or false", s), Fix: "autopilot=true reads the autopilot's own log"}
+			return q, &hint.Error{Err: fmt.Errorf("autopilot=%q is not true or false", s), Fix: "autopilot=true reads the autopilot's own log"}
 		}
 	}
 	return q, nil
@@ -201,7 +202,7 @@ func count(v url.Values, key string) (int, error) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 {
-		return 0, &api.Error{Err: fmt.Errorf("%s=%q is not a whole number from 1", key, s), Fix: "leave it out for all events"}
+		return 0, &hint.Error{Err: fmt.Errorf("%s=%q is not a whole number from 1", key, s), Fix: "leave it out for all events"}
 	}
 	return n, nil
 }

@@ -11,8 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/redact"
-	"github.com/ralph-loop/ralph/view/api"
 )
 
 // DefaultAddr is where `ralph serve` listens unless told otherwise: on
@@ -100,7 +100,7 @@ func listenError(addr string, err error) error {
 	if errors.Is(err, syscall.EADDRINUSE) {
 		fix = "another program (maybe another `ralph serve`) listens there; pick another port with --addr 127.0.0.1:PORT, or 127.0.0.1:0 for any free one"
 	}
-	return &api.Error{Err: fmt.Errorf("listen on %s: %w", addr, err), Fix: fix}
+	return &hint.Error{Err: fmt.Errorf("listen on %s: %w", addr, err), Fix: fix}
 }
 
 // openAPIDoc describes the API, for clients and their generators.

@@ -22,7 +22,7 @@ import (
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
-	"github.com/ralph-loop/ralph/view/api"
+	"github.com/ralph-loop/ralph/view"
 )
 
 const testToken = "s3cret-token"
@@ -474,12 +474,12 @@ func TestRunSaysWhyItCannotListen(t *testing.T) {
 	err = Run(context.Background(), &out, Options{Dir: t.TempDir(), Addr: taken.Addr().String()})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "listen on "+taken.Addr().String())
-	assert.Contains(t, api.HintOf(err), "127.0.0.1:0 for any free one")
+	assert.Contains(t, view.HintOf(err), "127.0.0.1:0 for any free one")
 	assert.Empty(t, out.String(), "it printed no address it does not listen on")
 
 	err = Run(context.Background(), &out, Options{Dir: t.TempDir(), Addr: "nowhere"})
 	require.Error(t, err)
-	assert.Contains(t, api.HintOf(err), "--addr HOST:PORT")
+	assert.Contains(t, view.HintOf(err), "--addr HOST:PORT")
 }
 
 func TestRunServesUntilItsContextEnds(t *testing.T) {

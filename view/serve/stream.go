@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/treewatch"
 	"github.com/ralph-loop/ralph/view"
 	"github.com/ralph-loop/ralph/view/api"
@@ -194,7 +195,7 @@ func resumeOffset(r *http.Request, path string) (int64, bool, error) {
 		return 0, false, nil
 	}
 	bad := func(why string) error {
-		return &api.Error{Err: fmt.Errorf("the stream cannot resume at %q: %s", s, why),
+		return &hint.Error{Err: fmt.Errorf("the stream cannot resume at %q: %s", s, why),
 			Fix: "send the id of the last event received as Last-Event-ID (or ?from=), or neither to start from the log's start"}
 	}
 	from, err := strconv.ParseInt(s, 10, 64)
@@ -216,7 +217,7 @@ func (s *sse) fail(ctx context.Context, err error) {
 	if err == nil || ctx.Err() != nil {
 		return
 	}
-	data, _ := json.Marshal(errorBody{Error: err.Error(), Hint: api.HintOf(err)})
+	data, _ := json.Marshal(errorBody{Error: err.Error(), Hint: view.HintOf(err)})
 	_ = s.send("", "error", data)
 }
 

@@ -12,8 +12,8 @@ import (
 	"strings"
 
 	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
-	"github.com/ralph-loop/ralph/view/api"
 )
 
 // TokenFile is where, in a workspace's .ralph/, `ralph serve` keeps the
@@ -35,7 +35,7 @@ func LoadToken(dir string) (string, error) {
 	}
 	token := strings.TrimSpace(string(data))
 	if token == "" {
-		return "", &api.Error{Err: fmt.Errorf("the token file %s is empty", path), Fix: "remove it: the next `ralph serve` makes a new token"}
+		return "", &hint.Error{Err: fmt.Errorf("the token file %s is empty", path), Fix: "remove it: the next `ralph serve` makes a new token"}
 	}
 	return token, nil
 }

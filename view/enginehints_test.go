@@ -1,0 +1,29 @@
+package view
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/ralph-loop/ralph/engine"
+)
+
+// The engine's refusals of a request carry facts; the command to type is
+// said here, as HintOf finds it through any wrapping.
+func TestHintOfRefusedRequests(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{&engine.NotRunningError{Dir: "/w", What: "loop"}, "`ralph status` shows how the last run ended"},
+		{&engine.NotRunningError{Dir: "/w", What: "autopilot"}, "`ralph autopilot status` shows how the last one ended"},
+		{&engine.NotPendingError{ID: "q-1", Pending: &engine.Question{ID: "q-2", Text: "Which?"}},
+			"answer the pending question with `ralph answer q-2 \"TEXT\"` (it asks: Which?)"},
+		{&engine.NotPendingError{}, "a question waits once the iteration that asked it has ended; `ralph status` shows waiting_for_human"},
+		{&engine.QuestionError{What: "answer", Problem: "the answer is empty"}, `say what the agent should do, e.g. ralph answer "keep the old API"`},
+		{&engine.QuestionError{What: "timeout"}, "give a wait such as 30m, or leave it out"},
+	} {
+		assert.Equal(t, tc.want, HintOf(fmt.Errorf("wrapped: %w", tc.err)), "%#v", tc.err)
+	}
+}
