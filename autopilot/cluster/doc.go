@@ -28,6 +28,18 @@
 // restarted or a worker whose first publication's acknowledgement was
 // lost, is stored once, and nobody else can take its id first.
 //
+// # Versions
+//
+// Messages are JSON with snake_case keys, as the loop's files are. Until
+// the autopilot's state version 2 they were camelCase (repoUrl, taskId,
+// exitCode, …); Task, Result and Events read either spelling, because the
+// streams outlive the processes: tasks queued, results not yet
+// acknowledged, event batches and the coordinator's dispatch records that
+// an earlier ralph left are read after an upgrade. An earlier ralph cannot
+// read today's spelling (its worker fails such a task as invalid,
+// "repoUrl: empty"; its coordinator drops such a result), so a coordinator
+// and its workers run the same ralph: upgrade them together.
+//
 // # Trust
 //
 // Every message is signed with an Ed25519 nkey (Signer; the headers
