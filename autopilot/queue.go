@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/git"
 )
 
@@ -254,7 +255,7 @@ func (a *Autopilot) startRetry(ctx context.Context, r Slot, slot string) error {
 	if err := a.journal.record(TopicTaskAssigned, p); err != nil {
 		return err
 	}
-	return a.launch(ctx, slot, r.Task, r.Attempt, StartFresh)
+	return a.launch(ctx, slot, r.Task, r.Attempt, engine.StartFresh)
 }
 
 func shortHash(h string) string {

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/ralph-loop/ralph/engine"
 )
 
 // reconcile brings an unfinished run back in step with the world after a
@@ -41,7 +43,7 @@ func (a *Autopilot) reconcileSlot(ctx context.Context, slot string, s Slot) erro
 		if err := a.commitTracker(ctx, "ralph: claim "+s.Task); err != nil {
 			return err
 		}
-		return a.launch(ctx, slot, s.Task, s.Attempt, StartNew)
+		return a.launch(ctx, slot, s.Task, s.Attempt, engine.StartNew)
 	}
 	state, res := inspectLoop(dir)
 	if state == loopRunning {
@@ -57,12 +59,12 @@ func (a *Autopilot) reconcileSlot(ctx context.Context, slot string, s Slot) erro
 	case loopEnded:
 		return a.loopEnded(ctx, slotResult{slot: slot, task: s.Task, attempt: s.Attempt, res: res})
 	case loopCut, loopRunning:
-		return a.launch(ctx, slot, s.Task, s.Attempt, StartResume)
+		return a.launch(ctx, slot, s.Task, s.Attempt, engine.StartResume)
 	case loopNone:
 	}
-	mode := StartNew
+	mode := engine.StartNew
 	if s.Attempt > 1 {
-		mode = StartFresh
+		mode = engine.StartFresh
 	}
 	return a.launch(ctx, slot, s.Task, s.Attempt, mode)
 }

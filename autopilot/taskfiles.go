@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/ralph-loop/ralph/criteria"
+	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
 	"github.com/ralph-loop/ralph/tasks"
 )
@@ -34,7 +35,7 @@ func (a *Autopilot) taskDir(task string) string {
 }
 
 // job is the loop of task's attempt.
-func (a *Autopilot) job(task string, attempt int, mode StartMode) (Job, error) {
+func (a *Autopilot) job(task string, attempt int, mode engine.StartMode) (Job, error) {
 	dir := a.taskDir(task)
 	job := Job{Run: a.state().RunID, Task: task, Attempt: attempt, Dir: a.worktree(task), Mode: mode,
 		Configs: a.opts.Configs, Overlay: filepath.Join(dir, overlayFile),

@@ -15,18 +15,31 @@ import (
 	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
-// Stop requests written into .ralph/stop by `ralph stop`.
+// StopMode is how a stop request (`ralph stop`, written into .ralph/stop)
+// stops the loop.
+type StopMode string
+
+// Stop modes, as .ralph/stop holds them.
 const (
-	StopAtBoundary = "next" // stop before the next iteration
-	StopNow        = "now"  // interrupt the running iteration
+	StopAtBoundary StopMode = "next" // stop before the next iteration
+	StopNow        StopMode = "now"  // interrupt the running iteration
 )
 
+// ParseStopMode reads a stop mode as .ralph/stop holds it.
+func ParseStopMode(s string) (StopMode, error) {
+	switch m := StopMode(strings.TrimSpace(s)); m {
+	case StopAtBoundary, StopNow:
+		return m, nil
+	}
+	return "", fmt.Errorf("stop mode %q: want %q (before the next iteration) or %q (at once)", s, StopAtBoundary, StopNow)
+}
+
 // RequestStop asks the loop running in workspace to stop.
-func RequestStop(workspace, mode string) error {
+func RequestStop(workspace string, mode StopMode) error {
 	dir := filepath.Join(workspace, DirName)
 	// Written in place, not renamed, so the watcher sees one write event
 	// on the file it watches for.
-	return ralphdir.WriteFile(dir, filepath.Join(dir, StopFile), []byte(mode+"\n"))
+	return ralphdir.WriteFile(dir, filepath.Join(dir, StopFile), []byte(string(mode)+"\n"))
 }
 
 // NotRunningError says no process holds a workspace's lock, so there is
@@ -41,7 +54,7 @@ func (e *NotRunningError) Kind() hint.Kind { return hint.Conflict }
 
 // StopRunning asks the loop running in workspace to stop, and says which
 // run it asked; a *NotRunningError when none is running.
-func StopRunning(workspace, mode string) (LockInfo, error) {
+func StopRunning(workspace string, mode StopMode) (LockInfo, error) {
 	held, info := LockHeld(filepath.Join(workspace, DirName, LockFile))
 	if !held {
 		return info, &NotRunningError{Dir: workspace, What: "loop"}
@@ -62,7 +75,7 @@ type stopWatcher struct {
 
 	mu        sync.Mutex
 	lastRead  string // the file's content at the last read
-	requested string
+	requested StopMode
 	onNow     func()
 	quit      chan struct{}
 	done      chan struct{}
@@ -118,13 +131,16 @@ func (s *stopWatcher) read() {
 		return // read again on the timer: this request was acted on
 	}
 	s.lastRead = mode
-	if mode != StopNow {
-		mode = StopAtBoundary
+	// A request in a form this ralph does not know (written by hand, or by
+	// another version) still asks the loop to stop: the gentler way.
+	requested, err := ParseStopMode(mode)
+	if err != nil {
+		requested = StopAtBoundary
 	}
 	if s.requested != StopNow {
-		s.requested = mode
+		s.requested = requested
 	}
-	if mode == StopNow && s.onNow != nil {
+	if requested == StopNow && s.onNow != nil {
 		s.onNow()
 	}
 	select {

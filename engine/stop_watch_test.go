@@ -6,6 +6,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // A stop request whose notification never reaches the watcher (lost in an
@@ -44,5 +47,18 @@ func waitFor(t *testing.T, c <-chan struct{}, what string) {
 	case <-c:
 	case <-time.After(30 * time.Second):
 		t.Fatalf("%s was never seen", what)
+	}
+}
+
+func TestParseStopMode(t *testing.T) {
+	for in, want := range map[string]StopMode{"next": StopAtBoundary, "now": StopNow, "now\n": StopNow, " next ": StopAtBoundary} {
+		got, err := ParseStopMode(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, got, in)
+	}
+	for _, bad := range []string{"", "stop", "NOW", "later"} {
+		_, err := ParseStopMode(bad)
+		require.Error(t, err, bad)
+		assert.Contains(t, err.Error(), `want "next" (before the next iteration) or "now" (at once)`)
 	}
 }
