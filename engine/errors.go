@@ -7,7 +7,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ralph-loop/ralph/internal/exitcode"
 	"github.com/ralph-loop/ralph/internal/fileholders"
 	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/plural"
@@ -15,8 +14,9 @@ import (
 
 // The errors the engine returns, in one place. Each carries the facts a
 // caller needs (the lock's holders, the file and its errno, the run) and
-// its exit status; what to tell the user to do is the caller's to choose
-// (cmd/ralph/hints.go).
+// the kind of failure it is (hint.Kind, which ralph serve's statuses read);
+// each ends a command with exit status 3 (hint.ExitCode). What to tell the
+// user to do is the views' to choose (view.EngineHint).
 
 // ErrNoState means there is no checkpoint: no run has started here.
 var ErrNoState = errors.New("no run state")
@@ -33,6 +33,9 @@ func (e *CorruptStateError) Error() string {
 
 func (e *CorruptStateError) Unwrap() error { return e.Err }
 
+// Kind: the checkpoint on disk is not one ralph can use as it is.
+func (e *CorruptStateError) Kind() hint.Kind { return hint.Invalid }
+
 // LogPathError means .ralph/current-events names an event log that is not
 // a file in .ralph/: ralph reads and appends only to logs there.
 type LogPathError struct {
@@ -45,6 +48,9 @@ func (e *LogPathError) Error() string {
 		e.File, e.Log, DirName)
 }
 
+// Kind: the file that names the log is wrong, not the request.
+func (e *LogPathError) Kind() hint.Kind { return hint.Invalid }
+
 // AgentAuthError means the agent could not authenticate: retrying cannot
 // help until a person logs in or sets a key, so the run ends as fatal.
 type AgentAuthError struct {
@@ -54,8 +60,8 @@ type AgentAuthError struct {
 
 func (e *AgentAuthError) Error() string { return e.Message }
 
-// ExitCode makes it fatal.
-func (e *AgentAuthError) ExitCode() int { return exitcode.Fatal }
+// Kind: the failure is the agent's provider's, outside the request.
+func (e *AgentAuthError) Kind() hint.Kind { return hint.Other }
 
 // LockHeldError means the workspace lock is held by another process.
 type LockHeldError struct {
@@ -85,16 +91,16 @@ func (e *LockHeldError) Error() string {
 		e.Holder.StartedAt.Local().Format(time.DateTime), e.Path)
 }
 
-// ExitCode makes a held lock a fatal error.
-func (e *LockHeldError) ExitCode() int { return exitcode.Fatal }
+// Kind: another process holds the workspace now.
+func (e *LockHeldError) Kind() hint.Kind { return hint.Conflict }
 
 // NoRunError means --resume found nothing to resume.
 type NoRunError struct{ Why string }
 
 func (e *NoRunError) Error() string { return "no run to resume: " + e.Why }
 
-// ExitCode makes it a fatal error.
-func (e *NoRunError) ExitCode() int { return exitcode.Fatal }
+// Kind: there is no run to resume.
+func (e *NoRunError) Kind() hint.Kind { return hint.NotFound }
 
 // UnfinishedRunError means a plain `ralph loop` found a run that was cut off.
 type UnfinishedRunError struct {
@@ -107,8 +113,9 @@ func (e *UnfinishedRunError) Error() string {
 	return fmt.Sprintf("run %s is unfinished (%s after %s)", e.RunID, e.Why, plural.Count(e.Iteration, "iteration", "iterations"))
 }
 
-// ExitCode makes it a fatal error.
-func (e *UnfinishedRunError) ExitCode() int { return exitcode.Fatal }
+// Kind: the run that is there refuses a fresh start until it is resumed
+// or set aside.
+func (e *UnfinishedRunError) Kind() hint.Kind { return hint.Conflict }
 
 // ErrNoLog means a workspace has no event log yet: no run has started.
 var ErrNoLog = hint.New(hint.NotFound, "no event log")
@@ -141,8 +148,8 @@ func (e *StorageError) cause() string {
 	return e.Err.Error()
 }
 
-// ExitCode makes it a fatal error.
-func (e *StorageError) ExitCode() int { return exitcode.Fatal }
+// Kind: the disk failed, not the request.
+func (e *StorageError) Kind() hint.Kind { return hint.Other }
 
 // UnknownRunError means no run of the workspace has the id asked for, nor
 // an id it starts.
@@ -153,9 +160,7 @@ type UnknownRunError struct {
 
 func (e *UnknownRunError) Error() string { return fmt.Sprintf("no run %q in %s", e.ID, e.Dir) }
 
-// ExitCode makes it a fatal error.
-func (e *UnknownRunError) ExitCode() int { return exitcode.Fatal }
-
+// Kind: no run has that id.
 func (e *UnknownRunError) Kind() hint.Kind { return hint.NotFound }
 
 // AmbiguousRunError means a prefix of a run id that starts several runs'
@@ -169,7 +174,5 @@ func (e *AmbiguousRunError) Error() string {
 	return fmt.Sprintf("%q names %d runs: %s", e.ID, len(e.Matches), strings.Join(e.Matches, ", "))
 }
 
-// ExitCode makes it a fatal error.
-func (e *AmbiguousRunError) ExitCode() int { return exitcode.Fatal }
-
+// Kind: the id asked for is too short to name one run.
 func (e *AmbiguousRunError) Kind() hint.Kind { return hint.Invalid }
