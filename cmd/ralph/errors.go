@@ -47,7 +47,7 @@ func reportError(w io.Writer, err error) int {
 
 // usageError reports a command-line mistake with the usage line and exits 3.
 func usageError(w io.Writer, parser *kong.Kong, kctx *kong.Context, err error) int {
-	fmt.Fprintf(w, "ralph: error: %s\n", err)
+	hint.Write(w, err, "")
 	var perr *kong.ParseError
 	if errors.As(err, &perr) && perr.Context != nil {
 		kctx = perr.Context
