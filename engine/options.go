@@ -230,6 +230,11 @@ type RunInfo struct {
 	Hats       []string
 	EventsFile string
 	MaxIter    int
+	// Spec is the SPEC file of a SPEC-mode run as a person in the
+	// workspace would write it, else Source. Tasks is how many boxes it
+	// has: a run without one has one task, its objective.
+	Spec  string
+	Tasks int
 	// On resume, what the run had done before: iterations, cost, tokens
 	// and commits, so a display can carry on from there.
 	Iterations int

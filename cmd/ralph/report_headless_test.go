@@ -82,7 +82,7 @@ func TestHeadlessEnd(t *testing.T) {
 // run ids, log names and the workspace path.
 func normalizeHeadless(stream, workspace string) string {
 	for _, r := range []struct{ re, with string }{
-		{`"ts":"[^"]*"`, `"ts":"TS"`},
+		{`"(ts|timestamp)":"[^"]*"`, `"$1":"TS"`},
 		{`"(total_)?duration_ms":\d+`, `"${1}duration_ms":0`},
 		{`\d{8}-\d{6}-[0-9a-f]{6}`, "RUN-ID"},
 		{`events-\d{8}-\d{6}(-\d+)?\.jsonl`, "events-TIME.jsonl"},
