@@ -168,3 +168,27 @@ func TestHeadlessStreamOfAnInterruptedRun(t *testing.T) {
 	c.read(t, stdout.String())
 	assert.Empty(t, c.outcome)
 }
+
+// An agent taught by another loop's prompt prints <promise>COMPLETE</promise>
+// when it is done: ralph reads it as the completion claim, judged like the
+// completion topic (here by the acceptance criteria), while one shown in a
+// code block is an example and claims nothing.
+func TestPromiseCompleteIsTheCompletionClaim(t *testing.T) {
+	w := newWorkspace(t)
+	w.write("ralph.yml", "event_loop:\n  prompt: Write done.txt.\n  max_iterations: 4\n  completion_confirmations: 1\n"+
+		"acceptance_criteria:\n  - {type: file_exists, path: done.txt}\n"+agentCLI())
+	w.script(agentScript{Steps: []step{
+		say("Tell me when you are done with:\n```\n<promise>COMPLETE</promise>\n```"),
+		say("<promise>COMPLETE</promise>"),
+		{Write: map[string]string{"done.txt": "done\n"}, Say: "Wrote it.\n<promise>COMPLETE</promise>"},
+	}})
+
+	r := w.ralph("loop", "--headless")
+
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, []string{"ralph criteria.baseline", "ralph task.start",
+		"finished ralph success",                                                                           // the example in a code block claims nothing
+		"tag LOOP_COMPLETE", "finished ralph success", "ralph event.rejected", "ralph completion.rejected", // judged, and refused
+		"tag LOOP_COMPLETE", "finished ralph success", "terminate completed"}, w.flow())
+	assert.Contains(t, r.stdout, `"payload":"<promise>COMPLETE</promise>"`)
+}
