@@ -192,3 +192,23 @@ func TestPromiseCompleteIsTheCompletionClaim(t *testing.T) {
 		"tag LOOP_COMPLETE", "finished ralph success", "terminate completed"}, w.flow())
 	assert.Contains(t, r.stdout, `"payload":"<promise>COMPLETE</promise>"`)
 }
+
+// A criterion whose file is outside the workspace can never pass: ralph
+// validate reports it at its line, and a run refuses to start with it
+// rather than ending stuck.
+func TestCriteriaOutsideTheWorkspaceAreRefusedBeforeARun(t *testing.T) {
+	w := newWorkspace(t)
+	outside := filepath.Join(t.TempDir(), "done.txt")
+	w.write("ralph.yml", "event_loop:\n  prompt: Write done.txt.\n  max_iterations: 2\n"+
+		"acceptance_criteria:\n  - {type: file_exists, path: "+outside+"}\n"+agentCLI())
+	w.script(agentScript{Steps: []step{say(tag("LOOP_COMPLETE", "done"))}})
+
+	for _, args := range [][]string{{"validate"}, {"loop"}} {
+		r := w.ralph(args...)
+		assert.Equal(t, 3, r.code, "%v: %s", args, r.stderr)
+		assert.Contains(t, r.stderr, "ralph.yml:5: file_exists ", args)
+		assert.Contains(t, r.stderr, fmt.Sprintf("path %q is outside the workspace %s", outside, w.dir), args)
+		assert.Contains(t, r.stderr, "hint: criteria only look inside the workspace", args)
+	}
+	assert.Zero(t, w.agentRuns(), "no agent ran")
+}

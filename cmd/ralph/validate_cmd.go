@@ -52,6 +52,7 @@ func (c *validateCmd) Run(g *globals) error {
 	}
 	errs, warnings := cfg.TopologyProblems(reg, path)
 	errs = append(errs, hooks.Problems(cfg, reg, g.Dir)...)
+	errs = append(errs, cfg.CriteriaProblems(g.Dir)...)
 	for _, w := range warnings {
 		fmt.Fprintf(g.stderr, "ralph: warning: %s\n", w)
 	}
