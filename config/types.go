@@ -41,6 +41,8 @@ type Config struct {
 	// such as keys ralph accepts without implementing.
 	Warnings []string
 
+	// autopilotSection says the config has an autopilot: section.
+	autopilotSection bool
 	// pathCriteria are the criteria that read a file, where each was
 	// written, for CriteriaProblems.
 	pathCriteria []placedCriterion

@@ -212,3 +212,26 @@ func TestCriteriaOutsideTheWorkspaceAreRefusedBeforeARun(t *testing.T) {
 	}
 	assert.Zero(t, w.agentRuns(), "no agent ran")
 }
+
+// ralph validate checks the agent CLI as ralph loop does: a cli.command
+// path that runs nothing is an error, while a CLI this machine lacks on
+// PATH is for ralph doctor to report; a config for the autopilot needs no
+// objective of its own.
+func TestValidateChecksTheAgentCLIAsTheLoopDoes(t *testing.T) {
+	w := newWorkspace(t)
+	w.write("ralph.yml", "event_loop:\n  prompt: x\ncli:\n  backend: command\n  command: ./missing.sh\n")
+	r := w.ralph("validate")
+	assert.Equal(t, 3, r.code, r.stderr)
+	assert.Contains(t, r.stderr, `missing.sh`)
+	assert.Equal(t, r.code, w.ralph("loop").code, "the loop refuses it too")
+
+	w.write("ralph.yml", "event_loop:\n  prompt: x\ncli:\n  backend: claude\n  command: ralph-test-no-such-claude\n")
+	r = w.ralph("validate")
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.Empty(t, r.stderr)
+
+	w.write("ralph.yml", "autopilot:\n  source: {type: checklist, path: TODO.md}\n"+agentCLI())
+	r = w.ralph("validate")
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.NotContains(t, r.stderr, "objective", "the autopilot's tasks are the objectives")
+}
