@@ -260,6 +260,13 @@ type IterationInfo struct {
 	Cost IterationCost
 }
 
+// NoticeReporter is a Reporter that also tells people what the run is
+// doing that is neither progress nor a problem (a long check about to
+// start), where Warn would cry wolf.
+type NoticeReporter interface {
+	Notice(msg string)
+}
+
 // StuckReporter is a Reporter that wants to hear, before LoopFinished, that
 // the run is ending because it made no progress, and how it ends.
 type StuckReporter interface {

@@ -415,7 +415,7 @@ func (e *Engine) begin(ctx context.Context, prev *RunState) error {
 	started.Head = head
 	lines := []events.Event{ralphEvent(TopicLoopStarted, started)}
 	if len(e.opts.Settings.AcceptanceCriteria) > 0 {
-		e.opts.Reporter.Warn(fmt.Sprintf("checking the %s once before the first iteration (the baseline)",
+		e.notice(fmt.Sprintf("checking the %s once before the first iteration (the baseline)",
 			plural.Count(len(e.opts.Settings.AcceptanceCriteria), "acceptance criterion", "acceptance criteria")))
 	}
 	if base, ok := e.baseline(ctx, head); ok {

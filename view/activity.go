@@ -152,6 +152,7 @@ func (*ActivityLog) RateLimited(engine.IterationInfo, time.Duration)            
 func (*ActivityLog) TaskComplete(int, string)                                   {}
 func (*ActivityLog) Stuck(engine.Termination, int)                              {}
 func (*ActivityLog) Warn(string)                                                {}
+func (*ActivityLog) Notice(string)                                              {}
 func (*ActivityLog) WaitingForHuman(engine.Question)                            {}
 func (*ActivityLog) HumanAnswered(engine.Question, engine.Reply)                {}
 

@@ -377,6 +377,10 @@ func (r *Headless) Stuck(end engine.Termination, withoutProgress int) {
 	r.emit("stuck", headStuck{Reason: EndMessage(end), IterationsWithoutProgress: withoutProgress})
 }
 
+// Notice is for people; a program gets what the run did, not what it is
+// about to do.
+func (*Headless) Notice(string) {}
+
 func (r *Headless) Warn(msg string) {
 	r.emit("warning", headWarning{Message: msg})
 }

@@ -17,6 +17,7 @@ type Reporter interface {
 	engine.TaskReporter
 	engine.StuckReporter
 	engine.HumanReporter
+	engine.NoticeReporter
 }
 
 // Phase is where the current iteration is.
@@ -225,6 +226,8 @@ func (m *Model) Stuck(end engine.Termination, _ int) {
 
 func (m *Model) Warn(string) {}
 
+func (m *Model) Notice(string) {}
+
 func (m *Model) LoopFinished(sum engine.Summary) {
 	m.update(func(r *Run) { r.Summary = &sum })
 }
@@ -301,6 +304,12 @@ func (t tee) Warn(msg string) {
 	}
 }
 
+func (t tee) Notice(msg string) {
+	for _, r := range t {
+		r.Notice(msg)
+	}
+}
+
 func (t tee) LoopFinished(sum engine.Summary) {
 	for _, r := range t {
 		r.LoopFinished(sum)
@@ -327,4 +336,5 @@ func (e essentials) Stuck(end engine.Termination, withoutProgress int) {
 	e.r.Stuck(end, withoutProgress)
 }
 func (e essentials) Warn(msg string)                 { e.r.Warn(msg) }
+func (essentials) Notice(string)                     {}
 func (e essentials) LoopFinished(sum engine.Summary) { e.r.LoopFinished(sum) }

@@ -235,3 +235,20 @@ func TestValidateChecksTheAgentCLIAsTheLoopDoes(t *testing.T) {
 	assert.Equal(t, 0, r.code, r.stderr)
 	assert.NotContains(t, r.stderr, "objective", "the autopilot's tasks are the objectives")
 }
+
+// The baseline check of the criteria is news, not a problem: it is said
+// without "warning:", and not in the headless stream.
+func TestTheBaselineIsANoticeNotAWarning(t *testing.T) {
+	w := newWorkspace(t)
+	w.write("ralph.yml", "event_loop:\n  prompt: Write done.txt.\n  max_iterations: 1\n"+
+		"acceptance_criteria:\n  - {type: file_exists, path: done.txt}\n"+agentCLI())
+	w.script(agentScript{Steps: []step{say("working")}})
+
+	r := w.ralph("loop")
+	assert.Contains(t, r.stderr, "ralph: checking the 1 acceptance criterion once before the first iteration (the baseline)")
+	assert.NotContains(t, r.stderr, "warning: checking")
+
+	r = w.ralph("loop", "--fresh", "--headless")
+	assert.NotContains(t, r.stdout, "baseline)")
+	assert.NotContains(t, r.stderr, "baseline)", "the headless stream's stderr keeps to what people must see")
+}
