@@ -23,7 +23,7 @@ help:
 	@echo "make agents  install the pinned agent CLIs from npm into $(AGENTS)"
 	@echo "make fuzz    run every fuzz target (parsers, loaders, state files) for $(FUZZTIME) each"
 	@echo "make golden  rewrite golden files from the current output"
-	@echo "make docs    write docs/cli.md, the command-line reference, from ralph's commands"
+	@echo "make docs    write docs/cli.md and the key reference of docs/configuration.md from the code"
 	@echo "make screenshot  retake docs/serve.png, ralph serve's page during a two-slot autopilot (needs chromium)"
 	@echo "make soak    a $(SOAK_ITERATIONS)-iteration run with 8 followers and a status poller; checks for leaks"
 	@echo "make stress  make test $(STRESS_RUNS) times in a row beside 4 CPU-bound processes and an fsync writer"
@@ -114,10 +114,12 @@ screenshot:
 golden:
 	$(GO) test ./cmd/ralph/ ./config/ ./events/ ./hats/ ./view/ -update
 
-# docs/cli.md is written from kong's model of the command line by the test
-# that checks it (cmd/ralph/clidoc_test.go); `make golden` writes it too.
+# docs/cli.md is written from kong's model of the command line, and the key
+# reference of docs/configuration.md from the JSON Schema, by the tests that
+# check them (cmd/ralph/clidoc_test.go, config/reference_test.go); `make
+# golden` writes them too.
 docs:
-	$(GO) test -count=1 -run '^TestCLIReferenceIsCurrent$$' ./cmd/ralph/ -update
+	$(GO) test -count=1 -run '^(TestCLIReferenceIsCurrent|TestConfigurationReferenceIsCurrent)$$' ./cmd/ralph/ ./config/ -update
 
 clean:
 	rm -rf bin

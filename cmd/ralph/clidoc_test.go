@@ -69,7 +69,7 @@ func renderCLIReference(app *kong.Application) string {
 	writeFlagTable(&b, visibleFlags(app.Node))
 	b.WriteString("\n## Commands\n\n")
 	for _, n := range commandNodes(app.Node) {
-		fmt.Fprintf(&b, "- [`%s`](#%s): %s\n", commandName(n), anchor(commandName(n)), escapeMarkdown(n.Help))
+		fmt.Fprintf(&b, "- [`%s`](#%s): %s\n", commandName(n), githubAnchor(commandName(n)), escapeMarkdown(n.Help))
 	}
 	for _, n := range commandNodes(app.Node) {
 		writeCommand(&b, n)
@@ -104,20 +104,6 @@ func namePath(n *kong.Node) string {
 	return namePath(n.Parent) + " " + n.Name
 }
 
-// anchor is the fragment GitHub gives a heading of text.
-func anchor(text string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(text) {
-		switch {
-		case r == ' ':
-			b.WriteRune('-')
-		case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9':
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
 func writeCommand(b *strings.Builder, n *kong.Node) {
 	fmt.Fprintf(b, "\n## %s\n\n", commandName(n))
 	usage := strings.TrimPrefix(n.Summary(), n.Path())
@@ -127,7 +113,7 @@ func writeCommand(b *strings.Builder, n *kong.Node) {
 	}
 	if n.DefaultCmd != nil {
 		fmt.Fprintf(b, "`%s [flags]` runs [`%s`](#%s).\n\n", commandName(n), commandName(n.DefaultCmd),
-			anchor(commandName(n.DefaultCmd)))
+			githubAnchor(commandName(n.DefaultCmd)))
 	}
 	fmt.Fprintf(b, "%s\n", escapeMarkdown(n.Help))
 	writeDetail(b, n.Detail)
@@ -144,7 +130,7 @@ func writeCommand(b *strings.Builder, n *kong.Node) {
 	if sub := commandNodes(n); len(sub) > 0 {
 		b.WriteString("\nCommands:\n\n")
 		for _, c := range sub {
-			fmt.Fprintf(b, "- [`%s`](#%s): %s\n", commandName(c), anchor(commandName(c)), escapeMarkdown(c.Help))
+			fmt.Fprintf(b, "- [`%s`](#%s): %s\n", commandName(c), githubAnchor(commandName(c)), escapeMarkdown(c.Help))
 		}
 	}
 }
