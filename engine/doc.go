@@ -7,8 +7,10 @@
 //
 // Everything that changes a run's state is a line in the event log. The
 // checkpoint is a fold of the log up to a byte offset ([RunState.Apply] over
-// every line), written atomically after each step, so it is a cache: with the
-// checkpoint gone, folding the whole log rebuilds it. ralph's own bookkeeping
+// every line), written atomically where the run hands control away (before
+// an agent starts, when the loop waits or ends), so it is a cache: with the
+// checkpoint gone, folding the whole log rebuilds it, and a resume folds
+// every line past the checkpoint it finds. ralph's own bookkeeping
 // lines carry what the fold needs:
 //
 //   - loop.started, loop.resumed: a run (or a resumed segment of it) begins.
@@ -63,10 +65,10 @@
 //	settling       → checking | terminating                    decide undecided events, publish an iteration's consequences
 //	checking       → selecting | awaiting_human | terminating  termination conditions, in the order of the exit-code table
 //	awaiting_human → checking | terminating                    a question waits for a person: the answer, a stop, a signal or the deadline
-//	selecting      → running                                   choose the hat, build the prompt, append iteration.started
-//	running        → collecting | waiting                      run the agent
-//	waiting        → checking                                  a rate limit: wait for the reset, then repeat the iteration
-//	collecting     → settling                                  append tag events and iteration.finished
+//	selecting      → running | settling                        choose the hat, build the prompt, append iteration.started (settling: the hat reached max_activations)
+//	running        → collecting                                run the agent
+//	waiting        → checking | terminating                    a rate limit: wait for the reset, then repeat the iteration (terminating: a signal)
+//	collecting     → settling | waiting | terminating          append tag events and iteration.finished (waiting: a rate limit; terminating: a fatal error)
 //	terminating    → done                                      append loop.terminate
 //
 // Completion is judged in settling, before limits are checked, so a run that

@@ -16,8 +16,9 @@ import (
 
 // The --headless stream: one JSON object per line on stdout, each with
 // "event" (its kind) and "ts" (RFC 3339, UTC, nanoseconds) first. The types
-// below are the schema; README.md documents every field, and a change here
-// must change it too. Fields are only ever added, never renamed, so a
+// below are the stream's; docs/headless.schema.json describes every field
+// (TestHeadlessSchemaMatchesTheStream holds it to these types) and
+// docs/headless.md documents them, so a change here must change both. Fields are only ever added, never renamed, so a
 // program that reads the stream keeps working.
 
 // headStarted: the run started or resumed.

@@ -18,8 +18,9 @@ import (
 
 // Watched is what runs in a workspace as its files say at one moment: a
 // lone loop, or an autopilot with its slots, and the loop one of them runs.
-// It is what `ralph watch` shows, and what a web dashboard would. It is read
-// from files only (WorkspaceReader): no lock is taken, nothing is written.
+// It is what `ralph watch` shows, and what view/api's Dashboard (`ralph
+// serve`'s page) is made from. It is read from files only
+// (WorkspaceReader): no lock is taken, nothing is written.
 type Watched struct {
 	Dir string
 	// Autopilot is nil when the workspace shows a lone loop (or nothing).

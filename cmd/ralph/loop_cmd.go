@@ -74,7 +74,7 @@ Examples:
 On a terminal a status panel stays at the bottom of the screen (iteration,
 hat, elapsed time, cost, tokens, tool counts, last commit, last event) below
 the agent's text; elsewhere ralph prints plain timestamped lines. --headless
-prints the JSON events described in README.md on stdout instead.`
+prints the JSON events described in docs/headless.md on stdout instead.`
 }
 
 // Validate rejects flags that contradict each other, before anything is

@@ -74,14 +74,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	defer sig.Stop()
 	var c cli
 	c.stdin, c.stdout, c.stderr, c.signals = stdin, stdout, stderr, sig
-	parser, err := kong.New(&c,
-		kong.Name("ralph"),
-		kong.Description("ralph runs a coding agent in a loop until a task is verifiably done."),
-		kong.Writers(stdout, stderr),
-		kong.Exit(func(code int) { panic(exitRequest{code}) }),
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true, Summary: true}),
-		kong.Help(usagePrinter),
-	)
+	parser, err := newParser(&c, stdout, stderr)
 	if err != nil {
 		return reportError(stderr, err)
 	}
@@ -114,6 +107,23 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	testhook.ExitStats()
 	return reportError(stderr, err)
 }
+
+// newParser is ralph's command line as kong models it, writing help and
+// usage mistakes to stdout and stderr. The tests and the generator of
+// docs/cli.md read the same model.
+func newParser(c *cli, stdout, stderr io.Writer) (*kong.Kong, error) {
+	return kong.New(c,
+		kong.Name("ralph"),
+		kong.Description(description),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) { panic(exitRequest{code}) }),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true, Summary: true}),
+		kong.Help(usagePrinter),
+	)
+}
+
+// description is what ralph is, in a sentence: the first line of its help.
+const description = "ralph runs a coding agent in a loop until a task is verifiably done."
 
 func newLogger(w io.Writer, debug bool) *slog.Logger {
 	level := slog.LevelWarn

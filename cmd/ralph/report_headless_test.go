@@ -18,16 +18,33 @@ import (
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/golden"
 	"github.com/ralph-loop/ralph/internal/hint"
+	"github.com/ralph-loop/ralph/internal/jsonschema"
 	"github.com/ralph-loop/ralph/view"
 )
 
-// headlessLines checks the stream's contract (see CheckStream) and returns
-// the event kinds in order.
+// headlessLines checks the stream's contract (see CheckStream) and that
+// each line is one docs/headless.schema.json describes, and returns the
+// event kinds in order.
 func headlessLines(t *testing.T, stream string) []string {
 	t.Helper()
 	kinds, err := view.CheckStream(stream)
 	require.NoError(t, err)
+	schema := headlessSchema(t)
+	for _, line := range strings.Split(strings.TrimSuffix(stream, "\n"), "\n") {
+		var doc any
+		require.NoError(t, json.Unmarshal([]byte(line), &doc))
+		assert.Empty(t, schema.Validate(doc), "a line of the --headless stream that docs/headless.schema.json does not describe: %s", line)
+	}
 	return kinds
+}
+
+func headlessSchema(t *testing.T) *jsonschema.Schema {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "headless.schema.json"))
+	require.NoError(t, err)
+	schema, err := jsonschema.Parse(data)
+	require.NoError(t, err)
+	return schema
 }
 
 // TestHeadlessEnd covers how a stream ends: one complete or failed line,

@@ -27,8 +27,9 @@ config would run on this machine (hooks, its agent, command criteria): the loops
 run this worker's agent, from -c and --backend. A server that is not on this
 machine needs credentials (--creds, --nkey, or user:password@ in the URL).
 
-Example:
-  ralph worker --cluster tls://h1:4222,tls://h2:4222 --creds ~/.config/ralph/worker.creds     --trust-coordinator UC7…  -c ~/.config/ralph/worker.yml     --allow-remote git@github.com:acme/app.git --slots 2`
+Examples:
+  ralph worker --cluster tls://h1:4222,tls://h2:4222 --creds ~/.config/ralph/worker.creds --trust-coordinator UC7… -c ~/.config/ralph/worker.yml --allow-remote git@github.com:acme/app.git --slots 2
+  ralph worker --cluster nats://127.0.0.1:4222 --trust-coordinator UC7… --backend claude --allow-remote /tmp/shared.git --dir /tmp/w1`
 }
 
 func (c *workerCmd) Run(ctx context.Context, g *globals) error {
