@@ -12,11 +12,11 @@ import (
 
 	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/criteria"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/exitcode"
 	"github.com/ralph-loop/ralph/internal/git"
 	"github.com/ralph-loop/ralph/internal/redact"
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/tasks"
 )
 
@@ -509,7 +509,7 @@ func (a *Autopilot) loopEnded(ctx context.Context, r slotResult) error {
 	switch {
 	case r.res.Completed():
 		p := Payload{Task: r.task, Slot: r.slot, Attempt: r.attempt}
-		if r.res.Cost != (engine.CostTotal{}) {
+		if r.res.Cost != (runfiles.CostTotal{}) {
 			p.Cost = &r.res.Cost
 		}
 		return a.journal.record(TopicTaskFinished, p)

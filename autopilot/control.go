@@ -6,9 +6,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/filewatch"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // Control requests: `ralph autopilot pause|resume|stop [--now]` each
@@ -43,12 +43,12 @@ func Request(repo, req string) error {
 }
 
 // RequestRunning hands req to the autopilot running in repo, as Request
-// does, and says which one it asked; an *engine.NotRunningError when none
+// does, and says which one it asked; an *runfiles.NotRunningError when none
 // is running.
-func RequestRunning(repo, req string) (engine.LockInfo, error) {
-	held, info := engine.LockHeld(filepath.Join(repo, ralphDir, LockFile))
+func RequestRunning(repo, req string) (runfiles.LockInfo, error) {
+	held, info := runfiles.LockHeld(filepath.Join(repo, ralphDir, LockFile))
 	if !held {
-		return info, &engine.NotRunningError{Dir: repo, What: "autopilot"}
+		return info, &runfiles.NotRunningError{Dir: repo, What: "autopilot"}
 	}
 	return info, Request(repo, req)
 }

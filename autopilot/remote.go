@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/config"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/tasks"
 )
 
@@ -116,15 +116,15 @@ func TaskLog(repo, task string) (path string, remote bool, err error) {
 	if err != nil {
 		return "", false, err
 	}
-	path, err = engine.CurrentLog(worktree)
+	path, err = runfiles.CurrentLog(worktree)
 	if err == nil {
 		return path, false, nil
 	}
-	if !errors.Is(err, engine.ErrNoLog) && !errors.Is(err, fs.ErrNotExist) {
+	if !errors.Is(err, runfiles.ErrNoLog) && !errors.Is(err, fs.ErrNotExist) {
 		return "", false, err
 	}
 	return "", false, &NoTaskLogError{Task: task,
-		Looked: []string{relativeTo(repo, mirror), "a loop's log in " + relativeTo(repo, filepath.Join(worktree, engine.DirName))}}
+		Looked: []string{relativeTo(repo, mirror), "a loop's log in " + relativeTo(repo, filepath.Join(worktree, runfiles.DirName))}}
 }
 
 // taskWorktree is task's worktree as the last task.assigned in repo's
@@ -184,10 +184,10 @@ func TaskGoesOn(repo, task string) bool {
 	}
 	// An interrupted autopilot keeps its slots for its resume, and records
 	// autopilot.stopped just before it lets go of its lock.
-	if last := engine.LastEvents(filepath.Join(dir, EventsFile), 1); len(last) == 1 && last[0].Topic == TopicStopped {
+	if last := runfiles.LastEvents(filepath.Join(dir, EventsFile), 1); len(last) == 1 && last[0].Topic == TopicStopped {
 		return false
 	}
-	held, _ := engine.LockHeld(filepath.Join(dir, LockFile))
+	held, _ := runfiles.LockHeld(filepath.Join(dir, LockFile))
 	return held
 }
 

@@ -7,10 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/ralph-loop/ralph/engine"
 )
 
 // Lines of a loop's event log, as a remote task's copy holds them.
@@ -173,7 +172,7 @@ func TestTaskGoesOnWhileARunningAutopilotHoldsItsSlot(t *testing.T) {
 	writeState(t, repo, "t-1")
 	assert.False(t, TaskGoesOn(repo, "t-1"), "an autopilot that is not running")
 
-	lock, err := engine.AcquireLock(t.Context(), filepath.Join(repo, ralphDir, LockFile), engine.LockInfo{PID: os.Getpid()}, engine.LockOptions{})
+	lock, err := runfiles.AcquireLock(t.Context(), filepath.Join(repo, ralphDir, LockFile), runfiles.LockInfo{PID: os.Getpid()}, runfiles.LockOptions{})
 	require.NoError(t, err)
 	defer func() { _ = lock.Release() }()
 	writeFile(t, filepath.Join(repo, ralphDir, EventsFile),

@@ -13,15 +13,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/git"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/tasks"
 )
 
 // ralphDir is ralph's directory in the repository.
-const ralphDir = engine.DirName
+const ralphDir = runfiles.DirName
 
 // PreconditionError is a reason the autopilot cannot start, found before
 // it changes anything.
@@ -233,7 +233,7 @@ func underAny(path string, dirs []string) bool {
 // refusal.
 type RunningError struct {
 	Repo   string
-	Holder engine.LockInfo
+	Holder runfiles.LockInfo
 }
 
 func (e *RunningError) Error() string {
@@ -249,7 +249,7 @@ func (e *RunningError) Hint() string {
 // autopilot would merge into: the two would change the same files.
 type LoopRunningError struct {
 	Repo   string
-	Holder engine.LockInfo
+	Holder runfiles.LockInfo
 }
 
 func (e *LoopRunningError) Error() string {
@@ -262,7 +262,7 @@ func (e *LoopRunningError) Hint() string {
 	return "see it with `ralph status` or `ralph events -f`, stop it with `ralph stop`, or start the autopilot once it has ended"
 }
 
-func describeHolder(h engine.LockInfo) string {
+func describeHolder(h runfiles.LockInfo) string {
 	s := fmt.Sprintf("pid %d", h.PID)
 	if h.Host != "" {
 		s += " on " + h.Host
@@ -277,7 +277,7 @@ func describeHolder(h engine.LockInfo) string {
 // is repo, as its lock says: a *RunningError naming it, or nil. It takes
 // no lock.
 func Running(repo string) error {
-	if held, info := engine.LockHeld(filepath.Join(repo, ralphDir, LockFile)); held {
+	if held, info := runfiles.LockHeld(filepath.Join(repo, ralphDir, LockFile)); held {
 		return &RunningError{Repo: repo, Holder: info}
 	}
 	return nil
@@ -287,7 +287,7 @@ func Running(repo string) error {
 // .ralph/ is the autopilot's) as a *LoopRunningError. The task loops'
 // workspaces are their worktrees, with a .ralph/ of their own.
 func loopInCheckout(repo string) error {
-	if held, info := engine.LockHeld(filepath.Join(repo, ralphDir, engine.LockFile)); held {
+	if held, info := runfiles.LockHeld(filepath.Join(repo, ralphDir, runfiles.LockFile)); held {
 		return &LoopRunningError{Repo: repo, Holder: info}
 	}
 	return nil
@@ -299,11 +299,11 @@ func loopInCheckout(repo string) error {
 // checks the autopilot's lock once it holds its own, as the autopilot
 // checks the loop's once it holds its own: of two that start together
 // at least one sees the other, so they never run together.
-func acquireLock(ctx context.Context, repo, runID string, now time.Time) (*engine.Lock, error) {
+func acquireLock(ctx context.Context, repo, runID string, now time.Time) (*runfiles.Lock, error) {
 	host, _ := os.Hostname()
-	lock, err := engine.AcquireLock(ctx, filepath.Join(repo, ralphDir, LockFile),
-		engine.LockInfo{RunID: runID, PID: os.Getpid(), Host: host, StartedAt: now.UTC()}, engine.LockOptions{})
-	if held, ok := errors.AsType[*engine.LockHeldError](err); ok && !held.HolderGone && held.Holder.PID != 0 {
+	lock, err := runfiles.AcquireLock(ctx, filepath.Join(repo, ralphDir, LockFile),
+		runfiles.LockInfo{RunID: runID, PID: os.Getpid(), Host: host, StartedAt: now.UTC()}, runfiles.LockOptions{})
+	if held, ok := errors.AsType[*runfiles.LockHeldError](err); ok && !held.HolderGone && held.Holder.PID != 0 {
 		return nil, &RunningError{Repo: repo, Holder: held.Holder}
 	}
 	if err != nil {
@@ -318,9 +318,9 @@ func acquireLock(ctx context.Context, repo, runID string, now time.Time) (*engin
 
 // open loads the state, starts a new run or goes on with an unfinished
 // one, and commits tracker changes left uncommitted.
-func (a *Autopilot) open(ctx context.Context, dir, runID string, lock *engine.Lock) error {
+func (a *Autopilot) open(ctx context.Context, dir, runID string, lock *runfiles.Lock) error {
 	opts := a.opts
-	if err := engine.IgnoreOwnFilesIfMissing(dir); err != nil {
+	if err := runfiles.IgnoreOwnFilesIfMissing(dir); err != nil {
 		return err
 	}
 	if err := repairLogTail(dir, filepath.Join(dir, EventsFile)); err != nil {
@@ -426,7 +426,7 @@ func ensureIgnoredDir(repo, dir string) error {
 
 // begin records autopilot.started: a new run, or the unfinished one going
 // on, whose persisted settings win over the flags.
-func (a *Autopilot) begin(lock *engine.Lock, runID string) error {
+func (a *Autopilot) begin(lock *runfiles.Lock, runID string) error {
 	st, s := a.state(), a.opts.Settings
 	if st.RunID != "" && st.Ended == nil {
 		var diffs []string
@@ -439,7 +439,7 @@ func (a *Autopilot) begin(lock *engine.Lock, runID string) error {
 		if st.MaxTasks != s.MaxTasks {
 			diffs = append(diffs, fmt.Sprintf("max_tasks %d (asked for %d)", st.MaxTasks, s.MaxTasks))
 		}
-		if err := lock.Update(engine.LockInfo{RunID: st.RunID, PID: os.Getpid(), Host: hostname(), StartedAt: a.now().UTC()}); err != nil {
+		if err := lock.Update(runfiles.LockInfo{RunID: st.RunID, PID: os.Getpid(), Host: hostname(), StartedAt: a.now().UTC()}); err != nil {
 			return err
 		}
 		p := Payload{RunID: st.RunID, Source: a.opts.Source.Name(), MaxTasks: st.MaxTasks, Parallel: st.Parallel, Message: "resuming the unfinished run"}

@@ -12,6 +12,7 @@ import (
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // ActivityFile is the name, under .ralph/runs/<run-id>/, of a run's agent
@@ -22,7 +23,7 @@ const ActivityFile = "activity.jsonl"
 
 // ActivityPath is where the run runID of workspace keeps its activity.
 func ActivityPath(workspace, runID string) string {
-	return filepath.Join(workspace, engine.DirName, engine.RunsDir, runID, ActivityFile)
+	return filepath.Join(workspace, runfiles.DirName, runfiles.RunsDir, runID, ActivityFile)
 }
 
 // ActivityRecord is one line of activity.jsonl: what an agent did, as the
@@ -93,7 +94,7 @@ func (l *ActivityLog) LoopStarted(run engine.RunInfo) {
 	l.closeFile()
 	path := ActivityPath(l.workspace, run.RunID)
 	var err error
-	l.f, err = ralphdir.OpenFile(filepath.Join(l.workspace, engine.DirName), path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, ralphdir.FileMode)
+	l.f, err = ralphdir.OpenFile(filepath.Join(l.workspace, runfiles.DirName), path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, ralphdir.FileMode)
 	l.fail(err)
 }
 
@@ -144,15 +145,15 @@ func (l *ActivityLog) fail(err error) {
 }
 
 func (*ActivityLog) IterationStarted(engine.IterationInfo)                      {}
-func (*ActivityLog) EventAccepted(events.Event, []string, engine.Disposition)   {}
+func (*ActivityLog) EventAccepted(events.Event, []string, runfiles.Disposition) {}
 func (*ActivityLog) EventRejected(events.Event, string)                         {}
 func (*ActivityLog) IterationFinished(engine.IterationInfo, events.AgentResult) {}
 func (*ActivityLog) Commit(engine.IterationInfo, engine.Commit)                 {}
 func (*ActivityLog) RateLimited(engine.IterationInfo, time.Duration)            {}
 func (*ActivityLog) TaskComplete(int, string)                                   {}
-func (*ActivityLog) Stuck(engine.Termination, int)                              {}
+func (*ActivityLog) Stuck(runfiles.Termination, int)                            {}
 func (*ActivityLog) Warn(string)                                                {}
-func (*ActivityLog) WaitingForHuman(engine.Question)                            {}
-func (*ActivityLog) HumanAnswered(engine.Question, engine.Reply)                {}
+func (*ActivityLog) WaitingForHuman(runfiles.Question)                          {}
+func (*ActivityLog) HumanAnswered(runfiles.Question, engine.Reply)              {}
 
 var _ Reporter = (*ActivityLog)(nil)

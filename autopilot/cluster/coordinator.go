@@ -17,10 +17,10 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/ralph-loop/ralph/autopilot"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/exitcode"
 	"github.com/ralph-loop/ralph/internal/git"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // CoordinatorOptions configure a Coordinator.
@@ -122,7 +122,7 @@ func (c *Coordinator) Serve(ctx context.Context) error {
 // taskDir holds what the coordinator keeps of task.
 // ralphDir is the repository's .ralph/, where the coordinator keeps its
 // files.
-func (c *Coordinator) ralphDir() string { return filepath.Join(c.opts.Repo, engine.DirName) }
+func (c *Coordinator) ralphDir() string { return filepath.Join(c.opts.Repo, runfiles.DirName) }
 
 func (c *Coordinator) taskDir(task string) string {
 	return filepath.Dir(autopilot.RemoteEventsPath(c.opts.Repo, task))

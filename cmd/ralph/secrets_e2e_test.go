@@ -21,7 +21,7 @@ import (
 
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/autopilot/cluster"
-	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // The secrets of the tests that check that no form of a secret reaches
@@ -379,7 +379,7 @@ printf '{"topic":"note.plain","payload":"%s","source":"agent"}\n' "$WORKER_PLAIN
 	r := c.nextResult()
 	require.Equal(t, 0, r.ExitCode, "%+v", r)
 	waitFor(t, "the loop's last line among those sent", func() bool {
-		return strings.Contains(sent.String(), `"topic":"`+engine.TopicLoopTerminate+`"`)
+		return strings.Contains(sent.String(), `"topic":"`+runfiles.TopicLoopTerminate+`"`)
 	})
 	text := sent.String()
 	assertNoSecretForm(t, text, "the event lines the worker sent")

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/autopilot"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/redact"
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/view"
 )
 
@@ -25,7 +25,7 @@ const (
 // says it, or the autopilot as `ralph autopilot status --json` does.
 type Status struct {
 	Kind      Kind              `json:"kind"`
-	Loop      *engine.Status    `json:"loop,omitempty"`
+	Loop      *runfiles.Status  `json:"loop,omitempty"`
 	Autopilot *autopilot.Status `json:"autopilot,omitempty"`
 }
 
@@ -40,7 +40,7 @@ func ReadStatus(ctx context.Context, dir string, recent int, now time.Time, r *r
 		}
 		return Status{Kind: KindAutopilot, Autopilot: &s}, nil
 	}
-	if _, err := engine.CurrentLog(dir); errors.Is(err, engine.ErrNoLog) {
+	if _, err := runfiles.CurrentLog(dir); errors.Is(err, runfiles.ErrNoLog) {
 		return Status{Kind: KindNone}, nil
 	}
 	s, err := LoopStatus(dir, recent, now, r)
@@ -53,12 +53,12 @@ func ReadStatus(ctx context.Context, dir string, recent int, now time.Time, r *r
 // LoopStatus is `ralph status --json`: the loop's lock and checkpoint, and
 // how its last run ended with what to do next. Its recent events are read
 // from the log, so r's secret values are hidden in them.
-func LoopStatus(dir string, recent int, now time.Time, r *redact.Redactor) (engine.Status, error) {
-	s, err := engine.ReadStatus(dir, recent, now)
+func LoopStatus(dir string, recent int, now time.Time, r *redact.Redactor) (runfiles.Status, error) {
+	s, err := runfiles.ReadStatus(dir, recent, now)
 	for i := range s.Recent {
 		s.Recent[i] = view.RedactEvent(r, s.Recent[i])
 	}
-	if _, ok := errors.AsType[*engine.CorruptStateError](err); ok {
+	if _, ok := errors.AsType[*runfiles.CorruptStateError](err); ok {
 		return s, &hint.Error{Err: err, Fix: corruptStateHint}
 	}
 	if err == nil && s.Ended != nil {
