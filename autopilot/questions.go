@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/filewatch"
@@ -198,5 +197,5 @@ func watchLogs(dir string) (changed <-chan struct{}, closeWatch func(), err erro
 }
 
 func isLogName(name string) bool {
-	return name == runfiles.CurrentEventsFile || (strings.HasPrefix(name, "events-") && strings.HasSuffix(name, ".jsonl"))
+	return name == runfiles.CurrentEventsFile || runfiles.IsEventLog(name)
 }

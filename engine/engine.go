@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/ralph-loop/ralph/events"
@@ -65,6 +64,9 @@ type Engine struct {
 	endedBefore bool
 }
 
+// files are the run's files under .ralph/.
+func (e *Engine) files() runfiles.Dir { return runfiles.Dir(e.dir) }
+
 // New checks the options and makes an engine.
 func New(opts Options) (*Engine, error) {
 	switch {
@@ -99,13 +101,13 @@ func New(opts Options) (*Engine, error) {
 	if !opts.Redactor.Empty() {
 		opts.Reporter = redactingReporter{to: opts.Reporter, r: opts.Redactor}
 	}
-	dir := filepath.Join(opts.Workspace, runfiles.DirName)
+	dir := runfiles.In(opts.Workspace).Path()
 	return &Engine{
 		opts:       opts,
 		log:        opts.Logger,
 		now:        opts.Now,
 		dir:        dir,
-		checkpoint: runfiles.Checkpoint{Path: filepath.Join(dir, runfiles.StateFile)},
+		checkpoint: runfiles.Checkpoint{Path: runfiles.Dir(dir).State()},
 		phase:      runfiles.PhaseStarting,
 	}, nil
 }
@@ -115,7 +117,7 @@ func New(opts Options) (*Engine, error) {
 // interruption, …), and an error only for a fatal problem that kept the loop
 // from running: the lock held, no run to resume, a backend missing.
 func (e *Engine) Run(ctx context.Context) (Summary, error) {
-	lock, err := runfiles.AcquireLock(ctx, filepath.Join(e.dir, runfiles.LockFile), e.lockInfo(""),
+	lock, err := runfiles.AcquireLock(ctx, e.files().Lock(), e.lockInfo(""),
 		runfiles.LockOptions{Wait: e.opts.Wait, OrphanWait: e.opts.OrphanLockWait, Notify: e.opts.Reporter.Warn})
 	if err != nil {
 		return Summary{}, err
@@ -142,7 +144,7 @@ func (e *Engine) Run(ctx context.Context) (Summary, error) {
 		e.opts.Reporter.Warn(fmt.Sprintf("took over the lock left by pid %d (run %s, started %s), which is no longer running",
 			prev.PID, prev.RunID, prev.StartedAt.Local().Format(time.DateTime)))
 	}
-	e.stop, err = watchStop(filepath.Join(e.dir, runfiles.StopFile))
+	e.stop, err = watchStop(e.files().Stop())
 	if err != nil {
 		return Summary{}, err
 	}

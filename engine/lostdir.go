@@ -84,7 +84,7 @@ func (e *Engine) checkDir(ctx context.Context) error {
 // log, the pointer to it and the checkpoint. A ralph that started in the
 // meantime keeps the workspace: this run then writes nothing.
 func (e *Engine) recreateDir(ctx context.Context) error {
-	lock, err := runfiles.AcquireLock(ctx, filepath.Join(e.dir, runfiles.LockFile), e.lockInfo(e.st.RunID),
+	lock, err := runfiles.AcquireLock(ctx, e.files().Lock(), e.lockInfo(e.st.RunID),
 		runfiles.LockOptions{OrphanWait: e.opts.OrphanLockWait})
 	if err != nil {
 		return err
@@ -98,7 +98,7 @@ func (e *Engine) recreateDir(ctx context.Context) error {
 	if err := e.rewriteLog(); err != nil {
 		return err
 	}
-	if err := ralphdir.WriteFileAtomic(e.dir, filepath.Join(e.dir, runfiles.CurrentEventsFile), []byte(e.st.EventsFile+"\n")); err != nil {
+	if err := ralphdir.WriteFileAtomic(e.dir, e.files().CurrentEvents(), []byte(e.st.EventsFile+"\n")); err != nil {
 		return fmt.Errorf("write %s: %w", runfiles.CurrentEventsFile, err)
 	}
 	return e.saveAs(e.phase)

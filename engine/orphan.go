@@ -11,7 +11,6 @@ import (
 
 	"github.com/ralph-loop/ralph/internal/git"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
-	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // agentRecord is what AgentPIDFile says of an agent.
@@ -43,13 +42,13 @@ func (e *Engine) recordAgent(pid int) {
 	// record is never taken for it.
 	start, _ := processStart(pid)
 	text := strconv.Itoa(pid) + "\n" + start + "\n"
-	if err := writeInPlace(e.dir, filepath.Join(e.dir, runfiles.AgentPIDFile), text); err != nil {
+	if err := writeInPlace(e.dir, e.files().AgentPID(), text); err != nil {
 		e.opts.Reporter.Warn("cannot record the agent's pid: " + err.Error())
 	}
 }
 
 func (e *Engine) forgetAgent() {
-	_ = ralphdir.Truncate(e.dir, filepath.Join(e.dir, runfiles.AgentPIDFile))
+	_ = ralphdir.Truncate(e.dir, e.files().AgentPID())
 }
 
 // writeInPlace writes text over the start of path, a file under the .ralph

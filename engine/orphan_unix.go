@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"slices"
 	"syscall"
 	"time"
@@ -26,7 +25,7 @@ import (
 // (agentOf). A group that is not is left alone, and that is said; so is
 // one the system cannot show to be.
 func (e *Engine) stopOrphanedAgent(prev *runfiles.RunState) error {
-	path := filepath.Join(e.dir, runfiles.AgentPIDFile)
+	path := e.files().AgentPID()
 	data, err := ralphdir.ReadFile(e.dir, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil

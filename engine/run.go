@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -89,17 +88,12 @@ func (e *Engine) agentEnv() []string {
 // output. A repeated iteration (after an interruption or a rate limit) gets
 // its own file, so no attempt's output is lost. stop stops the agent.
 func (e *Engine) openRawOutput(stop func()) (*rawOutput, error) {
-	dir := filepath.Join(e.dir, runfiles.RunsDir, e.st.RunID)
+	dir := e.files().Run(e.st.RunID)
 	if err := ralphdir.MkdirAll(e.dir, dir); err != nil {
 		return nil, storageError(OpRawOutput, dir, err)
 	}
-	base := fmt.Sprintf("iter-%04d", e.iter.info.N)
 	for attempt := 1; ; attempt++ {
-		name := base + ".jsonl"
-		if attempt > 1 {
-			name = fmt.Sprintf("%s.attempt%d.jsonl", base, attempt)
-		}
-		path := filepath.Join(dir, name)
+		path := filepath.Join(dir, runfiles.RawOutput(e.iter.info.N, attempt))
 		f, err := ralphdir.OpenFile(e.dir, path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, ralphdir.FileMode)
 		if errors.Is(err, os.ErrExist) {
 			continue

@@ -3,7 +3,6 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -98,6 +97,7 @@ func (e *Engine) promptInput(h hats.Hat, evs []events.Event, offsets []int64, n 
 		LastIteration:   e.st.LastNote,
 		Scratchpad:      e.scratchpad(),
 		Memories:        e.memories(h, evs),
+		ScratchpadPath:  runfiles.ScratchpadRel,
 	}
 	if e.st.Confirming != nil {
 		in.Confirming, in.Claim = true, *e.st.Confirming
@@ -128,7 +128,7 @@ func (e *Engine) memories(h hats.Hat, evs []events.Event) string {
 	if budget <= 0 {
 		return ""
 	}
-	ms, err := memory.Store{Path: filepath.Join(e.dir, "agent", "memories.md"), Root: e.dir}.List()
+	ms, err := memory.Store{Path: e.files().Memories(), Root: e.dir}.List()
 	if err != nil {
 		e.opts.Reporter.Warn("cannot read memories: " + err.Error())
 		return ""
@@ -145,7 +145,7 @@ func (e *Engine) memories(h hats.Hat, evs []events.Event) string {
 const scratchpadLimit = 16 * 1024
 
 func (e *Engine) scratchpadPath() string {
-	return filepath.Join(e.dir, "agent", runfiles.ScratchpadFile)
+	return e.files().Scratchpad()
 }
 
 // scratchpad is the agent's notes for the prompt. A link in the
@@ -163,5 +163,5 @@ func (e *Engine) scratchpad() string {
 		return string(data)
 	}
 	cut := len(data) - scratchpadLimit
-	return fmt.Sprintf("[the first %d bytes are cut; the whole file is .ralph/agent/scratchpad.md]\n%s", cut, data[cut:])
+	return fmt.Sprintf("[the first %d bytes are cut; the whole file is %s]\n%s", cut, runfiles.ScratchpadRel, data[cut:])
 }

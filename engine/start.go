@@ -297,7 +297,7 @@ func (e *Engine) begin(ctx context.Context, prev *runfiles.RunState) error {
 	if err := e.openLog(rel, 0); err != nil {
 		return err
 	}
-	if err := ralphdir.WriteFileAtomic(e.dir, filepath.Join(e.dir, runfiles.CurrentEventsFile), []byte(rel+"\n")); err != nil {
+	if err := ralphdir.WriteFileAtomic(e.dir, e.files().CurrentEvents(), []byte(rel+"\n")); err != nil {
 		return fmt.Errorf("write %s: %w", runfiles.CurrentEventsFile, err)
 	}
 	// The baseline is taken before the first line is written, so the run
@@ -346,7 +346,7 @@ func (e *Engine) hatIDs() []string {
 // runs/<id>/ before a new run replaces them. Its event log stays where it
 // is.
 func (e *Engine) archive(prev *runfiles.RunState) error {
-	dir := filepath.Join(e.dir, runfiles.RunsDir, prev.RunID)
+	dir := e.files().Run(prev.RunID)
 	if err := ralphdir.MkdirAll(e.dir, dir); err != nil {
 		return fmt.Errorf("archive run %s: %w", prev.RunID, err)
 	}
@@ -391,12 +391,9 @@ func (e *Engine) newEventsFile() (string, error) {
 	if err := ralphdir.MkdirAll(e.dir, e.dir); err != nil {
 		return "", err
 	}
-	base := "events-" + e.now().UTC().Format("20060102-150405")
+	stamp := e.now().UTC().Format("20060102-150405")
 	for i := 0; ; i++ {
-		name := base + ".jsonl"
-		if i > 0 {
-			name = fmt.Sprintf("%s-%d.jsonl", base, i)
-		}
+		name := runfiles.EventLogName(stamp, i)
 		if _, err := os.Lstat(filepath.Join(e.dir, name)); errors.Is(err, fs.ErrNotExist) {
 			return filepath.Join(runfiles.DirName, name), nil
 		}

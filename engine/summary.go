@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"path/filepath"
 	"time"
 
 	"github.com/ralph-loop/ralph/events"
@@ -67,7 +66,7 @@ func (e *Engine) writeSummary(s Summary) {
 	if e.opts.SummaryFile == nil {
 		return
 	}
-	path := filepath.Join(e.dir, runfiles.RunsDir, s.RunID, "summary.md")
+	path := e.files().Summary(s.RunID)
 	if err := ralphdir.WriteFileAtomic(e.dir, path, []byte(e.opts.SummaryFile(s))); err != nil {
 		e.opts.Reporter.Warn("cannot write the run summary: " + err.Error())
 	}

@@ -92,11 +92,14 @@ func (c Checkpoint) Save(s *RunState, phase Phase, now time.Time) error {
 	return nil
 }
 
+// CorruptStateName is the name a state.json that could not be read is
+// moved aside to, at time stamp.
+func CorruptStateName(stamp string) string { return "state.corrupt." + stamp + ".json" }
+
 // MoveAside renames an unusable state file to state.corrupt.<time>.json so
 // it is kept for inspection and never overwritten.
 func (c Checkpoint) MoveAside(now time.Time) (string, error) {
-	dest := filepath.Join(filepath.Dir(c.Path),
-		"state.corrupt."+now.UTC().Format("20060102T150405.000000000Z")+".json")
+	dest := filepath.Join(filepath.Dir(c.Path), CorruptStateName(now.UTC().Format("20060102T150405.000000000Z")))
 	if err := os.Rename(c.Path, dest); err != nil {
 		return "", fmt.Errorf("move corrupt state aside: %w", err)
 	}

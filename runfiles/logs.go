@@ -88,7 +88,7 @@ func inRalphDir(rel string) bool {
 // started in the same second as another gets a suffix (-1, -2, …), which
 // plain string order would put before the unsuffixed one.
 func EventLogs(dir string) ([]string, error) {
-	logs, err := filepath.Glob(filepath.Join(dir, "events-*.jsonl"))
+	logs, err := filepath.Glob(filepath.Join(dir, eventLogPrefix+"*"+eventLogSuffix))
 	if err != nil {
 		return nil, fmt.Errorf("list event logs in %s: %w", dir, err)
 	}
@@ -103,7 +103,7 @@ func EventLogs(dir string) ([]string, error) {
 // logNameOrder splits events-YYYYMMDD-HHMMSS[-N].jsonl into its start time
 // and N (0 when there is none).
 func logNameOrder(path string) (start string, seq int) {
-	name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(path), "events-"), ".jsonl")
+	name := logStamp(path)
 	const stamp = len("20060102-150405")
 	if len(name) <= stamp || name[stamp] != '-' {
 		return name, 0

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -14,17 +13,6 @@ import (
 	"github.com/ralph-loop/ralph/internal/ralphdir"
 	"github.com/ralph-loop/ralph/runfiles"
 )
-
-// ActivityFile is the name, under .ralph/runs/<run-id>/, of a run's agent
-// activity: one ActivityRecord a line, appended as the agents act. The
-// engine tells its reporters of an agent's activity in its own process
-// only; this file is how another process (`ralph watch`) sees it.
-const ActivityFile = "activity.jsonl"
-
-// ActivityPath is where the run runID of workspace keeps its activity.
-func ActivityPath(workspace, runID string) string {
-	return filepath.Join(workspace, runfiles.DirName, runfiles.RunsDir, runID, ActivityFile)
-}
 
 // ActivityRecord is one line of activity.jsonl: what an agent did, as the
 // backend normalized it, redacted as every report is.
@@ -92,9 +80,9 @@ func (l *ActivityLog) LoopStarted(run engine.RunInfo) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.closeFile()
-	path := ActivityPath(l.workspace, run.RunID)
+	path := runfiles.In(l.workspace).Activity(run.RunID)
 	var err error
-	l.f, err = ralphdir.OpenFile(filepath.Join(l.workspace, runfiles.DirName), path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, ralphdir.FileMode)
+	l.f, err = ralphdir.OpenFile(runfiles.In(l.workspace).Path(), path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, ralphdir.FileMode)
 	l.fail(err)
 }
 

@@ -61,8 +61,9 @@ func EngineHint(err error) string {
 	case errors.As(err, &question):
 		return questionHint(question)
 	case errors.As(err, &logPath):
-		return fmt.Sprintf("remove %s: ralph writes it when a run starts, and without it the newest %s/events-*.jsonl is the current log; "+
-			"a repository that brings it has ralph's files committed (.ralph/.gitignore keeps them out of git)", logPath.File, runfiles.DirName)
+		return fmt.Sprintf("remove %s: ralph writes it when a run starts, and without it the newest %s is the current log; "+
+			"a repository that brings it has ralph's files committed (%s keeps them out of git)",
+			logPath.File, filepath.Join(runfiles.DirName, runfiles.EventLogName("*", 0)), filepath.Join(runfiles.DirName, runfiles.IgnoreFile))
 	}
 	return ""
 }

@@ -143,7 +143,7 @@ func (w Watched) Paths() []string {
 			ws = w.Slots[w.Selected].Workspace
 		}
 		if ws != "" {
-			paths = append(paths, filepath.Dir(ActivityPath(ws, l.Run.ID)))
+			paths = append(paths, runfiles.In(ws).Run(l.Run.ID))
 		}
 	}
 	return paths
@@ -298,7 +298,7 @@ func (r *WorkspaceReader) readLoop(ws, logPath, worker string) *LoopView {
 	path := filepath.Join(ws, st.EventsFile)
 	t := r.tail(path, false)
 	l.Events, l.Hats = t.lines, r.runHats(path)
-	acts := r.activity(ActivityPath(ws, st.RunID))
+	acts := r.activity(runfiles.In(ws).Activity(st.RunID))
 	l.Activity = acts.records
 	l.Run = runOf(st, phase, l.Running)
 	if q, err := runfiles.PendingQuestion(ws); err == nil && q != nil && st.Terminated == nil {

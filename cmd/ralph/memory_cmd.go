@@ -35,7 +35,7 @@ Examples:
 }
 
 func memoryStore(dir string) memory.Store {
-	return memory.Store{Path: filepath.Join(dir, runfiles.DirName, "agent", "memories.md"), Root: filepath.Join(dir, runfiles.DirName)}
+	return memory.Store{Path: runfiles.In(dir).Memories(), Root: runfiles.In(dir).Path()}
 }
 
 type memoryAddCmd struct {

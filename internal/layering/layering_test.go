@@ -52,7 +52,7 @@ var allowed = map[string]struct {
 	"internal/redact":             {nil, "hiding secret values in text and streams; a leaf helper"},
 	"internal/exitcode":           {nil, "the one table of exit statuses; a leaf"},
 	"internal/hint":               {[]string{"internal/exitcode"}, "the one error-with-hint, its kinds and its printer; a leaf but for the exit statuses its errors default to"},
-	"internal/git":                {[]string{"internal/treewatch", "internal/procgroup", "internal/fileholders"}, "a workspace's git repository, and its files where there is none; it skips looking when the file watch says nothing changed; git runs in a process group of its own, out of the terminal's reach; an index.lock nothing holds open is stale"},
+	"internal/git":                {[]string{"internal/treewatch", "internal/procgroup", "internal/fileholders", "internal/ralphdir"}, "a workspace's git repository, and its files where there is none, without ralph's own directory (its name, internal/ralphdir); it skips looking when the file watch says nothing changed; git runs in a process group of its own, out of the terminal's reach; an index.lock nothing holds open is stale"},
 	"internal/filewatch":          {nil, "when a file ralph reads may have changed, from the kernel's notifications; a leaf helper"},
 	"internal/treewatch":          {nil, "whether a directory tree changed, from the kernel's notifications; a leaf helper"},
 	"internal/swapfile":           {[]string{"internal/ralphdir", "internal/atomicfile"}, "atomic replacement of a small file without creating one; its spare is never written through a link; where no exchange exists it writes then renames (internal/atomicfile)"},
@@ -67,7 +67,7 @@ var allowed = map[string]struct {
 	"internal/tail":               {nil, "the last bytes of a stream in bounded memory; a leaf helper"},
 	"internal/excerpt":            {nil, "the beginning and end of a text too long to pass on whole; a leaf helper"},
 	"internal/benchgen":           {nil, "deterministic synthetic event logs for benchmarks; a leaf helper"},
-	"internal/benchrun":           {[]string{"internal/benchgen"}, "the benchmark driver runs ralph as a process; it only generates logs itself"},
+	"internal/benchrun":           {[]string{"internal/benchgen", "runfiles"}, "the benchmark driver runs ralph as a process; it only generates logs itself, and finds the run's files where runfiles says"},
 	"tasks":                       {[]string{"internal/procgroup", "internal/shell", "internal/atomicfile"}, "the task trackers run their own programs, each in a process group of its own, out of the terminal's reach, and read their own files (and replace them atomically); a command source's commands run with the shell internal/shell finds"},
 	"internal/scriptagent/script": {nil, "the scripted test agent's script format; a leaf"},
 }

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"time"
 
 	"github.com/ralph-loop/ralph/autopilot"
@@ -86,6 +87,7 @@ func AutopilotStatus(ctx context.Context, dir string, configs []string, now time
 // corruptStateHint says how to recover from a state.json ralph cannot read.
 // The event log is the source of truth and the checkpoint can be rebuilt
 // from it, which ralph loop does; status only reads, so it must not.
-const corruptStateHint = "state.json is only a checkpoint of the event log: `ralph loop --resume` moves it aside to .ralph/state.corrupt.<time>.json and rebuilds the run from the log\n" +
+var corruptStateHint = runfiles.StateFile + " is only a checkpoint of the event log: `ralph loop --resume` moves it aside to " +
+	filepath.Join(runfiles.DirName, runfiles.CorruptStateName("<time>")) + " and rebuilds the run from the log\n" +
 	"`ralph loop --fresh` starts a new run instead, and `ralph events` shows the log meanwhile\n" +
-	"or remove .ralph/state.json yourself: the next `ralph loop --resume` rebuilds it the same way"
+	"or remove " + filepath.Join(runfiles.DirName, runfiles.StateFile) + " yourself: the next `ralph loop --resume` rebuilds it the same way"

@@ -452,7 +452,7 @@ func TestTheTokenIsMadeOnceAndKept(t *testing.T) {
 	token, err := LoadToken(dir)
 	require.NoError(t, err)
 	assert.Len(t, token, 64)
-	info, err := os.Stat(filepath.Join(dir, runfiles.DirName, TokenFile))
+	info, err := os.Stat(runfiles.In(dir).ServeToken())
 	require.NoError(t, err)
 	assert.Equal(t, fs.FileMode(0o600), info.Mode().Perm())
 	assert.FileExists(t, filepath.Join(dir, runfiles.DirName, runfiles.IgnoreFile), "git ignores the token")
@@ -460,7 +460,7 @@ func TestTheTokenIsMadeOnceAndKept(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, token, again)
 
-	require.NoError(t, os.WriteFile(filepath.Join(dir, runfiles.DirName, TokenFile), []byte("\n"), 0o600))
+	require.NoError(t, os.WriteFile(runfiles.In(dir).ServeToken(), []byte("\n"), 0o600))
 	_, err = LoadToken(dir)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "empty")

@@ -16,16 +16,13 @@ import (
 	"github.com/ralph-loop/ralph/runfiles"
 )
 
-// TokenFile is where, in a workspace's .ralph/, `ralph serve` keeps the
-// bearer token its clients send: made once, readable by its owner only,
-// and reused by every later serve of the workspace, so a page or a script
-// that has it keeps working across restarts.
-const TokenFile = "serve.token"
-
 // LoadToken reads the workspace's token, making it first when there is
-// none.
+// none. The token (runfiles.TokenFile) is the bearer token `ralph serve`'s
+// clients send: made once, readable by its owner only, and reused by every
+// later serve of the workspace, so a page or a script that has it keeps
+// working across restarts.
 func LoadToken(dir string) (string, error) {
-	path := filepath.Join(dir, runfiles.DirName, TokenFile)
+	path := runfiles.In(dir).ServeToken()
 	data, err := ralphdir.ReadFile(filepath.Dir(path), path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return makeToken(path)

@@ -66,7 +66,7 @@ func writeLoop(t *testing.T, ws, runID, hat, said string) {
 		{TS: start.Add(4 * time.Second), Iteration: 1, Hat: hat, Kind: events.ActivityUsage, Tokens: &events.Usage{InputTokens: 1200, OutputTokens: 300}, CostUSD: 0.0123},
 		{TS: start.Add(5 * time.Second), Iteration: 1, Hat: hat, Kind: events.ActivityText, Text: said},
 	}
-	path := view.ActivityPath(ws, runID)
+	path := runfiles.In(ws).Activity(runID)
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 	var data []byte
 	for _, a := range acts {
