@@ -41,7 +41,7 @@ func TestActivityLogRecordsWhatTheAgentsDo(t *testing.T) {
 	acts := NewWorkspaceReader(dir, nil).activity(runfiles.In(dir).Activity("run-1"))
 	var lines []string
 	for _, a := range acts.records {
-		lines = append(lines, a.Lines()...)
+		lines = append(lines, ActivityLines(a)...)
 	}
 	assert.Equal(t, []string{"shell go test ./...", "| All green.", "| Committing.", "rate limited: 429"}, lines)
 	assert.Equal(t, Figures{Usage: events.Usage{InputTokens: 1500, OutputTokens: 10}, CostUSD: 0.5,

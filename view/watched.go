@@ -2,9 +2,7 @@ package view
 
 import (
 	"encoding/json"
-	"io"
 	"maps"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -85,7 +83,7 @@ type LoopView struct {
 	// where the run is among them.
 	Hats     []string
 	Events   []EventLine
-	Activity []ActivityRecord
+	Activity []runfiles.ActivityRecord
 }
 
 // EventLine is one event of a log, with what the event table would say of
@@ -507,7 +505,7 @@ func (t *logTail) note(ev events.Event) {
 // records and each iteration's figures.
 type activityTail struct {
 	offset     int64
-	records    []ActivityRecord
+	records    []runfiles.ActivityRecord
 	iterations map[int]Figures
 }
 
@@ -520,26 +518,12 @@ func (r *WorkspaceReader) activity(path string) *activityTail {
 		a = &activityTail{iterations: map[int]Figures{}}
 		r.acts[path] = a
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return a
-	}
-	defer f.Close()
-	// A line without its newline is still being written; one longer than
-	// an event line is not a record (ActivityLog writes none).
-	var read int64 // from a.offset: offsets are relative to the section
-	_ = events.ScanLines(io.NewSectionReader(f, a.offset, math.MaxInt64-a.offset), func(line events.Record) error {
-		read = line.End()
-		var rec ActivityRecord
-		if line.Err == nil && json.Unmarshal(line.Line, &rec) == nil {
-			a.add(rec)
-		}
+	a.offset = runfiles.ReadActivity(path, a.offset, func(rec runfiles.ActivityRecord) {
+		a.add(rec)
 		if len(a.records) > 2*keepLines {
 			a.trim() // as it goes: a run's activity may be long
 		}
-		return nil
 	})
-	a.offset += read
 	a.trim()
 	return a
 }
@@ -551,7 +535,7 @@ func (a *activityTail) trim() {
 	}
 }
 
-func (a *activityTail) add(rec ActivityRecord) {
+func (a *activityTail) add(rec runfiles.ActivityRecord) {
 	f := a.iterations[rec.Iteration]
 	switch rec.Kind {
 	case events.ActivityUsage:

@@ -88,10 +88,10 @@ type Loop struct {
 	Ended    *runfiles.Termination `json:"ended,omitempty"`
 	// Gone says no process runs the loop, though it has not ended: it
 	// was killed, and goes on with `ralph loop --resume`.
-	Gone     bool                  `json:"gone,omitempty"`
-	Hats     []string              `json:"hats"`
-	Graph    *hats.Graph           `json:"graph,omitempty"`
-	Activity []view.ActivityRecord `json:"activity"`
+	Gone     bool                      `json:"gone,omitempty"`
+	Hats     []string                  `json:"hats"`
+	Graph    *hats.Graph               `json:"graph,omitempty"`
+	Activity []runfiles.ActivityRecord `json:"activity"`
 }
 
 // Reader reads a workspace's Dashboard again and again, each read costing
@@ -167,7 +167,7 @@ func (r *Reader) loop(l *view.LoopView) *Loop {
 		lp.Hats = []string{}
 	}
 	if lp.Activity == nil {
-		lp.Activity = []view.ActivityRecord{}
+		lp.Activity = []runfiles.ActivityRecord{}
 	}
 	return lp
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/golden"
 	"github.com/ralph-loop/ralph/runfiles"
-	"github.com/ralph-loop/ralph/view"
 	"github.com/ralph-loop/ralph/view/api"
 )
 
@@ -60,7 +59,7 @@ func writeLoop(t *testing.T, ws, runID, hat, said string) {
 		Running: &runfiles.RunningIteration{Iteration: 1, Hat: hat, StartedAt: start.Add(time.Second)}}
 	require.NoError(t, runfiles.Checkpoint{Path: filepath.Join(dir, runfiles.StateFile)}.Save(st, runfiles.PhaseRunning, start))
 	writeLock(t, filepath.Join(dir, runfiles.LockFile), runID)
-	acts := []view.ActivityRecord{
+	acts := []runfiles.ActivityRecord{
 		{TS: start.Add(2 * time.Second), Iteration: 1, Hat: hat, Kind: events.ActivityTool, Tool: events.ToolRead, ToolName: "Read", Path: "README.md"},
 		{TS: start.Add(3 * time.Second), Iteration: 1, Hat: hat, Kind: events.ActivityTool, Tool: events.ToolShell, ToolName: "Bash", Command: "go test ./..."},
 		{TS: start.Add(4 * time.Second), Iteration: 1, Hat: hat, Kind: events.ActivityUsage, Tokens: &events.Usage{InputTokens: 1200, OutputTokens: 300}, CostUSD: 0.0123},
