@@ -15,6 +15,7 @@ import (
 
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/git"
+	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
 	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/tasks"
@@ -34,6 +35,9 @@ func (e *PreconditionError) Error() string { return e.Problem }
 
 // Hint says how to fix the problem.
 func (e *PreconditionError) Hint() string { return e.Fix }
+
+// Kind: the repository is not as the autopilot needs it.
+func (e *PreconditionError) Kind() hint.Kind { return hint.Invalid }
 
 // Preflight checks what must hold before anything changes: no autopilot
 // (*RunningError) and no loop (*LoopRunningError) runs in the repository's
@@ -167,6 +171,9 @@ func (e *LandBlockedError) Error() string {
 
 func (e *LandBlockedError) Unwrap() error { return e.Err }
 
+// Kind: the user's files are in the merge's way.
+func (e *LandBlockedError) Kind() hint.Kind { return hint.Conflict }
+
 // Hint says how to get the files out of the way.
 func (e *LandBlockedError) Hint() string {
 	var steps []string
@@ -245,6 +252,9 @@ func (e *RunningError) Hint() string {
 	return "see it with `ralph autopilot status`, stop it with `ralph autopilot stop` (or `ralph autopilot stop --now`)"
 }
 
+// Kind: another autopilot holds the repository now.
+func (e *RunningError) Kind() hint.Kind { return hint.Conflict }
+
 // LoopRunningError means a `ralph loop` runs in the checkout the
 // autopilot would merge into: the two would change the same files.
 type LoopRunningError struct {
@@ -261,6 +271,9 @@ func (e *LoopRunningError) Error() string {
 func (e *LoopRunningError) Hint() string {
 	return "see it with `ralph status` or `ralph events -f`, stop it with `ralph stop`, or start the autopilot once it has ended"
 }
+
+// Kind: a loop holds the checkout now.
+func (e *LoopRunningError) Kind() hint.Kind { return hint.Conflict }
 
 func describeHolder(h runfiles.LockInfo) string {
 	s := fmt.Sprintf("pid %d", h.PID)

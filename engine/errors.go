@@ -5,14 +5,15 @@ import (
 	"fmt"
 	"syscall"
 
-	"github.com/ralph-loop/ralph/internal/exitcode"
+	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/plural"
 )
 
 // The errors the engine returns, in one place. Each carries the facts a
 // caller needs (the lock's holders, the file and its errno, the run) and
-// its exit status; what to tell the user to do is the caller's to choose
-// (cmd/ralph/hints.go).
+// the kind of failure it is (hint.Kind, which ralph serve's statuses read);
+// each ends a command with exit status 3 (hint.ExitCode). What to tell the
+// user to do is the views' to choose (view.EngineHint).
 
 // AgentAuthError means the agent could not authenticate: retrying cannot
 // help until a person logs in or sets a key, so the run ends as fatal.
@@ -23,16 +24,16 @@ type AgentAuthError struct {
 
 func (e *AgentAuthError) Error() string { return e.Message }
 
-// ExitCode makes it fatal.
-func (e *AgentAuthError) ExitCode() int { return exitcode.Fatal }
+// Kind: the failure is the agent's provider's, outside the request.
+func (e *AgentAuthError) Kind() hint.Kind { return hint.Other }
 
 // NoRunError means --resume found nothing to resume.
 type NoRunError struct{ Why string }
 
 func (e *NoRunError) Error() string { return "no run to resume: " + e.Why }
 
-// ExitCode makes it a fatal error.
-func (e *NoRunError) ExitCode() int { return exitcode.Fatal }
+// Kind: there is no run to resume.
+func (e *NoRunError) Kind() hint.Kind { return hint.NotFound }
 
 // UnfinishedRunError means a plain `ralph loop` found a run that was cut off.
 type UnfinishedRunError struct {
@@ -45,8 +46,9 @@ func (e *UnfinishedRunError) Error() string {
 	return fmt.Sprintf("run %s is unfinished (%s after %s)", e.RunID, e.Why, plural.Count(e.Iteration, "iteration", "iterations"))
 }
 
-// ExitCode makes it a fatal error.
-func (e *UnfinishedRunError) ExitCode() int { return exitcode.Fatal }
+// Kind: the run that is there refuses a fresh start until it is resumed
+// or set aside.
+func (e *UnfinishedRunError) Kind() hint.Kind { return hint.Conflict }
 
 // StorageError means ralph could not write one of its files under .ralph/:
 // the disk is full, read-only or failing. It ends the run as fatal. What
@@ -76,5 +78,5 @@ func (e *StorageError) cause() string {
 	return e.Err.Error()
 }
 
-// ExitCode makes it a fatal error.
-func (e *StorageError) ExitCode() int { return exitcode.Fatal }
+// Kind: the disk failed, not the request.
+func (e *StorageError) Kind() hint.Kind { return hint.Other }

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ralph-loop/ralph/internal/exitcode"
 	"github.com/ralph-loop/ralph/internal/fileholders"
 	"github.com/ralph-loop/ralph/internal/hint"
 )
@@ -26,6 +25,9 @@ func (e *CorruptStateError) Error() string {
 
 func (e *CorruptStateError) Unwrap() error { return e.Err }
 
+// Kind: the checkpoint on disk is not one ralph can use as it is.
+func (e *CorruptStateError) Kind() hint.Kind { return hint.Invalid }
+
 // LogPathError means .ralph/current-events names an event log that is not
 // a file in .ralph/: ralph reads and appends only to logs there.
 type LogPathError struct {
@@ -37,6 +39,9 @@ func (e *LogPathError) Error() string {
 	return fmt.Sprintf("%s names the event log %q, which is not a file in %s/; ralph reads and appends only to event logs there",
 		e.File, e.Log, DirName)
 }
+
+// Kind: the file that names the log is wrong, not the request.
+func (e *LogPathError) Kind() hint.Kind { return hint.Invalid }
 
 // LockHeldError means the workspace lock is held by another process.
 type LockHeldError struct {
@@ -66,8 +71,8 @@ func (e *LockHeldError) Error() string {
 		e.Holder.StartedAt.Local().Format(time.DateTime), e.Path)
 }
 
-// ExitCode makes a held lock a fatal error.
-func (e *LockHeldError) ExitCode() int { return exitcode.Fatal }
+// Kind: another process holds the workspace now.
+func (e *LockHeldError) Kind() hint.Kind { return hint.Conflict }
 
 // ErrNoLog means a workspace has no event log yet: no run has started.
 var ErrNoLog = hint.New(hint.NotFound, "no event log")
@@ -81,9 +86,7 @@ type UnknownRunError struct {
 
 func (e *UnknownRunError) Error() string { return fmt.Sprintf("no run %q in %s", e.ID, e.Dir) }
 
-// ExitCode makes it a fatal error.
-func (e *UnknownRunError) ExitCode() int { return exitcode.Fatal }
-
+// Kind: no run has that id.
 func (e *UnknownRunError) Kind() hint.Kind { return hint.NotFound }
 
 // AmbiguousRunError means a prefix of a run id that starts several runs'
@@ -97,7 +100,5 @@ func (e *AmbiguousRunError) Error() string {
 	return fmt.Sprintf("%q names %d runs: %s", e.ID, len(e.Matches), strings.Join(e.Matches, ", "))
 }
 
-// ExitCode makes it a fatal error.
-func (e *AmbiguousRunError) ExitCode() int { return exitcode.Fatal }
-
+// Kind: the id asked for is too short to name one run.
 func (e *AmbiguousRunError) Kind() hint.Kind { return hint.Invalid }

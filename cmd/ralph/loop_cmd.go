@@ -11,8 +11,8 @@ import (
 
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/engine"
-	"github.com/ralph-loop/ralph/internal/exitcode"
 	"github.com/ralph-loop/ralph/internal/flagvalue"
+	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/testhook"
 	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/view"
@@ -228,10 +228,5 @@ func failureOf(err error) *view.Failure {
 	if err == nil || errors.As(err, &quiet) {
 		return nil
 	}
-	f := &view.Failure{Error: err.Error(), Hint: view.HintOf(err), ExitCode: exitcode.Fatal}
-	var c exitCoder
-	if errors.As(err, &c) {
-		f.ExitCode = c.ExitCode()
-	}
-	return f
+	return &view.Failure{Error: err.Error(), Hint: view.HintOf(err), ExitCode: hint.ExitCode(err)}
 }
