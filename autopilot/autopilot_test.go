@@ -429,7 +429,7 @@ func TestASecondAutopilotIsRefusedWhileOneRuns(t *testing.T) {
 func TestTheAutopilotDoesNotStartBesideALoopInItsCheckout(t *testing.T) {
 	h := newHarness(t, task("a", 1))
 	held := runfiles.LockInfo{RunID: "20260101-000000-abcdef", PID: os.Getpid(), Host: "here", StartedAt: time.Now()}
-	lock, err := runfiles.AcquireLock(t.Context(), filepath.Join(h.repo, runfiles.DirName, runfiles.LockFile), held, runfiles.LockOptions{})
+	lock, err := runfiles.AcquireLock(t.Context(), runfiles.In(h.repo).Lock(), held, runfiles.LockOptions{})
 	require.NoError(t, err)
 	defer func() { _ = lock.Release() }()
 
@@ -438,8 +438,8 @@ func TestTheAutopilotDoesNotStartBesideALoopInItsCheckout(t *testing.T) {
 	require.ErrorAs(t, err, &loop)
 	assert.Equal(t, held.RunID, loop.Holder.RunID)
 	assert.Contains(t, err.Error(), "a ralph loop is running in "+h.repo+" (run "+held.RunID+", pid ")
-	assert.NoFileExists(t, filepath.Join(h.repo, runfiles.DirName, EventsFile), "nothing was recorded")
-	ownHeld, _ := runfiles.LockHeld(filepath.Join(h.repo, runfiles.DirName, LockFile))
+	assert.NoFileExists(t, runfiles.In(h.repo).AutopilotEvents(), "nothing was recorded")
+	ownHeld, _ := runfiles.LockHeld(runfiles.In(h.repo).AutopilotLock())
 	assert.False(t, ownHeld, "its own lock is let go")
 }
 
@@ -499,7 +499,7 @@ func TestACorruptStateIsMovedAsideAndRebuiltFromTheLog(t *testing.T) {
 	require.NoError(t, Request(h.repo, RequestStopNow))
 	res := h.wait()
 	require.True(t, res.Resumable)
-	statePath := filepath.Join(h.repo, ".ralph", StateFile)
+	statePath := filepath.Join(h.repo, ".ralph", runfiles.AutopilotStateFile)
 	require.NoError(t, os.WriteFile(statePath, []byte(`{"version": 1, "runId": "x", "act`), 0o644))
 
 	st, notice, err := loadState(filepath.Join(h.repo, ".ralph"), time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC), nil, nil)

@@ -29,7 +29,7 @@ var requestOrder = []string{RequestPause, RequestResume, RequestStop, RequestSto
 // pause cancels a pending resume and the other way round. It does not
 // wait: the autopilot acts within a moment, or when it next starts.
 func Request(repo, req string) error {
-	dir := filepath.Join(repo, ralphDir, ControlDir)
+	dir := runfiles.In(repo).Control()
 	if err := ralphdir.MkdirAll(filepath.Dir(dir), dir); err != nil {
 		return err
 	}
@@ -46,7 +46,7 @@ func Request(repo, req string) error {
 // does, and says which one it asked; an *runfiles.NotRunningError when none
 // is running.
 func RequestRunning(repo, req string) (runfiles.LockInfo, error) {
-	held, info := runfiles.LockHeld(filepath.Join(repo, ralphDir, LockFile))
+	held, info := runfiles.LockHeld(runfiles.In(repo).AutopilotLock())
 	if !held {
 		return info, &runfiles.NotRunningError{Dir: repo, What: "autopilot"}
 	}

@@ -219,7 +219,7 @@ func (h *childLoop) Interrupt() { _ = procgroup.Interrupt(h.cmd.Process.Pid) }
 
 // Attach watches the loop holding dir's loop lock until it lets go.
 func (r LocalRunner) Attach(ctx context.Context, dir string) (Handle, error) {
-	held, info := runfiles.LockHeld(filepath.Join(dir, runfiles.DirName, runfiles.LockFile))
+	held, info := runfiles.LockHeld(runfiles.In(dir).Lock())
 	if !held {
 		return nil, errors.New("no loop is running in " + dir)
 	}
@@ -243,7 +243,7 @@ func (h *attachedLoop) PID() int { return h.pid }
 // learn that; it is let go at once.
 func (h *attachedLoop) watch(ctx context.Context) {
 	defer close(h.done)
-	fl := ralphdir.Lock(filepath.Join(h.dir, runfiles.DirName, runfiles.LockFile))
+	fl := ralphdir.Lock(runfiles.In(h.dir).Lock())
 	if ok, err := fl.TryLockContext(ctx, 250*time.Millisecond); ok && err == nil {
 		_ = fl.Unlock()
 	}
@@ -281,7 +281,7 @@ const (
 )
 
 func inspectLoop(dir string) (loopState, LoopResult) {
-	if held, _ := runfiles.LockHeld(filepath.Join(dir, runfiles.DirName, runfiles.LockFile)); held {
+	if held, _ := runfiles.LockHeld(runfiles.In(dir).Lock()); held {
 		return loopRunning, LoopResult{}
 	}
 	st, err := runfiles.ReadStatus(dir, 0, time.Now())

@@ -21,9 +21,6 @@ import (
 	"github.com/ralph-loop/ralph/tasks"
 )
 
-// ralphDir is ralph's directory in the repository.
-const ralphDir = runfiles.DirName
-
 // PreconditionError is a reason the autopilot cannot start, found before
 // it changes anything.
 type PreconditionError struct {
@@ -206,7 +203,7 @@ func (a *Autopilot) blockedLand(m Merge, inTheWay *git.OverwriteError) error {
 // the unfinished autopilot run may have half-written, when a machine went
 // down as the base branch moved to it: the run finishes that move.
 func landingPaths(ctx context.Context, repo git.Repo) ([]string, error) {
-	st, err := peekState(filepath.Join(repo.Dir, ralphDir))
+	st, err := peekState(runfiles.In(repo.Dir).Path())
 	if err != nil || st.Ended != nil {
 		return nil, err
 	}
@@ -290,7 +287,7 @@ func describeHolder(h runfiles.LockInfo) string {
 // is repo, as its lock says: a *RunningError naming it, or nil. It takes
 // no lock.
 func Running(repo string) error {
-	if held, info := runfiles.LockHeld(filepath.Join(repo, ralphDir, LockFile)); held {
+	if held, info := runfiles.LockHeld(runfiles.In(repo).AutopilotLock()); held {
 		return &RunningError{Repo: repo, Holder: info}
 	}
 	return nil
@@ -300,7 +297,7 @@ func Running(repo string) error {
 // .ralph/ is the autopilot's) as a *LoopRunningError. The task loops'
 // workspaces are their worktrees, with a .ralph/ of their own.
 func loopInCheckout(repo string) error {
-	if held, info := runfiles.LockHeld(filepath.Join(repo, ralphDir, runfiles.LockFile)); held {
+	if held, info := runfiles.LockHeld(runfiles.In(repo).Lock()); held {
 		return &LoopRunningError{Repo: repo, Holder: info}
 	}
 	return nil
@@ -314,7 +311,7 @@ func loopInCheckout(repo string) error {
 // at least one sees the other, so they never run together.
 func acquireLock(ctx context.Context, repo, runID string, now time.Time) (*runfiles.Lock, error) {
 	host, _ := os.Hostname()
-	lock, err := runfiles.AcquireLock(ctx, filepath.Join(repo, ralphDir, LockFile),
+	lock, err := runfiles.AcquireLock(ctx, runfiles.In(repo).AutopilotLock(),
 		runfiles.LockInfo{RunID: runID, PID: os.Getpid(), Host: host, StartedAt: now.UTC()}, runfiles.LockOptions{})
 	if held, ok := errors.AsType[*runfiles.LockHeldError](err); ok && !held.HolderGone && held.Holder.PID != 0 {
 		return nil, &RunningError{Repo: repo, Holder: held.Holder}
@@ -336,7 +333,7 @@ func (a *Autopilot) open(ctx context.Context, dir, runID string, lock *runfiles.
 	if err := runfiles.IgnoreOwnFilesIfMissing(dir); err != nil {
 		return err
 	}
-	if err := repairLogTail(dir, filepath.Join(dir, EventsFile)); err != nil {
+	if err := repairLogTail(dir, runfiles.Dir(dir).AutopilotEvents()); err != nil {
 		return err
 	}
 	var folded []events.Record
@@ -344,9 +341,9 @@ func (a *Autopilot) open(ctx context.Context, dir, runID string, lock *runfiles.
 	if err != nil {
 		return err
 	}
-	log, err := events.OpenLog(filepath.Join(dir, EventsFile))
+	log, err := events.OpenLog(runfiles.Dir(dir).AutopilotEvents())
 	if err != nil {
-		return ralphdir.Explain(filepath.Join(dir, EventsFile), err)
+		return ralphdir.Explain(runfiles.Dir(dir).AutopilotEvents(), err)
 	}
 	a.journal = &journal{dir: dir, log: log, state: st, now: opts.Now, onEvent: opts.OnEvent,
 		hooks: opts.Hooks, hookCtx: context.WithoutCancel(ctx), redactor: opts.Redactor}
@@ -396,7 +393,7 @@ func (a *Autopilot) setUp(ctx context.Context) error {
 	}
 	// The tasks' files are written as each task starts; a link in their
 	// place is the repository's to fix, not the task's failure.
-	if err := ralphdir.MkdirAll(a.journal.dir, filepath.Join(a.journal.dir, TasksDir)); err != nil {
+	if err := ralphdir.MkdirAll(a.journal.dir, filepath.Join(a.journal.dir, runfiles.TasksDir)); err != nil {
 		return err
 	}
 	a.merger = &merger{repo: a.repo, base: a.base, worktrees: worktrees, tracker: a.opts.Source.Files(),
@@ -405,7 +402,7 @@ func (a *Autopilot) setUp(ctx context.Context) error {
 	if a.merges, err = a.repo.MergedTasks(ctx, "", "refs/heads/"+a.base); err != nil {
 		return fmt.Errorf("read the tasks merged into %s: %w", a.base, err)
 	}
-	a.landed, err = readLandings(filepath.Join(a.journal.dir, EventsFile))
+	a.landed, err = readLandings(runfiles.Dir(a.journal.dir).AutopilotEvents())
 	return err
 }
 

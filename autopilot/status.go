@@ -69,8 +69,8 @@ var ErrNoAutopilot = hint.New(hint.NotFound, "no autopilot has run here")
 // ReadStatus reads the autopilot's lock and state in repo, and each active
 // loop's status, without changing anything.
 func ReadStatus(repo string, now time.Time) (Status, error) {
-	dir := filepath.Join(repo, ralphDir)
-	data, err := os.ReadFile(filepath.Join(dir, StateFile))
+	dir := runfiles.In(repo).Path()
+	data, err := os.ReadFile(runfiles.Dir(dir).AutopilotState())
 	if errors.Is(err, fs.ErrNotExist) {
 		return Status{Pending: -1}, ErrNoAutopilot
 	}
@@ -84,7 +84,7 @@ func ReadStatus(repo string, now time.Time) (Status, error) {
 	s := Status{RunID: st.RunID, Paused: st.Paused, Source: st.Source, Parallel: st.Parallel, MaxTasks: st.MaxTasks,
 		Started: st.StartedCount, Completed: len(st.Completed), Failed: len(st.Failed), Pending: -1,
 		Active: []SlotStatus{}, MergeQueue: st.MergeQueue, Failures: st.Failed, Ended: st.Ended}
-	if held, info := runfiles.LockHeld(filepath.Join(dir, LockFile)); held {
+	if held, info := runfiles.LockHeld(runfiles.Dir(dir).AutopilotLock()); held {
 		s.Running, s.PID = true, info.PID
 	}
 	for _, m := range st.MergeQueue {
@@ -156,7 +156,7 @@ func TaskSpec(s config.TaskSource) tasks.Spec {
 // repo has not started, for status.
 func CountPending(ctx context.Context, repo string, source tasks.Source) (int, error) {
 	st := newState()
-	if data, err := os.ReadFile(filepath.Join(repo, ralphDir, StateFile)); err == nil {
+	if data, err := os.ReadFile(runfiles.In(repo).AutopilotState()); err == nil {
 		_ = json.Unmarshal(data, st)
 	}
 	ready, err := source.Ready(ctx)

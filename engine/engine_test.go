@@ -407,7 +407,7 @@ func TestCheckpointIsTheFoldOfTheLog(t *testing.T) {
 	b.byHat["ralph"] = []turn{{text: tagged("build.task", "build it")}, {text: tagged("LOOP_COMPLETE", "confirmed")}}
 	_, err := newTestEngine(t, dir, b, s).Run(t.Context())
 	require.NoError(t, err)
-	saved, _, err := runfiles.Checkpoint{Path: filepath.Join(dir, runfiles.DirName, runfiles.StateFile)}.Load()
+	saved, _, err := runfiles.Checkpoint{Path: runfiles.In(dir).State()}.Load()
 	require.NoError(t, err)
 	rebuilt := runfiles.NewRunState()
 	rebuilt.EventsFile = saved.EventsFile
@@ -497,7 +497,7 @@ func TestResumeRunKilledBeforeItsFirstCheckpoint(t *testing.T) {
 	out, err := newTestEngine(t, dir, happy(), settings()).Run(t.Context())
 	require.NoError(t, err)
 	require.Equal(t, runfiles.ReasonCompleted, out.Reason)
-	statePath := filepath.Join(dir, runfiles.DirName, runfiles.StateFile)
+	statePath := runfiles.In(dir).State()
 	finished, err := os.ReadFile(statePath)
 	require.NoError(t, err)
 
@@ -535,7 +535,7 @@ func TestRunEndedInTheLogButNotInTheCheckpoint(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, runfiles.ReasonCompleted, out.Reason)
 
-	cp := runfiles.Checkpoint{Path: filepath.Join(dir, runfiles.DirName, runfiles.StateFile)}
+	cp := runfiles.Checkpoint{Path: runfiles.In(dir).State()}
 	st, _, err := cp.Load()
 	require.NoError(t, err)
 	recs := readLog(t, dir)
@@ -611,7 +611,7 @@ func TestRuntimeExcludesTheTimeRalphWasDeadAfterACrash(t *testing.T) {
 	assert.Equal(t, []string{"builder", "reviewer"}, b2.hats)
 	assert.Equal(t, time.Second, out.Runtime, "from loop.started to the last line before the kill, then no time")
 
-	st, _, err := runfiles.Checkpoint{Path: filepath.Join(dir, runfiles.DirName, runfiles.StateFile)}.Load()
+	st, _, err := runfiles.Checkpoint{Path: runfiles.In(dir).State()}.Load()
 	require.NoError(t, err)
 	rebuilt := runfiles.NewRunState()
 	for _, rec := range readLog(t, dir) {
@@ -635,7 +635,7 @@ func killedWhileTheReviewerRuns(t *testing.T, dir string) (*runfiles.RunState, e
 	b := happy()
 	b.byHat["reviewer"] = []turn{{onStart: func() { panic(crashed{}) }}}
 	runUntilCrash(t, newTestEngine(t, dir, b, settings()))
-	saved, _, err := runfiles.Checkpoint{Path: filepath.Join(dir, runfiles.DirName, runfiles.StateFile)}.Load()
+	saved, _, err := runfiles.Checkpoint{Path: runfiles.In(dir).State()}.Load()
 	require.NoError(t, err)
 	require.NotNil(t, saved.Running, "killed while the reviewer ran")
 	recs := readLog(t, dir)
@@ -692,7 +692,7 @@ func TestResumeRebuildsWhenTheLogIsShorterThanTheCheckpoint(t *testing.T) {
 	}
 	assert.Equal(t, []int{1, 2, 3}, started)
 	assert.Equal(t, 0, countInterrupted(recs), "no iteration recorded as interrupted: the log never had the cut one")
-	final, _, err := runfiles.Checkpoint{Path: filepath.Join(dir, runfiles.DirName, runfiles.StateFile)}.Load()
+	final, _, err := runfiles.Checkpoint{Path: runfiles.In(dir).State()}.Load()
 	require.NoError(t, err)
 	rebuilt := runfiles.NewRunState()
 	rebuilt.EventsFile = final.EventsFile

@@ -44,7 +44,7 @@ func TestDeletedRalphDirIsRecreatedAndTheRunResumes(t *testing.T) {
 	}
 	assert.Equal(t, []string{runfiles.TopicLoopStarted, "build.task", "build.done", runfiles.TopicIterationFinished,
 		runfiles.TopicEventRouted, runfiles.TopicIterationSettled, runfiles.TopicLoopTerminate}, topics, "the recreated log: the start, the pending event, then on")
-	assert.FileExists(t, filepath.Join(dir, runfiles.DirName, runfiles.StateFile))
+	assert.FileExists(t, runfiles.In(dir).State())
 	assert.FileExists(t, filepath.Join(dir, runfiles.DirName, ".gitignore"))
 
 	resumed := newTestEngine(t, dir, b, settings(), func(o *Options) { o.Start = StartResume })
@@ -63,7 +63,7 @@ func TestDeletedRalphDirTakenByAnotherRalph(t *testing.T) {
 		"builder": {{onStart: func() {
 			require.NoError(t, os.RemoveAll(filepath.Join(dir, runfiles.DirName)))
 			var err error
-			other, err = runfiles.AcquireLock(t.Context(), filepath.Join(dir, runfiles.DirName, runfiles.LockFile), runfiles.LockInfo{PID: os.Getpid(), RunID: "other"}, runfiles.LockOptions{})
+			other, err = runfiles.AcquireLock(t.Context(), runfiles.In(dir).Lock(), runfiles.LockInfo{PID: os.Getpid(), RunID: "other"}, runfiles.LockOptions{})
 			require.NoError(t, err)
 		}}},
 	}}
@@ -73,5 +73,5 @@ func TestDeletedRalphDirTakenByAnotherRalph(t *testing.T) {
 	assert.Contains(t, err.Error(), ".ralph/ was deleted under the run and could not be recreated")
 	var held *runfiles.LockHeldError
 	assert.ErrorAs(t, err, &held)
-	assert.NoFileExists(t, filepath.Join(dir, runfiles.DirName, runfiles.StateFile), "nothing written into the other ralph's directory")
+	assert.NoFileExists(t, runfiles.In(dir).State(), "nothing written into the other ralph's directory")
 }

@@ -129,7 +129,7 @@ func TestSecretsNeverReachWhatTheEngineWritesOrReports(t *testing.T) {
 		require.NoError(t, err)
 		assert.NotContains(t, string(data), secret, f)
 	}
-	assert.Contains(t, readFile(t, filepath.Join(dir, runfiles.DirName, runfiles.StateFile)), "left over "+secretMask, "the pending event")
+	assert.Contains(t, readFile(t, runfiles.In(dir).State()), "left over "+secretMask, "the pending event")
 	calls := rec.all()
 	assert.NotContains(t, calls, secret, "what the reporter was told")
 	for _, want := range []string{"build with " + secretMask, "by hand " + secretMask, "curl -H " + secretMask,

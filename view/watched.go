@@ -126,7 +126,7 @@ func (w Watched) Paths() []string {
 	ralph := filepath.Join(w.Dir, runfiles.DirName)
 	paths := []string{ralph}
 	if w.Autopilot != nil {
-		paths = append(paths, filepath.Join(ralph, autopilot.ControlDir))
+		paths = append(paths, runfiles.Dir(ralph).Control())
 	}
 	for _, s := range w.Slots {
 		if s.Workspace != "" {
@@ -193,7 +193,7 @@ func (r *WorkspaceReader) forgetUnseen() {
 
 func (r *WorkspaceReader) readAutopilot() (*AutopilotRun, []SlotView, bool) {
 	dir := filepath.Join(r.dir, runfiles.DirName)
-	data, err := os.ReadFile(filepath.Join(dir, autopilot.StateFile))
+	data, err := os.ReadFile(runfiles.Dir(dir).AutopilotState())
 	if err != nil {
 		return nil, nil, false
 	}
@@ -204,8 +204,8 @@ func (r *WorkspaceReader) readAutopilot() (*AutopilotRun, []SlotView, bool) {
 	ap := &AutopilotRun{RunID: st.RunID, Paused: st.Paused, Source: st.Source, Parallel: st.Parallel,
 		MaxTasks: st.MaxTasks, Started: st.StartedCount, Completed: len(st.Completed), Failed: len(st.Failed),
 		Queued: len(st.MergeQueue), StartedAt: st.StartedAt, Ended: st.Ended}
-	ap.Running = r.alive(filepath.Join(dir, autopilot.LockFile))
-	ap.Events = r.tail(filepath.Join(dir, autopilot.EventsFile), true).lines
+	ap.Running = r.alive(runfiles.Dir(dir).AutopilotLock())
+	ap.Events = r.tail(runfiles.Dir(dir).AutopilotEvents(), true).lines
 	var slots []SlotView
 	for _, k := range slices.Sorted(maps.Keys(st.Active)) {
 		a := st.Active[k]
@@ -255,7 +255,7 @@ func (r *WorkspaceReader) alive(path string) bool {
 // autopilot rather than its own loop: an autopilot runs there, or ran and
 // started after the loop did. It is what Read decides.
 func ShowsAutopilot(dir string) bool {
-	data, err := os.ReadFile(filepath.Join(dir, runfiles.DirName, autopilot.StateFile))
+	data, err := os.ReadFile(runfiles.In(dir).AutopilotState())
 	if err != nil {
 		return false
 	}
@@ -264,7 +264,7 @@ func ShowsAutopilot(dir string) bool {
 		return false
 	}
 	r := NewWorkspaceReader(dir, nil)
-	return r.alive(filepath.Join(dir, runfiles.DirName, autopilot.LockFile)) || !r.loopIsNewer(&AutopilotRun{StartedAt: st.StartedAt})
+	return r.alive(runfiles.In(dir).AutopilotLock()) || !r.loopIsNewer(&AutopilotRun{StartedAt: st.StartedAt})
 }
 
 // loopIsNewer reports whether the workspace's own loop, rather than an
@@ -274,12 +274,12 @@ func (r *WorkspaceReader) loopIsNewer(ap *AutopilotRun) bool {
 	if r.loopRunning(r.dir) {
 		return true
 	}
-	st, _, err := runfiles.Checkpoint{Path: filepath.Join(r.dir, runfiles.DirName, runfiles.StateFile)}.Load()
+	st, _, err := runfiles.Checkpoint{Path: runfiles.In(r.dir).State()}.Load()
 	return err == nil && st.StartedAt.After(ap.StartedAt)
 }
 
 func (r *WorkspaceReader) loopRunning(ws string) bool {
-	return r.alive(filepath.Join(ws, runfiles.DirName, runfiles.LockFile))
+	return r.alive(runfiles.In(ws).Lock())
 }
 
 // readLoop reads the loop of workspace ws (its checkpoint, log and
@@ -288,7 +288,7 @@ func (r *WorkspaceReader) readLoop(ws, logPath, worker string) *LoopView {
 	if ws == "" {
 		return r.readRemoteLoop(logPath, worker)
 	}
-	st, phase, err := runfiles.Checkpoint{Path: filepath.Join(ws, runfiles.DirName, runfiles.StateFile)}.Load()
+	st, phase, err := runfiles.Checkpoint{Path: runfiles.In(ws).State()}.Load()
 	if err != nil {
 		return nil
 	}

@@ -109,7 +109,7 @@ func (cw *clusterWorker) killLoops(t testing.TB) {
 	t.Helper()
 	loops, _ := filepath.Glob(filepath.Join(cw.dir, "tasks", "*"))
 	for _, dir := range loops {
-		if held, info := runfiles.LockHeld(filepath.Join(dir, runfiles.DirName, runfiles.LockFile)); held {
+		if held, info := runfiles.LockHeld(runfiles.In(dir).Lock()); held {
 			killProcess(info.PID)
 		}
 		data, _ := os.ReadFile(filepath.Join(dir, runfiles.DirName, "agent.pgid"))

@@ -183,7 +183,7 @@ func (c *eventsCmd) Run(ctx context.Context, g *globals) (err error) {
 		// A worker that hands the task back is followed by another, which
 		// appends its run to the same copy of the task's log.
 		listing.GoesOn = func() bool { return autopilot.TaskGoesOn(g.Dir, c.Task) }
-		listing.Watch = filepath.Join(g.Dir, runfiles.DirName, autopilot.EventsFile)
+		listing.Watch = runfiles.In(g.Dir).AutopilotEvents()
 	}
 	if err := listing.List(ctx, path); err != nil {
 		return err

@@ -87,15 +87,15 @@ func TestEventsTaskFollowsARemoteTaskAcrossWorkers(t *testing.T) {
 		loopLine(t, runfiles.TopicLoopTerminate, `{"reason":"interrupted","exit_code":130}`))
 	require.NoError(t, autopilot.WriteWorkerInfo(w.dir, "t-1", autopilot.WorkerInfo{Worker: "build-3", Run: "r", Attempt: 1, Since: time.Now()}))
 	ralphDir := filepath.Join(w.dir, runfiles.DirName)
-	apLog := filepath.Join(ralphDir, autopilot.EventsFile)
+	apLog := filepath.Join(ralphDir, runfiles.AutopilotEventsFile)
 	appendLines(t, apLog, loopLine(t, autopilot.TopicStarted, `{"runId":"r","parallel":1}`),
 		loopLine(t, autopilot.TopicTaskAssigned, `{"task":"t-1","slot":"1","worktree":".worktrees/t-1","attempt":1}`))
 	st := autopilot.State{Version: 1, RunID: "r", Parallel: 1, Active: map[string]autopilot.Slot{"1": {Task: "t-1", Worktree: ".worktrees/t-1", Attempt: 1}}}
 	data, err := json.Marshal(st)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(ralphDir, autopilot.StateFile), data, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ralphDir, runfiles.AutopilotStateFile), data, 0o644))
 	// This test stands in for the running autopilot.
-	lock, err := runfiles.AcquireLock(t.Context(), filepath.Join(ralphDir, autopilot.LockFile), runfiles.LockInfo{PID: os.Getpid()}, runfiles.LockOptions{})
+	lock, err := runfiles.AcquireLock(t.Context(), filepath.Join(ralphDir, runfiles.AutopilotLockFile), runfiles.LockInfo{PID: os.Getpid()}, runfiles.LockOptions{})
 	require.NoError(t, err)
 	defer func() { _ = lock.Release() }()
 

@@ -21,7 +21,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hooks"
 	"github.com/ralph-loop/ralph/runfiles"
@@ -303,7 +302,7 @@ func TestAnAutopilotHookFiresOnTaskEvents(t *testing.T) {
 			withTask++
 		}
 	}
-	recs, err := events.NewReader(filepath.Join(w.dir, ".ralph", autopilot.EventsFile), 0).Read()
+	recs, err := events.NewReader(filepath.Join(w.dir, ".ralph", runfiles.AutopilotEventsFile), 0).Read()
 	require.NoError(t, err)
 	for _, r := range recs {
 		if r.Event.Topic == hooks.TopicRan && strings.Contains(string(r.Event.Payload), `"hook":"hook-1"`) {

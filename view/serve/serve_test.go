@@ -409,7 +409,7 @@ func TestTheDashboardStreamSendsEachChange(t *testing.T) {
 	appendEvent(t, log, "build.0")
 	st := runfiles.NewRunState()
 	st.RunID, st.EventsFile, st.Objective = "20261125-000000", filepath.Join(runfiles.DirName, filepath.Base(log)), "test the stream"
-	require.NoError(t, runfiles.Checkpoint{Path: filepath.Join(dir, runfiles.DirName, runfiles.StateFile)}.Save(st, runfiles.PhaseSelecting, time.Now()))
+	require.NoError(t, runfiles.Checkpoint{Path: runfiles.In(dir).State()}.Save(st, runfiles.PhaseSelecting, time.Now()))
 	for !strings.Contains(ev.data, "20261125-000000") {
 		ev = s.next(t)
 	}
@@ -427,7 +427,7 @@ func TestTheDashboardStreamSendsARunThatEndedOnce(t *testing.T) {
 	st.RunID, st.EventsFile = "20261125-000000", filepath.Join(runfiles.DirName, filepath.Base(log))
 	st.StartedAt, st.LastEventAt, st.PriorRuntime = ended.Add(-time.Minute), ended, time.Minute
 	st.Terminated = &runfiles.Termination{Reason: runfiles.ReasonCompleted, At: ended}
-	require.NoError(t, runfiles.Checkpoint{Path: filepath.Join(dir, runfiles.DirName, runfiles.StateFile)}.Save(st, runfiles.PhaseDone, ended))
+	require.NoError(t, runfiles.Checkpoint{Path: runfiles.In(dir).State()}.Save(st, runfiles.PhaseDone, ended))
 	h := NewHandler(dir, testToken, false, nil)
 	h.keepalive, h.tick = 50*time.Millisecond, 5*time.Millisecond
 	srv := httptest.NewServer(h)

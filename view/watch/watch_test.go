@@ -101,12 +101,12 @@ func writeAutopilot(t *testing.T, dir string, paused bool) {
 	require.NoError(t, os.MkdirAll(ralphDir, 0o755))
 	data, err := json.Marshal(st)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(ralphDir, autopilot.StateFile), data, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ralphDir, runfiles.AutopilotStateFile), data, 0o644))
 	line, err := events.EncodeLine(events.Event{TS: start, Topic: autopilot.TopicStarted, Source: events.SourceRalph,
 		Payload: json.RawMessage(`{"runId":"20261122-100000","source":"tk","parallel":3}`)})
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(ralphDir, autopilot.EventsFile), line, 0o644))
-	writeLock(t, filepath.Join(ralphDir, autopilot.LockFile), st.RunID)
+	require.NoError(t, os.WriteFile(filepath.Join(ralphDir, runfiles.AutopilotEventsFile), line, 0o644))
+	writeLock(t, filepath.Join(ralphDir, runfiles.AutopilotLockFile), st.RunID)
 }
 
 func testModel(t *testing.T, dir, task string) *model {
@@ -222,7 +222,7 @@ func TestPauseAndResumeWriteTheAutopilotsRequests(t *testing.T) {
 	dir := t.TempDir()
 	writeAutopilot(t, dir, false)
 	m := testModel(t, dir, "")
-	control := filepath.Join(dir, runfiles.DirName, autopilot.ControlDir)
+	control := runfiles.In(dir).Control()
 	press(m, "p")
 	assert.FileExists(t, filepath.Join(control, autopilot.RequestPause))
 	assert.Equal(t, "asked the autopilot to pause: no new task starts", m.notice)
@@ -345,15 +345,15 @@ func TestARemoteSlotShowsItsLogCopy(t *testing.T) {
 func TestTheNewerOfALoopAndAnAutopilotThatEnded(t *testing.T) {
 	dir := t.TempDir()
 	writeAutopilot(t, dir, false)
-	require.NoError(t, os.Remove(filepath.Join(dir, runfiles.DirName, autopilot.LockFile)))
+	require.NoError(t, os.Remove(runfiles.In(dir).AutopilotLock()))
 	assert.NotNil(t, testModel(t, dir, "").w.Autopilot, "the autopilot is the last thing that ran here")
 
 	writeLoop(t, dir, "20261122-110000-abcdef", "builder", "Building.")
-	require.NoError(t, os.Remove(filepath.Join(dir, runfiles.DirName, runfiles.LockFile)))
-	st, phase, err := runfiles.Checkpoint{Path: filepath.Join(dir, runfiles.DirName, runfiles.StateFile)}.Load()
+	require.NoError(t, os.Remove(runfiles.In(dir).Lock()))
+	st, phase, err := runfiles.Checkpoint{Path: runfiles.In(dir).State()}.Load()
 	require.NoError(t, err)
 	st.StartedAt = start.Add(time.Hour)
-	require.NoError(t, runfiles.Checkpoint{Path: filepath.Join(dir, runfiles.DirName, runfiles.StateFile)}.Save(st, phase, start))
+	require.NoError(t, runfiles.Checkpoint{Path: runfiles.In(dir).State()}.Save(st, phase, start))
 	m := testModel(t, dir, "")
 	assert.Nil(t, m.w.Autopilot, "a loop that started after the autopilot is what ran last")
 	require.NotNil(t, m.w.Loop)
