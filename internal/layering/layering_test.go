@@ -72,6 +72,16 @@ var allowed = map[string]struct {
 	"internal/scriptagent/script": {nil, "the scripted test agent's script format; a leaf"},
 }
 
+// importedBy lists, for a package whose importers are limited, the only
+// packages that may import it, with the reason.
+var importedBy = map[string]struct {
+	by  []string
+	why string
+}{
+	"runfiles": {[]string{"engine", "view", "view/api", "view/serve", "view/watch", "autopilot", "autopilot/cluster", "hooks", "cmd/ralph", "internal/benchrun"},
+		"one package owns .ralph/: the loop writes its run through it (engine), and what reads a run or an autopilot's files (views, autopilot, hooks, the command line, the benchmarks) reads through it; the packages the loop is made of (events, hats, criteria, backends, config, tasks) never see a run's files, and the helpers below the domain know only the directory's name (internal/ralphdir)"},
+}
+
 // execAllowed are the packages that may start processes. internal/ covers
 // internal/procgroup, through which backends and criteria start theirs;
 // tasks runs the trackers' CLIs, autopilot runs each task's `ralph loop`,
@@ -105,6 +115,18 @@ func TestLayering(t *testing.T) {
 			}
 			if imp == "github.com/fsnotify/fsnotify" && !slices.Contains(fsnotifyAllowed, pkg) {
 				t.Errorf("%s imports fsnotify; a file of ralph's is watched through internal/filewatch, which says a lost notification as a change", pkg)
+			}
+		}
+	}
+}
+
+// A package whose importers are limited is imported by those alone.
+func TestImportedBy(t *testing.T) {
+	pkgs := packageImports(t, repoRoot(t))
+	for dep, rule := range importedBy {
+		for pkg, imports := range pkgs {
+			if slices.Contains(imports, module+dep) {
+				assert.Contains(t, rule.by, pkg, "%s imports %s, which only %v may (%s)", pkg, dep, rule.by, rule.why)
 			}
 		}
 	}
