@@ -5,6 +5,7 @@ import (
 
 	"github.com/ralph-loop/ralph/engine/checklist"
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // TaskReporter is a Reporter that also wants to hear about SPEC boxes the
@@ -62,7 +63,7 @@ func (e *Engine) taskEvents() []events.Event {
 		if tr, ok := e.opts.Reporter.(TaskReporter); ok {
 			tr.TaskComplete(it.Index, it.Text)
 		}
-		out = append(out, ralphEvent(TopicTaskComplete, taskCompleteRecord{Iteration: e.iter.info.N, Index: it.Index, Text: it.Text}))
+		out = append(out, runfiles.RalphEvent(runfiles.TopicTaskComplete, taskCompleteRecord{Iteration: e.iter.info.N, Index: it.Index, Text: it.Text}))
 	}
 	return out
 }

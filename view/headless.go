@@ -12,6 +12,7 @@ import (
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/exitcode"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // The --headless stream: one JSON object per line on stdout, each with
@@ -68,8 +69,8 @@ type headEvent struct {
 	To        []string `json:"to"`
 	// As is claim, completion or cancellation for the topics that end a
 	// run, absent for a routed event.
-	As      engine.Disposition `json:"as,omitempty"`
-	Payload json.RawMessage    `json:"payload"`
+	As      runfiles.Disposition `json:"as,omitempty"`
+	Payload json.RawMessage      `json:"payload"`
 }
 
 // headRejected: an event the agent published was not accepted.
@@ -117,13 +118,13 @@ type headIterationDone struct {
 	Cost       float64    `json:"cost"`
 	// CostSource is reported, computed (from tokens at the model's price)
 	// or unknown (the model has no price: cost is 0 but was not).
-	CostSource engine.CostSource  `json:"cost_source"`
-	Model      string             `json:"model,omitempty"`
-	Stats      headStats          `json:"stats"`
-	Outcome    engine.Outcome     `json:"outcome"` // success, failure, rate_limited
-	Failure    events.FailureKind `json:"failure,omitempty"`
-	Message    string             `json:"message,omitempty"`
-	ExitCode   int                `json:"exit_code"`
+	CostSource runfiles.CostSource `json:"cost_source"`
+	Model      string              `json:"model,omitempty"`
+	Stats      headStats           `json:"stats"`
+	Outcome    runfiles.Outcome    `json:"outcome"` // success, failure, rate_limited
+	Failure    events.FailureKind  `json:"failure,omitempty"`
+	Message    string              `json:"message,omitempty"`
+	ExitCode   int                 `json:"exit_code"`
 }
 
 // headStuck: iterations stopped making progress.
@@ -143,15 +144,15 @@ type headRateLimited struct {
 // headComplete: the loop ended, however it ended; reason and exit_code say
 // how. A run that ends as fatal gets `failed` instead.
 type headComplete struct {
-	RunID           string            `json:"run_id"`
-	Reason          string            `json:"reason"`
-	ExitCode        int               `json:"exit_code"`
-	Message         string            `json:"message,omitempty"`
-	Iterations      int               `json:"iterations"`
-	Confirmations   int               `json:"confirmation_iterations,omitempty"`
-	TotalDurationMS int64             `json:"total_duration_ms"`
-	Cost            float64           `json:"cost"`
-	CostSource      engine.CostSource `json:"cost_source"`
+	RunID           string              `json:"run_id"`
+	Reason          string              `json:"reason"`
+	ExitCode        int                 `json:"exit_code"`
+	Message         string              `json:"message,omitempty"`
+	Iterations      int                 `json:"iterations"`
+	Confirmations   int                 `json:"confirmation_iterations,omitempty"`
+	TotalDurationMS int64               `json:"total_duration_ms"`
+	Cost            float64             `json:"cost"`
+	CostSource      runfiles.CostSource `json:"cost_source"`
 	// CostUnknown: some iteration's cost is unknown, so cost is less
 	// than what the run spent.
 	CostUnknown    bool           `json:"cost_unknown"`
@@ -281,7 +282,7 @@ func (r *Headless) Activity(it engine.IterationInfo, a events.Activity) {
 	}
 }
 
-func (r *Headless) EventAccepted(ev events.Event, to []string, as engine.Disposition) {
+func (r *Headless) EventAccepted(ev events.Event, to []string, as runfiles.Disposition) {
 	if to == nil {
 		to = []string{}
 	}
@@ -309,17 +310,17 @@ func splitReason(reason string) (code, detail string) {
 }
 
 // outcomeOf names an iteration's result the way iteration.finished does.
-func outcomeOf(it engine.IterationInfo, res events.AgentResult) engine.Outcome {
+func outcomeOf(it engine.IterationInfo, res events.AgentResult) runfiles.Outcome {
 	if it.Outcome != "" {
 		return it.Outcome
 	}
 	switch {
 	case res.Failure == events.FailureRateLimit:
-		return engine.OutcomeRateLimited
+		return runfiles.OutcomeRateLimited
 	case res.Failed():
-		return engine.OutcomeFailure
+		return runfiles.OutcomeFailure
 	}
-	return engine.OutcomeSuccess
+	return runfiles.OutcomeSuccess
 }
 
 func (r *Headless) IterationFinished(it engine.IterationInfo, res events.AgentResult) {
@@ -346,7 +347,7 @@ func (r *Headless) TaskComplete(index int, text string) {
 
 // Stuck reports that the run is ending because iterations stopped making
 // progress; `complete` (reason stuck, exit 1) follows.
-func (r *Headless) Stuck(end engine.Termination, withoutProgress int) {
+func (r *Headless) Stuck(end runfiles.Termination, withoutProgress int) {
 	r.emit("stuck", headStuck{Reason: EndMessage(end), IterationsWithoutProgress: withoutProgress})
 }
 
@@ -369,13 +370,13 @@ func (r *Headless) LoopFinished(sum engine.Summary) {
 	run := r.model.Run()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if sum.Reason == engine.ReasonStuck && !run.Stuck {
+	if sum.Reason == runfiles.ReasonStuck && !run.Stuck {
 		// The engine ended the run on its stuck check without calling
 		// Stuck; a program waiting for `stuck` still gets it.
 		r.emitLocked("stuck", headStuck{Reason: EndMessage(sum.End()), IterationsWithoutProgress: r.stuckThreshold})
 	}
 	c := completeOf(sum, max(len(run.Commits), sum.Commits))
-	if sum.Reason == engine.ReasonFatal {
+	if sum.Reason == runfiles.ReasonFatal {
 		r.fatal = &c
 	} else if !r.ended {
 		r.ended = true

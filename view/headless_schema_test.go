@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // headlessKinds are the stream's kinds and the types that hold their
@@ -28,7 +28,7 @@ var headlessKinds = map[string]any{
 	"iteration_done":    headIterationDone{},
 	"stuck":             headStuck{},
 	"rate_limited":      headRateLimited{},
-	"waiting_for_human": engine.Question{},
+	"waiting_for_human": runfiles.Question{},
 	"human_answered":    headAnswered{},
 	"warning":           headWarning{},
 	"complete":          headComplete{},

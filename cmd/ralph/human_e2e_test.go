@@ -12,7 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/runfiles"
+	"github.com/ralph-loop/ralph/view"
 )
 
 // askConfig: the coordinator hands out the task; the builder asks a person
@@ -58,11 +59,11 @@ func (w *workspace) count(topic string) int {
 	return n
 }
 
-func (w *workspace) status() engine.Status {
+func (w *workspace) status() runfiles.Status {
 	w.t.Helper()
 	r := w.ralph("status", "--json")
 	require.Equal(w.t, 0, r.code, r.stderr)
-	var s engine.Status
+	var s runfiles.Status
 	require.NoError(w.t, json.Unmarshal([]byte(r.stdout), &s))
 	return s
 }
@@ -83,7 +84,7 @@ func TestAskWaitsForTheAnswer(t *testing.T) {
 	assert.Equal(t, "Which database?", s.Waiting.Text)
 	assert.Equal(t, []string{"postgres", "sqlite"}, s.Waiting.Options)
 	assert.Equal(t, "builder", s.Waiting.Hat)
-	assert.Equal(t, engine.PhaseAwaitingHuman, s.Phase)
+	assert.Equal(t, runfiles.PhaseAwaitingHuman, s.Phase)
 	text := w.ralph("status")
 	assert.Contains(t, text.stdout, "waiting for an answer to "+s.Waiting.ID)
 

@@ -19,6 +19,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/golden"
 	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/jsonschema"
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/view"
 )
 
@@ -50,8 +51,8 @@ func headlessSchema(t *testing.T) *jsonschema.Schema {
 // TestHeadlessEnd covers how a stream ends: one complete or failed line,
 // whatever mix of summary and error the loop command has.
 func TestHeadlessEnd(t *testing.T) {
-	fatal := engine.Summary{RunID: "r1", Reason: engine.ReasonFatal, ExitCode: 3, Message: "claude: not logged in", Iterations: 1}
-	done := engine.Summary{RunID: "r1", Reason: engine.ReasonCompleted, ExitCode: 0, Iterations: 4}
+	fatal := engine.Summary{RunID: "r1", Reason: runfiles.ReasonFatal, ExitCode: 3, Message: "claude: not logged in", Iterations: 1}
+	done := engine.Summary{RunID: "r1", Reason: runfiles.ReasonCompleted, ExitCode: 0, Iterations: 4}
 	cases := []struct {
 		name    string
 		summary *engine.Summary

@@ -1,4 +1,4 @@
-package engine
+package runfiles
 
 import (
 	"context"
@@ -33,6 +33,9 @@ type Lock struct {
 	// taken over; zero otherwise.
 	Previous LockInfo
 }
+
+// Path is the lock file's path.
+func (l *Lock) Path() string { return l.path }
 
 // DefaultOrphanLockWait is how long AcquireLock waits for a lock whose
 // recorded holder is dead. Such a lock is held by a copy of the dead
@@ -322,7 +325,7 @@ func lockedPerProc(path string, info LockInfo) (bool, error) {
 
 // readNoFollow reads the file at path, but not through a link: what a
 // reader of ralph's files (status, serve) reads is ralph's own.
-func readNoFollow(path string) ([]byte, error) {
+func ReadNoFollow(path string) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|ralphdir.NoFollow, 0)
 	if err != nil {
 		return nil, ralphdir.Explain(path, err)

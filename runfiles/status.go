@@ -1,4 +1,4 @@
-package engine
+package runfiles
 
 import (
 	"errors"
@@ -206,14 +206,14 @@ func ReadLogProgress(path string) (LogProgress, error) {
 		switch ev.Topic {
 		case TopicIterationStarted, TopicIterationFinished:
 			if !sawIteration {
-				var r iterationStartedRecord
-				decode(ev, &r)
+				var r IterationStartedRecord
+				Decode(ev, &r)
 				p.Hat, p.Iteration, sawIteration = r.Hat, r.Iteration, true
 			}
 		case TopicLoopTerminate:
 			if !sawBoundary {
-				var r terminateRecord
-				decode(ev, &r)
+				var r TerminateRecord
+				Decode(ev, &r)
 				p.Ended, sawBoundary = r.Reason, true
 			}
 		case TopicLoopResumed:

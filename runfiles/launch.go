@@ -1,4 +1,4 @@
-package engine
+package runfiles
 
 import (
 	"path/filepath"
@@ -47,11 +47,11 @@ func PreviousLaunch(workspace string) (*Launch, error) {
 	if err := ralphdir.Check(dir); err != nil {
 		return nil, err
 	}
-	rel, err := currentEventsFile(dir)
+	rel, err := CurrentLogRel(dir)
 	if err != nil || rel == "" {
 		return nil, err
 	}
-	path, err := runLog(workspace, rel)
+	path, err := LogPath(workspace, rel)
 	if err != nil {
 		return nil, err
 	}
@@ -88,6 +88,6 @@ func launchOf(rec events.Record) *Launch {
 	var r struct {
 		Launch *Launch `json:"launch"`
 	}
-	decode(rec.Event, &r)
+	Decode(rec.Event, &r)
 	return r.Launch
 }

@@ -1,4 +1,4 @@
-package engine
+package runfiles
 
 import (
 	"encoding/json"
@@ -33,10 +33,9 @@ const (
 	// run was given, nothing for the fold.
 	TopicHookStarted     = "hook.started"
 	TopicHookRan         = "hook.ran"
-	suffixExhausted      = ".exhausted"
-	suffixScopeViolation = ".scope_violation"
-	suffixBlocked        = ".blocked"
-	defaultStartPayload  = "Begin work on the objective."
+	SuffixExhausted      = ".exhausted"
+	SuffixScopeViolation = ".scope_violation"
+	SuffixBlocked        = ".blocked"
 )
 
 // RejectReason is why an agent event was rejected, in event.rejected as
@@ -45,21 +44,21 @@ type RejectReason string
 
 // Reasons to reject an agent event.
 const (
-	rejectReserved           RejectReason = "reserved"
-	rejectInvalidTopic       RejectReason = "invalid_topic"
-	rejectUnknownTarget      RejectReason = "unknown_target"
-	rejectScope              RejectReason = "scope_violation"
-	rejectRequiredEventsMiss RejectReason = "required_events_missing"
-	rejectCriteriaFailed     RejectReason = "criteria_failed"
-	rejectGateFailed         RejectReason = "gate_failed"
-	rejectSuperseded         RejectReason = "superseded"
-	rejectInvalidQuestion    RejectReason = "invalid_question"
-	rejectCompletionClaimed  RejectReason = "completion_claimed"
+	RejectReserved           RejectReason = "reserved"
+	RejectInvalidTopic       RejectReason = "invalid_topic"
+	RejectUnknownTarget      RejectReason = "unknown_target"
+	RejectScope              RejectReason = "scope_violation"
+	RejectRequiredEventsMiss RejectReason = "required_events_missing"
+	RejectCriteriaFailed     RejectReason = "criteria_failed"
+	RejectGateFailed         RejectReason = "gate_failed"
+	RejectSuperseded         RejectReason = "superseded"
+	RejectInvalidQuestion    RejectReason = "invalid_question"
+	RejectCompletionClaimed  RejectReason = "completion_claimed"
 )
 
 // isBookkeeping reports whether topic is one of ralph's own lines that the
 // fold interprets instead of routing.
-func isBookkeeping(topic string) bool {
+func IsBookkeeping(topic string) bool {
 	switch topic {
 	case TopicLoopStarted, TopicLoopResumed, TopicLoopTerminate, TopicLoopRepaired,
 		TopicIterationStarted, TopicIterationFinished, TopicIterationSettled,
@@ -72,8 +71,8 @@ func isBookkeeping(topic string) bool {
 }
 
 // isReservedForRalph reports whether an agent may not publish topic.
-func isReservedForRalph(topic string) bool {
-	return isBookkeeping(topic) || topic == TopicTaskResume || topic == TopicHumanAnswered || topic == TopicHumanTimedOut ||
+func ReservedForRalph(topic string) bool {
+	return IsBookkeeping(topic) || topic == TopicTaskResume || topic == TopicHumanAnswered || topic == TopicHumanTimedOut ||
 		strings.HasPrefix(topic, "loop.") || strings.HasPrefix(topic, "iteration.") ||
 		strings.HasPrefix(topic, "event.") || strings.HasPrefix(topic, "hook.")
 }
@@ -102,7 +101,7 @@ const (
 	AsQuestion     Disposition = "question"     // human.asked: the run waits for a person's answer
 )
 
-type loopStartedRecord struct {
+type LoopStartedRecord struct {
 	RunID      string   `json:"run_id"`
 	Objective  string   `json:"objective"`
 	Source     string   `json:"objective_source,omitempty"`
@@ -115,7 +114,7 @@ type loopStartedRecord struct {
 	Launch *Launch `json:"launch,omitempty"`
 }
 
-type loopResumedRecord struct {
+type LoopResumedRecord struct {
 	Iteration int     `json:"iteration"`
 	MaxIter   int     `json:"max_iterations,omitempty"`
 	Launch    *Launch `json:"launch,omitempty"`
@@ -124,7 +123,7 @@ type loopResumedRecord struct {
 	Hats []string `json:"hats"`
 }
 
-type iterationStartedRecord struct {
+type IterationStartedRecord struct {
 	Iteration  int     `json:"iteration"`
 	Hat        string  `json:"hat"`
 	Events     []int64 `json:"events"`
@@ -132,7 +131,7 @@ type iterationStartedRecord struct {
 	Backend    string  `json:"backend,omitempty"`
 }
 
-type iterationFinishedRecord struct {
+type IterationFinishedRecord struct {
 	Iteration  int                `json:"iteration"`
 	Hat        string             `json:"hat"`
 	Outcome    Outcome            `json:"outcome"`
@@ -157,7 +156,7 @@ type iterationFinishedRecord struct {
 	TasksDone int `json:"tasks_done,omitempty"`
 }
 
-type iterationSettledRecord struct {
+type IterationSettledRecord struct {
 	Iteration int    `json:"iteration"`
 	Note      string `json:"note,omitempty"`
 	// Progress: the iteration had an event accepted, changed a file or
@@ -165,7 +164,7 @@ type iterationSettledRecord struct {
 	Progress bool `json:"progress"`
 }
 
-type routedRecord struct {
+type RoutedRecord struct {
 	Offset int64       `json:"offset"`
 	Topic  string      `json:"topic"`
 	To     []string    `json:"to"`
@@ -175,31 +174,31 @@ type routedRecord struct {
 	TimeoutMS int64 `json:"timeout_ms,omitempty"`
 }
 
-type rejectedRecord struct {
+type RejectedRecord struct {
 	Offset int64        `json:"offset"`
 	Topic  string       `json:"topic"`
 	Reason RejectReason `json:"reason"`
 	Detail string       `json:"detail,omitempty"`
 }
 
-type droppedRecord struct {
+type DroppedRecord struct {
 	Offsets []int64 `json:"offsets"`
 	Hat     string  `json:"hat"`
 	Reason  string  `json:"reason"`
 }
 
-// repairedRecord notes that the line at Offset was cut off by a crash in the
+// RepairedRecord notes that the line at Offset was cut off by a crash in the
 // middle of a write and has been closed with a newline.
-type repairedRecord struct {
+type RepairedRecord struct {
 	Offset int64 `json:"offset"`
 	Bytes  int64 `json:"bytes"`
 }
 
-type confirmingRecord struct {
+type ConfirmingRecord struct {
 	Claim string `json:"claim"`
 }
 
-type terminateRecord struct {
+type TerminateRecord struct {
 	Reason     Reason  `json:"reason"`
 	ExitCode   int     `json:"exit_code"`
 	Message    string  `json:"message,omitempty"`
@@ -214,14 +213,14 @@ type terminateRecord struct {
 	RuntimeMS   int64      `json:"runtime_ms"`
 }
 
-type commitRecord struct {
+type CommitRecord struct {
 	Iteration int    `json:"iteration"`
 	Hat       string `json:"hat"`
 	Hash      string `json:"hash"`
 	Subject   string `json:"subject"`
 }
 
-type rateLimitedRecord struct {
+type RateLimitedRecord struct {
 	Iteration int    `json:"iteration"`
 	Hat       string `json:"hat"`
 	Message   string `json:"message,omitempty"`
@@ -229,8 +228,8 @@ type rateLimitedRecord struct {
 	WaitMS    int64  `json:"wait_ms"`
 }
 
-// ralphEvent builds one of ralph's own lines.
-func ralphEvent(topic string, payload any) events.Event {
+// RalphEvent builds one of ralph's own lines.
+func RalphEvent(topic string, payload any) events.Event {
 	var raw json.RawMessage
 	switch p := payload.(type) {
 	case nil:
@@ -245,6 +244,34 @@ func ralphEvent(topic string, payload any) events.Event {
 
 // decode reads a bookkeeping payload; a payload that does not decode leaves v
 // at its zero value, because a damaged line must not stop a resume.
-func decode(ev events.Event, v any) bool {
+func Decode(ev events.Event, v any) bool {
 	return json.Unmarshal(ev.Payload, v) == nil
+}
+
+type BaselineRecord struct {
+	Results []BaselineResult `json:"results"`
+}
+
+type BaselineResult struct {
+	Name   string `json:"name"`
+	Passed bool   `json:"passed"`
+}
+
+type VerifiedRecord struct {
+	Iteration int `json:"iteration"`
+	// By says what ralph checked: VerifiedBySpec or VerifiedByCriteria.
+	By string `json:"by,omitempty"`
+}
+
+// What completed a run that no agent claimed complete, for
+// RunState.CompletedBy.
+const (
+	VerifiedBySpec     = "spec"
+	VerifiedByCriteria = "acceptance_criteria"
+)
+
+// IgnoredRecord names the criteria still failing when a completion was
+// accepted, because they failed before the run too (baseline: ignore).
+type IgnoredRecord struct {
+	Criteria []string `json:"criteria"`
 }

@@ -1,4 +1,4 @@
-package engine
+package runfiles
 
 import (
 	"slices"
@@ -198,7 +198,7 @@ func (s *RunState) Apply(rec events.Record, router Router) {
 		s.applyAgentLine(rec)
 		return
 	}
-	if isBookkeeping(ev.Topic) {
+	if IsBookkeeping(ev.Topic) {
 		// Bookkeeping reads LastEventAt as it was before this line: a
 		// resume closes the segment at the last line of the one before.
 		s.applyBookkeeping(rec)
@@ -207,7 +207,7 @@ func (s *RunState) Apply(rec events.Record, router Router) {
 	}
 	s.noteTime(ev.TS)
 	s.enqueue(rec.Offset, ev, router.Route(ev))
-	if strings.HasSuffix(ev.Topic, suffixBlocked) {
+	if strings.HasSuffix(ev.Topic, SuffixBlocked) {
 		s.Blocked[blockKey(ev)]++
 	}
 }
@@ -228,14 +228,14 @@ func (s *RunState) applyBookkeeping(rec events.Record) {
 	ev := rec.Event
 	switch ev.Topic {
 	case TopicLoopStarted:
-		var r loopStartedRecord
-		decode(ev, &r)
+		var r LoopStartedRecord
+		Decode(ev, &r)
 		s.RunID, s.Objective, s.MaxIterations, s.StartCommit = r.RunID, r.Objective, r.MaxIter, r.Head
 		s.Source, s.Launch = r.Source, r.Launch
 		s.StartedAt, s.SegmentStart = ev.TS, ev.TS
 	case TopicLoopResumed:
-		var r loopResumedRecord
-		decode(ev, &r)
+		var r LoopResumedRecord
+		Decode(ev, &r)
 		if r.MaxIter > 0 {
 			s.MaxIterations = r.MaxIter
 		}
@@ -252,61 +252,61 @@ func (s *RunState) applyBookkeeping(rec events.Record) {
 		s.forgiveFailures()
 		s.Terminated = nil
 	case TopicIterationStarted:
-		var r iterationStartedRecord
-		decode(ev, &r)
+		var r IterationStartedRecord
+		Decode(ev, &r)
 		s.Running = &RunningIteration{Iteration: r.Iteration, Hat: r.Hat, Events: r.Events,
 			Confirming: r.Confirming, StartedAt: ev.TS, Offset: rec.Offset}
 	case TopicIterationFinished:
-		var r iterationFinishedRecord
-		decode(ev, &r)
+		var r IterationFinishedRecord
+		Decode(ev, &r)
 		s.finishIteration(r)
 	case TopicIterationSettled:
-		var r iterationSettledRecord
-		decode(ev, &r)
+		var r IterationSettledRecord
+		Decode(ev, &r)
 		s.settle(r)
 	case TopicEventRouted:
-		var r routedRecord
-		decode(ev, &r)
+		var r RoutedRecord
+		Decode(ev, &r)
 		s.route(r, ev.TS)
 	case TopicEventRejected:
-		var r rejectedRecord
-		decode(ev, &r)
+		var r RejectedRecord
+		Decode(ev, &r)
 		if _, ok := s.takeUndecided(r.Offset); ok {
 			s.Rejected++
 		}
 	case TopicEventDropped:
-		var r droppedRecord
-		decode(ev, &r)
+		var r DroppedRecord
+		Decode(ev, &r)
 		s.dropPending(r.Offsets)
 		if r.Reason == "exhausted" && !slices.Contains(s.Exhausted, r.Hat) {
 			s.Exhausted = append(s.Exhausted, r.Hat)
 		}
 	case TopicRateLimited:
-		var r rateLimitedRecord
-		decode(ev, &r)
+		var r RateLimitedRecord
+		Decode(ev, &r)
 		s.RateLimitedUntil = ev.TS.Add(time.Duration(r.WaitMS) * time.Millisecond)
 	case TopicCommit:
 		s.Commits++
 	case TopicTaskComplete:
 		s.TasksDone++
 	case TopicCriteriaBaseline:
-		var r baselineRecord
-		decode(ev, &r)
+		var r BaselineRecord
+		Decode(ev, &r)
 		s.Baseline = map[string]bool{}
 		for _, b := range r.Results {
 			s.Baseline[b.Name] = b.Passed
 		}
 	case TopicCriteriaIgnored:
-		var r ignoredRecord
-		decode(ev, &r)
+		var r IgnoredRecord
+		Decode(ev, &r)
 		s.StillFailing = r.Criteria
 	case TopicCompletionVerified:
-		var r verifiedRecord
-		decode(ev, &r)
+		var r VerifiedRecord
+		Decode(ev, &r)
 		s.Completed, s.CompletedBy = true, r.By
 	case TopicLoopRepaired:
-		var r repairedRecord
-		decode(ev, &r)
+		var r RepairedRecord
+		Decode(ev, &r)
 		// A line torn by a crash is ralph's own lost write, not an agent's
 		// malformed event: it must not count towards validation_failure.
 		if r.Offset == s.LastMalformed && s.ConsecutiveMalformed > 0 {
@@ -314,12 +314,12 @@ func (s *RunState) applyBookkeeping(rec events.Record) {
 			s.MalformedTotal--
 		}
 	case TopicCompletionConfirm:
-		var r confirmingRecord
-		decode(ev, &r)
+		var r ConfirmingRecord
+		Decode(ev, &r)
 		s.Confirming = &r.Claim
 	case TopicLoopTerminate:
-		var r terminateRecord
-		decode(ev, &r)
+		var r TerminateRecord
+		Decode(ev, &r)
 		s.Terminated = &Termination{Reason: r.Reason, ExitCode: r.ExitCode, Message: r.Message,
 			Cause: r.Cause, GoOn: r.GoOn, At: ev.TS}
 		s.closeSegment(ev.TS)
@@ -370,7 +370,7 @@ func (s *RunState) closeSegment(end time.Time) {
 	s.SegmentStart = time.Time{}
 }
 
-func (s *RunState) finishIteration(r iterationFinishedRecord) {
+func (s *RunState) finishIteration(r IterationFinishedRecord) {
 	running := s.Running
 	s.Running = nil
 	if r.Outcome != OutcomeRateLimited && r.Outcome != OutcomeInterrupted {
@@ -401,7 +401,7 @@ func (s *RunState) finishIteration(r iterationFinishedRecord) {
 		Message: r.Message, Confirming: r.Confirming, Said: r.Said, Changed: r.Changed, Commits: r.Commits, TasksDone: r.TasksDone}
 }
 
-func (s *RunState) settle(r iterationSettledRecord) {
+func (s *RunState) settle(r IterationSettledRecord) {
 	if r.Iteration > s.Settled {
 		s.Settled = r.Iteration
 	}
@@ -419,14 +419,14 @@ func (s *RunState) settle(r iterationSettledRecord) {
 	}
 }
 
-func (s *RunState) route(r routedRecord, at time.Time) {
+func (s *RunState) route(r RoutedRecord, at time.Time) {
 	u, ok := s.takeUndecided(r.Offset)
 	if !ok {
 		return // decided already: a decision is applied once
 	}
 	s.Accepted++
 	s.see(u.Event.Topic)
-	if strings.HasSuffix(u.Event.Topic, suffixBlocked) {
+	if strings.HasSuffix(u.Event.Topic, SuffixBlocked) {
 		s.Blocked[blockKey(u.Event)]++
 	}
 	switch r.As {
@@ -471,8 +471,8 @@ func (s *RunState) see(topic string) {
 	s.SeenTopics = slices.Insert(s.SeenTopics, i, topic)
 }
 
-// failedAtBaseline reports whether the criterion failed before the run.
-func (s *RunState) failedAtBaseline(name string) bool {
+// FailedAtBaseline reports whether the criterion failed before the run.
+func (s *RunState) FailedAtBaseline(name string) bool {
 	passed, ok := s.Baseline[name]
 	return ok && !passed
 }

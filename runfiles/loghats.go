@@ -1,4 +1,4 @@
-package engine
+package runfiles
 
 import (
 	"bytes"
@@ -61,7 +61,7 @@ func lineHats(line []byte) ([]string, bool) {
 	var r struct {
 		Hats *[]string `json:"hats"`
 	}
-	if !decode(ev, &r) || r.Hats == nil {
+	if !Decode(ev, &r) || r.Hats == nil {
 		return nil, false
 	}
 	return *r.Hats, true

@@ -1,4 +1,4 @@
-package engine
+package runfiles
 
 // Phase is where the loop is. It is written into state.json, so a reader of
 // the checkpoint can tell what the run was doing.

@@ -1,4 +1,4 @@
-package engine
+package runfiles
 
 import (
 	"os"
@@ -14,7 +14,7 @@ func TestStaleTempFilesOfAtomicWritesAreRemoved(t *testing.T) {
 	for _, name := range []string{".state.json112773492084274147", ".current-events42", ".state.json.keep", "state.json"} {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), nil, 0o644))
 	}
-	removeStaleTempFiles(dir, StateFile, CurrentEventsFile)
+	RemoveStaleTempFiles(dir, StateFile, CurrentEventsFile)
 	left, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	var names []string

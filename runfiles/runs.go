@@ -1,4 +1,4 @@
-package engine
+package runfiles
 
 import (
 	"bytes"
@@ -98,7 +98,7 @@ func readRunListing(path string) (RunListing, error) {
 	if r.RunID == "" {
 		// A log from another Ralph, or one whose first line was damaged:
 		// it is still listed, under its file name.
-		r.RunID = strings.TrimSuffix(strings.TrimPrefix(filepath.Base(path), "events-"), ".jsonl")
+		r.RunID = logStamp(path)
 	}
 	end, ended, err := RunEnd(path)
 	if err != nil {

@@ -1,4 +1,4 @@
-package engine
+package runfiles
 
 import (
 	"bytes"
@@ -10,12 +10,6 @@ import (
 
 	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
-
-// IgnoreFile is .ralph/.gitignore. ralph writes it on first use, as build
-// tools do in their cache folders, so that an agent's `git add -A` never
-// commits ralph's state, lock, event logs or raw agent output, and
-// `git clean -fd` leaves them alone.
-const IgnoreFile = ".gitignore"
 
 // ignoreMarker opens every .gitignore ralph writes. A file without it is
 // the user's own, and ralph leaves it as it is.

@@ -1,4 +1,4 @@
-package engine
+package runfiles
 
 import "github.com/ralph-loop/ralph/internal/exitcode"
 

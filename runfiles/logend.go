@@ -1,4 +1,4 @@
-package engine
+package runfiles
 
 import (
 	"bytes"
@@ -25,8 +25,8 @@ func RunEnded(path string) (Reason, bool, error) {
 	if err != nil || !ended {
 		return "", false, err
 	}
-	var r terminateRecord
-	decode(ev, &r)
+	var r TerminateRecord
+	Decode(ev, &r)
 	return r.Reason, r.Reason != "", nil
 }
 

@@ -1,4 +1,4 @@
-package engine
+package runfiles
 
 import (
 	"bytes"
@@ -27,15 +27,15 @@ type wireState struct {
 // Checkpoint reads and writes .ralph/state.json.
 type Checkpoint struct {
 	Path string
-	// beforeRename, when set, runs once the new contents are in the
+	// BeforeRename, when set, runs once the new contents are in the
 	// spare file and before they replace state.json (a crash-test hook).
-	beforeRename func()
+	BeforeRename func()
 }
 
 // Load reads the checkpoint. It returns ErrNoState when there is none and a
 // *CorruptStateError when it cannot be used.
 func (c Checkpoint) Load() (*RunState, Phase, error) {
-	data, err := readNoFollow(c.Path)
+	data, err := ReadNoFollow(c.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, "", ErrNoState
 	}
@@ -48,7 +48,7 @@ func (c Checkpoint) Load() (*RunState, Phase, error) {
 		// A reader beside a running loop that held the file open across
 		// two checkpoints read a spare being rewritten (see swapfile);
 		// the file it opens now is whole.
-		if again, readErr := readNoFollow(c.Path); readErr == nil && !bytes.Equal(again, data) {
+		if again, readErr := ReadNoFollow(c.Path); readErr == nil && !bytes.Equal(again, data) {
 			return c.decode(again)
 		}
 	}
@@ -86,17 +86,20 @@ func (c Checkpoint) Save(s *RunState, phase Phase, now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("encode state: %w", err)
 	}
-	if err := swapfile.Write(c.Path, append(data, '\n'), c.beforeRename); err != nil {
+	if err := swapfile.Write(c.Path, append(data, '\n'), c.BeforeRename); err != nil {
 		return fmt.Errorf("write state: %w", err)
 	}
 	return nil
 }
 
+// CorruptStateName is the name a state.json that could not be read is
+// moved aside to, at time stamp.
+func CorruptStateName(stamp string) string { return "state.corrupt." + stamp + ".json" }
+
 // MoveAside renames an unusable state file to state.corrupt.<time>.json so
 // it is kept for inspection and never overwritten.
 func (c Checkpoint) MoveAside(now time.Time) (string, error) {
-	dest := filepath.Join(filepath.Dir(c.Path),
-		"state.corrupt."+now.UTC().Format("20060102T150405.000000000Z")+".json")
+	dest := filepath.Join(filepath.Dir(c.Path), CorruptStateName(now.UTC().Format("20060102T150405.000000000Z")))
 	if err := os.Rename(c.Path, dest); err != nil {
 		return "", fmt.Errorf("move corrupt state aside: %w", err)
 	}
@@ -127,7 +130,7 @@ func (s *RunState) validate() error {
 // dir/<name> that a ralph killed between write and rename left behind
 // (internal/atomicfile names them "." + name + digits). Only the lock holder writes
 // these files, so under the lock every such file is stale.
-func removeStaleTempFiles(dir string, names ...string) {
+func RemoveStaleTempFiles(dir string, names ...string) {
 	for _, name := range names {
 		matches, _ := filepath.Glob(filepath.Join(dir, "."+name+"*"))
 		for _, m := range matches {
