@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/runfiles"
-	"github.com/ralph-loop/ralph/view"
 )
 
 // askConfig: the coordinator hands out the task; the builder asks a person
