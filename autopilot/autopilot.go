@@ -12,11 +12,11 @@ import (
 
 	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/criteria"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/exitcode"
 	"github.com/ralph-loop/ralph/internal/git"
 	"github.com/ralph-loop/ralph/internal/redact"
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/tasks"
 )
 
@@ -150,7 +150,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	a := &Autopilot{opts: opts, repo: git.Repo{Dir: opts.Repo}, handles: map[string]Handle{}, runnerCtx: context.WithoutCancel(ctx),
 		slotDone: make(chan slotResult), mergeDone: make(chan mergeDone), questions: make(chan questionSeen),
 		held: map[string]string{}, revived: map[string]int{}, closeTried: map[string]bool{}}
-	dir := filepath.Join(opts.Repo, ralphDir)
+	dir := runfiles.In(opts.Repo).Path()
 	runID := opts.NewRunID()
 	lock, err := acquireLock(ctx, opts.Repo, runID, opts.Now())
 	if err != nil {
@@ -161,7 +161,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		return Result{ExitCode: exitcode.Fatal}, err
 	}
 	defer func() { _ = a.journal.log.Close() }()
-	control, stopWatch, err := watchControl(filepath.Join(dir, ControlDir))
+	control, stopWatch, err := watchControl(runfiles.Dir(dir).Control())
 	if err != nil {
 		return Result{ExitCode: exitcode.Fatal}, err
 	}
@@ -509,7 +509,7 @@ func (a *Autopilot) loopEnded(ctx context.Context, r slotResult) error {
 	switch {
 	case r.res.Completed():
 		p := Payload{Task: r.task, Slot: r.slot, Attempt: r.attempt}
-		if r.res.Cost != (engine.CostTotal{}) {
+		if r.res.Cost != (runfiles.CostTotal{}) {
 			p.Cost = &r.res.Cost
 		}
 		return a.journal.record(TopicTaskFinished, p)

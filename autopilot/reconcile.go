@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // reconcile brings an unfinished run back in step with the world after a
@@ -70,7 +72,7 @@ func (a *Autopilot) reconcileSlot(ctx context.Context, slot string, s Slot) erro
 // ensureTaskFiles writes a task's objective and overlay when a restart
 // finds them missing.
 func (a *Autopilot) ensureTaskFiles(ctx context.Context, task string) error {
-	if _, err := os.Stat(filepath.Join(a.taskDir(task), overlayFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(a.taskDir(task), runfiles.OverlayFile)); err == nil {
 		return nil
 	}
 	t, err := a.opts.Source.Show(ctx, task)

@@ -81,7 +81,7 @@ func (l *loader) criterion(n *yaml.Node, path string) (criteria.Spec, bool) {
 		return s, false
 	}
 	if err := criteria.Validate(s); err != nil {
-		l.problem(n, "see the criterion types in the README", "%s: %v", path, err)
+		l.problem(n, "see the criterion types in docs/completion.md", "%s: %v", path, err)
 		return s, false
 	}
 	if s.Path != "" {

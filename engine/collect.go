@@ -6,25 +6,26 @@ import (
 	"strings"
 
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // collecting records what the agent did: the events it wrote as tags in
 // its final text, then iteration.finished, in one write.
-func (e *Engine) collecting() (Phase, error) {
+func (e *Engine) collecting() (runfiles.Phase, error) {
 	it := &e.iter
 	res, info := it.result, it.info
 	outcome := it.outcome()
 	info.Cost = priceIteration(e.opts.Prices, res, e.backendFor(info.Hat.ID))
 	res.CostUSD = info.Cost.USD
 	var lines []events.Event
-	if outcome == OutcomeSuccess || outcome == OutcomeFailure {
+	if outcome == runfiles.OutcomeSuccess || outcome == runfiles.OutcomeFailure {
 		if err := e.fold(); err != nil {
 			return "", err
 		}
 		lines = append(lines, e.tagEvents(res.FinalText)...)
 	}
-	if outcome == OutcomeRateLimited {
-		lines = append(lines, ralphEvent(TopicRateLimited, e.rateLimitRecord()))
+	if outcome == runfiles.OutcomeRateLimited {
+		lines = append(lines, runfiles.RalphEvent(runfiles.TopicRateLimited, e.rateLimitRecord()))
 	}
 	// Read with a context of its own: the run's may be cancelled, and
 	// what the agent changed must still be recorded.
@@ -35,7 +36,7 @@ func (e *Engine) collecting() (Phase, error) {
 	lines = append(lines, commits...)
 	tasks := e.taskEvents()
 	lines = append(lines, tasks...)
-	lines = append(lines, ralphEvent(TopicIterationFinished, iterationFinishedRecord{
+	lines = append(lines, runfiles.RalphEvent(runfiles.TopicIterationFinished, runfiles.IterationFinishedRecord{
 		Iteration: info.N, Hat: info.Hat.ID, Outcome: outcome, ExitCode: res.ExitCode,
 		Failure: res.Failure, Message: res.FailureMessage, DurationMS: res.Duration.Milliseconds(),
 		Usage: res.Usage, CostUSD: res.CostUSD, CostSource: info.Cost.Source, Model: info.Cost.Model, Tools: res.Tools, Confirming: info.Confirming,
@@ -51,12 +52,12 @@ func (e *Engine) collecting() (Phase, error) {
 	e.opts.Reporter.IterationFinished(info, res)
 	switch {
 	case e.ending != nil:
-		return PhaseTerminating, e.saveAs(PhaseTerminating)
-	case outcome == OutcomeRateLimited:
-		return PhaseWaiting, e.saveAs(PhaseWaiting)
+		return runfiles.PhaseTerminating, e.saveAs(runfiles.PhaseTerminating)
+	case outcome == runfiles.OutcomeRateLimited:
+		return runfiles.PhaseWaiting, e.saveAs(runfiles.PhaseWaiting)
 	}
 	e.rateWaits = 0
-	return PhaseSettling, nil
+	return runfiles.PhaseSettling, nil
 }
 
 // tagEvents turns the <event> tags of the agent's final text into events.

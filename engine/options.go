@@ -10,6 +10,7 @@ import (
 	"github.com/ralph-loop/ralph/hats"
 	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/pricing"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // Backend runs one agent process for one prompt.
@@ -152,7 +153,7 @@ type Options struct {
 	// Launch is how the command line started the run, recorded in
 	// loop.started and, on resume, loop.resumed (see Launch); nil records
 	// nothing.
-	Launch *Launch
+	Launch *runfiles.Launch
 
 	// Start says whether to begin a new run or resume one; "" is StartNew.
 	Start StartMode
@@ -211,7 +212,7 @@ type Reporter interface {
 	Activity(it IterationInfo, a events.Activity)
 	// EventAccepted: as is "" for a routed event, or claim, completion or
 	// cancellation for the topics that end a run.
-	EventAccepted(ev events.Event, to []string, as Disposition)
+	EventAccepted(ev events.Event, to []string, as runfiles.Disposition)
 	EventRejected(ev events.Event, reason string)
 	IterationFinished(it IterationInfo, res events.AgentResult)
 	Commit(it IterationInfo, c Commit)
@@ -238,7 +239,7 @@ type RunInfo struct {
 	// On resume, what the run had done before: iterations, cost, tokens
 	// and commits, so a display can carry on from there.
 	Iterations int
-	Cost       CostTotal
+	Cost       runfiles.CostTotal
 	Usage      events.Usage
 	Commits    int
 }
@@ -254,10 +255,10 @@ type IterationInfo struct {
 	Started    time.Time
 	// Outcome is set for IterationFinished: success, failure,
 	// rate_limited or interrupted.
-	Outcome Outcome
+	Outcome runfiles.Outcome
 	// Cost is set for IterationFinished: what the iteration cost and how
 	// ralph knows (the result's CostUSD is the same figure).
-	Cost IterationCost
+	Cost runfiles.IterationCost
 }
 
 // NoticeReporter is a Reporter that also tells people what the run is
@@ -270,5 +271,5 @@ type NoticeReporter interface {
 // StuckReporter is a Reporter that wants to hear, before LoopFinished, that
 // the run is ending because it made no progress, and how it ends.
 type StuckReporter interface {
-	Stuck(end Termination, withoutProgress int)
+	Stuck(end runfiles.Termination, withoutProgress int)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -55,7 +56,7 @@ func TestAGroupOfZombiesIsNotRunning(t *testing.T) {
 	w := &warnRecorder{}
 	e := newTestEngine(t, dir, happy(), settings(), func(o *Options) { o.Reporter = w; o.Start = StartResume })
 	require.NoError(t, os.MkdirAll(e.dir, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(e.dir, AgentPIDFile), []byte(strconv.Itoa(pgid)+"\n"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(e.dir, runfiles.AgentPIDFile), []byte(strconv.Itoa(pgid)+"\n"), 0o600))
 	require.NoError(t, e.stopOrphanedAgent(cutOff("r1")))
 	assert.Empty(t, w.warnings, "nothing is left running to stop or to warn of")
 }
@@ -72,7 +73,7 @@ func TestTheChildrenOfAnAgentThatDiedWithRalphAreStopped(t *testing.T) {
 	// child is gone, not when the grace period is over.
 	e := newTestEngine(t, dir, happy(), settings(), func(o *Options) { o.Reporter = w; o.Start = StartResume; o.KillGrace = time.Hour })
 	require.NoError(t, os.MkdirAll(e.dir, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(e.dir, AgentPIDFile), []byte(strconv.Itoa(pgid)+"\n\n"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(e.dir, runfiles.AgentPIDFile), []byte(strconv.Itoa(pgid)+"\n\n"), 0o600))
 
 	require.NoError(t, e.stopOrphanedAgent(cutOff("r1")))
 	require.Len(t, w.warnings, 1)

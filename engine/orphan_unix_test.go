@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -39,8 +40,8 @@ func startGroup(t *testing.T, env ...string) (int, <-chan error) {
 }
 
 // cutOff is a run that a killed ralph left without an end.
-func cutOff(runID string) *RunState {
-	st := NewRunState()
+func cutOff(runID string) *runfiles.RunState {
+	st := runfiles.NewRunState()
 	st.RunID = runID
 	return st
 }
@@ -60,7 +61,7 @@ func TestOrphanedAgentIsStopped(t *testing.T) {
 	// A ralph killed half-way through rewriting the file leaves the new
 	// record's lines first (here without a start time, which is then
 	// unknown) and a remnant of an older, longer one after them.
-	require.NoError(t, os.WriteFile(filepath.Join(e.dir, AgentPIDFile), []byte(strconv.Itoa(pgid)+"\n\n99999\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(e.dir, runfiles.AgentPIDFile), []byte(strconv.Itoa(pgid)+"\n\n99999\n"), 0o644))
 
 	require.NoError(t, e.stopOrphanedAgent(cutOff("r1")))
 	err := <-exited
@@ -71,7 +72,7 @@ func TestOrphanedAgentIsStopped(t *testing.T) {
 	assert.Equal(t, syscall.SIGTERM, status.Signal(), "SIGTERM first; SIGKILL only after the grace period")
 	require.Len(t, w.warnings, 1)
 	assert.Contains(t, w.warnings[0], "stopping agent process group "+strconv.Itoa(pgid))
-	data, err := os.ReadFile(filepath.Join(e.dir, AgentPIDFile))
+	data, err := os.ReadFile(filepath.Join(e.dir, runfiles.AgentPIDFile))
 	require.NoError(t, err)
 	assert.Empty(t, data)
 
@@ -87,7 +88,7 @@ func TestAGroupThatIsNotTheRunsAgentIsLeftAlone(t *testing.T) {
 	cases := []struct {
 		name  string
 		start StartMode
-		prev  *RunState
+		prev  *runfiles.RunState
 		env   []string
 		// recorded is the start time agent.pgid records ("" for none).
 		recorded string
@@ -100,7 +101,7 @@ func TestAGroupThatIsNotTheRunsAgentIsLeftAlone(t *testing.T) {
 		{"a leader that started at another time", StartResume, cutOff("r1"), nil, "12345", "its leader started at another time"},
 		{"a new run, not a resume", StartNew, cutOff("r1"), []string{"RALPH_WORKSPACE=", "RALPH_RUN_ID=r1"}, "", ""},
 		{"no run to resume", StartResume, nil, []string{"RALPH_WORKSPACE=", "RALPH_RUN_ID=r1"}, "", ""},
-		{"a run that ended", StartResume, &RunState{RunID: "r1", Terminated: &Termination{Reason: ReasonCompleted}}, []string{"RALPH_WORKSPACE=", "RALPH_RUN_ID=r1"}, "", ""},
+		{"a run that ended", StartResume, &runfiles.RunState{RunID: "r1", Terminated: &runfiles.Termination{Reason: runfiles.ReasonCompleted}}, []string{"RALPH_WORKSPACE=", "RALPH_RUN_ID=r1"}, "", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -119,7 +120,7 @@ func TestAGroupThatIsNotTheRunsAgentIsLeftAlone(t *testing.T) {
 			}
 			pgid, exited := startGroup(t, env...)
 			record := strconv.Itoa(pgid) + "\n" + tc.recorded + "\n"
-			require.NoError(t, os.WriteFile(filepath.Join(e.dir, AgentPIDFile), []byte(record), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(e.dir, runfiles.AgentPIDFile), []byte(record), 0o644))
 
 			require.NoError(t, e.stopOrphanedAgent(tc.prev))
 			assert.True(t, groupAlive(pgid), "the group is still running")

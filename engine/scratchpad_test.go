@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -13,7 +14,7 @@ import (
 // starts without it and the old one is kept with the run it belongs to.
 func TestScratchpadBelongsToItsRun(t *testing.T) {
 	dir := t.TempDir()
-	pad := filepath.Join(dir, DirName, "agent", ScratchpadFile)
+	pad := filepath.Join(dir, runfiles.DirName, "agent", runfiles.ScratchpadFile)
 	write := func(text string) func() {
 		return func() {
 			require.NoError(t, os.MkdirAll(filepath.Dir(pad), 0o755))
@@ -25,7 +26,7 @@ func TestScratchpadBelongsToItsRun(t *testing.T) {
 	first := &fakeBackend{turns: []turn{{onStart: write("next: step 3 of the old objective"), text: tagged("build.task", "go on")}}}
 	out, err := newTestEngine(t, dir, first, s).Run(t.Context())
 	require.NoError(t, err)
-	require.Equal(t, ReasonMaxIterations, out.Reason)
+	require.Equal(t, runfiles.ReasonMaxIterations, out.Reason)
 	oldRun := out.RunID
 
 	s.MaxIterations = 2
@@ -39,7 +40,7 @@ func TestScratchpadBelongsToItsRun(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, fresh.prompts[0], "step 3 of the old objective", "a new run starts without the old notes")
 	assert.NoFileExists(t, pad)
-	kept, err := os.ReadFile(filepath.Join(dir, DirName, RunsDir, oldRun, ScratchpadFile))
+	kept, err := os.ReadFile(filepath.Join(dir, runfiles.DirName, runfiles.RunsDir, oldRun, runfiles.ScratchpadFile))
 	require.NoError(t, err)
 	assert.Equal(t, "next: step 3 of the old objective", string(kept))
 }

@@ -11,43 +11,9 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/internal/filewatch"
-	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
+	"github.com/ralph-loop/ralph/runfiles"
 )
-
-// Stop requests written into .ralph/stop by `ralph stop`.
-const (
-	StopAtBoundary = "next" // stop before the next iteration
-	StopNow        = "now"  // interrupt the running iteration
-)
-
-// RequestStop asks the loop running in workspace to stop.
-func RequestStop(workspace, mode string) error {
-	dir := filepath.Join(workspace, DirName)
-	// Written in place, not renamed, so the watcher sees one write event
-	// on the file it watches for.
-	return ralphdir.WriteFile(dir, filepath.Join(dir, StopFile), []byte(mode+"\n"))
-}
-
-// NotRunningError says no process holds a workspace's lock, so there is
-// nothing a request could reach.
-type NotRunningError struct {
-	Dir  string
-	What string // "loop", "autopilot"
-}
-
-func (e *NotRunningError) Error() string   { return "no " + e.What + " is running in " + e.Dir }
-func (e *NotRunningError) Kind() hint.Kind { return hint.Conflict }
-
-// StopRunning asks the loop running in workspace to stop, and says which
-// run it asked; a *NotRunningError when none is running.
-func StopRunning(workspace, mode string) (LockInfo, error) {
-	held, info := LockHeld(filepath.Join(workspace, DirName, LockFile))
-	if !held {
-		return info, &NotRunningError{Dir: workspace, What: "loop"}
-	}
-	return info, RequestStop(workspace, mode)
-}
 
 // stopPoll is how often the stop file is read with no notification: a
 // request whose notification was lost (the kernel's queue overflowed, the
@@ -104,7 +70,7 @@ func (s *stopWatcher) run() {
 }
 
 func (s *stopWatcher) read() {
-	data, err := readNoFollow(s.path)
+	data, err := runfiles.ReadNoFollow(s.path)
 	if err != nil {
 		return
 	}
@@ -118,13 +84,13 @@ func (s *stopWatcher) read() {
 		return // read again on the timer: this request was acted on
 	}
 	s.lastRead = mode
-	if mode != StopNow {
-		mode = StopAtBoundary
+	if mode != runfiles.StopNow {
+		mode = runfiles.StopAtBoundary
 	}
-	if s.requested != StopNow {
+	if s.requested != runfiles.StopNow {
 		s.requested = mode
 	}
-	if mode == StopNow && s.onNow != nil {
+	if mode == runfiles.StopNow && s.onNow != nil {
 		s.onNow()
 	}
 	select {
@@ -150,7 +116,7 @@ func (s *stopWatcher) OnNow(cancel func()) func() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.onNow = cancel
-	if s.requested == StopNow {
+	if s.requested == runfiles.StopNow {
 		cancel()
 	}
 	return func() {

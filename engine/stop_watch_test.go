@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // A stop request whose notification never reaches the watcher (lost in an
@@ -13,7 +15,7 @@ import (
 // the file, which a watch of .ralph/ is not told of) still stops the loop.
 func TestStopRequestWithLostNotificationIsSeen(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, DirName, StopFile)
+	path := filepath.Join(dir, runfiles.DirName, runfiles.StopFile)
 	s, err := watchStop(path)
 	if err != nil {
 		t.Fatal(err)
@@ -25,14 +27,14 @@ func TestStopRequestWithLostNotificationIsSeen(t *testing.T) {
 	// The link's creation is the one notification the watch gets: once it
 	// has been read (a stop at the boundary), nothing more is queued.
 	elsewhere := filepath.Join(t.TempDir(), "stop")
-	if err := os.WriteFile(elsewhere, []byte(StopAtBoundary+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(elsewhere, []byte(runfiles.StopAtBoundary+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Link(elsewhere, path); err != nil {
 		t.Skipf("no hard links here: %v", err)
 	}
 	waitFor(t, s.Changed(), "the visible request")
-	if err := os.WriteFile(elsewhere, []byte(StopNow+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(elsewhere, []byte(runfiles.StopNow+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, now, "the request whose notification was lost")

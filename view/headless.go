@@ -12,6 +12,7 @@ import (
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/exitcode"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // The --headless stream: one JSON object per line on stdout, each with
@@ -75,8 +76,8 @@ type headEvent struct {
 	To        []string `json:"to"`
 	// As is claim, completion or cancellation for the topics that end a
 	// run, absent for a routed event.
-	As      engine.Disposition `json:"as,omitempty"`
-	Payload json.RawMessage    `json:"payload"`
+	As      runfiles.Disposition `json:"as,omitempty"`
+	Payload json.RawMessage      `json:"payload"`
 }
 
 // headRejected: an event the agent published was not accepted.
@@ -117,18 +118,18 @@ type headStats struct {
 
 // headIterationDone: an iteration's agent exited.
 type headIterationDone struct {
-	N          int                `json:"n"`
-	Hat        string             `json:"hat"`
-	DurationMS int64              `json:"duration_ms"`
-	Tokens     headTokens         `json:"tokens"`
-	Cost       *float64           `json:"cost" jsonschema:"US dollars; null when unknown (the agent reported none and the model has no price)"`
-	CostSource engine.CostSource  `json:"cost_source" jsonschema:"reported, computed (from tokens at the model's price) or unknown"`
-	Model      string             `json:"model,omitempty"`
-	Stats      headStats          `json:"stats"`
-	Outcome    engine.Outcome     `json:"outcome"` // success, failure, rate_limited
-	Failure    events.FailureKind `json:"failure,omitempty"`
-	Message    string             `json:"message,omitempty"`
-	ExitCode   int                `json:"exit_code"`
+	N          int                 `json:"n"`
+	Hat        string              `json:"hat"`
+	DurationMS int64               `json:"duration_ms"`
+	Tokens     headTokens          `json:"tokens"`
+	Cost       *float64            `json:"cost" jsonschema:"US dollars; null when unknown (the agent reported none and the model has no price)"`
+	CostSource runfiles.CostSource `json:"cost_source" jsonschema:"reported, computed (from tokens at the model's price) or unknown"`
+	Model      string              `json:"model,omitempty"`
+	Stats      headStats           `json:"stats"`
+	Outcome    runfiles.Outcome    `json:"outcome"` // success, failure, rate_limited
+	Failure    events.FailureKind  `json:"failure,omitempty"`
+	Message    string              `json:"message,omitempty"`
+	ExitCode   int                 `json:"exit_code"`
 }
 
 // headStuck: iterations stopped making progress.
@@ -149,24 +150,24 @@ type headRateLimited struct {
 // done), `ended` however else it ended, reason and exit_code saying how.
 // A run that ends as fatal gets `failed` instead.
 type headComplete struct {
-	TasksDone       int               `json:"tasks_done" jsonschema:"how many tasks are done: the SPEC's checked boxes, or 1 when a run without one completed"`
-	TotalDurationMS int64             `json:"total_duration_ms"`
-	RunID           string            `json:"run_id"`
-	Reason          string            `json:"reason"`
-	ExitCode        int               `json:"exit_code"`
-	Message         string            `json:"message,omitempty"`
-	Iterations      int               `json:"iterations"`
-	Confirmations   int               `json:"confirmation_iterations,omitempty"`
-	Cost            *float64          `json:"cost" jsonschema:"US dollars the run spent; null when some iteration's cost is unknown (cost_known is the part that is known)"`
-	CostKnown       float64           `json:"cost_known" jsonschema:"US dollars of the iterations whose cost is known"`
-	CostSource      engine.CostSource `json:"cost_source"`
-	CostUnknown     bool              `json:"cost_unknown" jsonschema:"some iteration's cost is unknown"`
-	Tokens          headTokens        `json:"tokens"`
-	Activations     map[string]int    `json:"activations"`
-	EventsAccepted  int               `json:"events_accepted"`
-	EventsRejected  int               `json:"events_rejected"`
-	Commits         int               `json:"commits"`
-	EventsFile      string            `json:"events_file"`
+	TasksDone       int                 `json:"tasks_done" jsonschema:"how many tasks are done: the SPEC's checked boxes, or 1 when a run without one completed"`
+	TotalDurationMS int64               `json:"total_duration_ms"`
+	RunID           string              `json:"run_id"`
+	Reason          string              `json:"reason"`
+	ExitCode        int                 `json:"exit_code"`
+	Message         string              `json:"message,omitempty"`
+	Iterations      int                 `json:"iterations"`
+	Confirmations   int                 `json:"confirmation_iterations,omitempty"`
+	Cost            *float64            `json:"cost" jsonschema:"US dollars the run spent; null when some iteration's cost is unknown (cost_known is the part that is known)"`
+	CostKnown       float64             `json:"cost_known" jsonschema:"US dollars of the iterations whose cost is known"`
+	CostSource      runfiles.CostSource `json:"cost_source"`
+	CostUnknown     bool                `json:"cost_unknown" jsonschema:"some iteration's cost is unknown"`
+	Tokens          headTokens          `json:"tokens"`
+	Activations     map[string]int      `json:"activations"`
+	EventsAccepted  int                 `json:"events_accepted"`
+	EventsRejected  int                 `json:"events_rejected"`
+	Commits         int                 `json:"commits"`
+	EventsFile      string              `json:"events_file"`
 	// AlreadyEnded: a resume found the run ended at EndedAt, and ran
 	// nothing; the line says how it ended then.
 	AlreadyEnded bool       `json:"already_ended,omitempty"`
@@ -299,7 +300,7 @@ func toolEvent(k events.ToolKind) (event, kind string) {
 	return "tool_other", string(events.ToolOther)
 }
 
-func (r *Headless) EventAccepted(ev events.Event, to []string, as engine.Disposition) {
+func (r *Headless) EventAccepted(ev events.Event, to []string, as runfiles.Disposition) {
 	if to == nil {
 		to = []string{}
 	}
@@ -327,23 +328,23 @@ func splitReason(reason string) (code, detail string) {
 }
 
 // outcomeOf names an iteration's result the way iteration.finished does.
-func outcomeOf(it engine.IterationInfo, res events.AgentResult) engine.Outcome {
+func outcomeOf(it engine.IterationInfo, res events.AgentResult) runfiles.Outcome {
 	if it.Outcome != "" {
 		return it.Outcome
 	}
 	switch {
 	case res.Failure == events.FailureRateLimit:
-		return engine.OutcomeRateLimited
+		return runfiles.OutcomeRateLimited
 	case res.Failed():
-		return engine.OutcomeFailure
+		return runfiles.OutcomeFailure
 	}
-	return engine.OutcomeSuccess
+	return runfiles.OutcomeSuccess
 }
 
 func (r *Headless) IterationFinished(it engine.IterationInfo, res events.AgentResult) {
 	cost := iterationCost(it, res)
 	r.emit("iteration_done", headIterationDone{N: it.N, Hat: it.Hat.ID, DurationMS: res.Duration.Milliseconds(),
-		Tokens: tokensOf(res.Usage), Cost: knownCost(cost.USD, cost.Source == engine.CostUnknown), CostSource: cost.Source, Model: cost.Model,
+		Tokens: tokensOf(res.Usage), Cost: knownCost(cost.USD, cost.Source == runfiles.CostUnknown), CostSource: cost.Source, Model: cost.Model,
 		Stats:   headStats{Reads: res.Tools.Read, Writes: res.Tools.Write, Shell: res.Tools.Shell, Other: res.Tools.Other},
 		Outcome: outcomeOf(it, res), Failure: res.Failure, Message: res.FailureMessage, ExitCode: res.ExitCode})
 }
@@ -373,7 +374,7 @@ func knownCost(usd float64, unknown bool) *float64 {
 
 // Stuck reports that the run is ending because iterations stopped making
 // progress; `ended` (reason stuck, exit 1) follows.
-func (r *Headless) Stuck(end engine.Termination, withoutProgress int) {
+func (r *Headless) Stuck(end runfiles.Termination, withoutProgress int) {
 	r.emit("stuck", headStuck{Reason: EndMessage(end), IterationsWithoutProgress: withoutProgress})
 }
 
@@ -400,17 +401,17 @@ func (r *Headless) LoopFinished(sum engine.Summary) {
 	run := r.model.Run()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if sum.Reason == engine.ReasonStuck && !run.Stuck {
+	if sum.Reason == runfiles.ReasonStuck && !run.Stuck {
 		// The engine ended the run on its stuck check without calling
 		// Stuck; a program waiting for `stuck` still gets it.
 		r.emitLocked("stuck", headStuck{Reason: EndMessage(sum.End()), IterationsWithoutProgress: r.stuckThreshold})
 	}
 	c := completeOf(sum, max(len(run.Commits), sum.Commits))
 	switch {
-	case sum.Reason == engine.ReasonFatal:
+	case sum.Reason == runfiles.ReasonFatal:
 		r.fatal = &c
 	case r.ended:
-	case sum.Reason == engine.ReasonCompleted:
+	case sum.Reason == runfiles.ReasonCompleted:
 		r.ended = true
 		r.emitLocked("complete", c)
 	default:

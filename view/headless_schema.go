@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/exitcode"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // HeadlessSchemaURL is the published copy of the stream's schema.
@@ -34,14 +34,14 @@ var headlessEvents = []struct {
 	{"event", "An event the agent published was accepted and routed.", headEvent{}, nil},
 	{"rejected", "An event the agent published was not accepted.", headRejected{}, nil},
 	{"task_complete", "A SPEC box became checked; index counts the boxes from 0, in file order.", headTaskComplete{}, nil},
-	{"waiting_for_human", "The agent asked a person a question; the run waits for the answer.", engine.Question{}, nil},
+	{"waiting_for_human", "The agent asked a person a question; the run waits for the answer.", runfiles.Question{}, nil},
 	{"human_answered", "The wait for a person is over, answered or timed out.", headAnswered{}, nil},
 	{"iteration_done", "An iteration's agent exited.", headIterationDone{}, nil},
 	{"rate_limited", "The agent hit a rate limit; the iteration repeats after the wait.", headRateLimited{}, nil},
 	{"warning", "Something the run went on past.", headWarning{}, nil},
 	{"stuck", "Iterations stopped making progress; the run ends (ended, reason stuck, exit 1).", headStuck{}, nil},
 	{"complete", "The run completed: every task is done (exit 0). Ends the stream.", headComplete{},
-		map[string][]any{"reason": {string(engine.ReasonCompleted)}, "exit_code": {exitcode.OK}}},
+		map[string][]any{"reason": {string(runfiles.ReasonCompleted)}, "exit_code": {exitcode.OK}}},
 	{"ended", "The run ended without completing: reason and exit_code say how (a limit, stuck, stopped, interrupted…). Ends the stream.", headComplete{},
 		map[string][]any{"reason": endedReasons(), "exit_code": {exitcode.OK, exitcode.Failure, exitcode.Limit, exitcode.Interrupted}}},
 	{"failed", "ralph could not run the loop, or the run hit an error it cannot recover from (exit 3). Ends the stream.", headFailed{}, nil},
@@ -87,8 +87,8 @@ var anyJSON = map[reflect.Type]*jsonschema.Schema{reflect.TypeFor[json.RawMessag
 // as fatal.
 func endedReasons() []any {
 	var out []any
-	for _, r := range engine.Reasons() {
-		if r != engine.ReasonCompleted && r != engine.ReasonFatal {
+	for _, r := range runfiles.Reasons() {
+		if r != runfiles.ReasonCompleted && r != runfiles.ReasonFatal {
 			out = append(out, string(r))
 		}
 	}

@@ -84,7 +84,7 @@
 // claimer and runs a Worker whose loops LoopRunner starts as `ralph loop`
 // child processes, each leading its own process group and dying with the
 // worker. A LoopRunner loop's first Interrupt writes a stop request
-// (engine.RequestStop: the run ends with reason "stopped" at the end of
+// (runfiles.RequestStop: the run ends with reason "stopped" at the end of
 // its iteration), its second sends SIGTERM (the loop stops its agent and
 // exits 130). The worker returns only once every loop has ended.
 package cluster

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/autopilot"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/procgroup"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // LoopRunner starts each task's loop as a `ralph loop` child process; its
@@ -93,7 +93,7 @@ func (l *loopProcess) wait(out *os.File) {
 
 func (l *loopProcess) result() autopilot.LoopResult {
 	res := autopilot.LoopResult{}
-	if st, err := engine.ReadStatus(l.dir, 0, time.Now()); err == nil && st.Ended != nil {
+	if st, err := runfiles.ReadStatus(l.dir, 0, time.Now()); err == nil && st.Ended != nil {
 		res = autopilot.LoopResult{Reason: string(st.Ended.Reason), Message: st.Ended.Message, Cost: st.Cost()}
 	}
 	ps := l.cmd.ProcessState
@@ -141,7 +141,7 @@ func (l *loopProcess) requestStop() {
 	for {
 		// One written after the loop ended is harmless: the next loop in
 		// the worktree removes it as stale when it starts.
-		_ = engine.RequestStop(l.dir, engine.StopAtBoundary)
+		_ = runfiles.RequestStop(l.dir, runfiles.StopAtBoundary)
 		select {
 		case <-l.done:
 			return

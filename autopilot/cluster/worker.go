@@ -16,12 +16,12 @@ import (
 
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/config"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/exitcode"
 	"github.com/ralph-loop/ralph/internal/git"
 	"github.com/ralph-loop/ralph/internal/procgroup"
 	"github.com/ralph-loop/ralph/internal/redact"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // LoopJob is one task's loop, as a worker starts it.
@@ -525,8 +525,8 @@ func (w *Worker) follow(ctx context.Context, t Task, h LoopHandle, fw *forwarder
 // stoppedEarly reports whether a loop ended because it was asked to stop
 // (at the end of its iteration, or at once), not on its own.
 func stoppedEarly(res autopilot.LoopResult) bool {
-	return res.ExitCode == exitcode.Interrupted || res.Reason == string(engine.ReasonStopped) ||
-		res.Reason == string(engine.ReasonInterrupted)
+	return res.ExitCode == exitcode.Interrupted || res.Reason == string(runfiles.ReasonStopped) ||
+		res.Reason == string(runfiles.ReasonInterrupted)
 }
 
 // handBack commits what the loop left uncommitted in dir (nothing races
@@ -755,7 +755,7 @@ func (f *forwarder) forward(ctx context.Context) {
 		return
 	}
 	if f.rd == nil {
-		path, err := engine.CurrentLog(f.dir)
+		path, err := runfiles.CurrentLog(f.dir)
 		if err != nil {
 			return // none yet
 		}
@@ -773,7 +773,7 @@ func (f *forwarder) forward(ctx context.Context) {
 	}
 	// Work in progress first: it is what another worker continues from.
 	for _, rec := range recs {
-		if ev, err := events.ParseLine(rec.Line); err == nil && ev.Source == events.SourceRalph && ev.Topic == engine.TopicIterationFinished {
+		if ev, err := events.ParseLine(rec.Line); err == nil && ev.Source == events.SourceRalph && ev.Topic == runfiles.TopicIterationFinished {
 			if err := PushProgress(ctx, f.dir, f.task.RepoURL, f.task.ID); err != nil {
 				f.w.logf("task %s: pushing its work in progress: %v", f.task.ID, err)
 			}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/internal/exitcode"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // The autopilot through ordinary interruptions: whatever stops a run, the
@@ -341,7 +342,7 @@ func TestAutopilotThroughChaos(t *testing.T) {
 		ids = append(ids, id)
 	}
 
-	log := filepath.Join(w.dir, ".ralph", autopilot.EventsFile)
+	log := filepath.Join(w.dir, ".ralph", runfiles.AutopilotEventsFile)
 	for run := 1; run <= 6; run++ {
 		stop := chaosStops[rng.IntN(len(chaosStops))]
 		lines := countLines(log) + 1 + rng.IntN(30)

@@ -20,6 +20,7 @@ import (
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/testhook"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 const crashConfig = `event_loop:
@@ -151,8 +152,8 @@ func (w *workspace) ralphKilledAt(spec string, resume bool) killResult {
 
 func (w *workspace) assertStateReadable() {
 	w.t.Helper()
-	_, _, err := engine.Checkpoint{Path: filepath.Join(w.dir, ".ralph", "state.json")}.Load()
-	if err != nil && !errors.Is(err, engine.ErrNoState) {
+	_, _, err := runfiles.Checkpoint{Path: filepath.Join(w.dir, ".ralph", "state.json")}.Load()
+	if err != nil && !errors.Is(err, runfiles.ErrNoState) {
 		w.t.Fatalf("state.json unreadable after a kill: %v", err)
 	}
 }

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/testhook"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // slowScript keeps the first hat busy long enough for other commands to act.
@@ -137,7 +137,7 @@ echo '<event topic="LOOP_COMPLETE">done</event>'
 `, "")
 	first, _ := w.startRalph("loop")
 	waitFor(t, "the first loop's lock", func() bool {
-		info, err := engine.ReadLockInfo(filepath.Join(w.dir, ".ralph", engine.LockFile))
+		info, err := runfiles.ReadLockInfo(filepath.Join(w.dir, ".ralph", runfiles.LockFile))
 		return err == nil && info.PID == first.Process.Pid
 	})
 

@@ -14,6 +14,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/flagvalue"
 	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/testhook"
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/view"
 )
 
@@ -74,7 +75,7 @@ Examples:
 On a terminal a status panel stays at the bottom of the screen (iteration,
 hat, elapsed time, cost, tokens, tool counts, last commit, last event) below
 the agent's text; elsewhere ralph prints plain timestamped lines. --headless
-prints the JSON events described in README.md on stdout instead.`
+prints the JSON events described in docs/headless.md on stdout instead.`
 }
 
 // Validate rejects flags that contradict each other, before anything is
@@ -117,10 +118,10 @@ func (c *loopCmd) Run(ctx context.Context, g *globals, log *slog.Logger) error {
 // ralph (it holds the workspace lock). That is a success: what the resume
 // asks for is being done, so a supervisor that lost track of its loop may
 // resume it whatever its state.
-func (c *loopCmd) runsAlready(err error) (engine.LockInfo, bool) {
-	held, ok := errors.AsType[*engine.LockHeldError](err)
+func (c *loopCmd) runsAlready(err error) (runfiles.LockInfo, bool) {
+	held, ok := errors.AsType[*runfiles.LockHeldError](err)
 	if !c.Resume || !ok || held.HolderGone || held.Holder.PID == 0 {
-		return engine.LockInfo{}, false
+		return runfiles.LockInfo{}, false
 	}
 	return held.Holder, true
 }

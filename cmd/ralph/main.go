@@ -49,7 +49,7 @@ type cli struct {
 	Validate  validateCmd  `cmd:"" help:"Check a ralph.yml and report every problem."`
 	Hats      hatsCmd      `cmd:"" help:"List, show and graph the hats and their hand-offs."`
 	Init      initCmd      `cmd:"" help:"Write a ralph.yml from a preset, and a PROMPT.md for the task."`
-	Schema    schemaCmd    `cmd:"" help:"Print the JSON Schema of ralph.yml, for editors."`
+	Schema    schemaCmd    `cmd:"" help:"Print the JSON Schema of ralph.yml, for editors, or of the --headless stream, for programs."`
 	Complete  completeCmd  `cmd:"" name:"completion" help:"Print shell completions for bash, zsh or fish."`
 	Status    statusCmd    `cmd:"" help:"Say whether a loop is running here and how the last run went."`
 	Stop      stopCmd      `cmd:"" help:"Ask the running loop to stop."`
@@ -74,14 +74,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	defer sig.Stop()
 	var c cli
 	c.stdin, c.stdout, c.stderr, c.signals = stdin, stdout, stderr, sig
-	parser, err := kong.New(&c,
-		kong.Name("ralph"),
-		kong.Description("ralph runs a coding agent in a loop until a task is verifiably done."),
-		kong.Writers(stdout, stderr),
-		kong.Exit(func(code int) { panic(exitRequest{code}) }),
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true, Summary: true}),
-		kong.Help(usagePrinter),
-	)
+	parser, err := newParser(&c, stdout, stderr)
 	if err != nil {
 		return reportError(stderr, err)
 	}
@@ -114,6 +107,23 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	testhook.ExitStats()
 	return reportError(stderr, err)
 }
+
+// newParser is ralph's command line as kong models it, writing help and
+// usage mistakes to stdout and stderr. The tests and the generator of
+// docs/cli.md read the same model.
+func newParser(c *cli, stdout, stderr io.Writer) (*kong.Kong, error) {
+	return kong.New(c,
+		kong.Name("ralph"),
+		kong.Description(description),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) { panic(exitRequest{code}) }),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true, Summary: true}),
+		kong.Help(usagePrinter),
+	)
+}
+
+// description is what ralph is, in a sentence: the first line of its help.
+const description = "ralph runs a coding agent in a loop until a task is verifiably done."
 
 func newLogger(w io.Writer, debug bool) *slog.Logger {
 	level := slog.LevelWarn

@@ -14,13 +14,12 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/stretchr/testify/require"
-
-	"github.com/ralph-loop/ralph/engine"
 )
 
 func processGone(pid int) bool {
-	return !engine.ProcessAlive(pid)
+	return !runfiles.ProcessAlive(pid)
 }
 
 // killGroup waits until the agent that agent.pgid names is gone, which

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // The engine's and the autopilot's errors say what kind of failure they
@@ -19,14 +20,14 @@ func TestStatusOfTheEnginesAndTheAutopilotsErrors(t *testing.T) {
 		err  error
 		want int
 	}{
-		{&engine.LockHeldError{Path: ".ralph/loop.lock"}, http.StatusConflict},
+		{&runfiles.LockHeldError{Path: ".ralph/loop.lock"}, http.StatusConflict},
 		{&engine.UnfinishedRunError{RunID: "r1"}, http.StatusConflict},
 		{&autopilot.RunningError{Repo: "/repo"}, http.StatusConflict},
 		{&autopilot.LoopRunningError{Repo: "/repo"}, http.StatusConflict},
 		{&engine.NoRunError{Why: "no checkpoint"}, http.StatusNotFound},
-		{&engine.UnknownRunError{ID: "x"}, http.StatusNotFound},
-		{&engine.AmbiguousRunError{ID: "r", Matches: []string{"r1", "r2"}}, http.StatusBadRequest},
-		{&engine.CorruptStateError{Path: "state.json", Err: errors.New("eof")}, http.StatusBadRequest},
+		{&runfiles.UnknownRunError{ID: "x"}, http.StatusNotFound},
+		{&runfiles.AmbiguousRunError{ID: "r", Matches: []string{"r1", "r2"}}, http.StatusBadRequest},
+		{&runfiles.CorruptStateError{Path: "state.json", Err: errors.New("eof")}, http.StatusBadRequest},
 		{&autopilot.PreconditionError{Problem: "no commit"}, http.StatusBadRequest},
 		{&engine.StorageError{Op: "write", Path: "state.json", Err: errors.New("disk full")}, http.StatusInternalServerError},
 		{&engine.AgentAuthError{Backend: "claude"}, http.StatusInternalServerError},

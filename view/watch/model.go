@@ -10,8 +10,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/ralph-loop/ralph/autopilot"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/redact"
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/view"
 	"github.com/ralph-loop/ralph/view/api"
 )
@@ -347,7 +347,7 @@ func (m *model) request(req string) string {
 		err = autopilot.Request(m.opts.Dir, autopilot.RequestStop)
 		done = "asked the autopilot to stop: running loops finish, no task starts"
 	case req == "stop":
-		err = engine.RequestStop(m.opts.Dir, engine.StopAtBoundary)
+		err = runfiles.RequestStop(m.opts.Dir, runfiles.StopAtBoundary)
 		done = "asked the loop to stop before its next iteration"
 	case req == autopilot.RequestPause:
 		err = autopilot.Request(m.opts.Dir, req)
