@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/ralph-loop/ralph/events"
@@ -72,7 +73,33 @@ func (e *Engine) tagEvents(text string) []events.Event {
 		out = append(out, events.Event{Topic: tag.Topic, Payload: events.StringPayload(tag.Payload),
 			Iteration: e.iter.info.N, Hat: e.iter.info.Hat.ID, Source: events.SourceTag, Target: tag.Target})
 	}
+	if ev, ok := e.promisedCompletion(text, out); ok {
+		out = append(out, ev)
+	}
 	return out
+}
+
+// promisedCompletion reads an agent's <promise>COMPLETE</promise> (the
+// sigil other loops teach agents), or <promise>TOPIC</promise> with the
+// completion topic, as the completion claim, judged as one: once per
+// iteration, and not beside a claim the agent made as an event.
+func (e *Engine) promisedCompletion(text string, tagged []events.Event) (events.Event, bool) {
+	topic := e.opts.Settings.CompletionTopic
+	if topic == "" || slices.ContainsFunc(tagged, func(ev events.Event) bool { return ev.Topic == topic }) {
+		return events.Event{}, false
+	}
+	for _, u := range e.st.Undecided {
+		if u.Event.Iteration == e.iter.info.N && u.Event.Topic == topic {
+			return events.Event{}, false
+		}
+	}
+	for _, p := range events.Promises(text) {
+		if p == events.PromiseComplete || p == topic {
+			return events.Event{Topic: topic, Payload: events.StringPayload("<promise>" + p + "</promise>"),
+				Iteration: e.iter.info.N, Hat: e.iter.info.Hat.ID, Source: events.SourceTag}, true
+		}
+	}
+	return events.Event{}, false
 }
 
 func (e *Engine) emitted(tag events.Tag) bool {

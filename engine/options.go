@@ -231,6 +231,11 @@ type RunInfo struct {
 	Hats       []string
 	EventsFile string
 	MaxIter    int
+	// Spec is the SPEC file of a SPEC-mode run as a person in the
+	// workspace would write it, else Source. Tasks is how many boxes it
+	// has: a run without one has one task, its objective.
+	Spec  string
+	Tasks int
 	// On resume, what the run had done before: iterations, cost, tokens
 	// and commits, so a display can carry on from there.
 	Iterations int
@@ -254,6 +259,13 @@ type IterationInfo struct {
 	// Cost is set for IterationFinished: what the iteration cost and how
 	// ralph knows (the result's CostUSD is the same figure).
 	Cost runfiles.IterationCost
+}
+
+// NoticeReporter is a Reporter that also tells people what the run is
+// doing that is neither progress nor a problem (a long check about to
+// start), where Warn would cry wolf.
+type NoticeReporter interface {
+	Notice(msg string)
 }
 
 // StuckReporter is a Reporter that wants to hear, before LoopFinished, that

@@ -107,6 +107,13 @@ func (x redactingReporter) RateLimited(it IterationInfo, wait time.Duration) {
 
 func (x redactingReporter) Warn(msg string) { x.to.Warn(x.r.String(msg)) }
 
+// Notice reaches the Reporter only if it wants it.
+func (x redactingReporter) Notice(msg string) {
+	if nr, ok := x.to.(NoticeReporter); ok {
+		nr.Notice(x.r.String(msg))
+	}
+}
+
 func (x redactingReporter) LoopFinished(sum Summary) {
 	sum.Message = x.r.String(sum.Message)
 	x.to.LoopFinished(sum)
@@ -154,4 +161,11 @@ func (x redactingReporter) TaskComplete(index int, text string) {
 func (x redactingReporter) iteration(it IterationInfo) IterationInfo {
 	it.Prompt = x.r.String(it.Prompt)
 	return it
+}
+
+// notice tells the Reporter, if it wants it, what the run is doing.
+func (e *Engine) notice(msg string) {
+	if nr, ok := e.opts.Reporter.(NoticeReporter); ok {
+		nr.Notice(msg)
+	}
 }

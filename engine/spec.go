@@ -68,6 +68,18 @@ func (e *Engine) taskEvents() []events.Event {
 	return out
 }
 
+// taskCounts is how many of the run's tasks are done, of how many: the
+// SPEC's checked boxes, or its objective, done when the run completed.
+func (e *Engine) taskCounts(end runfiles.Reason) (done, total int) {
+	if e.specPath() != "" {
+		return checklist.Counts(e.specItems())
+	}
+	if end == runfiles.ReasonCompleted {
+		return 1, 1
+	}
+	return 0, 1
+}
+
 // specDone reports whether every box of the SPEC is checked.
 func (e *Engine) specDone() bool {
 	done, total := checklist.Counts(e.specItems())

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/ralph-loop/ralph/engine/checklist"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/plural"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
@@ -309,7 +310,7 @@ func (e *Engine) begin(ctx context.Context, prev *runfiles.RunState) error {
 	started.Head = head
 	lines := []events.Event{runfiles.RalphEvent(runfiles.TopicLoopStarted, started)}
 	if len(e.opts.Settings.AcceptanceCriteria) > 0 {
-		e.opts.Reporter.Warn(fmt.Sprintf("checking the %s once before the first iteration (the baseline)",
+		e.notice(fmt.Sprintf("checking the %s once before the first iteration (the baseline)",
 			plural.Count(len(e.opts.Settings.AcceptanceCriteria), "acceptance criterion", "acceptance criteria")))
 	}
 	if base, ok := e.baseline(ctx, head); ok {
@@ -465,9 +466,15 @@ func tornTail(path string) (start, size int64, err error) {
 }
 
 func (e *Engine) runInfo(resumed bool) RunInfo {
-	return RunInfo{RunID: e.st.RunID, Resumed: resumed, Objective: e.objective(), Source: e.source(),
+	info := RunInfo{RunID: e.st.RunID, Resumed: resumed, Objective: e.objective(), Source: e.source(),
 		Config: e.opts.Config, Hats: e.hatIDs(), EventsFile: e.st.EventsFile, MaxIter: e.opts.Settings.MaxIterations,
-		Iterations: e.st.Iteration, Cost: e.st.Cost(), Usage: e.st.Usage, Commits: e.st.Commits}
+		Iterations: e.st.Iteration, Cost: e.st.Cost(), Usage: e.st.Usage, Commits: e.st.Commits,
+		Spec: e.source(), Tasks: 1}
+	if e.specPath() != "" {
+		info.Spec = e.specName()
+		_, info.Tasks = checklist.Counts(e.specItems())
+	}
+	return info
 }
 
 func newRunID(now time.Time) string {

@@ -34,6 +34,10 @@ type Summary struct {
 	Workspace     string
 	// EndedAt is when the run ended; zero when it has not.
 	EndedAt time.Time
+	// Tasks and TasksDone count the SPEC's boxes and the checked ones, in
+	// a SPEC-mode run; a run without a SPEC has one task, its objective,
+	// done when the run completed.
+	Tasks, TasksDone int
 	// AlreadyEnded says the run had ended before this process began:
 	// a resume found it over, ran nothing and wrote nothing.
 	AlreadyEnded bool
@@ -52,6 +56,7 @@ func (e *Engine) summary() Summary {
 		sum.Reason, sum.ExitCode, sum.Message = t.Reason, t.ExitCode, e.opts.Redactor.String(t.Message)
 		sum.Cause, sum.GoOn, sum.EndedAt = t.Cause, t.GoOn, t.At
 	}
+	sum.TasksDone, sum.Tasks = e.taskCounts(sum.Reason)
 	return sum
 }
 

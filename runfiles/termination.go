@@ -23,6 +23,14 @@ const (
 	ReasonFatal               Reason = "fatal"
 )
 
+// Reasons are all the reasons a run can end, in the order they are
+// checked.
+func Reasons() []Reason {
+	return []Reason{ReasonCompleted, ReasonCancelled, ReasonInterrupted, ReasonStopped, ReasonConsecutiveFailures,
+		ReasonLoopThrashing, ReasonValidationFailure, ReasonStuck, ReasonNoAnswer, ReasonMaxIterations,
+		ReasonMaxRuntime, ReasonMaxCost, ReasonBudgetExhausted, ReasonFatal}
+}
+
 // ExitCode maps a termination reason to the process exit status.
 func (r Reason) ExitCode() int {
 	switch r {

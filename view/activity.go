@@ -113,6 +113,7 @@ func (*ActivityLog) RateLimited(engine.IterationInfo, time.Duration)            
 func (*ActivityLog) TaskComplete(int, string)                                   {}
 func (*ActivityLog) Stuck(runfiles.Termination, int)                            {}
 func (*ActivityLog) Warn(string)                                                {}
+func (*ActivityLog) Notice(string)                                              {}
 func (*ActivityLog) WaitingForHuman(runfiles.Question)                          {}
 func (*ActivityLog) HumanAnswered(runfiles.Question, engine.Reply)              {}
 

@@ -62,7 +62,7 @@ func TestHeadlessReporterGolden(t *testing.T) {
 	r, h := headlessRun(&out, &human, now, false)
 	h.Configured([]string{"ralph.yml: keys of ralph-orchestrator that ralph does not implement: core"}, 3)
 
-	r.LoopStarted(engine.RunInfo{RunID: "20261122-100000-abcdef", Objective: "Add a --json flag", Source: "-p",
+	r.LoopStarted(engine.RunInfo{RunID: "20261122-100000-abcdef", Objective: "Add a --json flag", Source: "-p", Spec: "SPEC.md", Tasks: 3,
 		Config: "ralph.yml", Hats: []string{"builder", "reviewer"}, EventsFile: ".ralph/events-20261122-100000.jsonl", MaxIter: 10})
 	it := testIteration(1, "builder")
 	r.IterationStarted(it)
@@ -131,7 +131,7 @@ func TestHeadlessStuckFromTheEngine(t *testing.T) {
 	r, h := headlessRun(&out, &bytes.Buffer{}, now, false)
 	h.Configured(nil, 4)
 	r.LoopFinished(engine.Summary{Reason: runfiles.ReasonStuck, ExitCode: 1, Message: "4 iterations in a row made no progress"})
-	assert.Equal(t, []string{"stuck", "complete"}, headlessLines(t, out.String()))
+	assert.Equal(t, []string{"stuck", "ended"}, headlessLines(t, out.String()))
 	assert.Contains(t, out.String(), `"reason":"4 iterations in a row made no progress","iterations_without_progress":4`)
 }
 

@@ -18,6 +18,7 @@ type Reporter interface {
 	engine.TaskReporter
 	engine.StuckReporter
 	engine.HumanReporter
+	engine.NoticeReporter
 }
 
 // Phase is where the current iteration is.
@@ -226,6 +227,8 @@ func (m *Model) Stuck(end runfiles.Termination, _ int) {
 
 func (m *Model) Warn(string) {}
 
+func (m *Model) Notice(string) {}
+
 func (m *Model) LoopFinished(sum engine.Summary) {
 	m.update(func(r *Run) { r.Summary = &sum })
 }
@@ -302,6 +305,12 @@ func (t tee) Warn(msg string) {
 	}
 }
 
+func (t tee) Notice(msg string) {
+	for _, r := range t {
+		r.Notice(msg)
+	}
+}
+
 func (t tee) LoopFinished(sum engine.Summary) {
 	for _, r := range t {
 		r.LoopFinished(sum)
@@ -328,4 +337,5 @@ func (e essentials) Stuck(end runfiles.Termination, withoutProgress int) {
 	e.r.Stuck(end, withoutProgress)
 }
 func (e essentials) Warn(msg string)                 { e.r.Warn(msg) }
+func (essentials) Notice(string)                     {}
 func (e essentials) LoopFinished(sum engine.Summary) { e.r.LoopFinished(sum) }

@@ -188,6 +188,11 @@ func (r *Text) Warn(msg string) {
 	r.raw("ralph: warning: " + msg)
 }
 
+// Notice says what the run is doing, without crying wolf.
+func (r *Text) Notice(msg string) {
+	r.raw("ralph: " + msg)
+}
+
 func (r *Text) LoopFinished(sum engine.Summary) {
 	r.raw(SummaryParagraph(sum))
 	if line := commitsLine(r.model.Run().Commits); line != "" {

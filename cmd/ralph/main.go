@@ -49,7 +49,7 @@ type cli struct {
 	Validate  validateCmd  `cmd:"" help:"Check a ralph.yml and report every problem."`
 	Hats      hatsCmd      `cmd:"" help:"List, show and graph the hats and their hand-offs."`
 	Init      initCmd      `cmd:"" help:"Write a ralph.yml from a preset, and a PROMPT.md for the task."`
-	Schema    schemaCmd    `cmd:"" help:"Print the JSON Schema of ralph.yml, for editors."`
+	Schema    schemaCmd    `cmd:"" help:"Print the JSON Schema of ralph.yml, for editors, or of the --headless stream, for programs."`
 	Complete  completeCmd  `cmd:"" name:"completion" help:"Print shell completions for bash, zsh or fish."`
 	Status    statusCmd    `cmd:"" help:"Say whether a loop is running here and how the last run went."`
 	Stop      stopCmd      `cmd:"" help:"Ask the running loop to stop."`

@@ -197,7 +197,11 @@ func TestResumeOfAnEndedRunSaysHowItEnded(t *testing.T) {
 			}
 			lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 			require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &complete), r.stdout)
-			assert.Equal(t, "complete", complete.Event)
+			wantEvent := "ended"
+			if tc.name == "completed" {
+				wantEvent = "complete"
+			}
+			assert.Equal(t, wantEvent, complete.Event, "complete only for a run that completed")
 			assert.Equal(t, runID, complete.RunID)
 			assert.Equal(t, tc.name, complete.Reason)
 			assert.Equal(t, tc.code, complete.ExitCode)

@@ -15,3 +15,11 @@ func TestSchemaPrintsTheCommittedSchema(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(want), r.stdout)
 }
+
+func TestSchemaHeadlessPrintsTheCommittedStreamSchema(t *testing.T) {
+	r := newWorkspace(t).ralph("schema", "--headless")
+	require.Equal(t, 0, r.code, r.stderr)
+	want, err := os.ReadFile("../../docs/headless.schema.json")
+	require.NoError(t, err)
+	assert.Equal(t, string(want), r.stdout)
+}

@@ -74,6 +74,9 @@ func engineOptions(g *globals, log *slog.Logger, ch runChoices) (engine.Options,
 	if err != nil {
 		return engine.Options{}, nil, err
 	}
+	if errs := cfg.CriteriaProblems(g.Dir); len(errs) > 0 {
+		return engine.Options{}, nil, &config.Error{Problems: errs}
+	}
 	if mode.kind != runfiles.ModeSpec {
 		warnings = append(warnings, warnTopology(g, cfg, reg, path)...)
 	}
