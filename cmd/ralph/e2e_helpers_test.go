@@ -21,33 +21,6 @@ import (
 	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 )
 
-// Binaries built once for the end-to-end tests.
-var (
-	ralphBin string
-	agentBin string
-)
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "ralph-e2e-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	ralphBin = filepath.Join(dir, "ralph")
-	agentBin = filepath.Join(dir, "scriptagent")
-	for pkg, out := range map[string]string{".": ralphBin, "../../internal/scriptagent": agentBin} {
-		cmd := exec.Command("go", "build", "-o", out, pkg)
-		cmd.Stderr = os.Stderr
-		if err := cmd.Run(); err != nil {
-			fmt.Fprintf(os.Stderr, "build %s: %v\n", pkg, err)
-			os.Exit(1)
-		}
-	}
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
-}
-
 // workspace is a temporary git repository for one end-to-end test.
 type workspace struct {
 	t     testing.TB

@@ -2,16 +2,15 @@ package main
 
 import (
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/gittest"
+	"github.com/ralph-loop/ralph/internal/golden"
 )
 
 // TestScripts runs the command-line scenarios in testdata/script/*.txtar:
@@ -20,56 +19,58 @@ import (
 // own commands (cmp, cmpenv, stdout, stderr, exists, …, see
 // go doc github.com/rogpeppe/go-internal/testscript) a script has:
 //
-//	ralph ARGS...     runs the built ralph binary; it must exit 0
+//	ralph ARGS...     runs ralph (this test binary's registered command,
+//	                  see TestMain); it must exit 0
 //	! ralph ARGS...   the same, but it must exit non-zero
+//	scriptagent       the scripted agent (internal/scriptagent), also on
+//	                  $PATH for ralph.yml's cli.command
 //	exitcode N        the last ralph exited with code N
 //	topics T...       the last command's stdout is event lines (ralph
 //	                  events --json) with exactly these topics, in order;
 //	                  with none, it has no lines
 //
-// $WORK is the workspace; scriptagent (the scripted agent) is on $PATH.
+// $WORK is the workspace. With -update, a cmp whose second file is in the
+// archive rewrites that file from what the script produced.
 // Run one script with go test ./cmd/ralph/ -run TestScripts/NAME.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
-		Dir: "testdata/script",
+		Dir:           "testdata/script",
+		UpdateScripts: golden.Updating(),
 		Setup: func(env *testscript.Env) error {
-			env.Setenv("PATH", filepath.Dir(agentBin)+string(os.PathListSeparator)+env.Getenv("PATH"))
-			cmd := exec.Command("git", "init", "-q", ".")
-			cmd.Dir = env.WorkDir
-			if out, err := cmd.CombinedOutput(); err != nil {
-				env.T().Fatal("git init: " + string(out))
+			gittest.Run(env.T().(testing.TB), env.WorkDir, "init", "-q", ".")
+			exits, err := os.CreateTemp("", "ralph-exit-")
+			if err != nil {
+				return err
 			}
-			return nil
+			env.Defer(func() { _ = os.Remove(exits.Name()) })
+			env.Setenv(exitFileEnv, exits.Name())
+			return exits.Close()
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"ralph":    scriptRalph,
 			"exitcode": scriptExitCode,
 			"topics":   scriptTopics,
 		},
 	})
 }
 
-// scriptRalph runs ralph in the script's directory and environment, and
-// keeps its exit code for exitcode.
-func scriptRalph(ts *testscript.TestScript, neg bool, args []string) {
-	err := ts.Exec(ralphBin, args...)
-	code := exitCodeOf(err)
-	ts.Setenv("RALPH_TEST_EXIT", strconv.Itoa(code))
-	switch {
-	case code < 0:
-		ts.Fatalf("ralph did not run to its end: %v", err)
-	case neg && code == 0:
-		ts.Fatalf("ralph exited 0, want non-zero")
-	case !neg && code != 0:
-		ts.Fatalf("ralph exited %d, want 0", code)
-	}
-}
+// exitFileEnv names the file to which the registered ralph writes its exit
+// code: testscript's ralph command says only whether it was 0. The file
+// reads "running" until ralph ends, so a ralph that never got there (killed,
+// or still in the background) is not taken for the one before it.
+const exitFileEnv = "RALPH_TEST_EXIT_FILE"
 
 func scriptExitCode(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: exitcode N")
 	}
-	if got := ts.Getenv("RALPH_TEST_EXIT"); got != args[0] {
+	got := strings.TrimSpace(ts.ReadFile(ts.Getenv(exitFileEnv)))
+	switch got {
+	case "":
+		ts.Fatalf("no ralph has run yet")
+	case exitRunning:
+		ts.Fatalf("the last ralph did not run to its end")
+	case args[0]:
+	default:
 		ts.Fatalf("ralph exited %s, want %s", got, args[0])
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package scriptagent
 
 import (
 	"errors"
@@ -19,8 +19,7 @@ import (
 // SCRIPTAGENT_AS_AGENT set, it is scriptagent.
 func TestMain(m *testing.M) {
 	if os.Getenv("SCRIPTAGENT_AS_AGENT") != "" {
-		main()
-		os.Exit(0)
+		Main()
 	}
 	os.Exit(m.Run())
 }
