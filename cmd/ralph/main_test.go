@@ -10,6 +10,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/ralph-loop/ralph/internal/exitcode"
 	"github.com/ralph-loop/ralph/internal/scriptagent"
 )
 
@@ -30,8 +31,9 @@ func TestMain(m *testing.M) {
 	})
 }
 
-// ralphMain is ralph's main as the test binary runs it. It tells a script
-// its exit code (exitFileEnv), and keeps that from the ralphs it starts.
+// ralphMain is ralph's main as the test binary runs it: with the seams the
+// test's environment sets (testSeams), and telling a script its exit code
+// (exitFileEnv), which it keeps from the ralphs it starts.
 func ralphMain() {
 	exits := os.Getenv(exitFileEnv)
 	_ = os.Unsetenv(exitFileEnv)
@@ -41,7 +43,13 @@ func ralphMain() {
 		}
 	}
 	report(exitRunning)
-	code := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	code := exitcode.Fatal
+	var err error
+	if seams, err = seamsFromEnv(); err != nil {
+		fmt.Fprintf(os.Stderr, "ralph: error: %v\n", err)
+	} else {
+		code = run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	}
 	report(strconv.Itoa(code))
 	os.Exit(code)
 }
