@@ -155,8 +155,12 @@ func (w *workspace) events() []events.Record {
 // flow is the run's story without bookkeeping: each routable event as
 // "source topic", plus "finished hat outcome" per iteration.
 func (w *workspace) flow() []string {
+	return flowOf(w.events())
+}
+
+func flowOf(recs []events.Record) []string {
 	var out []string
-	for _, r := range w.events() {
+	for _, r := range recs {
 		if r.Err != nil {
 			out = append(out, "malformed")
 			continue
@@ -225,4 +229,41 @@ func (w *workspace) pidFile(path string) int {
 	first, _, _ := strings.Cut(string(data), "\n")
 	n, _ := strconv.Atoi(strings.TrimSpace(first))
 	return n
+}
+
+const twoHatConfig = `event_loop:
+  prompt: Create hello.txt and have it reviewed.
+  max_iterations: 12
+hats:
+  builder:
+    name: Builder
+    triggers: [build.task]
+    publishes: [build.done]
+    instructions: Build it.
+  reviewer:
+    name: Reviewer
+    triggers: [build.done]
+    publishes: [review.approved]
+    instructions: Review it.
+`
+
+// twoHatScript: the coordinator hands out the task, the builder writes the
+// file and emits build.done, the reviewer approves with a tag, and the
+// coordinator claims completion (and confirms it when asked again).
+func twoHatScript() agentScript {
+	return agentScript{ByHat: map[string][]step{
+		"ralph": {
+			{WhenFile: map[string]string{"hello.txt": "hello"}, Say: "Verified. " + tag("LOOP_COMPLETE", "hello.txt exists and was reviewed"),
+				Else: &step{Say: tag("build.task", "create hello.txt")}},
+		},
+		"builder":  {{Write: map[string]string{"hello.txt": "hello\n"}, Emit: []scriptEmit{{Topic: "build.done", Payload: "wrote hello.txt"}}}},
+		"reviewer": {say("Looks right. " + tag("review.approved", "hello.txt is correct"))},
+	}}
+}
+
+func last(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[len(s)-1]
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -28,9 +30,18 @@ import (
 //	topics T...       the last command's stdout is event lines (ralph
 //	                  events --json) with exactly these topics, in order;
 //	                  with none, it has no lines
+//	flow              prints the current run's story (see workspace.flow)
+//	                  to stdout, for a cmp: each routable event as "source
+//	                  topic", each iteration as "finished hat outcome", and
+//	                  how the run ended as "terminate reason"
+//	capture NAME      sets $NAME to the last command's stdout, trimmed
 //
-// $WORK is the workspace. With -update, a cmp whose second file is in the
-// archive rewrites that file from what the script produced.
+// $WORK is the workspace; the scripted agent reads its script from
+// $WORK/agent.json and keeps its counters and the prompts it got
+// (prompt-N.txt) in $AGENTSTATE. $SRC is ralph's source tree, $TESTBIN the
+// directory of the registered ralph and scriptagent (for a script that sets
+// its own $PATH). With -update, a cmp whose second file is in the archive
+// rewrites that file from what the script produced.
 // Run one script with go test ./cmd/ralph/ -run TestScripts/NAME.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
@@ -38,6 +49,18 @@ func TestScripts(t *testing.T) {
 		UpdateScripts: golden.Updating(),
 		Setup: func(env *testscript.Env) error {
 			gittest.Run(env.T().(testing.TB), env.WorkDir, "init", "-q", ".")
+			src, err := filepath.Abs("../..")
+			if err != nil {
+				return err
+			}
+			state := filepath.Join(env.WorkDir, ".tmp", "agent")
+			if err := os.MkdirAll(state, 0o755); err != nil {
+				return err
+			}
+			for name, value := range map[string]string{"SRC": src, "TESTBIN": filepath.Dir(ralphBin), "AGENTSTATE": state,
+				"SCRIPTAGENT_SCRIPT": filepath.Join(env.WorkDir, "agent.json"), "SCRIPTAGENT_STATE": state} {
+				env.Setenv(name, value)
+			}
 			exits, err := os.CreateTemp("", "ralph-exit-")
 			if err != nil {
 				return err
@@ -49,6 +72,8 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": scriptExitCode,
 			"topics":   scriptTopics,
+			"flow":     scriptFlow,
+			"capture":  scriptCapture,
 		},
 	})
 }
@@ -93,4 +118,23 @@ func scriptTopics(ts *testscript.TestScript, neg bool, args []string) {
 	if !slices.Equal(got, args) {
 		ts.Fatalf("topics %v, want %v", got, args)
 	}
+}
+
+func scriptFlow(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: flow")
+	}
+	rel := strings.TrimSpace(ts.ReadFile(".ralph/current-events"))
+	recs, err := events.NewReader(ts.MkAbs(rel), 0).Read()
+	ts.Check(err)
+	for _, line := range flowOf(recs) {
+		fmt.Fprintln(ts.Stdout(), line)
+	}
+}
+
+func scriptCapture(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: capture NAME")
+	}
+	ts.Setenv(args[0], strings.TrimSpace(ts.ReadFile("stdout")))
 }
