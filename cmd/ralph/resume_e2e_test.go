@@ -233,3 +233,32 @@ func TestResumeOfARunningRunSaysItRuns(t *testing.T) {
 	require.NoError(t, loop.Wait(), stderr.String())
 	assert.Equal(t, "terminate completed", last(w.flow()), "the resume beside it changed nothing")
 }
+
+const threeBoxes = "# Spec\n\n- [ ] Add the greeting\n- [ ] Add the farewell\n- [ ] Add the README line\n"
+
+// checkBox is a step that checks the box with text and changes a file, as
+// an agent working through a spec would.
+func checkBox(text string) step {
+	return step{Replace: map[string]scriptReplace{"SPEC.md": {Old: "- [ ] " + text, New: "- [x] " + text}},
+		Append: map[string]string{"work.txt": text + "\n"}, Say: "Done: " + text}
+}
+
+func headlessEvents(t *testing.T, stdout string) []map[string]any {
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		var ev map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &ev), "line %q", line)
+		out = append(out, ev)
+	}
+	return out
+}
+
+func countEvents(evs []map[string]any, kind string) int {
+	n := 0
+	for _, ev := range evs {
+		if ev["event"] == kind {
+			n++
+		}
+	}
+	return n
+}
