@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/gittest"
 	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 )
 
@@ -38,20 +39,16 @@ func newWorkspace(t testing.TB) *workspace {
 	return w
 }
 
+// git runs git in dir as gittest.Run does: a fixed identity, none of the
+// user's configuration.
 func git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=ralph-test", "-c", "user.email=test@example.com"}, args...)...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "git %v: %s", args, out)
-	return string(out)
+	return gittest.Run(t, dir, args...)
 }
 
 func (w *workspace) write(name, content string) {
 	w.t.Helper()
-	path := filepath.Join(w.dir, name)
-	require.NoError(w.t, os.MkdirAll(filepath.Dir(path), 0o755))
-	require.NoError(w.t, os.WriteFile(path, []byte(content), 0o644))
+	gittest.WriteFile(w.t, w.dir, name, content)
 }
 
 func (w *workspace) read(name string) string {
