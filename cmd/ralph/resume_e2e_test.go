@@ -236,13 +236,6 @@ func TestResumeOfARunningRunSaysItRuns(t *testing.T) {
 
 const threeBoxes = "# Spec\n\n- [ ] Add the greeting\n- [ ] Add the farewell\n- [ ] Add the README line\n"
 
-// checkBox is a step that checks the box with text and changes a file, as
-// an agent working through a spec would.
-func checkBox(text string) step {
-	return step{Replace: map[string]scriptReplace{"SPEC.md": {Old: "- [ ] " + text, New: "- [x] " + text}},
-		Append: map[string]string{"work.txt": text + "\n"}, Say: "Done: " + text}
-}
-
 func headlessEvents(t *testing.T, stdout string) []map[string]any {
 	var out []map[string]any
 	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {

@@ -47,28 +47,7 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           "testdata/script",
 		UpdateScripts: golden.Updating(),
-		Setup: func(env *testscript.Env) error {
-			gittest.Run(env.T().(testing.TB), env.WorkDir, "init", "-q", ".")
-			src, err := filepath.Abs("../..")
-			if err != nil {
-				return err
-			}
-			state := filepath.Join(env.WorkDir, ".tmp", "agent")
-			if err := os.MkdirAll(state, 0o755); err != nil {
-				return err
-			}
-			for name, value := range map[string]string{"SRC": src, "TESTBIN": filepath.Dir(ralphBin), "AGENTSTATE": state,
-				"SCRIPTAGENT_SCRIPT": filepath.Join(env.WorkDir, "agent.json"), "SCRIPTAGENT_STATE": state} {
-				env.Setenv(name, value)
-			}
-			exits, err := os.CreateTemp("", "ralph-exit-")
-			if err != nil {
-				return err
-			}
-			env.Defer(func() { _ = os.Remove(exits.Name()) })
-			env.Setenv(exitFileEnv, exits.Name())
-			return exits.Close()
-		},
+		Setup:         setupScript,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": scriptExitCode,
 			"topics":   scriptTopics,
@@ -76,6 +55,27 @@ func TestScripts(t *testing.T) {
 			"capture":  scriptCapture,
 		},
 	})
+}
+
+// setupScript makes the script's workspace a git repository and sets the
+// variables TestScripts documents.
+func setupScript(env *testscript.Env) error {
+	gittest.Run(env.T().(testing.TB), env.WorkDir, "init", "-q", ".")
+	src, err := filepath.Abs("../..")
+	if err != nil {
+		return err
+	}
+	state := filepath.Join(env.WorkDir, ".tmp", "agent")
+	if err := os.MkdirAll(state, 0o755); err != nil {
+		return err
+	}
+	for name, value := range map[string]string{"SRC": src, "TESTBIN": filepath.Dir(ralphBin), "AGENTSTATE": state,
+		"SCRIPTAGENT_SCRIPT": filepath.Join(env.WorkDir, "agent.json"), "SCRIPTAGENT_STATE": state} {
+		env.Setenv(name, value)
+	}
+	exits := filepath.Join(env.WorkDir, ".tmp", "ralph-exit")
+	env.Setenv(exitFileEnv, exits)
+	return os.WriteFile(exits, nil, 0o644)
 }
 
 // exitFileEnv names the file to which the registered ralph writes its exit
