@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -62,6 +63,11 @@ const exitRunning = "running"
 type withCommands struct{ m *testing.M }
 
 func (w withCommands) Run() int {
+	// A ralph built with -race sleeps a second as it exits, for late race
+	// reports (GORACE's atexit_sleep_ms): the tests' hundreds of ralphs
+	// would wait minutes for nothing. A race still fails the ralph that
+	// had it (exit 66).
+	_ = os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	for name, bin := range map[string]*string{"ralph": &ralphBin, "scriptagent": &agentBin} {
 		path, err := exec.LookPath(name)
 		if err != nil {

@@ -69,7 +69,7 @@ func setupScript(env *testscript.Env) error {
 	if err := os.MkdirAll(state, 0o755); err != nil {
 		return err
 	}
-	for name, value := range map[string]string{"SRC": src, "TESTBIN": filepath.Dir(ralphBin), "AGENTSTATE": state,
+	for name, value := range map[string]string{"GORACE": os.Getenv("GORACE"), "SRC": src, "TESTBIN": filepath.Dir(ralphBin), "AGENTSTATE": state,
 		"SCRIPTAGENT_SCRIPT": filepath.Join(env.WorkDir, "agent.json"), "SCRIPTAGENT_STATE": state} {
 		env.Setenv(name, value)
 	}
