@@ -10,6 +10,8 @@ import (
 	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/internal/gittest"
 )
 
 // Lines of a loop's event log, as a remote task's copy holds them.
@@ -26,8 +28,7 @@ const (
 
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()
-	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+	gittest.WriteFile(t, filepath.Dir(path), filepath.Base(path), content)
 }
 
 // writeState writes an autopilot state in repo with task in slot 1.

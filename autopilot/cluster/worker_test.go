@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -99,17 +98,7 @@ func (f *fakeLoop) appendEvents(lines ...string) error {
 	return err
 }
 
-func git(dir string, args ...string) (string, error) {
-	full := append([]string{"-C", dir, "-c", "user.name=Ralph Test", "-c", "user.email=ralph@example.com",
-		"-c", "commit.gpgsign=false"}, args...)
-	cmd := exec.Command("git", full...)
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out)), nil
-}
+func git(dir string, args ...string) (string, error) { return gittest.Output(dir, args...) }
 
 func (f *fakeLoop) run(name string) {
 	defer close(f.done)

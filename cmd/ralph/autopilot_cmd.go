@@ -18,7 +18,6 @@ import (
 	"github.com/ralph-loop/ralph/internal/flagvalue"
 	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/redact"
-	"github.com/ralph-loop/ralph/internal/testhook"
 	"github.com/ralph-loop/ralph/tasks"
 	"github.com/ralph-loop/ralph/view"
 )
@@ -144,15 +143,9 @@ func (c *autopilotRunCmd) run(ctx context.Context, g *globals, log *slog.Logger,
 	if !c.Headless {
 		out = g.stderr
 	}
-	fault, err := testhook.Crash()
-	if err != nil {
-		return err
-	}
-	if fault, err = testhook.Interrupt(ctx, fault); err != nil {
-		return err
-	}
+	fault := seams.autopilotFault(ctx)
 	lines := view.NewAutopilotLines(out, c.Headless, c.Quiet)
-	local := autopilot.LocalRunner{Ralph: ralphBin, DropEnv: []string{testhook.CrashEnv, testhook.InterruptEnv}}
+	local := autopilot.LocalRunner{Ralph: ralphBin, DropEnv: seams.dropEnv}
 	runner, closeRunner, err := cluster.RunnerFor(ctx, root, settings.Cluster, local, func(msg string) { log.Warn(redactor.String(msg)) })
 	if err != nil {
 		return err

@@ -463,7 +463,7 @@ func TestAutopilotFinishesTheQueueAfterACrash(t *testing.T) {
 			for _, name := range []string{"one", "two", "three"} {
 				ids = append(ids, w.run("tk", "create", "Task "+name, "-p", "1"))
 			}
-			killed := w.ralphEnv([]string{"RALPH_TEST_CRASH_AT=" + point}, "autopilot")
+			killed := w.ralphEnv([]string{crashEnv + "=" + point}, "autopilot")
 			require.Equal(t, -1, killed.code, "killed at %s\nstderr:\n%s", point, killed.stderr)
 
 			r := w.ralph("autopilot")

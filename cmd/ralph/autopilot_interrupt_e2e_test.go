@@ -185,7 +185,7 @@ func TestAutopilotLandsAMergeThroughAnInterrupt(t *testing.T) {
 			w := newAutopilotRepo(t, "  source: tk\n")
 			w.script(taskAgent("0"))
 			id := w.run("tk", "create", "Task one", "-p", "1")
-			r := w.ralphEnv([]string{"RALPH_TEST_INTERRUPT_AT=" + point + ":1"}, "autopilot")
+			r := w.ralphEnv([]string{interruptEnv + "=" + point + ":1"}, "autopilot")
 			require.Equal(t, exitcode.Interrupted, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 			assert.Contains(t, r.stderr, "completed: "+id)
 			assert.Contains(t, w.read(".tickets/"+id+".md"), "status: closed", "closed before the run ended")

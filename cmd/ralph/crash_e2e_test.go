@@ -19,7 +19,6 @@ import (
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
-	"github.com/ralph-loop/ralph/internal/testhook"
 	"github.com/ralph-loop/ralph/runfiles"
 )
 
@@ -134,7 +133,7 @@ func (w *workspace) ralphKilledAt(spec string, resume bool) killResult {
 		require.NoError(w.t, err)
 		delay = d
 	} else {
-		cmd.Env = append(cmd.Env, testhook.CrashEnv+"="+spec)
+		cmd.Env = append(cmd.Env, crashEnv+"="+spec)
 	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

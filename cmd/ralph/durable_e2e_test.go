@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ralph-loop/ralph/internal/testhook"
 	"github.com/ralph-loop/ralph/runfiles"
 )
 
@@ -172,7 +171,7 @@ func TestCorruptStateIsMovedAsideAndRebuilt(t *testing.T) {
 			w := newWorkspace(t)
 			w.write("ralph.yml", twoHatConfig+agentCLI())
 			w.script(twoHatScript())
-			r := w.ralphEnv([]string{testhook.CrashEnv + "=agent.started:2"}, "loop")
+			r := w.ralphEnv([]string{crashEnv + "=agent.started:2"}, "loop")
 			require.Equal(t, -1, r.code, "killed during the second iteration: %s", r.stderr)
 			state := w.read(".ralph/state.json")
 			w.write(".ralph/state.json", damage(state))
@@ -210,7 +209,7 @@ func TestResumeRules(t *testing.T) {
 		w := newWorkspace(t)
 		w.write("ralph.yml", twoHatConfig+agentCLI())
 		w.script(twoHatScript())
-		require.Equal(t, -1, w.ralphEnv([]string{testhook.CrashEnv + "=agent.started:2"}, "loop").code)
+		require.Equal(t, -1, w.ralphEnv([]string{crashEnv + "=agent.started:2"}, "loop").code)
 
 		r := w.ralph("loop")
 		assert.Equal(t, 3, r.code)

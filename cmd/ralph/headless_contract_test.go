@@ -14,6 +14,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// checkBox is a step that checks the box with text and changes a file, as
+// an agent working through a spec would.
+func checkBox(text string) step {
+	return step{Replace: map[string]scriptReplace{"SPEC.md": {Old: "- [ ] " + text, New: "- [x] " + text}},
+		Append: map[string]string{"work.txt": text + "\n"}, Say: "Done: " + text}
+}
+
 // specConsumer is a supervisor written to the headless specification ralph
 // follows (the Factory worker's RalphEvent union): it knows the nine
 // events and their fields, each of its type, ignores everything else, and

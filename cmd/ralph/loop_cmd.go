@@ -13,7 +13,6 @@ import (
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/flagvalue"
 	"github.com/ralph-loop/ralph/internal/hint"
-	"github.com/ralph-loop/ralph/internal/testhook"
 	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/view"
 )
@@ -135,20 +134,12 @@ func (c *loopCmd) loop(ctx context.Context, g *globals, log *slog.Logger, rep lo
 	if err != nil {
 		return err
 	}
-	opts.Reporter = testhook.WithStats(view.Tee(rep, view.NewActivityLog(g.Dir, time.Now, rep.Warn)))
+	opts.Reporter = seams.loopReporter(view.Tee(rep, view.NewActivityLog(g.Dir, time.Now, rep.Warn)))
 	opts.Exclude = func() error { return autopilotHere(opts.Workspace) }
 	if h := rep.headless; h != nil {
 		h.Configured(warnings, opts.Settings.StuckThreshold)
 	}
-	if opts.Fault, err = testhook.Crash(); err != nil {
-		return err
-	}
-	if opts.WriteFault, err = testhook.WriteFault(); err != nil {
-		return err
-	}
-	if opts.Now, err = testhook.Clock(); err != nil {
-		return err
-	}
+	opts.Fault, opts.WriteFault, opts.Now = seams.fault, seams.writeFault, seams.now
 	if g.signals != nil {
 		g.signals.OnInterrupt(func() {
 			rep.Warn("interrupted: stopping the agent (SIGTERM, then SIGKILL once kill_grace_seconds have passed); interrupt again to kill it at once")

@@ -13,7 +13,6 @@ import (
 
 	"github.com/ralph-loop/ralph/internal/completion"
 	"github.com/ralph-loop/ralph/internal/interrupt"
-	"github.com/ralph-loop/ralph/internal/testhook"
 )
 
 // version is a release's, set at build time with -ldflags
@@ -104,7 +103,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	logger := newLogger(stderr, c.Debug)
 	kctx.BindTo(sig.Context(), (*context.Context)(nil))
 	err = kctx.Run(&c.globals, logger)
-	testhook.ExitStats()
+	seams.exited()
 	return reportError(stderr, err)
 }
 

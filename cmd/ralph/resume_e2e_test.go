@@ -237,3 +237,25 @@ func TestResumeOfARunningRunSaysItRuns(t *testing.T) {
 	require.NoError(t, loop.Wait(), stderr.String())
 	assert.Equal(t, "terminate completed", last(w.flow()), "the resume beside it changed nothing")
 }
+
+const threeBoxes = "# Spec\n\n- [ ] Add the greeting\n- [ ] Add the farewell\n- [ ] Add the README line\n"
+
+func headlessEvents(t *testing.T, stdout string) []map[string]any {
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		var ev map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &ev), "line %q", line)
+		out = append(out, ev)
+	}
+	return out
+}
+
+func countEvents(evs []map[string]any, kind string) int {
+	n := 0
+	for _, ev := range evs {
+		if ev["event"] == kind {
+			n++
+		}
+	}
+	return n
+}

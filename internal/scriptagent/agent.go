@@ -1,7 +1,9 @@
-// Command scriptagent is a fake coding agent for ralph's end-to-end tests.
-// ralph runs it through the generic command backend like any agent CLI; what
-// it does each time is read from a JSON script, so a test decides exactly
-// which files it edits, which events it publishes and how it exits.
+// Package scriptagent is a fake coding agent for ralph's end-to-end tests.
+// The test binary registers [Main] as the command scriptagent (with
+// testscript.Main, beside ralph itself), and ralph runs it through the
+// generic command backend like any agent CLI; what it does each time is read
+// from a JSON script, so a test decides exactly which files it edits, which
+// events it publishes and how it exits.
 //
 // # Environment
 //
@@ -62,7 +64,7 @@
 // this run of the agent (1, 2, …), so every event it publishes can be told
 // apart, and {{now+N}} the Unix time in seconds N seconds from now (N may be
 // 0 or negative: {{now+0}}, {{now+-5}}), for reset times of rate limits.
-package main
+package scriptagent
 
 import (
 	"encoding/json"
@@ -84,16 +86,19 @@ import (
 	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 )
 
-func main() {
+// Main is the agent's program: it reads its arguments and environment
+// from the process, and ends it with os.Exit.
+func Main() {
 	if len(os.Args) > 1 && os.Args[1] == "-child" {
 		signal.Ignore(syscall.SIGTERM)
 		time.Sleep(time.Hour)
-		return
+		os.Exit(0)
 	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "scriptagent:", err)
 		os.Exit(97)
 	}
+	os.Exit(0)
 }
 
 func run() error {

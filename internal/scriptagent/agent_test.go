@@ -1,4 +1,4 @@
-package main
+package scriptagent
 
 import (
 	"errors"
@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ralph-loop/ralph/internal/gittest"
 	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 )
 
@@ -19,8 +20,7 @@ import (
 // SCRIPTAGENT_AS_AGENT set, it is scriptagent.
 func TestMain(m *testing.M) {
 	if os.Getenv("SCRIPTAGENT_AS_AGENT") != "" {
-		main()
-		os.Exit(0)
+		Main()
 	}
 	os.Exit(m.Run())
 }
@@ -99,11 +99,7 @@ func TestShStatusBecomesTheExitStatus(t *testing.T) {
 
 func git(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "git %v: %s", args, out)
-	return string(out)
+	return gittest.Run(t, dir, args...)
 }
 
 func TestCommitCommitsEverything(t *testing.T) {
@@ -119,13 +115,13 @@ func TestCommitCommitsEverything(t *testing.T) {
 		Commit: "add a, b and c",
 	}}})
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Equal(t, "add a, b and c scriptagent\n", git(t, dir, "log", "--format=%s %an"))
-	assert.Equal(t, "a.txt\nc.txt\nsub/b.txt\n", git(t, dir, "ls-files"))
+	assert.Equal(t, "add a, b and c scriptagent", git(t, dir, "log", "--format=%s %an"))
+	assert.Equal(t, "a.txt\nc.txt\nsub/b.txt", git(t, dir, "ls-files"))
 	assert.Empty(t, git(t, dir, "status", "--porcelain"))
 
 	r = runAgent(t, dir, script.Script{Steps: []script.Step{{Commit: "nothing new", Say: "done"}}})
 	require.Equal(t, 0, r.code, "nothing to commit is not an error: %s", r.stderr)
-	assert.Equal(t, "add a, b and c\n", git(t, dir, "log", "--format=%s"))
+	assert.Equal(t, "add a, b and c", git(t, dir, "log", "--format=%s"))
 }
 
 func TestCommitOutsideARepositoryFails(t *testing.T) {
