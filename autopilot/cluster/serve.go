@@ -73,6 +73,11 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 			return fmt.Errorf("the worker's own config (-c): %w", err)
 		}
 	}
+	// Made once everything it was given checks out, so a mistyped flag
+	// leaves nothing behind.
+	if err := os.MkdirAll(cfg.Worker.Checkouts.Dir, 0o755); err != nil {
+		return fmt.Errorf("the directory of the checkouts (--checkouts): %w", err)
+	}
 	cfg.Conn.Log = cfg.Log
 	conn, err := dial(ctx, cfg.Conn, cfg.Replicas)
 	if err != nil {

@@ -5,9 +5,14 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
+	"regexp"
+	"slices"
 
 	"github.com/alecthomas/kong"
 
@@ -26,7 +31,7 @@ func main() {
 
 // globals are the flags every command shares, and what main hands to them.
 type globals struct {
-	Dir   string `short:"C" placeholder:"DIR" help:"Run as if ralph was started in DIR (the workspace)." type:"existingdir"`
+	Dir   string `short:"C" placeholder:"DIR" help:"Run as if ralph was started in DIR (the workspace)." type:"path"`
 	Debug bool   `help:"Log ralph's own decisions to stderr."`
 	// dirGiven says -C/--dir was given rather than taken from the current
 	// directory: a worker keeps its checkouts there.
@@ -71,8 +76,7 @@ type exitRequest struct{ code int }
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	sig := interrupt.Listen()
 	defer sig.Stop()
-	var c cli
-	c.stdin, c.stdout, c.stderr, c.signals = stdin, stdout, stderr, sig
+	c := cli{globals: globals{stdin: stdin, stdout: stdout, stderr: stderr, signals: sig}}
 	parser, err := newParser(&c, stdout, stderr)
 	if err != nil {
 		return reportError(stderr, err)
@@ -92,13 +96,26 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return reportError(stderr, completion.Complete(stdout, parser, completionOptions))
 	}
 	kctx, err := parser.Parse(args)
-	if err != nil {
-		return usageError(stderr, parser, kctx, err)
+	for err != nil {
+		// kong reads "--max-iterations -1" as a flag without its value
+		// and a short flag -1; given as one, the flag's own check says
+		// which values it takes.
+		joined, ok := joinNegativeValue(args, err)
+		if !ok {
+			return usageError(stderr, parser, kctx, err)
+		}
+		args, c = joined, cli{globals: globals{stdin: stdin, stdout: stdout, stderr: stderr, signals: sig}}
+		if parser, err = newParser(&c, stdout, stderr); err != nil {
+			return reportError(stderr, err)
+		}
+		kctx, err = parser.Parse(args)
 	}
 	if c.dirGiven = c.Dir != ""; !c.dirGiven {
 		if c.Dir, err = os.Getwd(); err != nil {
 			return reportError(stderr, err)
 		}
+	} else if err := checkWorkspaceDir(c.Dir, kctx); err != nil {
+		return reportError(stderr, err)
 	}
 	logger := newLogger(stderr, c.Debug)
 	kctx.BindTo(sig.Context(), (*context.Context)(nil))
@@ -130,4 +147,43 @@ func newLogger(w io.Writer, debug bool) *slog.Logger {
 		level = slog.LevelDebug
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+// shortFlagValue is kong's error for a flag whose value looks like a short
+// flag: a negative number.
+var shortFlagValue = regexp.MustCompile(`^(--[\w-]+): expected .* but got "(-[0-9][0-9.]*)" \(short flag\)`)
+
+// joinNegativeValue gives the flag that err says lacks its value (a
+// negative number kong took for a short flag) that value as --flag=-N, and
+// reports whether it found them.
+func joinNegativeValue(args []string, err error) ([]string, bool) {
+	m := shortFlagValue.FindStringSubmatch(err.Error())
+	if m == nil {
+		return nil, false
+	}
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == m[1] && args[i+1] == m[2] {
+			return slices.Concat(args[:i], []string{m[1] + "=" + m[2]}, args[i+2:]), true
+		}
+	}
+	return nil, false
+}
+
+// checkWorkspaceDir says what is wrong with -C DIR, which must be a
+// directory that exists: it is the workspace, not a place ralph makes.
+func checkWorkspaceDir(dir string, kctx *kong.Context) error {
+	info, err := os.Stat(dir)
+	switch {
+	case err == nil && info.IsDir():
+		return nil
+	case err == nil:
+		return withHint(fmt.Errorf("-C/--dir %s is not a directory", dir), "give the workspace's directory")
+	case !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("-C/--dir: %w", err)
+	}
+	fix := "-C names the workspace ralph runs in, which must exist; create it first or give another"
+	if kctx.Command() == "worker" {
+		fix = "ralph worker makes the directory of its checkouts itself: give it as --checkouts " + dir
+	}
+	return withHint(fmt.Errorf("-C/--dir %s: no such directory", dir), fix)
 }

@@ -19,7 +19,7 @@ type workerCmd struct {
 	Configs           []string      `name:"config" short:"c" type:"path" sep:"none" placeholder:"FILE" help:"The worker's own config, laid over each task's (later wins): its cli: is the agent the loops run, with this machine's credentials. Repeat to merge."`
 	Backend           string        `placeholder:"NAME" help:"The agent CLI the loops run (claude, codex, …), over the task's config and -c."`
 	Slots             int           `default:"1" placeholder:"N" help:"How many tasks run at once."`
-	Checkouts         string        `type:"path" placeholder:"DIR" help:"Where the clones and worktrees go (default: -C/--dir DIR when given, else $XDG_CACHE_HOME/ralph/worker or ~/.cache/ralph/worker)."`
+	Checkouts         string        `type:"path" placeholder:"DIR" help:"Where the clones and worktrees go, made if missing (default: -C/--dir DIR when given, else $XDG_CACHE_HOME/ralph/worker or ~/.cache/ralph/worker)."`
 	AllowRemote       []string      `sep:"none" placeholder:"URL" help:"A repository URL this worker may work on; repeat for more. With none it refuses every task."`
 	TrustTaskCommands bool          `help:"Run what a task's config would run here: its hooks, its agent (cli:, the hats' backend:), its command criteria, and the task's own acceptance commands. Without it they are dropped (and logged), and the loops run this worker's agent."`
 	Name              string        `placeholder:"NAME" help:"The worker's name in results and logs (default: the host name)."`
@@ -51,7 +51,7 @@ func (f *workerCmd) workerConfig(ralph string, log func(string)) cluster.WorkerC
 
 func (workerCmd) Help() string {
 	return `Runs an autopilot coordinator's tasks, taken over NATS JetStream, each as a ralph
-loop in a worktree under --dir (or --checkouts): it pushes refs/ralph/wip/<task> after each
+loop in a worktree under --checkouts DIR: it pushes refs/ralph/wip/<task> after each
 iteration and ralph/<task> at the end, and reports how the loop ended. A first
 SIGINT or SIGTERM lets the loops end their iteration and hands their tasks back;
 a second stops them now (exit 130).
@@ -65,7 +65,7 @@ machine needs credentials (--creds, --nkey, or user:password@ in the URL).
 
 Examples:
   ralph worker --cluster tls://h1:4222,tls://h2:4222 --creds ~/.config/ralph/worker.creds --trust-coordinator UC7… -c ~/.config/ralph/worker.yml --allow-remote git@github.com:acme/app.git --slots 2
-  ralph worker --cluster nats://127.0.0.1:4222 --trust-coordinator UC7… --backend claude --allow-remote /tmp/shared.git --dir /tmp/w1`
+  ralph worker --cluster nats://127.0.0.1:4222 --trust-coordinator UC7… --backend claude --allow-remote /tmp/shared.git --checkouts /tmp/w1`
 }
 
 func (c *workerCmd) Run(ctx context.Context, g *globals) error {
