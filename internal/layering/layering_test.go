@@ -3,6 +3,7 @@ package layering
 import (
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -53,8 +54,8 @@ var allowed = map[string]struct {
 	"internal/exitcode":           {nil, "the one table of exit statuses; a leaf"},
 	"internal/hint":               {[]string{"internal/exitcode"}, "the one error-with-hint, its kinds and its printer; a leaf but for the exit statuses its errors default to"},
 	"internal/git":                {[]string{"internal/treewatch", "internal/procgroup", "internal/fileholders", "internal/ralphdir"}, "a workspace's git repository, and its files where there is none, without ralph's own directory (its name, internal/ralphdir); it skips looking when the file watch says nothing changed; git runs in a process group of its own, out of the terminal's reach; an index.lock nothing holds open is stale"},
-	"internal/filewatch":          {nil, "when a file ralph reads may have changed, from the kernel's notifications; a leaf helper"},
-	"internal/treewatch":          {nil, "whether a directory tree changed, from the kernel's notifications; a leaf helper"},
+	"internal/filewatch":          {[]string{"internal/hint"}, "when a file ralph reads may have changed, from the kernel's notifications, and the one place a kernel watcher is made; a leaf helper but for the error it says running out of them with"},
+	"internal/treewatch":          {[]string{"internal/filewatch"}, "whether a directory tree changed, from the kernel's notifications; its kernel watchers come from the one place that makes them (internal/filewatch)"},
 	"internal/swapfile":           {[]string{"internal/ralphdir", "internal/atomicfile"}, "atomic replacement of a small file without creating one; its spare is never written through a link; where no exchange exists it writes then renames (internal/atomicfile)"},
 	"internal/ralphdir":           {[]string{"internal/atomicfile"}, "making and opening ralph's files under .ralph/ without following links, private to the user; a leaf helper but for the one atomic replacement (internal/atomicfile)"},
 	"internal/atomicfile":         {nil, "replacing a file atomically on every system; a leaf helper"},
@@ -118,6 +119,24 @@ func TestLayering(t *testing.T) {
 			}
 		}
 	}
+}
+
+// One function asks the kernel for a watcher (filewatch.Kernel), so that
+// running out of them is said in one place, with what to raise.
+func TestOneKernelWatcherConstructor(t *testing.T) {
+	root := repoRoot(t)
+	var sites []string
+	require.NoError(t, filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err == nil && strings.Contains(string(data), "fsnotify.NewWatcher(") {
+			sites = append(sites, strings.TrimPrefix(path, root+string(filepath.Separator)))
+		}
+		return err
+	}))
+	assert.Equal(t, []string{filepath.Join("internal", "filewatch", "filewatch.go")}, sites)
 }
 
 // A package whose importers are limited is imported by those alone.
