@@ -7,7 +7,7 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -X main.version=$(VERSION)
 FUZZTIME  ?= 15s
 
-.PHONY: all help build test unit e2e vet demo bench lint agents fuzz golden clean soak stress screenshot cross dist dist-check
+.PHONY: all help build test unit e2e vet demo bench lint agents fuzz golden docs clean soak stress screenshot cross dist dist-check
 
 all: lint test build
 
@@ -23,6 +23,7 @@ help:
 	@echo "make agents  install the pinned agent CLIs from npm into $(AGENTS)"
 	@echo "make fuzz    run every fuzz target (parsers, loaders, state files) for $(FUZZTIME) each"
 	@echo "make golden  rewrite golden files from the current output"
+	@echo "make docs    write docs/cli.md and the key reference of docs/configuration.md from the code"
 	@echo "make screenshot  retake docs/serve.png, ralph serve's page during a two-slot autopilot (needs chromium)"
 	@echo "make soak    a $(SOAK_ITERATIONS)-iteration run with 8 followers and a status poller; checks for leaks"
 	@echo "make stress  make test $(STRESS_RUNS) times in a row beside 4 CPU-bound processes and an fsync writer"
@@ -112,6 +113,13 @@ screenshot:
 # Only these packages keep golden files; -update comes from internal/golden.
 golden:
 	$(GO) test ./cmd/ralph/ ./config/ ./events/ ./hats/ ./view/ -update
+
+# docs/cli.md is written from kong's model of the command line, and the key
+# reference of docs/configuration.md from the JSON Schema, by the tests that
+# check them (cmd/ralph/clidoc_test.go, config/reference_test.go); `make
+# golden` writes them too.
+docs:
+	$(GO) test -count=1 -run '^(TestCLIReferenceIsCurrent|TestConfigurationReferenceIsCurrent)$$' ./cmd/ralph/ ./config/ -update
 
 clean:
 	rm -rf bin

@@ -12,11 +12,11 @@ import (
 
 	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/criteria"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/exitcode"
 	"github.com/ralph-loop/ralph/internal/git"
 	"github.com/ralph-loop/ralph/internal/redact"
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/tasks"
 )
 
@@ -150,7 +150,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	a := &Autopilot{opts: opts, repo: git.Repo{Dir: opts.Repo}, handles: map[string]Handle{}, runnerCtx: context.WithoutCancel(ctx),
 		slotDone: make(chan slotResult), mergeDone: make(chan mergeDone), questions: make(chan questionSeen),
 		held: map[string]string{}, revived: map[string]int{}, closeTried: map[string]bool{}}
-	dir := filepath.Join(opts.Repo, ralphDir)
+	dir := runfiles.In(opts.Repo).Path()
 	runID := opts.NewRunID()
 	lock, err := acquireLock(ctx, opts.Repo, runID, opts.Now())
 	if err != nil {
@@ -161,7 +161,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		return Result{ExitCode: exitcode.Fatal}, err
 	}
 	defer func() { _ = a.journal.log.Close() }()
-	control, stopWatch, err := watchControl(filepath.Join(dir, ControlDir))
+	control, stopWatch, err := watchControl(runfiles.Dir(dir).Control())
 	if err != nil {
 		return Result{ExitCode: exitcode.Fatal}, err
 	}
@@ -429,27 +429,27 @@ func (a *Autopilot) start(ctx context.Context, t tasks.Task, slot string) error 
 	if err := a.writeTaskFiles(t, ""); err != nil {
 		return a.failTask(ctx, t.ID, err.Error())
 	}
-	mode := engine.StartNew
+	mode := runfiles.StartNew
 	if _, err := os.Stat(a.worktree(t.ID)); err == nil {
 		// An earlier run failed this task and kept its worktree: its work
 		// goes on from there, in a new run of its loop.
-		mode = engine.StartFresh
+		mode = runfiles.StartFresh
 	}
 	return a.launch(ctx, slot, t.ID, 1, mode)
 }
 
 // launch makes the task's worktree, when missing, and starts its loop.
-func (a *Autopilot) launch(ctx context.Context, slot, task string, attempt int, mode engine.StartMode) error {
+func (a *Autopilot) launch(ctx context.Context, slot, task string, attempt int, mode runfiles.StartMode) error {
 	dir := a.worktree(task)
 	if err := a.ensureWorktree(ctx, task); err != nil {
 		return a.failTask(ctx, task, "making its worktree failed: "+err.Error())
 	}
-	if mode == engine.StartResume {
+	if mode == runfiles.StartResume {
 		if state, _ := inspectLoop(dir); state == loopNone {
 			// Cut off before its run began: there is nothing to resume.
-			mode = engine.StartNew
+			mode = runfiles.StartNew
 			if attempt > 1 {
-				mode = engine.StartFresh
+				mode = runfiles.StartFresh
 			}
 		}
 	}
@@ -509,7 +509,7 @@ func (a *Autopilot) loopEnded(ctx context.Context, r slotResult) error {
 	switch {
 	case r.res.Completed():
 		p := Payload{Task: r.task, Slot: r.slot, Attempt: r.attempt}
-		if r.res.Cost != (engine.CostTotal{}) {
+		if r.res.Cost != (runfiles.CostTotal{}) {
 			p.Cost = &r.res.Cost
 		}
 		return a.journal.record(TopicTaskFinished, p)
@@ -527,7 +527,7 @@ func (a *Autopilot) loopEnded(ctx context.Context, r slotResult) error {
 		if err := a.notice(fmt.Sprintf("the loop of %s was cut off (%s); resuming it", r.task, describeLoopEnd(r.res))); err != nil {
 			return err
 		}
-		return a.launch(ctx, r.slot, r.task, r.attempt, engine.StartResume)
+		return a.launch(ctx, r.slot, r.task, r.attempt, runfiles.StartResume)
 	}
 	return a.failTask(ctx, r.task, describeLoopEnd(r.res))
 }

@@ -18,11 +18,11 @@ import (
 
 	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/criteria"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/exitcode"
 	"github.com/ralph-loop/ralph/internal/git"
 	"github.com/ralph-loop/ralph/internal/gittest"
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/tasks"
 )
 
@@ -417,7 +417,7 @@ func TestASecondAutopilotIsRefusedWhileOneRuns(t *testing.T) {
 	// does not list: the second sees a lock its holder does not hold, and
 	// is refused as beside an orphan. Across processes it is told that an
 	// autopilot runs (*RunningError, the end-to-end tests).
-	var held *engine.LockHeldError
+	var held *runfiles.LockHeldError
 	require.ErrorAs(t, err, &held)
 	l.complete()
 	assert.Equal(t, 1, h.wait().Completed)
@@ -428,8 +428,8 @@ func TestASecondAutopilotIsRefusedWhileOneRuns(t *testing.T) {
 // does not start beside it, and changes nothing.
 func TestTheAutopilotDoesNotStartBesideALoopInItsCheckout(t *testing.T) {
 	h := newHarness(t, task("a", 1))
-	held := engine.LockInfo{RunID: "20260101-000000-abcdef", PID: os.Getpid(), Host: "here", StartedAt: time.Now()}
-	lock, err := engine.AcquireLock(t.Context(), filepath.Join(h.repo, engine.DirName, engine.LockFile), held, engine.LockOptions{})
+	held := runfiles.LockInfo{RunID: "20260101-000000-abcdef", PID: os.Getpid(), Host: "here", StartedAt: time.Now()}
+	lock, err := runfiles.AcquireLock(t.Context(), runfiles.In(h.repo).Lock(), held, runfiles.LockOptions{})
 	require.NoError(t, err)
 	defer func() { _ = lock.Release() }()
 
@@ -438,8 +438,8 @@ func TestTheAutopilotDoesNotStartBesideALoopInItsCheckout(t *testing.T) {
 	require.ErrorAs(t, err, &loop)
 	assert.Equal(t, held.RunID, loop.Holder.RunID)
 	assert.Contains(t, err.Error(), "a ralph loop is running in "+h.repo+" (run "+held.RunID+", pid ")
-	assert.NoFileExists(t, filepath.Join(h.repo, engine.DirName, EventsFile), "nothing was recorded")
-	ownHeld, _ := engine.LockHeld(filepath.Join(h.repo, engine.DirName, LockFile))
+	assert.NoFileExists(t, runfiles.In(h.repo).AutopilotEvents(), "nothing was recorded")
+	ownHeld, _ := runfiles.LockHeld(runfiles.In(h.repo).AutopilotLock())
 	assert.False(t, ownHeld, "its own lock is let go")
 }
 
@@ -499,7 +499,7 @@ func TestACorruptStateIsMovedAsideAndRebuiltFromTheLog(t *testing.T) {
 	require.NoError(t, Request(h.repo, RequestStopNow))
 	res := h.wait()
 	require.True(t, res.Resumable)
-	statePath := filepath.Join(h.repo, ".ralph", StateFile)
+	statePath := filepath.Join(h.repo, ".ralph", runfiles.AutopilotStateFile)
 	require.NoError(t, os.WriteFile(statePath, []byte(`{"version": 1, "runId": "x", "act`), 0o644))
 
 	st, notice, err := loadState(filepath.Join(h.repo, ".ralph"), time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC), nil, nil)
@@ -558,7 +558,7 @@ func TestALoopKilledFromOutsideIsResumed(t *testing.T) {
 	first.finish(LoopResult{ExitCode: 137, Message: "the loop was killed by killed"})
 	assert.Contains(t, payloadOf(h.next(TopicNotice)).Message, "the loop of a was cut off")
 	again := h.loop()
-	assert.Equal(t, engine.StartResume, again.job.Mode)
+	assert.Equal(t, runfiles.StartResume, again.job.Mode)
 	again.complete()
 	assert.Equal(t, Result{Completed: 1}, h.wait())
 }
@@ -570,7 +570,7 @@ func TestALoopKilledBeforeItsRunBeganStartsAgain(t *testing.T) {
 	h.start(t.Context(), h.settings(1))
 	h.loop().finish(LoopResult{ExitCode: 137, Message: "the loop was killed by killed"})
 	again := h.loop()
-	assert.Equal(t, engine.StartNew, again.job.Mode)
+	assert.Equal(t, runfiles.StartNew, again.job.Mode)
 	again.complete()
 	assert.Equal(t, Result{Completed: 1}, h.wait())
 }
@@ -579,12 +579,12 @@ func TestALoopKilledBeforeItsRunBeganStartsAgain(t *testing.T) {
 // named by current-events.
 func beginRun(t *testing.T, dir string) {
 	t.Helper()
-	state := filepath.Join(dir, engine.DirName)
+	state := filepath.Join(dir, runfiles.DirName)
 	require.NoError(t, os.MkdirAll(state, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(state, ".gitignore"), []byte("*\n"), 0o644))
 	line := `{"ts":"2026-01-01T00:00:00Z","topic":"loop.started","payload":{"run_id":"r"},"source":"ralph"}` + "\n"
 	require.NoError(t, os.WriteFile(filepath.Join(state, "events-r.jsonl"), []byte(line), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(state, engine.CurrentEventsFile), []byte(engine.DirName+"/events-r.jsonl\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(state, runfiles.CurrentEventsFile), []byte(runfiles.DirName+"/events-r.jsonl\n"), 0o644))
 }
 
 // Each merge mode leaves the task named on the base branch by a Ralph-Task

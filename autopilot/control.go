@@ -7,9 +7,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/filewatch"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // ControlRequest is what `ralph autopilot pause|resume|stop [--now]` asks
@@ -45,7 +45,7 @@ func ParseControlRequest(s string) (ControlRequest, error) {
 // pause cancels a pending resume and the other way round. It does not
 // wait: the autopilot acts within a moment, or when it next starts.
 func Request(repo string, req ControlRequest) error {
-	dir := filepath.Join(repo, ralphDir, ControlDir)
+	dir := runfiles.In(repo).Control()
 	if err := ralphdir.MkdirAll(filepath.Dir(dir), dir); err != nil {
 		return err
 	}
@@ -62,12 +62,12 @@ func Request(repo string, req ControlRequest) error {
 }
 
 // RequestRunning hands req to the autopilot running in repo, as Request
-// does, and says which one it asked; an *engine.NotRunningError when none
+// does, and says which one it asked; an *runfiles.NotRunningError when none
 // is running.
-func RequestRunning(repo string, req ControlRequest) (engine.LockInfo, error) {
-	held, info := engine.LockHeld(filepath.Join(repo, ralphDir, LockFile))
+func RequestRunning(repo string, req ControlRequest) (runfiles.LockInfo, error) {
+	held, info := runfiles.LockHeld(runfiles.In(repo).AutopilotLock())
 	if !held {
-		return info, &engine.NotRunningError{Dir: repo, What: "autopilot"}
+		return info, &runfiles.NotRunningError{Dir: repo, What: "autopilot"}
 	}
 	return info, Request(repo, req)
 }

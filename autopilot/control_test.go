@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 func TestParseControlRequest(t *testing.T) {
@@ -24,11 +26,11 @@ func TestParseControlRequest(t *testing.T) {
 func TestRequestRefusesAnUnknownRequest(t *testing.T) {
 	repo := t.TempDir()
 	require.Error(t, Request(repo, ControlRequest("halt")))
-	_, err := os.Stat(filepath.Join(repo, ralphDir, ControlDir, "halt"))
+	_, err := os.Stat(filepath.Join(runfiles.In(repo).Control(), "halt"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
 
 	require.NoError(t, Request(repo, RequestPause))
 	require.NoError(t, Request(repo, RequestResume))
-	assert.Equal(t, []ControlRequest{RequestResume}, takeRequests(filepath.Join(repo, ralphDir, ControlDir)),
+	assert.Equal(t, []ControlRequest{RequestResume}, takeRequests(runfiles.In(repo).Control()),
 		"a resume cancels the pause before it")
 }

@@ -20,7 +20,7 @@
 //	                         output of its loop
 //	tasks/<task>/            a task run by a remote worker: the copy of its
 //	                         loop's events (events.jsonl) and its worker
-//	                         (worker.json); see [RemoteDir]
+//	                         (worker.json); see [runfiles.RemoteDir]
 //
 // Each task's loop keeps its own .ralph/ inside its worktree, so it is
 // resumable on its own, as any loop is. The autopilot follows it there for

@@ -14,16 +14,7 @@ import (
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
 	"github.com/ralph-loop/ralph/internal/redact"
-)
-
-// File names under .ralph/.
-const (
-	EventsFile   = "autopilot-events.jsonl"
-	StateFile    = "autopilot-state.json"
-	LockFile     = "autopilot.lock"
-	ProgressFile = "progress.md"
-	ControlDir   = "autopilot-control"
-	TasksDir     = "autopilot"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // journal writes the autopilot's events: each is appended to the log and
@@ -62,12 +53,12 @@ type Hooks interface {
 // line it folds. A checkpoint that cannot be read is moved aside and the
 // state is rebuilt from the log; what was done is returned as a notice.
 func loadState(dir string, now time.Time, r *redact.Redactor, seen func(events.Record)) (*State, string, error) {
-	path := filepath.Join(dir, StateFile)
+	path := runfiles.Dir(dir).AutopilotState()
 	st, notice, err := readCheckpoint(path, now)
 	if err != nil {
 		return nil, "", err
 	}
-	if err := foldLog(filepath.Join(dir, EventsFile), st, r, seen); err != nil {
+	if err := foldLog(runfiles.Dir(dir).AutopilotEvents(), st, r, seen); err != nil {
 		return nil, "", err
 	}
 	return st, notice, nil
@@ -90,7 +81,7 @@ func readCheckpoint(path string, now time.Time) (*State, string, error) {
 		return nil, "", fmt.Errorf("move the unreadable %s aside: %w", path, err)
 	}
 	return newState(), fmt.Sprintf("%s could not be read; it was moved to %s and the state rebuilt from %s",
-		filepath.Base(path), filepath.Base(aside), EventsFile), nil
+		filepath.Base(path), filepath.Base(aside), runfiles.AutopilotEventsFile), nil
 }
 
 // peekState is the state in dir as loadState would find it, without
@@ -98,12 +89,12 @@ func readCheckpoint(path string, now time.Time) (*State, string, error) {
 // log folded from its start.
 func peekState(dir string) (*State, error) {
 	st := newState()
-	if data, err := os.ReadFile(filepath.Join(dir, StateFile)); err == nil {
+	if data, err := os.ReadFile(runfiles.Dir(dir).AutopilotState()); err == nil {
 		if json.Unmarshal(data, st) != nil || st.Version != stateVersion || st.Active == nil {
 			st = newState()
 		}
 	}
-	return st, foldLog(filepath.Join(dir, EventsFile), st, nil, nil)
+	return st, foldLog(runfiles.Dir(dir).AutopilotEvents(), st, nil, nil)
 }
 
 // foldLog applies the log's events past st.Offset, with r's secret values
@@ -183,10 +174,10 @@ func (j *journal) write(evs ...events.Event) ([]events.Record, error) {
 		evs[i].Payload = j.redactor.JSON(evs[i].Payload)
 	}
 	if err := j.log.AppendBatch(evs); err != nil {
-		return nil, fmt.Errorf("append to %s: %w", EventsFile, err)
+		return nil, fmt.Errorf("append to %s: %w", runfiles.AutopilotEventsFile, err)
 	}
 	if err := j.log.Sync(); err != nil {
-		return nil, fmt.Errorf("sync %s: %w", EventsFile, err)
+		return nil, fmt.Errorf("sync %s: %w", runfiles.AutopilotEventsFile, err)
 	}
 	recs := make([]events.Record, 0, len(evs))
 	for _, ev := range evs {
@@ -238,7 +229,7 @@ func (j *journal) save() error {
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(j.dir, StateFile)
+	path := runfiles.Dir(j.dir).AutopilotState()
 	if err := ralphdir.WriteFileAtomic(j.dir, path, append(data, '\n')); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}

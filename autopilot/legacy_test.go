@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // testdata/v1 is what the previous ralph (state version 1, camelCase keys)
@@ -25,7 +26,7 @@ const v1Run = "20261128-004300"
 func copyV1(t *testing.T, ralphDir string) {
 	t.Helper()
 	require.NoError(t, os.MkdirAll(ralphDir, 0o700))
-	for _, f := range []string{StateFile, EventsFile} {
+	for _, f := range []string{runfiles.AutopilotStateFile, runfiles.AutopilotEventsFile} {
 		data, err := os.ReadFile(filepath.Join("testdata", "v1", f))
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(ralphDir, f), data, 0o600))
@@ -51,13 +52,13 @@ func TestAStateAndLogOfVersion1Load(t *testing.T) {
 	assert.Equal(t, "a", st.Completed[0].Task)
 
 	// The log alone, spelled the old way, folds into the same state.
-	require.NoError(t, os.Remove(filepath.Join(dir, StateFile)))
+	require.NoError(t, os.Remove(filepath.Join(dir, runfiles.AutopilotStateFile)))
 	fromLog, _, err := loadState(dir, time.Now(), nil, nil)
 	require.NoError(t, err)
 	assert.Equal(t, st, fromLog)
 
 	byTopic := map[string]Payload{}
-	f, err := os.Open(filepath.Join(dir, EventsFile))
+	f, err := os.Open(filepath.Join(dir, runfiles.AutopilotEventsFile))
 	require.NoError(t, err)
 	defer f.Close()
 	require.NoError(t, events.Scan(f, func(rec events.Record) error {
@@ -78,7 +79,7 @@ func TestAnUnfinishedRunOfVersion1GoesOnInSnakeCase(t *testing.T) {
 	h := newHarness(t, task("a", 1, "component:api"), task("b", 2, "component:api"), task("c", 3))
 	ralphDir := filepath.Join(h.repo, ".ralph")
 	copyV1(t, ralphDir)
-	oldLog, err := os.Stat(filepath.Join(ralphDir, EventsFile))
+	oldLog, err := os.Stat(filepath.Join(ralphDir, runfiles.AutopilotEventsFile))
 	require.NoError(t, err)
 
 	h.start(t.Context(), h.settings(2))
@@ -97,20 +98,20 @@ func TestAnUnfinishedRunOfVersion1GoesOnInSnakeCase(t *testing.T) {
 	assert.Equal(t, v1Run, st.RunID)
 	assert.Equal(t, 3, st.Completed)
 
-	state, err := os.ReadFile(filepath.Join(ralphDir, StateFile))
+	state, err := os.ReadFile(filepath.Join(ralphDir, runfiles.AutopilotStateFile))
 	require.NoError(t, err)
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal(state, &doc))
 	assert.EqualValues(t, stateVersion, doc["version"])
-	assertSnakeCase(t, StateFile, state)
+	assertSnakeCase(t, runfiles.AutopilotStateFile, state)
 
-	log, err := os.ReadFile(filepath.Join(ralphDir, EventsFile))
+	log, err := os.ReadFile(filepath.Join(ralphDir, runfiles.AutopilotEventsFile))
 	require.NoError(t, err)
 	newLines := log[oldLog.Size():]
 	require.NotEmpty(t, newLines)
 	sc := bufio.NewScanner(bytes.NewReader(newLines))
 	for sc.Scan() {
-		assertSnakeCase(t, EventsFile, sc.Bytes())
+		assertSnakeCase(t, runfiles.AutopilotEventsFile, sc.Bytes())
 	}
 }
 

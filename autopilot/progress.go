@@ -3,12 +3,12 @@ package autopilot
 import (
 	"fmt"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/ralph-loop/ralph/internal/ralphdir"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // latestOutcomes is how many finished tasks progress.md lists.
@@ -16,7 +16,7 @@ const latestOutcomes = 10
 
 // writeProgress rewrites .ralph/progress.md from the state, atomically.
 func writeProgress(dir string, st *State, now time.Time) error {
-	path := filepath.Join(dir, ProgressFile)
+	path := runfiles.Dir(dir).Progress()
 	if err := ralphdir.WriteFileAtomic(dir, path, []byte(RenderProgress(st, now))); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}

@@ -4,12 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/filewatch"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // A task's agent may ask a person (`ralph ask`); its loop then waits in
@@ -29,7 +28,7 @@ func AnswerCommand(task, id string) string {
 // questionSeen is what a task's loop waits on now: q, or nil for nothing.
 type questionSeen struct {
 	slot, task string
-	q          *engine.Question
+	q          *runfiles.Question
 }
 
 // followQuestions follows the loop of task, in slot, for the question it
@@ -39,13 +38,13 @@ type questionSeen struct {
 // waits on its worker, where its question is answered.
 func (a *Autopilot) followQuestions(slot, task string) (stop func(), err error) {
 	ws := a.worktree(task)
-	dir := filepath.Join(ws, engine.DirName)
+	dir := filepath.Join(ws, runfiles.DirName)
 	// The loop makes its .ralph/ as it starts; it is made now so that its
 	// first lines are not missed. Its .gitignore keeps it out of commits.
 	if err := ralphdir.MkdirAll(dir, dir); err != nil {
 		return nil, fmt.Errorf("follow the loop of %s: %w", task, err)
 	}
-	if err := engine.IgnoreOwnFilesIfMissing(dir); err != nil {
+	if err := runfiles.IgnoreOwnFilesIfMissing(dir); err != nil {
 		return nil, fmt.Errorf("follow the loop of %s: %w", task, err)
 	}
 	changed, closeWatch, err := watchLogs(dir)
@@ -65,7 +64,7 @@ func (a *Autopilot) followQuestions(slot, task string) (stop func(), err error) 
 			// Read after the watch began, so a line written in between is
 			// not missed; a loop that cannot be read yet has no question.
 			if tail.due() {
-				q, _ := engine.PendingQuestion(ws)
+				q, _ := runfiles.PendingQuestion(ws)
 				if id := questionID(q); id != last {
 					select {
 					case a.questions <- questionSeen{slot: slot, task: task, q: q}:
@@ -80,7 +79,7 @@ func (a *Autopilot) followQuestions(slot, task string) (stop func(), err error) 
 				// The loop has ended: what it last waited on is said
 				// before its end is (stop is called before the end is
 				// reported, and the state machine takes both in turn).
-				if q, _ := engine.PendingQuestion(ws); questionID(q) != last {
+				if q, _ := runfiles.PendingQuestion(ws); questionID(q) != last {
 					a.questions <- questionSeen{slot: slot, task: task, q: q}
 				}
 				return
@@ -110,7 +109,7 @@ type questionTail struct {
 // a question out, starts, resumes or ends the run, or decides an asked
 // question.
 func (t *questionTail) due() bool {
-	path, err := engine.CurrentLog(t.ws)
+	path, err := runfiles.CurrentLog(t.ws)
 	if err != nil {
 		return false // no run yet: its current-events brings a look
 	}
@@ -130,14 +129,14 @@ func (t *questionTail) due() bool {
 			continue
 		}
 		switch r.Event.Topic {
-		case engine.TopicHumanAsked:
+		case runfiles.TopicHumanAsked:
 			t.asked, due = true, true
-		case engine.TopicHumanAnswered, engine.TopicHumanTimedOut,
-			engine.TopicLoopStarted, engine.TopicLoopResumed, engine.TopicLoopTerminate:
+		case runfiles.TopicHumanAnswered, runfiles.TopicHumanTimedOut,
+			runfiles.TopicLoopStarted, runfiles.TopicLoopResumed, runfiles.TopicLoopTerminate:
 			due = true
-		case engine.TopicEventRouted, engine.TopicEventRejected:
+		case runfiles.TopicEventRouted, runfiles.TopicEventRejected:
 			due = due || t.asked
-		case engine.TopicIterationSettled:
+		case runfiles.TopicIterationSettled:
 			due, settled = due || t.asked, true
 		}
 	}
@@ -155,7 +154,7 @@ func logSize(path string) int64 {
 	return fi.Size()
 }
 
-func questionID(q *engine.Question) string {
+func questionID(q *runfiles.Question) string {
 	if q == nil {
 		return ""
 	}
@@ -198,5 +197,5 @@ func watchLogs(dir string) (changed <-chan struct{}, closeWatch func(), err erro
 }
 
 func isLogName(name string) bool {
-	return name == engine.CurrentEventsFile || (strings.HasPrefix(name, "events-") && strings.HasSuffix(name, ".jsonl"))
+	return name == runfiles.CurrentEventsFile || runfiles.IsEventLog(name)
 }

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 func apEvent(topic string, p Payload) events.Event {
@@ -24,7 +24,7 @@ func TestAQuestionIsTheSlotsUntilAnswered(t *testing.T) {
 	st := newState()
 	st.Apply(apEvent(TopicStarted, Payload{RunID: "r1", Parallel: 2}))
 	st.Apply(apEvent(TopicTaskAssigned, Payload{Task: "t-1", Title: "Pick a database", Slot: "1", Attempt: 1}))
-	q := &engine.Question{ID: "q-1", Text: "Which\ndatabase?", Options: []string{"postgres", "sqlite"}, Hat: "builder",
+	q := &runfiles.Question{ID: "q-1", Text: "Which\ndatabase?", Options: []string{"postgres", "sqlite"}, Hat: "builder",
 		AskedAt: time.Date(2026, 11, 22, 10, 1, 0, 0, time.UTC)}
 	st.Apply(apEvent(TopicTaskAsked, Payload{Task: "t-2", Slot: "1", Question: q}))
 	assert.Nil(t, st.Active["1"].Question, "a report about another task changes nothing")
@@ -50,18 +50,18 @@ func TestAQuestionIsTheSlotsUntilAnswered(t *testing.T) {
 // change it, not on every line an agent emits.
 func TestAQuestionIsReadAgainOnlyWhenItMayHaveChanged(t *testing.T) {
 	ws := t.TempDir()
-	dir := filepath.Join(ws, engine.DirName)
+	dir := filepath.Join(ws, runfiles.DirName)
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	tail := &questionTail{ws: ws}
 	assert.False(t, tail.due(), "no run yet")
 
 	log := filepath.Join(dir, "events-20261122-100000.jsonl")
-	require.NoError(t, os.WriteFile(filepath.Join(dir, engine.CurrentEventsFile), []byte(".ralph/events-20261122-100000.jsonl\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, runfiles.CurrentEventsFile), []byte(".ralph/events-20261122-100000.jsonl\n"), 0o644))
 	add := func(topic string) {
 		t.Helper()
 		require.NoError(t, events.AppendTo(log, events.Event{Topic: topic, Source: events.SourceRalph}))
 	}
-	add(engine.TopicLoopStarted)
+	add(runfiles.TopicLoopStarted)
 	assert.True(t, tail.due(), "the first look at a run")
 	assert.False(t, tail.due(), "nothing new")
 	for _, step := range []struct {
@@ -69,21 +69,21 @@ func TestAQuestionIsReadAgainOnlyWhenItMayHaveChanged(t *testing.T) {
 		due   bool
 	}{
 		{"build.done", false},
-		{engine.TopicEventRouted, false},
-		{engine.TopicIterationSettled, false},
-		{engine.TopicHumanAsked, true},
-		{engine.TopicIterationFinished, false},
-		{engine.TopicEventRouted, true}, // it may decide the question
-		{engine.TopicIterationSettled, true},
-		{engine.TopicEventRouted, false}, // decided
-		{engine.TopicHumanAnswered, true},
-		{engine.TopicHumanTimedOut, true},
-		{engine.TopicLoopTerminate, true},
+		{runfiles.TopicEventRouted, false},
+		{runfiles.TopicIterationSettled, false},
+		{runfiles.TopicHumanAsked, true},
+		{runfiles.TopicIterationFinished, false},
+		{runfiles.TopicEventRouted, true}, // it may decide the question
+		{runfiles.TopicIterationSettled, true},
+		{runfiles.TopicEventRouted, false}, // decided
+		{runfiles.TopicHumanAnswered, true},
+		{runfiles.TopicHumanTimedOut, true},
+		{runfiles.TopicLoopTerminate, true},
 	} {
 		add(step.topic)
 		assert.Equal(t, step.due, tail.due(), "after %s", step.topic)
 	}
 
-	require.NoError(t, os.WriteFile(filepath.Join(dir, engine.CurrentEventsFile), []byte(".ralph/events-20261122-110000.jsonl\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, runfiles.CurrentEventsFile), []byte(".ralph/events-20261122-110000.jsonl\n"), 0o644))
 	assert.True(t, tail.due(), "a new run is looked at")
 }

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // reconcile brings an unfinished run back in step with the world after a
@@ -43,7 +43,7 @@ func (a *Autopilot) reconcileSlot(ctx context.Context, slot string, s Slot) erro
 		if err := a.commitTracker(ctx, "ralph: claim "+s.Task); err != nil {
 			return err
 		}
-		return a.launch(ctx, slot, s.Task, s.Attempt, engine.StartNew)
+		return a.launch(ctx, slot, s.Task, s.Attempt, runfiles.StartNew)
 	}
 	state, res := inspectLoop(dir)
 	if state == loopRunning {
@@ -59,12 +59,12 @@ func (a *Autopilot) reconcileSlot(ctx context.Context, slot string, s Slot) erro
 	case loopEnded:
 		return a.loopEnded(ctx, slotResult{slot: slot, task: s.Task, attempt: s.Attempt, res: res})
 	case loopCut, loopRunning:
-		return a.launch(ctx, slot, s.Task, s.Attempt, engine.StartResume)
+		return a.launch(ctx, slot, s.Task, s.Attempt, runfiles.StartResume)
 	case loopNone:
 	}
-	mode := engine.StartNew
+	mode := runfiles.StartNew
 	if s.Attempt > 1 {
-		mode = engine.StartFresh
+		mode = runfiles.StartFresh
 	}
 	return a.launch(ctx, slot, s.Task, s.Attempt, mode)
 }
@@ -72,7 +72,7 @@ func (a *Autopilot) reconcileSlot(ctx context.Context, slot string, s Slot) erro
 // ensureTaskFiles writes a task's objective and overlay when a restart
 // finds them missing.
 func (a *Autopilot) ensureTaskFiles(ctx context.Context, task string) error {
-	if _, err := os.Stat(filepath.Join(a.taskDir(task), overlayFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(a.taskDir(task), runfiles.OverlayFile)); err == nil {
 		return nil
 	}
 	t, err := a.opts.Source.Show(ctx, task)

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/config"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/tasks"
 )
 
@@ -29,21 +29,16 @@ import (
 //
 // Its presence is what makes a task remote to `ralph events --task` and
 // `ralph autopilot status`.
-const (
-	RemoteDir        = "tasks"
-	RemoteEventsFile = "events.jsonl"
-	WorkerFile       = "worker.json"
-)
 
 // RemoteEventsPath is where the autopilot in repo keeps its copy of a
 // remote task's loop log.
 func RemoteEventsPath(repo, task string) string {
-	return filepath.Join(repo, ralphDir, RemoteDir, task, RemoteEventsFile)
+	return runfiles.In(repo).RemoteEvents(task)
 }
 
 // WorkerPath is where the autopilot in repo names a remote task's worker.
 func WorkerPath(repo, task string) string {
-	return filepath.Join(repo, ralphDir, RemoteDir, task, WorkerFile)
+	return runfiles.In(repo).Worker(task)
 }
 
 // WorkerInfo is worker.json: who runs a remote task, for which autopilot
@@ -78,7 +73,7 @@ func WriteWorkerInfo(repo, task string, info WorkerInfo) error {
 	if err != nil {
 		return err
 	}
-	if err := ralphdir.WriteFileAtomic(filepath.Join(repo, ralphDir), path, append(data, '\n')); err != nil {
+	if err := ralphdir.WriteFileAtomic(runfiles.In(repo).Path(), path, append(data, '\n')); err != nil {
 		return fmt.Errorf("write the worker of %s: %w", task, err)
 	}
 	return nil
@@ -116,22 +111,22 @@ func TaskLog(repo, task string) (path string, remote bool, err error) {
 	if err != nil {
 		return "", false, err
 	}
-	path, err = engine.CurrentLog(worktree)
+	path, err = runfiles.CurrentLog(worktree)
 	if err == nil {
 		return path, false, nil
 	}
-	if !errors.Is(err, engine.ErrNoLog) && !errors.Is(err, fs.ErrNotExist) {
+	if !errors.Is(err, runfiles.ErrNoLog) && !errors.Is(err, fs.ErrNotExist) {
 		return "", false, err
 	}
 	return "", false, &NoTaskLogError{Task: task,
-		Looked: []string{relativeTo(repo, mirror), "a loop's log in " + relativeTo(repo, filepath.Join(worktree, engine.DirName))}}
+		Looked: []string{relativeTo(repo, mirror), "a loop's log in " + relativeTo(repo, filepath.Join(worktree, runfiles.DirName))}}
 }
 
 // taskWorktree is task's worktree as the last task.assigned in repo's
 // autopilot log names it, or in the default worktrees_dir.
 func taskWorktree(repo, task string) (string, error) {
 	worktree := filepath.Join(config.Default().Autopilot.WorktreesDir, task)
-	f, err := os.Open(filepath.Join(repo, ralphDir, EventsFile))
+	f, err := os.Open(runfiles.In(repo).AutopilotEvents())
 	if errors.Is(err, fs.ErrNotExist) {
 		return filepath.Join(repo, worktree), nil
 	}
@@ -151,7 +146,7 @@ func taskWorktree(repo, task string) (string, error) {
 		return nil
 	})
 	if err != nil {
-		return "", fmt.Errorf("read %s: %w", EventsFile, err)
+		return "", fmt.Errorf("read %s: %w", runfiles.AutopilotEventsFile, err)
 	}
 	if filepath.IsAbs(worktree) {
 		return worktree, nil
@@ -173,8 +168,8 @@ func relativeTo(repo, path string) string {
 // worker to take it on. A follow of the log stops at a cut-off run only
 // when this is false.
 func TaskGoesOn(repo, task string) bool {
-	dir := filepath.Join(repo, ralphDir)
-	data, err := os.ReadFile(filepath.Join(dir, StateFile))
+	dir := runfiles.In(repo).Path()
+	data, err := os.ReadFile(runfiles.Dir(dir).AutopilotState())
 	if err != nil {
 		return false
 	}
@@ -184,17 +179,17 @@ func TaskGoesOn(repo, task string) bool {
 	}
 	// An interrupted autopilot keeps its slots for its resume, and records
 	// autopilot.stopped just before it lets go of its lock.
-	if last := engine.LastEvents(filepath.Join(dir, EventsFile), 1); len(last) == 1 && last[0].Topic == TopicStopped {
+	if last := runfiles.LastEvents(runfiles.Dir(dir).AutopilotEvents(), 1); len(last) == 1 && last[0].Topic == TopicStopped {
 		return false
 	}
-	held, _ := engine.LockHeld(filepath.Join(dir, LockFile))
+	held, _ := runfiles.LockHeld(runfiles.Dir(dir).AutopilotLock())
 	return held
 }
 
 // EventLog is the autopilot's event log in repo's .ralph/, which exists
 // once an autopilot has run there; ErrNoAutopilot when none has.
 func EventLog(repo string) (string, error) {
-	path := filepath.Join(repo, ralphDir, EventsFile)
+	path := runfiles.In(repo).AutopilotEvents()
 	if _, err := os.Stat(path); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", noEventLog(path)

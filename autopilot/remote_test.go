@@ -10,7 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/runfiles"
+
+	"github.com/ralph-loop/ralph/internal/gittest"
 )
 
 // Lines of a loop's event log, as a remote task's copy holds them.
@@ -27,8 +29,7 @@ const (
 
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()
-	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+	gittest.WriteFile(t, filepath.Dir(path), filepath.Base(path), content)
 }
 
 // writeState writes an autopilot state in repo with task in slot 1.
@@ -39,7 +40,7 @@ func writeState(t *testing.T, repo, task string) {
 	st.Active["1"] = Slot{Task: task, Worktree: ".worktrees/" + task, StartedAt: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC), Attempt: 1}
 	data, err := json.Marshal(st)
 	require.NoError(t, err)
-	writeFile(t, filepath.Join(repo, ralphDir, StateFile), string(data))
+	writeFile(t, runfiles.In(repo).AutopilotState(), string(data))
 }
 
 func TestTaskLogPrefersTheRemoteCopy(t *testing.T) {
@@ -57,7 +58,7 @@ func TestTaskLogReadsTheWorktreeTheAutopilotAssigned(t *testing.T) {
 	repo := t.TempDir()
 	// The autopilot put t-1 in elsewhere/ (worktrees_dir changed since);
 	// a stray .worktrees/t-1 is not its worktree.
-	writeFile(t, filepath.Join(repo, ralphDir, EventsFile),
+	writeFile(t, runfiles.In(repo).AutopilotEvents(),
 		`{"ts":"2026-11-22T10:00:01Z","topic":"task.assigned","payload":{"task":"t-1","slot":"1","worktree":".worktrees/t-1","attempt":1},"source":"ralph"}`+"\n"+
 			`{"ts":"2026-11-22T10:00:02Z","topic":"task.assigned","payload":{"task":"t-10","slot":"2","worktree":"other/t-10","attempt":1},"source":"ralph"}`+"\n"+
 			`{"ts":"2026-11-22T11:00:01Z","topic":"task.assigned","payload":{"task":"t-1","slot":"1","worktree":"elsewhere/t-1","attempt":1},"source":"ralph"}`+"\n")
@@ -173,15 +174,15 @@ func TestTaskGoesOnWhileARunningAutopilotHoldsItsSlot(t *testing.T) {
 	writeState(t, repo, "t-1")
 	assert.False(t, TaskGoesOn(repo, "t-1"), "an autopilot that is not running")
 
-	lock, err := engine.AcquireLock(t.Context(), filepath.Join(repo, ralphDir, LockFile), engine.LockInfo{PID: os.Getpid()}, engine.LockOptions{})
+	lock, err := runfiles.AcquireLock(t.Context(), runfiles.In(repo).AutopilotLock(), runfiles.LockInfo{PID: os.Getpid()}, runfiles.LockOptions{})
 	require.NoError(t, err)
 	defer func() { _ = lock.Release() }()
-	writeFile(t, filepath.Join(repo, ralphDir, EventsFile),
+	writeFile(t, runfiles.In(repo).AutopilotEvents(),
 		`{"ts":"2026-11-22T10:00:00Z","topic":"autopilot.started","payload":{"runId":"20261122-100000"},"source":"ralph"}`+"\n")
 	assert.True(t, TaskGoesOn(repo, "t-1"))
 	assert.False(t, TaskGoesOn(repo, "t-2"), "a task in no slot")
 
-	writeFile(t, filepath.Join(repo, ralphDir, EventsFile),
+	writeFile(t, runfiles.In(repo).AutopilotEvents(),
 		`{"ts":"2026-11-22T10:00:00Z","topic":"autopilot.started","payload":{"runId":"20261122-100000"},"source":"ralph"}`+"\n"+
 			`{"ts":"2026-11-22T10:09:00Z","topic":"autopilot.stopped","payload":{"reason":"interrupted","resumable":true},"source":"ralph"}`+"\n")
 	assert.False(t, TaskGoesOn(repo, "t-1"), "an autopilot that stopped, keeping its slots for its resume")

@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/criteria"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/exitcode"
 	"github.com/ralph-loop/ralph/internal/procgroup"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // Job is one task's loop, as a runner starts it.
@@ -43,21 +43,21 @@ type Job struct {
 	Output string
 	// Mode is how the loop starts: a new run, --resume or --fresh, as the
 	// engine names them.
-	Mode engine.StartMode
+	Mode runfiles.StartMode
 }
 
 // loopFlags are `ralph loop`'s flags for a loop started in mode with the
-// objective in objective: engine.StartNew is a task's first loop,
-// engine.StartResume one that was cut off, engine.StartFresh a retry
+// objective in objective: runfiles.StartNew is a task's first loop,
+// runfiles.StartResume one that was cut off, runfiles.StartFresh a retry
 // after a conflict. A resumed run keeps the objective it started with,
 // and `ralph loop` refuses -P beside --resume.
-func loopFlags(mode engine.StartMode, objective string) []string {
+func loopFlags(mode runfiles.StartMode, objective string) []string {
 	switch mode {
-	case engine.StartResume:
+	case runfiles.StartResume:
 		return []string{"--resume"}
-	case engine.StartFresh:
+	case runfiles.StartFresh:
 		return []string{"-P", objective, "--fresh"}
-	case engine.StartNew:
+	case runfiles.StartNew:
 	}
 	return []string{"-P", objective}
 }
@@ -88,7 +88,7 @@ type Handle interface {
 	PID() int
 	// Wait blocks until the loop ends and says how.
 	Wait() LoopResult
-	// Interrupt asks the loop to stop now (engine.StopNow, as Ctrl-C
+	// Interrupt asks the loop to stop now (runfiles.StopNow, as Ctrl-C
 	// would), leaving it resumable.
 	Interrupt()
 }
@@ -102,7 +102,7 @@ type LoopResult struct {
 	// Message says what happened, for the task's failure reason.
 	Message string
 	// Cost is what the loop's run cost, as its state says.
-	Cost engine.CostTotal
+	Cost runfiles.CostTotal
 }
 
 // Completed reports whether the loop finished its objective.
@@ -216,7 +216,7 @@ func (h *childLoop) Interrupt() { _ = procgroup.Interrupt(h.cmd.Process.Pid) }
 
 // Attach watches the loop holding dir's loop lock until it lets go.
 func (r LocalRunner) Attach(ctx context.Context, dir string) (Handle, error) {
-	held, info := engine.LockHeld(filepath.Join(dir, engine.DirName, engine.LockFile))
+	held, info := runfiles.LockHeld(runfiles.In(dir).Lock())
 	if !held {
 		return nil, errors.New("no loop is running in " + dir)
 	}
@@ -240,7 +240,7 @@ func (h *attachedLoop) PID() int { return h.pid }
 // learn that; it is let go at once.
 func (h *attachedLoop) watch(ctx context.Context) {
 	defer close(h.done)
-	fl := ralphdir.Lock(filepath.Join(h.dir, engine.DirName, engine.LockFile))
+	fl := ralphdir.Lock(runfiles.In(h.dir).Lock())
 	if ok, err := fl.TryLockContext(ctx, 250*time.Millisecond); ok && err == nil {
 		_ = fl.Unlock()
 	}
@@ -260,7 +260,7 @@ func (h *attachedLoop) Interrupt() { _ = procgroup.Interrupt(h.pid) }
 // loopResultFromState reads how the loop in dir ended from its state; the
 // zero result when its run has not ended.
 func loopResultFromState(dir string) LoopResult {
-	st, err := engine.ReadStatus(dir, 0, time.Now())
+	st, err := runfiles.ReadStatus(dir, 0, time.Now())
 	if err != nil || st.Ended == nil {
 		return LoopResult{}
 	}
@@ -278,19 +278,19 @@ const (
 )
 
 func inspectLoop(dir string) (loopState, LoopResult) {
-	if held, _ := engine.LockHeld(filepath.Join(dir, engine.DirName, engine.LockFile)); held {
+	if held, _ := runfiles.LockHeld(runfiles.In(dir).Lock()); held {
 		return loopRunning, LoopResult{}
 	}
-	st, err := engine.ReadStatus(dir, 0, time.Now())
+	st, err := runfiles.ReadStatus(dir, 0, time.Now())
 	switch {
 	case err != nil || st.RunID == "":
-		if log, logErr := engine.CurrentLog(dir); logErr == nil && len(engine.LastEvents(log, 1)) > 0 {
+		if log, logErr := runfiles.CurrentLog(dir); logErr == nil && len(runfiles.LastEvents(log, 1)) > 0 {
 			// A loop killed before its first checkpoint: its log is
 			// the run, and a resume rebuilds it from there.
 			return loopCut, LoopResult{}
 		}
 		return loopNone, LoopResult{}
-	case st.Ended != nil && st.Ended.Reason != engine.ReasonInterrupted:
+	case st.Ended != nil && st.Ended.Reason != runfiles.ReasonInterrupted:
 		return loopEnded, LoopResult{ExitCode: st.Ended.ExitCode, Reason: string(st.Ended.Reason), Message: st.Ended.Message, Cost: st.Cost()}
 	}
 	return loopCut, LoopResult{}

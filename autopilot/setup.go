@@ -13,15 +13,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/git"
+	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/tasks"
 )
-
-// ralphDir is ralph's directory in the repository.
-const ralphDir = engine.DirName
 
 // PreconditionError is a reason the autopilot cannot start, found before
 // it changes anything.
@@ -34,6 +32,9 @@ func (e *PreconditionError) Error() string { return e.Problem }
 
 // Hint says how to fix the problem.
 func (e *PreconditionError) Hint() string { return e.Fix }
+
+// Kind: the repository is not as the autopilot needs it.
+func (e *PreconditionError) Kind() hint.Kind { return hint.Invalid }
 
 // Preflight checks what must hold before anything changes: no autopilot
 // (*RunningError) and no loop (*LoopRunningError) runs in the repository's
@@ -167,6 +168,9 @@ func (e *LandBlockedError) Error() string {
 
 func (e *LandBlockedError) Unwrap() error { return e.Err }
 
+// Kind: the user's files are in the merge's way.
+func (e *LandBlockedError) Kind() hint.Kind { return hint.Conflict }
+
 // Hint says how to get the files out of the way.
 func (e *LandBlockedError) Hint() string {
 	var steps []string
@@ -199,7 +203,7 @@ func (a *Autopilot) blockedLand(m Merge, inTheWay *git.OverwriteError) error {
 // the unfinished autopilot run may have half-written, when a machine went
 // down as the base branch moved to it: the run finishes that move.
 func landingPaths(ctx context.Context, repo git.Repo) ([]string, error) {
-	st, err := peekState(filepath.Join(repo.Dir, ralphDir))
+	st, err := peekState(runfiles.In(repo.Dir).Path())
 	if err != nil || st.Ended != nil {
 		return nil, err
 	}
@@ -233,7 +237,7 @@ func underAny(path string, dirs []string) bool {
 // refusal.
 type RunningError struct {
 	Repo   string
-	Holder engine.LockInfo
+	Holder runfiles.LockInfo
 }
 
 func (e *RunningError) Error() string {
@@ -245,11 +249,14 @@ func (e *RunningError) Hint() string {
 	return "see it with `ralph autopilot status`, stop it with `ralph autopilot stop` (or `ralph autopilot stop --now`)"
 }
 
+// Kind: another autopilot holds the repository now.
+func (e *RunningError) Kind() hint.Kind { return hint.Conflict }
+
 // LoopRunningError means a `ralph loop` runs in the checkout the
 // autopilot would merge into: the two would change the same files.
 type LoopRunningError struct {
 	Repo   string
-	Holder engine.LockInfo
+	Holder runfiles.LockInfo
 }
 
 func (e *LoopRunningError) Error() string {
@@ -262,7 +269,10 @@ func (e *LoopRunningError) Hint() string {
 	return "see it with `ralph status` or `ralph events -f`, stop it with `ralph stop`, or start the autopilot once it has ended"
 }
 
-func describeHolder(h engine.LockInfo) string {
+// Kind: a loop holds the checkout now.
+func (e *LoopRunningError) Kind() hint.Kind { return hint.Conflict }
+
+func describeHolder(h runfiles.LockInfo) string {
 	s := fmt.Sprintf("pid %d", h.PID)
 	if h.Host != "" {
 		s += " on " + h.Host
@@ -277,7 +287,7 @@ func describeHolder(h engine.LockInfo) string {
 // is repo, as its lock says: a *RunningError naming it, or nil. It takes
 // no lock.
 func Running(repo string) error {
-	if held, info := engine.LockHeld(filepath.Join(repo, ralphDir, LockFile)); held {
+	if held, info := runfiles.LockHeld(runfiles.In(repo).AutopilotLock()); held {
 		return &RunningError{Repo: repo, Holder: info}
 	}
 	return nil
@@ -287,7 +297,7 @@ func Running(repo string) error {
 // .ralph/ is the autopilot's) as a *LoopRunningError. The task loops'
 // workspaces are their worktrees, with a .ralph/ of their own.
 func loopInCheckout(repo string) error {
-	if held, info := engine.LockHeld(filepath.Join(repo, ralphDir, engine.LockFile)); held {
+	if held, info := runfiles.LockHeld(runfiles.In(repo).Lock()); held {
 		return &LoopRunningError{Repo: repo, Holder: info}
 	}
 	return nil
@@ -299,11 +309,11 @@ func loopInCheckout(repo string) error {
 // checks the autopilot's lock once it holds its own, as the autopilot
 // checks the loop's once it holds its own: of two that start together
 // at least one sees the other, so they never run together.
-func acquireLock(ctx context.Context, repo, runID string, now time.Time) (*engine.Lock, error) {
+func acquireLock(ctx context.Context, repo, runID string, now time.Time) (*runfiles.Lock, error) {
 	host, _ := os.Hostname()
-	lock, err := engine.AcquireLock(ctx, filepath.Join(repo, ralphDir, LockFile),
-		engine.LockInfo{RunID: runID, PID: os.Getpid(), Host: host, StartedAt: now.UTC()}, engine.LockOptions{})
-	if held, ok := errors.AsType[*engine.LockHeldError](err); ok && !held.HolderGone && held.Holder.PID != 0 {
+	lock, err := runfiles.AcquireLock(ctx, runfiles.In(repo).AutopilotLock(),
+		runfiles.LockInfo{RunID: runID, PID: os.Getpid(), Host: host, StartedAt: now.UTC()}, runfiles.LockOptions{})
+	if held, ok := errors.AsType[*runfiles.LockHeldError](err); ok && !held.HolderGone && held.Holder.PID != 0 {
 		return nil, &RunningError{Repo: repo, Holder: held.Holder}
 	}
 	if err != nil {
@@ -318,12 +328,12 @@ func acquireLock(ctx context.Context, repo, runID string, now time.Time) (*engin
 
 // open loads the state, starts a new run or goes on with an unfinished
 // one, and commits tracker changes left uncommitted.
-func (a *Autopilot) open(ctx context.Context, dir, runID string, lock *engine.Lock) error {
+func (a *Autopilot) open(ctx context.Context, dir, runID string, lock *runfiles.Lock) error {
 	opts := a.opts
-	if err := engine.IgnoreOwnFilesIfMissing(dir); err != nil {
+	if err := runfiles.IgnoreOwnFilesIfMissing(dir); err != nil {
 		return err
 	}
-	if err := repairLogTail(dir, filepath.Join(dir, EventsFile)); err != nil {
+	if err := repairLogTail(dir, runfiles.Dir(dir).AutopilotEvents()); err != nil {
 		return err
 	}
 	var folded []events.Record
@@ -331,9 +341,9 @@ func (a *Autopilot) open(ctx context.Context, dir, runID string, lock *engine.Lo
 	if err != nil {
 		return err
 	}
-	log, err := events.OpenLog(filepath.Join(dir, EventsFile))
+	log, err := events.OpenLog(runfiles.Dir(dir).AutopilotEvents())
 	if err != nil {
-		return ralphdir.Explain(filepath.Join(dir, EventsFile), err)
+		return ralphdir.Explain(runfiles.Dir(dir).AutopilotEvents(), err)
 	}
 	a.journal = &journal{dir: dir, log: log, state: st, now: opts.Now, onEvent: opts.OnEvent,
 		hooks: opts.Hooks, hookCtx: context.WithoutCancel(ctx), redactor: opts.Redactor}
@@ -383,7 +393,7 @@ func (a *Autopilot) setUp(ctx context.Context) error {
 	}
 	// The tasks' files are written as each task starts; a link in their
 	// place is the repository's to fix, not the task's failure.
-	if err := ralphdir.MkdirAll(a.journal.dir, filepath.Join(a.journal.dir, TasksDir)); err != nil {
+	if err := ralphdir.MkdirAll(a.journal.dir, filepath.Join(a.journal.dir, runfiles.TasksDir)); err != nil {
 		return err
 	}
 	a.merger = &merger{repo: a.repo, base: a.base, worktrees: worktrees, tracker: a.opts.Source.Files(),
@@ -392,7 +402,7 @@ func (a *Autopilot) setUp(ctx context.Context) error {
 	if a.merges, err = a.repo.MergedTasks(ctx, "", "refs/heads/"+a.base); err != nil {
 		return fmt.Errorf("read the tasks merged into %s: %w", a.base, err)
 	}
-	a.landed, err = readLandings(filepath.Join(a.journal.dir, EventsFile))
+	a.landed, err = readLandings(runfiles.Dir(a.journal.dir).AutopilotEvents())
 	return err
 }
 
@@ -426,7 +436,7 @@ func ensureIgnoredDir(repo, dir string) error {
 
 // begin records autopilot.started: a new run, or the unfinished one going
 // on, whose persisted settings win over the flags.
-func (a *Autopilot) begin(lock *engine.Lock, runID string) error {
+func (a *Autopilot) begin(lock *runfiles.Lock, runID string) error {
 	st, s := a.state(), a.opts.Settings
 	if st.RunID != "" && st.Ended == nil {
 		var diffs []string
@@ -439,7 +449,7 @@ func (a *Autopilot) begin(lock *engine.Lock, runID string) error {
 		if st.MaxTasks != s.MaxTasks {
 			diffs = append(diffs, fmt.Sprintf("max_tasks %d (asked for %d)", st.MaxTasks, s.MaxTasks))
 		}
-		if err := lock.Update(engine.LockInfo{RunID: st.RunID, PID: os.Getpid(), Host: hostname(), StartedAt: a.now().UTC()}); err != nil {
+		if err := lock.Update(runfiles.LockInfo{RunID: st.RunID, PID: os.Getpid(), Host: hostname(), StartedAt: a.now().UTC()}); err != nil {
 			return err
 		}
 		p := Payload{RunID: st.RunID, Source: a.opts.Source.Name(), MaxTasks: st.MaxTasks, Parallel: st.Parallel, Message: "resuming the unfinished run"}

@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/jsonkeys"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // stateVersion is the version of autopilot-state.json's schema. Version 1
@@ -76,7 +76,7 @@ type Slot struct {
 	Components []string  `json:"components,omitempty"`
 	// Question is the question the task's loop waits on a person to
 	// answer (task.asked), until it no longer does (task.answered).
-	Question *engine.Question `json:"question,omitempty"`
+	Question *runfiles.Question `json:"question,omitempty"`
 }
 
 // Merge steps.
@@ -162,10 +162,10 @@ type Payload struct {
 	Unclosed bool `json:"unclosed,omitempty"`
 	// Cost is what a finished task's loop cost (task.finished); nil when
 	// its runner does not say (a remote worker's).
-	Cost *engine.CostTotal `json:"cost,omitempty"`
+	Cost *runfiles.CostTotal `json:"cost,omitempty"`
 	// Question is the question a task's loop waits on a person to answer
 	// (task.asked), or no longer waits on (task.answered).
-	Question *engine.Question `json:"question,omitempty"`
+	Question *runfiles.Question `json:"question,omitempty"`
 }
 
 // UnmarshalJSON reads a payload, also one an earlier ralph wrote with

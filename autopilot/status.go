@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/config"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/hint"
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/tasks"
 )
 
@@ -59,8 +59,8 @@ type SlotStatus struct {
 	// answer, as the loop's own files say (`ralph status --json` of its
 	// worktree says the same); AnswerWith is the command that answers it
 	// from the repository's root.
-	Waiting    *engine.Question `json:"waiting_for_human,omitempty"`
-	AnswerWith string           `json:"answer_with,omitempty"`
+	Waiting    *runfiles.Question `json:"waiting_for_human,omitempty"`
+	AnswerWith string             `json:"answer_with,omitempty"`
 }
 
 // ErrNoAutopilot means the repository has no autopilot state.
@@ -69,8 +69,8 @@ var ErrNoAutopilot = hint.New(hint.NotFound, "no autopilot has run here")
 // ReadStatus reads the autopilot's lock and state in repo, and each active
 // loop's status, without changing anything.
 func ReadStatus(repo string, now time.Time) (Status, error) {
-	dir := filepath.Join(repo, ralphDir)
-	data, err := os.ReadFile(filepath.Join(dir, StateFile))
+	dir := runfiles.In(repo).Path()
+	data, err := os.ReadFile(runfiles.Dir(dir).AutopilotState())
 	if errors.Is(err, fs.ErrNotExist) {
 		return Status{Pending: -1}, ErrNoAutopilot
 	}
@@ -84,7 +84,7 @@ func ReadStatus(repo string, now time.Time) (Status, error) {
 	s := Status{RunID: st.RunID, Paused: st.Paused, Source: st.Source, Parallel: st.Parallel, MaxTasks: st.MaxTasks,
 		Started: st.StartedCount, Completed: len(st.Completed), Failed: len(st.Failed), Pending: -1,
 		Active: []SlotStatus{}, MergeQueue: st.MergeQueue, Failures: st.Failed, Ended: st.Ended}
-	if held, info := engine.LockHeld(filepath.Join(dir, LockFile)); held {
+	if held, info := runfiles.LockHeld(runfiles.Dir(dir).AutopilotLock()); held {
 		s.Running, s.PID = true, info.PID
 	}
 	for _, m := range st.MergeQueue {
@@ -109,12 +109,12 @@ func slotStatus(repo, slot string, a Slot, now time.Time) SlotStatus {
 		// A remote loop's lock is on another machine: its log's copy is
 		// all there is to go by. A run cut off by a worker that died
 		// without a word looks running until the autopilot learns of it.
-		if loop, err := engine.ReadLogProgress(mirror); err == nil {
+		if loop, err := runfiles.ReadLogProgress(mirror); err == nil {
 			ss.Hat, ss.Iteration, ss.LoopRunning = loop.Hat, loop.Iteration, loop.Ended == ""
 		}
 		return ss
 	}
-	if loop, err := engine.ReadStatus(filepath.Join(repo, a.Worktree), 0, now); err == nil {
+	if loop, err := runfiles.ReadStatus(filepath.Join(repo, a.Worktree), 0, now); err == nil {
 		ss.Hat, ss.Iteration, ss.LoopRunning = loop.Hat, loop.Iteration, loop.Running
 		if q := loop.Waiting; q != nil {
 			ss.Waiting, ss.AnswerWith = q, AnswerCommand(a.Task, q.ID)
@@ -156,7 +156,7 @@ func TaskSpec(s config.TaskSource) tasks.Spec {
 // repo has not started, for status.
 func CountPending(ctx context.Context, repo string, source tasks.Source) (int, error) {
 	st := newState()
-	if data, err := os.ReadFile(filepath.Join(repo, ralphDir, StateFile)); err == nil {
+	if data, err := os.ReadFile(runfiles.In(repo).AutopilotState()); err == nil {
 		_ = json.Unmarshal(data, st)
 	}
 	ready, err := source.Ready(ctx)

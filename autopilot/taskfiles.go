@@ -12,8 +12,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/ralph-loop/ralph/criteria"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/tasks"
 )
 
@@ -21,26 +21,21 @@ import (
 // .ralph/autopilot/<task>/ in the repository, and writes its output there:
 // outside the worktree, so none of it can be committed with the task's
 // work.
-const (
-	objectiveFile = "objective.md"
-	overlayFile   = "task.yml"
-	outputFile    = "loop.log"
-	// commandsFile holds the task's trusted acceptance commands apart from
-	// the overlay's criteria, for runners that must tell them apart.
-	commandsFile = "commands.json"
-)
+// (runfiles.ObjectiveFile, runfiles.OverlayFile, runfiles.OutputFile, and
+// runfiles.CommandsFile, which holds the task's trusted acceptance commands
+// apart from the overlay's criteria, for runners that must tell them apart.)
 
 func (a *Autopilot) taskDir(task string) string {
-	return filepath.Join(a.journal.dir, TasksDir, task)
+	return filepath.Join(a.journal.dir, runfiles.TasksDir, task)
 }
 
 // job is the loop of task's attempt.
-func (a *Autopilot) job(task string, attempt int, mode engine.StartMode) (Job, error) {
+func (a *Autopilot) job(task string, attempt int, mode runfiles.StartMode) (Job, error) {
 	dir := a.taskDir(task)
 	job := Job{Run: a.state().RunID, Task: task, Attempt: attempt, Dir: a.worktree(task), Mode: mode,
-		Configs: a.opts.Configs, Overlay: filepath.Join(dir, overlayFile),
-		ObjectiveFile: filepath.Join(dir, objectiveFile), Output: filepath.Join(dir, outputFile)}
-	data, err := os.ReadFile(filepath.Join(dir, commandsFile))
+		Configs: a.opts.Configs, Overlay: filepath.Join(dir, runfiles.OverlayFile),
+		ObjectiveFile: filepath.Join(dir, runfiles.ObjectiveFile), Output: filepath.Join(dir, runfiles.OutputFile)}
+	data, err := os.ReadFile(filepath.Join(dir, runfiles.CommandsFile))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		// Task files of an earlier version of ralph: no command is trusted.
@@ -48,7 +43,7 @@ func (a *Autopilot) job(task string, attempt int, mode engine.StartMode) (Job, e
 		return job, err
 	default:
 		if err := json.Unmarshal(data, &job.TaskCommands); err != nil {
-			return job, fmt.Errorf("read %s: %w", filepath.Join(dir, commandsFile), err)
+			return job, fmt.Errorf("read %s: %w", filepath.Join(dir, runfiles.CommandsFile), err)
 		}
 	}
 	return job, nil
@@ -63,21 +58,21 @@ func (a *Autopilot) writeTaskFiles(t tasks.Task, note string) error {
 		return err
 	}
 	objective := Objective(t, a.opts.Source.Name(), a.opts.Settings.TrustTasks, note)
-	if err := ralphdir.WriteFileAtomic(a.journal.dir, filepath.Join(dir, objectiveFile), []byte(objective)); err != nil {
+	if err := ralphdir.WriteFileAtomic(a.journal.dir, filepath.Join(dir, runfiles.ObjectiveFile), []byte(objective)); err != nil {
 		return fmt.Errorf("write the objective of %s: %w", t.ID, err)
 	}
 	commands, err := json.Marshal(a.trustedCommands(t))
 	if err != nil {
 		return err
 	}
-	if err := ralphdir.WriteFileAtomic(a.journal.dir, filepath.Join(dir, commandsFile), commands); err != nil {
+	if err := ralphdir.WriteFileAtomic(a.journal.dir, filepath.Join(dir, runfiles.CommandsFile), commands); err != nil {
 		return fmt.Errorf("write the commands of %s: %w", t.ID, err)
 	}
 	overlay, err := a.overlay(t)
 	if err != nil {
 		return err
 	}
-	return ralphdir.WriteFileAtomic(a.journal.dir, filepath.Join(dir, overlayFile), overlay)
+	return ralphdir.WriteFileAtomic(a.journal.dir, filepath.Join(dir, runfiles.OverlayFile), overlay)
 }
 
 // trustedCommands are t's acceptance commands as criteria, when the config

@@ -81,9 +81,14 @@ func defaultAutopilot() Autopilot {
 
 func (l *loader) autopilot(c *Config) func(*yaml.Node, string) {
 	return func(n *yaml.Node, path string) {
+		c.autopilotSection = true
 		l.section(n, path, l.autopilotFields(&c.Autopilot), nil)
 	}
 }
+
+// ForAutopilot reports whether the config has an autopilot: section: its
+// loops take their objectives from the tasks, so it needs none of its own.
+func (c *Config) ForAutopilot() bool { return c.autopilotSection }
 
 func (l *loader) autopilotFields(a *Autopilot) []field {
 	return []field{

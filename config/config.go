@@ -174,6 +174,7 @@ func (l *loader) finish(root *yaml.Node, path string) (*Config, error) {
 		return nil, &Error{Problems: l.sortedProblems(), cause: l.cause}
 	}
 	c.Warnings = l.warnings()
+	c.pathCriteria = l.pathCriteria
 	return c, nil
 }
 

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"regexp"
 	"strconv"
 	"strings"
@@ -80,10 +81,35 @@ func (l *loader) criterion(n *yaml.Node, path string) (criteria.Spec, bool) {
 		return s, false
 	}
 	if err := criteria.Validate(s); err != nil {
-		l.problem(n, "see the criterion types in the README", "%s: %v", path, err)
+		l.problem(n, "see the criterion types in docs/completion.md", "%s: %v", path, err)
 		return s, false
 	}
+	if s.Path != "" {
+		l.pathCriteria = append(l.pathCriteria, placedCriterion{spec: s, at: l.at(n)})
+	}
 	return s, true
+}
+
+// CriteriaProblems are the criteria whose file is outside workspace, by an
+// absolute path or through a link: they can never pass, since criteria
+// look only inside the workspace, so ralph validate reports them and a
+// run refuses to start with them rather than ending stuck.
+func (c *Config) CriteriaProblems(workspace string) []Problem {
+	var out []Problem
+	for _, pc := range c.pathCriteria {
+		err := criteria.ValidateIn(workspace, pc.spec)
+		if err == nil {
+			continue
+		}
+		p := Problem{File: pc.at.file, Line: pc.at.line, Msg: err.Error()}
+		var se *criteria.SpecError
+		if errors.As(err, &se) {
+			p.Msg = se.Criterion + ": " + se.Problem
+			p.Hint = se.Hint
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 func (l *loader) criterionFields(s *criteria.Spec) []field {

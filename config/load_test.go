@@ -1,7 +1,6 @@
 package config_test
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -10,6 +9,7 @@ import (
 
 	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/hats"
+	"github.com/ralph-loop/ralph/internal/gittest"
 	"github.com/ralph-loop/ralph/internal/golden"
 )
 
@@ -414,10 +414,8 @@ func TestHatList(t *testing.T) {
 // its path.
 func writeFile(t *testing.T, dir, name, data string) string {
 	t.Helper()
-	path := filepath.Join(dir, name)
-	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	require.NoError(t, os.WriteFile(path, []byte(data), 0o644))
-	return path
+	gittest.WriteFile(t, dir, name, data)
+	return filepath.Join(dir, name)
 }
 
 func TestLoadBytesRedact(t *testing.T) {

@@ -40,6 +40,9 @@ type loader struct {
 	// resolve against; content with no file behind it (LoadBytes) is not
 	// in it, and its commands are left as written.
 	dirs map[string]string
+	// pathCriteria are the criteria that read a file, for
+	// Config.CriteriaProblems.
+	pathCriteria []placedCriterion
 }
 
 // ignoredKey is a ralph-orchestrator key ralph accepts without implementing.

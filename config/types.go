@@ -41,6 +41,12 @@ type Config struct {
 	// such as keys ralph accepts without implementing.
 	Warnings []string
 
+	// autopilotSection says the config has an autopilot: section.
+	autopilotSection bool
+	// pathCriteria are the criteria that read a file, where each was
+	// written, for CriteriaProblems.
+	pathCriteria []placedCriterion
+
 	// promptSource says where event_loop.prompt was set, for Objective.
 	promptSource string
 	// promptFileAt is where event_loop.prompt_file was set (zero when it is
@@ -50,6 +56,12 @@ type Config struct {
 	// (or of Path when it was not set): a relative prompt_file is looked up
 	// there first.
 	promptDir string
+}
+
+// placedCriterion is a criterion and where the config wrote it.
+type placedCriterion struct {
+	spec criteria.Spec
+	at   pos
 }
 
 // pos is a place in a config file.

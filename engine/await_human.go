@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/internal/filewatch"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // awaitingHuman waits for the answer to the pending question without
@@ -15,9 +16,9 @@ import (
 // plus the timeout), so a resumed run waits for the same moment. A signal
 // or a stop request goes back to checking, which ends the run as it would
 // between any two iterations.
-func (e *Engine) awaitingHuman(ctx context.Context) (Phase, error) {
+func (e *Engine) awaitingHuman(ctx context.Context) (runfiles.Phase, error) {
 	q := *e.st.Question
-	if err := e.saveAs(PhaseAwaitingHuman); err != nil {
+	if err := e.saveAs(runfiles.PhaseAwaitingHuman); err != nil {
 		return "", err
 	}
 	e.reportHuman(func(r HumanReporter) { r.WaitingForHuman(q) })
@@ -34,13 +35,13 @@ func (e *Engine) awaitingHuman(ctx context.Context) (Phase, error) {
 		}
 		if e.st.Question == nil || e.st.Question.ID != q.ID {
 			e.reportAnswer(q)
-			return PhaseChecking, nil
+			return runfiles.PhaseChecking, nil
 		}
 		select {
 		case <-ctx.Done():
-			return PhaseChecking, nil
+			return runfiles.PhaseChecking, nil
 		case <-e.stop.Changed():
-			return PhaseChecking, nil
+			return runfiles.PhaseChecking, nil
 		case <-changed:
 		case <-deadline.C:
 			return e.timedOut(q)
@@ -50,14 +51,14 @@ func (e *Engine) awaitingHuman(ctx context.Context) (Phase, error) {
 
 // timedOut records that the deadline passed, in one write: the line
 // closes the question and tells the hat that asked, as an answer would.
-func (e *Engine) timedOut(q Question) (Phase, error) {
+func (e *Engine) timedOut(q runfiles.Question) (runfiles.Phase, error) {
 	onTimeout := e.opts.Settings.Human.OnTimeout
 	if onTimeout == "" {
 		onTimeout = OnTimeoutContinue
 	}
 	note := fmt.Sprintf("No answer came to your question %s within its time (asked %s, deadline %s). Decide without it, or ask again.",
 		q.ID, q.AskedAt.UTC().Format(time.RFC3339), q.Deadline.UTC().Format(time.RFC3339))
-	line := ralphEvent(TopicHumanTimedOut, timedOutRecord{ID: q.ID, Question: q.Text, OnTimeout: onTimeout, Note: note})
+	line := runfiles.RalphEvent(runfiles.TopicHumanTimedOut, runfiles.TimedOutRecord{ID: q.ID, Question: q.Text, OnTimeout: onTimeout, Note: note})
 	line.Target = q.Hat
 	if err := e.append(line); err != nil {
 		return "", err
@@ -65,24 +66,24 @@ func (e *Engine) timedOut(q Question) (Phase, error) {
 	if e.reportAnswer(q) {
 		// An answer written just before the time-out line: the fold
 		// takes the first line that closes a question, so it stands.
-		return PhaseChecking, nil
+		return runfiles.PhaseChecking, nil
 	}
 	e.reportHuman(func(r HumanReporter) { r.HumanAnswered(q, Reply{TimedOut: true}) })
 	if onTimeout == OnTimeoutStop {
-		e.ending = e.terminate(ReasonNoAnswer, fmt.Sprintf("no answer to question %s (%s) by its deadline %s",
+		e.ending = e.terminate(runfiles.ReasonNoAnswer, fmt.Sprintf("no answer to question %s (%s) by its deadline %s",
 			q.ID, q.Text, q.Deadline.Local().Format(time.DateTime)))
-		return PhaseTerminating, nil
+		return runfiles.PhaseTerminating, nil
 	}
-	return PhaseChecking, nil
+	return runfiles.PhaseChecking, nil
 }
 
 // reportAnswer tells the reporter the answer to q, when the pending line
 // that closed q is a person's answer, and reports whether it is.
-func (e *Engine) reportAnswer(q Question) bool {
+func (e *Engine) reportAnswer(q runfiles.Question) bool {
 	for i := len(e.st.Pending) - 1; i >= 0; i-- {
 		ev := e.st.Pending[i].Event
-		var r answeredRecord
-		if ev.Topic == TopicHumanAnswered && decode(ev, &r) && r.ID == q.ID {
+		var r runfiles.AnsweredRecord
+		if ev.Topic == runfiles.TopicHumanAnswered && runfiles.Decode(ev, &r) && r.ID == q.ID {
 			e.reportHuman(func(rep HumanReporter) { rep.HumanAnswered(q, Reply{Text: r.Answer, By: r.By}) })
 			return true
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // BenchmarkIteration measures ralph's own cost per iteration — choosing the
@@ -40,14 +41,14 @@ func BenchmarkRebuildState(b *testing.B) {
 		b.Fatal(err)
 	}
 	var batch []events.Event
-	batch = append(batch, ralphEvent(TopicLoopStarted, loopStartedRecord{RunID: "bench"}))
+	batch = append(batch, runfiles.RalphEvent(runfiles.TopicLoopStarted, runfiles.LoopStartedRecord{RunID: "bench"}))
 	for i := range 2000 {
 		batch = append(batch,
-			ralphEvent(TopicIterationStarted, iterationStartedRecord{Iteration: i + 1, Hat: "builder"}),
+			runfiles.RalphEvent(runfiles.TopicIterationStarted, runfiles.IterationStartedRecord{Iteration: i + 1, Hat: "builder"}),
 			events.Event{Topic: "build.done", Payload: events.StringPayload(fmt.Sprintf("step %d", i)), Iteration: i + 1, Hat: "builder", Source: events.SourceAgent},
-			ralphEvent(TopicIterationFinished, iterationFinishedRecord{Iteration: i + 1, Hat: "builder", Outcome: OutcomeSuccess}),
-			ralphEvent(TopicEventRouted, routedRecord{Topic: "build.done", To: []string{"reviewer"}}),
-			ralphEvent(TopicIterationSettled, iterationSettledRecord{Iteration: i + 1, Progress: true}))
+			runfiles.RalphEvent(runfiles.TopicIterationFinished, runfiles.IterationFinishedRecord{Iteration: i + 1, Hat: "builder", Outcome: runfiles.OutcomeSuccess}),
+			runfiles.RalphEvent(runfiles.TopicEventRouted, runfiles.RoutedRecord{Topic: "build.done", To: []string{"reviewer"}}),
+			runfiles.RalphEvent(runfiles.TopicIterationSettled, runfiles.IterationSettledRecord{Iteration: i + 1, Progress: true}))
 	}
 	if err := log.AppendBatch(batch); err != nil {
 		b.Fatal(err)
@@ -56,7 +57,7 @@ func BenchmarkRebuildState(b *testing.B) {
 	reg := twoHats(b)
 	b.ResetTimer()
 	for b.Loop() {
-		st := NewRunState()
+		st := runfiles.NewRunState()
 		recs, err := events.NewReader(path, 0).Read()
 		if err != nil {
 			b.Fatal(err)

@@ -8,28 +8,29 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/internal/plural"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // checking applies the termination rules in the order of the exit-code
 // table. Completion comes first, so a run that completed on its last allowed
 // iteration succeeds.
-func (e *Engine) checking(ctx context.Context) (Phase, error) {
+func (e *Engine) checking(ctx context.Context) (runfiles.Phase, error) {
 	if t := e.termination(ctx); t != nil {
 		e.ending = t
-		return PhaseTerminating, nil
+		return runfiles.PhaseTerminating, nil
 	}
 	if e.st.Question != nil {
-		return PhaseAwaitingHuman, nil
+		return runfiles.PhaseAwaitingHuman, nil
 	}
 	if err := e.cooldown(ctx); err != nil {
-		e.ending = e.terminateBy(ReasonInterrupted, CauseSignal, "interrupted during the cooldown")
-		return PhaseTerminating, nil
+		e.ending = e.terminateBy(runfiles.ReasonInterrupted, runfiles.CauseSignal, "interrupted during the cooldown")
+		return runfiles.PhaseTerminating, nil
 	}
 	if err := e.awaitRateLimit(ctx); err != nil {
-		e.ending = e.terminateBy(ReasonInterrupted, CauseSignal, "interrupted while waiting for a rate limit to lift")
-		return PhaseTerminating, nil
+		e.ending = e.terminateBy(runfiles.ReasonInterrupted, runfiles.CauseSignal, "interrupted while waiting for a rate limit to lift")
+		return runfiles.PhaseTerminating, nil
 	}
-	return PhaseSelecting, nil
+	return runfiles.PhaseSelecting, nil
 }
 
 // awaitRateLimit waits out a rate limit recorded in the log that has not
@@ -44,33 +45,33 @@ func (e *Engine) awaitRateLimit(ctx context.Context) error {
 	return sleep(ctx, wait)
 }
 
-func (e *Engine) termination(ctx context.Context) *Termination {
+func (e *Engine) termination(ctx context.Context) *runfiles.Termination {
 	s, st := e.opts.Settings, e.st
 	switch {
 	case st.Completed:
-		return e.terminate(ReasonCompleted, e.completedBecause())
+		return e.terminate(runfiles.ReasonCompleted, e.completedBecause())
 	case s.SpecFile != "" && e.specDone():
-		return e.terminate(ReasonCompleted, "every box of "+e.specName()+" is checked")
+		return e.terminate(runfiles.ReasonCompleted, "every box of "+e.specName()+" is checked")
 	case st.Cancelled:
-		return e.terminate(ReasonCancelled, "the cancellation topic "+s.CancellationTopic+" was published")
+		return e.terminate(runfiles.ReasonCancelled, "the cancellation topic "+s.CancellationTopic+" was published")
 	case e.dirLost:
-		return e.terminateBy(ReasonFatal, CauseLostDir, lostDirMessage)
+		return e.terminateBy(runfiles.ReasonFatal, runfiles.CauseLostDir, lostDirMessage)
 	case ctx.Err() != nil:
-		return e.terminateBy(ReasonInterrupted, CauseSignal, "interrupted by a signal")
+		return e.terminateBy(runfiles.ReasonInterrupted, runfiles.CauseSignal, "interrupted by a signal")
 	case e.stop.Requested():
-		return e.terminateBy(ReasonStopped, CauseStopRequest, "a stop request asked the loop to stop")
+		return e.terminateBy(runfiles.ReasonStopped, runfiles.CauseStopRequest, "a stop request asked the loop to stop")
 	case s.MaxConsecutiveFailures > 0 && st.ConsecutiveFailures >= s.MaxConsecutiveFailures:
-		return e.terminate(ReasonConsecutiveFailures, fmt.Sprintf("%s in a row; the last: %s",
+		return e.terminate(runfiles.ReasonConsecutiveFailures, fmt.Sprintf("%s in a row; the last: %s",
 			plural.Count(st.ConsecutiveFailures, "agent failure", "agent failures"), e.lastFailure()))
 	}
 	if key, n := st.MaxBlocked(); n >= thrashLimit {
-		return e.terminate(ReasonLoopThrashing, fmt.Sprintf("the same blocked event came back %d times: %s", n, key))
+		return e.terminate(runfiles.ReasonLoopThrashing, fmt.Sprintf("the same blocked event came back %d times: %s", n, key))
 	}
 	if s.StuckThreshold > 0 && st.NoProgress >= s.StuckThreshold {
-		return e.goOn(e.terminate(ReasonStuck, e.stuckMessage()), strconv.Itoa(2*s.StuckThreshold))
+		return e.goOn(e.terminate(runfiles.ReasonStuck, e.stuckMessage()), strconv.Itoa(2*s.StuckThreshold))
 	}
 	if st.ConsecutiveMalformed >= malformedLimit {
-		return e.terminate(ReasonValidationFailure, fmt.Sprintf("%s in a row",
+		return e.terminate(runfiles.ReasonValidationFailure, fmt.Sprintf("%s in a row",
 			plural.Count(st.ConsecutiveMalformed, "malformed event line", "malformed event lines")))
 	}
 	return e.limitReached()
@@ -82,21 +83,21 @@ const (
 	malformedLimit = 3
 )
 
-func (e *Engine) limitReached() *Termination {
+func (e *Engine) limitReached() *runfiles.Termination {
 	s, st := e.opts.Settings, e.st
 	switch {
 	case s.MaxIterations > 0 && st.Confirming == nil && st.CountedIterations() >= s.MaxIterations:
 		// A claim waiting for its confirmation gets it even at the limit;
 		// if the confirmation fails, the next check ends the run here.
-		return e.goOn(e.terminate(ReasonMaxIterations, fmt.Sprintf("reached max_iterations (%d)", s.MaxIterations)),
+		return e.goOn(e.terminate(runfiles.ReasonMaxIterations, fmt.Sprintf("reached max_iterations (%d)", s.MaxIterations)),
 			strconv.Itoa(2*s.MaxIterations))
 	case s.MaxRuntime > 0 && st.Runtime(e.now()) >= s.MaxRuntime:
-		return e.goOn(e.terminate(ReasonMaxRuntime, fmt.Sprintf("reached max_runtime_seconds (%s)", s.MaxRuntime)),
+		return e.goOn(e.terminate(runfiles.ReasonMaxRuntime, fmt.Sprintf("reached max_runtime_seconds (%s)", s.MaxRuntime)),
 			shortDuration(2*s.MaxRuntime))
 	case s.MaxCostUSD > 0 && st.CostUSD >= s.MaxCostUSD:
-		return e.goOn(e.terminate(ReasonMaxCost, fmt.Sprintf("spent $%.4f of max_cost_usd $%.2f", st.CostUSD, s.MaxCostUSD)), "")
+		return e.goOn(e.terminate(runfiles.ReasonMaxCost, fmt.Sprintf("spent $%.4f of max_cost_usd $%.2f", st.CostUSD, s.MaxCostUSD)), "")
 	case s.MaxTokens > 0 && st.Usage.Total() >= s.MaxTokens:
-		return e.goOn(e.terminate(ReasonBudgetExhausted, fmt.Sprintf("used %d of max_tokens %d", st.Usage.Total(), s.MaxTokens)), "")
+		return e.goOn(e.terminate(runfiles.ReasonBudgetExhausted, fmt.Sprintf("used %d of max_tokens %d", st.Usage.Total(), s.MaxTokens)), "")
 	}
 	return nil
 }
@@ -119,12 +120,12 @@ func (e *Engine) stuckMessage() string {
 // goOn records on t how to go past the limit that ended the run: raise,
 // the new value of a limit a flag sets, or "" for one only the config
 // sets.
-func (e *Engine) goOn(t *Termination, raise string) *Termination {
-	mode := ModeLoop
+func (e *Engine) goOn(t *runfiles.Termination, raise string) *runfiles.Termination {
+	mode := runfiles.ModeLoop
 	if e.opts.Settings.SpecFile != "" {
-		mode = ModeSpec
+		mode = runfiles.ModeSpec
 	}
-	t.GoOn = &GoOn{Mode: mode, Raise: raise}
+	t.GoOn = &runfiles.GoOn{Mode: mode, Raise: raise}
 	return t
 }
 
@@ -145,12 +146,12 @@ func shortDuration(d time.Duration) string {
 	return out
 }
 
-func (e *Engine) terminate(r Reason, msg string) *Termination {
-	return &Termination{Reason: r, ExitCode: r.ExitCode(), Message: msg, At: e.now()}
+func (e *Engine) terminate(r runfiles.Reason, msg string) *runfiles.Termination {
+	return &runfiles.Termination{Reason: r, ExitCode: r.ExitCode(), Message: msg, At: e.now()}
 }
 
 // terminateBy is terminate for a run that cause cut off.
-func (e *Engine) terminateBy(r Reason, cause Cause, msg string) *Termination {
+func (e *Engine) terminateBy(r runfiles.Reason, cause runfiles.Cause, msg string) *runfiles.Termination {
 	t := e.terminate(r, msg)
 	t.Cause = cause
 	return t
@@ -189,9 +190,9 @@ func sleep(ctx context.Context, d time.Duration) error {
 func (e *Engine) completedBecause() string {
 	why := "the completion topic " + e.opts.Settings.CompletionTopic + " was accepted"
 	switch e.st.CompletedBy {
-	case VerifiedBySpec:
+	case runfiles.VerifiedBySpec:
 		why = "every box of " + e.specName() + " is checked"
-	case VerifiedByCriteria:
+	case runfiles.VerifiedByCriteria:
 		why = "the acceptance criteria passed"
 	}
 	if failing := e.st.StillFailing; len(failing) > 0 {

@@ -2,28 +2,30 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // collecting records what the agent did: the events it wrote as tags in
 // its final text, then iteration.finished, in one write.
-func (e *Engine) collecting() (Phase, error) {
+func (e *Engine) collecting() (runfiles.Phase, error) {
 	it := &e.iter
 	res, info := it.result, it.info
 	outcome := it.outcome()
 	info.Cost = priceIteration(e.opts.Prices, res, e.backendFor(info.Hat.ID))
 	res.CostUSD = info.Cost.USD
 	var lines []events.Event
-	if outcome == OutcomeSuccess || outcome == OutcomeFailure {
+	if outcome == runfiles.OutcomeSuccess || outcome == runfiles.OutcomeFailure {
 		if err := e.fold(); err != nil {
 			return "", err
 		}
 		lines = append(lines, e.tagEvents(res.FinalText)...)
 	}
-	if outcome == OutcomeRateLimited {
-		lines = append(lines, ralphEvent(TopicRateLimited, e.rateLimitRecord()))
+	if outcome == runfiles.OutcomeRateLimited {
+		lines = append(lines, runfiles.RalphEvent(runfiles.TopicRateLimited, e.rateLimitRecord()))
 	}
 	// Read with a context of its own: the run's may be cancelled, and
 	// what the agent changed must still be recorded.
@@ -34,7 +36,7 @@ func (e *Engine) collecting() (Phase, error) {
 	lines = append(lines, commits...)
 	tasks := e.taskEvents()
 	lines = append(lines, tasks...)
-	lines = append(lines, ralphEvent(TopicIterationFinished, iterationFinishedRecord{
+	lines = append(lines, runfiles.RalphEvent(runfiles.TopicIterationFinished, runfiles.IterationFinishedRecord{
 		Iteration: info.N, Hat: info.Hat.ID, Outcome: outcome, ExitCode: res.ExitCode,
 		Failure: res.Failure, Message: res.FailureMessage, DurationMS: res.Duration.Milliseconds(),
 		Usage: res.Usage, CostUSD: res.CostUSD, CostSource: info.Cost.Source, Model: info.Cost.Model, Tools: res.Tools, Confirming: info.Confirming,
@@ -50,12 +52,12 @@ func (e *Engine) collecting() (Phase, error) {
 	e.opts.Reporter.IterationFinished(info, res)
 	switch {
 	case e.ending != nil:
-		return PhaseTerminating, e.saveAs(PhaseTerminating)
-	case outcome == OutcomeRateLimited:
-		return PhaseWaiting, e.saveAs(PhaseWaiting)
+		return runfiles.PhaseTerminating, e.saveAs(runfiles.PhaseTerminating)
+	case outcome == runfiles.OutcomeRateLimited:
+		return runfiles.PhaseWaiting, e.saveAs(runfiles.PhaseWaiting)
 	}
 	e.rateWaits = 0
-	return PhaseSettling, nil
+	return runfiles.PhaseSettling, nil
 }
 
 // tagEvents turns the <event> tags of the agent's final text into events.
@@ -71,7 +73,33 @@ func (e *Engine) tagEvents(text string) []events.Event {
 		out = append(out, events.Event{Topic: tag.Topic, Payload: events.StringPayload(tag.Payload),
 			Iteration: e.iter.info.N, Hat: e.iter.info.Hat.ID, Source: events.SourceTag, Target: tag.Target})
 	}
+	if ev, ok := e.promisedCompletion(text, out); ok {
+		out = append(out, ev)
+	}
 	return out
+}
+
+// promisedCompletion reads an agent's <promise>COMPLETE</promise> (the
+// sigil other loops teach agents), or <promise>TOPIC</promise> with the
+// completion topic, as the completion claim, judged as one: once per
+// iteration, and not beside a claim the agent made as an event.
+func (e *Engine) promisedCompletion(text string, tagged []events.Event) (events.Event, bool) {
+	topic := e.opts.Settings.CompletionTopic
+	if topic == "" || slices.ContainsFunc(tagged, func(ev events.Event) bool { return ev.Topic == topic }) {
+		return events.Event{}, false
+	}
+	for _, u := range e.st.Undecided {
+		if u.Event.Iteration == e.iter.info.N && u.Event.Topic == topic {
+			return events.Event{}, false
+		}
+	}
+	for _, p := range events.Promises(text) {
+		if p == events.PromiseComplete || p == topic {
+			return events.Event{Topic: topic, Payload: events.StringPayload("<promise>" + p + "</promise>"),
+				Iteration: e.iter.info.N, Hat: e.iter.info.Hat.ID, Source: events.SourceTag}, true
+		}
+	}
+	return events.Event{}, false
 }
 
 func (e *Engine) emitted(tag events.Tag) bool {

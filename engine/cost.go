@@ -7,37 +7,13 @@ import (
 
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/pricing"
-)
-
-// CostSource says how ralph knows what an iteration cost, in
-// iteration.finished as "cost_source".
-type CostSource string
-
-// Sources of an iteration's cost.
-const (
-	// CostReported: the agent CLI said what the run cost (Claude Code).
-	CostReported CostSource = "reported"
-	// CostComputed: ralph computed it from the tokens at the price table's
-	// figures for the model.
-	CostComputed CostSource = "computed"
-	// CostUnknown: the model has no price; cost_usd is 0 but the run was
-	// not free.
-	CostUnknown CostSource = "unknown"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // premiumRequestRow is the price table's row for a request billed as a
 // premium request (GitHub Copilot): a run that used some is priced by it,
 // unless its model's own row has a per-request figure.
 const premiumRequestRow = "copilot"
-
-// IterationCost is what one iteration cost and how ralph knows.
-type IterationCost struct {
-	USD    float64
-	Source CostSource
-	// Model is the model the iteration was priced by: the one the agent's
-	// output names, else the configured one; "" when neither says.
-	Model string
-}
 
 // costAware is what a Backend may say about the cost of its runs
 // (backends.Backend says all of it); a Backend without it is priced by the
@@ -55,27 +31,27 @@ type costAware interface {
 // priceIteration decides what res cost: the CLI's own figure when it gave
 // one, else the tokens (and premium requests) at the table's price for the
 // model, else unknown.
-func priceIteration(prices *pricing.Table, res events.AgentResult, b Backend) IterationCost {
+func priceIteration(prices *pricing.Table, res events.AgentResult, b Backend) runfiles.IterationCost {
 	model := res.Model
 	if ca, ok := b.(costAware); ok && model == "" {
 		model = ca.ConfiguredModel()
 	}
 	if res.CostUSD > 0 {
-		return IterationCost{USD: res.CostUSD, Source: CostReported, Model: model}
+		return runfiles.IterationCost{USD: res.CostUSD, Source: runfiles.CostReported, Model: model}
 	}
 	p, ok := prices.Lookup(model)
 	if res.Requests > 0 && (!ok || p.PerRequest == 0) {
 		p, ok = prices.Lookup(premiumRequestRow)
 	}
 	if !ok || model == "" {
-		return IterationCost{Source: CostUnknown, Model: model}
+		return runfiles.IterationCost{Source: runfiles.CostUnknown, Model: model}
 	}
-	return IterationCost{USD: p.Cost(res.Usage, res.Requests), Source: CostComputed, Model: model}
+	return runfiles.IterationCost{USD: p.Cost(res.Usage, res.Requests), Source: runfiles.CostComputed, Model: model}
 }
 
 // unknownCostWarning says why an iteration's cost is unknown and what to
 // set; the engine gives it once per run and model.
-func unknownCostWarning(c IterationCost) string {
+func unknownCostWarning(c runfiles.IterationCost) string {
 	if c.Model == "" {
 		return "the agent did not say which model it ran and cli.model is not set, so what its iterations cost is unknown " +
 			"(and max_cost_usd cannot stop the run): set cli.model (or the hat's backend: model), and pricing: {MODEL: {input: …, output: …}} if ralph has no price for it (`ralph pricing MODEL`)"
@@ -88,8 +64,8 @@ func unknownCostWarning(c IterationCost) string {
 // the model. An agent that names no model and counts no tokens (a plain
 // command) gives nothing to act on, so it is not warned about: its cost
 // is still recorded as unknown.
-func (e *Engine) warnUnknownCost(c IterationCost, u events.Usage) {
-	if c.Source != CostUnknown || slices.Contains(e.unpriced, c.Model) || (c.Model == "" && u == (events.Usage{})) {
+func (e *Engine) warnUnknownCost(c runfiles.IterationCost, u events.Usage) {
+	if c.Source != runfiles.CostUnknown || slices.Contains(e.unpriced, c.Model) || (c.Model == "" && u == (events.Usage{})) {
 		return
 	}
 	e.unpriced = append(e.unpriced, c.Model)
@@ -136,40 +112,4 @@ func (e *Engine) costLimitWarnings() []string {
 		all = append(all, e.opts.PerHat[id])
 	}
 	return CostLimitWarnings(e.opts.Settings.MaxCostUSD, e.opts.Prices, all...)
-}
-
-// CostTotal is what several iterations cost together, and how much of it
-// is known: a run's, or an autopilot task's.
-type CostTotal struct {
-	USD float64 `json:"cost_usd"`
-	// Computed: some of USD was computed from tokens, not reported.
-	Computed bool `json:"cost_computed,omitempty"`
-	// Unknown: some iteration's cost is unknown, so USD is less than
-	// what was spent.
-	Unknown bool `json:"cost_unknown,omitempty"`
-}
-
-// Add counts one more iteration.
-func (c CostTotal) Add(it IterationCost) CostTotal {
-	c.USD += it.USD
-	c.Computed = c.Computed || it.Source == CostComputed
-	c.Unknown = c.Unknown || it.Source == CostUnknown
-	return c
-}
-
-// Source is how the total is known: unknown when no part of it is known,
-// computed when some part was computed, else reported.
-func (c CostTotal) Source() CostSource {
-	switch {
-	case c.Unknown && c.USD == 0:
-		return CostUnknown
-	case c.Computed:
-		return CostComputed
-	}
-	return CostReported
-}
-
-// Cost is what the run has cost so far.
-func (s *RunState) Cost() CostTotal {
-	return CostTotal{USD: s.CostUSD, Computed: s.CostComputed, Unknown: s.CostUnknown}
 }

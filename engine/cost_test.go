@@ -12,6 +12,7 @@ import (
 
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/pricing"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // testPrices prices "m" at $1 per million input tokens and $2 per million
@@ -43,20 +44,20 @@ func TestPriceIteration(t *testing.T) {
 		name string
 		res  events.AgentResult
 		b    Backend
-		want IterationCost
+		want runfiles.IterationCost
 	}{
 		{"the CLI's own cost wins", events.AgentResult{CostUSD: 0.5, Usage: million, Model: "m"}, plain,
-			IterationCost{USD: 0.5, Source: CostReported, Model: "m"}},
+			runfiles.IterationCost{USD: 0.5, Source: runfiles.CostReported, Model: "m"}},
 		{"computed from the model the output names", events.AgentResult{Usage: million, Model: "m"}, plain,
-			IterationCost{USD: 3, Source: CostComputed, Model: "m"}},
+			runfiles.IterationCost{USD: 3, Source: runfiles.CostComputed, Model: "m"}},
 		{"the configured model when the output names none", events.AgentResult{Usage: million},
-			configuredBackend{fakeBackend: plain, model: "m"}, IterationCost{USD: 3, Source: CostComputed, Model: "m"}},
+			configuredBackend{fakeBackend: plain, model: "m"}, runfiles.IterationCost{USD: 3, Source: runfiles.CostComputed, Model: "m"}},
 		{"the output's model over the configured one", events.AgentResult{Usage: million, Model: "other"},
-			configuredBackend{fakeBackend: plain, model: "m"}, IterationCost{Source: CostUnknown, Model: "other"}},
+			configuredBackend{fakeBackend: plain, model: "m"}, runfiles.IterationCost{Source: runfiles.CostUnknown, Model: "other"}},
 		{"no model at all is unknown, not free", events.AgentResult{Usage: million}, plain,
-			IterationCost{Source: CostUnknown}},
+			runfiles.IterationCost{Source: runfiles.CostUnknown}},
 		{"premium requests at the copilot row", events.AgentResult{Usage: million, Model: "claude-sonnet-4.5", Requests: 3}, plain,
-			IterationCost{USD: 0.12, Source: CostComputed, Model: "claude-sonnet-4.5"}},
+			runfiles.IterationCost{USD: 0.12, Source: runfiles.CostComputed, Model: "claude-sonnet-4.5"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -96,12 +97,12 @@ func (w *costReporter) matching(s string) int {
 	return n
 }
 
-func finishedRecords(t *testing.T, dir string) []iterationFinishedRecord {
+func finishedRecords(t *testing.T, dir string) []runfiles.IterationFinishedRecord {
 	t.Helper()
-	var out []iterationFinishedRecord
+	var out []runfiles.IterationFinishedRecord
 	for _, rec := range readLog(t, dir) {
-		if rec.Err == nil && rec.Event.Topic == TopicIterationFinished {
-			var r iterationFinishedRecord
+		if rec.Err == nil && rec.Event.Topic == runfiles.TopicIterationFinished {
+			var r runfiles.IterationFinishedRecord
 			require.NoError(t, json.Unmarshal(rec.Event.Payload, &r))
 			out = append(out, r)
 		}
@@ -122,19 +123,19 @@ func TestComputedCostEndsTheRunAtMaxCost(t *testing.T) {
 	withPrices := func(o *Options) { o.Prices = testPrices() }
 	out, err := newTestEngine(t, dir, b, s, withPrices).Run(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, ReasonMaxCost, out.Reason)
+	assert.Equal(t, runfiles.ReasonMaxCost, out.Reason)
 	assert.Equal(t, 2, out.ExitCode)
 	assert.Equal(t, 2, out.Iterations, "$1.20 after one, $2.40 after two")
 	for _, r := range finishedRecords(t, dir) {
-		assert.Equal(t, CostComputed, r.CostSource)
+		assert.Equal(t, runfiles.CostComputed, r.CostSource)
 		assert.Equal(t, "m", r.Model)
 		assert.InDelta(t, 1.2, r.CostUSD, 1e-9)
 	}
 
 	b2 := &fakeBackend{turns: []turn{agentTurn}}
-	out, err = newTestEngine(t, dir, b2, s, withPrices, func(o *Options) { o.Start = StartResume }).Run(t.Context())
+	out, err = newTestEngine(t, dir, b2, s, withPrices, func(o *Options) { o.Start = runfiles.StartResume }).Run(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, ReasonMaxCost, out.Reason, "a resumed run already over its cost ends at once")
+	assert.Equal(t, runfiles.ReasonMaxCost, out.Reason, "a resumed run already over its cost ends at once")
 	assert.Empty(t, b2.hats, "no agent ran")
 }
 
@@ -151,18 +152,18 @@ func TestUnknownCostIsNeverZero(t *testing.T) {
 	rep := &costReporter{}
 	out, err := newTestEngine(t, dir, b, settings(), func(o *Options) { o.Prices, o.Reporter = testPrices(), rep }).Run(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, ReasonCompleted, out.Reason)
+	assert.Equal(t, runfiles.ReasonCompleted, out.Reason)
 	assert.Equal(t, 1, rep.matching("no price for model mystery"), "warned once: %q", rep.warns)
 	assert.Equal(t, 1, rep.matching("pricing: {mystery: {input: …, output: …}}"))
-	assert.Equal(t, CostTotal{USD: 1, Computed: true, Unknown: true}, rep.sum.Cost)
+	assert.Equal(t, runfiles.CostTotal{USD: 1, Computed: true, Unknown: true}, rep.sum.Cost)
 
-	st, err := ReadStatus(dir, 0, time.Now())
+	st, err := runfiles.ReadStatus(dir, 0, time.Now())
 	require.NoError(t, err)
 	assert.True(t, st.CostUnknown)
-	assert.Equal(t, CostComputed, st.CostSource)
+	assert.Equal(t, runfiles.CostComputed, st.CostSource)
 	recs := finishedRecords(t, dir)
 	require.Len(t, recs, 3)
-	assert.Equal(t, CostUnknown, recs[0].CostSource)
+	assert.Equal(t, runfiles.CostUnknown, recs[0].CostSource)
 	assert.Equal(t, "mystery", recs[0].Model)
 }
 
@@ -200,7 +201,7 @@ func TestUnknownModelWarning(t *testing.T) {
 			out, err := newTestEngine(t, t.TempDir(), b, s, func(o *Options) { o.Prices, o.Reporter = testPrices(), rep }).Run(t.Context())
 			require.NoError(t, err)
 			assert.Equal(t, c.warns, rep.matching("set cli.model"), "%q", rep.warns)
-			assert.Equal(t, CostTotal{Unknown: true}, out.Cost)
+			assert.Equal(t, runfiles.CostTotal{Unknown: true}, out.Cost)
 		})
 	}
 }

@@ -7,22 +7,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
-)
-
-// Paths under the workspace.
-const (
-	DirName           = ".ralph"
-	LockFile          = "loop.lock"
-	StateFile         = "state.json"
-	CurrentEventsFile = "current-events"
-	RunsDir           = "runs"
-	StopFile          = "stop"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // Engine runs one loop. Make one with New; Run it once.
@@ -32,11 +22,11 @@ type Engine struct {
 	now  func() time.Time
 
 	dir        string // .ralph
-	checkpoint Checkpoint
-	lock       *Lock
+	checkpoint runfiles.Checkpoint
+	lock       *runfiles.Lock
 
-	st     *RunState
-	phase  Phase
+	st     *runfiles.RunState
+	phase  runfiles.Phase
 	events *events.Log
 	reader *events.Reader
 
@@ -55,7 +45,7 @@ type Engine struct {
 	unpriced []string
 
 	// Why the loop is about to end, set before entering terminating.
-	ending *Termination
+	ending *runfiles.Termination
 	// started is when this process began the run or resumed it.
 	started time.Time
 	stop    *stopWatcher
@@ -74,6 +64,9 @@ type Engine struct {
 	endedBefore bool
 }
 
+// files are the run's files under .ralph/.
+func (e *Engine) files() runfiles.Dir { return runfiles.Dir(e.dir) }
+
 // New checks the options and makes an engine.
 func New(opts Options) (*Engine, error) {
 	switch {
@@ -88,12 +81,12 @@ func New(opts Options) (*Engine, error) {
 	}
 	switch opts.Start {
 	case "":
-		opts.Start = StartNew
-	case StartNew, StartResume, StartFresh:
+		opts.Start = runfiles.StartNew
+	case runfiles.StartNew, runfiles.StartResume, runfiles.StartFresh:
 	default:
 		return nil, fmt.Errorf("engine: unknown start mode %q", opts.Start)
 	}
-	if opts.Objective == "" && opts.Start != StartResume {
+	if opts.Objective == "" && opts.Start != runfiles.StartResume {
 		return nil, errors.New("engine: no objective (a new run needs one)")
 	}
 	if opts.Now == nil {
@@ -108,14 +101,14 @@ func New(opts Options) (*Engine, error) {
 	if !opts.Redactor.Empty() {
 		opts.Reporter = redactingReporter{to: opts.Reporter, r: opts.Redactor}
 	}
-	dir := filepath.Join(opts.Workspace, DirName)
+	dir := runfiles.In(opts.Workspace).Path()
 	return &Engine{
 		opts:       opts,
 		log:        opts.Logger,
 		now:        opts.Now,
 		dir:        dir,
-		checkpoint: Checkpoint{Path: filepath.Join(dir, StateFile)},
-		phase:      PhaseStarting,
+		checkpoint: runfiles.Checkpoint{Path: runfiles.Dir(dir).State()},
+		phase:      runfiles.PhaseStarting,
 	}, nil
 }
 
@@ -124,8 +117,8 @@ func New(opts Options) (*Engine, error) {
 // interruption, …), and an error only for a fatal problem that kept the loop
 // from running: the lock held, no run to resume, a backend missing.
 func (e *Engine) Run(ctx context.Context) (Summary, error) {
-	lock, err := AcquireLock(ctx, filepath.Join(e.dir, LockFile), e.lockInfo(""),
-		LockOptions{Wait: e.opts.Wait, OrphanWait: e.opts.OrphanLockWait, Notify: e.opts.Reporter.Warn})
+	lock, err := runfiles.AcquireLock(ctx, e.files().Lock(), e.lockInfo(""),
+		runfiles.LockOptions{Wait: e.opts.Wait, OrphanWait: e.opts.OrphanLockWait, Notify: e.opts.Reporter.Warn})
 	if err != nil {
 		return Summary{}, err
 	}
@@ -142,16 +135,16 @@ func (e *Engine) Run(ctx context.Context) (Summary, error) {
 	}
 	// .gitignore is not among them: ralph memory add writes it without
 	// the lock.
-	removeStaleTempFiles(e.dir, StateFile, CurrentEventsFile)
-	if err := IgnoreOwnFiles(e.dir, e.opts.Settings.ShareMemories); err != nil {
+	runfiles.RemoveStaleTempFiles(e.dir, runfiles.StateFile, runfiles.CurrentEventsFile)
+	if err := runfiles.IgnoreOwnFiles(e.dir, e.opts.Settings.ShareMemories); err != nil {
 		return Summary{}, err
 	}
 	e.rememberDir()
-	if prev := lock.Previous; prev.PID != 0 && !ProcessAlive(prev.PID) {
+	if prev := lock.Previous; prev.PID != 0 && !runfiles.ProcessAlive(prev.PID) {
 		e.opts.Reporter.Warn(fmt.Sprintf("took over the lock left by pid %d (run %s, started %s), which is no longer running",
 			prev.PID, prev.RunID, prev.StartedAt.Local().Format(time.DateTime)))
 	}
-	e.stop, err = watchStop(filepath.Join(e.dir, StopFile))
+	e.stop, err = watchStop(e.files().Stop())
 	if err != nil {
 		return Summary{}, err
 	}
@@ -179,42 +172,42 @@ func (e *Engine) loop(ctx context.Context) (Summary, error) {
 }
 
 // step runs the method of the current phase and returns the next phase.
-func (e *Engine) step(ctx context.Context) (Phase, error) {
+func (e *Engine) step(ctx context.Context) (runfiles.Phase, error) {
 	switch e.phase {
-	case PhaseStarting:
+	case runfiles.PhaseStarting:
 		return e.starting(ctx)
-	case PhaseSettling:
+	case runfiles.PhaseSettling:
 		return e.settling(ctx)
-	case PhaseChecking:
+	case runfiles.PhaseChecking:
 		return e.checking(ctx)
-	case PhaseSelecting:
+	case runfiles.PhaseSelecting:
 		return e.selecting()
-	case PhaseRunning:
+	case runfiles.PhaseRunning:
 		return e.running(ctx)
-	case PhaseCollecting:
+	case runfiles.PhaseCollecting:
 		return e.collecting()
-	case PhaseWaiting:
+	case runfiles.PhaseWaiting:
 		return e.waiting(ctx)
-	case PhaseAwaitingHuman:
+	case runfiles.PhaseAwaitingHuman:
 		return e.awaitingHuman(ctx)
-	case PhaseTerminating:
+	case runfiles.PhaseTerminating:
 		return e.terminating()
-	case PhaseDone:
-		return PhaseDone, nil
+	case runfiles.PhaseDone:
+		return runfiles.PhaseDone, nil
 	}
 	return "", fmt.Errorf("engine: unknown phase %q", e.phase)
 }
 
-func (e *Engine) setPhase(next Phase) {
+func (e *Engine) setPhase(next runfiles.Phase) {
 	if next != e.phase {
 		e.log.Debug("entering phase", "phase", next, "from", e.phase)
 	}
 	e.phase = next
 }
 
-func (e *Engine) lockInfo(runID string) LockInfo {
+func (e *Engine) lockInfo(runID string) runfiles.LockInfo {
 	host, _ := os.Hostname()
-	return LockInfo{RunID: runID, PID: os.Getpid(), Host: host, StartedAt: e.now().UTC()}
+	return runfiles.LockInfo{RunID: runID, PID: os.Getpid(), Host: host, StartedAt: e.now().UTC()}
 }
 
 // append writes lines to the log in one write and folds everything the log
@@ -297,8 +290,8 @@ func (e *Engine) fold() error {
 // it is written where the run hands control away (an agent starts, the
 // loop waits or ends), not after every step: one fsync of each per
 // iteration.
-func (e *Engine) saveAs(next Phase) error {
-	e.checkpoint.beforeRename = func() { e.fault(FaultCheckpointTemp) }
+func (e *Engine) saveAs(next runfiles.Phase) error {
+	e.checkpoint.BeforeRename = func() { e.fault(FaultCheckpointTemp) }
 	if err := e.writeFault(FileCheckpoint); err != nil {
 		return storageError(OpCheckpoint, e.checkpoint.Path, err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
 	"github.com/ralph-loop/ralph/internal/exitcode"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // turn is what the fake agent does in one iteration.
@@ -119,16 +120,16 @@ func envOf(env []string, key string) string {
 // nopReporter discards progress.
 type nopReporter struct{}
 
-func (nopReporter) LoopStarted(RunInfo)                                 {}
-func (nopReporter) IterationStarted(IterationInfo)                      {}
-func (nopReporter) Activity(IterationInfo, events.Activity)             {}
-func (nopReporter) EventAccepted(events.Event, []string, Disposition)   {}
-func (nopReporter) EventRejected(events.Event, string)                  {}
-func (nopReporter) IterationFinished(IterationInfo, events.AgentResult) {}
-func (nopReporter) Commit(IterationInfo, Commit)                        {}
-func (nopReporter) RateLimited(IterationInfo, time.Duration)            {}
-func (nopReporter) Warn(string)                                         {}
-func (nopReporter) LoopFinished(Summary)                                {}
+func (nopReporter) LoopStarted(RunInfo)                                        {}
+func (nopReporter) IterationStarted(IterationInfo)                             {}
+func (nopReporter) Activity(IterationInfo, events.Activity)                    {}
+func (nopReporter) EventAccepted(events.Event, []string, runfiles.Disposition) {}
+func (nopReporter) EventRejected(events.Event, string)                         {}
+func (nopReporter) IterationFinished(IterationInfo, events.AgentResult)        {}
+func (nopReporter) Commit(IterationInfo, Commit)                               {}
+func (nopReporter) RateLimited(IterationInfo, time.Duration)                   {}
+func (nopReporter) Warn(string)                                                {}
+func (nopReporter) LoopFinished(Summary)                                       {}
 
 func twoHats(t testing.TB) *hats.Registry {
 	t.Helper()
@@ -183,56 +184,56 @@ func TestTermination(t *testing.T) {
 		name     string
 		backend  *fakeBackend
 		settings func(*Settings)
-		reason   Reason
+		reason   runfiles.Reason
 		code     int
 		iters    int
 	}{
-		{name: "completed", backend: happy(), reason: ReasonCompleted, code: 0, iters: 3},
+		{name: "completed", backend: happy(), reason: runfiles.ReasonCompleted, code: 0, iters: 3},
 		{name: "completed on the last allowed iteration", backend: happy(),
-			settings: func(s *Settings) { s.MaxIterations = 3 }, reason: ReasonCompleted, code: 0, iters: 3},
+			settings: func(s *Settings) { s.MaxIterations = 3 }, reason: runfiles.ReasonCompleted, code: 0, iters: 3},
 		{name: "max iterations one short of completion", backend: happy(),
-			settings: func(s *Settings) { s.MaxIterations = 2 }, reason: ReasonMaxIterations, code: 2, iters: 2},
+			settings: func(s *Settings) { s.MaxIterations = 2 }, reason: runfiles.ReasonMaxIterations, code: 2, iters: 2},
 		{name: "a claim on the last allowed iteration is confirmed after it",
 			backend:  &fakeBackend{turns: []turn{{text: tagged("LOOP_COMPLETE", "done")}}},
-			settings: func(s *Settings) { s.MaxIterations, s.Confirmations = 1, 2 }, reason: ReasonCompleted, code: 0, iters: 2},
+			settings: func(s *Settings) { s.MaxIterations, s.Confirmations = 1, 2 }, reason: runfiles.ReasonCompleted, code: 0, iters: 2},
 		{name: "an unconfirmed claim on the last allowed iteration ends at the limit",
 			backend:  &fakeBackend{turns: []turn{{text: tagged("LOOP_COMPLETE", "done")}, {text: "not done"}}},
-			settings: func(s *Settings) { s.MaxIterations, s.Confirmations = 1, 2 }, reason: ReasonMaxIterations, code: 2, iters: 2},
+			settings: func(s *Settings) { s.MaxIterations, s.Confirmations = 1, 2 }, reason: runfiles.ReasonMaxIterations, code: 2, iters: 2},
 		{name: "confirmations do not use up the iterations allowed",
 			// claim (1), not confirmed (2), claim (3), confirmed (4):
 			// two iterations count against the limit of two.
 			backend: &fakeBackend{turns: []turn{{text: tagged("LOOP_COMPLETE", "done")}, {text: "not done"},
 				{text: tagged("LOOP_COMPLETE", "done now")}, {text: tagged("LOOP_COMPLETE", "confirmed")}}},
-			settings: func(s *Settings) { s.MaxIterations, s.Confirmations = 2, 2 }, reason: ReasonCompleted, code: 0, iters: 4},
+			settings: func(s *Settings) { s.MaxIterations, s.Confirmations = 2, 2 }, reason: runfiles.ReasonCompleted, code: 0, iters: 4},
 		{name: "cancelled", backend: &fakeBackend{turns: []turn{{text: tagged("task.cancel", "not worth it")}}},
-			settings: func(s *Settings) { s.CancellationTopic = "task.cancel" }, reason: ReasonCancelled, code: 0, iters: 1},
+			settings: func(s *Settings) { s.CancellationTopic = "task.cancel" }, reason: runfiles.ReasonCancelled, code: 0, iters: 1},
 		{name: "consecutive failures", backend: &fakeBackend{turns: []turn{{result: failing()}}},
-			reason: ReasonConsecutiveFailures, code: 1, iters: 3},
+			reason: runfiles.ReasonConsecutiveFailures, code: 1, iters: 3},
 		{name: "agent-reported error counts as a failure",
 			backend: &fakeBackend{turns: []turn{{result: events.AgentResult{Failure: events.FailureAgent, FailureMessage: "API Error: 400"}}}},
-			reason:  ReasonConsecutiveFailures, code: 1, iters: 3},
+			reason:  runfiles.ReasonConsecutiveFailures, code: 1, iters: 3},
 		{name: "timeout counts as a failure",
 			backend: &fakeBackend{turns: []turn{{result: events.AgentResult{ExitCode: -1, Failure: events.FailureTimeout, FailureMessage: "iteration timeout"}}}},
-			reason:  ReasonConsecutiveFailures, code: 1, iters: 3},
+			reason:  runfiles.ReasonConsecutiveFailures, code: 1, iters: 3},
 		{name: "a success resets the failure count",
 			backend: &fakeBackend{turns: []turn{{result: failing()}, {result: failing()}, {}, {result: failing()}, {result: failing()}, {result: failing()}}},
-			reason:  ReasonConsecutiveFailures, code: 1, iters: 6},
+			reason:  runfiles.ReasonConsecutiveFailures, code: 1, iters: 6},
 		{name: "expired credentials are fatal, never retried",
 			backend: &fakeBackend{turns: []turn{{result: events.AgentResult{ExitCode: 1, Failure: events.FailureAuth, FailureMessage: "invalid api key"}}}},
-			reason:  ReasonFatal, code: 3, iters: 1},
+			reason:  runfiles.ReasonFatal, code: 3, iters: 1},
 		{name: "thrashing on the same blocked event",
 			backend: &fakeBackend{byHat: map[string][]turn{
 				"ralph":   {{text: tagged("build.task", "build")}},
 				"builder": {{emit: []events.Event{ev("build.blocked", "cannot compile\ndetails vary 1")}}},
 			}},
 			// ralph, builder (blocked 1), ralph, builder (2), ralph, builder (3)
-			reason: ReasonLoopThrashing, code: 1, iters: 6},
+			reason: runfiles.ReasonLoopThrashing, code: 1, iters: 6},
 		{name: "malformed lines", backend: &fakeBackend{turns: []turn{{raw: []string{"not json", `{"payload":"no topic"}`, "{broken"}}}},
-			reason: ReasonValidationFailure, code: 1, iters: 1},
+			reason: runfiles.ReasonValidationFailure, code: 1, iters: 1},
 		{name: "max cost", backend: &fakeBackend{turns: []turn{{result: events.AgentResult{CostUSD: 0.6}}}},
-			settings: func(s *Settings) { s.MaxCostUSD = 1 }, reason: ReasonMaxCost, code: 2, iters: 2},
+			settings: func(s *Settings) { s.MaxCostUSD = 1 }, reason: runfiles.ReasonMaxCost, code: 2, iters: 2},
 		{name: "max tokens", backend: &fakeBackend{turns: []turn{{result: events.AgentResult{Usage: events.Usage{InputTokens: 400, OutputTokens: 200}}}}},
-			settings: func(s *Settings) { s.MaxTokens = 1000 }, reason: ReasonBudgetExhausted, code: 2, iters: 2},
+			settings: func(s *Settings) { s.MaxTokens = 1000 }, reason: runfiles.ReasonBudgetExhausted, code: 2, iters: 2},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -241,7 +242,7 @@ func TestTermination(t *testing.T) {
 				tc.settings(&s)
 			}
 			out, err := newTestEngine(t, t.TempDir(), tc.backend, s).Run(t.Context())
-			if tc.reason == ReasonFatal {
+			if tc.reason == runfiles.ReasonFatal {
 				var auth *AgentAuthError
 				require.ErrorAs(t, err, &auth)
 			} else {
@@ -279,7 +280,7 @@ func TestMaxRuntime(t *testing.T) {
 	s.MaxRuntime = 150 * time.Second
 	out, err := newTestEngine(t, t.TempDir(), b, s, func(o *Options) { o.Now = clock.Now }).Run(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, ReasonMaxRuntime, out.Reason)
+	assert.Equal(t, runfiles.ReasonMaxRuntime, out.Reason)
 	assert.Equal(t, exitcode.Limit, out.ExitCode)
 	assert.Equal(t, 3, out.Iterations, "after 3 one-minute iterations the runtime is past 150s")
 }
@@ -293,15 +294,15 @@ func TestInterruptedRunExits130AndResumes(t *testing.T) {
 	}}
 	out, err := newTestEngine(t, dir, b, settings()).Run(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, ReasonInterrupted, out.Reason)
+	assert.Equal(t, runfiles.ReasonInterrupted, out.Reason)
 	assert.Equal(t, exitcode.Interrupted, out.ExitCode)
 
 	// On resume the builder runs again with the same event, and the event
 	// it wrote before the interruption is routed exactly once.
 	b2 := happy()
-	out, err = newTestEngine(t, dir, b2, settings(), func(o *Options) { o.Start = StartResume }).Run(t.Context())
+	out, err = newTestEngine(t, dir, b2, settings(), func(o *Options) { o.Start = runfiles.StartResume }).Run(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, ReasonCompleted, out.Reason)
+	assert.Equal(t, runfiles.ReasonCompleted, out.Reason)
 	// build.progress, written before the interruption, went to the
 	// coordinator, which runs once build.task (older) has been handled.
 	assert.Equal(t, []string{"builder", "ralph", "reviewer"}, b2.hats)
@@ -318,7 +319,7 @@ func TestConfirmationIteration(t *testing.T) {
 		b.byHat["ralph"] = []turn{{text: tagged("build.task", "build it")}, {text: "Verified. " + tagged("LOOP_COMPLETE", "confirmed")}}
 		out, err := newTestEngine(t, t.TempDir(), b, s).Run(t.Context())
 		require.NoError(t, err)
-		assert.Equal(t, ReasonCompleted, out.Reason)
+		assert.Equal(t, runfiles.ReasonCompleted, out.Reason)
 		assert.Equal(t, []string{"ralph", "builder", "reviewer", "ralph"}, b.hats)
 		assert.Contains(t, b.prompts[3], "done", "the confirming agent sees the claim")
 	})
@@ -330,7 +331,7 @@ func TestConfirmationIteration(t *testing.T) {
 			{text: tagged("build.task", "add tests")}, {text: tagged("LOOP_COMPLETE", "ok")}}
 		out, err := newTestEngine(t, t.TempDir(), b, s).Run(t.Context())
 		require.NoError(t, err)
-		assert.Equal(t, ReasonCompleted, out.Reason)
+		assert.Equal(t, runfiles.ReasonCompleted, out.Reason)
 		assert.Equal(t, []string{"ralph", "builder", "reviewer", "ralph", "ralph", "builder", "reviewer", "ralph"}, b.hats)
 	})
 }
@@ -345,7 +346,7 @@ func TestRequiredEventsHoldCompletion(t *testing.T) {
 	}}
 	out, err := newTestEngine(t, t.TempDir(), b, s).Run(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, ReasonCompleted, out.Reason)
+	assert.Equal(t, runfiles.ReasonCompleted, out.Reason)
 	assert.Equal(t, []string{"ralph", "ralph", "builder", "reviewer", "ralph"}, b.hats)
 	assert.Contains(t, b.prompts[1], "review.approved", "the coordinator is told what is missing")
 }
@@ -359,7 +360,7 @@ func TestDefaultPublishes(t *testing.T) {
 	b := &fakeBackend{byHat: map[string][]turn{"ralph": {{text: tagged("LOOP_COMPLETE", "verified")}}}}
 	out, err := newTestEngine(t, t.TempDir(), b, settings(), func(o *Options) { o.Hats = reg }).Run(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, ReasonCompleted, out.Reason)
+	assert.Equal(t, runfiles.ReasonCompleted, out.Reason)
 	// The finisher's default is the completion topic, which is never
 	// published for it: the coordinator gets task.resume and completes.
 	assert.Equal(t, []string{"builder", "finisher", "ralph"}, b.hats)
@@ -377,7 +378,7 @@ func TestMaxActivationsExhaustsHat(t *testing.T) {
 	dir := t.TempDir()
 	out, err := newTestEngine(t, dir, b, settings(), func(o *Options) { o.Hats = reg }).Run(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, ReasonCompleted, out.Reason)
+	assert.Equal(t, runfiles.ReasonCompleted, out.Reason)
 	assert.Equal(t, []string{"ralph", "builder", "ralph", "builder", "ralph", "ralph"}, b.hats)
 	assert.Equal(t, 1, countTopic(readLog(t, dir), "builder.exhausted"))
 }
@@ -392,7 +393,7 @@ func TestHatScope(t *testing.T) {
 	dir := t.TempDir()
 	out, err := newTestEngine(t, dir, b, s).Run(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, ReasonCompleted, out.Reason)
+	assert.Equal(t, runfiles.ReasonCompleted, out.Reason)
 	recs := readLog(t, dir)
 	assert.Equal(t, 1, countTopic(recs, "builder.scope_violation"))
 	assert.Equal(t, 0, countTopic(recs, "event.routed", "deploy.prod"))
@@ -406,9 +407,9 @@ func TestCheckpointIsTheFoldOfTheLog(t *testing.T) {
 	b.byHat["ralph"] = []turn{{text: tagged("build.task", "build it")}, {text: tagged("LOOP_COMPLETE", "confirmed")}}
 	_, err := newTestEngine(t, dir, b, s).Run(t.Context())
 	require.NoError(t, err)
-	saved, _, err := Checkpoint{Path: filepath.Join(dir, DirName, StateFile)}.Load()
+	saved, _, err := runfiles.Checkpoint{Path: runfiles.In(dir).State()}.Load()
 	require.NoError(t, err)
-	rebuilt := NewRunState()
+	rebuilt := runfiles.NewRunState()
 	rebuilt.EventsFile = saved.EventsFile
 	for _, rec := range readLog(t, dir) {
 		rebuilt.Apply(rec, twoHats(t))
@@ -424,7 +425,7 @@ func jsonOf(t *testing.T, v any) string {
 
 func readLog(t *testing.T, dir string) []events.Record {
 	t.Helper()
-	rel, err := os.ReadFile(filepath.Join(dir, DirName, CurrentEventsFile))
+	rel, err := os.ReadFile(filepath.Join(dir, runfiles.DirName, runfiles.CurrentEventsFile))
 	require.NoError(t, err)
 	recs, err := events.NewReader(filepath.Join(dir, strings.TrimSpace(string(rel))), 0).Read()
 	require.NoError(t, err)
@@ -448,7 +449,7 @@ func countTopic(recs []events.Record, topic string, about ...string) int {
 }
 
 func countDecisions(recs []events.Record, topic string) int {
-	return countTopic(recs, TopicEventRouted, topic) + countTopic(recs, TopicEventRejected, topic)
+	return countTopic(recs, runfiles.TopicEventRouted, topic) + countTopic(recs, runfiles.TopicEventRejected, topic)
 }
 
 func TestResumeWaitsOutARecordedRateLimit(t *testing.T) {
@@ -461,17 +462,17 @@ func TestResumeWaitsOutARecordedRateLimit(t *testing.T) {
 	reporter := &waitRecorder{onWait: cancel}
 	out, err := newTestEngine(t, dir, b, settings(), func(o *Options) { o.Now = clock.Now; o.Reporter = reporter }).Run(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, ReasonInterrupted, out.Reason, "interrupted during the wait")
+	assert.Equal(t, runfiles.ReasonInterrupted, out.Reason, "interrupted during the wait")
 
 	// Resumed before the reset: ralph waits again before calling the agent.
 	ctx2, cancel2 := context.WithCancel(t.Context())
 	b2 := happy()
 	reporter2 := &waitRecorder{onWait: cancel2}
 	out, err = newTestEngine(t, dir, b2, settings(), func(o *Options) {
-		o.Now, o.Reporter, o.Start = clock.Now, reporter2, StartResume
+		o.Now, o.Reporter, o.Start = clock.Now, reporter2, runfiles.StartResume
 	}).Run(ctx2)
 	require.NoError(t, err)
-	assert.Equal(t, ReasonInterrupted, out.Reason)
+	assert.Equal(t, runfiles.ReasonInterrupted, out.Reason)
 	assert.Empty(t, b2.hats, "no agent call while the recorded limit holds")
 	require.Len(t, reporter2.waits, 1)
 	assert.InDelta(t, time.Hour.Seconds(), reporter2.waits[0].Seconds(), 2)
@@ -495,24 +496,24 @@ func TestResumeRunKilledBeforeItsFirstCheckpoint(t *testing.T) {
 	dir := t.TempDir()
 	out, err := newTestEngine(t, dir, happy(), settings()).Run(t.Context())
 	require.NoError(t, err)
-	require.Equal(t, ReasonCompleted, out.Reason)
-	statePath := filepath.Join(dir, DirName, StateFile)
+	require.Equal(t, runfiles.ReasonCompleted, out.Reason)
+	statePath := runfiles.In(dir).State()
 	finished, err := os.ReadFile(statePath)
 	require.NoError(t, err)
 
 	ctx, cancel := context.WithCancel(t.Context())
 	b := &fakeBackend{byHat: map[string][]turn{"ralph": {{block: true, onStart: cancel}}}}
-	_, err = newTestEngine(t, dir, b, settings(), func(o *Options) { o.Start = StartFresh }).Run(ctx)
+	_, err = newTestEngine(t, dir, b, settings(), func(o *Options) { o.Start = runfiles.StartFresh }).Run(ctx)
 	require.NoError(t, err)
-	second, _, err := Checkpoint{Path: statePath}.Load()
+	second, _, err := runfiles.Checkpoint{Path: statePath}.Load()
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(statePath, finished, 0o644))
 
 	w := &warnRecorder{}
 	b2 := happy()
-	out, err = newTestEngine(t, dir, b2, settings(), func(o *Options) { o.Start = StartResume; o.Reporter = w }).Run(t.Context())
+	out, err = newTestEngine(t, dir, b2, settings(), func(o *Options) { o.Start = runfiles.StartResume; o.Reporter = w }).Run(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, ReasonCompleted, out.Reason)
+	assert.Equal(t, runfiles.ReasonCompleted, out.Reason)
 	assert.Equal(t, second.RunID, out.RunID)
 	assert.Equal(t, []string{"ralph", "builder", "reviewer"}, b2.hats)
 	require.NotEmpty(t, w.warnings)
@@ -532,29 +533,29 @@ func TestRunEndedInTheLogButNotInTheCheckpoint(t *testing.T) {
 	dir := t.TempDir()
 	out, err := newTestEngine(t, dir, happy(), settings()).Run(t.Context())
 	require.NoError(t, err)
-	require.Equal(t, ReasonCompleted, out.Reason)
+	require.Equal(t, runfiles.ReasonCompleted, out.Reason)
 
-	cp := Checkpoint{Path: filepath.Join(dir, DirName, StateFile)}
+	cp := runfiles.Checkpoint{Path: runfiles.In(dir).State()}
 	st, _, err := cp.Load()
 	require.NoError(t, err)
 	recs := readLog(t, dir)
 	terminate := recs[len(recs)-1]
-	require.Equal(t, TopicLoopTerminate, terminate.Event.Topic)
+	require.Equal(t, runfiles.TopicLoopTerminate, terminate.Event.Topic)
 	st.Terminated, st.Offset = nil, terminate.Offset
-	require.NoError(t, cp.Save(st, PhaseTerminating, time.Now()))
+	require.NoError(t, cp.Save(st, runfiles.PhaseTerminating, time.Now()))
 
 	before := len(readLog(t, dir))
-	resumed, err := newTestEngine(t, dir, happy(), settings(), func(o *Options) { o.Start = StartResume }).Run(t.Context())
+	resumed, err := newTestEngine(t, dir, happy(), settings(), func(o *Options) { o.Start = runfiles.StartResume }).Run(t.Context())
 	require.NoError(t, err, "a resume of a run that ended says how it ended")
 	assert.True(t, resumed.AlreadyEnded)
-	assert.Equal(t, ReasonCompleted, resumed.Reason)
+	assert.Equal(t, runfiles.ReasonCompleted, resumed.Reason)
 	assert.Equal(t, st.RunID, resumed.RunID)
 	assert.Equal(t, terminate.Event.TS, resumed.EndedAt.UTC())
 	assert.Len(t, readLog(t, dir), before, "and writes nothing")
 
 	out, err = newTestEngine(t, dir, happy(), settings()).Run(t.Context())
 	require.NoError(t, err, "a new run starts: the previous one is not unfinished")
-	assert.Equal(t, ReasonCompleted, out.Reason)
+	assert.Equal(t, runfiles.ReasonCompleted, out.Reason)
 	assert.NotEqual(t, st.RunID, out.RunID)
 }
 
@@ -596,7 +597,7 @@ func TestRuntimeExcludesTheTimeRalphWasDeadAfterACrash(t *testing.T) {
 		}}},
 	}}
 	runUntilCrash(t, newTestEngine(t, dir, b, s, func(o *Options) { o.Now = clock.Now }))
-	status, err := ReadStatus(dir, 0, t0.Add(time.Hour))
+	status, err := runfiles.ReadStatus(dir, 0, t0.Add(time.Hour))
 	require.NoError(t, err)
 	assert.False(t, status.Running)
 	assert.Equal(t, "1s", status.Elapsed, "status counts a killed run's time as a resume will")
@@ -604,15 +605,15 @@ func TestRuntimeExcludesTheTimeRalphWasDeadAfterACrash(t *testing.T) {
 	// Resumed 13 seconds after the kill: one second of runtime was used.
 	set(14500 * time.Millisecond)()
 	b2 := happy()
-	out, err := newTestEngine(t, dir, b2, s, func(o *Options) { o.Now = clock.Now; o.Start = StartResume }).Run(t.Context())
+	out, err := newTestEngine(t, dir, b2, s, func(o *Options) { o.Now = clock.Now; o.Start = runfiles.StartResume }).Run(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, ReasonCompleted, out.Reason, out.Message)
+	assert.Equal(t, runfiles.ReasonCompleted, out.Reason, out.Message)
 	assert.Equal(t, []string{"builder", "reviewer"}, b2.hats)
 	assert.Equal(t, time.Second, out.Runtime, "from loop.started to the last line before the kill, then no time")
 
-	st, _, err := Checkpoint{Path: filepath.Join(dir, DirName, StateFile)}.Load()
+	st, _, err := runfiles.Checkpoint{Path: runfiles.In(dir).State()}.Load()
 	require.NoError(t, err)
-	rebuilt := NewRunState()
+	rebuilt := runfiles.NewRunState()
 	for _, rec := range readLog(t, dir) {
 		rebuilt.Apply(rec, twoHats(t))
 	}
@@ -629,17 +630,17 @@ func TestRuntimeExcludesTheTimeRalphWasDeadAfterACrash(t *testing.T) {
 // killedWhileTheReviewerRuns runs the two-hat path in dir until the
 // reviewer starts, and returns the checkpoint then and the reviewer's
 // iteration.started, the log's last line.
-func killedWhileTheReviewerRuns(t *testing.T, dir string) (*RunState, events.Record) {
+func killedWhileTheReviewerRuns(t *testing.T, dir string) (*runfiles.RunState, events.Record) {
 	t.Helper()
 	b := happy()
 	b.byHat["reviewer"] = []turn{{onStart: func() { panic(crashed{}) }}}
 	runUntilCrash(t, newTestEngine(t, dir, b, settings()))
-	saved, _, err := Checkpoint{Path: filepath.Join(dir, DirName, StateFile)}.Load()
+	saved, _, err := runfiles.Checkpoint{Path: runfiles.In(dir).State()}.Load()
 	require.NoError(t, err)
 	require.NotNil(t, saved.Running, "killed while the reviewer ran")
 	recs := readLog(t, dir)
 	reviewerStart := recs[len(recs)-1]
-	require.Equal(t, TopicIterationStarted, reviewerStart.Event.Topic)
+	require.Equal(t, runfiles.TopicIterationStarted, reviewerStart.Event.Topic)
 	require.Equal(t, reviewerStart.End(), saved.Offset, "the checkpoint was written before the reviewer started")
 	return saved, reviewerStart
 }
@@ -655,18 +656,18 @@ func TestResumeRebuildsWhenTheLogIsShorterThanTheCheckpoint(t *testing.T) {
 
 	w := &warnRecorder{}
 	b2 := happy()
-	out, err := newTestEngine(t, dir, b2, settings(), func(o *Options) { o.Start = StartResume; o.Reporter = w }).Run(t.Context())
+	out, err := newTestEngine(t, dir, b2, settings(), func(o *Options) { o.Start = runfiles.StartResume; o.Reporter = w }).Run(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, ReasonCompleted, out.Reason, out.Message)
+	assert.Equal(t, runfiles.ReasonCompleted, out.Reason, out.Message)
 	assert.Equal(t, saved.RunID, out.RunID, "the same run goes on")
 	assert.Equal(t, []string{"reviewer"}, b2.hats, "the build.done the builder published is the reviewer's, as the log says")
 
 	require.NotEmpty(t, w.warnings)
 	warning := w.warnings[0]
-	assert.Contains(t, warning, StateFile)
+	assert.Contains(t, warning, runfiles.StateFile)
 	assert.Contains(t, warning, strconv.FormatInt(saved.Offset, 10), "the offset it claimed")
 	assert.Contains(t, warning, strconv.FormatInt(reviewerStart.Offset, 10)+" bytes", "the log's size")
-	aside, err := filepath.Glob(filepath.Join(dir, DirName, "state.corrupt.*.json"))
+	aside, err := filepath.Glob(filepath.Join(dir, runfiles.DirName, "state.corrupt.*.json"))
 	require.NoError(t, err)
 	require.Len(t, aside, 1, "the checkpoint was moved aside, not overwritten")
 	assert.Contains(t, warning, aside[0])
@@ -683,17 +684,17 @@ func TestResumeRebuildsWhenTheLogIsShorterThanTheCheckpoint(t *testing.T) {
 	}
 	var started []int
 	for _, r := range recs {
-		if r.Event.Topic == TopicIterationStarted {
-			var p iterationStartedRecord
+		if r.Event.Topic == runfiles.TopicIterationStarted {
+			var p runfiles.IterationStartedRecord
 			require.NoError(t, json.Unmarshal(r.Event.Payload, &p))
 			started = append(started, p.Iteration)
 		}
 	}
 	assert.Equal(t, []int{1, 2, 3}, started)
 	assert.Equal(t, 0, countInterrupted(recs), "no iteration recorded as interrupted: the log never had the cut one")
-	final, _, err := Checkpoint{Path: filepath.Join(dir, DirName, StateFile)}.Load()
+	final, _, err := runfiles.Checkpoint{Path: runfiles.In(dir).State()}.Load()
 	require.NoError(t, err)
-	rebuilt := NewRunState()
+	rebuilt := runfiles.NewRunState()
 	rebuilt.EventsFile = final.EventsFile
 	for _, rec := range recs {
 		rebuilt.Apply(rec, twoHats(t))
@@ -706,7 +707,7 @@ func TestResumeRebuildsWhenTheLogIsShorterThanTheCheckpoint(t *testing.T) {
 func countInterrupted(recs []events.Record) int {
 	n := 0
 	for _, r := range recs {
-		if r.Event.Topic == TopicIterationFinished && strings.Contains(string(r.Event.Payload), `"outcome":"`+string(OutcomeInterrupted)+`"`) {
+		if r.Event.Topic == runfiles.TopicIterationFinished && strings.Contains(string(r.Event.Payload), `"outcome":"`+string(runfiles.OutcomeInterrupted)+`"`) {
 			n++
 		}
 	}
@@ -730,9 +731,9 @@ func TestResumeRebuildsWhenTheCheckpointOffsetIsMidLine(t *testing.T) {
 	require.NoError(t, events.AppendTo(logPath, note))
 
 	w := &warnRecorder{}
-	out, err := newTestEngine(t, dir, happy(), settings(), func(o *Options) { o.Start = StartResume; o.Reporter = w }).Run(t.Context())
+	out, err := newTestEngine(t, dir, happy(), settings(), func(o *Options) { o.Start = runfiles.StartResume; o.Reporter = w }).Run(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, ReasonCompleted, out.Reason, out.Message)
+	assert.Equal(t, runfiles.ReasonCompleted, out.Reason, out.Message)
 	require.NotEmpty(t, w.warnings)
 	assert.Contains(t, w.warnings[0], "has no line starting there")
 	recs := readLog(t, dir)

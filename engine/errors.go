@@ -3,47 +3,17 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"syscall"
-	"time"
 
-	"github.com/ralph-loop/ralph/internal/exitcode"
-	"github.com/ralph-loop/ralph/internal/fileholders"
 	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/plural"
 )
 
 // The errors the engine returns, in one place. Each carries the facts a
 // caller needs (the lock's holders, the file and its errno, the run) and
-// its exit status; what to tell the user to do is the caller's to choose
-// (cmd/ralph/hints.go).
-
-// ErrNoState means there is no checkpoint: no run has started here.
-var ErrNoState = errors.New("no run state")
-
-// CorruptStateError means state.json exists but cannot be used.
-type CorruptStateError struct {
-	Path string
-	Err  error
-}
-
-func (e *CorruptStateError) Error() string {
-	return fmt.Sprintf("corrupt state %s: %v", e.Path, e.Err)
-}
-
-func (e *CorruptStateError) Unwrap() error { return e.Err }
-
-// LogPathError means .ralph/current-events names an event log that is not
-// a file in .ralph/: ralph reads and appends only to logs there.
-type LogPathError struct {
-	File string // current-events
-	Log  string // the log it names
-}
-
-func (e *LogPathError) Error() string {
-	return fmt.Sprintf("%s names the event log %q, which is not a file in %s/; ralph reads and appends only to event logs there",
-		e.File, e.Log, DirName)
-}
+// the kind of failure it is (hint.Kind, which ralph serve's statuses read);
+// each ends a command with exit status 3 (hint.ExitCode). What to tell the
+// user to do is the views' to choose (view.EngineHint).
 
 // AgentAuthError means the agent could not authenticate: retrying cannot
 // help until a person logs in or sets a key, so the run ends as fatal.
@@ -54,47 +24,16 @@ type AgentAuthError struct {
 
 func (e *AgentAuthError) Error() string { return e.Message }
 
-// ExitCode makes it fatal.
-func (e *AgentAuthError) ExitCode() int { return exitcode.Fatal }
-
-// LockHeldError means the workspace lock is held by another process.
-type LockHeldError struct {
-	Path string
-	// Holder is what the lock file says about its holder.
-	Holder LockInfo
-	// HolderGone says the recorded holder is no longer running, so the
-	// lock is held by some other process: Holders, when they could be
-	// found.
-	HolderGone bool
-	Holders    []fileholders.Process
-}
-
-func (e *LockHeldError) Error() string {
-	switch {
-	case e.HolderGone && len(e.Holders) > 0:
-		return fmt.Sprintf("the workspace lock %s is held by %s; the ralph it names, pid %d, is no longer running",
-			e.Path, fileholders.Describe(e.Holders), e.Holder.PID)
-	case e.HolderGone:
-		return fmt.Sprintf("the workspace lock %s is held by another process; the ralph it names, pid %d, is no longer running",
-			e.Path, e.Holder.PID)
-	case e.Holder.PID == 0:
-		return fmt.Sprintf("another ralph is running in this workspace (lock %s)", e.Path)
-	}
-	return fmt.Sprintf("another ralph is running in this workspace: pid %d on %s, run %s, started %s (lock %s)",
-		e.Holder.PID, e.Holder.Host, e.Holder.RunID,
-		e.Holder.StartedAt.Local().Format(time.DateTime), e.Path)
-}
-
-// ExitCode makes a held lock a fatal error.
-func (e *LockHeldError) ExitCode() int { return exitcode.Fatal }
+// Kind: the failure is the agent's provider's, outside the request.
+func (e *AgentAuthError) Kind() hint.Kind { return hint.Other }
 
 // NoRunError means --resume found nothing to resume.
 type NoRunError struct{ Why string }
 
 func (e *NoRunError) Error() string { return "no run to resume: " + e.Why }
 
-// ExitCode makes it a fatal error.
-func (e *NoRunError) ExitCode() int { return exitcode.Fatal }
+// Kind: there is no run to resume.
+func (e *NoRunError) Kind() hint.Kind { return hint.NotFound }
 
 // UnfinishedRunError means a plain `ralph loop` found a run that was cut off.
 type UnfinishedRunError struct {
@@ -107,11 +46,9 @@ func (e *UnfinishedRunError) Error() string {
 	return fmt.Sprintf("run %s is unfinished (%s after %s)", e.RunID, e.Why, plural.Count(e.Iteration, "iteration", "iterations"))
 }
 
-// ExitCode makes it a fatal error.
-func (e *UnfinishedRunError) ExitCode() int { return exitcode.Fatal }
-
-// ErrNoLog means a workspace has no event log yet: no run has started.
-var ErrNoLog = hint.New(hint.NotFound, "no event log")
+// Kind: the run that is there refuses a fresh start until it is resumed
+// or set aside.
+func (e *UnfinishedRunError) Kind() hint.Kind { return hint.Conflict }
 
 // StorageError means ralph could not write one of its files under .ralph/:
 // the disk is full, read-only or failing. It ends the run as fatal. What
@@ -141,35 +78,5 @@ func (e *StorageError) cause() string {
 	return e.Err.Error()
 }
 
-// ExitCode makes it a fatal error.
-func (e *StorageError) ExitCode() int { return exitcode.Fatal }
-
-// UnknownRunError means no run of the workspace has the id asked for, nor
-// an id it starts.
-type UnknownRunError struct {
-	ID  string
-	Dir string // the workspace's .ralph directory
-}
-
-func (e *UnknownRunError) Error() string { return fmt.Sprintf("no run %q in %s", e.ID, e.Dir) }
-
-// ExitCode makes it a fatal error.
-func (e *UnknownRunError) ExitCode() int { return exitcode.Fatal }
-
-func (e *UnknownRunError) Kind() hint.Kind { return hint.NotFound }
-
-// AmbiguousRunError means a prefix of a run id that starts several runs'
-// ids.
-type AmbiguousRunError struct {
-	ID      string
-	Matches []string
-}
-
-func (e *AmbiguousRunError) Error() string {
-	return fmt.Sprintf("%q names %d runs: %s", e.ID, len(e.Matches), strings.Join(e.Matches, ", "))
-}
-
-// ExitCode makes it a fatal error.
-func (e *AmbiguousRunError) ExitCode() int { return exitcode.Fatal }
-
-func (e *AmbiguousRunError) Kind() hint.Kind { return hint.Invalid }
+// Kind: the disk failed, not the request.
+func (e *StorageError) Kind() hint.Kind { return hint.Other }

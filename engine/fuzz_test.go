@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // fuzzNow is the save time of the checkpoints the fuzz targets write, so
@@ -23,23 +24,23 @@ var fuzzNow = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 
 // fullRunState is a checkpoint with every field set, in the shapes a run
 // writes, including times in other zones and payloads of every JSON kind.
-func fullRunState() *RunState {
+func fullRunState() *runfiles.RunState {
 	paris := time.FixedZone("CET", 3600)
 	claim := "all done"
-	s := NewRunState()
-	*s = RunState{
+	s := runfiles.NewRunState()
+	*s = runfiles.RunState{
 		RunID: "20261122-100000-ab12", EventsFile: ".ralph/events-20261122-100000.jsonl", Offset: 4096,
 		Objective: "Add ISO week numbers\nto the date helpers", MaxIterations: 40, Iteration: 3,
-		Running: &RunningIteration{Iteration: 4, Hat: "builder", Events: []int64{100, 200}, Confirming: true,
+		Running: &runfiles.RunningIteration{Iteration: 4, Hat: "builder", Events: []int64{100, 200}, Confirming: true,
 			StartedAt: time.Date(2026, 11, 22, 11, 0, 0, 5, paris), Offset: 3900},
-		LastFinished: &FinishedIteration{Iteration: 3, Hat: "planner", Outcome: "success", Message: "ok",
+		LastFinished: &runfiles.FinishedIteration{Iteration: 3, Hat: "planner", Outcome: "success", Message: "ok",
 			Said: "build.start", Changed: true, Commits: 2, TasksDone: 1},
 		Settled: 3, LastNote: "note",
-		Pending: []PendingEvent{
+		Pending: []runfiles.PendingEvent{
 			{Offset: 100, Event: events.Event{TS: fuzzNow, Topic: "build.start", Payload: events.StringPayload("<go> & \"quote\""), Iteration: 3, Hat: "planner", Source: events.SourceTag}, To: []string{"builder"}},
 			{Offset: 200, Event: events.Event{TS: fuzzNow.In(paris), Topic: "review.done", Payload: json.RawMessage(`{"k":[1,2.5,null,true]}`), Target: "reviewer"}},
 		},
-		Undecided:           []UndecidedEvent{{Offset: 300, Event: events.Event{Topic: "x.y", Payload: json.RawMessage(`12`)}}},
+		Undecided:           []runfiles.UndecidedEvent{{Offset: 300, Event: events.Event{Topic: "x.y", Payload: json.RawMessage(`12`)}}},
 		Activations:         map[string]int{"builder": 2, "planner": 1},
 		Exhausted:           []string{"critic"},
 		SeenTopics:          []string{"task.start", "build.start"},
@@ -53,9 +54,9 @@ func fullRunState() *RunState {
 		StartCommit:  "0123abcd", Baseline: map[string]bool{"tests pass": false},
 		NoProgress: 1, Tried: []string{"builder"},
 		RateLimitedUntil: fuzzNow.Add(2 * time.Hour),
-		Confirming:       &claim, Completed: true, CompletedBy: VerifiedBySpec, Cancelled: true,
+		Confirming:       &claim, Completed: true, CompletedBy: runfiles.VerifiedBySpec, Cancelled: true,
 		StillFailing: []string{"lint_clean"},
-		Terminated:   &Termination{Reason: ReasonMaxIterations, ExitCode: 2, Message: "max", At: fuzzNow},
+		Terminated:   &runfiles.Termination{Reason: runfiles.ReasonMaxIterations, ExitCode: 2, Message: "max", At: fuzzNow},
 	}
 	return s
 }
@@ -66,9 +67,9 @@ func fullRunState() *RunState {
 // resumed run neither loses nor invents anything.
 func FuzzCheckpointLoad(f *testing.F) {
 	dir := f.TempDir()
-	seed := Checkpoint{Path: filepath.Join(dir, "seed.json")}
-	for _, s := range []*RunState{fullRunState(), {RunID: "r", EventsFile: "e"}} {
-		require.NoError(f, seed.Save(s, PhaseRunning, fuzzNow))
+	seed := runfiles.Checkpoint{Path: filepath.Join(dir, "seed.json")}
+	for _, s := range []*runfiles.RunState{fullRunState(), {RunID: "r", EventsFile: "e"}} {
+		require.NoError(f, seed.Save(s, runfiles.PhaseRunning, fuzzNow))
 		data, err := os.ReadFile(seed.Path)
 		require.NoError(f, err)
 		f.Add(data)
@@ -94,9 +95,9 @@ func FuzzCheckpointLoad(f *testing.F) {
 		require.NoError(t, os.WriteFile(path, data, 0o644))
 		defer func() { _ = os.Remove(path) }()
 
-		st, phase, err := Checkpoint{Path: path}.Load()
+		st, phase, err := runfiles.Checkpoint{Path: path}.Load()
 		if err != nil {
-			var corrupt *CorruptStateError
+			var corrupt *runfiles.CorruptStateError
 			require.True(t, errors.As(err, &corrupt), "an unusable state file is corrupt, not %T: %v", err, err)
 			require.Equal(t, path, corrupt.Path)
 			require.Nil(t, st, "no half-read state with an error")
@@ -110,7 +111,7 @@ func FuzzCheckpointLoad(f *testing.F) {
 		require.NotNil(t, st.Activations, "Apply counts into it")
 		require.NotNil(t, st.Blocked, "Apply counts into it")
 
-		saved := Checkpoint{Path: path + ".saved"}
+		saved := runfiles.Checkpoint{Path: path + ".saved"}
 		defer func() { _ = os.Remove(saved.Path) }()
 		require.NoError(t, saved.Save(st, phase, fuzzNow), "a state that loads saves")
 		first, err := os.ReadFile(saved.Path)
@@ -130,7 +131,7 @@ func FuzzCheckpointLoad(f *testing.F) {
 // that does not read whole must give no holder at all; one that reads
 // comes back the same once the lock's writer has written it.
 func FuzzReadLockInfo(f *testing.F) {
-	written, err := json.Marshal(LockInfo{RunID: "20261122-100000-ab12", PID: 4242, Host: "build-1",
+	written, err := json.Marshal(runfiles.LockInfo{RunID: "20261122-100000-ab12", PID: 4242, Host: "build-1",
 		StartedAt: time.Date(2026, 11, 22, 11, 0, 0, 5, time.FixedZone("CET", 3600))})
 	require.NoError(f, err)
 	f.Add(append(written, '\n'))
@@ -148,15 +149,15 @@ func FuzzReadLockInfo(f *testing.F) {
 		require.NoError(t, os.WriteFile(path, data, 0o644))
 		defer func() { _ = os.Remove(path) }()
 
-		info, err := ReadLockInfo(path)
+		info, err := runfiles.ReadLockInfo(path)
 		if err != nil {
-			require.Equal(t, LockInfo{}, info, "no half-read holder with an error")
+			require.Equal(t, runfiles.LockInfo{}, info, "no half-read holder with an error")
 			return
 		}
 		rewritten, err := json.Marshal(info)
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(path, append(rewritten, '\n'), 0o644))
-		again, err := ReadLockInfo(path)
+		again, err := runfiles.ReadLockInfo(path)
 		require.NoError(t, err)
 		require.True(t, info.StartedAt.Equal(again.StartedAt))
 		info.StartedAt, again.StartedAt = time.Time{}, time.Time{}
@@ -190,8 +191,8 @@ func FuzzTagsReachTheLog(f *testing.F) {
 		n++
 		e.iter.info = IterationInfo{N: n, Hat: e.hat("builder")}
 		tags := events.ParseTags(text)
-		lines := append(e.tagEvents(text), ralphEvent(TopicIterationFinished,
-			iterationFinishedRecord{Iteration: n, Hat: "builder", Outcome: OutcomeSuccess}))
+		lines := append(e.tagEvents(text), runfiles.RalphEvent(runfiles.TopicIterationFinished,
+			runfiles.IterationFinishedRecord{Iteration: n, Hat: "builder", Outcome: runfiles.OutcomeSuccess}))
 		malformed := e.st.MalformedTotal
 		require.NoError(t, e.append(lines...), "appending an agent's tags never fails")
 		require.Len(t, e.st.Undecided, len(tags), "each tag is read back as one event to decide")
@@ -209,9 +210,9 @@ func FuzzTagsReachTheLog(f *testing.F) {
 			first := len(b.lines)
 			e.decide(t.Context(), &b, u)
 			require.Greater(t, len(b.lines), first, "every event gets a decision")
-			var rej rejectedRecord
-			asInvalid := b.lines[first].Topic == TopicEventRejected && decode(b.lines[first], &rej) &&
-				rej.Reason == rejectInvalidTopic
+			var rej runfiles.RejectedRecord
+			asInvalid := b.lines[first].Topic == runfiles.TopicEventRejected && runfiles.Decode(b.lines[first], &rej) &&
+				rej.Reason == runfiles.RejectInvalidTopic
 			require.Equal(t, !valid, asInvalid, "topic %q is rejected as invalid_topic exactly when it is invalid", u.Event.Topic)
 		}
 		require.Equal(t, malformed+invalid, e.st.MalformedTotal, "each invalid topic counts as malformed once")
@@ -226,8 +227,8 @@ func FuzzTagsReachTheLog(f *testing.F) {
 func fuzzEngine(f *testing.F) *Engine {
 	f.Helper()
 	e := newTestEngine(f, f.TempDir(), &fakeBackend{}, settings())
-	e.st = NewRunState()
-	e.st.EventsFile = filepath.Join(DirName, "events-fuzz.jsonl")
+	e.st = runfiles.NewRunState()
+	e.st.EventsFile = filepath.Join(runfiles.DirName, "events-fuzz.jsonl")
 	require.NoError(f, e.openLog(e.st.EventsFile, 0))
 	return e
 }

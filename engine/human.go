@@ -1,33 +1,10 @@
 package engine
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
-	"fmt"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/ralph-loop/ralph/events"
-	"github.com/ralph-loop/ralph/hats"
-	"github.com/ralph-loop/ralph/internal/hint"
-	"github.com/ralph-loop/ralph/internal/ralphdir"
-)
-
-// A human in the loop: an agent asks a person with `ralph ask`, the run
-// waits (PhaseAwaitingHuman) until `ralph answer` or the question's
-// deadline, and the answer reaches the hat that asked.
-//
-// The question is an agent line (human.asked), decided like any other in
-// settling: accepted as AsQuestion, with the timeout in force, it becomes
-// RunState.Question. The answer is a line of its own (human.answered,
-// source human) that the fold routes to the asking hat; a deadline that
-// passes first is ralph's human.timed_out, routed the same way.
-const (
-	TopicHumanAsked    = "human.asked"
-	TopicHumanAnswered = "human.answered"
-	TopicHumanTimedOut = "human.timed_out"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // What a run does when a question's deadline passes (human.on_timeout).
@@ -35,19 +12,6 @@ const (
 	OnTimeoutContinue = "continue" // the next prompt says no answer came
 	OnTimeoutStop     = "stop"     // the run ends with ReasonNoAnswer
 )
-
-// Question is a question an agent asked a person, pending until answered
-// or timed out.
-type Question struct {
-	ID        string    `json:"id"`
-	Text      string    `json:"question"`
-	Options   []string  `json:"options,omitempty"`
-	Hat       string    `json:"hat"`
-	Iteration int       `json:"iteration"`
-	AskedAt   time.Time `json:"asked_at"`
-	// Deadline is when the run stops waiting; zero waits until answered.
-	Deadline time.Time `json:"deadline,omitzero"`
-}
 
 // Reply is how a question was closed: a person's answer, or its deadline.
 type Reply struct {
@@ -59,97 +23,15 @@ type Reply struct {
 // HumanReporter is a Reporter that also wants to hear that the run waits
 // for a person, and how the wait ended.
 type HumanReporter interface {
-	WaitingForHuman(q Question)
-	HumanAnswered(q Question, r Reply)
-}
-
-// askedRecord is the payload of human.asked, as `ralph ask` writes it.
-type askedRecord struct {
-	ID      string   `json:"id"`
-	Text    string   `json:"question"`
-	Options []string `json:"options,omitempty"`
-	// TimeoutSeconds is --timeout; 0 takes human.timeout_seconds.
-	TimeoutSeconds int64 `json:"timeout_seconds,omitempty"`
-}
-
-// answeredRecord is the payload of human.answered; it repeats the
-// question so the hat's next prompt shows both.
-type answeredRecord struct {
-	ID       string `json:"id"`
-	Question string `json:"question"`
-	Answer   string `json:"answer"`
-	By       string `json:"by"`
-}
-
-// timedOutRecord is the payload of human.timed_out.
-type timedOutRecord struct {
-	ID        string `json:"id"`
-	Question  string `json:"question"`
-	OnTimeout string `json:"on_timeout"`
-	Note      string `json:"note"`
-}
-
-// AskLine is the human.asked line `ralph ask` appends, with a new
-// question id; the command tags it with the agent's hat and iteration. A
-// timeout of 0 leaves the wait to the run's human.timeout_seconds.
-func AskLine(text string, options []string, timeout time.Duration) (events.Event, string, error) {
-	if strings.TrimSpace(text) == "" {
-		return events.Event{}, "", &QuestionError{What: "question", Problem: "the question is empty"}
-	}
-	if timeout < 0 {
-		return events.Event{}, "", &QuestionError{What: "timeout", Problem: "--timeout must not be negative"}
-	}
-	var b [3]byte
-	_, _ = rand.Read(b[:])
-	id := "q-" + hex.EncodeToString(b[:])
-	rec := askedRecord{ID: id, Text: text, Options: options, TimeoutSeconds: int64(timeout.Round(time.Second) / time.Second)}
-	return events.Event{Topic: TopicHumanAsked, Payload: events.ObjectPayload(rec), Source: events.SourceAgent}, id, nil
-}
-
-// QuestionError is a question or an answer refused: which part of it
-// (What: "question", "timeout", "answer") and what is wrong with it.
-type QuestionError struct{ What, Problem string }
-
-func (e *QuestionError) Error() string { return e.Problem }
-
-func (e *QuestionError) Kind() hint.Kind { return hint.Invalid }
-
-// isQuestion reports whether ev is an agent's question.
-func isQuestion(ev events.Event) bool {
-	return ev.Topic == TopicHumanAsked && ev.Published()
-}
-
-// questionOf reads the question an accepted human.asked line asks. A tag or
-// `ralph emit human.asked TEXT` carries the text alone; its id is then
-// made from the line's offset, which the log fixes.
-func questionOf(u UndecidedEvent, timeout time.Duration) Question {
-	var r askedRecord
-	if !decode(u.Event, &r) {
-		r.Text = u.Event.PayloadText()
-	}
-	if r.ID == "" {
-		r.ID = fmt.Sprintf("q%d", u.Offset)
-	}
-	q := Question{ID: r.ID, Text: strings.TrimSpace(r.Text), Options: r.Options, Hat: askingHat(u.Event),
-		Iteration: u.Event.Iteration, AskedAt: u.Event.TS}
-	if timeout > 0 {
-		q.Deadline = q.AskedAt.Add(timeout)
-	}
-	return q
-}
-
-func askingHat(ev events.Event) string {
-	if ev.Hat == "" {
-		return hats.CoordinatorID
-	}
-	return ev.Hat
+	WaitingForHuman(q runfiles.Question)
+	HumanAnswered(q runfiles.Question, r Reply)
 }
 
 // questionTimeout is the wait a question allows: its own --timeout, else
 // human.timeout_seconds.
 func (e *Engine) questionTimeout(ev events.Event) time.Duration {
-	var r askedRecord
-	if decode(ev, &r) && r.TimeoutSeconds > 0 {
+	var r runfiles.AskedRecord
+	if runfiles.Decode(ev, &r) && r.TimeoutSeconds > 0 {
 		return time.Duration(r.TimeoutSeconds) * time.Second
 	}
 	return e.opts.Settings.Human.Timeout
@@ -160,16 +42,16 @@ func (e *Engine) questionTimeout(ev events.Event) time.Duration {
 // latest question is asked; earlier ones are rejected as superseded, and
 // one asked beside a completion claim is rejected: the run would not wait
 // for an answer it ends without.
-func (e *Engine) decideQuestions(b *batch, asked []UndecidedEvent) {
+func (e *Engine) decideQuestions(b *batch, asked []runfiles.UndecidedEvent) {
 	for i, u := range asked {
-		q := questionOf(u, 0)
+		q := runfiles.QuestionOf(u, 0)
 		switch {
 		case i < len(asked)-1:
-			e.reject(b, u, rejectSuperseded, "a later question replaced it; only the last question of an iteration is asked")
+			e.reject(b, u, runfiles.RejectSuperseded, "a later question replaced it; only the last question of an iteration is asked")
 		case q.Text == "":
-			e.reject(b, u, rejectInvalidQuestion, "the question is empty")
+			e.reject(b, u, runfiles.RejectInvalidQuestion, "the question is empty")
 		case e.claimedIn(b):
-			e.reject(b, u, rejectCompletionClaimed,
+			e.reject(b, u, runfiles.RejectCompletionClaimed,
 				"completion was claimed in the same iteration; ask before claiming, and claim once the answer is in")
 		default:
 			timeout := e.questionTimeout(u.Event)
@@ -178,13 +60,13 @@ func (e *Engine) decideQuestions(b *batch, asked []UndecidedEvent) {
 	}
 }
 
-func (e *Engine) acceptQuestion(b *batch, u UndecidedEvent, timeout time.Duration) {
-	hat := askingHat(u.Event)
-	b.add(ralphEvent(TopicEventRouted, routedRecord{Offset: u.Offset, Topic: u.Event.Topic, To: []string{hat},
-		As: AsQuestion, TimeoutMS: timeout.Milliseconds()}))
+func (e *Engine) acceptQuestion(b *batch, u runfiles.UndecidedEvent, timeout time.Duration) {
+	hat := runfiles.AskingHat(u.Event)
+	b.add(runfiles.RalphEvent(runfiles.TopicEventRouted, runfiles.RoutedRecord{Offset: u.Offset, Topic: u.Event.Topic, To: []string{hat},
+		As: runfiles.AsQuestion, TimeoutMS: timeout.Milliseconds()}))
 	b.accepted = append(b.accepted, u.Event)
 	b.decided = append(b.decided, u.Event)
-	b.reports = append(b.reports, func() { e.opts.Reporter.EventAccepted(u.Event, []string{hat}, AsQuestion) })
+	b.reports = append(b.reports, func() { e.opts.Reporter.EventAccepted(u.Event, []string{hat}, runfiles.AsQuestion) })
 }
 
 // claimedIn reports whether the batch accepted the completion topic, as a
@@ -197,123 +79,3 @@ func (e *Engine) claimedIn(b *batch) bool {
 	}
 	return b.completed
 }
-
-// ask makes the question of an accepted human.asked line pending, and
-// stops the runtime clock: waiting for a person is not the run's time.
-func (s *RunState) ask(u UndecidedEvent, r routedRecord, at time.Time) {
-	q := questionOf(u, time.Duration(r.TimeoutMS)*time.Millisecond)
-	s.Question = &q
-	s.closeSegment(at)
-}
-
-// closeQuestion folds the line that closes the pending question (an
-// answer or a time-out): the question is no longer pending, the line goes
-// to the hat that asked, and the runtime clock starts again. A line for a
-// question that is not pending changes nothing: the first answer wins.
-func (s *RunState) closeQuestion(rec events.Record) {
-	var r struct {
-		ID string `json:"id"`
-	}
-	if s.Question == nil || !decode(rec.Event, &r) || r.ID != s.Question.ID {
-		return
-	}
-	hat := s.Question.Hat
-	s.Question = nil
-	if s.SegmentStart.IsZero() && s.Terminated == nil {
-		s.SegmentStart = rec.Event.TS
-	}
-	s.enqueue(rec.Offset, rec.Event, []string{hat})
-}
-
-// NotPendingError means `ralph answer` named a question that is not
-// waiting for an answer: answered already, timed out, or never asked.
-type NotPendingError struct {
-	ID      string
-	Pending *Question // the question that is pending, if any
-}
-
-func (e *NotPendingError) Error() string {
-	switch {
-	case e.ID == "":
-		return "no question is waiting for an answer"
-	case e.Pending == nil:
-		return fmt.Sprintf("question %s is not waiting for an answer (answered, timed out, or never asked), and no other is", e.ID)
-	}
-	return fmt.Sprintf("question %s is not waiting for an answer; %s is", e.ID, e.Pending.ID)
-}
-
-func (e *NotPendingError) Kind() hint.Kind { return hint.Conflict }
-
-// ErrRunOver means the run has ended for good: no loop will read an answer.
-var ErrRunOver = hint.New(hint.Conflict, "the run has ended (completed or cancelled): no loop will read an answer")
-
-// PendingQuestion is the current run's unanswered question in workspace,
-// nil when there is none. It reads the checkpoint and the log past it,
-// never taking the lock, so it works beside a running loop and after one
-// was killed.
-func PendingQuestion(workspace string) (*Question, error) {
-	st, _, err := readRunState(workspace)
-	if err != nil || st == nil {
-		return nil, err
-	}
-	return st.Question, nil
-}
-
-// Answer appends a person's answer to the pending question of the current
-// run in workspace, in one write: id names the question ("" for the one
-// pending), by says who answered ("cli", "watch", "hook NAME", "api"). A
-// run killed while it waited finds the answer when it is resumed.
-func Answer(workspace, id, text, by string) error {
-	if strings.TrimSpace(text) == "" {
-		return &QuestionError{What: "answer", Problem: "the answer is empty"}
-	}
-	st, path, err := readRunState(workspace)
-	if err != nil {
-		return err
-	}
-	if st == nil {
-		return &NotPendingError{ID: id}
-	}
-	if t := st.Terminated; t != nil && !t.Reason.Resumable() {
-		return ErrRunOver
-	}
-	q := st.Question
-	if q == nil || (id != "" && id != q.ID) {
-		return &NotPendingError{ID: id, Pending: q}
-	}
-	return ralphdir.Explain(path, events.AppendTo(path, events.Event{Topic: TopicHumanAnswered, Source: events.SourceHuman, Target: q.Hat,
-		Payload: events.ObjectPayload(answeredRecord{ID: q.ID, Question: q.Text, Answer: text, By: by})}))
-}
-
-// readRunState folds the current run of workspace from its checkpoint to
-// the end of its log: nil when no run has started.
-func readRunState(workspace string) (*RunState, string, error) {
-	path, err := CurrentLog(workspace)
-	if errors.Is(err, ErrNoLog) {
-		return nil, "", nil
-	}
-	if err != nil {
-		return nil, "", err
-	}
-	st, _, err := Checkpoint{Path: filepath.Join(workspace, DirName, StateFile)}.Load()
-	if err != nil || filepath.Join(workspace, st.EventsFile) != path {
-		// No checkpoint, an unusable one, or one of an earlier run: the
-		// log alone tells the same.
-		st = NewRunState()
-	}
-	r := events.NewReader(path, st.Offset)
-	recs, err := r.Read()
-	if err != nil {
-		return nil, "", fmt.Errorf("read event log: %w", err)
-	}
-	for _, rec := range recs {
-		st.Apply(rec, noRoutes{})
-	}
-	return st, path, nil
-}
-
-// noRoutes routes nothing: readers of the state that only want the
-// question need not load the hats.
-type noRoutes struct{}
-
-func (noRoutes) Route(events.Event) []string { return nil }

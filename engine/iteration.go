@@ -3,6 +3,7 @@ package engine
 import (
 	"github.com/ralph-loop/ralph/engine/checklist"
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // iteration is one hat's turn: made by selecting when it picks the hat,
@@ -25,14 +26,14 @@ type iteration struct {
 }
 
 // outcome is how the iteration ended, as iteration.finished records it.
-func (it *iteration) outcome() Outcome {
+func (it *iteration) outcome() runfiles.Outcome {
 	switch {
 	case it.interrupted:
-		return OutcomeInterrupted
+		return runfiles.OutcomeInterrupted
 	case it.result.Failure == events.FailureRateLimit:
-		return OutcomeRateLimited
+		return runfiles.OutcomeRateLimited
 	case it.result.Failed():
-		return OutcomeFailure
+		return runfiles.OutcomeFailure
 	}
-	return OutcomeSuccess
+	return runfiles.OutcomeSuccess
 }

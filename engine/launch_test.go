@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // The command line's choices survive in the log: loop.started records
@@ -18,26 +19,26 @@ import (
 // latest without touching the workspace.
 func TestLaunchIsRecordedAndReadBack(t *testing.T) {
 	dir := t.TempDir()
-	l, err := PreviousLaunch(dir)
+	l, err := runfiles.PreviousLaunch(dir)
 	require.NoError(t, err)
 	assert.Nil(t, l, "no run yet")
 
 	s := settings()
 	s.MaxIterations = 1
 	threshold := 2
-	started := &Launch{Mode: ModeSpec, SpecFile: "TODO.md", Configs: []string{"agent.yml"}, MaxIterations: 1, StuckThreshold: &threshold}
+	started := &runfiles.Launch{Mode: runfiles.ModeSpec, SpecFile: "TODO.md", Configs: []string{"agent.yml"}, MaxIterations: 1, StuckThreshold: &threshold}
 	_, err = newTestEngine(t, dir, happy(), s, func(o *Options) { o.Launch = started }).Run(t.Context())
 	require.NoError(t, err)
-	l, err = PreviousLaunch(dir)
+	l, err = runfiles.PreviousLaunch(dir)
 	require.NoError(t, err)
 	assert.Equal(t, started, l)
 
 	s.MaxIterations = 5
 	resumed := *started
 	resumed.MaxIterations = 5
-	_, err = newTestEngine(t, dir, happy(), s, func(o *Options) { o.Launch, o.Start = &resumed, StartResume }).Run(t.Context())
+	_, err = newTestEngine(t, dir, happy(), s, func(o *Options) { o.Launch, o.Start = &resumed, runfiles.StartResume }).Run(t.Context())
 	require.NoError(t, err)
-	l, err = PreviousLaunch(dir)
+	l, err = runfiles.PreviousLaunch(dir)
 	require.NoError(t, err)
 	assert.Equal(t, &resumed, l)
 }
@@ -53,17 +54,17 @@ func TestLimitEndingsSayHowToGoOn(t *testing.T) {
 		backend  *fakeBackend
 		settings func(*Settings)
 		want     string
-		goOn     GoOn
+		goOn     runfiles.GoOn
 	}{
 		{"max iterations", happy(), func(s *Settings) { s.MaxIterations = 2 },
-			"reached max_iterations (2)", GoOn{Mode: ModeLoop, Raise: "4"}},
+			"reached max_iterations (2)", runfiles.GoOn{Mode: runfiles.ModeLoop, Raise: "4"}},
 		{"max iterations in SPEC mode", &fakeBackend{turns: []turn{{text: "thinking"}}}, func(s *Settings) {
 			s.SpecFile, s.MaxIterations = "SPEC.md", 1
-		}, "reached max_iterations (1)", GoOn{Mode: ModeSpec, Raise: "2"}},
+		}, "reached max_iterations (1)", runfiles.GoOn{Mode: runfiles.ModeSpec, Raise: "2"}},
 		{"stuck", noProgress, func(s *Settings) { s.StuckThreshold = 3 },
-			"hats tried: ralph ×3", GoOn{Mode: ModeLoop, Raise: "6"}},
+			"hats tried: ralph ×3", runfiles.GoOn{Mode: runfiles.ModeLoop, Raise: "6"}},
 		{"max cost", costly, func(s *Settings) { s.MaxCostUSD = 1 },
-			"spent $1.2000 of max_cost_usd $1.00", GoOn{Mode: ModeLoop}},
+			"spent $1.2000 of max_cost_usd $1.00", runfiles.GoOn{Mode: runfiles.ModeLoop}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -81,10 +82,10 @@ func TestLimitEndingsSayHowToGoOn(t *testing.T) {
 			assert.Equal(t, tc.goOn, *out.GoOn)
 			assert.True(t, out.Reason.SaysHowToGoOn())
 
-			var rec terminateRecord
+			var rec runfiles.TerminateRecord
 			for _, r := range readLog(t, dir) {
-				if r.Err == nil && r.Event.Topic == TopicLoopTerminate {
-					require.True(t, decode(r.Event, &rec))
+				if r.Err == nil && r.Event.Topic == runfiles.TopicLoopTerminate {
+					require.True(t, runfiles.Decode(r.Event, &rec))
 				}
 			}
 			assert.Equal(t, out.GoOn, rec.GoOn, "loop.terminate records it")
@@ -100,7 +101,7 @@ func TestMaxRuntimeEndingNamesTheFlag(t *testing.T) {
 		func(o *Options) { o.Now = clock.Now }).Run(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, "reached max_runtime_seconds (2m30s)", out.Message)
-	assert.Equal(t, &GoOn{Mode: ModeLoop, Raise: "5m"}, out.GoOn)
+	assert.Equal(t, &runfiles.GoOn{Mode: runfiles.ModeLoop, Raise: "5m"}, out.GoOn)
 }
 
 func TestShortDuration(t *testing.T) {
@@ -117,25 +118,25 @@ func TestShortDuration(t *testing.T) {
 // the cause — while the counts behind limits stay for the raised limit to
 // judge.
 func TestResumeForgivesTheFailuresThatEndedTheRun(t *testing.T) {
-	for _, reason := range []Reason{ReasonConsecutiveFailures, ReasonLoopThrashing, ReasonValidationFailure, ReasonStuck} {
+	for _, reason := range []runfiles.Reason{runfiles.ReasonConsecutiveFailures, runfiles.ReasonLoopThrashing, runfiles.ReasonValidationFailure, runfiles.ReasonStuck} {
 		t.Run(string(reason), func(t *testing.T) {
-			st := NewRunState()
+			st := runfiles.NewRunState()
 			st.ConsecutiveFailures, st.ConsecutiveMalformed, st.NoProgress = 5, 3, 4
 			st.Blocked["build.blocked: x"] = 3
-			st.Apply(record(TopicLoopTerminate, terminateRecord{Reason: reason, ExitCode: reason.ExitCode()}), twoHats(t))
-			st.Apply(record(TopicLoopResumed, loopResumedRecord{Iteration: 4}), twoHats(t))
+			st.Apply(record(runfiles.TopicLoopTerminate, runfiles.TerminateRecord{Reason: reason, ExitCode: reason.ExitCode()}), twoHats(t))
+			st.Apply(record(runfiles.TopicLoopResumed, runfiles.LoopResumedRecord{Iteration: 4}), twoHats(t))
 
 			assert.Nil(t, st.Terminated)
-			assert.Equal(t, reason == ReasonConsecutiveFailures, st.ConsecutiveFailures == 0, "consecutive failures")
-			assert.Equal(t, reason == ReasonLoopThrashing, len(st.Blocked) == 0, "blocked counts")
-			assert.Equal(t, reason == ReasonValidationFailure, st.ConsecutiveMalformed == 0, "malformed lines")
+			assert.Equal(t, reason == runfiles.ReasonConsecutiveFailures, st.ConsecutiveFailures == 0, "consecutive failures")
+			assert.Equal(t, reason == runfiles.ReasonLoopThrashing, len(st.Blocked) == 0, "blocked counts")
+			assert.Equal(t, reason == runfiles.ReasonValidationFailure, st.ConsecutiveMalformed == 0, "malformed lines")
 			assert.Equal(t, 4, st.NoProgress, "stuck is a limit: --stuck-threshold raises it")
 		})
 	}
 }
 
 func record(topic string, payload any) events.Record {
-	ev := ralphEvent(topic, payload)
+	ev := runfiles.RalphEvent(topic, payload)
 	ev.TS = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	return events.Record{Event: ev}
 }

@@ -12,11 +12,12 @@ import (
 
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 func logPath(t *testing.T, dir string) string {
 	t.Helper()
-	path, err := CurrentLog(dir)
+	path, err := runfiles.CurrentLog(dir)
 	require.NoError(t, err)
 	return path
 }
@@ -30,7 +31,7 @@ func TestRunHatsFollowsTheConfigurationOfTheLastResume(t *testing.T) {
 	_, err := newTestEngine(t, dir, interrupted, settings()).Run(ctx)
 	require.NoError(t, err)
 
-	ids, ok, err := RunHats(logPath(t, dir))
+	ids, ok, err := runfiles.RunHats(logPath(t, dir))
 	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Equal(t, []string{"builder", "reviewer"}, ids)
@@ -38,10 +39,10 @@ func TestRunHatsFollowsTheConfigurationOfTheLastResume(t *testing.T) {
 	more, err := hats.NewRegistry(append(twoHats(t).Hats(), hats.Hat{ID: "deployer", Triggers: []string{"review.approved"}}),
 		hats.WithCompletionTopic("LOOP_COMPLETE"))
 	require.NoError(t, err)
-	_, err = newTestEngine(t, dir, happy(), settings(), func(o *Options) { o.Start, o.Hats = StartResume, more }).Run(t.Context())
+	_, err = newTestEngine(t, dir, happy(), settings(), func(o *Options) { o.Start, o.Hats = runfiles.StartResume, more }).Run(t.Context())
 	require.NoError(t, err)
 
-	ids, ok, err = RunHats(logPath(t, dir))
+	ids, ok, err = runfiles.RunHats(logPath(t, dir))
 	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Equal(t, []string{"builder", "reviewer", "deployer"}, ids)
@@ -61,13 +62,13 @@ func TestRunHatsWithoutARun(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".jsonl")
 			require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
-			ids, ok, err := RunHats(path)
+			ids, ok, err := runfiles.RunHats(path)
 			require.NoError(t, err)
 			assert.False(t, ok)
 			assert.Empty(t, ids)
 		})
 	}
-	ids, ok, err := RunHats(filepath.Join(dir, "missing.jsonl"))
+	ids, ok, err := runfiles.RunHats(filepath.Join(dir, "missing.jsonl"))
 	require.NoError(t, err)
 	assert.False(t, ok)
 	assert.Empty(t, ids)
@@ -82,7 +83,7 @@ func TestRunHatsOfARunWithoutHats(t *testing.T) {
 	b := &fakeBackend{turns: []turn{{text: tagged("LOOP_COMPLETE", "done")}}}
 	_, err = newTestEngine(t, dir, b, settings(), func(o *Options) { o.Hats = none }).Run(t.Context())
 	require.NoError(t, err)
-	ids, ok, err := RunHats(logPath(t, dir))
+	ids, ok, err := runfiles.RunHats(logPath(t, dir))
 	require.NoError(t, err)
 	assert.True(t, ok)
 	assert.Empty(t, ids)
@@ -91,7 +92,7 @@ func TestRunHatsOfARunWithoutHats(t *testing.T) {
 // A loop.started line longer than the read buffer (a long objective) is
 // read whole.
 func TestRunHatsReadsALongLine(t *testing.T) {
-	started := ralphEvent(TopicLoopStarted, loopStartedRecord{RunID: "r",
+	started := runfiles.RalphEvent(runfiles.TopicLoopStarted, runfiles.LoopStartedRecord{RunID: "r",
 		Objective: strings.Repeat("objective ", 20_000), Hats: []string{"builder"}})
 	line, err := events.EncodeLine(started)
 	require.NoError(t, err)
@@ -99,7 +100,7 @@ func TestRunHatsReadsALongLine(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "events.jsonl")
 	require.NoError(t, os.WriteFile(path, append(line, `{"topic":"a","source":"agent"}`+"\n"...), 0o644))
 
-	ids, ok, err := RunHats(path)
+	ids, ok, err := runfiles.RunHats(path)
 	require.NoError(t, err)
 	assert.True(t, ok)
 	assert.Equal(t, []string{"builder"}, ids)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // An agent's `git clean -fdx` or `rm -rf .ralph` deletes ralph's directory
@@ -34,7 +35,7 @@ type dirIdentity struct {
 // rememberDir records .ralph/ and the lock file as they are now.
 func (e *Engine) rememberDir() {
 	dir, err1 := os.Stat(e.dir)
-	lock, err2 := os.Stat(e.lock.path)
+	lock, err2 := os.Stat(e.lock.Path())
 	if err1 == nil && err2 == nil {
 		e.dirID = &dirIdentity{dir: dir, lock: lock}
 	}
@@ -50,14 +51,14 @@ func (e *Engine) dirGone() bool {
 	if err != nil || !os.SameFile(dir, e.dirID.dir) {
 		return true
 	}
-	lock, err := os.Stat(e.lock.path)
+	lock, err := os.Stat(e.lock.Path())
 	return err != nil || !os.SameFile(lock, e.dirID.lock)
 }
 
 // What ralph says when .ralph/ was deleted under the run: as it happens,
 // and as the run's ending; the command line adds how to continue.
 const (
-	lostDir        = DirName + "/ was deleted while the run was going (an agent's `git clean -fdx` or `rm -rf` does that)"
+	lostDir        = runfiles.DirName + "/ was deleted while the run was going (an agent's `git clean -fdx` or `rm -rf` does that)"
 	lostDirWarning = lostDir + "; recreating the run's state from memory (the raw output of earlier iterations, memories and the scratchpad are lost) and stopping after this step"
 	lostDirMessage = lostDir + "; ralph recreated the run's state from memory and stopped"
 )
@@ -70,11 +71,11 @@ func (e *Engine) checkDir(ctx context.Context) error {
 	}
 	e.opts.Reporter.Warn(lostDirWarning)
 	if err := e.recreateDir(ctx); err != nil {
-		return fmt.Errorf("%s/ was deleted under the run and could not be recreated: %w", DirName, err)
+		return fmt.Errorf("%s/ was deleted under the run and could not be recreated: %w", runfiles.DirName, err)
 	}
 	e.dirLost = true
-	if e.phase == PhaseSelecting {
-		e.phase = PhaseChecking
+	if e.phase == runfiles.PhaseSelecting {
+		e.phase = runfiles.PhaseChecking
 	}
 	return nil
 }
@@ -83,22 +84,22 @@ func (e *Engine) checkDir(ctx context.Context) error {
 // log, the pointer to it and the checkpoint. A ralph that started in the
 // meantime keeps the workspace: this run then writes nothing.
 func (e *Engine) recreateDir(ctx context.Context) error {
-	lock, err := AcquireLock(ctx, filepath.Join(e.dir, LockFile), e.lockInfo(e.st.RunID),
-		LockOptions{OrphanWait: e.opts.OrphanLockWait})
+	lock, err := runfiles.AcquireLock(ctx, e.files().Lock(), e.lockInfo(e.st.RunID),
+		runfiles.LockOptions{OrphanWait: e.opts.OrphanLockWait})
 	if err != nil {
 		return err
 	}
 	_ = e.lock.Release()
 	e.lock = lock
 	e.rememberDir()
-	if err := IgnoreOwnFiles(e.dir, e.opts.Settings.ShareMemories); err != nil {
+	if err := runfiles.IgnoreOwnFiles(e.dir, e.opts.Settings.ShareMemories); err != nil {
 		return err
 	}
 	if err := e.rewriteLog(); err != nil {
 		return err
 	}
-	if err := ralphdir.WriteFileAtomic(e.dir, filepath.Join(e.dir, CurrentEventsFile), []byte(e.st.EventsFile+"\n")); err != nil {
-		return fmt.Errorf("write %s: %w", CurrentEventsFile, err)
+	if err := ralphdir.WriteFileAtomic(e.dir, e.files().CurrentEvents(), []byte(e.st.EventsFile+"\n")); err != nil {
+		return fmt.Errorf("write %s: %w", runfiles.CurrentEventsFile, err)
 	}
 	return e.saveAs(e.phase)
 }
@@ -112,7 +113,7 @@ func (e *Engine) rewriteLog() error {
 	}
 	started := e.loopStartedRecord(e.st.RunID)
 	started.Objective, started.Head = e.objective(), e.st.StartCommit
-	lines := []events.Event{ralphEvent(TopicLoopStarted, started)}
+	lines := []events.Event{runfiles.RalphEvent(runfiles.TopicLoopStarted, started)}
 	lines[0].TS = e.st.StartedAt.UTC()
 	for _, p := range e.st.Pending {
 		lines = append(lines, p.Event)

@@ -10,6 +10,7 @@ import (
 	"github.com/ralph-loop/ralph/hats"
 	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/pricing"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // Backend runs one agent process for one prompt.
@@ -94,20 +95,6 @@ type HumanSettings struct {
 	OnTimeout string
 }
 
-// StartMode is how a run begins with respect to the run already in .ralph.
-type StartMode string
-
-const (
-	// StartNew begins a new run; it refuses to replace one that is
-	// unfinished (UnfinishedRunError), and archives one that ended.
-	StartNew StartMode = "new"
-	// StartResume continues the run in .ralph where it stopped.
-	StartResume StartMode = "resume"
-	// StartFresh begins a new run, archiving the previous one even when it
-	// is unfinished.
-	StartFresh StartMode = "fresh"
-)
-
 // Options configure a run. New refuses options without the fields marked
 // required.
 type Options struct {
@@ -152,10 +139,10 @@ type Options struct {
 	// Launch is how the command line started the run, recorded in
 	// loop.started and, on resume, loop.resumed (see Launch); nil records
 	// nothing.
-	Launch *Launch
+	Launch *runfiles.Launch
 
-	// Start says whether to begin a new run or resume one; "" is StartNew.
-	Start StartMode
+	// Start says whether to begin a new run or resume one; "" is runfiles.StartNew.
+	Start runfiles.StartMode
 	Wait  bool // wait for the workspace lock instead of failing
 	// OrphanLockWait bounds the wait for a lock whose recorded holder is
 	// dead; zero means DefaultOrphanLockWait.
@@ -211,7 +198,7 @@ type Reporter interface {
 	Activity(it IterationInfo, a events.Activity)
 	// EventAccepted: as is "" for a routed event, or claim, completion or
 	// cancellation for the topics that end a run.
-	EventAccepted(ev events.Event, to []string, as Disposition)
+	EventAccepted(ev events.Event, to []string, as runfiles.Disposition)
 	EventRejected(ev events.Event, reason string)
 	IterationFinished(it IterationInfo, res events.AgentResult)
 	Commit(it IterationInfo, c Commit)
@@ -230,10 +217,15 @@ type RunInfo struct {
 	Hats       []string
 	EventsFile string
 	MaxIter    int
+	// Spec is the SPEC file of a SPEC-mode run as a person in the
+	// workspace would write it, else Source. Tasks is how many boxes it
+	// has: a run without one has one task, its objective.
+	Spec  string
+	Tasks int
 	// On resume, what the run had done before: iterations, cost, tokens
 	// and commits, so a display can carry on from there.
 	Iterations int
-	Cost       CostTotal
+	Cost       runfiles.CostTotal
 	Usage      events.Usage
 	Commits    int
 }
@@ -249,14 +241,21 @@ type IterationInfo struct {
 	Started    time.Time
 	// Outcome is set for IterationFinished: success, failure,
 	// rate_limited or interrupted.
-	Outcome Outcome
+	Outcome runfiles.Outcome
 	// Cost is set for IterationFinished: what the iteration cost and how
 	// ralph knows (the result's CostUSD is the same figure).
-	Cost IterationCost
+	Cost runfiles.IterationCost
+}
+
+// NoticeReporter is a Reporter that also tells people what the run is
+// doing that is neither progress nor a problem (a long check about to
+// start), where Warn would cry wolf.
+type NoticeReporter interface {
+	Notice(msg string)
 }
 
 // StuckReporter is a Reporter that wants to hear, before LoopFinished, that
 // the run is ending because it made no progress, and how it ends.
 type StuckReporter interface {
-	Stuck(end Termination, withoutProgress int)
+	Stuck(end runfiles.Termination, withoutProgress int)
 }

@@ -13,17 +13,6 @@ import (
 	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
-// AgentPIDFile holds the process group id of the running agent, so a ralph
-// killed outright (SIGKILL, a crash) can be followed by one that stops the
-// agent it left behind before running anything else. Its first line is the
-// group id, which is the agent's pid (it leads its group); its second, when
-// the system tells it, the agent's start time (processStart), which tells
-// the agent from a later process that got its pid. It is empty while no
-// agent runs. The file is kept and rewritten in place rather than created
-// and removed around every agent: a new inode per iteration is most of
-// what a file system charges a tight loop.
-const AgentPIDFile = "agent.pgid"
-
 // agentRecord is what AgentPIDFile says of an agent.
 type agentRecord struct {
 	pgid  int
@@ -53,13 +42,13 @@ func (e *Engine) recordAgent(pid int) {
 	// record is never taken for it.
 	start, _ := processStart(pid)
 	text := strconv.Itoa(pid) + "\n" + start + "\n"
-	if err := writeInPlace(e.dir, filepath.Join(e.dir, AgentPIDFile), text); err != nil {
+	if err := writeInPlace(e.dir, e.files().AgentPID(), text); err != nil {
 		e.opts.Reporter.Warn("cannot record the agent's pid: " + err.Error())
 	}
 }
 
 func (e *Engine) forgetAgent() {
-	_ = ralphdir.Truncate(e.dir, filepath.Join(e.dir, AgentPIDFile))
+	_ = ralphdir.Truncate(e.dir, e.files().AgentPID())
 }
 
 // writeInPlace writes text over the start of path, a file under the .ralph

@@ -9,13 +9,15 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 func TestAgentPIDFileIsRewrittenInPlace(t *testing.T) {
 	dir := t.TempDir()
 	e := newTestEngine(t, dir, happy(), settings())
 	require.NoError(t, os.MkdirAll(e.dir, 0o755))
-	path := filepath.Join(e.dir, AgentPIDFile)
+	path := filepath.Join(e.dir, runfiles.AgentPIDFile)
 	require.NoError(t, os.WriteFile(path, []byte("1234567890\n12345678901234567890\n"), 0o600))
 	first, err := os.Stat(path)
 	require.NoError(t, err)

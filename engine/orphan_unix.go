@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"slices"
 	"syscall"
 	"time"
 
 	"github.com/ralph-loop/ralph/internal/ralphdir"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // stopOrphanedAgent stops the process group of an agent that the ralph
@@ -24,8 +24,8 @@ import (
 // shown to be the agent ralph started for prev in this workspace
 // (agentOf). A group that is not is left alone, and that is said; so is
 // one the system cannot show to be.
-func (e *Engine) stopOrphanedAgent(prev *RunState) error {
-	path := filepath.Join(e.dir, AgentPIDFile)
+func (e *Engine) stopOrphanedAgent(prev *runfiles.RunState) error {
+	path := e.files().AgentPID()
 	data, err := ralphdir.ReadFile(e.dir, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -33,7 +33,7 @@ func (e *Engine) stopOrphanedAgent(prev *RunState) error {
 	if err != nil {
 		return ralphdir.Explain(path, fmt.Errorf("read %s: %w", path, err))
 	}
-	if e.opts.Start == StartNew || prev == nil || prev.Terminated != nil {
+	if e.opts.Start == runfiles.StartNew || prev == nil || prev.Terminated != nil {
 		return nil // no run of this workspace was cut off: no agent of one can be left
 	}
 	defer e.forgetAgent()
@@ -69,14 +69,14 @@ func (e *Engine) stopOrphanedAgent(prev *RunState) error {
 //     (agentEnv) in its environment, as an agent whose leader has exited
 //     (it dies with ralph on Linux) leaves its children. Only Linux shows
 //     another process's environment (/proc).
-func (e *Engine) agentOf(rec agentRecord, prev *RunState) (bool, error) {
+func (e *Engine) agentOf(rec agentRecord, prev *runfiles.RunState) (bool, error) {
 	if rec.start != "" {
 		if start, err := processStart(rec.pgid); err == nil {
 			if start == rec.start {
 				return true, nil
 			}
 			e.opts.Reporter.Warn(fmt.Sprintf("%s names process group %d, but its leader started at another time than the agent ralph recorded there "+
-				"(a process that got its pid since); it is left alone", AgentPIDFile, rec.pgid))
+				"(a process that got its pid since); it is left alone", runfiles.AgentPIDFile, rec.pgid))
 			return false, nil
 		}
 	}
@@ -84,7 +84,7 @@ func (e *Engine) agentOf(rec agentRecord, prev *RunState) (bool, error) {
 	switch {
 	case errors.Is(err, errors.ErrUnsupported):
 		e.opts.Reporter.Warn(fmt.Sprintf("%s names process group %d, which is running; ralph cannot tell on this system whether it is the agent of run %s "+
-			"that a killed ralph left behind, so it leaves it alone: if it is, stop it with `kill -TERM -%d`", AgentPIDFile, rec.pgid, prev.RunID, rec.pgid))
+			"that a killed ralph left behind, so it leaves it alone: if it is, stop it with `kill -TERM -%d`", runfiles.AgentPIDFile, rec.pgid, prev.RunID, rec.pgid))
 		return false, nil
 	case err != nil:
 		return false, fmt.Errorf("look for the agent left running by run %s: %w", prev.RunID, err)
@@ -92,7 +92,7 @@ func (e *Engine) agentOf(rec agentRecord, prev *RunState) (bool, error) {
 		return true, nil
 	}
 	e.opts.Reporter.Warn(fmt.Sprintf("%s names process group %d, but no process in it is an agent of run %s in this workspace "+
-		"(RALPH_WORKSPACE and RALPH_RUN_ID in its environment); it is left alone", AgentPIDFile, rec.pgid, prev.RunID))
+		"(RALPH_WORKSPACE and RALPH_RUN_ID in its environment); it is left alone", runfiles.AgentPIDFile, rec.pgid, prev.RunID))
 	return false, nil
 }
 

@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // startGroup starts `sleep` in a process group of its own with env added
@@ -39,8 +41,8 @@ func startGroup(t *testing.T, env ...string) (int, <-chan error) {
 }
 
 // cutOff is a run that a killed ralph left without an end.
-func cutOff(runID string) *RunState {
-	st := NewRunState()
+func cutOff(runID string) *runfiles.RunState {
+	st := runfiles.NewRunState()
 	st.RunID = runID
 	return st
 }
@@ -53,14 +55,14 @@ func TestOrphanedAgentIsStopped(t *testing.T) {
 	}
 	dir := t.TempDir()
 	w := &warnRecorder{}
-	e := newTestEngine(t, dir, happy(), settings(), func(o *Options) { o.Reporter = w; o.KillGrace = 10 * time.Second; o.Start = StartResume })
+	e := newTestEngine(t, dir, happy(), settings(), func(o *Options) { o.Reporter = w; o.KillGrace = 10 * time.Second; o.Start = runfiles.StartResume })
 	require.NoError(t, os.MkdirAll(e.dir, 0o755))
 
 	pgid, exited := startGroup(t, "RALPH_WORKSPACE="+dir, "RALPH_RUN_ID=r1")
 	// A ralph killed half-way through rewriting the file leaves the new
 	// record's lines first (here without a start time, which is then
 	// unknown) and a remnant of an older, longer one after them.
-	require.NoError(t, os.WriteFile(filepath.Join(e.dir, AgentPIDFile), []byte(strconv.Itoa(pgid)+"\n\n99999\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(e.dir, runfiles.AgentPIDFile), []byte(strconv.Itoa(pgid)+"\n\n99999\n"), 0o644))
 
 	require.NoError(t, e.stopOrphanedAgent(cutOff("r1")))
 	err := <-exited
@@ -71,7 +73,7 @@ func TestOrphanedAgentIsStopped(t *testing.T) {
 	assert.Equal(t, syscall.SIGTERM, status.Signal(), "SIGTERM first; SIGKILL only after the grace period")
 	require.Len(t, w.warnings, 1)
 	assert.Contains(t, w.warnings[0], "stopping agent process group "+strconv.Itoa(pgid))
-	data, err := os.ReadFile(filepath.Join(e.dir, AgentPIDFile))
+	data, err := os.ReadFile(filepath.Join(e.dir, runfiles.AgentPIDFile))
 	require.NoError(t, err)
 	assert.Empty(t, data)
 
@@ -86,21 +88,21 @@ func TestAGroupThatIsNotTheRunsAgentIsLeftAlone(t *testing.T) {
 	const notShown = "no process in it is an agent of run r1"
 	cases := []struct {
 		name  string
-		start StartMode
-		prev  *RunState
+		start runfiles.StartMode
+		prev  *runfiles.RunState
 		env   []string
 		// recorded is the start time agent.pgid records ("" for none).
 		recorded string
 		warns    string
 	}{
-		{"any process of the user's", StartResume, cutOff("r1"), nil, "", notShown},
-		{"an agent of another run", StartResume, cutOff("r1"), []string{"RALPH_WORKSPACE=", "RALPH_RUN_ID=r0"}, "", notShown},
-		{"an agent of another workspace", StartResume, cutOff("r1"), []string{"RALPH_WORKSPACE=/elsewhere", "RALPH_RUN_ID=r1"}, "", notShown},
+		{"any process of the user's", runfiles.StartResume, cutOff("r1"), nil, "", notShown},
+		{"an agent of another run", runfiles.StartResume, cutOff("r1"), []string{"RALPH_WORKSPACE=", "RALPH_RUN_ID=r0"}, "", notShown},
+		{"an agent of another workspace", runfiles.StartResume, cutOff("r1"), []string{"RALPH_WORKSPACE=/elsewhere", "RALPH_RUN_ID=r1"}, "", notShown},
 		// A repository cannot know when a process of the user's started.
-		{"a leader that started at another time", StartResume, cutOff("r1"), nil, "12345", "its leader started at another time"},
-		{"a new run, not a resume", StartNew, cutOff("r1"), []string{"RALPH_WORKSPACE=", "RALPH_RUN_ID=r1"}, "", ""},
-		{"no run to resume", StartResume, nil, []string{"RALPH_WORKSPACE=", "RALPH_RUN_ID=r1"}, "", ""},
-		{"a run that ended", StartResume, &RunState{RunID: "r1", Terminated: &Termination{Reason: ReasonCompleted}}, []string{"RALPH_WORKSPACE=", "RALPH_RUN_ID=r1"}, "", ""},
+		{"a leader that started at another time", runfiles.StartResume, cutOff("r1"), nil, "12345", "its leader started at another time"},
+		{"a new run, not a resume", runfiles.StartNew, cutOff("r1"), []string{"RALPH_WORKSPACE=", "RALPH_RUN_ID=r1"}, "", ""},
+		{"no run to resume", runfiles.StartResume, nil, []string{"RALPH_WORKSPACE=", "RALPH_RUN_ID=r1"}, "", ""},
+		{"a run that ended", runfiles.StartResume, &runfiles.RunState{RunID: "r1", Terminated: &runfiles.Termination{Reason: runfiles.ReasonCompleted}}, []string{"RALPH_WORKSPACE=", "RALPH_RUN_ID=r1"}, "", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -119,7 +121,7 @@ func TestAGroupThatIsNotTheRunsAgentIsLeftAlone(t *testing.T) {
 			}
 			pgid, exited := startGroup(t, env...)
 			record := strconv.Itoa(pgid) + "\n" + tc.recorded + "\n"
-			require.NoError(t, os.WriteFile(filepath.Join(e.dir, AgentPIDFile), []byte(record), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(e.dir, runfiles.AgentPIDFile), []byte(record), 0o644))
 
 			require.NoError(t, e.stopOrphanedAgent(tc.prev))
 			assert.True(t, groupAlive(pgid), "the group is still running")
@@ -153,7 +155,7 @@ func TestTheAgentRecordedWithItsStartTimeIsStopped(t *testing.T) {
 		t.Skipf("no start time of a process on %s: %v", runtime.GOOS, err)
 	}
 	w := &warnRecorder{}
-	e := newTestEngine(t, dir, happy(), settings(), func(o *Options) { o.Reporter = w; o.KillGrace = 10 * time.Minute; o.Start = StartResume })
+	e := newTestEngine(t, dir, happy(), settings(), func(o *Options) { o.Reporter = w; o.KillGrace = 10 * time.Minute; o.Start = runfiles.StartResume })
 	require.NoError(t, os.MkdirAll(e.dir, 0o755))
 	e.recordAgent(pgid)
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/redact"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // The engine hides secret values (Options.Redactor) in everything it
@@ -81,7 +82,7 @@ func (x redactingReporter) Activity(it IterationInfo, a events.Activity) {
 	x.to.Activity(x.iteration(it), a)
 }
 
-func (x redactingReporter) EventAccepted(ev events.Event, to []string, as Disposition) {
+func (x redactingReporter) EventAccepted(ev events.Event, to []string, as runfiles.Disposition) {
 	x.to.EventAccepted(redactEvent(x.r, ev), to, as)
 }
 
@@ -106,13 +107,20 @@ func (x redactingReporter) RateLimited(it IterationInfo, wait time.Duration) {
 
 func (x redactingReporter) Warn(msg string) { x.to.Warn(x.r.String(msg)) }
 
+// Notice reaches the Reporter only if it wants it.
+func (x redactingReporter) Notice(msg string) {
+	if nr, ok := x.to.(NoticeReporter); ok {
+		nr.Notice(x.r.String(msg))
+	}
+}
+
 func (x redactingReporter) LoopFinished(sum Summary) {
 	sum.Message = x.r.String(sum.Message)
 	x.to.LoopFinished(sum)
 }
 
 // Stuck and TaskComplete reach the Reporter only if it wants them.
-func (x redactingReporter) Stuck(end Termination, withoutProgress int) {
+func (x redactingReporter) Stuck(end runfiles.Termination, withoutProgress int) {
 	if sr, ok := x.to.(StuckReporter); ok {
 		end.Message = x.r.String(end.Message)
 		sr.Stuck(end, withoutProgress)
@@ -120,20 +128,20 @@ func (x redactingReporter) Stuck(end Termination, withoutProgress int) {
 }
 
 // WaitingForHuman and HumanAnswered reach it only if it wants them too.
-func (x redactingReporter) WaitingForHuman(q Question) {
+func (x redactingReporter) WaitingForHuman(q runfiles.Question) {
 	if hr, ok := x.to.(HumanReporter); ok {
 		hr.WaitingForHuman(x.question(q))
 	}
 }
 
-func (x redactingReporter) HumanAnswered(q Question, r Reply) {
+func (x redactingReporter) HumanAnswered(q runfiles.Question, r Reply) {
 	if hr, ok := x.to.(HumanReporter); ok {
 		r.Text = x.r.String(r.Text)
 		hr.HumanAnswered(x.question(q), r)
 	}
 }
 
-func (x redactingReporter) question(q Question) Question {
+func (x redactingReporter) question(q runfiles.Question) runfiles.Question {
 	q.Text = x.r.String(q.Text)
 	q.Options = slices.Clone(q.Options)
 	for i, o := range q.Options {
@@ -153,4 +161,11 @@ func (x redactingReporter) TaskComplete(index int, text string) {
 func (x redactingReporter) iteration(it IterationInfo) IterationInfo {
 	it.Prompt = x.r.String(it.Prompt)
 	return it
+}
+
+// notice tells the Reporter, if it wants it, what the run is doing.
+func (e *Engine) notice(msg string) {
+	if nr, ok := e.opts.Reporter.(NoticeReporter); ok {
+		nr.Notice(msg)
+	}
 }

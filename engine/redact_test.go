@@ -16,6 +16,7 @@ import (
 	"github.com/ralph-loop/ralph/criteria"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/redact"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 const (
@@ -47,7 +48,7 @@ func (r *callRecorder) IterationStarted(it IterationInfo) { r.add(it) }
 func (r *callRecorder) Activity(it IterationInfo, a events.Activity) {
 	r.add(it, a)
 }
-func (r *callRecorder) EventAccepted(ev events.Event, to []string, as Disposition) {
+func (r *callRecorder) EventAccepted(ev events.Event, to []string, as runfiles.Disposition) {
 	r.add(ev.Topic, ev.PayloadText(), to, as)
 }
 func (r *callRecorder) EventRejected(ev events.Event, reason string) {
@@ -60,8 +61,10 @@ func (r *callRecorder) Commit(it IterationInfo, c Commit)                { r.add
 func (r *callRecorder) RateLimited(it IterationInfo, wait time.Duration) { r.add(it, wait) }
 func (r *callRecorder) Warn(msg string)                                  { r.add(msg) }
 func (r *callRecorder) LoopFinished(sum Summary)                         { r.add(sum) }
-func (r *callRecorder) Stuck(end Termination, withoutProgress int)       { r.add(end, withoutProgress) }
-func (r *callRecorder) TaskComplete(index int, text string)              { r.add(index, text) }
+func (r *callRecorder) Stuck(end runfiles.Termination, withoutProgress int) {
+	r.add(end, withoutProgress)
+}
+func (r *callRecorder) TaskComplete(index int, text string) { r.add(index, text) }
 
 // leakyVerifier fails every criterion with evidence that quotes the key, as
 // a test suite that prints its environment would.
@@ -108,7 +111,7 @@ func TestSecretsNeverReachWhatTheEngineWritesOrReports(t *testing.T) {
 	})
 	out, err := e.Run(t.Context())
 	require.NoError(t, err)
-	require.Equal(t, ReasonMaxIterations, out.Reason)
+	require.Equal(t, runfiles.ReasonMaxIterations, out.Reason)
 
 	agentLines := 0
 	for _, r := range readLog(t, dir) {
@@ -121,12 +124,12 @@ func TestSecretsNeverReachWhatTheEngineWritesOrReports(t *testing.T) {
 	}
 	assert.Equal(t, 4, agentLines, "the test plants the key in four lines the agent writes itself")
 
-	for _, f := range []string{StateFile, filepath.Join(RunsDir, out.RunID, "summary.md")} {
-		data, err := os.ReadFile(filepath.Join(dir, DirName, f))
+	for _, f := range []string{runfiles.StateFile, filepath.Join(runfiles.RunsDir, out.RunID, "summary.md")} {
+		data, err := os.ReadFile(filepath.Join(dir, runfiles.DirName, f))
 		require.NoError(t, err)
 		assert.NotContains(t, string(data), secret, f)
 	}
-	assert.Contains(t, readFile(t, filepath.Join(dir, DirName, StateFile)), "left over "+secretMask, "the pending event")
+	assert.Contains(t, readFile(t, runfiles.In(dir).State()), "left over "+secretMask, "the pending event")
 	calls := rec.all()
 	assert.NotContains(t, calls, secret, "what the reporter was told")
 	for _, want := range []string{"build with " + secretMask, "by hand " + secretMask, "curl -H " + secretMask,

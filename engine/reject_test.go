@@ -8,15 +8,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // rejections returns the event.rejected records of a log, in order.
-func rejections(t *testing.T, recs []events.Record) []rejectedRecord {
+func rejections(t *testing.T, recs []events.Record) []runfiles.RejectedRecord {
 	t.Helper()
-	var out []rejectedRecord
+	var out []runfiles.RejectedRecord
 	for _, r := range recs {
-		if r.Err == nil && r.Event.Topic == TopicEventRejected {
-			var rej rejectedRecord
+		if r.Err == nil && r.Event.Topic == runfiles.TopicEventRejected {
+			var rej runfiles.RejectedRecord
 			require.NoError(t, json.Unmarshal(r.Event.Payload, &rej))
 			out = append(out, rej)
 		}
@@ -41,13 +42,13 @@ func TestTagWithInvalidTopicIsRejected(t *testing.T) {
 			dir := t.TempDir()
 			out, err := newTestEngine(t, dir, b, settings()).Run(t.Context())
 			require.NoError(t, err)
-			assert.Equal(t, ReasonCompleted, out.Reason)
+			assert.Equal(t, runfiles.ReasonCompleted, out.Reason)
 			assert.Equal(t, 1, out.Malformed, "the bad tag counts as a malformed event")
 
 			rej := rejections(t, readLog(t, dir))
 			require.Len(t, rej, 1)
 			assert.Equal(t, topic, rej[0].Topic)
-			assert.Equal(t, rejectInvalidTopic, rej[0].Reason)
+			assert.Equal(t, runfiles.RejectInvalidTopic, rej[0].Reason)
 			require.Len(t, b.prompts, 2)
 			assert.Contains(t, b.prompts[1], "invalid_topic")
 			assert.Contains(t, b.prompts[1], rej[0].Detail, "the next prompt says what was wrong")
@@ -65,7 +66,7 @@ func TestTagWithInvalidTopicKeepsItsNeighbours(t *testing.T) {
 	dir := t.TempDir()
 	out, err := newTestEngine(t, dir, b, settings()).Run(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, ReasonCompleted, out.Reason)
+	assert.Equal(t, runfiles.ReasonCompleted, out.Reason)
 	assert.Equal(t, []string{"ralph", "builder", "reviewer", "ralph"}, b.hats)
 }
 
@@ -97,12 +98,12 @@ func TestUnknownTargetIsRejected(t *testing.T) {
 			dir := t.TempDir()
 			out, err := newTestEngine(t, dir, b, settings()).Run(t.Context())
 			require.NoError(t, err)
-			assert.Equal(t, ReasonCompleted, out.Reason)
+			assert.Equal(t, runfiles.ReasonCompleted, out.Reason)
 			assert.Equal(t, []string{"ralph", "ralph"}, b.hats, "build.task did not reach the builder by its topic")
 
 			rej := rejections(t, readLog(t, dir))
 			require.Len(t, rej, 1)
-			assert.Equal(t, rejectUnknownTarget, rej[0].Reason)
+			assert.Equal(t, runfiles.RejectUnknownTarget, rej[0].Reason)
 			assert.Contains(t, rej[0].Detail, tc.wantDetail)
 			assert.Contains(t, rej[0].Detail, "the hats are: ralph, builder, reviewer")
 			assert.Contains(t, b.prompts[1], `Your event "build.task" was rejected (unknown_target): `+rej[0].Detail)
@@ -120,7 +121,7 @@ func TestTargetingTheCoordinatorIsAccepted(t *testing.T) {
 	dir := t.TempDir()
 	out, err := newTestEngine(t, dir, b, settings()).Run(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, ReasonCompleted, out.Reason)
+	assert.Equal(t, runfiles.ReasonCompleted, out.Reason)
 	assert.Equal(t, []string{"ralph", "builder", "ralph"}, b.hats, "build.done went to ralph, not to the reviewer")
 	assert.Empty(t, rejections(t, readLog(t, dir)))
 }

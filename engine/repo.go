@@ -6,6 +6,7 @@ import (
 
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/git"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // Commit is one commit made in the workspace.
@@ -73,7 +74,7 @@ func (e *Engine) commitEvents(ctx context.Context, before, after Snapshot) []eve
 	var out []events.Event
 	for _, c := range commits {
 		e.opts.Reporter.Commit(e.iter.info, c)
-		out = append(out, ralphEvent(TopicCommit, commitRecord{Iteration: e.iter.info.N, Hat: e.iter.info.Hat.ID, Hash: c.Hash, Subject: c.Subject}))
+		out = append(out, runfiles.RalphEvent(runfiles.TopicCommit, runfiles.CommitRecord{Iteration: e.iter.info.N, Hat: e.iter.info.Hat.ID, Hash: c.Hash, Subject: c.Subject}))
 	}
 	return out
 }

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,10 +10,11 @@ import (
 
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // running runs the agent for the iteration.
-func (e *Engine) running(ctx context.Context) (Phase, error) {
+func (e *Engine) running(ctx context.Context) (runfiles.Phase, error) {
 	iterCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stopNow := e.stop.OnNow(cancel)
@@ -51,24 +51,24 @@ func (e *Engine) running(ctx context.Context) (Phase, error) {
 	switch {
 	case rawErr != nil:
 		it.interrupted = true
-		e.ending = e.terminate(ReasonFatal, rawErr.Error())
+		e.ending = e.terminate(runfiles.ReasonFatal, rawErr.Error())
 		e.fatal = rawErr
 	case err == nil && res.Failure == events.FailureAuth:
-		e.ending = e.terminate(ReasonFatal, res.FailureMessage)
+		e.ending = e.terminate(runfiles.ReasonFatal, res.FailureMessage)
 		e.fatal = &AgentAuthError{Backend: info.Backend, Message: res.FailureMessage}
 	case err == nil:
 	case ctx.Err() != nil:
 		it.interrupted = true
-		e.ending = e.terminateBy(ReasonInterrupted, CauseSignal, "interrupted by a signal while hat "+info.Hat.ID+" was running")
+		e.ending = e.terminateBy(runfiles.ReasonInterrupted, runfiles.CauseSignal, "interrupted by a signal while hat "+info.Hat.ID+" was running")
 	case iterCtx.Err() != nil:
 		it.interrupted = true
-		e.ending = e.terminateBy(ReasonStopped, CauseStopNow, "a stop --now request interrupted the running iteration")
+		e.ending = e.terminateBy(runfiles.ReasonStopped, runfiles.CauseStopNow, "a stop --now request interrupted the running iteration")
 	default:
 		it.interrupted = true
-		e.ending = e.terminate(ReasonFatal, err.Error())
+		e.ending = e.terminate(runfiles.ReasonFatal, err.Error())
 		e.fatal = err
 	}
-	return PhaseCollecting, nil
+	return runfiles.PhaseCollecting, nil
 }
 
 func (e *Engine) agentEnv() []string {
@@ -88,17 +88,12 @@ func (e *Engine) agentEnv() []string {
 // output. A repeated iteration (after an interruption or a rate limit) gets
 // its own file, so no attempt's output is lost. stop stops the agent.
 func (e *Engine) openRawOutput(stop func()) (*rawOutput, error) {
-	dir := filepath.Join(e.dir, RunsDir, e.st.RunID)
+	dir := e.files().Run(e.st.RunID)
 	if err := ralphdir.MkdirAll(e.dir, dir); err != nil {
 		return nil, storageError(OpRawOutput, dir, err)
 	}
-	base := fmt.Sprintf("iter-%04d", e.iter.info.N)
 	for attempt := 1; ; attempt++ {
-		name := base + ".jsonl"
-		if attempt > 1 {
-			name = fmt.Sprintf("%s.attempt%d.jsonl", base, attempt)
-		}
-		path := filepath.Join(dir, name)
+		path := filepath.Join(dir, runfiles.RawOutput(e.iter.info.N, attempt))
 		f, err := ralphdir.OpenFile(e.dir, path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, ralphdir.FileMode)
 		if errors.Is(err, os.ErrExist) {
 			continue

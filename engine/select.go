@@ -3,7 +3,6 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -12,11 +11,12 @@ import (
 	"github.com/ralph-loop/ralph/hats"
 	"github.com/ralph-loop/ralph/internal/plural"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // selecting chooses the hat, builds its prompt and records the start of the
 // iteration.
-func (e *Engine) selecting() (Phase, error) {
+func (e *Engine) selecting() (runfiles.Phase, error) {
 	hat, offsets, evs := e.choose()
 	confirming := e.st.Confirming != nil
 	if !confirming && e.exhausted(hat) {
@@ -25,7 +25,7 @@ func (e *Engine) selecting() (Phase, error) {
 	n := e.st.Iteration + 1
 	backend := e.backendFor(hat.ID)
 	prompt := hats.BuildPrompt(e.promptInput(hat, evs, offsets, n))
-	if err := e.append(ralphEvent(TopicIterationStarted, iterationStartedRecord{
+	if err := e.append(runfiles.RalphEvent(runfiles.TopicIterationStarted, runfiles.IterationStartedRecord{
 		Iteration: n, Hat: hat.ID, Events: offsets, Confirming: confirming, Backend: backend.Name()})); err != nil {
 		return "", err
 	}
@@ -34,11 +34,11 @@ func (e *Engine) selecting() (Phase, error) {
 			Confirming: confirming, Prompt: prompt, Started: e.now()},
 		events: offsets,
 	}
-	if err := e.saveAs(PhaseRunning); err != nil {
+	if err := e.saveAs(runfiles.PhaseRunning); err != nil {
 		return "", err
 	}
 	e.opts.Reporter.IterationStarted(e.iter.info)
-	return PhaseRunning, nil
+	return runfiles.PhaseRunning, nil
 }
 
 // choose picks the hat for the pending events and takes the ones it owns
@@ -70,10 +70,10 @@ func (e *Engine) exhausted(h hats.Hat) bool {
 
 // dropExhausted drops the events of a hat that has used up its activations
 // and publishes <hat>.exhausted the first time.
-func (e *Engine) dropExhausted(h hats.Hat, offsets []int64) (Phase, error) {
-	lines := []events.Event{ralphEvent(TopicEventDropped, droppedRecord{Offsets: offsets, Hat: h.ID, Reason: "exhausted"})}
+func (e *Engine) dropExhausted(h hats.Hat, offsets []int64) (runfiles.Phase, error) {
+	lines := []events.Event{runfiles.RalphEvent(runfiles.TopicEventDropped, runfiles.DroppedRecord{Offsets: offsets, Hat: h.ID, Reason: "exhausted"})}
 	if !slices.Contains(e.st.Exhausted, h.ID) {
-		lines = append(lines, ralphEvent(h.ID+suffixExhausted, fmt.Sprintf(
+		lines = append(lines, runfiles.RalphEvent(h.ID+runfiles.SuffixExhausted, fmt.Sprintf(
 			"Hat %s reached max_activations (%d); its pending events were dropped.", h.ID, h.MaxActivations)))
 	}
 	e.opts.Reporter.Warn(fmt.Sprintf("hat %s reached max_activations (%d); dropped %s", h.ID, h.MaxActivations,
@@ -81,7 +81,7 @@ func (e *Engine) dropExhausted(h hats.Hat, offsets []int64) (Phase, error) {
 	if err := e.append(lines...); err != nil {
 		return "", err
 	}
-	return PhaseSettling, e.saveAs(PhaseSettling)
+	return runfiles.PhaseSettling, e.saveAs(runfiles.PhaseSettling)
 }
 
 func (e *Engine) promptInput(h hats.Hat, evs []events.Event, offsets []int64, n int) hats.PromptInput {
@@ -97,6 +97,7 @@ func (e *Engine) promptInput(h hats.Hat, evs []events.Event, offsets []int64, n 
 		LastIteration:   e.st.LastNote,
 		Scratchpad:      e.scratchpad(),
 		Memories:        e.memories(h, evs),
+		ScratchpadPath:  runfiles.ScratchpadRel,
 	}
 	if e.st.Confirming != nil {
 		in.Confirming, in.Claim = true, *e.st.Confirming
@@ -127,7 +128,7 @@ func (e *Engine) memories(h hats.Hat, evs []events.Event) string {
 	if budget <= 0 {
 		return ""
 	}
-	ms, err := memory.Store{Path: filepath.Join(e.dir, "agent", "memories.md"), Root: e.dir}.List()
+	ms, err := memory.Store{Path: e.files().Memories(), Root: e.dir}.List()
 	if err != nil {
 		e.opts.Reporter.Warn("cannot read memories: " + err.Error())
 		return ""
@@ -143,11 +144,9 @@ func (e *Engine) memories(h hats.Hat, evs []events.Event) string {
 // part is kept because that is what the agent wrote last.
 const scratchpadLimit = 16 * 1024
 
-// ScratchpadFile is the name of the agent's working notes, under .ralph/agent/
-// during a run and under .ralph/runs/<id>/ once the next run started.
-const ScratchpadFile = "scratchpad.md"
-
-func (e *Engine) scratchpadPath() string { return filepath.Join(e.dir, "agent", ScratchpadFile) }
+func (e *Engine) scratchpadPath() string {
+	return e.files().Scratchpad()
+}
 
 // scratchpad is the agent's notes for the prompt. A link in the
 // scratchpad's place is not read: a repository that brings one would have
@@ -164,5 +163,5 @@ func (e *Engine) scratchpad() string {
 		return string(data)
 	}
 	cut := len(data) - scratchpadLimit
-	return fmt.Sprintf("[the first %d bytes are cut; the whole file is .ralph/agent/scratchpad.md]\n%s", cut, data[cut:])
+	return fmt.Sprintf("[the first %d bytes are cut; the whole file is %s]\n%s", cut, runfiles.ScratchpadRel, data[cut:])
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
 	"github.com/ralph-loop/ralph/internal/plural"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // batch collects the lines one settle step appends in a single write.
@@ -37,14 +38,14 @@ func (b *batch) note(format string, args ...any) {
 
 // settling decides every undecided agent event and publishes the
 // consequences of the last finished iteration, in one write.
-func (e *Engine) settling(ctx context.Context) (Phase, error) {
+func (e *Engine) settling(ctx context.Context) (runfiles.Phase, error) {
 	if err := e.fold(); err != nil {
 		return "", err
 	}
 	var b batch
-	var asked []UndecidedEvent
+	var asked []runfiles.UndecidedEvent
 	for _, u := range slices.Clone(e.st.Undecided) {
-		if isQuestion(u.Event) {
+		if runfiles.IsQuestion(u.Event) {
 			// No publishes list or gate applies to a question.
 			asked = append(asked, u)
 			continue
@@ -56,7 +57,7 @@ func (e *Engine) settling(ctx context.Context) (Phase, error) {
 	if ctx.Err() != nil {
 		// Criteria cut short by an interrupt prove nothing: write no
 		// decision, so the events are decided on resume.
-		return PhaseChecking, nil
+		return runfiles.PhaseChecking, nil
 	}
 	if err := e.append(b.lines...); err != nil {
 		return "", err
@@ -64,29 +65,29 @@ func (e *Engine) settling(ctx context.Context) (Phase, error) {
 	for _, report := range b.reports {
 		report()
 	}
-	return PhaseChecking, nil
+	return runfiles.PhaseChecking, nil
 }
 
 // decide accepts or rejects one agent event.
-func (e *Engine) decide(ctx context.Context, b *batch, u UndecidedEvent) {
+func (e *Engine) decide(ctx context.Context, b *batch, u runfiles.UndecidedEvent) {
 	ev := u.Event
 	s := e.opts.Settings
 	if err := events.ValidateTopic(ev.Topic); err != nil {
-		e.reject(b, u, rejectInvalidTopic, err.Error())
+		e.reject(b, u, runfiles.RejectInvalidTopic, err.Error())
 		return
 	}
-	if isReservedForRalph(ev.Topic) {
-		e.reject(b, u, rejectReserved, "topics under loop., iteration. and event., task.resume, human.answered and human.timed_out are ralph's own")
+	if runfiles.ReservedForRalph(ev.Topic) {
+		e.reject(b, u, runfiles.RejectReserved, "topics under loop., iteration. and event., task.resume, human.answered and human.timed_out are ralph's own")
 		return
 	}
 	if problem := e.unknownTarget(ev); problem != "" {
-		e.reject(b, u, rejectUnknownTarget, problem)
+		e.reject(b, u, runfiles.RejectUnknownTarget, problem)
 		return
 	}
 	if e.outOfScope(ev) {
 		h := e.hat(ev.Hat)
-		e.reject(b, u, rejectScope, fmt.Sprintf("%s may publish only %s", h.ID, strings.Join(h.Publishes, ", ")))
-		b.add(ralphEvent(ev.Hat+suffixScopeViolation, fmt.Sprintf(
+		e.reject(b, u, runfiles.RejectScope, fmt.Sprintf("%s may publish only %s", h.ID, strings.Join(h.Publishes, ", ")))
+		b.add(runfiles.RalphEvent(ev.Hat+runfiles.SuffixScopeViolation, fmt.Sprintf(
 			"Hat %s published %q, which is outside its publishes list (%s). The event was dropped.",
 			ev.Hat, ev.Topic, strings.Join(h.Publishes, ", "))))
 		return
@@ -97,11 +98,11 @@ func (e *Engine) decide(ctx context.Context, b *batch, u UndecidedEvent) {
 	}
 	switch ev.Topic {
 	case s.CancellationTopic:
-		e.accept(b, u, nil, AsCancellation)
+		e.accept(b, u, nil, runfiles.AsCancellation)
 	case s.CompletionTopic:
 		e.decideCompletion(ctx, b, u)
 	default:
-		e.accept(b, u, e.opts.Hats.Route(ev), AsRoute)
+		e.accept(b, u, e.opts.Hats.Route(ev), runfiles.AsRoute)
 	}
 }
 
@@ -122,10 +123,10 @@ func (e *Engine) unknownTarget(ev events.Event) string {
 
 // block rejects an event that failed its gate and sends <topic>.blocked,
 // with the evidence, back to the hat that published it.
-func (e *Engine) block(b *batch, u UndecidedEvent, report string) {
+func (e *Engine) block(b *batch, u runfiles.UndecidedEvent, report string) {
 	first, _, _ := strings.Cut(report, "\n")
-	e.reject(b, u, rejectGateFailed, first)
-	blocked := ralphEvent(u.Event.Topic+suffixBlocked, report)
+	e.reject(b, u, runfiles.RejectGateFailed, first)
+	blocked := runfiles.RalphEvent(u.Event.Topic+runfiles.SuffixBlocked, report)
 	if _, ok := e.opts.Hats.Get(u.Event.Hat); ok && u.Event.Hat != "" {
 		blocked.Target = u.Event.Hat
 	}
@@ -154,10 +155,10 @@ func (e *Engine) outOfScope(ev events.Event) bool {
 
 // decideCompletion judges a completion claim: required events first, then
 // the confirmation rule.
-func (e *Engine) decideCompletion(ctx context.Context, b *batch, u UndecidedEvent) {
+func (e *Engine) decideCompletion(ctx context.Context, b *batch, u runfiles.UndecidedEvent) {
 	if missing := e.missingRequired(b); len(missing) > 0 {
-		e.reject(b, u, rejectRequiredEventsMiss, strings.Join(missing, ", "))
-		b.add(ralphEvent(TopicTaskResume, fmt.Sprintf(
+		e.reject(b, u, runfiles.RejectRequiredEventsMiss, strings.Join(missing, ", "))
+		b.add(runfiles.RalphEvent(runfiles.TopicTaskResume, fmt.Sprintf(
 			"Completion was claimed, but these required events have not been published yet: %s. "+
 				"Do the work that produces them before claiming completion again.", strings.Join(missing, ", "))))
 		return
@@ -166,8 +167,8 @@ func (e *Engine) decideCompletion(ctx context.Context, b *batch, u UndecidedEven
 		done, total := checklist.Counts(e.specItems())
 		open := fmt.Sprintf("%d of %s", total-done, plural.Count(total, "box", "boxes"))
 		isAre := plural.Word(total-done, "is", "are")
-		e.reject(b, u, rejectCriteriaFailed, fmt.Sprintf("%s of the spec %s still open", open, isAre))
-		b.add(ralphEvent(TopicTaskResume, fmt.Sprintf("Completion was claimed, but %s of %s %s still open. "+
+		e.reject(b, u, runfiles.RejectCriteriaFailed, fmt.Sprintf("%s of the spec %s still open", open, isAre))
+		b.add(runfiles.RalphEvent(runfiles.TopicTaskResume, fmt.Sprintf("Completion was claimed, but %s of %s %s still open. "+
 			"The run ends when every box is checked.", open, e.opts.Settings.SpecFile, isAre)))
 		return
 	}
@@ -177,21 +178,21 @@ func (e *Engine) decideCompletion(ctx context.Context, b *batch, u UndecidedEven
 		if !v.passed() {
 			report := v.report("completion rejected")
 			first, _, _ := strings.Cut(report, "\n")
-			e.reject(b, u, rejectCriteriaFailed, first)
-			b.add(ralphEvent(TopicCompletionRejected, report))
+			e.reject(b, u, runfiles.RejectCriteriaFailed, first)
+			b.add(runfiles.RalphEvent(runfiles.TopicCompletionRejected, report))
 			b.note("%s", report)
 			return
 		}
 		v.ignored(b)
-		e.accept(b, u, nil, AsCompletion)
+		e.accept(b, u, nil, runfiles.AsCompletion)
 		return
 	}
 	if e.opts.Settings.Confirmations <= 1 || e.isConfirmation(u.Event) {
-		e.accept(b, u, nil, AsCompletion)
+		e.accept(b, u, nil, runfiles.AsCompletion)
 		return
 	}
-	e.accept(b, u, nil, AsClaim)
-	b.add(ralphEvent(TopicCompletionConfirm, confirmingRecord{Claim: u.Event.PayloadText()}))
+	e.accept(b, u, nil, runfiles.AsClaim)
+	b.add(runfiles.RalphEvent(runfiles.TopicCompletionConfirm, runfiles.ConfirmingRecord{Claim: u.Event.PayloadText()}))
 }
 
 // isConfirmation reports whether ev was published by the confirmation
@@ -212,21 +213,21 @@ func (e *Engine) missingRequired(b *batch) []string {
 	return missing
 }
 
-func (e *Engine) accept(b *batch, u UndecidedEvent, to []string, as Disposition) {
+func (e *Engine) accept(b *batch, u runfiles.UndecidedEvent, to []string, as runfiles.Disposition) {
 	if to == nil {
 		to = []string{}
 	}
-	b.add(ralphEvent(TopicEventRouted, routedRecord{Offset: u.Offset, Topic: u.Event.Topic, To: to, As: as}))
+	b.add(runfiles.RalphEvent(runfiles.TopicEventRouted, runfiles.RoutedRecord{Offset: u.Offset, Topic: u.Event.Topic, To: to, As: as}))
 	b.accepted = append(b.accepted, u.Event)
 	b.decided = append(b.decided, u.Event)
-	if as == AsCompletion || as == AsCancellation {
+	if as == runfiles.AsCompletion || as == runfiles.AsCancellation {
 		b.completed = true
 	}
 	b.reports = append(b.reports, func() { e.opts.Reporter.EventAccepted(u.Event, to, as) })
 }
 
-func (e *Engine) reject(b *batch, u UndecidedEvent, reason RejectReason, detail string) {
-	b.add(ralphEvent(TopicEventRejected, rejectedRecord{Offset: u.Offset, Topic: u.Event.Topic, Reason: reason, Detail: detail}))
+func (e *Engine) reject(b *batch, u runfiles.UndecidedEvent, reason runfiles.RejectReason, detail string) {
+	b.add(runfiles.RalphEvent(runfiles.TopicEventRejected, runfiles.RejectedRecord{Offset: u.Offset, Topic: u.Event.Topic, Reason: reason, Detail: detail}))
 	b.decided = append(b.decided, u.Event)
 	b.note("Your event %q was rejected (%s): %s", u.Event.Topic, reason, detail)
 	b.reports = append(b.reports, func() { e.opts.Reporter.EventRejected(u.Event, string(reason)+": "+detail) })
@@ -238,15 +239,15 @@ func (e *Engine) consequences(ctx context.Context, b *batch) {
 	if last == nil || last.Iteration <= e.st.Settled {
 		return
 	}
-	if e.opts.Settings.VerifyEveryIteration && last.Outcome == OutcomeSuccess && !b.completed {
+	if e.opts.Settings.VerifyEveryIteration && last.Outcome == runfiles.OutcomeSuccess && !b.completed {
 		e.verifyIteration(ctx, b, last)
 	}
 	if e.specPath() != "" && !b.completed && e.specDone() {
-		b.add(ralphEvent(TopicCompletionVerified, verifiedRecord{Iteration: last.Iteration, By: VerifiedBySpec}))
+		b.add(runfiles.RalphEvent(runfiles.TopicCompletionVerified, runfiles.VerifiedRecord{Iteration: last.Iteration, By: runfiles.VerifiedBySpec}))
 		b.completed = true
 	}
 	switch {
-	case last.Outcome != OutcomeSuccess:
+	case last.Outcome != runfiles.OutcomeSuccess:
 		b.note("The previous attempt (iteration %d, hat %s) failed: %s. Its events are still pending; try again, differently if the cause is in your approach.",
 			last.Iteration, last.Hat, last.Message)
 	case last.Confirming && !b.completed:
@@ -254,7 +255,7 @@ func (e *Engine) consequences(ctx context.Context, b *batch) {
 		if last.Said != "" {
 			verdict += " It said:\n\n" + last.Said + "\n\n"
 		}
-		b.add(ralphEvent(TopicTaskResume, verdict+"Find what is still missing, finish it, and claim completion again only when all of it is done."))
+		b.add(runfiles.RalphEvent(runfiles.TopicTaskResume, verdict+"Find what is still missing, finish it, and claim completion again only when all of it is done."))
 		b.note("The completion claim was not confirmed by the confirmation iteration.")
 	case !last.Confirming && !e.wroteIn(b, last.Iteration):
 		e.defaultPublish(ctx, b, last)
@@ -263,13 +264,13 @@ func (e *Engine) consequences(ctx context.Context, b *batch) {
 	default:
 		b.note("Iteration %d (hat %s) published %s.", last.Iteration, last.Hat, e.publishedTopics(b, last.Iteration))
 	}
-	b.add(ralphEvent(TopicIterationSettled, iterationSettledRecord{Iteration: last.Iteration,
+	b.add(runfiles.RalphEvent(runfiles.TopicIterationSettled, runfiles.IterationSettledRecord{Iteration: last.Iteration,
 		Note: strings.Join(b.notes, "\n"), Progress: e.progressed(b, last)}))
 }
 
 // progressed reports whether an iteration moved the run forward: an event
 // of its was accepted, it changed a file, or it made a commit.
-func (e *Engine) progressed(b *batch, last *FinishedIteration) bool {
+func (e *Engine) progressed(b *batch, last *runfiles.FinishedIteration) bool {
 	if e.specPath() != "" {
 		// In SPEC mode only a newly checked box is progress.
 		return last.TasksDone > 0 || b.completed
@@ -280,11 +281,11 @@ func (e *Engine) progressed(b *batch, last *FinishedIteration) bool {
 // verifyIteration checks the acceptance criteria after an iteration when
 // they, not a claim, decide completion (a ralph.json task file; see
 // docs/architecture.md#ralphjson-task-files).
-func (e *Engine) verifyIteration(ctx context.Context, b *batch, last *FinishedIteration) {
+func (e *Engine) verifyIteration(ctx context.Context, b *batch, last *runfiles.FinishedIteration) {
 	v := e.judge(ctx, e.opts.Settings.AcceptanceCriteria)
 	if v.passed() {
 		v.ignored(b)
-		b.add(ralphEvent(TopicCompletionVerified, verifiedRecord{Iteration: last.Iteration, By: VerifiedByCriteria}))
+		b.add(runfiles.RalphEvent(runfiles.TopicCompletionVerified, runfiles.VerifiedRecord{Iteration: last.Iteration, By: runfiles.VerifiedByCriteria}))
 		b.completed = true
 		return
 	}
@@ -316,24 +317,24 @@ func (e *Engine) publishedIn(b *batch, n int) bool {
 // defaultPublish publishes a hat's default_publishes when its agent
 // published nothing. A default never completes a run: when the default is
 // the completion topic, control goes back to the coordinator instead.
-func (e *Engine) defaultPublish(ctx context.Context, b *batch, last *FinishedIteration) {
+func (e *Engine) defaultPublish(ctx context.Context, b *batch, last *runfiles.FinishedIteration) {
 	h := e.hat(last.Hat)
 	if h.DefaultPublishes == "" {
 		b.note("Iteration %d (hat %s) published no event.", last.Iteration, last.Hat)
 		return
 	}
 	if h.DefaultPublishes == e.opts.Settings.CompletionTopic {
-		b.add(ralphEvent(TopicTaskResume, fmt.Sprintf(
+		b.add(runfiles.RalphEvent(runfiles.TopicTaskResume, fmt.Sprintf(
 			"Hat %s published nothing; its default is the completion topic, which ralph never publishes on an agent's behalf. "+
 				"Check whether the objective is done and publish %s yourself if it is.", h.ID, e.opts.Settings.CompletionTopic)))
 		return
 	}
-	ev := ralphEvent(h.DefaultPublishes, fmt.Sprintf("Published by default for hat %s, whose agent published nothing.", h.ID))
+	ev := runfiles.RalphEvent(h.DefaultPublishes, fmt.Sprintf("Published by default for hat %s, whose agent published nothing.", h.ID))
 	ev.Hat = h.ID
 	ev.Iteration = last.Iteration
 	// A default passes the same gates as the event it stands for.
 	if failed := e.checkGates(ctx, ev); failed != "" {
-		blocked := ralphEvent(ev.Topic+suffixBlocked, failed)
+		blocked := runfiles.RalphEvent(ev.Topic+runfiles.SuffixBlocked, failed)
 		blocked.Target = h.ID
 		b.add(blocked)
 		return

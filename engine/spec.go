@@ -5,6 +5,7 @@ import (
 
 	"github.com/ralph-loop/ralph/engine/checklist"
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // TaskReporter is a Reporter that also wants to hear about SPEC boxes the
@@ -62,9 +63,21 @@ func (e *Engine) taskEvents() []events.Event {
 		if tr, ok := e.opts.Reporter.(TaskReporter); ok {
 			tr.TaskComplete(it.Index, it.Text)
 		}
-		out = append(out, ralphEvent(TopicTaskComplete, taskCompleteRecord{Iteration: e.iter.info.N, Index: it.Index, Text: it.Text}))
+		out = append(out, runfiles.RalphEvent(runfiles.TopicTaskComplete, taskCompleteRecord{Iteration: e.iter.info.N, Index: it.Index, Text: it.Text}))
 	}
 	return out
+}
+
+// taskCounts is how many of the run's tasks are done, of how many: the
+// SPEC's checked boxes, or its objective, done when the run completed.
+func (e *Engine) taskCounts(end runfiles.Reason) (done, total int) {
+	if e.specPath() != "" {
+		return checklist.Counts(e.specItems())
+	}
+	if end == runfiles.ReasonCompleted {
+		return 1, 1
+	}
+	return 0, 1
 }
 
 // specDone reports whether every box of the SPEC is checked.

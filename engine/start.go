@@ -2,7 +2,6 @@ package engine
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -12,17 +11,16 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/ralph-loop/ralph/engine/checklist"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/plural"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
-func (e *Engine) starting(ctx context.Context) (Phase, error) {
+func (e *Engine) starting(ctx context.Context) (runfiles.Phase, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
@@ -35,7 +33,7 @@ func (e *Engine) starting(ctx context.Context) (Phase, error) {
 		return "", err
 	}
 	e.clearStaleIndexLock(ctx)
-	if e.opts.Start == StartResume {
+	if e.opts.Start == runfiles.StartResume {
 		if e.endedAlready(ctx, prev) {
 			return e.reportEnded(prev)
 		}
@@ -51,18 +49,18 @@ func (e *Engine) starting(ctx context.Context) (Phase, error) {
 	for _, w := range e.costLimitWarnings() {
 		e.opts.Reporter.Warn(w)
 	}
-	return PhaseSettling, e.saveAs(PhaseSettling)
+	return runfiles.PhaseSettling, e.saveAs(runfiles.PhaseSettling)
 }
 
 // loadPrevious reads the checkpoint of the previous run, if any. A state
 // file that cannot be used is moved aside and the run rebuilt from its log.
-func (e *Engine) loadPrevious() (*RunState, error) {
+func (e *Engine) loadPrevious() (*runfiles.RunState, error) {
 	st, _, err := e.checkpoint.Load()
-	var corrupt *CorruptStateError
+	var corrupt *runfiles.CorruptStateError
 	switch {
 	case err == nil:
 		return e.newerRunThan(st)
-	case errors.Is(err, ErrNoState):
+	case errors.Is(err, runfiles.ErrNoState):
 		return e.rebuildFromLog()
 	case errors.As(err, &corrupt):
 		dest, mvErr := e.checkpoint.MoveAside(e.now())
@@ -80,8 +78,8 @@ func (e *Engine) loadPrevious() (*RunState, error) {
 // not the checkpoint's: a new run writes its log before its first
 // checkpoint, so a ralph killed in between leaves the previous run's
 // state.json beside the new run's log. The log is the source of truth.
-func (e *Engine) newerRunThan(st *RunState) (*RunState, error) {
-	rel, err := currentEventsFile(e.dir)
+func (e *Engine) newerRunThan(st *runfiles.RunState) (*runfiles.RunState, error) {
+	rel, err := runfiles.CurrentLogRel(e.dir)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +91,7 @@ func (e *Engine) newerRunThan(st *RunState) (*RunState, error) {
 		return st, err
 	}
 	e.opts.Reporter.Warn(fmt.Sprintf("%s is of run %s, but run %s in %s started after it; rebuilding run %s from its event log",
-		StateFile, st.RunID, rebuilt.RunID, rel, rebuilt.RunID))
+		runfiles.StateFile, st.RunID, rebuilt.RunID, rel, rebuilt.RunID))
 	return rebuilt, nil
 }
 
@@ -103,8 +101,8 @@ func (e *Engine) newerRunThan(st *RunState) (*RunState, error) {
 // offset the log does not reach, or reaches in the middle of a line, is of
 // a log that has since been truncated or replaced: it cannot be trusted, so
 // it is moved aside and the run rebuilt from the log as it is.
-func (e *Engine) catchUp(st *RunState) (*RunState, error) {
-	path, err := runLog(e.opts.Workspace, st.EventsFile)
+func (e *Engine) catchUp(st *runfiles.RunState) (*runfiles.RunState, error) {
+	path, err := runfiles.LogPath(e.opts.Workspace, st.EventsFile)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +120,7 @@ func (e *Engine) catchUp(st *RunState) (*RunState, error) {
 			why = "has no line starting there"
 		}
 		e.opts.Reporter.Warn(fmt.Sprintf("%s has folded %s up to byte %d, but the log is %d bytes and %s (truncated or replaced since); moved %s to %s and rebuilding the run from its event log",
-			StateFile, st.EventsFile, st.Offset, size, why, StateFile, dest))
+			runfiles.StateFile, st.EventsFile, st.Offset, size, why, runfiles.StateFile, dest))
 		return e.rebuildFromLog()
 	}
 	r := events.NewReader(path, st.Offset)
@@ -167,14 +165,14 @@ func offsetInLog(path string, offset int64) (size int64, atLine bool, err error)
 
 // rebuildFromLog folds the current run's log from its first line. It
 // returns nil when there is no log to rebuild from.
-func (e *Engine) rebuildFromLog() (*RunState, error) {
-	rel, err := currentEventsFile(e.dir)
+func (e *Engine) rebuildFromLog() (*runfiles.RunState, error) {
+	rel, err := runfiles.CurrentLogRel(e.dir)
 	if err != nil || rel == "" {
 		return nil, err
 	}
-	st := NewRunState()
+	st := runfiles.NewRunState()
 	st.EventsFile = rel
-	path, err := runLog(e.opts.Workspace, rel)
+	path, err := runfiles.LogPath(e.opts.Workspace, rel)
 	if err != nil {
 		return nil, err
 	}
@@ -195,108 +193,6 @@ func (e *Engine) rebuildFromLog() (*RunState, error) {
 	return st, nil
 }
 
-// CurrentLog is the absolute path of the current run's event log in
-// workspace: the one .ralph/current-events names, or else the newest
-// events-*.jsonl. It returns ErrNoLog when there is none. A .ralph/ that
-// is a link, or not the user's, is refused (internal/ralphdir): ralph
-// emit, ask and answer append to the log this names.
-func CurrentLog(workspace string) (string, error) {
-	dir := filepath.Join(workspace, DirName)
-	if err := ralphdir.Check(dir); err != nil {
-		return "", err
-	}
-	rel, err := currentEventsFile(dir)
-	switch {
-	case err != nil:
-		return "", err
-	case rel == "":
-		return "", ErrNoLog
-	}
-	return filepath.Join(workspace, rel), nil
-}
-
-// currentEventsFile is the log named by dir/current-events, or else the
-// newest events-*.jsonl, relative to the workspace; "" when there is none.
-func currentEventsFile(dir string) (string, error) {
-	path := filepath.Join(dir, CurrentEventsFile)
-	data, err := readNoFollow(path)
-	if err == nil && strings.TrimSpace(string(data)) != "" {
-		return namedLog(dir, strings.TrimSpace(string(data)))
-	}
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", ralphdir.Explain(path, fmt.Errorf("read %s: %w", CurrentEventsFile, err))
-	}
-	logs, err := EventLogs(dir)
-	if err != nil || len(logs) == 0 {
-		return "", err
-	}
-	return filepath.Join(DirName, filepath.Base(logs[len(logs)-1])), nil
-}
-
-// namedLog is the log that current-events in the .ralph directory dir
-// names, relative to the workspace. Another Ralph may have named it by its
-// absolute path. A log outside .ralph/ is refused: ralph appends to the
-// current log, and a name a repository brings must not make it append
-// anywhere else.
-func namedLog(dir, named string) (string, error) {
-	rel := named
-	if filepath.IsAbs(rel) {
-		if r, err := filepath.Rel(filepath.Dir(dir), rel); err == nil {
-			rel = r
-		}
-	}
-	if !inRalphDir(rel) {
-		return "", &LogPathError{File: filepath.Join(dir, CurrentEventsFile), Log: named}
-	}
-	return filepath.Clean(rel), nil
-}
-
-// runLog is the path of the run's log rel in workspace, to read: not one
-// that is a link, which would have ralph take another file for its log.
-func runLog(workspace, rel string) (string, error) {
-	path := filepath.Join(workspace, rel)
-	return path, ralphdir.NotLink(path)
-}
-
-// inRalphDir reports whether rel, a path relative to the workspace, names
-// a file directly in .ralph/, as every event log ralph writes is.
-func inRalphDir(rel string) bool {
-	rel = filepath.Clean(rel)
-	return !filepath.IsAbs(rel) && filepath.Dir(rel) == DirName
-}
-
-// EventLogs lists the event logs in the .ralph directory dir, oldest run
-// first. Their names carry their start time to the second, and a run that
-// started in the same second as another gets a suffix (-1, -2, …), which
-// plain string order would put before the unsuffixed one.
-func EventLogs(dir string) ([]string, error) {
-	logs, err := filepath.Glob(filepath.Join(dir, "events-*.jsonl"))
-	if err != nil {
-		return nil, fmt.Errorf("list event logs in %s: %w", dir, err)
-	}
-	slices.SortFunc(logs, func(a, b string) int {
-		aStart, aSeq := logNameOrder(a)
-		bStart, bSeq := logNameOrder(b)
-		return cmp.Or(strings.Compare(aStart, bStart), cmp.Compare(aSeq, bSeq), strings.Compare(a, b))
-	})
-	return logs, nil
-}
-
-// logNameOrder splits events-YYYYMMDD-HHMMSS[-N].jsonl into its start time
-// and N (0 when there is none).
-func logNameOrder(path string) (start string, seq int) {
-	name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(path), "events-"), ".jsonl")
-	const stamp = len("20060102-150405")
-	if len(name) <= stamp || name[stamp] != '-' {
-		return name, 0
-	}
-	n, err := strconv.Atoi(name[stamp+1:])
-	if err != nil {
-		return name, 0
-	}
-	return name[:stamp], n
-}
-
 // endedAlready reports whether a resume finds the run ended, and with
 // nothing to go on with: it completed or was cancelled, or it ended on a
 // limit (or stuck) that the resume's settings still set, so that going on
@@ -305,7 +201,7 @@ func logNameOrder(path string) (start string, seq int) {
 // resume says how the run ended and writes nothing, so the run's end is
 // recorded, and its hooks fire, once. A run that failed goes on: its
 // failure counts are forgiven on resume (RunState.forgiveFailures).
-func (e *Engine) endedAlready(ctx context.Context, prev *RunState) bool {
+func (e *Engine) endedAlready(ctx context.Context, prev *runfiles.RunState) bool {
 	if prev == nil || prev.Terminated == nil {
 		return false
 	}
@@ -325,7 +221,7 @@ func (e *Engine) endedAlready(ctx context.Context, prev *RunState) bool {
 // reportEnded tells the reporter how the run that a resume found ended,
 // and ends this process's part with nothing written but what hooks a
 // killed ralph left due on the run's last lines (its end among them).
-func (e *Engine) reportEnded(prev *RunState) (Phase, error) {
+func (e *Engine) reportEnded(prev *runfiles.RunState) (runfiles.Phase, error) {
 	e.st, e.endedBefore = prev, true
 	if caughtUp := e.caughtUp; len(caughtUp) > 0 && e.opts.Hooks != nil {
 		e.caughtUp = nil
@@ -335,15 +231,15 @@ func (e *Engine) reportEnded(prev *RunState) (Phase, error) {
 		if err := e.fireHooks(caughtUp); err != nil {
 			return "", err
 		}
-		if err := e.saveAs(PhaseDone); err != nil {
+		if err := e.saveAs(runfiles.PhaseDone); err != nil {
 			return "", err
 		}
 	}
 	e.opts.Reporter.LoopFinished(e.summary())
-	return PhaseDone, nil
+	return runfiles.PhaseDone, nil
 }
 
-func (e *Engine) resume(prev *RunState) error {
+func (e *Engine) resume(prev *runfiles.RunState) error {
 	if prev == nil {
 		return &NoRunError{Why: "no state or event log in " + e.dir}
 	}
@@ -365,11 +261,11 @@ func (e *Engine) resume(prev *RunState) error {
 	if err := e.fold(); err != nil {
 		return err
 	}
-	lines := []events.Event{ralphEvent(TopicLoopResumed, loopResumedRecord{Iteration: e.st.Iteration,
+	lines := []events.Event{runfiles.RalphEvent(runfiles.TopicLoopResumed, runfiles.LoopResumedRecord{Iteration: e.st.Iteration,
 		MaxIter: e.opts.Settings.MaxIterations, Hats: e.hatIDs(), Launch: e.opts.Launch})}
 	if r := e.st.Running; r != nil {
-		lines = append(lines, ralphEvent(TopicIterationFinished, iterationFinishedRecord{
-			Iteration: r.Iteration, Hat: r.Hat, Outcome: OutcomeInterrupted,
+		lines = append(lines, runfiles.RalphEvent(runfiles.TopicIterationFinished, runfiles.IterationFinishedRecord{
+			Iteration: r.Iteration, Hat: r.Hat, Outcome: runfiles.OutcomeInterrupted,
 			Message: "ralph stopped while the agent was running", Confirming: r.Confirming}))
 	}
 	if err := e.append(lines...); err != nil {
@@ -379,8 +275,8 @@ func (e *Engine) resume(prev *RunState) error {
 	return nil
 }
 
-func (e *Engine) begin(ctx context.Context, prev *RunState) error {
-	if prev != nil && (prev.Terminated == nil || prev.Terminated.Reason.Unfinished()) && e.opts.Start != StartFresh {
+func (e *Engine) begin(ctx context.Context, prev *runfiles.RunState) error {
+	if prev != nil && (prev.Terminated == nil || prev.Terminated.Reason.Unfinished()) && e.opts.Start != runfiles.StartFresh {
 		why := "it was still running"
 		if prev.Terminated != nil {
 			why = string(prev.Terminated.Reason)
@@ -397,13 +293,13 @@ func (e *Engine) begin(ctx context.Context, prev *RunState) error {
 	if err != nil {
 		return err
 	}
-	e.st = NewRunState()
+	e.st = runfiles.NewRunState()
 	e.st.EventsFile = rel
 	if err := e.openLog(rel, 0); err != nil {
 		return err
 	}
-	if err := ralphdir.WriteFileAtomic(e.dir, filepath.Join(e.dir, CurrentEventsFile), []byte(rel+"\n")); err != nil {
-		return fmt.Errorf("write %s: %w", CurrentEventsFile, err)
+	if err := ralphdir.WriteFileAtomic(e.dir, e.files().CurrentEvents(), []byte(rel+"\n")); err != nil {
+		return fmt.Errorf("write %s: %w", runfiles.CurrentEventsFile, err)
 	}
 	// The baseline is taken before the first line is written, so the run
 	// either starts with it or has not started at all.
@@ -412,9 +308,9 @@ func (e *Engine) begin(ctx context.Context, prev *RunState) error {
 	e.lastSnapshot = &look
 	started := e.loopStartedRecord(runID)
 	started.Head = head
-	lines := []events.Event{ralphEvent(TopicLoopStarted, started)}
+	lines := []events.Event{runfiles.RalphEvent(runfiles.TopicLoopStarted, started)}
 	if len(e.opts.Settings.AcceptanceCriteria) > 0 {
-		e.opts.Reporter.Warn(fmt.Sprintf("checking the %s once before the first iteration (the baseline)",
+		e.notice(fmt.Sprintf("checking the %s once before the first iteration (the baseline)",
 			plural.Count(len(e.opts.Settings.AcceptanceCriteria), "acceptance criterion", "acceptance criteria")))
 	}
 	if base, ok := e.baseline(ctx, head); ok {
@@ -423,7 +319,7 @@ func (e *Engine) begin(ctx context.Context, prev *RunState) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	lines = append(lines, ralphEvent(e.opts.Settings.StartingEvent, defaultStartPayload))
+	lines = append(lines, runfiles.RalphEvent(e.opts.Settings.StartingEvent, defaultStartPayload))
 	if err := e.append(lines...); err != nil {
 		return err
 	}
@@ -431,8 +327,8 @@ func (e *Engine) begin(ctx context.Context, prev *RunState) error {
 	return nil
 }
 
-func (e *Engine) loopStartedRecord(runID string) loopStartedRecord {
-	return loopStartedRecord{RunID: runID, Objective: e.opts.Objective, Source: e.opts.Source,
+func (e *Engine) loopStartedRecord(runID string) runfiles.LoopStartedRecord {
+	return runfiles.LoopStartedRecord{RunID: runID, Objective: e.opts.Objective, Source: e.opts.Source,
 		Config: e.opts.Config, Hats: e.hatIDs(), Completion: e.opts.Settings.CompletionTopic,
 		MaxIter: e.opts.Settings.MaxIterations, Launch: e.opts.Launch}
 }
@@ -450,17 +346,17 @@ func (e *Engine) hatIDs() []string {
 // archive keeps the previous run's checkpoint and scratchpad under
 // runs/<id>/ before a new run replaces them. Its event log stays where it
 // is.
-func (e *Engine) archive(prev *RunState) error {
-	dir := filepath.Join(e.dir, RunsDir, prev.RunID)
+func (e *Engine) archive(prev *runfiles.RunState) error {
+	dir := e.files().Run(prev.RunID)
 	if err := ralphdir.MkdirAll(e.dir, dir); err != nil {
 		return fmt.Errorf("archive run %s: %w", prev.RunID, err)
 	}
 	// The scratchpad is a run's working notes: the next run's agent would
 	// take the old run's "next: step 3" for its own.
-	if err := os.Rename(e.scratchpadPath(), filepath.Join(dir, ScratchpadFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := os.Rename(e.scratchpadPath(), filepath.Join(dir, runfiles.ScratchpadFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("archive run %s: %w", prev.RunID, err)
 	}
-	data, err := readNoFollow(e.checkpoint.Path)
+	data, err := runfiles.ReadNoFollow(e.checkpoint.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -472,7 +368,7 @@ func (e *Engine) archive(prev *RunState) error {
 		// first checkpoint; the file is an older run's, archived already.
 		return nil
 	}
-	if err := ralphdir.WriteFileAtomic(e.dir, filepath.Join(dir, StateFile), data); err != nil {
+	if err := ralphdir.WriteFileAtomic(e.dir, filepath.Join(dir, runfiles.StateFile), data); err != nil {
 		return fmt.Errorf("archive run %s: %w", prev.RunID, err)
 	}
 	if prev.Terminated == nil || prev.Terminated.Reason.Unfinished() {
@@ -496,14 +392,11 @@ func (e *Engine) newEventsFile() (string, error) {
 	if err := ralphdir.MkdirAll(e.dir, e.dir); err != nil {
 		return "", err
 	}
-	base := "events-" + e.now().UTC().Format("20060102-150405")
+	stamp := e.now().UTC().Format("20060102-150405")
 	for i := 0; ; i++ {
-		name := base + ".jsonl"
-		if i > 0 {
-			name = fmt.Sprintf("%s-%d.jsonl", base, i)
-		}
+		name := runfiles.EventLogName(stamp, i)
 		if _, err := os.Lstat(filepath.Join(e.dir, name)); errors.Is(err, fs.ErrNotExist) {
-			return filepath.Join(DirName, name), nil
+			return filepath.Join(runfiles.DirName, name), nil
 		}
 	}
 }
@@ -530,7 +423,7 @@ func (e *Engine) repairTornTail() error {
 	if err != nil || start < 0 {
 		return err
 	}
-	rec := ralphEvent(TopicLoopRepaired, repairedRecord{Offset: start, Bytes: size - start})
+	rec := runfiles.RalphEvent(runfiles.TopicLoopRepaired, runfiles.RepairedRecord{Offset: start, Bytes: size - start})
 	rec.TS = e.now().UTC()
 	line, err := events.EncodeLine(rec)
 	if err != nil {
@@ -573,9 +466,15 @@ func tornTail(path string) (start, size int64, err error) {
 }
 
 func (e *Engine) runInfo(resumed bool) RunInfo {
-	return RunInfo{RunID: e.st.RunID, Resumed: resumed, Objective: e.objective(), Source: e.source(),
+	info := RunInfo{RunID: e.st.RunID, Resumed: resumed, Objective: e.objective(), Source: e.source(),
 		Config: e.opts.Config, Hats: e.hatIDs(), EventsFile: e.st.EventsFile, MaxIter: e.opts.Settings.MaxIterations,
-		Iterations: e.st.Iteration, Cost: e.st.Cost(), Usage: e.st.Usage, Commits: e.st.Commits}
+		Iterations: e.st.Iteration, Cost: e.st.Cost(), Usage: e.st.Usage, Commits: e.st.Commits,
+		Spec: e.source(), Tasks: 1}
+	if e.specPath() != "" {
+		info.Spec = e.specName()
+		_, info.Tasks = checklist.Counts(e.specItems())
+	}
+	return info
 }
 
 func newRunID(now time.Time) string {
@@ -583,3 +482,6 @@ func newRunID(now time.Time) string {
 	_, _ = rand.Read(b)
 	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b)
 }
+
+// defaultStartPayload is the starting event's payload when the config gives none.
+const defaultStartPayload = "Begin work on the objective."

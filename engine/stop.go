@@ -11,56 +11,9 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/internal/filewatch"
-	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
+	"github.com/ralph-loop/ralph/runfiles"
 )
-
-// StopMode is how a stop request (`ralph stop`, written into .ralph/stop)
-// stops the loop.
-type StopMode string
-
-// Stop modes, as .ralph/stop holds them.
-const (
-	StopAtBoundary StopMode = "next" // stop before the next iteration
-	StopNow        StopMode = "now"  // interrupt the running iteration
-)
-
-// ParseStopMode reads a stop mode as .ralph/stop holds it.
-func ParseStopMode(s string) (StopMode, error) {
-	switch m := StopMode(strings.TrimSpace(s)); m {
-	case StopAtBoundary, StopNow:
-		return m, nil
-	}
-	return "", fmt.Errorf("stop mode %q: want %q (before the next iteration) or %q (at once)", s, StopAtBoundary, StopNow)
-}
-
-// RequestStop asks the loop running in workspace to stop.
-func RequestStop(workspace string, mode StopMode) error {
-	dir := filepath.Join(workspace, DirName)
-	// Written in place, not renamed, so the watcher sees one write event
-	// on the file it watches for.
-	return ralphdir.WriteFile(dir, filepath.Join(dir, StopFile), []byte(string(mode)+"\n"))
-}
-
-// NotRunningError says no process holds a workspace's lock, so there is
-// nothing a request could reach.
-type NotRunningError struct {
-	Dir  string
-	What string // "loop", "autopilot"
-}
-
-func (e *NotRunningError) Error() string   { return "no " + e.What + " is running in " + e.Dir }
-func (e *NotRunningError) Kind() hint.Kind { return hint.Conflict }
-
-// StopRunning asks the loop running in workspace to stop, and says which
-// run it asked; a *NotRunningError when none is running.
-func StopRunning(workspace string, mode StopMode) (LockInfo, error) {
-	held, info := LockHeld(filepath.Join(workspace, DirName, LockFile))
-	if !held {
-		return info, &NotRunningError{Dir: workspace, What: "loop"}
-	}
-	return info, RequestStop(workspace, mode)
-}
 
 // stopPoll is how often the stop file is read with no notification: a
 // request whose notification was lost (the kernel's queue overflowed, the
@@ -75,7 +28,7 @@ type stopWatcher struct {
 
 	mu        sync.Mutex
 	lastRead  string // the file's content at the last read
-	requested StopMode
+	requested runfiles.StopMode
 	onNow     func()
 	quit      chan struct{}
 	done      chan struct{}
@@ -117,7 +70,7 @@ func (s *stopWatcher) run() {
 }
 
 func (s *stopWatcher) read() {
-	data, err := readNoFollow(s.path)
+	data, err := runfiles.ReadNoFollow(s.path)
 	if err != nil {
 		return
 	}
@@ -133,14 +86,14 @@ func (s *stopWatcher) read() {
 	s.lastRead = mode
 	// A request in a form this ralph does not know (written by hand, or by
 	// another version) still asks the loop to stop: the gentler way.
-	requested, err := ParseStopMode(mode)
+	requested, err := runfiles.ParseStopMode(mode)
 	if err != nil {
-		requested = StopAtBoundary
+		requested = runfiles.StopAtBoundary
 	}
-	if s.requested != StopNow {
+	if s.requested != runfiles.StopNow {
 		s.requested = requested
 	}
-	if requested == StopNow && s.onNow != nil {
+	if requested == runfiles.StopNow && s.onNow != nil {
 		s.onNow()
 	}
 	select {
@@ -166,7 +119,7 @@ func (s *stopWatcher) OnNow(cancel func()) func() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.onNow = cancel
-	if s.requested == StopNow {
+	if s.requested == runfiles.StopNow {
 		cancel()
 	}
 	return func() {

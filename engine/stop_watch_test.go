@@ -7,8 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // A stop request whose notification never reaches the watcher (lost in an
@@ -16,7 +15,7 @@ import (
 // the file, which a watch of .ralph/ is not told of) still stops the loop.
 func TestStopRequestWithLostNotificationIsSeen(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, DirName, StopFile)
+	path := filepath.Join(dir, runfiles.DirName, runfiles.StopFile)
 	s, err := watchStop(path)
 	if err != nil {
 		t.Fatal(err)
@@ -28,14 +27,14 @@ func TestStopRequestWithLostNotificationIsSeen(t *testing.T) {
 	// The link's creation is the one notification the watch gets: once it
 	// has been read (a stop at the boundary), nothing more is queued.
 	elsewhere := filepath.Join(t.TempDir(), "stop")
-	if err := os.WriteFile(elsewhere, []byte(StopAtBoundary+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(elsewhere, []byte(string(runfiles.StopAtBoundary)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Link(elsewhere, path); err != nil {
 		t.Skipf("no hard links here: %v", err)
 	}
 	waitFor(t, s.Changed(), "the visible request")
-	if err := os.WriteFile(elsewhere, []byte(StopNow+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(elsewhere, []byte(string(runfiles.StopNow)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, now, "the request whose notification was lost")
@@ -47,18 +46,5 @@ func waitFor(t *testing.T, c <-chan struct{}, what string) {
 	case <-c:
 	case <-time.After(30 * time.Second):
 		t.Fatalf("%s was never seen", what)
-	}
-}
-
-func TestParseStopMode(t *testing.T) {
-	for in, want := range map[string]StopMode{"next": StopAtBoundary, "now": StopNow, "now\n": StopNow, " next ": StopAtBoundary} {
-		got, err := ParseStopMode(in)
-		require.NoError(t, err, in)
-		assert.Equal(t, want, got, in)
-	}
-	for _, bad := range []string{"", "stop", "NOW", "later"} {
-		_, err := ParseStopMode(bad)
-		require.Error(t, err, bad)
-		assert.Contains(t, err.Error(), `want "next" (before the next iteration) or "now" (at once)`)
 	}
 }

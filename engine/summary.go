@@ -1,29 +1,29 @@
 package engine
 
 import (
-	"path/filepath"
 	"time"
 
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // Summary describes a finished run.
 type Summary struct {
 	RunID    string
-	Reason   Reason
+	Reason   runfiles.Reason
 	ExitCode int
 	Message  string
 	// Cause and GoOn are the termination's facts behind the message (see
 	// Termination).
-	Cause      Cause
-	GoOn       *GoOn
+	Cause      runfiles.Cause
+	GoOn       *runfiles.GoOn
 	Iterations int
 	// Confirmations is how many of the iterations confirmed a completion
 	// claim; max_iterations does not count them.
 	Confirmations int
 	Runtime       time.Duration
-	Cost          CostTotal
+	Cost          runfiles.CostTotal
 	Usage         events.Usage
 	Activations   map[string]int
 	Accepted      int
@@ -34,6 +34,10 @@ type Summary struct {
 	Workspace     string
 	// EndedAt is when the run ended; zero when it has not.
 	EndedAt time.Time
+	// Tasks and TasksDone count the SPEC's boxes and the checked ones, in
+	// a SPEC-mode run; a run without a SPEC has one task, its objective,
+	// done when the run completed.
+	Tasks, TasksDone int
 	// AlreadyEnded says the run had ended before this process began:
 	// a resume found it over, ran nothing and wrote nothing.
 	AlreadyEnded bool
@@ -52,12 +56,13 @@ func (e *Engine) summary() Summary {
 		sum.Reason, sum.ExitCode, sum.Message = t.Reason, t.ExitCode, e.opts.Redactor.String(t.Message)
 		sum.Cause, sum.GoOn, sum.EndedAt = t.Cause, t.GoOn, t.At
 	}
+	sum.TasksDone, sum.Tasks = e.taskCounts(sum.Reason)
 	return sum
 }
 
 // End is how the run ended, as its termination says it.
-func (s Summary) End() Termination {
-	return Termination{Reason: s.Reason, ExitCode: s.ExitCode, Message: s.Message, Cause: s.Cause, GoOn: s.GoOn, At: s.EndedAt}
+func (s Summary) End() runfiles.Termination {
+	return runfiles.Termination{Reason: s.Reason, ExitCode: s.ExitCode, Message: s.Message, Cause: s.Cause, GoOn: s.GoOn, At: s.EndedAt}
 }
 
 // writeSummary writes .ralph/runs/<run-id>/summary.md as
@@ -66,7 +71,7 @@ func (e *Engine) writeSummary(s Summary) {
 	if e.opts.SummaryFile == nil {
 		return
 	}
-	path := filepath.Join(e.dir, RunsDir, s.RunID, "summary.md")
+	path := e.files().Summary(s.RunID)
 	if err := ralphdir.WriteFileAtomic(e.dir, path, []byte(e.opts.SummaryFile(s))); err != nil {
 		e.opts.Reporter.Warn("cannot write the run summary: " + err.Error())
 	}

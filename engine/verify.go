@@ -7,6 +7,7 @@ import (
 
 	"github.com/ralph-loop/ralph/criteria"
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // Gate is what events of a topic must pass before ralph accepts them.
@@ -24,45 +25,17 @@ type Gate struct {
 // one; tests pass their own.
 type Verifier func(ctx context.Context, workspace string, specs []criteria.Spec, env criteria.Env) []criteria.Result
 
-type baselineRecord struct {
-	Results []baselineResult `json:"results"`
-}
-
-type baselineResult struct {
-	Name   string `json:"name"`
-	Passed bool   `json:"passed"`
-}
-
-type verifiedRecord struct {
-	Iteration int `json:"iteration"`
-	// By says what ralph checked: VerifiedBySpec or VerifiedByCriteria.
-	By string `json:"by,omitempty"`
-}
-
-// What completed a run that no agent claimed complete, for
-// RunState.CompletedBy.
-const (
-	VerifiedBySpec     = "spec"
-	VerifiedByCriteria = "acceptance_criteria"
-)
-
-// ignoredRecord names the criteria still failing when a completion was
-// accepted, because they failed before the run too (baseline: ignore).
-type ignoredRecord struct {
-	Criteria []string `json:"criteria"`
-}
-
 // ignored records v's pre-existing failures, if any, with a completion it
 // let through.
 func (v verdict) ignored(b *batch) {
 	if len(v.preExisting) == 0 {
 		return
 	}
-	var rec ignoredRecord
+	var rec runfiles.IgnoredRecord
 	for _, r := range v.preExisting {
 		rec.Criteria = append(rec.Criteria, r.Name)
 	}
-	b.add(ralphEvent(TopicCriteriaIgnored, rec))
+	b.add(runfiles.RalphEvent(runfiles.TopicCriteriaIgnored, rec))
 }
 
 // baseline runs the acceptance criteria once before the first iteration,
@@ -72,11 +45,11 @@ func (e *Engine) baseline(ctx context.Context, startCommit string) (events.Event
 	if len(specs) == 0 {
 		return events.Event{}, false
 	}
-	var rec baselineRecord
+	var rec runfiles.BaselineRecord
 	for _, r := range e.verify(ctx, specs, startCommit) {
-		rec.Results = append(rec.Results, baselineResult{Name: r.Name, Passed: r.Passed})
+		rec.Results = append(rec.Results, runfiles.BaselineResult{Name: r.Name, Passed: r.Passed})
 	}
-	return ralphEvent(TopicCriteriaBaseline, rec), true
+	return runfiles.RalphEvent(runfiles.TopicCriteriaBaseline, rec), true
 }
 
 func (e *Engine) verify(ctx context.Context, specs []criteria.Spec, startCommit string) []criteria.Result {
@@ -104,7 +77,7 @@ func (e *Engine) judge(ctx context.Context, specs []criteria.Spec) verdict {
 	for _, r := range e.verify(ctx, specs, e.st.StartCommit) {
 		switch {
 		case r.Passed:
-		case r.Spec.Baseline == "ignore" && e.st.failedAtBaseline(r.Name):
+		case r.Spec.Baseline == "ignore" && e.st.FailedAtBaseline(r.Name):
 			v.preExisting = append(v.preExisting, r)
 		default:
 			v.failed = append(v.failed, r)

@@ -14,6 +14,7 @@ import (
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
 	"github.com/ralph-loop/ralph/internal/exitcode"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // fileVerifier passes a criterion when the file its Path names exists in
@@ -49,10 +50,10 @@ func TestAcceptanceCriteriaGateCompletion(t *testing.T) {
 	}}}
 	out, err := newTestEngine(t, dir, b, s, withVerifier).Run(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, ReasonCompleted, out.Reason)
+	assert.Equal(t, runfiles.ReasonCompleted, out.Reason)
 	assert.Equal(t, 2, out.Iterations, "no confirmation iteration: ralph's check is the second confirmation")
 	recs := readLog(t, dir)
-	assert.Equal(t, 1, countTopic(recs, TopicCompletionRejected))
+	assert.Equal(t, 1, countTopic(recs, runfiles.TopicCompletionRejected))
 	assert.Contains(t, b.prompts[1], "file_exists hello.txt", "the next prompt shows what failed")
 	assert.Contains(t, b.prompts[1], "hello.txt does not exist")
 }
@@ -68,7 +69,7 @@ func TestGateBlocksUntilCriteriaPass(t *testing.T) {
 	}}
 	out, err := newTestEngine(t, dir, b, s, withVerifier).Run(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, ReasonCompleted, out.Reason)
+	assert.Equal(t, runfiles.ReasonCompleted, out.Reason)
 	// The blocked event goes back to the builder, who sees the evidence.
 	assert.Equal(t, []string{"ralph", "builder", "builder", "reviewer"}, b.hats)
 	assert.Contains(t, b.prompts[2], "build.done.blocked")
@@ -86,7 +87,7 @@ func TestGateEvidenceText(t *testing.T) {
 	}}
 	out, err := newTestEngine(t, t.TempDir(), b, s).Run(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, ReasonCompleted, out.Reason)
+	assert.Equal(t, runfiles.ReasonCompleted, out.Reason)
 	assert.Equal(t, []string{"ralph", "builder", "builder", "reviewer"}, b.hats)
 	assert.Contains(t, b.prompts[2], `must contain "lint: pass"`)
 }
@@ -101,8 +102,8 @@ func TestBaselineIgnoreLetsPreExistingFailuresPass(t *testing.T) {
 	b := &fakeBackend{turns: []turn{writes(dir, "new.ok", turn{text: tagged("LOOP_COMPLETE", "done")})}}
 	out, err := newTestEngine(t, dir, b, s, withVerifier).Run(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, ReasonCompleted, out.Reason)
-	assert.Equal(t, 1, countTopic(readLog(t, dir), TopicCriteriaBaseline))
+	assert.Equal(t, runfiles.ReasonCompleted, out.Reason)
+	assert.Equal(t, 1, countTopic(readLog(t, dir), runfiles.TopicCriteriaBaseline))
 	assert.Equal(t, "the completion topic LOOP_COMPLETE was accepted; still failing, as before the run (baseline: ignore): file_exists legacy.ok",
 		out.Message, "the summary does not hide what still fails")
 }
@@ -115,7 +116,7 @@ func TestBaselineWithoutIgnoreStillBlocks(t *testing.T) {
 	b := &fakeBackend{turns: []turn{{text: tagged("LOOP_COMPLETE", "done")}}}
 	out, err := newTestEngine(t, dir, b, s, withVerifier).Run(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, ReasonMaxIterations, out.Reason)
+	assert.Equal(t, runfiles.ReasonMaxIterations, out.Reason)
 }
 
 func TestStuckAfterIterationsWithoutProgress(t *testing.T) {
@@ -124,7 +125,7 @@ func TestStuckAfterIterationsWithoutProgress(t *testing.T) {
 	b := &fakeBackend{turns: []turn{{text: "Thinking about it."}}}
 	out, err := newTestEngine(t, t.TempDir(), b, s).Run(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, ReasonStuck, out.Reason)
+	assert.Equal(t, runfiles.ReasonStuck, out.Reason)
 	assert.Equal(t, exitcode.Failure, out.ExitCode)
 	assert.Equal(t, 3, out.Iterations)
 	assert.Contains(t, out.Message, "hats tried: ralph ×3", "the same hat is counted, not repeated")
@@ -138,7 +139,7 @@ func TestVerifyEveryIterationCompletesWithoutAClaim(t *testing.T) {
 	b := &fakeBackend{turns: []turn{{text: "Working."}, writes(dir, "hello.txt", turn{text: "Created it."})}}
 	out, err := newTestEngine(t, dir, b, s, withVerifier).Run(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, ReasonCompleted, out.Reason)
+	assert.Equal(t, runfiles.ReasonCompleted, out.Reason)
 	assert.Equal(t, 2, out.Iterations)
 }
 
@@ -155,7 +156,7 @@ func TestDefaultPublishPassesTheGateToo(t *testing.T) {
 	out, err := newTestEngine(t, dir, b, s, withVerifier, func(o *Options) { o.Hats = reg }).Run(t.Context())
 	require.NoError(t, err)
 	// The same block three times in a row is thrashing.
-	assert.Equal(t, ReasonLoopThrashing, out.Reason, "a default never slips past a failing gate")
+	assert.Equal(t, runfiles.ReasonLoopThrashing, out.Reason, "a default never slips past a failing gate")
 	recs := readLog(t, dir)
 	assert.Zero(t, countTopic(recs, "build.done"))
 	assert.Equal(t, 3, countTopic(recs, "build.done.blocked"))
@@ -178,9 +179,9 @@ func TestSpecMode(t *testing.T) {
 		b := &fakeBackend{turns: []turn{{onStart: check(dir, "one")}, {onStart: check(dir, "two")}, {onStart: check(dir, "three")}}}
 		out, err := newTestEngine(t, dir, b, s).Run(t.Context())
 		require.NoError(t, err)
-		assert.Equal(t, ReasonCompleted, out.Reason)
+		assert.Equal(t, runfiles.ReasonCompleted, out.Reason)
 		assert.Equal(t, 3, out.Iterations)
-		assert.Equal(t, 3, countTopic(readLog(t, dir), TopicTaskComplete))
+		assert.Equal(t, 3, countTopic(readLog(t, dir), runfiles.TopicTaskComplete))
 	})
 	t.Run("a claim with open boxes is rejected", func(t *testing.T) {
 		dir := t.TempDir()
@@ -190,7 +191,7 @@ func TestSpecMode(t *testing.T) {
 		b := &fakeBackend{turns: []turn{{text: tagged("LOOP_COMPLETE", "all done")}}}
 		out, err := newTestEngine(t, dir, b, s).Run(t.Context())
 		require.NoError(t, err)
-		assert.Equal(t, ReasonMaxIterations, out.Reason)
+		assert.Equal(t, runfiles.ReasonMaxIterations, out.Reason)
 		assert.Contains(t, b.prompts[1], "3 of 3 boxes of SPEC.md are still open")
 	})
 	t.Run("one open box is one", func(t *testing.T) {
@@ -212,7 +213,7 @@ func TestSpecMode(t *testing.T) {
 		b := &fakeBackend{turns: []turn{{emit: []events.Event{ev("note", "busy")}}}}
 		out, err := newTestEngine(t, dir, b, s).Run(t.Context())
 		require.NoError(t, err)
-		assert.Equal(t, ReasonStuck, out.Reason, "an accepted event is no progress in SPEC mode")
+		assert.Equal(t, runfiles.ReasonStuck, out.Reason, "an accepted event is no progress in SPEC mode")
 		assert.Equal(t, 3, out.Iterations)
 	})
 }

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"time"
+
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // rateLimitBackoff is the first wait when the provider gives no reset time;
@@ -23,8 +25,8 @@ func (e *Engine) rateLimitWait() time.Duration {
 	return max(min(wait, maxWait), time.Second)
 }
 
-func (e *Engine) rateLimitRecord() rateLimitedRecord {
-	r := rateLimitedRecord{Iteration: e.iter.info.N, Hat: e.iter.info.Hat.ID, Message: e.iter.result.FailureMessage,
+func (e *Engine) rateLimitRecord() runfiles.RateLimitedRecord {
+	r := runfiles.RateLimitedRecord{Iteration: e.iter.info.N, Hat: e.iter.info.Hat.ID, Message: e.iter.result.FailureMessage,
 		WaitMS: e.rateLimitWait().Milliseconds()}
 	if !e.iter.result.RateLimitResetAt.IsZero() {
 		r.ResetAt = e.iter.result.RateLimitResetAt.UTC().Format(time.RFC3339)
@@ -37,15 +39,15 @@ func (e *Engine) rateLimitRecord() rateLimitedRecord {
 // plus its wait_ms, as RunState folds it), not for a wait worked out again
 // now: the checks between the two would shorten the wait the log
 // announces, and a resumed run waits for that same moment.
-func (e *Engine) waiting(ctx context.Context) (Phase, error) {
+func (e *Engine) waiting(ctx context.Context) (runfiles.Phase, error) {
 	wait := max(e.st.RateLimitedUntil.Sub(e.now()), 0)
 	e.rateWaits++
 	e.opts.Reporter.RateLimited(e.iter.info, wait)
 	if err := sleep(ctx, wait); err != nil {
-		e.ending = e.terminateBy(ReasonInterrupted, CauseSignal, "interrupted while waiting for a rate limit to lift")
-		return PhaseTerminating, nil
+		e.ending = e.terminateBy(runfiles.ReasonInterrupted, runfiles.CauseSignal, "interrupted while waiting for a rate limit to lift")
+		return runfiles.PhaseTerminating, nil
 	}
 	// The wait is over even if the clock says a moment is left.
 	e.st.RateLimitedUntil = time.Time{}
-	return PhaseChecking, nil
+	return runfiles.PhaseChecking, nil
 }

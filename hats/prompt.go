@@ -38,7 +38,8 @@ type PromptInput struct {
 	Scratchpad string
 	Memories   string
 	// ScratchpadPath is where the agent keeps notes for later iterations,
-	// relative to the workspace; empty means DefaultScratchpadPath.
+	// relative to the workspace (the engine's is under .ralph/, where
+	// package runfiles says).
 	ScratchpadPath string
 }
 

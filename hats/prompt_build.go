@@ -10,10 +10,6 @@ import (
 	"github.com/ralph-loop/ralph/events"
 )
 
-// DefaultScratchpadPath is where the prompt tells the agent to keep notes
-// when PromptInput.ScratchpadPath is empty.
-const DefaultScratchpadPath = ".ralph/agent/scratchpad.md"
-
 // BuildPrompt renders the prompt for one iteration as markdown. Sections come
 // in a fixed order, and the optional ones are left out when empty:
 //
@@ -87,7 +83,7 @@ func (p *prompt) context(in PromptInput, notesCaveat string) {
 	}
 	if strings.TrimSpace(in.Scratchpad) != "" {
 		p.section("Scratchpad", fmt.Sprintf("Notes kept across iterations in `%s`%s:\n\n%s",
-			scratchpadPath(in), notesCaveat, fenced(in.Scratchpad, "markdown")))
+			in.ScratchpadPath, notesCaveat, fenced(in.Scratchpad, "markdown")))
 	}
 	if strings.TrimSpace(in.Memories) != "" {
 		p.section("Memories", "Long-term memories from earlier runs:\n\n"+fenced(in.Memories, "markdown"))
@@ -210,7 +206,7 @@ func publishingText(in PromptInput) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Each iteration is a fresh process that remembers nothing of this one. You hand off by publishing events; anything else the next iteration needs belongs in the workspace or in `%s`. "+
 		"A lesson that should outlive this run (a pattern, a decision, a fix) can be saved with `%s memory add \"<what to remember>\" --type pattern|decision|fix|context`.\n\n",
-		scratchpadPath(in), emitCommand(in))
+		in.ScratchpadPath, emitCommand(in))
 	b.WriteString(topicsText(in))
 	fmt.Fprintf(&b, "\nTo publish, run:\n\n    %s emit <topic> \"<payload>\"\n\n", emitCommand(in))
 	b.WriteString("If you cannot run commands, end your final message with one tag per event instead, outside any code block:\n\n    <event topic=\"<topic>\">payload</event>\n\n")
@@ -288,10 +284,6 @@ func emitCommand(in PromptInput) string {
 		return "'" + strings.ReplaceAll(cmd, "'", `'\''`) + "'"
 	}
 	return cmd
-}
-
-func scratchpadPath(in PromptInput) string {
-	return orDefault(in.ScratchpadPath, DefaultScratchpadPath)
 }
 
 func orDefault(s, def string) string {

@@ -32,6 +32,7 @@ func promptFor(t *testing.T, r *Registry, hatID string, evs ...events.Event) Pro
 		CompletionTopic: "LOOP_COMPLETE",
 		EmitCommand:     testEmit,
 		Iteration:       1,
+		ScratchpadPath:  ".ralph/agent/scratchpad.md",
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // The dispatcher is what the engine and the autopilot ask of hooks.
@@ -49,12 +50,12 @@ func ForAutopilot(cfg *config.Config, repo string) autopilot.Hooks {
 // ralphTopics are the topics of ralph's own lines, a loop's and the
 // autopilot's, that a hook may name.
 var ralphTopics = []string{
-	engine.TopicLoopStarted, engine.TopicLoopResumed, engine.TopicLoopTerminate, engine.TopicLoopRepaired,
-	engine.TopicIterationStarted, engine.TopicIterationFinished, engine.TopicIterationSettled,
-	engine.TopicEventRouted, engine.TopicEventRejected, engine.TopicEventDropped,
-	engine.TopicCompletionConfirm, engine.TopicRateLimited, engine.TopicCommit, engine.TopicCriteriaBaseline,
-	engine.TopicCompletionVerified, engine.TopicCriteriaIgnored, engine.TopicTaskComplete, engine.TopicTaskResume,
-	engine.TopicCompletionRejected, "*.exhausted", "*.blocked", "*.scope_violation",
+	runfiles.TopicLoopStarted, runfiles.TopicLoopResumed, runfiles.TopicLoopTerminate, runfiles.TopicLoopRepaired,
+	runfiles.TopicIterationStarted, runfiles.TopicIterationFinished, runfiles.TopicIterationSettled,
+	runfiles.TopicEventRouted, runfiles.TopicEventRejected, runfiles.TopicEventDropped,
+	runfiles.TopicCompletionConfirm, runfiles.TopicRateLimited, runfiles.TopicCommit, runfiles.TopicCriteriaBaseline,
+	runfiles.TopicCompletionVerified, runfiles.TopicCriteriaIgnored, runfiles.TopicTaskComplete, runfiles.TopicTaskResume,
+	runfiles.TopicCompletionRejected, "*.exhausted", "*.blocked", "*.scope_violation",
 	autopilot.TopicStarted, autopilot.TopicPaused, autopilot.TopicResumed, autopilot.TopicStopping,
 	autopilot.TopicStopped, autopilot.TopicNotice, autopilot.TopicTaskAssigned, autopilot.TopicTaskRunning,
 	autopilot.TopicTaskHeld, autopilot.TopicTaskAsked, autopilot.TopicTaskAnswered, autopilot.TopicTaskFinished,

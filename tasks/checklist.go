@@ -12,6 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/ralph-loop/ralph/internal/atomicfile"
 )
@@ -193,11 +196,14 @@ func fenceMark(trimmed string) string {
 // slugMax is the longest slug an item's text makes.
 const slugMax = 40
 
-// slug makes an id of a checklist item's text.
+// slug makes an id of a checklist item's text, its letters spelt in
+// ASCII (ids name branches and directories): accents come off (Ünïcödé is
+// unicode), and letters without a decomposition are spelt out (ß is ss).
+// Letters of other scripts have no such spelling and are left out.
 func slug(text string) string {
 	var b strings.Builder
 	dash := false
-	for _, r := range strings.ToLower(text) {
+	for _, r := range asciiLetters(strings.ToLower(text)) {
 		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
 			if dash && b.Len() > 0 {
 				b.WriteByte('-')
@@ -290,4 +296,24 @@ func (s *checklistSource) Close(_ context.Context, id, _ string) error {
 func (s *checklistSource) Fail(_ context.Context, id, _ string) error {
 	_, _, err := s.find(id)
 	return err
+}
+
+// spelt are lower-case Latin letters with no decomposition to an ASCII
+// letter, and how they are written in ASCII.
+var spelt = map[rune]string{'ß': "ss", 'æ': "ae", 'œ': "oe", 'ø': "o", 'ł': "l", 'đ': "d", 'ð': "d", 'þ': "th", 'ı': "i"}
+
+// asciiLetters is text decomposed (NFD) without its combining marks, with
+// the letters of spelt written out.
+func asciiLetters(text string) string {
+	var b strings.Builder
+	for _, r := range norm.NFD.String(text) {
+		switch {
+		case unicode.Is(unicode.Mn, r):
+		case spelt[r] != "":
+			b.WriteString(spelt[r])
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }

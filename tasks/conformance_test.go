@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/internal/fakes/fakestest"
+	"github.com/ralph-loop/ralph/internal/gittest"
 )
 
 // A tracker's data for the conformance suite, by name:
@@ -205,7 +206,7 @@ func beadsFixture(name, envelope string) fixture {
 
 func writeFile(t *testing.T, dir, name, content string) {
 	t.Helper()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
+	gittest.WriteFile(t, dir, name, content)
 }
 
 // snapshot reads every file under the source's Files.

@@ -14,7 +14,10 @@ func TestSlug(t *testing.T) {
 	for in, want := range map[string]string{
 		"Write the CSV encoder":      "write-the-csv-encoder",
 		"  --Fix: `tk ready` (P0)!":  "fix-tk-ready-p0",
-		"Überprüfe die Größe":        "berpr-fe-die-gr-e",
+		"Überprüfe die Größe":        "uberprufe-die-grosse",
+		"Ünïcödé ✓ task":             "unicode-task",
+		"Søren's Æble, Łódź":         "soren-s-aeble-lodz",
+		"Задача 1":                   "1",
 		"!!!":                        "task",
 		"":                           "task",
 		strings.Repeat("abcde ", 20): "abcde-abcde-abcde-abcde-abcde-abcde-abcd",

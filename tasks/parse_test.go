@@ -194,6 +194,7 @@ func TestValidID(t *testing.T) {
 	}
 	assert.ErrorContains(t, ValidID("a b"), `' '`)
 	assert.ErrorContains(t, ValidID(""), "empty")
+	assert.ErrorContains(t, ValidID("tâche-1"), "only ASCII letters (a-z, A-Z), digits", "ü is a letter, but not one a branch may hold")
 }
 
 func TestComponents(t *testing.T) {

@@ -223,7 +223,7 @@ func ValidID(id string) error {
 	}
 	for _, r := range id {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
-			return fmt.Errorf("task id %q contains %q: only letters, digits, '.', '_' and '-' can name a directory and a branch", id, r)
+			return fmt.Errorf("task id %q contains %q: only ASCII letters (a-z, A-Z), digits, '.', '_' and '-' can name a directory and a branch", id, r)
 		}
 	}
 	return nil

@@ -1,50 +1,19 @@
 package view
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
-	"github.com/ralph-loop/ralph/internal/ralphdir"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
-// ActivityFile is the name, under .ralph/runs/<run-id>/, of a run's agent
-// activity: one ActivityRecord a line, appended as the agents act. The
-// engine tells its reporters of an agent's activity in its own process
-// only; this file is how another process (`ralph watch`) sees it.
-const ActivityFile = "activity.jsonl"
-
-// ActivityPath is where the run runID of workspace keeps its activity.
-func ActivityPath(workspace, runID string) string {
-	return filepath.Join(workspace, engine.DirName, engine.RunsDir, runID, ActivityFile)
-}
-
-// ActivityRecord is one line of activity.jsonl: what an agent did, as the
-// backend normalized it, redacted as every report is.
-type ActivityRecord struct {
-	TS        time.Time           `json:"ts"`
-	Iteration int                 `json:"iteration"`
-	Hat       string              `json:"hat,omitempty"`
-	Kind      events.ActivityKind `json:"kind"`
-	Text      string              `json:"text,omitempty"`
-	Tool      events.ToolKind     `json:"tool,omitempty"`
-	ToolName  string              `json:"tool_name,omitempty"`
-	Path      string              `json:"path,omitempty"`
-	Command   string              `json:"command,omitempty"`
-	Tokens    *events.Usage       `json:"tokens,omitempty"`
-	CostUSD   float64             `json:"cost_usd,omitempty"`
-	ResetAt   time.Time           `json:"reset_at,omitzero"` // when a rate limit lifts, if known
-}
-
-// Lines are the record as lines of the activity pane, in the words the
-// plain lines use: each line of an agent's text after "| ".
-func (a ActivityRecord) Lines() []string {
+// ActivityLines are an activity record as lines of the activity pane, in
+// the words the plain lines use: each line of an agent's text after "| ".
+func ActivityLines(a runfiles.ActivityRecord) []string {
 	switch a.Kind {
 	case events.ActivityText:
 		var out []string
@@ -77,7 +46,7 @@ type ActivityLog struct {
 	warn      func(string)
 
 	mu     sync.Mutex
-	f      *os.File
+	f      *runfiles.ActivityWriter
 	failed bool
 }
 
@@ -91,31 +60,23 @@ func (l *ActivityLog) LoopStarted(run engine.RunInfo) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.closeFile()
-	path := ActivityPath(l.workspace, run.RunID)
 	var err error
-	l.f, err = ralphdir.OpenFile(filepath.Join(l.workspace, engine.DirName), path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, ralphdir.FileMode)
+	l.f, err = runfiles.OpenActivity(l.workspace, run.RunID)
 	l.fail(err)
 }
 
 func (l *ActivityLog) Activity(it engine.IterationInfo, a events.Activity) {
-	rec := ActivityRecord{TS: l.now(), Iteration: it.N, Hat: it.Hat.ID, Kind: a.Kind, Text: a.Text,
+	rec := runfiles.ActivityRecord{TS: l.now(), Iteration: it.N, Hat: it.Hat.ID, Kind: a.Kind, Text: a.Text,
 		Tool: a.Tool, ToolName: a.ToolName, Path: a.Path, Command: a.Command, CostUSD: a.CostUSD, ResetAt: a.ResetAt}
 	if a.Kind == events.ActivityUsage {
 		rec.Tokens = &a.Usage
-	}
-	line, err := json.Marshal(rec)
-	if err != nil {
-		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {
 		return
 	}
-	// One write of a whole line on an O_APPEND file: a reader never sees
-	// half of one, except while it is being written.
-	_, err = l.f.Write(append(line, '\n'))
-	l.fail(err)
+	l.fail(l.f.Append(rec))
 }
 
 func (l *ActivityLog) LoopFinished(engine.Summary) {
@@ -144,15 +105,16 @@ func (l *ActivityLog) fail(err error) {
 }
 
 func (*ActivityLog) IterationStarted(engine.IterationInfo)                      {}
-func (*ActivityLog) EventAccepted(events.Event, []string, engine.Disposition)   {}
+func (*ActivityLog) EventAccepted(events.Event, []string, runfiles.Disposition) {}
 func (*ActivityLog) EventRejected(events.Event, string)                         {}
 func (*ActivityLog) IterationFinished(engine.IterationInfo, events.AgentResult) {}
 func (*ActivityLog) Commit(engine.IterationInfo, engine.Commit)                 {}
 func (*ActivityLog) RateLimited(engine.IterationInfo, time.Duration)            {}
 func (*ActivityLog) TaskComplete(int, string)                                   {}
-func (*ActivityLog) Stuck(engine.Termination, int)                              {}
+func (*ActivityLog) Stuck(runfiles.Termination, int)                            {}
 func (*ActivityLog) Warn(string)                                                {}
-func (*ActivityLog) WaitingForHuman(engine.Question)                            {}
-func (*ActivityLog) HumanAnswered(engine.Question, engine.Reply)                {}
+func (*ActivityLog) Notice(string)                                              {}
+func (*ActivityLog) WaitingForHuman(runfiles.Question)                          {}
+func (*ActivityLog) HumanAnswered(runfiles.Question, engine.Reply)              {}
 
 var _ Reporter = (*ActivityLog)(nil)

@@ -12,6 +12,7 @@ import (
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/golden"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // TestActivityLogRecordsWhatTheAgentsDo feeds the activity log a run's
@@ -32,15 +33,15 @@ func TestActivityLogRecordsWhatTheAgentsDo(t *testing.T) {
 	r.LoopFinished(engine.Summary{RunID: "run-1"})
 	r.Activity(it, events.Activity{Kind: events.ActivityText, Text: "after the end: not recorded"})
 
-	data, err := os.ReadFile(filepath.Join(dir, ".ralph", "runs", "run-1", ActivityFile))
+	data, err := os.ReadFile(runfiles.In(dir).Activity("run-1"))
 	require.NoError(t, err)
 	golden.Assert(t, "testdata/activity.golden", string(data))
 	assert.Empty(t, warnings)
 
-	acts := NewWorkspaceReader(dir, nil).activity(ActivityPath(dir, "run-1"))
+	acts := NewWorkspaceReader(dir, nil).activity(runfiles.In(dir).Activity("run-1"))
 	var lines []string
 	for _, a := range acts.records {
-		lines = append(lines, a.Lines()...)
+		lines = append(lines, ActivityLines(a)...)
 	}
 	assert.Equal(t, []string{"shell go test ./...", "| All green.", "| Committing.", "rate limited: 429"}, lines)
 	assert.Equal(t, Figures{Usage: events.Usage{InputTokens: 1500, OutputTokens: 10}, CostUSD: 0.5,

@@ -7,9 +7,9 @@ import (
 	"sync"
 
 	"github.com/ralph-loop/ralph/autopilot"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/plural"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // AutopilotLines shows an autopilot's events as they are recorded: one
@@ -220,7 +220,7 @@ func WriteAutopilotStatus(w io.Writer, s autopilot.Status) {
 
 // questionText is an agent's question for a line of the autopilot's:
 // its id, the hat that asked, the text and its choices, on one line.
-func questionText(q engine.Question) string {
+func questionText(q runfiles.Question) string {
 	s := fmt.Sprintf("question %s from hat %s: %s", q.ID, q.Hat, Sanitize(q.Text))
 	if len(q.Options) > 0 {
 		s += " [" + Sanitize(strings.Join(q.Options, " | ")) + "]"

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/ralph-loop/ralph/autopilot"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/golden"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // TestWriteAutopilotStatus renders a running autopilot with a task run
@@ -20,7 +20,7 @@ func TestWriteAutopilotStatus(t *testing.T) {
 			{Slot: "2", Task: "t-2", Title: "Fix the parser", Worktree: ".worktrees/t-2", Elapsed: "3m0s", Hat: "reviewer", Iteration: 4, Attempt: 1, LoopRunning: true, Worker: "build-3"},
 			{Slot: "3", Task: "t-4", Title: "Write the docs", Worktree: ".worktrees/t-4", Elapsed: "1m0s", Attempt: 1, Worker: "build-7"},
 			{Slot: "4", Task: "t-5", Title: "Pick a database", Worktree: ".worktrees/t-5", Elapsed: "2m0s", Iteration: 1, Attempt: 1, LoopRunning: true,
-				Waiting:    &engine.Question{ID: "q-3fa9c1", Text: "Which database?\x1b[31m", Options: []string{"postgres", "sqlite"}, Hat: "builder"},
+				Waiting:    &runfiles.Question{ID: "q-3fa9c1", Text: "Which database?\x1b[31m", Options: []string{"postgres", "sqlite"}, Hat: "builder"},
 				AnswerWith: autopilot.AnswerCommand("t-5", "q-3fa9c1")},
 		},
 		MergeQueue: []autopilot.Merge{{Slot: autopilot.Slot{Task: "t-3"}, Step: autopilot.MergeQueued}}}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // CostText is a cost as people read it: "$1.2300" as the agents reported
@@ -13,7 +14,7 @@ import (
 // "$1.2300 + unknown" when some iteration ran a model with no price, and
 // "unknown" when no part of it is known: never "$0.0000" for a run that
 // was not free.
-func CostText(c engine.CostTotal) string {
+func CostText(c runfiles.CostTotal) string {
 	switch {
 	case c.Unknown && c.USD == 0:
 		return "unknown"
@@ -26,24 +27,24 @@ func CostText(c engine.CostTotal) string {
 }
 
 // iterationCostText is CostText for one iteration.
-func iterationCostText(c engine.IterationCost) string {
-	return CostText(engine.CostTotal{}.Add(c))
+func iterationCostText(c runfiles.IterationCost) string {
+	return CostText(runfiles.CostTotal{}.Add(c))
 }
 
 // finishedCost is an iteration's cost in `ralph events`: "$0.0100", or
 // "$0.0100 (computed)", or "cost unknown".
-func finishedCost(usd float64, source engine.CostSource) string {
+func finishedCost(usd float64, source runfiles.CostSource) string {
 	return string(appendFinishedCost(nil, usd, source))
 }
 
 // appendFinishedCost is finishedCost for the table's fast path.
-func appendFinishedCost(t []byte, usd float64, source engine.CostSource) []byte {
-	if source == engine.CostUnknown {
+func appendFinishedCost(t []byte, usd float64, source runfiles.CostSource) []byte {
+	if source == runfiles.CostUnknown {
 		return append(t, "cost unknown"...)
 	}
 	t = append(t, '$')
 	t = strconv.AppendFloat(t, usd, 'f', 4, 64)
-	if source == engine.CostComputed {
+	if source == runfiles.CostComputed {
 		t = append(t, " (computed)"...)
 	}
 	return t
@@ -60,9 +61,9 @@ func costCell(text string) string {
 
 // iterationCost is the cost the engine gave a finished iteration, or,
 // from a caller that priced nothing, the agent's own figure.
-func iterationCost(it engine.IterationInfo, res events.AgentResult) engine.IterationCost {
+func iterationCost(it engine.IterationInfo, res events.AgentResult) runfiles.IterationCost {
 	if it.Cost.Source == "" {
-		return engine.IterationCost{USD: res.CostUSD, Source: engine.CostReported, Model: res.Model}
+		return runfiles.IterationCost{USD: res.CostUSD, Source: runfiles.CostReported, Model: res.Model}
 	}
 	return it.Cost
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/hint"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // HintOf is how the user can fix err, the one lookup every front-end
@@ -26,17 +27,17 @@ func HintOf(err error) string {
 // views to say, here in one place for all of them.
 func EngineHint(err error) string {
 	var (
-		lock       *engine.LockHeldError
+		lock       *runfiles.LockHeldError
 		storage    *engine.StorageError
 		noRun      *engine.NoRunError
 		unfinished *engine.UnfinishedRunError
 		auth       *engine.AgentAuthError
-		unknownRun *engine.UnknownRunError
-		ambiguous  *engine.AmbiguousRunError
-		logPath    *engine.LogPathError
-		notRunning *engine.NotRunningError
-		notPending *engine.NotPendingError
-		question   *engine.QuestionError
+		unknownRun *runfiles.UnknownRunError
+		ambiguous  *runfiles.AmbiguousRunError
+		logPath    *runfiles.LogPathError
+		notRunning *runfiles.NotRunningError
+		notPending *runfiles.NotPendingError
+		question   *runfiles.QuestionError
 	)
 	switch {
 	case errors.As(err, &lock):
@@ -46,7 +47,7 @@ func EngineHint(err error) string {
 	case errors.As(err, &noRun):
 		return "start a new run with `ralph loop`"
 	case errors.As(err, &unfinished):
-		return ResumeHint(engine.ModeLoop)
+		return ResumeHint(runfiles.ModeLoop)
 	case errors.As(err, &auth):
 		return "log in with the " + auth.Backend + " CLI or set its API key, check with `ralph doctor`, then `ralph loop --resume`"
 	case errors.As(err, &unknownRun):
@@ -60,13 +61,14 @@ func EngineHint(err error) string {
 	case errors.As(err, &question):
 		return questionHint(question)
 	case errors.As(err, &logPath):
-		return fmt.Sprintf("remove %s: ralph writes it when a run starts, and without it the newest %s/events-*.jsonl is the current log; "+
-			"a repository that brings it has ralph's files committed (.ralph/.gitignore keeps them out of git)", logPath.File, engine.DirName)
+		return fmt.Sprintf("remove %s: ralph writes it when a run starts, and without it the newest %s is the current log; "+
+			"a repository that brings it has ralph's files committed (%s keeps them out of git)",
+			logPath.File, filepath.Join(runfiles.DirName, runfiles.EventLogName("*", 0)), filepath.Join(runfiles.DirName, runfiles.IgnoreFile))
 	}
 	return ""
 }
 
-func notRunningHint(e *engine.NotRunningError) string {
+func notRunningHint(e *runfiles.NotRunningError) string {
 	if e.What == "autopilot" {
 		return "`ralph autopilot status` shows how the last one ended"
 	}
@@ -74,14 +76,14 @@ func notRunningHint(e *engine.NotRunningError) string {
 }
 
 // notPendingHint says what can be answered.
-func notPendingHint(e *engine.NotPendingError) string {
+func notPendingHint(e *runfiles.NotPendingError) string {
 	if e.Pending != nil {
 		return fmt.Sprintf("answer the pending question with `ralph answer %s \"TEXT\"` (it asks: %s)", e.Pending.ID, e.Pending.Text)
 	}
 	return "a question waits once the iteration that asked it has ended; `ralph status` shows waiting_for_human"
 }
 
-func questionHint(e *engine.QuestionError) string {
+func questionHint(e *runfiles.QuestionError) string {
 	switch e.What {
 	case "question":
 		return `ask something a person can answer, e.g. ralph ask "Keep the old API?"`
@@ -93,7 +95,7 @@ func questionHint(e *engine.QuestionError) string {
 	return ""
 }
 
-func lockHint(e *engine.LockHeldError) string {
+func lockHint(e *runfiles.LockHeldError) string {
 	switch {
 	case e.HolderGone && len(e.Holders) > 0:
 		return fmt.Sprintf("a process started by the dead ralph may still have the lock file open; stop it (kill %d) and run again", e.Holders[0].PID)
@@ -128,7 +130,7 @@ func storageHint(e *engine.StorageError) string {
 // ralphDirOf is the .ralph directory path lies in, or path's directory.
 func ralphDirOf(path string) string {
 	for dir := filepath.Dir(path); dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
-		if filepath.Base(dir) == engine.DirName {
+		if filepath.Base(dir) == runfiles.DirName {
 			return dir
 		}
 	}

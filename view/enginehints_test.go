@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // The engine's refusals of a request carry facts; the command to type is
@@ -16,13 +16,13 @@ func TestHintOfRefusedRequests(t *testing.T) {
 		err  error
 		want string
 	}{
-		{&engine.NotRunningError{Dir: "/w", What: "loop"}, "`ralph status` shows how the last run ended"},
-		{&engine.NotRunningError{Dir: "/w", What: "autopilot"}, "`ralph autopilot status` shows how the last one ended"},
-		{&engine.NotPendingError{ID: "q-1", Pending: &engine.Question{ID: "q-2", Text: "Which?"}},
+		{&runfiles.NotRunningError{Dir: "/w", What: "loop"}, "`ralph status` shows how the last run ended"},
+		{&runfiles.NotRunningError{Dir: "/w", What: "autopilot"}, "`ralph autopilot status` shows how the last one ended"},
+		{&runfiles.NotPendingError{ID: "q-1", Pending: &runfiles.Question{ID: "q-2", Text: "Which?"}},
 			"answer the pending question with `ralph answer q-2 \"TEXT\"` (it asks: Which?)"},
-		{&engine.NotPendingError{}, "a question waits once the iteration that asked it has ended; `ralph status` shows waiting_for_human"},
-		{&engine.QuestionError{What: "answer", Problem: "the answer is empty"}, `say what the agent should do, e.g. ralph answer "keep the old API"`},
-		{&engine.QuestionError{What: "timeout"}, "give a wait such as 30m, or leave it out"},
+		{&runfiles.NotPendingError{}, "a question waits once the iteration that asked it has ended; `ralph status` shows waiting_for_human"},
+		{&runfiles.QuestionError{What: "answer", Problem: "the answer is empty"}, `say what the agent should do, e.g. ralph answer "keep the old API"`},
+		{&runfiles.QuestionError{What: "timeout"}, "give a wait such as 30m, or leave it out"},
 	} {
 		assert.Equal(t, tc.want, HintOf(fmt.Errorf("wrapped: %w", tc.err)), "%#v", tc.err)
 	}

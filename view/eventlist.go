@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/autopilot"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/filewatch"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // EventFilter is the conjunction of `ralph events`' filters; zero fields
@@ -198,7 +198,7 @@ func (s *logPrinter) boundaries() (end, start []string) {
 		// process is gone, and the next one starts with autopilot.started.
 		return []string{autopilot.TopicStopped}, []string{autopilot.TopicStarted}
 	}
-	return []string{engine.TopicLoopTerminate}, []string{engine.TopicLoopResumed, engine.TopicLoopStarted}
+	return []string{runfiles.TopicLoopTerminate}, []string{runfiles.TopicLoopResumed, runfiles.TopicLoopStarted}
 }
 
 // mayNotice reports whether a line may be one noticeRecord acts on.

@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/autopilot"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/benchgen"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // The reference listing is `ralph events` as it was before it skipped
@@ -63,7 +63,7 @@ func referenceList(t *testing.T, path string, f EventFilter, last int, jsonOut, 
 	require.NoError(t, events.Scan(file, func(rec events.Record) error {
 		res.offset = rec.End()
 		if src := rec.Event.Source; rec.Err == nil && src != events.SourceAgent && src != events.SourceTag {
-			end, start := []string{engine.TopicLoopTerminate}, []string{engine.TopicLoopResumed, engine.TopicLoopStarted}
+			end, start := []string{runfiles.TopicLoopTerminate}, []string{runfiles.TopicLoopResumed, runfiles.TopicLoopStarted}
 			if apilot {
 				end, start = []string{autopilot.TopicStopped}, []string{autopilot.TopicStarted}
 			}
@@ -317,7 +317,7 @@ func TestTableRowMatchesFmt(t *testing.T) {
 // sanitize or clip.
 func TestFastBookkeepingRowsMatchFmt(t *testing.T) {
 	payloads := map[string][]string{
-		engine.TopicIterationStarted: {
+		runfiles.TopicIterationStarted: {
 			`{"iteration":1,"hat":"builder","events":[1],"backend":"claude"}`,
 			`{"iteration":2,"hat":"builder","events":[],"backend":""}`,
 			`{"hat":"reviewer","events":null,"confirming":true}`,
@@ -334,7 +334,7 @@ func TestFastBookkeepingRowsMatchFmt(t *testing.T) {
 			`{"iteration":3,"hat":"builder","events":[1],"extra":{"nested":[1,{"a":null}]}}`,
 			`{}`,
 		},
-		engine.TopicIterationFinished: {
+		runfiles.TopicIterationFinished: {
 			`{"iteration":1,"hat":"builder","outcome":"success","exit_code":0,"duration_ms":1200,"tokens":{"input_tokens":900,"output_tokens":300},"cost_usd":0.01}`,
 			`{"iteration":2,"hat":"builder","outcome":"failure","failure":"exit","message":"exit status 1","duration_ms":420000,"tokens":{"input_tokens":12000,"output_tokens":3000},"cost_usd":0.2}`,
 			`{"hat":"builder","outcome":"failure","failure":"timeout","duration_ms":0,"tokens":null,"cost_usd":null}`,
@@ -359,7 +359,7 @@ func TestFastBookkeepingRowsMatchFmt(t *testing.T) {
 			`{"hat":"builder","outcome":"failure","failure":"exit","message":"line one\nline two\t\u001b[31mred"}`,
 			`{"hat":"builder","outcome":"failure","failure":"exit","message":"` + strings.Repeat("é", 120) + `"}`,
 		},
-		engine.TopicEventRouted: {
+		runfiles.TopicEventRouted: {
 			`{"offset":600,"topic":"build.task","to":["builder"]}`,
 			`{"offset":600,"topic":"build.task","to":["builder","reviewer"]}`,
 			`{"offset":600,"topic":"build.task","to":[]}`,

@@ -12,10 +12,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/ralph-loop/ralph/autopilot"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/plural"
 	"github.com/ralph-loop/ralph/internal/redact"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // What `ralph events` reads of ralph's own bookkeeping payloads. These
@@ -38,22 +38,22 @@ type (
 		Backend    string  `json:"backend"`
 	}
 	viewIterationFinished struct {
-		Hat        string             `json:"hat"`
-		Outcome    engine.Outcome     `json:"outcome"`
-		Failure    events.FailureKind `json:"failure"`
-		Message    string             `json:"message"`
-		DurationMS int64              `json:"duration_ms"`
-		Tokens     events.Usage       `json:"tokens"`
-		CostUSD    float64            `json:"cost_usd"`
-		CostSource engine.CostSource  `json:"cost_source"`
+		Hat        string              `json:"hat"`
+		Outcome    runfiles.Outcome    `json:"outcome"`
+		Failure    events.FailureKind  `json:"failure"`
+		Message    string              `json:"message"`
+		DurationMS int64               `json:"duration_ms"`
+		Tokens     events.Usage        `json:"tokens"`
+		CostUSD    float64             `json:"cost_usd"`
+		CostSource runfiles.CostSource `json:"cost_source"`
 	}
 	viewSettled struct {
 		Note string `json:"note"`
 	}
 	viewRouted struct {
-		Topic string             `json:"topic"`
-		To    []string           `json:"to"`
-		As    engine.Disposition `json:"as"`
+		Topic string               `json:"topic"`
+		To    []string             `json:"to"`
+		As    runfiles.Disposition `json:"as"`
 	}
 	viewRejected struct {
 		Topic  string `json:"topic"`
@@ -69,17 +69,17 @@ type (
 		Offset int64 `json:"offset"`
 	}
 	viewTerminate struct {
-		Reason      engine.Reason     `json:"reason"`
-		ExitCode    int               `json:"exit_code"`
-		Message     string            `json:"message"`
-		Cause       engine.Cause      `json:"cause"`
-		GoOn        *engine.GoOn      `json:"go_on"`
-		Iterations  int               `json:"iterations"`
-		CostUSD     float64           `json:"cost_usd"`
-		CostSource  engine.CostSource `json:"cost_source"`
-		CostUnknown bool              `json:"cost_unknown"`
-		Tokens      int64             `json:"tokens"`
-		RuntimeMS   int64             `json:"runtime_ms"`
+		Reason      runfiles.Reason     `json:"reason"`
+		ExitCode    int                 `json:"exit_code"`
+		Message     string              `json:"message"`
+		Cause       runfiles.Cause      `json:"cause"`
+		GoOn        *runfiles.GoOn      `json:"go_on"`
+		Iterations  int                 `json:"iterations"`
+		CostUSD     float64             `json:"cost_usd"`
+		CostSource  runfiles.CostSource `json:"cost_source"`
+		CostUnknown bool                `json:"cost_unknown"`
+		Tokens      int64               `json:"tokens"`
+		RuntimeMS   int64               `json:"runtime_ms"`
 	}
 	viewCommit struct {
 		Hash    string `json:"hash"`
@@ -135,38 +135,38 @@ func describeAs[P any](f func(P) string) describer {
 
 // describers are the sentences for ralph's bookkeeping lines, by topic.
 var describers = map[string]describer{
-	engine.TopicLoopStarted: describeAs(func(p viewLoopStarted) string {
+	runfiles.TopicLoopStarted: describeAs(func(p viewLoopStarted) string {
 		return fmt.Sprintf("run %s · objective from %s: %s", p.RunID, orDash(p.Source), FirstLine(p.Objective))
 	}),
-	engine.TopicLoopResumed: describeAs(func(p viewLoopResumed) string {
+	runfiles.TopicLoopResumed: describeAs(func(p viewLoopResumed) string {
 		return fmt.Sprintf("resumed after iteration %d", p.Iteration)
 	}),
-	engine.TopicIterationStarted:  describeAs(describeStarted),
-	engine.TopicIterationFinished: describeAs(describeFinished),
-	engine.TopicIterationSettled: describeAs(func(p viewSettled) string {
+	runfiles.TopicIterationStarted:  describeAs(describeStarted),
+	runfiles.TopicIterationFinished: describeAs(describeFinished),
+	runfiles.TopicIterationSettled: describeAs(func(p viewSettled) string {
 		return p.Note
 	}),
-	engine.TopicEventRouted: describeAs(describeRouted),
-	engine.TopicEventRejected: describeAs(func(p viewRejected) string {
+	runfiles.TopicEventRouted: describeAs(describeRouted),
+	runfiles.TopicEventRejected: describeAs(func(p viewRejected) string {
 		return strings.TrimSuffix(fmt.Sprintf("%s ✗ %s: %s", p.Topic, p.Reason, p.Detail), ": ")
 	}),
-	engine.TopicEventDropped: describeAs(func(p viewDropped) string {
+	runfiles.TopicEventDropped: describeAs(func(p viewDropped) string {
 		return fmt.Sprintf("%s for %s dropped: %s", plural.Count(len(p.Offsets), "event", "events"), p.Hat, p.Reason)
 	}),
-	engine.TopicLoopRepaired: describeAs(func(p viewRepaired) string {
+	runfiles.TopicLoopRepaired: describeAs(func(p viewRepaired) string {
 		return fmt.Sprintf("closed a line cut off at byte %d", p.Offset)
 	}),
-	engine.TopicLoopTerminate: describeAs(describeTerminate),
-	engine.TopicCommit: describeAs(func(p viewCommit) string {
+	runfiles.TopicLoopTerminate: describeAs(describeTerminate),
+	runfiles.TopicCommit: describeAs(func(p viewCommit) string {
 		return shortHash(p.Hash) + " " + p.Subject
 	}),
-	engine.TopicRateLimited: describeAs(func(p viewRateLimited) string {
+	runfiles.TopicRateLimited: describeAs(func(p viewRateLimited) string {
 		return strings.TrimSuffix("waiting "+humanDuration(time.Duration(p.WaitMS)*time.Millisecond)+": "+p.Message, ": ")
 	}),
-	engine.TopicCompletionConfirm: describeAs(func(p viewConfirming) string {
+	runfiles.TopicCompletionConfirm: describeAs(func(p viewConfirming) string {
 		return "confirming the claim: " + p.Claim
 	}),
-	engine.TopicTaskComplete: describeAs(func(p viewTaskComplete) string {
+	runfiles.TopicTaskComplete: describeAs(func(p viewTaskComplete) string {
 		return fmt.Sprintf("box %d checked: %s", p.Index+1, p.Text)
 	}),
 }
@@ -202,11 +202,11 @@ func describeRouted(p viewRouted) string {
 }
 
 func describeTerminate(p viewTerminate) string {
-	cost := engine.CostTotal{USD: p.CostUSD, Computed: p.CostSource == engine.CostComputed, Unknown: p.CostUnknown}
+	cost := runfiles.CostTotal{USD: p.CostUSD, Computed: p.CostSource == runfiles.CostComputed, Unknown: p.CostUnknown}
 	s := fmt.Sprintf("%s (exit %d) · %s · %s · %s tok · %s", p.Reason, p.ExitCode,
 		plural.Count(p.Iterations, "iteration", "iterations"), humanDuration(time.Duration(p.RuntimeMS)*time.Millisecond),
 		humanCount(p.Tokens), costCell(CostText(cost)))
-	if msg := EndMessage(engine.Termination{Reason: p.Reason, Message: p.Message, Cause: p.Cause, GoOn: p.GoOn}); msg != "" {
+	if msg := EndMessage(runfiles.Termination{Reason: p.Reason, Message: p.Message, Cause: p.Cause, GoOn: p.GoOn}); msg != "" {
 		s += " · " + msg
 	}
 	return s

@@ -12,16 +12,24 @@ import (
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/exitcode"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // The --headless stream: one JSON object per line on stdout, each with
-// "event" (its kind) and "ts" (RFC 3339, UTC, nanoseconds) first. The types
-// below are the schema; README.md documents every field, and a change here
-// must change it too. Fields are only ever added, never renamed, so a
-// program that reads the stream keeps working.
+// "event" (its kind), "ts" and "timestamp" (the same RFC 3339 UTC time)
+// first. It is a superset of the RalphEvent union of the headless
+// specification ralph follows (started, iteration, tool, commit,
+// task_complete, iteration_done, stuck, complete, failed, each with its
+// fields, names and types) beside ralph's own fields and events. The
+// types below are the schema (HeadlessSchema, `ralph schema --headless`,
+// generated from them with the descriptions in their jsonschema tags).
+// Fields are only ever added, never renamed, so a program that reads the
+// stream keeps working.
 
 // headStarted: the run started or resumed.
 type headStarted struct {
+	Spec            string   `json:"spec" jsonschema:"the SPEC file of a SPEC-mode run, else where the objective came from"`
+	Tasks           int      `json:"tasks" jsonschema:"how many boxes the SPEC has; a run without one has one task, its objective"`
 	RunID           string   `json:"run_id"`
 	Resumed         bool     `json:"resumed"`
 	Config          string   `json:"config"`
@@ -40,12 +48,13 @@ type headIteration struct {
 	Phase   string `json:"phase"` // working, confirming
 }
 
-// headTool: the agent used a tool.
+// headTool: the agent read or wrote a file or ran a command (tool), or
+// used another tool (tool_other).
 type headTool struct {
+	Type      string `json:"type" jsonschema:"read, write or bash in a tool event; other in a tool_other event"`
 	Iteration int    `json:"iteration"`
 	Hat       string `json:"hat"`
-	Type      string `json:"type"` // read, write, shell, other
-	Name      string `json:"name"`
+	Name      string `json:"name" jsonschema:"the tool's name in the agent CLI"`
 	Path      string `json:"path,omitempty"`
 	Command   string `json:"command,omitempty"`
 }
@@ -67,8 +76,8 @@ type headEvent struct {
 	To        []string `json:"to"`
 	// As is claim, completion or cancellation for the topics that end a
 	// run, absent for a routed event.
-	As      engine.Disposition `json:"as,omitempty"`
-	Payload json.RawMessage    `json:"payload"`
+	As      runfiles.Disposition `json:"as,omitempty"`
+	Payload json.RawMessage      `json:"payload"`
 }
 
 // headRejected: an event the agent published was not accepted.
@@ -109,20 +118,18 @@ type headStats struct {
 
 // headIterationDone: an iteration's agent exited.
 type headIterationDone struct {
-	N          int        `json:"n"`
-	Hat        string     `json:"hat"`
-	DurationMS int64      `json:"duration_ms"`
-	Tokens     headTokens `json:"tokens"`
-	Cost       float64    `json:"cost"`
-	// CostSource is reported, computed (from tokens at the model's price)
-	// or unknown (the model has no price: cost is 0 but was not).
-	CostSource engine.CostSource  `json:"cost_source"`
-	Model      string             `json:"model,omitempty"`
-	Stats      headStats          `json:"stats"`
-	Outcome    engine.Outcome     `json:"outcome"` // success, failure, rate_limited
-	Failure    events.FailureKind `json:"failure,omitempty"`
-	Message    string             `json:"message,omitempty"`
-	ExitCode   int                `json:"exit_code"`
+	N          int                 `json:"n"`
+	Hat        string              `json:"hat"`
+	DurationMS int64               `json:"duration_ms"`
+	Tokens     headTokens          `json:"tokens"`
+	Cost       *float64            `json:"cost" jsonschema:"US dollars; null when unknown (the agent reported none and the model has no price)"`
+	CostSource runfiles.CostSource `json:"cost_source" jsonschema:"reported, computed (from tokens at the model's price) or unknown"`
+	Model      string              `json:"model,omitempty"`
+	Stats      headStats           `json:"stats"`
+	Outcome    runfiles.Outcome    `json:"outcome"` // success, failure, rate_limited
+	Failure    events.FailureKind  `json:"failure,omitempty"`
+	Message    string              `json:"message,omitempty"`
+	ExitCode   int                 `json:"exit_code"`
 }
 
 // headStuck: iterations stopped making progress.
@@ -139,27 +146,28 @@ type headRateLimited struct {
 	WaitMS int64  `json:"wait_ms"`
 }
 
-// headComplete: the loop ended, however it ended; reason and exit_code say
-// how. A run that ends as fatal gets `failed` instead.
+// headComplete: the run ended: `complete` when it completed (every task
+// done), `ended` however else it ended, reason and exit_code saying how.
+// A run that ends as fatal gets `failed` instead.
 type headComplete struct {
-	RunID           string            `json:"run_id"`
-	Reason          string            `json:"reason"`
-	ExitCode        int               `json:"exit_code"`
-	Message         string            `json:"message,omitempty"`
-	Iterations      int               `json:"iterations"`
-	Confirmations   int               `json:"confirmation_iterations,omitempty"`
-	TotalDurationMS int64             `json:"total_duration_ms"`
-	Cost            float64           `json:"cost"`
-	CostSource      engine.CostSource `json:"cost_source"`
-	// CostUnknown: some iteration's cost is unknown, so cost is less
-	// than what the run spent.
-	CostUnknown    bool           `json:"cost_unknown"`
-	Tokens         headTokens     `json:"tokens"`
-	Activations    map[string]int `json:"activations"`
-	EventsAccepted int            `json:"events_accepted"`
-	EventsRejected int            `json:"events_rejected"`
-	Commits        int            `json:"commits"`
-	EventsFile     string         `json:"events_file"`
+	TasksDone       int                 `json:"tasks_done" jsonschema:"how many tasks are done: the SPEC's checked boxes, or 1 when a run without one completed"`
+	TotalDurationMS int64               `json:"total_duration_ms"`
+	RunID           string              `json:"run_id"`
+	Reason          string              `json:"reason"`
+	ExitCode        int                 `json:"exit_code"`
+	Message         string              `json:"message,omitempty"`
+	Iterations      int                 `json:"iterations"`
+	Confirmations   int                 `json:"confirmation_iterations,omitempty"`
+	Cost            *float64            `json:"cost" jsonschema:"US dollars the run spent; null when some iteration's cost is unknown (cost_known is the part that is known)"`
+	CostKnown       float64             `json:"cost_known" jsonschema:"US dollars of the iterations whose cost is known"`
+	CostSource      runfiles.CostSource `json:"cost_source"`
+	CostUnknown     bool                `json:"cost_unknown" jsonschema:"some iteration's cost is unknown"`
+	Tokens          headTokens          `json:"tokens"`
+	Activations     map[string]int      `json:"activations"`
+	EventsAccepted  int                 `json:"events_accepted"`
+	EventsRejected  int                 `json:"events_rejected"`
+	Commits         int                 `json:"commits"`
+	EventsFile      string              `json:"events_file"`
 	// AlreadyEnded: a resume found the run ended at EndedAt, and ran
 	// nothing; the line says how it ended then.
 	AlreadyEnded bool       `json:"already_ended,omitempty"`
@@ -239,10 +247,12 @@ func headlessLine(kind string, ts time.Time, body any) ([]byte, error) {
 	if len(fields) < 2 || fields[0] != '{' {
 		return nil, errors.New("a headless event body must be a JSON object")
 	}
+	at := ts.UTC().Format(time.RFC3339Nano)
 	head, _ := json.Marshal(struct {
-		Event string `json:"event"`
-		TS    string `json:"ts"`
-	}{kind, ts.UTC().Format(time.RFC3339Nano)})
+		Event     string `json:"event"`
+		TS        string `json:"ts"`
+		Timestamp string `json:"timestamp"`
+	}{kind, at, at})
 	line := head[:len(head)-1] // without its closing brace
 	if len(fields) > 2 {
 		line = append(append(line, ','), fields[1:]...)
@@ -257,7 +267,7 @@ func (r *Headless) LoopStarted(run engine.RunInfo) {
 	if hats == nil {
 		hats = []string{}
 	}
-	r.emit("started", headStarted{RunID: run.RunID, Resumed: run.Resumed, Config: run.Config,
+	r.emit("started", headStarted{Spec: run.Spec, Tasks: run.Tasks, RunID: run.RunID, Resumed: run.Resumed, Config: run.Config,
 		ObjectiveSource: run.Source, Hats: hats, MaxIterations: run.MaxIter, EventsFile: run.EventsFile})
 }
 
@@ -270,17 +280,27 @@ func (r *Headless) IterationStarted(it engine.IterationInfo) {
 }
 
 func (r *Headless) Activity(it engine.IterationInfo, a events.Activity) {
-	if a.Kind == events.ActivityTool {
-		kind := a.Tool
-		if kind == "" {
-			kind = events.ToolOther
-		}
-		r.emit("tool", headTool{Iteration: it.N, Hat: it.Hat.ID, Type: string(kind), Name: a.ToolName,
-			Path: a.Path, Command: a.Command})
+	if a.Kind != events.ActivityTool {
+		return
 	}
+	event, kind := toolEvent(a.Tool)
+	r.emit(event, headTool{Type: kind, Iteration: it.N, Hat: it.Hat.ID, Name: a.ToolName, Path: a.Path, Command: a.Command})
 }
 
-func (r *Headless) EventAccepted(ev events.Event, to []string, as engine.Disposition) {
+// toolEvent is the event and type of a tool use: the specification's tool
+// types are read, write and bash, and a program that switches on them
+// must not meet another, so every other tool is a tool_other event.
+func toolEvent(k events.ToolKind) (event, kind string) {
+	switch k {
+	case events.ToolRead, events.ToolWrite:
+		return "tool", string(k)
+	case events.ToolShell:
+		return "tool", "bash"
+	}
+	return "tool_other", string(events.ToolOther)
+}
+
+func (r *Headless) EventAccepted(ev events.Event, to []string, as runfiles.Disposition) {
 	if to == nil {
 		to = []string{}
 	}
@@ -308,23 +328,23 @@ func splitReason(reason string) (code, detail string) {
 }
 
 // outcomeOf names an iteration's result the way iteration.finished does.
-func outcomeOf(it engine.IterationInfo, res events.AgentResult) engine.Outcome {
+func outcomeOf(it engine.IterationInfo, res events.AgentResult) runfiles.Outcome {
 	if it.Outcome != "" {
 		return it.Outcome
 	}
 	switch {
 	case res.Failure == events.FailureRateLimit:
-		return engine.OutcomeRateLimited
+		return runfiles.OutcomeRateLimited
 	case res.Failed():
-		return engine.OutcomeFailure
+		return runfiles.OutcomeFailure
 	}
-	return engine.OutcomeSuccess
+	return runfiles.OutcomeSuccess
 }
 
 func (r *Headless) IterationFinished(it engine.IterationInfo, res events.AgentResult) {
 	cost := iterationCost(it, res)
 	r.emit("iteration_done", headIterationDone{N: it.N, Hat: it.Hat.ID, DurationMS: res.Duration.Milliseconds(),
-		Tokens: tokensOf(res.Usage), Cost: cost.USD, CostSource: cost.Source, Model: cost.Model,
+		Tokens: tokensOf(res.Usage), Cost: knownCost(cost.USD, cost.Source == runfiles.CostUnknown), CostSource: cost.Source, Model: cost.Model,
 		Stats:   headStats{Reads: res.Tools.Read, Writes: res.Tools.Write, Shell: res.Tools.Shell, Other: res.Tools.Other},
 		Outcome: outcomeOf(it, res), Failure: res.Failure, Message: res.FailureMessage, ExitCode: res.ExitCode})
 }
@@ -343,11 +363,24 @@ func (r *Headless) TaskComplete(index int, text string) {
 	r.emit("task_complete", headTaskComplete{Index: index, Text: text})
 }
 
+// knownCost is usd, or nil when it is unknown: unknown is never a number
+// a program could add up.
+func knownCost(usd float64, unknown bool) *float64 {
+	if unknown {
+		return nil
+	}
+	return &usd
+}
+
 // Stuck reports that the run is ending because iterations stopped making
-// progress; `complete` (reason stuck, exit 1) follows.
-func (r *Headless) Stuck(end engine.Termination, withoutProgress int) {
+// progress; `ended` (reason stuck, exit 1) follows.
+func (r *Headless) Stuck(end runfiles.Termination, withoutProgress int) {
 	r.emit("stuck", headStuck{Reason: EndMessage(end), IterationsWithoutProgress: withoutProgress})
 }
+
+// Notice is for people; a program gets what the run did, not what it is
+// about to do.
+func (*Headless) Notice(string) {}
 
 func (r *Headless) Warn(msg string) {
 	r.emit("warning", headWarning{Message: msg})
@@ -368,17 +401,22 @@ func (r *Headless) LoopFinished(sum engine.Summary) {
 	run := r.model.Run()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if sum.Reason == engine.ReasonStuck && !run.Stuck {
+	if sum.Reason == runfiles.ReasonStuck && !run.Stuck {
 		// The engine ended the run on its stuck check without calling
 		// Stuck; a program waiting for `stuck` still gets it.
 		r.emitLocked("stuck", headStuck{Reason: EndMessage(sum.End()), IterationsWithoutProgress: r.stuckThreshold})
 	}
 	c := completeOf(sum, max(len(run.Commits), sum.Commits))
-	if sum.Reason == engine.ReasonFatal {
+	switch {
+	case sum.Reason == runfiles.ReasonFatal:
 		r.fatal = &c
-	} else if !r.ended {
+	case r.ended:
+	case sum.Reason == runfiles.ReasonCompleted:
 		r.ended = true
 		r.emitLocked("complete", c)
+	default:
+		r.ended = true
+		r.emitLocked("ended", c)
 	}
 }
 
@@ -389,7 +427,8 @@ func completeOf(sum engine.Summary, commits int) headComplete {
 	}
 	c := headComplete{RunID: sum.RunID, Reason: string(sum.Reason), ExitCode: sum.ExitCode, Message: EndMessage(sum.End()),
 		Iterations: sum.Iterations, Confirmations: sum.Confirmations, TotalDurationMS: sum.Runtime.Milliseconds(),
-		Cost: sum.Cost.USD, CostSource: sum.Cost.Source(), CostUnknown: sum.Cost.Unknown,
+		TasksDone: sum.TasksDone, Cost: knownCost(sum.Cost.USD, sum.Cost.Unknown), CostKnown: sum.Cost.USD,
+		CostSource: sum.Cost.Source(), CostUnknown: sum.Cost.Unknown,
 		Tokens: tokensOf(sum.Usage), Activations: act, EventsAccepted: sum.Accepted, EventsRejected: sum.Rejected,
 		Commits: commits, EventsFile: sum.EventsFile}
 	if sum.AlreadyEnded {

@@ -13,6 +13,7 @@ import (
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
 	"github.com/ralph-loop/ralph/internal/golden"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // stepClock is a clock that moves one millisecond each time it is read, so
@@ -61,7 +62,7 @@ func TestHeadlessReporterGolden(t *testing.T) {
 	r, h := headlessRun(&out, &human, now, false)
 	h.Configured([]string{"ralph.yml: keys of ralph-orchestrator that ralph does not implement: core"}, 3)
 
-	r.LoopStarted(engine.RunInfo{RunID: "20261122-100000-abcdef", Objective: "Add a --json flag", Source: "-p",
+	r.LoopStarted(engine.RunInfo{RunID: "20261122-100000-abcdef", Objective: "Add a --json flag", Source: "-p", Spec: "SPEC.md", Tasks: 3,
 		Config: "ralph.yml", Hats: []string{"builder", "reviewer"}, EventsFile: ".ralph/events-20261122-100000.jsonl", MaxIter: 10})
 	it := testIteration(1, "builder")
 	r.IterationStarted(it)
@@ -73,7 +74,7 @@ func TestHeadlessReporterGolden(t *testing.T) {
 	r.Activity(it, events.Activity{Kind: events.ActivityUsage, Usage: events.Usage{InputTokens: 10}})
 	r.Commit(it, engine.Commit{Hash: "0123456789abcdef0123456789abcdef01234567", Subject: "export: add --json"})
 	r.TaskComplete(0, "Add the --json flag")
-	it.Cost = engine.IterationCost{USD: 0.0123, Source: engine.CostReported, Model: "claude-opus-4-8"}
+	it.Cost = runfiles.IterationCost{USD: 0.0123, Source: runfiles.CostReported, Model: "claude-opus-4-8"}
 	r.IterationFinished(it, events.AgentResult{Duration: 12345 * time.Millisecond, CostUSD: 0.0123,
 		Usage: events.Usage{InputTokens: 1200, OutputTokens: 300, CacheReadTokens: 5000},
 		Tools: events.ToolCounts{Read: 1, Write: 1, Shell: 1, Other: 1}})
@@ -82,23 +83,23 @@ func TestHeadlessReporterGolden(t *testing.T) {
 	r.EventRejected(events.Event{Topic: "deploy.now", Iteration: 1, Hat: "builder", Source: events.SourceTag},
 		"scope_violation: hat builder may publish build.done only")
 	asked := time.Date(2026, 11, 22, 10, 1, 0, 0, time.UTC)
-	q := engine.Question{ID: "q-3fa9c1", Text: "Keep the v1 API?", Options: []string{"keep", "drop"}, Hat: "builder",
+	q := runfiles.Question{ID: "q-3fa9c1", Text: "Keep the v1 API?", Options: []string{"keep", "drop"}, Hat: "builder",
 		Iteration: 1, AskedAt: asked, Deadline: asked.Add(30 * time.Minute)}
 	r.WaitingForHuman(q)
 	r.HumanAnswered(q, engine.Reply{Text: "drop it", By: "cli"})
-	r.WaitingForHuman(engine.Question{ID: "q-77", Text: "Ship?", Hat: "builder", Iteration: 1, AskedAt: asked})
-	r.HumanAnswered(engine.Question{ID: "q-77"}, engine.Reply{TimedOut: true})
+	r.WaitingForHuman(runfiles.Question{ID: "q-77", Text: "Ship?", Hat: "builder", Iteration: 1, AskedAt: asked})
+	r.HumanAnswered(runfiles.Question{ID: "q-77"}, engine.Reply{TimedOut: true})
 	it2 := testIteration(2, "reviewer")
 	it2.Confirming = true
 	r.IterationStarted(it2)
 	r.RateLimited(it2, 90*time.Second)
-	it2.Cost = engine.IterationCost{Source: engine.CostUnknown, Model: "fake-model"}
+	it2.Cost = runfiles.IterationCost{Source: runfiles.CostUnknown, Model: "fake-model"}
 	r.IterationFinished(it2, events.AgentResult{Duration: time.Second, Failure: events.FailureRateLimit,
 		FailureMessage: "429 Too Many Requests", ExitCode: 1})
 	r.Warn("cannot keep the agent's raw output: disk full")
-	r.Stuck(engine.Termination{Reason: engine.ReasonStuck, Message: "3 iterations checked no box"}, 3)
-	r.LoopFinished(engine.Summary{RunID: "20261122-100000-abcdef", Reason: engine.ReasonStuck, ExitCode: 1,
-		Message: "3 iterations in a row made no progress", Iterations: 2, Runtime: 75 * time.Second, Cost: engine.CostTotal{USD: 0.0123, Unknown: true},
+	r.Stuck(runfiles.Termination{Reason: runfiles.ReasonStuck, Message: "3 iterations checked no box"}, 3)
+	r.LoopFinished(engine.Summary{RunID: "20261122-100000-abcdef", Reason: runfiles.ReasonStuck, ExitCode: 1,
+		Message: "3 iterations in a row made no progress", Iterations: 2, Runtime: 75 * time.Second, Cost: runfiles.CostTotal{USD: 0.0123, Unknown: true},
 		Usage: events.Usage{InputTokens: 1200, OutputTokens: 300}, Activations: map[string]int{"builder": 1, "reviewer": 1},
 		Accepted: 1, Rejected: 1, EventsFile: ".ralph/events-20261122-100000.jsonl"})
 	h.End(nil)
@@ -129,8 +130,8 @@ func TestHeadlessStuckFromTheEngine(t *testing.T) {
 	now := stepClock()
 	r, h := headlessRun(&out, &bytes.Buffer{}, now, false)
 	h.Configured(nil, 4)
-	r.LoopFinished(engine.Summary{Reason: engine.ReasonStuck, ExitCode: 1, Message: "4 iterations in a row made no progress"})
-	assert.Equal(t, []string{"stuck", "complete"}, headlessLines(t, out.String()))
+	r.LoopFinished(engine.Summary{Reason: runfiles.ReasonStuck, ExitCode: 1, Message: "4 iterations in a row made no progress"})
+	assert.Equal(t, []string{"stuck", "ended"}, headlessLines(t, out.String()))
 	assert.Contains(t, out.String(), `"reason":"4 iterations in a row made no progress","iterations_without_progress":4`)
 }
 
@@ -138,6 +139,6 @@ func TestHeadlessCompleteCountsConfirmations(t *testing.T) {
 	var out bytes.Buffer
 	now := stepClock()
 	r, _ := headlessRun(&out, &bytes.Buffer{}, now, false)
-	r.LoopFinished(engine.Summary{Reason: engine.ReasonCompleted, Iterations: 2, Confirmations: 1})
+	r.LoopFinished(engine.Summary{Reason: runfiles.ReasonCompleted, Iterations: 2, Confirmations: 1})
 	assert.Contains(t, out.String(), `"iterations":2,"confirmation_iterations":1,`)
 }

@@ -3,7 +3,7 @@ package view
 import (
 	"fmt"
 
-	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // The engine says how a run ended in facts: its reason, what cut it off,
@@ -21,7 +21,7 @@ const (
 // EndMessage is the message of a run's end followed, when it needs one, by
 // what to do next: how to go past the limit that ended the run, or how to
 // continue after its directory was lost.
-func EndMessage(t engine.Termination) string {
+func EndMessage(t runfiles.Termination) string {
 	hint := nextStep(t)
 	switch {
 	case hint == "":
@@ -33,28 +33,28 @@ func EndMessage(t engine.Termination) string {
 }
 
 // nextStep is the advice EndMessage adds to the message of t.
-func nextStep(t engine.Termination) string {
-	if t.Cause == engine.CauseLostDir {
+func nextStep(t runfiles.Termination) string {
+	if t.Cause == runfiles.CauseLostDir {
 		return "continue with `" + loopResume + "`"
 	}
 	if t.GoOn == nil {
 		return ""
 	}
 	resume, iterations := loopResume, "--max-iterations"
-	if t.GoOn.Mode == engine.ModeSpec {
+	if t.GoOn.Mode == runfiles.ModeSpec {
 		resume, iterations = specResume, "-n"
 	}
 	var flag string
 	switch t.Reason {
-	case engine.ReasonMaxCost:
+	case runfiles.ReasonMaxCost:
 		return raiseInConfig("event_loop.max_cost_usd", resume)
-	case engine.ReasonBudgetExhausted:
+	case runfiles.ReasonBudgetExhausted:
 		return raiseInConfig("event_loop.max_tokens", resume)
-	case engine.ReasonMaxIterations:
+	case runfiles.ReasonMaxIterations:
 		flag = iterations
-	case engine.ReasonMaxRuntime:
+	case runfiles.ReasonMaxRuntime:
 		flag = "--max-runtime"
-	case engine.ReasonStuck:
+	case runfiles.ReasonStuck:
 		flag = "--stuck-threshold"
 	default:
 		return ""
@@ -70,11 +70,11 @@ func raiseInConfig(key, resume string) string {
 	return fmt.Sprintf("to go on, raise %s in the config (0: no limit), then `%s`", key, resume)
 }
 
-// ResumeHint is what to do about an unfinished run of mode (engine.ModeLoop,
-// engine.ModeSpec): go on with it, or set it aside and start over.
+// ResumeHint is what to do about an unfinished run of mode (runfiles.ModeLoop,
+// runfiles.ModeSpec): go on with it, or set it aside and start over.
 func ResumeHint(mode string) string {
 	resume := loopResume
-	if mode == engine.ModeSpec {
+	if mode == runfiles.ModeSpec {
 		resume = specResume
 	}
 	return "continue it with `" + resume + "`, or start over with `ralph loop --fresh` (the old run is archived, not deleted)"
@@ -82,6 +82,6 @@ func ResumeHint(mode string) string {
 
 // resumeAdvised reports whether a run's summary should suggest a plain
 // resume: the run can go on, and its message does not already say how.
-func resumeAdvised(r engine.Reason) bool {
+func resumeAdvised(r runfiles.Reason) bool {
 	return r.Resumable() && !r.SaysHowToGoOn()
 }

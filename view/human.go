@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // A run waiting for a person, in every view: the model holds the question,
@@ -12,38 +13,38 @@ import (
 // waiting_for_human and human_answered.
 
 // WaitingForHuman notes the question the run waits on.
-func (m *Model) WaitingForHuman(q engine.Question) {
+func (m *Model) WaitingForHuman(q runfiles.Question) {
 	m.update(func(r *Run) { r.Question, r.Phase, r.PhaseSince = &q, PhaseAwaitingHuman, m.now() })
 }
 
 // HumanAnswered notes that the wait is over.
-func (m *Model) HumanAnswered(q engine.Question, reply engine.Reply) {
+func (m *Model) HumanAnswered(q runfiles.Question, reply engine.Reply) {
 	m.update(func(r *Run) {
 		r.Question, r.Phase, r.PhaseSince = nil, PhaseBetween, m.now()
 		r.LastEvent = answerText(q, reply)
 	})
 }
 
-func (t tee) WaitingForHuman(q engine.Question) {
+func (t tee) WaitingForHuman(q runfiles.Question) {
 	for _, r := range t {
 		r.WaitingForHuman(q)
 	}
 }
 
-func (t tee) HumanAnswered(q engine.Question, reply engine.Reply) {
+func (t tee) HumanAnswered(q runfiles.Question, reply engine.Reply) {
 	for _, r := range t {
 		r.HumanAnswered(q, reply)
 	}
 }
 
 // A question is essential: whoever reads stderr is the person to answer it.
-func (e essentials) WaitingForHuman(q engine.Question) { e.r.WaitingForHuman(q) }
-func (e essentials) HumanAnswered(q engine.Question, reply engine.Reply) {
+func (e essentials) WaitingForHuman(q runfiles.Question) { e.r.WaitingForHuman(q) }
+func (e essentials) HumanAnswered(q runfiles.Question, reply engine.Reply) {
 	e.r.HumanAnswered(q, reply)
 }
 
 // WaitingForHuman prints the question and how to answer it.
-func (r *Text) WaitingForHuman(q engine.Question) {
+func (r *Text) WaitingForHuman(q runfiles.Question) {
 	r.printf("waiting for a person: %s (hat %s) asks: %s", q.ID, q.Hat, q.Text)
 	if len(q.Options) > 0 {
 		r.printf("  options: %s", strings.Join(q.Options, " | "))
@@ -55,11 +56,11 @@ func (r *Text) WaitingForHuman(q engine.Question) {
 	r.printf("  answer with: ralph answer %s \"TEXT\"   (waiting %s)", q.ID, until)
 }
 
-func (r *Text) HumanAnswered(q engine.Question, reply engine.Reply) {
+func (r *Text) HumanAnswered(q runfiles.Question, reply engine.Reply) {
 	r.printf("%s", answerText(q, reply))
 }
 
-func answerText(q engine.Question, reply engine.Reply) string {
+func answerText(q runfiles.Question, reply engine.Reply) string {
 	if reply.TimedOut {
 		return q.ID + ": no answer by the deadline"
 	}
@@ -74,12 +75,12 @@ type headAnswered struct {
 	TimedOut bool   `json:"timed_out,omitempty"`
 }
 
-func (r *Headless) WaitingForHuman(q engine.Question) {
+func (r *Headless) WaitingForHuman(q runfiles.Question) {
 	// The question's own JSON is the event's: id, question, options,
 	// hat, iteration, asked_at and deadline.
 	r.emit("waiting_for_human", q)
 }
 
-func (r *Headless) HumanAnswered(q engine.Question, reply engine.Reply) {
+func (r *Headless) HumanAnswered(q runfiles.Question, reply engine.Reply) {
 	r.emit("human_answered", headAnswered{ID: q.ID, Answer: reply.Text, By: reply.By, TimedOut: reply.TimedOut})
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/golden"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // TestRenderPanelGolden renders the panel in each phase, and cut to a
@@ -122,7 +123,7 @@ func TestTTYReporterFollowsTheRun(t *testing.T) {
 	panel = strings.Join(live.panel(100), "\n")
 	assert.Contains(t, panel, "cost $0.2500 · tokens 2k (2k in, 20 out) · reads 1", "the result replaces the live figures")
 
-	r.LoopFinished(engine.Summary{RunID: "run-1", Reason: engine.ReasonCompleted})
+	r.LoopFinished(engine.Summary{RunID: "run-1", Reason: runfiles.ReasonCompleted})
 	live.Close(nil)
 	screen := out.String()
 	assert.NotContains(t, screen, "secret agent text", "--quiet hides the agent's text")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // Reporter is what a view is told: the engine's reports, and SPEC mode's
@@ -17,6 +18,7 @@ type Reporter interface {
 	engine.TaskReporter
 	engine.StuckReporter
 	engine.HumanReporter
+	engine.NoticeReporter
 }
 
 // Phase is where the current iteration is.
@@ -35,7 +37,7 @@ const (
 
 // Figures are what agents spent: tokens, dollars and tool uses.
 // CostComputed and CostUnknown say how CostUSD is known, as in
-// engine.CostTotal.
+// runfiles.CostTotal.
 type Figures struct {
 	Usage        events.Usage
 	CostUSD      float64
@@ -51,12 +53,12 @@ func (f Figures) Add(g Figures) Figures {
 }
 
 // Cost is the figures' cost and how it is known.
-func (f Figures) Cost() engine.CostTotal {
-	return engine.CostTotal{USD: f.CostUSD, Computed: f.CostComputed, Unknown: f.CostUnknown}
+func (f Figures) Cost() runfiles.CostTotal {
+	return runfiles.CostTotal{USD: f.CostUSD, Computed: f.CostComputed, Unknown: f.CostUnknown}
 }
 
 // costFigures are the cost figures of c.
-func costFigures(c engine.CostTotal) Figures {
+func costFigures(c runfiles.CostTotal) Figures {
 	return Figures{CostUSD: c.USD, CostComputed: c.Computed, CostUnknown: c.Unknown}
 }
 
@@ -83,8 +85,8 @@ type Run struct {
 	WaitUntil  time.Time // while waiting for a rate limit
 	// Question is the question the run waits on a person to answer, nil
 	// when it waits for none.
-	Question    *engine.Question
-	LastOutcome engine.Outcome // of the last iteration that finished
+	Question    *runfiles.Question
+	LastOutcome runfiles.Outcome // of the last iteration that finished
 	Done, Live  Figures
 	// Commits are those made during this process's part of the run.
 	Commits   []engine.Commit
@@ -96,7 +98,7 @@ type Run struct {
 	// Ended is how a run read from its files ended (`ralph watch`), nil
 	// while it has not; Gone says no process runs it now, though it did
 	// not end (it was killed, and goes on with --resume).
-	Ended *engine.Termination
+	Ended *runfiles.Termination
 	Gone  bool
 }
 
@@ -184,7 +186,7 @@ func (m *Model) Activity(_ engine.IterationInfo, a events.Activity) {
 	}
 }
 
-func (m *Model) EventAccepted(ev events.Event, to []string, as engine.Disposition) {
+func (m *Model) EventAccepted(ev events.Event, to []string, as runfiles.Disposition) {
 	m.update(func(r *Run) { r.LastEvent = routeText(ev.Topic, to, as) })
 }
 
@@ -195,7 +197,7 @@ func (m *Model) EventRejected(ev events.Event, reason string) {
 
 func (m *Model) IterationFinished(it engine.IterationInfo, res events.AgentResult) {
 	m.update(func(r *Run) {
-		done := costFigures(engine.CostTotal{}.Add(iterationCost(it, res)))
+		done := costFigures(runfiles.CostTotal{}.Add(iterationCost(it, res)))
 		done.Usage, done.Tools = res.Usage, res.Tools
 		r.Done = r.Done.Add(done)
 		r.Live = Figures{}
@@ -219,11 +221,13 @@ func (m *Model) TaskComplete(index int, text string) {
 }
 
 // Stuck notes that iterations stopped making progress.
-func (m *Model) Stuck(end engine.Termination, _ int) {
+func (m *Model) Stuck(end runfiles.Termination, _ int) {
 	m.update(func(r *Run) { r.LastEvent, r.Stuck = "stuck: "+EndMessage(end), true })
 }
 
 func (m *Model) Warn(string) {}
+
+func (m *Model) Notice(string) {}
 
 func (m *Model) LoopFinished(sum engine.Summary) {
 	m.update(func(r *Run) { r.Summary = &sum })
@@ -253,7 +257,7 @@ func (t tee) Activity(it engine.IterationInfo, a events.Activity) {
 	}
 }
 
-func (t tee) EventAccepted(ev events.Event, to []string, as engine.Disposition) {
+func (t tee) EventAccepted(ev events.Event, to []string, as runfiles.Disposition) {
 	for _, r := range t {
 		r.EventAccepted(ev, to, as)
 	}
@@ -289,7 +293,7 @@ func (t tee) TaskComplete(index int, text string) {
 	}
 }
 
-func (t tee) Stuck(end engine.Termination, withoutProgress int) {
+func (t tee) Stuck(end runfiles.Termination, withoutProgress int) {
 	for _, r := range t {
 		r.Stuck(end, withoutProgress)
 	}
@@ -298,6 +302,12 @@ func (t tee) Stuck(end engine.Termination, withoutProgress int) {
 func (t tee) Warn(msg string) {
 	for _, r := range t {
 		r.Warn(msg)
+	}
+}
+
+func (t tee) Notice(msg string) {
+	for _, r := range t {
+		r.Notice(msg)
 	}
 }
 
@@ -317,14 +327,15 @@ type essentials struct{ r Reporter }
 func (essentials) LoopStarted(engine.RunInfo)                                 {}
 func (essentials) IterationStarted(engine.IterationInfo)                      {}
 func (essentials) Activity(engine.IterationInfo, events.Activity)             {}
-func (essentials) EventAccepted(events.Event, []string, engine.Disposition)   {}
+func (essentials) EventAccepted(events.Event, []string, runfiles.Disposition) {}
 func (essentials) EventRejected(events.Event, string)                         {}
 func (essentials) IterationFinished(engine.IterationInfo, events.AgentResult) {}
 func (essentials) Commit(engine.IterationInfo, engine.Commit)                 {}
 func (essentials) RateLimited(engine.IterationInfo, time.Duration)            {}
 func (essentials) TaskComplete(int, string)                                   {}
-func (e essentials) Stuck(end engine.Termination, withoutProgress int) {
+func (e essentials) Stuck(end runfiles.Termination, withoutProgress int) {
 	e.r.Stuck(end, withoutProgress)
 }
 func (e essentials) Warn(msg string)                 { e.r.Warn(msg) }
+func (essentials) Notice(string)                     {}
 func (e essentials) LoopFinished(sum engine.Summary) { e.r.LoopFinished(sum) }

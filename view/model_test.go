@@ -10,6 +10,7 @@ import (
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // The model follows a run: live figures while an agent runs, replaced by
@@ -27,11 +28,11 @@ func TestModelFollowsTheRun(t *testing.T) {
 
 	m.Commit(it, engine.Commit{Hash: "abcdef0123456789", Subject: "add a"})
 	m.IterationFinished(it, events.AgentResult{Usage: events.Usage{InputTokens: 200}, CostUSD: 0.25})
-	m.Stuck(engine.Termination{Reason: engine.ReasonStuck, Message: "no box checked"}, 3)
+	m.Stuck(runfiles.Termination{Reason: runfiles.ReasonStuck, Message: "no box checked"}, 3)
 	run = m.Run()
 	assert.Equal(t, Figures{Usage: events.Usage{InputTokens: 200}, CostUSD: 0.25}, run.Total(), "the result replaces the live figures")
 	assert.Equal(t, PhaseBetween, run.Phase)
-	assert.Equal(t, engine.OutcomeSuccess, run.LastOutcome)
+	assert.Equal(t, runfiles.OutcomeSuccess, run.LastOutcome)
 	assert.Equal(t, "abcdef0123 add a", run.LastCommit())
 	assert.Equal(t, "stuck: no box checked", run.LastEvent)
 	assert.True(t, run.Stuck)
@@ -48,8 +49,8 @@ func TestEssentials(t *testing.T) {
 	r.Commit(it, engine.Commit{Hash: "abcdef0123456789", Subject: "add a"})
 	r.TaskComplete(0, "a box")
 	r.Warn("disk full")
-	r.Stuck(engine.Termination{Reason: engine.ReasonStuck, Message: "no box checked"}, 3)
-	r.LoopFinished(engine.Summary{RunID: "r", Reason: engine.ReasonStuck, ExitCode: 1, Runtime: time.Second})
+	r.Stuck(runfiles.Termination{Reason: runfiles.ReasonStuck, Message: "no box checked"}, 3)
+	r.LoopFinished(engine.Summary{RunID: "r", Reason: runfiles.ReasonStuck, ExitCode: 1, Runtime: time.Second})
 	got := out.String()
 	assert.NotContains(t, got, "iteration 1")
 	assert.NotContains(t, got, "agent text")
@@ -61,7 +62,7 @@ func TestEssentials(t *testing.T) {
 
 func TestModelHoldsTheQuestionARunWaitsOn(t *testing.T) {
 	m := NewModel(stepClock())
-	q := engine.Question{ID: "q-1", Text: "Keep the v1 API?", Hat: "builder"}
+	q := runfiles.Question{ID: "q-1", Text: "Keep the v1 API?", Hat: "builder"}
 	m.WaitingForHuman(q)
 	r := m.Run()
 	require.NotNil(t, r.Question)

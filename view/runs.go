@@ -6,12 +6,12 @@ import (
 	"io"
 	"time"
 
-	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // PrintRuns writes the runs of a workspace, as `ralph events --runs` lists
 // them: a table, or one JSON object a line.
-func PrintRuns(w io.Writer, runs []engine.RunListing, asJSON bool, loc *time.Location) error {
+func PrintRuns(w io.Writer, runs []runfiles.RunListing, asJSON bool, loc *time.Location) error {
 	if asJSON {
 		enc := json.NewEncoder(w)
 		for _, r := range runs {

@@ -5,12 +5,12 @@ import (
 	"io"
 	"strings"
 
-	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // WriteStatus writes what `ralph status` says of a workspace's run, one
 // fact per line.
-func WriteStatus(w io.Writer, s engine.Status) {
+func WriteStatus(w io.Writer, s runfiles.Status) {
 	if s.Running {
 		fmt.Fprintf(w, "running: yes (pid %d)\n", s.PID)
 	} else {
@@ -50,7 +50,7 @@ func WriteStatus(w io.Writer, s engine.Status) {
 
 // writeUnfinished says that nothing runs a run that has not ended for good,
 // and how to go on with it.
-func writeUnfinished(w io.Writer, s engine.Status) {
+func writeUnfinished(w io.Writer, s runfiles.Status) {
 	if s.Ended == nil {
 		fmt.Fprintf(w, "unfinished: cut off in phase %s (ralph was killed, or the machine went down); nothing runs it now\n", orDash(string(s.Phase)))
 	} else {

@@ -8,8 +8,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // The table's fast path. A listing prints a row for each of possibly
@@ -99,11 +99,11 @@ func newFastRows() *fastRows {
 // topicFields is the field list of a topic the fast path describes, or nil.
 func (r *fastRows) topicFields(topic string) []events.Field {
 	switch topic {
-	case engine.TopicIterationStarted:
+	case runfiles.TopicIterationStarted:
 		return r.started
-	case engine.TopicIterationFinished:
+	case runfiles.TopicIterationFinished:
 		return r.finished
-	case engine.TopicEventRouted:
+	case runfiles.TopicEventRouted:
 		return r.routed
 	}
 	return nil
@@ -151,12 +151,12 @@ func (r *fastRows) cells(ev events.Event, filled bool) (rowCells, bool) {
 	}
 	t := r.text[:0]
 	switch ev.Topic {
-	case engine.TopicIterationStarted:
+	case runfiles.TopicIterationStarted:
 		t = appendStarted(t, f)
-	case engine.TopicIterationFinished:
+	case runfiles.TopicIterationFinished:
 		t = appendFinished(t, f)
 	default:
-		t = appendRoute(t, f.topic, f.to, engine.Disposition(f.as))
+		t = appendRoute(t, f.topic, f.to, runfiles.Disposition(f.as))
 	}
 	r.text, c.text = t, t
 	return c, true
@@ -210,7 +210,7 @@ func appendFinished(t []byte, f *rowFields) []byte {
 	t = append(t, ' ')
 	t = appendHumanCount(t, int64(f.input)+int64(f.output))
 	t = append(t, " tok "...)
-	t = appendFinishedCost(t, f.costUSD, engine.CostSource(f.costSource))
+	t = appendFinishedCost(t, f.costUSD, runfiles.CostSource(f.costSource))
 	if len(f.failure) > 0 {
 		t = append(append(t, " · "...), f.failure...)
 		if len(f.message) > 0 {
@@ -221,18 +221,18 @@ func appendFinished(t []byte, f *rowFields) []byte {
 }
 
 // appendRoute is routeText.
-func appendRoute(t, topic []byte, to [][]byte, as engine.Disposition) []byte {
+func appendRoute(t, topic []byte, to [][]byte, as runfiles.Disposition) []byte {
 	t = append(t, topic...)
 	switch as {
-	case engine.AsClaim:
+	case runfiles.AsClaim:
 		return append(t, ": completion claimed; a fresh agent will check it"...)
-	case engine.AsCompletion:
+	case runfiles.AsCompletion:
 		return append(t, ": completion accepted"...)
-	case engine.AsCancellation:
+	case runfiles.AsCancellation:
 		return append(t, ": run cancelled"...)
-	case engine.AsQuestion:
+	case runfiles.AsQuestion:
 		return append(t, ": the run waits for a person's answer"...)
-	case engine.AsRoute: // to the hats, below
+	case runfiles.AsRoute: // to the hats, below
 	}
 	t = append(t, " → "...)
 	if len(to) == 0 {

@@ -10,6 +10,7 @@ import (
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/plural"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // Options are the loop command's choices about how much to show.
@@ -112,23 +113,23 @@ func toolTarget(a events.Activity) string {
 	return a.ToolName
 }
 
-func (r *Text) EventAccepted(ev events.Event, to []string, as engine.Disposition) {
+func (r *Text) EventAccepted(ev events.Event, to []string, as runfiles.Disposition) {
 	r.printf("  event %s", routeText(ev.Topic, to, as))
 }
 
 // routeText is "topic → hat, hat", the way every view shows a routing, or
 // what a topic that ends the run did.
-func routeText(topic string, to []string, as engine.Disposition) string {
+func routeText(topic string, to []string, as runfiles.Disposition) string {
 	switch as {
-	case engine.AsClaim:
+	case runfiles.AsClaim:
 		return topic + ": completion claimed; a fresh agent will check it"
-	case engine.AsCompletion:
+	case runfiles.AsCompletion:
 		return topic + ": completion accepted"
-	case engine.AsCancellation:
+	case runfiles.AsCancellation:
 		return topic + ": run cancelled"
-	case engine.AsQuestion:
+	case runfiles.AsQuestion:
 		return topic + ": the run waits for a person's answer"
-	case engine.AsRoute:
+	case runfiles.AsRoute:
 	}
 	dest := "coordinator"
 	if len(to) > 0 {
@@ -144,13 +145,13 @@ func (r *Text) EventRejected(ev events.Event, reason string) {
 func (r *Text) IterationFinished(it engine.IterationInfo, res events.AgentResult) {
 	status := "done"
 	switch outcomeOf(it, res) {
-	case engine.OutcomeInterrupted:
+	case runfiles.OutcomeInterrupted:
 		status = "interrupted"
-	case engine.OutcomeRateLimited:
+	case runfiles.OutcomeRateLimited:
 		status = "rate-limited"
-	case engine.OutcomeFailure:
+	case runfiles.OutcomeFailure:
 		status = string(res.Failure) + ": " + res.FailureMessage
-	case engine.OutcomeSuccess:
+	case runfiles.OutcomeSuccess:
 	}
 	r.printf("iteration %d %s in %s; %s, %s; %s, %s, %d shell",
 		it.N, status, res.Duration.Round(time.Millisecond), plural.Count(int(res.Usage.Total()), "token", "tokens"), iterationCostText(iterationCost(it, res)),
@@ -179,12 +180,17 @@ func (r *Text) TaskComplete(index int, text string) {
 }
 
 // Stuck reports that iterations stopped making progress.
-func (r *Text) Stuck(end engine.Termination, withoutProgress int) {
+func (r *Text) Stuck(end runfiles.Termination, withoutProgress int) {
 	r.printf("stuck after %s without progress: %s", plural.Count(withoutProgress, "iteration", "iterations"), EndMessage(end))
 }
 
 func (r *Text) Warn(msg string) {
 	r.raw("ralph: warning: " + msg)
+}
+
+// Notice says what the run is doing, without crying wolf.
+func (r *Text) Notice(msg string) {
+	r.raw("ralph: " + msg)
 }
 
 func (r *Text) LoopFinished(sum engine.Summary) {

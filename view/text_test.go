@@ -9,6 +9,7 @@ import (
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // One of a thing is singular everywhere ralph counts: "1 iteration", not
@@ -21,8 +22,8 @@ func TestTextReporterSaysOneInTheSingular(t *testing.T) {
 	it := testIteration(1, "builder")
 	r.IterationFinished(it, events.AgentResult{Duration: time.Second, Usage: events.Usage{OutputTokens: 1},
 		Tools: events.ToolCounts{Read: 1, Write: 1}})
-	r.Stuck(engine.Termination{Reason: engine.ReasonStuck, Message: "no progress"}, 1)
-	r.LoopFinished(engine.Summary{RunID: "r", Reason: engine.ReasonMaxIterations, ExitCode: 2, Iterations: 1,
+	r.Stuck(runfiles.Termination{Reason: runfiles.ReasonStuck, Message: "no progress"}, 1)
+	r.LoopFinished(engine.Summary{RunID: "r", Reason: runfiles.ReasonMaxIterations, ExitCode: 2, Iterations: 1,
 		Usage: events.Usage{OutputTokens: 1}})
 
 	got := out.String()

@@ -2,9 +2,7 @@ package view
 
 import (
 	"encoding/json"
-	"io"
 	"maps"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,12 +12,14 @@ import (
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/redact"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // Watched is what runs in a workspace as its files say at one moment: a
 // lone loop, or an autopilot with its slots, and the loop one of them runs.
-// It is what `ralph watch` shows, and what a web dashboard would. It is read
-// from files only (WorkspaceReader): no lock is taken, nothing is written.
+// It is what `ralph watch` shows, and what view/api's Dashboard (`ralph
+// serve`'s page) is made from. It is read from files only
+// (WorkspaceReader): no lock is taken, nothing is written.
 type Watched struct {
 	Dir string
 	// Autopilot is nil when the workspace shows a lone loop (or nothing).
@@ -71,7 +71,7 @@ type LoopView struct {
 	// Workspace is where the loop runs, "" for a remote one; Launch is how
 	// it was started (its config files and -H), nil when unknown.
 	Workspace string
-	Launch    *engine.Launch
+	Launch    *runfiles.Launch
 	// Run is what the run's header shows, as the live view of `ralph loop`
 	// shows it (RenderRunPanel).
 	Run       Run
@@ -84,7 +84,7 @@ type LoopView struct {
 	// where the run is among them.
 	Hats     []string
 	Events   []EventLine
-	Activity []ActivityRecord
+	Activity []runfiles.ActivityRecord
 }
 
 // EventLine is one event of a log, with what the event table would say of
@@ -124,14 +124,14 @@ func NewWorkspaceReader(dir string, r *redact.Redactor) *WorkspaceReader {
 // watcher (fsnotify) to watch: .ralph/ of the workspace and of each slot's
 // loop, and the selected run's directory under runs/.
 func (w Watched) Paths() []string {
-	ralph := filepath.Join(w.Dir, engine.DirName)
+	ralph := filepath.Join(w.Dir, runfiles.DirName)
 	paths := []string{ralph}
 	if w.Autopilot != nil {
-		paths = append(paths, filepath.Join(ralph, autopilot.ControlDir))
+		paths = append(paths, runfiles.Dir(ralph).Control())
 	}
 	for _, s := range w.Slots {
 		if s.Workspace != "" {
-			paths = append(paths, filepath.Join(s.Workspace, engine.DirName))
+			paths = append(paths, filepath.Join(s.Workspace, runfiles.DirName))
 		} else {
 			paths = append(paths, filepath.Dir(s.Log))
 		}
@@ -142,7 +142,7 @@ func (w Watched) Paths() []string {
 			ws = w.Slots[w.Selected].Workspace
 		}
 		if ws != "" {
-			paths = append(paths, filepath.Dir(ActivityPath(ws, l.Run.ID)))
+			paths = append(paths, runfiles.In(ws).Run(l.Run.ID))
 		}
 	}
 	return paths
@@ -193,8 +193,8 @@ func (r *WorkspaceReader) forgetUnseen() {
 }
 
 func (r *WorkspaceReader) readAutopilot() (*AutopilotRun, []SlotView, bool) {
-	dir := filepath.Join(r.dir, engine.DirName)
-	data, err := os.ReadFile(filepath.Join(dir, autopilot.StateFile))
+	dir := filepath.Join(r.dir, runfiles.DirName)
+	data, err := os.ReadFile(runfiles.Dir(dir).AutopilotState())
 	if err != nil {
 		return nil, nil, false
 	}
@@ -205,8 +205,8 @@ func (r *WorkspaceReader) readAutopilot() (*AutopilotRun, []SlotView, bool) {
 	ap := &AutopilotRun{RunID: st.RunID, Paused: st.Paused, Source: st.Source, Parallel: st.Parallel,
 		MaxTasks: st.MaxTasks, Started: st.StartedCount, Completed: len(st.Completed), Failed: len(st.Failed),
 		Queued: len(st.MergeQueue), StartedAt: st.StartedAt, Ended: st.Ended}
-	ap.Running = r.alive(filepath.Join(dir, autopilot.LockFile))
-	ap.Events = r.tail(filepath.Join(dir, autopilot.EventsFile), true).lines
+	ap.Running = r.alive(runfiles.Dir(dir).AutopilotLock())
+	ap.Events = r.tail(runfiles.Dir(dir).AutopilotEvents(), true).lines
 	var slots []SlotView
 	for _, k := range slices.Sorted(maps.Keys(st.Active)) {
 		a := st.Active[k]
@@ -221,7 +221,7 @@ func (r *WorkspaceReader) readAutopilot() (*AutopilotRun, []SlotView, bool) {
 			if !filepath.IsAbs(s.Workspace) {
 				s.Workspace = filepath.Join(r.dir, a.Worktree)
 			}
-			s.Log, _ = engine.CurrentLog(s.Workspace)
+			s.Log, _ = runfiles.CurrentLog(s.Workspace)
 		}
 		if s.Log != "" {
 			t := r.tail(s.Log, false)
@@ -245,18 +245,18 @@ func fileExists(path string) bool {
 // lock: a watcher must not take, even for an instant, a lock a starting
 // run could want.
 func (r *WorkspaceReader) alive(path string) bool {
-	info, err := engine.ReadLockInfo(path)
+	info, err := runfiles.ReadLockInfo(path)
 	if err != nil || info.PID <= 0 || (info.Host != "" && info.Host != r.host) {
 		return false
 	}
-	return engine.ProcessAlive(info.PID)
+	return runfiles.ProcessAlive(info.PID)
 }
 
 // ShowsAutopilot reports whether what runs in the workspace dir is its
 // autopilot rather than its own loop: an autopilot runs there, or ran and
 // started after the loop did. It is what Read decides.
 func ShowsAutopilot(dir string) bool {
-	data, err := os.ReadFile(filepath.Join(dir, engine.DirName, autopilot.StateFile))
+	data, err := os.ReadFile(runfiles.In(dir).AutopilotState())
 	if err != nil {
 		return false
 	}
@@ -265,7 +265,7 @@ func ShowsAutopilot(dir string) bool {
 		return false
 	}
 	r := NewWorkspaceReader(dir, nil)
-	return r.alive(filepath.Join(dir, engine.DirName, autopilot.LockFile)) || !r.loopIsNewer(&AutopilotRun{StartedAt: st.StartedAt})
+	return r.alive(runfiles.In(dir).AutopilotLock()) || !r.loopIsNewer(&AutopilotRun{StartedAt: st.StartedAt})
 }
 
 // loopIsNewer reports whether the workspace's own loop, rather than an
@@ -275,12 +275,12 @@ func (r *WorkspaceReader) loopIsNewer(ap *AutopilotRun) bool {
 	if r.loopRunning(r.dir) {
 		return true
 	}
-	st, _, err := engine.Checkpoint{Path: filepath.Join(r.dir, engine.DirName, engine.StateFile)}.Load()
+	st, _, err := runfiles.Checkpoint{Path: runfiles.In(r.dir).State()}.Load()
 	return err == nil && st.StartedAt.After(ap.StartedAt)
 }
 
 func (r *WorkspaceReader) loopRunning(ws string) bool {
-	return r.alive(filepath.Join(ws, engine.DirName, engine.LockFile))
+	return r.alive(runfiles.In(ws).Lock())
 }
 
 // readLoop reads the loop of workspace ws (its checkpoint, log and
@@ -289,7 +289,7 @@ func (r *WorkspaceReader) readLoop(ws, logPath, worker string) *LoopView {
 	if ws == "" {
 		return r.readRemoteLoop(logPath, worker)
 	}
-	st, phase, err := engine.Checkpoint{Path: filepath.Join(ws, engine.DirName, engine.StateFile)}.Load()
+	st, phase, err := runfiles.Checkpoint{Path: runfiles.In(ws).State()}.Load()
 	if err != nil {
 		return nil
 	}
@@ -297,10 +297,10 @@ func (r *WorkspaceReader) readLoop(ws, logPath, worker string) *LoopView {
 	path := filepath.Join(ws, st.EventsFile)
 	t := r.tail(path, false)
 	l.Events, l.Hats = t.lines, r.runHats(path)
-	acts := r.activity(ActivityPath(ws, st.RunID))
+	acts := r.activity(runfiles.In(ws).Activity(st.RunID))
 	l.Activity = acts.records
 	l.Run = runOf(st, phase, l.Running)
-	if q, err := engine.PendingQuestion(ws); err == nil && q != nil && st.Terminated == nil {
+	if q, err := runfiles.PendingQuestion(ws); err == nil && q != nil && st.Terminated == nil {
 		// The checkpoint lags the log: the log past it says whether the
 		// question is still open.
 		l.Run.Phase, l.Run.Question = PhaseAwaitingHuman, q
@@ -335,7 +335,7 @@ func (r *WorkspaceReader) readRemoteLoop(path, worker string) *LoopView {
 }
 
 // runOf is the header's Run of a loop from its checkpoint.
-func runOf(st *engine.RunState, phase engine.Phase, running bool) Run {
+func runOf(st *runfiles.RunState, phase runfiles.Phase, running bool) Run {
 	run := Run{ID: st.RunID, N: st.Iteration, Max: st.MaxIterations,
 		Done:  Figures{Usage: st.Usage, CostUSD: st.CostUSD, CostComputed: st.CostComputed, CostUnknown: st.CostUnknown},
 		Ended: st.Terminated, Gone: !running && st.Terminated == nil}
@@ -350,7 +350,7 @@ func runOf(st *engine.RunState, phase engine.Phase, running bool) Run {
 	case st.Running != nil && running:
 		run.N, run.Hat, run.Confirming = st.Running.Iteration, st.Running.Hat, st.Running.Confirming
 		run.Phase, run.PhaseSince = PhaseRunning, st.Running.StartedAt
-	case phase == engine.PhaseWaiting && running:
+	case phase == runfiles.PhaseWaiting && running:
 		run.Phase, run.WaitUntil = PhaseWaiting, st.RateLimitedUntil
 	}
 	return run
@@ -361,7 +361,7 @@ func runOf(st *engine.RunState, phase engine.Phase, running bool) Run {
 // while it runs). Both are instants of the run's, not the reader's now: a
 // run that does not move reads the same each time, so a stream of its
 // dashboard has nothing new to send.
-func runClock(st *engine.RunState, running bool) (started, stopped time.Time) {
+func runClock(st *runfiles.RunState, running bool) (started, stopped time.Time) {
 	if running && !st.SegmentStart.IsZero() {
 		return st.SegmentStart.Add(-st.PriorRuntime), time.Time{}
 	}
@@ -395,7 +395,7 @@ func (r *WorkspaceReader) runHats(path string) []string {
 	// Read once per log, found or not: a log that names no hats (written
 	// before ralph recorded them) would otherwise be read whole at every
 	// refresh.
-	ids, _, err := engine.RunHats(path)
+	ids, _, err := runfiles.RunHats(path)
 	if err == nil && fileExists(path) {
 		r.hats[path] = ids
 	}
@@ -413,7 +413,7 @@ type logTail struct {
 	iteration, maxIter                        int
 	running                                   bool // an iteration started and has not finished
 	started, iterationAt                      time.Time
-	ended                                     *engine.Termination
+	ended                                     *runfiles.Termination
 	lastCommit                                *engine.Commit
 }
 
@@ -461,42 +461,42 @@ func (t *logTail) note(ev events.Event) {
 		return
 	}
 	switch ev.Topic {
-	case engine.TopicLoopStarted:
+	case runfiles.TopicLoopStarted:
 		var p viewLoopStarted
 		if decodeView(ev, &p) {
 			t.runID, t.objective, t.started, t.maxIter = p.RunID, p.Objective, ev.TS, p.MaxIter
 		}
 		t.ended, t.running = nil, false
-	case engine.TopicLoopResumed:
+	case runfiles.TopicLoopResumed:
 		t.ended, t.running = nil, false
-	case engine.TopicIterationStarted:
+	case runfiles.TopicIterationStarted:
 		var p viewIterationStarted
 		if decodeView(ev, &p) {
 			t.hat, t.backend = p.Hat, p.Backend
 		}
 		t.iteration, _ = Who(ev)
 		t.running, t.iterationAt = true, ev.TS
-	case engine.TopicIterationFinished:
+	case runfiles.TopicIterationFinished:
 		t.running = false
-	case engine.TopicEventRouted:
+	case runfiles.TopicEventRouted:
 		var p viewRouted
 		if decodeView(ev, &p) {
 			t.lastEvent = routeText(p.Topic, p.To, p.As)
 		}
-	case engine.TopicEventRejected:
+	case runfiles.TopicEventRejected:
 		var p viewRejected
 		if decodeView(ev, &p) {
 			t.lastEvent = p.Topic + " rejected (" + p.Reason + ")"
 		}
-	case engine.TopicCommit:
+	case runfiles.TopicCommit:
 		var p viewCommit
 		if decodeView(ev, &p) {
 			t.lastCommit = &engine.Commit{Hash: p.Hash, Subject: p.Subject}
 		}
-	case engine.TopicLoopTerminate:
+	case runfiles.TopicLoopTerminate:
 		var p viewTerminate
 		if decodeView(ev, &p) {
-			t.ended = &engine.Termination{Reason: p.Reason, ExitCode: p.ExitCode, Message: p.Message, Cause: p.Cause, GoOn: p.GoOn}
+			t.ended = &runfiles.Termination{Reason: p.Reason, ExitCode: p.ExitCode, Message: p.Message, Cause: p.Cause, GoOn: p.GoOn}
 		}
 		t.running = false
 	}
@@ -506,7 +506,7 @@ func (t *logTail) note(ev events.Event) {
 // records and each iteration's figures.
 type activityTail struct {
 	offset     int64
-	records    []ActivityRecord
+	records    []runfiles.ActivityRecord
 	iterations map[int]Figures
 }
 
@@ -519,26 +519,12 @@ func (r *WorkspaceReader) activity(path string) *activityTail {
 		a = &activityTail{iterations: map[int]Figures{}}
 		r.acts[path] = a
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return a
-	}
-	defer f.Close()
-	// A line without its newline is still being written; one longer than
-	// an event line is not a record (ActivityLog writes none).
-	var read int64 // from a.offset: offsets are relative to the section
-	_ = events.ScanLines(io.NewSectionReader(f, a.offset, math.MaxInt64-a.offset), func(line events.Record) error {
-		read = line.End()
-		var rec ActivityRecord
-		if line.Err == nil && json.Unmarshal(line.Line, &rec) == nil {
-			a.add(rec)
-		}
+	a.offset = runfiles.ReadActivity(path, a.offset, func(rec runfiles.ActivityRecord) {
+		a.add(rec)
 		if len(a.records) > 2*keepLines {
 			a.trim() // as it goes: a run's activity may be long
 		}
-		return nil
 	})
-	a.offset += read
 	a.trim()
 	return a
 }
@@ -550,7 +536,7 @@ func (a *activityTail) trim() {
 	}
 }
 
-func (a *activityTail) add(rec ActivityRecord) {
+func (a *activityTail) add(rec runfiles.ActivityRecord) {
 	f := a.iterations[rec.Iteration]
 	switch rec.Kind {
 	case events.ActivityUsage:

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/benchgen"
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/view"
 )
 
@@ -19,21 +19,21 @@ import (
 // log's.
 func BenchmarkWatchRefresh(b *testing.B) {
 	ws := b.TempDir()
-	dir := filepath.Join(ws, engine.DirName)
+	dir := filepath.Join(ws, runfiles.DirName)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		b.Fatal(err)
 	}
-	name := filepath.Join(engine.DirName, "events-bench.jsonl")
+	name := filepath.Join(runfiles.DirName, "events-bench.jsonl")
 	_, err := benchgen.WriteFile(filepath.Join(ws, name), 10_000)
 	if err != nil {
 		b.Fatal(err)
 	}
-	st := engine.NewRunState()
+	st := runfiles.NewRunState()
 	st.RunID, st.EventsFile, st.MaxIterations = "bench", name, 100
-	if err := os.WriteFile(filepath.Join(dir, engine.CurrentEventsFile), []byte(name+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, runfiles.CurrentEventsFile), []byte(name+"\n"), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	checkpoint := engine.Checkpoint{Path: filepath.Join(dir, engine.StateFile)}
+	checkpoint := runfiles.Checkpoint{Path: filepath.Join(dir, runfiles.StateFile)}
 	log, err := os.OpenFile(filepath.Join(ws, name), os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		b.Fatal(err)
@@ -45,7 +45,7 @@ func BenchmarkWatchRefresh(b *testing.B) {
 		info, err := log.Stat()
 		if err == nil {
 			st.Offset = info.Size()
-			err = checkpoint.Save(st, engine.PhaseRunning, time.Now())
+			err = checkpoint.Save(st, runfiles.PhaseRunning, time.Now())
 		}
 		if err != nil {
 			b.Fatal(err)

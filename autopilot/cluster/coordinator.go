@@ -17,10 +17,10 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/ralph-loop/ralph/autopilot"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/exitcode"
 	"github.com/ralph-loop/ralph/internal/git"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // CoordinatorOptions configure a Coordinator.
@@ -119,21 +119,16 @@ func (c *Coordinator) Serve(ctx context.Context) error {
 	return err
 }
 
-// taskDir holds what the coordinator keeps of task.
 // ralphDir is the repository's .ralph/, where the coordinator keeps its
 // files.
-func (c *Coordinator) ralphDir() string { return filepath.Join(c.opts.Repo, engine.DirName) }
-
-func (c *Coordinator) taskDir(task string) string {
-	return filepath.Dir(autopilot.RemoteEventsPath(c.opts.Repo, task))
-}
+func (c *Coordinator) ralphDir() string { return runfiles.In(c.opts.Repo).Path() }
 
 func (c *Coordinator) dispatchFile(run, task string, attempt int) string {
-	return filepath.Join(c.taskDir(task), "dispatch-"+run+"-"+strconv.Itoa(attempt)+".json")
+	return runfiles.In(c.opts.Repo).Dispatch(task, run, attempt)
 }
 
 func (c *Coordinator) resultFile(run, task string, attempt int) string {
-	return filepath.Join(c.taskDir(task), "result-"+run+"-"+strconv.Itoa(attempt)+".json")
+	return runfiles.In(c.opts.Repo).Result(task, run, attempt)
 }
 
 // dispatch is a task the coordinator sends: recorded before it is pushed

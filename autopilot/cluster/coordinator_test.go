@@ -20,6 +20,7 @@ import (
 	"github.com/ralph-loop/ralph/events"
 	gitrepo "github.com/ralph-loop/ralph/internal/git"
 	"github.com/ralph-loop/ralph/internal/gittest"
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/tasks"
 )
 
@@ -120,13 +121,13 @@ func TestCoordinatorRunsTasksOnWorkers(t *testing.T) {
 		assert.Equal(t, 1, strings.Count(gittest.Run(t, repo, "log", "--format=%B", "main"), gitrepo.TaskTrailer+": "+id+"\n"),
 			"%s is merged once", id)
 
-		dir := filepath.Join(repo, ".ralph", autopilot.RemoteDir, id)
-		log, err := os.ReadFile(filepath.Join(dir, autopilot.RemoteEventsFile))
+		dir := filepath.Join(repo, ".ralph", runfiles.RemoteDir, id)
+		log, err := os.ReadFile(filepath.Join(dir, runfiles.RemoteEventsFile))
 		require.NoError(t, err)
 		assert.Equal(t, 2, bytes.Count(log, []byte(`"topic":"iteration.finished"`)), "%s's events are all copied", id)
 		assert.True(t, bytes.HasSuffix(log, []byte("\"reason\":\"completed\"},\"source\":\"ralph\"}\n")))
 		var info autopilot.WorkerInfo
-		require.NoError(t, json.Unmarshal(must(os.ReadFile(filepath.Join(dir, autopilot.WorkerFile))), &info))
+		require.NoError(t, json.Unmarshal(must(os.ReadFile(filepath.Join(dir, runfiles.WorkerFile))), &info))
 		assert.Contains(t, []string{"w1", "w2"}, info.Worker)
 
 		assert.Empty(t, remoteRef(t, url, "refs/heads/ralph/"+id), "%s's branch is deleted from the remote once merged", id)

@@ -95,9 +95,9 @@
 // RunWorker is `ralph worker`: it connects, ensures the streams, makes the
 // claimer and runs a Worker whose loops LoopRunner starts as `ralph loop`
 // child processes, each leading its own process group and dying with the
-// worker. A LoopRunner loop's Stop(engine.StopAtBoundary) writes a stop
-// request (engine.RequestStop: the run ends with reason "stopped" at the
-// end of its iteration), its Stop(engine.StopNow) sends SIGTERM (the loop
+// worker. A LoopRunner loop's Stop(runfiles.StopAtBoundary) writes a stop
+// request (runfiles.RequestStop: the run ends with reason "stopped" at the
+// end of its iteration), its Stop(runfiles.StopNow) sends SIGTERM (the loop
 // stops its agent and exits 130). The worker returns only once every loop
 // has ended.
 package cluster

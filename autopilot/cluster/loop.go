@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/autopilot"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/procgroup"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // LoopRunner starts each task's loop as a `ralph loop` child process; its
@@ -94,7 +94,7 @@ func (l *loopProcess) wait(out *os.File) {
 
 func (l *loopProcess) result() autopilot.LoopResult {
 	res := autopilot.LoopResult{}
-	if st, err := engine.ReadStatus(l.dir, 0, time.Now()); err == nil && st.Ended != nil {
+	if st, err := runfiles.ReadStatus(l.dir, 0, time.Now()); err == nil && st.Ended != nil {
 		res = autopilot.LoopResult{Reason: string(st.Ended.Reason), Message: st.Ended.Message, Cost: st.Cost()}
 	}
 	ps := l.cmd.ProcessState
@@ -117,21 +117,21 @@ func (l *loopProcess) Wait() autopilot.LoopResult {
 	return l.res
 }
 
-// Stop asks the loop to stop. engine.StopAtBoundary writes a stop
+// Stop asks the loop to stop. runfiles.StopAtBoundary writes a stop
 // request, as `ralph stop` does: the agent finishes what it is doing and
-// the run ends with reason "stopped" (exit 1). engine.StopNow sends
+// the run ends with reason "stopped" (exit 1). runfiles.StopNow sends
 // SIGTERM, as Ctrl-C would: the loop stops its agent now and exits 130,
 // reason "interrupted".
-func (l *loopProcess) Stop(mode engine.StopMode) {
+func (l *loopProcess) Stop(mode runfiles.StopMode) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch mode {
-	case engine.StopAtBoundary:
+	case runfiles.StopAtBoundary:
 		if !l.stopping {
 			l.stopping = true
 			go l.requestStop()
 		}
-	case engine.StopNow:
+	case runfiles.StopNow:
 		if !l.hurried {
 			l.hurried = true
 			_ = procgroup.Interrupt(l.cmd.Process.Pid)
@@ -147,7 +147,7 @@ func (l *loopProcess) requestStop() {
 	for {
 		// One written after the loop ended is harmless: the next loop in
 		// the worktree removes it as stale when it starts.
-		_ = engine.RequestStop(l.dir, engine.StopAtBoundary)
+		_ = runfiles.RequestStop(l.dir, runfiles.StopAtBoundary)
 		select {
 		case <-l.done:
 			return

@@ -18,7 +18,7 @@ import (
 
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/autopilot/cluster"
-	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // fakeRalph stands in for `ralph loop`: it prints its arguments, starts a
@@ -51,8 +51,8 @@ func startFakeLoop(t *testing.T, script string, hold bool) (cluster.WorkerJob, c
 	h, err := cluster.LoopRunner{Ralph: bin}.Run(context.Background(), job)
 	require.NoError(t, err)
 	t.Cleanup(func() {
-		h.Stop(engine.StopAtBoundary)
-		h.Stop(engine.StopNow)
+		h.Stop(runfiles.StopAtBoundary)
+		h.Stop(runfiles.StopNow)
 		h.Wait()
 	})
 	require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(dir, "started")); return err == nil },
@@ -84,7 +84,7 @@ func TestLoopRunnerOutputIsPrivate(t *testing.T) {
 func TestLoopRunnerStopAtBoundary(t *testing.T) {
 	job, h := startFakeLoop(t, fakeRalph, false)
 	bg := must(strconv.Atoi(strings.TrimSpace(string(must(os.ReadFile(filepath.Join(job.Dir, "bg.pid")))))))
-	h.Stop(engine.StopAtBoundary)
+	h.Stop(runfiles.StopAtBoundary)
 	r := waitLoop(t, h)
 	assert.Equal(t, 1, r.ExitCode)
 	assert.Equal(t, "ralph loop exited 1: stopping at the boundary", r.Message, "with no state, the output says why")
@@ -97,11 +97,11 @@ func TestLoopRunnerStopAtBoundary(t *testing.T) {
 // A stop now, after one at the boundary, sends SIGTERM: the loop stops now.
 func TestLoopRunnerStopNowSendsSIGTERM(t *testing.T) {
 	job, h := startFakeLoop(t, fakeRalph, true)
-	h.Stop(engine.StopAtBoundary)
+	h.Stop(runfiles.StopAtBoundary)
 	require.Eventually(t, func() bool {
 		return strings.Contains(string(must(os.ReadFile(job.Output))), "stopping at the boundary")
 	}, long, 10*time.Millisecond)
-	h.Stop(engine.StopNow)
+	h.Stop(runfiles.StopNow)
 	r := waitLoop(t, h)
 	assert.Equal(t, 130, r.ExitCode)
 	assert.Contains(t, string(must(os.ReadFile(job.Output))), "got SIGTERM")

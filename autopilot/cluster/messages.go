@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/jsonkeys"
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/tasks"
 )
 
@@ -187,7 +187,7 @@ type Result struct {
 	Delivery int  `json:"delivery,omitempty"`
 	// Cost is what the task's loop cost on the worker, for the autopilot's
 	// per-task totals.
-	Cost engine.CostTotal `json:"cost,omitzero"`
+	Cost runfiles.CostTotal `json:"cost,omitzero"`
 }
 
 // Validate says what is wrong with r, naming each field, or nil.

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/autopilot/cluster"
-	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // v1Messages are a task, a result and a batch of events as the ralph
@@ -26,7 +26,7 @@ func v1Messages() (cluster.Task, cluster.Result, cluster.Events) {
 	r := result("t1", 2, "w1")
 	r.ExitCode = 1
 	r.Reason = "max iterations"
-	r.Cost = engine.CostTotal{USD: 0.5}
+	r.Cost = runfiles.CostTotal{USD: 0.5}
 	e := cluster.Events{Run: run, TaskID: "t1", Attempt: 2, Worker: "w1", Offset: 77, Lines: []byte("{\"topic\":\"x\"}\n")}
 	return tk, r, e
 }

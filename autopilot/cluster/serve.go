@@ -14,47 +14,6 @@ import (
 	"github.com/ralph-loop/ralph/config"
 )
 
-// WorkerFlags are the flags of `ralph worker`, as kong reads them. They
-// live here, beside what they configure, to keep the command thin.
-type WorkerFlags struct {
-	Cluster           string        `required:"" env:"RALPH_CLUSTER" placeholder:"URLS" help:"The NATS servers: comma-separated nats:// or tls:// URLs."`
-	Creds             string        `type:"existingfile" placeholder:"FILE" help:"NATS credentials file (.creds). A server not on this machine needs credentials: this, --nkey, or user:password@ in its URL."`
-	NKey              string        `name:"nkey" type:"existingfile" placeholder:"FILE" help:"Authenticate to the NATS servers with the nkey seed in FILE (their authorization lists its public key)."`
-	Seed              string        `type:"path" placeholder:"FILE" help:"The worker's signing key, an nkey seed readable by you alone (default: ~/.config/ralph/worker.nk, which ralph cluster keygen worker makes). Results are signed with it."`
-	TrustCoordinator  []string      `name:"trust-coordinator" sep:"none" env:"RALPH_TRUST_COORDINATOR" placeholder:"KEY|FILE" help:"A coordinator's public key (U…), or a file of them, whose signed tasks this worker runs; repeat for more. Required: a task signed otherwise, or not signed, runs nothing."`
-	Configs           []string      `name:"config" short:"c" type:"path" sep:"none" placeholder:"FILE" help:"The worker's own config, laid over each task's (later wins): its cli: is the agent the loops run, with this machine's credentials. Repeat to merge."`
-	Backend           string        `placeholder:"NAME" help:"The agent CLI the loops run (claude, codex, …), over the task's config and -c."`
-	Slots             int           `default:"1" placeholder:"N" help:"How many tasks run at once."`
-	Checkouts         string        `type:"path" placeholder:"DIR" help:"Where the clones and worktrees go (default: -C/--dir DIR when given, else $XDG_CACHE_HOME/ralph/worker or ~/.cache/ralph/worker)."`
-	AllowRemote       []string      `sep:"none" placeholder:"URL" help:"A repository URL this worker may work on; repeat for more. With none it refuses every task."`
-	TrustTaskCommands bool          `help:"Run what a task's config would run here: its hooks, its agent (cli:, the hats' backend:), its command criteria, and the task's own acceptance commands. Without it they are dropped (and logged), and the loops run this worker's agent."`
-	Name              string        `placeholder:"NAME" help:"The worker's name in results and logs (default: the host name)."`
-	Replicas          int           `default:"1" placeholder:"N" help:"Replicas of ralph's streams; must match the coordinator's."`
-	AckWait           time.Duration `placeholder:"DURATION" help:"How long a claim lasts unrenewed before its task goes to another worker (default: the workers' consumer's, 60s when new); workers should agree."`
-}
-
-// Config is the WorkerConfig the flags say, with loops of the ralph binary
-// at ralph.
-func (f WorkerFlags) Config(ralph string, log func(string)) WorkerConfig {
-	return WorkerConfig{
-		Conn:             Options{URLs: []string{f.Cluster}, CredsFile: f.Creds, NKeyFile: f.NKey},
-		Replicas:         f.Replicas,
-		AckWait:          f.AckWait,
-		Seed:             f.Seed,
-		TrustCoordinator: f.TrustCoordinator,
-		Worker: WorkerOptions{
-			Checkouts:         Checkouts{Dir: f.Checkouts, Allow: f.AllowRemote},
-			Slots:             f.Slots,
-			Host:              f.Name,
-			Run:               LoopRunner{Ralph: ralph}.Run,
-			TrustTaskCommands: f.TrustTaskCommands,
-			Configs:           f.Configs,
-			Backend:           f.Backend,
-		},
-		Log: log,
-	}
-}
-
 // LogLines logs to w, one line per message, with the time, from any
 // goroutine.
 func LogLines(w io.Writer) func(string) {
@@ -113,6 +72,11 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 		if _, err := config.Load(cfg.Worker.Configs...); err != nil {
 			return fmt.Errorf("the worker's own config (-c): %w", err)
 		}
+	}
+	// Made once everything it was given checks out, so a mistyped flag
+	// leaves nothing behind.
+	if err := os.MkdirAll(cfg.Worker.Checkouts.Dir, 0o755); err != nil {
+		return fmt.Errorf("the directory of the checkouts (--checkouts): %w", err)
 	}
 	cfg.Conn.Log = cfg.Log
 	conn, err := dial(ctx, cfg.Conn, cfg.Replicas)

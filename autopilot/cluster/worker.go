@@ -16,12 +16,12 @@ import (
 
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/config"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/exitcode"
 	"github.com/ralph-loop/ralph/internal/git"
 	"github.com/ralph-loop/ralph/internal/procgroup"
 	"github.com/ralph-loop/ralph/internal/redact"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // WorkerJob is one task's loop, as a worker starts it. It is not
@@ -58,12 +58,12 @@ type WorkerJob struct {
 type WorkerLoop interface {
 	// Wait blocks until the loop ends and says how.
 	Wait() autopilot.LoopResult
-	// Stop asks the loop to stop: engine.StopAtBoundary lets it finish
+	// Stop asks the loop to stop: runfiles.StopAtBoundary lets it finish
 	// its iteration (it ends with reason "stopped", as after `ralph stop`,
-	// or exits 130 like a loop that got SIGINT), engine.StopNow makes it
+	// or exits 130 like a loop that got SIGINT), runfiles.StopNow makes it
 	// stop its agent now (exit 130). Either way its work can be continued
 	// from what it committed. Asking for a stop already asked does nothing.
-	Stop(mode engine.StopMode)
+	Stop(mode runfiles.StopMode)
 }
 
 // WorkerOptions configure a Worker.
@@ -141,7 +141,7 @@ type runningLoop struct {
 	task string
 	h    WorkerLoop
 	// asked is the stop the loop was asked for, "" none yet.
-	asked engine.StopMode
+	asked runfiles.StopMode
 }
 
 // NewWorker checks opts and fills in their defaults.
@@ -223,7 +223,7 @@ func (w *Worker) Hurry() {
 	w.hurried = true
 	for rl := range w.loops {
 		w.logf("task %s: interrupting its loop now", rl.task)
-		w.stopTo(rl, engine.StopNow)
+		w.stopTo(rl, runfiles.StopNow)
 	}
 }
 
@@ -246,23 +246,23 @@ func (w *Worker) track(task string, h WorkerLoop) (*runningLoop, func()) {
 func (w *Worker) stopLoop(rl *runningLoop) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	mode := engine.StopAtBoundary
+	mode := runfiles.StopAtBoundary
 	if w.hurried {
-		mode = engine.StopNow
+		mode = runfiles.StopNow
 	}
 	w.stopTo(rl, mode)
 }
 
 // stopTo asks rl's loop for each stop up to mode it was not yet asked
 // for, the gentle one first; w.mu is held.
-func (w *Worker) stopTo(rl *runningLoop, mode engine.StopMode) {
+func (w *Worker) stopTo(rl *runningLoop, mode runfiles.StopMode) {
 	if rl.asked == "" {
-		rl.asked = engine.StopAtBoundary
-		rl.h.Stop(engine.StopAtBoundary)
+		rl.asked = runfiles.StopAtBoundary
+		rl.h.Stop(runfiles.StopAtBoundary)
 	}
-	if mode == engine.StopNow && rl.asked != engine.StopNow {
-		rl.asked = engine.StopNow
-		rl.h.Stop(engine.StopNow)
+	if mode == runfiles.StopNow && rl.asked != runfiles.StopNow {
+		rl.asked = runfiles.StopNow
+		rl.h.Stop(runfiles.StopNow)
 	}
 }
 
@@ -539,8 +539,8 @@ func (w *Worker) follow(ctx context.Context, t Task, h WorkerLoop, fw *forwarder
 // stoppedEarly reports whether a loop ended because it was asked to stop
 // (at the end of its iteration, or at once), not on its own.
 func stoppedEarly(res autopilot.LoopResult) bool {
-	return res.ExitCode == exitcode.Interrupted || res.Reason == string(engine.ReasonStopped) ||
-		res.Reason == string(engine.ReasonInterrupted)
+	return res.ExitCode == exitcode.Interrupted || res.Reason == string(runfiles.ReasonStopped) ||
+		res.Reason == string(runfiles.ReasonInterrupted)
 }
 
 // handBack commits what the loop left uncommitted in dir (nothing races
@@ -769,7 +769,7 @@ func (f *forwarder) forward(ctx context.Context) {
 		return
 	}
 	if f.rd == nil {
-		path, err := engine.CurrentLog(f.dir)
+		path, err := runfiles.CurrentLog(f.dir)
 		if err != nil {
 			return // none yet
 		}
@@ -787,7 +787,7 @@ func (f *forwarder) forward(ctx context.Context) {
 	}
 	// Work in progress first: it is what another worker continues from.
 	for _, rec := range recs {
-		if ev, err := events.ParseLine(rec.Line); err == nil && ev.Source == events.SourceRalph && ev.Topic == engine.TopicIterationFinished {
+		if ev, err := events.ParseLine(rec.Line); err == nil && ev.Source == events.SourceRalph && ev.Topic == runfiles.TopicIterationFinished {
 			if err := PushProgress(ctx, f.dir, f.task.RepoURL, f.task.ID); err != nil {
 				f.w.logf("task %s: pushing its work in progress: %v", f.task.ID, err)
 			}

@@ -14,8 +14,8 @@ import (
 
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/autopilot/cluster"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/gittest"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // A loop that ends because the worker asked it to stop at the end of its
@@ -98,7 +98,7 @@ func newStubLoop(res autopilot.LoopResult, need int) *stubLoop {
 	return &stubLoop{res: res, need: need, done: make(chan struct{})}
 }
 
-func (l *stubLoop) Stop(engine.StopMode) {
+func (l *stubLoop) Stop(runfiles.StopMode) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.n++

@@ -14,15 +14,15 @@ import (
 
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/autopilot/cluster"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/redact"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // endedLoop is a loop that has ended as res says.
 type endedLoop struct{ res autopilot.LoopResult }
 
 func (l endedLoop) Wait() autopilot.LoopResult { return l.res }
-func (endedLoop) Stop(engine.StopMode)         {}
+func (endedLoop) Stop(runfiles.StopMode)       {}
 
 // workerSecret is a secret of the worker's that the coordinator does not
 // know, so that it could not hide it.

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -20,9 +19,9 @@ import (
 
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/autopilot/cluster"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/gittest"
 	"github.com/ralph-loop/ralph/internal/redact"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // remoteRef is ref's commit on the remote at url, "" when there is none.
@@ -70,7 +69,7 @@ type fakeLoop struct {
 	res         autopilot.LoopResult
 }
 
-func (f *fakeLoop) Stop(engine.StopMode) { f.once.Do(func() { close(f.interrupted) }) }
+func (f *fakeLoop) Stop(runfiles.StopMode) { f.once.Do(func() { close(f.interrupted) }) }
 
 func (f *fakeLoop) Wait() autopilot.LoopResult {
 	r, ok := <-f.done
@@ -100,17 +99,7 @@ func (f *fakeLoop) appendEvents(lines ...string) error {
 	return err
 }
 
-func git(dir string, args ...string) (string, error) {
-	full := append([]string{"-C", dir, "-c", "user.name=Ralph Test", "-c", "user.email=ralph@example.com",
-		"-c", "commit.gpgsign=false"}, args...)
-	cmd := exec.Command("git", full...)
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out)), nil
-}
+func git(dir string, args ...string) (string, error) { return gittest.Output(dir, args...) }
 
 func (f *fakeLoop) run(name string) {
 	defer close(f.done)

@@ -18,7 +18,6 @@ import (
 	"github.com/ralph-loop/ralph/internal/flagvalue"
 	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/redact"
-	"github.com/ralph-loop/ralph/internal/testhook"
 	"github.com/ralph-loop/ralph/tasks"
 	"github.com/ralph-loop/ralph/view"
 )
@@ -64,6 +63,18 @@ type autopilotRunCmd struct {
 	Cluster  string               `placeholder:"URLS" help:"Run the tasks on ralph workers through these NATS servers (nats://h1:4222,…), overriding autopilot.cluster.nats."`
 	// TrustWorker adds to autopilot.cluster.trust_workers.
 	TrustWorker []string `sep:"none" placeholder:"KEY|FILE" help:"A worker's public key (U…), or a file of them, whose results the coordinator takes, besides autopilot.cluster.trust_workers; repeat for more."`
+}
+
+func (autopilotRunCmd) Help() string {
+	return `What ralph autopilot [flags] runs: the flags override the autopilot: section
+of ralph.yml for this run. A run cut off (Ctrl-C, a crash, stop --now) goes on
+when started again, with the settings it started with.
+
+Examples:
+  ralph autopilot --dry-run                 # the plan; changes nothing
+  ralph autopilot --parallel 3 --max-tasks 10
+  ralph autopilot run -c ralph.yml -c ci.yml --source prd -q
+  ralph autopilot --headless | jq -c 'select(.topic == "task.failed")'`
 }
 
 func (c *autopilotRunCmd) Run(ctx context.Context, g *globals, log *slog.Logger) error {
@@ -132,15 +143,9 @@ func (c *autopilotRunCmd) run(ctx context.Context, g *globals, log *slog.Logger,
 	if !c.Headless {
 		out = g.stderr
 	}
-	fault, err := testhook.Crash()
-	if err != nil {
-		return err
-	}
-	if fault, err = testhook.Interrupt(ctx, fault); err != nil {
-		return err
-	}
+	fault := seams.autopilotFault(ctx)
 	lines := view.NewAutopilotLines(out, c.Headless, c.Quiet)
-	local := autopilot.LocalRunner{Ralph: ralphBin, DropEnv: []string{testhook.CrashEnv, testhook.InterruptEnv}}
+	local := autopilot.LocalRunner{Ralph: ralphBin, DropEnv: seams.dropEnv}
 	runner, closeRunner, err := cluster.RunnerFor(ctx, root, settings.Cluster, local, func(msg string) { log.Warn(redactor.String(msg)) })
 	if err != nil {
 		return err
@@ -194,6 +199,17 @@ type autopilotStatusCmd struct {
 	JSON   bool     `name:"json" help:"Print the status as one JSON object."`
 }
 
+func (autopilotStatusCmd) Help() string {
+	return `Reads the autopilot's files without changing them: whether it runs (its pid),
+is paused or how it ended; each slot's task, hat and iteration, where it runs,
+and the question its loop waits on with the command that answers it; the merge
+queue; the counts and the failures.
+
+Examples:
+  ralph autopilot status
+  ralph autopilot status --json | jq -r '.active[].task'`
+}
+
 func (c *autopilotStatusCmd) Run(ctx context.Context, g *globals) error {
 	s, err := api.AutopilotStatus(ctx, g.Dir, c.Config, time.Now())
 	if errors.Is(err, autopilot.ErrNoAutopilot) && !c.JSON {
@@ -214,14 +230,43 @@ func (c *autopilotStatusCmd) Run(ctx context.Context, g *globals) error {
 
 type autopilotPauseCmd struct{}
 
+func (autopilotPauseCmd) Help() string {
+	return `Asks the autopilot running in this repository to start no new task; the
+running ones go on, finish and merge. A paused autopilot with nothing left
+running waits for ralph autopilot resume or stop.
+
+Examples:
+  ralph autopilot pause
+  ralph autopilot pause && ralph autopilot status`
+}
+
 func (autopilotPauseCmd) Run(g *globals) error { return g.say(api.Pause(g.Dir)) }
 
 type autopilotResumeCmd struct{}
+
+func (autopilotResumeCmd) Help() string {
+	return `Asks a paused autopilot to start tasks again.
+
+Examples:
+  ralph autopilot resume
+  ralph autopilot resume -C ~/src/app`
+}
 
 func (autopilotResumeCmd) Run(g *globals) error { return g.say(api.Resume(g.Dir)) }
 
 type autopilotStopCmd struct {
 	Now bool `help:"Interrupt the running loops now; they stay resumable and the next ralph autopilot goes on with them."`
+}
+
+func (autopilotStopCmd) Help() string {
+	return `Asks the autopilot running in this repository to start no new task and exit
+once the running ones have finished and merged. With --now it interrupts the
+running loops instead: they stay resumable, and the next ralph autopilot goes
+on with them (exit 130).
+
+Examples:
+  ralph autopilot stop
+  ralph autopilot stop --now`
 }
 
 func (c *autopilotStopCmd) Run(g *globals) error {

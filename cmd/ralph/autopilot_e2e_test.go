@@ -19,6 +19,7 @@ import (
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/fakes/fakestest"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // The autopilot's end-to-end tests run the real binary on a real git
@@ -174,13 +175,13 @@ func TestAutopilotWorksThroughTkTickets(t *testing.T) {
 	assert.Len(t, st.Completed, 6)
 	assert.Empty(t, st.Failed)
 	assert.NotNil(t, st.Ended)
-	assert.FileExists(t, filepath.Join(w.dir, ".ralph", autopilot.ProgressFile))
+	assert.FileExists(t, filepath.Join(w.dir, ".ralph", runfiles.ProgressFile))
 }
 
 func readAutopilotState(t *testing.T, w *workspace) autopilot.State {
 	t.Helper()
 	var st autopilot.State
-	require.NoError(t, json.Unmarshal([]byte(w.read(".ralph/"+autopilot.StateFile)), &st))
+	require.NoError(t, json.Unmarshal([]byte(w.read(".ralph/"+runfiles.AutopilotStateFile)), &st))
 	return st
 }
 
@@ -355,7 +356,7 @@ func TestAutopilotFailedVerificationLeavesTheBaseBranch(t *testing.T) {
 	}
 	assert.Contains(t, topics, autopilot.TopicVerifyFailed)
 	assert.Equal(t, autopilot.TopicStopped, topics[len(topics)-1])
-	assert.Equal(t, r.stdout, w.read(".ralph/"+autopilot.EventsFile), "the same lines as the log")
+	assert.Equal(t, r.stdout, w.read(".ralph/"+runfiles.AutopilotEventsFile), "the same lines as the log")
 	assert.Equal(t, []string{"good"}, w.mergedOrder(), "only the verified task is merged")
 	assert.NoFileExists(t, filepath.Join(w.dir, "bad.txt"))
 	assert.Contains(t, w.read("TODO.md"), "- [ ] Bad", "a failed task stays open")
@@ -423,7 +424,7 @@ func TestAutopilotPreconditions(t *testing.T) {
 // autopilotEvents reads the autopilot's log.
 func autopilotEvents(t *testing.T, w *workspace) []events.Event {
 	t.Helper()
-	recs, err := events.NewReader(filepath.Join(w.dir, ".ralph", autopilot.EventsFile), 0).Read()
+	recs, err := events.NewReader(filepath.Join(w.dir, ".ralph", runfiles.AutopilotEventsFile), 0).Read()
 	require.NoError(t, err)
 	var out []events.Event
 	for _, r := range recs {
@@ -462,7 +463,7 @@ func TestAutopilotFinishesTheQueueAfterACrash(t *testing.T) {
 			for _, name := range []string{"one", "two", "three"} {
 				ids = append(ids, w.run("tk", "create", "Task "+name, "-p", "1"))
 			}
-			killed := w.ralphEnv([]string{"RALPH_TEST_CRASH_AT=" + point}, "autopilot")
+			killed := w.ralphEnv([]string{crashEnv + "=" + point}, "autopilot")
 			require.Equal(t, -1, killed.code, "killed at %s\nstderr:\n%s", point, killed.stderr)
 
 			r := w.ralph("autopilot")

@@ -20,6 +20,7 @@ import (
 
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/internal/exitcode"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // The autopilot through ordinary interruptions: whatever stops a run, the
@@ -184,7 +185,7 @@ func TestAutopilotLandsAMergeThroughAnInterrupt(t *testing.T) {
 			w := newAutopilotRepo(t, "  source: tk\n")
 			w.script(taskAgent("0"))
 			id := w.run("tk", "create", "Task one", "-p", "1")
-			r := w.ralphEnv([]string{"RALPH_TEST_INTERRUPT_AT=" + point + ":1"}, "autopilot")
+			r := w.ralphEnv([]string{interruptEnv + "=" + point + ":1"}, "autopilot")
 			require.Equal(t, exitcode.Interrupted, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 			assert.Contains(t, r.stderr, "completed: "+id)
 			assert.Contains(t, w.read(".tickets/"+id+".md"), "status: closed", "closed before the run ended")
@@ -341,7 +342,7 @@ func TestAutopilotThroughChaos(t *testing.T) {
 		ids = append(ids, id)
 	}
 
-	log := filepath.Join(w.dir, ".ralph", autopilot.EventsFile)
+	log := filepath.Join(w.dir, ".ralph", runfiles.AutopilotEventsFile)
 	for run := 1; run <= 6; run++ {
 		stop := chaosStops[rng.IntN(len(chaosStops))]
 		lines := countLines(log) + 1 + rng.IntN(30)

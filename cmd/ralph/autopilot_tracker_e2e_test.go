@@ -108,7 +108,7 @@ func TestAutopilotCommitsWhatACommandTrackerChanged(t *testing.T) {
 
 		r := w.ralph("autopilot")
 		require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
-		assert.Equal(t, "?? notes.txt\n", git(t, w.dir, "status", "--porcelain"), "the tracker's changes are committed; the user's notes are not")
+		assert.Equal(t, "?? notes.txt", git(t, w.dir, "status", "--porcelain"), "the tracker's changes are committed; the user's notes are not")
 		for _, id := range []string{"c-1", "c-2"} {
 			assert.Equal(t, "board/"+id+".json", changedBy(w, "ralph: claim "+id))
 			assert.Contains(t, changedBy(w, "ralph: close "+id), "board/"+id+".json")
@@ -124,7 +124,7 @@ func TestAutopilotCommitsWhatACommandTrackerChanged(t *testing.T) {
 		r = w.ralph("autopilot")
 		require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 		assert.Equal(t, []string{"c-3"}, w.mergedOrder()[2:])
-		assert.Equal(t, "?? notes.txt\n", git(t, w.dir, "status", "--porcelain"))
+		assert.Equal(t, "?? notes.txt", git(t, w.dir, "status", "--porcelain"))
 		assert.Equal(t, "my notes\n", w.read("notes.txt"))
 	})
 
@@ -180,7 +180,7 @@ func TestAutopilotLeavesUntrackedFilesAlone(t *testing.T) {
 	assert.Equal(t, []string{"one", "two"}, w.mergedOrder(), "each merged once")
 	assert.Equal(t, "one\n", w.read("one.txt"))
 	assert.Contains(t, w.read("TODO.md"), "- [x] One\n- [x] Two")
-	assert.Equal(t, "?? my-one.txt\n?? notes.txt\n", git(t, w.dir, "status", "--porcelain"))
+	assert.Equal(t, "?? my-one.txt\n?? notes.txt", git(t, w.dir, "status", "--porcelain"))
 	assert.Equal(t, "my notes\n", w.read("notes.txt"))
 	assert.Len(t, w.agentTimes()["one"], 1, "the task's agent ran once")
 }

@@ -35,7 +35,7 @@ type boundedRun struct {
 func (w *workspace) ralphMeasured(args ...string) boundedRun {
 	w.t.Helper()
 	stats := filepath.Join(w.t.TempDir(), "stats.jsonl")
-	r := w.ralphEnv([]string{testhook.StatsEnv + "=" + stats}, args...)
+	r := w.ralphEnv([]string{statsEnv + "=" + stats}, args...)
 	data, err := os.ReadFile(stats)
 	require.NoError(w.t, err, "ralph wrote no stats: %s", r.stderr)
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")

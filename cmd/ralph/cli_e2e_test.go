@@ -46,10 +46,10 @@ func TestE2EEmitConcurrentProcesses(t *testing.T) {
 	}
 }
 
-// The ralph.yml example in README.md is a config a user may copy: it must
-// pass ralph validate.
-func TestReadmeExampleConfigValidates(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+// The ralph.yml example in docs/configuration.md is a config a user may
+// copy: it must pass ralph validate.
+func TestDocsExampleConfigValidates(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "docs", "configuration.md"))
 	require.NoError(t, err)
 	text := string(readme)
 	start := strings.Index(text, "## ralph.yml")

@@ -32,6 +32,19 @@ type clusterKeygenCmd struct {
 	Seed string `type:"path" placeholder:"FILE" help:"Where the seed goes, a file that must not exist (default: ~/.config/ralph/<role>.nk)."`
 }
 
+func (clusterKeygenCmd) Help() string {
+	return `Makes an Ed25519 nkey, writes its seed to a new file readable by you alone
+(it never replaces one), and prints its public key, which the other side
+trusts: a coordinator's goes to each worker's --trust-coordinator, a worker's
+to the coordinator's autopilot.cluster.trust_workers. The seed is never
+printed.
+
+Examples:
+  ralph cluster keygen coordinator      # where the autopilot runs
+  ralph cluster keygen worker           # on each worker
+  ralph cluster keygen worker --seed ~/.config/ralph/ci-worker.nk`
+}
+
 func (c *clusterKeygenCmd) Run(g *globals) error {
 	path, err := seedPath(c.Seed, c.Role)
 	if err != nil {
@@ -54,6 +67,14 @@ func (c *clusterKeygenCmd) Run(g *globals) error {
 type clusterPubkeyCmd struct {
 	Role string `arg:"" enum:"coordinator,worker" placeholder:"coordinator|worker" help:"Whose key: the coordinator's or a worker's."`
 	Seed string `type:"path" placeholder:"FILE" help:"The seed's file (default: ~/.config/ralph/<role>.nk)."`
+}
+
+func (clusterPubkeyCmd) Help() string {
+	return `Prints the public key of a seed ralph cluster keygen made (or nk -gen user).
+
+Examples:
+  ralph cluster pubkey coordinator
+  ralph cluster pubkey worker --seed ~/.config/ralph/ci-worker.nk`
 }
 
 func (c *clusterPubkeyCmd) Run(g *globals) error {

@@ -18,8 +18,8 @@ import (
 
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/autopilot/cluster"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/natstest"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // The cluster's end-to-end test runs the real binary as a coordinator and
@@ -109,10 +109,10 @@ func (cw *clusterWorker) killLoops(t testing.TB) {
 	t.Helper()
 	loops, _ := filepath.Glob(filepath.Join(cw.dir, "tasks", "*"))
 	for _, dir := range loops {
-		if held, info := engine.LockHeld(filepath.Join(dir, engine.DirName, engine.LockFile)); held {
+		if held, info := runfiles.LockHeld(runfiles.In(dir).Lock()); held {
 			killProcess(info.PID)
 		}
-		data, _ := os.ReadFile(filepath.Join(dir, engine.DirName, "agent.pgid"))
+		data, _ := os.ReadFile(filepath.Join(dir, runfiles.DirName, "agent.pgid"))
 		first, _, _ := strings.Cut(string(data), "\n")
 		if pgid, err := strconv.Atoi(strings.TrimSpace(first)); err == nil && pgid > 1 {
 			killProcessGroup(pgid)

@@ -150,14 +150,3 @@ func TestCompletionFish(t *testing.T) {
 		})
 	}
 }
-
-func TestHelpOfPresetAndTopologyCommands(t *testing.T) {
-	for _, args := range [][]string{{"init"}, {"hats"}, {"hats", "list"}, {"hats", "show"}, {"hats", "graph"}, {"schema"}, {"completion"}} {
-		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			r := newWorkspace(t).ralph(append(args, "--help")...)
-			assert.Equal(t, 0, r.code, r.stderr)
-			assert.Contains(t, r.stdout, "Examples:")
-			assert.Contains(t, r.stdout, "ralph "+strings.Join(args, " "))
-		})
-	}
-}

@@ -19,7 +19,7 @@ import (
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
-	"github.com/ralph-loop/ralph/internal/testhook"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 const crashConfig = `event_loop:
@@ -133,7 +133,7 @@ func (w *workspace) ralphKilledAt(spec string, resume bool) killResult {
 		require.NoError(w.t, err)
 		delay = d
 	} else {
-		cmd.Env = append(cmd.Env, testhook.CrashEnv+"="+spec)
+		cmd.Env = append(cmd.Env, crashEnv+"="+spec)
 	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -151,8 +151,8 @@ func (w *workspace) ralphKilledAt(spec string, resume bool) killResult {
 
 func (w *workspace) assertStateReadable() {
 	w.t.Helper()
-	_, _, err := engine.Checkpoint{Path: filepath.Join(w.dir, ".ralph", "state.json")}.Load()
-	if err != nil && !errors.Is(err, engine.ErrNoState) {
+	_, _, err := runfiles.Checkpoint{Path: filepath.Join(w.dir, ".ralph", "state.json")}.Load()
+	if err != nil && !errors.Is(err, runfiles.ErrNoState) {
 		w.t.Fatalf("state.json unreadable after a kill: %v", err)
 	}
 }

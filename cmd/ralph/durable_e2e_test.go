@@ -14,8 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ralph-loop/ralph/engine"
-	"github.com/ralph-loop/ralph/internal/testhook"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // slowScript keeps the first hat busy long enough for other commands to act.
@@ -137,7 +136,7 @@ echo '<event topic="LOOP_COMPLETE">done</event>'
 `, "")
 	first, _ := w.startRalph("loop")
 	waitFor(t, "the first loop's lock", func() bool {
-		info, err := engine.ReadLockInfo(filepath.Join(w.dir, ".ralph", engine.LockFile))
+		info, err := runfiles.ReadLockInfo(filepath.Join(w.dir, ".ralph", runfiles.LockFile))
 		return err == nil && info.PID == first.Process.Pid
 	})
 
@@ -172,7 +171,7 @@ func TestCorruptStateIsMovedAsideAndRebuilt(t *testing.T) {
 			w := newWorkspace(t)
 			w.write("ralph.yml", twoHatConfig+agentCLI())
 			w.script(twoHatScript())
-			r := w.ralphEnv([]string{testhook.CrashEnv + "=agent.started:2"}, "loop")
+			r := w.ralphEnv([]string{crashEnv + "=agent.started:2"}, "loop")
 			require.Equal(t, -1, r.code, "killed during the second iteration: %s", r.stderr)
 			state := w.read(".ralph/state.json")
 			w.write(".ralph/state.json", damage(state))
@@ -210,7 +209,7 @@ func TestResumeRules(t *testing.T) {
 		w := newWorkspace(t)
 		w.write("ralph.yml", twoHatConfig+agentCLI())
 		w.script(twoHatScript())
-		require.Equal(t, -1, w.ralphEnv([]string{testhook.CrashEnv + "=agent.started:2"}, "loop").code)
+		require.Equal(t, -1, w.ralphEnv([]string{crashEnv + "=agent.started:2"}, "loop").code)
 
 		r := w.ralph("loop")
 		assert.Equal(t, 3, r.code)

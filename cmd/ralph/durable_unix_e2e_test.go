@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // A ralph killed outright can leave its lock held for a moment by a child
@@ -34,7 +35,7 @@ func TestResumeWaitsForALockHeldPastItsHoldersDeath(t *testing.T) {
 	killed := w.ralphKilledAt(engine.FaultAgentStarted+":1", false)
 	require.True(t, killed.killed, "ralph exited %d: %s", killed.code, killed.stderr)
 	lockPath := filepath.Join(w.dir, ".ralph", "loop.lock")
-	dead, err := engine.ReadLockInfo(lockPath)
+	dead, err := runfiles.ReadLockInfo(lockPath)
 	require.NoError(t, err)
 
 	inherited, err := os.OpenFile(lockPath, os.O_RDWR, 0)

@@ -18,35 +18,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/gittest"
 	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 )
-
-// Binaries built once for the end-to-end tests.
-var (
-	ralphBin string
-	agentBin string
-)
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "ralph-e2e-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	ralphBin = filepath.Join(dir, "ralph")
-	agentBin = filepath.Join(dir, "scriptagent")
-	for pkg, out := range map[string]string{".": ralphBin, "../../internal/scriptagent": agentBin} {
-		cmd := exec.Command("go", "build", "-o", out, pkg)
-		cmd.Stderr = os.Stderr
-		if err := cmd.Run(); err != nil {
-			fmt.Fprintf(os.Stderr, "build %s: %v\n", pkg, err)
-			os.Exit(1)
-		}
-	}
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
-}
 
 // workspace is a temporary git repository for one end-to-end test.
 type workspace struct {
@@ -65,20 +39,16 @@ func newWorkspace(t testing.TB) *workspace {
 	return w
 }
 
+// git runs git in dir as gittest.Run does: a fixed identity, none of the
+// user's configuration.
 func git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=ralph-test", "-c", "user.email=test@example.com"}, args...)...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "git %v: %s", args, out)
-	return string(out)
+	return gittest.Run(t, dir, args...)
 }
 
 func (w *workspace) write(name, content string) {
 	w.t.Helper()
-	path := filepath.Join(w.dir, name)
-	require.NoError(w.t, os.MkdirAll(filepath.Dir(path), 0o755))
-	require.NoError(w.t, os.WriteFile(path, []byte(content), 0o644))
+	gittest.WriteFile(w.t, w.dir, name, content)
 }
 
 func (w *workspace) read(name string) string {
@@ -182,8 +152,12 @@ func (w *workspace) events() []events.Record {
 // flow is the run's story without bookkeeping: each routable event as
 // "source topic", plus "finished hat outcome" per iteration.
 func (w *workspace) flow() []string {
+	return flowOf(w.events())
+}
+
+func flowOf(recs []events.Record) []string {
 	var out []string
-	for _, r := range w.events() {
+	for _, r := range recs {
 		if r.Err != nil {
 			out = append(out, "malformed")
 			continue
@@ -252,4 +226,41 @@ func (w *workspace) pidFile(path string) int {
 	first, _, _ := strings.Cut(string(data), "\n")
 	n, _ := strconv.Atoi(strings.TrimSpace(first))
 	return n
+}
+
+const twoHatConfig = `event_loop:
+  prompt: Create hello.txt and have it reviewed.
+  max_iterations: 12
+hats:
+  builder:
+    name: Builder
+    triggers: [build.task]
+    publishes: [build.done]
+    instructions: Build it.
+  reviewer:
+    name: Reviewer
+    triggers: [build.done]
+    publishes: [review.approved]
+    instructions: Review it.
+`
+
+// twoHatScript: the coordinator hands out the task, the builder writes the
+// file and emits build.done, the reviewer approves with a tag, and the
+// coordinator claims completion (and confirms it when asked again).
+func twoHatScript() agentScript {
+	return agentScript{ByHat: map[string][]step{
+		"ralph": {
+			{WhenFile: map[string]string{"hello.txt": "hello"}, Say: "Verified. " + tag("LOOP_COMPLETE", "hello.txt exists and was reviewed"),
+				Else: &step{Say: tag("build.task", "create hello.txt")}},
+		},
+		"builder":  {{Write: map[string]string{"hello.txt": "hello\n"}, Emit: []scriptEmit{{Topic: "build.done", Payload: "wrote hello.txt"}}}},
+		"reviewer": {say("Looks right. " + tag("review.approved", "hello.txt is correct"))},
+	}}
+}
+
+func last(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[len(s)-1]
 }

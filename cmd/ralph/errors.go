@@ -13,9 +13,6 @@ import (
 	"github.com/ralph-loop/ralph/view"
 )
 
-// exitCoder is an error that carries its own exit status.
-type exitCoder interface{ ExitCode() int }
-
 // exitError ends a command with a status and no message of its own, for
 // commands that have already said what happened.
 type exitError struct{ code int }
@@ -45,16 +42,12 @@ func reportError(w io.Writer, err error) int {
 		return exitcode.Interrupted
 	}
 	hint.Write(w, err, view.HintOf(err))
-	var c exitCoder
-	if errors.As(err, &c) {
-		return c.ExitCode()
-	}
-	return exitcode.Fatal
+	return hint.ExitCode(err)
 }
 
 // usageError reports a command-line mistake with the usage line and exits 3.
 func usageError(w io.Writer, parser *kong.Kong, kctx *kong.Context, err error) int {
-	fmt.Fprintf(w, "ralph: error: %s\n", err)
+	hint.Write(w, err, "")
 	var perr *kong.ParseError
 	if errors.As(err, &perr) && perr.Context != nil {
 		kctx = perr.Context

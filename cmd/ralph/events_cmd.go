@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/autopilot"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/flagvalue"
 	"github.com/ralph-loop/ralph/internal/plural"
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/view"
 	"github.com/ralph-loop/ralph/view/api"
 )
@@ -151,7 +151,7 @@ func (c *eventsCmd) Run(ctx context.Context, g *globals) (err error) {
 		}
 	}()
 	if c.Runs {
-		runs, err := engine.Runs(g.Dir)
+		runs, err := runfiles.Runs(g.Dir)
 		if err != nil {
 			return err
 		}
@@ -162,8 +162,8 @@ func (c *eventsCmd) Run(ctx context.Context, g *globals) (err error) {
 		return err
 	}
 	path, err := c.logPath(g.Dir)
-	if errors.Is(err, engine.ErrNoLog) && c.Follow && !c.Autopilot && c.Task == "" {
-		path, err = engine.AwaitRun(ctx, g.Dir, func() {
+	if errors.Is(err, runfiles.ErrNoLog) && c.Follow && !c.Autopilot && c.Task == "" {
+		path, err = runfiles.AwaitRun(ctx, g.Dir, func() {
 			fmt.Fprintln(g.stderr, "ralph: no run here yet; waiting for one to start (Ctrl-C to stop)")
 		})
 		if path == "" && err == nil {
@@ -183,7 +183,7 @@ func (c *eventsCmd) Run(ctx context.Context, g *globals) (err error) {
 		// A worker that hands the task back is followed by another, which
 		// appends its run to the same copy of the task's log.
 		listing.GoesOn = func() bool { return autopilot.TaskGoesOn(g.Dir, c.Task) }
-		listing.Watch = filepath.Join(g.Dir, engine.DirName, autopilot.EventsFile)
+		listing.Watch = runfiles.In(g.Dir).AutopilotEvents()
 	}
 	if err := listing.List(ctx, path); err != nil {
 		return err

@@ -18,10 +18,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/benchgen"
 	"github.com/ralph-loop/ralph/internal/golden"
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/view"
 )
 
@@ -150,10 +150,10 @@ func TestEventsRuns(t *testing.T) {
 
 	r := w.ralph("events", "--runs", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
-	var runs []engine.RunListing
+	var runs []runfiles.RunListing
 	dec := json.NewDecoder(strings.NewReader(r.stdout))
 	for dec.More() {
-		var e engine.RunListing
+		var e runfiles.RunListing
 		require.NoError(t, dec.Decode(&e))
 		runs = append(runs, e)
 	}
@@ -201,7 +201,7 @@ func TestEventsRunsAfterAnEmitIntoAnEndedRun(t *testing.T) {
 
 	r := w.ralph("events", "--runs", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
-	var run engine.RunListing
+	var run runfiles.RunListing
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &run))
 	assert.Equal(t, "max_iterations", run.Ended)
 	require.NotNil(t, run.ExitCode)

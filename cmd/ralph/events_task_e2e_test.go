@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/autopilot"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // A task the autopilot ran here and failed keeps its worktree, whose loop
@@ -29,8 +29,8 @@ func TestEventsTaskReadsAFailedTasksWorktree(t *testing.T) {
 
 	r = w.ralph("events", "--task", "bad", "--json", "--topic", "loop.*")
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Equal(t, []string{engine.TopicLoopStarted, engine.TopicLoopTerminate}, jsonTopics(t, r.stdout))
-	want, err := engine.CurrentLog(filepath.Join(w.dir, ".worktrees", "bad"))
+	assert.Equal(t, []string{runfiles.TopicLoopStarted, runfiles.TopicLoopTerminate}, jsonTopics(t, r.stdout))
+	want, err := runfiles.CurrentLog(filepath.Join(w.dir, ".worktrees", "bad"))
 	require.NoError(t, err)
 	r = w.ralph("events", "--task", "bad", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
@@ -83,19 +83,19 @@ func TestEventsTaskFollowsARemoteTaskAcrossWorkers(t *testing.T) {
 	w := newWorkspace(t)
 	mirror := autopilot.RemoteEventsPath(w.dir, "t-1")
 	require.NoError(t, os.MkdirAll(filepath.Dir(mirror), 0o755))
-	appendLines(t, mirror, loopLine(t, engine.TopicLoopStarted, `{"run_id":"r1"}`), agentLine(t, "build.task"),
-		loopLine(t, engine.TopicLoopTerminate, `{"reason":"interrupted","exit_code":130}`))
+	appendLines(t, mirror, loopLine(t, runfiles.TopicLoopStarted, `{"run_id":"r1"}`), agentLine(t, "build.task"),
+		loopLine(t, runfiles.TopicLoopTerminate, `{"reason":"interrupted","exit_code":130}`))
 	require.NoError(t, autopilot.WriteWorkerInfo(w.dir, "t-1", autopilot.WorkerInfo{Worker: "build-3", Run: "r", Attempt: 1, Since: time.Now()}))
-	ralphDir := filepath.Join(w.dir, engine.DirName)
-	apLog := filepath.Join(ralphDir, autopilot.EventsFile)
+	ralphDir := filepath.Join(w.dir, runfiles.DirName)
+	apLog := filepath.Join(ralphDir, runfiles.AutopilotEventsFile)
 	appendLines(t, apLog, loopLine(t, autopilot.TopicStarted, `{"runId":"r","parallel":1}`),
 		loopLine(t, autopilot.TopicTaskAssigned, `{"task":"t-1","slot":"1","worktree":".worktrees/t-1","attempt":1}`))
 	st := autopilot.State{Version: 1, RunID: "r", Parallel: 1, Active: map[string]autopilot.Slot{"1": {Task: "t-1", Worktree: ".worktrees/t-1", Attempt: 1}}}
 	data, err := json.Marshal(st)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(ralphDir, autopilot.StateFile), data, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ralphDir, runfiles.AutopilotStateFile), data, 0o644))
 	// This test stands in for the running autopilot.
-	lock, err := engine.AcquireLock(t.Context(), filepath.Join(ralphDir, autopilot.LockFile), engine.LockInfo{PID: os.Getpid()}, engine.LockOptions{})
+	lock, err := runfiles.AcquireLock(t.Context(), filepath.Join(ralphDir, runfiles.AutopilotLockFile), runfiles.LockInfo{PID: os.Getpid()}, runfiles.LockOptions{})
 	require.NoError(t, err)
 	defer func() { _ = lock.Release() }()
 
@@ -110,13 +110,13 @@ func TestEventsTaskFollowsARemoteTaskAcrossWorkers(t *testing.T) {
 	assert.Equal(t, "build-3", status.Active[0].Worker)
 
 	cmd, lines := startFollow(t, w.dir, "--task", "t-1", "--json", "--topic", "loop.*")
-	for _, want := range []string{engine.TopicLoopStarted, engine.TopicLoopTerminate} {
+	for _, want := range []string{runfiles.TopicLoopStarted, runfiles.TopicLoopTerminate} {
 		assert.Equal(t, want, lineTopic(t, nextLine(t, lines, followWait)))
 	}
-	appendLines(t, mirror, loopLine(t, engine.TopicLoopResumed, `{"run_id":"r1"}`), agentLine(t, "build.done"))
-	assert.Equal(t, engine.TopicLoopResumed, lineTopic(t, nextLine(t, lines, followWait)), "the next worker's run")
-	appendLines(t, mirror, loopLine(t, engine.TopicLoopTerminate, `{"reason":"stopped","exit_code":1}`))
-	assert.Equal(t, engine.TopicLoopTerminate, lineTopic(t, nextLine(t, lines, followWait)))
+	appendLines(t, mirror, loopLine(t, runfiles.TopicLoopResumed, `{"run_id":"r1"}`), agentLine(t, "build.done"))
+	assert.Equal(t, runfiles.TopicLoopResumed, lineTopic(t, nextLine(t, lines, followWait)), "the next worker's run")
+	appendLines(t, mirror, loopLine(t, runfiles.TopicLoopTerminate, `{"reason":"stopped","exit_code":1}`))
+	assert.Equal(t, runfiles.TopicLoopTerminate, lineTopic(t, nextLine(t, lines, followWait)))
 
 	appendLines(t, apLog, loopLine(t, autopilot.TopicStopped, `{"reason":"interrupted","exitCode":130,"resumable":true}`))
 	assert.Equal(t, 0, waitExit(t, cmd, lines, followWait), "the autopilot stopped: no worker goes on")
@@ -128,13 +128,13 @@ func TestEventsTaskFollowEndsWithTheRemoteLoop(t *testing.T) {
 	w := newWorkspace(t)
 	mirror := autopilot.RemoteEventsPath(w.dir, "t-1")
 	require.NoError(t, os.MkdirAll(filepath.Dir(mirror), 0o755))
-	appendLines(t, mirror, loopLine(t, engine.TopicLoopStarted, `{"run_id":"r1"}`), agentLine(t, "build.task"))
+	appendLines(t, mirror, loopLine(t, runfiles.TopicLoopStarted, `{"run_id":"r1"}`), agentLine(t, "build.task"))
 
 	cmd, lines := startFollow(t, w.dir, "--task", "t-1", "--json", "--topic", "build.*")
 	assert.Equal(t, "build.task", lineTopic(t, nextLine(t, lines, followWait)))
 	appendLines(t, mirror, agentLine(t, "review.task"), agentLine(t, "build.done"))
 	assert.Equal(t, "build.done", lineTopic(t, nextLine(t, lines, followWait)), "review.task is filtered out")
-	appendLines(t, mirror, loopLine(t, engine.TopicLoopTerminate, `{"reason":"interrupted","exit_code":130}`))
+	appendLines(t, mirror, loopLine(t, runfiles.TopicLoopTerminate, `{"reason":"interrupted","exit_code":130}`))
 	assert.Equal(t, 0, waitExit(t, cmd, lines, followWait))
 }
 

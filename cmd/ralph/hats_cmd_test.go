@@ -17,9 +17,9 @@ func TestHatsGraphMermaidGolden(t *testing.T) {
 	golden.Assert(t, "testdata/hats/code-assist.mermaid.golden", r.stdout)
 }
 
-// The README shows the same graph.
-func TestReadmeShowsTheCodeAssistGraph(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+// docs/configuration.md shows the same graph.
+func TestDocsShowTheCodeAssistGraph(t *testing.T) {
+	readme, err := os.ReadFile("../../docs/configuration.md")
 	require.NoError(t, err)
 	golden, err := os.ReadFile("testdata/hats/code-assist.mermaid.golden")
 	require.NoError(t, err)

@@ -21,10 +21,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ralph-loop/ralph/autopilot"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hooks"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // hookPosts is an HTTP server on 127.0.0.1 that records the "topic offset"
@@ -84,7 +83,7 @@ func (w *workspace) hookTriggers(topics ...string) []string {
 		switch {
 		case ev.Source != events.SourceRalph:
 			agent[r.Offset] = ev.Topic
-		case ev.Topic == engine.TopicEventRouted:
+		case ev.Topic == runfiles.TopicEventRouted:
 			var routed struct{ Offset int64 }
 			require.NoError(w.t, json.Unmarshal(ev.Payload, &routed))
 			if slices.Contains(topics, agent[routed.Offset]) {
@@ -266,7 +265,7 @@ func TestAFailingHookWithOnErrorFailEndsTheRun(t *testing.T) {
 	recs := w.events()
 	var term struct{ Reason, Message string }
 	require.NoError(t, json.Unmarshal(recs[len(recs)-1].Event.Payload, &term))
-	assert.Equal(t, engine.TopicLoopTerminate, recs[len(recs)-1].Event.Topic)
+	assert.Equal(t, runfiles.TopicLoopTerminate, recs[len(recs)-1].Event.Topic)
 	assert.Equal(t, "fatal", term.Reason)
 	assert.Contains(t, term.Message, "hook gate failed")
 	runs := w.hookRuns()["gate"]
@@ -303,7 +302,7 @@ func TestAnAutopilotHookFiresOnTaskEvents(t *testing.T) {
 			withTask++
 		}
 	}
-	recs, err := events.NewReader(filepath.Join(w.dir, ".ralph", autopilot.EventsFile), 0).Read()
+	recs, err := events.NewReader(filepath.Join(w.dir, ".ralph", runfiles.AutopilotEventsFile), 0).Read()
 	require.NoError(t, err)
 	for _, r := range recs {
 		if r.Event.Topic == hooks.TopicRan && strings.Contains(string(r.Event.Payload), `"hook":"hook-1"`) {

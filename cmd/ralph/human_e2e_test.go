@@ -12,8 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ralph-loop/ralph/engine"
-	"github.com/ralph-loop/ralph/view"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // askConfig: the coordinator hands out the task; the builder asks a person
@@ -59,11 +58,11 @@ func (w *workspace) count(topic string) int {
 	return n
 }
 
-func (w *workspace) status() engine.Status {
+func (w *workspace) status() runfiles.Status {
 	w.t.Helper()
 	r := w.ralph("status", "--json")
 	require.Equal(w.t, 0, r.code, r.stderr)
-	var s engine.Status
+	var s runfiles.Status
 	require.NoError(w.t, json.Unmarshal([]byte(r.stdout), &s))
 	return s
 }
@@ -84,7 +83,7 @@ func TestAskWaitsForTheAnswer(t *testing.T) {
 	assert.Equal(t, "Which database?", s.Waiting.Text)
 	assert.Equal(t, []string{"postgres", "sqlite"}, s.Waiting.Options)
 	assert.Equal(t, "builder", s.Waiting.Hat)
-	assert.Equal(t, engine.PhaseAwaitingHuman, s.Phase)
+	assert.Equal(t, runfiles.PhaseAwaitingHuman, s.Phase)
 	text := w.ralph("status")
 	assert.Contains(t, text.stdout, "waiting for an answer to "+s.Waiting.ID)
 
@@ -224,7 +223,5 @@ func TestAskHeadless(t *testing.T) {
 
 	require.Equal(t, 0, w.ralph("answer", waiting.ID, "postgres").code)
 	require.NoError(t, cmd.Wait(), stderr.String())
-	kinds, err := view.CheckStream(stdout.String())
-	require.NoError(t, err)
-	assert.Contains(t, kinds, "human_answered")
+	assert.Contains(t, headlessLines(t, stdout.String()), "human_answered")
 }

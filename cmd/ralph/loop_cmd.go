@@ -11,9 +11,9 @@ import (
 
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/engine"
-	"github.com/ralph-loop/ralph/internal/exitcode"
 	"github.com/ralph-loop/ralph/internal/flagvalue"
-	"github.com/ralph-loop/ralph/internal/testhook"
+	"github.com/ralph-loop/ralph/internal/hint"
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/view"
 )
 
@@ -74,7 +74,7 @@ Examples:
 On a terminal a status panel stays at the bottom of the screen (iteration,
 hat, elapsed time, cost, tokens, tool counts, last commit, last event) below
 the agent's text; elsewhere ralph prints plain timestamped lines. --headless
-prints the JSON events described in README.md on stdout instead.`
+prints the JSON events described in docs/headless.md on stdout instead.`
 }
 
 // Validate rejects flags that contradict each other, before anything is
@@ -117,10 +117,10 @@ func (c *loopCmd) Run(ctx context.Context, g *globals, log *slog.Logger) error {
 // ralph (it holds the workspace lock). That is a success: what the resume
 // asks for is being done, so a supervisor that lost track of its loop may
 // resume it whatever its state.
-func (c *loopCmd) runsAlready(err error) (engine.LockInfo, bool) {
-	held, ok := errors.AsType[*engine.LockHeldError](err)
+func (c *loopCmd) runsAlready(err error) (runfiles.LockInfo, bool) {
+	held, ok := errors.AsType[*runfiles.LockHeldError](err)
 	if !c.Resume || !ok || held.HolderGone || held.Holder.PID == 0 {
-		return engine.LockInfo{}, false
+		return runfiles.LockInfo{}, false
 	}
 	return held.Holder, true
 }
@@ -134,20 +134,12 @@ func (c *loopCmd) loop(ctx context.Context, g *globals, log *slog.Logger, rep lo
 	if err != nil {
 		return err
 	}
-	opts.Reporter = testhook.WithStats(view.Tee(rep, view.NewActivityLog(g.Dir, time.Now, rep.Warn)))
+	opts.Reporter = seams.loopReporter(view.Tee(rep, view.NewActivityLog(g.Dir, time.Now, rep.Warn)))
 	opts.Exclude = func() error { return autopilotHere(opts.Workspace) }
 	if h := rep.headless; h != nil {
 		h.Configured(warnings, opts.Settings.StuckThreshold)
 	}
-	if opts.Fault, err = testhook.Crash(); err != nil {
-		return err
-	}
-	if opts.WriteFault, err = testhook.WriteFault(); err != nil {
-		return err
-	}
-	if opts.Now, err = testhook.Clock(); err != nil {
-		return err
-	}
+	opts.Fault, opts.WriteFault, opts.Now = seams.fault, seams.writeFault, seams.now
 	if g.signals != nil {
 		g.signals.OnInterrupt(func() {
 			rep.Warn("interrupted: stopping the agent (SIGTERM, then SIGKILL once kill_grace_seconds have passed); interrupt again to kill it at once")
@@ -227,10 +219,5 @@ func failureOf(err error) *view.Failure {
 	if err == nil || errors.As(err, &quiet) {
 		return nil
 	}
-	f := &view.Failure{Error: err.Error(), Hint: view.HintOf(err), ExitCode: exitcode.Fatal}
-	var c exitCoder
-	if errors.As(err, &c) {
-		f.ExitCode = c.ExitCode()
-	}
-	return f
+	return &view.Failure{Error: err.Error(), Hint: view.HintOf(err), ExitCode: hint.ExitCode(err)}
 }

@@ -5,15 +5,19 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
+	"regexp"
+	"slices"
 
 	"github.com/alecthomas/kong"
 
 	"github.com/ralph-loop/ralph/internal/completion"
 	"github.com/ralph-loop/ralph/internal/interrupt"
-	"github.com/ralph-loop/ralph/internal/testhook"
 )
 
 // version is a release's, set at build time with -ldflags
@@ -27,7 +31,7 @@ func main() {
 
 // globals are the flags every command shares, and what main hands to them.
 type globals struct {
-	Dir   string `short:"C" placeholder:"DIR" help:"Run as if ralph was started in DIR (the workspace)." type:"existingdir"`
+	Dir   string `short:"C" placeholder:"DIR" help:"Run as if ralph was started in DIR (the workspace)." type:"path"`
 	Debug bool   `help:"Log ralph's own decisions to stderr."`
 	// dirGiven says -C/--dir was given rather than taken from the current
 	// directory: a worker keeps its checkouts there.
@@ -49,7 +53,7 @@ type cli struct {
 	Validate  validateCmd  `cmd:"" help:"Check a ralph.yml and report every problem."`
 	Hats      hatsCmd      `cmd:"" help:"List, show and graph the hats and their hand-offs."`
 	Init      initCmd      `cmd:"" help:"Write a ralph.yml from a preset, and a PROMPT.md for the task."`
-	Schema    schemaCmd    `cmd:"" help:"Print the JSON Schema of ralph.yml, for editors."`
+	Schema    schemaCmd    `cmd:"" help:"Print the JSON Schema of ralph.yml, for editors, or of the --headless stream, for programs."`
 	Complete  completeCmd  `cmd:"" name:"completion" help:"Print shell completions for bash, zsh or fish."`
 	Status    statusCmd    `cmd:"" help:"Say whether a loop is running here and how the last run went."`
 	Stop      stopCmd      `cmd:"" help:"Ask the running loop to stop."`
@@ -72,16 +76,8 @@ type exitRequest struct{ code int }
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	sig := interrupt.Listen()
 	defer sig.Stop()
-	var c cli
-	c.stdin, c.stdout, c.stderr, c.signals = stdin, stdout, stderr, sig
-	parser, err := kong.New(&c,
-		kong.Name("ralph"),
-		kong.Description("ralph runs a coding agent in a loop until a task is verifiably done."),
-		kong.Writers(stdout, stderr),
-		kong.Exit(func(code int) { panic(exitRequest{code}) }),
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true, Summary: true}),
-		kong.Help(usagePrinter),
-	)
+	c := cli{globals: globals{stdin: stdin, stdout: stdout, stderr: stderr, signals: sig}}
+	parser, err := newParser(&c, stdout, stderr)
 	if err != nil {
 		return reportError(stderr, err)
 	}
@@ -100,20 +96,50 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return reportError(stderr, completion.Complete(stdout, parser, completionOptions))
 	}
 	kctx, err := parser.Parse(args)
-	if err != nil {
-		return usageError(stderr, parser, kctx, err)
+	for err != nil {
+		// kong reads "--max-iterations -1" as a flag without its value
+		// and a short flag -1; given as one, the flag's own check says
+		// which values it takes.
+		joined, ok := joinNegativeValue(args, err)
+		if !ok {
+			return usageError(stderr, parser, kctx, err)
+		}
+		args, c = joined, cli{globals: globals{stdin: stdin, stdout: stdout, stderr: stderr, signals: sig}}
+		if parser, err = newParser(&c, stdout, stderr); err != nil {
+			return reportError(stderr, err)
+		}
+		kctx, err = parser.Parse(args)
 	}
 	if c.dirGiven = c.Dir != ""; !c.dirGiven {
 		if c.Dir, err = os.Getwd(); err != nil {
 			return reportError(stderr, err)
 		}
+	} else if err := checkWorkspaceDir(c.Dir, kctx); err != nil {
+		return reportError(stderr, err)
 	}
 	logger := newLogger(stderr, c.Debug)
 	kctx.BindTo(sig.Context(), (*context.Context)(nil))
 	err = kctx.Run(&c.globals, logger)
-	testhook.ExitStats()
+	seams.exited()
 	return reportError(stderr, err)
 }
+
+// newParser is ralph's command line as kong models it, writing help and
+// usage mistakes to stdout and stderr. The tests and the generator of
+// docs/cli.md read the same model.
+func newParser(c *cli, stdout, stderr io.Writer) (*kong.Kong, error) {
+	return kong.New(c,
+		kong.Name("ralph"),
+		kong.Description(description),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) { panic(exitRequest{code}) }),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true, Summary: true}),
+		kong.Help(usagePrinter),
+	)
+}
+
+// description is what ralph is, in a sentence: the first line of its help.
+const description = "ralph runs a coding agent in a loop until a task is verifiably done."
 
 func newLogger(w io.Writer, debug bool) *slog.Logger {
 	level := slog.LevelWarn
@@ -121,4 +147,43 @@ func newLogger(w io.Writer, debug bool) *slog.Logger {
 		level = slog.LevelDebug
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+// shortFlagValue is kong's error for a flag whose value looks like a short
+// flag: a negative number.
+var shortFlagValue = regexp.MustCompile(`^(--[\w-]+): expected .* but got "(-[0-9][0-9.]*)" \(short flag\)`)
+
+// joinNegativeValue gives the flag that err says lacks its value (a
+// negative number kong took for a short flag) that value as --flag=-N, and
+// reports whether it found them.
+func joinNegativeValue(args []string, err error) ([]string, bool) {
+	m := shortFlagValue.FindStringSubmatch(err.Error())
+	if m == nil {
+		return nil, false
+	}
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == m[1] && args[i+1] == m[2] {
+			return slices.Concat(args[:i], []string{m[1] + "=" + m[2]}, args[i+2:]), true
+		}
+	}
+	return nil, false
+}
+
+// checkWorkspaceDir says what is wrong with -C DIR, which must be a
+// directory that exists: it is the workspace, not a place ralph makes.
+func checkWorkspaceDir(dir string, kctx *kong.Context) error {
+	info, err := os.Stat(dir)
+	switch {
+	case err == nil && info.IsDir():
+		return nil
+	case err == nil:
+		return withHint(fmt.Errorf("-C/--dir %s is not a directory", dir), "give the workspace's directory")
+	case !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("-C/--dir: %w", err)
+	}
+	fix := "-C names the workspace ralph runs in, which must exist; create it first or give another"
+	if kctx.Command() == "worker" {
+		fix = "ralph worker makes the directory of its checkouts itself: give it as --checkouts " + dir
+	}
+	return withHint(fmt.Errorf("-C/--dir %s: no such directory", dir), fix)
 }

@@ -6,10 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/engine/memory"
 	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/redact"
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/view"
 )
 
@@ -35,7 +35,7 @@ Examples:
 }
 
 func memoryStore(dir string) memory.Store {
-	return memory.Store{Path: filepath.Join(dir, engine.DirName, "agent", "memories.md"), Root: filepath.Join(dir, engine.DirName)}
+	return memory.Store{Path: runfiles.In(dir).Memories(), Root: runfiles.In(dir).Path()}
 }
 
 type memoryAddCmd struct {
@@ -49,7 +49,7 @@ func (memoryAddCmd) Help() string {
 }
 
 func (c *memoryAddCmd) Run(g *globals) error {
-	if err := engine.IgnoreOwnFilesIfMissing(filepath.Join(g.Dir, engine.DirName)); err != nil {
+	if err := runfiles.IgnoreOwnFilesIfMissing(filepath.Join(g.Dir, runfiles.DirName)); err != nil {
 		return err
 	}
 	// Memories outlive the run and, shared, are committed: a secret is

@@ -9,13 +9,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The README's `ralph pricing` examples are lines ralph prints: each line
-// of a block after "$ ralph pricing ARGS" (but "…") is in that command's
-// output.
-func TestReadmePricingExamplesAreReal(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+// The `ralph pricing` examples of docs/backends.md are lines ralph prints:
+// each line of a block after "$ ralph pricing ARGS" (but "…") is in that
+// command's output.
+func TestDocsPricingExamplesAreReal(t *testing.T) {
+	readme, err := os.ReadFile("../../docs/backends.md")
 	require.NoError(t, err)
-	start := strings.Index(string(readme), "### Cost")
+	start := strings.Index(string(readme), "## Cost")
 	require.GreaterOrEqual(t, start, 0)
 	block := string(readme[start:])
 	block = block[strings.Index(block, "```text\n")+len("```text\n"):]

@@ -16,11 +16,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 func processGone(pid int) bool {
-	return !engine.ProcessAlive(pid)
+	return !runfiles.ProcessAlive(pid)
 }
 
 // killGroup waits until the agent that agent.pgid names is gone, which

@@ -18,11 +18,13 @@ import (
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/golden"
 	"github.com/ralph-loop/ralph/internal/hint"
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/view"
 )
 
-// headlessLines checks the stream's contract (see CheckStream) and returns
-// the event kinds in order.
+// headlessLines checks the stream's contract (see CheckStream: each line
+// one the schema, docs/headless.schema.json, describes) and returns the
+// event kinds in order.
 func headlessLines(t *testing.T, stream string) []string {
 	t.Helper()
 	kinds, err := view.CheckStream(stream)
@@ -33,8 +35,8 @@ func headlessLines(t *testing.T, stream string) []string {
 // TestHeadlessEnd covers how a stream ends: one complete or failed line,
 // whatever mix of summary and error the loop command has.
 func TestHeadlessEnd(t *testing.T) {
-	fatal := engine.Summary{RunID: "r1", Reason: engine.ReasonFatal, ExitCode: 3, Message: "claude: not logged in", Iterations: 1}
-	done := engine.Summary{RunID: "r1", Reason: engine.ReasonCompleted, ExitCode: 0, Iterations: 4}
+	fatal := engine.Summary{RunID: "r1", Reason: runfiles.ReasonFatal, ExitCode: 3, Message: "claude: not logged in", Iterations: 1}
+	done := engine.Summary{RunID: "r1", Reason: runfiles.ReasonCompleted, ExitCode: 0, Iterations: 4}
 	cases := []struct {
 		name    string
 		summary *engine.Summary
@@ -82,7 +84,7 @@ func TestHeadlessEnd(t *testing.T) {
 // run ids, log names and the workspace path.
 func normalizeHeadless(stream, workspace string) string {
 	for _, r := range []struct{ re, with string }{
-		{`"ts":"[^"]*"`, `"ts":"TS"`},
+		{`"(ts|timestamp)":"[^"]*"`, `"$1":"TS"`},
 		{`"(total_)?duration_ms":\d+`, `"${1}duration_ms":0`},
 		{`\d{8}-\d{6}-[0-9a-f]{6}`, "RUN-ID"},
 		{`events-\d{8}-\d{6}(-\d+)?\.jsonl`, "events-TIME.jsonl"},

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // runChoices are the choices that shape a run: the loop command's flags,
@@ -25,9 +25,9 @@ type runChoices struct {
 	spec           string         // --spec, or the resumed run's spec
 	n              int            // SPEC mode's -n
 	all            bool           // SPEC mode's --all
-	start          engine.StartMode
+	start          runfiles.StartMode
 	wait           bool
-	prev           *engine.Launch // the resumed run's launch record; nil when none
+	prev           *runfiles.Launch // the resumed run's launch record; nil when none
 }
 
 // choices reads the flags and, on --resume, the run's launch record.
@@ -35,13 +35,13 @@ func (c *loopCmd) choices(dir string) (runChoices, error) {
 	ch := runChoices{configs: c.Config, hats: c.Hats, prompt: c.Prompt, promptFile: c.PromptFile,
 		backend: c.Backend, maxIterations: int(c.MaxIterations), maxRuntime: c.MaxRuntime.Value(),
 		stuckThreshold: c.StuckThreshold.Value(), spec: c.Spec, n: int(c.N), all: c.All,
-		start: engine.StartNew, wait: c.Wait}
+		start: runfiles.StartNew, wait: c.Wait}
 	switch {
 	case c.Fresh:
-		ch.start = engine.StartFresh
+		ch.start = runfiles.StartFresh
 	case c.Resume:
-		ch.start = engine.StartResume
-		prev, err := engine.PreviousLaunch(dir)
+		ch.start = runfiles.StartResume
+		prev, err := runfiles.PreviousLaunch(dir)
 		if err != nil {
 			return ch, err
 		}
@@ -58,7 +58,7 @@ func (c *loopCmd) choices(dir string) (runChoices, error) {
 // hats and --backend, and with the limits its flags set. What the resume's
 // flags say wins — that is how a run that hit a limit goes on with a
 // higher one — but not the spec: the run's objective is that spec's.
-func (ch *runChoices) resumeFrom(prev *engine.Launch, dir string) error {
+func (ch *runChoices) resumeFrom(prev *runfiles.Launch, dir string) error {
 	if prev == nil {
 		return nil
 	}
@@ -66,7 +66,7 @@ func (ch *runChoices) resumeFrom(prev *engine.Launch, dir string) error {
 	if err := ch.checkSameSpec(prev, dir); err != nil {
 		return err
 	}
-	if prev.Mode == engine.ModeSpec {
+	if prev.Mode == runfiles.ModeSpec {
 		ch.spec = inWorkspace(dir, prev.SpecFile)
 	}
 	if len(ch.configs) == 0 {
@@ -90,13 +90,13 @@ func (ch *runChoices) resumeFrom(prev *engine.Launch, dir string) error {
 // checkSameSpec refuses a --spec on resume that is not the run's own: the
 // run's objective was written for its spec, and a run that was not in
 // SPEC mode cannot become one.
-func (ch *runChoices) checkSameSpec(prev *engine.Launch, dir string) error {
+func (ch *runChoices) checkSameSpec(prev *runfiles.Launch, dir string) error {
 	if ch.spec == "" {
 		return nil
 	}
 	given := inWorkspace(dir, ch.spec)
 	switch {
-	case prev.Mode != engine.ModeSpec:
+	case prev.Mode != runfiles.ModeSpec:
 		return withHint(fmt.Errorf("--spec %s: the run to resume is not a SPEC-mode run", ch.spec),
 			"resume without --spec, or start a new run on the spec with --fresh")
 	case given != inWorkspace(dir, prev.SpecFile):
@@ -106,16 +106,16 @@ func (ch *runChoices) checkSameSpec(prev *engine.Launch, dir string) error {
 	return nil
 }
 
-// launch is what the run records of its command line (see engine.Launch).
+// launch is what the run records of its command line (see runfiles.Launch).
 // In SPEC mode the iteration limit always comes from the command line (-n,
 // --all, or one iteration), so it is recorded whichever way it was set.
-func (ch runChoices) launch(dir string, mode runMode, maxIterations int) *engine.Launch {
-	l := &engine.Launch{Mode: mode.kind, Hats: ch.hats, Backend: ch.backend,
+func (ch runChoices) launch(dir string, mode runMode, maxIterations int) *runfiles.Launch {
+	l := &runfiles.Launch{Mode: mode.kind, Hats: ch.hats, Backend: ch.backend,
 		MaxIterations: ch.maxIterations, StuckThreshold: ch.stuckThreshold}
 	for _, c := range ch.configs {
 		l.Configs = append(l.Configs, relativeTo(dir, c))
 	}
-	if mode.kind == engine.ModeSpec {
+	if mode.kind == runfiles.ModeSpec {
 		l.SpecFile, l.MaxIterations = relativeTo(dir, mode.spec), maxIterations
 	}
 	if ch.maxRuntime != nil {

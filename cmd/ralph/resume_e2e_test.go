@@ -197,7 +197,11 @@ func TestResumeOfAnEndedRunSaysHowItEnded(t *testing.T) {
 			}
 			lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 			require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &complete), r.stdout)
-			assert.Equal(t, "complete", complete.Event)
+			wantEvent := "ended"
+			if tc.name == "completed" {
+				wantEvent = "complete"
+			}
+			assert.Equal(t, wantEvent, complete.Event, "complete only for a run that completed")
 			assert.Equal(t, runID, complete.RunID)
 			assert.Equal(t, tc.name, complete.Reason)
 			assert.Equal(t, tc.code, complete.ExitCode)
@@ -232,4 +236,26 @@ func TestResumeOfARunningRunSaysItRuns(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(w.state, "release"), nil, 0o644))
 	require.NoError(t, loop.Wait(), stderr.String())
 	assert.Equal(t, "terminate completed", last(w.flow()), "the resume beside it changed nothing")
+}
+
+const threeBoxes = "# Spec\n\n- [ ] Add the greeting\n- [ ] Add the farewell\n- [ ] Add the README line\n"
+
+func headlessEvents(t *testing.T, stdout string) []map[string]any {
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		var ev map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &ev), "line %q", line)
+		out = append(out, ev)
+	}
+	return out
+}
+
+func countEvents(evs []map[string]any, kind string) int {
+	n := 0
+	for _, ev := range evs {
+		if ev["event"] == kind {
+			n++
+		}
+	}
+	return n
 }

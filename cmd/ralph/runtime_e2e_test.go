@@ -9,8 +9,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/ralph-loop/ralph/internal/testhook"
 )
 
 // A ralph killed with SIGKILL and resumed later has not been running while
@@ -37,7 +35,7 @@ func TestE2ERuntimeExcludesTheTimeRalphWasKilled(t *testing.T) {
 	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 	_ = cmd.Wait()
 
-	r := w.ralphEnv([]string{testhook.ClockOffsetEnv + "=13s"}, "loop", "--resume")
+	r := w.ralphEnv([]string{clockOffsetEnv + "=13s"}, "loop", "--resume")
 
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Equal(t, []string{"ralph task.start", "ralph loop.resumed", "finished ralph interrupted",

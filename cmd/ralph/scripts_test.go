@@ -1,17 +1,18 @@
 package main
 
 import (
+	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/gittest"
+	"github.com/ralph-loop/ralph/internal/golden"
 )
 
 // TestScripts runs the command-line scenarios in testdata/script/*.txtar:
@@ -20,56 +21,81 @@ import (
 // own commands (cmp, cmpenv, stdout, stderr, exists, …, see
 // go doc github.com/rogpeppe/go-internal/testscript) a script has:
 //
-//	ralph ARGS...     runs the built ralph binary; it must exit 0
+//	ralph ARGS...     runs ralph (this test binary's registered command,
+//	                  see TestMain); it must exit 0
 //	! ralph ARGS...   the same, but it must exit non-zero
+//	scriptagent       the scripted agent (internal/scriptagent), also on
+//	                  $PATH for ralph.yml's cli.command
 //	exitcode N        the last ralph exited with code N
 //	topics T...       the last command's stdout is event lines (ralph
 //	                  events --json) with exactly these topics, in order;
 //	                  with none, it has no lines
+//	flow              prints the current run's story (see workspace.flow)
+//	                  to stdout, for a cmp: each routable event as "source
+//	                  topic", each iteration as "finished hat outcome", and
+//	                  how the run ended as "terminate reason"
+//	capture NAME      sets $NAME to the last command's stdout, trimmed
 //
-// $WORK is the workspace; scriptagent (the scripted agent) is on $PATH.
+// $WORK is the workspace; the scripted agent reads its script from
+// $WORK/agent.json and keeps its counters and the prompts it got
+// (prompt-N.txt) in $AGENTSTATE. $SRC is ralph's source tree, $TESTBIN the
+// directory of the registered ralph and scriptagent (for a script that sets
+// its own $PATH). With -update, a cmp whose second file is in the archive
+// rewrites that file from what the script produced.
 // Run one script with go test ./cmd/ralph/ -run TestScripts/NAME.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
-		Dir: "testdata/script",
-		Setup: func(env *testscript.Env) error {
-			env.Setenv("PATH", filepath.Dir(agentBin)+string(os.PathListSeparator)+env.Getenv("PATH"))
-			cmd := exec.Command("git", "init", "-q", ".")
-			cmd.Dir = env.WorkDir
-			if out, err := cmd.CombinedOutput(); err != nil {
-				env.T().Fatal("git init: " + string(out))
-			}
-			return nil
-		},
+		Dir:           "testdata/script",
+		UpdateScripts: golden.Updating(),
+		Setup:         setupScript,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"ralph":    scriptRalph,
 			"exitcode": scriptExitCode,
 			"topics":   scriptTopics,
+			"flow":     scriptFlow,
+			"capture":  scriptCapture,
 		},
 	})
 }
 
-// scriptRalph runs ralph in the script's directory and environment, and
-// keeps its exit code for exitcode.
-func scriptRalph(ts *testscript.TestScript, neg bool, args []string) {
-	err := ts.Exec(ralphBin, args...)
-	code := exitCodeOf(err)
-	ts.Setenv("RALPH_TEST_EXIT", strconv.Itoa(code))
-	switch {
-	case code < 0:
-		ts.Fatalf("ralph did not run to its end: %v", err)
-	case neg && code == 0:
-		ts.Fatalf("ralph exited 0, want non-zero")
-	case !neg && code != 0:
-		ts.Fatalf("ralph exited %d, want 0", code)
+// setupScript makes the script's workspace a git repository and sets the
+// variables TestScripts documents.
+func setupScript(env *testscript.Env) error {
+	gittest.Run(env.T().(testing.TB), env.WorkDir, "init", "-q", ".")
+	src, err := filepath.Abs("../..")
+	if err != nil {
+		return err
 	}
+	state := filepath.Join(env.WorkDir, ".tmp", "agent")
+	if err := os.MkdirAll(state, 0o755); err != nil {
+		return err
+	}
+	for name, value := range map[string]string{"GORACE": os.Getenv("GORACE"), "SRC": src, "TESTBIN": filepath.Dir(ralphBin), "AGENTSTATE": state,
+		"SCRIPTAGENT_SCRIPT": filepath.Join(env.WorkDir, "agent.json"), "SCRIPTAGENT_STATE": state} {
+		env.Setenv(name, value)
+	}
+	exits := filepath.Join(env.WorkDir, ".tmp", "ralph-exit")
+	env.Setenv(exitFileEnv, exits)
+	return os.WriteFile(exits, nil, 0o644)
 }
+
+// exitFileEnv names the file to which the registered ralph writes its exit
+// code: testscript's ralph command says only whether it was 0. The file
+// reads "running" until ralph ends, so a ralph that never got there (killed,
+// or still in the background) is not taken for the one before it.
+const exitFileEnv = "RALPH_TEST_EXIT_FILE"
 
 func scriptExitCode(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: exitcode N")
 	}
-	if got := ts.Getenv("RALPH_TEST_EXIT"); got != args[0] {
+	got := strings.TrimSpace(ts.ReadFile(ts.Getenv(exitFileEnv)))
+	switch got {
+	case "":
+		ts.Fatalf("no ralph has run yet")
+	case exitRunning:
+		ts.Fatalf("the last ralph did not run to its end")
+	case args[0]:
+	default:
 		ts.Fatalf("ralph exited %s, want %s", got, args[0])
 	}
 }
@@ -92,4 +118,23 @@ func scriptTopics(ts *testscript.TestScript, neg bool, args []string) {
 	if !slices.Equal(got, args) {
 		ts.Fatalf("topics %v, want %v", got, args)
 	}
+}
+
+func scriptFlow(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: flow")
+	}
+	rel := strings.TrimSpace(ts.ReadFile(".ralph/current-events"))
+	recs, err := events.NewReader(ts.MkAbs(rel), 0).Read()
+	ts.Check(err)
+	for _, line := range flowOf(recs) {
+		fmt.Fprintln(ts.Stdout(), line)
+	}
+}
+
+func scriptCapture(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: capture NAME")
+	}
+	ts.Setenv(args[0], strings.TrimSpace(ts.ReadFile("stdout")))
 }

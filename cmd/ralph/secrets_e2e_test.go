@@ -19,9 +19,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/autopilot/cluster"
-	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // The secrets of the tests that check that no form of a secret reaches
@@ -139,13 +138,13 @@ func TestAutopilotNeverWritesNorCommitsASecret(t *testing.T) {
 	assert.Contains(t, r.stderr, "[redacted:DEPLOY_TOKEN]", "the failure is shown, masked")
 
 	files := ralphFiles(t, w.dir)
-	for _, name := range []string{autopilot.EventsFile, autopilot.StateFile, autopilot.ProgressFile} {
+	for _, name := range []string{runfiles.AutopilotEventsFile, runfiles.AutopilotStateFile, runfiles.ProgressFile} {
 		require.Contains(t, files, filepath.Join(w.dir, ".ralph", name))
 	}
 	for path, text := range files {
 		assertNoSecretForm(t, text, path)
 	}
-	log := files[filepath.Join(w.dir, ".ralph", autopilot.EventsFile)]
+	log := files[filepath.Join(w.dir, ".ralph", runfiles.AutopilotEventsFile)]
 	for name := range formSecrets {
 		assert.Contains(t, log, "[redacted:"+name+"]", "the verify output is in the log, masked")
 	}
@@ -379,7 +378,7 @@ printf '{"topic":"note.plain","payload":"%s","source":"agent"}\n' "$WORKER_PLAIN
 	r := c.nextResult()
 	require.Equal(t, 0, r.ExitCode, "%+v", r)
 	waitFor(t, "the loop's last line among those sent", func() bool {
-		return strings.Contains(sent.String(), `"topic":"`+engine.TopicLoopTerminate+`"`)
+		return strings.Contains(sent.String(), `"topic":"`+runfiles.TopicLoopTerminate+`"`)
 	})
 	text := sent.String()
 	assertNoSecretForm(t, text, "the event lines the worker sent")

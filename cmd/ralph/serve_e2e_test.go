@@ -23,6 +23,7 @@ import (
 
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // The tests of `ralph serve` run it on a free loopback port beside a real
@@ -469,12 +470,12 @@ func TestServeATwoSlotAutopilot(t *testing.T) {
 	assert.Contains(t, first.data, `"selected":"two"`)
 	stream := s.stream("/api/events/stream?autopilot=true&topic=autopilot.*", "")
 	assert.Contains(t, stream.next().data, `"topic":"autopilot.started"`)
-	before := w.read(".ralph/" + autopilot.EventsFile)
+	before := w.read(".ralph/" + runfiles.AutopilotEventsFile)
 	for _, path := range []string{"/api/pause", "/api/resume", "/api/stop"} {
 		code, body := s.do(http.MethodPost, path, false, "")
 		assert.Equal(t, http.StatusUnauthorized, code, body)
 	}
-	assert.Equal(t, before, w.read(".ralph/"+autopilot.EventsFile), "refused requests change nothing")
+	assert.Equal(t, before, w.read(".ralph/"+runfiles.AutopilotEventsFile), "refused requests change nothing")
 	assert.NoFileExists(t, filepath.Join(w.dir, ".ralph", "autopilot-control"))
 
 	assert.Contains(t, s.post("/api/pause", ""), "to pause")

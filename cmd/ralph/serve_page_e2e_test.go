@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/autopilot"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // The page's end-to-end test: a real `ralph serve` beside a real two-slot
@@ -109,19 +110,19 @@ func TestServePageAutopilotE2E(t *testing.T) {
 	// and the page shows it.
 	do("pause", click(`#pause`), visible(`#autopilot-state[data-state="paused"]`), visible(`#resume`))
 	waitFor(t, "autopilot.paused in the autopilot's log", func() bool {
-		return strings.Contains(pageFile(filepath.Join(w.dir, ".ralph", autopilot.EventsFile)), `"topic":"`+autopilot.TopicPaused+`"`)
+		return strings.Contains(pageFile(filepath.Join(w.dir, ".ralph", runfiles.AutopilotEventsFile)), `"topic":"`+autopilot.TopicPaused+`"`)
 	})
 	assert.Contains(t, text(`#status`), "to pause")
 	// Resume and pause again: both slots are busy, so no task starts
 	// meanwhile.
 	do("resume", click(`#resume`), visible(`#autopilot-state[data-state="running"]`), visible(`#pause`))
 	waitFor(t, "autopilot.resumed in the autopilot's log", func() bool {
-		return strings.Contains(pageFile(filepath.Join(w.dir, ".ralph", autopilot.EventsFile)), `"topic":"`+autopilot.TopicResumed+`"`)
+		return strings.Contains(pageFile(filepath.Join(w.dir, ".ralph", runfiles.AutopilotEventsFile)), `"topic":"`+autopilot.TopicResumed+`"`)
 	})
 	assert.Contains(t, text(`#status`), "to resume")
 	do("pause again", click(`#pause`), visible(`#autopilot-state[data-state="paused"]`))
 	waitFor(t, "the second autopilot.paused", func() bool {
-		return strings.Count(pageFile(filepath.Join(w.dir, ".ralph", autopilot.EventsFile)), `"topic":"`+autopilot.TopicPaused+`"`) == 2
+		return strings.Count(pageFile(filepath.Join(w.dir, ".ralph", runfiles.AutopilotEventsFile)), `"topic":"`+autopilot.TopicPaused+`"`) == 2
 	})
 
 	// Answer through the page: the loop's log records the answer, by the

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 
 	"github.com/ralph-loop/ralph/config"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/engine/checklist"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // defaultSpec is the file `ralph run` works through when the config gives
@@ -21,10 +21,10 @@ const specLimit = 100
 
 // runMode is what kind of run the loop command makes, and why.
 type runMode struct {
-	kind  string           // engine.ModeLoop or engine.ModeSpec
-	start engine.StartMode // a new run, a resumed one, or a fresh one
-	spec  string           // SPEC mode: the checklist, absolute
-	why   string           // for the debug log
+	kind  string             // runfiles.ModeLoop or runfiles.ModeSpec
+	start runfiles.StartMode // a new run, a resumed one, or a fresh one
+	spec  string             // SPEC mode: the checklist, absolute
+	why   string             // for the debug log
 }
 
 // decideMode decides, once, what the run is: a hats loop or SPEC mode, new
@@ -35,32 +35,32 @@ type runMode struct {
 // no hats and no objective; a missing ralph.yml is fine then, because the
 // spec is the whole task and only the backend is needed.
 func decideMode(dir string, ch runChoices, cfg *config.Config, cfgErr, objErr error) (runMode, error) {
-	m := runMode{kind: engine.ModeLoop, start: ch.start}
+	m := runMode{kind: runfiles.ModeLoop, start: ch.start}
 	defaultSpecPath := filepath.Join(dir, defaultSpec)
 	if cfgErr != nil && (!errors.Is(cfgErr, config.ErrNotFound) || ch.spec == "" && !fileExists(defaultSpecPath)) {
 		return m, cfgErr
 	}
 	switch {
 	case ch.spec != "":
-		m.kind, m.spec, m.why = engine.ModeSpec, inWorkspace(dir, ch.spec), "--spec "+ch.spec
-		if ch.start == engine.StartResume && ch.prev != nil && ch.prev.Mode == engine.ModeSpec {
+		m.kind, m.spec, m.why = runfiles.ModeSpec, inWorkspace(dir, ch.spec), "--spec "+ch.spec
+		if ch.start == runfiles.StartResume && ch.prev != nil && ch.prev.Mode == runfiles.ModeSpec {
 			m.why = "the resumed run works through " + ch.prev.SpecFile
 		}
 		if !fileExists(m.spec) {
 			return m, withHint(fmt.Errorf("no spec at %s", m.spec), "write the tasks as markdown checkboxes (- [ ] task) in that file")
 		}
 	case objErr != nil && len(cfg.Hats) == 0 && fileExists(defaultSpecPath):
-		m.kind, m.spec, m.why = engine.ModeSpec, defaultSpecPath, "the config has no hats and no objective, and there is a "+defaultSpec
+		m.kind, m.spec, m.why = runfiles.ModeSpec, defaultSpecPath, "the config has no hats and no objective, and there is a "+defaultSpec
 	case ch.n > 0 || ch.all:
 		return m, notSpecMode(ch.all)
-	case objErr != nil && ch.start != engine.StartResume:
+	case objErr != nil && ch.start != runfiles.StartResume:
 		return m, objErr
-	case ch.start == engine.StartResume:
+	case ch.start == runfiles.StartResume:
 		m.why = "resuming the run in .ralph"
 	default:
 		m.why = "the run has an objective"
 	}
-	if m.kind == engine.ModeSpec {
+	if m.kind == runfiles.ModeSpec {
 		items, err := checklist.Read(m.spec)
 		if err != nil {
 			return m, err

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/config"
-	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // decideMode tells a hats loop from SPEC mode, new from resumed, in one
@@ -29,18 +29,18 @@ func TestDecideMode(t *testing.T) {
 		spec    string
 		wantErr string
 	}{
-		"an objective":               {kind: engine.ModeLoop},
-		"--spec":                     {ch: runChoices{spec: "SPEC.md"}, specMD: true, kind: engine.ModeSpec, spec: "SPEC.md"},
+		"an objective":               {kind: runfiles.ModeLoop},
+		"--spec":                     {ch: runChoices{spec: "SPEC.md"}, specMD: true, kind: runfiles.ModeSpec, spec: "SPEC.md"},
 		"--spec without the file":    {ch: runChoices{spec: "TODO.md"}, wantErr: "no spec at"},
-		"--spec without a ralph.yml": {ch: runChoices{spec: "SPEC.md"}, specMD: true, cfgErr: notFound, kind: engine.ModeSpec, spec: "SPEC.md"},
-		"SPEC.md and nothing else":   {specMD: true, objErr: noObjective, kind: engine.ModeSpec, spec: "SPEC.md"},
-		"SPEC.md, no ralph.yml":      {specMD: true, cfgErr: notFound, objErr: noObjective, kind: engine.ModeSpec, spec: "SPEC.md"},
+		"--spec without a ralph.yml": {ch: runChoices{spec: "SPEC.md"}, specMD: true, cfgErr: notFound, kind: runfiles.ModeSpec, spec: "SPEC.md"},
+		"SPEC.md and nothing else":   {specMD: true, objErr: noObjective, kind: runfiles.ModeSpec, spec: "SPEC.md"},
+		"SPEC.md, no ralph.yml":      {specMD: true, cfgErr: notFound, objErr: noObjective, kind: runfiles.ModeSpec, spec: "SPEC.md"},
 		"SPEC.md beside hats":        {specMD: true, cfg: withHats, objErr: noObjective, wantErr: "no objective"},
 		"no ralph.yml, no SPEC.md":   {cfgErr: notFound, objErr: noObjective, wantErr: notFound.Error()},
 		"-n with an objective":       {ch: runChoices{n: 3}, wantErr: "-n is for SPEC mode"},
 		"--all with an objective":    {ch: runChoices{all: true}, wantErr: "--all is for SPEC mode"},
 		"no objective":               {objErr: noObjective, wantErr: "no objective"},
-		"resume keeps its objective": {ch: runChoices{start: engine.StartResume}, objErr: noObjective, kind: engine.ModeLoop},
+		"resume keeps its objective": {ch: runChoices{start: runfiles.StartResume}, objErr: noObjective, kind: runfiles.ModeLoop},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()

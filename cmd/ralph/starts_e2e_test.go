@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/autopilot"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // Starting what runs already is what a supervisor does after a crash of
@@ -66,7 +67,7 @@ func TestAnAutopilotBesideARunningLoop(t *testing.T) {
 	assert.Equal(t, 3, r.code, r.stderr)
 	assert.Contains(t, r.stderr, fmt.Sprintf("ralph: error: a ralph loop is running in %s (run %s, pid %d", w.dir, runID, loop.Process.Pid))
 	assert.Contains(t, r.stderr, "ralph: hint: see it with `ralph status` or `ralph events -f`, stop it with `ralph stop`")
-	assert.NoFileExists(t, filepath.Join(w.dir, ".ralph", autopilot.EventsFile), "the autopilot recorded nothing")
+	assert.NoFileExists(t, filepath.Join(w.dir, ".ralph", runfiles.AutopilotEventsFile), "the autopilot recorded nothing")
 	assert.Equal(t, head, git(t, w.dir, "rev-parse", "HEAD"), "and claimed nothing")
 
 	r = w.ralph("loop", "--resume")

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/flagvalue"
 	"github.com/ralph-loop/ralph/internal/hint"
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/view"
 	"github.com/ralph-loop/ralph/view/api"
 )
@@ -50,7 +50,7 @@ func (c *statusCmd) Run(g *globals) error {
 }
 
 // printObjective prints the objective of the run s is the status of.
-func printObjective(g *globals, s engine.Status) error {
+func printObjective(g *globals, s runfiles.Status) error {
 	if s.RunID == "" {
 		return &hint.Error{Err: errors.New("no run here, so no objective"), Fix: "start one with `ralph loop`"}
 	}

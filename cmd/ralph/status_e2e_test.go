@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // While an iteration runs, ralph status names that iteration, not the
@@ -67,10 +67,10 @@ func TestStatusAfterSIGKILLSaysTheRunIsUnfinished(t *testing.T) {
 
 	r := w.ralph("status", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
-	var st engine.Status
+	var st runfiles.Status
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &st))
 	assert.False(t, st.Running)
-	assert.Equal(t, engine.PhaseRunning, st.Phase, "the phase it was cut off in")
+	assert.Equal(t, runfiles.PhaseRunning, st.Phase, "the phase it was cut off in")
 	assert.True(t, st.Unfinished, r.stdout)
 	assert.Nil(t, st.Ended)
 	assert.Contains(t, st.Hint, "continue it with `ralph loop --resume`")

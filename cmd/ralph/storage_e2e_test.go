@@ -11,8 +11,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/ralph-loop/ralph/internal/testhook"
 )
 
 // A write to one of ralph's files fails as a full, read-only or broken disk
@@ -36,7 +34,7 @@ func TestE2EWriteFailureEndsTheRunAndResumeFinishesIt(t *testing.T) {
 			w.write("ralph.yml", crashConfig+agentCLI())
 			w.script(crashScript())
 
-			r := w.ralphEnv([]string{testhook.WriteFaultEnv + "=" + c.fault}, "loop")
+			r := w.ralphEnv([]string{writeFaultEnv + "=" + c.fault}, "loop")
 			require.Equal(t, 3, r.code, r.stderr)
 			says := c.says
 			if strings.Contains(says, "%s") {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/alecthomas/kong"
@@ -15,7 +16,7 @@ import (
 func usagePrinter(options kong.HelpOptions, ctx *kong.Context) error {
 	cmd := ctx.Selected()
 	if !options.Summary || cmd == nil {
-		return kong.DefaultHelpPrinter(options, ctx)
+		return kong.DefaultHelpPrinter(options, withDefaultFlags(ctx))
 	}
 	summary := strings.TrimPrefix(cmd.Summary(), cmd.Path())
 	fmt.Fprintf(ctx.Stdout, "Usage: %s%s\n", commandPath(ctx), summary)
@@ -23,6 +24,31 @@ func usagePrinter(options kong.HelpOptions, ctx *kong.Context) error {
 		fmt.Fprintf(ctx.Stdout, "\n%s\n", cmd.Help)
 	}
 	return nil
+}
+
+// withDefaultFlags is ctx with the flags of the selected command's default
+// subcommand shown as its own. `ralph autopilot [flags]` runs `ralph
+// autopilot run`, but kong's help of a command lists only the flags that
+// command declares, so `ralph autopilot --help` would hide every flag that
+// ralph autopilot takes. The selected node is copied, not changed: the
+// parser's model stays as it is.
+func withDefaultFlags(ctx *kong.Context) *kong.Context {
+	sel := ctx.Selected()
+	if sel == nil || sel.DefaultCmd == nil || len(sel.DefaultCmd.Flags) == 0 {
+		return ctx
+	}
+	group := &kong.Group{Key: "default-command",
+		Title: fmt.Sprintf("Flags of %s [flags] (%s, the default):", commandPath(ctx), sel.DefaultCmd.Path())}
+	node := *sel
+	node.Flags = slices.Clone(sel.Flags)
+	for _, f := range sel.DefaultCmd.Flags {
+		shown := *f
+		shown.Group = group
+		node.Flags = append(node.Flags, &shown)
+	}
+	shown := *ctx
+	shown.Path = append(slices.Clone(ctx.Path), &kong.Path{Parent: sel, Command: &node})
+	return &shown
 }
 
 // commandPath is the command line that selects ctx's command, e.g.

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 
-	"github.com/ralph-loop/ralph/hooks"
-
+	"github.com/ralph-loop/ralph/backends"
 	"github.com/ralph-loop/ralph/config"
+	"github.com/ralph-loop/ralph/hooks"
+	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/plural"
 )
 
@@ -52,6 +55,8 @@ func (c *validateCmd) Run(g *globals) error {
 	}
 	errs, warnings := cfg.TopologyProblems(reg, path)
 	errs = append(errs, hooks.Problems(cfg, reg, g.Dir)...)
+	errs = append(errs, cfg.CriteriaProblems(g.Dir)...)
+	errs = append(errs, agentProblems(cfg, path)...)
 	for _, w := range warnings {
 		fmt.Fprintf(g.stderr, "ralph: warning: %s\n", w)
 	}
@@ -61,10 +66,32 @@ func (c *validateCmd) Run(g *globals) error {
 	if len(errs) > 0 {
 		return &config.Error{Problems: errs}
 	}
-	if _, _, err := cfg.Objective(g.Dir, "", ""); err != nil {
+	if _, _, err := cfg.Objective(g.Dir, "", ""); err != nil && !cfg.ForAutopilot() {
 		fmt.Fprintf(g.stderr, "ralph: warning: %v (pass -p or -P to ralph loop)\n", err)
 	}
 	fmt.Fprintf(g.stdout, "%s: ok (%s, backend %s, completion topic %s)\n",
 		path, plural.Count(len(reg.Hats()), "hat", "hats"), cfg.CLI.Backend, cfg.EventLoop.CompletionPromise)
 	return nil
+}
+
+// agentProblems are what ralph loop would refuse of the agent CLIs the
+// config names, but for a CLI looked up on PATH that this machine lacks:
+// the config may be meant for another, and `ralph doctor` says what is
+// installed here. A cli.command path that runs nothing is the config's
+// mistake wherever it runs.
+func agentProblems(cfg *config.Config, path string) []config.Problem {
+	_, _, err := newBackends(cfg, "", redactorOf(cfg))
+	if err == nil {
+		return nil
+	}
+	p := config.Problem{File: path, Msg: err.Error(), Hint: hint.Of(err)}
+	var setup *backends.SetupError
+	if errors.As(err, &setup) && setup.Problem != "" {
+		p.Msg = setup.Problem
+	}
+	var missing *backends.MissingBinaryError
+	if errors.As(err, &missing) && !strings.ContainsAny(missing.Binary, `/\`) {
+		return nil
+	}
+	return []config.Problem{p}
 }

@@ -7,6 +7,22 @@ type watchCmd struct {
 	Term string `env:"TERM" hidden:"" help:"The terminal's type: dumb gets plain lines."`
 }
 
+func (watchCmd) Help() string {
+	return `A full-screen view of whatever runs in the workspace: a loop, or an autopilot
+and its slots (local, or on workers). It reads ralph's files as they change and
+never takes a lock, so it can start, quit and start again, in as many terminals
+as you like, without touching the run. Keys: tab for the next slot, arrows to
+pick an event, enter to open it, f to follow, a to answer a question, p to
+pause or resume the autopilot, s s to stop, ? for all of them, q to quit.
+When stdout is not a terminal, or TERM=dumb, it prints plain lines instead.
+
+Examples:
+  ralph watch                     # beside ralph loop or ralph autopilot
+  ralph watch --task T-12         # start on the slot of task T-12
+  ralph watch -C ~/src/app
+  ralph watch | tee watch.log     # plain lines`
+}
+
 func (c *watchCmd) Run(g *globals) error {
 	return watch.Start(g.signals.Context(), g.stdin, g.stdout, watch.Options{Dir: g.Dir, Task: c.Task, Term: c.Term,
 		Redactor: readerRedactor(g.Dir)})

@@ -14,6 +14,7 @@ import (
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/golden"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // The tests of `ralph watch` run a loop or an autopilot with the scripted
@@ -237,7 +238,7 @@ func TestWatchAThreeSlotAutopilot(t *testing.T) {
 
 // autopilotLogHas says whether the autopilot's log has a line of topic.
 func autopilotLogHas(t *testing.T, w *workspace, topic string) bool {
-	recs, err := events.NewReader(filepath.Join(w.dir, ".ralph", autopilot.EventsFile), 0).Read()
+	recs, err := events.NewReader(filepath.Join(w.dir, ".ralph", runfiles.AutopilotEventsFile), 0).Read()
 	require.NoError(t, err)
 	for _, r := range recs {
 		if r.Event.Topic == topic {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ralph-loop/ralph/hooks"
 	"github.com/ralph-loop/ralph/pricing"
+	"github.com/ralph-loop/ralph/runfiles"
 
 	"github.com/ralph-loop/ralph/backends"
 	"github.com/ralph-loop/ralph/config"
@@ -52,7 +53,7 @@ func engineOptions(g *globals, log *slog.Logger, ch runChoices) (engine.Options,
 	}
 	log.Debug("run mode", "mode", mode.kind, "start", mode.start, "why", mode.why)
 	el := &cfg.EventLoop
-	if mode.kind == engine.ModeSpec {
+	if mode.kind == runfiles.ModeSpec {
 		// The spec's boxes are the task, checking them is progress, and
 		// all checked is done.
 		objective, source = checklist.Objective(mode.spec), mode.spec
@@ -73,7 +74,10 @@ func engineOptions(g *globals, log *slog.Logger, ch runChoices) (engine.Options,
 	if err != nil {
 		return engine.Options{}, nil, err
 	}
-	if mode.kind != engine.ModeSpec {
+	if errs := cfg.CriteriaProblems(g.Dir); len(errs) > 0 {
+		return engine.Options{}, nil, &config.Error{Problems: errs}
+	}
+	if mode.kind != runfiles.ModeSpec {
 		warnings = append(warnings, warnTopology(g, cfg, reg, path)...)
 	}
 	redactor := newRedactor(g, cfg)
@@ -123,7 +127,7 @@ func engineOptions(g *globals, log *slog.Logger, ch runChoices) (engine.Options,
 		RalphBin:    ralphBin,
 		AgentEnv:    agentEnv(ralphBin, cfg.Redact),
 		Redactor:    redactor,
-		Hooks:       hooks.ForLoop(cfg, g.Dir, engine.Answer),
+		Hooks:       hooks.ForLoop(cfg, g.Dir, runfiles.Answer),
 		Logger:      log,
 		SummaryFile: view.SummaryMarkdown,
 		KillGrace:   seconds(el.KillGraceSeconds),

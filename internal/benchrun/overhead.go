@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // tinyAgent is the agent every loop measurement runs: it reads its prompt
@@ -82,7 +84,7 @@ func (b *bench) workspace(name string, iterations int, files int, git bool) (wor
 // seconds, which would charge ralph for the benchmark's own clean-up. The
 // whole work directory goes when the benchmarks end.
 func (w workspace) fresh() error {
-	old := filepath.Join(w.dir, ".ralph")
+	old := runfiles.In(w.dir).Path()
 	if _, err := os.Stat(old); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -90,7 +92,7 @@ func (w workspace) fresh() error {
 	if err != nil {
 		return err
 	}
-	return os.Rename(old, filepath.Join(trash, ".ralph"))
+	return os.Rename(old, runfiles.In(trash).Path())
 }
 
 func (w workspace) loop(ralph string, env ...string) proc {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // resume times `ralph loop --resume` from its start to the agent's, on a
@@ -103,7 +105,7 @@ func readStamp(path string) (time.Time, error) {
 
 // logLines counts the lines of the workspace's current event log.
 func logLines(dir string) (int, error) {
-	current, err := os.ReadFile(filepath.Join(dir, ".ralph", "current-events"))
+	current, err := os.ReadFile(runfiles.In(dir).CurrentEvents())
 	if err != nil {
 		return 0, err
 	}

@@ -14,11 +14,15 @@
 package filewatch
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/ralph-loop/ralph/internal/hint"
 )
 
 // Options say what to watch.
@@ -48,9 +52,21 @@ type Watch struct {
 	done chan struct{}
 }
 
+// Kernel is the one place ralph asks the kernel for a watcher: every watch
+// of ralph's, of files here or of trees in internal/treewatch, starts
+// here, so running out of them is said once, with what to raise.
+func Kernel() (*fsnotify.Watcher, error) {
+	fsw, err := fsnotify.NewWatcher()
+	if errors.Is(err, syscall.EMFILE) {
+		return nil, &hint.Error{Err: fmt.Errorf("no file watcher to be had: %w", err),
+			Fix: "close other programs that watch files, or raise the limit (on Linux: sysctl fs.inotify.max_user_instances)"}
+	}
+	return fsw, err
+}
+
 // New starts watching opt.Dirs. Every directory must exist.
 func New(opt Options) (*Watch, error) {
-	fsw, err := fsnotify.NewWatcher()
+	fsw, err := Kernel()
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/internal/procgroup"
+	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
 // Repo reads the git repository of a workspace. Its methods treat a
@@ -37,7 +38,7 @@ type Commit struct {
 // leave it out: ralph writes its event log there every iteration, which
 // would otherwise make every workspace dirty and every iteration look like
 // progress.
-const StateDir = ".ralph"
+const StateDir = ralphdir.Name
 
 // scope limits status and diffs to the workspace, without StateDir.
 func scope() []string { return []string{"--", ".", ":(exclude)" + StateDir} }

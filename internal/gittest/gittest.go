@@ -3,6 +3,7 @@
 package gittest
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,14 +25,25 @@ func WriteFile(t testing.TB, dir, name, content string) {
 // configuration, and returns its trimmed output.
 func Run(t testing.TB, dir string, args ...string) string {
 	t.Helper()
+	out, err := Output(dir, args...)
+	require.NoError(t, err)
+	return out
+}
+
+// Output is Run for a caller that has no test to fail (a fake running in
+// a goroutine of its own): the error names the command and quotes its
+// output.
+func Output(dir string, args ...string) (string, error) {
 	full := append([]string{"-C", dir,
 		"-c", "user.name=Ralph Test", "-c", "user.email=ralph@example.com",
 		"-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"}, args...)
 	cmd := exec.Command("git", full...)
 	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
 	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "git %s: %s", strings.Join(args, " "), out)
-	return strings.TrimSpace(string(out))
+	if err != nil {
+		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out)), nil
 }
 
 // NewRepo is an empty git repository in a temporary directory.

@@ -1,6 +1,6 @@
 // Package hint is ralph's one error-with-hint: an error, how the user can
 // fix it and the exit status it ends a command with (Error), the lookup of
-// the fix an error carries (Of), the kinds of failure that HTTP statuses
+// the fix an error carries (Of), the exit status of any error (ExitCode), the kinds of failure that HTTP statuses
 // read (Kind), and the one printer of "ralph: error:" and "ralph: hint:"
 // lines that the command line and the MCP tools share (Write). Modelled on
 // age's errorWithHint (cmd/age/tui.go) and restic's Fatal errors
@@ -39,6 +39,20 @@ func (e *Error) ExitCode() int {
 		return exitcode.Fatal
 	}
 	return e.Code
+}
+
+// ExitCode is the status a command that fails with err ends with: the one
+// an error of its chain carries (ExitCode(): a run's ending, a hint.Error's
+// Code, an unknown price), else exitcode.Fatal. Every Kind ends with
+// Fatal: the exit table has one status for "ralph could not do what was
+// asked", and the kinds tell apart only what front-ends that speak HTTP
+// answer differently.
+func ExitCode(err error) int {
+	var c interface{ ExitCode() int }
+	if errors.As(err, &c) {
+		return c.ExitCode()
+	}
+	return exitcode.Fatal
 }
 
 // Of is the fix err carries: the hint of the first error in its chain

@@ -35,6 +35,18 @@ func TestExitCodeDefaultsToFatal(t *testing.T) {
 	assert.Equal(t, exitcode.Limit, (&Error{Err: errors.New("x"), Code: exitcode.Limit}).ExitCode())
 }
 
+type ended struct{ code int }
+
+func (e ended) Error() string { return "ended" }
+func (e ended) ExitCode() int { return e.code }
+
+func TestExitCodeIsTheOneTheChainCarriesElseFatal(t *testing.T) {
+	assert.Equal(t, exitcode.Limit, ExitCode(fmt.Errorf("run: %w", ended{exitcode.Limit})))
+	assert.Equal(t, exitcode.Failure, ExitCode(&Error{Err: errors.New("x"), Code: exitcode.Failure}))
+	assert.Equal(t, exitcode.Fatal, ExitCode(New(Conflict, "busy")), "a kind alone ends with 3")
+	assert.Equal(t, exitcode.Fatal, ExitCode(errors.New("plain")))
+}
+
 type joined []error
 
 func (j joined) Error() string   { return "joined" }

@@ -3,6 +3,7 @@ package layering
 import (
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,15 +36,16 @@ var allowed = map[string]struct {
 	"pricing":                     {[]string{"events", "internal/suggest"}, "prices turn an iteration's token usage (events) into a cost; an unknown model's nearest known ones come from the did-you-mean helper"},
 	"engine/memory":               {[]string{"internal/plural", "internal/ralphdir"}, "memories are files and text; a leaf but for a wording helper and the rules of .ralph/'s files"},
 	"engine/checklist":            {nil, "a markdown checklist parser; a leaf"},
-	"engine":                      {[]string{"events", "hats", "criteria", "pricing", "engine/memory", "engine/checklist", "internal/fileholders", "internal/redact", "internal/exitcode", "internal/plural", "internal/git", "internal/swapfile", "internal/ralphdir", "internal/hint", "internal/filewatch"}, "the engine declares the interfaces it needs of backends; its errors say what kind of failure they are (internal/hint); configuration reaches it as Options; it prices the iterations whose agent reports no cost (pricing); a refused lock names who really holds it; it redacts what it writes and reports; its files under .ralph/ are never opened through a link (internal/ralphdir)"},
-	"view":                        {[]string{"engine", "engine/memory", "events", "backends", "autopilot", "tasks", "pricing", "internal/exitcode", "internal/hint", "internal/plural", "internal/ralphdir", "internal/redact", "internal/filewatch"}, "views render what the engine and the autopilot report, what their logs hold (with the reader's secrets hidden), what backends diagnose and what models cost, and how to fix an error (internal/hint); they never see the commands; the agents' activity file is made as every file of .ralph/ (internal/ralphdir)"},
-	"view/watch":                  {[]string{"view", "view/api", "engine", "autopilot", "hats", "internal/redact", "internal/filewatch"}, "`ralph watch` shows the view's model of a workspace read from files (view), the selected loop's place in its hats' graph (hats) as the API loads it from the run's config (view/api), and writes the same control requests as `ralph stop` (engine) and `ralph autopilot pause|resume|stop` (autopilot), hiding the reader's secrets"},
-	"view/serve":                  {[]string{"view", "view/api", "engine", "events", "autopilot", "internal/hint", "internal/treewatch", "internal/ralphdir", "internal/redact"}, "`ralph serve` is an HTTP view over the API's model (view/api): its errors' statuses come from the kind of failure they say they are (internal/hint), its event stream filters a log's lines (events) as `ralph events` does (view), with the server's secrets hidden, and its streams share one kernel watcher (internal/treewatch); its token file is made as every file of .ralph/ (internal/ralphdir)"},
-	"view/api":                    {[]string{"view", "engine", "autopilot", "events", "hats", "config", "examples", "internal/flagvalue", "internal/hint", "internal/redact", "internal/treewatch", "internal/ralphdir"}, "what programs read of a workspace and ask of its run: the view's model of it (view), statuses, logs and control files of loops and autopilots (engine, autopilot, events), the hats' graph from a run's config as `ralph hats graph` loads it (config, hats, examples for -H presets), `ralph events`' filters (internal/flagvalue), the reader's secrets hidden and `ralph emit`'s redaction (internal/redact) and following a log with the kernel watcher its process shares (internal/treewatch); a log that is a link is refused with the rules of .ralph/ (internal/ralphdir)"},
+	"runfiles":                    {[]string{"events", "hats", "internal/exitcode", "internal/fileholders", "internal/filewatch", "internal/hint", "internal/ralphdir", "internal/swapfile"}, "the files under .ralph/: their lines are events, a question without a hat goes back to the coordinator (hats), a run's end is an exit status, a refused lock names who really holds it, waiting for a run watches .ralph/ (internal/filewatch), its errors say what kind of failure they are, every file is opened with the rules of .ralph/ (internal/ralphdir) and the checkpoint is swapped in whole (internal/swapfile)"},
+	"engine":                      {[]string{"events", "hats", "criteria", "pricing", "runfiles", "engine/memory", "engine/checklist", "internal/redact", "internal/plural", "internal/git", "internal/ralphdir", "internal/filewatch", "internal/hint"}, "the engine declares the interfaces it needs of backends; its errors say what kind of failure they are (internal/hint); configuration reaches it as Options; it writes its run's files through runfiles; it prices the iterations whose agent reports no cost (pricing); it redacts what it writes and reports; the raw output and the summary are opened with the rules of .ralph/ (internal/ralphdir)"},
+	"view":                        {[]string{"engine", "runfiles", "engine/memory", "events", "backends", "autopilot", "tasks", "pricing", "internal/exitcode", "internal/hint", "internal/plural", "internal/ralphdir", "internal/redact", "internal/filewatch"}, "views render what the engine and the autopilot report (engine), what their files under .ralph/ hold (runfiles) (with the reader's secrets hidden), what backends diagnose and what models cost, and how to fix an error (internal/hint); they never see the commands; the agents' activity file is made as every file of .ralph/ (internal/ralphdir)"},
+	"view/watch":                  {[]string{"view", "view/api", "runfiles", "autopilot", "hats", "internal/redact", "internal/filewatch"}, "`ralph watch` shows the view's model of a workspace read from files (view), the selected loop's place in its hats' graph (hats) as the API loads it from the run's config (view/api), and writes the same control requests as `ralph stop` (runfiles) and `ralph autopilot pause|resume|stop` (autopilot), hiding the reader's secrets"},
+	"view/serve":                  {[]string{"view", "view/api", "runfiles", "events", "autopilot", "internal/hint", "internal/treewatch", "internal/ralphdir", "internal/redact"}, "`ralph serve` is an HTTP view over the API's model (view/api): its errors' statuses come from the kind of failure they say they are (internal/hint), its event stream filters a log's lines (events) as `ralph events` does (view), with the server's secrets hidden, and its streams share one kernel watcher (internal/treewatch); its token file is made as every file of .ralph/ (internal/ralphdir), beside the files runfiles names"},
+	"view/api":                    {[]string{"view", "runfiles", "autopilot", "events", "hats", "config", "examples", "internal/flagvalue", "internal/hint", "internal/redact", "internal/treewatch", "internal/ralphdir"}, "what programs read of a workspace and ask of its run: the view's model of it (view), statuses, logs and control files of loops and autopilots (runfiles, autopilot, events), the hats' graph from a run's config as `ralph hats graph` loads it (config, hats, examples for -H presets), `ralph events`' filters (internal/flagvalue), the reader's secrets hidden and `ralph emit`'s redaction (internal/redact) and following a log with the kernel watcher its process shares (internal/treewatch); a log that is a link is refused with the rules of .ralph/ (internal/ralphdir)"},
 	"view/mcp":                    {[]string{"view", "view/api", "internal/hint", "internal/redact"}, "`ralph mcp`'s tools are a thin view over what programs read of a workspace and ask of its run (view/api), in the MCP SDK's types, with the server's secrets hidden; a failure is printed as the command line prints it, with its hint (view, internal/hint)"},
-	"autopilot":                   {[]string{"config", "criteria", "engine", "events", "tasks", "internal/git", "internal/exitcode", "internal/procgroup", "internal/ralphdir", "internal/redact", "internal/hint", "internal/filewatch", "internal/jsonkeys"}, "the coordinator runs loops through the engine's files and ralph's own binary, out of the terminal's reach and interrupted through internal/procgroup, tasks come from trackers, merges go through git; what it writes and tells a tracker is redacted; its files under .ralph/ are never opened through a link (internal/ralphdir); its errors say what kind of failure they are (internal/hint); what an earlier ralph wrote is read with its keys' old spelling (internal/jsonkeys)"},
-	"autopilot/cluster":           {[]string{"autopilot", "config", "criteria", "engine", "events", "internal/git", "internal/exitcode", "internal/procgroup", "internal/ralphdir", "tasks", "internal/redact", "internal/jsonkeys"}, "the wire between a coordinator and its workers over NATS JetStream: the coordinator is the autopilot's runner (autopilot); a worker checks a task's config as a local one (config) and adds the task's commands as criteria, keeps checkouts through git, runs `ralph loop` in a process group that dies with the worker, follows its event log (engine, events) and reports its exit code, its secrets hidden; task ids are the trackers'; the coordinator's copies under .ralph/ are never written through a link (internal/ralphdir); a message of an earlier ralph is read with its keys' old spelling (internal/jsonkeys)"},
-	"hooks":                       {[]string{"autopilot", "config", "engine", "events", "hats", "internal/exitcode", "internal/procgroup", "internal/shell", "internal/tail"}, "the user's lifecycle hooks: the engine and the autopilot run them through interfaces they declare (engine, autopilot), made from the hooks: section (config) and checked against the hats' topics (hats); commands run in a process group, with the shell internal/shell finds"},
+	"autopilot":                   {[]string{"config", "criteria", "runfiles", "events", "tasks", "internal/git", "internal/exitcode", "internal/procgroup", "internal/ralphdir", "internal/redact", "internal/hint", "internal/filewatch", "internal/jsonkeys"}, "the coordinator runs loops through ralph's own binary and reads their files (runfiles), out of the terminal's reach and interrupted through internal/procgroup, tasks come from trackers, merges go through git; what it writes and tells a tracker is redacted; its files under .ralph/ are never opened through a link (internal/ralphdir); its errors say what kind of failure they are (internal/hint); what an earlier ralph wrote is read with its keys' old spelling (internal/jsonkeys)"},
+	"autopilot/cluster":           {[]string{"autopilot", "config", "criteria", "runfiles", "events", "internal/git", "internal/exitcode", "internal/procgroup", "internal/ralphdir", "tasks", "internal/redact", "internal/jsonkeys"}, "the wire between a coordinator and its workers over NATS JetStream: the coordinator is the autopilot's runner (autopilot); a worker checks a task's config as a local one (config) and adds the task's commands as criteria, keeps checkouts through git, runs `ralph loop` in a process group that dies with the worker, follows its event log (runfiles, events) and reports its exit code, its secrets hidden; task ids are the trackers'; the coordinator's copies under .ralph/ are never written through a link (internal/ralphdir); what an earlier ralph wrote is read with its keys' old spelling (internal/jsonkeys)"},
+	"hooks":                       {[]string{"autopilot", "config", "engine", "runfiles", "events", "hats", "internal/exitcode", "internal/procgroup", "internal/shell", "internal/tail"}, "the user's lifecycle hooks: the engine and the autopilot run them through interfaces they declare (engine, autopilot), once per line of a log whose hook lines runfiles names, made from the hooks: section (config) and checked against the hats' topics (hats); commands run in a process group, with the shell internal/shell finds"},
 	"internal/procgroup":          {nil, "starting, stopping and reaping a process group; a leaf helper"},
 	"internal/shell":              {nil, "the sh that the user's commands run with, or why there is none; a leaf helper"},
 	"internal/suggest":            {nil, "did-you-mean by edit distance; a leaf helper"},
@@ -51,10 +53,10 @@ var allowed = map[string]struct {
 	"internal/redact":             {nil, "hiding secret values in text and streams; a leaf helper"},
 	"internal/exitcode":           {nil, "the one table of exit statuses; a leaf"},
 	"internal/hint":               {[]string{"internal/exitcode"}, "the one error-with-hint, its kinds and its printer; a leaf but for the exit statuses its errors default to"},
-	"internal/git":                {[]string{"internal/treewatch", "internal/procgroup", "internal/fileholders"}, "a workspace's git repository, and its files where there is none; it skips looking when the file watch says nothing changed; git runs in a process group of its own, out of the terminal's reach; an index.lock nothing holds open is stale"},
+	"internal/git":                {[]string{"internal/treewatch", "internal/procgroup", "internal/fileholders", "internal/ralphdir"}, "a workspace's git repository, and its files where there is none, without ralph's own directory (its name, internal/ralphdir); it skips looking when the file watch says nothing changed; git runs in a process group of its own, out of the terminal's reach; an index.lock nothing holds open is stale"},
 	"internal/jsonkeys":           {nil, "reading JSON with an earlier spelling of its keys; a leaf helper"},
-	"internal/filewatch":          {nil, "when a file ralph reads may have changed, from the kernel's notifications; a leaf helper"},
-	"internal/treewatch":          {nil, "whether a directory tree changed, from the kernel's notifications; a leaf helper"},
+	"internal/filewatch":          {[]string{"internal/hint"}, "when a file ralph reads may have changed, from the kernel's notifications, and the one place a kernel watcher is made; a leaf helper but for the error it says running out of them with"},
+	"internal/treewatch":          {[]string{"internal/filewatch"}, "whether a directory tree changed, from the kernel's notifications; its kernel watchers come from the one place that makes them (internal/filewatch)"},
 	"internal/swapfile":           {[]string{"internal/ralphdir", "internal/atomicfile"}, "atomic replacement of a small file without creating one; its spare is never written through a link; where no exchange exists it writes then renames (internal/atomicfile)"},
 	"internal/ralphdir":           {[]string{"internal/atomicfile"}, "making and opening ralph's files under .ralph/ without following links, private to the user; a leaf helper but for the one atomic replacement (internal/atomicfile)"},
 	"internal/atomicfile":         {nil, "replacing a file atomically on every system; a leaf helper"},
@@ -67,9 +69,19 @@ var allowed = map[string]struct {
 	"internal/tail":               {nil, "the last bytes of a stream in bounded memory; a leaf helper"},
 	"internal/excerpt":            {nil, "the beginning and end of a text too long to pass on whole; a leaf helper"},
 	"internal/benchgen":           {nil, "deterministic synthetic event logs for benchmarks; a leaf helper"},
-	"internal/benchrun":           {[]string{"internal/benchgen"}, "the benchmark driver runs ralph as a process; it only generates logs itself"},
+	"internal/benchrun":           {[]string{"internal/benchgen", "runfiles"}, "the benchmark driver runs ralph as a process; it only generates logs itself, and finds the run's files where runfiles says"},
 	"tasks":                       {[]string{"internal/procgroup", "internal/shell", "internal/atomicfile"}, "the task trackers run their own programs, each in a process group of its own, out of the terminal's reach, and read their own files (and replace them atomically); a command source's commands run with the shell internal/shell finds"},
 	"internal/scriptagent/script": {nil, "the scripted test agent's script format; a leaf"},
+}
+
+// importedBy lists, for a package whose importers are limited, the only
+// packages that may import it, with the reason.
+var importedBy = map[string]struct {
+	by  []string
+	why string
+}{
+	"runfiles": {[]string{"engine", "view", "view/api", "view/serve", "view/watch", "autopilot", "autopilot/cluster", "hooks", "cmd/ralph", "internal/benchrun"},
+		"one package owns .ralph/: the loop writes its run through it (engine), and what reads a run or an autopilot's files (views, autopilot, hooks, the command line, the benchmarks) reads through it; the packages the loop is made of (events, hats, criteria, backends, config, tasks) never see a run's files, and the helpers below the domain know only the directory's name (internal/ralphdir)"},
 }
 
 // execAllowed are the packages that may start processes. internal/ covers
@@ -105,6 +117,39 @@ func TestLayering(t *testing.T) {
 			}
 			if imp == "github.com/fsnotify/fsnotify" && !slices.Contains(fsnotifyAllowed, pkg) {
 				t.Errorf("%s imports fsnotify; a file of ralph's is watched through internal/filewatch, which says a lost notification as a change", pkg)
+			}
+		}
+	}
+}
+
+// One function asks the kernel for a watcher (filewatch.Kernel), so that
+// running out of them is said in one place, with what to raise.
+func TestOneKernelWatcherConstructor(t *testing.T) {
+	root := repoRoot(t)
+	var sites []string
+	require.NoError(t, filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") {
+			return fs.SkipDir // the agents' npm trees, git's own
+		}
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err == nil && strings.Contains(string(data), "fsnotify.NewWatcher(") {
+			sites = append(sites, strings.TrimPrefix(path, root+string(filepath.Separator)))
+		}
+		return err
+	}))
+	assert.Equal(t, []string{filepath.Join("internal", "filewatch", "filewatch.go")}, sites)
+}
+
+// A package whose importers are limited is imported by those alone.
+func TestImportedBy(t *testing.T) {
+	pkgs := packageImports(t, repoRoot(t))
+	for dep, rule := range importedBy {
+		for pkg, imports := range pkgs {
+			if slices.Contains(imports, module+dep) {
+				assert.Contains(t, rule.by, pkg, "%s imports %s, which only %v may (%s)", pkg, dep, rule.by, rule.why)
 			}
 		}
 	}

@@ -339,3 +339,8 @@ func quote(path string) string {
 func Lock(path string) *flock.Flock {
 	return flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDONLY|NoFollow), flock.SetPermissions(FileMode))
 }
+
+// Name is the name of ralph's directory in a workspace. Package runfiles
+// owns what is in it; the helpers below the domain (internal/git, which
+// leaves it out of a workspace's changes) know only its name.
+const Name = ".ralph"

@@ -11,13 +11,12 @@ import (
 	"github.com/ralph-loop/ralph/events"
 )
 
-// StatsEnv names the soak-test hook: a file to which ralph appends its own
-// resource use (goroutines, open descriptors, live heap, resident memory and
-// its peak) after a loop's first iteration and every statsEvery-th, so a
-// long run can be checked for leaks from outside, and as any command exits
-// (ExitStats), so its peak memory can be bounded. Only tests set it.
-const StatsEnv = "RALPH_TEST_STATS_FILE"
-
+// The soak-test hook appends ralph's own resource use (goroutines, open
+// descriptors, live heap, resident memory and its peak) to a file, one
+// ResourceSample a line: after a loop's first iteration and every
+// statsEvery-th (WithStats), so a long run can be checked for leaks from
+// outside, and as any command exits (ExitStats), so its peak memory can be
+// bounded.
 const statsEvery = 50
 
 // ResourceSample is one line of the stats file.
@@ -40,12 +39,9 @@ type statsReporter struct {
 	path string
 }
 
-// WithStats wraps rep when $RALPH_TEST_STATS_FILE is set.
-func WithStats(rep engine.Reporter) engine.Reporter {
-	if path := os.Getenv(StatsEnv); path != "" {
-		return &statsReporter{Reporter: rep, path: path}
-	}
-	return rep
+// WithStats wraps rep to sample as iterations finish, into the file at path.
+func WithStats(path string, rep engine.Reporter) engine.Reporter {
+	return &statsReporter{Reporter: rep, path: path}
 }
 
 // TaskComplete keeps SPEC mode's checked boxes reaching the wrapped view.
@@ -63,14 +59,12 @@ func (s *statsReporter) IterationFinished(it engine.IterationInfo, res events.Ag
 	appendSample(s.path, sampleResources(it.N))
 }
 
-// ExitStats appends a last sample, marked Exit, when $RALPH_TEST_STATS_FILE
-// is set: the peak memory of a whole command.
-func ExitStats() {
-	if path := os.Getenv(StatsEnv); path != "" {
-		s := sampleResources(0)
-		s.Exit = true
-		appendSample(path, s)
-	}
+// ExitStats appends a last sample, marked Exit, to the file at path: the
+// peak memory of a whole command.
+func ExitStats(path string) {
+	s := sampleResources(0)
+	s.Exit = true
+	appendSample(path, s)
 }
 
 func appendSample(path string, s ResourceSample) {

@@ -5,6 +5,8 @@ import (
 	"sync"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/ralph-loop/ralph/internal/filewatch"
 )
 
 // Shared is one kernel watcher that many subscribers share, each told when
@@ -69,7 +71,7 @@ func (sub *Sub) Add(dir string) error {
 		return fsnotify.ErrClosed
 	}
 	if s.fsw == nil {
-		fsw, err := fsnotify.NewWatcher()
+		fsw, err := filewatch.Kernel()
 		if err != nil {
 			return err
 		}

@@ -28,6 +28,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/ralph-loop/ralph/internal/filewatch"
 )
 
 // DefaultMaxDirs bounds the directories one Watch watches: each costs a
@@ -96,7 +98,7 @@ func New(opts Options) *Watch {
 		w.giveUp()
 		return w
 	}
-	fsw, err := fsnotify.NewWatcher()
+	fsw, err := filewatch.Kernel()
 	if err != nil {
 		w.giveUp()
 		return w

@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/redact"
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/view"
 	"github.com/ralph-loop/ralph/view/api"
 )
@@ -25,7 +25,7 @@ import (
 func workspace(t *testing.T, evs ...events.Event) (string, string) {
 	t.Helper()
 	dir := t.TempDir()
-	log := filepath.Join(dir, engine.DirName, "events-20261125-100000.jsonl")
+	log := filepath.Join(dir, runfiles.DirName, "events-20261125-100000.jsonl")
 	require.NoError(t, os.MkdirAll(filepath.Dir(log), 0o755))
 	require.NoError(t, os.WriteFile(log, nil, 0o644))
 	for _, ev := range evs {
@@ -114,13 +114,13 @@ func TestEventQueryRefusesBadFiltersWithAFix(t *testing.T) {
 
 func TestEventsWithoutARunSayHowToStartOne(t *testing.T) {
 	_, _, err := api.Events(context.Background(), t.TempDir(), api.EventQuery{}, start, nil)
-	require.ErrorIs(t, err, engine.ErrNoLog)
+	require.ErrorIs(t, err, runfiles.ErrNoLog)
 	assert.Contains(t, view.HintOf(err), "ralph loop")
 }
 
 func TestIterationsAreTheFinishedLinesOfRalph(t *testing.T) {
 	finished := func(n int, hat string, cost float64) events.Event {
-		return events.Event{TS: start.Add(time.Duration(n) * time.Minute), Topic: engine.TopicIterationFinished,
+		return events.Event{TS: start.Add(time.Duration(n) * time.Minute), Topic: runfiles.TopicIterationFinished,
 			Source: events.SourceRalph, Iteration: n, Hat: hat,
 			Payload: events.ObjectPayload(map[string]any{"iteration": n, "hat": hat, "outcome": "ok", "duration_ms": 1500 * n,
 				"tokens": map[string]int{"input_tokens": 100 * n, "output_tokens": 10 * n}, "cost_usd": cost})}
@@ -202,7 +202,7 @@ func TestAskWritesAQuestionForAPerson(t *testing.T) {
 	require.NoError(t, err)
 	ev, err := events.ParseLine(data)
 	require.NoError(t, err)
-	assert.Equal(t, engine.TopicHumanAsked, ev.Topic)
+	assert.Equal(t, runfiles.TopicHumanAsked, ev.Topic)
 	var q struct {
 		ID      string   `json:"id"`
 		Options []string `json:"options"`

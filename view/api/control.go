@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/autopilot"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/hint"
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/view"
 )
 
@@ -29,11 +29,11 @@ func Stop(dir string, now bool) (string, error) {
 
 // StopLoop is `ralph stop [--now]`.
 func StopLoop(dir string, now bool) (string, error) {
-	mode, when := engine.StopAtBoundary, "before its next iteration"
+	mode, when := runfiles.StopAtBoundary, "before its next iteration"
 	if now {
-		mode, when = engine.StopNow, "now"
+		mode, when = runfiles.StopNow, "now"
 	}
-	info, err := engine.StopRunning(dir, mode)
+	info, err := runfiles.StopRunning(dir, mode)
 	if err != nil {
 		return "", err
 	}
@@ -67,12 +67,12 @@ func Answer(dir, task, id, text, by string) (string, error) {
 		}
 		dir = ws
 	}
-	q, err := engine.PendingQuestion(dir)
+	q, err := runfiles.PendingQuestion(dir)
 	if err == nil && q == nil && task == "" {
 		err = tasksWaiting(dir)
 	}
 	if err == nil {
-		err = engine.Answer(dir, id, text, by)
+		err = runfiles.Answer(dir, id, text, by)
 	}
 	if err != nil {
 		return "", err

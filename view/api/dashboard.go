@@ -5,10 +5,10 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/autopilot"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
 	"github.com/ralph-loop/ralph/internal/redact"
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/view"
 )
 
@@ -79,19 +79,19 @@ type Loop struct {
 	CostUSD float64      `json:"cost_usd"`
 	// CostSource and CostUnknown say how CostUSD is known, as in `ralph
 	// status`: unknown is never shown as $0.
-	CostSource  engine.CostSource `json:"cost_source,omitempty"`
-	CostUnknown bool              `json:"cost_unknown,omitempty"`
-	CostText    string            `json:"cost_text"`
-	LastEvent   string            `json:"last_event,omitempty"`
+	CostSource  runfiles.CostSource `json:"cost_source,omitempty"`
+	CostUnknown bool                `json:"cost_unknown,omitempty"`
+	CostText    string              `json:"cost_text"`
+	LastEvent   string              `json:"last_event,omitempty"`
 	// Question is what the run waits on a person to answer.
-	Question *engine.Question    `json:"question,omitempty"`
-	Ended    *engine.Termination `json:"ended,omitempty"`
+	Question *runfiles.Question    `json:"question,omitempty"`
+	Ended    *runfiles.Termination `json:"ended,omitempty"`
 	// Gone says no process runs the loop, though it has not ended: it
 	// was killed, and goes on with `ralph loop --resume`.
-	Gone     bool                  `json:"gone,omitempty"`
-	Hats     []string              `json:"hats"`
-	Graph    *hats.Graph           `json:"graph,omitempty"`
-	Activity []view.ActivityRecord `json:"activity"`
+	Gone     bool                      `json:"gone,omitempty"`
+	Hats     []string                  `json:"hats"`
+	Graph    *hats.Graph               `json:"graph,omitempty"`
+	Activity []runfiles.ActivityRecord `json:"activity"`
 }
 
 // Reader reads a workspace's Dashboard again and again, each read costing
@@ -167,7 +167,7 @@ func (r *Reader) loop(l *view.LoopView) *Loop {
 		lp.Hats = []string{}
 	}
 	if lp.Activity == nil {
-		lp.Activity = []view.ActivityRecord{}
+		lp.Activity = []runfiles.ActivityRecord{}
 	}
 	return lp
 }

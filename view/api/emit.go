@@ -9,12 +9,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
 	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
 	"github.com/ralph-loop/ralph/internal/redact"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // Emit is one event an agent (or a person or program acting as one)
@@ -136,7 +136,7 @@ func fitted(ev events.Event, warning, path string) (string, error) {
 // Ask appends a question for a person (human.asked), as `ralph ask`
 // does, and returns its id.
 func (e Emit) Ask(question string, options []string, timeout time.Duration) (id, warning string, err error) {
-	line, id, err := engine.AskLine(question, options, timeout)
+	line, id, err := runfiles.AskLine(question, options, timeout)
 	if err != nil {
 		return "", "", err
 	}
@@ -150,8 +150,8 @@ func (e Emit) logPath() (string, error) {
 	if e.File != "" {
 		return e.File, nil
 	}
-	path, err := engine.CurrentLog(e.Dir)
-	if errors.Is(err, engine.ErrNoLog) {
+	path, err := runfiles.CurrentLog(e.Dir)
+	if errors.Is(err, runfiles.ErrNoLog) {
 		return "", &hint.Error{Err: errors.New("no event log to append to: no --file, no $RALPH_EVENTS_FILE, and no run in " + e.Dir),
 			Fix: "run this inside a loop, from the workspace of a run, or pass --file"}
 	}
@@ -166,7 +166,7 @@ func checkTarget(target, logPath string) error {
 	if target == "" {
 		return nil
 	}
-	ids, ok, err := engine.RunHats(logPath)
+	ids, ok, err := runfiles.RunHats(logPath)
 	if err != nil || !ok {
 		return err
 	}
@@ -180,7 +180,7 @@ func checkTarget(target, logPath string) error {
 // would ever read it, and success would tell a person steering the run
 // that it was heard. A run that can be resumed reads it when it is.
 func (e Emit) checkRunGoing(path string) (string, error) {
-	reason, ended, err := engine.RunEnded(path)
+	reason, ended, err := runfiles.RunEnded(path)
 	if err != nil || !ended {
 		return "", err
 	}

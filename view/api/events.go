@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/autopilot"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/flagvalue"
 	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/redact"
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/view"
 )
 
@@ -71,11 +71,11 @@ func (q EventQuery) LogPath(dir string) (string, error) {
 		}
 		return path, err
 	case q.Run != "":
-		return engine.FindRun(dir, q.Run)
+		return runfiles.FindRun(dir, q.Run)
 	}
-	path, err := engine.CurrentLog(dir)
-	if errors.Is(err, engine.ErrNoLog) {
-		return "", &hint.Error{Err: fmt.Errorf("no run here: %w in %s", err, filepath.Join(dir, engine.DirName)),
+	path, err := runfiles.CurrentLog(dir)
+	if errors.Is(err, runfiles.ErrNoLog) {
+		return "", &hint.Error{Err: fmt.Errorf("no run here: %w in %s", err, filepath.Join(dir, runfiles.DirName)),
 			Fix: "start one with `ralph loop`, or pass --file or --run"}
 	}
 	return path, err

@@ -5,9 +5,9 @@ import (
 	"path/filepath"
 
 	"github.com/ralph-loop/ralph/config"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/examples"
 	"github.com/ralph-loop/ralph/hats"
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/view"
 )
 
@@ -19,7 +19,7 @@ type Graphs map[string]*hats.Graph
 
 // Of is the graph of loop l's run.
 func (gs Graphs) Of(l *view.LoopView) *hats.Graph {
-	if l == nil || l.Workspace == "" || l.Launch == nil || l.Launch.Mode == engine.ModeSpec {
+	if l == nil || l.Workspace == "" || l.Launch == nil || l.Launch.Mode == runfiles.ModeSpec {
 		return nil
 	}
 	key := l.Workspace + "\x00" + l.Run.ID
@@ -33,7 +33,7 @@ func (gs Graphs) Of(l *view.LoopView) *hats.Graph {
 
 // LoadGraph loads the config a run was started with (its -c files and its
 // -H collection) and draws its hats' graph; nil when it no longer loads.
-func LoadGraph(ws string, launch *engine.Launch) *hats.Graph {
+func LoadGraph(ws string, launch *runfiles.Launch) *hats.Graph {
 	var col *config.Collection
 	if arg := launch.Hats; arg != "" {
 		path := arg

@@ -6,28 +6,28 @@ import (
 	"os"
 	"time"
 
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/redact"
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/view"
 )
 
 // Iteration is one finished iteration of a loop, as its iteration.finished
 // line records it.
 type Iteration struct {
-	Iteration  int            `json:"iteration"`
-	Hat        string         `json:"hat"`
-	Outcome    engine.Outcome `json:"outcome"`
-	ExitCode   int            `json:"exit_code"`
-	Message    string         `json:"message,omitempty"`
-	DurationMS int64          `json:"duration_ms"`
-	Tokens     events.Usage   `json:"tokens"`
-	CostUSD    float64        `json:"cost_usd"`
+	Iteration  int              `json:"iteration"`
+	Hat        string           `json:"hat"`
+	Outcome    runfiles.Outcome `json:"outcome"`
+	ExitCode   int              `json:"exit_code"`
+	Message    string           `json:"message,omitempty"`
+	DurationMS int64            `json:"duration_ms"`
+	Tokens     events.Usage     `json:"tokens"`
+	CostUSD    float64          `json:"cost_usd"`
 	// CostSource is how CostUSD is known: reported, computed or unknown
 	// ("" in a log from before ralph priced iterations: reported).
-	CostSource engine.CostSource `json:"cost_source,omitempty"`
-	Model      string            `json:"model,omitempty"`
-	FinishedAt time.Time         `json:"finished_at"`
+	CostSource runfiles.CostSource `json:"cost_source,omitempty"`
+	Model      string              `json:"model,omitempty"`
+	FinishedAt time.Time           `json:"finished_at"`
 }
 
 // Iterations is the finished iterations of the loop log q picks in the
@@ -48,7 +48,7 @@ func Iterations(ctx context.Context, dir string, q EventQuery, r *redact.Redacto
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if rec.Err != nil || rec.Event.Topic != engine.TopicIterationFinished || rec.Event.Source != events.SourceRalph {
+		if rec.Err != nil || rec.Event.Topic != runfiles.TopicIterationFinished || rec.Event.Source != events.SourceRalph {
 			return nil
 		}
 		rec, _ = view.RedactRecord(r, rec)

@@ -3,12 +3,13 @@ package api
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"time"
 
 	"github.com/ralph-loop/ralph/autopilot"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/redact"
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/view"
 )
 
@@ -25,7 +26,7 @@ const (
 // says it, or the autopilot as `ralph autopilot status --json` does.
 type Status struct {
 	Kind      Kind              `json:"kind"`
-	Loop      *engine.Status    `json:"loop,omitempty"`
+	Loop      *runfiles.Status  `json:"loop,omitempty"`
 	Autopilot *autopilot.Status `json:"autopilot,omitempty"`
 }
 
@@ -40,7 +41,7 @@ func ReadStatus(ctx context.Context, dir string, recent int, now time.Time, r *r
 		}
 		return Status{Kind: KindAutopilot, Autopilot: &s}, nil
 	}
-	if _, err := engine.CurrentLog(dir); errors.Is(err, engine.ErrNoLog) {
+	if _, err := runfiles.CurrentLog(dir); errors.Is(err, runfiles.ErrNoLog) {
 		return Status{Kind: KindNone}, nil
 	}
 	s, err := LoopStatus(dir, recent, now, r)
@@ -53,12 +54,12 @@ func ReadStatus(ctx context.Context, dir string, recent int, now time.Time, r *r
 // LoopStatus is `ralph status --json`: the loop's lock and checkpoint, and
 // how its last run ended with what to do next. Its recent events are read
 // from the log, so r's secret values are hidden in them.
-func LoopStatus(dir string, recent int, now time.Time, r *redact.Redactor) (engine.Status, error) {
-	s, err := engine.ReadStatus(dir, recent, now)
+func LoopStatus(dir string, recent int, now time.Time, r *redact.Redactor) (runfiles.Status, error) {
+	s, err := runfiles.ReadStatus(dir, recent, now)
 	for i := range s.Recent {
 		s.Recent[i] = view.RedactEvent(r, s.Recent[i])
 	}
-	if _, ok := errors.AsType[*engine.CorruptStateError](err); ok {
+	if _, ok := errors.AsType[*runfiles.CorruptStateError](err); ok {
 		return s, &hint.Error{Err: err, Fix: corruptStateHint}
 	}
 	if err == nil && s.Ended != nil {
@@ -86,6 +87,7 @@ func AutopilotStatus(ctx context.Context, dir string, configs []string, now time
 // corruptStateHint says how to recover from a state.json ralph cannot read.
 // The event log is the source of truth and the checkpoint can be rebuilt
 // from it, which ralph loop does; status only reads, so it must not.
-const corruptStateHint = "state.json is only a checkpoint of the event log: `ralph loop --resume` moves it aside to .ralph/state.corrupt.<time>.json and rebuilds the run from the log\n" +
+var corruptStateHint = runfiles.StateFile + " is only a checkpoint of the event log: `ralph loop --resume` moves it aside to " +
+	filepath.Join(runfiles.DirName, runfiles.CorruptStateName("<time>")) + " and rebuilds the run from the log\n" +
 	"`ralph loop --fresh` starts a new run instead, and `ralph events` shows the log meanwhile\n" +
-	"or remove .ralph/state.json yourself: the next `ralph loop --resume` rebuilds it the same way"
+	"or remove " + filepath.Join(runfiles.DirName, runfiles.StateFile) + " yourself: the next `ralph loop --resume` rebuilds it the same way"

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/benchgen"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // BenchmarkEventStreamCatchUp is what a client that connects to
@@ -21,7 +21,7 @@ import (
 func BenchmarkEventStreamCatchUp(b *testing.B) {
 	const lines = 100_000
 	dir := b.TempDir()
-	log := filepath.Join(dir, engine.DirName, "events-20261122-100000.jsonl")
+	log := filepath.Join(dir, runfiles.DirName, "events-20261122-100000.jsonl")
 	if err := os.MkdirAll(filepath.Dir(log), 0o755); err != nil {
 		b.Fatal(err)
 	}

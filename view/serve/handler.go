@@ -7,12 +7,14 @@ import (
 	"net"
 	"net/http"
 	"path"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/internal/treewatch"
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/view"
 	"github.com/ralph-loop/ralph/view/api"
 )
@@ -219,7 +221,7 @@ func (h *Handler) unauthorized(w http.ResponseWriter) {
 	w.Header().Set("WWW-Authenticate", `Bearer realm="ralph"`)
 	w.Header().Set("Connection", "close")
 	writeError(w, http.StatusUnauthorized, &hint.Error{Err: errors.New("this request needs the token"),
-		Fix: "send `Authorization: Bearer TOKEN`, TOKEN from .ralph/" + TokenFile + " (ralph serve prints it at start)"})
+		Fix: "send `Authorization: Bearer TOKEN`, TOKEN from " + filepath.Join(runfiles.DirName, runfiles.TokenFile) + " (ralph serve prints it at start)"})
 }
 
 // statusOf is the HTTP status that says what kind of failure err is, read

@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/hint"
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/view/api"
 )
 
@@ -30,12 +30,12 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) runs(w http.ResponseWriter, _ *http.Request) error {
-	runs, err := engine.Runs(h.dir)
+	runs, err := runfiles.Runs(h.dir)
 	if err != nil {
 		return err
 	}
 	if runs == nil {
-		runs = []engine.RunListing{}
+		runs = []runfiles.RunListing{}
 	}
 	writeJSON(w, http.StatusOK, runs)
 	return nil

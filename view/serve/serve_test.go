@@ -20,8 +20,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/view"
 )
 
@@ -32,7 +32,7 @@ const testToken = "s3cret-token"
 func newWorkspace(t *testing.T, n int) (string, string) {
 	t.Helper()
 	dir := t.TempDir()
-	log := filepath.Join(dir, engine.DirName, "events-20261125-000000.jsonl")
+	log := filepath.Join(dir, runfiles.DirName, "events-20261125-000000.jsonl")
 	require.NoError(t, os.MkdirAll(filepath.Dir(log), 0o755))
 	for i := range n {
 		appendEvent(t, log, fmt.Sprintf("build.%d", i))
@@ -407,9 +407,9 @@ func TestTheDashboardStreamSendsEachChange(t *testing.T) {
 	assert.Equal(t, "dashboard", ev.name)
 	assert.Empty(t, ev.id)
 	appendEvent(t, log, "build.0")
-	st := engine.NewRunState()
-	st.RunID, st.EventsFile, st.Objective = "20261125-000000", filepath.Join(engine.DirName, filepath.Base(log)), "test the stream"
-	require.NoError(t, engine.Checkpoint{Path: filepath.Join(dir, engine.DirName, engine.StateFile)}.Save(st, engine.PhaseSelecting, time.Now()))
+	st := runfiles.NewRunState()
+	st.RunID, st.EventsFile, st.Objective = "20261125-000000", filepath.Join(runfiles.DirName, filepath.Base(log)), "test the stream"
+	require.NoError(t, runfiles.Checkpoint{Path: runfiles.In(dir).State()}.Save(st, runfiles.PhaseSelecting, time.Now()))
 	for !strings.Contains(ev.data, "20261125-000000") {
 		ev = s.next(t)
 	}
@@ -423,11 +423,11 @@ func TestTheDashboardStreamSendsEachChange(t *testing.T) {
 func TestTheDashboardStreamSendsARunThatEndedOnce(t *testing.T) {
 	dir, log := newWorkspace(t, 1)
 	ended := time.Date(2026, 11, 25, 0, 1, 0, 0, time.UTC)
-	st := engine.NewRunState()
-	st.RunID, st.EventsFile = "20261125-000000", filepath.Join(engine.DirName, filepath.Base(log))
+	st := runfiles.NewRunState()
+	st.RunID, st.EventsFile = "20261125-000000", filepath.Join(runfiles.DirName, filepath.Base(log))
 	st.StartedAt, st.LastEventAt, st.PriorRuntime = ended.Add(-time.Minute), ended, time.Minute
-	st.Terminated = &engine.Termination{Reason: engine.ReasonCompleted, At: ended}
-	require.NoError(t, engine.Checkpoint{Path: filepath.Join(dir, engine.DirName, engine.StateFile)}.Save(st, engine.PhaseDone, ended))
+	st.Terminated = &runfiles.Termination{Reason: runfiles.ReasonCompleted, At: ended}
+	require.NoError(t, runfiles.Checkpoint{Path: runfiles.In(dir).State()}.Save(st, runfiles.PhaseDone, ended))
 	h := NewHandler(dir, testToken, false, nil)
 	h.keepalive, h.tick = 50*time.Millisecond, 5*time.Millisecond
 	srv := httptest.NewServer(h)
@@ -452,15 +452,15 @@ func TestTheTokenIsMadeOnceAndKept(t *testing.T) {
 	token, err := LoadToken(dir)
 	require.NoError(t, err)
 	assert.Len(t, token, 64)
-	info, err := os.Stat(filepath.Join(dir, engine.DirName, TokenFile))
+	info, err := os.Stat(runfiles.In(dir).ServeToken())
 	require.NoError(t, err)
 	assert.Equal(t, fs.FileMode(0o600), info.Mode().Perm())
-	assert.FileExists(t, filepath.Join(dir, engine.DirName, engine.IgnoreFile), "git ignores the token")
+	assert.FileExists(t, filepath.Join(dir, runfiles.DirName, runfiles.IgnoreFile), "git ignores the token")
 	again, err := LoadToken(dir)
 	require.NoError(t, err)
 	assert.Equal(t, token, again)
 
-	require.NoError(t, os.WriteFile(filepath.Join(dir, engine.DirName, TokenFile), []byte("\n"), 0o600))
+	require.NoError(t, os.WriteFile(runfiles.In(dir).ServeToken(), []byte("\n"), 0o600))
 	_, err = LoadToken(dir)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "empty")

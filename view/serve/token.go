@@ -11,21 +11,18 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
-// TokenFile is where, in a workspace's .ralph/, `ralph serve` keeps the
-// bearer token its clients send: made once, readable by its owner only,
-// and reused by every later serve of the workspace, so a page or a script
-// that has it keeps working across restarts.
-const TokenFile = "serve.token"
-
 // LoadToken reads the workspace's token, making it first when there is
-// none.
+// none. The token (runfiles.TokenFile) is the bearer token `ralph serve`'s
+// clients send: made once, readable by its owner only, and reused by every
+// later serve of the workspace, so a page or a script that has it keeps
+// working across restarts.
 func LoadToken(dir string) (string, error) {
-	path := filepath.Join(dir, engine.DirName, TokenFile)
+	path := runfiles.In(dir).ServeToken()
 	data, err := ralphdir.ReadFile(filepath.Dir(path), path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return makeToken(path)
@@ -50,7 +47,7 @@ func makeToken(path string) (string, error) {
 	token := hex.EncodeToString(buf)
 	// A .ralph/ made here ignores itself, as every ralph command's does:
 	// the token never reaches a commit.
-	if err := engine.IgnoreOwnFilesIfMissing(filepath.Dir(path)); err != nil {
+	if err := runfiles.IgnoreOwnFilesIfMissing(filepath.Dir(path)); err != nil {
 		return "", err
 	}
 	f, err := ralphdir.OpenFile(filepath.Dir(path), path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, ralphdir.FileMode)

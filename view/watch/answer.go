@@ -6,13 +6,13 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // answerInput is an answer being typed to a question.
 type answerInput struct {
 	workspace string
-	question  engine.Question
+	question  runfiles.Question
 	text      []rune
 }
 
@@ -40,7 +40,7 @@ func (m *model) answerKey(k tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 		m.answer = nil
-		if err := engine.Answer(a.workspace, a.question.ID, text, "watch"); err != nil {
+		if err := runfiles.Answer(a.workspace, a.question.ID, text, "watch"); err != nil {
 			m.notice = "not answered: " + err.Error()
 			return nil
 		}

@@ -10,8 +10,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/ralph-loop/ralph/autopilot"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/redact"
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/view"
 	"github.com/ralph-loop/ralph/view/api"
 )
@@ -345,7 +345,7 @@ func (m *model) stop() string {
 	case m.w.Loop == nil || !m.w.Loop.Running:
 		return "no loop runs here to stop"
 	}
-	if err := engine.RequestStop(m.opts.Dir, engine.StopAtBoundary); err != nil {
+	if err := runfiles.RequestStop(m.opts.Dir, runfiles.StopAtBoundary); err != nil {
 		return fmt.Sprintf("could not ask: %v", err)
 	}
 	return "asked the loop to stop before its next iteration"

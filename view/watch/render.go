@@ -197,7 +197,7 @@ func activityLines(l *view.LoopView) []string {
 	var out []string
 	for _, a := range l.Activity {
 		prefix := fmt.Sprintf("  #%d %s ", a.Iteration, a.Hat)
-		for _, line := range a.Lines() {
+		for _, line := range view.ActivityLines(a) {
 			out = append(out, prefix+view.Sanitize(line))
 		}
 	}

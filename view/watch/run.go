@@ -12,7 +12,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ralph-loop/ralph/autopilot"
-	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/view"
 	"github.com/ralph-loop/ralph/view/api"
 )
@@ -103,9 +103,9 @@ func plainLog(ctx context.Context, out *bufio.Writer, w view.Watched, opts Optio
 		path, err := autopilot.EventLog(opts.Dir)
 		return path, true, err
 	}
-	path, err := engine.CurrentLog(opts.Dir)
-	if errors.Is(err, engine.ErrNoLog) {
-		path, err = engine.AwaitRun(ctx, opts.Dir, func() {
+	path, err := runfiles.CurrentLog(opts.Dir)
+	if errors.Is(err, runfiles.ErrNoLog) {
+		path, err = runfiles.AwaitRun(ctx, opts.Dir, func() {
 			fmt.Fprintln(out, "no run here yet; waiting for one to start")
 			_ = out.Flush()
 		})

@@ -15,10 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/autopilot"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/golden"
-	"github.com/ralph-loop/ralph/view"
+	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/view/api"
 )
 
@@ -32,7 +31,7 @@ var start = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 // iteration.
 func writeLoop(t *testing.T, ws, runID, hat, said string) {
 	t.Helper()
-	dir := filepath.Join(ws, engine.DirName)
+	dir := filepath.Join(ws, runfiles.DirName)
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	logName := "events-" + runID + ".jsonl"
 	ralph := func(sec int, topic string, payload any) events.Event {
@@ -41,11 +40,11 @@ func writeLoop(t *testing.T, ws, runID, hat, said string) {
 		return events.Event{TS: start.Add(time.Duration(sec) * time.Second), Topic: topic, Payload: data, Source: events.SourceRalph}
 	}
 	lines := []events.Event{
-		ralph(0, engine.TopicLoopStarted, map[string]any{"run_id": runID, "objective": "Add a --json flag", "objective_source": "PROMPT.md", "hats": []string{"planner", "builder", "reviewer"}}),
-		ralph(1, engine.TopicIterationStarted, map[string]any{"iteration": 1, "hat": hat, "backend": "claude", "events": []int64{0}}),
+		ralph(0, runfiles.TopicLoopStarted, map[string]any{"run_id": runID, "objective": "Add a --json flag", "objective_source": "PROMPT.md", "hats": []string{"planner", "builder", "reviewer"}}),
+		ralph(1, runfiles.TopicIterationStarted, map[string]any{"iteration": 1, "hat": hat, "backend": "claude", "events": []int64{0}}),
 		{TS: start.Add(20 * time.Second), Topic: "plan.ready", Payload: json.RawMessage(`"three steps"`), Source: events.SourceAgent, Hat: hat, Iteration: 1},
-		ralph(21, engine.TopicEventRouted, map[string]any{"topic": "plan.ready", "to": []string{"builder"}}),
-		ralph(22, engine.TopicCommit, map[string]any{"hash": "0123456789abcdef", "subject": "plan the flag"}),
+		ralph(21, runfiles.TopicEventRouted, map[string]any{"topic": "plan.ready", "to": []string{"builder"}}),
+		ralph(22, runfiles.TopicCommit, map[string]any{"hash": "0123456789abcdef", "subject": "plan the flag"}),
 	}
 	var log []byte
 	for _, ev := range lines {
@@ -54,19 +53,19 @@ func writeLoop(t *testing.T, ws, runID, hat, said string) {
 		log = append(log, line...)
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, logName), log, 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, engine.CurrentEventsFile), []byte(filepath.Join(engine.DirName, logName)+"\n"), 0o644))
-	st := &engine.RunState{RunID: runID, EventsFile: filepath.Join(engine.DirName, logName), Objective: "Add a --json flag\nwith tests",
+	require.NoError(t, os.WriteFile(filepath.Join(dir, runfiles.CurrentEventsFile), []byte(filepath.Join(runfiles.DirName, logName)+"\n"), 0o644))
+	st := &runfiles.RunState{RunID: runID, EventsFile: filepath.Join(runfiles.DirName, logName), Objective: "Add a --json flag\nwith tests",
 		MaxIterations: 10, StartedAt: start, SegmentStart: start,
-		Running: &engine.RunningIteration{Iteration: 1, Hat: hat, StartedAt: start.Add(time.Second)}}
-	require.NoError(t, engine.Checkpoint{Path: filepath.Join(dir, engine.StateFile)}.Save(st, engine.PhaseRunning, start))
-	writeLock(t, filepath.Join(dir, engine.LockFile), runID)
-	acts := []view.ActivityRecord{
+		Running: &runfiles.RunningIteration{Iteration: 1, Hat: hat, StartedAt: start.Add(time.Second)}}
+	require.NoError(t, runfiles.Checkpoint{Path: filepath.Join(dir, runfiles.StateFile)}.Save(st, runfiles.PhaseRunning, start))
+	writeLock(t, filepath.Join(dir, runfiles.LockFile), runID)
+	acts := []runfiles.ActivityRecord{
 		{TS: start.Add(2 * time.Second), Iteration: 1, Hat: hat, Kind: events.ActivityTool, Tool: events.ToolRead, ToolName: "Read", Path: "README.md"},
 		{TS: start.Add(3 * time.Second), Iteration: 1, Hat: hat, Kind: events.ActivityTool, Tool: events.ToolShell, ToolName: "Bash", Command: "go test ./..."},
 		{TS: start.Add(4 * time.Second), Iteration: 1, Hat: hat, Kind: events.ActivityUsage, Tokens: &events.Usage{InputTokens: 1200, OutputTokens: 300}, CostUSD: 0.0123},
 		{TS: start.Add(5 * time.Second), Iteration: 1, Hat: hat, Kind: events.ActivityText, Text: said},
 	}
-	path := view.ActivityPath(ws, runID)
+	path := runfiles.In(ws).Activity(runID)
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 	var data []byte
 	for _, a := range acts {
@@ -82,7 +81,7 @@ func writeLock(t *testing.T, path, runID string) {
 	t.Helper()
 	host, err := os.Hostname()
 	require.NoError(t, err)
-	data, err := json.Marshal(engine.LockInfo{RunID: runID, PID: os.Getpid(), Host: host, StartedAt: start})
+	data, err := json.Marshal(runfiles.LockInfo{RunID: runID, PID: os.Getpid(), Host: host, StartedAt: start})
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(path, data, 0o644))
 }
@@ -98,16 +97,16 @@ func writeAutopilot(t *testing.T, dir string, paused bool) {
 		st.Active[slot] = autopilot.Slot{Task: task, Title: "Task " + task, Worktree: wt, StartedAt: start.Add(time.Duration(i) * time.Second), Attempt: 1}
 		writeLoop(t, filepath.Join(dir, wt), "20261122-10000"+slot+"-abcdef", "planner", "Planning "+task+".")
 	}
-	ralphDir := filepath.Join(dir, engine.DirName)
+	ralphDir := filepath.Join(dir, runfiles.DirName)
 	require.NoError(t, os.MkdirAll(ralphDir, 0o755))
 	data, err := json.Marshal(st)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(ralphDir, autopilot.StateFile), data, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ralphDir, runfiles.AutopilotStateFile), data, 0o644))
 	line, err := events.EncodeLine(events.Event{TS: start, Topic: autopilot.TopicStarted, Source: events.SourceRalph,
 		Payload: json.RawMessage(`{"runId":"20261122-100000","source":"tk","parallel":3}`)})
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(ralphDir, autopilot.EventsFile), line, 0o644))
-	writeLock(t, filepath.Join(ralphDir, autopilot.LockFile), st.RunID)
+	require.NoError(t, os.WriteFile(filepath.Join(ralphDir, runfiles.AutopilotEventsFile), line, 0o644))
+	writeLock(t, filepath.Join(ralphDir, runfiles.AutopilotLockFile), st.RunID)
 }
 
 func testModel(t *testing.T, dir, task string) *model {
@@ -223,7 +222,7 @@ func TestPauseAndResumeWriteTheAutopilotsRequests(t *testing.T) {
 	dir := t.TempDir()
 	writeAutopilot(t, dir, false)
 	m := testModel(t, dir, "")
-	control := filepath.Join(dir, engine.DirName, autopilot.ControlDir)
+	control := runfiles.In(dir).Control()
 	press(m, "p")
 	assert.FileExists(t, filepath.Join(control, string(autopilot.RequestPause)))
 	assert.Equal(t, "asked the autopilot to pause: no new task starts", m.notice)
@@ -241,7 +240,7 @@ func TestStopAsksTwice(t *testing.T) {
 	dir := t.TempDir()
 	writeLoop(t, dir, "20261122-100000-abcdef", "builder", "Building.")
 	m := testModel(t, dir, "")
-	stop := filepath.Join(dir, engine.DirName, engine.StopFile)
+	stop := filepath.Join(dir, runfiles.DirName, runfiles.StopFile)
 
 	press(m, "p")
 	assert.Contains(t, m.notice, "a lone loop cannot pause: s stops it")
@@ -254,14 +253,14 @@ func TestStopAsksTwice(t *testing.T) {
 	press(m, "s")
 	data, err := os.ReadFile(stop)
 	require.NoError(t, err)
-	assert.Equal(t, string(engine.StopAtBoundary)+"\n", string(data), "the request ralph stop writes")
+	assert.Equal(t, string(runfiles.StopAtBoundary)+"\n", string(data), "the request ralph stop writes")
 }
 
 func TestNothingRunsYet(t *testing.T) {
 	dir := t.TempDir()
 	m := testModel(t, dir, "")
 	assert.Contains(t, screen(t, m), "no run here yet: waiting for `ralph loop` or `ralph autopilot` to start")
-	assert.NoDirExists(t, filepath.Join(dir, engine.DirName), "watching writes nothing")
+	assert.NoDirExists(t, filepath.Join(dir, runfiles.DirName), "watching writes nothing")
 }
 
 func TestTheHatLineIsThePlaceInTheGraph(t *testing.T) {
@@ -279,14 +278,14 @@ hats:
     triggers: [build.done]
     publishes: [review.rejected, LOOP_COMPLETE]
 `), 0o644))
-	g := api.LoadGraph(ws, &engine.Launch{})
+	g := api.LoadGraph(ws, &runfiles.Launch{})
 	require.NotNil(t, g)
 	assert.Equal(t, "planner ─plan.ready→, reviewer ─review.rejected→ [builder] ─build.done→ reviewer", position(g, "builder"))
 	assert.Equal(t, "builder ─build.done→ [reviewer] ─review.rejected→ builder, ─LOOP_COMPLETE→ done", position(g, "reviewer"))
 	assert.Equal(t, "start ─task.start→ [planner] ─plan.ready→ builder", position(g, "planner"))
 
-	assert.Nil(t, api.LoadGraph(ws, &engine.Launch{Configs: []string{"missing.yml"}}), "a config that does not load has no graph")
-	assert.NotNil(t, api.LoadGraph(ws, &engine.Launch{Hats: "tdd"}), "-H names a preset")
+	assert.Nil(t, api.LoadGraph(ws, &runfiles.Launch{Configs: []string{"missing.yml"}}), "a config that does not load has no graph")
+	assert.NotNil(t, api.LoadGraph(ws, &runfiles.Launch{Hats: "tdd"}), "-H names a preset")
 }
 
 func TestAnswering(t *testing.T) {
@@ -297,7 +296,7 @@ func TestAnswering(t *testing.T) {
 	assert.Nil(t, m.answer)
 	assert.Equal(t, "no question waits for an answer", m.notice)
 
-	q := engine.Question{ID: "q-1", Text: "Which database?", Options: []string{"postgres", "sqlite"}, Hat: "builder"}
+	q := runfiles.Question{ID: "q-1", Text: "Which database?", Options: []string{"postgres", "sqlite"}, Hat: "builder"}
 	m.w.Loop.Run.Question = &q
 	press(m, "a", "s", "q", "l", "x", "backspace")
 	require.NotNil(t, m.answer)
@@ -323,7 +322,7 @@ func TestARemoteSlotShowsItsLogCopy(t *testing.T) {
 	// log and the worker's name, and no worktree.
 	remote := filepath.Join(t.TempDir(), "elsewhere")
 	writeLoop(t, remote, "20261122-100003-abcdef", "builder", "Building docs.")
-	data, err := os.ReadFile(filepath.Join(remote, engine.DirName, "events-20261122-100003-abcdef.jsonl"))
+	data, err := os.ReadFile(filepath.Join(remote, runfiles.DirName, "events-20261122-100003-abcdef.jsonl"))
 	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(filepath.Dir(autopilot.RemoteEventsPath(dir, "docs")), 0o755))
 	require.NoError(t, os.WriteFile(autopilot.RemoteEventsPath(dir, "docs"), data, 0o644))
@@ -346,22 +345,22 @@ func TestARemoteSlotShowsItsLogCopy(t *testing.T) {
 func TestTheNewerOfALoopAndAnAutopilotThatEnded(t *testing.T) {
 	dir := t.TempDir()
 	writeAutopilot(t, dir, false)
-	require.NoError(t, os.Remove(filepath.Join(dir, engine.DirName, autopilot.LockFile)))
+	require.NoError(t, os.Remove(runfiles.In(dir).AutopilotLock()))
 	assert.NotNil(t, testModel(t, dir, "").w.Autopilot, "the autopilot is the last thing that ran here")
 
 	writeLoop(t, dir, "20261122-110000-abcdef", "builder", "Building.")
-	require.NoError(t, os.Remove(filepath.Join(dir, engine.DirName, engine.LockFile)))
-	st, phase, err := engine.Checkpoint{Path: filepath.Join(dir, engine.DirName, engine.StateFile)}.Load()
+	require.NoError(t, os.Remove(runfiles.In(dir).Lock()))
+	st, phase, err := runfiles.Checkpoint{Path: runfiles.In(dir).State()}.Load()
 	require.NoError(t, err)
 	st.StartedAt = start.Add(time.Hour)
-	require.NoError(t, engine.Checkpoint{Path: filepath.Join(dir, engine.DirName, engine.StateFile)}.Save(st, phase, start))
+	require.NoError(t, runfiles.Checkpoint{Path: runfiles.In(dir).State()}.Save(st, phase, start))
 	m := testModel(t, dir, "")
 	assert.Nil(t, m.w.Autopilot, "a loop that started after the autopilot is what ran last")
 	require.NotNil(t, m.w.Loop)
 	assert.Contains(t, screen(t, m), "builder (claude) · not running (cut off; ralph loop --resume)")
 	press(m, "s", "s")
 	assert.Equal(t, "no loop runs here to stop", m.notice)
-	assert.NoFileExists(t, filepath.Join(dir, engine.DirName, engine.StopFile))
+	assert.NoFileExists(t, filepath.Join(dir, runfiles.DirName, runfiles.StopFile))
 }
 
 func TestPlainLinesWithoutATerminal(t *testing.T) {

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/ralph-loop/ralph/internal/exitcode"
+	"github.com/ralph-loop/ralph/internal/scriptagent"
+)
+
+// The commands the test binary stands in for, as testscript.Main installs
+// them: copies of it in a directory first on the tests' PATH, each running
+// the program its name says. ralph starts its children (an autopilot's task
+// loops, a worker's, the agent's `ralph emit`) through the path of its own
+// executable, so they are this registered ralph too.
+var (
+	ralphBin string
+	agentBin string
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(withCommands{m}, map[string]func(){
+		"ralph":       ralphMain,
+		"scriptagent": scriptagent.Main,
+	})
+}
+
+// ralphMain is ralph's main as the test binary runs it: with the seams the
+// test's environment sets (testSeams), and telling a script its exit code
+// (exitFileEnv), which it keeps from the ralphs it starts.
+func ralphMain() {
+	exits := os.Getenv(exitFileEnv)
+	_ = os.Unsetenv(exitFileEnv)
+	report := func(s string) {
+		if exits != "" {
+			_ = os.WriteFile(exits, []byte(s), 0o644)
+		}
+	}
+	report(exitRunning)
+	code := exitcode.Fatal
+	var err error
+	if seams, err = seamsFromEnv(); err != nil {
+		fmt.Fprintf(os.Stderr, "ralph: error: %v\n", err)
+	} else {
+		code = run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	}
+	report(strconv.Itoa(code))
+	os.Exit(code)
+}
+
+// exitRunning is the exit file of a ralph that has not ended.
+const exitRunning = "running"
+
+// withCommands finds the registered commands before the tests run: only
+// then are they on PATH.
+type withCommands struct{ m *testing.M }
+
+func (w withCommands) Run() int {
+	// A ralph built with -race sleeps a second as it exits, for late race
+	// reports (GORACE's atexit_sleep_ms): the tests' hundreds of ralphs
+	// would wait minutes for nothing. A race still fails the ralph that
+	// had it (exit 66).
+	_ = os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	for name, bin := range map[string]*string{"ralph": &ralphBin, "scriptagent": &agentBin} {
+		path, err := exec.LookPath(name)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "the registered command %s is not on PATH: %v\n", name, err)
+			return 1
+		}
+		*bin = path
+	}
+	if filepath.Dir(ralphBin) != filepath.Dir(agentBin) {
+		fmt.Fprintf(os.Stderr, "ralph (%s) is not the registered command, beside scriptagent (%s)\n", ralphBin, agentBin)
+		return 1
+	}
+	return w.m.Run()
+}

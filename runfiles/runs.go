@@ -1,0 +1,238 @@
+package runfiles
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/filewatch"
+)
+
+// RunListing is one run of a workspace, as `ralph events --runs` lists it.
+type RunListing struct {
+	RunID     string    `json:"run_id"`
+	Started   time.Time `json:"started"`
+	Log       string    `json:"log"` // relative to the workspace
+	Objective string    `json:"objective,omitempty"`
+	// Ended is how the run ended (a termination reason), "running" while
+	// a loop holds the workspace for it, or "unfinished" when it was cut
+	// off without a loop.terminate line (ralph was killed).
+	Ended      string  `json:"ended"`
+	ExitCode   *int    `json:"exit_code,omitempty"`
+	Iterations int     `json:"iterations,omitempty"`
+	CostUSD    float64 `json:"cost_usd,omitempty"`
+	// CostSource and CostUnknown say how CostUSD is known (CostTotal).
+	CostSource  CostSource `json:"cost_source,omitempty"`
+	CostUnknown bool       `json:"cost_unknown,omitempty"`
+	Current     bool       `json:"current"`
+}
+
+// Cost is the run's cost as its loop.terminate recorded it.
+func (r RunListing) Cost() CostTotal {
+	return CostTotal{USD: r.CostUSD, Computed: r.CostSource == CostComputed, Unknown: r.CostUnknown}
+}
+
+// Runs finds every run of the workspace from its event logs. Each log
+// says who it is in its first line (loop.started) and how it ended in its
+// last loop.terminate (events published into the ended run may follow it),
+// so only its first line and its end are read, however long the log. Logs
+// come oldest first: their names carry their start time.
+func Runs(workspace string) ([]RunListing, error) {
+	dir := filepath.Join(workspace, DirName)
+	paths, err := EventLogs(dir)
+	if err != nil {
+		return nil, err
+	}
+	current := namedCurrentLog(workspace)
+	held, holder := LockHeld(filepath.Join(dir, LockFile))
+	runs := make([]RunListing, 0, len(paths))
+	for _, p := range paths {
+		r, err := readRunListing(p)
+		if err != nil {
+			return nil, err
+		}
+		r.Log = filepath.Join(DirName, filepath.Base(p))
+		r.Current = r.Log == current
+		if r.Ended == "unfinished" && held && (holder.RunID == r.RunID || (holder.RunID == "" && r.Current)) {
+			r.Ended = "running"
+		}
+		runs = append(runs, r)
+	}
+	return runs, nil
+}
+
+// namedCurrentLog is the log .ralph/current-events names, "" when none.
+func namedCurrentLog(workspace string) string {
+	data, err := os.ReadFile(filepath.Join(workspace, DirName, CurrentEventsFile))
+	if err != nil {
+		return ""
+	}
+	return filepath.Clean(strings.TrimSpace(string(data)))
+}
+
+func readRunListing(path string) (RunListing, error) {
+	r := RunListing{Ended: "unfinished"}
+	first, err := readFirstLine(path)
+	if err != nil {
+		return r, err
+	}
+	if ev, err := events.ParseLine(first); err == nil {
+		r.Started = ev.TS
+		var p struct {
+			RunID     string `json:"run_id"`
+			Objective string `json:"objective"`
+		}
+		if ev.Topic == TopicLoopStarted && json.Unmarshal(ev.Payload, &p) == nil {
+			r.RunID, r.Objective = p.RunID, firstLineOf(p.Objective)
+		}
+	}
+	if r.RunID == "" {
+		// A log from another Ralph, or one whose first line was damaged:
+		// it is still listed, under its file name.
+		r.RunID = logStamp(path)
+	}
+	end, ended, err := RunEnd(path)
+	if err != nil {
+		return r, err
+	}
+	if ended {
+		var p struct {
+			Reason      string     `json:"reason"`
+			ExitCode    int        `json:"exit_code"`
+			Iterations  int        `json:"iterations"`
+			CostUSD     float64    `json:"cost_usd"`
+			CostSource  CostSource `json:"cost_source"`
+			CostUnknown bool       `json:"cost_unknown"`
+		}
+		if json.Unmarshal(end.Payload, &p) == nil {
+			code := p.ExitCode
+			r.Ended, r.ExitCode, r.Iterations, r.CostUSD = p.Reason, &code, p.Iterations, p.CostUSD
+			r.CostSource, r.CostUnknown = p.CostSource, p.CostUnknown
+		}
+	}
+	return r, nil
+}
+
+func firstLineOf(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// readFirstLine reads a file's first complete line (without its newline), nil
+// for an empty file, or for one whose first line is too long to be an event.
+func readFirstLine(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read event log: %w", err)
+	}
+	defer f.Close()
+	var first []byte
+	err = events.ScanLines(f, func(rec events.Record) error {
+		if rec.Err == nil {
+			first = bytes.Clone(rec.Line)
+		}
+		return io.EOF // the first line is enough
+	})
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("read event log %s: %w", path, err)
+	}
+	return first, nil
+}
+
+// FindRun finds the event log of run id (or of the one run whose id starts
+// with id): the archived checkpoint under .ralph/runs/<id>/ names it; else
+// the logs' first lines are searched. A run not found is an
+// *UnknownRunError, a prefix of several runs' ids an *AmbiguousRunError.
+func FindRun(workspace, id string) (string, error) {
+	if path, ok := archivedLog(workspace, id); ok {
+		return path, nil
+	}
+	runs, err := Runs(workspace)
+	if err != nil {
+		return "", err
+	}
+	var matches []RunListing
+	for _, r := range runs {
+		if r.RunID == id {
+			return filepath.Join(workspace, r.Log), nil
+		}
+		if strings.HasPrefix(r.RunID, id) {
+			matches = append(matches, r)
+		}
+	}
+	switch len(matches) {
+	case 1:
+		return filepath.Join(workspace, matches[0].Log), nil
+	case 0:
+		return "", &UnknownRunError{ID: id, Dir: filepath.Join(workspace, DirName)}
+	}
+	ids := make([]string, len(matches))
+	for i, m := range matches {
+		ids[i] = m.RunID
+	}
+	return "", &AmbiguousRunError{ID: id, Matches: ids}
+}
+
+// archivedLog reads events_file from .ralph/runs/<id>/state.json, the
+// checkpoint a run leaves behind when a new one replaces it.
+func archivedLog(workspace, id string) (string, bool) {
+	if id == "" || strings.ContainsAny(id, `/\`) || id == "." || id == ".." {
+		return "", false
+	}
+	data, err := os.ReadFile(filepath.Join(workspace, DirName, RunsDir, id, StateFile))
+	if err != nil {
+		return "", false
+	}
+	var st struct {
+		EventsFile string `json:"events_file"`
+	}
+	if json.Unmarshal(data, &st) != nil || st.EventsFile == "" {
+		return "", false
+	}
+	path := filepath.Join(workspace, st.EventsFile)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return "", false
+	}
+	return path, true
+}
+
+// AwaitRun waits until a run starts in the workspace dir and returns its
+// log; "" when ctx ends first. It makes .ralph/ (ignored by git, as ralph
+// makes it) so that there is a directory to watch, and calls waiting once
+// the watch is in place, before it first looks.
+func AwaitRun(ctx context.Context, dir string, waiting func()) (string, error) {
+	ralphDir := filepath.Join(dir, DirName)
+	if err := IgnoreOwnFilesIfMissing(ralphDir); err != nil {
+		return "", err
+	}
+	w, err := filewatch.New(filewatch.Options{Dirs: []string{ralphDir}})
+	if err != nil {
+		return "", fmt.Errorf("wait for a run in %s: %w", ralphDir, err)
+	}
+	defer w.Close()
+	waiting()
+	for {
+		// Checked after the watch began, so a run that starts in between
+		// is not missed.
+		path, err := CurrentLog(dir)
+		if !errors.Is(err, ErrNoLog) {
+			return path, err
+		}
+		select {
+		case <-ctx.Done():
+			return "", nil
+		case <-w.C():
+		}
+	}
+}
