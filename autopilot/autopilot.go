@@ -92,7 +92,7 @@ type Autopilot struct {
 	// merging is the task whose merge is being prepared, "".
 	merging   string
 	mergeDone chan mergeDone
-	control   <-chan string
+	control   <-chan ControlRequest
 	// questions are what the running loops wait on a person for, as
 	// followQuestions sees it change.
 	questions chan questionSeen
@@ -320,7 +320,7 @@ func (a *Autopilot) interrupt() {
 	}
 }
 
-func (a *Autopilot) controlRequest(req string) error {
+func (a *Autopilot) controlRequest(req ControlRequest) error {
 	switch req {
 	case RequestPause:
 		if !a.state().Paused {
@@ -429,27 +429,27 @@ func (a *Autopilot) start(ctx context.Context, t tasks.Task, slot string) error 
 	if err := a.writeTaskFiles(t, ""); err != nil {
 		return a.failTask(ctx, t.ID, err.Error())
 	}
-	mode := StartNew
+	mode := runfiles.StartNew
 	if _, err := os.Stat(a.worktree(t.ID)); err == nil {
 		// An earlier run failed this task and kept its worktree: its work
 		// goes on from there, in a new run of its loop.
-		mode = StartFresh
+		mode = runfiles.StartFresh
 	}
 	return a.launch(ctx, slot, t.ID, 1, mode)
 }
 
 // launch makes the task's worktree, when missing, and starts its loop.
-func (a *Autopilot) launch(ctx context.Context, slot, task string, attempt int, mode StartMode) error {
+func (a *Autopilot) launch(ctx context.Context, slot, task string, attempt int, mode runfiles.StartMode) error {
 	dir := a.worktree(task)
 	if err := a.ensureWorktree(ctx, task); err != nil {
 		return a.failTask(ctx, task, "making its worktree failed: "+err.Error())
 	}
-	if mode == StartResume {
+	if mode == runfiles.StartResume {
 		if state, _ := inspectLoop(dir); state == loopNone {
 			// Cut off before its run began: there is nothing to resume.
-			mode = StartNew
+			mode = runfiles.StartNew
 			if attempt > 1 {
-				mode = StartFresh
+				mode = runfiles.StartFresh
 			}
 		}
 	}
@@ -527,7 +527,7 @@ func (a *Autopilot) loopEnded(ctx context.Context, r slotResult) error {
 		if err := a.notice(fmt.Sprintf("the loop of %s was cut off (%s); resuming it", r.task, describeLoopEnd(r.res))); err != nil {
 			return err
 		}
-		return a.launch(ctx, r.slot, r.task, r.attempt, StartResume)
+		return a.launch(ctx, r.slot, r.task, r.attempt, runfiles.StartResume)
 	}
 	return a.failTask(ctx, r.task, describeLoopEnd(r.res))
 }

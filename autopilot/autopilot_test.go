@@ -558,7 +558,7 @@ func TestALoopKilledFromOutsideIsResumed(t *testing.T) {
 	first.finish(LoopResult{ExitCode: 137, Message: "the loop was killed by killed"})
 	assert.Contains(t, payloadOf(h.next(TopicNotice)).Message, "the loop of a was cut off")
 	again := h.loop()
-	assert.Equal(t, StartResume, again.job.Mode)
+	assert.Equal(t, runfiles.StartResume, again.job.Mode)
 	again.complete()
 	assert.Equal(t, Result{Completed: 1}, h.wait())
 }
@@ -570,7 +570,7 @@ func TestALoopKilledBeforeItsRunBeganStartsAgain(t *testing.T) {
 	h.start(t.Context(), h.settings(1))
 	h.loop().finish(LoopResult{ExitCode: 137, Message: "the loop was killed by killed"})
 	again := h.loop()
-	assert.Equal(t, StartNew, again.job.Mode)
+	assert.Equal(t, runfiles.StartNew, again.job.Mode)
 	again.complete()
 	assert.Equal(t, Result{Completed: 1}, h.wait())
 }

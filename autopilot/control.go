@@ -2,6 +2,7 @@ package autopilot
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,41 +12,59 @@ import (
 	"github.com/ralph-loop/ralph/runfiles"
 )
 
-// Control requests: `ralph autopilot pause|resume|stop [--now]` each
-// write a file of that name under .ralph/autopilot-control/, which the
-// running autopilot watches with fsnotify and removes once it acts.
+// ControlRequest is what `ralph autopilot pause|resume|stop [--now]` asks
+// of a running autopilot: each writes a file of the request's name under
+// .ralph/autopilot-control/, which the running autopilot watches and
+// removes once it acts.
+type ControlRequest string
+
+// Control requests.
 const (
-	RequestPause   = "pause"
-	RequestResume  = "resume"
-	RequestStop    = "stop"
-	RequestStopNow = "stop-now"
+	RequestPause   ControlRequest = "pause"
+	RequestResume  ControlRequest = "resume"
+	RequestStop    ControlRequest = "stop"     // start no task; running ones finish and merge
+	RequestStopNow ControlRequest = "stop-now" // interrupt the loops, leaving them resumable
 )
 
 // requestOrder is the order requests found together are acted on: a
-// resume after a pause wins, a stop after both.
-var requestOrder = []string{RequestPause, RequestResume, RequestStop, RequestStopNow}
+// resume after a pause wins, a stop after both. It is also every request
+// there is: a file of another name in the control directory is not one.
+var requestOrder = []ControlRequest{RequestPause, RequestResume, RequestStop, RequestStopNow}
+
+// ParseControlRequest reads a control request by its name.
+func ParseControlRequest(s string) (ControlRequest, error) {
+	for _, r := range requestOrder {
+		if string(r) == s {
+			return r, nil
+		}
+	}
+	return "", fmt.Errorf("autopilot request %q: want pause, resume, stop or stop-now", s)
+}
 
 // Request asks the autopilot running in repo to pause, resume or stop. A
 // pause cancels a pending resume and the other way round. It does not
 // wait: the autopilot acts within a moment, or when it next starts.
-func Request(repo, req string) error {
+func Request(repo string, req ControlRequest) error {
 	dir := runfiles.In(repo).Control()
 	if err := ralphdir.MkdirAll(filepath.Dir(dir), dir); err != nil {
 		return err
 	}
-	opposite := map[string]string{RequestPause: RequestResume, RequestResume: RequestPause}[req]
+	if _, err := ParseControlRequest(string(req)); err != nil {
+		return err // its file would be a request the autopilot never takes
+	}
+	opposite := map[ControlRequest]ControlRequest{RequestPause: RequestResume, RequestResume: RequestPause}[req]
 	if opposite != "" {
-		if err := os.Remove(filepath.Join(dir, opposite)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := os.Remove(filepath.Join(dir, string(opposite))); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	}
-	return ralphdir.WriteFile(dir, filepath.Join(dir, req), nil)
+	return ralphdir.WriteFile(dir, filepath.Join(dir, string(req)), nil)
 }
 
 // RequestRunning hands req to the autopilot running in repo, as Request
 // does, and says which one it asked; an *runfiles.NotRunningError when none
 // is running.
-func RequestRunning(repo, req string) (runfiles.LockInfo, error) {
+func RequestRunning(repo string, req ControlRequest) (runfiles.LockInfo, error) {
 	held, info := runfiles.LockHeld(runfiles.In(repo).AutopilotLock())
 	if !held {
 		return info, &runfiles.NotRunningError{Dir: repo, What: "autopilot"}
@@ -57,7 +76,7 @@ func RequestRunning(repo, req string) (runfiles.LockInfo, error) {
 // left from before are stale, meant for an autopilot that has ended, and
 // dropped, as `ralph stop` requests are. Each request is taken (its file
 // removed) as it is delivered.
-func watchControl(dir string) (<-chan string, func(), error) {
+func watchControl(dir string) (<-chan ControlRequest, func(), error) {
 	if err := ralphdir.MkdirAll(filepath.Dir(dir), dir); err != nil {
 		return nil, nil, err
 	}
@@ -66,7 +85,7 @@ func watchControl(dir string) (<-chan string, func(), error) {
 		return nil, nil, err
 	}
 	takeRequests(dir)
-	out := make(chan string)
+	out := make(chan ControlRequest)
 	done := make(chan struct{})
 	go func() {
 		defer close(out)
@@ -96,10 +115,10 @@ func watchControl(dir string) (<-chan string, func(), error) {
 
 // takeRequests removes and returns the requests waiting in dir, in
 // requestOrder.
-func takeRequests(dir string) []string {
-	var reqs []string
+func takeRequests(dir string) []ControlRequest {
+	var reqs []ControlRequest
 	for _, req := range requestOrder {
-		if err := os.Remove(filepath.Join(dir, req)); err == nil {
+		if err := os.Remove(filepath.Join(dir, string(req))); err == nil {
 			reqs = append(reqs, req)
 		}
 	}

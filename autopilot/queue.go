@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ralph-loop/ralph/internal/git"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // nextMerge starts preparing the first queued merge when none is under
@@ -254,7 +255,7 @@ func (a *Autopilot) startRetry(ctx context.Context, r Slot, slot string) error {
 	if err := a.journal.record(TopicTaskAssigned, p); err != nil {
 		return err
 	}
-	return a.launch(ctx, slot, r.Task, r.Attempt, StartFresh)
+	return a.launch(ctx, slot, r.Task, r.Attempt, runfiles.StartFresh)
 }
 
 func shortHash(h string) string {

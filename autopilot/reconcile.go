@@ -43,7 +43,7 @@ func (a *Autopilot) reconcileSlot(ctx context.Context, slot string, s Slot) erro
 		if err := a.commitTracker(ctx, "ralph: claim "+s.Task); err != nil {
 			return err
 		}
-		return a.launch(ctx, slot, s.Task, s.Attempt, StartNew)
+		return a.launch(ctx, slot, s.Task, s.Attempt, runfiles.StartNew)
 	}
 	state, res := inspectLoop(dir)
 	if state == loopRunning {
@@ -59,12 +59,12 @@ func (a *Autopilot) reconcileSlot(ctx context.Context, slot string, s Slot) erro
 	case loopEnded:
 		return a.loopEnded(ctx, slotResult{slot: slot, task: s.Task, attempt: s.Attempt, res: res})
 	case loopCut, loopRunning:
-		return a.launch(ctx, slot, s.Task, s.Attempt, StartResume)
+		return a.launch(ctx, slot, s.Task, s.Attempt, runfiles.StartResume)
 	case loopNone:
 	}
-	mode := StartNew
+	mode := runfiles.StartNew
 	if s.Attempt > 1 {
-		mode = StartFresh
+		mode = runfiles.StartFresh
 	}
 	return a.launch(ctx, slot, s.Task, s.Attempt, mode)
 }

@@ -7,9 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/runfiles"
 
 	"github.com/ralph-loop/ralph/internal/gittest"
 )

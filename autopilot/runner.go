@@ -41,30 +41,23 @@ type Job struct {
 	ObjectiveFile string
 	// Output receives the loop's stdout and stderr.
 	Output string
-	// Mode is how the loop starts: a new run, --resume or --fresh.
-	Mode StartMode
+	// Mode is how the loop starts: a new run, --resume or --fresh, as the
+	// engine names them.
+	Mode runfiles.StartMode
 }
 
-// StartMode is how a task's loop starts.
-type StartMode string
-
-// Start modes.
-const (
-	StartNew    StartMode = "new"    // `ralph loop`
-	StartResume StartMode = "resume" // `ralph loop --resume`: it was cut off
-	StartFresh  StartMode = "fresh"  // `ralph loop --fresh`: a retry after a conflict
-)
-
-// flags are `ralph loop`'s flags for a loop started in mode with the
-// objective in objective. A resumed run keeps the objective it started
-// with, and `ralph loop` refuses -P beside --resume.
-func (m StartMode) flags(objective string) []string {
-	switch m {
-	case StartResume:
+// loopFlags are `ralph loop`'s flags for a loop started in mode with the
+// objective in objective: runfiles.StartNew is a task's first loop,
+// runfiles.StartResume one that was cut off, runfiles.StartFresh a retry
+// after a conflict. A resumed run keeps the objective it started with,
+// and `ralph loop` refuses -P beside --resume.
+func loopFlags(mode runfiles.StartMode, objective string) []string {
+	switch mode {
+	case runfiles.StartResume:
 		return []string{"--resume"}
-	case StartFresh:
+	case runfiles.StartFresh:
 		return []string{"-P", objective, "--fresh"}
-	case StartNew:
+	case runfiles.StartNew:
 	}
 	return []string{"-P", objective}
 }
@@ -86,13 +79,17 @@ type TaskCleaner interface {
 	CleanUp(ctx context.Context, task string) error
 }
 
-// Handle is one running loop.
+// Handle is one running loop. A worker's loop (cluster.WorkerLoop) is
+// stopped the other way: gently first, its task handed back to another
+// worker, where the autopilot's stop lets its loops finish and its stop
+// --now interrupts them to resume later in the same worktree.
 type Handle interface {
 	// PID is the loop's process, 0 when it has none here.
 	PID() int
 	// Wait blocks until the loop ends and says how.
 	Wait() LoopResult
-	// Interrupt asks the loop to stop now, leaving it resumable.
+	// Interrupt asks the loop to stop now (runfiles.StopNow, as Ctrl-C
+	// would), leaving it resumable.
 	Interrupt()
 }
 
@@ -138,7 +135,7 @@ func (r LocalRunner) Start(ctx context.Context, job Job) (Handle, error) {
 	for _, c := range append(slices.Clone(job.Configs), job.Overlay) {
 		args = append(args, "-c", c)
 	}
-	args = append(args, job.Mode.flags(job.ObjectiveFile)...)
+	args = append(args, loopFlags(job.Mode, job.ObjectiveFile)...)
 	cmd := exec.Command(r.Ralph, args...) //nolint:gosec // ralph runs itself
 	cmd.Dir = job.Dir
 	cmd.Stdout, cmd.Stderr = out, out

@@ -7,27 +7,42 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/jsonkeys"
 	"github.com/ralph-loop/ralph/runfiles"
 )
 
-// stateVersion is the version of autopilot-state.json's schema.
-const stateVersion = 1
+// stateVersion is the version of autopilot-state.json's schema. Version 1
+// was this shape with some keys in camelCase (legacyKeys); it is read and
+// written back as the current version.
+const stateVersion = 2
+
+// legacyKeys are the keys the autopilot's state and log were written with
+// before version 2, which spells every key as the loop's files do.
+var legacyKeys = map[string]string{
+	"runId":        "run_id",
+	"startedAt":    "started_at",
+	"maxTasks":     "max_tasks",
+	"startedCount": "started_count",
+	"mergeQueue":   "merge_queue",
+	"exitCode":     "exit_code",
+	"heldBy":       "held_by",
+}
 
 // State is what the autopilot knows about its run: the fold of its event
 // log, written to autopilot-state.json after each event.
 type State struct {
 	Version      int       `json:"version"`
-	RunID        string    `json:"runId"`
-	StartedAt    time.Time `json:"startedAt"`
+	RunID        string    `json:"run_id"`
+	StartedAt    time.Time `json:"started_at"`
 	Source       string    `json:"source"`
-	MaxTasks     int       `json:"maxTasks"`
+	MaxTasks     int       `json:"max_tasks"`
 	Parallel     int       `json:"parallel"`
-	StartedCount int       `json:"startedCount"`
+	StartedCount int       `json:"started_count"`
 	Completed    []Outcome `json:"completed"`
 	Failed       []Outcome `json:"failed"`
 	// Active maps a slot ("1", "2", …) to the task running in it.
 	Active     map[string]Slot `json:"active"`
-	MergeQueue []Merge         `json:"mergeQueue"`
+	MergeQueue []Merge         `json:"merge_queue"`
 	// Retry are tasks whose merge conflicted, waiting for a slot to run
 	// their loop again on the new base.
 	Retry  []Slot `json:"retry,omitempty"`
@@ -56,7 +71,7 @@ type Slot struct {
 	Worktree   string    `json:"worktree"`
 	Branch     string    `json:"branch"`
 	PID        int       `json:"pid,omitempty"`
-	StartedAt  time.Time `json:"startedAt"`
+	StartedAt  time.Time `json:"started_at"`
 	Attempt    int       `json:"attempt"`
 	Components []string  `json:"components,omitempty"`
 	// Question is the question the task's loop waits on a person to
@@ -84,8 +99,25 @@ type Merge struct {
 // Ending says how the run ended.
 type Ending struct {
 	At       time.Time `json:"at"`
-	ExitCode int       `json:"exitCode"`
+	ExitCode int       `json:"exit_code"`
 	Reason   string    `json:"reason"`
+}
+
+// UnmarshalJSON reads a state of this version or of version 1, whose
+// camelCase keys it reads as today's: a run an earlier ralph left goes on.
+func (s *State) UnmarshalJSON(data []byte) error {
+	data, err := jsonkeys.Rename(data, legacyKeys)
+	if err != nil {
+		return err
+	}
+	type plain State
+	if err := json.Unmarshal(data, (*plain)(s)); err != nil {
+		return err
+	}
+	if s.Version == 1 {
+		s.Version = stateVersion
+	}
+	return nil
 }
 
 // newState is an empty state.
@@ -96,9 +128,9 @@ func newState() *State {
 // Payload is the payload of every autopilot event; each topic uses the
 // fields it needs. Views decode it with DecodePayload.
 type Payload struct {
-	RunID      string   `json:"runId,omitempty"`
+	RunID      string   `json:"run_id,omitempty"`
 	Source     string   `json:"source,omitempty"`
-	MaxTasks   int      `json:"maxTasks,omitempty"`
+	MaxTasks   int      `json:"max_tasks,omitempty"`
 	Parallel   int      `json:"parallel,omitempty"`
 	Task       string   `json:"task,omitempty"`
 	Title      string   `json:"title,omitempty"`
@@ -108,14 +140,14 @@ type Payload struct {
 	PID        int      `json:"pid,omitempty"`
 	Attempt    int      `json:"attempt,omitempty"`
 	Components []string `json:"components,omitempty"`
-	HeldBy     string   `json:"heldBy,omitempty"`
+	HeldBy     string   `json:"held_by,omitempty"`
 	Base       string   `json:"base,omitempty"`
 	Commit     string   `json:"commit,omitempty"`
 	Files      []string `json:"files,omitempty"`
 	// Checks is how many verify criteria a merged result passed.
 	Checks    int    `json:"checks,omitempty"`
 	Reason    string `json:"reason,omitempty"`
-	ExitCode  *int   `json:"exitCode,omitempty"`
+	ExitCode  *int   `json:"exit_code,omitempty"`
 	Completed int    `json:"completed,omitempty"`
 	Failed    int    `json:"failed,omitempty"`
 	Message   string `json:"message,omitempty"`
@@ -134,6 +166,17 @@ type Payload struct {
 	// Question is the question a task's loop waits on a person to answer
 	// (task.asked), or no longer waits on (task.answered).
 	Question *runfiles.Question `json:"question,omitempty"`
+}
+
+// UnmarshalJSON reads a payload, also one an earlier ralph wrote with
+// camelCase keys (legacyKeys).
+func (p *Payload) UnmarshalJSON(data []byte) error {
+	data, err := jsonkeys.Rename(data, legacyKeys)
+	if err != nil {
+		return err
+	}
+	type plain Payload
+	return json.Unmarshal(data, (*plain)(p))
 }
 
 // Topics of the autopilot's events.

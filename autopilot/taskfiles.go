@@ -30,7 +30,7 @@ func (a *Autopilot) taskDir(task string) string {
 }
 
 // job is the loop of task's attempt.
-func (a *Autopilot) job(task string, attempt int, mode StartMode) (Job, error) {
+func (a *Autopilot) job(task string, attempt int, mode runfiles.StartMode) (Job, error) {
 	dir := a.taskDir(task)
 	job := Job{Run: a.state().RunID, Task: task, Attempt: attempt, Dir: a.worktree(task), Mode: mode,
 		Configs: a.opts.Configs, Overlay: filepath.Join(dir, runfiles.OverlayFile),

@@ -133,7 +133,7 @@ func TestComputedCostEndsTheRunAtMaxCost(t *testing.T) {
 	}
 
 	b2 := &fakeBackend{turns: []turn{agentTurn}}
-	out, err = newTestEngine(t, dir, b2, s, withPrices, func(o *Options) { o.Start = StartResume }).Run(t.Context())
+	out, err = newTestEngine(t, dir, b2, s, withPrices, func(o *Options) { o.Start = runfiles.StartResume }).Run(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, runfiles.ReasonMaxCost, out.Reason, "a resumed run already over its cost ends at once")
 	assert.Empty(t, b2.hats, "no agent ran")

@@ -81,12 +81,12 @@ func New(opts Options) (*Engine, error) {
 	}
 	switch opts.Start {
 	case "":
-		opts.Start = StartNew
-	case StartNew, StartResume, StartFresh:
+		opts.Start = runfiles.StartNew
+	case runfiles.StartNew, runfiles.StartResume, runfiles.StartFresh:
 	default:
 		return nil, fmt.Errorf("engine: unknown start mode %q", opts.Start)
 	}
-	if opts.Objective == "" && opts.Start != StartResume {
+	if opts.Objective == "" && opts.Start != runfiles.StartResume {
 		return nil, errors.New("engine: no objective (a new run needs one)")
 	}
 	if opts.Now == nil {

@@ -300,7 +300,7 @@ func TestInterruptedRunExits130AndResumes(t *testing.T) {
 	// On resume the builder runs again with the same event, and the event
 	// it wrote before the interruption is routed exactly once.
 	b2 := happy()
-	out, err = newTestEngine(t, dir, b2, settings(), func(o *Options) { o.Start = StartResume }).Run(t.Context())
+	out, err = newTestEngine(t, dir, b2, settings(), func(o *Options) { o.Start = runfiles.StartResume }).Run(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, runfiles.ReasonCompleted, out.Reason)
 	// build.progress, written before the interruption, went to the
@@ -469,7 +469,7 @@ func TestResumeWaitsOutARecordedRateLimit(t *testing.T) {
 	b2 := happy()
 	reporter2 := &waitRecorder{onWait: cancel2}
 	out, err = newTestEngine(t, dir, b2, settings(), func(o *Options) {
-		o.Now, o.Reporter, o.Start = clock.Now, reporter2, StartResume
+		o.Now, o.Reporter, o.Start = clock.Now, reporter2, runfiles.StartResume
 	}).Run(ctx2)
 	require.NoError(t, err)
 	assert.Equal(t, runfiles.ReasonInterrupted, out.Reason)
@@ -503,7 +503,7 @@ func TestResumeRunKilledBeforeItsFirstCheckpoint(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(t.Context())
 	b := &fakeBackend{byHat: map[string][]turn{"ralph": {{block: true, onStart: cancel}}}}
-	_, err = newTestEngine(t, dir, b, settings(), func(o *Options) { o.Start = StartFresh }).Run(ctx)
+	_, err = newTestEngine(t, dir, b, settings(), func(o *Options) { o.Start = runfiles.StartFresh }).Run(ctx)
 	require.NoError(t, err)
 	second, _, err := runfiles.Checkpoint{Path: statePath}.Load()
 	require.NoError(t, err)
@@ -511,7 +511,7 @@ func TestResumeRunKilledBeforeItsFirstCheckpoint(t *testing.T) {
 
 	w := &warnRecorder{}
 	b2 := happy()
-	out, err = newTestEngine(t, dir, b2, settings(), func(o *Options) { o.Start = StartResume; o.Reporter = w }).Run(t.Context())
+	out, err = newTestEngine(t, dir, b2, settings(), func(o *Options) { o.Start = runfiles.StartResume; o.Reporter = w }).Run(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, runfiles.ReasonCompleted, out.Reason)
 	assert.Equal(t, second.RunID, out.RunID)
@@ -545,7 +545,7 @@ func TestRunEndedInTheLogButNotInTheCheckpoint(t *testing.T) {
 	require.NoError(t, cp.Save(st, runfiles.PhaseTerminating, time.Now()))
 
 	before := len(readLog(t, dir))
-	resumed, err := newTestEngine(t, dir, happy(), settings(), func(o *Options) { o.Start = StartResume }).Run(t.Context())
+	resumed, err := newTestEngine(t, dir, happy(), settings(), func(o *Options) { o.Start = runfiles.StartResume }).Run(t.Context())
 	require.NoError(t, err, "a resume of a run that ended says how it ended")
 	assert.True(t, resumed.AlreadyEnded)
 	assert.Equal(t, runfiles.ReasonCompleted, resumed.Reason)
@@ -605,7 +605,7 @@ func TestRuntimeExcludesTheTimeRalphWasDeadAfterACrash(t *testing.T) {
 	// Resumed 13 seconds after the kill: one second of runtime was used.
 	set(14500 * time.Millisecond)()
 	b2 := happy()
-	out, err := newTestEngine(t, dir, b2, s, func(o *Options) { o.Now = clock.Now; o.Start = StartResume }).Run(t.Context())
+	out, err := newTestEngine(t, dir, b2, s, func(o *Options) { o.Now = clock.Now; o.Start = runfiles.StartResume }).Run(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, runfiles.ReasonCompleted, out.Reason, out.Message)
 	assert.Equal(t, []string{"builder", "reviewer"}, b2.hats)
@@ -656,7 +656,7 @@ func TestResumeRebuildsWhenTheLogIsShorterThanTheCheckpoint(t *testing.T) {
 
 	w := &warnRecorder{}
 	b2 := happy()
-	out, err := newTestEngine(t, dir, b2, settings(), func(o *Options) { o.Start = StartResume; o.Reporter = w }).Run(t.Context())
+	out, err := newTestEngine(t, dir, b2, settings(), func(o *Options) { o.Start = runfiles.StartResume; o.Reporter = w }).Run(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, runfiles.ReasonCompleted, out.Reason, out.Message)
 	assert.Equal(t, saved.RunID, out.RunID, "the same run goes on")
@@ -731,7 +731,7 @@ func TestResumeRebuildsWhenTheCheckpointOffsetIsMidLine(t *testing.T) {
 	require.NoError(t, events.AppendTo(logPath, note))
 
 	w := &warnRecorder{}
-	out, err := newTestEngine(t, dir, happy(), settings(), func(o *Options) { o.Start = StartResume; o.Reporter = w }).Run(t.Context())
+	out, err := newTestEngine(t, dir, happy(), settings(), func(o *Options) { o.Start = runfiles.StartResume; o.Reporter = w }).Run(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, runfiles.ReasonCompleted, out.Reason, out.Message)
 	require.NotEmpty(t, w.warnings)

@@ -150,7 +150,7 @@ func TestWaitingEndsOnStopAndSignal(t *testing.T) {
 		require.NoError(t, runfiles.Answer(dir, "", "sqlite", "test"))
 		b := askingBuilder(asks("unused", 0, time.Time{}))
 		b.hatRuns = map[string]int{"builder": 1}
-		out, err = newTestEngine(t, dir, b, settings(), func(o *Options) { o.Start = StartResume }).Run(t.Context())
+		out, err = newTestEngine(t, dir, b, settings(), func(o *Options) { o.Start = runfiles.StartResume }).Run(t.Context())
 		require.NoError(t, err)
 		assert.Equal(t, runfiles.ReasonCompleted, out.Reason, out.Message)
 		assert.Equal(t, []string{"builder", "reviewer"}, b.hats)

@@ -36,7 +36,7 @@ func TestLaunchIsRecordedAndReadBack(t *testing.T) {
 	s.MaxIterations = 5
 	resumed := *started
 	resumed.MaxIterations = 5
-	_, err = newTestEngine(t, dir, happy(), s, func(o *Options) { o.Launch, o.Start = &resumed, StartResume }).Run(t.Context())
+	_, err = newTestEngine(t, dir, happy(), s, func(o *Options) { o.Launch, o.Start = &resumed, runfiles.StartResume }).Run(t.Context())
 	require.NoError(t, err)
 	l, err = runfiles.PreviousLaunch(dir)
 	require.NoError(t, err)

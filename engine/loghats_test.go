@@ -39,7 +39,7 @@ func TestRunHatsFollowsTheConfigurationOfTheLastResume(t *testing.T) {
 	more, err := hats.NewRegistry(append(twoHats(t).Hats(), hats.Hat{ID: "deployer", Triggers: []string{"review.approved"}}),
 		hats.WithCompletionTopic("LOOP_COMPLETE"))
 	require.NoError(t, err)
-	_, err = newTestEngine(t, dir, happy(), settings(), func(o *Options) { o.Start, o.Hats = StartResume, more }).Run(t.Context())
+	_, err = newTestEngine(t, dir, happy(), settings(), func(o *Options) { o.Start, o.Hats = runfiles.StartResume, more }).Run(t.Context())
 	require.NoError(t, err)
 
 	ids, ok, err = runfiles.RunHats(logPath(t, dir))

@@ -47,7 +47,7 @@ func TestDeletedRalphDirIsRecreatedAndTheRunResumes(t *testing.T) {
 	assert.FileExists(t, runfiles.In(dir).State())
 	assert.FileExists(t, filepath.Join(dir, runfiles.DirName, ".gitignore"))
 
-	resumed := newTestEngine(t, dir, b, settings(), func(o *Options) { o.Start = StartResume })
+	resumed := newTestEngine(t, dir, b, settings(), func(o *Options) { o.Start = runfiles.StartResume })
 	out, err = resumed.Run(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, runfiles.ReasonCompleted, out.Reason)

@@ -95,20 +95,6 @@ type HumanSettings struct {
 	OnTimeout string
 }
 
-// StartMode is how a run begins with respect to the run already in .ralph.
-type StartMode string
-
-const (
-	// StartNew begins a new run; it refuses to replace one that is
-	// unfinished (UnfinishedRunError), and archives one that ended.
-	StartNew StartMode = "new"
-	// StartResume continues the run in .ralph where it stopped.
-	StartResume StartMode = "resume"
-	// StartFresh begins a new run, archiving the previous one even when it
-	// is unfinished.
-	StartFresh StartMode = "fresh"
-)
-
 // Options configure a run. New refuses options without the fields marked
 // required.
 type Options struct {
@@ -155,8 +141,8 @@ type Options struct {
 	// nothing.
 	Launch *runfiles.Launch
 
-	// Start says whether to begin a new run or resume one; "" is StartNew.
-	Start StartMode
+	// Start says whether to begin a new run or resume one; "" is runfiles.StartNew.
+	Start runfiles.StartMode
 	Wait  bool // wait for the workspace lock instead of failing
 	// OrphanLockWait bounds the wait for a lock whose recorded holder is
 	// dead; zero means DefaultOrphanLockWait.

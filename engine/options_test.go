@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // New names the required field a caller left out, so a wiring mistake is
@@ -23,7 +25,7 @@ func TestNewRefusesMissingRequiredOptions(t *testing.T) {
 		"backend":         {func(o *Options) { o.Backend = nil }, "no backend"},
 		"reporter":        {func(o *Options) { o.Reporter = nil }, "no reporter"},
 		"objective":       {func(o *Options) { o.Objective = "" }, "no objective"},
-		"fresh objective": {func(o *Options) { o.Objective, o.Start = "", StartFresh }, "no objective"},
+		"fresh objective": {func(o *Options) { o.Objective, o.Start = "", runfiles.StartFresh }, "no objective"},
 		"unknown start":   {func(o *Options) { o.Start = "later" }, `unknown start mode "later"`},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -35,7 +37,7 @@ func TestNewRefusesMissingRequiredOptions(t *testing.T) {
 		})
 	}
 	o := valid()
-	o.Objective, o.Start = "", StartResume
+	o.Objective, o.Start = "", runfiles.StartResume
 	_, err := New(o)
 	assert.NoError(t, err, "a resumed run keeps the objective it recorded")
 	_, err = New(valid())

@@ -9,10 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 func TestParseStat(t *testing.T) {
@@ -54,7 +55,7 @@ func TestAGroupOfZombiesIsNotRunning(t *testing.T) {
 
 	dir := t.TempDir()
 	w := &warnRecorder{}
-	e := newTestEngine(t, dir, happy(), settings(), func(o *Options) { o.Reporter = w; o.Start = StartResume })
+	e := newTestEngine(t, dir, happy(), settings(), func(o *Options) { o.Reporter = w; o.Start = runfiles.StartResume })
 	require.NoError(t, os.MkdirAll(e.dir, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(e.dir, runfiles.AgentPIDFile), []byte(strconv.Itoa(pgid)+"\n"), 0o600))
 	require.NoError(t, e.stopOrphanedAgent(cutOff("r1")))
@@ -71,7 +72,7 @@ func TestTheChildrenOfAnAgentThatDiedWithRalphAreStopped(t *testing.T) {
 	w := &warnRecorder{}
 	// A grace period longer than any test: the stop must end when the
 	// child is gone, not when the grace period is over.
-	e := newTestEngine(t, dir, happy(), settings(), func(o *Options) { o.Reporter = w; o.Start = StartResume; o.KillGrace = time.Hour })
+	e := newTestEngine(t, dir, happy(), settings(), func(o *Options) { o.Reporter = w; o.Start = runfiles.StartResume; o.KillGrace = time.Hour })
 	require.NoError(t, os.MkdirAll(e.dir, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(e.dir, runfiles.AgentPIDFile), []byte(strconv.Itoa(pgid)+"\n\n"), 0o600))
 

@@ -7,9 +7,10 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 func TestAgentPIDFileIsRewrittenInPlace(t *testing.T) {

@@ -33,7 +33,7 @@ func (e *Engine) stopOrphanedAgent(prev *runfiles.RunState) error {
 	if err != nil {
 		return ralphdir.Explain(path, fmt.Errorf("read %s: %w", path, err))
 	}
-	if e.opts.Start == StartNew || prev == nil || prev.Terminated != nil {
+	if e.opts.Start == runfiles.StartNew || prev == nil || prev.Terminated != nil {
 		return nil // no run of this workspace was cut off: no agent of one can be left
 	}
 	defer e.forgetAgent()

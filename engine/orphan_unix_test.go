@@ -12,9 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // startGroup starts `sleep` in a process group of its own with env added
@@ -54,7 +55,7 @@ func TestOrphanedAgentIsStopped(t *testing.T) {
 	}
 	dir := t.TempDir()
 	w := &warnRecorder{}
-	e := newTestEngine(t, dir, happy(), settings(), func(o *Options) { o.Reporter = w; o.KillGrace = 10 * time.Second; o.Start = StartResume })
+	e := newTestEngine(t, dir, happy(), settings(), func(o *Options) { o.Reporter = w; o.KillGrace = 10 * time.Second; o.Start = runfiles.StartResume })
 	require.NoError(t, os.MkdirAll(e.dir, 0o755))
 
 	pgid, exited := startGroup(t, "RALPH_WORKSPACE="+dir, "RALPH_RUN_ID=r1")
@@ -87,21 +88,21 @@ func TestAGroupThatIsNotTheRunsAgentIsLeftAlone(t *testing.T) {
 	const notShown = "no process in it is an agent of run r1"
 	cases := []struct {
 		name  string
-		start StartMode
+		start runfiles.StartMode
 		prev  *runfiles.RunState
 		env   []string
 		// recorded is the start time agent.pgid records ("" for none).
 		recorded string
 		warns    string
 	}{
-		{"any process of the user's", StartResume, cutOff("r1"), nil, "", notShown},
-		{"an agent of another run", StartResume, cutOff("r1"), []string{"RALPH_WORKSPACE=", "RALPH_RUN_ID=r0"}, "", notShown},
-		{"an agent of another workspace", StartResume, cutOff("r1"), []string{"RALPH_WORKSPACE=/elsewhere", "RALPH_RUN_ID=r1"}, "", notShown},
+		{"any process of the user's", runfiles.StartResume, cutOff("r1"), nil, "", notShown},
+		{"an agent of another run", runfiles.StartResume, cutOff("r1"), []string{"RALPH_WORKSPACE=", "RALPH_RUN_ID=r0"}, "", notShown},
+		{"an agent of another workspace", runfiles.StartResume, cutOff("r1"), []string{"RALPH_WORKSPACE=/elsewhere", "RALPH_RUN_ID=r1"}, "", notShown},
 		// A repository cannot know when a process of the user's started.
-		{"a leader that started at another time", StartResume, cutOff("r1"), nil, "12345", "its leader started at another time"},
-		{"a new run, not a resume", StartNew, cutOff("r1"), []string{"RALPH_WORKSPACE=", "RALPH_RUN_ID=r1"}, "", ""},
-		{"no run to resume", StartResume, nil, []string{"RALPH_WORKSPACE=", "RALPH_RUN_ID=r1"}, "", ""},
-		{"a run that ended", StartResume, &runfiles.RunState{RunID: "r1", Terminated: &runfiles.Termination{Reason: runfiles.ReasonCompleted}}, []string{"RALPH_WORKSPACE=", "RALPH_RUN_ID=r1"}, "", ""},
+		{"a leader that started at another time", runfiles.StartResume, cutOff("r1"), nil, "12345", "its leader started at another time"},
+		{"a new run, not a resume", runfiles.StartNew, cutOff("r1"), []string{"RALPH_WORKSPACE=", "RALPH_RUN_ID=r1"}, "", ""},
+		{"no run to resume", runfiles.StartResume, nil, []string{"RALPH_WORKSPACE=", "RALPH_RUN_ID=r1"}, "", ""},
+		{"a run that ended", runfiles.StartResume, &runfiles.RunState{RunID: "r1", Terminated: &runfiles.Termination{Reason: runfiles.ReasonCompleted}}, []string{"RALPH_WORKSPACE=", "RALPH_RUN_ID=r1"}, "", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -154,7 +155,7 @@ func TestTheAgentRecordedWithItsStartTimeIsStopped(t *testing.T) {
 		t.Skipf("no start time of a process on %s: %v", runtime.GOOS, err)
 	}
 	w := &warnRecorder{}
-	e := newTestEngine(t, dir, happy(), settings(), func(o *Options) { o.Reporter = w; o.KillGrace = 10 * time.Minute; o.Start = StartResume })
+	e := newTestEngine(t, dir, happy(), settings(), func(o *Options) { o.Reporter = w; o.KillGrace = 10 * time.Minute; o.Start = runfiles.StartResume })
 	require.NoError(t, os.MkdirAll(e.dir, 0o755))
 	e.recordAgent(pgid)
 

@@ -5,9 +5,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // The scratchpad is the notes of one run: a resumed run keeps it, a new run
@@ -31,7 +32,7 @@ func TestScratchpadBelongsToItsRun(t *testing.T) {
 
 	s.MaxIterations = 2
 	resumed := &fakeBackend{turns: []turn{{text: tagged("LOOP_COMPLETE", "done")}}}
-	_, err = newTestEngine(t, dir, resumed, s, func(o *Options) { o.Start = StartResume }).Run(t.Context())
+	_, err = newTestEngine(t, dir, resumed, s, func(o *Options) { o.Start = runfiles.StartResume }).Run(t.Context())
 	require.NoError(t, err)
 	assert.Contains(t, resumed.prompts[0], "next: step 3 of the old objective", "a resumed run keeps its notes")
 

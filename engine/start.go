@@ -33,7 +33,7 @@ func (e *Engine) starting(ctx context.Context) (runfiles.Phase, error) {
 		return "", err
 	}
 	e.clearStaleIndexLock(ctx)
-	if e.opts.Start == StartResume {
+	if e.opts.Start == runfiles.StartResume {
 		if e.endedAlready(ctx, prev) {
 			return e.reportEnded(prev)
 		}
@@ -276,7 +276,7 @@ func (e *Engine) resume(prev *runfiles.RunState) error {
 }
 
 func (e *Engine) begin(ctx context.Context, prev *runfiles.RunState) error {
-	if prev != nil && (prev.Terminated == nil || prev.Terminated.Reason.Unfinished()) && e.opts.Start != StartFresh {
+	if prev != nil && (prev.Terminated == nil || prev.Terminated.Reason.Unfinished()) && e.opts.Start != runfiles.StartFresh {
 		why := "it was still running"
 		if prev.Terminated != nil {
 			why = string(prev.Terminated.Reason)

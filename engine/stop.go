@@ -28,7 +28,7 @@ type stopWatcher struct {
 
 	mu        sync.Mutex
 	lastRead  string // the file's content at the last read
-	requested string
+	requested runfiles.StopMode
 	onNow     func()
 	quit      chan struct{}
 	done      chan struct{}
@@ -84,13 +84,16 @@ func (s *stopWatcher) read() {
 		return // read again on the timer: this request was acted on
 	}
 	s.lastRead = mode
-	if mode != runfiles.StopNow {
-		mode = runfiles.StopAtBoundary
+	// A request in a form this ralph does not know (written by hand, or by
+	// another version) still asks the loop to stop: the gentler way.
+	requested, err := runfiles.ParseStopMode(mode)
+	if err != nil {
+		requested = runfiles.StopAtBoundary
 	}
 	if s.requested != runfiles.StopNow {
-		s.requested = mode
+		s.requested = requested
 	}
-	if mode == runfiles.StopNow && s.onNow != nil {
+	if requested == runfiles.StopNow && s.onNow != nil {
 		s.onNow()
 	}
 	select {

@@ -27,14 +27,14 @@ func TestStopRequestWithLostNotificationIsSeen(t *testing.T) {
 	// The link's creation is the one notification the watch gets: once it
 	// has been read (a stop at the boundary), nothing more is queued.
 	elsewhere := filepath.Join(t.TempDir(), "stop")
-	if err := os.WriteFile(elsewhere, []byte(runfiles.StopAtBoundary+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(elsewhere, []byte(string(runfiles.StopAtBoundary)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Link(elsewhere, path); err != nil {
 		t.Skipf("no hard links here: %v", err)
 	}
 	waitFor(t, s.Changed(), "the visible request")
-	if err := os.WriteFile(elsewhere, []byte(runfiles.StopNow+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(elsewhere, []byte(string(runfiles.StopNow)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, now, "the request whose notification was lost")

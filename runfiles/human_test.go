@@ -5,9 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ralph-loop/ralph/events"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/events"
 )
 
 // ralphRecord builds a log record of one of ralph's lines at t.

@@ -91,3 +91,17 @@ func launchOf(rec events.Record) *Launch {
 	Decode(rec.Event, &r)
 	return r.Launch
 }
+
+// StartMode is how a run begins with respect to the run already in .ralph.
+type StartMode string
+
+const (
+	// StartNew begins a new run; it refuses to replace one that is
+	// unfinished (the engine's UnfinishedRunError), and archives one that ended.
+	StartNew StartMode = "new"
+	// StartResume continues the run in .ralph where it stopped.
+	StartResume StartMode = "resume"
+	// StartFresh begins a new run, archiving the previous one even when it
+	// is unfinished.
+	StartFresh StartMode = "fresh"
+)

@@ -1,24 +1,39 @@
 package runfiles
 
 import (
+	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
-// Stop requests written into .ralph/stop by `ralph stop`.
+// StopMode is how a stop request (`ralph stop`, written into .ralph/stop)
+// stops the loop.
+type StopMode string
+
+// Stop modes, as .ralph/stop holds them.
 const (
-	StopAtBoundary = "next" // stop before the next iteration
-	StopNow        = "now"  // interrupt the running iteration
+	StopAtBoundary StopMode = "next" // stop before the next iteration
+	StopNow        StopMode = "now"  // interrupt the running iteration
 )
 
+// ParseStopMode reads a stop mode as .ralph/stop holds it.
+func ParseStopMode(s string) (StopMode, error) {
+	switch m := StopMode(strings.TrimSpace(s)); m {
+	case StopAtBoundary, StopNow:
+		return m, nil
+	}
+	return "", fmt.Errorf("stop mode %q: want %q (before the next iteration) or %q (at once)", s, StopAtBoundary, StopNow)
+}
+
 // RequestStop asks the loop running in workspace to stop.
-func RequestStop(workspace, mode string) error {
+func RequestStop(workspace string, mode StopMode) error {
 	dir := filepath.Join(workspace, DirName)
 	// Written in place, not renamed, so the watcher sees one write event
 	// on the file it watches for.
-	return ralphdir.WriteFile(dir, filepath.Join(dir, StopFile), []byte(mode+"\n"))
+	return ralphdir.WriteFile(dir, filepath.Join(dir, StopFile), []byte(string(mode)+"\n"))
 }
 
 // NotRunningError says no process holds a workspace's lock, so there is
@@ -34,7 +49,7 @@ func (e *NotRunningError) Kind() hint.Kind { return hint.Conflict }
 
 // StopRunning asks the loop running in workspace to stop, and says which
 // run it asked; a *NotRunningError when none is running.
-func StopRunning(workspace, mode string) (LockInfo, error) {
+func StopRunning(workspace string, mode StopMode) (LockInfo, error) {
 	held, info := LockHeld(filepath.Join(workspace, DirName, LockFile))
 	if !held {
 		return info, &NotRunningError{Dir: workspace, What: "loop"}

@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/stretchr/testify/assert"
+
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // The engine's refusals of a request carry facts; the command to type is

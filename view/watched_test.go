@@ -4,8 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/stretchr/testify/assert"
+
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // A run's clock, read from its checkpoint, shows how long it has been at

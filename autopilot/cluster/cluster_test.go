@@ -149,7 +149,7 @@ func TestPublishRefusesInvalid(t *testing.T) {
 	ctx := testContext(t)
 	bad := task("t1", 1)
 	bad.RepoURL = ""
-	require.ErrorContains(t, cluster.PublishTask(ctx, conn.JetStream(), coordinatorKey, bad), "repoUrl")
+	require.ErrorContains(t, cluster.PublishTask(ctx, conn.JetStream(), coordinatorKey, bad), "repo_url")
 	require.ErrorContains(t, cluster.PublishResult(ctx, conn.JetStream(), workerKey, cluster.Result{Run: run, TaskID: "t1", Attempt: 1}), "worker")
 	assert.EqualValues(t, 0, queued(t, conn))
 }
@@ -454,9 +454,9 @@ func TestValidate(t *testing.T) {
 		{func(t *cluster.Task) { t.ID = "../x" }, "id: "},
 		{func(t *cluster.Task) { t.Attempt = 0 }, "attempt: 0"},
 		{func(t *cluster.Task) { t.Objective = "" }, "objective: empty"},
-		{func(t *cluster.Task) { t.RepoURL = "" }, "repoUrl: empty"},
-		{func(t *cluster.Task) { t.BaseCommit = "" }, "baseCommit: empty"},
-		{func(t *cluster.Task) { t.BaseCommit = "main" }, `baseCommit: "main" is not a full commit hash`},
+		{func(t *cluster.Task) { t.RepoURL = "" }, "repo_url: empty"},
+		{func(t *cluster.Task) { t.BaseCommit = "" }, "base_commit: empty"},
+		{func(t *cluster.Task) { t.BaseCommit = "main" }, `base_commit: "main" is not a full commit hash`},
 	} {
 		bad := task("t1", 1)
 		tc.change(&bad)
@@ -467,7 +467,7 @@ func TestValidate(t *testing.T) {
 	// Every problem is named at once.
 	err := cluster.Task{ID: "t1"}.Validate()
 	require.Error(t, err)
-	for _, field := range []string{"attempt", "objective", "repoUrl", "baseCommit"} {
+	for _, field := range []string{"attempt", "objective", "repo_url", "base_commit"} {
 		assert.Contains(t, err.Error(), field+":")
 	}
 	assert.True(t, strings.HasPrefix(err.Error(), `invalid task "t1": `), err.Error())
@@ -475,7 +475,7 @@ func TestValidate(t *testing.T) {
 	require.NoError(t, result("t1", 1, "w").Validate())
 	require.NoError(t, cluster.Result{Run: run, TaskID: "t1", Attempt: 1, Worker: "w", ExitCode: 1, Message: "refused"}.Validate())
 	assert.ErrorContains(t, cluster.Result{Run: run, TaskID: "t1", Attempt: 1, Worker: "w", Branch: "ralph/t1"}.Validate(), "head: empty")
-	assert.ErrorContains(t, cluster.Result{Run: run, TaskID: "t 1", Attempt: 1, Worker: "w"}.Validate(), "taskId: ")
+	assert.ErrorContains(t, cluster.Result{Run: run, TaskID: "t 1", Attempt: 1, Worker: "w"}.Validate(), "task_id: ")
 
 	good := cluster.Events{Run: run, TaskID: "t1", Attempt: 1, Worker: "w", Lines: []byte("{}\n")}
 	require.NoError(t, good.Validate())

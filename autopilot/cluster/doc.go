@@ -28,6 +28,18 @@
 // restarted or a worker whose first publication's acknowledgement was
 // lost, is stored once, and nobody else can take its id first.
 //
+// # Versions
+//
+// Messages are JSON with snake_case keys, as the loop's files are. Until
+// the autopilot's state version 2 they were camelCase (repoUrl, taskId,
+// exitCode, …); Task, Result and Events read either spelling, because the
+// streams outlive the processes: tasks queued, results not yet
+// acknowledged, event batches and the coordinator's dispatch records that
+// an earlier ralph left are read after an upgrade. An earlier ralph cannot
+// read today's spelling (its worker fails such a task as invalid,
+// "repoUrl: empty"; its coordinator drops such a result), so a coordinator
+// and its workers run the same ralph: upgrade them together.
+//
 // # Trust
 //
 // Every message is signed with an Ed25519 nkey (Signer; the headers
@@ -83,8 +95,9 @@
 // RunWorker is `ralph worker`: it connects, ensures the streams, makes the
 // claimer and runs a Worker whose loops LoopRunner starts as `ralph loop`
 // child processes, each leading its own process group and dying with the
-// worker. A LoopRunner loop's first Interrupt writes a stop request
-// (runfiles.RequestStop: the run ends with reason "stopped" at the end of
-// its iteration), its second sends SIGTERM (the loop stops its agent and
-// exits 130). The worker returns only once every loop has ended.
+// worker. A LoopRunner loop's Stop(runfiles.StopAtBoundary) writes a stop
+// request (runfiles.RequestStop: the run ends with reason "stopped" at the
+// end of its iteration), its Stop(runfiles.StopNow) sends SIGTERM (the loop
+// stops its agent and exits 130). The worker returns only once every loop
+// has ended.
 package cluster

@@ -38,9 +38,9 @@ const stopEvery = 500 * time.Millisecond
 // it dies with the worker (on Linux), so a worker killed outright leaves
 // no loop behind to work on a task another worker now has; what its agent
 // started is found by the group's mark, job.Mark (see leftovers.go). ctx
-// is not used to stop the loop: the worker ends its loops with Interrupt,
+// is not used to stop the loop: the worker ends its loops with Stop,
 // which lets them finish their iteration.
-func (r LoopRunner) Run(_ context.Context, job LoopJob) (LoopHandle, error) {
+func (r LoopRunner) Run(_ context.Context, job WorkerJob) (WorkerLoop, error) {
 	out, err := os.OpenFile(job.Output, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("the loop's output file: %w", err)
@@ -77,8 +77,9 @@ type loopProcess struct {
 	done   chan struct{}
 	res    autopilot.LoopResult
 
-	mu         sync.Mutex
-	interrupts int
+	mu       sync.Mutex
+	stopping bool // a stop request is being written
+	hurried  bool // SIGTERM was sent
 }
 
 // wait reaps the loop and whatever it left in its group, and reads how it
@@ -116,20 +117,25 @@ func (l *loopProcess) Wait() autopilot.LoopResult {
 	return l.res
 }
 
-// Interrupt asks the loop to stop. The first call asks it to stop at the
-// end of its iteration, as `ralph stop` does: the agent finishes what it
-// is doing and the run ends with reason "stopped" (exit 1). The second
-// sends SIGTERM, as Ctrl-C would: the loop stops its agent now and exits
-// 130, reason "interrupted".
-func (l *loopProcess) Interrupt() {
+// Stop asks the loop to stop. runfiles.StopAtBoundary writes a stop
+// request, as `ralph stop` does: the agent finishes what it is doing and
+// the run ends with reason "stopped" (exit 1). runfiles.StopNow sends
+// SIGTERM, as Ctrl-C would: the loop stops its agent now and exits 130,
+// reason "interrupted".
+func (l *loopProcess) Stop(mode runfiles.StopMode) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.interrupts++
-	switch l.interrupts {
-	case 1:
-		go l.requestStop()
-	case 2:
-		_ = procgroup.Interrupt(l.cmd.Process.Pid)
+	switch mode {
+	case runfiles.StopAtBoundary:
+		if !l.stopping {
+			l.stopping = true
+			go l.requestStop()
+		}
+	case runfiles.StopNow:
+		if !l.hurried {
+			l.hurried = true
+			_ = procgroup.Interrupt(l.cmd.Process.Pid)
+		}
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/autopilot/cluster"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // fakeRalph stands in for `ralph loop`: it prints its arguments, starts a
@@ -36,7 +37,7 @@ if [ -f hold ]; then while :; do sleep 0.05; done; fi
 exit 1
 `
 
-func startFakeLoop(t *testing.T, script string, hold bool) (cluster.LoopJob, cluster.LoopHandle) {
+func startFakeLoop(t *testing.T, script string, hold bool) (cluster.WorkerJob, cluster.WorkerLoop) {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "ralph")
 	require.NoError(t, os.WriteFile(bin, []byte(script), 0o755))
@@ -44,14 +45,14 @@ func startFakeLoop(t *testing.T, script string, hold bool) (cluster.LoopJob, clu
 	if hold {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "hold"), nil, 0o644))
 	}
-	job := cluster.LoopJob{TaskID: "t-1", Attempt: 1, Dir: dir,
+	job := cluster.WorkerJob{TaskID: "t-1", Attempt: 1, Dir: dir,
 		ConfigFiles:   []string{filepath.Join(files, "1-ralph.yml"), filepath.Join(files, "2-task-commands.yml")},
 		ObjectiveFile: filepath.Join(files, "objective.md"), Output: filepath.Join(files, "output.log")}
 	h, err := cluster.LoopRunner{Ralph: bin}.Run(context.Background(), job)
 	require.NoError(t, err)
 	t.Cleanup(func() {
-		h.Interrupt()
-		h.Interrupt()
+		h.Stop(runfiles.StopAtBoundary)
+		h.Stop(runfiles.StopNow)
 		h.Wait()
 	})
 	require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(dir, "started")); return err == nil },
@@ -59,7 +60,7 @@ func startFakeLoop(t *testing.T, script string, hold bool) (cluster.LoopJob, clu
 	return job, h
 }
 
-func waitLoop(t *testing.T, h cluster.LoopHandle) autopilot.LoopResult {
+func waitLoop(t *testing.T, h cluster.WorkerLoop) autopilot.LoopResult {
 	t.Helper()
 	ch := make(chan autopilot.LoopResult, 1)
 	go func() { ch <- h.Wait() }()
@@ -78,12 +79,12 @@ func TestLoopRunnerOutputIsPrivate(t *testing.T) {
 	assert.Equal(t, os.FileMode(0o600), must(os.Stat(job.Output)).Mode().Perm())
 }
 
-// The first interrupt asks the loop to stop at the end of its iteration;
-// when it has ended, nothing of its process group is left.
-func TestLoopRunnerFirstInterruptStopsAtTheBoundary(t *testing.T) {
+// A stop at the boundary asks the loop to stop at the end of its
+// iteration; when it has ended, nothing of its process group is left.
+func TestLoopRunnerStopAtBoundary(t *testing.T) {
 	job, h := startFakeLoop(t, fakeRalph, false)
 	bg := must(strconv.Atoi(strings.TrimSpace(string(must(os.ReadFile(filepath.Join(job.Dir, "bg.pid")))))))
-	h.Interrupt()
+	h.Stop(runfiles.StopAtBoundary)
 	r := waitLoop(t, h)
 	assert.Equal(t, 1, r.ExitCode)
 	assert.Equal(t, "ralph loop exited 1: stopping at the boundary", r.Message, "with no state, the output says why")
@@ -93,14 +94,14 @@ func TestLoopRunnerFirstInterruptStopsAtTheBoundary(t *testing.T) {
 	assert.True(t, errors.Is(syscall.Kill(bg, 0), syscall.ESRCH), "the loop's background process is gone")
 }
 
-// The second interrupt sends SIGTERM: the loop stops now.
-func TestLoopRunnerSecondInterruptSendsSIGTERM(t *testing.T) {
+// A stop now, after one at the boundary, sends SIGTERM: the loop stops now.
+func TestLoopRunnerStopNowSendsSIGTERM(t *testing.T) {
 	job, h := startFakeLoop(t, fakeRalph, true)
-	h.Interrupt()
+	h.Stop(runfiles.StopAtBoundary)
 	require.Eventually(t, func() bool {
 		return strings.Contains(string(must(os.ReadFile(job.Output))), "stopping at the boundary")
 	}, long, 10*time.Millisecond)
-	h.Interrupt()
+	h.Stop(runfiles.StopNow)
 	r := waitLoop(t, h)
 	assert.Equal(t, 130, r.ExitCode)
 	assert.Contains(t, string(must(os.ReadFile(job.Output))), "got SIGTERM")

@@ -2,11 +2,13 @@ package cluster
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/ralph-loop/ralph/internal/jsonkeys"
 	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/tasks"
 )
@@ -28,14 +30,14 @@ type Task struct {
 	Objective string `json:"objective"`
 	// RepoURL is the shared remote the worker fetches from and pushes
 	// ralph/<task-id> to.
-	RepoURL string `json:"repoUrl"`
+	RepoURL string `json:"repo_url"`
 	// BaseCommit is the commit the task's work starts from.
-	BaseCommit string `json:"baseCommit"`
+	BaseCommit string `json:"base_commit"`
 	// MergeCommit, when set, is merged into the task's work before its
 	// loop starts, conflicts left for the loop to resolve: the base branch
 	// as it is now, for a retry after a conflict. It travels as a commit
 	// to merge, never as a commit of conflict markers.
-	MergeCommit string `json:"mergeCommit,omitempty"`
+	MergeCommit string `json:"merge_commit,omitempty"`
 	// Configs are the loop's config files, later over earlier, as the
 	// coordinator's loops get them with -c. The worker validates them as a
 	// local config is validated.
@@ -43,10 +45,10 @@ type Task struct {
 	// TaskCommands are the task's own acceptance commands, which the
 	// coordinator trusts (autopilot.trust_task_commands). A worker runs
 	// them as acceptance criteria only if its own flags trust them too.
-	TaskCommands []TaskCommand `json:"taskCommands,omitempty"`
+	TaskCommands []TaskCommand `json:"task_commands,omitempty"`
 	// EventsOffset is where the coordinator's copy of the task's events
 	// ended when it sent the task: the loop's lines are sent from there on.
-	EventsOffset int64 `json:"eventsOffset,omitempty"`
+	EventsOffset int64 `json:"events_offset,omitempty"`
 	// Workers are the public keys of the workers whose event batches the
 	// coordinator takes. A worker that continues another's attempt goes
 	// on from the end of the last batch in RALPH_EVENTS only if one of
@@ -55,6 +57,49 @@ type Task struct {
 	Workers []string `json:"workers,omitempty"`
 	// Coordinator names the coordinator's host, for the worker's logs.
 	Coordinator string `json:"coordinator,omitempty"`
+}
+
+// legacyKeys are the keys of the messages of a ralph before the autopilot
+// spelled its JSON as the loop does (snake_case). Messages are read with
+// either spelling, so what an earlier coordinator or worker left in the
+// streams is read after an upgrade; an earlier ralph cannot read today's,
+// so a cluster runs one version (see the package doc).
+var legacyKeys = map[string]string{
+	"repoUrl":      "repo_url",
+	"baseCommit":   "base_commit",
+	"mergeCommit":  "merge_commit",
+	"taskCommands": "task_commands",
+	"eventsOffset": "events_offset",
+	"taskId":       "task_id",
+	"exitCode":     "exit_code",
+}
+
+// unmarshalLegacy decodes data into v (a pointer to a type without an
+// UnmarshalJSON of its own), its keys spelled either way.
+func unmarshalLegacy(data []byte, v any) error {
+	data, err := jsonkeys.Rename(data, legacyKeys)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, v)
+}
+
+// UnmarshalJSON reads a task, also one an earlier coordinator wrote.
+func (t *Task) UnmarshalJSON(data []byte) error {
+	type plain Task
+	return unmarshalLegacy(data, (*plain)(t))
+}
+
+// UnmarshalJSON reads a result, also one an earlier worker wrote.
+func (r *Result) UnmarshalJSON(data []byte) error {
+	type plain Result
+	return unmarshalLegacy(data, (*plain)(r))
+}
+
+// UnmarshalJSON reads a batch of events, also one an earlier worker wrote.
+func (e *Events) UnmarshalJSON(data []byte) error {
+	type plain Events
+	return unmarshalLegacy(data, (*plain)(e))
 }
 
 // ConfigFile is one config file of a task's loop.
@@ -88,14 +133,14 @@ func (t Task) Validate() error {
 		errs = append(errs, errors.New("objective: empty"))
 	}
 	if t.RepoURL == "" {
-		errs = append(errs, errors.New("repoUrl: empty; a worker needs the repository to fetch from"))
+		errs = append(errs, errors.New("repo_url: empty; a worker needs the repository to fetch from"))
 	}
 	if err := validCommit(t.BaseCommit); err != nil {
-		errs = append(errs, fmt.Errorf("baseCommit: %w", err))
+		errs = append(errs, fmt.Errorf("base_commit: %w", err))
 	}
 	if t.MergeCommit != "" {
 		if err := validCommit(t.MergeCommit); err != nil {
-			errs = append(errs, fmt.Errorf("mergeCommit: %w", err))
+			errs = append(errs, fmt.Errorf("merge_commit: %w", err))
 		}
 	}
 	if len(t.Configs) == 0 {
@@ -108,11 +153,11 @@ func (t Task) Validate() error {
 	}
 	for i, c := range t.TaskCommands {
 		if strings.TrimSpace(c.Command) == "" {
-			errs = append(errs, fmt.Errorf("taskCommands[%d].command: empty", i))
+			errs = append(errs, fmt.Errorf("task_commands[%d].command: empty", i))
 		}
 	}
 	if t.EventsOffset < 0 {
-		errs = append(errs, fmt.Errorf("eventsOffset: %d is negative", t.EventsOffset))
+		errs = append(errs, fmt.Errorf("events_offset: %d is negative", t.EventsOffset))
 	}
 	return invalid("task", t.ID, errs)
 }
@@ -120,7 +165,7 @@ func (t Task) Validate() error {
 // Result is what became of one attempt at a task on a worker.
 type Result struct {
 	Run     string `json:"run"`
-	TaskID  string `json:"taskId"`
+	TaskID  string `json:"task_id"`
 	Attempt int    `json:"attempt"`
 	// Worker names the worker's host.
 	Worker string `json:"worker"`
@@ -131,7 +176,7 @@ type Result struct {
 	// ExitCode, Reason and Message are how the loop ended, as a local
 	// slot's (autopilot.LoopResult); a task the worker refused has the
 	// reason for it in Message.
-	ExitCode int    `json:"exitCode"`
+	ExitCode int    `json:"exit_code"`
 	Reason   string `json:"reason,omitempty"`
 	Message  string `json:"message,omitempty"`
 	// Refused says the worker would not run the task for a reason of its
@@ -152,7 +197,7 @@ func (r Result) Validate() error {
 		errs = append(errs, err)
 	}
 	if err := tasks.ValidID(r.TaskID); err != nil {
-		errs = append(errs, fmt.Errorf("taskId: %w", err))
+		errs = append(errs, fmt.Errorf("task_id: %w", err))
 	}
 	if r.Attempt < 1 {
 		errs = append(errs, fmt.Errorf("attempt: %d; attempts count from 1", r.Attempt))
@@ -184,7 +229,7 @@ func (r Result) Validate() error {
 // twice or out of order do no harm.
 type Events struct {
 	Run     string `json:"run"`
-	TaskID  string `json:"taskId"`
+	TaskID  string `json:"task_id"`
 	Attempt int    `json:"attempt"`
 	Worker  string `json:"worker"`
 	Offset  int64  `json:"offset"`
@@ -200,7 +245,7 @@ func (e Events) Validate() error {
 		errs = append(errs, err)
 	}
 	if err := tasks.ValidID(e.TaskID); err != nil {
-		errs = append(errs, fmt.Errorf("taskId: %w", err))
+		errs = append(errs, fmt.Errorf("task_id: %w", err))
 	}
 	if e.Attempt < 1 {
 		errs = append(errs, fmt.Errorf("attempt: %d; attempts count from 1", e.Attempt))

@@ -24,8 +24,14 @@ import (
 	"github.com/ralph-loop/ralph/runfiles"
 )
 
-// LoopJob is one task's loop, as a worker starts it.
-type LoopJob struct {
+// WorkerJob is one task's loop, as a worker starts it. It is not
+// autopilot.Job: a worker's loop gets the task's config files as they came
+// over the wire (no overlay of the coordinator's), starts from a checkout
+// that may continue another worker's work, and is marked so that what its
+// agent left can be found after the worker dies (leftovers.go); it is
+// never resumed by mode, because a worker hands an unfinished task back
+// instead.
+type WorkerJob struct {
 	TaskID  string
 	Attempt int
 	// Dir is the task's worktree, where the loop runs and keeps its .ralph/.
@@ -45,15 +51,19 @@ type LoopJob struct {
 	Mark procgroup.Mark
 }
 
-// LoopHandle is one running loop.
-type LoopHandle interface {
+// WorkerLoop is one running loop of a worker's. Unlike autopilot.Handle,
+// whose Interrupt stops a loop at once for the autopilot to resume later
+// in the same worktree, a worker stops its loops gently first and hands
+// their tasks back, so it says which stop it means.
+type WorkerLoop interface {
 	// Wait blocks until the loop ends and says how.
 	Wait() autopilot.LoopResult
-	// Interrupt asks the loop to stop. The first call lets it finish its
-	// iteration (it ends with reason "stopped", or exits 130 like a loop
-	// that got SIGINT); a second makes it stop its agent now (exit 130).
-	// Either way its work can be continued from what it committed.
-	Interrupt()
+	// Stop asks the loop to stop: runfiles.StopAtBoundary lets it finish
+	// its iteration (it ends with reason "stopped", as after `ralph stop`,
+	// or exits 130 like a loop that got SIGINT), runfiles.StopNow makes it
+	// stop its agent now (exit 130). Either way its work can be continued
+	// from what it committed. Asking for a stop already asked does nothing.
+	Stop(mode runfiles.StopMode)
 }
 
 // WorkerOptions configure a Worker.
@@ -72,7 +82,7 @@ type WorkerOptions struct {
 	// Host names the worker in its results and event batches.
 	Host string
 	// Run starts a task's loop in job.Dir.
-	Run func(ctx context.Context, job LoopJob) (LoopHandle, error)
+	Run func(ctx context.Context, job WorkerJob) (WorkerLoop, error)
 	// Validate says what is wrong with a task's config, or nil; a task
 	// whose config it refuses is failed with its message. Nil is
 	// ValidateConfigs.
@@ -128,9 +138,10 @@ type Worker struct {
 
 // runningLoop is a loop a slot runs, and how often it was interrupted.
 type runningLoop struct {
-	task       string
-	h          LoopHandle
-	interrupts int
+	task string
+	h    WorkerLoop
+	// asked is the stop the loop was asked for, "" none yet.
+	asked runfiles.StopMode
 }
 
 // NewWorker checks opts and fills in their defaults.
@@ -202,24 +213,23 @@ func (w *Worker) Run(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// Hurry interrupts again every loop that Run's ending context asked to
-// stop, so that it stops its agent now instead of at the end of its
-// iteration: for a second Ctrl-C. Loops interrupted later are interrupted
-// twice at once. Call it only once Run's context has ended: a loop
-// interrupted while the context lives ends as a failed task.
+// Hurry asks every loop that Run's ending context asked to stop at the
+// end of its iteration to stop its agent now: for a second Ctrl-C. Loops
+// stopped later are stopped now at once. Call it only once Run's context
+// has ended: a loop stopped while the context lives ends as a failed task.
 func (w *Worker) Hurry() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.hurried = true
 	for rl := range w.loops {
 		w.logf("task %s: interrupting its loop now", rl.task)
-		w.interruptTo(rl, 2)
+		w.stopTo(rl, runfiles.StopNow)
 	}
 }
 
 // track adds a started loop to those Hurry reaches; the returned function
 // removes it.
-func (w *Worker) track(task string, h LoopHandle) (*runningLoop, func()) {
+func (w *Worker) track(task string, h WorkerLoop) (*runningLoop, func()) {
 	rl := &runningLoop{task: task, h: h}
 	w.mu.Lock()
 	w.loops[rl] = struct{}{}
@@ -231,24 +241,28 @@ func (w *Worker) track(task string, h LoopHandle) (*runningLoop, func()) {
 	}
 }
 
-// stopLoop interrupts rl once Run's context has ended: once, or twice
-// after Hurry.
+// stopLoop stops rl once Run's context has ended: at the end of its
+// iteration, or now after Hurry.
 func (w *Worker) stopLoop(rl *runningLoop) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	n := 1
+	mode := runfiles.StopAtBoundary
 	if w.hurried {
-		n = 2
+		mode = runfiles.StopNow
 	}
-	w.interruptTo(rl, n)
+	w.stopTo(rl, mode)
 }
 
-// interruptTo interrupts rl's loop until it has been interrupted n times;
-// w.mu is held.
-func (w *Worker) interruptTo(rl *runningLoop, n int) {
-	for rl.interrupts < n {
-		rl.interrupts++
-		rl.h.Interrupt()
+// stopTo asks rl's loop for each stop up to mode it was not yet asked
+// for, the gentle one first; w.mu is held.
+func (w *Worker) stopTo(rl *runningLoop, mode runfiles.StopMode) {
+	if rl.asked == "" {
+		rl.asked = runfiles.StopAtBoundary
+		rl.h.Stop(runfiles.StopAtBoundary)
+	}
+	if mode == runfiles.StopNow && rl.asked != runfiles.StopNow {
+		rl.asked = runfiles.StopNow
+		rl.h.Stop(runfiles.StopNow)
 	}
 }
 
@@ -491,7 +505,7 @@ func (w *Worker) runTask(ctx context.Context, claim *Claim) {
 
 // follow waits for h's loop to end, forwarding its event log meanwhile,
 // and asks it to stop when ctx ends.
-func (w *Worker) follow(ctx context.Context, t Task, h LoopHandle, fw *forwarder) autopilot.LoopResult {
+func (w *Worker) follow(ctx context.Context, t Task, h WorkerLoop, fw *forwarder) autopilot.LoopResult {
 	rl, untrack := w.track(t.ID, h)
 	defer untrack()
 	ended := make(chan autopilot.LoopResult, 1)
@@ -643,17 +657,17 @@ func (w *Worker) release(ctx context.Context, claim *Claim) {
 // to the acceptance criteria; one that does not writes the task's config
 // without anything that runs a command (config.WithoutCommands), and says
 // what it left out.
-func (w *Worker) writeJob(t Task, co Checkout) (LoopJob, error) {
+func (w *Worker) writeJob(t Task, co Checkout) (WorkerJob, error) {
 	dir := filepath.Join(jobsDir(w.opts.Checkouts.Dir), t.ID)
 	if err := os.RemoveAll(dir); err != nil {
-		return LoopJob{}, fmt.Errorf("task %s's files: %w", t.ID, err)
+		return WorkerJob{}, fmt.Errorf("task %s's files: %w", t.ID, err)
 	}
 	// The task's config, objective and the loop's output (what its agent
 	// printed) are the user's alone.
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return LoopJob{}, fmt.Errorf("task %s's files: %w", t.ID, err)
+		return WorkerJob{}, fmt.Errorf("task %s's files: %w", t.ID, err)
 	}
-	job := LoopJob{
+	job := WorkerJob{
 		TaskID:        t.ID,
 		Attempt:       t.Attempt,
 		Dir:           co.Dir,
@@ -663,11 +677,11 @@ func (w *Worker) writeJob(t Task, co Checkout) (LoopJob, error) {
 		Mark:          procgroup.NewMark(),
 	}
 	if err := writeLoopRecord(dir, job.Mark); err != nil {
-		return LoopJob{}, fmt.Errorf("task %s's files: %w", t.ID, err)
+		return WorkerJob{}, fmt.Errorf("task %s's files: %w", t.ID, err)
 	}
 	files, err := w.taskConfigs(t)
 	if err != nil {
-		return LoopJob{}, err
+		return WorkerJob{}, err
 	}
 	write := func(c ConfigFile) error {
 		// Numbered, as two files may have one name.
@@ -680,7 +694,7 @@ func (w *Worker) writeJob(t Task, co Checkout) (LoopJob, error) {
 	}
 	for _, c := range files {
 		if err := write(c); err != nil {
-			return LoopJob{}, err
+			return WorkerJob{}, err
 		}
 	}
 	// The worker's own files are read where they are, so that a relative
@@ -688,11 +702,11 @@ func (w *Worker) writeJob(t Task, co Checkout) (LoopJob, error) {
 	job.ConfigFiles = append(job.ConfigFiles, w.opts.Configs...)
 	if w.opts.Backend != "" {
 		if err := write(ConfigFile{Name: "worker-backend.yml", Data: backendOverlay(w.opts.Backend)}); err != nil {
-			return LoopJob{}, err
+			return WorkerJob{}, err
 		}
 	}
 	if err := os.WriteFile(job.ObjectiveFile, []byte(t.Objective), 0o600); err != nil {
-		return LoopJob{}, fmt.Errorf("task %s's objective: %w", t.ID, err)
+		return WorkerJob{}, fmt.Errorf("task %s's objective: %w", t.ID, err)
 	}
 	return job, nil
 }

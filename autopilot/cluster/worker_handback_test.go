@@ -15,6 +15,7 @@ import (
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/autopilot/cluster"
 	"github.com/ralph-loop/ralph/internal/gittest"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // A loop that ends because the worker asked it to stop at the end of its
@@ -66,7 +67,7 @@ func TestWorkerHandsBackAStoppedLoopWithItsUncommittedWork(t *testing.T) {
 func TestWorkerReportsALoopThatEndedOnItsOwnWhileStopping(t *testing.T) {
 	conn, ctx, url, base, res := workerFixture(t)
 	loops := make(chan *stubLoop, 1)
-	run := func(_ context.Context, job cluster.LoopJob) (cluster.LoopHandle, error) {
+	run := func(_ context.Context, job cluster.WorkerJob) (cluster.WorkerLoop, error) {
 		l := newStubLoop(autopilot.LoopResult{ExitCode: 1, Reason: "consecutive_failures", Message: "3 agent failures in a row"}, 1)
 		loops <- l
 		return l, nil
@@ -97,7 +98,7 @@ func newStubLoop(res autopilot.LoopResult, need int) *stubLoop {
 	return &stubLoop{res: res, need: need, done: make(chan struct{})}
 }
 
-func (l *stubLoop) Interrupt() {
+func (l *stubLoop) Stop(runfiles.StopMode) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.n++
@@ -129,7 +130,7 @@ func TestWorkerHurryInterruptsTheLoopsAgain(t *testing.T) {
 	ctx := testContext(t)
 	url, base := gittest.SharedRemote(t)
 	loops := make(chan *stubLoop, 1)
-	run := func(_ context.Context, job cluster.LoopJob) (cluster.LoopHandle, error) {
+	run := func(_ context.Context, job cluster.WorkerJob) (cluster.WorkerLoop, error) {
 		l := newStubLoop(autopilot.LoopResult{}, 2)
 		loops <- l
 		return l, nil

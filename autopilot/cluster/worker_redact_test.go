@@ -15,13 +15,14 @@ import (
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/autopilot/cluster"
 	"github.com/ralph-loop/ralph/internal/redact"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // endedLoop is a loop that has ended as res says.
 type endedLoop struct{ res autopilot.LoopResult }
 
 func (l endedLoop) Wait() autopilot.LoopResult { return l.res }
-func (endedLoop) Interrupt()                   {}
+func (endedLoop) Stop(runfiles.StopMode)       {}
 
 // workerSecret is a secret of the worker's that the coordinator does not
 // know, so that it could not hide it.
@@ -30,7 +31,7 @@ const workerSecret = "wk-secret-0a1b2c3d4e5f"
 // leakingLoop writes an event log whose lines, appended by the agent by
 // hand, hold the worker's secret as it is and in base64, then ends with
 // the secret in its last words.
-func leakingLoop(_ context.Context, job cluster.LoopJob) (cluster.LoopHandle, error) {
+func leakingLoop(_ context.Context, job cluster.WorkerJob) (cluster.WorkerLoop, error) {
 	dir := filepath.Join(job.Dir, ".ralph")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err

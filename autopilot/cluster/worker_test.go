@@ -21,6 +21,7 @@ import (
 	"github.com/ralph-loop/ralph/autopilot/cluster"
 	"github.com/ralph-loop/ralph/internal/gittest"
 	"github.com/ralph-loop/ralph/internal/redact"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // remoteRef is ref's commit on the remote at url, "" when there is none.
@@ -47,7 +48,7 @@ func workerFixture(t *testing.T) (conn *cluster.Conn, ctx context.Context, url, 
 // appends an agent's line and ralph's iteration.finished to the event log
 // in the worktree's .ralph/, as a loop does.
 type fakeLoop struct {
-	job cluster.LoopJob
+	job cluster.WorkerJob
 	// start is the worktree's HEAD when the worker started the loop, read
 	// before the loop's first commit can move it.
 	start      string
@@ -68,7 +69,7 @@ type fakeLoop struct {
 	res         autopilot.LoopResult
 }
 
-func (f *fakeLoop) Interrupt() { f.once.Do(func() { close(f.interrupted) }) }
+func (f *fakeLoop) Stop(runfiles.StopMode) { f.once.Do(func() { close(f.interrupted) }) }
 
 func (f *fakeLoop) Wait() autopilot.LoopResult {
 	r, ok := <-f.done
@@ -194,7 +195,7 @@ func newFakeRunner(name string, iterations int, gate chan struct{}) *fakeRunner 
 	return &fakeRunner{name: name, iterations: iterations, gate: gate, started: make(chan *fakeLoop, 16)}
 }
 
-func (r *fakeRunner) Run(_ context.Context, job cluster.LoopJob) (cluster.LoopHandle, error) {
+func (r *fakeRunner) Run(_ context.Context, job cluster.WorkerJob) (cluster.WorkerLoop, error) {
 	for _, f := range append([]string{job.ObjectiveFile}, job.ConfigFiles...) {
 		if _, err := os.Stat(f); err != nil {
 			return nil, err
@@ -228,7 +229,7 @@ type workerSetup struct {
 	keepAlive time.Duration
 	batch     int
 	trust     bool
-	run       func(context.Context, cluster.LoopJob) (cluster.LoopHandle, error)
+	run       func(context.Context, cluster.WorkerJob) (cluster.WorkerLoop, error)
 	// dir is the worker's checkouts, a new directory if empty.
 	dir string
 	// logs, when set, gets the worker's log lines too.

@@ -14,8 +14,9 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 func processGone(pid int) bool {

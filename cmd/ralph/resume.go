@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/runfiles"
 )
 
@@ -26,7 +25,7 @@ type runChoices struct {
 	spec           string         // --spec, or the resumed run's spec
 	n              int            // SPEC mode's -n
 	all            bool           // SPEC mode's --all
-	start          engine.StartMode
+	start          runfiles.StartMode
 	wait           bool
 	prev           *runfiles.Launch // the resumed run's launch record; nil when none
 }
@@ -36,12 +35,12 @@ func (c *loopCmd) choices(dir string) (runChoices, error) {
 	ch := runChoices{configs: c.Config, hats: c.Hats, prompt: c.Prompt, promptFile: c.PromptFile,
 		backend: c.Backend, maxIterations: int(c.MaxIterations), maxRuntime: c.MaxRuntime.Value(),
 		stuckThreshold: c.StuckThreshold.Value(), spec: c.Spec, n: int(c.N), all: c.All,
-		start: engine.StartNew, wait: c.Wait}
+		start: runfiles.StartNew, wait: c.Wait}
 	switch {
 	case c.Fresh:
-		ch.start = engine.StartFresh
+		ch.start = runfiles.StartFresh
 	case c.Resume:
-		ch.start = engine.StartResume
+		ch.start = runfiles.StartResume
 		prev, err := runfiles.PreviousLaunch(dir)
 		if err != nil {
 			return ch, err

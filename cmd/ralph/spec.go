@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 
 	"github.com/ralph-loop/ralph/config"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/engine/checklist"
 	"github.com/ralph-loop/ralph/runfiles"
 )
@@ -22,10 +21,10 @@ const specLimit = 100
 
 // runMode is what kind of run the loop command makes, and why.
 type runMode struct {
-	kind  string           // runfiles.ModeLoop or runfiles.ModeSpec
-	start engine.StartMode // a new run, a resumed one, or a fresh one
-	spec  string           // SPEC mode: the checklist, absolute
-	why   string           // for the debug log
+	kind  string             // runfiles.ModeLoop or runfiles.ModeSpec
+	start runfiles.StartMode // a new run, a resumed one, or a fresh one
+	spec  string             // SPEC mode: the checklist, absolute
+	why   string             // for the debug log
 }
 
 // decideMode decides, once, what the run is: a hats loop or SPEC mode, new
@@ -44,7 +43,7 @@ func decideMode(dir string, ch runChoices, cfg *config.Config, cfgErr, objErr er
 	switch {
 	case ch.spec != "":
 		m.kind, m.spec, m.why = runfiles.ModeSpec, inWorkspace(dir, ch.spec), "--spec "+ch.spec
-		if ch.start == engine.StartResume && ch.prev != nil && ch.prev.Mode == runfiles.ModeSpec {
+		if ch.start == runfiles.StartResume && ch.prev != nil && ch.prev.Mode == runfiles.ModeSpec {
 			m.why = "the resumed run works through " + ch.prev.SpecFile
 		}
 		if !fileExists(m.spec) {
@@ -54,9 +53,9 @@ func decideMode(dir string, ch runChoices, cfg *config.Config, cfgErr, objErr er
 		m.kind, m.spec, m.why = runfiles.ModeSpec, defaultSpecPath, "the config has no hats and no objective, and there is a "+defaultSpec
 	case ch.n > 0 || ch.all:
 		return m, notSpecMode(ch.all)
-	case objErr != nil && ch.start != engine.StartResume:
+	case objErr != nil && ch.start != runfiles.StartResume:
 		return m, objErr
-	case ch.start == engine.StartResume:
+	case ch.start == runfiles.StartResume:
 		m.why = "resuming the run in .ralph"
 	default:
 		m.why = "the run has an objective"

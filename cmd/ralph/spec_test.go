@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/config"
-	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/runfiles"
 )
 
@@ -41,7 +40,7 @@ func TestDecideMode(t *testing.T) {
 		"-n with an objective":       {ch: runChoices{n: 3}, wantErr: "-n is for SPEC mode"},
 		"--all with an objective":    {ch: runChoices{all: true}, wantErr: "--all is for SPEC mode"},
 		"no objective":               {objErr: noObjective, wantErr: "no objective"},
-		"resume keeps its objective": {ch: runChoices{start: engine.StartResume}, objErr: noObjective, kind: runfiles.ModeLoop},
+		"resume keeps its objective": {ch: runChoices{start: runfiles.StartResume}, objErr: noObjective, kind: runfiles.ModeLoop},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -48,7 +48,7 @@ func Resume(dir string) (string, error) { return RequestAutopilot(dir, autopilot
 
 // RequestAutopilot hands a control request (autopilot.RequestPause, …) to
 // the autopilot running in dir.
-func RequestAutopilot(dir, req string) (string, error) {
+func RequestAutopilot(dir string, req autopilot.ControlRequest) (string, error) {
 	info, err := autopilot.RequestRunning(dir, req)
 	if err != nil {
 		return "", err

@@ -60,8 +60,8 @@ type model struct {
 	scroll  int             // the payload's first line shown
 	// help draws the footer's keys, and all of them full-screen while
 	// its ShowAll is on.
-	help    help.Model
-	confirm string // a request waiting for its key to be pressed again
+	help        help.Model
+	confirmStop bool // a stop waiting for its key to be pressed again
 	// answer is the answer being typed to the selected loop's question,
 	// nil when none is.
 	answer *answerInput
@@ -200,10 +200,10 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 	if m.answer != nil {
 		return m.answerKey(k)
 	}
-	if confirm := m.confirm; confirm != "" {
-		m.confirm = ""
+	if m.confirmStop {
+		m.confirmStop = false
 		if key.Matches(k, keys.Stop) {
-			m.notice = m.request(confirm)
+			m.notice = m.stop()
 		} else {
 			m.notice = "not stopped"
 		}
@@ -251,7 +251,7 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, keys.Pause):
 		m.notice = m.pauseOrResume()
 	case key.Matches(k, keys.Stop):
-		m.confirm = "stop"
+		m.confirmStop = true
 	case key.Matches(k, keys.Answer):
 		m.startAnswer()
 	}
@@ -334,32 +334,38 @@ func (m *model) pauseOrResume() string {
 	return m.request(autopilot.RequestPause)
 }
 
-// request writes a control request and says what was asked.
-func (m *model) request(req string) string {
-	var err error
-	var done string
+// stop asks what runs here to stop gently, as `ralph autopilot stop` or
+// `ralph stop` would, and says what was asked.
+func (m *model) stop() string {
 	switch {
-	case req == "stop" && m.w.Autopilot != nil && !m.w.Autopilot.Running:
+	case m.w.Autopilot != nil && !m.w.Autopilot.Running:
 		return "the autopilot is not running: nothing to stop"
-	case req == "stop" && m.w.Autopilot == nil && (m.w.Loop == nil || !m.w.Loop.Running):
+	case m.w.Autopilot != nil:
+		return m.request(autopilot.RequestStop)
+	case m.w.Loop == nil || !m.w.Loop.Running:
 		return "no loop runs here to stop"
-	case req == "stop" && m.w.Autopilot != nil:
-		err = autopilot.Request(m.opts.Dir, autopilot.RequestStop)
-		done = "asked the autopilot to stop: running loops finish, no task starts"
-	case req == "stop":
-		err = runfiles.RequestStop(m.opts.Dir, runfiles.StopAtBoundary)
-		done = "asked the loop to stop before its next iteration"
-	case req == autopilot.RequestPause:
-		err = autopilot.Request(m.opts.Dir, req)
-		done = "asked the autopilot to pause: no new task starts"
-	case req == autopilot.RequestResume:
-		err = autopilot.Request(m.opts.Dir, req)
-		done = "asked the autopilot to resume"
 	}
-	if err != nil {
+	if err := runfiles.RequestStop(m.opts.Dir, runfiles.StopAtBoundary); err != nil {
 		return fmt.Sprintf("could not ask: %v", err)
 	}
-	return done
+	return "asked the loop to stop before its next iteration"
+}
+
+// request writes an autopilot's control request and says what was asked.
+func (m *model) request(req autopilot.ControlRequest) string {
+	if err := autopilot.Request(m.opts.Dir, req); err != nil {
+		return fmt.Sprintf("could not ask: %v", err)
+	}
+	switch req {
+	case autopilot.RequestPause:
+		return "asked the autopilot to pause: no new task starts"
+	case autopilot.RequestResume:
+		return "asked the autopilot to resume"
+	case autopilot.RequestStop:
+		return "asked the autopilot to stop: running loops finish, no task starts"
+	case autopilot.RequestStopNow:
+	}
+	return "asked the autopilot to stop now: running loops are interrupted"
 }
 
 // joinWords is the non-empty words joined by " · ".

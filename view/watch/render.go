@@ -269,7 +269,7 @@ func (m *model) payloadLines(width, height int) []string {
 
 func (m *model) footer() string {
 	switch {
-	case m.confirm != "":
+	case m.confirmStop:
 		return noticeStyle.Render("stop " + m.what() + "? press s again to stop, any other key to cancel")
 	case m.notice != "":
 		return noticeStyle.Render(m.notice)

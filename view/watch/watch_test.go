@@ -224,7 +224,7 @@ func TestPauseAndResumeWriteTheAutopilotsRequests(t *testing.T) {
 	m := testModel(t, dir, "")
 	control := runfiles.In(dir).Control()
 	press(m, "p")
-	assert.FileExists(t, filepath.Join(control, autopilot.RequestPause))
+	assert.FileExists(t, filepath.Join(control, string(autopilot.RequestPause)))
 	assert.Equal(t, "asked the autopilot to pause: no new task starts", m.notice)
 
 	writeAutopilot(t, dir, true) // the autopilot took the request
@@ -232,8 +232,8 @@ func TestPauseAndResumeWriteTheAutopilotsRequests(t *testing.T) {
 	settle(m, cmd)
 	require.True(t, m.w.Autopilot.Paused)
 	press(m, "p")
-	assert.FileExists(t, filepath.Join(control, autopilot.RequestResume))
-	assert.NoFileExists(t, filepath.Join(control, autopilot.RequestPause), "a resume cancels a pending pause")
+	assert.FileExists(t, filepath.Join(control, string(autopilot.RequestResume)))
+	assert.NoFileExists(t, filepath.Join(control, string(autopilot.RequestPause)), "a resume cancels a pending pause")
 }
 
 func TestStopAsksTwice(t *testing.T) {
@@ -253,7 +253,7 @@ func TestStopAsksTwice(t *testing.T) {
 	press(m, "s")
 	data, err := os.ReadFile(stop)
 	require.NoError(t, err)
-	assert.Equal(t, runfiles.StopAtBoundary+"\n", string(data), "the request ralph stop writes")
+	assert.Equal(t, string(runfiles.StopAtBoundary)+"\n", string(data), "the request ralph stop writes")
 }
 
 func TestNothingRunsYet(t *testing.T) {
