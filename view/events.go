@@ -583,3 +583,13 @@ func spacedOnce(s string) bool {
 func asciiSpace(c byte) bool {
 	return c == ' ' || ('\t' <= c && c <= '\r')
 }
+
+// cost is the iteration's cost as its line records it; a line from before
+// ralph priced iterations has no source, and its cost was reported.
+func (p viewIterationFinished) cost() runfiles.IterationCost {
+	source := p.CostSource
+	if source == "" {
+		source = runfiles.CostReported
+	}
+	return runfiles.IterationCost{USD: p.CostUSD, Source: source}
+}
