@@ -593,3 +593,12 @@ func (p viewIterationFinished) cost() runfiles.IterationCost {
 	}
 	return runfiles.IterationCost{USD: p.CostUSD, Source: source}
 }
+
+// EventText is an event's payload as people read it, the one rendering of
+// every view that lists events (`ralph events`, `ralph status`, `ralph
+// watch`, ralph serve's page): ralph's own lines of a loop's log as
+// sentences, an autopilot's log's (autopilot) in the words `ralph
+// autopilot` prints, anything else as its text.
+func EventText(ev events.Event, autopilot bool) string {
+	return (&EventPrinter{Autopilot: autopilot}).describe(ev)
+}

@@ -449,10 +449,8 @@ func (t *logTail) add(rec events.Record) {
 		return
 	}
 	ev := rec.Event
-	if t.autopilot {
-		line.Text = (&EventPrinter{Autopilot: true}).describe(ev)
-	} else {
-		line.Text = describe(ev)
+	line.Text = EventText(ev, t.autopilot)
+	if !t.autopilot {
 		t.note(ev)
 	}
 	t.lines = append(t.lines, line)

@@ -256,6 +256,8 @@ func (es *eventStream) next() sseEvent {
 			ev.id = strings.TrimPrefix(line, "id: ")
 		case strings.HasPrefix(line, "event: "):
 			ev.name = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: ") && ev.data != "":
+			ev.data += "\n" + strings.TrimPrefix(line, "data: ") // as EventSource joins them
 		case strings.HasPrefix(line, "data: "):
 			ev.data = strings.TrimPrefix(line, "data: ")
 		}

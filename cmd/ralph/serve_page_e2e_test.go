@@ -233,6 +233,8 @@ func TestServePageLoopE2E(t *testing.T) {
 	// iteration's row and the chart's scale, never $0.
 	assert.Equal(t, "unknown", text(`#cost`))
 	assert.Equal(t, "unknown", text(`#iterations tr[data-iteration="1"] td[data-cost-source]`))
+	// ralph's own lines in the words of `ralph events`, not JSON.
+	assert.Regexp(t, `^ralph success .* cost unknown$`, text(`#events li[data-topic="iteration.finished"] .payload`))
 	scale, err := chromedp.Run(p.tab, chromedp.Evaluate[string](`document.querySelector("#chart text.cost").firstChild.nodeValue`))
 	require.NoError(t, err)
 	assert.Equal(t, "unknown", scale)

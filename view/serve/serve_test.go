@@ -294,6 +294,8 @@ func (s *sseStream) next(t *testing.T) sseEvent {
 			ev.id = strings.TrimPrefix(line, "id: ")
 		case strings.HasPrefix(line, "event: "):
 			ev.name = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: ") && ev.data != "":
+			ev.data += "\n" + strings.TrimPrefix(line, "data: ") // as EventSource joins them
 		case strings.HasPrefix(line, "data: "):
 			ev.data = strings.TrimPrefix(line, "data: ")
 		}
@@ -379,6 +381,45 @@ func TestTheEventStreamStartsWithTheLastN(t *testing.T) {
 	appendEvent(t, log, "build.6")
 	assert.Equal(t, "build.5", topicOf(t, s.next(t)), "every new event, not only the last 2")
 	assert.Equal(t, "build.6", topicOf(t, s.next(t)))
+}
+
+// With text=true each message carries, below the log's line, the event's
+// text in the words of `ralph events` (view.EventText): the page shows
+// ralph's own lines as sentences, as the command line does.
+func TestTheEventStreamCarriesEachEventsText(t *testing.T) {
+	dir, log := newWorkspace(t, 1)
+	finished := events.Event{Topic: runfiles.TopicIterationFinished, Source: events.SourceRalph, Iteration: 1, Hat: "builder",
+		Payload: events.ObjectPayload(map[string]any{"iteration": 1, "hat": "builder", "outcome": "success", "duration_ms": 1500,
+			"cost_usd": 0, "cost_source": "unknown"})}
+	require.NoError(t, events.AppendTo(log, finished))
+	srv := startServer(t, dir, false)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s := openStream(t, ctx, srv.URL+"/api/events/stream?text=true&last=2", "")
+	var texts []string
+	for _, want := range []string{"build.0", runfiles.TopicIterationFinished} {
+		line, text, ok := strings.Cut(s.next(t).data, "\n")
+		require.True(t, ok, "a second data line")
+		assert.Equal(t, want, topicOf(t, sseEvent{data: line}))
+		var got string
+		require.NoError(t, json.Unmarshal([]byte(text), &got), text)
+		texts = append(texts, got)
+	}
+	ev, err := events.ParseLine([]byte(strings.SplitN(mustRead(t, log), "\n", 3)[1]))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"build.0", view.EventText(ev, false)}, texts)
+	assert.Equal(t, "builder success 2s 0 tok cost unknown", texts[1])
+
+	resp, body := request(t, http.MethodGet, srv.URL+"/api/events/stream?text=maybe", "", "")
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.Contains(t, body, "text=true")
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return string(data)
 }
 
 func TestTheEventStreamRefusesAnIDThatIsNotALinesStart(t *testing.T) {

@@ -748,7 +748,7 @@
     const useAutopilot = ap && (f.log === "autopilot" || !d.selected);
     // The newest MAX_EVENTS of a long log at first; a reconnect resumes
     // after the last one seen (the server ignores last then).
-    const params = { topic: f.topic, hat: f.hat, last: MAX_EVENTS };
+    const params = { topic: f.topic, hat: f.hat, last: MAX_EVENTS, text: "true" };
     if (useAutopilot) params.autopilot = "1";
     else if (ap) params.task = d.selected;
     const run = d.loop ? d.loop.run_id : "";
@@ -776,15 +776,20 @@
   function addEvent(ev) {
     if (showStreamError(ev)) return;
     if (ev.event !== "event") return;
-    let e;
+    // With text=true the data is the log's line, then on a line of its
+    // own the event's text as `ralph events` shows it (a JSON string):
+    // ralph words its own lines, the page renders none itself.
+    const cut = ev.data.indexOf("\n");
+    const raw = cut < 0 ? ev.data : ev.data.slice(0, cut);
+    let e, payload;
     try {
-      e = JSON.parse(ev.data);
+      e = JSON.parse(raw);
+      payload = cut < 0 ? "" : JSON.parse(ev.data.slice(cut + 1));
     } catch (_) {
       return;
     }
     const next = Number(ev.id);
-    const offset = Number.isFinite(next) ? next - utf8.encode(ev.data).length - 1 : "";
-    const payload = typeof e.payload === "string" ? e.payload : e.payload === undefined ? "" : JSON.stringify(e.payload);
+    const offset = Number.isFinite(next) ? next - utf8.encode(raw).length - 1 : "";
     const li = el(
       "li",
       { "data-offset": String(offset), "data-next": ev.id || "", "data-topic": e.topic, "data-hat": e.hat || "", "data-source": e.source || "" },
