@@ -208,21 +208,25 @@ func archivedLog(workspace, id string) (string, bool) {
 }
 
 // AwaitRun waits until a run starts in the workspace dir and returns its
-// log; "" when ctx ends first. It makes .ralph/ (ignored by git, as ralph
-// makes it) so that there is a directory to watch, and calls waiting once
-// the watch is in place, before it first looks.
+// log; "" when ctx ends first. It only reads: where .ralph/ does not exist
+// yet, it watches the workspace for it to appear, then .ralph/ itself, and
+// calls waiting once the watch is in place, before it first looks.
 func AwaitRun(ctx context.Context, dir string, waiting func()) (string, error) {
 	ralphDir := filepath.Join(dir, DirName)
-	if err := IgnoreOwnFilesIfMissing(ralphDir); err != nil {
-		return "", err
-	}
-	w, err := filewatch.New(filewatch.Options{Dirs: []string{ralphDir}})
+	w, err := filewatch.New(filewatch.Options{Dirs: []string{dir}, Match: func(path string) bool {
+		return path == ralphDir || filepath.Dir(path) == ralphDir
+	}})
 	if err != nil {
-		return "", fmt.Errorf("wait for a run in %s: %w", ralphDir, err)
+		return "", fmt.Errorf("wait for a run in %s: %w", dir, err)
 	}
 	defer w.Close()
+	watching := w.Add(ralphDir) == nil
 	waiting()
 	for {
+		if !watching {
+			// .ralph/ appeared since: its files are what a run writes.
+			watching = w.Add(ralphDir) == nil
+		}
 		// Checked after the watch began, so a run that starts in between
 		// is not missed.
 		path, err := CurrentLog(dir)

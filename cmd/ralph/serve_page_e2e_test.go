@@ -382,6 +382,7 @@ func pageBrowser(t *testing.T, path string) context.Context {
 func pageServe(t *testing.T, w *workspace, addr string) (string, *exec.Cmd) {
 	t.Helper()
 	cmd := exec.Command(ralphBin, "serve", "-C", w.dir, "--addr", addr)
+	cmd.Env = serveEnv()
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	stderr := &lockedWriter{}

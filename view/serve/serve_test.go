@@ -489,25 +489,53 @@ func TestTheDashboardStreamSendsARunThatEndedOnce(t *testing.T) {
 }
 
 func TestTheTokenIsMadeOnceAndKept(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	dir := t.TempDir()
-	token, err := LoadToken(dir)
+	require.NoError(t, os.Mkdir(filepath.Join(dir, runfiles.DirName), 0o700))
+	token, kept, err := LoadToken(dir)
 	require.NoError(t, err)
+	assert.True(t, kept)
 	assert.Len(t, token, 64)
 	info, err := os.Stat(runfiles.In(dir).ServeToken())
 	require.NoError(t, err)
 	assert.Equal(t, fs.FileMode(0o600), info.Mode().Perm())
 	assert.FileExists(t, filepath.Join(dir, runfiles.DirName, runfiles.IgnoreFile), "git ignores the token")
-	again, err := LoadToken(dir)
+	again, _, err := LoadToken(dir)
 	require.NoError(t, err)
 	assert.Equal(t, token, again)
 
 	require.NoError(t, os.WriteFile(runfiles.In(dir).ServeToken(), []byte("\n"), 0o600))
-	_, err = LoadToken(dir)
+	_, _, err = LoadToken(dir)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "empty")
 }
 
+// Where no .ralph/ is, the token is kept outside the workspace, in the
+// user's cache: a reader makes nothing in the workspace, and a page keeps
+// its token across restarts, before and after a run makes .ralph/.
+func TestTheTokenOfAWorkspaceWithoutRalphDirIsKeptOutsideIt(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	dir := t.TempDir()
+	token, kept, err := LoadToken(dir)
+	require.NoError(t, err)
+	assert.False(t, kept)
+	assert.Len(t, token, 64)
+	assert.NoDirExists(t, filepath.Join(dir, runfiles.DirName))
+	outside, err := outsideToken(dir)
+	require.NoError(t, err)
+	info, err := os.Stat(outside)
+	require.NoError(t, err)
+	assert.Equal(t, fs.FileMode(0o600), info.Mode().Perm())
+
+	require.NoError(t, os.Mkdir(filepath.Join(dir, runfiles.DirName), 0o700))
+	again, _, err := LoadToken(dir)
+	require.NoError(t, err)
+	assert.Equal(t, token, again, "the same token once a run made .ralph/")
+	assert.NoFileExists(t, runfiles.In(dir).ServeToken())
+}
+
 func TestRunSaysWhyItCannotListen(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the tokens of workspaces without .ralph/
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer taken.Close()
@@ -531,7 +559,7 @@ func TestRunServesUntilItsContextEnds(t *testing.T) {
 	go func() { ended <- Run(ctx, w, Options{Dir: dir, Addr: "127.0.0.1:0"}) }()
 	line, err := bufio.NewReader(r).ReadString('\n')
 	require.NoError(t, err)
-	token, err := LoadToken(dir)
+	token, _, err := LoadToken(dir)
 	require.NoError(t, err)
 	url, ok := strings.CutSuffix(strings.TrimPrefix(strings.TrimSpace(line), "ralph serve: listening on "), "/#token="+token)
 	require.True(t, ok, line)
