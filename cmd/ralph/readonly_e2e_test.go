@@ -75,3 +75,27 @@ func TestEmitByAPersonIsRecordedAsHuman(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(strings.SplitN(out.stdout, "\n", 2)[0]), &ev), out.stdout)
 	assert.Equal(t, "human", ev.Source)
 }
+
+// ralph events --autopilot -f before any autopilot ran waits for one, as
+// ralph events -f waits for a loop, and follows it to its end.
+func TestEventsAutopilotFollowWaitsForAnAutopilot(t *testing.T) {
+	w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n")
+	w.write("TODO.md", "- [ ] One\n")
+	git(t, w.dir, "add", "-A")
+	git(t, w.dir, "commit", "-q", "-m", "tasks")
+	w.script(agentScript{Steps: []step{{Sh: `echo one > one.txt`, Commit: "do the task", Say: tag("LOOP_COMPLETE", "done")}}})
+
+	follow := exec.Command(ralphBin, "events", "--autopilot", "-f")
+	follow.Dir = w.dir
+	out, said := &lockedWriter{}, &lockedWriter{}
+	follow.Stdout, follow.Stderr = out, said
+	require.NoError(t, follow.Start())
+	t.Cleanup(func() { _ = follow.Process.Kill() })
+	waitFor(t, "the follower to wait", func() bool { return strings.Contains(said.String(), "waiting for one to start") })
+
+	r := w.ralph("autopilot")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.NoError(t, follow.Wait(), said.String())
+	assert.Contains(t, out.String(), "autopilot.stopped")
+	assert.Contains(t, out.String(), "completed: one")
+}
