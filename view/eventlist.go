@@ -168,7 +168,7 @@ func (s *logPrinter) recordFilled(rec events.Record, filled bool) error {
 // count: an agent may write any topic (the engine rejects it, but the line
 // is in the log).
 func (s *logPrinter) noticeRecord(rec events.Record) bool {
-	if src := rec.Event.Source; rec.Err != nil || src == events.SourceAgent || src == events.SourceTag {
+	if src := rec.Event.Source; rec.Err != nil || src == events.SourceAgent || src == events.SourceTag || src == events.SourceHuman {
 		return false
 	}
 	end, start := s.boundaries()

@@ -583,3 +583,22 @@ func spacedOnce(s string) bool {
 func asciiSpace(c byte) bool {
 	return c == ' ' || ('\t' <= c && c <= '\r')
 }
+
+// cost is the iteration's cost as its line records it; a line from before
+// ralph priced iterations has no source, and its cost was reported.
+func (p viewIterationFinished) cost() runfiles.IterationCost {
+	source := p.CostSource
+	if source == "" {
+		source = runfiles.CostReported
+	}
+	return runfiles.IterationCost{USD: p.CostUSD, Source: source}
+}
+
+// EventText is an event's payload as people read it, the one rendering of
+// every view that lists events (`ralph events`, `ralph status`, `ralph
+// watch`, ralph serve's page): ralph's own lines of a loop's log as
+// sentences, an autopilot's log's (autopilot) in the words `ralph
+// autopilot` prints, anything else as its text.
+func EventText(ev events.Event, autopilot bool) string {
+	return (&EventPrinter{Autopilot: autopilot}).describe(ev)
+}

@@ -162,12 +162,20 @@ func (c *eventsCmd) Run(ctx context.Context, g *globals) (err error) {
 		return err
 	}
 	path, err := c.logPath(g.Dir)
-	if errors.Is(err, runfiles.ErrNoLog) && c.Follow && !c.Autopilot && c.Task == "" {
+	switch {
+	case errors.Is(err, runfiles.ErrNoLog) && c.Follow && !c.Autopilot && c.Task == "":
 		path, err = runfiles.AwaitRun(ctx, g.Dir, func() {
 			fmt.Fprintln(g.stderr, "ralph: no run here yet; waiting for one to start (Ctrl-C to stop)")
 		})
 		if path == "" && err == nil {
 			return nil // Ctrl-C before any run started
+		}
+	case errors.Is(err, autopilot.ErrNoAutopilot) && c.Follow && c.Autopilot:
+		path, err = runfiles.AwaitAutopilot(ctx, g.Dir, func() {
+			fmt.Fprintln(g.stderr, "ralph: no autopilot has run here yet; waiting for one to start (Ctrl-C to stop)")
+		})
+		if path == "" && err == nil {
+			return nil // Ctrl-C before any autopilot started
 		}
 	}
 	if err != nil {

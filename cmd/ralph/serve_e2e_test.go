@@ -68,6 +68,7 @@ func startServe(t *testing.T, dir string, flags ...string) *server {
 func startServeOn(t *testing.T, dir, addr string, flags ...string) *server {
 	t.Helper()
 	cmd := exec.Command(ralphBin, append([]string{"serve", "-C", dir, "--addr", addr}, flags...)...)
+	cmd.Env = serveEnv()
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	stderr := &lockedWriter{}
@@ -91,10 +92,19 @@ func startServeOn(t *testing.T, dir, addr string, flags ...string) *server {
 		}
 	}()
 	t.Cleanup(s.stop)
-	token, err := os.ReadFile(filepath.Join(dir, ".ralph", "serve.token"))
-	require.NoError(t, err)
-	assert.Equal(t, s.token, strings.TrimSpace(string(token)))
+	if token, err := os.ReadFile(filepath.Join(dir, ".ralph", "serve.token")); err == nil {
+		assert.Equal(t, s.token, strings.TrimSpace(string(token)))
+	} else {
+		assert.NoDirExists(t, filepath.Join(dir, ".ralph"), "a workspace without .ralph/ keeps its token outside it")
+	}
 	return s
+}
+
+// serveEnv is ralph serve's environment in the tests: the tokens of
+// workspaces without .ralph/ go to a cache directory of the tests', not
+// the user's.
+func serveEnv() []string {
+	return append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(filepath.Dir(ralphBin), "cache"))
 }
 
 // stop interrupts ralph serve, which must end cleanly, its streams with it.
@@ -256,6 +266,8 @@ func (es *eventStream) next() sseEvent {
 			ev.id = strings.TrimPrefix(line, "id: ")
 		case strings.HasPrefix(line, "event: "):
 			ev.name = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: ") && ev.data != "":
+			ev.data += "\n" + strings.TrimPrefix(line, "data: ") // as EventSource joins them
 		case strings.HasPrefix(line, "data: "):
 			ev.data = strings.TrimPrefix(line, "data: ")
 		}

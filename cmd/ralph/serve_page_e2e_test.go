@@ -229,6 +229,15 @@ func TestServePageLoopE2E(t *testing.T) {
 	do("the run's end", visible(`#loop-state[data-state="ended"]`), visible(`#loop-ended`),
 		chromedp.WaitReady(chromedp.CSS(`#graph [data-node="_done"].current`)), visible(`#iterations tr[data-iteration="3"][data-hat="ralph"]`), chromedp.Poll[chromedp.Void](`document.querySelector("#stop").disabled`))
 	p.shot("2-ended")
+	// The command backend reports no cost: unknown, in the card, each
+	// iteration's row and the chart's scale, never $0.
+	assert.Equal(t, "unknown", text(`#cost`))
+	assert.Equal(t, "unknown", text(`#iterations tr[data-iteration="1"] td[data-cost-source]`))
+	// ralph's own lines in the words of `ralph events`, not JSON.
+	assert.Regexp(t, `^ralph success .* cost unknown$`, text(`#events li[data-topic="iteration.finished"] .payload`))
+	scale, err := chromedp.Run(p.tab, chromedp.Evaluate[string](`document.querySelector("#chart text.cost").firstChild.nodeValue`))
+	require.NoError(t, err)
+	assert.Equal(t, "unknown", scale)
 
 	// Every iteration.* line of the log, once each, in order, across the
 	// reconnect.
@@ -373,6 +382,7 @@ func pageBrowser(t *testing.T, path string) context.Context {
 func pageServe(t *testing.T, w *workspace, addr string) (string, *exec.Cmd) {
 	t.Helper()
 	cmd := exec.Command(ralphBin, "serve", "-C", w.dir, "--addr", addr)
+	cmd.Env = serveEnv()
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	stderr := &lockedWriter{}
