@@ -201,7 +201,7 @@ func (c *Coordinator) task(ctx context.Context, job autopilot.Job) (Task, error)
 	for _, s := range job.TaskCommands {
 		t.TaskCommands = append(t.TaskCommands, TaskCommand{Name: s.Name, Command: s.Command})
 	}
-	if info, err := os.Stat(autopilot.RemoteEventsPath(c.opts.Repo, job.Task)); err == nil {
+	if info, err := os.Stat(runfiles.In(c.opts.Repo).RemoteEvents(job.Task)); err == nil {
 		t.EventsOffset = info.Size()
 	}
 	if t.BaseCommit, t.MergeCommit, err = start(ctx, job); err != nil {
@@ -322,7 +322,7 @@ func (c *Coordinator) awaitEvents(ctx context.Context, task string) {
 		c.mu.Lock()
 		copied := c.copied
 		c.mu.Unlock()
-		info, err := os.Stat(autopilot.RemoteEventsPath(c.opts.Repo, task))
+		info, err := os.Stat(runfiles.In(c.opts.Repo).RemoteEvents(task))
 		if end == 0 || err == nil && info.Size() >= end {
 			return
 		}
@@ -384,7 +384,7 @@ func (c *Coordinator) handleEvents(_ context.Context, e Events) error {
 		}
 		return err
 	}
-	path := autopilot.RemoteEventsPath(c.opts.Repo, e.TaskID)
+	path := runfiles.In(c.opts.Repo).RemoteEvents(e.TaskID)
 	f, err := ralphdir.OpenFile(c.ralphDir(), path, os.O_CREATE|os.O_WRONLY, ralphdir.FileMode)
 	if err != nil {
 		return err
@@ -428,7 +428,7 @@ func (c *Coordinator) noteWorker(task, worker, run string, attempt int) error {
 	if same {
 		return nil
 	}
-	return autopilot.WriteWorkerInfo(c.opts.Repo, task, autopilot.WorkerInfo{Worker: worker, Run: run, Attempt: attempt, Since: time.Now().UTC()})
+	return runfiles.WriteWorkerInfo(c.opts.Repo, task, runfiles.WorkerInfo{Worker: worker, Run: run, Attempt: attempt, Since: time.Now().UTC()})
 }
 
 // CleanUp deletes a merged task's refs on the shared remote and here.

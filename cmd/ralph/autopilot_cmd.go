@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ralph-loop/ralph/runfiles"
 	"log/slog"
 	"time"
 
@@ -212,11 +213,11 @@ Examples:
 
 func (c *autopilotStatusCmd) Run(ctx context.Context, g *globals) error {
 	s, err := api.AutopilotStatus(ctx, g.Dir, c.Config, time.Now())
-	if errors.Is(err, autopilot.ErrNoAutopilot) && !c.JSON {
+	if errors.Is(err, runfiles.ErrNoAutopilot) && !c.JSON {
 		fmt.Fprintln(g.stdout, "no autopilot has run here; start one with `ralph autopilot`")
 		return nil
 	}
-	if err != nil && !errors.Is(err, autopilot.ErrNoAutopilot) {
+	if err != nil && !errors.Is(err, runfiles.ErrNoAutopilot) {
 		return err
 	}
 	if c.JSON {
@@ -270,9 +271,9 @@ Examples:
 }
 
 func (c *autopilotStopCmd) Run(g *globals) error {
-	req := autopilot.RequestStop
+	req := runfiles.ControlStop
 	if c.Now {
-		req = autopilot.RequestStopNow
+		req = runfiles.ControlStopNow
 	}
 	return g.say(api.RequestAutopilot(g.Dir, req))
 }
