@@ -63,12 +63,12 @@ func runCoordinator(ctx context.Context, t *testing.T, conn *cluster.Conn, repo,
 func runCoordinatorLogged(ctx context.Context, t *testing.T, conn *cluster.Conn, repo, url string, parallel int, logs *logLines) *coordinatorRun {
 	t.Helper()
 	co, err := cluster.NewCoordinator(cluster.CoordinatorOptions{JetStream: conn.JetStream(), Signer: coordinatorKey, Trust: workerTrust,
-		Repo: repo, RemoteURL: url, Host: "coordinator", Log: func(msg string) {
+		Repo: repo, RemoteURL: url, Host: "coordinator", Logger: cluster.LogTo(func(msg string) {
 			t.Logf("coordinator: %s", msg)
 			if logs != nil {
 				logs.add(msg)
 			}
-		}})
+		})})
 	require.NoError(t, err)
 	sctx, stop := context.WithCancel(testContext(t))
 	served := make(chan struct{})

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ralph-loop/ralph/internal/linelog"
 	"github.com/ralph-loop/ralph/runfiles"
 	"log/slog"
 	"time"
@@ -147,7 +148,7 @@ func (c *autopilotRunCmd) run(ctx context.Context, g *globals, log *slog.Logger,
 	fault := seams.autopilotFault(ctx)
 	lines := view.NewAutopilotLines(out, c.Headless, c.Quiet)
 	local := autopilot.LocalRunner{Ralph: ralphBin, DropEnv: seams.dropEnv}
-	runner, closeRunner, err := cluster.RunnerFor(ctx, root, settings.Cluster, local, func(msg string) { log.Warn(redactor.String(msg)) })
+	runner, closeRunner, err := cluster.RunnerFor(ctx, root, settings.Cluster, local, slog.New(linelog.Redacting(log.Handler(), redactor.String, g.Debug)))
 	if err != nil {
 		return err
 	}
