@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/internal/golden"
 	"github.com/ralph-loop/ralph/runfiles"
 )
@@ -13,17 +12,17 @@ import (
 // here, one on a worker, one whose loop is not running, and one whose
 // loop waits for a person.
 func TestWriteAutopilotStatus(t *testing.T) {
-	s := autopilot.Status{Running: true, PID: 4242, RunID: "20261122-100000", Source: "tk", Parallel: 3,
+	s := runfiles.AutopilotStatus{Running: true, PID: 4242, RunID: "20261122-100000", Source: "tk", Parallel: 3,
 		Started: 4, Completed: 1, Failed: 0, Pending: 2,
-		Active: []autopilot.SlotStatus{
+		Active: []runfiles.SlotStatus{
 			{Slot: "1", Task: "t-1", Title: "Add the API", Worktree: ".worktrees/t-1", Elapsed: "5m0s", Hat: "builder", Iteration: 2, Attempt: 1, LoopRunning: true},
 			{Slot: "2", Task: "t-2", Title: "Fix the parser", Worktree: ".worktrees/t-2", Elapsed: "3m0s", Hat: "reviewer", Iteration: 4, Attempt: 1, LoopRunning: true, Worker: "build-3"},
 			{Slot: "3", Task: "t-4", Title: "Write the docs", Worktree: ".worktrees/t-4", Elapsed: "1m0s", Attempt: 1, Worker: "build-7"},
 			{Slot: "4", Task: "t-5", Title: "Pick a database", Worktree: ".worktrees/t-5", Elapsed: "2m0s", Iteration: 1, Attempt: 1, LoopRunning: true,
 				Waiting:    &runfiles.Question{ID: "q-3fa9c1", Text: "Which database?\x1b[31m", Options: []string{"postgres", "sqlite"}, Hat: "builder"},
-				AnswerWith: autopilot.AnswerCommand("t-5", "q-3fa9c1")},
+				AnswerWith: runfiles.AnswerCommand("t-5", "q-3fa9c1")},
 		},
-		MergeQueue: []autopilot.Merge{{Slot: autopilot.Slot{Task: "t-3"}, Step: autopilot.MergeQueued}}}
+		MergeQueue: []runfiles.TaskMerge{{TaskSlot: runfiles.TaskSlot{Task: "t-3"}, Step: runfiles.MergeQueued}}}
 	var b strings.Builder
 	WriteAutopilotStatus(&b, s)
 	golden.Assert(t, "testdata/autopilot/status.golden", b.String())

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/filewatch"
 	"github.com/ralph-loop/ralph/runfiles"
@@ -196,7 +195,7 @@ func (s *logPrinter) boundaries() (end, start []string) {
 	if s.autopilot {
 		// An interrupted autopilot ends with autopilot.stopped too: the
 		// process is gone, and the next one starts with autopilot.started.
-		return []string{autopilot.TopicStopped}, []string{autopilot.TopicStarted}
+		return []string{runfiles.TopicAutopilotStopped}, []string{runfiles.TopicAutopilotStarted}
 	}
 	return []string{runfiles.TopicLoopTerminate}, []string{runfiles.TopicLoopResumed, runfiles.TopicLoopStarted}
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/plural"
 	"github.com/ralph-loop/ralph/internal/redact"
@@ -545,7 +544,7 @@ func (p *EventPrinter) describe(ev events.Event) string {
 		return text
 	}
 	// task.running, which `ralph autopilot` does not show.
-	if r := autopilot.DecodePayload(ev); ev.Topic == autopilot.TopicTaskRunning && r.Task != "" {
+	if r := runfiles.DecodeAutopilotPayload(ev); ev.Topic == runfiles.TopicTaskRunning && r.Task != "" {
 		return fmt.Sprintf("slot %s: the loop of %s runs (pid %d)", r.Slot, r.Task, r.PID)
 	}
 	return ev.PayloadText()

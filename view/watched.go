@@ -8,7 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/redact"
@@ -46,7 +45,7 @@ type AutopilotRun struct {
 	Failed    int
 	Queued    int // tasks in the merge queue
 	StartedAt time.Time
-	Ended     *autopilot.Ending
+	Ended     *runfiles.AutopilotEnding
 	Events    []EventLine
 }
 
@@ -198,7 +197,7 @@ func (r *WorkspaceReader) readAutopilot() (*AutopilotRun, []SlotView, bool) {
 	if err != nil {
 		return nil, nil, false
 	}
-	var st autopilot.State
+	var st runfiles.AutopilotState
 	if json.Unmarshal(data, &st) != nil {
 		return nil, nil, false
 	}
@@ -211,10 +210,10 @@ func (r *WorkspaceReader) readAutopilot() (*AutopilotRun, []SlotView, bool) {
 	for _, k := range slices.Sorted(maps.Keys(st.Active)) {
 		a := st.Active[k]
 		s := SlotView{Slot: k, Task: a.Task, Title: a.Title, StartedAt: a.StartedAt, Attempt: a.Attempt}
-		if info, err := autopilot.ReadWorkerInfo(r.dir, a.Task); err == nil {
+		if info, err := runfiles.ReadWorkerInfo(r.dir, a.Task); err == nil {
 			s.Worker = info.Worker
 		}
-		if mirror := autopilot.RemoteEventsPath(r.dir, a.Task); fileExists(mirror) {
+		if mirror := runfiles.In(r.dir).RemoteEvents(a.Task); fileExists(mirror) {
 			s.Log = mirror
 		} else {
 			s.Workspace = a.Worktree
@@ -260,7 +259,7 @@ func ShowsAutopilot(dir string) bool {
 	if err != nil {
 		return false
 	}
-	var st autopilot.State
+	var st runfiles.AutopilotState
 	if json.Unmarshal(data, &st) != nil {
 		return false
 	}

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/internal/flagvalue"
 	"github.com/ralph-loop/ralph/internal/plural"
 	"github.com/ralph-loop/ralph/runfiles"
@@ -187,10 +186,10 @@ func (c *eventsCmd) Run(ctx context.Context, g *globals) (err error) {
 		return printEventAt(p, path, int64(*at))
 	}
 	listing := view.EventListing{Printer: p, Filter: filter, Last: int(c.Last), Follow: c.Follow, Autopilot: c.Autopilot, Flush: out.Flush}
-	if c.Task != "" && path == autopilot.RemoteEventsPath(g.Dir, c.Task) {
+	if c.Task != "" && path == runfiles.In(g.Dir).RemoteEvents(c.Task) {
 		// A worker that hands the task back is followed by another, which
 		// appends its run to the same copy of the task's log.
-		listing.GoesOn = func() bool { return autopilot.TaskGoesOn(g.Dir, c.Task) }
+		listing.GoesOn = func() bool { return runfiles.TaskGoesOn(g.Dir, c.Task) }
 		listing.Watch = runfiles.In(g.Dir).AutopilotEvents()
 	}
 	if err := listing.List(ctx, path); err != nil {

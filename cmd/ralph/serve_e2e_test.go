@@ -21,7 +21,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/runfiles"
 )
@@ -449,7 +448,7 @@ func TestServeATwoSlotAutopilot(t *testing.T) {
 
 	// The autopilot's log says both run: it holds still until release.
 	waitFor(t, "both tasks running", func() bool {
-		return len(countTopic(autopilotEvents(t, w), autopilot.TopicTaskRunning)) == 2
+		return len(countTopic(autopilotEvents(t, w), runfiles.TopicTaskRunning)) == 2
 	})
 	assertStatusAsCLI(t, w, s, "autopilot", "autopilot", "status", "--json")
 	assertEventsAsCLI(t, w, s, "autopilot=true", "--autopilot")

@@ -19,7 +19,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/runfiles"
 )
 
@@ -110,26 +109,26 @@ func TestServePageAutopilotE2E(t *testing.T) {
 	// and the page shows it.
 	do("pause", click(`#pause`), visible(`#autopilot-state[data-state="paused"]`), visible(`#resume`))
 	waitFor(t, "autopilot.paused in the autopilot's log", func() bool {
-		return strings.Contains(pageFile(filepath.Join(w.dir, ".ralph", runfiles.AutopilotEventsFile)), `"topic":"`+autopilot.TopicPaused+`"`)
+		return strings.Contains(pageFile(filepath.Join(w.dir, ".ralph", runfiles.AutopilotEventsFile)), `"topic":"`+runfiles.TopicAutopilotPaused+`"`)
 	})
 	assert.Contains(t, text(`#status`), "to pause")
 	// Resume and pause again: both slots are busy, so no task starts
 	// meanwhile.
 	do("resume", click(`#resume`), visible(`#autopilot-state[data-state="running"]`), visible(`#pause`))
 	waitFor(t, "autopilot.resumed in the autopilot's log", func() bool {
-		return strings.Contains(pageFile(filepath.Join(w.dir, ".ralph", runfiles.AutopilotEventsFile)), `"topic":"`+autopilot.TopicResumed+`"`)
+		return strings.Contains(pageFile(filepath.Join(w.dir, ".ralph", runfiles.AutopilotEventsFile)), `"topic":"`+runfiles.TopicAutopilotResumed+`"`)
 	})
 	assert.Contains(t, text(`#status`), "to resume")
 	do("pause again", click(`#pause`), visible(`#autopilot-state[data-state="paused"]`))
 	waitFor(t, "the second autopilot.paused", func() bool {
-		return strings.Count(pageFile(filepath.Join(w.dir, ".ralph", runfiles.AutopilotEventsFile)), `"topic":"`+autopilot.TopicPaused+`"`) == 2
+		return strings.Count(pageFile(filepath.Join(w.dir, ".ralph", runfiles.AutopilotEventsFile)), `"topic":"`+runfiles.TopicAutopilotPaused+`"`) == 2
 	})
 
 	// Answer through the page: the loop's log records the answer, by the
 	// API, and the page's event stream shows it.
 	do("answer", chromedp.SendKeys(chromedp.CSS(`#answer-text`), "postgres, please"), click(`#answer`),
 		visible(`#events li[data-topic="human.answered"]`))
-	taskLog, _, err := autopilot.TaskLog(w.dir, "one")
+	taskLog, _, err := runfiles.TaskLog(w.dir, "one")
 	require.NoError(t, err)
 	answered := regexp.MustCompile(`"topic":"human.answered".*"answer":"postgres, please".*"by":"api"`)
 	waitFor(t, "human.answered in task one's log", func() bool { return answered.MatchString(pageFile(taskLog)) })

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/golden"
 	"github.com/ralph-loop/ralph/runfiles"
@@ -204,11 +203,11 @@ func TestWatchAThreeSlotAutopilot(t *testing.T) {
 	ts.keys("p")
 	ts.waitFor("asked the autopilot to pause")
 	ts.waitFor("· paused ·")
-	waitFor(t, "autopilot.paused", func() bool { return autopilotLogHas(t, w, autopilot.TopicPaused) })
+	waitFor(t, "autopilot.paused", func() bool { return autopilotLogHas(t, w, runfiles.TopicAutopilotPaused) })
 	ts.keys("p")
 	ts.waitFor("asked the autopilot to resume")
 	ts.waitFor("· running ·")
-	waitFor(t, "autopilot.resumed", func() bool { return autopilotLogHas(t, w, autopilot.TopicResumed) })
+	waitFor(t, "autopilot.resumed", func() bool { return autopilotLogHas(t, w, runfiles.TopicAutopilotResumed) })
 
 	// Quit, and attach again to one task's slot.
 	ts.keys("q")

@@ -9,7 +9,6 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/view"
@@ -329,9 +328,9 @@ func (m *model) pauseOrResume() string {
 	case !ap.Running:
 		return "the autopilot is not running: nothing to pause or resume"
 	case ap.Paused:
-		return m.request(autopilot.RequestResume)
+		return m.request(runfiles.ControlResume)
 	}
-	return m.request(autopilot.RequestPause)
+	return m.request(runfiles.ControlPause)
 }
 
 // stop asks what runs here to stop gently, as `ralph autopilot stop` or
@@ -341,7 +340,7 @@ func (m *model) stop() string {
 	case m.w.Autopilot != nil && !m.w.Autopilot.Running:
 		return "the autopilot is not running: nothing to stop"
 	case m.w.Autopilot != nil:
-		return m.request(autopilot.RequestStop)
+		return m.request(runfiles.ControlStop)
 	case m.w.Loop == nil || !m.w.Loop.Running:
 		return "no loop runs here to stop"
 	}
@@ -352,18 +351,18 @@ func (m *model) stop() string {
 }
 
 // request writes an autopilot's control request and says what was asked.
-func (m *model) request(req autopilot.ControlRequest) string {
-	if err := autopilot.Request(m.opts.Dir, req); err != nil {
+func (m *model) request(req runfiles.ControlRequest) string {
+	if err := runfiles.RequestControl(m.opts.Dir, req); err != nil {
 		return fmt.Sprintf("could not ask: %v", err)
 	}
 	switch req {
-	case autopilot.RequestPause:
+	case runfiles.ControlPause:
 		return "asked the autopilot to pause: no new task starts"
-	case autopilot.RequestResume:
+	case runfiles.ControlResume:
 		return "asked the autopilot to resume"
-	case autopilot.RequestStop:
+	case runfiles.ControlStop:
 		return "asked the autopilot to stop: running loops finish, no task starts"
-	case autopilot.RequestStopNow:
+	case runfiles.ControlStopNow:
 	}
 	return "asked the autopilot to stop now: running loops are interrupted"
 }

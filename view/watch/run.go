@@ -11,7 +11,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/view"
 	"github.com/ralph-loop/ralph/view/api"
@@ -97,10 +96,10 @@ func plainHeader(w view.Watched, now time.Time) []string {
 func plainLog(ctx context.Context, out *bufio.Writer, w view.Watched, opts Options) (string, bool, error) {
 	switch {
 	case w.Autopilot != nil && opts.Task != "":
-		path, _, err := autopilot.TaskLog(opts.Dir, opts.Task)
+		path, _, err := runfiles.TaskLog(opts.Dir, opts.Task)
 		return path, false, err
 	case w.Autopilot != nil:
-		path, err := autopilot.EventLog(opts.Dir)
+		path, err := runfiles.AutopilotEventLog(opts.Dir)
 		return path, true, err
 	}
 	path, err := runfiles.CurrentLog(opts.Dir)
