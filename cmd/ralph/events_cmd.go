@@ -169,7 +169,7 @@ func (c *eventsCmd) Run(ctx context.Context, g *globals) (err error) {
 		if path == "" && err == nil {
 			return nil // Ctrl-C before any run started
 		}
-	case errors.Is(err, autopilot.ErrNoAutopilot) && c.Follow && c.Autopilot:
+	case errors.Is(err, runfiles.ErrNoAutopilot) && c.Follow && c.Autopilot:
 		path, err = runfiles.AwaitAutopilot(ctx, g.Dir, func() {
 			fmt.Fprintln(g.stderr, "ralph: no autopilot has run here yet; waiting for one to start (Ctrl-C to stop)")
 		})
