@@ -25,6 +25,9 @@ type Options struct {
 	Loc *time.Location
 	// Term is $TERM: "dumb" (or none) gets plain lines.
 	Term string
+	// Once ends the plain lines with the run they show, rather than wait
+	// for the next run and follow it too.
+	Once bool
 	// Redactor hides secret values in the logs' lines shown; nil hides
 	// nothing.
 	Redactor *redact.Redactor
