@@ -427,3 +427,32 @@ func TestGuiding(t *testing.T) {
 	assert.Equal(t, events.SourceHuman, last.Source)
 	assert.Equal(t, "keep the API", last.PayloadText())
 }
+
+// The screen shows a run that ended, then the run started next in the
+// workspace, without being restarted.
+func TestTheNextRunReplacesTheOneThatEnded(t *testing.T) {
+	dir := t.TempDir()
+	writeLoop(t, dir, "20261122-100000-aaaaaa", "builder", "Building.")
+	path, err := runfiles.CurrentLog(dir)
+	require.NoError(t, err)
+	end := events.Event{TS: start.Add(30 * time.Second), Topic: runfiles.TopicLoopTerminate, Source: events.SourceRalph,
+		Payload: json.RawMessage(`{"reason":"completed","exit_code":0,"iterations":1}`)}
+	require.NoError(t, events.AppendTo(path, end))
+	require.NoError(t, os.Remove(runfiles.In(dir).Lock()))
+	cp := runfiles.Checkpoint{Path: runfiles.In(dir).State()}
+	st, _, err := cp.Load()
+	require.NoError(t, err)
+	st.Running, st.Terminated = nil, &runfiles.Termination{Reason: runfiles.ReasonCompleted}
+	require.NoError(t, cp.Save(st, runfiles.PhaseDone, start))
+	m := testModel(t, dir, "")
+	out := screen(t, m)
+	assert.Contains(t, out, "run 20261122-100000-aaaaaa")
+	assert.Contains(t, out, "ended: completed")
+
+	writeLoop(t, dir, "20261122-110000-bbbbbb", "planner", "Planning.")
+	settle(m, m.read())
+	out = screen(t, m)
+	assert.Contains(t, out, "run 20261122-110000-bbbbbb")
+	assert.Contains(t, out, "planner (claude) · working")
+	assert.NotContains(t, out, "ended: completed")
+}
