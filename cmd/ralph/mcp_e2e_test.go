@@ -230,7 +230,7 @@ func TestMCPDrivesALoop(t *testing.T) {
 		names = append(names, tool.Name)
 		assert.NotEmpty(t, tool.Description, tool.Name)
 	}
-	assert.ElementsMatch(t, []string{"status", "events", "emit", "ask", "answer", "stop", "pause", "resume"}, names)
+	assert.ElementsMatch(t, []string{"status", "events", "emit", "ask", "answer", "guide", "stop", "pause", "resume"}, names)
 
 	st := callTool(t, cs, "status", nil).ok(t)
 	assert.Equal(t, "loop", st.structured["kind"])

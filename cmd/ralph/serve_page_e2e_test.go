@@ -220,6 +220,10 @@ func TestServePageLoopE2E(t *testing.T) {
 	pageServe(t, w, addr)
 	do("the page reconnects", visible(`#conn[data-state="live"]`), chromedp.WaitNotPresent(chromedp.CSS(`#status[data-lost]`)))
 
+	// Guidance typed into the page while the builder works reaches the
+	// next iteration's prompt, and only that one.
+	do("guide the loop", chromedp.SendKeys(chromedp.CSS(`#guidance-text`), "from the page: keep it small"), click(`#guide`),
+		chromedp.Poll[chromedp.Void](`document.querySelector("#status").textContent.startsWith("guidance sent")`, chromedp.WithPollingTimeout(time.Minute)))
 	require.NoError(t, os.WriteFile(filepath.Join(w.state, "release"), nil, 0o644))
 	do("the builder's iteration appears", visible(`#iterations tr[data-iteration="2"][data-hat="builder"]`),
 		chromedp.WaitReady(chromedp.CSS(`#graph [data-node="ralph"].current`)))
@@ -228,6 +232,11 @@ func TestServePageLoopE2E(t *testing.T) {
 	do("the run's end", visible(`#loop-state[data-state="ended"]`), visible(`#loop-ended`),
 		chromedp.WaitReady(chromedp.CSS(`#graph [data-node="_done"].current`)), visible(`#iterations tr[data-iteration="3"][data-hat="ralph"]`), chromedp.Poll[chromedp.Void](`document.querySelector("#stop").disabled`))
 	p.shot("2-ended")
+	assert.Contains(t, w.prompt(3), "## 1. `human.guidance` from a person\n\n```text\nfrom the page: keep it small\n```")
+	assert.NotContains(t, w.prompt(2), "from the page")
+	for n := 4; fileExists(filepath.Join(w.state, "prompt-"+strconv.Itoa(n)+".txt")); n++ {
+		assert.NotContains(t, w.prompt(n), "from the page", "prompt %d", n)
+	}
 	// The command backend reports no cost: unknown, in the card, each
 	// iteration's row and the chart's scale, never $0.
 	assert.Equal(t, "unknown", text(`#cost`))

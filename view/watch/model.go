@@ -24,6 +24,9 @@ type Options struct {
 	Loc *time.Location
 	// Term is $TERM: "dumb" (or none) gets plain lines.
 	Term string
+	// Once ends the plain lines with the run they show, rather than wait
+	// for the next run and follow it too.
+	Once bool
 	// Redactor hides secret values in the logs' lines shown; nil hides
 	// nothing.
 	Redactor *redact.Redactor
@@ -64,6 +67,8 @@ type model struct {
 	// answer is the answer being typed to the selected loop's question,
 	// nil when none is.
 	answer *answerInput
+	// guide is guidance being typed to the selected loop, nil when none is.
+	guide  *guideInput
 	notice string // one line for the person: what a key did, or why not
 	// reading says a read of the workspace is under way, in its own
 	// goroutine: one at a time, so that a slow disk does not pile them
@@ -199,6 +204,9 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 	if m.answer != nil {
 		return m.answerKey(k)
 	}
+	if m.guide != nil {
+		return m.guideKey(k)
+	}
 	if m.confirmStop {
 		m.confirmStop = false
 		if key.Matches(k, keys.Stop) {
@@ -253,6 +261,8 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 		m.confirmStop = true
 	case key.Matches(k, keys.Answer):
 		m.startAnswer()
+	case key.Matches(k, keys.Guide):
+		m.startGuide()
 	}
 	return nil
 }

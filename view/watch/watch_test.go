@@ -396,3 +396,62 @@ func TestOneReadOfTheWorkspaceAtATime(t *testing.T) {
 	assert.False(t, m.reading)
 	assert.NotNil(t, m.read(), "with none under way, a change reads again")
 }
+
+func TestGuiding(t *testing.T) {
+	dir := t.TempDir()
+	writeLoop(t, dir, "20261122-100000-abcdef", "builder", "Building.")
+	m := testModel(t, dir, "")
+	press(m, "g", "k", "e", "e", "p", " ", "q", "s", "x", "backspace")
+	require.NotNil(t, m.guide)
+	assert.Equal(t, "keep qs", string(m.guide.text), "keys are text while guiding, q and s too")
+	assert.Contains(t, screen(t, m), " guidance: keep qs█")
+	press(m, "esc")
+	assert.Nil(t, m.guide)
+	assert.Equal(t, "no guidance sent", m.notice)
+
+	press(m, "g", "enter")
+	require.NotNil(t, m.guide, "enter sends no empty guidance")
+	for _, r := range "keep the API" {
+		press(m, string(r))
+	}
+	press(m, "enter")
+	assert.Nil(t, m.guide)
+	assert.Equal(t, "guidance sent; the run's next iteration reads it", m.notice)
+	path, err := runfiles.CurrentLog(dir)
+	require.NoError(t, err)
+	recs, err := events.NewReader(path, 0).Read()
+	require.NoError(t, err)
+	last := recs[len(recs)-1].Event
+	assert.Equal(t, "human.guidance", last.Topic)
+	assert.Equal(t, events.SourceHuman, last.Source)
+	assert.Equal(t, "keep the API", last.PayloadText())
+}
+
+// The screen shows a run that ended, then the run started next in the
+// workspace, without being restarted.
+func TestTheNextRunReplacesTheOneThatEnded(t *testing.T) {
+	dir := t.TempDir()
+	writeLoop(t, dir, "20261122-100000-aaaaaa", "builder", "Building.")
+	path, err := runfiles.CurrentLog(dir)
+	require.NoError(t, err)
+	end := events.Event{TS: start.Add(30 * time.Second), Topic: runfiles.TopicLoopTerminate, Source: events.SourceRalph,
+		Payload: json.RawMessage(`{"reason":"completed","exit_code":0,"iterations":1}`)}
+	require.NoError(t, events.AppendTo(path, end))
+	require.NoError(t, os.Remove(runfiles.In(dir).Lock()))
+	cp := runfiles.Checkpoint{Path: runfiles.In(dir).State()}
+	st, _, err := cp.Load()
+	require.NoError(t, err)
+	st.Running, st.Terminated = nil, &runfiles.Termination{Reason: runfiles.ReasonCompleted}
+	require.NoError(t, cp.Save(st, runfiles.PhaseDone, start))
+	m := testModel(t, dir, "")
+	out := screen(t, m)
+	assert.Contains(t, out, "run 20261122-100000-aaaaaa")
+	assert.Contains(t, out, "ended: completed")
+
+	writeLoop(t, dir, "20261122-110000-bbbbbb", "planner", "Planning.")
+	settle(m, m.read())
+	out = screen(t, m)
+	assert.Contains(t, out, "run 20261122-110000-bbbbbb")
+	assert.Contains(t, out, "planner (claude) · working")
+	assert.NotContains(t, out, "ended: completed")
+}

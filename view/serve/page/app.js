@@ -868,6 +868,24 @@
         button.disabled = false;
       }
     });
+    // Guidance goes to the loop shown (the workspace's, or the selected
+    // task's), which carries it in its next iteration's prompt.
+    $("#guidance-form").addEventListener("submit", async (e) => {
+      e.preventDefault();
+      const text = $("#guidance-text").value.trim();
+      if (!text) return;
+      const button = $("#guide");
+      button.disabled = true;
+      try {
+        const res = await request("POST", "/api/guidance", { task: task(), text });
+        setStatus((res && res.message) || "guidance sent", "ok");
+        $("#guidance-text").value = "";
+      } catch (err) {
+        showError(err);
+      } finally {
+        button.disabled = false;
+      }
+    });
     $("#event-filters").addEventListener("submit", (e) => {
       e.preventDefault();
       state.filters = { topic: $("#filter-topic").value.trim(), hat: $("#filter-hat").value.trim(), log: $("#filter-log").value };
