@@ -2,12 +2,13 @@ package autopilot
 
 import (
 	"context"
-	"github.com/ralph-loop/ralph/runfiles"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ralph-loop/ralph/runfiles"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

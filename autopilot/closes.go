@@ -5,11 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ralph-loop/ralph/runfiles"
 	"io/fs"
 	"maps"
 	"os"
 	"slices"
+
+	"github.com/ralph-loop/ralph/runfiles"
 
 	"github.com/ralph-loop/ralph/events"
 )

@@ -4,12 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"github.com/ralph-loop/ralph/config"
 	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
 	"time"
+
+	"github.com/ralph-loop/ralph/config"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ralph-loop/ralph/runfiles"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/ralph-loop/ralph/runfiles"
 
 	"github.com/ralph-loop/ralph/criteria"
 	"github.com/ralph-loop/ralph/internal/git"

@@ -296,6 +296,7 @@ func toolEvent(k events.ToolKind) (event, kind string) {
 		return "tool", string(k)
 	case events.ToolShell:
 		return "tool", "bash"
+	case events.ToolOther:
 	}
 	return "tool_other", string(events.ToolOther)
 }

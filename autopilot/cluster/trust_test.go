@@ -3,13 +3,14 @@ package cluster_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/ralph-loop/ralph/runfiles"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ralph-loop/ralph/runfiles"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ralph-loop/ralph/internal/linelog"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ralph-loop/ralph/internal/linelog"
 
 	"github.com/nats-io/nats.go/jetstream"
 

@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ralph-loop/ralph/internal/linelog"
-	"github.com/ralph-loop/ralph/runfiles"
 	"log/slog"
 	"time"
+
+	"github.com/ralph-loop/ralph/internal/linelog"
+	"github.com/ralph-loop/ralph/runfiles"
 
 	"github.com/ralph-loop/ralph/hooks"
 	"github.com/ralph-loop/ralph/view/api"

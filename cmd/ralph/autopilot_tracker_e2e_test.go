@@ -1,11 +1,12 @@
 package main
 
 import (
-	"github.com/ralph-loop/ralph/runfiles"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ralph-loop/ralph/runfiles"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

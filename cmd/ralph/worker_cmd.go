@@ -2,9 +2,10 @@ package main
 
 import (
 	"context"
-	"github.com/ralph-loop/ralph/internal/linelog"
 	"log/slog"
 	"time"
+
+	"github.com/ralph-loop/ralph/internal/linelog"
 
 	"github.com/ralph-loop/ralph/autopilot/cluster"
 	"github.com/ralph-loop/ralph/config"

@@ -31,19 +31,19 @@ func Has(err error, k Kind) bool {
 		if e, ok := err.(Kinder); ok && e.Kind() == k {
 			return true
 		}
-		switch u := err.(type) {
-		case interface{ Unwrap() error }:
-			err = u.Unwrap()
-		case interface{ Unwrap() []error }:
-			for _, e := range u.Unwrap() {
+		if joined, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range joined.Unwrap() {
 				if Has(e, k) {
 					return true
 				}
 			}
 			return false
-		default:
+		}
+		wrapper, ok := err.(interface{ Unwrap() error })
+		if !ok {
 			return false
 		}
+		err = wrapper.Unwrap()
 	}
 	return false
 }

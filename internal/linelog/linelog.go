@@ -149,6 +149,9 @@ func (r *redacting) redactAttr(a slog.Attr) slog.Attr {
 		a = slog.Group(a.Key, out...)
 	case slog.KindAny:
 		a.Value = slog.StringValue(r.redact(a.Value.String()))
+	case slog.KindBool, slog.KindDuration, slog.KindFloat64, slog.KindInt64, slog.KindTime, slog.KindUint64, slog.KindLogValuer:
+		// numbers, times and truth values hold no secret (a LogValuer is
+		// resolved above)
 	}
 	return a
 }
