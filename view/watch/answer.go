@@ -13,7 +13,7 @@ import (
 type answerInput struct {
 	workspace string
 	question  runfiles.Question
-	text      []rune
+	text      textLine
 }
 
 // startAnswer begins an answer to the selected loop's pending question.
@@ -48,14 +48,8 @@ func (m *model) answerKey(k tea.KeyPressMsg) tea.Cmd {
 		return m.read()
 	case "esc":
 		m.answer, m.notice = nil, "not answered"
-	case "backspace":
-		if n := len(a.text); n > 0 {
-			a.text = a.text[:n-1]
-		}
-	case "ctrl+u":
-		a.text = nil
 	default:
-		a.text = append(a.text, []rune(k.Text)...)
+		a.text.edit(k)
 	}
 	return nil
 }

@@ -11,7 +11,7 @@ import (
 // guideInput is guidance being typed to the selected loop.
 type guideInput struct {
 	workspace string
-	text      []rune
+	text      textLine
 }
 
 // startGuide begins guidance to the selected loop, as `ralph guide` sends.
@@ -46,14 +46,8 @@ func (m *model) guideKey(k tea.KeyPressMsg) tea.Cmd {
 		return m.read()
 	case "esc":
 		m.guide, m.notice = nil, "no guidance sent"
-	case "backspace":
-		if n := len(g.text); n > 0 {
-			g.text = g.text[:n-1]
-		}
-	case "ctrl+u":
-		g.text = nil
 	default:
-		g.text = append(g.text, []rune(k.Text)...)
+		g.text.edit(k)
 	}
 	return nil
 }
