@@ -416,6 +416,24 @@ func TestAutopilotPreconditions(t *testing.T) {
 	assert.Equal(t, 3, r.code)
 
 	git(t, w.dir, "checkout", "--", "README.md")
+	git(t, w.dir, "checkout", "-q", "--detach")
+	r = w.ralph("autopilot")
+	assert.Equal(t, 3, r.code)
+	assert.Contains(t, r.stderr, "ralph: error: HEAD is detached: the autopilot merges onto the branch checked out here\n"+
+		"ralph: hint: check out the branch to merge into, e.g. git switch main\n")
+	git(t, w.dir, "checkout", "-q", "-b", "other")
+	w.write("base.yml", "autopilot:\n  base_branch: main\n")
+	r = w.ralph("autopilot", "-c", "ralph.yml", "-c", "base.yml")
+	assert.Equal(t, 3, r.code)
+	assert.Contains(t, r.stderr, "ralph: error: autopilot.base_branch is main but other is checked out\n"+
+		"ralph: hint: check out main (git switch main), or set base_branch: other\n")
+	git(t, w.dir, "checkout", "-q", "main")
+	outside := t.TempDir()
+	r = w.ralph("-C", outside, "autopilot", "-c", filepath.Join(w.dir, "ralph.yml"))
+	assert.Equal(t, 3, r.code)
+	assert.Contains(t, r.stderr, "ralph: error: "+outside+" is not in a git repository\n"+
+		"ralph: hint: the autopilot merges each task's work through git: run it in a repository (git init, and a first commit)\n")
+
 	r = w.ralphEnv([]string{"PATH=/usr/bin:/bin"}, "autopilot")
 	assert.Equal(t, 3, r.code)
 	assert.Contains(t, r.stderr, "tk is not on PATH")
@@ -546,6 +564,17 @@ func TestAutopilotStatusPauseAndStop(t *testing.T) {
 	assert.True(t, st.Active[0].LoopRunning)
 	assert.Equal(t, 1, st.Pending, "three is ready and not started")
 
+	// The loop's commands, typed where the autopilot runs, point to its own.
+	r = w.ralph("status")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "running: no\n")
+	assert.Regexp(t, "(?m)^an autopilot runs here \\(run \\S+, pid \\d+, started .*\\): see it with `ralph autopilot status`, stop it with `ralph autopilot stop`", r.stdout)
+	r = w.ralph("stop")
+	assert.Equal(t, 3, r.code)
+	assert.Contains(t, r.stderr, "ralph: error: no loop is running in ")
+	assert.Contains(t, r.stderr, "ralph: hint: an autopilot runs here (run ")
+	assert.Contains(t, r.stderr, "stop it with `ralph autopilot stop` (or `ralph autopilot stop --now`)")
+
 	r = w.ralph("autopilot", "pause")
 	require.Equal(t, 0, r.code, r.stderr)
 	waitFor(t, "the pause", func() bool { return strings.Contains(stderr.String(), "paused: no new tasks start") })
@@ -567,6 +596,8 @@ func TestAutopilotStatusPauseAndStop(t *testing.T) {
 	r = w.ralph("autopilot", "stop")
 	assert.Equal(t, 3, r.code, "no autopilot runs any more")
 	assert.Contains(t, r.stderr, "no autopilot is running")
+	r = w.ralph("status")
+	assert.Contains(t, r.stdout, "an autopilot has run here: `ralph autopilot status` shows it")
 }
 
 // A task whose agent asks a person waits in its worktree, where nobody
