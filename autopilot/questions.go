@@ -25,6 +25,10 @@ func AnswerCommand(task, id string) string {
 	return fmt.Sprintf("ralph answer --task %s %s \"TEXT\"", task, id)
 }
 
+// WatchCommand is the command that attaches to the loop of task: a view
+// of the autopilot with that task's slot selected.
+func WatchCommand(task string) string { return "ralph watch --task " + task }
+
 // questionSeen is what a task's loop waits on now: q, or nil for nothing.
 type questionSeen struct {
 	slot, task string

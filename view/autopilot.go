@@ -85,7 +85,7 @@ func AutopilotEventText(ev events.Event) string {
 		if p.Attempt > 1 {
 			s += fmt.Sprintf(" (attempt %d)", p.Attempt)
 		}
-		return s
+		return s + "; watch it with `" + autopilot.WatchCommand(p.Task) + "`"
 	case autopilot.TopicTaskRunning:
 		return ""
 	case autopilot.TopicTaskHeld:

@@ -415,8 +415,20 @@ func TestAutopilotPreconditions(t *testing.T) {
 	r = w.ralph("autopilot", "--frobnicate")
 	assert.Equal(t, 3, r.code)
 
-	git(t, w.dir, "checkout", "--", "README.md")
+	// Every failed precondition is named at once, each with its fix.
 	git(t, w.dir, "checkout", "-q", "--detach")
+	r = w.ralphEnv([]string{"PATH=" + gitOnlyPath(t)}, "autopilot")
+	assert.Equal(t, 3, r.code)
+	assert.Equal(t, "ralph: error: the autopilot cannot start, for 3 reasons:\n"+
+		"ralph: error: 1. HEAD is detached: the autopilot merges onto the branch checked out here\n"+
+		"ralph: error: 2. the base branch has uncommitted changes: README.md\n"+
+		"ralph: error: 3. tk is not on PATH: the tk source runs it\n"+
+		"ralph: hint: 1. check out the branch to merge into, e.g. git switch main\n"+
+		"ralph: hint: 2. commit or stash them first (git stash; untracked files may stay): each task's worktree starts from the base branch's last commit, so no task would see them, and merges land in this checkout\n"+
+		"ralph: hint: 3. install tk, or choose another autopilot.source (tk, beads, prd, checklist, command)\n", r.stderr)
+	assert.NoDirExists(t, filepath.Join(w.dir, ".ralph"), "nothing changed")
+
+	git(t, w.dir, "checkout", "--", "README.md")
 	r = w.ralph("autopilot")
 	assert.Equal(t, 3, r.code)
 	assert.Contains(t, r.stderr, "ralph: error: HEAD is detached: the autopilot merges onto the branch checked out here\n"+
@@ -437,6 +449,16 @@ func TestAutopilotPreconditions(t *testing.T) {
 	r = w.ralphEnv([]string{"PATH=/usr/bin:/bin"}, "autopilot")
 	assert.Equal(t, 3, r.code)
 	assert.Contains(t, r.stderr, "tk is not on PATH")
+}
+
+// gitOnlyPath is a PATH with git on it, and nothing else.
+func gitOnlyPath(t *testing.T) string {
+	t.Helper()
+	gitBin, err := exec.LookPath("git")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, os.Symlink(gitBin, filepath.Join(dir, "git")))
+	return dir
 }
 
 // autopilotEvents reads the autopilot's log.
@@ -552,6 +574,11 @@ func TestAutopilotStatusPauseAndStop(t *testing.T) {
 	cmd, stderr := w.startRalph("autopilot")
 	awaitHeldTasks(t, w)
 
+	// Each task started says how to attach to it.
+	for _, task := range []string{"one", "two"} {
+		assert.Contains(t, stderr.String(), " → .worktrees/"+task+"; watch it with `ralph watch --task "+task+"`\n")
+	}
+
 	r := w.ralph("autopilot", "status", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
 	var st autopilot.Status
@@ -620,6 +647,11 @@ func TestAutopilotShowsATaskWaitingForAPerson(t *testing.T) {
 	require.NotNil(t, asked, stderr.String())
 	id, answer := asked[1], asked[2]
 	assert.Contains(t, answer, id)
+
+	// Each task started says how to attach to it.
+	for _, task := range []string{"one", "two"} {
+		assert.Contains(t, stderr.String(), " → .worktrees/"+task+"; watch it with `ralph watch --task "+task+"`\n")
+	}
 
 	r := w.ralph("autopilot", "status", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
