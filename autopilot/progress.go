@@ -125,7 +125,7 @@ func latest(st *State) []string {
 		lines = append(lines, line{o.At, fmt.Sprintf("%s completed: %s (%s)", o.At.UTC().Format(time.TimeOnly), o.Task, o.Title)})
 	}
 	for _, o := range st.Failed {
-		lines = append(lines, line{o.At, fmt.Sprintf("%s failed: %s (%s): %s", o.At.UTC().Format(time.TimeOnly), o.Task, o.Title, o.Reason)})
+		lines = append(lines, line{o.At, fmt.Sprintf("%s %s: %s (%s): %s", o.At.UTC().Format(time.TimeOnly), FailureWord(o), o.Task, o.Title, o.Reason)})
 	}
 	slices.SortStableFunc(lines, func(x, y line) int { return y.at.Compare(x.at) })
 	var out []string

@@ -61,6 +61,19 @@ type Outcome struct {
 	Reason string    `json:"reason,omitempty"`
 	Commit string    `json:"commit,omitempty"`
 	At     time.Time `json:"at"`
+	// Unassigned marks a failure before any loop of the task ran
+	// (task.assign_failed).
+	Unassigned bool `json:"unassigned,omitempty"`
+}
+
+// FailureWord is how a failed outcome is named for people: "not started"
+// for a task no loop of which ran, "failed" for one whose loop or merge
+// failed.
+func FailureWord(o Outcome) string {
+	if o.Unassigned {
+		return "not started"
+	}
+	return "failed"
 }
 
 // Slot is a task whose loop runs (or ran, until the autopilot learns how
@@ -197,11 +210,14 @@ const (
 	TopicTaskCompleted = "task.completed"
 	TopicTaskClosed    = "task.closed"
 	TopicTaskFailed    = "task.failed"
-	TopicMergeStarted  = "merge.started"
-	TopicMergeDone     = "merge.done"
-	TopicMergeFailed   = "merge.failed"
-	TopicVerifyFailed  = "verify.failed"
-	TopicAllDone       = "all.done"
+	// TopicTaskAssignFailed is a task that could not be started: no loop
+	// of it ran (task.failed is a task whose loop, or merge, failed).
+	TopicTaskAssignFailed = "task.assign_failed"
+	TopicMergeStarted     = "merge.started"
+	TopicMergeDone        = "merge.done"
+	TopicMergeFailed      = "merge.failed"
+	TopicVerifyFailed     = "verify.failed"
+	TopicAllDone          = "all.done"
 )
 
 // DecodePayload reads an autopilot event's payload; a payload that is not
@@ -266,10 +282,11 @@ func (s *State) Apply(ev events.Event) {
 		s.dropMerge(p.Task)
 		s.dropActive(p.Task)
 		s.Completed = append(s.Completed, Outcome{Task: p.Task, Title: p.Title, Commit: p.Commit, At: ev.TS})
-	case TopicTaskFailed:
+	case TopicTaskFailed, TopicTaskAssignFailed:
 		s.dropMerge(p.Task)
 		s.dropActive(p.Task)
-		s.Failed = append(s.Failed, Outcome{Task: p.Task, Title: p.Title, Reason: p.Reason, At: ev.TS})
+		s.Failed = append(s.Failed, Outcome{Task: p.Task, Title: p.Title, Reason: p.Reason, At: ev.TS,
+			Unassigned: ev.Topic == TopicTaskAssignFailed})
 	case TopicStopped:
 		if p.Resumable {
 			return
@@ -322,6 +339,17 @@ func (s *State) Started(task string) bool {
 	}
 	has := func(o Outcome) bool { return o.Task == task }
 	return slices.ContainsFunc(s.Completed, has) || slices.ContainsFunc(s.Failed, has)
+}
+
+// titleOf is the title of a task that runs or waits to merge, or "".
+func (s *State) titleOf(task string) string {
+	if slot := s.slotOf(task); slot != "" {
+		return s.Active[slot].Title
+	}
+	if m := s.merge(task); m != nil {
+		return m.Title
+	}
+	return ""
 }
 
 // slotOf is the slot task runs in, or "".

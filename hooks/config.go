@@ -60,7 +60,7 @@ var ralphTopics = []string{
 	autopilot.TopicStopped, autopilot.TopicNotice, autopilot.TopicTaskAssigned, autopilot.TopicTaskRunning,
 	autopilot.TopicTaskHeld, autopilot.TopicTaskAsked, autopilot.TopicTaskAnswered, autopilot.TopicTaskFinished,
 	autopilot.TopicTaskRetry, autopilot.TopicTaskCompleted, autopilot.TopicTaskClosed,
-	autopilot.TopicTaskFailed, autopilot.TopicMergeStarted, autopilot.TopicMergeDone, autopilot.TopicMergeFailed,
+	autopilot.TopicTaskFailed, autopilot.TopicTaskAssignFailed, autopilot.TopicMergeStarted, autopilot.TopicMergeDone, autopilot.TopicMergeFailed,
 	autopilot.TopicVerifyFailed, autopilot.TopicAllDone,
 	"human.*", TopicStarted, TopicRan,
 }

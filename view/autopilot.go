@@ -47,8 +47,9 @@ func (v *AutopilotLines) Event(ev events.Event, _ *autopilot.State) {
 }
 
 var quietTopics = map[string]bool{
-	autopilot.TopicTaskCompleted: true, autopilot.TopicTaskClosed: true, autopilot.TopicTaskFailed: true, autopilot.TopicMergeDone: true,
-	autopilot.TopicAllDone: true, autopilot.TopicStopped: true, autopilot.TopicNotice: true,
+	autopilot.TopicTaskCompleted: true, autopilot.TopicTaskClosed: true, autopilot.TopicTaskFailed: true,
+	autopilot.TopicTaskAssignFailed: true, autopilot.TopicMergeDone: true, autopilot.TopicAllDone: true,
+	autopilot.TopicStopped: true, autopilot.TopicNotice: true,
 	// A task that waits for a person waits until someone reads this.
 	autopilot.TopicTaskAsked: true,
 }
@@ -116,6 +117,8 @@ func AutopilotEventText(ev events.Event) string {
 		return fmt.Sprintf("closed: %s, merged earlier as %s", task, short(p.Commit))
 	case autopilot.TopicTaskFailed:
 		return fmt.Sprintf("failed: %s: %s", task, p.Reason)
+	case autopilot.TopicTaskAssignFailed:
+		return fmt.Sprintf("not started: %s: %s", task, p.Reason)
 	case autopilot.TopicMergeStarted:
 		return fmt.Sprintf("merging %s", task)
 	case autopilot.TopicMergeDone:
@@ -214,7 +217,7 @@ func WriteAutopilotStatus(w io.Writer, s autopilot.Status) {
 		}
 	}
 	for _, f := range s.Failures {
-		fmt.Fprintf(w, "failed: %s (%s): %s\n", f.Task, f.Title, f.Reason)
+		fmt.Fprintf(w, "%s: %s (%s): %s\n", autopilot.FailureWord(f), f.Task, f.Title, f.Reason)
 	}
 }
 

@@ -738,3 +738,52 @@ func (w *workspace) markersOnMain() string {
 	}
 	return string(out)
 }
+
+// A task the tracker refuses to hand out is not started: its event,
+// task.assign_failed, carries the error, apart from task.failed of a task
+// whose loop failed, and every view and the tracker's note say so; the
+// other task runs and merges.
+func TestAutopilotReportsATaskItCouldNotStart(t *testing.T) {
+	w := newAutopilotRepo(t, "  source:\n    type: command\n    list: cat board/*.json\n"+
+		"    claim: 'if [ \"$RALPH_TASK_ID\" = c-1 ]; then echo \"c-1 is locked by ops\" >&2; exit 1; fi'\n"+
+		"    close: 'true'\n"+
+		"    fail: 'printf \"%s: %s\\n\" \"$RALPH_TASK_ID\" \"$RALPH_TASK_REASON\" >> notes.txt'\n"+
+		"    files: [notes.txt]\n")
+	w.write("board/c-1.json", `{"id": "c-1", "title": "Deploy", "status": "open", "priority": 1}`+"\n")
+	w.write("board/c-2.json", `{"id": "c-2", "title": "Docs", "status": "open", "priority": 2}`+"\n")
+	git(t, w.dir, "add", "-A")
+	git(t, w.dir, "commit", "-q", "-m", "the board")
+	w.script(taskAgent("0"))
+
+	r := w.ralph("autopilot", "--headless")
+	require.Equal(t, 1, r.code, "a task was not started\nstderr:\n%s", r.stderr)
+	var failed []events.Event
+	for line := range strings.Lines(r.stdout) {
+		ev, err := events.ParseLine([]byte(line))
+		require.NoError(t, err, line)
+		switch ev.Topic {
+		case autopilot.TopicTaskAssignFailed:
+			failed = append(failed, ev)
+		case autopilot.TopicTaskFailed:
+			t.Errorf("no loop failed: %s", line)
+		}
+	}
+	require.Len(t, failed, 1, r.stdout)
+	p := autopilot.DecodePayload(failed[0])
+	assert.Equal(t, "c-1", p.Task)
+	assert.Equal(t, "Deploy", p.Title)
+	assert.Contains(t, p.Reason, "claiming it in command failed")
+	assert.Contains(t, p.Reason, "c-1 is locked by ops", "the event carries the tracker's error")
+	assert.ElementsMatch(t, []string{"c-2"}, w.mergedOrder())
+
+	// The plain lines of the same run, taken from its log.
+	r = w.ralph("events", "--autopilot", "--topic", "task.assign_failed")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "not started: c-1 (Deploy): claiming it in command failed")
+	r = w.ralph("autopilot", "status")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "1 failed")
+	assert.Contains(t, r.stdout, "not started: c-1 (Deploy): claiming it in command failed")
+	assert.Contains(t, w.read(".ralph/progress.md"), "not started: c-1 (Deploy): claiming it in command failed")
+	assert.Contains(t, w.read("notes.txt"), "c-1: not started: claiming it in command failed", "the tracker's note says no loop ran")
+}
