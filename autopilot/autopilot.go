@@ -401,6 +401,15 @@ func (a *Autopilot) notice(msg string) error {
 	return a.journal.record(TopicNotice, Payload{Message: msg})
 }
 
+// runsOn is where the runner runs loops when not in their worktrees
+// here, "" when it runs them here.
+func (a *Autopilot) runsOn() string {
+	if e, ok := a.opts.Runner.(Elsewhere); ok {
+		return e.Where()
+	}
+	return ""
+}
+
 // worktree is where task's loop runs.
 func (a *Autopilot) worktree(task string) string {
 	return filepath.Join(a.merger.worktrees, task)
@@ -414,7 +423,7 @@ func (a *Autopilot) start(ctx context.Context, t tasks.Task, slot string) error 
 	if full, err := a.opts.Source.Show(ctx, t.ID); err == nil {
 		t = full
 	}
-	p := Payload{Task: t.ID, Title: t.Title, Slot: slot, Worktree: a.relative(a.worktree(t.ID)),
+	p := Payload{Task: t.ID, Title: t.Title, Slot: slot, Worktree: a.relative(a.worktree(t.ID)), RunsOn: a.runsOn(),
 		Branch: branchOf(t.ID), Attempt: 1, Components: t.Components()}
 	if err := a.journal.record(TopicTaskAssigned, p); err != nil {
 		return err

@@ -250,7 +250,7 @@ func (a *Autopilot) bringUpToDate(ctx context.Context, m Merge, conflicts []stri
 // startRetry runs the loop of a task whose merge conflicted again, as a
 // fresh run in its worktree.
 func (a *Autopilot) startRetry(ctx context.Context, r Slot, slot string) error {
-	p := Payload{Task: r.Task, Title: r.Title, Slot: slot, Worktree: r.Worktree, Branch: r.Branch,
+	p := Payload{Task: r.Task, Title: r.Title, Slot: slot, Worktree: r.Worktree, RunsOn: a.runsOn(), Branch: r.Branch,
 		Attempt: r.Attempt, Components: r.Components}
 	if err := a.journal.record(TopicTaskAssigned, p); err != nil {
 		return err

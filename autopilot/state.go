@@ -141,14 +141,17 @@ func newState() *State {
 // Payload is the payload of every autopilot event; each topic uses the
 // fields it needs. Views decode it with DecodePayload.
 type Payload struct {
-	RunID      string   `json:"run_id,omitempty"`
-	Source     string   `json:"source,omitempty"`
-	MaxTasks   int      `json:"max_tasks,omitempty"`
-	Parallel   int      `json:"parallel,omitempty"`
-	Task       string   `json:"task,omitempty"`
-	Title      string   `json:"title,omitempty"`
-	Slot       string   `json:"slot,omitempty"`
-	Worktree   string   `json:"worktree,omitempty"`
+	RunID    string `json:"run_id,omitempty"`
+	Source   string `json:"source,omitempty"`
+	MaxTasks int    `json:"max_tasks,omitempty"`
+	Parallel int    `json:"parallel,omitempty"`
+	Task     string `json:"task,omitempty"`
+	Title    string `json:"title,omitempty"`
+	Slot     string `json:"slot,omitempty"`
+	Worktree string `json:"worktree,omitempty"`
+	// RunsOn names where the task's loop runs when that is not Worktree
+	// (task.assigned): a worker of the cluster.
+	RunsOn     string   `json:"runs_on,omitempty"`
 	Branch     string   `json:"branch,omitempty"`
 	PID        int      `json:"pid,omitempty"`
 	Attempt    int      `json:"attempt,omitempty"`

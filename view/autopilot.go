@@ -82,7 +82,12 @@ func AutopilotEventText(ev events.Event) string {
 	case autopilot.TopicNotice:
 		return "note: " + p.Message
 	case autopilot.TopicTaskAssigned:
-		s := fmt.Sprintf("slot %s: %s → %s", p.Slot, task, p.Worktree)
+		where := p.Worktree
+		if p.RunsOn != "" {
+			// The worktree here only prepares the branch the worker takes.
+			where = fmt.Sprintf("%s, on branch %s", p.RunsOn, p.Branch)
+		}
+		s := fmt.Sprintf("slot %s: %s → %s", p.Slot, task, where)
 		if p.Attempt > 1 {
 			s += fmt.Sprintf(" (attempt %d)", p.Attempt)
 		}

@@ -787,3 +787,51 @@ func TestAutopilotReportsATaskItCouldNotStart(t *testing.T) {
 	assert.Contains(t, w.read(".ralph/progress.md"), "not started: c-1 (Deploy): claiming it in command failed")
 	assert.Contains(t, w.read("notes.txt"), "c-1: not started: claiming it in command failed", "the tracker's note says no loop ran")
 }
+
+// A prd story whose id cannot name a branch is not started, and the
+// story's notes say why, as every failure's do; the valid one runs.
+func TestAutopilotNotesAPrdStoryWithAnInvalidID(t *testing.T) {
+	w := newAutopilotRepo(t, "  source: {type: prd, path: prd.json}\n")
+	w.write("prd.json", `{"project": "demo", "userStories": [
+  {"id": "US 1", "title": "Spaced", "priority": 1, "passes": false},
+  {"id": "US-2", "title": "Fine", "priority": 2, "passes": false}
+]}
+`)
+	git(t, w.dir, "add", "-A")
+	git(t, w.dir, "commit", "-q", "-m", "the prd")
+	w.script(taskAgent("0"))
+
+	r := w.ralph("autopilot")
+	require.Equal(t, 1, r.code, r.stderr)
+	assert.Contains(t, r.stderr, `not started: US 1 (Spaced): the task id "US 1" cannot name a worktree or a branch`)
+	var prd struct {
+		UserStories []struct {
+			ID, Notes string
+			Passes    bool
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(w.read("prd.json")), &prd))
+	require.Len(t, prd.UserStories, 2)
+	assert.Contains(t, prd.UserStories[0].Notes, `ralph: failed: not started: the task id "US 1" cannot name`)
+	assert.False(t, prd.UserStories[0].Passes)
+	assert.True(t, prd.UserStories[1].Passes, "the valid story ran and merged")
+	assert.Contains(t, git(t, w.dir, "log", "--format=%s", "main"), "ralph: US 1 failed", "the note is committed")
+}
+
+// beads' dry run lists the issues blocked by an open one, as tk's does.
+func TestAutopilotDryRunListsBeadsBlockedIssues(t *testing.T) {
+	w := newAutopilotRepo(t, "  source: beads\n")
+	w.run("bd", "init")
+	id := func(title string) string {
+		var issue struct{ ID string }
+		require.NoError(t, json.Unmarshal([]byte(w.run("bd", "create", title, "-p", "1", "--json")), &issue))
+		return issue.ID
+	}
+	schema, docs := id("Schema"), id("Docs")
+	w.run("bd", "dep", "add", docs, schema)
+	r := w.ralph("autopilot", "--dry-run")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, schema+" (Schema) [P1]: starts in slot 1")
+	assert.Contains(t, r.stdout, "blocked by dependencies (1):\n")
+	assert.Contains(t, r.stdout, docs+" (Docs): waits for "+schema)
+}
