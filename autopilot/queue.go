@@ -155,6 +155,9 @@ func (a *Autopilot) closeTask(ctx context.Context, task, commit string) (closed 
 // cleanUp removes a finished task's worktree and branch; what cannot be
 // removed is reported, not fatal.
 func (a *Autopilot) cleanUp(ctx context.Context, task string) {
+	if err := keepTaskLog(a.opts.Repo, task, a.worktree(task)); err != nil {
+		_ = a.notice(fmt.Sprintf("keeping the loop log of %s failed: %v; it goes with its worktree", task, err))
+	}
 	if err := a.repo.RemoveWorktree(ctx, a.worktree(task)); err != nil {
 		_ = a.notice(fmt.Sprintf("removing the worktree of %s failed: %v", task, err))
 	}
