@@ -32,7 +32,7 @@ func TestCheckCleanRefusesOnlyChangesToTrackedFiles(t *testing.T) {
 	gittest.WriteFile(t, repo, "tracker.txt", "claim a\n")
 	check := func(source tasks.Source) error {
 		var failed preconditions
-		require.NoError(t, checkClean(t.Context(), git.Repo{Dir: repo}, source, &failed))
+		require.NoError(t, checkClean(t.Context(), git.Repo{Dir: repo}, source, nil, &failed))
 		return failed.err()
 	}
 	require.NoError(t, check(source), "untracked files and the tracker's own do not count")
@@ -66,7 +66,7 @@ func TestPreflightNamesEveryFailedPrecondition(t *testing.T) {
 	t.Setenv("PATH", bin)
 	source, err := tasks.Open(tasks.Spec{Type: "tk"}, repo)
 	require.NoError(t, err)
-	_, _, err = Preflight(t.Context(), repo, "", source)
+	_, _, err = Preflight(t.Context(), repo, "", source, nil)
 	var all PreconditionsError
 	require.ErrorAs(t, err, &all)
 	assert.Equal(t, "the autopilot cannot start, for 3 reasons:\n"+
@@ -83,15 +83,26 @@ func TestPreflightNamesEveryFailedPrecondition(t *testing.T) {
 	assert.True(t, hint.Has(err, hint.Invalid))
 
 	// Outside a repository, the tool is named beside it.
-	_, _, err = Preflight(t.Context(), t.TempDir(), "", source)
+	_, _, err = Preflight(t.Context(), t.TempDir(), "", source, nil)
 	require.ErrorAs(t, err, &all)
 	assert.Len(t, all, 2)
 	assert.Contains(t, err.Error(), "is not in a git repository")
 	assert.Contains(t, err.Error(), "2. tk is not on PATH")
 
+	// The autopilot's own config, uncommitted, is no problem: every task's
+	// loop reads it from this checkout.
+	gittest.CommitFile(t, repo, "ralph.yml", "old\n", "config")
+	gittest.WriteFile(t, repo, "ralph.yml", "new\n")
+	_, _, err = Preflight(t.Context(), repo, "", source, []string{filepath.Join(repo, "ralph.yml")})
+	require.ErrorAs(t, err, &all)
+	assert.NotContains(t, err.Error(), "ralph.yml")
+	assert.Contains(t, err.Error(), "uncommitted changes: README.md")
+	_, _, err = Preflight(t.Context(), repo, "", source, nil)
+	assert.Contains(t, err.Error(), "uncommitted changes: README.md, ralph.yml", "another's config is the user's change")
+
 	// One problem is said as it is, unnumbered.
 	gittest.Run(t, repo, "checkout", "-q", "-f", "@{-1}")
-	_, _, err = Preflight(t.Context(), repo, "", source)
+	_, _, err = Preflight(t.Context(), repo, "", source, nil)
 	require.ErrorAs(t, err, &one)
 	assert.Equal(t, "tk is not on PATH: the tk source runs it", err.Error())
 }

@@ -100,9 +100,15 @@ func (p preconditions) err() error {
 // The preconditions are checked together: a *PreconditionError when one
 // fails, a PreconditionsError naming each when more do, so that a user
 // fixes them all before the next try.
-func Preflight(ctx context.Context, dir, baseBranch string, source tasks.Source) (root, base string, err error) {
+//
+// configs are the autopilot's own config files (absolute). Like the
+// tracker's files, uncommitted changes to them do not count: every task's
+// loop reads them from this checkout (ralph loop -c FILE), never from its
+// worktree, so each task sees them as they are; a quick start that writes
+// a ralph.yml and runs the autopilot at once works as written.
+func Preflight(ctx context.Context, dir, baseBranch string, source tasks.Source, configs []string) (root, base string, err error) {
 	var failed preconditions
-	if root, base, err = checkRepo(ctx, dir, baseBranch, source, &failed); err != nil {
+	if root, base, err = checkRepo(ctx, dir, baseBranch, source, configs, &failed); err != nil {
 		return root, "", err
 	}
 	if tool := source.Tool(); tool != "" {
@@ -120,7 +126,7 @@ func Preflight(ctx context.Context, dir, baseBranch string, source tasks.Source)
 // checkRepo is Preflight's look at the repository: the problems it finds
 // are added to failed; the error it returns is something running here, or
 // git failing.
-func checkRepo(ctx context.Context, dir, baseBranch string, source tasks.Source, failed *preconditions) (root, base string, err error) {
+func checkRepo(ctx context.Context, dir, baseBranch string, source tasks.Source, configs []string, failed *preconditions) (root, base string, err error) {
 	repo := git.Repo{Dir: dir}
 	if ok, err := repo.IsRepo(ctx); err != nil || !ok {
 		failed.add(dir+" is not in a git repository",
@@ -148,7 +154,23 @@ func checkRepo(ctx context.Context, dir, baseBranch string, source tasks.Source,
 	if base, err = checkBranch(ctx, repo, baseBranch, failed); err != nil {
 		return "", "", err
 	}
-	return root, base, checkClean(ctx, repo, source, failed)
+	return root, base, checkClean(ctx, repo, source, ownFiles(root, configs), failed)
+}
+
+// ownFiles are the paths, relative to root, of the files among configs
+// that are in the repository.
+func ownFiles(root string, configs []string) []string {
+	var own []string
+	for _, c := range configs {
+		// git names the root with its links resolved.
+		if resolved, err := filepath.EvalSymlinks(c); err == nil {
+			c = resolved
+		}
+		if rel, err := filepath.Rel(root, c); err == nil && filepath.IsLocal(rel) {
+			own = append(own, filepath.ToSlash(rel))
+		}
+	}
+	return own
 }
 
 // checkBranch adds the problem of a detached HEAD, or of a base branch
@@ -179,8 +201,9 @@ func checkBranch(ctx context.Context, repo git.Repo, baseBranch string, failed *
 // files are left alone: most are in no merge's way, and git names the one
 // that is when its merge lands.
 //
-// The problem found is added to failed.
-func checkClean(ctx context.Context, repo git.Repo, source tasks.Source, failed *preconditions) error {
+// The autopilot's own config files (own, relative to the repository)
+// do not count either. The problem found is added to failed.
+func checkClean(ctx context.Context, repo git.Repo, source tasks.Source, own []string, failed *preconditions) error {
 	pending, err := repo.Uncommitted(ctx)
 	if err != nil {
 		return err
@@ -191,7 +214,7 @@ func checkClean(ctx context.Context, repo git.Repo, source tasks.Source, failed 
 	}
 	var dirty []string
 	for _, p := range slices.Sorted(maps.Keys(pending)) {
-		if !pending[p].Untracked() && !underAny(p, source.Files()) && !slices.Contains(landing, p) {
+		if !pending[p].Untracked() && !underAny(p, source.Files()) && !slices.Contains(landing, p) && !slices.Contains(own, p) {
 			dirty = append(dirty, p)
 		}
 	}

@@ -835,3 +835,37 @@ func TestAutopilotDryRunListsBeadsBlockedIssues(t *testing.T) {
 	assert.Contains(t, r.stdout, "blocked by dependencies (1):\n")
 	assert.Contains(t, r.stdout, docs+" (Docs): waits for "+schema)
 }
+
+// The dry run checks what the run checks before it starts, and says what
+// would stop it, after the plan; the autopilot's own config, edited and
+// not committed, stops neither.
+func TestAutopilotDryRunChecksWhatTheRunChecks(t *testing.T) {
+	w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n")
+	w.write("TODO.md", "- [ ] One\n")
+	git(t, w.dir, "add", "-A")
+	git(t, w.dir, "commit", "-q", "-m", "tasks")
+	w.write("README.md", "a project, edited\n")
+	git(t, w.dir, "checkout", "-q", "--detach")
+	before := snapshot(t, w.dir)
+	r := w.ralph("autopilot", "--dry-run")
+	assert.Equal(t, 3, r.code)
+	assert.Contains(t, r.stdout, "one (One) [P0]: starts in slot 1", "the plan is printed all the same")
+	assert.Contains(t, r.stderr, "ralph: the run would not start:\n"+
+		"ralph: error: the autopilot cannot start, for 2 reasons:\n"+
+		"ralph: error: 1. HEAD is detached: the autopilot merges onto the branch checked out here\n"+
+		"ralph: error: 2. the base branch has uncommitted changes: README.md\n")
+	assert.Contains(t, r.stderr, "ralph: hint: 1. check out the branch to merge into")
+	assert.Equal(t, before, snapshot(t, w.dir), "the dry run changes nothing")
+
+	git(t, w.dir, "checkout", "-q", "--", "README.md")
+	git(t, w.dir, "checkout", "-q", "main")
+	w.write("ralph.yml", w.read("ralph.yml")+"# tuned, not committed yet\n")
+	r = w.ralph("autopilot", "--dry-run")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Empty(t, r.stderr)
+	w.script(taskAgent("0"))
+	r = w.ralph("autopilot")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, []string{"one"}, w.mergedOrder())
+	assert.Contains(t, w.read("ralph.yml"), "# tuned, not committed yet", "the edit is left as it was")
+}
