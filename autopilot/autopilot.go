@@ -35,7 +35,7 @@ type Options struct {
 	Source   tasks.Source
 	Runner   Runner
 	// OnEvent is told each event once it is recorded; nil for none.
-	OnEvent func(events.Event, *State)
+	OnEvent func(events.Event, *runfiles.AutopilotState)
 	// Hooks run the user's hooks on the autopilot's events; nil for none.
 	Hooks Hooks
 	// Redactor hides secret values in everything the autopilot writes or
@@ -92,7 +92,7 @@ type Autopilot struct {
 	// merging is the task whose merge is being prepared, "".
 	merging   string
 	mergeDone chan mergeDone
-	control   <-chan ControlRequest
+	control   <-chan runfiles.ControlRequest
 	// questions are what the running loops wait on a person for, as
 	// followQuestions sees it change.
 	questions chan questionSeen
@@ -126,14 +126,14 @@ type slotResult struct {
 }
 
 type mergeDone struct {
-	task Merge
+	task runfiles.TaskMerge
 	res  mergeResult
 	err  error
 }
 
 func (a *Autopilot) now() time.Time { return a.journal.now() }
 
-func (a *Autopilot) state() *State { return a.journal.state }
+func (a *Autopilot) state() *runfiles.AutopilotState { return a.journal.state }
 
 // Run runs the autopilot in opts.Repo until no task is ready and nothing
 // runs, max_tasks tasks have finished, a stop request has been honoured,
@@ -262,8 +262,8 @@ const steadyTimeout = 5 * time.Minute
 // running tasks' continuations, so a pause or a stop lets them run too.
 func (a *Autopilot) startRetries(ctx context.Context) {
 	st := a.state()
-	for len(st.Retry) > 0 && st.freeSlot() != "" && a.fatal == nil {
-		a.check(a.startRetry(ctx, st.Retry[0], st.freeSlot()))
+	for len(st.Retry) > 0 && freeSlot(st) != "" && a.fatal == nil {
+		a.check(a.startRetry(ctx, st.Retry[0], freeSlot(st)))
 	}
 }
 
@@ -292,7 +292,7 @@ func (a *Autopilot) finish(code int, cause error) (Result, error) {
 	st := a.state()
 	resumable := a.interrupted || cause != nil
 	res := Result{ExitCode: code, Completed: len(st.Completed), Failed: len(st.Failed), Resumable: resumable}
-	p := Payload{Completed: res.Completed, Failed: res.Failed, ExitCode: &code, Resumable: resumable}
+	p := runfiles.AutopilotPayload{Completed: res.Completed, Failed: res.Failed, ExitCode: &code, Resumable: resumable}
 	switch {
 	case a.interrupted:
 		p.Reason = "interrupted"
@@ -302,11 +302,11 @@ func (a *Autopilot) finish(code int, cause error) (Result, error) {
 		p.Reason = "stopped"
 	default:
 		p.Reason = "all done"
-		if err := a.journal.record(TopicAllDone, Payload{Completed: res.Completed, Failed: res.Failed}); err != nil {
+		if err := a.journal.record(runfiles.TopicAllDone, runfiles.AutopilotPayload{Completed: res.Completed, Failed: res.Failed}); err != nil {
 			return res, err
 		}
 	}
-	if err := a.journal.record(TopicStopped, p); err != nil {
+	if err := a.journal.record(runfiles.TopicAutopilotStopped, p); err != nil {
 		return res, err
 	}
 	return res, cause
@@ -320,25 +320,25 @@ func (a *Autopilot) interrupt() {
 	}
 }
 
-func (a *Autopilot) controlRequest(req ControlRequest) error {
+func (a *Autopilot) controlRequest(req runfiles.ControlRequest) error {
 	switch req {
-	case RequestPause:
+	case runfiles.ControlPause:
 		if !a.state().Paused {
-			return a.journal.record(TopicPaused, Payload{})
+			return a.journal.record(runfiles.TopicAutopilotPaused, runfiles.AutopilotPayload{})
 		}
-	case RequestResume:
+	case runfiles.ControlResume:
 		if a.state().Paused {
-			return a.journal.record(TopicResumed, Payload{})
+			return a.journal.record(runfiles.TopicAutopilotResumed, runfiles.AutopilotPayload{})
 		}
-	case RequestStop:
+	case runfiles.ControlStop:
 		if !a.stopping {
 			a.stopping = true
-			return a.journal.record(TopicStopping, Payload{Message: "no new tasks; running ones finish and merge"})
+			return a.journal.record(runfiles.TopicAutopilotStopping, runfiles.AutopilotPayload{Message: "no new tasks; running ones finish and merge"})
 		}
-	case RequestStopNow:
+	case runfiles.ControlStopNow:
 		if !a.interrupted {
 			a.interrupt()
-			return a.journal.record(TopicStopping, Payload{Message: "running loops are interrupted and stay resumable"})
+			return a.journal.record(runfiles.TopicAutopilotStopping, runfiles.AutopilotPayload{Message: "running loops are interrupted and stay resumable"})
 		}
 	}
 	return nil
@@ -349,7 +349,7 @@ func (a *Autopilot) controlRequest(req ControlRequest) error {
 // It starts no more once ctx ends; sctx is what it does meanwhile.
 func (a *Autopilot) fill(ctx, sctx context.Context) error {
 	st := a.state()
-	if st.freeSlot() == "" || !st.canStart() {
+	if freeSlot(st) == "" || !canStart(st) {
 		return nil
 	}
 	ready, err := a.opts.Source.Ready(sctx)
@@ -361,7 +361,7 @@ func (a *Autopilot) fill(ctx, sctx context.Context) error {
 	}
 	slices.SortStableFunc(ready, func(x, y tasks.Task) int { return cmp.Compare(x.Priority, y.Priority) })
 	for _, t := range ready {
-		if st.freeSlot() == "" || !st.canStart() || ctx.Err() != nil {
+		if freeSlot(st) == "" || !canStart(st) || ctx.Err() != nil {
 			break
 		}
 		if st.Started(t.ID) {
@@ -380,25 +380,25 @@ func (a *Autopilot) consider(ctx context.Context, t tasks.Task) error {
 	if err := tasks.ValidID(t.ID); err != nil {
 		return a.failAssign(ctx, t.ID, t.Title, fmt.Sprintf("the task id %q cannot name a worktree or a branch: %v", t.ID, err))
 	}
-	busy := a.state().busyComponents()
+	busy := busyComponents(a.state())
 	for _, c := range t.Components() {
 		if holder, ok := busy[c]; ok {
 			if a.held[t.ID] == holder {
 				return nil
 			}
 			a.held[t.ID] = holder
-			return a.journal.record(TopicTaskHeld, Payload{Task: t.ID, Title: t.Title, HeldBy: holder, Components: []string{c}})
+			return a.journal.record(runfiles.TopicTaskHeld, runfiles.AutopilotPayload{Task: t.ID, Title: t.Title, HeldBy: holder, Components: []string{c}})
 		}
 	}
 	delete(a.held, t.ID)
 	if commit := a.alreadyMerged(t.ID); commit != "" {
 		return a.closeMerged(ctx, t.ID, t.Title, commit)
 	}
-	return a.start(ctx, t, a.state().freeSlot())
+	return a.start(ctx, t, freeSlot(a.state()))
 }
 
 func (a *Autopilot) notice(msg string) error {
-	return a.journal.record(TopicNotice, Payload{Message: msg})
+	return a.journal.record(runfiles.TopicAutopilotNotice, runfiles.AutopilotPayload{Message: msg})
 }
 
 // runsOn is where the runner runs loops when not in their worktrees
@@ -423,9 +423,9 @@ func (a *Autopilot) start(ctx context.Context, t tasks.Task, slot string) error 
 	if full, err := a.opts.Source.Show(ctx, t.ID); err == nil {
 		t = full
 	}
-	p := Payload{Task: t.ID, Title: t.Title, Slot: slot, Worktree: a.relative(a.worktree(t.ID)), RunsOn: a.runsOn(),
+	p := runfiles.AutopilotPayload{Task: t.ID, Title: t.Title, Slot: slot, Worktree: a.relative(a.worktree(t.ID)), RunsOn: a.runsOn(),
 		Branch: branchOf(t.ID), Attempt: 1, Components: t.Components()}
-	if err := a.journal.record(TopicTaskAssigned, p); err != nil {
+	if err := a.journal.record(runfiles.TopicTaskAssigned, p); err != nil {
 		return err
 	}
 	if err := a.opts.Source.Claim(ctx, t.ID); err != nil {
@@ -470,7 +470,7 @@ func (a *Autopilot) launch(ctx context.Context, slot, task string, attempt int, 
 		return a.failAssign(ctx, task, "", "starting its loop failed: "+err.Error())
 	}
 	a.watch(slot, task, attempt, h)
-	if err := a.journal.record(TopicTaskRunning, Payload{Task: task, Slot: slot, PID: h.PID(), Attempt: attempt}); err != nil {
+	if err := a.journal.record(runfiles.TopicTaskRunning, runfiles.AutopilotPayload{Task: task, Slot: slot, PID: h.PID(), Attempt: attempt}); err != nil {
 		return err
 	}
 	a.fault(FaultRunning)
@@ -516,11 +516,11 @@ func (a *Autopilot) loopEnded(ctx context.Context, r slotResult) error {
 	delete(a.handles, r.task)
 	switch {
 	case r.res.Completed():
-		p := Payload{Task: r.task, Slot: r.slot, Attempt: r.attempt}
+		p := runfiles.AutopilotPayload{Task: r.task, Slot: r.slot, Attempt: r.attempt}
 		if r.res.Cost != (runfiles.CostTotal{}) {
 			p.Cost = &r.res.Cost
 		}
-		return a.journal.record(TopicTaskFinished, p)
+		return a.journal.record(runfiles.TopicTaskFinished, p)
 	case a.interrupted && (r.res.Interrupted() || r.res.Reason == ""):
 		// Interrupted by this autopilot, before or after its run began:
 		// the slot keeps it, for the next run to go on with.
@@ -566,7 +566,7 @@ func describeLoopEnd(res LoopResult) string {
 // tracker where it can hold it. The task's worktree and branch are kept
 // for inspection.
 func (a *Autopilot) failTask(ctx context.Context, task, reason string) error {
-	return a.fail(ctx, TopicTaskFailed, task, "", reason, reason)
+	return a.fail(ctx, runfiles.TopicTaskFailed, task, "", reason, reason)
 }
 
 // failAssign records a task that could not be given its slot: its id
@@ -574,7 +574,7 @@ func (a *Autopilot) failTask(ctx context.Context, task, reason string) error {
 // or loop could not be made. No loop of it ran, which its event, its
 // outcome and its note in the tracker say.
 func (a *Autopilot) failAssign(ctx context.Context, task, title, reason string) error {
-	return a.fail(ctx, TopicTaskAssignFailed, task, title, reason, "not started: "+reason)
+	return a.fail(ctx, runfiles.TopicTaskAssignFailed, task, title, reason, "not started: "+reason)
 }
 
 // fail records topic for task and gives the tracker note.
@@ -582,9 +582,9 @@ func (a *Autopilot) fail(ctx context.Context, topic, task, title, reason, note s
 	ctx, cancel := steady(ctx)
 	defer cancel()
 	if title == "" {
-		title = a.state().titleOf(task)
+		title = a.state().TitleOf(task)
 	}
-	if err := a.journal.record(topic, Payload{Task: task, Title: title, Reason: reason}); err != nil {
+	if err := a.journal.record(topic, runfiles.AutopilotPayload{Task: task, Title: title, Reason: reason}); err != nil {
 		return err
 	}
 	if err := a.opts.Source.Fail(ctx, task, note); err != nil {

@@ -194,7 +194,7 @@ func (h *harness) start(ctx context.Context, s config.Autopilot) {
 	go func() {
 		defer close(h.done)
 		h.res, h.err = Run(ctx, Options{Repo: h.repo, Settings: s, Source: h.source, Runner: h.runner,
-			OnEvent: func(ev events.Event, _ *State) { h.events <- ev }})
+			OnEvent: func(ev events.Event, _ *runfiles.AutopilotState) { h.events <- ev }})
 	}()
 }
 
@@ -260,15 +260,15 @@ func task(id string, prio int, tags ...string) tasks.Task {
 func TestRunWorksThroughTheQueueInPriorityOrder(t *testing.T) {
 	h := newHarness(t, task("c", 3), task("a", 1), task("b", 2))
 	h.start(t.Context(), h.settings(1))
-	assert.Equal(t, "mem", payloadOf(h.next(TopicStarted)).Source)
+	assert.Equal(t, "mem", payloadOf(h.next(runfiles.TopicAutopilotStarted)).Source)
 	var order []string
 	for range 3 {
 		l := h.loop()
 		order = append(order, l.job.Task)
 		l.complete()
-		h.next(TopicTaskCompleted)
+		h.next(runfiles.TopicTaskCompleted)
 	}
-	h.next(TopicAllDone)
+	h.next(runfiles.TopicAllDone)
 	res := h.wait()
 	require.NoError(t, h.err)
 	assert.Equal(t, []string{"a", "b", "c"}, order, "highest priority first")
@@ -307,11 +307,11 @@ func TestRunNeverOverlapsTasksSharingAComponent(t *testing.T) {
 	h.start(t.Context(), h.settings(3))
 	a, c := h.loop(), h.loop()
 	assert.Equal(t, []string{"a", "c"}, []string{a.job.Task, c.job.Task})
-	held := payloadOf(h.next(TopicTaskHeld))
+	held := payloadOf(h.next(runfiles.TopicTaskHeld))
 	assert.Equal(t, "b", held.Task)
 	assert.Equal(t, "a", held.HeldBy)
 	a.complete()
-	h.next(TopicTaskCompleted)
+	h.next(runfiles.TopicTaskCompleted)
 	b := h.loop()
 	assert.Equal(t, "b", b.job.Task, "starts once the holder is merged")
 	b.complete()
@@ -325,7 +325,7 @@ func TestRunFailsATaskWhoseLoopFailsAndGoesOn(t *testing.T) {
 	h.start(t.Context(), h.settings(1))
 	a := h.loop()
 	a.finish(LoopResult{ExitCode: exitcode.Limit, Reason: "max_iterations", Message: "reached max_iterations (3)"})
-	failed := payloadOf(h.next(TopicTaskFailed))
+	failed := payloadOf(h.next(runfiles.TopicTaskFailed))
 	assert.Equal(t, "a", failed.Task)
 	assert.Contains(t, failed.Reason, "max_iterations")
 	h.loop().complete()
@@ -342,7 +342,7 @@ func TestRunGoesOnAfterAClaimFails(t *testing.T) {
 	h.start(t.Context(), h.settings(1))
 	// A task that could not be assigned is told apart from one whose
 	// loop failed: in its event, its outcome and the tracker's note.
-	failed := payloadOf(h.next(TopicTaskAssignFailed))
+	failed := payloadOf(h.next(runfiles.TopicTaskAssignFailed))
 	assert.Equal(t, "a", failed.Task)
 	assert.Contains(t, failed.Reason, "claiming it in mem failed: the tracker refused")
 	h.loop().complete()
@@ -350,18 +350,18 @@ func TestRunGoesOnAfterAClaimFails(t *testing.T) {
 	assert.Equal(t, 1, res.Completed)
 	assert.Equal(t, 1, res.Failed)
 	assert.Equal(t, "not started: "+failed.Reason, h.source.failed["a"])
-	st, err := ReadStatus(h.repo, time.Now())
+	st, err := runfiles.ReadAutopilotStatus(h.repo, time.Now())
 	require.NoError(t, err)
 	require.Len(t, st.Failures, 1)
 	assert.True(t, st.Failures[0].Unassigned)
-	assert.Equal(t, "not started", FailureWord(st.Failures[0]))
+	assert.Equal(t, "not started", runfiles.FailureWord(st.Failures[0]))
 	assert.Contains(t, readFile(t, h.repo, ".ralph/progress.md"), "not started: a (")
 }
 
 func TestRunRefusesAnUnusableTaskID(t *testing.T) {
 	h := newHarness(t, task("../x", 1), task("ok", 2))
 	h.start(t.Context(), h.settings(1))
-	failed := payloadOf(h.next(TopicTaskAssignFailed))
+	failed := payloadOf(h.next(runfiles.TopicTaskAssignFailed))
 	assert.Equal(t, "../x", failed.Task)
 	h.loop().complete()
 	res := h.wait()
@@ -374,16 +374,16 @@ func TestPauseStopsNewTasksButNotRunningOnes(t *testing.T) {
 	h := newHarness(t, task("a", 1), task("b", 2), task("c", 3))
 	h.start(t.Context(), h.settings(1))
 	a := h.loop()
-	require.NoError(t, Request(h.repo, RequestPause))
-	h.next(TopicPaused)
+	require.NoError(t, runfiles.RequestControl(h.repo, runfiles.ControlPause))
+	h.next(runfiles.TopicAutopilotPaused)
 	a.complete()
-	h.next(TopicTaskCompleted)
-	st, err := ReadStatus(h.repo, time.Now())
+	h.next(runfiles.TopicTaskCompleted)
+	st, err := runfiles.ReadAutopilotStatus(h.repo, time.Now())
 	require.NoError(t, err)
 	assert.True(t, st.Paused)
 	assert.Empty(t, st.Active, "nothing new starts while paused")
-	require.NoError(t, Request(h.repo, RequestResume))
-	h.next(TopicResumed)
+	require.NoError(t, runfiles.RequestControl(h.repo, runfiles.ControlResume))
+	h.next(runfiles.TopicAutopilotResumed)
 	h.loop().complete()
 	h.loop().complete()
 	assert.Equal(t, 3, h.wait().Completed)
@@ -393,14 +393,14 @@ func TestStopLetsRunningTasksFinishAndMerge(t *testing.T) {
 	h := newHarness(t, task("a", 1), task("b", 2), task("c", 3))
 	h.start(t.Context(), h.settings(2))
 	a, b := h.loop(), h.loop()
-	require.NoError(t, Request(h.repo, RequestStop))
-	h.next(TopicStopping)
+	require.NoError(t, runfiles.RequestControl(h.repo, runfiles.ControlStop))
+	h.next(runfiles.TopicAutopilotStopping)
 	a.complete()
 	b.complete()
 	res := h.wait()
 	require.NoError(t, h.err)
 	assert.Equal(t, Result{ExitCode: 0, Completed: 2}, res)
-	assert.NotContains(t, h.topics(), TopicAllDone, "c was never started: not all done")
+	assert.NotContains(t, h.topics(), runfiles.TopicAllDone, "c was never started: not all done")
 	assert.Equal(t, 0, h.source.claimed["c"])
 }
 
@@ -409,10 +409,10 @@ func TestStopNowInterruptsLoopsAndLeavesTheRunResumable(t *testing.T) {
 	h.start(t.Context(), h.settings(2))
 	h.loop()
 	h.loop()
-	require.NoError(t, Request(h.repo, RequestStopNow))
+	require.NoError(t, runfiles.RequestControl(h.repo, runfiles.ControlStopNow))
 	res := h.wait()
 	assert.Equal(t, Result{ExitCode: exitcode.Interrupted, Resumable: true}, res)
-	st, err := ReadStatus(h.repo, time.Now())
+	st, err := runfiles.ReadAutopilotStatus(h.repo, time.Now())
 	require.NoError(t, err)
 	assert.Len(t, st.Active, 2, "both stay in their slots for the next run")
 	assert.Nil(t, st.Ended)
@@ -471,7 +471,7 @@ func TestVerifyFailureLeavesTheBaseBranchAsItWas(t *testing.T) {
 	s.Verify = verifySpecs(t, "test ! -e a.txt")
 	h.start(t.Context(), s)
 	h.loop().complete()
-	failed := payloadOf(h.next(TopicTaskFailed))
+	failed := payloadOf(h.next(runfiles.TopicTaskFailed))
 	assert.Contains(t, failed.Reason, "verification of the merged result failed")
 	res := h.wait()
 	assert.Equal(t, exitcode.Failure, res.ExitCode)
@@ -480,7 +480,7 @@ func TestVerifyFailureLeavesTheBaseBranchAsItWas(t *testing.T) {
 	assert.True(t, slices.Contains(strings.Fields(gittest.Run(t, h.repo, "branch", "--format=%(refname:short)")), "ralph/a"), "the branch is kept")
 }
 
-func payloadOf(ev events.Event) Payload { return DecodePayload(ev) }
+func payloadOf(ev events.Event) runfiles.AutopilotPayload { return runfiles.DecodeAutopilotPayload(ev) }
 
 // commitIn commits a file in dir, as a task's loop would.
 func commitIn(dir, name, content string) error {
@@ -506,13 +506,13 @@ func TestACorruptStateIsMovedAsideAndRebuiltFromTheLog(t *testing.T) {
 	h := newHarness(t, task("a", 1), task("b", 2))
 	h.start(t.Context(), h.settings(1))
 	h.loop()
-	require.NoError(t, Request(h.repo, RequestStopNow))
+	require.NoError(t, runfiles.RequestControl(h.repo, runfiles.ControlStopNow))
 	res := h.wait()
 	require.True(t, res.Resumable)
 	statePath := filepath.Join(h.repo, ".ralph", runfiles.AutopilotStateFile)
 	require.NoError(t, os.WriteFile(statePath, []byte(`{"version": 1, "runId": "x", "act`), 0o644))
 
-	st, notice, err := loadState(filepath.Join(h.repo, ".ralph"), time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC), nil, nil)
+	st, notice, err := runfiles.LoadAutopilotState(filepath.Join(h.repo, ".ralph"), time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC), nil, nil)
 	require.NoError(t, err)
 	assert.Contains(t, notice, "moved to autopilot-state.corrupt.20261124T120000Z.json")
 	assert.FileExists(t, filepath.Join(h.repo, ".ralph", "autopilot-state.corrupt.20261124T120000Z.json"))
@@ -525,13 +525,13 @@ func TestAFlagThatDisagreesWithTheUnfinishedRunIsReportedAndIgnored(t *testing.T
 	h := newHarness(t, task("a", 1), task("b", 2))
 	h.start(t.Context(), h.settings(1))
 	h.loop()
-	require.NoError(t, Request(h.repo, RequestStopNow))
+	require.NoError(t, runfiles.RequestControl(h.repo, runfiles.ControlStopNow))
 	require.True(t, h.wait().Resumable)
 
 	again := &harness{t: t, repo: h.repo, source: h.source, runner: h.runner,
 		events: make(chan events.Event, 1000), done: make(chan struct{})}
 	again.start(t.Context(), h.settings(3))
-	notice := payloadOf(again.next(TopicNotice))
+	notice := payloadOf(again.next(runfiles.TopicAutopilotNotice))
 	assert.Equal(t, "the unfinished run keeps its settings: parallel 1 (asked for 3)", notice.Message)
 	again.loop().complete() // a, resumed
 	again.loop().complete() // b: one slot, as the run began
@@ -566,7 +566,7 @@ func TestALoopKilledFromOutsideIsResumed(t *testing.T) {
 	first := h.loop()
 	beginRun(t, first.job.Dir)
 	first.finish(LoopResult{ExitCode: 137, Message: "the loop was killed by killed"})
-	assert.Contains(t, payloadOf(h.next(TopicNotice)).Message, "the loop of a was cut off")
+	assert.Contains(t, payloadOf(h.next(runfiles.TopicAutopilotNotice)).Message, "the loop of a was cut off")
 	again := h.loop()
 	assert.Equal(t, runfiles.StartResume, again.job.Mode)
 	again.complete()
@@ -609,9 +609,9 @@ func TestEveryMergeModeNamesTheTask(t *testing.T) {
 			h.start(t.Context(), s)
 			for range 2 {
 				h.loop().complete()
-				h.next(TopicTaskCompleted)
+				h.next(runfiles.TopicTaskCompleted)
 			}
-			h.next(TopicAllDone)
+			h.next(runfiles.TopicAllDone)
 			h.wait()
 			require.NoError(t, h.err)
 			merged, err := git.Repo{Dir: h.repo}.MergedTasks(t.Context(), "", "HEAD")
@@ -641,9 +641,9 @@ func TestRunNeverMergesATaskTwice(t *testing.T) {
 	gittest.Run(t, h.repo, "merge", "--no-ff", "-q", "-m", git.WithTaskTrailer(git.MergeSubject("a", "A"), "a"), "ralph/a")
 	landed := strings.TrimSpace(gittest.Run(t, h.repo, "rev-parse", "HEAD"))
 	l.complete()
-	notice := h.next(TopicNotice)
+	notice := h.next(runfiles.TopicAutopilotNotice)
 	assert.Contains(t, payloadOf(notice).Message, "a is already merged into")
-	done := h.next(TopicTaskCompleted)
+	done := h.next(runfiles.TopicTaskCompleted)
 	assert.Equal(t, landed, payloadOf(done).Commit)
 	res := h.wait()
 	require.NoError(t, h.err)

@@ -2,6 +2,7 @@ package autopilot
 
 import (
 	"context"
+	"github.com/ralph-loop/ralph/runfiles"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -123,7 +124,7 @@ func TestAFileInTheWayOfALandWaitsForTheNextRun(t *testing.T) {
 			h.start(t.Context(), h.settings(1))
 			h.loop().complete()
 			b := h.loop() // a's slot is free once its loop has finished
-			notice := payloadOf(h.next(TopicNotice))
+			notice := payloadOf(h.next(runfiles.TopicAutopilotNotice))
 			assert.Contains(t, notice.Message, "a.txt")
 			assert.Contains(t, notice.Message, "the run ends once the running loops have finished")
 			b.complete()
@@ -144,11 +145,11 @@ func TestAFileInTheWayOfALandWaitsForTheNextRun(t *testing.T) {
 			assert.Equal(t, "mine\n", readFile(t, h.repo, "a.txt"), "the user's file is as it was")
 			assert.Zero(t, h.source.closed["a"], "not closed")
 			assert.Empty(t, h.source.failed, "not failed: the task did nothing wrong")
-			st, err := ReadStatus(h.repo, time.Now())
+			st, err := runfiles.ReadAutopilotStatus(h.repo, time.Now())
 			require.NoError(t, err)
 			require.Len(t, st.MergeQueue, 2, "b's loop finished, and waits to merge")
 			assert.Equal(t, "a", st.MergeQueue[0].Task)
-			assert.Equal(t, MergeDone, st.MergeQueue[0].Step, "the verified merge waits to land")
+			assert.Equal(t, runfiles.MergeDone, st.MergeQueue[0].Step, "the verified merge waits to land")
 
 			require.NoError(t, os.Remove(filepath.Join(h.repo, "a.txt")))
 			if kind == "modified" {
@@ -157,8 +158,8 @@ func TestAFileInTheWayOfALandWaitsForTheNextRun(t *testing.T) {
 			again := &harness{t: t, repo: h.repo, source: h.source, runner: h.runner,
 				events: make(chan events.Event, 1000), done: make(chan struct{})}
 			again.start(t.Context(), h.settings(1))
-			assert.Equal(t, "a", payloadOf(again.next(TopicTaskCompleted)).Task, "landed first")
-			assert.Equal(t, "b", payloadOf(again.next(TopicTaskCompleted)).Task)
+			assert.Equal(t, "a", payloadOf(again.next(runfiles.TopicTaskCompleted)).Task, "landed first")
+			assert.Equal(t, "b", payloadOf(again.next(runfiles.TopicTaskCompleted)).Task)
 			res = again.wait()
 			require.NoError(t, again.err)
 			assert.Equal(t, 2, res.Completed)
@@ -195,10 +196,10 @@ func TestTheChangesOfATrackerWithoutFilesAreCommitted(t *testing.T) {
 	go func() {
 		defer close(h.done)
 		h.res, h.err = Run(t.Context(), Options{Repo: h.repo, Settings: h.settings(1), Source: unnamedSource{h.source}, Runner: h.runner,
-			OnEvent: func(ev events.Event, _ *State) { h.events <- ev }})
+			OnEvent: func(ev events.Event, _ *runfiles.AutopilotState) { h.events <- ev }})
 	}()
 	h.loop().complete()
-	h.next(TopicTaskCompleted)
+	h.next(runfiles.TopicTaskCompleted)
 	h.loop().finish(LoopResult{ExitCode: exitcode.Failure, Reason: "stuck"})
 	res := h.wait()
 	require.NoError(t, h.err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ralph-loop/ralph/runfiles"
 	"io/fs"
 	"maps"
 	"os"
@@ -41,13 +42,13 @@ func readLandings(path string) (landings, error) {
 		return l, err
 	}
 	defer f.Close()
-	completed, closed := []byte(`"`+TopicTaskCompleted+`"`), []byte(`"`+TopicTaskClosed+`"`)
+	completed, closed := []byte(`"`+runfiles.TopicTaskCompleted+`"`), []byte(`"`+runfiles.TopicTaskClosed+`"`)
 	err = events.Scan(f, func(r events.Record) error {
 		if !bytes.Contains(r.Line, completed) && !bytes.Contains(r.Line, closed) {
 			return nil // most lines are neither, and need no decoding
 		}
 		if ev, err := events.ParseLine(r.Line); err == nil {
-			l.apply(ev.Topic, DecodePayload(ev))
+			l.apply(ev.Topic, runfiles.DecodeAutopilotPayload(ev))
 		}
 		return nil
 	})
@@ -57,11 +58,11 @@ func readLandings(path string) (landings, error) {
 	return l, nil
 }
 
-func (l landings) apply(topic string, p Payload) {
+func (l landings) apply(topic string, p runfiles.AutopilotPayload) {
 	switch {
-	case topic == TopicTaskCompleted && p.Unclosed:
+	case topic == runfiles.TopicTaskCompleted && p.Unclosed:
 		l.unclosed[p.Task] = p.Commit
-	case topic == TopicTaskCompleted || topic == TopicTaskClosed:
+	case topic == runfiles.TopicTaskCompleted || topic == runfiles.TopicTaskClosed:
 		l.closed[p.Commit] = true
 		delete(l.unclosed, p.Task)
 	}
@@ -108,10 +109,10 @@ func (a *Autopilot) closeMerged(ctx context.Context, task, title, commit string)
 	if err != nil || !closed {
 		return err
 	}
-	p := Payload{Task: task, Title: title, Commit: commit}
-	if err := a.journal.record(TopicTaskClosed, p); err != nil {
+	p := runfiles.AutopilotPayload{Task: task, Title: title, Commit: commit}
+	if err := a.journal.record(runfiles.TopicTaskClosed, p); err != nil {
 		return err
 	}
-	a.landed.apply(TopicTaskClosed, p)
+	a.landed.apply(runfiles.TopicTaskClosed, p)
 	return nil
 }

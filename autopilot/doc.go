@@ -7,7 +7,9 @@
 //
 // # Files
 //
-// Everything the autopilot keeps is under the repository's .ralph/:
+// Everything the autopilot keeps is under the repository's .ralph/, read
+// and written through package runfiles (the fold of the log is
+// [runfiles.AutopilotState]); this package decides what it says:
 //
 //	autopilot-events.jsonl   what happened, one event per line, appended
 //	                         before it is acted on; the state is its fold

@@ -2,17 +2,11 @@ package autopilot
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/ralph-loop/ralph/events"
-	"github.com/ralph-loop/ralph/internal/ralphdir"
 	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/runfiles"
 )
@@ -24,10 +18,10 @@ import (
 type journal struct {
 	dir   string // .ralph/
 	log   *events.Log
-	state *State
+	state *runfiles.AutopilotState
 	now   func() time.Time
 	// onEvent is told each event once it is recorded.
-	onEvent func(events.Event, *State)
+	onEvent func(events.Event, *runfiles.AutopilotState)
 	// hooks run on each line before the state that folds it is saved;
 	// hookCtx is the run's context without its cancellation (each hook
 	// has its own time limit).
@@ -48,99 +42,17 @@ type Hooks interface {
 		appendLines func(...events.Event) error) (warnings []string, err error)
 }
 
-// loadState reads the checkpoint and folds whatever of the log it has not
-// seen, its secret values hidden by r, telling seen (when not nil) each
-// line it folds. A checkpoint that cannot be read is moved aside and the
-// state is rebuilt from the log; what was done is returned as a notice.
-func loadState(dir string, now time.Time, r *redact.Redactor, seen func(events.Record)) (*State, string, error) {
-	path := runfiles.Dir(dir).AutopilotState()
-	st, notice, err := readCheckpoint(path, now)
-	if err != nil {
-		return nil, "", err
-	}
-	if err := foldLog(runfiles.Dir(dir).AutopilotEvents(), st, r, seen); err != nil {
-		return nil, "", err
-	}
-	return st, notice, nil
-}
-
-func readCheckpoint(path string, now time.Time) (*State, string, error) {
-	data, err := ralphdir.ReadFile(filepath.Dir(path), path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return newState(), "", nil
-	}
-	if err != nil {
-		return nil, "", ralphdir.Explain(path, fmt.Errorf("read %s: %w", path, err))
-	}
-	st := newState()
-	if err := json.Unmarshal(data, st); err == nil && st.Version == stateVersion && st.Active != nil {
-		return st, "", nil
-	}
-	aside := strings.TrimSuffix(path, ".json") + ".corrupt." + now.UTC().Format("20060102T150405Z") + ".json"
-	if err := os.Rename(path, aside); err != nil {
-		return nil, "", fmt.Errorf("move the unreadable %s aside: %w", path, err)
-	}
-	return newState(), fmt.Sprintf("%s could not be read; it was moved to %s and the state rebuilt from %s",
-		filepath.Base(path), filepath.Base(aside), runfiles.AutopilotEventsFile), nil
-}
-
-// peekState is the state in dir as loadState would find it, without
-// changing anything: an unreadable checkpoint is left where it is, and the
-// log folded from its start.
-func peekState(dir string) (*State, error) {
-	st := newState()
-	if data, err := os.ReadFile(runfiles.Dir(dir).AutopilotState()); err == nil {
-		if json.Unmarshal(data, st) != nil || st.Version != stateVersion || st.Active == nil {
-			st = newState()
-		}
-	}
-	return st, foldLog(runfiles.Dir(dir).AutopilotEvents(), st, nil, nil)
-}
-
-// foldLog applies the log's events past st.Offset, with r's secret values
-// hidden: a line written by hand, or by a ralph that did not hide them,
-// must not reach the state, progress.md or the hooks.
-func foldLog(path string, st *State, r *redact.Redactor, seen func(events.Record)) error {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.Size() < st.Offset {
-		// The log is shorter than the checkpoint says: it was replaced.
-		// The log is the truth; fold it from the start.
-		*st = *newState()
-	}
-	if _, err := f.Seek(st.Offset, 0); err != nil {
-		return err
-	}
-	return events.Scan(f, func(rec events.Record) error {
-		if ev, err := events.ParseLine(rec.Line); err == nil {
-			ev.Payload = r.JSON(ev.Payload)
-			st.Apply(ev)
-			if seen != nil {
-				seen(events.Record{Offset: rec.Offset, Line: rec.Line, Event: ev})
-			}
-		}
-		st.Offset += rec.End() - rec.Offset
-		return nil
-	})
-}
-
 // record appends one event, folds it, runs the hooks it makes due and
 // checkpoints the state. A hook whose failure ends the run is returned
 // once the event is recorded.
-func (j *journal) record(topic string, p Payload) error {
+func (j *journal) record(topic string, p runfiles.AutopilotPayload) error {
 	return j.recordEvent(topic, p, true)
 }
 
 // recordEvent is record, with the hooks fired or not: a notice of a hook's
 // failure must not fire hooks, or a failing hook on autopilot.notice
 // would be told of its own failure without end.
-func (j *journal) recordEvent(topic string, p Payload, hooked bool) error {
+func (j *journal) recordEvent(topic string, p runfiles.AutopilotPayload, hooked bool) error {
 	recs, err := j.write(events.Event{TS: j.now().UTC(), Topic: topic, Payload: events.ObjectPayload(p), Source: events.SourceRalph})
 	if err != nil {
 		return err
@@ -155,7 +67,7 @@ func (j *journal) recordEvent(topic string, p Payload, hooked bool) error {
 	if err := j.save(); err != nil {
 		return err
 	}
-	if err := writeProgress(j.dir, j.state, ev.TS); err != nil {
+	if err := runfiles.WriteProgress(j.dir, j.state, ev.TS); err != nil {
 		return err
 	}
 	if j.onEvent != nil {
@@ -216,7 +128,7 @@ func (j *journal) fire(recs []events.Record) (hookErr, err error) {
 		return nil, hookErr // the log could not be written
 	}
 	for _, w := range warnings {
-		if err := j.recordEvent(TopicNotice, Payload{Message: "warning: " + w}, false); err != nil {
+		if err := j.recordEvent(runfiles.TopicAutopilotNotice, runfiles.AutopilotPayload{Message: "warning: " + w}, false); err != nil {
 			return hookErr, err
 		}
 	}
@@ -224,14 +136,4 @@ func (j *journal) fire(recs []events.Record) (hookErr, err error) {
 }
 
 // save writes the state atomically.
-func (j *journal) save() error {
-	data, err := json.MarshalIndent(j.state, "", "  ")
-	if err != nil {
-		return err
-	}
-	path := runfiles.Dir(j.dir).AutopilotState()
-	if err := ralphdir.WriteFileAtomic(j.dir, path, append(data, '\n')); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
+func (j *journal) save() error { return runfiles.WriteAutopilotState(j.dir, j.state) }

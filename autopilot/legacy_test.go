@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"github.com/ralph-loop/ralph/config"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,11 +14,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/runfiles"
 )
 
-// testdata/v1 is what the previous ralph (state version 1, camelCase keys)
+// runfiles' testdata/autopilot-v1 is what the previous ralph (state version 1, camelCase keys)
 // left of an interrupted run: task a completed, b and c in slots 1 and 2,
 // b having waited for a (task.held), and the run stopped resumable. It was
 // written by that ralph's autopilot, not by hand.
@@ -27,49 +27,10 @@ func copyV1(t *testing.T, ralphDir string) {
 	t.Helper()
 	require.NoError(t, os.MkdirAll(ralphDir, 0o700))
 	for _, f := range []string{runfiles.AutopilotStateFile, runfiles.AutopilotEventsFile} {
-		data, err := os.ReadFile(filepath.Join("testdata", "v1", f))
+		data, err := os.ReadFile(filepath.Join("..", "runfiles", "testdata", "autopilot-v1", f))
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(ralphDir, f), data, 0o600))
 	}
-}
-
-func TestAStateAndLogOfVersion1Load(t *testing.T) {
-	dir := t.TempDir()
-	copyV1(t, dir)
-	st, notice, err := loadState(dir, time.Now(), nil, nil)
-	require.NoError(t, err)
-	assert.Empty(t, notice, "a version 1 checkpoint is read, not moved aside")
-	assert.Equal(t, stateVersion, st.Version)
-	assert.Equal(t, v1Run, st.RunID)
-	assert.Equal(t, 5, st.MaxTasks)
-	assert.Equal(t, 3, st.StartedCount)
-	assert.Equal(t, time.Date(2026, 11, 28, 0, 43, 0, 158037703, time.UTC), st.StartedAt.UTC())
-	require.Len(t, st.Active, 2)
-	assert.Equal(t, "b", st.Active["1"].Task)
-	assert.Equal(t, time.Date(2026, 11, 28, 0, 43, 0, 371410369, time.UTC), st.Active["1"].StartedAt.UTC())
-	assert.Equal(t, []string{"api"}, st.Active["1"].Components)
-	require.Len(t, st.Completed, 1)
-	assert.Equal(t, "a", st.Completed[0].Task)
-
-	// The log alone, spelled the old way, folds into the same state.
-	require.NoError(t, os.Remove(filepath.Join(dir, runfiles.AutopilotStateFile)))
-	fromLog, _, err := loadState(dir, time.Now(), nil, nil)
-	require.NoError(t, err)
-	assert.Equal(t, st, fromLog)
-
-	byTopic := map[string]Payload{}
-	f, err := os.Open(filepath.Join(dir, runfiles.AutopilotEventsFile))
-	require.NoError(t, err)
-	defer f.Close()
-	require.NoError(t, events.Scan(f, func(rec events.Record) error {
-		ev, err := events.ParseLine(rec.Line)
-		require.NoError(t, err)
-		byTopic[ev.Topic] = DecodePayload(ev)
-		return nil
-	}))
-	assert.Equal(t, "a", byTopic[TopicTaskHeld].HeldBy)
-	require.NotNil(t, byTopic[TopicStopped].ExitCode)
-	assert.Equal(t, 130, *byTopic[TopicStopped].ExitCode)
 }
 
 // An unfinished run an earlier ralph left goes on under its own id, does
@@ -83,7 +44,7 @@ func TestAnUnfinishedRunOfVersion1GoesOnInSnakeCase(t *testing.T) {
 	require.NoError(t, err)
 
 	h.start(t.Context(), h.settings(2))
-	assert.Equal(t, v1Run, payloadOf(h.next(TopicStarted)).RunID, "the same run goes on")
+	assert.Equal(t, v1Run, payloadOf(h.next(runfiles.TopicAutopilotStarted)).RunID, "the same run goes on")
 	first, second := h.loop(), h.loop()
 	assert.ElementsMatch(t, []string{"b", "c"}, []string{first.job.Task, second.job.Task})
 	first.complete()
@@ -93,7 +54,7 @@ func TestAnUnfinishedRunOfVersion1GoesOnInSnakeCase(t *testing.T) {
 	assert.Equal(t, 0, res.ExitCode)
 	assert.Equal(t, 0, h.source.claimed["a"], "a was completed by the earlier ralph")
 
-	st, err := ReadStatus(h.repo, time.Now())
+	st, err := runfiles.ReadAutopilotStatus(h.repo, time.Now())
 	require.NoError(t, err)
 	assert.Equal(t, v1Run, st.RunID)
 	assert.Equal(t, 3, st.Completed)
@@ -102,7 +63,7 @@ func TestAnUnfinishedRunOfVersion1GoesOnInSnakeCase(t *testing.T) {
 	require.NoError(t, err)
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal(state, &doc))
-	assert.EqualValues(t, stateVersion, doc["version"])
+	assert.EqualValues(t, runfiles.AutopilotStateVersion, doc["version"])
 	assertSnakeCase(t, runfiles.AutopilotStateFile, state)
 
 	log, err := os.ReadFile(filepath.Join(ralphDir, runfiles.AutopilotEventsFile))
@@ -138,4 +99,10 @@ func assertSnakeCase(t *testing.T, what string, data []byte) {
 		}
 	}
 	walk(v)
+}
+
+// A task's log is found in the default worktrees_dir by readers that load
+// no config (runfiles.TaskLog): the two defaults must be one.
+func TestTheDefaultWorktreesDirIsRunfiles(t *testing.T) {
+	assert.Equal(t, runfiles.DefaultWorktreesDir, config.Default().Autopilot.WorktreesDir)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ralph-loop/ralph/runfiles"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -53,7 +54,7 @@ func (m *merger) scratchDir(task string) string {
 
 // prepare merges task's branch onto the base branch's tip in a scratch
 // worktree and verifies the result. The base branch does not move.
-func (m *merger) prepare(ctx context.Context, task Merge, message string) (mergeResult, error) {
+func (m *merger) prepare(ctx context.Context, task runfiles.TaskMerge, message string) (mergeResult, error) {
 	// Git's own steps are short and bounded; an interrupt cuts only the
 	// verification short, so a merge verified before it is kept.
 	gitCtx, cancel := steady(ctx)
@@ -117,7 +118,7 @@ func (m *merger) prepare(ctx context.Context, task Merge, message string) (merge
 // ends with ralph's own commit naming the task (message): the merge
 // commit, the squashed commit, or after replayed commits a commit of its
 // own, so that only ralph's commits name a task as merged.
-func (m *merger) combine(ctx context.Context, scratch git.Repo, task Merge, baseTip, message string) ([]string, error) {
+func (m *merger) combine(ctx context.Context, scratch git.Repo, task runfiles.TaskMerge, baseTip, message string) ([]string, error) {
 	if m.mode == "rebase" {
 		replayed, conflicts, err := m.replay(ctx, scratch, task, baseTip)
 		if err != nil || len(conflicts) > 0 {
@@ -148,7 +149,7 @@ func (m *merger) combine(ctx context.Context, scratch git.Repo, task Merge, base
 // of its commits carries ralph's task trailer, which on the base branch
 // would say a task is merged that is not; or its commits conflict only in
 // the tracker's files, which the squash takes from the base branch.
-func (m *merger) replay(ctx context.Context, scratch git.Repo, task Merge, baseTip string) (bool, []string, error) {
+func (m *merger) replay(ctx context.Context, scratch git.Repo, task runfiles.TaskMerge, baseTip string) (bool, []string, error) {
 	merges, err := scratch.HasMerges(ctx, baseTip, task.Branch)
 	if err == nil && !merges {
 		merges, err = scratch.NamesTasks(ctx, baseTip, task.Branch)

@@ -19,16 +19,6 @@ import (
 // `ralph events --autopilot` say which task waits, on what, and how to
 // answer. `ralph autopilot status` reads the question from the loop itself.
 
-// AnswerCommand is the command that answers the question id of task's
-// loop, typed in the repository's root.
-func AnswerCommand(task, id string) string {
-	return fmt.Sprintf("ralph answer --task %s %s \"TEXT\"", task, id)
-}
-
-// WatchCommand is the command that attaches to the loop of task: a view
-// of the autopilot with that task's slot selected.
-func WatchCommand(task string) string { return "ralph watch --task " + task }
-
 // questionSeen is what a task's loop waits on now: q, or nil for nothing.
 type questionSeen struct {
 	slot, task string
@@ -173,12 +163,12 @@ func (a *Autopilot) questionChanged(seen questionSeen) error {
 	if !ok || slot.Task != seen.task || questionID(slot.Question) == questionID(seen.q) {
 		return nil
 	}
-	p := Payload{Task: seen.task, Title: slot.Title, Slot: seen.slot, Question: seen.q}
+	p := runfiles.AutopilotPayload{Task: seen.task, Title: slot.Title, Slot: seen.slot, Question: seen.q}
 	if seen.q == nil {
 		p.Question = slot.Question
-		return a.journal.record(TopicTaskAnswered, p)
+		return a.journal.record(runfiles.TopicTaskAnswered, p)
 	}
-	return a.journal.record(TopicTaskAsked, p)
+	return a.journal.record(runfiles.TopicTaskAsked, p)
 }
 
 // watchLogs reports writes to the event logs in the .ralph directory dir

@@ -13,7 +13,7 @@ import (
 	"github.com/ralph-loop/ralph/runfiles"
 )
 
-func apEvent(topic string, p Payload) events.Event {
+func apEvent(topic string, p runfiles.AutopilotPayload) events.Event {
 	return events.Event{TS: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC), Topic: topic, Payload: events.ObjectPayload(p), Source: events.SourceRalph}
 }
 
@@ -21,27 +21,27 @@ func apEvent(topic string, p Payload) events.Event {
 // waits, or the task leaves its slot; progress.md lists it with the
 // command that answers it, on one line whatever the agent wrote.
 func TestAQuestionIsTheSlotsUntilAnswered(t *testing.T) {
-	st := newState()
-	st.Apply(apEvent(TopicStarted, Payload{RunID: "r1", Parallel: 2}))
-	st.Apply(apEvent(TopicTaskAssigned, Payload{Task: "t-1", Title: "Pick a database", Slot: "1", Attempt: 1}))
+	st := runfiles.NewAutopilotState()
+	st.Apply(apEvent(runfiles.TopicAutopilotStarted, runfiles.AutopilotPayload{RunID: "r1", Parallel: 2}))
+	st.Apply(apEvent(runfiles.TopicTaskAssigned, runfiles.AutopilotPayload{Task: "t-1", Title: "Pick a database", Slot: "1", Attempt: 1}))
 	q := &runfiles.Question{ID: "q-1", Text: "Which\ndatabase?", Options: []string{"postgres", "sqlite"}, Hat: "builder",
 		AskedAt: time.Date(2026, 11, 22, 10, 1, 0, 0, time.UTC)}
-	st.Apply(apEvent(TopicTaskAsked, Payload{Task: "t-2", Slot: "1", Question: q}))
+	st.Apply(apEvent(runfiles.TopicTaskAsked, runfiles.AutopilotPayload{Task: "t-2", Slot: "1", Question: q}))
 	assert.Nil(t, st.Active["1"].Question, "a report about another task changes nothing")
-	st.Apply(apEvent(TopicTaskAsked, Payload{Task: "t-1", Slot: "1", Question: q}))
+	st.Apply(apEvent(runfiles.TopicTaskAsked, runfiles.AutopilotPayload{Task: "t-1", Slot: "1", Question: q}))
 	require.NotNil(t, st.Active["1"].Question)
 
-	page := RenderProgress(st, time.Date(2026, 11, 22, 10, 2, 0, 0, time.UTC))
+	page := runfiles.RenderProgress(st, time.Date(2026, 11, 22, 10, 2, 0, 0, time.UTC))
 	assert.Contains(t, page, "- Status: running; 1 waiting for a person")
 	assert.Contains(t, page, "## Waiting for a person\n\n- t-1 (Pick a database) asks (q-1, hat builder, 2026-11-22T10:01:00Z): Which database?\n"+
 		"  - options: postgres | sqlite\n  - answer with `ralph answer --task t-1 q-1 \"TEXT\"`\n")
 
-	st.Apply(apEvent(TopicTaskAnswered, Payload{Task: "t-1", Slot: "1", Question: q}))
+	st.Apply(apEvent(runfiles.TopicTaskAnswered, runfiles.AutopilotPayload{Task: "t-1", Slot: "1", Question: q}))
 	assert.Nil(t, st.Active["1"].Question)
-	assert.NotContains(t, RenderProgress(st, time.Now()), "waiting for a person")
+	assert.NotContains(t, runfiles.RenderProgress(st, time.Now()), "waiting for a person")
 
-	st.Apply(apEvent(TopicTaskAsked, Payload{Task: "t-1", Slot: "1", Question: q}))
-	st.Apply(apEvent(TopicTaskFinished, Payload{Task: "t-1", Slot: "1"}))
+	st.Apply(apEvent(runfiles.TopicTaskAsked, runfiles.AutopilotPayload{Task: "t-1", Slot: "1", Question: q}))
+	st.Apply(apEvent(runfiles.TopicTaskFinished, runfiles.AutopilotPayload{Task: "t-1", Slot: "1"}))
 	require.Len(t, st.MergeQueue, 1)
 	assert.Nil(t, st.MergeQueue[0].Question, "a finished loop waits on nobody")
 }

@@ -31,19 +31,19 @@ func (a *Autopilot) nextMerge(ctx context.Context) {
 
 // verifiedMerge is a merge of the queue that was verified but has not
 // landed (a restart between the two).
-func (a *Autopilot) verifiedMerge() (Merge, bool) {
+func (a *Autopilot) verifiedMerge() (runfiles.TaskMerge, bool) {
 	for _, m := range a.state().MergeQueue {
-		if m.Step == MergeDone {
+		if m.Step == runfiles.MergeDone {
 			return m, true
 		}
 	}
-	return Merge{}, false
+	return runfiles.TaskMerge{}, false
 }
 
 // startMerge prepares m's merge in a goroutine, which reports on
 // mergeDone.
-func (a *Autopilot) startMerge(ctx context.Context, m Merge) {
-	if err := a.journal.record(TopicMergeStarted, Payload{Task: m.Task, Title: m.Title, Branch: m.Branch}); err != nil {
+func (a *Autopilot) startMerge(ctx context.Context, m runfiles.TaskMerge) {
+	if err := a.journal.record(runfiles.TopicMergeStarted, runfiles.AutopilotPayload{Task: m.Task, Title: m.Title, Branch: m.Branch}); err != nil {
 		a.check(err)
 		return
 	}
@@ -67,9 +67,9 @@ func (a *Autopilot) merged(ctx context.Context, d mergeDone) error {
 	switch {
 	case d.err != nil && (a.interrupted || errors.Is(d.err, context.Canceled)):
 		// The interrupt cut the merge short; the next run makes it again.
-		return a.journal.record(TopicMergeFailed, Payload{Task: m.Task, Reason: "interrupted; it is made again when the autopilot resumes"})
+		return a.journal.record(runfiles.TopicMergeFailed, runfiles.AutopilotPayload{Task: m.Task, Reason: "interrupted; it is made again when the autopilot resumes"})
 	case d.err != nil:
-		if err := a.journal.record(TopicMergeFailed, Payload{Task: m.Task, Reason: d.err.Error()}); err != nil {
+		if err := a.journal.record(runfiles.TopicMergeFailed, runfiles.AutopilotPayload{Task: m.Task, Reason: d.err.Error()}); err != nil {
 			return err
 		}
 		return a.failTask(ctx, m.Task, "its merge failed: "+d.err.Error())
@@ -79,7 +79,7 @@ func (a *Autopilot) merged(ctx context.Context, d mergeDone) error {
 		return a.unresolved(ctx, m, res)
 	case len(res.Failed) > 0:
 		reason := "verification of the merged result failed: " + evidence(res.Failed)
-		if err := a.journal.record(TopicVerifyFailed, Payload{Task: m.Task, Base: res.Base, Reason: reason}); err != nil {
+		if err := a.journal.record(runfiles.TopicVerifyFailed, runfiles.AutopilotPayload{Task: m.Task, Base: res.Base, Reason: reason}); err != nil {
 			return err
 		}
 		return a.failTask(ctx, m.Task, reason)
@@ -90,10 +90,10 @@ func (a *Autopilot) merged(ctx context.Context, d mergeDone) error {
 			return err
 		}
 	}
-	if err := a.journal.record(TopicMergeDone, Payload{Task: m.Task, Base: res.Base, Commit: res.Commit, Checks: len(a.merger.verify)}); err != nil {
+	if err := a.journal.record(runfiles.TopicMergeDone, runfiles.AutopilotPayload{Task: m.Task, Base: res.Base, Commit: res.Commit, Checks: len(a.merger.verify)}); err != nil {
 		return err
 	}
-	m.Step, m.Base, m.Commit = MergeDone, res.Base, res.Commit
+	m.Step, m.Base, m.Commit = runfiles.MergeDone, res.Base, res.Commit
 	a.fault(FaultMerged)
 	return a.land(ctx, m)
 }
@@ -101,7 +101,7 @@ func (a *Autopilot) merged(ctx context.Context, d mergeDone) error {
 // land moves the base branch to a verified merge, closes the task and
 // removes its worktree and branch. Each step checks whether it was already
 // done, so a restart part-way through repeats none of them.
-func (a *Autopilot) land(ctx context.Context, m Merge) error {
+func (a *Autopilot) land(ctx context.Context, m runfiles.TaskMerge) error {
 	ctx, cancel := steady(ctx)
 	defer cancel()
 	ok, err := a.merger.advance(ctx, m.Base, m.Commit)
@@ -118,7 +118,7 @@ func (a *Autopilot) land(ctx context.Context, m Merge) error {
 	if !ok {
 		// The base branch moved since the merge was made: it goes back
 		// to the queue, to be made again on the new tip.
-		return a.journal.record(TopicMergeFailed, Payload{Task: m.Task, Base: m.Base, Requeued: true,
+		return a.journal.record(runfiles.TopicMergeFailed, runfiles.AutopilotPayload{Task: m.Task, Base: m.Base, Requeued: true,
 			Reason: a.base + " moved since the merge was made; merging again"})
 	}
 	a.fault(FaultAdvanced)
@@ -129,11 +129,11 @@ func (a *Autopilot) land(ctx context.Context, m Merge) error {
 	}
 	a.fault(FaultClosed)
 	a.cleanUp(ctx, m.Task)
-	p := Payload{Task: m.Task, Title: m.Title, Commit: m.Commit, Unclosed: !closed}
-	if err := a.journal.record(TopicTaskCompleted, p); err != nil {
+	p := runfiles.AutopilotPayload{Task: m.Task, Title: m.Title, Commit: m.Commit, Unclosed: !closed}
+	if err := a.journal.record(runfiles.TopicTaskCompleted, p); err != nil {
 		return err
 	}
-	a.landed.apply(TopicTaskCompleted, p)
+	a.landed.apply(runfiles.TopicTaskCompleted, p)
 	return nil
 }
 
@@ -155,7 +155,7 @@ func (a *Autopilot) closeTask(ctx context.Context, task, commit string) (closed 
 // cleanUp removes a finished task's worktree and branch; what cannot be
 // removed is reported, not fatal.
 func (a *Autopilot) cleanUp(ctx context.Context, task string) {
-	if err := keepTaskLog(a.opts.Repo, task, a.worktree(task)); err != nil {
+	if err := runfiles.KeepTaskLog(a.opts.Repo, task, a.worktree(task)); err != nil {
 		_ = a.notice(fmt.Sprintf("keeping the loop log of %s failed: %v; it goes with its worktree", task, err))
 	}
 	if err := a.repo.RemoveWorktree(ctx, a.worktree(task)); err != nil {
@@ -173,7 +173,7 @@ func (a *Autopilot) cleanUp(ctx context.Context, task string) {
 
 // conflicted sends a task whose merge conflicted back to its loop, on its
 // branch brought up to the new base, while retries remain.
-func (a *Autopilot) conflicted(ctx context.Context, m Merge, res mergeResult) error {
+func (a *Autopilot) conflicted(ctx context.Context, m runfiles.TaskMerge, res mergeResult) error {
 	files := strings.Join(res.Conflicts, ", ")
 	return a.sendBack(ctx, m, res.Base, res.Conflicts, "conflict in "+files,
 		fmt.Sprintf("its merge into %s conflicts in %s", a.base, files),
@@ -183,7 +183,7 @@ func (a *Autopilot) conflicted(ctx context.Context, m Merge, res mergeResult) er
 // unresolved sends a task whose work still holds conflict markers back to
 // its loop, to resolve them, while retries remain: markers never reach the
 // base branch.
-func (a *Autopilot) unresolved(ctx context.Context, m Merge, res mergeResult) error {
+func (a *Autopilot) unresolved(ctx context.Context, m runfiles.TaskMerge, res mergeResult) error {
 	where := strings.Join(res.Markers, ", ")
 	note := fmt.Sprintf("This task's work was done, but what its branch has committed still holds conflict markers "+
 		"(<<<<<<<, =======, >>>>>>>) at %s, which ralph never merges into %s. Resolve each one, keeping what both sides meant, "+
@@ -196,9 +196,9 @@ func (a *Autopilot) unresolved(ctx context.Context, m Merge, res mergeResult) er
 // sendBack records why m's merge failed and, while retries remain, sends
 // the task back to its loop with what prepare tells it; otherwise the task
 // fails with what went wrong.
-func (a *Autopilot) sendBack(ctx context.Context, m Merge, base string, files []string, reason, failure string,
+func (a *Autopilot) sendBack(ctx context.Context, m runfiles.TaskMerge, base string, files []string, reason, failure string,
 	prepare func() (string, error)) error {
-	if err := a.journal.record(TopicMergeFailed, Payload{Task: m.Task, Base: base, Files: files, Reason: reason}); err != nil {
+	if err := a.journal.record(runfiles.TopicMergeFailed, runfiles.AutopilotPayload{Task: m.Task, Base: base, Files: files, Reason: reason}); err != nil {
 		return err
 	}
 	if m.Attempt > a.opts.Settings.Retries {
@@ -215,14 +215,14 @@ func (a *Autopilot) sendBack(ctx context.Context, m Merge, base string, files []
 	if err := a.writeTaskFiles(t, note); err != nil {
 		return a.failTask(ctx, m.Task, err.Error())
 	}
-	return a.journal.record(TopicTaskRetry, Payload{Task: m.Task, Title: m.Title, Attempt: m.Attempt + 1, Files: files})
+	return a.journal.record(runfiles.TopicTaskRetry, runfiles.AutopilotPayload{Task: m.Task, Title: m.Title, Attempt: m.Attempt + 1, Files: files})
 }
 
 // bringUpToDate rebases the task's branch on the base branch. When the
 // rebase conflicts, the base branch is merged into the task's branch
 // instead, and the conflicts are left for the task's loop to resolve.
 // It returns what the loop is told.
-func (a *Autopilot) bringUpToDate(ctx context.Context, m Merge, conflicts []string) (string, error) {
+func (a *Autopilot) bringUpToDate(ctx context.Context, m runfiles.TaskMerge, conflicts []string) (string, error) {
 	wt := git.Repo{Dir: a.worktree(m.Task)}
 	files := strings.Join(conflicts, ", ")
 	// A merge its last attempt left unresolved and uncommitted, or a
@@ -252,10 +252,10 @@ func (a *Autopilot) bringUpToDate(ctx context.Context, m Merge, conflicts []stri
 
 // startRetry runs the loop of a task whose merge conflicted again, as a
 // fresh run in its worktree.
-func (a *Autopilot) startRetry(ctx context.Context, r Slot, slot string) error {
-	p := Payload{Task: r.Task, Title: r.Title, Slot: slot, Worktree: r.Worktree, RunsOn: a.runsOn(), Branch: r.Branch,
+func (a *Autopilot) startRetry(ctx context.Context, r runfiles.TaskSlot, slot string) error {
+	p := runfiles.AutopilotPayload{Task: r.Task, Title: r.Title, Slot: slot, Worktree: r.Worktree, RunsOn: a.runsOn(), Branch: r.Branch,
 		Attempt: r.Attempt, Components: r.Components}
-	if err := a.journal.record(TopicTaskAssigned, p); err != nil {
+	if err := a.journal.record(runfiles.TopicTaskAssigned, p); err != nil {
 		return err
 	}
 	return a.launch(ctx, slot, r.Task, r.Attempt, runfiles.StartFresh)

@@ -28,7 +28,7 @@ func (a *Autopilot) reconcile(ctx context.Context) error {
 	return nil
 }
 
-func (a *Autopilot) reconcileSlot(ctx context.Context, slot string, s Slot) error {
+func (a *Autopilot) reconcileSlot(ctx context.Context, slot string, s runfiles.TaskSlot) error {
 	if err := a.ensureTaskFiles(ctx, s.Task); err != nil {
 		return a.failTask(ctx, s.Task, err.Error())
 	}

@@ -293,7 +293,7 @@ func (e *LandBlockedError) Hint() string {
 // blockedLand is the end of a run whose verified merge of m cannot land:
 // it returns the error that ends the run, and says so at once when loops
 // still run, which may take a while to end.
-func (a *Autopilot) blockedLand(m Merge, inTheWay *git.OverwriteError) error {
+func (a *Autopilot) blockedLand(m runfiles.TaskMerge, inTheWay *git.OverwriteError) error {
 	err := &LandBlockedError{Task: m.Task, Base: a.base, Err: inTheWay}
 	if len(a.handles) == 0 {
 		return err
@@ -308,13 +308,13 @@ func (a *Autopilot) blockedLand(m Merge, inTheWay *git.OverwriteError) error {
 // the unfinished autopilot run may have half-written, when a machine went
 // down as the base branch moved to it: the run finishes that move.
 func landingPaths(ctx context.Context, repo git.Repo) ([]string, error) {
-	st, err := peekState(runfiles.In(repo.Dir).Path())
+	st, err := runfiles.PeekAutopilotState(runfiles.In(repo.Dir).Path())
 	if err != nil || st.Ended != nil {
 		return nil, err
 	}
 	var paths []string
 	for _, m := range st.MergeQueue {
-		if m.Step != MergeDone {
+		if m.Step != runfiles.MergeDone {
 			continue
 		}
 		names, err := repo.DiffNames(ctx, m.Base, m.Commit)
@@ -442,7 +442,7 @@ func (a *Autopilot) open(ctx context.Context, dir, runID string, lock *runfiles.
 		return err
 	}
 	var folded []events.Record
-	st, notice, err := loadState(dir, opts.Now(), opts.Redactor, func(r events.Record) { folded = append(folded, r) })
+	st, notice, err := runfiles.LoadAutopilotState(dir, opts.Now(), opts.Redactor, func(r events.Record) { folded = append(folded, r) })
 	if err != nil {
 		return err
 	}
@@ -557,8 +557,8 @@ func (a *Autopilot) begin(lock *runfiles.Lock, runID string) error {
 		if err := lock.Update(runfiles.LockInfo{RunID: st.RunID, PID: os.Getpid(), Host: hostname(), StartedAt: a.now().UTC()}); err != nil {
 			return err
 		}
-		p := Payload{RunID: st.RunID, Source: a.opts.Source.Name(), MaxTasks: st.MaxTasks, Parallel: st.Parallel, Message: "resuming the unfinished run"}
-		if err := a.journal.record(TopicStarted, p); err != nil {
+		p := runfiles.AutopilotPayload{RunID: st.RunID, Source: a.opts.Source.Name(), MaxTasks: st.MaxTasks, Parallel: st.Parallel, Message: "resuming the unfinished run"}
+		if err := a.journal.record(runfiles.TopicAutopilotStarted, p); err != nil {
 			return err
 		}
 		if len(diffs) > 0 {
@@ -566,7 +566,7 @@ func (a *Autopilot) begin(lock *runfiles.Lock, runID string) error {
 		}
 		return nil
 	}
-	return a.journal.record(TopicStarted, Payload{RunID: runID, Source: a.opts.Source.Name(),
+	return a.journal.record(runfiles.TopicAutopilotStarted, runfiles.AutopilotPayload{RunID: runID, Source: a.opts.Source.Name(),
 		MaxTasks: s.MaxTasks, Parallel: s.Parallel})
 }
 

@@ -740,3 +740,35 @@ func TestResumeRebuildsWhenTheCheckpointOffsetIsMidLine(t *testing.T) {
 	assert.Equal(t, 1, countDecisions(recs, "build.note"), "the line spanning the offset is decided once")
 	assert.Equal(t, 1, countDecisions(recs, "build.done"))
 }
+
+// A person's guidance goes to the next iteration whatever its hat, once,
+// and does not fall with the events of a hat that has used up its
+// activations.
+func TestGuidanceFloatsToTheNextHat(t *testing.T) {
+	reg, err := hats.NewRegistry([]hats.Hat{
+		{ID: "builder", Triggers: []string{"build.task"}, MaxActivations: 1},
+	})
+	require.NoError(t, err)
+	guidance := func(text string) string {
+		line, err := events.EncodeLine(events.Event{TS: time.Now(), Topic: hats.GuidanceTopic, Payload: events.StringPayload(text), Source: events.SourceHuman})
+		require.NoError(t, err)
+		return strings.TrimSuffix(string(line), "\n")
+	}
+	b := &fakeBackend{byHat: map[string][]turn{
+		"ralph": {{raw: []string{guidance("first: to the builder")}, text: tagged("build.task", "1")},
+			{raw: []string{guidance("second: past the exhausted builder")}, text: tagged("build.task", "2")},
+			{text: tagged("LOOP_COMPLETE", "stop")}},
+		"builder": {{}},
+	}}
+	dir := t.TempDir()
+	out, err := newTestEngine(t, dir, b, settings(), func(o *Options) { o.Hats = reg }).Run(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, runfiles.ReasonCompleted, out.Reason)
+	require.Equal(t, []string{"ralph", "builder", "ralph", "ralph"}, b.hats)
+	assert.Contains(t, b.prompts[1], "first: to the builder", "the builder runs next and carries it")
+	assert.Contains(t, b.prompts[3], "second: past the exhausted builder", "the coordinator runs next and carries it")
+	for i, p := range b.prompts {
+		assert.Equal(t, i == 1, strings.Contains(p, "first: to the builder"), "prompt %d", i)
+		assert.Equal(t, i == 3, strings.Contains(p, "second: past the exhausted builder"), "prompt %d", i)
+	}
+}

@@ -20,7 +20,7 @@ func (e *Engine) selecting() (runfiles.Phase, error) {
 	hat, offsets, evs := e.choose()
 	confirming := e.st.Confirming != nil
 	if !confirming && e.exhausted(hat) {
-		return e.dropExhausted(hat, offsets)
+		return e.dropExhausted(hat, e.ownOffsets(offsets))
 	}
 	n := e.st.Iteration + 1
 	backend := e.backendFor(hat.ID)
@@ -56,12 +56,28 @@ func (e *Engine) choose() (hats.Hat, []int64, []events.Event) {
 	hat := e.opts.Hats.Choose(all).Hat
 	offsets, evs := []int64{}, []events.Event{}
 	for _, p := range e.st.Pending {
-		if hats.Owner(p.To) == hat.ID {
+		if hats.Owner(p.To) == hat.ID || hats.Floats(p.Event, p.To) {
 			offsets = append(offsets, p.Offset)
 			evs = append(evs, p.Event)
 		}
 	}
 	return hat, offsets, evs
+}
+
+// ownOffsets is offsets without the floating guidance (see hats.Floats),
+// which waits for the hat that runs next rather than fall with an exhausted
+// one; all of offsets when that is all there is, so the loop moves on.
+func (e *Engine) ownOffsets(offsets []int64) []int64 {
+	var own []int64
+	for _, p := range e.st.Pending {
+		if slices.Contains(offsets, p.Offset) && !hats.Floats(p.Event, p.To) {
+			own = append(own, p.Offset)
+		}
+	}
+	if len(own) == 0 {
+		return offsets
+	}
+	return own
 }
 
 func (e *Engine) exhausted(h hats.Hat) bool {

@@ -26,6 +26,9 @@ type Selection struct {
 //  2. Otherwise the oldest pending event picks its owner.
 //  3. The chosen hat takes every pending event it owns, oldest first.
 //
+// Guidance floats (see [Floats]): it picks no hat while another event is
+// pending, and whichever hat is chosen takes it, once.
+//
 // So the chosen hat always takes the event that picked it, and only a
 // targeted event jumps the queue. Step 2 is strict on purpose:
 // skipping an unrouted oldest event for a later routed one would starve the
@@ -54,10 +57,22 @@ func (r *Registry) pick(pending []events.Event) string {
 			return ev.Target
 		}
 	}
-	if len(pending) == 0 {
-		return CoordinatorID
+	for _, ev := range pending {
+		if !Floats(ev, r.Route(ev)) {
+			return r.owner(ev)
+		}
 	}
-	return r.owner(pending[0])
+	return CoordinatorID
+}
+
+// Floats reports whether ev, routed to to (what [Registry.Route] returned
+// for it), goes to whichever hat runs next rather than to an owner: a
+// person's [GuidanceTopic] with no target that no hat triggers on. Owned by
+// the coordinator, it would wait while the other hats hand work to each
+// other, and a person steering the run means the iteration that comes next.
+// A hat that triggers on it, or a target, owns it as any event.
+func Floats(ev events.Event, to []string) bool {
+	return ev.Topic == GuidanceTopic && ev.Target == "" && len(to) == 0
 }
 
 // Owner returns the ID of the one hat that handles an event routed to to
@@ -82,7 +97,7 @@ func (r *Registry) owner(ev events.Event) string {
 func (r *Registry) ownedBy(id string, pending []events.Event) []events.Event {
 	var out []events.Event
 	for _, ev := range pending {
-		if r.owner(ev) == id {
+		if to := r.Route(ev); Owner(to) == id || Floats(ev, to) {
 			out = append(out, ev)
 		}
 	}

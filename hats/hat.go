@@ -23,3 +23,9 @@ const CoordinatorID = "ralph"
 // ReservedResumeTopic is published by ralph itself to hand control back to
 // the coordinator; no hat may trigger on it.
 const ReservedResumeTopic = "task.resume"
+
+// GuidanceTopic is what a person publishes to steer a run (`ralph guide`,
+// the g key of `ralph watch`, the page's guidance box). Untargeted and
+// triggering no hat, it goes to the next iteration whatever its hat (see
+// [Floats]): advice waiting for the coordinator would come too late.
+const GuidanceTopic = "human.guidance"

@@ -56,12 +56,12 @@ var ralphTopics = []string{
 	runfiles.TopicCompletionConfirm, runfiles.TopicRateLimited, runfiles.TopicCommit, runfiles.TopicCriteriaBaseline,
 	runfiles.TopicCompletionVerified, runfiles.TopicCriteriaIgnored, runfiles.TopicTaskComplete, runfiles.TopicTaskResume,
 	runfiles.TopicCompletionRejected, "*.exhausted", "*.blocked", "*.scope_violation",
-	autopilot.TopicStarted, autopilot.TopicPaused, autopilot.TopicResumed, autopilot.TopicStopping,
-	autopilot.TopicStopped, autopilot.TopicNotice, autopilot.TopicTaskAssigned, autopilot.TopicTaskRunning,
-	autopilot.TopicTaskHeld, autopilot.TopicTaskAsked, autopilot.TopicTaskAnswered, autopilot.TopicTaskFinished,
-	autopilot.TopicTaskRetry, autopilot.TopicTaskCompleted, autopilot.TopicTaskClosed,
-	autopilot.TopicTaskFailed, autopilot.TopicTaskAssignFailed, autopilot.TopicMergeStarted, autopilot.TopicMergeDone, autopilot.TopicMergeFailed,
-	autopilot.TopicVerifyFailed, autopilot.TopicAllDone,
+	runfiles.TopicAutopilotStarted, runfiles.TopicAutopilotPaused, runfiles.TopicAutopilotResumed, runfiles.TopicAutopilotStopping,
+	runfiles.TopicAutopilotStopped, runfiles.TopicAutopilotNotice, runfiles.TopicTaskAssigned, runfiles.TopicTaskRunning,
+	runfiles.TopicTaskHeld, runfiles.TopicTaskAsked, runfiles.TopicTaskAnswered, runfiles.TopicTaskFinished,
+	runfiles.TopicTaskRetry, runfiles.TopicTaskCompleted, runfiles.TopicTaskClosed,
+	runfiles.TopicTaskFailed, runfiles.TopicTaskAssignFailed, runfiles.TopicMergeStarted, runfiles.TopicMergeDone, runfiles.TopicMergeFailed,
+	runfiles.TopicVerifyFailed, runfiles.TopicAllDone,
 	"human.*", TopicStarted, TopicRan,
 }
 

@@ -6,7 +6,9 @@ import (
 )
 
 // The autopilot's files, in the .ralph/ of the repository's checkout it
-// runs in, beside a loop's. Package autopilot decides what they say.
+// runs in, beside a loop's. Package autopilot decides what they say; the
+// readers and writers of them are here (autopilot*.go, control.go,
+// progress.go).
 const (
 	AutopilotEventsFile = "autopilot-events.jsonl"
 	AutopilotStateFile  = "autopilot-state.json"
@@ -31,6 +33,10 @@ const (
 	RemoteDir        = "tasks"
 	RemoteEventsFile = "events.jsonl"
 	WorkerFile       = "worker.json"
+	// DefaultWorktreesDir is where tasks' worktrees are, relative to the
+	// repository, when autopilot.worktrees_dir does not say (package
+	// config's default, which a test of package autopilot holds equal).
+	DefaultWorktreesDir = ".worktrees"
 	// KeptEventsFile is the loop log of a task that ran here, kept when
 	// its worktree goes: its runs' logs, oldest first.
 	KeptEventsFile = "loop-events.jsonl"

@@ -8,6 +8,16 @@
 // on and its answer ([PendingQuestion], [Answer]), a stop request
 // ([RequestStop]). The engine writes a run through it; the views, the
 // autopilot and the command line read through it, never taking the lock.
+//
+// The autopilot's files are here too: the payload of its log's lines and
+// their fold into an [AutopilotState] (with the keys of version 1 still
+// read), its checkpoint ([LoadAutopilotState], [WriteAutopilotState]),
+// progress.md ([RenderProgress]), `ralph autopilot status`
+// ([ReadAutopilotStatus]), control requests ([RequestControl]) and what the
+// coordinator keeps of a task a remote worker runs ([WorkerInfo],
+// [TaskLog]). Package autopilot decides what they say and writes them
+// through this package; the views read them here without loading the
+// autopilot.
 // Every file is made and opened through internal/ralphdir: never through a
 // link, private to the user.
 //

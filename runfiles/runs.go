@@ -208,25 +208,54 @@ func archivedLog(workspace, id string) (string, bool) {
 }
 
 // AwaitRun waits until a run starts in the workspace dir and returns its
-// log; "" when ctx ends first. It makes .ralph/ (ignored by git, as ralph
-// makes it) so that there is a directory to watch, and calls waiting once
-// the watch is in place, before it first looks.
+// log; "" when ctx ends first. It only reads (see awaitInRalphDir).
 func AwaitRun(ctx context.Context, dir string, waiting func()) (string, error) {
+	return awaitInRalphDir(ctx, dir, waiting, func() (string, error) {
+		path, err := CurrentLog(dir)
+		if errors.Is(err, ErrNoLog) {
+			return "", nil
+		}
+		return path, err
+	})
+}
+
+// AwaitAutopilot waits until an autopilot starts in the repository dir and
+// returns its event log; "" when ctx ends first. It only reads.
+func AwaitAutopilot(ctx context.Context, dir string, waiting func()) (string, error) {
+	path := In(dir).AutopilotEvents()
+	return awaitInRalphDir(ctx, dir, waiting, func() (string, error) {
+		_, err := os.Stat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", nil
+		}
+		return path, err
+	})
+}
+
+// awaitInRalphDir calls look whenever .ralph/ of the workspace dir may have
+// changed, until it returns a path or an error, or ctx ends (""). It makes
+// nothing: where .ralph/ does not exist yet, it watches the workspace for
+// it to appear, then .ralph/ itself. waiting is called once the watch is
+// in place, before the first look.
+func awaitInRalphDir(ctx context.Context, dir string, waiting func(), look func() (string, error)) (string, error) {
 	ralphDir := filepath.Join(dir, DirName)
-	if err := IgnoreOwnFilesIfMissing(ralphDir); err != nil {
-		return "", err
-	}
-	w, err := filewatch.New(filewatch.Options{Dirs: []string{ralphDir}})
+	w, err := filewatch.New(filewatch.Options{Dirs: []string{dir}, Match: func(path string) bool {
+		return path == ralphDir || filepath.Dir(path) == ralphDir
+	}})
 	if err != nil {
-		return "", fmt.Errorf("wait for a run in %s: %w", ralphDir, err)
+		return "", fmt.Errorf("wait for a run in %s: %w", dir, err)
 	}
 	defer w.Close()
+	watching := w.Add(ralphDir) == nil
 	waiting()
 	for {
-		// Checked after the watch began, so a run that starts in between
+		if !watching {
+			// .ralph/ appeared since: its files are what a run writes.
+			watching = w.Add(ralphDir) == nil
+		}
+		// Looked after the watch began, so a run that starts in between
 		// is not missed.
-		path, err := CurrentLog(dir)
-		if !errors.Is(err, ErrNoLog) {
+		if path, err := look(); path != "" || err != nil {
 			return path, err
 		}
 		select {

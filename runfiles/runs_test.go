@@ -47,7 +47,7 @@ func TestFindRun(t *testing.T) {
 }
 
 // TestAwaitRun returns the log of a run that starts while it waits, and ""
-// when it is cancelled first.
+// when it is cancelled first; waiting, it makes nothing in the workspace.
 func TestAwaitRun(t *testing.T) {
 	ws := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -55,10 +55,15 @@ func TestAwaitRun(t *testing.T) {
 	path, err := AwaitRun(ctx, ws, func() {})
 	require.NoError(t, err)
 	assert.Empty(t, path, "cancelled before any run started")
+	assert.NoDirExists(t, filepath.Join(ws, DirName), "a reader makes no .ralph/")
 
+	// .ralph/ appears while it waits, then the run's log in it.
 	log := filepath.Join(ws, DirName, "events-20261122-100000.jsonl")
 	path, err = AwaitRun(context.Background(), ws, func() {
-		require.NoError(t, os.WriteFile(log, nil, 0o644))
+		go func() {
+			assert.NoError(t, os.Mkdir(filepath.Join(ws, DirName), 0o700))
+			assert.NoError(t, os.WriteFile(log, nil, 0o644))
+		}()
 	})
 	require.NoError(t, err)
 	assert.Equal(t, log, path)

@@ -31,7 +31,8 @@ type Status struct {
 	CostUSD       float64 `json:"cost_usd"`
 	// CostSource is how CostUSD is known (reported, computed, or unknown
 	// when no part of it is); CostUnknown that some iteration's cost is
-	// unknown, so CostUSD is less than what the run spent.
+	// unknown, so CostUSD is less than what the run spent. The iteration
+	// running now is one: the checkpoint has its cost only once it ends.
 	CostSource  CostSource   `json:"cost_source,omitempty"`
 	CostUnknown bool         `json:"cost_unknown"`
 	Tokens      int64        `json:"tokens"`
@@ -91,6 +92,8 @@ func ReadStatus(workspace string, recent int, now time.Time) (Status, error) {
 			// is the next. A run killed mid-iteration shows what it
 			// finished: that iteration runs again on resume.
 			s.Iteration, s.Confirming = r.Iteration, r.Confirming
+			s.CostUnknown = true
+			s.CostSource = CostTotal{USD: s.CostUSD, Computed: s.CostSource == CostComputed, Unknown: true}.Source()
 		}
 	}
 	if st.Launch != nil {

@@ -29,7 +29,7 @@ func NewAutopilotLines(out io.Writer, headless, quiet bool) *AutopilotLines {
 }
 
 // Event shows one recorded event.
-func (v *AutopilotLines) Event(ev events.Event, _ *autopilot.State) {
+func (v *AutopilotLines) Event(ev events.Event, _ *runfiles.AutopilotState) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.headless {
@@ -47,23 +47,23 @@ func (v *AutopilotLines) Event(ev events.Event, _ *autopilot.State) {
 }
 
 var quietTopics = map[string]bool{
-	autopilot.TopicTaskCompleted: true, autopilot.TopicTaskClosed: true, autopilot.TopicTaskFailed: true,
-	autopilot.TopicTaskAssignFailed: true, autopilot.TopicMergeDone: true, autopilot.TopicAllDone: true,
-	autopilot.TopicStopped: true, autopilot.TopicNotice: true,
+	runfiles.TopicTaskCompleted: true, runfiles.TopicTaskClosed: true, runfiles.TopicTaskFailed: true,
+	runfiles.TopicTaskAssignFailed: true, runfiles.TopicMergeDone: true, runfiles.TopicAllDone: true,
+	runfiles.TopicAutopilotStopped: true, runfiles.TopicAutopilotNotice: true,
 	// A task that waits for a person waits until someone reads this.
-	autopilot.TopicTaskAsked: true,
+	runfiles.TopicTaskAsked: true,
 }
 
 // AutopilotEventText is one autopilot event in words; "" for bookkeeping
 // events people need not see.
 func AutopilotEventText(ev events.Event) string {
-	p := autopilot.DecodePayload(ev)
+	p := runfiles.DecodeAutopilotPayload(ev)
 	task := p.Task
 	if p.Title != "" {
 		task += " (" + p.Title + ")"
 	}
 	switch ev.Topic {
-	case autopilot.TopicStarted:
+	case runfiles.TopicAutopilotStarted:
 		limit := "no task limit"
 		if p.MaxTasks > 0 {
 			limit = "at most " + plural.Count(p.MaxTasks, "task", "tasks")
@@ -73,15 +73,15 @@ func AutopilotEventText(ev events.Event) string {
 			s += "; " + p.Message
 		}
 		return s
-	case autopilot.TopicPaused:
+	case runfiles.TopicAutopilotPaused:
 		return "paused: no new tasks start; running ones go on"
-	case autopilot.TopicResumed:
+	case runfiles.TopicAutopilotResumed:
 		return "resumed"
-	case autopilot.TopicStopping:
+	case runfiles.TopicAutopilotStopping:
 		return "stopping: " + p.Message
-	case autopilot.TopicNotice:
+	case runfiles.TopicAutopilotNotice:
 		return "note: " + p.Message
-	case autopilot.TopicTaskAssigned:
+	case runfiles.TopicTaskAssigned:
 		where := p.Worktree
 		if p.RunsOn != "" {
 			// The worktree here only prepares the branch the worker takes.
@@ -91,53 +91,53 @@ func AutopilotEventText(ev events.Event) string {
 		if p.Attempt > 1 {
 			s += fmt.Sprintf(" (attempt %d)", p.Attempt)
 		}
-		return s + "; watch it with `" + autopilot.WatchCommand(p.Task) + "`"
-	case autopilot.TopicTaskRunning:
+		return s + "; watch it with `" + runfiles.WatchCommand(p.Task) + "`"
+	case runfiles.TopicTaskRunning:
 		return ""
-	case autopilot.TopicTaskHeld:
+	case runfiles.TopicTaskHeld:
 		return fmt.Sprintf("held: %s shares component %s with %s; it starts when that one is done", task, strings.Join(p.Components, ", "), p.HeldBy)
-	case autopilot.TopicTaskAsked:
+	case runfiles.TopicTaskAsked:
 		if q := p.Question; q != nil {
-			return fmt.Sprintf("%s waits for a person: %s; answer with: %s", task, questionText(*q), autopilot.AnswerCommand(p.Task, q.ID))
+			return fmt.Sprintf("%s waits for a person: %s; answer with: %s", task, questionText(*q), runfiles.AnswerCommand(p.Task, q.ID))
 		}
 		return task + " waits for a person"
-	case autopilot.TopicTaskAnswered:
+	case runfiles.TopicTaskAnswered:
 		if q := p.Question; q != nil {
 			return fmt.Sprintf("%s: question %s no longer waits (answered, or its time ran out); its loop goes on", p.Task, q.ID)
 		}
 		return p.Task + ": its loop no longer waits for a person"
-	case autopilot.TopicTaskFinished:
+	case runfiles.TopicTaskFinished:
 		if p.Cost != nil {
 			return fmt.Sprintf("%s: its loop completed, cost %s; queued for merge", p.Task, CostText(*p.Cost))
 		}
 		return fmt.Sprintf("%s: its loop completed; queued for merge", p.Task)
-	case autopilot.TopicTaskRetry:
+	case runfiles.TopicTaskRetry:
 		return fmt.Sprintf("%s: running its loop again on the new base (attempt %d)", p.Task, p.Attempt)
-	case autopilot.TopicTaskCompleted:
+	case runfiles.TopicTaskCompleted:
 		if p.Unclosed {
 			return fmt.Sprintf("completed: %s, merged as %s; still open in the tracker, closed by the next run", task, short(p.Commit))
 		}
 		return fmt.Sprintf("completed: %s, merged as %s", task, short(p.Commit))
-	case autopilot.TopicTaskClosed:
+	case runfiles.TopicTaskClosed:
 		return fmt.Sprintf("closed: %s, merged earlier as %s", task, short(p.Commit))
-	case autopilot.TopicTaskFailed:
+	case runfiles.TopicTaskFailed:
 		return fmt.Sprintf("failed: %s: %s", task, p.Reason)
-	case autopilot.TopicTaskAssignFailed:
+	case runfiles.TopicTaskAssignFailed:
 		return fmt.Sprintf("not started: %s: %s", task, p.Reason)
-	case autopilot.TopicMergeStarted:
+	case runfiles.TopicMergeStarted:
 		return fmt.Sprintf("merging %s", task)
-	case autopilot.TopicMergeDone:
+	case runfiles.TopicMergeDone:
 		if p.Checks > 0 {
 			return fmt.Sprintf("merged %s as %s; %s passed on the merged result", p.Task, short(p.Commit), plural.Count(p.Checks, "verify check", "verify checks"))
 		}
 		return fmt.Sprintf("merged %s as %s", p.Task, short(p.Commit))
-	case autopilot.TopicMergeFailed:
+	case runfiles.TopicMergeFailed:
 		return fmt.Sprintf("merge of %s failed: %s", p.Task, p.Reason)
-	case autopilot.TopicVerifyFailed:
+	case runfiles.TopicVerifyFailed:
 		return fmt.Sprintf("verification of %s failed: %s", p.Task, p.Reason)
-	case autopilot.TopicAllDone:
+	case runfiles.TopicAllDone:
 		return fmt.Sprintf("all done: %s completed, %s failed", plural.Count(p.Completed, "task", "tasks"), plural.Count(p.Failed, "task", "tasks"))
-	case autopilot.TopicStopped:
+	case runfiles.TopicAutopilotStopped:
 		code := 0
 		if p.ExitCode != nil {
 			code = *p.ExitCode
@@ -179,7 +179,7 @@ func WriteAutopilotPlan(w io.Writer, p autopilot.Plan) {
 }
 
 // WriteAutopilotStatus renders `ralph autopilot status`.
-func WriteAutopilotStatus(w io.Writer, s autopilot.Status) {
+func WriteAutopilotStatus(w io.Writer, s runfiles.AutopilotStatus) {
 	switch {
 	case s.Running && s.Paused:
 		fmt.Fprintf(w, "autopilot %s is running (pid %d), paused\n", s.RunID, s.PID)
@@ -222,7 +222,7 @@ func WriteAutopilotStatus(w io.Writer, s autopilot.Status) {
 		}
 	}
 	for _, f := range s.Failures {
-		fmt.Fprintf(w, "%s: %s (%s): %s\n", autopilot.FailureWord(f), f.Task, f.Title, f.Reason)
+		fmt.Fprintf(w, "%s: %s (%s): %s\n", runfiles.FailureWord(f), f.Task, f.Title, f.Reason)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/runfiles"
 )
@@ -35,10 +34,10 @@ func (p viewIterationFinished) withTokens(n int64) viewIterationFinished {
 }
 
 func TestAutopilotTaskFinishedSaysWhatItCost(t *testing.T) {
-	finished := func(p autopilot.Payload) string {
-		return AutopilotEventText(events.Event{Topic: autopilot.TopicTaskFinished, Payload: events.ObjectPayload(p)})
+	finished := func(p runfiles.AutopilotPayload) string {
+		return AutopilotEventText(events.Event{Topic: runfiles.TopicTaskFinished, Payload: events.ObjectPayload(p)})
 	}
 	assert.Equal(t, "T-1: its loop completed, cost $0.4000 + unknown; queued for merge",
-		finished(autopilot.Payload{Task: "T-1", Cost: &runfiles.CostTotal{USD: 0.4, Computed: true, Unknown: true}}))
-	assert.Equal(t, "T-1: its loop completed; queued for merge", finished(autopilot.Payload{Task: "T-1"}))
+		finished(runfiles.AutopilotPayload{Task: "T-1", Cost: &runfiles.CostTotal{USD: 0.4, Computed: true, Unknown: true}}))
+	assert.Equal(t, "T-1: its loop completed; queued for merge", finished(runfiles.AutopilotPayload{Task: "T-1"}))
 }

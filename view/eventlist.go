@@ -12,7 +12,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/filewatch"
 	"github.com/ralph-loop/ralph/runfiles"
@@ -71,9 +70,18 @@ type EventListing struct {
 	// to a remote task's copy. While it says so the follow goes on; it is
 	// asked again each time Watch changes. Nil: a cut-off run ends it.
 	GoesOn func() bool
-	// Watch is a file whose changes may change GoesOn's answer (the
-	// autopilot's event log), or "".
+	// Watch is a file whose changes may change GoesOn's or Until's answer
+	// (the autopilot's event log, the workspace's current-events), or "".
 	Watch string
+	// From, when not 0, is where the listing starts: an earlier listing's
+	// End, so that a follow of the log's next run goes on where the last
+	// one stopped. Every line from there is printed; Last is not used.
+	From int64
+	// Until, when set, is asked each time a follow wakes; true ends it as
+	// the run's end does (the workspace has moved on to another log).
+	Until func() bool
+	// End is set by List: the offset just past the last line it read.
+	End int64
 }
 
 // List prints the log at path's matching events and, with Follow, those
@@ -95,7 +103,8 @@ func (l *EventListing) List(ctx context.Context, path string) error {
 		return err
 	}
 	s := &logPrinter{keep: l.Filter.Keep, filter: l.Filter.prefilter(), p: l.Printer, flush: l.flush, last: l.Last, autopilot: l.Autopilot}
-	if err := s.printExisting(path, l.Follow); err != nil {
+	defer func() { l.End = s.offset }()
+	if err := s.printFrom(path, l.From, l.Follow); err != nil {
 		return err
 	}
 	if watch == nil || l.over(s) {
@@ -168,7 +177,7 @@ func (s *logPrinter) recordFilled(rec events.Record, filled bool) error {
 // count: an agent may write any topic (the engine rejects it, but the line
 // is in the log).
 func (s *logPrinter) noticeRecord(rec events.Record) bool {
-	if src := rec.Event.Source; rec.Err != nil || src == events.SourceAgent || src == events.SourceTag {
+	if src := rec.Event.Source; rec.Err != nil || src == events.SourceAgent || src == events.SourceTag || src == events.SourceHuman {
 		return false
 	}
 	end, start := s.boundaries()
@@ -196,7 +205,7 @@ func (s *logPrinter) boundaries() (end, start []string) {
 	if s.autopilot {
 		// An interrupted autopilot ends with autopilot.stopped too: the
 		// process is gone, and the next one starts with autopilot.started.
-		return []string{autopilot.TopicStopped}, []string{autopilot.TopicStarted}
+		return []string{runfiles.TopicAutopilotStopped}, []string{runfiles.TopicAutopilotStarted}
 	}
 	return []string{runfiles.TopicLoopTerminate}, []string{runfiles.TopicLoopResumed, runfiles.TopicLoopStarted}
 }
@@ -205,6 +214,25 @@ func (s *logPrinter) boundaries() (end, start []string) {
 func (s *logPrinter) mayNotice(line []byte) bool {
 	end, start := s.boundaries()
 	return s.filter.mayHoldAny(line, end) || s.filter.mayHoldAny(line, start)
+}
+
+// printFrom prints the log as it is now from offset from: all of it, or
+// its last N, when from is 0.
+func (s *logPrinter) printFrom(path string, from int64, follow bool) error {
+	if from == 0 {
+		return s.printExisting(path, follow)
+	}
+	s.offset = from
+	recs, err := events.NewReader(path, from).Read()
+	if err != nil {
+		return fmt.Errorf("read event log %s: %w", path, err)
+	}
+	for _, rec := range recs {
+		if err := s.record(rec); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // printExisting prints the log as it is now. A log that does not exist
@@ -344,6 +372,9 @@ func watchLog(path, also string) (*filewatch.Watch, error) {
 func (l *EventListing) follow(ctx context.Context, s *logPrinter, w *filewatch.Watch, path string) error {
 	rd := events.NewReader(path, s.offset)
 	for {
+		if l.Until != nil && l.Until() {
+			return nil
+		}
 		select {
 		case <-ctx.Done():
 			return nil

@@ -14,7 +14,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/benchgen"
 	"github.com/ralph-loop/ralph/runfiles"
@@ -65,7 +64,7 @@ func referenceList(t *testing.T, path string, f EventFilter, last int, jsonOut, 
 		if src := rec.Event.Source; rec.Err == nil && src != events.SourceAgent && src != events.SourceTag {
 			end, start := []string{runfiles.TopicLoopTerminate}, []string{runfiles.TopicLoopResumed, runfiles.TopicLoopStarted}
 			if apilot {
-				end, start = []string{autopilot.TopicStopped}, []string{autopilot.TopicStarted}
+				end, start = []string{runfiles.TopicAutopilotStopped}, []string{runfiles.TopicAutopilotStarted}
 			}
 			switch {
 			case slices.Contains(end, rec.Event.Topic):

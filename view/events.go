@@ -11,7 +11,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/plural"
 	"github.com/ralph-loop/ralph/internal/redact"
@@ -545,7 +544,7 @@ func (p *EventPrinter) describe(ev events.Event) string {
 		return text
 	}
 	// task.running, which `ralph autopilot` does not show.
-	if r := autopilot.DecodePayload(ev); ev.Topic == autopilot.TopicTaskRunning && r.Task != "" {
+	if r := runfiles.DecodeAutopilotPayload(ev); ev.Topic == runfiles.TopicTaskRunning && r.Task != "" {
 		return fmt.Sprintf("slot %s: the loop of %s runs (pid %d)", r.Slot, r.Task, r.PID)
 	}
 	return ev.PayloadText()
@@ -582,4 +581,23 @@ func spacedOnce(s string) bool {
 // asciiSpace is unicode.IsSpace for an ASCII byte.
 func asciiSpace(c byte) bool {
 	return c == ' ' || ('\t' <= c && c <= '\r')
+}
+
+// cost is the iteration's cost as its line records it; a line from before
+// ralph priced iterations has no source, and its cost was reported.
+func (p viewIterationFinished) cost() runfiles.IterationCost {
+	source := p.CostSource
+	if source == "" {
+		source = runfiles.CostReported
+	}
+	return runfiles.IterationCost{USD: p.CostUSD, Source: source}
+}
+
+// EventText is an event's payload as people read it, the one rendering of
+// every view that lists events (`ralph events`, `ralph status`, `ralph
+// watch`, ralph serve's page): ralph's own lines of a loop's log as
+// sentences, an autopilot's log's (autopilot) in the words `ralph
+// autopilot` prints, anything else as its text.
+func EventText(ev events.Event, autopilot bool) string {
+	return (&EventPrinter{Autopilot: autopilot}).describe(ev)
 }

@@ -57,6 +57,14 @@ func (f Figures) Cost() runfiles.CostTotal {
 	return runfiles.CostTotal{USD: f.CostUSD, Computed: f.CostComputed, Unknown: f.CostUnknown}
 }
 
+// runningFigures are f, a running iteration's figures so far: its cost is
+// unknown until its agent reports some (many report it only as they end),
+// so a run's total while an iteration runs is never a false "$0.0000".
+func runningFigures(f Figures) Figures {
+	f.CostUnknown = f.CostUSD == 0
+	return f
+}
+
 // costFigures are the cost figures of c.
 func costFigures(c runfiles.CostTotal) Figures {
 	return Figures{CostUSD: c.USD, CostComputed: c.Computed, CostUnknown: c.Unknown}
@@ -167,7 +175,7 @@ func (m *Model) IterationStarted(it engine.IterationInfo) {
 		if r.PhaseSince.IsZero() {
 			r.PhaseSince = m.now()
 		}
-		r.Live = Figures{}
+		r.Live = runningFigures(Figures{})
 	})
 }
 
@@ -179,6 +187,7 @@ func (m *Model) Activity(_ engine.IterationInfo, a events.Activity) {
 		m.update(func(r *Run) {
 			r.Live.Usage = r.Live.Usage.Add(a.Usage)
 			r.Live.CostUSD += a.CostUSD
+			r.Live = runningFigures(r.Live)
 		})
 	case events.ActivityTool:
 		m.update(func(r *Run) { r.Live.Tools.Count(a.Tool) })

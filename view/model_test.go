@@ -76,3 +76,26 @@ func TestModelHoldsTheQuestionARunWaitsOn(t *testing.T) {
 	assert.Equal(t, PhaseBetween, r.Phase)
 	assert.Equal(t, "q-1 answered by cli: drop it", r.LastEvent)
 }
+
+// While an iteration runs, what it spent is unknown until its agent
+// reports a cost: the run's total is never a false "$0.0000", before the
+// first iteration ends nor after it.
+func TestARunningIterationsCostIsUnknownUntilReported(t *testing.T) {
+	m := NewModel(stepClock())
+	m.LoopStarted(engine.RunInfo{RunID: "run-1", MaxIter: 5})
+	assert.Equal(t, "$0.0000", CostText(m.Run().Total().Cost()), "nothing ran: nothing was spent")
+
+	first := testIteration(1, "builder")
+	m.IterationStarted(first)
+	assert.Equal(t, "unknown", CostText(m.Run().Total().Cost()))
+	m.Activity(first, events.Activity{Kind: events.ActivityUsage, Usage: events.Usage{InputTokens: 100}})
+	assert.Equal(t, "unknown", CostText(m.Run().Total().Cost()), "tokens are not a cost")
+	m.IterationFinished(first, events.AgentResult{CostUSD: 0.25})
+	assert.Equal(t, "$0.2500", CostText(m.Run().Total().Cost()))
+
+	second := testIteration(2, "builder")
+	m.IterationStarted(second)
+	assert.Equal(t, "$0.2500 + unknown", CostText(m.Run().Total().Cost()))
+	m.Activity(second, events.Activity{Kind: events.ActivityUsage, CostUSD: 0.5})
+	assert.Equal(t, "$0.7500", CostText(m.Run().Total().Cost()), "what the agent reported so far")
+}

@@ -43,7 +43,7 @@ func WriteStatus(w io.Writer, s runfiles.Status) {
 		for _, ev := range s.Recent {
 			// Topics and payloads are the agent's text, which may hold
 			// escape sequences and newlines.
-			fmt.Fprintf(w, "  %s  %-24s %s\n", ev.TS.Local().Format("15:04:05"), Sanitize(ev.Topic), Clip(Sanitize(ev.PayloadText()), 60))
+			fmt.Fprintf(w, "  %s  %-24s %s\n", ev.TS.Local().Format("15:04:05"), Sanitize(ev.Topic), Clip(Sanitize(EventText(ev, false)), 60))
 		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/redact"
@@ -46,7 +45,7 @@ type AutopilotRun struct {
 	Failed    int
 	Queued    int // tasks in the merge queue
 	StartedAt time.Time
-	Ended     *autopilot.Ending
+	Ended     *runfiles.AutopilotEnding
 	Events    []EventLine
 }
 
@@ -198,7 +197,7 @@ func (r *WorkspaceReader) readAutopilot() (*AutopilotRun, []SlotView, bool) {
 	if err != nil {
 		return nil, nil, false
 	}
-	var st autopilot.State
+	var st runfiles.AutopilotState
 	if json.Unmarshal(data, &st) != nil {
 		return nil, nil, false
 	}
@@ -211,10 +210,10 @@ func (r *WorkspaceReader) readAutopilot() (*AutopilotRun, []SlotView, bool) {
 	for _, k := range slices.Sorted(maps.Keys(st.Active)) {
 		a := st.Active[k]
 		s := SlotView{Slot: k, Task: a.Task, Title: a.Title, StartedAt: a.StartedAt, Attempt: a.Attempt}
-		if info, err := autopilot.ReadWorkerInfo(r.dir, a.Task); err == nil {
+		if info, err := runfiles.ReadWorkerInfo(r.dir, a.Task); err == nil {
 			s.Worker = info.Worker
 		}
-		if mirror := autopilot.RemoteEventsPath(r.dir, a.Task); fileExists(mirror) {
+		if mirror := runfiles.In(r.dir).RemoteEvents(a.Task); fileExists(mirror) {
 			s.Log = mirror
 		} else {
 			s.Workspace = a.Worktree
@@ -260,7 +259,7 @@ func ShowsAutopilot(dir string) bool {
 	if err != nil {
 		return false
 	}
-	var st autopilot.State
+	var st runfiles.AutopilotState
 	if json.Unmarshal(data, &st) != nil {
 		return false
 	}
@@ -312,7 +311,7 @@ func (r *WorkspaceReader) readLoop(ws, logPath, worker string) *LoopView {
 		l.Run.Commits = []engine.Commit{*t.lastCommit}
 	}
 	if l.Running && st.Running != nil {
-		l.Run.Live = acts.iterations[st.Running.Iteration]
+		l.Run.Live = runningFigures(acts.iterations[st.Running.Iteration])
 	}
 	for n, f := range acts.iterations {
 		if l.Run.Phase != PhaseRunning || n != l.Run.N {
@@ -326,10 +325,10 @@ func (r *WorkspaceReader) readRemoteLoop(path, worker string) *LoopView {
 	t := r.tail(path, false)
 	l := &LoopView{Worker: worker, Events: t.lines, Hats: r.runHats(path), Running: t.ended == nil && t.runID != ""}
 	l.Run = Run{ID: t.runID, Started: t.started, N: t.iteration, Max: t.maxIter, Hat: t.hat, Backend: t.backend, LastEvent: t.lastEvent,
-		Phase: PhaseBetween, Ended: t.ended}
+		Phase: PhaseBetween, Ended: t.ended, Done: t.done}
 	l.Objective = t.objective
 	if t.running {
-		l.Run.Phase, l.Run.PhaseSince = PhaseRunning, t.iterationAt
+		l.Run.Phase, l.Run.PhaseSince, l.Run.Live = PhaseRunning, t.iterationAt, runningFigures(Figures{})
 	}
 	return l
 }
@@ -415,6 +414,9 @@ type logTail struct {
 	started, iterationAt                      time.Time
 	ended                                     *runfiles.Termination
 	lastCommit                                *engine.Commit
+	// done is what the run's finished iterations spent, as their
+	// iteration.finished lines say: a remote loop has no checkpoint here.
+	done Figures
 }
 
 func (r *WorkspaceReader) tail(path string, isAutopilot bool) *logTail {
@@ -446,10 +448,8 @@ func (t *logTail) add(rec events.Record) {
 		return
 	}
 	ev := rec.Event
-	if t.autopilot {
-		line.Text = (&EventPrinter{Autopilot: true}).describe(ev)
-	} else {
-		line.Text = describe(ev)
+	line.Text = EventText(ev, t.autopilot)
+	if !t.autopilot {
 		t.note(ev)
 	}
 	t.lines = append(t.lines, line)
@@ -466,7 +466,7 @@ func (t *logTail) note(ev events.Event) {
 		if decodeView(ev, &p) {
 			t.runID, t.objective, t.started, t.maxIter = p.RunID, p.Objective, ev.TS, p.MaxIter
 		}
-		t.ended, t.running = nil, false
+		t.ended, t.running, t.done = nil, false, Figures{}
 	case runfiles.TopicLoopResumed:
 		t.ended, t.running = nil, false
 	case runfiles.TopicIterationStarted:
@@ -478,6 +478,12 @@ func (t *logTail) note(ev events.Event) {
 		t.running, t.iterationAt = true, ev.TS
 	case runfiles.TopicIterationFinished:
 		t.running = false
+		var p viewIterationFinished
+		if decodeView(ev, &p) {
+			spent := costFigures(runfiles.CostTotal{}.Add(p.cost()))
+			spent.Usage = p.Tokens
+			t.done = t.done.Add(spent)
+		}
 	case runfiles.TopicEventRouted:
 		var p viewRouted
 		if decodeView(ev, &p) {

@@ -3,6 +3,7 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -80,7 +81,7 @@ func (w *Worker) taskConfigs(t Task) ([]ConfigFile, error) {
 		dropped = append(dropped, "the task's acceptance command "+strconv.Quote(c.Command))
 	}
 	if len(dropped) > 0 {
-		w.logf("task %s: runs without what it would run on this machine, which does not trust task commands (--trust-task-commands): %s",
+		w.logf(slog.LevelWarn, taskAttrs(t), "task %s: runs without what it would run on this machine, which does not trust task commands (--trust-task-commands): %s",
 			t.ID, strings.Join(dropped, "; "))
 	}
 	head := "# Written by ralph worker for task " + t.ID + ": its config, without what would run a command here.\n"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
 	"strings"
@@ -28,9 +29,9 @@ type Options struct {
 	// Name names the connection in the servers' monitoring, for instance
 	// "ralph worker on host".
 	Name string
-	// Log, when set, is told when the connection is lost and when it is
-	// back, from the connection's own goroutine, until Close.
-	Log func(msg string)
+	// Logger, when set, is told when the connection is lost and when it
+	// is back, from the connection's own goroutine, until Close.
+	Logger *slog.Logger
 }
 
 // Conn is a connection to the NATS servers that reconnects forever: after
@@ -67,10 +68,8 @@ func Connect(ctx context.Context, opts Options) (*Conn, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	logf := func(string, ...any) {}
-	if opts.Log != nil {
-		logf = func(format string, v ...any) { opts.Log(fmt.Sprintf(format, v...)) }
-	}
+	log := orDiscard(opts.Logger)
+	logf := func(format string, v ...any) { logAt(log, slog.LevelWarn, nil, format, v...) }
 	nopts := []nats.Option{
 		nats.Name(opts.Name),
 		nats.MaxReconnects(-1),

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -43,8 +44,10 @@ type CoordinatorOptions struct {
 	// before it is delivered again, DefaultAckWait if zero; an event batch
 	// stays it no longer than 5 s (EventsOf).
 	AckWait time.Duration
-	// Log, when set, is told what went wrong, from any goroutine.
-	Log func(msg string)
+	// Logger, when set, is told what went wrong, from any goroutine: a
+	// sentence naming the task, attempt and worker, with the same as
+	// attributes (task, run, attempt, worker).
+	Logger *slog.Logger
 }
 
 // Coordinator is the autopilot's Runner when its slots are workers: it
@@ -91,20 +94,20 @@ func NewCoordinator(opts CoordinatorOptions) (*Coordinator, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("coordinator: %w", err)
 	}
-	if opts.Log == nil {
-		opts.Log = func(string) {}
-	}
+	opts.Logger = orDiscard(opts.Logger)
 	return &Coordinator{opts: opts, waiting: map[string]*remoteLoop{}, workers: map[string]string{}, copied: make(chan struct{})}, nil
 }
 
-func (c *Coordinator) logf(format string, v ...any) { c.opts.Log(fmt.Sprintf(format, v...)) }
+func (c *Coordinator) logf(level slog.Level, attrs []any, format string, v ...any) {
+	logAt(c.opts.Logger, level, attrs, format, v...)
+}
 
 // Serve takes results and event batches from the workers until ctx ends,
 // and returns ctx's error; or, when one of its consumers fails, stops the
 // other and returns that failure.
 func (c *Coordinator) Serve(ctx context.Context) error {
 	copts := ConsumeOptions{AckWait: c.opts.AckWait, Trust: c.opts.Trust, Invalid: func(subject string, err error) {
-		c.logf("dropped a message on %s: %v", subject, err)
+		c.logf(slog.LevelWarn, []any{attrSubject, subject}, "dropped a message on %s: %v", subject, err)
 	}}
 	// Either consumer ending ends the other, with an error or without.
 	cctx, cancel := context.WithCancel(ctx)
@@ -204,7 +207,7 @@ func (c *Coordinator) task(ctx context.Context, job autopilot.Job) (Task, error)
 	for _, s := range job.TaskCommands {
 		t.TaskCommands = append(t.TaskCommands, TaskCommand{Name: s.Name, Command: s.Command})
 	}
-	if info, err := os.Stat(autopilot.RemoteEventsPath(c.opts.Repo, job.Task)); err == nil {
+	if info, err := os.Stat(runfiles.In(c.opts.Repo).RemoteEvents(job.Task)); err == nil {
 		t.EventsOffset = info.Size()
 	}
 	if t.BaseCommit, t.MergeCommit, err = start(ctx, job); err != nil {
@@ -257,12 +260,12 @@ func (c *Coordinator) unregister(h *remoteLoop) {
 func (c *Coordinator) handleResult(ctx context.Context, r Result) error {
 	if sent, err := c.sent(r.Run, r.TaskID, r.Attempt); err != nil || !sent {
 		if err == nil {
-			c.logf("dropped a result of task %s (run %s, attempt %d) from worker %s: this coordinator never sent that task", r.TaskID, r.Run, r.Attempt, r.Worker)
+			c.logf(slog.LevelWarn, []any{attrTask, r.TaskID, attrRun, r.Run, attrAttempt, r.Attempt, attrWorker, r.Worker}, "dropped a result of task %s (run %s, attempt %d) from worker %s: this coordinator never sent that task", r.TaskID, r.Run, r.Attempt, r.Worker)
 		}
 		return err
 	}
 	if r.Refused {
-		c.logf("task %s: worker %s will not run it (delivery %d): %s; it goes back to the queue for another worker",
+		c.logf(slog.LevelWarn, []any{attrTask, r.TaskID, attrRun, r.Run, attrAttempt, r.Attempt, attrWorker, r.Worker}, "task %s: worker %s will not run it (delivery %d): %s; it goes back to the queue for another worker",
 			r.TaskID, r.Worker, r.Delivery, r.Message)
 		return nil
 	}
@@ -270,7 +273,7 @@ func (c *Coordinator) handleResult(ctx context.Context, r Result) error {
 		// A worker ran the attempt again after another published its
 		// result (and died before it was acknowledged): the first counts.
 		if err == nil {
-			c.logf("task %s: a second result of attempt %d, from worker %s, is dropped; the first, from %s, counts",
+			c.logf(slog.LevelWarn, []any{attrTask, r.TaskID, attrRun, r.Run, attrAttempt, r.Attempt, attrWorker, r.Worker}, "task %s: a second result of attempt %d, from worker %s, is dropped; the first, from %s, counts",
 				r.TaskID, r.Attempt, r.Worker, first.Worker)
 		}
 		return err
@@ -316,7 +319,7 @@ const eventsWait = 30 * time.Second
 func (c *Coordinator) awaitEvents(ctx context.Context, task string) {
 	end, err := c.eventsEnd(ctx, task)
 	if err != nil {
-		c.logf("task %s: the end of its events: %v", task, err)
+		c.logf(slog.LevelWarn, []any{attrTask, task}, "task %s: the end of its events: %v", task, err)
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, eventsWait)
@@ -325,14 +328,14 @@ func (c *Coordinator) awaitEvents(ctx context.Context, task string) {
 		c.mu.Lock()
 		copied := c.copied
 		c.mu.Unlock()
-		info, err := os.Stat(autopilot.RemoteEventsPath(c.opts.Repo, task))
+		info, err := os.Stat(runfiles.In(c.opts.Repo).RemoteEvents(task))
 		if end == 0 || err == nil && info.Size() >= end {
 			return
 		}
 		select {
 		case <-copied:
 		case <-ctx.Done():
-			c.logf("task %s: its result came before the last of its events, which are still missing", task)
+			c.logf(slog.LevelWarn, []any{attrTask, task}, "task %s: its result came before the last of its events, which are still missing", task)
 			return
 		}
 	}
@@ -383,11 +386,11 @@ func (c *Coordinator) fetchResult(ctx context.Context, r Result) error {
 func (c *Coordinator) handleEvents(_ context.Context, e Events) error {
 	if sent, err := c.sent(e.Run, e.TaskID, e.Attempt); err != nil || !sent {
 		if err == nil {
-			c.logf("dropped an event batch of task %s (run %s, attempt %d) from worker %s: this coordinator never sent that task", e.TaskID, e.Run, e.Attempt, e.Worker)
+			c.logf(slog.LevelWarn, []any{attrTask, e.TaskID, attrRun, e.Run, attrAttempt, e.Attempt, attrWorker, e.Worker}, "dropped an event batch of task %s (run %s, attempt %d) from worker %s: this coordinator never sent that task", e.TaskID, e.Run, e.Attempt, e.Worker)
 		}
 		return err
 	}
-	path := autopilot.RemoteEventsPath(c.opts.Repo, e.TaskID)
+	path := runfiles.In(c.opts.Repo).RemoteEvents(e.TaskID)
 	f, err := ralphdir.OpenFile(c.ralphDir(), path, os.O_CREATE|os.O_WRONLY, ralphdir.FileMode)
 	if err != nil {
 		return err
@@ -406,7 +409,7 @@ func (c *Coordinator) handleEvents(_ context.Context, e Events) error {
 	case e.Offset < size && e.Lines[size-e.Offset-1] != '\n':
 		// Batches cut elsewhere, by two workers running the task at once:
 		// the one whose lines are here already wins.
-		c.logf("task %s: an event batch from %s overlaps lines already copied; skipped", e.TaskID, e.Worker)
+		c.logf(slog.LevelWarn, []any{attrTask, e.TaskID, attrRun, e.Run, attrAttempt, e.Attempt, attrWorker, e.Worker}, "task %s: an event batch from %s overlaps lines already copied; skipped", e.TaskID, e.Worker)
 		return nil
 	}
 	if _, err := f.WriteAt(e.Lines[size-e.Offset:], size); err != nil {
@@ -431,7 +434,7 @@ func (c *Coordinator) noteWorker(task, worker, run string, attempt int) error {
 	if same {
 		return nil
 	}
-	return autopilot.WriteWorkerInfo(c.opts.Repo, task, autopilot.WorkerInfo{Worker: worker, Run: run, Attempt: attempt, Since: time.Now().UTC()})
+	return runfiles.WriteWorkerInfo(c.opts.Repo, task, runfiles.WorkerInfo{Worker: worker, Run: run, Attempt: attempt, Since: time.Now().UTC()})
 }
 
 // CleanUp deletes a merged task's refs on the shared remote and here.

@@ -67,12 +67,12 @@ func runCoordinator(ctx context.Context, t *testing.T, conn *cluster.Conn, repo,
 func runCoordinatorLogged(ctx context.Context, t *testing.T, conn *cluster.Conn, repo, url string, parallel int, logs *logLines) *coordinatorRun {
 	t.Helper()
 	co, err := cluster.NewCoordinator(cluster.CoordinatorOptions{JetStream: conn.JetStream(), Signer: coordinatorKey, Trust: workerTrust,
-		Repo: repo, RemoteURL: url, Host: "coordinator", Log: func(msg string) {
+		Repo: repo, RemoteURL: url, Host: "coordinator", Logger: cluster.LogTo(func(msg string) {
 			t.Logf("coordinator: %s", msg)
 			if logs != nil {
 				logs.add(msg)
 			}
-		}})
+		})})
 	require.NoError(t, err)
 	sctx, stop := context.WithCancel(testContext(t))
 	served := make(chan struct{})
@@ -85,7 +85,7 @@ func runCoordinatorLogged(ctx context.Context, t *testing.T, conn *cluster.Conn,
 		defer func() { stop(); <-served }()
 		r.res, r.err = autopilot.Run(ctx, autopilot.Options{Repo: repo, Configs: []string{filepath.Join(repo, "ralph.yml")},
 			Settings: config.Autopilot{Parallel: parallel, Merge: "merge", Retries: 1, WorktreesDir: ".worktrees", BaseBranch: "main"},
-			Source:   source, Runner: co, OnEvent: func(ev events.Event, _ *autopilot.State) { r.events <- ev }})
+			Source:   source, Runner: co, OnEvent: func(ev events.Event, _ *runfiles.AutopilotState) { r.events <- ev }})
 	}()
 	t.Cleanup(func() { stop(); <-r.done })
 	return r
@@ -130,7 +130,7 @@ func TestCoordinatorRunsTasksOnWorkers(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, 2, bytes.Count(log, []byte(`"topic":"iteration.finished"`)), "%s's events are all copied", id)
 		assert.True(t, bytes.HasSuffix(log, []byte("\"reason\":\"completed\"},\"source\":\"ralph\"}\n")))
-		var info autopilot.WorkerInfo
+		var info runfiles.WorkerInfo
 		require.NoError(t, json.Unmarshal(must(os.ReadFile(filepath.Join(dir, runfiles.WorkerFile))), &info))
 		assert.Contains(t, []string{"w1", "w2"}, info.Worker)
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -97,7 +98,7 @@ func (w *Worker) stopLeftovers(id string) {
 		err = json.Unmarshal(data, &rec)
 	}
 	if err != nil {
-		w.logf("task %s: the record of its last loop here (%s) cannot be read: %v; what that loop left running, if anything, is not stopped", id, path, err)
+		w.logf(slog.LevelWarn, []any{attrTask, id}, "task %s: the record of its last loop here (%s) cannot be read: %v; what that loop left running, if anything, is not stopped", id, path, err)
 		return
 	}
 	if workerRuns(rec) {
@@ -105,10 +106,10 @@ func (w *Worker) stopLeftovers(id string) {
 	}
 	n, err := procgroup.StopMarked(rec.Mark, loopGrace)
 	if n > 0 {
-		w.logf("task %s: stopped %d process(es) that its loop left running here when worker process %d died", id, n, rec.WorkerPID)
+		w.logf(slog.LevelInfo, []any{attrTask, id}, "task %s: stopped %d process(es) that its loop left running here when worker process %d died", id, n, rec.WorkerPID)
 	}
 	if err != nil {
-		w.logf("task %s: what its loop left running: %v", id, err)
+		w.logf(slog.LevelWarn, []any{attrTask, id}, "task %s: what its loop left running: %v", id, err)
 		return
 	}
 	_ = os.Remove(path)

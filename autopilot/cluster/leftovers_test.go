@@ -59,7 +59,7 @@ func TestStopLeftoversOfADeadWorker(t *testing.T) {
 	needProc(t)
 	dir := t.TempDir()
 	var logged []string
-	w := &Worker{opts: WorkerOptions{Checkouts: Checkouts{Dir: dir}, Log: func(s string) { logged = append(logged, s) }}}
+	w := &Worker{opts: WorkerOptions{Checkouts: Checkouts{Dir: dir}}, log: logTo(func(s string) { logged = append(logged, s) })}
 	mark := procgroup.NewMark()
 	p := leftover(t, mark)
 	other := leftover(t, procgroup.NewMark())
@@ -76,7 +76,7 @@ func TestStopLeftoversOfADeadWorker(t *testing.T) {
 // A loop whose worker process still runs is that worker's to look after.
 func TestStopLeftoversLeavesALiveWorkersLoop(t *testing.T) {
 	dir := t.TempDir()
-	w := &Worker{opts: WorkerOptions{Checkouts: Checkouts{Dir: dir}, Log: func(string) {}}}
+	w := &Worker{opts: WorkerOptions{Checkouts: Checkouts{Dir: dir}}, log: logTo(func(string) {})}
 	mark := procgroup.NewMark()
 	p := leftover(t, mark)
 	writeRecord(t, dir, "t1", loopRecord{Mark: mark, WorkerPID: os.Getpid(), WorkerStart: procgroup.StartTime(os.Getpid())})
@@ -94,11 +94,11 @@ func TestWorkerStopsLeftoversWhenItStarts(t *testing.T) {
 	dir := t.TempDir()
 	var mu sync.Mutex
 	var logged []string
-	w := &Worker{opts: WorkerOptions{Checkouts: Checkouts{Dir: dir}, Log: func(s string) {
+	w := &Worker{opts: WorkerOptions{Checkouts: Checkouts{Dir: dir}}, log: logTo(func(s string) {
 		mu.Lock()
 		defer mu.Unlock()
 		logged = append(logged, s)
-	}}}
+	})}
 	dead := loopRecord{WorkerPID: 1 << 30, WorkerStart: "1"}
 	var left []*os.Process
 	for _, id := range []string{"t1", "t2"} {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
@@ -17,7 +18,7 @@ import (
 // RunnerFor is the runner of an autopilot in repo: local when settings
 // name no server, else a coordinator (see OpenCoordinator). close releases
 // it.
-func RunnerFor(ctx context.Context, repo string, settings config.Cluster, local autopilot.Runner, log func(string)) (r autopilot.Runner, close func(), err error) {
+func RunnerFor(ctx context.Context, repo string, settings config.Cluster, local autopilot.Runner, log *slog.Logger) (r autopilot.Runner, close func(), err error) {
 	if strings.TrimSpace(settings.NATS) == "" {
 		return local, func() {}, nil
 	}
@@ -27,7 +28,7 @@ func RunnerFor(ctx context.Context, repo string, settings config.Cluster, local 
 // OpenCoordinator connects the autopilot in repo to the servers that
 // settings name, makes ralph's streams, and starts taking the workers'
 // results and events. close stops that and closes the connection.
-func OpenCoordinator(ctx context.Context, repo string, settings config.Cluster, log func(string)) (c *Coordinator, close func(), err error) {
+func OpenCoordinator(ctx context.Context, repo string, settings config.Cluster, log *slog.Logger) (c *Coordinator, close func(), err error) {
 	remote := settings.Remote
 	url, err := git.Repo{Dir: repo}.RemoteURL(ctx, remote)
 	if err != nil || url == "" {
@@ -36,7 +37,7 @@ func OpenCoordinator(ctx context.Context, repo string, settings config.Cluster, 
 	}
 	host, _ := os.Hostname()
 	opts := Options{URLs: []string{settings.NATS}, CredsFile: settings.Creds, NKeyFile: settings.NKey,
-		Name: "ralph autopilot on " + host, Log: log}
+		Name: "ralph autopilot on " + host, Logger: log}
 	if err := CheckCredentials(opts); err != nil {
 		return nil, nil, err
 	}
@@ -49,7 +50,7 @@ func OpenCoordinator(ctx context.Context, repo string, settings config.Cluster, 
 		return nil, nil, err
 	}
 	c, err = NewCoordinator(CoordinatorOptions{JetStream: conn.JetStream(), Signer: signer, Trust: trust,
-		Repo: repo, RemoteURL: url, Host: host, Log: log})
+		Repo: repo, RemoteURL: url, Host: host, Logger: log})
 	if err != nil {
 		conn.Close()
 		return nil, nil, err
@@ -60,7 +61,7 @@ func OpenCoordinator(ctx context.Context, repo string, settings config.Cluster, 
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		if err := c.Serve(sctx); err != nil && sctx.Err() == nil {
-			log("taking results from the workers stopped: " + err.Error())
+			orDiscard(log).Warn("taking results from the workers stopped: " + err.Error())
 		}
 	})
 	return c, func() {

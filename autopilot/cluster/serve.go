@@ -4,26 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/ralph-loop/ralph/config"
 )
-
-// LogLines logs to w, one line per message, with the time, from any
-// goroutine.
-func LogLines(w io.Writer) func(string) {
-	var mu sync.Mutex
-	return func(msg string) {
-		mu.Lock()
-		defer mu.Unlock()
-		fmt.Fprintf(w, "%s ralph worker: %s\n", time.Now().Format(time.RFC3339), msg)
-	}
-}
 
 // WorkerConfig is what `ralph worker` is given: where the servers are and
 // how the worker runs its tasks.
@@ -49,8 +37,8 @@ type WorkerConfig struct {
 	// Hurry, when it closes after ctx ended, makes the loops stop now
 	// (Worker.Hurry).
 	Hurry <-chan struct{}
-	// Log is told what the worker does; required.
-	Log func(msg string)
+	// Logger is told what the worker does; required.
+	Logger *slog.Logger
 }
 
 // RunWorker connects to the servers, makes sure ralph's streams exist and
@@ -78,7 +66,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	if err := os.MkdirAll(cfg.Worker.Checkouts.Dir, 0o755); err != nil {
 		return fmt.Errorf("the directory of the checkouts (--checkouts): %w", err)
 	}
-	cfg.Conn.Log = cfg.Log
+	cfg.Conn.Logger = cfg.Logger
 	conn, err := dial(ctx, cfg.Conn, cfg.Replicas)
 	if err != nil {
 		return err
@@ -86,24 +74,24 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	defer conn.Close()
 	js := conn.JetStream()
 	claimer, err := NewClaimer(ctx, js, ClaimerOptions{AckWait: cfg.AckWait, Trust: trust, Invalid: func(subject string, err error) {
-		cfg.Log(fmt.Sprintf("dropped the task message on %s, run nothing of it: %v", subject, err))
+		cfg.Logger.Warn(fmt.Sprintf("dropped the task message on %s, run nothing of it: %v", subject, err), attrSubject, subject)
 	}})
 	if err != nil {
 		return err
 	}
 	opts := cfg.Worker
-	opts.JetStream, opts.Signer, opts.Claimer, opts.Log = js, signer, claimer, cfg.Log
+	opts.JetStream, opts.Signer, opts.Claimer, opts.Logger = js, signer, claimer, cfg.Logger
 	w, err := NewWorker(opts)
 	if err != nil {
 		return err
 	}
 	if len(opts.Checkouts.Allow) == 0 {
-		cfg.Log("warning: no repository is allowed (--allow-remote URL), so this worker refuses every task")
+		cfg.Logger.Warn("warning: no repository is allowed (--allow-remote URL), so this worker refuses every task")
 	}
-	cfg.Log(fmt.Sprintf("worker %s signs as %s and runs tasks signed by %s; task commands %s",
-		opts.Host, signer.PublicKey(), strings.Join(trust.Keys(), ", "), trustedOrNot(opts.TrustTaskCommands)))
-	cfg.Log(fmt.Sprintf("worker %s: %d slot(s), checkouts in %s, claims last %s; waiting for tasks on %s",
-		opts.Host, opts.Slots, opts.Checkouts.Dir, claimer.AckWait(), conn.NATS().ConnectedUrlRedacted()))
+	logAt(cfg.Logger, slog.LevelInfo, []any{attrWorker, opts.Host}, "worker %s signs as %s and runs tasks signed by %s; task commands %s",
+		opts.Host, signer.PublicKey(), strings.Join(trust.Keys(), ", "), trustedOrNot(opts.TrustTaskCommands))
+	logAt(cfg.Logger, slog.LevelInfo, []any{attrWorker, opts.Host}, "worker %s: %d slot(s), checkouts in %s, claims last %s; waiting for tasks on %s",
+		opts.Host, opts.Slots, opts.Checkouts.Dir, claimer.AckWait(), conn.NATS().ConnectedUrlRedacted())
 	done := make(chan struct{})
 	defer close(done)
 	go func() {
@@ -112,7 +100,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 		case <-done:
 			return
 		}
-		cfg.Log("stopping: running loops finish their iteration, then their tasks are handed back; interrupt again to stop them now")
+		cfg.Logger.Info("stopping: running loops finish their iteration, then their tasks are handed back; interrupt again to stop them now")
 		select {
 		case <-cfg.Hurry:
 			w.Hurry()
@@ -121,7 +109,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	}()
 	err = w.Run(ctx)
 	if errors.Is(err, context.Canceled) {
-		cfg.Log("stopped")
+		cfg.Logger.Info("stopped")
 	}
 	return err
 }

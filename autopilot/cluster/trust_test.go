@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/ralph-loop/ralph/runfiles"
 	"net"
 	"os"
 	"path/filepath"
@@ -207,10 +208,10 @@ func TestCoordinatorDropsForgedResultsAndEvents(t *testing.T) {
 	res := run.wait(t)
 	assert.Equal(t, autopilot.Result{ExitCode: 0, Completed: 1}, res)
 	assert.FileExists(t, filepath.Join(repo, "a-1.txt"), "the worker's work is merged")
-	info, err := autopilot.ReadWorkerInfo(repo, "a")
+	info, err := runfiles.ReadWorkerInfo(repo, "a")
 	require.NoError(t, err)
 	assert.Equal(t, "w1", info.Worker)
-	events, err := os.ReadFile(autopilot.RemoteEventsPath(repo, "a"))
+	events, err := os.ReadFile(runfiles.In(repo).RemoteEvents("a"))
 	require.NoError(t, err)
 	assert.NotContains(t, string(events), "injected")
 	assert.True(t, strings.HasPrefix(string(events), `{"ts":"2026-01-01T00:00:00Z","topic":"loop.started"`), "the copy starts with the worker's loop:\n%s", events)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ralph-loop/ralph/internal/linelog"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -115,9 +117,10 @@ type WorkerOptions struct {
 	// ends or its loop ends: pushing, publishing, acknowledging; 2 minutes
 	// if zero.
 	HandOff time.Duration
-	// Log, when set, is told what the worker does and what went wrong,
-	// from any of its goroutines.
-	Log func(msg string)
+	// Logger, when set, is told what the worker does and what went
+	// wrong, from any of its goroutines: a sentence naming the task, with
+	// the worker, task, run and attempt as attributes.
+	Logger *slog.Logger
 	// Redactor hides the worker's secret values in the results it
 	// publishes: a loop's last words or a failed command's output must
 	// not travel to the coordinator, which knows other secrets, and from
@@ -129,6 +132,7 @@ type WorkerOptions struct {
 // time.
 type Worker struct {
 	opts WorkerOptions
+	log  *slog.Logger // opts.Logger, its secrets hidden
 	ran  *ranTasks
 
 	mu      sync.Mutex
@@ -191,11 +195,11 @@ func NewWorker(opts WorkerOptions) (*Worker, error) {
 	if opts.Validate == nil {
 		opts.Validate = ValidateConfigs
 	}
-	if opts.Log == nil {
-		opts.Log = func(string) {}
-	}
+	// Its secrets are hidden in what it logs, attributes too: it quotes
+	// commands' output and errors, which may hold them.
+	log := slog.New(linelog.Redacting(orDiscard(opts.Logger).Handler(), opts.Redactor.String, true)).With(attrWorker, opts.Host)
 	ran := &ranTasks{dir: filepath.Join(opts.Checkouts.Dir, "ran")}
-	return &Worker{opts: opts, ran: ran, loops: map[*runningLoop]struct{}{}}, nil
+	return &Worker{opts: opts, log: log, ran: ran, loops: map[*runningLoop]struct{}{}}, nil
 }
 
 // Run claims tasks and runs them, Slots at a time, until ctx ends. Then it
@@ -222,7 +226,7 @@ func (w *Worker) Hurry() {
 	defer w.mu.Unlock()
 	w.hurried = true
 	for rl := range w.loops {
-		w.logf("task %s: interrupting its loop now", rl.task)
+		w.logf(slog.LevelInfo, []any{attrTask, rl.task}, "task %s: interrupting its loop now", rl.task)
 		w.stopTo(rl, runfiles.StopNow)
 	}
 }
@@ -278,7 +282,7 @@ func (w *Worker) slot(ctx context.Context) {
 			return
 		}
 		if err != nil {
-			w.logf("claiming a task: %v", err)
+			w.logf(slog.LevelWarn, nil, "claiming a task: %v", err)
 			if !sleep(ctx, wait) {
 				return
 			}
@@ -290,10 +294,10 @@ func (w *Worker) slot(ctx context.Context) {
 	}
 }
 
-// logf logs a line with the worker's secrets hidden: it quotes commands'
-// errors and loops' last words.
-func (w *Worker) logf(format string, v ...any) {
-	w.opts.Log(w.opts.Redactor.String(fmt.Sprintf(format, v...)))
+// logf logs the sentence people read of what the worker does, with attrs
+// for handlers that show them; its secrets are hidden (see NewWorker).
+func (w *Worker) logf(level slog.Level, attrs []any, format string, v ...any) {
+	logAt(w.log, level, attrs, format, v...)
 }
 
 // handOffContext outlives ctx, for what a worker does with a task after
@@ -336,12 +340,12 @@ const maxRefusals = 10
 func (w *Worker) refuse(ctx context.Context, claim *Claim, why error) {
 	t := claim.Task
 	if claim.Delivered >= maxRefusals {
-		w.logf("task %s refused: %v; delivered %d times, it fails", t.ID, why, claim.Delivered)
+		w.logf(slog.LevelWarn, taskAttrs(t), "task %s refused: %v; delivered %d times, it fails", t.ID, why, claim.Delivered)
 		w.finish(ctx, claim, Result{ExitCode: exitcode.Fatal, Message: fmt.Sprintf(
 			"no worker would run it: delivered %d times, the last to worker %s, which refused it: %v", claim.Delivered, w.opts.Host, why)})
 		return
 	}
-	w.logf("task %s refused: %v; handed back for another worker", t.ID, why)
+	w.logf(slog.LevelWarn, taskAttrs(t), "task %s refused: %v; handed back for another worker", t.ID, why)
 	w.handBackRefused(ctx, claim, why)
 }
 
@@ -357,14 +361,14 @@ func (w *Worker) refuseUntrusted(ctx context.Context, claim *Claim) {
 	hint := fmt.Sprintf("if it is your coordinator's key, trust it: --trust-coordinator %s", why.Key)
 	switch {
 	case t.Validate() != nil || claim.Delivered >= maxRefusals:
-		w.logf("dropped a task message on %s, run nothing of it: %v (%s); delivered %d times", claim.msg.Subject(), why, hint, claim.Delivered)
+		w.logf(slog.LevelWarn, []any{attrSubject, claim.msg.Subject(), attrDelivery, claim.Delivered}, "dropped a task message on %s, run nothing of it: %v (%s); delivered %d times", claim.msg.Subject(), why, hint, claim.Delivered)
 		hctx, cancel := w.handOffContext(ctx)
 		defer cancel()
 		if err := claim.Drop(hctx); err != nil {
-			w.logf("%v", err)
+			w.logf(slog.LevelWarn, nil, "%v", err)
 		}
 	default:
-		w.logf("task %s refused, nothing of it run: %v (%s); handed back for another worker", t.ID, why, hint)
+		w.logf(slog.LevelWarn, taskAttrs(t), "task %s refused, nothing of it run: %v (%s); handed back for another worker", t.ID, why, hint)
 		w.handBackRefused(ctx, claim, why)
 	}
 }
@@ -378,11 +382,11 @@ func (w *Worker) handBackRefused(ctx context.Context, claim *Claim, why error) {
 	r := Result{Run: t.Run, TaskID: t.ID, Attempt: t.Attempt, Worker: w.opts.Host, ExitCode: exitcode.Fatal,
 		Message: w.opts.Redactor.String(why.Error()), Refused: true, Delivery: claim.Delivered}
 	if err := PublishResult(hctx, w.opts.JetStream, w.opts.Signer, r); err != nil {
-		w.logf("task %s: reporting its refusal: %v", t.ID, err)
+		w.logf(slog.LevelWarn, taskAttrs(t), "task %s: reporting its refusal: %v", t.ID, err)
 	}
 	delay := min(w.opts.RefusalDelay<<min(claim.Delivered-1, 16), time.Minute)
 	if err := claim.HandBack(hctx, delay); err != nil {
-		w.logf("%v", err)
+		w.logf(slog.LevelWarn, nil, "%v", err)
 	}
 }
 
@@ -395,24 +399,24 @@ func (w *Worker) admit(ctx context.Context, claim *Claim) bool {
 	verdict, rec, err := w.ran.admit(claim)
 	switch {
 	case err != nil:
-		w.logf("task %s: %v; handed back", t.ID, err)
+		w.logf(slog.LevelWarn, taskAttrs(t), "task %s: %v; handed back", t.ID, err)
 		hctx, cancel := w.handOffContext(ctx)
 		defer cancel()
 		if err := claim.HandBack(hctx, w.opts.RefusalDelay); err != nil {
-			w.logf("%v", err)
+			w.logf(slog.LevelWarn, nil, "%v", err)
 		}
 		return false
 	case verdict == admitReplay:
-		w.logf("dropped task %s (run %s, attempt %d), run nothing of it: this worker took that attempt from message %d, "+
+		w.logf(slog.LevelWarn, taskAttrs(t), "dropped task %s (run %s, attempt %d), run nothing of it: this worker took that attempt from message %d, "+
 			"and message %d sends it again; a task is run once, a replay never", t.ID, t.Run, t.Attempt, rec.Sequence, claim.Sequence)
 		hctx, cancel := w.handOffContext(ctx)
 		defer cancel()
 		if err := claim.Drop(hctx); err != nil {
-			w.logf("%v", err)
+			w.logf(slog.LevelWarn, nil, "%v", err)
 		}
 		return false
 	case verdict == admitFinished:
-		w.logf("task %s: finished here before; its result is sent again", t.ID)
+		w.logf(slog.LevelInfo, taskAttrs(t), "task %s: finished here before; its result is sent again", t.ID)
 		w.finish(ctx, claim, *rec.Result)
 		return false
 	}
@@ -435,7 +439,7 @@ func (w *Worker) runTask(ctx context.Context, claim *Claim) {
 			w.refuse(ctx, claim, err)
 			return
 		}
-		w.logf("task %s refused: %v", t.ID, err)
+		w.logf(slog.LevelWarn, taskAttrs(t), "task %s refused: %v", t.ID, err)
 		w.finish(ctx, claim, Result{ExitCode: exitcode.Fatal, Message: err.Error()})
 		return
 	}
@@ -452,7 +456,7 @@ func (w *Worker) runTask(ctx context.Context, claim *Claim) {
 			w.release(ctx, claim)
 			return
 		}
-		w.logf("task %s: %v", t.ID, err)
+		w.logf(slog.LevelWarn, taskAttrs(t), "task %s: %v", t.ID, err)
 		w.finish(ctx, claim, Result{ExitCode: exitcode.Fatal, Message: "preparing the checkout: " + err.Error()})
 		return
 	}
@@ -468,7 +472,7 @@ func (w *Worker) runTask(ctx context.Context, claim *Claim) {
 			w.release(ctx, claim)
 			return
 		}
-		w.logf("task %s: %v; its events are sent from offset %d", t.ID, err, fw.base)
+		w.logf(slog.LevelWarn, taskAttrs(t), "task %s: %v; its events are sent from offset %d", t.ID, err, fw.base)
 	}
 	h, err := w.opts.Run(ctx, job)
 	if err != nil {
@@ -479,7 +483,7 @@ func (w *Worker) runTask(ctx context.Context, claim *Claim) {
 		w.finish(ctx, claim, Result{ExitCode: exitcode.Fatal, Message: "starting the loop: " + err.Error()})
 		return
 	}
-	w.logf("task %s: loop started in %s (attempt %d, delivery %d, from %s)", t.ID, co.Dir, t.Attempt, claim.Delivered, co.Start)
+	w.logf(slog.LevelInfo, taskAttrs(t), "task %s: loop started in %s (attempt %d, delivery %d, from %s)", t.ID, co.Dir, t.Attempt, claim.Delivered, co.Start)
 
 	res := w.follow(ctx, t, h, fw)
 	w.forgetLoop(t.ID)
@@ -487,14 +491,14 @@ func (w *Worker) runTask(ctx context.Context, claim *Claim) {
 	defer cancel()
 	fw.forward(hctx)
 	if ctx.Err() != nil && stoppedEarly(res) {
-		w.logf("task %s: its loop stopped (exit %d%s); handing the task back", t.ID, res.ExitCode, prefixed(": ", res.Message))
+		w.logf(slog.LevelInfo, taskAttrs(t), "task %s: its loop stopped (exit %d%s); handing the task back", t.ID, res.ExitCode, prefixed(": ", res.Message))
 		w.handBack(hctx, claim, co.Dir)
 		return
 	}
 	r := Result{ExitCode: res.ExitCode, Reason: res.Reason, Message: res.Message, Cost: res.Cost}
 	head, err := PushResult(hctx, co.Dir, t.RepoURL, t.ID)
 	if err != nil {
-		w.logf("task %s: pushing its branch: %v", t.ID, err)
+		w.logf(slog.LevelWarn, taskAttrs(t), "task %s: pushing its branch: %v", t.ID, err)
 		r.ExitCode = exitcode.Fatal
 		r.Message = fmt.Sprintf("the loop ended (exit %d%s) but its branch could not be pushed: %v", res.ExitCode, prefixed(": ", res.Message), err)
 	} else {
@@ -528,7 +532,7 @@ func (w *Worker) follow(ctx context.Context, t Task, h WorkerLoop, fw *forwarder
 			cancel()
 		case <-stopping:
 			stopping = nil
-			w.logf("task %s: asking its loop to stop after its iteration", t.ID)
+			w.logf(slog.LevelInfo, taskAttrs(t), "task %s: asking its loop to stop after its iteration", t.ID)
 			w.stopLoop(rl)
 		case res := <-ended:
 			return res
@@ -550,7 +554,7 @@ func (w *Worker) handBack(ctx context.Context, claim *Claim, dir string) {
 	t := claim.Task
 	w.commitProgress(ctx, t, dir)
 	if err := PushProgress(ctx, dir, t.RepoURL, t.ID); err != nil {
-		w.logf("task %s: pushing its work in progress: %v", t.ID, err)
+		w.logf(slog.LevelWarn, taskAttrs(t), "task %s: pushing its work in progress: %v", t.ID, err)
 	}
 	w.release(ctx, claim)
 }
@@ -562,14 +566,14 @@ func (w *Worker) handBack(ctx context.Context, claim *Claim, dir string) {
 func (w *Worker) commitProgress(ctx context.Context, t Task, dir string) {
 	repo := git.Repo{Dir: dir}
 	if markers, err := repo.UnresolvedChanges(ctx); err != nil || len(markers) > 0 {
-		w.logf("task %s: its uncommitted work is not committed: %s", t.ID, unresolvedReason(markers, err))
+		w.logf(slog.LevelWarn, taskAttrs(t), "task %s: its uncommitted work is not committed: %s", t.ID, unresolvedReason(markers, err))
 		return
 	}
 	msg := fmt.Sprintf("ralph: work in progress of %s, handed back by %s", t.ID, w.opts.Host)
 	if committed, err := repo.CommitPaths(ctx, msg, ".", ":(exclude)"+git.StateDir); err != nil {
-		w.logf("task %s: committing its uncommitted work: %v", t.ID, err)
+		w.logf(slog.LevelWarn, taskAttrs(t), "task %s: committing its uncommitted work: %v", t.ID, err)
 	} else if committed {
-		w.logf("task %s: committed its uncommitted work", t.ID)
+		w.logf(slog.LevelInfo, taskAttrs(t), "task %s: committed its uncommitted work", t.ID)
 	}
 }
 
@@ -601,7 +605,7 @@ func (w *Worker) keepAlive(ctx context.Context, claim *Claim) (stop func()) {
 				return
 			case <-tick.C:
 				if err := claim.InProgress(ctx); err != nil && ctx.Err() == nil {
-					w.logf("keeping task %s: %v", claim.Task.ID, err)
+					w.logf(slog.LevelWarn, taskAttrs(claim.Task), "keeping task %s: %v", claim.Task.ID, err)
 				}
 			}
 		}
@@ -623,20 +627,20 @@ func (w *Worker) finish(ctx context.Context, claim *Claim, r Result) {
 	if err := r.Validate(); err != nil {
 		// A task with no valid id or attempt cannot have a result; it is
 		// dropped, since no worker could run it.
-		w.logf("dropping task %q: %v", claim.Task.ID, err)
+		w.logf(slog.LevelWarn, taskAttrs(claim.Task), "dropping task %q: %v", claim.Task.ID, err)
 	} else if err := PublishResult(ctx, w.opts.JetStream, w.opts.Signer, r); err != nil {
 		// Not acknowledged: the task comes again after the AckWait.
-		w.logf("task %s: publishing its result: %v", r.TaskID, err)
+		w.logf(slog.LevelWarn, []any{attrTask, r.TaskID, attrRun, r.Run, attrAttempt, r.Attempt}, "task %s: publishing its result: %v", r.TaskID, err)
 		return
 	} else if err := w.ran.finished(claim, r); err != nil {
 		// Should the acknowledgement be lost, the task runs again.
-		w.logf("task %s: remembering its result: %v", r.TaskID, err)
+		w.logf(slog.LevelWarn, []any{attrTask, r.TaskID, attrRun, r.Run, attrAttempt, r.Attempt}, "task %s: remembering its result: %v", r.TaskID, err)
 	}
 	if err := claim.Done(ctx); err != nil {
-		w.logf("%v", err)
+		w.logf(slog.LevelWarn, nil, "%v", err)
 		return
 	}
-	w.logf("task %s: done (exit %d%s)", r.TaskID, r.ExitCode, prefixed(": ", r.Message))
+	w.logf(slog.LevelInfo, []any{attrTask, r.TaskID, attrRun, r.Run, attrAttempt, r.Attempt}, "task %s: done (exit %d%s)", r.TaskID, r.ExitCode, prefixed(": ", r.Message))
 }
 
 // release hands claim's task back for another worker to continue.
@@ -644,10 +648,10 @@ func (w *Worker) release(ctx context.Context, claim *Claim) {
 	ctx, cancel := w.handOffContext(ctx)
 	defer cancel()
 	if err := claim.Release(ctx); err != nil {
-		w.logf("%v", err)
+		w.logf(slog.LevelWarn, nil, "%v", err)
 		return
 	}
-	w.logf("task %s: handed back", claim.Task.ID)
+	w.logf(slog.LevelInfo, taskAttrs(claim.Task), "task %s: handed back", claim.Task.ID)
 }
 
 // writeJob writes t's config files and objective next to its worktree,
@@ -778,7 +782,7 @@ func (f *forwarder) forward(ctx context.Context) {
 	start := f.rd.Offset()
 	recs, err := f.rd.Read()
 	if err != nil {
-		f.w.logf("task %s: following its event log: %v", f.task.ID, err)
+		f.w.logf(slog.LevelWarn, taskAttrs(f.task), "task %s: following its event log: %v", f.task.ID, err)
 		f.failed = true
 		return
 	}
@@ -789,7 +793,7 @@ func (f *forwarder) forward(ctx context.Context) {
 	for _, rec := range recs {
 		if ev, err := events.ParseLine(rec.Line); err == nil && ev.Source == events.SourceRalph && ev.Topic == runfiles.TopicIterationFinished {
 			if err := PushProgress(ctx, f.dir, f.task.RepoURL, f.task.ID); err != nil {
-				f.w.logf("task %s: pushing its work in progress: %v", f.task.ID, err)
+				f.w.logf(slog.LevelWarn, taskAttrs(f.task), "task %s: pushing its work in progress: %v", f.task.ID, err)
 			}
 			break
 		}
@@ -823,7 +827,7 @@ func (f *forwarder) publish(ctx context.Context, lines []byte) bool {
 		Offset: f.base + f.sent, Lines: lines,
 	})
 	if err != nil {
-		f.w.logf("task %s: sending its events: %v", f.task.ID, err)
+		f.w.logf(slog.LevelWarn, taskAttrs(f.task), "task %s: sending its events: %v", f.task.ID, err)
 		return false
 	}
 	f.sent += int64(len(lines))

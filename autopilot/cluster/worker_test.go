@@ -328,7 +328,7 @@ func startWorkerHandle(t *testing.T, s workerSetup) (w *cluster.Worker, cancel f
 		BatchBytes:        s.batch,
 		Poll:              50 * time.Millisecond,
 		RefusalDelay:      time.Millisecond,
-		Log:               logf,
+		Logger:            cluster.LogTo(logf),
 		Redactor:          s.redactor,
 	})
 	require.NoError(t, err)

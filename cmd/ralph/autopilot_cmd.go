@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ralph-loop/ralph/internal/linelog"
+	"github.com/ralph-loop/ralph/runfiles"
 	"log/slog"
 	"time"
 
@@ -139,7 +141,7 @@ func (c *autopilotRunCmd) run(ctx context.Context, g *globals, log *slog.Logger,
 	fault := seams.autopilotFault(ctx)
 	lines := view.NewAutopilotLines(out, c.Headless, c.Quiet)
 	local := autopilot.LocalRunner{Ralph: ralphBin, DropEnv: seams.dropEnv}
-	runner, closeRunner, err := cluster.RunnerFor(ctx, root, settings.Cluster, local, func(msg string) { log.Warn(redactor.String(msg)) })
+	runner, closeRunner, err := cluster.RunnerFor(ctx, root, settings.Cluster, local, slog.New(linelog.Redacting(log.Handler(), redactor.String, g.Debug)))
 	if err != nil {
 		return err
 	}
@@ -230,11 +232,11 @@ Examples:
 
 func (c *autopilotStatusCmd) Run(ctx context.Context, g *globals) error {
 	s, err := api.AutopilotStatus(ctx, g.Dir, c.Config, time.Now())
-	if errors.Is(err, autopilot.ErrNoAutopilot) && !c.JSON {
+	if errors.Is(err, runfiles.ErrNoAutopilot) && !c.JSON {
 		fmt.Fprintln(g.stdout, "no autopilot has run here; start one with `ralph autopilot`")
 		return nil
 	}
-	if err != nil && !errors.Is(err, autopilot.ErrNoAutopilot) {
+	if err != nil && !errors.Is(err, runfiles.ErrNoAutopilot) {
 		return err
 	}
 	if c.JSON {
@@ -288,9 +290,9 @@ Examples:
 }
 
 func (c *autopilotStopCmd) Run(g *globals) error {
-	req := autopilot.RequestStop
+	req := runfiles.ControlStop
 	if c.Now {
-		req = autopilot.RequestStopNow
+		req = runfiles.ControlStopNow
 	}
 	return g.say(api.RequestAutopilot(g.Dir, req))
 }

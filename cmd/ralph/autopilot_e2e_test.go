@@ -178,9 +178,9 @@ func TestAutopilotWorksThroughTkTickets(t *testing.T) {
 	assert.FileExists(t, filepath.Join(w.dir, ".ralph", runfiles.ProgressFile))
 }
 
-func readAutopilotState(t *testing.T, w *workspace) autopilot.State {
+func readAutopilotState(t *testing.T, w *workspace) runfiles.AutopilotState {
 	t.Helper()
-	var st autopilot.State
+	var st runfiles.AutopilotState
 	require.NoError(t, json.Unmarshal([]byte(w.read(".ralph/"+runfiles.AutopilotStateFile)), &st))
 	return st
 }
@@ -350,12 +350,12 @@ func TestAutopilotFailedVerificationLeavesTheBaseBranch(t *testing.T) {
 		ev, err := events.ParseLine([]byte(strings.TrimSuffix(line, "\n")))
 		require.NoError(t, err, "--headless prints one event per line: %q", line)
 		topics = append(topics, ev.Topic)
-		if ev.Topic == autopilot.TopicTaskFailed {
+		if ev.Topic == runfiles.TopicTaskFailed {
 			assert.Contains(t, ev.PayloadText(), "verification of the merged result failed")
 		}
 	}
-	assert.Contains(t, topics, autopilot.TopicVerifyFailed)
-	assert.Equal(t, autopilot.TopicStopped, topics[len(topics)-1])
+	assert.Contains(t, topics, runfiles.TopicVerifyFailed)
+	assert.Equal(t, runfiles.TopicAutopilotStopped, topics[len(topics)-1])
 	assert.Equal(t, r.stdout, w.read(".ralph/"+runfiles.AutopilotEventsFile), "the same lines as the log")
 	assert.Equal(t, []string{"good"}, w.mergedOrder(), "only the verified task is merged")
 	assert.NoFileExists(t, filepath.Join(w.dir, "bad.txt"))
@@ -518,12 +518,12 @@ func TestAutopilotFinishesTheQueueAfterACrash(t *testing.T) {
 				assert.Equal(t, id+"\n", w.read(id+".txt"))
 			}
 			evs := autopilotEvents(t, w)
-			completed := countTopic(evs, autopilot.TopicTaskCompleted)
+			completed := countTopic(evs, runfiles.TopicTaskCompleted)
 			assert.Equal(t, ids, sortedKeysOf(ids, completed), "every task completed")
 			for _, id := range ids {
 				assert.Equal(t, 1, completed[id], "%s completed once", id)
 			}
-			assert.Empty(t, countTopic(evs, autopilot.TopicTaskFailed))
+			assert.Empty(t, countTopic(evs, runfiles.TopicTaskFailed))
 			w.assertCleanAfterRun(".tickets")
 		})
 	}
@@ -581,7 +581,7 @@ func TestAutopilotStatusPauseAndStop(t *testing.T) {
 
 	r := w.ralph("autopilot", "status", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
-	var st autopilot.Status
+	var st runfiles.AutopilotStatus
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &st))
 	assert.True(t, st.Running)
 	assert.Equal(t, 2, st.Started)
@@ -648,14 +648,9 @@ func TestAutopilotShowsATaskWaitingForAPerson(t *testing.T) {
 	id, answer := asked[1], asked[2]
 	assert.Contains(t, answer, id)
 
-	// Each task started says how to attach to it.
-	for _, task := range []string{"one", "two"} {
-		assert.Contains(t, stderr.String(), " → .worktrees/"+task+"; watch it with `ralph watch --task "+task+"`\n")
-	}
-
 	r := w.ralph("autopilot", "status", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
-	var st autopilot.Status
+	var st runfiles.AutopilotStatus
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &st))
 	require.Len(t, st.Active, 1)
 	slot := st.Active[0]
@@ -690,8 +685,8 @@ func TestAutopilotShowsATaskWaitingForAPerson(t *testing.T) {
 	assert.Equal(t, "one\n", w.read("one.txt"))
 	assert.NotContains(t, w.read(".ralph/progress.md"), "Waiting for a person")
 	evs := autopilotEvents(t, w)
-	assert.Equal(t, map[string]int{"one": 1}, countTopic(evs, autopilot.TopicTaskAsked))
-	assert.Equal(t, map[string]int{"one": 1}, countTopic(evs, autopilot.TopicTaskAnswered))
+	assert.Equal(t, map[string]int{"one": 1}, countTopic(evs, runfiles.TopicTaskAsked))
+	assert.Equal(t, map[string]int{"one": 1}, countTopic(evs, runfiles.TopicTaskAnswered))
 }
 
 // conflictingTasks is a checklist of conflictAgent's two tasks, first and
@@ -762,14 +757,14 @@ func TestAutopilotReportsATaskItCouldNotStart(t *testing.T) {
 		ev, err := events.ParseLine([]byte(line))
 		require.NoError(t, err, line)
 		switch ev.Topic {
-		case autopilot.TopicTaskAssignFailed:
+		case runfiles.TopicTaskAssignFailed:
 			failed = append(failed, ev)
-		case autopilot.TopicTaskFailed:
+		case runfiles.TopicTaskFailed:
 			t.Errorf("no loop failed: %s", line)
 		}
 	}
 	require.Len(t, failed, 1, r.stdout)
-	p := autopilot.DecodePayload(failed[0])
+	p := runfiles.DecodeAutopilotPayload(failed[0])
 	assert.Equal(t, "c-1", p.Task)
 	assert.Equal(t, "Deploy", p.Title)
 	assert.Contains(t, p.Reason, "claiming it in command failed")

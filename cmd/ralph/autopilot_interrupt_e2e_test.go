@@ -170,7 +170,7 @@ func TestAutopilotRetriesOnlyTheCloseOfAMergedTask(t *testing.T) {
 	assert.Equal(t, id+" was here\n", w.read("log.txt"), "its work landed once")
 	assert.Equal(t, 1, strings.Count(git(t, w.dir, "log", "--format=%s", "main"), "ralph: close "+id+"\n"))
 	evs := autopilotEvents(t, w)
-	assert.Equal(t, map[string]int{id: 1}, countTopic(evs, autopilot.TopicTaskClosed))
+	assert.Equal(t, map[string]int{id: 1}, countTopic(evs, runfiles.TopicTaskClosed))
 	w.assertConverged([]string{id}, func(id string) bool {
 		return strings.Contains(w.read(".tickets/"+id+".md"), "status: closed")
 	}, ".tickets")
@@ -267,7 +267,7 @@ func TestAutopilotNeverMergesConflictMarkers(t *testing.T) {
 	assert.Equal(t, landed+"\n", w.read("shared.txt"))
 	assert.Contains(t, w.read("TODO.md"), "- [ ] "+title, "the failed task stays open")
 	evs := autopilotEvents(t, w)
-	assert.Equal(t, 2, countTopic(evs, autopilot.TopicTaskRetry)[other], "sent back while retries remained")
+	assert.Equal(t, 2, countTopic(evs, runfiles.TopicTaskRetry)[other], "sent back while retries remained")
 }
 
 // With merge: rebase, a task whose merge conflicts is retried and lands:
@@ -369,7 +369,7 @@ func TestAutopilotThroughChaos(t *testing.T) {
 	r := w.ralph("autopilot")
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s\nthe autopilot's log:\n%s\nthe loops' output:\n%s",
 		r.stdout, r.stderr, readFile(t, log), w.loopOutputs())
-	assert.Empty(t, countTopic(autopilotEvents(t, w), autopilot.TopicTaskFailed), "no task failed in any run")
+	assert.Empty(t, countTopic(autopilotEvents(t, w), runfiles.TopicTaskFailed), "no task failed in any run")
 	w.assertConverged(ids, func(id string) bool {
 		return strings.Contains(w.read(".tickets/"+id+".md"), "status: closed")
 	}, ".tickets")

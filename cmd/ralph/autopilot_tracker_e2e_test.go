@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/ralph-loop/ralph/runfiles"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,8 +9,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/ralph-loop/ralph/autopilot"
 )
 
 // What the autopilot does with trackers that are not as it needs them and
@@ -172,7 +171,7 @@ func TestAutopilotLeavesUntrackedFilesAlone(t *testing.T) {
 	assert.Nil(t, st.Ended, "the run goes on next time")
 	require.NotEmpty(t, st.MergeQueue)
 	assert.Equal(t, "one", st.MergeQueue[0].Task)
-	assert.Equal(t, autopilot.MergeDone, st.MergeQueue[0].Step)
+	assert.Equal(t, runfiles.MergeDone, st.MergeQueue[0].Step)
 
 	require.NoError(t, os.Rename(filepath.Join(w.dir, "one.txt"), filepath.Join(w.dir, "my-one.txt")))
 	r = w.ralph("autopilot")

@@ -16,7 +16,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/autopilot/cluster"
 	"github.com/ralph-loop/ralph/internal/natstest"
 	"github.com/ralph-loop/ralph/runfiles"
@@ -159,7 +158,7 @@ func TestClusterRunsEightTasksThroughAKilledWorkerAndALostServer(t *testing.T) {
 	var killed *clusterWorker
 	waitFor(t, "a task's first part pushed as work in progress", func() bool {
 		for _, id := range ids {
-			info, err := autopilot.ReadWorkerInfo(w.dir, id)
+			info, err := runfiles.ReadWorkerInfo(w.dir, id)
 			subjects := remoteSubjects(t, remote, "refs/ralph/wip/"+id)
 			if err == nil && len(subjects) > 0 && subjects[0] == id+" part 1" {
 				victim, killed = id, workers[info.Worker]
@@ -200,7 +199,7 @@ func TestClusterRunsEightTasksThroughAKilledWorkerAndALostServer(t *testing.T) {
 		assert.Equal(t, 1, strings.Count(history, "Ralph-Task: "+id+"\n"), "%s is merged once", id)
 		assert.Equal(t, 1, strings.Count(history, id+" part 1\n"), "%s's first part is done once", id)
 		assert.FileExists(t, filepath.Join(w.dir, id+"-2.txt"))
-		events, err := os.ReadFile(autopilot.RemoteEventsPath(w.dir, id))
+		events, err := os.ReadFile(runfiles.In(w.dir).RemoteEvents(id))
 		require.NoError(t, err, "%s's events are copied", id)
 		assert.Contains(t, lastLine(events), `"topic":"loop.terminate"`, "%s's events end with its loop's end", id)
 		assert.Contains(t, lastLine(events), `"reason":"completed"`, id)
@@ -208,10 +207,10 @@ func TestClusterRunsEightTasksThroughAKilledWorkerAndALostServer(t *testing.T) {
 	for _, s := range prd.UserStories {
 		assert.True(t, s.Passes, "%s is closed in prd.json", s.ID)
 	}
-	info, err := autopilot.ReadWorkerInfo(w.dir, victim)
+	info, err := runfiles.ReadWorkerInfo(w.dir, victim)
 	require.NoError(t, err)
 	assert.NotEqual(t, killed.name, info.Worker, "another worker finished %s", victim)
-	events, err := os.ReadFile(autopilot.RemoteEventsPath(w.dir, victim))
+	events, err := os.ReadFile(runfiles.In(w.dir).RemoteEvents(victim))
 	require.NoError(t, err)
 	assert.Equal(t, 2, bytes.Count(events, []byte(`"topic":"loop.started"`)),
 		"%s's copy holds the killed worker's run and the one that continued it", victim)
@@ -314,7 +313,7 @@ func TestClusterAMisconfiguredWorkerHandsTheTaskOn(t *testing.T) {
 	require.Equal(t, 0, exitCodeOf(coordinator.Wait()), "coordinator:\n%s\nmisconfigured:\n%s\ngood:\n%s",
 		coordinatorLog.String(), bad.log.String(), good.log.String())
 	assert.Equal(t, map[string]int{"T1": 1}, w.ralphMerges())
-	info, err := autopilot.ReadWorkerInfo(w.dir, "T1")
+	info, err := runfiles.ReadWorkerInfo(w.dir, "T1")
 	require.NoError(t, err)
 	assert.Equal(t, "good", info.Worker)
 }

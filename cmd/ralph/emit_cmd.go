@@ -24,7 +24,8 @@ func (emitCmd) Help() string {
 	return `Appends one event to the event log of the running loop. Agents run this from
 their shell tool; ralph sets RALPH_EVENTS_FILE, RALPH_ITERATION and RALPH_HAT in
 the agent's environment so the event lands in the right log, tagged with the
-iteration and hat. The line is written with a single append, so any number of
+iteration and hat. Run by a person (no RALPH_ITERATION set), the event is a
+person's: its source is human, and a topic of ralph's own is refused. The line is written with a single append, so any number of
 emits at once never interleave. The values of secret variables (names with KEY,
 TOKEN, SECRET, PASSWORD and the like, URLs with a password, and those under
 redact:) become [redacted:NAME] in the payload, in whatever form they appear

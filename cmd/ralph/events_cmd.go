@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/internal/flagvalue"
 	"github.com/ralph-loop/ralph/internal/plural"
 	"github.com/ralph-loop/ralph/runfiles"
@@ -162,12 +161,20 @@ func (c *eventsCmd) Run(ctx context.Context, g *globals) (err error) {
 		return err
 	}
 	path, err := c.logPath(g.Dir)
-	if errors.Is(err, runfiles.ErrNoLog) && c.Follow && !c.Autopilot && c.Task == "" {
+	switch {
+	case errors.Is(err, runfiles.ErrNoLog) && c.Follow && !c.Autopilot && c.Task == "":
 		path, err = runfiles.AwaitRun(ctx, g.Dir, func() {
 			fmt.Fprintln(g.stderr, "ralph: no run here yet; waiting for one to start (Ctrl-C to stop)")
 		})
 		if path == "" && err == nil {
 			return nil // Ctrl-C before any run started
+		}
+	case errors.Is(err, runfiles.ErrNoAutopilot) && c.Follow && c.Autopilot:
+		path, err = runfiles.AwaitAutopilot(ctx, g.Dir, func() {
+			fmt.Fprintln(g.stderr, "ralph: no autopilot has run here yet; waiting for one to start (Ctrl-C to stop)")
+		})
+		if path == "" && err == nil {
+			return nil // Ctrl-C before any autopilot started
 		}
 	}
 	if err != nil {
@@ -179,10 +186,10 @@ func (c *eventsCmd) Run(ctx context.Context, g *globals) (err error) {
 		return printEventAt(p, path, int64(*at))
 	}
 	listing := view.EventListing{Printer: p, Filter: filter, Last: int(c.Last), Follow: c.Follow, Autopilot: c.Autopilot, Flush: out.Flush}
-	if c.Task != "" && path == autopilot.RemoteEventsPath(g.Dir, c.Task) {
+	if c.Task != "" && path == runfiles.In(g.Dir).RemoteEvents(c.Task) {
 		// A worker that hands the task back is followed by another, which
 		// appends its run to the same copy of the task's log.
-		listing.GoesOn = func() bool { return autopilot.TaskGoesOn(g.Dir, c.Task) }
+		listing.GoesOn = func() bool { return runfiles.TaskGoesOn(g.Dir, c.Task) }
 		listing.Watch = runfiles.In(g.Dir).AutopilotEvents()
 	}
 	if err := listing.List(ctx, path); err != nil {

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/runfiles"
 )
@@ -94,16 +93,16 @@ func appendLines(t *testing.T, path string, lines ...string) {
 // worker's lines as they arrive, and ends when the autopilot stops.
 func TestEventsTaskFollowsARemoteTaskAcrossWorkers(t *testing.T) {
 	w := newWorkspace(t)
-	mirror := autopilot.RemoteEventsPath(w.dir, "t-1")
+	mirror := runfiles.In(w.dir).RemoteEvents("t-1")
 	require.NoError(t, os.MkdirAll(filepath.Dir(mirror), 0o755))
 	appendLines(t, mirror, loopLine(t, runfiles.TopicLoopStarted, `{"run_id":"r1"}`), agentLine(t, "build.task"),
 		loopLine(t, runfiles.TopicLoopTerminate, `{"reason":"interrupted","exit_code":130}`))
-	require.NoError(t, autopilot.WriteWorkerInfo(w.dir, "t-1", autopilot.WorkerInfo{Worker: "build-3", Run: "r", Attempt: 1, Since: time.Now()}))
+	require.NoError(t, runfiles.WriteWorkerInfo(w.dir, "t-1", runfiles.WorkerInfo{Worker: "build-3", Run: "r", Attempt: 1, Since: time.Now()}))
 	ralphDir := filepath.Join(w.dir, runfiles.DirName)
 	apLog := filepath.Join(ralphDir, runfiles.AutopilotEventsFile)
-	appendLines(t, apLog, loopLine(t, autopilot.TopicStarted, `{"runId":"r","parallel":1}`),
-		loopLine(t, autopilot.TopicTaskAssigned, `{"task":"t-1","slot":"1","worktree":".worktrees/t-1","attempt":1}`))
-	st := autopilot.State{Version: 1, RunID: "r", Parallel: 1, Active: map[string]autopilot.Slot{"1": {Task: "t-1", Worktree: ".worktrees/t-1", Attempt: 1}}}
+	appendLines(t, apLog, loopLine(t, runfiles.TopicAutopilotStarted, `{"runId":"r","parallel":1}`),
+		loopLine(t, runfiles.TopicTaskAssigned, `{"task":"t-1","slot":"1","worktree":".worktrees/t-1","attempt":1}`))
+	st := runfiles.AutopilotState{Version: 1, RunID: "r", Parallel: 1, Active: map[string]runfiles.TaskSlot{"1": {Task: "t-1", Worktree: ".worktrees/t-1", Attempt: 1}}}
 	data, err := json.Marshal(st)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(ralphDir, runfiles.AutopilotStateFile), data, 0o644))
@@ -117,7 +116,7 @@ func TestEventsTaskFollowsARemoteTaskAcrossWorkers(t *testing.T) {
 	assert.Regexp(t, `slot 1: t-1 .*, loop not running, on build-3\n`, r.stdout, "its worker's run was cut off")
 	r = w.ralph("autopilot", "status", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
-	var status autopilot.Status
+	var status runfiles.AutopilotStatus
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &status))
 	require.Len(t, status.Active, 1)
 	assert.Equal(t, "build-3", status.Active[0].Worker)
@@ -131,7 +130,7 @@ func TestEventsTaskFollowsARemoteTaskAcrossWorkers(t *testing.T) {
 	appendLines(t, mirror, loopLine(t, runfiles.TopicLoopTerminate, `{"reason":"stopped","exit_code":1}`))
 	assert.Equal(t, runfiles.TopicLoopTerminate, lineTopic(t, nextLine(t, lines, followWait)))
 
-	appendLines(t, apLog, loopLine(t, autopilot.TopicStopped, `{"reason":"interrupted","exitCode":130,"resumable":true}`))
+	appendLines(t, apLog, loopLine(t, runfiles.TopicAutopilotStopped, `{"reason":"interrupted","exitCode":130,"resumable":true}`))
 	assert.Equal(t, 0, waitExit(t, cmd, lines, followWait), "the autopilot stopped: no worker goes on")
 }
 
@@ -139,7 +138,7 @@ func TestEventsTaskFollowsARemoteTaskAcrossWorkers(t *testing.T) {
 // loop's end, as a local loop's does; lines appended before it arrive.
 func TestEventsTaskFollowEndsWithTheRemoteLoop(t *testing.T) {
 	w := newWorkspace(t)
-	mirror := autopilot.RemoteEventsPath(w.dir, "t-1")
+	mirror := runfiles.In(w.dir).RemoteEvents("t-1")
 	require.NoError(t, os.MkdirAll(filepath.Dir(mirror), 0o755))
 	appendLines(t, mirror, loopLine(t, runfiles.TopicLoopStarted, `{"run_id":"r1"}`), agentLine(t, "build.task"))
 

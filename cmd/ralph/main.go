@@ -49,6 +49,7 @@ type cli struct {
 	Emit      emitCmd      `cmd:"" help:"Publish an event to the running loop's event log."`
 	Ask       askCmd       `cmd:"" help:"Ask a person a question: once this iteration ends the run waits for the answer (ralph answer), which reaches the asking hat next."`
 	Answer    answerCmd    `cmd:"" help:"Answer the question a run waits on (ralph status shows it): ralph answer [ID] TEXT."`
+	Guide     guideCmd     `cmd:"" help:"Steer the running loop: its next iteration's prompt carries a person's guidance (human.guidance)."`
 	Events    eventsCmd    `cmd:"" help:"List the events of the current or an earlier run."`
 	Validate  validateCmd  `cmd:"" help:"Check a ralph.yml and report every problem."`
 	Hats      hatsCmd      `cmd:"" help:"List, show and graph the hats and their hand-offs."`
@@ -62,7 +63,7 @@ type cli struct {
 	Autopilot autopilotCmd `cmd:"" help:"Work through a task tracker: a loop per task in its own worktree, merged when verified."`
 	Worker    workerCmd    `cmd:"" help:"Run an autopilot coordinator's tasks on this machine, taken over NATS JetStream."`
 	Cluster   clusterCmd   `cmd:"" help:"Make and show the signing keys of an autopilot's coordinator and workers."`
-	MCP       mcpCmd       `cmd:"" name:"mcp" help:"Serve ralph's tools (status, events, emit, ask, stop, pause, resume) to an agent or editor over MCP on stdio."`
+	MCP       mcpCmd       `cmd:"" name:"mcp" help:"Serve ralph's tools (status, events, emit, ask, answer, guide, stop, pause, resume) to an agent or editor over MCP on stdio."`
 	Memory    memoryCmd    `cmd:"" help:"Add, list, search and remove long-term memories."`
 	Doctor    doctorCmd    `cmd:"" help:"List the agent CLIs: installed or not, version, likely auth; check the configured one."`
 	Pricing   pricingCmd   `cmd:"" help:"Print what each model's tokens cost, the table ralph prices an agent's usage by."`

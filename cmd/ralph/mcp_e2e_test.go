@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/ralph-loop/ralph/runfiles"
 	"io"
 	"os"
 	"os/exec"
@@ -17,7 +18,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/internal/procgroup"
 	"github.com/ralph-loop/ralph/view/api"
 )
@@ -230,7 +230,7 @@ func TestMCPDrivesALoop(t *testing.T) {
 		names = append(names, tool.Name)
 		assert.NotEmpty(t, tool.Description, tool.Name)
 	}
-	assert.ElementsMatch(t, []string{"status", "events", "emit", "ask", "answer", "stop", "pause", "resume"}, names)
+	assert.ElementsMatch(t, []string{"status", "events", "emit", "ask", "answer", "guide", "stop", "pause", "resume"}, names)
 
 	st := callTool(t, cs, "status", nil).ok(t)
 	assert.Equal(t, "loop", st.structured["kind"])
@@ -320,7 +320,7 @@ func TestMCPPausesAndResumesAnAutopilot(t *testing.T) {
 	st := callTool(t, cs, "status", nil).ok(t)
 	assert.Equal(t, "autopilot", st.structured["kind"])
 	sameStatus(t, st, w.ralph("autopilot", "status", "--json"))
-	var s autopilot.Status
+	var s runfiles.AutopilotStatus
 	require.NoError(t, json.Unmarshal([]byte(st.text), &s))
 	assert.Len(t, s.Active, 2)
 	asked := func(req string) string {
@@ -329,13 +329,13 @@ func TestMCPPausesAndResumesAnAutopilot(t *testing.T) {
 
 	assert.Equal(t, asked("pause"), callTool(t, cs, "pause", nil).ok(t).text)
 	waitFor(t, "the pause", func() bool { return strings.Count(stderr.String(), "paused: no new tasks start") == 1 })
-	waitFor(t, "autopilot.paused", func() bool { return autopilotLogHas(t, w, autopilot.TopicPaused) })
+	waitFor(t, "autopilot.paused", func() bool { return autopilotLogHas(t, w, runfiles.TopicAutopilotPaused) })
 	paused := func() bool {
 		return callTool(t, cs, "status", nil).ok(t).structured["autopilot"].(map[string]any)["paused"] == true
 	}
 	waitFor(t, "the status tool to say paused", paused)
 	assert.Equal(t, asked("resume"), callTool(t, cs, "resume", nil).ok(t).text)
-	waitFor(t, "autopilot.resumed", func() bool { return autopilotLogHas(t, w, autopilot.TopicResumed) })
+	waitFor(t, "autopilot.resumed", func() bool { return autopilotLogHas(t, w, runfiles.TopicAutopilotResumed) })
 	waitFor(t, "the status tool to say running again", func() bool { return !paused() })
 	assert.Equal(t, asked("pause"), callTool(t, cs, "pause", nil).ok(t).text)
 	waitFor(t, "the second pause", func() bool { return strings.Count(stderr.String(), "paused: no new tasks start") == 2 })

@@ -21,7 +21,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/runfiles"
 )
@@ -68,6 +67,7 @@ func startServe(t *testing.T, dir string, flags ...string) *server {
 func startServeOn(t *testing.T, dir, addr string, flags ...string) *server {
 	t.Helper()
 	cmd := exec.Command(ralphBin, append([]string{"serve", "-C", dir, "--addr", addr}, flags...)...)
+	cmd.Env = serveEnv()
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	stderr := &lockedWriter{}
@@ -91,10 +91,19 @@ func startServeOn(t *testing.T, dir, addr string, flags ...string) *server {
 		}
 	}()
 	t.Cleanup(s.stop)
-	token, err := os.ReadFile(filepath.Join(dir, ".ralph", "serve.token"))
-	require.NoError(t, err)
-	assert.Equal(t, s.token, strings.TrimSpace(string(token)))
+	if token, err := os.ReadFile(filepath.Join(dir, ".ralph", "serve.token")); err == nil {
+		assert.Equal(t, s.token, strings.TrimSpace(string(token)))
+	} else {
+		assert.NoDirExists(t, filepath.Join(dir, ".ralph"), "a workspace without .ralph/ keeps its token outside it")
+	}
 	return s
+}
+
+// serveEnv is ralph serve's environment in the tests: the tokens of
+// workspaces without .ralph/ go to a cache directory of the tests', not
+// the user's.
+func serveEnv() []string {
+	return append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(filepath.Dir(ralphBin), "cache"))
 }
 
 // stop interrupts ralph serve, which must end cleanly, its streams with it.
@@ -256,6 +265,8 @@ func (es *eventStream) next() sseEvent {
 			ev.id = strings.TrimPrefix(line, "id: ")
 		case strings.HasPrefix(line, "event: "):
 			ev.name = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: ") && ev.data != "":
+			ev.data += "\n" + strings.TrimPrefix(line, "data: ") // as EventSource joins them
 		case strings.HasPrefix(line, "data: "):
 			ev.data = strings.TrimPrefix(line, "data: ")
 		}
@@ -437,7 +448,7 @@ func TestServeATwoSlotAutopilot(t *testing.T) {
 
 	// The autopilot's log says both run: it holds still until release.
 	waitFor(t, "both tasks running", func() bool {
-		return len(countTopic(autopilotEvents(t, w), autopilot.TopicTaskRunning)) == 2
+		return len(countTopic(autopilotEvents(t, w), runfiles.TopicTaskRunning)) == 2
 	})
 	assertStatusAsCLI(t, w, s, "autopilot", "autopilot", "status", "--json")
 	assertEventsAsCLI(t, w, s, "autopilot=true", "--autopilot")

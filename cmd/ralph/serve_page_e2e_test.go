@@ -19,7 +19,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/runfiles"
 )
 
@@ -110,26 +109,26 @@ func TestServePageAutopilotE2E(t *testing.T) {
 	// and the page shows it.
 	do("pause", click(`#pause`), visible(`#autopilot-state[data-state="paused"]`), visible(`#resume`))
 	waitFor(t, "autopilot.paused in the autopilot's log", func() bool {
-		return strings.Contains(pageFile(filepath.Join(w.dir, ".ralph", runfiles.AutopilotEventsFile)), `"topic":"`+autopilot.TopicPaused+`"`)
+		return strings.Contains(pageFile(filepath.Join(w.dir, ".ralph", runfiles.AutopilotEventsFile)), `"topic":"`+runfiles.TopicAutopilotPaused+`"`)
 	})
 	assert.Contains(t, text(`#status`), "to pause")
 	// Resume and pause again: both slots are busy, so no task starts
 	// meanwhile.
 	do("resume", click(`#resume`), visible(`#autopilot-state[data-state="running"]`), visible(`#pause`))
 	waitFor(t, "autopilot.resumed in the autopilot's log", func() bool {
-		return strings.Contains(pageFile(filepath.Join(w.dir, ".ralph", runfiles.AutopilotEventsFile)), `"topic":"`+autopilot.TopicResumed+`"`)
+		return strings.Contains(pageFile(filepath.Join(w.dir, ".ralph", runfiles.AutopilotEventsFile)), `"topic":"`+runfiles.TopicAutopilotResumed+`"`)
 	})
 	assert.Contains(t, text(`#status`), "to resume")
 	do("pause again", click(`#pause`), visible(`#autopilot-state[data-state="paused"]`))
 	waitFor(t, "the second autopilot.paused", func() bool {
-		return strings.Count(pageFile(filepath.Join(w.dir, ".ralph", runfiles.AutopilotEventsFile)), `"topic":"`+autopilot.TopicPaused+`"`) == 2
+		return strings.Count(pageFile(filepath.Join(w.dir, ".ralph", runfiles.AutopilotEventsFile)), `"topic":"`+runfiles.TopicAutopilotPaused+`"`) == 2
 	})
 
 	// Answer through the page: the loop's log records the answer, by the
 	// API, and the page's event stream shows it.
 	do("answer", chromedp.SendKeys(chromedp.CSS(`#answer-text`), "postgres, please"), click(`#answer`),
 		visible(`#events li[data-topic="human.answered"]`))
-	taskLog, _, err := autopilot.TaskLog(w.dir, "one")
+	taskLog, _, err := runfiles.TaskLog(w.dir, "one")
 	require.NoError(t, err)
 	answered := regexp.MustCompile(`"topic":"human.answered".*"answer":"postgres, please".*"by":"api"`)
 	waitFor(t, "human.answered in task one's log", func() bool { return answered.MatchString(pageFile(taskLog)) })
@@ -221,6 +220,10 @@ func TestServePageLoopE2E(t *testing.T) {
 	pageServe(t, w, addr)
 	do("the page reconnects", visible(`#conn[data-state="live"]`), chromedp.WaitNotPresent(chromedp.CSS(`#status[data-lost]`)))
 
+	// Guidance typed into the page while the builder works reaches the
+	// next iteration's prompt, and only that one.
+	do("guide the loop", chromedp.SendKeys(chromedp.CSS(`#guidance-text`), "from the page: keep it small"), click(`#guide`),
+		chromedp.Poll[chromedp.Void](`document.querySelector("#status").textContent.startsWith("guidance sent")`, chromedp.WithPollingTimeout(time.Minute)))
 	require.NoError(t, os.WriteFile(filepath.Join(w.state, "release"), nil, 0o644))
 	do("the builder's iteration appears", visible(`#iterations tr[data-iteration="2"][data-hat="builder"]`),
 		chromedp.WaitReady(chromedp.CSS(`#graph [data-node="ralph"].current`)))
@@ -229,6 +232,20 @@ func TestServePageLoopE2E(t *testing.T) {
 	do("the run's end", visible(`#loop-state[data-state="ended"]`), visible(`#loop-ended`),
 		chromedp.WaitReady(chromedp.CSS(`#graph [data-node="_done"].current`)), visible(`#iterations tr[data-iteration="3"][data-hat="ralph"]`), chromedp.Poll[chromedp.Void](`document.querySelector("#stop").disabled`))
 	p.shot("2-ended")
+	assert.Contains(t, w.prompt(3), "## 1. `human.guidance` from a person\n\n```text\nfrom the page: keep it small\n```")
+	assert.NotContains(t, w.prompt(2), "from the page")
+	for n := 4; fileExists(filepath.Join(w.state, "prompt-"+strconv.Itoa(n)+".txt")); n++ {
+		assert.NotContains(t, w.prompt(n), "from the page", "prompt %d", n)
+	}
+	// The command backend reports no cost: unknown, in the card, each
+	// iteration's row and the chart's scale, never $0.
+	assert.Equal(t, "unknown", text(`#cost`))
+	assert.Equal(t, "unknown", text(`#iterations tr[data-iteration="1"] td[data-cost-source]`))
+	// ralph's own lines in the words of `ralph events`, not JSON.
+	assert.Regexp(t, `^ralph success .* cost unknown$`, text(`#events li[data-topic="iteration.finished"] .payload`))
+	scale, err := chromedp.Run(p.tab, chromedp.Evaluate[string](`document.querySelector("#chart text.cost").firstChild.nodeValue`))
+	require.NoError(t, err)
+	assert.Equal(t, "unknown", scale)
 
 	// Every iteration.* line of the log, once each, in order, across the
 	// reconnect.
@@ -373,6 +390,7 @@ func pageBrowser(t *testing.T, path string) context.Context {
 func pageServe(t *testing.T, w *workspace, addr string) (string, *exec.Cmd) {
 	t.Helper()
 	cmd := exec.Command(ralphBin, "serve", "-C", w.dir, "--addr", addr)
+	cmd.Env = serveEnv()
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	stderr := &lockedWriter{}

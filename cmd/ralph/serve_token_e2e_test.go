@@ -19,6 +19,10 @@ import (
 // own, and the token in a fresh address wins over a cookie gone stale.
 func TestServeCookiesOfTwoServesOnOneHost(t *testing.T) {
 	a, b := newWorkspace(t), newWorkspace(t)
+	for _, w := range []*workspace{a, b} {
+		// As a run leaves it: the token is kept in .ralph/serve.token.
+		require.NoError(t, os.Mkdir(filepath.Join(w.dir, ".ralph"), 0o700))
+	}
 	sa, sb := startServeOn(t, a.dir, "0.0.0.0:0"), startServeOn(t, b.dir, "0.0.0.0:0")
 	require.NotEqual(t, sa.token, sb.token)
 	jar, err := cookiejar.New(nil)

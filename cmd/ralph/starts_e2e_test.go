@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/runfiles"
 )
 
@@ -25,7 +24,7 @@ func TestAStartBesideARunningAutopilot(t *testing.T) {
 	awaitHeldTasks(t, w)
 	r := w.ralph("autopilot", "status", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
-	var st autopilot.Status
+	var st runfiles.AutopilotStatus
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &st))
 	require.True(t, st.Running)
 

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -11,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/golden"
 	"github.com/ralph-loop/ralph/runfiles"
@@ -159,8 +159,10 @@ func TestWatchALoop(t *testing.T) {
 		}
 	}
 	assert.Contains(t, reason, `"reason":"stopped"`)
-	screen = dumb.waitFor("WATCH-EXIT=0")
+	screen = dumb.waitFor("waiting for the next one")
 	assert.Contains(t, screen, "loop.terminate", "the lines follow the run to its end, as ralph events -f does")
+	dumb.keys("C-c")
+	dumb.waitFor("WATCH-EXIT=0")
 }
 
 func TestWatchAThreeSlotAutopilot(t *testing.T) {
@@ -204,11 +206,11 @@ func TestWatchAThreeSlotAutopilot(t *testing.T) {
 	ts.keys("p")
 	ts.waitFor("asked the autopilot to pause")
 	ts.waitFor("· paused ·")
-	waitFor(t, "autopilot.paused", func() bool { return autopilotLogHas(t, w, autopilot.TopicPaused) })
+	waitFor(t, "autopilot.paused", func() bool { return autopilotLogHas(t, w, runfiles.TopicAutopilotPaused) })
 	ts.keys("p")
 	ts.waitFor("asked the autopilot to resume")
 	ts.waitFor("· running ·")
-	waitFor(t, "autopilot.resumed", func() bool { return autopilotLogHas(t, w, autopilot.TopicResumed) })
+	waitFor(t, "autopilot.resumed", func() bool { return autopilotLogHas(t, w, runfiles.TopicAutopilotResumed) })
 
 	// Quit, and attach again to one task's slot.
 	ts.keys("q")
@@ -228,8 +230,8 @@ func TestWatchAThreeSlotAutopilot(t *testing.T) {
 	require.Equal(t, 0, exitCodeOf(cmd.Wait()), stderr.String())
 
 	// Without a terminal, the same as lines, and the autopilot's events
-	// until its end, which has come.
-	r := runRalph(t, "-C", w.dir, "watch")
+	// until its end, which has come: --once exits there.
+	r := runRalph(t, "-C", w.dir, "watch", "--once")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "ralph autopilot · run")
 	assert.Contains(t, r.stdout, "ended: all done (exit 0)")
@@ -274,4 +276,64 @@ func TestWatchAnswersAQuestion(t *testing.T) {
 	require.NoError(t, loop.Wait(), stderr.String())
 	assert.Contains(t, stderr.String(), "answered by watch: sqlite", "a number picks that option")
 	assert.Contains(t, w.prompt(3), `"answer": "sqlite"`)
+}
+
+// Plain ralph watch (stdout a pipe) started after a run ended shows that
+// run, then waits: it follows the next run, in a new log, and the resume
+// of that one, in the same log, until it is interrupted.
+func TestWatchPlainFollowsTheNextRun(t *testing.T) {
+	w := newWorkspace(t)
+	w.write("ralph.yml", "event_loop:\n  prompt: Do it.\n  max_iterations: 2\n"+agentCLI())
+	w.script(agentScript{Steps: []step{{Sh: `if [ -e "$SCRIPTAGENT_STATE/hold" ]; then touch "$SCRIPTAGENT_STATE/working"; ` +
+		waitRelease + `fi`}}})
+	first := w.ralph("loop")
+	require.Equal(t, 2, first.code, first.stderr)
+	firstLog := strings.TrimSpace(w.read(".ralph/current-events"))
+
+	once := w.ralph("watch", "--once")
+	require.Equal(t, 0, once.code, once.stderr)
+	assert.Contains(t, once.stdout, "loop.terminate", "--once prints the ended run and exits")
+	assert.NotContains(t, once.stdout, "waiting for the next one")
+
+	watch := exec.Command(ralphBin, "watch")
+	watch.Dir = w.dir
+	lines := &lockedWriter{}
+	watch.Stdout, watch.Stderr = lines, lines
+	require.NoError(t, watch.Start())
+	t.Cleanup(func() { _ = watch.Process.Kill(); _ = watch.Wait() })
+	waitings := func(n int) func() bool {
+		return func() bool { return strings.Count(lines.String(), "waiting for the next one") == n }
+	}
+	waitFor(t, "the watcher to wait after the ended run", waitings(1))
+	assert.Contains(t, lines.String(), "loop.terminate")
+
+	// A new run, in a new log.
+	require.NoError(t, os.WriteFile(filepath.Join(w.state, "hold"), nil, 0o644))
+	loop, stderr := w.startRalph("loop")
+	waitFor(t, "the second run's agent", func() bool { return fileExists(filepath.Join(w.state, "working")) })
+	secondLog := strings.TrimSpace(w.read(".ralph/current-events"))
+	require.NotEqual(t, firstLog, secondLog)
+	waitFor(t, "the watcher to follow the second run", func() bool {
+		out := lines.String()
+		next := strings.Index(out, "the next run, in "+filepath.Base(secondLog))
+		return next > 0 && strings.Contains(out[next:], "iteration.started")
+	})
+
+	// Stopped, it waits again; resumed, in the same log, it follows on.
+	stop := w.ralph("stop", "--now")
+	require.Equal(t, 0, stop.code, stop.stderr)
+	assert.NotEqual(t, 0, exitCodeOf(loop.Wait()), stderr.String())
+	waitFor(t, "the watcher to wait after the stopped run", waitings(2))
+	require.NoError(t, os.Remove(filepath.Join(w.state, "hold")))
+	resumed := w.ralph("loop", "--resume")
+	require.Equal(t, 2, resumed.code, resumed.stderr)
+	waitFor(t, "the watcher to follow the resumed run to its end", waitings(3))
+	out := lines.String()
+	after := out[strings.Index(out, "the next run, in "):]
+	assert.Equal(t, 1, strings.Count(after, "loop.started"), "each line once: %s", after)
+	assert.Equal(t, 1, strings.Count(after, "loop.resumed"), after)
+	assert.Equal(t, 2, strings.Count(after, "loop.terminate"), after)
+
+	require.NoError(t, watch.Process.Signal(os.Interrupt))
+	assert.NoError(t, watch.Wait(), "interrupted, it exits 0")
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"github.com/ralph-loop/ralph/internal/linelog"
+	"log/slog"
 	"time"
 
 	"github.com/ralph-loop/ralph/autopilot/cluster"
@@ -29,7 +31,7 @@ type workerCmd struct {
 
 // workerConfig is the cluster.WorkerConfig the flags say, with loops of the
 // ralph binary at ralph.
-func (f *workerCmd) workerConfig(ralph string, log func(string)) cluster.WorkerConfig {
+func (f *workerCmd) workerConfig(ralph string, log *slog.Logger) cluster.WorkerConfig {
 	return cluster.WorkerConfig{
 		Conn:             cluster.Options{URLs: []string{f.Cluster}, CredsFile: f.Creds, NKeyFile: f.NKey},
 		Replicas:         f.Replicas,
@@ -45,7 +47,7 @@ func (f *workerCmd) workerConfig(ralph string, log func(string)) cluster.WorkerC
 			Configs:           f.Configs,
 			Backend:           f.Backend,
 		},
-		Log: log,
+		Logger: log,
 	}
 }
 
@@ -80,14 +82,24 @@ func (c *workerCmd) Run(ctx context.Context, g *globals) error {
 	// those of its own config (the agent's env:, redact:) are hidden in
 	// what it logs, publishes and forwards of its loops' logs.
 	redactor := workerRedactor(g, c.Configs)
-	logLine := cluster.LogLines(g.stderr)
-	cfg := c.workerConfig(ralphBin, func(msg string) { logLine(redactor.String(msg)) })
+	cfg := c.workerConfig(ralphBin, workerLogger(g, redactor))
 	cfg.Worker.Redactor = redactor
 	cfg.Hurry = g.signals.Force()
 	if err := cluster.RunWorker(ctx, cfg); ctx.Err() == nil {
 		return redactErr(redactor, err)
 	}
 	return exitError{code: exitcode.Interrupted}
+}
+
+// workerLogger writes what a worker does to stderr, a line each as
+// "TIME ralph worker: what", its secrets hidden; with --debug each line
+// also carries its attributes (worker, task, run, attempt).
+func workerLogger(g *globals, redactor *redact.Redactor) *slog.Logger {
+	level := slog.LevelInfo
+	if g.Debug {
+		level = slog.LevelDebug
+	}
+	return slog.New(linelog.New(g.stderr, linelog.Options{Prefix: "ralph worker: ", Level: level, Attrs: g.Debug, Redact: redactor.String}))
 }
 
 // workerRedactor is the Redactor of a worker whose own config is the files

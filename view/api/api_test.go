@@ -133,7 +133,28 @@ func TestIterationsAreTheFinishedLinesOfRalph(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, its, 2, "an agent's line with ralph's topic is not an iteration")
 	assert.Equal(t, api.Iteration{Iteration: 2, Hat: "builder", Outcome: "ok", DurationMS: 3000,
-		Tokens: events.Usage{InputTokens: 200, OutputTokens: 20}, CostUSD: 0.5, FinishedAt: start.Add(2 * time.Minute)}, its[1])
+		Tokens: events.Usage{InputTokens: 200, OutputTokens: 20}, CostUSD: 0.5, CostText: "$0.5000", RunCostText: "$0.7500",
+		FinishedAt: start.Add(2 * time.Minute)}, its[1])
+}
+
+// Each iteration says its cost and the run's so far in ralph's words: once
+// an iteration's cost is unknown, so is the run's total, never a sum that
+// counts it as zero.
+func TestIterationsSayTheirCostAndTheRunsSoFar(t *testing.T) {
+	finished := func(n int, cost float64, source runfiles.CostSource) events.Event {
+		return events.Event{TS: start.Add(time.Duration(n) * time.Minute), Topic: runfiles.TopicIterationFinished,
+			Source: events.SourceRalph, Iteration: n, Hat: "builder",
+			Payload: events.ObjectPayload(map[string]any{"iteration": n, "hat": "builder", "outcome": "success", "cost_usd": cost, "cost_source": source})}
+	}
+	dir, _ := workspace(t, finished(1, 0.25, runfiles.CostReported), finished(2, 0, runfiles.CostUnknown), finished(3, 0.5, runfiles.CostComputed))
+
+	its, err := api.Iterations(context.Background(), dir, api.EventQuery{}, nil)
+	require.NoError(t, err)
+	var got [][2]string
+	for _, it := range its {
+		got = append(got, [2]string{it.CostText, it.RunCostText})
+	}
+	assert.Equal(t, [][2]string{{"$0.2500", "$0.2500"}, {"unknown", "$0.2500 + unknown"}, {"$0.5000 (computed)", "$0.7500 + unknown"}}, got)
 }
 
 func TestEmitAppendsAnAgentsLineRedacted(t *testing.T) {

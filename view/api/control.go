@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/view"
@@ -18,9 +17,9 @@ import (
 // at once, resumable. It returns what the command line prints.
 func Stop(dir string, now bool) (string, error) {
 	if view.ShowsAutopilot(dir) {
-		req := autopilot.RequestStop
+		req := runfiles.ControlStop
 		if now {
-			req = autopilot.RequestStopNow
+			req = runfiles.ControlStopNow
 		}
 		return RequestAutopilot(dir, req)
 	}
@@ -41,15 +40,15 @@ func StopLoop(dir string, now bool) (string, error) {
 }
 
 // Pause is `ralph autopilot pause`: the autopilot starts no new task.
-func Pause(dir string) (string, error) { return RequestAutopilot(dir, autopilot.RequestPause) }
+func Pause(dir string) (string, error) { return RequestAutopilot(dir, runfiles.ControlPause) }
 
 // Resume is `ralph autopilot resume`: it starts new tasks again.
-func Resume(dir string) (string, error) { return RequestAutopilot(dir, autopilot.RequestResume) }
+func Resume(dir string) (string, error) { return RequestAutopilot(dir, runfiles.ControlResume) }
 
-// RequestAutopilot hands a control request (autopilot.RequestPause, …) to
+// RequestAutopilot hands a control request (runfiles.ControlPause, …) to
 // the autopilot running in dir.
-func RequestAutopilot(dir string, req autopilot.ControlRequest) (string, error) {
-	info, err := autopilot.RequestRunning(dir, req)
+func RequestAutopilot(dir string, req runfiles.ControlRequest) (string, error) {
+	info, err := runfiles.RequestRunningAutopilot(dir, req)
 	if err != nil {
 		return "", err
 	}
@@ -85,7 +84,7 @@ func Answer(dir, task, id, text, by string) (string, error) {
 // --task: the workspace's own loop asks nothing, its tasks' loops may.
 // Nil when none waits.
 func tasksWaiting(dir string) error {
-	s, err := autopilot.ReadStatus(dir, time.Now())
+	s, err := runfiles.ReadAutopilotStatus(dir, time.Now())
 	if err != nil {
 		return nil
 	}
@@ -105,7 +104,7 @@ func tasksWaiting(dir string) error {
 
 // TaskWorkspace is the worktree where the autopilot in dir runs task.
 func TaskWorkspace(dir, task string) (string, error) {
-	s, err := autopilot.ReadStatus(dir, time.Now())
+	s, err := runfiles.ReadAutopilotStatus(dir, time.Now())
 	if err != nil {
 		return "", err
 	}

@@ -4,7 +4,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
 	"github.com/ralph-loop/ralph/internal/redact"
@@ -27,18 +26,18 @@ type Dashboard struct {
 
 // AutopilotPanel is an autopilot's run and its counts.
 type AutopilotPanel struct {
-	RunID     string            `json:"run_id"`
-	Running   bool              `json:"running"`
-	Paused    bool              `json:"paused"`
-	Source    string            `json:"source,omitempty"`
-	Parallel  int               `json:"parallel"`
-	MaxTasks  int               `json:"max_tasks,omitempty"`
-	Started   int               `json:"started"`
-	Completed int               `json:"completed"`
-	Failed    int               `json:"failed"`
-	Queued    int               `json:"merge_queue"`
-	StartedAt time.Time         `json:"started_at"`
-	Ended     *autopilot.Ending `json:"ended,omitempty"`
+	RunID     string                    `json:"run_id"`
+	Running   bool                      `json:"running"`
+	Paused    bool                      `json:"paused"`
+	Source    string                    `json:"source,omitempty"`
+	Parallel  int                       `json:"parallel"`
+	MaxTasks  int                       `json:"max_tasks,omitempty"`
+	Started   int                       `json:"started"`
+	Completed int                       `json:"completed"`
+	Failed    int                       `json:"failed"`
+	Queued    int                       `json:"merge_queue"`
+	StartedAt time.Time                 `json:"started_at"`
+	Ended     *runfiles.AutopilotEnding `json:"ended,omitempty"`
 }
 
 // Slot is an autopilot's slot and the task its loop works on.

@@ -30,6 +30,9 @@ type Emit struct {
 	// RALPH_ITERATION.
 	Hat       string
 	Iteration int
+	// Source is who publishes, as the line records it: events.SourceAgent
+	// (also when "") or events.SourceHuman, a person steering the run.
+	Source string
 	// Force appends even to a run that has ended for good.
 	Force bool
 	// Redactor hides secret values in the event; nil is the environment's
@@ -39,10 +42,16 @@ type Emit struct {
 }
 
 // FromAgentEnv is an Emit to the log, hat and iteration a loop gives its
-// agent's environment (RALPH_EVENTS_FILE, RALPH_HAT, RALPH_ITERATION).
+// agent's environment (RALPH_EVENTS_FILE, RALPH_HAT, RALPH_ITERATION). Run
+// where no loop set RALPH_ITERATION, it is a person's (a terminal, an
+// editor): its source is events.SourceHuman.
 func FromAgentEnv(dir string) Emit {
 	n, _ := strconv.Atoi(os.Getenv("RALPH_ITERATION"))
-	return Emit{Dir: dir, File: os.Getenv("RALPH_EVENTS_FILE"), Hat: os.Getenv("RALPH_HAT"), Iteration: n}
+	source := events.SourceAgent
+	if os.Getenv("RALPH_ITERATION") == "" {
+		source = events.SourceHuman
+	}
+	return Emit{Dir: dir, File: os.Getenv("RALPH_EVENTS_FILE"), Hat: os.Getenv("RALPH_HAT"), Iteration: n, Source: source}
 }
 
 // Payload is text as an event's payload: a JSON string, or with isJSON
@@ -85,6 +94,16 @@ func (e Emit) Append() (warning string, err error) {
 	if err := events.ValidateTopic(e.Topic); err != nil {
 		return "", &hint.Error{Err: err, Fix: "a topic is dot-separated words without spaces, like build.done"}
 	}
+	source := e.Source
+	if source == "" {
+		source = events.SourceAgent
+	}
+	if source == events.SourceHuman && runfiles.ReservedForRalph(e.Topic) {
+		// The loop would reject it, and a person's human.answered would
+		// close a question unchecked: `ralph answer` checks the answer.
+		return "", &hint.Error{Err: fmt.Errorf("the topic %s is ralph's own: the loop would reject it", e.Topic),
+			Fix: "answer a question with `ralph answer`, stop with `ralph stop`; publish a topic of your own, like human.guidance"}
+	}
 	path, err := e.logPath()
 	if err == nil {
 		err = checkTarget(e.Target, path)
@@ -99,7 +118,7 @@ func (e Emit) Append() (warning string, err error) {
 	if payload == nil {
 		payload = json.RawMessage("null")
 	}
-	ev := events.Event{Topic: e.Topic, Payload: r.JSON(payload), Source: events.SourceAgent,
+	ev := events.Event{Topic: e.Topic, Payload: r.JSON(payload), Source: source,
 		Target: e.Target, Hat: r.String(e.Hat), Iteration: e.Iteration}
 	return fitted(ev, warning, path)
 }

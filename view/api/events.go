@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/flagvalue"
 	"github.com/ralph-loop/ralph/internal/hint"
@@ -59,14 +58,14 @@ func (q EventQuery) Filter(now time.Time) (view.EventFilter, error) {
 func (q EventQuery) LogPath(dir string) (string, error) {
 	switch {
 	case q.Task != "":
-		path, _, err := autopilot.TaskLog(dir, q.Task)
-		if _, ok := errors.AsType[*autopilot.NoTaskLogError](err); ok {
+		path, _, err := runfiles.TaskLog(dir, q.Task)
+		if _, ok := errors.AsType[*runfiles.NoTaskLogError](err); ok {
 			err = &hint.Error{Err: err, Fix: "`ralph autopilot status` lists the tasks in slots and where they run; a task that has not started has no log"}
 		}
 		return path, err
 	case q.Autopilot:
-		path, err := autopilot.EventLog(dir)
-		if errors.Is(err, autopilot.ErrNoAutopilot) {
+		path, err := runfiles.AutopilotEventLog(dir)
+		if errors.Is(err, runfiles.ErrNoAutopilot) {
 			err = &hint.Error{Err: err, Fix: "no autopilot has run here; start one with `ralph autopilot`"}
 		}
 		return path, err

@@ -26,8 +26,13 @@ type Iteration struct {
 	// CostSource is how CostUSD is known: reported, computed or unknown
 	// ("" in a log from before ralph priced iterations: reported).
 	CostSource runfiles.CostSource `json:"cost_source,omitempty"`
-	Model      string              `json:"model,omitempty"`
-	FinishedAt time.Time           `json:"finished_at"`
+	// CostText is the iteration's cost as people read it, and RunCostText
+	// the run's up to and with this iteration (view.CostText): "unknown"
+	// is never a number, so the page shows these and formats no cost.
+	CostText    string    `json:"cost_text"`
+	RunCostText string    `json:"run_cost_text"`
+	Model       string    `json:"model,omitempty"`
+	FinishedAt  time.Time `json:"finished_at"`
 }
 
 // Iterations is the finished iterations of the loop log q picks in the
@@ -44,6 +49,7 @@ func Iterations(ctx context.Context, dir string, q EventQuery, r *redact.Redacto
 	}
 	defer f.Close()
 	its := []Iteration{}
+	var total runfiles.CostTotal
 	err = events.Scan(f, func(rec events.Record) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -57,8 +63,20 @@ func Iterations(ctx context.Context, dir string, q EventQuery, r *redact.Redacto
 			return nil
 		}
 		it.FinishedAt = rec.Event.TS
+		cost := it.cost()
+		total = total.Add(cost)
+		it.CostText, it.RunCostText = view.CostText(runfiles.CostTotal{}.Add(cost)), view.CostText(total)
 		its = append(its, it)
 		return nil
 	})
 	return its, err
+}
+
+// cost is the iteration's cost; a line from before ralph priced
+// iterations has no source, and its cost was reported.
+func (it Iteration) cost() runfiles.IterationCost {
+	if it.CostSource == "" {
+		return runfiles.IterationCost{USD: it.CostUSD, Source: runfiles.CostReported}
+	}
+	return runfiles.IterationCost{USD: it.CostUSD, Source: it.CostSource}
 }

@@ -25,9 +25,9 @@ const (
 // Status is what runs in a workspace: the loop as `ralph status --json`
 // says it, or the autopilot as `ralph autopilot status --json` does.
 type Status struct {
-	Kind      Kind              `json:"kind"`
-	Loop      *runfiles.Status  `json:"loop,omitempty"`
-	Autopilot *autopilot.Status `json:"autopilot,omitempty"`
+	Kind      Kind                      `json:"kind"`
+	Loop      *runfiles.Status          `json:"loop,omitempty"`
+	Autopilot *runfiles.AutopilotStatus `json:"autopilot,omitempty"`
 }
 
 // ReadStatus reads what runs in dir: its autopilot when one runs there or
@@ -76,8 +76,8 @@ func LoopStatus(dir string, recent int, now time.Time, r *redact.Redactor) (runf
 // AutopilotStatus is `ralph autopilot status --json`: the autopilot's
 // state and slots, with the pending tasks counted in the source configs
 // (nil: ./ralph.yml) name.
-func AutopilotStatus(ctx context.Context, dir string, configs []string, now time.Time) (autopilot.Status, error) {
-	s, err := autopilot.ReadStatus(dir, now)
+func AutopilotStatus(ctx context.Context, dir string, configs []string, now time.Time) (runfiles.AutopilotStatus, error) {
+	s, err := runfiles.ReadAutopilotStatus(dir, now)
 	if err == nil {
 		s.Pending = autopilot.PendingIn(ctx, dir, configs)
 	}

@@ -1,6 +1,6 @@
 // Package mcp is `ralph mcp`: a Model Context Protocol server over stdio
 // whose tools let an agent or an editor read and steer what runs in a
-// workspace — status, events, emit, ask, answer, stop, pause, resume.
+// workspace — status, events, emit, ask, answer, guide, stop, pause, resume.
 //
 // It is a thin view over view/api, the one model of what programs read of
 // a workspace and ask of its run: each tool's text is what the command

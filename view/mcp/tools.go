@@ -32,6 +32,7 @@ func (t tools) add(s *sdk.Server) {
 	sdk.AddTool(s, &sdk.Tool{Name: "emit", Description: emitHelp, Annotations: steers("Publish an event", false)}, t.emit)
 	sdk.AddTool(s, &sdk.Tool{Name: "ask", Description: askHelp, Annotations: steers("Ask a person", false)}, t.ask)
 	sdk.AddTool(s, &sdk.Tool{Name: "answer", Description: answerHelp, Annotations: steers("Answer the pending question", false)}, t.answer)
+	sdk.AddTool(s, &sdk.Tool{Name: "guide", Description: guideHelp, Annotations: steers("Guide the run", false)}, t.guide)
 	sdk.AddTool(s, &sdk.Tool{Name: "stop", Description: stopHelp, Annotations: steers("Stop the run", true)}, t.stop)
 	sdk.AddTool(s, &sdk.Tool{Name: "pause", Description: pauseHelp, Annotations: steers("Pause the autopilot", false)}, t.pause)
 	sdk.AddTool(s, &sdk.Tool{Name: "resume", Description: resumeHelp, Annotations: steers("Resume the autopilot", false)}, t.resume)
@@ -271,4 +272,18 @@ func schemaOf[T any]() *jsonschema.Schema {
 		panic(fmt.Sprintf("schema of %v: %v", reflect.TypeFor[T](), err)) // a type of this package's: a bug
 	}
 	return s
+}
+
+// GuideInput is the guide tool's arguments.
+type GuideInput struct {
+	Text string `json:"text" jsonschema:"what the run should know or do differently"`
+	Task string `json:"task,omitempty" jsonschema:"guide the loop of this autopilot task (its id or slot) instead of the workspace's"`
+}
+
+const guideHelp = "Steer the running loop, as `ralph guide` does: publish a person's guidance (human.guidance), which the next iteration's prompt carries, once, whatever its hat. " +
+	"Use it to correct the run's course without stopping it: a constraint it missed, a direction to take, a dead end to leave."
+
+func (t tools) guide(_ context.Context, _ *sdk.CallToolRequest, in GuideInput) (*sdk.CallToolResult, Message, error) {
+	sentence, err := api.Guide(t.dir, in.Task, in.Text)
+	return said(sentence, "", err)
 }

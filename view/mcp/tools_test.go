@@ -27,7 +27,7 @@ func TestToolsDescribeThemselves(t *testing.T) {
 
 	list, err := cs.ListTools(t.Context(), nil)
 	require.NoError(t, err)
-	require.Len(t, list.Tools, 8)
+	require.Len(t, list.Tools, 9)
 	for _, tool := range list.Tools {
 		assert.NotEmpty(t, tool.Description, tool.Name)
 		assert.NotNil(t, tool.OutputSchema, "%s has structured output", tool.Name)

@@ -73,6 +73,7 @@ func NewHandler(dir, token string, everyRequest bool, r *redact.Redactor) *Handl
 		{http.MethodPost, "/api/pause", h.pause},
 		{http.MethodPost, "/api/resume", h.resume},
 		{http.MethodPost, "/api/answer", h.answer},
+		{http.MethodPost, "/api/guidance", h.guidance},
 		{http.MethodGet, "/api/openapi.json", h.openAPI},
 	}
 	h.api = http.NewServeMux()

@@ -126,6 +126,17 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) error {
 	return say(w)(api.Answer(h.dir, body.Task, body.ID, body.Text, "api"))
 }
 
+func (h *Handler) guidance(w http.ResponseWriter, r *http.Request) error {
+	var body struct {
+		Task string `json:"task"`
+		Text string `json:"text"`
+	}
+	if err := readBody(r, &body); err != nil {
+		return err
+	}
+	return say(w)(api.Guide(h.dir, body.Task, body.Text))
+}
+
 // message is what a request that was done answers: the sentence the
 // command line prints for it.
 type message struct {

@@ -44,7 +44,7 @@ const shutdownGrace = 5 * time.Second
 // ends every stream and returns. It prints once, to out, where it listens
 // with the token in the address, for a browser to open.
 func Run(ctx context.Context, out io.Writer, o Options) error {
-	token, err := LoadToken(o.Dir)
+	token, kept, err := LoadToken(o.Dir)
 	if err != nil {
 		return err
 	}
@@ -59,6 +59,9 @@ func Run(ctx context.Context, out io.Writer, o Options) error {
 	h := NewHandler(o.Dir, token, !addr.IP.IsLoopback(), o.Redactor)
 	h.streams = newStreamLimit(o.MaxStreams)
 	srv := newServer(ctx, h, o.IdleTimeout)
+	if !kept {
+		fmt.Fprintf(out, "ralph serve: %s has no .ralph/, and a reader makes none: the token is kept in your cache directory\n", o.Dir)
+	}
 	printAddresses(out, addr, token)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

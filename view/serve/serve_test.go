@@ -294,6 +294,8 @@ func (s *sseStream) next(t *testing.T) sseEvent {
 			ev.id = strings.TrimPrefix(line, "id: ")
 		case strings.HasPrefix(line, "event: "):
 			ev.name = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: ") && ev.data != "":
+			ev.data += "\n" + strings.TrimPrefix(line, "data: ") // as EventSource joins them
 		case strings.HasPrefix(line, "data: "):
 			ev.data = strings.TrimPrefix(line, "data: ")
 		}
@@ -381,6 +383,45 @@ func TestTheEventStreamStartsWithTheLastN(t *testing.T) {
 	assert.Equal(t, "build.6", topicOf(t, s.next(t)))
 }
 
+// With text=true each message carries, below the log's line, the event's
+// text in the words of `ralph events` (view.EventText): the page shows
+// ralph's own lines as sentences, as the command line does.
+func TestTheEventStreamCarriesEachEventsText(t *testing.T) {
+	dir, log := newWorkspace(t, 1)
+	finished := events.Event{Topic: runfiles.TopicIterationFinished, Source: events.SourceRalph, Iteration: 1, Hat: "builder",
+		Payload: events.ObjectPayload(map[string]any{"iteration": 1, "hat": "builder", "outcome": "success", "duration_ms": 1500,
+			"cost_usd": 0, "cost_source": "unknown"})}
+	require.NoError(t, events.AppendTo(log, finished))
+	srv := startServer(t, dir, false)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s := openStream(t, ctx, srv.URL+"/api/events/stream?text=true&last=2", "")
+	var texts []string
+	for _, want := range []string{"build.0", runfiles.TopicIterationFinished} {
+		line, text, ok := strings.Cut(s.next(t).data, "\n")
+		require.True(t, ok, "a second data line")
+		assert.Equal(t, want, topicOf(t, sseEvent{data: line}))
+		var got string
+		require.NoError(t, json.Unmarshal([]byte(text), &got), text)
+		texts = append(texts, got)
+	}
+	ev, err := events.ParseLine([]byte(strings.SplitN(mustRead(t, log), "\n", 3)[1]))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"build.0", view.EventText(ev, false)}, texts)
+	assert.Equal(t, "builder success 2s 0 tok cost unknown", texts[1])
+
+	resp, body := request(t, http.MethodGet, srv.URL+"/api/events/stream?text=maybe", "", "")
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.Contains(t, body, "text=true")
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return string(data)
+}
+
 func TestTheEventStreamRefusesAnIDThatIsNotALinesStart(t *testing.T) {
 	dir, _ := newWorkspace(t, 2)
 	srv := startServer(t, dir, false)
@@ -448,25 +489,53 @@ func TestTheDashboardStreamSendsARunThatEndedOnce(t *testing.T) {
 }
 
 func TestTheTokenIsMadeOnceAndKept(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	dir := t.TempDir()
-	token, err := LoadToken(dir)
+	require.NoError(t, os.Mkdir(filepath.Join(dir, runfiles.DirName), 0o700))
+	token, kept, err := LoadToken(dir)
 	require.NoError(t, err)
+	assert.True(t, kept)
 	assert.Len(t, token, 64)
 	info, err := os.Stat(runfiles.In(dir).ServeToken())
 	require.NoError(t, err)
 	assert.Equal(t, fs.FileMode(0o600), info.Mode().Perm())
 	assert.FileExists(t, filepath.Join(dir, runfiles.DirName, runfiles.IgnoreFile), "git ignores the token")
-	again, err := LoadToken(dir)
+	again, _, err := LoadToken(dir)
 	require.NoError(t, err)
 	assert.Equal(t, token, again)
 
 	require.NoError(t, os.WriteFile(runfiles.In(dir).ServeToken(), []byte("\n"), 0o600))
-	_, err = LoadToken(dir)
+	_, _, err = LoadToken(dir)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "empty")
 }
 
+// Where no .ralph/ is, the token is kept outside the workspace, in the
+// user's cache: a reader makes nothing in the workspace, and a page keeps
+// its token across restarts, before and after a run makes .ralph/.
+func TestTheTokenOfAWorkspaceWithoutRalphDirIsKeptOutsideIt(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	dir := t.TempDir()
+	token, kept, err := LoadToken(dir)
+	require.NoError(t, err)
+	assert.False(t, kept)
+	assert.Len(t, token, 64)
+	assert.NoDirExists(t, filepath.Join(dir, runfiles.DirName))
+	outside, err := outsideToken(dir)
+	require.NoError(t, err)
+	info, err := os.Stat(outside)
+	require.NoError(t, err)
+	assert.Equal(t, fs.FileMode(0o600), info.Mode().Perm())
+
+	require.NoError(t, os.Mkdir(filepath.Join(dir, runfiles.DirName), 0o700))
+	again, _, err := LoadToken(dir)
+	require.NoError(t, err)
+	assert.Equal(t, token, again, "the same token once a run made .ralph/")
+	assert.NoFileExists(t, runfiles.In(dir).ServeToken())
+}
+
 func TestRunSaysWhyItCannotListen(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the tokens of workspaces without .ralph/
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer taken.Close()
@@ -490,7 +559,7 @@ func TestRunServesUntilItsContextEnds(t *testing.T) {
 	go func() { ended <- Run(ctx, w, Options{Dir: dir, Addr: "127.0.0.1:0"}) }()
 	line, err := bufio.NewReader(r).ReadString('\n')
 	require.NoError(t, err)
-	token, err := LoadToken(dir)
+	token, _, err := LoadToken(dir)
 	require.NoError(t, err)
 	url, ok := strings.CutSuffix(strings.TrimPrefix(strings.TrimSpace(line), "ralph serve: listening on "), "/#token="+token)
 	require.True(t, ok, line)

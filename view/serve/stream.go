@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -40,13 +41,15 @@ func startSSE(w http.ResponseWriter) (*sse, error) {
 	return s, s.flush()
 }
 
-// send writes an event: id (none when ""), its name and data on one line.
+// send writes an event: id (none when ""), its name and data, a data: line
+// for each of its lines.
 func (s *sse) send(id, name string, data []byte) error {
 	var b bytes.Buffer
 	if id != "" {
 		fmt.Fprintf(&b, "id: %s\n", id)
 	}
-	fmt.Fprintf(&b, "event: %s\ndata: %s\n\n", name, bytes.TrimRight(data, "\r\n"))
+	data = bytes.ReplaceAll(bytes.TrimRight(data, "\r\n"), []byte("\n"), []byte("\ndata: "))
+	fmt.Fprintf(&b, "event: %s\ndata: %s\n\n", name, data)
 	return s.write(b.Bytes())
 }
 
@@ -87,7 +90,7 @@ func (h *Handler) eventStream(w http.ResponseWriter, r *http.Request) error {
 		return nil //nolint:nilerr // the client went away: nothing to answer
 	}
 	for _, l := range st.last {
-		if s.send(strconv.FormatInt(l.Next, 10), "event", l.Event) != nil {
+		if s.send(strconv.FormatInt(l.Next, 10), "event", st.data(l)) != nil {
 			return nil
 		}
 	}
@@ -108,7 +111,7 @@ func (h *Handler) eventStream(w http.ResponseWriter, r *http.Request) error {
 				// The id is where the next line starts in the log, as
 				// written: a client resumes there.
 				l := api.LineOf(h.redactor, rec)
-				if s.send(strconv.FormatInt(l.Next, 10), "event", l.Event) != nil {
+				if s.send(strconv.FormatInt(l.Next, 10), "event", st.data(l)) != nil {
 					return nil // the client went away
 				}
 			}
@@ -127,12 +130,40 @@ type eventStreamStart struct {
 	filter view.EventFilter
 	from   int64
 	last   []api.Line
+	// text: each message's data has a second line, the event's text as
+	// `ralph events` shows it (view.EventText), a JSON string; autopilot
+	// says the log is the autopilot's, whose lines read otherwise.
+	text, autopilot bool
+}
+
+// data is what a message of the stream carries of l: the log's line, and
+// with ?text=true its text on a second data line (EventSource joins them
+// with a newline; the line itself has none), so a page shows what the
+// command line shows without a renderer of its own.
+func (st eventStreamStart) data(l api.Line) []byte {
+	if !st.text {
+		return l.Event
+	}
+	ev, err := events.ParseLine(l.Event)
+	if err != nil {
+		return l.Event
+	}
+	text, _ := json.Marshal(view.EventText(ev, st.autopilot))
+	return append(append(slices.Clip(l.Event), '\n'), text...)
 }
 
 // streamStart reads a stream's request; its errors are the client's
 // answer, before the stream starts.
 func (h *Handler) streamStart(r *http.Request) (st eventStreamStart, err error) {
-	q, err := eventQuery(r.URL.Query())
+	values := r.URL.Query()
+	if v := values.Get("text"); v != "" {
+		if st.text, err = strconv.ParseBool(v); err != nil {
+			return st, &hint.Error{Err: fmt.Errorf("text=%q is not true or false", v), Fix: "text=true adds each event's text as `ralph events` shows it"}
+		}
+		values.Del("text")
+	}
+	q, err := eventQuery(values)
+	st.autopilot = q.Autopilot
 	if err == nil {
 		st.filter, err = q.Filter(h.now())
 	}

@@ -9,7 +9,6 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/view"
@@ -25,6 +24,9 @@ type Options struct {
 	Loc *time.Location
 	// Term is $TERM: "dumb" (or none) gets plain lines.
 	Term string
+	// Once ends the plain lines with the run they show, rather than wait
+	// for the next run and follow it too.
+	Once bool
 	// Redactor hides secret values in the logs' lines shown; nil hides
 	// nothing.
 	Redactor *redact.Redactor
@@ -65,6 +67,8 @@ type model struct {
 	// answer is the answer being typed to the selected loop's question,
 	// nil when none is.
 	answer *answerInput
+	// guide is guidance being typed to the selected loop, nil when none is.
+	guide  *guideInput
 	notice string // one line for the person: what a key did, or why not
 	// reading says a read of the workspace is under way, in its own
 	// goroutine: one at a time, so that a slow disk does not pile them
@@ -200,6 +204,9 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 	if m.answer != nil {
 		return m.answerKey(k)
 	}
+	if m.guide != nil {
+		return m.guideKey(k)
+	}
 	if m.confirmStop {
 		m.confirmStop = false
 		if key.Matches(k, keys.Stop) {
@@ -254,6 +261,8 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 		m.confirmStop = true
 	case key.Matches(k, keys.Answer):
 		m.startAnswer()
+	case key.Matches(k, keys.Guide):
+		m.startGuide()
 	}
 	return nil
 }
@@ -329,9 +338,9 @@ func (m *model) pauseOrResume() string {
 	case !ap.Running:
 		return "the autopilot is not running: nothing to pause or resume"
 	case ap.Paused:
-		return m.request(autopilot.RequestResume)
+		return m.request(runfiles.ControlResume)
 	}
-	return m.request(autopilot.RequestPause)
+	return m.request(runfiles.ControlPause)
 }
 
 // stop asks what runs here to stop gently, as `ralph autopilot stop` or
@@ -341,7 +350,7 @@ func (m *model) stop() string {
 	case m.w.Autopilot != nil && !m.w.Autopilot.Running:
 		return "the autopilot is not running: nothing to stop"
 	case m.w.Autopilot != nil:
-		return m.request(autopilot.RequestStop)
+		return m.request(runfiles.ControlStop)
 	case m.w.Loop == nil || !m.w.Loop.Running:
 		return "no loop runs here to stop"
 	}
@@ -352,18 +361,18 @@ func (m *model) stop() string {
 }
 
 // request writes an autopilot's control request and says what was asked.
-func (m *model) request(req autopilot.ControlRequest) string {
-	if err := autopilot.Request(m.opts.Dir, req); err != nil {
+func (m *model) request(req runfiles.ControlRequest) string {
+	if err := runfiles.RequestControl(m.opts.Dir, req); err != nil {
 		return fmt.Sprintf("could not ask: %v", err)
 	}
 	switch req {
-	case autopilot.RequestPause:
+	case runfiles.ControlPause:
 		return "asked the autopilot to pause: no new task starts"
-	case autopilot.RequestResume:
+	case runfiles.ControlResume:
 		return "asked the autopilot to resume"
-	case autopilot.RequestStop:
+	case runfiles.ControlStop:
 		return "asked the autopilot to stop: running loops finish, no task starts"
-	case autopilot.RequestStopNow:
+	case runfiles.ControlStopNow:
 	}
 	return "asked the autopilot to stop now: running loops are interrupted"
 }

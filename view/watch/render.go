@@ -40,6 +40,9 @@ func (m *model) render(now time.Time) string {
 	case m.answer != nil:
 		answer := m.answer.lines(width)
 		lines = append(headLines(m.mainLines(now, width, height-1), max(height-1-len(answer), 0)), answer...)
+	case m.guide != nil:
+		guide := m.guide.lines(width)
+		lines = append(headLines(m.mainLines(now, width, height-1), max(height-1-len(guide), 0)), guide...)
 	default:
 		lines = m.mainLines(now, width, height-1)
 	}
@@ -277,6 +280,8 @@ func (m *model) footer() string {
 		return dimStyle.Render(m.help.ShortHelpView(keys.payload()))
 	case m.answer != nil:
 		return dimStyle.Render("enter sends · a number alone picks that option · esc cancels")
+	case m.guide != nil:
+		return dimStyle.Render("enter sends: the next iteration's prompt carries it · esc cancels")
 	case m.w.Loop != nil && m.w.Loop.Run.Question != nil:
 		return noticeStyle.Render("the loop waits for an answer: press a to answer")
 	}

@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/view"
 	"github.com/ralph-loop/ralph/view/api"
@@ -49,8 +49,9 @@ const plainWidth = 100
 // Lines prints what Run shows as plain lines, for a terminal that cannot
 // draw a screen or for a pipe: the autopilot and its slots or the loop's
 // header, then the events of the autopilot (or, with a task, of its loop)
-// or of the loop as they come, as `ralph events -f` prints them, until the
-// run ends or ctx does.
+// or of the loop as they come, as `ralph events -f` prints them. When the
+// run ends it waits for the next (a new run, or a resume of the same log)
+// and follows it too, until ctx ends; with opts.Once it ends with the run.
 func Lines(ctx context.Context, out io.Writer, opts Options) (err error) {
 	opts = opts.withDefaults()
 	now := opts.Now()
@@ -72,7 +73,36 @@ func Lines(ctx context.Context, out io.Writer, opts Options) (err error) {
 	fmt.Fprintln(bw)
 	listing := view.EventListing{Printer: &view.EventPrinter{W: bw, Loc: opts.Loc, Autopilot: isAutopilot, Redactor: opts.Redactor},
 		Last: 20, Follow: true, Autopilot: isAutopilot, Flush: bw.Flush}
-	return listing.List(ctx, path)
+	if !isAutopilot && opts.Task == "" {
+		// A loop's next run may be in another log: current-events then
+		// names it.
+		listing.Watch = runfiles.In(opts.Dir).CurrentEvents()
+		listing.Until = func() bool { return movedOn(opts.Dir, path) }
+	}
+	for {
+		if err := listing.List(ctx, path); err != nil || opts.Once || ctx.Err() != nil {
+			return err
+		}
+		if movedOn(opts.Dir, path) {
+			path, _ = runfiles.CurrentLog(opts.Dir)
+			listing.From = 0
+			fmt.Fprintf(bw, "\nthe next run, in %s:\n", view.Sanitize(filepath.Base(path)))
+		} else {
+			listing.From = listing.End
+			fmt.Fprintln(bw, "the run has ended; waiting for the next one (a new run, or a resume); Ctrl-C quits")
+		}
+		listing.Last = 0
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+	}
+}
+
+// movedOn reports whether the workspace dir's current run logs somewhere
+// other than path: a new run started.
+func movedOn(dir, path string) bool {
+	current, err := runfiles.CurrentLog(dir)
+	return err == nil && current != path
 }
 
 // plainHeader is the top of the screen as lines.
@@ -97,10 +127,10 @@ func plainHeader(w view.Watched, now time.Time) []string {
 func plainLog(ctx context.Context, out *bufio.Writer, w view.Watched, opts Options) (string, bool, error) {
 	switch {
 	case w.Autopilot != nil && opts.Task != "":
-		path, _, err := autopilot.TaskLog(opts.Dir, opts.Task)
+		path, _, err := runfiles.TaskLog(opts.Dir, opts.Task)
 		return path, false, err
 	case w.Autopilot != nil:
-		path, err := autopilot.EventLog(opts.Dir)
+		path, err := runfiles.AutopilotEventLog(opts.Dir)
 		return path, true, err
 	}
 	path, err := runfiles.CurrentLog(opts.Dir)

@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/golden"
 	"github.com/ralph-loop/ralph/runfiles"
@@ -89,12 +88,12 @@ func writeLock(t *testing.T, path, runID string) {
 // writeAutopilot writes an autopilot running three slots in dir.
 func writeAutopilot(t *testing.T, dir string, paused bool) {
 	t.Helper()
-	st := autopilot.State{RunID: "20261122-100000", StartedAt: start, Source: "tk", Parallel: 3, StartedCount: 3,
-		Active: map[string]autopilot.Slot{}, Paused: paused}
+	st := runfiles.AutopilotState{RunID: "20261122-100000", StartedAt: start, Source: "tk", Parallel: 3, StartedCount: 3,
+		Active: map[string]runfiles.TaskSlot{}, Paused: paused}
 	for i, task := range []string{"api", "ui", "docs"} {
 		slot := string(rune('1' + i))
 		wt := filepath.Join(".worktrees", task)
-		st.Active[slot] = autopilot.Slot{Task: task, Title: "Task " + task, Worktree: wt, StartedAt: start.Add(time.Duration(i) * time.Second), Attempt: 1}
+		st.Active[slot] = runfiles.TaskSlot{Task: task, Title: "Task " + task, Worktree: wt, StartedAt: start.Add(time.Duration(i) * time.Second), Attempt: 1}
 		writeLoop(t, filepath.Join(dir, wt), "20261122-10000"+slot+"-abcdef", "planner", "Planning "+task+".")
 	}
 	ralphDir := filepath.Join(dir, runfiles.DirName)
@@ -102,7 +101,7 @@ func writeAutopilot(t *testing.T, dir string, paused bool) {
 	data, err := json.Marshal(st)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(ralphDir, runfiles.AutopilotStateFile), data, 0o644))
-	line, err := events.EncodeLine(events.Event{TS: start, Topic: autopilot.TopicStarted, Source: events.SourceRalph,
+	line, err := events.EncodeLine(events.Event{TS: start, Topic: runfiles.TopicAutopilotStarted, Source: events.SourceRalph,
 		Payload: json.RawMessage(`{"runId":"20261122-100000","source":"tk","parallel":3}`)})
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(ralphDir, runfiles.AutopilotEventsFile), line, 0o644))
@@ -224,7 +223,7 @@ func TestPauseAndResumeWriteTheAutopilotsRequests(t *testing.T) {
 	m := testModel(t, dir, "")
 	control := runfiles.In(dir).Control()
 	press(m, "p")
-	assert.FileExists(t, filepath.Join(control, string(autopilot.RequestPause)))
+	assert.FileExists(t, filepath.Join(control, string(runfiles.ControlPause)))
 	assert.Equal(t, "asked the autopilot to pause: no new task starts", m.notice)
 
 	writeAutopilot(t, dir, true) // the autopilot took the request
@@ -232,8 +231,8 @@ func TestPauseAndResumeWriteTheAutopilotsRequests(t *testing.T) {
 	settle(m, cmd)
 	require.True(t, m.w.Autopilot.Paused)
 	press(m, "p")
-	assert.FileExists(t, filepath.Join(control, string(autopilot.RequestResume)))
-	assert.NoFileExists(t, filepath.Join(control, string(autopilot.RequestPause)), "a resume cancels a pending pause")
+	assert.FileExists(t, filepath.Join(control, string(runfiles.ControlResume)))
+	assert.NoFileExists(t, filepath.Join(control, string(runfiles.ControlPause)), "a resume cancels a pending pause")
 }
 
 func TestStopAsksTwice(t *testing.T) {
@@ -324,9 +323,9 @@ func TestARemoteSlotShowsItsLogCopy(t *testing.T) {
 	writeLoop(t, remote, "20261122-100003-abcdef", "builder", "Building docs.")
 	data, err := os.ReadFile(filepath.Join(remote, runfiles.DirName, "events-20261122-100003-abcdef.jsonl"))
 	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(filepath.Dir(autopilot.RemoteEventsPath(dir, "docs")), 0o755))
-	require.NoError(t, os.WriteFile(autopilot.RemoteEventsPath(dir, "docs"), data, 0o644))
-	require.NoError(t, autopilot.WriteWorkerInfo(dir, "docs", autopilot.WorkerInfo{Worker: "host-b", Attempt: 1}))
+	require.NoError(t, os.MkdirAll(filepath.Dir(runfiles.In(dir).RemoteEvents("docs")), 0o755))
+	require.NoError(t, os.WriteFile(runfiles.In(dir).RemoteEvents("docs"), data, 0o644))
+	require.NoError(t, runfiles.WriteWorkerInfo(dir, "docs", runfiles.WorkerInfo{Worker: "host-b", Attempt: 1}))
 
 	m := testModel(t, dir, "docs")
 	require.Equal(t, "docs", m.task)
@@ -396,4 +395,63 @@ func TestOneReadOfTheWorkspaceAtATime(t *testing.T) {
 	assert.Equal(t, 1, m.w.Selected)
 	assert.False(t, m.reading)
 	assert.NotNil(t, m.read(), "with none under way, a change reads again")
+}
+
+func TestGuiding(t *testing.T) {
+	dir := t.TempDir()
+	writeLoop(t, dir, "20261122-100000-abcdef", "builder", "Building.")
+	m := testModel(t, dir, "")
+	press(m, "g", "k", "e", "e", "p", " ", "q", "s", "x", "backspace")
+	require.NotNil(t, m.guide)
+	assert.Equal(t, "keep qs", string(m.guide.text), "keys are text while guiding, q and s too")
+	assert.Contains(t, screen(t, m), " guidance: keep qs█")
+	press(m, "esc")
+	assert.Nil(t, m.guide)
+	assert.Equal(t, "no guidance sent", m.notice)
+
+	press(m, "g", "enter")
+	require.NotNil(t, m.guide, "enter sends no empty guidance")
+	for _, r := range "keep the API" {
+		press(m, string(r))
+	}
+	press(m, "enter")
+	assert.Nil(t, m.guide)
+	assert.Equal(t, "guidance sent; the run's next iteration reads it", m.notice)
+	path, err := runfiles.CurrentLog(dir)
+	require.NoError(t, err)
+	recs, err := events.NewReader(path, 0).Read()
+	require.NoError(t, err)
+	last := recs[len(recs)-1].Event
+	assert.Equal(t, "human.guidance", last.Topic)
+	assert.Equal(t, events.SourceHuman, last.Source)
+	assert.Equal(t, "keep the API", last.PayloadText())
+}
+
+// The screen shows a run that ended, then the run started next in the
+// workspace, without being restarted.
+func TestTheNextRunReplacesTheOneThatEnded(t *testing.T) {
+	dir := t.TempDir()
+	writeLoop(t, dir, "20261122-100000-aaaaaa", "builder", "Building.")
+	path, err := runfiles.CurrentLog(dir)
+	require.NoError(t, err)
+	end := events.Event{TS: start.Add(30 * time.Second), Topic: runfiles.TopicLoopTerminate, Source: events.SourceRalph,
+		Payload: json.RawMessage(`{"reason":"completed","exit_code":0,"iterations":1}`)}
+	require.NoError(t, events.AppendTo(path, end))
+	require.NoError(t, os.Remove(runfiles.In(dir).Lock()))
+	cp := runfiles.Checkpoint{Path: runfiles.In(dir).State()}
+	st, _, err := cp.Load()
+	require.NoError(t, err)
+	st.Running, st.Terminated = nil, &runfiles.Termination{Reason: runfiles.ReasonCompleted}
+	require.NoError(t, cp.Save(st, runfiles.PhaseDone, start))
+	m := testModel(t, dir, "")
+	out := screen(t, m)
+	assert.Contains(t, out, "run 20261122-100000-aaaaaa")
+	assert.Contains(t, out, "ended: completed")
+
+	writeLoop(t, dir, "20261122-110000-bbbbbb", "planner", "Planning.")
+	settle(m, m.read())
+	out = screen(t, m)
+	assert.Contains(t, out, "run 20261122-110000-bbbbbb")
+	assert.Contains(t, out, "planner (claude) · working")
+	assert.NotContains(t, out, "ended: completed")
 }

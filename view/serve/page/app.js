@@ -178,17 +178,8 @@
     const cache = (u.cache_read_tokens || 0) + (u.cache_write_tokens || 0);
     return cache ? `${s} (+${fmtCount(cache)} cache)` : s;
   }
-  function fmtCost(c) {
-    if (!c) return "$0";
-    return "$" + (c < 0.01 ? c.toFixed(4) : c < 10 ? c.toFixed(3) : c.toFixed(2));
-  }
-  // iterationCost is an iteration's cost, never a false zero: "unknown"
-  // where ralph has no price for its model, "(computed)" where ralph
-  // priced its tokens rather than the agent reporting it.
-  function iterationCost(it) {
-    if (it.cost_source === "unknown") return "unknown";
-    return fmtCost(it.cost_usd) + (it.cost_source === "computed" ? " (computed)" : "");
-  }
+  // Costs are shown as ralph words them (cost_text, run_cost_text): the
+  // page formats none itself, so an unknown cost is never a number here.
   function fmtDuration(ms) {
     if (ms == null || ms < 0) return "–";
     const s = Math.floor(ms / 1000);
@@ -421,7 +412,7 @@
     setText("#hat", l.hat || "–");
     setText("#phase", l.phase);
     setText("#tokens", fmtTokens(l.tokens));
-    setText("#cost", l.cost_text || fmtCost(l.cost_usd));
+    setText("#cost", l.cost_text);
     const ended = $("#loop-ended");
     ended.hidden = !l.ended;
     if (l.ended) ended.textContent = l.ended.message || `${l.ended.reason} (exit ${l.ended.exit_code})`;
@@ -690,7 +681,7 @@
           el("td", {}, el("span", { class: "outcome", "data-outcome": it.outcome, text: it.outcome })),
           el("td", { class: "num", text: fmtDuration(it.duration_ms) }),
           el("td", { class: "num", text: fmtCount(tokensOf(it.tokens)) }),
-          el("td", { class: "num", "data-cost-source": it.cost_source || "", text: iterationCost(it) }),
+          el("td", { class: "num", "data-cost-source": it.cost_source || "", text: it.cost_text }),
         ),
       ),
     );
@@ -713,24 +704,35 @@
       return;
     }
     const toks = its.map((it) => tokensOf(it.tokens));
+    // The cost line goes as far as the run's cost is known: past an
+    // iteration whose cost is unknown, a sum would be a false figure.
+    const known = its.findIndex((it) => it.cost_source === "unknown");
+    const upTo = known < 0 ? its.length : known;
     let sum = 0;
-    const cost = its.map((it) => (sum += it.cost_usd || 0));
+    const cost = its.slice(0, upTo).map((it) => (sum += it.cost_usd || 0));
     const maxT = Math.max(1, ...toks), maxC = Math.max(1e-9, sum);
     const bw = iw / its.length;
     const bars = svg("g", { class: "bars" });
     its.forEach((it, i) => {
       const h = (toks[i] / maxT) * ih;
       const r = svg("rect", { x: left + i * bw + bw * 0.15, y: top + ih - h, width: Math.max(1, bw * 0.7), height: h, "data-iteration": String(it.iteration) });
-      r.append(svg("title", {}, `iteration ${it.iteration}: ${toks[i]} tokens, ${fmtCost(it.cost_usd)}`));
+      r.append(svg("title", {}, `iteration ${it.iteration}: ${toks[i]} tokens, ${it.cost_text}; the run so far ${it.run_cost_text}`));
       bars.append(r);
     });
     box.append(bars);
-    const pts = cost.map((c, i) => `${left + i * bw + bw / 2},${top + ih - (c / maxC) * ih}`).join(" ");
-    box.append(svg("polyline", { points: pts, class: "cost-line" }));
+    if (cost.length) {
+      const pts = cost.map((c, i) => `${left + i * bw + bw / 2},${top + ih - (c / maxC) * ih}`).join(" ");
+      box.append(svg("polyline", { points: pts, class: "cost-line" }));
+    }
     for (const [i, c] of cost.entries()) box.append(svg("circle", { cx: left + i * bw + bw / 2, cy: top + ih - (c / maxC) * ih, r: 2.5, class: "cost-dot" }));
     box.append(svg("text", { x: left - 4, y: top + 8, "text-anchor": "end", class: "tick tokens" }, fmtCount(maxT)));
     box.append(svg("text", { x: left - 4, y: top + ih, "text-anchor": "end", class: "tick" }, "0"));
-    box.append(svg("text", { x: left + iw + 4, y: top + 8, class: "tick cost" }, fmtCost(maxC)));
+    // The scale's top is the last known point's figure (its words cut to
+    // the figure, for the margin; the title has them all).
+    const topText = upTo ? its[upTo - 1].run_cost_text : "unknown";
+    const tick = svg("text", { x: left + iw + 4, y: top + 8, class: "tick cost" }, topText.split(" ")[0]);
+    tick.append(svg("title", {}, `the run's cost: ${its[its.length - 1].run_cost_text}`));
+    box.append(tick);
     box.append(svg("text", { x: left, y: H - 6, class: "tick" }, `#${its[0].iteration}`));
     box.append(svg("text", { x: left + iw, y: H - 6, "text-anchor": "end", class: "tick" }, `#${its[its.length - 1].iteration}`));
   }
@@ -746,7 +748,7 @@
     const useAutopilot = ap && (f.log === "autopilot" || !d.selected);
     // The newest MAX_EVENTS of a long log at first; a reconnect resumes
     // after the last one seen (the server ignores last then).
-    const params = { topic: f.topic, hat: f.hat, last: MAX_EVENTS };
+    const params = { topic: f.topic, hat: f.hat, last: MAX_EVENTS, text: "true" };
     if (useAutopilot) params.autopilot = "1";
     else if (ap) params.task = d.selected;
     const run = d.loop ? d.loop.run_id : "";
@@ -774,15 +776,20 @@
   function addEvent(ev) {
     if (showStreamError(ev)) return;
     if (ev.event !== "event") return;
-    let e;
+    // With text=true the data is the log's line, then on a line of its
+    // own the event's text as `ralph events` shows it (a JSON string):
+    // ralph words its own lines, the page renders none itself.
+    const cut = ev.data.indexOf("\n");
+    const raw = cut < 0 ? ev.data : ev.data.slice(0, cut);
+    let e, payload;
     try {
-      e = JSON.parse(ev.data);
+      e = JSON.parse(raw);
+      payload = cut < 0 ? "" : JSON.parse(ev.data.slice(cut + 1));
     } catch (_) {
       return;
     }
     const next = Number(ev.id);
-    const offset = Number.isFinite(next) ? next - utf8.encode(ev.data).length - 1 : "";
-    const payload = typeof e.payload === "string" ? e.payload : e.payload === undefined ? "" : JSON.stringify(e.payload);
+    const offset = Number.isFinite(next) ? next - utf8.encode(raw).length - 1 : "";
     const li = el(
       "li",
       { "data-offset": String(offset), "data-next": ev.id || "", "data-topic": e.topic, "data-hat": e.hat || "", "data-source": e.source || "" },
@@ -855,6 +862,24 @@
         const res = await request("POST", "/api/answer", { task: task(), id: q.dataset.id || "", text });
         setStatus((res && res.message) || "answered", "ok");
         $("#answer-text").value = "";
+      } catch (err) {
+        showError(err);
+      } finally {
+        button.disabled = false;
+      }
+    });
+    // Guidance goes to the loop shown (the workspace's, or the selected
+    // task's), which carries it in its next iteration's prompt.
+    $("#guidance-form").addEventListener("submit", async (e) => {
+      e.preventDefault();
+      const text = $("#guidance-text").value.trim();
+      if (!text) return;
+      const button = $("#guide");
+      button.disabled = true;
+      try {
+        const res = await request("POST", "/api/guidance", { task: task(), text });
+        setStatus((res && res.message) || "guidance sent", "ok");
+        $("#guidance-text").value = "";
       } catch (err) {
         showError(err);
       } finally {

@@ -1,4 +1,4 @@
-package autopilot
+package runfiles
 
 import (
 	"fmt"
@@ -8,15 +8,14 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/internal/ralphdir"
-	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // latestOutcomes is how many finished tasks progress.md lists.
 const latestOutcomes = 10
 
-// writeProgress rewrites .ralph/progress.md from the state, atomically.
-func writeProgress(dir string, st *State, now time.Time) error {
-	path := runfiles.Dir(dir).Progress()
+// WriteProgress rewrites .ralph/progress.md from the state, atomically.
+func WriteProgress(dir string, st *AutopilotState, now time.Time) error {
+	path := Dir(dir).Progress()
 	if err := ralphdir.WriteFileAtomic(dir, path, []byte(RenderProgress(st, now))); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -25,7 +24,7 @@ func writeProgress(dir string, st *State, now time.Time) error {
 
 // RenderProgress is progress.md: the counters, the active slots, the
 // merge queue and the latest outcomes.
-func RenderProgress(st *State, now time.Time) string {
+func RenderProgress(st *AutopilotState, now time.Time) string {
 	var b strings.Builder
 	status := "running"
 	switch {
@@ -76,7 +75,7 @@ func RenderProgress(st *State, now time.Time) string {
 
 // waitingSlots are the active slots whose loop waits on a person, in
 // slot order.
-func waitingSlots(st *State) []string {
+func waitingSlots(st *AutopilotState) []string {
 	var out []string
 	for _, k := range slices.Sorted(maps.Keys(st.Active)) {
 		if st.Active[k].Question != nil {
@@ -88,7 +87,7 @@ func waitingSlots(st *State) []string {
 
 // writeQuestion is one task's question: what it asks, with its choices,
 // and the command that answers it.
-func writeQuestion(b *strings.Builder, s Slot) {
+func writeQuestion(b *strings.Builder, s TaskSlot) {
 	q := s.Question
 	fmt.Fprintf(b, "- %s (%s) asks (%s, hat %s, %s): %s\n", s.Task, oneLine(s.Title), q.ID, q.Hat,
 		q.AskedAt.UTC().Format(time.RFC3339), oneLine(q.Text))
@@ -115,7 +114,7 @@ func limitText(n int) string {
 func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
 // latest lists the most recent outcomes, newest first.
-func latest(st *State) []string {
+func latest(st *AutopilotState) []string {
 	type line struct {
 		at   time.Time
 		text string
@@ -137,3 +136,13 @@ func latest(st *State) []string {
 	}
 	return out
 }
+
+// AnswerCommand is the command that answers the question id of task's
+// loop, typed in the repository's root.
+func AnswerCommand(task, id string) string {
+	return fmt.Sprintf("ralph answer --task %s %s \"TEXT\"", task, id)
+}
+
+// WatchCommand is the command that attaches to the loop of task: a view
+// of the autopilot with that task's slot selected.
+func WatchCommand(task string) string { return "ralph watch --task " + task }

@@ -1,4 +1,4 @@
-package autopilot
+package runfiles
 
 import (
 	"encoding/json"
@@ -9,8 +9,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/ralph-loop/ralph/runfiles"
 
 	"github.com/ralph-loop/ralph/internal/gittest"
 )
@@ -35,12 +33,12 @@ func writeFile(t *testing.T, path, content string) {
 // writeState writes an autopilot state in repo with task in slot 1.
 func writeState(t *testing.T, repo, task string) {
 	t.Helper()
-	st := newState()
+	st := NewAutopilotState()
 	st.RunID, st.Parallel = "20261122-100000", 1
-	st.Active["1"] = Slot{Task: task, Worktree: ".worktrees/" + task, StartedAt: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC), Attempt: 1}
+	st.Active["1"] = TaskSlot{Task: task, Worktree: ".worktrees/" + task, StartedAt: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC), Attempt: 1}
 	data, err := json.Marshal(st)
 	require.NoError(t, err)
-	writeFile(t, runfiles.In(repo).AutopilotState(), string(data))
+	writeFile(t, In(repo).AutopilotState(), string(data))
 }
 
 func TestTaskLogPrefersTheRemoteCopy(t *testing.T) {
@@ -51,14 +49,14 @@ func TestTaskLogPrefersTheRemoteCopy(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, remote)
 	assert.Equal(t, filepath.Join(repo, ".ralph/tasks/t-1/events.jsonl"), path)
-	assert.Equal(t, path, RemoteEventsPath(repo, "t-1"))
+	assert.Equal(t, path, In(repo).RemoteEvents("t-1"))
 }
 
 func TestTaskLogReadsTheWorktreeTheAutopilotAssigned(t *testing.T) {
 	repo := t.TempDir()
 	// The autopilot put t-1 in elsewhere/ (worktrees_dir changed since);
 	// a stray .worktrees/t-1 is not its worktree.
-	writeFile(t, runfiles.In(repo).AutopilotEvents(),
+	writeFile(t, In(repo).AutopilotEvents(),
 		`{"ts":"2026-11-22T10:00:01Z","topic":"task.assigned","payload":{"task":"t-1","slot":"1","worktree":".worktrees/t-1","attempt":1},"source":"ralph"}`+"\n"+
 			`{"ts":"2026-11-22T10:00:02Z","topic":"task.assigned","payload":{"task":"t-10","slot":"2","worktree":"other/t-10","attempt":1},"source":"ralph"}`+"\n"+
 			`{"ts":"2026-11-22T11:00:01Z","topic":"task.assigned","payload":{"task":"t-1","slot":"1","worktree":"elsewhere/t-1","attempt":1},"source":"ralph"}`+"\n")
@@ -117,11 +115,11 @@ func TestWorkerInfoRoundTrips(t *testing.T) {
 func TestStatusOfARemoteSlotComesFromItsLogsCopy(t *testing.T) {
 	repo := t.TempDir()
 	writeState(t, repo, "t-1")
-	mirror := RemoteEventsPath(repo, "t-1")
+	mirror := In(repo).RemoteEvents("t-1")
 	now := time.Date(2026, 11, 22, 10, 30, 0, 0, time.UTC)
 	slot := func() SlotStatus {
 		t.Helper()
-		s, err := ReadStatus(repo, now)
+		s, err := ReadAutopilotStatus(repo, now)
 		require.NoError(t, err)
 		require.Len(t, s.Active, 1)
 		return s.Active[0]
@@ -159,7 +157,7 @@ func TestStatusOfARemoteSlotComesFromItsLogsCopy(t *testing.T) {
 func TestStatusOfALocalSlotHasNoWorker(t *testing.T) {
 	repo := t.TempDir()
 	writeState(t, repo, "t-1")
-	s, err := ReadStatus(repo, time.Now())
+	s, err := ReadAutopilotStatus(repo, time.Now())
 	require.NoError(t, err)
 	require.Len(t, s.Active, 1)
 	assert.Empty(t, s.Active[0].Worker)
@@ -174,15 +172,15 @@ func TestTaskGoesOnWhileARunningAutopilotHoldsItsSlot(t *testing.T) {
 	writeState(t, repo, "t-1")
 	assert.False(t, TaskGoesOn(repo, "t-1"), "an autopilot that is not running")
 
-	lock, err := runfiles.AcquireLock(t.Context(), runfiles.In(repo).AutopilotLock(), runfiles.LockInfo{PID: os.Getpid()}, runfiles.LockOptions{})
+	lock, err := AcquireLock(t.Context(), In(repo).AutopilotLock(), LockInfo{PID: os.Getpid()}, LockOptions{})
 	require.NoError(t, err)
 	defer func() { _ = lock.Release() }()
-	writeFile(t, runfiles.In(repo).AutopilotEvents(),
+	writeFile(t, In(repo).AutopilotEvents(),
 		`{"ts":"2026-11-22T10:00:00Z","topic":"autopilot.started","payload":{"runId":"20261122-100000"},"source":"ralph"}`+"\n")
 	assert.True(t, TaskGoesOn(repo, "t-1"))
 	assert.False(t, TaskGoesOn(repo, "t-2"), "a task in no slot")
 
-	writeFile(t, runfiles.In(repo).AutopilotEvents(),
+	writeFile(t, In(repo).AutopilotEvents(),
 		`{"ts":"2026-11-22T10:00:00Z","topic":"autopilot.started","payload":{"runId":"20261122-100000"},"source":"ralph"}`+"\n"+
 			`{"ts":"2026-11-22T10:09:00Z","topic":"autopilot.stopped","payload":{"reason":"interrupted","resumable":true},"source":"ralph"}`+"\n")
 	assert.False(t, TaskGoesOn(repo, "t-1"), "an autopilot that stopped, keeping its slots for its resume")
@@ -196,7 +194,7 @@ func TestKeepTaskLogKeepsEveryRunOfAMergedTask(t *testing.T) {
 	writeFile(t, filepath.Join(worktree, ".ralph", "events-20261122-101000.jsonl"), loopResumed+completed)
 	// The first run was cut off mid-line by a kill.
 	writeFile(t, filepath.Join(worktree, ".ralph", "events-20261122-100000.jsonl"), loopStarted+interrupted[:20])
-	require.NoError(t, keepTaskLog(repo, "t-1", worktree))
+	require.NoError(t, KeepTaskLog(repo, "t-1", worktree))
 
 	kept := filepath.Join(repo, ".ralph", "tasks", "t-1", "loop-events.jsonl")
 	data, err := os.ReadFile(kept)
@@ -212,7 +210,7 @@ func TestKeepTaskLogKeepsEveryRunOfAMergedTask(t *testing.T) {
 
 	// A second clean-up, after a restart, finds no worktree: what was
 	// kept stays.
-	require.NoError(t, keepTaskLog(repo, "t-1", worktree))
+	require.NoError(t, KeepTaskLog(repo, "t-1", worktree))
 	again, err := os.ReadFile(kept)
 	require.NoError(t, err)
 	assert.Equal(t, string(data), string(again))
@@ -233,6 +231,6 @@ func TestKeepTaskLogRefusesALink(t *testing.T) {
 	writeFile(t, secret, "not a log\n")
 	require.NoError(t, os.MkdirAll(filepath.Join(worktree, ".ralph"), 0o755))
 	require.NoError(t, os.Symlink(secret, filepath.Join(worktree, ".ralph", "events-20261122-100000.jsonl")))
-	require.Error(t, keepTaskLog(repo, "t-1", worktree))
+	require.Error(t, KeepTaskLog(repo, "t-1", worktree))
 	assert.NoFileExists(t, filepath.Join(repo, ".ralph", "tasks", "t-1", "loop-events.jsonl"))
 }

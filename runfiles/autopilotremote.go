@@ -1,4 +1,4 @@
-package autopilot
+package runfiles
 
 import (
 	"bytes"
@@ -12,11 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
-	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/tasks"
 )
 
@@ -31,17 +29,6 @@ import (
 // Its presence is what makes a task remote to `ralph events --task` and
 // `ralph autopilot status`.
 
-// RemoteEventsPath is where the autopilot in repo keeps its copy of a
-// remote task's loop log.
-func RemoteEventsPath(repo, task string) string {
-	return runfiles.In(repo).RemoteEvents(task)
-}
-
-// WorkerPath is where the autopilot in repo names a remote task's worker.
-func WorkerPath(repo, task string) string {
-	return runfiles.In(repo).Worker(task)
-}
-
 // WorkerInfo is worker.json: who runs a remote task, for which autopilot
 // run and attempt, and since when.
 type WorkerInfo struct {
@@ -54,7 +41,7 @@ type WorkerInfo struct {
 // ReadWorkerInfo reads task's worker.json in repo. A task no worker has
 // run has none: the error then matches fs.ErrNotExist.
 func ReadWorkerInfo(repo, task string) (WorkerInfo, error) {
-	path := WorkerPath(repo, task)
+	path := In(repo).Worker(task)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return WorkerInfo{}, fmt.Errorf("read the worker of %s: %w", task, err)
@@ -69,12 +56,12 @@ func ReadWorkerInfo(repo, task string) (WorkerInfo, error) {
 // WriteWorkerInfo writes task's worker.json in repo atomically, so a
 // reader never sees half of it.
 func WriteWorkerInfo(repo, task string, info WorkerInfo) error {
-	path := WorkerPath(repo, task)
+	path := In(repo).Worker(task)
 	data, err := json.MarshalIndent(info, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := ralphdir.WriteFileAtomic(runfiles.In(repo).Path(), path, append(data, '\n')); err != nil {
+	if err := ralphdir.WriteFileAtomic(In(repo).Path(), path, append(data, '\n')); err != nil {
 		return fmt.Errorf("write the worker of %s: %w", task, err)
 	}
 	return nil
@@ -101,7 +88,7 @@ func (e *NoTaskLogError) Kind() hint.Kind { return hint.NotFound }
 // TaskLog finds the event log of task's loop, as the autopilot in repo
 // ran it: its copy of a remote task's log when it has one (remote), or
 // else the current log of the task's worktree, or else, once the task is
-// merged and its worktree gone, the log kept of it (see keepTaskLog). The
+// merged and its worktree gone, the log kept of it (see KeepTaskLog). The
 // worktree is where the autopilot's last task.assigned for the task put
 // it, which holds even after the autopilot is gone or worktrees_dir
 // changed, or else where the default worktrees_dir puts it.
@@ -109,7 +96,7 @@ func TaskLog(repo, task string) (path string, remote bool, err error) {
 	if err := tasks.ValidID(task); err != nil {
 		return "", false, err
 	}
-	mirror := RemoteEventsPath(repo, task)
+	mirror := In(repo).RemoteEvents(task)
 	if fileExists(mirror) {
 		return mirror, true, nil
 	}
@@ -117,39 +104,39 @@ func TaskLog(repo, task string) (path string, remote bool, err error) {
 	if err != nil {
 		return "", false, err
 	}
-	path, err = runfiles.CurrentLog(worktree)
+	path, err = CurrentLog(worktree)
 	if err == nil {
 		return path, false, nil
 	}
-	if !errors.Is(err, runfiles.ErrNoLog) && !errors.Is(err, fs.ErrNotExist) {
+	if !errors.Is(err, ErrNoLog) && !errors.Is(err, fs.ErrNotExist) {
 		return "", false, err
 	}
 	// A worktree's live log comes first: a task of the same id may run
 	// again after one that was merged.
-	kept := runfiles.In(repo).KeptEvents(task)
+	kept := In(repo).KeptEvents(task)
 	if fileExists(kept) {
 		return kept, false, nil
 	}
 	return "", false, &NoTaskLogError{Task: task,
-		Looked: []string{relativeTo(repo, mirror), "a loop's log in " + relativeTo(repo, filepath.Join(worktree, runfiles.DirName)),
+		Looked: []string{relativeTo(repo, mirror), "a loop's log in " + relativeTo(repo, filepath.Join(worktree, DirName)),
 			relativeTo(repo, kept)}}
 }
 
-// keepTaskLog copies the logs of the loop runs in a task's worktree,
+// KeepTaskLog copies the logs of the loop runs in a task's worktree,
 // oldest first, to .ralph/tasks/<task>/loop-events.jsonl in repo before
 // the worktree is removed, so that `ralph events --task` still reads them
 // after the merge; they stay until the user removes them. A worktree
 // without logs (removed already, by a run cut off after that) leaves what
 // was kept alone. The logs are the agent's workspace's: one that is a
 // link is refused, not followed.
-func keepTaskLog(repo, task, worktree string) error {
-	src := runfiles.In(worktree).Path()
-	logs, err := runfiles.EventLogs(src)
+func KeepTaskLog(repo, task, worktree string) error {
+	src := In(worktree).Path()
+	logs, err := EventLogs(src)
 	if err != nil || len(logs) == 0 {
 		return err
 	}
-	root := runfiles.In(repo).Path()
-	kept := runfiles.In(repo).KeptEvents(task)
+	root := In(repo).Path()
+	kept := In(repo).KeptEvents(task)
 	tmp := kept + ".tmp"
 	out, err := ralphdir.OpenFile(root, tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, ralphdir.FileMode)
 	if err != nil {
@@ -206,8 +193,8 @@ func (l *lastByte) Write(p []byte) (int, error) {
 // taskWorktree is task's worktree as the last task.assigned in repo's
 // autopilot log names it, or in the default worktrees_dir.
 func taskWorktree(repo, task string) (string, error) {
-	worktree := filepath.Join(config.Default().Autopilot.WorktreesDir, task)
-	f, err := os.Open(runfiles.In(repo).AutopilotEvents())
+	worktree := filepath.Join(DefaultWorktreesDir, task)
+	f, err := os.Open(In(repo).AutopilotEvents())
 	if errors.Is(err, fs.ErrNotExist) {
 		return filepath.Join(repo, worktree), nil
 	}
@@ -221,13 +208,13 @@ func taskWorktree(repo, task string) (string, error) {
 			return nil // most lines are not, and need no decoding
 		}
 		ev, err := events.ParseLine(r.Line)
-		if p := DecodePayload(ev); err == nil && ev.Topic == TopicTaskAssigned && p.Task == task && p.Worktree != "" {
+		if p := DecodeAutopilotPayload(ev); err == nil && ev.Topic == TopicTaskAssigned && p.Task == task && p.Worktree != "" {
 			worktree = p.Worktree
 		}
 		return nil
 	})
 	if err != nil {
-		return "", fmt.Errorf("read %s: %w", runfiles.AutopilotEventsFile, err)
+		return "", fmt.Errorf("read %s: %w", AutopilotEventsFile, err)
 	}
 	if filepath.IsAbs(worktree) {
 		return worktree, nil
@@ -249,28 +236,28 @@ func relativeTo(repo, path string) string {
 // worker to take it on. A follow of the log stops at a cut-off run only
 // when this is false.
 func TaskGoesOn(repo, task string) bool {
-	dir := runfiles.In(repo).Path()
-	data, err := os.ReadFile(runfiles.Dir(dir).AutopilotState())
+	dir := In(repo).Path()
+	data, err := os.ReadFile(Dir(dir).AutopilotState())
 	if err != nil {
 		return false
 	}
-	st := newState()
-	if json.Unmarshal(data, st) != nil || st.Ended != nil || st.slotOf(task) == "" {
+	st := NewAutopilotState()
+	if json.Unmarshal(data, st) != nil || st.Ended != nil || st.SlotOf(task) == "" {
 		return false
 	}
 	// An interrupted autopilot keeps its slots for its resume, and records
 	// autopilot.stopped just before it lets go of its lock.
-	if last := runfiles.LastEvents(runfiles.Dir(dir).AutopilotEvents(), 1); len(last) == 1 && last[0].Topic == TopicStopped {
+	if last := LastEvents(In(repo).AutopilotEvents(), 1); len(last) == 1 && last[0].Topic == TopicAutopilotStopped {
 		return false
 	}
-	held, _ := runfiles.LockHeld(runfiles.Dir(dir).AutopilotLock())
+	held, _ := LockHeld(In(repo).AutopilotLock())
 	return held
 }
 
 // EventLog is the autopilot's event log in repo's .ralph/, which exists
 // once an autopilot has run there; ErrNoAutopilot when none has.
-func EventLog(repo string) (string, error) {
-	path := runfiles.In(repo).AutopilotEvents()
+func AutopilotEventLog(repo string) (string, error) {
+	path := In(repo).AutopilotEvents()
 	if _, err := os.Stat(path); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", noEventLog(path)

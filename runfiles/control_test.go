@@ -1,4 +1,4 @@
-package autopilot
+package runfiles
 
 import (
 	"os"
@@ -7,8 +7,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/ralph-loop/ralph/runfiles"
 )
 
 func TestParseControlRequest(t *testing.T) {
@@ -25,12 +23,12 @@ func TestParseControlRequest(t *testing.T) {
 // file nobody reads.
 func TestRequestRefusesAnUnknownRequest(t *testing.T) {
 	repo := t.TempDir()
-	require.Error(t, Request(repo, ControlRequest("halt")))
-	_, err := os.Stat(filepath.Join(runfiles.In(repo).Control(), "halt"))
+	require.Error(t, RequestControl(repo, ControlRequest("halt")))
+	_, err := os.Stat(filepath.Join(In(repo).Control(), "halt"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
 
-	require.NoError(t, Request(repo, RequestPause))
-	require.NoError(t, Request(repo, RequestResume))
-	assert.Equal(t, []ControlRequest{RequestResume}, takeRequests(runfiles.In(repo).Control()),
+	require.NoError(t, RequestControl(repo, ControlPause))
+	require.NoError(t, RequestControl(repo, ControlResume))
+	assert.Equal(t, []ControlRequest{ControlResume}, TakeControlRequests(In(repo).Control()),
 		"a resume cancels the pause before it")
 }

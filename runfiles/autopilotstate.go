@@ -1,20 +1,18 @@
-package autopilot
+package runfiles
 
 import (
 	"encoding/json"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/jsonkeys"
-	"github.com/ralph-loop/ralph/runfiles"
 )
 
-// stateVersion is the version of autopilot-state.json's schema. Version 1
+// AutopilotStateVersion is the version of autopilot-state.json's schema. Version 1
 // was this shape with some keys in camelCase (legacyKeys); it is read and
 // written back as the current version.
-const stateVersion = 2
+const AutopilotStateVersion = 2
 
 // legacyKeys are the keys the autopilot's state and log were written with
 // before version 2, which spells every key as the loop's files do.
@@ -28,34 +26,34 @@ var legacyKeys = map[string]string{
 	"heldBy":       "held_by",
 }
 
-// State is what the autopilot knows about its run: the fold of its event
+// AutopilotState is what the autopilot knows about its run: the fold of its event
 // log, written to autopilot-state.json after each event.
-type State struct {
-	Version      int       `json:"version"`
-	RunID        string    `json:"run_id"`
-	StartedAt    time.Time `json:"started_at"`
-	Source       string    `json:"source"`
-	MaxTasks     int       `json:"max_tasks"`
-	Parallel     int       `json:"parallel"`
-	StartedCount int       `json:"started_count"`
-	Completed    []Outcome `json:"completed"`
-	Failed       []Outcome `json:"failed"`
+type AutopilotState struct {
+	Version      int           `json:"version"`
+	RunID        string        `json:"run_id"`
+	StartedAt    time.Time     `json:"started_at"`
+	Source       string        `json:"source"`
+	MaxTasks     int           `json:"max_tasks"`
+	Parallel     int           `json:"parallel"`
+	StartedCount int           `json:"started_count"`
+	Completed    []TaskOutcome `json:"completed"`
+	Failed       []TaskOutcome `json:"failed"`
 	// Active maps a slot ("1", "2", …) to the task running in it.
-	Active     map[string]Slot `json:"active"`
-	MergeQueue []Merge         `json:"merge_queue"`
+	Active     map[string]TaskSlot `json:"active"`
+	MergeQueue []TaskMerge         `json:"merge_queue"`
 	// Retry are tasks whose merge conflicted, waiting for a slot to run
 	// their loop again on the new base.
-	Retry  []Slot `json:"retry,omitempty"`
-	Paused bool   `json:"paused"`
+	Retry  []TaskSlot `json:"retry,omitempty"`
+	Paused bool       `json:"paused"`
 	// Ended is set when the run is over; a new `ralph autopilot` then
 	// starts a new run.
-	Ended *Ending `json:"ended,omitempty"`
+	Ended *AutopilotEnding `json:"ended,omitempty"`
 	// Offset is how much of the event log the state folds.
 	Offset int64 `json:"offset"`
 }
 
-// Outcome is a task the run finished with, completed or failed.
-type Outcome struct {
+// TaskOutcome is a task the run finished with, completed or failed.
+type TaskOutcome struct {
 	Task   string    `json:"task"`
 	Title  string    `json:"title,omitempty"`
 	Reason string    `json:"reason,omitempty"`
@@ -69,16 +67,16 @@ type Outcome struct {
 // FailureWord is how a failed outcome is named for people: "not started"
 // for a task no loop of which ran, "failed" for one whose loop or merge
 // failed.
-func FailureWord(o Outcome) string {
+func FailureWord(o TaskOutcome) string {
 	if o.Unassigned {
 		return "not started"
 	}
 	return "failed"
 }
 
-// Slot is a task whose loop runs (or ran, until the autopilot learns how
+// TaskSlot is a task whose loop runs (or ran, until the autopilot learns how
 // it ended) in a worktree.
-type Slot struct {
+type TaskSlot struct {
 	Task       string    `json:"task"`
 	Title      string    `json:"title,omitempty"`
 	Worktree   string    `json:"worktree"`
@@ -89,19 +87,19 @@ type Slot struct {
 	Components []string  `json:"components,omitempty"`
 	// Question is the question the task's loop waits on a person to
 	// answer (task.asked), until it no longer does (task.answered).
-	Question *runfiles.Question `json:"question,omitempty"`
+	Question *Question `json:"question,omitempty"`
 }
 
-// Merge steps.
+// The steps of a merge.
 const (
 	MergeQueued  = "queued"  // waiting for its turn
 	MergeRunning = "merging" // being merged and verified in a scratch worktree
 	MergeDone    = "merged"  // verified; the base branch moves to Commit
 )
 
-// Merge is a finished task waiting for, or going through, the merge queue.
-type Merge struct {
-	Slot
+// TaskMerge is a finished task waiting for, or going through, the merge queue.
+type TaskMerge struct {
+	TaskSlot
 	Step string `json:"step"`
 	// Base is the base branch's commit the merge was made on.
 	Base string `json:"base,omitempty"`
@@ -109,8 +107,8 @@ type Merge struct {
 	Commit string `json:"commit,omitempty"`
 }
 
-// Ending says how the run ended.
-type Ending struct {
+// AutopilotEnding says how the run ended.
+type AutopilotEnding struct {
 	At       time.Time `json:"at"`
 	ExitCode int       `json:"exit_code"`
 	Reason   string    `json:"reason"`
@@ -118,29 +116,29 @@ type Ending struct {
 
 // UnmarshalJSON reads a state of this version or of version 1, whose
 // camelCase keys it reads as today's: a run an earlier ralph left goes on.
-func (s *State) UnmarshalJSON(data []byte) error {
+func (s *AutopilotState) UnmarshalJSON(data []byte) error {
 	data, err := jsonkeys.Rename(data, legacyKeys)
 	if err != nil {
 		return err
 	}
-	type plain State
+	type plain AutopilotState
 	if err := json.Unmarshal(data, (*plain)(s)); err != nil {
 		return err
 	}
 	if s.Version == 1 {
-		s.Version = stateVersion
+		s.Version = AutopilotStateVersion
 	}
 	return nil
 }
 
-// newState is an empty state.
-func newState() *State {
-	return &State{Version: stateVersion, Active: map[string]Slot{}, Completed: []Outcome{}, Failed: []Outcome{}, MergeQueue: []Merge{}}
+// NewAutopilotState is the state of an autopilot that has not begun.
+func NewAutopilotState() *AutopilotState {
+	return &AutopilotState{Version: AutopilotStateVersion, Active: map[string]TaskSlot{}, Completed: []TaskOutcome{}, Failed: []TaskOutcome{}, MergeQueue: []TaskMerge{}}
 }
 
-// Payload is the payload of every autopilot event; each topic uses the
-// fields it needs. Views decode it with DecodePayload.
-type Payload struct {
+// AutopilotPayload is the payload of every autopilot event; each topic uses the
+// fields it needs. Views decode it with DecodeAutopilotPayload.
+type AutopilotPayload struct {
 	RunID    string `json:"run_id,omitempty"`
 	Source   string `json:"source,omitempty"`
 	MaxTasks int    `json:"max_tasks,omitempty"`
@@ -178,41 +176,41 @@ type Payload struct {
 	Unclosed bool `json:"unclosed,omitempty"`
 	// Cost is what a finished task's loop cost (task.finished); nil when
 	// its runner does not say (a remote worker's).
-	Cost *runfiles.CostTotal `json:"cost,omitempty"`
+	Cost *CostTotal `json:"cost,omitempty"`
 	// Question is the question a task's loop waits on a person to answer
 	// (task.asked), or no longer waits on (task.answered).
-	Question *runfiles.Question `json:"question,omitempty"`
+	Question *Question `json:"question,omitempty"`
 }
 
 // UnmarshalJSON reads a payload, also one an earlier ralph wrote with
 // camelCase keys (legacyKeys).
-func (p *Payload) UnmarshalJSON(data []byte) error {
+func (p *AutopilotPayload) UnmarshalJSON(data []byte) error {
 	data, err := jsonkeys.Rename(data, legacyKeys)
 	if err != nil {
 		return err
 	}
-	type plain Payload
+	type plain AutopilotPayload
 	return json.Unmarshal(data, (*plain)(p))
 }
 
 // Topics of the autopilot's events.
 const (
-	TopicStarted       = "autopilot.started"
-	TopicPaused        = "autopilot.paused"
-	TopicResumed       = "autopilot.resumed"
-	TopicStopping      = "autopilot.stopping"
-	TopicStopped       = "autopilot.stopped"
-	TopicNotice        = "autopilot.notice"
-	TopicTaskAssigned  = "task.assigned"
-	TopicTaskRunning   = "task.running"
-	TopicTaskHeld      = "task.held"
-	TopicTaskAsked     = "task.asked"
-	TopicTaskAnswered  = "task.answered"
-	TopicTaskFinished  = "task.finished"
-	TopicTaskRetry     = "task.retry"
-	TopicTaskCompleted = "task.completed"
-	TopicTaskClosed    = "task.closed"
-	TopicTaskFailed    = "task.failed"
+	TopicAutopilotStarted  = "autopilot.started"
+	TopicAutopilotPaused   = "autopilot.paused"
+	TopicAutopilotResumed  = "autopilot.resumed"
+	TopicAutopilotStopping = "autopilot.stopping"
+	TopicAutopilotStopped  = "autopilot.stopped"
+	TopicAutopilotNotice   = "autopilot.notice"
+	TopicTaskAssigned      = "task.assigned"
+	TopicTaskRunning       = "task.running"
+	TopicTaskHeld          = "task.held"
+	TopicTaskAsked         = "task.asked"
+	TopicTaskAnswered      = "task.answered"
+	TopicTaskFinished      = "task.finished"
+	TopicTaskRetry         = "task.retry"
+	TopicTaskCompleted     = "task.completed"
+	TopicTaskClosed        = "task.closed"
+	TopicTaskFailed        = "task.failed"
 	// TopicTaskAssignFailed is a task that could not be started: no loop
 	// of it ran (task.failed is a task whose loop, or merge, failed).
 	TopicTaskAssignFailed = "task.assign_failed"
@@ -223,27 +221,27 @@ const (
 	TopicAllDone          = "all.done"
 )
 
-// DecodePayload reads an autopilot event's payload; a payload that is not
+// DecodeAutopilotPayload reads an autopilot event's payload; a payload that is not
 // the autopilot's is empty.
-func DecodePayload(ev events.Event) Payload {
-	var p Payload
+func DecodeAutopilotPayload(ev events.Event) AutopilotPayload {
+	var p AutopilotPayload
 	_ = json.Unmarshal(ev.Payload, &p)
 	return p
 }
 
 // Apply folds one event of the log into the state.
-func (s *State) Apply(ev events.Event) {
-	p := DecodePayload(ev)
+func (s *AutopilotState) Apply(ev events.Event) {
+	p := DecodeAutopilotPayload(ev)
 	switch ev.Topic {
-	case TopicStarted:
+	case TopicAutopilotStarted:
 		if p.RunID != s.RunID || s.Ended != nil {
-			*s = *newState()
+			*s = *NewAutopilotState()
 			s.RunID, s.StartedAt, s.MaxTasks, s.Parallel = p.RunID, ev.TS, p.MaxTasks, p.Parallel
 		}
 		s.Source = p.Source
-	case TopicPaused:
+	case TopicAutopilotPaused:
 		s.Paused = true
-	case TopicResumed:
+	case TopicAutopilotResumed:
 		s.Paused = false
 	case TopicTaskAssigned:
 		s.assign(ev, p)
@@ -264,19 +262,19 @@ func (s *State) Apply(ev events.Event) {
 		if slot, ok := s.Active[p.Slot]; ok {
 			delete(s.Active, p.Slot)
 			slot.Question = nil
-			s.MergeQueue = append(s.MergeQueue, Merge{Slot: slot, Step: MergeQueued})
+			s.MergeQueue = append(s.MergeQueue, TaskMerge{TaskSlot: slot, Step: MergeQueued})
 		}
 	case TopicMergeStarted:
-		s.updateMerge(p.Task, func(m *Merge) { m.Step, m.Base, m.Commit = MergeRunning, p.Base, "" })
+		s.updateMerge(p.Task, func(m *TaskMerge) { m.Step, m.Base, m.Commit = MergeRunning, p.Base, "" })
 	case TopicMergeFailed:
 		if p.Requeued {
-			s.updateMerge(p.Task, func(m *Merge) { m.Step, m.Base, m.Commit = MergeQueued, "", "" })
+			s.updateMerge(p.Task, func(m *TaskMerge) { m.Step, m.Base, m.Commit = MergeQueued, "", "" })
 		}
 	case TopicMergeDone:
-		s.updateMerge(p.Task, func(m *Merge) { m.Step, m.Base, m.Commit = MergeDone, p.Base, p.Commit })
+		s.updateMerge(p.Task, func(m *TaskMerge) { m.Step, m.Base, m.Commit = MergeDone, p.Base, p.Commit })
 	case TopicTaskRetry:
-		if m := s.merge(p.Task); m != nil {
-			slot := m.Slot
+		if m := s.MergeOf(p.Task); m != nil {
+			slot := m.TaskSlot
 			slot.Attempt++
 			s.Retry = append(s.Retry, slot)
 		}
@@ -284,13 +282,13 @@ func (s *State) Apply(ev events.Event) {
 	case TopicTaskCompleted:
 		s.dropMerge(p.Task)
 		s.dropActive(p.Task)
-		s.Completed = append(s.Completed, Outcome{Task: p.Task, Title: p.Title, Commit: p.Commit, At: ev.TS})
+		s.Completed = append(s.Completed, TaskOutcome{Task: p.Task, Title: p.Title, Commit: p.Commit, At: ev.TS})
 	case TopicTaskFailed, TopicTaskAssignFailed:
 		s.dropMerge(p.Task)
 		s.dropActive(p.Task)
-		s.Failed = append(s.Failed, Outcome{Task: p.Task, Title: p.Title, Reason: p.Reason, At: ev.TS,
+		s.Failed = append(s.Failed, TaskOutcome{Task: p.Task, Title: p.Title, Reason: p.Reason, At: ev.TS,
 			Unassigned: ev.Topic == TopicTaskAssignFailed})
-	case TopicStopped:
+	case TopicAutopilotStopped:
 		if p.Resumable {
 			return
 		}
@@ -298,23 +296,23 @@ func (s *State) Apply(ev events.Event) {
 		if p.ExitCode != nil {
 			code = *p.ExitCode
 		}
-		s.Ended = &Ending{At: ev.TS, ExitCode: code, Reason: p.Reason}
+		s.Ended = &AutopilotEnding{At: ev.TS, ExitCode: code, Reason: p.Reason}
 	}
 }
 
 // assign puts a task in a slot: a new task counts as started, a retry of
 // one already started does not.
-func (s *State) assign(ev events.Event, p Payload) {
+func (s *AutopilotState) assign(ev events.Event, p AutopilotPayload) {
 	if p.Attempt <= 1 && !s.Started(p.Task) {
 		s.StartedCount++
 	}
 	s.dropMerge(p.Task)
-	s.Retry = slices.DeleteFunc(s.Retry, func(r Slot) bool { return r.Task == p.Task })
-	s.Active[p.Slot] = Slot{Task: p.Task, Title: p.Title, Worktree: p.Worktree, Branch: p.Branch,
+	s.Retry = slices.DeleteFunc(s.Retry, func(r TaskSlot) bool { return r.Task == p.Task })
+	s.Active[p.Slot] = TaskSlot{Task: p.Task, Title: p.Title, Worktree: p.Worktree, Branch: p.Branch,
 		StartedAt: ev.TS, Attempt: max(p.Attempt, 1), Components: p.Components}
 }
 
-func (s *State) updateMerge(task string, f func(*Merge)) {
+func (s *AutopilotState) updateMerge(task string, f func(*TaskMerge)) {
 	for i := range s.MergeQueue {
 		if s.MergeQueue[i].Task == task {
 			f(&s.MergeQueue[i])
@@ -322,11 +320,11 @@ func (s *State) updateMerge(task string, f func(*Merge)) {
 	}
 }
 
-func (s *State) dropMerge(task string) {
-	s.MergeQueue = slices.DeleteFunc(s.MergeQueue, func(m Merge) bool { return m.Task == task })
+func (s *AutopilotState) dropMerge(task string) {
+	s.MergeQueue = slices.DeleteFunc(s.MergeQueue, func(m TaskMerge) bool { return m.Task == task })
 }
 
-func (s *State) dropActive(task string) {
+func (s *AutopilotState) dropActive(task string) {
 	for k, slot := range s.Active {
 		if slot.Task == task {
 			delete(s.Active, k)
@@ -336,27 +334,27 @@ func (s *State) dropActive(task string) {
 
 // Started reports whether the run has started task: it is running, waits
 // for its merge, or has finished. A task is never started twice in a run.
-func (s *State) Started(task string) bool {
-	if s.slotOf(task) != "" || s.merge(task) != nil || s.retrying(task) {
+func (s *AutopilotState) Started(task string) bool {
+	if s.SlotOf(task) != "" || s.MergeOf(task) != nil || s.retrying(task) {
 		return true
 	}
-	has := func(o Outcome) bool { return o.Task == task }
+	has := func(o TaskOutcome) bool { return o.Task == task }
 	return slices.ContainsFunc(s.Completed, has) || slices.ContainsFunc(s.Failed, has)
 }
 
-// titleOf is the title of a task that runs or waits to merge, or "".
-func (s *State) titleOf(task string) string {
-	if slot := s.slotOf(task); slot != "" {
+// TitleOf is the title of a task that runs or waits to merge, or "".
+func (s *AutopilotState) TitleOf(task string) string {
+	if slot := s.SlotOf(task); slot != "" {
 		return s.Active[slot].Title
 	}
-	if m := s.merge(task); m != nil {
+	if m := s.MergeOf(task); m != nil {
 		return m.Title
 	}
 	return ""
 }
 
-// slotOf is the slot task runs in, or "".
-func (s *State) slotOf(task string) string {
+// SlotOf is the slot task runs in, or "".
+func (s *AutopilotState) SlotOf(task string) string {
 	for k, slot := range s.Active {
 		if slot.Task == task {
 			return k
@@ -365,11 +363,12 @@ func (s *State) slotOf(task string) string {
 	return ""
 }
 
-func (s *State) retrying(task string) bool {
-	return slices.ContainsFunc(s.Retry, func(r Slot) bool { return r.Task == task })
+func (s *AutopilotState) retrying(task string) bool {
+	return slices.ContainsFunc(s.Retry, func(r TaskSlot) bool { return r.Task == task })
 }
 
-func (s *State) merge(task string) *Merge {
+// MergeOf is task's merge in the queue, or nil.
+func (s *AutopilotState) MergeOf(task string) *TaskMerge {
 	for i := range s.MergeQueue {
 		if s.MergeQueue[i].Task == task {
 			return &s.MergeQueue[i]
@@ -378,42 +377,7 @@ func (s *State) merge(task string) *Merge {
 	return nil
 }
 
-// freeSlot is the lowest-numbered slot with no task, "" when all
-// parallel slots are taken.
-func (s *State) freeSlot() string {
-	for i := 1; i <= s.Parallel; i++ {
-		k := strconv.Itoa(i)
-		if _, taken := s.Active[k]; !taken {
-			return k
-		}
-	}
-	return ""
-}
-
-// busyComponents maps each component to the task holding it: a task
-// running or waiting for its merge holds its components until it is done.
-func (s *State) busyComponents() map[string]string {
-	busy := map[string]string{}
-	for _, slot := range s.Active {
-		for _, c := range slot.Components {
-			busy[c] = slot.Task
-		}
-	}
-	for _, m := range s.MergeQueue {
-		for _, c := range m.Components {
-			busy[c] = m.Task
-		}
-	}
-	for _, r := range s.Retry {
-		for _, c := range r.Components {
-			busy[c] = r.Task
-		}
-	}
-	return busy
-}
-
 // Idle reports whether nothing is running and nothing waits to merge.
-func (s *State) Idle() bool { return len(s.Active) == 0 && len(s.MergeQueue) == 0 && len(s.Retry) == 0 }
-
-// canStart reports whether another task may start under max_tasks.
-func (s *State) canStart() bool { return s.MaxTasks <= 0 || s.StartedCount < s.MaxTasks }
+func (s *AutopilotState) Idle() bool {
+	return len(s.Active) == 0 && len(s.MergeQueue) == 0 && len(s.Retry) == 0
+}

@@ -1,0 +1,53 @@
+package autopilot
+
+import (
+	"context"
+
+	"github.com/ralph-loop/ralph/config"
+	"github.com/ralph-loop/ralph/runfiles"
+	"github.com/ralph-loop/ralph/tasks"
+)
+
+// PendingIn counts the ready tasks not yet started in dir, of the source
+// the config at configs (ralph.yml when empty) names; -1 when it cannot
+// be known.
+func PendingIn(ctx context.Context, dir string, configs []string) int {
+	cfg, _, err := config.LoadIn(dir, configs, nil)
+	if err != nil {
+		return -1
+	}
+	source, err := tasks.Open(TaskSpec(cfg.Autopilot.Source), dir)
+	if err != nil {
+		return -1
+	}
+	n, err := CountPending(ctx, dir, source)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// TaskSpec is the tasks.Spec a config's autopilot.source describes.
+func TaskSpec(s config.TaskSource) tasks.Spec {
+	return tasks.Spec{Type: s.Type, Path: s.Path, List: s.List, Claim: s.Claim, Close: s.Close, Fail: s.Fail, Files: s.Files}
+}
+
+// CountPending counts the source's ready tasks that the autopilot's run in
+// repo has not started, for status.
+func CountPending(ctx context.Context, repo string, source tasks.Source) (int, error) {
+	st, err := runfiles.ReadAutopilotState(repo)
+	if err != nil {
+		st = runfiles.NewAutopilotState()
+	}
+	ready, err := source.Ready(ctx)
+	if err != nil {
+		return -1, err
+	}
+	n := 0
+	for _, t := range ready {
+		if st.Ended != nil || !st.Started(t.ID) {
+			n++
+		}
+	}
+	return n, nil
+}
