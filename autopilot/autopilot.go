@@ -378,8 +378,7 @@ func (a *Autopilot) fill(ctx, sctx context.Context) error {
 // one of its components.
 func (a *Autopilot) consider(ctx context.Context, t tasks.Task) error {
 	if err := tasks.ValidID(t.ID); err != nil {
-		return a.journal.record(runfiles.TopicTaskFailed, runfiles.AutopilotPayload{Task: t.ID, Title: t.Title,
-			Reason: fmt.Sprintf("the task id %q cannot name a worktree or a branch: %v", t.ID, err)})
+		return a.failAssign(ctx, t.ID, t.Title, fmt.Sprintf("the task id %q cannot name a worktree or a branch: %v", t.ID, err))
 	}
 	busy := busyComponents(a.state())
 	for _, c := range t.Components() {
@@ -402,6 +401,15 @@ func (a *Autopilot) notice(msg string) error {
 	return a.journal.record(runfiles.TopicAutopilotNotice, runfiles.AutopilotPayload{Message: msg})
 }
 
+// runsOn is where the runner runs loops when not in their worktrees
+// here, "" when it runs them here.
+func (a *Autopilot) runsOn() string {
+	if e, ok := a.opts.Runner.(Elsewhere); ok {
+		return e.Where()
+	}
+	return ""
+}
+
 // worktree is where task's loop runs.
 func (a *Autopilot) worktree(task string) string {
 	return filepath.Join(a.merger.worktrees, task)
@@ -415,19 +423,19 @@ func (a *Autopilot) start(ctx context.Context, t tasks.Task, slot string) error 
 	if full, err := a.opts.Source.Show(ctx, t.ID); err == nil {
 		t = full
 	}
-	p := runfiles.AutopilotPayload{Task: t.ID, Title: t.Title, Slot: slot, Worktree: a.relative(a.worktree(t.ID)),
+	p := runfiles.AutopilotPayload{Task: t.ID, Title: t.Title, Slot: slot, Worktree: a.relative(a.worktree(t.ID)), RunsOn: a.runsOn(),
 		Branch: branchOf(t.ID), Attempt: 1, Components: t.Components()}
 	if err := a.journal.record(runfiles.TopicTaskAssigned, p); err != nil {
 		return err
 	}
 	if err := a.opts.Source.Claim(ctx, t.ID); err != nil {
-		return a.failTask(ctx, t.ID, "claiming it in "+a.opts.Source.Name()+" failed: "+err.Error())
+		return a.failAssign(ctx, t.ID, t.Title, "claiming it in "+a.opts.Source.Name()+" failed: "+err.Error())
 	}
 	if err := a.commitTracker(ctx, "ralph: claim "+t.ID); err != nil {
 		return err
 	}
 	if err := a.writeTaskFiles(t, ""); err != nil {
-		return a.failTask(ctx, t.ID, err.Error())
+		return a.failAssign(ctx, t.ID, t.Title, err.Error())
 	}
 	mode := runfiles.StartNew
 	if _, err := os.Stat(a.worktree(t.ID)); err == nil {
@@ -442,7 +450,7 @@ func (a *Autopilot) start(ctx context.Context, t tasks.Task, slot string) error 
 func (a *Autopilot) launch(ctx context.Context, slot, task string, attempt int, mode runfiles.StartMode) error {
 	dir := a.worktree(task)
 	if err := a.ensureWorktree(ctx, task); err != nil {
-		return a.failTask(ctx, task, "making its worktree failed: "+err.Error())
+		return a.failAssign(ctx, task, "", "making its worktree failed: "+err.Error())
 	}
 	if mode == runfiles.StartResume {
 		if state, _ := inspectLoop(dir); state == loopNone {
@@ -455,11 +463,11 @@ func (a *Autopilot) launch(ctx context.Context, slot, task string, attempt int, 
 	}
 	job, err := a.job(task, attempt, mode)
 	if err != nil {
-		return a.failTask(ctx, task, err.Error())
+		return a.failAssign(ctx, task, "", err.Error())
 	}
 	h, err := a.opts.Runner.Start(a.runnerCtx, job)
 	if err != nil {
-		return a.failTask(ctx, task, err.Error())
+		return a.failAssign(ctx, task, "", "starting its loop failed: "+err.Error())
 	}
 	a.watch(slot, task, attempt, h)
 	if err := a.journal.record(runfiles.TopicTaskRunning, runfiles.AutopilotPayload{Task: task, Slot: slot, PID: h.PID(), Attempt: attempt}); err != nil {
@@ -554,21 +562,32 @@ func describeLoopEnd(res LoopResult) string {
 	return msg
 }
 
-// failTask records the failure, and tells the tracker where it can hold
-// it. The task's worktree and branch are kept for inspection.
+// failTask records the failure of a task whose loop ran, and tells the
+// tracker where it can hold it. The task's worktree and branch are kept
+// for inspection.
 func (a *Autopilot) failTask(ctx context.Context, task, reason string) error {
+	return a.fail(ctx, runfiles.TopicTaskFailed, task, "", reason, reason)
+}
+
+// failAssign records a task that could not be given its slot: its id
+// cannot name a worktree, the tracker refused the claim, or its worktree
+// or loop could not be made. No loop of it ran, which its event, its
+// outcome and its note in the tracker say.
+func (a *Autopilot) failAssign(ctx context.Context, task, title, reason string) error {
+	return a.fail(ctx, runfiles.TopicTaskAssignFailed, task, title, reason, "not started: "+reason)
+}
+
+// fail records topic for task and gives the tracker note.
+func (a *Autopilot) fail(ctx context.Context, topic, task, title, reason, note string) error {
 	ctx, cancel := steady(ctx)
 	defer cancel()
-	title := ""
-	if slot := a.state().SlotOf(task); slot != "" {
-		title = a.state().Active[slot].Title
-	} else if m := a.state().MergeOf(task); m != nil {
-		title = m.Title
+	if title == "" {
+		title = a.state().TitleOf(task)
 	}
-	if err := a.journal.record(runfiles.TopicTaskFailed, runfiles.AutopilotPayload{Task: task, Title: title, Reason: reason}); err != nil {
+	if err := a.journal.record(topic, runfiles.AutopilotPayload{Task: task, Title: title, Reason: reason}); err != nil {
 		return err
 	}
-	if err := a.opts.Source.Fail(ctx, task, reason); err != nil {
+	if err := a.opts.Source.Fail(ctx, task, note); err != nil {
 		return a.notice(fmt.Sprintf("recording the failure of %s in %s failed: %v", task, a.opts.Source.Name(), err))
 	}
 	return a.commitTracker(ctx, "ralph: "+task+" failed")

@@ -340,22 +340,32 @@ func TestRunGoesOnAfterAClaimFails(t *testing.T) {
 	h := newHarness(t, task("a", 1), task("b", 2))
 	h.source.failClaim["a"] = true
 	h.start(t.Context(), h.settings(1))
-	failed := payloadOf(h.next(runfiles.TopicTaskFailed))
+	// A task that could not be assigned is told apart from one whose
+	// loop failed: in its event, its outcome and the tracker's note.
+	failed := payloadOf(h.next(runfiles.TopicTaskAssignFailed))
 	assert.Equal(t, "a", failed.Task)
-	assert.Contains(t, failed.Reason, "the tracker refused")
+	assert.Contains(t, failed.Reason, "claiming it in mem failed: the tracker refused")
 	h.loop().complete()
 	res := h.wait()
 	assert.Equal(t, 1, res.Completed)
 	assert.Equal(t, 1, res.Failed)
+	assert.Equal(t, "not started: "+failed.Reason, h.source.failed["a"])
+	st, err := runfiles.ReadAutopilotStatus(h.repo, time.Now())
+	require.NoError(t, err)
+	require.Len(t, st.Failures, 1)
+	assert.True(t, st.Failures[0].Unassigned)
+	assert.Equal(t, "not started", runfiles.FailureWord(st.Failures[0]))
+	assert.Contains(t, readFile(t, h.repo, ".ralph/progress.md"), "not started: a (")
 }
 
 func TestRunRefusesAnUnusableTaskID(t *testing.T) {
 	h := newHarness(t, task("../x", 1), task("ok", 2))
 	h.start(t.Context(), h.settings(1))
-	failed := payloadOf(h.next(runfiles.TopicTaskFailed))
+	failed := payloadOf(h.next(runfiles.TopicTaskAssignFailed))
 	assert.Equal(t, "../x", failed.Task)
 	h.loop().complete()
 	res := h.wait()
+	assert.Contains(t, h.source.failed["../x"], "not started: the task id", "the tracker hears why")
 	assert.Equal(t, 1, res.Completed)
 	assert.NoDirExists(t, filepath.Join(h.repo, "x"))
 }

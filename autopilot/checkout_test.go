@@ -3,6 +3,7 @@ package autopilot
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/exitcode"
 	"github.com/ralph-loop/ralph/internal/git"
 	"github.com/ralph-loop/ralph/internal/gittest"
+	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/tasks"
 )
 
@@ -30,22 +32,81 @@ func TestCheckCleanRefusesOnlyChangesToTrackedFiles(t *testing.T) {
 	source := newMemSource(repo)
 	gittest.WriteFile(t, repo, "notes.txt", "mine\n")
 	gittest.WriteFile(t, repo, "tracker.txt", "claim a\n")
-	require.NoError(t, checkClean(t.Context(), git.Repo{Dir: repo}, source), "untracked files and the tracker's own do not count")
+	check := func(source tasks.Source) error {
+		var failed preconditions
+		require.NoError(t, checkClean(t.Context(), git.Repo{Dir: repo}, source, nil, &failed))
+		return failed.err()
+	}
+	require.NoError(t, check(source), "untracked files and the tracker's own do not count")
 
 	gittest.WriteFile(t, repo, "README.md", "hi\nmy edit\n")
 	gittest.WriteFile(t, repo, "staged.txt", "x\n")
 	gittest.Run(t, repo, "add", "staged.txt")
-	err := checkClean(t.Context(), git.Repo{Dir: repo}, source)
 	var pre *PreconditionError
-	require.ErrorAs(t, err, &pre)
+	require.ErrorAs(t, check(source), &pre)
 	assert.Equal(t, "the base branch has uncommitted changes: README.md, staged.txt", pre.Error())
 	assert.Contains(t, pre.Hint(), "untracked files may stay")
 	assert.NotContains(t, pre.Hint(), "autopilot.source.files")
 
 	command, err := tasks.Open(tasks.Spec{Type: "command", List: "true", Close: "true"}, repo)
 	require.NoError(t, err)
-	require.ErrorAs(t, checkClean(t.Context(), git.Repo{Dir: repo}, command), &pre)
+	require.ErrorAs(t, check(command), &pre)
 	assert.Contains(t, pre.Hint(), "list them in autopilot.source.files", "a command source is told where its files go")
+}
+
+// Every precondition that fails is named at once, each with its fix, so
+// that one try tells the user all there is to do.
+func TestPreflightNamesEveryFailedPrecondition(t *testing.T) {
+	repo := gittest.NewRepo(t)
+	gittest.CommitFile(t, repo, "README.md", "hi\n", "start")
+	gittest.WriteFile(t, repo, "README.md", "hi\nmy edit\n")
+	gittest.Run(t, repo, "checkout", "-q", "--detach")
+	gitBin, err := exec.LookPath("git")
+	require.NoError(t, err)
+	bin := t.TempDir() // git, and no tk
+	require.NoError(t, os.Symlink(gitBin, filepath.Join(bin, "git")))
+	t.Setenv("PATH", bin)
+	source, err := tasks.Open(tasks.Spec{Type: "tk"}, repo)
+	require.NoError(t, err)
+	_, _, err = Preflight(t.Context(), repo, "", source, nil)
+	var all PreconditionsError
+	require.ErrorAs(t, err, &all)
+	assert.Equal(t, "the autopilot cannot start, for 3 reasons:\n"+
+		"1. HEAD is detached: the autopilot merges onto the branch checked out here\n"+
+		"2. the base branch has uncommitted changes: README.md\n"+
+		"3. tk is not on PATH: the tk source runs it", err.Error())
+	hints := strings.Split(hint.Of(err), "\n")
+	require.Len(t, hints, 3)
+	assert.Equal(t, "1. check out the branch to merge into, e.g. git switch main", hints[0])
+	assert.True(t, strings.HasPrefix(hints[1], "2. commit or stash them first"), hints[1])
+	assert.True(t, strings.HasPrefix(hints[2], "3. install tk, or choose another autopilot.source"), hints[2])
+	var one *PreconditionError
+	assert.ErrorAs(t, err, &one, "each problem is still a *PreconditionError")
+	assert.True(t, hint.Has(err, hint.Invalid))
+
+	// Outside a repository, the tool is named beside it.
+	_, _, err = Preflight(t.Context(), t.TempDir(), "", source, nil)
+	require.ErrorAs(t, err, &all)
+	assert.Len(t, all, 2)
+	assert.Contains(t, err.Error(), "is not in a git repository")
+	assert.Contains(t, err.Error(), "2. tk is not on PATH")
+
+	// The autopilot's own config, uncommitted, is no problem: every task's
+	// loop reads it from this checkout.
+	gittest.CommitFile(t, repo, "ralph.yml", "old\n", "config")
+	gittest.WriteFile(t, repo, "ralph.yml", "new\n")
+	_, _, err = Preflight(t.Context(), repo, "", source, []string{filepath.Join(repo, "ralph.yml")})
+	require.ErrorAs(t, err, &all)
+	assert.NotContains(t, err.Error(), "ralph.yml")
+	assert.Contains(t, err.Error(), "uncommitted changes: README.md")
+	_, _, err = Preflight(t.Context(), repo, "", source, nil)
+	assert.Contains(t, err.Error(), "uncommitted changes: README.md, ralph.yml", "another's config is the user's change")
+
+	// One problem is said as it is, unnumbered.
+	gittest.Run(t, repo, "checkout", "-q", "-f", "@{-1}")
+	_, _, err = Preflight(t.Context(), repo, "", source, nil)
+	require.ErrorAs(t, err, &one)
+	assert.Equal(t, "tk is not on PATH: the tk source runs it", err.Error())
 }
 
 // A file in the way of a verified merge's fast-forward is the checkout's

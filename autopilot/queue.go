@@ -155,6 +155,9 @@ func (a *Autopilot) closeTask(ctx context.Context, task, commit string) (closed 
 // cleanUp removes a finished task's worktree and branch; what cannot be
 // removed is reported, not fatal.
 func (a *Autopilot) cleanUp(ctx context.Context, task string) {
+	if err := runfiles.KeepTaskLog(a.opts.Repo, task, a.worktree(task)); err != nil {
+		_ = a.notice(fmt.Sprintf("keeping the loop log of %s failed: %v; it goes with its worktree", task, err))
+	}
 	if err := a.repo.RemoveWorktree(ctx, a.worktree(task)); err != nil {
 		_ = a.notice(fmt.Sprintf("removing the worktree of %s failed: %v", task, err))
 	}
@@ -250,7 +253,7 @@ func (a *Autopilot) bringUpToDate(ctx context.Context, m runfiles.TaskMerge, con
 // startRetry runs the loop of a task whose merge conflicted again, as a
 // fresh run in its worktree.
 func (a *Autopilot) startRetry(ctx context.Context, r runfiles.TaskSlot, slot string) error {
-	p := runfiles.AutopilotPayload{Task: r.Task, Title: r.Title, Slot: slot, Worktree: r.Worktree, Branch: r.Branch,
+	p := runfiles.AutopilotPayload{Task: r.Task, Title: r.Title, Slot: slot, Worktree: r.Worktree, RunsOn: a.runsOn(), Branch: r.Branch,
 		Attempt: r.Attempt, Components: r.Components}
 	if err := a.journal.record(runfiles.TopicTaskAssigned, p); err != nil {
 		return err

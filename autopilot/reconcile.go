@@ -38,7 +38,7 @@ func (a *Autopilot) reconcileSlot(ctx context.Context, slot string, s runfiles.T
 		// the claim may not have been made either, and repeating it is
 		// harmless.
 		if err := a.opts.Source.Claim(ctx, s.Task); err != nil {
-			return a.failTask(ctx, s.Task, "claiming it in "+a.opts.Source.Name()+" failed: "+err.Error())
+			return a.failAssign(ctx, s.Task, s.Title, "claiming it in "+a.opts.Source.Name()+" failed: "+err.Error())
 		}
 		if err := a.commitTracker(ctx, "ralph: claim "+s.Task); err != nil {
 			return err

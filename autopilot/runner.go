@@ -72,6 +72,13 @@ type Runner interface {
 	Attach(ctx context.Context, dir string) (Handle, error)
 }
 
+// Elsewhere is a Runner whose loops run on other machines: Where names
+// them, for the line that says where a task runs, since the worktree here
+// only prepares the task's branch.
+type Elsewhere interface {
+	Where() string
+}
+
 // TaskCleaner is a Runner that keeps something of its own for a task,
 // beyond its worktree and branch (a remote's refs): CleanUp removes it once
 // the task is merged.

@@ -36,6 +36,57 @@ func (e *PreconditionError) Hint() string { return e.Fix }
 // Kind: the repository is not as the autopilot needs it.
 func (e *PreconditionError) Kind() hint.Kind { return hint.Invalid }
 
+// PreconditionsError is every reason the autopilot cannot start, found
+// together so that one attempt names all the fixes.
+type PreconditionsError []*PreconditionError
+
+func (e PreconditionsError) Error() string {
+	lines := []string{fmt.Sprintf("the autopilot cannot start, for %d reasons:", len(e))}
+	for i, p := range e {
+		lines = append(lines, fmt.Sprintf("%d. %s", i+1, p.Problem))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Hint is each problem's fix, numbered as Error numbers the problems.
+func (e PreconditionsError) Hint() string {
+	lines := make([]string, len(e))
+	for i, p := range e {
+		lines[i] = fmt.Sprintf("%d. %s", i+1, p.Fix)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap lets errors.As find each problem.
+func (e PreconditionsError) Unwrap() []error {
+	errs := make([]error, len(e))
+	for i, p := range e {
+		errs[i] = p
+	}
+	return errs
+}
+
+// Kind: the repository is not as the autopilot needs it.
+func (e PreconditionsError) Kind() hint.Kind { return hint.Invalid }
+
+// preconditions gathers the problems found; err is nil when there are
+// none, the problem itself when there is one.
+type preconditions []*PreconditionError
+
+func (p *preconditions) add(problem, fix string) {
+	*p = append(*p, &PreconditionError{Problem: problem, Fix: fix})
+}
+
+func (p preconditions) err() error {
+	switch len(p) {
+	case 0:
+		return nil
+	case 1:
+		return p[0]
+	}
+	return PreconditionsError(p)
+}
+
 // Preflight checks what must hold before anything changes: no autopilot
 // (*RunningError) and no loop (*LoopRunningError) runs in the repository's
 // checkout, dir is in a git repository with a commit, the base branch is
@@ -45,17 +96,48 @@ func (e *PreconditionError) Kind() hint.Kind { return hint.Invalid }
 // merge that would overwrite one is refused when it lands (see
 // LandBlockedError). CheckSource, once the source is opened in the root,
 // checks the tracker.
-func Preflight(ctx context.Context, dir, baseBranch string, source tasks.Source) (root, base string, err error) {
+//
+// The preconditions are checked together: a *PreconditionError when one
+// fails, a PreconditionsError naming each when more do, so that a user
+// fixes them all before the next try.
+//
+// configs are the autopilot's own config files (absolute). Like the
+// tracker's files, uncommitted changes to them do not count: every task's
+// loop reads them from this checkout (ralph loop -c FILE), never from its
+// worktree, so each task sees them as they are; a quick start that writes
+// a ralph.yml and runs the autopilot at once works as written.
+func Preflight(ctx context.Context, dir, baseBranch string, source tasks.Source, configs []string) (root, base string, err error) {
+	var failed preconditions
+	if root, base, err = checkRepo(ctx, dir, baseBranch, source, configs, &failed); err != nil {
+		return root, "", err
+	}
+	if tool := source.Tool(); tool != "" {
+		if _, err := exec.LookPath(tool); err != nil {
+			failed.add(fmt.Sprintf("%s is not on PATH: the %s source runs it", tool, source.Name()),
+				"install "+tool+", or choose another autopilot.source (tk, beads, prd, checklist, command)")
+		}
+	}
+	if err := failed.err(); err != nil {
+		return "", "", err
+	}
+	return root, base, nil
+}
+
+// checkRepo is Preflight's look at the repository: the problems it finds
+// are added to failed; the error it returns is something running here, or
+// git failing.
+func checkRepo(ctx context.Context, dir, baseBranch string, source tasks.Source, configs []string, failed *preconditions) (root, base string, err error) {
 	repo := git.Repo{Dir: dir}
 	if ok, err := repo.IsRepo(ctx); err != nil || !ok {
-		return "", "", &PreconditionError{Problem: dir + " is not in a git repository",
-			Fix: "the autopilot merges each task's work through git: run it in a repository (git init, and a first commit)"}
+		failed.add(dir+" is not in a git repository",
+			"the autopilot merges each task's work through git: run it in a repository (git init, and a first commit)")
+		return "", "", nil
 	}
 	if root, err = repo.Root(ctx); err != nil {
 		return "", "", err
 	}
-	// What runs here is said before any precondition: a second start
-	// finds the first one's work in progress in the checkout.
+	// What runs here is said before any precondition, and alone: a second
+	// start finds the first one's work in progress in the checkout.
 	if err := Running(root); err != nil {
 		return root, "", err
 	}
@@ -64,33 +146,52 @@ func Preflight(ctx context.Context, dir, baseBranch string, source tasks.Source)
 	}
 	repo.Dir = root
 	if head, _ := repo.Head(ctx); head == "" {
-		return "", "", &PreconditionError{Problem: errNoBase.Error(), Fix: "git commit --allow-empty -m 'start' is enough"}
+		// Without a commit there is no branch to compare the files
+		// with: the first commit settles that too.
+		failed.add(errNoBase.Error(), "git commit --allow-empty -m 'start' is enough")
+		return root, "", nil
 	}
-	current, err := repo.CurrentBranch(ctx)
-	if err != nil {
+	if base, err = checkBranch(ctx, repo, baseBranch, failed); err != nil {
 		return "", "", err
 	}
-	base = baseBranch
-	switch {
-	case current == "":
-		return "", "", &PreconditionError{Problem: "HEAD is detached: the autopilot merges onto the branch checked out here",
-			Fix: "check out the branch to merge into, e.g. git switch main"}
-	case base == "":
-		base = current
-	case base != current:
-		return "", "", &PreconditionError{Problem: fmt.Sprintf("autopilot.base_branch is %s but %s is checked out", base, current),
-			Fix: fmt.Sprintf("check out %s (git switch %s), or set base_branch: %s", base, base, current)}
-	}
-	if err := checkClean(ctx, repo, source); err != nil {
-		return "", "", err
-	}
-	if tool := source.Tool(); tool != "" {
-		if _, err := exec.LookPath(tool); err != nil {
-			return "", "", &PreconditionError{Problem: fmt.Sprintf("%s is not on PATH: the %s source runs it", tool, source.Name()),
-				Fix: "install " + tool + ", or choose another autopilot.source (tk, beads, prd, checklist, command)"}
+	return root, base, checkClean(ctx, repo, source, ownFiles(root, configs), failed)
+}
+
+// ownFiles are the paths, relative to root, of the files among configs
+// that are in the repository.
+func ownFiles(root string, configs []string) []string {
+	var own []string
+	for _, c := range configs {
+		// git names the root with its links resolved.
+		if resolved, err := filepath.EvalSymlinks(c); err == nil {
+			c = resolved
+		}
+		if rel, err := filepath.Rel(root, c); err == nil && filepath.IsLocal(rel) {
+			own = append(own, filepath.ToSlash(rel))
 		}
 	}
-	return root, base, nil
+	return own
+}
+
+// checkBranch adds the problem of a detached HEAD, or of a base branch
+// other than the one checked out, to failed, and returns the base branch:
+// baseBranch, or the one checked out when that is "".
+func checkBranch(ctx context.Context, repo git.Repo, baseBranch string, failed *preconditions) (string, error) {
+	current, err := repo.CurrentBranch(ctx)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case current == "":
+		failed.add("HEAD is detached: the autopilot merges onto the branch checked out here",
+			"check out the branch to merge into, e.g. git switch main")
+	case baseBranch == "":
+		return current, nil
+	case baseBranch != current:
+		failed.add(fmt.Sprintf("autopilot.base_branch is %s but %s is checked out", baseBranch, current),
+			fmt.Sprintf("check out %s (git switch %s), or set base_branch: %s", baseBranch, baseBranch, current))
+	}
+	return baseBranch, nil
 }
 
 // checkClean refuses uncommitted changes to tracked files other than the
@@ -99,7 +200,10 @@ func Preflight(ctx context.Context, dir, baseBranch string, source tasks.Source)
 // merge of a task that changes one of them could not land. Untracked
 // files are left alone: most are in no merge's way, and git names the one
 // that is when its merge lands.
-func checkClean(ctx context.Context, repo git.Repo, source tasks.Source) error {
+//
+// The autopilot's own config files (own, relative to the repository)
+// do not count either. The problem found is added to failed.
+func checkClean(ctx context.Context, repo git.Repo, source tasks.Source, own []string, failed *preconditions) error {
 	pending, err := repo.Uncommitted(ctx)
 	if err != nil {
 		return err
@@ -110,7 +214,7 @@ func checkClean(ctx context.Context, repo git.Repo, source tasks.Source) error {
 	}
 	var dirty []string
 	for _, p := range slices.Sorted(maps.Keys(pending)) {
-		if !pending[p].Untracked() && !underAny(p, source.Files()) && !slices.Contains(landing, p) {
+		if !pending[p].Untracked() && !underAny(p, source.Files()) && !slices.Contains(landing, p) && !slices.Contains(own, p) {
 			dirty = append(dirty, p)
 		}
 	}
@@ -126,7 +230,8 @@ func checkClean(ctx context.Context, repo git.Repo, source tasks.Source) error {
 	if len(source.Files()) == 0 && source.Name() == "command" {
 		fix += "; if the tracker's commands changed them, commit them, and list them in autopilot.source.files so that ralph commits them itself"
 	}
-	return &PreconditionError{Problem: "the base branch has uncommitted changes: " + strings.Join(shown, ", "), Fix: fix}
+	failed.add("the base branch has uncommitted changes: "+strings.Join(shown, ", "), fix)
+	return nil
 }
 
 // CheckSource reads the source's ready tasks as the run will, so that a

@@ -60,7 +60,7 @@ var ralphTopics = []string{
 	runfiles.TopicAutopilotStopped, runfiles.TopicAutopilotNotice, runfiles.TopicTaskAssigned, runfiles.TopicTaskRunning,
 	runfiles.TopicTaskHeld, runfiles.TopicTaskAsked, runfiles.TopicTaskAnswered, runfiles.TopicTaskFinished,
 	runfiles.TopicTaskRetry, runfiles.TopicTaskCompleted, runfiles.TopicTaskClosed,
-	runfiles.TopicTaskFailed, runfiles.TopicMergeStarted, runfiles.TopicMergeDone, runfiles.TopicMergeFailed,
+	runfiles.TopicTaskFailed, runfiles.TopicTaskAssignFailed, runfiles.TopicMergeStarted, runfiles.TopicMergeDone, runfiles.TopicMergeFailed,
 	runfiles.TopicVerifyFailed, runfiles.TopicAllDone,
 	"human.*", TopicStarted, TopicRan,
 }

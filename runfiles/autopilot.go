@@ -27,7 +27,9 @@ const (
 	CommandsFile  = "commands.json"
 	// RemoteDir holds, in RemoteDir/<task>/, what the coordinator learns of
 	// a task a worker on another machine runs: a copy of its loop's event
-	// lines, the worker, and each attempt's dispatch and result.
+	// lines, the worker, and each attempt's dispatch and result. For a
+	// task whose loop ran here, it holds KeptEventsFile once the task is
+	// merged and its worktree removed.
 	RemoteDir        = "tasks"
 	RemoteEventsFile = "events.jsonl"
 	WorkerFile       = "worker.json"
@@ -35,6 +37,9 @@ const (
 	// repository, when autopilot.worktrees_dir does not say (package
 	// config's default, which a test of package autopilot holds equal).
 	DefaultWorktreesDir = ".worktrees"
+	// KeptEventsFile is the loop log of a task that ran here, kept when
+	// its worktree goes: its runs' logs, oldest first.
+	KeptEventsFile = "loop-events.jsonl"
 )
 
 // AutopilotEvents is the autopilot's event log.
@@ -60,6 +65,10 @@ func (d Dir) Remote(id string) string { return d.file(RemoteDir, id) }
 
 // RemoteEvents is the coordinator's copy of a remote task's event lines.
 func (d Dir) RemoteEvents(id string) string { return d.file(RemoteDir, id, RemoteEventsFile) }
+
+// KeptEvents is the loop log of a merged task that ran here, kept after
+// its worktree was removed.
+func (d Dir) KeptEvents(id string) string { return d.file(RemoteDir, id, KeptEventsFile) }
 
 // Worker names the worker that runs, or last ran, a remote task.
 func (d Dir) Worker(id string) string { return d.file(RemoteDir, id, WorkerFile) }

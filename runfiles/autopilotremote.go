@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -75,17 +76,22 @@ type NoTaskLogError struct {
 }
 
 func (e *NoTaskLogError) Error() string {
-	return fmt.Sprintf("no event log for task %s: looked for %s", e.Task, strings.Join(e.Looked, " and "))
+	looked := strings.Join(e.Looked, " and ")
+	if n := len(e.Looked); n > 2 {
+		looked = strings.Join(e.Looked[:n-1], ", ") + " and " + e.Looked[n-1]
+	}
+	return fmt.Sprintf("no event log for task %s: looked for %s", e.Task, looked)
 }
 
 func (e *NoTaskLogError) Kind() hint.Kind { return hint.NotFound }
 
 // TaskLog finds the event log of task's loop, as the autopilot in repo
 // ran it: its copy of a remote task's log when it has one (remote), or
-// else the current log of the task's worktree. The worktree is where the
-// autopilot's last task.assigned for the task put it, which holds even
-// after the autopilot is gone or worktrees_dir changed, or else where the
-// default worktrees_dir puts it.
+// else the current log of the task's worktree, or else, once the task is
+// merged and its worktree gone, the log kept of it (see KeepTaskLog). The
+// worktree is where the autopilot's last task.assigned for the task put
+// it, which holds even after the autopilot is gone or worktrees_dir
+// changed, or else where the default worktrees_dir puts it.
 func TaskLog(repo, task string) (path string, remote bool, err error) {
 	if err := tasks.ValidID(task); err != nil {
 		return "", false, err
@@ -105,8 +111,83 @@ func TaskLog(repo, task string) (path string, remote bool, err error) {
 	if !errors.Is(err, ErrNoLog) && !errors.Is(err, fs.ErrNotExist) {
 		return "", false, err
 	}
+	// A worktree's live log comes first: a task of the same id may run
+	// again after one that was merged.
+	kept := In(repo).KeptEvents(task)
+	if fileExists(kept) {
+		return kept, false, nil
+	}
 	return "", false, &NoTaskLogError{Task: task,
-		Looked: []string{relativeTo(repo, mirror), "a loop's log in " + relativeTo(repo, filepath.Join(worktree, DirName))}}
+		Looked: []string{relativeTo(repo, mirror), "a loop's log in " + relativeTo(repo, filepath.Join(worktree, DirName)),
+			relativeTo(repo, kept)}}
+}
+
+// KeepTaskLog copies the logs of the loop runs in a task's worktree,
+// oldest first, to .ralph/tasks/<task>/loop-events.jsonl in repo before
+// the worktree is removed, so that `ralph events --task` still reads them
+// after the merge; they stay until the user removes them. A worktree
+// without logs (removed already, by a run cut off after that) leaves what
+// was kept alone. The logs are the agent's workspace's: one that is a
+// link is refused, not followed.
+func KeepTaskLog(repo, task, worktree string) error {
+	src := In(worktree).Path()
+	logs, err := EventLogs(src)
+	if err != nil || len(logs) == 0 {
+		return err
+	}
+	root := In(repo).Path()
+	kept := In(repo).KeptEvents(task)
+	tmp := kept + ".tmp"
+	out, err := ralphdir.OpenFile(root, tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, ralphdir.FileMode)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp)
+	for _, path := range logs {
+		if err := appendLog(out, src, path); err != nil {
+			_ = out.Close()
+			return err
+		}
+	}
+	if err := errors.Join(out.Sync(), out.Close()); err != nil {
+		return err
+	}
+	return os.Rename(tmp, kept)
+}
+
+// appendLog copies one log of the .ralph directory dir to out, ending its
+// last line when a kill cut it short, so that the next log's first line
+// starts a line of its own.
+func appendLog(out io.Writer, dir, path string) error {
+	in, err := ralphdir.OpenFile(dir, path, os.O_RDONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	ends := &lastByte{w: out}
+	if _, err := io.Copy(ends, in); err != nil {
+		return fmt.Errorf("copy %s: %w", path, err)
+	}
+	if ends.n > 0 && ends.last != '\n' {
+		_, err = out.Write([]byte{'\n'})
+	}
+	return err
+}
+
+// lastByte is a writer that remembers the last byte written through it.
+type lastByte struct {
+	w    io.Writer
+	n    int64
+	last byte
+}
+
+func (l *lastByte) Write(p []byte) (int, error) {
+	n, err := l.w.Write(p)
+	if n > 0 {
+		l.n += int64(n)
+		l.last = p[n-1]
+	}
+	return n, err
 }
 
 // taskWorktree is task's worktree as the last task.assigned in repo's

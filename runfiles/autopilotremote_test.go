@@ -83,7 +83,7 @@ func TestTaskLogSaysWhereItLooked(t *testing.T) {
 	var noLog *NoTaskLogError
 	require.ErrorAs(t, err, &noLog)
 	assert.Equal(t, "t-1", noLog.Task)
-	assert.Equal(t, "no event log for task t-1: looked for .ralph/tasks/t-1/events.jsonl and a loop's log in .worktrees/t-1/.ralph", err.Error())
+	assert.Equal(t, "no event log for task t-1: looked for .ralph/tasks/t-1/events.jsonl, a loop's log in .worktrees/t-1/.ralph and .ralph/tasks/t-1/loop-events.jsonl", err.Error())
 
 	// A worktree without a loop log yet is no better.
 	require.NoError(t, os.MkdirAll(filepath.Join(repo, ".worktrees/t-1/.ralph"), 0o755))
@@ -184,4 +184,53 @@ func TestTaskGoesOnWhileARunningAutopilotHoldsItsSlot(t *testing.T) {
 		`{"ts":"2026-11-22T10:00:00Z","topic":"autopilot.started","payload":{"runId":"20261122-100000"},"source":"ralph"}`+"\n"+
 			`{"ts":"2026-11-22T10:09:00Z","topic":"autopilot.stopped","payload":{"reason":"interrupted","resumable":true},"source":"ralph"}`+"\n")
 	assert.False(t, TaskGoesOn(repo, "t-1"), "an autopilot that stopped, keeping its slots for its resume")
+}
+
+// A merged task's worktree goes; its loop's logs are kept first, every
+// run oldest first, and TaskLog finds them once the worktree is gone.
+func TestKeepTaskLogKeepsEveryRunOfAMergedTask(t *testing.T) {
+	repo := t.TempDir()
+	worktree := filepath.Join(repo, ".worktrees", "t-1")
+	writeFile(t, filepath.Join(worktree, ".ralph", "events-20261122-101000.jsonl"), loopResumed+completed)
+	// The first run was cut off mid-line by a kill.
+	writeFile(t, filepath.Join(worktree, ".ralph", "events-20261122-100000.jsonl"), loopStarted+interrupted[:20])
+	require.NoError(t, KeepTaskLog(repo, "t-1", worktree))
+
+	kept := filepath.Join(repo, ".ralph", "tasks", "t-1", "loop-events.jsonl")
+	data, err := os.ReadFile(kept)
+	require.NoError(t, err)
+	assert.Equal(t, loopStarted+interrupted[:20]+"\n"+loopResumed+completed, string(data))
+	assert.NoFileExists(t, kept+".tmp")
+
+	require.NoError(t, os.RemoveAll(worktree))
+	path, remote, err := TaskLog(repo, "t-1")
+	require.NoError(t, err)
+	assert.False(t, remote)
+	assert.Equal(t, kept, path)
+
+	// A second clean-up, after a restart, finds no worktree: what was
+	// kept stays.
+	require.NoError(t, KeepTaskLog(repo, "t-1", worktree))
+	again, err := os.ReadFile(kept)
+	require.NoError(t, err)
+	assert.Equal(t, string(data), string(again))
+
+	// A task of the same id that runs again is read from its worktree.
+	writeFile(t, filepath.Join(worktree, ".ralph", "events-20261123-090000.jsonl"), loopStarted)
+	path, _, err = TaskLog(repo, "t-1")
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(worktree, ".ralph", "events-20261123-090000.jsonl"), path)
+}
+
+// The worktree is the agent's: a log there that is a link is not
+// followed into the repository's .ralph/.
+func TestKeepTaskLogRefusesALink(t *testing.T) {
+	repo := t.TempDir()
+	worktree := filepath.Join(repo, ".worktrees", "t-1")
+	secret := filepath.Join(t.TempDir(), "secret")
+	writeFile(t, secret, "not a log\n")
+	require.NoError(t, os.MkdirAll(filepath.Join(worktree, ".ralph"), 0o755))
+	require.NoError(t, os.Symlink(secret, filepath.Join(worktree, ".ralph", "events-20261122-100000.jsonl")))
+	require.Error(t, KeepTaskLog(repo, "t-1", worktree))
+	assert.NoFileExists(t, filepath.Join(repo, ".ralph", "tasks", "t-1", "loop-events.jsonl"))
 }

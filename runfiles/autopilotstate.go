@@ -59,6 +59,19 @@ type TaskOutcome struct {
 	Reason string    `json:"reason,omitempty"`
 	Commit string    `json:"commit,omitempty"`
 	At     time.Time `json:"at"`
+	// Unassigned marks a failure before any loop of the task ran
+	// (task.assign_failed).
+	Unassigned bool `json:"unassigned,omitempty"`
+}
+
+// FailureWord is how a failed outcome is named for people: "not started"
+// for a task no loop of which ran, "failed" for one whose loop or merge
+// failed.
+func FailureWord(o TaskOutcome) string {
+	if o.Unassigned {
+		return "not started"
+	}
+	return "failed"
 }
 
 // TaskSlot is a task whose loop runs (or ran, until the autopilot learns how
@@ -126,14 +139,17 @@ func NewAutopilotState() *AutopilotState {
 // AutopilotPayload is the payload of every autopilot event; each topic uses the
 // fields it needs. Views decode it with DecodeAutopilotPayload.
 type AutopilotPayload struct {
-	RunID      string   `json:"run_id,omitempty"`
-	Source     string   `json:"source,omitempty"`
-	MaxTasks   int      `json:"max_tasks,omitempty"`
-	Parallel   int      `json:"parallel,omitempty"`
-	Task       string   `json:"task,omitempty"`
-	Title      string   `json:"title,omitempty"`
-	Slot       string   `json:"slot,omitempty"`
-	Worktree   string   `json:"worktree,omitempty"`
+	RunID    string `json:"run_id,omitempty"`
+	Source   string `json:"source,omitempty"`
+	MaxTasks int    `json:"max_tasks,omitempty"`
+	Parallel int    `json:"parallel,omitempty"`
+	Task     string `json:"task,omitempty"`
+	Title    string `json:"title,omitempty"`
+	Slot     string `json:"slot,omitempty"`
+	Worktree string `json:"worktree,omitempty"`
+	// RunsOn names where the task's loop runs when that is not Worktree
+	// (task.assigned): a worker of the cluster.
+	RunsOn     string   `json:"runs_on,omitempty"`
 	Branch     string   `json:"branch,omitempty"`
 	PID        int      `json:"pid,omitempty"`
 	Attempt    int      `json:"attempt,omitempty"`
@@ -195,11 +211,14 @@ const (
 	TopicTaskCompleted     = "task.completed"
 	TopicTaskClosed        = "task.closed"
 	TopicTaskFailed        = "task.failed"
-	TopicMergeStarted      = "merge.started"
-	TopicMergeDone         = "merge.done"
-	TopicMergeFailed       = "merge.failed"
-	TopicVerifyFailed      = "verify.failed"
-	TopicAllDone           = "all.done"
+	// TopicTaskAssignFailed is a task that could not be started: no loop
+	// of it ran (task.failed is a task whose loop, or merge, failed).
+	TopicTaskAssignFailed = "task.assign_failed"
+	TopicMergeStarted     = "merge.started"
+	TopicMergeDone        = "merge.done"
+	TopicMergeFailed      = "merge.failed"
+	TopicVerifyFailed     = "verify.failed"
+	TopicAllDone          = "all.done"
 )
 
 // DecodeAutopilotPayload reads an autopilot event's payload; a payload that is not
@@ -264,10 +283,11 @@ func (s *AutopilotState) Apply(ev events.Event) {
 		s.dropMerge(p.Task)
 		s.dropActive(p.Task)
 		s.Completed = append(s.Completed, TaskOutcome{Task: p.Task, Title: p.Title, Commit: p.Commit, At: ev.TS})
-	case TopicTaskFailed:
+	case TopicTaskFailed, TopicTaskAssignFailed:
 		s.dropMerge(p.Task)
 		s.dropActive(p.Task)
-		s.Failed = append(s.Failed, TaskOutcome{Task: p.Task, Title: p.Title, Reason: p.Reason, At: ev.TS})
+		s.Failed = append(s.Failed, TaskOutcome{Task: p.Task, Title: p.Title, Reason: p.Reason, At: ev.TS,
+			Unassigned: ev.Topic == TopicTaskAssignFailed})
 	case TopicAutopilotStopped:
 		if p.Resumable {
 			return
@@ -320,6 +340,17 @@ func (s *AutopilotState) Started(task string) bool {
 	}
 	has := func(o TaskOutcome) bool { return o.Task == task }
 	return slices.ContainsFunc(s.Completed, has) || slices.ContainsFunc(s.Failed, has)
+}
+
+// TitleOf is the title of a task that runs or waits to merge, or "".
+func (s *AutopilotState) TitleOf(task string) string {
+	if slot := s.SlotOf(task); slot != "" {
+		return s.Active[slot].Title
+	}
+	if m := s.MergeOf(task); m != nil {
+		return m.Title
+	}
+	return ""
 }
 
 // SlotOf is the slot task runs in, or "".

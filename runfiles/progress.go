@@ -124,7 +124,7 @@ func latest(st *AutopilotState) []string {
 		lines = append(lines, line{o.At, fmt.Sprintf("%s completed: %s (%s)", o.At.UTC().Format(time.TimeOnly), o.Task, o.Title)})
 	}
 	for _, o := range st.Failed {
-		lines = append(lines, line{o.At, fmt.Sprintf("%s failed: %s (%s): %s", o.At.UTC().Format(time.TimeOnly), o.Task, o.Title, o.Reason)})
+		lines = append(lines, line{o.At, fmt.Sprintf("%s %s: %s (%s): %s", o.At.UTC().Format(time.TimeOnly), FailureWord(o), o.Task, o.Title, o.Reason)})
 	}
 	slices.SortStableFunc(lines, func(x, y line) int { return y.at.Compare(x.at) })
 	var out []string
@@ -142,3 +142,7 @@ func latest(st *AutopilotState) []string {
 func AnswerCommand(task, id string) string {
 	return fmt.Sprintf("ralph answer --task %s %s \"TEXT\"", task, id)
 }
+
+// WatchCommand is the command that attaches to the loop of task: a view
+// of the autopilot with that task's slot selected.
+func WatchCommand(task string) string { return "ralph watch --task " + task }

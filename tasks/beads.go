@@ -21,6 +21,7 @@ import (
 //   - Fail is `bd update ID --status open --append-notes "ralph: failed:
 //     <reason>" --json`: the issue is open, and ready, again, and the
 //     reason is in its notes.
+//   - Blocked is `bd blocked --json`, each issue's deps its blocked_by.
 //
 // Lists come as a bare array (bd 1.0.5) or in an envelope
 // {"schema_version": N, "data": [...]} (other versions); both are read.
@@ -73,6 +74,25 @@ func (s *beadsSource) Ready(ctx context.Context) ([]Task, error) {
 		}
 		return tasks[i].ID < tasks[j].ID
 	})
+	return tasks, nil
+}
+
+func (s *beadsSource) Blocked(ctx context.Context) ([]Task, error) {
+	args := []string{"blocked", "--json"}
+	out, err := s.bd(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	issues, err := parseBeadsList(out)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cmdline("bd", args), err)
+	}
+	tasks := make([]Task, 0, len(issues))
+	for _, is := range issues {
+		t := is.task()
+		t.Deps = is.BlockedBy
+		tasks = append(tasks, t)
+	}
 	return tasks, nil
 }
 
@@ -152,6 +172,8 @@ type beadsIssue struct {
 	Priority           *int              `json:"priority"`
 	Labels             []string          `json:"labels"`
 	Dependencies       []beadsDependency `json:"dependencies"`
+	// BlockedBy is what bd blocked says an issue waits for.
+	BlockedBy []string `json:"blocked_by"`
 }
 
 // beadsDependency is an entry of bd show's dependencies: the issue depended

@@ -286,15 +286,15 @@ func TestConformance(t *testing.T) {
 				doc, err := src.Show(ctx, id["document"])
 				require.NoError(t, err)
 				assert.Equal(t, []string{id["export"]}, doc.Deps)
-				if b, ok := src.(Blocker); ok {
-					blocked, err := b.Blocked(ctx)
-					require.NoError(t, err)
-					require.Equal(t, []string{id["document"]}, ids(blocked))
-					assert.Equal(t, []string{id["export"]}, blocked[0].Deps)
-					assert.Equal(t, "Document export", blocked[0].Title)
-				} else {
-					assert.Contains(t, f.name, "beads", "only beads has no Blocked")
-				}
+				// Every source with dependencies lists the blocked tasks,
+				// for the dry run's plan.
+				b, ok := src.(Blocker)
+				require.True(t, ok, "%s lists its blocked tasks", f.name)
+				blocked, err := b.Blocked(ctx)
+				require.NoError(t, err)
+				require.Equal(t, []string{id["document"]}, ids(blocked))
+				assert.Equal(t, []string{id["export"]}, blocked[0].Deps)
+				assert.Equal(t, "Document export", blocked[0].Title)
 			}
 
 			// Claim, then Close: the task is no longer ready, Show says

@@ -47,8 +47,9 @@ func (v *AutopilotLines) Event(ev events.Event, _ *runfiles.AutopilotState) {
 }
 
 var quietTopics = map[string]bool{
-	runfiles.TopicTaskCompleted: true, runfiles.TopicTaskClosed: true, runfiles.TopicTaskFailed: true, runfiles.TopicMergeDone: true,
-	runfiles.TopicAllDone: true, runfiles.TopicAutopilotStopped: true, runfiles.TopicAutopilotNotice: true,
+	runfiles.TopicTaskCompleted: true, runfiles.TopicTaskClosed: true, runfiles.TopicTaskFailed: true,
+	runfiles.TopicTaskAssignFailed: true, runfiles.TopicMergeDone: true, runfiles.TopicAllDone: true,
+	runfiles.TopicAutopilotStopped: true, runfiles.TopicAutopilotNotice: true,
 	// A task that waits for a person waits until someone reads this.
 	runfiles.TopicTaskAsked: true,
 }
@@ -81,11 +82,16 @@ func AutopilotEventText(ev events.Event) string {
 	case runfiles.TopicAutopilotNotice:
 		return "note: " + p.Message
 	case runfiles.TopicTaskAssigned:
-		s := fmt.Sprintf("slot %s: %s → %s", p.Slot, task, p.Worktree)
+		where := p.Worktree
+		if p.RunsOn != "" {
+			// The worktree here only prepares the branch the worker takes.
+			where = fmt.Sprintf("%s, on branch %s", p.RunsOn, p.Branch)
+		}
+		s := fmt.Sprintf("slot %s: %s → %s", p.Slot, task, where)
 		if p.Attempt > 1 {
 			s += fmt.Sprintf(" (attempt %d)", p.Attempt)
 		}
-		return s
+		return s + "; watch it with `" + runfiles.WatchCommand(p.Task) + "`"
 	case runfiles.TopicTaskRunning:
 		return ""
 	case runfiles.TopicTaskHeld:
@@ -116,6 +122,8 @@ func AutopilotEventText(ev events.Event) string {
 		return fmt.Sprintf("closed: %s, merged earlier as %s", task, short(p.Commit))
 	case runfiles.TopicTaskFailed:
 		return fmt.Sprintf("failed: %s: %s", task, p.Reason)
+	case runfiles.TopicTaskAssignFailed:
+		return fmt.Sprintf("not started: %s: %s", task, p.Reason)
 	case runfiles.TopicMergeStarted:
 		return fmt.Sprintf("merging %s", task)
 	case runfiles.TopicMergeDone:
@@ -214,7 +222,7 @@ func WriteAutopilotStatus(w io.Writer, s runfiles.AutopilotStatus) {
 		}
 	}
 	for _, f := range s.Failures {
-		fmt.Fprintf(w, "failed: %s (%s): %s\n", f.Task, f.Title, f.Reason)
+		fmt.Fprintf(w, "%s: %s (%s): %s\n", runfiles.FailureWord(f), f.Task, f.Title, f.Reason)
 	}
 }
 

@@ -101,6 +101,9 @@ func lockHint(e *runfiles.LockHeldError) string {
 		return fmt.Sprintf("a process started by the dead ralph may still have the lock file open; stop it (kill %d) and run again", e.Holders[0].PID)
 	case e.HolderGone:
 		return fmt.Sprintf("find what has it open with `fuser -v %s` or `lsof %s`, stop it, and run again", e.Path, e.Path)
+	case filepath.Base(e.Path) == runfiles.AutopilotLockFile:
+		// The autopilot's own lock: the loop's commands would not reach it.
+		return "see it with `ralph autopilot status`, stop it with `ralph autopilot stop` (or `ralph autopilot stop --now`)"
 	case e.Holder.PID == 0:
 		return "wait for it to finish (ralph loop --wait), or stop it with `ralph stop`"
 	}

@@ -164,6 +164,9 @@ func (c *Coordinator) Start(ctx context.Context, job autopilot.Job) (autopilot.H
 	return h, nil
 }
 
+// Where says that the coordinator's loops run on its workers.
+func (c *Coordinator) Where() string { return "a worker" }
+
 // Attach is never needed: a remote loop holds no lock here, so a restarted
 // autopilot starts it again, which finds what was sent.
 func (c *Coordinator) Attach(context.Context, string) (autopilot.Handle, error) {

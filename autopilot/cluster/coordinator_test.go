@@ -24,6 +24,10 @@ import (
 	"github.com/ralph-loop/ralph/tasks"
 )
 
+// The coordinator's loops run on workers, which the line of each task's
+// start says instead of the worktree that only prepares its branch.
+var _ autopilot.Elsewhere = (*cluster.Coordinator)(nil)
+
 // coordinatorRepo is the coordinator's checkout: a clone of the shared
 // remote with a prd.json of the given task ids and a ralph.yml.
 func coordinatorRepo(t *testing.T, url string, ids ...string) string {

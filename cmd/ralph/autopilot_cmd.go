@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -60,7 +61,7 @@ type autopilotRunCmd struct {
 	Source   string               `placeholder:"TYPE" help:"Task source, overriding autopilot.source: tk, beads, prd, checklist or command."`
 	Parallel flagvalue.AtLeastOne `placeholder:"N" help:"How many tasks run at once, overriding autopilot.parallel."`
 	MaxTasks flagvalue.AtLeastOne `placeholder:"N" help:"Start at most N tasks, overriding autopilot.max_tasks."`
-	DryRun   bool                 `help:"Print the plan (order, slots, held and blocked tasks) and change nothing."`
+	DryRun   bool                 `help:"Print the plan (order, slots, held and blocked tasks) and what would stop the run from starting; change nothing."`
 	Headless bool                 `help:"Print the autopilot's events as JSON lines on stdout, for programs."`
 	Quiet    bool                 `short:"q" help:"Show only task outcomes, merges and the end."`
 	Cluster  string               `placeholder:"URLS" help:"Run the tasks on ralph workers through these NATS servers (nats://h1:4222,…), overriding autopilot.cluster.nats."`
@@ -115,17 +116,9 @@ func (c *autopilotRunCmd) run(ctx context.Context, g *globals, log *slog.Logger,
 		return withHint(err, "set autopilot.source in ralph.yml, or --source")
 	}
 	if c.DryRun {
-		plan, err := autopilot.MakePlan(ctx, source, settings.Parallel, settings.MaxTasks)
-		if err != nil {
-			return err
-		}
-		if c.Headless {
-			return json.NewEncoder(g.stdout).Encode(plan)
-		}
-		view.WriteAutopilotPlan(g.stdout, plan)
-		return nil
+		return c.dryRun(ctx, g, settings, source, configs)
 	}
-	root, base, err := autopilot.Preflight(ctx, g.Dir, settings.BaseBranch, source)
+	root, base, err := autopilot.Preflight(ctx, g.Dir, settings.BaseBranch, source, configs)
 	if err != nil {
 		return runningAlready(g, err)
 	}
@@ -170,6 +163,31 @@ func (c *autopilotRunCmd) run(ctx context.Context, g *globals, log *slog.Logger,
 		return exitError{code: res.ExitCode}
 	}
 	return nil
+}
+
+// dryRun prints the plan, and then what the run would refuse to start
+// for: the dry run checks the run's preconditions, so that a plan is never
+// taken for a run that cannot start. A refusal ends it with the run's
+// status (3); an autopilot already running here is said, and is not one.
+func (c *autopilotRunCmd) dryRun(ctx context.Context, g *globals, settings config.Autopilot, source tasks.Source, configs []string) error {
+	_, _, refused := autopilot.Preflight(ctx, g.Dir, settings.BaseBranch, source, configs)
+	plan, err := autopilot.MakePlan(ctx, source, settings.Parallel, settings.MaxTasks)
+	if err != nil {
+		// A source the run could not use is one of the refusals.
+		return cmp.Or(refused, err)
+	}
+	if c.Headless {
+		err = json.NewEncoder(g.stdout).Encode(plan)
+	} else {
+		view.WriteAutopilotPlan(g.stdout, plan)
+	}
+	if err != nil || refused == nil {
+		return err
+	}
+	if _, running := errors.AsType[*autopilot.RunningError](refused); !running {
+		fmt.Fprintln(g.stderr, "ralph: the run would not start:")
+	}
+	return runningAlready(g, refused)
 }
 
 // runningAlready makes a start that finds an autopilot running in the

@@ -415,10 +415,50 @@ func TestAutopilotPreconditions(t *testing.T) {
 	r = w.ralph("autopilot", "--frobnicate")
 	assert.Equal(t, 3, r.code)
 
+	// Every failed precondition is named at once, each with its fix.
+	git(t, w.dir, "checkout", "-q", "--detach")
+	r = w.ralphEnv([]string{"PATH=" + gitOnlyPath(t)}, "autopilot")
+	assert.Equal(t, 3, r.code)
+	assert.Equal(t, "ralph: error: the autopilot cannot start, for 3 reasons:\n"+
+		"ralph: error: 1. HEAD is detached: the autopilot merges onto the branch checked out here\n"+
+		"ralph: error: 2. the base branch has uncommitted changes: README.md\n"+
+		"ralph: error: 3. tk is not on PATH: the tk source runs it\n"+
+		"ralph: hint: 1. check out the branch to merge into, e.g. git switch main\n"+
+		"ralph: hint: 2. commit or stash them first (git stash; untracked files may stay): each task's worktree starts from the base branch's last commit, so no task would see them, and merges land in this checkout\n"+
+		"ralph: hint: 3. install tk, or choose another autopilot.source (tk, beads, prd, checklist, command)\n", r.stderr)
+	assert.NoDirExists(t, filepath.Join(w.dir, ".ralph"), "nothing changed")
+
 	git(t, w.dir, "checkout", "--", "README.md")
+	r = w.ralph("autopilot")
+	assert.Equal(t, 3, r.code)
+	assert.Contains(t, r.stderr, "ralph: error: HEAD is detached: the autopilot merges onto the branch checked out here\n"+
+		"ralph: hint: check out the branch to merge into, e.g. git switch main\n")
+	git(t, w.dir, "checkout", "-q", "-b", "other")
+	w.write("base.yml", "autopilot:\n  base_branch: main\n")
+	r = w.ralph("autopilot", "-c", "ralph.yml", "-c", "base.yml")
+	assert.Equal(t, 3, r.code)
+	assert.Contains(t, r.stderr, "ralph: error: autopilot.base_branch is main but other is checked out\n"+
+		"ralph: hint: check out main (git switch main), or set base_branch: other\n")
+	git(t, w.dir, "checkout", "-q", "main")
+	outside := t.TempDir()
+	r = w.ralph("-C", outside, "autopilot", "-c", filepath.Join(w.dir, "ralph.yml"))
+	assert.Equal(t, 3, r.code)
+	assert.Contains(t, r.stderr, "ralph: error: "+outside+" is not in a git repository\n"+
+		"ralph: hint: the autopilot merges each task's work through git: run it in a repository (git init, and a first commit)\n")
+
 	r = w.ralphEnv([]string{"PATH=/usr/bin:/bin"}, "autopilot")
 	assert.Equal(t, 3, r.code)
 	assert.Contains(t, r.stderr, "tk is not on PATH")
+}
+
+// gitOnlyPath is a PATH with git on it, and nothing else.
+func gitOnlyPath(t *testing.T) string {
+	t.Helper()
+	gitBin, err := exec.LookPath("git")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, os.Symlink(gitBin, filepath.Join(dir, "git")))
+	return dir
 }
 
 // autopilotEvents reads the autopilot's log.
@@ -534,6 +574,11 @@ func TestAutopilotStatusPauseAndStop(t *testing.T) {
 	cmd, stderr := w.startRalph("autopilot")
 	awaitHeldTasks(t, w)
 
+	// Each task started says how to attach to it.
+	for _, task := range []string{"one", "two"} {
+		assert.Contains(t, stderr.String(), " → .worktrees/"+task+"; watch it with `ralph watch --task "+task+"`\n")
+	}
+
 	r := w.ralph("autopilot", "status", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
 	var st runfiles.AutopilotStatus
@@ -545,6 +590,17 @@ func TestAutopilotStatusPauseAndStop(t *testing.T) {
 	assert.Equal(t, ".worktrees/one", st.Active[0].Worktree)
 	assert.True(t, st.Active[0].LoopRunning)
 	assert.Equal(t, 1, st.Pending, "three is ready and not started")
+
+	// The loop's commands, typed where the autopilot runs, point to its own.
+	r = w.ralph("status")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "running: no\n")
+	assert.Regexp(t, "(?m)^an autopilot runs here \\(run \\S+, pid \\d+, started .*\\): see it with `ralph autopilot status`, stop it with `ralph autopilot stop`", r.stdout)
+	r = w.ralph("stop")
+	assert.Equal(t, 3, r.code)
+	assert.Contains(t, r.stderr, "ralph: error: no loop is running in ")
+	assert.Contains(t, r.stderr, "ralph: hint: an autopilot runs here (run ")
+	assert.Contains(t, r.stderr, "stop it with `ralph autopilot stop` (or `ralph autopilot stop --now`)")
 
 	r = w.ralph("autopilot", "pause")
 	require.Equal(t, 0, r.code, r.stderr)
@@ -567,6 +623,8 @@ func TestAutopilotStatusPauseAndStop(t *testing.T) {
 	r = w.ralph("autopilot", "stop")
 	assert.Equal(t, 3, r.code, "no autopilot runs any more")
 	assert.Contains(t, r.stderr, "no autopilot is running")
+	r = w.ralph("status")
+	assert.Contains(t, r.stdout, "an autopilot has run here: `ralph autopilot status` shows it")
 }
 
 // A task whose agent asks a person waits in its worktree, where nobody
@@ -674,4 +732,135 @@ func (w *workspace) markersOnMain() string {
 		require.NoError(w.t, err, "git grep: %s", out)
 	}
 	return string(out)
+}
+
+// A task the tracker refuses to hand out is not started: its event,
+// task.assign_failed, carries the error, apart from task.failed of a task
+// whose loop failed, and every view and the tracker's note say so; the
+// other task runs and merges.
+func TestAutopilotReportsATaskItCouldNotStart(t *testing.T) {
+	w := newAutopilotRepo(t, "  source:\n    type: command\n    list: cat board/*.json\n"+
+		"    claim: 'if [ \"$RALPH_TASK_ID\" = c-1 ]; then echo \"c-1 is locked by ops\" >&2; exit 1; fi'\n"+
+		"    close: 'true'\n"+
+		"    fail: 'printf \"%s: %s\\n\" \"$RALPH_TASK_ID\" \"$RALPH_TASK_REASON\" >> notes.txt'\n"+
+		"    files: [notes.txt]\n")
+	w.write("board/c-1.json", `{"id": "c-1", "title": "Deploy", "status": "open", "priority": 1}`+"\n")
+	w.write("board/c-2.json", `{"id": "c-2", "title": "Docs", "status": "open", "priority": 2}`+"\n")
+	git(t, w.dir, "add", "-A")
+	git(t, w.dir, "commit", "-q", "-m", "the board")
+	w.script(taskAgent("0"))
+
+	r := w.ralph("autopilot", "--headless")
+	require.Equal(t, 1, r.code, "a task was not started\nstderr:\n%s", r.stderr)
+	var failed []events.Event
+	for line := range strings.Lines(r.stdout) {
+		ev, err := events.ParseLine([]byte(line))
+		require.NoError(t, err, line)
+		switch ev.Topic {
+		case runfiles.TopicTaskAssignFailed:
+			failed = append(failed, ev)
+		case runfiles.TopicTaskFailed:
+			t.Errorf("no loop failed: %s", line)
+		}
+	}
+	require.Len(t, failed, 1, r.stdout)
+	p := runfiles.DecodeAutopilotPayload(failed[0])
+	assert.Equal(t, "c-1", p.Task)
+	assert.Equal(t, "Deploy", p.Title)
+	assert.Contains(t, p.Reason, "claiming it in command failed")
+	assert.Contains(t, p.Reason, "c-1 is locked by ops", "the event carries the tracker's error")
+	assert.ElementsMatch(t, []string{"c-2"}, w.mergedOrder())
+
+	// The plain lines of the same run, taken from its log.
+	r = w.ralph("events", "--autopilot", "--topic", "task.assign_failed")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "not started: c-1 (Deploy): claiming it in command failed")
+	r = w.ralph("autopilot", "status")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "1 failed")
+	assert.Contains(t, r.stdout, "not started: c-1 (Deploy): claiming it in command failed")
+	assert.Contains(t, w.read(".ralph/progress.md"), "not started: c-1 (Deploy): claiming it in command failed")
+	assert.Contains(t, w.read("notes.txt"), "c-1: not started: claiming it in command failed", "the tracker's note says no loop ran")
+}
+
+// A prd story whose id cannot name a branch is not started, and the
+// story's notes say why, as every failure's do; the valid one runs.
+func TestAutopilotNotesAPrdStoryWithAnInvalidID(t *testing.T) {
+	w := newAutopilotRepo(t, "  source: {type: prd, path: prd.json}\n")
+	w.write("prd.json", `{"project": "demo", "userStories": [
+  {"id": "US 1", "title": "Spaced", "priority": 1, "passes": false},
+  {"id": "US-2", "title": "Fine", "priority": 2, "passes": false}
+]}
+`)
+	git(t, w.dir, "add", "-A")
+	git(t, w.dir, "commit", "-q", "-m", "the prd")
+	w.script(taskAgent("0"))
+
+	r := w.ralph("autopilot")
+	require.Equal(t, 1, r.code, r.stderr)
+	assert.Contains(t, r.stderr, `not started: US 1 (Spaced): the task id "US 1" cannot name a worktree or a branch`)
+	var prd struct {
+		UserStories []struct {
+			ID, Notes string
+			Passes    bool
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(w.read("prd.json")), &prd))
+	require.Len(t, prd.UserStories, 2)
+	assert.Contains(t, prd.UserStories[0].Notes, `ralph: failed: not started: the task id "US 1" cannot name`)
+	assert.False(t, prd.UserStories[0].Passes)
+	assert.True(t, prd.UserStories[1].Passes, "the valid story ran and merged")
+	assert.Contains(t, git(t, w.dir, "log", "--format=%s", "main"), "ralph: US 1 failed", "the note is committed")
+}
+
+// beads' dry run lists the issues blocked by an open one, as tk's does.
+func TestAutopilotDryRunListsBeadsBlockedIssues(t *testing.T) {
+	w := newAutopilotRepo(t, "  source: beads\n")
+	w.run("bd", "init")
+	id := func(title string) string {
+		var issue struct{ ID string }
+		require.NoError(t, json.Unmarshal([]byte(w.run("bd", "create", title, "-p", "1", "--json")), &issue))
+		return issue.ID
+	}
+	schema, docs := id("Schema"), id("Docs")
+	w.run("bd", "dep", "add", docs, schema)
+	r := w.ralph("autopilot", "--dry-run")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, schema+" (Schema) [P1]: starts in slot 1")
+	assert.Contains(t, r.stdout, "blocked by dependencies (1):\n")
+	assert.Contains(t, r.stdout, docs+" (Docs): waits for "+schema)
+}
+
+// The dry run checks what the run checks before it starts, and says what
+// would stop it, after the plan; the autopilot's own config, edited and
+// not committed, stops neither.
+func TestAutopilotDryRunChecksWhatTheRunChecks(t *testing.T) {
+	w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n")
+	w.write("TODO.md", "- [ ] One\n")
+	git(t, w.dir, "add", "-A")
+	git(t, w.dir, "commit", "-q", "-m", "tasks")
+	w.write("README.md", "a project, edited\n")
+	git(t, w.dir, "checkout", "-q", "--detach")
+	before := snapshot(t, w.dir)
+	r := w.ralph("autopilot", "--dry-run")
+	assert.Equal(t, 3, r.code)
+	assert.Contains(t, r.stdout, "one (One) [P0]: starts in slot 1", "the plan is printed all the same")
+	assert.Contains(t, r.stderr, "ralph: the run would not start:\n"+
+		"ralph: error: the autopilot cannot start, for 2 reasons:\n"+
+		"ralph: error: 1. HEAD is detached: the autopilot merges onto the branch checked out here\n"+
+		"ralph: error: 2. the base branch has uncommitted changes: README.md\n")
+	assert.Contains(t, r.stderr, "ralph: hint: 1. check out the branch to merge into")
+	assert.Equal(t, before, snapshot(t, w.dir), "the dry run changes nothing")
+
+	git(t, w.dir, "checkout", "-q", "--", "README.md")
+	git(t, w.dir, "checkout", "-q", "main")
+	w.write("ralph.yml", w.read("ralph.yml")+"# tuned, not committed yet\n")
+	r = w.ralph("autopilot", "--dry-run")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Empty(t, r.stderr)
+	w.script(taskAgent("0"))
+	r = w.ralph("autopilot")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, []string{"one"}, w.mergedOrder())
+	assert.Contains(t, w.read("ralph.yml"), "# tuned, not committed yet", "the edit is left as it was")
 }

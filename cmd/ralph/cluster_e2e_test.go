@@ -274,6 +274,11 @@ func TestClusterRetriesAConflictWithoutCommittingMarkers(t *testing.T) {
 	// first waits for second to commit, but which of them lands first is
 	// up to the workers; the other conflicts.
 	assert.Regexp(t, `(first|second): running its loop again on the new base \(attempt 2\)`, r.stderr)
+	// Each task's start says it runs on a worker, not in a worktree here.
+	for _, task := range []string{"first", "second"} {
+		assert.Contains(t, r.stderr, task+" (Task "+task+") → a worker, on branch ralph/"+task+"; watch it with `ralph watch --task "+task+"`\n")
+	}
+	assert.NotContains(t, r.stderr, "→ .worktrees/")
 	assert.Equal(t, "first\nsecond\n", w.read("shared.txt"))
 	assert.Equal(t, map[string]int{"first": 1, "second": 1}, w.ralphMerges())
 	assert.Empty(t, w.markersOnMain())

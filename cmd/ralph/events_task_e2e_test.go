@@ -35,7 +35,20 @@ func TestEventsTaskReadsAFailedTasksWorktree(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Equal(t, w.read(mustRel(t, w.dir, want)), r.stdout, "every line of the worktree's log")
 
-	// The merged task's worktree is gone, and with it its log.
+	// The merged task's worktree is gone, but its log was kept, in the
+	// repository's .ralph/, until the user removes it.
+	assert.NoDirExists(t, filepath.Join(w.dir, ".worktrees", "good"))
+	kept := filepath.Join(w.dir, ".ralph", runfiles.RemoteDir, "good", runfiles.KeptEventsFile)
+	require.FileExists(t, kept)
+	r = w.ralph("events", "--task", "good", "--json", "--topic", "loop.*")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, []string{runfiles.TopicLoopStarted, runfiles.TopicLoopTerminate}, jsonTopics(t, r.stdout))
+	r = w.ralph("events", "--task", "good")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "LOOP_COMPLETE")
+	assert.Empty(t, git(t, w.dir, "status", "--porcelain", "--untracked-files=all", ".ralph"), "what is kept is no change of the checkout")
+
+	require.NoError(t, os.RemoveAll(filepath.Dir(kept)))
 	r = w.ralph("events", "--task", "good")
 	assert.Equal(t, 3, r.code)
 	assert.Contains(t, r.stderr, "no event log for task good")

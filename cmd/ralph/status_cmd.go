@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -46,6 +48,14 @@ func (c *statusCmd) Run(g *globals) error {
 		return enc.Encode(s)
 	}
 	view.WriteStatus(g.stdout, s)
+	if s.Running {
+		return nil
+	}
+	if note := autopilotNote(g.Dir); note != "" {
+		fmt.Fprintln(g.stdout, note)
+	} else if _, err := os.Stat(runfiles.In(g.Dir).AutopilotState()); err == nil && s.RunID == "" {
+		fmt.Fprintln(g.stdout, "an autopilot has run here: `ralph autopilot status` shows it")
+	}
 	return nil
 }
 

@@ -10,6 +10,9 @@
 //	create TITLE [-p N] [-d X] [--acceptance X] [-l|--labels a,b] [-t X]
 //	       [-a X] [--notes X] [--json]  the new issue (with schema_version)
 //	ready [--json] [-n|--limit N]       open issues with no open blocker
+//	blocked [--json]                    open and in-progress issues with an
+//	                                    open blocker, each with blocked_by_count
+//	                                    and blocked_by (the blockers' ids)
 //	list [--status S] [--json]          issues (not closed, unless --status)
 //	show ID… [--json]                   an array of the issues
 //	update ID… [-s|--status S] [--notes X] [--append-notes X] [--json]
@@ -133,6 +136,8 @@ func run(args []string) int {
 		return db.create(args[1:])
 	case "ready":
 		return db.ready(args[1:])
+	case "blocked":
+		return db.blockedList(args[1:])
 	case "list":
 		return db.list(args[1:])
 	case "show":
@@ -590,6 +595,47 @@ func (d *database) ready(args []string) int {
 	d.printList(list, false)
 	fmt.Printf("\n%s\nReady: %d issues with no active blockers\n\nStatus: ○ open  ◐ in_progress  ● blocked  ✓ closed  ❄ deferred\n",
 		strings.Repeat("-", 80), len(list))
+	return 0
+}
+
+// blockedView is an issue as bd blocked lists it: bd's BlockedIssue.
+type blockedView struct {
+	fields
+	BlockedByCount int      `json:"blocked_by_count"`
+	BlockedBy      []string `json:"blocked_by"`
+}
+
+func (d *database) blockedList(args []string) int {
+	_, _, bools := flags(args)
+	var views []blockedView
+	var list []*issue
+	for _, is := range d.Issues {
+		if (is.Status == "open" || is.Status == "in_progress") && d.blocked(is.ID) {
+			list = append(list, is)
+		}
+	}
+	sortIssues(list)
+	for _, is := range list {
+		var by []string
+		for _, dep := range d.Deps {
+			if dep.IssueID == is.ID && dep.Type == "blocks" {
+				if t := d.get(dep.DependsOnID); t == nil || t.Status != "closed" {
+					by = append(by, dep.DependsOnID)
+				}
+			}
+		}
+		views = append(views, blockedView{fields: d.view(is, false).fields, BlockedByCount: len(by), BlockedBy: by})
+	}
+	if bools["--json"] {
+		if views == nil {
+			views = []blockedView{}
+		}
+		printJSON(views, true)
+		return 0
+	}
+	for _, v := range views {
+		fmt.Printf("%s [P%d] %s\n  Blocked by %d open dependencies: %v\n", v.ID, v.Priority, v.Title, v.BlockedByCount, v.BlockedBy)
+	}
 	return 0
 }
 
