@@ -142,7 +142,7 @@ func KeepTaskLog(repo, task, worktree string) error {
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp)
+	defer func() { _ = os.Remove(tmp) }()
 	for _, path := range logs {
 		if err := appendLog(out, src, path); err != nil {
 			_ = out.Close()
