@@ -81,10 +81,11 @@ func (b *Backend) confinement(run events.AgentRun, write ...string) *sandbox.Age
 }
 
 // Sandbox describes how the agent is confined, for the iteration's record:
-// "landlock", "bwrap, network deny", "off".
+// "landlock", "bwrap, network deny", or "off" when a sandbox was asked
+// for and the machine has none; "" when none was asked for.
 func (b *Backend) Sandbox() string {
 	if b.opts.Sandbox == nil {
-		return string(sandbox.ModeOff)
+		return ""
 	}
 	return b.opts.Sandbox.String()
 }

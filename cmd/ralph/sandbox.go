@@ -1,6 +1,11 @@
 package main
 
 import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/internal/sandbox"
 	"github.com/ralph-loop/ralph/view"
 )
@@ -13,4 +18,56 @@ func sandboxSupport() view.SandboxSupport {
 		warning = err.Error()
 	}
 	return view.SandboxSupport{Mechanisms: s.Report(), Auto: string(auto), Warning: warning}
+}
+
+// confiner turns the config's sandbox sections into each backend's
+// confinement, looking at what the machine supports once, and only when a
+// section asks for a sandbox.
+type confiner struct {
+	launcher string // the ralph binary, re-executed to apply Landlock
+	stderr   io.Writer
+	support  *sandbox.Support
+	// warnings are what it printed, once each, for the headless stream.
+	warnings []string
+}
+
+// agent is the confinement of a backend configured with s: nil when s
+// asks for none. A mode this machine cannot give is an error that says
+// where it was asked for; auto without any mechanism here runs the agent
+// unconfined with a warning (recorded as "off").
+func (c *confiner) agent(s config.Sandbox) (*sandbox.Agent, error) {
+	if c == nil || s.Mode == "" || s.Mode == string(sandbox.ModeOff) {
+		return nil, nil
+	}
+	if c.support == nil {
+		support := sandbox.Detect()
+		c.support = &support
+	}
+	mode, warning, err := c.support.Resolve(sandbox.Mode(s.Mode), sandbox.Network(s.Network))
+	if err != nil {
+		where := s.Source("mode")
+		if s.Network == string(sandbox.NetworkDeny) && s.Source("network") != "" {
+			where = s.Source("network")
+		}
+		if where == "" {
+			where = "sandbox.mode (auto, the default for autopilot slots and workers)"
+		}
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	if warning != "" {
+		c.warn(warning)
+	}
+	home, _ := os.UserHomeDir()
+	return &sandbox.Agent{Mode: mode, Home: home, Launcher: c.launcher, Policy: sandbox.Policy{
+		Mode: sandbox.Mode(s.Mode), Write: s.Write, DenyRead: s.DenyRead, Network: sandbox.Network(s.Network)}}, nil
+}
+
+func (c *confiner) warn(msg string) {
+	for _, w := range c.warnings {
+		if w == msg {
+			return
+		}
+	}
+	c.warnings = append(c.warnings, msg)
+	fmt.Fprintf(c.stderr, "ralph: warning: %s\n", msg)
 }
