@@ -267,3 +267,10 @@ func (l *loader) resolvePath(n *yaml.Node, p string) (string, error) {
 	}
 	return filepath.Clean(p), nil
 }
+
+// WithMode is s with its mode set to mode by from (a flag, say, for
+// Source).
+func (s Sandbox) WithMode(mode, from string) Sandbox {
+	s.Mode, s.modeFrom = mode, from
+	return s
+}

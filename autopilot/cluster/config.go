@@ -10,6 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/criteria"
 )
@@ -95,6 +96,16 @@ func backendOverlay(name string) []byte {
 		panic(err) // a map of strings always marshals
 	}
 	return append([]byte("# Written by ralph worker: its --backend.\n"), body...)
+}
+
+// sandboxOverlay is a config file that confines the loops' agents as the
+// worker's owner says, over every other file.
+func sandboxOverlay(s config.Sandbox) []byte {
+	body, err := yaml.Marshal(map[string]any{"sandbox": autopilot.SandboxOverlay(s)})
+	if err != nil {
+		panic(err) // strings and lists of strings always marshal
+	}
+	return append([]byte("# Written by ralph worker: how its loops' agents are confined.\n"), body...)
 }
 
 // taskCommandsOverlay is a config file that gives t's loop the acceptance

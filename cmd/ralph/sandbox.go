@@ -71,3 +71,47 @@ func (c *confiner) warn(msg string) {
 	c.warnings = append(c.warnings, msg)
 	fmt.Fprintf(c.stderr, "ralph: warning: %s\n", msg)
 }
+
+// checkSandbox refuses an autopilot whose slots' sandbox (or a hat's) this
+// machine cannot give, before any task starts, and says once when auto
+// finds nothing to confine them with; each task's loop would say it again.
+func (c *autopilotRunCmd) checkSandbox(g *globals, cfg *config.Config, ralphBin string) error {
+	conf := &confiner{launcher: ralphBin, stderr: g.stderr}
+	slots := cfg.SlotSandbox()
+	if _, err := conf.agent(slots); err != nil {
+		return err
+	}
+	for _, h := range cfg.Hats {
+		if h.Sandbox == nil {
+			continue
+		}
+		if _, err := conf.agent(slots.ForHat(h)); err != nil {
+			return fmt.Errorf("hat %s: %w", h.ID, err)
+		}
+	}
+	return nil
+}
+
+// sandbox is how the worker's loops confine their agents: its own
+// configs' sandbox for the autopilot's slots (auto unless they say
+// otherwise), --sandbox over its mode. A mode this machine cannot give
+// stops the worker before it takes a task.
+func (c *workerCmd) sandbox(g *globals, ralphBin string) (config.Sandbox, error) {
+	cfg := config.Default()
+	if len(c.Configs) > 0 {
+		loaded, err := config.Load(c.Configs...)
+		if err != nil {
+			return config.Sandbox{}, err
+		}
+		cfg = loaded
+	}
+	s := cfg.SlotSandbox()
+	if c.Sandbox != "" {
+		s = s.WithMode(c.Sandbox, "--sandbox")
+	}
+	conf := &confiner{launcher: ralphBin, stderr: g.stderr}
+	if _, err := conf.agent(s); err != nil {
+		return config.Sandbox{}, err
+	}
+	return s, nil
+}
