@@ -15,7 +15,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/sandbox"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // probeAgent tries, from inside its sandbox, everything a confined agent
@@ -169,12 +171,17 @@ func probeResults(probe string) map[string]string {
 	return got
 }
 
-// iterationSandboxes are the sandbox fields of a workspace's
-// iteration.started lines.
+// iterationSandboxes are the sandbox fields of the iteration.started lines
+// of a workspace's current log.
 func iterationSandboxes(t *testing.T, dir string) []string {
 	w := &workspace{t: t, dir: dir}
+	return sandboxesOf(t, w.events())
+}
+
+// sandboxesOf are the sandbox fields of the iteration.started lines of recs.
+func sandboxesOf(t *testing.T, recs []events.Record) []string {
 	var out []string
-	for _, rec := range w.events() {
+	for _, rec := range recs {
 		if rec.Err != nil || rec.Event.Topic != "iteration.started" {
 			continue
 		}
@@ -223,4 +230,48 @@ func randomHex(t *testing.T) string {
 	_, err := rand.Read(b)
 	require.NoError(t, err)
 	return hex.EncodeToString(b)
+}
+
+// intrudingAgent does its task, but first waits until the other slots'
+// worktrees exist beside its own and tries to write into each of them
+// and into the main checkout, recording every write that succeeded.
+const intrudingAgent = `task=$(basename "$PWD")
+for i in $(seq 300); do [ "$(ls -d ../*/ | wc -l)" -ge 3 ] && break; sleep 0.1; done
+echo "$task saw $(ls -d ../*/ | wc -l)" >> "$SCRIPTAGENT_STATE/seen"
+for d in ../*/ ../../; do
+	[ "$d" = "../$task/" ] && continue
+	if echo x > "$d/intruder-$task" 2>/dev/null; then echo "$task wrote $d" >> "$SCRIPTAGENT_STATE/intrusions"; fi
+done
+echo "$task" > "$task.txt"`
+
+func TestE2EAutopilotSlotsAreSandboxedFromEachOther(t *testing.T) {
+	sandboxModes(t, func(t *testing.T, mode sandbox.Mode) {
+		w := newAutopilotRepo(t, "  source: tk\n  sandbox:\n    mode: "+string(mode)+"\n")
+		w.script(agentScript{Steps: []step{{Sh: intrudingAgent, Commit: "do the task", Say: `<event topic="LOOP_COMPLETE">done</event>`}}})
+		var ids []string
+		for _, name := range []string{"one", "two", "three"} {
+			ids = append(ids, w.run("tk", "create", "Task "+name, "-d", "Do "+name))
+		}
+
+		r := w.ralph("autopilot", "--parallel", "3")
+		require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+
+		assert.ElementsMatch(t, ids, w.mergedOrder(), "all three merged")
+		seen, err := os.ReadFile(filepath.Join(w.state, "seen"))
+		require.NoError(t, err)
+		for _, id := range ids {
+			assert.Contains(t, string(seen), id+" saw 3", "%s's agent ran beside the two others", id)
+		}
+		intrusions, _ := os.ReadFile(filepath.Join(w.state, "intrusions"))
+		assert.Empty(t, string(intrusions), "a slot's agent wrote outside its worktree")
+		out, _ := exec.Command("git", "-C", w.dir, "ls-files", "--others", "--", "intruder-*").Output()
+		assert.Empty(t, strings.TrimSpace(string(out)))
+		assert.Empty(t, strings.TrimSpace(git(t, w.dir, "log", "--all", "--format=%H", "--", "intruder-*")), "no intruder file reached a commit")
+		for _, id := range ids {
+			recs, err := events.NewReader(filepath.Join(w.dir, ".ralph", "tasks", id, runfiles.KeptEventsFile), 0).Read()
+			require.NoError(t, err)
+			assert.Equal(t, []string{string(mode)}, sandboxesOf(t, recs), "task %s's loop says how its agent was confined", id)
+		}
+		w.assertCleanAfterRun(".tickets")
+	})
 }
