@@ -24,6 +24,10 @@ import (
 // section below it, a list replacing a list, as files merge; what no
 // section sets takes its default ([Config.LoopSandbox],
 // [Config.SlotSandbox], [Sandbox.ForHat]). The zero value sets nothing.
+//
+// ralph-orchestrator's config has no sandbox: key, nor had one (its
+// crates/ralph-core/src/config.rs, through its history), so none of its
+// files means something else by it.
 type Sandbox struct {
 	// Mode is off, auto, landlock, bwrap or seatbelt; "" when not set.
 	Mode string `yaml:"mode"`
