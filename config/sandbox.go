@@ -236,7 +236,7 @@ func (l *loader) sandboxPath(n *yaml.Node, path, example string) (string, bool) 
 			"%s is empty", path)
 		return "", false
 	case n.Kind != yaml.ScalarNode:
-		l.problem(n, "write each path as a string on its own `- ` line, e.g. "+example,
+		l.problem(n, "write each path as a string on its own `- ` line",
 			"%s: expected a path, got %s", path, describe(n))
 		return "", false
 	case strings.TrimSpace(n.Value) == "":

@@ -298,7 +298,7 @@ func TestSandboxProblems(t *testing.T) {
 			data: "sandbox:\n  deny_read:\n    - [/x]\n",
 			want: config.Problem{File: "ralph.yml", Line: 3,
 				Msg:  "sandbox.deny_read[0]: expected a path, got a list",
-				Hint: "write each path as a string on its own `- ` line, e.g. a path no agent may read, e.g. ~/.kube"},
+				Hint: "write each path as a string on its own `- ` line"},
 		},
 		{
 			name: "a section that is not a mapping",
