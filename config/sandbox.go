@@ -24,6 +24,10 @@ import (
 // section below it, a list replacing a list, as files merge; what no
 // section sets takes its default ([Config.LoopSandbox],
 // [Config.SlotSandbox], [Sandbox.ForHat]). The zero value sets nothing.
+//
+// ralph-orchestrator's config has no sandbox: key, nor had one (its
+// crates/ralph-core/src/config.rs, through its history), so none of its
+// files means something else by it.
 type Sandbox struct {
 	// Mode is off, auto, landlock, bwrap or seatbelt; "" when not set.
 	Mode string `yaml:"mode"`
@@ -232,7 +236,7 @@ func (l *loader) sandboxPath(n *yaml.Node, path, example string) (string, bool) 
 			"%s is empty", path)
 		return "", false
 	case n.Kind != yaml.ScalarNode:
-		l.problem(n, "write each path as a string on its own `- ` line, e.g. "+example,
+		l.problem(n, "write each path as a string on its own `- ` line",
 			"%s: expected a path, got %s", path, describe(n))
 		return "", false
 	case strings.TrimSpace(n.Value) == "":
@@ -273,4 +277,119 @@ func (l *loader) resolvePath(n *yaml.Node, p string) (string, error) {
 func (s Sandbox) WithMode(mode, from string) Sandbox {
 	s.Mode, s.modeFrom = mode, from
 	return s
+}
+
+// WithoutSandbox returns layers without their sandbox: sections (the
+// top-level one, every hat's, autopilot.sandbox), with a line for each one
+// it took out ("hats.builder.sandbox (task.yml:9)"). A layer that has none
+// is returned as it came; one that had some is written again from its
+// parsed form (its comments gone, aliases resolved and the top-level _
+// keys that held their anchors with them), named .yml if it was .json. The result, loaded, must configure no sandbox, or it is refused.
+//
+// A worker passes a task's config files through it whether or not it
+// trusts task commands: the sandbox protects the worker's machine from
+// the agent, whatever the coordinator meant, so only the worker's own
+// config (its -c files) says how its loops are confined. A key-by-key
+// rule (keep what narrows, drop what widens) was not chosen: a mode is
+// neither narrower nor wider than another, and a task could still make
+// its loops fail on a mode the worker lacks. WithoutCommands keeps no
+// sandbox: either.
+func WithoutSandbox(layers ...Layer) (out []Layer, dropped []string, err error) {
+	if _, err := LoadLayers(layers...); err != nil {
+		return nil, nil, err
+	}
+	l := newLoader()
+	for _, layer := range layers {
+		root := l.parse(layer.Name, layer.Data)
+		if root == nil {
+			continue
+		}
+		kept, gone := l.withoutSandbox(root)
+		if len(gone) == 0 {
+			out = append(out, layer)
+			continue
+		}
+		data, err := yaml.Marshal(kept)
+		if err != nil {
+			return nil, nil, fmt.Errorf("write %s without its sandbox: %w", layer.Name, err)
+		}
+		dropped = append(dropped, gone...)
+		out = append(out, Layer{Name: yamlName(layer.Name), Data: data})
+	}
+	if len(l.problems) > 0 {
+		return nil, nil, &Error{Problems: l.sortedProblems(), cause: l.cause}
+	}
+	check, err := LoadLayers(out...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the config without its sandbox does not load: %w", err)
+	}
+	if left := check.sandboxSections(); len(left) > 0 {
+		return nil, nil, fmt.Errorf("the config still configures a sandbox once it is taken out: %s", strings.Join(left, ", "))
+	}
+	return out, dropped, nil
+}
+
+// sandboxSections names the sandbox: sections c has.
+func (c *Config) sandboxSections() []string {
+	var out []string
+	if c.Sandbox.Configured() {
+		out = append(out, "sandbox")
+	}
+	for _, h := range c.Hats {
+		if h.Sandbox != nil {
+			out = append(out, "hats."+h.ID+".sandbox")
+		}
+	}
+	if c.Autopilot.Sandbox.Configured() {
+		out = append(out, "autopilot.sandbox")
+	}
+	return out
+}
+
+// withoutSandbox is root, one parsed file, without its sandbox: keys, and
+// where each of them was.
+func (l *loader) withoutSandbox(root *yaml.Node) (*yaml.Node, []string) {
+	var gone []string
+	drop := func(m *yaml.Node, path string) *yaml.Node {
+		if m.Kind != yaml.MappingNode {
+			return m
+		}
+		out := &yaml.Node{Kind: yaml.MappingNode, Tag: m.Tag, Style: m.Style, Line: m.Line, Column: m.Column}
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			k := m.Content[i]
+			if k.Value == "sandbox" {
+				gone = append(gone, fmt.Sprintf("%s (%s:%d)", l.pathOf(k, path), l.origin[k], k.Line))
+				continue
+			}
+			if path == "" && strings.HasPrefix(k.Value, "_") {
+				continue // an anchor's holder: its aliases are resolved already
+			}
+			out.Content = append(out.Content, m.Content[i], m.Content[i+1])
+		}
+		return out
+	}
+	out := drop(root, "")
+	for i := 0; i+1 < len(out.Content); i += 2 {
+		k, v := out.Content[i], out.Content[i+1]
+		switch {
+		case k.Value == "autopilot":
+			out.Content[i+1] = drop(v, "autopilot")
+		case k.Value == "hats" && v.Kind == yaml.MappingNode:
+			hats := &yaml.Node{Kind: yaml.MappingNode, Tag: v.Tag, Style: v.Style, Line: v.Line, Column: v.Column}
+			for j := 0; j+1 < len(v.Content); j += 2 {
+				hats.Content = append(hats.Content, v.Content[j], drop(v.Content[j+1], "hats."+v.Content[j].Value))
+			}
+			out.Content[i+1] = hats
+		}
+	}
+	return out, gone
+}
+
+// yamlName is name with a .json extension made .yml, for content written
+// again as YAML.
+func yamlName(name string) string {
+	if ext := filepath.Ext(name); strings.EqualFold(ext, ".json") {
+		return strings.TrimSuffix(name, ext) + ".yml"
+	}
+	return name
 }
