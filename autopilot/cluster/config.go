@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -64,7 +63,10 @@ func (w *Worker) taskConfigs(t Task) ([]ConfigFile, error) {
 		if err := checkRelativeCommands(t.Configs); err != nil {
 			return nil, fmt.Errorf("invalid config: %w", err)
 		}
-		files := slices.Clone(t.Configs)
+		files, err := w.withoutSandbox(t)
+		if err != nil {
+			return nil, err
+		}
 		if len(t.TaskCommands) > 0 {
 			overlay, err := taskCommandsOverlay(t)
 			if err != nil {
@@ -87,6 +89,25 @@ func (w *Worker) taskConfigs(t Task) ([]ConfigFile, error) {
 	}
 	head := "# Written by ralph worker for task " + t.ID + ": its config, without what would run a command here.\n"
 	return []ConfigFile{{Name: "task.yml", Data: append([]byte(head), data...)}}, nil
+}
+
+// withoutSandbox is t's config files without their sandbox: sections: only
+// the worker's owner says how its loops' agents are confined, even when
+// the worker trusts the task's commands (see config.WithoutSandbox).
+func (w *Worker) withoutSandbox(t Task) ([]ConfigFile, error) {
+	out, dropped, err := config.WithoutSandbox(layers(t.Configs)...)
+	if err != nil {
+		return nil, fmt.Errorf("task %s's config: %w", t.ID, err)
+	}
+	if len(dropped) > 0 {
+		w.logf(slog.LevelWarn, taskAttrs(t), "task %s: its config's sandbox is not this worker's to follow, dropped: %s",
+			t.ID, strings.Join(dropped, "; "))
+	}
+	files := make([]ConfigFile, len(out))
+	for i, l := range out {
+		files[i] = ConfigFile{Name: l.Name, Data: l.Data}
+	}
+	return files, nil
 }
 
 // backendOverlay is a config file that names the agent CLI the loops run.
