@@ -75,21 +75,21 @@ func linePaths(line string) []string {
 // refusal was the file's own permissions.
 func (a Agent) explain(r rules, p string) string {
 	p = filepath.Clean(p)
-	real := p
-	if resolved, err := filepath.EvalSymlinks(p); err == nil {
-		real = resolved
-	} else if dir, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
-		real = filepath.Join(dir, filepath.Base(p)) // a file the write would have made
+	target := realPath(p)
+	if target == p {
+		if dir, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+			target = filepath.Join(dir, filepath.Base(p)) // a file the write would have made
+		}
 	}
 	for _, root := range notOurs {
-		if within(real, root) {
+		if within(target, root) {
 			return ""
 		}
 	}
-	if r.hidden(real) && !r.writable(real) {
-		return fmt.Sprintf("the sandbox (%s) refused to read %s: %s is among the paths no agent may read (the defaults and sandbox.deny_read)", a.Mode, p, a.deniedRoot(r, real))
+	if r.hidden(target) && !r.writable(target) {
+		return fmt.Sprintf("the sandbox (%s) refused to read %s: %s is among the paths no agent may read (the defaults and sandbox.deny_read)", a.Mode, p, a.deniedRoot(r, target))
 	}
-	if r.writable(real) || within(real, "/dev") || isTemp(real) {
+	if r.writable(target) || within(target, "/dev") || isTemp(target) {
 		return ""
 	}
 	return fmt.Sprintf("the sandbox (%s) refused a write to %s: only %s are writable (sandbox.write adds more)", a.Mode, p, a.writableSummary())

@@ -16,7 +16,8 @@ const minLandlockABI = 3
 
 // The fixes an unavailable mechanism's error and warning give.
 const (
-	fixBwrap       = "install bubblewrap (apt-get install bubblewrap, dnf install bubblewrap)"
+	bwrapInstall   = "apt-get install bubblewrap, or dnf install bubblewrap"
+	fixBwrap       = "install bubblewrap (" + bwrapInstall + ")"
 	fixKernel      = "run Linux 6.2 or later with landlock among its LSMs (lsm= on the kernel's command line)"
 	fixUserNS      = "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu kernel.apparmor_restrict_unprivileged_userns=0)"
 	fixAutoOrOff   = "or set sandbox.mode: auto (the strongest this machine has) or off"
@@ -146,7 +147,7 @@ func (s Support) netnsLine() string {
 
 func (s Support) bwrapLine() string {
 	if s.Bwrap == "" {
-		return "bwrap: not installed (" + fixBwrap + ")"
+		return "bwrap: not installed (" + bwrapInstall + ")"
 	}
 	return "bwrap: " + s.Bwrap
 }

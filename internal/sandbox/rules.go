@@ -12,7 +12,7 @@ import (
 )
 
 // rules are an Agent's confinement as concrete paths: absolute, cleaned,
-// symbolic links resolved (Landlock grants on inodes and bwrap binds real
+// symbolic links resolved (Landlock grants on inodes and bwrap binds resolved
 // paths), existing. Everything not denied is readable and executable. They
 // are also the Landlock launcher's spec, hence the JSON names.
 type rules struct {
@@ -63,18 +63,18 @@ func buildRules(a Agent, tmp string, makeDirs bool) (rules, error) {
 	}
 	writable = append(writable, git...)
 	for _, p := range writable {
-		real, info, ok := existing(p)
+		resolved, info, ok := existing(p)
 		switch {
 		case !ok:
 		case info.IsDir():
-			r.WriteDirs = appendNew(r.WriteDirs, real)
+			r.WriteDirs = appendNew(r.WriteDirs, resolved)
 		default:
-			r.WriteFiles = appendNew(r.WriteFiles, real)
+			r.WriteFiles = appendNew(r.WriteFiles, resolved)
 		}
 	}
 	for _, d := range devices {
-		if real, _, ok := existing(d); ok {
-			r.Devices = appendNew(r.Devices, real)
+		if resolved, _, ok := existing(d); ok {
+			r.Devices = appendNew(r.Devices, resolved)
 		}
 	}
 	r.Deny = r.denied(append(DefaultDenyRead(a.Home), a.Policy.DenyRead...))
@@ -91,11 +91,11 @@ func buildRules(a Agent, tmp string, makeDirs bool) (rules, error) {
 func (r rules) denied(paths []string) []string {
 	var out []string
 	for _, p := range paths {
-		real, _, ok := existing(p)
-		if !ok || r.writable(real) {
+		resolved, _, ok := existing(p)
+		if !ok || r.writable(resolved) {
 			continue
 		}
-		out = appendNew(out, real)
+		out = appendNew(out, resolved)
 	}
 	slices.Sort(out)
 	return out
@@ -135,19 +135,19 @@ func within(p, dir string) bool {
 // existing cleans p and resolves its links; ok is false when it does not
 // exist (or is relative: a policy's paths are absolute by then, and a
 // relative one would mean the process's directory, which nobody meant).
-func existing(p string) (real string, info fs.FileInfo, ok bool) {
+func existing(p string) (resolved string, info fs.FileInfo, ok bool) {
 	if !filepath.IsAbs(p) {
 		return "", nil, false
 	}
-	real, err := filepath.EvalSymlinks(filepath.Clean(p))
+	resolved, err := filepath.EvalSymlinks(filepath.Clean(p))
 	if err != nil {
 		return "", nil, false
 	}
-	info, err = os.Stat(real)
+	info, err = os.Stat(resolved)
 	if err != nil {
 		return "", nil, false
 	}
-	return real, info, true
+	return resolved, info, true
 }
 
 func appendNew(list []string, p string) []string {
