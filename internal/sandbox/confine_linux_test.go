@@ -179,3 +179,18 @@ func TestLauncherRefusesBadArguments(t *testing.T) {
 	assert.Equal(t, 126, exit.ExitCode())
 	assert.True(t, strings.HasPrefix(string(out), "ralph: sandbox: read the rules:"), string(out))
 }
+
+func TestDeniedDirectoryAroundTheWorkspaceHidesTheRestOfIt(t *testing.T) {
+	for _, mode := range []Mode{ModeLandlock, ModeBwrap} {
+		t.Run(string(mode), func(t *testing.T) {
+			requireMode(t, mode)
+			w := newConfinedWorld(t)
+			a := w.agent(t, mode, NetworkAllow)
+			a.Policy.DenyRead = []string{filepath.Dir(w.ws)} // every slot's worktree
+			out, err := w.run(t, a, `cat "$OTHER/README.md"`)
+			assert.Error(t, err, "another slot's file is readable: %s", out)
+			out, err = w.run(t, a, `set -e; cat README.md; echo x > own.txt; cat own.txt`)
+			assert.NoError(t, err, "the workspace inside the denied directory is unusable: %s", out)
+		})
+	}
+}

@@ -81,13 +81,16 @@ type Agent struct {
 	// Home is the user's home directory, for the default denied paths.
 	Home string
 	// State are the agent CLI's own state directories and files
-	// (~/.claude, ~/.claude.json, …), always writable; they are made when
-	// missing (directories only).
+	// (~/.claude, ~/.claude.json, …), always writable. A missing one
+	// under Home is made as a directory unless its name has an extension
+	// after its leading dot (.claude.json is a file, left to the CLI; it
+	// cannot create it when its directory is not writable).
 	State []string
 	// Write are more writable paths ralph itself needs (a usage file's
 	// folder, say).
 	Write []string
-	// Launcher is the ralph binary re-executed to apply Landlock.
+	// Launcher is the ralph binary re-executed to apply Landlock: one
+	// whose main hands LauncherArg to Launch. Landlock needs it.
 	Launcher string
 }
 
@@ -96,6 +99,12 @@ type Agent struct {
 // SysProcAttr (kept, with what the mechanism adds). cleanup removes what
 // Confine made (the private temporary directory) and must be called once
 // the command has exited. A Mode of off returns cmd untouched.
+//
+// Under Landlock cmd runs the Launcher, which execs the agent in place (the
+// same pid); with network: deny it gets a network namespace of its own
+// through SysProcAttr (and a user namespace when ralph is not root).
+// Under bwrap and Seatbelt cmd runs bwrap or sandbox-exec, which run the
+// agent as their child.
 func (a Agent) Confine(cmd *exec.Cmd) (cleanup func(), err error) {
 	return confine(a, cmd)
 }
