@@ -69,6 +69,8 @@ func requireMode(t *testing.T, mode Mode) Support {
 		if s.Bwrap == "" {
 			t.Skip("bubblewrap is not installed (apt-get install bubblewrap)")
 		}
+	case ModeOff, ModeAuto, ModeSeatbelt:
+		t.Fatalf("no integration test runs %s here", mode)
 	}
 	return s
 }
@@ -88,7 +90,7 @@ func TestConfinedAgentWritesOnlyItsWorkspace(t *testing.T) {
 				"git config": `echo "[core]" >> "$MAIN/.git/config"`,
 				"main's ref": `echo x > "$MAIN/.git/refs/heads/main"`,
 			}
-			t.Cleanup(func() { os.Remove("/etc/probe") })
+			t.Cleanup(func() { _ = os.Remove("/etc/probe") })
 			for name, script := range refused {
 				out, err := w.run(t, a, script)
 				assert.Error(t, err, "%s: %s succeeded inside the sandbox: %s", name, script, out)
@@ -121,7 +123,7 @@ func TestConfinedAgentWithNetworkDenyHasOnlyLoopback(t *testing.T) {
 	outside := nonLoopbackIPv4(t)
 	l, err := net.Listen("tcp4", net.JoinHostPort(outside, "0"))
 	require.NoError(t, err)
-	t.Cleanup(func() { l.Close() })
+	t.Cleanup(func() { _ = l.Close() })
 	go acceptAll(l)
 	exe, err := os.Executable()
 	require.NoError(t, err)
@@ -166,7 +168,7 @@ func acceptAll(l net.Listener) {
 		if errors.Is(err, net.ErrClosed) || err != nil {
 			return
 		}
-		c.Close()
+		_ = c.Close()
 	}
 }
 

@@ -102,7 +102,7 @@ func loopbackUp() error {
 	if err != nil {
 		return fmt.Errorf("bring loopback up: socket: %w", err)
 	}
-	defer unix.Close(fd)
+	defer func() { _ = unix.Close(fd) }()
 	ifr, err := unix.NewIfreq("lo")
 	if err != nil {
 		return fmt.Errorf("bring loopback up: %w", err)

@@ -43,6 +43,6 @@ func netHelper(args []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	c.Close()
+	_ = c.Close()
 	return 0
 }
