@@ -18,6 +18,7 @@ import (
 
 	"github.com/ralph-loop/ralph/internal/completion"
 	"github.com/ralph-loop/ralph/internal/interrupt"
+	"github.com/ralph-loop/ralph/internal/sandbox"
 )
 
 // version is a release's, set at build time with -ldflags
@@ -26,6 +27,11 @@ import (
 var version = "dev"
 
 func main() {
+	// ralph re-executed as the Landlock launcher confines itself and
+	// becomes the agent before anything of ralph's runs.
+	if len(os.Args) > 1 && os.Args[1] == sandbox.LauncherArg {
+		sandbox.Launch(os.Args[2:])
+	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

@@ -60,6 +60,7 @@ var allowed = map[string]struct {
 	"internal/swapfile":           {[]string{"internal/ralphdir", "internal/atomicfile"}, "atomic replacement of a small file without creating one; its spare is never written through a link; where no exchange exists it writes then renames (internal/atomicfile)"},
 	"internal/ralphdir":           {[]string{"internal/atomicfile"}, "making and opening ralph's files under .ralph/ without following links, private to the user; a leaf helper but for the one atomic replacement (internal/atomicfile)"},
 	"internal/atomicfile":         {nil, "replacing a file atomically on every system; a leaf helper"},
+	"internal/sandbox":            {[]string{"internal/hint", "internal/exitcode"}, "confining an agent's process by the kernel (Landlock, bubblewrap, Seatbelt); a leaf helper but for the error with a hint and exit status that a mode this machine cannot give is"},
 	"internal/gittest":            {nil, "real git repositories for tests; a leaf helper"},
 	"internal/natstest":           {nil, "real NATS servers with JetStream for tests; a leaf helper"},
 	"internal/flagvalue":          {nil, "command-line values that check their range as kong parses them; a leaf helper"},
