@@ -27,12 +27,17 @@ import (
 var version = "dev"
 
 func main() {
-	// ralph re-executed as the Landlock launcher confines itself and
-	// becomes the agent before anything of ralph's runs.
+	launchIfAsked()
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// launchIfAsked hands a ralph re-executed as the Landlock launcher to the
+// sandbox, which confines the process and execs the agent before anything
+// of ralph's runs; it returns only in any other ralph.
+func launchIfAsked() {
 	if len(os.Args) > 1 && os.Args[1] == sandbox.LauncherArg {
 		sandbox.Launch(os.Args[2:])
 	}
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 // globals are the flags every command shares, and what main hands to them.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/internal/sandbox"
@@ -106,6 +108,10 @@ func (c *workerCmd) sandbox(g *globals, ralphBin string) (config.Sandbox, error)
 		cfg = loaded
 	}
 	s := cfg.SlotSandbox()
+	if c.Sandbox != "" && !slices.Contains(config.SandboxModes, c.Sandbox) {
+		return config.Sandbox{}, withHint(fmt.Errorf("--sandbox %q: no such mode", c.Sandbox),
+			"pass one of: "+strings.Join(config.SandboxModes, ", ")+" (auto picks the strongest this machine has; ralph doctor says which)")
+	}
 	if c.Sandbox != "" {
 		s = s.WithMode(c.Sandbox, "--sandbox")
 	}
