@@ -44,6 +44,9 @@ func bwrapArgs(r rules) []string {
 			add(p, "--bind", p, p)
 		}
 	}
+	for _, p := range r.ReadOnly {
+		add(p, "--ro-bind", p, p)
+	}
 	for _, p := range r.Deny {
 		if info, err := os.Stat(p); err == nil && info.IsDir() {
 			add(p, "--tmpfs", p)

@@ -196,3 +196,27 @@ func TestDeniedDirectoryAroundTheWorkspaceHidesTheRestOfIt(t *testing.T) {
 		})
 	}
 }
+
+// In a main checkout the agent works beside .git: bubblewrap keeps what
+// git runs commands from read-only, while a commit still works. Landlock
+// cannot carve a part out of a writable tree (see rules.ReadOnly).
+func TestBwrapKeepsAMainCheckoutsGitHooksAndConfigReadOnly(t *testing.T) {
+	requireMode(t, ModeBwrap)
+	w := newConfinedWorld(t)
+	a := w.agent(t, ModeBwrap, NetworkAllow)
+	a.Workspace = w.main
+	for name, script := range map[string]string{
+		"config": `echo "[core]" >> .git/config`,
+		"hook":   `echo "#!/bin/sh" > .git/hooks/post-commit`,
+	} {
+		out, err := w.run(t, a, script)
+		assert.Error(t, err, "%s: %s succeeded inside the sandbox: %s", name, script, out)
+	}
+	assert.NoFileExists(t, filepath.Join(w.main, ".git", "hooks", "post-commit"))
+	out, err := w.run(t, a, `set -e
+echo x > own.txt
+git add own.txt
+git -c user.name=T -c user.email=t@example.com commit -q -m own`)
+	require.NoError(t, err, out)
+	assert.Contains(t, gittest.Run(t, w.main, "log", "--format=%s", "-1"), "own")
+}

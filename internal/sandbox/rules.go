@@ -26,7 +26,18 @@ type rules struct {
 	Deny []string `json:"deny,omitempty"`
 	// NetDeny leaves only loopback.
 	NetDeny bool `json:"net_deny,omitempty"`
+	// ReadOnly are paths inside a writable tree kept read-only where the
+	// mechanism can carve them out (bubblewrap, Seatbelt; not Landlock,
+	// whose grants cover a whole tree): the git config and hooks of a
+	// workspace that is a repository's main checkout, which git, ralph's
+	// or yours, would otherwise run commands from outside the sandbox.
+	ReadOnly []string `json:"read_only,omitempty"`
 }
+
+// gitProtected are the parts of a checkout's .git directory that say what
+// git runs: hooks, and the config that can name more (core.hooksPath,
+// core.fsmonitor, filters, aliases).
+var gitProtected = []string{"config", "hooks"}
 
 // devices are writable wherever they exist: the bit buckets, the terminal
 // and pseudo-terminals, and POSIX shared memory (which Python's
@@ -78,6 +89,7 @@ func buildRules(a Agent, tmp string, makeDirs bool) (rules, error) {
 		}
 	}
 	r.Deny = r.denied(append(DefaultDenyRead(a.Home), a.Policy.DenyRead...))
+	r.ReadOnly = gitReadOnly(a.Workspace)
 	r.NetDeny = a.Policy.Denies()
 	slices.Sort(r.WriteDirs)
 	slices.Sort(r.WriteFiles)
@@ -257,4 +269,17 @@ func headBranch(gitDir string) string {
 		return ""
 	}
 	return ref
+}
+
+// gitReadOnly are the protected parts of workspace's .git when it is a
+// directory (a main checkout); a linked worktree's .git is a file, and its
+// repository's config and hooks are outside the workspace already.
+func gitReadOnly(workspace string) []string {
+	var out []string
+	for _, name := range gitProtected {
+		if resolved, _, ok := existing(filepath.Join(workspace, ".git", name)); ok {
+			out = append(out, resolved)
+		}
+	}
+	return out
 }

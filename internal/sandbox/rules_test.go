@@ -66,6 +66,8 @@ func TestRulesOfAMainCheckoutOrADetachedWorktree(t *testing.T) {
 	r, err := buildRules(Agent{Mode: ModeLandlock, Workspace: main}, "", true)
 	require.NoError(t, err)
 	assert.Equal(t, []string{resolved(t, main)}, r.WriteDirs, "a main checkout's .git is inside it")
+	assert.Equal(t, []string{resolved(t, filepath.Join(main, ".git", "config")), resolved(t, filepath.Join(main, ".git", "hooks"))}, r.ReadOnly,
+		"what git runs commands from stays read-only where the mechanism can keep it so")
 
 	ws := filepath.Join(t.TempDir(), "detached")
 	gittest.Run(t, main, "worktree", "add", "-q", "--detach", ws)
@@ -74,6 +76,7 @@ func TestRulesOfAMainCheckoutOrADetachedWorktree(t *testing.T) {
 	git := resolved(t, filepath.Join(main, ".git"))
 	assert.ElementsMatch(t, []string{resolved(t, ws), filepath.Join(git, "worktrees", "detached"), filepath.Join(git, "objects")}, r.WriteDirs,
 		"a detached HEAD moves no ref")
+	assert.Empty(t, r.ReadOnly, "a linked worktree's repository is outside it")
 }
 
 func TestRulesStateWriteAndDevices(t *testing.T) {

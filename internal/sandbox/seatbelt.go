@@ -61,6 +61,13 @@ func seatbeltProfile(r rules) string {
 		fmt.Fprintf(&b, "\n  (literal %s)", sbString(p))
 	}
 	b.WriteString(")\n")
+	if len(r.ReadOnly) > 0 {
+		b.WriteString("(deny file-write*")
+		for _, p := range r.ReadOnly {
+			fmt.Fprintf(&b, "\n  (subpath %s)", sbString(p))
+		}
+		b.WriteString(")\n")
+	}
 	b.WriteString(seatbeltDevices)
 	if r.NetDeny {
 		b.WriteString(`(allow network* (remote unix-socket))

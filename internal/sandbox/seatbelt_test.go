@@ -22,6 +22,10 @@ func TestSeatbeltProfile(t *testing.T) {
 			Devices:    []string{"/dev/null", "/dev/zero", "/dev/tty", "/dev/ptmx"},
 			Deny:       []string{"/Users/u/.aws", "/Users/u/.netrc", "/Users/u/.ssh", `/Users/u/odd "name"\dir`},
 		},
+		"main-checkout": {
+			WriteDirs: []string{"/Users/u/src/app"},
+			ReadOnly:  []string{"/Users/u/src/app/.git/config", "/Users/u/src/app/.git/hooks"},
+		},
 		"network-deny": {
 			WriteDirs: []string{"/Users/u/src/app"},
 			Deny:      []string{"/Users/u/.ssh"},
