@@ -48,10 +48,7 @@ func newAutopilotRepo(t testing.TB, section string) *workspace {
 	git(t, w.dir, "checkout", "-q", "-b", "main")
 	git(t, w.dir, "config", "user.name", "Dev")
 	git(t, w.dir, "config", "user.email", "dev@example.com")
-	// The slots' agents are confined (autopilot.sandbox is auto unless
-	// set): the scripted agent keeps its counters in w.state.
-	w.write("ralph.yml", agentCLI()+"event_loop:\n  max_iterations: 4\n  completion_confirmations: 1\n"+
-		"sandbox:\n  write: ["+w.state+"]\nautopilot:\n"+section)
+	w.write("ralph.yml", agentCLI()+"event_loop:\n  max_iterations: 4\n  completion_confirmations: 1\nautopilot:\n"+section)
 	w.write("README.md", "a project\n")
 	git(t, w.dir, "add", "-A")
 	git(t, w.dir, "commit", "-q", "-m", "start")

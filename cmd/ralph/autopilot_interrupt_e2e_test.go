@@ -348,7 +348,7 @@ func TestAutopilotThroughChaos(t *testing.T) {
 		lines := countLines(log) + 1 + rng.IntN(30)
 		cmd := exec.Command(ralphBin, "autopilot")
 		cmd.Dir = w.dir
-		cmd.Env = append(os.Environ(), "SCRIPTAGENT_SCRIPT="+filepath.Join(w.state, "script.json"), "SCRIPTAGENT_STATE="+w.state)
+		cmd.Env = append(os.Environ(), scriptEnv(w.state)...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		out := &lockedWriter{}
 		cmd.Stdout, cmd.Stderr = out, out

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -60,7 +61,7 @@ func (c *confiner) agent(s config.Sandbox) (*sandbox.Agent, error) {
 		c.warn(warning)
 	}
 	home, _ := os.UserHomeDir()
-	return &sandbox.Agent{Mode: mode, Home: home, Launcher: c.launcher, Policy: sandbox.Policy{
+	return &sandbox.Agent{Mode: mode, Home: home, Launcher: c.launcher, Write: envWritable(), Policy: sandbox.Policy{
 		Mode: sandbox.Mode(s.Mode), Write: s.Write, DenyRead: s.DenyRead, Network: sandbox.Network(s.Network)}}, nil
 }
 
@@ -120,4 +121,21 @@ func (c *workerCmd) sandbox(g *globals, ralphBin string) (config.Sandbox, error)
 		return config.Sandbox{}, err
 	}
 	return s, nil
+}
+
+// SandboxWriteEnv names more paths every confined agent may write,
+// separated as PATH is: what a machine's owner adds for all its runs (a CI
+// cache, say) without a config file's say. An agent cannot set it: it is
+// ralph's environment, read before the agent starts.
+const SandboxWriteEnv = "RALPH_SANDBOX_WRITE"
+
+// envWritable are the absolute paths of SandboxWriteEnv.
+func envWritable() []string {
+	var out []string
+	for _, p := range filepath.SplitList(os.Getenv(SandboxWriteEnv)) {
+		if filepath.IsAbs(p) {
+			out = append(out, filepath.Clean(p))
+		}
+	}
+	return out
 }
