@@ -71,7 +71,7 @@ var allowed = map[string]struct {
 	"internal/tail":               {nil, "the last bytes of a stream in bounded memory; a leaf helper"},
 	"internal/excerpt":            {nil, "the beginning and end of a text too long to pass on whole; a leaf helper"},
 	"internal/benchgen":           {nil, "deterministic synthetic event logs for benchmarks; a leaf helper"},
-	"internal/benchrun":           {[]string{"internal/benchgen", "runfiles"}, "the benchmark driver runs ralph as a process; it only generates logs itself, and finds the run's files where runfiles says"},
+	"internal/benchrun":           {[]string{"internal/benchgen", "runfiles", "internal/sandbox"}, "the benchmark driver runs ralph as a process; it only generates logs itself, finds the run's files where runfiles says, and times the sandboxes this machine has (internal/sandbox)"},
 	"tasks":                       {[]string{"internal/procgroup", "internal/shell", "internal/atomicfile"}, "the task trackers run their own programs, each in a process group of its own, out of the terminal's reach, and read their own files (and replace them atomically); a command source's commands run with the shell internal/shell finds"},
 	"internal/scriptagent/script": {nil, "the scripted test agent's script format; a leaf"},
 }
