@@ -52,10 +52,7 @@ func (c *confiner) agent(s config.Sandbox) (*sandbox.Agent, error) {
 		if s.Network == string(sandbox.NetworkDeny) && s.Source("network") != "" {
 			where = s.Source("network")
 		}
-		if where == "" {
-			where = "sandbox.mode (auto, the default for autopilot slots and workers)"
-		}
-		return nil, fmt.Errorf("%s: %w", where, err)
+		return nil, fmt.Errorf("%s: %w", placeOf(where), err)
 	}
 	if warning != "" {
 		c.warn(warning)
@@ -138,4 +135,17 @@ func envWritable() []string {
 		}
 	}
 	return out
+}
+
+// placeOf is where a sandbox key was set, as config errors say it
+// (FILE:LINE, or a flag), from config.Sandbox.Source's "key (FILE:LINE)";
+// the default when it was not set.
+func placeOf(source string) string {
+	if source == "" {
+		return "the default sandbox of autopilot slots and workers (auto)"
+	}
+	if i := strings.LastIndex(source, " ("); i >= 0 && strings.HasSuffix(source, ")") {
+		return source[i+2 : len(source)-1]
+	}
+	return source
 }

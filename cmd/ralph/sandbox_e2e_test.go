@@ -275,3 +275,30 @@ func TestE2EAutopilotSlotsAreSandboxedFromEachOther(t *testing.T) {
 		w.assertCleanAfterRun(".tickets")
 	})
 }
+
+// A mode this machine cannot give is a configuration error, said before
+// anything runs, with where it was asked for and what to do.
+func TestE2ESandboxModeTheMachineLacksStopsTheRun(t *testing.T) {
+	w := newWorkspace(t)
+	w.write("ralph.yml", agentCLI()+"event_loop:\n  prompt: Do it.\nsandbox:\n  mode: seatbelt\n")
+	r := w.ralph("loop")
+	assert.Equal(t, 3, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "ralph.yml:7: sandbox.mode: seatbelt")
+	assert.Contains(t, r.stderr, "ralph: hint:")
+	assert.NoDirExists(t, filepath.Join(w.dir, ".ralph", "runs"), "no run was started")
+}
+
+// An agent that fails because the sandbox refused it something says so in
+// the iteration's failure, which its own words rarely do.
+func TestE2ESandboxSaysWhenItMadeTheAgentFail(t *testing.T) {
+	sandboxModes(t, func(t *testing.T, mode sandbox.Mode) {
+		w := newWorkspace(t)
+		home := t.TempDir()
+		w.write("ralph.yml", agentCLI()+"event_loop:\n  prompt: Do it.\n  max_consecutive_failures: 1\nsandbox:\n  mode: "+string(mode)+"\n")
+		w.script(agentScript{Steps: []step{{Sh: `echo hi > "$HOME/.bashrc"`}}})
+		r := w.ralphEnv([]string{"HOME=" + home}, "loop")
+		assert.Equal(t, 1, r.code, r.stderr)
+		assert.Contains(t, r.stderr, "the sandbox ("+string(mode)+") refused a write to "+filepath.Join(home, ".bashrc"))
+		assert.NoFileExists(t, filepath.Join(home, ".bashrc"))
+	})
+}
