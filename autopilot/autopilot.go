@@ -36,8 +36,8 @@ type Options struct {
 	// each task's overlay gives it to the task's loop. The zero value
 	// leaves the loops' own config to decide.
 	Sandbox config.Sandbox
-	Source   tasks.Source
-	Runner   Runner
+	Source  tasks.Source
+	Runner  Runner
 	// OnEvent is told each event once it is recorded; nil for none.
 	OnEvent func(events.Event, *runfiles.AutopilotState)
 	// Hooks run the user's hooks on the autopilot's events; nil for none.

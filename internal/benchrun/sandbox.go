@@ -44,7 +44,7 @@ func (b *bench) sandboxCost(r *report) error {
 		}
 		per := (confined.wall - free.wall) / time.Duration(n)
 		s.figures = append(s.figures, figure{name: "sandbox cost per iteration, " + string(mode),
-			value: fmt.Sprintf("%s (an iteration takes %.2f× as long as unconfined)", ms(per), ratio(confined.wall, free.wall)),
+			value:  fmt.Sprintf("%s (an iteration takes %.2f× as long as unconfined)", ms(per), ratio(confined.wall, free.wall)),
 			target: "≤ 10 ms", met: per <= 10*time.Millisecond})
 	}
 	s.figures = append(s.figures, figure{name: "ralph loop, unconfined", value: fmt.Sprintf("%s for %d iterations", ms(free.wall), n)})
