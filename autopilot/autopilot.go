@@ -32,8 +32,12 @@ type Options struct {
 	// Criteria are the config's acceptance criteria, which every task's
 	// loop keeps.
 	Criteria []criteria.Spec
-	Source   tasks.Source
-	Runner   Runner
+	// Sandbox is how the slots' agents are confined (Config.SlotSandbox);
+	// each task's overlay gives it to the task's loop. The zero value
+	// leaves the loops' own config to decide.
+	Sandbox config.Sandbox
+	Source  tasks.Source
+	Runner  Runner
 	// OnEvent is told each event once it is recorded; nil for none.
 	OnEvent func(events.Event, *runfiles.AutopilotState)
 	// Hooks run the user's hooks on the autopilot's events; nil for none.

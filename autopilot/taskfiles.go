@@ -11,6 +11,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/criteria"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
 	"github.com/ralph-loop/ralph/runfiles"
@@ -92,14 +93,19 @@ func (a *Autopilot) trustedCommands(t tasks.Task) []criteria.Spec {
 }
 
 // overlay is the config laid over the user's for task t: its acceptance
-// criteria, the config's own followed by the task's trusted commands.
+// criteria, the config's own followed by the task's trusted commands, and
+// the slots' sandbox, which a task's loop runs in where a plain loop might
+// not (a slot runs unattended).
 func (a *Autopilot) overlay(t tasks.Task) ([]byte, error) {
 	specs := append(append([]criteria.Spec{}, a.opts.Criteria...), a.trustedCommands(t)...)
 	doc := map[string]any{}
 	if len(specs) > 0 {
 		doc["acceptance_criteria"] = specs
 	}
-	head := "# Written by ralph autopilot for task " + t.ID + ": its acceptance criteria.\n"
+	if s := a.opts.Sandbox; s.Mode != "" {
+		doc["sandbox"] = SandboxOverlay(s)
+	}
+	head := "# Written by ralph autopilot for task " + t.ID + ": its acceptance criteria and sandbox.\n"
 	if len(doc) == 0 {
 		return []byte(head + "{}\n"), nil
 	}
@@ -139,4 +145,20 @@ func Objective(t tasks.Task, source string, trusted bool, note string) string {
 		b.WriteString("\n## Before you go on\n\n" + note + "\n")
 	}
 	return b.String()
+}
+
+// SandboxOverlay is s as a sandbox: section of a config file, every key
+// written, so that it replaces the section of the files under it.
+func SandboxOverlay(s config.Sandbox) map[string]any {
+	return map[string]any{"mode": s.Mode, "network": s.Network,
+		"write": nonNil(s.Write), "deny_read": nonNil(s.DenyRead)}
+}
+
+// nonNil is paths, or an empty list: a nil one would be written as null,
+// which sets nothing.
+func nonNil(paths []string) []string {
+	if paths == nil {
+		return []string{}
+	}
+	return paths
 }

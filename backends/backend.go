@@ -211,6 +211,7 @@ func (b *Backend) Run(ctx context.Context, run events.AgentRun, report func(even
 		return events.AgentResult{}, fmt.Errorf("start %s: %w", b.spec.name, err)
 	}
 	inv.args = args
+	inv.sandbox = b.confinement(run, usage.dir())
 	res, err := runProcess(ctx, inv, run, report)
 	usage.apply(&res, report)
 	return res, err

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/internal/redact"
+	"github.com/ralph-loop/ralph/internal/sandbox"
 )
 
 // Options configure one backend: the cli: section of ralph.yml, or a hat's
@@ -34,4 +35,9 @@ type Options struct {
 	// Run passes it on: the raw output, the activity and the result. Build
 	// it from the environment the agent gets. Nil hides nothing.
 	Redactor *redact.Redactor
+	// Sandbox confines every run's agent (see internal/sandbox): its Mode
+	// (resolved, never auto), Policy, Home and Launcher; each run fills in
+	// the workspace and the CLI's own state. Nil, or a Mode of off, runs
+	// the agent unconfined.
+	Sandbox *sandbox.Agent
 }

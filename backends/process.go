@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -16,6 +17,7 @@ import (
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/procgroup"
 	"github.com/ralph-loop/ralph/internal/redact"
+	"github.com/ralph-loop/ralph/internal/sandbox"
 	"github.com/ralph-loop/ralph/internal/tail"
 )
 
@@ -43,6 +45,7 @@ type invocation struct {
 	verdict       func(*events.AgentResult, int, string)
 	redactor      *redact.Redactor // hides secrets in all of the above's output
 	limits        OutputLimits     // resolved: 0 is no limit
+	sandbox       *sandbox.Agent   // nil: unconfined
 }
 
 // stopReason says why ralph stopped an agent, if it did.
@@ -78,6 +81,7 @@ type agentProc struct {
 	copiers          sync.WaitGroup
 	stdinDone        chan struct{}
 	parsed           chan events.AgentResult
+	unconfine        func() // removes what the sandbox made for the run
 
 	reason stopReason // written by watch before it signals, read after it returns
 }
@@ -103,6 +107,7 @@ func runProcess(ctx context.Context, inv invocation, run events.AgentRun, report
 	if err := p.start(); err != nil {
 		return events.AgentResult{}, err
 	}
+	defer p.unconfine()
 	res, err := p.wait(ctx)
 	return redactResult(inv.redactor, res), err
 }
@@ -139,8 +144,12 @@ func (p *agentProc) start() error {
 	// ralph's environment, the CLI's, Options.Env, then AgentRun.Env.
 	cmd.Env = slices.Concat(os.Environ(), p.inv.env, p.run.Env)
 
+	if err := p.confine(cmd); err != nil {
+		return err
+	}
 	childEnds, err := p.openPipes(cmd)
 	if err != nil {
+		p.unconfine()
 		return fmt.Errorf("start %s: %w", p.inv.backend, err)
 	}
 	p.started = time.Now()
@@ -150,6 +159,7 @@ func (p *agentProc) start() error {
 	}
 	if err != nil {
 		p.closeParentEnds()
+		p.unconfine()
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
 			e := &MissingBinaryError{Backend: p.inv.backend, Binary: p.inv.path, Install: p.inv.install, Err: err}
 			e.Reason, e.Fix = missingInterpreter(p.inv.path)
@@ -165,6 +175,21 @@ func (p *agentProc) start() error {
 	if p.run.Started != nil {
 		p.run.Started(cmd.Process.Pid)
 	}
+	return nil
+}
+
+// confine makes cmd run in the invocation's sandbox, if it has one, and
+// sets p.unconfine to what undoes it once the agent is gone.
+func (p *agentProc) confine(cmd *exec.Cmd) error {
+	p.unconfine = func() {}
+	if p.inv.sandbox == nil {
+		return nil
+	}
+	cleanup, err := p.inv.sandbox.Confine(cmd)
+	if err != nil {
+		return fmt.Errorf("start %s in its sandbox (%s): %w", p.inv.backend, p.inv.sandbox, err)
+	}
+	p.unconfine = cleanup
 	return nil
 }
 
@@ -336,8 +361,20 @@ func (p *agentProc) wait(ctx context.Context) (events.AgentResult, error) {
 		if p.inv.verdict != nil {
 			p.inv.verdict(&res, res.ExitCode, p.stderrTail.String())
 		}
+		p.explainDenial(&res)
 	}
 	return res, groupErr
+}
+
+// explainDenial says so when a failed run's error text shows that the
+// sandbox refused the agent something: the agent's own words rarely do.
+func (p *agentProc) explainDenial(res *events.AgentResult) {
+	if p.inv.sandbox == nil || !res.Failed() {
+		return
+	}
+	if why := p.inv.sandbox.Denied(res.FailureMessage + "\n" + p.stderrTail.String()); why != "" {
+		res.FailureMessage = strings.TrimSuffix(res.FailureMessage, ".") + "; " + why
+	}
 }
 
 // watch stops the agent's group when the caller's context ends, or a time

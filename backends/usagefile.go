@@ -47,6 +47,15 @@ func newUsageFile(spec *usageFileSpec, args []string) (*usageFile, []string, err
 	return f, append(slices.Clip(args), spec.flag, f.path), nil
 }
 
+// dir is the folder the CLI writes the file in, which a confined agent
+// must be able to write; "" without a usage file.
+func (f *usageFile) dir() string {
+	if f == nil {
+		return ""
+	}
+	return filepath.Dir(f.path)
+}
+
 // flagValue finds "--flag VALUE" or "--flag=VALUE" in args.
 func flagValue(args []string, flag string) (string, bool) {
 	for i, a := range args {

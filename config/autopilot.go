@@ -25,6 +25,9 @@ type Autopilot struct {
 	WorktreesDir string          `yaml:"worktrees_dir"`       // default .worktrees
 	TrustTasks   bool            `yaml:"trust_task_commands"` // run tasks' command criteria
 	Cluster      Cluster         `yaml:"cluster"`             // slots as workers on other machines
+	// Sandbox is laid over the top-level sandbox: for the slots' agents
+	// (see Config.SlotSandbox).
+	Sandbox Sandbox `yaml:"sandbox"`
 }
 
 // Cluster is autopilot.cluster: where the autopilot's slots are workers
@@ -102,6 +105,7 @@ func (l *loader) autopilotFields(a *Autopilot) []field {
 		{"worktrees_dir", l.setString(&a.WorktreesDir)},
 		{"trust_task_commands", l.setBool(&a.TrustTasks)},
 		{"cluster", func(n *yaml.Node, path string) { l.section(n, path, l.clusterFields(&a.Cluster), nil) }},
+		{"sandbox", l.sandbox(&a.Sandbox)},
 	}
 }
 

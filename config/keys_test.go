@@ -25,6 +25,7 @@ func TestKeyTablesMatchTags(t *testing.T) {
 		{"hat", Hat{}, l.hatFields(&h, c.CLI)},
 		{"autopilot", Autopilot{}, l.autopilotFields(&c.Autopilot)},
 		{"autopilot.source", TaskSource{}, l.taskSourceFields(&c.Autopilot.Source)},
+		{"sandbox", Sandbox{}, l.sandboxFields(&c.Sandbox)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -77,6 +77,7 @@ var referenceSections = []struct{ heading, def, where string }{
 	{"autopilot", "autopilot", ""},
 	{"autopilot.source", "taskSource", "The task source, when it is a mapping rather than a name."},
 	{"autopilot.cluster", "cluster", "The coordinator's side of a cluster of workers."},
+	{"sandbox", "sandbox", "The top-level `sandbox:`, a hat's and `autopilot.sandbox` (see [Sandboxing agents](#sandboxing-agents))."},
 	{"pricing.MODEL", "price", "One model's price, in US dollars."},
 }
 

@@ -79,6 +79,7 @@ func topProperties() schema {
 		"autopilot":           withDoc(ref("autopilot"), "autopilot"),
 		"hooks":               withDoc(schema{"type": "array", "items": ref("hook")}, "hooks"),
 		"pricing":             withDoc(schema{"type": "object", "additionalProperties": ref("price")}, "pricing"),
+		"sandbox":             withDoc(ref("sandbox"), "sandbox"),
 		"redact":              withDoc(schema{"type": "array", "items": schema{"type": "string", "pattern": envName.String()}}, "redact"),
 		"budget": schema{"type": "object", "additionalProperties": false,
 			"description": "ralph.json's budget; budget.max_tokens is event_loop.max_tokens.",
@@ -114,6 +115,7 @@ func schemaDefs() schema {
 	autopilot := sectionProperties("autopilot", reflect.TypeFor[Autopilot]())
 	taskSource := sectionProperties("autopilot.source", reflect.TypeFor[TaskSource]())
 	cluster := sectionProperties("autopilot.cluster", reflect.TypeFor[Cluster]())
+	sandbox := sectionProperties("sandbox", reflect.TypeFor[Sandbox]())
 	hook := object(sectionProperties("hook", reflect.TypeFor[Hook]()), "hook")
 	hook["required"] = []string{"on"}
 	price := schema{}
@@ -125,6 +127,7 @@ func schemaDefs() schema {
 			"anyOf": []schema{{"required": []string{"input", "output"}}, {"required": []string{"per_request"}}}}, "price"),
 		"hook":       hook,
 		"cluster":    object(cluster, "autopilot.cluster"),
+		"sandbox":    object(sandbox, "sandbox"),
 		"autopilot":  object(autopilot, "autopilot"),
 		"taskSource": object(taskSource, "autopilot.source"),
 		"event_loop": object(eventLoop, "event_loop"),
@@ -270,6 +273,12 @@ var schemaShapes = map[string]schema{
 	"autopilot.cluster.replicas":      {"type": "integer", "minimum": 1, "default": 1},
 	"autopilot.cluster.remote":        {"type": "string", "default": "origin"},
 	"autopilot.cluster.trust_workers": ref("stringOrList"),
+	"autopilot.sandbox":               ref("sandbox"),
+	"hat.sandbox":                     ref("sandbox"),
+	"sandbox.mode":                    {"enum": SandboxModes},
+	"sandbox.write":                   ref("stringOrList"),
+	"sandbox.deny_read":               ref("stringOrList"),
+	"sandbox.network":                 {"enum": SandboxNetworks, "default": DefaultSandboxNetwork},
 	"hook.on":                         ref("stringOrList"),
 	"hook.timeout_seconds":            {"type": "integer", "minimum": 1, "default": DefaultHookTimeoutSeconds},
 	"hook.on_error":                   {"enum": HookOnError, "default": "warn"},

@@ -13,6 +13,7 @@ var schemaDocs = map[string]string{
 	"memories":             "Long-term memories (ralph memory) injected into prompts.",
 	"human":                "How a run waits for a person to answer a question an agent asks with `ralph ask`.",
 	"autopilot":            "How `ralph autopilot` works through a task tracker: the source, how many tasks run at once, and how finished work is merged and verified.",
+	"sandbox":              "How the kernel confines `ralph loop`'s agents (Landlock or bubblewrap on Linux, Seatbelt on macOS): they write only the workspace, a private temporary directory, their CLI's own state and the paths in write, and read nothing in deny_read or ralph's list of secrets (~/.ssh, ~/.aws, ~/.gnupg, ~/.config/gh, ~/.netrc, …). A hat's and autopilot's sandbox: are laid over it key by key.",
 	"redact":               "Environment variables whose values ralph replaces with [redacted:NAME] in everything it writes, besides those whose names look secret (KEY, TOKEN, SECRET, PASSWORD, PASSPHRASE; ending in PWD, PAT or PASS) and those whose value is a URL with a password.",
 	"hooks":                "Commands or HTTP POSTs ralph fires on events of a loop's or the autopilot's log: each with on: (topic patterns) and run: or post:.",
 	"pricing":              "Prices of models, by the name the agent CLI uses, added to or replacing ralph's table (ralph pricing): {my-model: {input: 3.0, output: 15.0, cache_read: 0.3, cache_write: 3.75}}, in US dollars per million tokens; {copilot: {per_request: 0.04}} for a model billed by the request.",
@@ -47,6 +48,7 @@ var schemaDocs = map[string]string{
 	"autopilot.cluster.trust_workers": "The public keys (U…) of the workers whose results the coordinator takes, or files of them; --trust-worker adds more. A result or event batch signed by any other key is dropped.",
 	"autopilot.cluster.replicas":      "How many servers keep each of ralph's streams: 1 for a single server, 3 for a three-node cluster. Workers must use the same.",
 	"autopilot.cluster.remote":        "The git remote the coordinator and the workers share: task starts are pushed there and the workers push their branches back.",
+	"autopilot.sandbox":               "The sandbox of the slots' agents (and of the workers' loops), laid over the top-level sandbox: key by key; its mode is auto unless one of them sets it, since the slots run unattended.",
 	"autopilot.source.type":           "The tracker: tk, beads, prd, checklist or command.",
 	"autopilot.source.path":           "The file of a prd (default prd.json) or checklist (default TODO.md) source.",
 	"autopilot.source.list":           "command source: prints the tasks as JSON lines or one JSON array (id, title, description, priority, tags or labels, acceptance_criteria, status, deps); closed tasks and those waiting on open deps are not started.",
@@ -97,6 +99,7 @@ var schemaDocs = map[string]string{
 	"hat.default_publishes": "Topic published for the hat when its agent publishes nothing.",
 	"hat.max_activations":   "How often the hat may run; then <id>.exhausted goes to the coordinator. 0: no bound.",
 	"hat.backend":           "This hat's agent: a backend name, or a mapping like cli: (with backend: it replaces cli:, without it is laid over cli:).",
+	"hat.sandbox":           "This hat's sandbox, laid over the loop's key by key: a hat that sets only network: deny keeps the loop's mode and paths.",
 	"hat.gates":             "Gates for this hat's events, checked before the top-level gates.",
 
 	"hat.backend.name": "The backend's name, as backend:.",
@@ -118,6 +121,11 @@ var schemaDocs = map[string]string{
 	"criterion.exit_code":       "Exit status command_succeeds expects; default 0.",
 	"criterion.timeout_seconds": "Bound on the check, in seconds.",
 	"criterion.baseline":        "ignore: a failure that existed before the run started does not count.",
+
+	"sandbox.mode":      "off (unconfined), auto (the strongest this machine has: Landlock, then bubblewrap, then Seatbelt; unconfined with a warning when there is none), or landlock, bwrap or seatbelt (a run that cannot have it does not start). Default: off for ralph loop, auto for the autopilot's slots and workers.",
+	"sandbox.write":     "Extra paths the agent may write, besides the workspace, a private temporary directory and its CLI's own state. ~/… is under the home directory; a relative path is relative to this config file's directory.",
+	"sandbox.deny_read": "Extra paths no agent may read, besides ralph's list of secrets (~/.ssh, ~/.aws, ~/.gnupg, ~/.config/gh, ~/.netrc, …). ~/… is under the home directory; a relative path is relative to this config file's directory.",
+	"sandbox.network":   "allow, or deny: no network but loopback.",
 
 	"gate.criteria": "The criteria the event must pass.",
 	"gate.evidence": "Text the event's payload must contain (ralph-orchestrator's evidence gates).",

@@ -29,7 +29,7 @@ func TestSchemaKeysMatchLoader(t *testing.T) {
 	l, c, h := newLoader(), Default(), Hat{}
 	var at *yaml.Node
 	spec := criterionKeys(l)
-	top := []string{"event_loop", "cli", "hats", "acceptance_criteria", "gates", "memories", "human", "autopilot", "redact", "budget", "pricing"}
+	top := []string{"event_loop", "cli", "hats", "acceptance_criteria", "gates", "memories", "human", "autopilot", "redact", "budget", "pricing", "sandbox"}
 	for _, f := range flatKeys {
 		top = append(top, f.name)
 	}
@@ -47,6 +47,7 @@ func TestSchemaKeysMatchLoader(t *testing.T) {
 		{"human", []string{"timeout_seconds", "on_timeout"}, nil},
 		{"autopilot", fieldKeys(l.autopilotFields(&c.Autopilot)), nil},
 		{"taskSource", fieldKeys(l.taskSourceFields(&c.Autopilot.Source)), nil},
+		{"sandbox", fieldKeys(l.sandboxFields(&c.Sandbox)), nil},
 		{"price", priceKeys, nil},
 	}
 	for _, tt := range tests {

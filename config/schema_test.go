@@ -83,6 +83,12 @@ func TestSchemaRejects(t *testing.T) {
 			[]string{`$.hats.my hat: "my hat" does not match ^[A-Za-z0-9][A-Za-z0-9_-]*$`}},
 		{"triggers as a number", "hats:\n  a: {triggers: 3}\n",
 			[]string{"$.hats.a.triggers: expected string, got integer"}},
+		{"an unknown sandbox mode", "sandbox:\n  mode: landlok\n",
+			[]string{`$.sandbox.mode: "landlok" is not one of ["off","auto","landlock","bwrap","seatbelt"]`}},
+		{"an unknown network in a hat's sandbox", "hats:\n  a:\n    sandbox: {network: none}\n",
+			[]string{`$.hats.a.sandbox.network: "none" is not one of ["allow","deny"]`}},
+		{"a misspelt key of autopilot.sandbox", "autopilot:\n  sandbox: {denyread: [x]}\n",
+			[]string{`$.autopilot.sandbox.denyread: unknown key "denyread"; known keys: deny_read, mode, network, write`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -92,7 +98,7 @@ func TestSchemaRejects(t *testing.T) {
 }
 
 const (
-	topKeys       = "RObot, _suppress_warnings, acceptance_criteria, adapters, agent, agent_priority, archive_prompts, autopilot, budget, cli, completion_promise, core, enable_metrics, event_loop, events, features, gates, hats, hooks, human, max_cost, max_iterations, max_runtime, max_tokens, memories, pricing, prompt_file, redact, retry_delay, skills, task, tasks, tui, verbose"
+	topKeys       = "RObot, _suppress_warnings, acceptance_criteria, adapters, agent, agent_priority, archive_prompts, autopilot, budget, cli, completion_promise, core, enable_metrics, event_loop, events, features, gates, hats, hooks, human, max_cost, max_iterations, max_runtime, max_tokens, memories, pricing, prompt_file, redact, retry_delay, sandbox, skills, task, tasks, tui, verbose"
 	eventLoopKeys = "cancellation_promise, checkpoint_interval, completion_confirmations, completion_promise, context_window_tokens, cooldown_delay_seconds, enforce_hat_scope, idle_timeout_seconds, idle_timeout_secs, iteration_timeout_seconds, kill_grace_seconds, max_activity_bytes, max_consecutive_failures, max_cost_usd, max_iterations, max_output_line_bytes, max_output_text_bytes, max_raw_output_bytes, max_runtime_seconds, max_tokens, mutation_score_warn_threshold, persistent, prompt, prompt_file, rate_limit_max_wait_seconds, required_events, starting_event, starting_hat, stuck_threshold, verify_every_iteration"
-	hatKeys       = "aggregate, args, backend, backend_args, concurrency, default_publishes, description, disallowed_tools, extra_instructions, gates, instructions, max_activations, name, publishes, scratchpad, timeout, triggers"
+	hatKeys       = "aggregate, args, backend, backend_args, concurrency, default_publishes, description, disallowed_tools, extra_instructions, gates, instructions, max_activations, name, publishes, sandbox, scratchpad, timeout, triggers"
 )

@@ -29,6 +29,7 @@ func (l *loader) decode(root *yaml.Node, c *Config) {
 		{"autopilot", l.autopilot(c)},
 		{"hooks", l.hooks(c, root)},
 		{"pricing", l.pricingSection(c)},
+		{"sandbox", l.sandbox(&c.Sandbox)},
 	}, orchestratorTopKeys)
 	l.section(eventLoop, "event_loop", l.eventLoopFields(c), orchestratorEventLoopKeys)
 	c.CLI = l.topCLI(cli, c.CLI)
@@ -280,6 +281,11 @@ func (l *loader) hatFields(h *Hat, cli CLI) []field {
 		{"max_activations", l.setCount(&h.MaxActivations, "no bound")},
 		{"backend", func(n *yaml.Node, path string) { h.Backend = l.hatBackend(n, path, cli) }},
 		{"gates", l.gates(&h.Gates)},
+		{"sandbox", func(n *yaml.Node, path string) {
+			s := Sandbox{}
+			l.sandbox(&s)(n, path)
+			h.Sandbox = &s
+		}},
 	}
 }
 

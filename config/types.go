@@ -29,6 +29,9 @@ type Config struct {
 	Redact []string
 	// Autopilot says how `ralph autopilot` works through a task tracker.
 	Autopilot Autopilot
+	// Sandbox is the top-level sandbox: section, as written; LoopSandbox,
+	// SlotSandbox and HatSandbox say what applies.
+	Sandbox Sandbox
 	// Hooks run on the events of a loop's or the autopilot's log.
 	Hooks []Hook
 	// Pricing adds or replaces models of the embedded price table
@@ -148,6 +151,9 @@ type Hat struct {
 	Backend *CLI `yaml:"backend"`
 	// Gates apply to this hat's events, before the top-level gates.
 	Gates []Gate `yaml:"gates"`
+	// Sandbox is nil when the hat has no sandbox: section; its keys are
+	// laid over the loop's (see Sandbox.ForHat).
+	Sandbox *Sandbox `yaml:"sandbox"`
 	// Line is where the hat is defined, for messages.
 	Line int `yaml:"-"`
 	// File is the config file that defines the hat, for messages.

@@ -118,7 +118,8 @@ func commandGates(path string, gates []Gate) []string {
 // acceptance_criteria and gates (top-level and the hats') the criteria
 // that run a command; a gate left with nothing to check goes too.
 // Everything else stays as the layers say, the keys of other programs
-// (which ralph ignores) and YAML anchors aside. The file loaded again must
+// (which ralph ignores), YAML anchors and the sandbox: sections (the
+// top-level one and the hats'; see WithoutSandbox) aside. The file loaded again must
 // have nothing Commands lists, or it is refused: the check is on what
 // ralph would run, not on how the file spells it.
 //
@@ -154,7 +155,9 @@ func WithoutCommands(layers ...Layer) (data []byte, dropped []string, err error)
 }
 
 // untrustedTopKeys are the sections a config keeps without its commands;
-// each holds data only, or criteria that are filtered.
+// each holds data only, or criteria that are filtered. sandbox: is not
+// one: a task's config must not loosen the confinement of the worker's
+// agents (see WithoutSandbox), nor is a hat's.
 var untrustedTopKeys = []string{
 	"event_loop", "hats", "acceptance_criteria", "gates", "memories", "human", "redact", "pricing",
 }

@@ -26,6 +26,20 @@ type Backend interface {
 	Run(ctx context.Context, run events.AgentRun, report func(events.Activity)) (events.AgentResult, error)
 }
 
+// Sandboxed is a Backend that confines its agent: Sandbox describes how
+// ("landlock", "bwrap, network deny", "off"), for the iteration's record.
+type Sandboxed interface {
+	Sandbox() string
+}
+
+// sandboxOf is how b confines its agent; "" when it does not say.
+func sandboxOf(b Backend) string {
+	if s, ok := b.(Sandboxed); ok {
+		return s.Sandbox()
+	}
+	return ""
+}
+
 // Hooks run the user's lifecycle hooks (package hooks) on the lines of a
 // run's log.
 //
@@ -232,10 +246,13 @@ type RunInfo struct {
 
 // IterationInfo identifies an iteration.
 type IterationInfo struct {
-	N          int
-	Max        int
-	Hat        hats.Hat
-	Backend    string
+	N       int
+	Max     int
+	Hat     hats.Hat
+	Backend string
+	// Sandbox is how the agent is confined ("" when the backend does not
+	// say; see Sandboxed).
+	Sandbox    string
 	Confirming bool
 	Prompt     string
 	Started    time.Time

@@ -93,12 +93,21 @@ func sameDir(a, b string) bool {
 	return errA == nil && errB == nil && os.SameFile(ai, bi)
 }
 
+// findIndexLock learns where the workspace's git index.lock would be, once
+// a run, and removes it if it is stale.
+func (e *Engine) findIndexLock(ctx context.Context) {
+	e.indexLock = git.Repo{Dir: e.opts.Workspace}.IndexLockPath(ctx)
+	e.clearStaleIndexLock()
+}
+
 // clearStaleIndexLock removes the workspace's git index.lock when nothing
 // holds it open: an agent's git killed half-way (a ralph killed with its
-// agent, a machine that went down) leaves it, and every commit the agent
-// tries afterwards fails until someone removes it by hand.
-func (e *Engine) clearStaleIndexLock(ctx context.Context) {
-	path := git.Repo{Dir: e.opts.Workspace}.StaleIndexLock(ctx)
+// agent, a machine that went down, an agent stopped at its time limit)
+// leaves it, and every commit the agent tries afterwards fails until
+// someone removes it by hand. It is asked before every agent starts, at
+// the cost of one lstat when there is no lock.
+func (e *Engine) clearStaleIndexLock() {
+	path := git.StaleLock(e.indexLock)
 	if path == "" {
 		return
 	}

@@ -26,11 +26,11 @@ func (e *Engine) selecting() (runfiles.Phase, error) {
 	backend := e.backendFor(hat.ID)
 	prompt := hats.BuildPrompt(e.promptInput(hat, evs, offsets, n))
 	if err := e.append(runfiles.RalphEvent(runfiles.TopicIterationStarted, runfiles.IterationStartedRecord{
-		Iteration: n, Hat: hat.ID, Events: offsets, Confirming: confirming, Backend: backend.Name()})); err != nil {
+		Iteration: n, Hat: hat.ID, Events: offsets, Confirming: confirming, Backend: backend.Name(), Sandbox: sandboxOf(backend)})); err != nil {
 		return "", err
 	}
 	e.iter = iteration{
-		info: IterationInfo{N: n, Max: e.opts.Settings.MaxIterations, Hat: hat, Backend: backend.Name(),
+		info: IterationInfo{N: n, Max: e.opts.Settings.MaxIterations, Hat: hat, Backend: backend.Name(), Sandbox: sandboxOf(backend),
 			Confirming: confirming, Prompt: prompt, Started: e.now()},
 		events: offsets,
 	}

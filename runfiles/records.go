@@ -129,6 +129,9 @@ type IterationStartedRecord struct {
 	Events     []int64 `json:"events"`
 	Confirming bool    `json:"confirming,omitempty"`
 	Backend    string  `json:"backend,omitempty"`
+	// Sandbox is how the agent was confined ("landlock", "bwrap, network
+	// deny", "off"); "" in a log from before ralph confined agents.
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 type IterationFinishedRecord struct {

@@ -82,6 +82,9 @@ type RunState struct {
 	Launch *Launch `json:"launch,omitempty"`
 	// MaxIterations is the limit in force, for status displays.
 	MaxIterations int `json:"max_iterations,omitempty"`
+	// Sandbox is how the latest iteration's agent was confined, as its
+	// iteration.started says ("landlock", "off", …).
+	Sandbox string `json:"sandbox,omitempty"`
 
 	// Iteration counts iterations that ran to an end (success or failure);
 	// ConfirmationIterations counts those among them that checked a
@@ -256,6 +259,9 @@ func (s *RunState) applyBookkeeping(rec events.Record) {
 		Decode(ev, &r)
 		s.Running = &RunningIteration{Iteration: r.Iteration, Hat: r.Hat, Events: r.Events,
 			Confirming: r.Confirming, StartedAt: ev.TS, Offset: rec.Offset}
+		if r.Sandbox != "" {
+			s.Sandbox = r.Sandbox
+		}
 	case TopicIterationFinished:
 		var r IterationFinishedRecord
 		Decode(ev, &r)

@@ -18,17 +18,20 @@ import (
 // Confirming says the running one checks a completion claim, and
 // Confirmations how many finished ones did: max_iterations counts neither.
 type Status struct {
-	Running       bool    `json:"running"`
-	PID           int     `json:"pid,omitempty"`
-	RunID         string  `json:"run_id,omitempty"`
-	Iteration     int     `json:"iteration"`
-	MaxIter       int     `json:"max_iterations,omitempty"`
-	Confirming    bool    `json:"confirming,omitempty"`
-	Confirmations int     `json:"confirmation_iterations,omitempty"`
-	Hat           string  `json:"hat,omitempty"`
-	Phase         Phase   `json:"phase,omitempty"`
-	Elapsed       string  `json:"elapsed,omitempty"`
-	CostUSD       float64 `json:"cost_usd"`
+	Running       bool   `json:"running"`
+	PID           int    `json:"pid,omitempty"`
+	RunID         string `json:"run_id,omitempty"`
+	Iteration     int    `json:"iteration"`
+	MaxIter       int    `json:"max_iterations,omitempty"`
+	Confirming    bool   `json:"confirming,omitempty"`
+	Confirmations int    `json:"confirmation_iterations,omitempty"`
+	Hat           string `json:"hat,omitempty"`
+	// Sandbox is how the latest iteration's agent was confined
+	// ("landlock", "bwrap, network deny", "off").
+	Sandbox string  `json:"sandbox,omitempty"`
+	Phase   Phase   `json:"phase,omitempty"`
+	Elapsed string  `json:"elapsed,omitempty"`
+	CostUSD float64 `json:"cost_usd"`
 	// CostSource is how CostUSD is known (reported, computed, or unknown
 	// when no part of it is); CostUnknown that some iteration's cost is
 	// unknown, so CostUSD is less than what the run spent. The iteration
@@ -85,6 +88,7 @@ func ReadStatus(workspace string, recent int, now time.Time) (Status, error) {
 	s.CostUSD, s.Tokens, s.Pending, s.EventsFile = st.CostUSD, st.Usage.Total(), len(st.Pending), st.EventsFile
 	s.Ended, s.Confirmations = st.Terminated, st.ConfirmationIterations
 	s.CostSource, s.CostUnknown = st.Cost().Source(), st.CostUnknown
+	s.Sandbox = st.Sandbox
 	if r := st.Running; r != nil {
 		s.Hat = r.Hat
 		if held {

@@ -12,6 +12,19 @@ type DoctorReport struct {
 	Backends   []backends.Diagnosis `json:"backends"`
 	Configured []backends.Readiness `json:"configured"`
 	Ready      bool                 `json:"ready"`
+	Sandbox    SandboxSupport       `json:"sandbox"`
+}
+
+// SandboxSupport is what this machine offers to confine agents with.
+type SandboxSupport struct {
+	// Mechanisms says, one line each, what is available and what is not
+	// (and how to get it).
+	Mechanisms []string `json:"mechanisms"`
+	// Auto is what sandbox.mode auto picks here: landlock, bwrap,
+	// seatbelt, or off.
+	Auto string `json:"auto"`
+	// Warning is why auto confines nothing here, if it does not.
+	Warning string `json:"warning,omitempty"`
 }
 
 // WriteDoctor prints a doctor report for people: each backend found or
@@ -31,6 +44,21 @@ func WriteDoctor(w io.Writer, rep DoctorReport) {
 		} else {
 			fmt.Fprintf(w, "cannot run: %s (%s): %s\n", name, cb.Where, cb.Problem)
 		}
+	}
+	writeSandboxSupport(w, rep.Sandbox)
+}
+
+// writeSandboxSupport says how agents can be confined here: on by default
+// for the autopilot's slots and workers, off for ralph loop unless
+// configured.
+func writeSandboxSupport(w io.Writer, s SandboxSupport) {
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "sandbox:    mode auto picks %s here (the default for autopilot slots and workers; ralph loop: set sandbox.mode)\n", s.Auto)
+	for _, m := range s.Mechanisms {
+		fmt.Fprintf(w, "            %s\n", m)
+	}
+	if s.Warning != "" {
+		fmt.Fprintf(w, "            %s\n", s.Warning)
 	}
 }
 

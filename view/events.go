@@ -35,6 +35,7 @@ type (
 		Events     []int64 `json:"events"`
 		Confirming bool    `json:"confirming"`
 		Backend    string  `json:"backend"`
+		Sandbox    string  `json:"sandbox"`
 	}
 	viewIterationFinished struct {
 		Hat        string              `json:"hat"`
@@ -173,7 +174,7 @@ var describers = map[string]describer{
 func describeStarted(p viewIterationStarted) string {
 	s := p.Hat
 	if p.Backend != "" {
-		s += " (" + p.Backend + ")"
+		s += " (" + agentOf(Run{Backend: p.Backend, Sandbox: p.Sandbox}) + ")"
 	}
 	if p.Confirming {
 		return s + " · confirming the completion claim"

@@ -82,11 +82,14 @@ type Run struct {
 	// Started is when the run started, as if it had run its elapsed time
 	// without a break; Stopped is when its clock stopped (it ended, waits
 	// for a person's answer, or no process runs it), zero while it runs.
-	Started    time.Time
-	Stopped    time.Time
-	N, Max     int
-	Hat        string
-	Backend    string
+	Started time.Time
+	Stopped time.Time
+	N, Max  int
+	Hat     string
+	Backend string
+	// Sandbox is how the agent is confined ("landlock", "off", …; "" when
+	// the log does not say).
+	Sandbox    string
 	Confirming bool
 	Phase      Phase
 	PhaseSince time.Time
@@ -171,6 +174,7 @@ func (m *Model) LoopStarted(run engine.RunInfo) {
 func (m *Model) IterationStarted(it engine.IterationInfo) {
 	m.update(func(r *Run) {
 		r.N, r.Max, r.Hat, r.Backend, r.Confirming = it.N, it.Max, it.Hat.ID, it.Backend, it.Confirming
+		r.Sandbox = it.Sandbox
 		r.Phase, r.PhaseSince = PhaseRunning, it.Started
 		if r.PhaseSince.IsZero() {
 			r.PhaseSince = m.now()

@@ -74,7 +74,7 @@ func iterationLine(s Run, now time.Time) string {
 	if s.Confirming {
 		who += ", confirming the completion claim"
 	}
-	line := fmt.Sprintf("iteration %s · %s (%s) · ", iterationOf(s), who, orDash(s.Backend))
+	line := fmt.Sprintf("iteration %s · %s (%s) · ", iterationOf(s), who, agentOf(s))
 	if s.Gone {
 		return line + "not running (cut off; ralph loop --resume)"
 	}
@@ -119,4 +119,12 @@ func truncateCols(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// agentOf names the run's agent CLI and, when it is confined, how.
+func agentOf(s Run) string {
+	if s.Sandbox == "" || s.Sandbox == "off" {
+		return orDash(s.Backend)
+	}
+	return orDash(s.Backend) + ", sandbox " + s.Sandbox
 }

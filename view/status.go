@@ -24,6 +24,9 @@ func WriteStatus(w io.Writer, s runfiles.Status) {
 	if s.Hat != "" {
 		fmt.Fprintf(w, "hat: %s\n", s.Hat)
 	}
+	if s.Sandbox != "" {
+		fmt.Fprintf(w, "sandbox: %s\n", s.Sandbox)
+	}
 	fmt.Fprintf(w, "elapsed: %s\ncost: %s\ntokens: %d\npending events: %d\n", s.Elapsed, CostText(s.Cost()), s.Tokens, s.Pending)
 	if q := s.Waiting; q != nil {
 		fmt.Fprintf(w, "waiting for an answer to %s from hat %s: %s\n", q.ID, q.Hat, Sanitize(q.Text))

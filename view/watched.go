@@ -306,7 +306,7 @@ func (r *WorkspaceReader) readLoop(ws, logPath, worker string) *LoopView {
 	} else if l.Run.Phase == PhaseAwaitingHuman {
 		l.Run.Phase, l.Run.Question = PhaseBetween, nil
 	}
-	l.Run.Backend, l.Run.LastEvent = t.backend, t.lastEvent
+	l.Run.Backend, l.Run.Sandbox, l.Run.LastEvent = t.backend, t.sandbox, t.lastEvent
 	if t.lastCommit != nil {
 		l.Run.Commits = []engine.Commit{*t.lastCommit}
 	}
@@ -324,7 +324,7 @@ func (r *WorkspaceReader) readLoop(ws, logPath, worker string) *LoopView {
 func (r *WorkspaceReader) readRemoteLoop(path, worker string) *LoopView {
 	t := r.tail(path, false)
 	l := &LoopView{Worker: worker, Events: t.lines, Hats: r.runHats(path), Running: t.ended == nil && t.runID != ""}
-	l.Run = Run{ID: t.runID, Started: t.started, N: t.iteration, Max: t.maxIter, Hat: t.hat, Backend: t.backend, LastEvent: t.lastEvent,
+	l.Run = Run{ID: t.runID, Started: t.started, N: t.iteration, Max: t.maxIter, Hat: t.hat, Backend: t.backend, Sandbox: t.sandbox, LastEvent: t.lastEvent,
 		Phase: PhaseBetween, Ended: t.ended, Done: t.done}
 	l.Objective = t.objective
 	if t.running {
@@ -408,12 +408,12 @@ type logTail struct {
 	autopilot bool
 	lines     []EventLine
 
-	runID, objective, hat, backend, lastEvent string
-	iteration, maxIter                        int
-	running                                   bool // an iteration started and has not finished
-	started, iterationAt                      time.Time
-	ended                                     *runfiles.Termination
-	lastCommit                                *engine.Commit
+	runID, objective, hat, backend, sandbox, lastEvent string
+	iteration, maxIter                                 int
+	running                                            bool // an iteration started and has not finished
+	started, iterationAt                               time.Time
+	ended                                              *runfiles.Termination
+	lastCommit                                         *engine.Commit
 	// done is what the run's finished iterations spent, as their
 	// iteration.finished lines say: a remote loop has no checkpoint here.
 	done Figures
@@ -473,6 +473,9 @@ func (t *logTail) note(ev events.Event) {
 		var p viewIterationStarted
 		if decodeView(ev, &p) {
 			t.hat, t.backend = p.Hat, p.Backend
+			if p.Sandbox != "" {
+				t.sandbox = p.Sandbox
+			}
 		}
 		t.iteration, _ = Who(ev)
 		t.running, t.iterationAt = true, ev.TS

@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/criteria"
 )
@@ -63,7 +63,10 @@ func (w *Worker) taskConfigs(t Task) ([]ConfigFile, error) {
 		if err := checkRelativeCommands(t.Configs); err != nil {
 			return nil, fmt.Errorf("invalid config: %w", err)
 		}
-		files := slices.Clone(t.Configs)
+		files, err := w.withoutSandbox(t)
+		if err != nil {
+			return nil, err
+		}
 		if len(t.TaskCommands) > 0 {
 			overlay, err := taskCommandsOverlay(t)
 			if err != nil {
@@ -88,6 +91,25 @@ func (w *Worker) taskConfigs(t Task) ([]ConfigFile, error) {
 	return []ConfigFile{{Name: "task.yml", Data: append([]byte(head), data...)}}, nil
 }
 
+// withoutSandbox is t's config files without their sandbox: sections: only
+// the worker's owner says how its loops' agents are confined, even when
+// the worker trusts the task's commands (see config.WithoutSandbox).
+func (w *Worker) withoutSandbox(t Task) ([]ConfigFile, error) {
+	out, dropped, err := config.WithoutSandbox(layers(t.Configs)...)
+	if err != nil {
+		return nil, fmt.Errorf("task %s's config: %w", t.ID, err)
+	}
+	if len(dropped) > 0 {
+		w.logf(slog.LevelWarn, taskAttrs(t), "task %s: its config's sandbox is not this worker's to follow, dropped: %s",
+			t.ID, strings.Join(dropped, "; "))
+	}
+	files := make([]ConfigFile, len(out))
+	for i, l := range out {
+		files[i] = ConfigFile{Name: l.Name, Data: l.Data}
+	}
+	return files, nil
+}
+
 // backendOverlay is a config file that names the agent CLI the loops run.
 func backendOverlay(name string) []byte {
 	body, err := yaml.Marshal(map[string]any{"cli": map[string]string{"backend": name}})
@@ -95,6 +117,16 @@ func backendOverlay(name string) []byte {
 		panic(err) // a map of strings always marshals
 	}
 	return append([]byte("# Written by ralph worker: its --backend.\n"), body...)
+}
+
+// sandboxOverlay is a config file that confines the loops' agents as the
+// worker's owner says, over every other file.
+func sandboxOverlay(s config.Sandbox) []byte {
+	body, err := yaml.Marshal(map[string]any{"sandbox": autopilot.SandboxOverlay(s)})
+	if err != nil {
+		panic(err) // strings and lists of strings always marshal
+	}
+	return append([]byte("# Written by ralph worker: how its loops' agents are confined.\n"), body...)
 }
 
 // taskCommandsOverlay is a config file that gives t's loop the acceptance

@@ -103,6 +103,11 @@ type WorkerOptions struct {
 	// Backend, when set, is the agent CLI the loops run (cli.backend),
 	// over the task's and the worker's configs.
 	Backend string
+	// Sandbox is how the loops' agents are confined, laid over every
+	// config of a task's loop: the worker's owner decides it, never the
+	// task (whose hats' sandbox sections are dropped). A zero Mode leaves
+	// the configs to decide.
+	Sandbox config.Sandbox
 	// KeepAlive is how often a running task's claim is kept alive; a third
 	// of the claimer's AckWait if zero.
 	KeepAlive time.Duration
@@ -707,6 +712,11 @@ func (w *Worker) writeJob(t Task, co Checkout) (WorkerJob, error) {
 	job.ConfigFiles = append(job.ConfigFiles, w.opts.Configs...)
 	if w.opts.Backend != "" {
 		if err := write(ConfigFile{Name: "worker-backend.yml", Data: backendOverlay(w.opts.Backend)}); err != nil {
+			return WorkerJob{}, err
+		}
+	}
+	if w.opts.Sandbox.Mode != "" {
+		if err := write(ConfigFile{Name: "worker-sandbox.yml", Data: sandboxOverlay(w.opts.Sandbox)}); err != nil {
 			return WorkerJob{}, err
 		}
 	}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/fakemodel"
+	"github.com/ralph-loop/ralph/internal/sandbox"
 )
 
 // agentLoopTimeout bounds one CLI's whole loop (two iterations). Each CLI
@@ -109,19 +110,43 @@ func TestE2EAgent(t *testing.T) {
 			// to exit, OpenCode ~7 s an iteration), so the seven finish
 			// in about 35 s rather than 60.
 			t.Parallel()
-			testAgentLoop(t, cli, agentBinary(t, dir, cli))
+			testAgentLoop(t, cli, agentBinary(t, dir, cli), "")
 		})
 	}
 }
 
-func testAgentLoop(t *testing.T, cli, bin string) {
+// TestE2EAgentSandboxed runs the same loop with each CLI confined by each
+// Linux sandbox: the CLI must still reach its model on loopback, write its
+// own state, its workspace and its temporary files, and run ralph emit.
+func TestE2EAgentSandboxed(t *testing.T) {
+	dir := os.Getenv("RALPH_AGENTS_DIR")
+	if dir == "" {
+		t.Skip("RALPH_AGENTS_DIR is not set: run `make e2e` (it installs the pinned agent CLIs with `make agents` and sets it)")
+	}
+	sandboxModes(t, func(t *testing.T, mode sandbox.Mode) {
+		for _, cli := range fakemodel.Agents {
+			t.Run(cli, func(t *testing.T) {
+				t.Parallel()
+				testAgentLoop(t, cli, agentBinary(t, dir, cli), string(mode))
+			})
+		}
+	})
+}
+
+// testAgentLoop runs the two-hat loop with cli, confined as mode says
+// ("": unconfined).
+func testAgentLoop(t *testing.T, cli, bin, mode string) {
 	srv := fakemodel.New(agentLoopScript(cli))
 	url, err := srv.Start()
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = srv.Close() })
 
 	w := newWorkspace(t)
-	w.write("ralph.yml", agentLoopConfig+fmt.Sprintf("cli:\n  backend: %s\n  command: %s\n", cli, bin)+agentBackend[cli])
+	sandboxSection := ""
+	if mode != "" {
+		sandboxSection = "sandbox:\n  mode: " + mode + "\n"
+	}
+	w.write("ralph.yml", agentLoopConfig+sandboxSection+fmt.Sprintf("cli:\n  backend: %s\n  command: %s\n", cli, bin)+agentBackend[cli])
 	r := w.ralphAgent(cli, url, "loop", "-c", "ralph.yml")
 	t.Logf("%s: exit %d in %s", cli, r.code, r.elapsed.Round(100*time.Millisecond))
 	t.Cleanup(func() {
@@ -150,6 +175,9 @@ func testAgentLoop(t *testing.T, cli, bin string) {
 	}
 	for _, req := range srv.Requests() {
 		assert.False(t, req.Exhausted, "request %d got past the end of the script", req.Seq)
+	}
+	if mode != "" {
+		assert.Equal(t, []string{mode, mode}, sandboxesOf(t, w.events()), "both iterations ran confined")
 	}
 }
 

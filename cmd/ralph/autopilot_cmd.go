@@ -135,6 +135,9 @@ func (c *autopilotRunCmd) run(ctx context.Context, g *globals, log *slog.Logger,
 	if err != nil {
 		return err
 	}
+	if err := c.checkSandbox(g, cfg, ralphBin); err != nil {
+		return err
+	}
 	out := g.stdout
 	if !c.Headless {
 		out = g.stderr
@@ -148,7 +151,7 @@ func (c *autopilotRunCmd) run(ctx context.Context, g *globals, log *slog.Logger,
 	}
 	defer closeRunner()
 	res, err := autopilot.Run(ctx, autopilot.Options{Repo: root, Configs: configs, Settings: settings,
-		Criteria: cfg.AcceptanceCriteria, Source: source, Runner: runner, OnEvent: lines.Event, Fault: fault,
+		Criteria: cfg.AcceptanceCriteria, Sandbox: cfg.SlotSandbox(), Source: source, Runner: runner, OnEvent: lines.Event, Fault: fault,
 		Hooks: hooks.ForAutopilot(cfg, root), Redactor: redactor})
 	if err != nil {
 		if _, running := errors.AsType[*autopilot.RunningError](err); running {

@@ -348,7 +348,7 @@ func TestAutopilotThroughChaos(t *testing.T) {
 		lines := countLines(log) + 1 + rng.IntN(30)
 		cmd := exec.Command(ralphBin, "autopilot")
 		cmd.Dir = w.dir
-		cmd.Env = append(os.Environ(), "SCRIPTAGENT_SCRIPT="+filepath.Join(w.state, "script.json"), "SCRIPTAGENT_STATE="+w.state)
+		cmd.Env = append(os.Environ(), scriptEnv(w.state)...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		out := &lockedWriter{}
 		cmd.Stdout, cmd.Stderr = out, out
@@ -418,5 +418,25 @@ func TestALoopClearsAStaleIndexLock(t *testing.T) {
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	assert.Contains(t, r.stderr, "removed "+lock+", left by a git process that was killed")
 	assert.NoFileExists(t, lock)
+	assert.Contains(t, git(t, w.dir, "log", "--format=%s", "-1"), "the work")
+}
+
+// A lock left during the run (the agent's git killed at the iteration's
+// time limit, say) is cleared before the next agent starts, not only when
+// a run starts: otherwise every later commit fails until a person steps in.
+func TestALoopClearsAnIndexLockLeftDuringTheRun(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("telling a stale lock needs /proc")
+	}
+	w := newWorkspace(t)
+	w.write("ralph.yml", agentCLI()+"event_loop:\n  max_iterations: 3\n  completion_confirmations: 1\n")
+	lock := filepath.Join(w.dir, ".git", "index.lock")
+	w.script(agentScript{Steps: []step{
+		{Sh: `: > .git/index.lock`, Exit: 1},
+		{Write: map[string]string{"done.txt": "done\n"}, Commit: "the work", Say: `<event topic="LOOP_COMPLETE">done</event>`},
+	}})
+	r := w.ralph("loop", "-p", "write done.txt and commit it")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stderr, "removed "+lock+", left by a git process that was killed")
 	assert.Contains(t, git(t, w.dir, "log", "--format=%s", "-1"), "the work")
 }

@@ -91,7 +91,7 @@ func (w *workspace) startWorker(name, urls, remote string, replicas int) *cluste
 	cw.cmd = exec.Command(ralphBin, append([]string{"worker", "--cluster", urls, "--replicas", strconv.Itoa(replicas), "--slots", "1",
 		"--checkouts", cw.dir, "--name", name, "--allow-remote", remote, "--ack-wait", "3s"},
 		append(w.keys.workerArgs(), w.keys.ownAgent()...)...)...)
-	cw.cmd.Env = append(os.Environ(), "SCRIPTAGENT_SCRIPT="+filepath.Join(w.state, "script.json"), "SCRIPTAGENT_STATE="+w.state)
+	cw.cmd.Env = append(os.Environ(), scriptEnv(w.state)...)
 	cw.cmd.Stderr = cw.log
 	require.NoError(w.t, cw.cmd.Start())
 	w.t.Cleanup(func() {

@@ -126,7 +126,7 @@ func (w *workspace) ralphKilledAt(spec string, resume bool) killResult {
 	}
 	cmd := exec.Command(ralphBin, args...)
 	cmd.Dir = w.dir
-	cmd.Env = append(os.Environ(), "SCRIPTAGENT_SCRIPT="+filepath.Join(w.state, "script.json"), "SCRIPTAGENT_STATE="+w.state)
+	cmd.Env = append(os.Environ(), scriptEnv(w.state)...)
 	var delay time.Duration
 	if ms, ok := strings.CutPrefix(spec, "time:"); ok {
 		d, err := time.ParseDuration(ms + "ms")

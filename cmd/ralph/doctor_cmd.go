@@ -41,7 +41,7 @@ func (c *doctorCmd) Run(g *globals) error {
 	if cfgErr != nil && len(uses) == 0 && c.Backend != "" {
 		return cfgErr // an unknown --backend: nothing to judge
 	}
-	rep := view.DoctorReport{Backends: backends.DiagnoseAll(uses), Ready: cfgErr == nil}
+	rep := view.DoctorReport{Backends: backends.DiagnoseAll(uses), Ready: cfgErr == nil, Sandbox: sandboxSupport()}
 	for _, u := range uses {
 		cb := backends.Judge(u)
 		rep.Ready = rep.Ready && cb.Ready

@@ -33,7 +33,7 @@ func (w *workspace) startRalph(args ...string) (*exec.Cmd, *lockedWriter) {
 	w.t.Helper()
 	cmd := exec.Command(ralphBin, args...)
 	cmd.Dir = w.dir
-	cmd.Env = append(os.Environ(), "SCRIPTAGENT_SCRIPT="+filepath.Join(w.state, "script.json"), "SCRIPTAGENT_STATE="+w.state)
+	cmd.Env = append(os.Environ(), scriptEnv(w.state)...)
 	stderr := &lockedWriter{}
 	cmd.Stderr = stderr
 	require.NoError(w.t, cmd.Start())

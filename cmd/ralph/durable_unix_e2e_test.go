@@ -45,7 +45,7 @@ func TestResumeWaitsForALockHeldPastItsHoldersDeath(t *testing.T) {
 
 	cmd := exec.Command(ralphBin, "loop", "--resume")
 	cmd.Dir = w.dir
-	cmd.Env = append(os.Environ(), "SCRIPTAGENT_SCRIPT="+filepath.Join(w.state, "script.json"), "SCRIPTAGENT_STATE="+w.state)
+	cmd.Env = append(os.Environ(), scriptEnv(w.state)...)
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())

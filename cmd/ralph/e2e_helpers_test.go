@@ -88,10 +88,17 @@ func (w *workspace) ralphEnv(env []string, args ...string) result {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, ralphBin, args...)
 	cmd.Dir = w.dir
-	cmd.Env = append(os.Environ(), "SCRIPTAGENT_SCRIPT="+filepath.Join(w.state, "script.json"),
-		"SCRIPTAGENT_STATE="+w.state)
+	cmd.Env = append(os.Environ(), scriptEnv(w.state)...)
 	cmd.Env = append(cmd.Env, env...)
 	return runProcess(w.t, cmd)
+}
+
+// scriptEnv is the environment of a ralph whose agent is the scripted one,
+// its script and counters in state: a confined agent (the autopilot's
+// slots and the workers' loops are, by default) may write state too.
+func scriptEnv(state string) []string {
+	return []string{"SCRIPTAGENT_SCRIPT=" + filepath.Join(state, "script.json"), "SCRIPTAGENT_STATE=" + state,
+		SandboxWriteEnv + "=" + state}
 }
 
 // runRalph runs ralph with args, in this test's working directory (the

@@ -158,7 +158,7 @@ func TestHeadlessStreamOfAnInterruptedRun(t *testing.T) {
 	w.script(agentScript{Steps: []step{{Say: "thinking", SleepMS: 120_000}}})
 	cmd := exec.Command(ralphBin, "run", "-c", "agent.yml", "--all", "--headless")
 	cmd.Dir = w.dir
-	cmd.Env = append(os.Environ(), "SCRIPTAGENT_SCRIPT="+filepath.Join(w.state, "script.json"), "SCRIPTAGENT_STATE="+w.state)
+	cmd.Env = append(os.Environ(), scriptEnv(w.state)...)
 	stdout := &lockedWriter{}
 	cmd.Stdout, cmd.Stderr = stdout, &lockedWriter{}
 	require.NoError(t, cmd.Start())

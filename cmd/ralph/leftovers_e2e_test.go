@@ -114,7 +114,7 @@ func TestNoLeftoverWhenAnInterruptedAgentLeftItsGroup(t *testing.T) {
 		`while [ ! -s "$SCRIPTAGENT_STATE/escapee" ]; do sleep 0.01; done; exec sleep 1000`}}})
 	loop := exec.Command(ralphBin, "loop")
 	loop.Dir = w.dir
-	loop.Env = append(os.Environ(), token, "SCRIPTAGENT_SCRIPT="+filepath.Join(w.state, "script.json"), "SCRIPTAGENT_STATE="+w.state)
+	loop.Env = append(append(os.Environ(), token), scriptEnv(w.state)...)
 	stderr := &lockedWriter{}
 	loop.Stderr = stderr
 	require.NoError(t, loop.Start())

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ralph-loop/ralph/internal/completion"
 	"github.com/ralph-loop/ralph/internal/interrupt"
+	"github.com/ralph-loop/ralph/internal/sandbox"
 )
 
 // version is a release's, set at build time with -ldflags
@@ -26,7 +27,17 @@ import (
 var version = "dev"
 
 func main() {
+	launchIfAsked()
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// launchIfAsked hands a ralph re-executed as the Landlock launcher to the
+// sandbox, which confines the process and execs the agent before anything
+// of ralph's runs; it returns only in any other ralph.
+func launchIfAsked() {
+	if len(os.Args) > 1 && os.Args[1] == sandbox.LauncherArg {
+		sandbox.Launch(os.Args[2:])
+	}
 }
 
 // globals are the flags every command shares, and what main hands to them.

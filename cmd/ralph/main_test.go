@@ -37,6 +37,7 @@ func TestMain(m *testing.M) {
 // test's environment sets (testSeams), and telling a script its exit code
 // (exitFileEnv), which it keeps from the ralphs it starts.
 func ralphMain() {
+	launchIfAsked()
 	exits := os.Getenv(exitFileEnv)
 	_ = os.Unsetenv(exitFileEnv)
 	report := func(s string) {

@@ -70,7 +70,7 @@ func setupScript(env *testscript.Env) error {
 		return err
 	}
 	for name, value := range map[string]string{"GORACE": os.Getenv("GORACE"), "SRC": src, "TESTBIN": filepath.Dir(ralphBin), "AGENTSTATE": state,
-		"SCRIPTAGENT_SCRIPT": filepath.Join(env.WorkDir, "agent.json"), "SCRIPTAGENT_STATE": state} {
+		"SCRIPTAGENT_SCRIPT": filepath.Join(env.WorkDir, "agent.json"), "SCRIPTAGENT_STATE": state, SandboxWriteEnv: state} {
 		env.Setenv(name, value)
 	}
 	exits := filepath.Join(env.WorkDir, ".tmp", "ralph-exit")

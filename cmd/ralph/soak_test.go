@@ -46,8 +46,7 @@ func TestSoak(t *testing.T) {
 	started := time.Now()
 	loop := exec.Command(ralphBin, "loop", "--quiet")
 	loop.Dir = w.dir
-	loop.Env = append(os.Environ(), "SCRIPTAGENT_SCRIPT="+filepath.Join(w.state, "script.json"),
-		"SCRIPTAGENT_STATE="+w.state, statsEnv+"="+stats)
+	loop.Env = append(append(os.Environ(), scriptEnv(w.state)...), statsEnv+"="+stats)
 	var loopErr bytes.Buffer
 	loop.Stderr = &loopErr
 	require.NoError(t, loop.Start())

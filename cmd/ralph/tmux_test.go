@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -133,5 +132,5 @@ func nonBlankLines(s string) []string {
 // agentEnv is the scripted agent's environment for a process the test
 // does not start itself (one in a tmux session).
 func (w *workspace) agentEnv() []string {
-	return []string{"SCRIPTAGENT_SCRIPT=" + filepath.Join(w.state, "script.json"), "SCRIPTAGENT_STATE=" + w.state}
+	return scriptEnv(w.state)
 }

@@ -81,14 +81,16 @@ func engineOptions(g *globals, log *slog.Logger, ch runChoices) (engine.Options,
 		warnings = append(warnings, warnTopology(g, cfg, reg, path)...)
 	}
 	redactor := newRedactor(g, cfg)
-	backend, perHat, err := newBackends(cfg, ch.backend, redactor)
-	if err != nil {
-		return engine.Options{}, nil, err
-	}
 	ralphBin, err := ralphBinary()
 	if err != nil {
 		return engine.Options{}, nil, err
 	}
+	conf := &confiner{launcher: ralphBin, stderr: g.stderr}
+	backend, perHat, err := newBackends(cfg, ch.backend, redactor, conf)
+	if err != nil {
+		return engine.Options{}, nil, err
+	}
+	warnings = append(warnings, conf.warnings...)
 	return engine.Options{
 		Workspace: g.Dir,
 		Objective: objective,
@@ -154,7 +156,10 @@ func warnTopology(g *globals, cfg *config.Config, reg *hats.Registry, path strin
 
 // newBackends makes the default backend (--backend, else cli:) and each
 // hat's own.
-func newBackends(cfg *config.Config, override string, redactor *redact.Redactor) (*backends.Backend, map[string]engine.Backend, error) {
+//
+// conf confines the agents as the config's sandbox sections say; nil runs
+// them unconfined (ralph validate, which judges the config, not the machine).
+func newBackends(cfg *config.Config, override string, redactor *redact.Redactor, conf *confiner) (*backends.Backend, map[string]engine.Backend, error) {
 	grace := time.Duration(cfg.EventLoop.KillGraceSeconds) * time.Second
 	limits := outputLimits(cfg.EventLoop)
 	opts := backendOptions(cfg.CLI, grace)
@@ -162,17 +167,27 @@ func newBackends(cfg *config.Config, override string, redactor *redact.Redactor)
 		opts = backends.Options{Name: override, KillGrace: grace}
 	}
 	opts.Redactor, opts.Limits = redactor, limits
+	var err error
+	if opts.Sandbox, err = conf.agent(cfg.LoopSandbox()); err != nil {
+		return nil, nil, err
+	}
 	b, err := backends.NewChecked(opts)
 	if err != nil {
 		return nil, nil, err
 	}
 	perHat := map[string]engine.Backend{}
 	for _, h := range cfg.Hats {
-		if h.Backend == nil {
+		if h.Backend == nil && h.Sandbox == nil {
 			continue
 		}
-		hopts := backendOptions(*h.Backend, grace)
-		hopts.Redactor, hopts.Limits = redactor, limits
+		hopts := opts
+		if h.Backend != nil {
+			hopts = backendOptions(*h.Backend, grace)
+			hopts.Redactor, hopts.Limits = redactor, limits
+		}
+		if hopts.Sandbox, err = conf.agent(cfg.HatSandbox(h)); err != nil {
+			return nil, nil, fmt.Errorf("hat %s: %w", h.ID, err)
+		}
 		hb, err := backends.NewChecked(hopts)
 		if err != nil {
 			return nil, nil, fmt.Errorf("hat %s: %w", h.ID, err)

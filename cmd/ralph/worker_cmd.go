@@ -21,6 +21,7 @@ type workerCmd struct {
 	TrustCoordinator  []string      `name:"trust-coordinator" sep:"none" env:"RALPH_TRUST_COORDINATOR" placeholder:"KEY|FILE" help:"A coordinator's public key (U…), or a file of them, whose signed tasks this worker runs; repeat for more. Required: a task signed otherwise, or not signed, runs nothing."`
 	Configs           []string      `name:"config" short:"c" type:"path" sep:"none" placeholder:"FILE" help:"The worker's own config, laid over each task's (later wins): its cli: is the agent the loops run, with this machine's credentials. Repeat to merge."`
 	Backend           string        `placeholder:"NAME" help:"The agent CLI the loops run (claude, codex, …), over the task's config and -c."`
+	Sandbox           string        `placeholder:"MODE" help:"How the loops' agents are confined: off, auto, landlock, bwrap or seatbelt (default: the sandbox of -c, as for the autopilot's slots: auto unless it says otherwise). A task's config cannot change it."`
 	Slots             int           `default:"1" placeholder:"N" help:"How many tasks run at once."`
 	Checkouts         string        `type:"path" placeholder:"DIR" help:"Where the clones and worktrees go, made if missing (default: -C/--dir DIR when given, else $XDG_CACHE_HOME/ralph/worker or ~/.cache/ralph/worker)."`
 	AllowRemote       []string      `sep:"none" placeholder:"URL" help:"A repository URL this worker may work on; repeat for more. With none it refuses every task."`
@@ -83,7 +84,12 @@ func (c *workerCmd) Run(ctx context.Context, g *globals) error {
 	// those of its own config (the agent's env:, redact:) are hidden in
 	// what it logs, publishes and forwards of its loops' logs.
 	redactor := workerRedactor(g, c.Configs)
+	sandbox, err := c.sandbox(g, ralphBin)
+	if err != nil {
+		return err
+	}
 	cfg := c.workerConfig(ralphBin, workerLogger(g, redactor))
+	cfg.Worker.Sandbox = sandbox
 	cfg.Worker.Redactor = redactor
 	cfg.Hurry = g.signals.Force()
 	if err := cluster.RunWorker(ctx, cfg); ctx.Err() == nil {

@@ -119,8 +119,7 @@ func (c *workerCluster) startWorkerIn(name, dir string, args ...string) *workerP
 	p.cmd = exec.Command(ralphBin, append(append([]string{"worker", "--cluster", c.urls, "--dir", p.dir, "--name", name,
 		"--allow-remote", c.url, "--ack-wait", "3s"}, c.keys.workerArgs()...), args...)...)
 	p.cmd.Dir = c.t.TempDir()
-	p.cmd.Env = append(os.Environ(), "SCRIPTAGENT_SCRIPT="+filepath.Join(c.state, "script.json"),
-		"SCRIPTAGENT_STATE="+c.state, "E2E_WORKER="+name)
+	p.cmd.Env = append(append(os.Environ(), scriptEnv(c.state)...), "E2E_WORKER="+name)
 	p.cmd.Stderr = p.stderr
 	require.NoError(c.t, p.cmd.Start())
 	go func() {

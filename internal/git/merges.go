@@ -198,11 +198,26 @@ func (g Repo) asIn(ctx context.Context, commit, path string) (bool, error) {
 // where it cannot be told (not a repository, a system without /proc, a
 // lock another user made).
 func (g Repo) StaleIndexLock(ctx context.Context) string {
+	return StaleLock(g.IndexLockPath(ctx))
+}
+
+// IndexLockPath is where git would put the index.lock of Dir's work tree;
+// "" when Dir is not a repository.
+func (g Repo) IndexLockPath(ctx context.Context) string {
 	out, err := g.run(ctx, "rev-parse", "--path-format=absolute", "--git-path", "index.lock")
 	if err != nil {
 		return ""
 	}
-	path := strings.TrimSpace(string(out))
+	return strings.TrimSpace(string(out))
+}
+
+// StaleLock is path when it is a lock file of this user's that nothing has
+// open; "" otherwise, for no path too. It starts no git process, so it
+// can be asked every iteration.
+func StaleLock(path string) string {
+	if path == "" {
+		return ""
+	}
 	info, err := os.Lstat(path)
 	if err != nil || !info.Mode().IsRegular() || !ownedBySelf(info) {
 		return ""

@@ -56,16 +56,19 @@ type Slot struct {
 // Loop is one loop: its run's header, its hats and where it is among
 // them, and what its agent did last.
 type Loop struct {
-	RunID         string    `json:"run_id"`
-	Objective     string    `json:"objective,omitempty"`
-	Running       bool      `json:"running"`
-	Worker        string    `json:"worker,omitempty"`
-	Iteration     int       `json:"iteration"`
-	MaxIterations int       `json:"max_iterations,omitempty"`
-	Hat           string    `json:"hat,omitempty"`
-	Backend       string    `json:"backend,omitempty"`
-	Phase         string    `json:"phase"`
-	PhaseSince    time.Time `json:"phase_since,omitzero"`
+	RunID         string `json:"run_id"`
+	Objective     string `json:"objective,omitempty"`
+	Running       bool   `json:"running"`
+	Worker        string `json:"worker,omitempty"`
+	Iteration     int    `json:"iteration"`
+	MaxIterations int    `json:"max_iterations,omitempty"`
+	Hat           string `json:"hat,omitempty"`
+	Backend       string `json:"backend,omitempty"`
+	// Sandbox is how the agent is confined: "landlock", "bwrap, network
+	// deny", "off"; absent when the log does not say.
+	Sandbox    string    `json:"sandbox,omitempty"`
+	Phase      string    `json:"phase"`
+	PhaseSince time.Time `json:"phase_since,omitzero"`
 	// Started is when the run started, as if it had run its elapsed time
 	// without a break; Stopped when its clock stopped (it ended, waits for
 	// an answer, or no process runs it), absent while it runs. Its elapsed
@@ -152,7 +155,7 @@ func (r *Reader) loop(l *view.LoopView) *Loop {
 	run := l.Run
 	total := run.Total()
 	lp := &Loop{RunID: run.ID, Objective: l.Objective, Running: l.Running, Worker: l.Worker, Iteration: run.N,
-		MaxIterations: run.Max, Hat: run.Hat, Backend: run.Backend, Phase: string(run.Phase), PhaseSince: run.PhaseSince,
+		MaxIterations: run.Max, Hat: run.Hat, Backend: run.Backend, Sandbox: run.Sandbox, Phase: string(run.Phase), PhaseSince: run.PhaseSince,
 		Started: run.Started, Stopped: run.Stopped, Tokens: total.Usage, CostUSD: total.CostUSD,
 		CostSource: total.Cost().Source(), CostUnknown: total.CostUnknown, CostText: view.CostText(total.Cost()), LastEvent: run.LastEvent,
 		Question: run.Question, Ended: run.Ended, Gone: run.Gone, Hats: l.Hats, Graph: r.graphs.Of(l),

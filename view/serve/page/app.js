@@ -411,6 +411,7 @@
     setText("#iteration", l.max_iterations ? `${l.iteration} / ${l.max_iterations}` : String(l.iteration));
     setText("#hat", l.hat || "–");
     setText("#phase", l.phase);
+    setText("#sandbox", l.sandbox || "–");
     setText("#tokens", fmtTokens(l.tokens));
     setText("#cost", l.cost_text);
     const ended = $("#loop-ended");

@@ -1,0 +1,48 @@
+package sandbox
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"testing"
+	"time"
+)
+
+// dialArg makes the test binary, run inside a sandbox by the tests, a tiny
+// network client: "dial ADDR" connects to ADDR; "loopback" listens on
+// 127.0.0.1 and connects to itself. Either exits 0 on success.
+const dialArg = "-sandbox-test-net"
+
+// The test binary is its own launcher, as ralph is: the tests confine
+// commands with it as Agent.Launcher.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == LauncherArg {
+		Launch(os.Args[2:])
+	}
+	if len(os.Args) > 2 && os.Args[1] == dialArg {
+		os.Exit(netHelper(os.Args[2:]))
+	}
+	os.Exit(m.Run())
+}
+
+func netHelper(args []string) int {
+	addr := ""
+	if args[0] == "dial" && len(args) > 1 {
+		addr = args[1]
+	} else {
+		l, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer l.Close()
+		addr = l.Addr().String()
+	}
+	c, err := net.DialTimeout("tcp4", addr, 30*time.Second)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	_ = c.Close()
+	return 0
+}
