@@ -62,9 +62,9 @@ type Engine struct {
 	caughtUp []events.Record
 	// endedBefore says a resume found the run ended already (start.go).
 	endedBefore bool
-	// indexLock is where the workspace's git index.lock would be, "" for
-	// a workspace without a repository (orphan.go).
-	indexLock string
+	// commitLocks are the lock files a commit in the workspace takes, none
+	// for a workspace without a repository (orphan.go).
+	commitLocks []string
 }
 
 // files are the run's files under .ralph/.

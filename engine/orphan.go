@@ -93,21 +93,28 @@ func sameDir(a, b string) bool {
 	return errA == nil && errB == nil && os.SameFile(ai, bi)
 }
 
-// findIndexLock learns where the workspace's git index.lock would be, once
-// a run, and removes it if it is stale.
-func (e *Engine) findIndexLock(ctx context.Context) {
-	e.indexLock = git.Repo{Dir: e.opts.Workspace}.IndexLockPath(ctx)
-	e.clearStaleIndexLock()
+// findCommitLocks learns where the lock files of a commit in the
+// workspace would be, once a run, and removes those that are stale.
+func (e *Engine) findCommitLocks(ctx context.Context) {
+	e.commitLocks = git.Repo{Dir: e.opts.Workspace}.CommitLocks(ctx)
+	e.clearStaleCommitLocks()
 }
 
-// clearStaleIndexLock removes the workspace's git index.lock when nothing
-// holds it open: an agent's git killed half-way (a ralph killed with its
-// agent, a machine that went down, an agent stopped at its time limit)
-// leaves it, and every commit the agent tries afterwards fails until
-// someone removes it by hand. It is asked before every agent starts, at
-// the cost of one lstat when there is no lock.
-func (e *Engine) clearStaleIndexLock() {
-	path := git.StaleLock(e.indexLock)
+// clearStaleCommitLocks removes the lock files of a commit (the index's,
+// HEAD's, the branch's) that nothing holds open: an agent's git killed
+// half-way (a ralph killed with its agent, a machine that went down, an
+// agent stopped at its time limit) leaves them, and every commit the agent
+// tries afterwards fails until someone removes them by hand. It is asked
+// before every agent starts, at the cost of an lstat each when there is
+// no lock.
+func (e *Engine) clearStaleCommitLocks() {
+	for _, lock := range e.commitLocks {
+		e.clearStaleLock(lock)
+	}
+}
+
+func (e *Engine) clearStaleLock(lock string) {
+	path := git.StaleLock(lock)
 	if path == "" {
 		return
 	}

@@ -20,7 +20,7 @@ func (e *Engine) running(ctx context.Context) (runfiles.Phase, error) {
 	stopNow := e.stop.OnNow(cancel)
 	defer stopNow()
 
-	e.clearStaleIndexLock()
+	e.clearStaleCommitLocks()
 	raw, err := e.openRawOutput(cancel)
 	if err != nil {
 		return "", err

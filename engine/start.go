@@ -32,7 +32,7 @@ func (e *Engine) starting(ctx context.Context) (runfiles.Phase, error) {
 	if err := e.stopOrphanedAgent(prev); err != nil {
 		return "", err
 	}
-	e.findIndexLock(ctx)
+	e.findCommitLocks(ctx)
 	if e.opts.Start == runfiles.StartResume {
 		if e.endedAlready(ctx, prev) {
 			return e.reportEnded(prev)

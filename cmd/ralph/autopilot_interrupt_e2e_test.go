@@ -421,22 +421,30 @@ func TestALoopClearsAStaleIndexLock(t *testing.T) {
 	assert.Contains(t, git(t, w.dir, "log", "--format=%s", "-1"), "the work")
 }
 
-// A lock left during the run (the agent's git killed at the iteration's
-// time limit, say) is cleared before the next agent starts, not only when
-// a run starts: otherwise every later commit fails until a person steps in.
-func TestALoopClearsAnIndexLockLeftDuringTheRun(t *testing.T) {
+// The locks a commit takes, left during the run (the agent's git killed
+// at the iteration's time limit, say), are cleared before the next agent
+// starts, not only when a run starts: otherwise every later commit fails
+// until a person steps in. A git killed while it moves the branch leaves
+// the branch's ref locked, not the index.
+func TestALoopClearsTheCommitLocksLeftDuringTheRun(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("telling a stale lock needs /proc")
 	}
 	w := newWorkspace(t)
 	w.write("ralph.yml", agentCLI()+"event_loop:\n  max_iterations: 3\n  completion_confirmations: 1\n")
-	lock := filepath.Join(w.dir, ".git", "index.lock")
+	w.write("README", "start\n")
+	git(t, w.dir, "add", "-A")
+	git(t, w.dir, "commit", "-qm", "start")
+	branch := strings.TrimSpace(git(t, w.dir, "symbolic-ref", "HEAD"))
+	locks := []string{filepath.Join(w.dir, ".git", "index.lock"), filepath.Join(w.dir, ".git", filepath.FromSlash(branch)+".lock")}
 	w.script(agentScript{Steps: []step{
-		{Sh: `: > .git/index.lock`, Exit: 1},
+		{Sh: `: > "` + locks[0] + `"; : > "` + locks[1] + `"`, Exit: 1},
 		{Write: map[string]string{"done.txt": "done\n"}, Commit: "the work", Say: `<event topic="LOOP_COMPLETE">done</event>`},
 	}})
 	r := w.ralph("loop", "-p", "write done.txt and commit it")
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
-	assert.Contains(t, r.stderr, "removed "+lock+", left by a git process that was killed")
+	for _, lock := range locks {
+		assert.Contains(t, r.stderr, "removed "+lock+", left by a git process that was killed")
+	}
 	assert.Contains(t, git(t, w.dir, "log", "--format=%s", "-1"), "the work")
 }

@@ -211,6 +211,29 @@ func (g Repo) IndexLockPath(ctx context.Context) string {
 	return strings.TrimSpace(string(out))
 }
 
+// CommitLocks are the lock files a commit in Dir's work tree takes: the
+// index's, HEAD's and its branch's ref's (none for a detached HEAD). A git
+// killed during a commit leaves one of them, and every later commit fails
+// on it ("remove the file manually to continue"). None when Dir is not a
+// repository.
+func (g Repo) CommitLocks(ctx context.Context) []string {
+	out, err := g.run(ctx, "rev-parse", "--path-format=absolute", "--git-path", "index.lock", "--git-path", "HEAD.lock", "--git-common-dir")
+	if err != nil {
+		return nil
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 3 {
+		return nil
+	}
+	locks := lines[:2]
+	if ref, err := g.run(ctx, "symbolic-ref", "-q", "HEAD"); err == nil {
+		if name := strings.TrimSpace(string(ref)); strings.HasPrefix(name, "refs/heads/") {
+			locks = append(locks, filepath.Join(lines[2], filepath.FromSlash(name)+".lock"))
+		}
+	}
+	return locks
+}
+
 // StaleLock is path when it is a lock file of this user's that nothing has
 // open; "" otherwise, for no path too. It starts no git process, so it
 // can be asked every iteration.

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 
@@ -164,4 +165,30 @@ func TestStaleIndexLock(t *testing.T) {
 	assert.Empty(t, g.StaleIndexLock(ctx), "a process has it open")
 
 	assert.Empty(t, Repo{Dir: t.TempDir()}.StaleIndexLock(ctx), "not a repository")
+}
+
+// A commit in a linked worktree locks the worktree's index and HEAD and
+// its branch's ref in the repository's common directory; a detached HEAD
+// moves no branch.
+func TestCommitLocks(t *testing.T) {
+	ctx := context.Background()
+	main := gittest.NewRepo(t)
+	gittest.CommitFile(t, main, "README", "a project\n", "start")
+	ws := filepath.Join(t.TempDir(), "slot")
+	gittest.Run(t, main, "worktree", "add", "-q", "-b", "ralph/t1", ws)
+	common, err := filepath.EvalSymlinks(filepath.Join(main, ".git"))
+	require.NoError(t, err)
+	got := Repo{Dir: ws}.CommitLocks(ctx)
+	for i, p := range got {
+		got[i] = strings.Replace(p, filepath.Join(main, ".git"), common, 1)
+	}
+	assert.Equal(t, []string{
+		filepath.Join(common, "worktrees", "slot", "index.lock"),
+		filepath.Join(common, "worktrees", "slot", "HEAD.lock"),
+		filepath.Join(common, "refs", "heads", "ralph", "t1.lock"),
+	}, got)
+
+	gittest.Run(t, ws, "checkout", "-q", "--detach")
+	assert.Len(t, Repo{Dir: ws}.CommitLocks(ctx), 2, "a detached HEAD locks no branch")
+	assert.Empty(t, Repo{Dir: t.TempDir()}.CommitLocks(ctx), "not a repository")
 }
