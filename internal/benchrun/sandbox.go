@@ -43,9 +43,11 @@ func (b *bench) sandboxCost(r *report) error {
 			return err
 		}
 		per := (confined.wall - free.wall) / time.Duration(n)
+		// No target: next to an agent's own seconds per iteration the
+		// figure is small either way; it is here to be watched.
 		s.figures = append(s.figures, figure{name: "sandbox cost per iteration, " + string(mode),
-			value:  fmt.Sprintf("%s (an iteration takes %.2f× as long as unconfined)", ms(per), ratio(confined.wall, free.wall)),
-			target: "≤ 10 ms", met: per <= 10*time.Millisecond})
+			value:  fmt.Sprintf("%s (an iteration of the tiny agent takes %.2f× as long as unconfined)", ms(per), ratio(confined.wall, free.wall)),
+			target: "for comparison: an agent CLI's own start-up takes hundreds of ms", info: true})
 	}
 	s.figures = append(s.figures, figure{name: "ralph loop, unconfined", value: fmt.Sprintf("%s for %d iterations", ms(free.wall), n)})
 	r.add(s)
