@@ -48,11 +48,7 @@ func (c *confiner) agent(s config.Sandbox) (*sandbox.Agent, error) {
 	}
 	mode, warning, err := c.support.Resolve(sandbox.Mode(s.Mode), sandbox.Network(s.Network))
 	if err != nil {
-		where := s.Source("mode")
-		if s.Network == string(sandbox.NetworkDeny) && s.Source("network") != "" {
-			where = s.Source("network")
-		}
-		return nil, fmt.Errorf("%s: %w", placeOf(where), err)
+		return nil, fmt.Errorf("%s: %w", placeOf(c.refused(s)), err)
 	}
 	if warning != "" {
 		c.warn(warning)
@@ -62,11 +58,18 @@ func (c *confiner) agent(s config.Sandbox) (*sandbox.Agent, error) {
 		Mode: sandbox.Mode(s.Mode), Write: s.Write, DenyRead: s.DenyRead, Network: sandbox.Network(s.Network)}}, nil
 }
 
+// refused is where the key that this machine cannot honour was set: the
+// network's when the mode alone could be had, else the mode's.
+func (c *confiner) refused(s config.Sandbox) string {
+	if _, _, err := c.support.Resolve(sandbox.Mode(s.Mode), sandbox.NetworkAllow); err == nil && s.Source("network") != "" {
+		return s.Source("network")
+	}
+	return s.Source("mode")
+}
+
 func (c *confiner) warn(msg string) {
-	for _, w := range c.warnings {
-		if w == msg {
-			return
-		}
+	if slices.Contains(c.warnings, msg) {
+		return
 	}
 	c.warnings = append(c.warnings, msg)
 	fmt.Fprintf(c.stderr, "ralph: warning: %s\n", msg)
