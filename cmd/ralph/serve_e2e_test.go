@@ -342,8 +342,10 @@ func TestServeALoop(t *testing.T) {
 	w := newWorkspace(t)
 	w.askWorkspace("", "")
 	loop, stderr := w.startRalph("loop")
-	s := startServe(t, w.dir)
+	// serve starts once the loop has made .ralph/, so where its token goes
+	// does not depend on which of the two got there first.
 	waitForQuestion(t, stderr)
+	s := startServe(t, w.dir)
 
 	// Reads: what the command line says, in JSON.
 	assertStatusAsCLI(t, w, s, "loop", "status", "--json")
