@@ -37,6 +37,11 @@ func (s *redactedSource) Fail(ctx context.Context, id, reason string) error {
 	return s.Source.Fail(ctx, id, s.r.String(reason))
 }
 
+func (s *redactedSource) Remote() bool {
+	r, ok := s.Source.(tasks.Remote)
+	return ok && r.Remote()
+}
+
 // watchedSource is a tracker that cannot name the files it keeps in the
 // repository (a command source without files:), so ralph learns them: it
 // looks at the checkout's git status before and after each claim, close
@@ -54,7 +59,7 @@ type watchedSource struct {
 
 // watchSource is source, watched when it cannot name its files.
 func watchSource(source tasks.Source, repo git.Repo) tasks.Source {
-	if len(source.Files()) > 0 {
+	if r, ok := source.(tasks.Remote); len(source.Files()) > 0 || ok && r.Remote() {
 		return source
 	}
 	return &watchedSource{Source: source, repo: repo, changed: map[string]bool{}}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -28,6 +29,37 @@ type Autopilot struct {
 	// Sandbox is laid over the top-level sandbox: for the slots' agents
 	// (see Config.SlotSandbox).
 	Sandbox Sandbox `yaml:"sandbox"`
+	// Deliver is how verified work leaves the machine: merge (onto the
+	// local base branch), push (and the base branch pushed to Remote)
+	// or pr (the task's branch pushed and a pull request opened).
+	Deliver string `yaml:"deliver"`
+	// Remote is the git remote push and pr deliver to; default origin.
+	Remote string `yaml:"remote"`
+	// PR is how deliver: pr opens and follows pull requests.
+	PR PullRequests `yaml:"pr"`
+}
+
+// PullRequests is autopilot.pr: where deliver: pr opens its pull requests
+// (merge requests on GitLab) and when a task counts as done.
+type PullRequests struct {
+	// CloseOn is when the task is closed: opened (once its pull request
+	// is open) or merged (once a person merged it); default merged.
+	CloseOn string `yaml:"close_on"`
+	// Labels are put on every pull request ralph opens.
+	Labels []string `yaml:"labels"`
+	// Forge is github or gitlab; default: the source's, when it is one
+	// of those.
+	Forge string `yaml:"forge"`
+	// Repo (GitHub, owner/name) or Project (GitLab, group/name) the pull
+	// requests are opened in; default: the source's.
+	Repo    string `yaml:"repo"`
+	Project string `yaml:"project"`
+	// APIURL is the forge's API; default: the source's, else the
+	// forge's public one.
+	APIURL string `yaml:"api_url"`
+	// TokenEnv names the environment variable holding the forge's
+	// token; default: the source's, else GITHUB_TOKEN or GITLAB_TOKEN.
+	TokenEnv string `yaml:"token_env"`
 }
 
 // Cluster is autopilot.cluster: where the autopilot's slots are workers
@@ -69,17 +101,62 @@ type TaskSource struct {
 	// Files are the paths, relative to the repository root, that a
 	// command source's commands change; none: what each command changed.
 	Files []string `yaml:"files"`
+	// Repo (github: owner/name), Project (gitlab: group/name or its
+	// numeric id) and Team (linear: the team's key) name a forge
+	// tracker's backlog.
+	Repo    string `yaml:"repo"`
+	Project string `yaml:"project"`
+	Team    string `yaml:"team"`
+	// Labels are the labels an issue must all have to be worked on.
+	Labels []string `yaml:"labels"`
+	// States are the Linear workflow states an issue must be in
+	// (default: the team's unstarted states).
+	States []string `yaml:"states"`
+	// Assignee is whose issues ralph takes besides unassigned ones, and
+	// who it assigns them to; default: the token's user.
+	Assignee string `yaml:"assignee"`
+	// TokenEnv names the environment variable that holds the API token;
+	// the token itself is never in a config file.
+	TokenEnv string `yaml:"token_env"`
+	// APIURL is the service's API (GitHub Enterprise, a self-hosted
+	// GitLab); default: the public service's.
+	APIURL string `yaml:"api_url"`
 }
 
 // SourceTypes are the task sources ralph knows.
-var SourceTypes = []string{"tk", "beads", "prd", "checklist", "command"}
+var SourceTypes = []string{"tk", "beads", "prd", "checklist", "command", "github", "gitlab", "linear"}
+
+// ForgeSourceTypes are the sources that are a service's issues rather
+// than files or commands in the repository.
+var ForgeSourceTypes = []string{"github", "gitlab", "linear"}
+
+// DeliverModes are the ways verified work leaves the machine.
+var DeliverModes = []string{"merge", "push", "pr"}
+
+// CloseOnModes are when deliver: pr counts a task done.
+var CloseOnModes = []string{"merged", "opened"}
+
+// PRForges are the services deliver: pr opens pull requests on.
+var PRForges = []string{"github", "gitlab"}
+
+// DefaultTokenEnv is the environment variable a forge's token is read
+// from when token_env is not set.
+func DefaultTokenEnv(forge string) string {
+	switch forge {
+	case "gitlab":
+		return "GITLAB_TOKEN"
+	case "linear":
+		return "LINEAR_API_KEY"
+	}
+	return "GITHUB_TOKEN"
+}
 
 // MergeModes are the ways finished work reaches the base branch.
 var MergeModes = []string{"merge", "rebase", "squash"}
 
 func defaultAutopilot() Autopilot {
 	return Autopilot{Source: TaskSource{Type: "tk"}, Parallel: 1, Merge: "merge", Retries: 1, WorktreesDir: ".worktrees",
-		Cluster: Cluster{Replicas: 1, Remote: "origin"}}
+		Cluster: Cluster{Replicas: 1, Remote: "origin"}, Deliver: "merge", Remote: "origin", PR: PullRequests{CloseOn: "merged"}}
 }
 
 func (l *loader) autopilot(c *Config) func(*yaml.Node, string) {
@@ -106,6 +183,21 @@ func (l *loader) autopilotFields(a *Autopilot) []field {
 		{"trust_task_commands", l.setBool(&a.TrustTasks)},
 		{"cluster", func(n *yaml.Node, path string) { l.section(n, path, l.clusterFields(&a.Cluster), nil) }},
 		{"sandbox", l.sandbox(&a.Sandbox)},
+		{"deliver", l.setChoice(&a.Deliver, DeliverModes)},
+		{"remote", l.setString(&a.Remote)},
+		{"pr", func(n *yaml.Node, path string) { l.section(n, path, l.pullRequestFields(&a.PR), nil) }},
+	}
+}
+
+func (l *loader) pullRequestFields(p *PullRequests) []field {
+	return []field{
+		{"close_on", l.setChoice(&p.CloseOn, CloseOnModes)},
+		{"labels", func(n *yaml.Node, path string) { p.Labels, _ = l.stringList(n, path, true) }},
+		{"forge", l.setChoice(&p.Forge, PRForges)},
+		{"repo", l.setOwnerName(&p.Repo, "owner/name")},
+		{"project", l.setString(&p.Project)},
+		{"api_url", l.setAPIURL(&p.APIURL)},
+		{"token_env", l.setTokenEnv(&p.TokenEnv)},
 	}
 }
 
@@ -180,7 +272,97 @@ func (l *loader) taskSource(dst *TaskSource) func(*yaml.Node, string) {
 			l.problem(n, "leave files: out: only a command source's files are unknown to ralph; "+src.Type+" names its own",
 				"%s: files is for a command source", path)
 		}
+		l.checkForgeSource(n, path, src)
 		*dst = src
+	}
+}
+
+// checkForgeSource checks that a forge source names its backlog, and that
+// the forge keys are not given to a source that has no use for them.
+func (l *loader) checkForgeSource(n *yaml.Node, path string, src TaskSource) {
+	need := map[string]struct{ key, value, example string }{
+		"github": {"repo", src.Repo, "repo: owner/name"},
+		"gitlab": {"project", src.Project, "project: group/name"},
+		"linear": {"team", src.Team, "team: ENG"},
+	}
+	if want, ok := need[src.Type]; ok {
+		// A key given but refused has its own problem already.
+		if want.value == "" && !hasKey(n, want.key) {
+			l.problem(n, "say which backlog, e.g. source: {type: "+src.Type+", "+want.example+", labels: [ralph]}",
+				"%s: a %s source needs %s", path, src.Type, want.key)
+		}
+		return
+	}
+	if src.Repo != "" || src.Project != "" || src.Team != "" || len(src.Labels) > 0 || len(src.States) > 0 ||
+		src.Assignee != "" || src.TokenEnv != "" || src.APIURL != "" {
+		l.problem(n, "leave them out, or use type: github, gitlab or linear",
+			"%s: repo, project, team, labels, states, assignee, token_env and api_url are for a github, gitlab or linear source, not %s", path, src.Type)
+	}
+}
+
+// hasKey reports whether the mapping n has key.
+func hasKey(n *yaml.Node, key string) bool {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
+}
+
+// setOwnerName decodes a GitHub repository: owner/name.
+func (l *loader) setOwnerName(dst *string, example string) func(*yaml.Node, string) {
+	return func(n *yaml.Node, path string) {
+		v, ok := l.str(n, path)
+		if !ok {
+			return
+		}
+		owner, name, found := strings.Cut(v, "/")
+		if !found || owner == "" || name == "" || strings.Contains(name, "/") {
+			l.problem(n, "write the repository as "+example+", e.g. ralph-loop/ralph", "%s: %q is not owner/name", path, v)
+			return
+		}
+		*dst = v
+	}
+}
+
+// setAPIURL decodes a service's API address: an http or https URL.
+func (l *loader) setAPIURL(dst *string) func(*yaml.Node, string) {
+	return func(n *yaml.Node, path string) {
+		v, ok := l.str(n, path)
+		if !ok {
+			return
+		}
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			l.problem(n, "write the API's address, e.g. https://github.example.com/api/v3 or https://gitlab.example.com",
+				"%s: %q is not an http or https URL", path, v)
+			return
+		}
+		if u.User != nil {
+			l.problem(n, "put the token in the environment variable token_env names, never in the URL",
+				"%s: the URL carries credentials", path)
+			return
+		}
+		*dst = v
+	}
+}
+
+// setTokenEnv decodes the name of the environment variable that holds a
+// token. A value that is no such name is most likely the token itself: it
+// is refused without being repeated.
+func (l *loader) setTokenEnv(dst *string) func(*yaml.Node, string) {
+	return func(n *yaml.Node, path string) {
+		v, ok := l.str(n, path)
+		if !ok {
+			return
+		}
+		if !envName.MatchString(v) || len(v) > 64 {
+			l.problem(n, "name the environment variable that holds the token (token_env: GITHUB_TOKEN) and export the token in it; a token has no place in a config file",
+				"%s is not the name of an environment variable (it may be a token)", path)
+			return
+		}
+		*dst = v
 	}
 }
 
@@ -193,6 +375,14 @@ func (l *loader) taskSourceFields(s *TaskSource) []field {
 		{"close", l.setString(&s.Close)},
 		{"fail", l.setString(&s.Fail)},
 		{"files", l.setRepoPaths(&s.Files)},
+		{"repo", l.setOwnerName(&s.Repo, "owner/name")},
+		{"project", l.setString(&s.Project)},
+		{"team", l.setString(&s.Team)},
+		{"labels", func(n *yaml.Node, path string) { s.Labels, _ = l.stringList(n, path, true) }},
+		{"states", func(n *yaml.Node, path string) { s.States, _ = l.stringList(n, path, true) }},
+		{"assignee", l.setString(&s.Assignee)},
+		{"token_env", l.setTokenEnv(&s.TokenEnv)},
+		{"api_url", l.setAPIURL(&s.APIURL)},
 	}
 }
 

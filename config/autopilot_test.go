@@ -12,6 +12,21 @@ import (
 
 var defaultCluster = config.Cluster{Replicas: 1, Remote: "origin"}
 
+// withDeliveryDefaults is a with the defaults of the delivery keys where
+// it leaves them out.
+func withDeliveryDefaults(a config.Autopilot) config.Autopilot {
+	if a.Deliver == "" {
+		a.Deliver = "merge"
+	}
+	if a.Remote == "" {
+		a.Remote = "origin"
+	}
+	if a.PR.CloseOn == "" {
+		a.PR.CloseOn = "merged"
+	}
+	return a
+}
+
 func TestLoadBytesAutopilot(t *testing.T) {
 	tests := []struct {
 		name string
@@ -52,6 +67,24 @@ func TestLoadBytesAutopilot(t *testing.T) {
 			want: config.Autopilot{Source: config.TaskSource{Type: "command", List: "./list.sh", Close: "./close.sh", Files: []string{"tasks", "board/done.json"}},
 				Parallel: 1, Merge: "merge", Retries: 1, WorktreesDir: ".worktrees", Cluster: defaultCluster},
 		},
+		{
+			name: "a github source",
+			data: "autopilot:\n  source: {type: github, repo: acme/app, labels: [ralph], token_env: ACME_TOKEN, api_url: https://github.acme.test/api/v3}\n",
+			want: config.Autopilot{Source: config.TaskSource{Type: "github", Repo: "acme/app", Labels: []string{"ralph"}, TokenEnv: "ACME_TOKEN", APIURL: "https://github.acme.test/api/v3"},
+				Parallel: 1, Merge: "merge", Retries: 1, WorktreesDir: ".worktrees", Cluster: defaultCluster},
+		},
+		{
+			name: "a linear source",
+			data: "autopilot:\n  source: {type: linear, team: ENG, states: [Todo, Backlog], assignee: me@acme.test}\n",
+			want: config.Autopilot{Source: config.TaskSource{Type: "linear", Team: "ENG", States: []string{"Todo", "Backlog"}, Assignee: "me@acme.test"},
+				Parallel: 1, Merge: "merge", Retries: 1, WorktreesDir: ".worktrees", Cluster: defaultCluster},
+		},
+		{
+			name: "pull requests",
+			data: "autopilot:\n  deliver: pr\n  remote: upstream\n  pr: {close_on: opened, labels: [ralph, bot], forge: gitlab, project: acme/app, token_env: GL}\n",
+			want: config.Autopilot{Source: config.TaskSource{Type: "tk"}, Parallel: 1, Merge: "merge", Retries: 1, WorktreesDir: ".worktrees", Cluster: defaultCluster,
+				Deliver: "pr", Remote: "upstream", PR: config.PullRequests{CloseOn: "opened", Labels: []string{"ralph", "bot"}, Forge: "gitlab", Project: "acme/app", TokenEnv: "GL"}},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -61,7 +94,7 @@ func TestLoadBytesAutopilot(t *testing.T) {
 				assert.Empty(t, c.Autopilot.Verify)
 				c.Autopilot.Verify = nil
 			}
-			assert.Equal(t, tt.want, c.Autopilot)
+			assert.Equal(t, withDeliveryDefaults(tt.want), c.Autopilot)
 		})
 	}
 }
@@ -76,7 +109,7 @@ func TestLoadBytesAutopilotProblems(t *testing.T) {
 		{
 			name: "unknown source",
 			data: "autopilot:\n  source: jira\n",
-			want: config.Problem{File: "ralph.yml", Line: 2, Msg: `autopilot.source: unknown value "jira"`, Hint: "use one of: tk, beads, prd, checklist, command"},
+			want: config.Problem{File: "ralph.yml", Line: 2, Msg: `autopilot.source: unknown value "jira"`, Hint: "use one of: tk, beads, prd, checklist, command, github, gitlab, linear"},
 		},
 		{
 			name: "command source without close",
@@ -109,6 +142,41 @@ func TestLoadBytesAutopilotProblems(t *testing.T) {
 			name: "no replica",
 			data: "autopilot:\n  cluster:\n    replicas: 0\n",
 			want: config.Problem{File: "ralph.yml", Line: 3, Msg: "autopilot.cluster.replicas must be at least 1, got 0", Hint: "use 1 or more, e.g. replicas: 3"},
+		},
+		{
+			name: "a github source without its repository",
+			data: "autopilot:\n  source: {type: github, labels: [ralph]}\n",
+			want: config.Problem{File: "ralph.yml", Line: 2, Msg: "autopilot.source: a github source needs repo",
+				Hint: "say which backlog, e.g. source: {type: github, repo: owner/name, labels: [ralph]}"},
+		},
+		{
+			name: "a repository that is not owner/name",
+			data: "autopilot:\n  source:\n    type: github\n    repo: https://github.com/acme/app\n",
+			want: config.Problem{File: "ralph.yml", Line: 4, Msg: `autopilot.source.repo: "https://github.com/acme/app" is not owner/name`,
+				Hint: "write the repository as owner/name, e.g. ralph-loop/ralph"},
+		},
+		{
+			name: "a token where its variable's name goes",
+			data: "autopilot:\n  source:\n    type: github\n    repo: acme/app\n    token_env: ghp-0123456789abcdefghij\n",
+			want: config.Problem{File: "ralph.yml", Line: 5, Msg: "autopilot.source.token_env is not the name of an environment variable (it may be a token)",
+				Hint: "name the environment variable that holds the token (token_env: GITHUB_TOKEN) and export the token in it; a token has no place in a config file"},
+		},
+		{
+			name: "credentials in the API's URL",
+			data: "autopilot:\n  pr:\n    api_url: https://bot:s3cret@gitlab.acme.test\n",
+			want: config.Problem{File: "ralph.yml", Line: 3, Msg: "autopilot.pr.api_url: the URL carries credentials",
+				Hint: "put the token in the environment variable token_env names, never in the URL"},
+		},
+		{
+			name: "forge keys on a file source",
+			data: "autopilot:\n  source: {type: prd, labels: [ralph]}\n",
+			want: config.Problem{File: "ralph.yml", Line: 2, Msg: "autopilot.source: repo, project, team, labels, states, assignee, token_env and api_url are for a github, gitlab or linear source, not prd",
+				Hint: "leave them out, or use type: github, gitlab or linear"},
+		},
+		{
+			name: "unknown delivery",
+			data: "autopilot:\n  deliver: email\n",
+			want: config.Problem{File: "ralph.yml", Line: 2, Msg: `autopilot.deliver: unknown value "email"`, Hint: "use one of: merge, push, pr"},
 		},
 		{
 			name: "misspelt cluster key",

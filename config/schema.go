@@ -115,6 +115,7 @@ func schemaDefs() schema {
 	autopilot := sectionProperties("autopilot", reflect.TypeFor[Autopilot]())
 	taskSource := sectionProperties("autopilot.source", reflect.TypeFor[TaskSource]())
 	cluster := sectionProperties("autopilot.cluster", reflect.TypeFor[Cluster]())
+	pullRequests := sectionProperties("autopilot.pr", reflect.TypeFor[PullRequests]())
 	sandbox := sectionProperties("sandbox", reflect.TypeFor[Sandbox]())
 	hook := object(sectionProperties("hook", reflect.TypeFor[Hook]()), "hook")
 	hook["required"] = []string{"on"}
@@ -127,6 +128,7 @@ func schemaDefs() schema {
 			"anyOf": []schema{{"required": []string{"input", "output"}}, {"required": []string{"per_request"}}}}, "price"),
 		"hook":       hook,
 		"cluster":    object(cluster, "autopilot.cluster"),
+		"pr":         object(pullRequests, "autopilot.pr"),
 		"sandbox":    object(sandbox, "sandbox"),
 		"autopilot":  object(autopilot, "autopilot"),
 		"taskSource": object(taskSource, "autopilot.source"),
@@ -274,6 +276,20 @@ var schemaShapes = map[string]schema{
 	"autopilot.cluster.remote":        {"type": "string", "default": "origin"},
 	"autopilot.cluster.trust_workers": ref("stringOrList"),
 	"autopilot.sandbox":               ref("sandbox"),
+	"autopilot.deliver":               {"enum": DeliverModes, "default": "merge"},
+	"autopilot.remote":                {"type": "string", "default": "origin"},
+	"autopilot.pr":                    ref("pr"),
+	"autopilot.pr.close_on":           {"enum": CloseOnModes, "default": "merged"},
+	"autopilot.pr.labels":             ref("stringOrList"),
+	"autopilot.pr.forge":              {"enum": PRForges},
+	"autopilot.pr.repo":               {"type": "string", "pattern": "^[^/]+/[^/]+$"},
+	"autopilot.pr.api_url":            {"type": "string", "format": "uri"},
+	"autopilot.pr.token_env":          {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+	"autopilot.source.repo":           {"type": "string", "pattern": "^[^/]+/[^/]+$"},
+	"autopilot.source.labels":         ref("stringOrList"),
+	"autopilot.source.states":         ref("stringOrList"),
+	"autopilot.source.api_url":        {"type": "string", "format": "uri"},
+	"autopilot.source.token_env":      {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
 	"hat.sandbox":                     ref("sandbox"),
 	"sandbox.mode":                    {"enum": SandboxModes},
 	"sandbox.write":                   ref("stringOrList"),

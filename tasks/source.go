@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/ralph-loop/ralph/internal/forge"
 )
 
 // ErrNoTask is wrapped by the errors of Show, Claim, Close and Fail when the
@@ -154,6 +156,18 @@ type Blocker interface {
 	Blocked(ctx context.Context) ([]Task, error)
 }
 
+// Reopener is implemented by sources that can open a task again after
+// closing it (a forge's issues): its pull request was closed unmerged.
+type Reopener interface {
+	Reopen(ctx context.Context, id, reason string) error
+}
+
+// Remote is implemented by sources that keep nothing in the repository
+// (a forge's issues): no claim, close or fail changes a file.
+type Remote interface {
+	Remote() bool
+}
+
 // Spec is the config's autopilot.source: a type and that type's settings.
 type Spec struct {
 	Type string // tk, beads, prd, checklist, command
@@ -166,6 +180,17 @@ type Spec struct {
 	// command source's commands change (its Files). None: the autopilot
 	// learns them from what each command changed.
 	Files []string
+	// Repo (github), Project (gitlab) and Team (linear) name a forge
+	// tracker's backlog; Labels and States select its issues; Assignee
+	// is whose issues are taken besides unassigned ones ("": the token's
+	// user); TokenEnv names the variable holding the token; APIURL is
+	// the service's API ("": the public service's).
+	Repo, Project, Team string
+	Labels, States      []string
+	Assignee            string
+	TokenEnv, APIURL    string
+	// Wait is told before each wait a forge's rate limit asks for.
+	Wait forge.Waiter
 }
 
 // Open returns the source a spec names, working in the repository at dir.
