@@ -3,6 +3,7 @@ package autopilot
 import (
 	"cmp"
 	"context"
+	"slices"
 
 	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/runfiles"
@@ -14,7 +15,9 @@ import (
 // be known.
 func PendingIn(ctx context.Context, dir string, configs []string) int {
 	cfg, _, err := config.LoadIn(dir, configs, nil)
-	if err != nil {
+	if err != nil || slices.Contains(config.ForgeSourceTypes, cfg.Autopilot.Source.Type) {
+		// A forge's backlog is not asked for on every status: it costs
+		// a request of the rate limit the autopilot needs.
 		return -1
 	}
 	source, err := tasks.Open(TaskSpec(cfg.Autopilot.Source), dir)

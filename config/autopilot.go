@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"net/url"
 	"path/filepath"
 	"regexp"
@@ -139,6 +140,27 @@ var CloseOnModes = []string{"merged", "opened"}
 // PRForges are the services deliver: pr opens pull requests on.
 var PRForges = []string{"github", "gitlab"}
 
+// PullRequestTarget is autopilot.pr with what it leaves out taken from
+// the source when the source is issues of the same forge: its forge,
+// repository or project, API and token's variable. Forge is "" when
+// neither says (deliver: pr then needs pr.forge).
+func (a Autopilot) PullRequestTarget() PullRequests {
+	p := a.PR
+	if p.Forge == "" && slices.Contains(PRForges, a.Source.Type) {
+		p.Forge = a.Source.Type
+	}
+	if p.Forge != "" && p.Forge == a.Source.Type {
+		p.Repo = cmp.Or(p.Repo, a.Source.Repo)
+		p.Project = cmp.Or(p.Project, a.Source.Project)
+		p.APIURL = cmp.Or(p.APIURL, a.Source.APIURL)
+		p.TokenEnv = cmp.Or(p.TokenEnv, a.Source.TokenEnv)
+	}
+	if p.Forge != "" {
+		p.TokenEnv = cmp.Or(p.TokenEnv, DefaultTokenEnv(p.Forge))
+	}
+	return p
+}
+
 // DefaultTokenEnv is the environment variable a forge's token is read
 // from when token_env is not set.
 func DefaultTokenEnv(forge string) string {
@@ -163,6 +185,7 @@ func (l *loader) autopilot(c *Config) func(*yaml.Node, string) {
 	return func(n *yaml.Node, path string) {
 		c.autopilotSection = true
 		l.section(n, path, l.autopilotFields(&c.Autopilot), nil)
+		l.checkPullRequests(n, path, c.Autopilot)
 	}
 }
 
@@ -274,6 +297,30 @@ func (l *loader) taskSource(dst *TaskSource) func(*yaml.Node, string) {
 		}
 		l.checkForgeSource(n, path, src)
 		*dst = src
+	}
+}
+
+// checkPullRequests checks that deliver: pr knows where to open its pull
+// requests.
+func (l *loader) checkPullRequests(n *yaml.Node, path string, a Autopilot) {
+	if a.Deliver != "pr" {
+		return
+	}
+	at := n
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == "deliver" {
+			at = n.Content[i+1]
+		}
+	}
+	p := a.PullRequestTarget()
+	switch {
+	case p.Forge == "":
+		l.problem(at, "add pr: {forge: github, repo: owner/name} (or gitlab with project:) to autopilot; a github or gitlab source gives its own",
+			"%s.deliver: pr, but nothing says which forge opens the pull requests", path)
+	case p.Forge == "github" && p.Repo == "":
+		l.problem(at, "add pr: {repo: owner/name} to autopilot", "%s.deliver: pr on github needs the repository (pr.repo)", path)
+	case p.Forge == "gitlab" && p.Project == "":
+		l.problem(at, "add pr: {project: group/name} to autopilot", "%s.deliver: pr on gitlab needs the project (pr.project)", path)
 	}
 }
 

@@ -99,6 +99,17 @@ func TestLoadBytesAutopilot(t *testing.T) {
 	}
 }
 
+func TestPullRequestsTakeWhatTheyLeaveOutFromASourceOfTheirForge(t *testing.T) {
+	c, err := config.LoadBytes("ralph.yml", []byte("autopilot:\n  source: {type: github, repo: acme/app, token_env: ACME, api_url: https://ghe.test/api/v3}\n  deliver: pr\n"))
+	require.NoError(t, err)
+	assert.Equal(t, config.PullRequests{CloseOn: "merged", Forge: "github", Repo: "acme/app", APIURL: "https://ghe.test/api/v3", TokenEnv: "ACME"},
+		c.Autopilot.PullRequestTarget())
+	c, err = config.LoadBytes("ralph.yml", []byte("autopilot:\n  source: {type: linear, team: ENG, token_env: LIN}\n  deliver: pr\n  pr: {forge: gitlab, project: acme/app}\n"))
+	require.NoError(t, err)
+	assert.Equal(t, config.PullRequests{CloseOn: "merged", Forge: "gitlab", Project: "acme/app", TokenEnv: "GITLAB_TOKEN"},
+		c.Autopilot.PullRequestTarget(), "a linear source's token is not GitLab's")
+}
+
 func TestLoadBytesAutopilotProblems(t *testing.T) {
 	runProblemCases(t, []problemCase{
 		{
@@ -172,6 +183,18 @@ func TestLoadBytesAutopilotProblems(t *testing.T) {
 			data: "autopilot:\n  source: {type: prd, labels: [ralph]}\n",
 			want: config.Problem{File: "ralph.yml", Line: 2, Msg: "autopilot.source: repo, project, team, labels, states, assignee, token_env and api_url are for a github, gitlab or linear source, not prd",
 				Hint: "leave them out, or use type: github, gitlab or linear"},
+		},
+		{
+			name: "pull requests with no forge",
+			data: "autopilot:\n  source: tk\n  deliver: pr\n",
+			want: config.Problem{File: "ralph.yml", Line: 3, Msg: "autopilot.deliver: pr, but nothing says which forge opens the pull requests",
+				Hint: "add pr: {forge: github, repo: owner/name} (or gitlab with project:) to autopilot; a github or gitlab source gives its own"},
+		},
+		{
+			name: "pull requests on github with no repository",
+			data: "autopilot:\n  source: {type: gitlab, project: acme/app}\n  deliver: pr\n  pr: {forge: github}\n",
+			want: config.Problem{File: "ralph.yml", Line: 3, Msg: "autopilot.deliver: pr on github needs the repository (pr.repo)",
+				Hint: "add pr: {repo: owner/name} to autopilot"},
 		},
 		{
 			name: "unknown delivery",

@@ -95,6 +95,17 @@ func (c *autopilotRunCmd) Run(ctx context.Context, g *globals, log *slog.Logger)
 	return redactErr(redactor, c.run(ctx, g, log, cfg, configs, redactor))
 }
 
+// openSource opens the tracker s names in dir. A forge's rate-limit waits
+// are said on stderr as they begin: a run that seems to stand still says
+// why and until when.
+func openSource(g *globals, s config.TaskSource, dir string) (tasks.Source, error) {
+	spec := autopilot.TaskSpec(s)
+	spec.Wait = func(d time.Duration, why string) {
+		fmt.Fprintf(g.stderr, "ralph: autopilot: %s's rate limit: waiting %s (%s)\n", s.Type, d.Round(time.Second), why)
+	}
+	return tasks.Open(spec, dir)
+}
+
 func (c *autopilotRunCmd) run(ctx context.Context, g *globals, log *slog.Logger, cfg *config.Config, configs []string,
 	redactor *redact.Redactor) error {
 	settings := cfg.Autopilot
@@ -111,7 +122,7 @@ func (c *autopilotRunCmd) run(ctx context.Context, g *globals, log *slog.Logger,
 		settings.Cluster.NATS = c.Cluster
 	}
 	settings.Cluster.TrustWorkers = append(settings.Cluster.TrustWorkers, c.TrustWorker...)
-	source, err := tasks.Open(autopilot.TaskSpec(settings.Source), g.Dir)
+	source, err := openSource(g, settings.Source, g.Dir)
 	if err != nil {
 		return withHint(err, "set autopilot.source in ralph.yml, or --source")
 	}
@@ -124,7 +135,7 @@ func (c *autopilotRunCmd) run(ctx context.Context, g *globals, log *slog.Logger,
 	}
 	settings.BaseBranch = base
 	if root != g.Dir {
-		if source, err = tasks.Open(autopilot.TaskSpec(settings.Source), root); err != nil {
+		if source, err = openSource(g, settings.Source, root); err != nil {
 			return err
 		}
 	}

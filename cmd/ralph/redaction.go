@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/ralph-loop/ralph/config"
@@ -49,7 +51,20 @@ func redactorOf(cfg *config.Config) *redact.Redactor {
 			add(*h.Backend)
 		}
 	}
-	return redact.New(env, append(names, cfg.Redact...))
+	return redact.New(env, append(append(names, cfg.Redact...), tokenEnvs(cfg.Autopilot)...))
+}
+
+// tokenEnvs are the variables the autopilot's forge source and pull
+// requests read their tokens from: secret whatever they are called.
+func tokenEnvs(a config.Autopilot) []string {
+	var names []string
+	if slices.Contains(config.ForgeSourceTypes, a.Source.Type) {
+		names = append(names, cmp.Or(a.Source.TokenEnv, config.DefaultTokenEnv(a.Source.Type)))
+	}
+	if p := a.PullRequestTarget(); a.Deliver == "pr" && p.TokenEnv != "" {
+		names = append(names, p.TokenEnv)
+	}
+	return names
 }
 
 // readerRedactor is the Redactor of a command that reads what runs in the
