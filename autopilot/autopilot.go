@@ -60,6 +60,7 @@ type Options struct {
 const (
 	FaultRunning  = "autopilot.running"  // a task's loop started and recorded
 	FaultMerged   = "autopilot.merged"   // merge.done recorded; the base branch not moved yet
+	FaultPushed   = "autopilot.pushed"   // deliver: push or pr: the merge is on the remote; merge.pushed not recorded yet
 	FaultAdvanced = "autopilot.advanced" // the base branch moved; the task not closed yet
 	FaultClosed   = "autopilot.closed"   // the task closed; task.completed not recorded yet
 )
@@ -193,6 +194,7 @@ func (a *Autopilot) loop(ctx context.Context) (Result, error) {
 		// error does: once the loops already running have ended.
 		a.check(a.step(ctx))
 		if done, code := a.done(); done {
+			a.pushRest(ctx)
 			return a.finish(code, a.fatal)
 		}
 		select {

@@ -33,13 +33,14 @@ type memSource struct {
 	dir       string
 	tasks     []tasks.Task
 	closed    map[string]int
+	reason    map[string]string // the last close's
 	claimed   map[string]int
 	failed    map[string]string
 	failClaim map[string]bool
 }
 
 func newMemSource(dir string, ts ...tasks.Task) *memSource {
-	return &memSource{dir: dir, tasks: ts, closed: map[string]int{}, claimed: map[string]int{},
+	return &memSource{dir: dir, tasks: ts, closed: map[string]int{}, reason: map[string]string{}, claimed: map[string]int{},
 		failed: map[string]string{}, failClaim: map[string]bool{}}
 }
 
@@ -90,10 +91,11 @@ func (s *memSource) Claim(_ context.Context, id string) error {
 	return nil
 }
 
-func (s *memSource) Close(_ context.Context, id, _ string) error {
+func (s *memSource) Close(_ context.Context, id, reason string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed[id]++
+	s.reason[id] = reason
 	s.note("close " + id)
 	return nil
 }

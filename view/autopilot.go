@@ -48,7 +48,7 @@ func (v *AutopilotLines) Event(ev events.Event, _ *runfiles.AutopilotState) {
 
 var quietTopics = map[string]bool{
 	runfiles.TopicTaskCompleted: true, runfiles.TopicTaskClosed: true, runfiles.TopicTaskFailed: true,
-	runfiles.TopicTaskAssignFailed: true, runfiles.TopicMergeDone: true, runfiles.TopicAllDone: true,
+	runfiles.TopicTaskAssignFailed: true, runfiles.TopicMergeDone: true, runfiles.TopicMergePushed: true, runfiles.TopicAllDone: true,
 	runfiles.TopicAutopilotStopped: true, runfiles.TopicAutopilotNotice: true,
 	// A task that waits for a person waits until someone reads this.
 	runfiles.TopicTaskAsked: true,
@@ -131,6 +131,11 @@ func AutopilotEventText(ev events.Event) string {
 			return fmt.Sprintf("merged %s as %s; %s passed on the merged result", p.Task, short(p.Commit), plural.Count(p.Checks, "verify check", "verify checks"))
 		}
 		return fmt.Sprintf("merged %s as %s", p.Task, short(p.Commit))
+	case runfiles.TopicMergePushed:
+		if p.Branch == "ralph/"+p.Task {
+			return fmt.Sprintf("pushed %s's merge %s to %s as %s", p.Task, short(p.Commit), p.Remote, p.Branch)
+		}
+		return fmt.Sprintf("pushed %s's merge %s to %s/%s", p.Task, short(p.Commit), p.Remote, p.Branch)
 	case runfiles.TopicMergeFailed:
 		return fmt.Sprintf("merge of %s failed: %s", p.Task, p.Reason)
 	case runfiles.TopicVerifyFailed:

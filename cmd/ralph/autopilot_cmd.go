@@ -133,6 +133,9 @@ func (c *autopilotRunCmd) run(ctx context.Context, g *globals, log *slog.Logger,
 	if err != nil {
 		return runningAlready(g, err)
 	}
+	if err := autopilot.CheckDelivery(ctx, root, settings.Deliver, settings.Remote); err != nil {
+		return err
+	}
 	settings.BaseBranch = base
 	if root != g.Dir {
 		if source, err = openSource(g, settings.Source, root); err != nil {
@@ -185,6 +188,9 @@ func (c *autopilotRunCmd) run(ctx context.Context, g *globals, log *slog.Logger,
 // status (3); an autopilot already running here is said, and is not one.
 func (c *autopilotRunCmd) dryRun(ctx context.Context, g *globals, settings config.Autopilot, source tasks.Source, configs []string) error {
 	_, _, refused := autopilot.Preflight(ctx, g.Dir, settings.BaseBranch, source, configs)
+	if refused == nil {
+		refused = autopilot.CheckDelivery(ctx, g.Dir, settings.Deliver, settings.Remote)
+	}
 	plan, err := autopilot.MakePlan(ctx, source, settings.Parallel, settings.MaxTasks)
 	if err != nil {
 		// A source the run could not use is one of the refusals.
