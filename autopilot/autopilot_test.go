@@ -20,6 +20,7 @@ import (
 	"github.com/ralph-loop/ralph/criteria"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/exitcode"
+	"github.com/ralph-loop/ralph/internal/forge"
 	"github.com/ralph-loop/ralph/internal/git"
 	"github.com/ralph-loop/ralph/internal/gittest"
 	"github.com/ralph-loop/ralph/runfiles"
@@ -174,6 +175,10 @@ type harness struct {
 	t      *testing.T
 	repo   string
 	source *memSource
+	// src, when set, is the tracker instead of source; pulls is where
+	// deliver: pr opens pull requests.
+	src    tasks.Source
+	pulls  forge.PullRequests
 	runner *fakeRunner
 	events chan events.Event
 	done   chan struct{}
@@ -195,7 +200,11 @@ func (h *harness) settings(parallel int) config.Autopilot {
 func (h *harness) start(ctx context.Context, s config.Autopilot) {
 	go func() {
 		defer close(h.done)
-		h.res, h.err = Run(ctx, Options{Repo: h.repo, Settings: s, Source: h.source, Runner: h.runner,
+		src := tasks.Source(h.source)
+		if h.src != nil {
+			src = h.src
+		}
+		h.res, h.err = Run(ctx, Options{Repo: h.repo, Settings: s, Source: src, Runner: h.runner, PullRequests: h.pulls,
 			OnEvent: func(ev events.Event, _ *runfiles.AutopilotState) { h.events <- ev }})
 	}()
 }

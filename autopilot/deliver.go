@@ -160,6 +160,8 @@ func (m *merger) place(ctx context.Context, task runfiles.TaskMerge) (place, err
 			p.onto = remote
 		}
 		return p, nil
+	case deliverPR:
+		return m.prPlace(ctx, task)
 	}
 	return place{onto: local, base: local}, nil
 }

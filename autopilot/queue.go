@@ -92,9 +92,17 @@ func (a *Autopilot) merged(ctx context.Context, d mergeDone) error {
 		return a.failTask(ctx, m.Task, reason)
 	}
 	if res.Already != "" {
-		msg := fmt.Sprintf("%s is already merged into %s by %s (its %s trailer); it is not merged again", m.Task, a.base, shortHash(res.Already), git.TaskTrailer)
+		where := a.base
+		if a.merger.deliver.remotely() {
+			where = a.merger.deliver.remote + "/" + a.base
+		}
+		msg := fmt.Sprintf("%s is already merged into %s by %s (its %s trailer); it is not merged again", m.Task, where, shortHash(res.Already), git.TaskTrailer)
 		if err := a.notice(msg); err != nil {
 			return err
+		}
+		if a.merger.deliver.mode == deliverPR {
+			// Nothing is left to deliver: the remote's base branch has it.
+			return a.complete(ctx, m, res.Already)
 		}
 	}
 	p := runfiles.AutopilotPayload{Task: m.Task, Base: res.Base, Commit: res.Commit, Checks: len(a.merger.verify), Verified: res.Verified}
@@ -115,6 +123,9 @@ func (a *Autopilot) merged(ctx context.Context, d mergeDone) error {
 func (a *Autopilot) land(ctx context.Context, m runfiles.TaskMerge) error {
 	ctx, cancel := steady(ctx)
 	defer cancel()
+	if a.merger.deliver.mode == deliverPR {
+		return a.deliverPR(ctx, m)
+	}
 	if m.Remote != "" {
 		if pushed, err := a.pushBase(ctx, m); err != nil || !pushed {
 			return err
@@ -138,14 +149,20 @@ func (a *Autopilot) land(ctx context.Context, m runfiles.TaskMerge) error {
 			Reason: a.base + " moved since the merge was made; merging again"})
 	}
 	a.fault(FaultAdvanced)
-	a.merges[m.Task] = m.Commit
-	closed, err := a.closeTask(ctx, m.Task, m.Commit)
+	return a.complete(ctx, m, m.Commit)
+}
+
+// complete closes a task whose merge, commit, is on the base branch,
+// removes its worktree and branch, and records it completed.
+func (a *Autopilot) complete(ctx context.Context, m runfiles.TaskMerge, commit string) error {
+	a.merges[m.Task] = commit
+	closed, err := a.closeTask(ctx, m.Task, a.mergedReason(commit))
 	if err != nil {
 		return err
 	}
 	a.fault(FaultClosed)
-	a.cleanUp(ctx, m.Task)
-	p := runfiles.AutopilotPayload{Task: m.Task, Title: m.Title, Commit: m.Commit, Unclosed: !closed}
+	a.cleanUp(ctx, m.Task, false)
+	p := runfiles.AutopilotPayload{Task: m.Task, Title: m.Title, Commit: commit, Unclosed: !closed}
 	if err := a.journal.record(runfiles.TopicTaskCompleted, p); err != nil {
 		return err
 	}
@@ -153,16 +170,21 @@ func (a *Autopilot) land(ctx context.Context, m runfiles.TaskMerge) error {
 	return nil
 }
 
-// closeTask closes task, merged by commit, in its source, unless the
-// source already has it closed (a restart after the close). A close the
-// source refuses is reported, and closed is false.
-func (a *Autopilot) closeTask(ctx context.Context, task, commit string) (closed bool, err error) {
-	if t, err := a.opts.Source.Show(ctx, task); err == nil && t.Closed {
-		return true, nil
-	}
+// mergedReason is what the tracker is told of a task merged by commit.
+func (a *Autopilot) mergedReason(commit string) string {
 	reason := fmt.Sprintf("merged into %s by ralph autopilot as %s", a.base, shortHash(commit))
 	if a.merger.deliver.mode == deliverPush {
 		reason += ", pushed to " + a.merger.deliver.remote
+	}
+	return reason
+}
+
+// closeTask closes task, done as reason says, in its source, unless the
+// source already has it closed (a restart after the close). A close the
+// source refuses is reported, and closed is false.
+func (a *Autopilot) closeTask(ctx context.Context, task, reason string) (closed bool, err error) {
+	if t, err := a.opts.Source.Show(ctx, task); err == nil && t.Closed {
+		return true, nil
 	}
 	if err := a.opts.Source.Close(ctx, task, reason); err != nil {
 		return false, a.notice(fmt.Sprintf("%s is merged, but closing it in %s failed: %v; the next run closes it, without running it again",
@@ -172,8 +194,9 @@ func (a *Autopilot) closeTask(ctx context.Context, task, commit string) (closed 
 }
 
 // cleanUp removes a finished task's worktree and branch; what cannot be
-// removed is reported, not fatal.
-func (a *Autopilot) cleanUp(ctx context.Context, task string) {
+// removed is reported, not fatal. keepBranch keeps the task's branch on
+// the remote: an open pull request's.
+func (a *Autopilot) cleanUp(ctx context.Context, task string, keepBranch bool) {
 	if err := runfiles.KeepTaskLog(a.opts.Repo, task, a.worktree(task)); err != nil {
 		_ = a.notice(fmt.Sprintf("keeping the loop log of %s failed: %v; it goes with its worktree", task, err))
 	}
@@ -184,7 +207,7 @@ func (a *Autopilot) cleanUp(ctx context.Context, task string) {
 		_ = a.notice(fmt.Sprintf("deleting %s failed: %v", branchOf(task), err))
 	}
 	if c, ok := a.opts.Runner.(TaskCleaner); ok {
-		if err := c.CleanUp(ctx, task); err != nil {
+		if err := c.CleanUp(ctx, task, keepBranch); err != nil {
 			_ = a.notice(fmt.Sprintf("cleaning up after %s failed: %v", task, err))
 		}
 	}

@@ -503,6 +503,9 @@ func (a *Autopilot) setUp(ctx context.Context) error {
 	}
 	a.merger = &merger{repo: a.repo, base: a.base, worktrees: worktrees, tracker: a.opts.Source.Files(),
 		mode: s.Merge, verify: s.Verify, deliver: newDelivery(s.Deliver, s.Remote)}
+	if a.merger.deliver.mode == deliverPR && a.opts.PullRequests == nil {
+		return errors.New("autopilot.deliver is pr, but no forge to open pull requests on was given")
+	}
 	var err error
 	if a.merges, err = a.repo.MergedTasks(ctx, "", "refs/heads/"+a.base); err != nil {
 		return fmt.Errorf("read the tasks merged into %s: %w", a.base, err)

@@ -426,13 +426,13 @@ func (s *AutopilotState) review(ev events.Event, p AutopilotPayload) {
 // queue, to be merged again on its base's new tip and pushed over the
 // pull request's head.
 func (s *AutopilotState) reopenMerge(p AutopilotPayload) {
-	r := s.ReviewOf(p.Task)
-	if r == nil {
+	found := s.ReviewOf(p.Task)
+	if found == nil {
 		return
 	}
-	pr := r.PR
+	r := *found // dropReview reuses the slice's array
 	s.dropReview(p.Task)
-	s.MergeQueue = append(s.MergeQueue, TaskMerge{TaskSlot: r.TaskSlot, Step: MergeQueued, PR: &pr})
+	s.MergeQueue = append(s.MergeQueue, TaskMerge{TaskSlot: r.TaskSlot, Step: MergeQueued, PR: &r.PR})
 }
 
 func (s *AutopilotState) dropReview(task string) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -131,4 +132,27 @@ func TestAutopilotPushNeedsItsRemote(t *testing.T) {
 	r = w.ralph("autopilot", "--dry-run")
 	assert.Equal(t, 3, r.code)
 	assert.Contains(t, r.stderr, "ralph: the run would not start:\nralph: error: autopilot.deliver is push, but upstream is not a remote")
+}
+
+// The dry run says how the run would deliver, and which tasks it would
+// claim at once, and changes nothing.
+func TestAutopilotDryRunSaysHowItDelivers(t *testing.T) {
+	w, _, ids := newPushRepo(t, "")
+	before := snapshot(t, w.dir)
+	r := w.ralph("autopilot", "--dry-run")
+	require.Equal(t, 0, r.code, r.stderr)
+	slices.Sort(ids) // tk's order of tasks of one priority
+	assert.Contains(t, r.stdout, "claimed in tk at once: "+ids[0]+", "+ids[1]+"; the others as slots free\n")
+	assert.Contains(t, r.stdout, "delivery: push: each verified merge is made on origin/main and pushed there with a lease, then main moves to it\n")
+	assert.Equal(t, before, snapshot(t, w.dir))
+
+	w.write("ralph.yml", strings.Replace(w.read("ralph.yml"), "  deliver: push\n",
+		"  deliver: pr\n  pr: {forge: github, repo: acme/app, close_on: merged, labels: [ralph, bot]}\n", 1))
+	r = w.ralph("autopilot", "--dry-run", "--headless")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, `"delivery":{"mode":"pr","base":"main","remote":"origin","forge":"github","repo":"acme/app","close_on":"merged","labels":["ralph","bot"]}`)
+	r = w.ralph("autopilot", "--dry-run")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "delivery: pr: each verified merge is pushed to origin as ralph/<task> and a pull request opened on github acme/app onto main; "+
+		"the task closes once it is merged (ralph follows it); labels: ralph, bot; main here does not move\n")
 }
