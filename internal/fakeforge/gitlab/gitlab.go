@@ -188,7 +188,9 @@ func (s *Server) serveProject(w http.ResponseWriter, r *http.Request, rt route) 
 	case "POST merge_requests":
 		s.createMR(w, r)
 	case "GET merge_requests/:n":
-		s.withMR(w, rt, func(mr *mergeRequest) { fakeforge.JSON(w, http.StatusOK, s.mrJSON(mr, s.fixture("merge_request.json"))) })
+		s.withMR(w, rt, func(mr *mergeRequest) {
+			fakeforge.JSON(w, http.StatusOK, s.mrJSON(mr, s.fixture("merge_request.json")))
+		})
 	default:
 		notFound(w, "404 Not Found")
 	}

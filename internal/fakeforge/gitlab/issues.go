@@ -51,7 +51,7 @@ type NewIssue struct {
 
 // AddIssue adds an open issue, authored by the project's maintainer, and
 // returns its iid.
-func (s *Server) AddIssue(n NewIssue) int64 {
+func (s *Server) AddIssue(n NewIssue) int {
 	var assignees []int64
 	for _, name := range n.Assignees {
 		assignees = append(assignees, s.AddUser(name))
@@ -62,21 +62,21 @@ func (s *Server) AddIssue(n NewIssue) int64 {
 	is := &issue{id: s.nextID(), iid: int64(len(s.issues) + 1), title: n.Title, description: n.Description, state: "opened",
 		labels: slices.Clone(n.Labels), assignees: assignees, author: s.maintainer().id, created: created, updated: created}
 	s.issues = append(s.issues, is)
-	return is.iid
+	return int(is.iid)
 }
 
 // Block makes issue blocker block issue blocked, as a person does on
 // GitLab Premium ("is blocked by" on blocked's page).
-func (s *Server) Block(blocked, blocker int64) {
+func (s *Server) Block(blocked, blocker int) {
 	s.t.Helper()
 	if !s.o.Premium {
 		s.t.Fatalf("fake GitLab: blocking links are GitLab Premium's; start the fake with Options.Premium")
 	}
-	s.addLink(blocker, blocked, true)
+	s.addLink(int64(blocker), int64(blocked), true)
 }
 
 // Relate relates two issues, as GitLab Free can.
-func (s *Server) Relate(a, b int64) { s.addLink(a, b, false) }
+func (s *Server) Relate(a, b int) { s.addLink(int64(a), int64(b), false) }
 
 func (s *Server) addLink(source, target int64, blocks bool) {
 	s.mu.Lock()
@@ -89,10 +89,10 @@ func (s *Server) addLink(source, target int64, blocks bool) {
 
 // SetIssueState closes ("closed") or reopens ("opened") an issue, as a
 // person would.
-func (s *Server) SetIssueState(iid int64, state string) {
+func (s *Server) SetIssueState(iid int, state string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.setState(s.issue(iid), state, s.maintainer().id)
+	s.setState(s.issue(int64(iid)), state, s.maintainer().id)
 }
 
 // IssueState is an issue as the fake keeps it.
@@ -104,11 +104,11 @@ type IssueState struct {
 }
 
 // Issue returns issue iid's state; the test fails when there is none.
-func (s *Server) Issue(iid int64) IssueState {
+func (s *Server) Issue(iid int) IssueState {
 	s.t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	is := s.issue(iid)
+	is := s.issue(int64(iid))
 	if is == nil {
 		s.t.Fatalf("fake GitLab: no issue %d", iid)
 		return IssueState{}
@@ -125,7 +125,7 @@ func (s *Server) Issue(iid int64) IssueState {
 }
 
 // Notes are the bodies of issue iid's notes, oldest first.
-func (s *Server) Notes(iid int64) []string { return s.Issue(iid).Notes }
+func (s *Server) Notes(iid int) []string { return s.Issue(iid).Notes }
 
 func (s *Server) issue(iid int64) *issue {
 	if iid < 1 || iid > int64(len(s.issues)) {

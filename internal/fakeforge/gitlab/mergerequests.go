@@ -57,11 +57,11 @@ func (s *Server) MRs() int {
 }
 
 // MR returns merge request iid's state; the test fails when there is none.
-func (s *Server) MR(iid int64) MRState {
+func (s *Server) MR(iid int) MRState {
 	s.t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	mr := s.mr(iid)
+	mr := s.mr(int64(iid))
 	if mr == nil {
 		s.t.Fatalf("fake GitLab: no merge request !%d", iid)
 		return MRState{}
@@ -77,11 +77,11 @@ func (s *Server) MR(iid int64) MRState {
 // default branch, the issues its description closes ("Closes #3") closed.
 // It returns the merge commit; the test fails when the merge request is
 // not open or conflicts.
-func (s *Server) MergeMR(iid int64) string {
+func (s *Server) MergeMR(iid int) string {
 	s.t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	mr := s.mr(iid)
+	mr := s.mr(int64(iid))
 	if mr == nil || mr.state != "opened" {
 		s.t.Fatalf("fake GitLab: merge request !%d is not open", iid)
 		return ""
@@ -106,11 +106,11 @@ func (s *Server) MergeMR(iid int64) string {
 
 // CloseMR closes merge request iid without merging it, as a reviewer who
 // turns it down would.
-func (s *Server) CloseMR(iid int64) {
+func (s *Server) CloseMR(iid int) {
 	s.t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	mr := s.mr(iid)
+	mr := s.mr(int64(iid))
 	if mr == nil || mr.state != "opened" {
 		s.t.Fatalf("fake GitLab: merge request !%d is not open", iid)
 		return
