@@ -224,21 +224,53 @@ func RateLimited(retryAfter int) fakeforge.Refusal {
 //go:embed testdata/*.json
 var fixtures embed.FS
 
-// fixture is a recorded answer, decoded afresh: a map, or a list of maps
-// whose first element is returned.
-func (s *Server) fixture(name string) map[string]any {
-	data, err := fixtures.ReadFile("testdata/" + name)
+// recordings are the recorded answers, decoded once.
+var recordings = sync.OnceValue(func() map[string]any {
+	out := map[string]any{}
+	entries, err := fixtures.ReadDir("testdata")
 	if err != nil {
 		panic(err)
 	}
-	var v any
-	if err := json.Unmarshal(data, &v); err != nil {
-		panic(fmt.Sprintf("testdata/%s: %v", name, err))
+	for _, e := range entries {
+		data, err := fixtures.ReadFile("testdata/" + e.Name())
+		if err != nil {
+			panic(err)
+		}
+		var v any
+		if err := json.Unmarshal(data, &v); err != nil {
+			panic(fmt.Sprintf("testdata/%s: %v", e.Name(), err))
+		}
+		out[e.Name()] = v
 	}
+	return out
+})
+
+// fixture is a copy of a recorded answer: the object, or the first
+// object of a list.
+func (s *Server) fixture(name string) map[string]any {
+	v := recordings()[name]
 	if list, ok := v.([]any); ok {
 		v = list[0]
 	}
-	return v.(map[string]any)
+	return deepCopy(v).(map[string]any)
+}
+
+func deepCopy(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = deepCopy(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = deepCopy(e)
+		}
+		return out
+	}
+	return v
 }
 
 // timeJSON is a time as GitLab writes it: UTC with milliseconds.

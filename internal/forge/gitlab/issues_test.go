@@ -80,16 +80,26 @@ func TestOpenListsLabelledOpenIssuesOldestFirstWithTheirOpenBlockers(t *testing.
 }
 
 func TestOpenAsksForLinksOnlyWhereGitLabHasBlockingLinks(t *testing.T) {
-	for _, premium := range []bool{false, true} {
-		name := map[bool]string{false: "free", true: "premium"}[premium]
-		t.Run(name, func(t *testing.T) {
-			srv, c := project(t, fake.Options{Premium: premium})
-			for range 130 {
+	cases := []struct {
+		name    string
+		premium bool
+		issues  int
+		pages   int
+		links   int
+		why     string
+	}{
+		{"free", false, 130, 2, 0, "GitLab Free has no blocking links, and its issues no weight: nothing more to ask"},
+		{"premium", true, 7, 1, 7, "GitLab Premium: one request of each issue's links"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, c := project(t, fake.Options{Premium: tc.premium})
+			for range tc.issues {
 				srv.AddIssue(fake.NewIssue{Title: "Task", Labels: []string{"ralph"}})
 			}
 			issues, err := c.Open(t.Context())
 			require.NoError(t, err)
-			require.Len(t, issues, 130, "every page")
+			require.Len(t, issues, tc.issues, "every page")
 			var lists, links int
 			for _, p := range paths(srv.Requests()) {
 				switch {
@@ -99,12 +109,8 @@ func TestOpenAsksForLinksOnlyWhereGitLabHasBlockingLinks(t *testing.T) {
 					lists++
 				}
 			}
-			assert.Equal(t, 2, lists, "130 issues are two pages of 100")
-			if premium {
-				assert.Equal(t, 130, links, "GitLab Premium: one request of each issue's links")
-			} else {
-				assert.Zero(t, links, "GitLab Free has no blocking links, and its issues no weight: nothing more to ask")
-			}
+			assert.Equal(t, tc.pages, lists, "pages of 100")
+			assert.Equal(t, tc.links, links, tc.why)
 		})
 	}
 }
