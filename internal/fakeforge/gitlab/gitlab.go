@@ -352,7 +352,7 @@ func paramsOf(r *http.Request) (params, error) {
 	p := params{}
 	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
 		if err := json.NewDecoder(r.Body).Decode(&p); err != nil {
-			return nil, fmt.Errorf("the body is not JSON: %v", err)
+			return nil, fmt.Errorf("the body is not JSON: %w", err)
 		}
 	} else if err := r.ParseForm(); err == nil {
 		for k, v := range r.PostForm {
