@@ -1,6 +1,12 @@
 // Package gitlab is a GitLab project as ralph uses it, through GitLab's
-// own Go client: its issues as a forge.Tracker and its merge requests as
-// forge.PullRequests, on gitlab.com or a self-hosted GitLab.
+// own Go client: its issues as a forge.Tracker (Client) and its merge
+// requests as forge.PullRequests (Client.Pulls), on gitlab.com or a
+// self-hosted GitLab. Every request goes through forge.RateLimited, which
+// waits out GitLab's 429 and says so; the client's own retries are off.
+//
+// An issue's id is its iid ("12"); a pull request's Number is a merge
+// request's iid. internal/fakeforge/gitlab serves what this package asks
+// of GitLab, for tests.
 package gitlab
 
 import (
