@@ -75,7 +75,7 @@ var allowed = map[string]struct {
 	"tasks":                       {[]string{"internal/procgroup", "internal/shell", "internal/atomicfile", "internal/forge", "internal/forge/github", "internal/forge/gitlab"}, "the task trackers run their own programs, each in a process group of its own, out of the terminal's reach, and read their own files (and replace them atomically); a command source's commands run with the shell internal/shell finds; a forge's issues are read and changed through its client (internal/forge/…)"},
 	"internal/forge":              {[]string{"internal/hint"}, "what ralph asks of a forge, its tokens and its rate limits; a leaf helper but for the error with a hint a missing token is"},
 	"internal/forge/github":       {[]string{"internal/forge"}, "GitHub's issues and pull requests as internal/forge says them"},
-	"internal/forge/gitlab":       {[]string{"internal/forge"}, "GitLab's issues and merge requests as internal/forge says them"},
+	"internal/forge/gitlab":       {[]string{"internal/forge", "internal/hint"}, "GitLab's issues and merge requests as internal/forge says them, and how to fix a refused token or project (internal/hint)"},
 	"internal/forge/forgetest":    {[]string{"internal/forge"}, "an in-memory forge for tests"},
 	"internal/fakeforge":          {nil, "what the fake forges share; a leaf helper"},
 	"internal/scriptagent/script": {nil, "the scripted test agent's script format; a leaf"},
