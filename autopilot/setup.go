@@ -235,15 +235,19 @@ func checkClean(ctx context.Context, repo git.Repo, source tasks.Source, own []s
 }
 
 // CheckSource reads the source's ready tasks as the run will, so that a
-// tracker the autopilot cannot use (one it cannot read, or one with two
-// tasks of one id) is refused before anything changes.
+// tracker the autopilot cannot use (one it cannot read, one with two tasks
+// of one id, one whose tasks wait for a task it does not have or for each
+// other) is refused before anything changes.
 func CheckSource(ctx context.Context, source tasks.Source) error {
 	_, err := source.Ready(ctx)
 	var dup *tasks.DuplicateIDError
+	var unknown *tasks.UnknownDepError
+	var cycle *tasks.DepCycleError
 	switch {
 	case err == nil:
 		return nil
-	case errors.As(err, &dup):
+	case errors.As(err, &dup), errors.As(err, &unknown), errors.As(err, &cycle):
+		// They say where in the tracker, which is all there is to say.
 		return err
 	}
 	return fmt.Errorf("list the ready tasks of %s: %w", source.Name(), err)
