@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -45,8 +46,9 @@ func TestAutopilotRunsAPrdStoryAfterWhatItDependsOnMerged(t *testing.T) {
 	order := w.mergedOrder()
 	assert.ElementsMatch(t, []string{"US-1", "US-2", "US-3"}, order)
 	assert.Less(t, slices.Index(order, "US-1"), slices.Index(order, "US-2"), "a story merges after the story it depends on")
-	assert.Contains(t, w.readAbs(filepath.Join(w.state, "seen-US-2")), "US-1.txt",
-		"US-2's worktree started from a base branch with US-1 merged")
+	seen, err := os.ReadFile(filepath.Join(w.state, "seen-US-2"))
+	require.NoError(t, err)
+	assert.Contains(t, string(seen), "US-1.txt", "US-2's worktree started from a base branch with US-1 merged")
 	times := w.agentTimes()
 	require.Len(t, times["US-1"], 1)
 	require.Len(t, times["US-2"], 1)
