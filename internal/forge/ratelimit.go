@@ -137,7 +137,7 @@ func (t *RateLimited) limit(resp *http.Response) (time.Duration, string, bool) {
 	if wait, ok := retryAfter(h.Get("Retry-After"), t.now()); ok {
 		return wait, why + ", retry after " + h.Get("Retry-After"), true
 	}
-	if reset, ok := resetAt(h); ok {
+	if reset, ok := ResetAt(h); ok {
 		return max(reset.Sub(t.now()), 0) + time.Second, why + ", limit resets at " + reset.UTC().Format(time.RFC3339), true
 	}
 	// A refusal that says nothing of when: a short, growing pause is what
@@ -160,11 +160,11 @@ func retryAfter(v string, now time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
-// resetAt reads a limit's reset time: GitHub's and GitLab's epoch
+// ResetAt reads a limit's reset time: GitHub's and GitLab's epoch
 // seconds, Linear's epoch milliseconds. Linear has two limits, requests
 // and complexity, each with its reset: the spent one's is when to try
 // again, else the later.
-func resetAt(h http.Header) (time.Time, bool) {
+func ResetAt(h http.Header) (time.Time, bool) {
 	for _, name := range []string{"X-RateLimit-Reset", "RateLimit-Reset"} {
 		if s, err := strconv.ParseInt(strings.TrimSpace(h.Get(name)), 10, 64); err == nil && s > 0 {
 			return time.Unix(s, 0), true
