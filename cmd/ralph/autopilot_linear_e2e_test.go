@@ -55,6 +55,13 @@ func TestAutopilotWorksThroughLinearIssues(t *testing.T) {
 	w.script(taskAgent("0"))
 	env := []string{linearKeyEnv + "=" + linearKey, "DEPLOY_TOKEN=" + deploySecret}
 
+	// Without the key, the run says which variable to export.
+	nokey := w.ralph("autopilot", "--dry-run")
+	assert.Equal(t, 3, nokey.code)
+	assert.Contains(t, nokey.stderr, "ralph: error: linear: $"+linearKeyEnv+" is not set, and it holds the API token\n"+
+		"ralph: hint: export "+linearKeyEnv+"=")
+	assert.Empty(t, f.Requests())
+
 	// The dry run lists what would be claimed, and changes nothing.
 	dry := w.ralphEnv(env, "autopilot", "--dry-run")
 	require.Equal(t, 0, dry.code, "stdout:\n%s\nstderr:\n%s", dry.stdout, dry.stderr)
