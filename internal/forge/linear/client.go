@@ -84,7 +84,9 @@ func New(o Options) (*Client, error) {
 		return nil, err
 	}
 	return &Client{
-		http:     &http.Client{Transport: &forge.RateLimited{Next: o.Transport, Wait: o.Wait}, Timeout: 2 * time.Minute},
+		// No client time-out: the transport's rate-limit waits run
+		// inside a request; the context ends a request that hangs.
+		http:     &http.Client{Transport: &forge.RateLimited{Next: o.Transport, Wait: o.Wait}},
 		endpoint: endpoint, token: o.Token, opts: o, pageSize: 25, uuids: map[string]string{},
 	}, nil
 }

@@ -5,10 +5,9 @@ package linear
 // (packages/sdk/src/schema.graphql in github.com/linear/linear).
 
 // issueFields are what ralph reads of an issue, in every operation that
-// returns one. Linear's complexity limit counts a connection's first
-// times what it selects: an issue costs about 112 points with 20 labels
-// and 20 relations, a page of 25 about 2,800 of the 10,000 one request
-// may cost.
+// returns one. Linear's complexity limits count a connection's first
+// times what it selects, whatever comes back: so an issue's labels and
+// relations are read 20 at most, and issues 25 a page.
 const issueFields = `id identifier title description url priority createdAt
 state { id name type }
 assignee { id }
