@@ -122,7 +122,7 @@ func New(t testing.TB, key string) *Fake {
 	f.viewer = f.addUser("Ralph Bot", "ralph", "ralph@example.com")
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /graphql", f.serve)
-	f.srv = httptest.NewServer(f.Recorder.Wrap(mux))
+	f.srv = httptest.NewServer(f.Wrap(mux))
 	t.Cleanup(f.srv.Close)
 	f.URL = f.srv.URL + "/graphql"
 	return f
