@@ -72,7 +72,9 @@ var allowed = map[string]struct {
 	"internal/excerpt":            {nil, "the beginning and end of a text too long to pass on whole; a leaf helper"},
 	"internal/benchgen":           {nil, "deterministic synthetic event logs for benchmarks; a leaf helper"},
 	"internal/benchrun":           {[]string{"internal/benchgen", "runfiles", "internal/sandbox"}, "the benchmark driver runs ralph as a process; it only generates logs itself, finds the run's files where runfiles says, and times the sandboxes this machine has (internal/sandbox)"},
-	"tasks":                       {[]string{"internal/procgroup", "internal/shell", "internal/atomicfile"}, "the task trackers run their own programs, each in a process group of its own, out of the terminal's reach, and read their own files (and replace them atomically); a command source's commands run with the shell internal/shell finds"},
+	"tasks":                       {[]string{"internal/procgroup", "internal/shell", "internal/atomicfile", "internal/forge", "internal/forge/github"}, "the task trackers run their own programs, each in a process group of its own, out of the terminal's reach, and read their own files (and replace them atomically); a command source's commands run with the shell internal/shell finds; a forge's issues are read and changed through its client (internal/forge and its service's sub-package)"},
+	"internal/forge/github":       {[]string{"internal/forge", "internal/hint"}, "a GitHub repository's issues and pull requests in the terms ralph needs (internal/forge), its errors with their fixes"},
+	"internal/fakeforge/github":   {[]string{"internal/fakeforge", "internal/gittest"}, "a fake GitHub for tests: the request log shared by the fakes (internal/fakeforge), pull requests on a real bare repository (internal/gittest)"},
 	"internal/scriptagent/script": {nil, "the scripted test agent's script format; a leaf"},
 }
 
