@@ -124,7 +124,8 @@ func (c *autopilotRunCmd) run(ctx context.Context, g *globals, log *slog.Logger,
 	settings.Cluster.TrustWorkers = append(settings.Cluster.TrustWorkers, c.TrustWorker...)
 	source, err := openSource(g, settings.Source, g.Dir)
 	if err != nil {
-		return withHint(err, "set autopilot.source in ralph.yml, or --source")
+		// A forge source's own fix (the token's variable) says more.
+		return withHint(err, cmp.Or(hint.Of(err), "set autopilot.source in ralph.yml, or --source"))
 	}
 	if c.DryRun {
 		return c.dryRun(ctx, g, settings, source, configs)
