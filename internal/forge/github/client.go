@@ -17,9 +17,23 @@
 // GitHub has no priority field: Priority is -1, and the P0…P3 labels
 // decide (tasks.NewForgeSource).
 //
+// # Pull requests
+//
+// Pulls().Open looks for the open pull request from the change's head
+// (owner:branch) onto its base before opening one, so a restart between
+// the request and its record opens no second, and adds the change's
+// labels either way. Get says merged (merged, or merged_at set, with
+// merge_commit_sha), closed unmerged, or open, and conflicting when
+// GitHub says mergeable: false (mergeable_state "dirty"); mergeable: null
+// means GitHub has not computed it yet, which is no conflict so far.
+//
+// # Errors
+//
 // Rate limits are waited out by forge.RateLimited beneath go-github; a
-// limit still in force when ralph stops waiting is a *forge.RateLimitError
-// naming when it resets.
+// limit still in force when ralph stops waiting is an error wrapping a
+// *forge.RateLimitError naming when it resets. A missing issue or pull
+// request wraps forge.ErrNotFound; a token GitHub refuses says how to fix
+// it (hint.Of).
 package github
 
 import (
