@@ -189,7 +189,7 @@ func (s *Server) PushToBase(branch, path, content, subject string) (string, erro
 	if err != nil {
 		return "", err
 	}
-	defer os.RemoveAll(tmp)
+	defer func() { _ = os.RemoveAll(tmp) }() // a temporary clone; what is left is the system's to clean
 	if _, err := gittest.Output(tmp, "clone", "-q", "--branch", branch, s.opts.Git, "clone"); err != nil {
 		return "", err
 	}
