@@ -194,8 +194,9 @@ func (s *forgeSource) task(is forge.Issue) (Task, error) {
 }
 
 // priorityLabel is a priority written as a label: "P0" … "P9", also as
-// "priority: P1" or "priority/p2".
-var priorityLabel = regexp.MustCompile(`(?i)^(?:priority[:/ ]\s*)?p([0-9])$`)
+// "priority: P1" or "priority/p2", or as GitLab's scoped labels write it,
+// "priority::1".
+var priorityLabel = regexp.MustCompile(`(?i)^(?:(?:priority[:/ ]\s*)?p([0-9])|priority::([0-9]))$`)
 
 // labelPriority is the highest priority among labels, if any names one.
 func labelPriority(labels []string) (int, bool) {
@@ -205,7 +206,7 @@ func labelPriority(labels []string) (int, bool) {
 		if m == nil {
 			continue
 		}
-		p, _ := strconv.Atoi(m[1])
+		p, _ := strconv.Atoi(m[1] + m[2])
 		if !found || p < best {
 			best, found = p, true
 		}

@@ -214,6 +214,8 @@ func Open(spec Spec, dir string) (Source, error) {
 		return &commandSource{dir: dir, spec: spec}, nil
 	case "github":
 		return openGitHub(spec)
+	case "gitlab":
+		return openGitLab(spec)
 	case "":
 		return nil, errors.New("autopilot.source has no type: choose tk, beads, prd, checklist or command")
 	default:
