@@ -212,6 +212,8 @@ func Open(spec Spec, dir string) (Source, error) {
 			return nil, errors.New("autopilot.source command: close is required: a shell command that marks $RALPH_TASK_ID done")
 		}
 		return &commandSource{dir: dir, spec: spec}, nil
+	case "github":
+		return openGitHub(spec)
 	case "gitlab":
 		return openGitLab(spec)
 	case "linear":

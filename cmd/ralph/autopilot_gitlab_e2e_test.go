@@ -19,8 +19,8 @@ import (
 // (deliver: merge).
 
 const (
-	gitlabToken  = "glpat-e2e-Zx81kQ3vT0pLmN6rWq"
-	deploySecret = "deploy-key-9f3a7c1e5b2d8a4f6c0e"
+	gitlabToken        = "glpat-e2e-Zx81kQ3vT0pLmN6rWq"
+	gitlabDeploySecret = "deploy-key-9f3a7c1e5b2d8a4f6c0e"
 )
 
 // A backlog of labelled issues with priorities and one dependency: the
@@ -46,7 +46,7 @@ func TestAutopilotWorksThroughGitLabIssues(t *testing.T) {
 		"\", token_env: ACME_GITLAB_TOKEN}\n"+
 		"  verify:\n    - {type: command_succeeds, command: 'test ! -e 4.txt || { echo \"deploy key $DEPLOY_SECRET_KEY was refused\"; exit 1; }'}\n")
 	w.script(taskAgent("0"))
-	env := []string{"ACME_GITLAB_TOKEN=" + gitlabToken, "DEPLOY_SECRET_KEY=" + deploySecret}
+	env := []string{"ACME_GITLAB_TOKEN=" + gitlabToken, "DEPLOY_SECRET_KEY=" + gitlabDeploySecret}
 
 	dry := w.ralphEnv(env, "autopilot", "--dry-run")
 	require.Equal(t, 0, dry.code, "stdout:\n%s\nstderr:\n%s", dry.stdout, dry.stderr)
@@ -86,15 +86,15 @@ func TestAutopilotWorksThroughGitLabIssues(t *testing.T) {
 	assert.Equal(t, fake.IssueState{State: "opened", Labels: []string{"ralph", "P0"}, Assignees: []string{"alice"}}, srv.Issue(alices))
 
 	for _, req := range srv.Requests() {
-		assert.NotContains(t, req.Path+req.Body, deploySecret, "GitLab is told no secret")
+		assert.NotContains(t, req.Path+req.Body, gitlabDeploySecret, "GitLab is told no secret")
 		assert.NotContains(t, req.Path+req.Body, gitlabToken, "the token goes in its header only")
 	}
 	for name, text := range map[string]string{"dry run's output": dry.stdout + dry.stderr, "run's output": r.stdout + r.stderr,
 		"git history": git(t, w.dir, "log", "--all", "-p", "--format=%H %an %ae%n%B")} {
 		assert.NotContains(t, text, gitlabToken, name)
-		assert.NotContains(t, text, deploySecret, name)
+		assert.NotContains(t, text, gitlabDeploySecret, name)
 	}
-	assertNoFileHolds(t, w.dir, gitlabToken, deploySecret)
+	assertNoFileHolds(t, w.dir, gitlabToken, gitlabDeploySecret)
 }
 
 // claimOrder is the order ralph claimed the fake's issues in: its notes

@@ -20,9 +20,9 @@ import (
 // issues on the fake Linear API, with real git and the scripted agent.
 
 const (
-	linearKeyEnv = "RALPH_E2E_LINEAR_KEY"
-	linearKey    = "lin_api_E2eS3cretK3y0123456789abcdefghij"
-	deploySecret = "dpl-9f8e7d6c5b4a-secret"
+	linearKeyEnv       = "RALPH_E2E_LINEAR_KEY"
+	linearKey          = "lin_api_E2eS3cretK3y0123456789abcdefghij"
+	linearDeploySecret = "dpl-9f8e7d6c5b4a-secret"
 )
 
 // linearBacklog is the team ENG's backlog: four labelled Todo issues of
@@ -53,7 +53,7 @@ func TestAutopilotWorksThroughLinearIssues(t *testing.T) {
 		"  verify:\n    - {type: command_succeeds, command: 'if [ -f "+ids["deploy"]+".txt ]; then "+
 		`echo "deploying with $DEPLOY_TOKEN as $`+linearKeyEnv+` was refused"; exit 1; fi'}`+"\n")
 	w.script(taskAgent("0"))
-	env := []string{linearKeyEnv + "=" + linearKey, "DEPLOY_TOKEN=" + deploySecret}
+	env := []string{linearKeyEnv + "=" + linearKey, "DEPLOY_TOKEN=" + linearDeploySecret}
 
 	// Without the key, the run says which variable to export.
 	nokey := w.ralph("autopilot", "--dry-run")
@@ -125,16 +125,16 @@ func TestAutopilotWorksThroughLinearIssues(t *testing.T) {
 	// No secret reaches the fake, the output, .ralph/ or git.
 	for _, req := range f.Requests() {
 		assert.NotContains(t, req.Body, linearKey, "a request's body holds the API key")
-		assert.NotContains(t, req.Body, deploySecret, "a request's body holds DEPLOY_TOKEN")
+		assert.NotContains(t, req.Body, linearDeploySecret, "a request's body holds DEPLOY_TOKEN")
 	}
 	for what, text := range map[string]string{"the dry run's stdout": dry.stdout, "the dry run's stderr": dry.stderr,
 		"the run's stdout": r.stdout, "the run's stderr": r.stderr, "the repository's history": git(t, w.dir, "log", "-p", "--all")} {
 		assert.NotContains(t, text, linearKey, what)
-		assert.NotContains(t, text, deploySecret, what)
+		assert.NotContains(t, text, linearDeploySecret, what)
 	}
 	for path, text := range ralphFiles(t, w.dir) {
 		assert.NotContains(t, text, linearKey, path)
-		assert.NotContains(t, text, deploySecret, path)
+		assert.NotContains(t, text, linearDeploySecret, path)
 	}
 	w.assertCleanAfterRunExcept(ids["deploy"])
 }
