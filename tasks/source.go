@@ -219,9 +219,9 @@ func Open(spec Spec, dir string) (Source, error) {
 	case "linear":
 		return openLinear(spec)
 	case "":
-		return nil, errors.New("autopilot.source has no type: choose tk, beads, prd, checklist or command")
+		return nil, errors.New("autopilot.source has no type: choose tk, beads, prd, checklist, command, github, gitlab or linear")
 	default:
-		return nil, fmt.Errorf("autopilot.source type %q is not one of tk, beads, prd, checklist, command", spec.Type)
+		return nil, fmt.Errorf("autopilot.source type %q is not one of tk, beads, prd, checklist, command, github, gitlab, linear", spec.Type)
 	}
 }
 
