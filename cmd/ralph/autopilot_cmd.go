@@ -130,25 +130,21 @@ func openPullRequests(g *globals, a config.Autopilot) (forge.PullRequests, error
 	if err != nil {
 		return nil, err
 	}
-	var client any
 	switch t.Forge {
 	case "github":
-		client, err = github.New(github.Options{Repo: t.Repo, APIURL: t.APIURL, Token: token, Wait: rateLimitWait(g, t.Forge)})
+		c, err := github.New(github.Options{Repo: t.Repo, APIURL: t.APIURL, Token: token, Wait: rateLimitWait(g, t.Forge)})
+		if err != nil {
+			return nil, err
+		}
+		return c.Pulls(), nil
 	case "gitlab":
-		client, err = gitlab.New(gitlab.Options{Project: t.Project, APIURL: t.APIURL, Token: token, Wait: rateLimitWait(g, t.Forge)})
-	default:
-		return nil, withHint(fmt.Errorf("autopilot.deliver is pr, but autopilot.pr.forge is %q", t.Forge), "set autopilot.pr.forge to github or gitlab")
+		c, err := gitlab.New(gitlab.Options{Project: t.Project, APIURL: t.APIURL, Token: token, Wait: rateLimitWait(g, t.Forge)})
+		if err != nil {
+			return nil, err
+		}
+		return c.Pulls(), nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	// Each forge's client opens pull requests once its service's side of
-	// them is there.
-	pulls, ok := client.(forge.PullRequests)
-	if !ok {
-		return nil, withHint(fmt.Errorf("this ralph cannot open pull requests on %s yet", t.Forge), "deliver with push or merge (autopilot.deliver)")
-	}
-	return pulls, nil
+	return nil, withHint(fmt.Errorf("autopilot.deliver is pr, but autopilot.pr.forge is %q", t.Forge), "set autopilot.pr.forge to github or gitlab")
 }
 
 func (c *autopilotRunCmd) run(ctx context.Context, g *globals, log *slog.Logger, cfg *config.Config, configs []string,
@@ -169,6 +165,10 @@ func (c *autopilotRunCmd) run(ctx context.Context, g *globals, log *slog.Logger,
 	settings.Cluster.TrustWorkers = append(settings.Cluster.TrustWorkers, c.TrustWorker...)
 	source, err := openSource(g, settings.Source, g.Dir)
 	if err != nil {
+		if hint.Of(err) != "" {
+			// A source's own fix (a forge's token to export) says more.
+			return err
+		}
 		return withHint(err, "set autopilot.source in ralph.yml, or --source")
 	}
 	if c.DryRun {
