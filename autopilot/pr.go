@@ -49,8 +49,8 @@ func (m *merger) prPlace(ctx context.Context, task runfiles.TaskMerge) (place, e
 			Fix: fmt.Sprintf("push it (git push %s %s), or set autopilot.base_branch to a branch %s has", m.deliver.remote, m.base, m.deliver.remote)}
 	}
 	p := place{onto: remote, base: remote, remote: remote}
-	if task.PR != nil {
-		p.lease = task.PR.Head
+	if task.Updates != nil {
+		p.lease = task.Updates.Head
 		return p, nil
 	}
 	if p.lease, err = m.repo.RemoteRef(ctx, m.deliver.remote, "refs/heads/"+task.Branch); err != nil {
@@ -71,7 +71,7 @@ func (a *Autopilot) deliverPR(ctx context.Context, m runfiles.TaskMerge) error {
 			return err
 		}
 	}
-	pr, err := a.opts.PullRequests.Open(ctx, a.prChange(ctx, m))
+	pr, err := a.pullRequest(ctx, m)
 	if err != nil {
 		return &DeliveryError{Task: m.Task, Problem: fmt.Sprintf("%s is on %s as %s, but opening its pull request failed", m.Task, m.Remote, m.Branch),
 			Err: err, Fix: "check the forge's token and that it can be reached (autopilot.pr)"}
@@ -82,6 +82,16 @@ func (a *Autopilot) deliverPR(ctx context.Context, m runfiles.TaskMerge) error {
 	}
 	a.follow.changed()
 	return nil
+}
+
+// pullRequest is m's pull request: the one it brings up to date, which its
+// push updated (whatever became of it meanwhile, the next look sees), or
+// the one it opens.
+func (a *Autopilot) pullRequest(ctx context.Context, m runfiles.TaskMerge) (forge.PullRequest, error) {
+	if u := m.Updates; u != nil {
+		return forge.PullRequest{Number: u.Number, URL: u.URL, State: forge.StateOpen, Head: m.Branch, Base: a.base, HeadSHA: m.Commit}, nil
+	}
+	return a.opts.PullRequests.Open(ctx, a.prChange(ctx, m))
 }
 
 // pushBranch pushes m's merge as the task's branch on the remote, unless
@@ -116,14 +126,14 @@ func (a *Autopilot) pushBranch(ctx context.Context, m runfiles.TaskMerge) (bool,
 // review as it is, its conflicts theirs to resolve.
 func (a *Autopilot) theirsOnBranch(ctx context.Context, m runfiles.TaskMerge) error {
 	why := fmt.Sprintf("somebody pushed to %s on %s since its merge was made, and ralph does not replace their work", m.Branch, m.Remote)
-	if m.PR == nil {
+	if m.Updates == nil {
 		return a.failTask(ctx, m.Task, why+"; its verified merge is "+shortHash(m.Commit)+" (push it there yourself, or delete their branch and run again)")
 	}
-	if err := a.notice(fmt.Sprintf("%s's pull request #%d is not brought up to date: %s", m.Task, m.PR.Number, why)); err != nil {
+	if err := a.notice(fmt.Sprintf("%s's pull request #%d is not brought up to date: %s", m.Task, m.Updates.Number, why)); err != nil {
 		return err
 	}
-	return a.journal.record(runfiles.TopicTaskPROpened, runfiles.AutopilotPayload{Task: m.Task, Title: m.Title, Number: m.PR.Number,
-		URL: m.PR.URL, Commit: m.PR.Head, Branch: m.Branch})
+	return a.journal.record(runfiles.TopicTaskPROpened, runfiles.AutopilotPayload{Task: m.Task, Title: m.Title, Number: m.Updates.Number,
+		URL: m.Updates.URL, Commit: m.Updates.Head, Branch: m.Branch})
 }
 
 // prTitle is a pull request's title: the task's, and its id, as an issue
@@ -233,8 +243,9 @@ type follower struct {
 	timer       *time.Timer
 	// due fires when the next look is due; nil while none is waited for.
 	due <-chan time.Time
-	// looking is set while a look is under way.
-	looking bool
+	// looking is set while a look is under way; news, when something
+	// changed meanwhile (a pull request opened), which the look did not see.
+	looking, news bool
 	seen    chan []prSeen
 	// last is what each task's pull request looked like at the last look,
 	// so that a change resets the wait and a thing is said once.
@@ -253,8 +264,13 @@ func newFollower(pollSeconds int) *follower {
 	return &follower{every: every, wait: every, seen: make(chan []prSeen, 1), last: map[string]string{}}
 }
 
-// changed resets the wait: something changed.
-func (f *follower) changed() { f.wait = f.every }
+// changed resets the wait: something changed, and the next look comes
+// soon even when a long wait was under way.
+func (f *follower) changed() {
+	f.wait, f.news = f.every, f.looking
+	f.stop()
+	f.arm()
+}
 
 // arm waits for the next look, unless one is waited for or under way.
 func (f *follower) arm() {
@@ -336,7 +352,8 @@ func (a *Autopilot) look() {
 // reviewed acts on what a look saw.
 func (a *Autopilot) reviewed(ctx context.Context, seen []prSeen) error {
 	a.follow.looking = false
-	changed := false
+	changed := a.follow.news
+	a.follow.news = false
 	for _, s := range seen {
 		r := a.state().ReviewOf(s.task)
 		if r == nil {

@@ -95,6 +95,10 @@ type TaskSlot struct {
 	// Question is the question the task's loop waits on a person to
 	// answer (task.asked), until it no longer does (task.answered).
 	Question *Question `json:"question,omitempty"`
+	// Updates is the open pull request the task's delivery brings up to
+	// date (its base moved and it conflicted), through its merge and, when
+	// that conflicts, its loop's retry; nil for a first delivery.
+	Updates *PullRequest `json:"updates,omitempty"`
 }
 
 // The steps of a merge.
@@ -127,9 +131,6 @@ type TaskMerge struct {
 	Lease string `json:"lease,omitempty"`
 	// Verified names the verify checks the merged result passed.
 	Verified []string `json:"verified,omitempty"`
-	// PR is the open pull request the merge brings up to date (its base
-	// moved and it conflicted); nil for a task's first delivery.
-	PR *PullRequest `json:"pr,omitempty"`
 }
 
 // TaskReview is a task delivered as a pull request, waiting for a person
@@ -384,9 +385,13 @@ func (s *AutopilotState) assign(ev events.Event, p AutopilotPayload) {
 		s.StartedCount++
 	}
 	s.dropMerge(p.Task)
+	var updates *PullRequest
+	if i := slices.IndexFunc(s.Retry, func(r TaskSlot) bool { return r.Task == p.Task }); i >= 0 {
+		updates = s.Retry[i].Updates
+	}
 	s.Retry = slices.DeleteFunc(s.Retry, func(r TaskSlot) bool { return r.Task == p.Task })
 	s.Active[p.Slot] = TaskSlot{Task: p.Task, Title: p.Title, Worktree: p.Worktree, Branch: p.Branch,
-		StartedAt: ev.TS, Attempt: max(p.Attempt, 1), Components: p.Components}
+		StartedAt: ev.TS, Attempt: max(p.Attempt, 1), Components: p.Components, Updates: updates}
 }
 
 func (s *AutopilotState) updateMerge(task string, f func(*TaskMerge)) {
@@ -413,11 +418,11 @@ func (s *AutopilotState) review(ev events.Event, p AutopilotPayload) {
 	slot := TaskSlot{Task: p.Task, Title: p.Title, Branch: "ralph/" + p.Task, StartedAt: ev.TS, Attempt: 1}
 	if m := s.MergeOf(p.Task); m != nil {
 		slot = m.TaskSlot
-		if m.PR != nil {
-			pr.OpenedAt = m.PR.OpenedAt
+		if m.Updates != nil {
+			pr.OpenedAt = m.Updates.OpenedAt
 		}
 	}
-	slot.Question = nil
+	slot.Question, slot.Updates = nil, nil
 	s.dropMerge(p.Task)
 	s.Reviews = append(s.Reviews, TaskReview{TaskSlot: slot, PR: pr})
 }
@@ -432,7 +437,8 @@ func (s *AutopilotState) reopenMerge(p AutopilotPayload) {
 	}
 	r := *found // dropReview reuses the slice's array
 	s.dropReview(p.Task)
-	s.MergeQueue = append(s.MergeQueue, TaskMerge{TaskSlot: r.TaskSlot, Step: MergeQueued, PR: &r.PR})
+	r.Updates = &r.PR
+	s.MergeQueue = append(s.MergeQueue, TaskMerge{TaskSlot: r.TaskSlot, Step: MergeQueued})
 }
 
 func (s *AutopilotState) dropReview(task string) {

@@ -49,12 +49,22 @@ func TestReviewsFoldAndOutliveTheRun(t *testing.T) {
 	require.Len(t, st.MergeQueue, 1)
 	m := st.MergeQueue[0]
 	assert.Equal(t, MergeQueued, m.Step)
-	require.NotNil(t, m.PR)
-	assert.Equal(t, "c1", m.PR.Head)
+	require.NotNil(t, m.Updates)
+	assert.Equal(t, "c1", m.Updates.Head)
 	assert.Equal(t, "7", m.Task, "the queued merge is the task's, whole")
+	// Its merge conflicts: the task's loop runs again, and what it
+	// delivers still updates the pull request.
+	apply(st, TopicTaskRetry, AutopilotPayload{Task: "7", Attempt: 2})
+	apply(st, TopicTaskAssigned, AutopilotPayload{Task: "7", Title: "Seven", Slot: "1", Worktree: ".worktrees/7", Branch: "ralph/7", Attempt: 2})
+	require.NotNil(t, st.Active["1"].Updates)
+	apply(st, TopicTaskFinished, AutopilotPayload{Task: "7", Slot: "1", Attempt: 2})
+	require.Len(t, st.MergeQueue, 1)
+	require.NotNil(t, st.MergeQueue[0].Updates)
+	assert.Equal(t, 3, st.MergeQueue[0].Updates.Number)
 	apply(st, TopicTaskPROpened, AutopilotPayload{Task: "7", Number: 3, URL: "https://forge.test/pull/3", Commit: "c2"})
 	require.Len(t, st.Reviews, 1)
 	assert.Equal(t, "c2", st.Reviews[0].PR.Head)
+	assert.Nil(t, st.Reviews[0].Updates)
 
 	apply(st, TopicTaskCompleted, AutopilotPayload{Task: "7", Title: "Seven", Commit: "m1", Number: 3, URL: "https://forge.test/pull/3"})
 	assert.Empty(t, st.Reviews)
