@@ -246,7 +246,7 @@ type follower struct {
 	// looking is set while a look is under way; news, when something
 	// changed meanwhile (a pull request opened), which the look did not see.
 	looking, news bool
-	seen    chan []prSeen
+	seen          chan []prSeen
 	// last is what each task's pull request looked like at the last look,
 	// so that a change resets the wait and a thing is said once.
 	last map[string]string

@@ -74,10 +74,10 @@ func openPR(t *testing.T, srv *fakegithub.Server, task string) fakegithub.PullRe
 func TestAutopilotDeliversGitHubIssuesAsPullRequests(t *testing.T) {
 	w, srv, remote := githubPRs(t)
 	label := func(p string) []string { return []string{"ralph", p} }
-	urgent := srv.AddIssue(fakegithub.Issue{Title: "Urgent", Labels: label("P0")})         // 1
-	medium := srv.AddIssue(fakegithub.Issue{Title: "Medium", Labels: label("P2")})         // 2: its pull request is closed
-	base := srv.AddIssue(fakegithub.Issue{Title: "Base", Labels: label("P2")})             // 3
-	after := srv.AddIssue(fakegithub.Issue{Title: "After base", Labels: label("P1")})      // 4: waits for 3
+	urgent := srv.AddIssue(fakegithub.Issue{Title: "Urgent", Labels: label("P0")})        // 1
+	medium := srv.AddIssue(fakegithub.Issue{Title: "Medium", Labels: label("P2")})        // 2: its pull request is closed
+	base := srv.AddIssue(fakegithub.Issue{Title: "Base", Labels: label("P2")})            // 3
+	after := srv.AddIssue(fakegithub.Issue{Title: "After base", Labels: label("P1")})     // 4: waits for 3
 	moved := srv.AddIssue(fakegithub.Issue{Title: "Moved under it", Labels: label("P3")}) // 5: its base moves and it conflicts
 	require.NoError(t, srv.Block(after, base))
 	mainBefore := git(t, w.dir, "rev-parse", "main")
