@@ -14,6 +14,7 @@ import (
 	"github.com/ralph-loop/ralph/criteria"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/exitcode"
+	"github.com/ralph-loop/ralph/internal/forge"
 	"github.com/ralph-loop/ralph/internal/git"
 	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/runfiles"
@@ -38,6 +39,10 @@ type Options struct {
 	Sandbox config.Sandbox
 	Source  tasks.Source
 	Runner  Runner
+	// PullRequests is where deliver: pr opens its pull requests and
+	// follows them (Settings.PR); required with deliver: pr, unused
+	// otherwise.
+	PullRequests forge.PullRequests
 	// OnEvent is told each event once it is recorded; nil for none.
 	OnEvent func(events.Event, *runfiles.AutopilotState)
 	// Hooks run the user's hooks on the autopilot's events; nil for none.
@@ -60,6 +65,7 @@ type Options struct {
 const (
 	FaultRunning  = "autopilot.running"  // a task's loop started and recorded
 	FaultMerged   = "autopilot.merged"   // merge.done recorded; the base branch not moved yet
+	FaultPushed   = "autopilot.pushed"   // deliver: push or pr: the merge is on the remote; merge.pushed not recorded yet
 	FaultAdvanced = "autopilot.advanced" // the base branch moved; the task not closed yet
 	FaultClosed   = "autopilot.closed"   // the task closed; task.completed not recorded yet
 )
@@ -120,6 +126,10 @@ type Autopilot struct {
 	merges     map[string]string
 	landed     landings
 	closeTried map[string]bool
+	// follow looks at the pull requests of the tasks in review, under
+	// lookCtx, which ends with the run.
+	follow  *follower
+	lookCtx context.Context
 }
 
 type slotResult struct {
@@ -153,7 +163,11 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	opts.Source = watchSource(redactSource(opts.Source, opts.Redactor), git.Repo{Dir: opts.Repo})
 	a := &Autopilot{opts: opts, repo: git.Repo{Dir: opts.Repo}, handles: map[string]Handle{}, runnerCtx: context.WithoutCancel(ctx),
 		slotDone: make(chan slotResult), mergeDone: make(chan mergeDone), questions: make(chan questionSeen),
-		held: map[string]string{}, revived: map[string]int{}, closeTried: map[string]bool{}}
+		held: map[string]string{}, revived: map[string]int{}, closeTried: map[string]bool{}, follow: newFollower(opts.Settings.PR.PollSeconds)}
+	var stopLooks context.CancelFunc
+	a.lookCtx, stopLooks = context.WithCancel(ctx)
+	defer stopLooks()
+	defer a.follow.stop()
 	dir := runfiles.In(opts.Repo).Path()
 	runID := opts.NewRunID()
 	lock, err := acquireLock(ctx, opts.Repo, runID, opts.Now())
@@ -179,6 +193,9 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	if err := a.retryCloses(sctx); err != nil {
 		return Result{ExitCode: exitcode.Fatal}, err
 	}
+	if err := a.unfollowed(); err != nil {
+		return Result{ExitCode: exitcode.Fatal}, err
+	}
 	return a.loop(ctx)
 }
 
@@ -193,6 +210,7 @@ func (a *Autopilot) loop(ctx context.Context) (Result, error) {
 		// error does: once the loops already running have ended.
 		a.check(a.step(ctx))
 		if done, code := a.done(); done {
+			a.pushRest(ctx)
 			return a.finish(code, a.fatal)
 		}
 		select {
@@ -204,6 +222,10 @@ func (a *Autopilot) loop(ctx context.Context) (Result, error) {
 			a.check(a.controlRequest(req))
 		case q := <-a.questions:
 			a.check(a.questionChanged(q))
+		case <-a.follow.due:
+			a.look()
+		case seen := <-a.follow.seen:
+			a.check(a.reviewed(ctx, seen))
 		case <-ctx.Done():
 		}
 	}
@@ -245,7 +267,7 @@ func (a *Autopilot) step(ctx context.Context) error {
 		}
 	}
 	a.nextMerge(ctx)
-	return nil
+	return a.followReviews(ctx)
 }
 
 // steady is ctx without its cancellation, bounded by steadyTimeout: what
@@ -284,6 +306,10 @@ func (a *Autopilot) done() (bool, int) {
 	case !st.Idle():
 		return false, 0
 	case st.Paused && !a.stopping:
+		return false, 0
+	case a.following() && !a.stopping:
+		// The pull requests of the tasks in review wait for a person;
+		// a stop leaves them to the next run.
 		return false, 0
 	case len(st.Failed) > 0:
 		return true, exitcode.Failure
@@ -358,7 +384,7 @@ func (a *Autopilot) fill(ctx, sctx context.Context) error {
 	}
 	ready, err := a.opts.Source.Ready(sctx)
 	if err != nil {
-		if st.Idle() {
+		if st.Idle() && !a.following() {
 			return fmt.Errorf("list the ready tasks: %w", err)
 		}
 		return a.notice("listing the ready tasks failed; trying again when a task finishes: " + err.Error())
@@ -491,11 +517,24 @@ func (a *Autopilot) ensureWorktree(ctx context.Context, task string) error {
 	if err := a.repo.RemoveWorktree(ctx, dir); err != nil {
 		return err
 	}
-	baseTip, err := a.repo.Resolve(ctx, "refs/heads/"+a.base)
+	start, err := a.startPoint(ctx)
 	if err != nil {
 		return err
 	}
-	return a.repo.AddWorktree(ctx, dir, branchOf(task), baseTip)
+	return a.repo.AddWorktree(ctx, dir, branchOf(task), start)
+}
+
+// startPoint is the commit a task's worktree starts from: the base
+// branch's tip; with deliver: pr, which never moves the local base
+// branch, the remote's, fetched (the local one's when the remote cannot
+// be reached: its merge will say why).
+func (a *Autopilot) startPoint(ctx context.Context) (string, error) {
+	if a.merger.deliver.mode == deliverPR {
+		if tip, err := a.merger.fetchBase(ctx, ""); err == nil && tip != "" {
+			return tip, nil
+		}
+	}
+	return a.repo.Resolve(ctx, "refs/heads/"+a.base)
 }
 
 // watch reports the end of a loop to the state machine, and while it

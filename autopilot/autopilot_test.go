@@ -20,6 +20,7 @@ import (
 	"github.com/ralph-loop/ralph/criteria"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/exitcode"
+	"github.com/ralph-loop/ralph/internal/forge"
 	"github.com/ralph-loop/ralph/internal/git"
 	"github.com/ralph-loop/ralph/internal/gittest"
 	"github.com/ralph-loop/ralph/runfiles"
@@ -33,13 +34,14 @@ type memSource struct {
 	dir       string
 	tasks     []tasks.Task
 	closed    map[string]int
+	reason    map[string]string // the last close's
 	claimed   map[string]int
 	failed    map[string]string
 	failClaim map[string]bool
 }
 
 func newMemSource(dir string, ts ...tasks.Task) *memSource {
-	return &memSource{dir: dir, tasks: ts, closed: map[string]int{}, claimed: map[string]int{},
+	return &memSource{dir: dir, tasks: ts, closed: map[string]int{}, reason: map[string]string{}, claimed: map[string]int{},
 		failed: map[string]string{}, failClaim: map[string]bool{}}
 }
 
@@ -90,10 +92,11 @@ func (s *memSource) Claim(_ context.Context, id string) error {
 	return nil
 }
 
-func (s *memSource) Close(_ context.Context, id, _ string) error {
+func (s *memSource) Close(_ context.Context, id, reason string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed[id]++
+	s.reason[id] = reason
 	s.note("close " + id)
 	return nil
 }
@@ -172,6 +175,10 @@ type harness struct {
 	t      *testing.T
 	repo   string
 	source *memSource
+	// src, when set, is the tracker instead of source; pulls is where
+	// deliver: pr opens pull requests.
+	src    tasks.Source
+	pulls  forge.PullRequests
 	runner *fakeRunner
 	events chan events.Event
 	done   chan struct{}
@@ -193,7 +200,11 @@ func (h *harness) settings(parallel int) config.Autopilot {
 func (h *harness) start(ctx context.Context, s config.Autopilot) {
 	go func() {
 		defer close(h.done)
-		h.res, h.err = Run(ctx, Options{Repo: h.repo, Settings: s, Source: h.source, Runner: h.runner,
+		src := tasks.Source(h.source)
+		if h.src != nil {
+			src = h.src
+		}
+		h.res, h.err = Run(ctx, Options{Repo: h.repo, Settings: s, Source: src, Runner: h.runner, PullRequests: h.pulls,
 			OnEvent: func(ev events.Event, _ *runfiles.AutopilotState) { h.events <- ev }})
 	}()
 }

@@ -27,14 +27,16 @@ type landings struct {
 	// closed holds merge commits whose task was closed after them.
 	closed map[string]bool
 	// unclosed maps a task whose close failed to its merge commit, until
-	// a later close succeeds.
+	// a later close succeeds; urls maps such a task delivered as a pull
+	// request to the pull request.
 	unclosed map[string]string
+	urls     map[string]string
 }
 
 // readLandings folds every task.completed and task.closed line of the log
 // at path; a log that does not exist has none.
 func readLandings(path string) (landings, error) {
-	l := landings{closed: map[string]bool{}, unclosed: map[string]string{}}
+	l := landings{closed: map[string]bool{}, unclosed: map[string]string{}, urls: map[string]string{}}
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return l, nil
@@ -62,20 +64,26 @@ func readLandings(path string) (landings, error) {
 func (l landings) apply(topic string, p runfiles.AutopilotPayload) {
 	switch {
 	case topic == runfiles.TopicTaskCompleted && p.Unclosed:
-		l.unclosed[p.Task] = p.Commit
+		l.unclosed[p.Task], l.urls[p.Task] = p.Commit, p.URL
 	case topic == runfiles.TopicTaskCompleted || topic == runfiles.TopicTaskClosed:
 		l.closed[p.Commit] = true
 		delete(l.unclosed, p.Task)
+		delete(l.urls, p.Task)
 	}
 }
 
 // alreadyMerged is the commit by which ralph merged task into the base
 // branch when the task is still to be closed, not done: its merge is on
-// the base branch and no close followed it. A task closed after its merge
-// and open again was reopened by someone, and runs again.
+// the base branch and no close followed it; or, for a task delivered as a
+// pull request, whose merge the local base branch never has, the log says
+// its close failed. A task closed after its merge and open again was
+// reopened by someone, and runs again.
 func (a *Autopilot) alreadyMerged(task string) string {
 	if c := a.merges[task]; c != "" && !a.landed.closed[c] {
 		return c
+	}
+	if a.landed.urls[task] != "" {
+		return a.landed.unclosed[task]
 	}
 	return ""
 }
@@ -85,7 +93,7 @@ func (a *Autopilot) alreadyMerged(task string) string {
 func (a *Autopilot) retryCloses(ctx context.Context) error {
 	for _, task := range slices.Sorted(maps.Keys(a.landed.unclosed)) {
 		commit := a.landed.unclosed[task]
-		if a.merges[task] != commit {
+		if a.merges[task] != commit && a.landed.urls[task] == "" {
 			continue // the base branch no longer has that merge
 		}
 		if err := a.closeMerged(ctx, task, "", commit); err != nil {
@@ -102,11 +110,19 @@ func (a *Autopilot) closeMerged(ctx context.Context, task, title, commit string)
 		return nil
 	}
 	a.closeTried[task] = true
-	if err := a.notice(fmt.Sprintf("%s is merged into %s by %s but was not closed in %s; closing it (it is not run again)",
-		task, a.base, shortHash(commit), a.opts.Source.Name())); err != nil {
+	done := fmt.Sprintf("merged into %s by %s", a.base, shortHash(commit))
+	if url := a.landed.urls[task]; url != "" {
+		done = "delivered as " + url
+	}
+	if err := a.notice(fmt.Sprintf("%s is %s but was not closed in %s; closing it (it is not run again)",
+		task, done, a.opts.Source.Name())); err != nil {
 		return err
 	}
-	closed, err := a.closeTask(ctx, task, commit)
+	reason := a.mergedReason(commit)
+	if url := a.landed.urls[task]; url != "" {
+		reason = fmt.Sprintf("delivered by ralph autopilot as %s (%s)", url, shortHash(commit))
+	}
+	closed, err := a.closeTask(ctx, task, reason)
 	if err != nil || !closed {
 		return err
 	}

@@ -28,12 +28,21 @@ type merger struct {
 	tracker []string
 	mode    string // merge | rebase | squash
 	verify  []criteria.Spec
+	deliver delivery
 }
 
 // mergeResult is what became of one merge attempt.
 type mergeResult struct {
-	// Base is the base branch's commit the merge was made on.
+	// Base is the base branch's commit the merge lands from (see place).
 	Base string
+	// Onto is the commit the task's work was merged onto: Base, or with
+	// deliver: push the remote's base branch, or a merge of the two.
+	Onto string
+	// Lease is what the delivery's push expects on the remote (see
+	// place).
+	Lease string
+	// Verified names the verify checks the result passed.
+	Verified []string
 	// Commit is the verified result, when there were no conflicts and
 	// verification passed.
 	Commit string
@@ -53,18 +62,36 @@ func (m *merger) scratchDir(task string) string {
 	return filepath.Join(m.worktrees, ".merge-"+task)
 }
 
-// prepare merges task's branch onto the base branch's tip in a scratch
-// worktree and verifies the result. The base branch does not move.
+// prepare merges task's branch onto the base branch's tip (where place
+// says) in a scratch worktree and verifies the result. The base branch
+// does not move.
 func (m *merger) prepare(ctx context.Context, task runfiles.TaskMerge, message string) (mergeResult, error) {
 	// Git's own steps are short and bounded; an interrupt cuts only the
 	// verification short, so a merge verified before it is kept.
 	gitCtx, cancel := steady(ctx)
 	defer cancel()
-	baseTip, err := m.repo.Resolve(gitCtx, "refs/heads/"+m.base)
+	at, err := m.place(gitCtx, task)
 	if err != nil {
 		return mergeResult{}, err
 	}
-	res := mergeResult{Base: baseTip}
+	res := mergeResult{Base: at.base, Lease: at.lease}
+	dir := m.scratchDir(task.Task)
+	if err := m.repo.RemoveWorktree(gitCtx, dir); err != nil {
+		return res, err
+	}
+	defer func() { _ = m.repo.RemoveWorktree(gitCtx, dir) }()
+	scratch := git.Repo{Dir: dir}
+	made := at.onto == ""
+	if made {
+		if err := m.repo.AddDetachedWorktree(gitCtx, dir, at.remote); err != nil {
+			return res, err
+		}
+		if at.onto, err = m.bringIn(gitCtx, scratch, task.Task, at); err != nil {
+			return res, err
+		}
+	}
+	baseTip := at.onto
+	res.Onto = baseTip
 	// A merge of this task can only be among the base branch's commits
 	// that its branch does not have.
 	named, err := m.repo.MergedTasks(gitCtx, task.Branch, baseTip)
@@ -75,19 +102,19 @@ func (m *merger) prepare(ctx context.Context, task runfiles.TaskMerge, message s
 		res.Commit, res.Already = baseTip, c
 		return res, nil
 	}
-	dir := m.scratchDir(task.Task)
-	if err := m.repo.RemoveWorktree(gitCtx, dir); err != nil {
-		return res, err
-	}
-	defer func() { _ = m.repo.RemoveWorktree(gitCtx, dir) }()
 	start := baseTip
 	if m.mode == "rebase" {
 		start = task.Branch
 	}
-	if err := m.repo.AddDetachedWorktree(gitCtx, dir, start); err != nil {
+	switch {
+	case !made:
+		err = m.repo.AddDetachedWorktree(gitCtx, dir, start)
+	case start != baseTip:
+		err = scratch.ResetHard(gitCtx, start)
+	}
+	if err != nil {
 		return res, err
 	}
-	scratch := git.Repo{Dir: dir}
 	conflicts, err := m.combine(gitCtx, scratch, task, baseTip, message)
 	if err != nil || len(conflicts) > 0 {
 		res.Conflicts = conflicts
@@ -103,6 +130,8 @@ func (m *merger) prepare(ctx context.Context, task runfiles.TaskMerge, message s
 	for _, r := range criteria.CheckAll(ctx, dir, m.verify, criteria.Env{RunStartCommit: baseTip}) {
 		if !r.Passed {
 			res.Failed = append(res.Failed, r)
+		} else {
+			res.Verified = append(res.Verified, r.Name)
 		}
 	}
 	if len(res.Failed) > 0 && ctx.Err() != nil {

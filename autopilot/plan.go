@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/ralph-loop/ralph/config"
+	"github.com/ralph-loop/ralph/internal/git"
 	"github.com/ralph-loop/ralph/tasks"
 )
 
@@ -18,6 +20,42 @@ type Plan struct {
 	MaxTasks int           `json:"max_tasks,omitempty"`
 	Tasks    []PlannedTask `json:"tasks"`
 	Blocked  []tasks.Task  `json:"blocked,omitempty"`
+	// Delivery is how finished work would leave the machine.
+	Delivery Delivery `json:"delivery"`
+}
+
+// Delivery is how a run delivers verified work (autopilot.deliver).
+type Delivery struct {
+	// Mode is merge, push or pr.
+	Mode string `json:"mode"`
+	// Base is the base branch merges are made onto.
+	Base string `json:"base,omitempty"`
+	// Remote is the git remote push and pr deliver to.
+	Remote string `json:"remote,omitempty"`
+	// Forge, Repo (a GitHub repository or a GitLab project), CloseOn and
+	// Labels are where and how deliver: pr opens pull requests.
+	Forge   string   `json:"forge,omitempty"`
+	Repo    string   `json:"repo,omitempty"`
+	CloseOn string   `json:"close_on,omitempty"`
+	Labels  []string `json:"labels,omitempty"`
+}
+
+// DeliveryOf is how a run of settings in the repository at dir would
+// deliver, as the dry run says it.
+func DeliveryOf(ctx context.Context, dir string, s config.Autopilot) Delivery {
+	d := newDelivery(s.Deliver, s.Remote)
+	out := Delivery{Mode: d.mode, Base: s.BaseBranch}
+	if out.Base == "" {
+		out.Base, _ = git.Repo{Dir: dir}.CurrentBranch(ctx)
+	}
+	if d.remotely() {
+		out.Remote = d.remote
+	}
+	if d.mode == deliverPR {
+		t := s.PullRequestTarget()
+		out.Forge, out.Repo, out.CloseOn, out.Labels = t.Forge, cmp.Or(t.Repo, t.Project), cmp.Or(t.CloseOn, closeOnMerged), t.Labels
+	}
+	return out
 }
 
 // PlannedTask is one ready task in the plan.

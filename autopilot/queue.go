@@ -33,7 +33,7 @@ func (a *Autopilot) nextMerge(ctx context.Context) {
 // landed (a restart between the two).
 func (a *Autopilot) verifiedMerge() (runfiles.TaskMerge, bool) {
 	for _, m := range a.state().MergeQueue {
-		if m.Step == runfiles.MergeDone {
+		if m.Step == runfiles.MergeDone || m.Step == runfiles.MergePushed {
 			return m, true
 		}
 	}
@@ -68,6 +68,13 @@ func (a *Autopilot) merged(ctx context.Context, d mergeDone) error {
 	case d.err != nil && (a.interrupted || errors.Is(d.err, context.Canceled)):
 		// The interrupt cut the merge short; the next run makes it again.
 		return a.journal.record(runfiles.TopicMergeFailed, runfiles.AutopilotPayload{Task: m.Task, Reason: "interrupted; it is made again when the autopilot resumes"})
+	case errors.As(d.err, new(*DeliveryError)):
+		// The remote's fault, not the task's: the merge waits in the
+		// queue for the next run.
+		if err := a.requeue(m, d.err.Error()); err != nil {
+			return err
+		}
+		return d.err
 	case d.err != nil:
 		if err := a.journal.record(runfiles.TopicMergeFailed, runfiles.AutopilotPayload{Task: m.Task, Reason: d.err.Error()}); err != nil {
 			return err
@@ -85,15 +92,27 @@ func (a *Autopilot) merged(ctx context.Context, d mergeDone) error {
 		return a.failTask(ctx, m.Task, reason)
 	}
 	if res.Already != "" {
-		msg := fmt.Sprintf("%s is already merged into %s by %s (its %s trailer); it is not merged again", m.Task, a.base, shortHash(res.Already), git.TaskTrailer)
+		where := a.base
+		if a.merger.deliver.remotely() {
+			where = a.merger.deliver.remote + "/" + a.base
+		}
+		msg := fmt.Sprintf("%s is already merged into %s by %s (its %s trailer); it is not merged again", m.Task, where, shortHash(res.Already), git.TaskTrailer)
 		if err := a.notice(msg); err != nil {
 			return err
 		}
+		if a.merger.deliver.mode == deliverPR {
+			// Nothing is left to deliver: the remote's base branch has it.
+			return a.complete(ctx, m, res.Already)
+		}
 	}
-	if err := a.journal.record(runfiles.TopicMergeDone, runfiles.AutopilotPayload{Task: m.Task, Base: res.Base, Commit: res.Commit, Checks: len(a.merger.verify)}); err != nil {
+	p := runfiles.AutopilotPayload{Task: m.Task, Base: res.Base, Commit: res.Commit, Checks: len(a.merger.verify), Verified: res.Verified}
+	if a.merger.deliver.remotely() {
+		p.Remote, p.Lease = a.merger.deliver.remote, res.Lease
+	}
+	if err := a.journal.record(runfiles.TopicMergeDone, p); err != nil {
 		return err
 	}
-	m.Step, m.Base, m.Commit = runfiles.MergeDone, res.Base, res.Commit
+	m.Step, m.Base, m.Commit, m.Remote, m.Lease, m.Verified = runfiles.MergeDone, res.Base, res.Commit, p.Remote, p.Lease, p.Verified
 	a.fault(FaultMerged)
 	return a.land(ctx, m)
 }
@@ -104,6 +123,14 @@ func (a *Autopilot) merged(ctx context.Context, d mergeDone) error {
 func (a *Autopilot) land(ctx context.Context, m runfiles.TaskMerge) error {
 	ctx, cancel := steady(ctx)
 	defer cancel()
+	if a.merger.deliver.mode == deliverPR {
+		return a.deliverPR(ctx, m)
+	}
+	if m.Remote != "" {
+		if pushed, err := a.pushBase(ctx, m); err != nil || !pushed {
+			return err
+		}
+	}
 	ok, err := a.merger.advance(ctx, m.Base, m.Commit)
 	var inTheWay *git.OverwriteError
 	if errors.As(err, &inTheWay) {
@@ -122,14 +149,20 @@ func (a *Autopilot) land(ctx context.Context, m runfiles.TaskMerge) error {
 			Reason: a.base + " moved since the merge was made; merging again"})
 	}
 	a.fault(FaultAdvanced)
-	a.merges[m.Task] = m.Commit
-	closed, err := a.closeTask(ctx, m.Task, m.Commit)
+	return a.complete(ctx, m, m.Commit)
+}
+
+// complete closes a task whose merge, commit, is on the base branch,
+// removes its worktree and branch, and records it completed.
+func (a *Autopilot) complete(ctx context.Context, m runfiles.TaskMerge, commit string) error {
+	a.merges[m.Task] = commit
+	closed, err := a.closeTask(ctx, m.Task, a.mergedReason(commit))
 	if err != nil {
 		return err
 	}
 	a.fault(FaultClosed)
-	a.cleanUp(ctx, m.Task)
-	p := runfiles.AutopilotPayload{Task: m.Task, Title: m.Title, Commit: m.Commit, Unclosed: !closed}
+	a.cleanUp(ctx, m.Task, false)
+	p := runfiles.AutopilotPayload{Task: m.Task, Title: m.Title, Commit: commit, Unclosed: !closed}
 	if err := a.journal.record(runfiles.TopicTaskCompleted, p); err != nil {
 		return err
 	}
@@ -137,14 +170,22 @@ func (a *Autopilot) land(ctx context.Context, m runfiles.TaskMerge) error {
 	return nil
 }
 
-// closeTask closes task, merged by commit, in its source, unless the
+// mergedReason is what the tracker is told of a task merged by commit.
+func (a *Autopilot) mergedReason(commit string) string {
+	reason := fmt.Sprintf("merged into %s by ralph autopilot as %s", a.base, shortHash(commit))
+	if a.merger.deliver.mode == deliverPush {
+		reason += ", pushed to " + a.merger.deliver.remote
+	}
+	return reason
+}
+
+// closeTask closes task, done as reason says, in its source, unless the
 // source already has it closed (a restart after the close). A close the
 // source refuses is reported, and closed is false.
-func (a *Autopilot) closeTask(ctx context.Context, task, commit string) (closed bool, err error) {
+func (a *Autopilot) closeTask(ctx context.Context, task, reason string) (closed bool, err error) {
 	if t, err := a.opts.Source.Show(ctx, task); err == nil && t.Closed {
 		return true, nil
 	}
-	reason := fmt.Sprintf("merged into %s by ralph autopilot as %s", a.base, shortHash(commit))
 	if err := a.opts.Source.Close(ctx, task, reason); err != nil {
 		return false, a.notice(fmt.Sprintf("%s is merged, but closing it in %s failed: %v; the next run closes it, without running it again",
 			task, a.opts.Source.Name(), err))
@@ -153,8 +194,9 @@ func (a *Autopilot) closeTask(ctx context.Context, task, commit string) (closed 
 }
 
 // cleanUp removes a finished task's worktree and branch; what cannot be
-// removed is reported, not fatal.
-func (a *Autopilot) cleanUp(ctx context.Context, task string) {
+// removed is reported, not fatal. keepBranch keeps the task's branch on
+// the remote: an open pull request's.
+func (a *Autopilot) cleanUp(ctx context.Context, task string, keepBranch bool) {
 	if err := runfiles.KeepTaskLog(a.opts.Repo, task, a.worktree(task)); err != nil {
 		_ = a.notice(fmt.Sprintf("keeping the loop log of %s failed: %v; it goes with its worktree", task, err))
 	}
@@ -165,7 +207,7 @@ func (a *Autopilot) cleanUp(ctx context.Context, task string) {
 		_ = a.notice(fmt.Sprintf("deleting %s failed: %v", branchOf(task), err))
 	}
 	if c, ok := a.opts.Runner.(TaskCleaner); ok {
-		if err := c.CleanUp(ctx, task); err != nil {
+		if err := c.CleanUp(ctx, task, keepBranch); err != nil {
 			_ = a.notice(fmt.Sprintf("cleaning up after %s failed: %v", task, err))
 		}
 	}
@@ -177,7 +219,7 @@ func (a *Autopilot) conflicted(ctx context.Context, m runfiles.TaskMerge, res me
 	files := strings.Join(res.Conflicts, ", ")
 	return a.sendBack(ctx, m, res.Base, res.Conflicts, "conflict in "+files,
 		fmt.Sprintf("its merge into %s conflicts in %s", a.base, files),
-		func() (string, error) { return a.bringUpToDate(ctx, m, res.Conflicts) })
+		func() (string, error) { return a.bringUpToDate(ctx, m, res.Onto, res.Conflicts) })
 }
 
 // unresolved sends a task whose work still holds conflict markers back to
@@ -218,11 +260,11 @@ func (a *Autopilot) sendBack(ctx context.Context, m runfiles.TaskMerge, base str
 	return a.journal.record(runfiles.TopicTaskRetry, runfiles.AutopilotPayload{Task: m.Task, Title: m.Title, Attempt: m.Attempt + 1, Files: files})
 }
 
-// bringUpToDate rebases the task's branch on the base branch. When the
-// rebase conflicts, the base branch is merged into the task's branch
-// instead, and the conflicts are left for the task's loop to resolve.
-// It returns what the loop is told.
-func (a *Autopilot) bringUpToDate(ctx context.Context, m runfiles.TaskMerge, conflicts []string) (string, error) {
+// bringUpToDate rebases the task's branch on onto, the base branch's
+// commit its merge conflicted with. When the rebase conflicts, onto is
+// merged into the task's branch instead, and the conflicts are left for
+// the task's loop to resolve. It returns what the loop is told.
+func (a *Autopilot) bringUpToDate(ctx context.Context, m runfiles.TaskMerge, onto string, conflicts []string) (string, error) {
 	wt := git.Repo{Dir: a.worktree(m.Task)}
 	files := strings.Join(conflicts, ", ")
 	// A merge its last attempt left unresolved and uncommitted, or a
@@ -231,7 +273,7 @@ func (a *Autopilot) bringUpToDate(ctx context.Context, m runfiles.TaskMerge, con
 	if err := errors.Join(wt.AbortRebase(ctx), wt.AbortMerge(ctx)); err != nil {
 		return "", err
 	}
-	rebaseConflicts, err := wt.Rebase(ctx, a.base)
+	rebaseConflicts, err := wt.Rebase(ctx, onto)
 	if err != nil {
 		return "", err
 	}
@@ -240,7 +282,7 @@ func (a *Autopilot) bringUpToDate(ctx context.Context, m runfiles.TaskMerge, con
 			"The branch has been rebased onto %s. Check that the task is still done on top of the new work, fix what the other changes broke, and commit.",
 			a.base, files, a.base), nil
 	}
-	res, err := wt.MergeNoCommit(ctx, a.base, false)
+	res, err := wt.MergeNoCommit(ctx, onto, false)
 	if err != nil {
 		return "", err
 	}

@@ -81,9 +81,10 @@ type Elsewhere interface {
 
 // TaskCleaner is a Runner that keeps something of its own for a task,
 // beyond its worktree and branch (a remote's refs): CleanUp removes it once
-// the task is merged.
+// the task is done. keepBranch keeps the task's branch on the remote: it
+// is the head of a pull request still open.
 type TaskCleaner interface {
-	CleanUp(ctx context.Context, task string) error
+	CleanUp(ctx context.Context, task string, keepBranch bool) error
 }
 
 // Handle is one running loop. A worker's loop (cluster.WorkerLoop) is

@@ -318,7 +318,7 @@ func landingPaths(ctx context.Context, repo git.Repo) ([]string, error) {
 	}
 	var paths []string
 	for _, m := range st.MergeQueue {
-		if m.Step != runfiles.MergeDone {
+		if m.Step != runfiles.MergeDone && m.Step != runfiles.MergePushed {
 			continue
 		}
 		names, err := repo.DiffNames(ctx, m.Base, m.Commit)
@@ -506,7 +506,10 @@ func (a *Autopilot) setUp(ctx context.Context) error {
 		return err
 	}
 	a.merger = &merger{repo: a.repo, base: a.base, worktrees: worktrees, tracker: a.opts.Source.Files(),
-		mode: s.Merge, verify: s.Verify}
+		mode: s.Merge, verify: s.Verify, deliver: newDelivery(s.Deliver, s.Remote)}
+	if a.merger.deliver.mode == deliverPR && a.opts.PullRequests == nil {
+		return errors.New("autopilot.deliver is pr, but no forge to open pull requests on was given")
+	}
 	var err error
 	if a.merges, err = a.repo.MergedTasks(ctx, "", "refs/heads/"+a.base); err != nil {
 		return fmt.Errorf("read the tasks merged into %s: %w", a.base, err)

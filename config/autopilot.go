@@ -61,6 +61,10 @@ type PullRequests struct {
 	// TokenEnv names the environment variable holding the forge's
 	// token; default: the source's, else GITHUB_TOKEN or GITLAB_TOKEN.
 	TokenEnv string `yaml:"token_env"`
+	// PollSeconds is how long ralph first waits between two looks at
+	// the pull requests it follows (close_on: merged); each look that
+	// finds nothing changed doubles it, up to ten minutes. Default 30.
+	PollSeconds int `yaml:"poll_seconds"`
 }
 
 // Cluster is autopilot.cluster: where the autopilot's slots are workers
@@ -134,6 +138,9 @@ var ForgeSourceTypes = []string{"github", "gitlab", "linear"}
 // DeliverModes are the ways verified work leaves the machine.
 var DeliverModes = []string{"merge", "push", "pr"}
 
+// DefaultPollSeconds is autopilot.pr.poll_seconds when it is not set.
+const DefaultPollSeconds = 30
+
 // CloseOnModes are when deliver: pr counts a task done.
 var CloseOnModes = []string{"merged", "opened"}
 
@@ -178,7 +185,7 @@ var MergeModes = []string{"merge", "rebase", "squash"}
 
 func defaultAutopilot() Autopilot {
 	return Autopilot{Source: TaskSource{Type: "tk"}, Parallel: 1, Merge: "merge", Retries: 1, WorktreesDir: ".worktrees",
-		Cluster: Cluster{Replicas: 1, Remote: "origin"}, Deliver: "merge", Remote: "origin", PR: PullRequests{CloseOn: "merged"}}
+		Cluster: Cluster{Replicas: 1, Remote: "origin"}, Deliver: "merge", Remote: "origin", PR: PullRequests{CloseOn: "merged", PollSeconds: DefaultPollSeconds}}
 }
 
 func (l *loader) autopilot(c *Config) func(*yaml.Node, string) {
@@ -221,6 +228,7 @@ func (l *loader) pullRequestFields(p *PullRequests) []field {
 		{"project", l.setString(&p.Project)},
 		{"api_url", l.setAPIURL(&p.APIURL)},
 		{"token_env", l.setTokenEnv(&p.TokenEnv)},
+		{"poll_seconds", l.setAtLeastOne(&p.PollSeconds, "poll_seconds: 60")},
 	}
 }
 

@@ -24,6 +24,9 @@ func withDeliveryDefaults(a config.Autopilot) config.Autopilot {
 	if a.PR.CloseOn == "" {
 		a.PR.CloseOn = "merged"
 	}
+	if a.PR.PollSeconds == 0 {
+		a.PR.PollSeconds = config.DefaultPollSeconds
+	}
 	return a
 }
 
@@ -81,9 +84,9 @@ func TestLoadBytesAutopilot(t *testing.T) {
 		},
 		{
 			name: "pull requests",
-			data: "autopilot:\n  deliver: pr\n  remote: upstream\n  pr: {close_on: opened, labels: [ralph, bot], forge: gitlab, project: acme/app, token_env: GL}\n",
+			data: "autopilot:\n  deliver: pr\n  remote: upstream\n  pr: {close_on: opened, labels: [ralph, bot], forge: gitlab, project: acme/app, token_env: GL, poll_seconds: 1}\n",
 			want: config.Autopilot{Source: config.TaskSource{Type: "tk"}, Parallel: 1, Merge: "merge", Retries: 1, WorktreesDir: ".worktrees", Cluster: defaultCluster,
-				Deliver: "pr", Remote: "upstream", PR: config.PullRequests{CloseOn: "opened", Labels: []string{"ralph", "bot"}, Forge: "gitlab", Project: "acme/app", TokenEnv: "GL"}},
+				Deliver: "pr", Remote: "upstream", PR: config.PullRequests{CloseOn: "opened", Labels: []string{"ralph", "bot"}, Forge: "gitlab", Project: "acme/app", TokenEnv: "GL", PollSeconds: 1}},
 		},
 	}
 	for _, tt := range tests {
@@ -102,11 +105,11 @@ func TestLoadBytesAutopilot(t *testing.T) {
 func TestPullRequestsTakeWhatTheyLeaveOutFromASourceOfTheirForge(t *testing.T) {
 	c, err := config.LoadBytes("ralph.yml", []byte("autopilot:\n  source: {type: github, repo: acme/app, token_env: ACME, api_url: https://ghe.test/api/v3}\n  deliver: pr\n"))
 	require.NoError(t, err)
-	assert.Equal(t, config.PullRequests{CloseOn: "merged", Forge: "github", Repo: "acme/app", APIURL: "https://ghe.test/api/v3", TokenEnv: "ACME"},
+	assert.Equal(t, config.PullRequests{CloseOn: "merged", Forge: "github", Repo: "acme/app", APIURL: "https://ghe.test/api/v3", TokenEnv: "ACME", PollSeconds: 30},
 		c.Autopilot.PullRequestTarget())
 	c, err = config.LoadBytes("ralph.yml", []byte("autopilot:\n  source: {type: linear, team: ENG, token_env: LIN}\n  deliver: pr\n  pr: {forge: gitlab, project: acme/app}\n"))
 	require.NoError(t, err)
-	assert.Equal(t, config.PullRequests{CloseOn: "merged", Forge: "gitlab", Project: "acme/app", TokenEnv: "GITLAB_TOKEN"},
+	assert.Equal(t, config.PullRequests{CloseOn: "merged", Forge: "gitlab", Project: "acme/app", TokenEnv: "GITLAB_TOKEN", PollSeconds: 30},
 		c.Autopilot.PullRequestTarget(), "a linear source's token is not GitLab's")
 }
 
@@ -116,6 +119,11 @@ func TestLoadBytesAutopilotProblems(t *testing.T) {
 			name: "parallel below one",
 			data: "autopilot:\n  parallel: 0\n",
 			want: config.Problem{File: "ralph.yml", Line: 2, Msg: "autopilot.parallel must be at least 1, got 0", Hint: "use 1 or more, e.g. parallel: 3"},
+		},
+		{
+			name: "pull requests followed without a pause",
+			data: "autopilot:\n  deliver: pr\n  pr:\n    forge: github\n    repo: acme/app\n    poll_seconds: 0\n",
+			want: config.Problem{File: "ralph.yml", Line: 6, Msg: "autopilot.pr.poll_seconds must be at least 1, got 0", Hint: "use 1 or more, e.g. poll_seconds: 60"},
 		},
 		{
 			name: "unknown source",

@@ -77,6 +77,7 @@ var referenceSections = []struct{ heading, def, where string }{
 	{"autopilot", "autopilot", ""},
 	{"autopilot.source", "taskSource", "The task source, when it is a mapping rather than a name."},
 	{"autopilot.cluster", "cluster", "The coordinator's side of a cluster of workers."},
+	{"autopilot.pr", "pr", "How `deliver: pr` opens and follows pull requests (merge requests on GitLab); see [Delivering results](autopilot.md#delivering-results)."},
 	{"sandbox", "sandbox", "The top-level `sandbox:`, a hat's and `autopilot.sandbox` (see [Sandboxing agents](#sandboxing-agents))."},
 	{"pricing.MODEL", "price", "One model's price, in US dollars."},
 }
@@ -145,6 +146,8 @@ func docPath(def, key string) string {
 		def = "autopilot.source"
 	case "cluster":
 		def = "autopilot.cluster"
+	case "pr":
+		def = "autopilot.pr"
 	}
 	return def + "." + key
 }
@@ -203,6 +206,8 @@ func refName(ref string) string {
 		return "autopilot.source"
 	case "cluster":
 		return "autopilot.cluster"
+	case "pr":
+		return "autopilot.pr"
 	default:
 		return name
 	}

@@ -285,6 +285,7 @@ var schemaShapes = map[string]schema{
 	"autopilot.pr.repo":               {"type": "string", "pattern": "^[^/]+/[^/]+$"},
 	"autopilot.pr.api_url":            {"type": "string", "format": "uri"},
 	"autopilot.pr.token_env":          {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+	"autopilot.pr.poll_seconds":       {"type": "integer", "minimum": 1, "default": DefaultPollSeconds},
 	"autopilot.source.repo":           {"type": "string", "pattern": "^[^/]+/[^/]+$"},
 	"autopilot.source.labels":         ref("stringOrList"),
 	"autopilot.source.states":         ref("stringOrList"),

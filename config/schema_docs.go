@@ -68,6 +68,7 @@ var schemaDocs = map[string]string{
 	"autopilot.pr.project":            "GitLab: the project merge requests are opened in; default: the source's.",
 	"autopilot.pr.api_url":            "The forge's API address; default: the source's, else the public service's.",
 	"autopilot.pr.token_env":          "The environment variable that holds the forge's token; default: the source's, else GITHUB_TOKEN or GITLAB_TOKEN.",
+	"autopilot.pr.poll_seconds":       "close_on: merged: how many seconds ralph first waits between two looks at the pull requests it follows; each look that finds nothing changed doubles the wait, up to ten minutes.",
 	"autopilot.source.path":           "The file of a prd (default prd.json) or checklist (default TODO.md) source.",
 	"autopilot.source.list":           "command source: prints the tasks as JSON lines or one JSON array (id, title, description, priority, tags or labels, acceptance_criteria, status, deps); closed tasks and those waiting on open deps are not started.",
 	"autopilot.source.claim":          "command source: marks $RALPH_TASK_ID as in progress.",

@@ -61,6 +61,7 @@ var ralphTopics = []string{
 	runfiles.TopicTaskHeld, runfiles.TopicTaskAsked, runfiles.TopicTaskAnswered, runfiles.TopicTaskFinished,
 	runfiles.TopicTaskRetry, runfiles.TopicTaskCompleted, runfiles.TopicTaskClosed,
 	runfiles.TopicTaskFailed, runfiles.TopicTaskAssignFailed, runfiles.TopicMergeStarted, runfiles.TopicMergeDone, runfiles.TopicMergeFailed,
+	runfiles.TopicMergePushed, runfiles.TopicTaskPROpened, runfiles.TopicTaskPRConflicted,
 	runfiles.TopicVerifyFailed, runfiles.TopicAllDone,
 	"human.*", TopicStarted, TopicRan,
 }

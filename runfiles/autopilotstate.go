@@ -43,8 +43,13 @@ type AutopilotState struct {
 	MergeQueue []TaskMerge         `json:"merge_queue"`
 	// Retry are tasks whose merge conflicted, waiting for a slot to run
 	// their loop again on the new base.
-	Retry  []TaskSlot `json:"retry,omitempty"`
-	Paused bool       `json:"paused"`
+	Retry []TaskSlot `json:"retry,omitempty"`
+	// Reviews are tasks delivered as pull requests that ralph follows
+	// until a person merges or closes them (deliver: pr, close_on:
+	// merged). They outlive the run that opened them: a new run follows
+	// them on.
+	Reviews []TaskReview `json:"reviews,omitempty"`
+	Paused  bool         `json:"paused"`
 	// Ended is set when the run is over; a new `ralph autopilot` then
 	// starts a new run.
 	Ended *AutopilotEnding `json:"ended,omitempty"`
@@ -62,6 +67,8 @@ type TaskOutcome struct {
 	// Unassigned marks a failure before any loop of the task ran
 	// (task.assign_failed).
 	Unassigned bool `json:"unassigned,omitempty"`
+	// URL is the pull request the task was delivered as (deliver: pr).
+	URL string `json:"url,omitempty"`
 }
 
 // FailureWord is how a failed outcome is named for people: "not started"
@@ -88,6 +95,10 @@ type TaskSlot struct {
 	// Question is the question the task's loop waits on a person to
 	// answer (task.asked), until it no longer does (task.answered).
 	Question *Question `json:"question,omitempty"`
+	// Updates is the open pull request the task's delivery brings up to
+	// date (its base moved and it conflicted), through its merge and, when
+	// that conflicts, its loop's retry; nil for a first delivery.
+	Updates *PullRequest `json:"updates,omitempty"`
 }
 
 // The steps of a merge.
@@ -95,16 +106,48 @@ const (
 	MergeQueued  = "queued"  // waiting for its turn
 	MergeRunning = "merging" // being merged and verified in a scratch worktree
 	MergeDone    = "merged"  // verified; the base branch moves to Commit
+	// MergePushed: verified and on the remote (deliver: push or pr); the
+	// local base branch moves, or the pull request is opened, next.
+	MergePushed = "pushed"
 )
 
 // TaskMerge is a finished task waiting for, or going through, the merge queue.
 type TaskMerge struct {
 	TaskSlot
 	Step string `json:"step"`
-	// Base is the base branch's commit the merge was made on.
+	// Base is the base branch's commit the merge was made on: the local
+	// branch's, which must still be there for the merge to land; with
+	// deliver: pr, the remote's.
 	Base string `json:"base,omitempty"`
 	// Commit is the verified merge result the base branch moves to.
 	Commit string `json:"commit,omitempty"`
+	// Remote is the git remote the merge is delivered to (deliver: push
+	// or pr); "" for a merge that only moves the local base branch.
+	Remote string `json:"remote,omitempty"`
+	// Lease is what the remote's branch (the base branch for push, the
+	// task's branch for pr) held when the merge was made, "" for no such
+	// branch: the push expects it there, so that it replaces nothing
+	// pushed since.
+	Lease string `json:"lease,omitempty"`
+	// Verified names the verify checks the merged result passed.
+	Verified []string `json:"verified,omitempty"`
+}
+
+// TaskReview is a task delivered as a pull request, waiting for a person
+// to merge or close it.
+type TaskReview struct {
+	TaskSlot
+	PR PullRequest `json:"pr"`
+}
+
+// PullRequest is a pull request (a merge request on GitLab) ralph opened.
+type PullRequest struct {
+	Number int    `json:"number"`
+	URL    string `json:"url"`
+	// Head is the commit ralph pushed as its branch: a rebase expects it
+	// there, and does not replace what a person pushed on top.
+	Head     string    `json:"head"`
+	OpenedAt time.Time `json:"opened_at"`
 }
 
 // AutopilotEnding says how the run ended.
@@ -180,6 +223,16 @@ type AutopilotPayload struct {
 	// Question is the question a task's loop waits on a person to answer
 	// (task.asked), or no longer waits on (task.answered).
 	Question *Question `json:"question,omitempty"`
+	// Remote, Lease and Verified are a delivered merge's (merge.done,
+	// merge.pushed): see TaskMerge.
+	Remote   string   `json:"remote,omitempty"`
+	Lease    string   `json:"lease,omitempty"`
+	Verified []string `json:"verified,omitempty"`
+	// Number and URL name a task's pull request (task.pr_opened,
+	// task.pr_conflicted, and the task.completed or task.failed that
+	// ends its review).
+	Number int    `json:"number,omitempty"`
+	URL    string `json:"url,omitempty"`
 }
 
 // UnmarshalJSON reads a payload, also one an earlier ralph wrote with
@@ -217,6 +270,15 @@ const (
 	TopicMergeStarted     = "merge.started"
 	TopicMergeDone        = "merge.done"
 	TopicMergeFailed      = "merge.failed"
+	// TopicMergePushed is a verified merge pushed to the remote (deliver:
+	// push: the base branch; pr: the task's branch).
+	TopicMergePushed = "merge.pushed"
+	// TopicTaskPROpened is a task's pull request opened (or found open):
+	// the task waits for a person to merge it.
+	TopicTaskPROpened = "task.pr_opened"
+	// TopicTaskPRConflicted is an open pull request that no longer merges
+	// onto its base: the task's merge is made again on the new base.
+	TopicTaskPRConflicted = "task.pr_conflicted"
 	TopicVerifyFailed     = "verify.failed"
 	TopicAllDone          = "all.done"
 )
@@ -235,8 +297,12 @@ func (s *AutopilotState) Apply(ev events.Event) {
 	switch ev.Topic {
 	case TopicAutopilotStarted:
 		if p.RunID != s.RunID || s.Ended != nil {
+			// The pull requests an earlier run opened are still open:
+			// the new run follows them.
+			reviews := s.Reviews
 			*s = *NewAutopilotState()
 			s.RunID, s.StartedAt, s.MaxTasks, s.Parallel = p.RunID, ev.TS, p.MaxTasks, p.Parallel
+			s.Reviews = reviews
 		}
 		s.Source = p.Source
 	case TopicAutopilotPaused:
@@ -268,10 +334,20 @@ func (s *AutopilotState) Apply(ev events.Event) {
 		s.updateMerge(p.Task, func(m *TaskMerge) { m.Step, m.Base, m.Commit = MergeRunning, p.Base, "" })
 	case TopicMergeFailed:
 		if p.Requeued {
-			s.updateMerge(p.Task, func(m *TaskMerge) { m.Step, m.Base, m.Commit = MergeQueued, "", "" })
+			s.updateMerge(p.Task, func(m *TaskMerge) {
+				m.Step, m.Base, m.Commit, m.Remote, m.Lease, m.Verified = MergeQueued, "", "", "", "", nil
+			})
 		}
 	case TopicMergeDone:
-		s.updateMerge(p.Task, func(m *TaskMerge) { m.Step, m.Base, m.Commit = MergeDone, p.Base, p.Commit })
+		s.updateMerge(p.Task, func(m *TaskMerge) {
+			m.Step, m.Base, m.Commit, m.Remote, m.Lease, m.Verified = MergeDone, p.Base, p.Commit, p.Remote, p.Lease, p.Verified
+		})
+	case TopicMergePushed:
+		s.updateMerge(p.Task, func(m *TaskMerge) { m.Step = MergePushed })
+	case TopicTaskPROpened:
+		s.review(ev, p)
+	case TopicTaskPRConflicted:
+		s.reopenMerge(p)
 	case TopicTaskRetry:
 		if m := s.MergeOf(p.Task); m != nil {
 			slot := m.TaskSlot
@@ -282,11 +358,13 @@ func (s *AutopilotState) Apply(ev events.Event) {
 	case TopicTaskCompleted:
 		s.dropMerge(p.Task)
 		s.dropActive(p.Task)
-		s.Completed = append(s.Completed, TaskOutcome{Task: p.Task, Title: p.Title, Commit: p.Commit, At: ev.TS})
+		s.dropReview(p.Task)
+		s.Completed = append(s.Completed, TaskOutcome{Task: p.Task, Title: p.Title, Commit: p.Commit, URL: p.URL, At: ev.TS})
 	case TopicTaskFailed, TopicTaskAssignFailed:
 		s.dropMerge(p.Task)
 		s.dropActive(p.Task)
-		s.Failed = append(s.Failed, TaskOutcome{Task: p.Task, Title: p.Title, Reason: p.Reason, At: ev.TS,
+		s.dropReview(p.Task)
+		s.Failed = append(s.Failed, TaskOutcome{Task: p.Task, Title: p.Title, Reason: p.Reason, URL: p.URL, At: ev.TS,
 			Unassigned: ev.Topic == TopicTaskAssignFailed})
 	case TopicAutopilotStopped:
 		if p.Resumable {
@@ -307,9 +385,13 @@ func (s *AutopilotState) assign(ev events.Event, p AutopilotPayload) {
 		s.StartedCount++
 	}
 	s.dropMerge(p.Task)
+	var updates *PullRequest
+	if i := slices.IndexFunc(s.Retry, func(r TaskSlot) bool { return r.Task == p.Task }); i >= 0 {
+		updates = s.Retry[i].Updates
+	}
 	s.Retry = slices.DeleteFunc(s.Retry, func(r TaskSlot) bool { return r.Task == p.Task })
 	s.Active[p.Slot] = TaskSlot{Task: p.Task, Title: p.Title, Worktree: p.Worktree, Branch: p.Branch,
-		StartedAt: ev.TS, Attempt: max(p.Attempt, 1), Components: p.Components}
+		StartedAt: ev.TS, Attempt: max(p.Attempt, 1), Components: p.Components, Updates: updates}
 }
 
 func (s *AutopilotState) updateMerge(task string, f func(*TaskMerge)) {
@@ -324,6 +406,55 @@ func (s *AutopilotState) dropMerge(task string) {
 	s.MergeQueue = slices.DeleteFunc(s.MergeQueue, func(m TaskMerge) bool { return m.Task == task })
 }
 
+// review moves a task whose pull request is open from the merge queue to
+// the reviews; a pull request brought up to date stays where it was, with
+// its new head.
+func (s *AutopilotState) review(ev events.Event, p AutopilotPayload) {
+	pr := PullRequest{Number: p.Number, URL: p.URL, Head: p.Commit, OpenedAt: ev.TS}
+	if r := s.ReviewOf(p.Task); r != nil {
+		r.PR.Head = p.Commit
+		return
+	}
+	slot := TaskSlot{Task: p.Task, Title: p.Title, Branch: "ralph/" + p.Task, StartedAt: ev.TS, Attempt: 1}
+	if m := s.MergeOf(p.Task); m != nil {
+		slot = m.TaskSlot
+		if m.Updates != nil {
+			pr.OpenedAt = m.Updates.OpenedAt
+		}
+	}
+	slot.Question, slot.Updates = nil, nil
+	s.dropMerge(p.Task)
+	s.Reviews = append(s.Reviews, TaskReview{TaskSlot: slot, PR: pr})
+}
+
+// reopenMerge sends a task whose pull request conflicts back to the merge
+// queue, to be merged again on its base's new tip and pushed over the
+// pull request's head.
+func (s *AutopilotState) reopenMerge(p AutopilotPayload) {
+	found := s.ReviewOf(p.Task)
+	if found == nil {
+		return
+	}
+	r := *found // dropReview reuses the slice's array
+	s.dropReview(p.Task)
+	r.Updates = &r.PR
+	s.MergeQueue = append(s.MergeQueue, TaskMerge{TaskSlot: r.TaskSlot, Step: MergeQueued})
+}
+
+func (s *AutopilotState) dropReview(task string) {
+	s.Reviews = slices.DeleteFunc(s.Reviews, func(r TaskReview) bool { return r.Task == task })
+}
+
+// ReviewOf is task's open pull request that ralph follows, or nil.
+func (s *AutopilotState) ReviewOf(task string) *TaskReview {
+	for i := range s.Reviews {
+		if s.Reviews[i].Task == task {
+			return &s.Reviews[i]
+		}
+	}
+	return nil
+}
+
 func (s *AutopilotState) dropActive(task string) {
 	for k, slot := range s.Active {
 		if slot.Task == task {
@@ -333,9 +464,10 @@ func (s *AutopilotState) dropActive(task string) {
 }
 
 // Started reports whether the run has started task: it is running, waits
-// for its merge, or has finished. A task is never started twice in a run.
+// for its merge or for a person to merge its pull request, or has
+// finished. A task is never started twice in a run.
 func (s *AutopilotState) Started(task string) bool {
-	if s.SlotOf(task) != "" || s.MergeOf(task) != nil || s.retrying(task) {
+	if s.SlotOf(task) != "" || s.MergeOf(task) != nil || s.retrying(task) || s.ReviewOf(task) != nil {
 		return true
 	}
 	has := func(o TaskOutcome) bool { return o.Task == task }
@@ -349,6 +481,9 @@ func (s *AutopilotState) TitleOf(task string) string {
 	}
 	if m := s.MergeOf(task); m != nil {
 		return m.Title
+	}
+	if r := s.ReviewOf(task); r != nil {
+		return r.Title
 	}
 	return ""
 }

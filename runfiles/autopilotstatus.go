@@ -27,7 +27,10 @@ type AutopilotStatus struct {
 	Active     []SlotStatus `json:"active"`
 	MergeQueue []TaskMerge  `json:"merge_queue"`
 	// Merging is the merge under way, if any.
-	Merging  *TaskMerge       `json:"merging,omitempty"`
+	Merging *TaskMerge `json:"merging,omitempty"`
+	// Reviews are the tasks delivered as pull requests that wait for a
+	// person to merge them, each with its pull request.
+	Reviews  []TaskReview     `json:"reviews,omitempty"`
 	Failures []TaskOutcome    `json:"failures,omitempty"`
 	Ended    *AutopilotEnding `json:"ended,omitempty"`
 }
@@ -68,7 +71,7 @@ func ReadAutopilotStatus(repo string, now time.Time) (AutopilotStatus, error) {
 	}
 	s := AutopilotStatus{RunID: st.RunID, Paused: st.Paused, Source: st.Source, Parallel: st.Parallel, MaxTasks: st.MaxTasks,
 		Started: st.StartedCount, Completed: len(st.Completed), Failed: len(st.Failed), Pending: -1,
-		Active: []SlotStatus{}, MergeQueue: st.MergeQueue, Failures: st.Failed, Ended: st.Ended}
+		Active: []SlotStatus{}, MergeQueue: st.MergeQueue, Reviews: st.Reviews, Failures: st.Failed, Ended: st.Ended}
 	if held, info := LockHeld(In(repo).AutopilotLock()); held {
 		s.Running, s.PID = true, info.PID
 	}

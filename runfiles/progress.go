@@ -40,8 +40,12 @@ func RenderProgress(st *AutopilotState, now time.Time) string {
 	fmt.Fprintf(&b, "# Autopilot %s\n\n", st.RunID)
 	fmt.Fprintf(&b, "- Status: %s (updated %s)\n", status, now.UTC().Format(time.RFC3339))
 	fmt.Fprintf(&b, "- Source: %s · parallel %d · max tasks %s\n", st.Source, st.Parallel, limitText(st.MaxTasks))
-	fmt.Fprintf(&b, "- Started: %d · completed: %d · failed: %d · active: %d · waiting to merge: %d\n\n",
+	fmt.Fprintf(&b, "- Started: %d · completed: %d · failed: %d · active: %d · waiting to merge: %d",
 		st.StartedCount, len(st.Completed), len(st.Failed), len(st.Active), len(st.MergeQueue))
+	if len(st.Reviews) > 0 {
+		fmt.Fprintf(&b, " · in review: %d", len(st.Reviews))
+	}
+	b.WriteString("\n\n")
 	if len(st.Active) > 0 {
 		b.WriteString("## Active\n\n| slot | task | title | attempt | running for |\n|---|---|---|---|---|\n")
 		for _, k := range slices.Sorted(maps.Keys(st.Active)) {
@@ -54,6 +58,13 @@ func RenderProgress(st *AutopilotState, now time.Time) string {
 		b.WriteString("## Waiting for a person\n\n")
 		for _, k := range waiting {
 			writeQuestion(&b, st.Active[k])
+		}
+		b.WriteString("\n")
+	}
+	if len(st.Reviews) > 0 {
+		b.WriteString("## In review\n\n")
+		for _, r := range st.Reviews {
+			fmt.Fprintf(&b, "- %s (%s): pull request #%d, %s\n", r.Task, oneLine(r.Title), r.PR.Number, r.PR.URL)
 		}
 		b.WriteString("\n")
 	}

@@ -48,10 +48,12 @@ func (v *AutopilotLines) Event(ev events.Event, _ *runfiles.AutopilotState) {
 
 var quietTopics = map[string]bool{
 	runfiles.TopicTaskCompleted: true, runfiles.TopicTaskClosed: true, runfiles.TopicTaskFailed: true,
-	runfiles.TopicTaskAssignFailed: true, runfiles.TopicMergeDone: true, runfiles.TopicAllDone: true,
+	runfiles.TopicTaskAssignFailed: true, runfiles.TopicMergeDone: true, runfiles.TopicMergePushed: true, runfiles.TopicAllDone: true,
 	runfiles.TopicAutopilotStopped: true, runfiles.TopicAutopilotNotice: true,
 	// A task that waits for a person waits until someone reads this.
 	runfiles.TopicTaskAsked: true,
+	// A pull request waits for a person too.
+	runfiles.TopicTaskPROpened: true,
 }
 
 // AutopilotEventText is one autopilot event in words; "" for bookkeeping
@@ -114,10 +116,18 @@ func AutopilotEventText(ev events.Event) string {
 	case runfiles.TopicTaskRetry:
 		return fmt.Sprintf("%s: running its loop again on the new base (attempt %d)", p.Task, p.Attempt)
 	case runfiles.TopicTaskCompleted:
-		if p.Unclosed {
-			return fmt.Sprintf("completed: %s, merged as %s; still open in the tracker, closed by the next run", task, short(p.Commit))
+		how := "merged as " + short(p.Commit)
+		if p.URL != "" {
+			how = fmt.Sprintf("pull request #%d (%s) at %s", p.Number, p.URL, short(p.Commit))
 		}
-		return fmt.Sprintf("completed: %s, merged as %s", task, short(p.Commit))
+		if p.Unclosed {
+			return fmt.Sprintf("completed: %s, %s; still open in the tracker, closed by the next run", task, how)
+		}
+		return fmt.Sprintf("completed: %s, %s", task, how)
+	case runfiles.TopicTaskPROpened:
+		return fmt.Sprintf("%s: pull request #%d waits for review: %s (head %s)", task, p.Number, p.URL, short(p.Commit))
+	case runfiles.TopicTaskPRConflicted:
+		return fmt.Sprintf("%s: pull request #%d no longer merges onto its base; merging it again on the base's new tip", task, p.Number)
 	case runfiles.TopicTaskClosed:
 		return fmt.Sprintf("closed: %s, merged earlier as %s", task, short(p.Commit))
 	case runfiles.TopicTaskFailed:
@@ -131,6 +141,11 @@ func AutopilotEventText(ev events.Event) string {
 			return fmt.Sprintf("merged %s as %s; %s passed on the merged result", p.Task, short(p.Commit), plural.Count(p.Checks, "verify check", "verify checks"))
 		}
 		return fmt.Sprintf("merged %s as %s", p.Task, short(p.Commit))
+	case runfiles.TopicMergePushed:
+		if p.Branch == "ralph/"+p.Task {
+			return fmt.Sprintf("pushed %s's merge %s to %s as %s", p.Task, short(p.Commit), p.Remote, p.Branch)
+		}
+		return fmt.Sprintf("pushed %s's merge %s to %s/%s", p.Task, short(p.Commit), p.Remote, p.Branch)
 	case runfiles.TopicMergeFailed:
 		return fmt.Sprintf("merge of %s failed: %s", p.Task, p.Reason)
 	case runfiles.TopicVerifyFailed:
@@ -176,6 +191,38 @@ func WriteAutopilotPlan(w io.Writer, p autopilot.Plan) {
 			fmt.Fprintf(w, "     %s (%s): waits for %s\n", t.ID, t.Title, strings.Join(t.Deps, ", "))
 		}
 	}
+	var now []string
+	for _, t := range p.Tasks {
+		if t.Slot != "" {
+			now = append(now, t.Task.ID)
+		}
+	}
+	if len(now) > 0 {
+		fmt.Fprintf(w, "claimed in %s at once: %s; the others as slots free\n", p.Source, strings.Join(now, ", "))
+	}
+	if d := p.Delivery; d.Mode != "" {
+		fmt.Fprintln(w, "delivery: "+deliveryText(d))
+	}
+}
+
+// deliveryText says how verified work would leave the machine.
+func deliveryText(d autopilot.Delivery) string {
+	switch d.Mode {
+	case "push":
+		return fmt.Sprintf("push: each verified merge is made on %s/%s and pushed there with a lease, then %s moves to it", d.Remote, d.Base, d.Base)
+	case "pr":
+		s := fmt.Sprintf("pr: each verified merge is pushed to %s as ralph/<task> and a pull request opened on %s %s onto %s; ", d.Remote, d.Forge, d.Repo, d.Base)
+		if d.CloseOn == "opened" {
+			s += "the task closes once it is open"
+		} else {
+			s += "the task closes once it is merged (ralph follows it)"
+		}
+		if len(d.Labels) > 0 {
+			s += "; labels: " + strings.Join(d.Labels, ", ")
+		}
+		return s + "; " + d.Base + " here does not move"
+	}
+	return fmt.Sprintf("merge: each verified merge lands on %s here; nothing is pushed", d.Base)
 }
 
 // WriteAutopilotStatus renders `ralph autopilot status`.
@@ -216,6 +263,9 @@ func WriteAutopilotStatus(w io.Writer, s runfiles.AutopilotStatus) {
 	if s.Merging != nil {
 		fmt.Fprintf(w, "merging: %s (%s)\n", s.Merging.Task, s.Merging.Step)
 	}
+	for _, r := range s.Reviews {
+		fmt.Fprintf(w, "in review: %s\n", ReviewText(r))
+	}
 	for _, m := range s.MergeQueue {
 		if s.Merging == nil || m.Task != s.Merging.Task {
 			fmt.Fprintf(w, "waiting to merge: %s\n", m.Task)
@@ -224,6 +274,16 @@ func WriteAutopilotStatus(w io.Writer, s runfiles.AutopilotStatus) {
 	for _, f := range s.Failures {
 		fmt.Fprintf(w, "%s: %s (%s): %s\n", runfiles.FailureWord(f), f.Task, f.Title, f.Reason)
 	}
+}
+
+// ReviewText is a task in review for a line: the task, its pull request
+// and where people review it.
+func ReviewText(r runfiles.TaskReview) string {
+	task := r.Task
+	if r.Title != "" {
+		task += " (" + r.Title + ")"
+	}
+	return fmt.Sprintf("%s: pull request #%d, %s", task, r.PR.Number, r.PR.URL)
 }
 
 // questionText is an agent's question for a line of the autopilot's:

@@ -12,8 +12,8 @@ import (
 )
 
 // TestWriteAutopilotStatus renders a running autopilot with a task run
-// here, one on a worker, one whose loop is not running, and one whose
-// loop waits for a person.
+// here, one on a worker, one whose loop is not running, one whose loop
+// waits for a person, and one whose pull request waits for review.
 func TestWriteAutopilotStatus(t *testing.T) {
 	s := runfiles.AutopilotStatus{Running: true, PID: 4242, RunID: "20261122-100000", Source: "tk", Parallel: 3,
 		Started: 4, Completed: 1, Failed: 0, Pending: 2,
@@ -25,7 +25,9 @@ func TestWriteAutopilotStatus(t *testing.T) {
 				Waiting:    &runfiles.Question{ID: "q-3fa9c1", Text: "Which database?\x1b[31m", Options: []string{"postgres", "sqlite"}, Hat: "builder"},
 				AnswerWith: runfiles.AnswerCommand("t-5", "q-3fa9c1")},
 		},
-		MergeQueue: []runfiles.TaskMerge{{TaskSlot: runfiles.TaskSlot{Task: "t-3"}, Step: runfiles.MergeQueued}}}
+		MergeQueue: []runfiles.TaskMerge{{TaskSlot: runfiles.TaskSlot{Task: "t-3"}, Step: runfiles.MergeQueued}},
+		Reviews: []runfiles.TaskReview{{TaskSlot: runfiles.TaskSlot{Task: "t-6", Title: "Export CSV"},
+			PR: runfiles.PullRequest{Number: 12, URL: "https://github.com/acme/app/pull/12", Head: "0123456789abcdef"}}}}
 	var b strings.Builder
 	WriteAutopilotStatus(&b, s)
 	golden.Assert(t, "testdata/autopilot/status.golden", b.String())
@@ -46,4 +48,25 @@ func TestAutopilotTaskLinesSayWhereAndHow(t *testing.T) {
 		text(runfiles.TopicTaskAssignFailed, runfiles.AutopilotPayload{Task: "T-1", Title: "Fix", Reason: "claiming it in tk failed: locked"}))
 	assert.Equal(t, "failed: T-1 (Fix): its loop exited 1 (stuck)",
 		text(runfiles.TopicTaskFailed, runfiles.AutopilotPayload{Task: "T-1", Title: "Fix", Reason: "its loop exited 1 (stuck)"}))
+}
+
+// A delivery's lines say where the work went: the remote's branch, the
+// pull request and its merge.
+func TestAutopilotDeliveryLines(t *testing.T) {
+	text := func(topic string, p runfiles.AutopilotPayload) string {
+		return AutopilotEventText(events.Event{Topic: topic, Payload: events.ObjectPayload(p)})
+	}
+	commit := "0123456789abcdef0123"
+	assert.Equal(t, "pushed T-1's merge 0123456789ab to origin/main",
+		text(runfiles.TopicMergePushed, runfiles.AutopilotPayload{Task: "T-1", Commit: commit, Remote: "origin", Branch: "main"}))
+	assert.Equal(t, "pushed T-1's merge 0123456789ab to origin as ralph/T-1",
+		text(runfiles.TopicMergePushed, runfiles.AutopilotPayload{Task: "T-1", Commit: commit, Remote: "origin", Branch: "ralph/T-1"}))
+	assert.Equal(t, "T-1 (Fix): pull request #4 waits for review: https://forge.test/pull/4 (head 0123456789ab)",
+		text(runfiles.TopicTaskPROpened, runfiles.AutopilotPayload{Task: "T-1", Title: "Fix", Number: 4, URL: "https://forge.test/pull/4", Commit: commit}))
+	assert.Equal(t, "T-1 (Fix): pull request #4 no longer merges onto its base; merging it again on the base's new tip",
+		text(runfiles.TopicTaskPRConflicted, runfiles.AutopilotPayload{Task: "T-1", Title: "Fix", Number: 4, Commit: commit}))
+	assert.Equal(t, "completed: T-1 (Fix), pull request #4 (https://forge.test/pull/4) at 0123456789ab",
+		text(runfiles.TopicTaskCompleted, runfiles.AutopilotPayload{Task: "T-1", Title: "Fix", Number: 4, URL: "https://forge.test/pull/4", Commit: commit}))
+	assert.Equal(t, "completed: T-1 (Fix), merged as 0123456789ab",
+		text(runfiles.TopicTaskCompleted, runfiles.AutopilotPayload{Task: "T-1", Title: "Fix", Commit: commit}))
 }

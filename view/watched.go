@@ -44,6 +44,9 @@ type AutopilotRun struct {
 	Completed int
 	Failed    int
 	Queued    int // tasks in the merge queue
+	// Reviews are the tasks delivered as pull requests that wait for a
+	// person to merge them (deliver: pr).
+	Reviews   []runfiles.TaskReview
 	StartedAt time.Time
 	Ended     *runfiles.AutopilotEnding
 	Events    []EventLine
@@ -203,7 +206,7 @@ func (r *WorkspaceReader) readAutopilot() (*AutopilotRun, []SlotView, bool) {
 	}
 	ap := &AutopilotRun{RunID: st.RunID, Paused: st.Paused, Source: st.Source, Parallel: st.Parallel,
 		MaxTasks: st.MaxTasks, Started: st.StartedCount, Completed: len(st.Completed), Failed: len(st.Failed),
-		Queued: len(st.MergeQueue), StartedAt: st.StartedAt, Ended: st.Ended}
+		Queued: len(st.MergeQueue), Reviews: st.Reviews, StartedAt: st.StartedAt, Ended: st.Ended}
 	ap.Running = r.alive(runfiles.Dir(dir).AutopilotLock())
 	ap.Events = r.tail(runfiles.Dir(dir).AutopilotEvents(), true).lines
 	var slots []SlotView

@@ -437,10 +437,15 @@ func (c *Coordinator) noteWorker(task, worker, run string, attempt int) error {
 	return runfiles.WriteWorkerInfo(c.opts.Repo, task, runfiles.WorkerInfo{Worker: worker, Run: run, Attempt: attempt, Since: time.Now().UTC()})
 }
 
-// CleanUp deletes a merged task's refs on the shared remote and here.
-func (c *Coordinator) CleanUp(ctx context.Context, task string) error {
+// CleanUp deletes a done task's refs on the shared remote and here; its
+// branch there stays when keepBranch says it is an open pull request's.
+func (c *Coordinator) CleanUp(ctx context.Context, task string, keepBranch bool) error {
 	repo := git.Repo{Dir: c.opts.Repo}
-	if err := repo.DeleteRemoteRefs(ctx, c.opts.RemoteURL, "refs/heads/"+TaskBranch(task), WIPRef(task), MergeRef(task)); err != nil {
+	refs := []string{WIPRef(task), MergeRef(task)}
+	if !keepBranch {
+		refs = append(refs, "refs/heads/"+TaskBranch(task))
+	}
+	if err := repo.DeleteRemoteRefs(ctx, c.opts.RemoteURL, refs...); err != nil {
 		return err
 	}
 	_, err := repo.Resolve(ctx, "refs/ralph/results/"+task)

@@ -18,6 +18,8 @@ import (
 	"github.com/ralph-loop/ralph/autopilot/cluster"
 	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/forge"
+	"github.com/ralph-loop/ralph/internal/forge/forgetest"
 	gitrepo "github.com/ralph-loop/ralph/internal/git"
 	"github.com/ralph-loop/ralph/internal/gittest"
 	"github.com/ralph-loop/ralph/runfiles"
@@ -66,6 +68,21 @@ func runCoordinator(ctx context.Context, t *testing.T, conn *cluster.Conn, repo,
 // when given.
 func runCoordinatorLogged(ctx context.Context, t *testing.T, conn *cluster.Conn, repo, url string, parallel int, logs *logLines) *coordinatorRun {
 	t.Helper()
+	settings := config.Autopilot{Parallel: parallel, Merge: "merge", Retries: 1, WorktreesDir: ".worktrees", BaseBranch: "main"}
+	return runCoordinatorWith(ctx, t, conn, repo, url, settings, logs)
+}
+
+// runCoordinatorWith is runCoordinatorLogged with the autopilot's settings.
+func runCoordinatorWith(ctx context.Context, t *testing.T, conn *cluster.Conn, repo, url string, settings config.Autopilot, logs *logLines) *coordinatorRun {
+	t.Helper()
+	return runCoordinatorDelivering(ctx, t, conn, repo, url, settings, nil, logs)
+}
+
+// runCoordinatorDelivering is runCoordinatorWith whose pull requests
+// (deliver: pr) are opened on pulls.
+func runCoordinatorDelivering(ctx context.Context, t *testing.T, conn *cluster.Conn, repo, url string, settings config.Autopilot,
+	pulls forge.PullRequests, logs *logLines) *coordinatorRun {
+	t.Helper()
 	co, err := cluster.NewCoordinator(cluster.CoordinatorOptions{JetStream: conn.JetStream(), Signer: coordinatorKey, Trust: workerTrust,
 		Repo: repo, RemoteURL: url, Host: "coordinator", Logger: cluster.LogTo(func(msg string) {
 			t.Logf("coordinator: %s", msg)
@@ -84,8 +101,8 @@ func runCoordinatorLogged(ctx context.Context, t *testing.T, conn *cluster.Conn,
 		defer close(r.done)
 		defer func() { stop(); <-served }()
 		r.res, r.err = autopilot.Run(ctx, autopilot.Options{Repo: repo, Configs: []string{filepath.Join(repo, "ralph.yml")},
-			Settings: config.Autopilot{Parallel: parallel, Merge: "merge", Retries: 1, WorktreesDir: ".worktrees", BaseBranch: "main"},
-			Source:   source, Runner: co, OnEvent: func(ev events.Event, _ *runfiles.AutopilotState) { r.events <- ev }})
+			Settings: settings, Source: source, Runner: co, PullRequests: pulls,
+			OnEvent: func(ev events.Event, _ *runfiles.AutopilotState) { r.events <- ev }})
 	}()
 	t.Cleanup(func() { stop(); <-r.done })
 	return r
@@ -173,4 +190,67 @@ func TestCoordinatorRestartTakesResultsFromTheStreams(t *testing.T) {
 	}
 	assert.Empty(t, runner.started, "no task ran twice")
 	assert.EqualValues(t, 0, queued(t, conn))
+}
+
+// With deliver: push the coordinator delivers as a local autopilot does:
+// each worker's result is merged on the shared remote's main, pushed
+// there, and only then does the local main move.
+func TestCoordinatorDeliversByPush(t *testing.T) {
+	c := start(t, 1)
+	conn := connect(t, c.URLs())
+	url, _ := gittest.SharedRemote(t)
+	ids := []string{"a", "b"}
+	repo := coordinatorRepo(t, url, ids...)
+	startWorker(t, workerSetup{conn: conn, ackWait: 30 * time.Second, url: url, host: "w1", runner: newFakeRunner("", 1, nil)})
+
+	settings := config.Autopilot{Parallel: 2, Merge: "merge", Retries: 1, WorktreesDir: ".worktrees", BaseBranch: "main",
+		Deliver: "push", Remote: "origin"}
+	run := runCoordinatorWith(testContext(t), t, conn, repo, url, settings, nil)
+	res := run.wait(t)
+	assert.Equal(t, autopilot.Result{ExitCode: 0, Completed: 2}, res)
+	assert.Equal(t, gittest.Run(t, repo, "rev-parse", "main"), remoteRef(t, url, "refs/heads/main"), "the shared remote's main is the local one")
+	log := gittest.Run(t, url, "log", "--format=%B", "main")
+	for _, id := range ids {
+		assert.Equal(t, 1, strings.Count(log, gitrepo.TaskTrailer+": "+id+"\n"), "%s is on the remote's main once", id)
+		assert.Empty(t, remoteRef(t, url, "refs/heads/ralph/"+id), "%s's branch is deleted from the remote once merged", id)
+	}
+	pushed := 0
+	for len(run.events) > 0 {
+		if ev := <-run.events; ev.Topic == runfiles.TopicMergePushed {
+			pushed++
+		}
+	}
+	assert.Equal(t, 2, pushed)
+}
+
+// With deliver: pr the coordinator opens a pull request of each worker's
+// verified result: the task's branch on the shared remote becomes the
+// verified merge, and stays there, the pull request's head, once the task
+// is done (close_on: opened); the worker's other refs go.
+func TestCoordinatorDeliversPullRequests(t *testing.T) {
+	c := start(t, 1)
+	conn := connect(t, c.URLs())
+	url, _ := gittest.SharedRemote(t)
+	repo := coordinatorRepo(t, url, "a")
+	startWorker(t, workerSetup{conn: conn, ackWait: 30 * time.Second, url: url, host: "w1", runner: newFakeRunner("", 1, nil)})
+	pulls := forgetest.New("ralph-bot")
+
+	settings := config.Autopilot{Parallel: 1, Merge: "merge", Retries: 1, WorktreesDir: ".worktrees", BaseBranch: "main",
+		Deliver: "pr", Remote: "origin", PR: config.PullRequests{CloseOn: "opened", PollSeconds: 1}}
+	before := gittest.Run(t, repo, "rev-parse", "main")
+	res := runCoordinatorDelivering(testContext(t), t, conn, repo, url, settings, pulls.Pulls(), nil).wait(t)
+	assert.Equal(t, autopilot.Result{ExitCode: 0, Completed: 1}, res)
+	pr, err := pulls.PR(t.Context(), 1)
+	require.NoError(t, err)
+	assert.Equal(t, forge.StateOpen, pr.State)
+	assert.Equal(t, "ralph/a", pr.Head)
+	head := remoteRef(t, url, "refs/heads/ralph/a")
+	require.NotEmpty(t, head, "the pull request's branch stays on the remote")
+	assert.Contains(t, gittest.Run(t, url, "log", "-1", "--format=%B", head), gitrepo.TaskTrailer+": a", "it is the verified merge")
+	assert.Empty(t, remoteRef(t, url, cluster.WIPRef("a")), "the worker's work in progress is cleaned up")
+	merged, err := gitrepo.Repo{Dir: repo}.MergedTasks(t.Context(), before, "main")
+	require.NoError(t, err)
+	assert.Empty(t, merged, "no merge lands on the coordinator's main, only the tracker's commits")
+	gittest.Run(t, url, "cat-file", "-e", head+":a-1.txt") // the worker's work is in the pull request
+	assert.NoFileExists(t, filepath.Join(repo, "a-1.txt"), "and not in the coordinator's checkout")
 }

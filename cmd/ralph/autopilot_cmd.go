@@ -20,6 +20,9 @@ import (
 	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/internal/exitcode"
 	"github.com/ralph-loop/ralph/internal/flagvalue"
+	"github.com/ralph-loop/ralph/internal/forge"
+	"github.com/ralph-loop/ralph/internal/forge/github"
+	"github.com/ralph-loop/ralph/internal/forge/gitlab"
 	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/tasks"
@@ -40,6 +43,9 @@ or shell commands) in priority order, runs a full ralph loop for each in its own
 git worktree on branch ralph/<task>, up to --parallel at once, merges finished
 work onto the base branch through a queue that verifies each merged result,
 closes the task, removes its worktree, and goes on until nothing is ready.
+With autopilot.deliver: push each verified merge is also pushed to a remote
+(never over somebody's push); with pr it goes there as ralph/<task> and a pull
+request, followed until a person merges it, and the base branch here stays.
 
 Exit status: 0 when every started task completed, 1 when any failed, 3 when
 the autopilot could not run, 130 when interrupted (run it again to go on).
@@ -100,10 +106,45 @@ func (c *autopilotRunCmd) Run(ctx context.Context, g *globals, log *slog.Logger)
 // why and until when.
 func openSource(g *globals, s config.TaskSource, dir string) (tasks.Source, error) {
 	spec := autopilot.TaskSpec(s)
-	spec.Wait = func(d time.Duration, why string) {
-		fmt.Fprintf(g.stderr, "ralph: autopilot: %s's rate limit: waiting %s (%s)\n", s.Type, d.Round(time.Second), why)
-	}
+	spec.Wait = rateLimitWait(g, s.Type)
 	return tasks.Open(spec, dir)
+}
+
+// rateLimitWait says a forge's rate-limit wait on stderr as it begins.
+func rateLimitWait(g *globals, service string) forge.Waiter {
+	return func(d time.Duration, why string) {
+		fmt.Fprintf(g.stderr, "ralph: autopilot: %s's rate limit: waiting %s (%s)\n", service, d.Round(time.Second), why)
+	}
+}
+
+// openPullRequests is where deliver: pr opens and follows its pull
+// requests: the forge autopilot.pr names (or the source's), with the
+// token from the environment variable it names; nil for another
+// delivery.
+func openPullRequests(g *globals, a config.Autopilot) (forge.PullRequests, error) {
+	if a.Deliver != "pr" {
+		return nil, nil
+	}
+	t := a.PullRequestTarget()
+	token, err := forge.Token(t.Forge, t.TokenEnv)
+	if err != nil {
+		return nil, err
+	}
+	switch t.Forge {
+	case "github":
+		c, err := github.New(github.Options{Repo: t.Repo, APIURL: t.APIURL, Token: token, Wait: rateLimitWait(g, t.Forge)})
+		if err != nil {
+			return nil, err
+		}
+		return c.Pulls(), nil
+	case "gitlab":
+		c, err := gitlab.New(gitlab.Options{Project: t.Project, APIURL: t.APIURL, Token: token, Wait: rateLimitWait(g, t.Forge)})
+		if err != nil {
+			return nil, err
+		}
+		return c.Pulls(), nil
+	}
+	return nil, withHint(fmt.Errorf("autopilot.deliver is pr, but autopilot.pr.forge is %q", t.Forge), "set autopilot.pr.forge to github or gitlab")
 }
 
 func (c *autopilotRunCmd) run(ctx context.Context, g *globals, log *slog.Logger, cfg *config.Config, configs []string,
@@ -133,9 +174,16 @@ func (c *autopilotRunCmd) run(ctx context.Context, g *globals, log *slog.Logger,
 	if c.DryRun {
 		return c.dryRun(ctx, g, settings, source, configs)
 	}
+	pulls, err := openPullRequests(g, settings)
+	if err != nil {
+		return err
+	}
 	root, base, err := autopilot.Preflight(ctx, g.Dir, settings.BaseBranch, source, configs)
 	if err != nil {
 		return runningAlready(g, err)
+	}
+	if err := autopilot.CheckDelivery(ctx, root, settings.Deliver, settings.Remote); err != nil {
+		return err
 	}
 	settings.BaseBranch = base
 	if root != g.Dir {
@@ -166,7 +214,7 @@ func (c *autopilotRunCmd) run(ctx context.Context, g *globals, log *slog.Logger,
 	}
 	defer closeRunner()
 	res, err := autopilot.Run(ctx, autopilot.Options{Repo: root, Configs: configs, Settings: settings,
-		Criteria: cfg.AcceptanceCriteria, Sandbox: cfg.SlotSandbox(), Source: source, Runner: runner, OnEvent: lines.Event, Fault: fault,
+		Criteria: cfg.AcceptanceCriteria, Sandbox: cfg.SlotSandbox(), Source: source, Runner: runner, PullRequests: pulls, OnEvent: lines.Event, Fault: fault,
 		Hooks: hooks.ForAutopilot(cfg, root), Redactor: redactor})
 	if err != nil {
 		if _, running := errors.AsType[*autopilot.RunningError](err); running {
@@ -189,11 +237,15 @@ func (c *autopilotRunCmd) run(ctx context.Context, g *globals, log *slog.Logger,
 // status (3); an autopilot already running here is said, and is not one.
 func (c *autopilotRunCmd) dryRun(ctx context.Context, g *globals, settings config.Autopilot, source tasks.Source, configs []string) error {
 	_, _, refused := autopilot.Preflight(ctx, g.Dir, settings.BaseBranch, source, configs)
+	if refused == nil {
+		refused = autopilot.CheckDelivery(ctx, g.Dir, settings.Deliver, settings.Remote)
+	}
 	plan, err := autopilot.MakePlan(ctx, source, settings.Parallel, settings.MaxTasks)
 	if err != nil {
 		// A source the run could not use is one of the refusals.
 		return cmp.Or(refused, err)
 	}
+	plan.Delivery = autopilot.DeliveryOf(ctx, g.Dir, settings)
 	if c.Headless {
 		err = json.NewEncoder(g.stdout).Encode(plan)
 	} else {

@@ -102,3 +102,18 @@ func (g Repo) DeleteRef(ctx context.Context, ref string) error {
 	_, err := g.run(ctx, "update-ref", "-d", ref)
 	return err
 }
+
+// PushLease sets ref on remote to commit only if the remote's ref is still
+// at expect ("": the remote must not have ref): a push made there since is
+// refused rather than replaced (git push --force-with-lease). A push that
+// only adds to the remote's ref uses no force.
+func (g Repo) PushLease(ctx context.Context, remote, commit, ref, expect string) error {
+	_, err := g.run(ctx, "push", "--quiet", "--force-with-lease="+ref+":"+expect, remote, commit+":"+ref)
+	return err
+}
+
+// HasCommit reports whether the repository has commit.
+func (g Repo) HasCommit(ctx context.Context, commit string) bool {
+	_, err := g.run(ctx, "cat-file", "-e", commit+"^{commit}")
+	return err == nil
+}

@@ -36,8 +36,18 @@ type AutopilotPanel struct {
 	Completed int                       `json:"completed"`
 	Failed    int                       `json:"failed"`
 	Queued    int                       `json:"merge_queue"`
+	Reviews   []Review                  `json:"reviews,omitempty"`
 	StartedAt time.Time                 `json:"started_at"`
 	Ended     *runfiles.AutopilotEnding `json:"ended,omitempty"`
+}
+
+// Review is a task delivered as a pull request that waits for a person
+// to merge it.
+type Review struct {
+	Task   string `json:"task"`
+	Title  string `json:"title,omitempty"`
+	Number int    `json:"number"`
+	URL    string `json:"url"`
 }
 
 // Slot is an autopilot's slot and the task its loop works on.
@@ -146,9 +156,13 @@ func (r *Reader) Paths() []string {
 }
 
 func autopilotPanel(a *view.AutopilotRun) *AutopilotPanel {
-	return &AutopilotPanel{RunID: a.RunID, Running: a.Running, Paused: a.Paused, Source: a.Source, Parallel: a.Parallel,
+	p := &AutopilotPanel{RunID: a.RunID, Running: a.Running, Paused: a.Paused, Source: a.Source, Parallel: a.Parallel,
 		MaxTasks: a.MaxTasks, Started: a.Started, Completed: a.Completed, Failed: a.Failed, Queued: a.Queued,
 		StartedAt: a.StartedAt, Ended: a.Ended}
+	for _, r := range a.Reviews {
+		p.Reviews = append(p.Reviews, Review{Task: r.Task, Title: r.Title, Number: r.PR.Number, URL: r.PR.URL})
+	}
+	return p
 }
 
 func (r *Reader) loop(l *view.LoopView) *Loop {

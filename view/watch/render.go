@@ -137,12 +137,16 @@ func autopilotLines(ap *view.AutopilotRun, now time.Time, width int) []string {
 	if n := len(ap.Events); n > 0 {
 		last = ap.Events[n-1].Event.Topic + " " + ap.Events[n-1].Text
 	}
-	return []string{
+	lines := []string{
 		titleStyle.Render(rule(joinWords("ralph autopilot", "run "+ap.RunID, state, elapsed), width)),
 		fmt.Sprintf(" source %s · %d slots · %d started · %d completed · %d failed · %d to merge",
 			orDash(ap.Source), ap.Parallel, ap.Started, ap.Completed, ap.Failed, ap.Queued),
 		" last         " + view.Sanitize(view.FirstLine(last)),
 	}
+	for _, r := range ap.Reviews {
+		lines = append(lines, " in review    "+view.Sanitize(view.ReviewText(r)))
+	}
+	return lines
 }
 
 // slotLines are a line per slot, the selected one marked.

@@ -207,6 +207,26 @@ func TestAnAutopilotAt80x24(t *testing.T) {
 	assert.Equal(t, "ui", testModel(t, dir, "2").task, "or its slot")
 }
 
+// The tasks whose pull requests wait for review are listed under the
+// autopilot, each with its pull request.
+func TestAnAutopilotShowsItsTasksInReview(t *testing.T) {
+	dir := t.TempDir()
+	writeAutopilot(t, dir, false)
+	path := filepath.Join(dir, runfiles.DirName, runfiles.AutopilotStateFile)
+	var st runfiles.AutopilotState
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &st))
+	st.Reviews = []runfiles.TaskReview{{TaskSlot: runfiles.TaskSlot{Task: "cli", Title: "Task cli"},
+		PR: runfiles.PullRequest{Number: 7, URL: "https://forge.test/pull/7"}}}
+	data, err = json.Marshal(st)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+	m := testModel(t, dir, "")
+	out := screen(t, m)
+	assert.Contains(t, out, " in review    cli (Task cli): pull request #7, https://forge.test/pull/7\n")
+}
+
 func TestResizeRedrawsToTheNewSize(t *testing.T) {
 	dir := t.TempDir()
 	writeAutopilot(t, dir, false)

@@ -356,10 +356,27 @@
       ["merge queue", a.merge_queue],
     ];
     if (a.max_tasks) counts.push(["max tasks", a.max_tasks]);
+    const reviews = a.reviews || [];
+    if (reviews.length) counts.push(["in review", reviews.length]);
     $("#autopilot-counts").replaceChildren(
       ...counts.map(([k, v]) => el("div", { "data-count": k }, el("dt", { text: k }), el("dd", { text: String(v) }))),
     );
     renderSlots(d);
+    renderReviews(reviews);
+  }
+
+  // renderReviews lists the tasks whose pull requests wait for a person,
+  // each linked to its pull request when that is a web address.
+  function renderReviews(reviews) {
+    const list = $("#reviews");
+    list.hidden = reviews.length === 0;
+    list.replaceChildren(
+      ...reviews.map((r) => {
+        const label = `in review: ${r.task}${r.title ? " (" + r.title + ")" : ""}, pull request #${r.number}`;
+        const link = /^https?:\/\//.test(r.url) ? el("a", { href: r.url, rel: "noopener", target: "_blank", text: r.url }) : r.url;
+        return el("li", { "data-task": r.task }, label + " ", link);
+      }),
+    );
   }
 
   function renderSlots(d) {
