@@ -502,7 +502,7 @@ func (a *Autopilot) setUp(ctx context.Context) error {
 		return err
 	}
 	a.merger = &merger{repo: a.repo, base: a.base, worktrees: worktrees, tracker: a.opts.Source.Files(),
-		mode: s.Merge, verify: s.Verify}
+		mode: s.Merge, verify: s.Verify, sandbox: a.opts.VerifySandbox}
 	var err error
 	if a.merges, err = a.repo.MergedTasks(ctx, "", "refs/heads/"+a.base); err != nil {
 		return fmt.Errorf("read the tasks merged into %s: %w", a.base, err)

@@ -23,7 +23,7 @@ func TestCheckoutsPrepareContinuesFromWorkInProgress(t *testing.T) {
 	assert.Equal(t, "ralph/t-1", gittest.Run(t, co.Dir, "branch", "--show-current"))
 
 	wip := gittest.CommitFile(t, co.Dir, "a.txt", "iteration 1\n", "iteration 1")
-	require.NoError(t, PushProgress(ctx, co.Dir, url, "t-1"))
+	require.NoError(t, PushProgress(ctx, co, url, "t-1"))
 
 	second := Checkouts{Dir: t.TempDir(), Allow: []string{url}}
 	co2, err := second.Prepare(ctx, "t-1", url, base)
@@ -35,14 +35,14 @@ func TestCheckoutsPrepareContinuesFromWorkInProgress(t *testing.T) {
 	// The first worker, restarted, takes the task back: its own leftover
 	// worktree gives way to what was pushed since.
 	later := gittest.CommitFile(t, co2.Dir, "b.txt", "iteration 2\n", "iteration 2")
-	require.NoError(t, PushProgress(ctx, co2.Dir, url, "t-1"))
+	require.NoError(t, PushProgress(ctx, co2, url, "t-1"))
 	gittest.WriteFile(t, co.Dir, "unpushed.txt", "lost\n")
 	co3, err := first.Prepare(ctx, "t-1", url, base)
 	require.NoError(t, err)
 	assert.Equal(t, later, gittest.Run(t, co3.Dir, "rev-parse", "HEAD"))
 	assert.NoFileExists(t, filepath.Join(co3.Dir, "unpushed.txt"))
 
-	head, err := PushResult(ctx, co3.Dir, url, "t-1")
+	head, err := PushResult(ctx, co3, url, "t-1")
 	require.NoError(t, err)
 	assert.Equal(t, later, head)
 	assert.Equal(t, later, gittest.Run(t, t.TempDir(), "ls-remote", url, "refs/heads/ralph/t-1")[:40])

@@ -146,7 +146,8 @@ func (c *autopilotRunCmd) run(ctx context.Context, g *globals, log *slog.Logger,
 	if err != nil {
 		return err
 	}
-	if err := c.checkSandbox(g, cfg, ralphBin); err != nil {
+	slots, err := c.checkSandbox(g, cfg, ralphBin)
+	if err != nil {
 		return err
 	}
 	out := g.stdout
@@ -162,8 +163,8 @@ func (c *autopilotRunCmd) run(ctx context.Context, g *globals, log *slog.Logger,
 	}
 	defer closeRunner()
 	res, err := autopilot.Run(ctx, autopilot.Options{Repo: root, Configs: configs, Settings: settings,
-		Criteria: cfg.AcceptanceCriteria, Sandbox: cfg.SlotSandbox(), Source: source, Runner: runner, OnEvent: lines.Event, Fault: fault,
-		Hooks: hooks.ForAutopilot(cfg, root), Redactor: redactor})
+		Criteria: cfg.AcceptanceCriteria, Sandbox: cfg.SlotSandbox(), VerifySandbox: verifySandbox(slots), Source: source, Runner: runner,
+		OnEvent: lines.Event, Fault: fault, Hooks: hooks.ForAutopilot(cfg, root), Redactor: redactor})
 	if err != nil {
 		if _, running := errors.AsType[*autopilot.RunningError](err); running {
 			return runningAlready(g, err)

@@ -26,7 +26,12 @@ import (
 // directory that is not inside a repository as one with nothing to report
 // (no commits, no changes) rather than as an error; a missing directory or
 // a broken git is an error.
-type Repo struct{ Dir string }
+type Repo struct {
+	Dir string
+	// Pin, when set, is where the repository is: git is told, and never
+	// reads Dir's .git to find it. Dir is then the work tree's top.
+	Pin Pin
+}
 
 // Commit is one commit.
 type Commit struct {
@@ -172,7 +177,7 @@ func (g Repo) run(ctx context.Context, args ...string) ([]byte, error) {
 		stdout.Reset()
 		stderr.Reset()
 		cmd := exec.CommandContext(ctx, "git", full...)
-		cmd.Env = gitEnv()
+		cmd.Env = append(gitEnv(), g.pinEnv()...)
 		cmd.WaitDelay = gitWaitDelay
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		return cmd

@@ -92,6 +92,13 @@ type Agent struct {
 	// Launcher is the ralph binary re-executed to apply Landlock: one
 	// whose main hands LauncherArg to Launch. Landlock needs it.
 	Launcher string
+	// GitDir and GitCommonDir, when set, are where the repository of a
+	// workspace that is a linked worktree is, as ralph knows it from
+	// having made the worktree (internal/git's Pin): what is granted of
+	// it is found from them, not from the workspace's .git file and the
+	// commondir file beside the git directory, which the agent can
+	// rewrite to name any directory it wants granted.
+	GitDir, GitCommonDir string
 }
 
 // Confine rewrites cmd, not yet started, to run confined: its Path, Args,
