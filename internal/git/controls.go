@@ -21,8 +21,10 @@ import (
 // any of these (Landlock grants a main checkout's .git with the rest of
 // the workspace; under bubblewrap it can still put .git aside, or add a
 // commondir) can have ralph's own git, which is not confined, run its
-// code. A pinned Repo's git reads no .git and no commondir: its Controls
-// are the pinned directories' config, config.worktree and hooks.
+// code. A pinned Repo's git reads no .git: its Controls are the pinned
+// directories' config, config.worktree and hooks, and the commondir file,
+// which git still reads for refs (a pinned Repo refuses to run when it
+// names another directory).
 //
 // .git/info/attributes is left out: attributes only name a filter or a
 // diff driver, whose command must be in a config, and the work tree's own
@@ -41,6 +43,8 @@ type Controls struct {
 func (g Repo) Controls() Controls {
 	c := Controls{files: map[string]string{}, dirs: map[string]os.FileInfo{}}
 	if !g.Pin.IsZero() {
+		// Its refs still follow commondir (see Pin).
+		c.file(filepath.Join(g.Pin.GitDir, "commondir"))
 		c.repository(g.Pin.GitDir, g.Pin.CommonDir)
 		return c
 	}

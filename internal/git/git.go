@@ -170,14 +170,18 @@ func (g Repo) run(ctx context.Context, args ...string) ([]byte, error) {
 	if len(args) > 0 && args[0] == "worktree" {
 		defer lockWorktrees(g.Dir)()
 	}
+	pinned, err := g.pinEnv()
+	if err != nil {
+		return nil, fmt.Errorf("git %s: %w", subcommand(args), err)
+	}
 	var stdout, stderr bytes.Buffer
 	// A Ctrl-C meant for ralph must not kill git half-way through a merge
 	// or a commit: ralph stops it through ctx when it means to.
-	err := procgroup.RunDetached(func() *exec.Cmd {
+	err = procgroup.RunDetached(func() *exec.Cmd {
 		stdout.Reset()
 		stderr.Reset()
 		cmd := exec.CommandContext(ctx, "git", full...)
-		cmd.Env = append(gitEnv(), g.pinEnv()...)
+		cmd.Env = append(gitEnv(), pinned...)
 		cmd.WaitDelay = gitWaitDelay
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		return cmd

@@ -16,7 +16,10 @@ import (
 // them at a repository it made, whose config names core.fsmonitor or a
 // filter, would have ralph's next git command there run its code outside
 // the sandbox. A pinned Repo tells git both directories (GIT_DIR,
-// GIT_COMMON_DIR, GIT_WORK_TREE) and never reads either file.
+// GIT_COMMON_DIR, GIT_WORK_TREE), so git never reads the .git file; and
+// since git's refs still follow the commondir file whatever
+// GIT_COMMON_DIR says, it refuses to run git (TamperedError) once that
+// file names another directory.
 type Pin struct {
 	// GitDir is the work tree's own git directory: HEAD, the index.
 	GitDir string
@@ -61,15 +64,53 @@ func (p Pin) Env() []string {
 
 // pinEnv is what git is told of a pinned repository: the directories, and
 // the work tree, which git would otherwise take for the current directory.
-func (g Repo) pinEnv() []string {
+// GIT_COMMON_DIR wins over the git directory's commondir file for
+// everything but the refs (git's files backend reads the file itself), so
+// a commondir that no longer names the pinned common directory is refused
+// rather than followed: the agent rewrote it.
+func (g Repo) pinEnv() ([]string, error) {
 	if g.Pin.IsZero() {
-		return nil
+		return nil, nil
+	}
+	if err := g.Pin.intact(); err != nil {
+		return nil, err
 	}
 	top, err := filepath.Abs(g.Dir)
 	if err != nil {
 		top = g.Dir
 	}
-	return []string{"GIT_DIR=" + g.Pin.GitDir, "GIT_COMMON_DIR=" + g.Pin.CommonDir, "GIT_WORK_TREE=" + top}
+	return []string{"GIT_DIR=" + g.Pin.GitDir, "GIT_COMMON_DIR=" + g.Pin.CommonDir, "GIT_WORK_TREE=" + top}, nil
+}
+
+// TamperedError is a pinned repository whose git directory's commondir file
+// names another common directory than the pinned one.
+type TamperedError struct {
+	GitDir, Names, Pinned string
+}
+
+func (e *TamperedError) Error() string {
+	return fmt.Sprintf("%s names %s as its repository (its commondir file), not %s, which ralph made the worktree in: "+
+		"it was rewritten, and ralph runs no git there", e.GitDir, e.Names, e.Pinned)
+}
+
+// intact checks that the git directory's commondir file, when there is
+// one, still names the common directory.
+func (p Pin) intact() error {
+	b, err := os.ReadFile(filepath.Join(p.GitDir, "commondir"))
+	if os.IsNotExist(err) && p.GitDir == p.CommonDir {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read the commondir file of %s: %w", p.GitDir, err)
+	}
+	names := strings.TrimSpace(string(b))
+	if !filepath.IsAbs(names) {
+		names = filepath.Join(p.GitDir, names)
+	}
+	if !sameFile(names, p.CommonDir) {
+		return &TamperedError{GitDir: p.GitDir, Names: filepath.Clean(names), Pinned: p.CommonDir}
+	}
+	return nil
 }
 
 // WorktreePin is the Pin of the linked worktree at path of g's repository,
