@@ -49,8 +49,9 @@ func (e *GitArmedError) Error() string {
 	if len(shown) > changedShown {
 		shown, more = shown[:changedShown], fmt.Sprintf(" and %d more", len(e.Changed)-changedShown)
 	}
-	return fmt.Sprintf("%s changed %s%s, which decide what git runs in this repository: "+
-		"ralph runs no git on a repository an agent may have armed, and stopped the run", e.By, strings.Join(shown, ", "), more)
+	return fmt.Sprintf("%s changed %s%s, which %s what git runs in this repository: "+
+		"ralph runs no git on a repository an agent may have armed, and stopped the run",
+		e.By, strings.Join(shown, ", "), more, plural.Word(len(e.Changed), "decides", "decide"))
 }
 
 // Kind: the workspace is in a state ralph refuses to work in.

@@ -88,7 +88,7 @@ func TestAConfinedAgentThatArmsTheRepositoryStopsTheRun(t *testing.T) {
 			var term runfiles.TerminateRecord
 			require.NoError(t, json.Unmarshal(recs[len(recs)-1].Event.Payload, &term))
 			assert.Equal(t, runfiles.CauseGitArmed, term.Cause)
-			assert.Contains(t, term.Message, "the agent of hat builder changed .git/config, which decide what git runs in this repository")
+			assert.Contains(t, term.Message, "the agent of hat builder changed .git/config, which decides what git runs in this repository")
 			assert.Equal(t, 2, countTopic(recs, runfiles.TopicIterationFinished), "the builder's iteration is recorded, without git")
 		})
 	}

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 )
 
 // Controls is a fingerprint of what decides which repository git finds
@@ -36,33 +35,36 @@ type Controls struct {
 	// checkout's .git): renaming it away and putting another in its
 	// place changes no file's content.
 	dirs map[string]os.FileInfo
+	// hookDirs are the hooks directories read: a file new in one is a
+	// hook added.
+	hookDirs []string
 }
 
 // Controls reads g's controls now. It starts no git process: it is read
 // before and after every confined agent, and git is what it guards.
 func (g Repo) Controls() Controls {
-	c := Controls{files: map[string]string{}, dirs: map[string]os.FileInfo{}}
+	c := &Controls{files: map[string]string{}, dirs: map[string]os.FileInfo{}}
 	if !g.Pin.IsZero() {
 		// Its refs still follow commondir (see Pin).
 		c.file(filepath.Join(g.Pin.GitDir, "commondir"))
 		c.repository(g.Pin.GitDir, g.Pin.CommonDir)
-		return c
+		return *c
 	}
 	dir, err := filepath.Abs(g.Dir)
 	if err != nil {
-		return c
+		return *c
 	}
 	dotGit, ok := findDotGit(dir)
 	if !ok {
 		// None yet: one the agent makes (git init) is a change.
 		c.files[filepath.Join(dir, ".git")] = absent
-		return c
+		return *c
 	}
 	info, err := os.Stat(dotGit)
 	switch {
 	case err != nil:
 		c.file(dotGit)
-		return c
+		return *c
 	case info.IsDir():
 		c.dirs[dotGit] = info
 	default:
@@ -73,12 +75,12 @@ func (g Repo) Controls() Controls {
 		c.file(filepath.Join(gitDir, "commondir"))
 		c.repository(gitDir, common)
 	}
-	return c
+	return *c
 }
 
 // repository adds the controls inside a repository's git directory and
 // common directory (the same directory outside a linked worktree).
-func (c Controls) repository(gitDir, common string) {
+func (c *Controls) repository(gitDir, common string) {
 	c.file(filepath.Join(gitDir, "config.worktree"))
 	for _, d := range []string{gitDir, common} {
 		c.file(filepath.Join(d, "config"))
@@ -97,25 +99,18 @@ func (c Controls) file(path string) {
 	c.files[path] = digest(path)
 }
 
-// hooks records every entry of a hooks directory: git runs hooks/<name>.
-func (c Controls) hooks(dir string) {
+// hooks records every entry of a hooks directory (git runs
+// hooks/<name>), or that there is none to read.
+func (c *Controls) hooks(dir string) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		c.file(dir)
 		return
 	}
-	c.files[dir] = "dir " + strings.Join(names(entries), "\x00")
+	c.hookDirs = append(c.hookDirs, dir)
 	for _, e := range entries {
 		c.file(filepath.Join(dir, e.Name()))
 	}
-}
-
-func names(entries []os.DirEntry) []string {
-	out := make([]string, len(entries))
-	for i, e := range entries {
-		out[i] = e.Name()
-	}
-	return out
 }
 
 // digest is what a control file is: its mode (a hook made executable is a
@@ -143,8 +138,11 @@ func digest(path string) string {
 	return fmt.Sprintf("%v %s", info.Mode(), hex.EncodeToString(h.Sum(nil)))
 }
 
-// Changed lists, sorted, the paths whose state differs from c's in now:
-// changed, made, removed, or a directory that is not the same one.
+// Changed lists, sorted, what differs in now from c: a control file
+// changed, made or removed, a hook added, a directory that is not the same
+// one. What lies inside a path it lists is not listed again: a .git put
+// aside is .git, not each of its files; nor is what a changed control now
+// leads to (the config of the repository a new commondir names).
 func (c Controls) Changed(now Controls) []string {
 	var out []string
 	for path, was := range c.files {
@@ -153,7 +151,7 @@ func (c Controls) Changed(now Controls) []string {
 		}
 	}
 	for path := range now.files {
-		if _, ok := c.files[path]; !ok {
+		if _, ok := c.files[path]; !ok && slices.Contains(c.hookDirs, filepath.Dir(path)) {
 			out = append(out, path)
 		}
 	}
@@ -168,5 +166,8 @@ func (c Controls) Changed(now Controls) []string {
 		}
 	}
 	slices.Sort(out)
-	return slices.Compact(out)
+	out = slices.Compact(out)
+	return slices.DeleteFunc(out, func(p string) bool {
+		return slices.ContainsFunc(out, func(q string) bool { return q != p && within(p, q) })
+	})
 }

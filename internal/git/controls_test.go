@@ -40,7 +40,7 @@ func TestControlsOfAMainCheckout(t *testing.T) {
 		}))
 	})
 	t.Run("a hook added", func(t *testing.T) {
-		assert.Equal(t, []string{".git/hooks", ".git/hooks/post-index-change"}, changed(t, func(ws string) {
+		assert.Equal(t, []string{".git/hooks/post-index-change"}, changed(t, func(ws string) {
 			gittest.WriteFile(t, ws, ".git/hooks/post-index-change", "#!/bin/sh\n")
 		}))
 	})
@@ -53,10 +53,10 @@ func TestControlsOfAMainCheckout(t *testing.T) {
 		}))
 	})
 	t.Run("a commondir added", func(t *testing.T) {
-		got := changed(t, func(ws string) {
-			gittest.WriteFile(t, ws, ".git/commondir", "/elsewhere\n")
-		})
-		assert.Contains(t, got, ".git/commondir")
+		assert.Equal(t, []string{".git/commondir"}, changed(t, func(ws string) {
+			gittest.Run(t, ws, "init", "-q", "armed")
+			gittest.WriteFile(t, ws, ".git/commondir", filepath.Join(ws, "armed", ".git")+"\n")
+		}), "not the armed repository's files")
 	})
 	t.Run("the config of a worktree", func(t *testing.T) {
 		assert.Equal(t, []string{".git/config.worktree"}, changed(t, func(ws string) {
@@ -71,11 +71,10 @@ func TestControlsOfAMainCheckout(t *testing.T) {
 		assert.Equal(t, []string{".git"}, got, "the same files, in another directory")
 	})
 	t.Run(".git made a file", func(t *testing.T) {
-		got := changed(t, func(ws string) {
+		assert.Equal(t, []string{".git"}, changed(t, func(ws string) {
 			require.NoError(t, os.Rename(filepath.Join(ws, ".git"), filepath.Join(ws, "armed")))
 			gittest.WriteFile(t, ws, ".git", "gitdir: armed\n")
-		})
-		assert.Contains(t, got, ".git")
+		}))
 	})
 }
 
@@ -84,7 +83,7 @@ func TestControlsOfAWorkspaceWithoutARepository(t *testing.T) {
 	before := Repo{Dir: ws}.Controls()
 	assert.Empty(t, before.Changed(Repo{Dir: ws}.Controls()))
 	gittest.Run(t, ws, "init", "-q", ".")
-	assert.Contains(t, before.Changed(Repo{Dir: ws}.Controls()), filepath.Join(ws, ".git"), "a repository the agent made")
+	assert.Equal(t, []string{filepath.Join(ws, ".git")}, before.Changed(Repo{Dir: ws}.Controls()), "a repository the agent made")
 }
 
 // A pinned worktree's .git file is nothing to its git; its commondir file
