@@ -101,3 +101,14 @@ func TestControlsOfAPinnedWorktree(t *testing.T) {
 	gittest.WriteFile(t, pin.GitDir, "config.worktree", "[core]\n\tfsmonitor = /tmp/run-me\n")
 	assert.Equal(t, []string{filepath.Join(pin.GitDir, "commondir"), filepath.Join(pin.GitDir, "config.worktree")}, before.Changed(repo.Controls()))
 }
+
+// BenchmarkControls is what the guard costs a confined iteration, twice
+// (before and after): reading a main checkout's controls, with the sample
+// hooks git init makes.
+func BenchmarkControls(b *testing.B) {
+	ws := gittest.NewRepo(b)
+	repo := Repo{Dir: ws}
+	for b.Loop() {
+		_ = repo.Controls()
+	}
+}

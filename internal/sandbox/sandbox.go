@@ -7,7 +7,16 @@
 // A Policy is what the user configured; Detect says what this machine offers
 // (Support) and Support.Resolve turns a Policy's mode into the mechanism a
 // run uses. An Agent is one agent run's confinement: Confine rewrites an
-// unstarted *exec.Cmd so that it runs confined.
+// unstarted *exec.Cmd so that it runs confined. The launcher re-executes
+// any command, not only an agent: ralph confines the commands of criteria,
+// gates and autopilot.verify with the Agent of the agent whose work they
+// run (its Workspace the check's), and Denied explains their refusals too.
+//
+// Of a linked worktree's repository an Agent grants the worktree's own git
+// directory, the object store and its branch's ref directories: found from
+// Agent.GitDir and GitCommonDir when ralph made the worktree, else from the
+// worktree's files only when laid out as git lays them out, since an
+// earlier agent can rewrite them to name any directory.
 package sandbox
 
 import (
