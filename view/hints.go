@@ -39,6 +39,7 @@ func nextStep(t runfiles.Termination) string {
 		return "continue with `" + loopResume + "`"
 	case runfiles.CauseGitArmed:
 		return gitArmedStep
+	case runfiles.CauseStopRequest, runfiles.CauseStopNow, runfiles.CauseSignal:
 	}
 	if t.GoOn == nil {
 		return ""
