@@ -37,6 +37,15 @@
 // runs ([RunningError]), a start beside a loop is refused
 // ([LoopRunningError]).
 //
+// # Loops' worktrees
+//
+// As the owner of the worktrees directory, the package also places the
+// worktrees of the loops a user runs with `ralph loop --worktree`, in
+// .loops/NAME on branch ralph-loop/NAME, where no task's can be, and
+// makes, names, lists and cleans them ([LoopWorktreeIn],
+// [MakeLoopWorktree], [LoopWorktrees], [CleanLoopWorktrees]). Such a loop
+// has its own .ralph/ in its worktree, so it runs beside the autopilot.
+//
 // # Crash safety
 //
 // Every step is an event in the log before its effect, and every effect is

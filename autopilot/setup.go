@@ -235,15 +235,19 @@ func checkClean(ctx context.Context, repo git.Repo, source tasks.Source, own []s
 }
 
 // CheckSource reads the source's ready tasks as the run will, so that a
-// tracker the autopilot cannot use (one it cannot read, or one with two
-// tasks of one id) is refused before anything changes.
+// tracker the autopilot cannot use (one it cannot read, one with two tasks
+// of one id, one whose tasks wait for a task it does not have or for each
+// other) is refused before anything changes.
 func CheckSource(ctx context.Context, source tasks.Source) error {
 	_, err := source.Ready(ctx)
 	var dup *tasks.DuplicateIDError
+	var unknown *tasks.UnknownDepError
+	var cycle *tasks.DepCycleError
 	switch {
 	case err == nil:
 		return nil
-	case errors.As(err, &dup):
+	case errors.As(err, &dup), errors.As(err, &unknown), errors.As(err, &cycle):
+		// They say where in the tracker, which is all there is to say.
 		return err
 	}
 	return fmt.Errorf("list the ready tasks of %s: %w", source.Name(), err)
@@ -371,7 +375,7 @@ func (e *LoopRunningError) Error() string {
 
 // Hint says how to see the loop, stop it, or wait for it.
 func (e *LoopRunningError) Hint() string {
-	return "see it with `ralph status` or `ralph events -f`, stop it with `ralph stop`, or start the autopilot once it has ended"
+	return "see it with `ralph status` or `ralph events -f`, stop it with `ralph stop`, or start the autopilot once it has ended; a loop run with `ralph loop --worktree` works beside the autopilot"
 }
 
 // Kind: a loop holds the checkout now.
@@ -511,21 +515,12 @@ func (a *Autopilot) setUp(ctx context.Context) error {
 	return err
 }
 
-// ensureIgnoredDir makes dir with a .gitignore of "*", so the worktrees
-// in it never show up as changes of the user's checkout.
-//
-// A dir in the repository is held to .ralph/'s rules (internal/ralphdir):
-// a repository that brings it as a link would have ralph make worktrees,
-// and write this file, wherever the link points. One the user set outside
-// the repository is theirs to place.
+// ensureIgnoredDir makes dir (makeDirIn) with a .gitignore of "*", so the
+// worktrees in it (the tasks', and the loops' in .loops) never show up as
+// changes of the user's checkout.
 func ensureIgnoredDir(repo, dir string) error {
-	if rel, err := filepath.Rel(repo, dir); err == nil && filepath.IsLocal(rel) {
-		top, _, _ := strings.Cut(rel, string(filepath.Separator))
-		if err := ralphdir.MkdirAll(filepath.Join(repo, top), dir); err != nil {
-			return err
-		}
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", dir, err)
+	if err := makeDirIn(repo, dir); err != nil {
+		return err
 	}
 	// O_EXCL: a file there is kept, and a link there is not followed.
 	f, err := os.OpenFile(filepath.Join(dir, ".gitignore"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
@@ -535,8 +530,24 @@ func ensureIgnoredDir(repo, dir string) error {
 	if err != nil {
 		return err
 	}
-	_, err = f.WriteString("# ralph autopilot's task worktrees\n*\n")
+	_, err = f.WriteString("# ralph's worktrees: the autopilot's tasks', and ralph loop --worktree's in .loops\n*\n")
 	return errors.Join(err, f.Close())
+}
+
+// makeDirIn makes dir, a directory for worktrees. One in the repository
+// is held to .ralph/'s rules (internal/ralphdir): a repository that brings
+// it as a link would have ralph make worktrees, and write files, wherever
+// the link points. One the user set outside the repository is theirs to
+// place.
+func makeDirIn(repo, dir string) error {
+	if rel, err := filepath.Rel(repo, dir); err == nil && filepath.IsLocal(rel) {
+		top, _, _ := strings.Cut(rel, string(filepath.Separator))
+		return ralphdir.MkdirAll(filepath.Join(repo, top), dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	return nil
 }
 
 // begin records autopilot.started: a new run, or the unfinished one going

@@ -57,7 +57,7 @@ var schemaDocs = map[string]string{
 	"autopilot.source.states":         "linear source: the workflow states an issue must be in to be ready; default: the team's unstarted states.",
 	"autopilot.source.assignee":       "github, gitlab and linear sources: whose issues are taken besides unassigned ones, and who ralph assigns them to; default: the token's user.",
 	"autopilot.source.token_env":      "github, gitlab and linear sources: the environment variable that holds the API token (default GITHUB_TOKEN, GITLAB_TOKEN, LINEAR_API_KEY); the token itself never goes in a config file.",
-	"autopilot.source.api_url":        "github and gitlab sources: the API's address, for GitHub Enterprise (https://github.example.com/api/v3) or a self-hosted GitLab; default: the public service's.",
+	"autopilot.source.api_url":        "github, gitlab and linear sources: the API's address, for GitHub Enterprise (https://github.example.com/api/v3) or a self-hosted GitLab (Linear's: its GraphQL endpoint); default: the public service's.",
 	"autopilot.deliver":               "How verified work leaves the machine: merge (onto the local base branch), push (merged, then the base branch pushed to remote with a lease, never over someone else's work) or pr (the task's branch pushed and a pull request opened; the local base branch is not touched).",
 	"autopilot.remote":                "The git remote deliver: push and pr send work to.",
 	"autopilot.pr":                    "How deliver: pr opens and follows pull requests (merge requests on GitLab).",

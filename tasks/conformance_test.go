@@ -97,15 +97,17 @@ func fixtures() []fixture {
     {"id": "US-001", "title": "Write the CSV encoder", "description": "An encoder with RFC 4180 quoting.",
      "acceptanceCriteria": ["`+"`go test ./...`"+`", "quotes fields with commas"], "priority": 0, "passes": false,
      "tags": ["component:cli"]},
-    {"id": "US-003", "title": "Write the README", "description": "What ralph is.", "priority": 1, "passes": false}
+    {"id": "US-003", "title": "Write the README", "description": "What ralph is.", "priority": 1, "passes": false},
+    {"id": "US-004", "title": "Document export", "description": "README section.", "priority": 2, "passes": false,
+     "dependsOn": ["US-002"]}
   ]
 }
 `)
 				src, err := Open(Spec{Type: "prd"}, dir)
 				require.NoError(t, err)
-				return src, map[string]string{"export": "US-002", "encoder": "US-001", "readme": "US-003"}
+				return src, map[string]string{"export": "US-002", "encoder": "US-001", "readme": "US-003", "document": "US-004"}
 			},
-			tags: true,
+			deps: true, tags: true,
 			failed: func(t *testing.T, dir, id string) {
 				data, err := os.ReadFile(filepath.Join(dir, "prd.json"))
 				require.NoError(t, err)

@@ -63,8 +63,9 @@ func (s *forgeSource) Ready(ctx context.Context) ([]Task, error) {
 	return ready, err
 }
 
-// Blocked lists the open issues that wait for another open issue, or are
-// assigned to someone else.
+// Blocked lists the open issues that wait for another open issue. Those
+// assigned to someone else are not listed: they wait for no task, and are
+// not ralph's to take.
 func (s *forgeSource) Blocked(ctx context.Context) ([]Task, error) {
 	_, blocked, err := s.sorted(ctx)
 	return blocked, err
@@ -84,7 +85,10 @@ func (s *forgeSource) sorted(ctx context.Context) (ready, blocked []Task, err er
 		if err != nil {
 			return nil, nil, err
 		}
-		if len(is.BlockedBy) > 0 || len(is.Assignees) > 0 && !slices.Contains(is.Assignees, me) {
+		switch {
+		case len(is.Assignees) > 0 && !slices.Contains(is.Assignees, me):
+			continue
+		case len(is.BlockedBy) > 0:
 			blocked = append(blocked, t)
 			continue
 		}
@@ -194,8 +198,9 @@ func (s *forgeSource) task(is forge.Issue) (Task, error) {
 }
 
 // priorityLabel is a priority written as a label: "P0" … "P9", also as
-// "priority: P1" or "priority/p2".
-var priorityLabel = regexp.MustCompile(`(?i)^(?:priority[:/ ]\s*)?p([0-9])$`)
+// "priority: P1" or "priority/p2", or as GitLab's scoped labels write it,
+// "priority::1".
+var priorityLabel = regexp.MustCompile(`(?i)^(?:(?:priority[:/ ]\s*)?p([0-9])|priority::([0-9]))$`)
 
 // labelPriority is the highest priority among labels, if any names one.
 func labelPriority(labels []string) (int, bool) {
@@ -205,7 +210,7 @@ func labelPriority(labels []string) (int, bool) {
 		if m == nil {
 			continue
 		}
-		p, _ := strconv.Atoi(m[1])
+		p, _ := strconv.Atoi(m[1] + m[2])
 		if !found || p < best {
 			best, found = p, true
 		}

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -18,10 +19,16 @@ import (
 // prdSource is a prd.json file:
 //
 //	{"project": …, "userStories": [{"id", "title", "description",
-//	  "priority", "passes", "acceptanceCriteria": […], "notes"}, …]}
+//	  "priority", "passes", "acceptanceCriteria": […], "notes",
+//	  "dependsOn": ["US-001", …]}, …]}
 //
-// A story is ready while "passes" is false; lower "priority" first, ties in
-// file order. Close sets "passes" to true; Fail writes "ralph: failed: …"
+// A story is ready while "passes" is false and every story of its
+// "dependsOn" (the key snarktank's ralph and ralph-tui write) passes;
+// lower "priority" first, ties in file order. One whose dependencies do
+// not all pass yet is Blocked, its Deps those that do not. A dependency
+// on an id no story has, or stories that depend on each other in a cycle,
+// make every read fail (*UnknownDepError, *DepCycleError), as two stories
+// of one id do. Close sets "passes" to true; Fail writes "ralph: failed: …"
 // to "notes" (after the notes a person wrote, which it keeps). Either
 // rewrites the file atomically with every other field, and the order of
 // every object's keys, as they were; only the layout becomes JSON's usual
@@ -52,9 +59,12 @@ type prdStory struct {
 	Notes              string   `json:"notes"`
 	Tags               []string `json:"tags"`
 	Labels             []string `json:"labels"`
+	DependsOn          []string `json:"dependsOn"`
 }
 
-func (st prdStory) task() Task {
+// task is the story as a Task; passing says which stories pass, for its
+// Deps.
+func (st prdStory) task(passing map[string]bool) Task {
 	t := Task{
 		ID:          st.ID,
 		Title:       st.Title,
@@ -68,7 +78,21 @@ func (st prdStory) task() Task {
 	if st.Passes {
 		t.Status = "passes"
 	}
+	for _, d := range st.DependsOn {
+		if !passing[d] && !slices.Contains(t.Deps, d) {
+			t.Deps = append(t.Deps, d)
+		}
+	}
 	return t
+}
+
+// passing is the ids of the stories that pass.
+func passing(stories []prdStory) map[string]bool {
+	out := make(map[string]bool, len(stories))
+	for _, st := range stories {
+		out[st.ID] = st.Passes
+	}
+	return out
 }
 
 // read returns the file's text and its stories.
@@ -100,6 +124,9 @@ func (s *prdSource) read() ([]byte, []prdStory, error) {
 	if err := s.checkUnique(data, stories); err != nil {
 		return nil, nil, err
 	}
+	if err := s.checkDeps(data, stories); err != nil {
+		return nil, nil, err
+	}
 	return data, stories, nil
 }
 
@@ -111,15 +138,54 @@ func (s *prdSource) checkUnique(data []byte, stories []prdStory) error {
 	for i, st := range stories {
 		ids[i] = st.ID
 	}
-	lines := storyLines(data)
 	return checkUnique(ids, "stories", s.path,
 		fmt.Sprintf("give each story in %s an id of its own: %s", s.path, whyOneID),
-		func(i int) string {
-			if i < len(lines) {
-				return fmt.Sprintf("userStories[%d] on line %d", i, lines[i])
+		storyPlaces(data))
+}
+
+// storyPlaces says where in data the story of an index is: its index and,
+// when that can be told, its line.
+func storyPlaces(data []byte) func(int) string {
+	lines := storyLines(data)
+	return func(i int) string {
+		if i < len(lines) {
+			return fmt.Sprintf("userStories[%d] on line %d", i, lines[i])
+		}
+		return fmt.Sprintf("userStories[%d]", i)
+	}
+}
+
+// checkDeps refuses a dependsOn that names no story, and stories that
+// depend on each other in a cycle: either would hold stories back for
+// ever, or let one start before what it needs, with no word of why. The
+// ids are unique by now.
+func (s *prdSource) checkDeps(data []byte, stories []prdStory) error {
+	place := storyPlaces(data)
+	index := make(map[string]int, len(stories))
+	ids := make([]string, len(stories))
+	for i, st := range stories {
+		index[st.ID], ids[i] = i, st.ID
+	}
+	deps := make(map[string][]string, len(stories))
+	for i, st := range stories {
+		for _, d := range st.DependsOn {
+			if _, ok := index[d]; !ok {
+				return &UnknownDepError{Task: st.ID, Dep: d, Kind: "story", In: s.path, Place: place(i),
+					Fix: fmt.Sprintf("dependsOn lists the ids of the stories a story waits for: correct %q in the dependsOn of %s, "+
+						"or add the story it means to %s", d, st.ID, s.path)}
 			}
-			return fmt.Sprintf("userStories[%d]", i)
-		})
+		}
+		deps[st.ID] = st.DependsOn
+	}
+	cycle := depCycle(ids, deps)
+	if cycle == nil {
+		return nil
+	}
+	places := make([]string, len(cycle)-1)
+	for i, id := range cycle[:len(cycle)-1] {
+		places[i] = place(index[id])
+	}
+	return &DepCycleError{Cycle: cycle, Kind: "stories", In: s.path, Places: places, Fix: cycleFix(cycle, "dependsOn")}
 }
 
 // storyLines are the lines on which the objects of data's userStories
@@ -163,15 +229,27 @@ func storyLines(data []byte) []int {
 	return nil
 }
 
+// Ready is the stories that do not pass and wait for none that does not.
 func (s *prdSource) Ready(context.Context) ([]Task, error) {
+	return s.open(func(t Task) bool { return len(t.Deps) == 0 })
+}
+
+// Blocked is the stories that do not pass and wait for one that does not.
+func (s *prdSource) Blocked(context.Context) ([]Task, error) {
+	return s.open(func(t Task) bool { return len(t.Deps) > 0 })
+}
+
+// open is the stories that do not pass and keep, by priority.
+func (s *prdSource) open(keep func(Task) bool) ([]Task, error) {
 	_, stories, err := s.read()
 	if err != nil {
 		return nil, err
 	}
+	pass := passing(stories)
 	var tasks []Task
 	for _, st := range stories {
-		if !st.Passes {
-			tasks = append(tasks, st.task())
+		if t := st.task(pass); !st.Passes && keep(t) {
+			tasks = append(tasks, t)
 		}
 	}
 	byPriority(tasks)
@@ -185,7 +263,7 @@ func (s *prdSource) Show(_ context.Context, id string) (Task, error) {
 	}
 	for _, st := range stories {
 		if st.ID == id {
-			return st.task(), nil
+			return st.task(passing(stories)), nil
 		}
 	}
 	return Task{}, fmt.Errorf("%s has no story %q: %w", s.path, id, ErrNoTask)

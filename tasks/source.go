@@ -212,10 +212,16 @@ func Open(spec Spec, dir string) (Source, error) {
 			return nil, errors.New("autopilot.source command: close is required: a shell command that marks $RALPH_TASK_ID done")
 		}
 		return &commandSource{dir: dir, spec: spec}, nil
+	case "github":
+		return openGitHub(spec)
+	case "gitlab":
+		return openGitLab(spec)
+	case "linear":
+		return openLinear(spec)
 	case "":
-		return nil, errors.New("autopilot.source has no type: choose tk, beads, prd, checklist or command")
+		return nil, errors.New("autopilot.source has no type: choose tk, beads, prd, checklist, command, github, gitlab or linear")
 	default:
-		return nil, fmt.Errorf("autopilot.source type %q is not one of tk, beads, prd, checklist, command", spec.Type)
+		return nil, fmt.Errorf("autopilot.source type %q is not one of tk, beads, prd, checklist, command, github, gitlab, linear", spec.Type)
 	}
 }
 
@@ -230,25 +236,35 @@ func orDefault(s, def string) string {
 // branch: letters, digits, '.', '_' and '-', not starting with '.' or '-',
 // at most 64 characters, no "..", not ending in '.' or ".lock". The error
 // says what is wrong with the id.
-func ValidID(id string) error {
+func ValidID(id string) error { return ValidName("task id", id) }
+
+// ASCIILetters is text with the accents of its letters dropped and the
+// Latin letters that have none written out in ASCII (ß as ss, æ as ae),
+// as a checklist's ids are made from its boxes' text: for a name made from
+// a person's words (a loop's worktree's). Upper case stays upper case.
+func ASCIILetters(text string) string { return asciiLetters(text) }
+
+// ValidName is ValidID's check of any name that names a directory and a
+// branch; what says what the name is in the error ("worktree name").
+func ValidName(what, name string) error {
 	const most = 64
 	switch {
-	case id == "":
-		return errors.New("task id is empty")
-	case len(id) > most:
-		return fmt.Errorf("task id %.20q… is %d bytes long; at most %d can name a branch", id, len(id), most)
-	case id[0] == '.' || id[0] == '-':
-		return fmt.Errorf("task id %q starts with %q, which a directory or branch name must not", id, id[:1])
-	case strings.Contains(id, ".."):
-		return fmt.Errorf("task id %q contains \"..\", which a branch name must not", id)
-	case strings.HasSuffix(id, ".lock"):
-		return fmt.Errorf("task id %q ends in \".lock\", which a branch name must not", id)
-	case strings.HasSuffix(id, "."):
-		return fmt.Errorf("task id %q ends in '.', which a branch name must not", id)
+	case name == "":
+		return fmt.Errorf("%s is empty", what)
+	case len(name) > most:
+		return fmt.Errorf("%s %.20q… is %d bytes long; at most %d can name a branch", what, name, len(name), most)
+	case name[0] == '.' || name[0] == '-':
+		return fmt.Errorf("%s %q starts with %q, which a directory or branch name must not", what, name, name[:1])
+	case strings.Contains(name, ".."):
+		return fmt.Errorf("%s %q contains \"..\", which a branch name must not", what, name)
+	case strings.HasSuffix(name, ".lock"):
+		return fmt.Errorf("%s %q ends in \".lock\", which a branch name must not", what, name)
+	case strings.HasSuffix(name, "."):
+		return fmt.Errorf("%s %q ends in '.', which a branch name must not", what, name)
 	}
-	for _, r := range id {
+	for _, r := range name {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
-			return fmt.Errorf("task id %q contains %q: only ASCII letters (a-z, A-Z), digits, '.', '_' and '-' can name a directory and a branch", id, r)
+			return fmt.Errorf("%s %q contains %q: only ASCII letters (a-z, A-Z), digits, '.', '_' and '-' can name a directory and a branch", what, name, r)
 		}
 	}
 	return nil

@@ -124,6 +124,10 @@ func (c *autopilotRunCmd) run(ctx context.Context, g *globals, log *slog.Logger,
 	settings.Cluster.TrustWorkers = append(settings.Cluster.TrustWorkers, c.TrustWorker...)
 	source, err := openSource(g, settings.Source, g.Dir)
 	if err != nil {
+		if hint.Of(err) != "" {
+			// A source's own fix (a forge's token to export) says more.
+			return err
+		}
 		return withHint(err, "set autopilot.source in ralph.yml, or --source")
 	}
 	if c.DryRun {

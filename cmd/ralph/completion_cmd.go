@@ -2,13 +2,16 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/alecthomas/kong"
 	"github.com/posener/complete"
 
+	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/backends"
 	"github.com/ralph-loop/ralph/examples"
 	"github.com/ralph-loop/ralph/hats"
@@ -22,8 +25,9 @@ type completeCmd struct {
 func (completeCmd) Help() string {
 	return `Prints the lines that make the shell complete ralph's command line:
 commands, flags, and the values of flags that take a choice (presets,
-backends, formats), files where a flag takes a file, and hat ids for
-ralph hats show. The shell then asks this ralph, by its full path, for
+backends, formats), files where a flag takes a file, hat ids for
+ralph hats show, and the names of the loops' worktrees for ralph loop
+--worktree. The shell then asks this ralph, by its full path, for
 every completion, so they follow the installed version.
 
 Examples:
@@ -43,9 +47,33 @@ func (c *completeCmd) Run(g *globals, kctx *kong.Context) error {
 // completionOptions complete what kong's model of the command line does
 // not say: presets, backends, and the hat ids of the workspace.
 var completionOptions = completion.Options{
-	FlagValues:  map[string]func() []string{"preset": examples.Names, "hats": examples.Names, "backend": backends.Choices},
+	FlagValues:  map[string]func() []string{"preset": examples.Names, "hats": examples.Names, "backend": backends.Choices, "worktree": loopWorktreeNames},
 	ValueOrFile: []string{"hats"},
 	Predictors:  map[string]complete.Predictor{"hat": complete.PredictFunc(hatIDs)},
+}
+
+// loopWorktreeNames are the names of the loops' worktrees of the
+// repository the line names with -C (else the current directory), for
+// ralph loop --worktree NAME --resume; none when they cannot be read.
+func loopWorktreeNames() []string {
+	dir, err := filepath.Abs(cmp.Or(completion.LineFlag("-C", "--dir"), "."))
+	if err != nil {
+		return nil
+	}
+	ctx := context.Background()
+	root, worktrees, err := loopWorktreesOf(ctx, dir, nil)
+	if err != nil {
+		return nil
+	}
+	list, err := autopilot.LoopWorktrees(ctx, root, worktrees, time.Now())
+	if err != nil {
+		return nil
+	}
+	names := make([]string, len(list))
+	for i, st := range list {
+		names[i] = st.Name
+	}
+	return names
 }
 
 // hatIDs are the ids of the hats of the workspace the line names with -C

@@ -156,14 +156,22 @@ func TestWorkerStopsTheLeftoversOfAKilledWorker(t *testing.T) {
 	require.NoError(t, w1.cmd.Process.Kill())
 	w1.wait(t)
 	// The loop and its agent die with the worker; their children do not.
+	var alive []string
+	t.Cleanup(func() {
+		if t.Failed() && len(alive) > 0 {
+			t.Logf("still alive:\n%s", strings.Join(alive, "\n"))
+		}
+	})
 	waitFor(t, "the first loop and its agent to die with their worker", func() bool {
+		alive = alive[:0]
 		for _, pid := range carrying(t, first...) {
 			cmdline, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
 			if bytes.HasPrefix(cmdline, []byte(ralphBin+"\x00")) || bytes.HasPrefix(cmdline, []byte(agentBin+"\x00")) {
-				return false
+				status, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+				alive = append(alive, fmt.Sprintf("%d %q\n%s", pid, bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}), status))
 			}
 		}
-		return true
+		return len(alive) == 0
 	})
 	require.Len(t, carrying(t, first...), 4, "the killed worker's agent left its shell and three sleeps running")
 

@@ -18,23 +18,24 @@ import (
 )
 
 type loopCmd struct {
-	Config         []string               `short:"c" placeholder:"FILE" help:"Config file (default ./ralph.yml). Repeat to merge: later files win."`
-	Hats           string                 `short:"H" placeholder:"FILE|NAME" help:"Hat collection laid over the config: a preset name (ralph init --list) or a file with hats: and optionally event_loop:."`
-	Prompt         string                 `short:"p" placeholder:"TEXT" xor:"objective" help:"The objective, overriding event_loop.prompt."`
-	PromptFile     string                 `short:"P" placeholder:"FILE" xor:"objective" help:"Read the objective from FILE."`
-	Backend        string                 `placeholder:"NAME" help:"Agent backend, overriding cli.backend (claude, codex, gemini, opencode, pi, qwen, copilot, command, …)."`
-	MaxIterations  flagvalue.AtLeastOne   `placeholder:"N" help:"Stop after N iterations, overriding event_loop.max_iterations."`
-	Spec           string                 `placeholder:"FILE" help:"Work through the checkboxes of FILE (SPEC mode; SPEC.md is used by itself when the config has no hats and no objective)."`
-	N              flagvalue.AtLeastOne   `short:"n" name:"n" placeholder:"N" help:"SPEC mode: run N iterations (default 1)."`
-	All            bool                   `help:"SPEC mode: run until every box is checked (at most 100 iterations)."`
-	MaxRuntime     flagvalue.RuntimeLimit `placeholder:"DURATION" help:"Stop once the run has taken this long (90m, 2h30m, or seconds), overriding event_loop.max_runtime_seconds; 0 for no limit."`
-	StuckThreshold flagvalue.ZeroOrMore   `placeholder:"N" help:"End as stuck after N iterations without progress (in SPEC mode: without a newly checked box); default 3, 0 turns the check off."`
-	Resume         bool                   `xor:"mode" help:"Continue the run in .ralph/ where it stopped, as it was started (mode, spec, -c, -H, --backend, limit flags); flags given now win, so a run that hit a limit goes on with a higher one."`
-	Fresh          bool                   `xor:"mode" help:"Archive an unfinished run and start a new one."`
-	Wait           bool                   `help:"If another loop holds this workspace, wait for it instead of failing."`
-	Headless       bool                   `help:"Print one JSON event per line on stdout (started, iteration, tool, commit, event, iteration_done, complete, failed, …) for programs; people get warnings and the summary on stderr."`
-	Quiet          bool                   `short:"q" xor:"verbosity" help:"Do not show the agent's own text, only what ralph does."`
-	Verbose        bool                   `short:"v" xor:"verbosity" help:"Also show each prompt (with --headless: the progress lines on stderr)."`
+	Config         []string                `short:"c" placeholder:"FILE" help:"Config file (default ./ralph.yml). Repeat to merge: later files win."`
+	Hats           string                  `short:"H" placeholder:"FILE|NAME" help:"Hat collection laid over the config: a preset name (ralph init --list) or a file with hats: and optionally event_loop:."`
+	Prompt         string                  `short:"p" placeholder:"TEXT" xor:"objective" help:"The objective, overriding event_loop.prompt."`
+	PromptFile     string                  `short:"P" placeholder:"FILE" xor:"objective" help:"Read the objective from FILE."`
+	Backend        string                  `placeholder:"NAME" help:"Agent backend, overriding cli.backend (claude, codex, gemini, opencode, pi, qwen, copilot, command, …)."`
+	MaxIterations  flagvalue.AtLeastOne    `placeholder:"N" help:"Stop after N iterations, overriding event_loop.max_iterations."`
+	Spec           string                  `placeholder:"FILE" help:"Work through the checkboxes of FILE (SPEC mode; SPEC.md is used by itself when the config has no hats and no objective)."`
+	N              flagvalue.AtLeastOne    `short:"n" name:"n" placeholder:"N" help:"SPEC mode: run N iterations (default 1)."`
+	All            bool                    `help:"SPEC mode: run until every box is checked (at most 100 iterations)."`
+	MaxRuntime     flagvalue.RuntimeLimit  `placeholder:"DURATION" help:"Stop once the run has taken this long (90m, 2h30m, or seconds), overriding event_loop.max_runtime_seconds; 0 for no limit."`
+	StuckThreshold flagvalue.ZeroOrMore    `placeholder:"N" help:"End as stuck after N iterations without progress (in SPEC mode: without a newly checked box); default 3, 0 turns the check off."`
+	Resume         bool                    `xor:"mode" help:"Continue the run in .ralph/ where it stopped, as it was started (mode, spec, -c, -H, --backend, limit flags); flags given now win, so a run that hit a limit goes on with a higher one."`
+	Fresh          bool                    `xor:"mode" help:"Archive an unfinished run and start a new one."`
+	Wait           bool                    `help:"If another loop holds this workspace, wait for it instead of failing."`
+	Worktree       flagvalue.OptionalValue `placeholder:"[NAME]" help:"Run in a git worktree and on a branch of its own (<worktrees_dir>/.loops/NAME on ralph-loop/NAME, made from HEAD when missing), beside other loops or the autopilot; NAME is made from the objective when left out. -c, -P and -H files are read from here. ralph worktrees lists and cleans them."`
+	Headless       bool                    `help:"Print one JSON event per line on stdout (started, iteration, tool, commit, event, iteration_done, complete, failed, …) for programs; people get warnings and the summary on stderr."`
+	Quiet          bool                    `short:"q" xor:"verbosity" help:"Do not show the agent's own text, only what ralph does."`
+	Verbose        bool                    `short:"v" xor:"verbosity" help:"Also show each prompt (with --headless: the progress lines on stderr)."`
 }
 
 func (loopCmd) Help() string {
@@ -50,7 +51,14 @@ mode), as its last message says.
 Exit status: 0 completed or cancelled; 1 stopped on failure (consecutive
 failures, thrashing, malformed events, stuck, ralph stop); 2 a limit reached
 (iterations, runtime, cost, tokens); 3 fatal (bad config or flags, lock held,
-backend missing, an autopilot running in the same checkout); 130 interrupted.
+backend missing, an autopilot running in the same checkout, which --worktree
+avoids); 130 interrupted.
+
+--worktree runs the loop in a git worktree and on a branch of its own
+(<worktrees_dir>/.loops/NAME on ralph-loop/NAME, made from HEAD when missing),
+with its own .ralph/, so that it runs beside a loop in the checkout or the
+autopilot; -c, -P and -H files are read from where it was started. Its commits
+stay on its branch for you to merge; ralph worktrees lists and cleans them.
 
 --resume may be given whatever the run's state, e.g. by a supervisor after a
 crash of its own: a run still running in another ralph is said to run (its
@@ -67,6 +75,8 @@ Examples:
   ralph loop --resume                 # after Ctrl-C, a crash or a reboot
   ralph loop --resume --max-iterations 40   # after reaching the limit
   ralph loop --fresh                  # archive the unfinished run, start over
+  ralph loop --worktree -p "Fix the flaky export test"   # beside another loop
+  ralph loop --worktree fix-flaky-export --resume
   ralph run --headless | jq -c 'select(.event == "commit")'
   ralph run --all                     # SPEC mode: work through SPEC.md's boxes
   ralph run --spec TODO.md -n 5 --backend codex --stuck-threshold 2
@@ -96,7 +106,7 @@ func (c *loopCmd) Validate() error {
 	if c.Resume && (c.Prompt != "" || c.PromptFile != "") {
 		return errors.New("--resume can't be used with -p or -P: a resumed run keeps the objective it started with; drop -p/-P, or start a new run with --fresh")
 	}
-	return nil
+	return c.checkWorktreeFlag()
 }
 
 func (c *loopCmd) Run(ctx context.Context, g *globals, log *slog.Logger) error {
@@ -126,6 +136,11 @@ func (c *loopCmd) runsAlready(err error) (runfiles.LockInfo, bool) {
 }
 
 func (c *loopCmd) loop(ctx context.Context, g *globals, log *slog.Logger, rep loopReporter) error {
+	if c.Worktree.Given {
+		if err := c.enterWorktree(ctx, g, rep.Notice); err != nil {
+			return err
+		}
+	}
 	ch, err := c.choices(g.Dir)
 	if err != nil {
 		return err
@@ -168,7 +183,7 @@ func autopilotHere(workspace string) error {
 	h := running.Holder
 	return withHint(fmt.Errorf("an autopilot runs in this checkout (run %s, pid %d, started %s): it merges its tasks here, so a loop cannot work here beside it",
 		h.RunID, h.PID, h.StartedAt.Local().Format(time.DateTime)),
-		"see it with `ralph autopilot status`, stop it with `ralph autopilot stop`; or run the loop in another checkout (git worktree add ../other, then ralph -C ../other loop)")
+		"see it with `ralph autopilot status`, stop it with `ralph autopilot stop`; or run the loop beside it in a worktree and on a branch of its own: add --worktree")
 }
 
 // loopReporter is the loop command's output: the views of the run, fed

@@ -5,6 +5,7 @@
 package flagvalue
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -127,6 +128,30 @@ func (p *PositiveDuration) Decode(ctx *kong.DecodeContext) error {
 		return fmt.Errorf("must be more than 0, got %s", s)
 	}
 	*p = PositiveDuration(d)
+	return nil
+}
+
+// OptionalValue is a flag whose value may be left out: --worktree,
+// --worktree NAME and --worktree=NAME. The word after the flag is taken as
+// its value unless it is a flag itself, so a command with such a flag
+// must take no positional arguments, which would be mistaken for it.
+type OptionalValue struct {
+	// Given says the flag was given, with or without a value.
+	Given bool
+	// Value is the value given; "" when it was left out.
+	Value string
+}
+
+func (o *OptionalValue) Decode(ctx *kong.DecodeContext) error {
+	*o = OptionalValue{Given: true}
+	next := ctx.Scan.Peek()
+	if !next.IsValue() {
+		return nil
+	}
+	o.Value = fmt.Sprint(ctx.Scan.Pop().Value)
+	if o.Value == "" {
+		return errors.New("the value after '=' is empty: give one, or leave out the '='")
+	}
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alecthomas/kong"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -44,4 +45,36 @@ func TestParseSince(t *testing.T) {
 			assert.True(t, tc.want.Equal(got), "got %s, want %s", got, tc.want)
 		})
 	}
+}
+
+func TestOptionalValue(t *testing.T) {
+	type cli struct {
+		Worktree OptionalValue `placeholder:"[NAME]"`
+		Prompt   string        `short:"p"`
+	}
+	cases := []struct {
+		args []string
+		want OptionalValue
+	}{
+		{nil, OptionalValue{}},
+		{[]string{"--worktree"}, OptionalValue{Given: true}},
+		{[]string{"--worktree", "fix-it"}, OptionalValue{Given: true, Value: "fix-it"}},
+		{[]string{"--worktree=fix-it"}, OptionalValue{Given: true, Value: "fix-it"}},
+		{[]string{"--worktree", "-p", "x"}, OptionalValue{Given: true}},
+		{[]string{"--worktree", "--prompt", "x"}, OptionalValue{Given: true}},
+		{[]string{"-p", "x", "--worktree"}, OptionalValue{Given: true}},
+	}
+	for _, tc := range cases {
+		var c cli
+		parser, err := kong.New(&c)
+		require.NoError(t, err)
+		_, err = parser.Parse(tc.args)
+		require.NoError(t, err, "%v", tc.args)
+		assert.Equal(t, tc.want, c.Worktree, "%v", tc.args)
+	}
+	var c cli
+	parser, err := kong.New(&c)
+	require.NoError(t, err)
+	_, err = parser.Parse([]string{"--worktree="})
+	assert.ErrorContains(t, err, "the value after '=' is empty")
 }

@@ -1,7 +1,9 @@
 package forge
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,9 +14,10 @@ import (
 
 // RateLimited is an http.RoundTripper that waits out a service's rate
 // limit and sends the request again, instead of failing the autopilot's
-// step: a 429, or a 403 whose headers say the limit is spent (GitHub's
-// primary and secondary limits), waits for Retry-After or the limit's
-// reset time, tells Wait, and retries. A wait longer than MaxWait, or a
+// step: a 429, a 403 whose headers say the limit is spent (GitHub's
+// primary and secondary limits), or a 400 whose GraphQL errors say
+// RATELIMITED (Linear's) waits for Retry-After or the limit's reset time,
+// tells Wait, and retries. A wait longer than MaxWait, or a
 // request refused more than MaxTries times, is an error naming when the
 // limit resets.
 type RateLimited struct {
@@ -121,18 +124,20 @@ func (t *RateLimited) sleep(ctx context.Context, d time.Duration) error {
 func (t *RateLimited) limit(resp *http.Response) (time.Duration, string, bool) {
 	h := resp.Header
 	spent := h.Get("X-RateLimit-Remaining") == "0" || h.Get("RateLimit-Remaining") == "0" ||
-		h.Get("X-RateLimit-Requests-Remaining") == "0"
+		h.Get("X-RateLimit-Requests-Remaining") == "0" || h.Get("X-RateLimit-Complexity-Remaining") == "0"
+	why := fmt.Sprintf("%s %s answered %d", resp.Request.Method, resp.Request.URL.Path, resp.StatusCode)
 	switch {
 	case resp.StatusCode == http.StatusTooManyRequests:
 	case resp.StatusCode == http.StatusForbidden && (spent || h.Get("Retry-After") != ""):
+	case resp.StatusCode == http.StatusBadRequest && graphQLRateLimited(resp):
+		why += " " + rateLimitedCode
 	default:
 		return 0, "", false
 	}
-	why := fmt.Sprintf("%s %s answered %d", resp.Request.Method, resp.Request.URL.Path, resp.StatusCode)
 	if wait, ok := retryAfter(h.Get("Retry-After"), t.now()); ok {
 		return wait, why + ", retry after " + h.Get("Retry-After"), true
 	}
-	if reset, ok := resetAt(h); ok {
+	if reset, ok := ResetAt(h); ok {
 		return max(reset.Sub(t.now()), 0) + time.Second, why + ", limit resets at " + reset.UTC().Format(time.RFC3339), true
 	}
 	// A refusal that says nothing of when: a short, growing pause is what
@@ -155,18 +160,64 @@ func retryAfter(v string, now time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
-// resetAt reads a limit's reset time: GitHub's and GitLab's epoch
-// seconds, Linear's epoch milliseconds.
-func resetAt(h http.Header) (time.Time, bool) {
+// ResetAt reads a limit's reset time: GitHub's and GitLab's epoch
+// seconds, Linear's epoch milliseconds. Linear has two limits, requests
+// and complexity, each with its reset: the spent one's is when to try
+// again, else the later.
+func ResetAt(h http.Header) (time.Time, bool) {
 	for _, name := range []string{"X-RateLimit-Reset", "RateLimit-Reset"} {
 		if s, err := strconv.ParseInt(strings.TrimSpace(h.Get(name)), 10, 64); err == nil && s > 0 {
 			return time.Unix(s, 0), true
 		}
 	}
-	if ms, err := strconv.ParseInt(strings.TrimSpace(h.Get("X-RateLimit-Requests-Reset")), 10, 64); err == nil && ms > 0 {
-		return time.UnixMilli(ms), true
+	var later time.Time
+	for _, limit := range []string{"Requests", "Complexity"} {
+		ms, err := strconv.ParseInt(strings.TrimSpace(h.Get("X-RateLimit-"+limit+"-Reset")), 10, 64)
+		if err != nil || ms <= 0 {
+			continue
+		}
+		at := time.UnixMilli(ms)
+		if h.Get("X-RateLimit-"+limit+"-Remaining") == "0" {
+			return at, true
+		}
+		if at.After(later) {
+			later = at
+		}
 	}
-	return time.Time{}, false
+	return later, !later.IsZero()
+}
+
+// rateLimitedCode is the extensions.code of the GraphQL error Linear
+// answers a request over its rate limit with, with the status 400.
+const rateLimitedCode = "RATELIMITED"
+
+// graphQLRateLimited reports whether resp's body is GraphQL errors one of
+// which is RATELIMITED. The body is left to be read again from its start.
+func graphQLRateLimited(resp *http.Response) bool {
+	peek, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(peek), resp.Body), resp.Body}
+	if err != nil {
+		return false
+	}
+	var body struct {
+		Errors []struct {
+			Extensions struct {
+				Code string `json:"code"`
+			} `json:"extensions"`
+		} `json:"errors"`
+	}
+	if json.Unmarshal(peek, &body) != nil {
+		return false
+	}
+	for _, e := range body.Errors {
+		if e.Extensions.Code == rateLimitedCode {
+			return true
+		}
+	}
+	return false
 }
 
 func drain(resp *http.Response) {

@@ -145,3 +145,71 @@ func TestTokenNamesTheVariableNeverAValue(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "ghp_secret", tok)
 }
+
+// graphQLServer answers the first refusals requests with status, headers
+// and body, then 200 with the body it was sent.
+func graphQLServer(t *testing.T, refusals, status int, headers map[string]string, body string) (*httptest.Server, *atomic.Int32) {
+	t.Helper()
+	var seen atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if int(seen.Add(1)) <= refusals {
+			for k, v := range headers {
+				w.Header().Set(k, v)
+			}
+			w.WriteHeader(status)
+			_, _ = io.WriteString(w, body)
+			return
+		}
+		sent, _ := io.ReadAll(r.Body)
+		_, _ = w.Write(sent)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &seen
+}
+
+// Linear refuses a request over its limit with a 400 whose GraphQL error
+// says RATELIMITED, and the reset of the spent limit in epoch
+// milliseconds.
+func TestLinearsRateLimitedErrorWaitsForTheSpentLimitsReset(t *testing.T) {
+	now := time.UnixMilli(1_800_000_000_000)
+	srv, seen := graphQLServer(t, 1, http.StatusBadRequest, map[string]string{
+		"X-RateLimit-Requests-Remaining": "4000", "X-RateLimit-Requests-Reset": strconv.FormatInt(now.Add(time.Hour).UnixMilli(), 10),
+		"X-RateLimit-Complexity-Remaining": "0", "X-RateLimit-Complexity-Reset": strconv.FormatInt(now.Add(20*time.Second).UnixMilli(), 10)},
+		`{"errors":[{"message":"Rate limit exceeded","extensions":{"code":"RATELIMITED","statusCode":429}}]}`)
+	var w waits
+	resp := post(t, w.transport(now), srv.URL+"/graphql", `{"query":"query Viewer { viewer { id } }"}`)
+	body, _ := io.ReadAll(resp.Body)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.JSONEq(t, `{"query":"query Viewer { viewer { id } }"}`, string(body))
+	assert.Equal(t, []time.Duration{21 * time.Second}, w.slept, "the complexity limit is the spent one")
+	require.Len(t, w.told, 1)
+	assert.Contains(t, w.told[0], "POST /graphql answered 400 RATELIMITED, limit resets at 2027-01-15T08:00:20Z")
+	assert.EqualValues(t, 2, seen.Load())
+}
+
+// Any other GraphQL error with a 400 is the client's to read, whole.
+func TestA400WithAnotherGraphQLErrorReachesTheClientWhole(t *testing.T) {
+	errBody := `{"errors":[{"message":"Entity not found: Issue","extensions":{"code":"INPUT_ERROR","statusCode":400}}],"data":null}`
+	srv, seen := graphQLServer(t, 1, http.StatusBadRequest, nil, errBody)
+	var w waits
+	resp := post(t, w.transport(time.Now()), srv.URL+"/graphql", `{}`)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.Equal(t, errBody, string(body))
+	assert.Empty(t, w.slept)
+	assert.EqualValues(t, 1, seen.Load())
+}
+
+// Of two resets, neither limit said spent, the later is waited for.
+func TestLinearsLaterResetIsWaitedForWhenNeitherLimitIsSaidSpent(t *testing.T) {
+	now := time.UnixMilli(1_800_000_000_000)
+	srv, _ := graphQLServer(t, 1, http.StatusBadRequest, map[string]string{
+		"X-RateLimit-Requests-Reset":   strconv.FormatInt(now.Add(5*time.Second).UnixMilli(), 10),
+		"X-RateLimit-Complexity-Reset": strconv.FormatInt(now.Add(9*time.Second).UnixMilli(), 10)},
+		`{"errors":[{"message":"Rate limit exceeded","extensions":{"code":"RATELIMITED"}}]}`)
+	var w waits
+	resp := post(t, w.transport(now), srv.URL+"/graphql", `{}`)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, []time.Duration{10 * time.Second}, w.slept)
+}

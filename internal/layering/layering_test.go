@@ -72,7 +72,15 @@ var allowed = map[string]struct {
 	"internal/excerpt":            {nil, "the beginning and end of a text too long to pass on whole; a leaf helper"},
 	"internal/benchgen":           {nil, "deterministic synthetic event logs for benchmarks; a leaf helper"},
 	"internal/benchrun":           {[]string{"internal/benchgen", "runfiles", "internal/sandbox"}, "the benchmark driver runs ralph as a process; it only generates logs itself, finds the run's files where runfiles says, and times the sandboxes this machine has (internal/sandbox)"},
-	"tasks":                       {[]string{"internal/procgroup", "internal/shell", "internal/atomicfile"}, "the task trackers run their own programs, each in a process group of its own, out of the terminal's reach, and read their own files (and replace them atomically); a command source's commands run with the shell internal/shell finds"},
+	"tasks":                       {[]string{"internal/procgroup", "internal/shell", "internal/atomicfile", "internal/forge", "internal/forge/github", "internal/forge/gitlab", "internal/forge/linear"}, "the task trackers run their own programs, each in a process group of its own, out of the terminal's reach, and read their own files (and replace them atomically); a command source's commands run with the shell internal/shell finds; a forge's issues are read and changed through its client (internal/forge/…)"},
+	"internal/forge":              {[]string{"internal/hint"}, "what ralph asks of a forge, its tokens and its rate limits; a leaf helper but for the error with a hint a missing token is"},
+	"internal/forge/github":       {[]string{"internal/forge", "internal/hint"}, "GitHub's issues and pull requests as internal/forge says them, and how to fix a refused token or assignment (internal/hint)"},
+	"internal/forge/gitlab":       {[]string{"internal/forge", "internal/hint"}, "GitLab's issues and merge requests as internal/forge says them, and how to fix a refused token or project (internal/hint)"},
+	"internal/forge/linear":       {[]string{"internal/forge", "internal/hint"}, "a Linear team's issues as internal/forge says them, through its GraphQL API, its errors with how to fix them"},
+	"internal/forge/forgetest":    {[]string{"internal/forge"}, "an in-memory forge for tests"},
+	"internal/fakeforge":          {nil, "what the fake forges share; a leaf helper"},
+	"internal/fakeforge/linear":   {[]string{"internal/fakeforge"}, "the fake of Linear's GraphQL API logs its requests and refuses them for a rate limit as every fake does"},
+	"internal/fakeforge/github":   {[]string{"internal/fakeforge", "internal/gittest"}, "a fake GitHub for tests: the request log shared by the fakes (internal/fakeforge), pull requests on a real bare repository (internal/gittest)"},
 	"internal/scriptagent/script": {nil, "the scripted test agent's script format; a leaf"},
 }
 

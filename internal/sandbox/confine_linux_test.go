@@ -119,6 +119,25 @@ git log --oneline -1`)
 	}
 }
 
+// An agent dies with the loop that started it, however it was confined: the
+// kernel's parent-death signal must reach the thread that execs the agent,
+// which in the Landlock launcher need not be the one its loop set it on.
+func TestAConfinedAgentDiesWithItsParent(t *testing.T) {
+	for _, mode := range []Mode{ModeLandlock, ModeBwrap} {
+		t.Run(string(mode), func(t *testing.T) {
+			requireMode(t, mode)
+			w := newConfinedWorld(t)
+			exe, err := os.Executable()
+			require.NoError(t, err)
+			for range 5 {
+				out, err := w.run(t, w.agent(t, mode, NetworkAllow), `exec "`+exe+`" `+pdeathsigArg)
+				require.NoError(t, err, out)
+				assert.Equal(t, "9\n", out, "the agent's parent-death signal is SIGKILL")
+			}
+		})
+	}
+}
+
 func TestConfinedAgentWithNetworkDenyHasOnlyLoopback(t *testing.T) {
 	outside := nonLoopbackIPv4(t)
 	l, err := net.Listen("tcp4", net.JoinHostPort(outside, "0"))

@@ -7,11 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
 )
 
 // confineLandlock makes cmd run the launcher, which restricts itself and
@@ -56,8 +58,31 @@ func launch(args []string) {
 	if err := restrict(r); err != nil {
 		die(err)
 	}
+	if err := dieWithParent(); err != nil {
+		die(err)
+	}
 	err := syscall.Exec(args[2], args[3:], os.Environ())
 	die(fmt.Errorf("exec %s: %w", args[2], err))
+}
+
+// dieWithParent makes the thread that is about to exec the agent carry the
+// SIGKILL its loop set to reach the launcher if the loop dies. The kernel
+// keeps that setting per thread: the loop set it on the launcher's first
+// thread, but Go may run main on another, and an exec from another thread
+// makes that thread the process, with no such setting: the agent would
+// outlive a loop killed outright. Locked to this thread, it is set where the
+// exec happens; a loop that died before it was set is noticed by the parent
+// having changed, and the agent is not started.
+func dieWithParent() error {
+	parent := os.Getppid()
+	runtime.LockOSThread()
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0); err != nil {
+		return fmt.Errorf("tie the agent to its loop (PR_SET_PDEATHSIG): %w", err)
+	}
+	if os.Getppid() != parent {
+		return errors.New("the loop that started this agent is gone")
+	}
+	return nil
 }
 
 // die ends the launcher as a shell ends a command it cannot run, so that

@@ -13,6 +13,10 @@ import (
 // 127.0.0.1 and connects to itself. Either exits 0 on success.
 const dialArg = "-sandbox-test-net"
 
+// pdeathsigArg makes the test binary print the signal it gets when its
+// parent dies (PR_GET_PDEATHSIG).
+const pdeathsigArg = "-sandbox-test-pdeathsig"
+
 // The test binary is its own launcher, as ralph is: the tests confine
 // commands with it as Agent.Launcher.
 func TestMain(m *testing.M) {
@@ -21,6 +25,9 @@ func TestMain(m *testing.M) {
 	}
 	if len(os.Args) > 2 && os.Args[1] == dialArg {
 		os.Exit(netHelper(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == pdeathsigArg {
+		os.Exit(printParentDeathSignal())
 	}
 	os.Exit(m.Run())
 }
@@ -44,5 +51,15 @@ func netHelper(args []string) int {
 		return 1
 	}
 	_ = c.Close()
+	return 0
+}
+
+func printParentDeathSignal() int {
+	sig, err := parentDeathSignal()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println(sig)
 	return 0
 }

@@ -1,11 +1,18 @@
 // Package gitlab is a GitLab project as ralph uses it, through GitLab's
-// own Go client: its issues as a forge.Tracker and its merge requests as
-// forge.PullRequests, on gitlab.com or a self-hosted GitLab.
+// own Go client: its issues as a forge.Tracker (Client) and its merge
+// requests as forge.PullRequests (Client.Pulls), on gitlab.com or a
+// self-hosted GitLab. Every request goes through forge.RateLimited, which
+// waits out GitLab's 429 and says so; the client's own retries are off.
+//
+// An issue's id is its iid ("12"); a pull request's Number is a merge
+// request's iid. internal/fakeforge/gitlab serves what this package asks
+// of GitLab, for tests.
 package gitlab
 
 import (
 	"fmt"
 	"net/http"
+	"sync"
 
 	gl "gitlab.com/gitlab-org/api/client-go"
 
@@ -31,11 +38,17 @@ type Options struct {
 	Transport http.RoundTripper
 }
 
-// Client is one project on GitLab.
+// Client is one project on GitLab: its issues as a forge.Tracker, and its
+// merge requests as forge.PullRequests (Pulls).
 type Client struct {
 	gl      *gl.Client
 	project string
 	labels  []string
+
+	mu sync.Mutex
+	// userIDs are the ids of the users ralph assigns, by username, asked
+	// of GitLab once: assignee_ids takes ids, the config names people.
+	userIDs map[string]int64
 }
 
 // New is the client of the project o names.
@@ -56,5 +69,5 @@ func New(o Options) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gitlab: %w", err)
 	}
-	return &Client{gl: client, project: o.Project, labels: o.Labels}, nil
+	return &Client{gl: client, project: o.Project, labels: o.Labels, userIDs: map[string]int64{}}, nil
 }
