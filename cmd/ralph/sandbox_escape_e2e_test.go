@@ -212,3 +212,27 @@ func TestE2EAConfinedAgentThatArmsItsCheckoutStopsTheRun(t *testing.T) {
 		}
 	})
 }
+
+// A loop in a worktree of its own (--worktree) is in a worktree ralph
+// made too: its agent's rewritten .git file is nothing to the loop's git,
+// nor to `ralph worktrees`, which counts what the loop left uncommitted.
+func TestE2ELoopWorktreeAgentCannotRedirectRalphsGit(t *testing.T) {
+	sandboxModes(t, func(t *testing.T, mode sandbox.Mode) {
+		w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n")
+		w.write("ralph.yml", agentCLI()+"event_loop:\n  max_iterations: 2\n  completion_confirmations: 1\nsandbox:\n  mode: "+string(mode)+"\n")
+		git(t, w.dir, "commit", "-qam", "confined")
+		trap, marker := fsmonitorTrap(t)
+		w.script(agentScript{Steps: []step{{
+			Sh: `echo done > side.txt && git add side.txt && git commit -qm "do the work" && echo left > uncommitted.txt && ` +
+				`git init -q armed && git -C armed config core.fsmonitor "$TRAP" && echo "gitdir: $PWD/armed/.git" > .git`,
+			Say: tag("LOOP_COMPLETE", "done"),
+		}}})
+		r := w.ralphEnv([]string{"TRAP=" + trap}, "loop", "--worktree", "side", "-p", "work beside it")
+		require.Equal(t, 0, r.code, "the run goes on; stderr:\n%s", r.stderr)
+		assert.Contains(t, w.filesOn("ralph-loop/side"), "side.txt")
+		r = w.ralphEnv([]string{"TRAP=" + trap}, "worktrees")
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Regexp(t, `(?m)^side +completed \(exit 0\) +ralph-loop/side +1 commit not in main, 2 uncommitted `, r.stdout, "the loop's own repository, read pinned")
+		assert.NoFileExists(t, marker, "ralph's git ran the script the loop's agent armed")
+	})
+}

@@ -89,6 +89,9 @@ func engineOptions(g *globals, log *slog.Logger, ch runChoices) (engine.Options,
 	if err != nil {
 		return engine.Options{}, nil, err
 	}
+	if pin.IsZero() {
+		pin = ch.pin
+	}
 	conf := &confiner{launcher: ralphBin, stderr: g.stderr, pin: pin}
 	backend, perHat, agents, err := newBackends(cfg, ch.backend, redactor, conf)
 	if err != nil {
