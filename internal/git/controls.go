@@ -11,23 +11,28 @@ import (
 )
 
 // Controls is a fingerprint of what decides which repository git finds
-// from a work tree and what git runs there: the .git found from the work
-// tree (a directory, which must stay the same directory, or a file, whose
-// content names the git directory), the git directory's config,
-// config.worktree and commondir, the common directory's config, and every
-// hook. Git runs what a config names (core.fsmonitor, a filter's clean
-// command, core.sshCommand, …) and what a hook is; an agent that can write
-// any of these (Landlock grants a main checkout's .git with the rest of
-// the workspace; under bubblewrap it can still put .git aside, or add a
-// commondir) can have ralph's own git, which is not confined, run its
-// code. A pinned Repo's git reads no .git: its Controls are the pinned
-// directories' config, config.worktree and hooks, and the commondir file,
-// which git still reads for refs (a pinned Repo refuses to run when it
-// names another directory).
+// from a work tree and what git runs there, as far as an agent confined to
+// the work tree can write it: the .git found from the work tree (a
+// directory, which must stay the same directory, or a file, whose content
+// names the git directory); a git directory inside the work tree (a main
+// checkout's .git) with its config, config.worktree, commondir and every
+// hook; of a linked worktree's git directory, which the sandbox grants,
+// its commondir and config.worktree. Git runs what a config names
+// (core.fsmonitor, a filter's clean command, core.sshCommand, …) and what
+// a hook is; an agent that can write any of these (Landlock grants a main
+// checkout's .git with the rest of the workspace; under bubblewrap it can
+// still put .git aside, or add a commondir) can have ralph's own git,
+// which is not confined, run its code. A pinned Repo's git reads no .git:
+// its Controls are the pinned git directory's commondir, which git still
+// reads for refs (a pinned Repo refuses to run when it names another
+// directory), and config.worktree.
 //
-// .git/info/attributes is left out: attributes only name a filter or a
-// diff driver, whose command must be in a config, and the work tree's own
-// .gitattributes, which the agent writes anyway, can do as much.
+// A linked worktree's common directory (its repository's config and hooks)
+// is out of the agent's reach and left out: ralph itself writes that
+// config beside a running loop (a branch's settings). .git/info/attributes
+// is left out: attributes only name a filter or a diff driver, whose
+// command must be in a config, and the work tree's own .gitattributes,
+// which the agent writes anyway, can do as much.
 type Controls struct {
 	// files are each control file's content digest and mode, or "absent".
 	files map[string]string
@@ -45,9 +50,7 @@ type Controls struct {
 func (g Repo) Controls() Controls {
 	c := &Controls{files: map[string]string{}, dirs: map[string]os.FileInfo{}}
 	if !g.Pin.IsZero() {
-		// Its refs still follow commondir (see Pin).
-		c.file(filepath.Join(g.Pin.GitDir, "commondir"))
-		c.repository(g.Pin.GitDir, g.Pin.CommonDir)
+		c.worktreeEntry(g.Pin.GitDir)
 		return *c
 	}
 	dir, err := filepath.Abs(g.Dir)
@@ -71,21 +74,31 @@ func (g Repo) Controls() Controls {
 		c.file(dotGit)
 	}
 	gitDir, common, ok := findGitDirs(dir)
-	if ok {
-		c.file(filepath.Join(gitDir, "commondir"))
-		c.repository(gitDir, common)
+	switch {
+	case !ok:
+	case within(gitDir, dir):
+		c.repository(gitDir)
+		if common != gitDir && within(common, dir) {
+			c.repository(common)
+		}
+	case !info.IsDir():
+		c.worktreeEntry(gitDir)
 	}
 	return *c
 }
 
-// repository adds the controls inside a repository's git directory and
-// common directory (the same directory outside a linked worktree).
-func (c *Controls) repository(gitDir, common string) {
+// repository adds the controls of a git directory in the agent's reach.
+func (c *Controls) repository(gitDir string) {
+	c.worktreeEntry(gitDir)
+	c.file(filepath.Join(gitDir, "config"))
+	c.hooks(filepath.Join(gitDir, "hooks"))
+}
+
+// worktreeEntry adds what of a git directory says where the repository is
+// (commondir) and adds to its config (config.worktree).
+func (c *Controls) worktreeEntry(gitDir string) {
+	c.file(filepath.Join(gitDir, "commondir"))
 	c.file(filepath.Join(gitDir, "config.worktree"))
-	for _, d := range []string{gitDir, common} {
-		c.file(filepath.Join(d, "config"))
-		c.hooks(filepath.Join(d, "hooks"))
-	}
 }
 
 const absent = "absent"
@@ -151,12 +164,19 @@ func (c Controls) Changed(now Controls) []string {
 		}
 	}
 	for path := range now.files {
-		if _, ok := c.files[path]; !ok && slices.Contains(c.hookDirs, filepath.Dir(path)) {
-			out = append(out, path)
+		_, known := c.files[path]
+		if !known && (slices.Contains(c.hookDirs, filepath.Dir(path)) || filepath.Base(path) == ".git") {
+			out = append(out, path) // a hook added, a .git found first
 		}
 	}
 	for path, was := range c.dirs {
-		if is, ok := now.dirs[path]; !ok || !os.SameFile(was, is) {
+		is, ok := now.dirs[path]
+		if !ok {
+			// Not what git finds now: a change when it is not there as
+			// it was either (else the .git git finds first is new).
+			is, _ = os.Stat(path)
+		}
+		if is == nil || !os.SameFile(was, is) {
 			out = append(out, path)
 		}
 	}

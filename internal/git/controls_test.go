@@ -112,3 +112,34 @@ func BenchmarkControls(b *testing.B) {
 		_ = repo.Controls()
 	}
 }
+
+// Of a linked worktree, what its agent can write: its .git file and its
+// git directory's commondir and config.worktree; not the repository's
+// config, which ralph itself writes beside a running loop (and a user may).
+func TestControlsOfALinkedWorktree(t *testing.T) {
+	main, wt := slot(t)
+	repo := Repo{Dir: wt}
+	before := repo.Controls()
+	gittest.Run(t, main, "config", "branch.ralph-loop/side.ralphbase", "main")
+	gittest.WriteFile(t, main, ".git/hooks/post-commit", "#!/bin/sh\n")
+	assert.Empty(t, before.Changed(repo.Controls()), "the repository's own config and hooks are out of the agent's reach")
+	gitDir := filepath.Join(main, ".git", "worktrees", "task-1")
+	gittest.WriteFile(t, gitDir, "commondir", "/elsewhere\n")
+	assert.Equal(t, []string{filepath.Join(gitDir, "commondir")}, before.Changed(repo.Controls()))
+	gittest.WriteFile(t, wt, ".git", "gitdir: /elsewhere\n")
+	assert.Contains(t, before.Changed(repo.Controls()), filepath.Join(wt, ".git"))
+}
+
+// A workspace inside a checkout: the checkout's .git is out of its reach,
+// but a .git made in the workspace is a repository git would find first.
+func TestControlsOfAWorkspaceInsideACheckout(t *testing.T) {
+	main := gittest.NewRepo(t)
+	ws := filepath.Join(main, "sub")
+	gittest.WriteFile(t, ws, "a.txt", "a")
+	repo := Repo{Dir: ws}
+	before := repo.Controls()
+	gittest.Run(t, main, "config", "user.name", "Someone")
+	assert.Empty(t, before.Changed(repo.Controls()))
+	gittest.WriteFile(t, ws, ".git", "gitdir: /elsewhere\n")
+	assert.Contains(t, before.Changed(repo.Controls()), filepath.Join(ws, ".git"))
+}
