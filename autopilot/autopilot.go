@@ -43,6 +43,11 @@ type Options struct {
 	// follows them (Settings.PR); required with deliver: pr, unused
 	// otherwise.
 	PullRequests forge.PullRequests
+	// VerifySandbox is the confinement of autopilot.verify's commands in
+	// the scratch worktree dir of a merge, whose repository is where pin
+	// says: the slots' (they run what the slots' agents wrote). Nil, or
+	// a nil Sandbox, runs them unconfined.
+	VerifySandbox func(dir string, pin git.Pin) criteria.Sandbox
 	// OnEvent is told each event once it is recorded; nil for none.
 	OnEvent func(events.Event, *runfiles.AutopilotState)
 	// Hooks run the user's hooks on the autopilot's events; nil for none.
@@ -492,6 +497,9 @@ func (a *Autopilot) launch(ctx context.Context, slot, task string, attempt int, 
 		}
 	}
 	job, err := a.job(task, attempt, mode)
+	if err == nil {
+		job.Pin, err = a.repo.WorktreePin(ctx, dir)
+	}
 	if err != nil {
 		return a.failAssign(ctx, task, "", err.Error())
 	}

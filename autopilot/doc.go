@@ -25,7 +25,10 @@
 //	                         (worker.json); see [runfiles.RemoteDir]
 //
 // Each task's loop keeps its own .ralph/ inside its worktree, so it is
-// resumable on its own, as any loop is. The autopilot follows it there for
+// resumable on its own, as any loop is. The loop, and the autopilot's own
+// git in the worktree, are told where its repository is (git.Pin, from
+// having made it) rather than follow its .git file, which the agent can
+// rewrite; verify runs confined as the slots are (Options.VerifySandbox). The autopilot follows it there for
 // a question its agent asks a person, which it records (task.asked,
 // task.answered) with the command that answers it.
 //

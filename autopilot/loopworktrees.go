@@ -286,9 +286,13 @@ func loopWorktreeStatus(ctx context.Context, root string, lw LoopWorktree, now t
 		st.NoWorktree = true
 	} else {
 		st.readLoop(now, locked)
-		dirty, err := git.Repo{Dir: lw.Dir}.Dirty(ctx)
+		// Pinned: the loop's agent may have rewritten the worktree's .git.
+		pin, err := repo.WorktreePin(ctx, lw.Dir)
 		if err == nil {
-			st.Uncommitted = len(dirty)
+			dirty, err := git.Repo{Dir: lw.Dir, Pin: pin}.Dirty(ctx)
+			if err == nil {
+				st.Uncommitted = len(dirty)
+			}
 		}
 	}
 	if st.NoBranch {

@@ -29,6 +29,8 @@ type merger struct {
 	mode    string // merge | rebase | squash
 	verify  []criteria.Spec
 	deliver delivery
+	// sandbox confines verify's commands (Options.VerifySandbox).
+	sandbox func(dir string, pin git.Pin) criteria.Sandbox
 }
 
 // mergeResult is what became of one merge attempt.
@@ -127,7 +129,11 @@ func (m *merger) prepare(ctx context.Context, task runfiles.TaskMerge, message s
 	if res.Markers, err = scratch.ConflictMarkers(gitCtx, baseTip, head); err != nil || len(res.Markers) > 0 {
 		return res, err
 	}
-	for _, r := range criteria.CheckAll(ctx, dir, m.verify, criteria.Env{RunStartCommit: baseTip}) {
+	env, err := m.verifyEnv(gitCtx, dir, baseTip)
+	if err != nil {
+		return res, err
+	}
+	for _, r := range criteria.CheckAll(ctx, dir, m.verify, env) {
 		if !r.Passed {
 			res.Failed = append(res.Failed, r)
 		} else {
@@ -141,6 +147,25 @@ func (m *merger) prepare(ctx context.Context, task runfiles.TaskMerge, message s
 		res.Commit = head
 	}
 	return res, nil
+}
+
+// verifyEnv is how verify's criteria run in the scratch worktree dir: its
+// repository pinned, since a confined command may rewrite the worktree's
+// .git file, and confined as the slots are, since they run the tasks' code.
+func (m *merger) verifyEnv(ctx context.Context, dir, baseTip string) (criteria.Env, error) {
+	env := criteria.Env{RunStartCommit: baseTip}
+	if len(m.verify) == 0 {
+		return env, nil
+	}
+	pin, err := m.repo.WorktreePin(ctx, dir)
+	if err != nil {
+		return env, err
+	}
+	env.Git = pin
+	if m.sandbox != nil {
+		env.Sandbox = m.sandbox(dir, pin)
+	}
+	return env, nil
 }
 
 // combine brings the task's work onto baseTip in scratch, as the merge

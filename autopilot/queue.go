@@ -265,7 +265,11 @@ func (a *Autopilot) sendBack(ctx context.Context, m runfiles.TaskMerge, base str
 // merged into the task's branch instead, and the conflicts are left for
 // the task's loop to resolve. It returns what the loop is told.
 func (a *Autopilot) bringUpToDate(ctx context.Context, m runfiles.TaskMerge, onto string, conflicts []string) (string, error) {
-	wt := git.Repo{Dir: a.worktree(m.Task)}
+	pin, err := a.repo.WorktreePin(ctx, a.worktree(m.Task))
+	if err != nil {
+		return "", err
+	}
+	wt := git.Repo{Dir: a.worktree(m.Task), Pin: pin}
 	files := strings.Join(conflicts, ", ")
 	// A merge its last attempt left unresolved and uncommitted, or a
 	// rebase a killed autopilot left half-way, is made again below, on

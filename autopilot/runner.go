@@ -15,6 +15,7 @@ import (
 
 	"github.com/ralph-loop/ralph/criteria"
 	"github.com/ralph-loop/ralph/internal/exitcode"
+	"github.com/ralph-loop/ralph/internal/git"
 	"github.com/ralph-loop/ralph/internal/procgroup"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
 	"github.com/ralph-loop/ralph/runfiles"
@@ -44,6 +45,10 @@ type Job struct {
 	// Mode is how the loop starts: a new run, --resume or --fresh, as the
 	// engine names them.
 	Mode runfiles.StartMode
+	// Pin is where Dir's repository is, as the autopilot made the
+	// worktree: the loop's git is told, and never follows the worktree's
+	// .git file, which its agent can rewrite (see git.Pin).
+	Pin git.Pin
 }
 
 // loopFlags are `ralph loop`'s flags for a loop started in mode with the
@@ -147,7 +152,7 @@ func (r LocalRunner) Start(ctx context.Context, job Job) (Handle, error) {
 	cmd := exec.Command(r.Ralph, args...) //nolint:gosec // ralph runs itself
 	cmd.Dir = job.Dir
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.Env = append(r.environ(), r.Env...)
+	cmd.Env = slices.Concat(r.environ(), r.Env, job.Pin.Env())
 	procgroup.Detach(cmd)
 	if err := cmd.Start(); err != nil {
 		_ = out.Close()

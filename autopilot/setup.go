@@ -506,7 +506,8 @@ func (a *Autopilot) setUp(ctx context.Context) error {
 		return err
 	}
 	a.merger = &merger{repo: a.repo, base: a.base, worktrees: worktrees, tracker: a.opts.Source.Files(),
-		mode: s.Merge, verify: s.Verify, deliver: newDelivery(s.Deliver, s.Remote)}
+		mode: s.Merge, verify: s.Verify, deliver: newDelivery(s.Deliver, s.Remote),
+		sandbox: a.opts.VerifySandbox}
 	if a.merger.deliver.mode == deliverPR && a.opts.PullRequests == nil {
 		return errors.New("autopilot.deliver is pr, but no forge to open pull requests on was given")
 	}

@@ -126,7 +126,7 @@ func (c checker) detectedCommand(ctx context.Context, none string) outcome {
 // the expected one. The evidence reads like a terminal: the command, the
 // tail of its output, how it ended.
 func (c checker) command(ctx context.Context) outcome {
-	res := runCommand(ctx, "criterion "+c.spec.Label(), c.ws, c.spec.Command, c.env.ExtraEnv)
+	res := runCommand(ctx, "criterion "+c.spec.Label(), c.ws, c.spec.Command, c.env.ExtraEnv, c.env.Sandbox)
 	want := c.spec.expectedExit()
 	ok := res.startErr == nil && !res.stopped && res.signal == 0 && res.exitCode == want
 	var b strings.Builder
@@ -136,10 +136,22 @@ func (c checker) command(ctx context.Context) outcome {
 		b.WriteString("\n")
 	}
 	b.WriteString(howItEnded(ctx, res, want))
+	if why := c.refusal(ok, res.output); why != "" {
+		b.WriteString("\n" + why)
+	}
 	if res.leftover != nil {
 		b.WriteString("\n" + res.leftover.Error())
 	}
 	return outcome{passed: ok, evidence: b.String()}
+}
+
+// refusal says, of a confined command that failed, what its sandbox
+// refused it, which its own output rarely puts that way.
+func (c checker) refusal(ok bool, output string) string {
+	if ok || c.env.Sandbox == nil {
+		return ""
+	}
+	return c.env.Sandbox.Denied(output)
 }
 
 // howItEnded is the last line of a command's evidence.

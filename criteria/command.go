@@ -40,11 +40,12 @@ type cmdResult struct {
 }
 
 // runCommand runs script with sh -c (internal/shell) in dir, in its own process group, with
-// stdin from /dev/null and ralph's environment plus extraEnv. When ctx ends
+// stdin from /dev/null and ralph's environment plus extraEnv, confined by
+// sb when it is set. When ctx ends
 // the group gets SIGTERM, then SIGKILL after killGrace. Whatever the
 // command leaves running in its group (background jobs) is stopped the same
 // way once it exits, so a check never leaves a process behind.
-func runCommand(ctx context.Context, feature, dir, script string, extraEnv []string) cmdResult {
+func runCommand(ctx context.Context, feature, dir, script string, extraEnv []string, sb Sandbox) cmdResult {
 	cmd, err := shell.Command(feature, script)
 	if err != nil {
 		return cmdResult{exitCode: -1, startErr: err}
@@ -60,6 +61,15 @@ func runCommand(ctx context.Context, feature, dir, script string, extraEnv []str
 	cmd.Dir = dir
 	cmd.Env = slices.Concat(os.Environ(), extraEnv)
 	cmd.Stdout, cmd.Stderr = w, w
+	if sb != nil {
+		cleanup, err := sb.Confine(cmd)
+		if err != nil {
+			_ = w.Close()
+			return cmdResult{exitCode: -1, startErr: fmt.Errorf("confine it: %w", err)}
+		}
+		// After the group is gone, which the deferred read below waits for.
+		defer cleanup()
+	}
 	g, err := procgroup.Start(cmd, killGrace)
 	_ = w.Close()
 	if err != nil {

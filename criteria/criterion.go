@@ -2,8 +2,11 @@ package criteria
 
 import (
 	"fmt"
+	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/ralph-loop/ralph/internal/git"
 )
 
 // The criterion types. contains_text is the ralph.json task file's name for
@@ -184,4 +187,28 @@ type Env struct {
 	// ExtraEnv is added to ralph's own environment for commands
 	// ("KEY=value"; later entries win).
 	ExtraEnv []string
+	// Sandbox, when set, confines the commands: they run what the agent
+	// wrote (its tests, its scripts), so they get no more rights than
+	// it had. Nil runs them with ralph's own.
+	Sandbox Sandbox
+	// Git is where the workspace's repository is when ralph made the
+	// work tree (git.Pin); the zero value finds it from the workspace.
+	Git git.Pin
+	// BeforeGit, when set, is asked before a check runs git in the
+	// workspace (git_clean, commit_made): an error fails the check, and
+	// git does not run. A confined command before it could have changed
+	// what git would run there; the engine keeps watch (git.Controls).
+	BeforeGit func() error
+}
+
+// Sandbox confines a check's command as the agent whose work it checks is
+// confined (internal/sandbox's Agent, with the check's workspace as its
+// own, is one).
+type Sandbox interface {
+	// Confine rewrites cmd, not yet started, to run confined; cleanup
+	// is called once it has exited.
+	Confine(cmd *exec.Cmd) (cleanup func(), err error)
+	// Denied finds, in the command's output, an access the sandbox
+	// refused and says so in a sentence; "" when there is none.
+	Denied(text string) string
 }

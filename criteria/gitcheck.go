@@ -15,7 +15,10 @@ const evidenceListMax = 20
 const notRepoEvidence = "the workspace is not a git repository; run git init there, or drop this criterion"
 
 func (c checker) gitClean(ctx context.Context) outcome {
-	g := git.Repo{Dir: c.ws}
+	g, o, ok := c.repo()
+	if !ok {
+		return o
+	}
 	if o, ok := requireRepo(ctx, g); !ok {
 		return o
 	}
@@ -31,7 +34,10 @@ func (c checker) gitClean(ctx context.Context) outcome {
 }
 
 func (c checker) commitMade(ctx context.Context) outcome {
-	g := git.Repo{Dir: c.ws}
+	g, o, ok := c.repo()
+	if !ok {
+		return o
+	}
 	if o, ok := requireRepo(ctx, g); !ok {
 		return o
 	}
@@ -55,6 +61,17 @@ func (c checker) commitMade(ctx context.Context) outcome {
 		lines = append([]string{fmt.Sprintf("… %d earlier", n-len(commits))}, lines...)
 	}
 	return passed(fmt.Sprintf("%s since %s:\n%s", plural.Count(n, "commit", "commits"), since(base), strings.Join(lines, "\n")))
+}
+
+// repo is the workspace's repository as ralph's git reaches it, unless git
+// must not run there now (Env.BeforeGit), which fails the check.
+func (c checker) repo() (git.Repo, outcome, bool) {
+	if c.env.BeforeGit != nil {
+		if err := c.env.BeforeGit(); err != nil {
+			return git.Repo{}, failed("not checked: " + err.Error()), false
+		}
+	}
+	return git.Repo{Dir: c.ws, Pin: c.env.Git}, outcome{}, true
 }
 
 // requireRepo fails the check when the workspace is not a repository.

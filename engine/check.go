@@ -56,6 +56,8 @@ func (e *Engine) termination(ctx context.Context) *runfiles.Termination {
 		return e.terminate(runfiles.ReasonCancelled, "the cancellation topic "+s.CancellationTopic+" was published")
 	case e.dirLost:
 		return e.terminateBy(runfiles.ReasonFatal, runfiles.CauseLostDir, lostDirMessage)
+	case e.gitArmed != nil:
+		return e.terminateBy(runfiles.ReasonFatal, runfiles.CauseGitArmed, e.gitArmed.Error())
 	case ctx.Err() != nil:
 		return e.terminateBy(runfiles.ReasonInterrupted, runfiles.CauseSignal, "interrupted by a signal")
 	case e.stop.Requested():

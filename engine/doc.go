@@ -39,4 +39,14 @@
 // completion claim are not counted against max_iterations
 // ([runfiles.RunState.CountedIterations]), and a pending confirmation runs even at
 // the limit, so that holds with completion_confirmations: 2 as well.
+//
+// # Confined runs and ralph's git
+//
+// The criteria and gates checked on a hat's work run in that hat's agent's
+// sandbox ([Options.CheckSandbox]), since they run what it wrote. ralph's
+// own git is not confined, so around every confined agent and confined
+// check the engine compares what decides what git runs in the workspace
+// (gitguard.go); a change ends the run as fatal ([GitArmedError]) before
+// ralph runs git there again. In a worktree ralph made, its git is pinned
+// to the repository's directories ([Options.GitPin]).
 package engine

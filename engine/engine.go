@@ -51,6 +51,9 @@ type Engine struct {
 	stop    *stopWatcher
 	// fatal is the error that ended the run as fatal, returned by Run.
 	fatal error
+	// gitArmed is set once a confined run changed what decides what git
+	// runs in the workspace: ralph runs no git there any more (gitguard.go).
+	gitArmed *GitArmedError
 	// hookCtx is what hooks run under: the run's context without its
 	// cancellation, since hooks on loop.terminate must run after Ctrl-C
 	// too (each has its own time limit). hookFailed is a hook's failure

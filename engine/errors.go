@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"syscall"
 
 	"github.com/ralph-loop/ralph/internal/hint"
@@ -26,6 +27,35 @@ func (e *AgentAuthError) Error() string { return e.Message }
 
 // Kind: the failure is the agent's provider's, outside the request.
 func (e *AgentAuthError) Kind() hint.Kind { return hint.Other }
+
+// GitArmedError means a confined agent, or a check's command confined as
+// it was, changed what decides which repository git finds in the
+// workspace and what git runs there (git.Controls): ralph runs no git on
+// a repository an agent may have armed, so the run ends as fatal.
+type GitArmedError struct {
+	// By is whose run it was: "the agent of hat builder".
+	By string
+	// Changed are the paths that changed, relative to the workspace when
+	// inside it (.git/config).
+	Changed []string
+}
+
+// changedShown bounds the paths GitArmedError names one by one.
+const changedShown = 6
+
+func (e *GitArmedError) Error() string {
+	shown := e.Changed
+	more := ""
+	if len(shown) > changedShown {
+		shown, more = shown[:changedShown], fmt.Sprintf(" and %d more", len(e.Changed)-changedShown)
+	}
+	return fmt.Sprintf("%s changed %s%s, which %s what git runs in this repository: "+
+		"ralph runs no git on a repository an agent may have armed, and stopped the run",
+		e.By, strings.Join(shown, ", "), more, plural.Word(len(e.Changed), "decides", "decide"))
+}
+
+// Kind: the workspace is in a state ralph refuses to work in.
+func (e *GitArmedError) Kind() hint.Kind { return hint.Conflict }
 
 // NoRunError means --resume found nothing to resume.
 type NoRunError struct{ Why string }

@@ -8,6 +8,7 @@ import (
 	"github.com/ralph-loop/ralph/criteria"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/hats"
+	"github.com/ralph-loop/ralph/internal/git"
 	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/pricing"
 	"github.com/ralph-loop/ralph/runfiles"
@@ -129,7 +130,18 @@ type Options struct {
 	// Repo, when set, reports the commits each iteration makes.
 	Repo Repo
 	// Verify runs criteria; nil means criteria.CheckAll.
-	Verify   Verifier
+	Verify Verifier
+	// CheckSandbox is the confinement of the criteria and gates checked
+	// on the work of hat's agent (a completion it claimed, an event it
+	// published; "" for checks about no one hat, the baseline): the
+	// agent's own, whose workspace is the run's. Nil, or a nil Sandbox,
+	// runs them unconfined.
+	CheckSandbox func(hat string) criteria.Sandbox
+	// GitPin is where the workspace's repository is when ralph made the
+	// work tree (an autopilot slot): ralph's git in the workspace, the
+	// criteria's included, is told, and never reads the workspace's .git
+	// to find it (see git.Pin). Repo is built with the same pin.
+	GitPin   git.Pin
 	RalphBin string // absolute path of the ralph binary, for `ralph emit`
 	// AgentEnv is added to every agent's environment (PATH with ralph's
 	// directory first, for one).

@@ -96,7 +96,7 @@ func sameDir(a, b string) bool {
 // findCommitLocks learns where the lock files of a commit in the
 // workspace would be, once a run, and removes those that are stale.
 func (e *Engine) findCommitLocks(ctx context.Context) {
-	e.commitLocks = git.Repo{Dir: e.opts.Workspace}.CommitLocks(ctx)
+	e.commitLocks = e.gitRepo().CommitLocks(ctx)
 	e.clearStaleCommitLocks()
 }
 

@@ -39,7 +39,7 @@ type Repo interface {
 // serves as the next one's start when nothing ran in between (a check's
 // command may write files): it saves reading git twice per iteration.
 func (e *Engine) snapshot(ctx context.Context) Snapshot {
-	if e.opts.Repo == nil {
+	if e.opts.Repo == nil || e.gitArmed != nil {
 		return Snapshot{}
 	}
 	if s := e.lastSnapshot; s != nil {
@@ -63,7 +63,7 @@ const recordTimeout = 2 * time.Minute
 // looks at the workspace: what git says, not what the agent claims. ctx
 // is the iteration's own, not the run's (see recordTimeout).
 func (e *Engine) commitEvents(ctx context.Context, before, after Snapshot) []events.Event {
-	if e.opts.Repo == nil || after.Head == before.Head {
+	if e.opts.Repo == nil || after.Head == before.Head || e.gitArmed != nil {
 		return nil
 	}
 	commits, err := e.opts.Repo.CommitsBetween(ctx, before.Head, after.Head)

@@ -44,9 +44,17 @@ func (e *Engine) running(ctx context.Context) (runfiles.Phase, error) {
 	it.before = e.snapshot(ctx)
 	it.specBefore = e.specItems()
 	info := it.info
+	watch := e.watchGit(e.confined(info.Hat.ID))
 	res, err := e.backendFor(info.Hat.ID).Run(iterCtx, run, func(a events.Activity) {
 		e.opts.Reporter.Activity(info, a)
 	})
+	defer func() {
+		// Whatever else ended the iteration, ralph's git must not run
+		// on a repository the agent armed: not even to record it.
+		if changed := watch.changed(); len(changed) > 0 {
+			e.armed("the agent of hat "+info.Hat.ID, changed)
+		}
+	}()
 	rawErr := raw.Close()
 	it.result, it.interrupted = res, false
 	switch {

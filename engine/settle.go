@@ -174,7 +174,7 @@ func (e *Engine) decideCompletion(ctx context.Context, b *batch, u runfiles.Unde
 	}
 	if specs := e.opts.Settings.AcceptanceCriteria; len(specs) > 0 {
 		// ralph's own check of the criteria is the second confirmation.
-		v := e.judge(ctx, specs)
+		v := e.judge(ctx, u.Event.Hat, specs)
 		if !v.passed() {
 			report := v.report("completion rejected")
 			first, _, _ := strings.Cut(report, "\n")
@@ -282,7 +282,7 @@ func (e *Engine) progressed(b *batch, last *runfiles.FinishedIteration) bool {
 // they, not a claim, decide completion (a ralph.json task file; see
 // docs/architecture.md#ralphjson-task-files).
 func (e *Engine) verifyIteration(ctx context.Context, b *batch, last *runfiles.FinishedIteration) {
-	v := e.judge(ctx, e.opts.Settings.AcceptanceCriteria)
+	v := e.judge(ctx, last.Hat, e.opts.Settings.AcceptanceCriteria)
 	if v.passed() {
 		v.ignored(b)
 		b.add(runfiles.RalphEvent(runfiles.TopicCompletionVerified, runfiles.VerifiedRecord{Iteration: last.Iteration, By: runfiles.VerifiedByCriteria}))

@@ -46,19 +46,45 @@ func (e *Engine) baseline(ctx context.Context, startCommit string) (events.Event
 		return events.Event{}, false
 	}
 	var rec runfiles.BaselineRecord
-	for _, r := range e.verify(ctx, specs, startCommit) {
+	for _, r := range e.verify(ctx, "", specs, startCommit) {
 		rec.Results = append(rec.Results, runfiles.BaselineResult{Name: r.Name, Passed: r.Passed})
 	}
 	return runfiles.RalphEvent(runfiles.TopicCriteriaBaseline, rec), true
 }
 
-func (e *Engine) verify(ctx context.Context, specs []criteria.Spec, startCommit string) []criteria.Result {
+// verify checks specs on the work of hat's agent ("" for the loop's, the
+// baseline): their commands run confined as that agent was, since they
+// run what it wrote, and a change they make to what git runs in the
+// workspace ends the run (gitguard.go).
+func (e *Engine) verify(ctx context.Context, hat string, specs []criteria.Spec, startCommit string) []criteria.Result {
+	if err := e.gitAllowed(); err != nil {
+		return notChecked(specs, err)
+	}
 	e.lastSnapshot = nil // a criterion's command may write files
 	run := e.opts.Verify
 	if run == nil {
 		run = criteria.CheckAll
 	}
-	return run(ctx, e.opts.Workspace, specs, criteria.Env{RunStartCommit: startCommit})
+	by := "the checks of the loop"
+	if hat != "" {
+		by = "the checks of hat " + hat + "'s work"
+	}
+	sb, watch := e.checkSandbox(hat)
+	results := run(ctx, e.opts.Workspace, specs, criteria.Env{RunStartCommit: startCommit, Sandbox: sb,
+		Git: e.opts.GitPin, BeforeGit: e.beforeGit(watch, by)})
+	if changed := watch.changed(); len(changed) > 0 {
+		e.armed(by, changed)
+	}
+	return results
+}
+
+// notChecked are failed results for specs that were not run: why says why.
+func notChecked(specs []criteria.Spec, why error) []criteria.Result {
+	out := make([]criteria.Result, len(specs))
+	for i, s := range specs {
+		out[i] = criteria.Result{Spec: s, Name: s.Label(), Evidence: "not checked: " + why.Error()}
+	}
+	return out
 }
 
 // verdict is the outcome of checking a set of criteria.
@@ -72,9 +98,9 @@ func (v verdict) passed() bool { return len(v.failed) == 0 }
 // judge checks specs and splits the failures: one the run inherited
 // (failing in the baseline too) does not block when its criterion says
 // baseline: ignore.
-func (e *Engine) judge(ctx context.Context, specs []criteria.Spec) verdict {
+func (e *Engine) judge(ctx context.Context, hat string, specs []criteria.Spec) verdict {
 	var v verdict
-	for _, r := range e.verify(ctx, specs, e.st.StartCommit) {
+	for _, r := range e.verify(ctx, hat, specs, e.st.StartCommit) {
 		switch {
 		case r.Passed:
 		case r.Spec.Baseline == "ignore" && e.st.FailedAtBaseline(r.Name):
@@ -144,7 +170,7 @@ func (e *Engine) checkGates(ctx context.Context, ev events.Event) string {
 			}
 		}
 	}
-	v := e.judge(ctx, specs)
+	v := e.judge(ctx, ev.Hat, specs)
 	for _, m := range missing {
 		v.failed = append(v.failed, criteria.Result{Name: fmt.Sprintf("evidence %q", m),
 			Evidence: fmt.Sprintf("the payload of %s must contain %q", ev.Topic, m)})

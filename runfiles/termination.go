@@ -88,6 +88,7 @@ const (
 	CauseStopNow     Cause = "stop_now"     // a stop request that interrupted the running iteration
 	CauseSignal      Cause = "signal"       // a signal (Ctrl-C, SIGTERM)
 	CauseLostDir     Cause = "lost_dir"     // .ralph/ was deleted under the run and recreated from memory
+	CauseGitArmed    Cause = "git_armed"    // a confined run changed what decides what git runs in the workspace
 )
 
 // GoOn is how a run that ended on a limit can go on: a resume that raises

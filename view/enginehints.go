@@ -32,6 +32,7 @@ func EngineHint(err error) string {
 		noRun      *engine.NoRunError
 		unfinished *engine.UnfinishedRunError
 		auth       *engine.AgentAuthError
+		armed      *engine.GitArmedError
 		unknownRun *runfiles.UnknownRunError
 		ambiguous  *runfiles.AmbiguousRunError
 		logPath    *runfiles.LogPathError
@@ -50,6 +51,8 @@ func EngineHint(err error) string {
 		return ResumeHint(runfiles.ModeLoop)
 	case errors.As(err, &auth):
 		return "log in with the " + auth.Backend + " CLI or set its API key, check with `ralph doctor`, then `ralph loop --resume`"
+	case errors.As(err, &armed):
+		return gitArmedStep
 	case errors.As(err, &unknownRun):
 		return "`ralph events --runs` lists the runs of this workspace"
 	case errors.As(err, &ambiguous):

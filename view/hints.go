@@ -34,8 +34,12 @@ func EndMessage(t runfiles.Termination) string {
 
 // nextStep is the advice EndMessage adds to the message of t.
 func nextStep(t runfiles.Termination) string {
-	if t.Cause == runfiles.CauseLostDir {
+	switch t.Cause {
+	case runfiles.CauseLostDir:
 		return "continue with `" + loopResume + "`"
+	case runfiles.CauseGitArmed:
+		return gitArmedStep
+	case runfiles.CauseStopRequest, runfiles.CauseStopNow, runfiles.CauseSignal:
 	}
 	if t.GoOn == nil {
 		return ""
@@ -64,6 +68,12 @@ func nextStep(t runfiles.Termination) string {
 	}
 	return fmt.Sprintf("to go on, raise it on the resume: `%s %s %s`", resume, flag, t.GoOn.Raise)
 }
+
+// gitArmedStep is what to do once a confined run changed what decides
+// what git runs in the workspace (runfiles.CauseGitArmed): git itself
+// would run it, so the files are read without it.
+const gitArmedStep = "read what changed with a text viewer, not git (git would run what they name), " +
+	"undo what you did not put there, then continue with `" + loopResume + "`"
 
 // raiseInConfig says how to go on past a limit that only ralph.yml sets.
 func raiseInConfig(key, resume string) string {

@@ -64,7 +64,14 @@ type Checkout struct {
 	Start string
 	// Continued says Start is pushed work in progress, not the base.
 	Continued bool
+	// Pin is where the worktree's repository is, as the worker made it:
+	// the worker's git there, and the loop's, never follow the worktree's
+	// .git file, which its agent can rewrite (see git.Pin).
+	Pin git.Pin
 }
+
+// Repo is co's worktree as the worker's git works in it.
+func (co Checkout) Repo() git.Repo { return git.Repo{Dir: co.Dir, Pin: co.Pin} }
 
 // Prepare makes task id's worktree from the repository at url: the
 // repository's clone is fetched (made on first use), and the worktree
@@ -108,7 +115,11 @@ func (c Checkouts) Prepare(ctx context.Context, id, url, base string) (Checkout,
 	if err := repo.AddWorktreeAt(ctx, dir, TaskBranch(id), start); err != nil {
 		return Checkout{}, err
 	}
-	return Checkout{Dir: dir, Start: start, Continued: continued}, nil
+	pin, err := repo.WorktreePin(ctx, dir)
+	if err != nil {
+		return Checkout{}, err
+	}
+	return Checkout{Dir: dir, Start: start, Continued: continued, Pin: pin}, nil
 }
 
 // MergeInto merges commit, which the shared remote at url has as task
@@ -119,7 +130,7 @@ func (c Checkouts) MergeInto(ctx context.Context, co Checkout, id, url, commit s
 	if err := c.fetchMerge(ctx, id, url, commit); err != nil {
 		return err
 	}
-	wt := git.Repo{Dir: co.Dir}
+	wt := co.Repo()
 	if done, err := wt.IsAncestor(ctx, commit, "HEAD"); err != nil || done {
 		return err
 	}
@@ -208,14 +219,14 @@ func cloneAtomically(ctx context.Context, dir, url string) error {
 }
 
 // PushProgress pushes the worktree's HEAD as task id's work in progress.
-func PushProgress(ctx context.Context, worktree, url, id string) error {
-	return git.Repo{Dir: worktree}.Push(ctx, url, "+HEAD:"+WIPRef(id))
+func PushProgress(ctx context.Context, co Checkout, url, id string) error {
+	return co.Repo().Push(ctx, url, "+HEAD:"+WIPRef(id))
 }
 
 // PushResult pushes the worktree's HEAD as task id's branch, for the
 // coordinator to merge, and returns the commit pushed.
-func PushResult(ctx context.Context, worktree, url, id string) (string, error) {
-	repo := git.Repo{Dir: worktree}
+func PushResult(ctx context.Context, co Checkout, url, id string) (string, error) {
+	repo := co.Repo()
 	head, err := repo.Resolve(ctx, "HEAD")
 	if err != nil {
 		return "", err

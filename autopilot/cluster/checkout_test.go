@@ -2,12 +2,14 @@ package cluster
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ralph-loop/ralph/internal/git"
 	"github.com/ralph-loop/ralph/internal/gittest"
 )
 
@@ -19,11 +21,13 @@ func TestCheckoutsPrepareContinuesFromWorkInProgress(t *testing.T) {
 	first := Checkouts{Dir: t.TempDir(), Allow: []string{url}}
 	co, err := first.Prepare(ctx, "t-1", url, base)
 	require.NoError(t, err)
-	assert.Equal(t, Checkout{Dir: filepath.Join(first.Dir, "tasks", "t-1"), Start: base}, co)
+	clone := first.repo(url).Dir
+	assert.Equal(t, Checkout{Dir: filepath.Join(first.Dir, "tasks", "t-1"), Start: base,
+		Pin: git.Pin{GitDir: filepath.Join(clone, "worktrees", "t-1"), CommonDir: clone}}, co)
 	assert.Equal(t, "ralph/t-1", gittest.Run(t, co.Dir, "branch", "--show-current"))
 
 	wip := gittest.CommitFile(t, co.Dir, "a.txt", "iteration 1\n", "iteration 1")
-	require.NoError(t, PushProgress(ctx, co.Dir, url, "t-1"))
+	require.NoError(t, PushProgress(ctx, co, url, "t-1"))
 
 	second := Checkouts{Dir: t.TempDir(), Allow: []string{url}}
 	co2, err := second.Prepare(ctx, "t-1", url, base)
@@ -35,17 +39,45 @@ func TestCheckoutsPrepareContinuesFromWorkInProgress(t *testing.T) {
 	// The first worker, restarted, takes the task back: its own leftover
 	// worktree gives way to what was pushed since.
 	later := gittest.CommitFile(t, co2.Dir, "b.txt", "iteration 2\n", "iteration 2")
-	require.NoError(t, PushProgress(ctx, co2.Dir, url, "t-1"))
+	require.NoError(t, PushProgress(ctx, co2, url, "t-1"))
 	gittest.WriteFile(t, co.Dir, "unpushed.txt", "lost\n")
 	co3, err := first.Prepare(ctx, "t-1", url, base)
 	require.NoError(t, err)
 	assert.Equal(t, later, gittest.Run(t, co3.Dir, "rev-parse", "HEAD"))
 	assert.NoFileExists(t, filepath.Join(co3.Dir, "unpushed.txt"))
 
-	head, err := PushResult(ctx, co3.Dir, url, "t-1")
+	head, err := PushResult(ctx, co3, url, "t-1")
 	require.NoError(t, err)
 	assert.Equal(t, later, head)
 	assert.Equal(t, later, gittest.Run(t, t.TempDir(), "ls-remote", url, "refs/heads/ralph/t-1")[:40])
+}
+
+// The agent of a task rewrites its worktree's .git file to name a
+// repository of its own, whose config has git run a script: the worker's
+// git there (its pushes, its commit of what is left) goes to the clone it
+// made, and never runs the script.
+func TestCheckoutsGitIgnoresARewrittenDotGit(t *testing.T) {
+	ctx := t.Context()
+	url, base := gittest.SharedRemote(t)
+	c := Checkouts{Dir: t.TempDir(), Allow: []string{url}}
+	co, err := c.Prepare(ctx, "t-1", url, base)
+	require.NoError(t, err)
+	wip := gittest.CommitFile(t, co.Dir, "a.txt", "work\n", "work")
+	armed := gittest.NewRepo(t)
+	marker := filepath.Join(t.TempDir(), "ran")
+	script := filepath.Join(t.TempDir(), "fsmonitor.sh")
+	require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755))
+	gittest.Run(t, armed, "config", "core.fsmonitor", script)
+	gittest.WriteFile(t, co.Dir, ".git", "gitdir: "+filepath.Join(armed, ".git")+"\n")
+
+	require.NoError(t, PushProgress(ctx, co, url, "t-1"))
+	changed, err := co.Repo().Changed(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, changed, "git never counts a .git as the work tree's")
+	head, err := PushResult(ctx, co, url, "t-1")
+	require.NoError(t, err)
+	assert.Equal(t, wip, head)
+	assert.NoFileExists(t, marker, "the worker's git ran the script the agent armed")
 }
 
 func TestCheckoutsRefuse(t *testing.T) {

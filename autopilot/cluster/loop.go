@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -53,7 +54,7 @@ func (r LoopRunner) Run(_ context.Context, job WorkerJob) (WorkerLoop, error) {
 	cmd := exec.Command(r.Ralph, args...) //nolint:gosec // ralph runs itself
 	cmd.Dir = job.Dir
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.Env = append(os.Environ(), r.Env...)
+	cmd.Env = slices.Concat(os.Environ(), r.Env, job.Pin.Env())
 	mark := job.Mark
 	if mark == "" {
 		mark = procgroup.NewMark()

@@ -52,6 +52,8 @@ type WorkerJob struct {
 	// it (procgroup.StartMarked), recorded beside the job files (see
 	// leftovers.go).
 	Mark procgroup.Mark
+	// Pin is where Dir's repository is (Checkout.Pin), handed to the loop.
+	Pin git.Pin
 }
 
 // WorkerLoop is one running loop of a worker's. Unlike autopilot.Handle,
@@ -471,7 +473,7 @@ func (w *Worker) runTask(ctx context.Context, claim *Claim) {
 		w.finish(ctx, claim, Result{ExitCode: exitcode.Fatal, Message: err.Error()})
 		return
 	}
-	fw := &forwarder{w: w, task: t, dir: co.Dir}
+	fw := &forwarder{w: w, task: t, co: co}
 	fw.base, err = eventsBase(ctx, w.opts.JetStream, w.opts.Signer, t)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -498,11 +500,11 @@ func (w *Worker) runTask(ctx context.Context, claim *Claim) {
 	fw.forward(hctx)
 	if ctx.Err() != nil && stoppedEarly(res) {
 		w.logf(slog.LevelInfo, taskAttrs(t), "task %s: its loop stopped (exit %d%s); handing the task back", t.ID, res.ExitCode, prefixed(": ", res.Message))
-		w.handBack(hctx, claim, co.Dir)
+		w.handBack(hctx, claim, co)
 		return
 	}
 	r := Result{ExitCode: res.ExitCode, Reason: res.Reason, Message: res.Message, Cost: res.Cost}
-	head, err := PushResult(hctx, co.Dir, t.RepoURL, t.ID)
+	head, err := PushResult(hctx, co, t.RepoURL, t.ID)
 	if err != nil {
 		w.logf(slog.LevelWarn, taskAttrs(t), "task %s: pushing its branch: %v", t.ID, err)
 		r.ExitCode = exitcode.Fatal
@@ -553,24 +555,24 @@ func stoppedEarly(res autopilot.LoopResult) bool {
 		res.Reason == string(runfiles.ReasonInterrupted)
 }
 
-// handBack commits what the loop left uncommitted in dir (nothing races
+// handBack commits what the loop left uncommitted in co (nothing races
 // with its agent: the loop has ended), pushes it as the task's work in
 // progress and releases the claim, for another worker to go on from there.
-func (w *Worker) handBack(ctx context.Context, claim *Claim, dir string) {
+func (w *Worker) handBack(ctx context.Context, claim *Claim, co Checkout) {
 	t := claim.Task
-	w.commitProgress(ctx, t, dir)
-	if err := PushProgress(ctx, dir, t.RepoURL, t.ID); err != nil {
+	w.commitProgress(ctx, t, co)
+	if err := PushProgress(ctx, co, t.RepoURL, t.ID); err != nil {
 		w.logf(slog.LevelWarn, taskAttrs(t), "task %s: pushing its work in progress: %v", t.ID, err)
 	}
 	w.release(ctx, claim)
 }
 
-// commitProgress commits what the loop left uncommitted in dir, unless it
+// commitProgress commits what the loop left uncommitted in co, unless it
 // is a merge still being resolved: ralph never commits conflict markers,
 // and the next worker merges Task.MergeCommit again from the last work
 // that was committed.
-func (w *Worker) commitProgress(ctx context.Context, t Task, dir string) {
-	repo := git.Repo{Dir: dir}
+func (w *Worker) commitProgress(ctx context.Context, t Task, co Checkout) {
+	repo := co.Repo()
 	if markers, err := repo.UnresolvedChanges(ctx); err != nil || len(markers) > 0 {
 		w.logf(slog.LevelWarn, taskAttrs(t), "task %s: its uncommitted work is not committed: %s", t.ID, unresolvedReason(markers, err))
 		return
@@ -685,6 +687,7 @@ func (w *Worker) writeJob(t Task, co Checkout) (WorkerJob, error) {
 		Output:        filepath.Join(dir, "output.log"),
 		Continued:     co.Continued,
 		Mark:          procgroup.NewMark(),
+		Pin:           co.Pin,
 	}
 	if err := writeLoopRecord(dir, job.Mark); err != nil {
 		return WorkerJob{}, fmt.Errorf("task %s's files: %w", t.ID, err)
@@ -764,7 +767,7 @@ func eventsBase(ctx context.Context, js jetstream.JetStream, self *Signer, t Tas
 type forwarder struct {
 	w    *Worker
 	task Task
-	dir  string
+	co   Checkout
 	base int64
 	// sent is how many bytes of the coordinator's copy this forwarder has
 	// published: the lines as shown, secrets hidden, which are not the
@@ -784,7 +787,7 @@ func (f *forwarder) forward(ctx context.Context) {
 		return
 	}
 	if f.rd == nil {
-		path, err := runfiles.CurrentLog(f.dir)
+		path, err := runfiles.CurrentLog(f.co.Dir)
 		if err != nil {
 			return // none yet
 		}
@@ -803,7 +806,7 @@ func (f *forwarder) forward(ctx context.Context) {
 	// Work in progress first: it is what another worker continues from.
 	for _, rec := range recs {
 		if ev, err := events.ParseLine(rec.Line); err == nil && ev.Source == events.SourceRalph && ev.Topic == runfiles.TopicIterationFinished {
-			if err := PushProgress(ctx, f.dir, f.task.RepoURL, f.task.ID); err != nil {
+			if err := PushProgress(ctx, f.co, f.task.RepoURL, f.task.ID); err != nil {
 				f.w.logf(slog.LevelWarn, taskAttrs(f.task), "task %s: pushing its work in progress: %v", f.task.ID, err)
 			}
 			break

@@ -198,7 +198,8 @@ func (c *autopilotRunCmd) run(ctx context.Context, g *globals, log *slog.Logger,
 	if err != nil {
 		return err
 	}
-	if err := c.checkSandbox(g, cfg, ralphBin); err != nil {
+	slots, err := c.checkSandbox(g, cfg, ralphBin)
+	if err != nil {
 		return err
 	}
 	out := g.stdout
@@ -214,7 +215,7 @@ func (c *autopilotRunCmd) run(ctx context.Context, g *globals, log *slog.Logger,
 	}
 	defer closeRunner()
 	res, err := autopilot.Run(ctx, autopilot.Options{Repo: root, Configs: configs, Settings: settings,
-		Criteria: cfg.AcceptanceCriteria, Sandbox: cfg.SlotSandbox(), Source: source, Runner: runner, PullRequests: pulls, OnEvent: lines.Event, Fault: fault,
+		Criteria: cfg.AcceptanceCriteria, Sandbox: cfg.SlotSandbox(), VerifySandbox: verifySandbox(slots), Source: source, Runner: runner, PullRequests: pulls, OnEvent: lines.Event, Fault: fault,
 		Hooks: hooks.ForAutopilot(cfg, root), Redactor: redactor})
 	if err != nil {
 		if _, running := errors.AsType[*autopilot.RunningError](err); running {

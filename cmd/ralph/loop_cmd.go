@@ -12,6 +12,7 @@ import (
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/flagvalue"
+	workspacegit "github.com/ralph-loop/ralph/internal/git"
 	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/view"
@@ -36,6 +37,9 @@ type loopCmd struct {
 	Headless       bool                    `help:"Print one JSON event per line on stdout (started, iteration, tool, commit, event, iteration_done, complete, failed, …) for programs; people get warnings and the summary on stderr."`
 	Quiet          bool                    `short:"q" xor:"verbosity" help:"Do not show the agent's own text, only what ralph does."`
 	Verbose        bool                    `short:"v" xor:"verbosity" help:"Also show each prompt (with --headless: the progress lines on stderr)."`
+
+	// pin is where the repository of the worktree --worktree made is.
+	pin workspacegit.Pin
 }
 
 func (loopCmd) Help() string {

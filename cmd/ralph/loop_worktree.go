@@ -10,6 +10,7 @@ import (
 
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/config"
+	workspacegit "github.com/ralph-loop/ralph/internal/git"
 	"github.com/ralph-loop/ralph/view"
 )
 
@@ -70,6 +71,11 @@ func (c *loopCmd) enterWorktree(ctx context.Context, g *globals, say func(string
 	}
 	made, base, err := autopilot.MakeLoopWorktree(ctx, root, worktrees, lw)
 	if err != nil {
+		return err
+	}
+	// ralph made the worktree: its git there never follows the .git file
+	// the loop's agent can rewrite (see workspacegit.Pin).
+	if c.pin, err = (workspacegit.Repo{Dir: root}).WorktreePin(ctx, lw.Dir); err != nil {
 		return err
 	}
 	if made {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	workspacegit "github.com/ralph-loop/ralph/internal/git"
 	"github.com/ralph-loop/ralph/runfiles"
 )
 
@@ -28,6 +29,9 @@ type runChoices struct {
 	start          runfiles.StartMode
 	wait           bool
 	prev           *runfiles.Launch // the resumed run's launch record; nil when none
+	// pin is where the workspace's repository is when this ralph made
+	// the worktree (--worktree); zero otherwise.
+	pin workspacegit.Pin
 }
 
 // choices reads the flags and, on --resume, the run's launch record.
@@ -35,7 +39,7 @@ func (c *loopCmd) choices(dir string) (runChoices, error) {
 	ch := runChoices{configs: c.Config, hats: c.Hats, prompt: c.Prompt, promptFile: c.PromptFile,
 		backend: c.Backend, maxIterations: int(c.MaxIterations), maxRuntime: c.MaxRuntime.Value(),
 		stuckThreshold: c.StuckThreshold.Value(), spec: c.Spec, n: int(c.N), all: c.All,
-		start: runfiles.StartNew, wait: c.Wait}
+		start: runfiles.StartNew, wait: c.Wait, pin: c.pin}
 	switch {
 	case c.Fresh:
 		ch.start = runfiles.StartFresh

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/ralph-loop/ralph/config"
+	"github.com/ralph-loop/ralph/criteria"
+	workspacegit "github.com/ralph-loop/ralph/internal/git"
 	"github.com/ralph-loop/ralph/internal/sandbox"
 	"github.com/ralph-loop/ralph/view"
 )
@@ -29,7 +31,11 @@ func sandboxSupport() view.SandboxSupport {
 type confiner struct {
 	launcher string // the ralph binary, re-executed to apply Landlock
 	stderr   io.Writer
-	support  *sandbox.Support
+	// pin is where the workspace's repository is when ralph made the
+	// worktree (gitPin): what of it a confined agent may write is found
+	// from there.
+	pin     workspacegit.Pin
+	support *sandbox.Support
 	// warnings are what it printed, once each, for the headless stream.
 	warnings []string
 }
@@ -54,8 +60,55 @@ func (c *confiner) agent(s config.Sandbox) (*sandbox.Agent, error) {
 		c.warn(warning)
 	}
 	home, _ := os.UserHomeDir()
-	return &sandbox.Agent{Mode: mode, Home: home, Launcher: c.launcher, Write: envWritable(), Policy: sandbox.Policy{
-		Mode: sandbox.Mode(s.Mode), Write: s.Write, DenyRead: s.DenyRead, Network: sandbox.Network(s.Network)}}, nil
+	return &sandbox.Agent{Mode: mode, Home: home, Launcher: c.launcher, Write: envWritable(),
+		GitDir: c.pin.GitDir, GitCommonDir: c.pin.CommonDir, Policy: sandbox.Policy{
+			Mode: sandbox.Mode(s.Mode), Write: s.Write, DenyRead: s.DenyRead, Network: sandbox.Network(s.Network)}}, nil
+}
+
+// agentSandboxes are how each hat's agent is confined, the loop's default
+// under "": nil (or mode off) where it is not.
+type agentSandboxes map[string]*sandbox.Agent
+
+// checks is engine.Options.CheckSandbox: the criteria and gates checked on
+// a hat's work run confined as its agent was (without the agent CLI's own
+// state, which a test suite has no business writing), in the workspace.
+// They run what the agent wrote: a test that writes ~/.bashrc is the
+// agent's write, whoever starts it.
+func (s agentSandboxes) checks(workspace string) func(hat string) criteria.Sandbox {
+	return func(hat string) criteria.Sandbox {
+		a, ok := s[hat]
+		if !ok {
+			a = s[""]
+		}
+		if a == nil || a.Mode == sandbox.ModeOff || a.Mode == "" {
+			return nil
+		}
+		check := *a
+		check.Workspace, check.State = workspace, nil
+		return check
+	}
+}
+
+// gitPin is the Pin an autopilot or a worker hands the loop it starts in a
+// worktree it made (workspacegit.PinGitDirEnv, PinCommonDirEnv), taken out
+// of the environment so that what the loop starts does not inherit it;
+// the zero Pin when there is none. A half or broken one is refused: ralph
+// would otherwise find the repository through the files the agent writes.
+func gitPin() (workspacegit.Pin, error) {
+	dir, hasDir := os.LookupEnv(workspacegit.PinGitDirEnv)
+	common, hasCommon := os.LookupEnv(workspacegit.PinCommonDirEnv)
+	_ = os.Unsetenv(workspacegit.PinGitDirEnv)
+	_ = os.Unsetenv(workspacegit.PinCommonDirEnv)
+	if !hasDir && !hasCommon {
+		return workspacegit.Pin{}, nil
+	}
+	pin := workspacegit.Pin{GitDir: dir, CommonDir: common}
+	if err := pin.Check(); err != nil {
+		return workspacegit.Pin{}, withHint(fmt.Errorf("the worktree's repository, as ralph was told it: %w", err),
+			"the autopilot and `ralph worker` set "+workspacegit.PinGitDirEnv+" and "+workspacegit.PinCommonDirEnv+
+				" for the loops they start, both at once; unset them to run `ralph loop` by hand")
+	}
+	return pin, nil
 }
 
 // refused is where the key that this machine cannot honour was set: the
@@ -78,21 +131,37 @@ func (c *confiner) warn(msg string) {
 // checkSandbox refuses an autopilot whose slots' sandbox (or a hat's) this
 // machine cannot give, before any task starts, and says once when auto
 // finds nothing to confine them with; each task's loop would say it again.
-func (c *autopilotRunCmd) checkSandbox(g *globals, cfg *config.Config, ralphBin string) error {
+// It returns the slots' confinement, nil when they run unconfined.
+func (c *autopilotRunCmd) checkSandbox(g *globals, cfg *config.Config, ralphBin string) (*sandbox.Agent, error) {
 	conf := &confiner{launcher: ralphBin, stderr: g.stderr}
 	slots := cfg.SlotSandbox()
-	if _, err := conf.agent(slots); err != nil {
-		return err
+	agent, err := conf.agent(slots)
+	if err != nil {
+		return nil, err
 	}
 	for _, h := range cfg.Hats {
 		if h.Sandbox == nil {
 			continue
 		}
 		if _, err := conf.agent(slots.ForHat(h)); err != nil {
-			return fmt.Errorf("hat %s: %w", h.ID, err)
+			return nil, fmt.Errorf("hat %s: %w", h.ID, err)
 		}
 	}
-	return nil
+	return agent, nil
+}
+
+// verifySandbox is autopilot.Options.VerifySandbox: autopilot.verify runs
+// the merged result's tests, the slots' agents' code, so it runs confined
+// as the slots are, in the merge's scratch worktree.
+func verifySandbox(slots *sandbox.Agent) func(dir string, pin workspacegit.Pin) criteria.Sandbox {
+	if slots == nil || slots.Mode == sandbox.ModeOff {
+		return nil
+	}
+	return func(dir string, pin workspacegit.Pin) criteria.Sandbox {
+		check := *slots
+		check.Workspace, check.GitDir, check.GitCommonDir = dir, pin.GitDir, pin.CommonDir
+		return check
+	}
 }
 
 // sandbox is how the worker's loops confine their agents: its own

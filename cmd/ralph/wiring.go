@@ -85,8 +85,15 @@ func engineOptions(g *globals, log *slog.Logger, ch runChoices) (engine.Options,
 	if err != nil {
 		return engine.Options{}, nil, err
 	}
-	conf := &confiner{launcher: ralphBin, stderr: g.stderr}
-	backend, perHat, err := newBackends(cfg, ch.backend, redactor, conf)
+	pin, err := gitPin()
+	if err != nil {
+		return engine.Options{}, nil, err
+	}
+	if pin.IsZero() {
+		pin = ch.pin
+	}
+	conf := &confiner{launcher: ralphBin, stderr: g.stderr, pin: pin}
+	backend, perHat, agents, err := newBackends(cfg, ch.backend, redactor, conf)
 	if err != nil {
 		return engine.Options{}, nil, err
 	}
@@ -121,22 +128,24 @@ func engineOptions(g *globals, log *slog.Logger, ch runChoices) (engine.Options,
 			Human:                  engine.HumanSettings{Timeout: seconds(cfg.Human.TimeoutSeconds), OnTimeout: cfg.Human.OnTimeout},
 			SpecFile:               mode.spec,
 		},
-		Repo:        workspacegit.NewWorkspace(g.Dir),
-		Hats:        reg,
-		Backend:     backend,
-		PerHat:      perHat,
-		Prices:      pricing.Default().With(cfg.Pricing),
-		RalphBin:    ralphBin,
-		AgentEnv:    agentEnv(ralphBin, cfg.Redact),
-		Redactor:    redactor,
-		Hooks:       hooks.ForLoop(cfg, g.Dir, runfiles.Answer),
-		Logger:      log,
-		SummaryFile: view.SummaryMarkdown,
-		KillGrace:   seconds(el.KillGraceSeconds),
-		Launch:      ch.launch(g.Dir, mode, el.MaxIterations),
-		Start:       mode.start,
-		Wait:        ch.wait,
-		ForceKill:   g.signals.Force(),
+		Repo:         workspacegit.NewPinnedWorkspace(workspacegit.Repo{Dir: g.Dir, Pin: pin}),
+		GitPin:       pin,
+		CheckSandbox: agents.checks(g.Dir),
+		Hats:         reg,
+		Backend:      backend,
+		PerHat:       perHat,
+		Prices:       pricing.Default().With(cfg.Pricing),
+		RalphBin:     ralphBin,
+		AgentEnv:     agentEnv(ralphBin, cfg.Redact),
+		Redactor:     redactor,
+		Hooks:        hooks.ForLoop(cfg, g.Dir, runfiles.Answer),
+		Logger:       log,
+		SummaryFile:  view.SummaryMarkdown,
+		KillGrace:    seconds(el.KillGraceSeconds),
+		Launch:       ch.launch(g.Dir, mode, el.MaxIterations),
+		Start:        mode.start,
+		Wait:         ch.wait,
+		ForceKill:    g.signals.Force(),
 	}, warnings, nil
 }
 
@@ -155,11 +164,12 @@ func warnTopology(g *globals, cfg *config.Config, reg *hats.Registry, path strin
 }
 
 // newBackends makes the default backend (--backend, else cli:) and each
-// hat's own.
+// hat's own, and says how each hat's agent is confined (the default
+// backend's under "").
 //
 // conf confines the agents as the config's sandbox sections say; nil runs
 // them unconfined (ralph validate, which judges the config, not the machine).
-func newBackends(cfg *config.Config, override string, redactor *redact.Redactor, conf *confiner) (*backends.Backend, map[string]engine.Backend, error) {
+func newBackends(cfg *config.Config, override string, redactor *redact.Redactor, conf *confiner) (*backends.Backend, map[string]engine.Backend, agentSandboxes, error) {
 	grace := time.Duration(cfg.EventLoop.KillGraceSeconds) * time.Second
 	limits := outputLimits(cfg.EventLoop)
 	opts := backendOptions(cfg.CLI, grace)
@@ -168,12 +178,14 @@ func newBackends(cfg *config.Config, override string, redactor *redact.Redactor,
 	}
 	opts.Redactor, opts.Limits = redactor, limits
 	var err error
+	agents := agentSandboxes{}
 	if opts.Sandbox, err = conf.agent(cfg.LoopSandbox()); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
+	agents[""] = opts.Sandbox
 	b, err := backends.NewChecked(opts)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	perHat := map[string]engine.Backend{}
 	for _, h := range cfg.Hats {
@@ -186,15 +198,16 @@ func newBackends(cfg *config.Config, override string, redactor *redact.Redactor,
 			hopts.Redactor, hopts.Limits = redactor, limits
 		}
 		if hopts.Sandbox, err = conf.agent(cfg.HatSandbox(h)); err != nil {
-			return nil, nil, fmt.Errorf("hat %s: %w", h.ID, err)
+			return nil, nil, nil, fmt.Errorf("hat %s: %w", h.ID, err)
 		}
+		agents[h.ID] = hopts.Sandbox
 		hb, err := backends.NewChecked(hopts)
 		if err != nil {
-			return nil, nil, fmt.Errorf("hat %s: %w", h.ID, err)
+			return nil, nil, nil, fmt.Errorf("hat %s: %w", h.ID, err)
 		}
 		perHat[h.ID] = hb
 	}
-	return b, perHat, nil
+	return b, perHat, agents, nil
 }
 
 // costLimitWarnings are engine.CostLimitWarnings for the backends cfg

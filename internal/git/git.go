@@ -26,7 +26,12 @@ import (
 // directory that is not inside a repository as one with nothing to report
 // (no commits, no changes) rather than as an error; a missing directory or
 // a broken git is an error.
-type Repo struct{ Dir string }
+type Repo struct {
+	Dir string
+	// Pin, when set, is where the repository is: git is told, and never
+	// reads Dir's .git to find it. Dir is then the work tree's top.
+	Pin Pin
+}
 
 // Commit is one commit.
 type Commit struct {
@@ -165,14 +170,18 @@ func (g Repo) run(ctx context.Context, args ...string) ([]byte, error) {
 	if len(args) > 0 && args[0] == "worktree" {
 		defer lockWorktrees(g.Dir)()
 	}
+	pinned, err := g.pinEnv()
+	if err != nil {
+		return nil, fmt.Errorf("git %s: %w", subcommand(args), err)
+	}
 	var stdout, stderr bytes.Buffer
 	// A Ctrl-C meant for ralph must not kill git half-way through a merge
 	// or a commit: ralph stops it through ctx when it means to.
-	err := procgroup.RunDetached(func() *exec.Cmd {
+	err = procgroup.RunDetached(func() *exec.Cmd {
 		stdout.Reset()
 		stderr.Reset()
 		cmd := exec.CommandContext(ctx, "git", full...)
-		cmd.Env = gitEnv()
+		cmd.Env = append(gitEnv(), pinned...)
 		cmd.WaitDelay = gitWaitDelay
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		return cmd

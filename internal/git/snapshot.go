@@ -62,6 +62,9 @@ func (g Repo) snapshot(ctx context.Context, files *Tree) (Snapshot, error) {
 // way git finds a repository once gitEnv has dropped GIT_DIR: without one,
 // asking git would cost a process to learn that there is none.
 func (g Repo) mayBeRepo() bool {
+	if !g.Pin.IsZero() {
+		return true
+	}
 	dir, err := filepath.Abs(g.Dir)
 	if err != nil {
 		return true

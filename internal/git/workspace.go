@@ -40,7 +40,13 @@ type lastLook struct {
 
 // NewWorkspace returns the workspace rooted at dir.
 func NewWorkspace(dir string) Workspace {
-	return Workspace{git: Repo{Dir: dir}, files: &Tree{Dir: dir}, seen: &lastLook{}}
+	return NewPinnedWorkspace(Repo{Dir: dir})
+}
+
+// NewPinnedWorkspace returns the workspace of repo, whose Pin (when set)
+// says where its repository is: see Pin.
+func NewPinnedWorkspace(repo Repo) Workspace {
+	return Workspace{git: repo, files: &Tree{Dir: repo.Dir}, seen: &lastLook{}}
 }
 
 // Snapshot is HEAD and a fingerprint of the files: the last snapshot when
@@ -89,7 +95,10 @@ func (w Workspace) newWatch(ctx context.Context) *treewatch.Watch {
 	}
 	opts := treewatch.Options{Roots: []string{dir}, Skip: []string{filepath.Join(dir, StateDir)},
 		Barrier: filepath.Join(dir, StateDir, WatchBarrier)}
-	gitDir, commonDir, ok := findGitDirs(dir)
+	gitDir, commonDir, ok := w.git.Pin.GitDir, w.git.Pin.CommonDir, !w.git.Pin.IsZero()
+	if !ok {
+		gitDir, commonDir, ok = findGitDirs(dir)
+	}
 	if ok {
 		for _, d := range []string{gitDir, commonDir} {
 			if !within(d, dir) {

@@ -68,7 +68,7 @@ func buildRules(a Agent, tmp string, makeDirs bool) (rules, error) {
 	}
 	writable = append(writable, a.Write...)
 	writable = append(writable, a.Policy.Write...)
-	git, err := gitWritable(a.Workspace, makeDirs)
+	git, err := gitWritable(a, makeDirs)
 	if err != nil {
 		return r, err
 	}
@@ -200,18 +200,20 @@ func makeStateDir(p, home string) error {
 // through its directory, and git writes a ref through a lock file beside
 // it. Read from the files themselves, without git: this runs every
 // iteration.
-func gitWritable(workspace string, makeDirs bool) ([]string, error) {
-	gitDir, ok := linkedGitDir(workspace)
+//
+// The directories are the pinned ones when ralph made the worktree
+// (Agent.GitDir). Otherwise they are read from the workspace's .git file
+// and the commondir file, which an earlier iteration's agent may have
+// rewritten to have any directory granted: they are granted only as git
+// lays a linked worktree out (the git directory is an entry of the common
+// directory's worktrees/, and names the workspace back).
+func gitWritable(a Agent, makeDirs bool) ([]string, error) {
+	gitDir, common, ok := a.GitDir, a.GitCommonDir, a.GitDir != "" && a.GitCommonDir != ""
+	if !ok {
+		gitDir, common, ok = linkedRepository(a.Workspace)
+	}
 	if !ok {
 		return nil, nil
-	}
-	common := gitDir
-	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
-		c := strings.TrimSpace(string(b))
-		if !filepath.IsAbs(c) {
-			c = filepath.Join(gitDir, c)
-		}
-		common = filepath.Clean(c)
 	}
 	out := []string{gitDir, filepath.Join(common, "objects")}
 	branch := headBranch(gitDir)
@@ -230,6 +232,42 @@ func gitWritable(workspace string, makeDirs bool) ([]string, error) {
 		out = append(out, dir)
 	}
 	return out, nil
+}
+
+// linkedRepository is the git directory and common directory of the linked
+// worktree at workspace, from its files, when they are laid out as git
+// lays them out; ok is false for a main checkout (whose .git, a directory
+// inside the workspace, is writable with it), no repository, or a layout
+// git would not have made.
+func linkedRepository(workspace string) (gitDir, common string, ok bool) {
+	gitDir, ok = linkedGitDir(workspace)
+	if !ok {
+		return "", "", false
+	}
+	common = gitDir
+	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		c := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(c) {
+			c = filepath.Join(gitDir, c)
+		}
+		common = filepath.Clean(c)
+	}
+	if filepath.Dir(gitDir) != filepath.Join(common, "worktrees") || !namesBack(gitDir, workspace) {
+		return "", "", false
+	}
+	return gitDir, common, true
+}
+
+// namesBack reports whether the worktree entry gitDir names workspace's
+// .git in its gitdir file, as git writes it.
+func namesBack(gitDir, workspace string) bool {
+	b, err := os.ReadFile(filepath.Join(gitDir, "gitdir"))
+	if err != nil {
+		return false
+	}
+	named, err1 := os.Stat(strings.TrimSpace(string(b)))
+	own, err2 := os.Stat(filepath.Join(workspace, ".git"))
+	return err1 == nil && err2 == nil && os.SameFile(named, own)
 }
 
 // linkedGitDir is the git directory of a linked worktree, from its .git

@@ -152,3 +152,49 @@ func TestWithTempReplacesEveryTemporaryDirectoryVariable(t *testing.T) {
 	assert.Equal(t, []string{"PATH=/bin", "HOME=/h", "TMPDIR=/new", "TMP=/new", "TEMP=/new"}, env)
 	assert.Contains(t, withTemp(nil, "/new"), "TMPDIR=/new", "a nil Env is the process's own, plus the temporary directory")
 }
+
+// An agent writes its worktree's .git file and its git directory's
+// commondir file: read as they are, they would have the next iteration's
+// sandbox grant whatever directory it named there. Pinned, what ralph made
+// is granted whatever they say; unpinned, a layout git would not have made
+// is granted nothing of a repository.
+func TestRulesOfATamperedLinkedWorktree(t *testing.T) {
+	main := gittest.NewRepo(t)
+	gittest.CommitFile(t, main, "README.md", "hi\n", "start")
+	ws := filepath.Join(t.TempDir(), "slot")
+	gittest.Run(t, main, "worktree", "add", "-q", "-b", "ralph/task-1", ws)
+	git := resolved(t, filepath.Join(main, ".git"))
+	gitDir := filepath.Join(git, "worktrees", "slot")
+	granted := []string{resolved(t, ws), gitDir, filepath.Join(git, "objects"),
+		filepath.Join(git, "refs", "heads", "ralph"), filepath.Join(git, "logs", "refs", "heads", "ralph")}
+	target := t.TempDir() // what the agent wants granted
+	gittest.Run(t, target, "init", "-q", "--bare", ".")
+	pinned := Agent{Mode: ModeLandlock, Workspace: ws, GitDir: gitDir, GitCommonDir: git}
+
+	t.Run("the .git file", func(t *testing.T) {
+		gittest.WriteFile(t, ws, ".git", "gitdir: "+target+"\n")
+		t.Cleanup(func() { gittest.WriteFile(t, ws, ".git", "gitdir: "+gitDir+"\n") })
+		r, err := buildRules(pinned, "", false)
+		require.NoError(t, err)
+		assert.ElementsMatch(t, granted, r.WriteDirs)
+		r, err = buildRules(Agent{Mode: ModeLandlock, Workspace: ws}, "", false)
+		require.NoError(t, err)
+		assert.Equal(t, []string{resolved(t, ws)}, r.WriteDirs)
+	})
+	t.Run("the commondir file", func(t *testing.T) {
+		gittest.WriteFile(t, gitDir, "commondir", target+"\n")
+		t.Cleanup(func() { gittest.WriteFile(t, gitDir, "commondir", "../..\n") })
+		r, err := buildRules(pinned, "", false)
+		require.NoError(t, err)
+		assert.ElementsMatch(t, granted, r.WriteDirs)
+		r, err = buildRules(Agent{Mode: ModeLandlock, Workspace: ws}, "", false)
+		require.NoError(t, err)
+		assert.Equal(t, []string{resolved(t, ws)}, r.WriteDirs)
+		assert.False(t, r.writable(filepath.Join(resolved(t, target), "objects")))
+	})
+	t.Run("as git left it", func(t *testing.T) {
+		r, err := buildRules(Agent{Mode: ModeLandlock, Workspace: ws}, "", false)
+		require.NoError(t, err)
+		assert.ElementsMatch(t, granted, r.WriteDirs, "an untouched worktree is read from its files as before")
+	})
+}

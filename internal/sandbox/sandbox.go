@@ -7,7 +7,16 @@
 // A Policy is what the user configured; Detect says what this machine offers
 // (Support) and Support.Resolve turns a Policy's mode into the mechanism a
 // run uses. An Agent is one agent run's confinement: Confine rewrites an
-// unstarted *exec.Cmd so that it runs confined.
+// unstarted *exec.Cmd so that it runs confined. The launcher re-executes
+// any command, not only an agent: ralph confines the commands of criteria,
+// gates and autopilot.verify with the Agent of the agent whose work they
+// run (its Workspace the check's), and Denied explains their refusals too.
+//
+// Of a linked worktree's repository an Agent grants the worktree's own git
+// directory, the object store and its branch's ref directories: found from
+// Agent.GitDir and GitCommonDir when ralph made the worktree, else from the
+// worktree's files only when laid out as git lays them out, since an
+// earlier agent can rewrite them to name any directory.
 package sandbox
 
 import (
@@ -92,6 +101,13 @@ type Agent struct {
 	// Launcher is the ralph binary re-executed to apply Landlock: one
 	// whose main hands LauncherArg to Launch. Landlock needs it.
 	Launcher string
+	// GitDir and GitCommonDir, when set, are where the repository of a
+	// workspace that is a linked worktree is, as ralph knows it from
+	// having made the worktree (internal/git's Pin): what is granted of
+	// it is found from them, not from the workspace's .git file and the
+	// commondir file beside the git directory, which the agent can
+	// rewrite to name any directory it wants granted.
+	GitDir, GitCommonDir string
 }
 
 // Confine rewrites cmd, not yet started, to run confined: its Path, Args,
