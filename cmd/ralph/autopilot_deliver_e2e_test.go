@@ -81,7 +81,10 @@ func TestAutopilotPushKeepsAConcurrentPush(t *testing.T) {
 cd %[2]s && git pull -q origin main && echo theirs > person.txt && git add person.txt &&
 git -c user.name=Person -c user.email=person@example.com commit -qm "a person's work" && git push -q origin HEAD:main
 `, w.state, other)), 0o755))
-	w.write("ralph.yml", w.read("ralph.yml")+"  verify:\n    - {type: command_succeeds, command: \"sh "+person+"\"}\n")
+	// verify runs confined as the slots' agents do: the person's push
+	// needs origin writable there.
+	w.write("ralph.yml", w.read("ralph.yml")+"  verify:\n    - {type: command_succeeds, command: \"sh "+person+"\"}\n"+
+		"  sandbox: {write: [\""+remote+"\"]}\n")
 	git(t, w.dir, "commit", "-q", "-am", "verify")
 	git(t, w.dir, "push", "-q", "origin", "main")
 
