@@ -2,7 +2,9 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -71,7 +73,7 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.Str
 	wait := 200 * time.Millisecond
 	for {
 		tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		_, err := js.CreateOrUpdateStream(tctx, cfg)
+		err := createOrUpdate(tctx, js, cfg)
 		cancel()
 		if err == nil || !retryable(err) {
 			return err
@@ -81,6 +83,37 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.Str
 		}
 		wait = min(2*wait, 2*time.Second)
 	}
+}
+
+// createOrUpdate makes the stream as cfg says, asking the servers to
+// change it only when it differs: every coordinator and worker calls this
+// at start, and a stream updated while another process makes a consumer on
+// it is a race inside the NATS server (seen under its race detector).
+func createOrUpdate(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) error {
+	s, err := js.Stream(ctx, cfg.Name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		if _, err = js.CreateStream(ctx, cfg); !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			return err
+		}
+		// Another process made it first; it may have made it otherwise.
+		s, err = js.Stream(ctx, cfg.Name)
+	}
+	if err != nil {
+		return err
+	}
+	if sameStream(s.CachedInfo().Config, cfg) {
+		return nil
+	}
+	_, err = js.UpdateStream(ctx, cfg)
+	return err
+}
+
+// sameStream reports whether have is want in every setting ralph sets; the
+// servers fill in the rest.
+func sameStream(have, want jetstream.StreamConfig) bool {
+	return have.Description == want.Description && slices.Equal(have.Subjects, want.Subjects) &&
+		have.Retention == want.Retention && have.Storage == want.Storage && have.Replicas == want.Replicas &&
+		have.Duplicates == want.Duplicates && have.MaxAge == want.MaxAge
 }
 
 func streamConfigs(replicas int) []jetstream.StreamConfig {
