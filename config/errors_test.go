@@ -179,7 +179,7 @@ func TestLoadBytesProblems(t *testing.T) {
 			name: "pacing budgets written as the limits: section",
 			data: "limits:\n  tokens_per_hour: 1000\n",
 			want: config.Problem{File: "ralph.yml", Line: 1,
-				Msg: "unknown key \"limits\" at top level; the limits and pacing budgets (tokens_per_hour, tokens_per_day, cost_per_hour, cost_per_day) are keys of event_loop",
+				Msg:  "unknown key \"limits\" at top level; the limits and pacing budgets (tokens_per_hour, tokens_per_day, cost_per_hour, cost_per_day) are keys of event_loop",
 				Hint: "move its keys under event_loop:, e.g. event_loop: {tokens_per_hour: 2000000, cost_per_day: 50}"},
 		},
 		{
