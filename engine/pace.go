@@ -163,7 +163,7 @@ func (e *Engine) pacing(ctx context.Context) (runfiles.Phase, error) {
 	if pr, ok := e.opts.Reporter.(PaceReporter); ok {
 		pr.Paced(*r)
 	}
-	e.log.Info("paced", "window", r.Window, "until", r.Until)
+	e.log.Debug("paced", "window", r.Window, "until", r.Until)
 	if r.Oversize {
 		e.opts.Reporter.Warn(fmt.Sprintf("the next iteration is expected to use %s, more than the whole %s budget of %s: "+
 			"it runs once the window is empty, at %s", r.Amount(r.Estimate), r.Window, r.Amount(r.Budget), r.Until.Local().Format(time.DateTime)))
