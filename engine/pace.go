@@ -219,3 +219,5 @@ func PacingWarnings(p Pacing, prices *pricing.Table, backends ...Backend) []stri
 	}
 	return unpricedWarnings(strings.Join(keys, " and "), prices, backends...)
 }
+
+var _ PaceReporter = redactingReporter{}
