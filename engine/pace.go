@@ -88,8 +88,18 @@ const paceEpsilon = 1e-9
 // wait is the pacing wait w asks for at now over spent, nil when the next
 // iteration fits.
 func (w paceWindow) wait(spent []runfiles.Spent, now time.Time) *runfiles.PacedRecord {
-	in := slices.DeleteFunc(slices.Clone(spent), func(s runfiles.Spent) bool { return !s.At.After(now.Add(-w.span)) })
-	slices.SortStableFunc(in, func(a, b runfiles.Spent) int { return a.At.Compare(b.At) })
+	from := now.Add(-w.span)
+	in := make([]runfiles.Spent, 0, len(spent))
+	for _, s := range spent {
+		if s.At.After(from) {
+			in = append(in, s)
+		}
+	}
+	// The log's order is the clock's, unless the clock went back.
+	byTime := func(a, b runfiles.Spent) int { return a.At.Compare(b.At) }
+	if !slices.IsSortedFunc(in, byTime) {
+		slices.SortStableFunc(in, byTime)
+	}
 	used := 0.0
 	for _, s := range in {
 		used += w.amount(s)
