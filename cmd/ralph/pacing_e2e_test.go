@@ -90,7 +90,10 @@ func TestPacingWaitsAcrossAKillAndResume(t *testing.T) {
 	status := w.ralph("status")
 	require.Equal(t, 0, status.code, status.stderr)
 	assert.Contains(t, status.stdout, "paced until "+first.Until.Local().Format("15:04")+" (tokens_per_hour: 600/1000)")
-	assert.Contains(t, stderr.String(), "(tokens_per_hour: 600/1000); the next iteration waits")
+	// The line on stderr follows the log's, from the same process.
+	waitFor(t, "ralph to say it waits", func() bool {
+		return strings.Contains(stderr.String(), "(tokens_per_hour: 600/1000); the next iteration waits")
+	})
 
 	require.NoError(t, cmd.Process.Kill())
 	_ = cmd.Wait()
