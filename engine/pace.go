@@ -178,12 +178,23 @@ func (e *Engine) pacing(ctx context.Context) (runfiles.Phase, error) {
 		e.opts.Reporter.Warn(fmt.Sprintf("the next iteration is expected to use %s, more than the whole %s budget of %s: "+
 			"it runs once the window is empty, at %s", r.Amount(r.Estimate), r.Window, r.Amount(r.Budget), r.Until.Local().Format(time.DateTime)))
 	}
-	if err := e.sleepPaced(ctx, max(r.Until.Sub(e.now()), 0)); err != nil && ctx.Err() != nil {
+	if err := e.sleepPaced(ctx, e.paceSleep(r)); err != nil && ctx.Err() != nil {
 		e.ending = e.terminateBy(runfiles.ReasonInterrupted, runfiles.CauseSignal,
 			fmt.Sprintf("interrupted while paced (%s, until %s)", r.Text(), r.Until.Local().Format(time.DateTime)))
 		return runfiles.PhaseTerminating, nil
 	}
 	return runfiles.PhaseChecking, nil
+}
+
+// paceSleep is how long pacing sleeps for r: until r's moment, or until
+// max_runtime_seconds is reached if that comes first, as a run that would
+// wake past its runtime ends there rather than overstay it.
+func (e *Engine) paceSleep(r *runfiles.PacedRecord) time.Duration {
+	d := max(r.Until.Sub(e.now()), 0)
+	if limit := e.opts.Settings.MaxRuntime; limit > 0 {
+		d = min(d, max(limit-e.st.Runtime(e.now()), 0))
+	}
+	return d
 }
 
 // sleepPaced waits d, or until ctx ends or a stop is requested, on

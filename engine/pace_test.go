@@ -266,3 +266,22 @@ func TestResumeFoldsThePacingWindows(t *testing.T) {
 	require.Len(t, paced, 2)
 	assert.Equal(t, first[0].Until, paced[1].Until)
 }
+
+func TestPacingWaitEndsAtMaxRuntime(t *testing.T) {
+	dir := t.TempDir()
+	clock := &paceClock{now: paceT0}
+	s := settings()
+	s.Pacing = Pacing{TokensPerHour: 1000}
+	s.MaxRuntime = 30 * time.Minute
+	out, err := newTestEngine(t, dir, spending(clock, 600), s, func(o *Options) {
+		o.Now, o.Sleep = clock.Now, clock.Sleep
+	}).Run(t.Context())
+	require.NoError(t, err)
+	// The budget asks for an hour; the run has less than 30 minutes left,
+	// so it sleeps only that long and ends on max_runtime_seconds.
+	assert.Equal(t, runfiles.ReasonMaxRuntime, out.Reason)
+	assert.Equal(t, 1, out.Iterations)
+	require.Len(t, clock.sleeps, 1)
+	assert.LessOrEqual(t, clock.sleeps[0], 30*time.Minute)
+	assert.Positive(t, clock.sleeps[0])
+}

@@ -51,3 +51,11 @@ func TestPacingWaitIsShown(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, want+", waiting 59m00s", text)
 }
+
+// A day window's wait that ends tomorrow names the day.
+func TestPacingWaitEndingAnotherDayNamesTheDay(t *testing.T) {
+	p := runfiles.PacedRecord{Window: "tokens_per_day", Used: 9000, Budget: 8000, Estimate: 600,
+		Until: time.Date(2026, 11, 23, 9, 0, 0, 0, time.Local), WaitMS: (14 * time.Hour).Milliseconds()}
+	assert.Equal(t, "paced until Mon Nov 23 09:00 (tokens_per_day: 9000/8000)", PacedText(p))
+	assert.Equal(t, "paced until 11:05 (tokens_per_hour: 1200/1000)", PacedText(pacedWait()))
+}
