@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,9 @@ import (
 // inspectSecret is planted in the objective and in ralph's environment,
 // under a name ralph knows to hide.
 const inspectSecret = "sk-ant-inspect-7d3f9a1c5e"
+
+// inspectMarkup is in the objective, for the pages that must escape it.
+const inspectMarkup = `Never write <script>alert("x")</script> & co.`
 
 // inspectedRun runs the two-hat loop whose objective quotes a secret: the
 // builder (iteration 2) commits hello.txt, the reviewer (iteration 3)
@@ -30,7 +34,7 @@ func inspectedRun(t *testing.T) *workspace {
 	sc.ByHat["reviewer"] = []step{{Write: map[string]string{"review.md": "looks right\n"},
 		Say: "Looks right. " + tag("review.approved", "hello.txt is correct")}}
 	w.script(sc)
-	w.write("ralph.yml", strings.Replace(twoHatConfig, "have it reviewed.", "have it reviewed. The deploy key is "+inspectSecret+".", 1)+agentCLI())
+	w.write("ralph.yml", strings.Replace(twoHatConfig, "have it reviewed.", "have it reviewed. The deploy key is "+inspectSecret+". "+inspectMarkup, 1)+agentCLI())
 	r := w.ralphEnv([]string{"TEST_API_KEY=" + inspectSecret}, "loop")
 	require.Equal(t, 0, r.code, r.stderr)
 	return w
@@ -49,6 +53,7 @@ func TestInspectShowsWhatEachIterationWasToldDidAndChanged(t *testing.T) {
 		require.Equal(t, 0, r.code, r.stderr)
 		assert.Contains(t, r.stdout, "Create hello.txt and have it reviewed.", "the objective")
 		assert.Contains(t, r.stdout, "Build it.", "the builder's instructions")
+		assert.Contains(t, r.stdout, inspectMarkup, "the terminal shows the text as it is")
 		assert.Contains(t, r.stdout, "[redacted:TEST_API_KEY]")
 		assert.NotContains(t, r.stdout, inspectSecret)
 		assert.Empty(t, r.stderr)
@@ -143,4 +148,37 @@ func TestInspectShowsWhatEachIterationWasToldDidAndChanged(t *testing.T) {
 		assert.Regexp(t, `ralph: error: run \S+ has no iteration 40: it has iterations 1–\d`, r.stderr)
 		assert.Contains(t, r.stderr, "ralph: hint:")
 	})
+}
+
+func TestServeShowsAnIterationsPageEscaped(t *testing.T) {
+	w := inspectedRun(t)
+	s := startServe(t, w.dir)
+
+	code, page := s.do(http.MethodGet, "/iteration/2", false, "")
+	require.Equal(t, http.StatusOK, code, page)
+	assert.Contains(t, page, "Never write &lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; &amp; co.", "the prompt, escaped")
+	assert.NotContains(t, page, "<script>alert")
+	assert.Contains(t, page, "Build it.")
+	assert.Contains(t, page, "add hello.txt", "the iteration's commit")
+	assert.Contains(t, page, "&#43;hello", "its patch")
+	assert.Regexp(t, `<a href="/iteration/3\?run=[0-9a-f-]+">3</a>`, page)
+	assert.NotContains(t, page, inspectSecret)
+
+	var v struct {
+		Iteration int `json:"iteration"`
+		Prompt    struct {
+			Text string `json:"text"`
+		} `json:"prompt"`
+		Diff struct {
+			Patch string `json:"patch"`
+		} `json:"diff"`
+	}
+	s.getJSON("/api/iterations/3", &v)
+	assert.Equal(t, 3, v.Iteration)
+	assert.Contains(t, v.Prompt.Text, "Review it.")
+	assert.Contains(t, v.Diff.Patch, "+looks right")
+
+	code, body := s.do(http.MethodGet, "/api/iterations/40", false, "")
+	assert.Equal(t, http.StatusNotFound, code)
+	assert.Contains(t, body, "has no iteration 40")
 }

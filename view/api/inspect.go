@@ -453,3 +453,54 @@ func (d PromptDiff) WriteText(w io.Writer) error {
 	_, err := io.WriteString(w, strings.TrimRight(d.Diff, "\n")+"\n")
 	return err
 }
+
+// Kind says an iteration that does not exist is not found (serve's 404).
+func (e *NoIterationError) Kind() hint.Kind { return hint.NotFound }
+
+// IterationView is everything inspect knows of one iteration, in one
+// value for the front-ends that show it whole (serve's iteration page,
+// watch): each part, or why it is missing.
+type IterationView struct {
+	Run        string       `json:"run"`
+	Iteration  int          `json:"iteration"`
+	Iterations []int        `json:"iterations"`
+	Prompt     *Prompt      `json:"prompt,omitempty"`
+	Output     *Output      `json:"output,omitempty"`
+	Diff       *Diff        `json:"diff,omitempty"`
+	Missing    []MissingBit `json:"missing,omitempty"`
+}
+
+// MissingBit is a part of an iteration's view that could not be read.
+type MissingBit struct {
+	Part  string `json:"part"` // prompt, output or diff
+	Error string `json:"error"`
+	Hint  string `json:"hint,omitempty"`
+}
+
+// View reads all of iteration n; an iteration the run does not have is
+// the only error.
+func (run *InspectedRun) View(ctx context.Context, n int, r *redact.Redactor) (IterationView, error) {
+	if _, err := run.last(n); err != nil {
+		return IterationView{}, err
+	}
+	v := IterationView{Run: run.RunID, Iteration: n, Iterations: run.order}
+	miss := func(part string, err error) {
+		v.Missing = append(v.Missing, MissingBit{Part: part, Error: r.String(err.Error()), Hint: r.String(hint.Of(err))})
+	}
+	if p, err := run.Prompt(n, r); err != nil {
+		miss("prompt", err)
+	} else {
+		v.Prompt = &p
+	}
+	if o, err := run.Output(n, r); err != nil {
+		miss("output", err)
+	} else {
+		v.Output = &o
+	}
+	if d, err := run.Diff(ctx, n, r); err != nil {
+		miss("diff", err)
+	} else {
+		v.Diff = &d
+	}
+	return v, nil
+}
