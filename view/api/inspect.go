@@ -504,3 +504,54 @@ func (run *InspectedRun) View(ctx context.Context, n int, r *redact.Redactor) (I
 	}
 	return v, nil
 }
+
+// WriteText writes the iteration whole, for a terminal: each part under
+// its heading, or why it is missing.
+func (v IterationView) WriteText(w io.Writer) error {
+	var b strings.Builder
+	for _, m := range v.Missing {
+		fmt.Fprintf(&b, "%s: %s\n", m.Part, m.Error)
+		if m.Hint != "" {
+			fmt.Fprintf(&b, "  %s\n", m.Hint)
+		}
+	}
+	if p := v.Prompt; p != nil {
+		fmt.Fprintf(&b, "\n== prompt (hat %s, %s, %d bytes) ==\n\n", p.Hat, p.File, p.Bytes)
+		if err := p.WriteText(&b); err != nil {
+			return err
+		}
+	}
+	if o := v.Output; o != nil {
+		b.WriteString("\n== output ==\n\n")
+		if err := o.WriteText(&b); err != nil {
+			return err
+		}
+	}
+	if d := v.Diff; d != nil {
+		b.WriteString("\n== diff ==\n\n")
+		if err := d.WriteText(&b); err != nil {
+			return err
+		}
+	}
+	_, err := io.WriteString(w, strings.TrimLeft(b.String(), "\n"))
+	return err
+}
+
+// EventIteration is the iteration an event belongs to (0 for none): an
+// agent's event says so itself, ralph's iteration lines in their payload.
+// started says ev is ralph's iteration.started line.
+func EventIteration(ev events.Event) (n int, started bool) {
+	if ev.Iteration > 0 {
+		return ev.Iteration, false
+	}
+	if ev.Source != events.SourceRalph {
+		return 0, false
+	}
+	var p struct {
+		Iteration int `json:"iteration"`
+	}
+	if json.Unmarshal(ev.Payload, &p) != nil {
+		return 0, false
+	}
+	return p.Iteration, p.Iteration > 0 && ev.Topic == runfiles.TopicIterationStarted
+}
