@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -181,4 +182,36 @@ func TestServeShowsAnIterationsPageEscaped(t *testing.T) {
 	code, body := s.do(http.MethodGet, "/api/iterations/40", false, "")
 	assert.Equal(t, http.StatusNotFound, code)
 	assert.Contains(t, body, "has no iteration 40")
+}
+
+func TestWatchOpensAnIterationsPromptOutputAndDiff(t *testing.T) {
+	tm := newTmux(t)
+	w := inspectedRun(t)
+	ts := tm.session("watch", 100, 40, []string{"TEST_API_KEY=" + inspectSecret}, watchShell(w.dir))
+	ts.waitFor("loop.terminate")
+	ts.keys("Home")
+	ts.waitFor("events (f follows)")
+	// The first events are the run's own; the first of an iteration
+	// opens it.
+	opened := regexp.MustCompile(`── iteration \d+ · prompt, output, diff`)
+	for range 8 {
+		ts.keys("i")
+		screen := ts.waitForMatch(regexp.MustCompile(opened.String() + `|belongs to no iteration`))
+		if opened.MatchString(screen) {
+			break
+		}
+		ts.keys("j")
+		ts.waitFor("enter payload")
+	}
+	screen := ts.waitForMatch(opened)
+	t.Logf("an iteration:\n%s", screen)
+	assert.Contains(t, screen, "== prompt (hat ralph")
+	assert.Contains(t, screen, "Create hello.txt and have it reviewed.")
+	assert.Contains(t, screen, "[redacted:TEST_API_KEY]")
+	assert.NotContains(t, screen, inspectSecret)
+	assertFits(t, screen, 100, 40)
+	ts.keys("Escape")
+	ts.waitFor("events (f follows)")
+	ts.keys("q")
+	ts.waitFor("WATCH-EXIT=0")
 }
