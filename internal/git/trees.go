@@ -47,6 +47,13 @@ func (g Repo) WorkTree(ctx context.Context, index string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// git makes the index anew by its umask (0644 as a rule); it lists
+	// the workspace's files, and is kept private as the rest of ralph's.
+	if fi, err := os.Lstat(abs); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm() != 0o600 {
+		if err := os.Chmod(abs, 0o600); err != nil {
+			return "", err
+		}
+	}
 	return strings.TrimSpace(string(out)), nil
 }
 

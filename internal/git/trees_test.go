@@ -2,6 +2,7 @@ package git
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -37,6 +38,9 @@ func TestWorkTreeRecordsUncommittedFilesAndLeavesTheIndexAlone(t *testing.T) {
 	assert.NotContains(t, diff, ".ralph", "ralph's own files are no change of the agent's")
 	assert.Empty(t, gittest.Run(t, dir, "diff", "--cached", "--name-only"), "the user's index is untouched")
 	assert.Contains(t, gittest.Run(t, dir, "status", "--porcelain"), "?? new.txt")
+	fi, err := os.Stat(index)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "the index lists the workspace's files: private")
 }
 
 func TestWorkTreeOutsideARepositoryIsEmpty(t *testing.T) {
