@@ -41,7 +41,7 @@ func (e *Engine) collecting() (runfiles.Phase, error) {
 		Failure: res.Failure, Message: res.FailureMessage, DurationMS: res.Duration.Milliseconds(),
 		Usage: res.Usage, CostUSD: res.CostUSD, CostSource: info.Cost.Source, Model: info.Cost.Model, Tools: res.Tools, Confirming: info.Confirming,
 		Said: tail(res.FinalText, saidLimit), Commits: len(commits), TasksDone: len(tasks),
-		Changed: it.before.Fingerprint != after.Fingerprint,
+		Changed: it.before.Fingerprint != after.Fingerprint, Trees: e.trees(rctx, it, after),
 	}))
 	if err := e.append(lines...); err != nil {
 		return "", err

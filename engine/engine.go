@@ -35,6 +35,8 @@ type Engine struct {
 	// lastSnapshot is the last look at the workspace, while it is still
 	// true: nil once a check's command may have changed the files.
 	lastSnapshot *Snapshot
+	// lastTree is the tree of the workspace last recorded (inspect.go).
+	lastTree lastTree
 	// dirID is .ralph/ as the run locked it; dirLost says it was deleted
 	// under the run and recreated (lostdir.go).
 	dirID   *dirIdentity

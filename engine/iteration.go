@@ -18,6 +18,12 @@ type iteration struct {
 	// started, to tell what it changed.
 	before     Snapshot
 	specBefore []checklist.Item
+	// attempt is the how-many-th start of the iteration this is, which
+	// names its prompt and raw output files; treeBefore is the tree of
+	// the workspace when the agent started, or treeErr why there is none.
+	attempt    int
+	treeBefore string
+	treeErr    error
 
 	// result is what the agent did; interrupted says it was cut off (a
 	// signal, `ralph stop --now`, a failed write) rather than finished.

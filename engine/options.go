@@ -210,6 +210,7 @@ const (
 	FileEventLog   = "eventlog"
 	FileCheckpoint = "checkpoint"
 	FileRawOutput  = "rawoutput"
+	FilePrompt     = "prompt"
 )
 
 // Fault points.
@@ -274,7 +275,13 @@ type IterationInfo struct {
 	Sandbox    string
 	Confirming bool
 	Prompt     string
-	Started    time.Time
+	// PromptFile is where the prompt is kept, with secret values hidden,
+	// relative to the workspace (a run's prompt-NNNN.md); PromptBytes and
+	// PromptSHA256 are that file's size and hash.
+	PromptFile   string
+	PromptBytes  int
+	PromptSHA256 string
+	Started      time.Time
 	// Outcome is set for IterationFinished: success, failure,
 	// rate_limited or interrupted.
 	Outcome runfiles.Outcome

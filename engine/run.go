@@ -42,6 +42,7 @@ func (e *Engine) running(ctx context.Context) (runfiles.Phase, error) {
 	defer e.forgetAgent()
 	it := &e.iter
 	it.before = e.snapshot(ctx)
+	it.treeBefore, it.treeErr = e.workTree(ctx, it.before)
 	it.specBefore = e.specItems()
 	info := it.info
 	watch := e.watchGit(e.confined(info.Hat.ID))
@@ -95,13 +96,14 @@ func (e *Engine) agentEnv() []string {
 
 // openRawOutput creates runs/<run-id>/iter-NNNN.jsonl for the agent's raw
 // output. A repeated iteration (after an interruption or a rate limit) gets
-// its own file, so no attempt's output is lost. stop stops the agent.
+// its own file, so no attempt's output is lost; its number is its prompt's
+// (keepPrompt), so the two sit side by side. stop stops the agent.
 func (e *Engine) openRawOutput(stop func()) (*rawOutput, error) {
 	dir := e.files().Run(e.st.RunID)
 	if err := ralphdir.MkdirAll(e.dir, dir); err != nil {
 		return nil, storageError(OpRawOutput, dir, err)
 	}
-	for attempt := 1; ; attempt++ {
+	for attempt := max(e.iter.attempt, 1); ; attempt++ {
 		path := filepath.Join(dir, runfiles.RawOutput(e.iter.info.N, attempt))
 		f, err := ralphdir.OpenFile(e.dir, path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, ralphdir.FileMode)
 		if errors.Is(err, os.ErrExist) {

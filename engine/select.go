@@ -25,14 +25,21 @@ func (e *Engine) selecting() (runfiles.Phase, error) {
 	n := e.st.Iteration + 1
 	backend := e.backendFor(hat.ID)
 	prompt := hats.BuildPrompt(e.promptInput(hat, evs, offsets, n))
+	kept, err := e.keepPrompt(n, prompt)
+	if err != nil {
+		return "", err
+	}
 	if err := e.append(runfiles.RalphEvent(runfiles.TopicIterationStarted, runfiles.IterationStartedRecord{
-		Iteration: n, Hat: hat.ID, Events: offsets, Confirming: confirming, Backend: backend.Name(), Sandbox: sandboxOf(backend)})); err != nil {
+		Iteration: n, Hat: hat.ID, Events: offsets, Confirming: confirming, Backend: backend.Name(), Sandbox: sandboxOf(backend),
+		Attempt: kept.recorded(), Prompt: kept.file, PromptBytes: kept.bytes, PromptSHA256: kept.sha256})); err != nil {
 		return "", err
 	}
 	e.iter = iteration{
 		info: IterationInfo{N: n, Max: e.opts.Settings.MaxIterations, Hat: hat, Backend: backend.Name(), Sandbox: sandboxOf(backend),
-			Confirming: confirming, Prompt: prompt, Started: e.now()},
-		events: offsets,
+			Confirming: confirming, Prompt: prompt, Started: e.now(),
+			PromptFile: e.workspaceRel(kept.file), PromptBytes: kept.bytes, PromptSHA256: kept.sha256},
+		events:  offsets,
+		attempt: kept.attempt,
 	}
 	if err := e.saveAs(runfiles.PhaseRunning); err != nil {
 		return "", err

@@ -11,6 +11,7 @@ const (
 	OpAppendLog  = "append to the event log"
 	OpCheckpoint = "write the checkpoint"
 	OpRawOutput  = "keep the agent's raw output in"
+	OpPrompt     = "keep the agent's prompt in"
 )
 
 // storageError wraps err when the file system refused a write; other

@@ -121,6 +121,25 @@ func RawOutput(n, attempt int) string {
 	return fmt.Sprintf("iter-%04d.jsonl", n)
 }
 
+// Prompt is the name, in a run's directory, of the prompt iteration n's
+// agent was given (redacted): prompt-NNNN.md, and prompt-NNNN.attemptK.md
+// for the K-th attempt, numbered as RawOutput is, so that an attempt's
+// prompt and its output sit side by side. A repeated iteration keeps every
+// attempt's prompt rather than overwrite the first: the repeat is built
+// afresh (the interrupted agent may have changed the scratchpad), and what
+// the interrupted agent was told is part of what it did.
+func Prompt(n, attempt int) string {
+	if attempt > 1 {
+		return fmt.Sprintf("prompt-%04d.attempt%d.md", n, attempt)
+	}
+	return fmt.Sprintf("prompt-%04d.md", n)
+}
+
+// TreeIndex is the name, in a run's directory, of the git index the
+// engine stages the workspace's files into to record an iteration's tree,
+// never the user's own index (git.Repo.WorkTree).
+const TreeIndex = "tree.index"
+
 // EventLogName is the name of a new run's event log started at stamp
 // (UTC, to the second), seq the how-many-th run to start in that second
 // (0 for the first): events-YYYYMMDD-HHMMSS[-seq].jsonl.

@@ -132,6 +132,18 @@ type IterationStartedRecord struct {
 	// Sandbox is how the agent was confined ("landlock", "bwrap, network
 	// deny", "off"); "" in a log from before ralph confined agents.
 	Sandbox string `json:"sandbox,omitempty"`
+	// Attempt is, for an iteration started again after an interruption
+	// or a rate limit, the how-many-th start it is (2, 3, …); absent for
+	// the first. It names the attempt's files (Prompt, RawOutput).
+	Attempt int `json:"attempt,omitempty"`
+	// Prompt is the file, in the run's directory, that keeps the prompt
+	// the agent was given, with secret values hidden; PromptBytes and
+	// PromptSHA256 are that file's size and hash, so a reader can tell it
+	// is the one the log speaks of. "" in a log from before ralph kept
+	// prompts, or when it could not write the file.
+	Prompt       string `json:"prompt,omitempty"`
+	PromptBytes  int    `json:"prompt_bytes,omitempty"`
+	PromptSHA256 string `json:"prompt_sha256,omitempty"`
 }
 
 type IterationFinishedRecord struct {
@@ -157,6 +169,22 @@ type IterationFinishedRecord struct {
 	Commits int  `json:"commits,omitempty"`
 	// TasksDone counts the SPEC boxes the iteration checked.
 	TasksDone int `json:"tasks_done,omitempty"`
+	// Trees is the workspace before and after the iteration, as git
+	// sees it; nil in a log from before ralph recorded them.
+	Trees *TreesRecord `json:"trees,omitempty"`
+}
+
+// TreesRecord is what an iteration changed in the workspace: HEAD before
+// and after (its commits lie between), and the tree of the workspace's
+// files, committed or not, before and after (git.Repo.WorkTree).
+type TreesRecord struct {
+	HeadBefore string `json:"head_before,omitempty"`
+	HeadAfter  string `json:"head_after,omitempty"`
+	Before     string `json:"before,omitempty"`
+	After      string `json:"after,omitempty"`
+	// Unavailable says why the trees were not recorded: the workspace is
+	// not a git repository, or git failed.
+	Unavailable string `json:"unavailable,omitempty"`
 }
 
 type IterationSettledRecord struct {

@@ -46,6 +46,11 @@ type headIteration struct {
 	Hat     string `json:"hat"`
 	Backend string `json:"backend"`
 	Phase   string `json:"phase"` // working, confirming
+	// Prompt is the file that keeps the agent's prompt (redacted),
+	// relative to the workspace, with its size and sha256.
+	Prompt       string `json:"prompt,omitempty" jsonschema:"the file keeping the agent's prompt, secrets hidden, relative to the workspace (ralph inspect prompt N shows it)"`
+	PromptBytes  int    `json:"prompt_bytes,omitempty"`
+	PromptSHA256 string `json:"prompt_sha256,omitempty"`
 }
 
 // headTool: the agent read or wrote a file or ran a command (tool), or
@@ -289,7 +294,8 @@ func (r *Headless) IterationStarted(it engine.IterationInfo) {
 	if it.Confirming {
 		phase = "confirming"
 	}
-	r.emit("iteration", headIteration{N: it.N, Max: it.Max, Hat: it.Hat.ID, Backend: it.Backend, Phase: phase})
+	r.emit("iteration", headIteration{N: it.N, Max: it.Max, Hat: it.Hat.ID, Backend: it.Backend, Phase: phase,
+		Prompt: it.PromptFile, PromptBytes: it.PromptBytes, PromptSHA256: it.PromptSHA256})
 }
 
 func (r *Headless) Activity(it engine.IterationInfo, a events.Activity) {

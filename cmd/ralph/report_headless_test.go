@@ -88,6 +88,8 @@ func normalizeHeadless(stream, workspace string) string {
 		{`"(total_)?duration_ms":\d+`, `"${1}duration_ms":0`},
 		{`\d{8}-\d{6}-[0-9a-f]{6}`, "RUN-ID"},
 		{`events-\d{8}-\d{6}(-\d+)?\.jsonl`, "events-TIME.jsonl"},
+		// A prompt names the ralph binary, whose path is the test's.
+		{`"prompt_bytes":\d+,"prompt_sha256":"[0-9a-f]{64}"`, `"prompt_bytes":N,"prompt_sha256":"SHA256"`},
 	} {
 		stream = regexp.MustCompile(r.re).ReplaceAllString(stream, r.with)
 	}

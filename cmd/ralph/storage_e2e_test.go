@@ -25,6 +25,7 @@ func TestE2EWriteFailureEndsTheRunAndResumeFinishesIt(t *testing.T) {
 		{"eventlog:6:ENOSPC", "cannot append to the event log %s/.ralph/events-"},
 		{"checkpoint:5:EIO", "cannot write the checkpoint %s/.ralph/state.json: input/output error"},
 		{"rawoutput:3:EFBIG", "cannot keep the agent's raw output in %s/.ralph/runs/"},
+		{"prompt:2:ENOSPC", "cannot keep the agent's prompt in %s/.ralph/runs/"},
 		{"eventlog:11:EROFS", "read-only file system"},
 		{"checkpoint:2:EDQUOT", "disk quota exceeded"},
 	}

@@ -165,6 +165,11 @@ func (g Repo) Dirty(ctx context.Context) ([]string, error) {
 // run runs one git command in Dir and returns its stdout. The
 // configuration keeps output stable whatever the user's settings are.
 func (g Repo) run(ctx context.Context, args ...string) ([]byte, error) {
+	return g.runEnv(ctx, nil, args...)
+}
+
+// runEnv is run with env added to git's environment.
+func (g Repo) runEnv(ctx context.Context, env []string, args ...string) ([]byte, error) {
 	full := append([]string{"-C", g.Dir,
 		"-c", "core.quotepath=off", "-c", "log.showSignature=false", "-c", "color.ui=false"}, args...)
 	if len(args) > 0 && args[0] == "worktree" {
@@ -181,7 +186,7 @@ func (g Repo) run(ctx context.Context, args ...string) ([]byte, error) {
 		stdout.Reset()
 		stderr.Reset()
 		cmd := exec.CommandContext(ctx, "git", full...)
-		cmd.Env = append(gitEnv(), pinned...)
+		cmd.Env = append(append(gitEnv(), pinned...), env...)
 		cmd.WaitDelay = gitWaitDelay
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		return cmd

@@ -136,3 +136,9 @@ func (w Workspace) look(ctx context.Context) (Snapshot, error) {
 func (w Workspace) CommitsBetween(ctx context.Context, base, head string) ([]Commit, error) {
 	return w.git.CommitsBetween(ctx, base, head)
 }
+
+// WorkTree writes the tree of the workspace's files as they are now
+// (Repo.WorkTree).
+func (w Workspace) WorkTree(ctx context.Context, index string) (string, error) {
+	return w.git.WorkTree(ctx, index)
+}

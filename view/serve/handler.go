@@ -69,6 +69,7 @@ func NewHandler(dir, token string, everyRequest bool, r *redact.Redactor) *Handl
 		{http.MethodGet, "/api/events", h.events},
 		{http.MethodGet, "/api/events/stream", h.asStream(h.eventStream)},
 		{http.MethodGet, "/api/iterations", h.iterations},
+		{http.MethodGet, "/api/iterations/{n}", h.iteration},
 		{http.MethodPost, "/api/stop", h.stop},
 		{http.MethodPost, "/api/pause", h.pause},
 		{http.MethodPost, "/api/resume", h.resume},

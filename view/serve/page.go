@@ -30,11 +30,15 @@ var assets = func() fs.FS {
 
 var errNoAsset = &hint.Error{Err: errors.New("no such page"), Fix: "the page is at /; the API is under /api/ (/api/openapi.json lists it)"}
 
-// page serves / and the page's assets, and nothing else: a path that is
+// page serves /, the page's assets and each iteration's page
+// (/iteration/N), and nothing else: a path that is
 // not already clean (.., //, a trailing /) names no asset, so no request
 // reaches a file outside the embedded ones, which hold no links.
 func (h *Handler) page(w http.ResponseWriter, r *http.Request) error {
 	p := r.URL.Path
+	if n, ok := strings.CutPrefix(p, iterationPath); ok {
+		return h.iterationPage(w, r, n)
+	}
 	if p == "/" {
 		p = "/index.html"
 	}
@@ -46,9 +50,7 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return errNoAsset
 	}
-	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'")
-	w.Header().Set("X-Frame-Options", "DENY")
+	setPageHeaders(w)
 	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(data))
 	return nil
 }

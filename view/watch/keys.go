@@ -15,6 +15,7 @@ type keyMap struct {
 	PageUp, PageDown   key.Binding
 	First, Newest      key.Binding
 	Open, Close        key.Binding
+	Inspect            key.Binding
 	Follow             key.Binding
 	Pause, Stop        key.Binding
 	Answer             key.Binding
@@ -35,7 +36,8 @@ var keys = keyMap{
 	PageDown:   key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdown", "ten events after")),
 	First:      key.NewBinding(key.WithKeys("home"), key.WithHelp("home", "the first event")),
 	Newest:     key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("end G", "the newest event, followed")),
-	Open:       key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open the event's payload (esc closes it)")),
+	Open:       key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open the event's payload, or on iteration.started the iteration's prompt, output and diff (esc closes it)")),
+	Inspect:    key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "open the event's iteration: its prompt, output and diff (ralph inspect)")),
 	Close:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close")),
 	Follow:     key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "follow the newest event, or stop following")),
 	Pause:      key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause or resume the autopilot (a lone loop has stop only)")),
@@ -75,7 +77,7 @@ func (keyMap) help(b key.Binding, keys, desc string) key.Binding {
 // all are the help's keys, in one column.
 func (k keyMap) all() [][]key.Binding {
 	return [][]key.Binding{{k.NextSlot, k.PrevSlot, k.Up, k.Down, k.PageUp, k.PageDown, k.First, k.Newest, k.Open,
-		k.Follow, k.Pause, k.Answer, k.Guide, k.Stop, k.Help, k.Quit}}
+		k.Inspect, k.Follow, k.Pause, k.Answer, k.Guide, k.Stop, k.Help, k.Quit}}
 }
 
 // newHelp is a help that draws plain text: the screen's styles are the

@@ -59,6 +59,7 @@ type model struct {
 	cursor  int64
 	follow  bool
 	payload *view.EventLine // the event whose payload is open
+	pane    *textPane       // an iteration opened (iteration.go)
 	scroll  int             // the payload's first line shown
 	// help draws the footer's keys, and all of them full-screen while
 	// its ShowAll is on.
@@ -221,7 +222,7 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 	case m.help.ShowAll:
 		m.help.ShowAll = false
 		return nil
-	case m.payload != nil:
+	case m.payload != nil, m.pane != nil:
 		return m.payloadKey(k)
 	}
 	switch {
@@ -251,10 +252,14 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, keys.Follow):
 		m.toggleFollow()
 	case key.Matches(k, keys.Open):
-		if i := m.selectedEvent(); i >= 0 {
+		if i := m.selectedEvent(); i >= 0 && opensIteration(m.w.Loop.Events[i]) {
+			m.openIteration()
+		} else if i >= 0 {
 			ev := m.w.Loop.Events[i]
 			m.payload, m.scroll = &ev, 0
 		}
+	case key.Matches(k, keys.Inspect):
+		m.openIteration()
 	case key.Matches(k, keys.Pause):
 		m.notice = m.pauseOrResume()
 	case key.Matches(k, keys.Stop):
@@ -277,8 +282,8 @@ func (m *model) toggleFollow() {
 	}
 }
 
-// payloadKey scrolls the open payload; a key it does not scroll with
-// closes it.
+// payloadKey scrolls the open payload or iteration; a key it does not
+// scroll with closes it.
 func (m *model) payloadKey(k tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case key.Matches(k, keys.Up):
@@ -292,7 +297,7 @@ func (m *model) payloadKey(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, keys.Quit):
 		return tea.Quit
 	default:
-		m.payload = nil
+		m.payload, m.pane = nil, nil
 	}
 	return nil
 }
@@ -306,7 +311,7 @@ func (m *model) moveSlot(by int) tea.Cmd {
 	}
 	i := (m.w.Selected + by + n) % n
 	m.task = m.w.Slots[i].Task
-	m.follow, m.payload = true, nil
+	m.follow, m.payload, m.pane = true, nil, nil
 	return m.read()
 }
 

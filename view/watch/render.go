@@ -37,6 +37,8 @@ func (m *model) render(now time.Time) string {
 		lines = append([]string{rule("ralph watch · help", width)}, helpLines(m.help)...)
 	case m.payload != nil:
 		lines = m.payloadLines(width, height-1)
+	case m.pane != nil:
+		lines = m.scrolled(m.pane.title, m.pane.body, width, height-1)
 	case m.answer != nil:
 		answer := m.answer.lines(width)
 		lines = append(headLines(m.mainLines(now, width, height-1), max(height-1-len(answer), 0)), answer...)
@@ -260,6 +262,12 @@ func (m *model) payloadLines(width, height int) []string {
 			body = string(data)
 		}
 	}
+	return m.scrolled(title, body, width, height)
+}
+
+// scrolled is body under its title, its lines wrapped to width and shown
+// from the scroll position on.
+func (m *model) scrolled(title, body string, width, height int) []string {
 	var lines []string
 	for _, l := range strings.Split(body, "\n") {
 		l = view.Sanitize(l)
@@ -280,7 +288,7 @@ func (m *model) footer() string {
 		return noticeStyle.Render("stop " + m.what() + "? press s again to stop, any other key to cancel")
 	case m.notice != "":
 		return noticeStyle.Render(m.notice)
-	case m.payload != nil:
+	case m.payload != nil, m.pane != nil:
 		return dimStyle.Render(m.help.ShortHelpView(keys.payload()))
 	case m.answer != nil:
 		return dimStyle.Render("enter sends · a number alone picks that option · esc cancels")

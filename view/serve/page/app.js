@@ -694,7 +694,11 @@
         el(
           "tr",
           { "data-iteration": String(it.iteration), "data-hat": it.hat, "data-outcome": it.outcome, title: it.message || "" },
-          el("td", { class: "num", text: String(it.iteration) }),
+          // A loop of this workspace links to its iteration's page (prompt,
+          // output, diff); a task's loop runs in a worktree of its own.
+          task()
+            ? el("td", { class: "num", text: String(it.iteration) })
+            : el("td", { class: "num" }, el("a", { href: `/iteration/${it.iteration}`, text: String(it.iteration) })),
           el("td", { text: it.hat }),
           el("td", {}, el("span", { class: "outcome", "data-outcome": it.outcome, text: it.outcome })),
           el("td", { class: "num", text: fmtDuration(it.duration_ms) }),
