@@ -62,6 +62,7 @@ type cli struct {
 	Answer    answerCmd    `cmd:"" help:"Answer the question a run waits on (ralph status shows it): ralph answer [ID] TEXT."`
 	Guide     guideCmd     `cmd:"" help:"Steer the running loop: its next iteration's prompt carries a person's guidance (human.guidance)."`
 	Events    eventsCmd    `cmd:"" help:"List the events of the current or an earlier run."`
+	Stats     statsCmd     `cmd:"" help:"Add up this workspace's runs per config and per hat: how they ended, iterations, time, tokens, cost."`
 	Runs      runsCmd      `cmd:"" help:"List this workspace's runs (how each ended, its age, its size on disk) and remove old ones."`
 	Validate  validateCmd  `cmd:"" help:"Check a ralph.yml and report every problem."`
 	Hats      hatsCmd      `cmd:"" help:"List, show and graph the hats and their hand-offs."`

@@ -53,7 +53,7 @@ func (c *runsListCmd) Run(g *globals) error {
 		return err
 	}
 	if c.JSON {
-		return runsJSON(g.stdout, runs)
+		return indentedJSON(g.stdout, runs)
 	}
 	return view.WriteRunsOnDisk(g.stdout, runs, now)
 }
@@ -83,7 +83,7 @@ func (c *runsCleanCmd) Run(g *globals) error {
 	done, err := runfiles.CleanRuns(g.Dir, maxAge, time.Now(), c.DryRun)
 	done.MaxAge = view.AgeText(maxAge)
 	if c.JSON {
-		if werr := runsJSON(g.stdout, done); werr != nil {
+		if werr := indentedJSON(g.stdout, done); werr != nil {
 			return werr
 		}
 	} else if werr := view.WriteRunsCleaned(g.stdout, done); werr != nil {
@@ -92,9 +92,9 @@ func (c *runsCleanCmd) Run(g *globals) error {
 	return err
 }
 
-// runsJSON prints v as indented JSON, as the commands that print one
+// indentedJSON prints v as indented JSON, as the commands that print one
 // document do.
-func runsJSON(w io.Writer, v any) error {
+func indentedJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
