@@ -22,10 +22,12 @@ type TaskWorktreeStatus struct {
 	// Prunable is why git would prune the worktree (its directory is
 	// gone); "" when it would not.
 	Prunable string `json:"prunable,omitempty"`
-	// InProgress: the autopilot's state has the task running, waiting for
-	// its merge, a retry or a person's review, or failed, whose worktree
-	// it keeps for the task's next attempt.
+	// InProgress: the autopilot's state has the task running, or waiting
+	// for its merge, a retry or a person's review.
 	InProgress bool `json:"in_progress"`
+	// Failed: the task failed, and the autopilot goes on from its
+	// worktree when it takes the task again.
+	Failed bool `json:"failed,omitempty"`
 	// Base is the checkout's branch, which the autopilot merges into.
 	Base string `json:"base,omitempty"`
 	// Ahead counts the branch's commits that Base does not have; nil when
@@ -55,7 +57,7 @@ func TaskWorktrees(ctx context.Context, root string) ([]TaskWorktreeStatus, erro
 	if err != nil {
 		return nil, err
 	}
-	state, err := runfiles.PeekAutopilotState(root)
+	state, err := runfiles.PeekAutopilotState(runfiles.In(root).Path())
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +75,7 @@ func TaskWorktrees(ctx context.Context, root string) ([]TaskWorktreeStatus, erro
 	}
 	for i := range out {
 		st := &out[i]
-		st.InProgress = taskInProgress(state, st.Task)
+		st.InProgress, st.Failed = taskInProgress(state, st.Task)
 		st.Base = base
 		if base != "" {
 			if n, err := repo.CountCommits(ctx, "refs/heads/"+base, "refs/heads/"+st.Branch); err == nil {
@@ -92,10 +94,11 @@ func TaskWorktrees(ctx context.Context, root string) ([]TaskWorktreeStatus, erro
 	return out, nil
 }
 
-// taskInProgress reports whether the autopilot's state still has a use for
-// task's worktree: every task it started but those it completed (whose
-// worktree it removes once merged).
-func taskInProgress(st *runfiles.AutopilotState, task string) bool {
-	completed := slices.ContainsFunc(st.Completed, func(o runfiles.TaskOutcome) bool { return o.Task == task })
-	return st.Started(task) && !completed
+// taskInProgress reports whether the autopilot's state has task running
+// or waiting (its merge, a retry, a review), or failed.
+func taskInProgress(st *runfiles.AutopilotState, task string) (inProgress, failed bool) {
+	is := func(o runfiles.TaskOutcome) bool { return o.Task == task }
+	done := slices.ContainsFunc(st.Completed, is)
+	failed = slices.ContainsFunc(st.Failed, is)
+	return st.Started(task) && !done && !failed, failed
 }

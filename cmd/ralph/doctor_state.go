@@ -163,7 +163,7 @@ func (c *stateChecker) taskWorktrees(ctx context.Context, root string) {
 		return
 	}
 	for _, st := range list {
-		if st.InProgress || st.Prunable != "" {
+		if st.InProgress || st.Failed || st.Prunable != "" {
 			continue
 		}
 		holds := "nothing that " + st.Base + " does not have"

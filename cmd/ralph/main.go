@@ -74,7 +74,7 @@ type cli struct {
 	Watch     watchCmd     `cmd:"" help:"Watch what runs here, full-screen: the loop or the autopilot and its slots; pause, resume, stop."`
 	Serve     serveCmd     `cmd:"" help:"Serve this workspace over HTTP: a JSON API and a live web page (the loop or the autopilot's slots)."`
 	Autopilot autopilotCmd `cmd:"" help:"Work through a task tracker: a loop per task in its own worktree, merged when verified."`
-	Worktrees worktreesCmd `cmd:"" help:"List and clean the worktrees of the loops run with ralph loop --worktree."`
+	Worktree  worktreeCmd  `cmd:"" aliases:"worktrees" help:"List, diff and clean the worktrees ralph made: ralph loop --worktree's and the autopilot's tasks'."`
 	Worker    workerCmd    `cmd:"" help:"Run an autopilot coordinator's tasks on this machine, taken over NATS JetStream."`
 	Cluster   clusterCmd   `cmd:"" help:"Make and show the signing keys of an autopilot's coordinator and workers."`
 	MCP       mcpCmd       `cmd:"" name:"mcp" help:"Serve ralph's tools (status, events, emit, ask, answer, guide, stop, pause, resume) to an agent or editor over MCP on stdio."`

@@ -71,3 +71,18 @@ func (g Repo) PruneWorktrees(ctx context.Context) error {
 	_, err := g.run(ctx, "worktree", "prune")
 	return err
 }
+
+// Diff is the patch of what rev brings that base does not have (`git diff
+// base...rev`). No external diff or textconv program runs: a worktree's
+// config is its agent's to write.
+func (g Repo) Diff(ctx context.Context, base, rev string) (string, error) {
+	out, err := g.run(ctx, "diff", "--no-ext-diff", "--no-textconv", "--no-color", base+"..."+rev, "--")
+	return string(out), err
+}
+
+// DiffUncommitted is the patch of the uncommitted changes to tracked
+// files against HEAD, .ralph/ left out, with no external program run.
+func (g Repo) DiffUncommitted(ctx context.Context) (string, error) {
+	out, err := g.run(ctx, append([]string{"diff", "--no-ext-diff", "--no-textconv", "--no-color", "HEAD"}, scope()...)...)
+	return string(out), err
+}
