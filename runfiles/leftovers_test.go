@@ -34,7 +34,7 @@ func TestStaleLock(t *testing.T) {
 
 	lock, err := AcquireLock(t.Context(), path, LockInfo{RunID: "r2", PID: os.Getpid()}, LockOptions{})
 	require.NoError(t, err)
-	defer lock.Release()
+	defer func() { _ = lock.Release() }()
 	_, stale = StaleLock(path)
 	assert.False(t, stale, "held")
 	cleared, err = ClearStaleLock(path)

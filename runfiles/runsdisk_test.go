@@ -154,7 +154,7 @@ func TestCleanRunsKeepsARunningRun(t *testing.T) {
 	require.NoError(t, os.Chtimes(filepath.Join(ws, DirName, "events-20261101-100000.jsonl"), old, old))
 	lock, err := AcquireLock(t.Context(), In(ws).Lock(), LockInfo{RunID: "run-old", PID: os.Getpid()}, LockOptions{})
 	require.NoError(t, err)
-	defer lock.Release()
+	defer func() { _ = lock.Release() }()
 
 	done, err := CleanRuns(ws, time.Hour, now, false)
 	require.NoError(t, err)
