@@ -47,7 +47,8 @@ func findingsOf(rep view.StateReport, kind string) []view.StateFinding {
 }
 
 // TestDoctorFindsAndFixesLeftovers: `ralph doctor` finds a planted stale
-// lock, an autopilot task's worktree with no task, one git would prune and
+// lock, an autopilot task's worktree with no task (not one whose task
+// runs), one git would prune and
 // a cut-off write's temporary file, and says how to fix each; --fix
 // clears the lock, removes the temporary file and prunes, and leaves the
 // orphan worktree and the pruned one's branch, which may hold work, to a
@@ -60,9 +61,14 @@ func TestDoctorFindsAndFixesLeftovers(t *testing.T) {
 	git(t, w.dir, "worktree", "add", "-q", ".worktrees/t1", "-b", "ralph/t1")
 	git(t, w.dir, "worktree", "add", "-q", ".worktrees/t2", "-b", "ralph/t2")
 	require.NoError(t, os.RemoveAll(filepath.Join(w.dir, ".worktrees", "t2")))
+	git(t, w.dir, "worktree", "add", "-q", ".worktrees/t3", "-b", "ralph/t3")
 
 	ralphDir := filepath.Join(w.dir, ".ralph")
 	require.NoError(t, os.MkdirAll(ralphDir, 0o700))
+	// The autopilot has t3 running: its worktree is no orphan.
+	require.NoError(t, os.WriteFile(filepath.Join(ralphDir, runfiles.AutopilotEventsFile), []byte(
+		`{"ts":"2026-11-28T10:00:00Z","topic":"autopilot.started","payload":{"run_id":"ap1"},"source":"ralph"}`+"\n"+
+			`{"ts":"2026-11-28T10:00:01Z","topic":"task.assigned","payload":{"task":"t3","slot":"1","attempt":1},"source":"ralph"}`+"\n"), 0o600))
 	lock := filepath.Join(ralphDir, runfiles.LockFile)
 	holder := runfiles.LockInfo{RunID: "20261101-100000-abcdef", PID: deadPID(t), Host: "here", StartedAt: time.Now().Add(-time.Hour)}
 	data, err := json.Marshal(holder)
