@@ -222,21 +222,9 @@ func (a *Autopilot) pushBase(ctx context.Context, m runfiles.TaskMerge) (bool, e
 		// changes): the merge no longer lands from it by a fast-forward.
 		return false, a.requeue(m, a.base+" moved since the merge was made; merging again")
 	}
-	ref := "refs/heads/" + a.base
-	there, moved, err := a.onRemote(ctx, m, ref)
+	moved, err := a.pushLeased(ctx, m, a.base)
 	if err != nil {
 		return false, err
-	}
-	if !there && !moved {
-		pushErr := a.repo.PushLease(ctx, m.Remote, m.Commit, ref, m.Lease)
-		if pushErr == nil {
-			a.fault(FaultPushed)
-		} else {
-			if there, moved, err = a.onRemote(ctx, m, ref); err != nil || !there && !moved {
-				return false, &DeliveryError{Task: m.Task, Problem: fmt.Sprintf("pushing the merge of %s to %s failed", m.Task, m.Remote),
-					Err: errors.Join(pushErr, err), Fix: fmt.Sprintf("check that you can push to %s (git push %s %s)", m.Remote, m.Remote, a.base)}
-			}
-		}
 	}
 	if moved {
 		return false, a.requeue(m, fmt.Sprintf("%s/%s moved since the merge was made (somebody pushed); merging again on its new tip", m.Remote, a.base))
@@ -246,6 +234,30 @@ func (a *Autopilot) pushBase(ctx context.Context, m runfiles.TaskMerge) (bool, e
 		return false, err
 	}
 	return true, nil
+}
+
+// pushLeased pushes m's merge to branch on m's remote, leased on what the
+// remote had there when the merge was made, unless the remote has it
+// already (a restart after the push). It reports moved when the branch
+// holds something else: somebody pushed since, and nothing was pushed
+// over their work. A push that fails is looked at again before it is an
+// error, as the failure may be a lost answer to a push that landed.
+func (a *Autopilot) pushLeased(ctx context.Context, m runfiles.TaskMerge, branch string) (moved bool, err error) {
+	ref := "refs/heads/" + branch
+	there, moved, err := a.onRemote(ctx, m, ref)
+	if err != nil || there || moved {
+		return moved, err
+	}
+	pushErr := a.repo.PushLease(ctx, m.Remote, m.Commit, ref, m.Lease)
+	if pushErr == nil {
+		a.fault(FaultPushed)
+		return false, nil
+	}
+	if there, moved, err = a.onRemote(ctx, m, ref); err != nil || !there && !moved {
+		return false, &DeliveryError{Task: m.Task, Problem: fmt.Sprintf("pushing %s to %s's %s failed", m.Task, m.Remote, branch),
+			Err: errors.Join(pushErr, err), Fix: fmt.Sprintf("check that you can push to %s (git push %s %s)", m.Remote, m.Remote, branch)}
+	}
+	return moved, nil
 }
 
 // onRemote looks at ref on m's remote: there is set when it has m's

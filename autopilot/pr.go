@@ -99,19 +99,9 @@ func (a *Autopilot) pullRequest(ctx context.Context, m runfiles.TaskMerge) (forg
 // it did not: somebody pushed to the branch since the merge was made, and
 // their work is not replaced.
 func (a *Autopilot) pushBranch(ctx context.Context, m runfiles.TaskMerge) (bool, error) {
-	ref := "refs/heads/" + m.Branch
-	there, moved, err := a.onRemote(ctx, m, ref)
+	moved, err := a.pushLeased(ctx, m, m.Branch)
 	if err != nil {
 		return false, err
-	}
-	if !there && !moved {
-		pushErr := a.repo.PushLease(ctx, m.Remote, m.Commit, ref, m.Lease)
-		if pushErr == nil {
-			a.fault(FaultPushed)
-		} else if there, moved, err = a.onRemote(ctx, m, ref); err != nil || !there && !moved {
-			return false, &DeliveryError{Task: m.Task, Problem: fmt.Sprintf("pushing %s to %s failed", m.Branch, m.Remote),
-				Err: errors.Join(pushErr, err), Fix: fmt.Sprintf("check that you can push to %s (git push %s %s)", m.Remote, m.Remote, m.Branch)}
-		}
 	}
 	if moved {
 		return false, a.theirsOnBranch(ctx, m)

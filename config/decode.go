@@ -95,6 +95,13 @@ func (l *loader) unknownKey(k *yaml.Node, path string, known []string) {
 		}
 		candidates = append(candidates, "budget")
 	}
+	if path == "" && k.Value == "limits" {
+		// The pacing budgets are event_loop keys, beside max_cost_usd
+		// and max_tokens.
+		l.problem(k, "move its keys under event_loop:, e.g. event_loop: {tokens_per_hour: 2000000, cost_per_day: 50}",
+			"unknown key %q at top level; the limits and pacing budgets (tokens_per_hour, tokens_per_day, cost_per_hour, cost_per_day) are keys of event_loop", k.Value)
+		return
+	}
 	if s := suggest.Closest(k.Value, candidates); s != "" {
 		l.problem(k, fmt.Sprintf("rename it to %q, or remove it", s),
 			"unknown key %q %s; did you mean %q?", k.Value, where, s)

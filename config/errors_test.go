@@ -162,6 +162,27 @@ func TestLoadBytesProblems(t *testing.T) {
 				Hint: "use a positive number, or 0 for no limit"},
 		},
 		{
+			name: "negative pacing budget",
+			data: "event_loop:\n  tokens_per_hour: -1000\n",
+			want: config.Problem{File: "ralph.yml", Line: 2,
+				Msg:  "event_loop.tokens_per_hour must not be negative, got -1000",
+				Hint: "use a positive number, or 0 for no budget"},
+		},
+		{
+			name: "negative cost pacing budget",
+			data: "event_loop:\n  max_cost_usd: 5\n  cost_per_day: -2.5\n",
+			want: config.Problem{File: "ralph.yml", Line: 3,
+				Msg:  "event_loop.cost_per_day must not be negative, got -2.5",
+				Hint: "use a positive amount in US dollars, or 0 for no limit"},
+		},
+		{
+			name: "pacing budgets written as the limits: section",
+			data: "limits:\n  tokens_per_hour: 1000\n",
+			want: config.Problem{File: "ralph.yml", Line: 1,
+				Msg:  "unknown key \"limits\" at top level; the limits and pacing budgets (tokens_per_hour, tokens_per_day, cost_per_hour, cost_per_day) are keys of event_loop",
+				Hint: "move its keys under event_loop:, e.g. event_loop: {tokens_per_hour: 2000000, cost_per_day: 50}"},
+		},
+		{
 			name: "negative max activations",
 			data: "hats:\n  builder:\n    max_activations: -2\n",
 			want: config.Problem{File: "ralph.yml", Line: 3,

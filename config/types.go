@@ -106,6 +106,14 @@ type EventLoop struct {
 	// MaxTokens bounds input plus output tokens over the run (the unit of
 	// events.Usage.Total); 0: none. ralph.json's budget.max_tokens lands here.
 	MaxTokens int64 `yaml:"max_tokens"`
+	// The pacing budgets: when the next iteration would exceed one over
+	// its rolling window (the last hour, the last 24 hours), the run waits
+	// until the window allows it instead of ending (engine.Pacing); 0:
+	// none. The cost budgets are in US dollars.
+	TokensPerHour int64   `yaml:"tokens_per_hour"`
+	TokensPerDay  int64   `yaml:"tokens_per_day"`
+	CostPerHour   float64 `yaml:"cost_per_hour"`
+	CostPerDay    float64 `yaml:"cost_per_day"`
 	// StuckThreshold is how many iterations without progress count as stuck;
 	// default 3, 0 disables the check.
 	StuckThreshold int `yaml:"stuck_threshold"`

@@ -30,6 +30,9 @@ func (e *Engine) checking(ctx context.Context) (runfiles.Phase, error) {
 		e.ending = e.terminateBy(runfiles.ReasonInterrupted, runfiles.CauseSignal, "interrupted while waiting for a rate limit to lift")
 		return runfiles.PhaseTerminating, nil
 	}
+	if e.paced() {
+		return runfiles.PhasePacing, nil
+	}
 	return runfiles.PhaseSelecting, nil
 }
 

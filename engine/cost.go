@@ -80,6 +80,12 @@ func CostLimitWarnings(maxCostUSD float64, prices *pricing.Table, backends ...Ba
 	if maxCostUSD <= 0 {
 		return nil
 	}
+	return unpricedWarnings("max_cost_usd", prices, backends...)
+}
+
+// unpricedWarnings are CostLimitWarnings for the cost limit or budgets
+// named limit.
+func unpricedWarnings(limit string, prices *pricing.Table, backends ...Backend) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, b := range backends {
@@ -95,11 +101,11 @@ func CostLimitWarnings(maxCostUSD float64, prices *pricing.Table, backends ...Ba
 		seen[key] = true
 		switch _, priced := prices.Lookup(model); {
 		case model == "" && !ca.NamesModel():
-			out = append(out, fmt.Sprintf("max_cost_usd cannot be enforced for backend %s: it does not say which model it runs and cli.model is not set; "+
-				"set cli.model (or the hat's backend: model), and pricing: {MODEL: {input: …, output: …}} if ralph has no price for it", b.Name()))
+			out = append(out, fmt.Sprintf("%s cannot be enforced for backend %s: it does not say which model it runs and cli.model is not set; "+
+				"set cli.model (or the hat's backend: model), and pricing: {MODEL: {input: …, output: …}} if ralph has no price for it", limit, b.Name()))
 		case model != "" && !priced:
-			out = append(out, fmt.Sprintf("max_cost_usd cannot be enforced for backend %s: ralph has no price for model %s; "+
-				"set pricing: {%s: {input: …, output: …}} in ralph.yml, in USD per million tokens", b.Name(), model, model))
+			out = append(out, fmt.Sprintf("%s cannot be enforced for backend %s: ralph has no price for model %s; "+
+				"set pricing: {%s: {input: …, output: …}} in ralph.yml, in USD per million tokens", limit, b.Name(), model, model))
 		}
 	}
 	return out
@@ -111,5 +117,6 @@ func (e *Engine) costLimitWarnings() []string {
 	for _, id := range slices.Sorted(maps.Keys(e.opts.PerHat)) {
 		all = append(all, e.opts.PerHat[id])
 	}
-	return CostLimitWarnings(e.opts.Settings.MaxCostUSD, e.opts.Prices, all...)
+	return append(CostLimitWarnings(e.opts.Settings.MaxCostUSD, e.opts.Prices, all...),
+		PacingWarnings(e.opts.Settings.Pacing, e.opts.Prices, all...)...)
 }

@@ -26,7 +26,8 @@
 //
 //	starting       → settling                                  open or resume the run
 //	settling       → checking | terminating                    decide undecided events, publish an iteration's consequences
-//	checking       → selecting | awaiting_human | terminating  termination conditions, in the order of the exit-code table
+//	checking       → selecting | awaiting_human | pacing | terminating  termination conditions, in the order of the exit-code table (pacing: the next iteration would exceed a pacing budget)
+//	pacing         → checking | terminating                    append loop.paced, wait until the budget's window allows the next iteration (terminating: a signal; pace.go)
 //	awaiting_human → checking | terminating                    a question waits for a person: the answer, a stop, a signal or the deadline
 //	selecting      → running | settling                        choose the hat, build the prompt, append iteration.started (settling: the hat reached max_activations)
 //	running        → collecting                                run the agent

@@ -194,6 +194,8 @@ func (e *Engine) step(ctx context.Context) (runfiles.Phase, error) {
 		return e.collecting()
 	case runfiles.PhaseWaiting:
 		return e.waiting(ctx)
+	case runfiles.PhasePacing:
+		return e.pacing(ctx)
 	case runfiles.PhaseAwaitingHuman:
 		return e.awaitingHuman(ctx)
 	case runfiles.PhaseTerminating:

@@ -78,6 +78,9 @@ type Settings struct {
 	IterationTimeout time.Duration
 	IdleTimeout      time.Duration
 	RateLimitMaxWait time.Duration
+	// Pacing are the budgets that make the run wait, rather than end,
+	// when the next iteration would exceed a window's (pace.go).
+	Pacing Pacing
 	// Human says how a question an agent asks waits for its answer.
 	Human HumanSettings
 
@@ -153,6 +156,10 @@ type Options struct {
 	Logger   *slog.Logger     // nil discards the log
 	Reporter Reporter         // required: progress for people or programs
 	Now      func() time.Time // defaults to time.Now
+	// Sleep waits d, or until ctx ends, on the clock Now reads; nil waits
+	// on a timer. The pacing wait sleeps through it, so a test whose clock
+	// it moves goes past the wait at once.
+	Sleep func(ctx context.Context, d time.Duration) error
 	// SummaryFile renders the summary a finished run leaves in
 	// .ralph/runs/<run-id>/summary.md; nil writes none. The command line
 	// renders it, with its advice on what to do next.

@@ -12,6 +12,9 @@ const (
 	PhaseRunning    Phase = "running"
 	PhaseCollecting Phase = "collecting"
 	PhaseWaiting    Phase = "waiting"
+	// PhasePacing: a pacing budget's window is full; the next iteration
+	// waits until enough of it has aged out.
+	PhasePacing Phase = "pacing"
 	// PhaseAwaitingHuman: a question an agent asked waits for a person.
 	PhaseAwaitingHuman Phase = "awaiting_human"
 	PhaseTerminating   Phase = "terminating"

@@ -64,7 +64,7 @@ func IsBookkeeping(topic string) bool {
 		TopicIterationStarted, TopicIterationFinished, TopicIterationSettled,
 		TopicEventRouted, TopicEventRejected, TopicEventDropped,
 		TopicCompletionConfirm, TopicRateLimited, TopicCommit, TopicCriteriaBaseline, TopicCompletionVerified, TopicTaskComplete,
-		TopicCriteriaIgnored, TopicHookStarted, TopicHookRan:
+		TopicCriteriaIgnored, TopicHookStarted, TopicHookRan, TopicLoopPaced:
 		return true
 	}
 	return false

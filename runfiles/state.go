@@ -139,6 +139,11 @@ type RunState struct {
 	// RateLimitedUntil is when the last rate limit lifts; an iteration
 	// that ends clears it. A run resumed before then waits first.
 	RateLimitedUntil time.Time `json:"rate_limited_until,omitempty"`
+	// Spent is what the iterations of the last PaceHorizon used, for the
+	// pacing budgets' windows; Paced is the pacing wait the run is in (its
+	// loop.paced line), nil once the next iteration starts (pace.go).
+	Spent []Spent      `json:"spent,omitempty"`
+	Paced *PacedRecord `json:"paced,omitempty"`
 
 	// Confirming holds the completion claim a confirmation iteration checks.
 	Confirming *string `json:"confirming,omitempty"`
@@ -253,12 +258,13 @@ func (s *RunState) applyBookkeeping(rec events.Record) {
 			s.SegmentStart = ev.TS // else the clock starts with the answer
 		}
 		s.forgiveFailures()
-		s.Terminated = nil
+		s.Terminated, s.Paced = nil, nil
 	case TopicIterationStarted:
 		var r IterationStartedRecord
 		Decode(ev, &r)
 		s.Running = &RunningIteration{Iteration: r.Iteration, Hat: r.Hat, Events: r.Events,
 			Confirming: r.Confirming, StartedAt: ev.TS, Offset: rec.Offset}
+		s.Paced = nil
 		if r.Sandbox != "" {
 			s.Sandbox = r.Sandbox
 		}
@@ -266,6 +272,7 @@ func (s *RunState) applyBookkeeping(rec events.Record) {
 		var r IterationFinishedRecord
 		Decode(ev, &r)
 		s.finishIteration(r)
+		s.spend(ev.TS, r)
 	case TopicIterationSettled:
 		var r IterationSettledRecord
 		Decode(ev, &r)
@@ -291,6 +298,10 @@ func (s *RunState) applyBookkeeping(rec events.Record) {
 		var r RateLimitedRecord
 		Decode(ev, &r)
 		s.RateLimitedUntil = ev.TS.Add(time.Duration(r.WaitMS) * time.Millisecond)
+	case TopicLoopPaced:
+		var r PacedRecord
+		Decode(ev, &r)
+		s.Paced = &r
 	case TopicCommit:
 		s.Commits++
 	case TopicTaskComplete:
@@ -328,6 +339,7 @@ func (s *RunState) applyBookkeeping(rec events.Record) {
 		Decode(ev, &r)
 		s.Terminated = &Termination{Reason: r.Reason, ExitCode: r.ExitCode, Message: r.Message,
 			Cause: r.Cause, GoOn: r.GoOn, At: ev.TS}
+		s.Paced = nil
 		s.closeSegment(ev.TS)
 	}
 }

@@ -44,6 +44,9 @@ type Status struct {
 	Ended       *Termination `json:"ended,omitempty"`
 	// Waiting is the question the run waits on a person to answer.
 	Waiting *Question `json:"waiting_for_human,omitempty"`
+	// Paced is the pacing budget the running loop waits for before its
+	// next iteration (loop.paced).
+	Paced *PacedRecord `json:"paced,omitempty"`
 	// Unfinished says the run was cut off and nothing runs it now: ralph
 	// was killed (the log does not end the run; Phase is where it was),
 	// or the run ended interrupted or stopped. A resume goes on with it,
@@ -111,6 +114,9 @@ func ReadStatus(workspace string, recent int, now time.Time) (Status, error) {
 		}
 		if cur.Terminated == nil {
 			s.Waiting = cur.Question
+		}
+		if cur.Terminated == nil && held {
+			s.Paced = cur.Paced
 		}
 	}
 	s.Unfinished = !held && (s.Ended == nil || s.Ended.Reason.Unfinished())

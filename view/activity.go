@@ -110,6 +110,7 @@ func (*ActivityLog) EventRejected(events.Event, string)                         
 func (*ActivityLog) IterationFinished(engine.IterationInfo, events.AgentResult) {}
 func (*ActivityLog) Commit(engine.IterationInfo, engine.Commit)                 {}
 func (*ActivityLog) RateLimited(engine.IterationInfo, time.Duration)            {}
+func (*ActivityLog) Paced(runfiles.PacedRecord)                                 {}
 func (*ActivityLog) TaskComplete(int, string)                                   {}
 func (*ActivityLog) Stuck(runfiles.Termination, int)                            {}
 func (*ActivityLog) Warn(string)                                                {}

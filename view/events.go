@@ -163,6 +163,9 @@ var describers = map[string]describer{
 	runfiles.TopicRateLimited: describeAs(func(p viewRateLimited) string {
 		return strings.TrimSuffix("waiting "+humanDuration(time.Duration(p.WaitMS)*time.Millisecond)+": "+p.Message, ": ")
 	}),
+	runfiles.TopicLoopPaced: describeAs(func(p runfiles.PacedRecord) string {
+		return PacedText(p) + ", waiting " + humanDuration(time.Duration(p.WaitMS)*time.Millisecond)
+	}),
 	runfiles.TopicCompletionConfirm: describeAs(func(p viewConfirming) string {
 		return "confirming the claim: " + p.Claim
 	}),

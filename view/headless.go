@@ -146,6 +146,19 @@ type headRateLimited struct {
 	WaitMS int64  `json:"wait_ms"`
 }
 
+// headPaced: the next iteration would exceed a pacing budget; the run
+// waits until the window allows it. used, budget and estimate are in the
+// window's unit: tokens, or US dollars for cost_per_hour and cost_per_day.
+type headPaced struct {
+	Window   string    `json:"window"`
+	Used     float64   `json:"used"`
+	Budget   float64   `json:"budget"`
+	Estimate float64   `json:"estimate"`
+	Until    time.Time `json:"until"`
+	WaitMS   int64     `json:"wait_ms"`
+	Oversize bool      `json:"oversize,omitempty"`
+}
+
 // headComplete: the run ended: `complete` when it completed (every task
 // done), `ended` however else it ended, reason and exit_code saying how.
 // A run that ends as fatal gets `failed` instead.
@@ -356,6 +369,11 @@ func (r *Headless) Commit(it engine.IterationInfo, c engine.Commit) {
 
 func (r *Headless) RateLimited(it engine.IterationInfo, wait time.Duration) {
 	r.emit("rate_limited", headRateLimited{N: it.N, Hat: it.Hat.ID, WaitMS: wait.Milliseconds()})
+}
+
+func (r *Headless) Paced(p runfiles.PacedRecord) {
+	r.emit("paced", headPaced{Window: p.Window, Used: p.Used, Budget: p.Budget, Estimate: p.Estimate,
+		Until: p.Until.UTC(), WaitMS: p.WaitMS, Oversize: p.Oversize})
 }
 
 // TaskComplete reports a SPEC.md checkbox that became checked; index counts

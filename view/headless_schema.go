@@ -38,6 +38,7 @@ var headlessEvents = []struct {
 	{"human_answered", "The wait for a person is over, answered or timed out.", headAnswered{}, nil},
 	{"iteration_done", "An iteration's agent exited.", headIterationDone{}, nil},
 	{"rate_limited", "The agent hit a rate limit; the iteration repeats after the wait.", headRateLimited{}, nil},
+	{"paced", "The next iteration would exceed a pacing budget (window: tokens_per_hour, tokens_per_day, cost_per_hour, cost_per_day); the run waits until the window allows it (until), then goes on. used, budget and estimate are tokens, or US dollars for the cost windows; oversize: the estimate alone is over the budget, so it waits for an empty window.", headPaced{}, nil},
 	{"warning", "Something the run went on past.", headWarning{}, nil},
 	{"stuck", "Iterations stopped making progress; the run ends (ended, reason stuck, exit 1).", headStuck{}, nil},
 	{"complete", "The run completed: every task is done (exit 0). Ends the stream.", headComplete{},

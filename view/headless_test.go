@@ -96,6 +96,8 @@ func TestHeadlessReporterGolden(t *testing.T) {
 	it2.Cost = runfiles.IterationCost{Source: runfiles.CostUnknown, Model: "fake-model"}
 	r.IterationFinished(it2, events.AgentResult{Duration: time.Second, Failure: events.FailureRateLimit,
 		FailureMessage: "429 Too Many Requests", ExitCode: 1})
+	r.Paced(runfiles.PacedRecord{Window: "tokens_per_hour", Used: 1200, Budget: 1000, Estimate: 600,
+		Until: time.Date(2026, 11, 22, 11, 0, 0, 0, time.UTC), WaitMS: 3540000})
 	r.Warn("cannot keep the agent's raw output: disk full")
 	r.Stuck(runfiles.Termination{Reason: runfiles.ReasonStuck, Message: "3 iterations checked no box"}, 3)
 	r.LoopFinished(engine.Summary{RunID: "20261122-100000-abcdef", Reason: runfiles.ReasonStuck, ExitCode: 1,
@@ -110,6 +112,7 @@ func TestHeadlessReporterGolden(t *testing.T) {
 	assert.Contains(t, human.String(), "ralph: warning: cannot keep")
 	assert.Contains(t, human.String(), `answer with: ralph answer q-3fa9c1 "TEXT"`, "a question is for whoever reads stderr")
 	assert.Contains(t, human.String(), "ended: stuck (exit 1)")
+	assert.Contains(t, human.String(), "(tokens_per_hour: 1200/1000); the next iteration waits", "a pacing wait is for whoever reads stderr")
 	assert.Contains(t, human.String(), "ralph: 1 commit: 0123456789 export: add --json")
 }
 

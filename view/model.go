@@ -19,6 +19,7 @@ type Reporter interface {
 	engine.StuckReporter
 	engine.HumanReporter
 	engine.NoticeReporter
+	engine.PaceReporter
 }
 
 // Phase is where the current iteration is.
@@ -33,6 +34,9 @@ const (
 	// PhaseAwaitingHuman: an agent asked a question; no iteration starts
 	// until a person answers it or its deadline passes.
 	PhaseAwaitingHuman Phase = "awaiting_human"
+	// PhasePaced: a pacing budget's window is full; the next iteration
+	// waits until Run.Paced.Until.
+	PhasePaced Phase = "paced"
 )
 
 // Figures are what agents spent: tokens, dollars and tool uses.
@@ -94,6 +98,9 @@ type Run struct {
 	Phase      Phase
 	PhaseSince time.Time
 	WaitUntil  time.Time // while waiting for a rate limit
+	// Paced is the pacing wait the run is in (its loop.paced), nil when
+	// it is in none.
+	Paced *runfiles.PacedRecord
 	// Question is the question the run waits on a person to answer, nil
 	// when it waits for none.
 	Question    *runfiles.Question
@@ -175,7 +182,7 @@ func (m *Model) IterationStarted(it engine.IterationInfo) {
 	m.update(func(r *Run) {
 		r.N, r.Max, r.Hat, r.Backend, r.Confirming = it.N, it.Max, it.Hat.ID, it.Backend, it.Confirming
 		r.Sandbox = it.Sandbox
-		r.Phase, r.PhaseSince = PhaseRunning, it.Started
+		r.Phase, r.PhaseSince, r.Paced = PhaseRunning, it.Started, nil
 		if r.PhaseSince.IsZero() {
 			r.PhaseSince = m.now()
 		}
@@ -226,6 +233,11 @@ func (m *Model) RateLimited(_ engine.IterationInfo, wait time.Duration) {
 	m.update(func(r *Run) {
 		r.Phase, r.PhaseSince, r.WaitUntil = PhaseWaiting, m.now(), m.now().Add(wait)
 	})
+}
+
+// Paced notes that the next iteration waits for a pacing budget.
+func (m *Model) Paced(p runfiles.PacedRecord) {
+	m.update(func(r *Run) { r.Phase, r.PhaseSince, r.Paced = PhasePaced, m.now(), &p })
 }
 
 // TaskComplete notes a SPEC.md checkbox that became checked.
@@ -300,6 +312,12 @@ func (t tee) RateLimited(it engine.IterationInfo, wait time.Duration) {
 	}
 }
 
+func (t tee) Paced(p runfiles.PacedRecord) {
+	for _, r := range t {
+		r.Paced(p)
+	}
+}
+
 func (t tee) TaskComplete(index int, text string) {
 	for _, r := range t {
 		r.TaskComplete(index, text)
@@ -331,7 +349,7 @@ func (t tee) LoopFinished(sum engine.Summary) {
 }
 
 // Essentials passes on to r only what people must see even when the
-// progress lines are off: warnings, a stuck run and the end. The headless
+// progress lines are off: warnings, a pacing wait, a stuck run and the end. The headless
 // stream's stderr gets these; with --verbose it gets everything.
 func Essentials(r Reporter) Reporter { return essentials{r} }
 
@@ -349,6 +367,10 @@ func (essentials) TaskComplete(int, string)                                   {}
 func (e essentials) Stuck(end runfiles.Termination, withoutProgress int) {
 	e.r.Stuck(end, withoutProgress)
 }
-func (e essentials) Warn(msg string)                 { e.r.Warn(msg) }
+func (e essentials) Warn(msg string) { e.r.Warn(msg) }
+
+// Paced passes on: a pacing wait can last hours, and a run silent that
+// long looks hung.
+func (e essentials) Paced(p runfiles.PacedRecord)    { e.r.Paced(p) }
 func (essentials) Notice(string)                     {}
 func (e essentials) LoopFinished(sum engine.Summary) { e.r.LoopFinished(sum) }

@@ -81,6 +81,10 @@ func iterationLine(s Run, now time.Time) string {
 	switch s.Phase {
 	case PhaseRunning:
 		return line + "working " + clockDuration(now.Sub(s.PhaseSince))
+	case PhasePaced:
+		if s.Paced != nil {
+			return line + PacedText(*s.Paced)
+		}
 	case PhaseWaiting:
 		return line + "rate limited, retrying in " + clockDuration(max(s.WaitUntil.Sub(now), 0))
 	case PhaseAwaitingHuman:

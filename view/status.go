@@ -35,6 +35,9 @@ func WriteStatus(w io.Writer, s runfiles.Status) {
 		}
 		fmt.Fprintf(w, "  answer with: ralph answer %s \"TEXT\"\n", q.ID)
 	}
+	if s.Paced != nil {
+		fmt.Fprintln(w, PacedText(*s.Paced))
+	}
 	if s.Ended != nil {
 		fmt.Fprintf(w, "ended: %s (exit %d) %s\n", s.Ended.Reason, s.Ended.ExitCode, Sanitize(s.Ended.Message))
 	}

@@ -173,6 +173,11 @@ func (r *Text) RateLimited(it engine.IterationInfo, wait time.Duration) {
 	r.printf("rate limited in iteration %d; waiting %s, then repeating it", it.N, wait.Round(time.Second))
 }
 
+// Paced reports that the next iteration waits for a pacing budget.
+func (r *Text) Paced(p runfiles.PacedRecord) {
+	r.printf("%s; the next iteration waits", PacedText(p))
+}
+
 // TaskComplete reports a SPEC.md checkbox the agent checked; index counts
 // the spec's boxes from 0.
 func (r *Text) TaskComplete(index int, text string) {

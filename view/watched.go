@@ -354,6 +354,8 @@ func runOf(st *runfiles.RunState, phase runfiles.Phase, running bool) Run {
 		run.Phase, run.PhaseSince = PhaseRunning, st.Running.StartedAt
 	case phase == runfiles.PhaseWaiting && running:
 		run.Phase, run.WaitUntil = PhaseWaiting, st.RateLimitedUntil
+	case phase == runfiles.PhasePacing && running && st.Paced != nil:
+		run.Phase, run.Paced = PhasePaced, st.Paced
 	}
 	return run
 }

@@ -158,7 +158,7 @@ func (c *loopCmd) loop(ctx context.Context, g *globals, log *slog.Logger, rep lo
 	if h := rep.headless; h != nil {
 		h.Configured(warnings, opts.Settings.StuckThreshold)
 	}
-	opts.Fault, opts.WriteFault, opts.Now = seams.fault, seams.writeFault, seams.now
+	opts.Fault, opts.WriteFault, opts.Now, opts.Sleep = seams.fault, seams.writeFault, seams.now, seams.sleep
 	if g.signals != nil {
 		g.signals.OnInterrupt(func() {
 			rep.Warn("interrupted: stopping the agent (SIGTERM, then SIGKILL once kill_grace_seconds have passed); interrupt again to kill it at once")

@@ -20,6 +20,9 @@ type testSeams struct {
 	interrupt  func(ctx context.Context, next func(string) bool) func(string) bool
 	writeFault func(file string) error
 	now        func() time.Time
+	// sleep is the engine's sleep on now's clock, which a test's clock
+	// may move on at once instead of waiting.
+	sleep func(ctx context.Context, d time.Duration) error
 	// reporter wraps a loop's reporter, to sample as iterations finish.
 	reporter func(engine.Reporter) engine.Reporter
 	// exit runs as any command ends.

@@ -21,6 +21,10 @@ const (
 	writeFaultEnv = "RALPH_TEST_WRITE_ERROR"
 	// clockOffsetEnv: a Go duration added to the engine's clock.
 	clockOffsetEnv = "RALPH_TEST_CLOCK_OFFSET"
+	// clockJumpEnv: a Go duration added to the engine's clock, whose
+	// sleeps move it on at once (testhook.JumpClock); it replaces
+	// clockOffsetEnv's clock.
+	clockJumpEnv = "RALPH_TEST_CLOCK_JUMP"
 	// statsEnv: the file ralph appends its resource use to.
 	statsEnv = "RALPH_TEST_STATS_FILE"
 )
@@ -47,6 +51,11 @@ func seamsFromEnv() (testSeams, error) {
 	if spec := os.Getenv(clockOffsetEnv); spec != "" {
 		if s.now, err = testhook.Clock(spec); err != nil {
 			return s, fmt.Errorf("%s: %w", clockOffsetEnv, err)
+		}
+	}
+	if spec := os.Getenv(clockJumpEnv); spec != "" {
+		if s.now, s.sleep, err = testhook.JumpClock(spec); err != nil {
+			return s, fmt.Errorf("%s: %w", clockJumpEnv, err)
 		}
 	}
 	if path := os.Getenv(statsEnv); path != "" {

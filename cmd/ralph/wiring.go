@@ -119,6 +119,7 @@ func engineOptions(g *globals, log *slog.Logger, ch runChoices) (engine.Options,
 			IterationTimeout:       seconds(el.IterationTimeoutSeconds),
 			IdleTimeout:            seconds(el.IdleTimeoutSeconds),
 			RateLimitMaxWait:       seconds(el.RateLimitMaxWaitSeconds),
+			Pacing:                 pacing(*el),
 			AcceptanceCriteria:     cfg.AcceptanceCriteria,
 			VerifyEveryIteration:   el.VerifyEveryIteration,
 			Gates:                  gates(cfg),
@@ -220,7 +221,14 @@ func costLimitWarnings(cfg *config.Config) []string {
 			all = append(all, b)
 		}
 	}
-	return engine.CostLimitWarnings(cfg.EventLoop.MaxCostUSD, pricing.Default().With(cfg.Pricing), all...)
+	prices := pricing.Default().With(cfg.Pricing)
+	return append(engine.CostLimitWarnings(cfg.EventLoop.MaxCostUSD, prices, all...),
+		engine.PacingWarnings(pacing(cfg.EventLoop), prices, all...)...)
+}
+
+// pacing are the event_loop's pacing budgets.
+func pacing(el config.EventLoop) engine.Pacing {
+	return engine.Pacing{TokensPerHour: el.TokensPerHour, TokensPerDay: el.TokensPerDay, CostPerHour: el.CostPerHour, CostPerDay: el.CostPerDay}
 }
 
 // outputLimits are the event_loop's bounds on what is kept of an agent's

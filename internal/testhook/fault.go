@@ -112,6 +112,33 @@ func Clock(spec string) (func() time.Time, error) {
 	return func() time.Time { return time.Now().Add(offset) }, nil
 }
 
+// JumpClock returns the engine's clock and sleep for spec, a Go duration
+// added to the real clock as Clock's: a sleep does not wait but moves the
+// clock on by what it would have waited, so a test sees a run go past a
+// wait of hours (a pacing budget's) at once, as its log records it.
+func JumpClock(spec string) (now func() time.Time, sleep func(context.Context, time.Duration) error, err error) {
+	offset, err := time.ParseDuration(spec)
+	if err != nil {
+		return nil, nil, fmt.Errorf("jumping clock hook: %w", err)
+	}
+	var mu sync.Mutex
+	now = func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return time.Now().Add(offset)
+	}
+	sleep = func(ctx context.Context, d time.Duration) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		offset += max(d, 0)
+		return nil
+	}
+	return now, sleep, nil
+}
+
 // Interrupt returns a maker of the fault hook for spec,
 // "point:n[,point:n…]", laid over next (the crash hook, or nil): the hook
 // sends ralph SIGINT, as a Ctrl-C would, the n-th time it reaches the named

@@ -96,8 +96,12 @@ type Loop struct {
 	CostText    string              `json:"cost_text"`
 	LastEvent   string              `json:"last_event,omitempty"`
 	// Question is what the run waits on a person to answer.
-	Question *runfiles.Question    `json:"question,omitempty"`
-	Ended    *runfiles.Termination `json:"ended,omitempty"`
+	Question *runfiles.Question `json:"question,omitempty"`
+	// Paced is the pacing budget the run waits for before its next
+	// iteration (phase paced), and PacedText that wait in words.
+	Paced     *runfiles.PacedRecord `json:"paced,omitempty"`
+	PacedText string                `json:"paced_text,omitempty"`
+	Ended     *runfiles.Termination `json:"ended,omitempty"`
 	// Gone says no process runs the loop, though it has not ended: it
 	// was killed, and goes on with `ralph loop --resume`.
 	Gone     bool                      `json:"gone,omitempty"`
@@ -174,6 +178,9 @@ func (r *Reader) loop(l *view.LoopView) *Loop {
 		CostSource: total.Cost().Source(), CostUnknown: total.CostUnknown, CostText: view.CostText(total.Cost()), LastEvent: run.LastEvent,
 		Question: run.Question, Ended: run.Ended, Gone: run.Gone, Hats: l.Hats, Graph: r.graphs.Of(l),
 		Activity: l.Activity}
+	if run.Paced != nil {
+		lp.Paced, lp.PacedText = run.Paced, view.PacedText(*run.Paced)
+	}
 	if run.Ended != nil {
 		ended := *run.Ended
 		ended.Message = view.EndMessage(ended)

@@ -427,7 +427,7 @@
     setText("#run-id", l.run_id);
     setText("#iteration", l.max_iterations ? `${l.iteration} / ${l.max_iterations}` : String(l.iteration));
     setText("#hat", l.hat || "–");
-    setText("#phase", l.phase);
+    setText("#phase", l.paced_text || l.phase);
     setText("#sandbox", l.sandbox || "–");
     setText("#tokens", fmtTokens(l.tokens));
     setText("#cost", l.cost_text);
