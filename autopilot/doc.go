@@ -45,6 +45,10 @@
 // makes, names, lists and cleans them ([LoopWorktreeIn],
 // [MakeLoopWorktree], [LoopWorktrees], [CleanLoopWorktrees]). Such a loop
 // has its own .ralph/ in its worktree, so it runs beside the autopilot.
+// `ralph worktree` sees both kinds, the loops' and the tasks' (judged
+// against the autopilot's state: [TaskWorktrees]), as one list
+// ([Worktrees]), and diffs and cleans them ([DiffWorktree],
+// [CleanWorktrees]).
 //
 // # Crash safety
 //

@@ -6,7 +6,9 @@
 // of a workspace's runs ([Runs], [FindRun]), a run's status ([ReadStatus]),
 // the end of a log ([RunEnd], [ReadLogProgress]), the question a run waits
 // on and its answer ([PendingQuestion], [Answer]), a stop request
-// ([RequestStop]). The engine writes a run through it; the views, the
+// ([RequestStop]), the runs with what they keep on disk and removing old
+// ones ([RunsOnDisk], [CleanRuns]), what a killed ralph left
+// ([StaleLock], [LeftAgent], [TempLeftovers]). The engine writes a run through it; the views, the
 // autopilot and the command line read through it, never taking the lock.
 //
 // The autopilot's files are here too: the payload of its log's lines and

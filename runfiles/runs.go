@@ -34,6 +34,9 @@ type RunListing struct {
 	CostSource  CostSource `json:"cost_source,omitempty"`
 	CostUnknown bool       `json:"cost_unknown,omitempty"`
 	Current     bool       `json:"current"`
+	// EndedAt is the time of the run's loop.terminate line; zero for a
+	// run without one (running, or cut off).
+	EndedAt time.Time `json:"ended_at,omitzero"`
 }
 
 // Cost is the run's cost as its loop.terminate recorded it.
@@ -117,6 +120,7 @@ func readRunListing(path string) (RunListing, error) {
 			code := p.ExitCode
 			r.Ended, r.ExitCode, r.Iterations, r.CostUSD = p.Reason, &code, p.Iterations, p.CostUSD
 			r.CostSource, r.CostUnknown = p.CostSource, p.CostUnknown
+			r.EndedAt = end.TS
 		}
 	}
 	return r, nil

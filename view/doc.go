@@ -10,4 +10,10 @@
 // that `ralph serve`'s page draws. The agents'
 // activity reaches other processes through each run's activity.jsonl,
 // which ActivityLog writes as a reporter of `ralph loop`.
+//
+// Across runs: `ralph stats` adds up a workspace's runs per config and per
+// hat ([ReadStats]), `ralph runs` lists them with their size and age
+// ([WriteRunsOnDisk]), `ralph doctor` reports what a killed ralph left
+// ([StateReport]) and `ralph worktree` the worktrees ralph made
+// ([WriteWorktrees]).
 package view

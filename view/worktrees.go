@@ -11,37 +11,6 @@ import (
 	"github.com/ralph-loop/ralph/internal/plural"
 )
 
-// WriteLoopWorktrees renders `ralph worktrees`: a line for each loop's
-// worktree, its path relative to dir, where the command runs.
-func WriteLoopWorktrees(w io.Writer, list []autopilot.LoopWorktreeStatus, dir string) {
-	if len(list) == 0 {
-		fmt.Fprintln(w, "no loop worktrees here; ralph loop --worktree makes one")
-		return
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tLOOP\tBRANCH\tCOMMITS\tPATH")
-	for _, st := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", st.Name, loopWord(st), st.Branch, commitsWord(st), shownPath(dir, st.Dir))
-	}
-	_ = tw.Flush()
-}
-
-// WriteLoopWorktreesCleaned renders what `ralph worktrees clean` removed
-// and what it kept, and why.
-func WriteLoopWorktreesCleaned(w io.Writer, removed []autopilot.LoopWorktreeStatus, kept []autopilot.KeptLoopWorktree, dir string) {
-	for _, st := range removed {
-		fmt.Fprintf(w, "removed %s (%s, branch %s)\n", st.Name, shownPath(dir, st.Dir), st.Branch)
-	}
-	for _, k := range kept {
-		fmt.Fprintf(w, "kept %s: %s\n", k.Name, k.Why)
-	}
-	if len(removed)+len(kept) == 0 {
-		fmt.Fprintln(w, "no loop worktrees here; nothing to clean")
-		return
-	}
-	fmt.Fprintf(w, "%s removed, %d kept\n", plural.Count(len(removed), "worktree", "worktrees"), len(kept))
-}
-
 // loopWord says how a worktree's loop is.
 func loopWord(st autopilot.LoopWorktreeStatus) string {
 	switch {
@@ -96,4 +65,76 @@ func shownPath(dir, path string) string {
 		return rel
 	}
 	return path
+}
+
+// WriteWorktrees renders `ralph worktree list`: a line for each worktree
+// ralph made, a loop's or a task's, its path relative to dir.
+func WriteWorktrees(w io.Writer, list []autopilot.WorktreeStatus, dir string) {
+	if len(list) == 0 {
+		fmt.Fprintln(w, "no worktrees of ralph's here; ralph loop --worktree and ralph autopilot make them")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "KIND\tNAME\tLOOP\tBRANCH\tNOT MERGED\tPATH")
+	for _, st := range list {
+		loop := loopWord(st.LoopWorktreeStatus)
+		switch {
+		case st.InProgress && !st.Running:
+			loop += ", task in progress"
+		case st.Failed:
+			loop += ", task failed"
+		}
+		path := "-"
+		if st.Dir != "" {
+			path = shownPath(dir, st.Dir)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", st.Kind, st.Name, loop, st.Branch, commitsWord(st.LoopWorktreeStatus), path)
+	}
+	_ = tw.Flush()
+}
+
+// WriteWorktreesCleaned renders what `ralph worktree clean` removed and
+// what it kept, and why.
+func WriteWorktreesCleaned(w io.Writer, removed []autopilot.WorktreeStatus, kept []autopilot.KeptWorktree, dir string) {
+	for _, st := range removed {
+		path := "no worktree"
+		if !st.NoWorktree {
+			path = shownPath(dir, st.Dir)
+		}
+		fmt.Fprintf(w, "removed %s %s (%s, branch %s)\n", st.Kind, st.Name, path, st.Branch)
+	}
+	for _, k := range kept {
+		fmt.Fprintf(w, "kept %s %s: %s\n", k.Kind, k.Name, k.Why)
+	}
+	if len(removed)+len(kept) == 0 {
+		fmt.Fprintln(w, "no worktrees of ralph's here; nothing to clean")
+		return
+	}
+	fmt.Fprintf(w, "%s removed, %d kept\n", plural.Count(len(removed), "worktree", "worktrees"), len(kept))
+}
+
+// WriteWorktreeDiff renders `ralph worktree diff`: the branch's commits
+// that its base does not have and their patch, then what is uncommitted.
+func WriteWorktreeDiff(w io.Writer, d autopilot.WorktreeDiff) {
+	switch {
+	case d.Base == "":
+		fmt.Fprintf(w, "# %s %s: what it was made from is not known, so its commits cannot be told from its base's\n", d.Kind, d.Name)
+	case len(d.Commits) == 0:
+		fmt.Fprintf(w, "# %s %s: every commit of %s is in %s\n", d.Kind, d.Name, d.Branch, ShortRev(d.Base))
+	default:
+		fmt.Fprintf(w, "# %s %s: %s on %s not in %s\n", d.Kind, d.Name, plural.Count(len(d.Commits), "commit", "commits"), d.Branch, ShortRev(d.Base))
+		for _, c := range d.Commits {
+			fmt.Fprintf(w, "#   %s %s\n", shortHash(c.Hash), Sanitize(c.Subject))
+		}
+		fmt.Fprint(w, d.Patch)
+	}
+	if d.Uncommitted == "" && len(d.Untracked) == 0 {
+		fmt.Fprintln(w, "# nothing uncommitted")
+		return
+	}
+	fmt.Fprintln(w, "# uncommitted in its worktree:")
+	fmt.Fprint(w, d.Uncommitted)
+	for _, path := range d.Untracked {
+		fmt.Fprintf(w, "# untracked: %s\n", path)
+	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ type doctorCmd struct {
 	Config  []string `short:"c" placeholder:"FILE" xor:"judge" help:"Config file (default ./ralph.yml). Repeat to merge."`
 	Backend string   `placeholder:"NAME" xor:"judge" help:"Judge this backend instead of the configured one."`
 	JSON    bool     `name:"json" help:"Print one JSON object."`
+	Fix     bool     `help:"Also fix what is safe to fix in ralph's own state: stale locks, leftover temporary files, worktrees git would prune."`
 }
 
 func (doctorCmd) Help() string {
@@ -29,14 +31,26 @@ each hat's backend) of -c FILE or ./ralph.yml, else claude. Exit status: 0 when
 it can run, 1 when its binary is missing, 3 for a bad config or an unknown
 backend name.
 
+Last it checks ralph's own state in this workspace and its repository, and
+says how to fix what it finds: a lock file that names a ralph that was killed,
+a run cut off that nothing runs, an agent's process group a killed ralph left
+running, the temporary file of a write that was cut off, the autopilot's task
+worktrees and ralph/ branches whose task it has no use for, worktrees git would
+prune, the worktrees of ralph loop --worktree whose run ended. --fix does the
+fixes that lose nothing (empties a stale lock, removes leftover temporary files,
+prunes what git would prune) and says what it did and what it left for a
+person. What it finds there does not change the exit status.
+
 Examples:
   ralph doctor
   ralph doctor -c ralph.yml
   ralph doctor --backend codex
-  ralph doctor --json | jq '.backends[] | select(.found) | .name'`
+  ralph doctor --fix
+  ralph doctor --json | jq '.backends[] | select(.found) | .name'
+  ralph doctor --json | jq '.state.findings[] | select(.safe | not) | .fix'`
 }
 
-func (c *doctorCmd) Run(g *globals) error {
+func (c *doctorCmd) Run(ctx context.Context, g *globals) error {
 	uses, cfgErr := c.uses(g)
 	if cfgErr != nil && len(uses) == 0 && c.Backend != "" {
 		return cfgErr // an unknown --backend: nothing to judge
@@ -47,14 +61,16 @@ func (c *doctorCmd) Run(g *globals) error {
 		rep.Ready = rep.Ready && cb.Ready
 		rep.Configured = append(rep.Configured, cb)
 	}
+	state := checkState(ctx, g.Dir, c.Config, c.Fix)
 	if c.JSON {
 		enc := json.NewEncoder(g.stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := enc.Encode(doctorJSON{rep, state}); err != nil {
 			return err
 		}
 	} else {
 		view.WriteDoctor(g.stdout, rep)
+		view.WriteStateReport(g.stdout, state)
 	}
 	switch {
 	case cfgErr != nil:
@@ -89,4 +105,11 @@ func (c *doctorCmd) uses(g *globals) ([]backends.Use, error) {
 		}
 	}
 	return uses, nil
+}
+
+// doctorJSON is `ralph doctor --json`: the backends' report, and what was
+// found in ralph's own state under "state".
+type doctorJSON struct {
+	view.DoctorReport
+	State view.StateReport `json:"state"`
 }

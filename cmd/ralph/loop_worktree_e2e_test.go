@@ -81,7 +81,7 @@ func TestLoopWorktreeRunsBesideALoopInTheCheckout(t *testing.T) {
 
 	r = w.ralph("worktrees")
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Regexp(t, `(?m)^side +completed \(exit 0\) +ralph-loop/side +1 commit not in main +\.worktrees/\.loops/side$`, r.stdout)
+	assert.Regexp(t, `(?m)^loop +side +completed \(exit 0\) +ralph-loop/side +1 commit not in main +\.worktrees/\.loops/side$`, r.stdout)
 }
 
 // An autopilot runs while a loop runs in a worktree, in either order: the
@@ -146,10 +146,10 @@ func TestLoopWorktreeResumesAfterAKill(t *testing.T) {
 
 	r := w.ralph("worktrees")
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Regexp(t, `(?m)^wip +unfinished +ralph-loop/wip +1 commit not in main `, r.stdout)
+	assert.Regexp(t, `(?m)^loop +wip +unfinished +ralph-loop/wip +1 commit not in main `, r.stdout)
 	r = w.ralph("worktrees", "clean")
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Equal(t, "kept wip: its run is unfinished: go on with it (ralph loop --worktree wip --resume), or remove it with --force\n"+
+	assert.Equal(t, "kept loop wip: its run is unfinished: go on with it (ralph loop --worktree wip --resume), or remove it with --force\n"+
 		"0 worktrees removed, 1 kept\n", r.stdout)
 	assert.DirExists(t, dir)
 
@@ -199,18 +199,18 @@ func TestLoopWorktreesAreListedAndCleaned(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 	require.Len(t, lines, 5, r.stdout)
-	assert.Regexp(t, `^NAME +LOOP +BRANCH +COMMITS +PATH$`, lines[0])
-	assert.Regexp(t, `^ahead +completed \(exit 0\) +ralph-loop/ahead +1 commit not in main +\.worktrees/\.loops/ahead$`, lines[1])
-	assert.Regexp(t, `^busy +running \(pid [0-9]+\) +ralph-loop/busy +merged into main +\.worktrees/\.loops/busy$`, lines[2])
-	assert.Regexp(t, `^dirty +completed \(exit 0\) +ralph-loop/dirty +1 commit not in main, 1 uncommitted +`, lines[3])
-	assert.Regexp(t, `^merged +completed \(exit 0\) +ralph-loop/merged +merged into main +`, lines[4])
+	assert.Regexp(t, `^KIND +NAME +LOOP +BRANCH +NOT MERGED +PATH$`, lines[0])
+	assert.Regexp(t, `^loop +ahead +completed \(exit 0\) +ralph-loop/ahead +1 commit not in main +\.worktrees/\.loops/ahead$`, lines[1])
+	assert.Regexp(t, `^loop +busy +running \(pid [0-9]+\) +ralph-loop/busy +merged into main +\.worktrees/\.loops/busy$`, lines[2])
+	assert.Regexp(t, `^loop +dirty +completed \(exit 0\) +ralph-loop/dirty +1 commit not in main, 1 uncommitted +`, lines[3])
+	assert.Regexp(t, `^loop +merged +completed \(exit 0\) +ralph-loop/merged +merged into main +`, lines[4])
 
 	r = w.ralph("worktrees", "clean")
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Equal(t, "removed merged (.worktrees/.loops/merged, branch ralph-loop/merged)\n"+
-		"kept ahead: 1 commit not merged into main: merge ralph-loop/ahead, or remove it with --force\n"+
-		"kept busy: its loop is running (pid "+lockPID(t, w.loopWorktree("busy"))+"): stop it first (ralph stop -C "+w.loopWorktree("busy")+")\n"+
-		"kept dirty: 1 uncommitted change in it: commit them, or remove it with --force\n"+
+	assert.Equal(t, "removed loop merged (.worktrees/.loops/merged, branch ralph-loop/merged)\n"+
+		"kept loop ahead: 1 commit not merged into main: merge ralph-loop/ahead, or remove it with --force\n"+
+		"kept loop busy: its loop is running (pid "+lockPID(t, w.loopWorktree("busy"))+"): stop it first (ralph stop -C "+w.loopWorktree("busy")+")\n"+
+		"kept loop dirty: 1 uncommitted change in it: commit them, or remove it with --force\n"+
 		"1 worktree removed, 3 kept\n", r.stdout)
 	assert.NoDirExists(t, w.loopWorktree("merged"))
 	assert.False(t, branchExists(t, w.dir, "ralph-loop/merged"))
@@ -218,16 +218,16 @@ func TestLoopWorktreesAreListedAndCleaned(t *testing.T) {
 
 	r = w.ralph("worktrees", "clean", "--force", "busy", "ahead")
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, "kept busy: its loop is running")
-	assert.Contains(t, r.stdout, "removed ahead (")
+	assert.Contains(t, r.stdout, "kept loop busy: its loop is running")
+	assert.Contains(t, r.stdout, "removed loop ahead (")
 	assert.DirExists(t, w.loopWorktree("busy"), "a running loop's worktree is never removed")
 	assert.DirExists(t, w.loopWorktree("dirty"), "only the worktrees named are cleaned")
 	assert.False(t, branchExists(t, w.dir, "ralph-loop/ahead"))
 
 	r = w.ralph("worktrees", "clean", "nope")
 	assert.Equal(t, 3, r.code)
-	assert.Contains(t, r.stderr, `ralph: error: no loop worktree is called "nope"`)
-	assert.Contains(t, r.stderr, "ralph: hint: ralph worktrees lists them")
+	assert.Contains(t, r.stderr, `ralph: error: no worktree of ralph's is called "nope"`)
+	assert.Contains(t, r.stderr, "ralph: hint: ralph worktree list lists them")
 
 	require.NoError(t, os.WriteFile(filepath.Join(w.state, "go"), nil, 0o644))
 	require.NoError(t, busy.Wait())
@@ -238,13 +238,13 @@ func TestLoopWorktreesAreListedAndCleaned(t *testing.T) {
 	assert.Equal(t, "do the work\ndo the work\nstart", git(t, w.dir, "log", "--format=%s", "ralph-loop/busy"))
 	r = w.ralph("worktrees", "clean", "--force")
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Equal(t, "removed busy (.worktrees/.loops/busy, branch ralph-loop/busy)\n"+
-		"removed dirty (.worktrees/.loops/dirty, branch ralph-loop/dirty)\n2 worktrees removed, 0 kept\n", r.stdout)
+	assert.Equal(t, "removed loop busy (.worktrees/.loops/busy, branch ralph-loop/busy)\n"+
+		"removed loop dirty (.worktrees/.loops/dirty, branch ralph-loop/dirty)\n2 worktrees removed, 0 kept\n", r.stdout)
 	assert.Empty(t, strings.TrimSpace(git(t, w.dir, "branch", "--list", "ralph-loop/*")))
 	assert.Len(t, strings.Split(strings.TrimSpace(git(t, w.dir, "worktree", "list")), "\n"), 1)
 	r = w.ralph("worktrees")
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Equal(t, "no loop worktrees here; ralph loop --worktree makes one\n", r.stdout)
+	assert.Equal(t, "no worktrees of ralph's here; ralph loop --worktree and ralph autopilot make them\n", r.stdout)
 }
 
 // Without a name, one is made from the objective's first words, with a

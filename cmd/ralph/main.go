@@ -63,6 +63,8 @@ type cli struct {
 	Guide     guideCmd     `cmd:"" help:"Steer the running loop: its next iteration's prompt carries a person's guidance (human.guidance)."`
 	Events    eventsCmd    `cmd:"" help:"List the events of the current or an earlier run."`
 	Inspect   inspectCmd   `cmd:"" help:"Show what an iteration's agent was told (its prompt), said and did, and changed (its diff)."`
+	Stats     statsCmd     `cmd:"" help:"Add up this workspace's runs per config and per hat: how they ended, iterations, time, tokens, cost."`
+	Runs      runsCmd      `cmd:"" help:"List this workspace's runs (how each ended, its age, its size on disk) and remove old ones."`
 	Validate  validateCmd  `cmd:"" help:"Check a ralph.yml and report every problem."`
 	Hats      hatsCmd      `cmd:"" help:"List, show and graph the hats and their hand-offs."`
 	Init      initCmd      `cmd:"" help:"Write a ralph.yml from a preset, and a PROMPT.md for the task."`
@@ -73,7 +75,7 @@ type cli struct {
 	Watch     watchCmd     `cmd:"" help:"Watch what runs here, full-screen: the loop or the autopilot and its slots; pause, resume, stop."`
 	Serve     serveCmd     `cmd:"" help:"Serve this workspace over HTTP: a JSON API and a live web page (the loop or the autopilot's slots)."`
 	Autopilot autopilotCmd `cmd:"" help:"Work through a task tracker: a loop per task in its own worktree, merged when verified."`
-	Worktrees worktreesCmd `cmd:"" help:"List and clean the worktrees of the loops run with ralph loop --worktree."`
+	Worktree  worktreeCmd  `cmd:"" aliases:"worktrees" help:"List, diff and clean the worktrees ralph made: ralph loop --worktree's and the autopilot's tasks'."`
 	Worker    workerCmd    `cmd:"" help:"Run an autopilot coordinator's tasks on this machine, taken over NATS JetStream."`
 	Cluster   clusterCmd   `cmd:"" help:"Make and show the signing keys of an autopilot's coordinator and workers."`
 	MCP       mcpCmd       `cmd:"" name:"mcp" help:"Serve ralph's tools (status, events, emit, ask, answer, guide, stop, pause, resume) to an agent or editor over MCP on stdio."`

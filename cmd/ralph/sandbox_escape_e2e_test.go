@@ -232,7 +232,7 @@ func TestE2ELoopWorktreeAgentCannotRedirectRalphsGit(t *testing.T) {
 		assert.Contains(t, w.filesOn("ralph-loop/side"), "side.txt")
 		r = w.ralphEnv([]string{"TRAP=" + trap}, "worktrees")
 		require.Equal(t, 0, r.code, r.stderr)
-		assert.Regexp(t, `(?m)^side +completed \(exit 0\) +ralph-loop/side +1 commit not in main, 2 uncommitted `, r.stdout, "the loop's own repository, read pinned")
+		assert.Regexp(t, `(?m)^loop +side +completed \(exit 0\) +ralph-loop/side +1 commit not in main, 2 uncommitted `, r.stdout, "the loop's own repository, read pinned")
 		assert.NoFileExists(t, marker, "ralph's git ran the script the loop's agent armed")
 	})
 }

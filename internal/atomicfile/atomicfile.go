@@ -24,6 +24,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // WriteFile replaces the file at path with data, as os.WriteFile would
@@ -71,4 +72,15 @@ func writeRename(path string, data []byte, perm fs.FileMode, keepMode bool, befo
 		beforeRename()
 	}
 	return rename(f.Name(), path)
+}
+
+// IsTemp reports whether name (a file's name, without its directory) is
+// that of a temporary file WriteFile or Replace makes: "." + a name + the
+// random digits renameio and os.CreateTemp add. One left behind is a
+// write a crash cut off. At least 6 digits are asked for, so that a file
+// of the user's named like ".v2" is not taken for one; a random number
+// that short comes up less than once in ten thousand writes.
+func IsTemp(name string) bool {
+	digits := len(name) - len(strings.TrimRight(name, "0123456789"))
+	return strings.HasPrefix(name, ".") && digits >= 6 && len(name)-digits > 1
 }

@@ -144,3 +144,21 @@ func names(t *testing.T, dir string) []string {
 	}
 	return out
 }
+
+// TestIsTemp knows the temporary files this package makes, by the names
+// it gives them, and none of ralph's own files.
+func TestIsTemp(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "state.json")
+	var made string
+	require.NoError(t, Replace(path, []byte("{}"), 0o600, func() {
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		require.Len(t, entries, 1)
+		made = entries[0].Name()
+	}))
+	assert.True(t, IsTemp(made), made)
+	for _, name := range []string{"state.json", ".gitignore", ".state.json.spare", ".v2", "events-20261128-093818.jsonl", ".123456", "iter-0001.jsonl"} {
+		assert.False(t, IsTemp(name), name)
+	}
+}

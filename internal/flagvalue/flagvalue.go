@@ -174,11 +174,11 @@ func popInt(ctx *kong.DecodeContext) (int, error) {
 	return 0, fmt.Errorf("expected a whole number but got %v", t.Value)
 }
 
-// ParseSince reads a --since value: a duration back from now (10m), or a
+// ParseSince reads a --since value: a duration back from now (10m, 7d), or a
 // point in time. Times without a zone are in now's location; a time of
 // day alone means today.
 func ParseSince(s string, now time.Time) (time.Time, error) {
-	if d, err := time.ParseDuration(s); err == nil {
+	if d, err := ParseAge(s); err == nil {
 		if d < 0 {
 			return time.Time{}, hinted{fmt.Sprintf("--since %s: the duration is negative", s), "give how far back to look, e.g. --since 10m"}
 		}
@@ -199,7 +199,7 @@ func ParseSince(s string, now time.Time) (time.Time, error) {
 		}
 	}
 	return time.Time{}, hinted{fmt.Sprintf("--since %q is neither a duration nor a time", s),
-		"use a duration (10m, 1h30m) or a time (2026-11-22T10:00:00Z, '2026-11-22 10:00', 10:00)"}
+		"use a duration (10m, 1h30m, 7d) or a time (2026-11-22T10:00:00Z, '2026-11-22 10:00', 10:00)"}
 }
 
 // hinted is an error that says how to fix it; ralph prints the hint below
@@ -208,3 +208,55 @@ type hinted struct{ msg, hint string }
 
 func (e hinted) Error() string { return e.msg }
 func (e hinted) Hint() string  { return e.hint }
+
+// Age is how old something must be, given as a Go duration (36h, 90m) or
+// in days and weeks (7d, 2w, 1d12h), as `ralph runs clean --max-age` takes
+// it. It must be more than 0.
+type Age time.Duration
+
+func (a *Age) Decode(ctx *kong.DecodeContext) error {
+	t, err := ctx.Scan.PopValue("duration")
+	if err != nil {
+		return err
+	}
+	s := strings.TrimSpace(fmt.Sprint(t.Value))
+	d, err := ParseAge(s)
+	if err != nil {
+		return err
+	}
+	if d <= 0 {
+		return fmt.Errorf("must be more than 0, got %s", s)
+	}
+	*a = Age(d)
+	return nil
+}
+
+// ParseAge reads a duration that may start with days and weeks (7d, 2w,
+// 1w2d, 1d12h), which time.ParseDuration does not take: a day is 24
+// hours.
+func ParseAge(s string) (time.Duration, error) {
+	rest, total := s, time.Duration(0)
+	for _, unit := range []struct {
+		suffix byte
+		size   time.Duration
+	}{{'w', 7 * 24 * time.Hour}, {'d', 24 * time.Hour}} {
+		i := strings.IndexByte(rest, unit.suffix)
+		if i <= 0 {
+			continue
+		}
+		n, err := strconv.ParseUint(rest[:i], 10, 31)
+		if err != nil {
+			return 0, fmt.Errorf("%q is not a duration such as 7d, 36h or 90m", s)
+		}
+		total += time.Duration(n) * unit.size
+		rest = rest[i+1:]
+	}
+	if rest == "" && total > 0 {
+		return total, nil
+	}
+	d, err := time.ParseDuration(rest)
+	if err != nil || (d < 0 && total > 0) {
+		return 0, fmt.Errorf("%q is not a duration such as 7d, 36h or 90m", s)
+	}
+	return total + d, nil
+}

@@ -78,3 +78,21 @@ func TestOptionalValue(t *testing.T) {
 	_, err = parser.Parse([]string{"--worktree="})
 	assert.ErrorContains(t, err, "the value after '=' is empty")
 }
+
+// TestParseAge takes days and weeks before a Go duration, and refuses what
+// is neither.
+func TestParseAge(t *testing.T) {
+	for in, want := range map[string]time.Duration{
+		"7d": 7 * 24 * time.Hour, "2w": 14 * 24 * time.Hour, "1w2d": 9 * 24 * time.Hour,
+		"1d12h": 36 * time.Hour, "36h": 36 * time.Hour, "90m": 90 * time.Minute, "0s": 0,
+	} {
+		got, err := ParseAge(in)
+		if assert.NoError(t, err, in) {
+			assert.Equal(t, want, got, in)
+		}
+	}
+	for _, in := range []string{"", "d", "7", "7x", "2d1w", "-1d", "1d-5h", "week"} {
+		_, err := ParseAge(in)
+		assert.Error(t, err, in)
+	}
+}

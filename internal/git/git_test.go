@@ -180,3 +180,31 @@ func snapshot(t *testing.T, w Workspace) Snapshot {
 	require.NoError(t, err)
 	return s
 }
+
+// TestWorktrees lists the main worktree, one on a branch and one whose
+// directory is gone, which git would prune.
+func TestWorktrees(t *testing.T) {
+	dir := gittest.NewRepo(t)
+	gittest.CommitFile(t, dir, "a.txt", "a\n", "first")
+	ctx := t.Context()
+	repo := Repo{Dir: dir}
+	kept, gone := filepath.Join(t.TempDir(), "kept"), filepath.Join(t.TempDir(), "gone")
+	require.NoError(t, repo.AddWorktree(ctx, kept, "ralph/t1", "HEAD"))
+	require.NoError(t, repo.AddWorktree(ctx, gone, "ralph/t2", "HEAD"))
+	require.NoError(t, os.RemoveAll(gone))
+
+	list, err := repo.Worktrees(ctx)
+	require.NoError(t, err)
+	require.Len(t, list, 3)
+	assert.True(t, sameFile(dir, list[0].Path))
+	assert.Equal(t, "ralph/t1", list[1].Branch)
+	assert.Empty(t, list[1].Prunable)
+	assert.Len(t, list[1].Head, 40)
+	assert.Equal(t, "ralph/t2", list[2].Branch)
+	assert.NotEmpty(t, list[2].Prunable)
+
+	require.NoError(t, repo.PruneWorktrees(ctx))
+	list, err = repo.Worktrees(ctx)
+	require.NoError(t, err)
+	assert.Len(t, list, 2)
+}
