@@ -64,6 +64,7 @@ Examples:
 
 type autopilotRunCmd struct {
 	Config   []string             `short:"c" placeholder:"FILE" help:"Config file (default ./ralph.yml). Repeat to merge: later files win."`
+	Set      []string             `placeholder:"KEY=VALUE" help:"Set a config key over the files for the autopilot and every task's loop, e.g. --set autopilot.parallel=2 (YAML value). Repeatable; checked like the file. Not remembered: give it again when starting the autopilot again."`
 	Source   string               `placeholder:"TYPE" help:"Task source, overriding autopilot.source: tk, beads, prd, checklist or command."`
 	Parallel flagvalue.AtLeastOne `placeholder:"N" help:"How many tasks run at once, overriding autopilot.parallel."`
 	MaxTasks flagvalue.AtLeastOne `placeholder:"N" help:"Start at most N tasks, overriding autopilot.max_tasks."`
@@ -84,6 +85,7 @@ Examples:
   ralph autopilot --dry-run                 # the plan; changes nothing
   ralph autopilot --parallel 3 --max-tasks 10
   ralph autopilot run -c ralph.yml -c ci.yml --source prd -q
+  ralph autopilot --set cli.backend=codex --set event_loop.max_iterations=30
   ralph autopilot --headless | jq -c 'select(.topic == "task.failed")'`
 }
 
@@ -208,7 +210,11 @@ func (c *autopilotRunCmd) run(ctx context.Context, g *globals, log *slog.Logger,
 	}
 	fault := seams.autopilotFault(ctx)
 	lines := view.NewAutopilotLines(out, c.Headless, c.Quiet)
-	local := autopilot.LocalRunner{Ralph: ralphBin, DropEnv: seams.dropEnv}
+	if len(c.Set) > 0 && settings.Cluster.NATS != "" {
+		return withHint(errors.New("--set does not reach an autopilot's cluster workers"),
+			"write the keys in a config file given with -c: the coordinator sends its files to the workers")
+	}
+	local := autopilot.LocalRunner{Ralph: ralphBin, DropEnv: seams.dropEnv, Sets: c.Set}
 	runner, closeRunner, err := cluster.RunnerFor(ctx, root, settings.Cluster, local, slog.New(linelog.Redacting(log.Handler(), redactor.String, g.Debug)))
 	if err != nil {
 		return err
@@ -279,7 +285,7 @@ func runningAlready(g *globals, err error) error {
 // loadConfig loads the config the tasks' loops will use, and returns its
 // files as absolute paths, for their -c.
 func (c *autopilotRunCmd) loadConfig(g *globals) (*config.Config, []string, error) {
-	cfg, files, err := config.LoadFiles(g.Dir, c.Config)
+	cfg, files, err := config.LoadFiles(g.Dir, c.Config, configOptions(c.Set))
 	if errors.Is(err, config.ErrNotFound) {
 		return nil, nil, withHint(err, "each task runs a full ralph loop with its hats: write a ralph.yml (ralph init) or pass -c FILE")
 	}

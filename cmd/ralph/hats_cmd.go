@@ -40,7 +40,7 @@ type topology struct {
 }
 
 func (s hatsSource) load(g *globals) (*topology, error) {
-	cfg, path, err := loadConfigWith(g.Dir, s.Config, s.Hats)
+	cfg, path, err := loadConfigWith(g.Dir, s.Config, s.Hats, nil)
 	if err != nil {
 		return nil, err
 	}

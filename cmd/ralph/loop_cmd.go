@@ -21,6 +21,7 @@ import (
 type loopCmd struct {
 	Config         []string                `short:"c" placeholder:"FILE" help:"Config file (default ./ralph.yml). Repeat to merge: later files win."`
 	Hats           string                  `short:"H" placeholder:"FILE|NAME" help:"Hat collection laid over the config: a preset name (ralph init --list) or a file with hats: and optionally event_loop:."`
+	Set            []string                `placeholder:"KEY=VALUE" help:"Set a config key over the files, e.g. --set event_loop.max_iterations=5 or --set 'cli.args=[--verbose]' (YAML value). Repeatable; checked like the file. A resume keeps the run's and lays its own over them."`
 	Prompt         string                  `short:"p" placeholder:"TEXT" xor:"objective" help:"The objective, overriding event_loop.prompt."`
 	PromptFile     string                  `short:"P" placeholder:"FILE" xor:"objective" help:"Read the objective from FILE."`
 	Backend        string                  `placeholder:"NAME" help:"Agent backend, overriding cli.backend (claude, codex, gemini, opencode, pi, qwen, copilot, command, …)."`

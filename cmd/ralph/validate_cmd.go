@@ -42,7 +42,7 @@ Examples:
 }
 
 func (c *validateCmd) Run(g *globals) error {
-	cfg, path, err := loadConfigWith(g.Dir, c.Config, c.Hats)
+	cfg, path, err := loadConfigWith(g.Dir, c.Config, c.Hats, nil)
 	if err != nil {
 		return err
 	}
