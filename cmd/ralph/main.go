@@ -64,6 +64,7 @@ type cli struct {
 	Events    eventsCmd    `cmd:"" help:"List the events of the current or an earlier run."`
 	Validate  validateCmd  `cmd:"" help:"Check a ralph.yml and report every problem."`
 	Hats      hatsCmd      `cmd:"" help:"List, show and graph the hats and their hand-offs."`
+	Config    configCmd    `cmd:"" help:"Show the merged configuration and where each value came from."`
 	Init      initCmd      `cmd:"" help:"Write a ralph.yml from a preset, and a PROMPT.md for the task."`
 	Schema    schemaCmd    `cmd:"" help:"Print the JSON Schema of ralph.yml, for editors, or of the --headless stream, for programs."`
 	Complete  completeCmd  `cmd:"" name:"completion" help:"Print shell completions for bash, zsh or fish."`
