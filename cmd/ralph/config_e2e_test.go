@@ -118,3 +118,30 @@ func TestUserConfigReachesTheLoop(t *testing.T) {
 	assert.Contains(t, r.stderr, user+`:2: unknown key "max_iteration" in event_loop; did you mean "max_iterations"?`)
 	assert.True(t, strings.HasPrefix(r.stderr, "ralph: error: "), r.stderr)
 }
+
+// The autopilot's --set reaches every task's loop: here an environment
+// variable of the agent's that no file sets.
+func TestAutopilotSetReachesEveryTasksLoop(t *testing.T) {
+	w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n")
+	w.write("TODO.md", "# Work\n\n- [ ] One\n- [ ] Two\n")
+	git(t, w.dir, "add", "-A")
+	git(t, w.dir, "commit", "-q", "-m", "the work")
+	w.script(agentScript{Steps: []step{{
+		Sh:     `task=$(basename "$PWD"); echo "$TASK_MARK" > "$SCRIPTAGENT_STATE/mark-$task"; echo "$task" > "$task.txt"`,
+		Commit: "do the task",
+		Say:    `<event topic="LOOP_COMPLETE">done</event>`,
+	}}})
+
+	r := w.ralph("autopilot", "--set", "cli.env.TASK_MARK=from-set", "--set", "autopilot.parallel=2")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.ElementsMatch(t, []string{"one", "two"}, w.mergedOrder())
+	for _, task := range []string{"one", "two"} {
+		mark, err := os.ReadFile(filepath.Join(w.state, "mark-"+task))
+		require.NoError(t, err, task)
+		assert.Equal(t, "from-set\n", string(mark), task)
+	}
+
+	r = w.ralph("autopilot", "--set", "autopilot.paralel=2", "--dry-run")
+	require.Equal(t, 3, r.code, r.stderr)
+	assert.Contains(t, r.stderr, `--set autopilot.paralel: unknown key "paralel" in autopilot; did you mean "parallel"?`)
+}
