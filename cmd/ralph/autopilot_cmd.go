@@ -70,6 +70,7 @@ type autopilotRunCmd struct {
 	MaxTasks flagvalue.AtLeastOne `placeholder:"N" help:"Start at most N tasks, overriding autopilot.max_tasks."`
 	DryRun   bool                 `help:"Print the plan (order, slots, held and blocked tasks) and what would stop the run from starting; change nothing."`
 	Headless bool                 `help:"Print the autopilot's events as JSON lines on stdout, for programs."`
+	JSON     bool                 `name:"json" help:"With --dry-run: print the plan as one JSON object (tasks in order, slots, held and blocked tasks, delivery)."`
 	Quiet    bool                 `short:"q" help:"Show only task outcomes, merges and the end."`
 	Cluster  string               `placeholder:"URLS" help:"Run the tasks on ralph workers through these NATS servers (nats://h1:4222,…), overriding autopilot.cluster.nats."`
 	// TrustWorker adds to autopilot.cluster.trust_workers.
@@ -83,6 +84,7 @@ when started again, with the settings it started with.
 
 Examples:
   ralph autopilot --dry-run                 # the plan; changes nothing
+  ralph autopilot --dry-run --json | jq '.tasks'  # the same, for programs
   ralph autopilot --parallel 3 --max-tasks 10
   ralph autopilot run -c ralph.yml -c ci.yml --source prd -q
   ralph autopilot --set cli.backend=codex --set event_loop.max_iterations=30
@@ -176,6 +178,10 @@ func (c *autopilotRunCmd) run(ctx context.Context, g *globals, log *slog.Logger,
 	if c.DryRun {
 		return c.dryRun(ctx, g, settings, source, configs)
 	}
+	if c.JSON {
+		return withHint(errors.New("--json goes with --dry-run"),
+			"ralph autopilot --dry-run --json prints the plan; --headless prints a run's events as JSON lines")
+	}
 	pulls, err := openPullRequests(g, settings)
 	if err != nil {
 		return err
@@ -253,7 +259,7 @@ func (c *autopilotRunCmd) dryRun(ctx context.Context, g *globals, settings confi
 		return cmp.Or(refused, err)
 	}
 	plan.Delivery = autopilot.DeliveryOf(ctx, g.Dir, settings)
-	if c.Headless {
+	if c.Headless || c.JSON {
 		err = json.NewEncoder(g.stdout).Encode(plan)
 	} else {
 		view.WriteAutopilotPlan(g.stdout, plan)

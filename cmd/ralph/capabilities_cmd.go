@@ -62,11 +62,12 @@ type capabilityCmd struct {
 	Aliases []string `json:"aliases,omitempty"`
 	Help    string   `json:"help"`
 	// Default is the path of the command a group runs by itself.
-	Default      string          `json:"default,omitempty"`
-	ChangesState bool            `json:"changes_state"`
-	JSON         *jsonOutput     `json:"json,omitempty"`
-	Args         []capabilityArg `json:"args,omitempty"`
-	Flags        []capabilityArg `json:"flags,omitempty"`
+	Default      string `json:"default,omitempty"`
+	ChangesState bool   `json:"changes_state"`
+	// JSON are the ways it prints JSON on stdout; none when it does not.
+	JSON  []jsonOutput    `json:"json"`
+	Args  []capabilityArg `json:"args,omitempty"`
+	Flags []capabilityArg `json:"flags,omitempty"`
 }
 
 // capabilityArg is a flag or a positional argument.
@@ -102,9 +103,9 @@ func capabilitiesContract(app *kong.Application) capabilities {
 			c.Default = namePath(n.DefaultCmd)
 			c.ChangesState = commandTraits[c.Default].changes
 		}
-		if t.json.Form != "" {
-			j := t.json
-			c.JSON = &j
+		c.JSON = append([]jsonOutput{}, t.json...)
+		if n.DefaultCmd != nil {
+			c.JSON = append(c.JSON, commandTraits[c.Default].json...)
 		}
 		out.Commands = append(out.Commands, c)
 	}
@@ -202,17 +203,11 @@ func writeCapabilities(w io.Writer, c capabilities) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "ralph %s (capabilities %d)\n\ncommand\tchanges state\tJSON\n", c.Version, c.CapabilitiesVersion)
 	for _, cmd := range c.Commands {
-		changes, js := "no", "-"
+		changes := "no"
 		if cmd.ChangesState {
 			changes = "yes"
 		}
-		if cmd.JSON != nil {
-			js = cmd.JSON.Flag + " (" + cmd.JSON.Form + ")"
-			if cmd.JSON.Flag == "" {
-				js = "always (" + cmd.JSON.Form + ")"
-			}
-		}
-		fmt.Fprintf(tw, "ralph %s\t%s\t%s\n", cmd.Path, changes, js)
+		fmt.Fprintf(tw, "ralph %s\t%s\t%s\n", cmd.Path, changes, jsonWays(cmd.JSON))
 	}
 	fmt.Fprintln(tw, "\nexit code\tmeaning")
 	for _, e := range c.ExitCodes {
@@ -247,4 +242,24 @@ func namePath(n *kong.Node) string {
 		return n.Name
 	}
 	return namePath(n.Parent) + " " + n.Name
+}
+
+// jsonWays says how a command prints JSON, for the text form: "--json
+// (document)", "always (document)", "-" for not at all.
+func jsonWays(ways []jsonOutput) string {
+	if len(ways) == 0 {
+		return "-"
+	}
+	var parts []string
+	for _, j := range ways {
+		flag := j.Flag
+		if flag == "" {
+			flag = "always"
+		}
+		if j.With != "" {
+			flag += " " + j.With
+		}
+		parts = append(parts, flag+" ("+j.Form+")")
+	}
+	return strings.Join(parts, ", ")
 }

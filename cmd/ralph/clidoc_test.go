@@ -83,7 +83,6 @@ func commandName(n *kong.Node) string {
 	return "ralph " + namePath(n)
 }
 
-
 func writeCommand(b *strings.Builder, n *kong.Node) {
 	fmt.Fprintf(b, "\n## %s\n\n", commandName(n))
 	usage := strings.TrimPrefix(n.Summary(), n.Path())

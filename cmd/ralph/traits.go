@@ -21,19 +21,20 @@ type traits struct {
 	// ralph.yml), or a running loop (a stop request, an answer). One that
 	// only reads and prints is not.
 	changes bool
-	json    jsonOutput
+	json    []jsonOutput
 }
 
 var (
-	jsonDoc   = jsonOutput{Flag: "--json", Form: "document"}
-	jsonLines = jsonOutput{Flag: "--json", Form: "lines"}
+	jsonDoc      = []jsonOutput{{Flag: "--json", Form: "document"}}
+	jsonLines    = []jsonOutput{{Flag: "--json", Form: "lines"}}
+	headlessJSON = jsonOutput{Flag: "--headless", Form: "lines"}
 )
 
 // commandTraits classifies every command by its path. A command missing
 // here fails TestEveryCommandIsClassified, which names it: whoever adds a
 // command says here whether it changes state and how it prints JSON.
 var commandTraits = map[string]traits{
-	"loop":             {changes: true, json: jsonOutput{Flag: "--headless", Form: "lines"}},
+	"loop":             {changes: true, json: []jsonOutput{headlessJSON}},
 	"emit":             {changes: true}, // its --json says the payload is JSON
 	"ask":              {changes: true},
 	"answer":           {changes: true},
@@ -44,14 +45,14 @@ var commandTraits = map[string]traits{
 	"hats show":        {json: jsonDoc},
 	"hats graph":       {json: jsonDoc},
 	"config show":      {json: jsonDoc},
-	"init":             {changes: true, json: jsonOutput{Flag: "--json", Form: "document", With: "--list"}},
-	"schema":           {json: jsonOutput{Form: "document"}},
+	"init":             {changes: true, json: []jsonOutput{{Flag: "--json", Form: "document", With: "--list"}}},
+	"schema":           {json: []jsonOutput{{Form: "document"}}},
 	"completion":       {},
 	"status":           {json: jsonDoc},
 	"stop":             {changes: true},
 	"watch":            {changes: true}, // pause, resume and stop keys
 	"serve":            {changes: true}, // its API emits, answers and stops
-	"autopilot run":    {changes: true, json: jsonOutput{Flag: "--headless", Form: "lines"}},
+	"autopilot run":    {changes: true, json: []jsonOutput{{Flag: "--json", Form: "document", With: "--dry-run"}, headlessJSON}},
 	"autopilot status": {json: jsonDoc},
 	"autopilot pause":  {changes: true},
 	"autopilot resume": {changes: true},
@@ -62,10 +63,10 @@ var commandTraits = map[string]traits{
 	"cluster keygen":   {changes: true},
 	"cluster pubkey":   {},
 	"mcp":              {changes: true}, // its tools emit, answer and stop
-	"memory add":       {changes: true},
+	"memory add":       {changes: true, json: jsonDoc},
 	"memory list":      {json: jsonDoc},
 	"memory search":    {json: jsonDoc},
-	"memory rm":        {changes: true},
+	"memory rm":        {changes: true, json: jsonDoc},
 	"doctor":           {json: jsonDoc},
 	"pricing":          {json: jsonDoc},
 	"version":          {json: jsonDoc},
