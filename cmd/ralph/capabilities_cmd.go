@@ -29,7 +29,7 @@ state (the workspace, .ralph/, git, a tracker, a key file), the exit codes,
 the environment variables ralph reads and those it sets for agents, hooks and
 task commands, and the versions of the event log's format and of the
 --headless stream's schema. It is made from the command line ralph parses, so
-it cannot disagree with it. See docs/cli.md#ralph-capabilities.
+it cannot disagree with it. See docs/programs.md.
 
 Examples:
   ralph capabilities
