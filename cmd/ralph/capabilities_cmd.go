@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"reflect"
@@ -189,10 +188,7 @@ func typeName(t reflect.Type) string {
 func (c *capabilitiesCmd) Run(g *globals, kctx *kong.Context) error {
 	caps := capabilitiesContract(kctx.Model)
 	if c.JSON {
-		enc := json.NewEncoder(g.stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(caps)
+		return writeJSON(g.stdout, caps)
 	}
 	return writeCapabilities(g.stdout, caps)
 }

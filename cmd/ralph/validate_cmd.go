@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -135,9 +134,7 @@ func (v validation) writeJSON(w io.Writer) error {
 	} else if v.err != nil {
 		out.Problems = append(out.Problems, problemJSON{Message: v.err.Error(), Hint: hint.Of(v.err)})
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(out); err != nil {
+	if err := writeJSON(w, out); err != nil {
 		return err
 	}
 	if v.err != nil {
