@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,10 +15,11 @@ import (
 // flags, in the workspace TestEveryJSONOutputParses prepares. A command
 // with a required argument that is missing here fails the test, by name.
 var jsonArgs = map[string][]string{
-	"hats show":     {"ralph"},
-	"memory search": {"migrations"},
-	"memory add":    {"Run the migrations before the tests"},
-	"memory rm":     {"<the memory to remove>"},
+	"hats show":      {"ralph"},
+	"memory search":  {"migrations"},
+	"memory add":     {"Run the migrations before the tests"},
+	"memory rm":      {"<the memory to remove>"},
+	"cluster pubkey": {"worker", "--seed", "<a seed made by cluster keygen>"},
 }
 
 // Every way ralph capabilities says a command prints JSON, but the
@@ -39,6 +41,9 @@ func TestEveryJSONOutputParses(t *testing.T) {
 	r = w.ralph("memory", "add", "A memory to remove")
 	require.Equal(t, 0, r.code, r.stderr)
 	toRemove := strings.TrimSpace(r.stdout)
+	seed := filepath.Join(t.TempDir(), "worker.nk")
+	r = w.ralph("cluster", "keygen", "worker", "--seed", seed)
+	require.Equal(t, 0, r.code, r.stderr)
 
 	r = w.ralph("capabilities", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
@@ -51,8 +56,11 @@ func TestEveryJSONOutputParses(t *testing.T) {
 				continue
 			}
 			args := append(strings.Fields(c.Path), jsonArgs[c.Path]...)
-			if c.Path == "memory rm" {
+			switch c.Path {
+			case "memory rm":
 				args[len(args)-1] = toRemove
+			case "cluster pubkey":
+				args[len(args)-1] = seed
 			}
 			for _, a := range c.Args {
 				if a.Required && len(jsonArgs[c.Path]) == 0 {

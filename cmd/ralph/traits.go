@@ -61,7 +61,7 @@ var commandTraits = map[string]traits{
 	"worktrees clean":  {changes: true},
 	"worker":           {changes: true},
 	"cluster keygen":   {changes: true},
-	"cluster pubkey":   {},
+	"cluster pubkey":   {json: jsonDoc},
 	"mcp":              {changes: true}, // its tools emit, answer and stop
 	"memory add":       {changes: true, json: jsonDoc},
 	"memory list":      {json: jsonDoc},
