@@ -152,16 +152,6 @@ func withoutLines(n *yaml.Node) {
 	}
 }
 
-// layer merges the user's file under root and the --set assignments over
-// it.
-func (l *loader) layer(root *yaml.Node, opts Options, user *yaml.Node) *yaml.Node {
-	root = l.merge(user, root)
-	for _, s := range l.setLayers(opts.Sets) {
-		root = l.merge(root, s)
-	}
-	return root
-}
-
 // yamlReason is what yaml.v3 says is wrong, without its "yaml: line 1:"
 // prefix: a --set value has no lines.
 func yamlReason(err error) string {

@@ -77,7 +77,7 @@ func (w withCommands) Run() int {
 		fmt.Fprintf(os.Stderr, "a directory for the user config: %v\n", err)
 		return 1
 	}
-	defer os.RemoveAll(userConfig)
+	defer func() { _ = os.RemoveAll(userConfig) }()
 	_ = os.Setenv("XDG_CONFIG_HOME", userConfig)
 	for name, bin := range map[string]*string{"ralph": &ralphBin, "scriptagent": &agentBin} {
 		path, err := exec.LookPath(name)
