@@ -14,7 +14,7 @@ import (
 // the config at configs (ralph.yml when empty) names; -1 when it cannot
 // be known.
 func PendingIn(ctx context.Context, dir string, configs []string) int {
-	cfg, _, err := config.LoadIn(dir, configs, nil)
+	cfg, _, err := config.LoadIn(dir, configs, nil, config.Options{})
 	if err != nil || slices.Contains(config.ForgeSourceTypes, cfg.Autopilot.Source.Type) {
 		// A forge's backlog is not asked for on every status: it costs
 		// a request of the rate limit the autopilot needs.

@@ -133,6 +133,12 @@ type LocalRunner struct {
 	// DropEnv names variables of ralph's environment the loops must not
 	// inherit (a crash-test hook meant for the autopilot itself).
 	DropEnv []string
+	// Sets are the autopilot's --set assignments, which every loop gets
+	// too, so that a task runs with the config the autopilot checked.
+	// Those of the keys the task's overlay writes (acceptance_criteria,
+	// sandbox) are left out: the overlay holds their merged value already,
+	// and the loop's --set would lay the autopilot's over the task's own.
+	Sets []string
 }
 
 // Start runs `ralph loop` in job.Dir. The loop gets its own process group,
@@ -147,6 +153,11 @@ func (r LocalRunner) Start(ctx context.Context, job Job) (Handle, error) {
 	args := []string{"loop", "--quiet"}
 	for _, c := range append(slices.Clone(job.Configs), job.Overlay) {
 		args = append(args, "-c", c)
+	}
+	for _, s := range r.Sets {
+		if !slices.Contains(overlayKeys, topKey(s)) {
+			args = append(args, "--set", s)
+		}
 	}
 	args = append(args, loopFlags(job.Mode, job.ObjectiveFile)...)
 	cmd := exec.Command(r.Ralph, args...) //nolint:gosec // ralph runs itself
@@ -165,6 +176,17 @@ func (r LocalRunner) Start(ctx context.Context, job Job) (Handle, error) {
 		close(h.done)
 	}()
 	return h, nil
+}
+
+// overlayKeys are the top-level keys a task's overlay (Autopilot.overlay)
+// writes.
+var overlayKeys = []string{"acceptance_criteria", "sandbox"}
+
+// topKey is the top-level key of a --set assignment.
+func topKey(set string) string {
+	key, _, _ := strings.Cut(set, "=")
+	key, _, _ = strings.Cut(key, ".")
+	return strings.TrimSpace(key)
 }
 
 func (r LocalRunner) environ() []string {

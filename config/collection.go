@@ -38,22 +38,7 @@ var collectionKeys = []string{"hats", "event_loop", "gates"}
 // yet a collection used without a ralph.yml brings its own. Keys ralph
 // does not implement are reported for the collection as for any file.
 func LoadWithCollection(paths []string, col Collection) (*Config, error) {
-	l := newLoader()
-	base := l.mergeFiles(paths)
-	l.onDisk(col.Name, col.Dir)
-	root := l.overlayCollection(base, l.parse(col.Name, col.Data), col.Name)
-	last := col.Name
-	if len(paths) > 0 {
-		last = paths[len(paths)-1]
-	}
-	c, err := l.finish(root, last)
-	if err != nil {
-		return nil, err
-	}
-	if col.Dir != "" && c.promptFileAt.file == col.Name {
-		c.promptDir = col.Dir
-	}
-	return c, nil
+	return loadLayered(paths, &col, Options{})
 }
 
 // overlayCollection lays collection col (a parsed top-level mapping, nil

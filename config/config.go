@@ -76,8 +76,42 @@ func Load(paths ...string) (*Config, error) {
 		return nil, problemError(Problem{Msg: "load config: no file given",
 			Hint: "pass -c ralph.yml, or run in a directory that has one"}, nil)
 	}
+	return loadLayered(paths, nil, Options{})
+}
+
+// LoadOver loads the layers of opts alone over the defaults, for a command
+// run where there is no project config (SPEC mode, or -p without a
+// ralph.yml): the user's config and --set still apply.
+func LoadOver(opts Options) (*Config, error) {
+	return loadLayered(nil, nil, opts)
+}
+
+// loadLayered is every Load: the user's file, then the project's files
+// (paths) in order, then the hat collection col (nil for none), then the
+// --set assignments, each over the one before it.
+func loadLayered(paths []string, col *Collection, opts Options) (*Config, error) {
 	l := newLoader()
-	return l.finish(l.mergeFiles(paths), paths[len(paths)-1])
+	root := l.merge(l.userLayer(opts.User), l.mergeFiles(paths))
+	last := ""
+	if len(paths) > 0 {
+		last = paths[len(paths)-1]
+	}
+	if col != nil {
+		l.onDisk(col.Name, col.Dir)
+		root = l.overlayCollection(root, l.parse(col.Name, col.Data), col.Name)
+		last = cmp.Or(last, col.Name)
+	}
+	for _, s := range l.setLayers(opts.Sets) {
+		root = l.merge(root, s)
+	}
+	c, err := l.finish(root, last)
+	if err != nil {
+		return nil, err
+	}
+	if col != nil && col.Dir != "" && c.promptFileAt.file == col.Name {
+		c.promptDir = col.Dir
+	}
+	return c, nil
 }
 
 // mergeFiles reads and merges the files in order, later over earlier;
@@ -173,6 +207,7 @@ func (l *loader) finish(root *yaml.Node, path string) (*Config, error) {
 	if len(l.problems) > 0 {
 		return nil, &Error{Problems: l.sortedProblems(), cause: l.cause}
 	}
+	c.layered = l.explained(root)
 	c.Warnings = l.warnings()
 	c.pathCriteria = l.pathCriteria
 	return c, nil

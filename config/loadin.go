@@ -10,21 +10,15 @@ import (
 // relative to dir, or the one [Find] finds in dir when paths is empty.
 // With a collection (ralph loop -H) laid over them, a directory without a
 // config file is no error: the collection is laid over the defaults, so
-// `ralph loop -H tdd -p …` works anywhere. It returns the config and the
-// file its problems are placed at.
-func LoadIn(dir string, paths []string, col *Collection) (*Config, string, error) {
+// `ralph loop -H tdd -p …` works anywhere. opts adds the user's config
+// under the files and --set over them. It returns the config and the file
+// its problems are placed at.
+func LoadIn(dir string, paths []string, col *Collection, opts Options) (*Config, string, error) {
 	paths, err := filesIn(dir, paths)
 	if err != nil && (col == nil || !errors.Is(err, ErrNotFound)) {
 		return nil, "", err
 	}
-	if col == nil {
-		cfg, err := Load(paths...)
-		if err != nil {
-			return nil, "", err
-		}
-		return cfg, paths[len(paths)-1], nil
-	}
-	cfg, err := LoadWithCollection(paths, *col)
+	cfg, err := loadLayered(paths, col, opts)
 	if err != nil {
 		return nil, "", err
 	}
@@ -33,13 +27,14 @@ func LoadIn(dir string, paths []string, col *Collection) (*Config, string, error
 
 // LoadFiles loads the config as LoadIn does without a collection, and
 // returns its files as absolute paths, for a command that hands them on
-// (the autopilot gives them to each task's loop as -c).
-func LoadFiles(dir string, paths []string) (*Config, []string, error) {
+// (the autopilot gives them to each task's loop as -c). The files are the
+// project's: the user's config and --set of opts are not among them.
+func LoadFiles(dir string, paths []string, opts Options) (*Config, []string, error) {
 	files, err := filesIn(dir, paths)
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg, err := Load(files...)
+	cfg, err := loadLayered(files, nil, opts)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -43,6 +43,9 @@ type loader struct {
 	// pathCriteria are the criteria that read a file, for
 	// Config.CriteriaProblems.
 	pathCriteria []placedCriterion
+	// user is the user's own config file when it was read, so that
+	// what it set is told apart from the project's (Config.Explain).
+	user string
 }
 
 // ignoredKey is a ralph-orchestrator key ralph accepts without implementing.

@@ -40,20 +40,20 @@ func TestTopologyProblemsPlacesFindings(t *testing.T) {
 
 func TestLoadIn(t *testing.T) {
 	dir := t.TempDir()
-	_, _, err := config.LoadIn(dir, nil, nil)
+	_, _, err := config.LoadIn(dir, nil, nil, config.Options{})
 	require.ErrorIs(t, err, config.ErrNotFound)
 
 	col := config.Collection{Name: "preset:x", Data: []byte("hats:\n  builder:\n    triggers: build.start\n"), Dir: dir}
-	cfg, _, err := config.LoadIn(dir, nil, &col)
+	cfg, _, err := config.LoadIn(dir, nil, &col, config.Options{})
 	require.NoError(t, err, "a collection needs no config file")
 	assert.Len(t, cfg.Hats, 1)
 
 	want := writeFile(t, dir, "ralph.yml", "event_loop:\n  prompt: x\n")
-	_, path, err := config.LoadIn(dir, nil, nil)
+	_, path, err := config.LoadIn(dir, nil, nil, config.Options{})
 	require.NoError(t, err)
 	assert.Equal(t, want, path)
 	paths := []string{"ralph.yml"}
-	_, path, err = config.LoadIn(dir, paths, nil)
+	_, path, err = config.LoadIn(dir, paths, nil, config.Options{})
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Join(dir, "ralph.yml"), path, "relative to dir")
 	assert.Equal(t, []string{"ralph.yml"}, paths, "the caller's paths are left alone")

@@ -44,6 +44,9 @@ type Config struct {
 	// such as keys ralph accepts without implementing.
 	Warnings []string
 
+	// layered is the merged tree it was decoded from, for Explain.
+	layered layered
+
 	// autopilotSection says the config has an autopilot: section.
 	autopilotSection bool
 	// pathCriteria are the criteria that read a file, where each was

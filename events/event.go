@@ -9,6 +9,13 @@ import (
 	"unicode/utf8"
 )
 
+// FormatVersion is the version of the event log's line format (an [Event]
+// per line: ts, topic, payload, iteration, hat, source, target). A field
+// may be added without raising it; it is raised when a field changes
+// meaning or goes away, so that a reader of logs (ralph capabilities
+// states it) can tell.
+const FormatVersion = 1
+
 // Sources of an event, recorded in its "source" field.
 const (
 	SourceAgent = "agent" // written by the agent with `ralph emit`

@@ -29,7 +29,10 @@ type Launch struct {
 	// Configs are the -c files, absolute; none means ./ralph.yml was looked
 	// up in the workspace.
 	Configs []string `json:"configs,omitempty"`
-	Hats    string   `json:"hats,omitempty"`    // -H: a preset name or a file
+	Hats    string   `json:"hats,omitempty"` // -H: a preset name or a file
+	// Sets are the --set key.path=value assignments, in order; a resume
+	// lays its own over them.
+	Sets    []string `json:"sets,omitempty"`
 	Backend string   `json:"backend,omitempty"` // --backend
 	// The limits given as flags (SPEC mode's -n and --all included); nil
 	// or 0 means the config's applies.

@@ -13,6 +13,12 @@ import (
 	"github.com/ralph-loop/ralph/runfiles"
 )
 
+// HeadlessSchemaVersion is the version of the --headless stream's schema
+// (docs/headless.schema.json). An event or a field may be added without
+// raising it; it is raised when one changes meaning or goes away (ralph
+// capabilities states it).
+const HeadlessSchemaVersion = 1
+
 // HeadlessSchemaURL is the published copy of the stream's schema.
 const HeadlessSchemaURL = "https://raw.githubusercontent.com/ralph-loop/ralph/main/docs/headless.schema.json"
 

@@ -64,11 +64,13 @@ Examples:
 
 type autopilotRunCmd struct {
 	Config   []string             `short:"c" placeholder:"FILE" help:"Config file (default ./ralph.yml). Repeat to merge: later files win."`
+	Set      []string             `placeholder:"KEY=VALUE" help:"Set a config key over the files for the autopilot and every task's loop, e.g. --set autopilot.parallel=2 (YAML value). Repeatable; checked like the file. Not remembered: give it again when starting the autopilot again."`
 	Source   string               `placeholder:"TYPE" help:"Task source, overriding autopilot.source: tk, beads, prd, checklist or command."`
 	Parallel flagvalue.AtLeastOne `placeholder:"N" help:"How many tasks run at once, overriding autopilot.parallel."`
 	MaxTasks flagvalue.AtLeastOne `placeholder:"N" help:"Start at most N tasks, overriding autopilot.max_tasks."`
 	DryRun   bool                 `help:"Print the plan (order, slots, held and blocked tasks) and what would stop the run from starting; change nothing."`
 	Headless bool                 `help:"Print the autopilot's events as JSON lines on stdout, for programs."`
+	JSON     bool                 `name:"json" help:"With --dry-run: print the plan as one JSON object (tasks in order, slots, held and blocked tasks, delivery)."`
 	Quiet    bool                 `short:"q" help:"Show only task outcomes, merges and the end."`
 	Cluster  string               `placeholder:"URLS" help:"Run the tasks on ralph workers through these NATS servers (nats://h1:4222,…), overriding autopilot.cluster.nats."`
 	// TrustWorker adds to autopilot.cluster.trust_workers.
@@ -82,8 +84,10 @@ when started again, with the settings it started with.
 
 Examples:
   ralph autopilot --dry-run                 # the plan; changes nothing
+  ralph autopilot --dry-run --json | jq '.tasks'  # the same, for programs
   ralph autopilot --parallel 3 --max-tasks 10
   ralph autopilot run -c ralph.yml -c ci.yml --source prd -q
+  ralph autopilot --set cli.backend=codex --set event_loop.max_iterations=30
   ralph autopilot --headless | jq -c 'select(.topic == "task.failed")'`
 }
 
@@ -174,6 +178,10 @@ func (c *autopilotRunCmd) run(ctx context.Context, g *globals, log *slog.Logger,
 	if c.DryRun {
 		return c.dryRun(ctx, g, settings, source, configs)
 	}
+	if c.JSON {
+		return withHint(errors.New("--json goes with --dry-run"),
+			"ralph autopilot --dry-run --json prints the plan; --headless prints a run's events as JSON lines")
+	}
 	pulls, err := openPullRequests(g, settings)
 	if err != nil {
 		return err
@@ -208,7 +216,11 @@ func (c *autopilotRunCmd) run(ctx context.Context, g *globals, log *slog.Logger,
 	}
 	fault := seams.autopilotFault(ctx)
 	lines := view.NewAutopilotLines(out, c.Headless, c.Quiet)
-	local := autopilot.LocalRunner{Ralph: ralphBin, DropEnv: seams.dropEnv}
+	if len(c.Set) > 0 && settings.Cluster.NATS != "" {
+		return withHint(errors.New("--set does not reach an autopilot's cluster workers"),
+			"write the keys in a config file given with -c: the coordinator sends its files to the workers")
+	}
+	local := autopilot.LocalRunner{Ralph: ralphBin, DropEnv: seams.dropEnv, Sets: c.Set}
 	runner, closeRunner, err := cluster.RunnerFor(ctx, root, settings.Cluster, local, slog.New(linelog.Redacting(log.Handler(), redactor.String, g.Debug)))
 	if err != nil {
 		return err
@@ -247,7 +259,7 @@ func (c *autopilotRunCmd) dryRun(ctx context.Context, g *globals, settings confi
 		return cmp.Or(refused, err)
 	}
 	plan.Delivery = autopilot.DeliveryOf(ctx, g.Dir, settings)
-	if c.Headless {
+	if c.Headless || c.JSON {
 		err = json.NewEncoder(g.stdout).Encode(plan)
 	} else {
 		view.WriteAutopilotPlan(g.stdout, plan)
@@ -279,7 +291,7 @@ func runningAlready(g *globals, err error) error {
 // loadConfig loads the config the tasks' loops will use, and returns its
 // files as absolute paths, for their -c.
 func (c *autopilotRunCmd) loadConfig(g *globals) (*config.Config, []string, error) {
-	cfg, files, err := config.LoadFiles(g.Dir, c.Config)
+	cfg, files, err := config.LoadFiles(g.Dir, c.Config, configOptions(c.Set))
 	if errors.Is(err, config.ErrNotFound) {
 		return nil, nil, withHint(err, "each task runs a full ralph loop with its hats: write a ralph.yml (ralph init) or pass -c FILE")
 	}

@@ -77,31 +77,10 @@ func renderCLIReference(app *kong.Application) string {
 	return b.String()
 }
 
-// commandNodes are the commands under n, depth first, in the order the
-// help lists them.
-func commandNodes(n *kong.Node) []*kong.Node {
-	var out []*kong.Node
-	for _, c := range n.Children {
-		if c.Hidden || c.Type != kong.CommandNode {
-			continue
-		}
-		out = append(out, c)
-		out = append(out, commandNodes(c)...)
-	}
-	return out
-}
-
 // commandName is what a user types to run n: "ralph hats list" (kong's
 // Path also names aliases, "loop (run)").
 func commandName(n *kong.Node) string {
 	return "ralph " + namePath(n)
-}
-
-func namePath(n *kong.Node) string {
-	if n.Parent == nil || n.Parent.Type != kong.CommandNode {
-		return n.Name
-	}
-	return namePath(n.Parent) + " " + n.Name
 }
 
 func writeCommand(b *strings.Builder, n *kong.Node) {

@@ -67,6 +67,7 @@ func (c *clusterKeygenCmd) Run(g *globals) error {
 type clusterPubkeyCmd struct {
 	Role string `arg:"" enum:"coordinator,worker" placeholder:"coordinator|worker" help:"Whose key: the coordinator's or a worker's."`
 	Seed string `type:"path" placeholder:"FILE" help:"The seed's file (default: ~/.config/ralph/<role>.nk)."`
+	JSON bool   `name:"json" help:"Print one JSON object: role and public_key."`
 }
 
 func (clusterPubkeyCmd) Help() string {
@@ -74,7 +75,8 @@ func (clusterPubkeyCmd) Help() string {
 
 Examples:
   ralph cluster pubkey coordinator
-  ralph cluster pubkey worker --seed ~/.config/ralph/ci-worker.nk`
+  ralph cluster pubkey worker --seed ~/.config/ralph/ci-worker.nk
+  ralph cluster pubkey worker --json | jq -r .public_key`
 }
 
 func (c *clusterPubkeyCmd) Run(g *globals) error {
@@ -88,6 +90,12 @@ func (c *clusterPubkeyCmd) Run(g *globals) error {
 	}
 	if err != nil {
 		return err
+	}
+	if c.JSON {
+		return writeJSON(g.stdout, struct {
+			Role      string `json:"role"`
+			PublicKey string `json:"public_key"`
+		}{c.Role, s.PublicKey()})
 	}
 	fmt.Fprintln(g.stdout, s.PublicKey())
 	return nil

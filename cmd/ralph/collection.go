@@ -12,17 +12,25 @@ import (
 	"github.com/ralph-loop/ralph/examples"
 )
 
-// loadConfigWith loads the config as config.LoadIn does, with the hat
-// collection that hatsArg (-H) names laid over it when it is set.
-func loadConfigWith(dir string, paths []string, hatsArg string) (*config.Config, string, error) {
+// loadConfigWith loads the config as config.LoadIn does, with the user's
+// config under it, the hat collection that hatsArg (-H) names laid over it
+// when it is set, and the --set assignments sets over all.
+func loadConfigWith(dir string, paths []string, hatsArg string, sets []string) (*config.Config, string, error) {
 	if hatsArg == "" {
-		return config.LoadIn(dir, paths, nil)
+		return config.LoadIn(dir, paths, nil, configOptions(sets))
 	}
 	col, err := resolveCollection(dir, hatsArg)
 	if err != nil {
 		return nil, "", err
 	}
-	return config.LoadIn(dir, paths, &col)
+	return config.LoadIn(dir, paths, &col, configOptions(sets))
+}
+
+// configOptions are the layers every command lays around the project's
+// config: the user's own file (config.UserFile) under it, and sets
+// (--set) over it.
+func configOptions(sets []string) config.Options {
+	return config.Options{User: config.UserFile(os.Getenv), Sets: sets}
 }
 
 // resolveCollection reads -H: a file if there is one at that path, else a

@@ -84,7 +84,7 @@ func hatIDs(complete.Args) []string {
 	if err != nil {
 		return nil
 	}
-	cfg, path, err := loadConfigWith(dir, nil, "")
+	cfg, path, err := loadConfigWith(dir, nil, "", nil)
 	if err != nil {
 		return nil
 	}

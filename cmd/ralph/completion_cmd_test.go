@@ -82,7 +82,7 @@ func TestCompletionBash(t *testing.T) {
 	}{
 		{"ralph lo", "loop"},
 		{"ralph hats gr", "graph"},
-		{"ralph hats graph --format ", "ascii dot mermaid"},
+		{"ralph hats graph --format ", "ascii dot json mermaid"},
 		{"ralph hats graph -f m", "mermaid"},
 		{"ralph init --preset t", "tdd"},
 		{"ralph completion ", "bash fish zsh"},
@@ -90,6 +90,10 @@ func TestCompletionBash(t *testing.T) {
 		{"ralph hats show ", "builder ralph reviewer"},
 		{"ralph loop --hea", "--headless"},
 		{"ralph run --hea", "--headless"},
+		{"ralph config sh", "show"},
+		{"ralph config show --exp", "--explain"},
+		{"ralph capa", "capabilities"},
+		{"ralph loop --se", "--set"},
 		{"ralph validate -H code", "code-assist"},
 		{"ralph validate -H te", "team.yml"},
 		{"ralph loop --backend a", "amp auto"},
@@ -130,7 +134,7 @@ func TestCompletionFish(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "ralph.yml"), []byte(twoHatConfig), 0o644))
 	tests := []struct{ line, want string }{
 		{"ralph hats gr", "graph"},
-		{"ralph hats graph --format ", "ascii dot mermaid"},
+		{"ralph hats graph --format ", "ascii dot json mermaid"},
 		{"ralph init --preset t", "tdd"},
 		{"ralph hats show ", "builder ralph reviewer"},
 	}

@@ -91,7 +91,7 @@ func (c *doctorCmd) uses(g *globals) ([]backends.Use, error) {
 		}
 		return []backends.Use{{Where: "--backend", Opts: backends.Options{Name: c.Backend}}}, nil
 	}
-	cfg, path, err := config.LoadIn(g.Dir, c.Config, nil)
+	cfg, path, err := config.LoadIn(g.Dir, c.Config, nil, configOptions(nil))
 	if errors.Is(err, config.ErrNotFound) && len(c.Config) == 0 {
 		return []backends.Use{{Where: "default: no ralph.yml here", Opts: backends.Options{Name: config.Default().CLI.Backend}}}, nil
 	}

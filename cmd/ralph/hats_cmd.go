@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 
@@ -40,7 +41,7 @@ type topology struct {
 }
 
 func (s hatsSource) load(g *globals) (*topology, error) {
-	cfg, path, err := loadConfigWith(g.Dir, s.Config, s.Hats)
+	cfg, path, err := loadConfigWith(g.Dir, s.Config, s.Hats, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -56,6 +57,7 @@ func (s hatsSource) load(g *globals) (*topology, error) {
 
 type hatsListCmd struct {
 	hatsSource
+	JSON bool `name:"json" help:"Print one JSON array of the hats (id, name, description, triggers, publishes, default_publishes, max_activations, backend, reachable), the coordinator last."`
 }
 
 func (hatsListCmd) Help() string {
@@ -64,7 +66,8 @@ then the built-in coordinator, which takes what no hat triggers on.
 
 Examples:
   ralph hats list
-  ralph hats list -H review`
+  ralph hats list -H review
+  ralph hats list --json | jq -r '.[].id'`
 }
 
 func (c *hatsListCmd) Run(g *globals) error {
@@ -72,12 +75,94 @@ func (c *hatsListCmd) Run(g *globals) error {
 	if err != nil {
 		return err
 	}
+	if c.JSON {
+		out := make([]hatJSON, 0, len(t.reg.Hats())+1)
+		for _, h := range append(t.reg.Hats(), hats.Coordinator()) {
+			out = append(out, t.hatJSON(h))
+		}
+		return writeJSON(g.stdout, out)
+	}
 	return hats.WriteList(g.stdout, t.reg)
+}
+
+// hatJSON is a hat as hats list --json and hats show --json print it.
+type hatJSON struct {
+	ID               string   `json:"id"`
+	Name             string   `json:"name"`
+	Description      string   `json:"description,omitempty"`
+	Triggers         []string `json:"triggers"`
+	Publishes        []string `json:"publishes"`
+	DefaultPublishes string   `json:"default_publishes,omitempty"`
+	MaxActivations   int      `json:"max_activations,omitempty"`
+	Backend          string   `json:"backend"`
+	Reachable        bool     `json:"reachable"`
+	Coordinator      bool     `json:"coordinator,omitempty"`
+}
+
+func (t *topology) hatJSON(h hats.Hat) hatJSON {
+	node, _ := t.graph.Node(h.ID)
+	return hatJSON{ID: h.ID, Name: h.Name, Description: h.Description, Triggers: nonNilStrings(h.Triggers),
+		Publishes: nonNilStrings(h.Publishes), DefaultPublishes: h.DefaultPublishes, MaxActivations: h.MaxActivations,
+		Backend: t.backendOf(h.ID), Reachable: node.Reachable || h.ID == hats.CoordinatorID, Coordinator: h.ID == hats.CoordinatorID}
+}
+
+// hatShowJSON is what hats show --json prints: the hat, the hand-offs that
+// reach it and those it makes, its gates and instructions.
+type hatShowJSON struct {
+	hatJSON
+	Receives     []hats.Edge `json:"receives"`
+	Sends        []hats.Edge `json:"sends"`
+	Gates        []gateJSON  `json:"gates"`
+	Instructions string      `json:"instructions"`
+}
+
+type gateJSON struct {
+	Topic    string   `json:"topic"`
+	Hat      string   `json:"hat,omitempty"`
+	Criteria []string `json:"criteria"`
+	Where    string   `json:"where,omitempty"`
+}
+
+func (t *topology) hatShowJSON(h hats.Hat) hatShowJSON {
+	out := hatShowJSON{hatJSON: t.hatJSON(h), Receives: []hats.Edge{}, Sends: []hats.Edge{}, Gates: []gateJSON{},
+		Instructions: h.Instructions}
+	for _, e := range t.graph.Edges {
+		if e.To == h.ID {
+			out.Receives = append(out.Receives, e)
+		}
+		if e.From == h.ID {
+			out.Sends = append(out.Sends, e)
+		}
+	}
+	for _, g := range t.cfg.Topology().Gates {
+		if g.Hat == "" || g.Hat == h.ID {
+			out.Gates = append(out.Gates, gateJSON{Topic: g.Topic, Hat: g.Hat, Criteria: nonNilStrings(g.Criteria), Where: g.Where})
+		}
+	}
+	return out
+}
+
+// nonNilStrings is s, or an empty list: JSON readers get [] rather than
+// null for "none".
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// writeJSON prints v as one indented JSON document.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }
 
 type hatsShowCmd struct {
 	hatsSource
-	Hat string `arg:"" placeholder:"HAT" predictor:"hat" help:"The hat's id (ralph for the coordinator)."`
+	Hat  string `arg:"" placeholder:"HAT" predictor:"hat" help:"The hat's id (ralph for the coordinator)."`
+	JSON bool   `name:"json" help:"Print one JSON object: the hat as hats list --json has it, with receives and sends (the hand-offs, as hats graph --json has them), gates and instructions."`
 }
 
 func (hatsShowCmd) Help() string {
@@ -86,7 +171,8 @@ publish and who receives it, its gates, backend and instructions.
 
 Examples:
   ralph hats show builder
-  ralph hats show ralph          # the built-in coordinator`
+  ralph hats show ralph          # the built-in coordinator
+  ralph hats show builder --json | jq .sends`
 }
 
 func (c *hatsShowCmd) Run(g *globals) error {
@@ -98,6 +184,9 @@ func (c *hatsShowCmd) Run(g *globals) error {
 		return err // it names the hats there are, and the nearest one
 	}
 	h, _ := t.reg.Get(c.Hat)
+	if c.JSON {
+		return writeJSON(g.stdout, t.hatShowJSON(h))
+	}
 	t.graph.WriteHat(g.stdout, h, hats.HatDetails{Gates: t.cfg.Topology().Gates, Backend: t.backendOf(h.ID)})
 	return nil
 }
@@ -111,7 +200,8 @@ func (t *topology) backendOf(id string) string {
 
 type hatsGraphCmd struct {
 	hatsSource
-	Format string `short:"f" enum:"ascii,mermaid,dot" default:"ascii" placeholder:"FORMAT" help:"ascii (readable lines), mermaid (a flowchart for Markdown) or dot (Graphviz)."`
+	Format string `short:"f" enum:"ascii,mermaid,dot,json" default:"ascii" placeholder:"FORMAT" help:"ascii (readable lines), mermaid (a flowchart for Markdown) or dot (Graphviz); json is --json."`
+	JSON   bool   `name:"json" help:"Print the graph as one JSON object: nodes (id, label, kind, reachable) and edges (from, to, topic, kind)."`
 }
 
 func (hatsGraphCmd) Help() string {
@@ -124,13 +214,17 @@ Examples:
   ralph hats graph
   ralph hats graph --format mermaid > hats.mmd
   ralph hats graph --format dot | dot -Tsvg > hats.svg
-  ralph hats graph -H spec-driven`
+  ralph hats graph -H spec-driven
+  ralph hats graph --json | jq '.edges[] | select(.kind == "unhandled")'`
 }
 
 func (c *hatsGraphCmd) Run(g *globals) error {
 	t, err := c.load(g)
 	if err != nil {
 		return err
+	}
+	if c.JSON || c.Format == "json" {
+		return writeJSON(g.stdout, t.graph)
 	}
 	_, err = io.WriteString(g.stdout, t.graph.Render(c.Format))
 	return err

@@ -24,6 +24,7 @@ type initCmd struct {
 	// --list writes nothing, so the flags that shape what is written
 	// cannot go with it.
 	List bool `xor:"list-preset,list-backend,list-command,list-arg,list-force" help:"List the presets, one line each, and write nothing."`
+	JSON bool `name:"json" help:"With --list: print the presets as one JSON array of {name, description, default}."`
 }
 
 func (initCmd) Help() string {
@@ -40,15 +41,36 @@ writing it, as ralph loop -H NAME.
 Examples:
   ralph init
   ralph init --list
+  ralph init --list --json
   ralph init --preset tdd --backend codex
   ralph init --backend command --command ./agent.sh
   ralph init --backend command --command python3 --arg agent.py
   ralph init --preset review --force`
 }
 
+// presetJSON is a preset as init --list --json prints it.
+type presetJSON struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Default     bool   `json:"default"`
+}
+
+func presetsJSON() []presetJSON {
+	var out []presetJSON
+	for _, p := range examples.Presets() {
+		out = append(out, presetJSON{Name: p.Name, Description: p.Description, Default: p.Name == examples.DefaultPreset})
+	}
+	return out
+}
+
 func (c *initCmd) Run(g *globals) error {
-	if c.List {
+	switch {
+	case c.List && c.JSON:
+		return writeJSON(g.stdout, presetsJSON())
+	case c.List:
 		return examples.WriteList(g.stdout)
+	case c.JSON:
+		return withHint(errors.New("--json goes with --list: ralph init prints nothing else"), "ralph init --list --json")
 	}
 	if c.Preset == "" {
 		c.Preset = examples.DefaultPreset

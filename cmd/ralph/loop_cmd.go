@@ -21,6 +21,7 @@ import (
 type loopCmd struct {
 	Config         []string                `short:"c" placeholder:"FILE" help:"Config file (default ./ralph.yml). Repeat to merge: later files win."`
 	Hats           string                  `short:"H" placeholder:"FILE|NAME" help:"Hat collection laid over the config: a preset name (ralph init --list) or a file with hats: and optionally event_loop:."`
+	Set            []string                `placeholder:"KEY=VALUE" help:"Set a config key over the files, e.g. --set event_loop.max_iterations=5 or --set 'cli.args=[--verbose]' (YAML value). Repeatable; checked like the file. A resume keeps the run's and lays its own over them."`
 	Prompt         string                  `short:"p" placeholder:"TEXT" xor:"objective" help:"The objective, overriding event_loop.prompt."`
 	PromptFile     string                  `short:"P" placeholder:"FILE" xor:"objective" help:"Read the objective from FILE."`
 	Backend        string                  `placeholder:"NAME" help:"Agent backend, overriding cli.backend (claude, codex, gemini, opencode, pi, qwen, copilot, command, …)."`
@@ -30,7 +31,7 @@ type loopCmd struct {
 	All            bool                    `help:"SPEC mode: run until every box is checked (at most 100 iterations)."`
 	MaxRuntime     flagvalue.RuntimeLimit  `placeholder:"DURATION" help:"Stop once the run has taken this long (90m, 2h30m, or seconds), overriding event_loop.max_runtime_seconds; 0 for no limit."`
 	StuckThreshold flagvalue.ZeroOrMore    `placeholder:"N" help:"End as stuck after N iterations without progress (in SPEC mode: without a newly checked box); default 3, 0 turns the check off."`
-	Resume         bool                    `xor:"mode" help:"Continue the run in .ralph/ where it stopped, as it was started (mode, spec, -c, -H, --backend, limit flags); flags given now win, so a run that hit a limit goes on with a higher one."`
+	Resume         bool                    `xor:"mode" help:"Continue the run in .ralph/ where it stopped, as it was started (mode, spec, -c, -H, --set, --backend, limit flags); flags given now win, so a run that hit a limit goes on with a higher one."`
 	Fresh          bool                    `xor:"mode" help:"Archive an unfinished run and start a new one."`
 	Wait           bool                    `help:"If another loop holds this workspace, wait for it instead of failing."`
 	Worktree       flagvalue.OptionalValue `placeholder:"[NAME]" help:"Run in a git worktree and on a branch of its own (<worktrees_dir>/.loops/NAME on ralph-loop/NAME, made from HEAD when missing), beside other loops or the autopilot; NAME is made from the objective when left out. -c, -P and -H files are read from here. ralph worktrees lists and cleans them."`
@@ -48,7 +49,7 @@ on the pending events, builds its prompt, runs the agent, reads the events it
 published (ralph emit, or <event topic="…"> tags in its last message), and
 decides whether to stop. The run's state lives in .ralph/; a run cut off at any
 point continues with --resume, as it was started (SPEC mode and its spec, -c,
--H, --backend, limit flags); one that reached a limit goes on when the resume
+-H, --set, --backend, limit flags); one that reached a limit goes on when the resume
 raises it (--max-iterations, --max-runtime, --stuck-threshold, or -n in SPEC
 mode), as its last message says.
 
@@ -76,6 +77,7 @@ Examples:
   ralph loop -c ralph.yml -p "Add a --json flag to the export command"
   ralph run -P task.md --backend codex --max-iterations 20
   ralph loop -H tdd -p "Add ISO week numbers"   # the tdd preset's hats
+  ralph loop --set event_loop.max_iterations=5 --set 'cli.args=[--verbose]'
   ralph loop --resume                 # after Ctrl-C, a crash or a reboot
   ralph loop --resume --max-iterations 40   # after reaching the limit
   ralph loop --fresh                  # archive the unfinished run, start over

@@ -46,10 +46,12 @@ func (c *loopCmd) enterWorktree(ctx context.Context, g *globals, say func(string
 	if err := c.readFilesFrom(here); err != nil {
 		return err
 	}
-	cfg, _, err := loadConfigWith(here, c.Config, c.Hats)
+	cfg, _, err := loadConfigWith(here, c.Config, c.Hats, c.Set)
 	switch {
 	case errors.Is(err, config.ErrNotFound):
-		cfg = config.Default()
+		if cfg, err = config.LoadOver(configOptions(c.Set)); err != nil {
+			return err
+		}
 	case err != nil:
 		return err
 	}

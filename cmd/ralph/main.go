@@ -56,33 +56,35 @@ type globals struct {
 type cli struct {
 	globals
 
-	Loop      loopCmd      `cmd:"" aliases:"run" help:"Run the agent in a loop until the objective is done."`
-	Emit      emitCmd      `cmd:"" help:"Publish an event to the running loop's event log."`
-	Ask       askCmd       `cmd:"" help:"Ask a person a question: once this iteration ends the run waits for the answer (ralph answer), which reaches the asking hat next."`
-	Answer    answerCmd    `cmd:"" help:"Answer the question a run waits on (ralph status shows it): ralph answer [ID] TEXT."`
-	Guide     guideCmd     `cmd:"" help:"Steer the running loop: its next iteration's prompt carries a person's guidance (human.guidance)."`
-	Events    eventsCmd    `cmd:"" help:"List the events of the current or an earlier run."`
-	Inspect   inspectCmd   `cmd:"" help:"Show what an iteration's agent was told (its prompt), said and did, and changed (its diff)."`
-	Stats     statsCmd     `cmd:"" help:"Add up this workspace's runs per config and per hat: how they ended, iterations, time, tokens, cost."`
-	Runs      runsCmd      `cmd:"" help:"List this workspace's runs (how each ended, its age, its size on disk) and remove old ones."`
-	Validate  validateCmd  `cmd:"" help:"Check a ralph.yml and report every problem."`
-	Hats      hatsCmd      `cmd:"" help:"List, show and graph the hats and their hand-offs."`
-	Init      initCmd      `cmd:"" help:"Write a ralph.yml from a preset, and a PROMPT.md for the task."`
-	Schema    schemaCmd    `cmd:"" help:"Print the JSON Schema of ralph.yml, for editors, or of the --headless stream, for programs."`
-	Complete  completeCmd  `cmd:"" name:"completion" help:"Print shell completions for bash, zsh or fish."`
-	Status    statusCmd    `cmd:"" help:"Say whether a loop is running here and how the last run went."`
-	Stop      stopCmd      `cmd:"" help:"Ask the running loop to stop."`
-	Watch     watchCmd     `cmd:"" help:"Watch what runs here, full-screen: the loop or the autopilot and its slots; pause, resume, stop."`
-	Serve     serveCmd     `cmd:"" help:"Serve this workspace over HTTP: a JSON API and a live web page (the loop or the autopilot's slots)."`
-	Autopilot autopilotCmd `cmd:"" help:"Work through a task tracker: a loop per task in its own worktree, merged when verified."`
-	Worktree  worktreeCmd  `cmd:"" aliases:"worktrees" help:"List, diff and clean the worktrees ralph made: ralph loop --worktree's and the autopilot's tasks'."`
-	Worker    workerCmd    `cmd:"" help:"Run an autopilot coordinator's tasks on this machine, taken over NATS JetStream."`
-	Cluster   clusterCmd   `cmd:"" help:"Make and show the signing keys of an autopilot's coordinator and workers."`
-	MCP       mcpCmd       `cmd:"" name:"mcp" help:"Serve ralph's tools (status, events, emit, ask, answer, guide, stop, pause, resume) to an agent or editor over MCP on stdio."`
-	Memory    memoryCmd    `cmd:"" help:"Add, list, search and remove long-term memories."`
-	Doctor    doctorCmd    `cmd:"" help:"List the agent CLIs: installed or not, version, likely auth; check the configured one."`
-	Pricing   pricingCmd   `cmd:"" help:"Print what each model's tokens cost, the table ralph prices an agent's usage by."`
-	Version   versionCmd   `cmd:"" help:"Print ralph's version."`
+	Loop      loopCmd         `cmd:"" aliases:"run" help:"Run the agent in a loop until the objective is done."`
+	Emit      emitCmd         `cmd:"" help:"Publish an event to the running loop's event log."`
+	Ask       askCmd          `cmd:"" help:"Ask a person a question: once this iteration ends the run waits for the answer (ralph answer), which reaches the asking hat next."`
+	Answer    answerCmd       `cmd:"" help:"Answer the question a run waits on (ralph status shows it): ralph answer [ID] TEXT."`
+	Guide     guideCmd        `cmd:"" help:"Steer the running loop: its next iteration's prompt carries a person's guidance (human.guidance)."`
+	Events    eventsCmd       `cmd:"" help:"List the events of the current or an earlier run."`
+	Inspect   inspectCmd      `cmd:"" help:"Show what an iteration's agent was told (its prompt), said and did, and changed (its diff)."`
+	Stats     statsCmd        `cmd:"" help:"Add up this workspace's runs per config and per hat: how they ended, iterations, time, tokens, cost."`
+	Runs      runsCmd         `cmd:"" help:"List this workspace's runs (how each ended, its age, its size on disk) and remove old ones."`
+	Validate  validateCmd     `cmd:"" help:"Check a ralph.yml and report every problem."`
+	Hats      hatsCmd         `cmd:"" help:"List, show and graph the hats and their hand-offs."`
+	Config    configCmd       `cmd:"" help:"Show the merged configuration and where each value came from."`
+	Init      initCmd         `cmd:"" help:"Write a ralph.yml from a preset, and a PROMPT.md for the task."`
+	Schema    schemaCmd       `cmd:"" help:"Print the JSON Schema of ralph.yml, for editors, or of the --headless stream, for programs."`
+	Complete  completeCmd     `cmd:"" name:"completion" help:"Print shell completions for bash, zsh or fish."`
+	Status    statusCmd       `cmd:"" help:"Say whether a loop is running here and how the last run went."`
+	Stop      stopCmd         `cmd:"" help:"Ask the running loop to stop."`
+	Watch     watchCmd        `cmd:"" help:"Watch what runs here, full-screen: the loop or the autopilot and its slots; pause, resume, stop."`
+	Serve     serveCmd        `cmd:"" help:"Serve this workspace over HTTP: a JSON API and a live web page (the loop or the autopilot's slots)."`
+	Autopilot autopilotCmd    `cmd:"" help:"Work through a task tracker: a loop per task in its own worktree, merged when verified."`
+	Worktree  worktreeCmd     `cmd:"" aliases:"worktrees" help:"List, diff and clean the worktrees ralph made: ralph loop --worktree's and the autopilot's tasks'."`
+	Worker    workerCmd       `cmd:"" help:"Run an autopilot coordinator's tasks on this machine, taken over NATS JetStream."`
+	Cluster   clusterCmd      `cmd:"" help:"Make and show the signing keys of an autopilot's coordinator and workers."`
+	MCP       mcpCmd          `cmd:"" name:"mcp" help:"Serve ralph's tools (status, events, emit, ask, answer, guide, stop, pause, resume) to an agent or editor over MCP on stdio."`
+	Memory    memoryCmd       `cmd:"" help:"Add, list, search and remove long-term memories."`
+	Doctor    doctorCmd       `cmd:"" help:"List the agent CLIs: installed or not, version, likely auth; check the configured one."`
+	Pricing   pricingCmd      `cmd:"" help:"Print what each model's tokens cost, the table ralph prices an agent's usage by."`
+	Version   versionCmd      `cmd:"" help:"Print ralph's version."`
+	Caps      capabilitiesCmd `cmd:"" name:"capabilities" help:"Describe this ralph for programs: commands, flags, JSON outputs, what changes state, exit codes, environment."`
 }
 
 // exitRequest carries kong's exit status (after --help) out of kong.Parse.

@@ -70,6 +70,15 @@ func (w withCommands) Run() int {
 	// would wait minutes for nothing. A race still fails the ralph that
 	// had it (exit 66).
 	_ = os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	// The ralphs the tests start read no user config of the person who
+	// runs them (config.UserFile); a test that wants one sets its own.
+	userConfig, err := os.MkdirTemp("", "ralph-xdg-")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "a directory for the user config: %v\n", err)
+		return 1
+	}
+	defer func() { _ = os.RemoveAll(userConfig) }()
+	_ = os.Setenv("XDG_CONFIG_HOME", userConfig)
 	for name, bin := range map[string]*string{"ralph": &ralphBin, "scriptagent": &agentBin} {
 		path, err := exec.LookPath(name)
 		if err != nil {

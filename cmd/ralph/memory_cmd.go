@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -42,10 +43,12 @@ type memoryAddCmd struct {
 	Text string   `arg:"" help:"What to remember."`
 	Type string   `default:"context" enum:"pattern,decision,fix,context" help:"pattern, decision, fix or context."`
 	Tag  []string `placeholder:"TAG" help:"A tag; repeat for more."`
+	JSON bool     `name:"json" help:"Print the stored memory as one JSON object (as memory list --json has each), instead of its id."`
 }
 
 func (memoryAddCmd) Help() string {
-	return "Examples:\n  ralph memory add \"The API client retries on 429 by itself\" --type fix --tag api"
+	return "Examples:\n  ralph memory add \"The API client retries on 429 by itself\" --type fix --tag api\n" +
+		"  ralph memory add \"Run migrations before the tests\" --json | jq -r .id"
 }
 
 func (c *memoryAddCmd) Run(g *globals) error {
@@ -65,6 +68,9 @@ func (c *memoryAddCmd) Run(g *globals) error {
 	}
 	if err != nil {
 		return withHint(err, "ralph memory add TEXT [--type pattern|decision|fix|context] [--tag T]")
+	}
+	if c.JSON {
+		return json.NewEncoder(g.stdout).Encode(m)
 	}
 	fmt.Fprintln(g.stdout, m.ID)
 	return nil
@@ -121,16 +127,23 @@ func (c *memorySearchCmd) Run(g *globals) error {
 }
 
 type memoryRmCmd struct {
-	ID string `arg:"" help:"The memory's id (see ralph memory list)."`
+	ID   string `arg:"" help:"The memory's id (see ralph memory list)."`
+	JSON bool   `name:"json" help:"Print the removed memory as one JSON object (as memory list --json has each)."`
 }
 
-func (memoryRmCmd) Help() string { return "Examples:\n  ralph memory rm m-20261122-101500-3f2a" }
+func (memoryRmCmd) Help() string {
+	return "Examples:\n  ralph memory rm m-20261122-101500-3f2a\n  ralph memory rm m-20261122-101500-3f2a --json"
+}
 
 func (c *memoryRmCmd) Run(g *globals) error {
 	m, err := memoryStore(g.Dir).Remove(c.ID)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(g.stdout, view.MemoryRemoved(redactMemories(readerRedactor(g.Dir), []memory.Memory{m})[0]))
+	m = redactMemories(readerRedactor(g.Dir), []memory.Memory{m})[0]
+	if c.JSON {
+		return json.NewEncoder(g.stdout).Encode(m)
+	}
+	fmt.Fprintln(g.stdout, view.MemoryRemoved(m))
 	return nil
 }

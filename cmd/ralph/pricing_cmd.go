@@ -26,7 +26,7 @@ Examples:
 }
 
 func (c *pricingCmd) Run(g *globals) error {
-	cfg, _, err := config.LoadIn(g.Dir, c.Config, nil)
+	cfg, _, err := config.LoadIn(g.Dir, c.Config, nil, configOptions(nil))
 	if errors.Is(err, config.ErrNotFound) && len(c.Config) == 0 {
 		cfg, err = &config.Config{}, nil // no ralph.yml here: the embedded table alone
 	}

@@ -72,7 +72,7 @@ func tokenEnvs(a config.Autopilot) []string {
 // config's when it has one that loads. A missing or broken config is no
 // reason not to show a run: the environment's secrets are still hidden.
 func readerRedactor(dir string) *redact.Redactor {
-	cfg, _, err := config.LoadFiles(dir, nil)
+	cfg, _, err := config.LoadFiles(dir, nil, configOptions(nil))
 	if err != nil {
 		cfg = nil
 	}

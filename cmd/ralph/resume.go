@@ -16,7 +16,8 @@ import (
 // engineOptions turns them into the engine's Options.
 type runChoices struct {
 	configs        []string
-	hats           string // -H: a hat collection laid over the config
+	hats           string   // -H: a hat collection laid over the config
+	sets           []string // --set: config keys laid over everything
 	prompt         string
 	promptFile     string
 	backend        string
@@ -36,7 +37,7 @@ type runChoices struct {
 
 // choices reads the flags and, on --resume, the run's launch record.
 func (c *loopCmd) choices(dir string) (runChoices, error) {
-	ch := runChoices{configs: c.Config, hats: c.Hats, prompt: c.Prompt, promptFile: c.PromptFile,
+	ch := runChoices{configs: c.Config, hats: c.Hats, sets: c.Set, prompt: c.Prompt, promptFile: c.PromptFile,
 		backend: c.Backend, maxIterations: int(c.MaxIterations), maxRuntime: c.MaxRuntime.Value(),
 		stuckThreshold: c.StuckThreshold.Value(), spec: c.Spec, n: int(c.N), all: c.All,
 		start: runfiles.StartNew, wait: c.Wait, pin: c.pin}
@@ -77,6 +78,7 @@ func (ch *runChoices) resumeFrom(prev *runfiles.Launch, dir string) error {
 		ch.configs = slices.Clone(prev.Configs)
 	}
 	ch.hats = cmp.Or(ch.hats, prev.Hats)
+	ch.sets = slices.Concat(prev.Sets, ch.sets)
 	ch.backend = cmp.Or(ch.backend, prev.Backend)
 	if ch.maxIterations == 0 && ch.n == 0 && !ch.all {
 		ch.maxIterations = prev.MaxIterations
@@ -114,7 +116,7 @@ func (ch *runChoices) checkSameSpec(prev *runfiles.Launch, dir string) error {
 // In SPEC mode the iteration limit always comes from the command line (-n,
 // --all, or one iteration), so it is recorded whichever way it was set.
 func (ch runChoices) launch(dir string, mode runMode, maxIterations int) *runfiles.Launch {
-	l := &runfiles.Launch{Mode: mode.kind, Hats: ch.hats, Backend: ch.backend,
+	l := &runfiles.Launch{Mode: mode.kind, Hats: ch.hats, Sets: ch.sets, Backend: ch.backend,
 		MaxIterations: ch.maxIterations, StuckThreshold: ch.stuckThreshold}
 	for _, c := range ch.configs {
 		l.Configs = append(l.Configs, relativeTo(dir, c))

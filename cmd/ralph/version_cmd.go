@@ -7,17 +7,51 @@ import (
 	"strings"
 )
 
-type versionCmd struct{}
+type versionCmd struct {
+	JSON bool `name:"json" help:"Print one JSON object: version, commit, dirty, go and platform."`
+}
 
 func (versionCmd) Help() string {
 	return "Prints the version of this ralph binary, the commit it was built from, and the Go and platform it was built for.\n\n" +
 		"A released binary gives its release; one built with `go install …@version` the module version; one built with `go build` in a clone the commit (marked dirty when the clone had changes).\n\n" +
-		"Examples:\n  ralph version"
+		"Examples:\n  ralph version\n  ralph version --json | jq -r .version"
 }
 
-func (versionCmd) Run(g *globals) error {
-	fmt.Fprintln(g.stdout, describeBuild(version, buildInfo(), runtime.GOOS+"/"+runtime.GOARCH))
+func (c versionCmd) Run(g *globals) error {
+	platform := runtime.GOOS + "/" + runtime.GOARCH
+	if c.JSON {
+		return writeJSON(g.stdout, buildJSON(version, buildInfo(), platform))
+	}
+	fmt.Fprintln(g.stdout, describeBuild(version, buildInfo(), platform))
 	return nil
+}
+
+// versionJSON is what version --json prints.
+type versionJSON struct {
+	Version  string `json:"version"`
+	Commit   string `json:"commit,omitempty"`
+	Dirty    bool   `json:"dirty,omitempty"`
+	Go       string `json:"go"`
+	Platform string `json:"platform"`
+}
+
+func buildJSON(released string, info *debug.BuildInfo, platform string) versionJSON {
+	out := versionJSON{Version: buildVersion(released, info), Go: runtime.Version(), Platform: platform}
+	if info == nil {
+		return out
+	}
+	if info.GoVersion != "" {
+		out.Go = info.GoVersion
+	}
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			out.Commit = s.Value
+		case "vcs.modified":
+			out.Dirty = s.Value == "true"
+		}
+	}
+	return out
 }
 
 // buildInfo is what Go recorded of the build, or nil.

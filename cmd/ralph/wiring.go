@@ -32,10 +32,16 @@ var _ engine.Backend = (*backends.Backend)(nil)
 // hooks. It returns the warnings it printed on stderr (the config's and its
 // topology's), which the headless stream repeats.
 func engineOptions(g *globals, log *slog.Logger, ch runChoices) (engine.Options, []string, error) {
-	cfg, path, cfgErr := loadConfigWith(g.Dir, ch.configs, ch.hats)
+	cfg, path, cfgErr := loadConfigWith(g.Dir, ch.configs, ch.hats, ch.sets)
 	switch {
 	case errors.Is(cfgErr, config.ErrNotFound):
-		cfg, path = config.Default(), "" // decideMode says whether that will do
+		// decideMode says whether that will do; the user's config and
+		// --set still apply.
+		path = ""
+		var err error
+		if cfg, err = config.LoadOver(configOptions(ch.sets)); err != nil {
+			return engine.Options{}, nil, err
+		}
 	case cfgErr != nil:
 		return engine.Options{}, nil, cfgErr
 	}

@@ -162,7 +162,7 @@ func (c *worktreeCleanCmd) Run(ctx context.Context, g *globals) error {
 // directory (autopilot.worktrees_dir of the config, the default without
 // one).
 func loopWorktreesOf(ctx context.Context, dir string, configs []string) (root, worktrees string, err error) {
-	cfg, _, err := config.LoadFiles(dir, configs)
+	cfg, _, err := config.LoadFiles(dir, configs, configOptions(nil))
 	switch {
 	case errors.Is(err, config.ErrNotFound) && len(configs) == 0:
 		cfg = config.Default()

@@ -48,7 +48,7 @@ func LoadGraph(ws string, launch *runfiles.Launch) *hats.Graph {
 			return nil
 		}
 	}
-	cfg, path, err := config.LoadIn(ws, launch.Configs, col)
+	cfg, path, err := config.LoadIn(ws, launch.Configs, col, config.Options{Sets: launch.Sets})
 	if err != nil {
 		return nil
 	}
