@@ -98,6 +98,11 @@ type Task struct {
 	Deps []string `json:"deps,omitempty"`
 	// Criteria are the task's acceptance criteria, one per item.
 	Criteria []Criterion `json:"criteria,omitempty"`
+	// Backend and Model are the agent the task names for its loop
+	// (agent.go), as written: CheckAgent says whether they can be used.
+	// "" leaves the config's.
+	Backend string `json:"backend,omitempty"`
+	Model   string `json:"model,omitempty"`
 }
 
 // Criterion is one acceptance criterion of a task. Command is set when the
