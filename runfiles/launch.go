@@ -31,6 +31,7 @@ type Launch struct {
 	Configs []string `json:"configs,omitempty"`
 	Hats    string   `json:"hats,omitempty"`    // -H: a preset name or a file
 	Backend string   `json:"backend,omitempty"` // --backend
+	Model   string   `json:"model,omitempty"`   // --model
 	// The limits given as flags (SPEC mode's -n and --all included); nil
 	// or 0 means the config's applies.
 	MaxIterations  int    `json:"max_iterations,omitempty"`
