@@ -34,8 +34,9 @@ func (a Agent) String() string {
 	return strings.Join(parts, ", ")
 }
 
-// flags are `ralph loop`'s flags that run with the agent.
-func (a Agent) flags() []string {
+// Flags are `ralph loop`'s flags that run with the agent: --backend and
+// --model, which change cli: (see `ralph loop --help`).
+func (a Agent) Flags() []string {
 	var out []string
 	if a.Backend != "" {
 		out = append(out, "--backend", a.Backend)

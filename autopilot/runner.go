@@ -152,7 +152,7 @@ func (r LocalRunner) Start(ctx context.Context, job Job) (Handle, error) {
 		args = append(args, "-c", c)
 	}
 	args = append(args, loopFlags(job.Mode, job.ObjectiveFile)...)
-	args = append(args, job.Agent.flags()...)
+	args = append(args, job.Agent.Flags()...)
 	cmd := exec.Command(r.Ralph, args...) //nolint:gosec // ralph runs itself
 	cmd.Dir = job.Dir
 	cmd.Stdout, cmd.Stderr = out, out
