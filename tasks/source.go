@@ -3,7 +3,9 @@
 // a markdown checklist, and shell commands for any other tracker). A source
 // lists ready tasks in priority order and records what ralph did with them
 // (claimed, closed, failed); it never decides what to run, which is the
-// autopilot's job.
+// autopilot's job. A task may name the agent its loop runs with (agent.go),
+// which the source reads as the tracker writes it and [Task.CheckAgent]
+// judges.
 package tasks
 
 import (
