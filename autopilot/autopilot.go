@@ -458,6 +458,10 @@ func (a *Autopilot) start(ctx context.Context, t tasks.Task, slot string) error 
 	if full, err := a.opts.Source.Show(ctx, t.ID); err == nil {
 		t = full
 	}
+	if _, err := a.agentOf(t); err != nil {
+		// Before the claim: nothing of the task is started.
+		return a.failAssign(ctx, t.ID, t.Title, err.Error())
+	}
 	p := runfiles.AutopilotPayload{Task: t.ID, Title: t.Title, Slot: slot, Worktree: a.relative(a.worktree(t.ID)), RunsOn: a.runsOn(),
 		Branch: branchOf(t.ID), Attempt: 1, Components: t.Components()}
 	if err := a.journal.record(runfiles.TopicTaskAssigned, p); err != nil {

@@ -18,11 +18,17 @@
 //	autopilot-control/       pause, resume, stop and stop-now requests
 //	progress.md              counters, active slots, the tasks waiting for
 //	                         a person, latest outcomes
-//	autopilot/<task>/        each task's objective, config overlay and the
-//	                         output of its loop
+//	autopilot/<task>/        each task's objective, config overlay, the
+//	                         agent it names (agent.json) and the output of
+//	                         its loop
 //	tasks/<task>/            a task run by a remote worker: the copy of its
 //	                         loop's events (events.jsonl) and its worker
 //	                         (worker.json); see [runfiles.RemoteDir]
+//
+// A task may name its loop's backend and model ([Agent]); the loop gets
+// them as `ralph loop --backend` and --model, over cli: but under a hat's
+// own backend:. They are the tracker writer's words, checked ([CheckAgent])
+// before the task is claimed: one that cannot be used fails that task.
 //
 // Each task's loop keeps its own .ralph/ inside its worktree, so it is
 // resumable on its own, as any loop is. The loop, and the autopilot's own

@@ -68,7 +68,8 @@ type PlannedTask struct {
 	// HeldBy is the task whose components it shares, which it would wait
 	// for.
 	HeldBy string `json:"held_by,omitempty"`
-	// Invalid says why its id cannot be used; the task would fail.
+	// Invalid says why its id, or the agent it names, cannot be used; the
+	// task would fail.
 	Invalid string `json:"invalid,omitempty"`
 	// Beyond says it is past max_tasks and would not start in this run.
 	Beyond bool `json:"beyond_max_tasks,omitempty"`
@@ -91,6 +92,9 @@ func MakePlan(ctx context.Context, source tasks.Source, parallel, maxTasks int) 
 		}
 		pt := PlannedTask{Task: t, Position: i + 1}
 		invalid := tasks.ValidID(t.ID)
+		if invalid == nil {
+			_, invalid = TaskAgent(t)
+		}
 		switch {
 		case invalid != nil:
 			pt.Invalid = invalid.Error()

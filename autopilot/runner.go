@@ -40,6 +40,9 @@ type Job struct {
 	TaskCommands []criteria.Spec
 	// ObjectiveFile holds the task's objective (-P).
 	ObjectiveFile string
+	// Agent is the backend and model the task names, checked (CheckAgent);
+	// zero runs the config's.
+	Agent Agent
 	// Output receives the loop's stdout and stderr.
 	Output string
 	// Mode is how the loop starts: a new run, --resume or --fresh, as the
@@ -160,6 +163,7 @@ func (r LocalRunner) Start(ctx context.Context, job Job) (Handle, error) {
 		}
 	}
 	args = append(args, loopFlags(job.Mode, job.ObjectiveFile)...)
+	args = append(args, job.Agent.Flags()...)
 	cmd := exec.Command(r.Ralph, args...) //nolint:gosec // ralph runs itself
 	cmd.Dir = job.Dir
 	cmd.Stdout, cmd.Stderr = out, out

@@ -36,27 +36,56 @@ func (a *Autopilot) job(task string, attempt int, mode runfiles.StartMode) (Job,
 	job := Job{Run: a.state().RunID, Task: task, Attempt: attempt, Dir: a.worktree(task), Mode: mode,
 		Configs: a.opts.Configs, Overlay: filepath.Join(dir, runfiles.OverlayFile),
 		ObjectiveFile: filepath.Join(dir, runfiles.ObjectiveFile), Output: filepath.Join(dir, runfiles.OutputFile)}
-	data, err := os.ReadFile(filepath.Join(dir, runfiles.CommandsFile))
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		// Task files of an earlier version of ralph: no command is trusted.
-	case err != nil:
-		return job, err
-	default:
-		if err := json.Unmarshal(data, &job.TaskCommands); err != nil {
-			return job, fmt.Errorf("read %s: %w", filepath.Join(dir, runfiles.CommandsFile), err)
-		}
-	}
-	return job, nil
+	err := readJobFiles(dir, &job)
+	return job, err
 }
 
-// writeTaskFiles writes the objective and the config overlay of task t.
-// note, when set, is added to the objective: what the previous attempt
-// ran into.
+// readJobFiles reads into job what the task files in dir say of its
+// loop besides its paths. Task files of an earlier version of ralph have
+// neither file: no command is trusted, and the loop runs with the
+// config's agent.
+func readJobFiles(dir string, job *Job) error {
+	if err := readTaskFile(filepath.Join(dir, runfiles.CommandsFile), &job.TaskCommands); err != nil {
+		return err
+	}
+	if err := readTaskFile(filepath.Join(dir, runfiles.AgentFile), &job.Agent); err != nil {
+		return err
+	}
+	// Checked again: the file is outside the worktree, but a loop's
+	// agent could still have reached it.
+	return CheckAgent(job.Task, job.Agent)
+}
+
+// readTaskFile decodes the JSON file at path into v, leaving v as it is
+// when there is no such file.
+func readTaskFile(path string, v any) error {
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	return nil
+}
+
+// writeTaskFiles writes the objective, the config overlay and the agent
+// of task t. note, when set, is added to the objective: what the previous
+// attempt ran into. An agent that cannot be used fails the task.
 func (a *Autopilot) writeTaskFiles(t tasks.Task, note string) error {
 	dir := a.taskDir(t.ID)
+	agent, err := a.agentOf(t)
+	if err != nil {
+		return err
+	}
 	if err := ralphdir.MkdirAll(a.journal.dir, dir); err != nil {
 		return err
+	}
+	if err := writeJSON(a.journal.dir, filepath.Join(dir, runfiles.AgentFile), agent); err != nil {
+		return fmt.Errorf("write the agent of %s: %w", t.ID, err)
 	}
 	objective := Objective(t, a.opts.Source.Name(), a.opts.Settings.TrustTasks, note)
 	if err := ralphdir.WriteFileAtomic(a.journal.dir, filepath.Join(dir, runfiles.ObjectiveFile), []byte(objective)); err != nil {
@@ -74,6 +103,24 @@ func (a *Autopilot) writeTaskFiles(t tasks.Task, note string) error {
 		return err
 	}
 	return ralphdir.WriteFileAtomic(a.journal.dir, filepath.Join(dir, runfiles.OverlayFile), overlay)
+}
+
+// agentOf is the agent t names, or why it cannot be used and where to
+// correct it.
+func (a *Autopilot) agentOf(t tasks.Task) (Agent, error) {
+	agent, err := TaskAgent(t)
+	if err != nil {
+		return Agent{}, fmt.Errorf("%w; correct it in %s", err, a.opts.Source.Name())
+	}
+	return agent, nil
+}
+
+func writeJSON(root, path string, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return ralphdir.WriteFileAtomic(root, path, data)
 }
 
 // trustedCommands are t's acceptance commands as criteria, when the config

@@ -10,6 +10,20 @@ var backendNames = []string{
 	"kiro", "amp", "cursor", "command", "auto",
 }
 
+// AgentNames are the backends that are an agent CLI ralph knows: cli.backend's
+// values without command (a program cli.command names) and auto (ralph's
+// pick). A task names its agent by one of these (the autopilot), where
+// nothing but the name comes with it.
+func AgentNames() []string {
+	var out []string
+	for _, n := range backendNames {
+		if n != "command" && n != "auto" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // backendAliases maps other names for a backend to ralph's.
 var backendAliases = map[string]string{"custom": "command"}
 

@@ -19,12 +19,13 @@ const (
 	ControlDir = "autopilot-control"
 	// TasksDir holds, in TasksDir/<task>/, what a task's loop reads and
 	// writes outside its worktree: its objective, config overlay, trusted
-	// commands and output.
+	// commands, the agent the task names and output.
 	TasksDir      = "autopilot"
 	ObjectiveFile = "objective.md"
 	OverlayFile   = "task.yml"
 	OutputFile    = "loop.log"
 	CommandsFile  = "commands.json"
+	AgentFile     = "agent.json"
 	// RemoteDir holds, in RemoteDir/<task>/, what the coordinator learns of
 	// a task a worker on another machine runs: a copy of its loop's event
 	// lines, the worker, and each attempt's dispatch and result. For a

@@ -34,6 +34,7 @@ type Launch struct {
 	// lays its own over them.
 	Sets    []string `json:"sets,omitempty"`
 	Backend string   `json:"backend,omitempty"` // --backend
+	Model   string   `json:"model,omitempty"`   // --model
 	// The limits given as flags (SPEC mode's -n and --all included); nil
 	// or 0 means the config's applies.
 	MaxIterations  int    `json:"max_iterations,omitempty"`

@@ -198,6 +198,7 @@ func (is beadsIssue) task() Task {
 	if is.Priority != nil {
 		t.Priority = *is.Priority
 	}
+	t = withAgent(t)
 	for _, d := range is.Dependencies {
 		if (d.DependencyType == "" || d.DependencyType == "blocks") && d.Status != "closed" {
 			t.Deps = append(t.Deps, d.ID)

@@ -31,6 +31,9 @@ import (
 //   - A task's id is a slug of its text (lowercase letters and digits,
 //     other runs of characters as '-', at most 40), with -2, -3, … for
 //     later tasks of the same slug: stable while the text is.
+//   - The words "backend:NAME" and "model:NAME" in a task's text name the
+//     agent its loop runs with (see agent.go); they are not part of its
+//     title, nor of its id, which stays the same when they are added.
 //   - Close checks the box in place ("- [x]"), changing nothing else; Claim
 //     and Fail change nothing (the box stays unchecked).
 //
@@ -122,7 +125,8 @@ func parseChecklist(data []byte) []checkItem {
 				itemText = text[m[6]:m[7]]
 			}
 			done := text[m[4]:m[5]] != " "
-			t := Task{ID: uniqueSlug(itemText, seen), Title: itemText, Status: "open", Closed: done}
+			title, agent := checklistAgent(itemText)
+			t := withAgent(Task{ID: uniqueSlug(title, seen), Title: title, Status: "open", Closed: done, Tags: agent})
 			if done {
 				t.Status = "done"
 			}

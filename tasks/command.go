@@ -16,7 +16,8 @@ import (
 //   - list prints the tasks as JSON: one array of objects, or one object a
 //     line. An object has id, title, description, priority (lower first;
 //     0 when absent), tags or labels, acceptance_criteria (a string of
-//     lines or an array), status, and optionally deps (ids it waits for).
+//     lines or an array), status, and optionally deps (ids it waits for)
+//     and the agent its loop runs with, backend and model (see agent.go).
 //     A dep is open while the list shows it with a status other than
 //     closed (or done); one the list does not show is taken as done.
 //     Ready is the listed tasks that are not closed and whose deps are
@@ -53,6 +54,8 @@ type commandTask struct {
 	AcceptanceCriteria json.RawMessage `json:"acceptance_criteria"`
 	Status             string          `json:"status"`
 	Deps               []string        `json:"deps"`
+	Backend            json.RawMessage `json:"backend"`
+	Model              json.RawMessage `json:"model"`
 }
 
 func (s *commandSource) list(ctx context.Context) ([]Task, error) {
@@ -155,10 +158,13 @@ func (ct commandTask) task() (Task, error) {
 		Closed:      ct.Status == "closed" || ct.Status == "done",
 		Tags:        append(append([]string(nil), ct.Tags...), ct.Labels...),
 		Deps:        ct.Deps,
+		Backend:     agentField(ct.Backend),
+		Model:       agentField(ct.Model),
 	}
 	if ct.Priority != nil {
 		t.Priority = int(*ct.Priority)
 	}
+	t = withAgent(t)
 	if ac := bytes.TrimSpace(ct.AcceptanceCriteria); len(ac) > 0 && string(ac) != "null" {
 		var text string
 		var items []string

@@ -194,7 +194,7 @@ func (s *forgeSource) task(is forge.Issue) (Task, error) {
 	} else if is.Priority >= 0 {
 		t.Priority = is.Priority
 	}
-	return t, nil
+	return withAgent(t), nil
 }
 
 // priorityLabel is a priority written as a label: "P0" … "P9", also as

@@ -20,7 +20,7 @@ import (
 //
 //	{"project": …, "userStories": [{"id", "title", "description",
 //	  "priority", "passes", "acceptanceCriteria": […], "notes",
-//	  "dependsOn": ["US-001", …]}, …]}
+//	  "dependsOn": ["US-001", …], "backend", "model"}, …]}
 //
 // A story is ready while "passes" is false and every story of its
 // "dependsOn" (the key snarktank's ralph and ralph-tui write) passes;
@@ -60,6 +60,10 @@ type prdStory struct {
 	Tags               []string `json:"tags"`
 	Labels             []string `json:"labels"`
 	DependsOn          []string `json:"dependsOn"`
+	// Backend and Model are raw so that a value that is not a string
+	// fails its story (CheckAgent), not the read of every story.
+	Backend json.RawMessage `json:"backend"`
+	Model   json.RawMessage `json:"model"`
 }
 
 // task is the story as a Task; passing says which stories pass, for its
@@ -74,7 +78,10 @@ func (st prdStory) task(passing map[string]bool) Task {
 		Closed:      st.Passes,
 		Tags:        append(append([]string(nil), st.Tags...), st.Labels...),
 		Criteria:    criteriaOf(st.AcceptanceCriteria),
+		Backend:     agentField(st.Backend),
+		Model:       agentField(st.Model),
 	}
+	t = withAgent(t)
 	if st.Passes {
 		t.Status = "passes"
 	}

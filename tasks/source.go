@@ -3,7 +3,9 @@
 // a markdown checklist, and shell commands for any other tracker). A source
 // lists ready tasks in priority order and records what ralph did with them
 // (claimed, closed, failed); it never decides what to run, which is the
-// autopilot's job.
+// autopilot's job. A task may name the agent its loop runs with (agent.go),
+// which the source reads as the tracker writes it and [Task.CheckAgent]
+// judges.
 package tasks
 
 import (
@@ -98,6 +100,11 @@ type Task struct {
 	Deps []string `json:"deps,omitempty"`
 	// Criteria are the task's acceptance criteria, one per item.
 	Criteria []Criterion `json:"criteria,omitempty"`
+	// Backend and Model are the agent the task names for its loop
+	// (agent.go), as written: CheckAgent says whether they can be used.
+	// "" leaves the config's.
+	Backend string `json:"backend,omitempty"`
+	Model   string `json:"model,omitempty"`
 }
 
 // Criterion is one acceptance criterion of a task. Command is set when the

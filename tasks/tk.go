@@ -382,7 +382,7 @@ func parseTkShow(out []byte) (Task, error) {
 			t.Deps = append(t.Deps, d)
 		}
 	}
-	return t, nil
+	return withAgent(t), nil
 }
 
 // splitList splits "a, b,c" into its non-empty trimmed items.

@@ -172,17 +172,23 @@ func WriteAutopilotPlan(w io.Writer, p autopilot.Plan) {
 		plural.Count(len(p.Tasks), "task", "tasks"), p.Source, plural.Count(p.Parallel, "slot", "slots"))
 	for _, t := range p.Tasks {
 		title := t.Task.Title
+		// The agent the task names, where its loop would run with one
+		// other than the config's.
+		agent := ""
+		if a := (autopilot.Agent{Backend: t.Task.Backend, Model: t.Task.Model}); !a.IsZero() {
+			agent = "; " + a.String()
+		}
 		switch {
 		case t.Invalid != "":
 			fmt.Fprintf(w, "%3d. %s (%s): would fail: %s\n", t.Position, t.Task.ID, title, t.Invalid)
 		case t.Beyond:
-			fmt.Fprintf(w, "%3d. %s (%s): not started in this run (max_tasks %d)\n", t.Position, t.Task.ID, title, p.MaxTasks)
+			fmt.Fprintf(w, "%3d. %s (%s): not started in this run (max_tasks %d)%s\n", t.Position, t.Task.ID, title, p.MaxTasks, agent)
 		case t.Slot != "":
-			fmt.Fprintf(w, "%3d. %s (%s) [P%d]: starts in slot %s\n", t.Position, t.Task.ID, title, t.Task.Priority, t.Slot)
+			fmt.Fprintf(w, "%3d. %s (%s) [P%d]: starts in slot %s%s\n", t.Position, t.Task.ID, title, t.Task.Priority, t.Slot, agent)
 		case t.HeldBy != "":
-			fmt.Fprintf(w, "%3d. %s (%s) [P%d]: held until %s is done (shared component)\n", t.Position, t.Task.ID, title, t.Task.Priority, t.HeldBy)
+			fmt.Fprintf(w, "%3d. %s (%s) [P%d]: held until %s is done (shared component)%s\n", t.Position, t.Task.ID, title, t.Task.Priority, t.HeldBy, agent)
 		default:
-			fmt.Fprintf(w, "%3d. %s (%s) [P%d]: starts when a slot is free\n", t.Position, t.Task.ID, title, t.Task.Priority)
+			fmt.Fprintf(w, "%3d. %s (%s) [P%d]: starts when a slot is free%s\n", t.Position, t.Task.ID, title, t.Task.Priority, agent)
 		}
 	}
 	if len(p.Blocked) > 0 {

@@ -445,6 +445,9 @@ func TestConnectWithUserInURL(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	require.NoError(t, task("t-1.a_b", 1).Validate())
+	named := task("t1", 1)
+	named.Backend, named.Model = "claude", "claude-opus-4-1"
+	require.NoError(t, named.Validate())
 	for _, tc := range []struct {
 		change func(*cluster.Task)
 		want   string
@@ -457,6 +460,11 @@ func TestValidate(t *testing.T) {
 		{func(t *cluster.Task) { t.RepoURL = "" }, "repo_url: empty"},
 		{func(t *cluster.Task) { t.BaseCommit = "" }, "base_commit: empty"},
 		{func(t *cluster.Task) { t.BaseCommit = "main" }, `base_commit: "main" is not a full commit hash`},
+		// The agent is checked on the worker too: the message is data.
+		{func(t *cluster.Task) { t.Model = "--dangerously-skip-permissions" }, `backend, model: task t1: model "--dangerously-skip-permissions" starts with "-"`},
+		{func(t *cluster.Task) { t.Model = "a b" }, `model "a b" contains ' '`},
+		{func(t *cluster.Task) { t.Backend = "sh" }, `backend, model: task t1 names backend "sh", which is not an agent CLI ralph knows`},
+		{func(t *cluster.Task) { t.Backend = "command" }, `names backend "command"`},
 	} {
 		bad := task("t1", 1)
 		tc.change(&bad)

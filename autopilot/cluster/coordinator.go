@@ -196,7 +196,8 @@ func (c *Coordinator) task(ctx context.Context, job autopilot.Job) (Task, error)
 		return Task{}, fmt.Errorf("read the objective of %s: %w", job.Task, err)
 	}
 	t := Task{Run: job.Run, ID: job.Task, Attempt: job.Attempt, Objective: string(objective),
-		RepoURL: c.opts.RemoteURL, Coordinator: c.opts.Host, Workers: c.opts.Trust.Keys()}
+		RepoURL: c.opts.RemoteURL, Coordinator: c.opts.Host, Workers: c.opts.Trust.Keys(),
+		Backend: job.Agent.Backend, Model: job.Agent.Model}
 	for _, path := range job.Configs {
 		data, err := os.ReadFile(path)
 		if err != nil {

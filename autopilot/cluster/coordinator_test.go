@@ -254,3 +254,27 @@ func TestCoordinatorDeliversPullRequests(t *testing.T) {
 	gittest.Run(t, url, "cat-file", "-e", head+":a-1.txt") // the worker's work is in the pull request
 	assert.NoFileExists(t, filepath.Join(repo, "a-1.txt"), "and not in the coordinator's checkout")
 }
+
+// The agent a story names travels with its task to the worker, whose loop
+// runs with it; a story that names none runs with the configs'.
+func TestCoordinatorSendsTheAgentATaskNames(t *testing.T) {
+	c := start(t, 1)
+	conn := connect(t, c.URLs())
+	url, _ := gittest.SharedRemote(t)
+	repo := coordinatorRepo(t, url, "plain")
+	gittest.WriteFile(t, repo, "prd.json", `{"userStories": [
+  {"id": "named", "title": "Named", "priority": 1, "passes": false, "backend": "codex", "model": "gpt-5"},
+  {"id": "plain", "title": "Plain", "priority": 2, "passes": false}]}`)
+	gittest.Run(t, repo, "commit", "-qam", "name an agent")
+	runner := newFakeRunner("", 1, nil)
+	startWorker(t, workerSetup{conn: conn, ackWait: 30 * time.Second, url: url, host: "w1", runner: runner})
+
+	res := runCoordinator(testContext(t), t, conn, repo, url, 1).wait(t)
+	assert.Equal(t, autopilot.Result{ExitCode: 0, Completed: 2}, res)
+	agents := map[string]autopilot.Agent{}
+	for range 2 {
+		l := nextLoop(t, runner)
+		agents[l.job.TaskID] = l.job.Agent
+	}
+	assert.Equal(t, map[string]autopilot.Agent{"named": {Backend: "codex", Model: "gpt-5"}, "plain": {}}, agents)
+}

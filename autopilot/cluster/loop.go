@@ -51,6 +51,7 @@ func (r LoopRunner) Run(_ context.Context, job WorkerJob) (WorkerLoop, error) {
 		args = append(args, "-c", c)
 	}
 	args = append(args, "-P", job.ObjectiveFile)
+	args = append(args, job.Agent.Flags()...)
 	cmd := exec.Command(r.Ralph, args...) //nolint:gosec // ralph runs itself
 	cmd.Dir = job.Dir
 	cmd.Stdout, cmd.Stderr = out, out

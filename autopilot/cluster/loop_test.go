@@ -114,3 +114,19 @@ func TestLoopRunnerKilledLoop(t *testing.T) {
 	assert.Equal(t, 128+9, r.ExitCode)
 	assert.Equal(t, "the loop was killed by signal 9 (killed)", r.Message)
 }
+
+// The agent a task names reaches the loop as flags, after the configs:
+// over the task's and the worker's own.
+func TestLoopRunnerPassesTheTasksAgent(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "ralph")
+	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\nprintf '%s\\n' \"$@\" > args\n"), 0o755))
+	dir, files := t.TempDir(), t.TempDir()
+	job := cluster.WorkerJob{TaskID: "t-1", Attempt: 1, Dir: dir, ConfigFiles: []string{"1-ralph.yml"},
+		ObjectiveFile: "objective.md", Output: filepath.Join(files, "output.log"),
+		Agent: autopilot.Agent{Backend: "codex", Model: "gpt-5"}}
+	h, err := cluster.LoopRunner{Ralph: bin}.Run(context.Background(), job)
+	require.NoError(t, err)
+	waitLoop(t, h)
+	assert.Equal(t, []string{"loop", "--quiet", "-c", "1-ralph.yml", "-P", "objective.md", "--backend", "codex", "--model", "gpt-5"},
+		strings.Fields(string(must(os.ReadFile(filepath.Join(dir, "args"))))))
+}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/internal/jsonkeys"
 	"github.com/ralph-loop/ralph/runfiles"
 	"github.com/ralph-loop/ralph/tasks"
@@ -57,7 +58,17 @@ type Task struct {
 	Workers []string `json:"workers,omitempty"`
 	// Coordinator names the coordinator's host, for the worker's logs.
 	Coordinator string `json:"coordinator,omitempty"`
+	// Backend and Model are the agent the task names for its loop ("":
+	// the configs'), which the worker lays over the task's configs and its
+	// own (`ralph loop --backend`, --model). A worker checks them as the
+	// coordinator did (autopilot.CheckAgent): a name ralph does not know,
+	// or a model that could be read as a flag, fails the task.
+	Backend string `json:"backend,omitempty"`
+	Model   string `json:"model,omitempty"`
 }
+
+// Agent is the agent t names.
+func (t Task) Agent() autopilot.Agent { return autopilot.Agent{Backend: t.Backend, Model: t.Model} }
 
 // legacyKeys are the keys of the messages of a ralph before the autopilot
 // spelled its JSON as the loop does (snake_case). Messages are read with
@@ -158,6 +169,9 @@ func (t Task) Validate() error {
 	}
 	if t.EventsOffset < 0 {
 		errs = append(errs, fmt.Errorf("events_offset: %d is negative", t.EventsOffset))
+	}
+	if err := autopilot.CheckAgent(t.ID, t.Agent()); err != nil {
+		errs = append(errs, fmt.Errorf("backend, model: %w", err))
 	}
 	return invalid("task", t.ID, errs)
 }

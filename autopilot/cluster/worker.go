@@ -54,6 +54,9 @@ type WorkerJob struct {
 	Mark procgroup.Mark
 	// Pin is where Dir's repository is (Checkout.Pin), handed to the loop.
 	Pin git.Pin
+	// Agent is the backend and model the task names (Task.Agent), checked
+	// with the task; zero runs the configs'.
+	Agent autopilot.Agent
 }
 
 // WorkerLoop is one running loop of a worker's. Unlike autopilot.Handle,
@@ -688,6 +691,7 @@ func (w *Worker) writeJob(t Task, co Checkout) (WorkerJob, error) {
 		Continued:     co.Continued,
 		Mark:          procgroup.NewMark(),
 		Pin:           co.Pin,
+		Agent:         t.Agent(),
 	}
 	if err := writeLoopRecord(dir, job.Mark); err != nil {
 		return WorkerJob{}, fmt.Errorf("task %s's files: %w", t.ID, err)

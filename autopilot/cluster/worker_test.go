@@ -681,3 +681,30 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// A worker runs a task's loop with the agent the task names, and fails,
+// unrun, a task whose agent a coordinator should never have sent: the
+// message is checked here as the coordinator checked the tracker.
+func TestWorkerRunsATaskWithTheAgentItNames(t *testing.T) {
+	conn, ctx, url, base, res := workerFixture(t)
+	runner := newFakeRunner("", 1, nil)
+	startWorker(t, workerSetup{conn: conn, ackWait: 30 * time.Second, url: url, host: "host-1", runner: runner})
+
+	hostile := workerTask("hostile", url, base)
+	hostile.Model = "--dangerously-skip-permissions"
+	require.NoError(t, cluster.PublishUncheckedTask(ctx, conn.JetStream(), coordinatorKey, hostile))
+	r := nextResult(t, res)
+	assert.Equal(t, "hostile", r.TaskID)
+	assert.Equal(t, 3, r.ExitCode)
+	assert.Contains(t, r.Message, `model "--dangerously-skip-permissions" starts with "-"`)
+
+	named := workerTask("named", url, base)
+	named.Backend, named.Model = "codex", "gpt-5"
+	require.NoError(t, cluster.PublishTask(ctx, conn.JetStream(), coordinatorKey, named))
+	loop := nextLoop(t, runner)
+	assert.Equal(t, "named", loop.job.TaskID, "the hostile task never ran")
+	assert.Equal(t, autopilot.Agent{Backend: "codex", Model: "gpt-5"}, loop.job.Agent)
+	r = nextResult(t, res)
+	assert.Equal(t, "named", r.TaskID)
+	assert.Equal(t, 0, r.ExitCode)
+}

@@ -15,6 +15,7 @@ import (
 	workspacegit "github.com/ralph-loop/ralph/internal/git"
 	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/runfiles"
+	"github.com/ralph-loop/ralph/tasks"
 	"github.com/ralph-loop/ralph/view"
 )
 
@@ -25,13 +26,14 @@ type loopCmd struct {
 	Prompt         string                  `short:"p" placeholder:"TEXT" xor:"objective" help:"The objective, overriding event_loop.prompt."`
 	PromptFile     string                  `short:"P" placeholder:"FILE" xor:"objective" help:"Read the objective from FILE."`
 	Backend        string                  `placeholder:"NAME" help:"Agent backend, overriding cli.backend (claude, codex, gemini, opencode, pi, qwen, copilot, command, …)."`
+	Model          string                  `placeholder:"NAME" help:"Model, overriding cli.model (with --backend: that backend's model). Hats with a backend: of their own keep theirs."`
 	MaxIterations  flagvalue.AtLeastOne    `placeholder:"N" help:"Stop after N iterations, overriding event_loop.max_iterations."`
 	Spec           string                  `placeholder:"FILE" help:"Work through the checkboxes of FILE (SPEC mode; SPEC.md is used by itself when the config has no hats and no objective)."`
 	N              flagvalue.AtLeastOne    `short:"n" name:"n" placeholder:"N" help:"SPEC mode: run N iterations (default 1)."`
 	All            bool                    `help:"SPEC mode: run until every box is checked (at most 100 iterations)."`
 	MaxRuntime     flagvalue.RuntimeLimit  `placeholder:"DURATION" help:"Stop once the run has taken this long (90m, 2h30m, or seconds), overriding event_loop.max_runtime_seconds; 0 for no limit."`
 	StuckThreshold flagvalue.ZeroOrMore    `placeholder:"N" help:"End as stuck after N iterations without progress (in SPEC mode: without a newly checked box); default 3, 0 turns the check off."`
-	Resume         bool                    `xor:"mode" help:"Continue the run in .ralph/ where it stopped, as it was started (mode, spec, -c, -H, --set, --backend, limit flags); flags given now win, so a run that hit a limit goes on with a higher one."`
+	Resume         bool                    `xor:"mode" help:"Continue the run in .ralph/ where it stopped, as it was started (mode, spec, -c, -H, --set, --backend, --model, limit flags); flags given now win, so a run that hit a limit goes on with a higher one."`
 	Fresh          bool                    `xor:"mode" help:"Archive an unfinished run and start a new one."`
 	Wait           bool                    `help:"If another loop holds this workspace, wait for it instead of failing."`
 	Worktree       flagvalue.OptionalValue `placeholder:"[NAME]" help:"Run in a git worktree and on a branch of its own (<worktrees_dir>/.loops/NAME on ralph-loop/NAME, made from HEAD when missing), beside other loops or the autopilot; NAME is made from the objective when left out. -c, -P and -H files are read from here. ralph worktrees lists and cleans them."`
@@ -49,7 +51,7 @@ on the pending events, builds its prompt, runs the agent, reads the events it
 published (ralph emit, or <event topic="…"> tags in its last message), and
 decides whether to stop. The run's state lives in .ralph/; a run cut off at any
 point continues with --resume, as it was started (SPEC mode and its spec, -c,
--H, --set, --backend, limit flags); one that reached a limit goes on when the resume
+-H, --set, --backend, --model, limit flags); one that reached a limit goes on when the resume
 raises it (--max-iterations, --max-runtime, --stuck-threshold, or -n in SPEC
 mode), as its last message says.
 
@@ -108,6 +110,11 @@ func (c *loopCmd) Validate() error {
 	}
 	if len(limits) > 1 {
 		return fmt.Errorf("%s can't be used together: each sets how many iterations the run may take; give one", strings.Join(limits, " and "))
+	}
+	if c.Model != "" {
+		if err := tasks.ValidModel(c.Model); err != nil {
+			return fmt.Errorf("--model: %w", err)
+		}
 	}
 	if c.Resume && (c.Prompt != "" || c.PromptFile != "") {
 		return errors.New("--resume can't be used with -p or -P: a resumed run keeps the objective it started with; drop -p/-P, or start a new run with --fresh")

@@ -21,6 +21,7 @@ type runChoices struct {
 	prompt         string
 	promptFile     string
 	backend        string
+	model          string         // --model
 	maxIterations  int            // 0: not given
 	maxRuntime     *time.Duration // nil: not given; 0 means no limit
 	stuckThreshold *int           // nil: not given; 0 turns the check off
@@ -38,7 +39,7 @@ type runChoices struct {
 // choices reads the flags and, on --resume, the run's launch record.
 func (c *loopCmd) choices(dir string) (runChoices, error) {
 	ch := runChoices{configs: c.Config, hats: c.Hats, sets: c.Set, prompt: c.Prompt, promptFile: c.PromptFile,
-		backend: c.Backend, maxIterations: int(c.MaxIterations), maxRuntime: c.MaxRuntime.Value(),
+		backend: c.Backend, model: c.Model, maxIterations: int(c.MaxIterations), maxRuntime: c.MaxRuntime.Value(),
 		stuckThreshold: c.StuckThreshold.Value(), spec: c.Spec, n: int(c.N), all: c.All,
 		start: runfiles.StartNew, wait: c.Wait, pin: c.pin}
 	switch {
@@ -60,7 +61,7 @@ func (c *loopCmd) choices(dir string) (runChoices, error) {
 // resumeFrom fills in what the resume's command line leaves out with what
 // the run was started with (prev, nil when the run recorded nothing), so
 // it goes on as it was: in SPEC mode with its spec, with its -c files, -H
-// hats and --backend, and with the limits its flags set. What the resume's
+// hats, --backend and --model, and with the limits its flags set. What the resume's
 // flags say wins — that is how a run that hit a limit goes on with a
 // higher one — but not the spec: the run's objective is that spec's.
 func (ch *runChoices) resumeFrom(prev *runfiles.Launch, dir string) error {
@@ -80,6 +81,7 @@ func (ch *runChoices) resumeFrom(prev *runfiles.Launch, dir string) error {
 	ch.hats = cmp.Or(ch.hats, prev.Hats)
 	ch.sets = slices.Concat(prev.Sets, ch.sets)
 	ch.backend = cmp.Or(ch.backend, prev.Backend)
+	ch.model = cmp.Or(ch.model, prev.Model)
 	if ch.maxIterations == 0 && ch.n == 0 && !ch.all {
 		ch.maxIterations = prev.MaxIterations
 	}
@@ -116,7 +118,7 @@ func (ch *runChoices) checkSameSpec(prev *runfiles.Launch, dir string) error {
 // In SPEC mode the iteration limit always comes from the command line (-n,
 // --all, or one iteration), so it is recorded whichever way it was set.
 func (ch runChoices) launch(dir string, mode runMode, maxIterations int) *runfiles.Launch {
-	l := &runfiles.Launch{Mode: mode.kind, Hats: ch.hats, Sets: ch.sets, Backend: ch.backend,
+	l := &runfiles.Launch{Mode: mode.kind, Hats: ch.hats, Sets: ch.sets, Backend: ch.backend, Model: ch.model,
 		MaxIterations: ch.maxIterations, StuckThreshold: ch.stuckThreshold}
 	for _, c := range ch.configs {
 		l.Configs = append(l.Configs, relativeTo(dir, c))

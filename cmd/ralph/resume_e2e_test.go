@@ -259,3 +259,34 @@ func countEvents(evs []map[string]any, kind string) int {
 	}
 	return n
 }
+
+// --model is recorded with the run and kept on a resume, and a model that
+// could be read as a flag of the agent's is refused before anything runs.
+func TestResumeKeepsTheModel(t *testing.T) {
+	w := newWorkspace(t)
+	w.write("ralph.yml", twoHatConfig+agentCLI()+"  model: config-model\n")
+	w.script(twoHatScript())
+
+	r := w.ralph("loop", "--model=--dangerously-skip-permissions")
+	require.Equal(t, 3, r.code, r.stderr)
+	assert.Contains(t, r.stderr, `--model: model "--dangerously-skip-permissions" starts with "-"`)
+	assert.NoFileExists(t, filepath.Join(w.dir, ".ralph", "state.json"), "nothing ran")
+
+	r = w.ralph("loop", "--model", "flag-model", "--max-iterations", "2")
+	require.Equal(t, 2, r.code, r.stderr)
+	r = w.ralph("loop", "--resume", "--max-iterations", "10")
+	require.Equal(t, 0, r.code, r.stderr)
+	var models []string
+	for _, rec := range w.events() {
+		if rec.Err != nil || rec.Event.Topic != "iteration.finished" {
+			continue
+		}
+		var f struct {
+			Model string `json:"model"`
+		}
+		require.NoError(t, json.Unmarshal(rec.Event.Payload, &f))
+		models = append(models, f.Model)
+	}
+	assert.Equal(t, []string{"flag-model", "flag-model", "flag-model", "flag-model", "flag-model"}, models,
+		"every iteration, those after the resume too, ran with the model of the start")
+}

@@ -99,7 +99,8 @@ func engineOptions(g *globals, log *slog.Logger, ch runChoices) (engine.Options,
 		pin = ch.pin
 	}
 	conf := &confiner{launcher: ralphBin, stderr: g.stderr, pin: pin}
-	backend, perHat, agents, err := newBackends(cfg, ch.backend, redactor, conf)
+	cfg.CLI = overrideAgent(cfg.CLI, ch.backend, ch.model)
+	backend, perHat, agents, err := newBackends(cfg, redactor, conf)
 	if err != nil {
 		return engine.Options{}, nil, err
 	}
@@ -170,19 +171,16 @@ func warnTopology(g *globals, cfg *config.Config, reg *hats.Registry, path strin
 	return msgs
 }
 
-// newBackends makes the default backend (--backend, else cli:) and each
-// hat's own, and says how each hat's agent is confined (the default
-// backend's under "").
+// newBackends makes the default backend (cli:, as --backend and --model
+// changed it) and each hat's own, and says how each hat's agent is
+// confined (the default backend's under "").
 //
 // conf confines the agents as the config's sandbox sections say; nil runs
 // them unconfined (ralph validate, which judges the config, not the machine).
-func newBackends(cfg *config.Config, override string, redactor *redact.Redactor, conf *confiner) (*backends.Backend, map[string]engine.Backend, agentSandboxes, error) {
+func newBackends(cfg *config.Config, redactor *redact.Redactor, conf *confiner) (*backends.Backend, map[string]engine.Backend, agentSandboxes, error) {
 	grace := time.Duration(cfg.EventLoop.KillGraceSeconds) * time.Second
 	limits := outputLimits(cfg.EventLoop)
 	opts := backendOptions(cfg.CLI, grace)
-	if override != "" {
-		opts = backends.Options{Name: override, KillGrace: grace}
-	}
 	opts.Redactor, opts.Limits = redactor, limits
 	var err error
 	agents := agentSandboxes{}
@@ -215,6 +213,22 @@ func newBackends(cfg *config.Config, override string, redactor *redact.Redactor,
 		perHat[h.ID] = hb
 	}
 	return b, perHat, agents, nil
+}
+
+// overrideAgent is cli: as `ralph loop --backend` and --model change it
+// (the autopilot's way to run a task with the agent it names). Another
+// backend is that CLI bare: cli:'s command, args, env and model were
+// written for the one it names. The same backend keeps them. A model
+// replaces the model. Hats with a backend: of their own keep it: a hat's
+// agent is a choice made for its role, and a model is one CLI's name.
+func overrideAgent(c config.CLI, backend, model string) config.CLI {
+	if backend != "" && backend != c.Backend {
+		c = config.CLI{Backend: backend}
+	}
+	if model != "" {
+		c.Model = model
+	}
+	return c
 }
 
 // costLimitWarnings are engine.CostLimitWarnings for the backends cfg
