@@ -23,6 +23,11 @@ type iteration struct {
 	// signal, `ralph stop --now`, a failed write) rather than finished.
 	result      events.AgentResult
 	interrupted bool
+	// backend is the backend of the hat's chain the agent runs on;
+	// switched, when set, moves the iteration to another one (running
+	// decides, collecting records it).
+	backend  Backend
+	switched *runfiles.BackendSwitchedRecord
 }
 
 // outcome is how the iteration ended, as iteration.finished records it.
@@ -32,6 +37,8 @@ func (it *iteration) outcome() runfiles.Outcome {
 		return runfiles.OutcomeInterrupted
 	case it.result.Failure == events.FailureRateLimit:
 		return runfiles.OutcomeRateLimited
+	case it.switched != nil:
+		return runfiles.OutcomeSwitched
 	case it.result.Failed():
 		return runfiles.OutcomeFailure
 	}

@@ -123,6 +123,9 @@ type Options struct {
 	Hats      *hats.Registry // required
 	Backend   Backend        // required: the default backend
 	PerHat    map[string]Backend
+	// Fallback is the rest of each backend chain (cli.fallback), by the
+	// hat whose backend heads it ("" for the default backend's).
+	Fallback map[string]Fallback
 	// Prices are what the models cost, for the iterations whose agent does
 	// not report a cost itself; nil knows no prices, so those costs are
 	// unknown.

@@ -23,19 +23,29 @@ func (e *Engine) selecting() (runfiles.Phase, error) {
 		return e.dropExhausted(hat, e.ownOffsets(offsets))
 	}
 	n := e.st.Iteration + 1
-	backend := e.backendFor(hat.ID)
+	backend := e.pick(hat.ID)
 	prompt := hats.BuildPrompt(e.promptInput(hat, evs, offsets, n))
-	if err := e.append(runfiles.RalphEvent(runfiles.TopicIterationStarted, runfiles.IterationStartedRecord{
-		Iteration: n, Hat: hat.ID, Events: offsets, Confirming: confirming, Backend: backend.Name(), Sandbox: sandboxOf(backend)})); err != nil {
+	var lines []events.Event
+	switched := e.switchBack(hat.ID, n, backend)
+	if switched != nil {
+		lines = append(lines, runfiles.RalphEvent(runfiles.TopicBackendSwitched, *switched))
+	}
+	lines = append(lines, runfiles.RalphEvent(runfiles.TopicIterationStarted, runfiles.IterationStartedRecord{
+		Iteration: n, Hat: hat.ID, Events: offsets, Confirming: confirming, Backend: backend.Name(), Sandbox: sandboxOf(backend)}))
+	if err := e.append(lines...); err != nil {
 		return "", err
 	}
 	e.iter = iteration{
 		info: IterationInfo{N: n, Max: e.opts.Settings.MaxIterations, Hat: hat, Backend: backend.Name(), Sandbox: sandboxOf(backend),
 			Confirming: confirming, Prompt: prompt, Started: e.now()},
-		events: offsets,
+		events:  offsets,
+		backend: backend,
 	}
 	if err := e.saveAs(runfiles.PhaseRunning); err != nil {
 		return "", err
+	}
+	if switched != nil {
+		e.reportSwitch(*switched)
 	}
 	e.opts.Reporter.IterationStarted(e.iter.info)
 	return runfiles.PhaseRunning, nil
