@@ -93,7 +93,7 @@ func engineOptions(g *globals, log *slog.Logger, ch runChoices) (engine.Options,
 		pin = ch.pin
 	}
 	conf := &confiner{launcher: ralphBin, stderr: g.stderr, pin: pin}
-	backend, perHat, agents, err := newBackends(cfg, ch.backend, redactor, conf)
+	set, err := newBackends(cfg, ch.backend, redactor, conf)
 	if err != nil {
 		return engine.Options{}, nil, err
 	}
@@ -130,10 +130,11 @@ func engineOptions(g *globals, log *slog.Logger, ch runChoices) (engine.Options,
 		},
 		Repo:         workspacegit.NewPinnedWorkspace(workspacegit.Repo{Dir: g.Dir, Pin: pin}),
 		GitPin:       pin,
-		CheckSandbox: agents.checks(g.Dir),
+		CheckSandbox: set.agents.checks(g.Dir),
 		Hats:         reg,
-		Backend:      backend,
-		PerHat:       perHat,
+		Backend:      set.backend,
+		PerHat:       set.perHat,
+		Fallback:     set.fallback,
 		Prices:       pricing.Default().With(cfg.Pricing),
 		RalphBin:     ralphBin,
 		AgentEnv:     agentEnv(ralphBin, cfg.Redact),
@@ -163,51 +164,103 @@ func warnTopology(g *globals, cfg *config.Config, reg *hats.Registry, path strin
 	return msgs
 }
 
+// backendSet is every backend a run may use: the default (--backend, else
+// cli:), each hat's own, and the rest of each chain (cli.fallback, a hat's
+// backend fallback:), keyed as engine.Options.Fallback is.
+type backendSet struct {
+	backend  *backends.Backend
+	perHat   map[string]engine.Backend
+	fallback map[string]engine.Fallback
+	agents   agentSandboxes
+}
+
 // newBackends makes the default backend (--backend, else cli:) and each
-// hat's own, and says how each hat's agent is confined (the default
-// backend's under "").
+// hat's own, with their fallback chains, and says how each hat's agent is
+// confined (the default backend's under ""). --backend replaces cli:'s
+// whole chain: it names the one agent to run.
 //
 // conf confines the agents as the config's sandbox sections say; nil runs
 // them unconfined (ralph validate, which judges the config, not the machine).
-func newBackends(cfg *config.Config, override string, redactor *redact.Redactor, conf *confiner) (*backends.Backend, map[string]engine.Backend, agentSandboxes, error) {
+func newBackends(cfg *config.Config, override string, redactor *redact.Redactor, conf *confiner) (backendSet, error) {
 	grace := time.Duration(cfg.EventLoop.KillGraceSeconds) * time.Second
 	limits := outputLimits(cfg.EventLoop)
 	opts := backendOptions(cfg.CLI, grace)
+	chain := cfg.CLI
 	if override != "" {
 		opts = backends.Options{Name: override, KillGrace: grace}
+		chain = config.CLI{Backend: override}
 	}
 	opts.Redactor, opts.Limits = redactor, limits
 	var err error
-	agents := agentSandboxes{}
+	set := backendSet{perHat: map[string]engine.Backend{}, fallback: map[string]engine.Fallback{}, agents: agentSandboxes{}}
 	if opts.Sandbox, err = conf.agent(cfg.LoopSandbox()); err != nil {
-		return nil, nil, nil, err
+		return backendSet{}, err
 	}
-	agents[""] = opts.Sandbox
-	b, err := backends.NewChecked(opts)
-	if err != nil {
-		return nil, nil, nil, err
+	set.agents[""] = opts.Sandbox
+	var fb engine.Fallback
+	if set.backend, fb, err = newChain(opts, chain, cfg.CLI); err != nil {
+		return backendSet{}, err
 	}
-	perHat := map[string]engine.Backend{}
+	if len(fb.Backends) > 0 {
+		set.fallback[""] = fb
+	}
 	for _, h := range cfg.Hats {
 		if h.Backend == nil && h.Sandbox == nil {
 			continue
 		}
-		hopts := opts
+		hopts, hchain := opts, chain
 		if h.Backend != nil {
-			hopts = backendOptions(*h.Backend, grace)
+			hopts, hchain = backendOptions(*h.Backend, grace), *h.Backend
 			hopts.Redactor, hopts.Limits = redactor, limits
 		}
 		if hopts.Sandbox, err = conf.agent(cfg.HatSandbox(h)); err != nil {
-			return nil, nil, nil, fmt.Errorf("hat %s: %w", h.ID, err)
+			return backendSet{}, fmt.Errorf("hat %s: %w", h.ID, err)
 		}
-		agents[h.ID] = hopts.Sandbox
-		hb, err := backends.NewChecked(hopts)
+		set.agents[h.ID] = hopts.Sandbox
+		hb, hfb, err := newChain(hopts, hchain, cfg.CLI)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("hat %s: %w", h.ID, err)
+			return backendSet{}, fmt.Errorf("hat %s: %w", h.ID, err)
 		}
-		perHat[h.ID] = hb
+		set.perHat[h.ID] = hb
+		if len(hfb.Backends) > 0 {
+			set.fallback[h.ID] = hfb
+		}
 	}
-	return b, perHat, agents, nil
+	return set, nil
+}
+
+// newChain makes the backend head describes and the rest of its chain
+// (chain.Fallback), each entry with head's sandbox, limits and redaction.
+// A chain may run as long as one of its CLIs is installed: a missing one
+// is skipped when its turn comes (engine: backend.switched, unavailable).
+// With no chain, or none installed, the head's binary must be there, as
+// before chains.
+func newChain(head backends.Options, chain, top config.CLI) (*backends.Backend, engine.Fallback, error) {
+	if len(chain.Fallback) == 0 {
+		b, err := backends.NewChecked(head)
+		return b, engine.Fallback{}, err
+	}
+	b, err := backends.New(head)
+	if err != nil {
+		return nil, engine.Fallback{}, &backends.SetupError{Err: err, Fix: "set cli.backend in ralph.yml or pass --backend; `ralph doctor` lists what is installed"}
+	}
+	fb := engine.Fallback{After: chain.FallbackAfter(top)}
+	installed := b.Check() == nil
+	for _, c := range chain.Fallback {
+		opts := backendOptions(c, head.KillGrace)
+		opts.Redactor, opts.Limits, opts.Sandbox = head.Redactor, head.Limits, head.Sandbox
+		fbk, err := backends.New(opts)
+		if err != nil {
+			return nil, engine.Fallback{}, &backends.SetupError{Err: err, Fix: "fix the entry of fallback; `ralph doctor` lists what is installed"}
+		}
+		installed = installed || fbk.Check() == nil
+		fb.Backends = append(fb.Backends, fbk)
+	}
+	if !installed {
+		_, err := backends.NewChecked(head) // says what to install
+		return nil, engine.Fallback{}, err
+	}
+	return b, fb, nil
 }
 
 // costLimitWarnings are engine.CostLimitWarnings for the backends cfg
