@@ -163,6 +163,7 @@ var describers = map[string]describer{
 	runfiles.TopicRateLimited: describeAs(func(p viewRateLimited) string {
 		return strings.TrimSuffix("waiting "+humanDuration(time.Duration(p.WaitMS)*time.Millisecond)+": "+p.Message, ": ")
 	}),
+	runfiles.TopicBackendSwitched: describeAs(SwitchText),
 	runfiles.TopicCompletionConfirm: describeAs(func(p viewConfirming) string {
 		return "confirming the claim: " + p.Claim
 	}),

@@ -94,7 +94,12 @@ type Loop struct {
 	CostSource  runfiles.CostSource `json:"cost_source,omitempty"`
 	CostUnknown bool                `json:"cost_unknown,omitempty"`
 	CostText    string              `json:"cost_text"`
-	LastEvent   string              `json:"last_event,omitempty"`
+	// ByBackend is what each backend's finished iterations used, when a
+	// fallback chain (cli.fallback) moved the run between backends;
+	// ByBackendText words it as ralph does.
+	ByBackend     map[string]runfiles.BackendTotal `json:"by_backend,omitempty"`
+	ByBackendText string                           `json:"by_backend_text,omitempty"`
+	LastEvent     string                           `json:"last_event,omitempty"`
 	// Question is what the run waits on a person to answer.
 	Question *runfiles.Question    `json:"question,omitempty"`
 	Ended    *runfiles.Termination `json:"ended,omitempty"`
@@ -174,6 +179,9 @@ func (r *Reader) loop(l *view.LoopView) *Loop {
 		CostSource: total.Cost().Source(), CostUnknown: total.CostUnknown, CostText: view.CostText(total.Cost()), LastEvent: run.LastEvent,
 		Question: run.Question, Ended: run.Ended, Gone: run.Gone, Hats: l.Hats, Graph: r.graphs.Of(l),
 		Activity: l.Activity}
+	if text := view.BackendList(run.ByBackend); text != "" {
+		lp.ByBackend, lp.ByBackendText = run.ByBackend, text
+	}
 	if run.Ended != nil {
 		ended := *run.Ended
 		ended.Message = view.EndMessage(ended)
