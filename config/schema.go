@@ -268,6 +268,7 @@ var schemaShapes = map[string]schema{
 	"event_loop.required_events":          ref("stringOrList"),
 	"cli.backend":                         {"enum": backendEnum()},
 	"cli.prompt_mode":                     {"enum": []string{"arg", "stdin"}},
+	"cli.fallback_after_seconds":          {"type": "integer", "minimum": 1, "default": DefaultFallbackAfterSeconds},
 	"cli.fallback":                        {"anyOf": []schema{ref("fallbackEntry"), {"type": "array", "items": ref("fallbackEntry")}}},
 	"human.on_timeout":                    {"enum": OnTimeoutModes, "default": "continue"},
 	"hat.triggers":                        ref("stringOrList"),
