@@ -264,13 +264,16 @@ func newChain(head backends.Options, chain, top config.CLI) (*backends.Backend, 
 }
 
 // costLimitWarnings are engine.CostLimitWarnings for the backends cfg
-// names, for `ralph validate` (a backend that cannot be made is validate's
+// names, their fallbacks included, for `ralph validate` (a backend that cannot be made is validate's
 // own problem to report, not this check's).
 func costLimitWarnings(cfg *config.Config) []string {
 	var all []engine.Backend
 	for _, h := range append([]config.Hat{{Backend: &cfg.CLI}}, cfg.Hats...) {
-		if b, err := backends.New(backendOptions(*cmp.Or(h.Backend, &cfg.CLI), 0)); err == nil {
-			all = append(all, b)
+		head := *cmp.Or(h.Backend, &cfg.CLI)
+		for _, c := range append([]config.CLI{head}, head.Fallback...) {
+			if b, err := backends.New(backendOptions(c, 0)); err == nil {
+				all = append(all, b)
+			}
 		}
 	}
 	return engine.CostLimitWarnings(cfg.EventLoop.MaxCostUSD, pricing.Default().With(cfg.Pricing), all...)
