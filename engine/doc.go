@@ -24,15 +24,15 @@
 // The loop ([Engine.Run]) moves through these phases ([runfiles.Phase], which
 // the checkpoint records), one method each:
 //
-//	starting       → settling                                  open or resume the run
-//	settling       → checking | terminating                    decide undecided events, publish an iteration's consequences
-//	checking       → selecting | awaiting_human | terminating  termination conditions, in the order of the exit-code table
-//	awaiting_human → checking | terminating                    a question waits for a person: the answer, a stop, a signal or the deadline
-//	selecting      → running | settling                        choose the hat, build the prompt, append iteration.started (settling: the hat reached max_activations)
-//	running        → collecting                                run the agent
-//	waiting        → checking | terminating                    a rate limit: wait for the reset, then repeat the iteration (terminating: a signal)
+//	starting       → settling                                     open or resume the run
+//	settling       → checking | terminating                       decide undecided events, publish an iteration's consequences
+//	checking       → selecting | awaiting_human | terminating     termination conditions, in the order of the exit-code table
+//	awaiting_human → checking | terminating                       a question waits for a person: the answer, a stop, a signal or the deadline
+//	selecting      → running | settling                           choose the hat and its backend, build the prompt, append iteration.started (settling: the hat reached max_activations)
+//	running        → collecting                                   run the agent
+//	waiting        → checking | terminating                       a rate limit: wait for the reset, then repeat the iteration (terminating: a signal)
 //	collecting     → settling | waiting | checking | terminating  append tag events and iteration.finished (waiting: a rate limit; checking: backend.switched; terminating: a fatal error)
-//	terminating    → done                                      append loop.terminate
+//	terminating    → done                                         append loop.terminate
 //
 // Completion is judged in settling, before limits are checked, so a run that
 // completes on its last allowed iteration succeeds. Iterations that confirm a
