@@ -27,6 +27,9 @@ func (e *Engine) collecting() (runfiles.Phase, error) {
 	switch {
 	case it.switched != nil:
 		lines = append(lines, runfiles.RalphEvent(runfiles.TopicBackendSwitched, *it.switched))
+		if !it.switchWait.IsZero() {
+			lines = append(lines, runfiles.RalphEvent(runfiles.TopicRateLimited, e.switchWaitRecord()))
+		}
 	case outcome == runfiles.OutcomeRateLimited:
 		lines = append(lines, runfiles.RalphEvent(runfiles.TopicRateLimited, e.rateLimitRecord()))
 	}
@@ -58,9 +61,13 @@ func (e *Engine) collecting() (runfiles.Phase, error) {
 		return runfiles.PhaseTerminating, e.saveAs(runfiles.PhaseTerminating)
 	case it.switched != nil:
 		// The same iteration runs again, on the next backend: selecting
-		// picks it, as the fold of backend.switched says.
+		// picks it, as the fold of backend.switched says; once it is
+		// back, when it is out too.
 		e.reportSwitch(*it.switched)
 		e.rateWaits = 0
+		if !it.switchWait.IsZero() {
+			return runfiles.PhaseWaiting, e.saveAs(runfiles.PhaseWaiting)
+		}
 		return runfiles.PhaseChecking, nil
 	case outcome == runfiles.OutcomeRateLimited:
 		return runfiles.PhaseWaiting, e.saveAs(runfiles.PhaseWaiting)

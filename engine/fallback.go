@@ -117,11 +117,47 @@ func (e *Engine) switchFor(res events.AgentResult, runErr error) *runfiles.Backe
 		return nil
 	}
 	next := e.nextAfter(info.Hat.ID, info.Backend)
+	if next == nil && r.Reason != runfiles.SwitchRateLimit {
+		// Every other backend of the chain is limited: the provider's
+		// failure waits for the first of them to come back, as a limit
+		// with no backend to go on with waits for the earliest reset.
+		next, e.iter.switchWait = e.soonestBack(info.Hat.ID, info.Backend)
+	}
 	if next == nil {
 		return nil
 	}
 	r.To = next.Name()
 	return r
+}
+
+// soonestBack is the backend of hat's chain, other than cur, whose reset
+// comes first, and when; nil when none of them has a reset (they are out
+// until the run is resumed).
+func (e *Engine) soonestBack(hatID, cur string) (Backend, time.Time) {
+	chain, _ := e.chain(hatID)
+	var soonest Backend
+	var at time.Time
+	for _, b := range chain {
+		u, ok := e.st.Unavailable[b.Name()]
+		if b.Name() == cur || !ok || u.Until.IsZero() {
+			continue
+		}
+		if soonest == nil || u.Until.Before(at) {
+			soonest, at = b, u.Until
+		}
+	}
+	return soonest, at
+}
+
+// switchWaitRecord is the agent.rate_limited line of an iteration whose
+// chain has no backend available now: the run waits until the one it
+// switched to comes back.
+func (e *Engine) switchWaitRecord() runfiles.RateLimitedRecord {
+	it := e.iter
+	wait := max(it.switchWait.Sub(e.now())+time.Second, time.Second)
+	return runfiles.RateLimitedRecord{Iteration: it.info.N, Hat: it.info.Hat.ID, Backend: it.switched.To,
+		Message: "every backend of the chain is out; waiting for " + it.switched.To,
+		ResetAt: it.switchWait.UTC().Format(time.RFC3339), WaitMS: wait.Milliseconds()}
 }
 
 // switchBack is the backend.switched line of an iteration whose chain

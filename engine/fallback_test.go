@@ -233,3 +233,35 @@ func foldLog(t *testing.T, dir string) *runfiles.RunState {
 	}
 	return st
 }
+
+// The primary is limited for an hour and the fallback's credentials are
+// refused: no backend is left, so the run waits for the primary's reset
+// rather than ending.
+func TestFallbackWithNoBackendLeftWaitsForTheFirstToComeBack(t *testing.T) {
+	dir, clock := t.TempDir(), newClock()
+	ctx, cancel := context.WithCancel(t.Context())
+	primary := named{&fakeBackend{turns: []turn{{result: limitedFor(clock, time.Hour)}}}, "claude"}
+	auth := events.AgentResult{ExitCode: 1, Failure: events.FailureAuth, FailureMessage: "not logged in"}
+	codex := named{&fakeBackend{turns: []turn{{result: auth}}}, "codex"}
+	reporter := &waitRecorder{onWait: cancel}
+	out, err := newTestEngine(t, dir, primary, settings(), withChain(clock, codex),
+		func(o *Options) { o.Reporter = reporter }).Run(ctx)
+	require.NoError(t, err, "not fatal: claude comes back")
+	assert.Equal(t, runfiles.ReasonInterrupted, out.Reason, "interrupted during the wait")
+	require.Len(t, reporter.waits, 1)
+	assert.InDelta(t, time.Hour.Seconds(), reporter.waits[0].Seconds(), 2)
+	sw := switches(t, dir)
+	require.Len(t, sw, 2)
+	assert.Equal(t, runfiles.BackendSwitchedRecord{Iteration: 1, Hat: "ralph", From: "codex", To: "claude",
+		Reason: runfiles.SwitchAuth, Message: "not logged in"}, sw[1])
+
+	// Two hours later the run goes on, on claude.
+	clock.jump(2 * time.Hour)()
+	primary2, codex2 := named{happy(), "claude"}, named{happy(), "codex"}
+	out, err = newTestEngine(t, dir, primary2, settings(), withChain(clock, codex2),
+		func(o *Options) { o.Start = runfiles.StartResume }).Run(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, runfiles.ReasonCompleted, out.Reason)
+	assert.Equal(t, []string{"ralph", "builder", "reviewer"}, primary2.hats)
+	assert.Empty(t, codex2.hats)
+}

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"time"
+
 	"github.com/ralph-loop/ralph/engine/checklist"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/runfiles"
@@ -28,6 +30,9 @@ type iteration struct {
 	// decides, collecting records it).
 	backend  Backend
 	switched *runfiles.BackendSwitchedRecord
+	// switchWait is when the backend switched to comes back, when it is
+	// out too (every backend of the chain is): the run waits until then.
+	switchWait time.Time
 }
 
 // outcome is how the iteration ended, as iteration.finished records it.

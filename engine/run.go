@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
@@ -56,7 +57,7 @@ func (e *Engine) running(ctx context.Context) (runfiles.Phase, error) {
 		}
 	}()
 	rawErr := raw.Close()
-	it.result, it.interrupted, it.switched = res, false, nil
+	it.result, it.interrupted, it.switched, it.switchWait = res, false, nil, time.Time{}
 	switch {
 	case rawErr != nil:
 		it.interrupted = true
