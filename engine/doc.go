@@ -56,8 +56,10 @@
 // and a resume is how they say so; retrying on every iteration would cost
 // an agent start each time). Selecting appends backend.switched too when
 // the chain moves back to an earlier backend whose reset passed. With no
-// backend of the chain available, a rate limit waits for the earliest
-// reset of the chain and an auth failure ends the run, as without one.
+// backend of the chain available, the iteration waits for the earliest
+// reset of the chain (agent.rate_limited, waiting), after a rate limit and
+// a provider's failure alike; an auth failure ends the run only when no
+// backend of the chain will come back.
 //
 // # Confined runs and ralph's git
 //
