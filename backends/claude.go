@@ -114,8 +114,11 @@ var claudeToolKinds = map[string]events.ToolKind{
 // "cli.js:401:12" must not read as HTTP 401.
 var (
 	claudeRateLimitText = regexp.MustCompile(`(?i)rate[ _-]?limit|usage limit|hit your limit|too many requests|out of extra usage|api error: 429`)
-	claudeAuthText      = regexp.MustCompile(`(?i)invalid api key|/login|authentication_error|authentication_failed|oauth token (has )?expired|not logged in|invalid x-api-key|api error: 401|credit balance is too low`)
-	claudeLegacyLimit   = regexp.MustCompile(`usage limit reached\|(\d{9,13})`)
+	// claudeOverloadedText is Anthropic's 529 overloaded_error, which
+	// Claude Code has already retried by the time it reports it.
+	claudeOverloadedText = regexp.MustCompile(`(?i)overloaded_error|\boverloaded\b|api error: 529`)
+	claudeAuthText       = regexp.MustCompile(`(?i)invalid api key|/login|authentication_error|authentication_failed|oauth token (has )?expired|not logged in|invalid x-api-key|api error: 401|credit balance is too low`)
+	claudeLegacyLimit    = regexp.MustCompile(`usage limit reached\|(\d{9,13})`)
 )
 
 // claudeLine is any stream-json line; each type uses some of the fields.
@@ -349,7 +352,8 @@ const claudeAuthHint = "run `claude /login`, or set ANTHROPIC_API_KEY"
 
 // claudeFailureKind classifies an error the output reports. Billing errors
 // count as auth failures: like missing credentials, retrying cannot help
-// until a human acts.
+// until a human acts. An overloaded service, which Claude Code has retried
+// already, is the provider's failure: another backend may do the work.
 func claudeFailureKind(assistantErr string, status int, msg string, rejected bool) events.FailureKind {
 	switch {
 	case rejected, assistantErr == "rate_limit", status == 429, claudeRateLimitText.MatchString(msg):
@@ -357,6 +361,8 @@ func claudeFailureKind(assistantErr string, status int, msg string, rejected boo
 	case assistantErr == "authentication_failed", assistantErr == "billing_error", status == 401,
 		claudeAuthText.MatchString(msg):
 		return events.FailureAuth
+	case assistantErr == "overloaded", status == 529, claudeOverloadedText.MatchString(msg):
+		return events.FailureProvider
 	default:
 		return events.FailureAgent
 	}

@@ -226,6 +226,12 @@ func TestParseClaudeVerdicts(t *testing.T) {
 			failure: events.FailureAuth, message: "Your token expired",
 		},
 		{
+			name: "an overloaded service after Claude Code's retries is the provider's failure",
+			stream: []string{claudeInit,
+				`{"type":"result","subtype":"success","is_error":true,"api_error_status":529,"result":"API Error: 529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}"}`},
+			failure: events.FailureProvider, message: `claude reported an error: API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`,
+		},
+		{
 			name: "max turns",
 			stream: []string{claudeInit,
 				`{"type":"result","subtype":"error_max_turns","is_error":true,"num_turns":10,"total_cost_usd":0.5,"usage":{"input_tokens":5,"output_tokens":5}}`},

@@ -168,12 +168,17 @@ func LoadLayers(layers ...Layer) (*Config, error) {
 // in a config that was not on disk they mean nothing certain.
 func (c *Config) RelativeCommands() []string {
 	var cmds []string
-	if isRelativePath(c.CLI.Command) {
-		cmds = append(cmds, c.CLI.Command)
+	add := func(b CLI) {
+		for _, c := range append([]CLI{b}, b.Fallback...) {
+			if isRelativePath(c.Command) && !slices.Contains(cmds, c.Command) {
+				cmds = append(cmds, c.Command)
+			}
+		}
 	}
+	add(c.CLI)
 	for _, h := range c.Hats {
-		if h.Backend != nil && isRelativePath(h.Backend.Command) && !slices.Contains(cmds, h.Backend.Command) {
-			cmds = append(cmds, h.Backend.Command)
+		if h.Backend != nil {
+			add(*h.Backend)
 		}
 	}
 	return cmds

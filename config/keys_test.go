@@ -15,13 +15,14 @@ import (
 func TestKeyTablesMatchTags(t *testing.T) {
 	l, c, h := newLoader(), Default(), Hat{}
 	var at *yaml.Node
+	var chain []chainEntry
 	tests := []struct {
 		name   string
 		typ    any
 		fields []field
 	}{
 		{"event_loop", EventLoop{}, l.eventLoopFields(c)},
-		{"cli", CLI{}, l.cliFields(&c.CLI, map[string]bool{}, &at, false)},
+		{"cli", CLI{}, append(l.cliFields(&c.CLI, map[string]bool{}, &at, false), l.fallbackFields(&c.CLI, map[string]bool{}, &chain)...)},
 		{"hat", Hat{}, l.hatFields(&h, c.CLI)},
 		{"autopilot", Autopilot{}, l.autopilotFields(&c.Autopilot)},
 		{"autopilot.source", TaskSource{}, l.taskSourceFields(&c.Autopilot.Source)},

@@ -104,6 +104,12 @@ func schemaDefs() schema {
 		hatBackend[k] = schema{"description": "The backend's name, as backend: (" + k + ": is ralph-orchestrator's spelling).", "enum": backendEnum()}
 	}
 	addIgnored(hatBackend, orchestratorHatBackendKeys)
+	fallbackBackend := cloneSchema(hatBackend)
+	delete(fallbackBackend, "fallback")
+	delete(fallbackBackend, "fallback_after_seconds")
+	for _, k := range orchestratorHatBackendKeys {
+		delete(fallbackBackend, k)
+	}
 	eventLoop := sectionProperties("event_loop", reflect.TypeFor[EventLoop]())
 	addIgnored(eventLoop, orchestratorEventLoopKeys)
 	hat := sectionProperties("hat", reflect.TypeFor[Hat]())
@@ -126,18 +132,23 @@ func schemaDefs() schema {
 	return schema{
 		"price": withDoc(schema{"type": "object", "additionalProperties": false, "properties": price,
 			"anyOf": []schema{{"required": []string{"input", "output"}}, {"required": []string{"per_request"}}}}, "price"),
-		"hook":       hook,
-		"cluster":    object(cluster, "autopilot.cluster"),
-		"pr":         object(pullRequests, "autopilot.pr"),
-		"sandbox":    object(sandbox, "sandbox"),
-		"autopilot":  object(autopilot, "autopilot"),
-		"taskSource": object(taskSource, "autopilot.source"),
-		"event_loop": object(eventLoop, "event_loop"),
-		"cli":        object(cli, "cli"),
-		"hatBackend": object(hatBackend, "hat.backend"),
-		"hat":        object(hat, "hat"),
-		"memories":   object(memories, "memories"),
-		"human":      object(human, "human"),
+		"hook":            hook,
+		"cluster":         object(cluster, "autopilot.cluster"),
+		"pr":              object(pullRequests, "autopilot.pr"),
+		"sandbox":         object(sandbox, "sandbox"),
+		"autopilot":       object(autopilot, "autopilot"),
+		"taskSource":      object(taskSource, "autopilot.source"),
+		"event_loop":      object(eventLoop, "event_loop"),
+		"cli":             object(cli, "cli"),
+		"hatBackend":      object(hatBackend, "hat.backend"),
+		"fallbackBackend": object(fallbackBackend, "cli.fallback[]"),
+		"fallbackEntry": schema{"anyOf": []schema{
+			{"enum": backendEnum(), "description": "A backend by name, with its defaults."},
+			ref("fallbackBackend"),
+		}},
+		"hat":      object(hat, "hat"),
+		"memories": object(memories, "memories"),
+		"human":    object(human, "human"),
 		"criterion": func() schema {
 			s := object(criterion, "criterion")
 			s["required"] = []string{"type"}
@@ -257,6 +268,8 @@ var schemaShapes = map[string]schema{
 	"event_loop.required_events":          ref("stringOrList"),
 	"cli.backend":                         {"enum": backendEnum()},
 	"cli.prompt_mode":                     {"enum": []string{"arg", "stdin"}},
+	"cli.fallback_after_seconds":          {"type": "integer", "minimum": 1, "default": DefaultFallbackAfterSeconds},
+	"cli.fallback":                        {"anyOf": []schema{ref("fallbackEntry"), {"type": "array", "items": ref("fallbackEntry")}}},
 	"human.on_timeout":                    {"enum": OnTimeoutModes, "default": "continue"},
 	"hat.triggers":                        ref("stringOrList"),
 	"hat.publishes":                       ref("stringOrList"),

@@ -28,6 +28,10 @@ func TestSchemaKeysMatchLoader(t *testing.T) {
 
 	l, c, h := newLoader(), Default(), Hat{}
 	var at *yaml.Node
+	var chain []chainEntry
+	chained := func(fields []field) []string {
+		return fieldKeys(append(fields, l.fallbackFields(&c.CLI, map[string]bool{}, &chain)...))
+	}
 	spec := criterionKeys(l)
 	top := []string{"event_loop", "cli", "hats", "acceptance_criteria", "gates", "memories", "human", "autopilot", "redact", "budget", "pricing", "sandbox"}
 	for _, f := range flatKeys {
@@ -39,8 +43,9 @@ func TestSchemaKeysMatchLoader(t *testing.T) {
 		ignored []string
 	}{
 		{"event_loop", fieldKeys(l.eventLoopFields(c)), orchestratorEventLoopKeys},
-		{"cli", fieldKeys(l.cliFields(&c.CLI, map[string]bool{}, &at, false)), orchestratorCLIKeys},
-		{"hatBackend", fieldKeys(l.cliFields(&c.CLI, map[string]bool{}, &at, true)), orchestratorHatBackendKeys},
+		{"cli", chained(l.cliFields(&c.CLI, map[string]bool{}, &at, false)), orchestratorCLIKeys},
+		{"hatBackend", chained(l.cliFields(&c.CLI, map[string]bool{}, &at, true)), orchestratorHatBackendKeys},
+		{"fallbackBackend", fieldKeys(l.cliFields(&c.CLI, map[string]bool{}, &at, true)), nil},
 		{"hat", fieldKeys(l.hatFields(&h, c.CLI)), orchestratorHatKeys},
 		{"criterion", spec, nil},
 		{"memories", []string{"enabled", "budget", "shared"}, orchestratorMemoriesKeys},

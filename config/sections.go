@@ -130,8 +130,10 @@ func (l *loader) setConfirmations(dst *int) func(*yaml.Node, string) {
 // topCLI decodes the cli: section over the default.
 func (l *loader) topCLI(n *yaml.Node, def CLI) CLI {
 	c, set, at := def, map[string]bool{}, (*yaml.Node)(nil)
-	l.section(n, "cli", l.cliFields(&c, set, &at, false), orchestratorCLIKeys)
+	var chain []chainEntry
+	l.section(n, "cli", append(l.cliFields(&c, set, &at, false), l.fallbackFields(&c, set, &chain)...), orchestratorCLIKeys)
 	l.checkCommand(c, at, "cli")
+	l.checkChain(c, chain, "cli")
 	return c
 }
 
@@ -393,11 +395,13 @@ func (l *loader) hatBackend(n *yaml.Node, path string, cli CLI) *CLI {
 	case yaml.MappingNode:
 		var c CLI
 		set, at := map[string]bool{}, (*yaml.Node)(nil)
-		l.section(n, path, l.cliFields(&c, set, &at, true), orchestratorHatBackendKeys)
+		var chain []chainEntry
+		l.section(n, path, append(l.cliFields(&c, set, &at, true), l.fallbackFields(&c, set, &chain)...), orchestratorHatBackendKeys)
 		if !set["backend"] {
 			c = overlay(cli, c, set)
 		}
 		l.checkCommand(c, at, path)
+		l.checkChain(c, chain, path)
 		return &c
 	case yaml.DocumentNode, yaml.SequenceNode, yaml.AliasNode:
 		// Not a backend: reported below.
@@ -426,6 +430,13 @@ func overlay(base, over CLI, set map[string]bool) CLI {
 	}
 	if set["model"] {
 		c.Model = over.Model
+	}
+	c.Fallback = slices.Clone(base.Fallback)
+	if set["fallback"] {
+		c.Fallback = over.Fallback
+	}
+	if set["fallback_after_seconds"] {
+		c.FallbackAfterSeconds = over.FallbackAfterSeconds
 	}
 	c.Env = nil
 	if len(base.Env)+len(over.Env) > 0 {

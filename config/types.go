@@ -1,6 +1,9 @@
 package config
 
 import (
+	"cmp"
+	"time"
+
 	"github.com/ralph-loop/ralph/criteria"
 	"github.com/ralph-loop/ralph/pricing"
 )
@@ -140,6 +143,27 @@ type CLI struct {
 	PromptFlag string            `yaml:"prompt_flag"`
 	Env        map[string]string `yaml:"env"`
 	Model      string            `yaml:"model"`
+	// Fallback is the rest of the chain this backend heads: the backends
+	// tried in order when it hits a rate limit whose reset is further away
+	// than FallbackAfterSeconds, or fails for the provider's sake. Each
+	// entry is written as a hat's backend: is (a name, or a mapping with
+	// name:), without a fallback of its own; a chain has each backend once.
+	Fallback []CLI `yaml:"fallback"`
+	// FallbackAfterSeconds: a rate limit that lifts sooner is waited for;
+	// 0 is unset: a hat's backend takes cli's, and cli's is
+	// DefaultFallbackAfterSeconds (see FallbackAfter).
+	FallbackAfterSeconds int `yaml:"fallback_after_seconds"`
+}
+
+// DefaultFallbackAfterSeconds is cli.fallback_after_seconds' default: ten
+// minutes is less than an agent's iteration costs in waiting, and more
+// than the per-minute limits providers lift on their own.
+const DefaultFallbackAfterSeconds = 600
+
+// FallbackAfter is how far away a rate limit's reset must be for the chain
+// that c heads to move on: c's own, else cli's (top), else the default.
+func (c CLI) FallbackAfter(top CLI) time.Duration {
+	return time.Duration(cmp.Or(c.FallbackAfterSeconds, top.FallbackAfterSeconds, DefaultFallbackAfterSeconds)) * time.Second
 }
 
 // Hat is one entry under hats:.

@@ -89,6 +89,9 @@ func describeCLI(c CLI) string {
 		slices.Sort(names)
 		parts = append(parts, "env "+strings.Join(names, ", "))
 	}
+	for _, f := range c.Fallback {
+		parts = append(parts, "fallback ("+describeCLI(f)+")")
+	}
 	return strings.Join(parts, ", ")
 }
 

@@ -15,7 +15,7 @@ func (e *Engine) collecting() (runfiles.Phase, error) {
 	it := &e.iter
 	res, info := it.result, it.info
 	outcome := it.outcome()
-	info.Cost = priceIteration(e.opts.Prices, res, e.backendFor(info.Hat.ID))
+	info.Cost = priceIteration(e.opts.Prices, res, it.backend)
 	res.CostUSD = info.Cost.USD
 	var lines []events.Event
 	if outcome == runfiles.OutcomeSuccess || outcome == runfiles.OutcomeFailure {
@@ -24,7 +24,13 @@ func (e *Engine) collecting() (runfiles.Phase, error) {
 		}
 		lines = append(lines, e.tagEvents(res.FinalText)...)
 	}
-	if outcome == runfiles.OutcomeRateLimited {
+	switch {
+	case it.switched != nil:
+		lines = append(lines, runfiles.RalphEvent(runfiles.TopicBackendSwitched, *it.switched))
+		if !it.switchWait.IsZero() {
+			lines = append(lines, runfiles.RalphEvent(runfiles.TopicRateLimited, e.switchWaitRecord()))
+		}
+	case outcome == runfiles.OutcomeRateLimited:
 		lines = append(lines, runfiles.RalphEvent(runfiles.TopicRateLimited, e.rateLimitRecord()))
 	}
 	// Read with a context of its own: the run's may be cancelled, and
@@ -53,6 +59,16 @@ func (e *Engine) collecting() (runfiles.Phase, error) {
 	switch {
 	case e.ending != nil:
 		return runfiles.PhaseTerminating, e.saveAs(runfiles.PhaseTerminating)
+	case it.switched != nil:
+		// The same iteration runs again, on the next backend: selecting
+		// picks it, as the fold of backend.switched says; once it is
+		// back, when it is out too.
+		e.reportSwitch(*it.switched)
+		e.rateWaits = 0
+		if !it.switchWait.IsZero() {
+			return runfiles.PhaseWaiting, e.saveAs(runfiles.PhaseWaiting)
+		}
+		return runfiles.PhaseChecking, nil
 	case outcome == runfiles.OutcomeRateLimited:
 		return runfiles.PhaseWaiting, e.saveAs(runfiles.PhaseWaiting)
 	}

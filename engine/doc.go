@@ -24,22 +24,43 @@
 // The loop ([Engine.Run]) moves through these phases ([runfiles.Phase], which
 // the checkpoint records), one method each:
 //
-//	starting       → settling                                  open or resume the run
-//	settling       → checking | terminating                    decide undecided events, publish an iteration's consequences
+//	starting       → settling                                           open or resume the run
+//	settling       → checking | terminating                             decide undecided events, publish an iteration's consequences
 //	checking       → selecting | awaiting_human | pacing | terminating  termination conditions, in the order of the exit-code table (pacing: the next iteration would exceed a pacing budget)
-//	pacing         → checking | terminating                    append loop.paced, wait until the budget's window allows the next iteration (terminating: a signal; pace.go)
-//	awaiting_human → checking | terminating                    a question waits for a person: the answer, a stop, a signal or the deadline
-//	selecting      → running | settling                        choose the hat, build the prompt, append iteration.started (settling: the hat reached max_activations)
-//	running        → collecting                                run the agent
-//	waiting        → checking | terminating                    a rate limit: wait for the reset, then repeat the iteration (terminating: a signal)
-//	collecting     → settling | waiting | terminating          append tag events and iteration.finished (waiting: a rate limit; terminating: a fatal error)
-//	terminating    → done                                      append loop.terminate
+//	pacing         → checking | terminating                             append loop.paced, wait until the budget's window allows the next iteration (terminating: a signal; pace.go)
+//	awaiting_human → checking | terminating                             a question waits for a person: the answer, a stop, a signal or the deadline
+//	selecting      → running | settling                                 choose the hat and its backend, build the prompt, append iteration.started (settling: the hat reached max_activations)
+//	running        → collecting                                         run the agent
+//	waiting        → checking | terminating                             a rate limit: wait for the reset, then repeat the iteration (terminating: a signal)
+//	collecting     → settling | waiting | checking | terminating        append tag events and iteration.finished (waiting: a rate limit; checking: backend.switched; terminating: a fatal error)
+//	terminating    → done                                               append loop.terminate
 //
 // Completion is judged in settling, before limits are checked, so a run that
 // completes on its last allowed iteration succeeds. Iterations that confirm a
 // completion claim are not counted against max_iterations
 // ([runfiles.RunState.CountedIterations]), and a pending confirmation runs even at
 // the limit, so that holds with completion_confirmations: 2 as well.
+//
+// # Backend chains
+//
+// A hat's backend may head a chain (cli.fallback, [Options.Fallback]).
+// When an iteration's agent hits a rate limit whose reset is further away
+// than the chain's [Fallback.After], or fails for the provider's sake
+// (credentials, an overloaded service, a CLI that cannot run:
+// [events.AgentResult.ProviderFault], or Run's error), collecting appends
+// backend.switched instead of agent.rate_limited and goes to checking, and
+// selecting runs the same iteration, with the same prompt, on the first
+// backend of the chain that is available (fallback.go). The fold keeps
+// which backend each chain is on and until when each backend is out
+// ([runfiles.RunState.Unavailable]): until its reset, or, for credentials
+// and a missing CLI, until the run is resumed (only a person fixes those,
+// and a resume is how they say so; retrying on every iteration would cost
+// an agent start each time). Selecting appends backend.switched too when
+// the chain moves back to an earlier backend whose reset passed. With no
+// backend of the chain available, the iteration waits for the earliest
+// reset of the chain (agent.rate_limited, waiting), after a rate limit and
+// a provider's failure alike; an auth failure ends the run only when no
+// backend of the chain will come back.
 //
 // # Confined runs and ralph's git
 //

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"time"
+
 	"github.com/ralph-loop/ralph/engine/checklist"
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/runfiles"
@@ -29,6 +31,14 @@ type iteration struct {
 	// signal, `ralph stop --now`, a failed write) rather than finished.
 	result      events.AgentResult
 	interrupted bool
+	// backend is the backend of the hat's chain the agent runs on;
+	// switched, when set, moves the iteration to another one (running
+	// decides, collecting records it).
+	backend  Backend
+	switched *runfiles.BackendSwitchedRecord
+	// switchWait is when the backend switched to comes back, when it is
+	// out too (every backend of the chain is): the run waits until then.
+	switchWait time.Time
 }
 
 // outcome is how the iteration ended, as iteration.finished records it.
@@ -38,6 +48,8 @@ func (it *iteration) outcome() runfiles.Outcome {
 		return runfiles.OutcomeInterrupted
 	case it.result.Failure == events.FailureRateLimit:
 		return runfiles.OutcomeRateLimited
+	case it.switched != nil:
+		return runfiles.OutcomeSwitched
 	case it.result.Failed():
 		return runfiles.OutcomeFailure
 	}

@@ -19,9 +19,12 @@ import (
 // Run blocks until the agent has exited and every process it started is
 // gone. A failed agent (non-zero exit, time-out, an error it reported, a rate
 // limit) is described by the result, not by an error. Run returns an error
-// only when the agent could not run at all — a missing binary, which ends the
-// loop as fatal — or when ctx was cancelled, in which case it returns ctx's
-// error along with whatever result it had.
+// only when the agent could not run at all — a missing binary, which moves
+// the iteration to the next backend of its chain (Options.Fallback) or, with
+// none, ends the loop as fatal — or when ctx was cancelled, in which case it
+// returns ctx's error along with whatever result it had. A result whose
+// Failure is FailureAuth or FailureProvider is the provider's fault, not the
+// work's: the chain's next backend gets the same iteration.
 type Backend interface {
 	Name() string
 	Run(ctx context.Context, run events.AgentRun, report func(events.Activity)) (events.AgentResult, error)
@@ -126,6 +129,9 @@ type Options struct {
 	Hats      *hats.Registry // required
 	Backend   Backend        // required: the default backend
 	PerHat    map[string]Backend
+	// Fallback is the rest of each backend chain (cli.fallback), by the
+	// hat whose backend heads it ("" for the default backend's).
+	Fallback map[string]Fallback
 	// Prices are what the models cost, for the iterations whose agent does
 	// not report a cost itself; nil knows no prices, so those costs are
 	// unknown.

@@ -60,9 +60,10 @@ type redactingReporter struct {
 }
 
 var (
-	_ Reporter      = redactingReporter{}
-	_ StuckReporter = redactingReporter{}
-	_ TaskReporter  = redactingReporter{}
+	_ Reporter       = redactingReporter{}
+	_ StuckReporter  = redactingReporter{}
+	_ SwitchReporter = redactingReporter{}
+	_ TaskReporter   = redactingReporter{}
 )
 
 func (x redactingReporter) LoopStarted(run RunInfo) {
@@ -117,6 +118,14 @@ func (x redactingReporter) Notice(msg string) {
 func (x redactingReporter) LoopFinished(sum Summary) {
 	sum.Message = x.r.String(sum.Message)
 	x.to.LoopFinished(sum)
+}
+
+// BackendSwitched reaches the Reporter only if it wants it.
+func (x redactingReporter) BackendSwitched(it IterationInfo, r runfiles.BackendSwitchedRecord) {
+	if sr, ok := x.to.(SwitchReporter); ok {
+		r.Message = x.r.String(r.Message)
+		sr.BackendSwitched(x.iteration(it), r)
+	}
 }
 
 // Stuck and TaskComplete reach the Reporter only if it wants them.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
@@ -46,7 +47,7 @@ func (e *Engine) running(ctx context.Context) (runfiles.Phase, error) {
 	it.specBefore = e.specItems()
 	info := it.info
 	watch := e.watchGit(e.confined(info.Hat.ID))
-	res, err := e.backendFor(info.Hat.ID).Run(iterCtx, run, func(a events.Activity) {
+	res, err := it.backend.Run(iterCtx, run, func(a events.Activity) {
 		e.opts.Reporter.Activity(info, a)
 	})
 	defer func() {
@@ -57,16 +58,21 @@ func (e *Engine) running(ctx context.Context) (runfiles.Phase, error) {
 		}
 	}()
 	rawErr := raw.Close()
-	it.result, it.interrupted = res, false
+	it.result, it.interrupted, it.switched, it.switchWait = res, false, nil, time.Time{}
 	switch {
 	case rawErr != nil:
 		it.interrupted = true
 		e.ending = e.terminate(runfiles.ReasonFatal, rawErr.Error())
 		e.fatal = rawErr
-	case err == nil && res.Failure == events.FailureAuth:
-		e.ending = e.terminate(runfiles.ReasonFatal, res.FailureMessage)
-		e.fatal = &AgentAuthError{Backend: info.Backend, Message: res.FailureMessage}
 	case err == nil:
+		// A far rate limit or the provider's failure moves the iteration
+		// to the next backend of its chain; without one, a login is
+		// needed before anything can run.
+		it.switched = e.switchFor(res, nil)
+		if it.switched == nil && res.Failure == events.FailureAuth {
+			e.ending = e.terminate(runfiles.ReasonFatal, res.FailureMessage)
+			e.fatal = &AgentAuthError{Backend: info.Backend, Message: res.FailureMessage}
+		}
 	case ctx.Err() != nil:
 		it.interrupted = true
 		e.ending = e.terminateBy(runfiles.ReasonInterrupted, runfiles.CauseSignal, "interrupted by a signal while hat "+info.Hat.ID+" was running")
@@ -74,6 +80,12 @@ func (e *Engine) running(ctx context.Context) (runfiles.Phase, error) {
 		it.interrupted = true
 		e.ending = e.terminateBy(runfiles.ReasonStopped, runfiles.CauseStopNow, "a stop --now request interrupted the running iteration")
 	default:
+		// The agent could not run at all: another backend of the chain
+		// may, else the run cannot go on.
+		if it.switched = e.switchFor(res, err); it.switched != nil {
+			it.result.Failure, it.result.FailureMessage = events.FailureProvider, err.Error()
+			break
+		}
 		it.interrupted = true
 		e.ending = e.terminate(runfiles.ReasonFatal, err.Error())
 		e.fatal = err

@@ -23,15 +23,21 @@ func (e *Engine) selecting() (runfiles.Phase, error) {
 		return e.dropExhausted(hat, e.ownOffsets(offsets))
 	}
 	n := e.st.Iteration + 1
-	backend := e.backendFor(hat.ID)
+	backend := e.pick(hat.ID)
 	prompt := hats.BuildPrompt(e.promptInput(hat, evs, offsets, n))
 	kept, err := e.keepPrompt(n, prompt)
 	if err != nil {
 		return "", err
 	}
-	if err := e.append(runfiles.RalphEvent(runfiles.TopicIterationStarted, runfiles.IterationStartedRecord{
+	var lines []events.Event
+	switched := e.switchBack(hat.ID, n, backend)
+	if switched != nil {
+		lines = append(lines, runfiles.RalphEvent(runfiles.TopicBackendSwitched, *switched))
+	}
+	lines = append(lines, runfiles.RalphEvent(runfiles.TopicIterationStarted, runfiles.IterationStartedRecord{
 		Iteration: n, Hat: hat.ID, Events: offsets, Confirming: confirming, Backend: backend.Name(), Sandbox: sandboxOf(backend),
-		Attempt: kept.recorded(), Prompt: kept.file, PromptBytes: kept.bytes, PromptSHA256: kept.sha256})); err != nil {
+		Attempt: kept.recorded(), Prompt: kept.file, PromptBytes: kept.bytes, PromptSHA256: kept.sha256}))
+	if err := e.append(lines...); err != nil {
 		return "", err
 	}
 	e.iter = iteration{
@@ -40,9 +46,13 @@ func (e *Engine) selecting() (runfiles.Phase, error) {
 			PromptFile: e.workspaceRel(kept.file), PromptBytes: kept.bytes, PromptSHA256: kept.sha256},
 		events:  offsets,
 		attempt: kept.attempt,
+		backend: backend,
 	}
 	if err := e.saveAs(runfiles.PhaseRunning); err != nil {
 		return "", err
+	}
+	if switched != nil {
+		e.reportSwitch(*switched)
 	}
 	e.opts.Reporter.IterationStarted(e.iter.info)
 	return runfiles.PhaseRunning, nil

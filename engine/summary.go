@@ -25,13 +25,16 @@ type Summary struct {
 	Runtime       time.Duration
 	Cost          runfiles.CostTotal
 	Usage         events.Usage
-	Activations   map[string]int
-	Accepted      int
-	Rejected      int
-	Malformed     int
-	Commits       int
-	EventsFile    string
-	Workspace     string
+	// ByBackend is what each backend's iterations used, for a run whose
+	// fallback chain moved it between backends (one entry otherwise).
+	ByBackend   map[string]runfiles.BackendTotal
+	Activations map[string]int
+	Accepted    int
+	Rejected    int
+	Malformed   int
+	Commits     int
+	EventsFile  string
+	Workspace   string
 	// EndedAt is when the run ended; zero when it has not.
 	EndedAt time.Time
 	// Tasks and TasksDone count the SPEC's boxes and the checked ones, in
@@ -49,7 +52,7 @@ func (e *Engine) summary() Summary {
 		return Summary{}
 	}
 	sum := Summary{RunID: st.RunID, Iterations: st.Iteration, Confirmations: st.ConfirmationIterations, Runtime: st.Runtime(e.now()),
-		Cost: st.Cost(), Usage: st.Usage, Activations: st.Activations, Accepted: st.Accepted,
+		Cost: st.Cost(), Usage: st.Usage, ByBackend: st.ByBackend, Activations: st.Activations, Accepted: st.Accepted,
 		Rejected: st.Rejected, Malformed: st.MalformedTotal, Commits: st.Commits, EventsFile: st.EventsFile, Workspace: e.opts.Workspace,
 		AlreadyEnded: e.endedBefore}
 	if t := st.Terminated; t != nil {

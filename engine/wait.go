@@ -22,12 +22,12 @@ func (e *Engine) rateLimitWait() time.Duration {
 	} else {
 		wait = rateLimitBackoff << min(e.rateWaits, 10)
 	}
-	return max(min(wait, maxWait), time.Second)
+	return max(min(e.chainWait(wait), maxWait), time.Second)
 }
 
 func (e *Engine) rateLimitRecord() runfiles.RateLimitedRecord {
-	r := runfiles.RateLimitedRecord{Iteration: e.iter.info.N, Hat: e.iter.info.Hat.ID, Message: e.iter.result.FailureMessage,
-		WaitMS: e.rateLimitWait().Milliseconds()}
+	r := runfiles.RateLimitedRecord{Iteration: e.iter.info.N, Hat: e.iter.info.Hat.ID, Backend: e.iter.info.Backend,
+		Message: e.iter.result.FailureMessage, WaitMS: e.rateLimitWait().Milliseconds()}
 	if !e.iter.result.RateLimitResetAt.IsZero() {
 		r.ResetAt = e.iter.result.RateLimitResetAt.UTC().Format(time.RFC3339)
 	}

@@ -128,6 +128,10 @@ const (
 	FailureIdle      FailureKind = "idle"       // no output for the idle time limit
 	FailureAuth      FailureKind = "auth"       // missing or expired credentials: fatal, never retried
 	FailureRateLimit FailureKind = "rate_limit" // a rate or usage limit: wait and repeat, not a failure
+	// FailureProvider is the provider failing, not the work: its service
+	// overloaded after the CLI's own retries, or the CLI could not be
+	// run. Another backend may well succeed with the same prompt.
+	FailureProvider FailureKind = "provider"
 )
 
 // AgentResult is the verdict on one agent run.
@@ -152,6 +156,13 @@ type AgentResult struct {
 	// RateLimitResetAt is when a rate limit lifts, zero if the provider did
 	// not say. Set only with FailureRateLimit.
 	RateLimitResetAt time.Time
+}
+
+// ProviderFault reports whether the run failed for the provider's sake, not
+// the work's: credentials, a service that is down, a CLI that cannot run.
+// The same prompt may succeed on another backend.
+func (r AgentResult) ProviderFault() bool {
+	return r.Failure == FailureAuth || r.Failure == FailureProvider
 }
 
 // Failed reports whether the run counts as a failed iteration. A rate limit

@@ -48,6 +48,15 @@
 //     reason}: the decision on a line the agent wrote (with `ralph emit` or as
 //     a tag). A line with no decision yet is undecided; it is decided exactly
 //     once, in the next settle step.
+//   - agent.rate_limited {iteration, hat, backend, reset_at, wait_ms}: the
+//     run waits until the line's time plus wait_ms; a backend that named its
+//     reset is out until then (Unavailable).
+//   - backend.switched {iteration, hat, chain, from, to, reason, reset_at}:
+//     a backend chain (cli.fallback) moved to another backend; from is out
+//     until reset_at, or, without one, until the run is resumed
+//     (loop.resumed clears those), and the chain runs on to (ChainBackend).
+//     Each iteration.finished counts against the backend its
+//     iteration.started names (ByBackend).
 //   - iteration.settled {iteration}: the consequences of an iteration
 //     (default publishes, completion, confirmation) have been published.
 //   - loop.terminate {reason, exit_code}: the run ended.

@@ -64,7 +64,7 @@ func IsBookkeeping(topic string) bool {
 		TopicIterationStarted, TopicIterationFinished, TopicIterationSettled,
 		TopicEventRouted, TopicEventRejected, TopicEventDropped,
 		TopicCompletionConfirm, TopicRateLimited, TopicCommit, TopicCriteriaBaseline, TopicCompletionVerified, TopicTaskComplete,
-		TopicCriteriaIgnored, TopicHookStarted, TopicHookRan, TopicLoopPaced:
+		TopicCriteriaIgnored, TopicHookStarted, TopicHookRan, TopicLoopPaced, TopicBackendSwitched:
 		return true
 	}
 	return false
@@ -86,6 +86,10 @@ const (
 	OutcomeFailure     Outcome = "failure"
 	OutcomeRateLimited Outcome = "rate_limited"
 	OutcomeInterrupted Outcome = "interrupted"
+	// OutcomeSwitched: the provider failed (credentials, an overloaded
+	// service, a CLI that cannot run) and the iteration is repeated on the
+	// next backend of its chain; not a failure of the work.
+	OutcomeSwitched Outcome = "switched"
 )
 
 // Disposition is what accepting an agent event did with it, in
@@ -254,9 +258,12 @@ type CommitRecord struct {
 type RateLimitedRecord struct {
 	Iteration int    `json:"iteration"`
 	Hat       string `json:"hat"`
-	Message   string `json:"message,omitempty"`
-	ResetAt   string `json:"reset_at,omitempty"`
-	WaitMS    int64  `json:"wait_ms"`
+	// Backend is the backend that was limited; "" in a log from before
+	// fallback chains.
+	Backend string `json:"backend,omitempty"`
+	Message string `json:"message,omitempty"`
+	ResetAt string `json:"reset_at,omitempty"`
+	WaitMS  int64  `json:"wait_ms"`
 }
 
 // RalphEvent builds one of ralph's own lines.

@@ -38,6 +38,7 @@ type RunningIteration struct {
 	Hat        string    `json:"hat"`
 	Events     []int64   `json:"events"`
 	Confirming bool      `json:"confirming,omitempty"`
+	Backend    string    `json:"backend,omitempty"`
 	StartedAt  time.Time `json:"started_at"`
 	// Offset is where iteration.started begins; the agent's lines follow it.
 	Offset int64 `json:"offset"`
@@ -144,6 +145,14 @@ type RunState struct {
 	// loop.paced line), nil once the next iteration starts (pace.go).
 	Spent []Spent      `json:"spent,omitempty"`
 	Paced *PacedRecord `json:"paced,omitempty"`
+	// ChainBackend is the backend each chain (cli.fallback; "" for cli's,
+	// else the hat whose backend heads it) was last switched to: its
+	// primary until a backend.switched line says otherwise. Unavailable
+	// are the backends not tried until their reset, or until the run is
+	// resumed; ByBackend what each backend's iterations used.
+	ChainBackend map[string]string       `json:"chain_backend,omitempty"`
+	Unavailable  map[string]Unavailable  `json:"unavailable_backends,omitempty"`
+	ByBackend    map[string]BackendTotal `json:"by_backend,omitempty"`
 
 	// Confirming holds the completion claim a confirmation iteration checks.
 	Confirming *string `json:"confirming,omitempty"`
@@ -258,12 +267,13 @@ func (s *RunState) applyBookkeeping(rec events.Record) {
 			s.SegmentStart = ev.TS // else the clock starts with the answer
 		}
 		s.forgiveFailures()
+		s.resumeBackends()
 		s.Terminated, s.Paced = nil, nil
 	case TopicIterationStarted:
 		var r IterationStartedRecord
 		Decode(ev, &r)
 		s.Running = &RunningIteration{Iteration: r.Iteration, Hat: r.Hat, Events: r.Events,
-			Confirming: r.Confirming, StartedAt: ev.TS, Offset: rec.Offset}
+			Confirming: r.Confirming, Backend: r.Backend, StartedAt: ev.TS, Offset: rec.Offset}
 		s.Paced = nil
 		if r.Sandbox != "" {
 			s.Sandbox = r.Sandbox
@@ -298,10 +308,15 @@ func (s *RunState) applyBookkeeping(rec events.Record) {
 		var r RateLimitedRecord
 		Decode(ev, &r)
 		s.RateLimitedUntil = ev.TS.Add(time.Duration(r.WaitMS) * time.Millisecond)
+		s.applyLimit(r)
 	case TopicLoopPaced:
 		var r PacedRecord
 		Decode(ev, &r)
 		s.Paced = &r
+	case TopicBackendSwitched:
+		var r BackendSwitchedRecord
+		Decode(ev, &r)
+		s.applySwitch(r)
 	case TopicCommit:
 		s.Commits++
 	case TopicTaskComplete:
@@ -391,15 +406,18 @@ func (s *RunState) closeSegment(end time.Time) {
 func (s *RunState) finishIteration(r IterationFinishedRecord) {
 	running := s.Running
 	s.Running = nil
-	if r.Outcome != OutcomeRateLimited && r.Outcome != OutcomeInterrupted {
+	if r.Outcome != OutcomeRateLimited && r.Outcome != OutcomeInterrupted && r.Outcome != OutcomeSwitched {
 		s.RateLimitedUntil = time.Time{}
 	}
 	s.Usage = s.Usage.Add(r.Usage)
 	s.CostUSD += r.CostUSD
+	if running != nil {
+		s.addBackendTotal(running.Backend, r)
+	}
 	s.CostComputed = s.CostComputed || r.CostSource == CostComputed
 	s.CostUnknown = s.CostUnknown || r.CostSource == CostUnknown
 	switch r.Outcome {
-	case OutcomeRateLimited, OutcomeInterrupted:
+	case OutcomeRateLimited, OutcomeInterrupted, OutcomeSwitched:
 		// The iteration is repeated with the same number and events.
 		return
 	case OutcomeSuccess:

@@ -36,12 +36,20 @@ type Status struct {
 	// when no part of it is); CostUnknown that some iteration's cost is
 	// unknown, so CostUSD is less than what the run spent. The iteration
 	// running now is one: the checkpoint has its cost only once it ends.
-	CostSource  CostSource   `json:"cost_source,omitempty"`
-	CostUnknown bool         `json:"cost_unknown"`
-	Tokens      int64        `json:"tokens"`
-	Pending     int          `json:"pending"`
-	EventsFile  string       `json:"events_file,omitempty"`
-	Ended       *Termination `json:"ended,omitempty"`
+	CostSource  CostSource `json:"cost_source,omitempty"`
+	CostUnknown bool       `json:"cost_unknown"`
+	Tokens      int64      `json:"tokens"`
+	// Backend is the backend the run's iterations run on, when its log
+	// says (the running iteration's, else the one cli's fallback chain
+	// switched to); Unavailable the backends of a chain not tried until
+	// their reset, or a resume; ByBackend what each backend's iterations
+	// used, when more than one ran.
+	Backend     string                  `json:"backend,omitempty"`
+	Unavailable map[string]Unavailable  `json:"unavailable_backends,omitempty"`
+	ByBackend   map[string]BackendTotal `json:"by_backend,omitempty"`
+	Pending     int                     `json:"pending"`
+	EventsFile  string                  `json:"events_file,omitempty"`
+	Ended       *Termination            `json:"ended,omitempty"`
 	// Waiting is the question the run waits on a person to answer.
 	Waiting *Question `json:"waiting_for_human,omitempty"`
 	// Paced is the pacing budget the running loop waits for before its
@@ -118,11 +126,35 @@ func ReadStatus(workspace string, recent int, now time.Time) (Status, error) {
 		if cur.Terminated == nil && held {
 			s.Paced = cur.Paced
 		}
+		if cur.RunID == st.RunID {
+			st = cur // the log is ahead of the checkpoint
+		}
 	}
+	s.backends(st, now)
 	s.Unfinished = !held && (s.Ended == nil || s.Ended.Reason.Unfinished())
 	s.Elapsed = elapsed(st, held, now).Round(time.Second).String()
 	s.Recent = LastEvents(filepath.Join(workspace, st.EventsFile), recent)
 	return s, nil
+}
+
+// backends fills in which backend the run is on, which are out, and, when
+// more than one ran, what each used.
+func (s *Status) backends(st *RunState, now time.Time) {
+	s.Backend = st.ChainBackend[""]
+	if r := st.Running; r != nil && r.Backend != "" {
+		s.Backend = r.Backend
+	}
+	for name, u := range st.Unavailable {
+		if !u.AvailableAt(now) {
+			if s.Unavailable == nil {
+				s.Unavailable = map[string]Unavailable{}
+			}
+			s.Unavailable[name] = u
+		}
+	}
+	if len(st.ByBackend) > 1 {
+		s.ByBackend = st.ByBackend
+	}
 }
 
 // elapsed is the run's runtime: up to now while it runs, and for a run

@@ -104,18 +104,19 @@ func (l *ActivityLog) fail(err error) {
 	l.failed = true
 }
 
-func (*ActivityLog) IterationStarted(engine.IterationInfo)                      {}
-func (*ActivityLog) EventAccepted(events.Event, []string, runfiles.Disposition) {}
-func (*ActivityLog) EventRejected(events.Event, string)                         {}
-func (*ActivityLog) IterationFinished(engine.IterationInfo, events.AgentResult) {}
-func (*ActivityLog) Commit(engine.IterationInfo, engine.Commit)                 {}
-func (*ActivityLog) RateLimited(engine.IterationInfo, time.Duration)            {}
-func (*ActivityLog) Paced(runfiles.PacedRecord)                                 {}
-func (*ActivityLog) TaskComplete(int, string)                                   {}
-func (*ActivityLog) Stuck(runfiles.Termination, int)                            {}
-func (*ActivityLog) Warn(string)                                                {}
-func (*ActivityLog) Notice(string)                                              {}
-func (*ActivityLog) WaitingForHuman(runfiles.Question)                          {}
-func (*ActivityLog) HumanAnswered(runfiles.Question, engine.Reply)              {}
+func (*ActivityLog) IterationStarted(engine.IterationInfo)                                {}
+func (*ActivityLog) EventAccepted(events.Event, []string, runfiles.Disposition)           {}
+func (*ActivityLog) EventRejected(events.Event, string)                                   {}
+func (*ActivityLog) IterationFinished(engine.IterationInfo, events.AgentResult)           {}
+func (*ActivityLog) Commit(engine.IterationInfo, engine.Commit)                           {}
+func (*ActivityLog) RateLimited(engine.IterationInfo, time.Duration)                      {}
+func (*ActivityLog) Paced(runfiles.PacedRecord)                                           {}
+func (*ActivityLog) TaskComplete(int, string)                                             {}
+func (*ActivityLog) Stuck(runfiles.Termination, int)                                      {}
+func (*ActivityLog) Warn(string)                                                          {}
+func (*ActivityLog) Notice(string)                                                        {}
+func (*ActivityLog) WaitingForHuman(runfiles.Question)                                    {}
+func (*ActivityLog) HumanAnswered(runfiles.Question, engine.Reply)                        {}
+func (*ActivityLog) BackendSwitched(engine.IterationInfo, runfiles.BackendSwitchedRecord) {}
 
 var _ Reporter = (*ActivityLog)(nil)

@@ -11,8 +11,10 @@ import (
 type DoctorReport struct {
 	Backends   []backends.Diagnosis `json:"backends"`
 	Configured []backends.Readiness `json:"configured"`
-	Ready      bool                 `json:"ready"`
-	Sandbox    SandboxSupport       `json:"sandbox"`
+	// Chains are the configured fallback chains, each backend judged.
+	Chains  []DoctorChain  `json:"chains,omitempty"`
+	Ready   bool           `json:"ready"`
+	Sandbox SandboxSupport `json:"sandbox"`
 }
 
 // SandboxSupport is what this machine offers to confine agents with.
@@ -45,6 +47,7 @@ func WriteDoctor(w io.Writer, rep DoctorReport) {
 			fmt.Fprintf(w, "cannot run: %s (%s): %s\n", name, cb.Where, cb.Problem)
 		}
 	}
+	writeChains(w, rep.Chains)
 	writeSandboxSupport(w, rep.Sandbox)
 }
 

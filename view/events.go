@@ -166,6 +166,7 @@ var describers = map[string]describer{
 	runfiles.TopicLoopPaced: describeAs(func(p runfiles.PacedRecord) string {
 		return PacedText(p) + ", waiting " + humanDuration(time.Duration(p.WaitMS)*time.Millisecond)
 	}),
+	runfiles.TopicBackendSwitched: describeAs(SwitchText),
 	runfiles.TopicCompletionConfirm: describeAs(func(p viewConfirming) string {
 		return "confirming the claim: " + p.Claim
 	}),

@@ -131,7 +131,7 @@ type headIterationDone struct {
 	CostSource runfiles.CostSource `json:"cost_source" jsonschema:"reported, computed (from tokens at the model's price) or unknown"`
 	Model      string              `json:"model,omitempty"`
 	Stats      headStats           `json:"stats"`
-	Outcome    runfiles.Outcome    `json:"outcome"` // success, failure, rate_limited
+	Outcome    runfiles.Outcome    `json:"outcome"` // success, failure, rate_limited, interrupted, switched
 	Failure    events.FailureKind  `json:"failure,omitempty"`
 	Message    string              `json:"message,omitempty"`
 	ExitCode   int                 `json:"exit_code"`
@@ -164,6 +164,20 @@ type headPaced struct {
 	Oversize bool      `json:"oversize,omitempty"`
 }
 
+// headBackendSwitched: the iteration's agent hit a far rate limit or
+// failed for the provider's sake, and the run goes on with the next
+// backend of its chain (cli.fallback), or an earlier one is available
+// again.
+type headBackendSwitched struct {
+	N       int                   `json:"n"`
+	Hat     string                `json:"hat"`
+	From    string                `json:"from"`
+	To      string                `json:"to"`
+	Reason  runfiles.SwitchReason `json:"reason" jsonschema:"rate_limit, auth, unavailable, overloaded or recovered"`
+	ResetAt string                `json:"reset_at,omitempty" jsonschema:"when from is tried again (RFC 3339); absent: when the run is resumed, or for recovered"`
+	Message string                `json:"message,omitempty"`
+}
+
 // headComplete: the run ended: `complete` when it completed (every task
 // done), `ended` however else it ended, reason and exit_code saying how.
 // A run that ends as fatal gets `failed` instead.
@@ -181,15 +195,25 @@ type headComplete struct {
 	CostSource      runfiles.CostSource `json:"cost_source"`
 	CostUnknown     bool                `json:"cost_unknown" jsonschema:"some iteration's cost is unknown"`
 	Tokens          headTokens          `json:"tokens"`
-	Activations     map[string]int      `json:"activations"`
-	EventsAccepted  int                 `json:"events_accepted"`
-	EventsRejected  int                 `json:"events_rejected"`
-	Commits         int                 `json:"commits"`
-	EventsFile      string              `json:"events_file"`
+	// ByBackend: what each backend's iterations used, when a fallback
+	// chain moved the run between backends.
+	ByBackend      map[string]headBackendTotal `json:"by_backend,omitempty"`
+	Activations    map[string]int              `json:"activations"`
+	EventsAccepted int                         `json:"events_accepted"`
+	EventsRejected int                         `json:"events_rejected"`
+	Commits        int                         `json:"commits"`
+	EventsFile     string                      `json:"events_file"`
 	// AlreadyEnded: a resume found the run ended at EndedAt, and ran
 	// nothing; the line says how it ended then.
 	AlreadyEnded bool       `json:"already_ended,omitempty"`
 	EndedAt      *time.Time `json:"ended_at,omitempty"`
+}
+
+// headBackendTotal is one backend's share of a run.
+type headBackendTotal struct {
+	Iterations int        `json:"iterations"`
+	Tokens     headTokens `json:"tokens"`
+	CostUSD    float64    `json:"cost_usd" jsonschema:"US dollars of its iterations whose cost is known"`
 }
 
 // headFailed: ralph could not run the loop or hit an error it cannot
@@ -382,6 +406,12 @@ func (r *Headless) Paced(p runfiles.PacedRecord) {
 		Until: p.Until.UTC(), WaitMS: p.WaitMS, Oversize: p.Oversize})
 }
 
+// BackendSwitched reports that the run goes on with another backend.
+func (r *Headless) BackendSwitched(_ engine.IterationInfo, sw runfiles.BackendSwitchedRecord) {
+	r.emit("backend_switched", headBackendSwitched{N: sw.Iteration, Hat: sw.Hat, From: sw.From, To: sw.To,
+		Reason: sw.Reason, ResetAt: sw.ResetAt, Message: sw.Message})
+}
+
 // TaskComplete reports a SPEC.md checkbox that became checked; index counts
 // the spec's boxes from 0, in file order.
 func (r *Headless) TaskComplete(index int, text string) {
@@ -456,6 +486,12 @@ func completeOf(sum engine.Summary, commits int) headComplete {
 		CostSource: sum.Cost.Source(), CostUnknown: sum.Cost.Unknown,
 		Tokens: tokensOf(sum.Usage), Activations: act, EventsAccepted: sum.Accepted, EventsRejected: sum.Rejected,
 		Commits: commits, EventsFile: sum.EventsFile}
+	if len(sum.ByBackend) > 1 {
+		c.ByBackend = map[string]headBackendTotal{}
+		for name, t := range sum.ByBackend {
+			c.ByBackend[name] = headBackendTotal{Iterations: t.Iterations, Tokens: tokensOf(t.Usage), CostUSD: t.CostUSD}
+		}
+	}
 	if sum.AlreadyEnded {
 		c.AlreadyEnded = true
 		if !sum.EndedAt.IsZero() {

@@ -2,6 +2,7 @@ package view
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -20,6 +21,7 @@ type Reporter interface {
 	engine.HumanReporter
 	engine.NoticeReporter
 	engine.PaceReporter
+	engine.SwitchReporter
 }
 
 // Phase is where the current iteration is.
@@ -106,6 +108,10 @@ type Run struct {
 	Question    *runfiles.Question
 	LastOutcome runfiles.Outcome // of the last iteration that finished
 	Done, Live  Figures
+	// ByBackend is what the finished iterations used by backend, for a
+	// run whose fallback chain (cli.fallback) moved it between backends
+	// (BackendList words it).
+	ByBackend map[string]runfiles.BackendTotal
 	// Commits are those made during this process's part of the run.
 	Commits   []engine.Commit
 	LastEvent string
@@ -165,6 +171,7 @@ func (m *Model) Run() Run {
 	defer m.mu.Unlock()
 	r := m.run
 	r.Commits = slices.Clip(r.Commits)
+	r.ByBackend = maps.Clone(r.ByBackend)
 	return r
 }
 
@@ -220,6 +227,7 @@ func (m *Model) IterationFinished(it engine.IterationInfo, res events.AgentResul
 		done := costFigures(runfiles.CostTotal{}.Add(iterationCost(it, res)))
 		done.Usage, done.Tools = res.Usage, res.Tools
 		r.Done = r.Done.Add(done)
+		r.ByBackend = addBackend(r.ByBackend, it, res, done.CostUSD)
 		r.Live = Figures{}
 		r.Phase, r.PhaseSince, r.LastOutcome = PhaseBetween, m.now(), outcomeOf(it, res)
 	})
@@ -238,6 +246,30 @@ func (m *Model) RateLimited(_ engine.IterationInfo, wait time.Duration) {
 // Paced notes that the next iteration waits for a pacing budget.
 func (m *Model) Paced(p runfiles.PacedRecord) {
 	m.update(func(r *Run) { r.Phase, r.PhaseSince, r.Paced = PhasePaced, m.now(), &p })
+}
+
+// addBackend counts a finished iteration against its backend, as the
+// fold of the log does (runfiles.RunState.ByBackend).
+func addBackend(by map[string]runfiles.BackendTotal, it engine.IterationInfo, res events.AgentResult, usd float64) map[string]runfiles.BackendTotal {
+	if it.Backend == "" {
+		return by
+	}
+	if by == nil {
+		by = map[string]runfiles.BackendTotal{}
+	}
+	t := by[it.Backend]
+	t.Usage, t.CostUSD = t.Usage.Add(res.Usage), t.CostUSD+usd
+	if o := outcomeOf(it, res); o == runfiles.OutcomeSuccess || o == runfiles.OutcomeFailure {
+		t.Iterations++
+	}
+	by[it.Backend] = t
+	return by
+}
+
+// BackendSwitched notes that the run goes on with another backend of its
+// chain.
+func (m *Model) BackendSwitched(_ engine.IterationInfo, sw runfiles.BackendSwitchedRecord) {
+	m.update(func(r *Run) { r.Backend, r.LastEvent = sw.To, SwitchText(sw) })
 }
 
 // TaskComplete notes a SPEC.md checkbox that became checked.
@@ -318,6 +350,12 @@ func (t tee) Paced(p runfiles.PacedRecord) {
 	}
 }
 
+func (t tee) BackendSwitched(it engine.IterationInfo, sw runfiles.BackendSwitchedRecord) {
+	for _, r := range t {
+		r.BackendSwitched(it, sw)
+	}
+}
+
 func (t tee) TaskComplete(index int, text string) {
 	for _, r := range t {
 		r.TaskComplete(index, text)
@@ -364,6 +402,12 @@ func (essentials) IterationFinished(engine.IterationInfo, events.AgentResult) {}
 func (essentials) Commit(engine.IterationInfo, engine.Commit)                 {}
 func (essentials) RateLimited(engine.IterationInfo, time.Duration)            {}
 func (essentials) TaskComplete(int, string)                                   {}
+
+// BackendSwitched is essential: the run goes on with another agent, which
+// spends other money.
+func (e essentials) BackendSwitched(it engine.IterationInfo, sw runfiles.BackendSwitchedRecord) {
+	e.r.BackendSwitched(it, sw)
+}
 func (e essentials) Stuck(end runfiles.Termination, withoutProgress int) {
 	e.r.Stuck(end, withoutProgress)
 }

@@ -3,6 +3,8 @@ package view
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/ralph-loop/ralph/runfiles"
@@ -24,10 +26,19 @@ func WriteStatus(w io.Writer, s runfiles.Status) {
 	if s.Hat != "" {
 		fmt.Fprintf(w, "hat: %s\n", s.Hat)
 	}
+	if s.Backend != "" {
+		fmt.Fprintf(w, "backend: %s\n", s.Backend)
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.Unavailable)) {
+		fmt.Fprintf(w, "backend out: %s (%s)\n", name, unavailableText(s.Unavailable[name]))
+	}
 	if s.Sandbox != "" {
 		fmt.Fprintf(w, "sandbox: %s\n", s.Sandbox)
 	}
 	fmt.Fprintf(w, "elapsed: %s\ncost: %s\ntokens: %d\npending events: %d\n", s.Elapsed, CostText(s.Cost()), s.Tokens, s.Pending)
+	if by := BackendList(s.ByBackend); by != "" {
+		fmt.Fprintf(w, "by backend: %s\n", by)
+	}
 	if q := s.Waiting; q != nil {
 		fmt.Fprintf(w, "waiting for an answer to %s from hat %s: %s\n", q.ID, q.Hat, Sanitize(q.Text))
 		if len(q.Options) > 0 {

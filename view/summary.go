@@ -2,12 +2,15 @@ package view
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/internal/plural"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // SummaryParagraph renders a finished run's summary as one paragraph for
@@ -24,6 +27,9 @@ func SummaryParagraph(s engine.Summary) string {
 	}
 	fmt.Fprintf(&b, ". %s%s in %s", plural.Count(s.Iterations, "iteration", "iterations"), confirmationNote(false, s.Confirmations), s.Runtime.Round(time.Second))
 	fmt.Fprintf(&b, ", %s, %s", plural.Count(int(s.Usage.Total()), "token", "tokens"), CostText(s.Cost))
+	if by := BackendList(s.ByBackend); by != "" {
+		fmt.Fprintf(&b, " (%s)", by)
+	}
 	if hats := hatList(s); hats != "" {
 		fmt.Fprintf(&b, "; hats: %s", hats)
 	}
@@ -63,6 +69,9 @@ func SummaryMarkdown(s engine.Summary) string {
 	}
 	fmt.Fprintf(&b, "| iterations | %d%s |\n| runtime | %s |\n", s.Iterations, confirmationNote(false, s.Confirmations), s.Runtime.Round(time.Second))
 	fmt.Fprintf(&b, "| tokens | %d in, %d out |\n| cost | %s |\n", s.Usage.InputTokens, s.Usage.OutputTokens, CostText(s.Cost))
+	if by := BackendList(s.ByBackend); by != "" {
+		fmt.Fprintf(&b, "| by backend | %s |\n", by)
+	}
 	fmt.Fprintf(&b, "| hat activations | %s |\n", hatList(s))
 	fmt.Fprintf(&b, "| events | %d accepted, %d rejected, %d malformed |\n", s.Accepted, s.Rejected, s.Malformed)
 	fmt.Fprintf(&b, "| commits | %d |\n", s.Commits)
@@ -73,6 +82,22 @@ func SummaryMarkdown(s engine.Summary) string {
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// BackendList is what each backend's iterations used, "codex: 2
+// iterations, 1200 tokens, $0.0300; claude: …", when more than one backend
+// ran; "" when one did, as the run's totals say it all.
+func BackendList(by map[string]runfiles.BackendTotal) string {
+	if len(by) < 2 {
+		return ""
+	}
+	parts := make([]string, 0, len(by))
+	for _, name := range slices.Sorted(maps.Keys(by)) {
+		t := by[name]
+		parts = append(parts, fmt.Sprintf("%s: %s, %s, $%.4f", name, plural.Count(t.Iterations, "iteration", "iterations"),
+			plural.Count(int(t.Usage.Total()), "token", "tokens"), t.CostUSD))
+	}
+	return strings.Join(parts, "; ")
 }
 
 func hatList(s engine.Summary) string {

@@ -149,6 +149,8 @@ func (r *Text) IterationFinished(it engine.IterationInfo, res events.AgentResult
 		status = "interrupted"
 	case runfiles.OutcomeRateLimited:
 		status = "rate-limited"
+	case runfiles.OutcomeSwitched:
+		status = "failed for the provider's sake (" + string(res.Failure) + "): " + res.FailureMessage
 	case runfiles.OutcomeFailure:
 		status = string(res.Failure) + ": " + res.FailureMessage
 	case runfiles.OutcomeSuccess:
@@ -176,6 +178,12 @@ func (r *Text) RateLimited(it engine.IterationInfo, wait time.Duration) {
 // Paced reports that the next iteration waits for a pacing budget.
 func (r *Text) Paced(p runfiles.PacedRecord) {
 	r.printf("%s; the next iteration waits", PacedText(p))
+}
+
+// BackendSwitched reports that the run goes on with another backend of its
+// chain.
+func (r *Text) BackendSwitched(it engine.IterationInfo, sw runfiles.BackendSwitchedRecord) {
+	r.printf("iteration %d (%s): %s", sw.Iteration, sw.Hat, SwitchText(sw))
 }
 
 // TaskComplete reports a SPEC.md checkbox the agent checked; index counts

@@ -340,13 +340,16 @@ func (r *WorkspaceReader) readRemoteLoop(path, worker string) *LoopView {
 func runOf(st *runfiles.RunState, phase runfiles.Phase, running bool) Run {
 	run := Run{ID: st.RunID, N: st.Iteration, Max: st.MaxIterations,
 		Done:  Figures{Usage: st.Usage, CostUSD: st.CostUSD, CostComputed: st.CostComputed, CostUnknown: st.CostUnknown},
-		Ended: st.Terminated, Gone: !running && st.Terminated == nil}
+		Ended: st.Terminated, Gone: !running && st.Terminated == nil, ByBackend: st.ByBackend, Backend: st.ChainBackend[""]}
 	run.Started, run.Stopped = runClock(st, running)
 	if f := st.LastFinished; f != nil {
 		run.Hat, run.LastOutcome, run.Phase = f.Hat, f.Outcome, PhaseBetween
 	}
 	if st.Running != nil {
 		run.Hat = st.Running.Hat // cut off, it runs again on resume
+		if st.Running.Backend != "" {
+			run.Backend = st.Running.Backend
+		}
 	}
 	switch {
 	case st.Running != nil && running:

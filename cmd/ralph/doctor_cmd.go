@@ -27,9 +27,11 @@ the auth settings it would likely use — environment variables and login files
 are named, their contents never shown.
 
 Then it judges the backend the run would use: --backend, else cli.backend (and
-each hat's backend) of -c FILE or ./ralph.yml, else claude. Exit status: 0 when
-it can run, 1 when its binary is missing, 3 for a bad config or an unknown
-backend name.
+each hat's backend) of -c FILE or ./ralph.yml, else claude; for a backend that
+heads a fallback chain (cli.fallback), each backend of the chain in order:
+installed or not, credentials found or not. Exit status: 0 when it can run (a
+chain: when one of its backends can), 1 when its binary is missing, 3 for a
+bad config or an unknown backend name.
 
 Last it checks ralph's own state in this workspace and its repository, and
 says how to fix what it finds: a lock file that names a ralph that was killed,
@@ -51,14 +53,14 @@ Examples:
 }
 
 func (c *doctorCmd) Run(ctx context.Context, g *globals) error {
-	uses, cfgErr := c.uses(g)
+	uses, chains, cfgErr := c.uses(g)
 	if cfgErr != nil && len(uses) == 0 && c.Backend != "" {
 		return cfgErr // an unknown --backend: nothing to judge
 	}
-	rep := view.DoctorReport{Backends: backends.DiagnoseAll(uses), Ready: cfgErr == nil, Sandbox: sandboxSupport()}
+	rep := view.DoctorReport{Backends: backends.DiagnoseAll(uses), Ready: cfgErr == nil, Sandbox: sandboxSupport(), Chains: chains}
 	for _, u := range uses {
 		cb := backends.Judge(u)
-		rep.Ready = rep.Ready && cb.Ready
+		rep.Ready = rep.Ready && (cb.Ready || chainRescues(chains, u.Where))
 		rep.Configured = append(rep.Configured, cb)
 	}
 	state := checkState(ctx, g.Dir, c.Config, c.Fix)
@@ -82,21 +84,21 @@ func (c *doctorCmd) Run(ctx context.Context, g *globals) error {
 }
 
 // uses are the backends the run would use: --backend; else cli.backend
-// and each hat's backend of the config; else claude, ralph's default, when
-// there is no config at all.
-func (c *doctorCmd) uses(g *globals) ([]backends.Use, error) {
+// and each hat's backend of the config, with their fallback chains; else
+// claude, ralph's default, when there is no config at all.
+func (c *doctorCmd) uses(g *globals) ([]backends.Use, []view.DoctorChain, error) {
 	if c.Backend != "" {
 		if err := backends.CheckName(c.Backend); err != nil {
-			return nil, withHint(err, "pass one of the known backends to --backend")
+			return nil, nil, withHint(err, "pass one of the known backends to --backend")
 		}
-		return []backends.Use{{Where: "--backend", Opts: backends.Options{Name: c.Backend}}}, nil
+		return []backends.Use{{Where: "--backend", Opts: backends.Options{Name: c.Backend}}}, nil, nil
 	}
 	cfg, path, err := config.LoadIn(g.Dir, c.Config, nil, configOptions(nil))
 	if errors.Is(err, config.ErrNotFound) && len(c.Config) == 0 {
-		return []backends.Use{{Where: "default: no ralph.yml here", Opts: backends.Options{Name: config.Default().CLI.Backend}}}, nil
+		return []backends.Use{{Where: "default: no ralph.yml here", Opts: backends.Options{Name: config.Default().CLI.Backend}}}, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	uses := []backends.Use{{Where: "cli.backend in " + path, Opts: backendOptions(cfg.CLI, 0)}}
 	for _, h := range cfg.Hats {
@@ -104,7 +106,7 @@ func (c *doctorCmd) uses(g *globals) ([]backends.Use, error) {
 			uses = append(uses, backends.Use{Where: fmt.Sprintf("hats.%s.backend in %s", h.ID, path), Opts: backendOptions(*h.Backend, 0)})
 		}
 	}
-	return uses, nil
+	return uses, doctorChains(cfg, path), nil
 }
 
 // doctorJSON is `ralph doctor --json`: the backends' report, and what was

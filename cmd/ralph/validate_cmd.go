@@ -149,7 +149,7 @@ func (v validation) writeJSON(w io.Writer) error {
 // installed here. A cli.command path that runs nothing is the config's
 // mistake wherever it runs.
 func agentProblems(cfg *config.Config, path string) []config.Problem {
-	_, _, _, err := newBackends(cfg, redactorOf(cfg), nil)
+	_, err := newBackends(cfg, redactorOf(cfg), nil)
 	if err == nil {
 		return nil
 	}

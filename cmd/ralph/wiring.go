@@ -100,7 +100,7 @@ func engineOptions(g *globals, log *slog.Logger, ch runChoices) (engine.Options,
 	}
 	conf := &confiner{launcher: ralphBin, stderr: g.stderr, pin: pin}
 	cfg.CLI = overrideAgent(cfg.CLI, ch.backend, ch.model)
-	backend, perHat, agents, err := newBackends(cfg, redactor, conf)
+	set, err := newBackends(cfg, redactor, conf)
 	if err != nil {
 		return engine.Options{}, nil, err
 	}
@@ -138,10 +138,11 @@ func engineOptions(g *globals, log *slog.Logger, ch runChoices) (engine.Options,
 		},
 		Repo:         workspacegit.NewPinnedWorkspace(workspacegit.Repo{Dir: g.Dir, Pin: pin}),
 		GitPin:       pin,
-		CheckSandbox: agents.checks(g.Dir),
+		CheckSandbox: set.agents.checks(g.Dir),
 		Hats:         reg,
-		Backend:      backend,
-		PerHat:       perHat,
+		Backend:      set.backend,
+		PerHat:       set.perHat,
+		Fallback:     set.fallback,
 		Prices:       pricing.Default().With(cfg.Pricing),
 		RalphBin:     ralphBin,
 		AgentEnv:     agentEnv(ralphBin, cfg.Redact),
@@ -171,54 +172,105 @@ func warnTopology(g *globals, cfg *config.Config, reg *hats.Registry, path strin
 	return msgs
 }
 
+// backendSet is every backend a run may use: the default (cli:, as
+// --backend and --model changed it), each hat's own, and the rest of each chain (cli.fallback, a hat's
+// backend fallback:), keyed as engine.Options.Fallback is.
+type backendSet struct {
+	backend  *backends.Backend
+	perHat   map[string]engine.Backend
+	fallback map[string]engine.Fallback
+	agents   agentSandboxes
+}
+
 // newBackends makes the default backend (cli:, as --backend and --model
-// changed it) and each hat's own, and says how each hat's agent is
-// confined (the default backend's under "").
+// changed it: overrideAgent) and each hat's own, with their fallback
+// chains, and says how each hat's agent is confined (the default
+// backend's under "").
 //
 // conf confines the agents as the config's sandbox sections say; nil runs
 // them unconfined (ralph validate, which judges the config, not the machine).
-func newBackends(cfg *config.Config, redactor *redact.Redactor, conf *confiner) (*backends.Backend, map[string]engine.Backend, agentSandboxes, error) {
+func newBackends(cfg *config.Config, redactor *redact.Redactor, conf *confiner) (backendSet, error) {
 	grace := time.Duration(cfg.EventLoop.KillGraceSeconds) * time.Second
 	limits := outputLimits(cfg.EventLoop)
 	opts := backendOptions(cfg.CLI, grace)
+	chain := cfg.CLI
 	opts.Redactor, opts.Limits = redactor, limits
 	var err error
-	agents := agentSandboxes{}
+	set := backendSet{perHat: map[string]engine.Backend{}, fallback: map[string]engine.Fallback{}, agents: agentSandboxes{}}
 	if opts.Sandbox, err = conf.agent(cfg.LoopSandbox()); err != nil {
-		return nil, nil, nil, err
+		return backendSet{}, err
 	}
-	agents[""] = opts.Sandbox
-	b, err := backends.NewChecked(opts)
-	if err != nil {
-		return nil, nil, nil, err
+	set.agents[""] = opts.Sandbox
+	var fb engine.Fallback
+	if set.backend, fb, err = newChain(opts, chain, cfg.CLI); err != nil {
+		return backendSet{}, err
 	}
-	perHat := map[string]engine.Backend{}
+	if len(fb.Backends) > 0 {
+		set.fallback[""] = fb
+	}
 	for _, h := range cfg.Hats {
 		if h.Backend == nil && h.Sandbox == nil {
 			continue
 		}
-		hopts := opts
+		hopts, hchain := opts, chain
 		if h.Backend != nil {
-			hopts = backendOptions(*h.Backend, grace)
+			hopts, hchain = backendOptions(*h.Backend, grace), *h.Backend
 			hopts.Redactor, hopts.Limits = redactor, limits
 		}
 		if hopts.Sandbox, err = conf.agent(cfg.HatSandbox(h)); err != nil {
-			return nil, nil, nil, fmt.Errorf("hat %s: %w", h.ID, err)
+			return backendSet{}, fmt.Errorf("hat %s: %w", h.ID, err)
 		}
-		agents[h.ID] = hopts.Sandbox
-		hb, err := backends.NewChecked(hopts)
+		set.agents[h.ID] = hopts.Sandbox
+		hb, hfb, err := newChain(hopts, hchain, cfg.CLI)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("hat %s: %w", h.ID, err)
+			return backendSet{}, fmt.Errorf("hat %s: %w", h.ID, err)
 		}
-		perHat[h.ID] = hb
+		set.perHat[h.ID] = hb
+		if len(hfb.Backends) > 0 {
+			set.fallback[h.ID] = hfb
+		}
 	}
-	return b, perHat, agents, nil
+	return set, nil
+}
+
+// newChain makes the backend head describes and the rest of its chain
+// (chain.Fallback), each entry with head's sandbox, limits and redaction.
+// A chain may run as long as one of its CLIs is installed: a missing one
+// is skipped when its turn comes (engine: backend.switched, unavailable).
+// With no chain, or none installed, the head's binary must be there, as
+// before chains.
+func newChain(head backends.Options, chain, top config.CLI) (*backends.Backend, engine.Fallback, error) {
+	if len(chain.Fallback) == 0 {
+		b, err := backends.NewChecked(head)
+		return b, engine.Fallback{}, err
+	}
+	b, err := backends.New(head)
+	if err != nil {
+		return nil, engine.Fallback{}, &backends.SetupError{Err: err, Fix: "set cli.backend in ralph.yml or pass --backend; `ralph doctor` lists what is installed"}
+	}
+	fb := engine.Fallback{After: chain.FallbackAfter(top)}
+	installed := b.Check() == nil
+	for _, c := range chain.Fallback {
+		opts := backendOptions(c, head.KillGrace)
+		opts.Redactor, opts.Limits, opts.Sandbox = head.Redactor, head.Limits, head.Sandbox
+		fbk, err := backends.New(opts)
+		if err != nil {
+			return nil, engine.Fallback{}, &backends.SetupError{Err: err, Fix: "fix the entry of fallback; `ralph doctor` lists what is installed"}
+		}
+		installed = installed || fbk.Check() == nil
+		fb.Backends = append(fb.Backends, fbk)
+	}
+	if !installed {
+		_, err := backends.NewChecked(head) // says what to install
+		return nil, engine.Fallback{}, err
+	}
+	return b, fb, nil
 }
 
 // overrideAgent is cli: as `ralph loop --backend` and --model change it
 // (the autopilot's way to run a task with the agent it names). Another
-// backend is that CLI bare: cli:'s command, args, env and model were
-// written for the one it names. The same backend keeps them. A model
+// backend is that CLI bare: cli:'s command, args, env, model and fallback
+// chain were written for the one it names. The same backend keeps them. A model
 // replaces the model. Hats with a backend: of their own keep it: a hat's
 // agent is a choice made for its role, and a model is one CLI's name.
 func overrideAgent(c config.CLI, backend, model string) config.CLI {
@@ -232,13 +284,16 @@ func overrideAgent(c config.CLI, backend, model string) config.CLI {
 }
 
 // costLimitWarnings are engine.CostLimitWarnings for the backends cfg
-// names, for `ralph validate` (a backend that cannot be made is validate's
+// names, their fallbacks included, for `ralph validate` (a backend that cannot be made is validate's
 // own problem to report, not this check's).
 func costLimitWarnings(cfg *config.Config) []string {
 	var all []engine.Backend
 	for _, h := range append([]config.Hat{{Backend: &cfg.CLI}}, cfg.Hats...) {
-		if b, err := backends.New(backendOptions(*cmp.Or(h.Backend, &cfg.CLI), 0)); err == nil {
-			all = append(all, b)
+		head := *cmp.Or(h.Backend, &cfg.CLI)
+		for _, c := range append([]config.CLI{head}, head.Fallback...) {
+			if b, err := backends.New(backendOptions(c, 0)); err == nil {
+				all = append(all, b)
+			}
 		}
 	}
 	prices := pricing.Default().With(cfg.Pricing)

@@ -109,6 +109,14 @@
 // Any API key is accepted. Usage is about one token per 4 bytes of request
 // body (input) and of answer text and tool arguments (output).
 //
+// # Usage limits and the clock
+//
+// [Server.Limit] refuses every generation request of one API with HTTP 429
+// and a usage limit until a reset on the server's clock ([WithClock],
+// moved on by [Server.Advance]), consuming no turn and telling the client
+// not to retry; such requests are logged with Kind [KindLimited]. Another
+// CLI, on another API, goes on with the turns meanwhile.
+//
 // # Request log
 //
 // [Server.Requests] returns one [RequestLog] per request: endpoint, model,

@@ -44,3 +44,7 @@ func WithLog(w io.Writer) Option { return func(o *options) { o.log = w } }
 // transport the CLI was given, or that a part of it was left out — without
 // logging prompts that may be hundreds of kilobytes long.
 func WithWatch(marks ...string) Option { return func(o *options) { o.watch = marks } }
+
+// WithClock sets the server's clock, which usage limits ([Server.Limit])
+// are judged by; time.Now by default.
+func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }

@@ -63,6 +63,8 @@ type ErrorTurn struct {
 	Message string `json:"message"`
 	// Type is the Anthropic/OpenAI error type; derived from Status when empty.
 	Type string `json:"type,omitempty"`
+	// headers go with the answer (a usage limit's reset, Limit).
+	headers map[string]string
 }
 
 // LoadScript reads and validates a JSON script file.

@@ -36,6 +36,10 @@ type Server struct {
 	models  []string
 	last    *lastMain
 	httpSrv *http.Server
+	// limits are the APIs refused until their reset (Limit); offset moves
+	// the clock on (Advance).
+	limits map[string]time.Time
+	offset time.Duration
 }
 
 // lastMain remembers the previous main answer for RepeatIdenticalRetries.
@@ -182,6 +186,11 @@ func (s *Server) handleGenerate(w http.ResponseWriter, r *http.Request, parse pa
 	}
 	req.bodyLen = len(body)
 	rep := s.decide(r, req)
+	if rep.err != nil {
+		for k, v := range rep.err.headers {
+			w.Header().Set(k, v)
+		}
+	}
 	write(w, req, rep)
 }
 
@@ -197,7 +206,10 @@ func (s *Server) decide(r *http.Request, req *request) reply {
 	entry.Seen = seenMarks(s.opts.watch, req.texts)
 
 	var a answer
-	if s.isMain(req) {
+	if refusal := s.limited(req.api); refusal != nil {
+		entry.Kind = KindLimited
+		a = answer{err: refusal}
+	} else if s.isMain(req) {
 		entry.Kind = KindMain
 		a = s.mainAnswer(req, &entry)
 	} else {

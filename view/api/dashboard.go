@@ -94,7 +94,12 @@ type Loop struct {
 	CostSource  runfiles.CostSource `json:"cost_source,omitempty"`
 	CostUnknown bool                `json:"cost_unknown,omitempty"`
 	CostText    string              `json:"cost_text"`
-	LastEvent   string              `json:"last_event,omitempty"`
+	// ByBackend is what each backend's finished iterations used, when a
+	// fallback chain (cli.fallback) moved the run between backends;
+	// ByBackendText words it as ralph does.
+	ByBackend     map[string]runfiles.BackendTotal `json:"by_backend,omitempty"`
+	ByBackendText string                           `json:"by_backend_text,omitempty"`
+	LastEvent     string                           `json:"last_event,omitempty"`
 	// Question is what the run waits on a person to answer.
 	Question *runfiles.Question `json:"question,omitempty"`
 	// Paced is the pacing budget the run waits for before its next
@@ -180,6 +185,9 @@ func (r *Reader) loop(l *view.LoopView) *Loop {
 		Activity: l.Activity}
 	if run.Paced != nil {
 		lp.Paced, lp.PacedText = run.Paced, view.PacedText(*run.Paced)
+	}
+	if text := view.BackendList(run.ByBackend); text != "" {
+		lp.ByBackend, lp.ByBackendText = run.ByBackend, text
 	}
 	if run.Ended != nil {
 		ended := *run.Ended

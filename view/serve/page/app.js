@@ -428,9 +428,12 @@
     setText("#iteration", l.max_iterations ? `${l.iteration} / ${l.max_iterations}` : String(l.iteration));
     setText("#hat", l.hat || "–");
     setText("#phase", l.paced_text || l.phase);
+    setText("#backend", l.backend || "–");
     setText("#sandbox", l.sandbox || "–");
     setText("#tokens", fmtTokens(l.tokens));
     setText("#cost", l.cost_text);
+    $("#by-backend-row").hidden = !l.by_backend_text;
+    setText("#by-backend", l.by_backend_text || "");
     const ended = $("#loop-ended");
     ended.hidden = !l.ended;
     if (l.ended) ended.textContent = l.ended.message || `${l.ended.reason} (exit ${l.ended.exit_code})`;
