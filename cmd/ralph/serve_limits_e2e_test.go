@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -117,8 +118,16 @@ func TestServeManyStreamsLeaveRalphLoopAbleToStart(t *testing.T) {
 	r = w.ralph("loop")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.NotContains(t, r.stderr, "inotify")
-	runID := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(strings.TrimSpace(w.read(".ralph/current-events"))), "events-"), ".jsonl")
-	dashboard.until(runID)
+	// The run's id, not its log's name: two runs started in the same
+	// second have logs named apart by a suffix the id does not carry.
+	r = w.ralph("status", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var st struct {
+		RunID string `json:"run_id"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &st))
+	require.NotEmpty(t, st.RunID)
+	dashboard.until(st.RunID)
 }
 
 // readToEnd reads conn until the server closes it; the deadline, far
