@@ -123,7 +123,11 @@ func TestCleanRunsFollowsNoLink(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(outside, "precious"), []byte("keep me"), 0o600))
 		// .ralph/runs/../../src is the workspace's src/.
 		log := `{"ts":"` + ended.Format(time.RFC3339) + `","topic":"loop.started","payload":{"run_id":"../../src"},"source":"ralph"}` + "\n"
-		require.NoError(t, os.WriteFile(filepath.Join(ws, DirName, "events-20261102-100000.jsonl"), []byte(log), 0o600))
+		climber := filepath.Join(ws, DirName, "events-20261102-100000.jsonl")
+		require.NoError(t, os.WriteFile(climber, []byte(log), 0o600))
+		// A log with no end ages from its last change: set it, so the run
+		// is as old on any day the test runs.
+		require.NoError(t, os.Chtimes(climber, ended, ended))
 		done, err := CleanRuns(ws, time.Hour, now, false)
 		require.NoError(t, err)
 		assert.Len(t, done.Removed, 2, "both logs")
