@@ -54,7 +54,7 @@ func TestWriteStatusShowsTheChain(t *testing.T) {
 	var b bytes.Buffer
 	WriteStatus(&b, runfiles.Status{RunID: "r1", Backend: "codex",
 		Unavailable: map[string]runfiles.Unavailable{"claude": {Reason: runfiles.SwitchRateLimit, Until: time.Date(2026, 11, 22, 11, 0, 0, 0, time.UTC)}},
-		ByBackend: map[string]runfiles.BackendTotal{"claude": {Iterations: 1}, "codex": {Iterations: 2}}})
+		ByBackend:   map[string]runfiles.BackendTotal{"claude": {Iterations: 1}, "codex": {Iterations: 2}}})
 	out := b.String()
 	assert.Contains(t, out, "backend: codex\n")
 	assert.Contains(t, out, "backend out: claude (rate_limit until Nov 22 11:00 UTC)\n")
