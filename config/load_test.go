@@ -383,9 +383,6 @@ hats:
     args: [--y]
     scratchpad: s.md
     disallowed_tools: [Edit]
-    timeout: 300
-    concurrency: 2
-    aggregate: {mode: wait_for_all, timeout: 60}
     backend: {type: kiro, agent: reviewer}
 `
 	c, err := config.LoadBytes("ralph.yml", []byte(data))
