@@ -146,7 +146,7 @@ func schemaDefs() schema {
 			{"enum": backendEnum(), "description": "A backend by name, with its defaults."},
 			ref("fallbackBackend"),
 		}},
-		"hat":      object(hat, "hat"),
+		"hat": object(hat, "hat"),
 		"aggregate": func() schema {
 			s := object(sectionProperties("hat.aggregate", reflect.TypeFor[Aggregate]()), "hat.aggregate")
 			s["required"] = []string{"mode"}
