@@ -36,6 +36,7 @@ var (
 var commandTraits = map[string]traits{
 	"loop":             {changes: true, json: []jsonOutput{headlessJSON}},
 	"emit":             {changes: true}, // its --json says the payload is JSON
+	"wave emit":        {changes: true}, // its --json says the payloads are JSON
 	"ask":              {changes: true},
 	"answer":           {changes: true},
 	"guide":            {changes: true},

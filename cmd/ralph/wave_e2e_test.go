@@ -1,0 +1,155 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/engine"
+	"github.com/ralph-loop/ralph/runfiles"
+)
+
+const waveConfig = `event_loop:
+  prompt: Review the code from three angles.
+  completion_promise: review.complete
+  starting_event: review.start
+  max_iterations: 10
+  completion_confirmations: 1
+hats:
+  coordinator:
+    triggers: [review.start]
+    publishes: [review.perspective]
+    instructions: Dispatch the reviewers as a wave.
+  reviewer:
+    triggers: [review.perspective]
+    publishes: [review.done]
+    concurrency: 3
+    timeout: 60
+    instructions: Review from the angle your event names.
+  synthesizer:
+    triggers: [review.done]
+    publishes: [review.complete]
+    aggregate: {mode: wait_for_all, timeout: 120}
+    instructions: Merge the findings into one report.
+`
+
+// waveWorkerSh is what each reviewer does: it says when it started, waits
+// until all three have (a barrier, so they must run at once), tries to start
+// a wave of its own (which must be refused), publishes its finding and says
+// when it ended.
+const waveWorkerSh = `set -e
+s="$SCRIPTAGENT_STATE"
+i="$RALPH_WAVE_INDEX"
+date +%s%N > "$s/start-$i"
+while [ "$(ls "$s" | grep -c '^start-')" -lt 3 ]; do sleep 0.02; done
+if "$RALPH_BIN" wave emit review.nested --payloads x 2> "$s/nested-$i.err"; then echo 0 > "$s/nested-$i"; else echo $? > "$s/nested-$i"; fi
+"$RALPH_BIN" emit review.done "finding of worker $i"
+date +%s%N > "$s/end-$i"
+`
+
+func waveScript() agentScript {
+	return agentScript{ByHat: map[string][]step{
+		"coordinator": {{Sh: `"$RALPH_BIN" wave emit review.perspective --payloads "security" "error handling" "docs"`}},
+		"reviewer":    {{Sh: waveWorkerSh}},
+		"synthesizer": {{Say: "Report written. " + tag("review.complete", "three findings merged")}},
+	}}
+}
+
+func TestE2EWaveRunsWorkersAtOnceAndAggregatesOnce(t *testing.T) {
+	w := newWorkspace(t)
+	w.write("ralph.yml", waveConfig+agentCLI())
+	w.script(waveScript())
+	r := w.ralph("loop")
+	require.Equal(t, 0, r.code, r.stderr)
+
+	// The three workers overlapped: each started before any ended.
+	var lastStart, firstEnd int64
+	for i := range 3 {
+		start, end := w.stateNumber(fmt.Sprintf("start-%d", i)), w.stateNumber(fmt.Sprintf("end-%d", i))
+		lastStart = max(lastStart, start)
+		if firstEnd == 0 || end < firstEnd {
+			firstEnd = end
+		}
+		// A worker cannot start a wave.
+		assert.NotEqual(t, int64(0), w.stateNumber(fmt.Sprintf("nested-%d", i)), "wave emit inside a worker must fail")
+		assert.Contains(t, w.stateText(fmt.Sprintf("nested-%d.err", i)), "cannot run inside a wave worker")
+	}
+	assert.Less(t, lastStart, firstEnd, "every worker started before the first one ended")
+
+	assert.Equal(t, "1", w.stateText("hat-synthesizer.count"), "the aggregator runs once")
+	assert.Equal(t, []string{"worker 0", "worker 1", "worker 2"}, w.waveResults(), "each result once, in worker order")
+	synth := w.prompt(5) // coordinator, three workers, synthesizer
+	for i := range 3 {
+		assert.Contains(t, synth, fmt.Sprintf("finding of worker %d", i))
+	}
+	worker := w.prompt(2)
+	assert.Contains(t, worker, "You are one worker of a wave")
+	assert.Equal(t, 1, strings.Count(worker, "## 1."), "a worker's prompt holds its one event")
+	assert.Contains(t, w.prompt(1), "wave emit review.perspective", "the dispatching hat is told how to start a wave")
+}
+
+func TestE2EWaveKilledMidWaveResumes(t *testing.T) {
+	w := newWorkspace(t)
+	w.write("ralph.yml", waveConfig+agentCLI())
+	w.script(waveScript())
+	// Killed once the first worker's end is recorded: the others are cut
+	// off (or finish orphaned), and run again on resume.
+	r := w.ralphKilledAt(engine.FaultWaveWorkerFinished+":1", false)
+	require.True(t, r.killed, "ralph was to be killed mid-wave: exit %d\n%s", r.code, r.stderr)
+	before := w.countTopic(runfiles.TopicWaveWorkerFinished)
+	require.Equal(t, 1, before)
+
+	r2 := w.ralph("loop", "--resume")
+	require.Equal(t, 0, r2.code, r2.stderr)
+	assert.Equal(t, []string{"worker 0", "worker 1", "worker 2"}, w.waveResults(), "each worker's event is in the log exactly once")
+	assert.Equal(t, 3, w.countTopic(runfiles.TopicWaveWorkerFinished), "the worker recorded before the kill is not run again")
+	assert.Equal(t, 1, w.countTopic(runfiles.TopicWaveFinished))
+	assert.Equal(t, "1", w.stateText("hat-synthesizer.count"), "the aggregator runs once")
+}
+
+// waveResults are the review.done events in the log, as "worker N" from
+// their wave index, in log order.
+func (w *workspace) waveResults() []string {
+	w.t.Helper()
+	var out []string
+	for _, r := range w.events() {
+		if r.Err != nil || r.Event.Topic != "review.done" {
+			continue
+		}
+		require.NotNil(w.t, r.Event.Wave, "a worker's result carries its wave")
+		require.Equal(w.t, fmt.Sprintf("finding of worker %d", r.Event.Wave.Index), r.Event.PayloadText())
+		out = append(out, fmt.Sprintf("worker %d", r.Event.Wave.Index))
+	}
+	return out
+}
+
+func (w *workspace) countTopic(topic string) int {
+	n := 0
+	for _, r := range w.events() {
+		if r.Err == nil && r.Event.Topic == topic {
+			n++
+		}
+	}
+	return n
+}
+
+func (w *workspace) stateText(name string) string {
+	w.t.Helper()
+	data, err := os.ReadFile(filepath.Join(w.state, name))
+	require.NoError(w.t, err)
+	return strings.TrimSpace(string(data))
+}
+
+func (w *workspace) stateNumber(name string) int64 {
+	w.t.Helper()
+	n, err := strconv.ParseInt(w.stateText(name), 10, 64)
+	require.NoError(w.t, err, name)
+	return n
+}
+
