@@ -129,6 +129,20 @@ func (w *workspace) waveResults() []string {
 	return out
 }
 
+// resultsByWave is waveResults for each wave of the log.
+func (w *workspace) resultsByWave() map[string][]string {
+	w.t.Helper()
+	out := map[string][]string{}
+	for _, r := range w.events() {
+		if r.Err == nil && r.Event.Topic == "review.done" {
+			require.NotNil(w.t, r.Event.Wave)
+			out[r.Event.Wave.ID] = append(out[r.Event.Wave.ID], fmt.Sprintf("worker %d", r.Event.Wave.Index))
+		}
+	}
+	require.NotEmpty(w.t, out)
+	return out
+}
+
 func (w *workspace) countTopic(topic string) int {
 	n := 0
 	for _, r := range w.events() {
@@ -153,3 +167,42 @@ func (w *workspace) stateNumber(name string) int64 {
 	return n
 }
 
+
+// A kill anywhere in and around a wave (as each worker ends, before,
+// during and after each write of the log) and a resume leave each
+// worker's result in the log exactly once.
+func TestE2EWaveCrashAnywhereAndResume(t *testing.T) {
+	var plan []string
+	for n := 1; n <= 3; n++ {
+		plan = append(plan, fmt.Sprintf("%s:%d", engine.FaultWaveWorkerFinished, n))
+	}
+	for n := 3; n <= 10; n++ {
+		plan = append(plan, fmt.Sprintf("%s:%d", engine.FaultAppendTorn, n), fmt.Sprintf("%s:%d", engine.FaultAppendAfter, n))
+	}
+	fired := 0
+	for _, spec := range plan {
+		t.Run(spec, func(t *testing.T) {
+			w := newWorkspace(t)
+			w.write("ralph.yml", waveConfig+agentCLI())
+			w.script(waveScript())
+			r := w.ralphKilledAt(spec, false)
+			if !r.killed {
+				require.Equal(t, 0, r.code, r.stderr)
+			} else {
+				fired++
+				w.assertStateReadable()
+				r2 := w.ralph("loop", "--resume")
+				require.Equal(t, 0, r2.code, r2.stderr)
+			}
+			// A kill before the dispatcher's iteration is recorded runs it
+			// again, and it may start a second wave: each wave's results
+			// are in the log once each.
+			waves := w.resultsByWave()
+			for id, results := range waves {
+				assert.Equal(t, []string{"worker 0", "worker 1", "worker 2"}, results, id)
+			}
+			assert.Equal(t, len(waves), w.countTopic(runfiles.TopicWaveFinished))
+		})
+	}
+	assert.GreaterOrEqual(t, fired, 10, "most kills must land")
+}
