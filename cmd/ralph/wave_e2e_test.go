@@ -167,7 +167,6 @@ func (w *workspace) stateNumber(name string) int64 {
 	return n
 }
 
-
 // A kill anywhere in and around a wave (as each worker ends, before,
 // during and after each write of the log) and a resume leave each
 // worker's result in the log exactly once.
