@@ -35,6 +35,24 @@ import (
 // runs again the workers with no wave.worker_finished (in files of their
 // own), and merges what the fold does not count as merged already.
 
+// WaveReporter is a Reporter that wants to hear of a wave's progress: it
+// started, and each of its workers ended (done counts those that have,
+// failed those of them that failed or missed the deadline).
+type WaveReporter interface {
+	WaveProgress(it IterationInfo, w runfiles.WaveProgress)
+}
+
+// reportWave tells the Reporter how the wave in flight is going.
+func (e *Engine) reportWave() {
+	wr, ok := e.opts.Reporter.(WaveReporter)
+	if !ok || e.st.Wave == nil {
+		return
+	}
+	e.reportMu.Lock()
+	defer e.reportMu.Unlock()
+	wr.WaveProgress(e.iter.info, e.st.Wave.Progress())
+}
+
 // workerResult is one worker's end, as its goroutine reports it.
 type workerResult struct {
 	rec runfiles.WaveWorkerRecord
@@ -91,6 +109,7 @@ func (e *Engine) startWave(hat hats.Hat, id string, offsets []int64) (runfiles.P
 		return "", err
 	}
 	e.opts.Reporter.IterationStarted(e.iter.info)
+	e.reportWave()
 	return runfiles.PhaseWave, nil
 }
 
@@ -141,6 +160,7 @@ func (e *Engine) rejoinWave(w *runfiles.WaveState) error {
 	}
 	e.iter = e.waveIteration(hat, w.Iteration, w.Events, backend)
 	e.opts.Reporter.IterationStarted(e.iter.info)
+	e.reportWave()
 	return e.saveAs(runfiles.PhaseWave)
 }
 
@@ -236,6 +256,7 @@ func (e *Engine) recordWorker(w *runfiles.WaveState, r workerResult, fatal *erro
 		return err
 	}
 	e.fault(FaultWaveWorkerFinished)
+	e.reportWave()
 	if r.rec.Failed() {
 		e.opts.Reporter.Warn(fmt.Sprintf("wave %s: worker %d of %d failed: %s", w.WaveID, r.rec.Index+1, w.Total, r.rec.Message))
 	}

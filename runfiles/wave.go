@@ -2,7 +2,6 @@ package runfiles
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/ralph-loop/ralph/events"
@@ -116,6 +115,36 @@ func (w *WaveState) Deadline() time.Time {
 	return w.StartedAt.Add(time.Duration(w.DeadlineMS) * time.Millisecond)
 }
 
+// WaveProgress is how a wave is going, as every view shows it: Done
+// counts the workers that have ended, Failed those of them that failed or
+// missed the wave's deadline.
+type WaveProgress struct {
+	ID          string `json:"wave_id"`
+	Hat         string `json:"hat"`
+	Iteration   int    `json:"iteration"`
+	Total       int    `json:"workers"`
+	Concurrency int    `json:"concurrency"`
+	Done        int    `json:"done"`
+	Failed      int    `json:"failed"`
+}
+
+// Progress is how w is going.
+func (w *WaveState) Progress() WaveProgress {
+	p := WaveProgress{ID: w.WaveID, Hat: w.Hat, Iteration: w.Iteration, Total: w.Total, Concurrency: w.Concurrency, Done: len(w.Done)}
+	for _, r := range w.Done {
+		if r.Failed() {
+			p.Failed++
+		}
+	}
+	return p
+}
+
+// Progress is how the finished wave went.
+func (w WaveSummary) Progress() WaveProgress {
+	return WaveProgress{ID: w.WaveID, Hat: w.Hat, Iteration: w.Iteration, Total: w.Total,
+		Done: w.Total, Failed: len(w.Failed) + len(w.Missed)}
+}
+
 // WaveSummary is the last wave that finished, for the views.
 type WaveSummary struct {
 	WaveFinishedRecord
@@ -204,14 +233,4 @@ func WaveOutcome(r WaveFinishedRecord) Outcome {
 		return OutcomeFailure
 	}
 	return OutcomeSuccess
-}
-
-// Sorted returns the indexes of done in order.
-func sortedIndexes(m map[int]WaveWorkerRecord) []int {
-	out := make([]int, 0, len(m))
-	for i := range m {
-		out = append(out, i)
-	}
-	slices.Sort(out)
-	return out
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -204,4 +206,72 @@ func TestE2EWaveCrashAnywhereAndResume(t *testing.T) {
 		})
 	}
 	assert.GreaterOrEqual(t, fired, 10, "most kills must land")
+}
+
+// While a wave runs, ralph status, ralph events, ralph serve's dashboard
+// and the --headless stream say so: which hat, how many workers, how many
+// are done.
+func TestE2EWaveShowsInTheViews(t *testing.T) {
+	w := newWorkspace(t)
+	w.write("ralph.yml", waveConfig+agentCLI())
+	sc := waveScript()
+	// The workers wait for the test to release them, so the wave is
+	// seen while it runs.
+	sc.ByHat["reviewer"] = []step{{Sh: `while [ ! -e "$SCRIPTAGENT_STATE/release" ]; do sleep 0.02; done
+"$RALPH_BIN" emit review.done "finding of worker $RALPH_WAVE_INDEX"`}}
+	w.script(sc)
+	cmd := exec.Command(ralphBin, "loop", "--headless")
+	cmd.Dir = w.dir
+	cmd.Env = append(os.Environ(), scriptEnv(w.state)...)
+	stdout, stderr := &lockedWriter{}, &lockedWriter{}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+
+	var st struct {
+		Wave *struct {
+			Hat     string `json:"hat"`
+			Workers int    `json:"workers"`
+			Done    int    `json:"done"`
+		} `json:"wave"`
+	}
+	waitFor(t, "the wave in ralph status", func() bool {
+		r := w.ralph("status", "--json")
+		return r.code == 0 && json.Unmarshal([]byte(r.stdout), &st) == nil && st.Wave != nil
+	})
+	assert.Equal(t, "reviewer", st.Wave.Hat)
+	assert.Equal(t, 3, st.Wave.Workers)
+	assert.Equal(t, 0, st.Wave.Done)
+	text := w.ralph("status")
+	assert.Contains(t, text.stdout, "wave: wave of hat reviewer: 0 of 3 workers done")
+
+	s := startServe(t, w.dir)
+	var dash struct {
+		Loop struct {
+			WaveText string `json:"wave_text"`
+		}
+	}
+	s.getJSON("/api/dashboard", &dash)
+	assert.Equal(t, "wave of hat reviewer: 0 of 3 workers done", dash.Loop.WaveText)
+
+	require.NoError(t, os.WriteFile(filepath.Join(w.state, "release"), nil, 0o644))
+	require.NoError(t, cmd.Wait(), stderr.String())
+
+	var done []int
+	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+		var ev struct {
+			Event string `json:"event"`
+			Done  int    `json:"done"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &ev), line)
+		if ev.Event == "wave" {
+			done = append(done, ev.Done)
+		}
+	}
+	assert.Equal(t, []int{0, 1, 2, 3}, done, "the headless stream reports the wave's start and each worker's end")
+	events := w.ralph("events")
+	assert.Contains(t, events.stdout, "reviewer: 3 workers, 3 at once")
+	assert.Contains(t, events.stdout, "reviewer: 3 of 3 workers have a result, 3 events merged")
+	last := w.ralph("status")
+	assert.Contains(t, last.stdout, "last wave: iteration 2, wave of hat reviewer: 3 of 3 workers done")
 }
