@@ -19,7 +19,10 @@ func (waveCmd) Help() string {
 handles in one iteration, up to N agents at once, one per event. What the
 workers publish is merged into the run's log, in worker order, and a hat with
 aggregate: {mode: wait_for_all} handles it once every worker has finished.
-See docs/waves.md.`
+See docs/waves.md.
+
+Examples:
+  ralph wave emit review.perspective --payloads "security" "error handling" "docs"`
 }
 
 type waveEmitCmd struct {
