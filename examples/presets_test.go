@@ -13,7 +13,7 @@ import (
 )
 
 func TestPresetList(t *testing.T) {
-	assert.Equal(t, []string{"solo", "code-assist", "tdd", "debug", "review", "research", "spec-driven"}, examples.Names())
+	assert.Equal(t, []string{"solo", "code-assist", "tdd", "debug", "review", "research", "spec-driven", "wave-review"}, examples.Names())
 	_, ok := examples.Lookup(examples.DefaultPreset)
 	assert.True(t, ok, "the default preset exists")
 	for _, name := range []string{"", "nope", "../demo/ralph", "presets/solo", "solo.yml"} {
