@@ -299,7 +299,11 @@ func (e *Engine) runWorker(ctx context.Context, w *runfiles.WaveState, i int, ev
 		Timeout:     time.Duration(w.WorkerTimeoutMS) * time.Millisecond,
 		IdleTimeout: e.opts.Settings.IdleTimeout,
 		ForceKill:   e.opts.ForceKill,
+		// Recorded, so that a ralph killed mid-wave is followed by one
+		// that stops the workers it left (orphan_unix.go).
+		Started: func(pid int) { e.recordAgentAt(e.files().WaveAgentPID(i), pid) },
 	}
+	defer func() { _ = ralphdir.Truncate(e.dir, e.files().WaveAgentPID(i)) }()
 	res, err := e.iter.backend.Run(ctx, run, func(a events.Activity) {
 		e.reportMu.Lock()
 		defer e.reportMu.Unlock()
