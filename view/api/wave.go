@@ -14,6 +14,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
 	"github.com/ralph-loop/ralph/internal/redact"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // WaveWorkerEnv is set in the environment of a wave's worker; `ralph wave
@@ -62,11 +63,15 @@ func (e Emit) AppendWave(payloads []json.RawMessage, now time.Time) (id, warning
 	if err != nil {
 		return "", "", err
 	}
+	source := e.Source
+	if source == "" {
+		source = events.SourceAgent
+	}
 	id = NewWaveID(now)
 	evs := make([]events.Event, len(payloads))
 	var cutNotes []string
 	for i, p := range payloads {
-		ev := events.Event{TS: now.UTC(), Topic: e.Topic, Payload: r.JSON(p), Source: events.SourceAgent,
+		ev := events.Event{TS: now.UTC(), Topic: e.Topic, Payload: r.JSON(p), Source: source,
 			Hat: r.String(e.Hat), Iteration: e.Iteration, Wave: &events.Wave{ID: id, Index: i, Total: len(payloads)}}
 		ev, cut, err := events.FitPayload(ev)
 		if err != nil {
@@ -92,6 +97,10 @@ func (e Emit) checked(r *redact.Redactor) (path, warning string, err error) {
 	}
 	if err := events.ValidateTopic(e.Topic); err != nil {
 		return "", "", &hint.Error{Err: err, Fix: "a topic is dot-separated words without spaces, like review.perspective"}
+	}
+	if runfiles.ReservedForRalph(e.Topic) {
+		return "", "", &hint.Error{Err: fmt.Errorf("the topic %s is ralph's own: the loop would reject every event of the wave", e.Topic),
+			Fix: "start the wave on a topic of your own, one a hat with concurrency triggers on, like review.perspective"}
 	}
 	if path, err = e.logPath(); err != nil {
 		return "", "", err
