@@ -417,7 +417,7 @@ func (essentials) IterationFinished(engine.IterationInfo, events.AgentResult) {}
 func (essentials) Commit(engine.IterationInfo, engine.Commit)                 {}
 func (essentials) RateLimited(engine.IterationInfo, time.Duration)            {}
 func (essentials) TaskComplete(int, string)                                   {}
-func (essentials) WaveProgress(engine.IterationInfo, runfiles.WaveProgress)         {}
+func (essentials) WaveProgress(engine.IterationInfo, runfiles.WaveProgress)   {}
 
 // BackendSwitched is essential: the run goes on with another agent, which
 // spends other money.
