@@ -48,10 +48,13 @@ type Event struct {
 // Wave places an event in a wave: N events one hat handles in parallel,
 // one worker each. A dispatched event is the Index-th of the wave's Total;
 // a result carries the Index of the worker that published it.
+//
+// An event outside a wave has none of the keys, which is why each may be
+// left out; a wave_index left out is 0.
 type Wave struct {
-	ID    string `json:"wave_id"`
-	Index int    `json:"wave_index"`
-	Total int    `json:"wave_total"`
+	ID    string `json:"wave_id,omitempty"`
+	Index int    `json:"wave_index,omitzero"`
+	Total int    `json:"wave_total,omitempty"`
 }
 
 // InWave reports whether ev belongs to a wave.
