@@ -350,7 +350,7 @@ type workerFiles struct {
 	attempt        int
 }
 
-// WaveDir is where a wave's iteration keeps its workers' files, in the
+// waveDir is where a wave's iteration keeps its workers' files, in the
 // run's directory.
 func waveDir(n int) string { return fmt.Sprintf("wave-%04d", n) }
 
