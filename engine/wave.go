@@ -68,8 +68,8 @@ type workerResult struct {
 // events in index order. id is "" when the events hold no wave.
 func waveOf(offsets []int64, evs []events.Event) (id string, waveOffsets []int64, waveEvents []events.Event) {
 	for _, ev := range evs {
-		if ev.InWave() && (id == "" || ev.Wave.ID < id) {
-			id = ev.Wave.ID
+		if w := ev.Wave; ev.InWave() && (id == "" || w.ID < id) {
+			id = w.ID
 		}
 	}
 	if id == "" {
@@ -77,7 +77,7 @@ func waveOf(offsets []int64, evs []events.Event) (id string, waveOffsets []int64
 	}
 	idx := []int{}
 	for i, ev := range evs {
-		if ev.InWave() && ev.Wave.ID == id {
+		if w := ev.Wave; ev.InWave() && w.ID == id {
 			idx = append(idx, i)
 		}
 	}
