@@ -68,8 +68,8 @@ type workerResult struct {
 // events in index order. id is "" when the events hold no wave.
 func waveOf(offsets []int64, evs []events.Event) (id string, waveOffsets []int64, waveEvents []events.Event) {
 	for _, ev := range evs {
-		if w := ev.Wave; ev.InWave() && (id == "" || w.ID < id) {
-			id = w.ID
+		if ev.InWave() && (id == "" || ev.WaveID < id) {
+			id = ev.WaveID
 		}
 	}
 	if id == "" {
@@ -77,11 +77,11 @@ func waveOf(offsets []int64, evs []events.Event) (id string, waveOffsets []int64
 	}
 	idx := []int{}
 	for i, ev := range evs {
-		if w := ev.Wave; ev.InWave() && w.ID == id {
+		if ev.InWave() && ev.WaveID == id {
 			idx = append(idx, i)
 		}
 	}
-	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(evs[a].Wave.Index, evs[b].Wave.Index) })
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(evs[a].WaveIndex, evs[b].WaveIndex) })
 	for _, i := range idx {
 		waveOffsets = append(waveOffsets, offsets[i])
 		waveEvents = append(waveEvents, evs[i])
@@ -598,7 +598,7 @@ func (e *Engine) workerLines(w *runfiles.WaveState, i int, r runfiles.WaveWorker
 	evs = evs[min(w.Merged[i], len(evs)):]
 	for j := range evs {
 		evs[j].Iteration, evs[j].Hat = w.Iteration, w.Hat
-		evs[j].Wave = &events.Wave{ID: w.WaveID, Index: i, Total: w.Total}
+		evs[j].Wave = &events.Wave{WaveID: w.WaveID, WaveIndex: i, WaveTotal: w.Total}
 		if evs[j].Source != events.SourceTag {
 			evs[j].Source = events.SourceAgent
 		}
@@ -624,7 +624,7 @@ func worseSource(a, b runfiles.CostSource) runfiles.CostSource {
 // iteration right after the wave.
 func (e *Engine) withMissingWorkers(h hats.Hat, evs []events.Event, note string) string {
 	last := e.st.LastWave
-	if h.Aggregate == nil || last == nil || !slices.ContainsFunc(evs, func(ev events.Event) bool { return ev.InWave() && ev.Wave.ID == last.WaveID }) {
+	if h.Aggregate == nil || last == nil || !slices.ContainsFunc(evs, func(ev events.Event) bool { return ev.InWave() && ev.WaveID == last.WaveID }) {
 		return note
 	}
 	missing := last.MissingText()

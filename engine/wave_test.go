@@ -56,7 +56,7 @@ func (b *waveBackend) Run(ctx context.Context, run events.AgentRun, _ func(event
 	case "dispatcher":
 		for i := range b.n {
 			ev := events.Event{Topic: "review.perspective", Payload: events.StringPayload(fmt.Sprintf("area %d", i)),
-				Source: events.SourceAgent, Hat: hat, Iteration: n, Wave: &events.Wave{ID: "w-1", Index: i, Total: b.n}}
+				Source: events.SourceAgent, Hat: hat, Iteration: n, Wave: &events.Wave{WaveID: "w-1", WaveIndex: i, WaveTotal: b.n}}
 			if err := events.AppendTo(logPath, ev); err != nil {
 				return events.AgentResult{}, err
 			}
@@ -185,7 +185,7 @@ func TestWaveRunsWorkersInParallelAndMergesInOrder(t *testing.T) {
 	for _, ev := range log {
 		if ev.Hat == "reviewer" && ev.Published() {
 			require.NotNil(t, ev.Wave)
-			assert.Equal(t, "w-1", ev.Wave.ID)
+			assert.Equal(t, "w-1", ev.WaveID)
 		}
 	}
 	assert.InDelta(t, 0.3, sum.Cost.USD, 1e-9, "every worker's cost counts")
@@ -245,13 +245,13 @@ func TestWaveTimeoutCollectsWhatArrived(t *testing.T) {
 
 func TestWaveOfOnePicksTheSmallestWave(t *testing.T) {
 	mk := func(id string, i int) events.Event {
-		return events.Event{Topic: "t", Wave: &events.Wave{ID: id, Index: i, Total: 2}}
+		return events.Event{Topic: "t", Wave: &events.Wave{WaveID: id, WaveIndex: i, WaveTotal: 2}}
 	}
 	id, offs, evs := waveOf([]int64{10, 20, 30, 40, 50},
 		[]events.Event{mk("w-b", 0), mk("w-a", 1), {Topic: "t"}, mk("w-a", 0), mk("w-b", 1)})
 	assert.Equal(t, "w-a", id)
 	assert.Equal(t, []int64{40, 20}, offs)
-	assert.Equal(t, 0, evs[0].Wave.Index)
+	assert.Equal(t, 0, evs[0].WaveIndex)
 	id, _, _ = waveOf([]int64{1}, []events.Event{{Topic: "t"}})
 	assert.Empty(t, id)
 }

@@ -46,19 +46,20 @@ type Event struct {
 }
 
 // Wave places an event in a wave: N events one hat handles in parallel,
-// one worker each. A dispatched event is the Index-th of the wave's Total;
-// a result carries the Index of the worker that published it.
+// one worker each. A dispatched event is the WaveIndex-th of the wave's
+// WaveTotal; a result carries the WaveIndex of the worker that published
+// it.
 //
 // An event outside a wave has none of the keys, which is why each may be
 // left out; a wave_index left out is 0.
 type Wave struct {
-	ID    string `json:"wave_id,omitempty"`
-	Index int    `json:"wave_index,omitzero"`
-	Total int    `json:"wave_total,omitempty"`
+	WaveID    string `json:"wave_id,omitempty"`
+	WaveIndex int    `json:"wave_index,omitzero"`
+	WaveTotal int    `json:"wave_total,omitempty"`
 }
 
 // InWave reports whether ev belongs to a wave.
-func (e Event) InWave() bool { return e.Wave != nil && e.Wave.ID != "" }
+func (e Event) InWave() bool { return e.Wave != nil && e.WaveID != "" }
 
 // Published reports whether ev is one an agent published (with `ralph emit`
 // or as a tag) rather than one of ralph's own lines. The log records such an

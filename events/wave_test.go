@@ -19,7 +19,7 @@ func TestWaveFieldsRoundTrip(t *testing.T) {
 	ev, err := events.ParseLine([]byte(line))
 	require.NoError(t, err)
 	require.True(t, ev.InWave())
-	require.Equal(t, events.Wave{ID: "w-1", Index: 0, Total: 3}, *ev.Wave)
+	require.Equal(t, events.Wave{WaveID: "w-1", WaveIndex: 0, WaveTotal: 3}, *ev.Wave)
 	out, err := events.EncodeLine(ev)
 	require.NoError(t, err)
 	require.Equal(t, strings.Replace(line, `"wave_index":0,`, "", 1)+"\n", string(out))

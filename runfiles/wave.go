@@ -208,13 +208,13 @@ func (s *RunState) finishWorker(r WaveWorkerRecord, at time.Time) {
 // mergedLine counts a worker's line merged into the log.
 func (s *RunState) mergedLine(ev events.Event) {
 	w := s.Wave
-	if w == nil || !ev.InWave() || ev.Wave.ID != w.WaveID || ev.Hat != w.Hat || ev.Iteration != w.Iteration {
+	if w == nil || !ev.InWave() || ev.WaveID != w.WaveID || ev.Hat != w.Hat || ev.Iteration != w.Iteration {
 		return
 	}
 	if w.Merged == nil {
 		w.Merged = map[int]int{}
 	}
-	w.Merged[ev.Wave.Index]++
+	w.Merged[ev.WaveIndex]++
 }
 
 func (s *RunState) finishWave(r WaveFinishedRecord, at time.Time) {

@@ -21,12 +21,12 @@ func TestFoldFollowsAWave(t *testing.T) {
 	}
 	result := func(off int64, i int) events.Record {
 		return events.Record{Offset: off, Line: []byte("x"), Event: events.Event{TS: t0, Topic: "review.done", Source: events.SourceAgent,
-			Hat: "reviewer", Iteration: 2, Wave: &events.Wave{ID: "w-1", Index: i, Total: 3}}}
+			Hat: "reviewer", Iteration: 2, Wave: &events.Wave{WaveID: "w-1", WaveIndex: i, WaveTotal: 3}}}
 	}
 	s := NewRunState()
 	for i, off := range []int64{100, 200, 300} {
 		s.Apply(events.Record{Offset: off, Line: []byte("x"), Event: events.Event{TS: t0, Topic: "review.perspective", Source: events.SourceRalph,
-			Wave: &events.Wave{ID: "w-1", Index: i, Total: 3}}}, noRoutes{})
+			Wave: &events.Wave{WaveID: "w-1", WaveIndex: i, WaveTotal: 3}}}, noRoutes{})
 	}
 	require.Len(t, s.Pending, 3)
 	s.Apply(ralphRecord(400, TopicIterationStarted, IterationStartedRecord{Iteration: 2, Hat: "reviewer", Events: []int64{100, 200, 300}}, t0), noRoutes{})

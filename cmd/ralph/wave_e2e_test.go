@@ -126,8 +126,8 @@ func (w *workspace) waveResults() []string {
 			continue
 		}
 		require.NotNil(w.t, r.Event.Wave, "a worker's result carries its wave")
-		require.Equal(w.t, fmt.Sprintf("finding of worker %d", r.Event.Wave.Index), r.Event.PayloadText())
-		out = append(out, fmt.Sprintf("worker %d", r.Event.Wave.Index))
+		require.Equal(w.t, fmt.Sprintf("finding of worker %d", r.Event.WaveIndex), r.Event.PayloadText())
+		out = append(out, fmt.Sprintf("worker %d", r.Event.WaveIndex))
 	}
 	return out
 }
@@ -139,7 +139,7 @@ func (w *workspace) resultsByWave() map[string][]string {
 	for _, r := range w.events() {
 		if r.Err == nil && r.Event.Topic == "review.done" {
 			require.NotNil(w.t, r.Event.Wave)
-			out[r.Event.Wave.ID] = append(out[r.Event.Wave.ID], fmt.Sprintf("worker %d", r.Event.Wave.Index))
+			out[r.Event.WaveID] = append(out[r.Event.WaveID], fmt.Sprintf("worker %d", r.Event.WaveIndex))
 		}
 	}
 	require.NotEmpty(w.t, out)

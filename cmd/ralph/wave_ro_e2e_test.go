@@ -120,7 +120,7 @@ func reviewFindings(w *workspace) []string {
 			continue
 		}
 		require.NotNil(w.t, r.Event.Wave)
-		require.True(w.t, strings.HasSuffix(r.Event.PayloadText(), fmt.Sprint(r.Event.Wave.Index)))
+		require.True(w.t, strings.HasSuffix(r.Event.PayloadText(), fmt.Sprint(r.Event.WaveIndex)))
 		out = append(out, r.Event.PayloadText())
 	}
 	return out

@@ -72,7 +72,7 @@ func (e Emit) AppendWave(payloads []json.RawMessage, now time.Time) (id, warning
 	var cutNotes []string
 	for i, p := range payloads {
 		ev := events.Event{TS: now.UTC(), Topic: e.Topic, Payload: r.JSON(p), Source: source,
-			Hat: r.String(e.Hat), Iteration: e.Iteration, Wave: &events.Wave{ID: id, Index: i, Total: len(payloads)}}
+			Hat: r.String(e.Hat), Iteration: e.Iteration, Wave: &events.Wave{WaveID: id, WaveIndex: i, WaveTotal: len(payloads)}}
 		ev, cut, err := events.FitPayload(ev)
 		if err != nil {
 			return "", warning, err

@@ -30,7 +30,7 @@ func TestAppendWaveWritesOneEventPerPayload(t *testing.T) {
 	require.NoError(t, events.Scan(f, func(r events.Record) error { got = append(got, r.Event); return r.Err }))
 	require.Len(t, got, 2)
 	for i, ev := range got {
-		assert.Equal(t, events.Wave{ID: id, Index: i, Total: 2}, *ev.Wave)
+		assert.Equal(t, events.Wave{WaveID: id, WaveIndex: i, WaveTotal: 2}, *ev.Wave)
 		assert.Equal(t, events.SourceAgent, ev.Source)
 		assert.Equal(t, "coordinator", ev.Hat)
 	}
