@@ -1,6 +1,7 @@
 package hats
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -71,4 +72,15 @@ func TestCheckWarnsOfAnAggregatorWithoutWave(t *testing.T) {
 		}
 		return out
 	}(), RuleAggregateNoWave)
+}
+
+func TestDescribeShowsWaveSettings(t *testing.T) {
+	r := waveRegistry(t, &Aggregate{Mode: AggregateWaitForAll})
+	var b strings.Builder
+	for _, id := range []string{"reviewer", "synthesizer"} {
+		h, _ := r.Get(id)
+		writeSettings(&b, h, HatDetails{Backend: "claude"})
+	}
+	assert.Contains(t, b.String(), "concurrency:       3 (a wave of its events runs one agent per event, 3 at once)")
+	assert.Contains(t, b.String(), "aggregate:         wait_for_all, timeout 5m0s (collects a wave's results)")
 }
