@@ -13,7 +13,14 @@ import (
 )
 
 func TestPresetList(t *testing.T) {
-	assert.Equal(t, []string{"solo", "code-assist", "tdd", "debug", "review", "research", "spec-driven"}, examples.Names())
+	assert.Equal(t, []string{
+		"code-assist", "solo", "tdd", "spec", "spec-driven",
+		"refactor", "test-writing", "perf", "docs",
+		"debug", "triage", "merge-conflict",
+		"review", "pr-review", "security", "qa",
+		"research",
+	}, examples.Names())
+	assert.Equal(t, examples.DefaultPreset, examples.Names()[0], "the default comes first")
 	_, ok := examples.Lookup(examples.DefaultPreset)
 	assert.True(t, ok, "the default preset exists")
 	for _, name := range []string{"", "nope", "../demo/ralph", "presets/solo", "solo.yml"} {

@@ -14,11 +14,14 @@ import (
 )
 
 // handOff is one iteration of a preset's happy path: the hat that runs,
-// the files it writes, and the topic it publishes.
+// the files it writes, what it commits, and the topic it publishes, with
+// payload when a gate reads it.
 type handOff struct {
-	hat   string
-	topic string
-	write map[string]string
+	hat     string
+	topic   string
+	payload string
+	write   map[string]string
+	commit  string
 }
 
 // happyPaths walk each preset through every hat to completion, writing
@@ -36,7 +39,7 @@ var happyPaths = map[string][]handOff{
 		{hat: "finalizer", topic: "LOOP_COMPLETE"},
 	},
 	"tdd": {
-		{hat: "red", topic: "test.red"},
+		{hat: "red", topic: "test.red", payload: "greeting_test.go: --- FAIL: TestGreeting (0.00s): greeting is empty"},
 		{hat: "green", topic: "test.green"},
 		{hat: "refactor", topic: "refactor.done"},
 		{hat: "red", topic: "LOOP_COMPLETE"},
@@ -66,7 +69,75 @@ var happyPaths = map[string][]handOff{
 		{hat: "planner", topic: "plan.complete"},
 		{hat: "verifier", topic: "LOOP_COMPLETE"},
 	},
+	"spec": {
+		{hat: "drafter", topic: "spec.draft", write: map[string]string{"SPEC.md": specDoc}},
+		{hat: "critic", topic: "spec.revise", payload: "R1 has no error case"},
+		{hat: "drafter", topic: "spec.draft", write: map[string]string{"SPEC.md": specDoc + "- Given no name, When greeting, Then error\n"}},
+		{hat: "critic", topic: "LOOP_COMPLETE"},
+	},
+	"refactor": {
+		{hat: "surveyor", topic: "refactor.step"},
+		{hat: "refactorer", topic: "refactor.done", write: map[string]string{"main.go": "package main\n"}, commit: "refactor: extract greet"},
+		{hat: "reviewer", topic: "refactor.approved"},
+		{hat: "surveyor", topic: "LOOP_COMPLETE"},
+	},
+	"test-writing": {
+		{hat: "mapper", topic: "tests.target"},
+		{hat: "writer", topic: "tests.written", write: map[string]string{"greet_test.go": "package main\n"}, commit: "test: greeting"},
+		{hat: "checker", topic: "tests.approved"},
+		{hat: "mapper", topic: "LOOP_COMPLETE"},
+	},
+	"perf": {
+		{hat: "measurer", topic: "perf.baseline", write: map[string]string{"PERF.md": "## Benchmark\n\nmake bench\n\n## Baseline\n\n120 ms ± 3\n"}},
+		{hat: "optimizer", topic: "perf.change", write: map[string]string{"main.go": "package main\n"}, commit: "perf: cache the parsed template"},
+		{hat: "measurer", topic: "perf.kept", payload: "120 ms -> 80 ms"},
+		{hat: "optimizer", topic: "perf.done"},
+		{hat: "reporter", topic: "LOOP_COMPLETE", write: map[string]string{
+			"PERF.md": "## Benchmark\n\nmake bench\n\n## Baseline\n\n120 ms ± 3\n\n## Result\n\n80 ms (-33%)\n"}},
+	},
+	"docs": {
+		{hat: "auditor", topic: "docs.task"},
+		{hat: "writer", topic: "docs.written", write: map[string]string{"docs/usage.md": "# Usage\n"}, commit: "docs: usage"},
+		{hat: "checker", topic: "docs.checked"},
+		{hat: "auditor", topic: "LOOP_COMPLETE"},
+	},
+	"triage": {
+		{hat: "intake", topic: "triage.report"},
+		{hat: "triager", topic: "triage.report", write: map[string]string{"triage/notes.md": "#1 confirmed: high\n"}},
+		{hat: "triager", topic: "triage.done"},
+		{hat: "reporter", topic: "LOOP_COMPLETE", write: map[string]string{
+			"TRIAGE.md": "## Confirmed\n\n- [ ] high: export drops the last row (#1)\n\n## Not confirmed\n\n- #2: duplicate of #1\n"}},
+	},
+	"merge-conflict": {
+		{hat: "analyst", topic: "conflict.file"},
+		{hat: "resolver", topic: "conflict.file"},
+		{hat: "resolver", topic: "merge.resolved"},
+		{hat: "verifier", topic: "LOOP_COMPLETE"},
+	},
+	"pr-review": {
+		{hat: "reader", topic: "pr.area", write: map[string]string{".ralph/agent/pr-intent.md": "Adds a greeting.\n"}},
+		{hat: "reviewer", topic: "pr.reviewed"},
+		{hat: "writer", topic: "LOOP_COMPLETE", write: map[string]string{
+			"PR-REVIEW.md": "Verdict: approve\n\nDoes what it says.\n\n## Comments\n\n- main.go:3 nit: name\n"}},
+	},
+	"security": {
+		{hat: "modeller", topic: "security.surface", write: map[string]string{"security/threat-model.md": "Assets: the tokens.\n"}},
+		{hat: "auditor", topic: "security.surface"},
+		{hat: "auditor", topic: "security.audited", write: map[string]string{"security/notes.md": "## Findings\n\nnone\n"}},
+		{hat: "reporter", topic: "LOOP_COMPLETE", write: map[string]string{
+			"SECURITY-REVIEW.md": "Low risk.\n\n## Threat model\n\nTokens.\n\n## Findings\n\nNone.\n"}},
+	},
+	"qa": {
+		{hat: "planner", topic: "qa.charter"},
+		{hat: "explorer", topic: "qa.charter", write: map[string]string{"qa/sessions.md": "## import, bad CSV\n"}},
+		{hat: "explorer", topic: "qa.explored"},
+		{hat: "reporter", topic: "LOOP_COMPLETE", write: map[string]string{
+			"QA.md": "Import is fragile.\n\n## Findings\n\n- [ ] major: import drops quoted newlines\n\n## Explored\n\n- import\n"}},
+	},
 }
+
+// specDoc is a SPEC.md with the sections the spec preset's gate checks.
+const specDoc = "## Requirements\n\nR1: greet.\n\n## Acceptance criteria\n\n- Given Ann, When greeting, Then Hello, Ann\n\n## Out of scope\n\nLocales.\n"
 
 // A run of every preset, written by ralph init and driven by a scripted
 // agent along its happy path, reaches completion with every hat having
@@ -102,9 +173,9 @@ func TestPresetsHappyPath(t *testing.T) {
 func happyScript(path []handOff) agentScript {
 	byHat := map[string][]step{}
 	for i, h := range path {
-		payload := fmt.Sprintf("step %d of the happy path", i+1)
-		if h.topic == "test.red" {
-			payload = "greeting_test.go: --- FAIL: TestGreeting (0.00s): greeting is empty"
+		payload := h.payload
+		if payload == "" {
+			payload = fmt.Sprintf("step %d of the happy path", i+1)
 		}
 		st := emitStep(h.topic, payload)
 		if h.topic == "LOOP_COMPLETE" {
@@ -113,6 +184,7 @@ func happyScript(path []handOff) agentScript {
 		if h.write != nil {
 			st.Write = h.write
 		}
+		st.Commit = h.commit
 		byHat[h.hat] = append(byHat[h.hat], st)
 	}
 	return agentScript{ByHat: byHat}
