@@ -11,6 +11,7 @@ import (
 
 	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/examples"
+	"github.com/ralph-loop/ralph/internal/gittest"
 )
 
 // handOff is one iteration of a preset's happy path: the hat that runs,
@@ -325,4 +326,75 @@ func TestOrchestratorCollectionRuns(t *testing.T) {
 		"agent validation.passed", "tag FEATURE_DONE", "finished validator success",
 		"terminate completed",
 	}, w.flow())
+}
+
+// merge-conflict's gate holds merge.resolved back while a real merge still
+// has conflict markers and is not concluded: the resolver sees the markers
+// and goes on; once it commits the resolution, the merge is done.
+func TestMergeConflictGateHoldsUnresolvedMerge(t *testing.T) {
+	w := newWorkspace(t)
+	w.write("Makefile", "test:\n\t@echo ok\n")
+	w.write("greet.txt", "Hello\n")
+	git(t, w.dir, "add", "-A")
+	git(t, w.dir, "commit", "-q", "-m", "base")
+	git(t, w.dir, "checkout", "-q", "-b", "theirs")
+	w.write("greet.txt", "Hello, world\n")
+	git(t, w.dir, "commit", "-q", "-am", "theirs: greet the world")
+	git(t, w.dir, "checkout", "-q", "-")
+	w.write("greet.txt", "Hello!\n")
+	git(t, w.dir, "commit", "-q", "-am", "ours: greet loudly")
+	_, err := gittest.Output(w.dir, "merge", "theirs")
+	require.Error(t, err, "the merge stops at the conflict")
+	require.Equal(t, 0, w.ralph("init", "--preset", "merge-conflict").code)
+	w.write("agent.yml", "event_loop:\n  completion_confirmations: 1\n  max_iterations: 20\n"+agentCLI())
+	w.script(agentScript{ByHat: map[string][]step{
+		"analyst": {emitStep("conflict.file", "greet.txt")},
+		"resolver": {
+			emitStep("merge.resolved", "resolved, I think"),
+			{Write: map[string]string{"greet.txt": "Hello, world!\n"}, Commit: "Merge branch 'theirs': greet the world, loudly",
+				Emit: []scriptEmit{{Topic: "merge.resolved", Payload: "committed"}}},
+		},
+		"verifier": {say(tag("LOOP_COMPLETE", "both greetings kept"))},
+	}})
+
+	r := w.ralph("loop", "-c", "ralph.yml", "-c", "agent.yml")
+
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, []string{
+		"agent conflict.file", "finished analyst success",
+		"agent merge.resolved", "finished resolver success", "ralph merge.resolved.blocked",
+		"agent merge.resolved", "finished resolver success",
+		"tag LOOP_COMPLETE", "finished verifier success",
+	}, agentFlow(w.flow()))
+	blocked := w.prompt(3)
+	assert.Contains(t, blocked, "unmerged paths (git add each once resolved):\ngreet.txt", "the resolver sees what is left")
+	assert.Contains(t, blocked, "greet.txt:1:<<<<<<< HEAD")
+	assert.Contains(t, blocked, "MERGE_HEAD exists")
+	parents := strings.Fields(git(t, w.dir, "log", "-1", "--format=%P"))
+	assert.Len(t, parents, 2, "the merge is concluded")
+}
+
+// spec's gate sends a draft without its sections back to the drafter
+// before the critic spends a turn on it.
+func TestSpecGateNeedsSections(t *testing.T) {
+	w := newWorkspace(t)
+	require.Equal(t, 0, w.ralph("init", "--preset", "spec").code)
+	w.write("agent.yml", "event_loop:\n  completion_confirmations: 1\n  max_iterations: 20\n"+agentCLI())
+	w.script(agentScript{ByHat: map[string][]step{
+		"drafter": {
+			{Write: map[string]string{"SPEC.md": "## Requirements\n\nR1: greet.\n"}, Emit: []scriptEmit{{Topic: "spec.draft", Payload: "R1"}}},
+			{Write: map[string]string{"SPEC.md": specDoc}, Emit: []scriptEmit{{Topic: "spec.draft", Payload: "R1"}}},
+		},
+		"critic": {say(tag("LOOP_COMPLETE", "R1, testable"))},
+	}})
+
+	r := w.ralph("loop", "-c", "ralph.yml", "-c", "agent.yml")
+
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, []string{
+		"agent spec.draft", "finished drafter success", "ralph spec.draft.blocked",
+		"agent spec.draft", "finished drafter success",
+		"tag LOOP_COMPLETE", "finished critic success",
+	}, agentFlow(w.flow()))
+	assert.Contains(t, w.prompt(2), `SPEC.md does not contain "## Acceptance criteria"`, "the drafter is told which section is missing")
 }
