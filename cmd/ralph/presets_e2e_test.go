@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -107,7 +108,7 @@ var happyPaths = map[string][]handOff{
 		{hat: "triager", topic: "triage.report", write: map[string]string{"triage/notes.md": "#1 confirmed: high\n"}},
 		{hat: "triager", topic: "triage.done"},
 		{hat: "reporter", topic: "LOOP_COMPLETE", write: map[string]string{
-			"TRIAGE.md": "## Confirmed\n\n- [ ] high: export drops the last row (#1)\n\n## Not confirmed\n\n- #2: duplicate of #1\n"}},
+			"TRIAGE.md": triageDoc}},
 	},
 	"merge-conflict": {
 		{hat: "analyst", topic: "conflict.file"},
@@ -133,9 +134,20 @@ var happyPaths = map[string][]handOff{
 		{hat: "explorer", topic: "qa.charter", write: map[string]string{"qa/sessions.md": "## import, bad CSV\n"}},
 		{hat: "explorer", topic: "qa.explored"},
 		{hat: "reporter", topic: "LOOP_COMPLETE", write: map[string]string{
-			"QA.md": "Import is fragile.\n\n## Findings\n\n- [ ] major: import drops quoted newlines\n\n## Explored\n\n- import\n"}},
+			"QA.md": qaDoc}},
 	},
 }
+
+// qaDoc and triageDoc are reports as the qa and triage presets tell their
+// reporters to write them: findings as task boxes, with what a fix must
+// make true as nested boxes.
+const (
+	qaDoc = "Import is fragile.\n\n## Findings\n\n- [ ] major: import drops quoted newlines\n" +
+		"  Steps: import testdata/quoted.csv; 11 rows of 12.\n  - [ ] importing testdata/quoted.csv keeps all 12 rows\n" +
+		"- [ ] minor: --help misspells delimiter\n\n## Explored\n\n- import with malformed CSV: clear errors\n"
+	triageDoc = "## Confirmed\n\n- [ ] high: export drops the last row (#1)\n  - [ ] a regression test reproduces it\n\n" +
+		"## Not confirmed\n\n- #2: duplicate of #1\n"
+)
 
 // specDoc is a SPEC.md with the sections the spec preset's gate checks.
 const specDoc = "## Requirements\n\nR1: greet.\n\n## Acceptance criteria\n\n- Given Ann, When greeting, Then Hello, Ann\n\n## Out of scope\n\nLocales.\n"
@@ -397,4 +409,54 @@ func TestSpecGateNeedsSections(t *testing.T) {
 		"tag LOOP_COMPLETE", "finished critic success",
 	}, agentFlow(w.flow()))
 	assert.Contains(t, w.prompt(2), `SPEC.md does not contain "## Acceptance criteria"`, "the drafter is told which section is missing")
+}
+
+// The findings qa and triage write are tasks for the autopilot, with the
+// command line their headers give.
+func TestFindingsFeedTheAutopilot(t *testing.T) {
+	for preset, report := range map[string]string{"qa": qaDoc, "triage": triageDoc} {
+		t.Run(preset, func(t *testing.T) {
+			t.Parallel()
+			p, _ := examples.Lookup(preset)
+			var args []string
+			for line := range strings.Lines(string(p.Data)) {
+				if cmd, ok := strings.CutPrefix(strings.TrimSpace(line), "#   ralph autopilot "); ok {
+					args = strings.Fields(cmd)
+				}
+			}
+			require.NotEmpty(t, args, "the header shows how to fix the findings")
+			w := newWorkspace(t)
+			require.Equal(t, 0, w.ralph("init").code)
+			name := map[string]string{"qa": "QA.md", "triage": "TRIAGE.md"}[preset]
+			w.write(name, report)
+			git(t, w.dir, "add", "-A")
+			git(t, w.dir, "commit", "-q", "-m", preset+" report")
+
+			r := w.ralph(append([]string{"autopilot"}, append(args, "--dry-run", "--json")...)...)
+
+			require.Equal(t, 0, r.code, r.stderr)
+			var plan struct {
+				Tasks []struct {
+					Task struct {
+						Title    string `json:"title"`
+						Criteria []struct {
+							Text string `json:"text"`
+						} `json:"criteria"`
+					} `json:"task"`
+				} `json:"tasks"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(r.stdout), &plan), r.stdout)
+			var titles []string
+			for _, task := range plan.Tasks {
+				titles = append(titles, task.Task.Title)
+			}
+			want := map[string][]string{
+				"qa":     {"major: import drops quoted newlines", "minor: --help misspells delimiter"},
+				"triage": {"high: export drops the last row (#1)"},
+			}[preset]
+			assert.Equal(t, want, titles, "one task per finding, none for what needs no fix")
+			require.NotEmpty(t, plan.Tasks)
+			assert.NotEmpty(t, plan.Tasks[0].Task.Criteria, "what a fix must make true")
+		})
+	}
 }
