@@ -1,6 +1,8 @@
 package examples_test
 
 import (
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -53,4 +55,19 @@ func TestPresetsAreSound(t *testing.T) {
 			assert.Empty(t, hats.Check(reg, cfg.Topology()), "static checks")
 		})
 	}
+}
+
+// docs/configuration.md's table of presets names each preset once, in
+// ralph init --list's order, so the docs cannot fall behind a new preset.
+func TestPresetTableInDocs(t *testing.T) {
+	doc, err := os.ReadFile("../docs/configuration.md")
+	require.NoError(t, err)
+	_, table, ok := strings.Cut(string(doc), "| preset | hats |\n")
+	require.True(t, ok, "the presets table")
+	table, _, _ = strings.Cut(table, "\n\n")
+	var names []string
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z-]+)`").FindAllStringSubmatch(table, -1) {
+		names = append(names, m[1])
+	}
+	assert.Equal(t, examples.Names(), names)
 }
