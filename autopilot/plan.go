@@ -86,10 +86,10 @@ func MakePlan(ctx context.Context, source tasks.Source, parallel, maxTasks int) 
 	p := Plan{Source: source.Name(), Parallel: parallel, MaxTasks: maxTasks, Tasks: []PlannedTask{}}
 	busy := map[string]string{}
 	slot, started := 0, 0
+	// Ready's tasks are whole (tasks.Source): one more look at the
+	// tracker per task would make planning a backlog cost as many reads
+	// of it (processes, requests) as it has tasks.
 	for i, t := range ready {
-		if full, err := source.Show(ctx, t.ID); err == nil {
-			t = full
-		}
 		pt := PlannedTask{Task: t, Position: i + 1}
 		invalid := tasks.ValidID(t.ID)
 		if invalid == nil {

@@ -134,7 +134,9 @@ type Source interface {
 	// Ready lists the tasks that can start now, highest priority first,
 	// ties in the tracker's own order (by id for tk and beads, file order
 	// for a checklist). It may include tasks ralph has claimed: the
-	// autopilot keeps its own record of those.
+	// autopilot keeps its own record of those. Each task is whole, as
+	// Show would give it: the dry run plans from Ready alone, and a
+	// backlog of thousands must not cost a look at the tracker per task.
 	Ready(ctx context.Context) ([]Task, error)
 	// Show returns one task, whatever its status.
 	Show(ctx context.Context, id string) (Task, error)

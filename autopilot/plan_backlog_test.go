@@ -2,7 +2,10 @@ package autopilot
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -13,22 +16,24 @@ import (
 )
 
 // planBacklog writes a backlog of n tasks for kind into a new directory
-// and opens its source, as the dry run does.
-func planBacklog(tb testing.TB, kind string, n int) (tasks.Source, benchgen.Backlog) {
+// and opens its source, as the dry run does; a command source lists with
+// list.
+func planBacklog(tb testing.TB, kind string, n int, list string) (tasks.Source, benchgen.Backlog) {
 	tb.Helper()
 	dir := tb.TempDir()
 	bl, err := benchgen.WriteBacklog(dir, kind, n)
 	require.NoError(tb, err)
 	spec := tasks.Spec{Type: kind}
 	if kind == "command" {
-		// The section's list command, as the config would give it.
-		spec.List = "cat tasks.jsonl"
-		spec.Close = "true"
+		spec.List, spec.Close = list, "true"
 	}
 	source, err := tasks.Open(spec, dir)
 	require.NoError(tb, err)
 	return source, bl
 }
+
+// catTasks is the list command of benchgen's command backlog.
+const catTasks = "cat tasks.jsonl"
 
 // checkPlan holds a plan to the backlog it was made of: every ready task
 // planned once, every blocked one listed with the task it waits for.
@@ -60,10 +65,37 @@ func TestPlanBacklogs(t *testing.T) {
 	fakestest.UsePath(t)
 	for _, kind := range benchgen.Sources {
 		t.Run(kind, func(t *testing.T) {
-			source, bl := planBacklog(t, kind, 60)
+			source, bl := planBacklog(t, kind, 60, catTasks)
 			p, err := MakePlan(t.Context(), source, 4, 0)
 			require.NoError(t, err)
 			checkPlan(t, p, bl, 4)
+		})
+	}
+}
+
+// Planning looks at the tracker a fixed number of times whatever the
+// backlog's size: no process per task. Each program a source runs (tk, bd,
+// a command's list) writes a line to a log each time it starts.
+func TestPlanRunsNoProcessPerTask(t *testing.T) {
+	fakes := fakestest.Install(t)
+	shims := t.TempDir()
+	runs := filepath.Join(t.TempDir(), "runs.log")
+	for _, tool := range []string{"tk", "bd"} {
+		script := fmt.Sprintf("#!/bin/sh\necho \"%s $1\" >> %q\nexec %q \"$@\"\n", tool, runs, filepath.Join(fakes, tool))
+		require.NoError(t, os.WriteFile(filepath.Join(shims, tool), []byte(script), 0o755))
+	}
+	t.Setenv("PATH", shims+string(os.PathListSeparator)+os.Getenv("PATH"))
+	for _, kind := range []string{"tk", "beads", "command"} {
+		t.Run(kind, func(t *testing.T) {
+			require.NoError(t, os.WriteFile(runs, nil, 0o644))
+			source, bl := planBacklog(t, kind, 60, fmt.Sprintf("echo list >> %q; cat tasks.jsonl", runs))
+			p, err := MakePlan(t.Context(), source, 4, 0)
+			require.NoError(t, err)
+			checkPlan(t, p, bl, 4)
+			data, err := os.ReadFile(runs)
+			require.NoError(t, err)
+			lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+			require.LessOrEqual(t, len(lines), 2, "the plan of 60 tasks ran:\n%s", data)
 		})
 	}
 }
@@ -81,7 +113,7 @@ func BenchmarkPlan(b *testing.B) {
 	}{{"tk", 2000}, {"beads", 2000}, {"prd", 2000}, {"checklist", 2000}, {"command", 2000}, {"checklist", 10000}}
 	for _, s := range sizes {
 		b.Run(fmt.Sprintf("%s-%d", s.kind, s.n), func(b *testing.B) {
-			source, bl := planBacklog(b, s.kind, s.n)
+			source, bl := planBacklog(b, s.kind, s.n, catTasks)
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
 			for b.Loop() {
