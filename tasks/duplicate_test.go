@@ -132,7 +132,7 @@ func TestBeadsRefusesAnIDListedTwice(t *testing.T) {
 	src, err := Open(Spec{Type: "beads"}, t.TempDir())
 	require.NoError(t, err)
 	_, err = src.Ready(ctx)
-	requireDuplicate(t, err, "b-1", "the output of bd ready --json --limit 1000", "issue 1", "issue 3")
+	requireDuplicate(t, err, "b-1", "the output of bd ready --json --limit 0", "issue 1", "issue 3")
 }
 
 // A checklist makes its ids itself, one of its own for every box, however
