@@ -151,10 +151,15 @@ func (s *prdSource) checkUnique(data []byte, stories []prdStory) error {
 }
 
 // storyPlaces says where in data the story of an index is: its index and,
-// when that can be told, its line.
+// when that can be told, its line. The lines are found only when a place
+// is asked for, which is for an error: a file that is right is read once.
 func storyPlaces(data []byte) func(int) string {
-	lines := storyLines(data)
+	var lines []int
+	found := false
 	return func(i int) string {
+		if !found {
+			lines, found = storyLines(data), true
+		}
 		if i < len(lines) {
 			return fmt.Sprintf("userStories[%d] on line %d", i, lines[i])
 		}
@@ -218,6 +223,9 @@ func storyLines(data []byte) []int {
 			return nil
 		}
 		var lines []int
+		// The lines are counted on from the last story's start, not from
+		// the top again for each: once through the file in all.
+		line, counted := 1, 0
 		for dec.More() {
 			// The offset is where the last token ended: before the comma
 			// and the blanks that lead to this object.
@@ -229,7 +237,9 @@ func storyLines(data []byte) []int {
 			if dec.Decode(&skip) != nil {
 				return nil
 			}
-			lines = append(lines, 1+bytes.Count(data[:off], []byte("\n")))
+			line += bytes.Count(data[counted:off], []byte("\n"))
+			counted = off
+			lines = append(lines, line)
 		}
 		return lines
 	}
