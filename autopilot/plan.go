@@ -78,7 +78,7 @@ type PlannedTask struct {
 // MakePlan lists the source's ready tasks and plans them, changing
 // nothing.
 func MakePlan(ctx context.Context, source tasks.Source, parallel, maxTasks int) (Plan, error) {
-	ready, err := source.Ready(ctx)
+	ready, blocked, err := readyAndBlocked(ctx, source)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -115,12 +115,24 @@ func MakePlan(ctx context.Context, source tasks.Source, parallel, maxTasks int) 
 		}
 		p.Tasks = append(p.Tasks, pt)
 	}
-	if b, ok := source.(tasks.Blocker); ok {
-		if p.Blocked, err = b.Blocked(ctx); err != nil {
-			return p, err
-		}
-	}
+	p.Blocked = blocked
 	return p, nil
+}
+
+// readyAndBlocked lists the source's ready tasks and, where it can say,
+// its blocked ones: in one read of the tracker where the source can
+// split them (tasks.Splitter).
+func readyAndBlocked(ctx context.Context, source tasks.Source) (ready, blocked []tasks.Task, err error) {
+	if s, ok := source.(tasks.Splitter); ok {
+		return s.Split(ctx)
+	}
+	if ready, err = source.Ready(ctx); err != nil {
+		return nil, nil, err
+	}
+	if b, ok := source.(tasks.Blocker); ok {
+		blocked, err = b.Blocked(ctx)
+	}
+	return ready, blocked, err
 }
 
 func holder(busy map[string]string, components []string) string {

@@ -85,6 +85,9 @@ func TestPlanRunsNoProcessPerTask(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(shims, tool), []byte(script), 0o755))
 	}
 	t.Setenv("PATH", shims+string(os.PathListSeparator)+os.Getenv("PATH"))
+	// tk and bd list the ready and the blocked tasks with a command each;
+	// a command source's one list says both.
+	runsOf := map[string]int{"tk": 2, "beads": 2, "command": 1}
 	for _, kind := range []string{"tk", "beads", "command"} {
 		t.Run(kind, func(t *testing.T) {
 			require.NoError(t, os.WriteFile(runs, nil, 0o644))
@@ -95,7 +98,7 @@ func TestPlanRunsNoProcessPerTask(t *testing.T) {
 			data, err := os.ReadFile(runs)
 			require.NoError(t, err)
 			lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-			require.LessOrEqual(t, len(lines), 2, "the plan of 60 tasks ran:\n%s", data)
+			require.Len(t, lines, runsOf[kind], "the plan of 60 tasks ran:\n%s", data)
 		})
 	}
 }

@@ -188,27 +188,41 @@ func orNothing(raw json.RawMessage) string {
 }
 
 func (s *commandSource) Ready(ctx context.Context) ([]Task, error) {
-	return s.open(ctx, func(t Task) bool { return len(t.Deps) == 0 })
+	ready, _, err := s.Split(ctx)
+	return ready, err
 }
 
 func (s *commandSource) Blocked(ctx context.Context) ([]Task, error) {
-	return s.open(ctx, func(t Task) bool { return len(t.Deps) > 0 })
+	_, blocked, err := s.Split(ctx)
+	return blocked, err
 }
 
-// open is the tasks not closed that keep, by priority.
-func (s *commandSource) open(ctx context.Context, keep func(Task) bool) ([]Task, error) {
+// Split is the tasks not closed, those with no open dep and the others,
+// each by priority, from one run of list.
+func (s *commandSource) Split(ctx context.Context) (ready, blocked []Task, err error) {
 	all, err := s.list(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var tasks []Task
+	ready, blocked = splitOpen(all)
+	return ready, blocked, nil
+}
+
+// splitOpen splits the tasks not closed into those with no dep and the
+// others, each by priority.
+func splitOpen(all []Task) (ready, blocked []Task) {
 	for _, t := range all {
-		if !t.Closed && keep(t) {
-			tasks = append(tasks, t)
+		switch {
+		case t.Closed:
+		case len(t.Deps) == 0:
+			ready = append(ready, t)
+		default:
+			blocked = append(blocked, t)
 		}
 	}
-	byPriority(tasks)
-	return tasks, nil
+	byPriority(ready)
+	byPriority(blocked)
+	return ready, blocked
 }
 
 func (s *commandSource) Show(ctx context.Context, id string) (Task, error) {

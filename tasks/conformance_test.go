@@ -297,6 +297,14 @@ func TestConformance(t *testing.T) {
 				require.Equal(t, []string{id["document"]}, ids(blocked))
 				assert.Equal(t, []string{id["export"]}, blocked[0].Deps)
 				assert.Equal(t, "Document export", blocked[0].Title)
+				// A source that splits them in one read gives both as
+				// they are.
+				if sp, ok := src.(Splitter); ok {
+					r, bl, err := sp.Split(ctx)
+					require.NoError(t, err)
+					assert.Equal(t, ready, r)
+					assert.Equal(t, blocked, bl)
+				}
 			}
 
 			// Claim, then Close: the task is no longer ready, Show says

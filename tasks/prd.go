@@ -247,30 +247,31 @@ func storyLines(data []byte) []int {
 }
 
 // Ready is the stories that do not pass and wait for none that does not.
-func (s *prdSource) Ready(context.Context) ([]Task, error) {
-	return s.open(func(t Task) bool { return len(t.Deps) == 0 })
+func (s *prdSource) Ready(ctx context.Context) ([]Task, error) {
+	ready, _, err := s.Split(ctx)
+	return ready, err
 }
 
 // Blocked is the stories that do not pass and wait for one that does not.
-func (s *prdSource) Blocked(context.Context) ([]Task, error) {
-	return s.open(func(t Task) bool { return len(t.Deps) > 0 })
+func (s *prdSource) Blocked(ctx context.Context) ([]Task, error) {
+	_, blocked, err := s.Split(ctx)
+	return blocked, err
 }
 
-// open is the stories that do not pass and keep, by priority.
-func (s *prdSource) open(keep func(Task) bool) ([]Task, error) {
+// Split is the stories that do not pass, those that wait for none that
+// does not and the others, each by priority, from one read of the file.
+func (s *prdSource) Split(context.Context) (ready, blocked []Task, err error) {
 	_, stories, err := s.read()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	pass := passing(stories)
-	var tasks []Task
-	for _, st := range stories {
-		if t := st.task(pass); !st.Passes && keep(t) {
-			tasks = append(tasks, t)
-		}
+	all := make([]Task, len(stories))
+	for i, st := range stories {
+		all[i] = st.task(pass)
 	}
-	byPriority(tasks)
-	return tasks, nil
+	ready, blocked = splitOpen(all)
+	return ready, blocked, nil
 }
 
 func (s *prdSource) Show(_ context.Context, id string) (Task, error) {

@@ -165,6 +165,15 @@ type Blocker interface {
 	Blocked(ctx context.Context) ([]Task, error)
 }
 
+// Splitter is implemented by sources that tell the ready tasks from the
+// blocked ones in one read of the tracker (one list command, one read of
+// a file, one listing of a forge's issues), for the dry run's plan, which
+// would otherwise read it once for Ready and again for Blocked. ready is
+// what Ready gives, blocked what Blocked gives.
+type Splitter interface {
+	Split(ctx context.Context) (ready, blocked []Task, err error)
+}
+
 // Reopener is implemented by sources that can open a task again after
 // closing it (a forge's issues): its pull request was closed unmerged.
 type Reopener interface {
