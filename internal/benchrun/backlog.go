@@ -66,7 +66,7 @@ func (b *bench) backlogs(r *report) error {
 			target: fmt.Sprintf("< %d s", int(target.Seconds())), met: finished && t.wall < target}
 		f.value = ms(t.wall) + ", " + mib(t.maxRSS) + " peak"
 		if !finished {
-			f.value = fmt.Sprintf("not done in %s", backlogLimit)
+			f.value = fmt.Sprintf("not done in %d s", int(backlogLimit.Seconds()))
 		}
 		figures = append(figures, f)
 		if s.kind == "checklist" && finished {
@@ -95,7 +95,7 @@ func (b *bench) backlogs(r *report) error {
 		what: fmt.Sprintf("The dry run's plan of a backlog written in each tracker's own files (internal/benchgen: every tenth task waits "+
 			"for the one before it, but in a checklist), in a git repository with the tracker's files committed: tk's tickets and the "+
 			"fake bd's database are read through ralph's fakes of tk and bd (internal/fakes), a command source lists with `cat`. "+
-			"A run not done in %s is stopped. The memory a task is what the plan of %s checklist items needs beyond that of %s, a task.", backlogLimit, thousands(many), thousands(n)),
+			"A run not done in %d s is stopped. The memory a task is what the plan of %s checklist items needs beyond that of %s, a task.", int(backlogLimit.Seconds()), thousands(many), thousands(n)),
 		commands: []string{"ralph autopilot --dry-run --json   # autopilot.source: tk, beads, prd, checklist, command"},
 		figures:  figures})
 	return nil
