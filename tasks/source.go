@@ -194,6 +194,10 @@ type Spec struct {
 	// root; RALPH_TASK_ID and RALPH_TASK_REASON are set for claim, close
 	// and fail.
 	List, Claim, Close, Fail string
+	// Show, optional, prints the one task RALPH_TASK_ID names, as list
+	// prints tasks: a command source then runs it, not list, to show a
+	// task and to check one exists before a claim, close or fail.
+	Show string
 	// Files are the paths, relative to the repository root, that a
 	// command source's commands change (its Files). None: the autopilot
 	// learns them from what each command changed.
