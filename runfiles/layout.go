@@ -94,9 +94,10 @@ func (d Dir) file(name ...string) string {
 	return filepath.Join(append([]string{string(d)}, name...)...)
 }
 
-// The files of a chain (`ralph chain run`) under .ralph/chains/<run>/: the
-// chain's state and lock, each step's loop in step-N/ (a Dir of its own),
-// and CurrentChainFile naming the latest chain run for `--resume` and the
+// The files of a chain (`ralph chain run`): under .ralph/chains/<run>/
+// the chain's state and each step's loop in step-N/ (a Dir of its own);
+// .ralph/chains/chain.lock, held by the chain that runs; and
+// .ralph/current-chain naming the latest chain run for `--resume` and the
 // views.
 const (
 	ChainsDir        = "chains"
@@ -113,8 +114,9 @@ func (d Dir) Chain(id string) string { return d.file(ChainsDir, id) }
 // ChainState is chain run id's state.
 func (d Dir) ChainState(id string) string { return d.file(ChainsDir, id, ChainStateFile) }
 
-// ChainLock is chain run id's lock, held while the chain runs.
-func (d Dir) ChainLock(id string) string { return d.file(ChainsDir, id, ChainLockFile) }
+// ChainLock is held by the chain that runs in the workspace: one at a
+// time, since their steps share the working tree.
+func (d Dir) ChainLock() string { return d.file(ChainsDir, ChainLockFile) }
 
 // CurrentChain names the latest chain run.
 func (d Dir) CurrentChain() string { return d.file(CurrentChainFile) }
