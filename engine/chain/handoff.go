@@ -94,7 +94,7 @@ func completionPayload(d runfiles.Dir, rel, topic string) (string, error) {
 // there is none; a link, a directory or anything not a regular file is
 // refused, and a long one is cut to HandoffLimit.
 func ReadNotes(d runfiles.Dir) (string, error) {
-	f, err := ralphdir.OpenFile(d.Path(), d.Handoff(), os.O_RDONLY, 0)
+	f, err := ralphdir.OpenFile(runfiles.In(d.Workspace()).Path(), d.Handoff(), os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
@@ -171,4 +171,19 @@ func HandoffOf(d runfiles.Dir, s *State, n int, out Outcome) (*Handoff, error) {
 	}
 	rel, _ := filepath.Rel(d.Workspace(), step.Handoff())
 	return &Handoff{N: n, Label: s.Plan.Steps[n-1].Label(), Payload: out.Payload, Notes: notes, NotesFile: filepath.ToSlash(rel)}, nil
+}
+
+// ObjectiveFile is the name, in a step's directory, of the objective its
+// loop was started with (`ralph loop -P`): an objective of any length,
+// kept for whoever looks at the chain afterwards.
+const ObjectiveFile = "objective.md"
+
+// WriteObjective writes run's objective into its step's directory and
+// returns the file's path.
+func WriteObjective(run StepRun) (string, error) {
+	path := filepath.Join(run.Dir.Path(), ObjectiveFile)
+	if err := ralphdir.WriteFileAtomic(runfiles.In(run.Dir.Workspace()).Path(), path, []byte(run.Objective+"\n")); err != nil {
+		return "", fmt.Errorf("write step %d's objective: %w", run.N, err)
+	}
+	return path, nil
 }

@@ -26,6 +26,10 @@ type Step struct {
 	// Limits are the step's own config's limits, which the chain's budget
 	// only lowers.
 	Limits Budget `json:"limits,omitzero"`
+	// OwnObjective says the step's config has an objective of its own
+	// (event_loop.prompt, PROMPT.md), which it runs on when the chain
+	// gives it none.
+	OwnObjective bool `json:"-"`
 }
 
 // Label names the step in messages: its preset or its config file.
@@ -107,7 +111,7 @@ func (b Budget) Describe(l Limit, spent Spent) string {
 	case LimitRuntime:
 		return fmt.Sprintf("max_runtime_seconds %d (%s used)", int64(b.MaxRuntime/time.Second), spent.Runtime.Round(time.Second))
 	case LimitCost:
-		return fmt.Sprintf("max_cost_usd %.2f ($%.4f spent)", b.MaxCostUSD, spent.CostUSD)
+		return fmt.Sprintf("max_cost_usd %s ($%.4f spent)", trimFloat(b.MaxCostUSD), spent.CostUSD)
 	case LimitTokens:
 		return fmt.Sprintf("max_tokens %d (%d used)", b.MaxTokens, spent.Tokens)
 	}
