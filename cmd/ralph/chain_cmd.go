@@ -36,7 +36,12 @@ max_tokens); each step starts with what is left.
 
 Exit status: 0 every step completed; a step that ended without completing
 stops the chain with its exit status; 2 the chain's budget is spent; 3 bad
-steps or config; 130 interrupted (resume with ralph chain resume).`
+steps or config; 130 interrupted (resume with ralph chain resume).
+
+Examples:
+  ralph chain run code-review,tdd -p "Review the export module, then fix what the review found"
+  ralph chain run review-then-fix --dry-run     # a chain under chains: in ralph.yml
+  ralph chain resume                            # after Ctrl-C, a crash or a reboot`
 }
 
 type chainRunCmd struct {
@@ -55,6 +60,18 @@ func (chainRunCmd) Help() string {
   ralph chain run review-then-fix                  # a chain under chains: in ralph.yml
   ralph chain run spec-driven,steps/docs.yml --dry-run
   ralph chain run --resume                         # after Ctrl-C, a crash or a reboot`
+}
+
+func (chainResumeCmd) Help() string {
+	return `Goes on with the workspace's latest chain where it stopped: the step that was
+cut off has its loop resumed (ralph loop --resume), the steps that completed
+are not run again, and the budget counts what they spent. A chain that ended
+(completed, or stopped by a step or its budget) is not run again; its status
+is the exit status.
+
+Examples:
+  ralph chain resume
+  ralph chain resume --json | jq .steps`
 }
 
 type chainResumeCmd struct {
