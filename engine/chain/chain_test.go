@@ -169,7 +169,7 @@ func (f *fakeRunner) RunStep(_ context.Context, run chain.StepRun) (int, error) 
 type quiet struct{}
 
 func (quiet) StepStarting(*chain.State, chain.StepRun) {}
-func (quiet) StepEnded(*chain.State, chain.StepRecord)  {}
+func (quiet) StepEnded(*chain.State, chain.StepRecord) {}
 
 func newChain(t *testing.T, steps int, budget chain.Budget, r chain.Runner) *chain.Chain {
 	plan := chain.Plan{Objective: "go", Budget: budget}
