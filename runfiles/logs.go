@@ -19,7 +19,13 @@ import (
 // is a link, or not the user's, is refused (internal/ralphdir): ralph
 // emit, ask and answer append to the log this names.
 func CurrentLog(workspace string) (string, error) {
-	dir := filepath.Join(workspace, DirName)
+	return CurrentLogIn(In(workspace))
+}
+
+// CurrentLogIn is CurrentLog for the run whose files are in d (a chain
+// step's directory).
+func CurrentLogIn(d Dir) (string, error) {
+	dir, workspace := d.Path(), d.Workspace()
 	if err := ralphdir.Check(dir); err != nil {
 		return "", err
 	}

@@ -151,6 +151,24 @@ func TestChainResumesAtTheStepItWasKilledIn(t *testing.T) {
 		_, err := os.Stat(filepath.Join(w.dir, "fixer-started"))
 		return err == nil
 	})
+	// While step 2 runs, the views show the chain and its step's loop.
+	id := latestChain(t, w).ID
+	where := "chain " + id + ": step 2/2 (step2.yml)"
+	status := w.ralph("status")
+	require.Equal(t, 0, status.code, status.stderr)
+	assert.Contains(t, status.stdout, "running: yes")
+	assert.Contains(t, status.stdout, where)
+	assert.Contains(t, status.stdout, "hat: fixer")
+	status = w.ralph("status", "--json")
+	var s runfiles.Status
+	require.NoError(t, json.Unmarshal([]byte(status.stdout), &s))
+	require.NotNil(t, s.Chain)
+	assert.Equal(t, runfiles.ChainPlace{ID: id, Step: 2, Steps: 2, Label: "step2.yml", Status: "running", Running: true, Where: where}, *s.Chain)
+	evs := w.ralph("events")
+	require.Equal(t, 0, evs.code, evs.stderr)
+	assert.Contains(t, evs.stderr, where)
+	assert.Contains(t, evs.stdout, "fixer")
+	assert.NotContains(t, evs.stdout, "scout", "step 2's log, not step 1's")
 	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 	_ = cmd.Wait()
 
@@ -166,6 +184,14 @@ func TestChainResumesAtTheStepItWasKilledIn(t *testing.T) {
 	logs, err := runfiles.EventLogs(runfiles.In(w.dir).ChainStep(st.ID, 2).Path())
 	require.NoError(t, err)
 	assert.Len(t, logs, 1)
+
+	status = w.ralph("status")
+	assert.Contains(t, status.stdout, where+", completed")
+	assert.Contains(t, status.stdout, "running: no")
+	watch := w.ralph("watch", "--once")
+	require.Equal(t, 0, watch.code, watch.stderr)
+	assert.Contains(t, watch.stdout, where+", completed")
+	assert.Contains(t, watch.stdout, "LOOP_COMPLETE")
 }
 
 func TestChainDryRunShowsThePlanAndStartsNothing(t *testing.T) {
