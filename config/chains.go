@@ -46,8 +46,6 @@ func (b ChainBudget) MaxRuntime() time.Duration {
 	return time.Duration(b.MaxRuntimeSeconds) * time.Second
 }
 
-var chainKeys = []string{"steps", "budget"}
-
 // chainsSection decodes chains:, a mapping of chain name to its steps and
 // budget.
 func (l *loader) chainsSection(c *Config) func(*yaml.Node, string) {

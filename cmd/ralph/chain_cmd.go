@@ -15,6 +15,7 @@ import (
 	"github.com/ralph-loop/ralph/engine/chain"
 	"github.com/ralph-loop/ralph/examples"
 	"github.com/ralph-loop/ralph/internal/exitcode"
+	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/suggest"
 	"github.com/ralph-loop/ralph/runfiles"
 )
@@ -275,6 +276,16 @@ func (c *chainRunCmd) stepsOf(cfg *config.Config) []config.ChainStep {
 // resolveStep makes a written step a plan's: a preset or a config file
 // that exists, whose config loads, with its hats and limits.
 func resolveStep(dir string, s config.ChainStep, configs []string, cfg *config.Config) (chain.Step, error) {
+	step, err := resolveName(dir, s, cfg)
+	if err != nil {
+		return step, err
+	}
+	return loadStep(dir, step, configs)
+}
+
+// resolveName says what a written step names, a preset or a config file,
+// and refuses one that names neither.
+func resolveName(dir string, s config.ChainStep, cfg *config.Config) (chain.Step, error) {
 	where := "the command line"
 	if s.File != "" {
 		where = fmt.Sprintf("%s:%d", s.File, s.Line)
@@ -296,7 +307,7 @@ func resolveStep(dir string, s config.ChainStep, configs []string, cfg *config.C
 		return step, withHint(fmt.Errorf("%s: step %q: no such config file (%s)", where, step.Config, inWorkspace(dir, step.Config)),
 			"a config step's path is relative to the workspace; or name a preset: "+strings.Join(examples.Names(), ", "))
 	}
-	return loadStep(dir, step, configs)
+	return step, nil
 }
 
 // isConfigFile says a step names a file rather than a preset: it has a
@@ -419,4 +430,20 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// chainProblems are the steps of the config's chains that name neither a
+// preset nor a file, for ralph validate: what `ralph chain run NAME` would
+// refuse before its first step.
+func chainProblems(cfg *config.Config, dir string) []config.Problem {
+	var out []config.Problem
+	for _, ch := range cfg.Chains {
+		for _, s := range ch.Steps {
+			if _, err := resolveName(dir, s, cfg); err != nil {
+				msg := strings.TrimPrefix(err.Error(), fmt.Sprintf("%s:%d: ", s.File, s.Line))
+				out = append(out, config.Problem{File: s.File, Line: s.Line, Msg: fmt.Sprintf("chains.%s: %s", ch.Name, msg), Hint: hint.Of(err)})
+			}
+		}
+	}
+	return out
 }
