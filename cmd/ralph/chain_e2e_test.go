@@ -104,6 +104,20 @@ func TestChainHandsOffFromStepToStep(t *testing.T) {
 	assert.Equal(t, st.ID, out.ID)
 	assert.InDelta(t, 0.02, out.Spent().CostUSD, 1e-9)
 	assert.Contains(t, r.stderr, "all 2 steps completed")
+
+	// ralph serve's dashboard shows step 2's loop, and where the chain is.
+	srv := startServe(t, w.dir)
+	var board struct {
+		Loop struct {
+			RunID string               `json:"run_id"`
+			Hat   string               `json:"hat"`
+			Chain *runfiles.ChainPlace `json:"chain"`
+		} `json:"loop"`
+	}
+	srv.getJSON("/api/dashboard", &board)
+	assert.Equal(t, st.Record(2).RunID, board.Loop.RunID)
+	require.NotNil(t, board.Loop.Chain)
+	assert.Equal(t, "chain "+st.ID+": step 2/2 (step2.yml), completed", board.Loop.Chain.Where)
 }
 
 func TestChainStopsWhenItsCostBudgetIsSpent(t *testing.T) {
