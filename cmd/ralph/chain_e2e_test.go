@@ -289,3 +289,33 @@ func TestChainStopsWhereRalphStopStopsItsStep(t *testing.T) {
 	assert.Equal(t, string(runfiles.ReasonStopped), st.Steps[1].Reason)
 	assert.Contains(t, st.Message, "step 2 (step2.yml) ended without completing (stopped, exit status 1)")
 }
+
+func TestChainInterruptedGoesOnWithResume(t *testing.T) {
+	w := chainWorkspace(t, "")
+	w.script(agentScript{ByHat: map[string][]step{
+		"scout": {w.scoutStep()},
+		"fixer": {
+			{Sh: `touch fixer-started`, SleepMS: 120000},
+			{PrintFile: w.claudeStream("fixer.jsonl", "Fixed. "+tag("LOOP_COMPLETE", "fixed"), 100)},
+		},
+	}})
+	cmd, stderr := w.startRalph("chain", "run", "step1.yml,step2.yml", "-p", "Make the parser sound.")
+	waitFor(t, "step 2's agent to start", func() bool {
+		_, err := os.Stat(filepath.Join(w.dir, "fixer-started"))
+		return err == nil
+	})
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	require.Equal(t, 130, exitCodeOf(cmd.Wait()), stderr.String())
+	assert.Contains(t, stderr.String(), "step 2 (step2.yml) was interrupted; resume the chain with `ralph chain resume`")
+	st := latestChain(t, w)
+	assert.Equal(t, chain.Running, st.Status)
+	assert.Equal(t, string(runfiles.ReasonInterrupted), st.Steps[1].Reason)
+
+	r := w.ralph("chain", "run", "--resume")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, chain.Completed, latestChain(t, w).Status)
+	assert.Equal(t, 3, w.agentRuns())
+	r = w.ralph("chain", "resume")
+	assert.Equal(t, 0, r.code)
+	assert.Contains(t, r.stderr, "ended already (completed, exit status 0)")
+}

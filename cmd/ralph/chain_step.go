@@ -19,10 +19,12 @@ import (
 // engine in this process: the step gets every part of the loop's wiring
 // (config layers, presets, backends and fallbacks, hooks, sandbox, the
 // views' files) exactly as `ralph loop` has it, and a step that crashes
-// leaves the chain's state untouched. The child stays in the chain's
-// process group, so Ctrl-C in a terminal reaches both, and on Linux it is
-// interrupted when the chain dies (SIGKILL included), so that the chain's
-// resume finds the step's loop checkpointed rather than still running.
+// leaves the chain's state untouched. The child leads a process group of
+// its own: Ctrl-C in a terminal reaches the chain, which interrupts the
+// step's loop once (SIGTERM), as the autopilot interrupts its slots. On
+// Linux it is also interrupted when the chain dies (SIGKILL included), so
+// that the chain's resume finds the step's loop checkpointed rather than
+// still running.
 type childStepRunner struct {
 	bin       string
 	workspace string
@@ -40,6 +42,7 @@ func (r childStepRunner) RunStep(ctx context.Context, run chain.StepRun) (int, e
 	cmd.Dir = r.workspace
 	cmd.Stdout, cmd.Stderr = r.stderr, r.stderr
 	cmd.Env = slices.Concat(os.Environ(), run.Env)
+	ownGroup(cmd)
 	interruptWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		return 0, fmt.Errorf("start step %d's loop: %w", run.N, err)
