@@ -51,7 +51,7 @@ func (b ChainBudget) MaxRuntime() time.Duration {
 func (l *loader) chainsSection(c *Config) func(*yaml.Node, string) {
 	return func(n *yaml.Node, path string) {
 		if n.Kind != yaml.MappingNode {
-			l.problem(n, "name each chain below chains:, e.g. chains: {review-then-fix: {steps: [code-review, tdd]}}",
+			l.problem(n, "name each chain below chains:, e.g. chains: {review-then-fix: {steps: [review, tdd]}}",
 				"%s: expected a mapping of chain names to chains, got %s", path, describe(n))
 			return
 		}
@@ -68,7 +68,7 @@ func (l *loader) chain(k, v *yaml.Node, path string) (Chain, bool) {
 	ch := Chain{Name: k.Value, File: l.origin[k], Line: k.Line}
 	sub := path + "." + k.Value
 	if v.Kind != yaml.MappingNode {
-		l.problem(v, fmt.Sprintf("give its steps, e.g. %s: {steps: [code-review, tdd]}", k.Value),
+		l.problem(v, fmt.Sprintf("give its steps, e.g. %s: {steps: [review, tdd]}", k.Value),
 			"%s: expected a mapping with steps:, got %s", sub, describe(v))
 		return ch, false
 	}
@@ -79,7 +79,7 @@ func (l *loader) chain(k, v *yaml.Node, path string) (Chain, bool) {
 		{"budget", func(n *yaml.Node, path string) { l.section(n, path, l.chainBudgetFields(&ch.Budget), nil) }},
 	}, nil)
 	if steps == nil || (steps.Kind == yaml.SequenceNode && len(steps.Content) == 0) {
-		l.problem(v, fmt.Sprintf("list the loops it runs, e.g. %s: {steps: [code-review, tdd]}: preset names (ralph init --list) or config files", k.Value),
+		l.problem(v, fmt.Sprintf("list the loops it runs, e.g. %s: {steps: [review, tdd]}: preset names (ralph init --list) or config files", k.Value),
 			"%s: a chain without steps", sub)
 		return ch, false
 	}
@@ -89,7 +89,7 @@ func (l *loader) chain(k, v *yaml.Node, path string) (Chain, bool) {
 
 func (l *loader) chainSteps(n *yaml.Node, path string) []ChainStep {
 	if n.Kind != yaml.SequenceNode {
-		l.problem(n, "write one step a line, e.g. steps: [code-review, tdd]", "%s: expected a list of steps, got %s", path, describe(n))
+		l.problem(n, "write one step a line, e.g. steps: [review, tdd]", "%s: expected a list of steps, got %s", path, describe(n))
 		return nil
 	}
 	var out []ChainStep

@@ -15,7 +15,7 @@ func TestChainsLoadWithTheirPlaces(t *testing.T) {
 chains:
   review-then-fix:
     steps:
-      - code-review
+      - review
       - {preset: tdd, prompt: fix what the review found}
       - config: steps/docs.yml
     budget: {max_steps: 3, max_runtime_seconds: 600, max_cost_usd: 2.5, max_tokens: 100000}
@@ -27,7 +27,7 @@ chains:
 	ch, ok := c.Chain("review-then-fix")
 	require.True(t, ok)
 	assert.Equal(t, []config.ChainStep{
-		{Name: "code-review", File: "ralph.yml", Line: 6},
+		{Name: "review", File: "ralph.yml", Line: 6},
 		{Preset: "tdd", Prompt: "fix what the review found", File: "ralph.yml", Line: 7},
 		{Config: "steps/docs.yml", File: "ralph.yml", Line: 8},
 	}, ch.Steps)

@@ -20,7 +20,7 @@ func TestChainHereIsTheLatestOfTheChainAndTheWorkspacesOwnLoop(t *testing.T) {
 	assert.False(t, ok, "no chain ran here")
 
 	t0 := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
-	plan := chain.Plan{Name: "review-then-fix", Steps: []chain.Step{{Preset: "code-review"}, {Preset: "tdd"}, {Config: "docs.yml"}}}
+	plan := chain.Plan{Name: "review-then-fix", Steps: []chain.Step{{Preset: "review"}, {Preset: "tdd"}, {Config: "docs.yml"}}}
 	st := chain.NewState("review-then-fix-1", plan, t0)
 	st.Steps = []chain.StepRecord{{N: 1, Status: chain.Completed}, {N: 2, Status: chain.Running}}
 	st.Current = 2

@@ -40,7 +40,7 @@ stops the chain with its exit status; 2 the chain's budget is spent; 3 bad
 steps or config; 130 interrupted (resume with ralph chain resume).
 
 Examples:
-  ralph chain run code-review,tdd -p "Review the export module, then fix what the review found"
+  ralph chain run review,tdd -p "Review the export module, then fix what the review found"
   ralph chain run review-then-fix --dry-run     # a chain under chains: in ralph.yml
   ralph chain resume                            # after Ctrl-C, a crash or a reboot`
 }
@@ -57,7 +57,7 @@ type chainRunCmd struct {
 
 func (chainRunCmd) Help() string {
 	return `Examples:
-  ralph chain run code-review,tdd -p "Review the export module, then fix what the review found"
+  ralph chain run review,tdd -p "Review the export module, then fix what the review found"
   ralph chain run review-then-fix                  # a chain under chains: in ralph.yml
   ralph chain run spec-driven,steps/docs.yml --dry-run
   ralph chain run --resume                         # after Ctrl-C, a crash or a reboot`
@@ -86,7 +86,7 @@ func (c *chainRunCmd) Validate() error {
 		return errors.New("--resume goes on with the chain as it was started: drop the steps, -p and --dry-run")
 	case !c.Resume && strings.TrimSpace(c.Steps) == "":
 		return withHint(errors.New("no steps: a chain needs at least one"),
-			"name them, e.g. ralph chain run code-review,tdd, or a chain under chains: in ralph.yml; ralph chain resume goes on with one cut off")
+			"name them, e.g. ralph chain run review,tdd, or a chain under chains: in ralph.yml; ralph chain resume goes on with one cut off")
 	}
 	return nil
 }
@@ -286,14 +286,14 @@ func resolveStep(dir string, s config.ChainStep, configs []string, cfg *config.C
 // resolveName says what a written step names, a preset or a config file,
 // and refuses one that names neither.
 func resolveName(dir string, s config.ChainStep, cfg *config.Config) (chain.Step, error) {
-	where := "the command line"
+	where := "on the command line"
 	if s.File != "" {
-		where = fmt.Sprintf("%s:%d", s.File, s.Line)
+		where = fmt.Sprintf("at %s:%d", s.File, s.Line)
 	}
 	step := chain.Step{Preset: s.Preset, Config: s.Config, Prompt: s.Prompt}
 	switch {
 	case s.Name == "" && s.Preset == "" && s.Config == "":
-		return step, withHint(fmt.Errorf("%s: an empty step", where), "remove the extra comma, or name a preset (ralph init --list) or a config file")
+		return step, withHint(fmt.Errorf("an empty step %s", where), "remove the extra comma, or name a preset (ralph init --list) or a config file")
 	case s.Name != "" && isConfigFile(dir, s.Name):
 		step.Config = s.Name
 	case s.Name != "":
@@ -304,7 +304,7 @@ func resolveName(dir string, s config.ChainStep, cfg *config.Config) (chain.Step
 			return step, unknownStep(where, step.Preset, cfg)
 		}
 	} else if _, err := os.Stat(inWorkspace(dir, step.Config)); err != nil {
-		return step, withHint(fmt.Errorf("%s: step %q: no such config file (%s)", where, step.Config, inWorkspace(dir, step.Config)),
+		return step, withHint(fmt.Errorf("step %q %s: no such config file (%s)", step.Config, where, inWorkspace(dir, step.Config)),
 			"a config step's path is relative to the workspace; or name a preset: "+strings.Join(examples.Names(), ", "))
 	}
 	return step, nil
@@ -331,7 +331,7 @@ func unknownStep(where, name string, cfg *config.Config) error {
 	if cfg != nil {
 		candidates = append(candidates, cfg.ChainNames()...)
 	}
-	err := fmt.Errorf("%s: unknown step %q: no preset and no config file of that name", where, name)
+	err := fmt.Errorf("unknown step %q %s: no preset and no config file of that name", name, where)
 	if s := suggest.Closest(name, candidates); s != "" {
 		return withHint(fmt.Errorf("%w; did you mean %q?", err, s), "the presets: "+strings.Join(examples.Names(), ", "))
 	}
@@ -440,7 +440,7 @@ func chainProblems(cfg *config.Config, dir string) []config.Problem {
 	for _, ch := range cfg.Chains {
 		for _, s := range ch.Steps {
 			if _, err := resolveName(dir, s, cfg); err != nil {
-				msg := strings.TrimPrefix(err.Error(), fmt.Sprintf("%s:%d: ", s.File, s.Line))
+				msg := strings.ReplaceAll(err.Error(), fmt.Sprintf(" at %s:%d", s.File, s.Line), "")
 				out = append(out, config.Problem{File: s.File, Line: s.Line, Msg: fmt.Sprintf("chains.%s: %s", ch.Name, msg), Hint: hint.Of(err)})
 			}
 		}

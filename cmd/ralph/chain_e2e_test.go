@@ -248,9 +248,8 @@ func TestChainRefusesBadStepsBeforeRunningAny(t *testing.T) {
 `)
 	r := w.ralph("chain", "run", "broken")
 	assert.Equal(t, 3, r.code)
-	assert.Contains(t, r.stderr, `ralph.yml:`)
-	assert.Contains(t, r.stderr, `unknown step "tddd"`)
-	assert.Contains(t, r.stderr, `did you mean "tdd"?`)
+	assert.Contains(t, r.stderr, `unknown step "tddd" at `)
+	assert.Contains(t, r.stderr, `ralph.yml:17: no preset and no config file of that name; did you mean "tdd"?`)
 
 	// ralph validate finds the same, where it is written.
 	r = w.ralph("validate")
@@ -260,7 +259,7 @@ func TestChainRefusesBadStepsBeforeRunningAny(t *testing.T) {
 
 	r = w.ralph("chain", "run", "step1.yml,missing.yml")
 	assert.Equal(t, 3, r.code)
-	assert.Contains(t, r.stderr, `step "missing.yml": no such config file`)
+	assert.Contains(t, r.stderr, `step "missing.yml" on the command line: no such config file`)
 
 	w.write("ralph.yml", chainStepConfig("unused")+"chains:\n  zero: {steps: [tdd], budget: {max_cost_usd: 0}}\n")
 	r = w.ralph("chain", "run", "zero")

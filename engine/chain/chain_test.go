@@ -57,12 +57,12 @@ func TestStateRoundTripsAndNamesTheLatest(t *testing.T) {
 	_, err := chain.Latest(d)
 	require.ErrorIs(t, err, chain.ErrNoChain)
 
-	plan := chain.Plan{Name: "review then fix", Objective: "x", Steps: []chain.Step{{Preset: "code-review"}, {Config: "fix.yml"}},
+	plan := chain.Plan{Name: "review then fix", Objective: "x", Steps: []chain.Step{{Preset: "review"}, {Config: "fix.yml"}},
 		Budget: chain.Budget{MaxCostUSD: 1}}
 	id := chain.NewID(d, plan.Name, now)
 	assert.Equal(t, "reviewthenfix-20261128-120000", id)
 	st := chain.NewState(id, plan, now)
-	st.Steps = append(st.Steps, chain.StepRecord{N: 1, Label: "code-review", Status: chain.Completed, Spent: chain.Spent{Steps: 1, CostUSD: 0.25}})
+	st.Steps = append(st.Steps, chain.StepRecord{N: 1, Label: "review", Status: chain.Completed, Spent: chain.Spent{Steps: 1, CostUSD: 0.25}})
 	st.Current = 2
 	require.NoError(t, chain.Save(d, st, now))
 	assert.Equal(t, id+"-1", chain.NewID(d, plan.Name, now), "a second chain in the same second")
@@ -126,11 +126,11 @@ func TestNotesAreBoundedAndNeverReadThroughALink(t *testing.T) {
 }
 
 func TestObjectiveCarriesTheChainsTextThePromptAndTheHandoff(t *testing.T) {
-	plan := chain.Plan{Objective: "Make the parser sound.", Steps: []chain.Step{{Preset: "code-review"}, {Preset: "tdd", Prompt: "Fix what was found."}}}
+	plan := chain.Plan{Objective: "Make the parser sound.", Steps: []chain.Step{{Preset: "review"}, {Preset: "tdd", Prompt: "Fix what was found."}}}
 	assert.Equal(t, "Make the parser sound.", chain.Objective(plan, 1, nil))
-	got := chain.Objective(plan, 2, &chain.Handoff{N: 1, Label: "code-review", Payload: "two bugs", Notes: "see ```x```\n", NotesFile: ".ralph/chains/c/step-1/handoff.md"})
+	got := chain.Objective(plan, 2, &chain.Handoff{N: 1, Label: "review", Payload: "two bugs", Notes: "see ```x```\n", NotesFile: ".ralph/chains/c/step-1/handoff.md"})
 	assert.Equal(t, "Make the parser sound.\n\nFix what was found.\n\n"+
-		"## From the previous step of this chain (step 1, code-review)\n\n"+
+		"## From the previous step of this chain (step 1, review)\n\n"+
 		"It completed with:\n\n```\ntwo bugs\n```\n\n"+
 		"Its handoff notes (.ralph/chains/c/step-1/handoff.md):\n\n````\nsee ```x```\n````", got)
 }
