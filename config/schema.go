@@ -80,6 +80,7 @@ func topProperties() schema {
 		"hooks":               withDoc(schema{"type": "array", "items": ref("hook")}, "hooks"),
 		"pricing":             withDoc(schema{"type": "object", "additionalProperties": ref("price")}, "pricing"),
 		"sandbox":             withDoc(ref("sandbox"), "sandbox"),
+		"chains":              withDoc(schema{"type": "object", "additionalProperties": ref("chain")}, "chains"),
 		"redact":              withDoc(schema{"type": "array", "items": schema{"type": "string", "pattern": envName.String()}}, "redact"),
 		"budget": schema{"type": "object", "additionalProperties": false,
 			"description": "ralph.json's budget; budget.max_tokens is event_loop.max_tokens.",
@@ -133,6 +134,7 @@ func schemaDefs() schema {
 		"price": withDoc(schema{"type": "object", "additionalProperties": false, "properties": price,
 			"anyOf": []schema{{"required": []string{"input", "output"}}, {"required": []string{"per_request"}}}}, "price"),
 		"hook":            hook,
+		"chain":           chainSchema(),
 		"cluster":         object(cluster, "autopilot.cluster"),
 		"pr":              object(pullRequests, "autopilot.pr"),
 		"sandbox":         object(sandbox, "sandbox"),
@@ -355,4 +357,29 @@ func cloneSchema(s schema) schema {
 		out[k] = v
 	}
 	return out
+}
+
+// chainSchema is one chain under chains:, its steps and its budget.
+func chainSchema() schema {
+	bound := func(typ, key string) schema {
+		return withDoc(schema{"type": typ, "exclusiveMinimum": 0}, "chain.budget."+key)
+	}
+	step := schema{"anyOf": []schema{
+		{"type": "string", "description": "A preset name (ralph init --list) or a config file (a path, or a name ending in .yml, .yaml or .json)."},
+		{"type": "object", "additionalProperties": false, "properties": schema{
+			"preset": withDoc(schema{"type": "string"}, "chain.step.preset"),
+			"config": withDoc(schema{"type": "string"}, "chain.step.config"),
+			"prompt": withDoc(schema{"type": "string"}, "chain.step.prompt"),
+		}, "oneOf": []schema{{"required": []string{"preset"}}, {"required": []string{"config"}}}},
+	}}
+	return withDoc(schema{"type": "object", "additionalProperties": false, "required": []string{"steps"},
+		"properties": schema{
+			"steps": withDoc(schema{"type": "array", "minItems": 1, "items": step}, "chain.steps"),
+			"budget": withDoc(schema{"type": "object", "additionalProperties": false, "properties": schema{
+				"max_steps":           bound("integer", "max_steps"),
+				"max_runtime_seconds": bound("integer", "max_runtime_seconds"),
+				"max_cost_usd":        bound("number", "max_cost_usd"),
+				"max_tokens":          bound("integer", "max_tokens"),
+			}}, "chain.budget"),
+		}}, "chain")
 }

@@ -33,7 +33,7 @@ func TestSchemaKeysMatchLoader(t *testing.T) {
 		return fieldKeys(append(fields, l.fallbackFields(&c.CLI, map[string]bool{}, &chain)...))
 	}
 	spec := criterionKeys(l)
-	top := []string{"event_loop", "cli", "hats", "acceptance_criteria", "gates", "memories", "human", "autopilot", "redact", "budget", "pricing", "sandbox"}
+	top := []string{"event_loop", "cli", "hats", "acceptance_criteria", "gates", "memories", "human", "autopilot", "redact", "budget", "pricing", "sandbox", "chains"}
 	for _, f := range flatKeys {
 		top = append(top, f.name)
 	}

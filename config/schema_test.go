@@ -98,7 +98,7 @@ func TestSchemaRejects(t *testing.T) {
 }
 
 const (
-	topKeys       = "RObot, _suppress_warnings, acceptance_criteria, adapters, agent, agent_priority, archive_prompts, autopilot, budget, cli, completion_promise, core, enable_metrics, event_loop, events, features, gates, hats, hooks, human, max_cost, max_iterations, max_runtime, max_tokens, memories, pricing, prompt_file, redact, retry_delay, sandbox, skills, task, tasks, tui, verbose"
+	topKeys       = "RObot, _suppress_warnings, acceptance_criteria, adapters, agent, agent_priority, archive_prompts, autopilot, budget, chains, cli, completion_promise, core, enable_metrics, event_loop, events, features, gates, hats, hooks, human, max_cost, max_iterations, max_runtime, max_tokens, memories, pricing, prompt_file, redact, retry_delay, sandbox, skills, task, tasks, tui, verbose"
 	eventLoopKeys = "cancellation_promise, checkpoint_interval, completion_confirmations, completion_promise, context_window_tokens, cooldown_delay_seconds, cost_per_day, cost_per_hour, enforce_hat_scope, idle_timeout_seconds, idle_timeout_secs, iteration_timeout_seconds, kill_grace_seconds, max_activity_bytes, max_consecutive_failures, max_cost_usd, max_iterations, max_output_line_bytes, max_output_text_bytes, max_raw_output_bytes, max_runtime_seconds, max_tokens, mutation_score_warn_threshold, persistent, prompt, prompt_file, rate_limit_max_wait_seconds, required_events, starting_event, starting_hat, stuck_threshold, tokens_per_day, tokens_per_hour, verify_every_iteration"
 	hatKeys       = "aggregate, args, backend, backend_args, concurrency, default_publishes, description, disallowed_tools, extra_instructions, gates, instructions, max_activations, name, publishes, sandbox, scratchpad, timeout, triggers"
 )

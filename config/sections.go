@@ -30,6 +30,7 @@ func (l *loader) decode(root *yaml.Node, c *Config) {
 		{"hooks", l.hooks(c, root)},
 		{"pricing", l.pricingSection(c)},
 		{"sandbox", l.sandbox(&c.Sandbox)},
+		{"chains", l.chainsSection(c)},
 	}, orchestratorTopKeys)
 	l.section(eventLoop, "event_loop", l.eventLoopFields(c), orchestratorEventLoopKeys)
 	c.CLI = l.topCLI(cli, c.CLI)

@@ -42,6 +42,9 @@ type Config struct {
 	// (pricing.Default().With(Pricing)), in file order; each Source is
 	// "config FILE:LINE".
 	Pricing []pricing.Price
+	// Chains are the named chains of loops (`ralph chain run NAME`), in
+	// file order.
+	Chains []Chain
 	// Path is the file the config came from (the last, when merged).
 	Path string
 	// Warnings are things a user should know but that do not stop a run,

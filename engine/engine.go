@@ -114,6 +114,9 @@ func New(opts Options) (*Engine, error) {
 		opts.Reporter = redactingReporter{to: opts.Reporter, r: opts.Redactor}
 	}
 	dir := runfiles.In(opts.Workspace).Path()
+	if opts.StateDir != "" {
+		dir = opts.StateDir
+	}
 	return &Engine{
 		opts:       opts,
 		log:        opts.Logger,

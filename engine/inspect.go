@@ -166,5 +166,5 @@ func (e *Engine) workspaceRel(file string) string {
 	if file == "" {
 		return ""
 	}
-	return filepath.ToSlash(filepath.Join(runfiles.DirName, runfiles.RunsDir, e.st.RunID, file))
+	return filepath.ToSlash(filepath.Join(e.files().Rel(), runfiles.RunsDir, e.st.RunID, file))
 }

@@ -120,6 +120,12 @@ type HumanSettings struct {
 // required.
 type Options struct {
 	Workspace string // required: the repository the agent works in
+	// StateDir is the .ralph directory the run keeps its files in
+	// (runfiles.Dir): "" for the workspace's own, a chain step's
+	// .ralph/chains/<run>/step-N for a loop a chain runs, so that its
+	// state, lock and logs are its own while its agent works in the
+	// workspace.
+	StateDir string
 	// Objective is the task; required to start a run, while a resumed run
 	// keeps the one it recorded.
 	Objective string

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -135,7 +136,7 @@ func (e *Engine) promptInput(h hats.Hat, evs []events.Event, offsets []int64, n 
 		LastIteration:   e.st.LastNote,
 		Scratchpad:      e.scratchpad(),
 		Memories:        e.memories(h, evs),
-		ScratchpadPath:  runfiles.ScratchpadRel,
+		ScratchpadPath:  e.scratchpadRel(),
 	}
 	if e.st.Confirming != nil {
 		in.Confirming, in.Claim = true, *e.st.Confirming
@@ -168,7 +169,9 @@ func (e *Engine) memories(h hats.Hat, evs []events.Event) string {
 	if budget <= 0 {
 		return ""
 	}
-	ms, err := memory.Store{Path: e.files().Memories(), Root: e.dir}.List()
+	// A chain step's memories are the workspace's: they outlive runs.
+	ws := runfiles.In(e.opts.Workspace)
+	ms, err := memory.Store{Path: ws.Memories(), Root: ws.Path()}.List()
 	if err != nil {
 		e.opts.Reporter.Warn("cannot read memories: " + err.Error())
 		return ""
@@ -188,6 +191,16 @@ func (e *Engine) scratchpadPath() string {
 	return e.files().Scratchpad()
 }
 
+// scratchpadRel is the scratchpad as a prompt names it, relative to the
+// workspace: a chain step's is in its own directory.
+func (e *Engine) scratchpadRel() string {
+	rel, err := filepath.Rel(e.opts.Workspace, e.scratchpadPath())
+	if err != nil || e.opts.StateDir == "" {
+		return runfiles.ScratchpadRel
+	}
+	return filepath.ToSlash(rel)
+}
+
 // scratchpad is the agent's notes for the prompt. A link in the
 // scratchpad's place is not read: a repository that brings one would have
 // ralph send the file it points to to the model.
@@ -203,5 +216,5 @@ func (e *Engine) scratchpad() string {
 		return string(data)
 	}
 	cut := len(data) - scratchpadLimit
-	return fmt.Sprintf("[the first %d bytes are cut; the whole file is %s]\n%s", cut, runfiles.ScratchpadRel, data[cut:])
+	return fmt.Sprintf("[the first %d bytes are cut; the whole file is %s]\n%s", cut, e.scratchpadRel(), data[cut:])
 }

@@ -401,7 +401,7 @@ func (e *Engine) newEventsFile() (string, error) {
 	for i := 0; ; i++ {
 		name := runfiles.EventLogName(stamp, i)
 		if _, err := os.Lstat(filepath.Join(e.dir, name)); errors.Is(err, fs.ErrNotExist) {
-			return filepath.Join(runfiles.DirName, name), nil
+			return filepath.Join(e.files().Rel(), name), nil
 		}
 	}
 }

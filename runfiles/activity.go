@@ -34,7 +34,12 @@ type ActivityWriter struct{ f *os.File }
 // OpenActivity opens run runID's activity in workspace for appending,
 // making it when there is none.
 func OpenActivity(workspace, runID string) (*ActivityWriter, error) {
-	d := In(workspace)
+	return OpenActivityIn(In(workspace), runID)
+}
+
+// OpenActivityIn is OpenActivity for a run whose files are in d (a chain
+// step's directory).
+func OpenActivityIn(d Dir, runID string) (*ActivityWriter, error) {
 	f, err := ralphdir.OpenFile(d.Path(), d.Activity(runID), os.O_WRONLY|os.O_APPEND|os.O_CREATE, ralphdir.FileMode)
 	if err != nil {
 		return nil, err

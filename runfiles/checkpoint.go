@@ -113,7 +113,7 @@ func (s *RunState) validate() error {
 	case s.EventsFile == "":
 		return errors.New("no events_file")
 	case filepath.IsAbs(s.EventsFile) || !inRalphDir(s.EventsFile):
-		return fmt.Errorf("events_file %q is not a file in %s/", s.EventsFile, DirName)
+		return fmt.Errorf("events_file %q is not a file in %s/ or a chain step's directory", s.EventsFile, DirName)
 	case s.Offset < 0:
 		return fmt.Errorf("negative offset %d", s.Offset)
 	}

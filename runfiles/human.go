@@ -179,7 +179,13 @@ var ErrRunOver = hint.New(hint.Conflict, "the run has ended (completed or cancel
 // never taking the lock, so it works beside a running loop and after one
 // was killed.
 func PendingQuestion(workspace string) (*Question, error) {
-	st, _, err := readRunState(workspace)
+	return PendingQuestionIn(In(workspace))
+}
+
+// PendingQuestionIn is PendingQuestion for the run whose files are in d
+// (a chain step's directory).
+func PendingQuestionIn(d Dir) (*Question, error) {
+	st, _, err := readRunStateIn(d)
 	if err != nil || st == nil {
 		return nil, err
 	}
@@ -215,14 +221,19 @@ func Answer(workspace, id, text, by string) error {
 // readRunState folds the current run of workspace from its checkpoint to
 // the end of its log: nil when no run has started.
 func readRunState(workspace string) (*RunState, string, error) {
-	path, err := CurrentLog(workspace)
+	return readRunStateIn(In(workspace))
+}
+
+func readRunStateIn(d Dir) (*RunState, string, error) {
+	workspace := d.Workspace()
+	path, err := CurrentLogIn(d)
 	if errors.Is(err, ErrNoLog) {
 		return nil, "", nil
 	}
 	if err != nil {
 		return nil, "", err
 	}
-	st, _, err := Checkpoint{Path: filepath.Join(workspace, DirName, StateFile)}.Load()
+	st, _, err := Checkpoint{Path: d.State()}.Load()
 	if err != nil || filepath.Join(workspace, st.EventsFile) != path {
 		// No checkpoint, an unusable one, or one of an earlier run: the
 		// log alone tells the same.

@@ -47,7 +47,13 @@ type Launch struct {
 // was written by a ralph that did not record it. It changes nothing, so it
 // can be called before the workspace lock is taken.
 func PreviousLaunch(workspace string) (*Launch, error) {
-	dir := filepath.Join(workspace, DirName)
+	return PreviousLaunchIn(In(workspace))
+}
+
+// PreviousLaunchIn is PreviousLaunch for the run whose files are in d: a
+// workspace's .ralph, or a chain step's directory.
+func PreviousLaunchIn(d Dir) (*Launch, error) {
+	dir, workspace := d.Path(), d.Workspace()
 	if err := ralphdir.Check(dir); err != nil {
 		return nil, err
 	}

@@ -67,11 +67,103 @@ func In(workspace string) Dir { return Dir(filepath.Join(workspace, DirName)) }
 // Path is the directory itself.
 func (d Dir) Path() string { return string(d) }
 
-// Workspace is the directory .ralph/ is in.
-func (d Dir) Workspace() string { return filepath.Dir(string(d)) }
+// Workspace is the directory .ralph/ is in. A chain step's directory
+// (.ralph/chains/<run>/step-N) is a Dir too, and its workspace is the
+// project's: the nearest .ralph above it says where that is.
+func (d Dir) Workspace() string {
+	for p := string(d); filepath.Dir(p) != p; p = filepath.Dir(p) {
+		if filepath.Base(p) == DirName {
+			return filepath.Dir(p)
+		}
+	}
+	return filepath.Dir(string(d))
+}
+
+// Rel is the directory relative to its workspace: .ralph, or a chain
+// step's .ralph/chains/<run>/step-N. The event logs a run's state names
+// are relative to the workspace, so a step's logs are named with this.
+func (d Dir) Rel() string {
+	rel, err := filepath.Rel(d.Workspace(), string(d))
+	if err != nil {
+		return DirName
+	}
+	return rel
+}
 
 func (d Dir) file(name ...string) string {
 	return filepath.Join(append([]string{string(d)}, name...)...)
+}
+
+// The files of a chain (`ralph chain run`): under .ralph/chains/<run>/
+// the chain's state and each step's loop in step-N/ (a Dir of its own);
+// .ralph/chains/chain.lock, held by the chain that runs; and
+// .ralph/current-chain naming the latest chain run for `--resume` and the
+// views.
+const (
+	ChainsDir        = "chains"
+	ChainStateFile   = "chain.json"
+	ChainLockFile    = "chain.lock"
+	CurrentChainFile = "current-chain"
+	HandoffFile      = "handoff.md"
+	chainStepPrefix  = "step-"
+)
+
+// Chain is the directory of chain run id.
+func (d Dir) Chain(id string) string { return d.file(ChainsDir, id) }
+
+// ChainState is chain run id's state.
+func (d Dir) ChainState(id string) string { return d.file(ChainsDir, id, ChainStateFile) }
+
+// ChainLock is held by the chain that runs in the workspace: one at a
+// time, since their steps share the working tree.
+func (d Dir) ChainLock() string { return d.file(ChainsDir, ChainLockFile) }
+
+// CurrentChain names the latest chain run.
+func (d Dir) CurrentChain() string { return d.file(CurrentChainFile) }
+
+// ChainStep is the .ralph directory of step n (from 1) of chain run id:
+// the step's loop keeps its state, lock, event log and runs there, while
+// its agent works in the workspace.
+func (d Dir) ChainStep(id string, n int) Dir {
+	return Dir(d.file(ChainsDir, id, fmt.Sprintf("%s%d", chainStepPrefix, n)))
+}
+
+// Handoff is where a chain step's agent leaves notes for the next step
+// ($RALPH_STEP_DIR/handoff.md).
+func (d Dir) Handoff() string { return d.file(HandoffFile) }
+
+// StepDirIn is the chain step directory rel (relative to workspace, or
+// absolute) names, refused unless it is .ralph/chains/<run>/step-N of
+// that workspace: a loop keeps its state there instead of .ralph/.
+func StepDirIn(workspace, rel string) (Dir, error) {
+	abs := rel
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(workspace, rel)
+	}
+	r, err := filepath.Rel(workspace, abs)
+	if err != nil || !isChainStepRel(r) {
+		return "", fmt.Errorf("%s is not a chain step's directory (%s/%s/<run>/%sN in the workspace)", rel, DirName, ChainsDir, chainStepPrefix)
+	}
+	return Dir(abs), nil
+}
+
+// isChainStepRel reports whether rel, relative to the workspace, is a
+// chain step's directory: .ralph/chains/<run>/step-N.
+func isChainStepRel(rel string) bool {
+	parts := strings.Split(filepath.ToSlash(rel), "/")
+	if len(parts) != 4 || parts[0] != DirName || parts[1] != ChainsDir || parts[2] == "" || parts[2] == "." || parts[2] == ".." {
+		return false
+	}
+	n, ok := strings.CutPrefix(parts[3], chainStepPrefix)
+	if !ok || n == "" {
+		return false
+	}
+	for _, c := range n {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // Lock is the loop's lock, held for the whole run.

@@ -19,7 +19,13 @@ import (
 // is a link, or not the user's, is refused (internal/ralphdir): ralph
 // emit, ask and answer append to the log this names.
 func CurrentLog(workspace string) (string, error) {
-	dir := filepath.Join(workspace, DirName)
+	return CurrentLogIn(In(workspace))
+}
+
+// CurrentLogIn is CurrentLog for the run whose files are in d (a chain
+// step's directory).
+func CurrentLogIn(d Dir) (string, error) {
+	dir, workspace := d.Path(), d.Workspace()
 	if err := ralphdir.Check(dir); err != nil {
 		return "", err
 	}
@@ -48,7 +54,7 @@ func CurrentLogRel(dir string) (string, error) {
 	if err != nil || len(logs) == 0 {
 		return "", err
 	}
-	return filepath.Join(DirName, filepath.Base(logs[len(logs)-1])), nil
+	return filepath.Join(Dir(dir).Rel(), filepath.Base(logs[len(logs)-1])), nil
 }
 
 // namedLog is the log that current-events in the .ralph directory dir
@@ -59,7 +65,7 @@ func CurrentLogRel(dir string) (string, error) {
 func namedLog(dir, named string) (string, error) {
 	rel := named
 	if filepath.IsAbs(rel) {
-		if r, err := filepath.Rel(filepath.Dir(dir), rel); err == nil {
+		if r, err := filepath.Rel(Dir(dir).Workspace(), rel); err == nil {
 			rel = r
 		}
 	}
@@ -77,10 +83,11 @@ func LogPath(workspace, rel string) (string, error) {
 }
 
 // inRalphDir reports whether rel, a path relative to the workspace, names
-// a file directly in .ralph/, as every event log ralph writes is.
+// a file directly in .ralph/, or directly in a chain step's directory
+// (.ralph/chains/<run>/step-N), as every event log ralph writes is.
 func inRalphDir(rel string) bool {
 	rel = filepath.Clean(rel)
-	return !filepath.IsAbs(rel) && filepath.Dir(rel) == DirName
+	return !filepath.IsAbs(rel) && (filepath.Dir(rel) == DirName || isChainStepRel(filepath.Dir(rel)))
 }
 
 // EventLogs lists the event logs in the .ralph directory dir, oldest run

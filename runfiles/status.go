@@ -18,14 +18,17 @@ import (
 // Confirming says the running one checks a completion claim, and
 // Confirmations how many finished ones did: max_iterations counts neither.
 type Status struct {
-	Running       bool   `json:"running"`
-	PID           int    `json:"pid,omitempty"`
-	RunID         string `json:"run_id,omitempty"`
-	Iteration     int    `json:"iteration"`
-	MaxIter       int    `json:"max_iterations,omitempty"`
-	Confirming    bool   `json:"confirming,omitempty"`
-	Confirmations int    `json:"confirmation_iterations,omitempty"`
-	Hat           string `json:"hat,omitempty"`
+	// Chain is the chain whose current step's loop this is; nil for the
+	// workspace's own loop.
+	Chain         *ChainPlace `json:"chain,omitempty"`
+	Running       bool        `json:"running"`
+	PID           int         `json:"pid,omitempty"`
+	RunID         string      `json:"run_id,omitempty"`
+	Iteration     int         `json:"iteration"`
+	MaxIter       int         `json:"max_iterations,omitempty"`
+	Confirming    bool        `json:"confirming,omitempty"`
+	Confirmations int         `json:"confirmation_iterations,omitempty"`
+	Hat           string      `json:"hat,omitempty"`
 	// Sandbox is how the latest iteration's agent was confined
 	// ("landlock", "bwrap, network deny", "off").
 	Sandbox string  `json:"sandbox,omitempty"`
@@ -82,10 +85,31 @@ func (s Status) Cost() CostTotal {
 	return CostTotal{USD: s.CostUSD, Computed: s.CostSource == CostComputed, Unknown: s.CostUnknown}
 }
 
+// ChainPlace is where a chain (`ralph chain run`) is, for the views: the
+// loop they show is its current step's.
+type ChainPlace struct {
+	ID      string `json:"id"`
+	Name    string `json:"name,omitempty"`
+	Step    int    `json:"step"`
+	Steps   int    `json:"steps"`
+	Label   string `json:"label"`
+	Status  string `json:"status"`
+	Running bool   `json:"running"`
+	// Where says it in a few words: "chain review-then-fix: step 2/3
+	// (tdd)".
+	Where string `json:"where"`
+}
+
 // ReadStatus reads the lock and the checkpoint of workspace without
 // changing either. recent bounds how many of the last events it includes.
 func ReadStatus(workspace string, recent int, now time.Time) (Status, error) {
-	dir := filepath.Join(workspace, DirName)
+	return ReadStatusIn(In(workspace), recent, now)
+}
+
+// ReadStatusIn is ReadStatus for the run whose files are in d (a chain
+// step's directory).
+func ReadStatusIn(d Dir, recent int, now time.Time) (Status, error) {
+	dir, workspace := d.Path(), d.Workspace()
 	var s Status
 	held, info := LockHeld(filepath.Join(dir, LockFile))
 	s.Running = held
@@ -120,7 +144,7 @@ func ReadStatus(workspace string, recent int, now time.Time) (Status, error) {
 	}
 	// The log past the checkpoint may hold the question, or its answer,
 	// or the run's end that a killed ralph did not checkpoint.
-	if cur, _, err := readRunState(workspace); err == nil && cur != nil {
+	if cur, _, err := readRunStateIn(d); err == nil && cur != nil {
 		if s.Ended == nil && cur.RunID == st.RunID {
 			s.Ended = cur.Terminated
 		}

@@ -30,7 +30,13 @@ func ParseStopMode(s string) (StopMode, error) {
 
 // RequestStop asks the loop running in workspace to stop.
 func RequestStop(workspace string, mode StopMode) error {
-	dir := filepath.Join(workspace, DirName)
+	return RequestStopIn(In(workspace), mode)
+}
+
+// RequestStopIn asks the loop whose files are in d (a chain step's
+// directory) to stop.
+func RequestStopIn(d Dir, mode StopMode) error {
+	dir := d.Path()
 	// Written in place, not renamed, so the watcher sees one write event
 	// on the file it watches for.
 	return ralphdir.WriteFile(dir, filepath.Join(dir, StopFile), []byte(string(mode)+"\n"))
@@ -50,9 +56,15 @@ func (e *NotRunningError) Kind() hint.Kind { return hint.Conflict }
 // StopRunning asks the loop running in workspace to stop, and says which
 // run it asked; a *NotRunningError when none is running.
 func StopRunning(workspace string, mode StopMode) (LockInfo, error) {
-	held, info := LockHeld(filepath.Join(workspace, DirName, LockFile))
+	return StopRunningIn(In(workspace), mode)
+}
+
+// StopRunningIn is StopRunning for the loop whose files are in d (a
+// chain step's directory: stopping it stops its chain there).
+func StopRunningIn(d Dir, mode StopMode) (LockInfo, error) {
+	held, info := LockHeld(d.Lock())
 	if !held {
-		return info, &NotRunningError{Dir: workspace, What: "loop"}
+		return info, &NotRunningError{Dir: d.Workspace(), What: "loop"}
 	}
-	return info, RequestStop(workspace, mode)
+	return info, RequestStopIn(d, mode)
 }

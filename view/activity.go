@@ -41,9 +41,9 @@ func ActivityLines(a runfiles.ActivityRecord) []string {
 // dropped after a warning, once: the activity is for watching, and the run
 // must not end for it.
 type ActivityLog struct {
-	workspace string
-	now       func() time.Time
-	warn      func(string)
+	dir  runfiles.Dir
+	now  func() time.Time
+	warn func(string)
 
 	mu     sync.Mutex
 	f      *runfiles.ActivityWriter
@@ -53,7 +53,13 @@ type ActivityLog struct {
 // NewActivityLog records the activity of the runs in workspace; warn is
 // told of the first write that fails.
 func NewActivityLog(workspace string, now func() time.Time, warn func(string)) *ActivityLog {
-	return &ActivityLog{workspace: workspace, now: now, warn: warn}
+	return NewActivityLogIn(runfiles.In(workspace), now, warn)
+}
+
+// NewActivityLogIn records the activity of the runs whose files are in
+// dir (a chain step's directory).
+func NewActivityLogIn(dir runfiles.Dir, now func() time.Time, warn func(string)) *ActivityLog {
+	return &ActivityLog{dir: dir, now: now, warn: warn}
 }
 
 func (l *ActivityLog) LoopStarted(run engine.RunInfo) {
@@ -61,7 +67,7 @@ func (l *ActivityLog) LoopStarted(run engine.RunInfo) {
 	defer l.mu.Unlock()
 	l.closeFile()
 	var err error
-	l.f, err = runfiles.OpenActivity(l.workspace, run.RunID)
+	l.f, err = runfiles.OpenActivityIn(l.dir, run.RunID)
 	l.fail(err)
 }
 

@@ -86,6 +86,9 @@ func addTools(a, b events.ToolCounts) events.ToolCounts {
 // running agent's figures are replaced by its result when it ends.
 type Run struct {
 	ID string
+	// Chain is where the chain this run is a step of is ("chain
+	// review-then-fix: step 2/3 (tdd)"), "" for a run of its own.
+	Chain string
 	// Started is when the run started, as if it had run its elapsed time
 	// without a break; Stopped is when its clock stopped (it ended, waits
 	// for a person's answer, or no process runs it), zero while it runs.

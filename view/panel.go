@@ -45,6 +45,9 @@ func renderPanel(s Run, now time.Time, width int) []string {
 		" last commit  " + orDash(s.LastCommit()),
 		" last event   " + orDash(s.LastEvent),
 	}
+	if s.Chain != "" {
+		lines = append(lines[:1], append([]string{" " + s.Chain}, lines[1:]...)...)
+	}
 	for i, l := range lines {
 		lines[i] = truncateCols(Sanitize(l), width-1)
 	}

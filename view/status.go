@@ -18,6 +18,9 @@ func WriteStatus(w io.Writer, s runfiles.Status) {
 	} else {
 		fmt.Fprintln(w, "running: no")
 	}
+	if c := s.Chain; c != nil {
+		fmt.Fprintf(w, "%s (run %s)\n", c.Where, c.ID)
+	}
 	if s.RunID == "" {
 		fmt.Fprintln(w, "no run in this workspace yet; start one with `ralph loop`")
 		return

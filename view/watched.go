@@ -74,6 +74,12 @@ type LoopView struct {
 	// it was started (its config files and -H), nil when unknown.
 	Workspace string
 	Launch    *runfiles.Launch
+	// Files is where the loop keeps its files: the workspace's .ralph/,
+	// or a chain step's directory; "" for a remote loop.
+	Files runfiles.Dir
+	// Chain is the chain whose current step this loop is, nil for a loop
+	// of its own.
+	Chain *runfiles.ChainPlace
 	// Run is what the run's header shows, as the live view of `ralph loop`
 	// shows it (RenderRunPanel).
 	Run       Run
@@ -138,14 +144,13 @@ func (w Watched) Paths() []string {
 			paths = append(paths, filepath.Dir(s.Log))
 		}
 	}
-	if l := w.Loop; l != nil && l.Run.ID != "" {
-		ws := w.Dir
-		if w.Selected >= 0 && w.Selected < len(w.Slots) {
-			ws = w.Slots[w.Selected].Workspace
-		}
-		if ws != "" {
-			paths = append(paths, runfiles.In(ws).Run(l.Run.ID))
-		}
+	if l := w.Loop; l != nil && l.Chain != nil {
+		// A chain's steps keep their files in their own directories:
+		// the next step's appears under the chain's.
+		paths = append(paths, runfiles.Dir(ralph).Chain(l.Chain.ID), l.Files.Path())
+	}
+	if l := w.Loop; l != nil && l.Run.ID != "" && l.Files != "" {
+		paths = append(paths, l.Files.Run(l.Run.ID))
 	}
 	return paths
 }
@@ -160,7 +165,7 @@ func (r *WorkspaceReader) Read(task string) Watched {
 	defer r.forgetUnseen()
 	ap, slots, ok := r.readAutopilot()
 	if !ok || (!ap.Running && r.loopIsNewer(ap)) {
-		w.Loop = r.readLoop(r.dir, "", "")
+		w.Loop = r.readOwnLoop()
 		return w
 	}
 	w.Autopilot, w.Slots = ap, slots
@@ -285,24 +290,45 @@ func (r *WorkspaceReader) loopRunning(ws string) bool {
 	return r.alive(runfiles.In(ws).Lock())
 }
 
+// readOwnLoop reads the workspace's loop: its own, or the current step's
+// of the chain that runs there (ChainHere).
+func (r *WorkspaceReader) readOwnLoop() *LoopView {
+	place, step, ok := ChainHere(r.dir)
+	if !ok {
+		return r.readLoop(r.dir, "", "")
+	}
+	l := r.readLoopIn(step)
+	if l != nil {
+		l.Chain, l.Run.Chain = place, place.Where
+	}
+	return l
+}
+
 // readLoop reads the loop of workspace ws (its checkpoint, log and
 // activity), or for a remote task, only its log at logPath.
 func (r *WorkspaceReader) readLoop(ws, logPath, worker string) *LoopView {
 	if ws == "" {
 		return r.readRemoteLoop(logPath, worker)
 	}
-	st, phase, err := runfiles.Checkpoint{Path: runfiles.In(ws).State()}.Load()
+	return r.readLoopIn(runfiles.In(ws))
+}
+
+// readLoopIn reads the loop whose files are in d: a workspace's .ralph/,
+// or a chain step's directory.
+func (r *WorkspaceReader) readLoopIn(d runfiles.Dir) *LoopView {
+	ws := d.Workspace()
+	st, phase, err := runfiles.Checkpoint{Path: d.State()}.Load()
 	if err != nil {
 		return nil
 	}
-	l := &LoopView{Workspace: ws, Launch: st.Launch, Objective: st.Objective, Running: r.loopRunning(ws)}
+	l := &LoopView{Workspace: ws, Launch: st.Launch, Objective: st.Objective, Running: r.alive(d.Lock()), Files: d}
 	path := filepath.Join(ws, st.EventsFile)
 	t := r.tail(path, false)
 	l.Events, l.Hats = t.lines, r.runHats(path)
-	acts := r.activity(runfiles.In(ws).Activity(st.RunID))
+	acts := r.activity(d.Activity(st.RunID))
 	l.Activity = acts.records
 	l.Run = runOf(st, phase, l.Running)
-	if q, err := runfiles.PendingQuestion(ws); err == nil && q != nil && st.Terminated == nil {
+	if q, err := runfiles.PendingQuestionIn(d); err == nil && q != nil && st.Terminated == nil {
 		// The checkpoint lags the log: the log past it says whether the
 		// question is still open.
 		l.Run.Phase, l.Run.Question = PhaseAwaitingHuman, q

@@ -185,6 +185,10 @@ func (c *eventsCmd) Run(ctx context.Context, g *globals) (err error) {
 	if at := c.Offset.Value(); at != nil {
 		return printEventAt(p, path, int64(*at))
 	}
+	if place, _, ok := view.ChainHere(g.Dir); ok && c.File == "" && c.RunID == "" && !c.Autopilot && c.Task == "" {
+		// stderr: stdout may be JSON lines.
+		fmt.Fprintf(g.stderr, "ralph: %s (run %s)\n", place.Where, place.ID)
+	}
 	listing := view.EventListing{Printer: p, Filter: filter, Last: int(c.Last), Follow: c.Follow, Autopilot: c.Autopilot, Flush: out.Flush}
 	if c.Task != "" && path == runfiles.In(g.Dir).RemoteEvents(c.Task) {
 		// A worker that hands the task back is followed by another, which

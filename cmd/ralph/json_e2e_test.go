@@ -25,6 +25,7 @@ var jsonArgs = map[string][]string{
 	"inspect diff":   {"1"},
 	"runs clean":     {"--max-age", "30d", "--dry-run"},
 	"worktree diff":  {"json"},
+	"chain run":      {"ralph.yml", "-p", "say you are done"},
 }
 
 // Every way ralph capabilities says a command prints JSON, but the

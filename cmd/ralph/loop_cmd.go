@@ -40,6 +40,9 @@ type loopCmd struct {
 	Headless       bool                    `help:"Print one JSON event per line on stdout (started, iteration, tool, commit, event, iteration_done, complete, failed, …) for programs; people get warnings and the summary on stderr."`
 	Quiet          bool                    `short:"q" xor:"verbosity" help:"Do not show the agent's own text, only what ralph does."`
 	Verbose        bool                    `short:"v" xor:"verbosity" help:"Also show each prompt (with --headless: the progress lines on stderr)."`
+	// StateDir is how `ralph chain run` starts a step: the loop keeps its
+	// files in the step's directory while its agent works here.
+	StateDir string `hidden:"" placeholder:"DIR" help:"Keep the run's files in this chain step directory (.ralph/chains/<run>/step-N) instead of .ralph/."`
 
 	// pin is where the repository of the worktree --worktree made is.
 	pin workspacegit.Pin
@@ -162,7 +165,11 @@ func (c *loopCmd) loop(ctx context.Context, g *globals, log *slog.Logger, rep lo
 	if err != nil {
 		return err
 	}
-	opts.Reporter = seams.loopReporter(view.Tee(rep, view.NewActivityLog(g.Dir, time.Now, rep.Warn)))
+	files := runfiles.In(g.Dir)
+	if ch.stateDir != "" {
+		files = ch.stateDir
+	}
+	opts.Reporter = seams.loopReporter(view.Tee(rep, view.NewActivityLogIn(files, time.Now, rep.Warn)))
 	opts.Exclude = func() error { return autopilotHere(opts.Workspace) }
 	if h := rep.headless; h != nil {
 		h.Configured(warnings, opts.Settings.StuckThreshold)

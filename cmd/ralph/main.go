@@ -76,6 +76,7 @@ type cli struct {
 	Stop      stopCmd         `cmd:"" help:"Ask the running loop to stop."`
 	Watch     watchCmd        `cmd:"" help:"Watch what runs here, full-screen: the loop or the autopilot and its slots; pause, resume, stop."`
 	Serve     serveCmd        `cmd:"" help:"Serve this workspace over HTTP: a JSON API and a live web page (the loop or the autopilot's slots)."`
+	Chain     chainCmd        `cmd:"" help:"Run loops one after another (presets or configs), each step's objective carrying what the step before handed off, within one budget."`
 	Autopilot autopilotCmd    `cmd:"" help:"Work through a task tracker: a loop per task in its own worktree, merged when verified."`
 	Worktree  worktreeCmd     `cmd:"" aliases:"worktrees" help:"List, diff and clean the worktrees ralph made: ralph loop --worktree's and the autopilot's tasks'."`
 	Worker    workerCmd       `cmd:"" help:"Run an autopilot coordinator's tasks on this machine, taken over NATS JetStream."`

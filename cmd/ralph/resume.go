@@ -31,6 +31,7 @@ type runChoices struct {
 	start          runfiles.StartMode
 	wait           bool
 	prev           *runfiles.Launch // the resumed run's launch record; nil when none
+	stateDir       runfiles.Dir     // a chain step's directory; "" for the workspace's .ralph
 	// pin is where the workspace's repository is when this ralph made
 	// the worktree (--worktree); zero otherwise.
 	pin workspacegit.Pin
@@ -42,12 +43,20 @@ func (c *loopCmd) choices(dir string) (runChoices, error) {
 		backend: c.Backend, model: c.Model, maxIterations: int(c.MaxIterations), maxRuntime: c.MaxRuntime.Value(),
 		stuckThreshold: c.StuckThreshold.Value(), spec: c.Spec, n: int(c.N), all: c.All,
 		start: runfiles.StartNew, wait: c.Wait, pin: c.pin}
+	files := runfiles.In(dir)
+	if c.StateDir != "" {
+		d, err := runfiles.StepDirIn(dir, c.StateDir)
+		if err != nil {
+			return ch, withHint(fmt.Errorf("--state-dir: %w", err), "--state-dir is how `ralph chain run` starts its steps; run the loop without it")
+		}
+		ch.stateDir, files = d, d
+	}
 	switch {
 	case c.Fresh:
 		ch.start = runfiles.StartFresh
 	case c.Resume:
 		ch.start = runfiles.StartResume
-		prev, err := runfiles.PreviousLaunch(dir)
+		prev, err := runfiles.PreviousLaunchIn(files)
 		if err != nil {
 			return ch, err
 		}

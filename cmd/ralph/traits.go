@@ -35,6 +35,8 @@ var (
 // command says here whether it changes state and how it prints JSON.
 var commandTraits = map[string]traits{
 	"loop":             {changes: true, json: []jsonOutput{headlessJSON}},
+	"chain run":        {changes: true, json: jsonDoc},
+	"chain resume":     {changes: true, json: jsonDoc},
 	"emit":             {changes: true}, // its --json says the payload is JSON
 	"wave emit":        {changes: true}, // its --json says the payloads are JSON
 	"ask":              {changes: true},

@@ -88,6 +88,7 @@ func (c *validateCmd) validate(g *globals) validation {
 	errs = append(errs, hooks.Problems(cfg, reg, g.Dir)...)
 	errs = append(errs, cfg.CriteriaProblems(g.Dir)...)
 	errs = append(errs, agentProblems(cfg, path)...)
+	errs = append(errs, chainProblems(cfg, g.Dir)...)
 	for _, w := range warnings {
 		v.warnings = append(v.warnings, w.String())
 	}

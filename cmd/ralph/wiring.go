@@ -107,6 +107,7 @@ func engineOptions(g *globals, log *slog.Logger, ch runChoices) (engine.Options,
 	warnings = append(warnings, conf.warnings...)
 	return engine.Options{
 		Workspace: g.Dir,
+		StateDir:  ch.stateDir.Path(),
 		Objective: objective,
 		Source:    source,
 		Config:    path,

@@ -32,7 +32,7 @@ func StopLoop(dir string, now bool) (string, error) {
 	if now {
 		mode, when = runfiles.StopNow, "now"
 	}
-	info, err := runfiles.StopRunning(dir, mode)
+	info, err := runfiles.StopRunningIn(loopDir(dir), mode)
 	if err != nil {
 		return "", err
 	}

@@ -66,14 +66,17 @@ type Slot struct {
 // Loop is one loop: its run's header, its hats and where it is among
 // them, and what its agent did last.
 type Loop struct {
-	RunID         string `json:"run_id"`
-	Objective     string `json:"objective,omitempty"`
-	Running       bool   `json:"running"`
-	Worker        string `json:"worker,omitempty"`
-	Iteration     int    `json:"iteration"`
-	MaxIterations int    `json:"max_iterations,omitempty"`
-	Hat           string `json:"hat,omitempty"`
-	Backend       string `json:"backend,omitempty"`
+	RunID string `json:"run_id"`
+	// Chain is the chain whose current step this loop is (`ralph chain
+	// run`); absent for a loop of its own.
+	Chain         *runfiles.ChainPlace `json:"chain,omitempty"`
+	Objective     string               `json:"objective,omitempty"`
+	Running       bool                 `json:"running"`
+	Worker        string               `json:"worker,omitempty"`
+	Iteration     int                  `json:"iteration"`
+	MaxIterations int                  `json:"max_iterations,omitempty"`
+	Hat           string               `json:"hat,omitempty"`
+	Backend       string               `json:"backend,omitempty"`
 	// Sandbox is how the agent is confined: "landlock", "bwrap, network
 	// deny", "off"; absent when the log does not say.
 	Sandbox    string    `json:"sandbox,omitempty"`
@@ -181,7 +184,7 @@ func autopilotPanel(a *view.AutopilotRun) *AutopilotPanel {
 func (r *Reader) loop(l *view.LoopView) *Loop {
 	run := l.Run
 	total := run.Total()
-	lp := &Loop{RunID: run.ID, Objective: l.Objective, Running: l.Running, Worker: l.Worker, Iteration: run.N,
+	lp := &Loop{RunID: run.ID, Chain: l.Chain, Objective: l.Objective, Running: l.Running, Worker: l.Worker, Iteration: run.N,
 		MaxIterations: run.Max, Hat: run.Hat, Backend: run.Backend, Sandbox: run.Sandbox, Phase: string(run.Phase), PhaseSince: run.PhaseSince,
 		Started: run.Started, Stopped: run.Stopped, Tokens: total.Usage, CostUSD: total.CostUSD,
 		CostSource: total.Cost().Source(), CostUnknown: total.CostUnknown, CostText: view.CostText(total.Cost()), LastEvent: run.LastEvent,

@@ -72,7 +72,7 @@ func (q EventQuery) LogPath(dir string) (string, error) {
 	case q.Run != "":
 		return runfiles.FindRun(dir, q.Run)
 	}
-	path, err := runfiles.CurrentLog(dir)
+	path, err := runfiles.CurrentLogIn(loopDir(dir))
 	if errors.Is(err, runfiles.ErrNoLog) {
 		return "", &hint.Error{Err: fmt.Errorf("no run here: %w in %s", err, filepath.Join(dir, runfiles.DirName)),
 			Fix: "start one with `ralph loop`, or pass --file or --run"}

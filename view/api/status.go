@@ -41,7 +41,7 @@ func ReadStatus(ctx context.Context, dir string, recent int, now time.Time, r *r
 		}
 		return Status{Kind: KindAutopilot, Autopilot: &s}, nil
 	}
-	if _, err := runfiles.CurrentLog(dir); errors.Is(err, runfiles.ErrNoLog) {
+	if _, err := runfiles.CurrentLogIn(loopDir(dir)); errors.Is(err, runfiles.ErrNoLog) {
 		return Status{Kind: KindNone}, nil
 	}
 	s, err := LoopStatus(dir, recent, now, r)
@@ -55,7 +55,13 @@ func ReadStatus(ctx context.Context, dir string, recent int, now time.Time, r *r
 // how its last run ended with what to do next. Its recent events are read
 // from the log, so r's secret values are hidden in them.
 func LoopStatus(dir string, recent int, now time.Time, r *redact.Redactor) (runfiles.Status, error) {
-	s, err := runfiles.ReadStatus(dir, recent, now)
+	files := runfiles.In(dir)
+	place, step, inChain := view.ChainHere(dir)
+	if inChain {
+		files = step
+	}
+	s, err := runfiles.ReadStatusIn(files, recent, now)
+	s.Chain = place
 	for i := range s.Recent {
 		s.Recent[i] = view.RedactEvent(r, s.Recent[i])
 	}
@@ -69,8 +75,21 @@ func LoopStatus(dir string, recent int, now time.Time, r *redact.Redactor) (runf
 	}
 	if err == nil && s.Unfinished {
 		s.Hint = view.ResumeHint(s.Mode)
+		if s.Chain != nil {
+			s.Hint = "resume the chain, and this step's loop with it: ralph chain resume"
+		}
 	}
 	return s, err
+}
+
+// loopDir is where the loop that runs in the workspace dir keeps its
+// files: its .ralph/, or the current step's directory of the chain that
+// runs there (view.ChainHere).
+func loopDir(dir string) runfiles.Dir {
+	if _, step, ok := view.ChainHere(dir); ok {
+		return step
+	}
+	return runfiles.In(dir)
 }
 
 // AutopilotStatus is `ralph autopilot status --json`: the autopilot's

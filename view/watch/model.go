@@ -359,7 +359,11 @@ func (m *model) stop() string {
 	case m.w.Loop == nil || !m.w.Loop.Running:
 		return "no loop runs here to stop"
 	}
-	if err := runfiles.RequestStop(m.opts.Dir, runfiles.StopAtBoundary); err != nil {
+	files := runfiles.In(m.opts.Dir)
+	if l := m.w.Loop; l != nil && l.Chain != nil {
+		files = l.Files // a chain's step: stopping it stops the chain there
+	}
+	if err := runfiles.RequestStopIn(files, runfiles.StopAtBoundary); err != nil {
 		return fmt.Sprintf("could not ask: %v", err)
 	}
 	return "asked the loop to stop before its next iteration"

@@ -66,7 +66,11 @@ func Lines(ctx context.Context, out io.Writer, opts Options) (err error) {
 	for _, l := range plainHeader(w, now) {
 		fmt.Fprintln(bw, ansi.Strip(l))
 	}
-	path, isAutopilot, err := plainLog(ctx, bw, w, opts)
+	files := runfiles.In(opts.Dir)
+	if w.Loop != nil && w.Loop.Chain != nil {
+		files = w.Loop.Files // a chain's step keeps its files in its own directory
+	}
+	path, isAutopilot, err := plainLog(ctx, bw, w, opts, files)
 	if err != nil || path == "" {
 		return err
 	}
@@ -76,15 +80,15 @@ func Lines(ctx context.Context, out io.Writer, opts Options) (err error) {
 	if !isAutopilot && opts.Task == "" {
 		// A loop's next run may be in another log: current-events then
 		// names it.
-		listing.Watch = runfiles.In(opts.Dir).CurrentEvents()
-		listing.Until = func() bool { return movedOn(opts.Dir, path) }
+		listing.Watch = files.CurrentEvents()
+		listing.Until = func() bool { return movedOn(files, path) }
 	}
 	for {
 		if err := listing.List(ctx, path); err != nil || opts.Once || ctx.Err() != nil {
 			return err
 		}
-		if movedOn(opts.Dir, path) {
-			path, _ = runfiles.CurrentLog(opts.Dir)
+		if movedOn(files, path) {
+			path, _ = runfiles.CurrentLogIn(files)
 			listing.From = 0
 			fmt.Fprintf(bw, "\nthe next run, in %s:\n", view.Sanitize(filepath.Base(path)))
 		} else {
@@ -98,10 +102,10 @@ func Lines(ctx context.Context, out io.Writer, opts Options) (err error) {
 	}
 }
 
-// movedOn reports whether the workspace dir's current run logs somewhere
-// other than path: a new run started.
-func movedOn(dir, path string) bool {
-	current, err := runfiles.CurrentLog(dir)
+// movedOn reports whether the current run of the loop whose files are in
+// d logs somewhere other than path: a new run started.
+func movedOn(d runfiles.Dir, path string) bool {
+	current, err := runfiles.CurrentLogIn(d)
 	return err == nil && current != path
 }
 
@@ -124,7 +128,7 @@ func plainHeader(w view.Watched, now time.Time) []string {
 // plainLog is the log Lines follows: the task's loop's with a task, the
 // autopilot's when one runs here, else the loop's (waiting for one to
 // start).
-func plainLog(ctx context.Context, out *bufio.Writer, w view.Watched, opts Options) (string, bool, error) {
+func plainLog(ctx context.Context, out *bufio.Writer, w view.Watched, opts Options, files runfiles.Dir) (string, bool, error) {
 	switch {
 	case w.Autopilot != nil && opts.Task != "":
 		path, _, err := runfiles.TaskLog(opts.Dir, opts.Task)
@@ -133,7 +137,7 @@ func plainLog(ctx context.Context, out *bufio.Writer, w view.Watched, opts Optio
 		path, err := runfiles.AutopilotEventLog(opts.Dir)
 		return path, true, err
 	}
-	path, err := runfiles.CurrentLog(opts.Dir)
+	path, err := runfiles.CurrentLogIn(files)
 	if errors.Is(err, runfiles.ErrNoLog) {
 		path, err = runfiles.AwaitRun(ctx, opts.Dir, func() {
 			fmt.Fprintln(out, "no run here yet; waiting for one to start")

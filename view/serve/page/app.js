@@ -423,6 +423,9 @@
     const badge = $("#loop-state");
     badge.textContent = st;
     badge.dataset.state = st;
+    const chain = $("#loop-chain");
+    chain.hidden = !l.chain;
+    chain.textContent = l.chain ? l.chain.where : "";
     setText("#loop-objective", l.objective || "");
     setText("#run-id", l.run_id);
     setText("#iteration", l.max_iterations ? `${l.iteration} / ${l.max_iterations}` : String(l.iteration));
