@@ -50,3 +50,11 @@ func TestParseGoBenchKeepsABenchmarksOwnFigures(t *testing.T) {
 	require.Len(t, got, 1)
 	assert.Equal(t, []string{"20.10 s-1worker/op", "7.50 s-3workers/op", "2.68 speedup"}, got[0].metrics)
 }
+
+func TestABenchmarksOwnFiguresStandBesideTheirTargets(t *testing.T) {
+	r := &report{goBench: parseGoBench("BenchmarkSSEFanout200-2   464   2331026 ns/op   27.12 KiB/client   1531 cpu-µs/line   2.000 inotify\n")}
+	md := r.markdown()
+	assert.Contains(t, md, "| ralph serve, 200 streams of one growing log: kernel watchers | 2 | one for all | **no** |")
+	assert.Contains(t, md, "| ralph serve, 200 streams of one growing log: CPU per appended line | 1531 µs (7.7 µs a stream) | reported")
+	assert.Contains(t, md, "| ralph serve, 200 streams of one growing log: memory per stream | 27.1 KiB | reported")
+}
