@@ -145,10 +145,7 @@ type dispatch struct {
 // Start sends job's loop to the workers, unless it was sent before (the
 // same message is then published again, which the servers store once),
 // and returns a handle that waits for its result; one already received
-// ends it at once. What sending takes (committing the task's start,
-// pushing it, publishing) is done after Start returns, so that the
-// autopilot goes on starting its other tasks meanwhile; a failure of it
-// ends the loop as failed.
+// ends it at once.
 func (c *Coordinator) Start(ctx context.Context, job autopilot.Job) (autopilot.Handle, error) {
 	h := c.register(job)
 	if r, ok, err := readJSON[Result](c.resultFile(job.Run, job.Task, job.Attempt)); err != nil {
@@ -158,7 +155,12 @@ func (c *Coordinator) Start(ctx context.Context, job autopilot.Job) (autopilot.H
 		h.deliver(r)
 		return h, nil
 	}
-	go h.send(ctx)
+	d, err := c.prepare(ctx, job)
+	if err != nil {
+		c.unregister(h)
+		return nil, err
+	}
+	go h.send(ctx, d)
 	return h, nil
 }
 
@@ -466,10 +468,9 @@ type remoteLoop struct {
 
 func (h *remoteLoop) PID() int { return 0 }
 
-// send makes (or reads back) the task, pushes its start to the shared
-// remote and publishes it, trying until it is stored or the autopilot
-// stops.
-func (h *remoteLoop) send(ctx context.Context) {
+// send pushes the task's start to the shared remote and publishes it,
+// trying until it is stored or the autopilot stops.
+func (h *remoteLoop) send(ctx context.Context, d dispatch) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
@@ -479,11 +480,6 @@ func (h *remoteLoop) send(ctx context.Context) {
 		case <-ctx.Done():
 		}
 	}()
-	d, err := h.c.prepare(ctx, h.job)
-	if err != nil {
-		h.fail(ctx, "preparing it for the workers failed: "+err.Error())
-		return
-	}
 	t := d.Task
 	if !d.Pushed {
 		wt := git.Repo{Dir: h.job.Dir}
