@@ -1,6 +1,9 @@
 package main
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // metricTarget is a figure a Go benchmark reports itself (b.ReportMetric),
 // shown in the summary beside its target.
@@ -46,4 +49,56 @@ func (r *report) metricFigures() []figure {
 		}
 	}
 	return out
+}
+
+// longRun is a Go benchmark too long for every `make bench`: it runs
+// when its variable is set (`make bench` passes the environment on), and
+// its section says how to run it either way.
+type longRun struct {
+	title, what, bench string
+	env, command       string
+}
+
+var longRuns = []longRun{{
+	title: "Cluster scale",
+	what: "1,000 trivial tasks (each agent sleeps 2 s, writes a file and commits) through `ralph autopilot --cluster` with " +
+		"ten `ralph worker`s of four slots each, against an embedded cluster of three JetStream servers, all on this machine; " +
+		"every task checked merged exactly once and closed. The ideal is tasks × 2 s / 40 slots (50 s for 1,000).",
+	bench: "BenchmarkClusterScale", env: "RALPH_BENCH_CLUSTER_TASKS",
+	command: "RALPH_BENCH_CLUSTER_TASKS=1000 go test -run '^$' -bench ClusterScale -benchtime 1x -timeout 60m ./cmd/ralph/",
+}}
+
+func init() {
+	metricTargets = append(metricTargets,
+		metricTarget{bench: "BenchmarkClusterScale", unit: "efficiency-%", name: "cluster of 10 workers × 4 slots: efficiency against the ideal",
+			target: "≥ 90%", value: func(v float64) string { return fmt.Sprintf("%.1f%%", v) }, met: func(v float64) bool { return v >= 90 }},
+		metricTarget{bench: "BenchmarkClusterScale", unit: "tasks/s", name: "cluster of 10 workers × 4 slots: tasks per second",
+			target: "reported (the ideal: 20 tasks/s)", value: func(v float64) string { return fmt.Sprintf("%.2f", v) }},
+		metricTarget{bench: "BenchmarkClusterScale", unit: "coordinator-cpu-ms/task", name: "cluster of 10 workers × 4 slots: the coordinator's CPU per task",
+			target: "reported (the autopilot process and the git it ran)", value: func(v float64) string { return fmt.Sprintf("%.0f ms", v) }},
+	)
+}
+
+// writeLongRuns writes each long run's section: its command, and its
+// figures when this report's Go benchmarks include it.
+func (r *report) writeLongRuns(b *strings.Builder) {
+	for _, l := range longRuns {
+		fmt.Fprintf(b, "\n## %s\n\n%s Not part of every `make bench`: it runs when %s is set.\n\n```sh\n%s\n```\n\n", l.title, l.what, l.env, l.command)
+		var figs []figure
+		for _, f := range r.metricFigures() {
+			for _, t := range metricTargets {
+				if t.bench == l.bench && t.name == f.name {
+					figs = append(figs, f)
+				}
+			}
+		}
+		if len(figs) == 0 {
+			b.WriteString("Not run this time.\n")
+			continue
+		}
+		b.WriteString("| figure | value | target |\n| --- | --- | --- |\n")
+		for _, f := range figs {
+			fmt.Fprintf(b, "| %s | %s | %s |\n", f.name, f.value, f.target)
+		}
+	}
 }

@@ -65,6 +65,7 @@ func (r *report) markdown() string {
 			fmt.Fprintf(&b, "| %s | %s | %s |\n", f.name, f.value, f.target)
 		}
 	}
+	r.writeLongRuns(&b)
 	if len(r.goBench) > 0 {
 		b.WriteString("\n## Go benchmarks\n\n")
 		b.WriteString("In-process costs, from `go test -run '^$' -bench . -benchmem ./...` in the same run.\n\n")
