@@ -215,7 +215,7 @@ func startFollow(t *testing.T, follows *Follows, path string, fn func([]events.R
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- follows.Follow(ctx, path, 0, fn) }()
-	t.Cleanup(func() { cancel(); <-done })
+	t.Cleanup(func() { cancel(); assert.NoError(t, <-done) })
 	return done
 }
 

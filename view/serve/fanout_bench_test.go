@@ -187,7 +187,10 @@ func readStream(client *http.Client, url string, had func(int)) error {
 			had(count)
 		}
 	}
-	return fmt.Errorf("the stream ended after %d events: %v", count, sc.Err())
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("the stream ended after %d events: %w", count, err)
+	}
+	return fmt.Errorf("the stream ended after %d events", count)
 }
 
 // heapAndStacks is what the process holds in its heap and goroutine
