@@ -33,7 +33,7 @@ func PendingIn(ctx context.Context, dir string, configs []string) int {
 
 // TaskSpec is the tasks.Spec a config's autopilot.source describes.
 func TaskSpec(s config.TaskSource) tasks.Spec {
-	return tasks.Spec{Type: s.Type, Path: s.Path, List: s.List, Claim: s.Claim, Close: s.Close, Fail: s.Fail, Files: s.Files,
+	return tasks.Spec{Type: s.Type, Path: s.Path, List: s.List, Show: s.Show, Claim: s.Claim, Close: s.Close, Fail: s.Fail, Files: s.Files,
 		Repo: s.Repo, Project: s.Project, Team: s.Team, Labels: s.Labels, States: s.States, Assignee: s.Assignee,
 		TokenEnv: cmp.Or(s.TokenEnv, config.DefaultTokenEnv(s.Type)), APIURL: s.APIURL}
 }

@@ -78,7 +78,7 @@ type PlannedTask struct {
 // MakePlan lists the source's ready tasks and plans them, changing
 // nothing.
 func MakePlan(ctx context.Context, source tasks.Source, parallel, maxTasks int) (Plan, error) {
-	ready, err := source.Ready(ctx)
+	ready, blocked, err := readyAndBlocked(ctx, source)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -86,10 +86,10 @@ func MakePlan(ctx context.Context, source tasks.Source, parallel, maxTasks int) 
 	p := Plan{Source: source.Name(), Parallel: parallel, MaxTasks: maxTasks, Tasks: []PlannedTask{}}
 	busy := map[string]string{}
 	slot, started := 0, 0
+	// Ready's tasks are whole (tasks.Source): one more look at the
+	// tracker per task would make planning a backlog cost as many reads
+	// of it (processes, requests) as it has tasks.
 	for i, t := range ready {
-		if full, err := source.Show(ctx, t.ID); err == nil {
-			t = full
-		}
 		pt := PlannedTask{Task: t, Position: i + 1}
 		invalid := tasks.ValidID(t.ID)
 		if invalid == nil {
@@ -115,12 +115,24 @@ func MakePlan(ctx context.Context, source tasks.Source, parallel, maxTasks int) 
 		}
 		p.Tasks = append(p.Tasks, pt)
 	}
-	if b, ok := source.(tasks.Blocker); ok {
-		if p.Blocked, err = b.Blocked(ctx); err != nil {
-			return p, err
-		}
-	}
+	p.Blocked = blocked
 	return p, nil
+}
+
+// readyAndBlocked lists the source's ready tasks and, where it can say,
+// its blocked ones: in one read of the tracker where the source can
+// split them (tasks.Splitter).
+func readyAndBlocked(ctx context.Context, source tasks.Source) (ready, blocked []tasks.Task, err error) {
+	if s, ok := source.(tasks.Splitter); ok {
+		return s.Split(ctx)
+	}
+	if ready, err = source.Ready(ctx); err != nil {
+		return nil, nil, err
+	}
+	if b, ok := source.(tasks.Blocker); ok {
+		blocked, err = b.Blocked(ctx)
+	}
+	return ready, blocked, err
 }
 
 func holder(busy map[string]string, components []string) string {

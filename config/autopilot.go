@@ -98,8 +98,10 @@ type TaskSource struct {
 	// Path is the file of a prd or checklist source.
 	Path string `yaml:"path"`
 	// List, Claim, Close and Fail are the shell commands of a command
-	// source.
+	// source; Show, optional, prints one task ($RALPH_TASK_ID) where the
+	// list would be run to find it.
 	List  string `yaml:"list"`
+	Show  string `yaml:"show"`
 	Claim string `yaml:"claim"`
 	Close string `yaml:"close"`
 	Fail  string `yaml:"fail"`
@@ -299,6 +301,9 @@ func (l *loader) taskSource(dst *TaskSource) func(*yaml.Node, string) {
 		if src.Type == "command" && (src.List == "" || src.Close == "") {
 			l.problem(n, "give at least list: and close: commands for a command source", "%s: a command source needs list and close", path)
 		}
+		if src.Type != "command" && src.Show != "" {
+			l.problem(n, "leave show: out: only a command source runs a command to show a task", "%s: show is for a command source", path)
+		}
 		if src.Type != "command" && len(src.Files) > 0 {
 			l.problem(n, "leave files: out: only a command source's files are unknown to ralph; "+src.Type+" names its own",
 				"%s: files is for a command source", path)
@@ -426,6 +431,7 @@ func (l *loader) taskSourceFields(s *TaskSource) []field {
 		{"type", l.setChoice(&s.Type, SourceTypes)},
 		{"path", l.setString(&s.Path)},
 		{"list", l.setString(&s.List)},
+		{"show", l.setString(&s.Show)},
 		{"claim", l.setString(&s.Claim)},
 		{"close", l.setString(&s.Close)},
 		{"fail", l.setString(&s.Fail)},

@@ -71,6 +71,11 @@ func TestLoadBytesAutopilot(t *testing.T) {
 				Parallel: 1, Merge: "merge", Retries: 1, WorktreesDir: ".worktrees", Cluster: defaultCluster},
 		},
 		{
+			name: "a command source's show",
+			data: "autopilot:\n  source: {type: command, list: ./list.sh, show: ./show.sh \"$RALPH_TASK_ID\", close: ./close.sh}\n",
+			want: config.Autopilot{Source: config.TaskSource{Type: "command", List: "./list.sh", Show: `./show.sh "$RALPH_TASK_ID"`, Close: "./close.sh"}, Parallel: 1, Merge: "merge", Retries: 1, WorktreesDir: ".worktrees", Cluster: defaultCluster},
+		},
+		{
 			name: "a github source",
 			data: "autopilot:\n  source: {type: github, repo: acme/app, labels: [ralph], token_env: ACME_TOKEN, api_url: https://github.acme.test/api/v3}\n",
 			want: config.Autopilot{Source: config.TaskSource{Type: "github", Repo: "acme/app", Labels: []string{"ralph"}, TokenEnv: "ACME_TOKEN", APIURL: "https://github.acme.test/api/v3"},
@@ -146,6 +151,12 @@ func TestLoadBytesAutopilotProblems(t *testing.T) {
 			data: "autopilot:\n  source: {type: prd, files: [prd.json]}\n",
 			want: config.Problem{File: "ralph.yml", Line: 2, Msg: "autopilot.source: files is for a command source",
 				Hint: "leave files: out: only a command source's files are unknown to ralph; prd names its own"},
+		},
+		{
+			name: "show for a source that is not a command source",
+			data: "autopilot:\n  source: {type: checklist, show: ./show.sh}\n",
+			want: config.Problem{File: "ralph.yml", Line: 2, Msg: "autopilot.source: show is for a command source",
+				Hint: "leave show: out: only a command source runs a command to show a task"},
 		},
 		{
 			name: "unknown merge mode",

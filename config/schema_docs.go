@@ -71,6 +71,7 @@ var schemaDocs = map[string]string{
 	"autopilot.pr.poll_seconds":       "close_on: merged: how many seconds ralph first waits between two looks at the pull requests it follows; each look that finds nothing changed doubles the wait, up to ten minutes.",
 	"autopilot.source.path":           "The file of a prd (default prd.json) or checklist (default TODO.md) source.",
 	"autopilot.source.list":           "command source: prints the tasks as JSON lines or one JSON array (id, title, description, priority, tags or labels, acceptance_criteria, status, deps); closed tasks and those waiting on open deps are not started.",
+	"autopilot.source.show":           "command source, optional: prints the one task $RALPH_TASK_ID names as list prints tasks (nothing when there is none); run instead of list to show a task or check it exists before a claim, close or fail.",
 	"autopilot.source.claim":          "command source: marks $RALPH_TASK_ID as in progress.",
 	"autopilot.source.close":          "command source: marks $RALPH_TASK_ID done ($RALPH_TASK_REASON says what was merged).",
 	"autopilot.source.fail":           "command source: records that $RALPH_TASK_ID failed and why ($RALPH_TASK_REASON).",

@@ -175,3 +175,33 @@ func TestBackwardScannerMatchesForwardWithLongLines(t *testing.T) {
 		}
 	}
 }
+
+func TestFirstLine(t *testing.T) {
+	long := `{"topic":"loop.started","payload":"` + strings.Repeat("x", 10<<10) + `"}`
+	cases := []struct {
+		name, in, want string
+		ok             bool
+	}{
+		{"empty", "", "", false},
+		{"no newline yet", `{"topic":"a"}`, "", false},
+		{"blank lines first", "\n  \n{\"topic\":\"a\"}\n{\"topic\":\"b\"}\n", `{"topic":"a"}`, true},
+		{"longer than the first read", long + "\n{\"topic\":\"b\"}\n", long, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rec, ok, err := events.FirstLine(strings.NewReader(tc.in))
+			require.NoError(t, err)
+			assert.Equal(t, tc.ok, ok)
+			assert.Equal(t, tc.want, string(rec.Line))
+		})
+	}
+}
+
+func TestFirstLineTooLongSaysSo(t *testing.T) {
+	in := strings.Repeat("x", events.MaxLineBytes+10) + "\n{}\n"
+	rec, ok, err := events.FirstLine(strings.NewReader(in))
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Error(t, rec.Err)
+	assert.Positive(t, rec.Cut)
+}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -233,6 +234,28 @@ func ScanLines(rd io.Reader, fn func(Record) error) error {
 	return err
 }
 
+// FirstLine is rd's first complete non-blank line, as ScanLines would give
+// it first but copied, or ok false when rd has none. It starts with a small
+// buffer, which grows only for a longer line, since a caller that wants a
+// log's first line (a run's loop.started) reads a few hundred bytes of it.
+func FirstLine(rd io.Reader) (rec Record, ok bool, err error) {
+	_, err = scanRaw(rd, firstLineBufferSize, 0, MaxLineBytes, func(r Record) error {
+		rec, ok = r, true
+		rec.Line = bytes.Clone(r.Line)
+		return errFirstLineRead
+	})
+	if errors.Is(err, errFirstLineRead) {
+		err = nil
+	}
+	return rec, ok, err
+}
+
+// errFirstLineRead stops FirstLine's scan after one line.
+var errFirstLineRead = errors.New("first line read")
+
+// firstLineBufferSize is where FirstLine's buffer starts.
+const firstLineBufferSize = 4 << 10
+
 // readBufferSize is the largest buffer for scanning logs. Longer lines are
 // still read whole; this sets the size of each read(2), large enough that
 // system calls cost little next to decoding.
@@ -253,10 +276,32 @@ func scanLines(rd io.Reader, bufSize int, start int64, fn func(Record) error) (i
 	})
 }
 
+// scanBuffers keeps the buffers of finished scans of readBufferSize, so
+// that reading many logs in a row (ralph stats, ralph runs) does not
+// allocate a quarter of a megabyte for each. No Record's Line outlives its
+// scan's fn, so a buffer is free once its scan returns.
+var scanBuffers = sync.Pool{New: func() any { return new([readBufferSize]byte) }}
+
+func scanBuffer(size int) []byte {
+	if size != readBufferSize {
+		return make([]byte, max(size, 1))
+	}
+	return scanBuffers.Get().(*[readBufferSize]byte)[:]
+}
+
+// releaseScanBuffer returns buf to scanBuffers unless the scan grew it
+// (for a long line) or did not take it from there.
+func releaseScanBuffer(buf []byte) {
+	if len(buf) == readBufferSize {
+		scanBuffers.Put((*[readBufferSize]byte)(buf))
+	}
+}
+
 // scanRaw is ScanLines from offset start, for lines of up to maxLine bytes,
 // with the offset just past the last complete line.
 func scanRaw(rd io.Reader, bufSize int, start int64, maxLine int, fn func(Record) error) (int64, error) {
-	ls := lineScanner{rd: rd, buf: make([]byte, max(bufSize, 1)), offset: start, max: maxLine}
+	ls := lineScanner{rd: rd, buf: scanBuffer(bufSize), offset: start, max: maxLine}
+	defer releaseScanBuffer(ls.buf[:cap(ls.buf)])
 	for {
 		offset, line, cut, err := ls.next()
 		if errors.Is(err, io.EOF) {

@@ -30,9 +30,17 @@ const DefaultPreset = "code-assist"
 // first line points there.
 const SchemaURL = "https://raw.githubusercontent.com/ralph-loop/ralph/main/ralph.schema.json"
 
-// order is how presets are listed: from the simplest to the most
-// specialised. Presets not named here follow, by name.
-var order = []string{"solo", "code-assist", "tdd", "debug", "review", "research", "spec-driven"}
+// order is how presets are listed: the default first, then by kind, the
+// simplest of each first: building, improving what exists, fixing,
+// reviewing (read-only), researching. Presets not named here follow, by
+// name.
+var order = []string{
+	"code-assist", "solo", "tdd", "spec", "spec-driven", // build
+	"refactor", "test-writing", "perf", "docs", // improve
+	"debug", "triage", "merge-conflict", // fix
+	"review", "pr-review", "wave-review", "security", "qa", // review
+	"research",
+}
 
 // Preset is one embedded preset.
 type Preset struct {

@@ -1,6 +1,8 @@
 package examples_test
 
 import (
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -13,7 +15,14 @@ import (
 )
 
 func TestPresetList(t *testing.T) {
-	assert.Equal(t, []string{"solo", "code-assist", "tdd", "debug", "review", "research", "spec-driven"}, examples.Names())
+	assert.Equal(t, []string{
+		"code-assist", "solo", "tdd", "spec", "spec-driven",
+		"refactor", "test-writing", "perf", "docs",
+		"debug", "triage", "merge-conflict",
+		"review", "pr-review", "security", "qa",
+		"research",
+	}, examples.Names())
+	assert.Equal(t, examples.DefaultPreset, examples.Names()[0], "the default comes first")
 	_, ok := examples.Lookup(examples.DefaultPreset)
 	assert.True(t, ok, "the default preset exists")
 	for _, name := range []string{"", "nope", "../demo/ralph", "presets/solo", "solo.yml"} {
@@ -46,4 +55,19 @@ func TestPresetsAreSound(t *testing.T) {
 			assert.Empty(t, hats.Check(reg, cfg.Topology()), "static checks")
 		})
 	}
+}
+
+// docs/configuration.md's table of presets names each preset once, in
+// ralph init --list's order, so the docs cannot fall behind a new preset.
+func TestPresetTableInDocs(t *testing.T) {
+	doc, err := os.ReadFile("../docs/configuration.md")
+	require.NoError(t, err)
+	_, table, ok := strings.Cut(string(doc), "| preset | hats |\n")
+	require.True(t, ok, "the presets table")
+	table, _, _ = strings.Cut(table, "\n\n")
+	var names []string
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z-]+)`").FindAllStringSubmatch(table, -1) {
+		names = append(names, m[1])
+	}
+	assert.Equal(t, examples.Names(), names)
 }

@@ -1,12 +1,10 @@
 package runfiles
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -141,17 +139,14 @@ func readFirstLine(path string) ([]byte, error) {
 		return nil, fmt.Errorf("read event log: %w", err)
 	}
 	defer f.Close()
-	var first []byte
-	err = events.ScanLines(f, func(rec events.Record) error {
-		if rec.Err == nil {
-			first = bytes.Clone(rec.Line)
-		}
-		return io.EOF // the first line is enough
-	})
-	if err != nil && !errors.Is(err, io.EOF) {
+	rec, ok, err := events.FirstLine(f)
+	if err != nil {
 		return nil, fmt.Errorf("read event log %s: %w", path, err)
 	}
-	return first, nil
+	if !ok || rec.Err != nil {
+		return nil, nil
+	}
+	return rec.Line, nil
 }
 
 // FindRun finds the event log of run id (or of the one run whose id starts

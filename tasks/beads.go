@@ -13,9 +13,9 @@ import (
 // beadsSource is beads (bd). Its database is outside git; what it keeps
 // tracked is .beads/interactions.jsonl, to which every update appends.
 //
-//   - Ready is `bd ready --json --limit N` (bd shows 10 by default), sorted
-//     here by priority then id: bd's own default order puts recent issues
-//     first.
+//   - Ready is `bd ready --json --limit 0` (every ready issue: bd shows
+//     10 by default), sorted here by priority then id: bd's own default
+//     order puts recent issues first.
 //   - Claim is `bd update ID --status in_progress --json`.
 //   - Close is `bd close ID --reason TEXT --json`.
 //   - Fail is `bd update ID --status open --append-notes "ralph: failed:
@@ -31,8 +31,11 @@ type beadsSource struct {
 	dir string
 }
 
-// beadsReadyLimit is passed to bd ready, which lists 10 issues unless told.
-const beadsReadyLimit = "1000"
+// beadsReadyLimit is passed to bd ready, which lists 10 issues unless
+// told: 0 is no limit (bd adds its SQL LIMIT only for a positive one). A
+// limit would hide the rest of a backlog of thousands from the plan and
+// from the run, which starts no task bd ready leaves out.
+const beadsReadyLimit = "0"
 
 func (s *beadsSource) Name() string    { return "beads" }
 func (s *beadsSource) Tool() string    { return "bd" }

@@ -81,7 +81,7 @@ func parseChecklist(data []byte) []checkItem {
 	cur := -1      // index of the item whose body we are in
 	curIndent := 0 // its indentation, in columns
 	var desc []string
-	seen := map[string]bool{}
+	ids := newSlugs()
 	fence := ""
 	finish := func() {
 		if cur >= 0 {
@@ -126,7 +126,7 @@ func parseChecklist(data []byte) []checkItem {
 			}
 			done := text[m[4]:m[5]] != " "
 			title, agent := checklistAgent(itemText)
-			t := withAgent(Task{ID: uniqueSlug(title, seen), Title: title, Status: "open", Closed: done, Tags: agent})
+			t := withAgent(Task{ID: ids.unique(title), Title: title, Status: "open", Closed: done, Tags: agent})
 			if done {
 				t.Status = "done"
 			}
@@ -231,14 +231,27 @@ func slug(text string) string {
 	return s
 }
 
-// uniqueSlug is slug(text), with -2, -3, … when an earlier item took it.
-func uniqueSlug(text string, seen map[string]bool) string {
+// slugs are the ids a checklist's items have taken so far.
+type slugs struct {
+	taken map[string]bool
+	// next is, for a slug, the suffix from which no lower one is free:
+	// the thousandth box of one text takes its id without trying the
+	// 999 before it again.
+	next map[string]int
+}
+
+func newSlugs() *slugs { return &slugs{taken: map[string]bool{}, next: map[string]int{}} }
+
+// unique is slug(text), with -2, -3, … when an earlier item took it.
+func (s *slugs) unique(text string) string {
 	base := slug(text)
 	id := base
-	for n := 2; seen[id]; n++ {
+	n := max(s.next[base], 2)
+	for ; s.taken[id]; n++ {
 		id = base + "-" + strconv.Itoa(n)
 	}
-	seen[id] = true
+	s.next[base] = n
+	s.taken[id] = true
 	return id
 }
 

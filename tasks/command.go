@@ -23,9 +23,15 @@ import (
 //     Ready is the listed tasks that are not closed and whose deps are
 //     not open, by priority, ties in list order; Blocked is those with an
 //     open dep; Show finds the id in the list.
+//   - show, optional, prints the task RALPH_TASK_ID names as list would
+//     print it (one object, or a list holding it), and nothing (status
+//     0) when there is none. Given, Show runs it rather than list: one
+//     task, not the whole backlog, for each task started, claimed,
+//     closed or failed. A dep is open while show shows it with a status
+//     other than closed (or done), as with list.
 //   - claim, close and fail get RALPH_TASK_ID and RALPH_TASK_REASON in
-//     their environment, once the list has shown the task exists. close
-//     is required; an empty claim or fail does nothing.
+//     their environment, once the list (or show) has shown the task
+//     exists. close is required; an empty claim or fail does nothing.
 //   - files, when given, are what the commands change in the repository;
 //     without them Files is empty and the autopilot finds out.
 type commandSource struct {
@@ -188,30 +194,47 @@ func orNothing(raw json.RawMessage) string {
 }
 
 func (s *commandSource) Ready(ctx context.Context) ([]Task, error) {
-	return s.open(ctx, func(t Task) bool { return len(t.Deps) == 0 })
+	ready, _, err := s.Split(ctx)
+	return ready, err
 }
 
 func (s *commandSource) Blocked(ctx context.Context) ([]Task, error) {
-	return s.open(ctx, func(t Task) bool { return len(t.Deps) > 0 })
+	_, blocked, err := s.Split(ctx)
+	return blocked, err
 }
 
-// open is the tasks not closed that keep, by priority.
-func (s *commandSource) open(ctx context.Context, keep func(Task) bool) ([]Task, error) {
+// Split is the tasks not closed, those with no open dep and the others,
+// each by priority, from one run of list.
+func (s *commandSource) Split(ctx context.Context) (ready, blocked []Task, err error) {
 	all, err := s.list(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var tasks []Task
+	ready, blocked = splitOpen(all)
+	return ready, blocked, nil
+}
+
+// splitOpen splits the tasks not closed into those with no dep and the
+// others, each by priority.
+func splitOpen(all []Task) (ready, blocked []Task) {
 	for _, t := range all {
-		if !t.Closed && keep(t) {
-			tasks = append(tasks, t)
+		switch {
+		case t.Closed:
+		case len(t.Deps) == 0:
+			ready = append(ready, t)
+		default:
+			blocked = append(blocked, t)
 		}
 	}
-	byPriority(tasks)
-	return tasks, nil
+	byPriority(ready)
+	byPriority(blocked)
+	return ready, blocked
 }
 
 func (s *commandSource) Show(ctx context.Context, id string) (Task, error) {
+	if strings.TrimSpace(s.spec.Show) != "" {
+		return s.showOne(ctx, id)
+	}
 	all, err := s.list(ctx)
 	if err != nil {
 		return Task{}, err
@@ -222,6 +245,52 @@ func (s *commandSource) Show(ctx context.Context, id string) (Task, error) {
 		}
 	}
 	return Task{}, fmt.Errorf("autopilot.source list does not list %q: %w", id, ErrNoTask)
+}
+
+// showOne is Show through the show command: the task, and its deps that
+// show says are open, each shown in turn.
+func (s *commandSource) showOne(ctx context.Context, id string) (Task, error) {
+	t, found, err := s.shown(ctx, id)
+	if err != nil {
+		return Task{}, err
+	}
+	if !found {
+		return Task{}, fmt.Errorf("autopilot.source show prints no task %q: %w", id, ErrNoTask)
+	}
+	var open []string
+	for _, d := range t.Deps {
+		dep, found, err := s.shown(ctx, d)
+		if err != nil {
+			return Task{}, err
+		}
+		if found && !dep.Closed {
+			open = append(open, d)
+		}
+	}
+	t.Deps = open
+	return t, nil
+}
+
+// shown runs the show command for id and finds that task in what it
+// printed; false when it printed none with that id.
+func (s *commandSource) shown(ctx context.Context, id string) (Task, bool, error) {
+	out, err := runShell(ctx, s.dir, s.spec.Show, "RALPH_TASK_ID="+id)
+	if err != nil {
+		return Task{}, false, fmt.Errorf("autopilot.source show for %s: %w", id, err)
+	}
+	if len(bytes.TrimSpace(out)) == 0 {
+		return Task{}, false, nil
+	}
+	tasks, err := parseCommandList(out)
+	if err != nil {
+		return Task{}, false, fmt.Errorf("autopilot.source show for %s (%s): %w", id, s.spec.Show, err)
+	}
+	for _, t := range tasks {
+		if t.ID == id {
+			return t, true, nil
+		}
+	}
+	return Task{}, false, nil
 }
 
 func (s *commandSource) Claim(ctx context.Context, id string) error {

@@ -133,28 +133,34 @@ func fixtures() []fixture {
 				return src, map[string]string{"encoder": "write-the-csv-encoder", "export": "add-the-export-command", "readme": "write-the-readme"}
 			},
 		},
-		{
-			name: "command", deps: true, tags: true,
-			setup: func(t *testing.T, dir string) (Source, map[string]string) {
-				writeFile(t, dir, "tasks.jsonl", strings.Join([]string{
-					`{"id":"t-2","title":"Add the export command","description":"Users need to export data as CSV.","priority":1,"labels":["component:cli","feature"],"acceptance_criteria":"ralph export writes a CSV","status":"open"}`,
-					`{"id":"t-1","title":"Write the CSV encoder","description":"An encoder with RFC 4180 quoting.","priority":0,"tags":["component:cli"],"acceptance_criteria":["` + "`go test ./...`" + `","quotes fields with commas"],"status":"open"}`,
-					`{"id":"t-3","title":"Write the README","description":"What ralph is.","priority":1,"status":"open"}`,
-					`{"id":"t-4","title":"Document export","description":"README section.","priority":2,"deps":["t-2"],"status":"open"}`,
-				}, "\n")+"\n")
-				set := func(status string) string {
-					return `sed "/\"id\":\"$RALPH_TASK_ID\"/s/\"status\":\"[a-z_]*\"/\"status\":\"` + status + `\"/" tasks.jsonl > tasks.tmp && mv tasks.tmp tasks.jsonl`
-				}
-				src, err := Open(Spec{Type: "command", List: "cat tasks.jsonl", Claim: set("in_progress"), Close: set("closed"),
-					Fail: set("open") + ` && echo "$RALPH_TASK_ID: $RALPH_TASK_REASON" >> failures.log`}, dir)
-				require.NoError(t, err)
-				return src, map[string]string{"export": "t-2", "encoder": "t-1", "readme": "t-3", "document": "t-4"}
-			},
-			failed: func(t *testing.T, dir, id string) {
-				data, err := os.ReadFile(filepath.Join(dir, "failures.log"))
-				require.NoError(t, err)
-				assert.Equal(t, id+": the tests failed\n", string(data))
-			},
+		commandFixture("command", ""),
+		// show prints one task: a line of the file, or nothing.
+		commandFixture("command-show", `grep -F "\"id\":\"$RALPH_TASK_ID\"," tasks.jsonl || true`),
+	}
+}
+
+func commandFixture(name, show string) fixture {
+	return fixture{
+		name: name, deps: true, tags: true,
+		setup: func(t *testing.T, dir string) (Source, map[string]string) {
+			writeFile(t, dir, "tasks.jsonl", strings.Join([]string{
+				`{"id":"t-2","title":"Add the export command","description":"Users need to export data as CSV.","priority":1,"labels":["component:cli","feature"],"acceptance_criteria":"ralph export writes a CSV","status":"open"}`,
+				`{"id":"t-1","title":"Write the CSV encoder","description":"An encoder with RFC 4180 quoting.","priority":0,"tags":["component:cli"],"acceptance_criteria":["` + "`go test ./...`" + `","quotes fields with commas"],"status":"open"}`,
+				`{"id":"t-3","title":"Write the README","description":"What ralph is.","priority":1,"status":"open"}`,
+				`{"id":"t-4","title":"Document export","description":"README section.","priority":2,"deps":["t-2"],"status":"open"}`,
+			}, "\n")+"\n")
+			set := func(status string) string {
+				return `sed "/\"id\":\"$RALPH_TASK_ID\"/s/\"status\":\"[a-z_]*\"/\"status\":\"` + status + `\"/" tasks.jsonl > tasks.tmp && mv tasks.tmp tasks.jsonl`
+			}
+			src, err := Open(Spec{Type: "command", List: "cat tasks.jsonl", Show: show, Claim: set("in_progress"), Close: set("closed"),
+				Fail: set("open") + ` && echo "$RALPH_TASK_ID: $RALPH_TASK_REASON" >> failures.log`}, dir)
+			require.NoError(t, err)
+			return src, map[string]string{"export": "t-2", "encoder": "t-1", "readme": "t-3", "document": "t-4"}
+		},
+		failed: func(t *testing.T, dir, id string) {
+			data, err := os.ReadFile(filepath.Join(dir, "failures.log"))
+			require.NoError(t, err)
+			assert.Equal(t, id+": the tests failed\n", string(data))
 		},
 	}
 }
@@ -242,7 +248,7 @@ func TestConformance(t *testing.T) {
 		t.Run(f.name, func(t *testing.T) {
 			dir := t.TempDir()
 			src, id := f.setup(t, dir)
-			assert.Equal(t, strings.TrimSuffix(f.name, "-envelope"), src.Name())
+			assert.Equal(t, strings.TrimSuffix(strings.TrimSuffix(f.name, "-envelope"), "-show"), src.Name())
 			for _, tid := range id {
 				require.NoError(t, ValidID(tid))
 			}
@@ -297,6 +303,14 @@ func TestConformance(t *testing.T) {
 				require.Equal(t, []string{id["document"]}, ids(blocked))
 				assert.Equal(t, []string{id["export"]}, blocked[0].Deps)
 				assert.Equal(t, "Document export", blocked[0].Title)
+				// A source that splits them in one read gives both as
+				// they are.
+				if sp, ok := src.(Splitter); ok {
+					r, bl, err := sp.Split(ctx)
+					require.NoError(t, err)
+					assert.Equal(t, ready, r)
+					assert.Equal(t, blocked, bl)
+				}
 			}
 
 			// Claim, then Close: the task is no longer ready, Show says

@@ -3,6 +3,7 @@ package tasks
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -132,7 +133,7 @@ func TestBeadsRefusesAnIDListedTwice(t *testing.T) {
 	src, err := Open(Spec{Type: "beads"}, t.TempDir())
 	require.NoError(t, err)
 	_, err = src.Ready(ctx)
-	requireDuplicate(t, err, "b-1", "the output of bd ready --json --limit 1000", "issue 1", "issue 3")
+	requireDuplicate(t, err, "b-1", "the output of bd ready --json --limit 0", "issue 1", "issue 3")
 }
 
 // A checklist makes its ids itself, one of its own for every box, however
@@ -154,4 +155,22 @@ func TestChecklistIDsAreUnique(t *testing.T) {
 	ready, err := src.Ready(ctx)
 	require.NoError(t, err)
 	assert.Len(t, ready, 6)
+}
+
+// Boxes of one text are numbered in file order, each taking the lowest
+// number no earlier box has, also when a box's own text is such a
+// number; thousands of them are numbered without trying every taken
+// number again for each.
+func TestChecklistNumbersBoxesOfOneText(t *testing.T) {
+	text := "- [ ] Fix it\n- [ ] Fix it 3\n- [ ] Fix it\n- [ ] Fix it\n- [ ] Fix it 5\n- [ ] Fix it\n- [ ] Fix it 3\n"
+	var got []string
+	for _, it := range parseChecklist([]byte(text)) {
+		got = append(got, it.task.ID)
+	}
+	assert.Equal(t, []string{"fix-it", "fix-it-3", "fix-it-2", "fix-it-4", "fix-it-5", "fix-it-6", "fix-it-3-2"}, got)
+
+	const n = 5000
+	items := parseChecklist([]byte(strings.Repeat("- [ ] Fix it\n", n)))
+	require.Len(t, items, n)
+	assert.Equal(t, "fix-it-"+strconv.Itoa(n), items[n-1].task.ID)
 }

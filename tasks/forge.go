@@ -71,6 +71,11 @@ func (s *forgeSource) Blocked(ctx context.Context) ([]Task, error) {
 	return blocked, err
 }
 
+// Split is Ready and Blocked from one listing of the open issues.
+func (s *forgeSource) Split(ctx context.Context) (ready, blocked []Task, err error) {
+	return s.sorted(ctx)
+}
+
 func (s *forgeSource) sorted(ctx context.Context) (ready, blocked []Task, err error) {
 	issues, err := s.tracker.Open(ctx)
 	if err != nil {

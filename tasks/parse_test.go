@@ -283,3 +283,31 @@ func TestParseCommandList(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, got)
 }
+
+// With a show command, a command source shows, claims and closes a task
+// without running its list: one task's look, not the whole backlog's,
+// while Ready still lists. A task show does not print does not exist.
+func TestCommandShowSparesTheList(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "tasks.jsonl", `{"id":"t-1","title":"One","status":"open","deps":["t-2"]}`+"\n"+
+		`{"id":"t-2","title":"Two","status":"closed"}`+"\n"+`{"id":"t-3","title":"Three","status":"open"}`+"\n")
+	src, err := Open(Spec{Type: "command", List: "echo list >> runs.log; cat tasks.jsonl",
+		Show:  `echo "show $RALPH_TASK_ID" >> runs.log; grep -F "\"id\":\"$RALPH_TASK_ID\"," tasks.jsonl || true`,
+		Claim: `echo "claim $RALPH_TASK_ID" >> runs.log`, Close: `echo "close $RALPH_TASK_ID" >> runs.log`}, dir)
+	require.NoError(t, err)
+	one, err := src.Show(ctx, "t-1")
+	require.NoError(t, err)
+	assert.Equal(t, "One", one.Title)
+	assert.Empty(t, one.Deps, "t-2 is closed")
+	require.NoError(t, src.Claim(ctx, "t-3"))
+	require.NoError(t, src.Close(ctx, "t-3", "merged"))
+	_, err = src.Show(ctx, "t-9")
+	require.ErrorIs(t, err, ErrNoTask)
+	require.ErrorIs(t, src.Close(ctx, "t-9", "merged"), ErrNoTask)
+	ready, err := src.Ready(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"t-1", "t-3"}, ids(ready))
+	data, err := os.ReadFile(filepath.Join(dir, "runs.log"))
+	require.NoError(t, err)
+	assert.Equal(t, "show t-1\nshow t-2\nshow t-3\nclaim t-3\nshow t-3\nclose t-3\nshow t-9\nshow t-9\nlist\n", string(data))
+}

@@ -151,10 +151,15 @@ func (s *prdSource) checkUnique(data []byte, stories []prdStory) error {
 }
 
 // storyPlaces says where in data the story of an index is: its index and,
-// when that can be told, its line.
+// when that can be told, its line. The lines are found only when a place
+// is asked for, which is for an error: a file that is right is read once.
 func storyPlaces(data []byte) func(int) string {
-	lines := storyLines(data)
+	var lines []int
+	found := false
 	return func(i int) string {
+		if !found {
+			lines, found = storyLines(data), true
+		}
 		if i < len(lines) {
 			return fmt.Sprintf("userStories[%d] on line %d", i, lines[i])
 		}
@@ -218,6 +223,9 @@ func storyLines(data []byte) []int {
 			return nil
 		}
 		var lines []int
+		// The lines are counted on from the last story's start, not from
+		// the top again for each: once through the file in all.
+		line, counted := 1, 0
 		for dec.More() {
 			// The offset is where the last token ended: before the comma
 			// and the blanks that lead to this object.
@@ -229,7 +237,9 @@ func storyLines(data []byte) []int {
 			if dec.Decode(&skip) != nil {
 				return nil
 			}
-			lines = append(lines, 1+bytes.Count(data[:off], []byte("\n")))
+			line += bytes.Count(data[counted:off], []byte("\n"))
+			counted = off
+			lines = append(lines, line)
 		}
 		return lines
 	}
@@ -237,30 +247,31 @@ func storyLines(data []byte) []int {
 }
 
 // Ready is the stories that do not pass and wait for none that does not.
-func (s *prdSource) Ready(context.Context) ([]Task, error) {
-	return s.open(func(t Task) bool { return len(t.Deps) == 0 })
+func (s *prdSource) Ready(ctx context.Context) ([]Task, error) {
+	ready, _, err := s.Split(ctx)
+	return ready, err
 }
 
 // Blocked is the stories that do not pass and wait for one that does not.
-func (s *prdSource) Blocked(context.Context) ([]Task, error) {
-	return s.open(func(t Task) bool { return len(t.Deps) > 0 })
+func (s *prdSource) Blocked(ctx context.Context) ([]Task, error) {
+	_, blocked, err := s.Split(ctx)
+	return blocked, err
 }
 
-// open is the stories that do not pass and keep, by priority.
-func (s *prdSource) open(keep func(Task) bool) ([]Task, error) {
+// Split is the stories that do not pass, those that wait for none that
+// does not and the others, each by priority, from one read of the file.
+func (s *prdSource) Split(context.Context) (ready, blocked []Task, err error) {
 	_, stories, err := s.read()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	pass := passing(stories)
-	var tasks []Task
-	for _, st := range stories {
-		if t := st.task(pass); !st.Passes && keep(t) {
-			tasks = append(tasks, t)
-		}
+	all := make([]Task, len(stories))
+	for i, st := range stories {
+		all[i] = st.task(pass)
 	}
-	byPriority(tasks)
-	return tasks, nil
+	ready, blocked = splitOpen(all)
+	return ready, blocked, nil
 }
 
 func (s *prdSource) Show(_ context.Context, id string) (Task, error) {

@@ -134,7 +134,9 @@ type Source interface {
 	// Ready lists the tasks that can start now, highest priority first,
 	// ties in the tracker's own order (by id for tk and beads, file order
 	// for a checklist). It may include tasks ralph has claimed: the
-	// autopilot keeps its own record of those.
+	// autopilot keeps its own record of those. Each task is whole, as
+	// Show would give it: the dry run plans from Ready alone, and a
+	// backlog of thousands must not cost a look at the tracker per task.
 	Ready(ctx context.Context) ([]Task, error)
 	// Show returns one task, whatever its status.
 	Show(ctx context.Context, id string) (Task, error)
@@ -163,6 +165,15 @@ type Blocker interface {
 	Blocked(ctx context.Context) ([]Task, error)
 }
 
+// Splitter is implemented by sources that tell the ready tasks from the
+// blocked ones in one read of the tracker (one list command, one read of
+// a file, one listing of a forge's issues), for the dry run's plan, which
+// would otherwise read it once for Ready and again for Blocked. ready is
+// what Ready gives, blocked what Blocked gives.
+type Splitter interface {
+	Split(ctx context.Context) (ready, blocked []Task, err error)
+}
+
 // Reopener is implemented by sources that can open a task again after
 // closing it (a forge's issues): its pull request was closed unmerged.
 type Reopener interface {
@@ -183,6 +194,10 @@ type Spec struct {
 	// root; RALPH_TASK_ID and RALPH_TASK_REASON are set for claim, close
 	// and fail.
 	List, Claim, Close, Fail string
+	// Show, optional, prints the one task RALPH_TASK_ID names, as list
+	// prints tasks: a command source then runs it, not list, to show a
+	// task and to check one exists before a claim, close or fail.
+	Show string
 	// Files are the paths, relative to the repository root, that a
 	// command source's commands change (its Files). None: the autopilot
 	// learns them from what each command changed.

@@ -10,13 +10,15 @@ import (
 	"strings"
 )
 
-// tkSource is the ticket CLI (tk): markdown tickets under .tickets/. Every
-// read goes through tk itself (tk ready, tk blocked, tk show), so the
-// user's tk, with its plugins, stays the source of truth.
+// tkSource is the ticket CLI (tk): markdown tickets under .tickets/. What
+// is ready, blocked or shown is tk's to say (tk ready, tk blocked, tk
+// show), so the user's tk, with its plugins, stays the source of truth;
+// the text of the tickets tk ready lists is read from their files.
 //
 //   - Ready is `tk ready` (open and in_progress tickets whose deps are all
-//     closed, by priority then id), each ticket then read with `tk show`
-//     for its tags, description and acceptance criteria.
+//     closed, by priority then id), each ticket's tags, description and
+//     acceptance criteria then read from its file, as `tk show` prints
+//     it (see Ready).
 //   - Claim is `tk start`.
 //   - Close adds the reason as a note, then `tk close`.
 //   - Fail adds "ralph: failed: <reason>" as a note, then `tk reopen`: the
@@ -77,11 +79,20 @@ func (s *tkSource) ticketsDir() string {
 // the original on every run and never run the copy. The files are read
 // directly: tk has no command that lists every ticket with its file.
 func (s *tkSource) checkIDs() error {
+	_, err := s.tickets()
+	return err
+}
+
+// tickets reads every ticket file once, refusing tickets that share an id
+// (see checkIDs), and returns each file's text by its name without ".md":
+// the name tk finds a ticket by.
+func (s *tkSource) tickets() (map[string][]byte, error) {
 	dir := s.ticketsDir()
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil // tk says what is wrong with the directory itself
+		return nil, nil // tk says what is wrong with the directory itself
 	}
+	byName := make(map[string][]byte, len(entries))
 	var ids, files []string
 	for _, e := range entries {
 		if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") {
@@ -94,11 +105,12 @@ func (s *tkSource) checkIDs() error {
 		if id := frontMatterID(data); id != "" {
 			ids = append(ids, id)
 			files = append(files, e.Name())
+			byName[strings.TrimSuffix(e.Name(), ".md")] = data
 		}
 	}
 	id, at := duplicate(ids)
 	if at == nil {
-		return nil
+		return byName, nil
 	}
 	shown := s.shown(dir)
 	places := make([]string, len(at))
@@ -112,7 +124,7 @@ func (s *tkSource) checkIDs() error {
 			break
 		}
 	}
-	return &DuplicateIDError{ID: id, Kind: "tickets", In: shown, Places: places, Fix: fix}
+	return nil, &DuplicateIDError{ID: id, Kind: "tickets", In: shown, Places: places, Fix: fix}
 }
 
 // shown is dir as the user knows it: relative to the repository when
@@ -142,8 +154,15 @@ func frontMatterID(data []byte) string {
 	return ""
 }
 
+// Ready is what tk ready lists, each ticket whole from its file, which
+// the duplicate check has just read: what tk show prints of a ready
+// ticket is its file and sections ralph does not read (its blockers are
+// all closed). tk show itself runs only for a ticket whose file is not
+// where tk keeps them under its id, as a plugin may list one; a show per
+// ticket would cost a process, and tk's reading of every ticket, each.
 func (s *tkSource) Ready(ctx context.Context) ([]Task, error) {
-	if err := s.checkIDs(); err != nil {
+	files, err := s.tickets()
+	if err != nil {
 		return nil, err
 	}
 	out, err := s.tk(ctx, "ready")
@@ -156,9 +175,11 @@ func (s *tkSource) Ready(ctx context.Context) ([]Task, error) {
 	}
 	tasks := make([]Task, 0, len(listed))
 	for _, l := range listed {
-		t, err := s.Show(ctx, l.ID)
-		if err != nil {
-			return nil, err
+		t, err := parseTkShow(files[l.ID])
+		if err != nil || t.ID != l.ID {
+			if t, err = s.Show(ctx, l.ID); err != nil {
+				return nil, err
+			}
 		}
 		tasks = append(tasks, t)
 	}

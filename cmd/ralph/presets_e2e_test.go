@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,14 +12,18 @@ import (
 
 	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/examples"
+	"github.com/ralph-loop/ralph/internal/gittest"
 )
 
 // handOff is one iteration of a preset's happy path: the hat that runs,
-// the files it writes, and the topic it publishes.
+// the files it writes, what it commits, and the topic it publishes, with
+// payload when a gate reads it.
 type handOff struct {
-	hat   string
-	topic string
-	write map[string]string
+	hat     string
+	topic   string
+	payload string
+	write   map[string]string
+	commit  string
 }
 
 // happyPaths walk each preset through every hat to completion, writing
@@ -36,7 +41,7 @@ var happyPaths = map[string][]handOff{
 		{hat: "finalizer", topic: "LOOP_COMPLETE"},
 	},
 	"tdd": {
-		{hat: "red", topic: "test.red"},
+		{hat: "red", topic: "test.red", payload: "greeting_test.go: --- FAIL: TestGreeting (0.00s): greeting is empty"},
 		{hat: "green", topic: "test.green"},
 		{hat: "refactor", topic: "refactor.done"},
 		{hat: "red", topic: "LOOP_COMPLETE"},
@@ -66,7 +71,86 @@ var happyPaths = map[string][]handOff{
 		{hat: "planner", topic: "plan.complete"},
 		{hat: "verifier", topic: "LOOP_COMPLETE"},
 	},
+	"spec": {
+		{hat: "drafter", topic: "spec.draft", write: map[string]string{"SPEC.md": specDoc}},
+		{hat: "critic", topic: "spec.revise", payload: "R1 has no error case"},
+		{hat: "drafter", topic: "spec.draft", write: map[string]string{"SPEC.md": specDoc + "- Given no name, When greeting, Then error\n"}},
+		{hat: "critic", topic: "LOOP_COMPLETE"},
+	},
+	"refactor": {
+		{hat: "surveyor", topic: "refactor.step"},
+		{hat: "refactorer", topic: "refactor.done", write: map[string]string{"main.go": "package main\n"}, commit: "refactor: extract greet"},
+		{hat: "reviewer", topic: "refactor.approved"},
+		{hat: "surveyor", topic: "LOOP_COMPLETE"},
+	},
+	"test-writing": {
+		{hat: "mapper", topic: "tests.target"},
+		{hat: "writer", topic: "tests.written", write: map[string]string{"greet_test.go": "package main\n"}, commit: "test: greeting"},
+		{hat: "checker", topic: "tests.approved"},
+		{hat: "mapper", topic: "LOOP_COMPLETE"},
+	},
+	"perf": {
+		{hat: "measurer", topic: "perf.baseline", write: map[string]string{"PERF.md": "## Benchmark\n\nmake bench\n\n## Baseline\n\n120 ms ± 3\n"}},
+		{hat: "optimizer", topic: "perf.change", write: map[string]string{"main.go": "package main\n"}, commit: "perf: cache the parsed template"},
+		{hat: "measurer", topic: "perf.kept", payload: "120 ms -> 80 ms"},
+		{hat: "optimizer", topic: "perf.done"},
+		{hat: "reporter", topic: "LOOP_COMPLETE", write: map[string]string{
+			"PERF.md": "## Benchmark\n\nmake bench\n\n## Baseline\n\n120 ms ± 3\n\n## Result\n\n80 ms (-33%)\n"}},
+	},
+	"docs": {
+		{hat: "auditor", topic: "docs.task"},
+		{hat: "writer", topic: "docs.written", write: map[string]string{"docs/usage.md": "# Usage\n"}, commit: "docs: usage"},
+		{hat: "checker", topic: "docs.checked"},
+		{hat: "auditor", topic: "LOOP_COMPLETE"},
+	},
+	"triage": {
+		{hat: "intake", topic: "triage.report"},
+		{hat: "triager", topic: "triage.report", write: map[string]string{"triage/notes.md": "#1 confirmed: high\n"}},
+		{hat: "triager", topic: "triage.done"},
+		{hat: "reporter", topic: "LOOP_COMPLETE", write: map[string]string{
+			"TRIAGE.md": triageDoc}},
+	},
+	"merge-conflict": {
+		{hat: "analyst", topic: "conflict.file"},
+		{hat: "resolver", topic: "conflict.file"},
+		{hat: "resolver", topic: "merge.resolved"},
+		{hat: "verifier", topic: "LOOP_COMPLETE"},
+	},
+	"pr-review": {
+		{hat: "reader", topic: "pr.area", write: map[string]string{".ralph/agent/pr-intent.md": "Adds a greeting.\n"}},
+		{hat: "reviewer", topic: "pr.reviewed"},
+		{hat: "writer", topic: "LOOP_COMPLETE", write: map[string]string{
+			"PR-REVIEW.md": "Verdict: approve\n\nDoes what it says.\n\n## Comments\n\n- main.go:3 nit: name\n"}},
+	},
+	"security": {
+		{hat: "modeller", topic: "security.surface", write: map[string]string{"security/threat-model.md": "Assets: the tokens.\n"}},
+		{hat: "auditor", topic: "security.surface"},
+		{hat: "auditor", topic: "security.audited", write: map[string]string{"security/notes.md": "## Findings\n\nnone\n"}},
+		{hat: "reporter", topic: "LOOP_COMPLETE", write: map[string]string{
+			"SECURITY-REVIEW.md": "Low risk.\n\n## Threat model\n\nTokens.\n\n## Findings\n\nNone.\n"}},
+	},
+	"qa": {
+		{hat: "planner", topic: "qa.charter"},
+		{hat: "explorer", topic: "qa.charter", write: map[string]string{"qa/sessions.md": "## import, bad CSV\n"}},
+		{hat: "explorer", topic: "qa.explored"},
+		{hat: "reporter", topic: "LOOP_COMPLETE", write: map[string]string{
+			"QA.md": qaDoc}},
+	},
 }
+
+// qaDoc and triageDoc are reports as the qa and triage presets tell their
+// reporters to write them: findings as task boxes, with what a fix must
+// make true as nested boxes.
+const (
+	qaDoc = "Import is fragile.\n\n## Findings\n\n- [ ] major: import drops quoted newlines\n" +
+		"  Steps: import testdata/quoted.csv; 11 rows of 12.\n  - [ ] importing testdata/quoted.csv keeps all 12 rows\n" +
+		"- [ ] minor: --help misspells delimiter\n\n## Explored\n\n- import with malformed CSV: clear errors\n"
+	triageDoc = "## Confirmed\n\n- [ ] high: export drops the last row (#1)\n  - [ ] a regression test reproduces it\n\n" +
+		"## Not confirmed\n\n- #2: duplicate of #1\n"
+)
+
+// specDoc is a SPEC.md with the sections the spec preset's gate checks.
+const specDoc = "## Requirements\n\nR1: greet.\n\n## Acceptance criteria\n\n- Given Ann, When greeting, Then Hello, Ann\n\n## Out of scope\n\nLocales.\n"
 
 // A run of every preset, written by ralph init and driven by a scripted
 // agent along its happy path, reaches completion with every hat having
@@ -102,9 +186,9 @@ func TestPresetsHappyPath(t *testing.T) {
 func happyScript(path []handOff) agentScript {
 	byHat := map[string][]step{}
 	for i, h := range path {
-		payload := fmt.Sprintf("step %d of the happy path", i+1)
-		if h.topic == "test.red" {
-			payload = "greeting_test.go: --- FAIL: TestGreeting (0.00s): greeting is empty"
+		payload := h.payload
+		if payload == "" {
+			payload = fmt.Sprintf("step %d of the happy path", i+1)
 		}
 		st := emitStep(h.topic, payload)
 		if h.topic == "LOOP_COMPLETE" {
@@ -113,6 +197,7 @@ func happyScript(path []handOff) agentScript {
 		if h.write != nil {
 			st.Write = h.write
 		}
+		st.Commit = h.commit
 		byHat[h.hat] = append(byHat[h.hat], st)
 	}
 	return agentScript{ByHat: byHat}
@@ -253,4 +338,125 @@ func TestOrchestratorCollectionRuns(t *testing.T) {
 		"agent validation.passed", "tag FEATURE_DONE", "finished validator success",
 		"terminate completed",
 	}, w.flow())
+}
+
+// merge-conflict's gate holds merge.resolved back while a real merge still
+// has conflict markers and is not concluded: the resolver sees the markers
+// and goes on; once it commits the resolution, the merge is done.
+func TestMergeConflictGateHoldsUnresolvedMerge(t *testing.T) {
+	w := newWorkspace(t)
+	w.write("Makefile", "test:\n\t@echo ok\n")
+	w.write("greet.txt", "Hello\n")
+	git(t, w.dir, "add", "-A")
+	git(t, w.dir, "commit", "-q", "-m", "base")
+	git(t, w.dir, "checkout", "-q", "-b", "theirs")
+	w.write("greet.txt", "Hello, world\n")
+	git(t, w.dir, "commit", "-q", "-am", "theirs: greet the world")
+	git(t, w.dir, "checkout", "-q", "-")
+	w.write("greet.txt", "Hello!\n")
+	git(t, w.dir, "commit", "-q", "-am", "ours: greet loudly")
+	_, err := gittest.Output(w.dir, "merge", "theirs")
+	require.Error(t, err, "the merge stops at the conflict")
+	require.Equal(t, 0, w.ralph("init", "--preset", "merge-conflict").code)
+	w.write("agent.yml", "event_loop:\n  completion_confirmations: 1\n  max_iterations: 20\n"+agentCLI())
+	w.script(agentScript{ByHat: map[string][]step{
+		"analyst": {emitStep("conflict.file", "greet.txt")},
+		"resolver": {
+			emitStep("merge.resolved", "resolved, I think"),
+			{Write: map[string]string{"greet.txt": "Hello, world!\n"}, Commit: "Merge branch 'theirs': greet the world, loudly",
+				Emit: []scriptEmit{{Topic: "merge.resolved", Payload: "committed"}}},
+		},
+		"verifier": {say(tag("LOOP_COMPLETE", "both greetings kept"))},
+	}})
+
+	r := w.ralph("loop", "-c", "ralph.yml", "-c", "agent.yml")
+
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, []string{
+		"agent conflict.file", "finished analyst success",
+		"agent merge.resolved", "finished resolver success", "ralph merge.resolved.blocked",
+		"agent merge.resolved", "finished resolver success",
+		"tag LOOP_COMPLETE", "finished verifier success",
+	}, agentFlow(w.flow()))
+	blocked := w.prompt(3)
+	assert.Contains(t, blocked, "unmerged paths (git add each once resolved):\ngreet.txt", "the resolver sees what is left")
+	assert.Contains(t, blocked, "greet.txt:1:<<<<<<< HEAD")
+	assert.Contains(t, blocked, "MERGE_HEAD exists")
+	parents := strings.Fields(git(t, w.dir, "log", "-1", "--format=%P"))
+	assert.Len(t, parents, 2, "the merge is concluded")
+}
+
+// spec's gate sends a draft without its sections back to the drafter
+// before the critic spends a turn on it.
+func TestSpecGateNeedsSections(t *testing.T) {
+	w := newWorkspace(t)
+	require.Equal(t, 0, w.ralph("init", "--preset", "spec").code)
+	w.write("agent.yml", "event_loop:\n  completion_confirmations: 1\n  max_iterations: 20\n"+agentCLI())
+	w.script(agentScript{ByHat: map[string][]step{
+		"drafter": {
+			{Write: map[string]string{"SPEC.md": "## Requirements\n\nR1: greet.\n"}, Emit: []scriptEmit{{Topic: "spec.draft", Payload: "R1"}}},
+			{Write: map[string]string{"SPEC.md": specDoc}, Emit: []scriptEmit{{Topic: "spec.draft", Payload: "R1"}}},
+		},
+		"critic": {say(tag("LOOP_COMPLETE", "R1, testable"))},
+	}})
+
+	r := w.ralph("loop", "-c", "ralph.yml", "-c", "agent.yml")
+
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, []string{
+		"agent spec.draft", "finished drafter success", "ralph spec.draft.blocked",
+		"agent spec.draft", "finished drafter success",
+		"tag LOOP_COMPLETE", "finished critic success",
+	}, agentFlow(w.flow()))
+	assert.Contains(t, w.prompt(2), `SPEC.md does not contain "## Acceptance criteria"`, "the drafter is told which section is missing")
+}
+
+// The findings qa and triage write are tasks for the autopilot, with the
+// command line their headers give.
+func TestFindingsFeedTheAutopilot(t *testing.T) {
+	for preset, report := range map[string]string{"qa": qaDoc, "triage": triageDoc} {
+		t.Run(preset, func(t *testing.T) {
+			t.Parallel()
+			p, _ := examples.Lookup(preset)
+			var args []string
+			for line := range strings.Lines(string(p.Data)) {
+				if cmd, ok := strings.CutPrefix(strings.TrimSpace(line), "#   ralph autopilot "); ok {
+					args = strings.Fields(cmd)
+				}
+			}
+			require.NotEmpty(t, args, "the header shows how to fix the findings")
+			w := newWorkspace(t)
+			require.Equal(t, 0, w.ralph("init").code)
+			name := map[string]string{"qa": "QA.md", "triage": "TRIAGE.md"}[preset]
+			w.write(name, report)
+			git(t, w.dir, "add", "-A")
+			git(t, w.dir, "commit", "-q", "-m", preset+" report")
+
+			r := w.ralph(append([]string{"autopilot"}, append(args, "--dry-run", "--json")...)...)
+
+			require.Equal(t, 0, r.code, r.stderr)
+			var plan struct {
+				Tasks []struct {
+					Task struct {
+						Title    string `json:"title"`
+						Criteria []struct {
+							Text string `json:"text"`
+						} `json:"criteria"`
+					} `json:"task"`
+				} `json:"tasks"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(r.stdout), &plan), r.stdout)
+			var titles []string
+			for _, task := range plan.Tasks {
+				titles = append(titles, task.Task.Title)
+			}
+			want := map[string][]string{
+				"qa":     {"major: import drops quoted newlines", "minor: --help misspells delimiter"},
+				"triage": {"high: export drops the last row (#1)"},
+			}[preset]
+			assert.Equal(t, want, titles, "one task per finding, none for what needs no fix")
+			require.NotEmpty(t, plan.Tasks)
+			assert.NotEmpty(t, plan.Tasks[0].Task.Criteria, "what a fix must make true")
+		})
+	}
 }

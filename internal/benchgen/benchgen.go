@@ -1,7 +1,9 @@
-// Package benchgen owns the synthetic event logs that ralph's benchmarks
-// read: a deterministic log of any length shaped like a long two-hat run, so
-// that an in-process benchmark and a whole-process driver time the same
-// bytes. It writes files only; it knows nothing of ralph's other packages.
+// Package benchgen owns the synthetic inputs that ralph's benchmarks read:
+// a deterministic event log of any length shaped like a long two-hat run,
+// and a backlog of any size in each task tracker's own files
+// (WriteBacklog), so that an in-process benchmark and a whole-process
+// driver time the same bytes. It writes files only; it knows nothing of
+// ralph's other packages.
 package benchgen
 
 import (

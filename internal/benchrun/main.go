@@ -48,7 +48,7 @@ func run(ralph, goBench, out string, scale float64) error {
 	defer func() { _ = os.RemoveAll(work) }()
 	b := &bench{ralph: bin, work: work, scale: scale}
 	r := &report{machine: describeMachine(), command: "make bench"}
-	for _, section := range []func(*report) error{b.overhead, b.sandboxCost, b.eventsList, b.resume, b.memory} {
+	for _, section := range []func(*report) error{b.overhead, b.sandboxCost, b.eventsList, b.resume, b.memory, b.backlogs} {
 		if err := section(r); err != nil {
 			return err
 		}
