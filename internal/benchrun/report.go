@@ -65,6 +65,7 @@ func (r *report) markdown() string {
 			fmt.Fprintf(&b, "| %s | %s | %s |\n", f.name, f.value, f.target)
 		}
 	}
+	r.writeLongRuns(&b)
 	if len(r.goBench) > 0 {
 		b.WriteString("\n## Go benchmarks\n\n")
 		b.WriteString("In-process costs, from `go test -run '^$' -bench . -benchmem ./...` in the same run.\n\n")
@@ -121,7 +122,8 @@ func (r *report) allFigures() []figure {
 			}
 		}
 	}
-	return append(out, r.throughputFigures()...)
+	out = append(out, r.throughputFigures()...)
+	return append(out, r.metricFigures()...)
 }
 
 // throughputTargets are the Go benchmarks with a target in MB/s.
@@ -156,8 +158,10 @@ type goBenchmark struct {
 	throughput string
 	mbps       float64
 	allocs     string
-	// metrics are those the benchmark reports itself (b.ReportMetric).
+	// metrics are those the benchmark reports itself (b.ReportMetric);
+	// values has each by its unit.
 	metrics []string
+	values  map[string]float64
 }
 
 var benchLine = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
@@ -184,6 +188,12 @@ func parseGoBench(out string) []goBenchmark {
 			case "B/op":
 			default:
 				g.metrics = append(g.metrics, value+" "+unit)
+				if v, err := strconv.ParseFloat(value, 64); err == nil {
+					if g.values == nil {
+						g.values = map[string]float64{}
+					}
+					g.values[unit] = v
+				}
 			}
 		}
 		list = append(list, g)
