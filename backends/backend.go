@@ -73,6 +73,9 @@ func New(opts Options) (*Backend, error) {
 		slices.Sort(known)
 		return nil, &UnknownBackendError{Name: opts.Name, Known: known, Suggestion: suggest.Closest(name, known)}
 	}
+	if err := checkDeny(spec, opts); err != nil {
+		return nil, err
+	}
 	if name == nameCommand && strings.TrimSpace(opts.Command) == "" {
 		return nil, errors.New("backend command needs the program to run; set cli.command")
 	}
@@ -86,7 +89,7 @@ func New(opts Options) (*Backend, error) {
 func NewChecked(opts Options) (*Backend, error) {
 	b, err := New(opts)
 	if err != nil {
-		return nil, &SetupError{Err: err, Fix: "set cli.backend in ralph.yml or pass --backend; `ralph doctor` lists what is installed"}
+		return nil, NewSetupError(err, "set cli.backend in ralph.yml or pass --backend; `ralph doctor` lists what is installed")
 	}
 	if err := b.Check(); err != nil {
 		var missing *MissingBinaryError
@@ -228,6 +231,9 @@ func (b *Backend) invocation(path, prompt string) (invocation, string) {
 	}
 	for _, k := range slices.Sorted(maps.Keys(b.opts.Env)) {
 		env = append(env, k+"="+b.opts.Env[k])
+	}
+	if b.spec.denyEnv != nil && len(b.opts.DisallowedTools) > 0 {
+		env = append(env, b.spec.denyEnv(b.opts)...)
 	}
 	grace := b.opts.KillGrace
 	if grace == 0 {
