@@ -1,0 +1,161 @@
+package main
+
+// disallowed_tools end to end: the list reaches the command line of the
+// CLI each hat runs on; a CLI that cannot deny tools is refused before any
+// agent runs; and the real Claude Code, against the scripted fake model,
+// neither offers nor runs a denied tool (TestE2EAgentDisallowedTools, with
+// RALPH_AGENTS_DIR as for TestE2EAgent).
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/backends"
+	"github.com/ralph-loop/ralph/config"
+	"github.com/ralph-loop/ralph/internal/fakemodel"
+)
+
+// fakeClaude stands in for Claude Code's binary: it writes its arguments,
+// one a line, to $ARGV_DIR/argv-<hat>.txt and ends its turn with the
+// hat's tag in Claude Code's result line.
+const fakeClaude = `#!/bin/sh
+cat >/dev/null
+printf '%s\n' "$@" > "$ARGV_DIR/argv-$RALPH_HAT.txt"
+case "$RALPH_HAT" in
+builder) tag='<event topic=\"build.done\">built</event>' ;;
+*) tag='<event topic=\"LOOP_COMPLETE\">reviewed</event>' ;;
+esac
+printf '{"type":"result","subtype":"success","is_error":false,"result":"%s","total_cost_usd":0.001,"usage":{"input_tokens":10,"output_tokens":5}}\n' "$tag"
+`
+
+// toolsLoop is two hats on claude: cli: denies WebFetch to both, the
+// builder denies itself Bash as well.
+const toolsLoop = `event_loop:
+  prompt: Build it, then have it reviewed.
+  starting_event: task.start
+  completion_confirmations: 1
+  max_iterations: 4
+  max_consecutive_failures: 1
+cli:
+  backend: claude
+  command: ./claude.sh
+  disallowed_tools: [WebFetch]
+hats:
+  builder:
+    triggers: [task.start]
+    publishes: [build.done]
+    instructions: Build it.
+    disallowed_tools: [Bash]
+  reviewer:
+    triggers: [build.done]
+    publishes: [LOOP_COMPLETE]
+    instructions: Review it.
+`
+
+func TestDisallowedToolsReachClaudeCommandLine(t *testing.T) {
+	w := newWorkspace(t)
+	w.write("ralph.yml", toolsLoop)
+	w.write("claude.sh", fakeClaude)
+	require.NoError(t, os.Chmod(filepath.Join(w.dir, "claude.sh"), 0o755))
+
+	r := w.ralphEnv([]string{"ARGV_DIR=" + w.state}, "loop", "-c", "ralph.yml")
+	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+
+	argv := func(hat string) []string {
+		data, err := os.ReadFile(filepath.Join(w.state, "argv-"+hat+".txt"))
+		require.NoError(t, err, "the %s's agent did not run", hat)
+		return strings.Split(strings.TrimSpace(string(data)), "\n")
+	}
+	assert.Equal(t, []string{"-p", "--disallowedTools", "WebFetch", "Bash", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"},
+		argv("builder"), "cli:'s list and the hat's own")
+	assert.Equal(t, []string{"-p", "--disallowedTools", "WebFetch", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"},
+		argv("reviewer"), "cli:'s list alone")
+}
+
+func TestDisallowedToolsRefusedWhereTheyCannotBeDenied(t *testing.T) {
+	t.Run("validate names the hat, the CLI and the line", func(t *testing.T) {
+		w := newWorkspace(t)
+		w.write("ralph.yml", "hats:\n  reviewer:\n    triggers: [task.start]\n    backend: codex\n    disallowed_tools: [shell]\n")
+		r := w.ralph("validate", "-c", "ralph.yml")
+		assert.NotEqual(t, 0, r.code)
+		assert.Contains(t, r.stderr, "ralph.yml:5")
+		assert.Contains(t, r.stderr, "hat reviewer: disallowed_tools needs a CLI that can deny tools, but it may run on codex (hats.reviewer.backend), which has no deny list")
+		assert.Contains(t, r.stderr, "claude, copilot, opencode, qwen")
+	})
+	t.Run("--backend picks one at the start", func(t *testing.T) {
+		w := newWorkspace(t)
+		w.write("ralph.yml", "event_loop:\n  prompt: x\ncli:\n  backend: claude\n  disallowed_tools: [Bash]\n")
+		r := w.ralph("loop", "-c", "ralph.yml", "--backend", "codex")
+		assert.NotEqual(t, 0, r.code)
+		assert.Contains(t, r.stderr, "codex cannot deny tools")
+		assert.Contains(t, r.stderr, "remove disallowed_tools (Bash)")
+		assert.NoDirExists(t, filepath.Join(w.dir, ".ralph", "runs"), "no run started")
+	})
+}
+
+// config judges a config without backends; the two must agree on which
+// CLIs can deny tools.
+func TestDenyListsAgree(t *testing.T) {
+	for _, name := range append(config.AgentNames(), "command") {
+		assert.Equal(t, backends.DenyList(name) != "", config.CanDenyTools(name), name)
+	}
+}
+
+// TestE2EAgentDisallowedTools: the builder's Claude Code, denied Bash, is
+// not offered it, and when the model calls it anyway the CLI answers with
+// an error and runs nothing; the reviewer's, denied nothing of its own,
+// has Bash and runs it.
+func TestE2EAgentDisallowedTools(t *testing.T) {
+	dir := os.Getenv("RALPH_AGENTS_DIR")
+	if dir == "" {
+		t.Skip("RALPH_AGENTS_DIR is not set: run `make e2e` (it installs the pinned agent CLIs with `make agents` and sets it)")
+	}
+	const refused = "No such tool available: Bash"
+	srv := fakemodel.New(fakemodel.Script{Turns: []fakemodel.Turn{
+		{Text: "I will run a command.", Tools: []fakemodel.ToolCall{
+			{Call: &fakemodel.RawCall{Name: "Bash", Input: json.RawMessage(`{"command": "touch denied.txt", "description": "scripted step"}`)}}}},
+		{Text: "Bash is not mine to use. " + tag("build.done", "built without a shell")},
+		{Tools: []fakemodel.ToolCall{{Shell: &fakemodel.ShellCall{Command: "touch allowed.txt"}}}},
+		{Text: "Reviewed. " + tag("LOOP_COMPLETE", "reviewed")},
+	}}, fakemodel.WithWatch(refused))
+	url, err := srv.Start()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = srv.Close() })
+
+	w := newWorkspace(t)
+	cfg := strings.Replace(toolsLoop, "command: ./claude.sh", "command: "+agentBinary(t, dir, "claude"), 1)
+	w.write("ralph.yml", cfg)
+	r := w.ralphAgent("claude", url, "loop", "-c", "ralph.yml")
+	t.Cleanup(func() {
+		if t.Failed() {
+			logAgentRun(t, w, srv, r)
+		}
+	})
+	require.Equal(t, 0, r.code, "ralph loop exit code; stderr:\n%s", r.stderr)
+
+	assert.NoFileExists(t, filepath.Join(w.dir, "denied.txt"), "the denied Bash call ran")
+	assert.FileExists(t, filepath.Join(w.dir, "allowed.txt"), "the reviewer's Bash call did not run")
+	assert.Equal(t, 4, srv.TurnsUsed(), "script turns consumed")
+	for _, req := range srv.Requests() {
+		if req.Kind != fakemodel.KindMain {
+			continue
+		}
+		assert.NotContains(t, req.ToolNames, "WebFetch", "request %d (turn %d): cli: denies WebFetch to every hat", req.Seq, req.Turn)
+		switch req.Turn {
+		case 1, 2:
+			assert.Contains(t, req.ToolNames, "Read", "request %d: the builder has its other tools", req.Seq)
+			assert.NotContains(t, req.ToolNames, "Bash", "request %d: the builder was offered Bash", req.Seq)
+		case 3, 4:
+			assert.Contains(t, req.ToolNames, "Bash", "request %d: the reviewer was not offered Bash", req.Seq)
+		}
+		if req.Turn == 2 {
+			assert.Contains(t, req.Seen, refused, "request %d: Claude Code's answer to the denied call", req.Seq)
+		}
+	}
+}
