@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -157,5 +158,72 @@ func TestE2EAgentDisallowedTools(t *testing.T) {
 		if req.Turn == 2 {
 			assert.Contains(t, req.Seen, refused, "request %d: Claude Code's answer to the denied call", req.Seq)
 		}
+	}
+}
+
+// denyListCase is one CLI with a deny list, denied its shell: rule is what
+// disallowed_tools names (copilot's permission kind, for --deny-tool; the
+// tool's name for the others), tool is the shell tool's name in the
+// requests, and offered says whether the CLI still offers it (copilot's
+// rules refuse a call; the others take the tool away). refusal, when
+// set, is the CLI's answer to the call, which the model sees.
+type denyListCase struct {
+	rule, tool string
+	offered    bool
+	refusal    string
+}
+
+var denyListCases = map[string]denyListCase{
+	"copilot":  {rule: "shell", tool: "bash", offered: true, refusal: "Permission to run this tool was denied due to the following rules: `shell`"},
+	"opencode": {rule: "bash", tool: "bash"},
+	"qwen":     {rule: "run_shell_command", tool: "run_shell_command"},
+}
+
+// TestE2EAgentDenyList: the other CLIs with a deny list (Copilot CLI
+// 1.0.102, OpenCode 1.18, Qwen Code 0.15), denied their shell, do not run
+// the shell command the model asks for.
+func TestE2EAgentDenyList(t *testing.T) {
+	dir := os.Getenv("RALPH_AGENTS_DIR")
+	if dir == "" {
+		t.Skip("RALPH_AGENTS_DIR is not set: run `make e2e` (it installs the pinned agent CLIs with `make agents` and sets it)")
+	}
+	for cli, c := range denyListCases {
+		t.Run(cli, func(t *testing.T) {
+			t.Parallel()
+			var watch []fakemodel.Option
+			if c.refusal != "" {
+				watch = append(watch, fakemodel.WithWatch(c.refusal))
+			}
+			srv := fakemodel.New(fakemodel.Script{Turns: []fakemodel.Turn{
+				{Text: "I will run a command.", Tools: []fakemodel.ToolCall{{Shell: &fakemodel.ShellCall{Command: "touch denied.txt"}}}},
+				{Text: "No shell for me. " + tag("LOOP_COMPLETE", "done")},
+			}}, watch...)
+			url, err := srv.Start()
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = srv.Close() })
+
+			w := newWorkspace(t)
+			w.write("ralph.yml", "event_loop:\n  prompt: Run a command.\n  completion_confirmations: 1\n  max_iterations: 2\n  max_consecutive_failures: 1\n"+
+				"cli:\n  backend: "+cli+"\n  command: "+agentBinary(t, dir, cli)+"\n  disallowed_tools: ["+c.rule+"]\n"+agentBackend[cli])
+			r := w.ralphAgent(cli, url, "loop", "-c", "ralph.yml")
+			t.Cleanup(func() {
+				if t.Failed() {
+					logAgentRun(t, w, srv, r)
+				}
+			})
+			require.Equal(t, 0, r.code, "ralph loop exit code; stderr:\n%s", r.stderr)
+			assert.NoFileExists(t, filepath.Join(w.dir, "denied.txt"), "the denied shell command ran")
+			assert.Equal(t, 2, srv.TurnsUsed(), "script turns consumed")
+			for _, req := range srv.Requests() {
+				if req.Kind != fakemodel.KindMain {
+					continue
+				}
+				assert.NotEmpty(t, req.ToolNames, "request %d: the CLI's other tools", req.Seq)
+				assert.Equal(t, c.offered, slices.Contains(req.ToolNames, c.tool), "request %d offers %s: %v", req.Seq, c.tool, req.ToolNames)
+				if c.refusal != "" && req.Turn == 2 {
+					assert.Contains(t, req.Seen, c.refusal, "request %d: the CLI's answer to the denied call", req.Seq)
+				}
+			}
+		})
 	}
 }
