@@ -149,6 +149,10 @@ func (b *Backend) ConfiguredModel() string {
 	return b.spec.defaultModel(newDiagEnv(DiagnoseOptions{Env: b.opts.Env}))
 }
 
+// DisallowedTools are the tools the agent's CLI is told to deny
+// (Options.DisallowedTools).
+func (b *Backend) DisallowedTools() []string { return b.opts.DisallowedTools }
+
 // ReportsCost says the CLI reports what each run cost (Claude Code).
 func (b *Backend) ReportsCost() bool { return b.spec.reportsCost }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/ralph-loop/ralph/backends"
 	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/internal/fakemodel"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // fakeClaude stands in for Claude Code's binary: it writes its arguments,
@@ -77,6 +78,16 @@ func TestDisallowedToolsReachClaudeCommandLine(t *testing.T) {
 		argv("builder"), "cli:'s list and the hat's own")
 	assert.Equal(t, []string{"-p", "--disallowedTools", "WebFetch", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"},
 		argv("reviewer"), "cli:'s list alone")
+
+	denied := map[string][]string{}
+	for _, rec := range w.events() {
+		if rec.Err == nil && rec.Event.Topic == runfiles.TopicIterationStarted {
+			var p runfiles.IterationStartedRecord
+			require.NoError(t, json.Unmarshal(rec.Event.Payload, &p))
+			denied[p.Hat] = p.DisallowedTools
+		}
+	}
+	assert.Equal(t, map[string][]string{"builder": {"WebFetch", "Bash"}, "reviewer": {"WebFetch"}}, denied, "the iterations' records")
 }
 
 func TestDisallowedToolsRefusedWhereTheyCannotBeDenied(t *testing.T) {
