@@ -88,6 +88,24 @@ func TestDisallowedToolsReachClaudeCommandLine(t *testing.T) {
 		}
 	}
 	assert.Equal(t, map[string][]string{"builder": {"WebFetch", "Bash"}, "reviewer": {"WebFetch"}}, denied, "the iterations' records")
+
+	shown := w.ralph("hats", "show", "builder", "-c", "ralph.yml")
+	require.Equal(t, 0, shown.code, shown.stderr)
+	assert.Contains(t, shown.stdout, "denied tools:      WebFetch, Bash\n")
+	listed := w.ralph("hats", "list", "--json", "-c", "ralph.yml")
+	require.Equal(t, 0, listed.code, listed.stderr)
+	var hatList []struct {
+		ID              string   `json:"id"`
+		DisallowedTools []string `json:"disallowed_tools"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(listed.stdout), &hatList), listed.stdout)
+	for _, h := range hatList {
+		want := map[string][]string{"builder": {"WebFetch", "Bash"}}[h.ID]
+		if want == nil {
+			want = []string{"WebFetch"}
+		}
+		assert.Equal(t, want, h.DisallowedTools, "hats list --json: %s", h.ID)
+	}
 }
 
 func TestDisallowedToolsRefusedWhereTheyCannotBeDenied(t *testing.T) {
