@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -213,11 +214,20 @@ func (b *Backend) Run(ctx context.Context, run events.AgentRun, report func(even
 	if warning != "" {
 		report(events.Activity{Kind: events.ActivityWarning, Text: warning})
 	}
-	usage, args, err := newUsageFile(b.spec.usageFile, inv.args)
+	denyDir, args, err := newDenyFile(b.spec.denyFile, b.opts.DisallowedTools, inv.args)
+	if err != nil {
+		return events.AgentResult{}, fmt.Errorf("start %s: %w", b.spec.name, err)
+	}
+	if denyDir != "" {
+		defer func() { _ = os.RemoveAll(denyDir) }()
+	}
+	usage, args, err := newUsageFile(b.spec.usageFile, args)
 	if err != nil {
 		return events.AgentResult{}, fmt.Errorf("start %s: %w", b.spec.name, err)
 	}
 	inv.args = args
+	// The deny file is only read, and a confined agent reads all but
+	// secrets: it need not write it.
 	inv.sandbox = b.confinement(run, usage.dir())
 	res, err := runProcess(ctx, inv, run, report)
 	usage.apply(&res, report)

@@ -34,6 +34,9 @@ type cliSpec struct {
 	// merges what cli.env set for it, so cli.env cannot weaken it. nil for
 	// the others.
 	denyEnv func(o Options) []string
+	// denyFile is set for a CLI whose deny list is a file (see
+	// denyfile.go); nil for the others.
+	denyFile *denyFileSpec
 	// env returns extra KEY=VALUE pairs the CLI needs to run unattended.
 	env func(o Options) []string
 	// parse reads the CLI's stdout; see parseFunc.

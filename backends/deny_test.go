@@ -1,28 +1,33 @@
 package backends
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ralph-loop/ralph/events"
 )
 
 func TestDenyingCLIs(t *testing.T) {
-	assert.Equal(t, []string{"claude", "copilot", "opencode", "qwen"}, DenyingCLIs())
+	assert.Equal(t, []string{"claude", "copilot", "gemini", "opencode", "qwen"}, DenyingCLIs())
 	assert.Equal(t, "--disallowedTools", DenyList("claude"))
 	assert.Empty(t, DenyList("codex"))
 	assert.Empty(t, DenyList("nosuch"))
 }
 
 func TestNewRefusesToolsACLICannotDeny(t *testing.T) {
-	for _, name := range []string{"codex", "gemini", "pi", "kiro", "amp", "cursor", "command"} {
+	for _, name := range []string{"codex", "pi", "kiro", "amp", "cursor", "command"} {
 		t.Run(name, func(t *testing.T) {
 			_, err := New(Options{Name: name, Command: "x", DisallowedTools: []string{"Bash"}})
 			var nd *NoDenyListError
 			require.ErrorAs(t, err, &nd)
 			assert.Equal(t, name, nd.Backend)
 			assert.Contains(t, err.Error(), name+" cannot deny tools (disallowed_tools: Bash)")
-			assert.Contains(t, err.Error(), "use claude, copilot, opencode, qwen, or remove disallowed_tools")
+			assert.Contains(t, err.Error(), "use claude, copilot, gemini, opencode, qwen, or remove disallowed_tools")
 
 			se := NewSetupError(err, "unrelated fix")
 			assert.Contains(t, se.Problem, name+" cannot deny tools")
@@ -72,4 +77,48 @@ func TestOpenCodeDenyEnv(t *testing.T) {
 		inv, _ := b.invocation("/bin/opencode", "p")
 		assert.Equal(t, []string{"OPENCODE_DISABLE_AUTOUPDATE=1"}, inv.env)
 	})
+}
+
+func TestGeminiPolicy(t *testing.T) {
+	assert.Equal(t, "# ralph: cli.disallowed_tools and the hat's\n[[rule]]\ntoolName = [\"run_shell_command\",\"web_fetch\"]\n"+
+		"decision = \"deny\"\npriority = 999\ndenyMessage = \"ralph's disallowed_tools denies this tool\"\n",
+		string(geminiPolicy([]string{"run_shell_command", "web_fetch"})))
+	assert.Contains(t, string(geminiPolicy([]string{`a"b\c`})), `toolName = ["a\"b\\c"]`, "quoted as a TOML basic string")
+}
+
+func TestNewDenyFile(t *testing.T) {
+	spec := clis["gemini"].denyFile
+	t.Run("written, and its flag added last", func(t *testing.T) {
+		dir, args, err := newDenyFile(spec, []string{"run_shell_command"}, []string{"--yolo", "--sandbox"})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = os.RemoveAll(dir) })
+		path := filepath.Join(dir, "ralph-disallowed-tools.toml")
+		assert.Equal(t, []string{"--yolo", "--sandbox", "--policy", path}, args)
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		assert.Equal(t, string(geminiPolicy([]string{"run_shell_command"})), string(data))
+	})
+	t.Run("nothing to deny, nothing written", func(t *testing.T) {
+		dir, args, err := newDenyFile(spec, nil, []string{"--yolo"})
+		require.NoError(t, err)
+		assert.Empty(t, dir)
+		assert.Equal(t, []string{"--yolo"}, args)
+	})
+}
+
+// TestGeminiRunPassesAndRemovesItsPolicy runs the gemini backend against
+// the fake agent: the policy file is on its command line, and gone once
+// the run is over.
+func TestGeminiRunPassesAndRemovesItsPolicy(t *testing.T) {
+	record := filepath.Join(t.TempDir(), "record.json")
+	b, err := New(Options{Name: "gemini", Command: fakeAgentPath(t), KillGrace: fakeGrace, DisallowedTools: []string{"run_shell_command"}})
+	require.NoError(t, err)
+	_, err = b.Run(t.Context(), events.AgentRun{Prompt: "p", Dir: t.TempDir(), Env: fakeEnv("RECORD", record)}, nil)
+	require.NoError(t, err)
+	args := readFakeRecord(t, record).Args
+	i := slices.Index(args, "--policy")
+	require.GreaterOrEqual(t, i, 0, "args %q", args)
+	require.Less(t, i+1, len(args))
+	assert.Equal(t, "ralph-disallowed-tools.toml", filepath.Base(args[i+1]))
+	assert.NoDirExists(t, filepath.Dir(args[i+1]), "the policy is removed after the run")
 }

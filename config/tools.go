@@ -20,6 +20,7 @@ import (
 var denyLists = map[string]string{
 	"claude":   "--disallowedTools",
 	"copilot":  "--deny-tool",
+	"gemini":   "--policy",
 	"opencode": "OPENCODE_PERMISSION",
 	"qwen":     "--exclude-tools",
 }
@@ -27,8 +28,7 @@ var denyLists = map[string]string{
 // noDenyListHints say what a CLI without a deny list has instead, where it
 // has something.
 var noDenyListHints = map[string]string{
-	"gemini": "the Gemini CLI denies tools in policy files: write one with decision = \"deny\" rules and pass it in cli.args: [--policy, FILE]",
-	"pi":     "pi has an allow list only: list the tools it may use in cli.args: [--tools, \"read,edit,write\"]",
+	"pi": "pi has an allow list only: list the tools it may use in cli.args: [--tools, \"read,edit,write\"]",
 }
 
 // CanDenyTools says backend (a name of cli.backend) has a deny list ralph

@@ -116,7 +116,7 @@ func TestDisallowedToolsRefusedWhereTheyCannotBeDenied(t *testing.T) {
 		assert.NotEqual(t, 0, r.code)
 		assert.Contains(t, r.stderr, "ralph.yml:5")
 		assert.Contains(t, r.stderr, "hat reviewer: disallowed_tools needs a CLI that can deny tools, but it may run on codex (hats.reviewer.backend), which has no deny list")
-		assert.Contains(t, r.stderr, "claude, copilot, opencode, qwen")
+		assert.Contains(t, r.stderr, "claude, copilot, gemini, opencode, qwen")
 	})
 	t.Run("--backend picks one at the start", func(t *testing.T) {
 		w := newWorkspace(t)
@@ -204,13 +204,14 @@ type denyListCase struct {
 
 var denyListCases = map[string]denyListCase{
 	"copilot":  {rule: "shell", tool: "bash", offered: true, refusal: "Permission to run this tool was denied due to the following rules: `shell`"},
+	"gemini":   {rule: "run_shell_command", tool: "run_shell_command"},
 	"opencode": {rule: "bash", tool: "bash"},
 	"qwen":     {rule: "run_shell_command", tool: "run_shell_command"},
 }
 
 // TestE2EAgentDenyList: the other CLIs with a deny list (Copilot CLI
-// 1.0.102, OpenCode 1.18, Qwen Code 0.15), denied their shell, do not run
-// the shell command the model asks for.
+// 1.0.102, Gemini CLI 0.61, OpenCode 1.18, Qwen Code 0.15), denied their
+// shell, do not run the shell command the model asks for.
 func TestE2EAgentDenyList(t *testing.T) {
 	dir := os.Getenv("RALPH_AGENTS_DIR")
 	if dir == "" {
