@@ -37,7 +37,7 @@ printf '{"type":"result","subtype":"success","is_error":false,"result":"%s","tot
 `
 
 // toolsLoop is two hats on claude: cli: denies WebFetch to both, the
-// builder denies itself Bash as well.
+// builder denies itself Bash as well, the reviewer only Bash's touch.
 const toolsLoop = `event_loop:
   prompt: Build it, then have it reviewed.
   starting_event: task.start
@@ -58,6 +58,7 @@ hats:
     triggers: [build.done]
     publishes: [LOOP_COMPLETE]
     instructions: Review it.
+    disallowed_tools: ["Bash(touch:*)"]
 `
 
 func TestDisallowedToolsReachClaudeCommandLine(t *testing.T) {
@@ -76,8 +77,8 @@ func TestDisallowedToolsReachClaudeCommandLine(t *testing.T) {
 	}
 	assert.Equal(t, []string{"-p", "--disallowedTools", "WebFetch", "Bash", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"},
 		argv("builder"), "cli:'s list and the hat's own")
-	assert.Equal(t, []string{"-p", "--disallowedTools", "WebFetch", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"},
-		argv("reviewer"), "cli:'s list alone")
+	assert.Equal(t, []string{"-p", "--disallowedTools", "WebFetch", "Bash(touch:*)", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"},
+		argv("reviewer"), "cli:'s list and a pattern")
 
 	denied := map[string][]string{}
 	for _, rec := range w.events() {
@@ -87,7 +88,7 @@ func TestDisallowedToolsReachClaudeCommandLine(t *testing.T) {
 			denied[p.Hat] = p.DisallowedTools
 		}
 	}
-	assert.Equal(t, map[string][]string{"builder": {"WebFetch", "Bash"}, "reviewer": {"WebFetch"}}, denied, "the iterations' records")
+	assert.Equal(t, map[string][]string{"builder": {"WebFetch", "Bash"}, "reviewer": {"WebFetch", "Bash(touch:*)"}}, denied, "the iterations' records")
 
 	shown := w.ralph("hats", "show", "builder", "-c", "ralph.yml")
 	require.Equal(t, 0, shown.code, shown.stderr)
@@ -101,6 +102,9 @@ func TestDisallowedToolsReachClaudeCommandLine(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(listed.stdout), &hatList), listed.stdout)
 	for _, h := range hatList {
 		want := map[string][]string{"builder": {"WebFetch", "Bash"}}[h.ID]
+		if want == nil && h.ID == "reviewer" {
+			want = []string{"WebFetch", "Bash(touch:*)"}
+		}
 		if want == nil {
 			want = []string{"WebFetch"}
 		}
@@ -139,21 +143,23 @@ func TestDenyListsAgree(t *testing.T) {
 
 // TestE2EAgentDisallowedTools: the builder's Claude Code, denied Bash, is
 // not offered it, and when the model calls it anyway the CLI answers with
-// an error and runs nothing; the reviewer's, denied nothing of its own,
-// has Bash and runs it.
+// an error and runs nothing; the reviewer's, denied only Bash's touch
+// (a pattern), has Bash, refuses touch and runs the rest.
 func TestE2EAgentDisallowedTools(t *testing.T) {
 	dir := os.Getenv("RALPH_AGENTS_DIR")
 	if dir == "" {
 		t.Skip("RALPH_AGENTS_DIR is not set: run `make e2e` (it installs the pinned agent CLIs with `make agents` and sets it)")
 	}
 	const refused = "No such tool available: Bash"
+	const refusedByPattern = "Permission to use Bash with command touch pattern.txt has been denied."
 	srv := fakemodel.New(fakemodel.Script{Turns: []fakemodel.Turn{
 		{Text: "I will run a command.", Tools: []fakemodel.ToolCall{
 			{Call: &fakemodel.RawCall{Name: "Bash", Input: json.RawMessage(`{"command": "touch denied.txt", "description": "scripted step"}`)}}}},
 		{Text: "Bash is not mine to use. " + tag("build.done", "built without a shell")},
-		{Tools: []fakemodel.ToolCall{{Shell: &fakemodel.ShellCall{Command: "touch allowed.txt"}}}},
+		{Tools: []fakemodel.ToolCall{{Shell: &fakemodel.ShellCall{Command: "touch pattern.txt"}}}},
+		{Tools: []fakemodel.ToolCall{{Shell: &fakemodel.ShellCall{Command: "echo ok > allowed.txt"}}}},
 		{Text: "Reviewed. " + tag("LOOP_COMPLETE", "reviewed")},
-	}}, fakemodel.WithWatch(refused))
+	}}, fakemodel.WithWatch(refused, refusedByPattern))
 	url, err := srv.Start()
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = srv.Close() })
@@ -170,8 +176,9 @@ func TestE2EAgentDisallowedTools(t *testing.T) {
 	require.Equal(t, 0, r.code, "ralph loop exit code; stderr:\n%s", r.stderr)
 
 	assert.NoFileExists(t, filepath.Join(w.dir, "denied.txt"), "the denied Bash call ran")
-	assert.FileExists(t, filepath.Join(w.dir, "allowed.txt"), "the reviewer's Bash call did not run")
-	assert.Equal(t, 4, srv.TurnsUsed(), "script turns consumed")
+	assert.NoFileExists(t, filepath.Join(w.dir, "pattern.txt"), "the Bash call the pattern denies ran")
+	assert.FileExists(t, filepath.Join(w.dir, "allowed.txt"), "the reviewer's other Bash call did not run")
+	assert.Equal(t, 5, srv.TurnsUsed(), "script turns consumed")
 	for _, req := range srv.Requests() {
 		if req.Kind != fakemodel.KindMain {
 			continue
@@ -181,11 +188,14 @@ func TestE2EAgentDisallowedTools(t *testing.T) {
 		case 1, 2:
 			assert.Contains(t, req.ToolNames, "Read", "request %d: the builder has its other tools", req.Seq)
 			assert.NotContains(t, req.ToolNames, "Bash", "request %d: the builder was offered Bash", req.Seq)
-		case 3, 4:
+		case 3, 4, 5:
 			assert.Contains(t, req.ToolNames, "Bash", "request %d: the reviewer was not offered Bash", req.Seq)
 		}
-		if req.Turn == 2 {
+		switch req.Turn {
+		case 2:
 			assert.Contains(t, req.Seen, refused, "request %d: Claude Code's answer to the denied call", req.Seq)
+		case 4:
+			assert.Contains(t, req.Seen, refusedByPattern, "request %d: Claude Code's answer to the call the pattern denies", req.Seq)
 		}
 	}
 }
