@@ -52,7 +52,7 @@ var (
 	orchestratorCLIKeys = []string{"default_mode", "idle_timeout_secs"}
 	orchestratorHatKeys = []string{
 		"extra_instructions", "backend_args", "args", "scratchpad",
-		"disallowed_tools", "timeout", "concurrency", "aggregate",
+		"timeout", "concurrency", "aggregate",
 	}
 	// orchestratorMemoriesKeys: ralph injects memories by relevance within
 	// budget; it has no modes or filters.
