@@ -523,11 +523,14 @@ func (a *Autopilot) launch(ctx context.Context, slot, task string, attempt int, 
 // the branch's work is kept, and what a removal cut short is cleared away.
 func (a *Autopilot) ensureWorktree(ctx context.Context, task string) error {
 	dir := a.worktree(task)
-	if a.repo.IsWorktreeRoot(ctx, dir) {
-		return nil
-	}
-	if err := a.repo.RemoveWorktree(ctx, dir); err != nil {
-		return err
+	if _, err := os.Lstat(dir); err == nil {
+		if a.repo.IsWorktreeRoot(ctx, dir) {
+			return nil
+		}
+		// What a removal cut short; AddWorktree prunes its registration.
+		if err := a.repo.RemoveWorktree(ctx, dir); err != nil {
+			return err
+		}
 	}
 	start, err := a.startPoint(ctx)
 	if err != nil {
