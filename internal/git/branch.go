@@ -85,6 +85,10 @@ func (g Repo) IsAncestor(ctx context.Context, a, b string) (bool, error) {
 // it is, so that a task's work survives a restart. A worktree that was
 // registered at path and deleted (a removal cut short) is forgotten first.
 func (g Repo) AddWorktree(ctx context.Context, path, branch, base string) error {
+	// The common case first: a new branch, nothing registered at path.
+	if _, err := g.run(ctx, "worktree", "add", "--quiet", "-b", branch, path, base); err == nil {
+		return nil
+	}
 	if _, err := g.run(ctx, "worktree", "prune"); err != nil {
 		return err
 	}
@@ -137,11 +141,13 @@ func (g Repo) RemoveWorktree(ctx context.Context, path string) error {
 		return err
 	}
 	_, err := g.run(ctx, "worktree", "remove", "--force", "--force", path)
-	if err != nil {
-		if _, statErr := os.Stat(path); !os.IsNotExist(statErr) {
-			if rmErr := os.RemoveAll(path); rmErr != nil {
-				return err
-			}
+	if err == nil {
+		// git forgot it with its files.
+		return nil
+	}
+	if _, statErr := os.Stat(path); !os.IsNotExist(statErr) {
+		if rmErr := os.RemoveAll(path); rmErr != nil {
+			return err
 		}
 	}
 	_, err = g.run(ctx, "worktree", "prune")
@@ -151,10 +157,10 @@ func (g Repo) RemoveWorktree(ctx context.Context, path string) error {
 // DeleteBranch deletes a branch whatever it holds; a missing branch is not
 // an error.
 func (g Repo) DeleteBranch(ctx context.Context, name string) error {
-	if !g.BranchExists(ctx, name) {
+	_, err := g.run(ctx, "branch", "--quiet", "-D", name)
+	if err != nil && ctx.Err() == nil && !g.BranchExists(ctx, name) {
 		return nil
 	}
-	_, err := g.run(ctx, "branch", "--quiet", "-D", name)
 	return err
 }
 
