@@ -265,13 +265,15 @@ func (a *Autopilot) step(ctx context.Context) error {
 	}
 	sctx, cancel := steady(ctx)
 	defer cancel()
+	// The merge queue is the one line every task passes through: its next
+	// merge is under way in its goroutine while the slots are filled.
+	a.nextMerge(ctx)
 	a.startRetries(sctx)
 	if !a.stopping && !a.state().Paused {
 		if err := a.fill(ctx, sctx); err != nil {
 			return err
 		}
 	}
-	a.nextMerge(ctx)
 	return a.followReviews(ctx)
 }
 
