@@ -265,13 +265,15 @@ func (a *Autopilot) step(ctx context.Context) error {
 	}
 	sctx, cancel := steady(ctx)
 	defer cancel()
+	// The merge queue is the one line every task passes through: its next
+	// merge is under way in its goroutine while the slots are filled.
+	a.nextMerge(ctx)
 	a.startRetries(sctx)
 	if !a.stopping && !a.state().Paused {
 		if err := a.fill(ctx, sctx); err != nil {
 			return err
 		}
 	}
-	a.nextMerge(ctx)
 	return a.followReviews(ctx)
 }
 
@@ -523,11 +525,14 @@ func (a *Autopilot) launch(ctx context.Context, slot, task string, attempt int, 
 // the branch's work is kept, and what a removal cut short is cleared away.
 func (a *Autopilot) ensureWorktree(ctx context.Context, task string) error {
 	dir := a.worktree(task)
-	if a.repo.IsWorktreeRoot(ctx, dir) {
-		return nil
-	}
-	if err := a.repo.RemoveWorktree(ctx, dir); err != nil {
-		return err
+	if _, err := os.Lstat(dir); err == nil {
+		if a.repo.IsWorktreeRoot(ctx, dir) {
+			return nil
+		}
+		// What a removal cut short; AddWorktree prunes its registration.
+		if err := a.repo.RemoveWorktree(ctx, dir); err != nil {
+			return err
+		}
 	}
 	start, err := a.startPoint(ctx)
 	if err != nil {

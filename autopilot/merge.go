@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,9 +17,10 @@ import (
 
 // merger makes and verifies the merge of one finished task at a time. The
 // merge is made in a scratch worktree detached at the base branch's tip,
-// never in the user's checkout; the base branch moves only afterwards, by
+// never in the user's checkout, or, when nothing is to run on it, of trees
+// alone, with no checkout at all; the base branch moves only afterwards, by
 // one fast-forward to the verified result, so undoing a merge is dropping
-// the scratch worktree.
+// the scratch worktree or the unreferenced commit.
 type merger struct {
 	repo      git.Repo // the user's checkout, on the base branch
 	base      string   // the base branch
@@ -78,12 +80,21 @@ func (m *merger) prepare(ctx context.Context, task runfiles.TaskMerge, message s
 	}
 	res := mergeResult{Base: at.base, Lease: at.lease}
 	dir := m.scratchDir(task.Task)
-	if err := m.repo.RemoveWorktree(gitCtx, dir); err != nil {
-		return res, err
-	}
-	defer func() { _ = m.repo.RemoveWorktree(gitCtx, dir) }()
-	scratch := git.Repo{Dir: dir}
 	made := at.onto == ""
+	// A scratch worktree a killed run left, or its registration, goes
+	// before one is made here.
+	cleared := made || m.leftScratch(dir)
+	if cleared {
+		if err := m.repo.RemoveWorktree(gitCtx, dir); err != nil {
+			return res, err
+		}
+	}
+	defer func() {
+		if m.leftScratch(dir) {
+			_ = m.repo.RemoveWorktree(gitCtx, dir)
+		}
+	}()
+	scratch := git.Repo{Dir: dir}
 	if made {
 		if err := m.repo.AddDetachedWorktree(gitCtx, dir, at.remote); err != nil {
 			return res, err
@@ -104,9 +115,19 @@ func (m *merger) prepare(ctx context.Context, task runfiles.TaskMerge, message s
 		res.Commit, res.Already = baseTip, c
 		return res, nil
 	}
+	if !made {
+		if done, err := m.mergeTrees(gitCtx, task, baseTip, message, &res); err != nil || done {
+			return res, err
+		}
+	}
 	start := baseTip
 	if m.mode == "rebase" {
 		start = task.Branch
+	}
+	if !cleared {
+		if err := m.repo.RemoveWorktree(gitCtx, dir); err != nil {
+			return res, err
+		}
 	}
 	switch {
 	case !made:
@@ -147,6 +168,46 @@ func (m *merger) prepare(ctx context.Context, task runfiles.TaskMerge, message s
 		res.Commit = head
 	}
 	return res, nil
+}
+
+// leftScratch reports whether dir, a merge's scratch worktree, is there:
+// this merge's, or one a killed run left.
+func (m *merger) leftScratch(dir string) bool {
+	_, err := os.Lstat(dir)
+	return err == nil
+}
+
+// mergeTrees makes the merge without a checkout when nothing is to run on
+// the result (no verify) and the mode keeps the branch's commits as they
+// are (merge, squash): git merges the trees, and ralph's commit is made
+// on them. done is false when the checkout must make it instead: a
+// conflict, whose paths and retry the checkout's merge works out, a
+// branch that changed the tracker's files, which the checkout puts back
+// as the base branch has them, or a git too old to merge trees.
+func (m *merger) mergeTrees(ctx context.Context, task runfiles.TaskMerge, baseTip, message string, res *mergeResult) (done bool, err error) {
+	if len(m.verify) > 0 || m.mode == "rebase" {
+		return false, nil
+	}
+	tree, ok, err := m.repo.MergeTrees(ctx, baseTip, task.Branch)
+	if err != nil || !ok {
+		return false, err
+	}
+	if same, err := m.repo.SameAt(ctx, baseTip, tree, m.tracker...); err != nil || !same {
+		return false, err
+	}
+	parents := []string{baseTip, task.Branch}
+	if m.mode == "squash" {
+		parents = parents[:1]
+	}
+	commit, err := m.repo.CommitTree(ctx, tree, message, parents...)
+	if err != nil {
+		return false, err
+	}
+	if res.Markers, err = m.repo.ConflictMarkers(ctx, baseTip, commit); err != nil || len(res.Markers) > 0 {
+		return true, err
+	}
+	res.Commit = commit
+	return true, nil
 }
 
 // verifyEnv is how verify's criteria run in the scratch worktree dir: its

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -73,6 +74,9 @@ func New(opts Options) (*Backend, error) {
 		slices.Sort(known)
 		return nil, &UnknownBackendError{Name: opts.Name, Known: known, Suggestion: suggest.Closest(name, known)}
 	}
+	if err := checkDeny(spec, opts); err != nil {
+		return nil, err
+	}
 	if name == nameCommand && strings.TrimSpace(opts.Command) == "" {
 		return nil, errors.New("backend command needs the program to run; set cli.command")
 	}
@@ -86,7 +90,7 @@ func New(opts Options) (*Backend, error) {
 func NewChecked(opts Options) (*Backend, error) {
 	b, err := New(opts)
 	if err != nil {
-		return nil, &SetupError{Err: err, Fix: "set cli.backend in ralph.yml or pass --backend; `ralph doctor` lists what is installed"}
+		return nil, NewSetupError(err, "set cli.backend in ralph.yml or pass --backend; `ralph doctor` lists what is installed")
 	}
 	if err := b.Check(); err != nil {
 		var missing *MissingBinaryError
@@ -145,6 +149,10 @@ func (b *Backend) ConfiguredModel() string {
 	}
 	return b.spec.defaultModel(newDiagEnv(DiagnoseOptions{Env: b.opts.Env}))
 }
+
+// DisallowedTools are the tools the agent's CLI is told to deny
+// (Options.DisallowedTools).
+func (b *Backend) DisallowedTools() []string { return b.opts.DisallowedTools }
 
 // ReportsCost says the CLI reports what each run cost (Claude Code).
 func (b *Backend) ReportsCost() bool { return b.spec.reportsCost }
@@ -206,11 +214,20 @@ func (b *Backend) Run(ctx context.Context, run events.AgentRun, report func(even
 	if warning != "" {
 		report(events.Activity{Kind: events.ActivityWarning, Text: warning})
 	}
-	usage, args, err := newUsageFile(b.spec.usageFile, inv.args)
+	denyDir, args, err := newDenyFile(b.spec.denyFile, b.opts.DisallowedTools, inv.args)
+	if err != nil {
+		return events.AgentResult{}, fmt.Errorf("start %s: %w", b.spec.name, err)
+	}
+	if denyDir != "" {
+		defer func() { _ = os.RemoveAll(denyDir) }()
+	}
+	usage, args, err := newUsageFile(b.spec.usageFile, args)
 	if err != nil {
 		return events.AgentResult{}, fmt.Errorf("start %s: %w", b.spec.name, err)
 	}
 	inv.args = args
+	// The deny file is only read, and a confined agent reads all but
+	// secrets: it need not write it.
 	inv.sandbox = b.confinement(run, usage.dir())
 	res, err := runProcess(ctx, inv, run, report)
 	usage.apply(&res, report)
@@ -228,6 +245,9 @@ func (b *Backend) invocation(path, prompt string) (invocation, string) {
 	}
 	for _, k := range slices.Sorted(maps.Keys(b.opts.Env)) {
 		env = append(env, k+"="+b.opts.Env[k])
+	}
+	if b.spec.denyEnv != nil && len(b.opts.DisallowedTools) > 0 {
+		env = append(env, b.spec.denyEnv(b.opts)...)
 	}
 	grace := b.opts.KillGrace
 	if grace == 0 {

@@ -2,7 +2,7 @@ package backends
 
 // Claude Code, run as
 //
-//	claude -p --output-format stream-json --verbose --dangerously-skip-permissions [--model M] [args…]
+//	claude -p [--disallowedTools TOOL…] --output-format stream-json --verbose --dangerously-skip-permissions [--model M] [args…]
 //
 // with the prompt on stdin (or after -p with PromptMode "arg", while it fits
 // in an argument).
@@ -59,6 +59,7 @@ func init() {
 		binary:      "claude",
 		install:     "install it with: npm install -g @anthropic-ai/claude-code",
 		args:        claudeArgs,
+		denyTools:   "--disallowedTools",
 		stdin:       stdinAlways,
 		env:         claudeEnv,
 		parse:       parseClaude,
@@ -68,14 +69,18 @@ func init() {
 	})
 }
 
-// claudeArgs builds `claude -p [PROMPT] --output-format stream-json
-// --verbose --dangerously-skip-permissions [--model M] [args…]`: -p reads
-// the prompt from stdin when no argument follows it.
+// claudeArgs builds `claude -p [PROMPT] [--disallowedTools TOOL…]
+// --output-format stream-json --verbose --dangerously-skip-permissions
+// [--model M] [args…]`: -p reads the prompt from stdin when no argument
+// follows it. --disallowedTools holds even with
+// --dangerously-skip-permissions: a denied tool is not offered to the
+// model at all.
 func claudeArgs(o Options, prompt string, onStdin bool) []string {
 	args := []string{"-p"}
 	if !onStdin {
 		args = append(args, prompt)
 	}
+	args = append(args, denyArgs("--disallowedTools", o.DisallowedTools)...)
 	args = append(args, "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions")
 	if o.Model != "" {
 		args = append(args, "--model", o.Model)

@@ -343,6 +343,15 @@ func TestClaudeArgs(t *testing.T) {
 			want: []string{"-p", "PROMPT", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions",
 				"--model", "opus", "--max-turns", "5"},
 		},
+		"disallowed tools before the fixed flags, so the list ends there": {
+			opts:    Options{DisallowedTools: []string{"Bash", "WebFetch"}, Args: []string{"--max-turns", "5"}},
+			want:    []string{"-p", "--disallowedTools", "Bash", "WebFetch", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions", "--max-turns", "5"},
+			onStdin: true,
+		},
+		"disallowed tools after the prompt argument": {
+			opts: Options{PromptMode: "arg", DisallowedTools: []string{"Bash(git push:*)"}},
+			want: []string{"-p", "PROMPT", "--disallowedTools", "Bash(git push:*)", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"},
+		},
 	})
 }
 

@@ -25,6 +25,18 @@ type cliSpec struct {
 	// stdin says when the prompt goes on stdin rather than as an argument
 	// (see prompt.go).
 	stdin promptStdin
+	// denyTools names the CLI's own deny list, which args or env fill from
+	// Options.DisallowedTools (e.g. "--disallowedTools"); "" for a CLI that
+	// has none, which New then refuses a list for.
+	denyTools string
+	// denyEnv, for a CLI whose deny list is an environment variable,
+	// returns it from Options.DisallowedTools; it goes after cli.env and
+	// merges what cli.env set for it, so cli.env cannot weaken it. nil for
+	// the others.
+	denyEnv func(o Options) []string
+	// denyFile is set for a CLI whose deny list is a file (see
+	// denyfile.go); nil for the others.
+	denyFile *denyFileSpec
 	// env returns extra KEY=VALUE pairs the CLI needs to run unattended.
 	env func(o Options) []string
 	// parse reads the CLI's stdout; see parseFunc.

@@ -27,7 +27,11 @@ func init() {
 		binary:  "copilot",
 		install: "install it with: npm install -g @github/copilot",
 		args:    copilotArgs,
-		stdin:   stdinAlways,
+		// Its permission rules (shell(git push), write, an MCP server's
+		// tool): a denial wins over --allow-all-tools (`copilot help
+		// permissions`, Copilot CLI 1.0.102).
+		denyTools: "--deny-tool",
+		stdin:     stdinAlways,
 		// No self-update in the middle of a loop (the flag says the same).
 		env:        func(Options) []string { return []string{"COPILOT_AUTO_UPDATE=false"} },
 		parse:      parseCopilot,
@@ -42,7 +46,7 @@ func init() {
 	})
 }
 
-// copilotArgs builds `copilot --output-format json --allow-all-tools
+// copilotArgs builds `copilot [--deny-tool RULE…] --output-format json --allow-all-tools
 // --disable-client-telemetry --no-auto-update [--model M] [args…]`:
 // without -p, copilot takes a piped stdin as the prompt and runs in the
 // same non-interactive mode ("No prompt provided. Run in an interactive
@@ -54,6 +58,7 @@ func copilotArgs(o Options, prompt string, onStdin bool) []string {
 	if !onStdin {
 		args = append(args, "-p", prompt)
 	}
+	args = append(args, denyArgs("--deny-tool", o.DisallowedTools)...)
 	args = append(args, "--output-format", "json", "--allow-all-tools", "--disable-client-telemetry", "--no-auto-update")
 	args = append(args, modelArgs("--model", o.Model)...)
 	return append(args, o.Args...)

@@ -127,6 +127,15 @@ func TestCopilotArgs(t *testing.T) {
 			want: append([]string{"-p", "PROMPT"}, append(base[:5:5], "--model", "claude-sonnet-4.5", "--add-dir", "/tmp")...),
 		},
 		"prompt on stdin": {opts: Options{PromptMode: "stdin"}, want: base, onStdin: true},
+		"denied tools before the fixed flags": {
+			opts:    Options{DisallowedTools: []string{"shell(git push)", "write"}},
+			want:    append([]string{"--deny-tool", "shell(git push)", "write"}, base...),
+			onStdin: true,
+		},
+		"denied tools after the prompt's flag": {
+			opts: Options{PromptMode: "arg", DisallowedTools: []string{"shell"}},
+			want: append([]string{"-p", "PROMPT", "--deny-tool", "shell"}, base...),
+		},
 	})
 }
 

@@ -26,7 +26,12 @@ func init() {
 		// Like --skip-trust, this lets gemini run in a folder the user has
 		// not trusted; without either it exits 55
 		// (docs/agent-clis.md#gemini).
-		env:        func(Options) []string { return []string{"GEMINI_CLI_TRUST_WORKSPACE=true"} },
+		env: func(Options) []string { return []string{"GEMINI_CLI_TRUST_WORKSPACE=true"} },
+		// Its policy engine: a user policy file's deny rule outranks the
+		// allow-everything rule of --yolo, which is a default one (Gemini
+		// CLI 0.61, bundle/policies/yolo.toml).
+		denyTools:  "--policy",
+		denyFile:   &denyFileSpec{flag: "--policy", name: "ralph-disallowed-tools.toml", render: geminiPolicy},
 		parse:      parseGemini,
 		namesModel: true,
 		verdict:    geminiVerdict,
@@ -45,6 +50,13 @@ func geminiArgs(o Options, prompt string, onStdin bool) []string {
 	args = append(args, "--output-format", "stream-json", "--yolo", "--skip-trust")
 	args = append(args, modelArgs("-m", o.Model)...)
 	return append(args, o.Args...)
+}
+
+// geminiPolicy is a policy file that denies tools, by the names of the
+// Gemini CLI's tools (run_shell_command, web_fetch, …).
+func geminiPolicy(tools []string) []byte {
+	return []byte("# ralph: cli.disallowed_tools and the hat's\n[[rule]]\ntoolName = " + tomlStrings(tools) +
+		"\ndecision = \"deny\"\npriority = 999\ndenyMessage = \"ralph's disallowed_tools denies this tool\"\n")
 }
 
 var geminiTools = map[string]events.ToolKind{

@@ -1,6 +1,7 @@
 package backends
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -27,8 +28,13 @@ func init() {
 		args:    opencodeArgs,
 		stdin:   stdinAlways,
 		// No self-update in the middle of a loop.
-		env:   func(Options) []string { return []string{"OPENCODE_DISABLE_AUTOUPDATE=1"} },
-		parse: parseOpenCode,
+		env: func(Options) []string { return []string{"OPENCODE_DISABLE_AUTOUPDATE=1"} },
+		// Its permission config: a tool set to "deny" is refused even
+		// with --auto, which approves only what is not denied (OpenCode
+		// 1.18 merges OPENCODE_PERMISSION over its config files).
+		denyTools: "OPENCODE_PERMISSION",
+		denyEnv:   opencodeDenyEnv,
+		parse:     parseOpenCode,
 		verdict: func(res *events.AgentResult, exitCode int, stderrTail string) {
 			exitVerdict(res, "opencode", exitCode, stderrTail, opencodeAuthHint)
 		},
@@ -48,6 +54,24 @@ func opencodeArgs(o Options, prompt string, onStdin bool) []string {
 		return args
 	}
 	return append(args, prompt)
+}
+
+// opencodeDenyEnv is OPENCODE_PERMISSION with each disallowed tool set to
+// "deny", over what cli.env set it to (when that is a JSON object), so
+// the user's other permissions stay.
+func opencodeDenyEnv(o Options) []string {
+	perm := map[string]any{}
+	if v, ok := o.Env["OPENCODE_PERMISSION"]; ok {
+		_ = json.Unmarshal([]byte(v), &perm) // not an object: ours alone
+	}
+	if perm == nil {
+		perm = map[string]any{}
+	}
+	for _, t := range o.DisallowedTools {
+		perm[t] = "deny"
+	}
+	b, _ := json.Marshal(perm) // strings and what JSON decoded: cannot fail
+	return []string{"OPENCODE_PERMISSION=" + string(b)}
 }
 
 var opencodeTools = map[string]events.ToolKind{

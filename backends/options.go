@@ -23,6 +23,11 @@ type Options struct {
 	PromptMode string
 	// PromptFlag goes before the prompt when it is passed as an argument.
 	PromptFlag string
+	// DisallowedTools are tools the agent may not use, in the CLI's own
+	// names (and patterns, where the CLI has them), passed to the CLI's own
+	// deny list (see denyTools). New refuses a non-empty list for a CLI
+	// that has none.
+	DisallowedTools []string
 	// Env is added to the agent's environment.
 	Env map[string]string
 	// KillGrace is how long the agent's process group has between SIGTERM

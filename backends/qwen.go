@@ -19,10 +19,12 @@ const qwenAuthHint = "run `qwen` once to sign in, or set OPENAI_API_KEY (with OP
 
 func init() {
 	register(&cliSpec{
-		name:       "qwen",
-		binary:     "qwen",
-		install:    "install it with: npm install -g @qwen-code/qwen-code",
-		args:       qwenArgs,
+		name:    "qwen",
+		binary:  "qwen",
+		install: "install it with: npm install -g @qwen-code/qwen-code",
+		args:    qwenArgs,
+		// Excluded tools are not offered to the model (Qwen Code 0.15).
+		denyTools:  "--exclude-tools",
 		stdin:      stdinAlways,
 		env:        func(Options) []string { return nil },
 		parse:      parseQwen,
@@ -33,12 +35,13 @@ func init() {
 	})
 }
 
-// qwenArgs builds `qwen --output-format stream-json --yolo [-m M]
+// qwenArgs builds `qwen [--exclude-tools TOOL…] --output-format stream-json --yolo [-m M]
 // [args…]`: like the Gemini CLI it derives from, qwen takes a piped stdin
 // as the prompt. As an argument the prompt is positional (-p is deprecated)
 // and goes last, after the user's arguments.
 func qwenArgs(o Options, prompt string, onStdin bool) []string {
-	args := []string{"--output-format", "stream-json", "--yolo"}
+	args := denyArgs("--exclude-tools", o.DisallowedTools)
+	args = append(args, "--output-format", "stream-json", "--yolo")
 	args = append(args, modelArgs("-m", o.Model)...)
 	args = append(args, o.Args...)
 	if onStdin {

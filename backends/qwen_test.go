@@ -115,6 +115,10 @@ func TestQwenArgs(t *testing.T) {
 			want: []string{"--output-format", "stream-json", "--yolo", "--auth-type", "openai", "PROMPT"},
 		},
 		"prompt on stdin": {opts: Options{PromptMode: "stdin"}, want: []string{"--output-format", "stream-json", "--yolo"}, onStdin: true},
+		"excluded tools first, so the list ends at a flag": {
+			opts: Options{PromptMode: "arg", DisallowedTools: []string{"run_shell_command", "web_fetch"}},
+			want: []string{"--exclude-tools", "run_shell_command", "web_fetch", "--output-format", "stream-json", "--yolo", "PROMPT"},
+		},
 	})
 }
 

@@ -54,7 +54,7 @@ func TestLoadBytesProblems(t *testing.T) {
 			data: "cli:\n  flavour: vanilla\n",
 			want: config.Problem{File: "ralph.yml", Line: 2,
 				Msg:  `unknown key "flavour" in cli`,
-				Hint: "remove it, or use one of: backend, command, args, prompt_mode, prompt_flag, env, model, fallback, fallback_after_seconds"},
+				Hint: "remove it, or use one of: backend, command, args, prompt_mode, prompt_flag, env, model, fallback, fallback_after_seconds, disallowed_tools"},
 		},
 		{
 			name: "unknown top-level key",

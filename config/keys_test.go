@@ -22,7 +22,7 @@ func TestKeyTablesMatchTags(t *testing.T) {
 		fields []field
 	}{
 		{"event_loop", EventLoop{}, l.eventLoopFields(c)},
-		{"cli", CLI{}, append(l.cliFields(&c.CLI, map[string]bool{}, &at, false), l.fallbackFields(&c.CLI, map[string]bool{}, &chain)...)},
+		{"cli", CLI{}, l.topCLIFields(&c.CLI, map[string]bool{}, &at, &chain)},
 		{"hat", Hat{}, l.hatFields(&h, c.CLI)},
 		{"autopilot", Autopilot{}, l.autopilotFields(&c.Autopilot)},
 		{"autopilot.source", TaskSource{}, l.taskSourceFields(&c.Autopilot.Source)},

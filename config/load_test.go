@@ -344,7 +344,7 @@ func TestLoadOrchestratorConfig(t *testing.T) {
 	assert.Equal(t, "testdata/orchestrator.yml: ignoring keys ralph does not implement: "+
 		"event_loop.checkpoint_interval (line 15), event_loop.persistent (line 16), cli.default_mode (line 21), "+
 		"core (line 23), memories.inject (line 32), tasks (line 35), hooks (line 38), hats.critic.extra_instructions (line 80), "+
-		"hats.critic.disallowed_tools (line 82), RObot (line 84), features (line 87), verbose (line 90)", c.Warnings[0])
+		"RObot (line 83), features (line 86), verbose (line 89)", c.Warnings[0])
 	golden.Assert(t, "testdata/orchestrator.golden", dump(t, c, ""))
 }
 
@@ -382,7 +382,6 @@ hats:
     backend_args: [--x]
     args: [--y]
     scratchpad: s.md
-    disallowed_tools: [Edit]
     backend: {type: kiro, agent: reviewer}
 `
 	c, err := config.LoadBytes("ralph.yml", []byte(data))

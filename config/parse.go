@@ -46,6 +46,9 @@ type loader struct {
 	// user is the user's own config file when it was read, so that
 	// what it set is told apart from the project's (Config.Explain).
 	user string
+	// toolSites are where disallowed_tools and the hats' backends were
+	// written, for checkToolDenial's messages (see tools.go).
+	toolSites map[string]*yaml.Node
 }
 
 // ignoredKey is a ralph-orchestrator key ralph accepts without implementing.
@@ -57,9 +60,10 @@ type ignoredKey struct {
 
 func newLoader() *loader {
 	return &loader{
-		origin:  map[*yaml.Node]string{},
-		aliasOf: map[*yaml.Node]string{},
-		dirs:    map[string]string{},
+		origin:    map[*yaml.Node]string{},
+		toolSites: map[string]*yaml.Node{},
+		aliasOf:   map[*yaml.Node]string{},
+		dirs:      map[string]string{},
 	}
 }
 

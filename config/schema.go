@@ -105,6 +105,7 @@ func schemaDefs() schema {
 		hatBackend[k] = schema{"description": "The backend's name, as backend: (" + k + ": is ralph-orchestrator's spelling).", "enum": backendEnum()}
 	}
 	addIgnored(hatBackend, orchestratorHatBackendKeys)
+	delete(hatBackend, "disallowed_tools") // cli:'s and the hat's own, not a backend's
 	fallbackBackend := cloneSchema(hatBackend)
 	delete(fallbackBackend, "fallback")
 	delete(fallbackBackend, "fallback_after_seconds")
@@ -279,6 +280,8 @@ var schemaShapes = map[string]schema{
 	"cli.fallback":                        {"anyOf": []schema{ref("fallbackEntry"), {"type": "array", "items": ref("fallbackEntry")}}},
 	"human.on_timeout":                    {"enum": OnTimeoutModes, "default": "continue"},
 	"hat.triggers":                        ref("stringOrList"),
+	"hat.disallowed_tools":                ref("stringOrList"),
+	"cli.disallowed_tools":                ref("stringOrList"),
 	"hat.publishes":                       ref("stringOrList"),
 	"hat.backend":                         {"anyOf": []schema{{"enum": backendEnum()}, ref("hatBackend")}},
 	"hat.gates":                           ref("gates"),

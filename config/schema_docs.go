@@ -126,6 +126,7 @@ var schemaDocs = map[string]string{
 	"cli.model":                  "The model to ask the agent CLI for.",
 	"cli.fallback":               "Backends to go on with, in order, when this one hits a rate or usage limit whose reset is further away than fallback_after_seconds, or fails for the provider's sake (credentials, an overloaded service, the CLI missing): the same iteration runs again on the next one with the same prompt, and ralph goes back to this one once its reset has passed (after credentials or a missing CLI: when the run is resumed). Each entry is a backend name or a mapping like a hat's backend: ({name: gemini, model: gemini-2.5-pro}); a chain names each backend once. Each switch is a backend.switched event.",
 	"cli.fallback_after_seconds": "A rate limit that lifts within this many seconds is waited for rather than moving to the next backend of fallback. A hat's backend that does not set it takes cli's.",
+	"cli.disallowed_tools":       "Tools no agent may use, in the CLI's own names (claude: Bash, Bash(git push:*); gemini and qwen: run_shell_command; opencode: bash; copilot: shell(git push), write), passed to the CLI's deny list: claude --disallowedTools, copilot --deny-tool, gemini a --policy file, opencode OPENCODE_PERMISSION, qwen --exclude-tools. A hat's disallowed_tools are added to these. codex, pi, kiro, amp, cursor and command have no deny list ralph can pass: a hat that may run on one (its backend or a fallback) is refused.",
 	"cli.fallback[]":             "One backend of a fallback chain, as a hat's backend: mapping names one (name: and the keys of cli:), without a fallback of its own.",
 
 	"hat":                   "One role: what wakes it (triggers), what it may publish, and what it is told to do.",
@@ -138,6 +139,7 @@ var schemaDocs = map[string]string{
 	"hat.max_activations":   "How often the hat may run; then <id>.exhausted goes to the coordinator. 0: no bound.",
 	"hat.backend":           "This hat's agent: a backend name, or a mapping like cli: (with backend: it replaces cli:, without it is laid over cli:).",
 	"hat.sandbox":           "This hat's sandbox, laid over the loop's key by key: a hat that sets only network: deny keeps the loop's mode and paths.",
+	"hat.disallowed_tools":  "Tools this hat's agent may not use, added to cli.disallowed_tools (a hat cannot allow what cli: denies), in the names of the CLI the hat runs on; every backend the hat may run on, fallbacks included, must have a deny list (see cli.disallowed_tools).",
 	"hat.gates":             "Gates for this hat's events, checked before the top-level gates.",
 	"hat.concurrency":       "Above 1, a wave of the hat's trigger events (`ralph wave emit`) runs one agent per event, this many at once, in one iteration; their events are merged into the log in worker order. 1: the hat runs as usual. Not with aggregate:.",
 	"hat.aggregate":         "Makes the hat the collector of a wave's results: it runs once every worker of the wave has finished, or the timeout has passed, and its prompt names the workers whose result is missing. Not with concurrency:.",

@@ -43,7 +43,7 @@ func TestSchemaKeysMatchLoader(t *testing.T) {
 		ignored []string
 	}{
 		{"event_loop", fieldKeys(l.eventLoopFields(c)), orchestratorEventLoopKeys},
-		{"cli", chained(l.cliFields(&c.CLI, map[string]bool{}, &at, false)), orchestratorCLIKeys},
+		{"cli", append(chained(l.cliFields(&c.CLI, map[string]bool{}, &at, false)), "disallowed_tools"), orchestratorCLIKeys},
 		{"hatBackend", chained(l.cliFields(&c.CLI, map[string]bool{}, &at, true)), orchestratorHatBackendKeys},
 		{"fallbackBackend", fieldKeys(l.cliFields(&c.CLI, map[string]bool{}, &at, true)), nil},
 		{"hat", fieldKeys(l.hatFields(&h, c.CLI)), orchestratorHatKeys},

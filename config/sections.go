@@ -36,6 +36,7 @@ func (l *loader) decode(root *yaml.Node, c *Config) {
 	c.CLI = l.topCLI(cli, c.CLI)
 	c.Hats = l.hats(hatsNode, c.CLI)
 	l.checkTriggers()
+	l.checkToolDenial(c)
 }
 
 func keep(dst **yaml.Node) func(*yaml.Node, string) {
@@ -132,10 +133,17 @@ func (l *loader) setConfirmations(dst *int) func(*yaml.Node, string) {
 func (l *loader) topCLI(n *yaml.Node, def CLI) CLI {
 	c, set, at := def, map[string]bool{}, (*yaml.Node)(nil)
 	var chain []chainEntry
-	l.section(n, "cli", append(l.cliFields(&c, set, &at, false), l.fallbackFields(&c, set, &chain)...), orchestratorCLIKeys)
+	l.section(n, "cli", l.topCLIFields(&c, set, &at, &chain), orchestratorCLIKeys)
 	l.checkCommand(c, at, "cli")
 	l.checkChain(c, chain, "cli")
 	return c
+}
+
+// topCLIFields are the keys of the cli: section: a backend's, its chain's,
+// and the tools every agent is denied, which only cli: has.
+func (l *loader) topCLIFields(c *CLI, set map[string]bool, at **yaml.Node, chain *[]chainEntry) []field {
+	fields := append(l.cliFields(c, set, at, false), l.fallbackFields(c, set, chain)...)
+	return append(fields, field{"disallowed_tools", l.setTools(&c.DisallowedTools, "")})
 }
 
 // cliFields are the keys of a cli: mapping. set collects the keys present
@@ -290,13 +298,17 @@ func (l *loader) hatFields(h *Hat, cli CLI) []field {
 		{"concurrency", l.setAtLeastOne(&h.Concurrency, "concurrency: 3")},
 		{"aggregate", l.aggregate(h)},
 		{"timeout", l.setCount(&h.Timeout, "the aggregator's timeout, else 300 seconds")},
-		{"backend", func(n *yaml.Node, path string) { h.Backend = l.hatBackend(n, path, cli) }},
+		{"backend", func(n *yaml.Node, path string) {
+			h.Backend = l.hatBackend(n, path, cli)
+			l.toolSites[hatBackendSite(h.ID)] = n
+		}},
 		{"gates", l.gates(&h.Gates)},
 		{"sandbox", func(n *yaml.Node, path string) {
 			s := Sandbox{}
 			l.sandbox(&s)(n, path)
 			h.Sandbox = &s
 		}},
+		{"disallowed_tools", l.setTools(&h.DisallowedTools, h.ID)},
 	}
 }
 
@@ -436,6 +448,7 @@ func overlay(base, over CLI, set map[string]bool) CLI {
 	if set["model"] {
 		c.Model = over.Model
 	}
+	c.DisallowedTools = nil // cli:'s; Config.DisallowedTools adds them to the hat's
 	c.Fallback = slices.Clone(base.Fallback)
 	if set["fallback"] {
 		c.Fallback = over.Fallback

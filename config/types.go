@@ -157,6 +157,11 @@ type CLI struct {
 	// 0 is unset: a hat's backend takes cli's, and cli's is
 	// DefaultFallbackAfterSeconds (see FallbackAfter).
 	FallbackAfterSeconds int `yaml:"fallback_after_seconds"`
+	// DisallowedTools are tools no agent of the run may use, in the CLI's
+	// own names; each hat's own are added to them (see
+	// Config.DisallowedTools). Only cli: has them: a hat's backend: and a
+	// fallback entry do not.
+	DisallowedTools []string `yaml:"disallowed_tools"`
 }
 
 // DefaultFallbackAfterSeconds is cli.fallback_after_seconds' default: ten
@@ -210,6 +215,9 @@ type Hat struct {
 	// Sandbox is nil when the hat has no sandbox: section; its keys are
 	// laid over the loop's (see Sandbox.ForHat).
 	Sandbox *Sandbox `yaml:"sandbox"`
+	// DisallowedTools are tools this hat's agent may not use on top of
+	// cli.disallowed_tools (see Config.DisallowedTools).
+	DisallowedTools []string `yaml:"disallowed_tools"`
 	// Line is where the hat is defined, for messages.
 	Line int `yaml:"-"`
 	// File is the config file that defines the hat, for messages.

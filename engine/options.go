@@ -44,6 +44,20 @@ func sandboxOf(b Backend) string {
 	return ""
 }
 
+// ToolDenier is a Backend that denies its agent tools: DisallowedTools
+// lists them, for the iteration's record.
+type ToolDenier interface {
+	DisallowedTools() []string
+}
+
+// deniedOf are the tools b denies its agent; nil when it does not say.
+func deniedOf(b Backend) []string {
+	if d, ok := b.(ToolDenier); ok {
+		return d.DisallowedTools()
+	}
+	return nil
+}
+
 // Hooks run the user's lifecycle hooks (package hooks) on the lines of a
 // run's log.
 //

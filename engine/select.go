@@ -42,7 +42,7 @@ func (e *Engine) selecting() (runfiles.Phase, error) {
 	}
 	lines = append(lines, runfiles.RalphEvent(runfiles.TopicIterationStarted, runfiles.IterationStartedRecord{
 		Iteration: n, Hat: hat.ID, Events: offsets, Confirming: confirming, Backend: backend.Name(), Sandbox: sandboxOf(backend),
-		Attempt: kept.recorded(), Prompt: kept.file, PromptBytes: kept.bytes, PromptSHA256: kept.sha256}))
+		DisallowedTools: deniedOf(backend), Attempt: kept.recorded(), Prompt: kept.file, PromptBytes: kept.bytes, PromptSHA256: kept.sha256}))
 	if err := e.append(lines...); err != nil {
 		return "", err
 	}

@@ -99,7 +99,7 @@ func (e *Engine) startWave(hat hats.Hat, id string, offsets []int64) (runfiles.P
 		DeadlineMS: e.opts.Hats.WaveDeadline(hat).Milliseconds()}
 	if err := e.append(
 		runfiles.RalphEvent(runfiles.TopicIterationStarted, runfiles.IterationStartedRecord{
-			Iteration: n, Hat: hat.ID, Events: offsets, Backend: backend.Name(), Sandbox: sandboxOf(backend)}),
+			Iteration: n, Hat: hat.ID, Events: offsets, Backend: backend.Name(), Sandbox: sandboxOf(backend), DisallowedTools: deniedOf(backend)}),
 		runfiles.RalphEvent(runfiles.TopicWaveStarted, rec),
 	); err != nil {
 		return "", err
@@ -154,7 +154,8 @@ func (e *Engine) rejoinWave(w *runfiles.WaveState) error {
 	backend := e.pick(hat.ID)
 	if r := e.st.Running; r == nil || r.Iteration != w.Iteration {
 		if err := e.append(runfiles.RalphEvent(runfiles.TopicIterationStarted, runfiles.IterationStartedRecord{
-			Iteration: w.Iteration, Hat: w.Hat, Events: w.Events, Backend: backend.Name(), Sandbox: sandboxOf(backend)})); err != nil {
+			Iteration: w.Iteration, Hat: w.Hat, Events: w.Events, Backend: backend.Name(), Sandbox: sandboxOf(backend),
+			DisallowedTools: deniedOf(backend)})); err != nil {
 			return err
 		}
 	}

@@ -25,10 +25,13 @@ func WriteList(w io.Writer, reg *Registry) error {
 }
 
 // HatDetails is what [WriteHat] shows of a hat besides the hat itself and
-// the graph: the gates of its topology and the backend it runs on.
+// the graph: the gates of its topology, the backend it runs on and the
+// tools its agent is denied.
 type HatDetails struct {
 	Gates   []Gate
 	Backend string // as the user should read it, e.g. "claude (cli:)"
+	// DisallowedTools are cli.disallowed_tools and the hat's own.
+	DisallowedTools []string
 }
 
 // WriteHat writes everything about one hat, as `ralph hats show` shows it:
@@ -107,6 +110,9 @@ func writeSettings(w io.Writer, h Hat, d HatDetails) {
 		fmt.Fprintf(w, "aggregate:         %s, timeout %s (collects a wave's results)\n", a.Mode, cmp.Or(a.Timeout, DefaultWaveTimeout))
 	}
 	fmt.Fprintf(w, "backend:           %s\n", d.Backend)
+	if len(d.DisallowedTools) > 0 {
+		fmt.Fprintf(w, "denied tools:      %s\n", strings.Join(d.DisallowedTools, ", "))
+	}
 	for _, g := range d.Gates {
 		if g.Hat == h.ID || (g.Hat == "" && publishesMatching(h, g.Topic)) {
 			fmt.Fprintf(w, "gate:              %s needs %s\n", g.Topic, listOr(g.Criteria, "the evidence it names"))

@@ -36,4 +36,9 @@ func TestWriteHat(t *testing.T) {
 	b.Reset()
 	g.WriteHat(&b, end, HatDetails{Backend: "codex"})
 	assert.Contains(t, b.String(), "unreachable: no hand-off from the starting event leads here")
+	assert.NotContains(t, b.String(), "denied tools:")
+
+	b.Reset()
+	g.WriteHat(&b, h, HatDetails{Backend: "claude (cli:)", DisallowedTools: []string{"WebFetch", "Bash"}})
+	assert.Contains(t, b.String(), "backend:           claude (cli:)\ndenied tools:      WebFetch, Bash\n")
 }

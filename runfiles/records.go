@@ -137,6 +137,9 @@ type IterationStartedRecord struct {
 	// Sandbox is how the agent was confined ("landlock", "bwrap, network
 	// deny", "off"); "" in a log from before ralph confined agents.
 	Sandbox string `json:"sandbox,omitempty"`
+	// DisallowedTools are the tools the agent's CLI was told to deny
+	// (cli.disallowed_tools and the hat's).
+	DisallowedTools []string `json:"disallowed_tools,omitempty"`
 	// Attempt is, for an iteration started again after an interruption
 	// or a rate limit, the how-many-th start it is (2, 3, …); absent for
 	// the first. It names the attempt's files (Prompt, RawOutput).

@@ -312,10 +312,10 @@ func (c *collector) count(taskID string) int {
 	return n
 }
 
-// waitFor waits until the collector has seen a result of taskID.
-func (c *collector) waitFor(ctx context.Context, t *testing.T, taskID string) {
+// waitFor waits until the collector has seen n results of taskID.
+func (c *collector) waitFor(ctx context.Context, t *testing.T, taskID string, n int) {
 	t.Helper()
-	for c.count(taskID) == 0 {
+	for c.count(taskID) < n {
 		select {
 		case <-c.news:
 		case <-ctx.Done():
@@ -344,11 +344,55 @@ func TestResultPublishedTwiceIsSeenOnce(t *testing.T) {
 	rctx, stop := context.WithCancel(ctx)
 	t.Cleanup(stop)
 	runResults(t, rctx, connect(t, c.URLs()), cluster.ConsumeOptions{Trust: workerTrust}, col.handle)
-	// A later result marks that everything before it was delivered.
-	require.NoError(t, cluster.PublishResult(ctx, worker, workerKey, result("t2", 1, "w1")))
-	col.waitFor(ctx, t, "t2")
-	assert.Equal(t, 1, col.count("t1"))
-	assert.Equal(t, result("t1", 1, "w1"), col.seen[0])
+	// A later result of the same task marks that everything before it was
+	// handed over: a task's results come in order.
+	require.NoError(t, cluster.PublishResult(ctx, worker, workerKey, result("t1", 2, "w1")))
+	col.waitFor(ctx, t, "t1", 2)
+	col.mu.Lock()
+	defer col.mu.Unlock()
+	assert.Equal(t, []cluster.Result{result("t1", 1, "w1"), result("t1", 2, "w1")}, col.seen)
+}
+
+// A result whose handling takes long (it waits for its events) holds back
+// no other task's result, and the later results of its own task wait for
+// it, so that the first of an attempt's results counts.
+func TestASlowResultHoldsNoOtherTasks(t *testing.T) {
+	c := start(t, 1)
+	ctx := testContext(t)
+	worker := connect(t, c.URLs()).JetStream()
+	for _, r := range []cluster.Result{result("slow", 1, "w1"), result("slow", 2, "w1"), result("t2", 1, "w1"), result("t3", 1, "w1")} {
+		require.NoError(t, cluster.PublishResult(ctx, worker, workerKey, r))
+	}
+
+	release := make(chan struct{})
+	col := newCollector()
+	rctx, stop := context.WithCancel(ctx)
+	t.Cleanup(stop)
+	runResults(t, rctx, connect(t, c.URLs()), cluster.ConsumeOptions{Trust: workerTrust}, func(ctx context.Context, r cluster.Result) error {
+		if r.TaskID == "slow" && r.Attempt == 1 {
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return col.handle(ctx, r)
+	})
+	col.waitFor(ctx, t, "t2", 1)
+	col.waitFor(ctx, t, "t3", 1)
+	assert.Zero(t, col.count("slow"), "the slow result's task has nothing handled while it is")
+
+	close(release)
+	col.waitFor(ctx, t, "slow", 2)
+	col.mu.Lock()
+	defer col.mu.Unlock()
+	var slow []int
+	for _, r := range col.seen {
+		if r.TaskID == "slow" {
+			slow = append(slow, r.Attempt)
+		}
+	}
+	assert.Equal(t, []int{1, 2}, slow, "a task's results are handled in the order published")
 }
 
 func TestRestartedCoordinatorSeesUnacknowledgedResult(t *testing.T) {
@@ -375,7 +419,7 @@ func TestRestartedCoordinatorSeesUnacknowledgedResult(t *testing.T) {
 
 	col := newCollector()
 	runResults(t, ctx, connect(t, c.URLs()), cluster.ConsumeOptions{AckWait: shortAckWait, Trust: workerTrust}, col.handle)
-	col.waitFor(ctx, t, "t1")
+	col.waitFor(ctx, t, "t1", 1)
 	assert.Equal(t, 1, col.count("t1"))
 }
 
@@ -396,7 +440,7 @@ func TestWorkGoesOnWhenAServerGoesDown(t *testing.T) {
 		assert.Equal(t, id, claim.Task.ID)
 		require.NoError(t, cluster.PublishResult(ctx, workerConn.JetStream(), workerKey, result(id, 1, "w1")))
 		require.NoError(t, claim.Done(ctx))
-		col.waitFor(ctx, t, id)
+		col.waitFor(ctx, t, id, 1)
 	}
 	roundTrip("before")
 

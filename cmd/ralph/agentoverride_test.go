@@ -28,3 +28,9 @@ func TestOverrideAgent(t *testing.T) {
 		})
 	}
 }
+
+// A task's agent is denied what cli: denies, whichever CLI it names.
+func TestOverrideAgentKeepsDisallowedTools(t *testing.T) {
+	cli := config.CLI{Backend: "claude", Args: []string{"--verbose"}, DisallowedTools: []string{"Bash"}}
+	assert.Equal(t, config.CLI{Backend: "qwen", DisallowedTools: []string{"Bash"}}, overrideAgent(cli, "qwen", ""))
+}

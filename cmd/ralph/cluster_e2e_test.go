@@ -87,8 +87,14 @@ type clusterWorker struct {
 // startWorker starts `ralph worker` in its own process group.
 func (w *workspace) startWorker(name, urls, remote string, replicas int) *clusterWorker {
 	w.t.Helper()
+	return w.startWorkerSlots(name, urls, remote, replicas, 1)
+}
+
+// startWorkerSlots is startWorker with slots loops at once.
+func (w *workspace) startWorkerSlots(name, urls, remote string, replicas, slots int) *clusterWorker {
+	w.t.Helper()
 	cw := &clusterWorker{name: name, dir: filepath.Join(w.t.TempDir(), name), log: &lockedWriter{}}
-	cw.cmd = exec.Command(ralphBin, append([]string{"worker", "--cluster", urls, "--replicas", strconv.Itoa(replicas), "--slots", "1",
+	cw.cmd = exec.Command(ralphBin, append([]string{"worker", "--cluster", urls, "--replicas", strconv.Itoa(replicas), "--slots", strconv.Itoa(slots),
 		"--checkouts", cw.dir, "--name", name, "--allow-remote", remote, "--ack-wait", "3s"},
 		append(w.keys.workerArgs(), w.keys.ownAgent()...)...)...)
 	cw.cmd.Env = append(os.Environ(), scriptEnv(w.state)...)

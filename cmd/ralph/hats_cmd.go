@@ -95,6 +95,7 @@ type hatJSON struct {
 	DefaultPublishes string   `json:"default_publishes,omitempty"`
 	MaxActivations   int      `json:"max_activations,omitempty"`
 	Backend          string   `json:"backend"`
+	DisallowedTools  []string `json:"disallowed_tools,omitempty"`
 	Reachable        bool     `json:"reachable"`
 	Coordinator      bool     `json:"coordinator,omitempty"`
 }
@@ -103,7 +104,7 @@ func (t *topology) hatJSON(h hats.Hat) hatJSON {
 	node, _ := t.graph.Node(h.ID)
 	return hatJSON{ID: h.ID, Name: h.Name, Description: h.Description, Triggers: nonNilStrings(h.Triggers),
 		Publishes: nonNilStrings(h.Publishes), DefaultPublishes: h.DefaultPublishes, MaxActivations: h.MaxActivations,
-		Backend: t.backendOf(h.ID), Reachable: node.Reachable || h.ID == hats.CoordinatorID, Coordinator: h.ID == hats.CoordinatorID}
+		Backend: t.backendOf(h.ID), DisallowedTools: t.deniedOf(h.ID), Reachable: node.Reachable || h.ID == hats.CoordinatorID, Coordinator: h.ID == hats.CoordinatorID}
 }
 
 // hatShowJSON is what hats show --json prints: the hat, the hand-offs that
@@ -187,8 +188,15 @@ func (c *hatsShowCmd) Run(g *globals) error {
 	if c.JSON {
 		return writeJSON(g.stdout, t.hatShowJSON(h))
 	}
-	t.graph.WriteHat(g.stdout, h, hats.HatDetails{Gates: t.cfg.Topology().Gates, Backend: t.backendOf(h.ID)})
+	t.graph.WriteHat(g.stdout, h, hats.HatDetails{Gates: t.cfg.Topology().Gates, Backend: t.backendOf(h.ID), DisallowedTools: t.deniedOf(h.ID)})
 	return nil
+}
+
+// deniedOf are the tools hat id's agent is denied: cli:'s and its own (the
+// coordinator, like any hat without a list, has cli:'s).
+func (t *topology) deniedOf(id string) []string {
+	h, _ := t.cfg.FindHat(id)
+	return t.cfg.DisallowedTools(h)
 }
 
 func (t *topology) backendOf(id string) string {

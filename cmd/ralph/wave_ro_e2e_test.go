@@ -13,11 +13,12 @@ import (
 
 	"github.com/ralph-loop/ralph/config"
 	"github.com/ralph-loop/ralph/internal/fakemodel"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // roWaveReview is ralph-orchestrator's wave-review preset in its shape
-// (testdata/ro-wave-review.yml): it loads with only its unimplemented keys
-// reported, and runs as written.
+// (testdata/ro-wave-review.yml): it loads with only its unimplemented key
+// (core) reported, and runs as written.
 func roWaveReview(t *testing.T) string {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", "ro-wave-review.yml"))
@@ -25,12 +26,13 @@ func roWaveReview(t *testing.T) string {
 	c, err := config.LoadBytes("ro-wave-review.yml", data)
 	require.NoError(t, err)
 	require.Len(t, c.Warnings, 1)
-	assert.Contains(t, c.Warnings[0], "ignoring keys ralph does not implement: core (line 16), hats.synthesizer.disallowed_tools (line 48)")
+	assert.Contains(t, c.Warnings[0], "ignoring keys ralph does not implement: core (line 16)")
 	list := c.HatList()
 	require.Len(t, list, 3)
 	assert.Equal(t, 3, list[1].Concurrency)
 	assert.Equal(t, 600*time.Second, list[1].Timeout)
 	require.NotNil(t, list[2].Aggregate)
+	assert.Equal(t, []string{"Read", "Glob", "Grep", "Edit"}, c.Hats[2].DisallowedTools)
 	assert.Equal(t, 300*time.Second, list[2].Aggregate.Timeout)
 	return string(data)
 }
@@ -43,7 +45,13 @@ func roBarrier(dir string) string {
 
 func TestE2EWaveOrchestratorPresetRuns(t *testing.T) {
 	w := newWorkspace(t)
-	w.write("ralph.yml", roWaveReview(t))
+	// The scripted agent runs on the command backend, which has no deny
+	// list, so ralph refuses disallowed_tools there: that one line is left
+	// out here, and the run through claude below keeps it.
+	deny := `    disallowed_tools: ["Read", "Glob", "Grep", "Edit"]` + "\n"
+	fixture := roWaveReview(t)
+	require.Contains(t, fixture, deny)
+	w.write("ralph.yml", strings.Replace(fixture, deny, "", 1))
 	w.write("PROMPT.md", "Review the authentication module.\n")
 	w.write("agent.yml", agentCLI())
 	barrier := t.TempDir()
@@ -105,6 +113,15 @@ func TestE2EAgentWaveOrchestratorPreset(t *testing.T) {
 	require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
 	assert.Equal(t, []string{"finding 0", "finding 1", "finding 2"}, reviewFindings(w))
 	assert.Equal(t, len(turns), srv.TurnsUsed(), "script turns consumed")
+	denied := map[string][]string{}
+	for _, rec := range w.events() {
+		if rec.Err == nil && rec.Event.Topic == runfiles.TopicIterationStarted {
+			var st runfiles.IterationStartedRecord
+			runfiles.Decode(rec.Event, &st)
+			denied[st.Hat] = st.DisallowedTools
+		}
+	}
+	assert.Equal(t, []string{"Read", "Glob", "Grep", "Edit"}, denied["synthesizer"], "the synthesizer's claude denies the tools the preset names")
 	for _, req := range srv.Requests() {
 		assert.False(t, req.Exhausted, "request %d got past the end of the script", req.Seq)
 	}

@@ -196,6 +196,7 @@ func newBackends(cfg *config.Config, redactor *redact.Redactor, conf *confiner) 
 	opts := backendOptions(cfg.CLI, grace)
 	chain := cfg.CLI
 	opts.Redactor, opts.Limits = redactor, limits
+	opts.DisallowedTools = cfg.CLI.DisallowedTools
 	var err error
 	set := backendSet{perHat: map[string]engine.Backend{}, fallback: map[string]engine.Fallback{}, agents: agentSandboxes{}}
 	if opts.Sandbox, err = conf.agent(cfg.LoopSandbox()); err != nil {
@@ -210,7 +211,7 @@ func newBackends(cfg *config.Config, redactor *redact.Redactor, conf *confiner) 
 		set.fallback[""] = fb
 	}
 	for _, h := range cfg.Hats {
-		if h.Backend == nil && h.Sandbox == nil {
+		if h.Backend == nil && h.Sandbox == nil && len(h.DisallowedTools) == 0 {
 			continue
 		}
 		hopts, hchain := opts, chain
@@ -218,6 +219,7 @@ func newBackends(cfg *config.Config, redactor *redact.Redactor, conf *confiner) 
 			hopts, hchain = backendOptions(*h.Backend, grace), *h.Backend
 			hopts.Redactor, hopts.Limits = redactor, limits
 		}
+		hopts.DisallowedTools = cfg.DisallowedTools(h)
 		if hopts.Sandbox, err = conf.agent(cfg.HatSandbox(h)); err != nil {
 			return backendSet{}, fmt.Errorf("hat %s: %w", h.ID, err)
 		}
@@ -235,7 +237,8 @@ func newBackends(cfg *config.Config, redactor *redact.Redactor, conf *confiner) 
 }
 
 // newChain makes the backend head describes and the rest of its chain
-// (chain.Fallback), each entry with head's sandbox, limits and redaction.
+// (chain.Fallback), each entry with head's sandbox, limits, redaction and
+// denied tools: a fallback must not give back what the head took away.
 // A chain may run as long as one of its CLIs is installed: a missing one
 // is skipped when its turn comes (engine: backend.switched, unavailable).
 // With no chain, or none installed, the head's binary must be there, as
@@ -247,16 +250,17 @@ func newChain(head backends.Options, chain, top config.CLI) (*backends.Backend, 
 	}
 	b, err := backends.New(head)
 	if err != nil {
-		return nil, engine.Fallback{}, &backends.SetupError{Err: err, Fix: "set cli.backend in ralph.yml or pass --backend; `ralph doctor` lists what is installed"}
+		return nil, engine.Fallback{}, backends.NewSetupError(err, "set cli.backend in ralph.yml or pass --backend; `ralph doctor` lists what is installed")
 	}
 	fb := engine.Fallback{After: chain.FallbackAfter(top)}
 	installed := b.Check() == nil
 	for _, c := range chain.Fallback {
 		opts := backendOptions(c, head.KillGrace)
 		opts.Redactor, opts.Limits, opts.Sandbox = head.Redactor, head.Limits, head.Sandbox
+		opts.DisallowedTools = head.DisallowedTools
 		fbk, err := backends.New(opts)
 		if err != nil {
-			return nil, engine.Fallback{}, &backends.SetupError{Err: err, Fix: "fix the entry of fallback; `ralph doctor` lists what is installed"}
+			return nil, engine.Fallback{}, backends.NewSetupError(err, "fix the entry of fallback; `ralph doctor` lists what is installed")
 		}
 		installed = installed || fbk.Check() == nil
 		fb.Backends = append(fb.Backends, fbk)
@@ -273,10 +277,12 @@ func newChain(head backends.Options, chain, top config.CLI) (*backends.Backend, 
 // backend is that CLI bare: cli:'s command, args, env, model and fallback
 // chain were written for the one it names. The same backend keeps them. A model
 // replaces the model. Hats with a backend: of their own keep it: a hat's
-// agent is a choice made for its role, and a model is one CLI's name.
+// agent is a choice made for its role, and a model is one CLI's name. The
+// tools cli: denies stay denied whatever the CLI (backends.New refuses one
+// without a deny list).
 func overrideAgent(c config.CLI, backend, model string) config.CLI {
 	if backend != "" && backend != c.Backend {
-		c = config.CLI{Backend: backend}
+		c = config.CLI{Backend: backend, DisallowedTools: c.DisallowedTools}
 	}
 	if model != "" {
 		c.Model = model

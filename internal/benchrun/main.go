@@ -23,14 +23,16 @@ func main() {
 	goBench := flag.String("gobench", "", "a file holding `go test -bench` output, to include")
 	out := flag.String("out", "BENCHMARKS.md", "where to write the report")
 	scale := flag.Float64("scale", 1, "a factor on every size (iterations, log lines), for a quick try")
+	many := flag.Bool("many", false, "add the autopilot's scale figure: 500 tasks through 32 slots (minutes)")
+	only := flag.String("only", "", "run only the named section (overhead, sandbox, events, resume, memory, backlogs, autopilot) and print it")
 	flag.Parse()
-	if err := run(*ralph, *goBench, *out, *scale); err != nil {
+	if err := run(*ralph, *goBench, *out, *scale, *many, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "benchrun:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ralph, goBench, out string, scale float64) error {
+func run(ralph, goBench, out string, scale float64, many bool, only string) error {
 	if !rssMeasured {
 		return fmt.Errorf("the report includes peak memory, which %s does not report for a finished process (no getrusage): run make bench on Linux or macOS", runtime.GOOS)
 	}
@@ -46,12 +48,25 @@ func run(ralph, goBench, out string, scale float64) error {
 		return err
 	}
 	defer func() { _ = os.RemoveAll(work) }()
-	b := &bench{ralph: bin, work: work, scale: scale}
+	b := &bench{ralph: bin, work: work, scale: scale, manySlots: many}
 	r := &report{machine: describeMachine(), command: "make bench"}
-	for _, section := range []func(*report) error{b.overhead, b.sandboxCost, b.eventsList, b.resume, b.memory, b.backlogs} {
-		if err := section(r); err != nil {
+	sections := []struct {
+		name string
+		run  func(*report) error
+	}{{"overhead", b.overhead}, {"sandbox", b.sandboxCost}, {"events", b.eventsList}, {"resume", b.resume},
+		{"memory", b.memory}, {"backlogs", b.backlogs}, {"autopilot", b.autopilot}}
+	for _, s := range sections {
+		if only != "" && s.name != only {
+			continue
+		}
+		if err := s.run(r); err != nil {
 			return err
 		}
+	}
+	if only != "" {
+		// A look at one section: printed, and BENCHMARKS.md left as it is.
+		fmt.Print(r.markdown())
+		return nil
 	}
 	if goBench != "" {
 		data, err := os.ReadFile(goBench)
@@ -68,6 +83,8 @@ type bench struct {
 	ralph string
 	work  string
 	scale float64
+	// manySlots adds the autopilot's figure at scale (-many).
+	manySlots bool
 }
 
 // n scales a size, keeping at least min.

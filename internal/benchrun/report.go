@@ -65,6 +65,7 @@ func (r *report) markdown() string {
 			fmt.Fprintf(&b, "| %s | %s | %s |\n", f.name, f.value, f.target)
 		}
 	}
+	r.writeLongRuns(&b)
 	if len(r.goBench) > 0 {
 		b.WriteString("\n## Go benchmarks\n\n")
 		b.WriteString("In-process costs, from `go test -run '^$' -bench . -benchmem ./...` in the same run.\n\n")
@@ -88,6 +89,16 @@ var whyMissed = map[string]string{
 		"about 0.1 µs. Making the shared decoding faster makes the ratio worse, not better. In absolute terms the table " +
 		"of a 1,000,000-line log costs about a quarter of a microsecond a line more than --json; filtered, as one reads a " +
 		"log, it is within the target.",
+	"autopilot --parallel 4 against one shell loop, trivial tasks": "Profiled from the autopilot's own log (the time between a task's " +
+		"events) and strace (processes and fsyncs per task). Every task passes one at a time through the merge queue and the " +
+		"coordinator's goroutine: its merge (now git merge-tree and commit-tree, no scratch checkout, when there is no verify), the " +
+		"fast-forward of the user's checkout, the tracker's close and its commit, the removal of the worktree and its branch, and " +
+		"about six events, each appended and synced with the state and progress.md rewritten (about 30 fsyncs a task, the loops' " +
+		"own included). Each task also starts a `ralph loop` process (its config, its sandbox probe, its journal): about 40 ms of " +
+		"the 150-175 ms of CPU ralph spends a task, in parallel in the slots. On a 2-core machine with other work the shell loop's one git process at a " +
+		"time gets more of the CPU than ralph's four slots: ralph runs 26 git processes a task (43 before this round), the shell " +
+		"loop 6. What is left: slot worktrees reused across tasks, the loop run in-process, the tracker's commits batched, " +
+		"progress.md and the state written without a sync.",
 }
 
 // writeMissed lists the figures that missed their targets, each with why.
@@ -121,7 +132,8 @@ func (r *report) allFigures() []figure {
 			}
 		}
 	}
-	return append(out, r.throughputFigures()...)
+	out = append(out, r.throughputFigures()...)
+	return append(out, r.metricFigures()...)
 }
 
 // throughputTargets are the Go benchmarks with a target in MB/s.
@@ -156,8 +168,10 @@ type goBenchmark struct {
 	throughput string
 	mbps       float64
 	allocs     string
-	// metrics are those the benchmark reports itself (b.ReportMetric).
+	// metrics are those the benchmark reports itself (b.ReportMetric);
+	// values has each by its unit.
 	metrics []string
+	values  map[string]float64
 }
 
 var benchLine = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
@@ -184,6 +198,12 @@ func parseGoBench(out string) []goBenchmark {
 			case "B/op":
 			default:
 				g.metrics = append(g.metrics, value+" "+unit)
+				if v, err := strconv.ParseFloat(value, 64); err == nil {
+					if g.values == nil {
+						g.values = map[string]float64{}
+					}
+					g.values[unit] = v
+				}
 			}
 		}
 		list = append(list, g)

@@ -50,3 +50,24 @@ func TestParseGoBenchKeepsABenchmarksOwnFigures(t *testing.T) {
 	require.Len(t, got, 1)
 	assert.Equal(t, []string{"20.10 s-1worker/op", "7.50 s-3workers/op", "2.68 speedup"}, got[0].metrics)
 }
+
+func TestABenchmarksOwnFiguresStandBesideTheirTargets(t *testing.T) {
+	r := &report{goBench: parseGoBench("BenchmarkSSEFanout200-2   464   2331026 ns/op   27.12 KiB/client   1531 cpu-µs/line   2.000 inotify\n")}
+	md := r.markdown()
+	assert.Contains(t, md, "| ralph serve, 200 streams of one growing log: kernel watchers | 2 | one for all | **no** |")
+	assert.Contains(t, md, "| ralph serve, 200 streams of one growing log: CPU per appended line | 1531 µs (7.7 µs a stream) | reported")
+	assert.Contains(t, md, "| ralph serve, 200 streams of one growing log: memory per stream | 27.1 KiB | reported")
+}
+
+func TestALongRunSaysHowToRunItAndItsFiguresWhenRun(t *testing.T) {
+	md := (&report{}).markdown()
+	assert.Contains(t, md, "## Cluster scale")
+	assert.Contains(t, md, "RALPH_BENCH_CLUSTER_TASKS=1000 go test")
+	assert.Contains(t, md, "Not run this time.")
+
+	r := &report{goBench: parseGoBench("BenchmarkClusterScale-2   1   60000000000 ns/op   250 coordinator-cpu-ms/task   83.3 efficiency-%   16.67 tasks/s\n")}
+	md = r.markdown()
+	assert.Contains(t, md, "| cluster of 10 workers × 4 slots: efficiency against the ideal | 83.3% | ≥ 90% | **no** |")
+	assert.Contains(t, md, "| cluster of 10 workers × 4 slots: tasks per second | 16.67 | reported")
+	assert.NotContains(t, md, "Not run this time.")
+}

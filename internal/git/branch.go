@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"sync"
 )
 
 // The methods in this file change a repository: branches, worktrees,
@@ -22,11 +23,21 @@ var noHooks = []string{"-c", "core.hooksPath=" + os.DevNull}
 // otherwise, so that a machine without user.email set does not stop the
 // merge queue.
 func (g Repo) identity(ctx context.Context) []string {
+	if _, known := knownIdentity.Load(g.Dir); known {
+		return nil
+	}
 	if _, err := g.run(ctx, "var", "GIT_COMMITTER_IDENT"); err == nil {
+		knownIdentity.Store(g.Dir, true)
 		return nil
 	}
 	return []string{"-c", "user.name=ralph", "-c", "user.email=ralph@localhost"}
 }
+
+// knownIdentity holds the directories whose git knows who commits: the
+// autopilot commits there several times a task, and a user who was
+// known stays known. One that was not is asked again, as the user may
+// set it meanwhile.
+var knownIdentity sync.Map
 
 // CurrentBranch is the branch checked out in Dir; "" for a detached HEAD.
 func (g Repo) CurrentBranch(ctx context.Context) (string, error) {
@@ -74,6 +85,10 @@ func (g Repo) IsAncestor(ctx context.Context, a, b string) (bool, error) {
 // it is, so that a task's work survives a restart. A worktree that was
 // registered at path and deleted (a removal cut short) is forgotten first.
 func (g Repo) AddWorktree(ctx context.Context, path, branch, base string) error {
+	// The common case first: a new branch, nothing registered at path.
+	if _, err := g.run(ctx, "worktree", "add", "--quiet", "-b", branch, path, base); err == nil {
+		return nil
+	}
 	if _, err := g.run(ctx, "worktree", "prune"); err != nil {
 		return err
 	}
@@ -88,6 +103,9 @@ func (g Repo) AddWorktree(ctx context.Context, path, branch, base string) error 
 // IsWorktreeRoot reports whether path is the top of a working tree of
 // Dir's repository: a worktree that a removal cut short is not.
 func (g Repo) IsWorktreeRoot(ctx context.Context, path string) bool {
+	if _, err := os.Lstat(path); err != nil {
+		return false
+	}
 	top, err := Repo{Dir: path}.Root(ctx)
 	if err != nil {
 		return false
@@ -117,12 +135,19 @@ func (g Repo) AddDetachedWorktree(ctx context.Context, path, commit string) erro
 // RemoveWorktree removes the worktree at path, with whatever it holds,
 // and forgets it. A path that is no worktree is not an error.
 func (g Repo) RemoveWorktree(ctx context.Context, path string) error {
+	if _, err := os.Lstat(path); err != nil {
+		// Nothing to remove; a registration left behind is pruned.
+		_, err = g.run(ctx, "worktree", "prune")
+		return err
+	}
 	_, err := g.run(ctx, "worktree", "remove", "--force", "--force", path)
-	if err != nil {
-		if _, statErr := os.Stat(path); !os.IsNotExist(statErr) {
-			if rmErr := os.RemoveAll(path); rmErr != nil {
-				return err
-			}
+	if err == nil {
+		// git forgot it with its files.
+		return nil
+	}
+	if _, statErr := os.Stat(path); !os.IsNotExist(statErr) {
+		if rmErr := os.RemoveAll(path); rmErr != nil {
+			return err
 		}
 	}
 	_, err = g.run(ctx, "worktree", "prune")
@@ -132,10 +157,10 @@ func (g Repo) RemoveWorktree(ctx context.Context, path string) error {
 // DeleteBranch deletes a branch whatever it holds; a missing branch is not
 // an error.
 func (g Repo) DeleteBranch(ctx context.Context, name string) error {
-	if !g.BranchExists(ctx, name) {
+	_, err := g.run(ctx, "branch", "--quiet", "-D", name)
+	if err != nil && ctx.Err() == nil && !g.BranchExists(ctx, name) {
 		return nil
 	}
-	_, err := g.run(ctx, "branch", "--quiet", "-D", name)
 	return err
 }
 

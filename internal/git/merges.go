@@ -250,3 +250,47 @@ func StaleLock(path string) string {
 	}
 	return path
 }
+
+// MergeTrees merges rev into base without a working tree or an index (git
+// merge-tree --write-tree, git 2.38 and later) and returns the tree of
+// the result. ok is false when the merge conflicts, or when this git
+// cannot merge trees: the caller then merges in a checkout, which says
+// what conflicts.
+func (g Repo) MergeTrees(ctx context.Context, base, rev string) (tree string, ok bool, err error) {
+	out, err := g.run(ctx, "merge-tree", "--write-tree", "--no-messages", base, rev)
+	var ge *gitError
+	switch {
+	case errors.As(err, &ge) && ctx.Err() == nil:
+		// 1 is a conflict; anything else an older git's usage error.
+		return "", false, nil
+	case err != nil:
+		return "", false, err
+	}
+	tree, _, _ = strings.Cut(strings.TrimSpace(string(out)), "\n")
+	return tree, tree != "", nil
+}
+
+// CommitTree makes a commit of tree with parents and message, without
+// touching any branch, index or working tree, and returns it.
+func (g Repo) CommitTree(ctx context.Context, tree, message string, parents ...string) (string, error) {
+	args := append(g.identity(ctx), "commit-tree", tree, "-m", strings.TrimRight(message, "\n"))
+	for _, p := range parents {
+		args = append(args, "-p", p)
+	}
+	out, err := g.run(ctx, args...)
+	return strings.TrimSpace(string(out)), err
+}
+
+// SameAt reports whether trees (or commits) a and b hold the same content
+// at every one of paths.
+func (g Repo) SameAt(ctx context.Context, a, b string, paths ...string) (bool, error) {
+	if len(paths) == 0 {
+		return true, nil
+	}
+	_, err := g.run(ctx, append([]string{"diff", "--quiet", "--no-renames", a, b, "--"}, paths...)...)
+	var ge *gitError
+	if errors.As(err, &ge) && ge.exitCode == 1 {
+		return false, nil
+	}
+	return err == nil, err
+}

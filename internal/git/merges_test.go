@@ -192,3 +192,45 @@ func TestCommitLocks(t *testing.T) {
 	assert.Len(t, Repo{Dir: ws}.CommitLocks(ctx), 2, "a detached HEAD locks no branch")
 	assert.Empty(t, Repo{Dir: t.TempDir()}.CommitLocks(ctx), "not a repository")
 }
+
+// A merge of trees makes the commit a merge in a checkout would, with no
+// checkout touched; a conflict is no error but a merge left undone, for a
+// checkout to make. The commit's trailer names its task as MergedTasks
+// reads it.
+func TestMergeTreesAndCommitTree(t *testing.T) {
+	ctx := context.Background()
+	dir := gittest.NewRepo(t)
+	gittest.CommitFile(t, dir, "README", "a project\n", "start")
+	home := gittest.Run(t, dir, "branch", "--show-current")
+	gittest.Run(t, dir, "branch", "task")
+	gittest.Run(t, dir, "branch", "clash")
+	base := gittest.CommitFile(t, dir, "TODO.md", "- [x] a\n", "close a")
+	gittest.Run(t, dir, "checkout", "-q", "task")
+	gittest.CommitFile(t, dir, "a.txt", "a\n", "do a")
+	gittest.Run(t, dir, "checkout", "-q", "clash")
+	gittest.CommitFile(t, dir, "TODO.md", "- [ ] a, changed\n", "touch the tracker")
+	gittest.Run(t, dir, "checkout", "-q", home)
+	g := Repo{Dir: dir}
+
+	tree, ok, err := g.MergeTrees(ctx, base, "task")
+	require.NoError(t, err)
+	require.True(t, ok)
+	same, err := g.SameAt(ctx, base, tree, "TODO.md")
+	require.NoError(t, err)
+	assert.True(t, same, "the task's branch left the tracker alone")
+	commit, err := g.CommitTree(ctx, tree, WithTaskTrailer(MergeSubject("a", "A"), "a"), base, "task")
+	require.NoError(t, err)
+	assert.Equal(t, base+" "+gittest.Run(t, dir, "rev-parse", "task"), gittest.Run(t, dir, "log", "-1", "--format=%P", commit))
+	assert.Equal(t, "a\n", gittest.Run(t, dir, "show", commit+":a.txt")+"\n")
+	merged, err := g.MergedTasks(ctx, "", commit)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"a": commit}, merged)
+	assert.Equal(t, base, gittest.Run(t, dir, "rev-parse", "HEAD"), "no branch moved")
+
+	_, ok, err = g.MergeTrees(ctx, base, "clash")
+	require.NoError(t, err)
+	assert.False(t, ok, "both changed TODO.md")
+	same, err = g.SameAt(ctx, base, "clash", "TODO.md")
+	require.NoError(t, err)
+	assert.False(t, same)
+}

@@ -9,7 +9,8 @@
 // kind they are, the bearer token of .ralph/serve.token that every request
 // that changes something needs (and every request, off loopback), the
 // streams' wire format and keepalives, what a client may hold (streams in
-// all and per client address, all on one shared kernel watcher; idle
+// all and per client address, all on one shared kernel watcher, the event
+// streams of one log on one reader of it (api.Follows); idle
 // connections closed; a client without the token let go at once), and
 // serving only the embedded page's files.
 package serve

@@ -38,8 +38,10 @@ type Handler struct {
 	// tick is how often a dashboard stream reads the workspace even when
 	// the kernel reported no change.
 	tick time.Duration
-	// watch is the one kernel watcher every stream's follow shares.
+	// watch is the one kernel watcher every stream shares.
 	watch *treewatch.Shared
+	// follows read each followed log once for all its event streams.
+	follows *api.Follows
 	// streams bounds the streams open at once.
 	streams *streamLimit
 	routes  []route
@@ -61,6 +63,7 @@ type route struct {
 func NewHandler(dir, token string, everyRequest bool, r *redact.Redactor) *Handler {
 	h := &Handler{dir: dir, token: token, everyRequest: everyRequest, redactor: r, reader: api.NewReader(dir, r), now: time.Now,
 		keepalive: 15 * time.Second, tick: 2 * time.Second, watch: &treewatch.Shared{}, streams: newStreamLimit(0)}
+	h.follows = api.NewFollows(h.watch)
 	h.routes = []route{
 		{http.MethodGet, "/api/status", h.status},
 		{http.MethodGet, "/api/runs", h.runs},

@@ -96,7 +96,7 @@ func (h *Handler) eventStream(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	batches, done := follow(ctx, h.watch, st.path, st.from)
+	batches, done := follow(ctx, h.follows, st.path, st.from)
 	tick := time.NewTicker(h.keepalive / 2)
 	defer tick.Stop()
 	for {
@@ -107,7 +107,12 @@ func (h *Handler) eventStream(w http.ResponseWriter, r *http.Request) error {
 			s.fail(ctx, err)
 			return nil
 		case recs := <-batches:
-			for _, rec := range kept(recs, st.filter) {
+			for _, rec := range recs {
+				// Lines that are not events are left out, as `ralph
+				// events --json` leaves them out.
+				if rec.Err != nil || !st.filter.Keep(rec) {
+					continue
+				}
 				// The id is where the next line starts in the log, as
 				// written: a client resumes there.
 				l := api.LineOf(h.redactor, rec)
@@ -185,12 +190,13 @@ func (h *Handler) streamStart(r *http.Request) (st eventStreamStart, err error) 
 	return st, err
 }
 
-// follow runs api.Follow on its own, handing over its batches; done gets
-// how it ended.
-func follow(ctx context.Context, watch *treewatch.Shared, path string, from int64) (<-chan []events.Record, <-chan error) {
+// follow runs follows.Follow on its own, handing over its batches (the
+// same records every stream of the log is handed: read, never changed);
+// done gets how it ended.
+func follow(ctx context.Context, follows *api.Follows, path string, from int64) (<-chan []events.Record, <-chan error) {
 	batches, done := make(chan []events.Record), make(chan error, 1)
 	go func() {
-		done <- api.Follow(ctx, watch, path, from, func(recs []events.Record) error {
+		done <- follows.Follow(ctx, path, from, func(recs []events.Record) error {
 			select {
 			case batches <- recs:
 				return nil
@@ -200,18 +206,6 @@ func follow(ctx context.Context, watch *treewatch.Shared, path string, from int6
 		})
 	}()
 	return batches, done
-}
-
-// kept is the events of recs the filter lets through; lines that are not
-// events are left out, as `ralph events --json` leaves them out.
-func kept(recs []events.Record, filter view.EventFilter) []events.Record {
-	out := recs[:0]
-	for _, rec := range recs {
-		if rec.Err == nil && filter.Keep(rec) {
-			out = append(out, rec)
-		}
-	}
-	return out
 }
 
 // resumeOffset is where a stream starts in the log at path: after the
