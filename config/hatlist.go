@@ -2,6 +2,7 @@ package config
 
 import (
 	"slices"
+	"time"
 
 	"github.com/ralph-loop/ralph/hats"
 )
@@ -20,6 +21,11 @@ func (c *Config) HatList() []hats.Hat {
 			Instructions:     h.Instructions,
 			DefaultPublishes: h.DefaultPublishes,
 			MaxActivations:   h.MaxActivations,
+			Concurrency:      h.Concurrency,
+			Timeout:          time.Duration(h.Timeout) * time.Second,
+		}
+		if a := h.Aggregate; a != nil {
+			list[i].Aggregate = &hats.Aggregate{Mode: a.Mode, Timeout: time.Duration(a.Timeout) * time.Second}
 		}
 	}
 	return list

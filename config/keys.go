@@ -52,7 +52,6 @@ var (
 	orchestratorCLIKeys = []string{"default_mode", "idle_timeout_secs"}
 	orchestratorHatKeys = []string{
 		"extra_instructions", "backend_args", "args", "scratchpad",
-		"timeout", "concurrency", "aggregate",
 	}
 	// orchestratorMemoriesKeys: ralph injects memories by relevance within
 	// budget; it has no modes or filters.

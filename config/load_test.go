@@ -382,9 +382,6 @@ hats:
     backend_args: [--x]
     args: [--y]
     scratchpad: s.md
-    timeout: 300
-    concurrency: 2
-    aggregate: {mode: wait_for_all, timeout: 60}
     backend: {type: kiro, agent: reviewer}
 `
 	c, err := config.LoadBytes("ralph.yml", []byte(data))

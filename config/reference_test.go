@@ -70,6 +70,7 @@ var referenceSections = []struct{ heading, def, where string }{
 	{"cli", "cli", "The agent every hat runs unless it names its own."},
 	{"hats.ID", "hat", "One hat, under its id."},
 	{"A hat's backend", "hatBackend", "`backend:` of a hat, when it is a mapping rather than a name."},
+	{"A hat's aggregate", "aggregate", "`aggregate:` of a hat that collects a wave's results; see [Waves](waves.md)."},
 	{"Criteria", "criterion", "One criterion of `acceptance_criteria`, `gates` or `autopilot.verify`, when it is a mapping rather than a name."},
 	{"memories", "memories", ""},
 	{"human", "human", ""},

@@ -149,7 +149,12 @@ func schemaDefs() schema {
 			{"enum": backendEnum(), "description": "A backend by name, with its defaults."},
 			ref("fallbackBackend"),
 		}},
-		"hat":      object(hat, "hat"),
+		"hat": object(hat, "hat"),
+		"aggregate": func() schema {
+			s := object(sectionProperties("hat.aggregate", reflect.TypeFor[Aggregate]()), "hat.aggregate")
+			s["required"] = []string{"mode"}
+			return s
+		}(),
 		"memories": object(memories, "memories"),
 		"human":    object(human, "human"),
 		"criterion": func() schema {
@@ -280,6 +285,9 @@ var schemaShapes = map[string]schema{
 	"hat.publishes":                       ref("stringOrList"),
 	"hat.backend":                         {"anyOf": []schema{{"enum": backendEnum()}, ref("hatBackend")}},
 	"hat.gates":                           ref("gates"),
+	"hat.concurrency":                     {"type": "integer", "minimum": 1, "default": 1},
+	"hat.aggregate":                       ref("aggregate"),
+	"hat.aggregate.mode":                  {"enum": AggregateModes},
 	"criterion.type":                      {"enum": criteria.Types()},
 	"criterion.exit_code":                 {"type": "integer"},
 	"criterion.baseline":                  {"enum": []string{"", "ignore"}},

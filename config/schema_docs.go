@@ -141,6 +141,11 @@ var schemaDocs = map[string]string{
 	"hat.sandbox":           "This hat's sandbox, laid over the loop's key by key: a hat that sets only network: deny keeps the loop's mode and paths.",
 	"hat.disallowed_tools":  "Tools this hat's agent may not use, added to cli.disallowed_tools (a hat cannot allow what cli: denies), in the names of the CLI the hat runs on; every backend the hat may run on, fallbacks included, must have a deny list (see cli.disallowed_tools).",
 	"hat.gates":             "Gates for this hat's events, checked before the top-level gates.",
+	"hat.concurrency":       "Above 1, a wave of the hat's trigger events (`ralph wave emit`) runs one agent per event, this many at once, in one iteration; their events are merged into the log in worker order. 1: the hat runs as usual. Not with aggregate:.",
+	"hat.aggregate":         "Makes the hat the collector of a wave's results: it runs once every worker of the wave has finished, or the timeout has passed, and its prompt names the workers whose result is missing. Not with concurrency:.",
+	"hat.aggregate.mode":    "How results are collected: wait_for_all (every worker of the wave).",
+	"hat.aggregate.timeout": "Seconds after the wave started at which its results are collected with what arrived; workers still running are stopped. Also bounds each worker when its hat has no timeout:. 0: 300.",
+	"hat.timeout":           "Seconds one wave worker of this hat may run; 0: the aggregator's timeout, else 300.",
 
 	"hat.backend.name": "The backend's name, as backend:.",
 	"hat.backend.type": "The backend's name, as backend: (ralph-orchestrator's spelling).",

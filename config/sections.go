@@ -279,6 +279,7 @@ func (l *loader) hat(k, v *yaml.Node, cli CLI) Hat {
 	h := Hat{ID: k.Value, Line: k.Line, File: l.origin[k]}
 	l.checkHatID(k)
 	l.section(v, "hats."+h.ID, l.hatFields(&h, cli), orchestratorHatKeys)
+	l.checkWaveRole(k, v, h)
 	if h.Name == "" {
 		h.Name = h.ID
 	}
@@ -294,6 +295,9 @@ func (l *loader) hatFields(h *Hat, cli CLI) []field {
 		{"instructions", l.setString(&h.Instructions)},
 		{"default_publishes", l.setTopic(&h.DefaultPublishes, true)},
 		{"max_activations", l.setCount(&h.MaxActivations, "no bound")},
+		{"concurrency", l.setAtLeastOne(&h.Concurrency, "concurrency: 3")},
+		{"aggregate", l.aggregate(h)},
+		{"timeout", l.setCount(&h.Timeout, "the aggregator's timeout, else 300 seconds")},
 		{"backend", func(n *yaml.Node, path string) {
 			h.Backend = l.hatBackend(n, path, cli)
 			l.toolSites[hatBackendSite(h.ID)] = n
@@ -459,4 +463,46 @@ func overlay(base, over CLI, set map[string]bool) CLI {
 		maps.Copy(c.Env, over.Env)
 	}
 	return c
+}
+
+// aggregate decodes a hat's aggregate: section.
+func (l *loader) aggregate(h *Hat) func(*yaml.Node, string) {
+	return func(n *yaml.Node, path string) {
+		a := Aggregate{}
+		l.section(n, path, []field{
+			{"mode", l.setChoice(&a.Mode, AggregateModes)},
+			{"timeout", l.setCount(&a.Timeout, "300 seconds")},
+		}, nil)
+		if n.Kind == yaml.MappingNode && !hasKey(n, "mode") {
+			l.problem(n, "add mode: wait_for_all", "%s: no mode; the one mode is wait_for_all", path)
+		}
+		h.Aggregate = &a
+	}
+}
+
+// checkWaveRole refuses a hat that both runs waves and collects them: its
+// own results would be what it waits for.
+func (l *loader) checkWaveRole(k, v *yaml.Node, h Hat) {
+	if h.Concurrency <= 1 || h.Aggregate == nil {
+		return
+	}
+	at := k
+	if n := valueOf(v, "aggregate"); n != nil {
+		at = n
+	}
+	l.problem(at, "split it in two: a hat with concurrency: that publishes the results, and one with aggregate: that triggers on them",
+		"hats.%s: a hat cannot have both concurrency: %d and aggregate: a wave's workers cannot also wait for the wave", h.ID, h.Concurrency)
+}
+
+// valueOf is the node of key in mapping n, or nil.
+func valueOf(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i]
+		}
+	}
+	return nil
 }

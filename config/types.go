@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ralph-loop/ralph/criteria"
+	"github.com/ralph-loop/ralph/hats"
 	"github.com/ralph-loop/ralph/pricing"
 )
 
@@ -174,6 +175,15 @@ func (c CLI) FallbackAfter(top CLI) time.Duration {
 	return time.Duration(cmp.Or(c.FallbackAfterSeconds, top.FallbackAfterSeconds, DefaultFallbackAfterSeconds)) * time.Second
 }
 
+// Aggregate is a hat's aggregate: section.
+type Aggregate struct {
+	Mode    string `yaml:"mode"`
+	Timeout int    `yaml:"timeout"` // seconds after the wave started; 0: 300
+}
+
+// AggregateModes are the values aggregate.mode takes.
+var AggregateModes = []string{hats.AggregateWaitForAll}
+
 // Hat is one entry under hats:.
 type Hat struct {
 	ID string `yaml:"-"`
@@ -187,6 +197,14 @@ type Hat struct {
 	Instructions     string   `yaml:"instructions"`
 	DefaultPublishes string   `yaml:"default_publishes"`
 	MaxActivations   int      `yaml:"max_activations"` // 0: no bound
+	// Concurrency above 1 runs a wave of the hat's trigger events in
+	// parallel, one worker per event; 0 and 1 run the hat as usual.
+	Concurrency int `yaml:"concurrency"`
+	// Aggregate makes the hat wait for every result of a wave.
+	Aggregate *Aggregate `yaml:"aggregate"`
+	// Timeout bounds one wave worker of the hat, in seconds; 0: the
+	// aggregator's timeout, else 300.
+	Timeout int `yaml:"timeout"`
 	// Backend is nil when the hat uses cli:. Written as a name it is that CLI
 	// with nothing else set; written as a mapping with backend: it is used as
 	// written; written as a mapping without backend: it is cli: with the

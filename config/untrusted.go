@@ -168,6 +168,7 @@ var untrustedTopKeys = []string{
 // untrustedHatKeys are the keys a hat keeps without its commands.
 var untrustedHatKeys = []string{
 	"name", "description", "triggers", "publishes", "instructions", "default_publishes", "max_activations", "gates",
+	"concurrency", "aggregate", "timeout",
 }
 
 // withoutCommands is root, a merged tree, with only what untrustedTopKeys

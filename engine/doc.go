@@ -24,13 +24,14 @@
 // The loop ([Engine.Run]) moves through these phases ([runfiles.Phase], which
 // the checkpoint records), one method each:
 //
-//	starting       → settling                                           open or resume the run
+//	starting       → settling | wave                                    open or resume the run (wave: a resume finds a wave in flight)
 //	settling       → checking | terminating                             decide undecided events, publish an iteration's consequences
 //	checking       → selecting | awaiting_human | pacing | terminating  termination conditions, in the order of the exit-code table (pacing: the next iteration would exceed a pacing budget)
 //	pacing         → checking | terminating                             append loop.paced, wait until the budget's window allows the next iteration (terminating: a signal; pace.go)
 //	awaiting_human → checking | terminating                             a question waits for a person: the answer, a stop, a signal or the deadline
-//	selecting      → running | settling                                 choose the hat and its backend, build the prompt, append iteration.started (settling: the hat reached max_activations)
+//	selecting      → running | wave | settling                          choose the hat and its backend, build the prompt, append iteration.started (wave: the hat has concurrency and its events hold a wave; settling: the hat reached max_activations)
 //	running        → collecting                                         run the agent
+//	wave           → settling | terminating                             run a wave's workers at once, append wave.worker_finished as each ends, merge their events into the log (wave.go)
 //	waiting        → checking | terminating                             a rate limit: wait for the reset, then repeat the iteration (terminating: a signal)
 //	collecting     → settling | waiting | checking | terminating        append tag events and iteration.finished (waiting: a rate limit; checking: backend.switched; terminating: a fatal error)
 //	terminating    → done                                               append loop.terminate

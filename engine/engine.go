@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/ralph-loop/ralph/events"
@@ -67,6 +68,9 @@ type Engine struct {
 	caughtUp []events.Record
 	// endedBefore says a resume found the run ended already (start.go).
 	endedBefore bool
+	// reportMu keeps a wave's workers from reporting their activity at
+	// once: a Reporter is called from one goroutine at a time.
+	reportMu sync.Mutex
 	// commitLocks are the lock files a commit in the workspace takes, none
 	// for a workspace without a repository (orphan.go).
 	commitLocks []string
@@ -197,6 +201,8 @@ func (e *Engine) step(ctx context.Context) (runfiles.Phase, error) {
 		return e.running(ctx)
 	case runfiles.PhaseCollecting:
 		return e.collecting()
+	case runfiles.PhaseWave:
+		return e.waving(ctx)
 	case runfiles.PhaseWaiting:
 		return e.waiting(ctx)
 	case runfiles.PhasePacing:

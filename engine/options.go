@@ -247,7 +247,9 @@ const (
 	FaultCheckpointTemp  = "checkpoint.temp"  // the new state.json is written to its temp file, not yet renamed
 	FaultCheckpointAfter = "checkpoint.after" // state.json is replaced
 	FaultAgentStarted    = "agent.started"    // the agent process is running
-	FaultDie             = "die"              // the torn write is done: die now
+	// FaultWaveWorkerFinished: a wave's worker ended and wave.worker_finished is written.
+	FaultWaveWorkerFinished = "wave.worker_finished"
+	FaultDie                = "die" // the torn write is done: die now
 )
 
 // Reporter is told what the loop does, as it happens. Implementations

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ralph-loop/ralph/internal/git"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // agentRecord is what AgentPIDFile says of an agent.
@@ -35,16 +36,33 @@ func parseAgentRecord(data []byte) agentRecord {
 	return rec
 }
 
-func (e *Engine) recordAgent(pid int) {
+func (e *Engine) recordAgent(pid int) { e.recordAgentAt(e.files().AgentPID(), pid) }
+
+// recordAgentAt is recordAgent into path: AgentPID, or a wave worker's.
+func (e *Engine) recordAgentAt(path string, pid int) {
 	// The agent is ralph's child, not yet waited for: even one that has
 	// exited already still shows its start time. The second line is
 	// written, empty, when it is unknown, so that a remnant of a longer
 	// record is never taken for it.
 	start, _ := processStart(pid)
 	text := strconv.Itoa(pid) + "\n" + start + "\n"
-	if err := writeInPlace(e.dir, e.files().AgentPID(), text); err != nil {
+	if err := writeInPlace(e.dir, path, text); err != nil {
 		e.opts.Reporter.Warn("cannot record the agent's pid: " + err.Error())
 	}
+}
+
+// agentPIDFiles are the files that may record an agent a killed ralph
+// left running: AgentPID, and a wave's workers' (WaveAgentPID).
+func (e *Engine) agentPIDFiles() []string {
+	paths := []string{e.files().AgentPID()}
+	entries, _ := os.ReadDir(e.dir)
+	for _, entry := range entries {
+		var n int
+		if _, err := fmt.Sscanf(entry.Name(), runfiles.WaveAgentPIDPattern, &n); err == nil && entry.Name() == fmt.Sprintf(runfiles.WaveAgentPIDPattern, n) {
+			paths = append(paths, filepath.Join(e.dir, entry.Name()))
+		}
+	}
+	return paths
 }
 
 func (e *Engine) forgetAgent() {

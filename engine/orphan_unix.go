@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"slices"
 	"syscall"
 	"time"
@@ -24,8 +25,19 @@ import (
 // shown to be the agent ralph started for prev in this workspace
 // (agentOf). A group that is not is left alone, and that is said; so is
 // one the system cannot show to be.
+//
+// A wave's workers are recorded each in a file of its own
+// (runfiles.Dir.WaveAgentPID); each is stopped the same way.
 func (e *Engine) stopOrphanedAgent(prev *runfiles.RunState) error {
-	path := e.files().AgentPID()
+	for _, path := range e.agentPIDFiles() {
+		if err := e.stopOrphanAt(path, prev); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *Engine) stopOrphanAt(path string, prev *runfiles.RunState) error {
 	data, err := ralphdir.ReadFile(e.dir, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -36,12 +48,12 @@ func (e *Engine) stopOrphanedAgent(prev *runfiles.RunState) error {
 	if e.opts.Start == runfiles.StartNew || prev == nil || prev.Terminated != nil {
 		return nil // no run of this workspace was cut off: no agent of one can be left
 	}
-	defer e.forgetAgent()
+	defer func() { _ = ralphdir.Truncate(e.dir, path) }()
 	rec := parseAgentRecord(data)
 	if rec.pgid <= 1 || rec.pgid == syscall.Getpgrp() || !groupRunning(rec.pgid) {
 		return nil
 	}
-	ours, err := e.agentOf(rec, prev)
+	ours, err := e.agentOf(filepath.Base(path), rec, prev)
 	if err != nil {
 		return err
 	}
@@ -69,14 +81,14 @@ func (e *Engine) stopOrphanedAgent(prev *runfiles.RunState) error {
 //     (agentEnv) in its environment, as an agent whose leader has exited
 //     (it dies with ralph on Linux) leaves its children. Only Linux shows
 //     another process's environment (/proc).
-func (e *Engine) agentOf(rec agentRecord, prev *runfiles.RunState) (bool, error) {
+func (e *Engine) agentOf(name string, rec agentRecord, prev *runfiles.RunState) (bool, error) {
 	if rec.start != "" {
 		if start, err := processStart(rec.pgid); err == nil {
 			if start == rec.start {
 				return true, nil
 			}
 			e.opts.Reporter.Warn(fmt.Sprintf("%s names process group %d, but its leader started at another time than the agent ralph recorded there "+
-				"(a process that got its pid since); it is left alone", runfiles.AgentPIDFile, rec.pgid))
+				"(a process that got its pid since); it is left alone", name, rec.pgid))
 			return false, nil
 		}
 	}
@@ -84,7 +96,7 @@ func (e *Engine) agentOf(rec agentRecord, prev *runfiles.RunState) (bool, error)
 	switch {
 	case errors.Is(err, errors.ErrUnsupported):
 		e.opts.Reporter.Warn(fmt.Sprintf("%s names process group %d, which is running; ralph cannot tell on this system whether it is the agent of run %s "+
-			"that a killed ralph left behind, so it leaves it alone: if it is, stop it with `kill -TERM -%d`", runfiles.AgentPIDFile, rec.pgid, prev.RunID, rec.pgid))
+			"that a killed ralph left behind, so it leaves it alone: if it is, stop it with `kill -TERM -%d`", name, rec.pgid, prev.RunID, rec.pgid))
 		return false, nil
 	case err != nil:
 		return false, fmt.Errorf("look for the agent left running by run %s: %w", prev.RunID, err)
@@ -92,7 +104,7 @@ func (e *Engine) agentOf(rec agentRecord, prev *runfiles.RunState) (bool, error)
 		return true, nil
 	}
 	e.opts.Reporter.Warn(fmt.Sprintf("%s names process group %d, but no process in it is an agent of run %s in this workspace "+
-		"(RALPH_WORKSPACE and RALPH_RUN_ID in its environment); it is left alone", runfiles.AgentPIDFile, rec.pgid, prev.RunID))
+		"(RALPH_WORKSPACE and RALPH_RUN_ID in its environment); it is left alone", name, rec.pgid, prev.RunID))
 	return false, nil
 }
 

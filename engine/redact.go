@@ -63,6 +63,7 @@ var (
 	_ Reporter       = redactingReporter{}
 	_ StuckReporter  = redactingReporter{}
 	_ SwitchReporter = redactingReporter{}
+	_ WaveReporter   = redactingReporter{}
 	_ TaskReporter   = redactingReporter{}
 )
 
@@ -118,6 +119,13 @@ func (x redactingReporter) Notice(msg string) {
 func (x redactingReporter) LoopFinished(sum Summary) {
 	sum.Message = x.r.String(sum.Message)
 	x.to.LoopFinished(sum)
+}
+
+// WaveProgress reaches the Reporter only if it wants it.
+func (x redactingReporter) WaveProgress(it IterationInfo, w runfiles.WaveProgress) {
+	if wr, ok := x.to.(WaveReporter); ok {
+		wr.WaveProgress(x.iteration(it), w)
+	}
 }
 
 // BackendSwitched reaches the Reporter only if it wants it.

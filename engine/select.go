@@ -23,6 +23,11 @@ func (e *Engine) selecting() (runfiles.Phase, error) {
 	if !confirming && e.exhausted(hat) {
 		return e.dropExhausted(hat, e.ownOffsets(offsets))
 	}
+	if !confirming && hat.Waves() {
+		if id, waveOffsets, _ := waveOf(offsets, evs); id != "" {
+			return e.startWave(hat, id, waveOffsets)
+		}
+	}
 	n := e.st.Iteration + 1
 	backend := e.pick(hat.ID)
 	prompt := hats.BuildPrompt(e.promptInput(hat, evs, offsets, n))
@@ -136,6 +141,8 @@ func (e *Engine) promptInput(h hats.Hat, evs []events.Event, offsets []int64, n 
 	if e.st.Confirming != nil {
 		in.Confirming, in.Claim = true, *e.st.Confirming
 	}
+	in.WaveRoutes = e.opts.Hats.WaveRoutes(h)
+	in.LastIteration = e.withMissingWorkers(h, evs, in.LastIteration)
 	return in
 }
 

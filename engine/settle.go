@@ -246,7 +246,12 @@ func (e *Engine) consequences(ctx context.Context, b *batch) {
 		b.add(runfiles.RalphEvent(runfiles.TopicCompletionVerified, runfiles.VerifiedRecord{Iteration: last.Iteration, By: runfiles.VerifiedBySpec}))
 		b.completed = true
 	}
+	wave := e.st.LastWave
 	switch {
+	case wave != nil && wave.Iteration == last.Iteration && last.Outcome != runfiles.OutcomeSuccess:
+		// A wave is not run again for its failed workers; what they
+		// would have published is missing, and the next hats are told.
+		b.note("%s", last.Message)
 	case last.Outcome != runfiles.OutcomeSuccess:
 		b.note("The previous attempt (iteration %d, hat %s) failed: %s. Its events are still pending; try again, differently if the cause is in your approach.",
 			last.Iteration, last.Hat, last.Message)

@@ -49,6 +49,11 @@ func (e *Engine) starting(ctx context.Context) (runfiles.Phase, error) {
 	for _, w := range e.costLimitWarnings() {
 		e.opts.Reporter.Warn(w)
 	}
+	if e.st.Wave != nil && e.st.Terminated == nil {
+		// A wave cut off: its workers without a result run again, before
+		// anything else, and then it is merged.
+		return runfiles.PhaseWave, e.saveAs(runfiles.PhaseWave)
+	}
 	return runfiles.PhaseSettling, e.saveAs(runfiles.PhaseSettling)
 }
 

@@ -119,6 +119,8 @@ func (d *fastDecoder) object() (Event, bool) {
 			ok = d.stringField(&ev.Target)
 		case "iteration":
 			ok = d.intField(&ev.Iteration)
+		case "wave_id", "wave_index", "wave_total":
+			return ev, false // rare: encoding/json fills the Wave
 		default:
 			if foldsToField(key) {
 				return ev, false // encoding/json matches keys case-insensitively
@@ -192,7 +194,7 @@ func fastPayload(raw []byte, spaced, borrow bool) json.RawMessage {
 }
 
 // fieldNames are Event's JSON keys.
-var fieldNames = []string{"ts", "topic", "payload", "iteration", "hat", "source", "target"}
+var fieldNames = []string{"ts", "topic", "payload", "iteration", "hat", "source", "target", "wave_id", "wave_index", "wave_total"}
 
 // foldsToField reports whether an unknown key is one of Event's in another
 // case, which encoding/json would decode into the field. key is ASCII.

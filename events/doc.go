@@ -11,7 +11,9 @@
 //
 //	{"ts":"2026-11-22T10:00:00.123456789Z","topic":"build.done","payload":"tests: pass","iteration":3,"hat":"builder","source":"agent"}
 //
-// payload may be any JSON value: usually a string, an object or null. Lines
+// payload may be any JSON value: usually a string, an object or null. The
+// events of a wave (`ralph wave emit`, and what its workers publish) also
+// carry wave_id, wave_index and wave_total ([Wave]). Lines
 // with only topic, payload and ts (as other Ralph implementations write them)
 // are read too; ts may be missing or in any RFC 3339 form, and a ts that does
 // not parse leaves [Event.TS] zero rather than failing the line. Unknown keys

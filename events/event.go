@@ -10,7 +10,8 @@ import (
 )
 
 // FormatVersion is the version of the event log's line format (an [Event]
-// per line: ts, topic, payload, iteration, hat, source, target). A field
+// per line: ts, topic, payload, iteration, hat, source, target, and, on the
+// lines of a wave, wave_id, wave_index and wave_total; see [Wave]). A field
 // may be added without raising it; it is raised when a field changes
 // meaning or goes away, so that a reader of logs (ralph capabilities
 // states it) can tell.
@@ -38,7 +39,27 @@ type Event struct {
 	Hat       string          `json:"hat,omitempty"`
 	Source    string          `json:"source,omitempty"`
 	Target    string          `json:"target,omitempty"`
+	// Wave is set on the events of a wave: those `ralph wave emit`
+	// dispatched, and those its workers published. Its keys sit beside
+	// the others on the line, as ralph-orchestrator writes them.
+	*Wave
 }
+
+// Wave places an event in a wave: N events one hat handles in parallel,
+// one worker each. A dispatched event is the WaveIndex-th of the wave's
+// WaveTotal; a result carries the WaveIndex of the worker that published
+// it.
+//
+// An event outside a wave has none of the keys, which is why each may be
+// left out; a wave_index left out is 0.
+type Wave struct {
+	WaveID    string `json:"wave_id,omitempty"`
+	WaveIndex int    `json:"wave_index,omitzero"`
+	WaveTotal int    `json:"wave_total,omitempty"`
+}
+
+// InWave reports whether ev belongs to a wave.
+func (e Event) InWave() bool { return e.Wave != nil && e.WaveID != "" }
 
 // Published reports whether ev is one an agent published (with `ralph emit`
 // or as a tag) rather than one of ralph's own lines. The log records such an

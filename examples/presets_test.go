@@ -19,7 +19,7 @@ func TestPresetList(t *testing.T) {
 		"code-assist", "solo", "tdd", "spec", "spec-driven",
 		"refactor", "test-writing", "perf", "docs",
 		"debug", "triage", "merge-conflict",
-		"review", "pr-review", "security", "qa",
+		"review", "pr-review", "wave-review", "security", "qa",
 		"research",
 	}, examples.Names())
 	assert.Equal(t, examples.DefaultPreset, examples.Names()[0], "the default comes first")

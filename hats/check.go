@@ -29,6 +29,7 @@ const (
 	RuleAmbiguousTrigger  = "ambiguous-triggers"
 	RuleGateNeverApplies  = "gate-never-applies"
 	RuleDefaultCompletion = "default-publishes-completion"
+	RuleAggregateNoWave   = "aggregate-without-wave"
 )
 
 // Finding is one problem with a hat topology.
@@ -81,7 +82,9 @@ func (f Finding) String() string { return f.Message }
 // topics both match ([RuleAmbiguousTrigger]); a gate matches no topic that
 // could be published, so it never applies ([RuleGateNeverApplies]); a
 // hat's default_publishes is the completion topic, which ralph never
-// publishes for an agent ([RuleDefaultCompletion]).
+// publishes for an agent ([RuleDefaultCompletion]); a hat with aggregate:
+// triggers on nothing a wave hat publishes, so it has no wave to wait for
+// ([RuleAggregateNoWave]).
 func Check(r *Registry, t Topology) []Finding {
 	a := analyze(r, t)
 	var out []Finding
@@ -93,6 +96,28 @@ func Check(r *Registry, t Topology) []Finding {
 	out = append(out, a.ambiguous()...)
 	out = append(out, a.idleGates()...)
 	out = append(out, a.defaultCompletion()...)
+	out = append(out, a.aggregateNoWave()...)
+	return out
+}
+
+// aggregateNoWave warns of an aggregator no wave hat feeds: its aggregate:
+// would never wait for anything, which is not what its author meant.
+func (a *analysis) aggregateNoWave() []Finding {
+	var out []Finding
+	for _, h := range a.r.hats {
+		if h.Aggregate == nil {
+			continue
+		}
+		fed := slices.ContainsFunc(a.r.hats, func(w Hat) bool {
+			return w.Waves() && slices.ContainsFunc(w.Publishes, func(p string) bool { return matchesAny(h.Triggers, p) })
+		})
+		if fed {
+			continue
+		}
+		out = append(out, Finding{Severity: SeverityWarning, Rule: RuleAggregateNoWave, Hat: h.ID,
+			Message: fmt.Sprintf("hat %q has aggregate:, but no hat with concurrency above 1 publishes a topic it triggers on, so it has no wave's results to wait for", h.ID),
+			Hint:    "give the hat that publishes its trigger concurrency: N (and that topic in its publishes), or remove aggregate:"})
+	}
 	return out
 }
 

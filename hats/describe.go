@@ -1,6 +1,7 @@
 package hats
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -101,6 +102,12 @@ func writeSettings(w io.Writer, h Hat, d HatDetails) {
 	}
 	if h.MaxActivations > 0 {
 		fmt.Fprintf(w, "max activations:   %d\n", h.MaxActivations)
+	}
+	if h.Waves() {
+		fmt.Fprintf(w, "concurrency:       %d (a wave of its events runs one agent per event, %d at once)\n", h.Concurrency, h.Concurrency)
+	}
+	if a := h.Aggregate; a != nil {
+		fmt.Fprintf(w, "aggregate:         %s, timeout %s (collects a wave's results)\n", a.Mode, cmp.Or(a.Timeout, DefaultWaveTimeout))
 	}
 	fmt.Fprintf(w, "backend:           %s\n", d.Backend)
 	if len(d.DisallowedTools) > 0 {

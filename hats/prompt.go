@@ -37,6 +37,12 @@ type PromptInput struct {
 	// Scratchpad and Memories are injected as given; the caller trims them.
 	Scratchpad string
 	Memories   string
+	// Worker is set in the prompt of one worker of a wave: the hat's
+	// instructions for its one event, and the rules of a wave.
+	Worker *Worker
+	// WaveRoutes are the topics the hat may publish that a wave hat
+	// triggers on, for the prompt's wave dispatch section.
+	WaveRoutes []WaveRoute
 	// ScratchpadPath is where the agent keeps notes for later iterations,
 	// relative to the workspace (the engine's is under .ralph/, where
 	// package runfiles says).
@@ -47,4 +53,18 @@ type PromptInput struct {
 type Route struct {
 	Topic     string
 	Receivers []string // hat IDs; empty when nobody triggers on it
+}
+
+// Worker is one worker of a wave: the Index-th (0-based) of Total.
+type Worker struct {
+	WaveID       string
+	Index, Total int
+}
+
+// WaveRoute is a topic that goes to a wave hat, which runs up to
+// Concurrency workers at once.
+type WaveRoute struct {
+	Topic       string
+	Hat         string
+	Concurrency int
 }

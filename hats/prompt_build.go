@@ -21,8 +21,10 @@ import (
 //	# Scratchpad                     (only with Scratchpad)
 //	# Memories                       (only with Memories)
 //	# Publishing
+//	# Waves                          (only for a hat whose topics go to a wave hat)
 //
-// Payloads are shown in fences longer than any backtick run inside them, so
+// A wave worker's prompt (Worker) has "# You are one worker of a wave"
+// after its role, and no Waves section. Payloads are shown in fences longer than any backtick run inside them, so
 // that a payload cannot break the prompt's structure. A payload, claim,
 // objective or note too long for a prompt (see prompt_limits.go) is shown
 // as its beginning and end, with its size and the ralph command that prints
@@ -58,11 +60,17 @@ func (p *prompt) section(title, body string) {
 
 func (p *prompt) working(in PromptInput) {
 	p.section("Your role: "+hatName(in.Hat), roleText(in.Hat))
+	if in.Worker != nil {
+		p.section("You are one worker of a wave", workerText(in))
+	}
 	p.section("Events to handle", eventsText(in))
 	p.section("Instructions", orDefault(in.Hat.Instructions,
 		"Handle the events above in the way that best moves the objective forward."))
 	p.context(in, "")
 	p.section("Publishing", publishingText(in))
+	if len(in.WaveRoutes) > 0 && in.Worker == nil {
+		p.section("Waves", waveDispatchText(in))
+	}
 }
 
 func (p *prompt) confirming(in PromptInput) {

@@ -219,5 +219,9 @@ func isPattern(trigger string) bool { return strings.Contains(trigger, "*") }
 func cloneHat(h Hat) Hat {
 	h.Triggers = slices.Clone(h.Triggers)
 	h.Publishes = slices.Clone(h.Publishes)
+	if h.Aggregate != nil {
+		a := *h.Aggregate
+		h.Aggregate = &a
+	}
 	return h
 }

@@ -181,6 +181,14 @@ func (d Dir) Stop() string { return d.file(StopFile) }
 // AgentPID is the running agent's process group (AgentPIDFile).
 func (d Dir) AgentPID() string { return d.file(AgentPIDFile) }
 
+// WaveAgentPID is AgentPIDFile for worker i (from 0) of a wave, whose
+// agents run at once.
+func (d Dir) WaveAgentPID(i int) string { return d.file(fmt.Sprintf(WaveAgentPIDPattern, i+1)) }
+
+// WaveAgentPIDPattern names the files WaveAgentPID gives, with the
+// worker's number from 1.
+const WaveAgentPIDPattern = "agent-wave-%02d.pgid"
+
 // Ignore keeps ralph's files out of git.
 func (d Dir) Ignore() string { return d.file(IgnoreFile) }
 

@@ -11,7 +11,10 @@ const (
 	PhaseSelecting  Phase = "selecting"
 	PhaseRunning    Phase = "running"
 	PhaseCollecting Phase = "collecting"
-	PhaseWaiting    Phase = "waiting"
+	// PhaseWave: the iteration runs a wave's workers, then merges their
+	// events into the log.
+	PhaseWave    Phase = "wave"
+	PhaseWaiting Phase = "waiting"
 	// PhasePacing: a pacing budget's window is full; the next iteration
 	// waits until enough of it has aged out.
 	PhasePacing Phase = "pacing"

@@ -64,7 +64,8 @@ func IsBookkeeping(topic string) bool {
 		TopicIterationStarted, TopicIterationFinished, TopicIterationSettled,
 		TopicEventRouted, TopicEventRejected, TopicEventDropped,
 		TopicCompletionConfirm, TopicRateLimited, TopicCommit, TopicCriteriaBaseline, TopicCompletionVerified, TopicTaskComplete,
-		TopicCriteriaIgnored, TopicHookStarted, TopicHookRan, TopicLoopPaced, TopicBackendSwitched:
+		TopicCriteriaIgnored, TopicHookStarted, TopicHookRan, TopicLoopPaced, TopicBackendSwitched,
+		TopicWaveStarted, TopicWaveWorkerFinished, TopicWaveFinished:
 		return true
 	}
 	return false
@@ -179,6 +180,10 @@ type IterationFinishedRecord struct {
 	// Trees is the workspace before and after the iteration, as git
 	// sees it; nil in a log from before ralph recorded them.
 	Trees *TreesRecord `json:"trees,omitempty"`
+	// WaveID is set when the iteration ran a wave: Usage and CostUSD are
+	// then its workers' sums, which their wave.worker_finished lines
+	// counted already.
+	WaveID string `json:"wave_id,omitempty"`
 }
 
 // TreesRecord is what an iteration changed in the workspace: HEAD before

@@ -154,6 +154,10 @@ type RunState struct {
 	Unavailable  map[string]Unavailable  `json:"unavailable_backends,omitempty"`
 	ByBackend    map[string]BackendTotal `json:"by_backend,omitempty"`
 
+	// Wave is the wave in flight: started and not yet merged into the log;
+	// LastWave the last one that was.
+	Wave     *WaveState   `json:"wave,omitempty"`
+	LastWave *WaveSummary `json:"last_wave,omitempty"`
 	// Confirming holds the completion claim a confirmation iteration checks.
 	Confirming *string `json:"confirming,omitempty"`
 	Completed  bool    `json:"completed,omitempty"`
@@ -239,6 +243,7 @@ func (s *RunState) applyAgentLine(rec events.Record) {
 		s.ConsecutiveMalformed = 0
 	}
 	s.Undecided = append(s.Undecided, UndecidedEvent{Offset: rec.Offset, Event: rec.Event})
+	s.mergedLine(rec.Event)
 }
 
 func (s *RunState) applyBookkeeping(rec events.Record) {
@@ -282,7 +287,9 @@ func (s *RunState) applyBookkeeping(rec events.Record) {
 		var r IterationFinishedRecord
 		Decode(ev, &r)
 		s.finishIteration(r)
-		s.spend(ev.TS, r)
+		if r.WaveID == "" {
+			s.spend(ev.TS, r) // a wave's workers were counted as each ended
+		}
 	case TopicIterationSettled:
 		var r IterationSettledRecord
 		Decode(ev, &r)
@@ -317,6 +324,18 @@ func (s *RunState) applyBookkeeping(rec events.Record) {
 		var r BackendSwitchedRecord
 		Decode(ev, &r)
 		s.applySwitch(r)
+	case TopicWaveStarted:
+		var r WaveStartedRecord
+		Decode(ev, &r)
+		s.startWave(r, ev.TS)
+	case TopicWaveWorkerFinished:
+		var r WaveWorkerRecord
+		Decode(ev, &r)
+		s.finishWorker(r, ev.TS)
+	case TopicWaveFinished:
+		var r WaveFinishedRecord
+		Decode(ev, &r)
+		s.finishWave(r, ev.TS)
 	case TopicCommit:
 		s.Commits++
 	case TopicTaskComplete:
@@ -409,13 +428,21 @@ func (s *RunState) finishIteration(r IterationFinishedRecord) {
 	if r.Outcome != OutcomeRateLimited && r.Outcome != OutcomeInterrupted && r.Outcome != OutcomeSwitched {
 		s.RateLimitedUntil = time.Time{}
 	}
-	s.Usage = s.Usage.Add(r.Usage)
-	s.CostUSD += r.CostUSD
-	if running != nil {
-		s.addBackendTotal(running.Backend, r)
+	if r.WaveID == "" {
+		s.Usage = s.Usage.Add(r.Usage)
+		s.CostUSD += r.CostUSD
+		if running != nil {
+			s.addBackendTotal(running.Backend, r)
+		}
+		s.CostComputed = s.CostComputed || r.CostSource == CostComputed
+		s.CostUnknown = s.CostUnknown || r.CostSource == CostUnknown
 	}
-	s.CostComputed = s.CostComputed || r.CostSource == CostComputed
-	s.CostUnknown = s.CostUnknown || r.CostSource == CostUnknown
+	if r.WaveID != "" && r.Outcome == OutcomeFailure && running != nil {
+		// A wave is not run again for its failed workers: their results
+		// are missing, and the hat that collects the wave is told so.
+		s.Activations[r.Hat]++
+		s.dropPending(running.Events)
+	}
 	switch r.Outcome {
 	case OutcomeRateLimited, OutcomeInterrupted, OutcomeSwitched:
 		// The iteration is repeated with the same number and events.

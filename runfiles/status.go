@@ -55,6 +55,10 @@ type Status struct {
 	Ended       *Termination            `json:"ended,omitempty"`
 	// Waiting is the question the run waits on a person to answer.
 	Waiting *Question `json:"waiting_for_human,omitempty"`
+	// Wave is the wave the running iteration runs, LastWave how the last
+	// one that finished went.
+	Wave     *WaveProgress `json:"wave,omitempty"`
+	LastWave *WaveProgress `json:"last_wave,omitempty"`
 	// Paced is the pacing budget the running loop waits for before its
 	// next iteration (loop.paced).
 	Paced *PacedRecord `json:"paced,omitempty"`
@@ -155,6 +159,14 @@ func ReadStatusIn(d Dir, recent int, now time.Time) (Status, error) {
 		}
 	}
 	s.backends(st, now)
+	if st.Wave != nil {
+		p := st.Wave.Progress()
+		s.Wave = &p
+	}
+	if st.LastWave != nil {
+		p := st.LastWave.Progress()
+		s.LastWave = &p
+	}
 	s.Unfinished = !held && (s.Ended == nil || s.Ended.Reason.Unfinished())
 	s.Elapsed = elapsed(st, held, now).Round(time.Second).String()
 	s.Recent = LastEvents(filepath.Join(workspace, st.EventsFile), recent)

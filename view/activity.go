@@ -124,5 +124,6 @@ func (*ActivityLog) Notice(string)                                              
 func (*ActivityLog) WaitingForHuman(runfiles.Question)                                    {}
 func (*ActivityLog) HumanAnswered(runfiles.Question, engine.Reply)                        {}
 func (*ActivityLog) BackendSwitched(engine.IterationInfo, runfiles.BackendSwitchedRecord) {}
+func (*ActivityLog) WaveProgress(engine.IterationInfo, runfiles.WaveProgress)             {}
 
 var _ Reporter = (*ActivityLog)(nil)

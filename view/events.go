@@ -167,6 +167,19 @@ var describers = map[string]describer{
 		return PacedText(p) + ", waiting " + humanDuration(time.Duration(p.WaitMS)*time.Millisecond)
 	}),
 	runfiles.TopicBackendSwitched: describeAs(SwitchText),
+	runfiles.TopicWaveStarted: describeAs(func(p runfiles.WaveStartedRecord) string {
+		return fmt.Sprintf("%s: %s, %d at once", p.Hat, plural.Count(p.Total, "worker", "workers"), p.Concurrency)
+	}),
+	runfiles.TopicWaveWorkerFinished: describeAs(func(p runfiles.WaveWorkerRecord) string {
+		s := fmt.Sprintf("%s worker %d %s %s", p.Hat, p.Index+1, p.Outcome, humanDuration(time.Duration(p.DurationMS)*time.Millisecond))
+		if p.Message != "" {
+			s += ": " + p.Message
+		}
+		return s
+	}),
+	runfiles.TopicWaveFinished: describeAs(func(p runfiles.WaveFinishedRecord) string {
+		return fmt.Sprintf("%s: %d of %d workers have a result, %s merged", p.Hat, len(p.Succeeded), p.Total, plural.Count(p.Lines, "event", "events"))
+	}),
 	runfiles.TopicCompletionConfirm: describeAs(func(p viewConfirming) string {
 		return "confirming the claim: " + p.Claim
 	}),

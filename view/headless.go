@@ -178,6 +178,18 @@ type headBackendSwitched struct {
 	Message string                `json:"message,omitempty"`
 }
 
+// headWave: the iteration n runs a wave of hat's, or one of its workers
+// ended.
+type headWave struct {
+	N           int    `json:"n"`
+	Hat         string `json:"hat"`
+	WaveID      string `json:"wave_id"`
+	Workers     int    `json:"workers" jsonschema:"how many workers the wave has, one per event"`
+	Concurrency int    `json:"concurrency" jsonschema:"how many run at once at most"`
+	Done        int    `json:"done" jsonschema:"how many workers have ended"`
+	Failed      int    `json:"failed" jsonschema:"how many of those failed or missed the wave's timeout"`
+}
+
 // headComplete: the run ended: `complete` when it completed (every task
 // done), `ended` however else it ended, reason and exit_code saying how.
 // A run that ends as fatal gets `failed` instead.
@@ -410,6 +422,13 @@ func (r *Headless) Paced(p runfiles.PacedRecord) {
 func (r *Headless) BackendSwitched(_ engine.IterationInfo, sw runfiles.BackendSwitchedRecord) {
 	r.emit("backend_switched", headBackendSwitched{N: sw.Iteration, Hat: sw.Hat, From: sw.From, To: sw.To,
 		Reason: sw.Reason, ResetAt: sw.ResetAt, Message: sw.Message})
+}
+
+// WaveProgress reports that a wave started, or that one of its workers
+// ended.
+func (r *Headless) WaveProgress(it engine.IterationInfo, w runfiles.WaveProgress) {
+	r.emit("wave", headWave{N: it.N, Hat: w.Hat, WaveID: w.ID, Workers: w.Total, Concurrency: w.Concurrency,
+		Done: w.Done, Failed: w.Failed})
 }
 
 // TaskComplete reports a SPEC.md checkbox that became checked; index counts

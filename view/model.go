@@ -22,6 +22,7 @@ type Reporter interface {
 	engine.NoticeReporter
 	engine.PaceReporter
 	engine.SwitchReporter
+	engine.WaveReporter
 }
 
 // Phase is where the current iteration is.
@@ -106,6 +107,9 @@ type Run struct {
 	// Paced is the pacing wait the run is in (its loop.paced), nil when
 	// it is in none.
 	Paced *runfiles.PacedRecord
+	// Wave is the wave the iteration runs (a hat with concurrency), nil
+	// when it runs one agent.
+	Wave *runfiles.WaveProgress
 	// Question is the question the run waits on a person to answer, nil
 	// when it waits for none.
 	Question    *runfiles.Question
@@ -192,7 +196,7 @@ func (m *Model) IterationStarted(it engine.IterationInfo) {
 	m.update(func(r *Run) {
 		r.N, r.Max, r.Hat, r.Backend, r.Confirming = it.N, it.Max, it.Hat.ID, it.Backend, it.Confirming
 		r.Sandbox = it.Sandbox
-		r.Phase, r.PhaseSince, r.Paced = PhaseRunning, it.Started, nil
+		r.Phase, r.PhaseSince, r.Paced, r.Wave = PhaseRunning, it.Started, nil, nil
 		if r.PhaseSince.IsZero() {
 			r.PhaseSince = m.now()
 		}
@@ -244,6 +248,11 @@ func (m *Model) RateLimited(_ engine.IterationInfo, wait time.Duration) {
 	m.update(func(r *Run) {
 		r.Phase, r.PhaseSince, r.WaitUntil = PhaseWaiting, m.now(), m.now().Add(wait)
 	})
+}
+
+// WaveProgress notes how the iteration's wave is going.
+func (m *Model) WaveProgress(_ engine.IterationInfo, w runfiles.WaveProgress) {
+	m.update(func(r *Run) { r.Wave = &w })
 }
 
 // Paced notes that the next iteration waits for a pacing budget.
@@ -359,6 +368,12 @@ func (t tee) BackendSwitched(it engine.IterationInfo, sw runfiles.BackendSwitche
 	}
 }
 
+func (t tee) WaveProgress(it engine.IterationInfo, w runfiles.WaveProgress) {
+	for _, r := range t {
+		r.WaveProgress(it, w)
+	}
+}
+
 func (t tee) TaskComplete(index int, text string) {
 	for _, r := range t {
 		r.TaskComplete(index, text)
@@ -405,6 +420,7 @@ func (essentials) IterationFinished(engine.IterationInfo, events.AgentResult) {}
 func (essentials) Commit(engine.IterationInfo, engine.Commit)                 {}
 func (essentials) RateLimited(engine.IterationInfo, time.Duration)            {}
 func (essentials) TaskComplete(int, string)                                   {}
+func (essentials) WaveProgress(engine.IterationInfo, runfiles.WaveProgress)   {}
 
 // BackendSwitched is essential: the run goes on with another agent, which
 // spends other money.

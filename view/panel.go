@@ -83,6 +83,9 @@ func iterationLine(s Run, now time.Time) string {
 	}
 	switch s.Phase {
 	case PhaseRunning:
+		if s.Wave != nil {
+			return line + WaveText(*s.Wave) + " · " + clockDuration(now.Sub(s.PhaseSince))
+		}
 		return line + "working " + clockDuration(now.Sub(s.PhaseSince))
 	case PhasePaced:
 		if s.Paced != nil {

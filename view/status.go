@@ -52,6 +52,11 @@ func WriteStatus(w io.Writer, s runfiles.Status) {
 	if s.Paced != nil {
 		fmt.Fprintln(w, PacedText(*s.Paced))
 	}
+	if s.Wave != nil {
+		fmt.Fprintf(w, "wave: %s\n", WaveText(*s.Wave))
+	} else if s.LastWave != nil {
+		fmt.Fprintf(w, "last wave: iteration %d, %s\n", s.LastWave.Iteration, WaveText(*s.LastWave))
+	}
 	if s.Ended != nil {
 		fmt.Fprintf(w, "ended: %s (exit %d) %s\n", s.Ended.Reason, s.Ended.ExitCode, Sanitize(s.Ended.Message))
 	}

@@ -175,6 +175,11 @@ func (r *Text) RateLimited(it engine.IterationInfo, wait time.Duration) {
 	r.printf("rate limited in iteration %d; waiting %s, then repeating it", it.N, wait.Round(time.Second))
 }
 
+// WaveProgress reports a wave's start and each worker's end.
+func (r *Text) WaveProgress(it engine.IterationInfo, w runfiles.WaveProgress) {
+	r.printf("iteration %d: %s", it.N, WaveText(w))
+}
+
 // Paced reports that the next iteration waits for a pacing budget.
 func (r *Text) Paced(p runfiles.PacedRecord) {
 	r.printf("%s; the next iteration waits", PacedText(p))

@@ -377,6 +377,10 @@ func runOf(st *runfiles.RunState, phase runfiles.Phase, running bool) Run {
 			run.Backend = st.Running.Backend
 		}
 	}
+	if st.Wave != nil {
+		p := st.Wave.Progress()
+		run.Wave = &p
+	}
 	switch {
 	case st.Running != nil && running:
 		run.N, run.Hat, run.Confirming = st.Running.Iteration, st.Running.Hat, st.Running.Confirming

@@ -84,7 +84,7 @@ func TestCompletionBash(t *testing.T) {
 		{"ralph hats gr", "graph"},
 		{"ralph hats graph --format ", "ascii dot json mermaid"},
 		{"ralph hats graph -f m", "mermaid"},
-		{"ralph init --preset t", "tdd"},
+		{"ralph init --preset td", "tdd"},
 		{"ralph completion ", "bash fish zsh"},
 		{"ralph -C . hats show ", "builder ralph reviewer"},
 		{"ralph hats show ", "builder ralph reviewer"},
@@ -95,7 +95,7 @@ func TestCompletionBash(t *testing.T) {
 		{"ralph capa", "capabilities"},
 		{"ralph loop --se", "--set"},
 		{"ralph validate -H code", "code-assist"},
-		{"ralph validate -H te", "team.yml"},
+		{"ralph validate -H tea", "team.yml"},
 		{"ralph loop --backend a", "amp auto"},
 		{"ralph init --backend co", "codex command copilot"},
 	}
@@ -135,7 +135,7 @@ func TestCompletionFish(t *testing.T) {
 	tests := []struct{ line, want string }{
 		{"ralph hats gr", "graph"},
 		{"ralph hats graph --format ", "ascii dot json mermaid"},
-		{"ralph init --preset t", "tdd"},
+		{"ralph init --preset td", "tdd"},
 		{"ralph hats show ", "builder ralph reviewer"},
 	}
 	for _, tt := range tests {

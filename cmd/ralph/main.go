@@ -58,6 +58,7 @@ type cli struct {
 
 	Loop      loopCmd         `cmd:"" aliases:"run" help:"Run the agent in a loop until the objective is done."`
 	Emit      emitCmd         `cmd:"" help:"Publish an event to the running loop's event log."`
+	Wave      waveCmd         `cmd:"" help:"Publish a wave: one event per payload, handled in parallel by a hat with concurrency."`
 	Ask       askCmd          `cmd:"" help:"Ask a person a question: once this iteration ends the run waits for the answer (ralph answer), which reaches the asking hat next."`
 	Answer    answerCmd       `cmd:"" help:"Answer the question a run waits on (ralph status shows it): ralph answer [ID] TEXT."`
 	Guide     guideCmd        `cmd:"" help:"Steer the running loop: its next iteration's prompt carries a person's guidance (human.guidance)."`

@@ -24,6 +24,10 @@ type handOff struct {
 	payload string
 	write   map[string]string
 	commit  string
+	// wave, when set, publishes that many events of topic as one wave
+	// (ralph wave emit); workers says the hat runs that many workers of a
+	// wave in its one iteration, each publishing topic.
+	wave, workers int
 }
 
 // happyPaths walk each preset through every hat to completion, writing
@@ -136,6 +140,12 @@ var happyPaths = map[string][]handOff{
 		{hat: "reporter", topic: "LOOP_COMPLETE", write: map[string]string{
 			"QA.md": qaDoc}},
 	},
+	"wave-review": {
+		{hat: "dispatcher", topic: "review.perspective", wave: 3},
+		{hat: "reviewer", topic: "review.done", workers: 3},
+		{hat: "synthesizer", topic: "LOOP_COMPLETE", write: map[string]string{
+			"REVIEW.md": "Approve with changes.\n\n## Findings\n\n- minor: main.go:3 has no test\n"}},
+	},
 }
 
 // qaDoc and triageDoc are reports as the qa and triage presets tell their
@@ -198,7 +208,12 @@ func happyScript(path []handOff) agentScript {
 			st.Write = h.write
 		}
 		st.Commit = h.commit
-		byHat[h.hat] = append(byHat[h.hat], st)
+		if h.wave > 0 {
+			st = step{Sh: fmt.Sprintf(`"$RALPH_BIN" wave emit %s --payloads`, h.topic) + strings.Repeat(` "`+payload+`"`, h.wave)}
+		}
+		for range max(h.workers, 1) {
+			byHat[h.hat] = append(byHat[h.hat], st)
+		}
 	}
 	return agentScript{ByHat: byHat}
 }
@@ -233,7 +248,10 @@ func wantFlow(path []handOff) []string {
 		if h.topic == "LOOP_COMPLETE" {
 			source = "tag "
 		}
-		out = append(out, source+h.topic, "finished "+h.hat+" success")
+		for range max(h.wave, h.workers, 1) {
+			out = append(out, source+h.topic)
+		}
+		out = append(out, "finished "+h.hat+" success")
 	}
 	return out
 }

@@ -38,6 +38,7 @@ var commandTraits = map[string]traits{
 	"chain run":        {changes: true, json: jsonDoc},
 	"chain resume":     {changes: true, json: jsonDoc},
 	"emit":             {changes: true}, // its --json says the payload is JSON
+	"wave emit":        {changes: true}, // its --json says the payloads are JSON
 	"ask":              {changes: true},
 	"answer":           {changes: true},
 	"guide":            {changes: true},

@@ -82,6 +82,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gofrs/flock"
+
 	"github.com/ralph-loop/ralph/internal/atomicfile"
 	"github.com/ralph-loop/ralph/internal/scriptagent/script"
 )
@@ -148,8 +150,13 @@ func nth(steps []script.Step, n int) script.Step {
 // bump increments a counter file and returns the new value. The file is
 // replaced atomically: tests kill agents at any instant, and a counter
 // truncated by a kill would start again from 1 and repeat payloads that
-// tests hold to be unique.
+// tests hold to be unique. A lock beside it makes the count exact when
+// several agents run at once (a wave's workers).
 func bump(path string) int {
+	lock := flock.New(path + ".lock")
+	if err := lock.Lock(); err == nil {
+		defer func() { _ = lock.Unlock() }()
+	}
 	data, _ := os.ReadFile(path)
 	n, _ := strconv.Atoi(strings.TrimSpace(string(data)))
 	n++

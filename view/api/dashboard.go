@@ -109,7 +109,11 @@ type Loop struct {
 	// iteration (phase paced), and PacedText that wait in words.
 	Paced     *runfiles.PacedRecord `json:"paced,omitempty"`
 	PacedText string                `json:"paced_text,omitempty"`
-	Ended     *runfiles.Termination `json:"ended,omitempty"`
+	// Wave is the wave the iteration runs (a hat with concurrency), and
+	// WaveText how it is going in words.
+	Wave     *runfiles.WaveProgress `json:"wave,omitempty"`
+	WaveText string                 `json:"wave_text,omitempty"`
+	Ended    *runfiles.Termination  `json:"ended,omitempty"`
 	// Gone says no process runs the loop, though it has not ended: it
 	// was killed, and goes on with `ralph loop --resume`.
 	Gone     bool                      `json:"gone,omitempty"`
@@ -188,6 +192,9 @@ func (r *Reader) loop(l *view.LoopView) *Loop {
 		Activity: l.Activity}
 	if run.Paced != nil {
 		lp.Paced, lp.PacedText = run.Paced, view.PacedText(*run.Paced)
+	}
+	if run.Wave != nil {
+		lp.Wave, lp.WaveText = run.Wave, view.WaveText(*run.Wave)
 	}
 	if text := view.BackendList(run.ByBackend); text != "" {
 		lp.ByBackend, lp.ByBackendText = run.ByBackend, text
