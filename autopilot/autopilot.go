@@ -135,6 +135,9 @@ type Autopilot struct {
 	// lookCtx, which ends with the run.
 	follow  *follower
 	lookCtx context.Context
+	// cleaner removes finished tasks' worktrees and branches while the
+	// run goes on.
+	cleaner *cleaner
 }
 
 type slotResult struct {
@@ -168,7 +171,8 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	opts.Source = watchSource(redactSource(opts.Source, opts.Redactor), git.Repo{Dir: opts.Repo})
 	a := &Autopilot{opts: opts, repo: git.Repo{Dir: opts.Repo}, handles: map[string]Handle{}, runnerCtx: context.WithoutCancel(ctx),
 		slotDone: make(chan slotResult), mergeDone: make(chan mergeDone), questions: make(chan questionSeen),
-		held: map[string]string{}, revived: map[string]int{}, closeTried: map[string]bool{}, follow: newFollower(opts.Settings.PR.PollSeconds)}
+		held: map[string]string{}, revived: map[string]int{}, closeTried: map[string]bool{}, follow: newFollower(opts.Settings.PR.PollSeconds),
+		cleaner: newCleaner()}
 	var stopLooks context.CancelFunc
 	a.lookCtx, stopLooks = context.WithCancel(ctx)
 	defer stopLooks()
@@ -184,6 +188,9 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		return Result{ExitCode: exitcode.Fatal}, err
 	}
 	defer func() { _ = a.journal.log.Close() }()
+	// A run that ends on an error before its loop has clean-ups under
+	// way too; they end before the log closes.
+	defer a.cleaner.wait()
 	control, stopWatch, err := watchControl(runfiles.Dir(dir).Control())
 	if err != nil {
 		return Result{ExitCode: exitcode.Fatal}, err
@@ -193,6 +200,9 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	sctx, cancel := steady(ctx)
 	defer cancel()
 	if err := a.reconcile(sctx); err != nil {
+		return Result{ExitCode: exitcode.Fatal}, err
+	}
+	if err := a.cleanLeftovers(sctx); err != nil {
 		return Result{ExitCode: exitcode.Fatal}, err
 	}
 	if err := a.retryCloses(sctx); err != nil {
@@ -231,6 +241,8 @@ func (a *Autopilot) loop(ctx context.Context) (Result, error) {
 			a.look()
 		case seen := <-a.follow.seen:
 			a.check(a.reviewed(ctx, seen))
+		case <-a.cleaner.done:
+			a.check(a.cleanedUp())
 		case <-ctx.Done():
 		}
 	}
@@ -304,7 +316,7 @@ func (a *Autopilot) startRetries(ctx context.Context) {
 func (a *Autopilot) done() (bool, int) {
 	st := a.state()
 	switch {
-	case len(a.handles) > 0 || a.merging != "":
+	case len(a.handles) > 0 || a.merging != "" || a.cleaner.pending > 0:
 		return false, 0
 	case a.interrupted:
 		return true, exitcode.Interrupted

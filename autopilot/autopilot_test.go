@@ -197,14 +197,20 @@ func (h *harness) settings(parallel int) config.Autopilot {
 	return config.Autopilot{Parallel: parallel, Merge: "merge", Retries: 1, WorktreesDir: ".worktrees"}
 }
 
-func (h *harness) start(ctx context.Context, s config.Autopilot) {
+// start runs the autopilot with h.runner, or with runner when given (one
+// that wraps h.runner).
+func (h *harness) start(ctx context.Context, s config.Autopilot, runner ...Runner) {
+	run := Runner(h.runner)
+	if len(runner) > 0 {
+		run = runner[0]
+	}
 	go func() {
 		defer close(h.done)
 		src := tasks.Source(h.source)
 		if h.src != nil {
 			src = h.src
 		}
-		h.res, h.err = Run(ctx, Options{Repo: h.repo, Settings: s, Source: src, Runner: h.runner, PullRequests: h.pulls,
+		h.res, h.err = Run(ctx, Options{Repo: h.repo, Settings: s, Source: src, Runner: run, PullRequests: h.pulls,
 			OnEvent: func(ev events.Event, _ *runfiles.AutopilotState) { h.events <- ev }})
 	}()
 }

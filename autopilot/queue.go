@@ -153,7 +153,7 @@ func (a *Autopilot) land(ctx context.Context, m runfiles.TaskMerge) error {
 }
 
 // complete closes a task whose merge, commit, is on the base branch,
-// removes its worktree and branch, and records it completed.
+// records it completed and starts the removal of its worktree and branch.
 func (a *Autopilot) complete(ctx context.Context, m runfiles.TaskMerge, commit string) error {
 	a.merges[m.Task] = commit
 	closed, err := a.closeTask(ctx, m.Task, a.mergedReason(commit))
@@ -161,7 +161,7 @@ func (a *Autopilot) complete(ctx context.Context, m runfiles.TaskMerge, commit s
 		return err
 	}
 	a.fault(FaultClosed)
-	a.cleanUp(ctx, m.Task, false)
+	a.cleanUp(m.Task, false)
 	p := runfiles.AutopilotPayload{Task: m.Task, Title: m.Title, Commit: commit, Unclosed: !closed}
 	if err := a.journal.record(runfiles.TopicTaskCompleted, p); err != nil {
 		return err
@@ -191,26 +191,6 @@ func (a *Autopilot) closeTask(ctx context.Context, task, reason string) (closed 
 			task, a.opts.Source.Name(), err))
 	}
 	return true, a.commitTracker(ctx, "ralph: close "+task)
-}
-
-// cleanUp removes a finished task's worktree and branch; what cannot be
-// removed is reported, not fatal. keepBranch keeps the task's branch on
-// the remote: an open pull request's.
-func (a *Autopilot) cleanUp(ctx context.Context, task string, keepBranch bool) {
-	if err := runfiles.KeepTaskLog(a.opts.Repo, task, a.worktree(task)); err != nil {
-		_ = a.notice(fmt.Sprintf("keeping the loop log of %s failed: %v; it goes with its worktree", task, err))
-	}
-	if err := a.repo.RemoveWorktree(ctx, a.worktree(task)); err != nil {
-		_ = a.notice(fmt.Sprintf("removing the worktree of %s failed: %v", task, err))
-	}
-	if err := a.repo.DeleteBranch(ctx, branchOf(task)); err != nil {
-		_ = a.notice(fmt.Sprintf("deleting %s failed: %v", branchOf(task), err))
-	}
-	if c, ok := a.opts.Runner.(TaskCleaner); ok {
-		if err := c.CleanUp(ctx, task, keepBranch); err != nil {
-			_ = a.notice(fmt.Sprintf("cleaning up after %s failed: %v", task, err))
-		}
-	}
 }
 
 // conflicted sends a task whose merge conflicted back to its loop, on its
