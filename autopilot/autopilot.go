@@ -131,6 +131,9 @@ type Autopilot struct {
 	merges     map[string]string
 	landed     landings
 	closeTried map[string]bool
+	// mergedHere holds the tasks this process merged, whose close has
+	// not been tried: the tracker need not be asked whether it is done.
+	mergedHere map[string]bool
 	// follow looks at the pull requests of the tasks in review, under
 	// lookCtx, which ends with the run.
 	follow  *follower
@@ -171,7 +174,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	opts.Source = watchSource(redactSource(opts.Source, opts.Redactor), git.Repo{Dir: opts.Repo})
 	a := &Autopilot{opts: opts, repo: git.Repo{Dir: opts.Repo}, handles: map[string]Handle{}, runnerCtx: context.WithoutCancel(ctx),
 		slotDone: make(chan slotResult), mergeDone: make(chan mergeDone), questions: make(chan questionSeen),
-		held: map[string]string{}, revived: map[string]int{}, closeTried: map[string]bool{}, follow: newFollower(opts.Settings.PR.PollSeconds),
+		held: map[string]string{}, revived: map[string]int{}, closeTried: map[string]bool{}, mergedHere: map[string]bool{}, follow: newFollower(opts.Settings.PR.PollSeconds),
 		cleaner: newCleaner()}
 	var stopLooks context.CancelFunc
 	a.lookCtx, stopLooks = context.WithCancel(ctx)
@@ -468,10 +471,10 @@ func branchOf(task string) string { return "ralph/" + task }
 
 // start assigns t to slot, claims it, makes its worktree and starts its
 // loop. A failure in any of these fails the task, not the run.
+//
+// t is as Ready gave it, whole (the Source contract): asking the tracker
+// again would cost a command source without show: a list a task.
 func (a *Autopilot) start(ctx context.Context, t tasks.Task, slot string) error {
-	if full, err := a.opts.Source.Show(ctx, t.ID); err == nil {
-		t = full
-	}
 	if _, err := a.agentOf(t); err != nil {
 		// Before the claim: nothing of the task is started.
 		return a.failAssign(ctx, t.ID, t.Title, err.Error())

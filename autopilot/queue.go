@@ -113,6 +113,7 @@ func (a *Autopilot) merged(ctx context.Context, d mergeDone) error {
 		return err
 	}
 	m.Step, m.Base, m.Commit, m.Remote, m.Lease, m.Verified = runfiles.MergeDone, res.Base, res.Commit, p.Remote, p.Lease, p.Verified
+	a.mergedHere[m.Task] = true
 	a.fault(FaultMerged)
 	return a.land(ctx, m)
 }
@@ -183,8 +184,15 @@ func (a *Autopilot) mergedReason(commit string) string {
 // source already has it closed (a restart after the close). A close the
 // source refuses is reported, and closed is false.
 func (a *Autopilot) closeTask(ctx context.Context, task, reason string) (closed bool, err error) {
-	if t, err := a.opts.Source.Show(ctx, task); err == nil && t.Closed {
-		return true, nil
+	// A task this process merged was not closed by it yet: only a merge
+	// an earlier run made may have been. Asking costs a command source
+	// without show: a list.
+	here := a.mergedHere[task]
+	delete(a.mergedHere, task)
+	if !here {
+		if t, err := a.opts.Source.Show(ctx, task); err == nil && t.Closed {
+			return true, nil
+		}
 	}
 	if err := a.opts.Source.Close(ctx, task, reason); err != nil {
 		return false, a.notice(fmt.Sprintf("%s is merged, but closing it in %s failed: %v; the next run closes it, without running it again",
