@@ -17,7 +17,13 @@ import (
 // (merges, tracker updates) are bookkeeping: trackers install hooks that
 // rewrite their own tracked files on every commit and merge, which would
 // leave the user's checkout dirty behind ralph's back.
-var noHooks = []string{"-c", "core.hooksPath=" + os.DevNull}
+//
+// Nor does git run its automatic maintenance after them: it would start a
+// `git maintenance run --auto` for each of the autopilot's several commits
+// a task, on the one goroutine every task waits for, for the few objects
+// each adds; the commits of the tasks' agents (and the user's) still run
+// it in the same object store.
+var noHooks = []string{"-c", "core.hooksPath=" + os.DevNull, "-c", "maintenance.auto=false"}
 
 // identity commits as the user when git knows who that is, and as ralph
 // otherwise, so that a machine without user.email set does not stop the
