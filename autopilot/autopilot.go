@@ -138,6 +138,9 @@ type Autopilot struct {
 	// lookCtx, which ends with the run.
 	follow  *follower
 	lookCtx context.Context
+	// commonDir is the repository's common git directory, once known
+	// (pin).
+	commonDir string
 	// cleaner removes finished tasks' worktrees and branches while the
 	// run goes on.
 	cleaner *cleaner
@@ -519,7 +522,7 @@ func (a *Autopilot) launch(ctx context.Context, slot, task string, attempt int, 
 	}
 	job, err := a.job(task, attempt, mode)
 	if err == nil {
-		job.Pin, err = a.repo.WorktreePin(ctx, dir)
+		job.Pin, err = a.pin(ctx, dir)
 	}
 	if err != nil {
 		return a.failAssign(ctx, task, "", err.Error())
@@ -549,24 +552,35 @@ func (a *Autopilot) ensureWorktree(ctx context.Context, task string) error {
 			return err
 		}
 	}
-	start, err := a.startPoint(ctx)
-	if err != nil {
-		return err
-	}
-	return a.repo.AddWorktree(ctx, dir, branchOf(task), start)
+	return a.repo.AddWorktree(ctx, dir, branchOf(task), a.startPoint(ctx))
 }
 
 // startPoint is the commit a task's worktree starts from: the base
 // branch's tip; with deliver: pr, which never moves the local base
 // branch, the remote's, fetched (the local one's when the remote cannot
 // be reached: its merge will say why).
-func (a *Autopilot) startPoint(ctx context.Context) (string, error) {
+func (a *Autopilot) startPoint(ctx context.Context) string {
 	if a.merger.deliver.mode == deliverPR {
 		if tip, err := a.merger.fetchBase(ctx, ""); err == nil && tip != "" {
-			return tip, nil
+			return tip
 		}
 	}
-	return a.repo.Resolve(ctx, "refs/heads/"+a.base)
+	// Named, not resolved: git resolves it as it makes the worktree.
+	return "refs/heads/" + a.base
+}
+
+// pin is where the repository of the worktree at dir is (git.Pin), from
+// the repository's side; its common git directory is asked for once a
+// run, as every task's worktree shares it.
+func (a *Autopilot) pin(ctx context.Context, dir string) (git.Pin, error) {
+	if a.commonDir == "" {
+		common, err := a.repo.CommonDir(ctx)
+		if err != nil {
+			return git.Pin{}, err
+		}
+		a.commonDir = common
+	}
+	return git.WorktreePinIn(a.commonDir, dir)
 }
 
 // watch reports the end of a loop to the state machine, and while it
