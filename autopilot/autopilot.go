@@ -487,10 +487,7 @@ func (a *Autopilot) start(ctx context.Context, t tasks.Task, slot string) error 
 	if err := a.journal.record(runfiles.TopicTaskAssigned, p); err != nil {
 		return err
 	}
-	if err := a.opts.Source.Claim(ctx, t.ID); err != nil {
-		return a.failAssign(ctx, t.ID, t.Title, "claiming it in "+a.opts.Source.Name()+" failed: "+err.Error())
-	}
-	if err := a.commitTracker(ctx, "ralph: claim "+t.ID); err != nil {
+	if claimed, err := a.claim(ctx, t.ID, t.Title); err != nil || !claimed {
 		return err
 	}
 	if err := a.writeTaskFiles(t, ""); err != nil {
