@@ -209,16 +209,25 @@ func parseStatusZ(out []byte) []string {
 // deleted) with message, and nothing else the index may hold. It reports
 // whether there was anything to commit.
 func (g Repo) CommitPaths(ctx context.Context, message string, paths ...string) (bool, error) {
-	changed, err := g.Changed(ctx, paths...)
-	if err != nil || len(changed) == 0 {
-		return false, err
+	// Callers commit what they know changed: the add and the commit say
+	// so, and only when one of them fails is git asked whether there was
+	// anything to commit (a commit of nothing fails, as does the add of a
+	// path that is not there).
+	_, err := g.run(ctx, append([]string{"add", "--all", "--"}, paths...)...)
+	if err == nil {
+		args := append(append(noHooks, g.identity(ctx)...), "commit", "--quiet", "--no-verify", "-m", message, "--")
+		if _, err = g.run(ctx, append(args, paths...)...); err == nil {
+			return true, nil
+		}
 	}
-	if _, err := g.run(ctx, append([]string{"add", "--all", "--"}, paths...)...); err != nil {
-		return false, err
+	changed, cerr := g.Changed(ctx, paths...)
+	switch {
+	case cerr != nil:
+		return false, errors.Join(err, cerr)
+	case len(changed) == 0:
+		return false, nil
 	}
-	args := append(append(noHooks, g.identity(ctx)...), "commit", "--quiet", "--no-verify", "-m", message, "--")
-	_, err = g.run(ctx, append(args, paths...)...)
-	return err == nil, err
+	return false, err
 }
 
 // MergeResult is how a merge into Dir's HEAD went.
