@@ -60,14 +60,14 @@ func TestACleanUpHoldsNoOtherTask(t *testing.T) {
 	runner := &cleaningRunner{fakeRunner: h.runner, cleaned: make(chan string, 10), hold: map[string]chan struct{}{"a": release}}
 	h.start(t.Context(), h.settings(1), runner)
 	h.loop().complete()
-	recv(t, h.runner.started, "b's start while a's clean-up runs").complete()
+	recv(t, h.runner.started, "start of b").complete()
 	completed := make(chan string, 2)
 	go func() {
 		for range 2 {
 			completed <- payloadOf(h.next(runfiles.TopicTaskCompleted)).Task
 		}
 	}()
-	assert.Equal(t, "a", recv(t, completed, "a completed"))
+	assert.Equal(t, "a", recv(t, completed, "task.completed of a while its clean-up is held"))
 	assert.Equal(t, "b", recv(t, completed, "b merged while a's clean-up runs"))
 	select {
 	case <-h.done:
