@@ -131,10 +131,19 @@ type Autopilot struct {
 	merges     map[string]string
 	landed     landings
 	closeTried map[string]bool
+	// mergedHere holds the tasks this process merged, whose close has
+	// not been tried: the tracker need not be asked whether it is done.
+	mergedHere map[string]bool
 	// follow looks at the pull requests of the tasks in review, under
 	// lookCtx, which ends with the run.
 	follow  *follower
 	lookCtx context.Context
+	// commonDir is the repository's common git directory, once known
+	// (pin).
+	commonDir string
+	// cleaner removes finished tasks' worktrees and branches while the
+	// run goes on.
+	cleaner *cleaner
 }
 
 type slotResult struct {
@@ -168,7 +177,8 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	opts.Source = watchSource(redactSource(opts.Source, opts.Redactor), git.Repo{Dir: opts.Repo})
 	a := &Autopilot{opts: opts, repo: git.Repo{Dir: opts.Repo}, handles: map[string]Handle{}, runnerCtx: context.WithoutCancel(ctx),
 		slotDone: make(chan slotResult), mergeDone: make(chan mergeDone), questions: make(chan questionSeen),
-		held: map[string]string{}, revived: map[string]int{}, closeTried: map[string]bool{}, follow: newFollower(opts.Settings.PR.PollSeconds)}
+		held: map[string]string{}, revived: map[string]int{}, closeTried: map[string]bool{}, mergedHere: map[string]bool{}, follow: newFollower(opts.Settings.PR.PollSeconds),
+		cleaner: newCleaner()}
 	var stopLooks context.CancelFunc
 	a.lookCtx, stopLooks = context.WithCancel(ctx)
 	defer stopLooks()
@@ -184,6 +194,9 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		return Result{ExitCode: exitcode.Fatal}, err
 	}
 	defer func() { _ = a.journal.log.Close() }()
+	// A run that ends on an error before its loop has clean-ups under
+	// way too; they end before the log closes.
+	defer a.cleaner.wait()
 	control, stopWatch, err := watchControl(runfiles.Dir(dir).Control())
 	if err != nil {
 		return Result{ExitCode: exitcode.Fatal}, err
@@ -193,6 +206,9 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	sctx, cancel := steady(ctx)
 	defer cancel()
 	if err := a.reconcile(sctx); err != nil {
+		return Result{ExitCode: exitcode.Fatal}, err
+	}
+	if err := a.cleanLeftovers(sctx); err != nil {
 		return Result{ExitCode: exitcode.Fatal}, err
 	}
 	if err := a.retryCloses(sctx); err != nil {
@@ -231,6 +247,8 @@ func (a *Autopilot) loop(ctx context.Context) (Result, error) {
 			a.look()
 		case seen := <-a.follow.seen:
 			a.check(a.reviewed(ctx, seen))
+		case <-a.cleaner.done:
+			a.check(a.cleanedUp())
 		case <-ctx.Done():
 		}
 	}
@@ -304,7 +322,7 @@ func (a *Autopilot) startRetries(ctx context.Context) {
 func (a *Autopilot) done() (bool, int) {
 	st := a.state()
 	switch {
-	case len(a.handles) > 0 || a.merging != "":
+	case len(a.handles) > 0 || a.merging != "" || a.cleaner.pending > 0:
 		return false, 0
 	case a.interrupted:
 		return true, exitcode.Interrupted
@@ -456,10 +474,10 @@ func branchOf(task string) string { return "ralph/" + task }
 
 // start assigns t to slot, claims it, makes its worktree and starts its
 // loop. A failure in any of these fails the task, not the run.
+//
+// t is as Ready gave it, whole (the Source contract): asking the tracker
+// again would cost a command source without show: a list a task.
 func (a *Autopilot) start(ctx context.Context, t tasks.Task, slot string) error {
-	if full, err := a.opts.Source.Show(ctx, t.ID); err == nil {
-		t = full
-	}
 	if _, err := a.agentOf(t); err != nil {
 		// Before the claim: nothing of the task is started.
 		return a.failAssign(ctx, t.ID, t.Title, err.Error())
@@ -469,10 +487,7 @@ func (a *Autopilot) start(ctx context.Context, t tasks.Task, slot string) error 
 	if err := a.journal.record(runfiles.TopicTaskAssigned, p); err != nil {
 		return err
 	}
-	if err := a.opts.Source.Claim(ctx, t.ID); err != nil {
-		return a.failAssign(ctx, t.ID, t.Title, "claiming it in "+a.opts.Source.Name()+" failed: "+err.Error())
-	}
-	if err := a.commitTracker(ctx, "ralph: claim "+t.ID); err != nil {
+	if claimed, err := a.claim(ctx, t.ID, t.Title); err != nil || !claimed {
 		return err
 	}
 	if err := a.writeTaskFiles(t, ""); err != nil {
@@ -504,7 +519,7 @@ func (a *Autopilot) launch(ctx context.Context, slot, task string, attempt int, 
 	}
 	job, err := a.job(task, attempt, mode)
 	if err == nil {
-		job.Pin, err = a.repo.WorktreePin(ctx, dir)
+		job.Pin, err = a.pin(ctx, dir)
 	}
 	if err != nil {
 		return a.failAssign(ctx, task, "", err.Error())
@@ -534,24 +549,35 @@ func (a *Autopilot) ensureWorktree(ctx context.Context, task string) error {
 			return err
 		}
 	}
-	start, err := a.startPoint(ctx)
-	if err != nil {
-		return err
-	}
-	return a.repo.AddWorktree(ctx, dir, branchOf(task), start)
+	return a.repo.AddWorktree(ctx, dir, branchOf(task), a.startPoint(ctx))
 }
 
 // startPoint is the commit a task's worktree starts from: the base
 // branch's tip; with deliver: pr, which never moves the local base
 // branch, the remote's, fetched (the local one's when the remote cannot
 // be reached: its merge will say why).
-func (a *Autopilot) startPoint(ctx context.Context) (string, error) {
+func (a *Autopilot) startPoint(ctx context.Context) string {
 	if a.merger.deliver.mode == deliverPR {
 		if tip, err := a.merger.fetchBase(ctx, ""); err == nil && tip != "" {
-			return tip, nil
+			return tip
 		}
 	}
-	return a.repo.Resolve(ctx, "refs/heads/"+a.base)
+	// Named, not resolved: git resolves it as it makes the worktree.
+	return "refs/heads/" + a.base
+}
+
+// pin is where the repository of the worktree at dir is (git.Pin), from
+// the repository's side; its common git directory is asked for once a
+// run, as every task's worktree shares it.
+func (a *Autopilot) pin(ctx context.Context, dir string) (git.Pin, error) {
+	if a.commonDir == "" {
+		common, err := a.repo.CommonDir(ctx)
+		if err != nil {
+			return git.Pin{}, err
+		}
+		a.commonDir = common
+	}
+	return git.WorktreePinIn(a.commonDir, dir)
 }
 
 // watch reports the end of a loop to the state machine, and while it

@@ -38,6 +38,8 @@ type memSource struct {
 	claimed   map[string]int
 	failed    map[string]string
 	failClaim map[string]bool
+	// shown counts the calls of Show.
+	shown int
 }
 
 func newMemSource(dir string, ts ...tasks.Task) *memSource {
@@ -64,6 +66,7 @@ func (s *memSource) Ready(context.Context) ([]tasks.Task, error) {
 func (s *memSource) Show(_ context.Context, id string) (tasks.Task, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.shown++
 	for _, t := range s.tasks {
 		if t.ID == id {
 			t.Closed = s.closed[id] > 0
@@ -197,14 +200,20 @@ func (h *harness) settings(parallel int) config.Autopilot {
 	return config.Autopilot{Parallel: parallel, Merge: "merge", Retries: 1, WorktreesDir: ".worktrees"}
 }
 
-func (h *harness) start(ctx context.Context, s config.Autopilot) {
+// start runs the autopilot with h.runner, or with runner when given (one
+// that wraps h.runner).
+func (h *harness) start(ctx context.Context, s config.Autopilot, runner ...Runner) {
+	run := Runner(h.runner)
+	if len(runner) > 0 {
+		run = runner[0]
+	}
 	go func() {
 		defer close(h.done)
 		src := tasks.Source(h.source)
 		if h.src != nil {
 			src = h.src
 		}
-		h.res, h.err = Run(ctx, Options{Repo: h.repo, Settings: s, Source: src, Runner: h.runner, PullRequests: h.pulls,
+		h.res, h.err = Run(ctx, Options{Repo: h.repo, Settings: s, Source: src, Runner: run, PullRequests: h.pulls,
 			OnEvent: func(ev events.Event, _ *runfiles.AutopilotState) { h.events <- ev }})
 	}()
 }
@@ -292,6 +301,22 @@ func TestRunWorksThroughTheQueueInPriorityOrder(t *testing.T) {
 	}
 	assert.Empty(t, strings.TrimSpace(gittest.Run(t, h.repo, "status", "--porcelain")), "the checkout is left clean")
 	assert.Contains(t, gittest.Run(t, h.repo, "log", "--format=%s"), "ralph: close a", "tracker changes are committed")
+}
+
+// Ready's tasks are whole, and a task this run merged is not closed yet:
+// a run asks the tracker about no task one at a time, which for a command
+// source without show: is a list per question.
+func TestARunAsksTheTrackerAboutNoTaskAlone(t *testing.T) {
+	h := newHarness(t, task("a", 1, "component:api"), task("b", 2))
+	h.start(t.Context(), h.settings(2))
+	h.loop().complete()
+	h.loop().complete()
+	res := h.wait()
+	require.NoError(t, h.err)
+	assert.Equal(t, Result{Completed: 2}, res)
+	assert.Equal(t, 0, h.source.shown, "calls of Show")
+	assert.Equal(t, map[string]int{"a": 1, "b": 1}, h.source.closed)
+	assert.Contains(t, payloadOf(h.next(runfiles.TopicTaskAssigned)).Components, "api", "the task as Ready gave it")
 }
 
 func TestRunRespectsParallelAndFillsFreedSlots(t *testing.T) {

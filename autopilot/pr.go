@@ -416,7 +416,7 @@ func (a *Autopilot) completeReview(ctx context.Context, r runfiles.TaskReview, p
 		return err
 	}
 	a.fault(FaultClosed)
-	a.cleanUp(ctx, r.Task, pr == nil)
+	a.cleanUp(r.Task, pr == nil)
 	p := runfiles.AutopilotPayload{Task: r.Task, Title: r.Title, Commit: commit, Number: r.PR.Number, URL: r.PR.URL, Unclosed: !closed}
 	if err := a.journal.record(runfiles.TopicTaskCompleted, p); err != nil {
 		return err

@@ -113,6 +113,7 @@ func (a *Autopilot) merged(ctx context.Context, d mergeDone) error {
 		return err
 	}
 	m.Step, m.Base, m.Commit, m.Remote, m.Lease, m.Verified = runfiles.MergeDone, res.Base, res.Commit, p.Remote, p.Lease, p.Verified
+	a.mergedHere[m.Task] = true
 	a.fault(FaultMerged)
 	return a.land(ctx, m)
 }
@@ -153,7 +154,7 @@ func (a *Autopilot) land(ctx context.Context, m runfiles.TaskMerge) error {
 }
 
 // complete closes a task whose merge, commit, is on the base branch,
-// removes its worktree and branch, and records it completed.
+// records it completed and starts the removal of its worktree and branch.
 func (a *Autopilot) complete(ctx context.Context, m runfiles.TaskMerge, commit string) error {
 	a.merges[m.Task] = commit
 	closed, err := a.closeTask(ctx, m.Task, a.mergedReason(commit))
@@ -161,7 +162,7 @@ func (a *Autopilot) complete(ctx context.Context, m runfiles.TaskMerge, commit s
 		return err
 	}
 	a.fault(FaultClosed)
-	a.cleanUp(ctx, m.Task, false)
+	a.cleanUp(m.Task, false)
 	p := runfiles.AutopilotPayload{Task: m.Task, Title: m.Title, Commit: commit, Unclosed: !closed}
 	if err := a.journal.record(runfiles.TopicTaskCompleted, p); err != nil {
 		return err
@@ -183,34 +184,21 @@ func (a *Autopilot) mergedReason(commit string) string {
 // source already has it closed (a restart after the close). A close the
 // source refuses is reported, and closed is false.
 func (a *Autopilot) closeTask(ctx context.Context, task, reason string) (closed bool, err error) {
-	if t, err := a.opts.Source.Show(ctx, task); err == nil && t.Closed {
-		return true, nil
+	// A task this process merged was not closed by it yet: only a merge
+	// an earlier run made may have been. Asking costs a command source
+	// without show: a list.
+	here := a.mergedHere[task]
+	delete(a.mergedHere, task)
+	if !here {
+		if t, err := a.opts.Source.Show(ctx, task); err == nil && t.Closed {
+			return true, nil
+		}
 	}
 	if err := a.opts.Source.Close(ctx, task, reason); err != nil {
 		return false, a.notice(fmt.Sprintf("%s is merged, but closing it in %s failed: %v; the next run closes it, without running it again",
 			task, a.opts.Source.Name(), err))
 	}
 	return true, a.commitTracker(ctx, "ralph: close "+task)
-}
-
-// cleanUp removes a finished task's worktree and branch; what cannot be
-// removed is reported, not fatal. keepBranch keeps the task's branch on
-// the remote: an open pull request's.
-func (a *Autopilot) cleanUp(ctx context.Context, task string, keepBranch bool) {
-	if err := runfiles.KeepTaskLog(a.opts.Repo, task, a.worktree(task)); err != nil {
-		_ = a.notice(fmt.Sprintf("keeping the loop log of %s failed: %v; it goes with its worktree", task, err))
-	}
-	if err := a.repo.RemoveWorktree(ctx, a.worktree(task)); err != nil {
-		_ = a.notice(fmt.Sprintf("removing the worktree of %s failed: %v", task, err))
-	}
-	if err := a.repo.DeleteBranch(ctx, branchOf(task)); err != nil {
-		_ = a.notice(fmt.Sprintf("deleting %s failed: %v", branchOf(task), err))
-	}
-	if c, ok := a.opts.Runner.(TaskCleaner); ok {
-		if err := c.CleanUp(ctx, task, keepBranch); err != nil {
-			_ = a.notice(fmt.Sprintf("cleaning up after %s failed: %v", task, err))
-		}
-	}
 }
 
 // conflicted sends a task whose merge conflicted back to its loop, on its

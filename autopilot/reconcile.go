@@ -37,10 +37,7 @@ func (a *Autopilot) reconcileSlot(ctx context.Context, slot string, s runfiles.T
 		// Assigned, but the autopilot stopped before the loop started;
 		// the claim may not have been made either, and repeating it is
 		// harmless.
-		if err := a.opts.Source.Claim(ctx, s.Task); err != nil {
-			return a.failAssign(ctx, s.Task, s.Title, "claiming it in "+a.opts.Source.Name()+" failed: "+err.Error())
-		}
-		if err := a.commitTracker(ctx, "ralph: claim "+s.Task); err != nil {
+		if claimed, err := a.claim(ctx, s.Task, s.Title); err != nil || !claimed {
 			return err
 		}
 		return a.launch(ctx, slot, s.Task, s.Attempt, runfiles.StartNew)

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
+	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/ralph-loop/ralph/internal/git"
 	"github.com/ralph-loop/ralph/internal/redact"
@@ -40,6 +43,51 @@ func (s *redactedSource) Fail(ctx context.Context, id, reason string) error {
 func (s *redactedSource) Remote() bool {
 	r, ok := s.Source.(tasks.Remote)
 	return ok && r.Remote()
+}
+
+// claim claims task in the tracker and commits what that changed in the
+// tracker's files. A claim the tracker refuses fails the task (claimed is
+// false). Many trackers change nothing to claim (a checklist's box has no
+// state between open and done): when the tracker's files look as they did
+// before, nothing is committed, and no git process runs to find that out.
+// Should a change hide from the look (a file rewritten at its size within
+// the file system's time granularity), it is not lost: the next commit of
+// the tracker's files takes it, and a run commits what it finds left at
+// its start.
+func (a *Autopilot) claim(ctx context.Context, task, title string) (claimed bool, err error) {
+	_, watched := a.opts.Source.(*watchedSource)
+	files := a.opts.Source.Files()
+	before := stampFiles(a.opts.Repo, files)
+	if err := a.opts.Source.Claim(ctx, task); err != nil {
+		return false, a.failAssign(ctx, task, title, "claiming it in "+a.opts.Source.Name()+" failed: "+err.Error())
+	}
+	if !watched && len(files) > 0 && stampFiles(a.opts.Repo, files) == before {
+		return true, nil
+	}
+	return true, a.commitTracker(ctx, "ralph: claim "+task)
+}
+
+// stampFiles is what the files and directories at paths (relative to
+// root) look like from their metadata: each one's path, size, mode and
+// modification time. Two equal stamps say nothing changed.
+func stampFiles(root string, paths []string) string {
+	var b strings.Builder
+	for _, p := range paths {
+		_ = filepath.WalkDir(filepath.Join(root, filepath.FromSlash(p)), func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				fmt.Fprintf(&b, "%s: %v\n", path, err)
+				return nil
+			}
+			fi, err := d.Info()
+			if err != nil {
+				fmt.Fprintf(&b, "%s: %v\n", path, err)
+				return nil
+			}
+			fmt.Fprintf(&b, "%s %d %v %d\n", path, fi.Size(), fi.Mode(), fi.ModTime().UnixNano())
+			return nil
+		})
+	}
+	return b.String()
 }
 
 // watchedSource is a tracker that cannot name the files it keeps in the

@@ -123,14 +123,19 @@ func foldAutopilotLog(path string, st *AutopilotState, r *redact.Redactor, seen 
 }
 
 // WriteAutopilotState writes the state to dir's autopilot-state.json
-// atomically, so a reader never sees half of it.
+// atomically, so a reader never sees half of it. It is not flushed to
+// stable storage: the log is, before the state is written, and a state
+// that a machine going down left stale or empty is folded on from its
+// offset, or moved aside and rebuilt from the log (LoadAutopilotState).
+// A flush of each of the autopilot's several writes a task cost it more
+// than all its git but the merges.
 func WriteAutopilotState(dir string, st *AutopilotState) error {
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
 	}
 	path := Dir(dir).AutopilotState()
-	if err := ralphdir.WriteFileAtomic(dir, path, append(data, '\n')); err != nil {
+	if err := ralphdir.WriteFileAtomicUnsynced(dir, path, append(data, '\n')); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

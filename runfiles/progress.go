@@ -13,10 +13,11 @@ import (
 // latestOutcomes is how many finished tasks progress.md lists.
 const latestOutcomes = 10
 
-// WriteProgress rewrites .ralph/progress.md from the state, atomically.
+// WriteProgress rewrites .ralph/progress.md from the state, atomically;
+// unflushed, as it is for people and written again after each event.
 func WriteProgress(dir string, st *AutopilotState, now time.Time) error {
 	path := Dir(dir).Progress()
-	if err := ralphdir.WriteFileAtomic(dir, path, []byte(RenderProgress(st, now))); err != nil {
+	if err := ralphdir.WriteFileAtomicUnsynced(dir, path, []byte(RenderProgress(st, now))); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

@@ -34,6 +34,17 @@ func WriteFile(path string, data []byte, perm fs.FileMode) error {
 	return write(path, data, perm, true, nil)
 }
 
+// WriteFileUnsynced is WriteFile without flushing the data to stable
+// storage before the rename: a process killed at any instant still leaves
+// the old contents or the new ones, but a machine that goes down may
+// leave the file empty. It is for files written after every event that
+// are rebuilt from a log that is synced (a checkpoint that says how far
+// it folded the log), or are read by people, where a flush of each would
+// cost more than everything else the writer does.
+func WriteFileUnsynced(path string, data []byte, perm fs.FileMode) error {
+	return writeRenameSync(path, data, perm, true, nil, renameFile, false)
+}
+
 // Replace replaces the file at path with data, which gets perm whatever
 // the file had. beforeRename, when not nil, runs once the data is written
 // and flushed and before it replaces the file (a crash-test hook).
@@ -47,6 +58,13 @@ func Replace(path string, data []byte, perm fs.FileMode, beforeRename func()) er
 // and its permissions are only the read-only attribute (a perm without
 // 0200).
 func writeRename(path string, data []byte, perm fs.FileMode, keepMode bool, beforeRename func(), rename func(from, to string) error) error {
+	return writeRenameSync(path, data, perm, keepMode, beforeRename, rename, true)
+}
+
+// writeRenameSync is writeRename, flushing the data before the rename
+// only when sync is set.
+func writeRenameSync(path string, data []byte, perm fs.FileMode, keepMode bool, beforeRename func(), rename func(from, to string) error,
+	sync bool) error {
 	if keepMode {
 		fi, err := os.Lstat(path)
 		switch {
@@ -65,7 +83,10 @@ func writeRename(path string, data []byte, perm fs.FileMode, keepMode bool, befo
 	if err == nil && perm != 0o600 { // CreateTemp makes it 0600
 		err = f.Chmod(perm)
 	}
-	if err = errors.Join(err, f.Sync(), f.Close()); err != nil {
+	if err == nil && sync {
+		err = f.Sync()
+	}
+	if err = errors.Join(err, f.Close()); err != nil {
 		return err
 	}
 	if beforeRename != nil {

@@ -23,6 +23,9 @@ func writers() map[string]writer {
 		"write-then-rename": func(path string, data []byte, perm fs.FileMode, keepMode bool, beforeRename func()) error {
 			return writeRename(path, data, perm, keepMode, beforeRename, os.Rename)
 		},
+		"unflushed": func(path string, data []byte, perm fs.FileMode, keepMode bool, beforeRename func()) error {
+			return writeRenameSync(path, data, perm, keepMode, beforeRename, renameFile, false)
+		},
 	}
 }
 

@@ -4,6 +4,7 @@ package atomicfile
 
 import (
 	"io/fs"
+	"os"
 	"path/filepath"
 
 	"github.com/google/renameio/v2"
@@ -29,3 +30,6 @@ func write(path string, data []byte, perm fs.FileMode, keepMode bool, beforeRena
 	}
 	return t.CloseAtomicallyReplace()
 }
+
+// renameFile is how a file written beside path replaces it.
+func renameFile(from, to string) error { return os.Rename(from, to) }

@@ -28,3 +28,6 @@ func refusedForNow(err error) bool {
 // renameBound is how long a rename is retried. A reader holds the file
 // only while it reads it whole; a virus scanner about as long.
 const renameBound = 2 * time.Second
+
+// renameFile is how a file written beside path replaces it.
+func renameFile(from, to string) error { return renameRetrying(from, to) }

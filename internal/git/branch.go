@@ -17,7 +17,13 @@ import (
 // (merges, tracker updates) are bookkeeping: trackers install hooks that
 // rewrite their own tracked files on every commit and merge, which would
 // leave the user's checkout dirty behind ralph's back.
-var noHooks = []string{"-c", "core.hooksPath=" + os.DevNull}
+//
+// Nor does git run its automatic maintenance after them: it would start a
+// `git maintenance run --auto` for each of the autopilot's several commits
+// a task, on the one goroutine every task waits for, for the few objects
+// each adds; the commits of the tasks' agents (and the user's) still run
+// it in the same object store.
+var noHooks = []string{"-c", "core.hooksPath=" + os.DevNull, "-c", "maintenance.auto=false"}
 
 // identity commits as the user when git knows who that is, and as ralph
 // otherwise, so that a machine without user.email set does not stop the
@@ -203,16 +209,25 @@ func parseStatusZ(out []byte) []string {
 // deleted) with message, and nothing else the index may hold. It reports
 // whether there was anything to commit.
 func (g Repo) CommitPaths(ctx context.Context, message string, paths ...string) (bool, error) {
-	changed, err := g.Changed(ctx, paths...)
-	if err != nil || len(changed) == 0 {
-		return false, err
+	// Callers commit what they know changed: the add and the commit say
+	// so, and only when one of them fails is git asked whether there was
+	// anything to commit (a commit of nothing fails, as does the add of a
+	// path that is not there).
+	_, err := g.run(ctx, append([]string{"add", "--all", "--"}, paths...)...)
+	if err == nil {
+		args := append(append(noHooks, g.identity(ctx)...), "commit", "--quiet", "--no-verify", "-m", message, "--")
+		if _, err = g.run(ctx, append(args, paths...)...); err == nil {
+			return true, nil
+		}
 	}
-	if _, err := g.run(ctx, append([]string{"add", "--all", "--"}, paths...)...); err != nil {
-		return false, err
+	changed, cerr := g.Changed(ctx, paths...)
+	switch {
+	case cerr != nil:
+		return false, errors.Join(err, cerr)
+	case len(changed) == 0:
+		return false, nil
 	}
-	args := append(append(noHooks, g.identity(ctx)...), "commit", "--quiet", "--no-verify", "-m", message, "--")
-	_, err = g.run(ctx, append(args, paths...)...)
-	return err == nil, err
+	return false, err
 }
 
 // MergeResult is how a merge into Dir's HEAD went.

@@ -121,11 +121,27 @@ func (p Pin) intact() error {
 // git numbered it, the one entry that names path. Nothing in path is read,
 // so it holds whatever the worktree's agent did to its .git file.
 func (g Repo) WorktreePin(ctx context.Context, path string) (Pin, error) {
-	out, err := g.run(ctx, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	common, err := g.CommonDir(ctx)
 	if err != nil {
 		return Pin{}, err
 	}
-	common := strings.TrimSpace(string(out))
+	return WorktreePinIn(common, path)
+}
+
+// CommonDir is the absolute path of the git directory Dir's worktrees
+// share: what WorktreePinIn needs, which a caller that pins many
+// worktrees asks for once.
+func (g Repo) CommonDir(ctx context.Context) (string, error) {
+	out, err := g.run(ctx, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// WorktreePinIn is WorktreePin of a repository whose common git
+// directory is common (CommonDir).
+func WorktreePinIn(common, path string) (Pin, error) {
 	entries := filepath.Join(common, "worktrees")
 	if dir := filepath.Join(entries, filepath.Base(path)); namesWorkTree(dir, path) {
 		return Pin{GitDir: dir, CommonDir: common}, nil

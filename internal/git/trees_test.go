@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -83,4 +84,30 @@ func BenchmarkWorkTree(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// CommitPaths commits the paths' changes, and only theirs, and reports
+// whether there were any: nothing changed, or a path that is not there,
+// commits nothing and is no error.
+func TestCommitPathsCommitsOnlyItsPathsAndSaysWhetherItDid(t *testing.T) {
+	dir := gittest.NewRepo(t)
+	gittest.CommitFile(t, dir, "TODO.md", "- [ ] a\n", "start")
+	repo := Repo{Dir: dir}
+	ctx := t.Context()
+	head := func() string { return strings.TrimSpace(gittest.Run(t, dir, "rev-parse", "HEAD")) }
+	start := head()
+
+	committed, err := repo.CommitPaths(ctx, "ralph: claim a", "TODO.md", ".tickets")
+	require.NoError(t, err)
+	assert.False(t, committed, "nothing changed")
+	assert.Equal(t, start, head())
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "TODO.md"), []byte("- [x] a\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "other.txt"), []byte("the user's\n"), 0o644))
+	gittest.Run(t, dir, "add", "other.txt")
+	committed, err = repo.CommitPaths(ctx, "ralph: close a", "TODO.md")
+	require.NoError(t, err)
+	assert.True(t, committed)
+	assert.Equal(t, "TODO.md", gittest.Run(t, dir, "show", "--name-only", "--format=", "HEAD"), "only the tracker's file")
+	assert.Equal(t, "A  other.txt", gittest.Run(t, dir, "status", "--porcelain"), "the user's staged file stays staged")
 }

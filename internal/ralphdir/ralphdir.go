@@ -243,6 +243,16 @@ func WriteFileAtomic(root, name string, data []byte) error {
 	return atomicfile.WriteFile(name, data, FileMode)
 }
 
+// WriteFileAtomicUnsynced is WriteFileAtomic without flushing the data to
+// stable storage (atomicfile.WriteFileUnsynced): for a checkpoint of a
+// synced log, or a file for people, written after every event.
+func WriteFileAtomicUnsynced(root, name string, data []byte) error {
+	if err := MkdirAll(root, filepath.Dir(name)); err != nil {
+		return err
+	}
+	return atomicfile.WriteFileUnsynced(name, data, FileMode)
+}
+
 // NotLink returns a *LinkError when path is a link, for a reader that
 // opens it by a library's means; nil otherwise, also when it is missing.
 func NotLink(path string) error {
