@@ -37,12 +37,16 @@ func answerProbe() {
 	os.Exit(0)
 }
 
-var netns struct {
+// netnsProbe is the probe's one answer per process; ran says it was asked.
+type netnsProbe struct {
 	once sync.Once
+	ran  bool
 	ok   bool
 }
 
-func detect() Support {
+var netns = new(netnsProbe)
+
+func detect(probeNetwork bool) Support {
 	var s Support
 	if v, err := llsys.LandlockGetABIVersion(); err == nil {
 		s.LandlockABI = v
@@ -50,7 +54,7 @@ func detect() Support {
 	if p, err := exec.LookPath("bwrap"); err == nil {
 		s.Bwrap = p
 	}
-	if s.LandlockABI >= minLandlockABI {
+	if probeNetwork && s.LandlockABI >= minLandlockABI {
 		s.NetNamespace = probeNetNamespace()
 	}
 	return s
@@ -63,6 +67,7 @@ func detect() Support {
 // rule), and only trying tells the two from success.
 func probeNetNamespace() bool {
 	netns.once.Do(func() {
+		netns.ran = true
 		exe, err := os.Executable()
 		if err != nil {
 			return

@@ -7,7 +7,7 @@ import (
 	"runtime"
 )
 
-func detect() Support {
+func detect(bool) Support {
 	var s Support
 	if runtime.GOOS == "darwin" {
 		if p, err := exec.LookPath(sandboxExec); err == nil {

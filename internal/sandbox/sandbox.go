@@ -125,10 +125,16 @@ func (a Agent) Confine(cmd *exec.Cmd) (cleanup func(), err error) {
 	return confine(a, cmd)
 }
 
-// Detect says what this machine offers. It is cheap enough to call once per
-// run (no process is started unless needed for the network namespace's
-// probe).
-func Detect() Support { return detect() }
+// Detect says everything this machine offers, for ralph doctor: it starts
+// a process to probe for the network namespace where Landlock is there.
+func Detect() Support { return detect(true) }
+
+// DetectFor says what this machine offers a run whose policy sets network:
+// the network namespace is probed (a process started) only for deny, the
+// one setting whose resolution reads Support.NetNamespace; with allow it
+// is left false. A loop asks for allow unless configured otherwise, so its
+// start-up starts no process for a namespace its agent will not get.
+func DetectFor(network Network) Support { return detect(network == NetworkDeny) }
 
 // Resolve turns a configured mode into the mechanism a run uses: auto into
 // the strongest available (Landlock, then bubblewrap, then Seatbelt on
