@@ -45,7 +45,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -118,12 +117,12 @@ var claudeToolKinds = map[string]events.ToolKind{
 // rate limits. Bare status numbers are left out: a stack trace's
 // "cli.js:401:12" must not read as HTTP 401.
 var (
-	claudeRateLimitText = regexp.MustCompile(`(?i)rate[ _-]?limit|usage limit|hit your limit|too many requests|out of extra usage|api error: 429`)
+	claudeRateLimitText = lazyRegexp(`(?i)rate[ _-]?limit|usage limit|hit your limit|too many requests|out of extra usage|api error: 429`)
 	// claudeOverloadedText is Anthropic's 529 overloaded_error, which
 	// Claude Code has already retried by the time it reports it.
-	claudeOverloadedText = regexp.MustCompile(`(?i)overloaded_error|\boverloaded\b|api error: 529`)
-	claudeAuthText       = regexp.MustCompile(`(?i)invalid api key|/login|authentication_error|authentication_failed|oauth token (has )?expired|not logged in|invalid x-api-key|api error: 401|credit balance is too low`)
-	claudeLegacyLimit    = regexp.MustCompile(`usage limit reached\|(\d{9,13})`)
+	claudeOverloadedText = lazyRegexp(`(?i)overloaded_error|\boverloaded\b|api error: 529`)
+	claudeAuthText       = lazyRegexp(`(?i)invalid api key|/login|authentication_error|authentication_failed|oauth token (has )?expired|not logged in|invalid x-api-key|api error: 401|credit balance is too low`)
+	claudeLegacyLimit    = lazyRegexp(`usage limit reached\|(\d{9,13})`)
 )
 
 // claudeLine is any stream-json line; each type uses some of the fields.
@@ -361,12 +360,12 @@ const claudeAuthHint = "run `claude /login`, or set ANTHROPIC_API_KEY"
 // already, is the provider's failure: another backend may do the work.
 func claudeFailureKind(assistantErr string, status int, msg string, rejected bool) events.FailureKind {
 	switch {
-	case rejected, assistantErr == "rate_limit", status == 429, claudeRateLimitText.MatchString(msg):
+	case rejected, assistantErr == "rate_limit", status == 429, claudeRateLimitText().MatchString(msg):
 		return events.FailureRateLimit
 	case assistantErr == "authentication_failed", assistantErr == "billing_error", status == 401,
-		claudeAuthText.MatchString(msg):
+		claudeAuthText().MatchString(msg):
 		return events.FailureAuth
-	case assistantErr == "overloaded", status == 529, claudeOverloadedText.MatchString(msg):
+	case assistantErr == "overloaded", status == 529, claudeOverloadedText().MatchString(msg):
 		return events.FailureProvider
 	default:
 		return events.FailureAgent
@@ -376,7 +375,7 @@ func claudeFailureKind(assistantErr string, status int, msg string, rejected boo
 // claudeLegacyReset reads the reset time out of Claude Code 1.0.x's "Claude
 // AI usage limit reached|<Unix seconds>".
 func claudeLegacyReset(msg string) time.Time {
-	m := claudeLegacyLimit.FindStringSubmatch(msg)
+	m := claudeLegacyLimit().FindStringSubmatch(msg)
 	if m == nil {
 		return time.Time{}
 	}
@@ -428,10 +427,10 @@ func claudeVerdict(res *events.AgentResult, exitCode int, stderrTail string) {
 	}
 	f := &cliFailure{message: withStderr(fmt.Sprintf("exited with status %d", exitCode), stderrTail)}
 	switch {
-	case claudeAuthText.MatchString(stderrTail):
+	case claudeAuthText().MatchString(stderrTail):
 		f.kind = events.FailureAuth
 		f.apply(res, "claude", claudeAuthHint)
-	case claudeRateLimitText.MatchString(stderrTail):
+	case claudeRateLimitText().MatchString(stderrTail):
 		f.kind, f.resetAt = events.FailureRateLimit, claudeLegacyReset(stderrTail)
 		f.apply(res, "claude", claudeAuthHint)
 	default:

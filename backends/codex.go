@@ -4,7 +4,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/ralph-loop/ralph/events"
@@ -35,7 +34,7 @@ func init() {
 }
 
 // codexModelLine is a top-level `model = "…"` of Codex's config.toml.
-var codexModelLine = regexp.MustCompile(`^model\s*=\s*"([^"]+)"`)
+var codexModelLine = lazyRegexp(`^model\s*=\s*"([^"]+)"`)
 
 // codexDefaultModel is the model $CODEX_HOME/config.toml (~/.codex by
 // default) names before its first table, which codex runs when not given
@@ -50,7 +49,7 @@ func codexDefaultModel(e diagEnv) string {
 		if strings.HasPrefix(line, "[") {
 			return ""
 		}
-		if m := codexModelLine.FindStringSubmatch(line); m != nil {
+		if m := codexModelLine().FindStringSubmatch(line); m != nil {
 			return m[1]
 		}
 	}

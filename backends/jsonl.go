@@ -39,7 +39,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -248,16 +247,16 @@ var (
 	// statusRe finds an HTTP error status in an error message: "status 429",
 	// "last status: 429 Too Many Requests", "[API Error: 400 …",
 	// "\"code\":429", "429 Rate limit reached" at the start, "API error (429)".
-	statusRe = regexp.MustCompile(`(?i)(?:\bstatus(?:\s*code)?\s*[:=]?\s*|\bapi error:?\s*\[?|"code"\s*:\s*|\berror code:?\s*|\berror\s*\(|\bhttp/?[\d.]*\s+|^\s*\[?)([45]\d\d)\b`)
+	statusRe = lazyRegexp(`(?i)(?:\bstatus(?:\s*code)?\s*[:=]?\s*|\bapi error:?\s*\[?|"code"\s*:\s*|\berror code:?\s*|\berror\s*\(|\bhttp/?[\d.]*\s+|^\s*\[?)([45]\d\d)\b`)
 
-	rateLimitRe = regexp.MustCompile(`(?i)rate[ _-]?limit|too many requests|quota|usage[ _-]limit|resource[ _]exhausted|hit your (?:usage |global )?limit|session limit`)
+	rateLimitRe = lazyRegexp(`(?i)rate[ _-]?limit|too many requests|quota|usage[ _-]limit|resource[ _]exhausted|hit your (?:usage |global )?limit|session limit`)
 
-	authRe = regexp.MustCompile(`(?i)unauthori[sz]ed|forbidden|permission_denied|invalid[ _-]?api[ _-]?key|incorrect api key|api key (?:not valid|is invalid|not found|missing)|invalid x-api-key|authentication[ _](?:failed|error|required)|not (?:logged|signed) in|not authenticated|please (?:log|sign) ?in|(?:log|sign) ?in again|login required|invalid auth method|(?:access|refresh) token (?:has )?(?:expired|could not be refreshed)|free tier has been discontinued`)
+	authRe = lazyRegexp(`(?i)unauthori[sz]ed|forbidden|permission_denied|invalid[ _-]?api[ _-]?key|incorrect api key|api key (?:not valid|is invalid|not found|missing)|invalid x-api-key|authentication[ _](?:failed|error|required)|not (?:logged|signed) in|not authenticated|please (?:log|sign) ?in|(?:log|sign) ?in again|login required|invalid auth method|(?:access|refresh) token (?:has )?(?:expired|could not be refreshed)|free tier has been discontinued`)
 )
 
 // statusIn returns the HTTP error status an error message names, or 0.
 func statusIn(msg string) int {
-	m := statusRe.FindStringSubmatch(msg)
+	m := statusRe().FindStringSubmatch(msg)
 	if m == nil {
 		return 0
 	}
@@ -272,9 +271,9 @@ func failureKind(msg string, status int) events.FailureKind {
 		status = statusIn(msg)
 	}
 	switch {
-	case status == 429 || rateLimitRe.MatchString(msg):
+	case status == 429 || rateLimitRe().MatchString(msg):
 		return events.FailureRateLimit
-	case status == 401 || status == 403 || authRe.MatchString(msg):
+	case status == 401 || status == 403 || authRe().MatchString(msg):
 		return events.FailureAuth
 	default:
 		return events.FailureAgent
@@ -328,14 +327,14 @@ func (f *cliFailure) report(report func(events.Activity)) {
 var (
 	// resetLeadRe is the lead-in of a relative wait: "try again in",
 	// "retry after", "Please retry in", "reset after", "wait".
-	resetLeadRe = regexp.MustCompile(`(?i)\b(?:try again|retry|resets?|wait)(?:\s+(?:in|after))?\s*~?\s*`)
+	resetLeadRe = lazyRegexp(`(?i)\b(?:try again|retry|resets?|wait)(?:\s+(?:in|after))?\s*~?\s*`)
 	// resetClockRe is codex's absolute form, in the local time zone:
 	// "try again at 3:28 PM." or "try again at Apr 28th, 2026 10:03 PM."
-	resetClockRe = regexp.MustCompile(`(?i)\btry again at (?:([a-z]{3}) (\d{1,2})(?:st|nd|rd|th)?, (\d{4}) )?(\d{1,2}):(\d{2})\s*([ap]m)\b`)
+	resetClockRe = lazyRegexp(`(?i)\btry again at (?:([a-z]{3}) (\d{1,2})(?:st|nd|rd|th)?, (\d{4}) )?(\d{1,2}):(\d{2})\s*([ap]m)\b`)
 	// resetFieldRe finds reset fields in a JSON error body copied into a
 	// message: OpenAI's "resets_at" (Unix seconds), "resets_in_seconds",
 	// Google's RetryInfo "retryDelay":"43s", "retry_after":30.
-	resetFieldRe = regexp.MustCompile(`"(resets_at|resets_in_seconds|retryDelay|retry_after|retry_after_seconds)"\s*:\s*"?([\d.]+)(m?s)?"?`)
+	resetFieldRe = lazyRegexp(`"(resets_at|resets_in_seconds|retryDelay|retry_after|retry_after_seconds)"\s*:\s*"?([\d.]+)(m?s)?"?`)
 )
 
 // resetAtIn reads when a rate limit lifts from an error message, relative
@@ -353,17 +352,17 @@ var (
 //   - OpenAI bodies: "Please try again in 1.2s", "resets_at":1777936568,
 //     "resets_in_seconds":13872
 func resetAtIn(msg string, now time.Time) time.Time {
-	if m := resetClockRe.FindStringSubmatch(msg); m != nil {
+	if m := resetClockRe().FindStringSubmatch(msg); m != nil {
 		if t, ok := clockTime(m, now); ok {
 			return t
 		}
 	}
-	for _, loc := range resetLeadRe.FindAllStringIndex(msg, -1) {
+	for _, loc := range resetLeadRe().FindAllStringIndex(msg, -1) {
 		if d, ok := leadingDuration(msg[loc[1]:]); ok {
 			return now.Add(d)
 		}
 	}
-	if m := resetFieldRe.FindStringSubmatch(msg); m != nil {
+	if m := resetFieldRe().FindStringSubmatch(msg); m != nil {
 		v, err := strconv.ParseFloat(m[2], 64)
 		if err == nil {
 			switch {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ralph-loop/ralph/events"
 )
@@ -57,11 +58,14 @@ type Table struct {
 //go:embed prices.csv
 var embedded []byte
 
-// defaultTable is parsed once; a broken prices.csv fails the package's tests.
-var defaultTable = mustParse(embedded)
+// defaultTable is parsed once, when first asked for: every process of
+// ralph's links this package, and most (the sandbox's launcher, run for
+// every confined iteration, ralph emit) price nothing. A broken prices.csv
+// fails the package's tests.
+var defaultTable = sync.OnceValue(func() *Table { return mustParse(embedded) })
 
 // Default is the embedded table of the vendors' list prices.
-func Default() *Table { return defaultTable }
+func Default() *Table { return defaultTable() }
 
 // With is t with overrides added, each replacing the row of the same model
 // (compared as Lookup compares names) in place; new models come after t's

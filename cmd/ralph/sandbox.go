@@ -36,6 +36,9 @@ type confiner struct {
 	// from there.
 	pin     workspacegit.Pin
 	support *sandbox.Support
+	// probed says support's NetNamespace was probed: it is only for
+	// network: deny, the one setting that needs it (sandbox.DetectFor).
+	probed bool
 	// warnings are what it printed, once each, for the headless stream.
 	warnings []string
 }
@@ -48,10 +51,7 @@ func (c *confiner) agent(s config.Sandbox) (*sandbox.Agent, error) {
 	if c == nil || s.Mode == "" || s.Mode == string(sandbox.ModeOff) {
 		return nil, nil
 	}
-	if c.support == nil {
-		support := sandbox.Detect()
-		c.support = &support
-	}
+	c.detect(sandbox.Network(s.Network))
 	mode, warning, err := c.support.Resolve(sandbox.Mode(s.Mode), sandbox.Network(s.Network))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", placeOf(c.refused(s)), err)
@@ -63,6 +63,17 @@ func (c *confiner) agent(s config.Sandbox) (*sandbox.Agent, error) {
 	return &sandbox.Agent{Mode: mode, Home: home, Launcher: c.launcher, Write: envWritable(),
 		GitDir: c.pin.GitDir, GitCommonDir: c.pin.CommonDir, Policy: sandbox.Policy{
 			Mode: sandbox.Mode(s.Mode), Write: s.Write, DenyRead: s.DenyRead, Network: sandbox.Network(s.Network)}}, nil
+}
+
+// detect looks at what the machine supports once, and once more when a
+// section asks for network: deny after one that did not.
+func (c *confiner) detect(network sandbox.Network) {
+	deny := network == sandbox.NetworkDeny
+	if c.support != nil && (c.probed || !deny) {
+		return
+	}
+	support := sandbox.DetectFor(network)
+	c.support, c.probed = &support, deny
 }
 
 // agentSandboxes are how each hat's agent is confined, the loop's default

@@ -24,7 +24,7 @@ func main() {
 	out := flag.String("out", "BENCHMARKS.md", "where to write the report")
 	scale := flag.Float64("scale", 1, "a factor on every size (iterations, log lines), for a quick try")
 	many := flag.Bool("many", false, "add the autopilot's scale figure: 500 tasks through 32 slots (minutes)")
-	only := flag.String("only", "", "run only the named section (overhead, sandbox, events, resume, memory, backlogs, autopilot) and print it")
+	only := flag.String("only", "", "run only the named section (overhead, startup, sandbox, events, resume, memory, backlogs, autopilot) and print it")
 	flag.Parse()
 	if err := run(*ralph, *goBench, *out, *scale, *many, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "benchrun:", err)
@@ -53,7 +53,7 @@ func run(ralph, goBench, out string, scale float64, many bool, only string) erro
 	sections := []struct {
 		name string
 		run  func(*report) error
-	}{{"overhead", b.overhead}, {"sandbox", b.sandboxCost}, {"events", b.eventsList}, {"resume", b.resume},
+	}{{"overhead", b.overhead}, {"startup", b.startup}, {"sandbox", b.sandboxCost}, {"events", b.eventsList}, {"resume", b.resume},
 		{"memory", b.memory}, {"backlogs", b.backlogs}, {"autopilot", b.autopilot}}
 	for _, s := range sections {
 		if only != "" && s.name != only {

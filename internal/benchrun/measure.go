@@ -14,9 +14,13 @@ import (
 // runs is how many times each timed command runs; the fastest counts.
 const runs = 3
 
-// timing is one command's fastest run and its largest resident set.
+// timing is one command's fastest run, its least CPU and its largest
+// resident set.
 type timing struct {
-	wall   time.Duration
+	wall time.Duration
+	// cpu is the user and system time of the command and of the
+	// processes it waited for (its agents, git, a re-executed ralph).
+	cpu    time.Duration
 	maxRSS int64 // bytes
 }
 
@@ -30,9 +34,12 @@ type proc struct {
 }
 
 // time runs p runs times and returns its fastest run.
-func (p proc) time() (timing, error) {
+func (p proc) time() (timing, error) { return p.timeN(runs) }
+
+// timeN runs p n times and returns its fastest run.
+func (p proc) timeN(n int) (timing, error) {
 	var best timing
-	for i := range runs {
+	for i := range n {
 		if p.reset != nil {
 			if err := p.reset(); err != nil {
 				return timing{}, err
@@ -44,6 +51,9 @@ func (p proc) time() (timing, error) {
 		}
 		if i == 0 || t.wall < best.wall {
 			best.wall = t.wall
+		}
+		if i == 0 || t.cpu < best.cpu {
+			best.cpu = t.cpu
 		}
 		best.maxRSS = max(best.maxRSS, t.maxRSS)
 	}
@@ -64,7 +74,7 @@ func (p proc) once() (timing, error) {
 	if code := exitCode(err); !p.accepts(code) {
 		return timing{}, fmt.Errorf("%s: exit %d: %w\n%s", strings.Join(p.args, " "), code, err, tail(stderr.String()))
 	}
-	t := timing{wall: wall}
+	t := timing{wall: wall, cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}
 	t.maxRSS = maxRSS(cmd.ProcessState)
 	return t, nil
 }

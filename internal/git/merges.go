@@ -216,20 +216,29 @@ func (g Repo) IndexLockPath(ctx context.Context) string {
 // killed during a commit leaves one of them, and every later commit fails
 // on it ("remove the file manually to continue"). None when Dir is not a
 // repository.
+//
+// It is one git process, run as every loop starts; a branch with no commit
+// yet, which rev-parse cannot name, costs a second.
 func (g Repo) CommitLocks(ctx context.Context) []string {
-	out, err := g.run(ctx, "rev-parse", "--path-format=absolute", "--git-path", "index.lock", "--git-path", "HEAD.lock", "--git-common-dir")
+	paths := []string{"rev-parse", "--path-format=absolute", "--git-path", "index.lock", "--git-path", "HEAD.lock", "--git-common-dir"}
+	out, err := g.run(ctx, append(paths, "--symbolic-full-name", "HEAD")...)
 	if err != nil {
-		return nil
+		out, err = g.run(ctx, paths...)
+		if err != nil {
+			return nil
+		}
+		if ref, err := g.run(ctx, "symbolic-ref", "-q", "HEAD"); err == nil {
+			out = append(out, ref...)
+		}
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(lines) != 3 {
+	if len(lines) < 3 {
 		return nil
 	}
 	locks := lines[:2]
-	if ref, err := g.run(ctx, "symbolic-ref", "-q", "HEAD"); err == nil {
-		if name := strings.TrimSpace(string(ref)); strings.HasPrefix(name, "refs/heads/") {
-			locks = append(locks, filepath.Join(lines[2], filepath.FromSlash(name)+".lock"))
-		}
+	// A detached HEAD's name is HEAD: it moves no branch.
+	if len(lines) == 4 && strings.HasPrefix(lines[3], "refs/heads/") {
+		locks = append(locks, filepath.Join(lines[2], filepath.FromSlash(lines[3])+".lock"))
 	}
 	return locks
 }

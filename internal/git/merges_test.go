@@ -191,6 +191,25 @@ func TestCommitLocks(t *testing.T) {
 	gittest.Run(t, ws, "checkout", "-q", "--detach")
 	assert.Len(t, Repo{Dir: ws}.CommitLocks(ctx), 2, "a detached HEAD locks no branch")
 	assert.Empty(t, Repo{Dir: t.TempDir()}.CommitLocks(ctx), "not a repository")
+
+	unborn := gittest.NewRepo(t)
+	gittest.Run(t, unborn, "checkout", "-q", "-b", "first")
+	locks := Repo{Dir: unborn}.CommitLocks(ctx)
+	require.Len(t, locks, 3, "a branch with no commit yet is locked by its first")
+	assert.Equal(t, filepath.Join("refs", "heads", "first.lock"), filepath.Join(filepath.Base(filepath.Dir(filepath.Dir(locks[2]))),
+		filepath.Base(filepath.Dir(locks[2])), filepath.Base(locks[2])))
+}
+
+// Every loop asks for its commit locks as it starts: one git process.
+func TestCommitLocksRunsOneGit(t *testing.T) {
+	repo := gittest.NewRepo(t)
+	gittest.CommitFile(t, repo, "README", "a project\n", "start")
+	trace := filepath.Join(t.TempDir(), "trace")
+	t.Setenv("GIT_TRACE", trace)
+	require.Len(t, Repo{Dir: repo}.CommitLocks(t.Context()), 3)
+	data, err := os.ReadFile(trace)
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(string(data), "trace: built-in: git"), "git ran:\n%s", data)
 }
 
 // A merge of trees makes the commit a merge in a checkout would, with no

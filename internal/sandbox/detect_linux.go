@@ -37,12 +37,27 @@ func answerProbe() {
 	os.Exit(0)
 }
 
-var netns struct {
-	once sync.Once
-	ok   bool
+// netnsProbe is the probe's one answer per process; started says a
+// process was started for it, and cached that the user's cache gave it.
+type netnsProbe struct {
+	once    sync.Once
+	started bool
+	cached  bool
+	ok      bool
 }
 
-func detect() Support {
+// How detect learns whether an agent can have a network namespace.
+type netnsAsk int
+
+const (
+	netnsSkip   netnsAsk = iota // not at all: the run keeps the network
+	netnsCached                 // from the user's cache, else a probe
+	netnsProbed                 // from a probe, which refreshes the cache
+)
+
+var netns = new(netnsProbe)
+
+func detect(ask netnsAsk) Support {
 	var s Support
 	if v, err := llsys.LandlockGetABIVersion(); err == nil {
 		s.LandlockABI = v
@@ -50,8 +65,8 @@ func detect() Support {
 	if p, err := exec.LookPath("bwrap"); err == nil {
 		s.Bwrap = p
 	}
-	if s.LandlockABI >= minLandlockABI {
-		s.NetNamespace = probeNetNamespace()
+	if ask != netnsSkip && s.LandlockABI >= minLandlockABI {
+		s.NetNamespace = probeNetNamespace(ask == netnsCached)
 	}
 	return s
 }
@@ -60,9 +75,15 @@ func detect() Support {
 // namespaces an agent with network: deny gets, and has it bring loopback
 // up there: a user namespace can be refused outright (a sysctl) or granted
 // without the capabilities to configure its network (Ubuntu's AppArmor
-// rule), and only trying tells the two from success.
-func probeNetNamespace() bool {
+// rule), and only trying tells the two from success. With trustCache a
+// success an earlier run recorded (netnsEntry) answers instead.
+func probeNetNamespace(trustCache bool) bool {
 	netns.once.Do(func() {
+		entry := netnsCacheEntry()
+		if trustCache && entry.holds() {
+			netns.cached, netns.ok = true, true
+			return
+		}
 		exe, err := os.Executable()
 		if err != nil {
 			return
@@ -70,7 +91,9 @@ func probeNetNamespace() bool {
 		cmd := exec.Command(exe, LauncherArg, probeArg)
 		cmd.Env = []string{probeEnv + "=1"}
 		cmd.SysProcAttr = withNetNamespace(nil)
+		netns.started = true
 		netns.ok = cmd.Run() == nil
+		entry.record(netns.ok)
 	})
 	return netns.ok
 }

@@ -7,7 +7,16 @@ import (
 	"runtime"
 )
 
-func detect() Support {
+// netnsAsk is Linux's; elsewhere there is no namespace to ask about.
+type netnsAsk int
+
+const (
+	netnsSkip netnsAsk = iota
+	netnsCached
+	netnsProbed
+)
+
+func detect(netnsAsk) Support {
 	var s Support
 	if runtime.GOOS == "darwin" {
 		if p, err := exec.LookPath(sandboxExec); err == nil {

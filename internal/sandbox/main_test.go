@@ -29,7 +29,21 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == pdeathsigArg {
 		os.Exit(printParentDeathSignal())
 	}
-	os.Exit(m.Run())
+	os.Exit(run(m))
+}
+
+// run runs the tests with a user cache of their own: Detect records its
+// probe there (netnsEntry), and the test binary's record would replace
+// the entry of the ralph of the person who runs them.
+func run(m *testing.M) int {
+	cache, err := os.MkdirTemp("", "ralph-sandbox-cache-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = os.RemoveAll(cache) }()
+	_ = os.Setenv("XDG_CACHE_HOME", cache)
+	return m.Run()
 }
 
 func netHelper(args []string) int {

@@ -125,10 +125,26 @@ func (a Agent) Confine(cmd *exec.Cmd) (cleanup func(), err error) {
 	return confine(a, cmd)
 }
 
-// Detect says what this machine offers. It is cheap enough to call once per
-// run (no process is started unless needed for the network namespace's
-// probe).
-func Detect() Support { return detect() }
+// Detect says everything this machine offers, for ralph doctor: where
+// Landlock is there it starts a process to probe for the network
+// namespace, whatever an earlier run recorded, and records the answer in
+// the user's cache for DetectFor.
+func Detect() Support { return detect(netnsProbed) }
+
+// DetectFor says what this machine offers a run whose policy sets network.
+// The network namespace is looked for only for deny, the one setting whose
+// resolution reads Support.NetNamespace (with allow it is left false), so
+// a loop, which keeps the network unless configured otherwise, starts no
+// process for it. For deny a success recorded in the user's cache by the
+// same ralph binary, under the same kernel, boot and user, answers without
+// a probe; only success is recorded, and a wrong one fails closed: the
+// agent's launcher cannot start, and nothing runs unconfined.
+func DetectFor(network Network) Support {
+	if network != NetworkDeny {
+		return detect(netnsSkip)
+	}
+	return detect(netnsCached)
+}
 
 // Resolve turns a configured mode into the mechanism a run uses: auto into
 // the strongest available (Landlock, then bubblewrap, then Seatbelt on
