@@ -173,10 +173,15 @@ func (e *Engine) runWorkers(ctx context.Context, w *runfiles.WaveState, pending 
 	var stopped atomic.Bool
 	stopNow := e.stop.OnNow(func() { stopped.Store(true); cancel() })
 	defer stopNow()
-	runCtx := waveCtx
+	limitCtx, stopForLimit := context.WithCancelCause(waveCtx)
+	defer stopForLimit(nil)
+	stopRuntime := e.watchRuntime(stopForLimit)
+	defer stopRuntime()
+	e.checkBudget(stopForLimit) // a resume may find a limit reached already
+	runCtx := limitCtx
 	if d := w.Deadline(); !d.IsZero() {
 		var cancelDeadline context.CancelFunc
-		runCtx, cancelDeadline = context.WithDeadline(waveCtx, d)
+		runCtx, cancelDeadline = context.WithDeadline(limitCtx, d)
 		defer cancelDeadline()
 	}
 	evs, err := e.waveEvents(w)
@@ -201,7 +206,7 @@ func (e *Engine) runWorkers(ctx context.Context, w *runfiles.WaveState, pending 
 			// The wave's time is up (or it is cut off) before these
 			// could start.
 			for _, i := range pending[next:] {
-				if err := e.recordWorker(w, e.unstarted(ctx, w, i, stopped.Load(), fatal), &fatal); err != nil {
+				if err := e.recordWorker(w, e.unstarted(ctx, runCtx, w, i, stopped.Load(), fatal), &fatal); err != nil {
 					return err
 				}
 			}
@@ -218,6 +223,7 @@ func (e *Engine) runWorkers(ctx context.Context, w *runfiles.WaveState, pending 
 		if fatal != nil {
 			cancel()
 		}
+		e.checkBudget(stopForLimit)
 	}
 	switch {
 	case fatal != nil:
@@ -230,15 +236,64 @@ func (e *Engine) runWorkers(ctx context.Context, w *runfiles.WaveState, pending 
 	return nil
 }
 
-// unstarted is the result of a worker that never started: missed when the
-// wave's deadline passed, cut off otherwise.
-func (e *Engine) unstarted(ctx context.Context, w *runfiles.WaveState, i int, stoppedNow bool, fatal error) workerResult {
+// unstarted is the result of a worker that never started: stopped by the
+// run's limit, missed when the wave's deadline passed, cut off otherwise.
+func (e *Engine) unstarted(ctx, runCtx context.Context, w *runfiles.WaveState, i int, stoppedNow bool, fatal error) workerResult {
 	if ctx.Err() != nil || stoppedNow || fatal != nil {
 		return workerResult{cut: true}
 	}
-	return workerResult{rec: runfiles.WaveWorkerRecord{WaveID: w.WaveID, Iteration: w.Iteration, Hat: w.Hat, Index: i,
-		Outcome: runfiles.OutcomeFailure, Failure: events.FailureTimeout, Missed: true,
-		Message: fmt.Sprintf("not started: the wave's timeout (%s) passed first", time.Duration(w.DeadlineMS)*time.Millisecond)}}
+	rec := runfiles.WaveWorkerRecord{WaveID: w.WaveID, Iteration: w.Iteration, Hat: w.Hat, Index: i}
+	if l := limitOf(runCtx); l != nil {
+		rec.Outcome, rec.Limit, rec.Message = runfiles.OutcomeInterrupted, l.reason, "not started: "+l.msg
+		return workerResult{rec: rec}
+	}
+	rec.Outcome, rec.Failure, rec.Missed = runfiles.OutcomeFailure, events.FailureTimeout, true
+	rec.Message = fmt.Sprintf("not started: the wave's timeout (%s) passed first", time.Duration(w.DeadlineMS)*time.Millisecond)
+	return workerResult{rec: rec}
+}
+
+// A limit on what the run spends (max_runtime_seconds, max_cost_usd,
+// max_tokens) is checked between iterations, but a wave is one iteration
+// of many agents, each adding to the totals as it ends: left alone, a
+// wave would spend past the limit by up to its whole size. So the wave
+// checks them itself, and once one is reached, its running workers are
+// stopped as the wave's timeout stops them and those not started are not
+// run. The wave is merged with what arrived, and the check that follows
+// its iteration ends the run on the limit, as after any iteration.
+
+// limitStop is the cause a wave's workers are stopped for: the run reached
+// one of its limits.
+type limitStop struct {
+	reason runfiles.Reason
+	msg    string
+}
+
+func (l *limitStop) Error() string { return l.msg }
+
+// limitOf is the limit ctx was ended for, nil if none.
+func limitOf(ctx context.Context) *limitStop {
+	l, _ := errors.AsType[*limitStop](context.Cause(ctx))
+	return l
+}
+
+// checkBudget stops the wave when the run has reached a limit on what it
+// spends.
+func (e *Engine) checkBudget(stop context.CancelCauseFunc) {
+	if t := e.budgetReached(); t != nil {
+		stop(&limitStop{reason: t.Reason, msg: t.Message})
+	}
+}
+
+// watchRuntime stops the wave when the run's max_runtime_seconds passes,
+// which no worker's end announces.
+func (e *Engine) watchRuntime(stop context.CancelCauseFunc) (cancel func()) {
+	limit := e.opts.Settings.MaxRuntime
+	if limit <= 0 {
+		return func() {}
+	}
+	l := &limitStop{reason: runfiles.ReasonMaxRuntime, msg: fmt.Sprintf("reached max_runtime_seconds (%s)", limit)}
+	t := time.AfterFunc(max(limit-e.st.Runtime(e.now()), 0), func() { stop(l) })
+	return func() { t.Stop() }
 }
 
 // recordWorker appends wave.worker_finished for a worker that ended, and
@@ -317,7 +372,9 @@ func (e *Engine) runWorker(ctx context.Context, w *runfiles.WaveState, i int, ev
 	rec.Attempt, rec.EventsFile = files.attempt, e.workspaceRelPath(files.events)
 	rec.ExitCode, rec.DurationMS, rec.Usage = res.ExitCode, res.Duration.Milliseconds(), res.Usage
 	rec.CostUSD, rec.CostSource, rec.Model = cost.USD, cost.Source, cost.Model
-	switch {
+	switch l := limitOf(ctx); {
+	case err != nil && l != nil:
+		rec.Outcome, rec.Limit, rec.Message = runfiles.OutcomeInterrupted, l.reason, "stopped: "+l.msg
 	case err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		rec.Outcome, rec.Failure, rec.Missed = runfiles.OutcomeFailure, events.FailureTimeout, true
 		rec.Message = fmt.Sprintf("stopped: the wave's timeout (%s) passed", time.Duration(w.DeadlineMS)*time.Millisecond)
@@ -330,7 +387,7 @@ func (e *Engine) runWorker(ctx context.Context, w *runfiles.WaveState, i int, ev
 	default:
 		rec.Outcome = runfiles.OutcomeSuccess
 	}
-	if !rec.Missed {
+	if !rec.Missed && !rec.Stopped() {
 		if err := e.appendWorkerTags(files.events, w, i, res.FinalText); err != nil {
 			return workerResult{err: storageError(OpAppendLog, files.events, err)}
 		}
@@ -526,6 +583,8 @@ func (e *Engine) mergeWave(ctx context.Context, w *runfiles.WaveState) (runfiles
 	for i := range w.Total {
 		r := w.Done[i]
 		switch {
+		case r.Stopped():
+			fin.Stopped, fin.Limit = append(fin.Stopped, i), r.Limit
 		case r.Missed:
 			fin.Missed = append(fin.Missed, i)
 		case r.Failed():

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -254,4 +255,92 @@ func TestWaveOfOnePicksTheSmallestWave(t *testing.T) {
 	assert.Equal(t, 0, evs[0].WaveIndex)
 	id, _, _ = waveOf([]int64{1}, []events.Event{{Topic: "t"}})
 	assert.Empty(t, id)
+}
+
+// A limit on what the run spends stops a running wave: the workers
+// running are stopped, those not started are not run, what arrived is
+// merged, and the run ends on the limit rather than go on to the
+// collector. Worker 0 ends at once, workers 1 and 2 run until stopped,
+// workers 3 and 4 wait for a place (the hat runs three at once).
+func TestWaveStopsAtTheRunsLimits(t *testing.T) {
+	cases := map[string]struct {
+		limit  func(*Settings)
+		block  map[int]bool
+		reason runfiles.Reason
+		done   []int
+	}{
+		"max_cost_usd": {limit: func(s *Settings) { s.MaxCostUSD = 0.05 }, block: map[int]bool{1: true, 2: true},
+			reason: runfiles.ReasonMaxCost, done: []int{0}},
+		"max_tokens": {limit: func(s *Settings) { s.MaxTokens = 10 }, block: map[int]bool{1: true, 2: true},
+			reason: runfiles.ReasonBudgetExhausted, done: []int{0}},
+		"max_runtime_seconds": {limit: func(s *Settings) { s.MaxRuntime = 300 * time.Millisecond },
+			block: map[int]bool{0: true, 1: true, 2: true}, reason: runfiles.ReasonMaxRuntime, done: []int{}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			b := &waveBackend{n: 5, block: tc.block}
+			s := settings()
+			tc.limit(&s)
+			dir := t.TempDir()
+			sum, err := newTestEngine(t, dir, b, s, func(o *Options) { o.Hats = waveHats(t, 0) }).Run(t.Context())
+			require.NoError(t, err)
+			assert.Equal(t, tc.reason, sum.Reason, sum.Message)
+			assert.Equal(t, 2, sum.ExitCode)
+			assert.Len(t, b.prompts["reviewer"], 3, "the workers waiting for a place are not started")
+			assert.Empty(t, b.prompts["synthesizer"], "the run ends on the limit before the collector")
+			log := readWaveLog(t, dir)
+			var fin runfiles.WaveFinishedRecord
+			var it runfiles.IterationFinishedRecord
+			for _, ev := range log {
+				switch ev.Topic {
+				case runfiles.TopicWaveFinished:
+					runfiles.Decode(ev, &fin)
+				case runfiles.TopicIterationFinished:
+					runfiles.Decode(ev, &it)
+				}
+			}
+			assert.Equal(t, tc.done, fin.Succeeded)
+			stopped := []int{}
+			for i := range 5 {
+				if !slices.Contains(tc.done, i) {
+					stopped = append(stopped, i)
+				}
+			}
+			assert.Equal(t, stopped, fin.Stopped)
+			assert.Equal(t, tc.reason, fin.Limit)
+			assert.Empty(t, fin.Missed)
+			assert.Equal(t, "w-1", it.WaveID, "the wave's iteration is the last")
+			assert.Contains(t, it.Message, "were stopped when the run reached its "+name+" limit")
+			merged := topics(log, func(ev events.Event) bool { return ev.Hat == "reviewer" && ev.Topic == "review.done" })
+			assert.Len(t, merged, len(tc.done), "what arrived is merged")
+		})
+	}
+}
+
+// A run a limit ended in the middle of a wave resumes as any run a limit
+// ended: at once to the same end unless the limit is raised, and then on
+// to the collector, with the wave's stopped workers missing, not run again.
+func TestWaveStoppedByALimitResumesOnlyPastIt(t *testing.T) {
+	b := &waveBackend{n: 5, block: map[int]bool{1: true, 2: true}}
+	s := settings()
+	s.MaxCostUSD = 0.05
+	dir := t.TempDir()
+	resume := func(o *Options) { o.Hats, o.Start = waveHats(t, 0), runfiles.StartResume }
+	sum, err := newTestEngine(t, dir, b, s, func(o *Options) { o.Hats = waveHats(t, 0) }).Run(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, runfiles.ReasonMaxCost, sum.Reason)
+
+	again, err := newTestEngine(t, dir, b, s, resume).Run(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, runfiles.ReasonMaxCost, again.Reason)
+	assert.Len(t, b.prompts["reviewer"], 3)
+	assert.Empty(t, b.prompts["synthesizer"])
+
+	s.MaxCostUSD = 5
+	past, err := newTestEngine(t, dir, b, s, resume).Run(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, runfiles.ReasonCompleted, past.Reason, past.Message)
+	assert.Len(t, b.prompts["reviewer"], 3, "the wave is not run again")
+	require.Len(t, b.prompts["synthesizer"], 1)
+	assert.Contains(t, b.prompts["synthesizer"][0], "1 of 5 workers have a result. Workers 2, 3, 4, 5 were stopped when the run reached its max_cost_usd limit.")
 }
