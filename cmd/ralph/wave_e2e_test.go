@@ -275,3 +275,61 @@ func TestE2EWaveShowsInTheViews(t *testing.T) {
 	last := w.ralph("status")
 	assert.Contains(t, last.stdout, "last wave: iteration 2, wave of hat reviewer: 3 of 3 workers done")
 }
+
+// A wave that crosses max_cost_usd stops its other workers and ends the
+// run on the limit; a resume ends again at once until the limit is
+// raised, then goes on to the collector without running the wave again.
+func TestE2EWaveStopsAtMaxCost(t *testing.T) {
+	w := newWorkspace(t)
+	config := func(limit string) string {
+		return "event_loop:\n  max_cost_usd: " + limit + "\n" + waveConfig[len("event_loop:\n"):] +
+			"cli:\n  backend: claude\n  command: " + agentBin + "\n"
+	}
+	w.write("ralph.yml", config("0.015"))
+	w.script(agentScript{ByHat: map[string][]step{
+		// Each agent reports $0.01: the coordinator leaves the run under
+		// the limit, the first worker to end takes it over.
+		"coordinator": {{Sh: `"$RALPH_BIN" wave emit review.perspective --payloads security "error handling" docs >/dev/null`,
+			PrintFile: w.claudeStream("coordinator.jsonl", "Dispatched.", 100)}},
+		// The first worker ends once the others run; they run until stopped.
+		"reviewer": {{Sh: `s="$SCRIPTAGENT_STATE"; echo $$ > "$s/worker-$RALPH_WAVE_INDEX.pid"
+if [ "$RALPH_WAVE_INDEX" != 0 ]; then while :; do sleep 0.02; done; fi
+while [ ! -s "$s/worker-1.pid" ] || [ ! -s "$s/worker-2.pid" ]; do sleep 0.02; done`,
+			PrintFile: w.claudeStream("reviewer.jsonl", "Reviewed. "+tag("review.done", "finding of worker 0"), 100)}},
+		"synthesizer": {{PrintFile: w.claudeStream("synthesizer.jsonl", "Merged. "+tag("review.complete", "report"), 100)}},
+	}})
+	r := w.ralph("loop")
+	require.Equal(t, 2, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "max_cost_usd")
+	var fin runfiles.WaveFinishedRecord
+	for _, rec := range w.events() {
+		if rec.Event.Topic == runfiles.TopicWaveFinished {
+			runfiles.Decode(rec.Event, &fin)
+		}
+	}
+	assert.Equal(t, []int{0}, fin.Succeeded)
+	assert.Equal(t, []int{1, 2}, fin.Stopped)
+	assert.Equal(t, runfiles.ReasonMaxCost, fin.Limit)
+	for i := 1; i <= 2; i++ {
+		assert.True(t, processGone(w.pidFile(filepath.Join(w.state, fmt.Sprintf("worker-%d.pid", i)))), "worker %d is stopped", i)
+	}
+	assert.Equal(t, []string{"worker 0"}, w.waveResults(), "what arrived is merged")
+	assert.NoFileExists(t, filepath.Join(w.state, "hat-synthesizer.count"), "the collector does not run past the limit")
+
+	started := w.countTopic(runfiles.TopicIterationStarted)
+	again := w.ralph("loop", "--resume")
+	require.Equal(t, 2, again.code, again.stderr)
+	assert.Equal(t, started, w.countTopic(runfiles.TopicIterationStarted), "a resume under the same limit runs nothing")
+
+	w.write("ralph.yml", config("1"))
+	past := w.ralph("loop", "--resume")
+	require.Equal(t, 0, past.code, past.stderr)
+	assert.Equal(t, 3, w.countTopic(runfiles.TopicWaveWorkerFinished), "the wave is not run again")
+	assert.Equal(t, "1", w.stateText("hat-synthesizer.count"))
+	synth, err := filepath.Glob(filepath.Join(w.dir, ".ralph", "runs", "*", runfiles.Prompt(3, 1)))
+	require.NoError(t, err)
+	require.Len(t, synth, 1, "the collector's prompt is kept")
+	prompt, err := os.ReadFile(synth[0])
+	require.NoError(t, err)
+	assert.Contains(t, string(prompt), "Workers 2, 3 were stopped when the run reached its max_cost_usd limit")
+}
