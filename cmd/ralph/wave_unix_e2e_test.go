@@ -15,10 +15,11 @@ import (
 
 	"github.com/ralph-loop/ralph/engine"
 	"github.com/ralph-loop/ralph/runfiles"
+	"github.com/ralph-loop/ralph/view"
 )
 
-// A ralph killed mid-wave leaves its workers running; the resume stops
-// them before it runs them again.
+// A ralph killed mid-wave leaves its workers running; `ralph doctor`
+// reports each, and the resume stops them before it runs them again.
 func TestE2EWaveResumeStopsOrphanedWorkers(t *testing.T) {
 	w := newWorkspace(t)
 	w.write("ralph.yml", waveConfig+agentCLI())
@@ -35,6 +36,16 @@ func TestE2EWaveResumeStopsOrphanedWorkers(t *testing.T) {
 		require.NoError(t, syscall.Kill(-pgid, 0), "worker %d is left running by the killed ralph", i)
 		orphans = append(orphans, pgid)
 	}
+	left := findingsOf(doctorState(t, w, "--fix"), view.FindingAgentLeft)
+	require.Len(t, left, 2, "each worker left running is reported")
+	for i, f := range left {
+		assert.Equal(t, filepath.Join(".ralph", fmt.Sprintf(runfiles.WaveAgentPIDPattern, i+2)), f.Path)
+		assert.Contains(t, f.What, fmt.Sprintf("process group %d, a wave worker's", orphans[i]))
+		assert.Contains(t, f.Fix, fmt.Sprintf("kill -TERM -%d", orphans[i]))
+		assert.False(t, f.Fixed, "--fix leaves a group it cannot show is the run's to the resume")
+		require.NoError(t, syscall.Kill(-orphans[i], 0), "--fix stopped nothing")
+	}
+
 	cmd, stderr := w.startRalph("loop", "--resume")
 	waitFor(t, "the orphaned workers to be stopped", func() bool {
 		for _, pgid := range orphans {
