@@ -61,6 +61,10 @@ type workerResult struct {
 	cut bool
 	// err is a failure to keep the worker's files: the run ends as fatal.
 	err error
+	// res and runErr are what the agent's run returned, for the move to
+	// another backend of the chain (moveWorker).
+	res    events.AgentResult
+	runErr error
 }
 
 // waveOf picks the wave a wave hat's iteration runs from its pending
@@ -192,30 +196,41 @@ func (e *Engine) runWorkers(ctx context.Context, w *runfiles.WaveState, pending 
 	it := &e.iter
 	it.before = e.snapshot(ctx)
 	done := make(chan workerResult)
+	// queue is the workers to start, in order: those pending, then those
+	// a provider's failure moved to another backend of the hat's chain.
+	queue := slices.Clone(pending)
 	next, running := 0, 0
 	var fatal error
-	for left := len(pending); left > 0; {
+	for left := len(queue); left > 0; {
 		switch {
-		case next < len(pending) && runCtx.Err() == nil && running < max(w.Concurrency, 1) && fatal == nil:
-			i := pending[next]
+		case next < len(queue) && runCtx.Err() == nil && running < max(w.Concurrency, 1) && fatal == nil:
+			i, b := queue[next], e.pick(w.Hat)
 			next++
 			running++
-			go func() { done <- e.runWorker(runCtx, w, i, evs[i]) }()
+			go func() { done <- e.runWorker(runCtx, w, i, evs[i], b) }()
 			continue
-		case next < len(pending) && running == 0:
+		case next < len(queue) && running == 0:
 			// The wave's time is up (or it is cut off) before these
 			// could start.
-			for _, i := range pending[next:] {
+			for _, i := range queue[next:] {
 				if err := e.recordWorker(w, e.unstarted(ctx, runCtx, w, i, stopped.Load(), fatal), &fatal); err != nil {
 					return err
 				}
 			}
-			left -= len(pending) - next
-			next = len(pending)
+			left -= len(queue) - next
+			next = len(queue)
 			continue
 		}
 		r := <-done
 		running--
+		if runCtx.Err() == nil {
+			if moved, err := e.moveWorker(w, r); err != nil {
+				return err
+			} else if moved {
+				queue = append(queue, r.rec.Index)
+				continue
+			}
+		}
 		left--
 		if err := e.recordWorker(w, r, &fatal); err != nil {
 			return err
@@ -334,10 +349,38 @@ func (e *Engine) waveEvents(w *runfiles.WaveState) ([]events.Event, error) {
 	return out, nil
 }
 
-// runWorker runs worker i of the wave on its event.
-func (e *Engine) runWorker(ctx context.Context, w *runfiles.WaveState, i int, ev events.Event) workerResult {
+// moveWorker moves a worker whose agent hit a far rate limit, or failed
+// for the provider's sake, to the next backend of the hat's chain that is
+// available, as a plain iteration moves (switchFor): it appends
+// backend.switched, which makes the backend it ran on unavailable, and
+// the worker is run again, on the backend the chain picks, in files of a
+// new attempt. With no chain, or no backend of it available, the worker
+// fails as before: a wave does not wait for a reset.
+func (e *Engine) moveWorker(w *runfiles.WaveState, r workerResult) (bool, error) {
+	if r.err != nil || r.cut || !r.rec.Failed() || r.rec.Missed || r.rec.Stopped() {
+		return false, nil
+	}
+	sw := e.switchReason(w.Hat, w.Iteration, r.rec.Backend, r.res, r.runErr)
+	if sw == nil {
+		return false, nil
+	}
+	next := e.nextAfter(w.Hat, r.rec.Backend)
+	if next == nil {
+		return false, nil
+	}
+	sw.To = next.Name()
+	if err := e.append(runfiles.RalphEvent(runfiles.TopicBackendSwitched, *sw)); err != nil {
+		return false, err
+	}
+	e.reportSwitch(*sw)
+	e.opts.Reporter.Warn(fmt.Sprintf("wave %s: worker %d of %d moves from %s to %s: %s", w.WaveID, r.rec.Index+1, w.Total, sw.From, sw.To, r.rec.Message))
+	return true, nil
+}
+
+// runWorker runs worker i of the wave on its event, on backend b.
+func (e *Engine) runWorker(ctx context.Context, w *runfiles.WaveState, i int, ev events.Event, b Backend) workerResult {
 	info := e.iter.info
-	rec := runfiles.WaveWorkerRecord{WaveID: w.WaveID, Iteration: w.Iteration, Hat: w.Hat, Index: i, Backend: e.iter.backend.Name()}
+	rec := runfiles.WaveWorkerRecord{WaveID: w.WaveID, Iteration: w.Iteration, Hat: w.Hat, Index: i, Backend: b.Name()}
 	files, err := e.openWorker(w, i)
 	if err != nil {
 		return workerResult{err: err}
@@ -360,7 +403,7 @@ func (e *Engine) runWorker(ctx context.Context, w *runfiles.WaveState, i int, ev
 		Started: func(pid int) { e.recordAgentAt(e.files().WaveAgentPID(i), pid) },
 	}
 	defer func() { _ = ralphdir.Truncate(e.dir, e.files().WaveAgentPID(i)) }()
-	res, err := e.iter.backend.Run(ctx, run, func(a events.Activity) {
+	res, err := b.Run(ctx, run, func(a events.Activity) {
 		e.reportMu.Lock()
 		defer e.reportMu.Unlock()
 		e.opts.Reporter.Activity(info, a)
@@ -368,7 +411,7 @@ func (e *Engine) runWorker(ctx context.Context, w *runfiles.WaveState, i int, ev
 	if rawErr := files.raw.Close(); rawErr != nil {
 		return workerResult{err: rawErr}
 	}
-	cost := priceIteration(e.opts.Prices, res, e.iter.backend)
+	cost := priceIteration(e.opts.Prices, res, b)
 	rec.Attempt, rec.EventsFile = files.attempt, e.workspaceRelPath(files.events)
 	rec.ExitCode, rec.DurationMS, rec.Usage = res.ExitCode, res.Duration.Milliseconds(), res.Usage
 	rec.CostUSD, rec.CostSource, rec.Model = cost.USD, cost.Source, cost.Model
@@ -382,7 +425,9 @@ func (e *Engine) runWorker(ctx context.Context, w *runfiles.WaveState, i int, ev
 		return workerResult{cut: true}
 	case err != nil:
 		rec.Outcome, rec.Message = runfiles.OutcomeFailure, err.Error()
-	case res.Failed():
+	case res.Failed() || res.Failure == events.FailureRateLimit:
+		// A plain iteration waits out a rate limit and runs again; a
+		// worker has no result to show for it, unless moveWorker moves it.
 		rec.Outcome, rec.Failure, rec.Message = runfiles.OutcomeFailure, res.Failure, cmp.Or(res.FailureMessage, "the agent failed")
 	default:
 		rec.Outcome = runfiles.OutcomeSuccess
@@ -397,7 +442,7 @@ func (e *Engine) runWorker(ctx context.Context, w *runfiles.WaveState, i int, ev
 		return workerResult{err: storageError(OpAppendLog, files.events, err)}
 	}
 	rec.EventsBytes = size
-	return workerResult{rec: rec}
+	return workerResult{rec: rec, res: res, runErr: err}
 }
 
 // workerFiles are one attempt of a worker's files under the run's

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -31,6 +32,10 @@ type waveBackend struct {
 	// fail makes the worker of that index fail; block makes it wait for
 	// its context to end.
 	fail, block map[int]bool
+	// limit makes the worker of that index hit a usage limit that resets
+	// in an hour.
+	limit map[int]bool
+	name  string
 
 	mu        sync.Mutex
 	active    int
@@ -41,7 +46,7 @@ type waveBackend struct {
 	workerEnv []map[string]string
 }
 
-func (b *waveBackend) Name() string { return "fake" }
+func (b *waveBackend) Name() string { return cmp.Or(b.name, "fake") }
 
 func (b *waveBackend) Run(ctx context.Context, run events.AgentRun, _ func(events.Activity)) (events.AgentResult, error) {
 	hat := envOf(run.Env, "RALPH_HAT")
@@ -96,6 +101,10 @@ func (b *waveBackend) worker(ctx context.Context, run events.AgentRun, hat strin
 	if b.block[i] {
 		<-ctx.Done()
 		return events.AgentResult{ExitCode: -1}, ctx.Err()
+	}
+	if b.limit[i] {
+		return events.AgentResult{ExitCode: 1, Failure: events.FailureRateLimit, FailureMessage: "usage limit reached",
+			RateLimitResetAt: time.Now().Add(time.Hour)}, nil
 	}
 	if b.fail[i] {
 		return events.AgentResult{ExitCode: 1, Failure: events.FailureExit, FailureMessage: "exit status 1", CostUSD: 0.1}, nil
@@ -343,4 +352,55 @@ func TestWaveStoppedByALimitResumesOnlyPastIt(t *testing.T) {
 	assert.Len(t, b.prompts["reviewer"], 3, "the wave is not run again")
 	require.Len(t, b.prompts["synthesizer"], 1)
 	assert.Contains(t, b.prompts["synthesizer"][0], "1 of 5 workers have a result. Workers 2, 3, 4, 5 were stopped when the run reached its max_cost_usd limit.")
+}
+
+// A worker whose agent hits a far rate limit moves to the next backend of
+// the hat's chain, as a plain iteration would, and its result counts;
+// without a chain it fails, as before.
+func TestWaveWorkerMovesToTheChainsNextBackend(t *testing.T) {
+	primary := &waveBackend{n: 3, limit: map[int]bool{1: true}}
+	alt := &waveBackend{n: 3, name: "alt"}
+	dir := t.TempDir()
+	sum, err := newTestEngine(t, dir, primary, settings(), func(o *Options) {
+		o.Hats = waveHats(t, 0)
+		o.Fallback = map[string]Fallback{"": {Backends: []Backend{alt}, After: 10 * time.Minute}}
+	}).Run(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, runfiles.ReasonCompleted, sum.Reason, sum.Message)
+	assert.Len(t, primary.prompts["reviewer"], 3)
+	assert.Len(t, alt.prompts["reviewer"], 1, "only the limited worker runs again, on the next backend")
+	log := readWaveLog(t, dir)
+	var sw []runfiles.BackendSwitchedRecord
+	byWorker := map[int]runfiles.WaveWorkerRecord{}
+	var fin runfiles.WaveFinishedRecord
+	for _, ev := range log {
+		switch ev.Topic {
+		case runfiles.TopicBackendSwitched:
+			var r runfiles.BackendSwitchedRecord
+			runfiles.Decode(ev, &r)
+			sw = append(sw, r)
+		case runfiles.TopicWaveWorkerFinished:
+			var r runfiles.WaveWorkerRecord
+			runfiles.Decode(ev, &r)
+			byWorker[r.Index] = r
+		case runfiles.TopicWaveFinished:
+			runfiles.Decode(ev, &fin)
+		}
+	}
+	require.Len(t, sw, 1)
+	assert.Equal(t, runfiles.BackendSwitchedRecord{Iteration: 2, Hat: "reviewer", From: "fake", To: "alt",
+		Reason: runfiles.SwitchRateLimit, ResetAt: sw[0].ResetAt, Message: "usage limit reached"}, sw[0])
+	assert.Equal(t, "alt", byWorker[1].Backend)
+	assert.Equal(t, 2, byWorker[1].Attempt, "the move runs in files of a new attempt")
+	assert.Equal(t, "fake", byWorker[0].Backend)
+	assert.Equal(t, []int{0, 1, 2}, fin.Succeeded)
+	assert.Len(t, alt.prompts["synthesizer"], 1, "the chain stays on the next backend while the first is out")
+
+	alone := &waveBackend{n: 3, limit: map[int]bool{1: true}}
+	sum, log, _ = runWave(t, alone, 0)
+	assert.Equal(t, runfiles.ReasonCompleted, sum.Reason)
+	assert.Len(t, alone.prompts["reviewer"], 3, "without a chain the limited worker is not run again")
+	require.Len(t, alone.prompts["synthesizer"], 1)
+	assert.Contains(t, alone.prompts["synthesizer"][0], "Workers 2 failed.", "a rate limit leaves the worker without a result")
+	assert.Empty(t, topics(log, func(ev events.Event) bool { return ev.Topic == runfiles.TopicBackendSwitched }))
 }
