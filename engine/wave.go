@@ -37,7 +37,7 @@ import (
 
 // WaveReporter is a Reporter that wants to hear of a wave's progress: it
 // started, and each of its workers ended (done counts those that have,
-// failed those of them that failed or missed the deadline).
+// failed those of them with no result: failed, missed or stopped).
 type WaveReporter interface {
 	WaveProgress(it IterationInfo, w runfiles.WaveProgress)
 }

@@ -129,8 +129,8 @@ func (w *WaveState) Deadline() time.Time {
 }
 
 // WaveProgress is how a wave is going, as every view shows it: Done
-// counts the workers that have ended, Failed those of them that failed or
-// missed the wave's deadline.
+// counts the workers that have ended, Failed those of them that failed,
+// missed the wave's deadline or were stopped by the run's limit.
 type WaveProgress struct {
 	ID          string `json:"wave_id"`
 	Hat         string `json:"hat"`
