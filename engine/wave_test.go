@@ -36,6 +36,8 @@ type waveBackend struct {
 	// in an hour.
 	limit map[int]bool
 	name  string
+	// onStart, when set, is called as each worker starts.
+	onStart func()
 
 	mu        sync.Mutex
 	active    int
@@ -76,6 +78,9 @@ func (b *waveBackend) Run(ctx context.Context, run events.AgentRun, _ func(event
 
 func (b *waveBackend) worker(ctx context.Context, run events.AgentRun, hat string, n int, logPath string) (events.AgentResult, error) {
 	i, _ := strconv.Atoi(envOf(run.Env, "RALPH_WAVE_INDEX"))
+	if b.onStart != nil {
+		b.onStart()
+	}
 	b.mu.Lock()
 	b.workerEnv = append(b.workerEnv, map[string]string{"RALPH_WAVE_WORKER": envOf(run.Env, "RALPH_WAVE_WORKER"),
 		"RALPH_WAVE_ID": envOf(run.Env, "RALPH_WAVE_ID"), "RALPH_EVENTS_FILE": logPath})
@@ -277,21 +282,30 @@ func TestWaveStopsAtTheRunsLimits(t *testing.T) {
 		block  map[int]bool
 		reason runfiles.Reason
 		done   []int
+		hour   bool
 	}{
 		"max_cost_usd": {limit: func(s *Settings) { s.MaxCostUSD = 0.05 }, block: map[int]bool{1: true, 2: true},
 			reason: runfiles.ReasonMaxCost, done: []int{0}},
 		"max_tokens": {limit: func(s *Settings) { s.MaxTokens = 10 }, block: map[int]bool{1: true, 2: true},
 			reason: runfiles.ReasonBudgetExhausted, done: []int{0}},
-		"max_runtime_seconds": {limit: func(s *Settings) { s.MaxRuntime = 300 * time.Millisecond },
+		// The run's clock moves on by an hour as the workers start, so
+		// the limit has passed whenever the run looks after the wave,
+		// and not before it, however slow the machine.
+		"max_runtime_seconds": {limit: func(s *Settings) { s.MaxRuntime = 200 * time.Millisecond }, hour: true,
 			block: map[int]bool{0: true, 1: true, 2: true}, reason: runfiles.ReasonMaxRuntime, done: []int{}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			b := &waveBackend{n: 5, block: tc.block}
+			// From now: the wave's deadline is a time on the wall clock.
+			clock := &jumpClock{now: time.Now()}
+			if tc.hour {
+				b.onStart = sync.OnceFunc(clock.jump(time.Hour))
+			}
 			s := settings()
 			tc.limit(&s)
 			dir := t.TempDir()
-			sum, err := newTestEngine(t, dir, b, s, func(o *Options) { o.Hats = waveHats(t, 0) }).Run(t.Context())
+			sum, err := newTestEngine(t, dir, b, s, func(o *Options) { o.Hats, o.Now = waveHats(t, 0), clock.Now }).Run(t.Context())
 			require.NoError(t, err)
 			assert.Equal(t, tc.reason, sum.Reason, sum.Message)
 			assert.Equal(t, 2, sum.ExitCode)
