@@ -397,3 +397,38 @@ if [ "$i" = 1 ]; then cat %q; else cat %q; fi`, limited, geminiDone, claudeDone)
 	assert.Equal(t, "claude", byWorker[0].Backend)
 	assert.Contains(t, r.stderr, "moves from claude to gemini")
 }
+
+// A ralph killed just after the worker that crossed max_cost_usd ended
+// leaves a wave in flight; the resume checks the limit before it runs the
+// workers left, and skips them as the live run would have stopped them.
+func TestE2EWaveResumedPastMaxCostSkipsTheWorkersLeft(t *testing.T) {
+	w := newWorkspace(t)
+	w.write("ralph.yml", "event_loop:\n  max_cost_usd: 0.015\n"+waveConfig[len("event_loop:\n"):]+
+		"cli:\n  backend: claude\n  command: "+agentBin+"\n")
+	w.script(agentScript{ByHat: map[string][]step{
+		"coordinator": {{Sh: `"$RALPH_BIN" wave emit review.perspective --payloads security "error handling" docs >/dev/null`,
+			PrintFile: w.claudeStream("coordinator.jsonl", "Dispatched.", 100)}},
+		// Worker 0 ends once the others run; they never end.
+		"reviewer": {{Sh: `s="$SCRIPTAGENT_STATE"; touch "$s/started-$RALPH_WAVE_INDEX"
+if [ "$RALPH_WAVE_INDEX" != 0 ]; then while :; do sleep 0.02; done; fi
+while [ ! -e "$s/started-1" ] || [ ! -e "$s/started-2" ]; do sleep 0.02; done`,
+			PrintFile: w.claudeStream("reviewer.jsonl", "Reviewed. "+tag("review.done", "finding of worker 0"), 100)}},
+		"synthesizer": {{PrintFile: w.claudeStream("synthesizer.jsonl", "Merged. "+tag("review.complete", "report"), 100)}},
+	}})
+	r := w.ralphKilledAt(engine.FaultWaveWorkerFinished+":1", false)
+	require.True(t, r.killed, r.stderr)
+	require.Equal(t, "3", w.stateText("hat-reviewer.count"))
+
+	again := w.ralph("loop", "--resume")
+	require.Equal(t, 2, again.code, again.stderr)
+	assert.Equal(t, "3", w.stateText("hat-reviewer.count"), "the workers left are not run past the limit")
+	var fin runfiles.WaveFinishedRecord
+	for _, rec := range w.events() {
+		if rec.Event.Topic == runfiles.TopicWaveFinished {
+			runfiles.Decode(rec.Event, &fin)
+		}
+	}
+	assert.Equal(t, []int{0}, fin.Succeeded)
+	assert.Equal(t, []int{1, 2}, fin.Stopped)
+	assert.Equal(t, []string{"worker 0"}, w.waveResults())
+}
