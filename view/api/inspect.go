@@ -34,7 +34,7 @@ import (
 // InspectedRun is one run's iterations as its log records them: the
 // source every inspect view reads.
 type InspectedRun struct {
-	Dir   string // the workspace
+	Dir string // the workspace
 	// Files is where the run keeps its files: the workspace's .ralph, or
 	// for a chain step's run its step's directory (the log's directory).
 	Files runfiles.Dir
