@@ -16,8 +16,8 @@ import (
 const (
 	loopResume  = "ralph loop --resume"
 	chainResume = "ralph chain resume"
-	specResume = "ralph run --resume"
-	inspect    = "ralph events"
+	specResume  = "ralph run --resume"
+	inspect     = "ralph events"
 )
 
 // EndMessage is the message of a run's end followed, when it needs one, by
