@@ -43,11 +43,11 @@ func (c *stateChecker) stepAgentLeft(s runfiles.ChainStepDir) {
 		Fix:  fmt.Sprintf("`ralph chain resume` stops it first, once it has made sure it is the step's agent; or stop it yourself: `kill -TERM -%d`", pgid)}, nil)
 }
 
-// unfinishedStep finds a chain step's run that was cut off while its
-// chain is still to go on and nothing runs it: the chain, not a loop,
-// resumes it.
+// unfinishedStep finds a chain step's run that was cut off (killed, or
+// interrupted with its chain) while its chain is still to go on and
+// nothing runs it: the chain, not a loop, resumes it.
 func (c *stateChecker) unfinishedStep(r runfiles.RunListing) {
-	if r.Ended != "unfinished" {
+	if r.Ended != "unfinished" && r.Ended != string(runfiles.ReasonInterrupted) {
 		return
 	}
 	d := runfiles.In(c.ws)
@@ -59,6 +59,6 @@ func (c *stateChecker) unfinishedStep(r runfiles.RunListing) {
 		return
 	}
 	c.add(view.StateFinding{Kind: view.FindingUnfinishedRun, Path: r.Log,
-		What: fmt.Sprintf("run %s, step %d of chain %s, was cut off (ralph was killed, or the machine went down) and nothing runs it", r.RunID, r.Step, r.Chain),
+		What: fmt.Sprintf("run %s, step %d of chain %s, was cut off (%s: ralph was killed or interrupted, or the machine went down) and nothing runs it", r.RunID, r.Step, r.Chain, r.Ended),
 		Fix:  "`ralph chain resume` goes on with the chain at that step"}, nil)
 }
