@@ -70,10 +70,16 @@ func (chainResumeCmd) Help() string {
 cut off has its loop resumed (ralph loop --resume), the steps that completed
 are not run again, and the budget counts what they spent. A chain that ended
 (completed, or stopped by a step or its budget) is not run again; its status
-is the exit status.
+is the exit status, unless its budget (or a step's limit) stopped it and the
+resume gives a larger one: --max-steps, --max-runtime, --max-cost-usd and
+--max-tokens replace those bounds of the chain's budget (recorded in its
+chain.json), and the chain goes on at the step where it stopped;
+--max-iterations raises that step's own max_iterations.
 
 Examples:
   ralph chain resume
+  ralph chain resume --max-cost-usd 10            # its cost budget was spent
+  ralph chain resume --max-iterations 20          # its step reached max_iterations
   ralph chain resume --json | jq .steps`
 }
 
