@@ -247,16 +247,41 @@ func archivedLog(workspace, id string) (string, bool) {
 	return path, true
 }
 
-// AwaitRun waits until a run starts in the workspace dir and returns its
-// log; "" when ctx ends first. It only reads (see awaitInRalphDir).
+// AwaitRun waits until a run starts in the workspace dir, its own loop's
+// or a step's of a chain started there, and returns its log; "" when ctx
+// ends first. It only reads (see awaitInRalphDir).
 func AwaitRun(ctx context.Context, dir string, waiting func()) (string, error) {
 	return awaitInRalphDir(ctx, dir, waiting, func() (string, error) {
 		path, err := CurrentLog(dir)
 		if errors.Is(err, ErrNoLog) {
-			return "", nil
+			return latestChainStepLog(dir), nil
 		}
 		return path, err
 	})
+}
+
+// latestChainStepLog is the log of the last step with one of the chain
+// current-chain names, "" when there is none.
+func latestChainStepLog(workspace string) string {
+	d := In(workspace)
+	data, err := ReadNoFollow(d.CurrentChain())
+	id := strings.TrimSpace(string(data))
+	if err != nil || !validRunDir(id) {
+		return ""
+	}
+	steps, err := ChainStepDirs(workspace)
+	if err != nil {
+		return ""
+	}
+	for i := len(steps) - 1; i >= 0; i-- {
+		if steps[i].Chain != id {
+			continue
+		}
+		if path, err := CurrentLogIn(steps[i].Dir); err == nil {
+			return path
+		}
+	}
+	return ""
 }
 
 // AwaitAutopilot waits until an autopilot starts in the repository dir and
@@ -279,7 +304,9 @@ func AwaitAutopilot(ctx context.Context, dir string, waiting func()) (string, er
 // in place, before the first look.
 func awaitInRalphDir(ctx context.Context, dir string, waiting func(), look func() (string, error)) (string, error) {
 	ralphDir := filepath.Join(dir, DirName)
-	w, err := filewatch.New(filewatch.Options{Dirs: []string{dir}, Match: func(path string) bool {
+	// Poll: a chain's step starts its log in a directory made after the
+	// watch began, below .ralph/ (see AwaitRun).
+	w, err := filewatch.New(filewatch.Options{Dirs: []string{dir}, Poll: time.Second, Match: func(path string) bool {
 		return path == ralphDir || filepath.Dir(path) == ralphDir
 	}})
 	if err != nil {

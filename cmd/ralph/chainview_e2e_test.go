@@ -210,8 +210,8 @@ func TestChainResumesWithALargerBudget(t *testing.T) {
 }
 
 // TestWatchFollowsAChainFromStepToStep: plain `ralph watch` (its stdout a
-// pipe) started during step 1 goes on to step 2's log, and ends with the
-// chain.
+// pipe), started before the chain, follows step 1's log, goes on to step
+// 2's, and ends with the chain.
 func TestWatchFollowsAChainFromStepToStep(t *testing.T) {
 	w := chainWorkspace(t, "")
 	scout := w.scoutStep()
@@ -220,18 +220,16 @@ func TestWatchFollowsAChainFromStepToStep(t *testing.T) {
 		"scout": {scout},
 		"fixer": {{PrintFile: w.claudeStream("fixer.jsonl", "Fixed. "+tag("LOOP_COMPLETE", "fixed-token-91c"), 100)}},
 	}})
-	chainCmd, chainErr := w.startRalph("chain", "run", "step1.yml,step2.yml", "-p", "Make the parser sound.")
-	waitFor(t, "step 1's agent to start", func() bool {
-		_, err := os.Stat(filepath.Join(w.dir, "scout-started"))
-		return err == nil
-	})
 	watch, out := w.startWatch()
+	waitFor(t, "watch to wait for a run", func() bool { return strings.Contains(out.String(), "waiting for one to start") })
+	chainCmd, chainErr := w.startRalph("chain", "run", "step1.yml,step2.yml", "-p", "Make the parser sound.")
 	waitFor(t, "watch to show step 1", func() bool { return strings.Contains(out.String(), "iteration.started") })
 	w.write("go", "")
 	require.Equal(t, 0, exitCodeOf(chainCmd.Wait()), chainErr.String())
 	require.Equal(t, 0, exitCodeOf(watch.Wait()), "watch ends with the chain; it printed:\n%s", out.String())
 	id := latestChain(t, w).ID
 	assert.Contains(t, out.String(), "chain "+id+": step 2/2 (step2.yml), in "+filepath.Join(".ralph", "chains", id, "step-2"))
+	assert.Contains(t, out.String(), "scouted: one bug in the parser", "step 1's events")
 	assert.Contains(t, out.String(), "fixed-token-91c", "step 2's events")
 	assert.Contains(t, out.String(), "the chain has ended")
 }

@@ -75,6 +75,10 @@ func Lines(ctx context.Context, out io.Writer, opts Options) (err error) {
 	if err != nil || path == "" {
 		return err
 	}
+	if step, ok := runfiles.ChainStepOf(runfiles.Dir(filepath.Dir(path))); ok && !isAutopilot && opts.Task == "" {
+		// A chain that started while watch waited for a run.
+		inChain, files = true, step.Dir
+	}
 	fmt.Fprintln(bw)
 	listing := view.EventListing{Printer: &view.EventPrinter{W: bw, Loc: opts.Loc, Autopilot: isAutopilot, Redactor: opts.Redactor},
 		Last: 20, Follow: true, Autopilot: isAutopilot, Flush: bw.Flush}
