@@ -58,8 +58,12 @@ func ClearStaleLock(path string) (cleared bool, err error) {
 // none. The engine empties the file when its agent ends, so a group named
 // there while no ralph holds the workspace's lock is one a killed ralph
 // left; whether it still runs is the system's to say.
-func LeftAgent(workspace string) int {
-	data, err := ReadNoFollow(In(workspace).AgentPID())
+func LeftAgent(workspace string) int { return LeftAgentIn(In(workspace)) }
+
+// LeftAgentIn is LeftAgent for the loop whose files are in d (a chain
+// step's directory).
+func LeftAgentIn(d Dir) int {
+	data, err := ReadNoFollow(d.AgentPID())
 	if err != nil {
 		return 0
 	}
