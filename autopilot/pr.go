@@ -77,12 +77,16 @@ func (a *Autopilot) deliverPR(ctx context.Context, m runfiles.TaskMerge) error {
 			Err: err, Fix: "check the forge's token and that it can be reached (autopilot.pr)"}
 	}
 	if err := a.journal.record(runfiles.TopicTaskPROpened, runfiles.AutopilotPayload{Task: m.Task, Title: m.Title, Number: pr.Number,
-		URL: pr.URL, Commit: m.Commit, Branch: m.Branch}); err != nil {
+		URL: pr.URL, Forge: a.forge(), Commit: m.Commit, Branch: m.Branch}); err != nil {
 		return err
 	}
 	a.follow.changed()
 	return nil
 }
+
+// forge is the forge deliver: pr opens pull requests on, as recorded with
+// each, so that they are named as its people name them.
+func (a *Autopilot) forge() string { return a.opts.Settings.PullRequestTarget().Forge }
 
 // pullRequest is m's pull request: the one it brings up to date, which its
 // push updated (whatever became of it meanwhile, the next look sees), or
@@ -119,11 +123,11 @@ func (a *Autopilot) theirsOnBranch(ctx context.Context, m runfiles.TaskMerge) er
 	if m.Updates == nil {
 		return a.failTask(ctx, m.Task, why+"; its verified merge is "+shortHash(m.Commit)+" (push it there yourself, or delete their branch and run again)")
 	}
-	if err := a.notice(fmt.Sprintf("%s's pull request #%d is not brought up to date: %s", m.Task, m.Updates.Number, why)); err != nil {
+	if err := a.notice(fmt.Sprintf("%s's %s is not brought up to date: %s", m.Task, m.Updates.Name(), why)); err != nil {
 		return err
 	}
 	return a.journal.record(runfiles.TopicTaskPROpened, runfiles.AutopilotPayload{Task: m.Task, Title: m.Title, Number: m.Updates.Number,
-		URL: m.Updates.URL, Commit: m.Updates.Head, Branch: m.Branch})
+		URL: m.Updates.URL, Forge: m.Updates.Forge, Commit: m.Updates.Head, Branch: m.Branch})
 }
 
 // prTitle is a pull request's title: the task's, and its id, as an issue
@@ -372,17 +376,17 @@ func (a *Autopilot) reviewSeen(ctx context.Context, r runfiles.TaskReview, s prS
 	pr := s.pr
 	switch {
 	case errors.Is(s.err, forge.ErrNotFound):
-		return "gone", a.rejectReview(ctx, r, fmt.Sprintf("its pull request #%d is gone (%s)", r.PR.Number, r.PR.URL))
+		return "gone", a.rejectReview(ctx, r, fmt.Sprintf("its %s is gone (%s)", r.PR.Name(), r.PR.URL))
 	case s.err != nil:
 		seen := "error: " + s.err.Error()
 		if a.follow.last[r.Task] == seen || a.lookCtx.Err() != nil {
 			return seen, nil
 		}
-		return seen, a.notice(fmt.Sprintf("looking at %s's pull request #%d failed: %v; ralph looks again later", r.Task, r.PR.Number, s.err))
+		return seen, a.notice(fmt.Sprintf("looking at %s's %s failed: %v; ralph looks again later", r.Task, r.PR.Name(), s.err))
 	case pr.State == forge.StateMerged:
 		return "merged", a.completeReview(ctx, r, &pr)
 	case pr.State == forge.StateClosed:
-		return "closed", a.rejectReview(ctx, r, fmt.Sprintf("its pull request #%d was closed without being merged: %s", r.PR.Number, r.PR.URL))
+		return "closed", a.rejectReview(ctx, r, fmt.Sprintf("its %s was closed without being merged: %s", r.PR.Name(), r.PR.URL))
 	case !pr.Conflicts:
 		return "open " + pr.HeadSHA, nil
 	case pr.HeadSHA != "" && pr.HeadSHA != r.PR.Head:
@@ -390,11 +394,11 @@ func (a *Autopilot) reviewSeen(ctx context.Context, r runfiles.TaskReview, s prS
 		if a.follow.last[r.Task] == seen {
 			return seen, nil
 		}
-		return seen, a.notice(fmt.Sprintf("%s's pull request #%d conflicts with %s, but somebody pushed to %s since ralph did: it is theirs to bring up to date",
-			r.Task, r.PR.Number, a.base, r.Branch))
+		return seen, a.notice(fmt.Sprintf("%s's %s conflicts with %s, but somebody pushed to %s since ralph did: it is theirs to bring up to date",
+			r.Task, r.PR.Name(), a.base, r.Branch))
 	}
 	return "conflicts", a.journal.record(runfiles.TopicTaskPRConflicted, runfiles.AutopilotPayload{Task: r.Task, Title: r.Title,
-		Number: r.PR.Number, URL: r.PR.URL, Commit: r.PR.Head})
+		Number: r.PR.Number, URL: r.PR.URL, Forge: r.PR.Forge, Commit: r.PR.Head})
 }
 
 // completeReview closes a task delivered as a pull request: merged (pr
@@ -406,10 +410,10 @@ func (a *Autopilot) completeReview(ctx context.Context, r runfiles.TaskReview, p
 	ctx, cancel := steady(ctx)
 	defer cancel()
 	commit := r.PR.Head
-	reason := fmt.Sprintf("delivered by ralph autopilot as pull request #%d: %s", r.PR.Number, r.PR.URL)
+	reason := fmt.Sprintf("delivered by ralph autopilot as %s: %s", r.PR.Name(), r.PR.URL)
 	if pr != nil {
 		commit = cmp.Or(pr.MergeCommit, r.PR.Head)
-		reason = fmt.Sprintf("pull request #%d merged into %s as %s: %s", r.PR.Number, a.base, shortHash(commit), r.PR.URL)
+		reason = fmt.Sprintf("%s merged into %s as %s: %s", r.PR.Name(), a.base, shortHash(commit), r.PR.URL)
 	}
 	closed, err := a.closeTask(ctx, r.Task, reason)
 	if err != nil {
@@ -417,7 +421,7 @@ func (a *Autopilot) completeReview(ctx context.Context, r runfiles.TaskReview, p
 	}
 	a.fault(FaultClosed)
 	a.cleanUp(r.Task, pr == nil)
-	p := runfiles.AutopilotPayload{Task: r.Task, Title: r.Title, Commit: commit, Number: r.PR.Number, URL: r.PR.URL, Unclosed: !closed}
+	p := runfiles.AutopilotPayload{Task: r.Task, Title: r.Title, Commit: commit, Number: r.PR.Number, URL: r.PR.URL, Forge: r.PR.Forge, Unclosed: !closed}
 	if err := a.journal.record(runfiles.TopicTaskCompleted, p); err != nil {
 		return err
 	}
@@ -434,7 +438,7 @@ func (a *Autopilot) rejectReview(ctx context.Context, r runfiles.TaskReview, rea
 	ctx, cancel := steady(ctx)
 	defer cancel()
 	if err := a.journal.record(runfiles.TopicTaskFailed, runfiles.AutopilotPayload{Task: r.Task, Title: r.Title, Reason: reason,
-		Number: r.PR.Number, URL: r.PR.URL}); err != nil {
+		Number: r.PR.Number, URL: r.PR.URL, Forge: r.PR.Forge}); err != nil {
 		return err
 	}
 	if err := a.reopen(ctx, r.Task, reason); err != nil {

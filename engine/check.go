@@ -137,7 +137,11 @@ func (e *Engine) stuckMessage() string {
 // sets.
 func (e *Engine) goOn(t *runfiles.Termination, raise string) *runfiles.Termination {
 	mode := runfiles.ModeLoop
-	if e.opts.Settings.SpecFile != "" {
+	switch {
+	case e.opts.StateDir != "":
+		// Only a chain's step keeps its files elsewhere: its chain goes on.
+		mode = runfiles.ModeChainStep
+	case e.opts.Settings.SpecFile != "":
 		mode = runfiles.ModeSpec
 	}
 	t.GoOn = &runfiles.GoOn{Mode: mode, Raise: raise}

@@ -2,6 +2,7 @@ package runfiles
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"time"
 
@@ -144,10 +145,25 @@ type TaskReview struct {
 type PullRequest struct {
 	Number int    `json:"number"`
 	URL    string `json:"url"`
+	// Forge is the forge it is on (github, gitlab); "" in a state an
+	// earlier ralph wrote, which is read as GitHub's.
+	Forge string `json:"forge,omitempty"`
 	// Head is the commit ralph pushed as its branch: a rebase expects it
 	// there, and does not replace what a person pushed on top.
 	Head     string    `json:"head"`
 	OpenedAt time.Time `json:"opened_at"`
+}
+
+// Name is what people of its forge call it: "merge request !12" on
+// GitLab, whose "#12" is an issue, "pull request #12" elsewhere.
+func (p PullRequest) Name() string { return ChangeName(p.Forge, p.Number) }
+
+// ChangeName is what people of forge call its change request number n.
+func ChangeName(forge string, n int) string {
+	if forge == "gitlab" {
+		return fmt.Sprintf("merge request !%d", n)
+	}
+	return fmt.Sprintf("pull request #%d", n)
 }
 
 // AutopilotEnding says how the run ended.
@@ -233,6 +249,8 @@ type AutopilotPayload struct {
 	// ends its review).
 	Number int    `json:"number,omitempty"`
 	URL    string `json:"url,omitempty"`
+	// Forge is the forge of that pull request (github, gitlab).
+	Forge string `json:"forge,omitempty"`
 }
 
 // UnmarshalJSON reads a payload, also one an earlier ralph wrote with
@@ -410,7 +428,7 @@ func (s *AutopilotState) dropMerge(task string) {
 // the reviews; a pull request brought up to date stays where it was, with
 // its new head.
 func (s *AutopilotState) review(ev events.Event, p AutopilotPayload) {
-	pr := PullRequest{Number: p.Number, URL: p.URL, Head: p.Commit, OpenedAt: ev.TS}
+	pr := PullRequest{Number: p.Number, URL: p.URL, Forge: p.Forge, Head: p.Commit, OpenedAt: ev.TS}
 	if r := s.ReviewOf(p.Task); r != nil {
 		r.PR.Head = p.Commit
 		return

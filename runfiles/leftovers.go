@@ -67,8 +67,11 @@ type LeftAgent struct {
 // is one a killed ralph left; whether it still runs is the system's to
 // say. Each file is read as every file under .ralph/ is, never through a
 // link.
-func LeftAgents(workspace string) []LeftAgent {
-	d := In(workspace)
+func LeftAgents(workspace string) []LeftAgent { return LeftAgentsIn(In(workspace)) }
+
+// LeftAgentsIn is LeftAgents for the loop whose files are in d (a chain
+// step's directory).
+func LeftAgentsIn(d Dir) []LeftAgent {
 	paths := []string{d.AgentPID()}
 	if ralphdir.Check(d.Path()) == nil {
 		entries, _ := os.ReadDir(d.Path())

@@ -65,7 +65,7 @@ func RenderProgress(st *AutopilotState, now time.Time) string {
 	if len(st.Reviews) > 0 {
 		b.WriteString("## In review\n\n")
 		for _, r := range st.Reviews {
-			fmt.Fprintf(&b, "- %s (%s): pull request #%d, %s\n", r.Task, oneLine(r.Title), r.PR.Number, r.PR.URL)
+			fmt.Fprintf(&b, "- %s (%s): %s, %s\n", r.Task, oneLine(r.Title), r.PR.Name(), r.PR.URL)
 		}
 		b.WriteString("\n")
 	}

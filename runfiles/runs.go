@@ -1,6 +1,7 @@
 package runfiles
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,11 +9,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/filewatch"
+	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
 // RunListing is one run of a workspace, as `ralph events --runs` lists it.
@@ -32,6 +35,11 @@ type RunListing struct {
 	CostSource  CostSource `json:"cost_source,omitempty"`
 	CostUnknown bool       `json:"cost_unknown,omitempty"`
 	Current     bool       `json:"current"`
+	// Chain and Step name the chain run and its step (from 1) whose loop
+	// this run was; empty for a run of the workspace's own loop. Its log
+	// and files are in the step's directory, .ralph/chains/<chain>/step-N.
+	Chain string `json:"chain,omitempty"`
+	Step  int    `json:"step,omitempty"`
 	// EndedAt is the time of the run's loop.terminate line; zero for a
 	// run without one (running, or cut off).
 	EndedAt time.Time `json:"ended_at,omitzero"`
@@ -42,28 +50,60 @@ func (r RunListing) Cost() CostTotal {
 	return CostTotal{USD: r.CostUSD, Computed: r.CostSource == CostComputed, Unknown: r.CostUnknown}
 }
 
-// Runs finds every run of the workspace from its event logs. Each log
-// says who it is in its first line (loop.started) and how it ended in its
-// last loop.terminate (events published into the ended run may follow it),
-// so only its first line and its end are read, however long the log. Logs
-// come oldest first: their names carry their start time.
+// Runs finds every run of the workspace from its event logs: its own
+// loop's, then those of each chain's steps (Chain, Step), all oldest
+// first. Each log says who it is in its first line (loop.started) and how
+// it ended in its last loop.terminate (events published into the ended
+// run may follow it), so only its first line and its end are read,
+// however long the log. Logs' names carry their start time.
 func Runs(workspace string) ([]RunListing, error) {
-	dir := filepath.Join(workspace, DirName)
-	paths, err := EventLogs(dir)
+	runs, err := runsIn(In(workspace), namedCurrentLog(workspace))
 	if err != nil {
 		return nil, err
 	}
-	current := namedCurrentLog(workspace)
-	held, holder := LockHeld(filepath.Join(dir, LockFile))
+	steps, err := ChainStepDirs(workspace)
+	if err != nil {
+		return nil, err
+	}
+	if len(steps) == 0 {
+		return runs, nil
+	}
+	for _, s := range steps {
+		stepRuns, err := runsIn(s.Dir, "")
+		if err != nil {
+			return nil, err
+		}
+		for i := range stepRuns {
+			stepRuns[i].Chain, stepRuns[i].Step = s.Chain, s.Step
+		}
+		runs = append(runs, stepRuns...)
+	}
+	slices.SortStableFunc(runs, func(a, b RunListing) int {
+		aStart, aSeq := logNameOrder(a.Log)
+		bStart, bSeq := logNameOrder(b.Log)
+		return cmp.Or(strings.Compare(aStart, bStart), cmp.Compare(aSeq, bSeq))
+	})
+	return runs, nil
+}
+
+// runsIn lists the runs whose logs are in d (a workspace's .ralph, or a
+// chain step's directory); current is the log the workspace's
+// current-events names, relative to the workspace.
+func runsIn(d Dir, current string) ([]RunListing, error) {
+	paths, err := EventLogs(d.Path())
+	if err != nil {
+		return nil, err
+	}
+	held, holder := LockHeld(d.Lock())
 	runs := make([]RunListing, 0, len(paths))
 	for _, p := range paths {
 		r, err := readRunListing(p)
 		if err != nil {
 			return nil, err
 		}
-		r.Log = filepath.Join(DirName, filepath.Base(p))
+		r.Log = filepath.Join(d.Rel(), filepath.Base(p))
 		r.Current = r.Log == current
-		if r.Ended == "unfinished" && held && (holder.RunID == r.RunID || (holder.RunID == "" && r.Current)) {
+		if r.Ended == "unfinished" && held && (holder.RunID == r.RunID || (holder.RunID == "" && (r.Current || current == ""))) {
 			r.Ended = "running"
 		}
 		runs = append(runs, r)
@@ -134,9 +174,10 @@ func firstLineOf(s string) string {
 // readFirstLine reads a file's first complete line (without its newline), nil
 // for an empty file, or for one whose first line is too long to be an event.
 func readFirstLine(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	// Never through a link: a log is a file of ralph's directory.
+	f, err := os.OpenFile(path, os.O_RDONLY|ralphdir.NoFollow, 0)
 	if err != nil {
-		return nil, fmt.Errorf("read event log: %w", err)
+		return nil, ralphdir.Explain(path, fmt.Errorf("read event log: %w", err))
 	}
 	defer f.Close()
 	rec, ok, err := events.FirstLine(f)
@@ -206,16 +247,41 @@ func archivedLog(workspace, id string) (string, bool) {
 	return path, true
 }
 
-// AwaitRun waits until a run starts in the workspace dir and returns its
-// log; "" when ctx ends first. It only reads (see awaitInRalphDir).
+// AwaitRun waits until a run starts in the workspace dir, its own loop's
+// or a step's of a chain started there, and returns its log; "" when ctx
+// ends first. It only reads (see awaitInRalphDir).
 func AwaitRun(ctx context.Context, dir string, waiting func()) (string, error) {
 	return awaitInRalphDir(ctx, dir, waiting, func() (string, error) {
 		path, err := CurrentLog(dir)
 		if errors.Is(err, ErrNoLog) {
-			return "", nil
+			return latestChainStepLog(dir), nil
 		}
 		return path, err
 	})
+}
+
+// latestChainStepLog is the log of the last step with one of the chain
+// current-chain names, "" when there is none.
+func latestChainStepLog(workspace string) string {
+	d := In(workspace)
+	data, err := ReadNoFollow(d.CurrentChain())
+	id := strings.TrimSpace(string(data))
+	if err != nil || !validRunDir(id) {
+		return ""
+	}
+	steps, err := ChainStepDirs(workspace)
+	if err != nil {
+		return ""
+	}
+	for i := len(steps) - 1; i >= 0; i-- {
+		if steps[i].Chain != id {
+			continue
+		}
+		if path, err := CurrentLogIn(steps[i].Dir); err == nil {
+			return path
+		}
+	}
+	return ""
 }
 
 // AwaitAutopilot waits until an autopilot starts in the repository dir and
@@ -238,7 +304,9 @@ func AwaitAutopilot(ctx context.Context, dir string, waiting func()) (string, er
 // in place, before the first look.
 func awaitInRalphDir(ctx context.Context, dir string, waiting func(), look func() (string, error)) (string, error) {
 	ralphDir := filepath.Join(dir, DirName)
-	w, err := filewatch.New(filewatch.Options{Dirs: []string{dir}, Match: func(path string) bool {
+	// Poll: a chain's step starts its log in a directory made after the
+	// watch began, below .ralph/ (see AwaitRun).
+	w, err := filewatch.New(filewatch.Options{Dirs: []string{dir}, Poll: time.Second, Match: func(path string) bool {
 		return path == ralphDir || filepath.Dir(path) == ralphDir
 	}})
 	if err != nil {

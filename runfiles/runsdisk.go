@@ -52,6 +52,9 @@ func (r RunOnDisk) Protected() string {
 		return "running"
 	case r.Current:
 		return "the current run"
+	case r.Chain != "":
+		// The chain reads its steps' runs to resume and to hand off.
+		return "a step of chain " + r.Chain
 	}
 	return ""
 }
@@ -79,7 +82,10 @@ func RunsOnDisk(workspace string, now time.Time) ([]RunOnDisk, error) {
 		if !l.EndedAt.IsZero() {
 			r.LastActive = l.EndedAt
 		}
-		if dirs[l.RunID] {
+		switch {
+		case l.Chain != "":
+			r.addStepDir(d.ChainStep(l.Chain, l.Step))
+		case dirs[l.RunID]:
 			delete(dirs, l.RunID)
 			r.Dir = filepath.Join(DirName, RunsDir, l.RunID)
 			size, _ := treeSize(d.Run(l.RunID))
@@ -98,6 +104,17 @@ func RunsOnDisk(workspace string, now time.Time) ([]RunOnDisk, error) {
 		runs = append(runs, r)
 	}
 	return runs, nil
+}
+
+// addStepDir counts the directory a chain step's run keeps under its
+// step's directory, when it has one.
+func (r *RunOnDisk) addStepDir(step Dir) {
+	if !validRunDir(r.RunID) || ralphdir.CheckPath(step.Path(), step.Run(r.RunID)) != nil {
+		return
+	}
+	r.Dir = filepath.Join(step.Rel(), RunsDir, r.RunID)
+	size, _ := treeSize(step.Run(r.RunID))
+	r.Bytes += size
 }
 
 // runDirs are the names of the run directories under .ralph/runs/; none

@@ -91,12 +91,17 @@ const (
 	CauseGitArmed    Cause = "git_armed"    // a confined run changed what decides what git runs in the workspace
 )
 
+// ModeChainStep is GoOn.Mode for the loop of a chain's step: the chain
+// resumes it (`ralph chain resume`), and the chain's budget, which a
+// resume may raise, sets its limits.
+const ModeChainStep = "chain-step"
+
 // GoOn is how a run that ended on a limit can go on: a resume that raises
 // the limit, since a plain one would end the run again at once. The
 // command line says which command and flag do that.
 type GoOn struct {
-	// Mode is the run's mode (ModeLoop, ModeSpec): the command that
-	// resumes it and the flag of its iteration limit differ.
+	// Mode is the run's mode (ModeLoop, ModeSpec), or ModeChainStep: the
+	// command that resumes it and the flag of its limit differ.
 	Mode string `json:"mode"`
 	// Raise is the value to raise the limit to on the resume, twice the
 	// limit; "" when only the config sets the limit.

@@ -20,6 +20,7 @@ import (
 //     and the agent its loop runs with, backend and model (see agent.go).
 //     A dep is open while the list shows it with a status other than
 //     closed (or done); one the list does not show is taken as done.
+//     Open tasks that wait for each other in a cycle fail the list.
 //     Ready is the listed tasks that are not closed and whose deps are
 //     not open, by priority, ties in list order; Blocked is those with an
 //     open dep; Show finds the id in the list.
@@ -141,7 +142,45 @@ func parseCommandList(out []byte) ([]Task, error) {
 		where); err != nil {
 		return nil, err
 	}
+	if err := openCycle(tasks, where); err != nil {
+		return nil, err
+	}
 	return tasks, nil
+}
+
+// openCycle is a *DepCycleError for open tasks of the list that wait for
+// each other, which the autopilot would otherwise leave blocked for ever
+// without saying why; a dep on a closed task is met, so a cycle through
+// one blocks nothing.
+func openCycle(tasks []Task, where func(int) string) error {
+	index := make(map[string]int, len(tasks))
+	for i, t := range tasks {
+		if !t.Closed {
+			index[t.ID] = i
+		}
+	}
+	var ids []string
+	deps := map[string][]string{}
+	for _, t := range tasks {
+		if t.Closed {
+			continue
+		}
+		ids = append(ids, t.ID)
+		for _, d := range t.Deps {
+			if _, open := index[d]; open {
+				deps[t.ID] = append(deps[t.ID], d)
+			}
+		}
+	}
+	cycle := depCycle(ids, deps)
+	if cycle == nil {
+		return nil
+	}
+	places := make([]string, len(cycle)-1)
+	for i, id := range cycle[:len(cycle)-1] {
+		places[i] = where(index[id])
+	}
+	return &DepCycleError{Cycle: cycle, Kind: "tasks", In: "its output", Places: places, Fix: cycleFix(cycle, "deps")}
 }
 
 func (ct commandTask) task() (Task, error) {

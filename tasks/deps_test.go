@@ -189,3 +189,35 @@ func TestDepCycle(t *testing.T) {
 		})
 	}
 }
+
+func TestCommandListRefusesOpenTasksInACycle(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "tasks.jsonl", `{"id": "a", "deps": ["c"]}
+{"id": "b", "status": "closed", "deps": ["a"]}
+{"id": "c", "deps": ["d"]}
+
+{"id": "d", "deps": ["a", "b"]}
+`)
+	src, err := Open(Spec{Type: "command", List: "cat tasks.jsonl", Close: "touch closed-$RALPH_TASK_ID"}, dir)
+	require.NoError(t, err)
+	_, err = src.Ready(ctx)
+	var cycle *DepCycleError
+	require.ErrorAs(t, err, &cycle)
+	assert.Equal(t, []string{"a", "c", "d", "a"}, cycle.Cycle)
+	assert.EqualError(t, err, "autopilot.source list (cat tasks.jsonl): tasks in its output depend on each other in a cycle, "+
+		"so none of them can start: a → c → d → a (line 1, line 3, line 5)")
+	assert.Contains(t, cycle.Hint(), `e.g. "a" from the deps of d`)
+	require.Error(t, src.Close(ctx, "a", "merged"))
+	assert.NoFileExists(t, filepath.Join(dir, "closed-a"), "no command runs for a task of a list that cannot be read")
+}
+
+// A cycle through a closed task blocks nothing: its dep is met.
+func TestCommandListCycleThroughAClosedTaskIsNoCycle(t *testing.T) {
+	tasks, err := parseCommandList([]byte(`[{"id": "a", "deps": ["b"]}, {"id": "b", "status": "done", "deps": ["a"]}]`))
+	require.NoError(t, err)
+	require.Len(t, tasks, 2)
+	_, err = parseCommandList([]byte(`[{"id": "a", "deps": ["a"]}]`))
+	var cycle *DepCycleError
+	require.ErrorAs(t, err, &cycle)
+	assert.Equal(t, `a task cannot wait for itself: remove "a" from its own deps`, cycle.Hint())
+}

@@ -118,16 +118,16 @@ func AutopilotEventText(ev events.Event) string {
 	case runfiles.TopicTaskCompleted:
 		how := "merged as " + short(p.Commit)
 		if p.URL != "" {
-			how = fmt.Sprintf("pull request #%d (%s) at %s", p.Number, p.URL, short(p.Commit))
+			how = fmt.Sprintf("%s (%s) at %s", runfiles.ChangeName(p.Forge, p.Number), p.URL, short(p.Commit))
 		}
 		if p.Unclosed {
 			return fmt.Sprintf("completed: %s, %s; still open in the tracker, closed by the next run", task, how)
 		}
 		return fmt.Sprintf("completed: %s, %s", task, how)
 	case runfiles.TopicTaskPROpened:
-		return fmt.Sprintf("%s: pull request #%d waits for review: %s (head %s)", task, p.Number, p.URL, short(p.Commit))
+		return fmt.Sprintf("%s: %s waits for review: %s (head %s)", task, runfiles.ChangeName(p.Forge, p.Number), p.URL, short(p.Commit))
 	case runfiles.TopicTaskPRConflicted:
-		return fmt.Sprintf("%s: pull request #%d no longer merges onto its base; merging it again on the base's new tip", task, p.Number)
+		return fmt.Sprintf("%s: %s no longer merges onto its base; merging it again on the base's new tip", task, runfiles.ChangeName(p.Forge, p.Number))
 	case runfiles.TopicTaskClosed:
 		return fmt.Sprintf("closed: %s, merged earlier as %s", task, short(p.Commit))
 	case runfiles.TopicTaskFailed:
@@ -289,7 +289,7 @@ func ReviewText(r runfiles.TaskReview) string {
 	if r.Title != "" {
 		task += " (" + r.Title + ")"
 	}
-	return fmt.Sprintf("%s: pull request #%d, %s", task, r.PR.Number, r.PR.URL)
+	return fmt.Sprintf("%s: %s, %s", task, r.PR.Name(), r.PR.URL)
 }
 
 // questionText is an agent's question for a line of the autopilot's:

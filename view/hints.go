@@ -2,6 +2,7 @@ package view
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/ralph-loop/ralph/runfiles"
 )
@@ -13,9 +14,10 @@ import (
 
 // The commands a run's end points to.
 const (
-	loopResume = "ralph loop --resume"
-	specResume = "ralph run --resume"
-	inspect    = "ralph events"
+	loopResume  = "ralph loop --resume"
+	chainResume = "ralph chain resume"
+	specResume  = "ralph run --resume"
+	inspect     = "ralph events"
 )
 
 // EndMessage is the message of a run's end followed, when it needs one, by
@@ -44,6 +46,9 @@ func nextStep(t runfiles.Termination) string {
 	if t.GoOn == nil {
 		return ""
 	}
+	if t.GoOn.Mode == runfiles.ModeChainStep {
+		return chainStepGoOn(t.Reason)
+	}
 	resume, iterations := loopResume, "--max-iterations"
 	if t.GoOn.Mode == runfiles.ModeSpec {
 		resume, iterations = specResume, "-n"
@@ -67,6 +72,35 @@ func nextStep(t runfiles.Termination) string {
 		return "to go on, raise it on the resume: `" + resume + " " + flag + " N`"
 	}
 	return fmt.Sprintf("to go on, raise it on the resume: `%s %s %s`", resume, flag, t.GoOn.Raise)
+}
+
+// chainStepGoOn is how a chain's step that ended on limit r goes on: its
+// limits are what the chain's budget left it, which the chain's resume
+// raises; its iterations are its own, which the resume passes on.
+func chainStepGoOn(r runfiles.Reason) string {
+	var flag string
+	switch r {
+	case runfiles.ReasonMaxCost:
+		flag = "--max-cost-usd USD"
+	case runfiles.ReasonBudgetExhausted:
+		flag = "--max-tokens N"
+	case runfiles.ReasonMaxRuntime:
+		flag = "--max-runtime DURATION"
+	case runfiles.ReasonMaxIterations:
+		flag = "--max-iterations N"
+	default:
+		return "the chain stops at this step; `" + chainResume + "` says how it ended"
+	}
+	return "to go on, raise it on the chain's resume: `" + chainResume + " " + flag + "`"
+}
+
+// ResumeOf is the command that resumes the run whose event log is
+// eventsFile: a chain's step is resumed by its chain.
+func ResumeOf(eventsFile string) string {
+	if _, ok := runfiles.ChainStepOf(runfiles.Dir(filepath.Dir(eventsFile))); ok {
+		return chainResume
+	}
+	return loopResume
 }
 
 // gitArmedStep is what to do once a confined run changed what decides

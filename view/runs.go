@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -56,7 +57,13 @@ func WriteRunsOnDisk(w io.Writer, runs []runfiles.RunOnDisk, now time.Time) erro
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "\tRUN\tENDED\tAGE\tSIZE\tOBJECTIVE")
+	// The chain column only where a chain ran: the others read as before.
+	chains := slices.ContainsFunc(runs, func(r runfiles.RunOnDisk) bool { return r.Chain != "" })
+	if chains {
+		fmt.Fprintln(tw, "\tRUN\tCHAIN\tENDED\tAGE\tSIZE\tOBJECTIVE")
+	} else {
+		fmt.Fprintln(tw, "\tRUN\tENDED\tAGE\tSIZE\tOBJECTIVE")
+	}
 	var total int64
 	for _, r := range runs {
 		mark, ended := "", r.Ended
@@ -67,13 +74,26 @@ func WriteRunsOnDisk(w io.Writer, runs []runfiles.RunOnDisk, now time.Time) erro
 			ended = fmt.Sprintf("%s (exit %d)", r.Ended, *r.ExitCode)
 		}
 		total += r.Bytes
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", mark, r.RunID, ended, AgeText(r.Age(now)), SizeText(r.Bytes), Sanitize(r.Objective))
+		id := Sanitize(r.RunID)
+		if chains {
+			id += "\t" + ChainStepText(r.RunListing)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", mark, id, ended, AgeText(r.Age(now)), SizeText(r.Bytes), Sanitize(r.Objective))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintf(w, "%s, %s on disk; * is the current run\n", plural.Count(len(runs), "run", "runs"), SizeText(total))
 	return err
+}
+
+// ChainStepText is the chain and step whose loop r was, "chain ID step
+// N", or "-" for a run of the workspace's own loop.
+func ChainStepText(r runfiles.RunListing) string {
+	if r.Chain == "" {
+		return "-"
+	}
+	return fmt.Sprintf("%s step %d", r.Chain, r.Step)
 }
 
 // WriteRunsCleaned renders what `ralph runs clean` removed (or, on a dry

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ralph-loop/ralph/events"
 	"github.com/ralph-loop/ralph/internal/plural"
+	"github.com/ralph-loop/ralph/internal/ralphdir"
 	"github.com/ralph-loop/ralph/runfiles"
 )
 
@@ -27,6 +28,9 @@ type Stats struct {
 	Total   StatsGroup   `json:"total"`
 	Configs []StatsGroup `json:"configs"`
 	Hats    []StatsGroup `json:"hats"`
+	// Chains adds up the runs of each chain run's steps (ralph chain run),
+	// by the chain run's id; none where no chain ran.
+	Chains []StatsGroup `json:"chains,omitempty"`
 }
 
 // StatsGroup adds up some runs: all of them, a config's, or those a hat
@@ -76,7 +80,7 @@ func ReadStats(workspace string, since time.Time) (Stats, error) {
 	if err != nil {
 		return st, err
 	}
-	configs, hats := map[string]*StatsGroup{}, map[string]*StatsGroup{}
+	configs, hats, chains := map[string]*StatsGroup{}, map[string]*StatsGroup{}, map[string]*StatsGroup{}
 	for _, r := range runs {
 		if !since.IsZero() && r.Started.Before(since) {
 			continue
@@ -87,6 +91,9 @@ func ReadStats(workspace string, since time.Time) (Stats, error) {
 		}
 		f.addTo(&st.Total, r.Ended)
 		f.addTo(groupOf(configs, f.config), r.Ended)
+		if r.Chain != "" {
+			f.addTo(groupOf(chains, r.Chain), r.Ended)
+		}
 		for _, h := range f.hats {
 			g := groupOf(hats, h.Name)
 			g.Iterations += h.Iterations
@@ -98,6 +105,9 @@ func ReadStats(workspace string, since time.Time) (Stats, error) {
 	}
 	st.Total.rate()
 	st.Configs, st.Hats = sortedGroups(configs), sortedGroups(hats)
+	if len(chains) > 0 {
+		st.Chains = sortedGroups(chains)
+	}
 	return st, nil
 }
 
@@ -218,9 +228,9 @@ func (f *finishedFields) record() runfiles.IterationFinishedRecord {
 // foldRun reads the log at path once, in constant memory.
 func foldRun(workspace, path string) (runFold, error) {
 	f := runFold{config: "(no config)"}
-	file, err := os.Open(path)
+	file, err := os.OpenFile(path, os.O_RDONLY|ralphdir.NoFollow, 0)
 	if err != nil {
-		return f, fmt.Errorf("read %s: %w", path, err)
+		return f, ralphdir.Explain(path, fmt.Errorf("read %s: %w", path, err))
 	}
 	defer file.Close()
 	var dec events.Decoder
@@ -327,7 +337,11 @@ func WriteStats(w io.Writer, st Stats, loc *time.Location) error {
 		return err
 	}
 	fmt.Fprintln(w)
-	return writeStatsTable(w, "HAT", st.Hats)
+	if err := writeStatsTable(w, "HAT", st.Hats); err != nil || len(st.Chains) == 0 {
+		return err
+	}
+	fmt.Fprintln(w)
+	return writeStatsTable(w, "CHAIN", st.Chains)
 }
 
 func writeStatsTable(w io.Writer, what string, groups []StatsGroup) error {

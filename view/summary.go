@@ -42,7 +42,7 @@ func SummaryParagraph(s engine.Summary) string {
 	case s.AlreadyEnded && !s.Reason.Resumable():
 		fmt.Fprintf(&b, " Start a new run with `ralph loop`; inspect this one with `%s` (log: %s).", inspect, s.EventsFile)
 	case resumeAdvised(s.Reason):
-		fmt.Fprintf(&b, " Resume with `%s`; inspect with `%s` (log: %s).", loopResume, inspect, s.EventsFile)
+		fmt.Fprintf(&b, " Resume with `%s`; inspect with `%s` (log: %s).", ResumeOf(s.EventsFile), inspect, s.EventsFile)
 	default:
 		fmt.Fprintf(&b, " Inspect with `%s` (log: %s).", inspect, s.EventsFile)
 	}
@@ -78,7 +78,7 @@ func SummaryMarkdown(s engine.Summary) string {
 	fmt.Fprintf(&b, "| event log | `%s` |\n\n", s.EventsFile)
 	fmt.Fprintf(&b, "Inspect: `%s`", inspect)
 	if resumeAdvised(s.Reason) {
-		fmt.Fprintf(&b, " · resume: `%s`", loopResume)
+		fmt.Fprintf(&b, " · resume: `%s`", ResumeOf(s.EventsFile))
 	}
 	b.WriteString("\n")
 	return b.String()

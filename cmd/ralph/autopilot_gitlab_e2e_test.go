@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -140,4 +141,71 @@ func assertNoFileHolds(t *testing.T, dir string, secrets ...string) {
 		}
 		return nil
 	}))
+}
+
+// deliver: pr on GitLab: each issue becomes a merge request on the
+// project's repository, the autopilot's own branch left alone; the one a
+// reviewer merges closes its issue with a note naming it, the one turned
+// down gives its issue back, unassigned, to do again.
+func TestAutopilotDeliversGitLabIssuesAsMergeRequests(t *testing.T) {
+	remote := filepath.Join(t.TempDir(), "origin.git")
+	git(t, t.TempDir(), "init", "-q", "--bare", "-b", "main", remote)
+	srv := fake.Start(t, fake.Options{Project: "acme/web-app", Token: gitlabToken, Repo: remote})
+	accepted := srv.AddIssue(fake.NewIssue{Title: "Accepted", Labels: []string{"ralph", "P0"}})
+	refused := srv.AddIssue(fake.NewIssue{Title: "Refused", Labels: []string{"ralph", "P1"}})
+	w := newAutopilotRepo(t, "  source: {type: gitlab, project: acme/web-app, labels: [ralph], api_url: \""+srv.URL+
+		"\", token_env: ACME_GITLAB_TOKEN}\n  deliver: pr\n  pr: {close_on: merged, labels: [ralph-mr], poll_seconds: 1}\n")
+	git(t, w.dir, "remote", "add", "origin", remote)
+	git(t, w.dir, "push", "-q", "origin", "main")
+	w.script(prAgent)
+	mainBefore := git(t, w.dir, "rev-parse", "main")
+
+	cmd, stderr := w.startRalphEnv([]string{"ACME_GITLAB_TOKEN=" + gitlabToken}, "autopilot", "--parallel", "1")
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the autopilot's output:\n%s", stderr.String())
+		}
+	})
+	// With close_on: merged a slot is free once its merge request is open.
+	waitFor(t, "a merge request for each issue", func() bool { return srv.MRs() == 2 })
+	mrOf := map[int]int{}
+	for iid := 1; iid <= 2; iid++ {
+		mr := srv.MR(iid)
+		assert.Equal(t, "opened", mr.State)
+		assert.Equal(t, "main", mr.Target)
+		assert.Equal(t, []string{"ralph-mr"}, mr.Labels)
+		task, ok := strings.CutPrefix(mr.Source, "ralph/")
+		require.True(t, ok, "merge request !%d is from %s", iid, mr.Source)
+		n, err := strconv.Atoi(task)
+		require.NoError(t, err)
+		mrOf[n] = iid
+		assert.Equal(t, map[int]string{accepted: "Accepted", refused: "Refused"}[n]+" (#"+task+")", mr.Title)
+		assert.Contains(t, mr.Description, "ralph autopilot did task `"+task+"` from gitlab")
+	}
+	merge := srv.MergeMR(mrOf[accepted])
+	srv.CloseMR(mrOf[refused])
+
+	require.Equal(t, 1, exitCodeOf(cmd.Wait()), "one merge request was closed unmerged\nstderr:\n%s", stderr.String())
+	assert.Contains(t, stderr.String(), fmt.Sprintf("%d (Accepted): merge request !%d waits for review", accepted, mrOf[accepted]),
+		"named as GitLab names it: its #%d is an issue", mrOf[accepted])
+	done := srv.Issue(accepted)
+	assert.Equal(t, "closed", done.State)
+	assert.Equal(t, []string{"ralph-bot"}, done.Assignees, "claimed by assigning it")
+	require.Len(t, done.Notes, 2)
+	assert.Equal(t, "ralph is working on this.", done.Notes[0])
+	assert.Contains(t, done.Notes[1], "Done by ralph: merge request !"+strconv.Itoa(mrOf[accepted])+" merged into main as "+merge[:12])
+
+	back := srv.Issue(refused)
+	assert.Equal(t, "opened", back.State, "a merge request closed unmerged leaves its issue to do again")
+	assert.Empty(t, back.Assignees, "unassigned")
+	assert.Contains(t, back.Notes[len(back.Notes)-1], "ralph reopened this: its merge request !"+strconv.Itoa(mrOf[refused])+
+		" was closed without being merged")
+
+	assert.Equal(t, strconv.Itoa(accepted), git(t, remote, "show", "main:"+strconv.Itoa(accepted)+".txt"), "the reviewer's merge holds the work")
+	assert.Equal(t, mainBefore, git(t, w.dir, "rev-parse", "main"), "main here never moved")
+	assert.Empty(t, strings.TrimSpace(git(t, w.dir, "status", "--porcelain")))
+	for _, req := range srv.Requests() {
+		assert.NotContains(t, req.Path+req.Body, gitlabToken, "the token goes in its header only")
+	}
+	assertNoFileHolds(t, w.dir, gitlabToken)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/ralph-loop/ralph/engine/chain"
 	"github.com/ralph-loop/ralph/examples"
 	"github.com/ralph-loop/ralph/internal/exitcode"
+	"github.com/ralph-loop/ralph/internal/flagvalue"
 	"github.com/ralph-loop/ralph/internal/hint"
 	"github.com/ralph-loop/ralph/internal/suggest"
 	"github.com/ralph-loop/ralph/runfiles"
@@ -68,16 +70,67 @@ func (chainResumeCmd) Help() string {
 cut off has its loop resumed (ralph loop --resume), the steps that completed
 are not run again, and the budget counts what they spent. A chain that ended
 (completed, or stopped by a step or its budget) is not run again; its status
-is the exit status.
+is the exit status, unless its budget (or a step's limit) stopped it and the
+resume gives a larger one: --max-steps, --max-runtime, --max-cost-usd and
+--max-tokens replace those bounds of the chain's budget (recorded in its
+chain.json), and the chain goes on at the step where it stopped;
+--max-iterations raises that step's own max_iterations.
 
 Examples:
   ralph chain resume
+  ralph chain resume --max-cost-usd 10            # its cost budget was spent
+  ralph chain resume --max-iterations 20          # its step reached max_iterations
   ralph chain resume --json | jq .steps`
 }
 
 type chainResumeCmd struct {
 	JSON  bool `help:"Print the chain's end as one JSON document on stdout."`
 	Quiet bool `short:"q" help:"Do not show the agents' own text, only what ralph does."`
+	chainBudgetFlags
+}
+
+// chainBudgetFlags replace bounds of a chain's budget on its resume; a
+// flag left out keeps the bound the chain has.
+type chainBudgetFlags struct {
+	MaxSteps      *int                   `name:"max-steps" placeholder:"N" help:"The chain's max_steps from now on (0: no bound)."`
+	MaxRuntime    flagvalue.RuntimeLimit `name:"max-runtime" placeholder:"DURATION" help:"The chain's max_runtime_seconds from now on (90m, 2h30m, or seconds; 0: no bound)."`
+	MaxCostUSD    *float64               `name:"max-cost-usd" placeholder:"USD" help:"The chain's max_cost_usd from now on (0: no bound)."`
+	MaxTokens     *int64                 `name:"max-tokens" placeholder:"N" help:"The chain's max_tokens from now on (0: no bound)."`
+	MaxIterations flagvalue.AtLeastOne   `name:"max-iterations" placeholder:"N" help:"Resume the step where the chain stopped with this max_iterations (its loop's own limit, not the chain's)."`
+}
+
+// given reports whether any flag was given.
+func (f chainBudgetFlags) given() bool {
+	return f.MaxSteps != nil || f.MaxRuntime.Value() != nil || f.MaxCostUSD != nil || f.MaxTokens != nil || f.MaxIterations > 0
+}
+
+// over is b with the bounds the flags give in place of its own.
+func (f chainBudgetFlags) over(b chain.Budget) chain.Budget {
+	if f.MaxSteps != nil {
+		b.MaxSteps = *f.MaxSteps
+	}
+	if d := f.MaxRuntime.Value(); d != nil {
+		b.MaxRuntime = *d
+	}
+	if f.MaxCostUSD != nil {
+		b.MaxCostUSD = *f.MaxCostUSD
+	}
+	if f.MaxTokens != nil {
+		b.MaxTokens = *f.MaxTokens
+	}
+	return b
+}
+
+func (f chainBudgetFlags) Validate() error {
+	switch {
+	case f.MaxSteps != nil && *f.MaxSteps < 0:
+		return fmt.Errorf("--max-steps %d: give 1 or more steps, or 0 for no bound", *f.MaxSteps)
+	case f.MaxCostUSD != nil && (*f.MaxCostUSD < 0 || math.IsNaN(*f.MaxCostUSD) || math.IsInf(*f.MaxCostUSD, 0)):
+		return fmt.Errorf("--max-cost-usd %v: give a number of dollars above 0, or 0 for no bound", *f.MaxCostUSD)
+	case f.MaxTokens != nil && *f.MaxTokens < 0:
+		return fmt.Errorf("--max-tokens %d: give 1 or more tokens, or 0 for no bound", *f.MaxTokens)
+	}
+	return nil
 }
 
 func (c *chainRunCmd) Validate() error {
@@ -93,7 +146,7 @@ func (c *chainRunCmd) Validate() error {
 
 func (c *chainRunCmd) Run(ctx context.Context, g *globals) error {
 	if c.Resume {
-		return resumeChain(ctx, g, c.JSON, c.Quiet)
+		return resumeChain(ctx, g, c.JSON, c.Quiet, chainBudgetFlags{})
 	}
 	plan, err := c.plan(g.Dir)
 	if err != nil {
@@ -109,14 +162,19 @@ func (c *chainRunCmd) Run(ctx context.Context, g *globals) error {
 	}
 	defer func() { _ = lock.Release() }()
 	st := chain.NewState(chain.NewID(d, plan.Name, time.Now()), plan, time.Now())
-	return runChain(ctx, g, st, c.JSON, c.Quiet)
+	own, err := holdWorkspace(ctx, d, st.ID)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = own.Release() }()
+	return runChain(ctx, g, st, c.JSON, c.Quiet, 0)
 }
 
 func (c *chainResumeCmd) Run(ctx context.Context, g *globals) error {
-	return resumeChain(ctx, g, c.JSON, c.Quiet)
+	return resumeChain(ctx, g, c.JSON, c.Quiet, c.chainBudgetFlags)
 }
 
-func resumeChain(ctx context.Context, g *globals, asJSON, quiet bool) error {
+func resumeChain(ctx context.Context, g *globals, asJSON, quiet bool, budget chainBudgetFlags) error {
 	d := runfiles.In(g.Dir)
 	lock, err := lockChain(ctx, d, "")
 	if err != nil {
@@ -130,12 +188,40 @@ func resumeChain(ctx context.Context, g *globals, asJSON, quiet bool) error {
 	if err != nil {
 		return err
 	}
+	if budget.given() {
+		if err := rebudget(g, d, st, budget); err != nil {
+			return err
+		}
+	}
 	if st.Ended() {
 		fmt.Fprintf(g.stderr, "ralph: chain %s ended already (%s, exit status %d): %s; nothing to resume\n", st.ID, st.Status, st.ExitCode, st.Message)
 		return finishChain(g, st, asJSON)
 	}
+	own, err := holdWorkspace(ctx, d, st.ID)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = own.Release() }()
 	fmt.Fprintf(g.stderr, "ralph: resuming chain %s at step %d/%d (%s)\n", st.ID, st.Current, len(st.Plan.Steps), st.Plan.Steps[st.Current-1].Label())
-	return runChain(ctx, g, st, asJSON, quiet)
+	return runChain(ctx, g, st, asJSON, quiet, int(budget.MaxIterations))
+}
+
+// rebudget gives the chain the budget the resume's flags make of its own,
+// and saves it; a chain that cannot go on keeps its own, and is refused
+// with why.
+func rebudget(g *globals, d runfiles.Dir, st *chain.State, flags chainBudgetFlags) error {
+	was, b := st.Plan.Budget, flags.over(st.Plan.Budget)
+	if !st.Rebudget(b, time.Now()) {
+		return withHint(fmt.Errorf("chain %s %s (exit status %d): %s; a new budget does not change that", st.ID, st.Status, st.ExitCode, st.Message),
+			"only a chain cut off, or stopped by its budget or a step's limit, goes on with a new one; start another with ralph chain run")
+	}
+	if err := chain.Save(d, st, time.Now()); err != nil {
+		return err
+	}
+	if b != was {
+		fmt.Fprintf(g.stderr, "ralph: chain %s's budget is now %s (was %s)\n", st.ID, b, was)
+	}
+	return nil
 }
 
 // lockChain takes .ralph/chains/chain.lock: one chain at a time in a
@@ -150,13 +236,48 @@ func lockChain(ctx context.Context, d runfiles.Dir, id string) (*runfiles.Lock, 
 	return lock, err
 }
 
-func runChain(ctx context.Context, g *globals, st *chain.State, asJSON, quiet bool) error {
+// holdWorkspace takes the workspace's own loop lock (.ralph/loop.lock) for
+// the chain run id, held while the chain runs: a plain `ralph loop` and a
+// chain both write the working tree, and one flock, rather than a check of
+// the other's lock followed by a start, decides which runs. The chain's
+// steps lock their own directories, so they are not refused.
+func holdWorkspace(ctx context.Context, d runfiles.Dir, id string) (*runfiles.Lock, error) {
+	host, _ := os.Hostname()
+	lock, err := runfiles.AcquireLock(ctx, d.Lock(), runfiles.LockInfo{RunID: id, PID: os.Getpid(), Host: host, StartedAt: time.Now().UTC()}, runfiles.LockOptions{})
+	if held, ok := errors.AsType[*runfiles.LockHeldError](err); ok && !held.HolderGone {
+		return nil, withHint(fmt.Errorf("a loop runs in this workspace (pid %d, run %s, started %s), and a chain's steps would write the same working tree",
+			held.Holder.PID, held.Holder.RunID, held.Holder.StartedAt.Local().Format(time.DateTime)),
+			"wait for it to end (ralph status), or stop it with `ralph stop`; then start the chain")
+	}
+	return lock, err
+}
+
+// chainHolding is the refusal of a plain `ralph loop` whose workspace lock
+// a running chain holds (holdWorkspace), naming the chain; nil when err is
+// not that.
+func chainHolding(dir string, err error) error {
+	held, ok := errors.AsType[*runfiles.LockHeldError](err)
+	if !ok || held.HolderGone || held.Holder.PID == 0 {
+		return nil
+	}
+	d := runfiles.In(dir)
+	st, lerr := chain.Load(d, held.Holder.RunID)
+	if lerr != nil {
+		return nil
+	}
+	return &hint.Error{Err: fmt.Errorf("chain %s runs in this workspace (pid %d, started %s; %s): its steps write the working tree a loop here would",
+		st.ID, held.Holder.PID, held.Holder.StartedAt.Local().Format(time.DateTime), st.Where()),
+		Fix: "wait for it to end (ralph status shows it), or stop it with `ralph stop` (it stops at its current step; `ralph chain resume` goes on); or run this loop in a worktree of its own: ralph loop --worktree"}
+}
+
+func runChain(ctx context.Context, g *globals, st *chain.State, asJSON, quiet bool, maxIterations int) error {
 	bin, err := ralphBinary()
 	if err != nil {
 		return err
 	}
 	c := chain.Chain{Dir: runfiles.In(g.Dir), State: st, Now: time.Now,
-		Runner:   childStepRunner{bin: bin, workspace: g.Dir, configs: st.Plan.Configs, quiet: quiet, stderr: g.stderr},
+		Runner: &childStepRunner{bin: bin, workspace: g.Dir, configs: st.Plan.Configs, quiet: quiet, stderr: g.stderr,
+			resumeMaxIterations: maxIterations},
 		Reporter: chainReporter{w: g.stderr}}
 	if err := c.Run(ctx); err != nil {
 		return err

@@ -306,6 +306,9 @@ func TestChainInterruptedGoesOnWithResume(t *testing.T) {
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 	require.Equal(t, 130, exitCodeOf(cmd.Wait()), stderr.String())
 	assert.Contains(t, stderr.String(), "step 2 (step2.yml) was interrupted; resume the chain with `ralph chain resume`")
+	// The step's loop's own end says so too: its chain resumes it.
+	assert.Contains(t, stderr.String(), "Resume with `ralph chain resume`")
+	assert.NotContains(t, stderr.String(), "ralph loop --resume")
 	st := latestChain(t, w)
 	assert.Equal(t, chain.Running, st.Status)
 	assert.Equal(t, string(runfiles.ReasonInterrupted), st.Steps[1].Reason)

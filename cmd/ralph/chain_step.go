@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 
 	"github.com/ralph-loop/ralph/engine/chain"
 	"github.com/ralph-loop/ralph/internal/exitcode"
@@ -31,9 +32,13 @@ type childStepRunner struct {
 	configs   []string // what a preset step's hats are laid over
 	quiet     bool
 	stderr    io.Writer
+	// resumeMaxIterations, when set, raises the max_iterations of the
+	// first step resumed (`ralph chain resume --max-iterations`): the
+	// step's own limit, which the chain's budget does not set.
+	resumeMaxIterations int
 }
 
-func (r childStepRunner) RunStep(ctx context.Context, run chain.StepRun) (int, error) {
+func (r *childStepRunner) RunStep(ctx context.Context, run chain.StepRun) (int, error) {
 	args, err := r.args(run)
 	if err != nil {
 		return 0, err
@@ -68,13 +73,17 @@ func (r childStepRunner) RunStep(ctx context.Context, run chain.StepRun) (int, e
 // args are `ralph loop`'s for the step: its config, its objective in a
 // file of the step's directory, the budget left as limits; a resume
 // keeps what the loop was started with and lays the budget over it.
-func (r childStepRunner) args(run chain.StepRun) ([]string, error) {
+func (r *childStepRunner) args(run chain.StepRun) ([]string, error) {
 	args := []string{"loop", "--state-dir", run.Dir.Path(), "--wait"}
 	if r.quiet {
 		args = append(args, "--quiet")
 	}
 	if run.Resume {
 		args = append(args, "--resume")
+		if r.resumeMaxIterations > 0 {
+			args = append(args, "--max-iterations", strconv.Itoa(r.resumeMaxIterations))
+			r.resumeMaxIterations = 0
+		}
 	} else {
 		if run.Step.Preset != "" {
 			for _, c := range r.configs {

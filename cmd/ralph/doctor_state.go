@@ -36,6 +36,7 @@ func checkState(ctx context.Context, ws string, configs []string, fix bool) view
 	c.unfinishedRun()
 	c.leftAgent()
 	c.temps()
+	c.chainSteps()
 	c.worktrees(ctx)
 	return c.rep
 }
@@ -59,22 +60,28 @@ func (c *stateChecker) rel(path string) string { return relTo(c.ws, path) }
 func (c *stateChecker) locks() {
 	d := runfiles.In(c.ws)
 	for _, path := range []string{d.Lock(), d.AutopilotLock()} {
-		info, stale := runfiles.StaleLock(path)
-		if !stale {
-			continue
-		}
-		what := fmt.Sprintf("%s names pid %d (run %s, since %s) as its holder, but no process holds it: a ralph that was killed",
-			c.rel(path), info.PID, info.RunID, info.StartedAt.Local().Format("2006-01-02 15:04"))
-		c.add(view.StateFinding{Kind: view.FindingStaleLock, What: what, Path: c.rel(path), Safe: true,
-			Fix: "empty the lock of its holder, as a ralph does on its way out (the next ralph would take it over too)"},
-			func() error {
-				cleared, err := runfiles.ClearStaleLock(path)
-				if err == nil && !cleared {
-					return fmt.Errorf("a ralph took the lock meanwhile; it is its own now")
-				}
-				return err
-			})
+		c.staleLock(path)
 	}
+}
+
+// staleLock finds whether the lock file at path names a holder that let
+// go without saying so.
+func (c *stateChecker) staleLock(path string) {
+	info, stale := runfiles.StaleLock(path)
+	if !stale {
+		return
+	}
+	what := fmt.Sprintf("%s names pid %d (run %s, since %s) as its holder, but no process holds it: a ralph that was killed",
+		c.rel(path), info.PID, info.RunID, info.StartedAt.Local().Format("2006-01-02 15:04"))
+	c.add(view.StateFinding{Kind: view.FindingStaleLock, What: what, Path: c.rel(path), Safe: true,
+		Fix: "empty the lock of its holder, as a ralph does on its way out (the next ralph would take it over too)"},
+		func() error {
+			cleared, err := runfiles.ClearStaleLock(path)
+			if err == nil && !cleared {
+				return fmt.Errorf("a ralph took the lock meanwhile; it is its own now")
+			}
+			return err
+		})
 }
 
 // unfinishedRun finds a current run that was cut off (no loop.terminate)
@@ -86,6 +93,10 @@ func (c *stateChecker) unfinishedRun() {
 		return
 	}
 	for _, r := range runs {
+		if r.Chain != "" {
+			c.unfinishedStep(r)
+			continue
+		}
 		if r.Current && r.Ended == "unfinished" {
 			c.add(view.StateFinding{Kind: view.FindingUnfinishedRun, Path: r.Log,
 				What: fmt.Sprintf("run %s was cut off (ralph was killed, or the machine went down) and nothing runs it", r.RunID),

@@ -21,7 +21,7 @@ type eventsCmd struct {
 	Iteration flagvalue.AtLeastOne `placeholder:"N" help:"Only events of iteration N."`
 	Since     string               `placeholder:"DURATION|TIME" help:"Only events from the last DURATION (10m, 2h) or since TIME (2026-11-22T10:00:00Z, '2026-11-22 10:00', 10:00 today)."`
 	Last      flagvalue.AtLeastOne `placeholder:"N" help:"Only the last N matching events (then, with -f, the new ones)."`
-	RunID     string               `name:"run" placeholder:"ID" xor:"log" help:"Read the log of an earlier run (an id or a unique prefix; --runs lists them)."`
+	RunID     string               `name:"run" placeholder:"ID" xor:"log" help:"Read the log of an earlier run, or of a chain's step (an id or a unique prefix; --runs lists them)."`
 	File      string               `placeholder:"FILE" xor:"log" help:"Read this event log instead of the current run's."`
 	Runs      bool                 `help:"List the runs of this workspace: id, start, how each ended, its log."`
 	Autopilot bool                 `help:"Read the autopilot's event log (.ralph/autopilot-events.jsonl) instead of a run's."`

@@ -218,7 +218,11 @@ func TestAskHeadless(t *testing.T) {
 	assert.Equal(t, "Which database?", waiting.Question)
 	assert.Equal(t, []string{"postgres", "sqlite"}, waiting.Options)
 	assert.NotEmpty(t, waiting.Deadline)
-	assert.Contains(t, stderr.String(), "answer with: ralph answer "+waiting.ID, "a person reading stderr learns how to answer")
+	// stderr and stdout are separate pipes: the hint may land after the
+	// event was read.
+	waitFor(t, "the hint to a person reading stderr on how to answer", func() bool {
+		return strings.Contains(stderr.String(), "answer with: ralph answer "+waiting.ID)
+	})
 
 	require.Equal(t, 0, w.ralph("answer", waiting.ID, "postgres").code)
 	require.NoError(t, cmd.Wait(), stderr.String())

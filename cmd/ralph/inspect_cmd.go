@@ -36,7 +36,7 @@ Examples:
 
 // inspectFlags are every inspect command's: which run, and JSON.
 type inspectFlags struct {
-	RunID string `name:"run" placeholder:"ID" help:"Inspect an earlier run (an id or a unique prefix; ralph events --runs lists them); the current or last run by default."`
+	RunID string `name:"run" placeholder:"ID" help:"Inspect an earlier run, or a chain's step (an id or a unique prefix; ralph events --runs lists them); the current or last run (or step) by default."`
 	JSON  bool   `name:"json" help:"Print one JSON object."`
 }
 

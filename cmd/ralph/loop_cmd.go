@@ -128,6 +128,10 @@ func (c *loopCmd) Validate() error {
 func (c *loopCmd) Run(ctx context.Context, g *globals, log *slog.Logger) error {
 	rep, log := c.reporter(g, log)
 	err := c.loop(ctx, g, log, rep)
+	if refused := chainHolding(g.Dir, err); refused != nil && c.StateDir == "" {
+		rep.Close(refused)
+		return refused
+	}
 	if holder, ok := c.runsAlready(err); ok {
 		rep.Close(nil)
 		fmt.Fprintf(g.stderr, "ralph: run %s is already running in this workspace (pid %d, started %s); nothing to resume\n",

@@ -20,7 +20,9 @@ them, q to quit.
 When stdout is not a terminal, or TERM=dumb, it prints plain lines instead:
 the header, then the events as ralph events -f prints them. When the run ends
 it waits for the next one (a new run, or a resume) and follows it too, until
-Ctrl-C; --once exits when the run ends, as ralph events -f does.
+Ctrl-C; --once exits when the run ends, as ralph events -f does. A chain
+(ralph chain run) is followed from step to step, each step's loop in turn,
+and watch exits when the chain ends or stops running.
 
 Examples:
   ralph watch                     # beside ralph loop or ralph autopilot

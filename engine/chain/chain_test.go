@@ -75,11 +75,50 @@ func TestStateRoundTripsAndNamesTheLatest(t *testing.T) {
 	assert.InDelta(t, 0, got.SpentBefore(1).CostUSD, 1e-12)
 }
 
+func TestStateOfVersion1IsReadAndRebudgetReopensAChainItsBudgetStopped(t *testing.T) {
+	d := runfiles.In(t.TempDir())
+	require.NoError(t, os.MkdirAll(d.Chain("c1"), 0o700))
+	// As the first ralph with chains wrote it: no budget_changes.
+	v1 := `{"version": 1, "id": "c1", "status": "stopped", "current": 2, "exit_code": 2,
+		"message": "the chain's budget is spent",
+		"plan": {"steps": [{"preset": "review"}, {"preset": "tdd"}], "budget": {"max_cost_usd": 0.5}},
+		"steps": [{"n": 1, "label": "review", "status": "completed", "spent": {"steps": 1, "cost_usd": 0.3}},
+		          {"n": 2, "label": "tdd", "status": "stopped", "exit_code": 2, "spent": {"steps": 1, "cost_usd": 0.2}}]}`
+	require.NoError(t, os.WriteFile(d.ChainState("c1"), []byte(v1), 0o600))
+	st, err := chain.Load(d, "c1")
+	require.NoError(t, err)
+	assert.Empty(t, st.BudgetChanges)
+
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	require.True(t, st.Rebudget(chain.Budget{MaxCostUSD: 2}, now))
+	assert.Equal(t, chain.Running, st.Status)
+	assert.Equal(t, 2, st.Current)
+	assert.Equal(t, chain.Running, st.Record(2).Status, "the step that stopped goes on")
+	assert.Equal(t, []chain.BudgetChange{{At: now, From: chain.Budget{MaxCostUSD: 0.5}, To: chain.Budget{MaxCostUSD: 2}}}, st.BudgetChanges)
+	require.NoError(t, chain.Save(d, st, now))
+	got, err := chain.Load(d, "c1")
+	require.NoError(t, err)
+	assert.Equal(t, st, got)
+	data, err := os.ReadFile(d.ChainState("c1"))
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `"version": 2`)
+
+	// A chain that completed, or that a step stopped on a failure, does
+	// not go on, and keeps its budget.
+	for _, ended := range []chain.State{{Status: chain.Completed}, {Status: chain.Stopped, ExitCode: 1}} {
+		st := ended
+		st.Plan.Steps, st.Current = []chain.Step{{Preset: "tdd"}}, 1
+		assert.False(t, st.Rebudget(chain.Budget{MaxCostUSD: 2}, now))
+		assert.Empty(t, st.BudgetChanges)
+		assert.Zero(t, st.Plan.Budget)
+	}
+}
+
 func TestStateRefusesWhatItCannotUse(t *testing.T) {
 	d := runfiles.In(t.TempDir())
 	require.NoError(t, os.MkdirAll(d.Chain("c1"), 0o700))
 	for name, data := range map[string]string{
-		"a newer version": `{"version": 2, "id": "c1"}`,
+		"a newer version": `{"version": 3, "id": "c1"}`,
 		"no steps":        `{"version": 1, "id": "c1", "status": "running", "current": 1, "plan": {"steps": []}}`,
 		"a step too far":  `{"version": 1, "id": "c1", "status": "running", "current": 5, "plan": {"steps": [{"preset": "tdd"}]}}`,
 		"another's id":    `{"version": 1, "id": "c2", "status": "running", "current": 1, "plan": {"steps": [{"preset": "tdd"}]}}`,

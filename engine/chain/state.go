@@ -9,12 +9,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ralph-loop/ralph/internal/exitcode"
 	"github.com/ralph-loop/ralph/internal/ralphdir"
 	"github.com/ralph-loop/ralph/runfiles"
 )
 
-// stateVersion is the version of chain.json this ralph writes and reads.
-const stateVersion = 1
+// stateVersion is the version of chain.json this ralph writes. Version 2
+// added BudgetChanges; a version 1 file reads as a chain whose budget
+// never changed.
+const stateVersion = 2
+
+// readsVersion reports whether this ralph reads chain.json version v.
+func readsVersion(v int) bool { return v == 1 || v == stateVersion }
 
 // Status is where a chain, or one of its steps, is.
 type Status string
@@ -58,6 +64,16 @@ type State struct {
 	Steps     []StepRecord `json:"steps"`
 	StartedAt time.Time    `json:"started_at"`
 	UpdatedAt time.Time    `json:"updated_at"`
+	// BudgetChanges are the budgets a resume gave the chain in place of
+	// the one it had (Plan.Budget is the latest), oldest first.
+	BudgetChanges []BudgetChange `json:"budget_changes,omitempty"`
+}
+
+// BudgetChange is a budget that a resume gave the chain.
+type BudgetChange struct {
+	At   time.Time `json:"at"`
+	From Budget    `json:"from"`
+	To   Budget    `json:"to"`
 }
 
 type wireState struct {
@@ -167,8 +183,8 @@ func Load(d runfiles.Dir, id string) (*State, error) {
 	if err := json.Unmarshal(data, &probe); err != nil {
 		return nil, &CorruptStateError{Path: path, Err: err}
 	}
-	if probe.Version != stateVersion {
-		return nil, &CorruptStateError{Path: path, Err: fmt.Errorf("version %d, this ralph reads %d", probe.Version, stateVersion)}
+	if !readsVersion(probe.Version) {
+		return nil, &CorruptStateError{Path: path, Err: fmt.Errorf("version %d, this ralph reads 1 to %d", probe.Version, stateVersion)}
 	}
 	w := wireState{State: &State{}}
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -247,3 +263,27 @@ func safeName(name string) string {
 // validID reports whether id could be a run's directory name: what
 // current-chain says is read from a file a repository may bring.
 func validID(id string) bool { return id != "" && safeName(id) == id && len(id) <= 200 }
+
+// Rebudget gives the chain budget b in place of its own, recorded in
+// BudgetChanges, and says whether the chain goes on: a running chain (cut
+// off) does, with b; a chain that a limit stopped (its budget, or a
+// step's limit, exit status 2) is reopened at the step where it stopped,
+// whose loop is resumed with what b leaves it; a chain that completed, or
+// that a step stopped otherwise, does not, and keeps its budget.
+func (s *State) Rebudget(b Budget, now time.Time) (goesOn bool) {
+	reopen := s.Status == Stopped && s.ExitCode == exitcode.Limit && s.Current <= len(s.Plan.Steps)
+	if s.Ended() && !reopen {
+		return false
+	}
+	if b != s.Plan.Budget {
+		s.BudgetChanges = append(s.BudgetChanges, BudgetChange{At: now, From: s.Plan.Budget, To: b})
+		s.Plan.Budget = b
+	}
+	if reopen {
+		s.Status, s.ExitCode, s.Message = Running, exitcode.OK, ""
+		if rec := s.Record(s.Current); rec != nil {
+			rec.Status = Running
+		}
+	}
+	return true
+}

@@ -47,7 +47,10 @@ type Review struct {
 	Task   string `json:"task"`
 	Title  string `json:"title,omitempty"`
 	Number int    `json:"number"`
-	URL    string `json:"url"`
+	// Name is what its forge's people call it: "pull request #12",
+	// "merge request !12".
+	Name string `json:"name"`
+	URL  string `json:"url"`
 }
 
 // Slot is an autopilot's slot and the task its loop works on.
@@ -176,7 +179,7 @@ func autopilotPanel(a *view.AutopilotRun) *AutopilotPanel {
 		MaxTasks: a.MaxTasks, Started: a.Started, Completed: a.Completed, Failed: a.Failed, Queued: a.Queued,
 		StartedAt: a.StartedAt, Ended: a.Ended}
 	for _, r := range a.Reviews {
-		p.Reviews = append(p.Reviews, Review{Task: r.Task, Title: r.Title, Number: r.PR.Number, URL: r.PR.URL})
+		p.Reviews = append(p.Reviews, Review{Task: r.Task, Title: r.Title, Number: r.PR.Number, Name: r.PR.Name(), URL: r.PR.URL})
 	}
 	return p
 }

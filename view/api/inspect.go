@@ -34,7 +34,10 @@ import (
 // InspectedRun is one run's iterations as its log records them: the
 // source every inspect view reads.
 type InspectedRun struct {
-	Dir   string // the workspace
+	Dir string // the workspace
+	// Files is where the run keeps its files: the workspace's .ralph, or
+	// for a chain step's run its step's directory (the log's directory).
+	Files runfiles.Dir
 	RunID string
 	// attempts are each iteration's starts, in log order: a repeated
 	// iteration (after an interruption or a rate limit) has several.
@@ -61,7 +64,7 @@ func InspectRun(ctx context.Context, dir, id string, r *redact.Redactor) (*Inspe
 		return nil, err
 	}
 	defer f.Close()
-	run := &InspectedRun{Dir: dir, attempts: map[int][]attempt{}, commits: map[int][]git.Commit{}}
+	run := &InspectedRun{Dir: dir, Files: runfiles.Dir(filepath.Dir(path)), attempts: map[int][]attempt{}, commits: map[int][]git.Commit{}}
 	err = events.Scan(f, func(rec events.Record) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -206,9 +209,9 @@ func (run *InspectedRun) readRunFile(name string) ([]byte, string, error) {
 	if name != filepath.Base(name) || name == "." || name == ".." {
 		return nil, "", fmt.Errorf("the log names %q, which is not a file of the run's directory", name)
 	}
-	files := runfiles.In(run.Dir)
+	files := run.Files
 	path := filepath.Join(files.Run(run.RunID), name)
-	rel := filepath.ToSlash(filepath.Join(runfiles.DirName, runfiles.RunsDir, run.RunID, name))
+	rel := filepath.ToSlash(filepath.Join(run.Files.Rel(), runfiles.RunsDir, run.RunID, name))
 	data, err := ralphdir.ReadFile(files.Path(), path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, rel, &hint.Error{Err: fmt.Errorf("%s is gone", rel),
@@ -239,7 +242,7 @@ func (run *InspectedRun) PromptDiff(ctx context.Context, n, m int, r *redact.Red
 	// The files are compared where they are (git diff --no-index): they
 	// were written by ralph, already redacted, and read again to hide the
 	// reader's own secrets.
-	diff, err := git.DiffFiles(ctx, runfiles.In(run.Dir).Run(run.RunID), filepath.Base(from.File), filepath.Base(to.File))
+	diff, err := git.DiffFiles(ctx, run.Files.Run(run.RunID), filepath.Base(from.File), filepath.Base(to.File))
 	if err != nil {
 		return PromptDiff{}, fmt.Errorf("compare the prompts: %w", err)
 	}
@@ -270,7 +273,7 @@ func (run *InspectedRun) Output(n int, r *redact.Redactor) (Output, error) {
 		return Output{}, err
 	}
 	out := Output{Run: run.RunID, Iteration: n, Hat: a.started.Hat, Activity: []string{},
-		RawOutput: filepath.ToSlash(filepath.Join(runfiles.DirName, runfiles.RunsDir, run.RunID, runfiles.RawOutput(n, max(a.started.Attempt, 1))))}
+		RawOutput: filepath.ToSlash(filepath.Join(run.Files.Rel(), runfiles.RunsDir, run.RunID, runfiles.RawOutput(n, max(a.started.Attempt, 1))))}
 	if f := a.finished; f != nil {
 		out.Outcome, out.Message, out.FinalText = f.Outcome, f.Message, f.Said
 	}
@@ -292,7 +295,7 @@ func (run *InspectedRun) Output(n int, r *redact.Redactor) (Output, error) {
 
 // activity is iteration n's activity since its last attempt started.
 func (run *InspectedRun) activity(n int, since time.Time) ([]runfiles.ActivityRecord, error) {
-	files := runfiles.In(run.Dir)
+	files := run.Files
 	f, err := ralphdir.OpenFile(files.Path(), files.Activity(run.RunID), os.O_RDONLY, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil

@@ -67,12 +67,17 @@ func Lines(ctx context.Context, out io.Writer, opts Options) (err error) {
 		fmt.Fprintln(bw, ansi.Strip(l))
 	}
 	files := runfiles.In(opts.Dir)
-	if w.Loop != nil && w.Loop.Chain != nil {
+	inChain := w.Loop != nil && w.Loop.Chain != nil && w.Autopilot == nil
+	if inChain {
 		files = w.Loop.Files // a chain's step keeps its files in its own directory
 	}
 	path, isAutopilot, err := plainLog(ctx, bw, w, opts, files)
 	if err != nil || path == "" {
 		return err
+	}
+	if step, ok := runfiles.ChainStepOf(runfiles.Dir(filepath.Dir(path))); ok && !isAutopilot && opts.Task == "" {
+		// A chain that started while watch waited for a run.
+		inChain, files = true, step.Dir
 	}
 	fmt.Fprintln(bw)
 	listing := view.EventListing{Printer: &view.EventPrinter{W: bw, Loc: opts.Loc, Autopilot: isAutopilot, Redactor: opts.Redactor},
@@ -86,6 +91,23 @@ func Lines(ctx context.Context, out io.Writer, opts Options) (err error) {
 	for {
 		if err := listing.List(ctx, path); err != nil || opts.Once || ctx.Err() != nil {
 			return err
+		}
+		if inChain {
+			// A chain's step ended: its next step's loop is what follows.
+			next, nextPath, place, err := nextStep(ctx, opts.Dir, files)
+			if err != nil || nextPath == "" {
+				if place != nil && err == nil && ctx.Err() == nil {
+					fmt.Fprintf(bw, "\n%s: the chain has ended, or stopped running (ralph status says how)\n", view.Sanitize(place.Where))
+				}
+				return err
+			}
+			files, path, listing.From, listing.Last = next, nextPath, 0, 0
+			listing.Watch = files.CurrentEvents()
+			fmt.Fprintf(bw, "\n%s, in %s:\n", view.Sanitize(place.Where), view.Sanitize(files.Rel()))
+			if err := bw.Flush(); err != nil {
+				return err
+			}
+			continue
 		}
 		if movedOn(files, path) {
 			path, _ = runfiles.CurrentLogIn(files)

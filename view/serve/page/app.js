@@ -372,7 +372,7 @@
     list.hidden = reviews.length === 0;
     list.replaceChildren(
       ...reviews.map((r) => {
-        const label = `in review: ${r.task}${r.title ? " (" + r.title + ")" : ""}, pull request #${r.number}`;
+        const label = `in review: ${r.task}${r.title ? " (" + r.title + ")" : ""}, ${r.name || "pull request #" + r.number}`;
         const link = /^https?:\/\//.test(r.url) ? el("a", { href: r.url, rel: "noopener", target: "_blank", text: r.url }) : r.url;
         return el("li", { "data-task": r.task }, label + " ", link);
       }),
