@@ -96,6 +96,16 @@ func (e *Engine) limitReached() *runfiles.Termination {
 		// if the confirmation fails, the next check ends the run here.
 		return e.goOn(e.terminate(runfiles.ReasonMaxIterations, fmt.Sprintf("reached max_iterations (%d)", s.MaxIterations)),
 			strconv.Itoa(2*s.MaxIterations))
+	}
+	return e.budgetReached()
+}
+
+// budgetReached is the limit on what the run may spend (its runtime, cost
+// and tokens) that it has reached, if any: those a running wave is
+// stopped by, since each of its workers adds to them (wave.go).
+func (e *Engine) budgetReached() *runfiles.Termination {
+	s, st := e.opts.Settings, e.st
+	switch {
 	case s.MaxRuntime > 0 && st.Runtime(e.now()) >= s.MaxRuntime:
 		return e.goOn(e.terminate(runfiles.ReasonMaxRuntime, fmt.Sprintf("reached max_runtime_seconds (%s)", s.MaxRuntime)),
 			shortDuration(2*s.MaxRuntime))

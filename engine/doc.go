@@ -61,7 +61,8 @@
 // backend of the chain available, the iteration waits for the earliest
 // reset of the chain (agent.rate_limited, waiting), after a rate limit and
 // a provider's failure alike; an auth failure ends the run only when no
-// backend of the chain will come back.
+// backend of the chain will come back. A wave's worker moves the same way,
+// on its own, and never waits (moveWorker in wave.go).
 //
 // # Confined runs and ralph's git
 //

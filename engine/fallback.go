@@ -97,9 +97,30 @@ func (e *Engine) nextAfter(hatID, cur string) Backend {
 // wrong.
 func (e *Engine) switchFor(res events.AgentResult, runErr error) *runfiles.BackendSwitchedRecord {
 	info := e.iter.info
-	_, after := e.chain(info.Hat.ID)
-	r := &runfiles.BackendSwitchedRecord{Iteration: info.N, Hat: info.Hat.ID, Chain: e.chainKey(info.Hat.ID),
-		From: info.Backend, Message: res.FailureMessage}
+	r := e.switchReason(info.Hat.ID, info.N, info.Backend, res, runErr)
+	if r == nil {
+		return nil
+	}
+	next := e.nextAfter(info.Hat.ID, info.Backend)
+	if next == nil && r.Reason != runfiles.SwitchRateLimit {
+		// Every other backend of the chain is limited: the provider's
+		// failure waits for the first of them to come back, as a limit
+		// with no backend to go on with waits for the earliest reset.
+		next, e.iter.switchWait = e.soonestBack(info.Hat.ID, info.Backend)
+	}
+	if next == nil {
+		return nil
+	}
+	r.To = next.Name()
+	return r
+}
+
+// switchReason is the backend.switched line, To left empty, for an agent
+// of hat's iteration n that ran on from and ended with res (runErr: it
+// could not run): nil when the provider gave no reason to leave from.
+func (e *Engine) switchReason(hatID string, n int, from string, res events.AgentResult, runErr error) *runfiles.BackendSwitchedRecord {
+	_, after := e.chain(hatID)
+	r := &runfiles.BackendSwitchedRecord{Iteration: n, Hat: hatID, Chain: e.chainKey(hatID), From: from, Message: res.FailureMessage}
 	switch {
 	case runErr != nil:
 		r.Reason, r.Message = runfiles.SwitchUnavailable, runErr.Error()
@@ -116,17 +137,6 @@ func (e *Engine) switchFor(res events.AgentResult, runErr error) *runfiles.Backe
 	default:
 		return nil
 	}
-	next := e.nextAfter(info.Hat.ID, info.Backend)
-	if next == nil && r.Reason != runfiles.SwitchRateLimit {
-		// Every other backend of the chain is limited: the provider's
-		// failure waits for the first of them to come back, as a limit
-		// with no backend to go on with waits for the earliest reset.
-		next, e.iter.switchWait = e.soonestBack(info.Hat.ID, info.Backend)
-	}
-	if next == nil {
-		return nil
-	}
-	r.To = next.Name()
 	return r
 }
 

@@ -37,7 +37,7 @@ import (
 
 // WaveReporter is a Reporter that wants to hear of a wave's progress: it
 // started, and each of its workers ended (done counts those that have,
-// failed those of them that failed or missed the deadline).
+// failed those of them with no result: failed, missed or stopped).
 type WaveReporter interface {
 	WaveProgress(it IterationInfo, w runfiles.WaveProgress)
 }
@@ -61,6 +61,10 @@ type workerResult struct {
 	cut bool
 	// err is a failure to keep the worker's files: the run ends as fatal.
 	err error
+	// res and runErr are what the agent's run returned, for the move to
+	// another backend of the chain (moveWorker).
+	res    events.AgentResult
+	runErr error
 }
 
 // waveOf picks the wave a wave hat's iteration runs from its pending
@@ -173,10 +177,15 @@ func (e *Engine) runWorkers(ctx context.Context, w *runfiles.WaveState, pending 
 	var stopped atomic.Bool
 	stopNow := e.stop.OnNow(func() { stopped.Store(true); cancel() })
 	defer stopNow()
-	runCtx := waveCtx
+	limitCtx, stopForLimit := context.WithCancelCause(waveCtx)
+	defer stopForLimit(nil)
+	stopRuntime := e.watchRuntime(stopForLimit)
+	defer stopRuntime()
+	e.checkBudget(stopForLimit) // a resume may find a limit reached already
+	runCtx := limitCtx
 	if d := w.Deadline(); !d.IsZero() {
 		var cancelDeadline context.CancelFunc
-		runCtx, cancelDeadline = context.WithDeadline(waveCtx, d)
+		runCtx, cancelDeadline = context.WithDeadline(limitCtx, d)
 		defer cancelDeadline()
 	}
 	evs, err := e.waveEvents(w)
@@ -187,30 +196,41 @@ func (e *Engine) runWorkers(ctx context.Context, w *runfiles.WaveState, pending 
 	it := &e.iter
 	it.before = e.snapshot(ctx)
 	done := make(chan workerResult)
+	// queue is the workers to start, in order: those pending, then those
+	// a provider's failure moved to another backend of the hat's chain.
+	queue := slices.Clone(pending)
 	next, running := 0, 0
 	var fatal error
-	for left := len(pending); left > 0; {
+	for left := len(queue); left > 0; {
 		switch {
-		case next < len(pending) && runCtx.Err() == nil && running < max(w.Concurrency, 1) && fatal == nil:
-			i := pending[next]
+		case next < len(queue) && runCtx.Err() == nil && running < max(w.Concurrency, 1) && fatal == nil:
+			i, b := queue[next], e.pick(w.Hat)
 			next++
 			running++
-			go func() { done <- e.runWorker(runCtx, w, i, evs[i]) }()
+			go func() { done <- e.runWorker(runCtx, w, i, evs[i], b) }()
 			continue
-		case next < len(pending) && running == 0:
+		case next < len(queue) && running == 0:
 			// The wave's time is up (or it is cut off) before these
 			// could start.
-			for _, i := range pending[next:] {
-				if err := e.recordWorker(w, e.unstarted(ctx, w, i, stopped.Load(), fatal), &fatal); err != nil {
+			for _, i := range queue[next:] {
+				if err := e.recordWorker(w, e.unstarted(ctx, runCtx, w, i, stopped.Load(), fatal), &fatal); err != nil {
 					return err
 				}
 			}
-			left -= len(pending) - next
-			next = len(pending)
+			left -= len(queue) - next
+			next = len(queue)
 			continue
 		}
 		r := <-done
 		running--
+		if runCtx.Err() == nil {
+			if moved, err := e.moveWorker(w, r); err != nil {
+				return err
+			} else if moved {
+				queue = append(queue, r.rec.Index)
+				continue
+			}
+		}
 		left--
 		if err := e.recordWorker(w, r, &fatal); err != nil {
 			return err
@@ -218,6 +238,7 @@ func (e *Engine) runWorkers(ctx context.Context, w *runfiles.WaveState, pending 
 		if fatal != nil {
 			cancel()
 		}
+		e.checkBudget(stopForLimit)
 	}
 	switch {
 	case fatal != nil:
@@ -230,15 +251,64 @@ func (e *Engine) runWorkers(ctx context.Context, w *runfiles.WaveState, pending 
 	return nil
 }
 
-// unstarted is the result of a worker that never started: missed when the
-// wave's deadline passed, cut off otherwise.
-func (e *Engine) unstarted(ctx context.Context, w *runfiles.WaveState, i int, stoppedNow bool, fatal error) workerResult {
+// unstarted is the result of a worker that never started: stopped by the
+// run's limit, missed when the wave's deadline passed, cut off otherwise.
+func (e *Engine) unstarted(ctx, runCtx context.Context, w *runfiles.WaveState, i int, stoppedNow bool, fatal error) workerResult {
 	if ctx.Err() != nil || stoppedNow || fatal != nil {
 		return workerResult{cut: true}
 	}
-	return workerResult{rec: runfiles.WaveWorkerRecord{WaveID: w.WaveID, Iteration: w.Iteration, Hat: w.Hat, Index: i,
-		Outcome: runfiles.OutcomeFailure, Failure: events.FailureTimeout, Missed: true,
-		Message: fmt.Sprintf("not started: the wave's timeout (%s) passed first", time.Duration(w.DeadlineMS)*time.Millisecond)}}
+	rec := runfiles.WaveWorkerRecord{WaveID: w.WaveID, Iteration: w.Iteration, Hat: w.Hat, Index: i}
+	if l := limitOf(runCtx); l != nil {
+		rec.Outcome, rec.Limit, rec.Message = runfiles.OutcomeInterrupted, l.reason, "not started: "+l.msg
+		return workerResult{rec: rec}
+	}
+	rec.Outcome, rec.Failure, rec.Missed = runfiles.OutcomeFailure, events.FailureTimeout, true
+	rec.Message = fmt.Sprintf("not started: the wave's timeout (%s) passed first", time.Duration(w.DeadlineMS)*time.Millisecond)
+	return workerResult{rec: rec}
+}
+
+// A limit on what the run spends (max_runtime_seconds, max_cost_usd,
+// max_tokens) is checked between iterations, but a wave is one iteration
+// of many agents, each adding to the totals as it ends: left alone, a
+// wave would spend past the limit by up to its whole size. So the wave
+// checks them itself, and once one is reached, its running workers are
+// stopped as the wave's timeout stops them and those not started are not
+// run. The wave is merged with what arrived, and the check that follows
+// its iteration ends the run on the limit, as after any iteration.
+
+// limitStop is the cause a wave's workers are stopped for: the run reached
+// one of its limits.
+type limitStop struct {
+	reason runfiles.Reason
+	msg    string
+}
+
+func (l *limitStop) Error() string { return l.msg }
+
+// limitOf is the limit ctx was ended for, nil if none.
+func limitOf(ctx context.Context) *limitStop {
+	l, _ := errors.AsType[*limitStop](context.Cause(ctx))
+	return l
+}
+
+// checkBudget stops the wave when the run has reached a limit on what it
+// spends.
+func (e *Engine) checkBudget(stop context.CancelCauseFunc) {
+	if t := e.budgetReached(); t != nil {
+		stop(&limitStop{reason: t.Reason, msg: t.Message})
+	}
+}
+
+// watchRuntime stops the wave when the run's max_runtime_seconds passes,
+// which no worker's end announces.
+func (e *Engine) watchRuntime(stop context.CancelCauseFunc) (cancel func()) {
+	limit := e.opts.Settings.MaxRuntime
+	if limit <= 0 {
+		return func() {}
+	}
+	l := &limitStop{reason: runfiles.ReasonMaxRuntime, msg: fmt.Sprintf("reached max_runtime_seconds (%s)", limit)}
+	t := time.AfterFunc(max(limit-e.st.Runtime(e.now()), 0), func() { stop(l) })
+	return func() { t.Stop() }
 }
 
 // recordWorker appends wave.worker_finished for a worker that ended, and
@@ -279,10 +349,38 @@ func (e *Engine) waveEvents(w *runfiles.WaveState) ([]events.Event, error) {
 	return out, nil
 }
 
-// runWorker runs worker i of the wave on its event.
-func (e *Engine) runWorker(ctx context.Context, w *runfiles.WaveState, i int, ev events.Event) workerResult {
+// moveWorker moves a worker whose agent hit a far rate limit, or failed
+// for the provider's sake, to the next backend of the hat's chain that is
+// available, as a plain iteration moves (switchFor): it appends
+// backend.switched, which makes the backend it ran on unavailable, and
+// the worker is run again, on the backend the chain picks, in files of a
+// new attempt. With no chain, or no backend of it available, the worker
+// fails as before: a wave does not wait for a reset.
+func (e *Engine) moveWorker(w *runfiles.WaveState, r workerResult) (bool, error) {
+	if r.err != nil || r.cut || !r.rec.Failed() || r.rec.Missed || r.rec.Stopped() {
+		return false, nil
+	}
+	sw := e.switchReason(w.Hat, w.Iteration, r.rec.Backend, r.res, r.runErr)
+	if sw == nil {
+		return false, nil
+	}
+	next := e.nextAfter(w.Hat, r.rec.Backend)
+	if next == nil {
+		return false, nil
+	}
+	sw.To = next.Name()
+	if err := e.append(runfiles.RalphEvent(runfiles.TopicBackendSwitched, *sw)); err != nil {
+		return false, err
+	}
+	e.reportSwitch(*sw)
+	e.opts.Reporter.Warn(fmt.Sprintf("wave %s: worker %d of %d moves from %s to %s: %s", w.WaveID, r.rec.Index+1, w.Total, sw.From, sw.To, r.rec.Message))
+	return true, nil
+}
+
+// runWorker runs worker i of the wave on its event, on backend b.
+func (e *Engine) runWorker(ctx context.Context, w *runfiles.WaveState, i int, ev events.Event, b Backend) workerResult {
 	info := e.iter.info
-	rec := runfiles.WaveWorkerRecord{WaveID: w.WaveID, Iteration: w.Iteration, Hat: w.Hat, Index: i, Backend: e.iter.backend.Name()}
+	rec := runfiles.WaveWorkerRecord{WaveID: w.WaveID, Iteration: w.Iteration, Hat: w.Hat, Index: i, Backend: b.Name()}
 	files, err := e.openWorker(w, i)
 	if err != nil {
 		return workerResult{err: err}
@@ -305,7 +403,7 @@ func (e *Engine) runWorker(ctx context.Context, w *runfiles.WaveState, i int, ev
 		Started: func(pid int) { e.recordAgentAt(e.files().WaveAgentPID(i), pid) },
 	}
 	defer func() { _ = ralphdir.Truncate(e.dir, e.files().WaveAgentPID(i)) }()
-	res, err := e.iter.backend.Run(ctx, run, func(a events.Activity) {
+	res, err := b.Run(ctx, run, func(a events.Activity) {
 		e.reportMu.Lock()
 		defer e.reportMu.Unlock()
 		e.opts.Reporter.Activity(info, a)
@@ -313,11 +411,13 @@ func (e *Engine) runWorker(ctx context.Context, w *runfiles.WaveState, i int, ev
 	if rawErr := files.raw.Close(); rawErr != nil {
 		return workerResult{err: rawErr}
 	}
-	cost := priceIteration(e.opts.Prices, res, e.iter.backend)
+	cost := priceIteration(e.opts.Prices, res, b)
 	rec.Attempt, rec.EventsFile = files.attempt, e.workspaceRelPath(files.events)
 	rec.ExitCode, rec.DurationMS, rec.Usage = res.ExitCode, res.Duration.Milliseconds(), res.Usage
 	rec.CostUSD, rec.CostSource, rec.Model = cost.USD, cost.Source, cost.Model
-	switch {
+	switch l := limitOf(ctx); {
+	case err != nil && l != nil:
+		rec.Outcome, rec.Limit, rec.Message = runfiles.OutcomeInterrupted, l.reason, "stopped: "+l.msg
 	case err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		rec.Outcome, rec.Failure, rec.Missed = runfiles.OutcomeFailure, events.FailureTimeout, true
 		rec.Message = fmt.Sprintf("stopped: the wave's timeout (%s) passed", time.Duration(w.DeadlineMS)*time.Millisecond)
@@ -325,12 +425,14 @@ func (e *Engine) runWorker(ctx context.Context, w *runfiles.WaveState, i int, ev
 		return workerResult{cut: true}
 	case err != nil:
 		rec.Outcome, rec.Message = runfiles.OutcomeFailure, err.Error()
-	case res.Failed():
+	case res.Failed() || res.Failure == events.FailureRateLimit:
+		// A plain iteration waits out a rate limit and runs again; a
+		// worker has no result to show for it, unless moveWorker moves it.
 		rec.Outcome, rec.Failure, rec.Message = runfiles.OutcomeFailure, res.Failure, cmp.Or(res.FailureMessage, "the agent failed")
 	default:
 		rec.Outcome = runfiles.OutcomeSuccess
 	}
-	if !rec.Missed {
+	if !rec.Missed && !rec.Stopped() {
 		if err := e.appendWorkerTags(files.events, w, i, res.FinalText); err != nil {
 			return workerResult{err: storageError(OpAppendLog, files.events, err)}
 		}
@@ -340,7 +442,7 @@ func (e *Engine) runWorker(ctx context.Context, w *runfiles.WaveState, i int, ev
 		return workerResult{err: storageError(OpAppendLog, files.events, err)}
 	}
 	rec.EventsBytes = size
-	return workerResult{rec: rec}
+	return workerResult{rec: rec, res: res, runErr: err}
 }
 
 // workerFiles are one attempt of a worker's files under the run's
@@ -526,6 +628,8 @@ func (e *Engine) mergeWave(ctx context.Context, w *runfiles.WaveState) (runfiles
 	for i := range w.Total {
 		r := w.Done[i]
 		switch {
+		case r.Stopped():
+			fin.Stopped, fin.Limit = append(fin.Stopped, i), r.Limit
 		case r.Missed:
 			fin.Missed = append(fin.Missed, i)
 		case r.Failed():

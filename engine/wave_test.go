@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,6 +32,12 @@ type waveBackend struct {
 	// fail makes the worker of that index fail; block makes it wait for
 	// its context to end.
 	fail, block map[int]bool
+	// limit makes the worker of that index hit a usage limit that resets
+	// in an hour.
+	limit map[int]bool
+	name  string
+	// onStart, when set, is called as each worker starts.
+	onStart func()
 
 	mu        sync.Mutex
 	active    int
@@ -40,7 +48,7 @@ type waveBackend struct {
 	workerEnv []map[string]string
 }
 
-func (b *waveBackend) Name() string { return "fake" }
+func (b *waveBackend) Name() string { return cmp.Or(b.name, "fake") }
 
 func (b *waveBackend) Run(ctx context.Context, run events.AgentRun, _ func(events.Activity)) (events.AgentResult, error) {
 	hat := envOf(run.Env, "RALPH_HAT")
@@ -70,6 +78,9 @@ func (b *waveBackend) Run(ctx context.Context, run events.AgentRun, _ func(event
 
 func (b *waveBackend) worker(ctx context.Context, run events.AgentRun, hat string, n int, logPath string) (events.AgentResult, error) {
 	i, _ := strconv.Atoi(envOf(run.Env, "RALPH_WAVE_INDEX"))
+	if b.onStart != nil {
+		b.onStart()
+	}
 	b.mu.Lock()
 	b.workerEnv = append(b.workerEnv, map[string]string{"RALPH_WAVE_WORKER": envOf(run.Env, "RALPH_WAVE_WORKER"),
 		"RALPH_WAVE_ID": envOf(run.Env, "RALPH_WAVE_ID"), "RALPH_EVENTS_FILE": logPath})
@@ -95,6 +106,10 @@ func (b *waveBackend) worker(ctx context.Context, run events.AgentRun, hat strin
 	if b.block[i] {
 		<-ctx.Done()
 		return events.AgentResult{ExitCode: -1}, ctx.Err()
+	}
+	if b.limit[i] {
+		return events.AgentResult{ExitCode: 1, Failure: events.FailureRateLimit, FailureMessage: "usage limit reached",
+			RateLimitResetAt: time.Now().Add(time.Hour)}, nil
 	}
 	if b.fail[i] {
 		return events.AgentResult{ExitCode: 1, Failure: events.FailureExit, FailureMessage: "exit status 1", CostUSD: 0.1}, nil
@@ -254,4 +269,152 @@ func TestWaveOfOnePicksTheSmallestWave(t *testing.T) {
 	assert.Equal(t, 0, evs[0].WaveIndex)
 	id, _, _ = waveOf([]int64{1}, []events.Event{{Topic: "t"}})
 	assert.Empty(t, id)
+}
+
+// A limit on what the run spends stops a running wave: the workers
+// running are stopped, those not started are not run, what arrived is
+// merged, and the run ends on the limit rather than go on to the
+// collector. Worker 0 ends at once, workers 1 and 2 run until stopped,
+// workers 3 and 4 wait for a place (the hat runs three at once).
+func TestWaveStopsAtTheRunsLimits(t *testing.T) {
+	cases := map[string]struct {
+		limit  func(*Settings)
+		block  map[int]bool
+		reason runfiles.Reason
+		done   []int
+		hour   bool
+	}{
+		"max_cost_usd": {limit: func(s *Settings) { s.MaxCostUSD = 0.05 }, block: map[int]bool{1: true, 2: true},
+			reason: runfiles.ReasonMaxCost, done: []int{0}},
+		"max_tokens": {limit: func(s *Settings) { s.MaxTokens = 10 }, block: map[int]bool{1: true, 2: true},
+			reason: runfiles.ReasonBudgetExhausted, done: []int{0}},
+		// The run's clock moves on by an hour as the workers start, so
+		// the limit has passed whenever the run looks after the wave,
+		// and not before it, however slow the machine.
+		"max_runtime_seconds": {limit: func(s *Settings) { s.MaxRuntime = 200 * time.Millisecond }, hour: true,
+			block: map[int]bool{0: true, 1: true, 2: true}, reason: runfiles.ReasonMaxRuntime, done: []int{}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			b := &waveBackend{n: 5, block: tc.block}
+			// From now: the wave's deadline is a time on the wall clock.
+			clock := &jumpClock{now: time.Now()}
+			if tc.hour {
+				b.onStart = sync.OnceFunc(clock.jump(time.Hour))
+			}
+			s := settings()
+			tc.limit(&s)
+			dir := t.TempDir()
+			sum, err := newTestEngine(t, dir, b, s, func(o *Options) { o.Hats, o.Now = waveHats(t, 0), clock.Now }).Run(t.Context())
+			require.NoError(t, err)
+			assert.Equal(t, tc.reason, sum.Reason, sum.Message)
+			assert.Equal(t, 2, sum.ExitCode)
+			assert.Len(t, b.prompts["reviewer"], 3, "the workers waiting for a place are not started")
+			assert.Empty(t, b.prompts["synthesizer"], "the run ends on the limit before the collector")
+			log := readWaveLog(t, dir)
+			var fin runfiles.WaveFinishedRecord
+			var it runfiles.IterationFinishedRecord
+			for _, ev := range log {
+				switch ev.Topic {
+				case runfiles.TopicWaveFinished:
+					runfiles.Decode(ev, &fin)
+				case runfiles.TopicIterationFinished:
+					runfiles.Decode(ev, &it)
+				}
+			}
+			assert.Equal(t, tc.done, fin.Succeeded)
+			stopped := []int{}
+			for i := range 5 {
+				if !slices.Contains(tc.done, i) {
+					stopped = append(stopped, i)
+				}
+			}
+			assert.Equal(t, stopped, fin.Stopped)
+			assert.Equal(t, tc.reason, fin.Limit)
+			assert.Empty(t, fin.Missed)
+			assert.Equal(t, "w-1", it.WaveID, "the wave's iteration is the last")
+			assert.Contains(t, it.Message, "were stopped when the run reached its "+name+" limit")
+			merged := topics(log, func(ev events.Event) bool { return ev.Hat == "reviewer" && ev.Topic == "review.done" })
+			assert.Len(t, merged, len(tc.done), "what arrived is merged")
+		})
+	}
+}
+
+// A run a limit ended in the middle of a wave resumes as any run a limit
+// ended: at once to the same end unless the limit is raised, and then on
+// to the collector, with the wave's stopped workers missing, not run again.
+func TestWaveStoppedByALimitResumesOnlyPastIt(t *testing.T) {
+	b := &waveBackend{n: 5, block: map[int]bool{1: true, 2: true}}
+	s := settings()
+	s.MaxCostUSD = 0.05
+	dir := t.TempDir()
+	resume := func(o *Options) { o.Hats, o.Start = waveHats(t, 0), runfiles.StartResume }
+	sum, err := newTestEngine(t, dir, b, s, func(o *Options) { o.Hats = waveHats(t, 0) }).Run(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, runfiles.ReasonMaxCost, sum.Reason)
+
+	again, err := newTestEngine(t, dir, b, s, resume).Run(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, runfiles.ReasonMaxCost, again.Reason)
+	assert.Len(t, b.prompts["reviewer"], 3)
+	assert.Empty(t, b.prompts["synthesizer"])
+
+	s.MaxCostUSD = 5
+	past, err := newTestEngine(t, dir, b, s, resume).Run(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, runfiles.ReasonCompleted, past.Reason, past.Message)
+	assert.Len(t, b.prompts["reviewer"], 3, "the wave is not run again")
+	require.Len(t, b.prompts["synthesizer"], 1)
+	assert.Contains(t, b.prompts["synthesizer"][0], "1 of 5 workers have a result. Workers 2, 3, 4, 5 were stopped when the run reached its max_cost_usd limit.")
+}
+
+// A worker whose agent hits a far rate limit moves to the next backend of
+// the hat's chain, as a plain iteration would, and its result counts;
+// without a chain it fails, as before.
+func TestWaveWorkerMovesToTheChainsNextBackend(t *testing.T) {
+	primary := &waveBackend{n: 3, limit: map[int]bool{1: true}}
+	alt := &waveBackend{n: 3, name: "alt"}
+	dir := t.TempDir()
+	sum, err := newTestEngine(t, dir, primary, settings(), func(o *Options) {
+		o.Hats = waveHats(t, 0)
+		o.Fallback = map[string]Fallback{"": {Backends: []Backend{alt}, After: 10 * time.Minute}}
+	}).Run(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, runfiles.ReasonCompleted, sum.Reason, sum.Message)
+	assert.Len(t, primary.prompts["reviewer"], 3)
+	assert.Len(t, alt.prompts["reviewer"], 1, "only the limited worker runs again, on the next backend")
+	log := readWaveLog(t, dir)
+	var sw []runfiles.BackendSwitchedRecord
+	byWorker := map[int]runfiles.WaveWorkerRecord{}
+	var fin runfiles.WaveFinishedRecord
+	for _, ev := range log {
+		switch ev.Topic {
+		case runfiles.TopicBackendSwitched:
+			var r runfiles.BackendSwitchedRecord
+			runfiles.Decode(ev, &r)
+			sw = append(sw, r)
+		case runfiles.TopicWaveWorkerFinished:
+			var r runfiles.WaveWorkerRecord
+			runfiles.Decode(ev, &r)
+			byWorker[r.Index] = r
+		case runfiles.TopicWaveFinished:
+			runfiles.Decode(ev, &fin)
+		}
+	}
+	require.Len(t, sw, 1)
+	assert.Equal(t, runfiles.BackendSwitchedRecord{Iteration: 2, Hat: "reviewer", From: "fake", To: "alt",
+		Reason: runfiles.SwitchRateLimit, ResetAt: sw[0].ResetAt, Message: "usage limit reached"}, sw[0])
+	assert.Equal(t, "alt", byWorker[1].Backend)
+	assert.Equal(t, 2, byWorker[1].Attempt, "the move runs in files of a new attempt")
+	assert.Equal(t, "fake", byWorker[0].Backend)
+	assert.Equal(t, []int{0, 1, 2}, fin.Succeeded)
+	assert.Len(t, alt.prompts["synthesizer"], 1, "the chain stays on the next backend while the first is out")
+
+	alone := &waveBackend{n: 3, limit: map[int]bool{1: true}}
+	sum, log, _ = runWave(t, alone, 0)
+	assert.Equal(t, runfiles.ReasonCompleted, sum.Reason)
+	assert.Len(t, alone.prompts["reviewer"], 3, "without a chain the limited worker is not run again")
+	require.Len(t, alone.prompts["synthesizer"], 1)
+	assert.Contains(t, alone.prompts["synthesizer"][0], "Workers 2 failed.", "a rate limit leaves the worker without a result")
+	assert.Empty(t, topics(log, func(ev events.Event) bool { return ev.Topic == runfiles.TopicBackendSwitched }))
 }

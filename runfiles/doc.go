@@ -8,7 +8,7 @@
 // on and its answer ([PendingQuestion], [Answer]), a stop request
 // ([RequestStop]), the runs with what they keep on disk and removing old
 // ones ([RunsOnDisk], [CleanRuns]), what a killed ralph left
-// ([StaleLock], [LeftAgent], [TempLeftovers]). The engine writes a run through it; the views, the
+// ([StaleLock], [LeftAgents], [TempLeftovers]). The engine writes a run through it; the views, the
 // autopilot and the command line read through it, never taking the lock.
 //
 // The autopilot's files are here too: the payload of its log's lines and

@@ -54,16 +54,46 @@ func ClearStaleLock(path string) (cleared bool, err error) {
 	return true, errors.Join(f.Truncate(lockInfoAt), f.Close())
 }
 
-// LeftAgent is the process group .ralph/agent.pgid names, 0 when it names
-// none. The engine empties the file when its agent ends, so a group named
-// there while no ralph holds the workspace's lock is one a killed ralph
-// left; whether it still runs is the system's to say.
-func LeftAgent(workspace string) int { return LeftAgentIn(In(workspace)) }
+// LeftAgent is a process group that a file under .ralph/ names as an
+// agent's: agent.pgid, or a wave worker's agent-wave-NN.pgid.
+type LeftAgent struct {
+	Path string // the file that names it
+	PGID int
+}
 
-// LeftAgentIn is LeftAgent for the loop whose files are in d (a chain
+// LeftAgents are the process groups agent.pgid and the wave workers'
+// files name, in that order. The engine empties each file when its agent
+// ends, so a group named there while no ralph holds the workspace's lock
+// is one a killed ralph left; whether it still runs is the system's to
+// say. Each file is read as every file under .ralph/ is, never through a
+// link.
+func LeftAgents(workspace string) []LeftAgent { return LeftAgentsIn(In(workspace)) }
+
+// LeftAgentsIn is LeftAgents for the loop whose files are in d (a chain
 // step's directory).
-func LeftAgentIn(d Dir) int {
-	data, err := ReadNoFollow(d.AgentPID())
+func LeftAgentsIn(d Dir) []LeftAgent {
+	paths := []string{d.AgentPID()}
+	if ralphdir.Check(d.Path()) == nil {
+		entries, _ := os.ReadDir(d.Path())
+		for _, entry := range entries {
+			var n int
+			if _, err := fmt.Sscanf(entry.Name(), WaveAgentPIDPattern, &n); err == nil && entry.Name() == fmt.Sprintf(WaveAgentPIDPattern, n) {
+				paths = append(paths, filepath.Join(d.Path(), entry.Name()))
+			}
+		}
+	}
+	var out []LeftAgent
+	for _, path := range paths {
+		if pgid := leftGroup(path); pgid > 0 {
+			out = append(out, LeftAgent{Path: path, PGID: pgid})
+		}
+	}
+	return out
+}
+
+// leftGroup is the process group the file at path names, 0 for none.
+func leftGroup(path string) int {
+	data, err := ReadNoFollow(path)
 	if err != nil {
 		return 0
 	}

@@ -107,3 +107,20 @@ type GoOn struct {
 	// limit; "" when only the config sets the limit.
 	Raise string `json:"raise,omitempty"`
 }
+
+// LimitName is the setting a limit's reason comes from, as a person sets
+// it ("" for a reason that is no limit on what the run spends).
+func (r Reason) LimitName() string {
+	switch r {
+	case ReasonMaxRuntime:
+		return "max_runtime_seconds"
+	case ReasonMaxCost:
+		return "max_cost_usd"
+	case ReasonBudgetExhausted:
+		return "max_tokens"
+	case ReasonCompleted, ReasonCancelled, ReasonInterrupted, ReasonStopped, ReasonConsecutiveFailures,
+		ReasonLoopThrashing, ReasonValidationFailure, ReasonStuck, ReasonNoAnswer, ReasonMaxIterations, ReasonFatal:
+		return ""
+	}
+	return ""
+}

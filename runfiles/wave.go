@@ -66,10 +66,19 @@ type WaveWorkerRecord struct {
 	// Missed says the worker never ran, or was stopped, because the
 	// wave's deadline passed: its result is missing.
 	Missed bool `json:"missed,omitempty"`
+	// Limit is the run's limit (max_runtime, max_cost, budget_exhausted)
+	// that the run reached while the worker ran or waited to start: it
+	// was stopped, or never started, and its result is missing. The run
+	// ends on that limit once the wave is merged.
+	Limit Reason `json:"limit,omitempty"`
 }
 
 // Failed reports whether the worker left no result of its own.
 func (r WaveWorkerRecord) Failed() bool { return r.Outcome != OutcomeSuccess }
+
+// Stopped reports whether the run's limit, not the worker, kept its
+// result from it.
+func (r WaveWorkerRecord) Stopped() bool { return r.Limit != "" }
 
 // WaveFinishedRecord is the payload of wave.finished.
 type WaveFinishedRecord struct {
@@ -79,10 +88,14 @@ type WaveFinishedRecord struct {
 	Total     int    `json:"total"`
 	// Succeeded, Failed and Missed are worker indexes: those that
 	// finished well, failed, or were cut off by the wave's deadline.
-	Succeeded []int `json:"succeeded"`
-	Failed    []int `json:"failed,omitempty"`
-	Missed    []int `json:"missed,omitempty"`
-	Lines     int   `json:"lines"`
+	// Stopped are those the run's limit (Limit) stopped or kept from
+	// starting.
+	Succeeded []int  `json:"succeeded"`
+	Failed    []int  `json:"failed,omitempty"`
+	Missed    []int  `json:"missed,omitempty"`
+	Stopped   []int  `json:"stopped,omitempty"`
+	Limit     Reason `json:"limit,omitempty"`
+	Lines     int    `json:"lines"`
 }
 
 // WaveState is a wave the fold has seen start and not finish.
@@ -116,8 +129,8 @@ func (w *WaveState) Deadline() time.Time {
 }
 
 // WaveProgress is how a wave is going, as every view shows it: Done
-// counts the workers that have ended, Failed those of them that failed or
-// missed the wave's deadline.
+// counts the workers that have ended, Failed those of them that failed,
+// missed the wave's deadline or were stopped by the run's limit.
 type WaveProgress struct {
 	ID          string `json:"wave_id"`
 	Hat         string `json:"hat"`
@@ -142,7 +155,7 @@ func (w *WaveState) Progress() WaveProgress {
 // Progress is how the finished wave went.
 func (w WaveSummary) Progress() WaveProgress {
 	return WaveProgress{ID: w.WaveID, Hat: w.Hat, Iteration: w.Iteration, Total: w.Total,
-		Done: w.Total, Failed: len(w.Failed) + len(w.Missed)}
+		Done: w.Total, Failed: len(w.Failed) + len(w.Missed) + len(w.Stopped)}
 }
 
 // WaveSummary is the last wave that finished, for the views.
@@ -161,6 +174,9 @@ func (w WaveFinishedRecord) MissingText() string {
 	}
 	if len(w.Missed) > 0 {
 		s += fmt.Sprintf(" Workers %s did not finish before the wave's timeout and were stopped.", indexList(w.Missed))
+	}
+	if len(w.Stopped) > 0 {
+		s += fmt.Sprintf(" Workers %s were stopped when the run reached its %s limit.", indexList(w.Stopped), w.Limit.LimitName())
 	}
 	if s == "" {
 		return ""
@@ -227,7 +243,9 @@ func (s *RunState) finishWave(r WaveFinishedRecord, at time.Time) {
 }
 
 // WaveOutcome is how a wave's iteration ended: a failure when a worker
-// failed or missed, as an iteration's agent failing is.
+// failed or missed, as an iteration's agent failing is. Workers a limit
+// stopped do not make it one: the run ends on the limit, and an agent a
+// limit never cuts short in a plain iteration would not have failed.
 func WaveOutcome(r WaveFinishedRecord) Outcome {
 	if len(r.Failed) > 0 || len(r.Missed) > 0 {
 		return OutcomeFailure

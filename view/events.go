@@ -178,7 +178,11 @@ var describers = map[string]describer{
 		return s
 	}),
 	runfiles.TopicWaveFinished: describeAs(func(p runfiles.WaveFinishedRecord) string {
-		return fmt.Sprintf("%s: %d of %d workers have a result, %s merged", p.Hat, len(p.Succeeded), p.Total, plural.Count(p.Lines, "event", "events"))
+		s := fmt.Sprintf("%s: %d of %d workers have a result, %s merged", p.Hat, len(p.Succeeded), p.Total, plural.Count(p.Lines, "event", "events"))
+		if len(p.Stopped) > 0 {
+			s += fmt.Sprintf("; %d stopped by %s", len(p.Stopped), p.Limit.LimitName())
+		}
+		return s
 	}),
 	runfiles.TopicCompletionConfirm: describeAs(func(p viewConfirming) string {
 		return "confirming the claim: " + p.Claim

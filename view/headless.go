@@ -187,7 +187,7 @@ type headWave struct {
 	Workers     int    `json:"workers" jsonschema:"how many workers the wave has, one per event"`
 	Concurrency int    `json:"concurrency" jsonschema:"how many run at once at most"`
 	Done        int    `json:"done" jsonschema:"how many workers have ended"`
-	Failed      int    `json:"failed" jsonschema:"how many of those failed or missed the wave's timeout"`
+	Failed      int    `json:"failed" jsonschema:"how many of those failed, missed the wave's timeout or were stopped by the run's limit"`
 }
 
 // headComplete: the run ended: `complete` when it completed (every task

@@ -46,7 +46,7 @@ var headlessEvents = []struct {
 	{"rate_limited", "The agent hit a rate limit; the iteration repeats after the wait.", headRateLimited{}, nil},
 	{"paced", "The next iteration would exceed a pacing budget (window: tokens_per_hour, tokens_per_day, cost_per_hour, cost_per_day); the run waits until the window allows it (until), then goes on. used, budget and estimate are tokens, or US dollars for the cost windows; oversize: the estimate alone is over the budget, so it waits for an empty window.", headPaced{}, nil},
 	{"backend_switched", "The run goes on with another backend of its chain (cli.fallback): the agent hit a rate limit further away than fallback_after_seconds or failed for the provider's sake, and the iteration repeats on the next backend; or an earlier backend is available again.", headBackendSwitched{}, nil},
-	{"wave", "An iteration runs a wave (a hat with concurrency: one worker per event of a wave, several at once): sent when it starts (done 0) and as each worker ends (failed counts those that failed or missed the wave's timeout).", headWave{}, nil},
+	{"wave", "An iteration runs a wave (a hat with concurrency: one worker per event of a wave, several at once): sent when it starts (done 0) and as each worker ends (failed counts those that failed, missed the wave's timeout or were stopped by the run's limit).", headWave{}, nil},
 	{"warning", "Something the run went on past.", headWarning{}, nil},
 	{"stuck", "Iterations stopped making progress; the run ends (ended, reason stuck, exit 1).", headStuck{}, nil},
 	{"complete", "The run completed: every task is done (exit 0). Ends the stream.", headComplete{},

@@ -28,19 +28,20 @@ func (c *stateChecker) chainSteps() {
 	}
 }
 
-// stepAgentLeft finds the process group of a step's agent that a killed
-// step's loop left running.
+// stepAgentLeft finds the process groups of a step's agents (its wave
+// workers' too) that a killed step's loop left running.
 func (c *stateChecker) stepAgentLeft(s runfiles.ChainStepDir) {
 	if held, _ := runfiles.LockHeld(s.Dir.Lock()); held {
 		return
 	}
-	pgid := runfiles.LeftAgentIn(s.Dir)
-	if pgid == 0 || !groupAlive(pgid) {
-		return
+	for _, left := range runfiles.LeftAgentsIn(s.Dir) {
+		if !groupAlive(left.PGID) {
+			continue
+		}
+		c.add(view.StateFinding{Kind: view.FindingAgentLeft, Path: c.rel(left.Path),
+			What: fmt.Sprintf("process group %d, the agent of step %d of chain %s, still runs while no ralph runs that step: a ralph that was killed left it", left.PGID, s.Step, s.Chain),
+			Fix:  fmt.Sprintf("`ralph chain resume` stops it first, once it has made sure it is the step's agent; or stop it yourself: `kill -TERM -%d`", left.PGID)}, nil)
 	}
-	c.add(view.StateFinding{Kind: view.FindingAgentLeft, Path: c.rel(s.Dir.AgentPID()),
-		What: fmt.Sprintf("process group %d, the agent of step %d of chain %s, still runs while no ralph runs that step: a ralph that was killed left it", pgid, s.Step, s.Chain),
-		Fix:  fmt.Sprintf("`ralph chain resume` stops it first, once it has made sure it is the step's agent; or stop it yourself: `kill -TERM -%d`", pgid)}, nil)
 }
 
 // unfinishedStep finds a chain step's run that was cut off (killed, or

@@ -35,10 +35,11 @@ bad config or an unknown backend name.
 
 Last it checks ralph's own state in this workspace and its repository, and
 says how to fix what it finds: a lock file that names a ralph that was killed,
-a run cut off that nothing runs, an agent's process group a killed ralph left
-running, the temporary file of a write that was cut off, the autopilot's task
-worktrees and ralph/ branches whose task it has no use for, worktrees git would
-prune, the worktrees of ralph loop --worktree whose run ended. --fix does the
+a run cut off that nothing runs, an agent's process group (a wave worker's
+too) a killed ralph left running, the temporary file of a write that was cut
+off, the autopilot's task worktrees and ralph/ branches whose task it has no
+use for, worktrees git would prune, the worktrees of ralph loop --worktree
+whose run ended. --fix does the
 fixes that lose nothing (empties a stale lock, removes leftover temporary files,
 prunes what git would prune) and says what it did and what it left for a
 person. What it finds there does not change the exit status.

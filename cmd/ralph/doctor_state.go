@@ -105,20 +105,28 @@ func (c *stateChecker) unfinishedRun() {
 	}
 }
 
-// leftAgent finds the process group of an agent that a killed ralph left
-// running: agent.pgid names one while no loop holds the workspace.
+// leftAgent finds the process groups of agents that a killed ralph left
+// running: agent.pgid, or a wave worker's agent-wave-NN.pgid, names one
+// while no loop holds the workspace. Stopping one is left to the resume,
+// which first makes sure it is the run's agent (the file is the
+// repository's to write, and may name any group of the user's).
 func (c *stateChecker) leftAgent() {
 	d := runfiles.In(c.ws)
 	if held, _ := runfiles.LockHeld(d.Lock()); held {
 		return
 	}
-	pgid := runfiles.LeftAgent(c.ws)
-	if pgid == 0 || !groupAlive(pgid) {
-		return
+	for _, left := range runfiles.LeftAgents(c.ws) {
+		if !groupAlive(left.PGID) {
+			continue
+		}
+		name, whose := filepath.Base(left.Path), "an agent's"
+		if name != runfiles.AgentPIDFile {
+			whose = "a wave worker's"
+		}
+		c.add(view.StateFinding{Kind: view.FindingAgentLeft, Path: c.rel(left.Path),
+			What: fmt.Sprintf("process group %d, %s (%s), still runs while no ralph runs here: a ralph that was killed left it", left.PGID, whose, name),
+			Fix:  fmt.Sprintf("`ralph loop --resume` stops it first, once it has made sure it is the run's agent; or stop it yourself: `kill -TERM -%d`", left.PGID)}, nil)
 	}
-	c.add(view.StateFinding{Kind: view.FindingAgentLeft, Path: c.rel(d.AgentPID()),
-		What: fmt.Sprintf("process group %d, an agent's (%s), still runs while no ralph runs here: a ralph that was killed left it", pgid, runfiles.AgentPIDFile),
-		Fix:  fmt.Sprintf("`ralph loop --resume` stops it first, once it has made sure it is the run's agent; or stop it yourself: `kill -TERM -%d`", pgid)}, nil)
 }
 
 // temps finds the temporary files of atomic writes that were cut off.

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -274,4 +275,160 @@ func TestE2EWaveShowsInTheViews(t *testing.T) {
 	assert.Contains(t, events.stdout, "reviewer: 3 of 3 workers have a result, 3 events merged")
 	last := w.ralph("status")
 	assert.Contains(t, last.stdout, "last wave: iteration 2, wave of hat reviewer: 3 of 3 workers done")
+}
+
+// A wave that crosses max_cost_usd stops its other workers and ends the
+// run on the limit; a resume ends again at once until the limit is
+// raised, then goes on to the collector without running the wave again.
+func TestE2EWaveStopsAtMaxCost(t *testing.T) {
+	w := newWorkspace(t)
+	config := func(limit string) string {
+		return "event_loop:\n  max_cost_usd: " + limit + "\n" + waveConfig[len("event_loop:\n"):] +
+			"cli:\n  backend: claude\n  command: " + agentBin + "\n"
+	}
+	w.write("ralph.yml", config("0.015"))
+	w.script(agentScript{ByHat: map[string][]step{
+		// Each agent reports $0.01: the coordinator leaves the run under
+		// the limit, the first worker to end takes it over.
+		"coordinator": {{Sh: `"$RALPH_BIN" wave emit review.perspective --payloads security "error handling" docs >/dev/null`,
+			PrintFile: w.claudeStream("coordinator.jsonl", "Dispatched.", 100)}},
+		// The first worker ends once the others run; they run until stopped.
+		"reviewer": {{Sh: `s="$SCRIPTAGENT_STATE"; echo $$ > "$s/worker-$RALPH_WAVE_INDEX.pid"
+if [ "$RALPH_WAVE_INDEX" != 0 ]; then while :; do sleep 0.02; done; fi
+while [ ! -s "$s/worker-1.pid" ] || [ ! -s "$s/worker-2.pid" ]; do sleep 0.02; done`,
+			PrintFile: w.claudeStream("reviewer.jsonl", "Reviewed. "+tag("review.done", "finding of worker 0"), 100)}},
+		"synthesizer": {{PrintFile: w.claudeStream("synthesizer.jsonl", "Merged. "+tag("review.complete", "report"), 100)}},
+	}})
+	r := w.ralph("loop")
+	require.Equal(t, 2, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "max_cost_usd")
+	var fin runfiles.WaveFinishedRecord
+	for _, rec := range w.events() {
+		if rec.Event.Topic == runfiles.TopicWaveFinished {
+			runfiles.Decode(rec.Event, &fin)
+		}
+	}
+	assert.Equal(t, []int{0}, fin.Succeeded)
+	assert.Equal(t, []int{1, 2}, fin.Stopped)
+	assert.Equal(t, runfiles.ReasonMaxCost, fin.Limit)
+	for i := 1; i <= 2; i++ {
+		assert.True(t, processGone(w.pidFile(filepath.Join(w.state, fmt.Sprintf("worker-%d.pid", i)))), "worker %d is stopped", i)
+	}
+	assert.Equal(t, []string{"worker 0"}, w.waveResults(), "what arrived is merged")
+	assert.NoFileExists(t, filepath.Join(w.state, "hat-synthesizer.count"), "the collector does not run past the limit")
+
+	started := w.countTopic(runfiles.TopicIterationStarted)
+	again := w.ralph("loop", "--resume")
+	require.Equal(t, 2, again.code, again.stderr)
+	assert.Equal(t, started, w.countTopic(runfiles.TopicIterationStarted), "a resume under the same limit runs nothing")
+
+	w.write("ralph.yml", config("1"))
+	past := w.ralph("loop", "--resume")
+	require.Equal(t, 0, past.code, past.stderr)
+	assert.Equal(t, 3, w.countTopic(runfiles.TopicWaveWorkerFinished), "the wave is not run again")
+	assert.Equal(t, "1", w.stateText("hat-synthesizer.count"))
+	synth, err := filepath.Glob(filepath.Join(w.dir, ".ralph", "runs", "*", runfiles.Prompt(3, 1)))
+	require.NoError(t, err)
+	require.Len(t, synth, 1, "the collector's prompt is kept")
+	prompt, err := os.ReadFile(synth[0])
+	require.NoError(t, err)
+	assert.Contains(t, string(prompt), "Workers 2, 3 were stopped when the run reached its max_cost_usd limit")
+}
+
+// geminiStream writes a Gemini CLI stream whose reply is text, and returns
+// its path.
+func (w *workspace) geminiStream(name, text string) string {
+	w.t.Helper()
+	reply, err := json.Marshal(text)
+	require.NoError(w.t, err)
+	stream := `{"type":"init","timestamp":"2026-11-22T01:55:20.511Z","session_id":"00000000-0000-4000-8000-00000000001b","model":"auto"}` + "\n" +
+		`{"type":"message","timestamp":"2026-11-22T01:55:20.900Z","role":"assistant","content":` + string(reply) + `,"delta":true}` + "\n" +
+		`{"type":"result","timestamp":"2026-11-22T01:55:21.000Z","status":"success","stats":{"total_tokens":112,"input_tokens":100,"output_tokens":12,"cached":0,"input":100,"duration_ms":489,"tool_calls":0,"models":{}}}` + "\n"
+	path := filepath.Join(w.state, name)
+	require.NoError(w.t, os.WriteFile(path, []byte(stream), 0o644))
+	return path
+}
+
+// A worker whose Claude Code hits a usage limit an hour away moves to the
+// hat's fallback, Gemini CLI (both played by the scripted agent, in each
+// CLI's own output format), and its result is merged like the others'.
+func TestE2EWaveWorkerFallsBackOnAUsageLimit(t *testing.T) {
+	w := newWorkspace(t)
+	w.write("ralph.yml", waveConfig+"cli:\n  backend: claude\n  command: "+agentBin+
+		"\n  fallback:\n    - {name: gemini, command: "+agentBin+"}\n")
+	limited := w.cannedStream("claude-rejected.jsonl", strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10))
+	claudeDone := w.claudeStream("claude-done.jsonl", "Reviewed.", 100)
+	geminiDone := w.geminiStream("gemini-done.jsonl", "Reviewed.")
+	w.script(agentScript{ByHat: map[string][]step{
+		"coordinator": {{Sh: `"$RALPH_BIN" wave emit review.perspective --payloads security "error handling" docs >/dev/null`,
+			PrintFile: w.claudeStream("coordinator.jsonl", "Dispatched.", 100)}},
+		// Worker 1's first run is refused for the usage limit; its second
+		// (on gemini, claude being out) and every other worker's publish
+		// their finding.
+		"reviewer": {{Sh: fmt.Sprintf(`s="$SCRIPTAGENT_STATE"; i="$RALPH_WAVE_INDEX"
+if [ "$i" = 1 ] && mkdir "$s/limited" 2>/dev/null; then cat %q; exit 1; fi
+"$RALPH_BIN" emit review.done "finding of worker $i"
+if [ "$i" = 1 ]; then cat %q; else cat %q; fi`, limited, geminiDone, claudeDone)}},
+		"synthesizer": {{PrintFile: w.geminiStream("synthesizer.jsonl", "Merged. "+tag("review.complete", "report"))}},
+	}})
+	r := w.ralph("loop")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, []string{"worker 0", "worker 1", "worker 2"}, w.waveResults())
+	var switched []runfiles.BackendSwitchedRecord
+	byWorker := map[int]runfiles.WaveWorkerRecord{}
+	for _, rec := range w.events() {
+		switch rec.Event.Topic {
+		case runfiles.TopicBackendSwitched:
+			var s runfiles.BackendSwitchedRecord
+			runfiles.Decode(rec.Event, &s)
+			switched = append(switched, s)
+		case runfiles.TopicWaveWorkerFinished:
+			var wr runfiles.WaveWorkerRecord
+			runfiles.Decode(rec.Event, &wr)
+			byWorker[wr.Index] = wr
+		}
+	}
+	require.Len(t, switched, 1, "one switch: claude stays out for the rest of the run")
+	assert.Equal(t, "claude", switched[0].From)
+	assert.Equal(t, "gemini", switched[0].To)
+	assert.Equal(t, runfiles.SwitchRateLimit, switched[0].Reason)
+	assert.Equal(t, "gemini", byWorker[1].Backend)
+	assert.Equal(t, runfiles.OutcomeSuccess, byWorker[1].Outcome)
+	assert.Equal(t, "claude", byWorker[0].Backend)
+	assert.Contains(t, r.stderr, "moves from claude to gemini")
+}
+
+// A ralph killed just after the worker that crossed max_cost_usd ended
+// leaves a wave in flight; the resume checks the limit before it runs the
+// workers left, and skips them as the live run would have stopped them.
+func TestE2EWaveResumedPastMaxCostSkipsTheWorkersLeft(t *testing.T) {
+	w := newWorkspace(t)
+	w.write("ralph.yml", "event_loop:\n  max_cost_usd: 0.015\n"+waveConfig[len("event_loop:\n"):]+
+		"cli:\n  backend: claude\n  command: "+agentBin+"\n")
+	w.script(agentScript{ByHat: map[string][]step{
+		"coordinator": {{Sh: `"$RALPH_BIN" wave emit review.perspective --payloads security "error handling" docs >/dev/null`,
+			PrintFile: w.claudeStream("coordinator.jsonl", "Dispatched.", 100)}},
+		// Worker 0 ends once the others run; they never end.
+		"reviewer": {{Sh: `s="$SCRIPTAGENT_STATE"; touch "$s/started-$RALPH_WAVE_INDEX"
+if [ "$RALPH_WAVE_INDEX" != 0 ]; then while :; do sleep 0.02; done; fi
+while [ ! -e "$s/started-1" ] || [ ! -e "$s/started-2" ]; do sleep 0.02; done`,
+			PrintFile: w.claudeStream("reviewer.jsonl", "Reviewed. "+tag("review.done", "finding of worker 0"), 100)}},
+		"synthesizer": {{PrintFile: w.claudeStream("synthesizer.jsonl", "Merged. "+tag("review.complete", "report"), 100)}},
+	}})
+	r := w.ralphKilledAt(engine.FaultWaveWorkerFinished+":1", false)
+	require.True(t, r.killed, r.stderr)
+	require.Equal(t, "3", w.stateText("hat-reviewer.count"))
+
+	again := w.ralph("loop", "--resume")
+	require.Equal(t, 2, again.code, again.stderr)
+	assert.Equal(t, "3", w.stateText("hat-reviewer.count"), "the workers left are not run past the limit")
+	var fin runfiles.WaveFinishedRecord
+	for _, rec := range w.events() {
+		if rec.Event.Topic == runfiles.TopicWaveFinished {
+			runfiles.Decode(rec.Event, &fin)
+		}
+	}
+	assert.Equal(t, []int{0}, fin.Succeeded)
+	assert.Equal(t, []int{1, 2}, fin.Stopped)
+	assert.Equal(t, []string{"worker 0"}, w.waveResults())
 }
