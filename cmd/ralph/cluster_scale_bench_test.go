@@ -39,19 +39,25 @@ func BenchmarkClusterScale(b *testing.B) {
 	if err != nil || n < 1 {
 		b.Skipf("set %s to the number of tasks (1000 for the full run) to run it", clusterScaleEnv)
 	}
-	var elapsed, cpu time.Duration
+	var elapsed, cpu, start, merge time.Duration
 	for range b.N {
-		e, c := runClusterScale(b, n)
+		e, c, p := runClusterScale(b, n)
 		elapsed, cpu = elapsed+e, cpu+c
+		start, merge = start+p.start, merge+p.merge
+		b.Logf("per task: start %v, loop %v, queued for the merge %v, merge and close %v (%d tasks)", p.start, p.loop, p.queued, p.merge, p.tasks)
 	}
 	runs := float64(b.N)
 	ideal := time.Duration(n) * scaleAgent / (scaleWorkers * scaleSlots)
 	b.ReportMetric(float64(n)*runs/elapsed.Seconds(), "tasks/s")
 	b.ReportMetric(float64(cpu.Milliseconds())/(float64(n)*runs), "coordinator-cpu-ms/task")
 	b.ReportMetric(100*ideal.Seconds()*runs/elapsed.Seconds(), "efficiency-%")
+	// What the coordinator's one goroutine spends on each task alone; the
+	// ideal leaves it 50 ms a task (2 s agents over 40 slots).
+	b.ReportMetric(float64(start.Milliseconds())/runs, "start-ms/task")
+	b.ReportMetric(float64(merge.Milliseconds())/runs, "merge-ms/task")
 }
 
-func runClusterScale(b *testing.B, n int) (elapsed, cpu time.Duration) {
+func runClusterScale(b *testing.B, n int) (elapsed, cpu time.Duration, phases clusterPhases) {
 	b.Helper()
 	b.StopTimer()
 	defer b.StartTimer()
@@ -80,7 +86,7 @@ func runClusterScale(b *testing.B, n int) (elapsed, cpu time.Duration) {
 	}
 	cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	assertEachMergedOnceAndClosed(b, w, ids)
-	return elapsed, cpu
+	return elapsed, cpu, readClusterPhases(b, w.dir)
 }
 
 // assertEachMergedOnceAndClosed fails b unless main's history names each
