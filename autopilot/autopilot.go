@@ -529,7 +529,9 @@ func (a *Autopilot) launch(ctx context.Context, slot, task string, attempt int, 
 		return a.failAssign(ctx, task, "", "starting its loop failed: "+err.Error())
 	}
 	a.watch(slot, task, attempt, h)
-	if err := a.journal.record(runfiles.TopicTaskRunning, runfiles.AutopilotPayload{Task: task, Slot: slot, PID: h.PID(), Attempt: attempt}); err != nil {
+	// Unsynced: it follows the loop's start, which a restart that never
+	// saw it finds (reconcile).
+	if err := a.journal.recordUnsynced(runfiles.TopicTaskRunning, runfiles.AutopilotPayload{Task: task, Slot: slot, PID: h.PID(), Attempt: attempt}); err != nil {
 		return err
 	}
 	a.fault(FaultRunning)
@@ -606,7 +608,8 @@ func (a *Autopilot) loopEnded(ctx context.Context, r slotResult) error {
 		if r.res.Cost != (runfiles.CostTotal{}) {
 			p.Cost = &r.res.Cost
 		}
-		return a.journal.record(runfiles.TopicTaskFinished, p)
+		// Unsynced: a restart that never saw it reads the loop's end again.
+		return a.journal.recordUnsynced(runfiles.TopicTaskFinished, p)
 	case a.interrupted && (r.res.Interrupted() || r.res.Reason == ""):
 		// Interrupted by this autopilot, before or after its run began:
 		// the slot keeps it, for the next run to go on with.
