@@ -404,7 +404,7 @@ func (a *Autopilot) controlRequest(req runfiles.ControlRequest) error {
 // It starts no more once ctx ends; sctx is what it does meanwhile.
 func (a *Autopilot) fill(ctx, sctx context.Context) error {
 	st := a.state()
-	if freeSlot(st) == "" || !canStart(st) {
+	if freeSlot(st) == "" || !canStart(st) || backlogged(st) {
 		return nil
 	}
 	ready, err := a.opts.Source.Ready(sctx)
@@ -416,7 +416,7 @@ func (a *Autopilot) fill(ctx, sctx context.Context) error {
 	}
 	slices.SortStableFunc(ready, func(x, y tasks.Task) int { return cmp.Compare(x.Priority, y.Priority) })
 	for _, t := range ready {
-		if freeSlot(st) == "" || !canStart(st) || ctx.Err() != nil {
+		if freeSlot(st) == "" || !canStart(st) || backlogged(st) || ctx.Err() != nil {
 			break
 		}
 		if st.Started(t.ID) {

@@ -688,3 +688,27 @@ func TestRunNeverMergesATaskTwice(t *testing.T) {
 	assert.Equal(t, landed, strings.TrimSpace(merges), "no second merge")
 	assert.Equal(t, 1, h.source.closed["a"])
 }
+
+// A task started while as many finished tasks wait to merge as there are
+// slots would only wait behind them: its slot waits for a merge to land
+// instead, and the merges have the autopilot to themselves.
+func TestNoTaskStartsWhileTheMergeQueueHoldsASlotsWorth(t *testing.T) {
+	h := newHarness(t, task("a", 1), task("b", 2))
+	h.start(t.Context(), h.settings(1))
+	h.loop().complete()
+	h.loop().complete()
+	res := h.wait()
+	require.NoError(t, h.err)
+	assert.Equal(t, 2, res.Completed)
+	var seen []string
+	for len(h.events) > 0 {
+		ev := <-h.events
+		if p := payloadOf(ev); p.Task != "" {
+			seen = append(seen, ev.Topic+" "+p.Task)
+		}
+	}
+	completed, assigned := slices.Index(seen, "task.completed a"), slices.Index(seen, "task.assigned b")
+	require.NotEqual(t, -1, completed, seen)
+	require.NotEqual(t, -1, assigned, seen)
+	assert.Less(t, completed, assigned, "b starts once a has merged: %v", seen)
+}

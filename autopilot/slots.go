@@ -46,3 +46,12 @@ func busyComponents(s *runfiles.AutopilotState) map[string]string {
 
 // canStart reports whether another task may start under max_tasks.
 func canStart(s *runfiles.AutopilotState) bool { return s.MaxTasks <= 0 || s.StartedCount < s.MaxTasks }
+
+// backlogged reports whether as many finished tasks wait to merge as
+// there are slots. A task started now would only wait behind them for its
+// merge, while its start took the autopilot's goroutine, and the
+// machine, from the merge queue, which is then what bounds the run: its
+// slot waits until a merge has landed instead.
+func backlogged(s *runfiles.AutopilotState) bool {
+	return s.Parallel > 0 && len(s.MergeQueue) >= s.Parallel
+}
