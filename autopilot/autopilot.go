@@ -404,7 +404,7 @@ func (a *Autopilot) controlRequest(req runfiles.ControlRequest) error {
 // It starts no more once ctx ends; sctx is what it does meanwhile.
 func (a *Autopilot) fill(ctx, sctx context.Context) error {
 	st := a.state()
-	if freeSlot(st) == "" || !canStart(st) {
+	if freeSlot(st) == "" || !canStart(st) || backlogged(st) {
 		return nil
 	}
 	ready, err := a.opts.Source.Ready(sctx)
@@ -416,7 +416,7 @@ func (a *Autopilot) fill(ctx, sctx context.Context) error {
 	}
 	slices.SortStableFunc(ready, func(x, y tasks.Task) int { return cmp.Compare(x.Priority, y.Priority) })
 	for _, t := range ready {
-		if freeSlot(st) == "" || !canStart(st) || ctx.Err() != nil {
+		if freeSlot(st) == "" || !canStart(st) || backlogged(st) || ctx.Err() != nil {
 			break
 		}
 		if st.Started(t.ID) {
@@ -529,7 +529,9 @@ func (a *Autopilot) launch(ctx context.Context, slot, task string, attempt int, 
 		return a.failAssign(ctx, task, "", "starting its loop failed: "+err.Error())
 	}
 	a.watch(slot, task, attempt, h)
-	if err := a.journal.record(runfiles.TopicTaskRunning, runfiles.AutopilotPayload{Task: task, Slot: slot, PID: h.PID(), Attempt: attempt}); err != nil {
+	// Unsynced: it follows the loop's start, which a restart that never
+	// saw it finds (reconcile).
+	if err := a.journal.recordUnsynced(runfiles.TopicTaskRunning, runfiles.AutopilotPayload{Task: task, Slot: slot, PID: h.PID(), Attempt: attempt}); err != nil {
 		return err
 	}
 	a.fault(FaultRunning)
@@ -606,7 +608,8 @@ func (a *Autopilot) loopEnded(ctx context.Context, r slotResult) error {
 		if r.res.Cost != (runfiles.CostTotal{}) {
 			p.Cost = &r.res.Cost
 		}
-		return a.journal.record(runfiles.TopicTaskFinished, p)
+		// Unsynced: a restart that never saw it reads the loop's end again.
+		return a.journal.recordUnsynced(runfiles.TopicTaskFinished, p)
 	case a.interrupted && (r.res.Interrupted() || r.res.Reason == ""):
 		// Interrupted by this autopilot, before or after its run began:
 		// the slot keeps it, for the next run to go on with.

@@ -688,3 +688,41 @@ func TestRunNeverMergesATaskTwice(t *testing.T) {
 	assert.Equal(t, landed, strings.TrimSpace(merges), "no second merge")
 	assert.Equal(t, 1, h.source.closed["a"])
 }
+
+// A task started while more finished tasks wait to merge than there are
+// slots would only wait behind them: its slot waits for a merge to land
+// instead, and the merges have the autopilot to themselves. Up to a
+// slots' worth may wait, so that a slot's next loop runs beside the
+// merge of its last.
+func TestNoTaskStartsWhileMoreTasksWaitToMergeThanThereAreSlots(t *testing.T) {
+	h := newHarness(t, task("a", 1), task("b", 2), task("c", 3))
+	gate := filepath.Join(t.TempDir(), "gate")
+	s := h.settings(1)
+	// a's merge waits in its verification until b has finished.
+	s.Verify = verifySpecs(t, fmt.Sprintf("while [ ! -e %s ]; do sleep 0.02; done", gate))
+	h.start(t.Context(), s)
+	h.loop().complete()
+	b := h.loop() // beside a's merge: one task waits to merge
+	b.complete()
+	h.next(runfiles.TopicTaskFinished)
+	h.next(runfiles.TopicTaskFinished)
+	require.NoError(t, os.WriteFile(gate, nil, 0o600))
+	h.loop().complete()
+	res := h.wait()
+	require.NoError(t, h.err)
+	assert.Equal(t, 3, res.Completed)
+	log, err := os.ReadFile(filepath.Join(h.repo, ".ralph", runfiles.AutopilotEventsFile))
+	require.NoError(t, err)
+	var seen []string
+	for line := range strings.Lines(string(log)) {
+		ev, err := events.ParseLine([]byte(line))
+		require.NoError(t, err)
+		if p := runfiles.DecodeAutopilotPayload(ev); p.Task != "" {
+			seen = append(seen, ev.Topic+" "+p.Task)
+		}
+	}
+	assert.Less(t, slices.Index(seen, "task.assigned b"), slices.Index(seen, "task.completed a"), "b starts beside a's merge: %v", seen)
+	completed, assigned := slices.Index(seen, "task.completed a"), slices.Index(seen, "task.assigned c")
+	require.NotEqual(t, -1, assigned, seen)
+	assert.Less(t, completed, assigned, "c waits for a to merge: %v", seen)
+}

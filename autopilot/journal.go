@@ -11,10 +11,10 @@ import (
 	"github.com/ralph-loop/ralph/runfiles"
 )
 
-// journal writes the autopilot's events: each is appended to the log and
-// synced before anything acts on it, folded into the state, and the state
-// checkpointed, so a kill at any instant loses nothing the log does not
-// have.
+// journal writes the autopilot's events: each is appended to the log
+// before anything acts on it, and synced unless a restart recomputes it
+// (recordUnsynced), folded into the state, and the state checkpointed, so
+// a kill at any instant loses nothing the log does not have.
 type journal struct {
 	dir   string // .ralph/
 	log   *events.Log
@@ -46,14 +46,28 @@ type Hooks interface {
 // checkpoints the state. A hook whose failure ends the run is returned
 // once the event is recorded.
 func (j *journal) record(topic string, p runfiles.AutopilotPayload) error {
-	return j.recordEvent(topic, p, true)
+	return j.recordEvent(topic, p, true, true)
+}
+
+// recordUnsynced is record without flushing the log to stable storage,
+// for an event that a restart which never saw it recomputes: one that
+// follows its effect (a loop started, a task closed), or whose effect is
+// made again unharmed (a merge begun). The line is written before
+// anything acts on it, so a killed autopilot finds it; a machine that
+// went down may lose it, with the lines after it up to the next synced
+// one, which is the log of a run killed earlier. Each synced record
+// flushes those before it. The serial path of a task has six events; a
+// flush each held every task behind the disk (8 to 50 ms a flush on a
+// busy machine).
+func (j *journal) recordUnsynced(topic string, p runfiles.AutopilotPayload) error {
+	return j.recordEvent(topic, p, true, false)
 }
 
 // recordEvent is record, with the hooks fired or not: a notice of a hook's
 // failure must not fire hooks, or a failing hook on autopilot.notice
 // would be told of its own failure without end.
-func (j *journal) recordEvent(topic string, p runfiles.AutopilotPayload, hooked bool) error {
-	recs, err := j.write(events.Event{TS: j.now().UTC(), Topic: topic, Payload: events.ObjectPayload(p), Source: events.SourceRalph})
+func (j *journal) recordEvent(topic string, p runfiles.AutopilotPayload, hooked, synced bool) error {
+	recs, err := j.writeSynced(synced, events.Event{TS: j.now().UTC(), Topic: topic, Payload: events.ObjectPayload(p), Source: events.SourceRalph})
 	if err != nil {
 		return err
 	}
@@ -82,14 +96,22 @@ func (j *journal) recordEvent(topic string, p runfiles.AutopilotPayload, hooked 
 // else that came from outside ralph reach the log, the state, progress.md,
 // the hooks and the terminal from here.
 func (j *journal) write(evs ...events.Event) ([]events.Record, error) {
+	return j.writeSynced(true, evs...)
+}
+
+// writeSynced is write, flushing the log only when synced is set (see
+// recordUnsynced).
+func (j *journal) writeSynced(synced bool, evs ...events.Event) ([]events.Record, error) {
 	for i := range evs {
 		evs[i].Payload = j.redactor.JSON(evs[i].Payload)
 	}
 	if err := j.log.AppendBatch(evs); err != nil {
 		return nil, fmt.Errorf("append to %s: %w", runfiles.AutopilotEventsFile, err)
 	}
-	if err := j.log.Sync(); err != nil {
-		return nil, fmt.Errorf("sync %s: %w", runfiles.AutopilotEventsFile, err)
+	if synced {
+		if err := j.log.Sync(); err != nil {
+			return nil, fmt.Errorf("sync %s: %w", runfiles.AutopilotEventsFile, err)
+		}
 	}
 	recs := make([]events.Record, 0, len(evs))
 	for _, ev := range evs {
@@ -128,7 +150,7 @@ func (j *journal) fire(recs []events.Record) (hookErr, err error) {
 		return nil, hookErr // the log could not be written
 	}
 	for _, w := range warnings {
-		if err := j.recordEvent(runfiles.TopicAutopilotNotice, runfiles.AutopilotPayload{Message: "warning: " + w}, false); err != nil {
+		if err := j.recordEvent(runfiles.TopicAutopilotNotice, runfiles.AutopilotPayload{Message: "warning: " + w}, false, true); err != nil {
 			return hookErr, err
 		}
 	}

@@ -31,6 +31,12 @@ type questionSeen struct {
 // Only a loop in a worktree here can be followed: a remote task's loop
 // waits on its worker, where its question is answered.
 func (a *Autopilot) followQuestions(slot, task string) (stop func(), err error) {
+	if a.runsOn() != "" {
+		// This worktree's .ralph/ is not the loop's: there is nothing to
+		// follow, and a watch on it costs a file watcher and the
+		// autopilot's one goroutine tens of ms a task.
+		return func() {}, nil
+	}
 	ws := a.worktree(task)
 	dir := filepath.Join(ws, runfiles.DirName)
 	// The loop makes its .ralph/ as it starts; it is made now so that its

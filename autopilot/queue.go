@@ -43,7 +43,9 @@ func (a *Autopilot) verifiedMerge() (runfiles.TaskMerge, bool) {
 // startMerge prepares m's merge in a goroutine, which reports on
 // mergeDone.
 func (a *Autopilot) startMerge(ctx context.Context, m runfiles.TaskMerge) {
-	if err := a.journal.record(runfiles.TopicMergeStarted, runfiles.AutopilotPayload{Task: m.Task, Title: m.Title, Branch: m.Branch}); err != nil {
+	// Unsynced: a merge whose start a restart never saw is made again, as
+	// is one cut off in the middle.
+	if err := a.journal.recordUnsynced(runfiles.TopicMergeStarted, runfiles.AutopilotPayload{Task: m.Task, Title: m.Title, Branch: m.Branch}); err != nil {
 		a.check(err)
 		return
 	}
@@ -164,7 +166,9 @@ func (a *Autopilot) complete(ctx context.Context, m runfiles.TaskMerge, commit s
 	a.fault(FaultClosed)
 	a.cleanUp(m.Task, false)
 	p := runfiles.AutopilotPayload{Task: m.Task, Title: m.Title, Commit: commit, Unclosed: !closed}
-	if err := a.journal.record(runfiles.TopicTaskCompleted, p); err != nil {
+	// Unsynced: a restart that never saw it lands the verified merge
+	// again, which finds the base branch moved and the task closed.
+	if err := a.journal.recordUnsynced(runfiles.TopicTaskCompleted, p); err != nil {
 		return err
 	}
 	a.landed.apply(runfiles.TopicTaskCompleted, p)

@@ -46,3 +46,14 @@ func busyComponents(s *runfiles.AutopilotState) map[string]string {
 
 // canStart reports whether another task may start under max_tasks.
 func canStart(s *runfiles.AutopilotState) bool { return s.MaxTasks <= 0 || s.StartedCount < s.MaxTasks }
+
+// backlogged reports whether more finished tasks wait to merge than
+// there are slots. A task started now would only wait behind them for its
+// merge, while its start took the autopilot's goroutine, and the
+// machine, from the merge queue, which is then what bounds the run: its
+// slot waits until a merge has landed instead. Up to a slots' worth may
+// wait, so that each slot's next loop runs beside the merge of its last
+// (a verification may take minutes).
+func backlogged(s *runfiles.AutopilotState) bool {
+	return len(s.MergeQueue) > s.Parallel
+}

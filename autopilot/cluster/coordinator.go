@@ -146,6 +146,13 @@ type dispatch struct {
 // same message is then published again, which the servers store once),
 // and returns a handle that waits for its result; one already received
 // ends it at once.
+//
+// The task is made, recorded and sent in a goroutine of its own: its
+// start commit in the task's worktree and the record are several git
+// processes and an fsync, which would otherwise hold the autopilot's one
+// goroutine, and every other task's start and merge, for each task. The
+// worktree is the task's alone until its handle ends, and a failure ends
+// the handle as a failed loop, which fails the task.
 func (c *Coordinator) Start(ctx context.Context, job autopilot.Job) (autopilot.Handle, error) {
 	h := c.register(job)
 	if r, ok, err := readJSON[Result](c.resultFile(job.Run, job.Task, job.Attempt)); err != nil {
@@ -155,12 +162,7 @@ func (c *Coordinator) Start(ctx context.Context, job autopilot.Job) (autopilot.H
 		h.deliver(r)
 		return h, nil
 	}
-	d, err := c.prepare(ctx, job)
-	if err != nil {
-		c.unregister(h)
-		return nil, err
-	}
-	go h.send(ctx, d)
+	go h.send(ctx)
 	return h, nil
 }
 
@@ -468,9 +470,17 @@ type remoteLoop struct {
 
 func (h *remoteLoop) PID() int { return 0 }
 
-// send pushes the task's start to the shared remote and publishes it,
-// trying until it is stored or the autopilot stops.
-func (h *remoteLoop) send(ctx context.Context, d dispatch) {
+// send makes the task, or reads back the one recorded, pushes its start
+// to the shared remote and publishes it, trying until it is stored or the
+// autopilot stops. The task is made whole under ctx, which an interrupt
+// does not end: a git commit cut off in the task's worktree would leave
+// its index locked.
+func (h *remoteLoop) send(ctx context.Context) {
+	d, err := h.c.prepare(ctx, h.job)
+	if err != nil {
+		h.fail(ctx, "making its task failed: "+err.Error())
+		return
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,13 +18,31 @@ import (
 // it is skipped: the full run (1,000 tasks) takes minutes.
 const clusterScaleEnv = "RALPH_BENCH_CLUSTER_TASKS"
 
+// clusterAgentEnv, when set, is how many seconds each task's agent takes
+// in BenchmarkClusterScale instead of 2: a longer agent shows how much of
+// the efficiency missed is a fixed cost a task, which it hides.
+const clusterAgentEnv = "RALPH_BENCH_CLUSTER_AGENT_SECONDS"
+
 // The shape of BenchmarkClusterScale's cluster: ten workers of four slots,
-// each task's agent taking two seconds.
+// each task's agent taking two seconds unless clusterAgentEnv says.
 const (
 	scaleWorkers = 10
 	scaleSlots   = 4
-	scaleAgent   = 2 * time.Second
 )
+
+// scaleAgent is how long each task's agent takes.
+func scaleAgent(b *testing.B) time.Duration {
+	b.Helper()
+	v := os.Getenv(clusterAgentEnv)
+	if v == "" {
+		return 2 * time.Second
+	}
+	secs, err := strconv.Atoi(v)
+	if err != nil || secs < 0 {
+		b.Fatalf("%s=%q: want a whole number of seconds, such as 20", clusterAgentEnv, v)
+	}
+	return time.Duration(secs) * time.Second
+}
 
 // BenchmarkClusterScale runs RALPH_BENCH_CLUSTER_TASKS trivial tasks (each
 // agent sleeps 2 s, writes a file and commits) through `ralph autopilot
@@ -33,25 +53,53 @@ const (
 // ran) and efficiency: the ideal time (tasks × agent time / slots) over
 // the time taken.
 //
+// It also reports the coordinator's serial time a task (start-ms/task,
+// merge-ms/task; see clusterPhases), and logs the rest with -v.
+//
 //	RALPH_BENCH_CLUSTER_TASKS=1000 go test -run '^$' -bench ClusterScale -benchtime 1x -timeout 60m ./cmd/ralph/
 func BenchmarkClusterScale(b *testing.B) {
 	n, err := strconv.Atoi(os.Getenv(clusterScaleEnv))
 	if err != nil || n < 1 {
 		b.Skipf("set %s to the number of tasks (1000 for the full run) to run it", clusterScaleEnv)
 	}
-	var elapsed, cpu time.Duration
+	var total clusterRun
 	for range b.N {
-		e, c := runClusterScale(b, n)
-		elapsed, cpu = elapsed+e, cpu+c
+		r := runClusterScale(b, n)
+		total.elapsed, total.coordinator, total.workers, total.servers = total.elapsed+r.elapsed, total.coordinator+r.coordinator,
+			total.workers+r.workers, total.servers+r.servers
+		total.phases.start, total.phases.merge = total.phases.start+r.phases.start, total.phases.merge+r.phases.merge
+		p := r.phases
+		b.Logf("per task: start %v, loop %v, queued for the merge %v, merge and close %v (%d tasks)", p.start, p.loop, p.queued, p.merge, p.tasks)
 	}
 	runs := float64(b.N)
-	ideal := time.Duration(n) * scaleAgent / (scaleWorkers * scaleSlots)
-	b.ReportMetric(float64(n)*runs/elapsed.Seconds(), "tasks/s")
-	b.ReportMetric(float64(cpu.Milliseconds())/(float64(n)*runs), "coordinator-cpu-ms/task")
-	b.ReportMetric(100*ideal.Seconds()*runs/elapsed.Seconds(), "efficiency-%")
+	perTask := func(d time.Duration) float64 { return float64(d.Milliseconds()) / (float64(n) * runs) }
+	ideal := time.Duration(n) * scaleAgent(b) / (scaleWorkers * scaleSlots)
+	b.ReportMetric(float64(n)*runs/total.elapsed.Seconds(), "tasks/s")
+	b.ReportMetric(perTask(total.coordinator), "coordinator-cpu-ms/task")
+	b.ReportMetric(100*ideal.Seconds()*runs/total.elapsed.Seconds(), "efficiency-%")
+	// What the coordinator's one goroutine spends on each task alone; the
+	// ideal leaves it 50 ms a task (2 s agents over 40 slots).
+	b.ReportMetric(float64(total.phases.start.Milliseconds())/runs, "start-ms/task")
+	b.ReportMetric(float64(total.phases.merge.Milliseconds())/runs, "merge-ms/task")
+	// The CPU of everything else a task costs, on the same machine: the
+	// workers with their loops, agents and git, and this process, which
+	// is mostly the three servers. Their sum over the machine's cores is
+	// the least wall time a task can take here, whatever the coordinator.
+	b.ReportMetric(perTask(total.workers), "workers-cpu-ms/task")
+	b.ReportMetric(perTask(total.servers), "servers-cpu-ms/task")
+	b.ReportMetric(perTask(total.coordinator+total.workers+total.servers)/float64(runtime.NumCPU()), "cpu-bound-ms/task")
 }
 
-func runClusterScale(b *testing.B, n int) (elapsed, cpu time.Duration) {
+// clusterRun is what one run of BenchmarkClusterScale took: its wall
+// time, the CPU of the coordinator, of the workers and of this process
+// (the servers), each with the processes it waited for, and where the
+// coordinator's time went.
+type clusterRun struct {
+	elapsed, coordinator, workers, servers time.Duration
+	phases                                 clusterPhases
+}
+
+func runClusterScale(b *testing.B, n int) clusterRun {
 	b.Helper()
 	b.StopTimer()
 	defer b.StartTimer()
@@ -62,25 +110,47 @@ func runClusterScale(b *testing.B, n int) (elapsed, cpu time.Duration) {
 	}
 	w, remote := newClusterRepo(b, fmt.Sprintf("  parallel: %d\n  cluster:\n    replicas: 3\n", scaleWorkers*scaleSlots), ids)
 	w.script(agentScript{Steps: []step{{
-		Sh:     fmt.Sprintf(`task=$(basename "$PWD"); sleep %d; echo "$task" > "$task.txt"`, int(scaleAgent.Seconds())),
+		Sh:     fmt.Sprintf(`task=$(basename "$PWD"); sleep %d; echo "$task" > "$task.txt"`, int(scaleAgent(b).Seconds())),
 		Commit: "do the task",
 		Say:    `<event topic="LOOP_COMPLETE">done</event>`,
 	}}})
-	for i := range scaleWorkers {
-		w.startWorkerSlots(fmt.Sprintf("w%d", i+1), servers.URLs(), remote, 3, scaleSlots)
+	workers := make([]*clusterWorker, scaleWorkers)
+	for i := range workers {
+		workers[i] = w.startWorkerSlots(fmt.Sprintf("w%d", i+1), servers.URLs(), remote, 3, scaleSlots)
 	}
 	b.StartTimer()
+	before := selfCPU(b)
 	start := time.Now()
 	cmd, log := w.startRalph("autopilot", "--cluster", servers.URLs())
 	err := cmd.Wait()
-	elapsed = time.Since(start)
+	r := clusterRun{elapsed: time.Since(start), servers: selfCPU(b) - before}
 	b.StopTimer()
 	if err != nil {
 		b.Fatalf("autopilot: %v\n%s", err, log.String())
 	}
-	cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	r.coordinator = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	for _, cw := range workers {
+		// Idle now: a worker asked to stop ends at once, and its CPU is
+		// known once it has been waited for.
+		_ = cw.cmd.Process.Signal(syscall.SIGTERM)
+		_ = cw.cmd.Wait()
+		if cw.cmd.ProcessState != nil {
+			r.workers += cw.cmd.ProcessState.UserTime() + cw.cmd.ProcessState.SystemTime()
+		}
+	}
 	assertEachMergedOnceAndClosed(b, w, ids)
-	return elapsed, cpu
+	r.phases = readClusterPhases(b, w.dir)
+	return r
+}
+
+// selfCPU is the CPU this process has used so far.
+func selfCPU(b *testing.B) time.Duration {
+	b.Helper()
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }
 
 // assertEachMergedOnceAndClosed fails b unless main's history names each

@@ -43,6 +43,7 @@ var environment = []envVar{
 		What: "the iteration the agent runs in; ralph emit marks its events with it (empty for a hook outside an iteration)"},
 	{Name: "RALPH_HAT", Read: true, SetFor: []string{"agent", "hook"}, What: "the hat the agent wears"},
 	{Name: "RALPH_BENCH_CLUSTER_TASKS", Read: true, What: "how many tasks BenchmarkClusterScale runs (make bench's, not ralph's)"},
+	{Name: "RALPH_BENCH_CLUSTER_AGENT_SECONDS", Read: true, What: "how many seconds each task's agent takes in BenchmarkClusterScale, 2 unless set (make bench's, not ralph's)"},
 	{Name: "RALPH_STEP_DIR", SetFor: []string{"loop"}, What: "a chain step's directory, where its agent may write handoff.md for the next step"},
 	{Name: "RALPH_CHAIN_RUN", SetFor: []string{"loop"}, What: "the chain run a step's loop belongs to"},
 	{Name: "RALPH_CHAIN_STEP", SetFor: []string{"loop"}, What: "the number of a chain step, from 1"},

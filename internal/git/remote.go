@@ -3,6 +3,7 @@ package git
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -13,8 +14,11 @@ func (g Repo) RemoteURL(ctx context.Context, remote string) (string, error) {
 }
 
 // Fetch fetches refspecs from remote (a name or a URL), without tags.
+// Every caller names where each ref goes, so FETCH_HEAD is not written:
+// fetches into one repository at once (the coordinator's results) would
+// otherwise contend for it, and one of them fail on its lock.
 func (g Repo) Fetch(ctx context.Context, remote string, refspecs ...string) error {
-	_, err := g.run(ctx, append([]string{"fetch", "--quiet", "--no-tags", remote}, refspecs...)...)
+	_, err := g.run(ctx, append([]string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote}, refspecs...)...)
 	return err
 }
 
@@ -39,17 +43,27 @@ func (g Repo) CloneBare(ctx context.Context, url string) error {
 // RemoteRef is the commit ref names on remote (a name or a URL); "" when
 // the remote has no such ref.
 func (g Repo) RemoteRef(ctx context.Context, remote, ref string) (string, error) {
-	out, err := g.run(ctx, "ls-remote", "--refs", remote, ref)
+	hashes, err := g.remoteRefs(ctx, remote, ref)
+	return hashes[ref], err
+}
+
+// remoteRefs maps those of refs (full names) that remote has to their
+// commits, asking the remote once.
+func (g Repo) remoteRefs(ctx context.Context, remote string, refs ...string) (map[string]string, error) {
+	out, err := g.run(ctx, append([]string{"ls-remote", "--refs", remote}, refs...)...)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
+	hashes := map[string]string{}
 	for line := range strings.Lines(string(out)) {
 		hash, name, ok := strings.Cut(strings.TrimSpace(line), "\t")
-		if ok && name == ref {
-			return hash, nil
+		// ls-remote matches its patterns on a name's tail: only the
+		// names asked for count.
+		if ok && slices.Contains(refs, name) {
+			hashes[name] = hash
 		}
 	}
-	return "", nil
+	return hashes, nil
 }
 
 // AddWorktreeAt checks out a new worktree at path on branch, which is
@@ -81,13 +95,13 @@ func (g Repo) ResetHard(ctx context.Context, commit string) error {
 // DeleteRemoteRefs deletes those of refs that remote (a name or a URL)
 // has; deleting one it lacks is no error.
 func (g Repo) DeleteRemoteRefs(ctx context.Context, remote string, refs ...string) error {
+	hashes, err := g.remoteRefs(ctx, remote, refs...)
+	if err != nil {
+		return err
+	}
 	var specs []string
 	for _, ref := range refs {
-		hash, err := g.RemoteRef(ctx, remote, ref)
-		if err != nil {
-			return err
-		}
-		if hash != "" {
+		if hashes[ref] != "" {
 			specs = append(specs, ":"+ref)
 		}
 	}

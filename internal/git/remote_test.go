@@ -62,3 +62,24 @@ func TestRemoteRoundTrip(t *testing.T) {
 func TestWithTaskTrailer(t *testing.T) {
 	assert.Equal(t, "ralph: merge t-1 (x)\n\nRalph-Task: t-1\n", WithTaskTrailer("ralph: merge t-1 (x)\n", "t-1"))
 }
+
+// DeleteRemoteRefs asks the remote once and deletes only the refs named in
+// full: one whose name ends as an asked one does is not the same ref, and
+// one the remote lacks is no error.
+func TestDeleteRemoteRefs(t *testing.T) {
+	ctx := t.Context()
+	remote := filepath.Join(t.TempDir(), "shared.git")
+	gittest.Run(t, t.TempDir(), "init", "-q", "--bare", remote)
+	dir := gittest.NewRepo(t)
+	gittest.CommitFile(t, dir, "README.md", "hi\n", "start")
+	r := Repo{Dir: dir}
+	require.NoError(t, r.Push(ctx, remote, "HEAD:refs/heads/ralph/t-1", "HEAD:refs/ralph/wip/t-1", "HEAD:refs/heads/other/ralph/t-1"))
+
+	require.NoError(t, r.DeleteRemoteRefs(ctx, remote, "refs/heads/ralph/t-1", "refs/ralph/wip/t-1", "refs/ralph/merge/t-1"))
+	for ref, want := range map[string]bool{"refs/heads/ralph/t-1": false, "refs/ralph/wip/t-1": false, "refs/heads/other/ralph/t-1": true} {
+		hash, err := r.RemoteRef(ctx, remote, ref)
+		require.NoError(t, err)
+		assert.Equal(t, want, hash != "", ref)
+	}
+	require.NoError(t, r.DeleteRemoteRefs(ctx, remote, "refs/ralph/wip/t-1"), "none left to delete")
+}
