@@ -98,6 +98,7 @@ var agentBackend = map[string]string{
 }
 
 func TestE2EAgent(t *testing.T) {
+	t.Parallel()
 	dir := os.Getenv("RALPH_AGENTS_DIR")
 	if dir == "" {
 		t.Skip("RALPH_AGENTS_DIR is not set: run `make e2e` (it installs the pinned agent CLIs with `make agents` and sets it)")
@@ -119,6 +120,7 @@ func TestE2EAgent(t *testing.T) {
 // Linux sandbox: the CLI must still reach its model on loopback, write its
 // own state, its workspace and its temporary files, and run ralph emit.
 func TestE2EAgentSandboxed(t *testing.T) {
+	t.Parallel()
 	dir := os.Getenv("RALPH_AGENTS_DIR")
 	if dir == "" {
 		t.Skip("RALPH_AGENTS_DIR is not set: run `make e2e` (it installs the pinned agent CLIs with `make agents` and sets it)")
@@ -317,6 +319,7 @@ func longPayloadScript() fakemodel.Script {
 // the log's beginning and end and the command that prints it whole, and
 // the agent's command reads its middle.
 func TestE2EAgentLongPayload(t *testing.T) {
+	t.Parallel()
 	dir := os.Getenv("RALPH_AGENTS_DIR")
 	if dir == "" {
 		t.Skip("RALPH_AGENTS_DIR is not set: run `make e2e` (it installs the pinned agent CLIs with `make agents` and sets it)")
@@ -372,6 +375,7 @@ func testAgentLongPayload(t *testing.T, cli, bin string) {
 // hat's own instructions. With prompt_mode: arg, a CLI that reads stdin
 // gets it there all the same, with a warning.
 func TestE2EAgentLongPrompt(t *testing.T) {
+	t.Parallel()
 	dir := os.Getenv("RALPH_AGENTS_DIR")
 	if dir == "" {
 		t.Skip("RALPH_AGENTS_DIR is not set: run `make e2e` (it installs the pinned agent CLIs with `make agents` and sets it)")

@@ -101,6 +101,7 @@ func (w *workspace) pricedIterations() []pricedIteration {
 }
 
 func TestE2EAgentCost(t *testing.T) {
+	t.Parallel()
 	dir := os.Getenv("RALPH_AGENTS_DIR")
 	if dir == "" {
 		t.Skip("RALPH_AGENTS_DIR is not set: run `make e2e` (it installs the pinned agent CLIs with `make agents` and sets it)")

@@ -39,6 +39,7 @@ func commandPaths(t *testing.T) []string {
 // Every command's --help shows examples, and each example is a command
 // line ralph accepts, for that command.
 func TestEveryCommandHelpHasExamples(t *testing.T) {
+	t.Parallel()
 	paths := commandPaths(t)
 	require.Greater(t, len(paths), 30, "the walk of kong's model found too few commands")
 	file := filepath.Join(t.TempDir(), "exists")
@@ -194,6 +195,7 @@ func existingFlags(n *kong.Node, file string) map[string]string {
 // `ralph autopilot [flags]` runs `ralph autopilot run`, so the help of
 // `ralph autopilot` shows the flags it takes.
 func TestAutopilotHelpShowsTheRunFlags(t *testing.T) {
+	t.Parallel()
 	r := runRalph(t, "autopilot", "--help")
 	require.Equal(t, 0, r.code, r.stderr)
 	for _, flag := range []string{"--parallel=N", "--dry-run", "--max-tasks=N", "--source=TYPE", "--cluster=URLS"} {

@@ -13,6 +13,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/ralph-loop/ralph/internal/exitcode"
+	"github.com/ralph-loop/ralph/internal/fakes/fakestest"
 	"github.com/ralph-loop/ralph/internal/scriptagent"
 )
 
@@ -26,6 +27,11 @@ var (
 	agentBin string
 )
 
+// The tests run in parallel (each calls t.Parallel), two at a time by
+// default (-parallel is GOMAXPROCS): most of a test is waiting on the
+// processes it started, in its own temporary directories. A test that sets
+// the process's environment (t.Setenv) cannot, and one that times ralph
+// against a bound may choose not to; they run first, one at a time.
 func TestMain(m *testing.M) {
 	testscript.Main(withCommands{m}, map[string]func(){
 		"ralph":       ralphMain,
@@ -79,6 +85,14 @@ func (w withCommands) Run() int {
 	}
 	defer func() { _ = os.RemoveAll(userConfig) }()
 	_ = os.Setenv("XDG_CONFIG_HOME", userConfig)
+	// The fake tk and bd are on every test's PATH, as ralph and
+	// scriptagent are: a parallel test may not set PATH itself.
+	fakes, err := fakestest.Dir()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	_ = os.Setenv("PATH", fakes+string(os.PathListSeparator)+os.Getenv("PATH"))
 	for name, bin := range map[string]*string{"ralph": &ralphBin, "scriptagent": &agentBin} {
 		path, err := exec.LookPath(name)
 		if err != nil {

@@ -44,6 +44,7 @@ import (
 // rewrites that file from what the script produced.
 // Run one script with go test ./cmd/ralph/ -run TestScripts/NAME.
 func TestScripts(t *testing.T) {
+	t.Parallel()
 	testscript.Run(t, testscript.Params{
 		Dir:           "testdata/script",
 		UpdateScripts: golden.Updating(),

@@ -19,6 +19,7 @@ import (
 // A ralph killed mid-wave leaves its workers running; the resume stops
 // them before it runs them again.
 func TestE2EWaveResumeStopsOrphanedWorkers(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", waveConfig+agentCLI())
 	sc := waveScript()
