@@ -14,14 +14,15 @@ import (
 
 	"github.com/ralph-loop/ralph/internal/exitcode"
 	"github.com/ralph-loop/ralph/internal/fakes/fakestest"
-	"github.com/ralph-loop/ralph/internal/scriptagent"
 )
 
-// The commands the test binary stands in for, as testscript.Main installs
-// them: copies of it in a directory first on the tests' PATH, each running
-// the program its name says. ralph starts its children (an autopilot's task
+// ralphBin is the command the test binary stands in for, as
+// testscript.Main installs it: a copy of it in a directory first on the
+// tests' PATH, running ralph. ralph starts its children (an autopilot's task
 // loops, a worker's, the agent's `ralph emit`) through the path of its own
-// executable, so they are this registered ralph too.
+// executable, so they are this registered ralph too. agentBin is the
+// scripted agent, built as a program of its own (buildScriptAgent) into a
+// directory also first on PATH.
 var (
 	ralphBin string
 	agentBin string
@@ -34,8 +35,7 @@ var (
 // against a bound may choose not to; they run first, one at a time.
 func TestMain(m *testing.M) {
 	testscript.Main(withCommands{m}, map[string]func(){
-		"ralph":       ralphMain,
-		"scriptagent": scriptagent.Main,
+		"ralph": ralphMain,
 	})
 }
 
@@ -66,8 +66,8 @@ func ralphMain() {
 // exitRunning is the exit file of a ralph that has not ended.
 const exitRunning = "running"
 
-// withCommands finds the registered commands before the tests run: only
-// then are they on PATH.
+// withCommands finds the registered command before the tests run: only
+// then is it on PATH.
 type withCommands struct{ m *testing.M }
 
 func (w withCommands) Run() int {
@@ -93,23 +93,42 @@ func (w withCommands) Run() int {
 		return 1
 	}
 	_ = os.Setenv("PATH", fakes+string(os.PathListSeparator)+os.Getenv("PATH"))
-	for name, bin := range map[string]*string{"ralph": &ralphBin, "scriptagent": &agentBin} {
-		path, err := exec.LookPath(name)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "the registered command %s is not on PATH: %v\n", name, err)
-			return 1
-		}
-		*bin = path
-	}
-	if filepath.Dir(ralphBin) != filepath.Dir(agentBin) {
-		fmt.Fprintf(os.Stderr, "ralph (%s) is not the registered command, beside scriptagent (%s)\n", ralphBin, agentBin)
+	if ralphBin, err = exec.LookPath("ralph"); err != nil {
+		fmt.Fprintf(os.Stderr, "the registered command ralph is not on PATH: %v\n", err)
 		return 1
 	}
+	agentDir, err := buildScriptAgent()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "building the scripted agent: %v\n", err)
+		return 1
+	}
+	defer func() { _ = os.RemoveAll(agentDir) }()
+	agentBin = filepath.Join(agentDir, "scriptagent")
+	_ = os.Setenv("PATH", agentDir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	code := w.m.Run()
 	if shippedDir != "" {
 		_ = os.RemoveAll(shippedDir)
 	}
 	return code
+}
+
+// buildScriptAgent builds the scripted agent as a program of its own
+// (internal/scriptagent/cmd/scriptagent) into a new directory, which the
+// tests put first on PATH: a loop starts it at every iteration, and the
+// registered command, this whole test binary (built with -race in the unit
+// tests), takes several times as long to start. The agent is the tests'
+// fixture, not ralph, so nothing of ralph goes unchecked for races.
+func buildScriptAgent() (string, error) {
+	dir, err := os.MkdirTemp("", "ralph-scriptagent-")
+	if err != nil {
+		return "", err
+	}
+	out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "scriptagent"), "../../internal/scriptagent/cmd/scriptagent").CombinedOutput()
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return "", fmt.Errorf("go build: %w: %s", err, out)
+	}
+	return dir, nil
 }
 
 // shippedRalph is ralph built as it ships, without the test binary's

@@ -24,8 +24,8 @@ import (
 //	ralph ARGS...     runs ralph (this test binary's registered command,
 //	                  see TestMain); it must exit 0
 //	! ralph ARGS...   the same, but it must exit non-zero
-//	scriptagent       the scripted agent (internal/scriptagent), also on
-//	                  $PATH for ralph.yml's cli.command
+//	exec scriptagent  the scripted agent (internal/scriptagent), on $PATH
+//	                  for ralph.yml's cli.command
 //	exitcode N        the last ralph exited with code N
 //	topics T...       the last command's stdout is event lines (ralph
 //	                  events --json) with exactly these topics, in order;
@@ -39,8 +39,7 @@ import (
 // $WORK is the workspace; the scripted agent reads its script from
 // $WORK/agent.json and keeps its counters and the prompts it got
 // (prompt-N.txt) in $AGENTSTATE. $SRC is ralph's source tree, $TESTBIN the
-// directory of the registered ralph and scriptagent (for a script that sets
-// its own $PATH). With -update, a cmp whose second file is in the archive
+// directory of the registered ralph (for a script that sets its own $PATH). With -update, a cmp whose second file is in the archive
 // rewrites that file from what the script produced.
 // Run one script with go test ./cmd/ralph/ -run TestScripts/NAME.
 func TestScripts(t *testing.T) {
