@@ -102,6 +102,7 @@ func TestCompletionBash(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.line, func(t *testing.T) {
+			t.Parallel() // a bash and a ralph each
 			assert.Equal(t, tt.want, bashCompletes(t, path, dir, tt.line))
 		})
 	}

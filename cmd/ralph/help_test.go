@@ -46,6 +46,7 @@ func TestEveryCommandHelpHasExamples(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, nil, 0o600))
 	for _, path := range paths {
 		t.Run(path, func(t *testing.T) {
+			t.Parallel() // a ralph each: some 70 of them
 			r := runRalph(t, append(strings.Fields(path), "--help")...)
 			require.Equal(t, 0, r.code, r.stderr)
 			examples := helpExamples(r.stdout)
