@@ -31,8 +31,9 @@ var (
 // The tests run in parallel (each calls t.Parallel), two at a time by
 // default (-parallel is GOMAXPROCS): most of a test is waiting on the
 // processes it started, in its own temporary directories. A test that sets
-// the process's environment (t.Setenv) cannot, and one that times ralph
-// against a bound may choose not to; they run first, one at a time.
+// the process's environment (t.Setenv) cannot, and one that holds ralph's
+// time or memory to a bound near what it takes does not; they run first,
+// one at a time.
 func TestMain(m *testing.M) {
 	testscript.Main(withCommands{m}, map[string]func(){
 		"ralph": ralphMain,
