@@ -32,8 +32,8 @@ var (
 // default (-parallel is GOMAXPROCS): most of a test is waiting on the
 // processes it started, in its own temporary directories. A test that sets
 // the process's environment (t.Setenv) cannot, and one that holds ralph's
-// time or memory to a bound near what it takes does not; they run first,
-// one at a time.
+// time or memory to a bound near what it takes, or runs the real agent
+// CLIs (agentLoopTimeout), does not; they run first, one at a time.
 func TestMain(m *testing.M) {
 	testscript.Main(withCommands{m}, map[string]func(){
 		"ralph": ralphMain,

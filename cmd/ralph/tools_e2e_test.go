@@ -149,7 +149,7 @@ func TestDenyListsAgree(t *testing.T) {
 // an error and runs nothing; the reviewer's, denied only Bash's touch
 // (a pattern), has Bash, refuses touch and runs the rest.
 func TestE2EAgentDisallowedTools(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it runs the real agent CLIs (see agentLoopTimeout).
 	dir := os.Getenv("RALPH_AGENTS_DIR")
 	if dir == "" {
 		t.Skip("RALPH_AGENTS_DIR is not set: run `make e2e` (it installs the pinned agent CLIs with `make agents` and sets it)")
@@ -227,7 +227,7 @@ var denyListCases = map[string]denyListCase{
 // 1.0.102, Gemini CLI 0.61, OpenCode 1.18, Qwen Code 0.15), denied their
 // shell, do not run the shell command the model asks for.
 func TestE2EAgentDenyList(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it runs the real agent CLIs (see agentLoopTimeout).
 	dir := os.Getenv("RALPH_AGENTS_DIR")
 	if dir == "" {
 		t.Skip("RALPH_AGENTS_DIR is not set: run `make e2e` (it installs the pinned agent CLIs with `make agents` and sets it)")

@@ -72,7 +72,7 @@ func TestE2EWaveOrchestratorPresetRuns(t *testing.T) {
 // model: the coordinator's agent starts the wave from its shell tool,
 // three claude processes review at once, the synthesizer completes.
 func TestE2EAgentWaveOrchestratorPreset(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it runs the real agent CLIs (see agentLoopTimeout).
 	dir := os.Getenv("RALPH_AGENTS_DIR")
 	if dir == "" {
 		t.Skip("RALPH_AGENTS_DIR is not set: run `make e2e` (it installs the pinned agent CLIs with `make agents` and sets it)")
