@@ -11,6 +11,7 @@ import (
 // --backend and --model change cli: as a task's agent needs: the same
 // backend keeps what cli: says of it, another starts bare.
 func TestOverrideAgent(t *testing.T) {
+	t.Parallel()
 	cli := config.CLI{Backend: "claude", Command: "/opt/claude", Args: []string{"--verbose"}, Model: "sonnet", Env: map[string]string{"A": "b"}}
 	for name, c := range map[string]struct {
 		backend, model string
@@ -31,6 +32,7 @@ func TestOverrideAgent(t *testing.T) {
 
 // A task's agent is denied what cli: denies, whichever CLI it names.
 func TestOverrideAgentKeepsDisallowedTools(t *testing.T) {
+	t.Parallel()
 	cli := config.CLI{Backend: "claude", Args: []string{"--verbose"}, DisallowedTools: []string{"Bash"}}
 	assert.Equal(t, config.CLI{Backend: "qwen", DisallowedTools: []string{"Bash"}}, overrideAgent(cli, "qwen", ""))
 }

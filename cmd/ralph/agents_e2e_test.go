@@ -31,7 +31,9 @@ import (
 
 // agentLoopTimeout bounds one CLI's whole loop (two iterations). Each CLI
 // takes 1-10 s a run on 2 idle cores; a busy machine has been seen to make
-// that over a minute.
+// that over a minute, and three with the other tests beside it. So the
+// tests that run the real CLIs are not parallel with the rest: they run
+// alone, two of their CLIs at a time at most.
 const agentLoopTimeout = 4 * time.Minute
 
 // agentHello is what the builder's agent writes with the CLI's own write tool.
@@ -98,6 +100,7 @@ var agentBackend = map[string]string{
 }
 
 func TestE2EAgent(t *testing.T) {
+	// Not parallel: it runs the real agent CLIs (see agentLoopTimeout).
 	dir := os.Getenv("RALPH_AGENTS_DIR")
 	if dir == "" {
 		t.Skip("RALPH_AGENTS_DIR is not set: run `make e2e` (it installs the pinned agent CLIs with `make agents` and sets it)")
@@ -119,6 +122,7 @@ func TestE2EAgent(t *testing.T) {
 // Linux sandbox: the CLI must still reach its model on loopback, write its
 // own state, its workspace and its temporary files, and run ralph emit.
 func TestE2EAgentSandboxed(t *testing.T) {
+	// Not parallel: it runs the real agent CLIs (see agentLoopTimeout).
 	dir := os.Getenv("RALPH_AGENTS_DIR")
 	if dir == "" {
 		t.Skip("RALPH_AGENTS_DIR is not set: run `make e2e` (it installs the pinned agent CLIs with `make agents` and sets it)")
@@ -317,6 +321,7 @@ func longPayloadScript() fakemodel.Script {
 // the log's beginning and end and the command that prints it whole, and
 // the agent's command reads its middle.
 func TestE2EAgentLongPayload(t *testing.T) {
+	// Not parallel: it runs the real agent CLIs (see agentLoopTimeout).
 	dir := os.Getenv("RALPH_AGENTS_DIR")
 	if dir == "" {
 		t.Skip("RALPH_AGENTS_DIR is not set: run `make e2e` (it installs the pinned agent CLIs with `make agents` and sets it)")
@@ -372,6 +377,7 @@ func testAgentLongPayload(t *testing.T, cli, bin string) {
 // hat's own instructions. With prompt_mode: arg, a CLI that reads stdin
 // gets it there all the same, with a warning.
 func TestE2EAgentLongPrompt(t *testing.T) {
+	// Not parallel: it runs the real agent CLIs (see agentLoopTimeout).
 	dir := os.Getenv("RALPH_AGENTS_DIR")
 	if dir == "" {
 		t.Skip("RALPH_AGENTS_DIR is not set: run `make e2e` (it installs the pinned agent CLIs with `make agents` and sets it)")

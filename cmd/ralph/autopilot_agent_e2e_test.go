@@ -38,6 +38,7 @@ func newAgentPrdRepo(t *testing.T) *workspace {
 }
 
 func TestAutopilotDryRunShowsEachStorysModel(t *testing.T) {
+	t.Parallel()
 	w := newAgentPrdRepo(t)
 	r := w.ralph("autopilot", "--dry-run", "--parallel", "2")
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
@@ -48,6 +49,7 @@ func TestAutopilotDryRunShowsEachStorysModel(t *testing.T) {
 }
 
 func TestAutopilotRunsAStoryWithItsModelAndFailsAHostileOne(t *testing.T) {
+	t.Parallel()
 	w := newAgentPrdRepo(t)
 	w.script(taskAgent("0"))
 	r := w.ralph("autopilot", "--parallel", "2")

@@ -72,6 +72,7 @@ func assertDeliveredOnce(t *testing.T, w *workspace, remote string, ids []string
 // that it lands exactly there): their commit stays, the merge is made
 // again on top of it, and every task reaches origin once.
 func TestAutopilotPushKeepsAConcurrentPush(t *testing.T) {
+	t.Parallel()
 	w, remote, ids := newPushRepo(t, "")
 	other := filepath.Join(w.state, "other")
 	git(t, w.state, "clone", "-q", remote, other)
@@ -103,6 +104,7 @@ git -c user.name=Person -c user.email=person@example.com commit -qm "a person's 
 // The autopilot is killed with SIGKILL at each point of a push's delivery,
 // then run again: nothing is lost, nothing reaches origin twice.
 func TestAutopilotPushFinishesAfterACrash(t *testing.T) {
+	t.Parallel()
 	for _, point := range []string{
 		autopilot.FaultMerged + ":2",   // verified, not pushed
 		autopilot.FaultPushed + ":1",   // pushed, main not moved
@@ -125,6 +127,7 @@ func TestAutopilotPushFinishesAfterACrash(t *testing.T) {
 }
 
 func TestAutopilotPushNeedsItsRemote(t *testing.T) {
+	t.Parallel()
 	w := newAutopilotRepo(t, "  source: tk\n  deliver: push\n  remote: upstream\n")
 	w.run("tk", "create", "Task one", "-p", "1")
 	r := w.ralph("autopilot")
@@ -140,6 +143,7 @@ func TestAutopilotPushNeedsItsRemote(t *testing.T) {
 // The dry run says how the run would deliver, and which tasks it would
 // claim at once, and changes nothing.
 func TestAutopilotDryRunSaysHowItDelivers(t *testing.T) {
+	t.Parallel()
 	w, _, ids := newPushRepo(t, "")
 	before := snapshot(t, w.dir)
 	r := w.ralph("autopilot", "--dry-run")

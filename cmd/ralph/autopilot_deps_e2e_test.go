@@ -29,6 +29,7 @@ const dependentPrd = `{
 `
 
 func TestAutopilotRunsAPrdStoryAfterWhatItDependsOnMerged(t *testing.T) {
+	t.Parallel()
 	w := newAutopilotRepo(t, "  source: {type: prd, path: prd.json}\n")
 	w.write("prd.json", dependentPrd)
 	git(t, w.dir, "add", "-A")
@@ -68,6 +69,7 @@ func TestAutopilotRunsAPrdStoryAfterWhatItDependsOnMerged(t *testing.T) {
 }
 
 func TestAutopilotDryRunShowsWhatAPrdStoryWaitsFor(t *testing.T) {
+	t.Parallel()
 	w := newAutopilotRepo(t, "  source: {type: prd, path: prd.json}\n")
 	w.write("prd.json", dependentPrd)
 	git(t, w.dir, "add", "-A")
@@ -98,6 +100,7 @@ func TestAutopilotDryRunShowsWhatAPrdStoryWaitsFor(t *testing.T) {
 // could never all run: the run and the dry run refuse them, naming them,
 // and change nothing.
 func TestAutopilotRefusesPrdStoriesThatCannotStart(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, stories string
 		want          []string

@@ -18,7 +18,6 @@ import (
 
 	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/events"
-	"github.com/ralph-loop/ralph/internal/fakes/fakestest"
 	"github.com/ralph-loop/ralph/runfiles"
 )
 
@@ -40,10 +39,10 @@ func taskAgent(sleep string) agentScript {
 }
 
 // newAutopilotRepo is a workspace on branch main with a first commit, a
-// ralph.yml whose autopilot section is section, and the fakes on PATH.
+// ralph.yml whose autopilot section is section; the fake tk and bd are on
+// PATH (TestMain puts them there).
 func newAutopilotRepo(t testing.TB, section string) *workspace {
 	t.Helper()
-	fakestest.UsePath(t)
 	w := newWorkspace(t)
 	git(t, w.dir, "checkout", "-q", "-b", "main")
 	git(t, w.dir, "config", "user.name", "Dev")
@@ -133,6 +132,7 @@ func (w *workspace) assertCleanAfterRun(tracker ...string) {
 }
 
 func TestAutopilotWorksThroughTkTickets(t *testing.T) {
+	t.Parallel()
 	w := newAutopilotRepo(t, "  source: tk\n")
 	w.script(taskAgent("0.3"))
 	id := map[string]string{}
@@ -274,6 +274,7 @@ func sourceSetups() []sourceSetup {
 }
 
 func TestAutopilotWorksWithEverySource(t *testing.T) {
+	t.Parallel()
 	for _, s := range sourceSetups() {
 		t.Run(s.name, func(t *testing.T) {
 			section := s.section
@@ -305,6 +306,7 @@ func TestAutopilotWorksWithEverySource(t *testing.T) {
 }
 
 func TestAutopilotRetriesAConflictingTask(t *testing.T) {
+	t.Parallel()
 	// The second to merge conflicts, and its retry resolves the merge it
 	// finds in progress by keeping both lines.
 	w := conflictingTasks(t, "  retries: 1\n", keepBoth)
@@ -338,6 +340,7 @@ func conflictAgent(resolve string) agentScript {
 const keepBoth = `printf 'first\nsecond\n' > shared.txt`
 
 func TestAutopilotFailedVerificationLeavesTheBaseBranch(t *testing.T) {
+	t.Parallel()
 	w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n  verify:\n    - {type: command_succeeds, command: \"test ! -e bad.txt\"}\n")
 	w.write("TODO.md", "- [ ] Good\n- [ ] Bad\n")
 	git(t, w.dir, "add", "-A")
@@ -369,6 +372,7 @@ func TestAutopilotFailedVerificationLeavesTheBaseBranch(t *testing.T) {
 }
 
 func TestAutopilotDryRunChangesNothing(t *testing.T) {
+	t.Parallel()
 	w := newAutopilotRepo(t, "  source: tk\n  parallel: 2\n")
 	a := w.run("tk", "create", "Alpha", "-p", "1", "--tags", "component:api")
 	b := w.run("tk", "create", "Beta", "-p", "2", "--tags", "component:api")
@@ -401,6 +405,7 @@ func snapshot(t *testing.T, dir string) map[string]string {
 }
 
 func TestAutopilotPreconditions(t *testing.T) {
+	t.Parallel()
 	w := newAutopilotRepo(t, "  source: tk\n")
 	w.write("README.md", "a project, edited\n")
 	w.write("untracked.txt", "no task sees it, and it is in no merge's way\n")
@@ -490,6 +495,7 @@ func countTopic(evs []events.Event, topic string) map[string]int {
 // again: it finishes the queue with nothing merged twice, nothing closed
 // twice and nothing lost.
 func TestAutopilotFinishesTheQueueAfterACrash(t *testing.T) {
+	t.Parallel()
 	for _, point := range []string{
 		autopilot.FaultRunning + ":2",  // two slots active
 		autopilot.FaultMerged + ":1",   // a verified merge, the base branch not moved yet
@@ -570,6 +576,7 @@ func awaitHeldTasks(t *testing.T, w *workspace) {
 }
 
 func TestAutopilotStatusPauseAndStop(t *testing.T) {
+	t.Parallel()
 	w := newHeldAutopilot(t)
 	cmd, stderr := w.startRalph("autopilot")
 	awaitHeldTasks(t, w)
@@ -632,6 +639,7 @@ func TestAutopilotStatusPauseAndStop(t *testing.T) {
 // and progress.md say which task waits, on what, and the command that
 // answers it; that command, typed in the repository, lets the task finish.
 func TestAutopilotShowsATaskWaitingForAPerson(t *testing.T) {
+	t.Parallel()
 	w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n")
 	w.write("TODO.md", "- [ ] One\n")
 	git(t, w.dir, "add", "-A")
@@ -739,6 +747,7 @@ func (w *workspace) markersOnMain() string {
 // whose loop failed, and every view and the tracker's note say so; the
 // other task runs and merges.
 func TestAutopilotReportsATaskItCouldNotStart(t *testing.T) {
+	t.Parallel()
 	w := newAutopilotRepo(t, "  source:\n    type: command\n    list: cat board/*.json\n"+
 		"    claim: 'if [ \"$RALPH_TASK_ID\" = c-1 ]; then echo \"c-1 is locked by ops\" >&2; exit 1; fi'\n"+
 		"    close: 'true'\n"+
@@ -786,6 +795,7 @@ func TestAutopilotReportsATaskItCouldNotStart(t *testing.T) {
 // A prd story whose id cannot name a branch is not started, and the
 // story's notes say why, as every failure's do; the valid one runs.
 func TestAutopilotNotesAPrdStoryWithAnInvalidID(t *testing.T) {
+	t.Parallel()
 	w := newAutopilotRepo(t, "  source: {type: prd, path: prd.json}\n")
 	w.write("prd.json", `{"project": "demo", "userStories": [
   {"id": "US 1", "title": "Spaced", "priority": 1, "passes": false},
@@ -815,6 +825,7 @@ func TestAutopilotNotesAPrdStoryWithAnInvalidID(t *testing.T) {
 
 // beads' dry run lists the issues blocked by an open one, as tk's does.
 func TestAutopilotDryRunListsBeadsBlockedIssues(t *testing.T) {
+	t.Parallel()
 	w := newAutopilotRepo(t, "  source: beads\n")
 	w.run("bd", "init")
 	id := func(title string) string {
@@ -835,6 +846,7 @@ func TestAutopilotDryRunListsBeadsBlockedIssues(t *testing.T) {
 // would stop it, after the plan; the autopilot's own config, edited and
 // not committed, stops neither.
 func TestAutopilotDryRunChecksWhatTheRunChecks(t *testing.T) {
+	t.Parallel()
 	w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n")
 	w.write("TODO.md", "- [ ] One\n")
 	git(t, w.dir, "add", "-A")

@@ -46,6 +46,7 @@ func githubEnv() []string {
 }
 
 func TestAutopilotWorksThroughGitHubIssues(t *testing.T) {
+	t.Parallel()
 	w, srv := githubBacklog(t, "  verify:\n"+
 		`    - {type: command_succeeds, command: "if [ -e 5.txt ]; then echo \"deploy key $`+deployKeyEnv+` was refused\"; exit 1; fi"}`+"\n")
 	label := func(p string) []string { return []string{"ralph", p} }
@@ -130,6 +131,7 @@ func assertTokenNowhere(t *testing.T, w *workspace, r result) {
 }
 
 func TestAutopilotDryRunOfGitHubIssuesWritesNothing(t *testing.T) {
+	t.Parallel()
 	w, srv := githubBacklog(t, "")
 	first := srv.AddIssue(fakegithub.Issue{Title: "First", Labels: []string{"ralph", "P1"}})
 	waits := srv.AddIssue(fakegithub.Issue{Title: "Waits", Labels: []string{"ralph", "P0"}})
@@ -149,6 +151,7 @@ func TestAutopilotDryRunOfGitHubIssuesWritesNothing(t *testing.T) {
 }
 
 func TestAutopilotSaysWhichVariableLacksTheGitHubToken(t *testing.T) {
+	t.Parallel()
 	w, srv := githubBacklog(t, "")
 	srv.AddIssue(fakegithub.Issue{Title: "First", Labels: []string{"ralph"}})
 	r := w.ralphEnv([]string{githubTokenEnv + "="}, "autopilot")

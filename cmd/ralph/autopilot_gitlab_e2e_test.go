@@ -32,6 +32,7 @@ const (
 // when its verification fails, told why (its secret hidden) and
 // unassigned. The token is nowhere but in the requests' header.
 func TestAutopilotWorksThroughGitLabIssues(t *testing.T) {
+	t.Parallel()
 	srv := fake.Start(t, fake.Options{Project: "acme/web-app", Token: gitlabToken, Premium: true})
 	low := srv.AddIssue(fake.NewIssue{Title: "Low", Labels: []string{"ralph", "P3", "component:app"}})
 	urgent := srv.AddIssue(fake.NewIssue{Title: "Urgent", Labels: []string{"ralph", "P0", "component:app"}})

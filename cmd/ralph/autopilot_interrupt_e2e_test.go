@@ -54,6 +54,7 @@ func checklistClosed(w *workspace) func(string) bool {
 // the next `ralph autopilot` resumes each cut-off loop where it stopped and
 // finishes the queue.
 func TestAutopilotResumesLoopsCutOffByAnyInterruption(t *testing.T) {
+	t.Parallel()
 	for _, stop := range []struct {
 		name string
 		code int
@@ -180,6 +181,7 @@ func TestAutopilotRetriesOnlyTheCloseOfAMergedTask(t *testing.T) {
 // merge from landing: the task is closed and cleaned up, the run exits 130,
 // and every later run finds nothing left to do.
 func TestAutopilotLandsAMergeThroughAnInterrupt(t *testing.T) {
+	t.Parallel()
 	for _, point := range []string{autopilot.FaultMerged, autopilot.FaultAdvanced} {
 		t.Run(point, func(t *testing.T) {
 			w := newAutopilotRepo(t, "  source: tk\n")
@@ -223,6 +225,7 @@ func readFile(t *testing.T, path string) string {
 // task, does not make the autopilot take that task as merged: in every
 // merge mode both tasks land.
 func TestAutopilotTrustsOnlyItsOwnMergeCommits(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"merge", "squash", "rebase"} {
 		t.Run(mode, func(t *testing.T) {
 			w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n  merge: "+mode+"\n")
@@ -248,6 +251,7 @@ func TestAutopilotTrustsOnlyItsOwnMergeCommits(t *testing.T) {
 // sent back while retries remain, and fails the task when none is left:
 // the markers never reach main.
 func TestAutopilotNeverMergesConflictMarkers(t *testing.T) {
+	t.Parallel()
 	// The retry's agent does nothing with the conflict; the loop's commit
 	// takes the files, markers and all.
 	w := conflictingTasks(t, "  retries: 2\n", `true`)
@@ -274,6 +278,7 @@ func TestAutopilotNeverMergesConflictMarkers(t *testing.T) {
 // its retry merged main into its branch, which a replay would drop; the
 // history stays linear.
 func TestAutopilotRebaseModeRetriesAConflict(t *testing.T) {
+	t.Parallel()
 	w := conflictingTasks(t, "  merge: rebase\n  retries: 1\n", keepBoth)
 	r := w.ralph("autopilot", "--parallel", "2")
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
@@ -307,6 +312,7 @@ var chaosStops = []chaosStop{
 // after a time that a busy machine stretches. RALPH_CHAOS_SEED replays a
 // failure.
 func TestAutopilotThroughChaos(t *testing.T) {
+	t.Parallel()
 	seed := time.Now().UnixNano()
 	if s := os.Getenv("RALPH_CHAOS_SEED"); s != "" {
 		var err error
@@ -403,6 +409,7 @@ func countLines(path string) int {
 // down) leaves .git/index.lock; the next start removes it, since nothing
 // holds it, and the agent's commits go through again.
 func TestALoopClearsAStaleIndexLock(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("telling a stale lock needs /proc")
 	}
@@ -427,6 +434,7 @@ func TestALoopClearsAStaleIndexLock(t *testing.T) {
 // until a person steps in. A git killed while it moves the branch leaves
 // the branch's ref locked, not the index.
 func TestALoopClearsTheCommitLocksLeftDuringTheRun(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("telling a stale lock needs /proc")
 	}

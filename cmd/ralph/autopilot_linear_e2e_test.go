@@ -46,6 +46,7 @@ func linearBacklog(f *linearfake.Fake) (ids map[string]string) {
 }
 
 func TestAutopilotWorksThroughLinearIssues(t *testing.T) {
+	t.Parallel()
 	f := linearfake.New(t, linearKey)
 	ids := linearBacklog(f)
 	w := newAutopilotRepo(t, "  source:\n    type: linear\n    team: ENG\n    labels: [ralph]\n"+

@@ -23,6 +23,7 @@ import (
 // A prd.json story's "model" is the model its loop's agent asks for: the
 // model server sees it in every request of that loop, over cli.model.
 func TestE2EAutopilotStoryModel(t *testing.T) {
+	// Not parallel: it runs the real agent CLIs (see agentLoopTimeout).
 	dir := os.Getenv("RALPH_AGENTS_DIR")
 	if dir == "" {
 		t.Skip("RALPH_AGENTS_DIR is not set: run `make e2e` (it installs the pinned agent CLIs with `make agents` and sets it)")

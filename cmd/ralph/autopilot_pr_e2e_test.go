@@ -72,6 +72,7 @@ func openPR(t *testing.T, srv *fakegithub.Server, task string) fakegithub.PullRe
 }
 
 func TestAutopilotDeliversGitHubIssuesAsPullRequests(t *testing.T) {
+	t.Parallel()
 	w, srv, remote := githubPRs(t)
 	label := func(p string) []string { return []string{"ralph", p} }
 	urgent := srv.AddIssue(fakegithub.Issue{Title: "Urgent", Labels: label("P0")})        // 1
@@ -170,6 +171,7 @@ func TestAutopilotDeliversGitHubIssuesAsPullRequests(t *testing.T) {
 // The dry run of deliver: pr on GitHub issues says what it would claim
 // and how it would deliver, and writes nothing, to GitHub or here.
 func TestAutopilotDryRunOfPullRequestsWritesNothing(t *testing.T) {
+	t.Parallel()
 	w, srv, _ := githubPRs(t)
 	first := srv.AddIssue(fakegithub.Issue{Title: "First", Labels: []string{"ralph", "P1"}})
 	srv.AddIssue(fakegithub.Issue{Title: "Second", Labels: []string{"ralph", "P2"}})

@@ -20,6 +20,7 @@ import (
 // are: ralph knows a task by its id alone, and would otherwise run the
 // first on every run and never the second.
 func TestAutopilotRefusesTwoTasksWithOneID(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name    string
 		section string
@@ -80,6 +81,7 @@ func TestAutopilotRefusesTwoTasksWithOneID(t *testing.T) {
 // ralph commits what they changed, each with its message, so that the
 // checkout is clean after the run and the next run starts.
 func TestAutopilotCommitsWhatACommandTrackerChanged(t *testing.T) {
+	t.Parallel()
 	// The tracker is a board of JSON files in the repository: claim and
 	// close rewrite a task's file, close also appends to board/closed.log.
 	const setStatus = `f=board/$RALPH_TASK_ID.json; sed "s/\"status\": \"[a-z_]*\"/\"status\": \"%s\"/" "$f" > "$f.new" && mv "$f.new" "$f"`
@@ -151,6 +153,7 @@ func TestAutopilotCommitsWhatACommandTrackerChanged(t *testing.T) {
 // merge lands, and that verified merge lands on the next run, once the
 // file is out of the way.
 func TestAutopilotLeavesUntrackedFilesAlone(t *testing.T) {
+	t.Parallel()
 	w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n")
 	w.write("TODO.md", "- [ ] One\n- [ ] Two\n")
 	git(t, w.dir, "add", "-A")

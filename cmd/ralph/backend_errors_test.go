@@ -8,6 +8,7 @@ import (
 )
 
 func TestLoopSaysWhyTheCommandCannotRun(t *testing.T) {
+	t.Parallel()
 	t.Run("a script without the execute bit", func(t *testing.T) {
 		w := newWorkspace(t)
 		w.write("agent.sh", "#!/bin/sh\necho hi\n") // 0644

@@ -51,6 +51,8 @@ func (w *workspace) ralphMeasured(args ...string) boundedRun {
 // part, and both the terminal and the final text say what was cut. (On
 // main before the bounds: 1.4 GB resident, 760 MB of activity.jsonl.)
 func TestE2EHugeAgentOutputIsBounded(t *testing.T) {
+	// Not parallel: the peak is of a ralph whose collector a starved CPU
+	// slows (the heap grows past what is live), near its bound already.
 	if raceBuild {
 		t.Skip("ralph runs under the race detector here, which holds several times the memory ralph does; the end-to-end pass (make e2e) measures it")
 	}
@@ -85,6 +87,8 @@ func TestE2EHugeAgentOutputIsBounded(t *testing.T) {
 // line counts as one malformed line, and the run goes on. (On main before
 // the bound: 600 MB for status, 410 MB for the resume.)
 func TestE2EHugeEventLineIsReadPast(t *testing.T) {
+	// Not parallel: the peak is of a ralph whose collector a starved CPU
+	// slows (the heap grows past what is live), near its bound already.
 	if raceBuild {
 		t.Skip("ralph runs under the race detector here, which holds several times the memory ralph does; the end-to-end pass (make e2e) measures it")
 	}
@@ -128,6 +132,7 @@ func TestE2EHugeEventLineIsReadPast(t *testing.T) {
 // payload's beginning and end, says what it left out, and writes a line
 // every reader reads; --json with too much is refused with a hint.
 func TestEmitCutsAPayloadTooLongForALine(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	log := filepath.Join(w.dir, "events.jsonl")
 	r := w.ralphShell(`(echo FIRST; yes 'a line of build output' | head -c 30000000; echo LAST) | "$RALPH" emit build.log -`,

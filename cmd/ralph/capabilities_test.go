@@ -42,6 +42,7 @@ func runnableCommands(app *kong.Application) map[string]*kong.Node {
 // Every command says whether it changes state and how it prints JSON:
 // one added without a word in commandTraits fails here, by name.
 func TestEveryCommandIsClassified(t *testing.T) {
+	t.Parallel()
 	commands := runnableCommands(kongModel(t))
 	for path, n := range commands {
 		tr, ok := commandTraits[path]
@@ -71,6 +72,7 @@ func hasFlag(n *kong.Node, name string) bool {
 // binary parses: every command, every flag with its type, default and
 // allowed values, and nothing else.
 func TestCapabilitiesMatchTheCommandLine(t *testing.T) {
+	t.Parallel()
 	r := runRalph(t, "capabilities", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
 	var caps capabilities
@@ -201,6 +203,7 @@ var envTag = regexp.MustCompile("env:\"([A-Z0-9_]+)\"")
 // and sets: every RALPH_ name in its sources and every env tag of its
 // flags is listed, and every RALPH_ name listed is still in the code.
 func TestEnvironmentIsComplete(t *testing.T) {
+	t.Parallel()
 	found := map[string]string{}
 	root := filepath.Join("..", "..")
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {

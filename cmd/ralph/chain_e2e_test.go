@@ -73,6 +73,7 @@ func keptPrompt(t *testing.T, w *workspace, st *chain.State, n int) string {
 }
 
 func TestChainHandsOffFromStepToStep(t *testing.T) {
+	t.Parallel()
 	w := chainWorkspace(t, "")
 	w.script(agentScript{ByHat: map[string][]step{
 		"scout": {w.scoutStep()},
@@ -121,6 +122,7 @@ func TestChainHandsOffFromStepToStep(t *testing.T) {
 }
 
 func TestChainStopsWhenItsCostBudgetIsSpent(t *testing.T) {
+	t.Parallel()
 	w := chainWorkspace(t, `chains:
   review-then-fix:
     steps: [step1.yml, step2.yml]
@@ -152,6 +154,7 @@ func TestChainStopsWhenItsCostBudgetIsSpent(t *testing.T) {
 }
 
 func TestChainResumesAtTheStepItWasKilledIn(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		// Elsewhere the step's loop outlives the chain killed outright and
 		// runs its sleeping agent out before the resume takes over.
@@ -215,6 +218,7 @@ func TestChainResumesAtTheStepItWasKilledIn(t *testing.T) {
 }
 
 func TestChainDryRunShowsThePlanAndStartsNothing(t *testing.T) {
+	t.Parallel()
 	w := chainWorkspace(t, `chains:
   review-then-fix:
     steps:
@@ -242,6 +246,7 @@ func TestChainDryRunShowsThePlanAndStartsNothing(t *testing.T) {
 }
 
 func TestChainRefusesBadStepsBeforeRunningAny(t *testing.T) {
+	t.Parallel()
 	w := chainWorkspace(t, `chains:
   broken:
     steps: [step1.yml, tddd]
@@ -270,6 +275,7 @@ func TestChainRefusesBadStepsBeforeRunningAny(t *testing.T) {
 }
 
 func TestChainStopsWhereRalphStopStopsItsStep(t *testing.T) {
+	t.Parallel()
 	w := chainWorkspace(t, "")
 	w.script(agentScript{ByHat: map[string][]step{
 		"scout": {w.scoutStep()},
@@ -290,6 +296,7 @@ func TestChainStopsWhereRalphStopStopsItsStep(t *testing.T) {
 }
 
 func TestChainInterruptedGoesOnWithResume(t *testing.T) {
+	t.Parallel()
 	w := chainWorkspace(t, "")
 	w.script(agentScript{ByHat: map[string][]step{
 		"scout": {w.scoutStep()},

@@ -17,6 +17,7 @@ import (
 // the end-to-end tests (make e2e), not the race-enabled unit pass; more
 // would show nothing more, and cost minutes on a loaded machine.
 func TestE2EEmitConcurrentProcesses(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	log := filepath.Join(w.dir, "events.jsonl")
 	// One shell per writer runs its 1,000 emits in sequence, so eight run at
@@ -49,6 +50,7 @@ func TestE2EEmitConcurrentProcesses(t *testing.T) {
 // The ralph.yml example in docs/configuration.md is a config a user may
 // copy: it must pass ralph validate.
 func TestDocsExampleConfigValidates(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile(filepath.Join("..", "..", "docs", "configuration.md"))
 	require.NoError(t, err)
 	text := string(readme)

@@ -25,6 +25,7 @@ import (
 var cliReference = filepath.Join("..", "..", "docs", "cli.md")
 
 func TestCLIReferenceIsCurrent(t *testing.T) {
+	t.Parallel()
 	parser, err := newParser(&cli{}, io.Discard, io.Discard)
 	require.NoError(t, err)
 	got := renderCLIReference(parser.Model)

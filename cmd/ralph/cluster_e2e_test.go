@@ -137,6 +137,7 @@ func remoteSubjects(t *testing.T, remote, ref string) []string {
 }
 
 func TestClusterRunsEightTasksThroughAKilledWorkerAndALostServer(t *testing.T) {
+	t.Parallel()
 	servers := natstest.StartCluster(t, 3)
 	urls := servers.URLs()
 	ids := []string{"T1", "T2", "T3", "T4", "T5", "T6", "T7", "T8"}
@@ -257,6 +258,7 @@ func lastLine(data []byte) string {
 // main into the task's work itself, the loop resolves the conflict, and no
 // commit of conflict markers is made anywhere, by ralph or on main.
 func TestClusterRetriesAConflictWithoutCommittingMarkers(t *testing.T) {
+	t.Parallel()
 	servers := natstest.StartCluster(t, 1)
 	urls := servers.URLs()
 	w, remote := newClusterRepo(t, "  parallel: 2\n  retries: 1\n  cluster:\n    replicas: 1\n", []string{"first", "second"})
@@ -301,6 +303,7 @@ func TestClusterRetriesAConflictWithoutCommittingMarkers(t *testing.T) {
 // A worker whose --allow-remote does not list the repository hands the
 // task back instead of failing it, and another worker runs it.
 func TestClusterAMisconfiguredWorkerHandsTheTaskOn(t *testing.T) {
+	t.Parallel()
 	servers := natstest.StartCluster(t, 1)
 	urls := servers.URLs()
 	w, remote := newClusterRepo(t, "  cluster:\n    replicas: 1\n", []string{"T1"})

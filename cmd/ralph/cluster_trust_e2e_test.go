@@ -38,6 +38,7 @@ func (c *workerCluster) nextResultOf(id string) cluster.Result {
 // key the worker does not trust, runs nothing on the worker: not its loop,
 // not the hook its config carries. A signed task after them runs.
 func TestWorkerRunsNothingOfAnUnsignedOrUntrustedTask(t *testing.T) {
+	t.Parallel()
 	c := newWorkerCluster(t, doneAgent)
 	w := c.startWorker("w1")
 	hooked := func(id string) cluster.Task {
@@ -79,6 +80,7 @@ func TestWorkerRunsNothingOfAnUnsignedOrUntrustedTask(t *testing.T) {
 // own agent, and the worker says what it dropped. A worker started with
 // --trust-task-commands runs them all.
 func TestWorkerRunsATasksCommandsOnlyWhenItTrustsThem(t *testing.T) {
+	t.Parallel()
 	marks := []string{"hook-ran", "backend-ran", "criterion-ran", "task-command-ran"}
 	for _, trust := range []bool{false, true} {
 		t.Run(map[bool]string{false: "untrusted", true: "trusted"}[trust], func(t *testing.T) {
@@ -127,6 +129,7 @@ func TestWorkerRunsATasksCommandsOnlyWhenItTrustsThem(t *testing.T) {
 // machine when it has no credentials for it, before it connects or changes
 // anything.
 func TestClusterRefusesAServerOffThisMachineWithoutCredentials(t *testing.T) {
+	t.Parallel()
 	keys := newClusterKeys(t)
 	r := runRalph(t, append([]string{"worker", "--cluster", "nats://192.0.2.1:4222", "--allow-remote", "/tmp/x.git",
 		"--dir", t.TempDir()}, keys.workerArgs()...)...)
@@ -149,6 +152,7 @@ func TestClusterRefusesAServerOffThisMachineWithoutCredentials(t *testing.T) {
 // ralph cluster keygen writes a seed its owner alone may read, prints only
 // the public key, and never replaces a key.
 func TestClusterKeygenKeepsTheSeedInItsFile(t *testing.T) {
+	t.Parallel()
 	seed := filepath.Join(t.TempDir(), "keys", "worker.nk")
 	r := runRalph(t, "cluster", "keygen", "worker", "--seed", seed)
 	require.Equal(t, 0, r.code, r.stderr)

@@ -68,6 +68,7 @@ eval "${BASH_REMATCH[1]}" ralph '"$3"' '"$4"' | sort
 }
 
 func TestCompletionBash(t *testing.T) {
+	t.Parallel()
 	script, path := completionScript(t, "bash")
 	out, err := exec.Command("bash", "-n", path).CombinedOutput()
 	require.NoError(t, err, "bash -n: %s", out)
@@ -101,6 +102,7 @@ func TestCompletionBash(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.line, func(t *testing.T) {
+			t.Parallel() // a bash and a ralph each
 			assert.Equal(t, tt.want, bashCompletes(t, path, dir, tt.line))
 		})
 	}
@@ -113,6 +115,7 @@ func TestCompletionBash(t *testing.T) {
 }
 
 func TestCompletionZsh(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("zsh"); err != nil {
 		t.Skip("zsh is not installed: its completion script is not syntax-checked")
 	}
@@ -124,6 +127,7 @@ func TestCompletionZsh(t *testing.T) {
 }
 
 func TestCompletionFish(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("fish"); err != nil {
 		t.Skip("fish is not installed: its completion script is not checked")
 	}

@@ -17,6 +17,7 @@ import (
 // the limit (exit 2); a plain resume keeps the run's --set, and one whose
 // --set raises the limit goes on to completion.
 func TestSetMaxIterationsStopsAfterOneIteration(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", twoHatConfig+agentCLI())
 	w.script(twoHatScript())
@@ -39,6 +40,7 @@ func TestSetMaxIterationsStopsAfterOneIteration(t *testing.T) {
 // A misspelt key in --set is refused before anything runs, naming the
 // flag and the key it meant.
 func TestSetTypoNamesTheKeyItMeant(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", twoHatConfig+agentCLI())
 	w.script(twoHatScript())
@@ -54,6 +56,7 @@ func TestSetTypoNamesTheKeyItMeant(t *testing.T) {
 // config show --explain names the file and line of each value, the user
 // config's file and line, --set, and the defaults; --json says the same.
 func TestConfigShowExplainNamesWhereEachValueCameFrom(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", twoHatConfig+agentCLI())
 	xdg := t.TempDir()
@@ -95,6 +98,7 @@ func TestConfigShowExplainNamesWhereEachValueCameFrom(t *testing.T) {
 // A value the user's config sets reaches the loop, and the project's file
 // still wins over it; a mistake in it names its file and line.
 func TestUserConfigReachesTheLoop(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", twoHatConfig+agentCLI())
 	w.script(twoHatScript())
@@ -122,6 +126,7 @@ func TestUserConfigReachesTheLoop(t *testing.T) {
 // The autopilot's --set reaches every task's loop: here an environment
 // variable of the agent's that no file sets.
 func TestAutopilotSetReachesEveryTasksLoop(t *testing.T) {
+	t.Parallel()
 	w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n")
 	w.write("TODO.md", "# Work\n\n- [ ] One\n- [ ] Two\n")
 	git(t, w.dir, "add", "-A")

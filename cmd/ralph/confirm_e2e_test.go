@@ -13,6 +13,7 @@ import (
 // completion_confirmations: 2 too: the iteration that confirms the claim
 // is not counted against max_iterations.
 func TestE2EClaimOnTheLastAllowedIteration(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", agentCLI())
 	w.script(agentScript{Steps: []step{{Write: map[string]string{"hello.txt": "hello\n"},
@@ -36,6 +37,7 @@ func TestE2EClaimOnTheLastAllowedIteration(t *testing.T) {
 // The confirmation is free only once per claim: when it does not confirm,
 // the run is at its limit.
 func TestE2EUnconfirmedClaimOnTheLastAllowedIteration(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", agentCLI())
 	w.script(agentScript{Steps: []step{

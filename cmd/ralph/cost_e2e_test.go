@@ -101,6 +101,7 @@ func (w *workspace) pricedIterations() []pricedIteration {
 }
 
 func TestE2EAgentCost(t *testing.T) {
+	// Not parallel: it runs the real agent CLIs (see agentLoopTimeout).
 	dir := os.Getenv("RALPH_AGENTS_DIR")
 	if dir == "" {
 		t.Skip("RALPH_AGENTS_DIR is not set: run `make e2e` (it installs the pinned agent CLIs with `make agents` and sets it)")

@@ -16,6 +16,7 @@ import (
 // events` does once it ends: `ralph status`, the header of `ralph watch`
 // and the loop's card of `ralph serve`. None shows "$0.0000".
 func TestTheViewsNeverShowAnUnknownCostAsZero(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: Do it.\n  max_iterations: 2\n"+agentCLI())
 	w.script(agentScript{Steps: []step{{Sh: `touch "$SCRIPTAGENT_STATE/working"; ` + waitRelease}}})

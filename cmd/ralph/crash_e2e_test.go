@@ -73,6 +73,7 @@ func killPlan() []string {
 }
 
 func TestE2ECrashAnywhereAndResume(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", crashConfig+agentCLI())
 	w.script(crashScript())

@@ -28,6 +28,7 @@ var markdownLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 // Every relative link of the README and the docs leads somewhere: to a
 // file of the repository and, with a #fragment, to a heading of that page.
 func TestDocsLinksResolve(t *testing.T) {
+	t.Parallel()
 	for _, page := range docPages(t) {
 		text := readText(t, page)
 		for _, target := range pageLinks(text) {

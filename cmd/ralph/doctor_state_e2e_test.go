@@ -54,6 +54,7 @@ func findingsOf(rep view.StateReport, kind string) []view.StateFinding {
 // orphan worktree and the pruned one's branch, which may hold work, to a
 // person.
 func TestDoctorFindsAndFixesLeftovers(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: x\n"+agentCLI())
 	git(t, w.dir, "add", "ralph.yml")

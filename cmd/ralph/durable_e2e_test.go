@@ -82,6 +82,7 @@ func (w *workspace) agentRuns() int {
 }
 
 func TestLockRace20Starts(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", twoHatConfig+agentCLI())
 	w.script(slowScript(1500))
@@ -114,6 +115,7 @@ func TestLockRace20Starts(t *testing.T) {
 }
 
 func TestLockWaitBlocksUntilFree(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", twoHatConfig+agentCLI())
 	w.script(slowScript(800))
@@ -128,6 +130,7 @@ func TestLockWaitBlocksUntilFree(t *testing.T) {
 // A loop started with --wait says what it waits for, and runs once the
 // other loop is done.
 func TestLockWaitSaysWhatItWaitsFor(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	release := filepath.Join(w.state, "release")
 	w.agentConfig(`#!/bin/sh
@@ -150,6 +153,7 @@ echo '<event topic="LOOP_COMPLETE">done</event>'
 }
 
 func TestStaleLockIsTakenOver(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", twoHatConfig+agentCLI())
 	w.script(slowScript(0))
@@ -162,6 +166,7 @@ func TestStaleLockIsTakenOver(t *testing.T) {
 }
 
 func TestCorruptStateIsMovedAsideAndRebuilt(t *testing.T) {
+	t.Parallel()
 	for name, damage := range map[string]func(string) string{
 		"garbage":   func(string) string { return "{not json at all" },
 		"truncated": func(s string) string { return s[:len(s)/2] },
@@ -197,6 +202,7 @@ func TestCorruptStateIsMovedAsideAndRebuilt(t *testing.T) {
 }
 
 func TestResumeRules(t *testing.T) {
+	t.Parallel()
 	t.Run("resume with nothing to resume", func(t *testing.T) {
 		w := newWorkspace(t)
 		w.write("ralph.yml", twoHatConfig+agentCLI())
@@ -234,6 +240,7 @@ func runID(t *testing.T, w *workspace) string {
 }
 
 func TestStopAndStatus(t *testing.T) {
+	t.Parallel()
 	for _, now := range []bool{false, true} {
 		name := "at the boundary"
 		if now {

@@ -29,6 +29,7 @@ import (
 // report the dead ralph as running. The test holds the lock itself, as
 // that child would.
 func TestResumeWaitsForALockHeldPastItsHoldersDeath(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", twoHatConfig+agentCLI())
 	w.script(slowScript(0))

@@ -99,6 +99,7 @@ func jsonTopics(t *testing.T, out string) []string {
 // TestEventsSinceADuration: --since 8m30s counts back from now (the other
 // filters are in testdata/script/events.txtar, on a log with fixed times).
 func TestEventsSinceADuration(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeSampleLog(t, dir, time.Now().Add(-20*time.Minute).Truncate(time.Second))
 	r := runRalph(t, "-C", dir, "events", "--json", "--since", "8m30s")
@@ -114,6 +115,7 @@ func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("no space
 
 // A listing that could not be written out is a failure, not exit 0.
 func TestEventsReportsAFailedWrite(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeSampleLog(t, dir, time.Now())
 	var stderr bytes.Buffer
@@ -124,6 +126,7 @@ func TestEventsReportsAFailedWrite(t *testing.T) {
 
 // TestEventsTableGolden renders the sample log as the table, in UTC.
 func TestEventsTableGolden(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := writeSampleLog(t, dir, time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
 	f, err := os.Open(path)
@@ -139,6 +142,7 @@ func TestEventsTableGolden(t *testing.T) {
 // TestEventsRuns runs two loops in one workspace, then lists the runs and
 // reads the first one's log by its id.
 func TestEventsRuns(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: x\n  max_iterations: 3\n  completion_confirmations: 1\n"+agentCLI())
 	w.script(agentScript{Steps: []step{say("done " + tag("LOOP_COMPLETE", "run {{run}}"))}})
@@ -192,6 +196,7 @@ func TestEventsRuns(t *testing.T) {
 // that ended on a limit waits for its resume; the run has still ended, and
 // --runs says how, not "unfinished".
 func TestEventsRunsAfterAnEmitIntoAnEndedRun(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: x\n  max_iterations: 1\n"+agentCLI())
 	w.script(agentScript{Steps: []step{say("still working")}})
@@ -282,6 +287,7 @@ func writeRunningSampleLog(t *testing.T, dir string) string {
 // TestEventsFollow: a line another process appends (ralph emit) is printed,
 // and the follow ends by itself at loop.terminate.
 func TestEventsFollow(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := writeRunningSampleLog(t, dir)
 
@@ -305,6 +311,7 @@ func TestEventsFollow(t *testing.T) {
 }
 
 func TestEventsFollowStopsOnCtrlC(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeRunningSampleLog(t, dir)
 	cmd, lines := startFollow(t, dir, "--topic", "task.complete")
@@ -412,6 +419,7 @@ func writeBigLog(t testing.TB, dir string, n int) int64 {
 
 // Following before any run waits for one, then follows it to its end.
 func TestEventsFollowWaitsForARun(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", twoHatConfig+agentCLI())
 	w.script(twoHatScript())

@@ -17,6 +17,7 @@ import (
 // A task the autopilot ran here and failed keeps its worktree, whose loop
 // log ralph events --task reads from the repository's root.
 func TestEventsTaskReadsAFailedTasksWorktree(t *testing.T) {
+	t.Parallel()
 	w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n  verify:\n    - {type: command_succeeds, command: \"test ! -e bad.txt\"}\n")
 	w.write("TODO.md", "- [ ] Good\n- [ ] Bad\n")
 	git(t, w.dir, "add", "-A")
@@ -92,6 +93,7 @@ func appendLines(t *testing.T, path string, lines ...string) {
 // while the running autopilot keeps the task in its slot, prints the next
 // worker's lines as they arrive, and ends when the autopilot stops.
 func TestEventsTaskFollowsARemoteTaskAcrossWorkers(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	mirror := runfiles.In(w.dir).RemoteEvents("t-1")
 	require.NoError(t, os.MkdirAll(filepath.Dir(mirror), 0o755))
@@ -137,6 +139,7 @@ func TestEventsTaskFollowsARemoteTaskAcrossWorkers(t *testing.T) {
 // Following a remote task's copy without a running autopilot ends at its
 // loop's end, as a local loop's does; lines appended before it arrive.
 func TestEventsTaskFollowEndsWithTheRemoteLoop(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	mirror := runfiles.In(w.dir).RemoteEvents("t-1")
 	require.NoError(t, os.MkdirAll(filepath.Dir(mirror), 0o755))

@@ -13,6 +13,7 @@ import (
 // each event say ralph's own lines in the sentences `ralph events` prints,
 // never as raw JSON.
 func TestEveryViewSaysRalphsLinesAsRalphEventsDoes(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: Do it.\n  max_iterations: 1\n"+agentCLI())
 	w.script(agentScript{Steps: []step{say("done")}})

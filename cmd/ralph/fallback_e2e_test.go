@@ -52,6 +52,7 @@ func fallbackAgents(t *testing.T) (claude, codex string) {
 }
 
 func TestE2EFallbackOnAUsageLimit(t *testing.T) {
+	// Not parallel: it runs the real agent CLIs (see agentLoopTimeout).
 	claude, codex := fallbackAgents(t)
 	srv, url, reset := fallbackServer(t)
 	w := newWorkspace(t)
@@ -88,6 +89,7 @@ func TestE2EFallbackOnAUsageLimit(t *testing.T) {
 // The reset passes (on the server's clock and ralph's): the next iteration
 // is back on claude.
 func TestE2EFallbackBackToThePrimaryAfterItsReset(t *testing.T) {
+	// Not parallel: it runs the real agent CLIs (see agentLoopTimeout).
 	claude, codex := fallbackAgents(t)
 	srv, url, _ := fallbackServer(t)
 	w := newWorkspace(t)

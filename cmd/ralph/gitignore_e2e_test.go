@@ -52,6 +52,7 @@ func (w *workspace) agentConfig(script, extra string) {
 }
 
 func TestE2EAgentCommitsNothingOfRalphs(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.committingAgentConfig("")
 	require.Equal(t, 0, w.ralph("memory", "add", "The build needs Go 1.26").code)
@@ -70,6 +71,7 @@ func TestE2EAgentCommitsNothingOfRalphs(t *testing.T) {
 }
 
 func TestE2ESharedMemoriesAreTheOnlyFileGitSees(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.committingAgentConfig("memories:\n  shared: true\n")
 	require.Equal(t, 0, w.ralph("memory", "add", "The build needs Go 1.26").code)
@@ -90,6 +92,7 @@ func TestE2ESharedMemoriesAreTheOnlyFileGitSees(t *testing.T) {
 // and rm -rf needs no reason. The run says so, keeps what it holds in
 // memory, ends as fatal, and resumes from there.
 func TestE2EAgentDeletesRalphDir(t *testing.T) {
+	t.Parallel()
 	for name, how := range map[string]string{"git clean -fdx": "git clean -fdxq", "rm -rf": "rm -rf .ralph"} {
 		t.Run(name, func(t *testing.T) {
 			w := newWorkspace(t)

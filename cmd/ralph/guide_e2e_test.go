@@ -33,6 +33,7 @@ func guideScript() agentScript {
 // builder's though the coordinator would own an unrouted event, and no
 // later one.
 func TestGuidanceReachesTheNextIterationOnce(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", askConfig+agentCLI())
 	w.script(guideScript())

@@ -11,6 +11,7 @@ import (
 )
 
 func TestHatsGraphMermaidGolden(t *testing.T) {
+	t.Parallel()
 	r := newWorkspace(t).ralph("hats", "graph", "--format", "mermaid", "-H", "code-assist")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Empty(t, r.stderr)
@@ -19,6 +20,7 @@ func TestHatsGraphMermaidGolden(t *testing.T) {
 
 // docs/configuration.md shows the same graph.
 func TestDocsShowTheCodeAssistGraph(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile("../../docs/configuration.md")
 	require.NoError(t, err)
 	golden, err := os.ReadFile("testdata/hats/code-assist.mermaid.golden")

@@ -108,6 +108,7 @@ var specExit = map[string]int{"complete": 0, "stuck": 1, "": 2, "failed": 3}
 // its schema (CheckStream) and to a supervisor written to the
 // specification: what it reads of the run agrees with the exit status.
 func TestHeadlessStreamOfEveryEnding(t *testing.T) {
+	t.Parallel()
 	authFailure := `{"type":"result","subtype":"success","is_error":true,"result":"Invalid API key · Please run /login"}`
 	for _, tc := range []struct {
 		name    string
@@ -152,6 +153,7 @@ func TestHeadlessStreamOfEveryEnding(t *testing.T) {
 // stream with `ended` (reason interrupted, exit 130), which a supervisor
 // written to the specification reads as neither complete nor stuck.
 func TestHeadlessStreamOfAnInterruptedRun(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("SPEC.md", threeBoxes)
 	w.write("agent.yml", agentCLI())
@@ -181,6 +183,7 @@ func TestHeadlessStreamOfAnInterruptedRun(t *testing.T) {
 // completion topic (here by the acceptance criteria), while one shown in a
 // code block is an example and claims nothing.
 func TestPromiseCompleteIsTheCompletionClaim(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: Write done.txt.\n  max_iterations: 4\n  completion_confirmations: 1\n"+
 		"acceptance_criteria:\n  - {type: file_exists, path: done.txt}\n"+agentCLI())
@@ -204,6 +207,7 @@ func TestPromiseCompleteIsTheCompletionClaim(t *testing.T) {
 // validate reports it at its line, and a run refuses to start with it
 // rather than ending stuck.
 func TestCriteriaOutsideTheWorkspaceAreRefusedBeforeARun(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	outside := filepath.Join(t.TempDir(), "done.txt")
 	w.write("ralph.yml", "event_loop:\n  prompt: Write done.txt.\n  max_iterations: 2\n"+
@@ -225,6 +229,7 @@ func TestCriteriaOutsideTheWorkspaceAreRefusedBeforeARun(t *testing.T) {
 // PATH is for ralph doctor to report; a config for the autopilot needs no
 // objective of its own.
 func TestValidateChecksTheAgentCLIAsTheLoopDoes(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: x\ncli:\n  backend: command\n  command: ./missing.sh\n")
 	r := w.ralph("validate")
@@ -246,6 +251,7 @@ func TestValidateChecksTheAgentCLIAsTheLoopDoes(t *testing.T) {
 // The baseline check of the criteria is news, not a problem: it is said
 // without "warning:", and not in the headless stream.
 func TestTheBaselineIsANoticeNotAWarning(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: Write done.txt.\n  max_iterations: 1\n"+
 		"acceptance_criteria:\n  - {type: file_exists, path: done.txt}\n"+agentCLI())

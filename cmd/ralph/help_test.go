@@ -39,12 +39,14 @@ func commandPaths(t *testing.T) []string {
 // Every command's --help shows examples, and each example is a command
 // line ralph accepts, for that command.
 func TestEveryCommandHelpHasExamples(t *testing.T) {
+	t.Parallel()
 	paths := commandPaths(t)
 	require.Greater(t, len(paths), 30, "the walk of kong's model found too few commands")
 	file := filepath.Join(t.TempDir(), "exists")
 	require.NoError(t, os.WriteFile(file, nil, 0o600))
 	for _, path := range paths {
 		t.Run(path, func(t *testing.T) {
+			t.Parallel() // a ralph each: some 70 of them
 			r := runRalph(t, append(strings.Fields(path), "--help")...)
 			require.Equal(t, 0, r.code, r.stderr)
 			examples := helpExamples(r.stdout)
@@ -194,6 +196,7 @@ func existingFlags(n *kong.Node, file string) map[string]string {
 // `ralph autopilot [flags]` runs `ralph autopilot run`, so the help of
 // `ralph autopilot` shows the flags it takes.
 func TestAutopilotHelpShowsTheRunFlags(t *testing.T) {
+	t.Parallel()
 	r := runRalph(t, "autopilot", "--help")
 	require.Equal(t, 0, r.code, r.stderr)
 	for _, flag := range []string{"--parallel=N", "--dry-run", "--max-tasks=N", "--source=TYPE", "--cluster=URLS"} {

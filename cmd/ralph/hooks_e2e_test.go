@@ -121,6 +121,7 @@ func trimmed(lines []string) []string {
 // several points (some between a hook's hook.started and its hook.ran)
 // and resumed each time.
 func TestHooksFireOncePerEventAcrossKillsAndResumes(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	posts := newHookPosts(t)
 	seen := filepath.Join(w.state, "hook.log")
@@ -186,6 +187,7 @@ func TestHooksFireOncePerEventAcrossKillsAndResumes(t *testing.T) {
 // hook.ran says it was interrupted. Here the hook itself kills ralph the
 // first time it runs.
 func TestAHookCutOffByAKillIsRecordedInterruptedAndNotRunAgain(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	seen, marker := filepath.Join(w.state, "hook.log"), filepath.Join(w.state, "killed")
 	w.write("ralph.yml", twoHatConfig+agentCLI()+fmt.Sprintf(`hooks:
@@ -222,6 +224,7 @@ func TestAHookCutOffByAKillIsRecordedInterruptedAndNotRunAgain(t *testing.T) {
 // A hook that hangs is killed with its whole process group at its
 // timeout_seconds; ralph warns and the run goes on to complete.
 func TestAHungHookIsKilledAtItsTimeoutAndTheRunGoesOn(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	pid := filepath.Join(w.state, "pid")
 	w.write("ralph.yml", twoHatConfig+agentCLI()+fmt.Sprintf(`hooks:
@@ -249,6 +252,7 @@ func TestAHungHookIsKilledAtItsTimeoutAndTheRunGoesOn(t *testing.T) {
 // A hook with on_error: fail that fails ends the run as fatal, exit 3,
 // with a loop.terminate that names the hook.
 func TestAFailingHookWithOnErrorFailEndsTheRun(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", twoHatConfig+agentCLI()+`hooks:
   - name: gate
@@ -277,6 +281,7 @@ func TestAFailingHookWithOnErrorFailEndsTheRun(t *testing.T) {
 // id in RALPH_TASK. (The task's loop runs the same hooks on its own log,
 // where task.start has no RALPH_TASK.)
 func TestAnAutopilotHookFiresOnTaskEvents(t *testing.T) {
+	t.Parallel()
 	w := newAutopilotRepo(t, "  source: tk\n")
 	seen := filepath.Join(w.state, "hook.log")
 	w.write("ralph.yml", w.read("ralph.yml")+fmt.Sprintf(`hooks:
@@ -317,6 +322,7 @@ func TestAnAutopilotHookFiresOnTaskEvents(t *testing.T) {
 // ralph validate reports a hook's missing command, bad URL and unknown
 // topic at file:line.
 func TestValidateChecksHooks(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("scripts/notify.sh", "#!/bin/sh\n")
 	require.NoError(t, os.Chmod(filepath.Join(w.dir, "scripts/notify.sh"), 0o755))
@@ -346,6 +352,7 @@ func (w *workspace) readAbs(path string) string {
 // A hook on human.asked that prints {"answer": "…"} answers the question:
 // the run does not wait for a person, and the asking hat gets the answer.
 func TestAHookAnswersAQuestion(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.askWorkspace(`hooks:
   - name: oracle

@@ -72,6 +72,7 @@ func waitForQuestion(t *testing.T, stderr *lockedWriter) {
 }
 
 func TestAskWaitsForTheAnswer(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.askWorkspace("", "")
 	loop, stderr := w.startRalph("loop")
@@ -108,6 +109,7 @@ func TestAskWaitsForTheAnswer(t *testing.T) {
 }
 
 func TestAskSurvivesSIGKILLAndResume(t *testing.T) {
+	t.Parallel()
 	t.Run("answered while ralph is dead", func(t *testing.T) {
 		w := newWorkspace(t)
 		w.askWorkspace("", "")
@@ -149,6 +151,7 @@ func TestAskSurvivesSIGKILLAndResume(t *testing.T) {
 }
 
 func TestAskTimeout(t *testing.T) {
+	t.Parallel()
 	t.Run("continue", func(t *testing.T) {
 		w := newWorkspace(t)
 		w.askWorkspace("", "--timeout 1s")
@@ -170,6 +173,7 @@ func TestAskTimeout(t *testing.T) {
 }
 
 func TestWaitingRunEndsOnStopAndSignal(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		end  func(w *workspace, loop *exec.Cmd)
@@ -193,6 +197,7 @@ func TestWaitingRunEndsOnStopAndSignal(t *testing.T) {
 }
 
 func TestAskHeadless(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.askWorkspace("", "--timeout 10m")
 	cmd := exec.Command(ralphBin, "loop", "--headless")

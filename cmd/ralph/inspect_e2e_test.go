@@ -47,6 +47,7 @@ func (w *workspace) inspect(args ...string) result {
 }
 
 func TestInspectShowsWhatEachIterationWasToldDidAndChanged(t *testing.T) {
+	t.Parallel()
 	w := inspectedRun(t)
 
 	t.Run("prompt", func(t *testing.T) {
@@ -152,6 +153,7 @@ func TestInspectShowsWhatEachIterationWasToldDidAndChanged(t *testing.T) {
 }
 
 func TestServeShowsAnIterationsPageEscaped(t *testing.T) {
+	t.Parallel()
 	w := inspectedRun(t)
 	s := startServe(t, w.dir)
 
@@ -185,6 +187,7 @@ func TestServeShowsAnIterationsPageEscaped(t *testing.T) {
 }
 
 func TestWatchOpensAnIterationsPromptOutputAndDiff(t *testing.T) {
+	t.Parallel()
 	tm := newTmux(t)
 	w := inspectedRun(t)
 	ts := tm.session("watch", 100, 40, []string{"TEST_API_KEY=" + inspectSecret}, watchShell(w.dir))

@@ -35,6 +35,7 @@ var jsonArgs = map[string][]string{
 // commands come from the contract, so a command added with --json is
 // covered without a word here.
 func TestEveryJSONOutputParses(t *testing.T) {
+	t.Parallel()
 	w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n")
 	w.write("TODO.md", "# Work\n\n- [ ] One\n")
 	git(t, w.dir, "add", "-A")
@@ -113,6 +114,7 @@ func checkJSON(t *testing.T, out, form string) {
 // With --json a command's error goes to stderr with its exit status, and
 // stdout has nothing half-written on it.
 func TestJSONErrorsLeaveStdoutEmpty(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: x\n  max_iteratons: 3\n")
 	for _, args := range [][]string{

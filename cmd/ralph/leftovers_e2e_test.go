@@ -65,6 +65,7 @@ func leftoverToken(t *testing.T) string {
 // middle process exits) leaves nothing running: not at the next iteration,
 // not once ralph has exited.
 func TestNoLeftoverWhenAnAgentLeavesItsGroup(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	token := leftoverToken(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: start a daemon\n  completion_confirmations: 1\n"+agentCLI())
@@ -89,6 +90,7 @@ func TestNoLeftoverWhenAnAgentLeavesItsGroup(t *testing.T) {
 
 // A hook that starts a daemon leaves nothing running either.
 func TestNoLeftoverWhenAHookLeavesItsGroup(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	token := leftoverToken(t)
 	ran := filepath.Join(w.state, "hook-ran")
@@ -107,6 +109,7 @@ func TestNoLeftoverWhenAHookLeavesItsGroup(t *testing.T) {
 // nothing running once ralph has exited: not the daemon it started, which
 // left its group and ignores SIGTERM until the grace has passed.
 func TestNoLeftoverWhenAnInterruptedAgentLeftItsGroup(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	token := leftoverToken(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: start a daemon\n  kill_grace_seconds: 1\n"+agentCLI())
@@ -133,6 +136,7 @@ func TestNoLeftoverWhenAnInterruptedAgentLeftItsGroup(t *testing.T) {
 // directory stops those before it takes the task again, and the task
 // completes.
 func TestWorkerStopsTheLeftoversOfAKilledWorker(t *testing.T) {
+	t.Parallel()
 	c := newWorkerCluster(t, agentScript{Steps: []step{{
 		Sh: `if [ ! -e "$SCRIPTAGENT_STATE/first" ]; then touch "$SCRIPTAGENT_STATE/first"; ` +
 			`setsid sleep 1000 >/dev/null 2>&1 & sleep 1000 >/dev/null 2>&1 & ` +

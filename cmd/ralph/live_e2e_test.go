@@ -14,6 +14,7 @@ import (
 // session 120×30) and reads the screen while the agent works: the panel is
 // at the bottom with the run's figures, and it is gone once the run ends.
 func TestLiveViewInTmux(t *testing.T) {
+	t.Parallel()
 	tm := newTmux(t)
 	w := newWorkspace(t)
 	w.write("ralph.yml", headlessConfig+claudeCLI())

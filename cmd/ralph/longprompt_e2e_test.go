@@ -71,6 +71,7 @@ test -n "$payload" && test -n "$objective" && eval "$payload" > fetched.log && e
 // after the builder and resumed, as a run that died on the long prompt
 // would be.
 func TestLongPayloadAndObjectiveAsAnArgument(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", longPayloadConfig+agentCLI()+"  prompt_mode: arg\n")
 	testLog, objective := longLog("LOG-", 150_000), longLog("OBJECTIVE-", 150_000)

@@ -53,6 +53,7 @@ func (w *workspace) filesOn(branch string) []string {
 }
 
 func TestLoopWorktreeRunsBesideALoopInTheCheckout(t *testing.T) {
+	t.Parallel()
 	w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n")
 	w.script(meetingAgent())
 	w.want("2")
@@ -87,6 +88,7 @@ func TestLoopWorktreeRunsBesideALoopInTheCheckout(t *testing.T) {
 // An autopilot runs while a loop runs in a worktree, in either order: the
 // loop is not in the checkout the autopilot merges into.
 func TestLoopWorktreeRunsBesideTheAutopilot(t *testing.T) {
+	t.Parallel()
 	w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n")
 	w.script(meetingAgent())
 	w.write("TODO.md", "- [ ] One\n")
@@ -127,6 +129,7 @@ func TestLoopWorktreeRunsBesideTheAutopilot(t *testing.T) {
 }
 
 func TestLoopWorktreeResumesAfterAKill(t *testing.T) {
+	t.Parallel()
 	w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n")
 	// The first iteration commits; the second waits to be killed, unless
 	// it was already.
@@ -178,6 +181,7 @@ func (w *workspace) statusIn(dir string) (s struct {
 }
 
 func TestLoopWorktreesAreListedAndCleaned(t *testing.T) {
+	t.Parallel()
 	w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n")
 	w.script(agentScript{Steps: []step{{
 		Sh: `name=$(basename "$PWD"); if [ "$name" = busy ]; then touch "$SCRIPTAGENT_STATE/busy"; ` +
@@ -250,6 +254,7 @@ func TestLoopWorktreesAreListedAndCleaned(t *testing.T) {
 // Without a name, one is made from the objective's first words, with a
 // number when that is taken; a name that cannot name a branch is refused.
 func TestLoopWorktreeNames(t *testing.T) {
+	t.Parallel()
 	w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n")
 	w.script(agentScript{Steps: []step{say(`<event topic="LOOP_COMPLETE">done</event>`)}})
 	for _, want := range []string{"add-json-flag-export", "add-json-flag-export-2"} {

@@ -210,6 +210,7 @@ func builderHeldUntil(n int) step {
 }
 
 func TestMCPDrivesALoop(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", mcpLoopConfig+agentCLI())
 	w.script(agentScript{ByHat: map[string][]step{
@@ -313,6 +314,7 @@ func TestMCPDrivesALoop(t *testing.T) {
 }
 
 func TestMCPPausesAndResumesAnAutopilot(t *testing.T) {
+	t.Parallel()
 	w := newHeldAutopilot(t)
 	cmd, stderr := w.startRalph("autopilot")
 	awaitHeldTasks(t, w)
@@ -361,6 +363,7 @@ func TestMCPPausesAndResumesAnAutopilot(t *testing.T) {
 // the JSON-RPC error that says why, and its session goes on: such a line
 // once ended ralph mcp.
 func TestMCPAnswersABadLineAndGoesOn(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	cmd := exec.Command(ralphBin, "mcp", "-C", w.dir)
 	stdin, err := cmd.StdinPipe()

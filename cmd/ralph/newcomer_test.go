@@ -10,6 +10,7 @@ import (
 // A negative number given to a flag is refused by the flag's own check,
 // which says what it takes, not by kong's guess that -1 is a short flag.
 func TestANegativeFlagValueSaysWhatIsAllowed(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	for args, want := range map[string][]string{
 		"--max-iterations -1": {"loop", "--max-iterations", "-1"},
@@ -29,6 +30,7 @@ func TestANegativeFlagValueSaysWhatIsAllowed(t *testing.T) {
 // -C names a workspace, which must exist; ralph worker's own directory is
 // --checkouts, which it makes, and the mistake of giving it as -C says so.
 func TestTheWorkersDirectoryIsItsOwnFlag(t *testing.T) {
+	t.Parallel()
 	keys := newClusterKeys(t)
 	missing := filepath.Join(t.TempDir(), "w1")
 	r := runRalph(t, append([]string{"worker", "--cluster", "nats://127.0.0.1:1", "--allow-remote", "/tmp/x.git",

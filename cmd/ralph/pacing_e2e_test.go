@@ -62,6 +62,7 @@ func (w *workspace) claudeStream(name, text string, tokens int) string {
 }
 
 func TestPacingWaitsAcrossAKillAndResume(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", fmt.Sprintf(pacingConfig, agentBin))
 	w.script(agentScript{ByHat: map[string][]step{

@@ -19,6 +19,7 @@ import (
 // the run at once as interrupted (exit 130), resumable, as it does during a
 // rate limit's wait.
 func TestSignalWhilePacedInterruptsTheRun(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", fmt.Sprintf(pacingConfig, agentBin))
 	w.script(agentScript{ByHat: map[string][]step{

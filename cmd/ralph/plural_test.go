@@ -7,6 +7,7 @@ import (
 )
 
 func TestValidateCountsOneHat(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: x\n  completion_promise: DONE\nhats:\n  worker:\n    triggers: [task.start]\n    publishes: [DONE]\n")
 	r := w.ralph("validate")

@@ -166,6 +166,7 @@ const specDoc = "## Requirements\n\nR1: greet.\n\n## Acceptance criteria\n\n- Gi
 // agent along its happy path, reaches completion with every hat having
 // run, its gates and acceptance criteria passing on the way.
 func TestPresetsHappyPath(t *testing.T) {
+	t.Parallel()
 	require.ElementsMatch(t, examples.Names(), keys(happyPaths), "a happy path for every preset")
 	for _, name := range examples.Names() {
 		t.Run(name, func(t *testing.T) {
@@ -268,6 +269,7 @@ func keys[V any](m map[string]V) []string {
 // code-assist's gate holds build.done back until the tests pass: the
 // builder gets build.done.blocked with the failure and tries again.
 func TestCodeAssistGateBlocksFailingTests(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("Makefile", "test:\n\t@test -f fixed || { echo 'FAIL: fixed is missing'; exit 1; }\n")
 	require.Equal(t, 0, w.ralph("init").code)
@@ -329,6 +331,7 @@ hats:
 // rules kept (its starting event, completion topic and required events),
 // and the keys ralph ignores named in one warning.
 func TestOrchestratorCollectionRuns(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("feature.yml", orchestratorCollection)
 	w.write("ralph.yml", "event_loop:\n  prompt: Add a greeting.\n  completion_confirmations: 1\n"+agentCLI())
@@ -362,6 +365,7 @@ func TestOrchestratorCollectionRuns(t *testing.T) {
 // has conflict markers and is not concluded: the resolver sees the markers
 // and goes on; once it commits the resolution, the merge is done.
 func TestMergeConflictGateHoldsUnresolvedMerge(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("Makefile", "test:\n\t@echo ok\n")
 	w.write("greet.txt", "Hello\n")
@@ -407,6 +411,7 @@ func TestMergeConflictGateHoldsUnresolvedMerge(t *testing.T) {
 // spec's gate sends a draft without its sections back to the drafter
 // before the critic spends a turn on it.
 func TestSpecGateNeedsSections(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	require.Equal(t, 0, w.ralph("init", "--preset", "spec").code)
 	w.write("agent.yml", "event_loop:\n  completion_confirmations: 1\n  max_iterations: 20\n"+agentCLI())
@@ -432,6 +437,7 @@ func TestSpecGateNeedsSections(t *testing.T) {
 // The findings qa and triage write are tasks for the autopilot, with the
 // command line their headers give.
 func TestFindingsFeedTheAutopilot(t *testing.T) {
+	t.Parallel()
 	for preset, report := range map[string]string{"qa": qaDoc, "triage": triageDoc} {
 		t.Run(preset, func(t *testing.T) {
 			t.Parallel()

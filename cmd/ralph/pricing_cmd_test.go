@@ -13,6 +13,7 @@ import (
 // each line of a block after "$ ralph pricing ARGS" (but "…") is in that
 // command's output.
 func TestDocsPricingExamplesAreReal(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile("../../docs/backends.md")
 	require.NoError(t, err)
 	start := strings.Index(string(readme), "## Cost")

@@ -29,6 +29,7 @@ const plainConfig = `event_loop:
 // that edits a file every iteration works on until the limit, and one that
 // only talks is stuck.
 func TestE2EProgressWithoutGit(t *testing.T) {
+	t.Parallel()
 	t.Run("an agent that changes a file each iteration is not stuck", func(t *testing.T) {
 		w := newPlainWorkspace(t)
 		w.write("ralph.yml", plainConfig+agentCLI())

@@ -53,6 +53,7 @@ func runQuickStart(t *testing.T, block string) (dir string, r result) {
 // The README's and the docs' quick starts work as a reader types them,
 // with the command backend and a script for the agent.
 func TestQuickStartsRunAsWritten(t *testing.T) {
+	t.Parallel()
 	t.Run("README five minutes", func(t *testing.T) {
 		blocks := quickStarts(t, "README.md")
 		require.Len(t, blocks, 1)

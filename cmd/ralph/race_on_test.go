@@ -2,7 +2,8 @@
 
 package main
 
-// raceBuild: this test binary, and so every ralph the tests start, runs
-// under the race detector, which holds several times the memory ralph
-// would.
+// raceBuild: this test binary runs under the race detector, which holds
+// several times the memory ralph would. The ralphs its tests start are a
+// plain build (buildPlainRalph), save the command-line scenarios'
+// (TestScripts), which run this one.
 const raceBuild = true

@@ -131,6 +131,7 @@ func skipWithoutLinks(t *testing.T) {
 }
 
 func TestE2ELoopRefusesLinksUnderRalphDir(t *testing.T) {
+	t.Parallel()
 	skipWithoutLinks(t)
 	for _, name := range []string{".ralph", ".ralph/loop.lock", ".ralph/agent.pgid", ".ralph/state.json",
 		".ralph/.state.json.spare", ".ralph/current-events", ".ralph/.gitignore", ".ralph/runs"} {
@@ -150,6 +151,7 @@ func TestE2ELoopRefusesLinksUnderRalphDir(t *testing.T) {
 // A .ralph of another user's is refused: its owner could put links in it
 // after any check, or read what ralph writes there.
 func TestE2ELoopRefusesARalphDirOfAnotherUser(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS == "windows" || os.Getuid() != 0 {
 		t.Skip("giving a directory to another user needs root")
 	}
@@ -171,6 +173,7 @@ func TestE2ELoopRefusesARalphDirOfAnotherUser(t *testing.T) {
 // Where ralph can go on without the file, it says why it does without,
 // and still leaves the link's target alone.
 func TestE2ELoopGoesOnWithoutLinkedFilesItCanDoWithout(t *testing.T) {
+	t.Parallel()
 	skipWithoutLinks(t)
 	cases := []struct {
 		name string
@@ -216,6 +219,7 @@ func unfinishedRun(t *testing.T, w *workspace) {
 }
 
 func TestE2EResumeRefusesLinksUnderRalphDir(t *testing.T) {
+	t.Parallel()
 	skipWithoutLinks(t)
 	for _, name := range []string{".ralph", ".ralph/loop.lock", ".ralph/agent.pgid", ".ralph/state.json",
 		".ralph/.state.json.spare", ".ralph/current-events", "the event log", ".ralph/runs"} {
@@ -266,6 +270,7 @@ func treeSnapshot(t *testing.T, dir string) map[string]string {
 }
 
 func TestE2EAutopilotRefusesLinksUnderRalphDir(t *testing.T) {
+	t.Parallel()
 	skipWithoutLinks(t)
 	for _, name := range []string{".ralph", ".ralph/autopilot.lock", ".ralph/autopilot-events.jsonl",
 		".ralph/autopilot-state.json", ".ralph/autopilot-control", ".ralph/autopilot", ".worktrees"} {
@@ -284,6 +289,7 @@ func TestE2EAutopilotRefusesLinksUnderRalphDir(t *testing.T) {
 // A progress.md that is a link is replaced by the next one, as every file
 // ralph rewrites whole is: the link goes, its target stays as it was.
 func TestE2EAutopilotReplacesALinkedProgressFile(t *testing.T) {
+	t.Parallel()
 	skipWithoutLinks(t)
 	o := newOutside(t)
 	w := autopilotCloneWith(t, ".ralph/progress.md", o.file)
@@ -318,6 +324,7 @@ func autopilotCloneWith(t *testing.T, name, to string) *workspace {
 }
 
 func TestE2ECommandsRefuseLinksUnderRalphDir(t *testing.T) {
+	t.Parallel()
 	skipWithoutLinks(t)
 	const log = ".ralph/events-20260101-000000.jsonl"
 	t.Run("emit to the log current-events names", func(t *testing.T) {
@@ -384,6 +391,7 @@ func TestE2ECommandsRefuseLinksUnderRalphDir(t *testing.T) {
 // What ralph writes under .ralph/ holds what agents printed and published:
 // only the user may read it.
 func TestE2ERalphFilesArePrivate(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", linkConfig+agentCLI())
 	w.script(agentScript{Steps: []step{{Sh: "ralph memory add 'a note' >/dev/null", Say: tag("LOOP_COMPLETE", "done")}}})
@@ -426,6 +434,7 @@ func assertPrivate(t *testing.T, dir string) {
 // .ralph/ as a clone does: the task's loop refuses them, the task fails
 // saying why, and what they point to is left as it was.
 func TestE2EAutopilotTaskLoopRefusesLinksUnderRalphDir(t *testing.T) {
+	t.Parallel()
 	skipWithoutLinks(t)
 	for _, name := range []string{".ralph/loop.lock", ".ralph/agent.pgid", ".ralph/.state.json.spare", ".ralph/current-events", ".ralph/runs"} {
 		t.Run(name, func(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 // the user's: ralph stops a group only when it is the agent of the run
 // being resumed, in this workspace.
 func TestE2EPlantedAgentPgidLeavesTheProcessAlive(t *testing.T) {
+	t.Parallel()
 	victim := exec.Command("sleep", "600")
 	victim.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	require.NoError(t, victim.Start())
@@ -59,6 +60,7 @@ func TestE2EPlantedAgentPgidLeavesTheProcessAlive(t *testing.T) {
 // the agent dies with ralph, but a process it started lives on in its
 // group.
 func TestE2EResumeStopsTheAgentAKilledRalphLeft(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("only Linux shows whose agent a process is")
 	}

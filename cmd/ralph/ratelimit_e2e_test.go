@@ -56,6 +56,7 @@ type rateLimitCase struct {
 }
 
 func TestE2ERateLimit(t *testing.T) {
+	t.Parallel()
 	cases := map[string]rateLimitCase{
 		// Claude Code's rejected rate_limit_event carries resetsAt in Unix
 		// seconds, 3 s ahead (2-3 s once truncated); ralph waits until then

@@ -18,6 +18,7 @@ import (
 // directory where no run has been, each waits or serves and makes
 // nothing there, not even .ralph/.
 func TestTheReadersMakeNothingInAnEmptyDirectory(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, args := range [][]string{{"watch"}, {"events", "-f"}} {
 		cmd := exec.Command(ralphBin, append([]string{"-C", dir}, args...)...)
@@ -43,6 +44,7 @@ func TestTheReadersMakeNothingInAnEmptyDirectory(t *testing.T) {
 // event as a person's, and the events table and the next prompt say so;
 // the agent's own emit is the agent's.
 func TestEmitByAPersonIsRecordedAsHuman(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: Do it.\n  max_iterations: 2\n"+agentCLI())
 	w.script(agentScript{Steps: []step{
@@ -79,6 +81,7 @@ func TestEmitByAPersonIsRecordedAsHuman(t *testing.T) {
 // ralph events --autopilot -f before any autopilot ran waits for one, as
 // ralph events -f waits for a loop, and follows it to its end.
 func TestEventsAutopilotFollowWaitsForAnAutopilot(t *testing.T) {
+	t.Parallel()
 	w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n")
 	w.write("TODO.md", "- [ ] One\n")
 	git(t, w.dir, "add", "-A")

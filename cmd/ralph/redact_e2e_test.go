@@ -72,6 +72,7 @@ func assertNoSecret(t *testing.T, text, where string) {
 }
 
 func TestE2ESecretsNeverReachDisk(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	env := w.leakyAgentConfig()
 
@@ -114,6 +115,7 @@ func TestE2ESecretsNeverReachDisk(t *testing.T) {
 
 // A value under redact: too short to hide is named, not silently ignored.
 func TestE2ERedactWarnsOfAValueTooShortToHide(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", "redact: [PIN]\n"+agentCLI())
 	w.script(agentScript{Steps: []step{say(tag("LOOP_COMPLETE", "done"))}})
@@ -124,6 +126,7 @@ func TestE2ERedactWarnsOfAValueTooShortToHide(t *testing.T) {
 // TestE2ELiveViewHidesSecrets runs the leaky agent in a real terminal: what
 // scrolls above the panel is masked too.
 func TestE2ELiveViewHidesSecrets(t *testing.T) {
+	t.Parallel()
 	tmux, err := exec.LookPath("tmux")
 	if err != nil {
 		t.Skip("tmux is not installed; the live view is tested in a pseudo-terminal through tmux")

@@ -21,6 +21,7 @@ func TestAForgesTokenIsHiddenWhateverItsVariableIsCalled(t *testing.T) {
 }
 
 func TestTokenEnvsDefaultPerForge(t *testing.T) {
+	t.Parallel()
 	cfg, err := config.LoadBytes("ralph.yml", []byte("autopilot:\n  source: {type: linear, team: ENG}\n  deliver: pr\n  pr: {forge: github, repo: acme/app}\n"))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"LINEAR_API_KEY", "GITHUB_TOKEN"}, tokenEnvs(cfg.Autopilot))

@@ -35,6 +35,7 @@ func headlessLines(t *testing.T, stream string) []string {
 // TestHeadlessEnd covers how a stream ends: one complete or failed line,
 // whatever mix of summary and error the loop command has.
 func TestHeadlessEnd(t *testing.T) {
+	t.Parallel()
 	fatal := engine.Summary{RunID: "r1", Reason: runfiles.ReasonFatal, ExitCode: 3, Message: "claude: not logged in", Iterations: 1}
 	done := engine.Summary{RunID: "r1", Reason: runfiles.ReasonCompleted, ExitCode: 0, Iterations: 4}
 	cases := []struct {
@@ -185,6 +186,7 @@ func headlessScript() agentScript {
 // TestHeadlessRunGolden runs a scripted two-hat loop with --headless and
 // compares its stdout, normalised, with the golden file.
 func TestHeadlessRunGolden(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", headlessConfig+claudeCLI())
 	w.script(headlessScript())
@@ -204,6 +206,7 @@ func TestHeadlessRunGolden(t *testing.T) {
 // hats' hand-offs is printed on stderr before a run, and a program reading
 // the stream gets it too, as a warning line.
 func TestHeadlessTopologyWarning(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: x\n  max_iterations: 1\n"+agentCLI()+
 		"hats:\n  builder:\n    triggers: [task.start]\n    publishes: [build.done, LOOP_COMPLETE]\n")
@@ -229,6 +232,7 @@ func TestHeadlessTopologyWarning(t *testing.T) {
 // TestHeadlessFailedBeforeTheLoop: a config error still produces a JSON
 // line, so a program reading stdout learns why ralph stopped.
 func TestHeadlessFailedBeforeTheLoop(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: x\n  max_iteration: 3\n"+agentCLI())
 
@@ -251,6 +255,7 @@ func TestHeadlessFailedBeforeTheLoop(t *testing.T) {
 // TERM=dumb, stderr is plain lines, even when the agent prints escape
 // sequences: each is dropped whole, not just its ESC.
 func TestPlainOutputHasNoControlCharacters(t *testing.T) {
+	t.Parallel()
 	for _, term := range []string{"xterm-256color", "dumb"} {
 		t.Run(term, func(t *testing.T) {
 			w := newWorkspace(t)
@@ -275,6 +280,7 @@ func TestPlainOutputHasNoControlCharacters(t *testing.T) {
 }
 
 func TestQuietHidesAgentTextVerboseShowsPrompt(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: Say the magic word.\n  max_iterations: 2\n  completion_confirmations: 1\n"+agentCLI())
 	w.script(agentScript{Steps: []step{say("abracadabra " + tag("LOOP_COMPLETE", "done"))}})
@@ -293,6 +299,7 @@ func TestQuietHidesAgentTextVerboseShowsPrompt(t *testing.T) {
 // TestHeadlessCommit: an agent that commits produces a `commit` line with
 // git's hash and subject, and the run's counts and summary include it.
 func TestHeadlessCommit(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	agent := filepath.Join(w.state, "commit-agent.sh")
 	require.NoError(t, os.WriteFile(agent, []byte(`#!/bin/sh

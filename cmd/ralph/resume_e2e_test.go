@@ -27,6 +27,7 @@ func (w *workspace) iterationsRun() int {
 // the limit it was started with (so it ends again at once, saying the same),
 // and a resume with a higher --max-iterations continues and completes.
 func TestResumeWithHigherMaxIterationsCompletes(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("loop.yml", twoHatConfig+agentCLI()) // not ralph.yml: the resume must remember -c
 	w.script(twoHatScript())
@@ -51,6 +52,7 @@ func TestResumeWithHigherMaxIterationsCompletes(t *testing.T) {
 // An agent that needs a few quiet iterations before it finishes: the run
 // ends as stuck, and a resume with a higher --stuck-threshold lets it finish.
 func TestResumeWithHigherStuckThresholdCompletes(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: think hard\n  completion_confirmations: 1\n  stuck_threshold: 2\n"+agentCLI())
 	w.script(agentScript{Steps: []step{say("thinking"), say("still thinking"), say("done " + tag("LOOP_COMPLETE", "thought it through"))}})
@@ -72,6 +74,7 @@ func TestResumeWithHigherStuckThresholdCompletes(t *testing.T) {
 // --max-runtime raises event_loop.max_runtime_seconds on a resume. The
 // agent's first iteration takes longer than the one second allowed.
 func TestResumeWithHigherMaxRuntimeCompletes(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: take your time\n  completion_confirmations: 1\n  max_runtime_seconds: 1\n"+agentCLI())
 	w.script(agentScript{Steps: []step{
@@ -98,6 +101,7 @@ func tickBox(text string) step {
 // file, without --spec or -c on the resume: a TODO.md is no SPEC.md that
 // ralph would find by itself.
 func TestResumeKeepsSpecMode(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("TODO.md", threeBoxes)
 	w.write("agent.yml", agentCLI())
@@ -121,6 +125,7 @@ func TestResumeKeepsSpecMode(t *testing.T) {
 // The spec of a run cannot change on resume: its objective was written
 // for its own spec.
 func TestResumeRefusesAnotherSpec(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("TODO.md", threeBoxes)
 	w.write("OTHER.md", threeBoxes)
@@ -140,6 +145,7 @@ func TestResumeRefusesAnotherSpec(t *testing.T) {
 // it because the cause is fixed, and the old count must not end it again
 // before one iteration could show that.
 func TestResumeAfterConsecutiveFailuresStartsTheCountAfresh(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: build\n  completion_confirmations: 1\n  max_consecutive_failures: 2\n"+agentCLI())
 	w.script(agentScript{Steps: []step{
@@ -160,6 +166,7 @@ func TestResumeAfterConsecutiveFailuresStartsTheCountAfresh(t *testing.T) {
 // runs and nothing is written, and the resume exits with the run's own
 // status: 0 after a completion, 2 after a limit the resume does not raise.
 func TestResumeOfAnEndedRunSaysHowItEnded(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		start  []string
@@ -216,6 +223,7 @@ func TestResumeOfAnEndedRunSaysHowItEnded(t *testing.T) {
 // restarted beside its loop) says that it runs, and which process runs
 // it, and succeeds: what it asks for is being done.
 func TestResumeOfARunningRunSaysItRuns(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: Do it.\n  completion_confirmations: 1\n"+agentCLI())
 	w.script(agentScript{Steps: []step{{Sh: `touch "$SCRIPTAGENT_STATE/working"; ` + waitRelease, Say: tag("LOOP_COMPLETE", "done")}}})
@@ -263,6 +271,7 @@ func countEvents(evs []map[string]any, kind string) int {
 // --model is recorded with the run and kept on a resume, and a model that
 // could be read as a flag of the agent's is refused before anything runs.
 func TestResumeKeepsTheModel(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", twoHatConfig+agentCLI()+"  model: config-model\n")
 	w.script(twoHatScript())

@@ -43,6 +43,7 @@ func runsJSONOf(t *testing.T, w *workspace) []runfiles.RunOnDisk {
 // removes the one that ended longer ago, with its directory, and keeps
 // the current run however old it is.
 func TestRunsListAndClean(t *testing.T) {
+	t.Parallel()
 	w := twoEndedRuns(t)
 	runs := runsJSONOf(t, w)
 	require.Len(t, runs, 2)

@@ -16,6 +16,8 @@ import (
 // event, then the resumed run's. The resumed ralph's clock is set 13s
 // ahead, as if the user came back that much later.
 func TestE2ERuntimeExcludesTheTimeRalphWasKilled(t *testing.T) {
+	// Not parallel: the run up to the kill must take well under its 12s of
+	// max_runtime_seconds of wall time, which a neighbour's load would eat.
 	w := newWorkspace(t)
 	w.write("ralph.yml", `event_loop:
   prompt: Do it.

@@ -66,6 +66,7 @@ func sandboxModes(t *testing.T, run func(t *testing.T, mode sandbox.Mode)) {
 }
 
 func TestE2ESandboxKeepsTheAgentInItsWorkspace(t *testing.T) {
+	t.Parallel()
 	sandboxModes(t, func(t *testing.T, mode sandbox.Mode) {
 		for _, network := range []sandbox.Network{sandbox.NetworkAllow, sandbox.NetworkDeny} {
 			t.Run("network "+string(network), func(t *testing.T) {
@@ -245,6 +246,7 @@ done
 echo "$task" > "$task.txt"`
 
 func TestE2EAutopilotSlotsAreSandboxedFromEachOther(t *testing.T) {
+	t.Parallel()
 	sandboxModes(t, func(t *testing.T, mode sandbox.Mode) {
 		w := newAutopilotRepo(t, "  source: tk\n  sandbox:\n    mode: "+string(mode)+"\n")
 		w.script(agentScript{Steps: []step{{Sh: intrudingAgent, Commit: "do the task", Say: `<event topic="LOOP_COMPLETE">done</event>`}}})
@@ -279,6 +281,7 @@ func TestE2EAutopilotSlotsAreSandboxedFromEachOther(t *testing.T) {
 // A mode this machine cannot give is a configuration error, said before
 // anything runs, with where it was asked for and what to do.
 func TestE2ESandboxModeTheMachineLacksStopsTheRun(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", agentCLI()+"event_loop:\n  prompt: Do it.\nsandbox:\n  mode: seatbelt\n")
 	r := w.ralph("loop")
@@ -291,6 +294,7 @@ func TestE2ESandboxModeTheMachineLacksStopsTheRun(t *testing.T) {
 // An agent that fails because the sandbox refused it something says so in
 // the iteration's failure, which its own words rarely do.
 func TestE2ESandboxSaysWhenItMadeTheAgentFail(t *testing.T) {
+	t.Parallel()
 	sandboxModes(t, func(t *testing.T, mode sandbox.Mode) {
 		w := newWorkspace(t)
 		home := t.TempDir()

@@ -70,6 +70,7 @@ func withOff(t *testing.T, run func(t *testing.T, mode string)) {
 }
 
 func TestE2ECriteriaRunConfinedAsTheAgent(t *testing.T) {
+	t.Parallel()
 	withOff(t, func(t *testing.T, mode string) {
 		w := newWorkspace(t)
 		home := probeHome(t)
@@ -107,6 +108,7 @@ acceptance_criteria:
 }
 
 func TestE2EAutopilotVerifyRunsInTheSlotsSandbox(t *testing.T) {
+	t.Parallel()
 	withOff(t, func(t *testing.T, mode string) {
 		w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n  sandbox:\n    mode: "+mode+"\n  verify:\n"+
 			"    - {type: command_succeeds, name: escape, command: \"sh escape.sh\"}\n"+
@@ -142,6 +144,7 @@ func TestE2EAutopilotVerifyRunsInTheSlotsSandbox(t *testing.T) {
 // git's refs would still follow, stops the loop, and the task fails.
 // Either way the script never runs.
 func TestE2EAutopilotSlotAgentCannotRedirectRalphsGit(t *testing.T) {
+	t.Parallel()
 	sandboxModes(t, func(t *testing.T, mode sandbox.Mode) {
 		for _, tamper := range []string{".git", "commondir"} {
 			t.Run(tamper, func(t *testing.T) {
@@ -180,6 +183,7 @@ func TestE2EAutopilotSlotAgentCannotRedirectRalphsGit(t *testing.T) {
 // (Landlock), or adds .git/commondir beside the config and hooks that
 // bubblewrap keeps read-only. ralph stops the run before it runs git there.
 func TestE2EAConfinedAgentThatArmsItsCheckoutStopsTheRun(t *testing.T) {
+	t.Parallel()
 	sandboxModes(t, func(t *testing.T, mode sandbox.Mode) {
 		for _, how := range []string{"config", "commondir"} {
 			t.Run(how, func(t *testing.T) {
@@ -217,6 +221,7 @@ func TestE2EAConfinedAgentThatArmsItsCheckoutStopsTheRun(t *testing.T) {
 // made too: its agent's rewritten .git file is nothing to the loop's git,
 // nor to `ralph worktrees`, which counts what the loop left uncommitted.
 func TestE2ELoopWorktreeAgentCannotRedirectRalphsGit(t *testing.T) {
+	t.Parallel()
 	sandboxModes(t, func(t *testing.T, mode sandbox.Mode) {
 		w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n")
 		w.write("ralph.yml", agentCLI()+"event_loop:\n  max_iterations: 2\n  completion_confirmations: 1\nsandbox:\n  mode: "+string(mode)+"\n")

@@ -24,8 +24,8 @@ import (
 //	ralph ARGS...     runs ralph (this test binary's registered command,
 //	                  see TestMain); it must exit 0
 //	! ralph ARGS...   the same, but it must exit non-zero
-//	scriptagent       the scripted agent (internal/scriptagent), also on
-//	                  $PATH for ralph.yml's cli.command
+//	exec scriptagent  the scripted agent (internal/scriptagent), on $PATH
+//	                  for ralph.yml's cli.command
 //	exitcode N        the last ralph exited with code N
 //	topics T...       the last command's stdout is event lines (ralph
 //	                  events --json) with exactly these topics, in order;
@@ -39,11 +39,12 @@ import (
 // $WORK is the workspace; the scripted agent reads its script from
 // $WORK/agent.json and keeps its counters and the prompts it got
 // (prompt-N.txt) in $AGENTSTATE. $SRC is ralph's source tree, $TESTBIN the
-// directory of the registered ralph and scriptagent (for a script that sets
-// its own $PATH). With -update, a cmp whose second file is in the archive
-// rewrites that file from what the script produced.
+// directory of the registered ralph (for a script that sets its own $PATH).
+// With -update, a cmp whose second file is in the archive rewrites that file
+// from what the script produced.
 // Run one script with go test ./cmd/ralph/ -run TestScripts/NAME.
 func TestScripts(t *testing.T) {
+	t.Parallel()
 	testscript.Run(t, testscript.Params{
 		Dir:           "testdata/script",
 		UpdateScripts: golden.Updating(),
@@ -69,7 +70,13 @@ func setupScript(env *testscript.Env) error {
 	if err := os.MkdirAll(state, 0o755); err != nil {
 		return err
 	}
-	for name, value := range map[string]string{"GORACE": os.Getenv("GORACE"), "SRC": src, "TESTBIN": filepath.Dir(ralphBin), "AGENTSTATE": state,
+	bin := ralphBin
+	if raceRalph != "" {
+		// The scenarios run the race-built ralph (see raceRalph).
+		bin = raceRalph
+		env.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+env.Getenv("PATH"))
+	}
+	for name, value := range map[string]string{"GORACE": os.Getenv("GORACE"), "SRC": src, "TESTBIN": filepath.Dir(bin), "AGENTSTATE": state,
 		"SCRIPTAGENT_SCRIPT": filepath.Join(env.WorkDir, "agent.json"), "SCRIPTAGENT_STATE": state, SandboxWriteEnv: state} {
 		env.Setenv(name, value)
 	}

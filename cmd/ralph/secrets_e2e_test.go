@@ -124,6 +124,7 @@ func ralphFiles(t *testing.T, dir string) map[string]string {
 // ralph commits: every form of every secret in it is hidden in each, and
 // so in the base branch's history.
 func TestAutopilotNeverWritesNorCommitsASecret(t *testing.T) {
+	t.Parallel()
 	w := newAutopilotRepo(t, "  source: tk\n  verify:\n    - {type: command_succeeds, command: 'cat \"$LEAK_FILE\"; exit 1'}\n")
 	leak := writeLeak(t, w.state)
 	id := w.run("tk", "create", "Deploy it", "-d", "Ship the service")
@@ -158,6 +159,7 @@ func TestAutopilotNeverWritesNorCommitsASecret(t *testing.T) {
 // A command tracker is told a failure's reason as RALPH_TASK_REASON, and
 // its commands' stderr is quoted when they fail: neither carries a secret.
 func TestAutopilotTellsACommandTrackerNoSecret(t *testing.T) {
+	t.Parallel()
 	w := newAutopilotRepo(t, "  source:\n    type: command\n    list: cat board/*.json\n"+
 		"    claim: 'cat \"$LEAK_FILE\" >&2; exit 1'\n"+
 		"    close: 'true'\n"+
@@ -306,6 +308,7 @@ func TestReadersHideSecretsTheLogHolds(t *testing.T) {
 // hides every form of a secret before it stores it, and list and search
 // hide one that was written into the file by other means.
 func TestMemoriesHoldNoSecret(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", agentCLI()+"memories:\n  shared: true\n")
 	forms := leakedForms()

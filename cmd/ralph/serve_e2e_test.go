@@ -339,6 +339,7 @@ func streamedLog(t *testing.T, path string) []sseEvent {
 }
 
 func TestServeALoop(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.askWorkspace("", "")
 	loop, stderr := w.startRalph("loop")
@@ -443,6 +444,7 @@ func TestServeALoop(t *testing.T) {
 }
 
 func TestServeATwoSlotAutopilot(t *testing.T) {
+	t.Parallel()
 	w := newHeldAutopilot(t)
 	s := startServe(t, w.dir)
 	cmd, stderr := w.startRalph("autopilot")
@@ -512,6 +514,7 @@ func TestServeATwoSlotAutopilot(t *testing.T) {
 }
 
 func TestServeOffLoopbackNeedsTheTokenForEverything(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	s := startServeOn(t, w.dir, "0.0.0.0:0")
 	_, port, err := net.SplitHostPort(strings.TrimPrefix(s.url, "http://"))

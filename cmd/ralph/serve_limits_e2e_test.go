@@ -68,6 +68,7 @@ func inotifyInstances(t *testing.T, pid int) int {
 // kernel commonly gives a user for all their programs: a page's worth of
 // clients, with or without the token, left `ralph loop` unable to start.
 func TestServeManyStreamsLeaveRalphLoopAbleToStart(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", twoHatConfig+agentCLI())
 	w.script(twoHatScript())
@@ -153,6 +154,7 @@ func requestOn(t *testing.T, conn net.Conn, path string) *http.Response {
 }
 
 func TestServeClosesIdleConnections(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	s := startServe(t, w.dir, "--idle-timeout", "1s")
 	addr := strings.TrimPrefix(s.url, "http://")

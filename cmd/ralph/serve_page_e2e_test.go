@@ -64,6 +64,7 @@ echo '<event topic="build.done">built</event>'
 `
 
 func TestServePageAutopilotE2E(t *testing.T) {
+	t.Parallel()
 	browser := pageChromium(t)
 	w := newAutopilotRepo(t, "")
 	w.write("ralph.yml", agentCLI()+pageConfig)
@@ -181,6 +182,7 @@ hats:
 `
 
 func TestServePageLoopE2E(t *testing.T) {
+	t.Parallel()
 	browser := pageChromium(t)
 	w := newWorkspace(t)
 	w.write("ralph.yml", agentCLI()+pageLoopConfig)

@@ -18,6 +18,7 @@ import (
 // whose cookies a browser keeps by host and not by port, each keep their
 // own, and the token in a fresh address wins over a cookie gone stale.
 func TestServeCookiesOfTwoServesOnOneHost(t *testing.T) {
+	t.Parallel()
 	a, b := newWorkspace(t), newWorkspace(t)
 	for _, w := range []*workspace{a, b} {
 		// As a run leaves it: the token is kept in .ralph/serve.token.
@@ -55,6 +56,7 @@ func TestServeCookiesOfTwoServesOnOneHost(t *testing.T) {
 // On every interface ralph serve names the addresses the page opens at:
 // the loopback's and each interface's, never the wildcard.
 func TestServeOnEveryInterfacePrintsAddressesThatOpen(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	s := startServeOn(t, w.dir, "0.0.0.0:0")
 	_, port, err := net.SplitHostPort(strings.TrimPrefix(s.url, "http://"))

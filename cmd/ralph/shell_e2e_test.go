@@ -27,6 +27,7 @@ func pathWithoutSh(t *testing.T) string {
 // starts when there is no sh to run them with, with the fix; with sh on
 // PATH the same run goes through.
 func TestE2ENoShellRefusesARunWithShellCommands(t *testing.T) {
+	t.Parallel()
 	config := linkConfig + agentCLI() + "acceptance_criteria:\n  - {type: command_succeeds, name: tests, command: \"true\"}\n" +
 		"hooks:\n  - {name: notify, on: [loop.start], run: \"true\"}\n"
 

@@ -20,6 +20,7 @@ func stubbornScript() agentScript {
 }
 
 func TestSignalsLeaveNoAgentBehind(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name    string
 		signals []syscall.Signal

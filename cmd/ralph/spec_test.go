@@ -16,6 +16,7 @@ import (
 // decideMode tells a hats loop from SPEC mode, new from resumed, in one
 // place, and says why.
 func TestDecideMode(t *testing.T) {
+	t.Parallel()
 	noObjective := errors.New("no objective")
 	notFound := config.ErrNotFound
 	withHats := &config.Config{Hats: []config.Hat{{ID: "builder"}}}

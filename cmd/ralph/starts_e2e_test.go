@@ -19,6 +19,7 @@ import (
 // the checkout the autopilot merges into is refused, naming the autopilot,
 // while the autopilot's own task loops, each in its worktree, go on.
 func TestAStartBesideARunningAutopilot(t *testing.T) {
+	t.Parallel()
 	w := newHeldAutopilot(t)
 	cmd, stderr := w.startRalph("autopilot")
 	awaitHeldTasks(t, w)
@@ -52,6 +53,7 @@ func TestAStartBesideARunningAutopilot(t *testing.T) {
 // from starting there, which says which loop and changes nothing; a
 // resume of that loop meanwhile says it runs.
 func TestAnAutopilotBesideARunningLoop(t *testing.T) {
+	t.Parallel()
 	w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n")
 	w.write("TODO.md", "- [ ] One\n")
 	git(t, w.dir, "add", "-A")

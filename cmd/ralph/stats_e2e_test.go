@@ -14,6 +14,7 @@ import (
 // stopped by max_iterations, in all, for their config and for the hat that
 // worked in both; --since leaves out the one that started before.
 func TestStatsCountsTwoRuns(t *testing.T) {
+	t.Parallel()
 	w := twoEndedRuns(t)
 
 	r := w.ralph("stats", "--json")

@@ -15,6 +15,7 @@ import (
 // While an iteration runs, ralph status names that iteration, not the
 // number of iterations finished before it.
 func TestE2EStatusDuringAnIteration(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: Do it.\n  max_iterations: 10\n"+agentCLI())
 	w.script(agentScript{Steps: []step{{Write: map[string]string{"working.txt": "{{run}}"}, SleepMS: 120000}}})
@@ -51,6 +52,7 @@ func TestE2EStatusDuringAnIteration(t *testing.T) {
 // and in JSON, ralph serve and ralph mcp say the same, and the resume it
 // points to finishes the run.
 func TestStatusAfterSIGKILLSaysTheRunIsUnfinished(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: Do it.\n  max_iterations: 10\n  completion_confirmations: 1\n"+agentCLI())
 	w.script(agentScript{Steps: []step{

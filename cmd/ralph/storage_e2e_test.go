@@ -18,6 +18,7 @@ import (
 // what was written stays consistent, and --resume finishes the run with
 // every event decided once.
 func TestE2EWriteFailureEndsTheRunAndResumeFinishesIt(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		fault string
 		says  string
@@ -90,6 +91,7 @@ func smallFS(t *testing.T) string {
 // while ralph has its log open for writing; the injected EROFS above
 // stands for it.)
 func TestE2ERealDiskFull(t *testing.T) {
+	t.Parallel()
 	dir := smallFS(t)
 	w := &workspace{t: t, dir: dir, state: t.TempDir()}
 	git(t, dir, "init", "-q", ".")

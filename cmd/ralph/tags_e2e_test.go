@@ -45,6 +45,7 @@ func (w *workspace) rejectionsOf(topic string) []string {
 // A tag whose topic cannot be routed is rejected like any bad event: the
 // run goes on, the log records the rejection, and the next prompt says why.
 func TestE2ETagWithInvalidTopicIsRejected(t *testing.T) {
+	t.Parallel()
 	for _, topic := range badTagTopics {
 		t.Run(topic, func(t *testing.T) {
 			w := newWorkspace(t)
@@ -66,6 +67,7 @@ func TestE2ETagWithInvalidTopicIsRejected(t *testing.T) {
 // (the write that used to end the run as fatal): --resume finishes the run
 // and the tag is rejected once.
 func TestE2ETagWithInvalidTopicResumesAfterACrash(t *testing.T) {
+	t.Parallel()
 	// The third write of a run is the first iteration's tags with its
 	// iteration.finished, after loop.started and iteration.started.
 	for _, point := range []string{"append.before:3", "append.after:3"} {
@@ -91,6 +93,7 @@ func TestE2ETagWithInvalidTopicResumesAfterACrash(t *testing.T) {
 
 // The tag's event in the log is the agent's, with its topic as written.
 func TestE2ETagWithInvalidTopicIsInTheLog(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", twoHatConfig+agentCLI())
 	w.script(badTagScript("über.done"))

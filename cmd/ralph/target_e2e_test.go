@@ -36,6 +36,7 @@ esac
 // An agent's `ralph emit --target` with a hat the run does not have is
 // refused at once, with the nearest hat, and nothing reaches the log.
 func TestE2EEmitRefusesATargetTheRunHasNot(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	agent := filepath.Join(w.state, "agent.sh")
 	require.NoError(t, os.WriteFile(agent, []byte(targetingAgent), 0o755))
@@ -64,6 +65,7 @@ func TestE2EEmitRefusesATargetTheRunHasNot(t *testing.T) {
 // run's hats from its log; the coordinator is one of them. (The run ended
 // by its limit, so a resume would read what is emitted.)
 func TestEmitChecksTheTargetAgainstTheRunsHats(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", twoHatConfig+agentCLI())
 	w.script(twoHatScript())
@@ -88,6 +90,7 @@ func TestEmitChecksTheTargetAgainstTheRunsHats(t *testing.T) {
 
 // The loop rejects a tag's unknown target: there is no emit to refuse it.
 func TestE2ETagWithUnknownTargetIsRejected(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", twoHatConfig+agentCLI())
 	w.script(agentScript{Steps: []step{

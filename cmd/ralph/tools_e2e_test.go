@@ -62,6 +62,7 @@ hats:
 `
 
 func TestDisallowedToolsReachClaudeCommandLine(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", toolsLoop)
 	w.write("claude.sh", fakeClaude)
@@ -113,6 +114,7 @@ func TestDisallowedToolsReachClaudeCommandLine(t *testing.T) {
 }
 
 func TestDisallowedToolsRefusedWhereTheyCannotBeDenied(t *testing.T) {
+	t.Parallel()
 	t.Run("validate names the hat, the CLI and the line", func(t *testing.T) {
 		w := newWorkspace(t)
 		w.write("ralph.yml", "hats:\n  reviewer:\n    triggers: [task.start]\n    backend: codex\n    disallowed_tools: [shell]\n")
@@ -136,6 +138,7 @@ func TestDisallowedToolsRefusedWhereTheyCannotBeDenied(t *testing.T) {
 // config judges a config without backends; the two must agree on which
 // CLIs can deny tools.
 func TestDenyListsAgree(t *testing.T) {
+	t.Parallel()
 	for _, name := range append(config.AgentNames(), "command") {
 		assert.Equal(t, backends.DenyList(name) != "", config.CanDenyTools(name), name)
 	}
@@ -146,6 +149,7 @@ func TestDenyListsAgree(t *testing.T) {
 // an error and runs nothing; the reviewer's, denied only Bash's touch
 // (a pattern), has Bash, refuses touch and runs the rest.
 func TestE2EAgentDisallowedTools(t *testing.T) {
+	// Not parallel: it runs the real agent CLIs (see agentLoopTimeout).
 	dir := os.Getenv("RALPH_AGENTS_DIR")
 	if dir == "" {
 		t.Skip("RALPH_AGENTS_DIR is not set: run `make e2e` (it installs the pinned agent CLIs with `make agents` and sets it)")
@@ -223,6 +227,7 @@ var denyListCases = map[string]denyListCase{
 // 1.0.102, Gemini CLI 0.61, OpenCode 1.18, Qwen Code 0.15), denied their
 // shell, do not run the shell command the model asks for.
 func TestE2EAgentDenyList(t *testing.T) {
+	// Not parallel: it runs the real agent CLIs (see agentLoopTimeout).
 	dir := os.Getenv("RALPH_AGENTS_DIR")
 	if dir == "" {
 		t.Skip("RALPH_AGENTS_DIR is not set: run `make e2e` (it installs the pinned agent CLIs with `make agents` and sets it)")

@@ -12,6 +12,7 @@ import (
 // Every preset passes ralph validate, by name with -H and as the ralph.yml
 // ralph init writes.
 func TestValidatePresets(t *testing.T) {
+	t.Parallel()
 	for _, name := range examples.Names() {
 		t.Run(name, func(t *testing.T) {
 			w := newWorkspace(t)
@@ -33,6 +34,7 @@ func TestValidatePresets(t *testing.T) {
 // A cost pacing budget cannot pace a backend whose cost ralph cannot know:
 // validate says so, and which key to set, as it does for max_cost_usd.
 func TestValidateWarnsOfCostBudgetsWithoutPrices(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: Do the thing.\n  tokens_per_hour: 100000\n  cost_per_hour: 2\n  cost_per_day: 20\n"+
 		"cli:\n  backend: pi\n  model: mystery-model\n")

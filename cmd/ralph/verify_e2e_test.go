@@ -13,6 +13,7 @@ import (
 // (a) A claim before the work is done is rejected with the failing
 // criterion; the next prompt shows it; the agent fixes it and claims again.
 func TestCompletionRejectedUntilCriteriaPass(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", `event_loop:
   prompt: Create hello.txt saying hello.
@@ -53,6 +54,7 @@ func (w *workspace) goProject(pass bool) {
 // (b) build.done gated on tests_pass while the tests fail comes back to the
 // builder as build.done.blocked with the test output; once fixed it passes.
 func TestGateBlocksWithTestOutput(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.goProject(false)
 	w.write("ralph.yml", `event_loop:
@@ -93,6 +95,7 @@ hats:
 // (c) A ralph.json task file, whose acceptance criteria decide completion,
 // runs to success.
 func TestRalphJSONTaskFileCompletesOnItsCriteria(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.json", `{
 	"task": "Create a hello.txt file with content 'Hello from Ralph'",
@@ -115,6 +118,7 @@ func TestRalphJSONTaskFileCompletesOnItsCriteria(t *testing.T) {
 // (d) max_tokens exhausted ends the run with exit 2. The agent reports its
 // usage in Claude's own stream-json format.
 func TestMaxTokensExhausted(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	stream, err := filepath.Abs(filepath.Join("..", "..", "backends", "testdata", "claude", "stream-json-tool-loop.jsonl"))
 	require.NoError(t, err)
@@ -137,6 +141,7 @@ cli:
 
 // (e) Three iterations without progress end the run as stuck.
 func TestStuckExits1(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: Do it.\n  stuck_threshold: 3\n"+agentCLI())
 	w.script(agentScript{Steps: []step{say("I am not sure what to do.")}})
@@ -152,6 +157,7 @@ func TestStuckExits1(t *testing.T) {
 // (f) A test that failed before the run, with baseline: ignore, does not
 // block completion; the work the run was asked to do still has to pass.
 func TestBaselineIgnoreDoesNotBlock(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("legacy_test.sh", "#!/bin/sh\necho 'legacy suite: 1 failure (known)'\nexit 1\n")
 	require.NoError(t, os.Chmod(filepath.Join(w.dir, "legacy_test.sh"), 0o755))

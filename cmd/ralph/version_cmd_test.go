@@ -14,6 +14,7 @@ import (
 )
 
 func TestVersionNamesTheReleaseTheModuleOrTheCommit(t *testing.T) {
+	t.Parallel()
 	withCommit := func(version, modified string) *debug.BuildInfo {
 		return &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: version}, Settings: []debug.BuildSetting{
 			{Key: "vcs.revision", Value: "0123456789abcdef0123456789abcdef01234567"},
@@ -39,6 +40,7 @@ func TestVersionNamesTheReleaseTheModuleOrTheCommit(t *testing.T) {
 
 // A plain `go build` in a clone names the clone's commit, not "dev".
 func TestE2EVersionOfAPlainBuildNamesItsCommit(t *testing.T) {
+	t.Parallel()
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
 	head, err := exec.Command("git", "-C", root, "-c", "safe.directory=*", "rev-parse", "HEAD").Output()

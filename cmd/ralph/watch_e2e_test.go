@@ -88,6 +88,7 @@ func assertFits(t *testing.T, screen string, width, height int) {
 }
 
 func TestWatchALoop(t *testing.T) {
+	t.Parallel()
 	tm := newTmux(t)
 	w := newWorkspace(t)
 	w.write("ralph.yml", headlessConfig+claudeCLI())
@@ -166,6 +167,7 @@ func TestWatchALoop(t *testing.T) {
 }
 
 func TestWatchAThreeSlotAutopilot(t *testing.T) {
+	t.Parallel()
 	tm := newTmux(t)
 	w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n  parallel: 3\n")
 	w.write("TODO.md", "- [ ] One\n- [ ] Two\n- [ ] Three\n")
@@ -261,6 +263,7 @@ func maskAutopilotScreen(screen, dir string) string {
 }
 
 func TestWatchAnswersAQuestion(t *testing.T) {
+	t.Parallel()
 	tm := newTmux(t)
 	w := newWorkspace(t)
 	w.askWorkspace("", "")
@@ -285,6 +288,7 @@ func TestWatchAnswersAQuestion(t *testing.T) {
 // run, then waits: it follows the next run, in a new log, and the resume
 // of that one, in the same log, until it is interrupted.
 func TestWatchPlainFollowsTheNextRun(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", "event_loop:\n  prompt: Do it.\n  max_iterations: 2\n"+agentCLI())
 	w.script(agentScript{Steps: []step{{Sh: `if [ -e "$SCRIPTAGENT_STATE/hold" ]; then touch "$SCRIPTAGENT_STATE/working"; ` +

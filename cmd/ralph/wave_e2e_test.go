@@ -65,6 +65,7 @@ func waveScript() agentScript {
 }
 
 func TestE2EWaveRunsWorkersAtOnceAndAggregatesOnce(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", waveConfig+agentCLI())
 	w.script(waveScript())
@@ -98,6 +99,7 @@ func TestE2EWaveRunsWorkersAtOnceAndAggregatesOnce(t *testing.T) {
 }
 
 func TestE2EWaveKilledMidWaveResumes(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", waveConfig+agentCLI())
 	w.script(waveScript())
@@ -174,6 +176,7 @@ func (w *workspace) stateNumber(name string) int64 {
 // during and after each write of the log) and a resume leave each
 // worker's result in the log exactly once.
 func TestE2EWaveCrashAnywhereAndResume(t *testing.T) {
+	t.Parallel()
 	var plan []string
 	for n := 1; n <= 3; n++ {
 		plan = append(plan, fmt.Sprintf("%s:%d", engine.FaultWaveWorkerFinished, n))
@@ -213,6 +216,7 @@ func TestE2EWaveCrashAnywhereAndResume(t *testing.T) {
 // and the --headless stream say so: which hat, how many workers, how many
 // are done.
 func TestE2EWaveShowsInTheViews(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", waveConfig+agentCLI())
 	sc := waveScript()

@@ -44,6 +44,7 @@ func roBarrier(dir string) string {
 }
 
 func TestE2EWaveOrchestratorPresetRuns(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	// The scripted agent runs on the command backend, which has no deny
 	// list, so ralph refuses disallowed_tools there: that one line is left
@@ -71,6 +72,7 @@ func TestE2EWaveOrchestratorPresetRuns(t *testing.T) {
 // model: the coordinator's agent starts the wave from its shell tool,
 // three claude processes review at once, the synthesizer completes.
 func TestE2EAgentWaveOrchestratorPreset(t *testing.T) {
+	// Not parallel: it runs the real agent CLIs (see agentLoopTimeout).
 	dir := os.Getenv("RALPH_AGENTS_DIR")
 	if dir == "" {
 		t.Skip("RALPH_AGENTS_DIR is not set: run `make e2e` (it installs the pinned agent CLIs with `make agents` and sets it)")

@@ -21,6 +21,7 @@ import (
 // A ralph killed mid-wave leaves its workers running; `ralph doctor`
 // reports each, and the resume stops them before it runs them again.
 func TestE2EWaveResumeStopsOrphanedWorkers(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	w.write("ralph.yml", waveConfig+agentCLI())
 	sc := waveScript()

@@ -173,6 +173,7 @@ func remoteFile(t *testing.T, url, commit, name string) string {
 // pushed; a task for a repository outside the allow list and one whose
 // config has an unknown key are failed with the reason.
 func TestWorkerRunsAndRefusesTasks(t *testing.T) {
+	t.Parallel()
 	c := newWorkerCluster(t, agentScript{Steps: []step{{
 		Sh:     `echo "$E2E_WORKER" > "$(basename "$PWD").txt"`,
 		Commit: "do the task",
@@ -219,6 +220,7 @@ func TestWorkerRunsAndRefusesTasks(t *testing.T) {
 // iteration, pushes the work in progress and hands the task back; the
 // other worker finishes the task from there.
 func TestWorkerHandsBackOnSIGTERM(t *testing.T) {
+	t.Parallel()
 	// Each iteration adds the worker's name to progress.txt and commits it;
 	// the third line completes the task. An iteration that has not
 	// completed it waits for the test's go file before it commits.

@@ -41,6 +41,7 @@ func taskWorktrees(t *testing.T, w *workspace) {
 // shows that as a diff, and cleans the one that holds nothing; --force
 // removes the one with work, never one whose task is in progress.
 func TestWorktreeListDiffClean(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	taskWorktrees(t, w)
 

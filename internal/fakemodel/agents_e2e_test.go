@@ -48,6 +48,11 @@ func TestAgentsToolLoop(t *testing.T) {
 	dir := agentsDir(t)
 	for _, cli := range fakemodel.Agents {
 		t.Run(cli, func(t *testing.T) {
+			// Each run has its own server, workdir, HOME and TMPDIR, so the
+			// CLIs run side by side (-parallel, GOMAXPROCS by default):
+			// much of a run is the CLI waiting on its own start-up and
+			// shells, not computing.
+			t.Parallel()
 			bin := agentBinary(t, dir, cli)
 			srv := startServer(t, helloScript())
 			run := runAgent(t, bin, cli, srv.url, helloPrompt)
@@ -74,6 +79,7 @@ func TestAgentsAPIError(t *testing.T) {
 	wantExit := map[string]int{"claude": 1, "codex": 1, "gemini": 400 % 256, "opencode": 1, "pi": 0, "qwen": 0, "copilot": 1}
 	for _, cli := range fakemodel.Agents {
 		t.Run(cli, func(t *testing.T) {
+			t.Parallel()
 			bin := agentBinary(t, dir, cli)
 			srv := startServer(t, fakemodel.Script{Turns: []fakemodel.Turn{
 				{Error: &fakemodel.ErrorTurn{Status: 400, Message: "fakemodel scripted failure"}},
@@ -97,6 +103,7 @@ func TestAgentsContinueAcrossProcesses(t *testing.T) {
 	dir := agentsDir(t)
 	for _, cli := range []string{"claude", "pi"} {
 		t.Run(cli, func(t *testing.T) {
+			t.Parallel()
 			bin := agentBinary(t, dir, cli)
 			srv := startServer(t, fakemodel.Script{Turns: []fakemodel.Turn{
 				{Tools: []fakemodel.ToolCall{{Write: &fakemodel.WriteCall{Path: "step1.txt", Content: "one\n"}}}},

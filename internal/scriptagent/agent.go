@@ -1,7 +1,7 @@
 // Package scriptagent is a fake coding agent for ralph's end-to-end tests.
-// The test binary registers [Main] as the command scriptagent (with
-// testscript.Main, beside ralph itself), and ralph runs it through the
-// generic command backend like any agent CLI; what it does each time is read
+// cmd/ralph's tests build [Main] as the program scriptagent (cmd/scriptagent)
+// and put it on PATH beside the registered ralph, and ralph runs it through
+// the generic command backend like any agent CLI; what it does each time is read
 // from a JSON script, so a test decides exactly which files it edits, which
 // events it publishes and how it exits.
 //

@@ -28,11 +28,22 @@ var fakes = []string{"tk", "bd"}
 // the directory that holds them as tk and bd.
 func Install(t testing.TB) string {
 	t.Helper()
+	dir, err := Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// Dir is Install for a TestMain, which has no testing.TB: a test binary
+// whose tests run in parallel puts the directory on PATH once, before they
+// start, since t.Setenv (UsePath) is not allowed in a parallel test.
+func Dir() (string, error) {
 	once.Do(func() { binDir, buildErr = build() })
 	if buildErr != nil {
-		t.Fatalf("building the fake tk and bd: %v", buildErr)
+		return "", fmt.Errorf("building the fake tk and bd: %w", buildErr)
 	}
-	return binDir
+	return binDir, nil
 }
 
 // UsePath puts the fakes first on PATH for the test (with t.Setenv, so
