@@ -147,6 +147,8 @@ type Autopilot struct {
 	// launcher makes tasks' worktrees and starts their loops while the
 	// run goes on.
 	launcher *launcher
+	// spares are merged tasks' worktrees, kept for the next tasks.
+	spares *spares
 }
 
 type slotResult struct {
@@ -197,6 +199,13 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		return Result{ExitCode: exitcode.Fatal}, err
 	}
 	defer func() { _ = a.journal.log.Close() }()
+	a.spares = newSpares(a.merger.worktrees)
+	// Last, once no clean-up makes another: a spare outlives no run.
+	defer func() {
+		ctx, cancel := steady(ctx)
+		defer cancel()
+		a.removeSpares(ctx)
+	}()
 	// A run that ends on an error before its loop has clean-ups under
 	// way too; they end before the log closes.
 	defer a.cleaner.wait()
@@ -209,6 +218,10 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	a.control = control
 	sctx, cancel := steady(ctx)
 	defer cancel()
+	// Known before any launch or clean-up, which read it in goroutines.
+	if err := a.knowCommonDir(sctx); err != nil {
+		return Result{ExitCode: exitcode.Fatal}, err
+	}
 	if err := a.reconcile(sctx); err != nil {
 		return Result{ExitCode: exitcode.Fatal}, err
 	}
@@ -521,6 +534,9 @@ func (a *Autopilot) ensureWorktree(ctx context.Context, task, start string) erro
 		if err := a.repo.RemoveWorktree(ctx, dir); err != nil {
 			return err
 		}
+	}
+	if a.useSpare(ctx, task, start) {
+		return nil
 	}
 	return a.repo.AddWorktree(ctx, dir, branchOf(task), start)
 }

@@ -107,9 +107,9 @@ func (a *Autopilot) launch(ctx context.Context, slot, task string, attempt int, 
 	if err != nil {
 		return a.failAssign(ctx, task, "", err.Error())
 	}
-	l := &launching{slot: slot, task: task, attempt: attempt, job: job}
+	l := &launching{slot: slot, task: task, attempt: attempt, job: job, start: "refs/heads/" + a.base}
 	if _, statErr := os.Lstat(job.Dir); statErr != nil {
-		// Only a new worktree needs it: with deliver: pr it is a fetch.
+		// Asked only for a new worktree: with deliver: pr it is a fetch.
 		l.start = a.startPoint(ctx)
 	}
 	if c, ok := a.opts.Runner.(ConcurrentStarts); !ok || !c.StartsConcurrently() {
