@@ -76,9 +76,20 @@ func (g Repo) MoveWorktree(pin Pin, from, to string) error {
 // checked out as it is, as AddWorktree does.
 func (g Repo) CheckoutBranch(ctx context.Context, pin Pin, path, branch, start string) error {
 	wt := Repo{Dir: path, Pin: pin}
-	if _, err := wt.run(ctx, "checkout", "--quiet", "-b", branch, start); err == nil {
+	// A commit, not a name: `git checkout -b` resolves its start point
+	// once for the files and again for the branch, and a branch that moved
+	// in between (the base branch, as a merge lands) would leave the new
+	// branch at one commit and its index at another, whose next commit
+	// reverts what came between.
+	commit, err := wt.Resolve(ctx, start)
+	if err != nil {
+		return err
+	}
+	// --force: the index and files are commit's whatever the worktree's
+	// HEAD was.
+	if _, err := wt.run(ctx, "checkout", "--quiet", "--force", "-b", branch, commit); err == nil {
 		return nil
 	}
-	_, err := wt.run(ctx, "checkout", "--quiet", branch)
+	_, err = wt.run(ctx, "checkout", "--quiet", branch)
 	return err
 }
