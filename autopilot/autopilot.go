@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ralph-loop/ralph/config"
@@ -528,7 +529,7 @@ func (a *Autopilot) ensureWorktree(ctx context.Context, task, start string) erro
 	dir := a.worktree(task)
 	if _, err := os.Lstat(dir); err == nil {
 		if a.repo.IsWorktreeRoot(ctx, dir) {
-			return nil
+			return a.onBranch(ctx, task, start)
 		}
 		// What a removal cut short; AddWorktree prunes its registration.
 		if err := a.repo.RemoveWorktree(ctx, dir); err != nil {
@@ -539,6 +540,21 @@ func (a *Autopilot) ensureWorktree(ctx context.Context, task, start string) erro
 		return nil
 	}
 	return a.repo.AddWorktree(ctx, dir, branchOf(task), start)
+}
+
+// onBranch checks out task's branch in its worktree when a kill left a
+// spare moved there before its branch was made: detached, with no branch
+// of the task's (and so no work of it, as its loop starts after).
+func (a *Autopilot) onBranch(ctx context.Context, task, start string) error {
+	pin, err := a.pinIn(a.worktree(task))
+	if err != nil {
+		return err
+	}
+	head, err := os.ReadFile(filepath.Join(pin.GitDir, "HEAD"))
+	if err != nil || strings.TrimSpace(string(head)) == "ref: refs/heads/"+branchOf(task) || a.repo.BranchExists(ctx, branchOf(task)) {
+		return nil
+	}
+	return a.repo.CheckoutBranch(ctx, pin, a.worktree(task), branchOf(task), start)
 }
 
 // startPoint is the commit a task's worktree starts from: the base

@@ -104,3 +104,17 @@ func TestAMergedTasksWorktreeServesALaterOneAsIfNew(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(list, "worktree "), "every worktree removed at the end:\n%s", list)
 	assert.NoDirExists(t, filepath.Join(h.repo, ".worktrees", ".spare"))
 }
+
+// A kill between a spare's move to a task's worktree and its branch's
+// checkout leaves the worktree detached and the task without a branch:
+// the task's launch checks its branch out, so its work is merged.
+func TestASpareMovedButNotOnItsBranchGetsIt(t *testing.T) {
+	h := newHarness(t, task("a", 1))
+	gittest.Run(t, h.repo, "worktree", "add", "-q", "--detach", filepath.Join(h.repo, ".worktrees", "a"), "HEAD")
+	h.start(t.Context(), h.settings(1))
+	h.loop().complete()
+	res := h.wait()
+	require.NoError(t, h.err)
+	assert.Equal(t, Result{Completed: 1}, res)
+	assert.FileExists(t, filepath.Join(h.repo, "a.txt"), "a's work merged")
+}
