@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ralph-loop/ralph/config"
@@ -144,6 +145,11 @@ type Autopilot struct {
 	// cleaner removes finished tasks' worktrees and branches while the
 	// run goes on.
 	cleaner *cleaner
+	// launcher makes tasks' worktrees and starts their loops while the
+	// run goes on.
+	launcher *launcher
+	// spares are merged tasks' worktrees, kept for the next tasks.
+	spares *spares
 }
 
 type slotResult struct {
@@ -178,7 +184,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	a := &Autopilot{opts: opts, repo: git.Repo{Dir: opts.Repo}, handles: map[string]Handle{}, runnerCtx: context.WithoutCancel(ctx),
 		slotDone: make(chan slotResult), mergeDone: make(chan mergeDone), questions: make(chan questionSeen),
 		held: map[string]string{}, revived: map[string]int{}, closeTried: map[string]bool{}, mergedHere: map[string]bool{}, follow: newFollower(opts.Settings.PR.PollSeconds),
-		cleaner: newCleaner()}
+		cleaner: newCleaner(), launcher: newLauncher()}
 	var stopLooks context.CancelFunc
 	a.lookCtx, stopLooks = context.WithCancel(ctx)
 	defer stopLooks()
@@ -194,9 +200,17 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		return Result{ExitCode: exitcode.Fatal}, err
 	}
 	defer func() { _ = a.journal.log.Close() }()
+	a.spares = newSpares(a.merger.worktrees)
+	// Last, once no clean-up makes another: a spare outlives no run.
+	defer func() {
+		ctx, cancel := steady(ctx)
+		defer cancel()
+		a.removeSpares(ctx)
+	}()
 	// A run that ends on an error before its loop has clean-ups under
 	// way too; they end before the log closes.
 	defer a.cleaner.wait()
+	defer a.launcher.stop()
 	control, stopWatch, err := watchControl(runfiles.Dir(dir).Control())
 	if err != nil {
 		return Result{ExitCode: exitcode.Fatal}, err
@@ -205,6 +219,10 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	a.control = control
 	sctx, cancel := steady(ctx)
 	defer cancel()
+	// Known before any launch or clean-up, which read it in goroutines.
+	if err := a.knowCommonDir(sctx); err != nil {
+		return Result{ExitCode: exitcode.Fatal}, err
+	}
 	if err := a.reconcile(sctx); err != nil {
 		return Result{ExitCode: exitcode.Fatal}, err
 	}
@@ -249,6 +267,8 @@ func (a *Autopilot) loop(ctx context.Context) (Result, error) {
 			a.check(a.reviewed(ctx, seen))
 		case <-a.cleaner.done:
 			a.check(a.cleanedUp())
+		case l := <-a.launcher.done:
+			a.check(a.launched(ctx, l))
 		case <-ctx.Done():
 		}
 	}
@@ -322,7 +342,7 @@ func (a *Autopilot) startRetries(ctx context.Context) {
 func (a *Autopilot) done() (bool, int) {
 	st := a.state()
 	switch {
-	case len(a.handles) > 0 || a.merging != "" || a.cleaner.pending > 0:
+	case len(a.handles) > 0 || len(a.launcher.pending) > 0 || a.merging != "" || a.cleaner.pending > 0:
 		return false, 0
 	case a.interrupted:
 		return true, exitcode.Interrupted
@@ -502,56 +522,39 @@ func (a *Autopilot) start(ctx context.Context, t tasks.Task, slot string) error 
 	return a.launch(ctx, slot, t.ID, 1, mode)
 }
 
-// launch makes the task's worktree, when missing, and starts its loop.
-func (a *Autopilot) launch(ctx context.Context, slot, task string, attempt int, mode runfiles.StartMode) error {
-	dir := a.worktree(task)
-	if err := a.ensureWorktree(ctx, task); err != nil {
-		return a.failAssign(ctx, task, "", "making its worktree failed: "+err.Error())
-	}
-	if mode == runfiles.StartResume {
-		if state, _ := inspectLoop(dir); state == loopNone {
-			// Cut off before its run began: there is nothing to resume.
-			mode = runfiles.StartNew
-			if attempt > 1 {
-				mode = runfiles.StartFresh
-			}
-		}
-	}
-	job, err := a.job(task, attempt, mode)
-	if err == nil {
-		job.Pin, err = a.pin(ctx, dir)
-	}
-	if err != nil {
-		return a.failAssign(ctx, task, "", err.Error())
-	}
-	h, err := a.opts.Runner.Start(a.runnerCtx, job)
-	if err != nil {
-		return a.failAssign(ctx, task, "", "starting its loop failed: "+err.Error())
-	}
-	a.watch(slot, task, attempt, h)
-	// Unsynced: it follows the loop's start, which a restart that never
-	// saw it finds (reconcile).
-	if err := a.journal.recordUnsynced(runfiles.TopicTaskRunning, runfiles.AutopilotPayload{Task: task, Slot: slot, PID: h.PID(), Attempt: attempt}); err != nil {
-		return err
-	}
-	a.fault(FaultRunning)
-	return nil
-}
-
-// ensureWorktree makes task's worktree on its branch, unless it is there:
-// the branch's work is kept, and what a removal cut short is cleared away.
-func (a *Autopilot) ensureWorktree(ctx context.Context, task string) error {
+// ensureWorktree makes task's worktree on its branch, from start when the
+// branch is new, unless it is there: the branch's work is kept, and what
+// a removal cut short is cleared away.
+func (a *Autopilot) ensureWorktree(ctx context.Context, task, start string) error {
 	dir := a.worktree(task)
 	if _, err := os.Lstat(dir); err == nil {
 		if a.repo.IsWorktreeRoot(ctx, dir) {
-			return nil
+			return a.onBranch(ctx, task, start)
 		}
 		// What a removal cut short; AddWorktree prunes its registration.
 		if err := a.repo.RemoveWorktree(ctx, dir); err != nil {
 			return err
 		}
 	}
-	return a.repo.AddWorktree(ctx, dir, branchOf(task), a.startPoint(ctx))
+	if a.useSpare(ctx, task, start) {
+		return nil
+	}
+	return a.repo.AddWorktree(ctx, dir, branchOf(task), start)
+}
+
+// onBranch checks out task's branch in its worktree when a kill left a
+// spare moved there before its branch was made: detached, with no branch
+// of the task's (and so no work of it, as its loop starts after).
+func (a *Autopilot) onBranch(ctx context.Context, task, start string) error {
+	pin, err := a.pinIn(a.worktree(task))
+	if err != nil {
+		return err
+	}
+	head, err := os.ReadFile(filepath.Join(pin.GitDir, "HEAD"))
+	if err != nil || strings.TrimSpace(string(head)) == "ref: refs/heads/"+branchOf(task) || a.repo.BranchExists(ctx, branchOf(task)) {
+		return nil
+	}
+	return a.repo.CheckoutBranch(ctx, pin, a.worktree(task), branchOf(task), start)
 }
 
 // startPoint is the commit a task's worktree starts from: the base
@@ -568,17 +571,21 @@ func (a *Autopilot) startPoint(ctx context.Context) string {
 	return "refs/heads/" + a.base
 }
 
-// pin is where the repository of the worktree at dir is (git.Pin), from
-// the repository's side; its common git directory is asked for once a
-// run, as every task's worktree shares it.
-func (a *Autopilot) pin(ctx context.Context, dir string) (git.Pin, error) {
-	if a.commonDir == "" {
-		common, err := a.repo.CommonDir(ctx)
-		if err != nil {
-			return git.Pin{}, err
-		}
-		a.commonDir = common
+// knowCommonDir asks for the repository's common git directory, which
+// every task's worktree shares, once a run.
+func (a *Autopilot) knowCommonDir(ctx context.Context) error {
+	if a.commonDir != "" {
+		return nil
 	}
+	common, err := a.repo.CommonDir(ctx)
+	a.commonDir = common
+	return err
+}
+
+// pinIn is where the repository of the worktree at dir is (git.Pin), from
+// the repository's side, once knowCommonDir has asked: it runs no git,
+// and reads nothing the state machine changes.
+func (a *Autopilot) pinIn(dir string) (git.Pin, error) {
 	return git.WorktreePinIn(a.commonDir, dir)
 }
 

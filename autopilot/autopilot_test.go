@@ -151,6 +151,10 @@ func (r *fakeRunner) Start(_ context.Context, job Job) (Handle, error) {
 	return l, nil
 }
 
+// StartsConcurrently: the harness's runs launch their loops off the
+// state machine's goroutine, as the local runner's do.
+func (r *fakeRunner) StartsConcurrently() bool { return true }
+
 func (r *fakeRunner) Attach(context.Context, string) (Handle, error) {
 	return nil, errors.New("nothing to attach to")
 }

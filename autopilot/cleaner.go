@@ -86,15 +86,18 @@ func (a *Autopilot) cleanUp(task string, keepBranch bool) {
 	})
 }
 
-// removeTask keeps the loop log of task, then removes its worktree, its
+// removeTask keeps the loop log of task, then resets its worktree and
+// keeps it for the next task (spares), or removes it, and removes its
 // branch and what the runner keeps of it; it returns what failed.
 func (a *Autopilot) removeTask(ctx context.Context, task string, keepBranch bool) []string {
 	var notes []string
 	if err := runfiles.KeepTaskLog(a.opts.Repo, task, a.worktree(task)); err != nil {
 		notes = append(notes, fmt.Sprintf("keeping the loop log of %s failed: %v; it goes with its worktree", task, err))
 	}
-	if err := a.repo.RemoveWorktree(ctx, a.worktree(task)); err != nil {
-		notes = append(notes, fmt.Sprintf("removing the worktree of %s failed: %v", task, err))
+	if !a.spareTask(ctx, task) {
+		if err := a.repo.RemoveWorktree(ctx, a.worktree(task)); err != nil {
+			notes = append(notes, fmt.Sprintf("removing the worktree of %s failed: %v", task, err))
+		}
 	}
 	if err := a.repo.DeleteBranch(ctx, branchOf(task)); err != nil {
 		notes = append(notes, fmt.Sprintf("deleting %s failed: %v", branchOf(task), err))

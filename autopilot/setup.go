@@ -299,7 +299,7 @@ func (e *LandBlockedError) Hint() string {
 // still run, which may take a while to end.
 func (a *Autopilot) blockedLand(m runfiles.TaskMerge, inTheWay *git.OverwriteError) error {
 	err := &LandBlockedError{Task: m.Task, Base: a.base, Err: inTheWay}
-	if len(a.handles) == 0 {
+	if len(a.handles) == 0 && len(a.launcher.pending) == 0 {
 		return err
 	}
 	if nerr := a.notice(err.Error() + "; no new task starts, and the run ends once the running loops have finished (" + err.Hint() + ")"); nerr != nil {

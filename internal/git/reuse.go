@@ -1,0 +1,95 @@
+package git
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// A worktree that is done with can be reset and kept, to be moved where
+// the next one is wanted: `git worktree add` writes a new git directory
+// and every file, and its removal deletes them again, where a kept one
+// only changes what differs between the two commits.
+
+// ResetWorktree makes the linked worktree at path, whose git directory is
+// pin's, as clean as a new one detached at commit: its tracked files as
+// commit has them, no untracked or ignored file left (a loop's .ralph/,
+// a build's output, a nested repository), and no state of its own in its
+// git directory beyond its HEAD and index (a merge or rebase under way,
+// per-worktree refs and config, its reflog). Its branch is left free to
+// be deleted. A worktree with submodules is refused: their git
+// directories live outside it, and a reset would not reach them.
+func (g Repo) ResetWorktree(ctx context.Context, pin Pin, path, commit string) error {
+	wt := Repo{Dir: path, Pin: pin}
+	if _, err := wt.run(ctx, "checkout", "--quiet", "--force", "--detach", commit); err != nil {
+		return err
+	}
+	if _, err := os.Lstat(filepath.Join(path, ".gitmodules")); err == nil {
+		return fmt.Errorf("the worktree %s has submodules", path)
+	}
+	if _, err := wt.run(ctx, "clean", "--quiet", "-ffdx"); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(pin.GitDir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !slices.Contains(worktreeOwnFiles, e.Name()) {
+			if err := os.RemoveAll(filepath.Join(pin.GitDir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// worktreeOwnFiles are what a linked worktree's git directory holds once
+// `git worktree add` has made it, and its reflog gone.
+var worktreeOwnFiles = []string{"HEAD", "index", "commondir", "gitdir"}
+
+// MoveWorktree moves the linked worktree at from, whose git directory is
+// pin's, to to, and tells git and the worktree where each other is, as
+// `git worktree move` does without a process of its own. to's parent
+// must exist. A move cut short leaves a worktree git prunes and the
+// autopilot removes.
+func (g Repo) MoveWorktree(pin Pin, from, to string) error {
+	defer lockWorktrees(g.Dir)()
+	abs, err := filepath.Abs(to)
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(from, abs); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(pin.GitDir, "gitdir"), []byte(filepath.Join(abs, ".git")+"\n"), 0o644); err != nil {
+		return err
+	}
+	// Written anew: a task's agent may have rewritten it.
+	return os.WriteFile(filepath.Join(abs, ".git"), []byte("gitdir: "+pin.GitDir+"\n"), 0o644)
+}
+
+// CheckoutBranch checks out branch in the clean worktree at path, whose
+// git directory is pin's: a new branch is made at start, an existing one
+// checked out as it is, as AddWorktree does.
+func (g Repo) CheckoutBranch(ctx context.Context, pin Pin, path, branch, start string) error {
+	wt := Repo{Dir: path, Pin: pin}
+	// A commit, not a name: `git checkout -b` resolves its start point
+	// once for the files and again for the branch, and a branch that moved
+	// in between (the base branch, as a merge lands) would leave the new
+	// branch at one commit and its index at another, whose next commit
+	// reverts what came between.
+	commit, err := wt.Resolve(ctx, start)
+	if err != nil {
+		return err
+	}
+	// --force: the index and files are commit's whatever the worktree's
+	// HEAD was.
+	if _, err := wt.run(ctx, "checkout", "--quiet", "--force", "-b", branch, commit); err == nil {
+		return nil
+	}
+	_, err = wt.run(ctx, "checkout", "--quiet", branch)
+	return err
+}
