@@ -143,16 +143,6 @@ func runClusterScale(b *testing.B, n int) clusterRun {
 	return r
 }
 
-// selfCPU is the CPU this process has used so far.
-func selfCPU(b *testing.B) time.Duration {
-	b.Helper()
-	var u syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
-}
-
 // assertEachMergedOnceAndClosed fails b unless main's history names each
 // task as merged exactly once and prd.json has every task passing.
 func assertEachMergedOnceAndClosed(b *testing.B, w *workspace, ids []string) {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -51,4 +52,14 @@ func inOwnGroup(cmd *exec.Cmd) {
 // a child that has ended.
 func childPeakRSS(_ testing.TB, ps *os.ProcessState) int64 {
 	return ps.SysUsage().(*syscall.Rusage).Maxrss * 1024 // kilobytes on Linux
+}
+
+// selfCPU is the CPU this process has used so far.
+func selfCPU(b *testing.B) time.Duration {
+	b.Helper()
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -55,5 +56,14 @@ func inOwnGroup(cmd *exec.Cmd) {
 // childPeakRSS skips: Windows reports no peak memory for a child.
 func childPeakRSS(t testing.TB, _ *os.ProcessState) int64 {
 	t.Skip("Windows reports no peak memory for a child process")
+	return 0
+}
+
+// selfCPU is the CPU this process has used so far: Windows has no
+// getrusage, and the cluster's scale benchmark, its only user, runs on
+// Linux.
+func selfCPU(b *testing.B) time.Duration {
+	b.Helper()
+	b.Skip("the CPU of the benchmark's own process is measured on Unix only")
 	return 0
 }
