@@ -152,7 +152,10 @@ func (t *lineTee) add(p []byte) {
 		t.log.write(p[:i+1])
 		t.pending = append(t.pending, p[i+1:]...)
 	default:
-		t.log.write(append(t.pending, p[:i+1]...))
+		// Joined in pending, whose room is kept: joining in a new slice
+		// each time allocated as many bytes as the stream had.
+		t.pending = append(t.pending, p[:i+1]...)
+		t.log.write(t.pending)
 		t.pending = append(t.pending[:0], p[i+1:]...)
 	}
 	if len(t.pending) > maxPendingLine {
