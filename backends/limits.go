@@ -228,6 +228,9 @@ func (b *activityBudget) add(a events.Activity) {
 	b.dropped++
 }
 
+// full reports whether text, tool and error reports are left out now.
+func (b *activityBudget) full() bool { return b.over }
+
 // finish reports the usage summed past the limit and how much was left
 // out, once the parser is done.
 func (b *activityBudget) finish() {

@@ -309,7 +309,7 @@ func (p *agentProc) parse() (res events.AgentResult) {
 		cutter = newLineCutter(p.feed, p.inv.limits.LineBytes)
 		stdout = cutter
 	}
-	res = p.inv.parse(stdout, p.report, parseEnv{now: time.Now, textLimit: p.inv.limits.TextBytes})
+	res = p.inv.parse(stdout, p.report, parseEnv{now: time.Now, textLimit: p.inv.limits.TextBytes, activityFull: p.budget.full})
 	if cutter != nil {
 		if w := cutter.warning(); w != "" {
 			p.report(events.Activity{Kind: events.ActivityWarning, Text: w})
@@ -319,7 +319,7 @@ func (p *agentProc) parse() (res events.AgentResult) {
 	if limit := p.inv.limits.TextBytes; limit > 0 && len(res.FinalText) > limit {
 		// One line of a JSON CLI's final message may be longer.
 		t := textTail{limit: limit}
-		t.add(res.FinalText)
+		t.addString(res.FinalText)
 		t.warn(p.report)
 		res.FinalText = t.String()
 	}

@@ -130,20 +130,46 @@ const maxTextOutput = 1 << 20
 func textParser(stdout io.Reader, report func(events.Activity), env parseEnv) events.AgentResult {
 	all := textTail{limit: env.textLimit}
 	br := bufio.NewReader(stdout)
+	// Lines are read as views of br's buffer, and only a line that is
+	// reported becomes a string: one per line was as many bytes allocated
+	// as the agent printed. A line longer than the buffer is gathered in
+	// long.
+	var long []byte
 	for {
-		line, err := br.ReadString('\n')
-		if line != "" {
-			all.add(line)
-			if text := strings.TrimRight(line, "\r\n"); strings.TrimSpace(text) != "" {
-				report(events.Activity{Kind: events.ActivityText, Text: text})
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull || len(long) > 0 {
+			long = append(long, line...)
+			if err == bufio.ErrBufferFull {
+				continue
 			}
+			line = long
 		}
+		if len(line) > 0 {
+			all.add(line)
+			reportText(line, report, env)
+		}
+		long = long[:0]
 		if err != nil {
 			break
 		}
 	}
 	all.warn(report)
 	return events.AgentResult{FinalText: all.String()}
+}
+
+// reportText reports a line of a plain-text CLI as assistant text, unless
+// it is blank. Past the activity budget the report is left out and only
+// counted, so its text is not built.
+func reportText(line []byte, report func(events.Activity), env parseEnv) {
+	text := bytes.TrimRight(line, "\r\n")
+	if len(bytes.TrimSpace(text)) == 0 {
+		return
+	}
+	a := events.Activity{Kind: events.ActivityText}
+	if !env.muted() {
+		a.Text = string(text)
+	}
+	report(a)
 }
 
 // textTail gathers a text and keeps its end: at most limit bytes of it
@@ -154,8 +180,17 @@ type textTail struct {
 	cut   int // bytes dropped from the start
 }
 
-func (t *textTail) add(s string) {
+func (t *textTail) add(b []byte) {
+	t.buf = append(t.buf, b...)
+	t.trim()
+}
+
+func (t *textTail) addString(s string) {
 	t.buf = append(t.buf, s...)
+	t.trim()
+}
+
+func (t *textTail) trim() {
 	// Dropping only past twice the limit keeps the copying amortised.
 	if t.limit > 0 && len(t.buf) > 2*t.limit {
 		drop := len(t.buf) - t.limit
