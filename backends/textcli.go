@@ -181,13 +181,27 @@ type textTail struct {
 }
 
 func (t *textTail) add(b []byte) {
+	t.grow(len(b))
 	t.buf = append(t.buf, b...)
 	t.trim()
 }
 
 func (t *textTail) addString(s string) {
+	t.grow(len(s))
 	t.buf = append(t.buf, s...)
 	t.trim()
+}
+
+// grow makes room for n more bytes by doubling: append grows a large
+// slice by a quarter at a time, which allocated five times the text kept
+// on the way to twice the limit.
+func (t *textTail) grow(n int) {
+	if len(t.buf)+n <= cap(t.buf) {
+		return
+	}
+	buf := make([]byte, len(t.buf), max(len(t.buf)+n, 2*cap(t.buf), 4<<10))
+	copy(buf, t.buf)
+	t.buf = buf
 }
 
 func (t *textTail) trim() {
