@@ -65,13 +65,15 @@ func (f *feed) Write(p []byte) (int, error) {
 }
 
 // grow makes room in the ring for want more bytes, as far as feedLimit
-// allows.
+// allows. It grows fourfold: an agent that fills it reaches feedLimit in
+// three steps, having allocated a third more than feedLimit on the way
+// rather than as much again.
 func (f *feed) grow(want int) {
 	size := len(f.ring)
 	if size-f.n >= want || size >= feedLimit {
 		return
 	}
-	ring := make([]byte, min(feedLimit, max(2*size, f.n+want, feedMinRing)))
+	ring := make([]byte, min(feedLimit, max(4*size, f.n+want, feedMinRing)))
 	f.n = f.copyOut(ring)
 	f.ring, f.start = ring, 0
 }
