@@ -3,6 +3,7 @@ package backends
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -137,9 +138,10 @@ func textParser(stdout io.Reader, report func(events.Activity), env parseEnv) ev
 	var long []byte
 	for {
 		line, err := br.ReadSlice('\n')
-		if err == bufio.ErrBufferFull || len(long) > 0 {
+		full := errors.Is(err, bufio.ErrBufferFull)
+		if full || len(long) > 0 {
 			long = append(long, line...)
-			if err == bufio.ErrBufferFull {
+			if full {
 				continue
 			}
 			line = long
