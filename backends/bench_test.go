@@ -3,9 +3,11 @@ package backends
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/events"
+	"github.com/ralph-loop/ralph/internal/redact"
 )
 
 // BenchmarkParsers runs each CLI's parser over its recorded stdout streams
@@ -202,4 +205,60 @@ func writeJSONString(out *bytes.Buffer, s string) error {
 	}
 	out.Truncate(out.Len() - 1) // Encode's newline
 	return nil
+}
+
+// The BenchmarkOutput benchmarks run an agent's stdout through all that
+// ralph does with it, as a run does (agentProc.pipe): the copy into the raw
+// output file and the parser's feed, the line cutter, the CLI's parser, the
+// redaction of each report and the activity budget, with the default
+// limits. The stream is far past the activity budget, as with an agent
+// that prints without end. allocB/B is the bytes allocated per byte of
+// output: what makes the collector run, and the heap grow past what is live
+// when it lags.
+
+// BenchmarkOutputText is a plain-text agent printing 100-byte lines, with
+// a secret value in the environment and without.
+func BenchmarkOutputText(b *testing.B) {
+	line := strings.Repeat("0123456789", 10)[:99] + "\n"
+	data := bytes.Repeat([]byte(line), largeStreamSize/len(line))
+	b.Run("secret", func(b *testing.B) { benchOutput(b, "command", benchSecret, data) })
+	b.Run("no-secret", func(b *testing.B) { benchOutput(b, "command", nil, data) })
+}
+
+// BenchmarkOutputClaude is Claude's stream-json grown from its recorded
+// tool loop (largeStream).
+func BenchmarkOutputClaude(b *testing.B) {
+	benchOutput(b, "claude", benchSecret, largeStream(b, "claude"))
+}
+
+// benchSecret is the environment of a user with an API key.
+var benchSecret = []string{"ANTHROPIC_API_KEY=sk-ant-bench-0123456789abcdef"}
+
+func benchOutput(b *testing.B, cli string, env []string, data []byte) {
+	inv := invocation{
+		backend: cli, parse: clis[cli].parse, verdict: commandVerdict,
+		redactor: redact.New(env, nil), limits: OutputLimits{}.resolved(),
+	}
+	reported := 0
+	report := func(events.Activity) { reported++ }
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for b.Loop() {
+		p := newAgentProc(inv, events.AgentRun{RawOutput: io.Discard}, report)
+		p.pipe(bytes.NewReader(data), strings.NewReader(""))
+		p.copiers.Wait() // the end of drain
+		_ = p.feed.Close()
+		p.raw.close()
+		res := <-p.parsed
+		if res.Failure != events.FailureNone || res.FinalText == "" || p.raw.err != nil {
+			b.Fatalf("run failed: %v %q %v", res.Failure, res.FailureMessage, p.raw.err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if reported == 0 {
+		b.Fatal("nothing reported")
+	}
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/float64(len(data)), "allocB/B")
 }

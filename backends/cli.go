@@ -78,7 +78,15 @@ type parseEnv struct {
 	// gemini's deltas): past it, the text loses its start, because
 	// completion tags come at the end. 0: no bound.
 	textLimit int
+	// activityFull, when set, tells whether the run's activity is past
+	// its budget (OutputLimits.ActivityBytes): text, tool and error
+	// reports are then left out, only counted, so a parser may report
+	// them without building their text.
+	activityFull func() bool
 }
+
+// muted reports whether text, tool and error reports are left out now.
+func (e parseEnv) muted() bool { return e.activityFull != nil && e.activityFull() }
 
 // clis holds every known CLI by name; each CLI's file adds itself in init.
 var clis = map[string]*cliSpec{}

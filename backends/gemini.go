@@ -123,7 +123,7 @@ func parseGemini(stdout io.Reader, report func(events.Activity), env parseEnv) e
 	flush := func() {
 		if text := strings.Join(segment, ""); text != "" {
 			report(events.Activity{Kind: events.ActivityText, Text: text})
-			final.add(text)
+			final.addString(text)
 		}
 		segment = nil
 	}

@@ -80,7 +80,8 @@ type lineCutter struct {
 	hold  int // how many bytes before the limit are held back
 
 	buf      []byte // what was read from r
-	out      []byte // what is ready to be read
+	out      []byte // what is ready to be read, from outRead on
+	outRead  int
 	held     []byte // the line's bytes past limit-hold, while it may fit
 	inLine   int    // bytes of the current line read so far
 	dropping bool   // the current line was cut: the rest of it is dropped
@@ -104,10 +105,12 @@ func (c *lineCutter) Read(p []byte) (int, error) {
 			return 0, err
 		}
 	}
-	n := copy(p, c.out)
-	c.out = c.out[n:]
-	if len(c.out) == 0 {
-		c.out = c.out[:0:0] // let a large one go
+	n := copy(p, c.out[c.outRead:])
+	c.outRead += n
+	if c.outRead == len(c.out) {
+		// Reused: one read of buf and the bytes held back bound it, and
+		// a new one for each read was as many bytes allocated as read.
+		c.out, c.outRead = c.out[:0], 0
 	}
 	return n, nil
 }
@@ -224,6 +227,9 @@ func (b *activityBudget) add(a events.Activity) {
 	}
 	b.dropped++
 }
+
+// full reports whether text, tool and error reports are left out now.
+func (b *activityBudget) full() bool { return b.over }
 
 // finish reports the usage summed past the limit and how much was left
 // out, once the parser is done.

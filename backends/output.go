@@ -9,21 +9,30 @@ import (
 )
 
 // feed carries stdout from the pipe reader to the parser. It holds at most
-// about feedLimit bytes: past them, a write waits for the parser to read, so
+// feedLimit bytes: past them, a write waits for the parser to read, so
 // memory stays bounded however fast the agent prints (the agent then waits
 // on its pipe, as it would for any slow reader). Once the agent's group is
 // gone, the reader can still be cut off after a short grace without losing
 // output that was already queued for the parser.
+//
+// The bytes wait in a ring that grows to feedLimit at most and is then
+// reused: a bytes.Buffer that a writer keeps ahead of its reader grows to
+// several times what it holds, and is copied each time.
 type feed struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
-	buf     bytes.Buffer
-	closed  bool // no more writes: Read returns io.EOF once buf is empty
+	ring    []byte // what is queued: n bytes from start, wrapping around
+	start   int
+	n       int
+	closed  bool // no more writes: Read returns io.EOF once the ring is empty
 	dropped bool // the parser stopped reading: writes are discarded
 }
 
 // feedLimit is how much of stdout may wait for the parser.
 const feedLimit = 4 << 20
+
+// feedMinRing is the ring's first size: most agents never need more.
+const feedMinRing = 64 << 10
 
 func newFeed() *feed {
 	f := &feed{}
@@ -34,28 +43,62 @@ func newFeed() *feed {
 func (f *feed) Write(p []byte) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for f.buf.Len() >= feedLimit && !f.dropped && !f.closed {
-		f.cond.Wait()
-	}
-	if !f.dropped && !f.closed {
-		f.buf.Write(p)
+	total := len(p)
+	for len(p) > 0 {
+		for f.n >= feedLimit && !f.dropped && !f.closed {
+			f.cond.Wait()
+		}
+		if f.dropped || f.closed {
+			break
+		}
+		f.grow(len(p))
+		end := (f.start + f.n) % len(f.ring)
+		// The free bytes after end: up to the ring's end, or to start
+		// when the queued bytes wrap around.
+		free := min(len(f.ring)-end, len(f.ring)-f.n)
+		w := copy(f.ring[end:end+free], p)
+		f.n += w
+		p = p[w:]
 		f.cond.Broadcast()
 	}
-	return len(p), nil
+	return total, nil
+}
+
+// grow makes room in the ring for want more bytes, as far as feedLimit
+// allows. It grows fourfold: an agent that fills it reaches feedLimit in
+// three steps, having allocated a third more than feedLimit on the way
+// rather than as much again.
+func (f *feed) grow(want int) {
+	size := len(f.ring)
+	if size-f.n >= want || size >= feedLimit {
+		return
+	}
+	ring := make([]byte, min(feedLimit, max(4*size, f.n+want, feedMinRing)))
+	f.n = f.copyOut(ring)
+	f.ring, f.start = ring, 0
+}
+
+// copyOut copies what is queued, from start, to p, as much as fits, without
+// taking it off the ring.
+func (f *feed) copyOut(p []byte) int {
+	first := min(f.n, len(f.ring)-f.start)
+	c := copy(p, f.ring[f.start:f.start+first])
+	return c + copy(p[c:], f.ring[:f.n-first])
 }
 
 func (f *feed) Read(p []byte) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for f.buf.Len() == 0 && !f.closed {
+	for f.n == 0 && !f.closed {
 		f.cond.Wait()
 	}
-	if f.buf.Len() == 0 {
+	if f.n == 0 {
 		return 0, io.EOF
 	}
-	n, err := f.buf.Read(p)
+	c := f.copyOut(p)
+	f.start, f.n = (f.start+c)%len(f.ring), f.n-c
 	f.cond.Broadcast() // a writer may wait for room
-	return n, err
+	return c, nil
 }
 
 // Close ends the stream: the parser sees EOF after what is queued.
@@ -73,7 +116,7 @@ func (f *feed) drop() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.dropped = true
-	f.buf.Reset()
+	f.ring, f.start, f.n = nil, 0, 0
 	f.cond.Broadcast()
 }
 
@@ -152,7 +195,10 @@ func (t *lineTee) add(p []byte) {
 		t.log.write(p[:i+1])
 		t.pending = append(t.pending, p[i+1:]...)
 	default:
-		t.log.write(append(t.pending, p[:i+1]...))
+		// Joined in pending, whose room is kept: joining in a new slice
+		// each time allocated as many bytes as the stream had.
+		t.pending = append(t.pending, p[:i+1]...)
+		t.log.write(t.pending)
 		t.pending = append(t.pending[:0], p[i+1:]...)
 	}
 	if len(t.pending) > maxPendingLine {

@@ -100,16 +100,22 @@ func runProcess(ctx context.Context, inv invocation, run events.AgentRun, report
 	if err := checkWorkspace(run.Dir); err != nil {
 		return events.AgentResult{}, fmt.Errorf("start %s: %w", inv.backend, err)
 	}
-	// Redacted before it is cut or counted: a cut through a secret value
-	// would leave a part the redactor cannot recognise.
-	budget := &activityBudget{report: report, limit: inv.limits.ActivityBytes}
-	p := &agentProc{inv: inv, run: run, report: redactingReport(inv.redactor, budget.add), budget: budget, stderrTail: tail.New(stderrTailSize)}
+	p := newAgentProc(inv, run, report)
 	if err := p.start(); err != nil {
 		return events.AgentResult{}, err
 	}
 	defer p.unconfine()
 	res, err := p.wait(ctx)
 	return redactResult(inv.redactor, res), err
+}
+
+// newAgentProc is the agent of inv, not started yet, its activity going to
+// report.
+func newAgentProc(inv invocation, run events.AgentRun, report func(events.Activity)) *agentProc {
+	// Redacted before it is cut or counted: a cut through a secret value
+	// would leave a part the redactor cannot recognise.
+	budget := &activityBudget{report: report, limit: inv.limits.ActivityBytes}
+	return &agentProc{inv: inv, run: run, report: redactingReport(inv.redactor, budget.add), budget: budget, stderrTail: tail.New(stderrTailSize)}
 }
 
 // checkWorkspace reports a missing working directory by name; otherwise the
@@ -248,13 +254,19 @@ func (p *agentProc) serve() {
 		}
 	}()
 
+	p.pipe(p.stdoutR, p.stderrR)
+}
+
+// pipe starts the goroutines that copy the agent's output into the raw log,
+// the tail of stderr and the parser, which sends its result to p.parsed.
+func (p *agentProc) pipe(stdout, stderr io.Reader) {
 	p.feed = newFeed()
 	stdoutTee := &lineTee{log: &p.raw}
 	stderrTee := &lineTee{log: &p.raw}
 	p.raw.open(p.run.RawOutput, p.inv.redactor, p.inv.limits.RawBytes)
 	p.copiers.Add(2)
-	go p.copyOutput(p.stdoutR, stdoutTee, p.feed.Write)
-	go p.copyOutput(p.stderrR, stderrTee, p.stderrTail.Write)
+	go p.copyOutput(stdout, stdoutTee, p.feed.Write)
+	go p.copyOutput(stderr, stderrTee, p.stderrTail.Write)
 
 	p.parsed = make(chan events.AgentResult, 1)
 	go func() { p.parsed <- p.parse() }()
@@ -297,7 +309,7 @@ func (p *agentProc) parse() (res events.AgentResult) {
 		cutter = newLineCutter(p.feed, p.inv.limits.LineBytes)
 		stdout = cutter
 	}
-	res = p.inv.parse(stdout, p.report, parseEnv{now: time.Now, textLimit: p.inv.limits.TextBytes})
+	res = p.inv.parse(stdout, p.report, parseEnv{now: time.Now, textLimit: p.inv.limits.TextBytes, activityFull: p.budget.full})
 	if cutter != nil {
 		if w := cutter.warning(); w != "" {
 			p.report(events.Activity{Kind: events.ActivityWarning, Text: w})
@@ -307,7 +319,7 @@ func (p *agentProc) parse() (res events.AgentResult) {
 	if limit := p.inv.limits.TextBytes; limit > 0 && len(res.FinalText) > limit {
 		// One line of a JSON CLI's final message may be longer.
 		t := textTail{limit: limit}
-		t.add(res.FinalText)
+		t.addString(res.FinalText)
 		t.warn(p.report)
 		res.FinalText = t.String()
 	}

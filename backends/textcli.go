@@ -3,6 +3,7 @@ package backends
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -130,20 +131,47 @@ const maxTextOutput = 1 << 20
 func textParser(stdout io.Reader, report func(events.Activity), env parseEnv) events.AgentResult {
 	all := textTail{limit: env.textLimit}
 	br := bufio.NewReader(stdout)
+	// Lines are read as views of br's buffer, and only a line that is
+	// reported becomes a string: one per line was as many bytes allocated
+	// as the agent printed. A line longer than the buffer is gathered in
+	// long.
+	var long []byte
 	for {
-		line, err := br.ReadString('\n')
-		if line != "" {
-			all.add(line)
-			if text := strings.TrimRight(line, "\r\n"); strings.TrimSpace(text) != "" {
-				report(events.Activity{Kind: events.ActivityText, Text: text})
+		line, err := br.ReadSlice('\n')
+		full := errors.Is(err, bufio.ErrBufferFull)
+		if full || len(long) > 0 {
+			long = append(long, line...)
+			if full {
+				continue
 			}
+			line = long
 		}
+		if len(line) > 0 {
+			all.add(line)
+			reportText(line, report, env)
+		}
+		long = long[:0]
 		if err != nil {
 			break
 		}
 	}
 	all.warn(report)
 	return events.AgentResult{FinalText: all.String()}
+}
+
+// reportText reports a line of a plain-text CLI as assistant text, unless
+// it is blank. Past the activity budget the report is left out and only
+// counted, so its text is not built.
+func reportText(line []byte, report func(events.Activity), env parseEnv) {
+	text := bytes.TrimRight(line, "\r\n")
+	if len(bytes.TrimSpace(text)) == 0 {
+		return
+	}
+	a := events.Activity{Kind: events.ActivityText}
+	if !env.muted() {
+		a.Text = string(text)
+	}
+	report(a)
 }
 
 // textTail gathers a text and keeps its end: at most limit bytes of it
@@ -154,8 +182,31 @@ type textTail struct {
 	cut   int // bytes dropped from the start
 }
 
-func (t *textTail) add(s string) {
+func (t *textTail) add(b []byte) {
+	t.grow(len(b))
+	t.buf = append(t.buf, b...)
+	t.trim()
+}
+
+func (t *textTail) addString(s string) {
+	t.grow(len(s))
 	t.buf = append(t.buf, s...)
+	t.trim()
+}
+
+// grow makes room for n more bytes by doubling: append grows a large
+// slice by a quarter at a time, which allocated five times the text kept
+// on the way to twice the limit.
+func (t *textTail) grow(n int) {
+	if len(t.buf)+n <= cap(t.buf) {
+		return
+	}
+	buf := make([]byte, len(t.buf), max(len(t.buf)+n, 2*cap(t.buf), 4<<10))
+	copy(buf, t.buf)
+	t.buf = buf
+}
+
+func (t *textTail) trim() {
 	// Dropping only past twice the limit keeps the copying amortised.
 	if t.limit > 0 && len(t.buf) > 2*t.limit {
 		drop := len(t.buf) - t.limit

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/events"
 )
@@ -107,4 +108,25 @@ func TestTextCLIVerdict(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Past the activity budget the text parser leaves its lines' text unbuilt,
+// and they are still counted as left out, blank lines not; a line longer
+// than the reader's buffer is reported and kept whole.
+func TestParsePlainTextPastTheActivityBudget(t *testing.T) {
+	long := strings.Repeat("l", 10000)
+	stdout := "first line\n" + long + "\n\n  \nthird\r\nfourth\nfifth"
+	var got []events.Activity
+	b := &activityBudget{report: func(a events.Activity) { got = append(got, a) }, limit: 2*activityOverhead + len("first line") + len(long)}
+	env := fixedEnv
+	env.activityFull = b.full
+	res := textParser(strings.NewReader(stdout), b.add, env)
+	b.finish()
+
+	assert.Equal(t, stdout, res.FinalText)
+	require.Len(t, got, 4)
+	assert.Equal(t, events.Activity{Kind: events.ActivityText, Text: "first line"}, got[0])
+	assert.Equal(t, events.Activity{Kind: events.ActivityText, Text: long}, got[1])
+	assert.Contains(t, got[2].Text, "max_activity_bytes")
+	assert.Contains(t, got[3].Text, "3 activity report(s) of this iteration were left out past max_activity_bytes")
 }

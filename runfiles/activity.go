@@ -1,6 +1,7 @@
 package runfiles
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"math"
@@ -28,8 +29,14 @@ type ActivityRecord struct {
 	ResetAt   time.Time           `json:"reset_at,omitzero"` // when a rate limit lifts, if known
 }
 
-// ActivityWriter appends a run's activity to its ActivityFile.
-type ActivityWriter struct{ f *os.File }
+// ActivityWriter appends a run's activity to its ActivityFile. Lines are
+// encoded in a buffer it keeps, not one made for each: a line is written
+// for each report of an agent's activity. It is not for concurrent use.
+type ActivityWriter struct {
+	f   *os.File
+	buf bytes.Buffer
+	enc *json.Encoder // into buf, as json.Marshal encodes, with a newline
+}
 
 // OpenActivity opens run runID's activity in workspace for appending,
 // making it when there is none.
@@ -44,18 +51,20 @@ func OpenActivityIn(d Dir, runID string) (*ActivityWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ActivityWriter{f: f}, nil
+	w := &ActivityWriter{f: f}
+	w.enc = json.NewEncoder(&w.buf)
+	return w, nil
 }
 
 // Append writes one record as one line.
 func (w *ActivityWriter) Append(rec ActivityRecord) error {
-	line, err := json.Marshal(rec)
-	if err != nil {
+	w.buf.Reset()
+	if err := w.enc.Encode(rec); err != nil {
 		return nil // nothing in a record fails to encode; a record that did is dropped
 	}
 	// One write of a whole line on an O_APPEND file: a reader never sees
 	// half of one, except while it is being written.
-	_, err = w.f.Write(append(line, '\n'))
+	_, err := w.f.Write(w.buf.Bytes())
 	return err
 }
 

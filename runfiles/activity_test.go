@@ -2,6 +2,7 @@ package runfiles
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -40,4 +41,21 @@ func TestActivityIsReadWholeLinesFromWhereTheLastReadStopped(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, info.Size(), end)
 	assert.Equal(t, end, ReadActivity(path, end, visit), "nothing new, nothing read")
+}
+
+// BenchmarkActivityAppend measures one line of activity.jsonl, as written
+// for each report within max_activity_bytes: a 100-byte line of text.
+func BenchmarkActivityAppend(b *testing.B) {
+	ws := b.TempDir()
+	require.NoError(b, os.MkdirAll(In(ws).Run("r1"), 0o700))
+	w, err := OpenActivity(ws, "r1")
+	require.NoError(b, err)
+	defer w.Close()
+	rec := ActivityRecord{Iteration: 1, Hat: "builder", Kind: events.ActivityText, Text: strings.Repeat("0123456789", 10)[:99]}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := w.Append(rec); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

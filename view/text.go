@@ -28,6 +28,7 @@ type Text struct {
 	model *Model // for the commits listed at the end
 	now   func() time.Time
 	opts  Options
+	buf   []byte // the line being printed, under mu
 }
 
 // NewText prints a run's lines on w, as a view of m: m must be fed the
@@ -37,10 +38,20 @@ func NewText(w io.Writer, m *Model, now func() time.Time, opts Options) *Text {
 }
 
 func (r *Text) printf(format string, args ...any) {
-	line := Sanitize(fmt.Sprintf(format, args...))
+	r.line("", fmt.Sprintf(format, args...))
+}
+
+// line prints a timestamped line of prefix (plain text) and text. It is
+// built in a buffer the Text keeps, because one is printed for each line
+// of the agent's text.
+func (r *Text) line(prefix, text string) {
+	text = Sanitize(text)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	fmt.Fprintf(r.w, "%s %s\n", r.now().Format("15:04:05"), line)
+	b := r.now().AppendFormat(r.buf[:0], "15:04:05")
+	b = append(append(append(append(b, ' '), prefix...), text...), '\n')
+	_, _ = r.w.Write(b)
+	r.buf = b
 }
 
 // raw prints a line without a timestamp (warnings, the summary).
@@ -76,11 +87,11 @@ func (r *Text) IterationStarted(it engine.IterationInfo) {
 	}
 }
 
-// lines prints each non-blank line of text with a prefix.
+// lines prints each non-blank line of text with a prefix (plain text).
 func (r *Text) lines(prefix, text string) {
-	for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+	for line := range strings.SplitSeq(strings.TrimRight(text, "\n"), "\n") {
 		if strings.TrimSpace(line) != "" {
-			r.printf("%s%s", prefix, line)
+			r.line(prefix, line)
 		}
 	}
 }

@@ -359,6 +359,23 @@ func BenchmarkLine(b *testing.B) {
 	}
 }
 
+// BenchmarkString measures what hiding values in a string costs, as is done
+// to each field of every activity report: most hold no secret.
+func BenchmarkString(b *testing.B) {
+	r := New(benchEnv(), nil)
+	line := string(benchLine)
+	leaky := strings.Replace(line, "all pass", "tok-7-"+strings.Repeat("x", 30), 1)
+	for name, s := range map[string]string{"no secret": line, "a secret": leaky} {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(s)))
+			b.ReportAllocs()
+			for b.Loop() {
+				r.String(s)
+			}
+		})
+	}
+}
+
 // BenchmarkNew measures making a Redactor, every form of every value.
 func BenchmarkNew(b *testing.B) {
 	env := benchEnv()
