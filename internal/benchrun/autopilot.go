@@ -126,8 +126,8 @@ func (b *bench) autopilot(r *report) error {
 	return nil
 }
 
-// sizedRatioFigure names the sized repository's ratio, which whyMissed
-// and the tests look up.
+// sizedRatioFigure is the name of the sized repository's ratio: the key
+// of its whyMissed entry, should a profile explain a miss.
 var sizedRatioFigure = fmt.Sprintf("autopilot --parallel 4 against one shell loop, %s-file repository",
 	thousands(sizedRepoDirs*sizedRepoFilesDir))
 

@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// sizedRepoFiles is the size of the sized autopilot figure's repository:
-// about as many files as a mid-sized project (ralph itself has ~600),
+// These are the size of the sized autopilot figure's repository: about
+// as many files as a mid-sized project (ralph itself has ~1,200),
 // enough that checking out a worktree costs what it costs in a real one.
 // It is not scaled: what the figure shows is the cost of that checkout.
 const (
