@@ -49,11 +49,17 @@ const shellTasks = `i=1; while [ $i -le %d ]; do
 done
 `
 
-// taskRepo makes a repository of n checklist tasks for the task agent.
-func (b *bench) taskRepo(name string, n int) (string, error) {
+// taskRepo makes a repository of n checklist tasks for the task agent,
+// sized with writeSizedTree's files when sized is set.
+func (b *bench) taskRepo(name string, n int, sized bool) (string, error) {
 	dir, err := b.dir(name)
 	if err != nil {
 		return "", err
+	}
+	if sized {
+		if err := writeSizedTree(dir); err != nil {
+			return "", err
+		}
 	}
 	var todo strings.Builder
 	for i := range n {
@@ -91,12 +97,12 @@ func (b *bench) autopilot(r *report) error {
 		commands: []string{"ralph autopilot --parallel 4   # autopilot.source: checklist of N tasks, cli.command: ./agent.sh",
 			strings.TrimSpace(fmt.Sprintf(strings.SplitN(shellTasks, "\n", 2)[0], n)) + " …   # worktree add, agent, merge, worktree remove"}}
 	progress("autopilot: %d tasks, --parallel 4", n)
-	run, err := b.autopilotRun("autopilot", n, 4)
+	run, err := b.autopilotRun("autopilot", n, 4, false)
 	if err != nil {
 		return err
 	}
 	progress("autopilot: the shell loop")
-	shell, err := b.shellTaskLoop("autopilot-shell", n)
+	shell, err := b.shellTaskLoop("autopilot-shell", n, false)
 	if err != nil {
 		return err
 	}
@@ -108,6 +114,9 @@ func (b *bench) autopilot(r *report) error {
 		figure{name: "shell loop, one task at a time", value: fmt.Sprintf("%s for %d tasks (%s each)", secs(shell.wall), n, ms(shell.wall/time.Duration(n)))},
 		figure{name: "ralph's own CPU per task, --parallel 4", value: ms(run.ownCPU / time.Duration(n)),
 			target: "for comparison: the shell loop's git and sh", info: true})
+	if err := b.autopilotSized(&s); err != nil {
+		return err
+	}
 	if b.manySlots {
 		if err := b.autopilotMany(&s); err != nil {
 			return err
@@ -117,11 +126,52 @@ func (b *bench) autopilot(r *report) error {
 	return nil
 }
 
+// sizedRatioFigure is the name of the sized repository's ratio: the key
+// of its whyMissed entry, should a profile explain a miss.
+var sizedRatioFigure = fmt.Sprintf("autopilot --parallel 4 against one shell loop, %s-file repository",
+	thousands(sizedRepoDirs*sizedRepoFilesDir))
+
+// autopilotSized is the same comparison in a repository of a real
+// project's size, where each task's checkout, not the agent, is the
+// work: what the trivial repository cannot show of reusing a merged
+// task's worktree.
+func (b *bench) autopilotSized(s *section) error {
+	n, files := b.n(40, 8), sizedRepoDirs*sizedRepoFilesDir
+	progress("autopilot: %d tasks in a %s-file repository, --parallel 4", n, thousands(files))
+	run, err := b.autopilotRun("autopilot-sized", n, 4, true)
+	if err != nil {
+		return err
+	}
+	progress("autopilot: the shell loop in a %s-file repository", thousands(files))
+	shell, err := b.shellTaskLoop("autopilot-sized-shell", n, true)
+	if err != nil {
+		return err
+	}
+	agents, err := b.agentCPU("autopilot-sized-shell-agents", n, true)
+	if err != nil {
+		return err
+	}
+	ratio := float64(run.wall) / float64(shell.wall)
+	each := func(d time.Duration) string {
+		return fmt.Sprintf("%s for %d tasks (%s each)", secs(d), n, ms(d/time.Duration(n)))
+	}
+	s.figures = append(s.figures,
+		figure{name: sizedRatioFigure, value: fmt.Sprintf("%.2f×", ratio), target: "≤ 1.0× (then ≤ 0.5×)", met: ratio <= 1.0},
+		figure{name: fmt.Sprintf("ralph autopilot --parallel 4, %s files", thousands(files)), value: each(run.wall)},
+		figure{name: fmt.Sprintf("shell loop, one task at a time, %s files", thousands(files)), value: each(shell.wall)},
+		figure{name: fmt.Sprintf("ralph's own CPU per task, --parallel 4, %s files", thousands(files)), value: ms(run.ownCPU / time.Duration(n)),
+			target: fmt.Sprintf("for comparison: the shell loop's git and sh, %s a task", ms((shell.cpu-agents)/time.Duration(n))), info: true})
+	s.what += fmt.Sprintf(" Then the same with %d tasks in a repository of %s generated files (%d directories of %d, about %d KiB each, "+
+		"about %.1f MB, committed once), where a task's checkout is most of its cost.", n, thousands(files), sizedRepoDirs, sizedRepoFilesDir,
+		sizedRepoFileSize/1024, float64(files*sizedRepoFileSize)/1e6)
+	return nil
+}
+
 // autopilotMany is the scale figure (-many): 500 tasks through 32 slots.
 func (b *bench) autopilotMany(s *section) error {
 	n, slots := b.n(500, 40), 32
 	progress("autopilot: %d tasks, --parallel %d", n, slots)
-	run, err := b.autopilotRun("autopilot-many", n, slots)
+	run, err := b.autopilotRun("autopilot-many", n, slots, false)
 	if err != nil {
 		return err
 	}
@@ -148,8 +198,8 @@ type autopilotTiming struct {
 	idle time.Duration
 }
 
-func (b *bench) autopilotRun(name string, n, slots int) (autopilotTiming, error) {
-	dir, err := b.taskRepo(name, n)
+func (b *bench) autopilotRun(name string, n, slots int, sized bool) (autopilotTiming, error) {
+	dir, err := b.taskRepo(name, n, sized)
 	if err != nil {
 		return autopilotTiming{}, err
 	}
@@ -166,7 +216,7 @@ func (b *bench) autopilotRun(name string, n, slots int) (autopilotTiming, error)
 	if err := checkAllMerged(dir, n); err != nil {
 		return autopilotTiming{}, fmt.Errorf("ralph autopilot --parallel %d in %s: %w", slots, dir, err)
 	}
-	agents, err := b.agentCPU(name+"-agents", n)
+	agents, err := b.agentCPU(name+"-agents", n, sized)
 	if err != nil {
 		return autopilotTiming{}, err
 	}
@@ -178,8 +228,8 @@ func (b *bench) autopilotRun(name string, n, slots int) (autopilotTiming, error)
 }
 
 // shellTaskLoop times the shell loop on n tasks, once.
-func (b *bench) shellTaskLoop(name string, n int) (timing, error) {
-	dir, err := b.taskRepo(name, n)
+func (b *bench) shellTaskLoop(name string, n int, sized bool) (timing, error) {
+	dir, err := b.taskRepo(name, n, sized)
 	if err != nil {
 		return timing{}, err
 	}
@@ -192,9 +242,10 @@ func (b *bench) shellTaskLoop(name string, n int) (timing, error) {
 
 // agentCPU is the CPU time of n runs of the task agent, each in a
 // worktree of its own task, from sh: what the autopilot's figure leaves
-// out as the agents'.
-func (b *bench) agentCPU(name string, n int) (time.Duration, error) {
-	dir, err := b.taskRepo(name, 1)
+// out as the agents' (in a sized repository when the run's was: the
+// agent's commit reads the index, which grows with the tree).
+func (b *bench) agentCPU(name string, n int, sized bool) (time.Duration, error) {
+	dir, err := b.taskRepo(name, 1, sized)
 	if err != nil {
 		return 0, err
 	}
