@@ -119,7 +119,8 @@ func TestWorktreeListDiffClean(t *testing.T) {
 // while its third task runs, it leaves them. While it runs, clean keeps the
 // spare and doctor says nothing of it; once it is killed, `ralph worktree`
 // lists it, doctor reports it, and clean removes it with git's
-// registration of it, and the task's worktree it was running stays.
+// registration of it, and the task's worktree it was running stays;
+// doctor --fix removes one too.
 func TestWorktreeCleanRemovesTheSparesAKilledAutopilotLeft(t *testing.T) {
 	t.Parallel()
 	w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n  parallel: 2\n")
@@ -201,4 +202,12 @@ func TestWorktreeCleanRemovesTheSparesAKilledAutopilotLeft(t *testing.T) {
 	assert.NotContains(t, git(t, w.dir, "worktree", "list", "--porcelain"), "/.worktrees/.spare/")
 	assert.DirExists(t, filepath.Join(w.dir, ".worktrees", "three"))
 	assert.Empty(t, findingsOf(doctorState(t, w), view.FindingSpareWorktree))
+
+	// doctor --fix removes them too: they hold nothing of anyone's.
+	git(t, w.dir, "worktree", "add", "-q", "--detach", filepath.Join(spares, "7"), "HEAD")
+	fixed := findingsOf(doctorState(t, w, "--fix"), view.FindingSpareWorktree)
+	require.Len(t, fixed, 1)
+	assert.True(t, fixed[0].Fixed, fixed[0].FixError)
+	assert.NoDirExists(t, spares)
+	assert.NotContains(t, git(t, w.dir, "worktree", "list", "--porcelain"), "/.worktrees/.spare/")
 }
