@@ -21,9 +21,9 @@ func (worktreeCmd) Help() string {
 ralph loop --worktree (<worktrees_dir>/.loops/NAME on ralph-loop/NAME) and the
 autopilot's tasks' (<worktrees_dir>/<id> on ralph/<id>), and the spares an
 autopilot run keeps for its next tasks (<worktrees_dir>/.spare/N, detached),
-which a killed run leaves; autopilot.worktrees_dir is .worktrees unless set. A worktree is named by its loop's name or its task's
-id, or by its branch where a loop and a task share a name. ralph worktrees is
-the same command.
+which a killed run leaves; autopilot.worktrees_dir is .worktrees unless set. A
+worktree is named by its loop's name or its task's id, or by its branch where a
+loop and a task share a name. ralph worktrees is the same command.
 
 Examples:
   ralph worktree
