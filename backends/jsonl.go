@@ -45,6 +45,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/go-json-experiment/json/jsontext"
 	jsonv1 "github.com/go-json-experiment/json/v1"
 
 	"github.com/ralph-loop/ralph/events"
@@ -121,15 +122,42 @@ func decodeJSONLine(line []byte, v any) bool {
 // do not decode are skipped. It is how every JSON-lines parser reads its
 // stream.
 func forEachJSONObject[T any](r io.Reader, types lineTypes, fn func(l *T)) {
-	forEachJSONLine(r, func(line []byte) {
-		if skipOtherLineTypes && !types.mayMatch(line) {
-			return
-		}
+	forEachJSONLineOf(r, types, func(line []byte) {
 		var l T
 		if decodeJSONLine(line, &l) {
 			fn(&l)
 		}
 	})
+}
+
+// forEachJSONLineOf is forEachJSONLine for the lines that may be of one of
+// types, for a parser that chooses how to decode each line.
+func forEachJSONLineOf(r io.Reader, types lineTypes, fn func(line []byte)) {
+	forEachJSONLine(r, func(line []byte) {
+		if skipOtherLineTypes && !types.mayMatch(line) {
+			return
+		}
+		fn(line)
+	})
+}
+
+// nonEmptyString decodes a JSON string field to whether it is non-empty,
+// without building the string: for text that is only counted, past the
+// activity budget. Like a string field it is left as it was by null or a
+// value of another type. Any string but "" decodes to a non-empty one
+// (escapes and invalid UTF-8 decode to at least a rune), so the raw value
+// says it.
+type nonEmptyString bool
+
+func (s *nonEmptyString) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	v, err := dec.ReadValue() // the decoder's own bytes: nothing is copied
+	if err != nil {
+		return err
+	}
+	if v.Kind() == '"' {
+		*s = len(v) > len(`""`)
+	}
+	return nil
 }
 
 // skipOtherLineTypes is false only while checkLineTypeSkipping (a test
