@@ -149,7 +149,7 @@ type claudeFields struct {
 
 	// result
 	IsError        bool        `json:"is_error"`
-	Result         string      `json:"result"`
+	Result         longString  `json:"result"`
 	APIErrorStatus int         `json:"api_error_status"`
 	TotalCostUSD   float64     `json:"total_cost_usd"`
 	Usage          claudeUsage `json:"usage"`
@@ -187,18 +187,18 @@ type claudeMutedBlock struct {
 
 type claudeBlock struct {
 	Type  string          `json:"type"`
-	Text  string          `json:"text"`
+	Text  longString      `json:"text"`
 	Name  string          `json:"name"`
 	Input claudeToolInput `json:"input"`
 }
 
 // claudeToolInput holds the input fields that say what a tool touched.
 type claudeToolInput struct {
-	FilePath     string `json:"file_path"`
-	NotebookPath string `json:"notebook_path"`
-	Path         string `json:"path"`
-	Pattern      string `json:"pattern"`
-	Command      string `json:"command"`
+	FilePath     string     `json:"file_path"`
+	NotebookPath string     `json:"notebook_path"`
+	Path         string     `json:"path"`
+	Pattern      string     `json:"pattern"`
+	Command      longString `json:"command"`
 }
 
 func (in claudeToolInput) target() string {
@@ -303,10 +303,10 @@ func (p *claudeParser) assistant(l *claudeLine) {
 			if b.Text == "" {
 				continue
 			}
-			p.report(events.Activity{Kind: events.ActivityText, Text: b.Text})
+			p.report(events.Activity{Kind: events.ActivityText, Text: string(b.Text)})
 			// A sub-agent's text is not the answer to ralph's prompt.
 			if l.ParentToolUseID == "" {
-				p.lastText, p.lastLine = b.Text, p.lastLine[:0]
+				p.lastText, p.lastLine = string(b.Text), p.lastLine[:0]
 			}
 		case "tool_use":
 			p.tool(b)
@@ -370,7 +370,7 @@ func (p *claudeParser) tool(b claudeBlock) {
 	}
 	a := events.Activity{Kind: events.ActivityTool, Tool: kind, ToolName: b.Name}
 	if kind == events.ToolShell {
-		a.Command = b.Input.Command
+		a.Command = string(b.Input.Command)
 	} else {
 		a.Path = b.Input.target()
 	}
@@ -380,7 +380,7 @@ func (p *claudeParser) tool(b claudeBlock) {
 
 func (p *claudeParser) result(l *claudeFields) {
 	p.sawResult = true
-	p.res.FinalText = l.Result
+	p.res.FinalText = string(l.Result)
 	p.res.Usage = l.Usage.usage()
 	p.res.CostUSD = l.TotalCostUSD
 	p.report(events.Activity{Kind: events.ActivityUsage, Usage: p.res.Usage, CostUSD: p.res.CostUSD})
@@ -392,8 +392,8 @@ func (p *claudeParser) result(l *claudeFields) {
 // claudeResultMessage says in a line why a result is an error.
 func claudeResultMessage(l *claudeFields) string {
 	switch {
-	case strings.TrimSpace(l.Result) != "":
-		return lastLine(l.Result)
+	case strings.TrimSpace(string(l.Result)) != "":
+		return lastLine(string(l.Result))
 	case len(l.Errors) > 0:
 		return lastLine(strings.Join(l.Errors, "; "))
 	case l.APIErrorStatus != 0:
@@ -516,7 +516,7 @@ func (p *claudeParser) finish() events.AgentResult {
 func claudeLastText(content []claudeBlock) string {
 	for i := len(content) - 1; i >= 0; i-- {
 		if b := content[i]; b.Type == "text" && b.Text != "" {
-			return b.Text
+			return string(b.Text)
 		}
 	}
 	return ""

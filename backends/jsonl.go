@@ -44,6 +44,7 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
 	jsonv1 "github.com/go-json-experiment/json/v1"
@@ -139,6 +140,31 @@ func forEachJSONLineOf(r io.Reader, types lineTypes, fn func(line []byte)) {
 		}
 		fn(line)
 	})
+}
+
+// longString is a string field that may hold kilobytes of text: assistant
+// text, a result, a command. It decodes like a string field, with one
+// allocation where the decoder makes two for a string with escapes (an
+// unescaped copy, then the string made of it), and nearly every long text
+// has escapes: its newlines.
+type longString string
+
+func (s *longString) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	v, err := dec.ReadValue()
+	if err != nil || v.Kind() != '"' {
+		return err // like a string field, null or another type leaves it as it was
+	}
+	// ReadValue validated v, and AppendUnquote replaces invalid UTF-8 as
+	// the decoder does, so its error says nothing new. It wants room for
+	// all of v, quotes too. The buffer is new and never written again, so
+	// it can be the string's bytes.
+	b, _ := jsontext.AppendUnquote(make([]byte, 0, len(v)), v)
+	if len(b) == 0 {
+		*s = ""
+		return nil
+	}
+	*s = longString(unsafe.String(&b[0], len(b)))
+	return nil
 }
 
 // nonEmptyString decodes a JSON string field to whether it is non-empty,

@@ -551,13 +551,45 @@ func checkLineTypeSkipping(t *testing.T, name string, parse parseFunc, data []by
 // way the parser does (decodeJSONLine) and the way it did before, with
 // encoding/json, and require the same outcome.
 var lineDecoders = map[string]func(t *testing.T, line []byte){
-	"claude":   sameDecoding[claudeLine],
+	"claude": func(t *testing.T, line []byte) {
+		sameDecoding[claudeLine](t, line)
+		sameMutedDecoding(t, line)
+	},
 	"codex":    sameDecoding[codexLine],
 	"copilot":  sameDecoding[copilotLine],
 	"gemini":   sameDecoding[geminiLine],
 	"opencode": sameDecoding[opencodeLine],
 	"pi":       sameDecoding[piLine],
 	"qwen":     sameDecoding[qwenLine],
+}
+
+// sameMutedDecoding requires a line to decode to a claudeMutedLine exactly
+// when it decodes to a claudeLine, and to the same but for the text its
+// blocks leave out.
+func sameMutedDecoding(t *testing.T, line []byte) {
+	t.Helper()
+	var full claudeLine
+	var muted claudeMutedLine
+	fullOK := decodeJSONLine(line, &full)
+	require.Equal(t, fullOK, decodeJSONLine(line, &muted), "muted from %q", line)
+	if !fullOK {
+		return
+	}
+	require.Equal(t, full.claudeFields, muted.claudeFields, "muted from %q", line)
+	require.Equal(t, full.Message == nil, muted.Message == nil, "muted from %q", line)
+	if full.Message == nil {
+		return
+	}
+	require.Equal(t, full.Message.claudeMessageHead, muted.Message.claudeMessageHead, "muted from %q", line)
+	var want []claudeMutedBlock
+	for _, b := range full.Message.Content {
+		want = append(want, claudeMutedBlock{Type: b.Type, Text: b.Text != "", Name: b.Name})
+	}
+	var got []claudeMutedBlock
+	if len(muted.Message.Content) > 0 {
+		got = muted.Message.Content
+	}
+	require.Equal(t, want, got, "muted from %q", line)
 }
 
 // sameDecoding requires decodeJSONLine to accept line exactly when
@@ -607,6 +639,7 @@ func FuzzDecodeJSONLine(f *testing.F) {
 		`{"type":"res` + "\x00" + `ult"}`,
 		`[{"type":"result"}]`,
 		`{"ſtatus":"error","K":1}`, // letters that fold to ASCII ones
+		`{"type":"assistant","message":{"content":[{"type":"text","text":"a\n\"b\" \ud800 \u00e9 ÿ"},{"type":"text","text":""},{"type":"text","text":null},{"type":"text","text":1},{"type":"text","text":"\u0000"}]},"result":"\t"}`,
 	} {
 		f.Add([]byte(s))
 	}
