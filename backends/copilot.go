@@ -139,8 +139,8 @@ func parseCopilot(stdout io.Reader, report func(events.Activity), env parseEnv) 
 			if !seen.first(l.Data.ToolCallID) {
 				return
 			}
-			var args map[string]any
-			_ = json.Unmarshal(l.Data.RawArguments, &args) // apply_patch's arguments are a plain string
+			var args toolArgs
+			_ = decodeJSONLine(l.Data.RawArguments, &args) // apply_patch's arguments are a plain string
 			newToolUse(copilotTools, l.Data.ToolName, args).record(&res, report)
 		case "assistant.usage":
 			u := events.Usage{

@@ -67,15 +67,15 @@ var geminiTools = map[string]events.ToolKind{
 }
 
 type geminiLine struct {
-	Type       string         `json:"type"`
-	Role       string         `json:"role"`
-	Content    string         `json:"content"`
-	ToolName   string         `json:"tool_name"`
-	ToolID     string         `json:"tool_id"`
-	Parameters map[string]any `json:"parameters"`
-	Status     string         `json:"status"`
-	Severity   string         `json:"severity"`
-	Message    string         `json:"message"`
+	Type       string   `json:"type"`
+	Role       string   `json:"role"`
+	Content    string   `json:"content"`
+	ToolName   string   `json:"tool_name"`
+	ToolID     string   `json:"tool_id"`
+	Parameters toolArgs `json:"parameters"`
+	Status     string   `json:"status"`
+	Severity   string   `json:"severity"`
+	Message    string   `json:"message"`
 	Error      *struct {
 		Type    string `json:"type"`
 		Message string `json:"message"`

@@ -592,6 +592,28 @@ func sameMutedDecoding(t *testing.T, line []byte) {
 	require.Equal(t, want, got, "muted from %q", line)
 }
 
+// UnmarshalJSON decodes toolArgs the way they were read before they had
+// UnmarshalJSONFrom, through a map of every argument: sameDecoding has
+// encoding/json call it, holding UnmarshalJSONFrom (which decodeJSONLine
+// calls instead) to the same results.
+func (a *toolArgs) UnmarshalJSON(b []byte) error {
+	var m map[string]any
+	err := json.Unmarshal(b, &m)
+	if err == nil && m == nil { // null
+		*a = nil
+	}
+	for k, v := range m {
+		if slices.Contains(toolCommandKeys, k) || slices.Contains(toolPathKeys, k) {
+			if *a == nil {
+				*a = toolArgs{}
+			}
+			s, _ := v.(string)
+			(*a)[k] = s
+		}
+	}
+	return nil // a value of another type leaves them as they were
+}
+
 // sameDecoding requires decodeJSONLine to accept line exactly when
 // encoding/json's Unmarshal does (no error, or only fields of the wrong
 // type), and then to fill a T the same way.
@@ -632,6 +654,12 @@ func FuzzDecodeJSONLine(f *testing.F) {
 		`{"type":"message","content":"\ud83d\ude00 \ud83d x \u00e9 \xff\xfe"}`, // surrogates, a lone one, invalid UTF-8
 		`{"type":"tool_use","parameters":{"file_path":"a","FILE_PATH":"b","content":null}}`,
 		`{"type":"tool_use","parameters":"not an object"}`,
+		`{"type":"tool_use","parameters":{"command":"a","cmd":"b"},"parameters":{"command":1,"file\u005fpath":"c\n","x":[{"path":"d"}]}}`,
+		`{"type":"tool_use","parameters":{"path":"a"},"parameters":null,"parameters":{"dir_path":"","filePath":true}}`,
+		`{"type":"tool_use","parameters":{"absolute_path":"a","absolute_path":"b","cmd":1e400}}`,
+		`{"type":"assistant","message":{"content":[{"type":"tool_use","input":{"file_path":"a","content":"x\ny"}}]}}`,
+		`{"type":"tool_execution_start","args":{"command":"ls"}}`,
+		`{"type":"tool_use","part":{"state":{"input":{"filePath":"a"}}}}`,
 		`{"type":"error","error":{"name":"x","data":{"responseHeaders":{"retry-after":"1","retry-after":2}}}}`,
 		`{"type":"result","stats":{"input":null,"cached":-1}}`,
 		`{"type":"result"} trailing`,

@@ -89,7 +89,7 @@ type opencodeLine struct {
 		Tool   string `json:"tool"`
 		CallID string `json:"callID"`
 		State  *struct {
-			Input map[string]any `json:"input"`
+			Input toolArgs `json:"input"`
 		} `json:"state"`
 		Tokens *struct {
 			Input  int64 `json:"input"`
@@ -146,7 +146,7 @@ func parseOpenCode(stdout io.Reader, report func(events.Activity), env parseEnv)
 			if !seen.first(l.Part.CallID) {
 				return
 			}
-			var input map[string]any
+			var input toolArgs
 			if l.Part.State != nil {
 				input = l.Part.State.Input
 			}

@@ -75,14 +75,14 @@ type piMessage struct {
 }
 
 type piLine struct {
-	Type         string         `json:"type"`
-	Message      *piMessage     `json:"message"`
-	ToolCallID   string         `json:"toolCallId"`
-	ToolName     string         `json:"toolName"`
-	Args         map[string]any `json:"args"`
-	ErrorMessage string         `json:"errorMessage"` // auto_retry_start
-	Success      *bool          `json:"success"`      // auto_retry_end
-	FinalError   string         `json:"finalError"`   // auto_retry_end
+	Type         string     `json:"type"`
+	Message      *piMessage `json:"message"`
+	ToolCallID   string     `json:"toolCallId"`
+	ToolName     string     `json:"toolName"`
+	Args         toolArgs   `json:"args"`
+	ErrorMessage string     `json:"errorMessage"` // auto_retry_start
+	Success      *bool      `json:"success"`      // auto_retry_end
+	FinalError   string     `json:"finalError"`   // auto_retry_end
 }
 
 // piTypes has a case of parsePi's switch each; lines of other types

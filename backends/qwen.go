@@ -87,11 +87,11 @@ type qwenLine struct {
 	Message         *struct {
 		Model   string `json:"model"`
 		Content []struct {
-			Type  string         `json:"type"`
-			Text  string         `json:"text"`
-			ID    string         `json:"id"`
-			Name  string         `json:"name"`
-			Input map[string]any `json:"input"`
+			Type  string   `json:"type"`
+			Text  string   `json:"text"`
+			ID    string   `json:"id"`
+			Name  string   `json:"name"`
+			Input toolArgs `json:"input"`
 		} `json:"content"`
 		Usage *qwenUsage `json:"usage"`
 	} `json:"message"`
