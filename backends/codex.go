@@ -88,9 +88,9 @@ type codexLine struct {
 }
 
 type codexItem struct {
-	ID   string `json:"id"`
-	Type string `json:"type"`
-	Text string `json:"text"`
+	ID   string     `json:"id"`
+	Type string     `json:"type"`
+	Text longString `json:"text"`
 	// A string; an argv array in old versions. Decoded as any rather than
 	// kept raw, which would cost two more passes over it.
 	Command any `json:"command"`
@@ -167,9 +167,9 @@ func parseCodex(stdout io.Reader, report func(events.Activity), env parseEnv) ev
 func codexItemEvent(res *events.AgentResult, report func(events.Activity), seen toolIDs, typ string, it *codexItem) {
 	if it.Type == "agent_message" {
 		if typ == "item.completed" {
-			res.FinalText = it.Text
+			res.FinalText = string(it.Text)
 			if it.Text != "" {
-				report(events.Activity{Kind: events.ActivityText, Text: it.Text})
+				report(events.Activity{Kind: events.ActivityText, Text: res.FinalText})
 			}
 		}
 		return

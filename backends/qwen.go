@@ -87,11 +87,11 @@ type qwenLine struct {
 	Message         *struct {
 		Model   string `json:"model"`
 		Content []struct {
-			Type  string   `json:"type"`
-			Text  string   `json:"text"`
-			ID    string   `json:"id"`
-			Name  string   `json:"name"`
-			Input toolArgs `json:"input"`
+			Type  string     `json:"type"`
+			Text  longString `json:"text"`
+			ID    string     `json:"id"`
+			Name  string     `json:"name"`
+			Input toolArgs   `json:"input"`
 		} `json:"content"`
 		Usage *qwenUsage `json:"usage"`
 	} `json:"message"`
@@ -143,9 +143,9 @@ func parseQwen(stdout io.Reader, report func(events.Activity), env parseEnv) eve
 					if c.Text == "" {
 						continue
 					}
-					report(events.Activity{Kind: events.ActivityText, Text: c.Text})
+					report(events.Activity{Kind: events.ActivityText, Text: string(c.Text)})
 					if main {
-						lastText = c.Text
+						lastText = string(c.Text)
 					}
 				case "tool_use":
 					if !seen.first(c.ID) {
