@@ -659,6 +659,8 @@ func FuzzDecodeJSONLine(f *testing.F) {
 		`{"type":"tool_use","parameters":{"absolute_path":"a","absolute_path":"b","cmd":1e400}}`,
 		`{"type":"assistant","message":{"content":[{"type":"tool_use","input":{"file_path":"a","content":"x\ny"}}]}}`,
 		`{"type":"tool_execution_start","args":{"command":"ls"}}`,
+		`{"type":"item.completed","item":{"type":"command_execution","command":"a\nb","command":["bash","-lc","x"],"command":[1e400,"y"]}}`,
+		`{"type":"item.completed","item":{"type":"command_execution","command":{"a":[1,null]},"command":null}}`,
 		`{"type":"tool_use","part":{"state":{"input":{"filePath":"a"}}}}`,
 		`{"type":"error","error":{"name":"x","data":{"responseHeaders":{"retry-after":"1","retry-after":2}}}}`,
 		`{"type":"result","stats":{"input":null,"cached":-1}}`,
