@@ -58,7 +58,10 @@ import (
 // other than io.EOF.
 func forEachLine(r io.Reader, fn func(line []byte)) error {
 	br := bufio.NewReaderSize(r, 64*1024)
-	var long []byte // a line longer than the buffer, assembled
+	// A line longer than the buffer, assembled. Its room is kept for the
+	// next one: a session that reads whole files prints many such lines,
+	// and assembling each in a new slice allocated twice its size.
+	var long []byte
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -66,9 +69,9 @@ func forEachLine(r io.Reader, fn func(line []byte)) error {
 			continue
 		}
 		line := chunk
-		if long != nil {
-			line = append(long, chunk...)
-			long = nil
+		if len(long) > 0 {
+			long = append(long, chunk...)
+			line, long = long, long[:0]
 		}
 		line = bytes.TrimRight(line, "\r\n")
 		if len(line) > 0 || err == nil {
