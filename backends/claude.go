@@ -334,7 +334,7 @@ func (p *claudeParser) mutedAssistant(l *claudeMutedLine, line []byte) {
 				continue
 			}
 			p.report(events.Activity{Kind: events.ActivityText})
-			if l.ParentToolUseID == "" && !p.sawResult {
+			if l.ParentToolUseID == "" {
 				p.lastText, p.lastLine = "", append(p.lastLine[:0], line...)
 			}
 		case "tool_use":
