@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -53,6 +54,30 @@ func chainWorkspace(t *testing.T, chains string) *workspace {
 func (w *workspace) scoutStep() step {
 	return step{Sh: `printf 'the parser drops token-7f3a on empty lines\n' > "$RALPH_STEP_DIR/handoff.md"`,
 		PrintFile: w.claudeStream("scout.jsonl", "Scouted. "+tag("LOOP_COMPLETE", "scouted: one bug in the parser"), 100)}
+}
+
+// startChainHeldInStep2 starts `ralph chain run step1.yml,step2.yml` in a
+// chainWorkspace and returns once step 2's agent runs: the scout completes,
+// and the fixer's first iteration holds step 2 until the test stops, kills
+// or interrupts the chain. fixerThen are the fixer's iterations after that
+// one, for a chain that is resumed.
+func (w *workspace) startChainHeldInStep2(fixerThen ...step) (*exec.Cmd, *lockedWriter) {
+	w.t.Helper()
+	w.script(agentScript{ByHat: map[string][]step{
+		"scout": {w.scoutStep()},
+		"fixer": append([]step{{Sh: `touch fixer-started`, SleepMS: 120000}}, fixerThen...),
+	}})
+	cmd, stderr := w.startRalph("chain", "run", "step1.yml,step2.yml", "-p", "Make the parser sound.")
+	waitFor(w.t, "step 2's agent to start", func() bool {
+		_, err := os.Stat(filepath.Join(w.dir, "fixer-started"))
+		return err == nil
+	})
+	return cmd, stderr
+}
+
+// fixerCompletes is the fixer's iteration that completes step 2, for a cent.
+func (w *workspace) fixerCompletes() step {
+	return step{PrintFile: w.claudeStream("fixer.jsonl", "Fixed. "+tag("LOOP_COMPLETE", "fixed"), 100)}
 }
 
 func latestChain(t *testing.T, w *workspace) *chain.State {
@@ -161,19 +186,7 @@ func TestChainResumesAtTheStepItWasKilledIn(t *testing.T) {
 		t.Skip("a step's loop is interrupted with its chain on Linux only (Pdeathsig)")
 	}
 	w := chainWorkspace(t, "")
-	w.script(agentScript{ByHat: map[string][]step{
-		"scout": {w.scoutStep()},
-		"fixer": {
-			{Sh: `touch fixer-started`, SleepMS: 120000},
-			{PrintFile: w.claudeStream("fixer.jsonl", "Fixed. "+tag("LOOP_COMPLETE", "fixed"), 100)},
-		},
-	}})
-
-	cmd, _ := w.startRalph("chain", "run", "step1.yml,step2.yml", "-p", "Make the parser sound.")
-	waitFor(t, "step 2's agent to start", func() bool {
-		_, err := os.Stat(filepath.Join(w.dir, "fixer-started"))
-		return err == nil
-	})
+	cmd, _ := w.startChainHeldInStep2(w.fixerCompletes())
 	// While step 2 runs, the views show the chain and its step's loop.
 	id := latestChain(t, w).ID
 	where := "chain " + id + ": step 2/2 (step2.yml)"
@@ -277,15 +290,7 @@ func TestChainRefusesBadStepsBeforeRunningAny(t *testing.T) {
 func TestChainStopsWhereRalphStopStopsItsStep(t *testing.T) {
 	t.Parallel()
 	w := chainWorkspace(t, "")
-	w.script(agentScript{ByHat: map[string][]step{
-		"scout": {w.scoutStep()},
-		"fixer": {{Sh: `touch fixer-started`, SleepMS: 120000}},
-	}})
-	cmd, stderr := w.startRalph("chain", "run", "step1.yml,step2.yml", "-p", "Make the parser sound.")
-	waitFor(t, "step 2's agent to start", func() bool {
-		_, err := os.Stat(filepath.Join(w.dir, "fixer-started"))
-		return err == nil
-	})
+	cmd, stderr := w.startChainHeldInStep2()
 	r := w.ralph("stop", "--now")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Equal(t, 1, exitCodeOf(cmd.Wait()), stderr.String())
@@ -298,18 +303,7 @@ func TestChainStopsWhereRalphStopStopsItsStep(t *testing.T) {
 func TestChainInterruptedGoesOnWithResume(t *testing.T) {
 	t.Parallel()
 	w := chainWorkspace(t, "")
-	w.script(agentScript{ByHat: map[string][]step{
-		"scout": {w.scoutStep()},
-		"fixer": {
-			{Sh: `touch fixer-started`, SleepMS: 120000},
-			{PrintFile: w.claudeStream("fixer.jsonl", "Fixed. "+tag("LOOP_COMPLETE", "fixed"), 100)},
-		},
-	}})
-	cmd, stderr := w.startRalph("chain", "run", "step1.yml,step2.yml", "-p", "Make the parser sound.")
-	waitFor(t, "step 2's agent to start", func() bool {
-		_, err := os.Stat(filepath.Join(w.dir, "fixer-started"))
-		return err == nil
-	})
+	cmd, stderr := w.startChainHeldInStep2(w.fixerCompletes())
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 	require.Equal(t, 130, exitCodeOf(cmd.Wait()), stderr.String())
 	assert.Contains(t, stderr.String(), "step 2 (step2.yml) was interrupted; resume the chain with `ralph chain resume`")
