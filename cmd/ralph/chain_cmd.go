@@ -67,14 +67,15 @@ func (chainRunCmd) Help() string {
 
 func (chainResumeCmd) Help() string {
 	return `Goes on with the workspace's latest chain where it stopped: the step that was
-cut off has its loop resumed (ralph loop --resume), the steps that completed
-are not run again, and the budget counts what they spent. A chain that ended
-(completed, or stopped by a step or its budget) is not run again; its status
-is the exit status, unless its budget (or a step's limit) stopped it and the
-resume gives a larger one: --max-steps, --max-runtime, --max-cost-usd and
---max-tokens replace those bounds of the chain's budget (recorded in its
-chain.json), and the chain goes on at the step where it stopped;
---max-iterations raises that step's own max_iterations.
+cut off, or stopped short (ralph stop, failures in a row, a fatal error whose
+cause you fixed), has its loop resumed (ralph loop --resume), the steps that
+completed are not run again, and the budget counts what they spent. A chain
+that ended (completed, or stopped by a step that was cancelled or stuck, or by
+its budget) is not run again; its status is the exit status, unless its budget
+(or a step's limit) stopped it and the resume gives a larger one: --max-steps,
+--max-runtime, --max-cost-usd and --max-tokens replace those bounds of the
+chain's budget (recorded in its chain.json), and the chain goes on at the step
+where it stopped; --max-iterations raises that step's own max_iterations.
 
 Examples:
   ralph chain resume
@@ -188,6 +189,10 @@ func resumeChain(ctx context.Context, g *globals, asJSON, quiet bool, budget cha
 	if err != nil {
 		return err
 	}
+	// A step stopped short (ralph stop, failures, a fatal error since
+	// fixed) goes on as its loop's own resume would; saved as the step
+	// starts.
+	st.ReopenCutShort()
 	if budget.given() {
 		if err := rebudget(g, d, st, budget); err != nil {
 			return err

@@ -287,10 +287,12 @@ func TestChainRefusesBadStepsBeforeRunningAny(t *testing.T) {
 	assert.True(t, strings.Contains(r.stderr, "ralph.yml:"), r.stderr)
 }
 
+// TestChainStopsWhereRalphStopStopsItsStep: `ralph stop` stops the chain
+// at its step, whose end says to go on with the chain's resume, which does.
 func TestChainStopsWhereRalphStopStopsItsStep(t *testing.T) {
 	t.Parallel()
 	w := chainWorkspace(t, "")
-	cmd, stderr := w.startChainHeldInStep2()
+	cmd, stderr := w.startChainHeldInStep2(w.fixerCompletes())
 	r := w.ralph("stop", "--now")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Equal(t, 1, exitCodeOf(cmd.Wait()), stderr.String())
@@ -298,6 +300,40 @@ func TestChainStopsWhereRalphStopStopsItsStep(t *testing.T) {
 	assert.Equal(t, chain.Stopped, st.Status)
 	assert.Equal(t, string(runfiles.ReasonStopped), st.Steps[1].Reason)
 	assert.Contains(t, st.Message, "step 2 (step2.yml) ended without completing (stopped, exit status 1)")
+	assert.Contains(t, stderr.String(), "Resume with `ralph chain resume`")
+	assert.NotContains(t, stderr.String(), "ralph loop --resume")
+
+	r = w.ralph("chain", "resume")
+	require.Equal(t, 0, r.code, r.stderr)
+	st = latestChain(t, w)
+	assert.Equal(t, chain.Completed, st.Status)
+	assert.Equal(t, 1, st.Steps[1].Resumes)
+	assert.Equal(t, 3, w.agentRuns(), "the scout once, the fixer stopped, then again")
+}
+
+// TestChainStepsWriteFailureSaysToResumeTheChain: a step's loop that could
+// not write its files (a full disk) names the chain's resume in its hint,
+// and once the disk has room the chain's resume finishes the step and the
+// chain.
+func TestChainStepsWriteFailureSaysToResumeTheChain(t *testing.T) {
+	t.Parallel()
+	w := chainWorkspace(t, "")
+	w.script(agentScript{ByHat: map[string][]step{
+		"scout": {w.scoutStep()},
+		"fixer": {w.fixerCompletes()},
+	}})
+	r := w.ralphEnv([]string{writeFaultEnv + "=eventlog:4:ENOSPC"}, "chain", "run", "step1.yml,step2.yml", "-p", "Make the parser sound.")
+	require.Equal(t, 3, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "cannot append to the event log")
+	assert.Contains(t, r.stderr, "then continue the run with `ralph chain resume`")
+	assert.NotContains(t, r.stderr, "ralph loop --resume")
+	st := latestChain(t, w)
+	assert.Equal(t, chain.Stopped, st.Status)
+	assert.Empty(t, st.Steps[0].Reason, "its loop could not record its end")
+
+	r = w.ralph("chain", "resume")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, chain.Completed, latestChain(t, w).Status)
 }
 
 func TestChainInterruptedGoesOnWithResume(t *testing.T) {
