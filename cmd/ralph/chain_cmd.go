@@ -25,6 +25,7 @@ import (
 type chainCmd struct {
 	Run    chainRunCmd    `cmd:"" help:"Run loops one after another in this workspace, each step's objective carrying what the step before handed off."`
 	Resume chainResumeCmd `cmd:"" help:"Resume the chain that was cut off, at the step where it stopped."`
+	Clean  chainCleanCmd  `cmd:"" help:"Remove old chain runs that ended: each one's state and its steps' runs under .ralph/chains/<run>/."`
 }
 
 func (chainCmd) Help() string {
@@ -44,7 +45,8 @@ steps or config; 130 interrupted (resume with ralph chain resume).
 Examples:
   ralph chain run review,tdd -p "Review the export module, then fix what the review found"
   ralph chain run review-then-fix --dry-run     # a chain under chains: in ralph.yml
-  ralph chain resume                            # after Ctrl-C, a crash or a reboot`
+  ralph chain resume                            # after Ctrl-C, a crash or a reboot
+  ralph chain clean --max-age 30d               # old chains, with their steps' runs`
 }
 
 type chainRunCmd struct {
