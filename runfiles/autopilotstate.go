@@ -30,12 +30,15 @@ var legacyKeys = map[string]string{
 // AutopilotState is what the autopilot knows about its run: the fold of its event
 // log, written to autopilot-state.json after each event.
 type AutopilotState struct {
-	Version      int           `json:"version"`
-	RunID        string        `json:"run_id"`
-	StartedAt    time.Time     `json:"started_at"`
-	Source       string        `json:"source"`
-	MaxTasks     int           `json:"max_tasks"`
-	Parallel     int           `json:"parallel"`
+	Version   int       `json:"version"`
+	RunID     string    `json:"run_id"`
+	StartedAt time.Time `json:"started_at"`
+	Source    string    `json:"source"`
+	MaxTasks  int       `json:"max_tasks"`
+	Parallel  int       `json:"parallel"`
+	// Sets are the --set assignments the run goes on with, in order:
+	// an unfinished run started again lays the new ones over them.
+	Sets         []string      `json:"sets,omitempty"`
 	StartedCount int           `json:"started_count"`
 	Completed    []TaskOutcome `json:"completed"`
 	Failed       []TaskOutcome `json:"failed"`
@@ -202,10 +205,12 @@ type AutopilotPayload struct {
 	Source   string `json:"source,omitempty"`
 	MaxTasks int    `json:"max_tasks,omitempty"`
 	Parallel int    `json:"parallel,omitempty"`
-	Task     string `json:"task,omitempty"`
-	Title    string `json:"title,omitempty"`
-	Slot     string `json:"slot,omitempty"`
-	Worktree string `json:"worktree,omitempty"`
+	// Sets are the run's --set assignments (autopilot.started).
+	Sets     []string `json:"sets,omitempty"`
+	Task     string   `json:"task,omitempty"`
+	Title    string   `json:"title,omitempty"`
+	Slot     string   `json:"slot,omitempty"`
+	Worktree string   `json:"worktree,omitempty"`
 	// RunsOn names where the task's loop runs when that is not Worktree
 	// (task.assigned): a worker of the cluster.
 	RunsOn     string   `json:"runs_on,omitempty"`
@@ -322,7 +327,7 @@ func (s *AutopilotState) Apply(ev events.Event) {
 			s.RunID, s.StartedAt, s.MaxTasks, s.Parallel = p.RunID, ev.TS, p.MaxTasks, p.Parallel
 			s.Reviews = reviews
 		}
-		s.Source = p.Source
+		s.Source, s.Sets = p.Source, p.Sets
 	case TopicAutopilotPaused:
 		s.Paused = true
 	case TopicAutopilotResumed:
