@@ -15,7 +15,7 @@ import (
 type chainCleanCmd struct {
 	MaxAge flagvalue.Age `name:"max-age" placeholder:"D" help:"Remove the chains that ended longer ago than D: 30d, 2w, 36h."`
 	Keep   *int          `name:"keep" placeholder:"N" help:"Keep the N latest chains, whatever their age (0: none)."`
-	Force  bool          `help:"Remove an unfinished chain too (cut off, which ralph chain resume would go on with)."`
+	Force  bool          `help:"Remove an unfinished chain too (cut off or stopped short, which ralph chain resume would go on with)."`
 	DryRun bool          `name:"dry-run" help:"Say which chains would go, and remove nothing."`
 	JSON   bool          `name:"json" help:"Print what was removed and kept as one JSON object."`
 }
@@ -26,8 +26,9 @@ chain.json and every step's loop (event log, runs, handoff), which ralph runs
 clean keeps. A chain goes when it is older than --max-age (measured from its
 last change: its end, for a chain that ended) and not among the --keep latest;
 give either or both. It never removes a chain whose step's loop runs, nor an
-unfinished one (cut off, which ralph chain resume would go on with) unless
---force, and refuses while a chain runs in the workspace. A link planted
+unfinished one (cut off, or stopped short at a step: ralph chain resume would
+go on with it) unless --force, and refuses while a chain runs in the
+workspace. A link planted
 under .ralph/ is removed, never followed: nothing outside .ralph/ is touched.
 
 Examples:

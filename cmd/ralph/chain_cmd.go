@@ -320,7 +320,7 @@ func writeChainSummary(w io.Writer, st *chain.State) {
 	}
 	fmt.Fprintf(w, "ralph:   spent: %d of %d steps, %s, $%.4f, %d tokens; budget: %s\n",
 		spent.Steps, len(st.Plan.Steps), spent.Runtime.Round(time.Second), spent.CostUSD, spent.Tokens, st.Plan.Budget)
-	if st.Status == chain.Running {
+	if st.Status == chain.Running || st.CutShort() {
 		fmt.Fprintln(w, "ralph: hint: go on with `ralph chain resume`")
 	}
 }

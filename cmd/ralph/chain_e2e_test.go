@@ -301,6 +301,7 @@ func TestChainStopsWhereRalphStopStopsItsStep(t *testing.T) {
 	assert.Equal(t, string(runfiles.ReasonStopped), st.Steps[1].Reason)
 	assert.Contains(t, st.Message, "step 2 (step2.yml) ended without completing (stopped, exit status 1)")
 	assert.Contains(t, stderr.String(), "Resume with `ralph chain resume`")
+	assert.Contains(t, stderr.String(), "ralph: hint: go on with `ralph chain resume`", "the chain's own end says so too")
 	assert.NotContains(t, stderr.String(), "ralph loop --resume")
 
 	r = w.ralph("chain", "resume")

@@ -2,6 +2,7 @@ package chain
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -51,8 +52,8 @@ type Cleaned struct {
 type CleanOptions struct {
 	MaxAge time.Duration
 	Keep   int
-	// Force removes a chain cut off before its end too, which `ralph chain
-	// resume` would go on with; never one whose step's loop runs.
+	// Force removes a chain cut off or stopped short too, which `ralph
+	// chain resume` would go on with; never one whose step's loop runs.
 	Force  bool
 	DryRun bool
 	Now    time.Time
@@ -60,8 +61,9 @@ type CleanOptions struct {
 
 // Clean removes the chain runs of workspace that o lets go, each with
 // its steps' runs, and says which it removed and which it kept: a chain
-// whose step's loop runs is kept, and an unfinished one (cut off, which
-// its resume goes on with) unless o.Force; a chain.json that cannot be
+// whose step's loop runs is kept, and an unfinished one (cut off, or
+// stopped short: State.CutShort; its resume goes on with either) unless
+// o.Force; a chain.json that cannot be
 // read keeps its chain, whose files are then the user's to judge. The
 // caller holds the chain lock (.ralph/chains/chain.lock), so that no
 // chain starts or goes on meanwhile. A removal that fails stops it, with
@@ -110,6 +112,8 @@ func (c chainOnDisk) protected(workspace string, force bool) string {
 		return "its chain.json cannot be read: " + c.loadErr.Error()
 	case c.state.Status == Running && !force:
 		return "unfinished: `ralph chain resume` goes on with it (--force removes it)"
+	case c.state.CutShort() && !force:
+		return fmt.Sprintf("stopped short at step %d: `ralph chain resume` goes on with it (--force removes it)", c.state.Current)
 	}
 	return ""
 }

@@ -16,10 +16,10 @@ import (
 
 // savedChain saves chain run id with status, last changed at, and a step
 // directory with a run's files in it.
-func savedChain(t *testing.T, d runfiles.Dir, id string, status chain.Status, at time.Time) {
+func savedChain(t *testing.T, d runfiles.Dir, id string, status chain.Status, at time.Time, steps ...chain.StepRecord) {
 	t.Helper()
 	st := chain.NewState(id, chain.Plan{Steps: []chain.Step{{Preset: "tdd"}}}, at)
-	st.Status = status
+	st.Status, st.Steps = status, steps
 	require.NoError(t, os.MkdirAll(d.ChainStep(id, 1).Run("r1"), 0o700))
 	require.NoError(t, os.WriteFile(filepath.Join(d.ChainStep(id, 1).Run("r1"), "iter-0001.jsonl"), []byte("{}\n"), 0o600))
 	require.NoError(t, chain.Save(d, st, at))
@@ -31,6 +31,7 @@ func TestCleanRemovesOldChainsWithTheirStepsAndKeepsUnfinishedOnes(t *testing.T)
 	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 	savedChain(t, d, "old-done", chain.Completed, now.Add(-40*24*time.Hour))
 	savedChain(t, d, "old-cut", chain.Running, now.Add(-30*24*time.Hour))
+	savedChain(t, d, "old-stopped-short", chain.Stopped, now.Add(-20*24*time.Hour), chain.StepRecord{N: 1, Status: chain.Stopped, Reason: "stopped", ExitCode: 1})
 	savedChain(t, d, "new-stopped", chain.Stopped, now.Add(-time.Hour))
 	// A link planted in a chain's directory is removed, never followed.
 	outside := filepath.Join(t.TempDir(), "keep.txt")
@@ -44,9 +45,11 @@ func TestCleanRemovesOldChainsWithTheirStepsAndKeepsUnfinishedOnes(t *testing.T)
 	require.Len(t, dry.Removed, 1)
 	assert.Equal(t, "old-done", dry.Removed[0].ID)
 	assert.Positive(t, dry.Freed)
-	require.Len(t, dry.Kept, 1)
-	assert.Equal(t, "old-cut", dry.Kept[0].ID)
-	assert.Contains(t, dry.Kept[0].Why, "unfinished")
+	require.Len(t, dry.Kept, 2)
+	assert.Equal(t, "old-stopped-short", dry.Kept[0].ID)
+	assert.Contains(t, dry.Kept[0].Why, "stopped short at step 1")
+	assert.Equal(t, "old-cut", dry.Kept[1].ID)
+	assert.Contains(t, dry.Kept[1].Why, "unfinished")
 	assert.DirExists(t, d.Chain("old-done"), "a dry run removes nothing")
 
 	done, err := chain.Clean(ws, chain.CleanOptions{MaxAge: 7 * 24 * time.Hour, Now: now})
@@ -59,7 +62,7 @@ func TestCleanRemovesOldChainsWithTheirStepsAndKeepsUnfinishedOnes(t *testing.T)
 
 	done, err = chain.Clean(ws, chain.CleanOptions{Keep: 0, Force: true, Now: now})
 	require.NoError(t, err)
-	assert.Len(t, done.Removed, 2, "forced, of any age: the unfinished one too")
+	assert.Len(t, done.Removed, 3, "forced, of any age: the unfinished ones too")
 	assert.NoDirExists(t, d.Chain("old-cut"))
 	assert.NoFileExists(t, d.CurrentChain(), "it named a chain removed")
 }

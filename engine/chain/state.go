@@ -274,6 +274,16 @@ func validID(id string) bool { return id != "" && safeName(id) == id && len(id) 
 // a limit waits for a larger one (Rebudget); one that completed, was
 // cancelled or stuck ends the chain for good.
 func (s *State) ReopenCutShort() bool {
+	if !s.CutShort() {
+		return false
+	}
+	s.Status, s.ExitCode, s.Message = Running, exitcode.OK, ""
+	s.Record(s.Current).Status = Running
+	return true
+}
+
+// CutShort reports whether ReopenCutShort would reopen the chain.
+func (s *State) CutShort() bool {
 	if s.Status != Stopped || s.ExitCode == exitcode.Limit || s.Current > len(s.Plan.Steps) {
 		return false
 	}
@@ -281,12 +291,8 @@ func (s *State) ReopenCutShort() bool {
 	if rec == nil || rec.Status != Stopped {
 		return false
 	}
-	if r := runfiles.Reason(rec.Reason); r != "" && (!r.Resumable() || r.SaysHowToGoOn()) {
-		return false
-	}
-	s.Status, s.ExitCode, s.Message = Running, exitcode.OK, ""
-	rec.Status = Running
-	return true
+	r := runfiles.Reason(rec.Reason)
+	return r == "" || (r.Resumable() && !r.SaysHowToGoOn())
 }
 
 // Rebudget gives the chain budget b in place of its own, recorded in
