@@ -30,18 +30,18 @@ var legacyKeys = map[string]string{
 // AutopilotState is what the autopilot knows about its run: the fold of its event
 // log, written to autopilot-state.json after each event.
 type AutopilotState struct {
-	Version   int       `json:"version"`
-	RunID     string    `json:"run_id"`
-	StartedAt time.Time `json:"started_at"`
-	Source    string    `json:"source"`
-	MaxTasks  int       `json:"max_tasks"`
-	Parallel  int       `json:"parallel"`
-	// Sets are the --set assignments the run goes on with, in order:
-	// an unfinished run started again lays the new ones over them.
-	Sets         []string      `json:"sets,omitempty"`
+	Version      int           `json:"version"`
+	RunID        string        `json:"run_id"`
+	StartedAt    time.Time     `json:"started_at"`
+	Source       string        `json:"source"`
+	MaxTasks     int           `json:"max_tasks"`
+	Parallel     int           `json:"parallel"`
 	StartedCount int           `json:"started_count"`
 	Completed    []TaskOutcome `json:"completed"`
 	Failed       []TaskOutcome `json:"failed"`
+	// Sets are the --set assignments the run goes on with, in order:
+	// an unfinished run started again lays the new ones over them.
+	Sets []string `json:"sets,omitempty"`
 	// Active maps a slot ("1", "2", …) to the task running in it.
 	Active     map[string]TaskSlot `json:"active"`
 	MergeQueue []TaskMerge         `json:"merge_queue"`
@@ -205,12 +205,10 @@ type AutopilotPayload struct {
 	Source   string `json:"source,omitempty"`
 	MaxTasks int    `json:"max_tasks,omitempty"`
 	Parallel int    `json:"parallel,omitempty"`
-	// Sets are the run's --set assignments (autopilot.started).
-	Sets     []string `json:"sets,omitempty"`
-	Task     string   `json:"task,omitempty"`
-	Title    string   `json:"title,omitempty"`
-	Slot     string   `json:"slot,omitempty"`
-	Worktree string   `json:"worktree,omitempty"`
+	Task     string `json:"task,omitempty"`
+	Title    string `json:"title,omitempty"`
+	Slot     string `json:"slot,omitempty"`
+	Worktree string `json:"worktree,omitempty"`
 	// RunsOn names where the task's loop runs when that is not Worktree
 	// (task.assigned): a worker of the cluster.
 	RunsOn     string   `json:"runs_on,omitempty"`
@@ -241,6 +239,8 @@ type AutopilotPayload struct {
 	// Cost is what a finished task's loop cost (task.finished); nil when
 	// its runner does not say (a remote worker's).
 	Cost *CostTotal `json:"cost,omitempty"`
+	// Sets are the run's --set assignments (autopilot.started).
+	Sets []string `json:"sets,omitempty"`
 	// Question is the question a task's loop waits on a person to answer
 	// (task.asked), or no longer waits on (task.answered).
 	Question *Question `json:"question,omitempty"`
