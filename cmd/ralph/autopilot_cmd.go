@@ -99,6 +99,9 @@ func (c *autopilotRunCmd) Run(ctx context.Context, g *globals, log *slog.Logger)
 	if err != nil {
 		return err
 	}
+	if err := refuseMaskedSets(prev, c.Set, "ralph autopilot"); err != nil {
+		return err
+	}
 	c.Set = autopilot.LayerSets(prev, c.Set)
 	cfg, configs, err := c.loadConfig(g)
 	if err != nil {
