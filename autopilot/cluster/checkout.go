@@ -273,14 +273,18 @@ func PushProgress(ctx context.Context, co Checkout, url, id string) error {
 }
 
 // PushResult pushes the worktree's HEAD as task id's branch, for the
-// coordinator to merge, and returns the commit pushed.
+// coordinator to merge, and returns the commit pushed. It is pushed as the
+// task's work in progress too, in the same push: a worker that dies before
+// its result is sent leaves the next one the finished work to continue
+// from, and the last iteration's work in progress needs no push of its
+// own.
 func PushResult(ctx context.Context, co Checkout, url, id string) (string, error) {
 	repo := co.Repo()
 	head, err := repo.Resolve(ctx, "HEAD")
 	if err != nil {
 		return "", err
 	}
-	if err := repo.Push(ctx, url, "+HEAD:refs/heads/"+TaskBranch(id)); err != nil {
+	if err := repo.Push(ctx, url, "+"+head+":refs/heads/"+TaskBranch(id), "+"+head+":"+WIPRef(id)); err != nil {
 		return "", err
 	}
 	return head, nil

@@ -531,6 +531,18 @@ func (w *Worker) follow(ctx context.Context, t Task, h WorkerLoop, fw *forwarder
 	for {
 		select {
 		case <-tick.C:
+			if fw.progressed {
+				// An iteration finished at least a poll ago and the run
+				// goes on: its work in progress is what another worker
+				// continues from. A loop that ended meanwhile has its
+				// work pushed with its result instead, in one push.
+				select {
+				case res := <-ended:
+					return res
+				default:
+				}
+				fw.pushProgress(ctx)
+			}
 			if stopping != nil {
 				fw.forward(ctx)
 				break
@@ -781,11 +793,14 @@ type forwarder struct {
 	path   string
 	rd     *events.Reader
 	failed bool // the log cannot be followed any more
+	// progressed says an iteration finished since the work in progress
+	// was last pushed, and the run goes on.
+	progressed bool
 }
 
 // forward sends the lines appended since the last call, in batches, and
-// pushes work in progress if an iteration finished among them. A batch
-// that cannot be published is read again next time.
+// notes whether an iteration finished among them. A batch that cannot be
+// published is read again next time.
 func (f *forwarder) forward(ctx context.Context) {
 	if f.failed {
 		return
@@ -807,13 +822,18 @@ func (f *forwarder) forward(ctx context.Context) {
 	if len(recs) == 0 {
 		return
 	}
-	// Work in progress first: it is what another worker continues from.
 	for _, rec := range recs {
-		if ev, err := events.ParseLine(rec.Line); err == nil && ev.Source == events.SourceRalph && ev.Topic == runfiles.TopicIterationFinished {
-			if err := PushProgress(ctx, f.co, f.task.RepoURL, f.task.ID); err != nil {
-				f.w.logf(slog.LevelWarn, taskAttrs(f.task), "task %s: pushing its work in progress: %v", f.task.ID, err)
-			}
-			break
+		ev, err := events.ParseLine(rec.Line)
+		if err != nil || ev.Source != events.SourceRalph {
+			continue
+		}
+		switch ev.Topic {
+		case runfiles.TopicIterationFinished:
+			f.progressed = true
+		case runfiles.TopicLoopTerminate:
+			// The run is over: what the loop leaves is pushed once it has
+			// exited, with its result or as it is handed back.
+			f.progressed = false
 		}
 	}
 	// The batches are the lines read, each with the worker's secrets
@@ -834,6 +854,14 @@ func (f *forwarder) forward(ctx context.Context) {
 	}
 	if !f.publish(ctx, batch) {
 		f.rd = events.NewReader(f.path, from)
+	}
+}
+
+// pushProgress pushes the worktree's HEAD as the task's work in progress.
+func (f *forwarder) pushProgress(ctx context.Context) {
+	f.progressed = false
+	if err := PushProgress(ctx, f.co, f.task.RepoURL, f.task.ID); err != nil {
+		f.w.logf(slog.LevelWarn, taskAttrs(f.task), "task %s: pushing its work in progress: %v", f.task.ID, err)
 	}
 }
 
