@@ -448,14 +448,26 @@ func (c *Coordinator) CleanUp(ctx context.Context, task string, keepBranch bool)
 	if !keepBranch {
 		refs = append(refs, "refs/heads/"+TaskBranch(task))
 	}
-	if err := repo.DeleteRemoteRefs(ctx, c.opts.RemoteURL, refs...); err != nil {
+	if err := deleteRemoteRefs(ctx, repo, c.opts.RemoteURL, refs); err != nil {
 		return err
 	}
-	_, err := repo.Resolve(ctx, "refs/ralph/results/"+task)
-	if err != nil {
-		return nil //nolint:nilerr // none fetched
-	}
+	// Deleting a ref that is not there is no error (none was fetched).
 	return repo.DeleteRef(ctx, "refs/ralph/results/"+task)
+}
+
+// deleteRemoteRefs deletes refs (full names) on the remote at url, in one
+// push: git's receive-pack only warns of a ref it does not have, so the
+// remote need not be asked which it has first. A remote that refuses
+// such a deletion is asked, and only those it has are deleted.
+func deleteRemoteRefs(ctx context.Context, repo git.Repo, url string, refs []string) error {
+	specs := make([]string, len(refs))
+	for i, ref := range refs {
+		specs[i] = ":" + ref
+	}
+	if err := repo.Push(ctx, url, specs...); err == nil || ctx.Err() != nil {
+		return err
+	}
+	return repo.DeleteRemoteRefs(ctx, url, refs...)
 }
 
 // remoteLoop is a task's loop on a worker, as the autopilot waits for it.
