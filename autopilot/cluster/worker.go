@@ -149,6 +149,9 @@ type Worker struct {
 	mu      sync.Mutex
 	loops   map[*runningLoop]struct{}
 	hurried bool
+	// spares are the worktrees of the tasks that ended, by repository URL,
+	// for the next tasks to reuse.
+	spares map[string][]Checkout
 }
 
 // runningLoop is a loop a slot runs, and how often it was interrupted.
@@ -210,7 +213,7 @@ func NewWorker(opts WorkerOptions) (*Worker, error) {
 	// commands' output and errors, which may hold them.
 	log := slog.New(linelog.Redacting(orDiscard(opts.Logger).Handler(), opts.Redactor.String, true)).With(attrWorker, opts.Host)
 	ran := &ranTasks{dir: filepath.Join(opts.Checkouts.Dir, "ran")}
-	return &Worker{opts: opts, log: log, ran: ran, loops: map[*runningLoop]struct{}{}}, nil
+	return &Worker{opts: opts, log: log, ran: ran, loops: map[*runningLoop]struct{}{}, spares: map[string][]Checkout{}}, nil
 }
 
 // Run claims tasks and runs them, Slots at a time, until ctx ends. Then it
@@ -458,7 +461,7 @@ func (w *Worker) runTask(ctx context.Context, claim *Claim) {
 		return
 	}
 	w.stopLeftovers(t.ID)
-	co, err := w.opts.Checkouts.Prepare(ctx, t.ID, t.RepoURL, t.BaseCommit)
+	co, err := w.opts.Checkouts.PrepareFrom(ctx, w.takeSpare(t.RepoURL), t.ID, t.RepoURL, t.BaseCommit)
 	if err == nil && t.MergeCommit != "" {
 		err = w.opts.Checkouts.MergeInto(ctx, co, t.ID, t.RepoURL, t.MergeCommit)
 	}
@@ -471,6 +474,8 @@ func (w *Worker) runTask(ctx context.Context, claim *Claim) {
 		w.finish(ctx, claim, Result{ExitCode: exitcode.Fatal, Message: "preparing the checkout: " + err.Error()})
 		return
 	}
+	// Once its loop has ended (or never started) and its work is pushed.
+	defer w.keepSpare(t.RepoURL, co)
 	job, err := w.writeJob(t, co)
 	if err != nil {
 		w.finish(ctx, claim, Result{ExitCode: exitcode.Fatal, Message: err.Error()})
@@ -516,6 +521,30 @@ func (w *Worker) runTask(ctx context.Context, claim *Claim) {
 		r.Branch, r.Head = TaskBranch(t.ID), head
 	}
 	w.finish(ctx, claim, r)
+}
+
+// keepSpare keeps co, the worktree of a task whose loop has ended (or
+// never started) and whose work was pushed, for the next task of the
+// repository at url (Checkouts.PrepareFrom). It stays where it is until
+// then, its loop's files with it.
+func (w *Worker) keepSpare(url string, co Checkout) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.spares[url] = append(w.spares[url], co)
+}
+
+// takeSpare is a worktree of an ended task of the repository at url, for
+// the next; zero when there is none.
+func (w *Worker) takeSpare(url string) Checkout {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	spares := w.spares[url]
+	if len(spares) == 0 {
+		return Checkout{}
+	}
+	co := spares[len(spares)-1]
+	w.spares[url] = spares[:len(spares)-1]
+	return co
 }
 
 // follow waits for h's loop to end, forwarding its event log meanwhile,
