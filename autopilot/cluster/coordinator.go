@@ -225,6 +225,9 @@ func (c *Coordinator) task(ctx context.Context, job autopilot.Job) (Task, error)
 // commit to merge, and the worker makes the merge again, so that nobody
 // commits its conflict markers.
 func start(ctx context.Context, job autopilot.Job) (base, merge string, err error) {
+	if head, ok := settledStart(ctx, job); ok {
+		return head, "", nil
+	}
 	wt := git.Repo{Dir: job.Dir}
 	if merge, err = wt.Resolve(ctx, "MERGE_HEAD"); err == nil {
 		if err := wt.AbortMerge(ctx); err != nil {
@@ -239,6 +242,25 @@ func start(ctx context.Context, job autopilot.Job) (base, merge string, err erro
 	}
 	base, err = wt.Head(ctx)
 	return base, merge, err
+}
+
+// settledStart is the start of job's loop when its worktree has nothing
+// to commit and no merge under way, as a task's new worktree has: its
+// HEAD, found with two git processes, where what start checks and commits
+// takes seven. ok is false when the worktree needs those.
+func settledStart(ctx context.Context, job autopilot.Job) (head string, ok bool) {
+	if job.Pin.IsZero() {
+		return "", false
+	}
+	if _, err := os.Lstat(filepath.Join(job.Pin.GitDir, "MERGE_HEAD")); !errors.Is(err, os.ErrNotExist) {
+		return "", false
+	}
+	wt := git.Repo{Dir: job.Dir}
+	if dirty, err := wt.Dirty(ctx); err != nil || len(dirty) > 0 {
+		return "", false
+	}
+	head, err := wt.Head(ctx)
+	return head, err == nil && head != ""
 }
 
 func (c *Coordinator) register(job autopilot.Job) *remoteLoop {
