@@ -560,27 +560,15 @@ func (w *Worker) follow(ctx context.Context, t Task, h WorkerLoop, fw *forwarder
 	for {
 		select {
 		case <-tick.C:
-			if fw.progressed {
-				// An iteration finished at least a poll ago and the run
-				// goes on: its work in progress is what another worker
-				// continues from. A loop that ended meanwhile has its
-				// work pushed with its result instead, in one push.
-				select {
-				case res := <-ended:
-					return res
-				default:
-				}
-				fw.pushProgress(ctx)
-			}
 			if stopping != nil {
-				fw.forward(ctx)
+				w.tick(ctx, fw, ended)
 				break
 			}
 			// The loop may take a while to finish its iteration once ctx
 			// has ended; its events and work in progress are still sent
-			// meanwhile, each forward within its own bound.
+			// meanwhile, each tick within its own bound.
 			tctx, cancel := w.handOffContext(ctx)
-			fw.forward(tctx)
+			w.tick(tctx, fw, ended)
 			cancel()
 		case <-stopping:
 			stopping = nil
@@ -590,6 +578,18 @@ func (w *Worker) follow(ctx context.Context, t Task, h WorkerLoop, fw *forwarder
 			return res
 		}
 	}
+}
+
+// tick pushes the work in progress of fw's loop when an iteration of it
+// finished at least a poll ago and the run goes on (it is what another
+// worker continues from), and forwards the log's new lines. A loop that
+// has ended meanwhile (ended is ready) has its work pushed with its result
+// instead, in one push.
+func (w *Worker) tick(ctx context.Context, fw *forwarder, ended <-chan autopilot.LoopResult) {
+	if fw.progressed && len(ended) == 0 {
+		fw.pushProgress(ctx)
+	}
+	fw.forward(ctx)
 }
 
 // stoppedEarly reports whether a loop ended because it was asked to stop
