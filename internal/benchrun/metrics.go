@@ -124,8 +124,10 @@ func init() {
 		"most of the workers' CPU is the loop's; the coordinator starts 39 (49 before), for its worktree here, the start's " +
 		"push, the result's fetch, the merge, the tracker's close and the clean-up's push. Each loop took 6 to 9 s on its " +
 		"worker for a 2 s agent. At 200 tasks, where nearly every task reuses a worktree, it is 2.87 tasks/s against 1.86 " +
-		"(cpu-bound 211 ms against 249). With 20 s agents (RALPH_BENCH_CLUSTER_AGENT_SECONDS=20) 40 tasks reached 44.5% " +
-		"before these changes. The coordinator's own serial path (start-ms/task, merge-ms/task, timed from its log) is 100 " +
+		"(cpu-bound 211 ms against 249). On a quieter machine (load 7 to 9) the gain is smaller, 154 against 144 ms " +
+		"cpu-bound, 181 against 166 of the workers': a git process costs more CPU the busier the cores. With 20 s agents " +
+		"(RALPH_BENCH_CLUSTER_AGENT_SECONDS=20) 40 tasks reach 79.5% (59.0% before, back to back at a load of 4 to 7). " +
+		"The coordinator's own serial path (start-ms/task, merge-ms/task, timed from its log) is 100 " +
 		"to 270 ms each at 40 tasks under that load, most of it the task's worktree here (`git worktree add`) and the git of " +
 		"the merge, the move of the base branch and the tracker's close commit."
 }
