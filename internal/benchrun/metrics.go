@@ -116,18 +116,17 @@ func (r *report) writeLongRuns(b *strings.Builder) {
 func init() {
 	whyMissed["cluster of 10 workers × 4 slots: efficiency against the ideal"] = "The machine, before the coordinator: " +
 		"the CPU a task costs all the processes of the run (the coordinator, the workers with their loops, agents and git, " +
-		"the three servers), over this machine's 2 cores, is 170 to 180 ms a task at 40 tasks (cpu-bound-ms/task; 210 to 250 " +
-		"before a worker fetched only a task's start, pushed a finished task once and reused worktrees, run back to back), " +
-		"more than three times the 50 ms a task the ideal allows; the workers' share is 200 to 210 ms of CPU (260 to 290 " +
-		"before), and a load average of 8 to 28 from other work shares the cores. A worker now starts 18 processes a task " +
-		"of its own (38 before: strace -f) and its loop 22 (the loop, its sandbox's ralph, the agent and their git), so " +
-		"most of the workers' CPU is the loop's; the coordinator starts 39 (49 before), for its worktree here, the start's " +
-		"push, the result's fetch, the merge, the tracker's close and the clean-up's push. Each loop took 6 to 9 s on its " +
-		"worker for a 2 s agent. At 200 tasks, where nearly every task reuses a worktree, it is 2.87 tasks/s against 1.86 " +
-		"(cpu-bound 211 ms against 249). On a quieter machine (load 7 to 9) the gain is smaller, 154 against 144 ms " +
-		"cpu-bound, 181 against 166 of the workers': a git process costs more CPU the busier the cores. With 20 s agents " +
-		"(RALPH_BENCH_CLUSTER_AGENT_SECONDS=20) 40 tasks reach 79.5% (59.0% before, back to back at a load of 4 to 7). " +
-		"The coordinator's own serial path (start-ms/task, merge-ms/task, timed from its log) is 100 " +
-		"to 270 ms each at 40 tasks under that load, most of it the task's worktree here (`git worktree add`) and the git of " +
-		"the merge, the move of the base branch and the tracker's close commit."
+		"the three servers), over this machine's 2 cores, is 145 to 200 ms a task at 40 tasks under a load average of 7 to " +
+		"23 from other work (cpu-bound-ms/task; 155 to 270 before a worker fetched only a task's start, pushed a finished " +
+		"task once, reused worktrees and stopped scanning every process for its loop's lock, run back to back), about three " +
+		"times the 50 ms a task the ideal allows; the workers' share is 165 to 225 ms of CPU (180 to 320 before): a git " +
+		"process costs more CPU the busier the cores. A worker now starts 18 processes a task of its own (38 before: " +
+		"strace -f) and its loop 22 (the loop, its sandbox's ralph, the agent and their git), so most of the workers' CPU " +
+		"is the loop's; the coordinator starts 39 (49 before), for its worktree here, the start's push, the result's " +
+		"fetch, the merge, the tracker's close and the clean-up's push. Each loop took 4 to 9 s on its worker for a 2 s " +
+		"agent. At 200 tasks, where nearly every task reuses a worktree, it is 2.87 tasks/s against 1.86 (cpu-bound 211 ms " +
+		"against 249). With 20 s agents (RALPH_BENCH_CLUSTER_AGENT_SECONDS=20) 40 tasks reach 79.5% (59.0% before, back " +
+		"to back at a load of 4 to 7). The coordinator's own serial path (start-ms/task, merge-ms/task, timed from its " +
+		"log) is 75 to 270 ms each at 40 tasks under that load, most of it the task's worktree here (`git worktree add`) " +
+		"and the git of the merge, the move of the base branch and the tracker's close commit."
 }
