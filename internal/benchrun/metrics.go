@@ -121,11 +121,17 @@ func (r *report) writeLongRuns(b *strings.Builder) {
 func init() {
 	whyMissed["cluster of 10 workers × 4 slots: efficiency against the ideal"] = "The machine, before the coordinator: " +
 		"the CPU a task costs all the processes of the run (the coordinator, the workers with their loops, agents and git, " +
-		"the three servers), over this machine's 2 cores, is 270 to 280 ms a task (cpu-bound-ms/task), more than five times " +
-		"the 50 ms a task the ideal allows, and the workers' share alone is 320 to 340 ms of CPU; on top of that a load " +
-		"average of 20 to 35 from other work shares the cores. Each loop took 14 to 29 s on its worker for a 2 s agent. " +
-		"With 20 s agents (RALPH_BENCH_CLUSTER_AGENT_SECONDS=20) 40 tasks reach 44.5%. The coordinator's own serial path " +
-		"(start-ms/task, merge-ms/task, timed from its log) is 250 to 350 ms each at 40 tasks under that load, most of it " +
-		"the task's worktree here (`git worktree add`, 200 to 360 ms) and the git of the merge, the move of the base branch " +
-		"and the tracker's close commit."
+		"the three servers), over this machine's 2 cores, is 145 to 200 ms a task at 40 tasks under a load average of 7 to " +
+		"23 from other work (cpu-bound-ms/task; 155 to 270 before a worker fetched only a task's start, pushed a finished " +
+		"task once, reused worktrees and stopped scanning every process for its loop's lock, run back to back), about three " +
+		"times the 50 ms a task the ideal allows; the workers' share is 165 to 225 ms of CPU (180 to 320 before): a git " +
+		"process costs more CPU the busier the cores. A worker now starts 18 processes a task of its own (38 before: " +
+		"strace -f) and its loop 22 (the loop, its sandbox's ralph, the agent and their git), so most of the workers' CPU " +
+		"is the loop's; the coordinator starts 39 (49 before), for its worktree here, the start's push, the result's " +
+		"fetch, the merge, the tracker's close and the clean-up's push. Each loop took 4 to 9 s on its worker for a 2 s " +
+		"agent. At 200 tasks, where nearly every task reuses a worktree, it is 2.87 tasks/s against 1.86 (cpu-bound 211 ms " +
+		"against 249). With 20 s agents (RALPH_BENCH_CLUSTER_AGENT_SECONDS=20) 40 tasks reach 79.5% (59.0% before, back " +
+		"to back at a load of 4 to 7). The coordinator's own serial path (start-ms/task, merge-ms/task, timed from its " +
+		"log) is 75 to 270 ms each at 40 tasks under that load, most of it the task's worktree here (`git worktree add`) " +
+		"and the git of the merge, the move of the base branch and the tracker's close commit."
 }
