@@ -24,6 +24,7 @@ var jsonArgs = map[string][]string{
 	"inspect output": {"1"},
 	"inspect diff":   {"1"},
 	"runs clean":     {"--max-age", "30d", "--dry-run"},
+	"chain clean":    {"--max-age", "30d", "--dry-run"},
 	"worktree diff":  {"json"},
 	"chain run":      {"ralph.yml", "-p", "say you are done"},
 }
