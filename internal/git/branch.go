@@ -61,8 +61,13 @@ func (g Repo) Root(ctx context.Context) (string, error) {
 	return strings.TrimSpace(string(out)), err
 }
 
-// Resolve is the commit rev names; an error when it names none.
+// Resolve is the commit rev names; an error when it names none. A branch
+// (refs/heads/…) is read from the repository's files where they say it
+// plainly (readBranch), with no git process.
 func (g Repo) Resolve(ctx context.Context, rev string) (string, error) {
+	if hash, ok := g.readBranch(rev); ok {
+		return hash, nil
+	}
 	out, err := g.run(ctx, "rev-parse", "--verify", "--quiet", rev+"^{commit}")
 	if err != nil {
 		return "", &gitError{sub: "rev-parse", err: err, stderr: "no commit named " + rev}
