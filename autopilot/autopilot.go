@@ -200,6 +200,9 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		return Result{ExitCode: exitcode.Fatal}, err
 	}
 	defer func() { _ = a.journal.log.Close() }()
+	// A run that ends on an error leaves the state as far as it got; the
+	// next one folds the log on from it either way.
+	defer func() { _ = a.journal.flush() }()
 	a.spares = newSpares(a.merger.worktrees)
 	// Last, once no clean-up makes another: a spare outlives no run.
 	defer func() {
@@ -252,6 +255,7 @@ func (a *Autopilot) loop(ctx context.Context) (Result, error) {
 			a.pushRest(ctx)
 			return a.finish(code, a.fatal)
 		}
+		a.check(a.journal.flush())
 		select {
 		case r := <-a.slotDone:
 			a.check(a.loopEnded(ctx, r))
@@ -382,6 +386,9 @@ func (a *Autopilot) finish(code int, cause error) (Result, error) {
 		}
 	}
 	if err := a.journal.record(runfiles.TopicAutopilotStopped, p); err != nil {
+		return res, err
+	}
+	if err := a.journal.flush(); err != nil {
 		return res, err
 	}
 	return res, cause

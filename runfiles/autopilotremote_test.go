@@ -234,3 +234,30 @@ func TestKeepTaskLogRefusesALink(t *testing.T) {
 	require.Error(t, KeepTaskLog(repo, "t-1", worktree))
 	assert.NoFileExists(t, filepath.Join(repo, ".ralph", "tasks", "t-1", "loop-events.jsonl"))
 }
+
+// The autopilot writes its state once a pass, after the pass's lines: a
+// reader folds the log on from the state's offset, and reads a log whose
+// run has not written its state yet.
+func TestReadAutopilotStateFoldsTheLogPastItsOffset(t *testing.T) {
+	repo := t.TempDir()
+	_, err := ReadAutopilotState(repo)
+	require.ErrorIs(t, err, ErrNoAutopilot)
+
+	assigned := `{"ts":"2026-11-22T10:00:01Z","topic":"task.assigned","payload":{"task":"t-1","slot":"1","worktree":".worktrees/t-1","attempt":1},"source":"ralph"}` + "\n"
+	writeFile(t, In(repo).AutopilotEvents(), assigned)
+	st, err := ReadAutopilotState(repo)
+	require.NoError(t, err, "a log with no state yet")
+	assert.Equal(t, "t-1", st.Active["1"].Task)
+
+	st.Offset = int64(len(assigned))
+	data, err := json.Marshal(st)
+	require.NoError(t, err)
+	writeFile(t, In(repo).AutopilotState(), string(data))
+	finished := `{"ts":"2026-11-22T10:00:02Z","topic":"task.finished","payload":{"task":"t-1","slot":"1","attempt":1},"source":"ralph"}` + "\n"
+	writeFile(t, In(repo).AutopilotEvents(), assigned+finished)
+	st, err = ReadAutopilotState(repo)
+	require.NoError(t, err)
+	assert.Empty(t, st.Active, "the finished task left its slot, as the log's tail says")
+	require.Len(t, st.MergeQueue, 1)
+	assert.Equal(t, "t-1", st.MergeQueue[0].Task)
+}
