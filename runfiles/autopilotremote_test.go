@@ -261,3 +261,31 @@ func TestReadAutopilotStateFoldsTheLogPastItsOffset(t *testing.T) {
 	require.Len(t, st.MergeQueue, 1)
 	assert.Equal(t, "t-1", st.MergeQueue[0].Task)
 }
+
+// The autopilot reads how a loop it saw exit ended without asking who
+// holds its lock: the run's end is the same as ReadStatus's, and the lock
+// (held here by the test, as a child the loop left could) is not looked
+// at.
+func TestReadExitedStatusReadsTheEndWithoutTheLock(t *testing.T) {
+	ws := t.TempDir()
+	writeFile(t, filepath.Join(ws, ".ralph/events-20261122-100000.jsonl"), loopStarted+builderStarted+builderDone+completed)
+	writeFile(t, In(ws).CurrentEvents(), "events-20261122-100000.jsonl")
+	st := NewRunState()
+	st.RunID, st.EventsFile = "20261122-100000", ".ralph/events-20261122-100000.jsonl"
+	st.Terminated = &Termination{Reason: "completed", At: time.Date(2026, 11, 22, 10, 20, 0, 0, time.UTC)}
+	require.NoError(t, Checkpoint{Path: In(ws).State()}.Save(st, PhaseDone, time.Now()))
+	lock, err := AcquireLock(t.Context(), In(ws).Lock(), LockInfo{PID: os.Getpid()}, LockOptions{})
+	require.NoError(t, err)
+	defer func() { _ = lock.Release() }()
+
+	now := time.Date(2026, 11, 22, 11, 0, 0, 0, time.UTC)
+	live, err := ReadStatus(ws, 0, now)
+	require.NoError(t, err)
+	exited, err := ReadExitedStatus(ws, now)
+	require.NoError(t, err)
+	assert.True(t, live.Running)
+	assert.False(t, exited.Running, "its process exited")
+	require.NotNil(t, exited.Ended)
+	assert.Equal(t, live.Ended, exited.Ended)
+	assert.Equal(t, 0, exited.Ended.ExitCode)
+}

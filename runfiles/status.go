@@ -109,9 +109,21 @@ func ReadStatus(workspace string, recent int, now time.Time) (Status, error) {
 // ReadStatusIn is ReadStatus for the run whose files are in d (a chain
 // step's directory).
 func ReadStatusIn(d Dir, recent int, now time.Time) (Status, error) {
+	held, info := LockHeld(filepath.Join(d.Path(), LockFile))
+	return readStatusIn(d, recent, now, held, info)
+}
+
+// ReadExitedStatus is ReadStatus of a run whose process its caller saw
+// exit (the autopilot, of the loop it started), so nothing holds its
+// lock: asking /proc who does, which reads every process's descriptors
+// once the holder is gone, is left out.
+func ReadExitedStatus(workspace string, now time.Time) (Status, error) {
+	return readStatusIn(In(workspace), 0, now, false, LockInfo{})
+}
+
+func readStatusIn(d Dir, recent int, now time.Time, held bool, info LockInfo) (Status, error) {
 	dir, workspace := d.Path(), d.Workspace()
 	var s Status
-	held, info := LockHeld(filepath.Join(dir, LockFile))
 	s.Running = held
 	if held {
 		s.PID = info.PID
