@@ -106,7 +106,11 @@ type Autopilot struct {
 	handles  map[string]Handle // task → its running loop
 	slotDone chan slotResult
 	// merging is the task whose merge is being prepared, "".
-	merging   string
+	merging string
+	// landing are verified merges not landed yet, each made on the one
+	// before (queue.go's chained merges): they land together, by one
+	// fast-forward and one commit of the tracker's closes.
+	landing   []runfiles.TaskMerge
 	mergeDone chan mergeDone
 	control   <-chan runfiles.ControlRequest
 	// questions are what the running loops wait on a person for, as
