@@ -92,16 +92,16 @@ var whyMissed = map[string]string{
 	"autopilot --parallel 4 against one shell loop, trivial tasks": "Profiled with perf (samples by process, 40 tasks), strace " +
 		"(processes and files created per task) and a git on PATH that names each process. On 2 cores the autopilot's wall per " +
 		"task cannot be under its CPU per task halved, and the CPU, not the merge queue, is what bounds it. Worktrees are " +
-		"reused, state and progress.md are written unsynced once a pass of the coordinator, finished tasks merge on the merge " +
-		"under way and land together (one fast-forward, one commit of their closes), branches and a slot's git paths are " +
-		"read without git: about 24 processes a task (32 before), 19 of them git (27 before; two are the agent's). " +
-		"Of 100-130 ms of CPU a task: git about " +
-		"60 ms (each process 2-6 ms: the slot's two checkouts, reset to the base branch and the next task's branch, 11 ms; " +
-		"the loop's looks at its worktree, status twice, a tree written twice, ls-files and log, 15 ms; the merge, its " +
-		"checks and branch removal, 17 ms), each task's `ralph loop` process 35-45 ms (its start-up, config and journal), " +
-		"the coordinator 13-16 ms. A quarter of all of it is the kernel making files on ext4 (about 95 a task, most " +
-		"git's lock files and objects). What is left: the loop run in-process, its looks at git folded into one, and the " +
-		"spare's reset and the next checkout made one.",
+		"reused (a spare detached in place, one checkout a task), state and progress.md are written unsynced once a pass of " +
+		"the coordinator, finished tasks merge on the merge under way and land together (one fast-forward, one commit of " +
+		"their closes), branches and a slot's git paths are read without git: about 23 processes a task (32 before), 18 of " +
+		"them git (27 before; two are the agent's). Of 100-130 ms of CPU a task: git about 55 ms (each process 2-6 ms: the " +
+		"loop's looks at its worktree, status twice, a tree written twice, ls-files and log, about 18 ms; the merge, its " +
+		"checks, its landing and the branch's removal, about 25 ms; the next task's checkout and the spare's clean, about " +
+		"9 ms), each task's `ralph loop` process 35-45 ms (its start-up, config and journal), the coordinator 13-16 ms. A " +
+		"quarter of all of it is the kernel making files on ext4 (about 95 a task, most of them git's lock files and " +
+		"objects). What is left: the loop run in-process, its looks at git folded into one, the merge's checks (the " +
+		"tracker's files, conflict markers, an earlier merge of the task) in fewer processes.",
 }
 
 // writeMissed lists the figures that missed their targets, each with why.
