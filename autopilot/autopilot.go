@@ -31,6 +31,10 @@ type Options struct {
 	Configs []string
 	// Settings are the config's autopilot section with the flags applied.
 	Settings config.Autopilot
+	// Sets are the --set assignments the config was loaded with (the
+	// unfinished run's first, UnfinishedSets), recorded so that a run
+	// started again goes on with them.
+	Sets []string
 	// Criteria are the config's acceptance criteria, which every task's
 	// loop keeps.
 	Criteria []criteria.Spec

@@ -305,7 +305,7 @@ func loopResultFromState(dir string) LoopResult {
 // exitedLoopResult is loopResultFromState of a loop whose process this
 // autopilot saw exit, without asking who holds its lock.
 func exitedLoopResult(dir string) LoopResult {
-	return loopResult(runfiles.ReadExitedStatus(dir, time.Now()))
+	return loopResult(runfiles.ReadExitedStatus(dir, 0, time.Now()))
 }
 
 func loopResult(st runfiles.Status, err error) LoopResult {

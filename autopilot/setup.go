@@ -572,7 +572,8 @@ func (a *Autopilot) begin(lock *runfiles.Lock, runID string) error {
 		if err := lock.Update(runfiles.LockInfo{RunID: st.RunID, PID: os.Getpid(), Host: hostname(), StartedAt: a.now().UTC()}); err != nil {
 			return err
 		}
-		p := runfiles.AutopilotPayload{RunID: st.RunID, Source: a.opts.Source.Name(), MaxTasks: st.MaxTasks, Parallel: st.Parallel, Message: "resuming the unfinished run"}
+		p := runfiles.AutopilotPayload{RunID: st.RunID, Source: a.opts.Source.Name(), MaxTasks: st.MaxTasks, Parallel: st.Parallel, Sets: a.opts.Sets,
+			Message: "resuming the unfinished run"}
 		if err := a.journal.record(runfiles.TopicAutopilotStarted, p); err != nil {
 			return err
 		}
@@ -582,7 +583,43 @@ func (a *Autopilot) begin(lock *runfiles.Lock, runID string) error {
 		return nil
 	}
 	return a.journal.record(runfiles.TopicAutopilotStarted, runfiles.AutopilotPayload{RunID: runID, Source: a.opts.Source.Name(),
-		MaxTasks: s.MaxTasks, Parallel: s.Parallel})
+		MaxTasks: s.MaxTasks, Parallel: s.Parallel, Sets: a.opts.Sets})
+}
+
+// UnfinishedSets are the --set assignments of the unfinished autopilot run
+// of the repository dir is in, which a start that goes on with it lays its
+// own over (as `ralph loop --resume` does a run's); none when there is no
+// such run, or dir is in no repository (Preflight says so).
+func UnfinishedSets(ctx context.Context, dir string) ([]string, error) {
+	repo := git.Repo{Dir: dir}
+	if ok, err := repo.IsRepo(ctx); err != nil || !ok {
+		return nil, nil
+	}
+	root, err := repo.Root(ctx)
+	if err != nil {
+		return nil, err
+	}
+	st, err := runfiles.PeekAutopilotState(runfiles.In(root).Path())
+	if err != nil || st.RunID == "" || st.Ended != nil {
+		return nil, err
+	}
+	return st.Sets, nil
+}
+
+// LayerSets is prev with now laid over it, in order, an assignment made
+// again later dropped where it was first: a supervisor that starts an
+// unfinished run again with the same --set would otherwise make the
+// remembered list grow at each start. The value each key ends with is
+// the same.
+func LayerSets(prev, now []string) []string {
+	all := slices.Concat(prev, now)
+	out := make([]string, 0, len(all))
+	for i, s := range all {
+		if !slices.Contains(all[i+1:], s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func hostname() string {

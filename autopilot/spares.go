@@ -25,10 +25,17 @@ type spares struct {
 
 // newSpares finds the spares a run that was killed left in worktrees.
 func newSpares(worktrees string) *spares {
-	s := &spares{dir: filepath.Join(worktrees, ".spare")}
+	s := &spares{dir: filepath.Join(worktrees, SparesDir)}
+	// Only directories named N: a link put there is neither followed nor
+	// removed through.
+	for _, path := range spareDirs(s.dir) {
+		s.free = append(s.free, path)
+		n, _ := strconv.Atoi(filepath.Base(path))
+		s.next = max(s.next, n+1)
+	}
+	// Numbered past whatever else is there, which a move must not land on.
 	entries, _ := os.ReadDir(s.dir)
 	for _, e := range entries {
-		s.free = append(s.free, filepath.Join(s.dir, e.Name()))
 		if n, err := strconv.Atoi(e.Name()); err == nil {
 			s.next = max(s.next, n+1)
 		}

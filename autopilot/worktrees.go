@@ -35,7 +35,8 @@ type WorktreeStatus struct {
 
 // Worktrees lists the worktrees ralph made in the repository whose
 // checkout's root is root: the loops' (LoopWorktrees), then the tasks'
-// (TaskWorktrees). It changes nothing.
+// (TaskWorktrees), then the spares a killed run left (SpareWorktrees).
+// It changes nothing.
 func Worktrees(ctx context.Context, root, worktrees string, now time.Time) ([]WorktreeStatus, error) {
 	loops, err := LoopWorktrees(ctx, root, worktrees, now)
 	if err != nil {
@@ -49,7 +50,7 @@ func Worktrees(ctx context.Context, root, worktrees string, now time.Time) ([]Wo
 	if err != nil {
 		return nil, err
 	}
-	return append(out, tasks...), nil
+	return append(append(out, tasks...), SpareWorktrees(root, worktrees)...), nil
 }
 
 // taskWorktreeStatuses are the tasks' worktrees as WorktreeStatus; locked
@@ -78,6 +79,10 @@ func taskWorktreeStatuses(ctx context.Context, root string, now time.Time, locke
 func FindWorktree(all []WorktreeStatus, name string) (WorktreeStatus, error) {
 	var found []WorktreeStatus
 	for _, st := range all {
+		// A spare is named by no one: it is its run's, or clean's.
+		if st.Kind == WorktreeSpare {
+			continue
+		}
 		if st.Branch == name || st.Name == name {
 			found = append(found, st)
 		}
@@ -179,7 +184,8 @@ type KeptWorktree struct {
 // branch merged into its base. force removes those with work not merged
 // too, and a failed task's; never one whose loop is running or whose task
 // the autopilot has in progress, nor a task's while an autopilot runs in
-// the repository (it may take the task again at any moment).
+// the repository (it may take the task again at any moment). With no
+// names it removes the spares a killed run left too (CleanSpares).
 func CleanWorktrees(ctx context.Context, root, worktrees string, names []string, force bool, now time.Time) (removed []WorktreeStatus, kept []KeptWorktree, err error) {
 	all, err := Worktrees(ctx, root, worktrees, now)
 	if err != nil {
@@ -210,6 +216,13 @@ func CleanWorktrees(ctx context.Context, root, worktrees string, names []string,
 		for _, st := range k {
 			kept = append(kept, KeptWorktree{WorktreeStatus: WorktreeStatus{Kind: WorktreeLoop, LoopWorktreeStatus: st.LoopWorktreeStatus}, Why: st.Why})
 		}
+		if err != nil {
+			return removed, kept, err
+		}
+	}
+	if len(names) == 0 {
+		r, k, err := CleanSpares(ctx, root, worktrees, now)
+		removed, kept = append(removed, r...), append(kept, k...)
 		if err != nil {
 			return removed, kept, err
 		}

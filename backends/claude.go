@@ -127,16 +127,29 @@ var (
 
 // claudeLine is any stream-json line; each type uses some of the fields.
 type claudeLine struct {
-	Type            string         `json:"type"`
-	Subtype         string         `json:"subtype"`
-	ParentToolUseID string         `json:"parent_tool_use_id"` // null at top level
-	Message         *claudeMessage `json:"message"`
-	Error           string         `json:"error"` // assistant: the API error kind
-	Model           string         `json:"model"` // system init: the model configured
+	claudeFields
+	Message *claudeMessage `json:"message"`
+}
+
+// claudeMutedLine is a line read past the activity budget, when text and
+// tool reports are only counted: its message's text is not built, nor its
+// tool inputs decoded, which is most of what an assistant line costs.
+type claudeMutedLine struct {
+	claudeFields
+	Message *claudeMutedMessage `json:"message"`
+}
+
+// claudeFields are the fields of a line besides its message.
+type claudeFields struct {
+	Type            string `json:"type"`
+	Subtype         string `json:"subtype"`
+	ParentToolUseID string `json:"parent_tool_use_id"` // null at top level
+	Error           string `json:"error"`              // assistant: the API error kind
+	Model           string `json:"model"`              // system init: the model configured
 
 	// result
 	IsError        bool        `json:"is_error"`
-	Result         string      `json:"result"`
+	Result         longString  `json:"result"`
 	APIErrorStatus int         `json:"api_error_status"`
 	TotalCostUSD   float64     `json:"total_cost_usd"`
 	Usage          claudeUsage `json:"usage"`
@@ -149,26 +162,43 @@ type claudeLine struct {
 }
 
 type claudeMessage struct {
-	ID      string        `json:"id"`
-	Model   string        `json:"model"`
+	claudeMessageHead
 	Content []claudeBlock `json:"content"`
-	Usage   claudeUsage   `json:"usage"`
+}
+
+type claudeMutedMessage struct {
+	claudeMessageHead
+	Content []claudeMutedBlock `json:"content"`
+}
+
+// claudeMessageHead is what a message says besides its content.
+type claudeMessageHead struct {
+	ID    string      `json:"id"`
+	Model string      `json:"model"`
+	Usage claudeUsage `json:"usage"`
+}
+
+// claudeMutedBlock is a content block of a claudeMutedLine.
+type claudeMutedBlock struct {
+	Type string         `json:"type"`
+	Text nonEmptyString `json:"text"`
+	Name string         `json:"name"`
 }
 
 type claudeBlock struct {
 	Type  string          `json:"type"`
-	Text  string          `json:"text"`
+	Text  longString      `json:"text"`
 	Name  string          `json:"name"`
 	Input claudeToolInput `json:"input"`
 }
 
 // claudeToolInput holds the input fields that say what a tool touched.
 type claudeToolInput struct {
-	FilePath     string `json:"file_path"`
-	NotebookPath string `json:"notebook_path"`
-	Path         string `json:"path"`
-	Pattern      string `json:"pattern"`
-	Command      string `json:"command"`
+	FilePath     string     `json:"file_path"`
+	NotebookPath string     `json:"notebook_path"`
+	Path         string     `json:"path"`
+	Pattern      string     `json:"pattern"`
+	Command      longString `json:"command"`
 }
 
 func (in claudeToolInput) target() string {
@@ -207,6 +237,7 @@ type claudeParser struct {
 	res         events.AgentResult
 	sawResult   bool
 	lastText    string                  // the last top-level assistant text
+	lastLine    []byte                  // or the muted line that has it, when lastText is ""
 	msgUsage    map[string]events.Usage // per message id, for a stream without a result line
 	lastError   string                  // "error" of the last assistant message that had one
 	rateLimited bool                    // a rate_limit_event said rejected
@@ -221,20 +252,35 @@ var claudeTypes = newLineTypes("system", "assistant", "result", "rate_limit_even
 
 // parseClaude reads Claude Code's stream-json output; see the file comment.
 // Its reset times are absolute (Unix seconds), so it has no use for now.
-func parseClaude(stdout io.Reader, report func(events.Activity), _ parseEnv) events.AgentResult {
+// Past the activity budget, lines are read as claudeMutedLine.
+func parseClaude(stdout io.Reader, report func(events.Activity), env parseEnv) events.AgentResult {
 	p := &claudeParser{report: report, msgUsage: map[string]events.Usage{}}
-	forEachJSONObject(stdout, claudeTypes, p.line)
+	forEachJSONLineOf(stdout, claudeTypes, func(line []byte) {
+		if env.muted() {
+			var l claudeMutedLine
+			if decodeJSONLine(line, &l) {
+				p.line(&l.claudeFields, func() { p.mutedAssistant(&l, line) })
+			}
+			return
+		}
+		var l claudeLine
+		if decodeJSONLine(line, &l) {
+			p.line(&l.claudeFields, func() { p.assistant(&l) })
+		}
+	})
 	return p.finish()
 }
 
-func (p *claudeParser) line(l *claudeLine) {
+// line acts on a line of any type but an assistant's, for which it calls
+// assistant.
+func (p *claudeParser) line(l *claudeFields, assistant func()) {
 	switch l.Type {
 	case "system":
 		if l.Subtype == "init" {
 			p.initModel = l.Model
 		}
 	case "assistant":
-		p.assistant(l)
+		assistant()
 	case "result":
 		p.result(l)
 	case "rate_limit_event":
@@ -243,12 +289,68 @@ func (p *claudeParser) line(l *claudeLine) {
 }
 
 func (p *claudeParser) assistant(l *claudeLine) {
+	m := l.Message
+	var head *claudeMessageHead
+	if m != nil {
+		head = &m.claudeMessageHead
+	}
+	if !p.messageHead(&l.claudeFields, head) {
+		return
+	}
+	for _, b := range m.Content {
+		switch b.Type {
+		case "text":
+			if b.Text == "" {
+				continue
+			}
+			p.report(events.Activity{Kind: events.ActivityText, Text: string(b.Text)})
+			// A sub-agent's text is not the answer to ralph's prompt.
+			if l.ParentToolUseID == "" {
+				p.lastText, p.lastLine = string(b.Text), p.lastLine[:0]
+			}
+		case "tool_use":
+			p.tool(b)
+		}
+	}
+}
+
+// mutedAssistant is assistant for a line past the activity budget: its
+// reports are only counted, so they go without their text, path or
+// command. The line itself is kept when it holds the last text, which
+// finish decodes again should no result line give the final text.
+func (p *claudeParser) mutedAssistant(l *claudeMutedLine, line []byte) {
+	m := l.Message
+	var head *claudeMessageHead
+	if m != nil {
+		head = &m.claudeMessageHead
+	}
+	if !p.messageHead(&l.claudeFields, head) {
+		return
+	}
+	for _, b := range m.Content {
+		switch b.Type {
+		case "text":
+			if !b.Text {
+				continue
+			}
+			p.report(events.Activity{Kind: events.ActivityText})
+			if l.ParentToolUseID == "" {
+				p.lastText, p.lastLine = "", append(p.lastLine[:0], line...)
+			}
+		case "tool_use":
+			p.tool(claudeBlock{Name: b.Name})
+		}
+	}
+}
+
+// messageHead acts on what an assistant line says besides its message's
+// content, and reports whether it has a message (m, nil for none).
+func (p *claudeParser) messageHead(l *claudeFields, m *claudeMessageHead) bool {
 	if l.Error != "" {
 		p.lastError = l.Error
 	}
-	m := l.Message
 	if m == nil {
-		return
+		return false
 	}
 	if m.ID != "" {
 		p.msgUsage[m.ID] = m.Usage.usage()
@@ -258,21 +360,7 @@ func (p *claudeParser) assistant(l *claudeLine) {
 	if l.ParentToolUseID == "" && m.Model != "" && m.Model != "<synthetic>" {
 		p.res.Model = m.Model
 	}
-	for _, b := range m.Content {
-		switch b.Type {
-		case "text":
-			if b.Text == "" {
-				continue
-			}
-			p.report(events.Activity{Kind: events.ActivityText, Text: b.Text})
-			// A sub-agent's text is not the answer to ralph's prompt.
-			if l.ParentToolUseID == "" {
-				p.lastText = b.Text
-			}
-		case "tool_use":
-			p.tool(b)
-		}
-	}
+	return true
 }
 
 func (p *claudeParser) tool(b claudeBlock) {
@@ -282,7 +370,7 @@ func (p *claudeParser) tool(b claudeBlock) {
 	}
 	a := events.Activity{Kind: events.ActivityTool, Tool: kind, ToolName: b.Name}
 	if kind == events.ToolShell {
-		a.Command = b.Input.Command
+		a.Command = string(b.Input.Command)
 	} else {
 		a.Path = b.Input.target()
 	}
@@ -290,9 +378,9 @@ func (p *claudeParser) tool(b claudeBlock) {
 	p.report(a)
 }
 
-func (p *claudeParser) result(l *claudeLine) {
+func (p *claudeParser) result(l *claudeFields) {
 	p.sawResult = true
-	p.res.FinalText = l.Result
+	p.res.FinalText = string(l.Result)
 	p.res.Usage = l.Usage.usage()
 	p.res.CostUSD = l.TotalCostUSD
 	p.report(events.Activity{Kind: events.ActivityUsage, Usage: p.res.Usage, CostUSD: p.res.CostUSD})
@@ -302,10 +390,10 @@ func (p *claudeParser) result(l *claudeLine) {
 }
 
 // claudeResultMessage says in a line why a result is an error.
-func claudeResultMessage(l *claudeLine) string {
+func claudeResultMessage(l *claudeFields) string {
 	switch {
-	case strings.TrimSpace(l.Result) != "":
-		return lastLine(l.Result)
+	case strings.TrimSpace(string(l.Result)) != "":
+		return lastLine(string(l.Result))
 	case len(l.Errors) > 0:
 		return lastLine(strings.Join(l.Errors, "; "))
 	case l.APIErrorStatus != 0:
@@ -315,7 +403,7 @@ func claudeResultMessage(l *claudeLine) string {
 	}
 }
 
-func (p *claudeParser) rateLimit(l *claudeLine) {
+func (p *claudeParser) rateLimit(l *claudeFields) {
 	status, resets := l.Status, l.ResetsAt
 	if info := l.RateLimitInfo; info != nil {
 		status, resets = info.Status, info.ResetsAt
@@ -398,6 +486,12 @@ func (p *claudeParser) finish() events.AgentResult {
 	if p.sawResult {
 		return p.res
 	}
+	if p.lastText == "" && len(p.lastLine) > 0 {
+		var l claudeLine
+		if decodeJSONLine(p.lastLine, &l) {
+			p.lastText = claudeLastText(l.Message.Content)
+		}
+	}
 	p.res.FinalText = p.lastText
 	for _, u := range p.msgUsage {
 		p.res.Usage = p.res.Usage.Add(u)
@@ -416,6 +510,16 @@ func (p *claudeParser) finish() events.AgentResult {
 		p.fail(msg, 0)
 	}
 	return p.res
+}
+
+// claudeLastText is the last non-empty text of content.
+func claudeLastText(content []claudeBlock) string {
+	for i := len(content) - 1; i >= 0; i-- {
+		if b := content[i]; b.Type == "text" && b.Text != "" {
+			return string(b.Text)
+		}
+	}
+	return ""
 }
 
 // claudeVerdict settles a run whose output had no verdict of its own: a

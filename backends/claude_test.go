@@ -404,3 +404,24 @@ func TestClaudeVerdict(t *testing.T) {
 		})
 	}
 }
+
+// Past the activity budget, assistant lines are read without their text:
+// their reports are still counted as left out, tools still counted, and a
+// stream cut before its result line still ends with its last text.
+func TestParseClaudePastTheActivityBudget(t *testing.T) {
+	b, err := os.ReadFile("testdata/claude/stream-json-tool-loop.jsonl")
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	var got []events.Activity
+	budget := &activityBudget{report: func(a events.Activity) { got = append(got, a) }, limit: 1}
+	env := fixedEnv
+	env.activityFull = budget.full
+	res := parseClaude(strings.NewReader(strings.Join(lines[:len(lines)-1], "\n")), budget.add, env)
+	budget.finish()
+
+	assert.Equal(t, toolLoopFinal, res.FinalText)
+	assert.Equal(t, events.ToolCounts{Write: 1, Shell: 1}, res.Tools)
+	assert.Equal(t, events.Usage{InputTokens: 19000 + 19118 + 19289, OutputTokens: 3}, res.Usage)
+	require.NotEmpty(t, got)
+	assert.Contains(t, got[len(got)-1].Text, "4 activity report(s) of this iteration were left out")
+}

@@ -1,10 +1,15 @@
 package backends
 
 import (
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 
 	"github.com/ralph-loop/ralph/events"
 )
@@ -88,12 +93,10 @@ type codexLine struct {
 }
 
 type codexItem struct {
-	ID   string `json:"id"`
-	Type string `json:"type"`
-	Text string `json:"text"`
-	// A string; an argv array in old versions. Decoded as any rather than
-	// kept raw, which would cost two more passes over it.
-	Command any `json:"command"`
+	ID      string       `json:"id"`
+	Type    string       `json:"type"`
+	Text    longString   `json:"text"`
+	Command codexCommand `json:"command"`
 	Changes []struct {
 		Path string `json:"path"`
 	} `json:"changes"`
@@ -167,9 +170,9 @@ func parseCodex(stdout io.Reader, report func(events.Activity), env parseEnv) ev
 func codexItemEvent(res *events.AgentResult, report func(events.Activity), seen toolIDs, typ string, it *codexItem) {
 	if it.Type == "agent_message" {
 		if typ == "item.completed" {
-			res.FinalText = it.Text
+			res.FinalText = string(it.Text)
 			if it.Text != "" {
-				report(events.Activity{Kind: events.ActivityText, Text: it.Text})
+				report(events.Activity{Kind: events.ActivityText, Text: res.FinalText})
 			}
 		}
 		return
@@ -194,7 +197,7 @@ var codexToolItems = map[string]bool{
 func codexToolUse(it *codexItem) toolUse {
 	switch it.Type {
 	case "command_execution":
-		return toolUse{kind: events.ToolShell, name: it.Type, command: unwrapShell(codexCommand(it.Command))}
+		return toolUse{kind: events.ToolShell, name: it.Type, command: unwrapShell(it.Command.String())}
 	case "file_change":
 		u := toolUse{kind: events.ToolWrite, name: it.Type}
 		if len(it.Changes) > 0 {
@@ -212,10 +215,35 @@ func codexToolUse(it *codexItem) toolUse {
 	}
 }
 
-// codexCommand reads a command given as a string or as an argv array of
-// strings (a null element is an empty word); anything else is no command.
-func codexCommand(v any) string {
-	switch v := v.(type) {
+// codexCommand is an item's command: a string, or an argv array in old
+// versions. It decodes as an any field would, into v, but a string with
+// one allocation (longString). Decoded rather than kept raw, which would
+// cost two more passes over it.
+type codexCommand struct{ v any }
+
+func (c *codexCommand) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if dec.PeekKind() == '"' {
+		v, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		c.v = unquote(v)
+		return nil
+	}
+	var v any
+	err := jsonv2.UnmarshalDecode(dec, &v)
+	var typeErr *jsonv1.UnmarshalTypeError
+	if err != nil && !errors.As(err, &typeErr) {
+		return err
+	}
+	c.v = v // as far as it decoded, like an any field of the wrong type
+	return nil
+}
+
+// String reads the command, joining an argv array of strings (a null
+// element is an empty word); anything else is no command.
+func (c codexCommand) String() string {
+	switch v := c.v.(type) {
 	case string:
 		return v
 	case []any:

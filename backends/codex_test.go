@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -99,7 +100,7 @@ func TestCodexEnvAndVerdict(t *testing.T) {
 }
 
 // FuzzCodexCommand checks codexCommand, which reads the command decoded as
-// any, against reading it from the raw JSON value as it once did.
+// an any, against reading it from the raw JSON value as it once did.
 func FuzzCodexCommand(f *testing.F) {
 	for _, s := range []string{`"/bin/bash -lc 'echo hi'"`, `["bash","-lc","echo hi"]`, `["ls","-la"]`, `["a",null,"b"]`,
 		`["a",1]`, `[]`, `null`, `{}`, `3`, `true`, `"\u00e9\ud800"`, "\"\xff\""} {
@@ -110,8 +111,23 @@ func FuzzCodexCommand(f *testing.F) {
 		if json.Unmarshal(raw, &v) != nil {
 			return
 		}
-		require.Equal(t, codexCommandFromRaw(raw), codexCommand(v))
+		var c codexCommand
+		require.True(t, decodeJSONLine(raw, &c), "%q", raw)
+		require.Equal(t, codexCommandFromRaw(raw), c.String())
 	})
+}
+
+// UnmarshalJSON decodes a codexCommand the way it was before it had
+// UnmarshalJSONFrom, as an any field decodeJSONLine filled: sameDecoding
+// has encoding/json call it, holding UnmarshalJSONFrom (which
+// decodeJSONLine calls instead) to the same results. (Where a number is
+// too large, encoding/json makes it nil and jsonv1 0; ralph has been
+// jsonv1's.)
+func (c *codexCommand) UnmarshalJSON(b []byte) error {
+	var v any
+	_ = jsonv1.Unmarshal(b, &v) // a number too large: as far as it decoded
+	c.v = v
+	return nil
 }
 
 // codexCommandFromRaw is how codexCommand read a raw command before.

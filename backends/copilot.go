@@ -75,7 +75,7 @@ type copilotLine struct {
 	AgentID string `json:"agentId"` // set on a sub-agent's events
 	Data    struct {
 		Model            string          `json:"model"` // assistant.message
-		Content          string          `json:"content"`
+		Content          longString      `json:"content"`
 		ParentToolCallID string          `json:"parentToolCallId"`
 		ToolCallID       string          `json:"toolCallId"`
 		ToolName         string          `json:"toolName"`
@@ -128,19 +128,19 @@ func parseCopilot(stdout io.Reader, report func(events.Activity), env parseEnv) 
 			if l.AgentID != "" || l.Data.ParentToolCallID != "" {
 				return
 			}
-			res.FinalText = l.Data.Content
+			res.FinalText = string(l.Data.Content)
 			if l.Data.Model != "" {
 				res.Model = l.Data.Model
 			}
 			if l.Data.Content != "" {
-				report(events.Activity{Kind: events.ActivityText, Text: l.Data.Content})
+				report(events.Activity{Kind: events.ActivityText, Text: res.FinalText})
 			}
 		case "tool.execution_start":
 			if !seen.first(l.Data.ToolCallID) {
 				return
 			}
-			var args map[string]any
-			_ = json.Unmarshal(l.Data.RawArguments, &args) // apply_patch's arguments are a plain string
+			var args toolArgs
+			_ = decodeJSONLine(l.Data.RawArguments, &args) // apply_patch's arguments are a plain string
 			newToolUse(copilotTools, l.Data.ToolName, args).record(&res, report)
 		case "assistant.usage":
 			u := events.Usage{

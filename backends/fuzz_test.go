@@ -107,6 +107,7 @@ func FuzzStreamParsers(f *testing.F) {
 		names := fuzzCLIs()
 		cli := names[int(which)%len(names)]
 		checkStreamParser(t, cli, clis[cli].parse, data)
+		checkMutedParse(t, cli, clis[cli].parse, data)
 		if _, ok := parserLineTypes[cli]; ok {
 			checkLineTypeSkipping(t, cli, clis[cli].parse, data)
 		}
@@ -176,6 +177,35 @@ func checkStreamParser(t *testing.T, name string, parse parseFunc, data []byte) 
 		require.Equal(t, string(data), res.FinalText, "%s: all of stdout is the final text", name)
 		require.Equal(t, nonBlankLines(data), textsOf(acts), "%s: every non-blank line is reported as text", name)
 	}
+}
+
+// checkMutedParse checks that a parser past the activity budget, from
+// which report on it goes past depending on data, returns what it returns
+// otherwise, and reports as much: only the text, path and command of text
+// and tool reports, which the budget leaves out, may go missing.
+func checkMutedParse(t *testing.T, name string, parse parseFunc, data []byte) {
+	t.Helper()
+	var want []events.Activity
+	wantRes := parse(bytes.NewReader(data), func(a events.Activity) { want = append(want, a) }, fixedEnv)
+
+	muteAfter := len(data) % 3
+	var got []events.Activity
+	env := fixedEnv
+	env.activityFull = func() bool { return len(got) >= muteAfter }
+	res := parse(bytes.NewReader(data), func(a events.Activity) { got = append(got, a) }, env)
+	require.Equal(t, wantRes, res, "%s: the result past the activity budget", name)
+	require.Equal(t, unmuted(want), unmuted(got), "%s: the activity past the activity budget", name)
+}
+
+// unmuted is acts without what the activity budget leaves out.
+func unmuted(acts []events.Activity) []events.Activity {
+	out := slices.Clone(acts)
+	for i, a := range out {
+		if a.Kind == events.ActivityText || a.Kind == events.ActivityTool {
+			out[i].Text, out[i].Path, out[i].Command = "", "", ""
+		}
+	}
+	return out
 }
 
 // eofReader notes whether its reader was read to the end.

@@ -67,15 +67,15 @@ var geminiTools = map[string]events.ToolKind{
 }
 
 type geminiLine struct {
-	Type       string         `json:"type"`
-	Role       string         `json:"role"`
-	Content    string         `json:"content"`
-	ToolName   string         `json:"tool_name"`
-	ToolID     string         `json:"tool_id"`
-	Parameters map[string]any `json:"parameters"`
-	Status     string         `json:"status"`
-	Severity   string         `json:"severity"`
-	Message    string         `json:"message"`
+	Type       string     `json:"type"`
+	Role       string     `json:"role"`
+	Content    longString `json:"content"`
+	ToolName   string     `json:"tool_name"`
+	ToolID     string     `json:"tool_id"`
+	Parameters toolArgs   `json:"parameters"`
+	Status     string     `json:"status"`
+	Severity   string     `json:"severity"`
+	Message    string     `json:"message"`
 	Error      *struct {
 		Type    string `json:"type"`
 		Message string `json:"message"`
@@ -131,7 +131,7 @@ func parseGemini(stdout io.Reader, report func(events.Activity), env parseEnv) e
 		switch l.Type {
 		case "message":
 			if l.Role == "assistant" {
-				segment = append(segment, l.Content)
+				segment = append(segment, string(l.Content))
 			}
 		case "tool_use":
 			flush()
@@ -141,7 +141,7 @@ func parseGemini(stdout io.Reader, report func(events.Activity), env parseEnv) e
 			newToolUse(geminiTools, l.ToolName, l.Parameters).record(&res, report)
 		case "tool_result":
 			flush()
-			final = textTail{limit: env.textLimit}
+			final.reset()
 		case "error":
 			if l.Severity == "error" {
 				pending = newFailure(l.Message, 0, env.now())

@@ -44,7 +44,9 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
+	"github.com/go-json-experiment/json/jsontext"
 	jsonv1 "github.com/go-json-experiment/json/v1"
 
 	"github.com/ralph-loop/ralph/events"
@@ -56,7 +58,10 @@ import (
 // other than io.EOF.
 func forEachLine(r io.Reader, fn func(line []byte)) error {
 	br := bufio.NewReaderSize(r, 64*1024)
-	var long []byte // a line longer than the buffer, assembled
+	// A line longer than the buffer, assembled. Its room is kept for the
+	// next one: a session that reads whole files prints many such lines,
+	// and assembling each in a new slice allocated twice its size.
+	var long []byte
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -64,9 +69,9 @@ func forEachLine(r io.Reader, fn func(line []byte)) error {
 			continue
 		}
 		line := chunk
-		if long != nil {
-			line = append(long, chunk...)
-			long = nil
+		if len(long) > 0 {
+			long = append(long, chunk...)
+			line, long = long, long[:0]
 		}
 		line = bytes.TrimRight(line, "\r\n")
 		if len(line) > 0 || err == nil {
@@ -121,15 +126,72 @@ func decodeJSONLine(line []byte, v any) bool {
 // do not decode are skipped. It is how every JSON-lines parser reads its
 // stream.
 func forEachJSONObject[T any](r io.Reader, types lineTypes, fn func(l *T)) {
-	forEachJSONLine(r, func(line []byte) {
-		if skipOtherLineTypes && !types.mayMatch(line) {
-			return
-		}
+	forEachJSONLineOf(r, types, func(line []byte) {
 		var l T
 		if decodeJSONLine(line, &l) {
 			fn(&l)
 		}
 	})
+}
+
+// forEachJSONLineOf is forEachJSONLine for the lines that may be of one of
+// types, for a parser that chooses how to decode each line.
+func forEachJSONLineOf(r io.Reader, types lineTypes, fn func(line []byte)) {
+	forEachJSONLine(r, func(line []byte) {
+		if skipOtherLineTypes && !types.mayMatch(line) {
+			return
+		}
+		fn(line)
+	})
+}
+
+// longString is a string field that may hold kilobytes of text: assistant
+// text, a result, a command. It decodes like a string field, with one
+// allocation where the decoder makes two for a string with escapes (an
+// unescaped copy, then the string made of it), and nearly every long text
+// has escapes: its newlines.
+type longString string
+
+func (s *longString) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	v, err := dec.ReadValue()
+	if err != nil || v.Kind() != '"' {
+		return err // like a string field, null or another type leaves it as it was
+	}
+	*s = longString(unquote(v))
+	return nil
+}
+
+// unquote decodes v, a JSON string the decoder has read, as the decoder
+// would, with one allocation.
+func unquote(v jsontext.Value) string {
+	// The decoder validated v, and AppendUnquote replaces invalid UTF-8 as
+	// the decoder does, so its error says nothing new. It wants room for
+	// all of v, quotes too. The buffer is new and never written again, so
+	// it can be the string's bytes.
+	b, _ := jsontext.AppendUnquote(make([]byte, 0, len(v)), v)
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// nonEmptyString decodes a JSON string field to whether it is non-empty,
+// without building the string: for text that is only counted, past the
+// activity budget. Like a string field it is left as it was by null or a
+// value of another type. Any string but "" decodes to a non-empty one
+// (escapes and invalid UTF-8 decode to at least a rune), so the raw value
+// says it.
+type nonEmptyString bool
+
+func (s *nonEmptyString) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	v, err := dec.ReadValue() // the decoder's own bytes: nothing is copied
+	if err != nil {
+		return err
+	}
+	if v.Kind() == '"' {
+		*s = len(v) > len(`""`)
+	}
+	return nil
 }
 
 // skipOtherLineTypes is false only while checkLineTypeSkipping (a test
@@ -574,10 +636,83 @@ func kindOf(table map[string]events.ToolKind, name string) events.ToolKind {
 	return events.ToolOther
 }
 
-// firstString returns the first non-empty string value among keys of m.
-func firstString(m map[string]any, keys ...string) string {
+// The keys of a tool's arguments that name its command and its path, in
+// the order they are looked for.
+var (
+	toolCommandKeys = []string{"command", "cmd"}
+	toolPathKeys    = []string{"file_path", "filePath", "path", "absolute_path", "dir_path"}
+)
+
+// toolArgs are a tool use's JSON arguments as far as newToolUse reads them:
+// the values under toolCommandKeys and toolPathKeys, "" for one that is not
+// a string. It decodes like the map[string]any it stands for (keys matched
+// exactly, the last of duplicates winning, a second object merged into the
+// first, null emptying it, a value of another type leaving it as it was)
+// but builds none of the other values: a write's arguments hold the whole
+// file.
+type toolArgs map[string]string
+
+func (a *toolArgs) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	switch dec.PeekKind() {
+	case 'n':
+		*a = nil
+		return dec.SkipValue()
+	case '{':
+	default:
+		return dec.SkipValue()
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	for dec.PeekKind() != '}' {
+		name, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		key := toolArgKey(name)
+		if key == "" {
+			if err := dec.SkipValue(); err != nil {
+				return err
+			}
+			continue
+		}
+		v, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		if *a == nil {
+			*a = toolArgs{}
+		}
+		(*a)[key] = ""
+		if v.Kind() == '"' {
+			(*a)[key] = unquote(v)
+		}
+	}
+	_, err := dec.ReadToken()
+	return err
+}
+
+// toolArgKey is the key of toolCommandKeys or toolPathKeys that the
+// object name quoted is, or "".
+func toolArgKey(quoted jsontext.Value) string {
+	name := quoted[1 : len(quoted)-1]
+	if bytes.IndexByte(name, '\\') >= 0 {
+		name = []byte(unquote(quoted)) // an escape spells a key, seldom
+	}
+	for _, keys := range [][]string{toolCommandKeys, toolPathKeys} {
+		for _, k := range keys {
+			if string(name) == k {
+				return k
+			}
+		}
+	}
+	return ""
+}
+
+// firstString returns the first non-empty value among keys of a.
+func (a toolArgs) firstString(keys []string) string {
 	for _, k := range keys {
-		if s, ok := m[k].(string); ok && s != "" {
+		if s := a[k]; s != "" {
 			return s
 		}
 	}
@@ -586,13 +721,13 @@ func firstString(m map[string]any, keys ...string) string {
 
 // newToolUse builds a toolUse from a tool's name and its JSON arguments,
 // reading the path and command under the keys the CLIs use.
-func newToolUse(table map[string]events.ToolKind, name string, args map[string]any) toolUse {
+func newToolUse(table map[string]events.ToolKind, name string, args toolArgs) toolUse {
 	u := toolUse{kind: kindOf(table, name), name: name}
 	switch u.kind {
 	case events.ToolShell:
-		u.command = firstString(args, "command", "cmd")
+		u.command = args.firstString(toolCommandKeys)
 	case events.ToolRead, events.ToolWrite:
-		u.path = firstString(args, "file_path", "filePath", "path", "absolute_path", "dir_path")
+		u.path = args.firstString(toolPathKeys)
 	case events.ToolOther:
 		// Known by its name alone.
 	}

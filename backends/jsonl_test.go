@@ -551,13 +551,67 @@ func checkLineTypeSkipping(t *testing.T, name string, parse parseFunc, data []by
 // way the parser does (decodeJSONLine) and the way it did before, with
 // encoding/json, and require the same outcome.
 var lineDecoders = map[string]func(t *testing.T, line []byte){
-	"claude":   sameDecoding[claudeLine],
+	"claude": func(t *testing.T, line []byte) {
+		sameDecoding[claudeLine](t, line)
+		sameMutedDecoding(t, line)
+	},
 	"codex":    sameDecoding[codexLine],
 	"copilot":  sameDecoding[copilotLine],
 	"gemini":   sameDecoding[geminiLine],
 	"opencode": sameDecoding[opencodeLine],
 	"pi":       sameDecoding[piLine],
 	"qwen":     sameDecoding[qwenLine],
+}
+
+// sameMutedDecoding requires a line to decode to a claudeMutedLine exactly
+// when it decodes to a claudeLine, and to the same but for the text its
+// blocks leave out.
+func sameMutedDecoding(t *testing.T, line []byte) {
+	t.Helper()
+	var full claudeLine
+	var muted claudeMutedLine
+	fullOK := decodeJSONLine(line, &full)
+	require.Equal(t, fullOK, decodeJSONLine(line, &muted), "muted from %q", line)
+	if !fullOK {
+		return
+	}
+	require.Equal(t, full.claudeFields, muted.claudeFields, "muted from %q", line)
+	require.Equal(t, full.Message == nil, muted.Message == nil, "muted from %q", line)
+	if full.Message == nil {
+		return
+	}
+	require.Equal(t, full.Message.claudeMessageHead, muted.Message.claudeMessageHead, "muted from %q", line)
+	var want []claudeMutedBlock
+	for _, b := range full.Message.Content {
+		want = append(want, claudeMutedBlock{Type: b.Type, Text: b.Text != "", Name: b.Name})
+	}
+	var got []claudeMutedBlock
+	if len(muted.Message.Content) > 0 {
+		got = muted.Message.Content
+	}
+	require.Equal(t, want, got, "muted from %q", line)
+}
+
+// UnmarshalJSON decodes toolArgs the way they were read before they had
+// UnmarshalJSONFrom, through a map of every argument: sameDecoding has
+// encoding/json call it, holding UnmarshalJSONFrom (which decodeJSONLine
+// calls instead) to the same results.
+func (a *toolArgs) UnmarshalJSON(b []byte) error {
+	var m map[string]any
+	err := json.Unmarshal(b, &m)
+	if err == nil && m == nil { // null
+		*a = nil
+	}
+	for k, v := range m {
+		if slices.Contains(toolCommandKeys, k) || slices.Contains(toolPathKeys, k) {
+			if *a == nil {
+				*a = toolArgs{}
+			}
+			s, _ := v.(string)
+			(*a)[k] = s
+		}
+	}
+	return nil // a value of another type leaves them as they were
 }
 
 // sameDecoding requires decodeJSONLine to accept line exactly when
@@ -600,6 +654,17 @@ func FuzzDecodeJSONLine(f *testing.F) {
 		`{"type":"message","content":"\ud83d\ude00 \ud83d x \u00e9 \xff\xfe"}`, // surrogates, a lone one, invalid UTF-8
 		`{"type":"tool_use","parameters":{"file_path":"a","FILE_PATH":"b","content":null}}`,
 		`{"type":"tool_use","parameters":"not an object"}`,
+		`{"type":"tool_use","parameters":{"command":"a","cmd":"b"},"parameters":{"command":1,"file\u005fpath":"c\n","x":[{"path":"d"}]}}`,
+		`{"type":"tool_use","parameters":{"path":"a"},"parameters":null,"parameters":{"dir_path":"","filePath":true}}`,
+		`{"type":"tool_use","parameters":{"absolute_path":"a","absolute_path":"b","cmd":1e400}}`,
+		`{"type":"assistant","message":{"content":[{"type":"tool_use","input":{"file_path":"a","content":"x\ny"}}]}}`,
+		`{"type":"tool_execution_start","args":{"command":"ls"}}`,
+		`{"type":"result","result":"a\n\u00e9","result":null}`,
+		`{"type":"result","result":"a","result":{"b":1}}`,
+		`{"type":"result","result":["a"]}`,
+		`{"type":"item.completed","item":{"type":"command_execution","command":"a\nb","command":["bash","-lc","x"],"command":[1e400,"y"]}}`,
+		`{"type":"item.completed","item":{"type":"command_execution","command":{"a":[1,null]},"command":null}}`,
+		`{"type":"tool_use","part":{"state":{"input":{"filePath":"a"}}}}`,
 		`{"type":"error","error":{"name":"x","data":{"responseHeaders":{"retry-after":"1","retry-after":2}}}}`,
 		`{"type":"result","stats":{"input":null,"cached":-1}}`,
 		`{"type":"result"} trailing`,
@@ -607,6 +672,7 @@ func FuzzDecodeJSONLine(f *testing.F) {
 		`{"type":"res` + "\x00" + `ult"}`,
 		`[{"type":"result"}]`,
 		`{"ſtatus":"error","K":1}`, // letters that fold to ASCII ones
+		`{"type":"assistant","message":{"content":[{"type":"text","text":"a\n\"b\" \ud800 \u00e9 ÿ"},{"type":"text","text":""},{"type":"text","text":null},{"type":"text","text":1},{"type":"text","text":"\u0000"}]},"result":"\t"}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -84,12 +84,12 @@ var opencodeTools = map[string]events.ToolKind{
 type opencodeLine struct {
 	Type string `json:"type"`
 	Part *struct {
-		Type   string `json:"type"`
-		Text   string `json:"text"`
-		Tool   string `json:"tool"`
-		CallID string `json:"callID"`
+		Type   string     `json:"type"`
+		Text   longString `json:"text"`
+		Tool   string     `json:"tool"`
+		CallID string     `json:"callID"`
 		State  *struct {
-			Input map[string]any `json:"input"`
+			Input toolArgs `json:"input"`
 		} `json:"state"`
 		Tokens *struct {
 			Input  int64 `json:"input"`
@@ -135,9 +135,9 @@ func parseOpenCode(stdout io.Reader, report func(events.Activity), env parseEnv)
 	forEachJSONObject(stdout, opencodeTypes, func(l *opencodeLine) {
 		switch l.Type {
 		case "text":
-			if l.Part != nil && strings.TrimSpace(l.Part.Text) != "" {
-				res.FinalText = l.Part.Text
-				report(events.Activity{Kind: events.ActivityText, Text: l.Part.Text})
+			if l.Part != nil && strings.TrimSpace(string(l.Part.Text)) != "" {
+				res.FinalText = string(l.Part.Text)
+				report(events.Activity{Kind: events.ActivityText, Text: res.FinalText})
 			}
 		case "tool_use":
 			if l.Part == nil {
@@ -146,7 +146,7 @@ func parseOpenCode(stdout io.Reader, report func(events.Activity), env parseEnv)
 			if !seen.first(l.Part.CallID) {
 				return
 			}
-			var input map[string]any
+			var input toolArgs
 			if l.Part.State != nil {
 				input = l.Part.State.Input
 			}

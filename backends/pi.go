@@ -58,8 +58,8 @@ type piMessage struct {
 	Role    string `json:"role"`
 	Model   string `json:"model"`
 	Content []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
+		Type string     `json:"type"`
+		Text longString `json:"text"`
 	} `json:"content"`
 	Usage *struct {
 		Input      int64 `json:"input"`
@@ -75,14 +75,14 @@ type piMessage struct {
 }
 
 type piLine struct {
-	Type         string         `json:"type"`
-	Message      *piMessage     `json:"message"`
-	ToolCallID   string         `json:"toolCallId"`
-	ToolName     string         `json:"toolName"`
-	Args         map[string]any `json:"args"`
-	ErrorMessage string         `json:"errorMessage"` // auto_retry_start
-	Success      *bool          `json:"success"`      // auto_retry_end
-	FinalError   string         `json:"finalError"`   // auto_retry_end
+	Type         string     `json:"type"`
+	Message      *piMessage `json:"message"`
+	ToolCallID   string     `json:"toolCallId"`
+	ToolName     string     `json:"toolName"`
+	Args         toolArgs   `json:"args"`
+	ErrorMessage string     `json:"errorMessage"` // auto_retry_start
+	Success      *bool      `json:"success"`      // auto_retry_end
+	FinalError   string     `json:"finalError"`   // auto_retry_end
 }
 
 // piTypes has a case of parsePi's switch each; lines of other types
@@ -144,13 +144,13 @@ func parsePi(stdout io.Reader, report func(events.Activity), env parseEnv) event
 // piAssistantEnd takes in one finished assistant message and returns the
 // failure it shows, if any.
 func piAssistantEnd(res *events.AgentResult, report func(events.Activity), m *piMessage, now func() time.Time) *cliFailure {
-	var text strings.Builder
+	var texts []string
 	for _, c := range m.Content {
 		if c.Type == "text" {
-			text.WriteString(c.Text)
+			texts = append(texts, string(c.Text))
 		}
 	}
-	res.FinalText = text.String()
+	res.FinalText = strings.Join(texts, "") // one text, the usual, is not copied
 	if m.Model != "" {
 		res.Model = m.Model
 	}

@@ -80,25 +80,64 @@ func (u *qwenUsage) usage() events.Usage {
 }
 
 type qwenLine struct {
-	Type            string  `json:"type"`
-	Subtype         string  `json:"subtype"`
-	ParentToolUseID *string `json:"parent_tool_use_id"`
-	Model           string  `json:"model"` // system init
-	Message         *struct {
-		Model   string `json:"model"`
-		Content []struct {
-			Type  string         `json:"type"`
-			Text  string         `json:"text"`
-			ID    string         `json:"id"`
-			Name  string         `json:"name"`
-			Input map[string]any `json:"input"`
-		} `json:"content"`
-		Usage *qwenUsage `json:"usage"`
-	} `json:"message"`
-	IsError      bool            `json:"is_error"`
-	Result       json.RawMessage `json:"result"`
-	Usage        *qwenUsage      `json:"usage"`
-	TotalCostUSD float64         `json:"total_cost_usd"`
+	qwenFields
+	Message *qwenMessage `json:"message"`
+}
+
+// qwenMutedLine is a line read past the activity budget, as
+// claudeMutedLine is.
+type qwenMutedLine struct {
+	qwenFields
+	Message *qwenMutedMessage `json:"message"`
+}
+
+// qwenFields are the fields of a line besides its message.
+type qwenFields struct {
+	Type            string          `json:"type"`
+	Subtype         string          `json:"subtype"`
+	ParentToolUseID *string         `json:"parent_tool_use_id"`
+	Model           string          `json:"model"` // system init
+	IsError         bool            `json:"is_error"`
+	Result          json.RawMessage `json:"result"`
+	Usage           *qwenUsage      `json:"usage"`
+	TotalCostUSD    float64         `json:"total_cost_usd"`
+}
+
+type qwenMessage struct {
+	qwenMessageHead
+	Content []struct {
+		Type  string     `json:"type"`
+		Text  longString `json:"text"`
+		ID    string     `json:"id"`
+		Name  string     `json:"name"`
+		Input toolArgs   `json:"input"`
+	} `json:"content"`
+}
+
+type qwenMutedMessage struct {
+	qwenMessageHead
+	Content []struct {
+		Type string         `json:"type"`
+		Text nonEmptyString `json:"text"`
+		ID   string         `json:"id"`
+		Name string         `json:"name"`
+	} `json:"content"`
+}
+
+// qwenMessageHead is what a message says besides its content.
+type qwenMessageHead struct {
+	Model string     `json:"model"`
+	Usage *qwenUsage `json:"usage"`
+}
+
+// qwenLastText is the last non-empty text block of l's message.
+func qwenLastText(l *qwenLine) string {
+	for i := len(l.Message.Content) - 1; i >= 0; i-- {
+		if c := l.Message.Content[i]; c.Type == "text" && c.Text != "" {
+			return string(c.Text)
+		}
+	}
+	return ""
 }
 
 // qwenTypes has a case of parseQwen's switch each; lines of other types
@@ -118,61 +157,121 @@ var qwenTypes = newLineTypes("system", "assistant", "result")
 //   - Failure: a result text starting with "[API Error:", is_error true, or
 //     an error_* subtype (error_max_turns, …).
 func parseQwen(stdout io.Reader, report func(events.Activity), env parseEnv) events.AgentResult {
-	var res events.AgentResult
-	seen := toolIDs{}
-	var lastText string
-	var summed events.Usage
-	var result *qwenLine
-	forEachJSONObject(stdout, qwenTypes, func(l *qwenLine) {
-		switch l.Type {
-		case "system":
-			if l.Subtype == "init" && res.Model == "" {
-				res.Model = l.Model
+	p := &qwenParser{report: report, seen: toolIDs{}}
+	forEachJSONLineOf(stdout, qwenTypes, func(line []byte) {
+		if env.muted() {
+			var l qwenMutedLine
+			if decodeJSONLine(line, &l) {
+				p.line(&l.qwenFields, func() { p.mutedAssistant(&l, line) })
 			}
-		case "assistant":
-			if l.Message == nil {
-				return
-			}
-			main := l.ParentToolUseID == nil || *l.ParentToolUseID == ""
-			if main && l.Message.Model != "" {
-				res.Model = l.Message.Model
-			}
-			for _, c := range l.Message.Content {
-				switch c.Type {
-				case "text":
-					if c.Text == "" {
-						continue
-					}
-					report(events.Activity{Kind: events.ActivityText, Text: c.Text})
-					if main {
-						lastText = c.Text
-					}
-				case "tool_use":
-					if !seen.first(c.ID) {
-						continue
-					}
-					newToolUse(qwenTools, c.Name, c.Input).record(&res, report)
-				}
-			}
-			summed = summed.Add(l.Message.Usage.usage())
-		case "result":
-			result = l
+			return
+		}
+		var l qwenLine
+		if decodeJSONLine(line, &l) {
+			p.line(&l.qwenFields, func() { p.assistant(&l) })
 		}
 	})
+	return p.finish(env)
+}
 
-	res.FinalText, res.Usage = lastText, summed
-	if result != nil {
-		var text string
-		if json.Unmarshal(result.Result, &text) == nil {
-			res.FinalText = text
+// qwenParser is the state of reading one Qwen Code stream.
+type qwenParser struct {
+	report   func(events.Activity)
+	res      events.AgentResult
+	seen     toolIDs
+	lastText string // the main agent's last text
+	lastLine []byte // or the muted line that has it, when lastText is ""
+	summed   events.Usage
+	result   *qwenFields
+}
+
+// line acts on a line of any type but an assistant's, for which it calls
+// assistant.
+func (p *qwenParser) line(l *qwenFields, assistant func()) {
+	switch l.Type {
+	case "system":
+		if l.Subtype == "init" && p.res.Model == "" {
+			p.res.Model = l.Model
 		}
+	case "assistant":
+		assistant()
+	case "result":
+		p.result = l
+	}
+}
+
+func (p *qwenParser) assistant(l *qwenLine) {
+	if l.Message == nil {
+		return
+	}
+	main := p.messageHead(&l.qwenFields, &l.Message.qwenMessageHead)
+	for _, c := range l.Message.Content {
+		switch c.Type {
+		case "text":
+			if c.Text == "" {
+				continue
+			}
+			p.report(events.Activity{Kind: events.ActivityText, Text: string(c.Text)})
+			if main {
+				p.lastText, p.lastLine = string(c.Text), p.lastLine[:0]
+			}
+		case "tool_use":
+			if p.seen.first(c.ID) {
+				newToolUse(qwenTools, c.Name, c.Input).record(&p.res, p.report)
+			}
+		}
+	}
+	p.summed = p.summed.Add(l.Message.Usage.usage())
+}
+
+// mutedAssistant is assistant for a line past the activity budget, as
+// claudeParser.mutedAssistant is.
+func (p *qwenParser) mutedAssistant(l *qwenMutedLine, line []byte) {
+	if l.Message == nil {
+		return
+	}
+	main := p.messageHead(&l.qwenFields, &l.Message.qwenMessageHead)
+	for _, c := range l.Message.Content {
+		switch c.Type {
+		case "text":
+			if !c.Text {
+				continue
+			}
+			p.report(events.Activity{Kind: events.ActivityText})
+			if main {
+				p.lastText, p.lastLine = "", append(p.lastLine[:0], line...)
+			}
+		case "tool_use":
+			if p.seen.first(c.ID) {
+				newToolUse(qwenTools, c.Name, nil).record(&p.res, p.report)
+			}
+		}
+	}
+	p.summed = p.summed.Add(l.Message.Usage.usage())
+}
+
+// messageHead takes in the model of an assistant message and reports
+// whether it is the main agent's.
+func (p *qwenParser) messageHead(l *qwenFields, m *qwenMessageHead) bool {
+	main := l.ParentToolUseID == nil || *l.ParentToolUseID == ""
+	if main && m.Model != "" {
+		p.res.Model = m.Model
+	}
+	return main
+}
+
+// finish settles the result once the stream has ended.
+func (p *qwenParser) finish(env parseEnv) events.AgentResult {
+	res, result := p.res, p.result
+	res.FinalText, res.Usage = p.finalText(), p.summed
+	if result != nil {
 		if result.Usage != nil {
 			res.Usage = result.Usage.usage()
 		}
 		res.CostUSD = result.TotalCostUSD
 	}
 	if res.Usage != (events.Usage{}) || res.CostUSD != 0 {
-		report(events.Activity{Kind: events.ActivityUsage, Usage: res.Usage, CostUSD: res.CostUSD})
+		p.report(events.Activity{Kind: events.ActivityUsage, Usage: res.Usage, CostUSD: res.CostUSD})
 	}
 
 	var failure *cliFailure
@@ -189,7 +288,25 @@ func parseQwen(stdout io.Reader, report func(events.Activity), env parseEnv) eve
 	}
 	if failure != nil {
 		failure.apply(&res, "qwen", qwenAuthHint)
-		failure.report(report)
+		failure.report(p.report)
 	}
 	return res
+}
+
+// finalText is the result's text, or the main agent's last text when
+// there is no result line or its result is not a string.
+func (p *qwenParser) finalText() string {
+	if p.result != nil {
+		var text string
+		if json.Unmarshal(p.result.Result, &text) == nil {
+			return text
+		}
+	}
+	if p.lastText == "" && len(p.lastLine) > 0 {
+		var l qwenLine
+		if decodeJSONLine(p.lastLine, &l) {
+			return qwenLastText(&l)
+		}
+	}
+	return p.lastText
 }

@@ -96,13 +96,19 @@ func TestParseQwenStreams(t *testing.T) {
 			failure: events.FailureAgent,
 		},
 	}
+	// Past the activity budget from the first line, assistant lines are
+	// read without their text, and the result is the same.
+	muted := fixedEnv
+	muted.activityFull = func() bool { return true }
 	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			res := parseQwen(strings.NewReader(tc.in), func(events.Activity) {}, fixedEnv)
-			assert.Equal(t, tc.final, res.FinalText)
-			assert.Equal(t, tc.usage, res.Usage)
-			assert.Equal(t, tc.failure, res.Failure)
-		})
+		for envName, env := range map[string]parseEnv{"": fixedEnv, " past the activity budget": muted} {
+			t.Run(name+envName, func(t *testing.T) {
+				res := parseQwen(strings.NewReader(tc.in), func(events.Activity) {}, env)
+				assert.Equal(t, tc.final, res.FinalText)
+				assert.Equal(t, tc.usage, res.Usage)
+				assert.Equal(t, tc.failure, res.Failure)
+			})
+		}
 	}
 }
 

@@ -206,6 +206,11 @@ func (t *textTail) grow(n int) {
 	t.buf = buf
 }
 
+// reset empties t, keeping its buffer for the next text.
+func (t *textTail) reset() {
+	t.buf, t.cut = t.buf[:0], 0
+}
+
 func (t *textTail) trim() {
 	// Dropping only past twice the limit keeps the copying amortised.
 	if t.limit > 0 && len(t.buf) > 2*t.limit {

@@ -283,7 +283,7 @@ func (l *loader) hideSecrets(n *yaml.Node, key string) *yaml.Node {
 // else with what the redactor hides of it (a URL's password).
 func hiddenEnv(name, value string) string {
 	if redact.IsSecretName(name) && value != "" {
-		return "[redacted:" + name + "]"
+		return redact.Mask(name)
 	}
 	return redact.New([]string{name + "=" + value}, nil).String(value)
 }

@@ -136,16 +136,20 @@ func (e *Engine) stuckMessage() string {
 // the new value of a limit a flag sets, or "" for one only the config
 // sets.
 func (e *Engine) goOn(t *runfiles.Termination, raise string) *runfiles.Termination {
-	mode := runfiles.ModeLoop
+	t.GoOn = &runfiles.GoOn{Mode: e.mode(), Raise: raise}
+	return t
+}
+
+// mode is the run's mode as the command that resumes it depends on it.
+func (e *Engine) mode() string {
 	switch {
 	case e.opts.StateDir != "":
 		// Only a chain's step keeps its files elsewhere: its chain goes on.
-		mode = runfiles.ModeChainStep
+		return runfiles.ModeChainStep
 	case e.opts.Settings.SpecFile != "":
-		mode = runfiles.ModeSpec
+		return runfiles.ModeSpec
 	}
-	t.GoOn = &runfiles.GoOn{Mode: mode, Raise: raise}
-	return t
+	return runfiles.ModeLoop
 }
 
 // shortDuration renders d as a flag value a person would type: 8h, 1h30m,
@@ -173,6 +177,11 @@ func (e *Engine) terminate(r runfiles.Reason, msg string) *runfiles.Termination 
 func (e *Engine) terminateBy(r runfiles.Reason, cause runfiles.Cause, msg string) *runfiles.Termination {
 	t := e.terminate(r, msg)
 	t.Cause = cause
+	if cause == runfiles.CauseLostDir || cause == runfiles.CauseGitArmed {
+		// Its advice ends in a resume, which a chain's step gets from its
+		// chain: no limit to raise, only the mode.
+		t.GoOn = &runfiles.GoOn{Mode: e.mode()}
+	}
 	return t
 }
 

@@ -228,6 +228,7 @@ func (e *Engine) runWorkers(ctx context.Context, w *runfiles.WaveState, pending 
 				return err
 			} else if moved {
 				queue = append(queue, r.rec.Index)
+				e.checkBudget(stopForLimit) // what the moved attempt spent counts
 				continue
 			}
 		}
@@ -351,8 +352,10 @@ func (e *Engine) waveEvents(w *runfiles.WaveState) ([]events.Event, error) {
 
 // moveWorker moves a worker whose agent hit a far rate limit, or failed
 // for the provider's sake, to the next backend of the hat's chain that is
-// available, as a plain iteration moves (switchFor): it appends
-// backend.switched, which makes the backend it ran on unavailable, and
+// available, as a plain iteration moves (switchFor): it appends the
+// attempt's wave.worker_finished marked moved, which counts what it used
+// without finishing the worker, and backend.switched, which makes the
+// backend it ran on unavailable, and
 // the worker is run again, on the backend the chain picks, in files of a
 // new attempt. With no chain, or no backend of it available, the worker
 // fails as before: a wave does not wait for a reset.
@@ -369,7 +372,10 @@ func (e *Engine) moveWorker(w *runfiles.WaveState, r workerResult) (bool, error)
 		return false, nil
 	}
 	sw.To = next.Name()
-	if err := e.append(runfiles.RalphEvent(runfiles.TopicBackendSwitched, *sw)); err != nil {
+	// The attempt's tokens and cost count as a failed iteration's do.
+	moved := r.rec
+	moved.Moved = true
+	if err := e.append(runfiles.RalphEvent(runfiles.TopicWaveWorkerFinished, moved), runfiles.RalphEvent(runfiles.TopicBackendSwitched, *sw)); err != nil {
 		return false, err
 	}
 	e.reportSwitch(*sw)
@@ -647,6 +653,11 @@ func (e *Engine) mergeWave(ctx context.Context, w *runfiles.WaveState) (runfiles
 		}
 		lines = append(lines, worker...)
 		fin.Lines += len(worker) + w.Merged[i]
+	}
+	for _, r := range w.Moved {
+		res.Usage = res.Usage.Add(r.Usage)
+		cost.USD += r.CostUSD
+		cost.Source = worseSource(cost.Source, r.CostSource)
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()

@@ -108,8 +108,9 @@ func (b *waveBackend) worker(ctx context.Context, run events.AgentRun, hat strin
 		return events.AgentResult{ExitCode: -1}, ctx.Err()
 	}
 	if b.limit[i] {
+		// It spent something before the limit stopped it.
 		return events.AgentResult{ExitCode: 1, Failure: events.FailureRateLimit, FailureMessage: "usage limit reached",
-			RateLimitResetAt: time.Now().Add(time.Hour)}, nil
+			RateLimitResetAt: time.Now().Add(time.Hour), CostUSD: 0.05, Usage: events.Usage{InputTokens: 7}}, nil
 	}
 	if b.fail[i] {
 		return events.AgentResult{ExitCode: 1, Failure: events.FailureExit, FailureMessage: "exit status 1", CostUSD: 0.1}, nil
@@ -409,6 +410,24 @@ func TestWaveWorkerMovesToTheChainsNextBackend(t *testing.T) {
 	assert.Equal(t, "fake", byWorker[0].Backend)
 	assert.Equal(t, []int{0, 1, 2}, fin.Succeeded)
 	assert.Len(t, alt.prompts["synthesizer"], 1, "the chain stays on the next backend while the first is out")
+	// What the moved attempt spent counts, as a failed iteration's does:
+	// in the run's totals, its backend's and the wave's iteration.
+	assert.InDelta(t, 0.35, sum.Cost.USD, 1e-9, "three workers' 0.1 and the moved attempt's 0.05")
+	assert.Equal(t, int64(3*15+7), sum.Usage.Total())
+	assert.InDelta(t, 0.25, sum.ByBackend["fake"].CostUSD, 1e-9)
+	assert.InDelta(t, 0.1, sum.ByBackend["alt"].CostUSD, 1e-9)
+	var waveIter runfiles.IterationFinishedRecord
+	for _, ev := range log {
+		if ev.Topic == runfiles.TopicIterationFinished {
+			var r runfiles.IterationFinishedRecord
+			runfiles.Decode(ev, &r)
+			if r.WaveID != "" {
+				waveIter = r
+			}
+		}
+	}
+	assert.InDelta(t, 0.35, waveIter.CostUSD, 1e-9)
+	assert.Equal(t, int64(3*15+7), waveIter.Usage.Total())
 
 	alone := &waveBackend{n: 3, limit: map[int]bool{1: true}}
 	sum, log, _ = runWave(t, alone, 0)

@@ -281,7 +281,7 @@ func TestReadExitedStatusReadsTheEndWithoutTheLock(t *testing.T) {
 	now := time.Date(2026, 11, 22, 11, 0, 0, 0, time.UTC)
 	live, err := ReadStatus(ws, 0, now)
 	require.NoError(t, err)
-	exited, err := ReadExitedStatus(ws, now)
+	exited, err := ReadExitedStatus(ws, 0, now)
 	require.NoError(t, err)
 	assert.True(t, live.Running)
 	assert.False(t, exited.Running, "its process exited")

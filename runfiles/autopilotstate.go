@@ -39,6 +39,9 @@ type AutopilotState struct {
 	StartedCount int           `json:"started_count"`
 	Completed    []TaskOutcome `json:"completed"`
 	Failed       []TaskOutcome `json:"failed"`
+	// Sets are the --set assignments the run goes on with, in order:
+	// an unfinished run started again lays the new ones over them.
+	Sets []string `json:"sets,omitempty"`
 	// Active maps a slot ("1", "2", …) to the task running in it.
 	Active     map[string]TaskSlot `json:"active"`
 	MergeQueue []TaskMerge         `json:"merge_queue"`
@@ -236,6 +239,8 @@ type AutopilotPayload struct {
 	// Cost is what a finished task's loop cost (task.finished); nil when
 	// its runner does not say (a remote worker's).
 	Cost *CostTotal `json:"cost,omitempty"`
+	// Sets are the run's --set assignments (autopilot.started).
+	Sets []string `json:"sets,omitempty"`
 	// Question is the question a task's loop waits on a person to answer
 	// (task.asked), or no longer waits on (task.answered).
 	Question *Question `json:"question,omitempty"`
@@ -322,7 +327,7 @@ func (s *AutopilotState) Apply(ev events.Event) {
 			s.RunID, s.StartedAt, s.MaxTasks, s.Parallel = p.RunID, ev.TS, p.MaxTasks, p.Parallel
 			s.Reviews = reviews
 		}
-		s.Source = p.Source
+		s.Source, s.Sets = p.Source, p.Sets
 	case TopicAutopilotPaused:
 		s.Paused = true
 	case TopicAutopilotResumed:

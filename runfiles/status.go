@@ -113,12 +113,12 @@ func ReadStatusIn(d Dir, recent int, now time.Time) (Status, error) {
 	return readStatusIn(d, recent, now, held, info)
 }
 
-// ReadExitedStatus is ReadStatus of a run whose process its caller saw
-// exit (the autopilot, of the loop it started), so nothing holds its
-// lock: asking /proc who does, which reads every process's descriptors
-// once the holder is gone, is left out.
-func ReadExitedStatus(workspace string, now time.Time) (Status, error) {
-	return readStatusIn(In(workspace), 0, now, false, LockInfo{})
+// ReadExitedStatus is ReadStatus of a run whose ralph the caller started
+// and saw exit, with whatever it started: nobody holds its lock, and
+// asking (LockHeld) may read the open files of every process on the
+// machine, several milliseconds a run.
+func ReadExitedStatus(workspace string, recent int, now time.Time) (Status, error) {
+	return readStatusIn(In(workspace), recent, now, false, LockInfo{})
 }
 
 func readStatusIn(d Dir, recent int, now time.Time, held bool, info LockInfo) (Status, error) {

@@ -98,7 +98,9 @@ const ModeChainStep = "chain-step"
 
 // GoOn is how a run that ended on a limit can go on: a resume that raises
 // the limit, since a plain one would end the run again at once. The
-// command line says which command and flag do that.
+// command line says which command and flag do that. A run cut off by a
+// lost directory or armed git (CauseLostDir, CauseGitArmed) has one too,
+// without Raise: its mode says which command resumes it.
 type GoOn struct {
 	// Mode is the run's mode (ModeLoop, ModeSpec), or ModeChainStep: the
 	// command that resumes it and the flag of its limit differ.

@@ -71,6 +71,12 @@ type WaveWorkerRecord struct {
 	// was stopped, or never started, and its result is missing. The run
 	// ends on that limit once the wave is merged.
 	Limit Reason `json:"limit,omitempty"`
+	// Moved says the attempt failed for its provider's sake (a far rate
+	// limit, credentials, an overloaded service) and the worker runs
+	// again on the next backend of its hat's chain: what the attempt used
+	// counts toward the run, as a failed iteration's does, but the worker
+	// has not finished.
+	Moved bool `json:"moved,omitempty"`
 }
 
 // Failed reports whether the worker left no result of its own.
@@ -106,6 +112,10 @@ type WaveState struct {
 	// lines of each already merged into the log.
 	Done   map[int]WaveWorkerRecord `json:"done"`
 	Merged map[int]int              `json:"merged,omitempty"`
+	// Moved are the attempts of workers that moved to another backend
+	// (WaveWorkerRecord.Moved), whose use the wave's iteration adds up
+	// with its workers'.
+	Moved []WaveWorkerRecord `json:"moved,omitempty"`
 }
 
 // Pending are the indexes of the workers that have not finished, in order.
@@ -202,7 +212,9 @@ func (s *RunState) startWave(r WaveStartedRecord, at time.Time) {
 }
 
 // finishWorker records a worker's end and counts what it used, at once:
-// a worker that finished is not run again, whatever happens to the wave.
+// a worker that finished is not run again, whatever happens to the wave;
+// one that moved to another backend is, and what its attempt used counts
+// all the same.
 func (s *RunState) finishWorker(r WaveWorkerRecord, at time.Time) {
 	w := s.Wave
 	if w == nil || w.WaveID != r.WaveID {
@@ -211,7 +223,11 @@ func (s *RunState) finishWorker(r WaveWorkerRecord, at time.Time) {
 	if _, seen := w.Done[r.Index]; seen {
 		return
 	}
-	w.Done[r.Index] = r
+	if r.Moved {
+		w.Moved = append(w.Moved, r)
+	} else {
+		w.Done[r.Index] = r
+	}
 	used := IterationFinishedRecord{Outcome: r.Outcome, Usage: r.Usage, CostUSD: r.CostUSD}
 	s.Usage = s.Usage.Add(r.Usage)
 	s.CostUSD += r.CostUSD

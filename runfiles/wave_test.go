@@ -42,6 +42,16 @@ func TestFoldFollowsAWave(t *testing.T) {
 	assert.InDelta(t, 0.75, s.CostUSD, 1e-9, "each worker's cost counts as it ends")
 	assert.Equal(t, WaveProgress{ID: "w-1", Hat: "reviewer", Iteration: 2, Total: 3, Concurrency: 3, Done: 2, Failed: 1}, s.Wave.Progress())
 
+	// A worker moved to another backend: its attempt counts, and it is
+	// still to run.
+	moved := WaveWorkerRecord{WaveID: "w-1", Iteration: 2, Hat: "reviewer", Index: 2, Outcome: OutcomeFailure,
+		Failure: events.FailureRateLimit, Usage: events.Usage{InputTokens: 4}, CostUSD: 0.125, Backend: "claude", Moved: true}
+	s.Apply(ralphRecord(620, TopicWaveWorkerFinished, moved, t0), noRoutes{})
+	assert.Equal(t, []int{2}, s.Wave.Pending(), "a moved worker runs again")
+	assert.InDelta(t, 0.875, s.CostUSD, 1e-9, "what the moved attempt spent counts")
+	assert.InDelta(t, 0.125, s.ByBackend["claude"].CostUSD, 1e-9)
+	assert.Equal(t, []WaveWorkerRecord{moved}, s.Wave.Moved)
+
 	s.Apply(worker(650, 2, OutcomeSuccess, 0), noRoutes{})
 	s.Apply(result(700, 1), noRoutes{})
 	s.Apply(result(750, 2), noRoutes{})
@@ -51,12 +61,12 @@ func TestFoldFollowsAWave(t *testing.T) {
 	fin := WaveFinishedRecord{WaveID: "w-1", Iteration: 2, Hat: "reviewer", Total: 3, Succeeded: []int{1, 2}, Failed: []int{0}, Lines: 3}
 	s.Apply(ralphRecord(850, TopicWaveFinished, fin, t0), noRoutes{})
 	s.Apply(ralphRecord(900, TopicIterationFinished, IterationFinishedRecord{Iteration: 2, Hat: "reviewer", Outcome: WaveOutcome(fin),
-		WaveID: "w-1", CostUSD: 0.75, Usage: events.Usage{InputTokens: 30}}, t0), noRoutes{})
+		WaveID: "w-1", CostUSD: 0.875, Usage: events.Usage{InputTokens: 34}}, t0), noRoutes{})
 	assert.Nil(t, s.Wave)
 	require.NotNil(t, s.LastWave)
 	assert.Contains(t, s.LastWave.MissingText(), "2 of 3 workers have a result. Workers 1 failed.")
-	assert.InDelta(t, 0.75, s.CostUSD, 1e-9, "the wave's iteration does not count its workers again")
-	assert.Equal(t, int64(30), s.Usage.Total())
+	assert.InDelta(t, 0.875, s.CostUSD, 1e-9, "the wave's iteration does not count its workers again")
+	assert.Equal(t, int64(34), s.Usage.Total())
 	assert.Equal(t, 1, s.ConsecutiveFailures, "a failed worker fails the wave's iteration")
 	assert.Equal(t, 1, s.Activations["reviewer"])
 	assert.Empty(t, s.Pending, "the wave's events are done with, though a worker failed")

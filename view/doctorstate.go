@@ -17,6 +17,7 @@ const (
 	FindingOrphanWorktree  = "orphan_worktree"   // a task's worktree whose task the autopilot has no use for
 	FindingOrphanBranch    = "orphan_branch"     // a task's ralph/ branch without a worktree or a task
 	FindingLoopWorktreeEnd = "finished_loop_worktree"
+	FindingSpareWorktree   = "spare_worktree" // a spare a killed autopilot run left, with no autopilot running
 )
 
 // StateFinding is one thing `ralph doctor` found in ralph's own state (its

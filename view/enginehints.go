@@ -21,11 +21,25 @@ func HintOf(err error) string {
 	return EngineHint(err)
 }
 
+// StepHintOf is HintOf for the loop of a chain's step, whose run goes on
+// with its chain's resume, never its own.
+func StepHintOf(err error) string {
+	if h := hint.Of(err); h != "" {
+		return h
+	}
+	return engineHint(err, runfiles.ModeChainStep)
+}
+
 // EngineHint says what a user can do about an error of the engine's, ""
 // when it has no advice. The engine's errors carry the facts (the holder
 // of the lock, the file, the errno); which command to type is for the
 // views to say, here in one place for all of them.
-func EngineHint(err error) string {
+func EngineHint(err error) string { return engineHint(err, runfiles.ModeLoop) }
+
+// engineHint is EngineHint for a loop of mode, which says which command
+// resumes it.
+func engineHint(err error, mode string) string {
+	resume := resumeCmd(mode == runfiles.ModeChainStep)
 	var (
 		lock       *runfiles.LockHeldError
 		storage    *engine.StorageError
@@ -44,15 +58,15 @@ func EngineHint(err error) string {
 	case errors.As(err, &lock):
 		return lockHint(lock)
 	case errors.As(err, &storage):
-		return storageHint(storage)
+		return storageHint(storage, resume)
 	case errors.As(err, &noRun):
 		return "start a new run with `ralph loop`"
 	case errors.As(err, &unfinished):
-		return ResumeHint(runfiles.ModeLoop)
+		return ResumeHint(mode)
 	case errors.As(err, &auth):
-		return "log in with the " + auth.Backend + " CLI or set its API key, check with `ralph doctor`, then `ralph loop --resume`"
+		return "log in with the " + auth.Backend + " CLI or set its API key, check with `ralph doctor`, then `" + resume + "`"
 	case errors.As(err, &armed):
-		return gitArmedStep
+		return gitArmedStep(resume)
 	case errors.As(err, &unknownRun):
 		return "`ralph events --runs` lists the runs of this workspace"
 	case errors.As(err, &ambiguous):
@@ -114,10 +128,10 @@ func lockHint(e *runfiles.LockHeldError) string {
 }
 
 // storageHint says what to do about a file ralph could not write, by
-// cause.
-func storageHint(e *engine.StorageError) string {
+// cause; resumeCmd goes on with the run.
+func storageHint(e *engine.StorageError, resumeCmd string) string {
 	dir := ralphDirOf(e.Path)
-	resume := "then continue the run with `ralph loop --resume`; nothing written before this is lost"
+	resume := "then continue the run with `" + resumeCmd + "`; nothing written before this is lost"
 	var errno syscall.Errno
 	errors.As(e.Err, &errno)
 	switch errno {

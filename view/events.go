@@ -175,6 +175,9 @@ var describers = map[string]describer{
 		if p.Message != "" {
 			s += ": " + p.Message
 		}
+		if p.Moved {
+			s += "; it runs again on the next backend"
+		}
 		return s
 	}),
 	runfiles.TopicWaveFinished: describeAs(func(p runfiles.WaveFinishedRecord) string {

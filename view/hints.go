@@ -36,17 +36,18 @@ func EndMessage(t runfiles.Termination) string {
 
 // nextStep is the advice EndMessage adds to the message of t.
 func nextStep(t runfiles.Termination) string {
+	inChain := t.GoOn != nil && t.GoOn.Mode == runfiles.ModeChainStep
 	switch t.Cause {
 	case runfiles.CauseLostDir:
-		return "continue with `" + loopResume + "`"
+		return "continue with `" + resumeCmd(inChain) + "`"
 	case runfiles.CauseGitArmed:
-		return gitArmedStep
+		return gitArmedStep(resumeCmd(inChain))
 	case runfiles.CauseStopRequest, runfiles.CauseStopNow, runfiles.CauseSignal:
 	}
 	if t.GoOn == nil {
 		return ""
 	}
-	if t.GoOn.Mode == runfiles.ModeChainStep {
+	if inChain {
 		return chainStepGoOn(t.Reason)
 	}
 	resume, iterations := loopResume, "--max-iterations"
@@ -97,7 +98,14 @@ func chainStepGoOn(r runfiles.Reason) string {
 // ResumeOf is the command that resumes the run whose event log is
 // eventsFile: a chain's step is resumed by its chain.
 func ResumeOf(eventsFile string) string {
-	if _, ok := runfiles.ChainStepOf(runfiles.Dir(filepath.Dir(eventsFile))); ok {
+	_, ok := runfiles.ChainStepOf(runfiles.Dir(filepath.Dir(eventsFile)))
+	return resumeCmd(ok)
+}
+
+// resumeCmd is the command that resumes a loop: its chain's when it is a
+// chain's step, whose loop a plain `ralph loop --resume` does not find.
+func resumeCmd(inChain bool) string {
+	if inChain {
 		return chainResume
 	}
 	return loopResume
@@ -105,9 +113,11 @@ func ResumeOf(eventsFile string) string {
 
 // gitArmedStep is what to do once a confined run changed what decides
 // what git runs in the workspace (runfiles.CauseGitArmed): git itself
-// would run it, so the files are read without it.
-const gitArmedStep = "read what changed with a text viewer, not git (git would run what they name), " +
-	"undo what you did not put there, then continue with `" + loopResume + "`"
+// would run it, so the files are read without it; resume goes on.
+func gitArmedStep(resume string) string {
+	return "read what changed with a text viewer, not git (git would run what they name), " +
+		"undo what you did not put there, then continue with `" + resume + "`"
+}
 
 // raiseInConfig says how to go on past a limit that only ralph.yml sets.
 func raiseInConfig(key, resume string) string {
@@ -115,11 +125,15 @@ func raiseInConfig(key, resume string) string {
 }
 
 // ResumeHint is what to do about an unfinished run of mode (runfiles.ModeLoop,
-// runfiles.ModeSpec): go on with it, or set it aside and start over.
+// runfiles.ModeSpec, runfiles.ModeChainStep): go on with it, or set it
+// aside and start over (a chain's step only goes on, with its chain).
 func ResumeHint(mode string) string {
 	resume := loopResume
-	if mode == runfiles.ModeSpec {
+	switch mode {
+	case runfiles.ModeSpec:
 		resume = specResume
+	case runfiles.ModeChainStep:
+		return "resume the chain, and this step's loop with it: `" + chainResume + "`"
 	}
 	return "continue it with `" + resume + "`, or start over with `ralph loop --fresh` (the old run is archived, not deleted)"
 }

@@ -79,7 +79,7 @@ func iterationLine(s Run, now time.Time) string {
 	}
 	line := fmt.Sprintf("iteration %s · %s (%s) · ", iterationOf(s), who, agentOf(s))
 	if s.Gone {
-		return line + "not running (cut off; ralph loop --resume)"
+		return line + "not running (cut off; " + resumeCmd(s.Chain != "") + ")"
 	}
 	switch s.Phase {
 	case PhaseRunning:

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/ralph-loop/ralph/engine/chain"
 	"github.com/ralph-loop/ralph/internal/plural"
 	"github.com/ralph-loop/ralph/runfiles"
 )
@@ -111,6 +113,37 @@ func WriteRunsCleaned(w io.Writer, done runfiles.RunsCleaned) error {
 	}
 	_, err := fmt.Fprintf(w, "%s %s idle for more than %s, %s freed\n", verb,
 		plural.Count(len(done.Removed), "run", "runs"), done.MaxAge, SizeText(done.Freed))
+	if done.DryRun && len(done.Removed) > 0 && err == nil {
+		_, err = fmt.Fprintln(w, "nothing was removed: run it again without --dry-run to remove them")
+	}
+	return err
+}
+
+// WriteChainsCleaned says what `ralph chain clean` removed, or would
+// remove, and what it kept.
+func WriteChainsCleaned(w io.Writer, done chain.Cleaned) error {
+	verb := "removed"
+	if done.DryRun {
+		verb = "would remove"
+	}
+	for _, c := range done.Removed {
+		fmt.Fprintf(w, "%s chain %s (%s, %s, %s)\n", verb, c.ID, c.Status, AgeText(time.Duration(c.AgeSeconds)*time.Second)+" idle", SizeText(c.Bytes))
+	}
+	for _, k := range done.Kept {
+		fmt.Fprintf(w, "kept chain %s: %s\n", k.ID, k.Why)
+	}
+	var bounds []string
+	if done.MaxAge != "" {
+		bounds = append(bounds, "idle for more than "+done.MaxAge)
+	}
+	if done.Keep > 0 {
+		bounds = append(bounds, fmt.Sprintf("past the %d latest", done.Keep))
+	}
+	if len(bounds) == 0 {
+		bounds = []string{"of any age"}
+	}
+	_, err := fmt.Fprintf(w, "%s %s %s, %s freed\n", verb,
+		plural.Count(len(done.Removed), "chain", "chains"), strings.Join(bounds, " and "), SizeText(done.Freed))
 	if done.DryRun && len(done.Removed) > 0 && err == nil {
 		_, err = fmt.Fprintln(w, "nothing was removed: run it again without --dry-run to remove them")
 	}

@@ -77,6 +77,11 @@ func WriteWorktrees(w io.Writer, list []autopilot.WorktreeStatus, dir string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "KIND\tNAME\tLOOP\tBRANCH\tNOT MERGED\tPATH")
 	for _, st := range list {
+		if st.Kind == autopilot.WorktreeSpare {
+			// Reset to the base, detached: no loop, branch or work of its own.
+			fmt.Fprintf(tw, "%s\t%s\t-\tdetached\t-\t%s\n", st.Kind, st.Name, shownPath(dir, st.Dir))
+			continue
+		}
 		loop := loopWord(st.LoopWorktreeStatus)
 		switch {
 		case st.InProgress && !st.Running:
@@ -100,6 +105,10 @@ func WriteWorktreesCleaned(w io.Writer, removed []autopilot.WorktreeStatus, kept
 		path := "no worktree"
 		if !st.NoWorktree {
 			path = shownPath(dir, st.Dir)
+		}
+		if st.Kind == autopilot.WorktreeSpare {
+			fmt.Fprintf(w, "removed %s %s (%s, a killed autopilot run's, reset to its base)\n", st.Kind, st.Name, path)
+			continue
 		}
 		fmt.Fprintf(w, "removed %s %s (%s, branch %s)\n", st.Kind, st.Name, path, st.Branch)
 	}

@@ -32,7 +32,8 @@ func WIPRef(id string) string { return "refs/ralph/wip/" + id }
 
 // Checkouts are a worker's copies of the repositories it works on: under
 // Dir, one bare clone per repository URL (repos/), and one worktree per
-// task it runs (tasks/). A worker works only on repositories in Allow.
+// task it runs (tasks/), which a later task may reuse (PrepareFrom). A
+// worker works only on repositories in Allow.
 type Checkouts struct {
 	Dir   string
 	Allow []string
@@ -74,11 +75,21 @@ type Checkout struct {
 func (co Checkout) Repo() git.Repo { return git.Repo{Dir: co.Dir, Pin: co.Pin} }
 
 // Prepare makes task id's worktree from the repository at url: the
-// repository's clone is fetched (made on first use), and the worktree
-// starts at the last work in progress pushed for the task, or else at
-// base. A worktree a previous worker process left for the task is
-// replaced: what was not pushed is not trusted.
+// repository's clone is made on first use, and the worktree starts at the
+// last work in progress pushed for the task, or else at base. A worktree
+// a previous worker process left for the task is replaced: what was not
+// pushed is not trusted.
 func (c Checkouts) Prepare(ctx context.Context, id, url, base string) (Checkout, error) {
+	return c.PrepareFrom(ctx, Checkout{}, id, url, base)
+}
+
+// PrepareFrom is Prepare reusing spare, the worktree of an earlier task
+// of the same repository whose loop has ended and whose work was pushed:
+// moved to the task's place and reset to its start, it costs two git
+// processes and the files that differ, where `git worktree add` costs
+// four and every file, and a worker's worktrees no longer pile up one a
+// task. A spare that is not reused is removed; a zero spare is none.
+func (c Checkouts) PrepareFrom(ctx context.Context, spare Checkout, id, url, base string) (Checkout, error) {
 	if err := tasks.ValidID(id); err != nil {
 		return Checkout{}, err
 	}
@@ -94,32 +105,118 @@ func (c Checkouts) Prepare(ctx context.Context, id, url, base string) (Checkout,
 	if err != nil {
 		return Checkout{}, err
 	}
-	start, continued := base, false
-	wip, err := repo.RemoteRef(ctx, url, WIPRef(id))
+	start, err := c.start(ctx, repo, id, url, base)
 	if err != nil {
-		return Checkout{}, fmt.Errorf("look for task %s's work in progress: %w", id, err)
-	}
-	if wip != "" {
-		if err := repo.Fetch(ctx, url, "+"+WIPRef(id)+":"+WIPRef(id)); err != nil {
-			return Checkout{}, fmt.Errorf("fetch task %s's work in progress: %w", id, err)
+		if spare.Dir != "" {
+			_ = repo.RemoveWorktree(ctx, spare.Dir)
 		}
-		start, continued = wip, true
-	}
-	if _, err := repo.Resolve(ctx, start); err != nil {
-		return Checkout{}, fmt.Errorf("task %s starts at %s, which %s does not have: %w", id, start, url, err)
+		return Checkout{}, err
 	}
 	dir := filepath.Join(c.Dir, "tasks", id)
-	if err := repo.RemoveWorktree(ctx, dir); err != nil {
+	if spare.Dir != "" && c.reuse(ctx, repo, spare, dir, TaskBranch(id), start) {
+		return Checkout{Dir: dir, Start: start, Continued: start != base, Pin: spare.Pin}, nil
+	}
+	if _, err := os.Lstat(dir); err == nil {
+		if err := repo.RemoveWorktree(ctx, dir); err != nil {
+			return Checkout{}, err
+		}
+	}
+	if err := addWorktree(ctx, repo, dir, TaskBranch(id), start); err != nil {
 		return Checkout{}, err
 	}
-	if err := repo.AddWorktreeAt(ctx, dir, TaskBranch(id), start); err != nil {
-		return Checkout{}, err
-	}
-	pin, err := repo.WorktreePin(ctx, dir)
+	pin, err := c.pin(repo, dir)
 	if err != nil {
 		return Checkout{}, err
 	}
-	return Checkout{Dir: dir, Start: start, Continued: continued, Pin: pin}, nil
+	return Checkout{Dir: dir, Start: start, Continued: start != base, Pin: pin}, nil
+}
+
+// reuse moves spare to dir, in place of what a previous worker process
+// left there, and resets it to start on branch; it says whether it could.
+// A spare that could not be reused is removed. The clone's lock is held.
+func (c Checkouts) reuse(ctx context.Context, repo git.Repo, spare Checkout, dir, branch, start string) bool {
+	at := spare.Dir
+	err := func() error {
+		if filepath.Clean(at) != filepath.Clean(dir) {
+			if _, err := os.Lstat(dir); err == nil {
+				if err := repo.RemoveWorktree(ctx, dir); err != nil {
+					return err
+				}
+			}
+			if err := repo.MoveWorktree(spare.Pin, at, dir); err != nil {
+				return err
+			}
+			at = dir
+		}
+		return repo.ReuseWorktree(ctx, spare.Pin, dir, branch, start)
+	}()
+	if err == nil {
+		return true
+	}
+	// Not what a spare should be: gone, with git's record of it.
+	_ = repo.RemoveWorktree(ctx, at)
+	_ = repo.PruneWorktrees(ctx)
+	return false
+}
+
+// start fetches task id's start into the clone and says which commit it
+// is: its last work in progress, or else base. The coordinator pushes a
+// task's start as its work in progress before it sends the task, so one
+// fetch of that ref is all a task needs; the remote's branches are
+// fetched only for a task that has none (its work was cleaned up, or
+// another coordinator sent it), to find base.
+func (c Checkouts) start(ctx context.Context, repo git.Repo, id, url, base string) (string, error) {
+	wip := WIPRef(id)
+	fetchErr := repo.Fetch(ctx, url, "+"+wip+":"+wip)
+	if fetchErr == nil {
+		start, err := repo.Resolve(ctx, wip)
+		if err != nil {
+			return "", fmt.Errorf("task %s's work in progress: %w", id, err)
+		}
+		return start, nil
+	}
+	// The fetch fails the same way for a ref the remote lacks and for a
+	// remote out of reach; only the first may start at base, or a worker
+	// would redo work another pushed.
+	if pushed, err := repo.RemoteRef(ctx, url, wip); err != nil || pushed != "" {
+		return "", fmt.Errorf("fetch task %s's work in progress: %w", id, errors.Join(fetchErr, err))
+	}
+	if _, err := repo.Resolve(ctx, base); err != nil {
+		// Into remote-tracking refs: the clone's own branches are the
+		// tasks' worktrees', which a fetch may not move.
+		if err := repo.Fetch(ctx, url, "+refs/heads/*:refs/remotes/origin/*"); err != nil {
+			return "", fmt.Errorf("fetch %s: %w", url, err)
+		}
+	}
+	if _, err := repo.Resolve(ctx, base); err != nil {
+		return "", fmt.Errorf("task %s starts at %s, which %s does not have: %w", id, base, url, err)
+	}
+	return base, nil
+}
+
+// addWorktree checks out a new worktree at dir on branch at start. Only
+// when the add fails are git's records of worktrees gone pruned and the
+// add tried again: a worktree whose directory was deleted, or one that
+// still has branch checked out, would refuse it; a prune every task would
+// read every worktree's records for nothing.
+func addWorktree(ctx context.Context, repo git.Repo, dir, branch, start string) error {
+	if err := repo.AddWorktreeAt(ctx, dir, branch, start); err == nil || ctx.Err() != nil {
+		return err
+	}
+	if err := repo.PruneWorktrees(ctx); err != nil {
+		return err
+	}
+	return repo.AddWorktreeAt(ctx, dir, branch, start)
+}
+
+// pin is the Pin of the worktree at dir of the clone repo: the clone is
+// its own common directory, as it is bare.
+func (c Checkouts) pin(repo git.Repo, dir string) (git.Pin, error) {
+	common, err := filepath.Abs(repo.Dir)
+	if err != nil {
+		return git.Pin{}, err
+	}
+	return git.WorktreePinIn(common, dir)
 }
 
 // MergeInto merges commit, which the shared remote at url has as task
@@ -177,17 +274,13 @@ func (c Checkouts) lock(ctx context.Context, url string) (func(), error) {
 	return func() { _ = fl.Unlock() }, nil
 }
 
-// clone is the worker's bare clone of url, fetched up to date; its lock
-// is held.
+// clone is the worker's bare clone of url, made if it is not there yet;
+// its lock is held. It is fetched into for each task (start), only what
+// that task needs.
 func (c Checkouts) clone(ctx context.Context, url string) (git.Repo, error) {
 	repo := c.repo(url)
 	if _, err := os.Stat(repo.Dir); errors.Is(err, os.ErrNotExist) {
 		return repo, cloneAtomically(ctx, repo.Dir, url)
-	}
-	// Into remote-tracking refs: the clone's own branches are the tasks'
-	// worktrees', which a fetch may not move.
-	if err := repo.Fetch(ctx, url, "+refs/heads/*:refs/remotes/origin/*"); err != nil {
-		return repo, fmt.Errorf("fetch %s: %w", url, err)
 	}
 	return repo, nil
 }
@@ -224,14 +317,18 @@ func PushProgress(ctx context.Context, co Checkout, url, id string) error {
 }
 
 // PushResult pushes the worktree's HEAD as task id's branch, for the
-// coordinator to merge, and returns the commit pushed.
+// coordinator to merge, and returns the commit pushed. It is pushed as the
+// task's work in progress too, in the same push: a worker that dies before
+// its result is sent leaves the next one the finished work to continue
+// from, and the last iteration's work in progress needs no push of its
+// own.
 func PushResult(ctx context.Context, co Checkout, url, id string) (string, error) {
 	repo := co.Repo()
 	head, err := repo.Resolve(ctx, "HEAD")
 	if err != nil {
 		return "", err
 	}
-	if err := repo.Push(ctx, url, "+HEAD:refs/heads/"+TaskBranch(id)); err != nil {
+	if err := repo.Push(ctx, url, "+"+head+":refs/heads/"+TaskBranch(id), "+"+head+":"+WIPRef(id)); err != nil {
 		return "", err
 	}
 	return head, nil

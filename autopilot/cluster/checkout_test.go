@@ -122,3 +122,64 @@ func TestCheckoutsPrepareTasksOfOneRepositoryAtOnce(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, leftovers)
 }
+
+// A worker's next task reuses the worktree of one that ended: moved to
+// the task's place, on its branch at its start, with nothing of the
+// earlier loop left (its files, ignored ones too, and a merge it left
+// under way); a task that comes back to the same worker reuses its own
+// worktree in place. The clone keeps one worktree throughout.
+func TestCheckoutsPrepareFromReusesASpare(t *testing.T) {
+	ctx := t.Context()
+	url, base := gittest.SharedRemote(t)
+	c := Checkouts{Dir: t.TempDir(), Allow: []string{url}}
+	first, err := c.Prepare(ctx, "t-1", url, base)
+	require.NoError(t, err)
+	gittest.CommitFile(t, first.Dir, ".gitignore", "build/\n", "ignore the build")
+	gittest.WriteFile(t, first.Dir, "build/out", "built\n")
+	gittest.WriteFile(t, first.Dir, "notes.txt", "left\n")
+	require.NoError(t, os.WriteFile(filepath.Join(first.Pin.GitDir, "MERGE_HEAD"), []byte(base+"\n"), 0o644))
+	_, err = PushResult(ctx, first, url, "t-1")
+	require.NoError(t, err)
+
+	second, err := c.PrepareFrom(ctx, first, "t-2", url, base)
+	require.NoError(t, err)
+	assert.Equal(t, Checkout{Dir: filepath.Join(c.Dir, "tasks", "t-2"), Start: base, Pin: first.Pin}, second)
+	assert.NoDirExists(t, first.Dir)
+	assert.Equal(t, "ralph/t-2", gittest.Run(t, second.Dir, "branch", "--show-current"))
+	assert.Equal(t, base, gittest.Run(t, second.Dir, "rev-parse", "HEAD"))
+	assert.Empty(t, gittest.Run(t, second.Dir, "status", "--porcelain", "--ignored"))
+	assert.NoFileExists(t, filepath.Join(second.Pin.GitDir, "MERGE_HEAD"))
+	assert.Contains(t, gittest.Run(t, second.Dir, "worktree", "list"), second.Dir)
+
+	// Its work in progress pushed, t-2 comes back: its own worktree is
+	// reset in place to that work.
+	wip := gittest.CommitFile(t, second.Dir, "a.txt", "iteration 1\n", "iteration 1")
+	require.NoError(t, PushProgress(ctx, second, url, "t-2"))
+	gittest.WriteFile(t, second.Dir, "unpushed.txt", "lost\n")
+	again, err := c.PrepareFrom(ctx, second, "t-2", url, base)
+	require.NoError(t, err)
+	assert.Equal(t, Checkout{Dir: second.Dir, Start: wip, Continued: true, Pin: first.Pin}, again)
+	assert.Equal(t, wip, gittest.Run(t, again.Dir, "rev-parse", "HEAD"))
+	assert.NoFileExists(t, filepath.Join(again.Dir, "unpushed.txt"))
+
+	worktrees, err := os.ReadDir(filepath.Join(c.repo(url).Dir, "worktrees"))
+	require.NoError(t, err)
+	assert.Len(t, worktrees, 1, "one worktree, reused")
+}
+
+// A spare that is not a worktree any more (removed by hand, say) is
+// dropped, and the task gets a new worktree.
+func TestCheckoutsPrepareFromDropsABrokenSpare(t *testing.T) {
+	ctx := t.Context()
+	url, base := gittest.SharedRemote(t)
+	c := Checkouts{Dir: t.TempDir(), Allow: []string{url}}
+	first, err := c.Prepare(ctx, "t-1", url, base)
+	require.NoError(t, err)
+	require.NoError(t, os.RemoveAll(first.Dir))
+
+	second, err := c.PrepareFrom(ctx, first, "t-2", url, base)
+	require.NoError(t, err)
+	assert.Equal(t, base, gittest.Run(t, second.Dir, "rev-parse", "HEAD"))
+	assert.Equal(t, "ralph/t-2", gittest.Run(t, second.Dir, "branch", "--show-current"))
+	assert.NotEqual(t, first.Pin, second.Pin)
+}

@@ -225,6 +225,9 @@ func (c *Coordinator) task(ctx context.Context, job autopilot.Job) (Task, error)
 // commit to merge, and the worker makes the merge again, so that nobody
 // commits its conflict markers.
 func start(ctx context.Context, job autopilot.Job) (base, merge string, err error) {
+	if head, ok := settledStart(ctx, job); ok {
+		return head, "", nil
+	}
 	wt := git.Repo{Dir: job.Dir}
 	if merge, err = wt.Resolve(ctx, "MERGE_HEAD"); err == nil {
 		if err := wt.AbortMerge(ctx); err != nil {
@@ -239,6 +242,25 @@ func start(ctx context.Context, job autopilot.Job) (base, merge string, err erro
 	}
 	base, err = wt.Head(ctx)
 	return base, merge, err
+}
+
+// settledStart is the start of job's loop when its worktree has nothing
+// to commit and no merge under way, as a task's new worktree has: its
+// HEAD, found with two git processes, where what start checks and commits
+// takes seven. ok is false when the worktree needs those.
+func settledStart(ctx context.Context, job autopilot.Job) (head string, ok bool) {
+	if job.Pin.IsZero() {
+		return "", false
+	}
+	if _, err := os.Lstat(filepath.Join(job.Pin.GitDir, "MERGE_HEAD")); !errors.Is(err, os.ErrNotExist) {
+		return "", false
+	}
+	wt := git.Repo{Dir: job.Dir}
+	if dirty, err := wt.Dirty(ctx); err != nil || len(dirty) > 0 {
+		return "", false
+	}
+	head, err := wt.Head(ctx)
+	return head, err == nil && head != ""
 }
 
 func (c *Coordinator) register(job autopilot.Job) *remoteLoop {
@@ -448,14 +470,26 @@ func (c *Coordinator) CleanUp(ctx context.Context, task string, keepBranch bool)
 	if !keepBranch {
 		refs = append(refs, "refs/heads/"+TaskBranch(task))
 	}
-	if err := repo.DeleteRemoteRefs(ctx, c.opts.RemoteURL, refs...); err != nil {
+	if err := deleteRemoteRefs(ctx, repo, c.opts.RemoteURL, refs); err != nil {
 		return err
 	}
-	_, err := repo.Resolve(ctx, "refs/ralph/results/"+task)
-	if err != nil {
-		return nil //nolint:nilerr // none fetched
-	}
+	// Deleting a ref that is not there is no error (none was fetched).
 	return repo.DeleteRef(ctx, "refs/ralph/results/"+task)
+}
+
+// deleteRemoteRefs deletes refs (full names) on the remote at url, in one
+// push: git's receive-pack only warns of a ref it does not have, so the
+// remote need not be asked which it has first. A remote that refuses
+// such a deletion is asked, and only those it has are deleted.
+func deleteRemoteRefs(ctx context.Context, repo git.Repo, url string, refs []string) error {
+	specs := make([]string, len(refs))
+	for i, ref := range refs {
+		specs[i] = ":" + ref
+	}
+	if err := repo.Push(ctx, url, specs...); err == nil || ctx.Err() != nil {
+		return err
+	}
+	return repo.DeleteRemoteRefs(ctx, url, refs...)
 }
 
 // remoteLoop is a task's loop on a worker, as the autopilot waits for it.

@@ -76,13 +76,16 @@
 // invalid task, a config its validator refuses) with a Result saying why,
 // and acknowledges it, so it is not offered again; one it may not run (a
 // repository outside its allow list, a key it does not trust) it hands
-// back for another worker, reporting the refusal. Otherwise it prepares the task's worktree, writes
-// the config and objective beside it and starts the loop; while the loop
-// runs it keeps the claim alive, pushes work in progress after every
-// iteration (an iteration.finished line of ralph's in the loop's event
-// log) and sends the log's new lines as Events batches at their byte
-// offsets. When the loop ends it pushes the task's branch, publishes the
-// Result and then acknowledges the claim. When its context ends it asks
+// back for another worker, reporting the refusal. Otherwise it prepares the task's worktree (one
+// fetch of the start the coordinator pushed as the task's work in
+// progress; the worktree of a task that ended, reused), writes the config
+// and objective beside it and starts the loop; while the loop runs it
+// keeps the claim alive, pushes work in progress a poll after each
+// iteration while the run goes on (an iteration.finished line of ralph's
+// in the loop's event log, and no loop.terminate yet) and sends the log's
+// new lines as Events batches at their byte offsets. When the loop ends it
+// pushes the task's branch and its work in progress in one push,
+// publishes the Result and then acknowledges the claim. When its context ends it asks
 // the loops to stop at the end of their iteration (Hurry stops them at
 // once), and when a loop has stopped it commits what the loop left
 // uncommitted, pushes that as the work in progress and releases the

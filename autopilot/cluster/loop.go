@@ -96,7 +96,8 @@ func (l *loopProcess) wait(out *os.File) {
 
 func (l *loopProcess) result() autopilot.LoopResult {
 	res := autopilot.LoopResult{}
-	if st, err := runfiles.ReadStatus(l.dir, 0, time.Now()); err == nil && st.Ended != nil {
+	// The loop and its group are gone: nobody holds its lock.
+	if st, err := runfiles.ReadExitedStatus(l.dir, 0, time.Now()); err == nil && st.Ended != nil {
 		res = autopilot.LoopResult{Reason: string(st.Ended.Reason), Message: st.Ended.Message, Cost: st.Cost()}
 	}
 	ps := l.cmd.ProcessState

@@ -149,6 +149,9 @@ type Worker struct {
 	mu      sync.Mutex
 	loops   map[*runningLoop]struct{}
 	hurried bool
+	// spares are the worktrees of the tasks that ended, by repository URL,
+	// for the next tasks to reuse.
+	spares map[string][]Checkout
 }
 
 // runningLoop is a loop a slot runs, and how often it was interrupted.
@@ -210,7 +213,7 @@ func NewWorker(opts WorkerOptions) (*Worker, error) {
 	// commands' output and errors, which may hold them.
 	log := slog.New(linelog.Redacting(orDiscard(opts.Logger).Handler(), opts.Redactor.String, true)).With(attrWorker, opts.Host)
 	ran := &ranTasks{dir: filepath.Join(opts.Checkouts.Dir, "ran")}
-	return &Worker{opts: opts, log: log, ran: ran, loops: map[*runningLoop]struct{}{}}, nil
+	return &Worker{opts: opts, log: log, ran: ran, loops: map[*runningLoop]struct{}{}, spares: map[string][]Checkout{}}, nil
 }
 
 // Run claims tasks and runs them, Slots at a time, until ctx ends. Then it
@@ -458,7 +461,7 @@ func (w *Worker) runTask(ctx context.Context, claim *Claim) {
 		return
 	}
 	w.stopLeftovers(t.ID)
-	co, err := w.opts.Checkouts.Prepare(ctx, t.ID, t.RepoURL, t.BaseCommit)
+	co, err := w.opts.Checkouts.PrepareFrom(ctx, w.takeSpare(t.RepoURL), t.ID, t.RepoURL, t.BaseCommit)
 	if err == nil && t.MergeCommit != "" {
 		err = w.opts.Checkouts.MergeInto(ctx, co, t.ID, t.RepoURL, t.MergeCommit)
 	}
@@ -471,6 +474,8 @@ func (w *Worker) runTask(ctx context.Context, claim *Claim) {
 		w.finish(ctx, claim, Result{ExitCode: exitcode.Fatal, Message: "preparing the checkout: " + err.Error()})
 		return
 	}
+	// Once its loop has ended (or never started) and its work is pushed.
+	defer w.keepSpare(t.RepoURL, co)
 	job, err := w.writeJob(t, co)
 	if err != nil {
 		w.finish(ctx, claim, Result{ExitCode: exitcode.Fatal, Message: err.Error()})
@@ -518,6 +523,30 @@ func (w *Worker) runTask(ctx context.Context, claim *Claim) {
 	w.finish(ctx, claim, r)
 }
 
+// keepSpare keeps co, the worktree of a task whose loop has ended (or
+// never started) and whose work was pushed, for the next task of the
+// repository at url (Checkouts.PrepareFrom). It stays where it is until
+// then, its loop's files with it.
+func (w *Worker) keepSpare(url string, co Checkout) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.spares[url] = append(w.spares[url], co)
+}
+
+// takeSpare is a worktree of an ended task of the repository at url, for
+// the next; zero when there is none.
+func (w *Worker) takeSpare(url string) Checkout {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	spares := w.spares[url]
+	if len(spares) == 0 {
+		return Checkout{}
+	}
+	co := spares[len(spares)-1]
+	w.spares[url] = spares[:len(spares)-1]
+	return co
+}
+
 // follow waits for h's loop to end, forwarding its event log meanwhile,
 // and asks it to stop when ctx ends.
 func (w *Worker) follow(ctx context.Context, t Task, h WorkerLoop, fw *forwarder) autopilot.LoopResult {
@@ -532,14 +561,14 @@ func (w *Worker) follow(ctx context.Context, t Task, h WorkerLoop, fw *forwarder
 		select {
 		case <-tick.C:
 			if stopping != nil {
-				fw.forward(ctx)
+				w.tick(ctx, fw, ended)
 				break
 			}
 			// The loop may take a while to finish its iteration once ctx
 			// has ended; its events and work in progress are still sent
-			// meanwhile, each forward within its own bound.
+			// meanwhile, each tick within its own bound.
 			tctx, cancel := w.handOffContext(ctx)
-			fw.forward(tctx)
+			w.tick(tctx, fw, ended)
 			cancel()
 		case <-stopping:
 			stopping = nil
@@ -549,6 +578,18 @@ func (w *Worker) follow(ctx context.Context, t Task, h WorkerLoop, fw *forwarder
 			return res
 		}
 	}
+}
+
+// tick pushes the work in progress of fw's loop when an iteration of it
+// finished at least a poll ago and the run goes on (it is what another
+// worker continues from), and forwards the log's new lines. A loop that
+// has ended meanwhile (ended is ready) has its work pushed with its result
+// instead, in one push.
+func (w *Worker) tick(ctx context.Context, fw *forwarder, ended <-chan autopilot.LoopResult) {
+	if fw.progressed && len(ended) == 0 {
+		fw.pushProgress(ctx)
+	}
+	fw.forward(ctx)
 }
 
 // stoppedEarly reports whether a loop ended because it was asked to stop
@@ -781,11 +822,14 @@ type forwarder struct {
 	path   string
 	rd     *events.Reader
 	failed bool // the log cannot be followed any more
+	// progressed says an iteration finished since the work in progress
+	// was last pushed, and the run goes on.
+	progressed bool
 }
 
 // forward sends the lines appended since the last call, in batches, and
-// pushes work in progress if an iteration finished among them. A batch
-// that cannot be published is read again next time.
+// notes whether an iteration finished among them. A batch that cannot be
+// published is read again next time.
 func (f *forwarder) forward(ctx context.Context) {
 	if f.failed {
 		return
@@ -807,13 +851,18 @@ func (f *forwarder) forward(ctx context.Context) {
 	if len(recs) == 0 {
 		return
 	}
-	// Work in progress first: it is what another worker continues from.
 	for _, rec := range recs {
-		if ev, err := events.ParseLine(rec.Line); err == nil && ev.Source == events.SourceRalph && ev.Topic == runfiles.TopicIterationFinished {
-			if err := PushProgress(ctx, f.co, f.task.RepoURL, f.task.ID); err != nil {
-				f.w.logf(slog.LevelWarn, taskAttrs(f.task), "task %s: pushing its work in progress: %v", f.task.ID, err)
-			}
-			break
+		ev, err := events.ParseLine(rec.Line)
+		if err != nil || ev.Source != events.SourceRalph {
+			continue
+		}
+		switch ev.Topic {
+		case runfiles.TopicIterationFinished:
+			f.progressed = true
+		case runfiles.TopicLoopTerminate:
+			// The run is over: what the loop leaves is pushed once it has
+			// exited, with its result or as it is handed back.
+			f.progressed = false
 		}
 	}
 	// The batches are the lines read, each with the worker's secrets
@@ -834,6 +883,14 @@ func (f *forwarder) forward(ctx context.Context) {
 	}
 	if !f.publish(ctx, batch) {
 		f.rd = events.NewReader(f.path, from)
+	}
+}
+
+// pushProgress pushes the worktree's HEAD as the task's work in progress.
+func (f *forwarder) pushProgress(ctx context.Context) {
+	f.progressed = false
+	if err := PushProgress(ctx, f.co, f.task.RepoURL, f.task.ID); err != nil {
+		f.w.logf(slog.LevelWarn, taskAttrs(f.task), "task %s: pushing its work in progress: %v", f.task.ID, err)
 	}
 }
 

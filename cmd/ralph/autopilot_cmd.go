@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/ralph-loop/ralph/internal/linelog"
@@ -64,7 +65,7 @@ Examples:
 
 type autopilotRunCmd struct {
 	Config   []string             `short:"c" placeholder:"FILE" help:"Config file (default ./ralph.yml). Repeat to merge: later files win."`
-	Set      []string             `placeholder:"KEY=VALUE" help:"Set a config key over the files for the autopilot and every task's loop, e.g. --set autopilot.parallel=2 (YAML value). Repeatable; checked like the file. Not remembered: give it again when starting the autopilot again."`
+	Set      []string             `placeholder:"KEY=VALUE" help:"Set a config key over the files for the autopilot and every task's loop, e.g. --set autopilot.parallel=2 (YAML value). Repeatable; checked like the file. An unfinished run started again keeps its own and lays these over them."`
 	Source   string               `placeholder:"TYPE" help:"Task source, overriding autopilot.source: tk, beads, prd, checklist or command."`
 	Parallel flagvalue.AtLeastOne `placeholder:"N" help:"How many tasks run at once, overriding autopilot.parallel."`
 	MaxTasks flagvalue.AtLeastOne `placeholder:"N" help:"Start at most N tasks, overriding autopilot.max_tasks."`
@@ -92,6 +93,16 @@ Examples:
 }
 
 func (c *autopilotRunCmd) Run(ctx context.Context, g *globals, log *slog.Logger) error {
+	// An unfinished run goes on with its own --set, the new ones laid over
+	// them, as a loop's resume does.
+	prev, err := autopilot.UnfinishedSets(ctx, g.Dir)
+	if err != nil {
+		return err
+	}
+	if err := refuseMaskedSets(prev, c.Set, "ralph autopilot"); err != nil {
+		return err
+	}
+	c.Set = autopilot.LayerSets(prev, c.Set)
 	cfg, configs, err := c.loadConfig(g)
 	if err != nil {
 		return err
@@ -102,6 +113,9 @@ func (c *autopilotRunCmd) Run(ctx context.Context, g *globals, log *slog.Logger)
 	// The loops' redactor: a tracker's stderr or a verify command's
 	// output in an error is hidden as the loops hide it.
 	redactor := newRedactor(g, cfg)
+	if len(prev) > 0 {
+		fmt.Fprintf(g.stderr, "ralph: autopilot: the unfinished run goes on with its --set %s\n", redactor.String(strings.Join(prev, " --set ")))
+	}
 	return redactErr(redactor, c.run(ctx, g, log, cfg, configs, redactor))
 }
 
@@ -226,7 +240,7 @@ func (c *autopilotRunCmd) run(ctx context.Context, g *globals, log *slog.Logger,
 		return err
 	}
 	defer closeRunner()
-	res, err := autopilot.Run(ctx, autopilot.Options{Repo: root, Configs: configs, Settings: settings,
+	res, err := autopilot.Run(ctx, autopilot.Options{Repo: root, Configs: configs, Settings: settings, Sets: c.Set,
 		Criteria: cfg.AcceptanceCriteria, Sandbox: cfg.SlotSandbox(), VerifySandbox: verifySandbox(slots), Source: source, Runner: runner, PullRequests: pulls, OnEvent: lines.Event, Fault: fault,
 		Hooks: hooks.ForAutopilot(cfg, root), Redactor: redactor})
 	if err != nil {

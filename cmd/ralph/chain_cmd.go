@@ -25,6 +25,7 @@ import (
 type chainCmd struct {
 	Run    chainRunCmd    `cmd:"" help:"Run loops one after another in this workspace, each step's objective carrying what the step before handed off."`
 	Resume chainResumeCmd `cmd:"" help:"Resume the chain that was cut off, at the step where it stopped."`
+	Clean  chainCleanCmd  `cmd:"" help:"Remove old chain runs that ended: each one's state and its steps' runs under .ralph/chains/<run>/."`
 }
 
 func (chainCmd) Help() string {
@@ -44,7 +45,8 @@ steps or config; 130 interrupted (resume with ralph chain resume).
 Examples:
   ralph chain run review,tdd -p "Review the export module, then fix what the review found"
   ralph chain run review-then-fix --dry-run     # a chain under chains: in ralph.yml
-  ralph chain resume                            # after Ctrl-C, a crash or a reboot`
+  ralph chain resume                            # after Ctrl-C, a crash or a reboot
+  ralph chain clean --max-age 30d               # old chains, with their steps' runs`
 }
 
 type chainRunCmd struct {
@@ -67,14 +69,15 @@ func (chainRunCmd) Help() string {
 
 func (chainResumeCmd) Help() string {
 	return `Goes on with the workspace's latest chain where it stopped: the step that was
-cut off has its loop resumed (ralph loop --resume), the steps that completed
-are not run again, and the budget counts what they spent. A chain that ended
-(completed, or stopped by a step or its budget) is not run again; its status
-is the exit status, unless its budget (or a step's limit) stopped it and the
-resume gives a larger one: --max-steps, --max-runtime, --max-cost-usd and
---max-tokens replace those bounds of the chain's budget (recorded in its
-chain.json), and the chain goes on at the step where it stopped;
---max-iterations raises that step's own max_iterations.
+cut off, or stopped short (ralph stop, failures in a row, a fatal error whose
+cause you fixed), has its loop resumed (ralph loop --resume), the steps that
+completed are not run again, and the budget counts what they spent. A chain
+that ended (completed, or stopped by a step that was cancelled or stuck, or by
+its budget) is not run again; its status is the exit status, unless its budget
+(or a step's limit) stopped it and the resume gives a larger one: --max-steps,
+--max-runtime, --max-cost-usd and --max-tokens replace those bounds of the
+chain's budget (recorded in its chain.json), and the chain goes on at the step
+where it stopped; --max-iterations raises that step's own max_iterations.
 
 Examples:
   ralph chain resume
@@ -188,6 +191,10 @@ func resumeChain(ctx context.Context, g *globals, asJSON, quiet bool, budget cha
 	if err != nil {
 		return err
 	}
+	// A step stopped short (ralph stop, failures, a fatal error since
+	// fixed) goes on as its loop's own resume would; saved as the step
+	// starts.
+	st.ReopenCutShort()
 	if budget.given() {
 		if err := rebudget(g, d, st, budget); err != nil {
 			return err
@@ -313,7 +320,7 @@ func writeChainSummary(w io.Writer, st *chain.State) {
 	}
 	fmt.Fprintf(w, "ralph:   spent: %d of %d steps, %s, $%.4f, %d tokens; budget: %s\n",
 		spent.Steps, len(st.Plan.Steps), spent.Runtime.Round(time.Second), spent.CostUSD, spent.Tokens, st.Plan.Budget)
-	if st.Status == chain.Running {
+	if st.Status == chain.Running || st.CutShort() {
 		fmt.Fprintln(w, "ralph: hint: go on with `ralph chain resume`")
 	}
 }

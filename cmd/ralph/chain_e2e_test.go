@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -53,6 +54,30 @@ func chainWorkspace(t *testing.T, chains string) *workspace {
 func (w *workspace) scoutStep() step {
 	return step{Sh: `printf 'the parser drops token-7f3a on empty lines\n' > "$RALPH_STEP_DIR/handoff.md"`,
 		PrintFile: w.claudeStream("scout.jsonl", "Scouted. "+tag("LOOP_COMPLETE", "scouted: one bug in the parser"), 100)}
+}
+
+// startChainHeldInStep2 starts `ralph chain run step1.yml,step2.yml` in a
+// chainWorkspace and returns once step 2's agent runs: the scout completes,
+// and the fixer's first iteration holds step 2 until the test stops, kills
+// or interrupts the chain. fixerThen are the fixer's iterations after that
+// one, for a chain that is resumed.
+func (w *workspace) startChainHeldInStep2(fixerThen ...step) (*exec.Cmd, *lockedWriter) {
+	w.t.Helper()
+	w.script(agentScript{ByHat: map[string][]step{
+		"scout": {w.scoutStep()},
+		"fixer": append([]step{{Sh: `touch fixer-started`, SleepMS: 120000}}, fixerThen...),
+	}})
+	cmd, stderr := w.startRalph("chain", "run", "step1.yml,step2.yml", "-p", "Make the parser sound.")
+	waitFor(w.t, "step 2's agent to start", func() bool {
+		_, err := os.Stat(filepath.Join(w.dir, "fixer-started"))
+		return err == nil
+	})
+	return cmd, stderr
+}
+
+// fixerCompletes is the fixer's iteration that completes step 2, for a cent.
+func (w *workspace) fixerCompletes() step {
+	return step{PrintFile: w.claudeStream("fixer.jsonl", "Fixed. "+tag("LOOP_COMPLETE", "fixed"), 100)}
 }
 
 func latestChain(t *testing.T, w *workspace) *chain.State {
@@ -161,19 +186,7 @@ func TestChainResumesAtTheStepItWasKilledIn(t *testing.T) {
 		t.Skip("a step's loop is interrupted with its chain on Linux only (Pdeathsig)")
 	}
 	w := chainWorkspace(t, "")
-	w.script(agentScript{ByHat: map[string][]step{
-		"scout": {w.scoutStep()},
-		"fixer": {
-			{Sh: `touch fixer-started`, SleepMS: 120000},
-			{PrintFile: w.claudeStream("fixer.jsonl", "Fixed. "+tag("LOOP_COMPLETE", "fixed"), 100)},
-		},
-	}})
-
-	cmd, _ := w.startRalph("chain", "run", "step1.yml,step2.yml", "-p", "Make the parser sound.")
-	waitFor(t, "step 2's agent to start", func() bool {
-		_, err := os.Stat(filepath.Join(w.dir, "fixer-started"))
-		return err == nil
-	})
+	cmd, _ := w.startChainHeldInStep2(w.fixerCompletes())
 	// While step 2 runs, the views show the chain and its step's loop.
 	id := latestChain(t, w).ID
 	where := "chain " + id + ": step 2/2 (step2.yml)"
@@ -274,18 +287,12 @@ func TestChainRefusesBadStepsBeforeRunningAny(t *testing.T) {
 	assert.True(t, strings.Contains(r.stderr, "ralph.yml:"), r.stderr)
 }
 
+// TestChainStopsWhereRalphStopStopsItsStep: `ralph stop` stops the chain
+// at its step, whose end says to go on with the chain's resume, which does.
 func TestChainStopsWhereRalphStopStopsItsStep(t *testing.T) {
 	t.Parallel()
 	w := chainWorkspace(t, "")
-	w.script(agentScript{ByHat: map[string][]step{
-		"scout": {w.scoutStep()},
-		"fixer": {{Sh: `touch fixer-started`, SleepMS: 120000}},
-	}})
-	cmd, stderr := w.startRalph("chain", "run", "step1.yml,step2.yml", "-p", "Make the parser sound.")
-	waitFor(t, "step 2's agent to start", func() bool {
-		_, err := os.Stat(filepath.Join(w.dir, "fixer-started"))
-		return err == nil
-	})
+	cmd, stderr := w.startChainHeldInStep2(w.fixerCompletes())
 	r := w.ralph("stop", "--now")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Equal(t, 1, exitCodeOf(cmd.Wait()), stderr.String())
@@ -293,23 +300,47 @@ func TestChainStopsWhereRalphStopStopsItsStep(t *testing.T) {
 	assert.Equal(t, chain.Stopped, st.Status)
 	assert.Equal(t, string(runfiles.ReasonStopped), st.Steps[1].Reason)
 	assert.Contains(t, st.Message, "step 2 (step2.yml) ended without completing (stopped, exit status 1)")
+	assert.Contains(t, stderr.String(), "Resume with `ralph chain resume`")
+	assert.Contains(t, stderr.String(), "ralph: hint: go on with `ralph chain resume`", "the chain's own end says so too")
+	assert.NotContains(t, stderr.String(), "ralph loop --resume")
+
+	r = w.ralph("chain", "resume")
+	require.Equal(t, 0, r.code, r.stderr)
+	st = latestChain(t, w)
+	assert.Equal(t, chain.Completed, st.Status)
+	assert.Equal(t, 1, st.Steps[1].Resumes)
+	assert.Equal(t, 3, w.agentRuns(), "the scout once, the fixer stopped, then again")
+}
+
+// TestChainStepsWriteFailureSaysToResumeTheChain: a step's loop that could
+// not write its files (a full disk) names the chain's resume in its hint,
+// and once the disk has room the chain's resume finishes the step and the
+// chain.
+func TestChainStepsWriteFailureSaysToResumeTheChain(t *testing.T) {
+	t.Parallel()
+	w := chainWorkspace(t, "")
+	w.script(agentScript{ByHat: map[string][]step{
+		"scout": {w.scoutStep()},
+		"fixer": {w.fixerCompletes()},
+	}})
+	r := w.ralphEnv([]string{writeFaultEnv + "=eventlog:4:ENOSPC"}, "chain", "run", "step1.yml,step2.yml", "-p", "Make the parser sound.")
+	require.Equal(t, 3, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "cannot append to the event log")
+	assert.Contains(t, r.stderr, "then continue the run with `ralph chain resume`")
+	assert.NotContains(t, r.stderr, "ralph loop --resume")
+	st := latestChain(t, w)
+	assert.Equal(t, chain.Stopped, st.Status)
+	assert.Empty(t, st.Steps[0].Reason, "its loop could not record its end")
+
+	r = w.ralph("chain", "resume")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, chain.Completed, latestChain(t, w).Status)
 }
 
 func TestChainInterruptedGoesOnWithResume(t *testing.T) {
 	t.Parallel()
 	w := chainWorkspace(t, "")
-	w.script(agentScript{ByHat: map[string][]step{
-		"scout": {w.scoutStep()},
-		"fixer": {
-			{Sh: `touch fixer-started`, SleepMS: 120000},
-			{PrintFile: w.claudeStream("fixer.jsonl", "Fixed. "+tag("LOOP_COMPLETE", "fixed"), 100)},
-		},
-	}})
-	cmd, stderr := w.startRalph("chain", "run", "step1.yml,step2.yml", "-p", "Make the parser sound.")
-	waitFor(t, "step 2's agent to start", func() bool {
-		_, err := os.Stat(filepath.Join(w.dir, "fixer-started"))
-		return err == nil
-	})
+	cmd, stderr := w.startChainHeldInStep2(w.fixerCompletes())
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 	require.Equal(t, 130, exitCodeOf(cmd.Wait()), stderr.String())
 	assert.Contains(t, stderr.String(), "step 2 (step2.yml) was interrupted; resume the chain with `ralph chain resume`")

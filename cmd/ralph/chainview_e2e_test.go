@@ -28,7 +28,7 @@ func completedChain(t *testing.T, w *workspace) *chain.State {
 	t.Helper()
 	w.script(agentScript{ByHat: map[string][]step{
 		"scout": {w.scoutStep()},
-		"fixer": {{PrintFile: w.claudeStream("fixer.jsonl", "Fixed. "+tag("LOOP_COMPLETE", "fixed"), 100)}},
+		"fixer": {w.fixerCompletes()},
 	}})
 	r := w.ralph("chain", "run", "step1.yml,step2.yml", "-p", "Make the parser sound.")
 	require.Equal(t, 0, r.code, r.stderr)
@@ -115,15 +115,7 @@ func TestChainStepRunsAreSeenByRunsEventsInspectAndStats(t *testing.T) {
 // it, and a chain is refused beside a plain loop; the chain's own steps run.
 func TestChainRefusesAPlainLoopBesideIt(t *testing.T) {
 	w := chainWorkspace(t, "")
-	w.script(agentScript{ByHat: map[string][]step{
-		"scout": {w.scoutStep()},
-		"fixer": {{Sh: `touch fixer-started`, SleepMS: 120000}},
-	}})
-	cmd, stderr := w.startRalph("chain", "run", "step1.yml,step2.yml", "-p", "Make the parser sound.")
-	waitFor(t, "step 2's agent to start", func() bool {
-		_, err := os.Stat(filepath.Join(w.dir, "fixer-started"))
-		return err == nil
-	})
+	cmd, stderr := w.startChainHeldInStep2()
 	id := latestChain(t, w).ID
 	for _, args := range [][]string{{"loop", "-p", "Something else."}, {"loop", "--resume"}} {
 		r := w.ralph(args...)

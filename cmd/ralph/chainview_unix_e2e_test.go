@@ -29,18 +29,7 @@ func TestDoctorChecksTheStepsOfAChainKilledOutright(t *testing.T) {
 		t.Skip("a step's loop is interrupted with its chain on Linux only (Pdeathsig)")
 	}
 	w := chainWorkspace(t, "")
-	w.script(agentScript{ByHat: map[string][]step{
-		"scout": {w.scoutStep()},
-		"fixer": {
-			{Sh: `touch fixer-started`, SleepMS: 120000},
-			{PrintFile: w.claudeStream("fixer.jsonl", "Fixed. "+tag("LOOP_COMPLETE", "fixed"), 100)},
-		},
-	}})
-	cmd, _ := w.startRalph("chain", "run", "step1.yml,step2.yml", "-p", "Make the parser sound.")
-	waitFor(t, "step 2's agent to start", func() bool {
-		_, err := os.Stat(filepath.Join(w.dir, "fixer-started"))
-		return err == nil
-	})
+	cmd, _ := w.startChainHeldInStep2(w.fixerCompletes())
 	st := latestChain(t, w)
 	step1, step2 := runfiles.In(w.dir).ChainStep(st.ID, 1), runfiles.In(w.dir).ChainStep(st.ID, 2)
 	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))

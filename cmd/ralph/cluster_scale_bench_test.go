@@ -74,6 +74,9 @@ func BenchmarkClusterScale(b *testing.B) {
 	runs := float64(b.N)
 	perTask := func(d time.Duration) float64 { return float64(d.Milliseconds()) / (float64(n) * runs) }
 	ideal := time.Duration(n) * scaleAgent(b) / (scaleWorkers * scaleSlots)
+	// What was run, for the report to say of its figures.
+	b.ReportMetric(float64(n), "tasks")
+	b.ReportMetric(scaleAgent(b).Seconds(), "agent-s")
 	b.ReportMetric(float64(n)*runs/total.elapsed.Seconds(), "tasks/s")
 	b.ReportMetric(perTask(total.coordinator), "coordinator-cpu-ms/task")
 	b.ReportMetric(100*ideal.Seconds()*runs/total.elapsed.Seconds(), "efficiency-%")

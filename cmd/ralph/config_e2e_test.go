@@ -10,7 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ralph-loop/ralph/autopilot"
 	"github.com/ralph-loop/ralph/config"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // --set event_loop.max_iterations=1 ends the run after one iteration on
@@ -149,4 +151,45 @@ func TestAutopilotSetReachesEveryTasksLoop(t *testing.T) {
 	r = w.ralph("autopilot", "--set", "autopilot.paralel=2", "--dry-run")
 	require.Equal(t, 3, r.code, r.stderr)
 	assert.Contains(t, r.stderr, `--set autopilot.paralel: unknown key "paralel" in autopilot; did you mean "parallel"?`)
+}
+
+// An autopilot killed mid-run and started again without --set goes on
+// with the --set it started with, in its own settings and every task's
+// loop, and a --set given again is laid over them.
+func TestAutopilotStartedAgainKeepsItsSet(t *testing.T) {
+	t.Parallel()
+	w := newAutopilotRepo(t, "  source: {type: checklist, path: TODO.md}\n")
+	w.write("TODO.md", "# Work\n\n- [ ] One\n- [ ] Two\n- [ ] Three\n")
+	git(t, w.dir, "add", "-A")
+	git(t, w.dir, "commit", "-q", "-m", "the work")
+	w.script(agentScript{Steps: []step{{
+		Sh:     `task=$(basename "$PWD"); echo "$TASK_MARK $OTHER_MARK" > "$SCRIPTAGENT_STATE/mark-$task"; echo "$task" > "$task.txt"`,
+		Commit: "do the task",
+		Say:    `<event topic="LOOP_COMPLETE">done</event>`,
+	}}})
+
+	killed := w.ralphEnv([]string{crashEnv + "=" + autopilot.FaultRunning + ":1"}, "autopilot",
+		"--set", "cli.env.TASK_MARK=from-set", "--set", "autopilot.max_tasks=2")
+	require.Equal(t, -1, killed.code, "killed as the first task's loop ran\nstderr:\n%s", killed.stderr)
+
+	r := w.ralph("autopilot", "--set", "cli.env.OTHER_MARK=again")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stderr, "the unfinished run goes on with its --set cli.env.TASK_MARK=from-set --set autopilot.max_tasks=2")
+	assert.ElementsMatch(t, []string{"one", "two"}, w.mergedOrder(), "max_tasks 2 from the first start's --set")
+	mark, err := os.ReadFile(filepath.Join(w.state, "mark-two"))
+	require.NoError(t, err)
+	assert.Equal(t, "from-set again\n", string(mark), "the task the second start ran has both")
+	st, err := runfiles.PeekAutopilotState(runfiles.In(w.dir).Path())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"cli.env.TASK_MARK=from-set", "autopilot.max_tasks=2", "cli.env.OTHER_MARK=again"}, st.Sets)
+
+	// A finished run's --set is not carried into the next one.
+	w.write("TODO.md", w.read("TODO.md")+"- [ ] Four\n")
+	git(t, w.dir, "commit", "-qam", "more work")
+	r = w.ralph("autopilot", "--max-tasks", "1")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.NotContains(t, r.stderr, "goes on with its --set")
+	st, err = runfiles.PeekAutopilotState(runfiles.In(w.dir).Path())
+	require.NoError(t, err)
+	assert.Empty(t, st.Sets)
 }

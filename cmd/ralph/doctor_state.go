@@ -155,6 +155,32 @@ func (c *stateChecker) worktrees(ctx context.Context) {
 	c.prunable(ctx, root)
 	c.taskWorktrees(ctx, root)
 	c.loopWorktrees(ctx, root, worktreesDir)
+	c.spares(ctx, root, worktreesDir)
+}
+
+// spares finds the spares a killed autopilot run left, once no autopilot
+// runs to take them. They hold nothing (each was reset to the base), so
+// --fix removes them as ralph worktree clean does.
+func (c *stateChecker) spares(ctx context.Context, root, worktreesDir string) {
+	spares := autopilot.SpareWorktrees(root, worktreesDir)
+	if len(spares) == 0 {
+		return
+	}
+	if held, _ := runfiles.LockHeld(runfiles.In(root).AutopilotLock()); held {
+		return
+	}
+	dir := filepath.Dir(spares[0].Dir)
+	c.add(view.StateFinding{Kind: view.FindingSpareWorktree, Path: c.rel(dir), Safe: true,
+		What: fmt.Sprintf("%s in %s, which an autopilot run kept for its next tasks and left when it was killed; no autopilot runs to take them",
+			plural.Count(len(spares), "spare worktree", "spare worktrees"), c.rel(dir)),
+		Fix: "`ralph worktree clean` removes them, with git's registration of them; they hold nothing (each was reset to the base)"},
+		func() error {
+			_, kept, err := autopilot.CleanSpares(ctx, root, worktreesDir, c.now)
+			if err == nil && len(kept) > 0 {
+				return fmt.Errorf("kept: %s", kept[0].Why)
+			}
+			return err
+		})
 }
 
 func (c *stateChecker) prunable(ctx context.Context, root string) {

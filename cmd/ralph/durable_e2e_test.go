@@ -61,7 +61,7 @@ func (l *lockedWriter) String() string {
 
 // waitFor polls cond (a file the loop writes) up to a deadline; the loop is
 // another process, so there is nothing to subscribe to.
-func waitFor(t *testing.T, what string, cond func() bool) {
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	for !cond() {

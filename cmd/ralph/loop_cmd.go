@@ -128,6 +128,9 @@ func (c *loopCmd) Validate() error {
 func (c *loopCmd) Run(ctx context.Context, g *globals, log *slog.Logger) error {
 	rep, log := c.reporter(g, log)
 	err := c.loop(ctx, g, log, rep)
+	if c.StateDir != "" {
+		err = stepError(err)
+	}
 	if refused := chainHolding(g.Dir, err); refused != nil && c.StateDir == "" {
 		rep.Close(refused)
 		return refused
@@ -141,6 +144,17 @@ func (c *loopCmd) Run(ctx context.Context, g *globals, log *slog.Logger) error {
 	}
 	rep.Close(err)
 	return err
+}
+
+// stepError is err, the error of a chain's step's loop, with the hint
+// that names its chain's resume where the engine's error would name the
+// loop's own, which does not find a step's run.
+func stepError(err error) error {
+	h := view.StepHintOf(err)
+	if err == nil || h == view.HintOf(err) {
+		return err
+	}
+	return &hint.Error{Err: err, Fix: h, Code: hint.ExitCode(err)}
 }
 
 // runsAlready reports whether a resume found its run running in another

@@ -88,6 +88,9 @@ func (ch *runChoices) resumeFrom(prev *runfiles.Launch, dir string) error {
 		ch.configs = slices.Clone(prev.Configs)
 	}
 	ch.hats = cmp.Or(ch.hats, prev.Hats)
+	if err := refuseMaskedSets(prev.Sets, ch.sets, "ralph loop --resume"); err != nil {
+		return err
+	}
 	ch.sets = slices.Concat(prev.Sets, ch.sets)
 	ch.backend = cmp.Or(ch.backend, prev.Backend)
 	ch.model = cmp.Or(ch.model, prev.Model)

@@ -19,7 +19,8 @@ func (stopCmd) Help() string {
 	return `Asks the loop running in this workspace to stop. By default it stops before
 the next iteration; --now interrupts the running agent as SIGTERM would. Either
 way the run ends with reason "stopped" (exit 1) and continues later with
-ralph loop --resume. An autopilot is stopped with ralph autopilot stop.
+ralph loop --resume; a chain's step, and its chain with it, with ralph chain
+resume. An autopilot is stopped with ralph autopilot stop.
 
 Examples:
   ralph stop

@@ -37,6 +37,7 @@ var commandTraits = map[string]traits{
 	"loop":             {changes: true, json: []jsonOutput{headlessJSON}},
 	"chain run":        {changes: true, json: jsonDoc},
 	"chain resume":     {changes: true, json: jsonDoc},
+	"chain clean":      {changes: true, json: jsonDoc},
 	"emit":             {changes: true}, // its --json says the payload is JSON
 	"wave emit":        {changes: true}, // its --json says the payloads are JSON
 	"ask":              {changes: true},

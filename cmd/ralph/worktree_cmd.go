@@ -19,10 +19,11 @@ type worktreeCmd struct {
 func (worktreeCmd) Help() string {
 	return `The worktrees ralph made, each on a branch of its own: the loops' run with
 ralph loop --worktree (<worktrees_dir>/.loops/NAME on ralph-loop/NAME) and the
-autopilot's tasks' (<worktrees_dir>/<id> on ralph/<id>); autopilot.worktrees_dir
-is .worktrees unless set. A worktree is named by its loop's name or its task's
-id, or by its branch where a loop and a task share a name. ralph worktrees is
-the same command.
+autopilot's tasks' (<worktrees_dir>/<id> on ralph/<id>), and the spares an
+autopilot run keeps for its next tasks (<worktrees_dir>/.spare/N, detached),
+which a killed run leaves; autopilot.worktrees_dir is .worktrees unless set. A
+worktree is named by its loop's name or its task's id, or by its branch where a
+loop and a task share a name. ralph worktrees is the same command.
 
 Examples:
   ralph worktree
@@ -42,7 +43,8 @@ func (worktreeListCmd) Help() string {
 each one's kind and name, how its loop is (running and its pid, how its last
 run ended, unfinished, or no run yet; for a task's, whether the autopilot has
 the task in progress or failed), its branch, what it holds that its base does
-not (commits, uncommitted changes) and its path. It changes nothing.
+not (commits, uncommitted changes) and its path; then the spares a killed
+autopilot run left (kind spare), which hold nothing. It changes nothing.
 
 Examples:
   ralph worktree list
@@ -125,7 +127,9 @@ into the branch it was made from; a task's also only when the autopilot does not
 have the task in progress, nor failed (it goes on from the worktree when it takes
 the task again), and not while an autopilot runs in the repository. --force
 removes them whatever they hold, but never one whose loop is running or whose
-task is in progress. It says what it removed, and what it kept and why.
+task is in progress. Given no names, it removes the spares a killed autopilot
+run left too, unless an autopilot runs in the repository (it takes them for its
+next tasks). It says what it removed, and what it kept and why.
 
 Examples:
   ralph worktree clean

@@ -277,3 +277,27 @@ func TestChainInterruptedResumesTheStepItWasIn(t *testing.T) {
 	assert.Empty(t, r.starts[2].Objective, "a resumed loop keeps its objective")
 	assert.Equal(t, 1, loaded.Record(2).Resumes)
 }
+
+func TestReopenCutShortGoesOnWhereAStepsLoopCould(t *testing.T) {
+	stoppedBy := func(reason runfiles.Reason, code int) *chain.State {
+		st := &chain.State{Status: chain.Stopped, ExitCode: code, Current: 1,
+			Plan:  chain.Plan{Steps: []chain.Step{{Preset: "tdd"}, {Preset: "review"}}},
+			Steps: []chain.StepRecord{{N: 1, Status: chain.Stopped, RunID: "r1", ExitCode: code, Reason: string(reason)}}}
+		return st
+	}
+	for _, r := range []runfiles.Reason{runfiles.ReasonStopped, runfiles.ReasonFatal, runfiles.ReasonConsecutiveFailures} {
+		st := stoppedBy(r, 1)
+		require.True(t, st.ReopenCutShort(), r)
+		assert.Equal(t, chain.Running, st.Status)
+		assert.Equal(t, chain.Running, st.Steps[0].Status)
+		assert.Zero(t, st.ExitCode)
+	}
+	for _, r := range []runfiles.Reason{runfiles.ReasonCancelled, runfiles.ReasonStuck, runfiles.ReasonMaxIterations} {
+		st := stoppedBy(r, 1)
+		assert.False(t, st.ReopenCutShort(), r)
+		assert.Equal(t, chain.Stopped, st.Status)
+	}
+	assert.False(t, stoppedBy(runfiles.ReasonMaxCost, 2).ReopenCutShort(), "a limit waits for a larger one")
+	assert.True(t, stoppedBy("", 3).ReopenCutShort(), "a step whose loop could not record its end")
+	assert.False(t, (&chain.State{Status: chain.Completed}).ReopenCutShort())
+}

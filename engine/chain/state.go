@@ -264,6 +264,37 @@ func safeName(name string) string {
 // current-chain says is read from a file a repository may bring.
 func validID(id string) bool { return id != "" && safeName(id) == id && len(id) <= 200 }
 
+// ReopenCutShort reopens, at the step where it stopped, a chain that a
+// step stopped on an end its loop can go on from as it is (stopped by
+// `ralph stop`, failures in a row, a fatal error whose cause the user
+// fixed: runfiles.Reason.Resumable, without a limit to raise first; or
+// no end recorded at all, as when its loop could not write its files), so
+// that `ralph chain resume` goes on with it as `ralph loop --resume` goes
+// on with a loop of its own; it says whether it did. A step that ended on
+// a limit waits for a larger one (Rebudget); one that completed, was
+// cancelled or stuck ends the chain for good.
+func (s *State) ReopenCutShort() bool {
+	if !s.CutShort() {
+		return false
+	}
+	s.Status, s.ExitCode, s.Message = Running, exitcode.OK, ""
+	s.Record(s.Current).Status = Running
+	return true
+}
+
+// CutShort reports whether ReopenCutShort would reopen the chain.
+func (s *State) CutShort() bool {
+	if s.Status != Stopped || s.ExitCode == exitcode.Limit || s.Current > len(s.Plan.Steps) {
+		return false
+	}
+	rec := s.Record(s.Current)
+	if rec == nil || rec.Status != Stopped {
+		return false
+	}
+	r := runfiles.Reason(rec.Reason)
+	return r == "" || (r.Resumable() && !r.SaysHowToGoOn())
+}
+
 // Rebudget gives the chain budget b in place of its own, recorded in
 // BudgetChanges, and says whether the chain goes on: a running chain (cut
 // off) does, with b; a chain that a limit stopped (its budget, or a

@@ -63,11 +63,13 @@ func TestALongRunSaysHowToRunItAndItsFiguresWhenRun(t *testing.T) {
 	md := (&report{}).markdown()
 	assert.Contains(t, md, "## Cluster scale")
 	assert.Contains(t, md, "RALPH_BENCH_CLUSTER_TASKS=1000 go test")
-	assert.Contains(t, md, "Not run this time.")
+	assert.Contains(t, md, "Not run this time (RALPH_BENCH_CLUSTER_TASKS=0).")
+	assert.Contains(t, md, "Earlier runs, by hand")
 
-	r := &report{goBench: parseGoBench("BenchmarkClusterScale-2   1   60000000000 ns/op   250 coordinator-cpu-ms/task   83.3 efficiency-%   16.67 tasks/s\n")}
+	r := &report{goBench: parseGoBench("BenchmarkClusterScale-2   1   60000000000 ns/op   250 coordinator-cpu-ms/task   83.3 efficiency-%   40 tasks   2 agent-s   16.67 tasks/s\n")}
 	md = r.markdown()
 	assert.Contains(t, md, "| cluster of 10 workers × 4 slots: efficiency against the ideal | 83.3% | ≥ 90% | **no** |")
 	assert.Contains(t, md, "| cluster of 10 workers × 4 slots: tasks per second | 16.67 | reported")
-	assert.NotContains(t, md, "Not run this time.")
+	assert.Contains(t, md, "These figures are of 40 tasks with 2 s agents.")
+	assert.NotContains(t, md, "Not run this time")
 }

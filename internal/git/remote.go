@@ -16,9 +16,13 @@ func (g Repo) RemoteURL(ctx context.Context, remote string) (string, error) {
 // Fetch fetches refspecs from remote (a name or a URL), without tags.
 // Every caller names where each ref goes, so FETCH_HEAD is not written:
 // fetches into one repository at once (the coordinator's results) would
-// otherwise contend for it, and one of them fail on its lock.
+// otherwise contend for it, and one of them fail on its lock. Nor does
+// git start its automatic maintenance after each: ralph fetches a task's
+// few commits at a time (a worker its start, the coordinator its
+// result), and the commits made in the same object store, its agents'
+// and the user's, still run it (see noHooks).
 func (g Repo) Fetch(ctx context.Context, remote string, refspecs ...string) error {
-	_, err := g.run(ctx, append([]string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote}, refspecs...)...)
+	_, err := g.run(ctx, append([]string{"-c", "maintenance.auto=false", "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote}, refspecs...)...)
 	return err
 }
 

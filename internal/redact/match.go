@@ -46,7 +46,7 @@ func newMatcher(secrets []secret) matcher {
 	m := matcher{byKey: map[uint64][]int32{}, prefixes: map[string]bool{}}
 	seen := map[string]bool{}
 	for _, s := range secrets {
-		mask := []byte("[redacted:" + s.name + "]")
+		mask := []byte(Mask(s.name))
 		for _, form := range forms(s.value) {
 			if !seen[form] {
 				seen[form] = true

@@ -15,6 +15,7 @@ import (
 	"github.com/ralph-loop/ralph/internal/ralphdir"
 	"github.com/ralph-loop/ralph/internal/redact"
 	"github.com/ralph-loop/ralph/runfiles"
+	"github.com/ralph-loop/ralph/view"
 )
 
 // Emit is one event an agent (or a person or program acting as one)
@@ -205,7 +206,7 @@ func (e Emit) checkRunGoing(path string) (string, error) {
 	}
 	switch {
 	case reason.Resumable():
-		return fmt.Sprintf("the run of %s has ended (%s); the event will be read when the run is resumed with `ralph loop --resume`", path, reason), nil
+		return fmt.Sprintf("the run of %s has ended (%s); the event will be read when the run is resumed with `%s`", path, reason, view.ResumeOf(path)), nil
 	case !e.Force:
 		return "", &hint.Error{Err: fmt.Errorf("the run of %s has ended (%s): no loop will read this event", path, reason),
 			Fix: "start a new run with `ralph loop` and publish to it, or pass --force to append to the ended run's log anyway"}

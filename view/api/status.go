@@ -66,7 +66,7 @@ func LoopStatus(dir string, recent int, now time.Time, r *redact.Redactor) (runf
 		s.Recent[i] = view.RedactEvent(r, s.Recent[i])
 	}
 	if _, ok := errors.AsType[*runfiles.CorruptStateError](err); ok {
-		return s, &hint.Error{Err: err, Fix: corruptStateHint}
+		return s, &hint.Error{Err: err, Fix: corruptStateHint(files, inChain)}
 	}
 	if err == nil && s.Ended != nil {
 		ended := *s.Ended
@@ -76,7 +76,7 @@ func LoopStatus(dir string, recent int, now time.Time, r *redact.Redactor) (runf
 	if err == nil && s.Unfinished {
 		s.Hint = view.ResumeHint(s.Mode)
 		if s.Chain != nil {
-			s.Hint = "resume the chain, and this step's loop with it: ralph chain resume"
+			s.Hint = view.ResumeHint(runfiles.ModeChainStep)
 		}
 	}
 	return s, err
@@ -103,10 +103,17 @@ func AutopilotStatus(ctx context.Context, dir string, configs []string, now time
 	return s, err
 }
 
-// corruptStateHint says how to recover from a state.json ralph cannot read.
-// The event log is the source of truth and the checkpoint can be rebuilt
-// from it, which ralph loop does; status only reads, so it must not.
-var corruptStateHint = runfiles.StateFile + " is only a checkpoint of the event log: `ralph loop --resume` moves it aside to " +
-	filepath.Join(runfiles.DirName, runfiles.CorruptStateName("<time>")) + " and rebuilds the run from the log\n" +
-	"`ralph loop --fresh` starts a new run instead, and `ralph events` shows the log meanwhile\n" +
-	"or remove " + filepath.Join(runfiles.DirName, runfiles.StateFile) + " yourself: the next `ralph loop --resume` rebuilds it the same way"
+// corruptStateHint says how to recover from a state.json in files that
+// ralph cannot read. The event log is the source of truth and the
+// checkpoint can be rebuilt from it, which ralph loop does on its resume
+// (a chain's step's on its chain's); status only reads, so it must not.
+func corruptStateHint(files runfiles.Dir, inChain bool) string {
+	if inChain {
+		return runfiles.StateFile + " is only a checkpoint of the step's event log: `ralph chain resume` resumes the step's loop, which moves it aside to " +
+			filepath.Join(files.Path(), runfiles.CorruptStateName("<time>")) + " and rebuilds the run from the log; `ralph events` shows the log meanwhile"
+	}
+	return runfiles.StateFile + " is only a checkpoint of the event log: `ralph loop --resume` moves it aside to " +
+		filepath.Join(runfiles.DirName, runfiles.CorruptStateName("<time>")) + " and rebuilds the run from the log\n" +
+		"`ralph loop --fresh` starts a new run instead, and `ralph events` shows the log meanwhile\n" +
+		"or remove " + filepath.Join(runfiles.DirName, runfiles.StateFile) + " yourself: the next `ralph loop --resume` rebuilds it the same way"
+}

@@ -241,7 +241,7 @@ type StopInput struct {
 }
 
 const stopHelp = "Stop what runs here, as `ralph stop` (a loop: before its next iteration) or `ralph autopilot stop` (an autopilot: once its running tasks finish) do; with now, at once. " +
-	"The run ends resumable (`ralph loop --resume`, `ralph autopilot`). Use it when a person asks for it or the run goes wrong; an agent whose task is done emits LOOP_COMPLETE instead."
+	"The run ends resumable (`ralph loop --resume`, `ralph chain resume` for a chain's step, `ralph autopilot`). Use it when a person asks for it or the run goes wrong; an agent whose task is done emits LOOP_COMPLETE instead."
 
 func (t tools) stop(_ context.Context, _ *sdk.CallToolRequest, in StopInput) (*sdk.CallToolResult, Message, error) {
 	sentence, err := api.Stop(t.dir, in.Now)

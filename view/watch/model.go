@@ -338,6 +338,8 @@ func (m *model) what() string {
 func (m *model) pauseOrResume() string {
 	ap := m.w.Autopilot
 	switch {
+	case ap == nil && m.w.Loop != nil && m.w.Loop.Chain != nil:
+		return "a chain cannot pause: s stops it at this step (ralph chain resume goes on)"
 	case ap == nil:
 		return "a lone loop cannot pause: s stops it (ralph loop --resume goes on)"
 	case !ap.Running:
