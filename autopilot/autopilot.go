@@ -110,7 +110,11 @@ type Autopilot struct {
 	handles  map[string]Handle // task → its running loop
 	slotDone chan slotResult
 	// merging is the task whose merge is being prepared, "".
-	merging   string
+	merging string
+	// landing are verified merges not landed yet, each made on the one
+	// before (queue.go's chained merges): they land together, by one
+	// fast-forward and one commit of the tracker's closes.
+	landing   []runfiles.TaskMerge
 	mergeDone chan mergeDone
 	control   <-chan runfiles.ControlRequest
 	// questions are what the running loops wait on a person for, as
@@ -204,6 +208,9 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		return Result{ExitCode: exitcode.Fatal}, err
 	}
 	defer func() { _ = a.journal.log.Close() }()
+	// A run that ends on an error leaves the state as far as it got; the
+	// next one folds the log on from it either way.
+	defer func() { _ = a.journal.flush() }()
 	a.spares = newSpares(a.merger.worktrees)
 	// Last, once no clean-up makes another: a spare outlives no run.
 	defer func() {
@@ -256,6 +263,7 @@ func (a *Autopilot) loop(ctx context.Context) (Result, error) {
 			a.pushRest(ctx)
 			return a.finish(code, a.fatal)
 		}
+		a.check(a.journal.flush())
 		select {
 		case r := <-a.slotDone:
 			a.check(a.loopEnded(ctx, r))
@@ -386,6 +394,9 @@ func (a *Autopilot) finish(code int, cause error) (Result, error) {
 		}
 	}
 	if err := a.journal.record(runfiles.TopicAutopilotStopped, p); err != nil {
+		return res, err
+	}
+	if err := a.journal.flush(); err != nil {
 		return res, err
 	}
 	return res, cause

@@ -13,8 +13,9 @@ import (
 
 // journal writes the autopilot's events: each is appended to the log
 // before anything acts on it, and synced unless a restart recomputes it
-// (recordUnsynced), folded into the state, and the state checkpointed, so
-// a kill at any instant loses nothing the log does not have.
+// (recordUnsynced), folded into the state, and the state checkpointed once
+// a pass (flush), so a kill at any instant loses nothing the log does not
+// have.
 type journal struct {
 	dir   string // .ralph/
 	log   *events.Log
@@ -30,6 +31,10 @@ type journal struct {
 	// redactor hides secret values in every line before it is written
 	// (see write).
 	redactor *redact.Redactor
+	// unsaved is the time of the latest event folded since the state and
+	// progress.md were last written (zero when none was): they are
+	// written once a pass of the coordinator (flush), not once an event.
+	unsaved time.Time
 }
 
 // Hooks run the user's lifecycle hooks (package hooks) on the lines of the
@@ -42,8 +47,8 @@ type Hooks interface {
 		appendLines func(...events.Event) error) (warnings []string, err error)
 }
 
-// record appends one event, folds it, runs the hooks it makes due and
-// checkpoints the state. A hook whose failure ends the run is returned
+// record appends one event, folds it and runs the hooks it makes due; the
+// state is checkpointed by the next flush. A hook whose failure ends the run is returned
 // once the event is recorded.
 func (j *journal) record(topic string, p runfiles.AutopilotPayload) error {
 	return j.recordEvent(topic, p, true, true)
@@ -78,12 +83,7 @@ func (j *journal) recordEvent(topic string, p runfiles.AutopilotPayload, hooked,
 			return err
 		}
 	}
-	if err := j.save(); err != nil {
-		return err
-	}
-	if err := runfiles.WriteProgress(j.dir, j.state, ev.TS); err != nil {
-		return err
-	}
+	j.unsaved = ev.TS
 	if j.onEvent != nil {
 		j.onEvent(ev, j.state)
 	}
@@ -157,5 +157,23 @@ func (j *journal) fire(recs []events.Record) (hookErr, err error) {
 	return hookErr, nil
 }
 
-// save writes the state atomically.
-func (j *journal) save() error { return runfiles.WriteAutopilotState(j.dir, j.state) }
+// flush writes the state atomically, and progress.md, when an event was
+// folded since they were last written. The coordinator flushes before it
+// waits for what happens next, so the events of one pass (a merge landed,
+// its task completed, the next merge started) cost one write of each, not
+// one an event. What the files lack meanwhile is in the log, which is
+// written first: a reader folds it on from the state's offset
+// (runfiles.ReadAutopilotState), and so does a restart after a kill.
+func (j *journal) flush() error {
+	if j.unsaved.IsZero() {
+		return nil
+	}
+	if err := runfiles.WriteAutopilotState(j.dir, j.state); err != nil {
+		return err
+	}
+	if err := runfiles.WriteProgress(j.dir, j.state, j.unsaved); err != nil {
+		return err
+	}
+	j.unsaved = time.Time{}
+	return nil
+}

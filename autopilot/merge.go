@@ -67,16 +67,19 @@ func (m *merger) scratchDir(task string) string {
 }
 
 // prepare merges task's branch onto the base branch's tip (where place
-// says) in a scratch worktree and verifies the result. The base branch
-// does not move.
-func (m *merger) prepare(ctx context.Context, task runfiles.TaskMerge, message string) (mergeResult, error) {
+// says), or onto onto when it is set (a verified merge not landed yet),
+// in a scratch worktree and verifies the result. The base branch does not
+// move.
+func (m *merger) prepare(ctx context.Context, task runfiles.TaskMerge, message, onto string) (mergeResult, error) {
 	// Git's own steps are short and bounded; an interrupt cuts only the
 	// verification short, so a merge verified before it is kept.
 	gitCtx, cancel := steady(ctx)
 	defer cancel()
-	at, err := m.place(gitCtx, task)
-	if err != nil {
-		return mergeResult{}, err
+	at, err := place{onto: onto, base: onto}, error(nil)
+	if onto == "" {
+		if at, err = m.place(gitCtx, task); err != nil {
+			return mergeResult{}, err
+		}
 	}
 	res := mergeResult{Base: at.base, Lease: at.lease}
 	dir := m.scratchDir(task.Task)

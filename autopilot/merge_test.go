@@ -40,7 +40,7 @@ func TestAMergeWithNothingToVerifyNeedsNoCheckout(t *testing.T) {
 			worktrees := filepath.Join(dir, ".worktrees")
 			m := &merger{repo: git.Repo{Dir: dir}, base: home, worktrees: worktrees, tracker: []string{"TODO.md"}, mode: c.mode}
 
-			res, err := m.prepare(ctx, runfiles.TaskMerge{TaskSlot: runfiles.TaskSlot{Task: "a", Branch: "ralph/a"}}, git.WithTaskTrailer(git.MergeSubject("a", "A"), "a"))
+			res, err := m.prepare(ctx, runfiles.TaskMerge{TaskSlot: runfiles.TaskSlot{Task: "a", Branch: "ralph/a"}}, git.WithTaskTrailer(git.MergeSubject("a", "A"), "a"), "")
 			require.NoError(t, err)
 			require.NotEmpty(t, res.Commit)
 			assert.Equal(t, base, res.Base)

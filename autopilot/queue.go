@@ -23,7 +23,7 @@ func (a *Autopilot) nextMerge(ctx context.Context) {
 			continue
 		}
 		if len(a.state().MergeQueue) > 0 {
-			a.startMerge(ctx, a.state().MergeQueue[0])
+			a.startMerge(ctx, a.state().MergeQueue[0], "")
 		}
 		return
 	}
@@ -41,8 +41,9 @@ func (a *Autopilot) verifiedMerge() (runfiles.TaskMerge, bool) {
 }
 
 // startMerge prepares m's merge in a goroutine, which reports on
-// mergeDone.
-func (a *Autopilot) startMerge(ctx context.Context, m runfiles.TaskMerge) {
+// mergeDone: on the base branch's tip, or with onto on that commit (a
+// verified merge not landed yet, see chainNext).
+func (a *Autopilot) startMerge(ctx context.Context, m runfiles.TaskMerge, onto string) {
 	// Unsynced: a merge whose start a restart never saw is made again, as
 	// is one cut off in the middle.
 	if err := a.journal.recordUnsynced(runfiles.TopicMergeStarted, runfiles.AutopilotPayload{Task: m.Task, Title: m.Title, Branch: m.Branch}); err != nil {
@@ -52,7 +53,7 @@ func (a *Autopilot) startMerge(ctx context.Context, m runfiles.TaskMerge) {
 	a.merging = m.Task
 	msg := git.WithTaskTrailer(git.MergeSubject(m.Task, m.Title), m.Task)
 	go func() {
-		res, err := a.merger.prepare(ctx, m, msg)
+		res, err := a.merger.prepare(ctx, m, msg, onto)
 		a.mergeDone <- mergeDone{task: m, res: res, err: err}
 	}()
 }
@@ -66,6 +67,14 @@ func (a *Autopilot) merged(ctx context.Context, d mergeDone) error {
 	m, res := d.task, d.res
 	ctx, cancel := steady(ctx)
 	defer cancel()
+	if d.err != nil || len(res.Conflicts)+len(res.Markers)+len(res.Failed) > 0 || res.Already != "" {
+		// The verified merges this one was made on land first, whatever
+		// becomes of it: a retry is brought up to date on them, and an
+		// interrupt leaves no verified merge behind.
+		if err := a.landTogether(ctx); err != nil {
+			return err
+		}
+	}
 	switch {
 	case d.err != nil && (a.interrupted || errors.Is(d.err, context.Canceled)):
 		// The interrupt cut the merge short; the next run makes it again.
@@ -117,7 +126,75 @@ func (a *Autopilot) merged(ctx context.Context, d mergeDone) error {
 	m.Step, m.Base, m.Commit, m.Remote, m.Lease, m.Verified = runfiles.MergeDone, res.Base, res.Commit, p.Remote, p.Lease, p.Verified
 	a.mergedHere[m.Task] = true
 	a.fault(FaultMerged)
-	return a.land(ctx, m)
+	a.landing = append(a.landing, m)
+	if next, ok := a.chainNext(); ok {
+		a.startMerge(ctx, next, m.Commit)
+		return nil
+	}
+	return a.landTogether(ctx)
+}
+
+// chainNext is the queued merge to make on the verified merges waiting to
+// land, rather than land them first: when nothing runs on a merge
+// (no verify) and it lands on the local base branch, a task that finished
+// while the last one merged is merged on its result, and the base branch
+// moves once for all of them, with one commit of their closes. At most
+// as many wait as there are slots. A restart lands each one recorded
+// merged on its own, on the one it was made on (merge.done's base).
+func (a *Autopilot) chainNext() (runfiles.TaskMerge, bool) {
+	if len(a.merger.verify) > 0 || a.merger.mode == "rebase" || a.merger.deliver.remotely() ||
+		a.interrupted || a.fatal != nil || len(a.landing) >= max(a.opts.Settings.Parallel, 1) {
+		return runfiles.TaskMerge{}, false
+	}
+	for _, q := range a.state().MergeQueue {
+		if q.Step == runfiles.MergeQueued {
+			return q, true
+		}
+	}
+	return runfiles.TaskMerge{}, false
+}
+
+// landTogether lands the verified merges waiting to, each made on the one
+// before: the base branch moves to the last by one fast-forward, and
+// their closes are committed once. Where the base branch moved since the
+// first was made, each lands on its own, which sends it back to the
+// queue.
+func (a *Autopilot) landTogether(ctx context.Context) error {
+	batch := a.landing
+	a.landing = nil
+	switch len(batch) {
+	case 0:
+		return nil
+	case 1:
+		return a.land(ctx, batch[0])
+	}
+	first, last := batch[0], batch[len(batch)-1]
+	ok, err := a.merger.advance(ctx, first.Base, last.Commit)
+	var inTheWay *git.OverwriteError
+	if errors.As(err, &inTheWay) {
+		return a.blockedLand(first, inTheWay)
+	}
+	if err != nil {
+		return fmt.Errorf("land the verified merges of %s: %w", taskNames(batch), err)
+	}
+	if !ok {
+		for _, m := range batch {
+			if err := a.land(ctx, m); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	a.fault(FaultAdvanced)
+	return a.completeAll(ctx, batch)
+}
+
+func taskNames(ms []runfiles.TaskMerge) string {
+	names := make([]string, len(ms))
+	for i, m := range ms {
+		names[i] = m.Task
+	}
+	return strings.Join(names, ", ")
 }
 
 // land moves the base branch to a verified merge, closes the task and
@@ -158,20 +235,42 @@ func (a *Autopilot) land(ctx context.Context, m runfiles.TaskMerge) error {
 // complete closes a task whose merge, commit, is on the base branch,
 // records it completed and starts the removal of its worktree and branch.
 func (a *Autopilot) complete(ctx context.Context, m runfiles.TaskMerge, commit string) error {
-	a.merges[m.Task] = commit
-	closed, err := a.closeTask(ctx, m.Task, a.mergedReason(commit))
-	if err != nil {
-		return err
+	m.Commit = commit
+	return a.completeAll(ctx, []runfiles.TaskMerge{m})
+}
+
+// completeAll is complete for merges now on the base branch, each at its
+// Commit, with one commit of the tracker's files for all their closes.
+func (a *Autopilot) completeAll(ctx context.Context, ms []runfiles.TaskMerge) error {
+	closed := make([]bool, len(ms))
+	var changed []string
+	for i, m := range ms {
+		a.merges[m.Task] = m.Commit
+		var err error
+		var now bool
+		if closed[i], now, err = a.closeOnly(ctx, m.Task, a.mergedReason(m.Commit)); err != nil {
+			return err
+		}
+		if now {
+			changed = append(changed, m.Task)
+		}
+	}
+	if len(changed) > 0 {
+		if err := a.commitTracker(ctx, "ralph: close "+strings.Join(changed, ", ")); err != nil {
+			return err
+		}
 	}
 	a.fault(FaultClosed)
-	a.cleanUp(m.Task, false)
-	p := runfiles.AutopilotPayload{Task: m.Task, Title: m.Title, Commit: commit, Unclosed: !closed}
-	// Unsynced: a restart that never saw it lands the verified merge
-	// again, which finds the base branch moved and the task closed.
-	if err := a.journal.recordUnsynced(runfiles.TopicTaskCompleted, p); err != nil {
-		return err
+	for i, m := range ms {
+		a.cleanUp(m.Task, false)
+		p := runfiles.AutopilotPayload{Task: m.Task, Title: m.Title, Commit: m.Commit, Unclosed: !closed[i]}
+		// Unsynced: a restart that never saw it lands the verified merge
+		// again, which finds the base branch moved and the task closed.
+		if err := a.journal.recordUnsynced(runfiles.TopicTaskCompleted, p); err != nil {
+			return err
+		}
+		a.landed.apply(runfiles.TopicTaskCompleted, p)
 	}
-	a.landed.apply(runfiles.TopicTaskCompleted, p)
 	return nil
 }
 
@@ -185,9 +284,20 @@ func (a *Autopilot) mergedReason(commit string) string {
 }
 
 // closeTask closes task, done as reason says, in its source, unless the
-// source already has it closed (a restart after the close). A close the
-// source refuses is reported, and closed is false.
+// source already has it closed (a restart after the close), and commits
+// the tracker's files. A close the source refuses is reported, and
+// closed is false.
 func (a *Autopilot) closeTask(ctx context.Context, task, reason string) (closed bool, err error) {
+	closed, now, err := a.closeOnly(ctx, task, reason)
+	if err != nil || !now {
+		return closed, err
+	}
+	return true, a.commitTracker(ctx, "ralph: close "+task)
+}
+
+// closeOnly is closeTask without the commit of the tracker's files: now
+// says whether the source was changed, and they are to be committed.
+func (a *Autopilot) closeOnly(ctx context.Context, task, reason string) (closed, now bool, err error) {
 	// A task this process merged was not closed by it yet: only a merge
 	// an earlier run made may have been. Asking costs a command source
 	// without show: a list.
@@ -195,14 +305,14 @@ func (a *Autopilot) closeTask(ctx context.Context, task, reason string) (closed 
 	delete(a.mergedHere, task)
 	if !here {
 		if t, err := a.opts.Source.Show(ctx, task); err == nil && t.Closed {
-			return true, nil
+			return true, false, nil
 		}
 	}
 	if err := a.opts.Source.Close(ctx, task, reason); err != nil {
-		return false, a.notice(fmt.Sprintf("%s is merged, but closing it in %s failed: %v; the next run closes it, without running it again",
+		return false, false, a.notice(fmt.Sprintf("%s is merged, but closing it in %s failed: %v; the next run closes it, without running it again",
 			task, a.opts.Source.Name(), err))
 	}
-	return true, a.commitTracker(ctx, "ralph: close "+task)
+	return true, true, nil
 }
 
 // conflicted sends a task whose merge conflicted back to its loop, on its

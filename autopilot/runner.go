@@ -216,7 +216,7 @@ func (h *childLoop) PID() int { return h.cmd.Process.Pid }
 
 func (h *childLoop) Wait() LoopResult {
 	<-h.done
-	res := loopResultFromState(h.dir)
+	res := exitedLoopResult(h.dir)
 	if res.Reason != "" {
 		// Its run ended, and says how, whatever became of the process
 		// after (a signal on its way out).
@@ -299,7 +299,16 @@ func (h *attachedLoop) Interrupt() { _ = procgroup.Interrupt(h.pid) }
 // loopResultFromState reads how the loop in dir ended from its state; the
 // zero result when its run has not ended.
 func loopResultFromState(dir string) LoopResult {
-	st, err := runfiles.ReadStatus(dir, 0, time.Now())
+	return loopResult(runfiles.ReadStatus(dir, 0, time.Now()))
+}
+
+// exitedLoopResult is loopResultFromState of a loop whose process this
+// autopilot saw exit, without asking who holds its lock.
+func exitedLoopResult(dir string) LoopResult {
+	return loopResult(runfiles.ReadExitedStatus(dir, 0, time.Now()))
+}
+
+func loopResult(st runfiles.Status, err error) LoopResult {
 	if err != nil || st.Ended == nil {
 		return LoopResult{}
 	}

@@ -74,8 +74,10 @@ func (s *spares) put(path string) {
 func (a *Autopilot) reuses() bool { return a.runsOn() == "" }
 
 // spareTask resets the worktree of task, merged, and keeps it as a spare;
-// false when it cannot be (it is then removed as before). base is the
-// commit it is reset to: the next task's start is near it.
+// false when it cannot be (it is then removed as before). It is detached
+// where the task's branch was, whose merge the base branch has, so the
+// next task's checkout changes only what was merged since; the base
+// branch is where git checks it out should its HEAD not be read.
 func (a *Autopilot) spareTask(ctx context.Context, task string) bool {
 	if !a.reuses() {
 		return false

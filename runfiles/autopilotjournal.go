@@ -71,19 +71,30 @@ func PeekAutopilotState(dir string) (*AutopilotState, error) {
 	return st, foldAutopilotLog(Dir(dir).AutopilotEvents(), st, nil, nil)
 }
 
-// ReadAutopilotState reads the autopilot's checkpoint in repo as it is,
-// folding nothing: what a reader that never takes the lock goes by.
-// ErrNoAutopilot when no autopilot has run there.
+// ReadAutopilotState reads the autopilot's checkpoint in repo and folds
+// on from it what the log has past its offset, changing nothing: what a
+// reader that never takes the lock goes by. The autopilot writes the
+// checkpoint once a pass of its coordinator, after the pass's lines, so
+// the log's tail is what happened since. ErrNoAutopilot when no autopilot
+// has run there.
 func ReadAutopilotState(repo string) (*AutopilotState, error) {
 	data, err := os.ReadFile(In(repo).AutopilotState())
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, ErrNoAutopilot
-	}
-	if err != nil {
-		return nil, err
-	}
 	st := NewAutopilotState()
-	if err := json.Unmarshal(data, st); err != nil {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// A run's first pass may not have written it yet.
+		if _, lerr := os.Stat(In(repo).AutopilotEvents()); lerr != nil {
+			return nil, ErrNoAutopilot
+		}
+	case err != nil:
+		return nil, err
+	default:
+		if err := json.Unmarshal(data, st); err != nil {
+			return nil, err
+		}
+	}
+	// The log's lines were hidden as they were written.
+	if err := foldAutopilotLog(In(repo).AutopilotEvents(), st, nil, nil); err != nil {
 		return nil, err
 	}
 	return st, nil

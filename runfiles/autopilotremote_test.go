@@ -234,3 +234,58 @@ func TestKeepTaskLogRefusesALink(t *testing.T) {
 	require.Error(t, KeepTaskLog(repo, "t-1", worktree))
 	assert.NoFileExists(t, filepath.Join(repo, ".ralph", "tasks", "t-1", "loop-events.jsonl"))
 }
+
+// The autopilot writes its state once a pass, after the pass's lines: a
+// reader folds the log on from the state's offset, and reads a log whose
+// run has not written its state yet.
+func TestReadAutopilotStateFoldsTheLogPastItsOffset(t *testing.T) {
+	repo := t.TempDir()
+	_, err := ReadAutopilotState(repo)
+	require.ErrorIs(t, err, ErrNoAutopilot)
+
+	assigned := `{"ts":"2026-11-22T10:00:01Z","topic":"task.assigned","payload":{"task":"t-1","slot":"1","worktree":".worktrees/t-1","attempt":1},"source":"ralph"}` + "\n"
+	writeFile(t, In(repo).AutopilotEvents(), assigned)
+	st, err := ReadAutopilotState(repo)
+	require.NoError(t, err, "a log with no state yet")
+	assert.Equal(t, "t-1", st.Active["1"].Task)
+
+	st.Offset = int64(len(assigned))
+	data, err := json.Marshal(st)
+	require.NoError(t, err)
+	writeFile(t, In(repo).AutopilotState(), string(data))
+	finished := `{"ts":"2026-11-22T10:00:02Z","topic":"task.finished","payload":{"task":"t-1","slot":"1","attempt":1},"source":"ralph"}` + "\n"
+	writeFile(t, In(repo).AutopilotEvents(), assigned+finished)
+	st, err = ReadAutopilotState(repo)
+	require.NoError(t, err)
+	assert.Empty(t, st.Active, "the finished task left its slot, as the log's tail says")
+	require.Len(t, st.MergeQueue, 1)
+	assert.Equal(t, "t-1", st.MergeQueue[0].Task)
+}
+
+// The autopilot reads how a loop it saw exit ended without asking who
+// holds its lock: the run's end is the same as ReadStatus's, and the lock
+// (held here by the test, as a child the loop left could) is not looked
+// at.
+func TestReadExitedStatusReadsTheEndWithoutTheLock(t *testing.T) {
+	ws := t.TempDir()
+	writeFile(t, filepath.Join(ws, ".ralph/events-20261122-100000.jsonl"), loopStarted+builderStarted+builderDone+completed)
+	writeFile(t, In(ws).CurrentEvents(), "events-20261122-100000.jsonl")
+	st := NewRunState()
+	st.RunID, st.EventsFile = "20261122-100000", ".ralph/events-20261122-100000.jsonl"
+	st.Terminated = &Termination{Reason: "completed", At: time.Date(2026, 11, 22, 10, 20, 0, 0, time.UTC)}
+	require.NoError(t, Checkpoint{Path: In(ws).State()}.Save(st, PhaseDone, time.Now()))
+	lock, err := AcquireLock(t.Context(), In(ws).Lock(), LockInfo{PID: os.Getpid()}, LockOptions{})
+	require.NoError(t, err)
+	defer func() { _ = lock.Release() }()
+
+	now := time.Date(2026, 11, 22, 11, 0, 0, 0, time.UTC)
+	live, err := ReadStatus(ws, 0, now)
+	require.NoError(t, err)
+	exited, err := ReadExitedStatus(ws, 0, now)
+	require.NoError(t, err)
+	assert.True(t, live.Running)
+	assert.False(t, exited.Running, "its process exited")
+	require.NotNil(t, exited.Ended)
+	assert.Equal(t, live.Ended, exited.Ended)
+	assert.Equal(t, 0, exited.Ended.ExitCode)
+}

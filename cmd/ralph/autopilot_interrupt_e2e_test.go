@@ -169,7 +169,7 @@ func TestAutopilotRetriesOnlyTheCloseOfAMergedTask(t *testing.T) {
 	}
 	assert.Equal(t, "run\n", readFile(t, filepath.Join(w.state, "agent-runs")), "the task ran once")
 	assert.Equal(t, id+" was here\n", w.read("log.txt"), "its work landed once")
-	assert.Equal(t, 1, strings.Count(git(t, w.dir, "log", "--format=%s", "main"), "ralph: close "+id+"\n"))
+	assert.Len(t, closeCommits(t, w.dir, "main", id), 1)
 	evs := autopilotEvents(t, w)
 	assert.Equal(t, map[string]int{id: 1}, countTopic(evs, runfiles.TopicTaskClosed))
 	w.assertConverged([]string{id}, func(id string) bool {

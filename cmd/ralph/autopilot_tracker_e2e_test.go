@@ -98,6 +98,11 @@ func TestAutopilotCommitsWhatACommandTrackerChanged(t *testing.T) {
 		require.Len(t, strings.Fields(hash), 1, "one commit %q", subject)
 		return strings.TrimSpace(git(t, w.dir, "show", "--name-only", "--format=", hash))
 	}
+	closedBy := func(w *workspace, id string) string {
+		hashes := closeCommits(t, w.dir, "main", id)
+		require.Len(t, hashes, 1, "one commit closes %s", id)
+		return strings.TrimSpace(git(t, w.dir, "show", "--name-only", "--format=", hashes[0]))
+	}
 
 	t.Run("what each command changed", func(t *testing.T) {
 		w := newAutopilotRepo(t, section(""))
@@ -113,8 +118,8 @@ func TestAutopilotCommitsWhatACommandTrackerChanged(t *testing.T) {
 		assert.Equal(t, "?? notes.txt", git(t, w.dir, "status", "--porcelain"), "the tracker's changes are committed; the user's notes are not")
 		for _, id := range []string{"c-1", "c-2"} {
 			assert.Equal(t, "board/"+id+".json", changedBy(w, "ralph: claim "+id))
-			assert.Contains(t, changedBy(w, "ralph: close "+id), "board/"+id+".json")
-			assert.Contains(t, changedBy(w, "ralph: close "+id), "board/closed.log")
+			assert.Contains(t, closedBy(w, id), "board/"+id+".json")
+			assert.Contains(t, closedBy(w, id), "board/closed.log")
 			assert.Contains(t, w.read("board/"+id+".json"), `"status": "closed"`)
 		}
 		assert.ElementsMatch(t, []string{"c-1", "c-2"}, w.mergedOrder())
@@ -143,7 +148,7 @@ func TestAutopilotCommitsWhatACommandTrackerChanged(t *testing.T) {
 		r := w.ralph("autopilot")
 		require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 		assert.Equal(t, "board/c-1.json", changedBy(w, "ralph: record the tracker's changes before the autopilot starts"))
-		assert.Contains(t, changedBy(w, "ralph: close c-1"), "board/closed.log")
+		assert.Contains(t, closedBy(w, "c-1"), "board/closed.log")
 		w.assertCleanAfterRun("board")
 	})
 }

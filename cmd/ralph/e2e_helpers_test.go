@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -44,6 +45,21 @@ func newWorkspace(t testing.TB) *workspace {
 func git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	return gittest.Run(t, dir, args...)
+}
+
+// closeCommits are the commits on branch that commit ralph's close of
+// task in the tracker: "ralph: close <id>", or "ralph: close <id>, <id>"
+// for merges that landed together.
+func closeCommits(t testing.TB, dir, branch, task string) []string {
+	t.Helper()
+	var found []string
+	for line := range strings.Lines(git(t, dir, "log", "--format=%H %s", branch)) {
+		hash, subject, _ := strings.Cut(strings.TrimSpace(line), " ")
+		if ids, ok := strings.CutPrefix(subject, "ralph: close "); ok && slices.Contains(strings.Split(ids, ", "), task) {
+			found = append(found, hash)
+		}
+	}
+	return found
 }
 
 func (w *workspace) write(name, content string) {

@@ -89,16 +89,19 @@ var whyMissed = map[string]string{
 		"about 0.1 µs. Making the shared decoding faster makes the ratio worse, not better. In absolute terms the table " +
 		"of a 1,000,000-line log costs about a quarter of a microsecond a line more than --json; filtered, as one reads a " +
 		"log, it is within the target.",
-	"autopilot --parallel 4 against one shell loop, trivial tasks": "Profiled from the autopilot's own log (the time between a task's " +
-		"events) and strace (processes and fsyncs per task). Every task passes one at a time through the merge queue and the " +
-		"coordinator's goroutine: its merge (now git merge-tree and commit-tree, no scratch checkout, when there is no verify), the " +
-		"fast-forward of the user's checkout, the tracker's close and its commit, the removal of the worktree and its branch, and " +
-		"about six events, each appended and synced with the state and progress.md rewritten (about 30 fsyncs a task, the loops' " +
-		"own included). Each task also starts a `ralph loop` process (its config, its sandbox probe, its journal): about 40 ms of " +
-		"the 150-175 ms of CPU ralph spends a task, in parallel in the slots. On a 2-core machine with other work the shell loop's one git process at a " +
-		"time gets more of the CPU than ralph's four slots: ralph runs 26 git processes a task (43 before this round), the shell " +
-		"loop 6. What is left: slot worktrees reused across tasks, the loop run in-process, the tracker's commits batched, " +
-		"progress.md and the state written without a sync.",
+	"autopilot --parallel 4 against one shell loop, trivial tasks": "Profiled with perf (samples by process, 40 tasks), strace " +
+		"(processes and files created per task) and a git on PATH that names each process. On 2 cores the autopilot's wall per " +
+		"task cannot be under its CPU per task halved, and the CPU, not the merge queue, is what bounds it. Worktrees are " +
+		"reused (a spare detached in place, one checkout a task), state and progress.md are written unsynced once a pass of " +
+		"the coordinator, finished tasks merge on the merge under way and land together (one fast-forward, one commit of " +
+		"their closes), branches and a slot's git paths are read without git: about 23 processes a task (32 before), 18 of " +
+		"them git (27 before; two are the agent's). Of 100-130 ms of CPU a task: git about 55 ms (each process 2-6 ms: the " +
+		"loop's looks at its worktree, status twice, a tree written twice, ls-files and log, about 18 ms; the merge, its " +
+		"checks, its landing and the branch's removal, about 25 ms; the next task's checkout and the spare's clean, about " +
+		"9 ms), each task's `ralph loop` process 35-45 ms (its start-up, config and journal), the coordinator 13-16 ms. A " +
+		"quarter of all of it is the kernel making files on ext4 (about 95 a task, most of them git's lock files and " +
+		"objects). What is left: the loop run in-process, its looks at git folded into one, the merge's checks (the " +
+		"tracker's files, conflict markers, an earlier merge of the task) in fewer processes.",
 }
 
 // writeMissed lists the figures that missed their targets, each with why.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 )
@@ -61,8 +62,13 @@ func (g Repo) Root(ctx context.Context) (string, error) {
 	return strings.TrimSpace(string(out)), err
 }
 
-// Resolve is the commit rev names; an error when it names none.
+// Resolve is the commit rev names; an error when it names none. A branch
+// (refs/heads/…) is read from the repository's files where they say it
+// plainly (readBranch), with no git process.
 func (g Repo) Resolve(ctx context.Context, rev string) (string, error) {
+	if hash, ok := g.readBranch(rev); ok {
+		return hash, nil
+	}
 	out, err := g.run(ctx, "rev-parse", "--verify", "--quiet", rev+"^{commit}")
 	if err != nil {
 		return "", &gitError{sub: "rev-parse", err: err, stderr: "no commit named " + rev}
@@ -209,14 +215,26 @@ func parseStatusZ(out []byte) []string {
 // deleted) with message, and nothing else the index may hold. It reports
 // whether there was anything to commit.
 func (g Repo) CommitPaths(ctx context.Context, message string, paths ...string) (bool, error) {
+	args := append(append(noHooks, g.identity(ctx)...), "commit", "--quiet", "--no-verify", "-m", message, "--")
+	commit := append(args, paths...)
+	// A commit of paths takes their content from the work tree, as an
+	// add would, but only for files git tracks: when each path is a file,
+	// the commit alone is tried first (an autopilot's close of a task in
+	// a checklist or prd.json, once a task: one git process, not two). A
+	// file git does not track yet fails it, and the add below follows; a
+	// directory could hold a new file the commit would leave out.
+	if g.allFiles(paths) {
+		if _, err := g.run(ctx, commit...); err == nil {
+			return true, nil
+		}
+	}
 	// Callers commit what they know changed: the add and the commit say
 	// so, and only when one of them fails is git asked whether there was
 	// anything to commit (a commit of nothing fails, as does the add of a
 	// path that is not there).
 	_, err := g.run(ctx, append([]string{"add", "--all", "--"}, paths...)...)
 	if err == nil {
-		args := append(append(noHooks, g.identity(ctx)...), "commit", "--quiet", "--no-verify", "-m", message, "--")
-		if _, err = g.run(ctx, append(args, paths...)...); err == nil {
+		if _, err = g.run(ctx, commit...); err == nil {
 			return true, nil
 		}
 	}
@@ -228,6 +246,23 @@ func (g Repo) CommitPaths(ctx context.Context, message string, paths ...string) 
 		return false, nil
 	}
 	return false, err
+}
+
+// allFiles reports whether every one of paths (relative to Dir) is a
+// regular file: not a directory, a pathspec, or a path that is not there.
+func (g Repo) allFiles(paths []string) bool {
+	for _, p := range paths {
+		if strings.HasPrefix(p, ":") {
+			return false
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(g.Dir, p)
+		}
+		if fi, err := os.Lstat(p); err != nil || !fi.Mode().IsRegular() {
+			return false
+		}
+	}
+	return len(paths) > 0
 }
 
 // MergeResult is how a merge into Dir's HEAD went.

@@ -204,6 +204,9 @@ func (g Repo) StaleIndexLock(ctx context.Context) string {
 // IndexLockPath is where git would put the index.lock of Dir's work tree;
 // "" when Dir is not a repository.
 func (g Repo) IndexLockPath(ctx context.Context) string {
+	if path, ok := g.pinnedPath("index.lock"); ok {
+		return path
+	}
 	out, err := g.run(ctx, "rev-parse", "--path-format=absolute", "--git-path", "index.lock")
 	if err != nil {
 		return ""
@@ -217,9 +220,13 @@ func (g Repo) IndexLockPath(ctx context.Context) string {
 // on it ("remove the file manually to continue"). None when Dir is not a
 // repository.
 //
-// It is one git process, run as every loop starts; a branch with no commit
-// yet, which rev-parse cannot name, costs a second.
+// It is one git process, run as every loop starts, or none in a pinned
+// worktree (an autopilot's slot), whose paths ralph knows; a branch with
+// no commit yet, which rev-parse cannot name, costs a second.
 func (g Repo) CommitLocks(ctx context.Context) []string {
+	if locks, ok := g.pinnedCommitLocks(); ok {
+		return locks
+	}
 	paths := []string{"rev-parse", "--path-format=absolute", "--git-path", "index.lock", "--git-path", "HEAD.lock", "--git-common-dir"}
 	out, err := g.run(ctx, append(paths, "--symbolic-full-name", "HEAD")...)
 	if err != nil {
@@ -241,6 +248,32 @@ func (g Repo) CommitLocks(ctx context.Context) []string {
 		locks = append(locks, filepath.Join(lines[2], filepath.FromSlash(lines[3])+".lock"))
 	}
 	return locks
+}
+
+// pinnedCommitLocks is CommitLocks of a pinned worktree, from its git
+// directory's HEAD file as git reads it; ok is false when HEAD is neither
+// a branch nor a commit, which git is then asked about.
+func (g Repo) pinnedCommitLocks() ([]string, bool) {
+	index, ok := g.pinnedPath("index.lock")
+	if !ok {
+		return nil, false
+	}
+	head, err := os.ReadFile(filepath.Join(g.Pin.GitDir, "HEAD"))
+	if err != nil {
+		return nil, false
+	}
+	locks := []string{index, filepath.Join(g.Pin.GitDir, "HEAD.lock")}
+	line := strings.TrimSuffix(string(head), "\n")
+	if ref, ok := strings.CutPrefix(line, "ref: "); ok {
+		if !strings.HasPrefix(ref, "refs/heads/") || strings.Contains(ref, "..") {
+			return nil, false
+		}
+		return append(locks, filepath.Join(g.Pin.CommonDir, filepath.FromSlash(ref)+".lock")), true
+	}
+	if _, ok := objectName([]byte(line)); !ok {
+		return nil, false
+	}
+	return locks, true // detached: it moves no branch
 }
 
 // StaleLock is path when it is a lock file of this user's that nothing has

@@ -212,6 +212,69 @@ func TestCommitLocksRunsOneGit(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(string(data), "trace: built-in: git"), "git ran:\n%s", data)
 }
 
+// In a pinned worktree (an autopilot's slot) the commit locks, the index
+// lock and the index to seed from are where git says, read with no git
+// process; a tampered pin is left to git, which refuses it.
+func TestPinnedWorktreePathsAsGitSaysWithoutGit(t *testing.T) {
+	ctx := context.Background()
+	main := gittest.NewRepo(t)
+	gittest.CommitFile(t, main, "README", "a project\n", "start")
+	ws := filepath.Join(t.TempDir(), "slot")
+	gittest.Run(t, main, "worktree", "add", "-q", "-b", "ralph/t1", ws)
+	pin, err := Repo{Dir: main}.WorktreePin(ctx, ws)
+	require.NoError(t, err)
+	pinned, plain := Repo{Dir: ws, Pin: pin}, Repo{Dir: ws}
+	trace := filepath.Join(t.TempDir(), "trace")
+	t.Setenv("GIT_TRACE", trace)
+
+	same := func(want, got []string) {
+		t.Helper()
+		require.Len(t, got, len(want))
+		for i := range want {
+			assert.True(t, sameFile(want[i], got[i]) || want[i] == got[i], "%s, not %s", want[i], got[i])
+		}
+	}
+	for _, detach := range []bool{false, true} {
+		if detach {
+			gittest.Run(t, ws, "checkout", "-q", "--detach")
+		}
+		if err := os.Remove(trace); err != nil {
+			require.ErrorIs(t, err, os.ErrNotExist)
+		}
+		locks := pinned.CommitLocks(ctx)
+		lock := pinned.IndexLockPath(ctx)
+		index := filepath.Join(t.TempDir(), "tree.index")
+		_, err := pinned.WorkTree(ctx, index)
+		require.NoError(t, err)
+		data, _ := os.ReadFile(trace) // none when no git ran at all
+		assert.NotContains(t, string(data), "rev-parse", "no git asked where its files are")
+		want := plain.CommitLocks(ctx)
+		if detach {
+			assert.Len(t, locks, 2, "a detached HEAD locks no branch")
+		}
+		// Paths git names for files that are not there yet compare by
+		// their directory.
+		for i := range want {
+			want[i] = filepath.Join(resolved(t, filepath.Dir(want[i])), filepath.Base(want[i]))
+			locks[i] = filepath.Join(resolved(t, filepath.Dir(locks[i])), filepath.Base(locks[i]))
+		}
+		same(want, locks)
+		assert.Equal(t, filepath.Join(resolved(t, filepath.Dir(plain.IndexLockPath(ctx))), "index.lock"),
+			filepath.Join(resolved(t, filepath.Dir(lock)), "index.lock"))
+	}
+
+	require.NoError(t, os.WriteFile(filepath.Join(pin.GitDir, "commondir"), []byte(t.TempDir()+"\n"), 0o644))
+	assert.Empty(t, pinned.CommitLocks(ctx), "git refuses a tampered pin")
+	assert.Empty(t, pinned.IndexLockPath(ctx))
+}
+
+func resolved(t *testing.T, dir string) string {
+	t.Helper()
+	r, err := filepath.EvalSymlinks(dir)
+	require.NoError(t, err)
+	return r
+}
+
 // A merge of trees makes the commit a merge in a checkout would, with no
 // checkout touched; a conflict is no error but a merge left undone, for a
 // checkout to make. The commit's trailer names its task as MergedTasks

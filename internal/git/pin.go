@@ -82,6 +82,17 @@ func (g Repo) pinEnv() ([]string, error) {
 	return []string{"GIT_DIR=" + g.Pin.GitDir, "GIT_COMMON_DIR=" + g.Pin.CommonDir, "GIT_WORK_TREE=" + top}, nil
 }
 
+// pinnedPath is where git keeps name (index, index.lock, HEAD.lock: a
+// work tree's own files) in a pinned worktree, with no git process asked;
+// ok is false for a Repo that is not pinned, or whose pin was tampered
+// with (git is then asked, and refuses).
+func (g Repo) pinnedPath(name string) (string, bool) {
+	if g.Pin.IsZero() || g.Pin.intact() != nil {
+		return "", false
+	}
+	return filepath.Join(g.Pin.GitDir, name), true
+}
+
 // TamperedError is a pinned repository whose git directory's commondir file
 // names another common directory than the pinned one.
 type TamperedError struct {

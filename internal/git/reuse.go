@@ -2,10 +2,12 @@ package git
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 )
 
 // A worktree that is done with can be reset and kept, to be moved where
@@ -14,17 +16,23 @@ import (
 // only changes what differs between the two commits.
 
 // ResetWorktree makes the linked worktree at path, whose git directory is
-// pin's, as clean as a new one detached at commit: its tracked files as
-// commit has them, no untracked or ignored file left (a loop's .ralph/,
-// a build's output, a nested repository), and no state of its own in its
-// git directory beyond its HEAD and index (a merge or rebase under way,
+// pin's, ready to serve as a new one: detached where its branch is (or,
+// where that cannot be read from its files, checked out detached at
+// commit), no untracked or ignored file left (a loop's .ralph/, a build's
+// output, a nested repository), and no state of its own in its git
+// directory beyond its HEAD and index (a merge or rebase under way,
 // per-worktree refs and config, its reflog). Its branch is left free to
-// be deleted. A worktree with submodules is refused: their git
-// directories live outside it, and a reset would not reach them.
+// be deleted. Its tracked files are left as they are: CheckoutBranch
+// makes them the next start's, as a checkout here would first have made
+// them commit's, one git process a task fewer. A worktree with
+// submodules is refused: their git directories live outside it, and a
+// reset would not reach them.
 func (g Repo) ResetWorktree(ctx context.Context, pin Pin, path, commit string) error {
 	wt := Repo{Dir: path, Pin: pin}
-	if _, err := wt.run(ctx, "checkout", "--quiet", "--force", "--detach", commit); err != nil {
-		return err
+	if !wt.detachInPlace() {
+		if _, err := wt.run(ctx, "checkout", "--quiet", "--force", "--detach", commit); err != nil {
+			return err
+		}
 	}
 	if _, err := os.Lstat(filepath.Join(path, ".gitmodules")); err == nil {
 		return fmt.Errorf("the worktree %s has submodules", path)
@@ -44,6 +52,43 @@ func (g Repo) ResetWorktree(ctx context.Context, pin Pin, path, commit string) e
 		}
 	}
 	return nil
+}
+
+// detachInPlace points a pinned worktree's HEAD at the commit its branch
+// is at, as `git checkout --detach` would, by writing its HEAD file
+// (atomically, as git does); false, with nothing changed, when HEAD is
+// not a branch ralph reads from the repository's files.
+func (g Repo) detachInPlace() bool {
+	headPath := filepath.Join(g.Pin.GitDir, "HEAD")
+	head, err := os.ReadFile(headPath)
+	if err != nil || g.Pin.IsZero() {
+		return false
+	}
+	ref, ok := strings.CutPrefix(strings.TrimSuffix(string(head), "\n"), "ref: ")
+	if !ok {
+		return false
+	}
+	hash, ok := g.readBranch(ref)
+	if !ok {
+		return false
+	}
+	// HEAD.lock is git's lock on HEAD: taken as git takes it, or left to
+	// git when something holds it.
+	tmp := headPath + ".lock"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return false
+	}
+	_, err = f.WriteString(hash + "\n")
+	if err = errors.Join(err, f.Close()); err != nil {
+		_ = os.Remove(tmp)
+		return false
+	}
+	if err := os.Rename(tmp, headPath); err != nil {
+		_ = os.Remove(tmp)
+		return false
+	}
+	return true
 }
 
 // worktreeOwnFiles are what a linked worktree's git directory holds once
@@ -90,7 +135,9 @@ func (g Repo) CheckoutBranch(ctx context.Context, pin Pin, path, branch, start s
 	if _, err := wt.run(ctx, "checkout", "--quiet", "--force", "-b", branch, commit); err == nil {
 		return nil
 	}
-	_, err = wt.run(ctx, "checkout", "--quiet", branch)
+	// The branch exists (a task's retry): --force again, as the files
+	// are still the last task's (ResetWorktree).
+	_, err = wt.run(ctx, "checkout", "--quiet", "--force", branch)
 	return err
 }
 

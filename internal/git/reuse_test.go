@@ -60,6 +60,52 @@ func TestAResetWorktreeMovedServesAsANewOne(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(pin.GitDir, "MERGE_HEAD"), "no merge under way")
 }
 
+// A reset runs no checkout where the worktree's branch can be read from
+// the repository's files: it is detached where it is, and the next
+// task's checkout makes its files that start's, whatever the last task
+// left in them. A branch that exists already is checked out the same.
+func TestAResetDetachesInPlaceAndTheNextCheckoutTakesOver(t *testing.T) {
+	dir := gittest.NewRepo(t)
+	gittest.CommitFile(t, dir, "a.txt", "a\n", "first")
+	ctx := t.Context()
+	repo := Repo{Dir: dir}
+	base := "refs/heads/" + gittest.Run(t, dir, "branch", "--show-current")
+	wt := filepath.Join(dir, "wt")
+	require.NoError(t, repo.AddWorktree(ctx, wt, "ralph/old", base))
+	pin, err := repo.WorktreePin(ctx, wt)
+	require.NoError(t, err)
+	done := gittest.CommitFile(t, wt, "old.txt", "old\n", "old's work")
+	gittest.WriteFile(t, wt, "a.txt", "left changed\n")
+	gittest.Run(t, dir, "branch", "ralph/again", base)
+
+	trace := filepath.Join(t.TempDir(), "trace")
+	t.Setenv("GIT_TRACE", trace)
+	require.NoError(t, repo.ResetWorktree(ctx, pin, wt, base))
+	data, err := os.ReadFile(trace)
+	require.NoError(t, err)
+	assert.NotContains(t, string(data), "built-in: git checkout", "no checkout:\n%s", data)
+	t.Setenv("GIT_TRACE", "")
+	assert.Equal(t, done, gittest.Run(t, wt, "rev-parse", "HEAD"), "detached where its branch was")
+	assert.Empty(t, gittest.Run(t, wt, "branch", "--show-current"))
+	require.NoError(t, repo.DeleteBranch(ctx, "ralph/old"), "the branch is free")
+
+	for _, branch := range []string{"ralph/new", "ralph/again"} {
+		gittest.WriteFile(t, wt, "a.txt", "left changed\n")
+		require.NoError(t, repo.CheckoutBranch(ctx, pin, wt, branch, base))
+		assert.Equal(t, branch, gittest.Run(t, wt, "branch", "--show-current"))
+		assert.Empty(t, gittest.Run(t, wt, "status", "--porcelain"), "%s: nothing of the last task's", branch)
+		assert.Equal(t, "a\n", readText(t, filepath.Join(wt, "a.txt")))
+		assert.NoFileExists(t, filepath.Join(wt, "old.txt"))
+	}
+}
+
+func readText(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return string(data)
+}
+
 // A worktree with submodules is not reset: their git directories live
 // outside it.
 func TestResetRefusesAWorktreeWithSubmodules(t *testing.T) {

@@ -61,11 +61,15 @@ func (g Repo) WorkTree(ctx context.Context, index string) (string, error) {
 // repository without one (no file ever staged) leaves index to be made by
 // the first add.
 func (g Repo) seedIndex(ctx context.Context, index string) error {
-	out, err := g.run(ctx, "rev-parse", "--path-format=absolute", "--git-path", "index")
-	if err != nil {
-		return err
+	path, ok := g.pinnedPath("index")
+	if !ok {
+		out, err := g.run(ctx, "rev-parse", "--path-format=absolute", "--git-path", "index")
+		if err != nil {
+			return err
+		}
+		path = strings.TrimSpace(string(out))
 	}
-	data, err := os.ReadFile(strings.TrimSpace(string(out)))
+	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

@@ -110,4 +110,30 @@ func TestCommitPathsCommitsOnlyItsPathsAndSaysWhetherItDid(t *testing.T) {
 	assert.True(t, committed)
 	assert.Equal(t, "TODO.md", gittest.Run(t, dir, "show", "--name-only", "--format=", "HEAD"), "only the tracker's file")
 	assert.Equal(t, "A  other.txt", gittest.Run(t, dir, "status", "--porcelain"), "the user's staged file stays staged")
+
+	// A tracked file's change is one git process; a file git does not
+	// track yet, and a new file in a directory, are committed too.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "TODO.md"), []byte("- [x] a\n- [ ] b\n"), 0o644))
+	trace := filepath.Join(t.TempDir(), "trace")
+	t.Setenv("GIT_TRACE", trace)
+	committed, err = repo.CommitPaths(ctx, "ralph: claim b", "TODO.md")
+	require.NoError(t, err)
+	assert.True(t, committed)
+	data, err := os.ReadFile(trace)
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(string(data), "trace: built-in: git commit"), "git ran:\n%s", data)
+	assert.NotContains(t, string(data), "built-in: git add")
+	t.Setenv("GIT_TRACE", "")
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "prd.json"), []byte("{}\n"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, ".tickets"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".tickets", "b.md"), []byte("b\n"), 0o644))
+	committed, err = repo.CommitPaths(ctx, "ralph: new files", "prd.json")
+	require.NoError(t, err)
+	assert.True(t, committed, "a file git does not track yet")
+	committed, err = repo.CommitPaths(ctx, "ralph: new ticket", ".tickets")
+	require.NoError(t, err)
+	assert.True(t, committed, "a new file in a directory")
+	assert.Equal(t, ".tickets/b.md", gittest.Run(t, dir, "show", "--name-only", "--format=", "HEAD"))
+	assert.Equal(t, "A  other.txt", gittest.Run(t, dir, "status", "--porcelain"))
 }
