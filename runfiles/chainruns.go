@@ -1,16 +1,11 @@
 package runfiles
 
 import (
-	"errors"
-	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/ralph-loop/ralph/internal/ralphdir"
 )
 
 // ChainStepDir is the directory of one step of a chain run, where that
@@ -28,24 +23,13 @@ type ChainStepDir struct {
 // followed; none when there are no chains.
 func ChainStepDirs(workspace string) ([]ChainStepDir, error) {
 	d := In(workspace)
-	chains := filepath.Join(d.Path(), ChainsDir)
-	if err := ralphdir.CheckPath(d.Path(), chains); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
-		}
+	runs, err := ChainRuns(workspace)
+	if err != nil {
 		return nil, err
 	}
-	runs, err := os.ReadDir(chains)
-	if err != nil {
-		return nil, fmt.Errorf("list chain runs: %w", err)
-	}
 	var out []ChainStepDir
-	for _, r := range runs {
-		// ReadDir's type comes from lstat: a link is not a directory here.
-		if !r.IsDir() || !validRunDir(r.Name()) {
-			continue
-		}
-		steps, err := os.ReadDir(filepath.Join(chains, r.Name()))
+	for _, run := range runs {
+		steps, err := os.ReadDir(filepath.Join(d.Path(), ChainsDir, run))
 		if err != nil {
 			continue // a run's directory unreadable: the others still count
 		}
@@ -53,7 +37,7 @@ func ChainStepDirs(workspace string) ([]ChainStepDir, error) {
 		for _, s := range steps {
 			n, ok := stepNumber(s.Name())
 			if ok && s.IsDir() {
-				found = append(found, ChainStepDir{Chain: r.Name(), Step: n, Dir: d.ChainStep(r.Name(), n)})
+				found = append(found, ChainStepDir{Chain: run, Step: n, Dir: d.ChainStep(run, n)})
 			}
 		}
 		slices.SortFunc(found, func(a, b ChainStepDir) int { return a.Step - b.Step })
