@@ -40,18 +40,7 @@ func (g Repo) ResetWorktree(ctx context.Context, pin Pin, path, commit string) e
 	if _, err := wt.run(ctx, "clean", "--quiet", "-ffdx"); err != nil {
 		return err
 	}
-	entries, err := os.ReadDir(pin.GitDir)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if !slices.Contains(worktreeOwnFiles, e.Name()) {
-			if err := os.RemoveAll(filepath.Join(pin.GitDir, e.Name())); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return cutGitDir(pin)
 }
 
 // detachInPlace points a pinned worktree's HEAD at the commit its branch
@@ -149,6 +138,23 @@ func (g Repo) CheckoutBranch(ctx context.Context, pin Pin, path, branch, start s
 // own state goes first, so that nothing a loop left there is read.
 // path's HEAD must not hold branch's name in another worktree.
 func (g Repo) ReuseWorktree(ctx context.Context, pin Pin, path, branch, commit string) error {
+	if err := cutGitDir(pin); err != nil {
+		return err
+	}
+	wt := Repo{Dir: path, Pin: pin}
+	if _, err := wt.run(ctx, "checkout", "--quiet", "--force", "-B", branch, commit); err != nil {
+		return err
+	}
+	if _, err := os.Lstat(filepath.Join(path, ".gitmodules")); err == nil {
+		return fmt.Errorf("the worktree %s has submodules", path)
+	}
+	_, err := wt.run(ctx, "clean", "--quiet", "-ffdx")
+	return err
+}
+
+// cutGitDir leaves a worktree's git directory with only its own files
+// (worktreeOwnFiles): whatever state a loop left there goes.
+func cutGitDir(pin Pin) error {
 	entries, err := os.ReadDir(pin.GitDir)
 	if err != nil {
 		return err
@@ -160,13 +166,5 @@ func (g Repo) ReuseWorktree(ctx context.Context, pin Pin, path, branch, commit s
 			}
 		}
 	}
-	wt := Repo{Dir: path, Pin: pin}
-	if _, err := wt.run(ctx, "checkout", "--quiet", "--force", "-B", branch, commit); err != nil {
-		return err
-	}
-	if _, err := os.Lstat(filepath.Join(path, ".gitmodules")); err == nil {
-		return fmt.Errorf("the worktree %s has submodules", path)
-	}
-	_, err = wt.run(ctx, "clean", "--quiet", "-ffdx")
-	return err
+	return nil
 }
