@@ -62,7 +62,7 @@ RALPH_BENCH_CLUSTER_TASKS ?= 40
 bench: build
 	@mkdir -p bin
 	RALPH_BENCH_CLUSTER_TASKS=$(RALPH_BENCH_CLUSTER_TASKS) $(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./... | tee bin/gobench.txt
-	$(GO) run ./internal/benchrun -ralph $(BIN) -gobench bin/gobench.txt -out BENCHMARKS.md
+	$(GO) run ./internal/benchrun -ralph $(BIN) -many -gobench bin/gobench.txt -out BENCHMARKS.md
 
 # golangci-lint (configured in .golangci.yml) runs staticcheck among its
 # linters; go run fetches this pinned version through the module proxy.
