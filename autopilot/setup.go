@@ -606,22 +606,6 @@ func UnfinishedSets(ctx context.Context, dir string) ([]string, error) {
 	return st.Sets, nil
 }
 
-// LayerSets is prev with now laid over it, in order, an assignment made
-// again later dropped where it was first: a supervisor that starts an
-// unfinished run again with the same --set would otherwise make the
-// remembered list grow at each start. The value each key ends with is
-// the same.
-func LayerSets(prev, now []string) []string {
-	all := slices.Concat(prev, now)
-	out := make([]string, 0, len(all))
-	for i, s := range all {
-		if !slices.Contains(all[i+1:], s) {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 func hostname() string {
 	h, _ := os.Hostname()
 	return h

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -162,4 +163,20 @@ func yamlReason(err error) string {
 		}
 	}
 	return msg
+}
+
+// LayerSets is prev, the --set a run remembers, with now laid over it, in
+// order, an assignment made again later dropped where it was first: a
+// resume, or a supervisor that starts an unfinished autopilot again, with
+// the same --set would otherwise make the remembered list grow each time.
+// The value each key ends with is the same.
+func LayerSets(prev, now []string) []string {
+	all := slices.Concat(prev, now)
+	out := make([]string, 0, len(all))
+	for i, s := range all {
+		if !slices.Contains(all[i+1:], s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -102,7 +102,7 @@ func (c *autopilotRunCmd) Run(ctx context.Context, g *globals, log *slog.Logger)
 	if err := refuseMaskedSets(prev, c.Set, "ralph autopilot"); err != nil {
 		return err
 	}
-	c.Set = autopilot.LayerSets(prev, c.Set)
+	c.Set = config.LayerSets(prev, c.Set)
 	cfg, configs, err := c.loadConfig(g)
 	if err != nil {
 		return err

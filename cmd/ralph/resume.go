@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ralph-loop/ralph/config"
 	workspacegit "github.com/ralph-loop/ralph/internal/git"
 	"github.com/ralph-loop/ralph/runfiles"
 )
@@ -91,7 +92,7 @@ func (ch *runChoices) resumeFrom(prev *runfiles.Launch, dir string) error {
 	if err := refuseMaskedSets(prev.Sets, ch.sets, "ralph loop --resume"); err != nil {
 		return err
 	}
-	ch.sets = slices.Concat(prev.Sets, ch.sets)
+	ch.sets = config.LayerSets(prev.Sets, ch.sets)
 	ch.backend = cmp.Or(ch.backend, prev.Backend)
 	ch.model = cmp.Or(ch.model, prev.Model)
 	if ch.maxIterations == 0 && ch.n == 0 && !ch.all {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ralph-loop/ralph/autopilot"
+	"github.com/ralph-loop/ralph/runfiles"
 )
 
 // A --set holding a secret's value is written down masked; a resume that
@@ -25,7 +26,8 @@ func TestResumeRefusesASetWhoseSecretWasMasked(t *testing.T) {
 	const secret = "sk-resume-secret-0123456789abcdef"
 	env := []string{"MY_SERVICE_API_KEY=" + secret}
 
-	r := w.ralphEnv(env, "loop", "--set", "cli.env.AGENT_KEY="+secret)
+	const plain = "event_loop.max_consecutive_failures=4"
+	r := w.ralphEnv(env, "loop", "--set", plain, "--set", "cli.env.AGENT_KEY="+secret)
 	require.Equal(t, 2, r.code, r.stderr)
 	assert.Equal(t, secret+"\n", readState(t, w, "key-1"))
 	for _, name := range w.ralphFiles() {
@@ -42,9 +44,15 @@ func TestResumeRefusesASetWhoseSecretWasMasked(t *testing.T) {
 	_, err := os.Stat(filepath.Join(w.state, "key-2"))
 	assert.ErrorIs(t, err, os.ErrNotExist, "the agent did not run with the mask")
 
-	r = w.ralphEnv(env, "loop", "--resume", "--max-iterations", "2", "--set", "cli.env.AGENT_KEY="+secret)
+	r = w.ralphEnv(env, "loop", "--resume", "--max-iterations", "2", "--set", plain, "--set", "cli.env.AGENT_KEY="+secret)
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Equal(t, secret+"\n", readState(t, w, "key-2"))
+	launch, err := runfiles.PreviousLaunch(w.dir)
+	require.NoError(t, err)
+	require.NotNil(t, launch)
+	// A plain assignment given again is remembered once; the secret's
+	// two (its mask, and its value written masked) are one key to give.
+	assert.Equal(t, []string{"cli.env.AGENT_KEY=[redacted:AGENT_KEY]", plain, "cli.env.AGENT_KEY=[redacted:AGENT_KEY]"}, launch.Sets)
 }
 
 func readState(t *testing.T, w *workspace, name string) string {
