@@ -182,7 +182,7 @@ func (b *bench) autopilotMany(s *section) error {
 		figure{name: fmt.Sprintf("ralph's own CPU per task, --parallel %d", slots), value: ms(run.ownCPU / time.Duration(n)),
 			target: "reported", info: true},
 		figure{name: fmt.Sprintf("longest a slot stood free while a task was ready, --parallel %d", slots), value: ms(run.idle),
-			target: "reported: the coordinator's step between one task and the next", info: true})
+			target: "reported: the coordinator's step between one task and the next, and the time starts are held while more finished tasks wait to merge than there are slots", info: true})
 	s.commands = append(s.commands, "go run ./internal/benchrun -many   # adds 500 tasks through --parallel 32")
 	return nil
 }
