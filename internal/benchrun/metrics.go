@@ -173,6 +173,6 @@ func init() {
 		"to back at a load of 4 to 7). The coordinator's own serial path (start-ms/task, merge-ms/task, timed from its " +
 		"log) is 75 to 270 ms each at 40 tasks under that load, most of it the task's worktree here (`git worktree add`) " +
 		"and the git of the merge, the move of the base branch and the tracker's close commit. On the machine idle, 40 " +
-		"tasks reach 32.4-38.0% (6.48-7.60 tasks/s, 115-142 ms a task over the cores; two runs); there merge-ms/task counts the time a " +
+		"tasks reach 32.4-38.0% (6.48-7.60 tasks/s, 115-144 ms a task over the cores; three runs); there merge-ms/task counts the time a " +
 		"merge made on the one under way waits to land with it, not work of its own."
 }

@@ -96,7 +96,7 @@ var whyMissed = map[string]string{
 		"the coordinator, finished tasks merge on the merge under way and land together (one fast-forward, one commit of " +
 		"their closes), branches and a slot's git paths are read without git: about 23 processes a task (32 before), 18 of " +
 		"them git (27 before; two are the agent's). On this machine idle, the same day, `make bench` measured 128 ms of " +
-		"ralph's CPU a task and 1.60× before these changes, 87-88 ms and 1.20-1.23× after (two runs). Of 85-130 ms of CPU a task: git about 55 ms (each process 2-6 ms: the " +
+		"ralph's CPU a task and 1.60× before these changes, 87-88 ms and 1.20-1.26× after (three runs). Of 85-130 ms of CPU a task: git about 55 ms (each process 2-6 ms: the " +
 		"loop's looks at its worktree, status twice, a tree written twice, ls-files and log, about 18 ms; the merge, its " +
 		"checks, its landing and the branch's removal, about 25 ms; the next task's checkout and the spare's clean, about " +
 		"9 ms), each task's `ralph loop` process 35-45 ms (its start-up, config and journal), the coordinator 13-16 ms. A " +
